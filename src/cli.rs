@@ -1,0 +1,7 @@
+//! Command-line subcommands; `main.rs` only dispatches here.
+
+pub mod check;
+pub mod parse;
+pub mod repl;
+pub mod run;
+pub mod test;

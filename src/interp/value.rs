@@ -1,0 +1,262 @@
+//! Run-time values: everything a script can hold.
+//!
+//! A [`Value`] is 16 bytes: immediates (nil, booleans, small integers, floats, characters,
+//! symbols) inline, everything else behind [`Ref`] (an `Arc`). Values are immutable and
+//! `Send + Sync`, so they cross actors and threads without copying. Collections use persistent
+//! structures from `imbl`, so `d := d at: k put: v` in a loop is not quadratic.
+//!
+//! Runtime handles (actors, pids, timers, supervisors, streams …) are [`Value::Native`]: a
+//! trait object, so the runtime can add kinds without growing this enum.
+
+use std::any::Any;
+use std::fmt;
+use std::sync::{Arc, OnceLock};
+
+use num_bigint::BigInt;
+use parking_lot::RwLock;
+
+use crate::interp::class::Class;
+
+/// The one shared-pointer type (change here to change everywhere).
+pub type Ref<T> = Arc<T>;
+pub type ClassRef = Ref<Class>;
+
+/// An interned symbol or selector.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(pub u32);
+
+struct Interner {
+    map: std::collections::HashMap<&'static str, u32>,
+    names: Vec<&'static str>,
+}
+
+fn interner() -> &'static RwLock<Interner> {
+    static I: OnceLock<RwLock<Interner>> = OnceLock::new();
+    I.get_or_init(|| {
+        RwLock::new(Interner { map: std::collections::HashMap::new(), names: Vec::new() })
+    })
+}
+
+impl Sym {
+    /// Interns `s` (append-only, thread-safe; names live for the process).
+    pub fn new(s: &str) -> Sym {
+        if let Some(&i) = interner().read().map.get(s) {
+            return Sym(i);
+        }
+        let mut w = interner().write();
+        if let Some(&i) = w.map.get(s) {
+            return Sym(i);
+        }
+        let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
+        let i = w.names.len() as u32;
+        w.names.push(leaked);
+        w.map.insert(leaked, i);
+        Sym(i)
+    }
+    pub fn as_str(self) -> &'static str {
+        interner().read().names[self.0 as usize]
+    }
+}
+
+impl fmt::Debug for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.as_str())
+    }
+}
+
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// An instance of a Value-kind or Object-kind class (including exceptions and Result):
+/// its class and its fields in the class's field order (inherited first).
+pub struct Instance {
+    pub class: ClassRef,
+    pub fields: Box<[Value]>,
+}
+
+/// A runtime-provided object (actor handle, pid, timer, supervisor handle, stream, …).
+/// Implementors decide identity, printing and ordering; the interpreter dispatches to the
+/// class named by [`NativeObj::class`].
+pub trait NativeObj: Send + Sync + Any {
+    /// The bt class this object is an instance of.
+    fn class(&self) -> ClassRef;
+    /// Default printString (used when no user override applies).
+    fn print_string(&self) -> String;
+    /// Structural/identity equality with another native of the same concrete type.
+    fn equals(&self, other: &dyn NativeObj) -> bool;
+    fn hash_code(&self) -> u64;
+    /// Position within its term-order rank (5.12): (rank, key) compared lexicographically.
+    fn order_key(&self) -> (u8, Vec<u64>);
+    fn as_any(&self) -> &dyn Any;
+}
+
+/// A run-time value. Keep this 16 bytes (pinned by a test): think before growing it.
+#[derive(Clone)]
+pub enum Value {
+    Nil,
+    True,
+    False,
+    /// Integers that fit in i64 (the fast path).
+    Int(i64),
+    /// Integers outside i64; always normalised (never holds a value that fits in i64).
+    BigInt(Ref<BigInt>),
+    Float(f64),
+    Char(char),
+    Symbol(Sym),
+    Str(Ref<String>),
+    Binary(Ref<Vec<u8>>),
+    /// `#( )` — a List.
+    List(Ref<imbl::Vector<Value>>),
+    /// `#[ ]` — an Array.
+    Array(Ref<imbl::Vector<Value>>),
+    /// `{a, b}` — a Tuple.
+    Tuple(Ref<Vec<Value>>),
+    /// `#{ }` — keys in standard term order.
+    Dict(Ref<imbl::OrdMap<Key, Value>>),
+    Set(Ref<imbl::OrdSet<Key>>),
+    /// Element → count, in term order.
+    Bag(Ref<imbl::OrdMap<Key, usize>>),
+    Queue(Ref<imbl::Vector<Value>>),
+    Interval(Ref<Interval>),
+    /// A user/stdlib class instance (Value or Object kind), Results and exceptions included.
+    Object(Ref<Instance>),
+    /// A class object.
+    Class(ClassRef),
+    /// The metaclass of a class (`Foo class`).
+    Meta(ClassRef),
+    Block(Ref<crate::interp::eval::Closure>),
+    Native(Ref<Native>),
+}
+
+/// Boxed so `Value::Native` stays one word.
+pub struct Native(pub Box<dyn NativeObj>);
+
+/// `a to: b by: step` with Integer or Float bounds.
+#[derive(Clone, Debug)]
+pub struct Interval {
+    pub from: Value,
+    pub to: Value,
+    pub step: Value,
+    /// Whether `by:` was given (affects printing).
+    pub explicit_step: bool,
+}
+
+impl fmt::Debug for Value {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Nil => f.write_str("nil"),
+            Value::True => f.write_str("true"),
+            Value::False => f.write_str("false"),
+            Value::Int(i) => write!(f, "{i}"),
+            Value::BigInt(b) => write!(f, "{b}"),
+            Value::Float(x) => write!(f, "{x:?}"),
+            Value::Char(c) => write!(f, "${c}"),
+            Value::Symbol(s) => write!(f, "{s:?}"),
+            Value::Str(s) => write!(f, "{s:?}"),
+            _ => f.write_str("<value>"),
+        }
+    }
+}
+
+impl Value {
+    pub fn bool(b: bool) -> Value {
+        if b {
+            Value::True
+        } else {
+            Value::False
+        }
+    }
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Str(Ref::new(s.into()))
+    }
+    pub fn sym(s: &str) -> Value {
+        Value::Symbol(Sym::new(s))
+    }
+    pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::List(Ref::new(items.into_iter().collect()))
+    }
+    pub fn array(items: impl IntoIterator<Item = Value>) -> Value {
+        Value::Array(Ref::new(items.into_iter().collect()))
+    }
+    pub fn tuple(items: Vec<Value>) -> Value {
+        Value::Tuple(Ref::new(items))
+    }
+    /// Normalises a BigInt: small values become `Int`.
+    pub fn from_bigint(b: BigInt) -> Value {
+        use num_traits::ToPrimitive;
+        match b.to_i64() {
+            Some(i) => Value::Int(i),
+            None => Value::BigInt(Ref::new(b)),
+        }
+    }
+    pub fn is_nil(&self) -> bool {
+        matches!(self, Value::Nil)
+    }
+    pub fn as_sym(&self) -> Option<Sym> {
+        match self {
+            Value::Symbol(s) => Some(*s),
+            _ => None,
+        }
+    }
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Str(s) => Some(s.as_str()),
+            _ => None,
+        }
+    }
+    pub fn as_int(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+}
+
+/// A Value used as a Dictionary key or Set element: ordered by the standard term order
+/// (LANGUAGE.md 5.12), equal exactly when `=:=`.
+#[derive(Clone)]
+pub struct Key(pub Value);
+
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        crate::interp::order::term_cmp(&self.0, &other.0) == std::cmp::Ordering::Equal
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        crate::interp::order::term_cmp(&self.0, &other.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Values are copied everywhere: keep them two words.
+    #[test]
+    fn value_is_16_bytes() {
+        assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn symbols_intern() {
+        assert_eq!(Sym::new("foo"), Sym::new("foo"));
+        assert_ne!(Sym::new("foo"), Sym::new("bar"));
+        assert_eq!(Sym::new("at:put:").as_str(), "at:put:");
+    }
+
+    fn assert_send_sync<T: Send + Sync>() {}
+    #[test]
+    fn values_are_send_sync() {
+        assert_send_sync::<Value>();
+    }
+}

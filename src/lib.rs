@@ -1,0 +1,25 @@
+//! bt — a Beamtalk-style language: Smalltalk message syntax, immutable values, actors,
+//! OTP-style supervisors and a live view of the supervision tree.
+//!
+//! ```text
+//! source ─▶ syntax (lexer → parser → AST) ─▶ check (types, DNU, findings)
+//!        ─▶ interp (evaluator, classes, primitives) ⇄ runtime (actors, supervisors)
+//! ```
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`syntax`] | tokens, parser with recovery, AST with byte spans, AST dump |
+//! | [`diagnostic`] | diagnostics as data; the one renderer |
+//! | [`check`] | the static checker |
+//! | [`interp`] | values, classes, evaluator, primitives, printing, term order |
+//! | [`runtime`] | actor scheduler, mailboxes, timers, registry, supervisors |
+//! | [`testrun`] | the `bt test` runner |
+//! | [`cli`] | the subcommands of the `bt` binary |
+
+pub mod check;
+pub mod cli;
+pub mod diagnostic;
+pub mod interp;
+pub mod runtime;
+pub mod syntax;
+pub mod testrun;

@@ -1,0 +1,1 @@
+//! The actor runtime: scheduler, coroutines, mailboxes, timers, registry, supervisors.

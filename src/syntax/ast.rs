@@ -1,0 +1,369 @@
+//! The abstract syntax tree: what the parser produces and every later stage reads.
+//!
+//! Conventions: every node carries a byte [`Span`] into its source file; selectors are kept as
+//! plain `String`s here (the interpreter interns them when it lowers); recovery nodes
+//! (`ExprKind::Error`, `Pattern::Error`) let later stages keep going after a syntax error.
+//! Nothing in this module knows about values or evaluation.
+
+use num_bigint::BigInt;
+
+/// A byte range `start..end` in one source file.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct Span {
+    pub start: u32,
+    pub end: u32,
+}
+
+impl Span {
+    pub fn new(start: usize, end: usize) -> Span {
+        Span { start: start as u32, end: end as u32 }
+    }
+    /// The smallest span covering both.
+    pub fn to(self, other: Span) -> Span {
+        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+    }
+    pub fn range(self) -> std::ops::Range<usize> {
+        self.start as usize..self.end as usize
+    }
+}
+
+/// A name with the place it was written.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Ident {
+    pub name: String,
+    pub span: Span,
+}
+
+/// One parsed source file (or one REPL input / one expression of a `.btscript`).
+#[derive(Clone, Debug, Default)]
+pub struct Module {
+    pub items: Vec<Item>,
+}
+
+/// A top-level item, in source order.
+#[derive(Clone, Debug)]
+pub enum Item {
+    Class(ClassDecl),
+    /// `Foo >> sel => body` / `Foo class >> sel => body`.
+    Method(StandaloneMethod),
+    Protocol(ProtocolDecl),
+    TypeAlias(TypeAlias),
+    /// A top-level statement (run after all declarations are installed).
+    Stmt(Stmt),
+}
+
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ClassModifiers {
+    pub is_abstract: bool,
+    pub sealed: bool,
+    pub typed: bool,
+    pub internal: bool,
+}
+
+/// `[modifiers] Super[(Args)] subclass: Name[(Params)]` followed by indented members.
+#[derive(Clone, Debug)]
+pub struct ClassDecl {
+    pub doc: Option<String>,
+    pub modifiers: ClassModifiers,
+    pub superclass: Ident,
+    /// Type arguments given to the superclass: `DynamicSupervisor(Worker) subclass: Pool`.
+    pub super_args: Vec<TypeExpr>,
+    pub name: Ident,
+    pub type_params: Vec<TypeParam>,
+    /// `handleScope: #process | #node`.
+    pub handle_scope: Option<Ident>,
+    pub members: Vec<Member>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct TypeParam {
+    pub name: Ident,
+    pub bound: Option<TypeExpr>,
+}
+
+#[derive(Clone, Debug)]
+pub enum Member {
+    /// `field:` (Value classes).
+    Field(SlotDecl),
+    /// `state:` (Actor classes).
+    State(SlotDecl),
+    /// `classState:` (any class).
+    ClassState(SlotDecl),
+    Method(MethodDecl),
+    /// `@expect category` on its own line at the member column: applies to the next member.
+    Expect(Expect),
+}
+
+/// `field: name [:: Type] [= expr]` and its `state:` / `classState:` siblings.
+#[derive(Clone, Debug)]
+pub struct SlotDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+    pub default: Option<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Param {
+    pub name: Ident,
+    pub ty: Option<TypeExpr>,
+}
+
+/// A method: header `=>` body. Also used for standalone methods.
+#[derive(Clone, Debug)]
+pub struct MethodDecl {
+    pub doc: Option<String>,
+    pub class_side: bool,
+    pub sealed: bool,
+    pub internal: bool,
+    /// The full selector: `increment`, `+`, `at:put:`.
+    pub selector: String,
+    pub selector_span: Span,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    /// `=> @primitive name` (built-in library only): the body is bound to a Rust primitive.
+    pub primitive: Option<Ident>,
+    pub body: Vec<Stmt>,
+    /// The whole method, header included.
+    pub span: Span,
+    /// The source text of the whole method (for `CompiledMethod source`).
+    pub source: String,
+}
+
+#[derive(Clone, Debug)]
+pub struct StandaloneMethod {
+    pub class_name: Ident,
+    pub class_side: bool,
+    pub method: MethodDecl,
+}
+
+/// `Protocol define: Name` with indented method signatures.
+#[derive(Clone, Debug)]
+pub struct ProtocolDecl {
+    pub doc: Option<String>,
+    pub name: Ident,
+    pub extending: Option<Ident>,
+    pub signatures: Vec<MethodSig>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct MethodSig {
+    pub class_side: bool,
+    pub selector: String,
+    pub params: Vec<Param>,
+    pub ret: Option<TypeExpr>,
+    pub span: Span,
+}
+
+/// `[internal] type Name = TypeExpr`.
+#[derive(Clone, Debug)]
+pub struct TypeAlias {
+    pub doc: Option<String>,
+    pub internal: bool,
+    pub name: Ident,
+    pub ty: TypeExpr,
+    pub span: Span,
+}
+
+/// `@expect category`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Expect {
+    pub category: Ident,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct Stmt {
+    pub kind: StmtKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum StmtKind {
+    Expr(Expr),
+    /// `receiver message!` — the expression is the send to perform asynchronously.
+    Cast(Expr),
+    /// `@expect category` applying to the next statement.
+    Expect(Expect),
+}
+
+#[derive(Clone, Debug)]
+pub struct Expr {
+    pub kind: ExprKind,
+    pub span: Span,
+}
+
+/// One part of an interpolated string `"a {x} b"`.
+#[derive(Clone, Debug)]
+pub enum InterpPart {
+    Lit(String),
+    Expr(Expr),
+}
+
+#[derive(Clone, Debug)]
+pub struct Block {
+    pub params: Vec<Param>,
+    pub body: Vec<Stmt>,
+}
+
+/// One message of a cascade: `; sel` or `; key: arg`.
+#[derive(Clone, Debug)]
+pub struct CascadePart {
+    pub selector: String,
+    pub selector_span: Span,
+    pub args: Vec<Expr>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub struct MatchArm {
+    pub pattern: Pattern,
+    pub guard: Option<Expr>,
+    pub body: Expr,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum ExprKind {
+    Nil,
+    True,
+    False,
+    SelfRef,
+    Super,
+    /// An integer literal that fits in i64.
+    Int(i64),
+    /// An integer literal beyond i64.
+    BigInt(Box<BigInt>),
+    Float(f64),
+    Str(String),
+    /// A string with `{expr}` interpolation.
+    Interp(Vec<InterpPart>),
+    Char(char),
+    /// `#foo`, `#at:put:`, `#+`, `#'a b'` — the symbol's name without `#`.
+    Symbol(String),
+    /// A variable or class name.
+    Var(String),
+    /// `self.name` (read).
+    Field(String),
+    /// `x := e`, `x :: T := e`.
+    Assign { name: Ident, ty: Option<TypeExpr>, value: Box<Expr> },
+    /// `self.name := e`.
+    FieldAssign { name: Ident, value: Box<Expr> },
+    /// `{a, b} := e`, `#[a, ...r] := e`, `#(a) := e`, `#{#k => v} := e`.
+    Destructure { pattern: Box<Pattern>, value: Box<Expr> },
+    /// Unary, binary or keyword send.
+    Send { receiver: Box<Expr>, selector: String, selector_span: Span, args: Vec<Expr> },
+    /// `r m1; m2; m3`: `receiver` is the receiver of the first message; `parts[0]` is the first.
+    Cascade { receiver: Box<Expr>, parts: Vec<CascadePart> },
+    Block(Box<Block>),
+    /// `#(a, b)`.
+    List(Vec<Expr>),
+    /// `#(head | tail)`.
+    ListCons { head: Box<Expr>, tail: Box<Expr> },
+    /// `#[a, b]`.
+    Array(Vec<Expr>),
+    /// `#{k => v}`.
+    Dict(Vec<(Expr, Expr)>),
+    /// `{a, b}` used as an expression: kept so the checker can report E0102.
+    TupleLit(Vec<Expr>),
+    /// `e match: [arms]` / `e matchExhaustive: [arms]`.
+    Match { receiver: Box<Expr>, exhaustive: bool, arms: Vec<MatchArm> },
+    /// `^ e` (statement position and match-arm bodies).
+    Return(Box<Expr>),
+    /// A syntax error was reported here.
+    Error,
+}
+
+/// A segment of a binary pattern `<<a:8, rest/binary>>`.
+#[derive(Clone, Debug)]
+pub struct BinSegment {
+    pub value: BinSegValue,
+    /// Size in bits (`:N`); None means the default for the type.
+    pub size: Option<u32>,
+    /// `/binary`, `/utf8`, `/little-signed` … in source order.
+    pub modifiers: Vec<String>,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug)]
+pub enum BinSegValue {
+    Bind(Ident),
+    Wildcard,
+    Int(i64),
+}
+
+#[derive(Clone, Debug)]
+pub enum Pattern {
+    /// `_`
+    Wildcard(Span),
+    /// A literal (number, string, symbol, character); the expr is one of the literal kinds.
+    Literal(Expr),
+    /// `nil`
+    Nil(Span),
+    /// `x`
+    Bind(Ident),
+    /// `x :: Class` (`_ :: Class` binds nothing: name `_`).
+    Typed { name: Ident, ty: TypeExpr },
+    /// `{p1, p2}`
+    Tuple(Vec<Pattern>, Span),
+    /// `#[p1, p2, ...rest]`
+    Array { elems: Vec<Pattern>, rest: Option<Ident>, span: Span },
+    /// `#(p1, p2, ...rest)`
+    List { elems: Vec<Pattern>, rest: Option<Ident>, span: Span },
+    /// `#{#k => p}` — keys are literal expressions.
+    Dict(Vec<(Expr, Pattern)>, Span),
+    /// `Result ok: p`
+    ResultOk(Box<Pattern>, Span),
+    /// `Result error: p`
+    ResultError(Box<Pattern>, Span),
+    /// `<<seg, …>>`
+    Binary(Vec<BinSegment>, Span),
+    Error(Span),
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct TypeExpr {
+    pub kind: TypeKind,
+    pub span: Span,
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub enum TypeKind {
+    /// `Integer`, `List(Integer)`, `Dictionary(K, V)`, `Block(A, R)`, `Nil`, `Dynamic`, `T`.
+    Named { name: String, args: Vec<TypeExpr> },
+    /// `Self`
+    SelfType,
+    /// `Foo class`, `Self class`
+    Meta(Box<TypeExpr>),
+    /// `#sym` singleton
+    Symbol(String),
+    /// `nil`
+    Nil,
+    /// `false` / `true` as types
+    False,
+    True,
+    Union(Vec<TypeExpr>),
+    Inter(Vec<TypeExpr>),
+    Diff(Box<TypeExpr>, Box<TypeExpr>),
+    Error,
+}
+
+impl Pattern {
+    pub fn span(&self) -> Span {
+        match self {
+            Pattern::Wildcard(s) | Pattern::Nil(s) | Pattern::Error(s) => *s,
+            Pattern::Literal(e) => e.span,
+            Pattern::Bind(i) => i.span,
+            Pattern::Typed { name, ty } => name.span.to(ty.span),
+            Pattern::Tuple(_, s)
+            | Pattern::Dict(_, s)
+            | Pattern::ResultOk(_, s)
+            | Pattern::ResultError(_, s)
+            | Pattern::Binary(_, s) => *s,
+            Pattern::Array { span, .. } | Pattern::List { span, .. } => *span,
+        }
+    }
+}

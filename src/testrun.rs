@@ -1,0 +1,1 @@
+//! `bt test`: expression files and TestCase suites (LANGUAGE.md part 11).
