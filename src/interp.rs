@@ -8,3 +8,6 @@ pub mod class;
 pub mod eval;
 pub mod order;
 pub mod value;
+pub mod vm;
+
+pub use vm::{BtError, LoadReport, Vm, VmOptions};
