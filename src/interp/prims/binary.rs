@@ -7,28 +7,29 @@ use std::cmp::Ordering;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::order::term_cmp;
 use crate::interp::prims::codec;
-use crate::interp::prims::fault::{fault_value, lift, result_error, result_ok, str_arg, Fault, Res};
+use crate::interp::prims::fault::{
+    fault_value, lift, result_error, result_ok, str_arg, Fault, Res,
+};
 use crate::interp::prims::number::{binary_prim, unary_prim};
 use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, part, seq_items};
 use crate::interp::prims::text::{check_index, iolist_bytes};
+use crate::interp::print::binary_string;
 use crate::interp::value::{Ref, Value};
 
 /// The receiver's bytes (a Binary receiver is guaranteed by dispatch).
 fn recv(v: &Value) -> Res<&[u8]> {
     match v {
         Value::Binary(b) => Ok(b),
-        other => Err(Fault::expected("Binary primitive", "a Binary receiver", other)),
+        other => Err(Fault::expected(
+            "Binary primitive",
+            "a Binary receiver",
+            other,
+        )),
     }
 }
 
 fn bin(bytes: Vec<u8>) -> Value {
     Value::Binary(Ref::new(bytes))
-}
-
-/// printString: `<<` + upper-case two-digit hex bytes separated by spaces + `>>`.
-pub fn print_binary(bytes: &[u8]) -> String {
-    let hex: Vec<String> = bytes.iter().map(|b| format!("{b:02X}")).collect();
-    format!("<<{}>>", hex.join(" "))
 }
 
 /// Bytes from a List of Integers 0–255.
@@ -60,7 +61,7 @@ unary_prim! {
     as_hex => |r| Ok(Value::str(codec::hex_encode(recv(r)?)));
     as_base64 => |r| Ok(Value::str(codec::base64_encode(recv(r)?)));
     as_base64url => |r| Ok(Value::str(codec::base64url_encode(recv(r)?)));
-    print_string => |r| Ok(Value::str(print_binary(recv(r)?)));
+    print_string => |r| Ok(Value::str(binary_string(recv(r)?)));
 }
 
 binary_prim! {
@@ -124,7 +125,12 @@ fn from_iolist(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
 }
 
 /// Runs a decoder: `Result ok: aBinary`, or `Result error:` with a `parse_error` exception.
-fn decoded(ctx: &mut Ctx, input: &Value, what: &str, dec: fn(&str) -> Result<Vec<u8>, String>) -> EvalResult {
+fn decoded(
+    ctx: &mut Ctx,
+    input: &Value,
+    what: &str,
+    dec: fn(&str) -> Result<Vec<u8>, String>,
+) -> EvalResult {
     let s = str_arg(what, input).map_err(|f| f.raise(ctx))?;
     match dec(s) {
         Ok(bytes) => result_ok(ctx, bin(bytes)),
@@ -184,8 +190,8 @@ mod tests {
 
     #[test]
     fn printing_and_lists() {
-        assert_eq!(print_binary(&[0xff, 0xfe]), "<<FF FE>>");
-        assert_eq!(print_binary(&[]), "<<>>");
+        assert_eq!(binary_string(&[0xff, 0xfe]), "<<FF FE>>");
+        assert_eq!(binary_string(&[]), "<<>>");
         let l = Value::list([Value::Int(104), Value::Int(105)]);
         assert_eq!(bytes_from_list("withAll:", &l).unwrap(), b"hi");
         assert!(bytes_from_list("withAll:", &Value::list([Value::Int(256)])).is_err());
@@ -194,10 +200,16 @@ mod tests {
 
     #[test]
     fn indexing() {
-        assert_eq!(check_index(&Value::Int(1), 0, None), Err(Fault::index(1, 0)));
+        assert_eq!(
+            check_index(&Value::Int(1), 0, None),
+            Err(Fault::index(1, 0))
+        );
         assert_eq!(check_index(&Value::Int(2), 2, None), Ok(1));
         assert_eq!(
-            compare(&Value::Binary(Ref::new(vec![1, 2])), &Value::Binary(Ref::new(vec![1, 3]))),
+            compare(
+                &Value::Binary(Ref::new(vec![1, 2])),
+                &Value::Binary(Ref::new(vec![1, 3]))
+            ),
             Ordering::Less
         );
     }

@@ -70,7 +70,10 @@ fn decode(s: &str, alphabet: &[u8; 64], padding_required: bool) -> Result<Vec<u8
         return Err("invalid base64: too much padding".into());
     }
     if padding_required && b.len() % 4 != 0 {
-        return Err(format!("invalid base64: length {} is not a multiple of 4", b.len()));
+        return Err(format!(
+            "invalid base64: length {} is not a multiple of 4",
+            b.len()
+        ));
     }
     if pad > 0 && b.len() % 4 != 0 {
         return Err("invalid base64: misplaced padding".into());
@@ -88,7 +91,10 @@ fn decode(s: &str, alphabet: &[u8; 64], padding_required: bool) -> Result<Vec<u8
     for (i, &c) in b[..body_len].iter().enumerate() {
         let v = lookup[c as usize];
         if v == 255 {
-            return Err(format!("invalid base64 character {:?} at position {i}", c as char));
+            return Err(format!(
+                "invalid base64 character {:?} at position {i}",
+                c as char
+            ));
         }
         acc = acc << 6 | v as u32;
         bits += 6;
@@ -142,7 +148,10 @@ mod tests {
         for (plain, enc) in v {
             assert_eq!(base64_encode(plain.as_bytes()), enc);
             assert_eq!(base64_decode(enc).unwrap(), plain.as_bytes());
-            assert_eq!(base64url_decode(enc.trim_end_matches('=')).unwrap(), plain.as_bytes());
+            assert_eq!(
+                base64url_decode(enc.trim_end_matches('=')).unwrap(),
+                plain.as_bytes()
+            );
         }
     }
 

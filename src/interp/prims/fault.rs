@@ -34,7 +34,10 @@ impl Fault {
 
     /// `type_error` saying what `what` expected and what it got.
     pub fn expected(what: &str, expected: &str, got: &Value) -> Fault {
-        Fault::Type(format!("{what} expects {expected}, got {}", article_class(got)))
+        Fault::Type(format!(
+            "{what} expects {expected}, got {}",
+            article_class(got)
+        ))
     }
 
     /// `index_out_of_bounds` with the message of LANGUAGE.md 5.10.
@@ -158,9 +161,15 @@ mod tests {
     fn index_message_matches_spec() {
         assert_eq!(
             Fault::index(9, 3),
-            Fault::Kind("index_out_of_bounds", "index out of bounds: 9 (size 3)".into())
+            Fault::Kind(
+                "index_out_of_bounds",
+                "index out of bounds: 9 (size 3)".into()
+            )
         );
-        assert_eq!(Fault::empty("String"), Fault::Kind("empty_collection", "String is empty".into()));
+        assert_eq!(
+            Fault::empty("String"),
+            Fault::Kind("empty_collection", "String is empty".into())
+        );
     }
 
     #[test]

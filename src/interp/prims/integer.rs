@@ -58,7 +58,9 @@ pub fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
 pub fn bit_not(a: &Value) -> Res {
     match int("bitNot", a)? {
         Num::I(i) => Ok(Value::Int(!i)),
-        n => Ok(Value::from_bigint(-n.big().unwrap_or_default().into_owned() - 1)),
+        n => Ok(Value::from_bigint(
+            -n.big().unwrap_or_default().into_owned() - 1,
+        )),
     }
 }
 
@@ -124,7 +126,9 @@ pub fn factorial<E>(n: &Value, mut tick: impl FnMut() -> Result<(), E>) -> Resul
         Err(f) => return Ok(Err(f)),
     };
     if n < 0 {
-        return Ok(Err(Fault::Type(format!("factorial is not defined for negative numbers ({n})"))));
+        return Ok(Err(Fault::Type(format!(
+            "factorial is not defined for negative numbers ({n})"
+        ))));
     }
     // n! has about n·log2(n) bits.
     if (n as f64) * (n.max(2) as f64).log2() > MAX_INT_BITS as f64 {
@@ -184,7 +188,11 @@ pub fn to_char(v: &Value) -> Res {
             "{} is not a Unicode scalar value",
             num::int_string(v)
         ))),
-        None => Err(Fault::expected("Character value:", "an Integer code point", v)),
+        None => Err(Fault::expected(
+            "Character value:",
+            "an Integer code point",
+            v,
+        )),
     }
 }
 
@@ -205,7 +213,9 @@ pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
         None => ("", s.as_str()),
     };
     let len = sign.len() + digits.len();
-    let fill: String = std::iter::repeat(pad).take(width.saturating_sub(len)).collect();
+    let fill: String = std::iter::repeat(pad)
+        .take(width.saturating_sub(len))
+        .collect();
     Ok(Value::str(format!("{sign}{fill}{digits}")))
 }
 
@@ -226,9 +236,17 @@ pub fn interval(from: &Value, to: &Value, step: Option<&Value>) -> Res {
     let explicit_step = step.is_some();
     let step = bound(what, step.unwrap_or(&Value::Int(1)))?;
     if num(&step).is_some_and(|s| s.signum() == 0) {
-        return Err(Fault::Kind("user_error", "Interval step cannot be zero".into()));
+        return Err(Fault::Kind(
+            "user_error",
+            "Interval step cannot be zero".into(),
+        ));
     }
-    Ok(Value::Interval(Ref::new(Interval { from, to, step, explicit_step })))
+    Ok(Value::Interval(Ref::new(Interval {
+        from,
+        to,
+        step,
+        explicit_step,
+    })))
 }
 
 unary_prim! {
@@ -279,7 +297,9 @@ fn factorial_p(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
 fn times_repeat(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let n: i128 = match num(r) {
         Some(Num::I(n)) => n as i128,
-        Some(Num::B(b)) => b.to_i128().unwrap_or(if b.is_negative() { 0 } else { i128::MAX }),
+        Some(Num::B(b)) => b
+            .to_i128()
+            .unwrap_or(if b.is_negative() { 0 } else { i128::MAX }),
         _ => return Err(Fault::expected("timesRepeat:", "an Integer receiver", r).raise(ctx)),
     };
     let mut i = 0;
@@ -307,7 +327,13 @@ pub fn count_loop(
     step: &Value,
     block: &Value,
 ) -> EvalResult {
-    let bounds = (|| Ok((bound("to:do:", from)?, bound("to:do:", to)?, bound("to:do:", step)?)))();
+    let bounds = (|| {
+        Ok((
+            bound("to:do:", from)?,
+            bound("to:do:", to)?,
+            bound("to:do:", step)?,
+        ))
+    })();
     let (from, to, step) = bounds.map_err(|f: Fault| f.raise(ctx))?;
     let up = match num(&step).map(Num::signum) {
         Some(0) | None => return Ok(Value::Nil),
@@ -386,26 +412,57 @@ mod tests {
         assert_eq!(s(bit_op(Bit::And, &Value::Int(12), &Value::Int(10))), "8");
         assert_eq!(s(bit_op(Bit::Or, &Value::Int(12), &Value::Int(10))), "14");
         assert_eq!(s(bit_op(Bit::Xor, &Value::Int(12), &Value::Int(10))), "6");
-        assert_eq!(s(bit_op(Bit::And, &Value::Int(-1), &big("18446744073709551616"))), "18446744073709551616");
+        assert_eq!(
+            s(bit_op(
+                Bit::And,
+                &Value::Int(-1),
+                &big("18446744073709551616")
+            )),
+            "18446744073709551616"
+        );
         assert_eq!(s(bit_not(&Value::Int(5))), "-6");
-        assert_eq!(s(bit_not(&big("18446744073709551616"))), "-18446744073709551617");
+        assert_eq!(
+            s(bit_not(&big("18446744073709551616"))),
+            "-18446744073709551617"
+        );
         assert_eq!(s(bit_shift(&Value::Int(1), &Value::Int(10))), "1024");
-        assert_eq!(s(bit_shift(&Value::Int(1), &Value::Int(64))), "18446744073709551616");
-        assert_eq!(s(bit_shift(&Value::Int(-1), &Value::Int(63))), "-9223372036854775808");
-        assert_eq!(s(bit_shift(&Value::Int(3), &Value::Int(62))), "13835058055282163712");
+        assert_eq!(
+            s(bit_shift(&Value::Int(1), &Value::Int(64))),
+            "18446744073709551616"
+        );
+        assert_eq!(
+            s(bit_shift(&Value::Int(-1), &Value::Int(63))),
+            "-9223372036854775808"
+        );
+        assert_eq!(
+            s(bit_shift(&Value::Int(3), &Value::Int(62))),
+            "13835058055282163712"
+        );
         assert_eq!(s(bit_shift(&Value::Int(1024), &Value::Int(-3))), "128");
         assert_eq!(s(bit_shift(&Value::Int(-5), &Value::Int(-1))), "-3");
         assert_eq!(s(bit_shift(&Value::Int(-5), &Value::Int(-100))), "-1");
-        assert_eq!(s(bit_shift(&big("18446744073709551616"), &Value::Int(-64))), "1");
-        assert_eq!(s(bit_shift(&big("-18446744073709551617"), &Value::Int(-64))), "-2");
-        assert_eq!(s(bit_shift(&Value::Int(0), &Value::Int(1_000_000_000_000))), "0");
+        assert_eq!(
+            s(bit_shift(&big("18446744073709551616"), &Value::Int(-64))),
+            "1"
+        );
+        assert_eq!(
+            s(bit_shift(&big("-18446744073709551617"), &Value::Int(-64))),
+            "-2"
+        );
+        assert_eq!(
+            s(bit_shift(&Value::Int(0), &Value::Int(1_000_000_000_000))),
+            "0"
+        );
         assert!(matches!(
             bit_shift(&Value::Int(1), &Value::Int(1 << 40)),
             Err(Fault::Kind("runtime_error", _))
         ));
         assert_eq!(s(bit_at(&Value::Int(5), &Value::Int(1))), "1");
         assert_eq!(s(bit_at(&Value::Int(5), &Value::Int(2))), "0");
-        assert!(matches!(bit_op(Bit::And, &Value::Int(1), &Value::Float(1.0)), Err(Fault::Type(_))));
+        assert!(matches!(
+            bit_op(Bit::And, &Value::Int(1), &Value::Float(1.0)),
+            Err(Fault::Type(_))
+        ));
     }
 
     #[test]
@@ -433,7 +490,10 @@ mod tests {
         assert_eq!(s(gcd(&Value::Int(4), &Value::Int(6), true)), "12");
         assert_eq!(s(gcd(&Value::Int(-4), &Value::Int(6), true)), "12");
         assert_eq!(s(gcd(&Value::Int(0), &Value::Int(6), true)), "0");
-        assert_eq!(s(gcd(&Value::Int(i64::MIN), &Value::Int(0), false)), "9223372036854775808");
+        assert_eq!(
+            s(gcd(&Value::Int(i64::MIN), &Value::Int(0), false)),
+            "9223372036854775808"
+        );
     }
 
     #[test]
@@ -442,9 +502,18 @@ mod tests {
         assert!(matches!(to_char(&Value::Int(0xD800)), Err(Fault::Type(_))));
         assert!(matches!(to_char(&Value::Int(-1)), Err(Fault::Type(_))));
         assert!(matches!(to_char(&Value::str("a")), Err(Fault::Type(_))));
-        assert!(matches!(classify(&Value::Int(65), char::is_uppercase), Value::True));
-        assert!(matches!(classify(&Value::Int(-5), char::is_uppercase), Value::False));
-        assert!(matches!(classify(&Value::Char('é'), char::is_alphabetic), Value::True));
+        assert!(matches!(
+            classify(&Value::Int(65), char::is_uppercase),
+            Value::True
+        ));
+        assert!(matches!(
+            classify(&Value::Int(-5), char::is_uppercase),
+            Value::False
+        ));
+        assert!(matches!(
+            classify(&Value::Char('é'), char::is_alphabetic),
+            Value::True
+        ));
     }
 
     #[test]
@@ -469,6 +538,9 @@ mod tests {
             }
             _ => panic!("expected an Interval"),
         }
-        assert!(matches!(interval(&Value::Int(1), &Value::Nil, None), Err(Fault::Type(_))));
+        assert!(matches!(
+            interval(&Value::Int(1), &Value::Nil, None),
+            Err(Fault::Type(_))
+        ));
     }
 }

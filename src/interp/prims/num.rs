@@ -14,6 +14,7 @@ use num_integer::Integer as _;
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
 use crate::interp::prims::fault::{Fault, Res};
+use crate::interp::print::format_float;
 use crate::interp::value::Value;
 
 /// Integers larger than this many bits are refused (`runtime_error`) rather than exhausting
@@ -270,7 +271,11 @@ pub fn modulo(a: &Value, b: &Value) -> Res {
             return Err(Fault::Arith);
         }
         let r = x.f64() % q;
-        return float(if r != 0.0 && (r < 0.0) != (q < 0.0) { r + q } else { r });
+        return float(if r != 0.0 && (r < 0.0) != (q < 0.0) {
+            r + q
+        } else {
+            r
+        });
     }
     if let (Num::I(p), Num::I(q)) = (x, y) {
         if q == 0 {
@@ -343,7 +348,10 @@ pub fn cmp(x: Num, y: Num) -> Ordering {
         (Num::F(a), Num::F(b)) => a.partial_cmp(&b).unwrap_or_else(|| a.total_cmp(&b)),
         (Num::F(f), i) => cmp_int_float(i, f).reverse(),
         (i, Num::F(f)) => cmp_int_float(i, f),
-        (a, b) => a.big().unwrap_or_default().cmp(&b.big().unwrap_or_default()),
+        (a, b) => a
+            .big()
+            .unwrap_or_default()
+            .cmp(&b.big().unwrap_or_default()),
     }
 }
 
@@ -352,7 +360,11 @@ fn cmp_int_float(i: Num, f: f64) -> Ordering {
         return Ordering::Less;
     }
     if f.is_infinite() {
-        return if f > 0.0 { Ordering::Less } else { Ordering::Greater };
+        return if f > 0.0 {
+            Ordering::Less
+        } else {
+            Ordering::Greater
+        };
     }
     let fl = f.floor();
     let c = match i {
@@ -442,7 +454,11 @@ pub fn round_to(a: &Value, q: &Value, how: Round) -> Res {
             return Err(Fault::Arith);
         }
         let t = x.f64() / q;
-        let r = if how == Round::Nearest { t.round() } else { t.trunc() };
+        let r = if how == Round::Nearest {
+            t.round()
+        } else {
+            t.trunc()
+        };
         return float(r * q);
     }
     let (p, q) = (x.big().unwrap_or_default(), y.big().unwrap_or_default());
@@ -509,41 +525,6 @@ pub fn float_fn(a: &Value, f: fn(f64) -> f64) -> Res {
     float(f(num(a).ok_or(Fault::Arith)?.f64()))
 }
 
-/// Shortest round-trip rendering of a double (LANGUAGE.md 10.1): fixed or scientific,
-/// whichever is shorter, fixed on a tie. `1000.0` → `1.0e3`, `100.0` → `100.0`.
-pub fn format_float(x: f64) -> String {
-    if !x.is_finite() {
-        return if x.is_nan() { "nan".into() } else if x > 0.0 { "inf".into() } else { "-inf".into() };
-    }
-    // `{:e}` gives the shortest round-trip digits: "-1.2345e-7".
-    let sci = format!("{:e}", x);
-    let (mant, exp) = sci.split_once('e').unwrap_or((&sci, "0"));
-    let exp: i64 = exp.parse().unwrap_or(0);
-    let (neg, mant) = match mant.strip_prefix('-') {
-        Some(m) => (true, m),
-        None => (false, mant),
-    };
-    let digits: String = mant.chars().filter(|c| *c != '.').collect();
-    let sign = if neg { "-" } else { "" };
-    let fixed = if exp >= 0 {
-        let int_len = exp as usize + 1;
-        if digits.len() <= int_len {
-            format!("{sign}{digits}{}.0", "0".repeat(int_len - digits.len()))
-        } else {
-            format!("{sign}{}.{}", &digits[..int_len], &digits[int_len..])
-        }
-    } else {
-        format!("{sign}0.{}{digits}", "0".repeat((-exp - 1) as usize))
-    };
-    let frac = if digits.len() > 1 { &digits[1..] } else { "0" };
-    let scientific = format!("{sign}{}.{frac}e{exp}", &digits[..1]);
-    if scientific.len() < fixed.len() {
-        scientific
-    } else {
-        fixed
-    }
-}
-
 /// `"42" asInteger`: optional sign and decimal digits, else None.
 pub fn parse_integer(s: &str) -> Option<Value> {
     let body = s.strip_prefix(['-', '+']).unwrap_or(s);
@@ -594,12 +575,16 @@ pub fn parse_float(s: &str) -> Option<f64> {
 /// An integer in base 2–36 with upper-case digits (`255` in 16 → `FF`).
 pub fn to_radix(a: &Value, base: i64) -> Res<String> {
     if !(2..=36).contains(&base) {
-        return Err(Fault::Type(format!("radix must be between 2 and 36, got {base}")));
+        return Err(Fault::Type(format!(
+            "radix must be between 2 and 36, got {base}"
+        )));
     }
     match num(a) {
-        Some(n @ (Num::I(_) | Num::B(_))) => {
-            Ok(n.big().unwrap_or_default().to_str_radix(base as u32).to_uppercase())
-        }
+        Some(n @ (Num::I(_) | Num::B(_))) => Ok(n
+            .big()
+            .unwrap_or_default()
+            .to_str_radix(base as u32)
+            .to_uppercase()),
         _ => Err(Fault::Type("radix printing needs an Integer".into())),
     }
 }
@@ -640,7 +625,10 @@ mod tests {
         assert!(matches!(back, Value::Int(i64::MAX)));
         let min = Value::Int(i64::MIN);
         assert!(matches!(negate(&min).unwrap(), Value::BigInt(_)));
-        assert!(matches!(negate(&negate(&min).unwrap()).unwrap(), Value::Int(i64::MIN)));
+        assert!(matches!(
+            negate(&negate(&min).unwrap()).unwrap(),
+            Value::Int(i64::MIN)
+        ));
         assert_eq!(show(quo(&min, &Value::Int(-1))), "9223372036854775808");
         assert_eq!(show(rem(&min, &Value::Int(-1))), "0");
         assert_eq!(show(abs(&min)), "9223372036854775808");
@@ -651,7 +639,10 @@ mod tests {
     #[test]
     fn division_rules() {
         assert_eq!(show(divide(&Value::Int(6), &Value::Int(3))), "2.0");
-        assert_eq!(show(divide(&Value::Int(1), &Value::Int(3))), "0.3333333333333333");
+        assert_eq!(
+            show(divide(&Value::Int(1), &Value::Int(3))),
+            "0.3333333333333333"
+        );
         assert_eq!(show(divide(&Value::Int(1), &Value::Int(0))), "ARITH");
         assert_eq!(show(divide(&Value::Float(1.0), &Value::Int(0))), "ARITH");
         assert_eq!(show(divide(&Value::Int(1), &Value::str("x"))), "ARITH");
@@ -669,14 +660,23 @@ mod tests {
 
     #[test]
     fn powers() {
-        assert_eq!(show(power(&Value::Int(3), &Value::Int(40))), "12157665459056928801");
+        assert_eq!(
+            show(power(&Value::Int(3), &Value::Int(40))),
+            "12157665459056928801"
+        );
         assert_eq!(show(power(&Value::Int(2), &Value::Int(-1))), "0.5");
         assert_eq!(show(power(&Value::Int(-2), &Value::Int(2))), "4");
-        assert_eq!(show(power(&Value::Int(2), &Value::Float(0.5))), "1.4142135623730951");
+        assert_eq!(
+            show(power(&Value::Int(2), &Value::Float(0.5))),
+            "1.4142135623730951"
+        );
         assert_eq!(show(power(&Value::Float(2.0), &Value::Int(3))), "8.0");
         assert_eq!(show(power(&Value::Int(0), &Value::Int(0))), "1");
         assert_eq!(show(power(&Value::Int(0), &Value::Int(-1))), "ARITH");
-        assert_eq!(show(power(&Value::Int(-1), &big("100000000000000000001"))), "-1");
+        assert_eq!(
+            show(power(&Value::Int(-1), &big("100000000000000000001"))),
+            "-1"
+        );
         assert!(matches!(
             power(&Value::Int(2), &big("100000000000000000001")),
             Err(Fault::Kind("runtime_error", _))
@@ -690,11 +690,26 @@ mod tests {
         let two53p1 = Value::Int((1 << 53) + 1);
         let f = Value::Float(9007199254740992.0);
         assert_eq!(cmp(num(&two53).unwrap(), num(&f).unwrap()), Ordering::Equal);
-        assert_eq!(cmp(num(&two53p1).unwrap(), num(&f).unwrap()), Ordering::Greater);
-        assert_eq!(cmp(num(&Value::Int(2)).unwrap(), Num::F(2.5)), Ordering::Less);
-        assert_eq!(cmp(num(&Value::Int(3)).unwrap(), Num::F(2.5)), Ordering::Greater);
+        assert_eq!(
+            cmp(num(&two53p1).unwrap(), num(&f).unwrap()),
+            Ordering::Greater
+        );
+        assert_eq!(
+            cmp(num(&Value::Int(2)).unwrap(), Num::F(2.5)),
+            Ordering::Less
+        );
+        assert_eq!(
+            cmp(num(&Value::Int(3)).unwrap(), Num::F(2.5)),
+            Ordering::Greater
+        );
         assert_eq!(cmp(Num::I(-3), Num::F(-2.5)), Ordering::Less);
-        assert_eq!(cmp(Num::F(1e300), num(&big(&format!("1{}", "0".repeat(301)))).unwrap()), Ordering::Less);
+        assert_eq!(
+            cmp(
+                Num::F(1e300),
+                num(&big(&format!("1{}", "0".repeat(301)))).unwrap()
+            ),
+            Ordering::Less
+        );
         assert_eq!(num_eq(&Value::Int(1), &Value::Float(1.0)), Some(true));
         assert_eq!(num_eq(&Value::Char('a'), &Value::Int(97)), Some(true));
         assert_eq!(num_eq(&Value::Char('a'), &Value::str("a")), None);
@@ -702,7 +717,10 @@ mod tests {
 
     #[test]
     fn float_faults() {
-        assert_eq!(show(arith(Op::Mul, &Value::Float(1e308), &Value::Int(10))), "ARITH");
+        assert_eq!(
+            show(arith(Op::Mul, &Value::Float(1e308), &Value::Int(10))),
+            "ARITH"
+        );
         assert_eq!(show(sqrt(&Value::Int(-1))), "ARITH");
         assert_eq!(show(ln(&Value::Int(0))), "ARITH");
         assert_eq!(show(sqrt(&Value::Int(16))), "4.0");
@@ -723,15 +741,46 @@ mod tests {
         assert_eq!(show(round(&Value::Float(-2.5), Round::Floor)), "-3");
         assert_eq!(show(round(&Value::Float(-2.5), Round::Ceiling)), "-2");
         assert_eq!(show(round(&Value::Float(-2.5), Round::Truncate)), "-2");
-        assert_eq!(show(round(&Value::Float(1e20), Round::Truncate)), "100000000000000000000");
-        assert_eq!(show(round_to(&Value::Int(17), &Value::Int(5), Round::Nearest)), "15");
-        assert_eq!(show(round_to(&Value::Int(18), &Value::Int(5), Round::Nearest)), "20");
-        assert_eq!(show(round_to(&Value::Int(15), &Value::Int(10), Round::Nearest)), "20");
-        assert_eq!(show(round_to(&Value::Int(-15), &Value::Int(10), Round::Nearest)), "-20");
-        assert_eq!(show(round_to(&Value::Int(17), &Value::Int(5), Round::Truncate)), "15");
-        assert_eq!(show(round_to(&Value::Int(-17), &Value::Int(5), Round::Truncate)), "-15");
-        assert_eq!(show(round_to(&Value::Float(3.14159), &Value::Float(0.5), Round::Nearest)), "3.0");
-        assert_eq!(show(round_to(&Value::Int(3), &Value::Int(0), Round::Nearest)), "ARITH");
+        assert_eq!(
+            show(round(&Value::Float(1e20), Round::Truncate)),
+            "100000000000000000000"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(17), &Value::Int(5), Round::Nearest)),
+            "15"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(18), &Value::Int(5), Round::Nearest)),
+            "20"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(15), &Value::Int(10), Round::Nearest)),
+            "20"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(-15), &Value::Int(10), Round::Nearest)),
+            "-20"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(17), &Value::Int(5), Round::Truncate)),
+            "15"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(-17), &Value::Int(5), Round::Truncate)),
+            "-15"
+        );
+        assert_eq!(
+            show(round_to(
+                &Value::Float(3.14159),
+                &Value::Float(0.5),
+                Round::Nearest
+            )),
+            "3.0"
+        );
+        assert_eq!(
+            show(round_to(&Value::Int(3), &Value::Int(0), Round::Nearest)),
+            "ARITH"
+        );
     }
 
     #[test]

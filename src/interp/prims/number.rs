@@ -121,7 +121,11 @@ fn decimal_places_of(x: &Value, places: &Value) -> Res {
     match num(x) {
         Some(num::Num::F(f)) => Ok(Value::str(format!("{f:.*}", n as usize))),
         Some(_) if n == 0 => Ok(Value::str(num::int_string(x))),
-        Some(_) => Ok(Value::str(format!("{}.{}", num::int_string(x), "0".repeat(n as usize)))),
+        Some(_) => Ok(Value::str(format!(
+            "{}.{}",
+            num::int_string(x),
+            "0".repeat(n as usize)
+        ))),
         None => Err(Fault::Arith),
     }
 }
@@ -145,12 +149,20 @@ fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 /// `max:` answers the argument on a tie (Smalltalk's `self > x ifTrue: [self] ifFalse: [x]`).
 fn max(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    Ok(if compare(r, &a[0]) == Ordering::Greater { r.clone() } else { a[0].clone() })
+    Ok(if compare(r, &a[0]) == Ordering::Greater {
+        r.clone()
+    } else {
+        a[0].clone()
+    })
 }
 
 /// `min:` answers the argument on a tie.
 fn min(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    Ok(if compare(r, &a[0]) == Ordering::Less { r.clone() } else { a[0].clone() })
+    Ok(if compare(r, &a[0]) == Ordering::Less {
+        r.clone()
+    } else {
+        a[0].clone()
+    })
 }
 
 /// `between: lo and: hi`, inclusive.
@@ -222,7 +234,10 @@ mod tests {
     fn numeric_comparison_ignores_kind() {
         assert_eq!(compare(&Value::Int(1), &Value::Float(1.0)), Ordering::Equal);
         assert_eq!(compare(&Value::Char('a'), &Value::Int(98)), Ordering::Less);
-        assert_eq!(compare(&Value::Float(2.5), &Value::Int(2)), Ordering::Greater);
+        assert_eq!(
+            compare(&Value::Float(2.5), &Value::Int(2)),
+            Ordering::Greater
+        );
     }
 
     #[test]
@@ -232,9 +247,18 @@ mod tests {
             _ => f64::NAN,
         };
         assert_eq!(f(log_base_of(&Value::Int(8), &Value::Int(2))), 3.0);
-        assert_eq!(log_base_of(&Value::Int(8), &Value::Int(1)).err(), Some(Fault::Arith));
+        assert_eq!(
+            log_base_of(&Value::Int(8), &Value::Int(1)).err(),
+            Some(Fault::Arith)
+        );
         let s = |r: Res| r.ok().and_then(|v| v.as_str().map(str::to_string));
-        assert_eq!(s(decimal_places_of(&Value::Float(3.14159), &Value::Int(2))).unwrap(), "3.14");
-        assert_eq!(s(decimal_places_of(&Value::Int(5), &Value::Int(2))).unwrap(), "5.00");
+        assert_eq!(
+            s(decimal_places_of(&Value::Float(3.14159), &Value::Int(2))).unwrap(),
+            "3.14"
+        );
+        assert_eq!(
+            s(decimal_places_of(&Value::Int(5), &Value::Int(2))).unwrap(),
+            "5.00"
+        );
     }
 }

@@ -22,7 +22,11 @@ use crate::interp::value::{Ref, Value};
 pub fn recv(v: &Value) -> Res<&str> {
     match v {
         Value::Str(s) => Ok(s.as_str()),
-        other => Err(Fault::expected("String primitive", "a String receiver", other)),
+        other => Err(Fault::expected(
+            "String primitive",
+            "a String receiver",
+            other,
+        )),
     }
 }
 
@@ -73,7 +77,11 @@ pub fn part(bytes: &[u8], offset: &Value, size: &Value) -> Res<Vec<u8>> {
     let o = int_arg("part:size:", offset)?;
     let n = int_arg("part:size:", size)?;
     if o < 0 || n < 0 || (o as u64).saturating_add(n as u64) > bytes.len() as u64 {
-        let bad = if o < 0 || o as u64 > bytes.len() as u64 { o } else { o.saturating_add(n) };
+        let bad = if o < 0 || o as u64 > bytes.len() as u64 {
+            o
+        } else {
+            o.saturating_add(n)
+        };
         return Err(Fault::index(bad, bytes.len()));
     }
     Ok(bytes[o as usize..(o + n) as usize].to_vec())
@@ -169,7 +177,7 @@ unary_prim! {
     as_list => |r| Ok(strs(graphemes(recv(r)?)));
     as_array => |r| Ok(Value::array(graphemes(recv(r)?).into_iter().map(Value::str)));
     itself => |r: &Value| recv(r).map(|_| r.clone());
-    print_string => |r| Ok(Value::str(text::print_string_lit(recv(r)?)));
+    print_string => |r| Ok(Value::str(crate::interp::print::quote_string(recv(r)?)));
     url_encoded => |r| Ok(Value::str(text::url_encode(recv(r)?)));
     url_decoded => |r| Ok(Value::str(text::url_decode(recv(r)?)?));
     byte_size => |r| Ok(Value::Int(recv(r)?.len() as i64));
@@ -217,7 +225,10 @@ binary_prim! {
 
 fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let f = || -> Res {
-        let (p, w) = (text_arg("replaceAll:with:", &a[0])?, text_arg("replaceAll:with:", &a[1])?);
+        let (p, w) = (
+            text_arg("replaceAll:with:", &a[0])?,
+            text_arg("replaceAll:with:", &a[1])?,
+        );
         Ok(Value::str(text::replace_all(recv(r)?, &p, &w)))
     };
     lift(ctx, f())
@@ -225,7 +236,10 @@ fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 fn replace_first(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let f = || -> Res {
-        let (p, w) = (text_arg("replaceFirst:with:", &a[0])?, text_arg("replaceFirst:with:", &a[1])?);
+        let (p, w) = (
+            text_arg("replaceFirst:with:", &a[0])?,
+            text_arg("replaceFirst:with:", &a[1])?,
+        );
         Ok(Value::str(text::replace_first(recv(r)?, &p, &w)))
     };
     lift(ctx, f())
@@ -438,7 +452,13 @@ fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
             match v {
                 Value::Str(s) => out.push_str(s),
                 Value::Char(c) => out.push(*c),
-                other => return Err(Fault::expected("String withAll:", "a List of Strings", other)),
+                other => {
+                    return Err(Fault::expected(
+                        "String withAll:",
+                        "a List of Strings",
+                        other,
+                    ))
+                }
             }
         }
         Ok(Value::str(out))
@@ -451,7 +471,12 @@ fn from_code_point(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn from_code_points(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
-    let f = || Ok(Value::str(text::from_code_points(seq_items("fromCodePoints:", &a[0])?)?));
+    let f = || {
+        Ok(Value::str(text::from_code_points(seq_items(
+            "fromCodePoints:",
+            &a[0],
+        )?)?))
+    };
     lift(ctx, f())
 }
 
@@ -593,20 +618,38 @@ mod tests {
     #[test]
     fn concatenation_rules() {
         let a = Value::str("ab");
-        assert_eq!(concat_strings(&a, &Value::str("cd")).unwrap().as_str(), Some("abcd"));
+        assert_eq!(
+            concat_strings(&a, &Value::str("cd")).unwrap().as_str(),
+            Some("abcd")
+        );
         assert!(matches!(
             concat_strings(&a, &Value::Binary(Ref::new(vec![1]))),
             Err(Fault::Type(_))
         ));
-        assert!(matches!(concat_strings(&a, &Value::Int(1)), Err(Fault::Type(_))));
+        assert!(matches!(
+            concat_strings(&a, &Value::Int(1)),
+            Err(Fault::Type(_))
+        ));
     }
 
     #[test]
     fn bytes() {
-        assert!(matches!(byte_at(b"abc", &Value::Int(0)), Ok(Value::Int(97))));
-        assert_eq!(byte_at(b"abc", &Value::Int(3)).err(), Some(Fault::index(3, 3)));
-        assert_eq!(byte_at(b"abc", &Value::Int(-1)).err(), Some(Fault::index(-1, 3)));
-        assert_eq!(part(b"hello", &Value::Int(1), &Value::Int(3)).unwrap(), b"ell");
+        assert!(matches!(
+            byte_at(b"abc", &Value::Int(0)),
+            Ok(Value::Int(97))
+        ));
+        assert_eq!(
+            byte_at(b"abc", &Value::Int(3)).err(),
+            Some(Fault::index(3, 3))
+        );
+        assert_eq!(
+            byte_at(b"abc", &Value::Int(-1)).err(),
+            Some(Fault::index(-1, 3))
+        );
+        assert_eq!(
+            part(b"hello", &Value::Int(1), &Value::Int(3)).unwrap(),
+            b"ell"
+        );
         assert_eq!(part(b"hello", &Value::Int(5), &Value::Int(0)).unwrap(), b"");
         assert!(part(b"hello", &Value::Int(3), &Value::Int(3)).is_err());
         assert!(matches!(bytes_value(vec![0xff]), Value::Binary(_)));
@@ -615,10 +658,19 @@ mod tests {
 
     #[test]
     fn ordering_and_join() {
-        assert_eq!(compare(&Value::str("abc"), &Value::str("abd")), Ordering::Less);
+        assert_eq!(
+            compare(&Value::str("abc"), &Value::str("abd")),
+            Ordering::Less
+        );
         assert_eq!(compare(&Value::str("Z"), &Value::str("a")), Ordering::Less);
-        assert_eq!(compare(&Value::str("é"), &Value::str("z")), Ordering::Greater);
-        let j = join_list(&Value::str(", "), &Value::list([Value::str("a"), Value::str("b")]));
+        assert_eq!(
+            compare(&Value::str("é"), &Value::str("z")),
+            Ordering::Greater
+        );
+        let j = join_list(
+            &Value::str(", "),
+            &Value::list([Value::str("a"), Value::str("b")]),
+        );
         assert_eq!(j.unwrap().as_str(), Some("a, b"));
         assert!(join_list(&Value::str(","), &Value::list([Value::Int(1)])).is_err());
     }

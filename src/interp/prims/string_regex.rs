@@ -33,7 +33,13 @@ pub fn options(v: &Value) -> Res<Options> {
         let name = match v {
             Value::Symbol(s) => s.as_str(),
             Value::Str(s) => s.as_str(),
-            other => return Err(Fault::expected("matchesRegex:options:", "#caseless or #multiline", other)),
+            other => {
+                return Err(Fault::expected(
+                    "matchesRegex:options:",
+                    "#caseless or #multiline",
+                    other,
+                ))
+            }
         };
         match name {
             "caseless" | "ignoreCase" | "i" => o.caseless = true,
@@ -95,7 +101,12 @@ pub fn matches(s: &str, re: &Regex) -> bool {
 }
 
 fn matches_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    let f = || Ok(Value::bool(matches(recv(r)?, &pat("matchesRegex:", &a[0])?)));
+    let f = || {
+        Ok(Value::bool(matches(
+            recv(r)?,
+            &pat("matchesRegex:", &a[0])?,
+        )))
+    };
     lift(ctx, f())
 }
 
@@ -110,7 +121,9 @@ fn matches_opts(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 fn first_match(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let f = || {
         let re = pat("firstMatch:", &a[0])?;
-        Ok(re.find(recv(r)?).map_or(Value::Nil, |m| Value::str(m.as_str())))
+        Ok(re
+            .find(recv(r)?)
+            .map_or(Value::Nil, |m| Value::str(m.as_str())))
     };
     lift(ctx, f())
 }
@@ -118,18 +131,28 @@ fn first_match(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let f = || {
         let re = pat("allMatches:", &a[0])?;
-        Ok(Value::list(re.find_iter(recv(r)?).map(|m| Value::str(m.as_str()))))
+        Ok(Value::list(
+            re.find_iter(recv(r)?).map(|m| Value::str(m.as_str())),
+        ))
     };
     lift(ctx, f())
 }
 
 fn replace(ctx: &mut Ctx, r: &Value, a: &[Value], all: bool) -> EvalResult {
     let f = || {
-        let sel = if all { "replaceAllRegex:with:" } else { "replaceRegex:with:" };
+        let sel = if all {
+            "replaceAllRegex:with:"
+        } else {
+            "replaceRegex:with:"
+        };
         let re = pat(sel, &a[0])?;
         let with = str_arg(sel, &a[1])?;
         let s = recv(r)?;
-        let out = if all { re.replace_all(s, NoExpand(with)) } else { re.replace(s, NoExpand(with)) };
+        let out = if all {
+            re.replace_all(s, NoExpand(with))
+        } else {
+            re.replace(s, NoExpand(with))
+        };
         Ok(Value::str(out.into_owned()))
     };
     lift(ctx, f())
@@ -172,16 +195,38 @@ mod tests {
         let re = compile(r"\d+", Options::default()).unwrap();
         assert!(matches("abc123", &re));
         assert!(!matches("abc", &re));
-        let ci = compile("hello", Options { caseless: true, multiline: false }).unwrap();
+        let ci = compile(
+            "hello",
+            Options {
+                caseless: true,
+                multiline: false,
+            },
+        )
+        .unwrap();
         assert!(matches("HeLLo", &ci));
-        assert!(matches!(compile("[invalid", Options::default()), Err(Fault::Kind("regex_error", _))));
-        assert!(matches!(compile(r"(a)\1", Options::default()), Err(Fault::Kind("regex_error", _))));
+        assert!(matches!(
+            compile("[invalid", Options::default()),
+            Err(Fault::Kind("regex_error", _))
+        ));
+        assert!(matches!(
+            compile(r"(a)\1", Options::default()),
+            Err(Fault::Kind("regex_error", _))
+        ));
     }
 
     #[test]
     fn option_parsing() {
-        assert_eq!(options(&Value::Symbol(Sym::new("caseless"))).unwrap().caseless, true);
-        let both = options(&Value::list([Value::sym("caseless"), Value::sym("multiline")])).unwrap();
+        assert_eq!(
+            options(&Value::Symbol(Sym::new("caseless")))
+                .unwrap()
+                .caseless,
+            true
+        );
+        let both = options(&Value::list([
+            Value::sym("caseless"),
+            Value::sym("multiline"),
+        ]))
+        .unwrap();
         assert!(both.caseless && both.multiline);
         assert!(options(&Value::sym("bogus")).is_err());
         assert!(options(&Value::Int(1)).is_err());

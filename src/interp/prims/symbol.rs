@@ -19,7 +19,11 @@ pub fn print_symbol(name: &str) -> String {
 fn name(v: &Value) -> Res<&'static str> {
     match v {
         Value::Symbol(s) => Ok(s.as_str()),
-        other => Err(Fault::expected("Symbol primitive", "a Symbol receiver", other)),
+        other => Err(Fault::expected(
+            "Symbol primitive",
+            "a Symbol receiver",
+            other,
+        )),
     }
 }
 

@@ -9,6 +9,7 @@ use unicode_segmentation::UnicodeSegmentation;
 
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::num;
+use crate::interp::print::quote_string;
 use crate::interp::value::Value;
 
 /// True when every byte is one grapheme cluster.
@@ -75,7 +76,11 @@ pub fn g_at<'a>(s: &'a str, index: &Value) -> Res<&'a str> {
 
 /// `first` / `last`: `empty_collection` on an empty String.
 pub fn g_first(s: &str, last: bool) -> Res<&str> {
-    let g = if last { s.graphemes(true).next_back() } else { s.graphemes(true).next() };
+    let g = if last {
+        s.graphemes(true).next_back()
+    } else {
+        s.graphemes(true).next()
+    };
     g.ok_or_else(|| Fault::empty("String"))
 }
 
@@ -186,13 +191,17 @@ pub fn pad(s: &str, width: i64, with: &str, left: bool) -> Res<String> {
     if g_len(with) != 1 {
         return Err(Fault::Type(format!(
             "padding must be a one-grapheme String, got {}",
-            print_string_lit(with)
+            quote_string(with)
         )));
     }
     let have = g_len(s);
     let need = (width.max(0) as usize).saturating_sub(have);
     let fill = with.repeat(need);
-    Ok(if left { fill + s } else { s.to_string() + &fill })
+    Ok(if left {
+        fill + s
+    } else {
+        s.to_string() + &fill
+    })
 }
 
 /// `capitalize` — the first grapheme upper-cased.
@@ -223,26 +232,17 @@ pub fn is_alpha(s: &str) -> bool {
 /// `repeat: n`.
 pub fn repeat(s: &str, n: i64) -> Res<String> {
     if n < 0 {
-        return Err(Fault::Type(format!("repeat: expects a non-negative count, got {n}")));
+        return Err(Fault::Type(format!(
+            "repeat: expects a non-negative count, got {n}"
+        )));
     }
     if (s.len() as u128) * (n as u128) > (1u128 << 30) {
-        return Err(Fault::Kind("runtime_error", "string too large: more than 1 GiB".into()));
+        return Err(Fault::Kind(
+            "runtime_error",
+            "string too large: more than 1 GiB".into(),
+        ));
     }
     Ok(s.repeat(n as usize))
-}
-
-/// String printString: in double quotes with every inner `"` doubled.
-pub fn print_string_lit(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('"');
-    for c in s.chars() {
-        if c == '"' {
-            out.push('"');
-        }
-        out.push(c);
-    }
-    out.push('"');
-    out
 }
 
 /// `urlEncoded` (RFC 3986): unreserved characters kept, every other byte `%XX`.
@@ -266,12 +266,18 @@ pub fn url_decode(s: &str) -> Res<String> {
     while i < b.len() {
         if b[i] == b'%' {
             let hex = |c: u8| (c as char).to_digit(16);
-            match (b.get(i + 1).and_then(|&c| hex(c)), b.get(i + 2).and_then(|&c| hex(c))) {
+            match (
+                b.get(i + 1).and_then(|&c| hex(c)),
+                b.get(i + 2).and_then(|&c| hex(c)),
+            ) {
                 (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
                 _ => {
                     return Err(Fault::Kind(
                         "parse_error",
-                        format!("malformed percent-encoding at byte {i}: {}", print_string_lit(s)),
+                        format!(
+                            "malformed percent-encoding at byte {i}: {}",
+                            quote_string(s)
+                        ),
                     ))
                 }
             }
@@ -282,7 +288,13 @@ pub fn url_decode(s: &str) -> Res<String> {
         }
     }
     String::from_utf8(out).map_err(|_| {
-        Fault::Kind("parse_error", format!("percent-decoded bytes are not valid UTF-8: {}", print_string_lit(s)))
+        Fault::Kind(
+            "parse_error",
+            format!(
+                "percent-decoded bytes are not valid UTF-8: {}",
+                quote_string(s)
+            ),
+        )
     })
 }
 
@@ -405,7 +417,6 @@ mod tests {
         assert!(!is_alpha("ab1"));
         assert_eq!(repeat("ab", 3).unwrap(), "ababab");
         assert!(repeat("ab", -1).is_err());
-        assert_eq!(print_string_lit("a\"b"), "\"a\"\"b\"");
     }
 
     #[test]
@@ -417,9 +428,18 @@ mod tests {
         assert_eq!(url_decode("hello%20world").unwrap(), "hello world");
         assert_eq!(url_decode("%c3%a9").unwrap(), "é");
         assert_eq!(url_decode("a+b").unwrap(), "a+b");
-        assert!(matches!(url_decode("%ZZ"), Err(Fault::Kind("parse_error", _))));
-        assert!(matches!(url_decode("abc%4"), Err(Fault::Kind("parse_error", _))));
-        assert!(matches!(url_decode("%FF"), Err(Fault::Kind("parse_error", _))));
+        assert!(matches!(
+            url_decode("%ZZ"),
+            Err(Fault::Kind("parse_error", _))
+        ));
+        assert!(matches!(
+            url_decode("abc%4"),
+            Err(Fault::Kind("parse_error", _))
+        ));
+        assert!(matches!(
+            url_decode("%FF"),
+            Err(Fault::Kind("parse_error", _))
+        ));
         for s in ["", "a b/c?d=é&x=✓", "100%"] {
             assert_eq!(url_decode(&url_encode(s)).unwrap(), s);
         }
@@ -429,7 +449,10 @@ mod tests {
     fn iolists_and_code_points() {
         let v = Value::list([
             Value::str("ab"),
-            Value::list([Value::Int(99), Value::Binary(std::sync::Arc::new(vec![100]))]),
+            Value::list([
+                Value::Int(99),
+                Value::Binary(std::sync::Arc::new(vec![100])),
+            ]),
         ]);
         assert_eq!(iolist_bytes(&v, "fromIolist:").unwrap(), b"abcd");
         assert!(iolist_bytes(&Value::list([Value::Int(256)]), "fromIolist:").is_err());
