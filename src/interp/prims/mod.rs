@@ -29,3 +29,6 @@ pub fn register_all(p: &mut Prims) {
     binary::register(p);
     symbol::register(p);
 }
+
+#[cfg(test)]
+mod stdlib_tests;
