@@ -213,9 +213,7 @@ pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
         None => ("", s.as_str()),
     };
     let len = sign.len() + digits.len();
-    let fill: String = std::iter::repeat(pad)
-        .take(width.saturating_sub(len))
-        .collect();
+    let fill: String = std::iter::repeat_n(pad, width.saturating_sub(len)).collect();
     Ok(Value::str(format!("{sign}{fill}{digits}")))
 }
 

@@ -253,8 +253,8 @@ mod tests {
         );
         let s = |r: Res| r.ok().and_then(|v| v.as_str().map(str::to_string));
         assert_eq!(
-            s(decimal_places_of(&Value::Float(3.14159), &Value::Int(2))).unwrap(),
-            "3.14"
+            s(decimal_places_of(&Value::Float(2.34567), &Value::Int(2))).unwrap(),
+            "2.35"
         );
         assert_eq!(
             s(decimal_places_of(&Value::Int(5), &Value::Int(2))).unwrap(),
