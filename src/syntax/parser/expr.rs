@@ -70,6 +70,10 @@ impl<'s> Parser<'s> {
         if k == Tok::Eof || k.is_close() || self.tok().first() {
             return;
         }
+        // `!` (a cast) also separates statements.
+        if self.pos > 0 && self.toks[self.pos - 1].kind == Tok::Bang {
+            return;
+        }
         self.unexpected_in_statement();
         self.sync_stmt(col, true);
     }
@@ -192,13 +196,6 @@ impl<'s> Parser<'s> {
             let span = e.span.to(bang.span());
             return match e.kind {
                 ExprKind::Send { .. } | ExprKind::Cascade { .. } => {
-                    // `a foo! b` is not a statement end.
-                    if !matches!(self.peek(), Tok::Eof | Tok::Dot)
-                        && !self.peek().is_close()
-                        && !self.tok().first()
-                    {
-                        self.unexpected_in_statement();
-                    }
                     Ok(Stmt {
                         kind: StmtKind::Cast(e),
                         span,
