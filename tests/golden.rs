@@ -79,24 +79,33 @@ fn main() {
     files.sort();
     let mut trials = Vec::new();
     for rel in &files {
-        let Some(rule) = RULES.iter().find(|r| rel.starts_with(r.prefix)) else { continue };
+        let Some(rule) = RULES.iter().find(|r| rel.starts_with(r.prefix)) else {
+            continue;
+        };
         if let Some(ext) = rule.exts.iter().find(|e| rel.ends_with(*e)) {
             let stem = rel[..rel.len() - ext.len()].to_string();
             let rel = rel.clone();
             let root = root.clone();
-            trials.push(Trial::test(rel.clone(), move || run_trial(rule, &root, &rel, &stem)));
+            trials.push(Trial::test(rel.clone(), move || {
+                run_trial(rule, &root, &rel, &stem)
+            }));
             continue;
         }
         // An expected file: its source must exist.
         if let Some((suffix, _)) = rule.expect.iter().find(|(s, _)| rel.ends_with(*s)) {
             let stem = rel[..rel.len() - suffix.len()].to_string();
-            let has_source = rule.exts.iter().any(|e| root.join(format!("{stem}{e}")).exists());
+            let has_source = rule
+                .exts
+                .iter()
+                .any(|e| root.join(format!("{stem}{e}")).exists());
             if !has_source {
                 let msg = format!(
                     "{rel} is an expected-output file without a source ({stem}{})",
                     rule.exts[0]
                 );
-                trials.push(Trial::test(format!("orphan: {rel}"), move || Err(Failed::from(msg))));
+                trials.push(Trial::test(format!("orphan: {rel}"), move || {
+                    Err(Failed::from(msg))
+                }));
             }
         }
     }
@@ -104,7 +113,9 @@ fn main() {
 }
 
 fn walk(dir: &Path, root: &Path, out: &mut Vec<String>) {
-    let Ok(rd) = std::fs::read_dir(dir) else { return };
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
     for e in rd.flatten() {
         let p = e.path();
         if p.is_dir() {
@@ -159,7 +170,11 @@ fn run_bt(root: &Path, args: &[String], timeout: u64) -> Result<Output, String> 
     };
     let stdout = String::from_utf8_lossy(&t1.join().unwrap_or_default()).into_owned();
     let stderr = String::from_utf8_lossy(&t2.join().unwrap_or_default()).into_owned();
-    Ok(Output { stdout, stderr, status: status.code() })
+    Ok(Output {
+        stdout,
+        stderr,
+        status: status.code(),
+    })
 }
 
 fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Failed> {
@@ -186,7 +201,10 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
         let expected = std::fs::read_to_string(&path).unwrap_or_default();
         if &expected != actual {
             let name = format!("{stem}{suffix}");
-            problems.push(format!("{name} differs (- expected, + actual):\n{}", diff(&expected, actual)));
+            problems.push(format!(
+                "{name} differs (- expected, + actual):\n{}",
+                diff(&expected, actual)
+            ));
         }
     }
     if let Some(code) = rule.exit {
@@ -200,7 +218,10 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
     if problems.is_empty() {
         Ok(())
     } else {
-        problems.push(format!("command: bt {}\n(BLESS=1 rewrites the expected files)", args.join(" ")));
+        problems.push(format!(
+            "command: bt {}\n(BLESS=1 rewrites the expected files)",
+            args.join(" ")
+        ));
         Err(problems.join("\n").into())
     }
 }
@@ -216,7 +237,11 @@ fn diff(a: &str, b: &str) -> String {
     let mut l = vec![vec![0u32; m + 1]; n + 1];
     for i in (0..n).rev() {
         for j in (0..m).rev() {
-            l[i][j] = if x[i] == y[j] { l[i + 1][j + 1] + 1 } else { l[i + 1][j].max(l[i][j + 1]) };
+            l[i][j] = if x[i] == y[j] {
+                l[i + 1][j + 1] + 1
+            } else {
+                l[i + 1][j].max(l[i][j + 1])
+            };
         }
     }
     let (mut i, mut j) = (0, 0);
