@@ -14,7 +14,7 @@ use crate::interp::value::{Sym, Value};
 use crate::runtime::clock::{TimerRef, Timers};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    deliver_exit, enqueue, fire_monitor, push_signal, Behaviour, Body, Envelope, Monitor,
+    deliver_exit, enqueue, fire_monitor, push_signal, Behaviour, Body, Envelope, ExitHook, Monitor,
     MonitorAction, ProcRef, Sched,
 };
 use crate::runtime::sched::{Shared, Worker};
@@ -278,7 +278,7 @@ impl RtHandle {
 
     /// Spawns an actor with options (a name makes spawn-and-register atomic).
     pub fn spawn_opts(&self, b: Box<dyn Behaviour>, opts: SpawnOpts) -> Result<ProcRef, NameError> {
-        self.0.spawn_proc(Body::Actor(b), opts)
+        self.0.spawn_proc(Body::Actor(b), opts, None)
     }
 
     /// Runs `f` once in a new process (the main program, a REPL line, a callback); the
@@ -311,26 +311,13 @@ impl RtHandle {
             *s2.lock() = Some(v);
         }));
         let opts = SpawnOpts { name: None, ..opts };
-        let proc = match self.0.spawn_proc(body, opts) {
+        let hook: ExitHook = Box::new(move |sh: &Shared, r: &ExitReason| {
+            d2.complete(sh, Err(CallError::Exiting(r.clone())));
+        });
+        let proc = match self.0.spawn_proc(body, opts, Some(hook)) {
             Ok(p) => p,
             Err(_) => unreachable!("spawn without a name cannot fail"),
         };
-        let hooked = {
-            let mut g = proc.0.inner.lock();
-            if g.reason.is_none() {
-                g.extra()
-                    .exit_hooks
-                    .push(Box::new(move |sh: &Shared, r: &ExitReason| {
-                        d2.complete(sh, Err(CallError::Exiting(r.clone())));
-                    }));
-                true
-            } else {
-                false
-            }
-        };
-        if !hooked {
-            done.complete(&self.0, Err(CallError::Exiting(ExitReason::Shutdown)));
-        }
         TaskHandle {
             proc,
             slot,

@@ -32,7 +32,7 @@ use crate::runtime::api::{Config, RtHandle, SpawnOpts};
 use crate::runtime::clock::{Clock, Timers};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    finish, run_body, Body, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
+    finish, run_body, Body, ExitHook, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
 };
 use crate::runtime::stack::PooledStack;
 use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
@@ -188,7 +188,13 @@ impl Shared {
     }
 
     /// Creates a process (the one place pids are numbered).
-    pub fn spawn_proc(&self, body: Body, opts: SpawnOpts) -> Result<ProcRef, NameError> {
+    /// `hook` runs when the process exits (installed before it can run).
+    pub fn spawn_proc(
+        &self,
+        body: Body,
+        opts: SpawnOpts,
+        hook: Option<ExitHook>,
+    ) -> Result<ProcRef, NameError> {
         if let Some(n) = opts.name {
             if n.as_str().starts_with("bt_") && !opts.service {
                 return Err(NameError::Reserved);
@@ -212,10 +218,11 @@ impl Shared {
             number,
             service: opts.service,
         };
-        let extra = (opts.trap_exits || opts.link.is_some()).then(|| {
+        let extra = (opts.trap_exits || opts.link.is_some() || hook.is_some()).then(|| {
             Box::new(Extras {
                 trap_exits: opts.trap_exits,
                 links: opts.link.iter().cloned().collect(),
+                exit_hooks: hook.into_iter().collect(),
                 ..Default::default()
             })
         });
@@ -274,7 +281,7 @@ impl Shared {
             label,
             ..SpawnOpts::default()
         };
-        let _ = self.spawn_proc(Body::Task(f), opts);
+        let _ = self.spawn_proc(Body::Task(f), opts, None);
     }
 }
 
