@@ -14,7 +14,7 @@
 //! * `alias Name = Type`.
 
 pub const TABLE: &str = r#"
-class ProtoObject < - object complete
+class ProtoObject < - object complete classcomplete
 i == /= =:= =/= class doesNotUnderstand:args: perform:withArguments: perform:withArguments:timeout: performLocally:withArguments:
 s i == Object -> Boolean
 s i /= Object -> Boolean

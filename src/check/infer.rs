@@ -265,7 +265,7 @@ impl<'a> Walker<'a> {
                                     e.span,
                                 )
                                 .with_label(format!("this is {}", t.widened()))
-                                .with_hint(format!("change the return type or answer a {declared}")),
+                                .with_hint(format!("change the return type, or answer {}", a_an(&declared.to_string()))),
                             );
                         }
                     }
@@ -440,16 +440,10 @@ impl<'a> Walker<'a> {
                 }
             }
             ExprKind::TupleLit(items) => {
+                // E0102 is reported by the parser.
                 for i in items {
                     self.expr(i);
                 }
-                self.push(
-                    Diagnostic::error("E0102", "Tuple literal used as an expression", e.span)
-                        .with_label("`{…}` is only a pattern")
-                        .with_hint(
-                            "build a tuple with `Tuple withAll: #(…)`, or use a List `#(…)`",
-                        ),
-                );
                 Ty::Dynamic
             }
             ExprKind::Match {
@@ -609,7 +603,7 @@ impl<'a> Walker<'a> {
                 value.span,
             )
             .with_label(format!("this is {}", vt.widened()))
-            .with_hint(format!("assign a {declared}, or change the declared type")),
+            .with_hint(format!("assign {}, or change the declared type", a_an(&declared.to_string()))),
         );
     }
 
@@ -935,6 +929,12 @@ fn item_span(item: &ast::Item) -> Span {
         ast::Item::TypeAlias(a) => a.span,
         ast::Item::Stmt(s) => s.span,
     }
+}
+
+/// "an Integer", "a String".
+pub fn a_an(noun: &str) -> String {
+    let vowel = noun.chars().next().is_some_and(|c| "AEIOUaeiou".contains(c));
+    format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
 /// A literal (for the "(literal TEXT)" suffix).

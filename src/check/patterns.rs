@@ -103,7 +103,7 @@ impl<'a> Walker<'a> {
                         head,
                     )
                     .with_label("arms do not cover every value")
-                    .with_hint("add the missing arms, or a final `_ -> …` arm"),
+                    .with_hint("add the missing arms or a final `_ -> …` arm (both Result variants, `x :: True` with `x :: False`, and `nil` with a type arm also count)"),
                 );
             }
         } else {
@@ -213,10 +213,11 @@ impl<'a> Walker<'a> {
             if classes.contains(&"True") && classes.contains(&"False") {
                 return None;
             }
-            return Some(format!(
-                "the receiver's type is {}; add `_ -> …` (or cover both Result variants, or `x :: True` and `x :: False`)",
-                if rt.is_dynamic() { "not known statically".to_string() } else { rt.to_string() }
-            ));
+            return Some(if rt.is_dynamic() {
+                "the receiver's type is not known statically".to_string()
+            } else {
+                format!("the receiver's type is {rt}")
+            });
         }
         let mut missing = Vec::new();
         for m in rt.members() {

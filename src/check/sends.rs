@@ -390,7 +390,7 @@ impl<'a> Walker<'a> {
                 s.selector,
                 self.shown_type(at, arg)
             );
-            let hint = if class == "ProcessNavigation" && s.selector.starts_with("from:") {
+            let hint = if class == "ProcessNavigation" && s.selector.starts_with("from:") && i == 0 {
                 "pass a live supervisor handle (e.g. `(App supervise) unwrap`) or a Pid (`handle pid`); anything else answers `Result error:` with kind type_error".to_string()
             } else {
                 format!(
@@ -468,7 +468,7 @@ impl<'a> Walker<'a> {
                                 v.span,
                             )
                             .with_label(format!("expected {st}"))
-                            .with_hint(format!("pass a {st} for #{key}")),
+                            .with_hint(format!("pass {} for #{key}", super::infer::a_an(&st.to_string()))),
                         );
                     }
                 }
