@@ -32,6 +32,11 @@ pub fn register(p: &mut Prims) {
     p.add(c, "valuesDo:", values_do);
     p.add(c, "associations", associations);
     p.add(c, "stream", no_stream);
+    p.add(c, "at:ifPresent:ifAbsent:", at_if_present_if_absent);
+    p.add(c, "associationsDo:", associations_do);
+    p.add(c, "removeKey:ifAbsent:", remove_key_if_absent);
+    p.add(c, "keyAtValue:", key_at_value);
+    p.add(c, "keyAtValue:ifAbsent:", key_at_value_if_absent);
 }
 
 fn map_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Map>, Unwind> {
@@ -237,6 +242,58 @@ fn associations(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
             .map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()]))
             .collect(),
     )))
+}
+
+fn at_if_present_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let m = map_of(ctx, "at:ifPresent:ifAbsent:", recv)?;
+    match m.get(&Key(arg(args, 0).clone())) {
+        Some(v) => {
+            let v = v.clone();
+            ctx.call_block(arg(args, 1), &[v])
+        }
+        None => ctx.call_block(arg(args, 2), &[]),
+    }
+}
+
+/// `associationsDo: [:pair | …]` with `{key, value}` Tuples.
+fn associations_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let m = map_of(ctx, "associationsDo:", recv)?.clone();
+    let block = arg(args, 0);
+    for (k, v) in m.iter() {
+        ctx.tick()?;
+        ctx.call_block(block, &[Value::tuple(vec![k.0.clone(), v.clone()])])?;
+    }
+    Ok(Value::Nil)
+}
+
+/// `removeKey: k ifAbsent: aBlock`: the Dictionary without `k`, or the block's value.
+fn remove_key_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let m = map_of(ctx, "removeKey:ifAbsent:", recv)?;
+    if m.contains_key(&Key(arg(args, 0).clone())) {
+        remove_key(ctx, recv, args)
+    } else {
+        ctx.call_block(arg(args, 1), &[])
+    }
+}
+
+fn find_key(m: &Map, x: &Value) -> Option<Value> {
+    m.iter()
+        .find(|(_, v)| crate::interp::order::strict_eq(v, x))
+        .map(|(k, _)| k.0.clone())
+}
+
+/// `keyAtValue: v`: the first key (in key order) whose value is `=:=` v, or nil.
+fn key_at_value(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let m = map_of(ctx, "keyAtValue:", recv)?;
+    Ok(find_key(m, arg(args, 0)).unwrap_or(Value::Nil))
+}
+
+fn key_at_value_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let m = map_of(ctx, "keyAtValue:ifAbsent:", recv)?;
+    match find_key(m, arg(args, 0)) {
+        Some(k) => Ok(k),
+        None => ctx.call_block(arg(args, 1), &[]),
+    }
 }
 
 fn no_stream(ctx: &mut Ctx, _: &Value, _: &[Value]) -> EvalResult {

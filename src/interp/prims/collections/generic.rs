@@ -49,6 +49,12 @@ pub fn register(p: &mut Prims) {
         p.add(c, "anyOne", any_one);
         p.add(c, "eachWithIndex:", each_with_index);
         p.add(c, "doWithIndex:", each_with_index);
+        p.add(c, "withIndexDo:", each_with_index);
+        p.add(c, "contains:", any_satisfy);
+        p.add(c, "isEmptyOrNil", is_empty);
+        p.add(c, "occurrencesOf:", occurrences_of);
+        p.add(c, "detectMax:", detect_max);
+        p.add(c, "detectMin:", detect_min);
         p.add(c, "do:separatedBy:", do_separated_by);
         p.add(c, "asList", as_list);
         p.add(c, "asArray", as_array);
@@ -177,6 +183,13 @@ fn inject_into(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
     Ok(Value::bool(items(ctx, recv)?.any(|e| strict_eq(&e, x))))
+}
+
+fn occurrences_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let x = arg(args, 0);
+    Ok(Value::Int(
+        items(ctx, recv)?.filter(|e| strict_eq(e, x)).count() as i64,
+    ))
 }
 
 fn any_satisfy(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
@@ -308,6 +321,40 @@ fn extreme(ctx: &mut Ctx, recv: &Value, want_max: bool) -> EvalResult {
         });
     }
     best.ok_or_else(|| empty_err(ctx, &class_name(ctx, recv)))
+}
+
+/// `detectMax:` / `detectMin:`: the element whose key (the block's answer) is largest /
+/// smallest; nil when empty.
+fn detect_extreme(ctx: &mut Ctx, recv: &Value, block: &Value, want_max: bool) -> EvalResult {
+    let mut best: Option<(Value, Value)> = None;
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        let k = ctx.call_block(block, std::slice::from_ref(&e))?;
+        best = Some(match best {
+            None => (e, k),
+            Some((be, bk)) => {
+                let better = if want_max {
+                    before(ctx, &bk, &k)?
+                } else {
+                    before(ctx, &k, &bk)?
+                };
+                if better {
+                    (e, k)
+                } else {
+                    (be, bk)
+                }
+            }
+        });
+    }
+    Ok(best.map(|b| b.0).unwrap_or(Value::Nil))
+}
+
+fn detect_max(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    detect_extreme(ctx, recv, arg(args, 0), true)
+}
+
+fn detect_min(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    detect_extreme(ctx, recv, arg(args, 0), false)
 }
 
 fn max(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {

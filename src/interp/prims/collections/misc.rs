@@ -26,6 +26,9 @@ pub fn register(p: &mut Prims) {
     p.add(c, "unwrap", unwrap);
     p.add(c, "unwrapOr:", unwrap_or);
     p.add(c, "unwrapOrElse:", unwrap_or_else);
+    p.add(c, "first", tuple_first);
+    p.add(c, "second", tuple_second);
+    p.add(c, "third", tuple_third);
 }
 
 fn queue_new(_: &mut Ctx, _: &Value, _: &[Value]) -> EvalResult {
@@ -98,6 +101,27 @@ fn tuple_at(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let t = tuple_of(ctx, "at:", recv)?;
     let i = index_arg(ctx, "at:", "Tuple", arg(args, 0), t.len(), false)?;
     Ok(t[i].clone())
+}
+
+fn tuple_nth(ctx: &mut Ctx, recv: &Value, sel: &str, k: usize) -> EvalResult {
+    let t = tuple_of(ctx, sel, recv)?;
+    match t.get(k) {
+        Some(x) => Ok(x.clone()),
+        None if t.is_empty() => Err(super::empty_err(ctx, "Tuple")),
+        None => Err(super::oob_err(ctx, k + 1, t.len())),
+    }
+}
+
+fn tuple_first(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    tuple_nth(ctx, recv, "first", 0)
+}
+
+fn tuple_second(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    tuple_nth(ctx, recv, "second", 1)
+}
+
+fn tuple_third(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    tuple_nth(ctx, recv, "third", 2)
 }
 
 fn tuple_at_random(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {

@@ -65,6 +65,20 @@ pub fn register(p: &mut Prims) {
         p.add(c, "atRandom", at_random);
         p.add(c, "join", join);
         p.add(c, "join:", join_with);
+        p.add(c, "sorted", sort);
+        p.add(c, "sorted:", sort_by);
+        p.add(c, "sortBy:", sort_by);
+        p.add(c, "addLast:", add);
+        p.add(c, "copyWith:", add);
+        p.add(c, "copyWithout:", copy_without);
+        p.add(c, "remove:", remove);
+        p.add(c, "head", first);
+        p.add(c, "tail", rest);
+        p.add(c, "second", second);
+        p.add(c, "third", third);
+        p.add(c, "indexOf:ifAbsent:", index_of_if_absent);
+        p.add(c, "with:collect:", with_collect);
+        p.add(c, "collectWithIndex:", collect_with_index);
     }
     p.add("Array", "at:put:", at_put);
 }
@@ -219,15 +233,102 @@ fn sort(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     Ok(same_kind(recv, sorted.into_iter().collect()))
 }
 
+/// `sort: [:a :b | …]` (true when `a` may precede `b`; stable). A one-parameter block is a
+/// sort key (`sortBy: [:p | p age]`): elements are ordered by their keys as `sort` orders.
 fn sort_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "sort:", recv)?;
     let block = arg(args, 0);
+    if super::block_arity(ctx, block)? == 1 {
+        let mut keyed = Vec::with_capacity(v.len());
+        for e in v.iter() {
+            ctx.tick()?;
+            keyed.push((ctx.call_block(block, std::slice::from_ref(e))?, e.clone()));
+        }
+        let sorted = merge_sort(keyed, |a, b| {
+            ctx.tick()?;
+            precedes(ctx, &a.0, &b.0)
+        })?;
+        return Ok(same_kind(recv, sorted.into_iter().map(|p| p.1).collect()));
+    }
     let sorted = merge_sort(v.iter().cloned().collect(), |a, b| {
         ctx.tick()?;
         let r = ctx.call_block(block, &[a.clone(), b.clone()])?;
         truth(ctx, "sort:", &r)
     })?;
     Ok(same_kind(recv, sorted.into_iter().collect()))
+}
+
+fn nth(ctx: &mut Ctx, recv: &Value, sel: &str, k: usize) -> EvalResult {
+    let v = vec_of(ctx, sel, recv)?;
+    match v.get(k) {
+        Some(x) => Ok(x.clone()),
+        None if v.is_empty() => Err(empty_err(ctx, kind_name(recv))),
+        None => Err(oob_err(ctx, k + 1, v.len())),
+    }
+}
+
+fn second(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    nth(ctx, recv, "second", 1)
+}
+
+fn third(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    nth(ctx, recv, "third", 2)
+}
+
+fn index_of_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    match index_of(ctx, recv, args)? {
+        Value::Nil => ctx.call_block(arg(args, 1), &[]),
+        i => Ok(i),
+    }
+}
+
+/// `copyWithout: x`: every element not `=:=` x.
+fn copy_without(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "copyWithout:", recv)?;
+    let x = arg(args, 0);
+    Ok(same_kind(
+        recv,
+        v.iter().filter(|e| !strict_eq(e, x)).cloned().collect(),
+    ))
+}
+
+/// `remove: x`: without the first element `=:=` x (unchanged when absent).
+fn remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "remove:", recv)?;
+    let x = arg(args, 0);
+    match v.iter().position(|e| strict_eq(e, x)) {
+        Some(i) => {
+            let mut out = (**v).clone();
+            out.remove(i);
+            Ok(same_kind(recv, out))
+        }
+        None => Ok(recv.clone()),
+    }
+}
+
+/// `with: other collect: [:a :b | …]` over the common length.
+fn with_collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "with:collect:", recv)?;
+    let other = elems_arg(ctx, "with:collect:", arg(args, 0))?;
+    let block = arg(args, 1);
+    let mut out = Vector::new();
+    for (a, b) in v.iter().zip(other) {
+        ctx.tick()?;
+        out.push_back(ctx.call_block(block, &[a.clone(), b])?);
+    }
+    Ok(same_kind(recv, out))
+}
+
+/// `collectWithIndex: [:e :i | …]`.
+fn collect_with_index(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "collectWithIndex:", recv)?;
+    let block = arg(args, 0);
+    let mut out = Vector::new();
+    for (i, e) in v.iter().enumerate() {
+        ctx.tick()?;
+        out.push_back(ctx.call_block(block, &[e.clone(), Value::Int(i as i64 + 1)])?);
+    }
+    Ok(same_kind(recv, out))
 }
 
 fn reversed(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {

@@ -23,6 +23,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "difference:", difference);
     p.add(c, "isSubsetOf:", is_subset_of);
     p.add(c, "stream", stream_p);
+    p.add(c, "addAll:", union);
+    p.add(c, "remove:ifAbsent:", set_remove_if_absent);
     let c = "Bag";
     p.add_class(c, "new", bag_new);
     p.add_class(c, "new:", bag_with_all);
@@ -117,6 +119,15 @@ fn set_add(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn set_remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     on_copy(set_remove_in_place, ctx, recv, args)
+}
+
+fn set_remove_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let s = set_of(ctx, "remove:ifAbsent:", recv)?;
+    if s.contains(&Key(arg(args, 0).clone())) {
+        set_remove(ctx, recv, args)
+    } else {
+        ctx.call_block(arg(args, 1), &[])
+    }
 }
 
 fn union(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
