@@ -347,3 +347,65 @@ impl Species {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::syntax::{parse_with, Options};
+
+    /// The stdlib files of the collection classes parse, and every `@primitive` they declare
+    /// is registered (so a declaration cannot drift from the Rust table).
+    #[test]
+    fn stdlib_collection_files_parse_and_bind() {
+        let files = [
+            ("Collection", include_str!("../../../stdlib/Collection.bt")),
+            ("List", include_str!("../../../stdlib/List.bt")),
+            ("Array", include_str!("../../../stdlib/Array.bt")),
+            ("Dictionary", include_str!("../../../stdlib/Dictionary.bt")),
+            ("Set", include_str!("../../../stdlib/Set.bt")),
+            ("Bag", include_str!("../../../stdlib/Bag.bt")),
+            ("Queue", include_str!("../../../stdlib/Queue.bt")),
+            ("Tuple", include_str!("../../../stdlib/Tuple.bt")),
+            ("Interval", include_str!("../../../stdlib/Interval.bt")),
+            ("Stream", include_str!("../../../stdlib/Stream.bt")),
+        ];
+        let mut prims = crate::interp::eval::Prims::default();
+        super::register(&mut prims);
+        for (class, src) in files {
+            let (module, diags) = parse_with(
+                src,
+                Options {
+                    allow_primitives: true,
+                },
+            );
+            let errors: Vec<_> = diags.iter().map(|d| d.message.clone()).collect();
+            assert!(errors.is_empty(), "{class}.bt: {errors:?}");
+            let mut n = 0;
+            for item in &module.items {
+                let crate::syntax::ast::Item::Class(c) = item else {
+                    continue;
+                };
+                assert_eq!(c.name.name, class);
+                for m in &c.members {
+                    let crate::syntax::ast::Member::Method(m) = m else {
+                        continue;
+                    };
+                    n += 1;
+                    if m.primitive.is_none() {
+                        continue;
+                    }
+                    let table = if m.class_side {
+                        &prims.class_side
+                    } else {
+                        &prims.instance
+                    };
+                    assert!(
+                        table.contains_key(&(class, m.selector.as_str())),
+                        "{class}>>{} is declared @primitive but not registered",
+                        m.selector
+                    );
+                }
+            }
+            assert!(n > 0, "{class}.bt declares no methods");
+        }
+    }
+}
