@@ -1,13 +1,14 @@
 //! Primitive tables: Rust functions bound to stdlib selectors, one module per class family.
 //!
 //! Each module exposes `pub fn register(p: &mut Prims)`; [`register_all`] calls them all.
-//! (Created by the numbers/text engineer; interp-core owns this file and may reshape it.)
+//! (interp-core owns this file and may reshape it.)
 
 use crate::interp::eval::Prims;
 
 pub mod binary;
 pub mod character;
 pub mod codec;
+pub mod collections;
 pub mod fault;
 pub mod float;
 pub mod integer;
@@ -28,6 +29,7 @@ pub fn register_all(p: &mut Prims) {
     string_regex::register(p);
     binary::register(p);
     symbol::register(p);
+    collections::register(p);
 }
 
 #[cfg(test)]
