@@ -92,6 +92,7 @@ unary_prim! {
     acos => |r| num::float_fn(r, f64::acos);
     atan => |r| num::float_fn(r, f64::atan);
     print_string => |r: &Value| Ok(Value::str(num::int_string(r)));
+    itself => |r: &Value| Ok(r.clone());
 }
 
 fn atan2_of(y: &Value, x: &Value) -> Res {
@@ -183,6 +184,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "mod:", modulo);
     p.add(c, "div:", quo);
     p.add(c, "quo:", quo);
+    p.add(c, "\\\\", modulo);
+    p.add(c, "value", itself);
     p.add(c, "**", pow);
     p.add(c, "raisedTo:", pow);
     p.add(c, "<", lt);
