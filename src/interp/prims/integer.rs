@@ -322,7 +322,11 @@ pub fn classify(v: &Value, test: fn(char) -> bool) -> Value {
 pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
     let pad = code_point_char(pad)
         .ok_or_else(|| Fault::expected("printPaddedWith:to:", "a Character", pad))?;
-    let width = int_arg("printPaddedWith:to:", width)?.max(0) as usize;
+    let width = int_arg("printPaddedWith:to:", width)?;
+    if width > crate::interp::prims::text::MAX_STRING_BYTES {
+        return Err(crate::interp::prims::text::too_long());
+    }
+    let width = width.max(0) as usize;
     int("printPaddedWith:to:", a)?;
     let s = num::int_string(a);
     let (sign, digits) = match s.strip_prefix('-') {
