@@ -105,6 +105,9 @@ fn concat_strings(r: &Value, a: &Value) -> Res {
     let s = recv(r)?;
     match a {
         Value::Str(t) => {
+            if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
+                return Err(text::too_long());
+            }
             let mut out = String::with_capacity(s.len() + t.len());
             out.push_str(s);
             out.push_str(t);
@@ -228,9 +231,11 @@ binary_prim! {
     join => join_list;
     byte_at_p => |r, i| byte_at(recv(r)?.as_bytes(), i);
     concat_bytes => |r, a| {
-        let mut out = recv(r)?.as_bytes().to_vec();
-        out.extend_from_slice(bytes_arg("concat:", a)?);
-        Ok(bytes_value(out))
+        let (s, t) = (recv(r)?.as_bytes(), bytes_arg("concat:", a)?);
+        if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
+            return Err(text::too_long());
+        }
+        Ok(bytes_value([s, t].concat()))
     };
 }
 
