@@ -33,3 +33,5 @@ pub mod value;
 pub mod vm;
 
 pub use vm::{BtError, LoadReport, Vm, VmOptions};
+#[cfg(test)]
+mod tests;

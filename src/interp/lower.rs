@@ -927,11 +927,8 @@ impl Lowerer {
                 };
                 Some(if_node(self, kind))
             }
-            "ifTrue:ifFalse:" | "ifFalse:ifTrue:"
-                if lit_block(&args[0], z).is_some() && lit_block(&args[1], z).is_some() =>
-            {
-                let kind = if selector == "ifTrue:ifFalse:" { IfKind::IfTrueIfFalse } else { IfKind::IfFalseIfTrue };
-                Some(if_node(self, kind))
+            "ifTrue:ifFalse:" if lit_block(&args[0], z).is_some() && lit_block(&args[1], z).is_some() => {
+                Some(if_node(self, IfKind::IfTrueIfFalse))
             }
             "ifNil:" if lit_block(&args[0], z).is_some() => {
                 let recv = self.expr(receiver);
@@ -1033,7 +1030,7 @@ fn strip_tail_return(n: &mut Node) {
                 strip_tail_return(last);
             }
         }
-        Node::If(i) if matches!(i.kind, IfKind::IfTrueIfFalse | IfKind::IfFalseIfTrue) => {
+        Node::If(i) if i.kind == IfKind::IfTrueIfFalse => {
             strip_tail_return(&mut i.a);
             strip_tail_return(&mut i.b);
         }

@@ -117,7 +117,6 @@ pub enum IfKind {
     IfTrue,
     IfFalse,
     IfTrueIfFalse,
-    IfFalseIfTrue,
     And,
     Or,
 }

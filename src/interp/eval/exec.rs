@@ -246,8 +246,6 @@ impl Ctx {
                     (IfKind::IfFalse, Value::True) => Ok(Value::True),
                     (IfKind::IfTrueIfFalse, Value::True) => self.exec(&n.a, f),
                     (IfKind::IfTrueIfFalse, Value::False) => self.exec(&n.b, f),
-                    (IfKind::IfFalseIfTrue, Value::False) => self.exec(&n.a, f),
-                    (IfKind::IfFalseIfTrue, Value::True) => self.exec(&n.b, f),
                     (IfKind::And, Value::True) => self.exec(&n.a, f),
                     (IfKind::And, Value::False) => Ok(Value::False),
                     (IfKind::Or, Value::True) => Ok(Value::True),

@@ -146,7 +146,7 @@ impl Ctx {
             Method::Constructor => match recv {
                 Value::Class(c) => {
                     let c = c.clone();
-                    self.construct(&c, args)
+                    self.construct(&c, sel, args)
                 }
                 _ => Err(self.err("runtime_error", "constructor sent to a non-class")),
             },
@@ -413,15 +413,27 @@ impl Ctx {
         Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
     }
 
-    /// The keyword constructor: all fields in order.
-    fn construct(&mut self, c: &ClassRef, args: &[Value]) -> EvalResult {
+    /// The keyword constructor (`Point x: 1 y: 2`): the named fields, in declaration order;
+    /// a subclass using an inherited constructor gets its other fields' defaults.
+    fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> EvalResult {
         if c.is_abstract {
-            return Err(self.err("instantiation_error", format!("{} is abstract and cannot be instantiated", c.name)));
+            return Err(self.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)));
         }
-        Ok(Value::Object(Arc::new(Instance {
-            class: c.clone(),
-            fields: args.to_vec().into_boxed_slice(),
-        })))
+        let s = sel.as_str();
+        let all_fields = args.len() == c.field_names.len()
+            && s.split(':').zip(c.field_names.iter()).all(|(k, f)| k == f.as_str());
+        if all_fields {
+            return Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: args.to_vec().into_boxed_slice() })));
+        }
+        let base = self.instantiate(c)?;
+        let Value::Object(inst) = base else { return Ok(base) };
+        let mut fields = inst.fields.to_vec();
+        for (k, v) in s.split(':').filter(|k| !k.is_empty()).zip(args) {
+            if let Some(i) = c.field_index(Sym::new(k)) {
+                fields[i] = v.clone();
+            }
+        }
+        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
     }
 
     /// Runs a parameterless function body (field default, classState default, top-level
@@ -458,7 +470,21 @@ impl Ctx {
         self.acts.push(Activation { home, class: Sym::new("UndefinedObject"), sel: Sym::new("doIt"), class_side: false });
         let recv = Value::Nil;
         let f = Frame { recv: &recv, base, cbase, upvals: &[], home, mclass: None, mside: false };
-        let r = self.exec(&code.body, &f);
+        // Statement by statement: a top-level `^` ends only its own statement (2.8).
+        let stmts: &[crate::interp::eval::code::Node] = match &code.body {
+            crate::interp::eval::code::Node::Seq(v) => v,
+            other => std::slice::from_ref(other),
+        };
+        let mut r = Ok(Value::Nil);
+        for s in stmts {
+            r = match self.exec(s, &f) {
+                Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+                other => other,
+            };
+            if r.is_err() {
+                break;
+            }
+        }
         self.acts.pop();
         self.pop_frame(base, cbase);
         self.depth -= 1;

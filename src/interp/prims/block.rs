@@ -133,6 +133,11 @@ fn handles(ctx: &Ctx, filter: &Value, exc: &Value) -> Result<bool, Unwind> {
 }
 
 fn on_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let Value::Block(b) = r {
+        if b.arity() != 0 {
+            return ctx.call_block(r, &[]);
+        }
+    }
     match ctx.call_block(r, &[]) {
         Err(Unwind::Error(exc)) => {
             if !handles(ctx, &a[0], &exc)? || !is_exception(&ctx.prog, &exc) && !a[0].is_nil() {
