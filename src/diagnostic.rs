@@ -82,7 +82,10 @@ impl Diagnostic {
         message: impl Into<String>,
         span: Span,
     ) -> Diagnostic {
-        Diagnostic { severity: Severity::Hint, ..Diagnostic::warning(code, category, message, span) }
+        Diagnostic {
+            severity: Severity::Hint,
+            ..Diagnostic::warning(code, category, message, span)
+        }
     }
     pub fn with_hint(mut self, hint: impl Into<String>) -> Diagnostic {
         self.hint = Some(hint.into());
@@ -93,7 +96,10 @@ impl Diagnostic {
         self
     }
     pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.secondary.push(Label { span, message: message.into() });
+        self.secondary.push(Label {
+            span,
+            message: message.into(),
+        });
         self
     }
     pub fn is_error(&self) -> bool {
@@ -146,7 +152,11 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
     sorted.sort_by_key(|d| (d.span.start, d.span.end));
     for d in sorted {
         let (line, col) = line_col(src, d.span.start);
-        out.push_str(&format!("{file}:{line}:{col}: {}: {}\n", d.severity.as_str(), d.message));
+        out.push_str(&format!(
+            "{file}:{line}:{col}: {}: {}\n",
+            d.severity.as_str(),
+            d.message
+        ));
         let kind = match d.severity {
             Severity::Error => ReportKind::Error,
             Severity::Warning => ReportKind::Warning,
@@ -157,7 +167,11 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
             let b = (s.end as usize).min(src.len()).max(a);
             a..b
         };
-        let label_text = if d.label.is_empty() { d.message.clone() } else { d.label.clone() };
+        let label_text = if d.label.is_empty() {
+            d.message.clone()
+        } else {
+            d.label.clone()
+        };
         let mut report = Report::build(kind, file, clamp(d.span).start)
             .with_config(
                 Config::default()

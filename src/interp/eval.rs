@@ -55,7 +55,12 @@ impl Ctx {
     pub fn err(&self, _kind: &str, _msg: impl Into<String>) -> Unwind {
         todo!()
     }
-    pub fn err_hint(&self, _kind: &str, _msg: impl Into<String>, _hint: impl Into<String>) -> Unwind {
+    pub fn err_hint(
+        &self,
+        _kind: &str,
+        _msg: impl Into<String>,
+        _hint: impl Into<String>,
+    ) -> Unwind {
         todo!()
     }
     pub fn arith_err(&self) -> Unwind {

@@ -33,7 +33,10 @@ struct Interner {
 fn interner() -> &'static RwLock<Interner> {
     static I: OnceLock<RwLock<Interner>> = OnceLock::new();
     I.get_or_init(|| {
-        RwLock::new(Interner { map: std::collections::HashMap::new(), names: Vec::new() })
+        RwLock::new(Interner {
+            map: std::collections::HashMap::new(),
+            names: Vec::new(),
+        })
     })
 }
 

@@ -19,7 +19,12 @@ pub struct VmOptions {
 
 impl Default for VmOptions {
     fn default() -> Self {
-        VmOptions { max_depth: 10_000, deterministic_pids: true, privileged: true, check: true }
+        VmOptions {
+            max_depth: 10_000,
+            deterministic_pids: true,
+            privileged: true,
+            check: true,
+        }
     }
 }
 

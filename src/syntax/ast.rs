@@ -16,11 +16,17 @@ pub struct Span {
 
 impl Span {
     pub fn new(start: usize, end: usize) -> Span {
-        Span { start: start as u32, end: end as u32 }
+        Span {
+            start: start as u32,
+            end: end as u32,
+        }
     }
     /// The smallest span covering both.
     pub fn to(self, other: Span) -> Span {
-        Span { start: self.start.min(other.start), end: self.end.max(other.end) }
+        Span {
+            start: self.start.min(other.start),
+            end: self.end.max(other.end),
+        }
     }
     pub fn range(self) -> std::ops::Range<usize> {
         self.start as usize..self.end as usize
@@ -249,20 +255,41 @@ pub enum ExprKind {
     /// `self.name` (read).
     Field(String),
     /// `x := e`, `x :: T := e`.
-    Assign { name: Ident, ty: Option<TypeExpr>, value: Box<Expr> },
+    Assign {
+        name: Ident,
+        ty: Option<TypeExpr>,
+        value: Box<Expr>,
+    },
     /// `self.name := e`.
-    FieldAssign { name: Ident, value: Box<Expr> },
+    FieldAssign {
+        name: Ident,
+        value: Box<Expr>,
+    },
     /// `{a, b} := e`, `#[a, ...r] := e`, `#(a) := e`, `#{#k => v} := e`.
-    Destructure { pattern: Box<Pattern>, value: Box<Expr> },
+    Destructure {
+        pattern: Box<Pattern>,
+        value: Box<Expr>,
+    },
     /// Unary, binary or keyword send.
-    Send { receiver: Box<Expr>, selector: String, selector_span: Span, args: Vec<Expr> },
+    Send {
+        receiver: Box<Expr>,
+        selector: String,
+        selector_span: Span,
+        args: Vec<Expr>,
+    },
     /// `r m1; m2; m3`: `receiver` is the receiver of the first message; `parts[0]` is the first.
-    Cascade { receiver: Box<Expr>, parts: Vec<CascadePart> },
+    Cascade {
+        receiver: Box<Expr>,
+        parts: Vec<CascadePart>,
+    },
     Block(Box<Block>),
     /// `#(a, b)`.
     List(Vec<Expr>),
     /// `#(head | tail)`.
-    ListCons { head: Box<Expr>, tail: Box<Expr> },
+    ListCons {
+        head: Box<Expr>,
+        tail: Box<Expr>,
+    },
     /// `#[a, b]`.
     Array(Vec<Expr>),
     /// `#{k => v}`.
@@ -270,7 +297,11 @@ pub enum ExprKind {
     /// `{a, b}` used as an expression: kept so the checker can report E0102.
     TupleLit(Vec<Expr>),
     /// `e match: [arms]` / `e matchExhaustive: [arms]`.
-    Match { receiver: Box<Expr>, exhaustive: bool, arms: Vec<MatchArm> },
+    Match {
+        receiver: Box<Expr>,
+        exhaustive: bool,
+        arms: Vec<MatchArm>,
+    },
     /// `^ e` (statement position and match-arm bodies).
     Return(Box<Expr>),
     /// A syntax error was reported here.
@@ -306,13 +337,24 @@ pub enum Pattern {
     /// `x`
     Bind(Ident),
     /// `x :: Class` (`_ :: Class` binds nothing: name `_`).
-    Typed { name: Ident, ty: TypeExpr },
+    Typed {
+        name: Ident,
+        ty: TypeExpr,
+    },
     /// `{p1, p2}`
     Tuple(Vec<Pattern>, Span),
     /// `#[p1, p2, ...rest]`
-    Array { elems: Vec<Pattern>, rest: Option<Ident>, span: Span },
+    Array {
+        elems: Vec<Pattern>,
+        rest: Option<Ident>,
+        span: Span,
+    },
     /// `#(p1, p2, ...rest)`
-    List { elems: Vec<Pattern>, rest: Option<Ident>, span: Span },
+    List {
+        elems: Vec<Pattern>,
+        rest: Option<Ident>,
+        span: Span,
+    },
     /// `#{#k => p}` — keys are literal expressions.
     Dict(Vec<(Expr, Pattern)>, Span),
     /// `Result ok: p`
@@ -333,7 +375,10 @@ pub struct TypeExpr {
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeKind {
     /// `Integer`, `List(Integer)`, `Dictionary(K, V)`, `Block(A, R)`, `Nil`, `Dynamic`, `T`.
-    Named { name: String, args: Vec<TypeExpr> },
+    Named {
+        name: String,
+        args: Vec<TypeExpr>,
+    },
     /// `Self`
     SelfType,
     /// `Foo class`, `Self class`
