@@ -81,7 +81,8 @@ pub fn main(args: &[String]) -> i32 {
     let opts = match parse_args(args) {
         Ok(o) => o,
         Err(e) => {
-            eprintln!("bt test: {e}\n\n{USAGE}");
+            let synopsis: Vec<&str> = USAGE.lines().take(2).collect();
+            eprintln!("bt test: {e}\n{}\n(bt test --help explains each option)", synopsis.join("\n"));
             return 2;
         }
     };

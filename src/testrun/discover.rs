@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
-use super::split::{class_header, has_expectations};
+use super::split::has_expectations;
+use crate::syntax::ast::Item;
 
 /// How a file is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -148,9 +149,18 @@ pub fn at_loads(src: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
-/// Class headers `(superclass, name)` of a source, in order.
+/// Class definitions `(superclass, name)` of a source, in order (from the parser, which
+/// recovers from errors elsewhere in the file).
 pub fn class_headers(src: &str) -> Vec<(String, String)> {
-    src.lines().filter_map(class_header).collect()
+    let (module, _) = crate::syntax::parse(src);
+    module
+        .items
+        .iter()
+        .filter_map(|item| match item {
+            Item::Class(c) => Some((c.superclass.name.clone(), c.name.name.clone())),
+            _ => None,
+        })
+        .collect()
 }
 
 /// Decides what `file` is. `context` holds the sources that are loaded with it (fixtures,
