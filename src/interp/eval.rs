@@ -138,6 +138,7 @@ pub(crate) struct CacheEntry {
     key: usize,
     sel: Sym,
     /// Keeps the receiver class alive so its address cannot be reused while cached.
+    #[allow(dead_code)] // held for its Drop, never read
     cls: Option<ClassRef>,
     hit: Option<Arc<(Method, ClassRef)>>,
 }

@@ -6,12 +6,28 @@
 //! Modules registered later win on a clash, so the owners of a class register after the
 //! generic fallbacks here.
 
+pub mod binary;
 pub mod block;
 pub mod boolean;
+pub mod character;
 pub mod class;
+pub mod codec;
+pub mod collections;
 pub mod exception;
+pub mod fault;
+pub mod float;
+pub mod integer;
+pub mod num;
+pub mod number;
 pub mod object;
 pub mod reflection;
+pub mod string;
+pub mod string_regex;
+pub mod symbol;
+pub mod text;
+
+#[cfg(test)]
+mod stdlib_tests;
 
 use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};
@@ -24,6 +40,16 @@ pub fn register_all(p: &mut Prims) {
     exception::register(p);
     class::register(p);
     reflection::register(p);
+    // Class families register after the generic fallbacks above, so theirs win.
+    number::register(p);
+    integer::register(p);
+    float::register(p);
+    character::register(p);
+    string::register(p);
+    string_regex::register(p);
+    binary::register(p);
+    symbol::register(p);
+    collections::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
