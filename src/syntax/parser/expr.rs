@@ -957,8 +957,9 @@ impl<'s> Parser<'s> {
                 format!("did you mean `#{name} => …`?"),
             ));
         }
+        let bare = self.peek() == Tok::Ident;
         let key = self.unary()?;
-        if let ExprKind::Var(name) = &key.kind {
+        if let (true, ExprKind::Var(name)) = (bare, &key.kind) {
             if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
                 let hint = format!("did you mean `#{name}`?");
                 self.report(
