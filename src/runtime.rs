@@ -56,7 +56,7 @@
 //! | `sched` | workers, run queues, coroutine slots, deadlines, stack cap |
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
 //! | `clock` | real or manual clock; `after`/`every` timers |
-//! | `stack` | mmap'd coroutine stacks (the only `unsafe` code) |
+//! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
 
 mod api;
 mod clock;
