@@ -346,7 +346,7 @@ impl Worker {
         CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
         while !self.shared.shutdown.load(Ordering::Acquire) {
             self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks % 64 == 0 {
+            if self.ticks.is_multiple_of(64) {
                 let now = self.shared.clock.now_ms();
                 self.check_deadlines(now);
             }
@@ -368,7 +368,7 @@ impl Worker {
 
     fn next_task(&mut self) -> Option<Task> {
         let sh = &self.shared;
-        if self.ticks % 61 == 0 {
+        if self.ticks.is_multiple_of(61) {
             if let Some(p) = sh.injector.lock().pop_front() {
                 return Some(Task::Run(p));
             }
