@@ -4,7 +4,9 @@
 //! * fan-out: spawn N actors, send each one request (a sync call `double: i`), collect the
 //!   replies (sum); prints RESULT, TIME, and µs per actor;
 //! * memory: spawn N idle actors (state: one Integer) and read VmRSS from /proc/self/status
-//!   before and after; prints bytes per idle actor.
+//!   before and after; prints bytes per idle actor;
+//! * suspended: 10,000 task processes blocked in sync calls at once, each ~100 frames deep;
+//!   prints resident KiB per suspended handler.
 
 use std::time::Instant;
 
@@ -96,6 +98,50 @@ fn memory(n: usize) {
     drop((warm, actors));
 }
 
+/// 10,000 task processes suspended in sync calls at once, each ~100 frames deep: resident
+/// memory per suspended handler (only touched stack pages count).
+fn suspended(n: usize) {
+    let rt = Runtime::new(Config::default()).expect("runtime");
+    let before = vm_rss_kib();
+    let peak = std::sync::Arc::new(std::sync::atomic::AtomicU64::new(0));
+    let p2 = peak.clone();
+    let mut released = false;
+    let gate = rt.spawn(handler(move |cx: &mut Cx<'_>, _m: Message| {
+        if !released {
+            while cx.me().mailbox_len() < n - 1 {
+                cx.yield_now().map_err(|_| Value::Nil)?;
+            }
+            p2.store(vm_rss_kib(), std::sync::atomic::Ordering::SeqCst);
+            released = true;
+        }
+        Ok(Value::Int(1))
+    }));
+    fn deep(cx: &mut Cx<'_>, gate: &bt::runtime::ProcRef, depth: u32) -> i64 {
+        let pad = std::hint::black_box([depth as u8; 64]);
+        if depth == 0 {
+            let m = Message::new(Sym::new("wait"), vec![]);
+            return cx
+                .call(gate, m, Timeout::Infinity)
+                .ok()
+                .and_then(|v| v.as_int())
+                .unwrap_or(0);
+        }
+        deep(cx, gate, depth - 1) + i64::from(pad[0] & 0)
+    }
+    let tasks: Vec<_> = (0..n)
+        .map(|_| {
+            let g = gate.clone();
+            rt.spawn_task(move |cx| deep(cx, &g, 100))
+        })
+        .collect();
+    let done: i64 = tasks.into_iter().map(|t| t.join().unwrap_or(0)).sum();
+    let peak = peak.load(std::sync::atomic::Ordering::SeqCst);
+    println!(
+        "suspended handlers={n} (completed {done}) RSS before {before} KiB at peak {peak} KiB => {:.1} KiB each",
+        peak.saturating_sub(before) as f64 / n as f64
+    );
+}
+
 fn main() {
     let n = std::env::args()
         .nth(1)
@@ -107,4 +153,5 @@ fn main() {
         fanout(cores, n);
     }
     memory(n as usize);
+    suspended(10_000);
 }
