@@ -126,7 +126,7 @@ fn suspended(n: usize) {
                 .and_then(|v| v.as_int())
                 .unwrap_or(0);
         }
-        deep(cx, gate, depth - 1) + i64::from(pad[0] & 0)
+        deep(cx, gate, depth - 1) + i64::from(pad[50] > 200)
     }
     let tasks: Vec<_> = (0..n)
         .map(|_| {
