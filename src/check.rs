@@ -25,6 +25,9 @@ pub mod sendability;
 pub mod sends;
 pub mod types;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -476,7 +479,7 @@ pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -
 }
 
 #[cfg(test)]
-mod tests {
+mod api_tests {
     use super::*;
 
     #[test]
