@@ -157,7 +157,8 @@ impl<'a> Walker<'a> {
                 "E0505",
                 format!("Unknown @expect category '{}'", x.category.name),
                 x.category.span,
-            );
+            )
+            .with_label("unknown category");
             d = d.with_hint(
                 match did_you_mean(&x.category.name, CATEGORIES.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`? Categories: {}", CATEGORIES.join(", ")),
@@ -603,7 +604,10 @@ impl<'a> Walker<'a> {
                 value.span,
             )
             .with_label(format!("this is {}", vt.widened()))
-            .with_hint(format!("assign {}, or change the declared type", a_an(&declared.to_string()))),
+            .with_hint(format!(
+                "assign {}, or change the declared type",
+                a_an(&declared.to_string())
+            )),
         );
     }
 
@@ -933,7 +937,10 @@ fn item_span(item: &ast::Item) -> Span {
 
 /// "an Integer", "a String".
 pub fn a_an(noun: &str) -> String {
-    let vowel = noun.chars().next().is_some_and(|c| "AEIOUaeiou".contains(c));
+    let vowel = noun
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
     format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 
