@@ -132,9 +132,7 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
             if *n > 100_000_000 {
                 return Err(ctx.type_err(format!("new: size too large: {n}")));
             }
-            let v: Vector = std::iter::repeat(Value::Nil)
-                .take((*n).max(0) as usize)
-                .collect();
+            let v: Vector = std::iter::repeat_n(Value::Nil, (*n).max(0) as usize).collect();
             Ok(make(class_kind(recv), v))
         }
         other => {
