@@ -7,7 +7,7 @@ use super::*;
 /// Answers scripted results by (trimmed) source; unknown sources echo themselves.
 #[derive(Default)]
 struct Fake {
-    answers: HashMap<String, Result<String, ErrorFacts>>,
+    answers: HashMap<String, Result<String, Box<ErrorFacts>>>,
     evals: Vec<String>,
     loads: Vec<Vec<String>>,
     load_warnings: Vec<(String, String)>,
@@ -25,7 +25,7 @@ impl Fake {
             message: message.into(),
             ..Default::default()
         };
-        self.answers.insert(src.into(), Err(facts));
+        self.answers.insert(src.into(), Err(Box::new(facts)));
         self
     }
 }
@@ -44,7 +44,7 @@ impl Engine for Fake {
             error: None,
         }
     }
-    fn eval(&mut self, _path: &str, src: &str) -> Result<String, ErrorFacts> {
+    fn eval(&mut self, _path: &str, src: &str) -> Result<String, Box<ErrorFacts>> {
         let key = src.trim().to_string();
         self.evals.push(key.clone());
         self.answers.get(&key).cloned().unwrap_or(Ok(key))
