@@ -7,6 +7,7 @@
 pub mod class;
 pub mod eval;
 pub mod order;
+pub mod prims;
 pub mod print;
 pub mod value;
 pub mod vm;

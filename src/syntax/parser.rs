@@ -267,8 +267,16 @@ impl<'s> Parser<'s> {
     /// Skips to the end of the current statement: a `.`/`!` (consumed), a new line at bracket
     /// depth 0, an unmatched closing bracket, or the fence. With `force`, the current token is
     /// skipped even when it starts a line.
-    pub(crate) fn sync_stmt(&mut self, start_col: u32, force: bool) {
+    pub(crate) fn sync_stmt(&mut self, start: usize, start_col: u32, force: bool) {
+        // Brackets opened since the statement started are still to be closed.
         let mut depth = 0u32;
+        for t in &self.toks[start.min(self.pos)..self.pos] {
+            if t.kind.is_open() {
+                depth += 1;
+            } else if t.kind.is_close() {
+                depth = depth.saturating_sub(1);
+            }
+        }
         let mut first = force;
         loop {
             let k = self.peek();

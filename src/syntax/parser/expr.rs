@@ -42,11 +42,11 @@ impl<'s> Parser<'s> {
             match self.statement() {
                 Ok(s) => {
                     out.push(s);
-                    self.end_of_statement(col);
+                    self.end_of_statement(start, col);
                 }
                 Err(Recover) => {
                     let span = self.tok().span();
-                    self.sync_stmt(col, self.pos == start);
+                    self.sync_stmt(start, col, self.pos == start);
                     out.push(Stmt {
                         kind: StmtKind::Expr(mk(ExprKind::Error, span)),
                         span,
@@ -61,7 +61,7 @@ impl<'s> Parser<'s> {
     }
 
     /// After a statement: a `.`, a line end, a closing bracket or the region end must follow.
-    fn end_of_statement(&mut self, col: u32) {
+    fn end_of_statement(&mut self, start: usize, col: u32) {
         let k = self.peek();
         if k == Tok::Dot {
             self.bump();
@@ -70,8 +70,12 @@ impl<'s> Parser<'s> {
         if k == Tok::Eof || k.is_close() || self.tok().first() {
             return;
         }
+        // `!` (a cast) also separates statements.
+        if self.pos > 0 && self.toks[self.pos - 1].kind == Tok::Bang {
+            return;
+        }
         self.unexpected_in_statement();
-        self.sync_stmt(col, true);
+        self.sync_stmt(start, col, true);
     }
 
     /// Reports the token that cannot continue the current statement, with the specific
@@ -191,19 +195,10 @@ impl<'s> Parser<'s> {
             let bang = self.bump();
             let span = e.span.to(bang.span());
             return match e.kind {
-                ExprKind::Send { .. } | ExprKind::Cascade { .. } => {
-                    // `a foo! b` is not a statement end.
-                    if !matches!(self.peek(), Tok::Eof | Tok::Dot)
-                        && !self.peek().is_close()
-                        && !self.tok().first()
-                    {
-                        self.unexpected_in_statement();
-                    }
-                    Ok(Stmt {
-                        kind: StmtKind::Cast(e),
-                        span,
-                    })
-                }
+                ExprKind::Send { .. } | ExprKind::Cascade { .. } => Ok(Stmt {
+                    kind: StmtKind::Cast(e),
+                    span,
+                }),
                 ExprKind::Assign { .. }
                 | ExprKind::FieldAssign { .. }
                 | ExprKind::Destructure { .. } => Err(self.error_hint(
@@ -694,6 +689,9 @@ impl<'s> Parser<'s> {
 
     fn paren(&mut self) -> PResult<Expr> {
         let open = self.bump();
+        if self.peek() == Tok::Eof {
+            return Err(self.unterminated(open.span(), "parenthesis", "`)`"));
+        }
         let inner = self.expr()?;
         match self.peek() {
             Tok::RParen => {
@@ -787,7 +785,7 @@ impl<'s> Parser<'s> {
                 end = self.bump().span();
                 break;
             }
-            if self.peek() == Tok::Eof {
+            if self.peek() == Tok::Eof || self.looks_like_new_statement(open_col) {
                 return Err(self.unterminated(open.span(), "collection literal", what));
             }
             match self.expr() {
@@ -860,6 +858,16 @@ impl<'s> Parser<'s> {
         Ok(mk(kind, span))
     }
 
+    /// Inside an open bracket: a line at or left of the opener's line indentation that starts
+    /// with `name :=` is taken as the next statement (the bracket was left open).
+    fn looks_like_new_statement(&self, open_col: u32) -> bool {
+        let t = self.tok();
+        t.first()
+            && t.col <= open_col
+            && t.kind == Tok::Ident
+            && matches!(self.peek_at(1), Tok::Assign | Tok::ColonColon)
+    }
+
     /// `#{key => value, …}`.
     fn dict_literal(&mut self) -> PResult<Expr> {
         let open = self.bump();
@@ -871,7 +879,7 @@ impl<'s> Parser<'s> {
                 end = self.bump().span();
                 break;
             }
-            if self.peek() == Tok::Eof {
+            if self.peek() == Tok::Eof || self.looks_like_new_statement(open_col) {
                 return Err(self.unterminated(open.span(), "dictionary literal", "`}`"));
             }
             match self.dict_entry() {

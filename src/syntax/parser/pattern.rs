@@ -224,6 +224,11 @@ impl<'s> Parser<'s> {
             }
             Tok::HashBrace => self.dict_pattern(),
             Tok::ShiftLeft => self.binary_pattern(),
+            // `<<>>` lexes as one operator run.
+            Tok::BinOp if self.text() == "<<>>" => {
+                self.bump();
+                Ok(Pattern::Binary(Vec::new(), t.span()))
+            }
             Tok::Error => {
                 self.bump();
                 Err(Recover)
