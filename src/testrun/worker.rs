@@ -546,10 +546,7 @@ fn run_suite(
         } else {
             "__btSuiteFixture"
         };
-        if let Err(e) = engine.eval(
-            &spec.path,
-            &format!("({class} new withSuiteFixture: {fixture}) tearDownOnce"),
-        ) {
+        if let Err(e) = engine.eval(&spec.path, &format!("{class} runTearDownOnce: {fixture}")) {
             sink.emit(Event::Warning {
                 text: format!("{}: tearDownOnce failed: {}", spec.path, e.describe()),
             });

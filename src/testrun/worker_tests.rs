@@ -279,7 +279,7 @@ fn suite_lifecycle() {
     assert_eq!(fake.evals[1], "__btSuiteFixture := CTest new setUpOnce");
     assert_eq!(
         fake.evals.last().unwrap(),
-        "(CTest new withSuiteFixture: __btSuiteFixture) tearDownOnce"
+        "CTest runTearDownOnce: __btSuiteFixture"
     );
     assert!(events.contains(&Event::TestClass {
         name: "CTest".into()
