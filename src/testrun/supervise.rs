@@ -20,6 +20,9 @@ use super::worker::{timeout_message, Bless, Event, WorkerSpec};
 /// Restarts of one file's worker before giving up.
 const MAX_RESTARTS: usize = 100;
 
+/// The least time allowed for starting a worker and loading files.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// What the reader thread passes on.
 enum Msg {
     Output(Vec<u8>),
@@ -176,8 +179,13 @@ impl Supervisor {
         let mut done = false;
         let mut crash: Option<String> = None;
         let outcome = loop {
-            let started = current.as_ref().map_or(last_activity, |c| c.4);
-            let wait = self.timeout.saturating_sub(started.elapsed());
+            // A step gets the per-case timeout; starting up and loading (no step running)
+            // get at least LOAD_TIMEOUT, so a short --timeout does not fail a slow start.
+            let (started, limit) = match &current {
+                Some(c) => (c.4, self.timeout),
+                None => (last_activity, self.timeout.max(LOAD_TIMEOUT)),
+            };
+            let wait = limit.saturating_sub(started.elapsed());
             match rx.recv_timeout(wait) {
                 Ok(Msg::Output(b)) => self.forward(&b),
                 Ok(Msg::Event(ev)) => {
@@ -213,7 +221,7 @@ impl Supervisor {
                 Ok(Msg::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     let _ = child.kill();
-                    break Some(timeout_message(self.timeout.as_secs_f64()));
+                    break Some(timeout_message(limit.as_secs_f64()));
                 }
             }
         };
