@@ -170,9 +170,13 @@ impl Checker {
     /// Adds the built-in library from source texts (`(file name, source)`), parsed with
     /// `@primitive` bodies allowed. Files that fail to parse contribute what was recovered.
     pub fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
-        let opts = crate::syntax::Options { allow_primitives: true };
-        let modules: Vec<ast::Module> =
-            sources.iter().map(|(_, src)| crate::syntax::parse_with(src, opts).0).collect();
+        let opts = crate::syntax::Options {
+            allow_primitives: true,
+        };
+        let modules: Vec<ast::Module> = sources
+            .iter()
+            .map(|(_, src)| crate::syntax::parse_with(src, opts).0)
+            .collect();
         let refs: Vec<&ast::Module> = modules.iter().collect();
         self.add_stdlib(&refs);
     }
@@ -184,8 +188,10 @@ impl Checker {
             .get_or_init(|| {
                 let mut c = Checker::new();
                 let sources = stdlib_sources();
-                let refs: Vec<(&str, &str)> =
-                    sources.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+                let refs: Vec<(&str, &str)> = sources
+                    .iter()
+                    .map(|(n, s)| (n.as_str(), s.as_str()))
+                    .collect();
                 c.add_stdlib_sources(&refs);
                 c
             })
@@ -289,7 +295,13 @@ pub fn stdlib_sources() -> Vec<(String, String)> {
             let p = e.path();
             if p.extension().is_some_and(|x| x == "bt") {
                 if let Ok(src) = std::fs::read_to_string(&p) {
-                    out.push((p.file_name().unwrap_or_default().to_string_lossy().into_owned(), src));
+                    out.push((
+                        p.file_name()
+                            .unwrap_or_default()
+                            .to_string_lossy()
+                            .into_owned(),
+                        src,
+                    ));
                 }
             }
         }

@@ -55,7 +55,9 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
     }
     // The parser reports wrong data keywords when the superclass is Value, Actor or Object
     // itself; the checker covers deeper chains.
-    let kind = table.kind_of(name).filter(|_| !matches!(sup.as_str(), "Value" | "Actor" | "Object"));
+    let kind = table
+        .kind_of(name)
+        .filter(|_| !matches!(sup.as_str(), "Value" | "Actor" | "Object"));
     let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.clone()).collect();
     for m in &c.members {
         match m {

@@ -603,7 +603,10 @@ impl<'a> Walker<'a> {
                 value.span,
             )
             .with_label(format!("this is {}", vt.widened()))
-            .with_hint(format!("assign {}, or change the declared type", a_an(&declared.to_string()))),
+            .with_hint(format!(
+                "assign {}, or change the declared type",
+                a_an(&declared.to_string())
+            )),
         );
     }
 
@@ -933,7 +936,10 @@ fn item_span(item: &ast::Item) -> Span {
 
 /// "an Integer", "a String".
 pub fn a_an(noun: &str) -> String {
-    let vowel = noun.chars().next().is_some_and(|c| "AEIOUaeiou".contains(c));
+    let vowel = noun
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
     format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 

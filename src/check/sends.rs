@@ -390,7 +390,8 @@ impl<'a> Walker<'a> {
                 s.selector,
                 self.shown_type(at, arg)
             );
-            let hint = if class == "ProcessNavigation" && s.selector.starts_with("from:") && i == 0 {
+            let hint = if class == "ProcessNavigation" && s.selector.starts_with("from:") && i == 0
+            {
                 "pass a live supervisor handle (e.g. `(App supervise) unwrap`) or a Pid (`handle pid`); anything else answers `Result error:` with kind type_error".to_string()
             } else {
                 format!(

@@ -44,7 +44,10 @@ pub struct FileReport {
 
 /// Diagnostics for one source text checked as its own unit (parse errors, then findings).
 pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
-    let reports = check_unit(&[(path.to_string(), src.to_string())], &check::CheckOptions::default());
+    let reports = check_unit(
+        &[(path.to_string(), src.to_string())],
+        &check::CheckOptions::default(),
+    );
     reports.into_iter().flat_map(|r| r.diags).collect()
 }
 
@@ -61,7 +64,11 @@ pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec
     let mut reports: Vec<FileReport> = files
         .iter()
         .zip(parsed)
-        .map(|((path, src), (_, diags))| FileReport { path: path.clone(), src: src.clone(), diags })
+        .map(|((path, src), (_, diags))| FileReport {
+            path: path.clone(),
+            src: src.clone(),
+            diags,
+        })
         .collect();
     for f in findings {
         if let Some(r) = reports.get_mut(f.file) {
@@ -94,17 +101,27 @@ pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<Fil
     let mut units: Vec<(Option<String>, Vec<String>)> = Vec::new();
     for f in files {
         let manifest = manifest_dir(Path::new(&f));
-        match (&manifest, units.iter_mut().find(|(m, _)| m.is_some() && *m == manifest)) {
+        match (
+            &manifest,
+            units
+                .iter_mut()
+                .find(|(m, _)| m.is_some() && *m == manifest),
+        ) {
             (Some(_), Some((_, fs))) => fs.push(f),
             _ => units.push((manifest, vec![f])),
         }
     }
     let mut out = Vec::new();
     for (manifest, unit) in units {
-        let mut levels = check::CheckOptions { warnings_as_errors: opts.warnings_as_errors, ..Default::default() };
+        let mut levels = check::CheckOptions {
+            warnings_as_errors: opts.warnings_as_errors,
+            ..Default::default()
+        };
         if let Some(dir) = &manifest {
             if let Ok(text) = std::fs::read_to_string(Path::new(dir).join("bt.toml")) {
-                levels.apply_manifest(&text).map_err(|e| format!("{dir}/bt.toml: {e}"))?;
+                levels
+                    .apply_manifest(&text)
+                    .map_err(|e| format!("{dir}/bt.toml: {e}"))?;
             }
         }
         for l in &opts.levels {
