@@ -510,10 +510,12 @@ pub fn register(p: &mut Prims) {
     p.add(c, "printStringRadix:", radix_prefixed);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
-    p.add(c, "to:do:", to_do);
-    p.add(c, "to:by:do:", to_by_do);
-    p.add(c, "to:", to);
-    p.add(c, "to:by:", to_by);
+    // Intervals and counting loops work from any number (Float bounds included, 9.8).
+    let n = "Number";
+    p.add(n, "to:do:", to_do);
+    p.add(n, "to:by:do:", to_by_do);
+    p.add(n, "to:", to);
+    p.add(n, "to:by:", to_by);
 }
 
 #[cfg(test)]
