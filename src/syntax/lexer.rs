@@ -31,7 +31,7 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
     let text = &src[start..end];
     let bytes = src.as_bytes();
     let mut out = Lexed {
-        tokens: Vec::with_capacity(text.len() / 4 + 1),
+        tokens: Vec::with_capacity(text.len() / 6 + 8),
         docs: Vec::new(),
         diags: Vec::new(),
     };
@@ -81,13 +81,15 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
             }
         };
         match kind {
-            Tok::Ident => {
-                // `ident:` (not `:=` / `::`) is a keyword.
-                if bytes.get(e) == Some(&b':') && !matches!(bytes.get(e + 1), Some(b':' | b'=')) {
-                    lx.bump(1);
-                    e += 1;
-                    kind = Tok::Keyword;
-                }
+            // `ident:` (not `:=` / `::`) is a keyword.
+            Tok::Ident
+                if e < end
+                    && bytes[e] == b':'
+                    && !(e + 1 < end && matches!(bytes[e + 1], b':' | b'=')) =>
+            {
+                lx.bump(1);
+                e += 1;
+                kind = Tok::Keyword;
             }
             Tok::Directive => {
                 // `pkg@Class`: qualify the identifier just before (no space between).
@@ -233,7 +235,7 @@ fn check_radix(text: &str) -> Option<String> {
         }
     };
     for c in digits.chars() {
-        if c.to_digit(36).map_or(true, |d| d >= radix) {
+        if c.to_digit(36).is_none_or(|d| d >= radix) {
             return Some(format!("digit `{c}` is not valid in radix {radix}"));
         }
     }
