@@ -18,6 +18,8 @@ use std::time::{Duration, Instant};
 enum Stream {
     Stdout,
     Stderr,
+    /// Standard output holding one JSON document, compared (and blessed) pretty-printed.
+    StdoutJson,
 }
 
 /// How one kind of golden file is run and compared.
@@ -35,6 +37,9 @@ struct Rule {
     exit: Option<i32>,
     /// Seconds before the run is killed and the trial fails.
     timeout: u64,
+    /// For sources that hold their own expectations (`// =>` lines): the `bt` arguments that
+    /// rewrite them in place under `BLESS=1` (the exit status is not checked then).
+    bless_args: Option<fn(&str) -> Vec<String>>,
 }
 
 fn args_parse(p: &str) -> Vec<String> {
@@ -55,6 +60,7 @@ const RULES: &[Rule] = &[
         expect: &[(".ast", Stream::Stdout), (".stderr", Stream::Stderr)],
         exit: Some(0),
         timeout: 30,
+        bless_args: None,
     },
     Rule {
         prefix: "tests/golden/parse/err/",
@@ -63,11 +69,114 @@ const RULES: &[Rule] = &[
         expect: &[(".stderr", Stream::Stderr)],
         exit: Some(1),
         timeout: 30,
+        bless_args: None,
+    },
+    // Expression files and suites: each file passes when every case passes.
+    Rule {
+        prefix: "tests/golden/eval/",
+        exts: &[".btscript", ".bt"],
+        args: args_test,
+        expect: &[],
+        exit: Some(0),
+        timeout: 300,
+        bless_args: Some(args_test_bless),
+    },
+    // The runner itself: `*.cmd` holds `bt` arguments; the directory names the exit status.
+    Rule {
+        prefix: "tests/golden/testrun/pass/",
+        exts: &[".cmd"],
+        args: args_cmd,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: Some(0),
+        timeout: 300,
+        bless_args: None,
+    },
+    Rule {
+        prefix: "tests/golden/testrun/fail/",
+        exts: &[".cmd"],
+        args: args_cmd,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: Some(1),
+        timeout: 300,
+        bless_args: None,
+    },
+    Rule {
+        prefix: "tests/golden/testrun/usage/",
+        exts: &[".cmd"],
+        args: args_cmd,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: Some(2),
+        timeout: 60,
+        bless_args: None,
+    },
+    Rule {
+        prefix: "tests/golden/testrun/json/",
+        exts: &[".cmd"],
+        args: args_cmd,
+        expect: &[(".json", Stream::StdoutJson), (".stderr", Stream::Stderr)],
+        exit: None,
+        timeout: 300,
+        bless_args: None,
+    },
+    // Examples are programs: their output is pinned by `.stdout` (and `.stderr`).
+    Rule {
+        prefix: "examples/",
+        exts: &[".bt"],
+        args: args_run,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: Some(0),
+        timeout: 120,
+        bless_args: None,
+    },
+    // The `// =>` examples inside `///` comments of the library.
+    Rule {
+        prefix: "stdlib/",
+        exts: &[".bt"],
+        args: args_doc,
+        expect: &[],
+        exit: Some(0),
+        timeout: 300,
+        bless_args: Some(args_doc_bless),
     },
 ];
 
+fn args_test(p: &str) -> Vec<String> {
+    vec!["test".into(), p.into()]
+}
+
+fn args_test_bless(p: &str) -> Vec<String> {
+    vec!["test".into(), "--bless".into(), p.into()]
+}
+
+fn args_doc(p: &str) -> Vec<String> {
+    vec!["test".into(), "--doc-examples".into(), p.into()]
+}
+
+fn args_doc_bless(p: &str) -> Vec<String> {
+    vec![
+        "test".into(),
+        "--doc-examples".into(),
+        "--bless".into(),
+        p.into(),
+    ]
+}
+
+fn args_run(p: &str) -> Vec<String> {
+    vec!["run".into(), p.into()]
+}
+
+/// The whitespace-separated arguments written in a `.cmd` file.
+fn args_cmd(p: &str) -> Vec<String> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    std::fs::read_to_string(root.join(p))
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_string)
+        .collect()
+}
+
 /// Roots searched for golden files.
-const ROOTS: &[&str] = &["tests/golden", "examples"];
+const ROOTS: &[&str] = &["tests/golden", "examples", "stdlib"];
 
 fn main() {
     let args = Arguments::from_args();
@@ -178,14 +287,19 @@ fn run_bt(root: &Path, args: &[String], timeout: u64) -> Result<Output, String> 
 }
 
 fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Failed> {
-    let args = (rule.args)(rel);
-    let out = run_bt(root, &args, rule.timeout)?;
     let bless = std::env::var_os("BLESS").is_some_and(|v| !v.is_empty() && v != "0");
+    let self_blessing = bless && rule.bless_args.is_some();
+    let args = match rule.bless_args {
+        Some(f) if bless => f(rel),
+        _ => (rule.args)(rel),
+    };
+    let out = run_bt(root, &args, rule.timeout)?;
     let mut problems = Vec::new();
     for (suffix, stream) in rule.expect {
         let actual = match stream {
-            Stream::Stdout => &out.stdout,
-            Stream::Stderr => &out.stderr,
+            Stream::Stdout => out.stdout.clone(),
+            Stream::Stderr => out.stderr.clone(),
+            Stream::StdoutJson => pretty_json(&out.stdout),
         };
         let path = root.join(format!("{stem}{suffix}"));
         if bless {
@@ -194,24 +308,25 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
                     std::fs::remove_file(&path).map_err(|e| format!("{}: {e}", path.display()))?;
                 }
             } else {
-                std::fs::write(&path, actual).map_err(|e| format!("{}: {e}", path.display()))?;
+                std::fs::write(&path, &actual).map_err(|e| format!("{}: {e}", path.display()))?;
             }
             continue;
         }
         let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        if &expected != actual {
+        if expected != actual {
             let name = format!("{stem}{suffix}");
             problems.push(format!(
                 "{name} differs (- expected, + actual):\n{}",
-                diff(&expected, actual)
+                diff(&expected, &actual)
             ));
         }
     }
     if let Some(code) = rule.exit {
-        if out.status != Some(code) {
+        if out.status != Some(code) && !self_blessing {
+            // The output is shown too: for `bt test` rows it lists the failing cases.
             problems.push(format!(
-                "exit status {:?}, expected {code}\n--- stderr:\n{}",
-                out.status, out.stderr
+                "exit status {:?}, expected {code}\n--- stdout:\n{}--- stderr:\n{}",
+                out.status, out.stdout, out.stderr
             ));
         }
     }
@@ -223,6 +338,15 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
             args.join(" ")
         ));
         Err(problems.join("\n").into())
+    }
+}
+
+/// A JSON document pretty-printed (with a final line end), or the text as it is when it
+/// does not parse.
+fn pretty_json(text: &str) -> String {
+    match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
+        Err(_) => text.to_string(),
     }
 }
 
