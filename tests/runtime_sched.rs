@@ -455,14 +455,15 @@ fn a_panicking_handler_crashes_only_its_actor() {
     assert_eq!(rt.block_on(|_cx| 42).unwrap(), 42);
 }
 
-/// The stack cap: with room for 3 coroutines, 30 processes that each need to stay suspended
-/// for a while all still complete (work waits for a free stack; never more than 3 exist).
+/// The stack cap: with room for 4 coroutines (one kept in reserve for processes someone is
+/// blocked on), 30 processes that each stay suspended for a while all complete, 3 at a time
+/// (work waits for a free stack; never more than the cap exist).
 #[test]
 fn work_waits_for_a_stack_when_the_cap_is_reached() {
     let rt = Runtime::new(Config {
         workers: 2,
         manual_clock: true,
-        max_coroutines: 3,
+        max_coroutines: 4,
         ..Config::default()
     })
     .unwrap();
@@ -503,6 +504,51 @@ fn work_waits_for_a_stack_when_the_cap_is_reached() {
     assert!(!over.load(Ordering::SeqCst));
     let total: i32 = tasks.into_iter().map(|t| t.join().unwrap()).sum();
     assert_eq!(total, (0..30).sum::<i32>());
+}
+
+/// At the cap, callers suspended on a server must not starve the server of a stack: the
+/// reserve (1/8 of the cap) goes to processes someone is blocked on. 100 callers, room for 16
+/// coroutines (2 in reserve: enough for the relay -> server chain), no timeouts and no clock
+/// movement: everything completes.
+#[test]
+fn a_server_gets_a_stack_even_when_its_callers_hold_the_others() {
+    let rt = Runtime::new(Config {
+        workers: 2,
+        manual_clock: true,
+        max_coroutines: 16,
+        ..Config::default()
+    })
+    .unwrap();
+    let server = rt.spawn(Counter(0));
+    let relay = rt.spawn(handler({
+        let server = server.clone();
+        move |cx: &mut Cx<'_>, m: Message| match cx.call(&server, m, Timeout::Infinity) {
+            Ok(v) => Ok(v),
+            Err(e) => Err(Value::str(format!("{e:?}"))),
+        }
+    }));
+    let tasks: Vec<_> = (0..100)
+        .map(|i| {
+            // Half call the server directly, half through a relay (a chain of two servers).
+            let to = if i % 2 == 0 {
+                server.clone()
+            } else {
+                relay.clone()
+            };
+            rt.spawn_task(move |cx| {
+                cx.call(&to, msg("add:", vec![Value::Int(1)]), Timeout::Infinity)
+                    .is_ok()
+            })
+        })
+        .collect();
+    let procs: Vec<_> = tasks.iter().map(|t| t.proc().clone()).collect();
+    wait_until("every caller done", || procs.iter().all(|p| !p.is_alive()));
+    assert!(tasks.into_iter().all(|t| t.join().unwrap()));
+    let s = server.clone();
+    let n = rt
+        .block_on(move |cx| cx.call(&s, msg("get", vec![]), Timeout::Infinity))
+        .unwrap();
+    assert_eq!(int(&n.unwrap()), 100);
 }
 
 /// A blocking join on a worker thread is refused instead of stalling the worker.
