@@ -599,3 +599,58 @@ fn shutdown_with_suspended_processes_completes() {
         ));
     }
 }
+
+/// Races between calls, casts, kills and stops on two workers: every call ends with a reply
+/// or `actor_dead`, nothing hangs, and every process is gone at the end.
+#[test]
+fn kills_and_stops_racing_with_calls_never_hang() {
+    let rt = runtime(2);
+    for round in 0..5u64 {
+        let actors: Vec<_> = (0..50).map(|_| rt.spawn(Counter(0))).collect();
+        let callers: Vec<_> = (0..200u64)
+            .map(|i| {
+                let targets = actors.clone();
+                rt.spawn_task(move |cx| {
+                    let mut outcomes = (0u32, 0u32);
+                    let mut x = i * 7919 + round;
+                    for _ in 0..20 {
+                        x = x
+                            .wrapping_mul(6364136223846793005)
+                            .wrapping_add(1442695040888963407);
+                        let t = &targets[(x >> 33) as usize % targets.len()];
+                        if x % 3 == 0 {
+                            cx.cast(t, msg("add:", vec![Value::Int(1)]));
+                        }
+                        match cx.call(t, msg("add:", vec![Value::Int(1)]), Timeout::Infinity) {
+                            Ok(_) => outcomes.0 += 1,
+                            Err(CallError::ActorDead) => outcomes.1 += 1,
+                            Err(e) => panic!("unexpected {e:?}"),
+                        }
+                    }
+                    outcomes
+                })
+            })
+            .collect();
+        // Kill or stop every other actor while the calls are in flight.
+        for (k, a) in actors.iter().enumerate().filter(|(k, _)| k % 2 == 0) {
+            if k % 4 == 0 {
+                rt.kill(a);
+            } else {
+                rt.stop(a);
+            }
+        }
+        let procs: Vec<_> = callers.iter().map(|t| t.proc().clone()).collect();
+        wait_until("callers done", || procs.iter().all(|p| !p.is_alive()));
+        let (ok, dead) = callers
+            .into_iter()
+            .map(|t| t.join().unwrap())
+            .fold((0, 0), |a, b| (a.0 + b.0, a.1 + b.1));
+        assert_eq!(ok + dead, 200 * 20);
+        for a in actors.iter().skip(1).step_by(2) {
+            assert!(a.is_alive(), "untouched actors survive");
+            rt.kill(a);
+        }
+    }
+    wait_until("all processes gone", || rt.process_count() == 0);
+    wait_until("all coroutines retired", || rt.coroutines().0 == 0);
+}
