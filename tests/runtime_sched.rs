@@ -591,7 +591,7 @@ fn shutdown_with_suspended_processes_completes() {
             .iter()
             .all(|t| t.proc().status() == ProcStatus::Waiting)
     });
-    drop(rt);
+    rt.shutdown();
     for t in callers {
         assert!(matches!(
             t.join(),
