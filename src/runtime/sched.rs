@@ -543,7 +543,7 @@ impl Worker {
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
-            let mut cx = Cx::new(y, rt, p, wake, low, top);
+            let mut cx = Cx::new(y, &rt, &p, wake, low, top);
             run_body(&mut cx);
             cx.deepest()
         });
