@@ -1,1 +1,582 @@
 //! The static checker (LANGUAGE.md part 4): findings as data, many per run.
+//!
+//! ```text
+//! declarations ─▶ ClassTable (built-ins + stdlib + loaded units + this unit)
+//! bodies ───────▶ Walker: scopes, local inference, narrowing, sends, patterns
+//!                 └─▶ Diagnostics ─▶ @expect suppression ─▶ severity levels ─▶ findings
+//! ```
+//!
+//! The checker is precise where there are annotations and silent where there are none: a
+//! receiver or argument of unknown type is never reported, DNU hints are given only for classes
+//! whose whole protocol is known, and nothing here changes what a program does.
+//!
+//! Entry points: [`Checker`] holds the class table of the built-in library and of every unit
+//! loaded so far (a REPL session, a test file's fixtures); [`Checker::check_unit`] checks a
+//! load unit; [`Checker::check_input`] checks one REPL input or `.btscript` expression against
+//! what is already loaded, and [`Checker::remember`] records it once it ran.
+
+pub mod builtins;
+pub mod classtable;
+pub mod decls;
+pub mod infer;
+pub mod patterns;
+pub mod scope;
+pub mod sendability;
+pub mod sends;
+pub mod types;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+
+use crate::diagnostic::{Diagnostic, Severity};
+use crate::syntax::ast::{self, Span};
+use classtable::{ClassTable, Origin};
+use infer::Walker;
+
+/// The categories `@expect` and `--diagnostics` accept (4.3).
+pub const CATEGORIES: &[&str] = &[
+    "dnu",
+    "type",
+    "unused",
+    "type_annotation",
+    "inheritance",
+    "sendability",
+    "all",
+];
+
+/// An `@expect category` directive and the span of what it applies to.
+#[derive(Clone, Debug)]
+pub struct ExpectSite {
+    pub category: String,
+    pub span: Span,
+    pub target: Span,
+}
+
+/// A configured level for a category (4.8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Level {
+    Error,
+    Warning,
+    Hint,
+    Off,
+}
+
+impl Level {
+    pub fn parse(s: &str) -> Option<Level> {
+        match s {
+            "error" => Some(Level::Error),
+            "warning" => Some(Level::Warning),
+            "hint" => Some(Level::Hint),
+            "off" => Some(Level::Off),
+            _ => None,
+        }
+    }
+}
+
+/// How findings are graded: per-category levels and `--warnings-as-errors`.
+#[derive(Clone, Debug, Default)]
+pub struct CheckOptions {
+    pub warnings_as_errors: bool,
+    pub levels: HashMap<String, Level>,
+}
+
+impl CheckOptions {
+    /// `CATEGORY=LEVEL` from `--diagnostics`.
+    pub fn set_level_arg(&mut self, arg: &str) -> Result<(), String> {
+        let (cat, level) = arg
+            .split_once('=')
+            .ok_or_else(|| format!("expected CATEGORY=LEVEL, got '{arg}'"))?;
+        let cat = cat.trim();
+        if !CATEGORIES.contains(&cat) || cat == "all" {
+            return Err(format!(
+                "unknown diagnostic category '{cat}' (expected one of dnu, type, unused, type_annotation, inheritance, sendability)"
+            ));
+        }
+        let level = Level::parse(level.trim()).ok_or_else(|| {
+            format!("unknown level '{level}' (expected error, warning, hint or off)")
+        })?;
+        self.levels.insert(cat.to_string(), level);
+        Ok(())
+    }
+
+    /// The `[diagnostics]` table of a `bt.toml` manifest. Apply it before command-line levels
+    /// (which override it).
+    pub fn apply_manifest(&mut self, toml: &str) -> Result<(), String> {
+        let mut in_table = false;
+        for line in toml.lines() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            if line.starts_with('[') {
+                in_table = line == "[diagnostics]";
+                continue;
+            }
+            if in_table {
+                if let Some((k, v)) = line.split_once('=') {
+                    let v = v.trim().trim_matches('"');
+                    self.set_level_arg(&format!("{}={v}", k.trim()))?;
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+/// One file of a unit to check.
+#[derive(Clone, Copy)]
+pub struct SourceFile<'a> {
+    pub path: &'a str,
+    pub src: &'a str,
+    pub module: &'a ast::Module,
+}
+
+/// A finding: which file of the unit, and the diagnostic.
+#[derive(Clone, Debug)]
+pub struct Finding {
+    pub file: usize,
+    pub diag: Diagnostic,
+}
+
+/// The checker's knowledge of what is loaded: built-in classes, the stdlib, earlier units and
+/// top-level bindings of earlier inputs.
+#[derive(Clone)]
+pub struct Checker {
+    table: ClassTable,
+    bindings: Vec<String>,
+}
+
+impl Default for Checker {
+    fn default() -> Self {
+        Checker::new()
+    }
+}
+
+impl Checker {
+    /// The built-in class table only.
+    pub fn new() -> Checker {
+        Checker {
+            table: ClassTable::builtin(),
+            bindings: Vec::new(),
+        }
+    }
+
+    /// Adds the declarations of the built-in library (`stdlib/*.bt`).
+    pub fn add_stdlib(&mut self, modules: &[&ast::Module]) {
+        let units: Vec<(&ast::Module, Origin)> =
+            modules.iter().map(|m| (*m, Origin::Stdlib)).collect();
+        self.table.add_unit(&units);
+    }
+
+    /// Adds the built-in library from source texts (`(file name, source)`), parsed with
+    /// `@primitive` bodies allowed. Files that fail to parse contribute what was recovered.
+    pub fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
+        let opts = crate::syntax::Options {
+            allow_primitives: true,
+        };
+        let modules: Vec<ast::Module> = sources
+            .iter()
+            .map(|(_, src)| crate::syntax::parse_with(src, opts).0)
+            .collect();
+        let refs: Vec<&ast::Module> = modules.iter().collect();
+        self.add_stdlib(&refs);
+    }
+
+    /// The built-in table plus the `stdlib/*.bt` files of this source tree when present.
+    pub fn standard() -> Checker {
+        static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
+        STANDARD
+            .get_or_init(|| {
+                let mut c = Checker::new();
+                let sources = stdlib_sources();
+                let refs: Vec<(&str, &str)> = sources
+                    .iter()
+                    .map(|(n, s)| (n.as_str(), s.as_str()))
+                    .collect();
+                c.add_stdlib_sources(&refs);
+                c
+            })
+            .clone()
+    }
+
+    /// Declares the selectors the interpreter binds to Rust primitives (class name, selector,
+    /// class side?): DNU grading then knows every selector the run time understands.
+    pub fn add_primitive_selectors<'s>(
+        &mut self,
+        prims: impl IntoIterator<Item = (&'s str, &'s str, bool)>,
+    ) {
+        self.table.add_primitive_selectors(prims);
+    }
+
+    /// The class table (for tools and tests).
+    pub fn table(&self) -> &ClassTable {
+        &self.table
+    }
+
+    /// Top-level binding names already known (REPL, earlier `.btscript` expressions).
+    pub fn add_bindings<I: IntoIterator<Item = String>>(&mut self, names: I) {
+        for n in names {
+            if !self.bindings.contains(&n) {
+                self.bindings.push(n);
+            }
+        }
+    }
+
+    /// Records a unit that has been loaded: its declarations become visible to later units and
+    /// its top-level assignments become known bindings.
+    pub fn remember(&mut self, files: &[SourceFile]) {
+        let units: Vec<(&ast::Module, Origin)> =
+            files.iter().map(|f| (f.module, Origin::Loaded)).collect();
+        self.table.add_unit(&units);
+        let mut names = Vec::new();
+        for f in files {
+            for item in &f.module.items {
+                if let ast::Item::Stmt(ast::Stmt {
+                    kind: ast::StmtKind::Expr(e),
+                    ..
+                }) = item
+                {
+                    top_level_assigned(e, &mut names);
+                }
+            }
+        }
+        self.add_bindings(names);
+    }
+
+    /// Checks a load unit: all its declarations are visible to all its files.
+    pub fn check_unit(&self, files: &[SourceFile], opts: &CheckOptions) -> Vec<Finding> {
+        self.check_files(files, opts, false)
+    }
+
+    /// Checks the built-in library's own files (findings are for library authors).
+    pub fn check_library(&self, files: &[SourceFile], opts: &CheckOptions) -> Vec<Finding> {
+        self.check_files(files, opts, true)
+    }
+
+    /// Checks one REPL input or `.btscript` expression against what is loaded.
+    pub fn check_input(&self, file: SourceFile, opts: &CheckOptions) -> Vec<Diagnostic> {
+        self.check_unit(&[file], opts)
+            .into_iter()
+            .map(|f| f.diag)
+            .collect()
+    }
+
+    fn check_files(
+        &self,
+        files: &[SourceFile],
+        opts: &CheckOptions,
+        library: bool,
+    ) -> Vec<Finding> {
+        let origin = |i: usize| {
+            if library {
+                Origin::Stdlib
+            } else {
+                Origin::User(i)
+            }
+        };
+        let mut table = self.table.clone();
+        let units: Vec<(&ast::Module, Origin)> = files
+            .iter()
+            .enumerate()
+            .map(|(i, f)| (f.module, origin(i)))
+            .collect();
+        table.add_unit(&units);
+        let mut out = Vec::new();
+        for (i, f) in files.iter().enumerate() {
+            let mut w = Walker::new(&table, f.src, origin(i));
+            if !library {
+                decls::check_aliases(&mut w, f.module);
+            }
+            w.walk_module(f.module, &self.bindings);
+            let diags = finalize(w.diags, &w.expects, opts);
+            out.extend(diags.into_iter().map(|diag| Finding { file: i, diag }));
+        }
+        out
+    }
+}
+
+/// The `stdlib/*.bt` sources of this source tree (file name, text), sorted by name; empty
+/// when the directory is absent.
+pub fn stdlib_sources() -> Vec<(String, String)> {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
+    let mut out = Vec::new();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for e in entries.flatten() {
+            let p = e.path();
+            if p.extension().is_some_and(|x| x == "bt") {
+                if let Ok(src) = std::fs::read_to_string(&p) {
+                    out.push((
+                        p.file_name()
+                            .unwrap_or_default()
+                            .to_string_lossy()
+                            .into_owned(),
+                        src,
+                    ));
+                }
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// `@expect` suppression, stale `@expect`, category levels, `--warnings-as-errors`; sorted.
+pub fn finalize(
+    mut diags: Vec<Diagnostic>,
+    expects: &[ExpectSite],
+    opts: &CheckOptions,
+) -> Vec<Diagnostic> {
+    let mut used = vec![false; expects.len()];
+    diags.retain(|d| {
+        let Some(cat) = d.category else { return true };
+        let mut keep = true;
+        for (i, x) in expects.iter().enumerate() {
+            if (x.category == cat || x.category == "all")
+                && d.span.start >= x.target.start
+                && d.span.start < x.target.end.max(x.target.start + 1)
+            {
+                used[i] = true;
+                keep = false;
+            }
+        }
+        keep
+    });
+    for (x, u) in expects.iter().zip(&used) {
+        if !u {
+            diags.push(
+                Diagnostic::warning(
+                    "W0302",
+                    "unused",
+                    format!("stale @expect {}: nothing to suppress here", x.category),
+                    x.span,
+                )
+                .with_label("suppresses nothing")
+                .with_hint("remove this @expect"),
+            );
+        }
+    }
+    let mut out = Vec::with_capacity(diags.len());
+    for mut d in diags {
+        if let Some(cat) = d.category {
+            match opts.levels.get(cat) {
+                Some(Level::Off) => continue,
+                Some(Level::Error) if d.severity == Severity::Warning => {
+                    d.severity = Severity::Error
+                }
+                Some(Level::Hint) if d.severity == Severity::Warning => d.severity = Severity::Hint,
+                _ => {}
+            }
+        }
+        if opts.warnings_as_errors && (d.severity == Severity::Warning || d.code == "H0201") {
+            d.severity = Severity::Error;
+        }
+        out.push(d);
+    }
+    out.sort_by_key(|d| (d.span.start, d.span.end));
+    out
+}
+
+/// Names a top-level statement binds (assignments outside non-inlined blocks).
+fn top_level_assigned(e: &ast::Expr, out: &mut Vec<String>) {
+    use ast::ExprKind as K;
+    match &e.kind {
+        K::Assign { name, value, .. } => {
+            out.push(name.name.clone());
+            top_level_assigned(value, out);
+        }
+        K::Destructure { pattern, value } => {
+            let mut ids = Vec::new();
+            patterns::pattern_vars(pattern, &mut ids);
+            out.extend(ids.into_iter().map(|i| i.name).filter(|n| n != "_"));
+            top_level_assigned(value, out);
+        }
+        K::Send {
+            receiver,
+            selector,
+            args,
+            ..
+        } => {
+            top_level_assigned(receiver, out);
+            let inlined = matches!(
+                selector.as_str(),
+                "ifTrue:"
+                    | "ifFalse:"
+                    | "ifTrue:ifFalse:"
+                    | "ifFalse:ifTrue:"
+                    | "and:"
+                    | "or:"
+                    | "ifNil:"
+                    | "ifNotNil:"
+                    | "ifNil:ifNotNil:"
+                    | "ifNotNil:ifNil:"
+                    | "whileTrue:"
+                    | "whileFalse:"
+                    | "whileTrue"
+                    | "whileFalse"
+                    | "timesRepeat:"
+                    | "to:do:"
+                    | "to:by:do:"
+            );
+            for a in args.iter().chain(std::iter::once(receiver.as_ref())) {
+                match &a.kind {
+                    K::Block(b) if inlined => {
+                        for s in &b.body {
+                            if let ast::StmtKind::Expr(x) = &s.kind {
+                                top_level_assigned(x, out);
+                            }
+                        }
+                    }
+                    K::Block(_) => {}
+                    _ if std::ptr::eq(a, receiver.as_ref()) => {}
+                    _ => top_level_assigned(a, out),
+                }
+            }
+        }
+        K::Cascade { receiver, .. } => top_level_assigned(receiver, out),
+        K::Match { receiver, arms, .. } => {
+            top_level_assigned(receiver, out);
+            for a in arms {
+                top_level_assigned(&a.body, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Levenshtein distance (for "did you mean").
+pub fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    let mut cur = vec![0; b.len() + 1];
+    for i in 1..=a.len() {
+        cur[0] = i;
+        for j in 1..=b.len() {
+            let cost = usize::from(a[i - 1] != b[j - 1]);
+            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
+        }
+        std::mem::swap(&mut prev, &mut cur);
+    }
+    prev[b.len()]
+}
+
+/// The closest candidate within edit distance 2 (1 for names of up to three characters).
+pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<String> {
+    let limit = if name.chars().count() <= 3 { 1 } else { 2 };
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c == name || c.len().abs_diff(name.len()) > limit {
+            continue;
+        }
+        let d = edit_distance(name, c);
+        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c.to_string())
+}
+
+#[cfg(test)]
+mod api_tests {
+    use super::*;
+
+    #[test]
+    fn distances() {
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(
+            did_you_mean("factorail", ["factorial", "floor"].into_iter()).as_deref(),
+            Some("factorial")
+        );
+        assert_eq!(did_you_mean("zzz", ["factorial"].into_iter()), None);
+        assert_eq!(
+            did_you_mean("cout", ["count", "step"].into_iter()).as_deref(),
+            Some("count")
+        );
+    }
+
+    #[test]
+    fn levels_parse() {
+        let mut o = CheckOptions::default();
+        o.apply_manifest("[package]\nname = \"x\"\n[diagnostics]\nsendability = \"hint\"\n")
+            .unwrap();
+        assert_eq!(o.levels.get("sendability"), Some(&Level::Hint));
+        o.set_level_arg("sendability=off").unwrap();
+        assert_eq!(o.levels.get("sendability"), Some(&Level::Off));
+        assert!(o.set_level_arg("bogus=off").is_err());
+        assert!(o.set_level_arg("dnu=loud").is_err());
+    }
+}
+
+#[cfg(test)]
+mod golden {
+    //! Runs tests/golden/types: `ok/*.bt` must check clean, `err/*.bt` must render exactly
+    //! its `.stderr` (as `bt check --color never FILE` run in that directory prints it).
+    //! `BLESS=1` rewrites the expectations.
+    use crate::cli::check::check_unit;
+    use crate::diagnostic::{render, ColorChoice};
+    use std::path::Path;
+
+    fn rendered(dir: &Path, name: &str) -> String {
+        let src = std::fs::read_to_string(dir.join(name)).expect("golden source");
+        let reports = check_unit(&[(name.to_string(), src)], &super::CheckOptions::default());
+        reports
+            .iter()
+            .filter(|r| !r.diags.is_empty())
+            .map(|r| render(&r.path, &r.src, &r.diags, ColorChoice::Never))
+            .collect()
+    }
+
+    fn sources(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("golden dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".bt"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn types_ok_are_clean() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types/ok");
+        let mut failures = Vec::new();
+        for name in sources(&dir) {
+            let out = rendered(&dir, &name);
+            if !out.is_empty() {
+                failures.push(out);
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "findings on ok files:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn types_err_match_expected() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types/err");
+        let bless = std::env::var_os("BLESS").is_some();
+        let mut failures = Vec::new();
+        let names = sources(&dir);
+        assert!(names.len() >= 60, "at least 60 err cases");
+        for name in names {
+            let out = rendered(&dir, &name);
+            let exp_path = dir.join(name.replace(".bt", ".stderr"));
+            if bless {
+                std::fs::write(&exp_path, &out).expect("write expectation");
+                continue;
+            }
+            let expected = std::fs::read_to_string(&exp_path).unwrap_or_default();
+            if out.is_empty() {
+                failures.push(format!("{name}: no findings"));
+            } else if out != expected {
+                failures.push(format!("{name}:\n--- expected\n{expected}\n--- got\n{out}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
+    }
+}

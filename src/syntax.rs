@@ -1,4 +1,125 @@
 //! The front end: tokens (logos), the parser (hand-written recursive descent with recovery),
 //! the AST with byte spans, and a canonical AST dump for golden tests.
+//!
+//! ```text
+//! source ─▶ lexer::lex (tokens with line/column, doc comments aside)
+//!        ─▶ parser (fenced recursive descent; one run reports every syntax error)
+//!        ─▶ ast::Module + Vec<Diagnostic>
+//! ```
+//!
+//! Entry points: [`parse`] (user code), [`parse_with`] (options such as `@primitive` bodies for
+//! the built-in library), [`needs_more`] and [`line_continues`] (multi-line input gathering
+//! for the REPL and the test runner), [`dump::dump_module`] (`bt parse --ast`).
 
 pub mod ast;
+pub mod dump;
+pub mod lexer;
+mod parser;
+pub mod token;
+
+pub use parser::Options;
+
+use crate::diagnostic::Diagnostic;
+use token::Tok;
+
+/// Parses a user source file: `@primitive`/`@intrinsic` bodies are errors (E0308).
+pub fn parse(src: &str) -> (ast::Module, Vec<Diagnostic>) {
+    parser::parse_module(src, Options::default())
+}
+
+/// Parses with explicit options (the built-in library sets `allow_primitives`).
+pub fn parse_with(src: &str, opts: Options) -> (ast::Module, Vec<Diagnostic>) {
+    parser::parse_module(src, opts)
+}
+
+/// Whether `src` is syntactically incomplete: an open bracket, an unterminated string,
+/// comment or quoted symbol, or a last token that needs a continuation (a binary operator, a
+/// keyword, `:=`, `::`, `=>`, `->`, `,`, `;` or `^`). Used to gather multi-line input.
+pub fn needs_more(src: &str) -> bool {
+    let lexed = lexer::lex(src);
+    for d in &lexed.diags {
+        if d.message.starts_with("unterminated") {
+            return true;
+        }
+    }
+    let mut depth: i64 = 0;
+    let mut last = Tok::Eof;
+    for t in &lexed.tokens {
+        match t.kind {
+            Tok::Eof => break,
+            k if k.is_open() || k == Tok::ShiftLeft => depth += 1,
+            k if k.is_close() => depth -= 1,
+            Tok::ShiftRight if depth > 0 => depth -= 1,
+            _ => {}
+        }
+        last = t.kind;
+    }
+    if depth > 0 {
+        return true;
+    }
+    // A string whose interpolation never closed was lexed as plain text: re-check.
+    if last == Tok::Str {
+        let t = lexed.tokens[lexed.tokens.len() - 2];
+        if lexer::scan_string(src.as_bytes(), t.start as usize + 1, true).is_err() {
+            return true;
+        }
+    }
+    matches!(
+        last,
+        Tok::BinOp
+            | Tok::Keyword
+            | Tok::Assign
+            | Tok::ColonColon
+            | Tok::FatArrow
+            | Tok::Arrow
+            | Tok::ShiftRight
+            | Tok::Comma
+            | Tok::Semi
+            | Tok::Caret
+    )
+}
+
+/// Whether a line starting with `next_line` continues the previous expression (LANGUAGE.md
+/// 2.1): it starts with a binary operator, a keyword, `;`, or a closing bracket.
+pub fn line_continues(next_line: &str) -> bool {
+    let lexed = lexer::lex(next_line);
+    match lexed.tokens.first().map(|t| t.kind) {
+        Some(Tok::BinOp | Tok::Arrow | Tok::ShiftRight | Tok::Keyword | Tok::Semi) => true,
+        Some(k) => k.is_close(),
+        None => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn needs_more_cases() {
+        assert!(needs_more("x := #(1,"));
+        assert!(needs_more("\"abc"));
+        assert!(needs_more("/* open"));
+        assert!(needs_more("3 +"));
+        assert!(needs_more("d at: 1 put:"));
+        assert!(needs_more("x :="));
+        assert!(needs_more("foo => "));
+        assert!(needs_more("a foo;"));
+        assert!(needs_more("[:x |"));
+        assert!(!needs_more("3 + 4"));
+        assert!(!needs_more("x := #(1, 2)"));
+        assert!(!needs_more("\"a {x} b\""));
+        assert!(!needs_more(""));
+    }
+
+    #[test]
+    fn line_continues_cases() {
+        assert!(line_continues("  ++ \"b\""));
+        assert!(line_continues("withId: #x"));
+        assert!(line_continues("; cr"));
+        assert!(line_continues(") foo"));
+        assert!(!line_continues("foo bar"));
+        assert!(!line_continues("-1"));
+        assert!(!line_continues("^ x"));
+        assert!(!line_continues(""));
+    }
+}

@@ -1,7 +1,247 @@
-//! `bt check` (stub: the owning module fills this in).
+//! `bt check [--color …] [--format json] [--warnings-as-errors] [--diagnostics CAT=LEVEL] PATH…`:
+//! parses and statically checks files and prints every finding (errors, warnings, hints).
+//! Exit status 1 when any error was found (or a warning, with `--warnings-as-errors`).
+//!
+//! Each file is its own load unit, except that the `*.bt` files of a directory holding a
+//! `bt.toml` manifest form one unit (a package, LANGUAGE.md 3.5); the manifest's
+//! `[diagnostics]` table sets category levels, which `--diagnostics` overrides.
+
+use crate::check::{self, Checker, SourceFile};
+use crate::diagnostic::{self, ColorChoice, Diagnostic, Severity};
+use crate::syntax;
+use std::path::Path;
+
+const USAGE: &str = "usage: bt check [--color never|always|auto] [--format json] [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off] PATH...";
+
+/// Options of `bt check`.
+#[derive(Clone, Debug)]
+pub struct CheckOptions {
+    pub color: ColorChoice,
+    pub json: bool,
+    pub warnings_as_errors: bool,
+    /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
+    pub levels: Vec<String>,
+}
+
+impl Default for CheckOptions {
+    fn default() -> Self {
+        CheckOptions {
+            color: ColorChoice::Auto,
+            json: false,
+            warnings_as_errors: false,
+            levels: Vec::new(),
+        }
+    }
+}
+
+/// The findings for one file.
+#[derive(Debug)]
+pub struct FileReport {
+    pub path: String,
+    pub src: String,
+    pub diags: Vec<Diagnostic>,
+}
+
+/// Diagnostics for one source text checked as its own unit (parse errors, then findings).
+pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
+    let reports = check_unit(
+        &[(path.to_string(), src.to_string())],
+        &check::CheckOptions::default(),
+    );
+    reports.into_iter().flat_map(|r| r.diags).collect()
+}
+
+/// Parses and checks one load unit.
+pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
+    let parsed: Vec<(ast_module::Module, Vec<Diagnostic>)> =
+        files.iter().map(|(_, src)| syntax::parse(src)).collect();
+    let sources: Vec<SourceFile> = files
+        .iter()
+        .zip(&parsed)
+        .map(|((path, src), (module, _))| SourceFile { path, src, module })
+        .collect();
+    let findings = Checker::standard().check_unit(&sources, opts);
+    let mut reports: Vec<FileReport> = files
+        .iter()
+        .zip(parsed)
+        .map(|((path, src), (_, diags))| FileReport {
+            path: path.clone(),
+            src: src.clone(),
+            diags,
+        })
+        .collect();
+    for f in findings {
+        if let Some(r) = reports.get_mut(f.file) {
+            r.diags.push(f.diag);
+        }
+    }
+    for r in &mut reports {
+        r.diags.sort_by_key(|d| (d.span.start, d.span.end));
+    }
+    reports
+}
+
+mod ast_module {
+    pub use crate::syntax::ast::Module;
+}
+
+/// Checks files (directories are searched recursively for `*.bt`). Unreadable paths are
+/// reported as errors of their own.
+pub fn check_files(paths: &[String]) -> Result<Vec<FileReport>, String> {
+    check_files_with(paths, &CheckOptions::default())
+}
+
+/// [`check_files`] with options (levels, warnings-as-errors).
+pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<FileReport>, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        collect(Path::new(p), &mut files).map_err(|e| format!("cannot read {p}: {e}"))?;
+    }
+    // Group the files into load units: a directory with a bt.toml is one unit.
+    let mut units: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    for f in files {
+        let manifest = manifest_dir(Path::new(&f));
+        match (
+            &manifest,
+            units
+                .iter_mut()
+                .find(|(m, _)| m.is_some() && *m == manifest),
+        ) {
+            (Some(_), Some((_, fs))) => fs.push(f),
+            _ => units.push((manifest, vec![f])),
+        }
+    }
+    let mut out = Vec::new();
+    for (manifest, unit) in units {
+        let mut levels = check::CheckOptions {
+            warnings_as_errors: opts.warnings_as_errors,
+            ..Default::default()
+        };
+        if let Some(dir) = &manifest {
+            if let Ok(text) = std::fs::read_to_string(Path::new(dir).join("bt.toml")) {
+                levels
+                    .apply_manifest(&text)
+                    .map_err(|e| format!("{dir}/bt.toml: {e}"))?;
+            }
+        }
+        for l in &opts.levels {
+            levels.set_level_arg(l)?;
+        }
+        let mut texts = Vec::new();
+        for f in unit {
+            let src = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {f}: {e}"))?;
+            texts.push((f, src));
+        }
+        out.extend(check_unit(&texts, &levels));
+    }
+    Ok(out)
+}
+
+/// The directory of the nearest `bt.toml` at or above the file's directory.
+fn manifest_dir(file: &Path) -> Option<String> {
+    let mut dir = file.parent();
+    while let Some(d) = dir {
+        if d.join("bt.toml").is_file() {
+            return Some(d.to_string_lossy().into_owned());
+        }
+        dir = d.parent();
+    }
+    None
+}
+
+fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
+    if p.is_dir() {
+        let mut entries: Vec<_> = std::fs::read_dir(p)?
+            .filter_map(|e| e.ok())
+            .map(|e| e.path())
+            .collect();
+        entries.sort();
+        for e in entries {
+            if e.is_dir() || e.extension().is_some_and(|x| x == "bt") {
+                collect(&e, out)?;
+            }
+        }
+        Ok(())
+    } else {
+        std::fs::metadata(p)?;
+        out.push(p.to_string_lossy().into_owned());
+        Ok(())
+    }
+}
 
 /// Runs `bt check ARGS`; answers the process exit status.
-pub fn main(_args: &[String]) -> i32 {
-    eprintln!("bt check: not implemented yet");
+pub fn main(args: &[String]) -> i32 {
+    let mut opts = CheckOptions::default();
+    let mut paths = Vec::new();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--color" => match it.next().and_then(|c| super::parse::parse_color(c)) {
+                Some(c) => opts.color = c,
+                None => return usage(),
+            },
+            "--format" => match it.next().map(String::as_str) {
+                Some("json") => opts.json = true,
+                Some("human") => opts.json = false,
+                _ => return usage(),
+            },
+            "--json" => opts.json = true,
+            "--warnings-as-errors" => opts.warnings_as_errors = true,
+            "--diagnostics" => match it.next() {
+                Some(l) => opts.levels.push(l.clone()),
+                None => return usage(),
+            },
+            s if s.starts_with("--diagnostics=") => opts.levels.push(s[14..].to_string()),
+            s if s.starts_with("--color=") => match super::parse::parse_color(&s[8..]) {
+                Some(c) => opts.color = c,
+                None => return usage(),
+            },
+            s if s.starts_with('-') => {
+                eprintln!("bt check: unknown option '{s}'");
+                return usage();
+            }
+            s => paths.push(s.to_string()),
+        }
+    }
+    if paths.is_empty() {
+        paths.push(".".into());
+    }
+    let reports = match check_files_with(&paths, &opts) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("bt check: {e}");
+            return 2;
+        }
+    };
+    let failing = |d: &Diagnostic| {
+        d.severity == Severity::Error
+            || (opts.warnings_as_errors && d.severity == Severity::Warning)
+    };
+    let mut failed = false;
+    if opts.json {
+        let mut findings = Vec::new();
+        for r in &reports {
+            for d in &r.diags {
+                failed |= failing(d);
+                findings.push(diagnostic::to_json(&r.path, &r.src, d));
+            }
+        }
+        println!("{}", serde_json::json!({ "findings": findings }));
+    } else {
+        for r in &reports {
+            failed |= r.diags.iter().any(failing);
+            if !r.diags.is_empty() {
+                eprint!(
+                    "{}",
+                    diagnostic::render(&r.path, &r.src, &r.diags, opts.color)
+                );
+            }
+        }
+    }
+    i32::from(failed)
+}
+
+fn usage() -> i32 {
+    eprintln!("{USAGE}");
     2
 }

@@ -1,0 +1,1109 @@
+//! The body walker: local inference over statements and expressions, scopes (2.6), the inlined
+//! control-flow blocks, narrowing (4.6) and the known-remote flow fact (4.8). Sends are graded
+//! in [`super::sends`], match expressions in [`super::patterns`].
+
+use std::collections::HashSet;
+
+use super::classtable::{ClassTable, Kind, Origin};
+use super::scope::{ScopeKind, Scopes, Var};
+use super::types::{may_conform, Hierarchy, Ty};
+use super::{did_you_mean, ExpectSite, CATEGORIES};
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::{self, Block, Expr, ExprKind, Span, Stmt, StmtKind};
+
+/// What the walker knows about the method being checked.
+#[derive(Clone, Debug, Default)]
+pub struct MethodCtx {
+    /// The class whose method this is (None at top level).
+    pub class: Option<String>,
+    pub class_side: bool,
+    pub selector: Option<String>,
+}
+
+/// Walks one file's bodies, collecting diagnostics and `@expect` sites.
+pub struct Walker<'a> {
+    pub table: &'a ClassTable,
+    pub src: &'a str,
+    pub origin: Origin,
+    pub diags: Vec<Diagnostic>,
+    pub expects: Vec<ExpectSite>,
+    pub scopes: Scopes,
+    pub ctx: MethodCtx,
+    /// Names of block locals whose block has ended (for the "assign it before the block" hint).
+    pub dead_block_locals: HashSet<String>,
+}
+
+/// Facts a condition establishes: variable narrowings when it is true / false.
+#[derive(Default, Debug)]
+pub struct Facts {
+    pub when_true: Vec<(usize, Ty)>,
+    pub when_false: Vec<(usize, Ty)>,
+}
+
+/// Selectors whose result is a Result holding a possibly remote actor (4.8).
+const REMOTE_SOURCES: &[&str] = &[
+    "spawnOn:",
+    "spawnWith:on:",
+    "spawnAs:on:",
+    "spawnWith:as:on:",
+    "named:on:",
+];
+
+impl<'a> Walker<'a> {
+    pub fn new(table: &'a ClassTable, src: &'a str, origin: Origin) -> Walker<'a> {
+        Walker {
+            table,
+            src,
+            origin,
+            diags: Vec::new(),
+            expects: Vec::new(),
+            scopes: Scopes::default(),
+            ctx: MethodCtx::default(),
+            dead_block_locals: HashSet::new(),
+        }
+    }
+
+    pub fn is_library(&self) -> bool {
+        self.origin.is_library()
+    }
+
+    /// The source text of a span (for messages).
+    pub fn text(&self, span: Span) -> &str {
+        self.src.get(span.range()).unwrap_or("")
+    }
+
+    /// A span cut at the end of its first line (multi-line constructs are labelled there).
+    pub fn first_line(&self, span: Span) -> Span {
+        let text = self.text(span);
+        match text.find('\n') {
+            Some(i) => Span::new(
+                span.start as usize,
+                span.start as usize + text[..i].trim_end().len(),
+            ),
+            None => span,
+        }
+    }
+
+    pub fn push(&mut self, d: Diagnostic) {
+        self.diags.push(d);
+    }
+
+    // ---- top level ------------------------------------------------------------------------
+
+    /// Walks a whole module: declarations' bodies and the top-level statements.
+    pub fn walk_module(&mut self, m: &ast::Module, known_bindings: &[String]) {
+        self.scopes.push(ScopeKind::TopLevel);
+        for name in known_bindings {
+            self.scopes.declare(
+                Var {
+                    name: name.clone(),
+                    ty: Ty::Dynamic,
+                    declared: None,
+                    read: true,
+                    span: Span::default(),
+                    report_unused: false,
+                    remote: false,
+                },
+                true,
+            );
+        }
+        // Item-level @expect: applies to the next item.
+        let mut pending: Option<&ast::Expect> = None;
+        for item in &m.items {
+            let span = item_span(item);
+            if let ast::Item::Stmt(Stmt {
+                kind: StmtKind::Expect(x),
+                ..
+            }) = item
+            {
+                self.expect_directive(x);
+                pending = Some(x);
+                continue;
+            }
+            if let Some(x) = pending.take() {
+                self.add_expect(x, span);
+            }
+            match item {
+                ast::Item::Class(c) => {
+                    super::decls::check_class(self, c);
+                    self.walk_class(c);
+                }
+                ast::Item::Method(sm) => {
+                    super::decls::check_standalone(self, sm);
+                    self.ctx = MethodCtx {
+                        class: Some(sm.class_name.name.clone()),
+                        class_side: sm.class_side,
+                        selector: Some(sm.method.selector.clone()),
+                    };
+                    self.walk_method(&sm.method);
+                    self.ctx = MethodCtx::default();
+                }
+                ast::Item::Stmt(s) => {
+                    self.stmt(s);
+                }
+                ast::Item::Protocol(_) | ast::Item::TypeAlias(_) => {}
+            }
+        }
+        if let Some(x) = pending {
+            self.add_expect(x, Span::new(x.span.end as usize, x.span.end as usize));
+        }
+        self.scopes.pop();
+    }
+
+    /// `@expect cat`: E0505 for an unknown category.
+    pub fn expect_directive(&mut self, x: &ast::Expect) {
+        if !CATEGORIES.contains(&x.category.name.as_str()) {
+            let mut d = Diagnostic::error(
+                "E0505",
+                format!("Unknown @expect category '{}'", x.category.name),
+                x.category.span,
+            )
+            .with_label("unknown category");
+            d = d.with_hint(
+                match did_you_mean(&x.category.name, CATEGORIES.iter().copied()) {
+                    Some(s) => format!("did you mean `{s}`? Categories: {}", CATEGORIES.join(", ")),
+                    None => format!("Categories: {}", CATEGORIES.join(", ")),
+                },
+            );
+            self.push(d);
+        }
+    }
+
+    pub fn add_expect(&mut self, x: &ast::Expect, target: Span) {
+        if CATEGORIES.contains(&x.category.name.as_str()) {
+            self.expects.push(ExpectSite {
+                category: x.category.name.clone(),
+                span: x.span,
+                target,
+            });
+        }
+    }
+
+    fn walk_class(&mut self, c: &ast::ClassDecl) {
+        let mut pending: Option<&ast::Expect> = None;
+        for m in &c.members {
+            let span = match m {
+                ast::Member::Field(s) | ast::Member::State(s) | ast::Member::ClassState(s) => {
+                    s.span
+                }
+                ast::Member::Method(md) => md.span,
+                ast::Member::Expect(x) => {
+                    self.expect_directive(x);
+                    pending = Some(x);
+                    continue;
+                }
+            };
+            if let Some(x) = pending.take() {
+                self.add_expect(x, span);
+            }
+            match m {
+                ast::Member::Method(md) => {
+                    self.ctx = MethodCtx {
+                        class: Some(c.name.name.clone()),
+                        class_side: md.class_side,
+                        selector: Some(md.selector.clone()),
+                    };
+                    self.walk_method(md);
+                }
+                ast::Member::Field(s) | ast::Member::State(s) | ast::Member::ClassState(s) => {
+                    if let Some(def) = &s.default {
+                        self.ctx = MethodCtx {
+                            class: Some(c.name.name.clone()),
+                            class_side: matches!(m, ast::Member::ClassState(_)),
+                            selector: None,
+                        };
+                        self.scopes.push(ScopeKind::Method);
+                        let t = self.expr(def);
+                        self.scopes.pop();
+                        if let Some(decl) = &s.ty {
+                            let tps: Vec<String> =
+                                c.type_params.iter().map(|p| p.name.name.clone()).collect();
+                            let dt = self.table.resolve(decl, &tps);
+                            self.check_assignable(&t, &dt, def, &format!("`{}`", s.name.name));
+                        }
+                    }
+                }
+                ast::Member::Expect(_) => {}
+            }
+        }
+        if let Some(x) = pending {
+            self.add_expect(x, Span::new(x.span.end as usize, x.span.end as usize));
+        }
+        self.ctx = MethodCtx::default();
+    }
+
+    /// Walks a method body with its parameters in scope.
+    pub fn walk_method(&mut self, md: &ast::MethodDecl) {
+        self.scopes.push(ScopeKind::Method);
+        let tps = self.class_type_params();
+        for p in &md.params {
+            let ty =
+                p.ty.as_ref()
+                    .map(|t| self.table.resolve(t, &tps))
+                    .unwrap_or(Ty::Dynamic);
+            let ty = ty.subst_self(&self.self_type());
+            self.scopes.declare(param_var(&p.name, ty), false);
+        }
+        let t = self.stmts(&md.body);
+        if let (Some(ret), false) = (&md.ret, md.body.is_empty()) {
+            let declared = self.table.resolve(ret, &tps);
+            if !matches!(declared, Ty::SelfTy | Ty::Never | Ty::Dynamic) && !self.is_library() {
+                if let Some(last) = md.body.last() {
+                    if let StmtKind::Expr(e) = &last.kind {
+                        if !matches!(e.kind, ExprKind::Return(_))
+                            && !may_conform(&t, &declared, self.table)
+                        {
+                            self.push(
+                                Diagnostic::warning(
+                                    "W0102",
+                                    "type",
+                                    format!(
+                                        "'{}' is declared to answer {}, but its last statement answers {}",
+                                        md.selector,
+                                        declared,
+                                        self.shown_type(&t, e)
+                                    ),
+                                    e.span,
+                                )
+                                .with_label(format!("this is {}", t.widened()))
+                                .with_hint(format!("change the return type, or answer {}", a_an(&declared.to_string()))),
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        self.end_activation();
+    }
+
+    /// Pops the innermost activation and reports its unused locals.
+    pub fn end_activation(&mut self) {
+        let kind = self.scopes.stack.last().map(|s| s.kind);
+        let vars = self.scopes.pop();
+        for idx in vars {
+            let v = &self.scopes.vars[idx];
+            if kind == Some(ScopeKind::Block) {
+                self.dead_block_locals.insert(v.name.clone());
+            }
+            if v.report_unused && !v.read && !self.is_library() {
+                let d = Diagnostic::warning(
+                    "W0301",
+                    "unused",
+                    format!("Local variable '{}' is assigned but never read", v.name),
+                    v.span,
+                )
+                .with_label("assigned here, never read")
+                .with_hint("remove the assignment, or use the value");
+                self.diags.push(d);
+            }
+        }
+    }
+
+    pub fn class_type_params(&self) -> Vec<String> {
+        self.ctx
+            .class
+            .as_ref()
+            .and_then(|c| self.table.get(c))
+            .map(|c| c.type_params.clone())
+            .unwrap_or_default()
+    }
+
+    /// The static type of `self`.
+    pub fn self_type(&self) -> Ty {
+        match &self.ctx.class {
+            Some(c) if self.table.is_class(c) => {
+                if self.ctx.class_side {
+                    Ty::Meta(c.clone())
+                } else {
+                    Ty::inst(c)
+                }
+            }
+            _ => Ty::Dynamic,
+        }
+    }
+
+    // ---- statements -----------------------------------------------------------------------
+
+    /// Walks a statement list; answers the last statement's type (`Never` once a statement
+    /// diverges), honouring `@expect` lines.
+    pub fn stmts(&mut self, stmts: &[Stmt]) -> Ty {
+        let mut last = Ty::Nil;
+        let mut pending: Option<&ast::Expect> = None;
+        let mut diverged = false;
+        for s in stmts {
+            if let StmtKind::Expect(x) = &s.kind {
+                self.expect_directive(x);
+                pending = Some(x);
+                continue;
+            }
+            if let Some(x) = pending.take() {
+                self.add_expect(x, s.span);
+            }
+            last = self.stmt(s);
+            if last == Ty::Never {
+                diverged = true;
+            }
+        }
+        if let Some(x) = pending {
+            self.add_expect(x, Span::new(x.span.end as usize, x.span.end as usize));
+        }
+        if diverged {
+            Ty::Never
+        } else {
+            last
+        }
+    }
+
+    pub fn stmt(&mut self, s: &Stmt) -> Ty {
+        match &s.kind {
+            StmtKind::Expr(e) => self.expr(e),
+            StmtKind::Cast(e) => {
+                self.expr(e);
+                Ty::Nil
+            }
+            StmtKind::Expect(x) => {
+                self.expect_directive(x);
+                Ty::Nil
+            }
+        }
+    }
+
+    // ---- expressions ----------------------------------------------------------------------
+
+    pub fn expr(&mut self, e: &Expr) -> Ty {
+        match &e.kind {
+            ExprKind::Nil => Ty::Nil,
+            ExprKind::True => Ty::inst("True"),
+            ExprKind::False => Ty::inst("False"),
+            ExprKind::SelfRef | ExprKind::Super => self.self_type(),
+            ExprKind::Int(_) | ExprKind::BigInt(_) => Ty::inst("Integer"),
+            ExprKind::Float(_) => Ty::inst("Float"),
+            ExprKind::Str(_) => Ty::inst("String"),
+            ExprKind::Interp(parts) => {
+                for p in parts {
+                    if let ast::InterpPart::Expr(x) = p {
+                        self.expr(x);
+                    }
+                }
+                Ty::inst("String")
+            }
+            ExprKind::Char(_) => Ty::inst("Character"),
+            ExprKind::Symbol(s) => Ty::Sym(s.clone()),
+            ExprKind::Var(name) => self.var_read(name, e.span),
+            ExprKind::Field(name) => self.field_type(name),
+            ExprKind::Assign { name, ty, value } => self.assign(name, ty.as_ref(), value),
+            ExprKind::FieldAssign { name, value } => self.field_assign(name, value),
+            ExprKind::Destructure { pattern, value } => {
+                let t = self.expr(value);
+                self.bind_destructure(pattern);
+                t
+            }
+            ExprKind::Send {
+                receiver,
+                selector,
+                selector_span,
+                args,
+            } => self.send_expr(e, receiver, selector, *selector_span, args),
+            ExprKind::Cascade { receiver, parts } => self.cascade(receiver, parts),
+            ExprKind::Block(b) => {
+                self.closure(b, &[], false);
+                Ty::inst("Block")
+            }
+            ExprKind::List(items) | ExprKind::Array(items) => {
+                let tys: Vec<Ty> = items.iter().map(|i| self.expr(i)).collect();
+                let cls = if matches!(e.kind, ExprKind::List(_)) {
+                    "List"
+                } else {
+                    "Array"
+                };
+                if tys.is_empty() {
+                    Ty::inst(cls)
+                } else {
+                    Ty::Inst(cls.to_string(), vec![Ty::union(tys)])
+                }
+            }
+            ExprKind::ListCons { head, tail } => {
+                self.expr(head);
+                self.expr(tail);
+                Ty::inst("List")
+            }
+            ExprKind::Dict(pairs) => {
+                let mut ks = Vec::new();
+                let mut vs = Vec::new();
+                for (k, v) in pairs {
+                    ks.push(self.expr(k));
+                    vs.push(self.expr(v));
+                }
+                if pairs.is_empty() {
+                    Ty::inst("Dictionary")
+                } else {
+                    Ty::Inst("Dictionary".into(), vec![Ty::union(ks), Ty::union(vs)])
+                }
+            }
+            ExprKind::TupleLit(items) => {
+                // E0102 is reported by the parser.
+                for i in items {
+                    self.expr(i);
+                }
+                Ty::Dynamic
+            }
+            ExprKind::Match {
+                receiver,
+                exhaustive,
+                arms,
+            } => self.walk_match(e, receiver, *exhaustive, arms),
+            ExprKind::Return(x) => {
+                self.expr(x);
+                Ty::Never
+            }
+            ExprKind::Error => Ty::Dynamic,
+        }
+    }
+
+    fn var_read(&mut self, name: &str, span: Span) -> Ty {
+        if let Some(idx) = self.scopes.lookup(name) {
+            self.scopes.mark_read(idx);
+            return self.scopes.vars[idx].ty.clone();
+        }
+        let first = name.chars().next().unwrap_or('_');
+        if first.is_ascii_uppercase() {
+            if self.table.is_class(name) {
+                super::decls::check_internal_class(self, name, span);
+                return Ty::Meta(name.to_string());
+            }
+            if name == "Transcript" {
+                return Ty::inst("TranscriptStream");
+            }
+            if name.contains('@') || self.is_library() {
+                return Ty::Dynamic;
+            }
+            let mut d = Diagnostic::warning(
+                "W0202",
+                "dnu",
+                format!("`{name}` does not name a class"),
+                span,
+            )
+            .with_label("unknown class name");
+            let hint = match did_you_mean(name, self.table.class_names().map(String::as_str)) {
+                Some(s) => format!(
+                    "did you mean `{s}`? (the name is looked up again when the statement runs)"
+                ),
+                None => "the name is looked up when the statement runs; if it still names no class then, it raises class_not_found".to_string(),
+            };
+            d = d.with_hint(hint);
+            self.push(d);
+            return Ty::Dynamic;
+        }
+        if name == "_" || name.contains('@') {
+            return Ty::Dynamic;
+        }
+        let mut d = Diagnostic::error("E0201", format!("Undefined variable: {name}"), span)
+            .with_label("not assigned before this point");
+        let visible: Vec<String> = self
+            .scopes
+            .stack
+            .iter()
+            .flat_map(|s| s.names.keys().cloned())
+            .collect();
+        if self.dead_block_locals.contains(name) {
+            d = d.with_hint(format!(
+                "`{name}` is assigned only inside a block, so it is local to that block; assign it before the block to share it"
+            ));
+        } else if let Some(s) = did_you_mean(name, visible.iter().map(String::as_str)) {
+            d = d.with_hint(format!("did you mean `{s}`?"));
+        } else {
+            d = d.with_hint(format!("assign `{name}` before reading it"));
+        }
+        self.push(d);
+        Ty::Dynamic
+    }
+
+    fn field_type(&self, name: &str) -> Ty {
+        let Some(cls) = &self.ctx.class else {
+            return Ty::Dynamic;
+        };
+        for info in self.table.chain(cls) {
+            let slots = if self.ctx.class_side {
+                &info.class_vars
+            } else {
+                &info.slots
+            };
+            if let Some(s) = slots.iter().find(|s| s.name == name) {
+                return s.ty.clone().unwrap_or(Ty::Dynamic);
+            }
+        }
+        Ty::Dynamic
+    }
+
+    fn assign(&mut self, name: &ast::Ident, ty: Option<&ast::TypeExpr>, value: &Expr) -> Ty {
+        let mut existing = self.scopes.lookup(&name.name);
+        let report_unused = !self.scopes.at_top_level() && !self.is_library() && name.name != "_";
+        let tps = self.class_type_params();
+        let declared = ty.map(|t| self.table.resolve(t, &tps));
+        if existing.is_none() && matches!(value.kind, ExprKind::Block(_)) {
+            // A block may refer to the variable it is being assigned to (recursion).
+            existing = Some(self.scopes.declare(
+                Var {
+                    name: name.name.clone(),
+                    ty: Ty::Dynamic,
+                    declared: declared.clone(),
+                    read: false,
+                    span: name.span,
+                    report_unused,
+                    remote: false,
+                },
+                true,
+            ));
+        }
+        let vt = self.expr(value);
+        let remote = self.is_remote_expr(value);
+        let declared =
+            declared.or_else(|| existing.and_then(|i| self.scopes.vars[i].declared.clone()));
+        if let Some(d) = &declared {
+            self.check_assignable(&vt, d, value, &format!("`{}`", name.name));
+        }
+        let new_ty = declared.clone().unwrap_or_else(|| vt.clone());
+        match existing {
+            Some(idx) => {
+                if declared.is_some() && self.scopes.vars[idx].declared.is_none() {
+                    self.scopes.vars[idx].declared = declared;
+                }
+                self.scopes.set(idx, new_ty, remote);
+            }
+            None => {
+                self.scopes.declare(
+                    Var {
+                        name: name.name.clone(),
+                        ty: new_ty,
+                        declared,
+                        read: false,
+                        span: name.span,
+                        report_unused,
+                        remote,
+                    },
+                    true,
+                );
+            }
+        }
+        vt
+    }
+
+    /// W0102 when a value's type conflicts with a declared type.
+    pub fn check_assignable(&mut self, vt: &Ty, declared: &Ty, value: &Expr, what: &str) {
+        if self.is_library() || may_conform(vt, declared, self.table) {
+            return;
+        }
+        self.push(
+            Diagnostic::warning(
+                "W0102",
+                "type",
+                format!(
+                    "{what} is declared {declared}, but is assigned {}",
+                    self.shown_type(vt, value)
+                ),
+                value.span,
+            )
+            .with_label(format!("this is {}", vt.widened()))
+            .with_hint(format!(
+                "assign {}, or change the declared type",
+                a_an(&declared.to_string())
+            )),
+        );
+    }
+
+    /// `U` or `U (literal TEXT)` as used in type messages.
+    pub fn shown_type(&self, t: &Ty, e: &Expr) -> String {
+        if is_literal(e) {
+            format!("{} (literal {})", t.widened(), self.text(e.span).trim())
+        } else {
+            t.to_string()
+        }
+    }
+
+    fn field_assign(&mut self, name: &ast::Ident, value: &Expr) -> Ty {
+        let vt = self.expr(value);
+        let Some(cls) = self.ctx.class.clone() else {
+            return vt;
+        };
+        if !self.ctx.class_side
+            && self.table.kind_of(&cls) == Some(Kind::Value)
+            && self.table.inherits(&cls, "TestCase") != Some(true)
+            && !self.is_library()
+        {
+            let mut setter = String::from("with");
+            let mut chars = name.name.chars();
+            if let Some(f) = chars.next() {
+                setter.extend(f.to_uppercase());
+                setter.push_str(chars.as_str());
+            }
+            self.push(
+                Diagnostic::error(
+                    "E0302",
+                    format!(
+                        "Cannot assign to field '{}' of Value class {cls}",
+                        name.name
+                    ),
+                    name.span,
+                )
+                .with_label("Value instances are immutable")
+                .with_hint(format!(
+                    "use `self {setter}: v`, which answers an updated copy"
+                )),
+            );
+            return vt;
+        }
+        let ft = self.field_type(&name.name);
+        if !ft.is_dynamic() {
+            self.check_assignable(&vt, &ft, value, &format!("`self.{}`", name.name));
+        }
+        vt
+    }
+
+    fn bind_destructure(&mut self, p: &ast::Pattern) {
+        let report = !self.scopes.at_top_level() && !self.is_library();
+        let mut names = Vec::new();
+        super::patterns::pattern_vars(p, &mut names);
+        let mut seen = HashSet::new();
+        for id in names {
+            if id.name == "_" || !seen.insert(id.name.clone()) {
+                continue;
+            }
+            match self.scopes.lookup(&id.name) {
+                Some(idx) => self.scopes.set(idx, Ty::Dynamic, false),
+                None => {
+                    self.scopes.declare(
+                        Var {
+                            name: id.name.clone(),
+                            ty: Ty::Dynamic,
+                            declared: None,
+                            read: false,
+                            span: id.span,
+                            report_unused: report,
+                            remote: false,
+                        },
+                        true,
+                    );
+                }
+            }
+        }
+    }
+
+    fn cascade(&mut self, receiver: &Expr, parts: &[ast::CascadePart]) -> Ty {
+        // The first part's receiver is the cascade receiver's receiver when it is a send.
+        let rt = self.expr(receiver);
+        let mut last = rt.clone();
+        for p in parts {
+            let arg_tys: Vec<Ty> = p.args.iter().map(|a| self.expr(a)).collect();
+            last = self.check_send(&super::sends::SendSite {
+                recv: receiver,
+                recv_ty: rt.clone(),
+                selector: &p.selector,
+                sel_span: p.selector_span,
+                args: &p.args,
+                arg_tys,
+                span: p.span,
+            });
+        }
+        last
+    }
+
+    // ---- blocks ---------------------------------------------------------------------------
+
+    /// A non-inlined block literal: its own activation. Outer variables it assigns lose their
+    /// precise type (the block may run at any time after it is created).
+    pub fn closure(&mut self, b: &Block, param_tys: &[(Ty, bool)], _remote: bool) {
+        self.forget_assigned(&b.body);
+        self.scopes.push(ScopeKind::Block);
+        for (i, p) in b.params.iter().enumerate() {
+            let (ty, remote) = param_tys.get(i).cloned().unwrap_or((Ty::Dynamic, false));
+            let mut v = param_var(&p.name, ty);
+            v.remote = remote;
+            self.scopes.declare(v, false);
+        }
+        self.stmts(&b.body);
+        self.end_activation();
+    }
+
+    /// A literal block of a control-flow selector: parameters are its own, assignments belong
+    /// to the enclosing activation.
+    pub fn inline_block(&mut self, b: &Block, param_tys: &[Ty]) -> Ty {
+        self.scopes.push(ScopeKind::Inline);
+        for (i, p) in b.params.iter().enumerate() {
+            let ty = param_tys.get(i).cloned().unwrap_or(Ty::Dynamic);
+            self.scopes.declare(param_var(&p.name, ty), false);
+        }
+        let t = if b.body.is_empty() {
+            Ty::Nil
+        } else {
+            self.stmts(&b.body)
+        };
+        self.scopes.pop();
+        t
+    }
+
+    /// Before a loop body or a closure: outer variables assigned inside become `Dynamic`.
+    pub fn forget_assigned(&mut self, body: &[Stmt]) {
+        let mut names = Vec::new();
+        for s in body {
+            if let StmtKind::Expr(e) | StmtKind::Cast(e) = &s.kind {
+                assigned_names(e, &mut names);
+            }
+        }
+        for n in names {
+            if let Some(idx) = self.scopes.lookup(&n) {
+                let declared = self.scopes.vars[idx].declared.clone();
+                self.scopes.set(idx, declared.unwrap_or(Ty::Dynamic), false);
+            }
+        }
+    }
+
+    // ---- narrowing ------------------------------------------------------------------------
+
+    /// The narrowings a condition establishes (4.6).
+    pub fn facts(&self, cond: &Expr) -> Facts {
+        let mut f = Facts::default();
+        let ExprKind::Send {
+            receiver,
+            selector,
+            args,
+            ..
+        } = &cond.kind
+        else {
+            return f;
+        };
+        let var_of = |e: &Expr| -> Option<(usize, Ty)> {
+            if let ExprKind::Var(n) = &e.kind {
+                let idx = self.scopes.lookup(n)?;
+                Some((idx, self.scopes.vars[idx].ty.clone()))
+            } else {
+                None
+            }
+        };
+        match (selector.as_str(), args.as_slice()) {
+            ("isNil", []) | ("notNil", []) => {
+                if let Some((idx, t)) = var_of(receiver) {
+                    let (yes, no) = (Ty::Nil, t.without_nil());
+                    if selector == "isNil" {
+                        f.when_true.push((idx, yes));
+                        f.when_false.push((idx, no));
+                    } else {
+                        f.when_true.push((idx, no));
+                        f.when_false.push((idx, yes));
+                    }
+                }
+            }
+            ("isKindOf:", [cls]) => {
+                if let (Some((idx, _)), ExprKind::Var(c)) = (var_of(receiver), &cls.kind) {
+                    if self.table.is_class(c) {
+                        f.when_true.push((idx, Ty::inst(c)));
+                    }
+                }
+            }
+            ("=:=" | "==" | "=/=" | "/=", [rhs]) => {
+                let negate = selector == "=/=" || selector == "/=";
+                let mut yes = Vec::new();
+                let mut no = Vec::new();
+                if let ExprKind::Send {
+                    receiver: inner,
+                    selector: s2,
+                    args: a2,
+                    ..
+                } = &receiver.kind
+                {
+                    if s2 == "class" && a2.is_empty() {
+                        if let (Some((idx, _)), ExprKind::Var(c)) = (var_of(inner), &rhs.kind) {
+                            if self.table.is_class(c) {
+                                yes.push((idx, Ty::inst(c)));
+                            }
+                        }
+                    }
+                }
+                if let Some((idx, t)) = var_of(receiver) {
+                    match &rhs.kind {
+                        ExprKind::Symbol(s) => {
+                            yes.push((idx, Ty::Sym(s.clone())));
+                            if let Ty::Union(ms) = &t {
+                                let sym = Ty::Sym(s.clone());
+                                no.push((
+                                    idx,
+                                    Ty::union(ms.iter().filter(|m| **m != sym).cloned().collect()),
+                                ));
+                            }
+                        }
+                        ExprKind::Nil => {
+                            yes.push((idx, Ty::Nil));
+                            no.push((idx, t.without_nil()));
+                        }
+                        _ => {}
+                    }
+                }
+                if negate {
+                    f.when_true = no;
+                    f.when_false = yes;
+                } else {
+                    f.when_true = yes;
+                    f.when_false = no;
+                }
+            }
+            ("not", []) => {
+                let inner = self.facts(receiver);
+                f.when_true = inner.when_false;
+                f.when_false = inner.when_true;
+            }
+            ("and:", [b]) => {
+                let left = self.facts(receiver);
+                f.when_true = left.when_true;
+                if let Some(last) = block_single_expr(b) {
+                    f.when_true.extend(self.facts(last).when_true);
+                }
+            }
+            ("or:", [b]) => {
+                let left = self.facts(receiver);
+                f.when_false = left.when_false;
+                if let Some(last) = block_single_expr(b) {
+                    f.when_false.extend(self.facts(last).when_false);
+                }
+            }
+            _ => {}
+        }
+        f
+    }
+
+    pub fn apply(&mut self, facts: &[(usize, Ty)]) {
+        for (idx, t) in facts {
+            let remote = self.scopes.vars[*idx].remote;
+            if *t != Ty::Never {
+                self.scopes.set(*idx, t.clone(), remote);
+            }
+        }
+    }
+
+    // ---- known-remote (4.8) ---------------------------------------------------------------
+
+    pub fn is_remote_expr(&self, e: &Expr) -> bool {
+        match &e.kind {
+            ExprKind::Var(n) => self
+                .scopes
+                .lookup(n)
+                .is_some_and(|i| self.scopes.vars[i].remote),
+            ExprKind::Assign { value, .. } => self.is_remote_expr(value),
+            ExprKind::Send {
+                receiver,
+                selector,
+                args,
+                ..
+            } => {
+                if REMOTE_SOURCES.contains(&selector.as_str()) {
+                    return true;
+                }
+                let parts: Vec<&str> = selector.split_inclusive(':').collect();
+                if parts.len() == args.len() {
+                    for (p, a) in parts.iter().zip(args) {
+                        if *p == "scope:" && matches!(&a.kind, ExprKind::Symbol(s) if s == "global")
+                        {
+                            return true;
+                        }
+                    }
+                }
+                matches!(selector.as_str(), "unwrap" | "value" | "withTimeout:")
+                    && self.is_remote_expr(receiver)
+            }
+            _ => false,
+        }
+    }
+}
+
+fn param_var(name: &ast::Ident, ty: Ty) -> Var {
+    Var {
+        name: name.name.clone(),
+        ty,
+        declared: None,
+        read: false,
+        span: name.span,
+        report_unused: false,
+        remote: false,
+    }
+}
+
+fn item_span(item: &ast::Item) -> Span {
+    match item {
+        ast::Item::Class(c) => c.span,
+        ast::Item::Method(m) => m.method.span,
+        ast::Item::Protocol(p) => p.span,
+        ast::Item::TypeAlias(a) => a.span,
+        ast::Item::Stmt(s) => s.span,
+    }
+}
+
+/// "an Integer", "a String".
+pub fn a_an(noun: &str) -> String {
+    let vowel = noun
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
+    format!("{} {noun}", if vowel { "an" } else { "a" })
+}
+
+/// A literal (for the "(literal TEXT)" suffix).
+pub fn is_literal(e: &Expr) -> bool {
+    matches!(
+        e.kind,
+        ExprKind::Nil
+            | ExprKind::True
+            | ExprKind::False
+            | ExprKind::Int(_)
+            | ExprKind::BigInt(_)
+            | ExprKind::Float(_)
+            | ExprKind::Str(_)
+            | ExprKind::Char(_)
+            | ExprKind::Symbol(_)
+    )
+}
+
+/// The single expression of a one-statement literal block (for `and: [cond]`).
+pub fn block_single_expr(e: &Expr) -> Option<&Expr> {
+    if let ExprKind::Block(b) = &e.kind {
+        if b.params.is_empty() && b.body.len() == 1 {
+            if let StmtKind::Expr(x) = &b.body[0].kind {
+                return Some(x);
+            }
+        }
+    }
+    None
+}
+
+/// Names assigned anywhere inside an expression (including nested blocks).
+pub fn assigned_names(e: &Expr, out: &mut Vec<String>) {
+    let visit_stmts = |stmts: &[Stmt], out: &mut Vec<String>| {
+        for s in stmts {
+            if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
+                assigned_names(x, out);
+            }
+        }
+    };
+    match &e.kind {
+        ExprKind::Assign { name, value, .. } => {
+            out.push(name.name.clone());
+            assigned_names(value, out);
+        }
+        ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => assigned_names(value, out),
+        ExprKind::Destructure { pattern, value } => {
+            let mut ids = Vec::new();
+            super::patterns::pattern_vars(pattern, &mut ids);
+            out.extend(ids.into_iter().map(|i| i.name));
+            assigned_names(value, out);
+        }
+        ExprKind::Send { receiver, args, .. } => {
+            assigned_names(receiver, out);
+            for a in args {
+                assigned_names(a, out);
+            }
+        }
+        ExprKind::Cascade { receiver, parts } => {
+            assigned_names(receiver, out);
+            for p in parts {
+                for a in &p.args {
+                    assigned_names(a, out);
+                }
+            }
+        }
+        ExprKind::Block(b) => visit_stmts(&b.body, out),
+        ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => {
+            for x in xs {
+                assigned_names(x, out);
+            }
+        }
+        ExprKind::ListCons { head, tail } => {
+            assigned_names(head, out);
+            assigned_names(tail, out);
+        }
+        ExprKind::Dict(pairs) => {
+            for (k, v) in pairs {
+                assigned_names(k, out);
+                assigned_names(v, out);
+            }
+        }
+        ExprKind::Match { receiver, arms, .. } => {
+            assigned_names(receiver, out);
+            for a in arms {
+                if let Some(g) = &a.guard {
+                    assigned_names(g, out);
+                }
+                assigned_names(&a.body, out);
+            }
+        }
+        ExprKind::Interp(parts) => {
+            for p in parts {
+                if let ast::InterpPart::Expr(x) = p {
+                    assigned_names(x, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Free variable names read inside a block (candidates for captured variables).
+pub fn read_names(e: &Expr, out: &mut Vec<(String, Span)>) {
+    match &e.kind {
+        ExprKind::Var(n) => out.push((n.clone(), e.span)),
+        ExprKind::SelfRef | ExprKind::Field(_) => out.push(("self".into(), e.span)),
+        ExprKind::Assign { value, .. }
+        | ExprKind::FieldAssign { value, .. }
+        | ExprKind::Return(value) => read_names(value, out),
+        ExprKind::Destructure { value, .. } => read_names(value, out),
+        ExprKind::Send { receiver, args, .. } => {
+            read_names(receiver, out);
+            for a in args {
+                read_names(a, out);
+            }
+        }
+        ExprKind::Cascade { receiver, parts } => {
+            read_names(receiver, out);
+            for p in parts {
+                for a in &p.args {
+                    read_names(a, out);
+                }
+            }
+        }
+        ExprKind::Block(b) => {
+            for s in &b.body {
+                if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
+                    read_names(x, out);
+                }
+            }
+        }
+        ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => {
+            for x in xs {
+                read_names(x, out);
+            }
+        }
+        ExprKind::ListCons { head, tail } => {
+            read_names(head, out);
+            read_names(tail, out);
+        }
+        ExprKind::Dict(pairs) => {
+            for (k, v) in pairs {
+                read_names(k, out);
+                read_names(v, out);
+            }
+        }
+        ExprKind::Match { receiver, arms, .. } => {
+            read_names(receiver, out);
+            for a in arms {
+                if let Some(g) = &a.guard {
+                    read_names(g, out);
+                }
+                read_names(&a.body, out);
+            }
+        }
+        ExprKind::Interp(parts) => {
+            for p in parts {
+                if let ast::InterpPart::Expr(x) = p {
+                    read_names(x, out);
+                }
+            }
+        }
+        _ => {}
+    }
+}

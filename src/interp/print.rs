@@ -1,0 +1,448 @@
+//! Printing (LANGUAGE.md part 10): the default `printString` of every built-in kind, the
+//! Float rule, `displayString` defaults, and the top-level display with its JSON rendering of
+//! Lists (what every `// =>` expectation compares against).
+//!
+//! Containers print their elements with `ctx.print_string`, so a user class's own
+//! `printString` applies inside them. Pure helpers (`format_float`, `json_string`,
+//! `quote_string`, …) need no `Ctx` and are unit-tested directly.
+
+use std::cell::Cell;
+use std::fmt::Write as _;
+
+use crate::interp::class::{Class, ClassKind};
+use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::order::fields_in_name_order;
+use crate::interp::value::{Instance, Interval, Sym, Value};
+
+/// How deep Value instances nest before the rest prints as `...` (10.1).
+pub const MAX_VALUE_NESTING: usize = 5;
+
+thread_local! {
+    /// Value instances currently being printed on this thread (for the `...` cut-off).
+    static VALUE_DEPTH: Cell<usize> = const { Cell::new(0) };
+}
+
+/// Decrements the nesting counter when a Value instance has been printed (also on unwind).
+struct DepthGuard;
+impl Drop for DepthGuard {
+    fn drop(&mut self) {
+        VALUE_DEPTH.with(|d| d.set(d.get().saturating_sub(1)));
+    }
+}
+
+/// The printString of a Float (10.1): shortest round-trip digits, fixed or scientific
+/// notation, whichever is shorter (fixed on a tie).
+pub fn format_float(x: f64) -> String {
+    if x.is_nan() {
+        return "nan".into();
+    }
+    if x.is_infinite() {
+        return if x > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let sign = if x.is_sign_negative() { "-" } else { "" };
+    // `{:e}` gives the shortest round-trip digits: "1.2345e-7", "5e0".
+    let e = format!("{:e}", x.abs());
+    let (mant, exp) = e.split_once('e').unwrap_or((&e, "0"));
+    let exp: i64 = exp.parse().unwrap_or(0);
+    let digits: String = mant.chars().filter(|c| c.is_ascii_digit()).collect();
+    let digits = if digits.is_empty() {
+        "0".to_string()
+    } else {
+        digits
+    };
+    // Scientific: d.ddd e X
+    let sci = {
+        let (first, rest) = digits.split_at(1);
+        let rest = if rest.is_empty() { "0" } else { rest };
+        format!("{first}.{rest}e{exp}")
+    };
+    // Fixed.
+    let fixed = if exp >= 0 {
+        let int_len = exp as usize + 1;
+        if digits.len() <= int_len {
+            format!("{digits}{}.0", "0".repeat(int_len - digits.len()))
+        } else {
+            format!("{}.{}", &digits[..int_len], &digits[int_len..])
+        }
+    } else {
+        format!("0.{}{digits}", "0".repeat((-exp - 1) as usize))
+    };
+    if sci.len() < fixed.len() {
+        format!("{sign}{sci}")
+    } else {
+        format!("{sign}{fixed}")
+    }
+}
+
+/// A JSON string literal: `"` and `\` escaped, control characters as `\n`, `\r`, `\t`, `\b`,
+/// `\f` or `\u00XX`; every other character as it is.
+pub fn json_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push_str("\\t"),
+            '\u{8}' => out.push_str("\\b"),
+            '\u{c}' => out.push_str("\\f"),
+            c if (c as u32) < 0x20 => {
+                let _ = write!(out, "\\u{:04x}", c as u32);
+            }
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The printString of a String: in double quotes, inner quotes doubled.
+pub fn quote_string(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        if c == '"' {
+            out.push('"');
+        }
+        out.push(c);
+    }
+    out.push('"');
+    out
+}
+
+/// The printString of a Binary: `<<FF FE>>`.
+pub fn binary_string(b: &[u8]) -> String {
+    let mut out = String::with_capacity(b.len() * 3 + 4);
+    out.push_str("<<");
+    for (i, byte) in b.iter().enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        let _ = write!(out, "{byte:02X}");
+    }
+    out.push_str(">>");
+    out
+}
+
+/// The printString of numbers, Characters, Symbols, Strings, Binaries, nil and Booleans: the
+/// kinds whose printing needs no dispatch. `None` for every other kind.
+pub fn simple_print(v: &Value) -> Option<String> {
+    Some(match v {
+        Value::Nil => "nil".into(),
+        Value::True => "true".into(),
+        Value::False => "false".into(),
+        Value::Int(i) => i.to_string(),
+        Value::BigInt(b) => b.to_string(),
+        Value::Float(f) => format_float(*f),
+        Value::Char(c) => format!("${c}"),
+        Value::Symbol(s) => format!("#{}", s.as_str()),
+        Value::Str(s) => quote_string(s),
+        Value::Binary(b) => binary_string(b),
+        Value::Class(c) => c.name.as_str().to_string(),
+        Value::Meta(c) => format!("{} class", c.name.as_str()),
+        _ => return None,
+    })
+}
+
+/// The printString of an Interval: `(1 to: 10)`, `(1 to: 10 by: 2)`.
+pub fn interval_string(iv: &Interval) -> String {
+    let n = |v: &Value| simple_print(v).unwrap_or_default();
+    if iv.explicit_step {
+        format!("({} to: {} by: {})", n(&iv.from), n(&iv.to), n(&iv.step))
+    } else {
+        format!("({} to: {})", n(&iv.from), n(&iv.to))
+    }
+}
+
+/// The printString of a value inside a container (10.1): user overrides apply, but actors are
+/// rendered from their handle (`Actor(Counter, 0.7.0)`) without being sent a message.
+pub fn element_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    if let Value::Native(n) = v {
+        if n.0.class().kind == ClassKind::Actor {
+            return Ok(n.0.print_string());
+        }
+    }
+    ctx.print_string(v)
+}
+
+fn join_printed<'a>(
+    ctx: &mut Ctx,
+    open: &str,
+    items: impl Iterator<Item = &'a Value>,
+    close: &str,
+) -> Result<String, Unwind> {
+    let mut out = String::from(open);
+    for (i, e) in items.enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(&element_print(ctx, e)?);
+    }
+    out.push_str(close);
+    Ok(out)
+}
+
+/// Whether `c` is `name` or inherits from it.
+pub fn inherits_from(c: &Class, name: &str) -> bool {
+    let mut cur = Some(c);
+    while let Some(k) = cur {
+        if k.name.as_str() == name {
+            return true;
+        }
+        cur = k.superclass.as_deref();
+    }
+    false
+}
+
+/// A field of an instance by name.
+pub fn field<'a>(o: &'a Instance, name: &str) -> Option<&'a Value> {
+    let s = Sym::new(name);
+    o.class
+        .field_names
+        .iter()
+        .position(|f| *f == s)
+        .and_then(|i| o.fields.get(i))
+}
+
+/// The default printString of every built-in kind (10.1). Elements of containers are printed
+/// with `ctx.print_string`, honouring user overrides.
+pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    if let Some(s) = simple_print(v) {
+        return Ok(s);
+    }
+    match v {
+        Value::List(l) => join_printed(ctx, "#(", l.iter(), ")"),
+        Value::Array(a) => join_printed(ctx, "#[", a.iter(), "]"),
+        Value::Tuple(t) => join_printed(ctx, "{", t.iter(), "}"),
+        Value::Queue(q) => join_printed(ctx, "Queue(", q.iter(), ")"),
+        Value::Set(s) => join_printed(ctx, "Set(", s.iter().map(|k| &k.0), ")"),
+        Value::Bag(_) => Ok("Bag".into()),
+        Value::Dict(d) => {
+            let mut out = String::from("#{");
+            for (i, (k, e)) in d.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(&element_print(ctx, &k.0)?);
+                out.push_str(" => ");
+                out.push_str(&element_print(ctx, e)?);
+            }
+            out.push('}');
+            Ok(out)
+        }
+        Value::Interval(iv) => Ok(interval_string(iv)),
+        Value::Block(_) => {
+            let arity = ctx.send(v, Sym::new("arity"), &[])?;
+            Ok(format!("Block/{}", arity.as_int().unwrap_or(0)))
+        }
+        Value::Native(n) => Ok(n.0.print_string()),
+        Value::Object(o) => print_instance(ctx, o),
+        _ => Ok(String::new()),
+    }
+}
+
+/// Result, exceptions, Value instances (`Point(x: 3, y: 4)`), Object-kind instances.
+fn print_instance(ctx: &mut Ctx, o: &Instance) -> Result<String, Unwind> {
+    let class = &o.class;
+    if class.name.as_str() == "Result" {
+        if let (Some(ok), Some(val), Some(err)) =
+            (field(o, "isOk"), field(o, "okValue"), field(o, "errReason"))
+        {
+            return Ok(if matches!(ok, Value::True) {
+                format!("Result ok: {}", element_print(ctx, val)?)
+            } else {
+                format!("Result error: {}", element_print(ctx, err)?)
+            });
+        }
+    }
+    if inherits_from(class, "Exception") {
+        let msg = match field(o, "message") {
+            Some(Value::Str(s)) => s.to_string(),
+            Some(Value::Nil) | None => class.name.as_str().to_string(),
+            Some(other) => ctx.display_string(other)?,
+        };
+        return Ok(match field(o, "hint") {
+            Some(Value::Str(h)) => format!("{msg}\nHint: {h}"),
+            Some(Value::Nil) | None => msg,
+            Some(other) => format!("{msg}\nHint: {}", ctx.display_string(other)?),
+        });
+    }
+    if class.kind != ClassKind::Value {
+        return Ok(class.name.as_str().to_string());
+    }
+    let depth = VALUE_DEPTH.with(|d| {
+        let n = d.get() + 1;
+        d.set(n);
+        n
+    });
+    let _guard = DepthGuard;
+    if depth > MAX_VALUE_NESTING {
+        return Ok("...".into());
+    }
+    let mut out = format!("{}(", class.name.as_str());
+    for (i, idx) in fields_in_name_order(class).into_iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        out.push_str(class.field_names[idx].as_str());
+        out.push_str(": ");
+        let f = o.fields.get(idx).cloned().unwrap_or(Value::Nil);
+        out.push_str(&element_print(ctx, &f)?);
+    }
+    out.push(')');
+    Ok(out)
+}
+
+/// The default displayString (10.2): a String is itself, a Symbol its name, anything else its
+/// printString (through `ctx.print_string`, so overrides apply).
+pub fn default_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    match v {
+        Value::Str(s) => Ok(s.to_string()),
+        Value::Symbol(s) => Ok(s.as_str().to_string()),
+        _ => ctx.print_string(v),
+    }
+}
+
+/// The top-level display of a value (10.3): REPL output and `// =>` expectations.
+pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    match v {
+        Value::Str(s) => Ok(s.to_string()),
+        Value::Symbol(s) => Ok(s.as_str().to_string()),
+        Value::List(_) => {
+            let mut out = String::new();
+            json_value(ctx, v, &mut out)?;
+            Ok(out)
+        }
+        _ => ctx.print_string(v),
+    }
+}
+
+/// The JSON rendering of one List element (10.3), appended to `out`.
+fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> {
+    match v {
+        Value::Int(i) => {
+            let _ = write!(out, "{i}");
+        }
+        Value::BigInt(b) => {
+            let _ = write!(out, "{b}");
+        }
+        Value::True => out.push_str("true"),
+        Value::False => out.push_str("false"),
+        Value::Nil => out.push_str("\"nil\""),
+        Value::Str(s) => out.push_str(&json_string(s)),
+        Value::Symbol(s) => out.push_str(&json_string(s.as_str())),
+        Value::Float(f) => out.push_str(&json_string(&format_float(*f))),
+        Value::List(l) => {
+            out.push('[');
+            for (i, e) in l.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                json_value(ctx, e, out)?;
+            }
+            out.push(']');
+        }
+        other => {
+            let s = element_print(ctx, other)?;
+            out.push_str(&json_string(&s));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn floats_of_the_spec() {
+        let cases = [
+            (5.0, "5.0"),
+            (0.5, "0.5"),
+            (10.0 / 3.0, "3.3333333333333335"),
+            (100.0, "100.0"),
+            (1000.0, "1.0e3"),
+            (1500.0, "1.5e3"),
+            (123456.0, "123456.0"),
+            (0.0001, "0.0001"),
+            (0.00012, "1.2e-4"),
+            (1e21, "1.0e21"),
+            (-0.0, "-0.0"),
+            (0.0, "0.0"),
+            (2.0, "2.0"),
+            (3.25, "3.25"),
+            (-7.5, "-7.5"),
+            (1e10, "1.0e10"),
+            (12345.0, "12345.0"),
+            (0.1 + 0.2, "0.30000000000000004"),
+            (1e-10, "1.0e-10"),
+            (0.001, "0.001"),
+            (0.0012, "0.0012"),
+            (1.5e300, "1.5e300"),
+            (5e-324, "5.0e-324"),
+            (-1000.0, "-1.0e3"),
+            (123.45, "123.45"),
+            (10.0, "10.0"),
+            (2.5e-3, "0.0025"),
+        ];
+        for (x, s) in cases {
+            assert_eq!(format_float(x), s, "{x:e}");
+        }
+    }
+
+    #[test]
+    fn floats_read_back() {
+        for x in [
+            0.1,
+            1.0 / 3.0,
+            2.0f64.sqrt(),
+            6.02214076e23,
+            1.7976931348623157e308,
+            1e-300,
+        ] {
+            let s = format_float(x);
+            assert_eq!(s.parse::<f64>().unwrap(), x, "{s}");
+        }
+    }
+
+    #[test]
+    fn json_strings_escape() {
+        assert_eq!(json_string("hi"), r#""hi""#);
+        assert_eq!(json_string("a\"b\\c"), r#""a\"b\\c""#);
+        assert_eq!(json_string("l1\nl2\tx\r"), r#""l1\nl2\tx\r""#);
+        assert_eq!(
+            json_string("\u{8}\u{c}\u{1}\u{1f}"),
+            r#""\b\f\u0001\u001f""#
+        );
+        assert_eq!(json_string("é ✓ \u{7f}"), "\"é ✓ \u{7f}\"");
+    }
+
+    #[test]
+    fn simple_kinds() {
+        assert_eq!(quote_string(r#"a"b"#), r#""a""b""#);
+        assert_eq!(binary_string(&[0xff, 0xfe, 0x01]), "<<FF FE 01>>");
+        assert_eq!(binary_string(&[]), "<<>>");
+        assert_eq!(simple_print(&Value::Char(' ')).unwrap(), "$ ");
+        assert_eq!(
+            simple_print(&Value::sym("hello world")).unwrap(),
+            "#hello world"
+        );
+        assert_eq!(simple_print(&Value::sym("at:put:")).unwrap(), "#at:put:");
+        assert_eq!(simple_print(&Value::Int(-7)).unwrap(), "-7");
+        let iv = Interval {
+            from: Value::Int(1),
+            to: Value::Int(10),
+            step: Value::Int(2),
+            explicit_step: true,
+        };
+        assert_eq!(interval_string(&iv), "(1 to: 10 by: 2)");
+        let iv = Interval {
+            explicit_step: false,
+            step: Value::Int(1),
+            ..iv
+        };
+        assert_eq!(interval_string(&iv), "(1 to: 10)");
+    }
+}

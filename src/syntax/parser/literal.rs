@@ -1,0 +1,191 @@
+//! Literal tokens to AST: integers (decimal, radix, arbitrary size), floats, characters,
+//! symbols, and strings with `{expr}` interpolation (LANGUAGE.md 1.4–1.7, 2.4).
+
+use super::expr::mk;
+use super::{PResult, Parser};
+use crate::diagnostic::Diagnostic;
+use crate::syntax::ast::*;
+use crate::syntax::lexer::{self, char_value};
+use crate::syntax::token::Tok;
+use num_bigint::BigInt;
+
+/// Integer value of a decimal or radix literal (`-16rFF`).
+pub(crate) fn int_value(text: &str, radix_form: bool) -> ExprKind {
+    let (neg, t) = match text.strip_prefix('-') {
+        Some(r) => (true, r),
+        None => (false, text),
+    };
+    let (radix, digits) = if radix_form {
+        match t.split_once('r') {
+            Some((r, d)) => (r.parse::<u32>().unwrap_or(10), d),
+            None => (10, t),
+        }
+    } else {
+        (10, t)
+    };
+    if let Ok(v) = i64::from_str_radix(digits, radix) {
+        return ExprKind::Int(if neg { -v } else { v });
+    }
+    if neg {
+        // i64::MIN has no positive counterpart.
+        if let Ok(v) = i64::from_str_radix(&format!("-{digits}"), radix) {
+            return ExprKind::Int(v);
+        }
+    }
+    match BigInt::parse_bytes(digits.as_bytes(), radix) {
+        Some(b) => ExprKind::BigInt(Box::new(if neg { -b } else { b })),
+        None => ExprKind::Error,
+    }
+}
+
+impl<'s> Parser<'s> {
+    /// The current literal token as an expression.
+    pub(crate) fn literal(&mut self) -> PResult<Expr> {
+        let t = self.bump();
+        let text = &self.src[t.span().range()];
+        let span = t.span();
+        let kind = match t.kind {
+            Tok::Int => int_value(text, false),
+            Tok::RadixInt => int_value(text, true),
+            Tok::Float => match text.parse::<f64>() {
+                Ok(f) if f.is_finite() => ExprKind::Float(f),
+                _ => {
+                    self.report(
+                        Diagnostic::error("E0308", "float literal is not finite", span)
+                            .with_label("this does not fit in a double")
+                            .with_hint("bt has no infinity; use a smaller exponent"),
+                    );
+                    ExprKind::Error
+                }
+            },
+            Tok::Char => ExprKind::Char(char_value(text)),
+            Tok::Symbol => ExprKind::Symbol(text[1..].to_string()),
+            Tok::QuotedSymbol => {
+                let inner = &text[2..text.len() - 1];
+                ExprKind::Symbol(inner.replace("''", "'"))
+            }
+            Tok::Str => return Ok(self.string(span)),
+            _ => ExprKind::Error,
+        };
+        Ok(mk(kind, span))
+    }
+
+    /// A string literal: plain, or interpolated with `{expr}` parts.
+    fn string(&mut self, span: Span) -> Expr {
+        let src = self.src;
+        let b = src.as_bytes();
+        let (start, end) = (span.start as usize + 1, span.end as usize - 1);
+        let mut parts: Vec<InterpPart> = Vec::new();
+        let mut buf = String::new();
+        let mut run = start;
+        let mut i = start;
+        let mut bad = false;
+        while i < end {
+            match b[i] {
+                b'"' => {
+                    buf.push_str(&src[run..i + 1]);
+                    i += 2;
+                    run = i;
+                }
+                b'\\' => {
+                    let next = b.get(i + 1).copied();
+                    if matches!(next, Some(b'{') | Some(b'}')) {
+                        buf.push_str(&src[run..i]);
+                        run = i + 1;
+                        i += 2;
+                    } else {
+                        // Keep both characters (`\"` does not end the string).
+                        i += 2;
+                    }
+                }
+                b'{' => {
+                    buf.push_str(&src[run..i]);
+                    if b.get(i + 1) == Some(&b'{') {
+                        self.report(
+                            Diagnostic::error(
+                                "E0101",
+                                "`{{` is not allowed in a string",
+                                Span::new(i, i + 2),
+                            )
+                            .with_hint("write `\\{` for a literal brace"),
+                        );
+                        bad = true;
+                    }
+                    match lexer::scan_interp(&b[..end], i + 1) {
+                        Some(j) if j == i + 1 => {
+                            self.report(
+                                Diagnostic::error("E0101", "empty interpolation `{}`", Span::new(i, j + 1))
+                                    .with_hint("put an expression inside the braces, or write `\\{}` for literal braces"),
+                            );
+                            bad = true;
+                            i = j + 1;
+                        }
+                        Some(j) => {
+                            if !buf.is_empty() {
+                                parts.push(InterpPart::Lit(std::mem::take(&mut buf)));
+                            }
+                            if !bad {
+                                parts.push(InterpPart::Expr(self.interpolated(i + 1, j)));
+                            }
+                            i = j + 1;
+                        }
+                        None => {
+                            self.report(
+                                Diagnostic::error(
+                                    "E0101",
+                                    "unterminated interpolation in string",
+                                    Span::new(i, i + 1),
+                                )
+                                .with_label("this `{` is never closed")
+                                .with_hint("close it with `}`, or write `\\{` for a literal brace"),
+                            );
+                            bad = true;
+                            i = end;
+                        }
+                    }
+                    run = i;
+                }
+                _ => i += 1,
+            }
+        }
+        if run < end {
+            buf.push_str(&src[run..end]);
+        }
+        if bad {
+            return mk(ExprKind::Error, span);
+        }
+        if parts.is_empty() {
+            return mk(ExprKind::Str(buf), span);
+        }
+        if !buf.is_empty() {
+            parts.push(InterpPart::Lit(buf));
+        }
+        mk(ExprKind::Interp(parts), span)
+    }
+
+    /// Parses the text of one interpolation `src[a..b]` as an expression.
+    fn interpolated(&mut self, a: usize, b: usize) -> Expr {
+        let lexed = lexer::lex_range(self.src, a, b, false);
+        let mut sub = Parser::new(self.src, lexed, self.opts, self.depth + 4);
+        let e = match sub.expr() {
+            Ok(e) => {
+                if sub.peek() != Tok::Eof {
+                    let t = sub.tok();
+                    if t.kind != Tok::Error {
+                        let msg = format!("unexpected {} in interpolation", sub.found());
+                        sub.report(
+                            Diagnostic::error("E0101", msg, t.span())
+                                .with_hint("an interpolation holds one expression"),
+                        );
+                    }
+                    mk(ExprKind::Error, Span::new(a, b))
+                } else {
+                    e
+                }
+            }
+            Err(_) => mk(ExprKind::Error, Span::new(a, b)),
+        };
+        self.diags.append(&mut sub.diags);
+        e
+    }
+}

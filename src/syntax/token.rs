@@ -1,0 +1,227 @@
+//! Token kinds (the logos automaton) and the [`Token`] record the parser reads.
+//!
+//! Tokens carry no payload: the parser reads the text through the byte span. Line structure
+//! (LANGUAGE.md 1.1, 2.1, 3.2) is kept in each token as `line`, `col` and the `FIRST` flag
+//! (first token on its line).
+
+use logos::Logos;
+
+/// Why the lexer produced an error token. `Default` is an unexpected character.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum LexError {
+    #[default]
+    Unexpected,
+    UnterminatedString,
+    UnterminatedComment,
+    UnterminatedSymbol,
+    SingleQuote,
+    BadChar,
+}
+
+/// Token kinds. Variants without a pattern are produced by the wrapper in `lexer.rs`.
+#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[logos(error = LexError)]
+#[logos(skip r"[ \t\r\n\x0C]+")]
+pub enum Tok {
+    #[regex(r"[A-Za-z_][A-Za-z0-9_]*")]
+    Ident,
+    /// `at:` — an identifier immediately followed by `:` (not `:=` / `::`). Made by the wrapper.
+    Keyword,
+    /// `@expect`, `@primitive`, `@intrinsic`.
+    #[regex(r"@[A-Za-z_][A-Za-z0-9_]*")]
+    Directive,
+
+    #[regex(r"-?[0-9]+")]
+    Int,
+    #[regex(r"-?[0-9]+r[0-9A-Za-z]+")]
+    RadixInt,
+    #[regex(r"-?[0-9]+\.[0-9]+([eE][+\-]?[0-9]+)?")]
+    #[regex(r"-?[0-9]+[eE][+\-]?[0-9]+")]
+    Float,
+    #[token("\"", crate::syntax::lexer::lex_string)]
+    Str,
+    #[token("$", crate::syntax::lexer::lex_char)]
+    Char,
+    /// `#foo`, `#at:put:`, `#+`.
+    #[regex(r"#[A-Za-z_][A-Za-z0-9_]*")]
+    #[regex(r"#([A-Za-z_][A-Za-z0-9_]*:)+")]
+    #[regex(r"#[+\-*/<>=~%&?\\]+")]
+    #[token("#,")]
+    #[token("#=:=")]
+    Symbol,
+    /// `#'any text'`.
+    #[token("#'", crate::syntax::lexer::lex_quoted_symbol)]
+    QuotedSymbol,
+    #[token("#(")]
+    HashParen,
+    #[token("#[")]
+    HashBracket,
+    #[token("#{")]
+    HashBrace,
+    /// A lone `#` (a lexical error, reported by the wrapper).
+    #[token("#")]
+    Hash,
+
+    /// A run of operator characters: `+`, `==`, `<=`, `++`, `=:=` …
+    #[regex(r"[+\-*/<>=~%&?\\]+")]
+    #[token("=:=", priority = 10)]
+    BinOp,
+    /// `->` (binary operator of power 3; also return types and match arms).
+    #[token("->", priority = 10)]
+    Arrow,
+    /// `>>` (binary operator of power 5; also standalone method definitions).
+    #[token(">>", priority = 10)]
+    ShiftRight,
+    /// `<<` (opens a binary pattern).
+    #[token("<<", priority = 10)]
+    ShiftLeft,
+    /// `=>` (method arrow, dictionary entries).
+    #[token("=>", priority = 10)]
+    FatArrow,
+    #[token(":=")]
+    Assign,
+    #[token("::")]
+    ColonColon,
+    #[token(":")]
+    Colon,
+    #[token("^")]
+    Caret,
+    #[token(";")]
+    Semi,
+    #[token(".")]
+    Dot,
+    #[token("...")]
+    Ellipsis,
+    #[token("!")]
+    Bang,
+    #[token("|")]
+    Pipe,
+    #[token(",")]
+    Comma,
+    #[token("(")]
+    LParen,
+    #[token(")")]
+    RParen,
+    #[token("[")]
+    LBracket,
+    #[token("]")]
+    RBracket,
+    #[token("{")]
+    LBrace,
+    #[token("}")]
+    RBrace,
+
+    /// `// …` (and `/// …`, sorted out by the wrapper).
+    #[regex(r"//[^\n]*", priority = 20)]
+    LineComment,
+    #[token("/*", crate::syntax::lexer::lex_block_comment, priority = 20)]
+    BlockComment,
+    /// `'…'`: always an error (single-quoted strings are not supported).
+    #[token("'", crate::syntax::lexer::lex_single_quote)]
+    SingleQuoted,
+
+    /// A documentation comment `/// …` (kept out of the main token vector).
+    DocComment,
+    /// Bad input; the lexer has already reported it.
+    Error,
+    /// End of input (or of the region the parser may currently see).
+    Eof,
+}
+
+impl Tok {
+    /// Opening brackets (including the `#` collection openers and `<<`).
+    pub fn is_open(self) -> bool {
+        matches!(
+            self,
+            Tok::LParen
+                | Tok::LBracket
+                | Tok::LBrace
+                | Tok::HashParen
+                | Tok::HashBracket
+                | Tok::HashBrace
+        )
+    }
+    pub fn is_close(self) -> bool {
+        matches!(self, Tok::RParen | Tok::RBracket | Tok::RBrace)
+    }
+    /// Tokens that act as binary selectors in expressions.
+    pub fn is_binop(self) -> bool {
+        matches!(self, Tok::BinOp | Tok::Arrow | Tok::ShiftRight)
+    }
+    /// A short human name for messages ("expected …").
+    pub fn describe(self) -> &'static str {
+        match self {
+            Tok::Ident => "identifier",
+            Tok::Keyword => "keyword",
+            Tok::Directive => "directive",
+            Tok::Int | Tok::RadixInt => "integer",
+            Tok::Float => "float",
+            Tok::Str => "string",
+            Tok::Char => "character",
+            Tok::Symbol | Tok::QuotedSymbol => "symbol",
+            Tok::HashParen => "`#(`",
+            Tok::HashBracket => "`#[`",
+            Tok::HashBrace => "`#{`",
+            Tok::Hash => "`#`",
+            Tok::BinOp => "operator",
+            Tok::Arrow => "`->`",
+            Tok::ShiftRight => "`>>`",
+            Tok::ShiftLeft => "`<<`",
+            Tok::FatArrow => "`=>`",
+            Tok::Assign => "`:=`",
+            Tok::ColonColon => "`::`",
+            Tok::Colon => "`:`",
+            Tok::Caret => "`^`",
+            Tok::Semi => "`;`",
+            Tok::Dot => "`.`",
+            Tok::Ellipsis => "`...`",
+            Tok::Bang => "`!`",
+            Tok::Pipe => "`|`",
+            Tok::Comma => "`,`",
+            Tok::LParen => "`(`",
+            Tok::RParen => "`)`",
+            Tok::LBracket => "`[`",
+            Tok::RBracket => "`]`",
+            Tok::LBrace => "`{`",
+            Tok::RBrace => "`}`",
+            Tok::LineComment | Tok::BlockComment | Tok::DocComment => "comment",
+            Tok::SingleQuoted => "single-quoted string",
+            Tok::Error => "invalid token",
+            Tok::Eof => "end of input",
+        }
+    }
+}
+
+/// Token flag: first token on its line.
+pub const FIRST: u8 = 1;
+/// Token flag: whitespace (or a comment) directly before the token.
+pub const SPACE_BEFORE: u8 = 2;
+/// Token flag: a column-0 line that starts a declaration (class header, `Foo >> …`,
+/// `Protocol define:`, `type`), used by top-level recovery.
+pub const DECL_START: u8 = 4;
+
+/// One token: kind, byte span, 0-based line and column (in bytes), flags.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Token {
+    pub kind: Tok,
+    pub flags: u8,
+    pub start: u32,
+    pub end: u32,
+    pub line: u32,
+    pub col: u32,
+}
+
+impl Token {
+    pub fn first(&self) -> bool {
+        self.flags & FIRST != 0
+    }
+    pub fn space_before(&self) -> bool {
+        self.flags & SPACE_BEFORE != 0
+    }
+    pub fn span(&self) -> crate::syntax::ast::Span {
+        crate::syntax::ast::Span {
+            start: self.start,
+            end: self.end,
+        }
+    }
+}
