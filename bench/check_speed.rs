@@ -16,7 +16,8 @@ use std::time::Instant;
 fn program(lines: usize) -> String {
     let mut s = String::new();
     let mut i = 0;
-    while s.lines().count() < lines {
+    let mut count = 0;
+    while count < lines {
         let _ = write!(
             s,
             r#"Value subclass: Point{i}
@@ -60,6 +61,7 @@ t{i} :: Integer := c{i} total
 
 "#
         );
+        count = s.lines().count();
         i += 1;
     }
     s

@@ -53,7 +53,7 @@ pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
 
 /// Parses and checks one load unit.
 pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
-    let parsed: Vec<(ast_module::Module, Vec<Diagnostic>)> =
+    let parsed: Vec<(crate::syntax::ast::Module, Vec<Diagnostic>)> =
         files.iter().map(|(_, src)| syntax::parse(src)).collect();
     let sources: Vec<SourceFile> = files
         .iter()
@@ -79,10 +79,6 @@ pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec
         r.diags.sort_by_key(|d| (d.span.start, d.span.end));
     }
     reports
-}
-
-mod ast_module {
-    pub use crate::syntax::ast::Module;
 }
 
 /// Checks files (directories are searched recursively for `*.bt`). Unreadable paths are
@@ -205,6 +201,13 @@ pub fn main(args: &[String]) -> i32 {
     }
     if paths.is_empty() {
         paths.push(".".into());
+    }
+    let mut probe = check::CheckOptions::default();
+    for l in &opts.levels {
+        if let Err(e) = probe.set_level_arg(l) {
+            eprintln!("bt check: --diagnostics {l}: {e}");
+            return 2;
+        }
     }
     let reports = match check_files_with(&paths, &opts) {
         Ok(r) => r,
