@@ -1,1 +1,143 @@
-//! The actor runtime: scheduler, coroutines, mailboxes, timers, registry, supervisors.
+//! The actor runtime: green processes on a small pool of worker threads.
+//!
+//! # Shape (DESIGN.md §5)
+//!
+//! * A **process** is an actor (a [`Behaviour`] handling one message at a time) or a task (a
+//!   closure run once: the main program, a REPL line, a timer or monitor callback). An idle
+//!   process is a small record — its state, a locked `VecDeque` mailbox, a control-signal
+//!   queue and a scheduling flag — and holds **no native stack**.
+//! * When a process has work, a worker runs it on a **stackful coroutine** (corosensei) on a
+//!   stack from a per-worker pool. Stacks are large `MAP_NORESERVE` reservations with a
+//!   guard page ([`Config::stack_size`], default 64 MiB release / 512 MiB debug): pages are
+//!   committed only when touched, so 10,000-deep interpreter recursion fits and costs memory
+//!   only while used. The coroutine handles signals, then messages, until the mailbox is
+//!   empty, then returns its stack.
+//! * A **sync call** ([`Cx::call`]) queues the message with a reply slot and suspends the
+//!   coroutine; the worker runs other processes; the reply, the timeout or the target's death
+//!   resumes it. A suspended handler never blocks its thread.
+//! * **Preemption**: the interpreter calls [`Cx::tick`] per reduction; every
+//!   [`Config::reductions`] the coroutine yields to the back of its worker's queue.
+//! * Suspended coroutines are **pinned** to their worker (no `unsafe impl Send`); idle
+//!   workers steal not-yet-started work. Coroutines are capped (each stack is two kernel
+//!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack.
+//! * A handler panic is caught and becomes an actor crash (reason `{#panic, msg}`).
+//!
+//! # Example
+//!
+//! ```
+//! use bt::interp::value::Value;
+//! use bt::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
+//!
+//! let rt = Runtime::new(Config { workers: 1, ..Config::default() }).unwrap();
+//! let mut count = 0;
+//! let counter = rt.spawn(handler(move |_cx: &mut Cx<'_>, m: Message| {
+//!     count += m.args[0].as_int().unwrap_or(0);
+//!     Ok(Value::Int(count))
+//! }));
+//! let total = rt
+//!     .block_on(move |cx| {
+//!         for _ in 0..9 {
+//!             cx.cast(&counter, Message::named("add:", vec![Value::Int(1)]));
+//!         }
+//!         // A call after casts is a barrier: it answers after them.
+//!         cx.call(&counter, Message::named("add:", vec![Value::Int(1)]), Timeout::DEFAULT)
+//!     })
+//!     .unwrap();
+//! assert_eq!(total.unwrap().as_int(), Some(10));
+//! ```
+//!
+//! # API for the interpreter
+//!
+//! ```text
+//! let rt = Runtime::new(Config::default())?;           // per Vm; drop = shutdown
+//! rt.block_on(|cx| run_main(cx))                       // main program / REPL line (pid 1, 2, …)
+//! let p = rt.spawn(MyActor { .. });                    // Behaviour::handle(&mut self, cx, msg)
+//! cx.call(&p, Message::new(sel, args), Timeout::DEFAULT) -> Result<Value, CallError>
+//!        // CallError::{Timeout, ActorDead, Deadlock, Raised(exception), Exiting(reason)}
+//! cx.cast(&p, msg)                                     // FIFO per sender; calls act as barriers
+//! cx.tick()?  cx.stack_remaining()  cx.sleep(ms)?  cx.pid()  cx.would_deadlock(pid)
+//! cx.stop(&p, t)  rt.kill(&p)  rt.exit(&p, from, reason)  cx.stop_self()  p.is_alive()
+//! rt.when_down(&p, rt.make_ref(), |cx, reason| ..)  rt.on_exit(..)  rt.demonitor(..)
+//! rt.link(&a, &b)  rt.set_trap_exits(&p, true)  rt.monitor_signal(&p, &watcher)
+//! rt.register(name, &p)  rt.unregister(&p)  rt.whereis(name)  rt.registered(false)
+//! rt.after(ms, |cx| ..)  rt.every(ms, |cx| ..)  timer.cancel()  timer.is_active()
+//! rt.processes(false) -> [ProcessInfo { pid, name, label, status, mailbox_len, started_at_ms }]
+//! ```
+//!
+//! # Wiring the language surface (plan for the interpreter integration)
+//!
+//! * **Evaluation context.** The interpreter's `Ctx` holds the `&mut Cx` it is given (never a
+//!   thread-local). `Ctx::tick` calls [`Cx::tick`] and maps [`Exiting`] to `Unwind::Exit`.
+//!   Each activation checks its depth limit *and* `cx.stack_remaining() < ~128 KiB` and raises
+//!   `stack_overflow` (an ordinary exception), so the guard page is never reached.
+//! * **Main program / REPL line**: `rt.block_on(|cx| …)`, pid 1, 2, … (label `main`).
+//! * **`Actor subclass:` instance** = a [`Behaviour`] holding the class and the field values.
+//!   `handle` snapshots the fields, dispatches `msg.selector` with `msg.args` through the
+//!   evaluator, and on an exception restores the snapshot and answers `Err(exception)` (the
+//!   caller re-raises it: [`CallError::Raised`]). `terminate` runs `terminate:`.
+//! * **`spawn` / `spawnWith:`**: `rt.spawn_opts(behaviour, SpawnOpts { info: class, .. })`,
+//!   then a sync `initialize` call; if it raises, `rt.kill` and raise `instantiation_error`.
+//!   `spawnAs:` passes `SpawnOpts::name` (atomic). Handle printString uses `ProcRef::pid`.
+//! * **Sends**: if `p.pid() == cx.pid()` run the method directly (self-send); else
+//!   `cx.call(&p, Message::new(sel, args), timeout)` mapping [`CallError::kind`] to the
+//!   exception kind (`timeout`, `actor_dead`, `deadlock_detected`); `Exiting` unwinds.
+//!   Postfix `!` is `cx.cast`; failures reach [`Behaviour::cast_failed`] (logged).
+//!   `withTimeout:` proxies are actors forwarding with another [`Timeout`].
+//! * **Lifecycle**: `stop` = [`Cx::stop`] (self: `stop_self`), `kill` = [`RtHandle::kill`],
+//!   `isAlive` = [`ProcRef::is_alive`], `monitor` = [`RtHandle::make_ref`] +
+//!   [`RtHandle::when_down`] per `whenDown:` block, `demonitor`, `onExit:` =
+//!   [`RtHandle::on_exit`], `aPid exit:` = [`RtHandle::exit`]; reasons via
+//!   [`ExitReason::to_value`].
+//! * **Names**: [`RtHandle::register`] / `unregister` / `whereis` / `registered`, kinds via
+//!   [`NameError::kind`]; `wrong_class` is checked by the interpreter against
+//!   [`ProcRef::info`].
+//! * **Class-side state**: one [`ProcLock`] per class; its waiters suspend.
+//! * **Timer**: [`RtHandle::after`], [`RtHandle::every`], [`Cx::sleep`], [`TimerRef`].
+//!   `Parallel`: `spawn_task` + [`TaskHandle::join_in`]. Snapshots: [`RtHandle::processes`].
+//! * **Supervisors** (later): `SpawnOpts::link`/`trap_exits`, [`Signal::Exit`] and
+//!   [`RtHandle::monitor_signal`] delivered to [`Behaviour::signal`] before user messages.
+//!
+//! # Limits
+//!
+//! * Preemption is cooperative: native code that never calls [`Cx::tick`] is not preempted.
+//! * At the coroutine cap, work waits for a stack; if every live coroutine is suspended
+//!   waiting on a process that is itself waiting for a stack, progress resumes only as calls
+//!   time out (never with `Timeout::Infinity`). The default cap (~28,000 from the kernel's
+//!   65,530 mappings) is far above the 10,000 suspended handlers required.
+//! * A suspended coroutine resumes on the worker that created it; only not-yet-started work
+//!   is stolen by idle workers.
+
+//! # Modules
+//!
+//! | module | what |
+//! |---|---|
+//! | `types` | [`Pid`], [`Message`], [`ExitReason`], [`CallError`], [`Timeout`], [`Signal`] … |
+//! | `api` | [`Runtime`], [`RtHandle`], [`Config`], [`SpawnOpts`], [`TaskHandle`], names, monitors, links, timers, snapshots |
+//! | `cx` | [`Cx`], the process context: call, cast, stop, sleep, tick, stack check |
+//! | `process` | [`Behaviour`], [`ProcRef`], mailbox, the coroutine body, exit handling |
+//! | `sched` | workers, run queues, coroutine slots, deadlines, stack cap |
+//! | `lock` | [`ProcLock`]: re-entrant per process, waiters suspend (class-side state) |
+//! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
+//! | `clock` | real or manual clock; `after`/`every` timers |
+//! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
+
+mod api;
+mod clock;
+mod cx;
+mod lock;
+mod process;
+mod sched;
+mod stack;
+mod types;
+mod waiter;
+
+pub use api::{
+    Config, LogSink, ProcessInfo, RtHandle, Runtime, SpawnOpts, TaskHandle, DEFAULT_STACK_SIZE,
+};
+pub use clock::TimerRef;
+pub use cx::Cx;
+pub use lock::{ProcLock, ProcLockGuard};
+pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
+pub use types::{
+    CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Signal, Timeout,
+};

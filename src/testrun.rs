@@ -1,1 +1,195 @@
-//! `bt test`: expression files and TestCase suites (LANGUAGE.md part 11).
+//! `bt test`: expression files and TestCase suites (LANGUAGE.md part 11, issue 4).
+//!
+//! ```text
+//! discover ─▶ for each file: supervise ══(process)══▶ child ─▶ worker ─▶ Vm
+//!                  ▲  deadline, restart after a hang/crash        │
+//!                  └──────────── events (start, case, warning) ◀──┘
+//! report (human / --json) ◀── results            bless ◀── proposed `// =>` texts
+//! ```
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | [`discover`] | finding test files, fixtures, `--load`/`@load` files; suite or expression file |
+//! | [`scan`] | "is this text incomplete?" and "does the next line continue it?" (2.1) |
+//! | [`split`] | an expression file as cases, declarations, `@load` lines and problems |
+//! | [`expect`] | `// =>` parsing, unescaping, `_` wildcards, `ERROR:` matching |
+//! | [`doc`] | `// =>` examples inside `///` comments |
+//! | [`worker`] | running one file's steps on an [`worker::Engine`] and reporting events |
+//! | [`child`] | the worker process (`bt test --worker`) over the real `Vm` |
+//! | [`supervise`] | the parent: one worker process per file, per-step deadline, restarts |
+//! | [`report`] | results, the human report and the JSON document |
+//! | [`bless`] | rewriting `// =>` lines in place |
+//!
+//! Every file runs in its own process and interpreter, so nothing leaks between files and a
+//! hanging or crashing case costs only itself: the parent kills the worker, fails the case and
+//! starts a new worker that resumes after it.
+
+pub mod bless;
+pub mod child;
+pub mod discover;
+pub mod doc;
+pub mod expect;
+pub mod report;
+pub mod scan;
+pub mod split;
+pub mod supervise;
+pub mod worker;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+pub use report::{CaseResult, FileResult, Status, Summary};
+
+use discover::FileKind;
+use worker::WorkerSpec;
+
+/// Everything `bt test` was asked to do.
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub json: bool,
+    pub loads: Vec<PathBuf>,
+    pub filter: Option<String>,
+    pub timeout: Duration,
+    pub check: bool,
+    /// Run the `///` examples of the given files instead of their tests.
+    pub doc_examples: bool,
+    /// Rewrite the `// =>` lines of failing cases.
+    pub bless: bool,
+    pub paths: Vec<PathBuf>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            json: false,
+            loads: Vec::new(),
+            filter: None,
+            timeout: Duration::from_secs(30),
+            check: true,
+            doc_examples: false,
+            bless: false,
+            paths: Vec::new(),
+        }
+    }
+}
+
+/// A usage problem (exit status 2).
+#[derive(Debug)]
+pub struct UsageError(pub String);
+
+/// Plans one file: what it is and what loads with it; None when it is not a test file.
+fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerSpec>, String> {
+    let src = std::fs::read_to_string(file).map_err(|e| format!("{}: {e}", file.display()))?;
+    let fixtures = discover::fixtures_for(file);
+    let unit: Vec<PathBuf> = fixtures
+        .iter()
+        .chain(loads.iter())
+        .filter(|p| !same_file(p, file))
+        .cloned()
+        .collect();
+    let kind = if opts.doc_examples {
+        if doc::example_lines(&src).is_empty() {
+            return Ok(None);
+        }
+        FileKind::DocExamples
+    } else {
+        let mut context: Vec<String> = unit
+            .iter()
+            .filter_map(|p| std::fs::read_to_string(p).ok())
+            .collect();
+        for (_, p) in discover::at_loads(&src) {
+            if let Some(f) = discover::resolve_at_load(&p, file) {
+                context.extend(std::fs::read_to_string(f).ok());
+            }
+        }
+        match discover::classify(file, &src, &context) {
+            Some(k) => k,
+            None => return Ok(None),
+        }
+    };
+    let path = file.display().to_string();
+    let filter = opts.filter.clone().filter(|f| !path.contains(f.as_str()));
+    Ok(Some(WorkerSpec {
+        path,
+        kind,
+        unit: unit.iter().map(|p| p.display().to_string()).collect(),
+        resume: 0,
+        skip: Vec::new(),
+        filter,
+        check: opts.check,
+        timeout_secs: opts.timeout.as_secs_f64(),
+    }))
+}
+
+fn same_file(a: &Path, b: &Path) -> bool {
+    match (a.canonicalize(), b.canonicalize()) {
+        (Ok(x), Ok(y)) => x == y,
+        _ => a == b,
+    }
+}
+
+/// Runs `bt test` with `opts`, printing the report; answers the exit status.
+pub fn run(opts: &Options) -> Result<i32, UsageError> {
+    let paths = if opts.paths.is_empty() {
+        vec![PathBuf::from("test")]
+    } else {
+        opts.paths.clone()
+    };
+    let files = discover::test_files(&paths).map_err(UsageError)?;
+    let loads = discover::expand_loads(&opts.loads).map_err(UsageError)?;
+    let exe = std::env::current_exe()
+        .map_err(|e| UsageError(format!("cannot find the bt executable: {e}")))?;
+    let sup = supervise::Supervisor {
+        exe,
+        timeout: opts.timeout,
+        output_to_stderr: opts.json,
+    };
+    let mut results = Vec::new();
+    for file in &files {
+        let spec = match plan(file, &loads, opts) {
+            Ok(Some(s)) => s,
+            Ok(None) => continue,
+            Err(e) => {
+                let mut r = FileResult::new(file.display().to_string());
+                r.error = Some(e);
+                results.push(r);
+                continue;
+            }
+        };
+        let filtered = spec.filter.is_some();
+        let run = sup.run_file(spec);
+        let mut r = run.result;
+        if filtered && r.cases.is_empty() && r.error.is_none() {
+            continue;
+        }
+        if opts.bless && !run.blesses.is_empty() {
+            bless_file(file, &run.blesses);
+        }
+        r.tally();
+        if !opts.json {
+            print!("{}", report::file_line(&r));
+        }
+        results.push(r);
+    }
+    let summary = Summary::new(results);
+    if opts.json {
+        println!("{}", summary.to_json());
+    } else {
+        print!("{}", summary.failures_and_total());
+    }
+    Ok(summary.exit_code())
+}
+
+fn bless_file(file: &Path, blesses: &[worker::Bless]) {
+    match std::fs::read_to_string(file) {
+        Ok(src) => {
+            let new = bless::apply(&src, blesses);
+            if new != src {
+                if let Err(e) = std::fs::write(file, new) {
+                    eprintln!("bt test --bless: {}: {e}", file.display());
+                }
+            }
+        }
+        Err(e) => eprintln!("bt test --bless: {}: {e}", file.display()),
+    }
+}

@@ -114,7 +114,12 @@ impl<'s> Parser<'s> {
 
     /// Ends a region parsed with a fence: anything left before the fence is reported once and
     /// skipped.
-    fn finish_region(&mut self) {
+    fn finish_region(&mut self, clean: bool) {
+        if self.peek() != Tok::Eof && !clean {
+            while self.peek() != Tok::Eof {
+                self.bump();
+            }
+        }
         if self.peek() != Tok::Eof {
             let t = self.tok();
             if t.kind != Tok::Error {
@@ -189,8 +194,8 @@ impl<'s> Parser<'s> {
             self.fence = Fence::Col(col);
             self.fence_exempt = self.pos;
             let before = self.pos;
-            self.member(&mut class, kind);
-            self.finish_region();
+            let clean = self.member(&mut class, kind);
+            self.finish_region(clean);
             if self.pos == before {
                 self.bump();
             }
@@ -323,23 +328,31 @@ impl<'s> Parser<'s> {
     }
 
     /// One member (the fence is set to the member column).
-    fn member(&mut self, class: &mut ClassDecl, kind: KnownKind) {
+    /// Answers false when a diagnostic was reported (the rest of the member is skipped).
+    fn member(&mut self, class: &mut ClassDecl, kind: KnownKind) -> bool {
         let t = self.tok();
         let doc = self.take_doc(self.pos);
         if t.kind == Tok::Directive && self.text() == "@expect" {
-            if let Ok(e) = self.expect_directive() {
-                class.members.push(Member::Expect(e));
-            }
-            return;
+            return match self.expect_directive() {
+                Ok(e) => {
+                    class.members.push(Member::Expect(e));
+                    true
+                }
+                Err(_) => false,
+            };
         }
         if t.kind == Tok::Keyword {
             let kw = self.text();
             if matches!(kw, "handleScope:" | "native:") && self.peek_at(1) != Tok::Ident {
+                let n = self.diags.len();
                 self.class_option(class);
-                return;
+                return self.diags.len() == n;
             }
             if matches!(kw, "field:" | "state:" | "classState:") && !self.slot_is_method() {
-                if let Ok(slot) = self.slot(doc) {
+                let Ok(slot) = self.slot(doc) else {
+                    return false;
+                };
+                {
                     let wrong = match (kw, kind) {
                         ("state:", KnownKind::Value) => Some((
                             "`state:` in a Value class",
@@ -364,11 +377,15 @@ impl<'s> Parser<'s> {
                         _ => Member::ClassState(slot),
                     });
                 }
-                return;
+                return true;
             }
         }
-        if let Ok(m) = self.method(doc) {
-            class.members.push(Member::Method(m));
+        match self.method(doc) {
+            Ok(m) => {
+                class.members.push(Member::Method(m));
+                true
+            }
+            Err(_) => false,
         }
     }
 
@@ -650,8 +667,9 @@ impl<'s> Parser<'s> {
                 method,
             })
         })();
+        let clean = r.is_ok();
         let out = r.ok();
-        self.finish_region();
+        self.finish_region(clean);
         self.fence = Fence::None;
         self.fence_exempt = usize::MAX;
         out
@@ -700,6 +718,7 @@ impl<'s> Parser<'s> {
             self.fence_exempt = self.pos;
             let before = self.pos;
             self.take_doc(self.pos);
+            let mut clean = true;
             if self.is_keyword("extending:")
                 && self.peek_at(1) == Tok::Ident
                 && matches!(self.peek_at(2), Tok::Eof)
@@ -708,10 +727,13 @@ impl<'s> Parser<'s> {
                 if let Ok(e) = self.ident("a protocol name") {
                     p.extending = Some(e);
                 }
-            } else if let Ok(sig) = self.signature() {
-                p.signatures.push(sig);
+            } else {
+                match self.signature() {
+                    Ok(sig) => p.signatures.push(sig),
+                    Err(_) => clean = false,
+                }
             }
-            self.finish_region();
+            self.finish_region(clean);
             if self.pos == before {
                 self.bump();
             }
@@ -777,8 +799,9 @@ impl<'s> Parser<'s> {
                 span: start.to(self.prev_span()),
             })
         })();
+        let clean = r.is_ok();
         let out = r.ok();
-        self.finish_region();
+        self.finish_region(clean);
         self.fence = Fence::None;
         self.fence_exempt = usize::MAX;
         out

@@ -42,11 +42,11 @@ impl<'s> Parser<'s> {
             match self.statement() {
                 Ok(s) => {
                     out.push(s);
-                    self.end_of_statement(col);
+                    self.end_of_statement(start, col);
                 }
                 Err(Recover) => {
                     let span = self.tok().span();
-                    self.sync_stmt(col, self.pos == start);
+                    self.sync_stmt(start, col, self.pos == start);
                     out.push(Stmt {
                         kind: StmtKind::Expr(mk(ExprKind::Error, span)),
                         span,
@@ -61,7 +61,7 @@ impl<'s> Parser<'s> {
     }
 
     /// After a statement: a `.`, a line end, a closing bracket or the region end must follow.
-    fn end_of_statement(&mut self, col: u32) {
+    fn end_of_statement(&mut self, start: usize, col: u32) {
         let k = self.peek();
         if k == Tok::Dot {
             self.bump();
@@ -70,8 +70,12 @@ impl<'s> Parser<'s> {
         if k == Tok::Eof || k.is_close() || self.tok().first() {
             return;
         }
+        // `!` (a cast) also separates statements.
+        if self.pos > 0 && self.toks[self.pos - 1].kind == Tok::Bang {
+            return;
+        }
         self.unexpected_in_statement();
-        self.sync_stmt(col, true);
+        self.sync_stmt(start, col, true);
     }
 
     /// Reports the token that cannot continue the current statement, with the specific
@@ -191,19 +195,10 @@ impl<'s> Parser<'s> {
             let bang = self.bump();
             let span = e.span.to(bang.span());
             return match e.kind {
-                ExprKind::Send { .. } | ExprKind::Cascade { .. } => {
-                    // `a foo! b` is not a statement end.
-                    if !matches!(self.peek(), Tok::Eof | Tok::Dot)
-                        && !self.peek().is_close()
-                        && !self.tok().first()
-                    {
-                        self.unexpected_in_statement();
-                    }
-                    Ok(Stmt {
-                        kind: StmtKind::Cast(e),
-                        span,
-                    })
-                }
+                ExprKind::Send { .. } | ExprKind::Cascade { .. } => Ok(Stmt {
+                    kind: StmtKind::Cast(e),
+                    span,
+                }),
                 ExprKind::Assign { .. }
                 | ExprKind::FieldAssign { .. }
                 | ExprKind::Destructure { .. } => Err(self.error_hint(
@@ -281,6 +276,13 @@ impl<'s> Parser<'s> {
 
     /// A full expression: assignment, destructuring, or a cascade.
     pub(crate) fn expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.expr_inner();
+        self.leave();
+        r
+    }
+
+    fn expr_inner(&mut self) -> PResult<Expr> {
         match self.peek() {
             Tok::Ident => {
                 let next = self.peek_at(1);
@@ -564,6 +566,15 @@ impl<'s> Parser<'s> {
     /// Binary sends by precedence climbing.
     pub(crate) fn binary(&mut self, min: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
+        // Each left-associative step nests the tree one level deeper: it counts against the
+        // nesting budget until this chain is done.
+        let mut chain = 0;
+        let r = self.binary_chain(&mut lhs, min, &mut chain);
+        self.chain -= chain;
+        r.map(|()| lhs)
+    }
+
+    fn binary_chain(&mut self, lhs: &mut Expr, min: u8, chain: &mut u32) -> PResult<()> {
         loop {
             let k = self.peek();
             if !k.is_binop() {
@@ -577,25 +588,37 @@ impl<'s> Parser<'s> {
                 break;
             }
             let t = self.bump();
-            let rhs = self.binary(if right { power } else { power + 1 })?;
+            self.enter()?;
+            let rhs = self.binary(if right { power } else { power + 1 });
+            self.leave();
+            let rhs = rhs?;
             let span = lhs.span.to(rhs.span);
-            lhs = mk(
+            let l = std::mem::replace(lhs, mk(ExprKind::Error, span));
+            *lhs = mk(
                 ExprKind::Send {
-                    receiver: Box::new(lhs),
+                    receiver: Box::new(l),
                     selector: op.to_string(),
                     selector_span: t.span(),
                     args: vec![rhs],
                 },
                 span,
             );
+            *chain += 1;
+            self.extend_chain()?;
         }
-        Ok(lhs)
+        Ok(())
     }
 
     /// Unary sends; a unary selector never continues onto a new line.
     pub(crate) fn unary(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
+        let mut chain = 0;
         while self.peek() == Tok::Ident && !self.tok().first() {
+            chain += 1;
+            if let Err(r) = self.extend_chain() {
+                self.chain -= chain;
+                return Err(r);
+            }
             let t = self.bump();
             let span = e.span.to(t.span());
             e = mk(
@@ -608,6 +631,7 @@ impl<'s> Parser<'s> {
                 span,
             );
         }
+        self.chain -= chain;
         Ok(e)
     }
 
@@ -694,6 +718,9 @@ impl<'s> Parser<'s> {
 
     fn paren(&mut self) -> PResult<Expr> {
         let open = self.bump();
+        if self.peek() == Tok::Eof {
+            return Err(self.unterminated(open.span(), "parenthesis", "`)`"));
+        }
         let inner = self.expr()?;
         match self.peek() {
             Tok::RParen => {
@@ -787,7 +814,7 @@ impl<'s> Parser<'s> {
                 end = self.bump().span();
                 break;
             }
-            if self.peek() == Tok::Eof {
+            if self.peek() == Tok::Eof || self.looks_like_new_statement(open_col) {
                 return Err(self.unterminated(open.span(), "collection literal", what));
             }
             match self.expr() {
@@ -860,6 +887,16 @@ impl<'s> Parser<'s> {
         Ok(mk(kind, span))
     }
 
+    /// Inside an open bracket: a line at or left of the opener's line indentation that starts
+    /// with `name :=` is taken as the next statement (the bracket was left open).
+    fn looks_like_new_statement(&self, open_col: u32) -> bool {
+        let t = self.tok();
+        t.first()
+            && t.col <= open_col
+            && t.kind == Tok::Ident
+            && matches!(self.peek_at(1), Tok::Assign | Tok::ColonColon)
+    }
+
     /// `#{key => value, …}`.
     fn dict_literal(&mut self) -> PResult<Expr> {
         let open = self.bump();
@@ -871,7 +908,7 @@ impl<'s> Parser<'s> {
                 end = self.bump().span();
                 break;
             }
-            if self.peek() == Tok::Eof {
+            if self.peek() == Tok::Eof || self.looks_like_new_statement(open_col) {
                 return Err(self.unterminated(open.span(), "dictionary literal", "`}`"));
             }
             match self.dict_entry() {
@@ -920,8 +957,9 @@ impl<'s> Parser<'s> {
                 format!("did you mean `#{name} => …`?"),
             ));
         }
+        let bare = self.peek() == Tok::Ident;
         let key = self.unary()?;
-        if let ExprKind::Var(name) = &key.kind {
+        if let (true, ExprKind::Var(name)) = (bare, &key.kind) {
             if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
                 let hint = format!("did you mean `#{name}`?");
                 self.report(

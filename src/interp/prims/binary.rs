@@ -1,0 +1,216 @@
+//! Binary primitives (LANGUAGE.md 9.5): raw bytes, 1-based `at:`, 0-based `byteAt:`, the
+//! hex/base64/base64url encoders, and decoders that answer `Result ok:` / `Result error:`
+//! (with a `parse_error` exception) instead of raising.
+
+use std::cmp::Ordering;
+
+use crate::interp::eval::{Ctx, EvalResult, Prims};
+use crate::interp::order::term_cmp;
+use crate::interp::prims::codec;
+use crate::interp::prims::fault::{
+    fault_value, lift, result_error, result_ok, str_arg, Fault, Res,
+};
+use crate::interp::prims::number::{binary_prim, unary_prim};
+use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, part, seq_items};
+use crate::interp::prims::text::{check_index, iolist_bytes};
+use crate::interp::print::binary_string;
+use crate::interp::value::{Ref, Value};
+
+/// The receiver's bytes (a Binary receiver is guaranteed by dispatch).
+fn recv(v: &Value) -> Res<&[u8]> {
+    match v {
+        Value::Binary(b) => Ok(b),
+        other => Err(Fault::expected(
+            "Binary primitive",
+            "a Binary receiver",
+            other,
+        )),
+    }
+}
+
+fn bin(bytes: Vec<u8>) -> Value {
+    Value::Binary(Ref::new(bytes))
+}
+
+/// Bytes from a List of Integers 0–255.
+pub fn bytes_from_list(what: &str, v: &Value) -> Res<Vec<u8>> {
+    seq_items(what, v)?
+        .iter()
+        .map(|b| match b {
+            Value::Int(i) if (0..=255).contains(i) => Ok(*i as u8),
+            other => Err(Fault::expected(what, "byte Integers (0-255)", other)),
+        })
+        .collect()
+}
+
+fn compare(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Binary(x), Value::Binary(y)) => x.as_slice().cmp(y.as_slice()),
+        _ => term_cmp(a, b),
+    }
+}
+
+unary_prim! {
+    size => |r| Ok(Value::Int(recv(r)?.len() as i64));
+    is_empty => |r| Ok(Value::bool(recv(r)?.is_empty()));
+    to_bytes => |r| Ok(byte_list(recv(r)?));
+    as_string => |r| String::from_utf8(recv(r)?.to_vec())
+        .map(Value::str)
+        .map_err(|_| Fault::Type("Binary asString: the bytes are not valid UTF-8".into()));
+    is_valid_utf8 => |r| Ok(Value::bool(std::str::from_utf8(recv(r)?).is_ok()));
+    as_hex => |r| Ok(Value::str(codec::hex_encode(recv(r)?)));
+    as_base64 => |r| Ok(Value::str(codec::base64_encode(recv(r)?)));
+    as_base64url => |r| Ok(Value::str(codec::base64url_encode(recv(r)?)));
+    print_string => |r| Ok(Value::str(binary_string(recv(r)?)));
+}
+
+binary_prim! {
+    at => |r, i| {
+        let b = recv(r)?;
+        Ok(Value::Int(b[check_index(i, b.len(), None)?] as i64))
+    };
+    byte_at_p => |r, i| byte_at(recv(r)?, i);
+    concat => |r, a| {
+        let mut out = recv(r)?.to_vec();
+        out.extend_from_slice(bytes_arg("concat:", a)?);
+        Ok(bin(out))
+    };
+    append => |r, a| match a {
+        Value::Binary(b) => {
+            let mut out = recv(r)?.to_vec();
+            out.extend_from_slice(b);
+            Ok(bin(out))
+        }
+        Value::Str(_) => Err(Fault::Type("++ cannot join a Binary and a String; use concat:".into())),
+        other => Err(Fault::expected("++", "a Binary", other)),
+    };
+}
+
+fn part_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || Ok(bin(part(recv(r)?, &a[0], &a[1])?));
+    lift(ctx, f())
+}
+
+fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let bytes = recv(r).map_err(|f| f.raise(ctx))?;
+    for b in bytes {
+        ctx.tick()?;
+        ctx.call_block(&a[0], &[Value::Int(*b as i64)])?;
+    }
+    Ok(Value::Nil)
+}
+
+fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
+    Ok(Value::bool(ok(compare(r, &a[0]))))
+}
+fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o == Ordering::Less)
+}
+fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o == Ordering::Greater)
+}
+fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o != Ordering::Greater)
+}
+fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o != Ordering::Less)
+}
+
+fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    lift(ctx, bytes_from_list("Binary withAll:", &a[0]).map(bin))
+}
+
+fn from_iolist(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    lift(ctx, iolist_bytes(&a[0], "Binary fromIolist:").map(bin))
+}
+
+/// Runs a decoder: `Result ok: aBinary`, or `Result error:` with a `parse_error` exception.
+fn decoded(
+    ctx: &mut Ctx,
+    input: &Value,
+    what: &str,
+    dec: fn(&str) -> Result<Vec<u8>, String>,
+) -> EvalResult {
+    let s = str_arg(what, input).map_err(|f| f.raise(ctx))?;
+    match dec(s) {
+        Ok(bytes) => result_ok(ctx, bin(bytes)),
+        Err(msg) => {
+            let e = fault_value(ctx, Fault::Kind("parse_error", msg))?;
+            result_error(ctx, e)
+        }
+    }
+}
+
+fn from_hex(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    decoded(ctx, &a[0], "Binary fromHex:", codec::hex_decode)
+}
+
+fn from_base64(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    decoded(ctx, &a[0], "Binary fromBase64:", codec::base64_decode)
+}
+
+fn from_base64url(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    decoded(ctx, &a[0], "Binary fromBase64Url:", codec::base64url_decode)
+}
+
+pub fn register(p: &mut Prims) {
+    let c = "Binary";
+    p.add_class(c, "withAll:", with_all);
+    p.add_class(c, "fromBytes:", with_all);
+    p.add_class(c, "fromIolist:", from_iolist);
+    p.add_class(c, "fromHex:", from_hex);
+    p.add_class(c, "fromBase64:", from_base64);
+    p.add_class(c, "fromBase64Url:", from_base64url);
+    p.add(c, "size", size);
+    p.add(c, "byteSize", size);
+    p.add(c, "isEmpty", is_empty);
+    p.add(c, "at:", at);
+    p.add(c, "byteAt:", byte_at_p);
+    p.add(c, "part:size:", part_p);
+    p.add(c, "concat:", concat);
+    p.add(c, "++", append);
+    p.add(c, "toBytes", to_bytes);
+    p.add(c, "asList", to_bytes);
+    p.add(c, "do:", do_each);
+    p.add(c, "asString", as_string);
+    p.add(c, "isValidUtf8", is_valid_utf8);
+    p.add(c, "asHex", as_hex);
+    p.add(c, "asBase64", as_base64);
+    p.add(c, "asBase64Url", as_base64url);
+    p.add(c, "printString", print_string);
+    p.add(c, "<", lt);
+    p.add(c, ">", gt);
+    p.add(c, "<=", le);
+    p.add(c, ">=", ge);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn printing_and_lists() {
+        assert_eq!(binary_string(&[0xff, 0xfe]), "<<FF FE>>");
+        assert_eq!(binary_string(&[]), "<<>>");
+        let l = Value::list([Value::Int(104), Value::Int(105)]);
+        assert_eq!(bytes_from_list("withAll:", &l).unwrap(), b"hi");
+        assert!(bytes_from_list("withAll:", &Value::list([Value::Int(256)])).is_err());
+        assert!(bytes_from_list("withAll:", &Value::Int(1)).is_err());
+    }
+
+    #[test]
+    fn indexing() {
+        assert_eq!(
+            check_index(&Value::Int(1), 0, None),
+            Err(Fault::index(1, 0))
+        );
+        assert_eq!(check_index(&Value::Int(2), 2, None), Ok(1));
+        assert_eq!(
+            compare(
+                &Value::Binary(Ref::new(vec![1, 2])),
+                &Value::Binary(Ref::new(vec![1, 3]))
+            ),
+            Ordering::Less
+        );
+    }
+}

@@ -1,0 +1,490 @@
+//! The Collection protocol (LANGUAGE.md 9.7) for every built-in collection, over
+//! [`elems`]: iteration, species-preserving `collect:`/`select:`/`reject:`, searching,
+//! folding and conversions. Dictionary overrides the selectors whose answers keep keys.
+
+use std::cmp::Ordering;
+
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::order::{num_cmp, rank, strict_eq, term_cmp};
+use crate::interp::value::{Ref, Value};
+
+use super::{
+    arg, class_name, elems, empty_err, expected, sels, set, size_of, species_of, test1, Species,
+};
+
+/// Every built-in collection class.
+pub const ALL: [&str; 8] = [
+    "List",
+    "Array",
+    "Set",
+    "Bag",
+    "Queue",
+    "Tuple",
+    "Interval",
+    "Dictionary",
+];
+
+pub fn register(p: &mut Prims) {
+    for c in ALL {
+        p.add(c, "size", size);
+        p.add(c, "isEmpty", is_empty);
+        p.add(c, "isNotEmpty", not_empty);
+        p.add(c, "notEmpty", not_empty);
+        p.add(c, "do:", do_);
+        p.add(c, "collect:", collect);
+        p.add(c, "select:", select);
+        p.add(c, "reject:", reject);
+        p.add(c, "detect:", detect);
+        p.add(c, "detect:ifNone:", detect_if_none);
+        p.add(c, "inject:into:", inject_into);
+        p.add(c, "includes:", includes);
+        p.add(c, "anySatisfy:", any_satisfy);
+        p.add(c, "allSatisfy:", all_satisfy);
+        p.add(c, "noneSatisfy:", none_satisfy);
+        p.add(c, "count:", count);
+        p.add(c, "sum", sum);
+        p.add(c, "max", max);
+        p.add(c, "min", min);
+        p.add(c, "average", average);
+        p.add(c, "anyOne", any_one);
+        p.add(c, "eachWithIndex:", each_with_index);
+        p.add(c, "doWithIndex:", each_with_index);
+        p.add(c, "withIndexDo:", each_with_index);
+        p.add(c, "contains:", any_satisfy);
+        p.add(c, "isEmptyOrNil", is_empty);
+        p.add(c, "occurrencesOf:", occurrences_of);
+        p.add(c, "detectMax:", detect_max);
+        p.add(c, "detectMin:", detect_min);
+        p.add(c, "sum:", sum_of);
+        p.add(c, "max:", max_of);
+        p.add(c, "min:", min_of);
+        p.add(c, "do:separatedBy:", do_separated_by);
+        p.add(c, "asList", as_list);
+        p.add(c, "asArray", as_array);
+        p.add(c, "asSet", as_set);
+        p.add(c, "asBag", as_bag);
+        p.add(c, "asString", as_string);
+        p.add(c, "species", species);
+        p.add(c, "parallelCollect:", parallel_collect);
+        p.add(c, "parallelCollect:maxConcurrency:", parallel_collect);
+    }
+}
+
+/// The elements of a receiver this module was registered on.
+fn items<'a>(ctx: &Ctx, recv: &'a Value) -> Result<Box<dyn Iterator<Item = Value> + 'a>, Unwind> {
+    elems(recv).ok_or_else(|| expected(ctx, "Collection", "a collection receiver", recv))
+}
+
+fn size(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    match size_of(recv) {
+        Some(n) => Ok(Value::Int(n as i64)),
+        None => Err(expected(ctx, "size", "a collection receiver", recv)),
+    }
+}
+
+fn is_empty(_: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    Ok(Value::bool(size_of(recv) == Some(0)))
+}
+
+fn not_empty(_: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    Ok(Value::bool(size_of(recv).is_some_and(|n| n > 0)))
+}
+
+fn do_(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 0);
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        ctx.call_block(block, &[e])?;
+    }
+    Ok(Value::Nil)
+}
+
+/// Applies `block` to every element, in order.
+pub(crate) fn map_all(ctx: &mut Ctx, recv: &Value, block: &Value) -> Result<Vec<Value>, Unwind> {
+    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0));
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        out.push(ctx.call_block(block, &[e])?);
+    }
+    Ok(out)
+}
+
+fn collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let out = map_all(ctx, recv, arg(args, 0))?;
+    Ok(species_of(recv).build(out))
+}
+
+/// The elements for which `block` answers `keep`.
+pub(crate) fn filter(
+    ctx: &mut Ctx,
+    sel: &str,
+    recv: &Value,
+    block: &Value,
+    keep: bool,
+) -> Result<Vec<Value>, Unwind> {
+    let mut out = Vec::new();
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        if test1(ctx, sel, block, &e)? == keep {
+            out.push(e);
+        }
+    }
+    Ok(out)
+}
+
+fn select(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let out = filter(ctx, "select:", recv, arg(args, 0), true)?;
+    Ok(species_of(recv).build(out))
+}
+
+fn reject(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let out = filter(ctx, "reject:", recv, arg(args, 0), false)?;
+    Ok(species_of(recv).build(out))
+}
+
+/// The first element satisfying `block`.
+fn find(ctx: &mut Ctx, sel: &str, recv: &Value, block: &Value) -> Result<Option<Value>, Unwind> {
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        if test1(ctx, sel, block, &e)? {
+            return Ok(Some(e));
+        }
+    }
+    Ok(None)
+}
+
+/// `not_found` for `detect:` (5.10).
+pub(crate) fn not_found(ctx: &Ctx) -> Unwind {
+    ctx.err_hint(
+        "not_found",
+        "not found: no element matches",
+        "Use detect:ifNone: to supply a default",
+    )
+}
+
+fn detect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    find(ctx, "detect:", recv, arg(args, 0))?.ok_or_else(|| not_found(ctx))
+}
+
+fn detect_if_none(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    match find(ctx, "detect:ifNone:", recv, arg(args, 0))? {
+        Some(e) => Ok(e),
+        None => ctx.call_block(arg(args, 1), &[]),
+    }
+}
+
+fn inject_into(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 1);
+    let mut acc = arg(args, 0).clone();
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        acc = ctx.call_block(block, &[acc, e])?;
+    }
+    Ok(acc)
+}
+
+fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let x = arg(args, 0);
+    Ok(Value::bool(items(ctx, recv)?.any(|e| strict_eq(&e, x))))
+}
+
+fn occurrences_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let x = arg(args, 0);
+    Ok(Value::Int(
+        items(ctx, recv)?.filter(|e| strict_eq(e, x)).count() as i64,
+    ))
+}
+
+fn any_satisfy(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    Ok(Value::bool(
+        find(ctx, "anySatisfy:", recv, arg(args, 0))?.is_some(),
+    ))
+}
+
+fn all_satisfy(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 0);
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        if !test1(ctx, "allSatisfy:", block, &e)? {
+            return Ok(Value::False);
+        }
+    }
+    Ok(Value::True)
+}
+
+fn none_satisfy(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    Ok(Value::bool(
+        find(ctx, "noneSatisfy:", recv, arg(args, 0))?.is_none(),
+    ))
+}
+
+fn count(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let n = filter(ctx, "count:", recv, arg(args, 0), true)?.len();
+    Ok(Value::Int(n as i64))
+}
+
+/// `a + b` with fast paths for machine integers and floats, else a real send (so BigInts,
+/// faults and user numbers behave as everywhere else).
+pub(crate) fn add(ctx: &mut Ctx, a: &Value, b: &Value) -> EvalResult {
+    match (a, b) {
+        (Value::Int(x), Value::Int(y)) => {
+            if let Some(s) = x.checked_add(*y) {
+                return Ok(Value::Int(s));
+            }
+        }
+        (Value::Float(x), Value::Float(y)) if (x + y).is_finite() => {
+            return Ok(Value::Float(x + y));
+        }
+        (Value::Int(x), Value::Float(y)) if (*x as f64 + y).is_finite() => {
+            return Ok(Value::Float(*x as f64 + y));
+        }
+        (Value::Float(x), Value::Int(y)) if (x + *y as f64).is_finite() => {
+            return Ok(Value::Float(x + *y as f64));
+        }
+        _ => {}
+    }
+    ctx.send(a, sels().plus, std::slice::from_ref(b))
+}
+
+fn sum(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let mut acc = Value::Int(0);
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        acc = add(ctx, &acc, &e)?;
+    }
+    Ok(acc)
+}
+
+/// `sum: [:e | …]`: the sum of the block's values (0 when empty).
+fn sum_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 0);
+    let mut acc = Value::Int(0);
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        let x = ctx.call_block(block, &[e])?;
+        acc = add(ctx, &acc, &x)?;
+    }
+    Ok(acc)
+}
+
+/// `max: [:e | …]` / `min:`: the largest / smallest of the block's values.
+fn extreme_of(ctx: &mut Ctx, recv: &Value, block: &Value, want_max: bool) -> EvalResult {
+    let mapped = Value::list(map_all(ctx, recv, block)?);
+    extreme(ctx, &mapped, want_max)
+}
+
+fn max_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    extreme_of(ctx, recv, arg(args, 0), true)
+}
+
+fn min_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    extreme_of(ctx, recv, arg(args, 0), false)
+}
+
+fn average(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let n = size_of(recv).unwrap_or(0);
+    if n == 0 {
+        return Err(empty_err(ctx, &class_name(ctx, recv)));
+    }
+    let total = sum(ctx, recv, args)?;
+    let avg = ctx.send(&total, sels().slash, &[Value::Int(n as i64)])?;
+    Ok(match avg {
+        Value::Int(i) => Value::Float(i as f64),
+        other => other,
+    })
+}
+
+fn is_number(v: &Value) -> bool {
+    rank(v) == 1
+}
+
+/// Whether built-in ordering applies (everything but user/library instances).
+fn builtin_ordered(v: &Value) -> bool {
+    !matches!(v, Value::Object(_))
+}
+
+/// The ordering `sort`, `max` and `min` use: numbers numerically, other built-in values by
+/// term order (Strings and Symbols by code points), user objects through `<=`.
+/// Answers "may `a` precede `b`".
+pub(crate) fn precedes(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<bool, Unwind> {
+    if is_number(a) && is_number(b) {
+        return Ok(num_cmp(a, b) != Ordering::Greater);
+    }
+    if builtin_ordered(a) && builtin_ordered(b) {
+        return Ok(term_cmp(a, b) != Ordering::Greater);
+    }
+    let r = ctx.send(a, sels().le, std::slice::from_ref(b))?;
+    super::truth(ctx, "<=", &r)
+}
+
+/// Strictly before (for `max`/`min`): `a < b`.
+fn before(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<bool, Unwind> {
+    if is_number(a) && is_number(b) {
+        return Ok(num_cmp(a, b) == Ordering::Less);
+    }
+    if builtin_ordered(a) && builtin_ordered(b) {
+        return Ok(term_cmp(a, b) == Ordering::Less);
+    }
+    let r = ctx.send(a, sels().lt, std::slice::from_ref(b))?;
+    super::truth(ctx, "<", &r)
+}
+
+fn extreme(ctx: &mut Ctx, recv: &Value, want_max: bool) -> EvalResult {
+    let mut best: Option<Value> = None;
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        best = Some(match best {
+            None => e,
+            Some(b) => {
+                let better = if want_max {
+                    before(ctx, &b, &e)?
+                } else {
+                    before(ctx, &e, &b)?
+                };
+                if better {
+                    e
+                } else {
+                    b
+                }
+            }
+        });
+    }
+    best.ok_or_else(|| empty_err(ctx, &class_name(ctx, recv)))
+}
+
+/// `detectMax:` / `detectMin:`: the element whose key (the block's answer) is largest /
+/// smallest; nil when empty.
+fn detect_extreme(ctx: &mut Ctx, recv: &Value, block: &Value, want_max: bool) -> EvalResult {
+    let mut best: Option<(Value, Value)> = None;
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        let k = ctx.call_block(block, std::slice::from_ref(&e))?;
+        best = Some(match best {
+            None => (e, k),
+            Some((be, bk)) => {
+                let better = if want_max {
+                    before(ctx, &bk, &k)?
+                } else {
+                    before(ctx, &k, &bk)?
+                };
+                if better {
+                    (e, k)
+                } else {
+                    (be, bk)
+                }
+            }
+        });
+    }
+    Ok(best.map(|b| b.0).unwrap_or(Value::Nil))
+}
+
+fn detect_max(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    detect_extreme(ctx, recv, arg(args, 0), true)
+}
+
+fn detect_min(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    detect_extreme(ctx, recv, arg(args, 0), false)
+}
+
+fn max(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    extreme(ctx, recv, true)
+}
+
+fn min(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    extreme(ctx, recv, false)
+}
+
+fn any_one(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let first = items(ctx, recv)?.next();
+    first.ok_or_else(|| empty_err(ctx, &class_name(ctx, recv)))
+}
+
+fn each_with_index(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 0);
+    for (i, e) in items(ctx, recv)?.enumerate() {
+        ctx.tick()?;
+        ctx.call_block(block, &[e, Value::Int(i as i64 + 1)])?;
+    }
+    Ok(Value::Nil)
+}
+
+fn do_separated_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let (block, sep) = (arg(args, 0), arg(args, 1));
+    for (i, e) in items(ctx, recv)?.enumerate() {
+        ctx.tick()?;
+        if i > 0 {
+            ctx.call_block(sep, &[])?;
+        }
+        ctx.call_block(block, &[e])?;
+    }
+    Ok(Value::Nil)
+}
+
+fn as_list(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    if let Value::List(_) = recv {
+        return Ok(recv.clone());
+    }
+    Ok(Value::List(Ref::new(items(ctx, recv)?.collect())))
+}
+
+fn as_array(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    match recv {
+        Value::Array(_) => Ok(recv.clone()),
+        Value::List(l) => Ok(Value::Array(l.clone())),
+        _ => Ok(Value::Array(Ref::new(items(ctx, recv)?.collect()))),
+    }
+}
+
+fn as_set(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    match recv {
+        Value::Set(_) => Ok(recv.clone()),
+        _ => Ok(Species::Set.build(items(ctx, recv)?.collect())),
+    }
+}
+
+fn as_bag(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    match recv {
+        Value::Bag(_) => Ok(recv.clone()),
+        _ => Ok(set::bag_from(items(ctx, recv)?.collect())),
+    }
+}
+
+fn as_string(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    Ok(Value::str(ctx.print_string(recv)?))
+}
+
+fn species(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let name = match recv {
+        Value::Dict(_) => "Dictionary",
+        _ => species_of(recv).class_name(),
+    };
+    ctx.class_named(name)
+        .map(Value::Class)
+        .ok_or_else(|| ctx.err("class_not_found", format!("Class '{name}' not found")))
+}
+
+/// `parallelCollect:` (and `…maxConcurrency:`): for now the block runs for each element in
+/// turn in the calling process; results come back in order, and when some raise, the first
+/// failure in element order is re-raised after all elements have been processed.
+fn parallel_collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 0);
+    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0));
+    let mut first_err: Option<Unwind> = None;
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        match ctx.call_block(block, &[e]) {
+            Ok(v) => out.push(v),
+            Err(Unwind::Error(x)) => {
+                if first_err.is_none() {
+                    first_err = Some(Unwind::Error(x));
+                }
+                out.push(Value::Nil);
+            }
+            Err(other) => return Err(other),
+        }
+    }
+    match first_err {
+        Some(e) => Err(e),
+        None => Ok(Value::List(Ref::new(out.into_iter().collect()))),
+    }
+}

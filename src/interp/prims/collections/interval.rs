@@ -1,0 +1,292 @@
+//! Interval `a to: b [by: s]` (LANGUAGE.md 9.8): an inclusive arithmetic progression with
+//! Integer or Float bounds, never materialised. Integer from/step give Integer elements (`1 to:
+//! 2.5` is 1, 2); a Float from or step gives Floats. `at:` outside `1..size` raises
+//! `index_out_of_bounds`, also when the Interval is empty. (`to:`/`to:by:` themselves are
+//! Number primitives.)
+
+use num_bigint::BigInt;
+use num_traits::{Signed, ToPrimitive, Zero};
+
+use crate::interp::eval::{Ctx, EvalResult, Prims};
+use crate::interp::order::strict_eq;
+use crate::interp::value::{Interval, Ref, Value};
+
+use super::{arg, empty_err, expected, index_arg, stream};
+
+pub fn register(p: &mut Prims) {
+    let c = "Interval";
+    p.add(c, "at:", at);
+    p.add(c, "first", first);
+    p.add(c, "last", last);
+    p.add(c, "includes:", includes);
+    p.add(c, "reversed", reversed);
+    p.add(c, "stream", stream_p);
+}
+
+/// How an Interval's elements are computed.
+enum Prog {
+    Int {
+        from: i64,
+        step: i64,
+        n: usize,
+    },
+    Float {
+        from: f64,
+        step: f64,
+        n: usize,
+    },
+    Big {
+        from: BigInt,
+        step: BigInt,
+        n: usize,
+    },
+}
+
+fn as_f64(v: &Value) -> f64 {
+    match v {
+        Value::Int(i) => *i as f64,
+        Value::Float(f) => *f,
+        Value::Char(c) => *c as u32 as f64,
+        Value::BigInt(b) => b.to_f64().unwrap_or(0.0),
+        _ => 0.0,
+    }
+}
+
+fn as_big(v: &Value) -> Option<BigInt> {
+    match v {
+        Value::Int(i) => Some(BigInt::from(*i)),
+        Value::Char(c) => Some(BigInt::from(*c as u32)),
+        Value::BigInt(b) => Some((**b).clone()),
+        _ => None,
+    }
+}
+
+/// Element count of the integer progression from..=to by step (0 when empty).
+fn int_count(from: i128, to: i128, step: i128) -> usize {
+    if step == 0 || (step > 0 && to < from) || (step < 0 && to > from) {
+        return 0;
+    }
+    let n = (to - from) / step + 1;
+    usize::try_from(n).unwrap_or(usize::MAX)
+}
+
+fn prog(iv: &Interval) -> Prog {
+    let float = |v: &Value| matches!(v, Value::Float(_));
+    if float(&iv.from) || float(&iv.step) {
+        let (from, to, step) = (as_f64(&iv.from), as_f64(&iv.to), as_f64(&iv.step));
+        let q = ((to - from) / step).floor();
+        let n = if step == 0.0 || !q.is_finite() || q < 0.0 {
+            0
+        } else {
+            q as usize + 1
+        };
+        return Prog::Float { from, step, n };
+    }
+    // Integer from and step; `to` may be a Float (rounded towards from) or an Integer.
+    let (Some(from), Some(step)) = (as_big(&iv.from), as_big(&iv.step)) else {
+        return Prog::Int {
+            from: 0,
+            step: 1,
+            n: 0,
+        };
+    };
+    let to = match &iv.to {
+        Value::Float(f) => {
+            let r = if step.is_positive() {
+                f.floor()
+            } else {
+                f.ceil()
+            };
+            num_traits::FromPrimitive::from_f64(r).unwrap_or_else(BigInt::zero)
+        }
+        other => as_big(other).unwrap_or_else(BigInt::zero),
+    };
+    match (from.to_i64(), to.to_i64(), step.to_i64()) {
+        (Some(f), Some(t), Some(s)) => Prog::Int {
+            from: f,
+            step: s,
+            n: int_count(f as i128, t as i128, s as i128),
+        },
+        _ => {
+            let n = if step.is_zero()
+                || (step.is_positive() && to < from)
+                || (step.is_negative() && to > from)
+            {
+                0
+            } else {
+                ((&to - &from) / &step + 1u32)
+                    .to_usize()
+                    .unwrap_or(usize::MAX)
+            };
+            Prog::Big { from, step, n }
+        }
+    }
+}
+
+impl Prog {
+    fn len(&self) -> usize {
+        match self {
+            Prog::Int { n, .. } | Prog::Float { n, .. } | Prog::Big { n, .. } => *n,
+        }
+    }
+    /// The element at 0-based position `k` (< len).
+    fn nth(&self, k: usize) -> Value {
+        match self {
+            Prog::Int { from, step, .. } => {
+                let v = *from as i128 + k as i128 * *step as i128;
+                i64::try_from(v)
+                    .map(Value::Int)
+                    .unwrap_or_else(|_| Value::from_bigint(v.into()))
+            }
+            Prog::Float { from, step, .. } => Value::Float(from + k as f64 * step),
+            Prog::Big { from, step, .. } => Value::from_bigint(from + step * BigInt::from(k)),
+        }
+    }
+}
+
+/// Number of elements.
+pub fn len(iv: &Interval) -> usize {
+    prog(iv).len()
+}
+
+/// The elements, in order.
+pub fn iter(iv: &Interval) -> impl Iterator<Item = Value> {
+    let p = prog(iv);
+    (0..p.len()).map(move |k| p.nth(k))
+}
+
+fn interval_of<'a>(
+    ctx: &Ctx,
+    sel: &str,
+    v: &'a Value,
+) -> Result<&'a Ref<Interval>, crate::interp::eval::Unwind> {
+    match v {
+        Value::Interval(iv) => Ok(iv),
+        _ => Err(expected(ctx, sel, "an Interval", v)),
+    }
+}
+
+fn at(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let iv = interval_of(ctx, "at:", recv)?;
+    let p = prog(iv);
+    let i = index_arg(ctx, "at:", "Interval", arg(args, 0), p.len(), false)?;
+    Ok(p.nth(i))
+}
+
+fn first(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let p = prog(interval_of(ctx, "first", recv)?);
+    if p.len() == 0 {
+        return Err(empty_err(ctx, "Interval"));
+    }
+    Ok(p.nth(0))
+}
+
+fn last(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let p = prog(interval_of(ctx, "last", recv)?);
+    if p.len() == 0 {
+        return Err(empty_err(ctx, "Interval"));
+    }
+    Ok(p.nth(p.len() - 1))
+}
+
+fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let p = prog(interval_of(ctx, "includes:", recv)?);
+    let x = arg(args, 0);
+    if let (Prog::Int { from, step, n }, Value::Int(x)) = (&p, x) {
+        let d = *x as i128 - *from as i128;
+        let s = *step as i128;
+        let ok = s != 0 && d % s == 0 && d / s >= 0 && ((d / s) as u128) < *n as u128;
+        return Ok(Value::bool(ok));
+    }
+    for k in 0..p.len() {
+        ctx.tick()?;
+        if strict_eq(&p.nth(k), x) {
+            return Ok(Value::True);
+        }
+    }
+    Ok(Value::False)
+}
+
+fn reversed(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let p = prog(interval_of(ctx, "reversed", recv)?);
+    Ok(Value::List(Ref::new(
+        (0..p.len()).rev().map(|k| p.nth(k)).collect(),
+    )))
+}
+
+fn stream_p(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    stream::stream_on(ctx, recv)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn iv(from: Value, to: Value, step: Value) -> Interval {
+        Interval {
+            from,
+            to,
+            step,
+            explicit_step: true,
+        }
+    }
+    fn ints(i: &Interval) -> Vec<String> {
+        iter(i).map(|v| format!("{v:?}")).collect()
+    }
+
+    #[test]
+    fn integer_intervals() {
+        assert_eq!(
+            ints(&iv(Value::Int(1), Value::Int(5), Value::Int(1))),
+            ["1", "2", "3", "4", "5"]
+        );
+        assert_eq!(
+            ints(&iv(Value::Int(1), Value::Int(10), Value::Int(4))),
+            ["1", "5", "9"]
+        );
+        assert_eq!(
+            ints(&iv(Value::Int(5), Value::Int(1), Value::Int(-2))),
+            ["5", "3", "1"]
+        );
+        assert_eq!(len(&iv(Value::Int(5), Value::Int(1), Value::Int(1))), 0);
+        assert_eq!(
+            ints(&iv(Value::Int(1), Value::Float(2.5), Value::Int(1))),
+            ["1", "2"]
+        );
+        assert_eq!(
+            len(&iv(
+                Value::Int(1),
+                Value::Int(1_000_000_000_000),
+                Value::Int(1)
+            )),
+            1_000_000_000_000
+        );
+    }
+
+    #[test]
+    fn float_intervals() {
+        assert_eq!(
+            ints(&iv(Value::Float(1.0), Value::Float(2.0), Value::Float(0.5))),
+            ["1.0", "1.5", "2.0"]
+        );
+        assert_eq!(
+            ints(&iv(Value::Int(0), Value::Int(1), Value::Float(0.25))).len(),
+            5
+        );
+        assert_eq!(
+            len(&iv(
+                Value::Float(0.0),
+                Value::Float(-1.0),
+                Value::Float(0.5)
+            )),
+            0
+        );
+    }
+
+    #[test]
+    fn big_intervals() {
+        let b = Value::from_bigint(BigInt::from(i64::MAX) + 1);
+        let e = Value::from_bigint(BigInt::from(i64::MAX) + 3);
+        assert_eq!(len(&iv(b, e, Value::Int(1))), 3);
+    }
+}

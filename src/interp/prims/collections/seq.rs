@@ -1,0 +1,644 @@
+//! List `#( )` and Array `#[ ]` (LANGUAGE.md 9.8): indexed access with the shared errors,
+//! slicing, sorting, grouping and the updates `add:`, `addFirst:` and Array `at:put:`. Both
+//! classes get the same selectors (an Array answers Arrays) except `at:put:`, which only Array
+//! has.
+
+use std::cell::Cell;
+
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::order::strict_eq;
+use crate::interp::value::{Key, Ref, Value};
+
+use super::generic::precedes;
+use super::sort::merge_sort;
+use super::{
+    arg, count_arg, elems_arg, empty_err, expected, index_arg, on_copy, oob_err, stream, test1,
+    truth,
+};
+
+type Vector = imbl::Vector<Value>;
+
+pub fn register(p: &mut Prims) {
+    for c in ["List", "Array"] {
+        p.add_class(c, "new", class_new);
+        p.add_class(c, "new:", class_new_size);
+        p.add_class(c, "new:withAll:", class_new_with_all);
+        p.add_class(c, "withAll:", class_with_all);
+        p.add_class(c, "with:", class_with);
+        p.add_class(c, "with:with:", class_with);
+        p.add_class(c, "with:with:with:", class_with);
+        p.add_class(c, "with:with:with:with:", class_with);
+        p.add(c, "at:", at);
+        p.add(c, "at:ifAbsent:", at_if_absent);
+        p.add(c, "first", first);
+        p.add(c, "last", last);
+        p.add(c, "first:", take);
+        p.add(c, "last:", last_n);
+        p.add(c, "rest", rest);
+        p.add(c, "allButFirst", rest);
+        p.add(c, "allButLast", all_but_last);
+        p.add(c, "indexOf:", index_of);
+        p.add(c, "sort", sort);
+        p.add(c, "sort:", sort_by);
+        p.add(c, "reversed", reversed);
+        p.add(c, "reverse", reversed);
+        p.add(c, "reverseDo:", reverse_do);
+        p.add(c, "unique", unique);
+        p.add(c, "take:", take);
+        p.add(c, "drop:", drop);
+        p.add(c, "takeWhile:", take_while);
+        p.add(c, "dropWhile:", drop_while);
+        p.add(c, "flatten", flatten);
+        p.add(c, "flatMap:", flat_map);
+        p.add(c, "++", concat);
+        p.add(c, "addAll:", add_all);
+        p.add(c, "from:to:", from_to);
+        p.add(c, "copyFrom:to:", from_to);
+        p.add(c, "zip:", zip);
+        p.add(c, "groupBy:", group_by);
+        p.add(c, "partition:", partition);
+        p.add(c, "intersperse:", intersperse);
+        p.add(c, "addFirst:", add_first);
+        p.add(c, "add:", add);
+        p.add(c, "keysAndValuesDo:", keys_and_values_do);
+        p.add(c, "stream", stream_p);
+        p.add(c, "readStream", stream_p);
+        p.add(c, "atRandom", at_random);
+        p.add(c, "join", join);
+        p.add(c, "join:", join_with);
+        p.add(c, "sorted", sort);
+        p.add(c, "sorted:", sort_by);
+        p.add(c, "sortBy:", sort_by);
+        p.add(c, "addLast:", add);
+        p.add(c, "copyWith:", add);
+        p.add(c, "copyWithout:", copy_without);
+        p.add(c, "remove:", remove);
+        p.add(c, "head", first);
+        p.add(c, "tail", rest);
+        p.add(c, "second", second);
+        p.add(c, "third", third);
+        p.add(c, "indexOf:ifAbsent:", index_of_if_absent);
+        p.add(c, "with:collect:", with_collect);
+        p.add(c, "collectWithIndex:", collect_with_index);
+    }
+    p.add("Array", "at:put:", at_put);
+}
+
+/// The storage of a List or Array receiver.
+fn vec_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Vector>, Unwind> {
+    match v {
+        Value::List(l) | Value::Array(l) => Ok(l),
+        _ => Err(expected(ctx, sel, "a List or Array receiver", v)),
+    }
+}
+
+/// A List or Array like `like`.
+fn same_kind(like: &Value, v: Vector) -> Value {
+    match like {
+        Value::Array(_) => Value::Array(Ref::new(v)),
+        _ => Value::List(Ref::new(v)),
+    }
+}
+
+fn kind_name(v: &Value) -> &'static str {
+    match v {
+        Value::Array(_) => "Array",
+        _ => "List",
+    }
+}
+
+fn class_kind(recv: &Value) -> &'static str {
+    match recv {
+        Value::Class(c) => c.name.as_str(),
+        _ => "List",
+    }
+}
+
+fn make(class: &str, v: Vector) -> Value {
+    if class == "Array" {
+        Value::Array(Ref::new(v))
+    } else {
+        Value::List(Ref::new(v))
+    }
+}
+
+fn class_new(_: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    Ok(make(class_kind(recv), Vector::new()))
+}
+
+/// `new: n` (n nils) or `new: aCollection` (like `withAll:`).
+fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    match arg(args, 0) {
+        Value::Int(n) => {
+            if *n > 100_000_000 {
+                return Err(ctx.type_err(format!("new: size too large: {n}")));
+            }
+            let v: Vector = std::iter::repeat_n(Value::Nil, (*n).max(0) as usize).collect();
+            Ok(make(class_kind(recv), v))
+        }
+        other => {
+            let items = elems_arg(ctx, "new:", other)?;
+            Ok(make(class_kind(recv), items.into_iter().collect()))
+        }
+    }
+}
+
+/// `new: n withAll: x`: n copies of x.
+fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let n = count_arg(ctx, "new:withAll:", arg(args, 0))?;
+    if n > 100_000_000 {
+        return Err(ctx.type_err(format!("new:withAll: size too large: {n}")));
+    }
+    let x = arg(args, 1).clone();
+    Ok(make(class_kind(recv), std::iter::repeat_n(x, n).collect()))
+}
+
+fn class_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let items = elems_arg(ctx, "withAll:", arg(args, 0))?;
+    Ok(make(class_kind(recv), items.into_iter().collect()))
+}
+
+fn class_with(_: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    Ok(make(class_kind(recv), args.iter().cloned().collect()))
+}
+
+fn at(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "at:", recv)?;
+    let i = index_arg(ctx, "at:", kind_name(recv), arg(args, 0), v.len(), true)?;
+    Ok(v[i].clone())
+}
+
+fn at_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "at:ifAbsent:", recv)?;
+    match arg(args, 0) {
+        Value::Int(i) if *i >= 1 && (*i as u64) <= v.len() as u64 => Ok(v[*i as usize - 1].clone()),
+        Value::Int(_) | Value::BigInt(_) => ctx.call_block(arg(args, 1), &[]),
+        other => Err(expected(ctx, "at:ifAbsent:", "an Integer index", other)),
+    }
+}
+
+fn first(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "first", recv)?;
+    v.front()
+        .cloned()
+        .ok_or_else(|| empty_err(ctx, kind_name(recv)))
+}
+
+fn last(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "last", recv)?;
+    v.back()
+        .cloned()
+        .ok_or_else(|| empty_err(ctx, kind_name(recv)))
+}
+
+fn rest(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "rest", recv)?;
+    Ok(same_kind(recv, v.skip(v.len().min(1))))
+}
+
+fn all_but_last(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "allButLast", recv)?;
+    Ok(same_kind(recv, v.take(v.len().saturating_sub(1))))
+}
+
+fn take(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "take:", recv)?;
+    let n = count_arg(ctx, "take:", arg(args, 0))?.min(v.len());
+    Ok(same_kind(recv, v.take(n)))
+}
+
+fn last_n(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "last:", recv)?;
+    let n = count_arg(ctx, "last:", arg(args, 0))?.min(v.len());
+    Ok(same_kind(recv, v.skip(v.len() - n)))
+}
+
+fn drop(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "drop:", recv)?;
+    let n = count_arg(ctx, "drop:", arg(args, 0))?.min(v.len());
+    Ok(same_kind(recv, v.skip(n)))
+}
+
+fn index_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "indexOf:", recv)?;
+    let x = arg(args, 0);
+    Ok(match v.iter().position(|e| strict_eq(e, x)) {
+        Some(i) => Value::Int(i as i64 + 1),
+        None => Value::Nil,
+    })
+}
+
+/// Sorts by [`precedes`] (numbers numerically, built-ins by term order, objects by `<=`).
+pub(crate) fn sort_values(ctx: &mut Ctx, items: Vec<Value>) -> Result<Vec<Value>, Unwind> {
+    merge_sort(items, |a, b| {
+        ctx.tick()?;
+        precedes(ctx, a, b)
+    })
+}
+
+fn sort(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "sort", recv)?;
+    let sorted = sort_values(ctx, v.iter().cloned().collect())?;
+    Ok(same_kind(recv, sorted.into_iter().collect()))
+}
+
+/// `sort: [:a :b | …]` (true when `a` may precede `b`; stable). A one-parameter block is a
+/// sort key (`sortBy: [:p | p age]`): elements are ordered by their keys as `sort` orders.
+fn sort_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "sort:", recv)?;
+    let block = arg(args, 0);
+    if super::block_arity(ctx, block)? == 1 {
+        let mut keyed = Vec::with_capacity(v.len());
+        for e in v.iter() {
+            ctx.tick()?;
+            keyed.push((ctx.call_block(block, std::slice::from_ref(e))?, e.clone()));
+        }
+        let sorted = merge_sort(keyed, |a, b| {
+            ctx.tick()?;
+            precedes(ctx, &a.0, &b.0)
+        })?;
+        return Ok(same_kind(recv, sorted.into_iter().map(|p| p.1).collect()));
+    }
+    let sorted = merge_sort(v.iter().cloned().collect(), |a, b| {
+        ctx.tick()?;
+        let r = ctx.call_block(block, &[a.clone(), b.clone()])?;
+        truth(ctx, "sort:", &r)
+    })?;
+    Ok(same_kind(recv, sorted.into_iter().collect()))
+}
+
+fn nth(ctx: &mut Ctx, recv: &Value, sel: &str, k: usize) -> EvalResult {
+    let v = vec_of(ctx, sel, recv)?;
+    match v.get(k) {
+        Some(x) => Ok(x.clone()),
+        None if v.is_empty() => Err(empty_err(ctx, kind_name(recv))),
+        None => Err(oob_err(ctx, k + 1, v.len())),
+    }
+}
+
+fn second(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    nth(ctx, recv, "second", 1)
+}
+
+fn third(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    nth(ctx, recv, "third", 2)
+}
+
+fn index_of_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    match index_of(ctx, recv, args)? {
+        Value::Nil => ctx.call_block(arg(args, 1), &[]),
+        i => Ok(i),
+    }
+}
+
+/// `copyWithout: x`: every element not `=:=` x.
+fn copy_without(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "copyWithout:", recv)?;
+    let x = arg(args, 0);
+    Ok(same_kind(
+        recv,
+        v.iter().filter(|e| !strict_eq(e, x)).cloned().collect(),
+    ))
+}
+
+/// `remove: x`: without the first element `=:=` x (unchanged when absent).
+fn remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "remove:", recv)?;
+    let x = arg(args, 0);
+    match v.iter().position(|e| strict_eq(e, x)) {
+        Some(i) => {
+            let mut out = (**v).clone();
+            out.remove(i);
+            Ok(same_kind(recv, out))
+        }
+        None => Ok(recv.clone()),
+    }
+}
+
+/// `with: other collect: [:a :b | …]` over the common length.
+fn with_collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "with:collect:", recv)?;
+    let other = elems_arg(ctx, "with:collect:", arg(args, 0))?;
+    let block = arg(args, 1);
+    let mut out = Vector::new();
+    for (a, b) in v.iter().zip(other) {
+        ctx.tick()?;
+        out.push_back(ctx.call_block(block, &[a.clone(), b])?);
+    }
+    Ok(same_kind(recv, out))
+}
+
+/// `collectWithIndex: [:e :i | …]`.
+fn collect_with_index(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "collectWithIndex:", recv)?;
+    let block = arg(args, 0);
+    let mut out = Vector::new();
+    for (i, e) in v.iter().enumerate() {
+        ctx.tick()?;
+        out.push_back(ctx.call_block(block, &[e.clone(), Value::Int(i as i64 + 1)])?);
+    }
+    Ok(same_kind(recv, out))
+}
+
+fn reversed(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "reversed", recv)?;
+    Ok(same_kind(recv, v.iter().rev().cloned().collect()))
+}
+
+fn reverse_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "reverseDo:", recv)?.clone();
+    let block = arg(args, 0);
+    for e in v.iter().rev() {
+        ctx.tick()?;
+        ctx.call_block(block, std::slice::from_ref(e))?;
+    }
+    Ok(Value::Nil)
+}
+
+fn unique(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "unique", recv)?;
+    let set: imbl::OrdSet<Key> = v.iter().cloned().map(Key).collect();
+    Ok(same_kind(recv, set.into_iter().map(|k| k.0).collect()))
+}
+
+fn take_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "takeWhile:", recv)?;
+    let block = arg(args, 0);
+    let mut n = 0;
+    for e in v.iter() {
+        ctx.tick()?;
+        if !test1(ctx, "takeWhile:", block, e)? {
+            break;
+        }
+        n += 1;
+    }
+    Ok(same_kind(recv, v.take(n)))
+}
+
+fn drop_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "dropWhile:", recv)?;
+    let block = arg(args, 0);
+    let mut n = 0;
+    for e in v.iter() {
+        ctx.tick()?;
+        if !test1(ctx, "dropWhile:", block, e)? {
+            break;
+        }
+        n += 1;
+    }
+    Ok(same_kind(recv, v.skip(n)))
+}
+
+/// Appends `x` to `out`, splicing it when it is a List or Array.
+fn splice(out: &mut Vector, x: Value) {
+    match x {
+        Value::List(l) | Value::Array(l) => out.append((*l).clone()),
+        other => out.push_back(other),
+    }
+}
+
+fn flatten(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "flatten", recv)?;
+    let mut out = Vector::new();
+    for e in v.iter() {
+        splice(&mut out, e.clone());
+    }
+    Ok(same_kind(recv, out))
+}
+
+fn flat_map(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "flatMap:", recv)?;
+    let block = arg(args, 0);
+    let mut out = Vector::new();
+    for e in v.iter() {
+        ctx.tick()?;
+        let r = ctx.call_block(block, std::slice::from_ref(e))?;
+        splice(&mut out, r);
+    }
+    Ok(same_kind(recv, out))
+}
+
+/// `++`: two Lists or two Arrays; any other pairing raises `type_error` (2.3).
+fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    match (recv, arg(args, 0)) {
+        (Value::List(a), Value::List(b)) | (Value::Array(a), Value::Array(b)) => {
+            let mut v = (**a).clone();
+            v.append((**b).clone());
+            Ok(same_kind(recv, v))
+        }
+        (_, other) => {
+            let what = if matches!(recv, Value::Array(_)) {
+                "an Array"
+            } else {
+                "a List"
+            };
+            Err(expected(ctx, "++", what, other))
+        }
+    }
+}
+
+fn add_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "addAll:", recv)?;
+    let more = elems_arg(ctx, "addAll:", arg(args, 0))?;
+    let mut out = (**v).clone();
+    out.extend(more);
+    Ok(same_kind(recv, out))
+}
+
+/// `from: start to: end` (1-based, inclusive): start < 1 raises `index_out_of_bounds`, end is
+/// clamped, end < start answers an empty collection.
+fn from_to(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "from:to:", recv)?;
+    let start = match arg(args, 0) {
+        Value::Int(i) => *i,
+        other => return Err(expected(ctx, "from:to:", "an Integer", other)),
+    };
+    let end = match arg(args, 1) {
+        Value::Int(i) => *i,
+        other => return Err(expected(ctx, "from:to:", "an Integer", other)),
+    };
+    if start < 1 {
+        return Err(oob_err(ctx, start, v.len()));
+    }
+    let end = end.min(v.len() as i64);
+    if end < start {
+        return Ok(same_kind(recv, Vector::new()));
+    }
+    let (s, e) = (start as usize - 1, end as usize);
+    Ok(same_kind(recv, v.skip(s).take(e - s)))
+}
+
+fn zip(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "zip:", recv)?;
+    let other = elems_arg(ctx, "zip:", arg(args, 0))?;
+    let out: Vector = v
+        .iter()
+        .zip(other)
+        .map(|(a, b)| Value::list([a.clone(), b]))
+        .collect();
+    Ok(Value::List(Ref::new(out)))
+}
+
+fn group_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "groupBy:", recv)?;
+    let block = arg(args, 0);
+    let mut groups: imbl::OrdMap<Key, Vector> = imbl::OrdMap::new();
+    for e in v.iter() {
+        ctx.tick()?;
+        let k = ctx.call_block(block, std::slice::from_ref(e))?;
+        groups.entry(Key(k)).or_default().push_back(e.clone());
+    }
+    let out: imbl::OrdMap<Key, Value> = groups
+        .into_iter()
+        .map(|(k, g)| (k, same_kind(recv, g)))
+        .collect();
+    Ok(Value::Dict(Ref::new(out)))
+}
+
+fn partition(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "partition:", recv)?;
+    let block = arg(args, 0);
+    let (mut yes, mut no) = (Vector::new(), Vector::new());
+    for e in v.iter() {
+        ctx.tick()?;
+        if test1(ctx, "partition:", block, e)? {
+            yes.push_back(e.clone());
+        } else {
+            no.push_back(e.clone());
+        }
+    }
+    Ok(super::dict_from_pairs([
+        (Value::str("matching"), same_kind(recv, yes)),
+        (Value::str("nonMatching"), same_kind(recv, no)),
+    ]))
+}
+
+fn intersperse(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "intersperse:", recv)?;
+    let sep = arg(args, 0);
+    let mut out = Vector::new();
+    for (i, e) in v.iter().enumerate() {
+        if i > 0 {
+            out.push_back(sep.clone());
+        }
+        out.push_back(e.clone());
+    }
+    Ok(same_kind(recv, out))
+}
+
+fn keys_and_values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "keysAndValuesDo:", recv)?.clone();
+    let block = arg(args, 0);
+    for (i, e) in v.iter().enumerate() {
+        ctx.tick()?;
+        ctx.call_block(block, &[Value::Int(i as i64 + 1), e.clone()])?;
+    }
+    Ok(Value::Nil)
+}
+
+/// List/Array `add:` in place (see [`super::InPlaceFn`]).
+pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+    match recv {
+        Value::List(l) | Value::Array(l) => Ref::make_mut(l).push_back(arg(args, 0).clone()),
+        other => return Err(expected(ctx, "add:", "a List receiver", other)),
+    }
+    Ok(recv.clone())
+}
+
+/// List/Array `addFirst:` in place.
+pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+    match recv {
+        Value::List(l) | Value::Array(l) => Ref::make_mut(l).push_front(arg(args, 0).clone()),
+        other => return Err(expected(ctx, "addFirst:", "a List receiver", other)),
+    }
+    Ok(recv.clone())
+}
+
+/// Array `at:put:` in place: answers the updated Array.
+pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+    let name = kind_name(recv);
+    match recv {
+        Value::Array(a) | Value::List(a) => {
+            let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
+            Ref::make_mut(a).set(i, arg(args, 1).clone());
+        }
+        other => return Err(expected(ctx, "at:put:", "an Array receiver", other)),
+    }
+    Ok(recv.clone())
+}
+
+fn add(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    on_copy(add_in_place, ctx, recv, args)
+}
+
+fn add_first(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    on_copy(add_first_in_place, ctx, recv, args)
+}
+
+fn at_put(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    on_copy(at_put_in_place, ctx, recv, args)
+}
+
+fn stream_p(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    stream::stream_on(ctx, recv)
+}
+
+thread_local! {
+    static RNG: Cell<u64> = Cell::new({
+        let t = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_nanos() as u64)
+            .unwrap_or(0x9E37_79B9_7F4A_7C15);
+        t | 1
+    });
+}
+
+/// A pseudo-random number below `n` (xorshift64*; `atRandom` needs no cryptographic quality).
+pub(crate) fn random_below(n: usize) -> usize {
+    RNG.with(|s| {
+        let mut x = s.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        s.set(x);
+        (x.wrapping_mul(0x2545_F491_4F6C_DD1D) % n.max(1) as u64) as usize
+    })
+}
+
+fn at_random(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "atRandom", recv)?;
+    if v.is_empty() {
+        return Err(empty_err(ctx, kind_name(recv)));
+    }
+    Ok(v[random_below(v.len())].clone())
+}
+
+/// The text of a `join` element: a String itself, anything else its displayString.
+fn piece(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    match v {
+        Value::Str(s) => Ok(s.to_string()),
+        other => ctx.display_string(other),
+    }
+}
+
+fn join(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "join", recv)?;
+    let mut out = String::new();
+    for e in v.iter() {
+        out.push_str(&piece(ctx, e)?);
+    }
+    Ok(Value::str(out))
+}
+
+fn join_with(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let v = vec_of(ctx, "join:", recv)?;
+    let sep = piece(ctx, arg(args, 0))?;
+    let mut out = String::new();
+    for (i, e) in v.iter().enumerate() {
+        if i > 0 {
+            out.push_str(&sep);
+        }
+        out.push_str(&piece(ctx, e)?);
+    }
+    Ok(Value::str(out))
+}

@@ -1,0 +1,181 @@
+//! Errors of the pure helpers behind the number and text primitives, and small shared
+//! argument helpers.
+//!
+//! Helpers return [`Res`] so they can be unit-tested without an evaluator; a primitive turns a
+//! [`Fault`] into a language exception with [`Fault::raise`] (through `Ctx`, which maps a kind
+//! to its exception class, LANGUAGE.md 5.10).
+
+use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::value::{Sym, Value};
+
+/// Why a helper could not answer a value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Fault {
+    /// An arithmetic fault: `type_error` / raw reason `badarith`, fixed message and hint.
+    Arith,
+    /// `type_error` with a message.
+    Type(String),
+    /// Any other kind (`index_out_of_bounds`, `parse_error`, …) with a message.
+    Kind(&'static str, String),
+}
+
+/// What a pure helper answers.
+pub type Res<T = Value> = Result<T, Fault>;
+
+impl Fault {
+    /// The language exception for this fault.
+    pub fn raise(self, ctx: &Ctx) -> Unwind {
+        match self {
+            Fault::Arith => ctx.arith_err(),
+            Fault::Type(m) => ctx.type_err(m),
+            Fault::Kind(k, m) => ctx.err(k, m),
+        }
+    }
+
+    /// `type_error` saying what `what` expected and what it got.
+    pub fn expected(what: &str, expected: &str, got: &Value) -> Fault {
+        Fault::Type(format!(
+            "{what} expects {expected}, got {}",
+            article_class(got)
+        ))
+    }
+
+    /// `index_out_of_bounds` with the message of LANGUAGE.md 5.10.
+    pub fn index(index: impl std::fmt::Display, size: usize) -> Fault {
+        Fault::Kind(
+            "index_out_of_bounds",
+            format!("index out of bounds: {index} (size {size})"),
+        )
+    }
+
+    /// `empty_collection`: `String is empty`.
+    pub fn empty(class: &str) -> Fault {
+        Fault::Kind("empty_collection", format!("{class} is empty"))
+    }
+}
+
+/// Turns a helper's answer into a primitive's answer.
+pub fn lift(ctx: &Ctx, r: Res) -> EvalResult {
+    r.map_err(|f| f.raise(ctx))
+}
+
+/// The class name of a built-in value, without needing the class table (user instances and
+/// classes report their own class name).
+pub fn class_name(v: &Value) -> String {
+    let s = match v {
+        Value::Nil => "UndefinedObject",
+        Value::True => "True",
+        Value::False => "False",
+        Value::Int(_) | Value::BigInt(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Char(_) => "Character",
+        Value::Symbol(_) => "Symbol",
+        Value::Str(_) => "String",
+        Value::Binary(_) => "Binary",
+        Value::List(_) => "List",
+        Value::Array(_) => "Array",
+        Value::Tuple(_) => "Tuple",
+        Value::Dict(_) => "Dictionary",
+        Value::Set(_) => "Set",
+        Value::Bag(_) => "Bag",
+        Value::Queue(_) => "Queue",
+        Value::Interval(_) => "Interval",
+        Value::Object(o) => return o.class.name.as_str().to_string(),
+        Value::Class(c) => return format!("{} class", c.name),
+        Value::Meta(_) => "Metaclass",
+        Value::Block(_) => "Block",
+        Value::Native(n) => return n.0.class().name.as_str().to_string(),
+    };
+    s.to_string()
+}
+
+/// `a String`, `an Integer`, `nil`.
+pub fn article_class(v: &Value) -> String {
+    match v {
+        Value::Nil => "nil".to_string(),
+        _ => {
+            let n = class_name(v);
+            let an = n.starts_with(['A', 'E', 'I', 'O', 'U']);
+            format!("{} {n}", if an { "an" } else { "a" })
+        }
+    }
+}
+
+/// The argument as an i64 (Integers and Characters), else `type_error`.
+pub fn int_arg(what: &str, v: &Value) -> Res<i64> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        Value::Char(c) => Ok(*c as i64),
+        Value::BigInt(_) => Err(Fault::Type(format!("{what}: integer argument too large"))),
+        _ => Err(Fault::expected(what, "an Integer", v)),
+    }
+}
+
+/// The argument as a &str, else `type_error`.
+pub fn str_arg<'a>(what: &str, v: &'a Value) -> Res<&'a str> {
+    match v {
+        Value::Str(s) => Ok(s.as_str()),
+        _ => Err(Fault::expected(what, "a String", v)),
+    }
+}
+
+/// The argument as a String; a Character counts as a one-character String.
+pub fn text_arg<'a>(what: &str, v: &'a Value) -> Res<std::borrow::Cow<'a, str>> {
+    match v {
+        Value::Str(s) => Ok(std::borrow::Cow::Borrowed(s.as_str())),
+        Value::Char(c) => Ok(std::borrow::Cow::Owned(c.to_string())),
+        _ => Err(Fault::expected(what, "a String", v)),
+    }
+}
+
+/// Builds `Result ok: v` through the Result class (so user extensions of Result apply).
+pub fn result_ok(ctx: &mut Ctx, v: Value) -> EvalResult {
+    result_send(ctx, "ok:", v)
+}
+
+/// Builds `Result error: v`.
+pub fn result_error(ctx: &mut Ctx, v: Value) -> EvalResult {
+    result_send(ctx, "error:", v)
+}
+
+fn result_send(ctx: &mut Ctx, sel: &str, v: Value) -> EvalResult {
+    match ctx.class_named("Result") {
+        Some(c) => ctx.send(&Value::Class(c), Sym::new(sel), &[v]),
+        None => Err(ctx.err("runtime_error", "class Result is not loaded")),
+    }
+}
+
+/// The exception object a fault would raise, as a value (for `Result error:`).
+pub fn fault_value(ctx: &Ctx, f: Fault) -> EvalResult {
+    match f.raise(ctx) {
+        Unwind::Error(v) => Ok(v),
+        other => Err(other),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn index_message_matches_spec() {
+        assert_eq!(
+            Fault::index(9, 3),
+            Fault::Kind(
+                "index_out_of_bounds",
+                "index out of bounds: 9 (size 3)".into()
+            )
+        );
+        assert_eq!(
+            Fault::empty("String"),
+            Fault::Kind("empty_collection", "String is empty".into())
+        );
+    }
+
+    #[test]
+    fn articles() {
+        assert_eq!(article_class(&Value::Int(1)), "an Integer");
+        assert_eq!(article_class(&Value::str("x")), "a String");
+        assert_eq!(article_class(&Value::Nil), "nil");
+    }
+}

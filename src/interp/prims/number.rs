@@ -1,0 +1,267 @@
+//! Number primitives shared by Integer, Float and Character (LANGUAGE.md 9.2, 2.3).
+//!
+//! Arithmetic answers an Integer for two Integers and a Float otherwise; a non-number argument
+//! is an arithmetic fault (`1 + "x"`). Comparisons are numeric between numbers and fall back
+//! to the standard term order for any other argument (`3 < "a"` is true).
+
+use std::cmp::Ordering;
+
+use crate::interp::eval::{Ctx, EvalResult, Prims};
+use crate::interp::order::term_cmp;
+use crate::interp::prims::fault::{int_arg, Fault, Res};
+use crate::interp::prims::num::{self, num, Op, Round};
+use crate::interp::value::Value;
+
+/// Numeric comparison between numbers (Characters by code point), term order otherwise.
+pub fn compare(a: &Value, b: &Value) -> Ordering {
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => num::cmp(x, y),
+        _ => term_cmp(a, b),
+    }
+}
+
+/// Defines a one-argument primitive over a pure `fn(&Value, &Value) -> Res`.
+macro_rules! binary_prim {
+    ($($name:ident => $f:expr;)*) => {$(
+        fn $name(
+            ctx: &mut $crate::interp::eval::Ctx,
+            r: &$crate::interp::value::Value,
+            a: &[$crate::interp::value::Value],
+        ) -> $crate::interp::eval::EvalResult {
+            let f: fn(
+                &$crate::interp::value::Value,
+                &$crate::interp::value::Value,
+            ) -> $crate::interp::prims::fault::Res = $f;
+            $crate::interp::prims::fault::lift(ctx, f(r, &a[0]))
+        }
+    )*};
+}
+
+/// Defines a unary primitive over a pure `fn(&Value) -> Res`.
+macro_rules! unary_prim {
+    ($($name:ident => $f:expr;)*) => {$(
+        fn $name(
+            ctx: &mut $crate::interp::eval::Ctx,
+            r: &$crate::interp::value::Value,
+            _a: &[$crate::interp::value::Value],
+        ) -> $crate::interp::eval::EvalResult {
+            let f: fn(&$crate::interp::value::Value) -> $crate::interp::prims::fault::Res = $f;
+            $crate::interp::prims::fault::lift(ctx, f(r))
+        }
+    )*};
+}
+
+pub(crate) use {binary_prim, unary_prim};
+
+binary_prim! {
+    add => |r, a| num::arith(Op::Add, r, a);
+    sub => |r, a| num::arith(Op::Sub, r, a);
+    mul => |r, a| num::arith(Op::Mul, r, a);
+    div => num::divide;
+    quo => num::quo;
+    rem => num::rem;
+    modulo => num::modulo;
+    pow => num::power;
+    round_to => |r, a| num::round_to(r, a, Round::Nearest);
+    truncate_to => |r, a| num::round_to(r, a, Round::Truncate);
+    atan2 => atan2_of;
+    log_base => log_base_of;
+    decimal_places => decimal_places_of;
+}
+
+unary_prim! {
+    negated => num::negate;
+    abs => num::abs;
+    rounded => |r| num::round(r, Round::Nearest);
+    floor => |r| num::round(r, Round::Floor);
+    ceiling => |r| num::round(r, Round::Ceiling);
+    truncated => |r| num::round(r, Round::Truncate);
+    as_float => num::to_float;
+    sqrt => num::sqrt;
+    ln => num::ln;
+    log2 => num::log2;
+    log10 => num::log10;
+    exp => |r| num::float_fn(r, f64::exp);
+    sin => |r| num::float_fn(r, f64::sin);
+    cos => |r| num::float_fn(r, f64::cos);
+    tan => |r| num::float_fn(r, f64::tan);
+    sinh => |r| num::float_fn(r, f64::sinh);
+    cosh => |r| num::float_fn(r, f64::cosh);
+    tanh => |r| num::float_fn(r, f64::tanh);
+    asin => |r| num::float_fn(r, f64::asin);
+    acos => |r| num::float_fn(r, f64::acos);
+    atan => |r| num::float_fn(r, f64::atan);
+    print_string => |r: &Value| Ok(Value::str(num::int_string(r)));
+    itself => |r: &Value| Ok(r.clone());
+}
+
+fn atan2_of(y: &Value, x: &Value) -> Res {
+    match (num(y), num(x)) {
+        (Some(a), Some(b)) => num::float(a.f64().atan2(b.f64())),
+        _ => Err(Fault::Arith),
+    }
+}
+
+/// `100 log: 10` is `2.0`.
+fn log_base_of(x: &Value, base: &Value) -> Res {
+    let (a, b) = (num::ln(x)?, num::ln(base)?);
+    match (a, b) {
+        (Value::Float(a), Value::Float(b)) if b != 0.0 => num::float(a / b),
+        _ => Err(Fault::Arith),
+    }
+}
+
+/// `3.14159 printShowingDecimalPlaces: 2` is `"3.14"`.
+fn decimal_places_of(x: &Value, places: &Value) -> Res {
+    let n = int_arg("printShowingDecimalPlaces:", places)?;
+    if !(0..=100).contains(&n) {
+        return Err(Fault::Type(format!(
+            "printShowingDecimalPlaces: expects 0 to 100 places, got {n}"
+        )));
+    }
+    match num(x) {
+        Some(num::Num::F(f)) => Ok(Value::str(format!("{f:.*}", n as usize))),
+        Some(_) if n == 0 => Ok(Value::str(num::int_string(x))),
+        Some(_) => Ok(Value::str(format!(
+            "{}.{}",
+            num::int_string(x),
+            "0".repeat(n as usize)
+        ))),
+        None => Err(Fault::Arith),
+    }
+}
+
+fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
+    Ok(Value::bool(ok(compare(r, &a[0]))))
+}
+
+fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o == Ordering::Less)
+}
+fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o == Ordering::Greater)
+}
+fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o != Ordering::Greater)
+}
+fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o != Ordering::Less)
+}
+
+/// `max:` answers the argument on a tie (Smalltalk's `self > x ifTrue: [self] ifFalse: [x]`).
+fn max(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    Ok(if compare(r, &a[0]) == Ordering::Greater {
+        r.clone()
+    } else {
+        a[0].clone()
+    })
+}
+
+/// `min:` answers the argument on a tie.
+fn min(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    Ok(if compare(r, &a[0]) == Ordering::Less {
+        r.clone()
+    } else {
+        a[0].clone()
+    })
+}
+
+/// `between: lo and: hi`, inclusive.
+fn between(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    Ok(Value::bool(
+        compare(r, &a[0]) != Ordering::Less && compare(r, &a[1]) != Ordering::Greater,
+    ))
+}
+
+pub fn register(p: &mut Prims) {
+    let c = "Number";
+    p.add(c, "+", add);
+    p.add(c, "-", sub);
+    p.add(c, "*", mul);
+    p.add(c, "/", div);
+    p.add(c, "%", rem);
+    p.add(c, "rem:", rem);
+    p.add(c, "mod:", modulo);
+    p.add(c, "div:", quo);
+    p.add(c, "quo:", quo);
+    p.add(c, "\\\\", modulo);
+    p.add(c, "value", itself);
+    p.add(c, "**", pow);
+    p.add(c, "raisedTo:", pow);
+    p.add(c, "<", lt);
+    p.add(c, ">", gt);
+    p.add(c, "<=", le);
+    p.add(c, ">=", ge);
+    p.add(c, "max:", max);
+    p.add(c, "min:", min);
+    p.add(c, "between:and:", between);
+    p.add(c, "negated", negated);
+    p.add(c, "abs", abs);
+    p.add(c, "rounded", rounded);
+    p.add(c, "floor", floor);
+    p.add(c, "ceiling", ceiling);
+    p.add(c, "truncated", truncated);
+    p.add(c, "roundTo:", round_to);
+    p.add(c, "truncateTo:", truncate_to);
+    p.add(c, "asFloat", as_float);
+    p.add(c, "sqrt", sqrt);
+    p.add(c, "ln", ln);
+    p.add(c, "log", ln);
+    p.add(c, "log:", log_base);
+    p.add(c, "log2", log2);
+    p.add(c, "log10", log10);
+    p.add(c, "exp", exp);
+    p.add(c, "sin", sin);
+    p.add(c, "cos", cos);
+    p.add(c, "tan", tan);
+    p.add(c, "sinh", sinh);
+    p.add(c, "cosh", cosh);
+    p.add(c, "tanh", tanh);
+    p.add(c, "asin", asin);
+    p.add(c, "arcSin", asin);
+    p.add(c, "acos", acos);
+    p.add(c, "arcCos", acos);
+    p.add(c, "atan", atan);
+    p.add(c, "arcTan", atan);
+    p.add(c, "atan2:", atan2);
+    p.add(c, "printString", print_string);
+    p.add(c, "asString", print_string);
+    p.add(c, "printShowingDecimalPlaces:", decimal_places);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numeric_comparison_ignores_kind() {
+        assert_eq!(compare(&Value::Int(1), &Value::Float(1.0)), Ordering::Equal);
+        assert_eq!(compare(&Value::Char('a'), &Value::Int(98)), Ordering::Less);
+        assert_eq!(
+            compare(&Value::Float(2.5), &Value::Int(2)),
+            Ordering::Greater
+        );
+    }
+
+    #[test]
+    fn log_with_base_and_decimal_places() {
+        let f = |r: Res| match r {
+            Ok(Value::Float(x)) => x,
+            _ => f64::NAN,
+        };
+        assert_eq!(f(log_base_of(&Value::Int(8), &Value::Int(2))), 3.0);
+        assert_eq!(
+            log_base_of(&Value::Int(8), &Value::Int(1)).err(),
+            Some(Fault::Arith)
+        );
+        let s = |r: Res| r.ok().and_then(|v| v.as_str().map(str::to_string));
+        assert_eq!(
+            s(decimal_places_of(&Value::Float(2.34567), &Value::Int(2))).unwrap(),
+            "2.35"
+        );
+        assert_eq!(
+            s(decimal_places_of(&Value::Int(5), &Value::Int(2))).unwrap(),
+            "5.00"
+        );
+    }
+}

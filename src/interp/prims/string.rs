@@ -1,0 +1,726 @@
+//! String primitives (LANGUAGE.md 9.4): a sealed, immutable value class, always valid UTF-8,
+//! whose elements are grapheme clusters, each represented as a one-grapheme String.
+//!
+//! The pure work lives in [`crate::interp::prims::text`]; this module checks arguments, builds
+//! values and runs the iteration selectors (which call `ctx.tick()` per element). The byte
+//! selectors (`byteAt:`, `part:size:`, `concat:`, `asHex` …) work on the UTF-8 bytes. Regex
+//! selectors are in `string_regex`.
+
+use std::cmp::Ordering;
+
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::order::term_cmp;
+use crate::interp::prims::codec;
+use crate::interp::prims::fault::{article_class, int_arg, lift, text_arg, Fault, Res};
+use crate::interp::prims::num;
+use crate::interp::prims::number::{binary_prim, unary_prim};
+use crate::interp::prims::text::{self, g_len, graphemes};
+use crate::interp::value::{Ref, Value};
+
+/// The receiver's text (a String receiver is guaranteed by dispatch; anything else is a
+/// `type_error` rather than a panic).
+pub fn recv(v: &Value) -> Res<&str> {
+    match v {
+        Value::Str(s) => Ok(s.as_str()),
+        other => Err(Fault::expected(
+            "String primitive",
+            "a String receiver",
+            other,
+        )),
+    }
+}
+
+fn strs<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
+    Value::list(items.into_iter().map(Value::str))
+}
+
+/// The items of a List or Array argument.
+pub fn seq_items<'a>(what: &str, v: &'a Value) -> Res<&'a imbl::Vector<Value>> {
+    match v {
+        Value::List(items) | Value::Array(items) => Ok(items),
+        other => Err(Fault::expected(what, "a List", other)),
+    }
+}
+
+/// Bytes as a String when they are valid UTF-8, else as a Binary.
+pub fn bytes_value(bytes: Vec<u8>) -> Value {
+    match String::from_utf8(bytes) {
+        Ok(s) => Value::str(s),
+        Err(e) => Value::Binary(Ref::new(e.into_bytes())),
+    }
+}
+
+/// The bytes of a String or Binary argument (for `concat:`).
+pub fn bytes_arg<'a>(what: &str, v: &'a Value) -> Res<&'a [u8]> {
+    match v {
+        Value::Str(s) => Ok(s.as_bytes()),
+        Value::Binary(b) => Ok(b),
+        other => Err(Fault::expected(what, "a String or a Binary", other)),
+    }
+}
+
+/// `byteAt:` (0-based) over any byte slice.
+pub fn byte_at(bytes: &[u8], i: &Value) -> Res {
+    let i = match i {
+        Value::Int(i) => *i,
+        Value::BigInt(_) => return Err(Fault::index(num::int_string(i), bytes.len())),
+        other => return Err(Fault::expected("byteAt:", "an Integer", other)),
+    };
+    match usize::try_from(i).ok().and_then(|i| bytes.get(i)) {
+        Some(b) => Ok(Value::Int(*b as i64)),
+        None => Err(Fault::index(i, bytes.len())),
+    }
+}
+
+/// `part: offset size: n` (0-based) over any byte slice.
+pub fn part(bytes: &[u8], offset: &Value, size: &Value) -> Res<Vec<u8>> {
+    let o = int_arg("part:size:", offset)?;
+    let n = int_arg("part:size:", size)?;
+    if o < 0 || n < 0 || (o as u64).saturating_add(n as u64) > bytes.len() as u64 {
+        let bad = if o < 0 || o as u64 > bytes.len() as u64 {
+            o
+        } else {
+            o.saturating_add(n)
+        };
+        return Err(Fault::index(bad, bytes.len()));
+    }
+    Ok(bytes[o as usize..(o + n) as usize].to_vec())
+}
+
+/// A List of byte Integers.
+pub fn byte_list(bytes: &[u8]) -> Value {
+    Value::list(bytes.iter().map(|b| Value::Int(*b as i64)))
+}
+
+/// Ordering for `< > <= >=`: two Strings by code points, anything else by term order.
+fn compare(a: &Value, b: &Value) -> Ordering {
+    match (a, b) {
+        (Value::Str(x), Value::Str(y)) => x.as_str().cmp(y.as_str()),
+        _ => term_cmp(a, b),
+    }
+}
+
+/// `++` and `,`: String with String only.
+fn concat_strings(r: &Value, a: &Value) -> Res {
+    let s = recv(r)?;
+    match a {
+        Value::Str(t) => {
+            let mut out = String::with_capacity(s.len() + t.len());
+            out.push_str(s);
+            out.push_str(t);
+            Ok(Value::str(out))
+        }
+        Value::Binary(_) => Err(Fault::Type(
+            "++ cannot join a String and a Binary; use concat:".into(),
+        )),
+        other => Err(Fault::expected("++", "a String", other)),
+    }
+}
+
+fn text_op(what: &str, r: &Value, a: &Value, f: fn(&str, &str) -> bool) -> Res {
+    Ok(Value::bool(f(recv(r)?, &text_arg(what, a)?)))
+}
+
+fn join_list(sep: &Value, items: &Value) -> Res {
+    let sep = recv(sep)?;
+    let mut out = String::new();
+    for (i, v) in seq_items("join:", items)?.iter().enumerate() {
+        if i > 0 {
+            out.push_str(sep);
+        }
+        out.push_str(&text_arg("join:", v)?);
+    }
+    Ok(Value::str(out))
+}
+
+fn pad_prim(r: &Value, n: &Value, with: Option<&Value>, left: bool) -> Res {
+    let width = int_arg(if left { "padLeft:" } else { "padRight:" }, n)?;
+    let with = match with {
+        Some(w) => text_arg("padLeft:with:", w)?,
+        None => " ".into(),
+    };
+    Ok(Value::str(text::pad(recv(r)?, width, &with, left)?))
+}
+
+unary_prim! {
+    size => |r| Ok(Value::Int(g_len(recv(r)?) as i64));
+    is_empty => |r| Ok(Value::bool(recv(r)?.is_empty()));
+    is_not_empty => |r| Ok(Value::bool(!recv(r)?.is_empty()));
+    is_blank => |r| Ok(Value::bool(text::is_blank(recv(r)?)));
+    first => |r| Ok(Value::str(text::g_first(recv(r)?, false)?));
+    last => |r| Ok(Value::str(text::g_first(recv(r)?, true)?));
+    all_but_first => |r| Ok(Value::str(text::g_drop(recv(r)?, 1)));
+    all_but_last => |r| {
+        let s = recv(r)?;
+        Ok(Value::str(text::g_take(s, g_len(s) as i64 - 1)))
+    };
+    uppercase => |r| Ok(Value::str(recv(r)?.to_uppercase()));
+    lowercase => |r| Ok(Value::str(recv(r)?.to_lowercase()));
+    capitalize => |r| Ok(Value::str(text::capitalize(recv(r)?)));
+    trim => |r| Ok(Value::str(recv(r)?.trim()));
+    trim_left => |r| Ok(Value::str(recv(r)?.trim_start()));
+    trim_right => |r| Ok(Value::str(recv(r)?.trim_end()));
+    reverse => |r| Ok(Value::str(text::g_reverse(recv(r)?)));
+    lines => |r| Ok(strs(text::lines(recv(r)?)));
+    words => |r| Ok(strs(text::words(recv(r)?)));
+    is_digit => |r| Ok(Value::bool(text::is_digits(recv(r)?)));
+    is_alpha => |r| Ok(Value::bool(text::is_alpha(recv(r)?)));
+    as_integer => |r| Ok(num::parse_integer(recv(r)?).unwrap_or(Value::Nil));
+    as_float => |r| Ok(num::parse_float(recv(r)?).map_or(Value::Nil, Value::Float));
+    as_number => |r| {
+        let s = recv(r)?;
+        Ok(num::parse_integer(s)
+            .or_else(|| num::parse_float(s).map(Value::Float))
+            .unwrap_or(Value::Nil))
+    };
+    as_symbol => |r| Ok(Value::sym(recv(r)?));
+    as_list => |r| Ok(strs(graphemes(recv(r)?)));
+    as_array => |r| Ok(Value::array(graphemes(recv(r)?).into_iter().map(Value::str)));
+    itself => |r: &Value| recv(r).map(|_| r.clone());
+    print_string => |r| Ok(Value::str(crate::interp::print::quote_string(recv(r)?)));
+    url_encoded => |r| Ok(Value::str(text::url_encode(recv(r)?)));
+    url_decoded => |r| Ok(Value::str(text::url_decode(recv(r)?)?));
+    byte_size => |r| Ok(Value::Int(recv(r)?.len() as i64));
+    to_bytes => |r| Ok(byte_list(recv(r)?.as_bytes()));
+    as_binary => |r| Ok(Value::Binary(Ref::new(recv(r)?.as_bytes().to_vec())));
+    as_hex => |r| Ok(Value::str(codec::hex_encode(recv(r)?.as_bytes())));
+    as_base64 => |r| Ok(Value::str(codec::base64_encode(recv(r)?.as_bytes())));
+    as_base64url => |r| Ok(Value::str(codec::base64url_encode(recv(r)?.as_bytes())));
+    as_character => |r| {
+        let s = recv(r)?;
+        let mut cs = s.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) => Ok(Value::Char(c)),
+            _ => Err(Fault::Type(format!(
+                "asCharacter expects a one-character String, got {}",
+                crate::interp::print::quote_string(s)
+            ))),
+        }
+    };
+}
+
+binary_prim! {
+    concat => concat_strings;
+    at => |r, i| Ok(Value::str(text::g_at(recv(r)?, i)?));
+    take => |r, n| Ok(Value::str(text::g_take(recv(r)?, int_arg("take:", n)?)));
+    drop => |r, n| Ok(Value::str(text::g_drop(recv(r)?, int_arg("drop:", n)?)));
+    last_n => |r, n| Ok(Value::str(text::g_last_n(recv(r)?, int_arg("last:", n)?)));
+    repeat => |r, n| Ok(Value::str(text::repeat(recv(r)?, int_arg("repeat:", n)?)?));
+    index_of => |r, a| Ok(match a {
+        Value::Str(_) | Value::Char(_) => text::index_of(recv(r)?, &text_arg("indexOf:", a)?)
+            .map_or(Value::Nil, |i| Value::Int(i as i64)),
+        _ => Value::Nil,
+    });
+    includes => |r, a| Ok(Value::bool(match a {
+        Value::Str(_) | Value::Char(_) => text::includes_grapheme(recv(r)?, &text_arg("includes:", a)?),
+        _ => false,
+    }));
+    includes_substring => |r, a| text_op("includesSubstring:", r, a, |s, t| s.contains(t));
+    starts_with => |r, a| text_op("startsWith:", r, a, |s, t| s.starts_with(t));
+    ends_with => |r, a| text_op("endsWith:", r, a, |s, t| s.ends_with(t));
+    occurrences_of => |r, a| {
+        let (s, t) = (recv(r)?, text_arg("occurrencesOf:", a)?);
+        Ok(Value::Int(if t.is_empty() { 0 } else { s.matches(t.as_ref()).count() as i64 }))
+    };
+    split => |r, a| Ok(strs(text::split_on(recv(r)?, &text_arg("split:", a)?)));
+    pad_left => |r, n| pad_prim(r, n, None, true);
+    pad_right => |r, n| pad_prim(r, n, None, false);
+    join => join_list;
+    byte_at_p => |r, i| byte_at(recv(r)?.as_bytes(), i);
+    concat_bytes => |r, a| {
+        let mut out = recv(r)?.as_bytes().to_vec();
+        out.extend_from_slice(bytes_arg("concat:", a)?);
+        Ok(bytes_value(out))
+    };
+}
+
+fn from_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let (s, e) = (int_arg("from:to:", &a[0])?, int_arg("from:to:", &a[1])?);
+        Ok(Value::str(text::g_from_to(recv(r)?, s, e)?))
+    };
+    lift(ctx, f())
+}
+
+fn copy_from_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let (s, e) = (
+            int_arg("copyFrom:to:", &a[0])?,
+            int_arg("copyFrom:to:", &a[1])?,
+        );
+        Ok(Value::str(text::g_copy_from_to(recv(r)?, s, e)?))
+    };
+    lift(ctx, f())
+}
+
+/// `contains:` — a Block tests the graphemes (as `anySatisfy:`); a String or Character is
+/// searched for as a substring.
+fn contains(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    match &a[0] {
+        Value::Block(_) => any_satisfy(ctx, r, a),
+        other => {
+            let f = || text_op("contains:", r, other, |s, t| s.contains(t));
+            lift(ctx, f())
+        }
+    }
+}
+
+fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || -> Res {
+        let (p, w) = (
+            text_arg("replaceAll:with:", &a[0])?,
+            text_arg("replaceAll:with:", &a[1])?,
+        );
+        Ok(Value::str(text::replace_all(recv(r)?, &p, &w)))
+    };
+    lift(ctx, f())
+}
+
+fn replace_first(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || -> Res {
+        let (p, w) = (
+            text_arg("replaceFirst:with:", &a[0])?,
+            text_arg("replaceFirst:with:", &a[1])?,
+        );
+        Ok(Value::str(text::replace_first(recv(r)?, &p, &w)))
+    };
+    lift(ctx, f())
+}
+
+fn pad_left_with(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    lift(ctx, pad_prim(r, &a[0], Some(&a[1]), true))
+}
+
+fn pad_right_with(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    lift(ctx, pad_prim(r, &a[0], Some(&a[1]), false))
+}
+
+fn part_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || Ok(bytes_value(part(recv(r)?.as_bytes(), &a[0], &a[1])?));
+    lift(ctx, f())
+}
+
+fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
+    Ok(Value::bool(ok(compare(r, &a[0]))))
+}
+fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o == Ordering::Less)
+}
+fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o == Ordering::Greater)
+}
+fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o != Ordering::Greater)
+}
+fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    cmp_prim(r, a, |o| o != Ordering::Less)
+}
+
+// ---- iteration -------------------------------------------------------------------------
+
+/// A Boolean answered by a predicate block; anything else is a `type_error`.
+pub fn truth(ctx: &Ctx, sel: &str, v: Value) -> Result<bool, Unwind> {
+    match v {
+        Value::True => Ok(true),
+        Value::False => Ok(false),
+        other => Err(ctx.type_err(format!(
+            "{sel} expects the block to answer a Boolean, got {}",
+            article_class(&other)
+        ))),
+    }
+}
+
+/// The receiver's graphemes, or the exception for a non-String receiver.
+fn gs<'a>(ctx: &Ctx, r: &'a Value) -> Result<Vec<&'a str>, Unwind> {
+    recv(r).map(graphemes).map_err(|f| f.raise(ctx))
+}
+
+fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        ctx.call_block(&a[0], &[Value::str(g)])?;
+    }
+    Ok(Value::Nil)
+}
+
+fn reverse_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    for g in gs(ctx, r)?.into_iter().rev() {
+        ctx.tick()?;
+        ctx.call_block(&a[0], &[Value::str(g)])?;
+    }
+    Ok(Value::Nil)
+}
+
+fn do_separated(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    for (i, g) in gs(ctx, r)?.into_iter().enumerate() {
+        ctx.tick()?;
+        if i > 0 {
+            ctx.call_block(&a[1], &[])?;
+        }
+        ctx.call_block(&a[0], &[Value::str(g)])?;
+    }
+    Ok(Value::Nil)
+}
+
+/// `eachWithIndex:` / `doWithIndex:` (`[:g :i | …]`) and `keysAndValuesDo:` (`[:i :g | …]`).
+fn with_index(ctx: &mut Ctx, r: &Value, block: &Value, index_first: bool) -> EvalResult {
+    for (i, g) in gs(ctx, r)?.into_iter().enumerate() {
+        ctx.tick()?;
+        let (g, i) = (Value::str(g), Value::Int(i as i64 + 1));
+        let args = if index_first { [i, g] } else { [g, i] };
+        ctx.call_block(block, &args)?;
+    }
+    Ok(Value::Nil)
+}
+
+fn each_with_index(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    with_index(ctx, r, &a[0], false)
+}
+
+fn keys_and_values_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    with_index(ctx, r, &a[0], true)
+}
+
+/// `collect:` — the block answers Strings (or Characters); answers their concatenation.
+fn collect(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let mut out = String::new();
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        match ctx.call_block(&a[0], &[Value::str(g)])? {
+            Value::Str(s) => out.push_str(&s),
+            Value::Char(c) => out.push(c),
+            other => {
+                return Err(ctx.type_err(format!(
+                    "String collect: expects the block to answer Strings, got {}",
+                    article_class(&other)
+                )))
+            }
+        }
+    }
+    Ok(Value::str(out))
+}
+
+fn filter(ctx: &mut Ctx, r: &Value, block: &Value, keep: bool, sel: &str) -> EvalResult {
+    let mut out = String::new();
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        let v = ctx.call_block(block, &[Value::str(g)])?;
+        if truth(ctx, sel, v)? == keep {
+            out.push_str(g);
+        }
+    }
+    Ok(Value::str(out))
+}
+
+fn select(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    filter(ctx, r, &a[0], true, "select:")
+}
+
+fn reject(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    filter(ctx, r, &a[0], false, "reject:")
+}
+
+/// The first grapheme satisfying the block, if any.
+fn find(ctx: &mut Ctx, r: &Value, block: &Value, sel: &str) -> Result<Option<Value>, Unwind> {
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        let g = Value::str(g);
+        let v = ctx.call_block(block, std::slice::from_ref(&g))?;
+        if truth(ctx, sel, v)? {
+            return Ok(Some(g));
+        }
+    }
+    Ok(None)
+}
+
+fn detect(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    match find(ctx, r, &a[0], "detect:")? {
+        Some(g) => Ok(g),
+        None => Err(ctx.err_hint(
+            "not_found",
+            "not found: no element matches",
+            "Use detect:ifNone: to supply a default",
+        )),
+    }
+}
+
+fn detect_if_none(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    match find(ctx, r, &a[0], "detect:ifNone:")? {
+        Some(g) => Ok(g),
+        None => ctx.call_block(&a[1], &[]),
+    }
+}
+
+fn any_satisfy(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    Ok(Value::bool(find(ctx, r, &a[0], "anySatisfy:")?.is_some()))
+}
+
+fn all_satisfy(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        let v = ctx.call_block(&a[0], &[Value::str(g)])?;
+        if !truth(ctx, "allSatisfy:", v)? {
+            return Ok(Value::False);
+        }
+    }
+    Ok(Value::True)
+}
+
+fn count(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let mut n = 0;
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        let v = ctx.call_block(&a[0], &[Value::str(g)])?;
+        n += i64::from(truth(ctx, "count:", v)?);
+    }
+    Ok(Value::Int(n))
+}
+
+fn inject_into(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let mut acc = a[0].clone();
+    for g in gs(ctx, r)? {
+        ctx.tick()?;
+        acc = ctx.call_block(&a[1], &[acc, Value::str(g)])?;
+    }
+    Ok(acc)
+}
+
+// ---- class side ------------------------------------------------------------------------
+
+fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    let f = || -> Res {
+        let mut out = String::new();
+        for v in seq_items("String withAll:", &a[0])? {
+            match v {
+                Value::Str(s) => out.push_str(s),
+                Value::Char(c) => out.push(*c),
+                other => {
+                    return Err(Fault::expected(
+                        "String withAll:",
+                        "a List of Strings",
+                        other,
+                    ))
+                }
+            }
+        }
+        Ok(Value::str(out))
+    };
+    lift(ctx, f())
+}
+
+fn from_code_point(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    lift(ctx, text::from_code_points([&a[0]]).map(Value::str))
+}
+
+fn from_code_points(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        Ok(Value::str(text::from_code_points(seq_items(
+            "fromCodePoints:",
+            &a[0],
+        )?)?))
+    };
+    lift(ctx, f())
+}
+
+fn from_iolist(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let bytes = text::iolist_bytes(&a[0], "String fromIolist:")?;
+        String::from_utf8(bytes)
+            .map(Value::str)
+            .map_err(|_| Fault::Type("String fromIolist: the bytes are not valid UTF-8".into()))
+    };
+    lift(ctx, f())
+}
+
+fn lf(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::str("\n"))
+}
+fn cr(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::str("\r"))
+}
+fn crlf(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::str("\r\n"))
+}
+fn tab(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::str("\t"))
+}
+fn space(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::str(" "))
+}
+
+pub fn register(p: &mut Prims) {
+    let c = "String";
+    p.add_class(c, "withAll:", with_all);
+    p.add_class(c, "fromCodePoint:", from_code_point);
+    p.add_class(c, "fromCodePoints:", from_code_points);
+    p.add_class(c, "fromIolist:", from_iolist);
+    p.add_class(c, "lf", lf);
+    p.add_class(c, "cr", cr);
+    p.add_class(c, "crlf", crlf);
+    p.add_class(c, "tab", tab);
+    p.add_class(c, "space", space);
+
+    for (sel, f) in [
+        ("<", lt as fn(&mut Ctx, &Value, &[Value]) -> EvalResult),
+        (">", gt),
+        ("<=", le),
+        (">=", ge),
+        ("++", concat),
+        (",", concat),
+        ("repeat:", repeat),
+        ("size", size),
+        ("length", size),
+        ("at:", at),
+        ("first", first),
+        ("last", last),
+        ("first:", take),
+        ("last:", last_n),
+        ("allButFirst", all_but_first),
+        ("allButLast", all_but_last),
+        ("from:to:", from_to),
+        ("copyFrom:to:", copy_from_to),
+        ("asCharacter", as_character),
+        ("contains:", contains),
+        ("withIndexDo:", each_with_index),
+        ("asUtf8", as_binary),
+        ("indexOf:", index_of),
+        ("take:", take),
+        ("drop:", drop),
+        ("isEmpty", is_empty),
+        ("isNotEmpty", is_not_empty),
+        ("notEmpty", is_not_empty),
+        ("isBlank", is_blank),
+        ("uppercase", uppercase),
+        ("lowercase", lowercase),
+        ("asUppercase", uppercase),
+        ("asLowercase", lowercase),
+        ("capitalize", capitalize),
+        ("trim", trim),
+        ("trimSeparators", trim),
+        ("trimLeft", trim_left),
+        ("trimRight", trim_right),
+        ("reverse", reverse),
+        ("reversed", reverse),
+        ("includesSubstring:", includes_substring),
+        ("startsWith:", starts_with),
+        ("endsWith:", ends_with),
+        ("includes:", includes),
+        ("occurrencesOf:", occurrences_of),
+        ("split:", split),
+        ("splitOn:", split),
+        ("lines", lines),
+        ("words", words),
+        ("replaceAll:with:", replace_all),
+        ("replaceFirst:with:", replace_first),
+        ("padLeft:", pad_left),
+        ("padRight:", pad_right),
+        ("padLeft:with:", pad_left_with),
+        ("padRight:with:", pad_right_with),
+        ("join:", join),
+        ("isDigit", is_digit),
+        ("isAlpha", is_alpha),
+        ("asInteger", as_integer),
+        ("asFloat", as_float),
+        ("asNumber", as_number),
+        ("asAtom", as_symbol),
+        ("asSymbol", as_symbol),
+        ("asList", as_list),
+        ("asArray", as_array),
+        ("asString", itself),
+        ("displayString", itself),
+        ("printString", print_string),
+        ("urlEncoded", url_encoded),
+        ("urlDecoded", url_decoded),
+        ("do:", do_each),
+        ("reverseDo:", reverse_do),
+        ("do:separatedBy:", do_separated),
+        ("eachWithIndex:", each_with_index),
+        ("doWithIndex:", each_with_index),
+        ("keysAndValuesDo:", keys_and_values_do),
+        ("collect:", collect),
+        ("select:", select),
+        ("reject:", reject),
+        ("detect:", detect),
+        ("detect:ifNone:", detect_if_none),
+        ("anySatisfy:", any_satisfy),
+        ("allSatisfy:", all_satisfy),
+        ("count:", count),
+        ("inject:into:", inject_into),
+        ("byteSize", byte_size),
+        ("byteAt:", byte_at_p),
+        ("part:size:", part_p),
+        ("concat:", concat_bytes),
+        ("toBytes", to_bytes),
+        ("asBinary", as_binary),
+        ("asHex", as_hex),
+        ("asBase64", as_base64),
+        ("asBase64Url", as_base64url),
+    ] {
+        p.add(c, sel, f);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concatenation_rules() {
+        let a = Value::str("ab");
+        assert_eq!(
+            concat_strings(&a, &Value::str("cd")).unwrap().as_str(),
+            Some("abcd")
+        );
+        assert!(matches!(
+            concat_strings(&a, &Value::Binary(Ref::new(vec![1]))),
+            Err(Fault::Type(_))
+        ));
+        assert!(matches!(
+            concat_strings(&a, &Value::Int(1)),
+            Err(Fault::Type(_))
+        ));
+    }
+
+    #[test]
+    fn bytes() {
+        assert!(matches!(
+            byte_at(b"abc", &Value::Int(0)),
+            Ok(Value::Int(97))
+        ));
+        assert_eq!(
+            byte_at(b"abc", &Value::Int(3)).err(),
+            Some(Fault::index(3, 3))
+        );
+        assert_eq!(
+            byte_at(b"abc", &Value::Int(-1)).err(),
+            Some(Fault::index(-1, 3))
+        );
+        assert_eq!(
+            part(b"hello", &Value::Int(1), &Value::Int(3)).unwrap(),
+            b"ell"
+        );
+        assert_eq!(part(b"hello", &Value::Int(5), &Value::Int(0)).unwrap(), b"");
+        assert!(part(b"hello", &Value::Int(3), &Value::Int(3)).is_err());
+        assert!(matches!(bytes_value(vec![0xff]), Value::Binary(_)));
+        assert_eq!(bytes_value(b"ok".to_vec()).as_str(), Some("ok"));
+    }
+
+    #[test]
+    fn ordering_and_join() {
+        assert_eq!(
+            compare(&Value::str("abc"), &Value::str("abd")),
+            Ordering::Less
+        );
+        assert_eq!(compare(&Value::str("Z"), &Value::str("a")), Ordering::Less);
+        assert_eq!(
+            compare(&Value::str("é"), &Value::str("z")),
+            Ordering::Greater
+        );
+        let j = join_list(
+            &Value::str(", "),
+            &Value::list([Value::str("a"), Value::str("b")]),
+        );
+        assert_eq!(j.unwrap().as_str(), Some("a, b"));
+        assert!(join_list(&Value::str(","), &Value::list([Value::Int(1)])).is_err());
+    }
+}

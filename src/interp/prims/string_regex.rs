@@ -1,0 +1,233 @@
+//! The regex selectors of String (LANGUAGE.md 9.4) over the `regex` crate: Perl-style syntax
+//! without backreferences or look-around. An invalid pattern raises `regex_error`.
+//!
+//! `matchesRegex:` answers whether the pattern matches anywhere in the receiver (anchor with
+//! `^…$` for a whole-string match). Replacement text is literal (`$1` is not expanded).
+//! Compiled patterns are cached per (pattern, options), up to [`CACHE_SIZE`] entries.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use parking_lot::Mutex;
+use regex::{NoExpand, Regex, RegexBuilder};
+
+use crate::interp::eval::{Ctx, EvalResult, Prims};
+use crate::interp::prims::fault::{lift, str_arg, Fault, Res};
+use crate::interp::prims::string::recv;
+use crate::interp::value::Value;
+
+/// Compiled patterns kept at most.
+pub const CACHE_SIZE: usize = 256;
+
+/// Regex options: `#caseless`, `#multiline`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Options {
+    pub caseless: bool,
+    pub multiline: bool,
+}
+
+/// Options from a Symbol, a String or a List of them.
+pub fn options(v: &Value) -> Res<Options> {
+    let mut o = Options::default();
+    let mut one = |v: &Value| -> Res<()> {
+        let name = match v {
+            Value::Symbol(s) => s.as_str(),
+            Value::Str(s) => s.as_str(),
+            other => {
+                return Err(Fault::expected(
+                    "matchesRegex:options:",
+                    "#caseless or #multiline",
+                    other,
+                ))
+            }
+        };
+        match name {
+            "caseless" | "ignoreCase" | "i" => o.caseless = true,
+            "multiline" | "m" => o.multiline = true,
+            other => {
+                return Err(Fault::Type(format!(
+                    "unknown regex option #{other} (use #caseless or #multiline)"
+                )))
+            }
+        }
+        Ok(())
+    };
+    match v {
+        Value::List(items) | Value::Array(items) => {
+            for item in items.iter() {
+                one(item)?;
+            }
+        }
+        other => one(other)?,
+    }
+    Ok(o)
+}
+
+fn cache() -> &'static Mutex<HashMap<(String, Options), Regex>> {
+    static C: OnceLock<Mutex<HashMap<(String, Options), Regex>>> = OnceLock::new();
+    C.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// The compiled pattern (cached), or `regex_error`.
+pub fn compile(pattern: &str, o: Options) -> Res<Regex> {
+    let key = (pattern.to_string(), o);
+    if let Some(r) = cache().lock().get(&key) {
+        return Ok(r.clone());
+    }
+    let r = RegexBuilder::new(pattern)
+        .case_insensitive(o.caseless)
+        .multi_line(o.multiline)
+        .build()
+        .map_err(|e| {
+            let detail = e.to_string();
+            let last = detail.lines().last().unwrap_or("").trim().to_string();
+            Fault::Kind("regex_error", format!("invalid regex {pattern:?}: {last}"))
+        })?;
+    let mut c = cache().lock();
+    if c.len() >= CACHE_SIZE {
+        c.clear();
+    }
+    c.insert(key, r.clone());
+    Ok(r)
+}
+
+fn pat(what: &str, v: &Value) -> Res<Regex> {
+    compile(str_arg(what, v)?, Options::default())
+}
+
+/// `matchesRegex:`.
+pub fn matches(s: &str, re: &Regex) -> bool {
+    re.is_match(s)
+}
+
+fn matches_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        Ok(Value::bool(matches(
+            recv(r)?,
+            &pat("matchesRegex:", &a[0])?,
+        )))
+    };
+    lift(ctx, f())
+}
+
+fn matches_opts(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let re = compile(str_arg("matchesRegex:options:", &a[0])?, options(&a[1])?)?;
+        Ok(Value::bool(matches(recv(r)?, &re)))
+    };
+    lift(ctx, f())
+}
+
+fn first_match(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let re = pat("firstMatch:", &a[0])?;
+        Ok(re
+            .find(recv(r)?)
+            .map_or(Value::Nil, |m| Value::str(m.as_str())))
+    };
+    lift(ctx, f())
+}
+
+fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let re = pat("allMatches:", &a[0])?;
+        Ok(Value::list(
+            re.find_iter(recv(r)?).map(|m| Value::str(m.as_str())),
+        ))
+    };
+    lift(ctx, f())
+}
+
+fn replace(ctx: &mut Ctx, r: &Value, a: &[Value], all: bool) -> EvalResult {
+    let f = || {
+        let sel = if all {
+            "replaceAllRegex:with:"
+        } else {
+            "replaceRegex:with:"
+        };
+        let re = pat(sel, &a[0])?;
+        let with = str_arg(sel, &a[1])?;
+        let s = recv(r)?;
+        let out = if all {
+            re.replace_all(s, NoExpand(with))
+        } else {
+            re.replace(s, NoExpand(with))
+        };
+        Ok(Value::str(out.into_owned()))
+    };
+    lift(ctx, f())
+}
+
+fn replace_first(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    replace(ctx, r, a, false)
+}
+
+fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    replace(ctx, r, a, true)
+}
+
+fn split(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let re = pat("splitRegex:", &a[0])?;
+        Ok(Value::list(re.split(recv(r)?).map(Value::str)))
+    };
+    lift(ctx, f())
+}
+
+pub fn register(p: &mut Prims) {
+    let c = "String";
+    p.add(c, "matchesRegex:", matches_p);
+    p.add(c, "matchesRegex:options:", matches_opts);
+    p.add(c, "firstMatch:", first_match);
+    p.add(c, "allMatches:", all_matches);
+    p.add(c, "replaceRegex:with:", replace_first);
+    p.add(c, "replaceAllRegex:with:", replace_all);
+    p.add(c, "splitRegex:", split);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::value::Sym;
+
+    #[test]
+    fn compile_and_match() {
+        let re = compile(r"\d+", Options::default()).unwrap();
+        assert!(matches("abc123", &re));
+        assert!(!matches("abc", &re));
+        let ci = compile(
+            "hello",
+            Options {
+                caseless: true,
+                multiline: false,
+            },
+        )
+        .unwrap();
+        assert!(matches("HeLLo", &ci));
+        assert!(matches!(
+            compile("[invalid", Options::default()),
+            Err(Fault::Kind("regex_error", _))
+        ));
+        assert!(matches!(
+            compile(r"(a)\1", Options::default()),
+            Err(Fault::Kind("regex_error", _))
+        ));
+    }
+
+    #[test]
+    fn option_parsing() {
+        assert!(
+            options(&Value::Symbol(Sym::new("caseless")))
+                .unwrap()
+                .caseless
+        );
+        let both = options(&Value::list([
+            Value::sym("caseless"),
+            Value::sym("multiline"),
+        ]))
+        .unwrap();
+        assert!(both.caseless && both.multiline);
+        assert!(options(&Value::sym("bogus")).is_err());
+        assert!(options(&Value::Int(1)).is_err());
+    }
+}

@@ -1,0 +1,659 @@
+//! The public face of the runtime: [`Runtime`] (owns the threads), [`RtHandle`] (a cheap
+//! handle usable from any thread or process), spawning, task processes, names, monitors,
+//! links, timers and introspection.
+
+use std::marker::PhantomData;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::interp::value::{Sym, Value};
+use crate::runtime::clock::{TimerRef, Timers};
+use crate::runtime::cx::Cx;
+use crate::runtime::process::{
+    deliver_exit, enqueue, fire_monitor, push_signal, Behaviour, Body, Envelope, ExitHook, Monitor,
+    MonitorAction, ProcRef, Sched,
+};
+use crate::runtime::sched::{Shared, Worker};
+use crate::runtime::stack::max_map_count;
+use crate::runtime::types::{
+    CallError, ExitReason, JoinError, Message, NameError, Pid, ProcStatus, Signal,
+};
+use crate::runtime::waiter::Waiter;
+
+/// Where log lines (failed casts, runtime warnings) go.
+pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+
+/// Runtime configuration. `Config::default()` suits `bt run`; tests usually set
+/// `manual_clock` and a small `workers`.
+#[derive(Clone)]
+pub struct Config {
+    /// Worker threads (default: available cores).
+    pub workers: usize,
+    /// Usable bytes per coroutine stack: a virtual reservation, committed only as touched.
+    /// Sized for 10,000 interpreter activations of up to ~3 KB (release) — larger in debug
+    /// builds, whose frames are several times bigger.
+    pub stack_size: usize,
+    /// Most coroutines alive at once (each stack is two kernel mappings); further work waits
+    /// for a free stack. Default: derived from `vm.max_map_count`.
+    pub max_coroutines: usize,
+    /// Stacks kept for reuse per worker.
+    pub pooled_stacks_per_worker: usize,
+    /// Reductions (`Cx::tick` calls, one per handled message too) before a process yields.
+    pub reductions: u32,
+    /// Time moves only through [`RtHandle::advance`] (deterministic tests).
+    pub manual_clock: bool,
+    /// Node connection index printed in pids (0 = this node).
+    pub node: u32,
+    pub log: LogSink,
+}
+
+/// Default usable stack size: 64 MiB in release builds, 512 MiB in debug builds.
+pub const DEFAULT_STACK_SIZE: usize = if cfg!(debug_assertions) {
+    512 << 20
+} else {
+    64 << 20
+};
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            stack_size: DEFAULT_STACK_SIZE,
+            max_coroutines: 0,
+            pooled_stacks_per_worker: 64,
+            reductions: 2000,
+            manual_clock: false,
+            node: 0,
+            log: Arc::new(|line: &str| eprintln!("{line}")),
+        }
+    }
+}
+
+/// Options of [`RtHandle::spawn_opts`] / [`RtHandle::spawn_task_opts`].
+#[derive(Clone)]
+pub struct SpawnOpts {
+    /// Register under this name atomically with the spawn.
+    pub name: Option<Sym>,
+    /// A runtime service: numbered apart (`<0.N.1>`), may use `bt_` names.
+    pub service: bool,
+    /// Kind of process for snapshots (`actor`, `main`, `timer`, `callback`, `worker`, …).
+    pub label: &'static str,
+    /// Free data for snapshots (e.g. the actor's class).
+    pub info: Value,
+    /// Receive exit signals of linked processes as [`Signal::Exit`] instead of dying.
+    pub trap_exits: bool,
+    /// Link to this process at birth.
+    pub link: Option<ProcRef>,
+}
+
+impl Default for SpawnOpts {
+    fn default() -> Self {
+        SpawnOpts {
+            name: None,
+            service: false,
+            label: "actor",
+            info: Value::Nil,
+            trap_exits: false,
+            link: None,
+        }
+    }
+}
+
+/// One live process, as listed by [`RtHandle::processes`].
+#[derive(Clone, Debug)]
+pub struct ProcessInfo {
+    pub pid: Pid,
+    pub proc: ProcRef,
+    pub name: Option<Sym>,
+    pub label: &'static str,
+    pub status: ProcStatus,
+    pub mailbox_len: usize,
+    pub started_at_ms: u64,
+}
+
+/// A cheap, cloneable handle to a runtime, usable from any thread and any process.
+#[derive(Clone)]
+pub struct RtHandle(pub(crate) Arc<Shared>);
+
+/// Owns a runtime's worker and timer threads. Derefs to [`RtHandle`]. Dropping it shuts the
+/// runtime down.
+pub struct Runtime {
+    handle: RtHandle,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Runtime {
+    /// Starts the worker threads (and the timer thread on the real clock).
+    pub fn new(mut cfg: Config) -> std::io::Result<Runtime> {
+        let maps = max_map_count().unwrap_or(65_530);
+        let workers = cfg.workers.clamp(1, 64);
+        cfg.workers = workers;
+        let by_maps = (maps.saturating_sub(8192) / 2)
+            .saturating_sub(workers * cfg.pooled_stacks_per_worker)
+            .max(16);
+        let max_cos = if cfg.max_coroutines == 0 {
+            by_maps
+        } else {
+            cfg.max_coroutines.min(by_maps)
+        };
+        let manual = cfg.manual_clock;
+        let shared = Arc::new(Shared::new(cfg, max_cos));
+        let mut threads = Vec::new();
+        for i in 0..workers {
+            let sh = shared.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name(format!("bt-worker-{i}"))
+                    .spawn(move || Worker::new(i, sh).run())?,
+            );
+        }
+        if !manual {
+            let sh = shared.clone();
+            threads.push(
+                std::thread::Builder::new()
+                    .name("bt-timer".into())
+                    .spawn(move || Timers::run_thread(sh))?,
+            );
+        }
+        Ok(Runtime {
+            handle: RtHandle(shared),
+            threads,
+        })
+    }
+
+    pub fn handle(&self) -> RtHandle {
+        self.handle.clone()
+    }
+
+    /// Kills every process (reason `shutdown`), waits up to `grace` for their coroutines to
+    /// finish, then stops the threads. Coroutines that ignore their kill are abandoned
+    /// (their stacks leak) rather than unwound by force.
+    pub fn shutdown_within(mut self, grace: Duration) {
+        self.stop_threads(grace);
+    }
+
+    fn stop_threads(&mut self, grace: Duration) {
+        let sh = &self.handle.0;
+        if sh.shutdown.load(Ordering::SeqCst) {
+            return;
+        }
+        sh.stopping.store(true, Ordering::SeqCst);
+        let all: Vec<ProcRef> = sh.procs.lock().values().cloned().collect();
+        for p in all {
+            crate::runtime::process::finish(sh, &p, ExitReason::Shutdown);
+        }
+        sh.timers.shutdown();
+        {
+            let deadline = std::time::Instant::now() + grace;
+            let mut g = sh.drained.0.lock();
+            while sh.live_cos.load(Ordering::SeqCst) > 0 {
+                if sh.drained.1.wait_until(&mut g, deadline).timed_out() {
+                    break;
+                }
+            }
+        }
+        sh.shutdown.store(true, Ordering::SeqCst);
+        sh.wake_all();
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+        sh.names.lock().clear();
+    }
+}
+
+impl std::ops::Deref for Runtime {
+    type Target = RtHandle;
+    fn deref(&self) -> &RtHandle {
+        &self.handle
+    }
+}
+
+impl Drop for Runtime {
+    fn drop(&mut self) {
+        self.stop_threads(Duration::from_secs(2));
+    }
+}
+
+/// The result of a task process (see [`RtHandle::spawn_task`]).
+pub struct TaskHandle<T> {
+    proc: ProcRef,
+    slot: Arc<Mutex<Option<T>>>,
+    done: Arc<Waiter>,
+    rt: RtHandle,
+    _t: PhantomData<fn() -> T>,
+}
+
+impl<T: Send + 'static> TaskHandle<T> {
+    pub fn proc(&self) -> &ProcRef {
+        &self.proc
+    }
+
+    /// The task's value if it exited normally; a task that was killed (or crashed) reports
+    /// its exit reason even if its abandoned code produced a value afterwards.
+    fn result(&self, r: Result<Value, CallError>) -> Result<T, JoinError> {
+        match r {
+            Err(CallError::Exiting(ExitReason::Normal)) => match self.slot.lock().take() {
+                Some(v) => Ok(v),
+                None => Err(JoinError::Exited(ExitReason::Normal)),
+            },
+            Err(CallError::Exiting(reason)) => Err(JoinError::Exited(reason)),
+            _ => Err(JoinError::Exited(
+                self.proc.exit_reason().unwrap_or(ExitReason::Normal),
+            )),
+        }
+    }
+
+    /// Blocks the calling OS thread until the task finishes. Refused on a worker thread of
+    /// the same runtime (it would stall that worker): use [`TaskHandle::join_in`] there.
+    pub fn join(self) -> Result<T, JoinError> {
+        if self.rt.0.current_worker().is_some() {
+            return Err(JoinError::OnWorkerThread);
+        }
+        let r = self.done.wait_thread();
+        self.result(r)
+    }
+
+    /// Suspends the calling process until the task finishes.
+    pub fn join_in(self, cx: &mut Cx<'_>) -> Result<T, JoinError> {
+        let r = cx.wait(&self.done, None);
+        if let Some(reason) = cx.exiting() {
+            return Err(JoinError::Exiting(reason));
+        }
+        self.result(r)
+    }
+}
+
+impl RtHandle {
+    /// Spawns an actor (idle until its first message).
+    pub fn spawn(&self, b: impl Behaviour) -> ProcRef {
+        match self.spawn_opts(Box::new(b), SpawnOpts::default()) {
+            Ok(p) => p,
+            Err(_) => unreachable!("spawn without a name cannot fail"),
+        }
+    }
+
+    /// Spawns an actor with options (a name makes spawn-and-register atomic).
+    pub fn spawn_opts(&self, b: Box<dyn Behaviour>, opts: SpawnOpts) -> Result<ProcRef, NameError> {
+        self.0.spawn_proc(Body::Actor(b), opts, None)
+    }
+
+    /// Runs `f` once in a new process (the main program, a REPL line, a callback); the
+    /// process exits when `f` returns. Task processes take no messages.
+    pub fn spawn_task<T, F>(&self, f: F) -> TaskHandle<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Cx<'_>) -> T + Send + 'static,
+    {
+        self.spawn_task_opts(
+            SpawnOpts {
+                label: "task",
+                ..SpawnOpts::default()
+            },
+            f,
+        )
+    }
+
+    pub fn spawn_task_opts<T, F>(&self, opts: SpawnOpts, f: F) -> TaskHandle<T>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Cx<'_>) -> T + Send + 'static,
+    {
+        let slot = Arc::new(Mutex::new(None));
+        let done = Waiter::new(None, None);
+        let s2 = slot.clone();
+        let d2 = done.clone();
+        let body = Body::Task(Box::new(move |cx: &mut Cx<'_>| {
+            let v = f(cx);
+            *s2.lock() = Some(v);
+        }));
+        let opts = SpawnOpts { name: None, ..opts };
+        let hook: ExitHook = Box::new(move |sh: &Shared, r: &ExitReason| {
+            d2.complete(sh, Err(CallError::Exiting(r.clone())));
+        });
+        let proc = match self.0.spawn_proc(body, opts, Some(hook)) {
+            Ok(p) => p,
+            Err(_) => unreachable!("spawn without a name cannot fail"),
+        };
+        TaskHandle {
+            proc,
+            slot,
+            done,
+            rt: self.clone(),
+            _t: PhantomData,
+        }
+    }
+
+    /// Runs `f` as a process and blocks the calling OS thread for its result (the main
+    /// program and each REPL line). Refused on a worker thread.
+    pub fn block_on<T, F>(&self, f: F) -> Result<T, JoinError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Cx<'_>) -> T + Send + 'static,
+    {
+        if self.0.current_worker().is_some() {
+            return Err(JoinError::OnWorkerThread);
+        }
+        if self.0.stopping.load(Ordering::SeqCst) {
+            return Err(JoinError::ShuttingDown);
+        }
+        self.spawn_task_opts(
+            SpawnOpts {
+                label: "main",
+                ..SpawnOpts::default()
+            },
+            f,
+        )
+        .join()
+    }
+
+    /// The live process with this pid.
+    pub fn lookup(&self, pid: Pid) -> Option<ProcRef> {
+        self.0.procs.lock().get(&(pid.service, pid.number)).cloned()
+    }
+
+    /// An asynchronous send from anywhere; false if the target takes no messages.
+    pub fn cast(&self, to: &ProcRef, msg: Message) -> bool {
+        enqueue(&self.0, to, Envelope::User { msg, reply: None }).is_ok()
+    }
+
+    /// Asks `to` to stop after the messages already queued; later sends fail. `waiter`, if
+    /// given, completes once it has exited. False if it had already exited.
+    pub(crate) fn request_stop(&self, to: &ProcRef, waiter: Option<Arc<Waiter>>) -> bool {
+        let schedule = {
+            let mut g = to.0.inner.lock();
+            if g.reason.is_some() {
+                return false;
+            }
+            if let Some(w) = waiter {
+                g.extra().stop_waiters.push(w);
+            }
+            if g.accepting {
+                g.accepting = false;
+                g.mailbox.push_back(Envelope::Stop);
+            }
+            if g.sched == Sched::Idle && g.body.is_some() {
+                g.sched = Sched::Scheduled;
+                true
+            } else {
+                false
+            }
+        };
+        if schedule {
+            self.0.schedule(to.clone());
+        }
+        true
+    }
+
+    /// Graceful stop without waiting (see [`Cx::stop`] to wait for the exit).
+    pub fn stop(&self, to: &ProcRef) -> bool {
+        self.request_stop(to, None)
+    }
+
+    /// Immediate exit with reason `killed`, overtaking queued messages (their sync senders
+    /// get `actor_dead`); `terminate` does not run. False if it had already exited.
+    pub fn kill(&self, to: &ProcRef) -> bool {
+        crate::runtime::process::finish(&self.0, to, ExitReason::Killed)
+    }
+
+    /// An exit signal (`aPid exit: reason`): `Killed` cannot be trapped; a trapping process
+    /// receives others as [`Signal::Exit`]; otherwise a non-normal reason ends the process.
+    pub fn exit(&self, to: &ProcRef, from: Pid, reason: ExitReason) -> bool {
+        if !to.is_alive() {
+            return false;
+        }
+        if matches!(reason, ExitReason::Killed) {
+            return self.kill(to);
+        }
+        deliver_exit(&self.0, to, from, reason);
+        true
+    }
+
+    /// Links two processes (exit signals flow both ways). If either has exited, the other
+    /// gets its exit signal at once (reason `noproc`).
+    pub fn link(&self, a: &ProcRef, b: &ProcRef) {
+        if a == b {
+            return;
+        }
+        let a_ok = {
+            let mut g = a.0.inner.lock();
+            let ok = g.reason.is_none() && b.is_alive();
+            if ok && !g.extra().links.contains(b) {
+                g.extra().links.push(b.clone());
+            }
+            ok
+        };
+        let b_ok = {
+            let mut g = b.0.inner.lock();
+            let ok = g.reason.is_none() && a_ok;
+            if ok && !g.extra().links.contains(a) {
+                g.extra().links.push(a.clone());
+            }
+            ok
+        };
+        if !a_ok || !b_ok {
+            self.unlink(a, b);
+            let (live, dead) = if a.is_alive() { (a, b) } else { (b, a) };
+            if live.is_alive() {
+                deliver_exit(&self.0, live, dead.pid(), ExitReason::NoProc);
+            }
+        }
+    }
+
+    pub fn unlink(&self, a: &ProcRef, b: &ProcRef) {
+        if let Some(e) = a.0.inner.lock().extra.as_mut() {
+            e.links.retain(|x| x != b);
+        }
+        if let Some(e) = b.0.inner.lock().extra.as_mut() {
+            e.links.retain(|x| x != a);
+        }
+    }
+
+    pub fn set_trap_exits(&self, p: &ProcRef, on: bool) {
+        p.0.inner.lock().extra().trap_exits = on;
+    }
+
+    /// A fresh reference number (`#Ref<N>`), from a per-runtime counter.
+    pub fn make_ref(&self) -> u64 {
+        self.0.next_ref.fetch_add(1, Ordering::Relaxed)
+    }
+
+    fn add_monitor(&self, target: &ProcRef, m: Monitor) {
+        let m = {
+            let mut g = target.0.inner.lock();
+            if g.reason.is_none() {
+                g.extra().monitors.push(m);
+                return;
+            }
+            m
+        };
+        fire_monitor(&self.0, target.pid(), m, ExitReason::NoProc);
+    }
+
+    /// Runs `f` once, in a fresh process, with the exit reason when `target` exits (at once,
+    /// with `noproc`, if it already has). Several callbacks may share one `reference`.
+    pub fn when_down<F>(&self, target: &ProcRef, reference: u64, f: F)
+    where
+        F: FnOnce(&mut Cx<'_>, ExitReason) + Send + 'static,
+    {
+        let action = MonitorAction::Callback(Box::new(f));
+        self.add_monitor(target, Monitor { reference, action });
+    }
+
+    /// `onExit:` — like [`RtHandle::when_down`] with a reference of its own.
+    pub fn on_exit<F>(&self, target: &ProcRef, f: F)
+    where
+        F: FnOnce(&mut Cx<'_>, ExitReason) + Send + 'static,
+    {
+        let r = self.make_ref();
+        self.when_down(target, r, f);
+    }
+
+    /// A monitor delivering [`Signal::Down`] to `watcher`'s control queue (supervisors).
+    pub fn monitor_signal(&self, target: &ProcRef, watcher: &ProcRef) -> u64 {
+        let reference = self.make_ref();
+        let action = MonitorAction::Signal(watcher.clone());
+        self.add_monitor(target, Monitor { reference, action });
+        reference
+    }
+
+    /// Cancels every callback registered under `reference` on `target`; true if any was
+    /// pending.
+    pub fn demonitor(&self, target: &ProcRef, reference: u64) -> bool {
+        let mut g = target.0.inner.lock();
+        match g.extra.as_mut() {
+            Some(e) => {
+                let before = e.monitors.len();
+                e.monitors.retain(|m| m.reference != reference);
+                e.monitors.len() != before
+            }
+            None => false,
+        }
+    }
+
+    /// Sends a control signal (handled before queued user messages).
+    pub fn signal(&self, to: &ProcRef, sig: Signal) -> bool {
+        push_signal(&self.0, to, sig)
+    }
+
+    /// Registers `p` under `name` (replacing its previous name, if any). `bt_` names are
+    /// reserved for runtime services.
+    pub fn register(&self, name: Sym, p: &ProcRef) -> Result<(), NameError> {
+        if name.as_str().starts_with("bt_") && !p.pid().service {
+            return Err(NameError::Reserved);
+        }
+        let mut names = self.0.names.lock();
+        if let Some(q) = names.get(&name) {
+            return if q == p {
+                Ok(())
+            } else {
+                Err(NameError::Registered)
+            };
+        }
+        let old = {
+            let mut g = p.0.inner.lock();
+            if g.reason.is_some() {
+                return Err(NameError::NoProc);
+            }
+            g.name.replace(name)
+        };
+        if let Some(o) = old {
+            names.remove(&o);
+        }
+        names.insert(name, p.clone());
+        Ok(())
+    }
+
+    /// Removes `p`'s name, if any (idempotent).
+    pub fn unregister(&self, p: &ProcRef) {
+        let mut names = self.0.names.lock();
+        if let Some(n) = p.0.inner.lock().name.take() {
+            names.remove(&n);
+        }
+    }
+
+    /// The live process registered under `name`.
+    pub fn whereis(&self, name: Sym) -> Option<ProcRef> {
+        self.0.names.lock().get(&name).cloned()
+    }
+
+    /// Every registered (name, process), in pid order; services only if asked.
+    pub fn registered(&self, include_services: bool) -> Vec<(Sym, ProcRef)> {
+        let mut v: Vec<_> = self
+            .0
+            .names
+            .lock()
+            .iter()
+            .filter(|(_, p)| include_services || !p.pid().service)
+            .map(|(n, p)| (*n, p.clone()))
+            .collect();
+        v.sort_by_key(|(_, p)| p.pid());
+        v
+    }
+
+    /// Live processes in spawn order (user processes, then services if asked).
+    pub fn processes(&self, include_services: bool) -> Vec<ProcessInfo> {
+        let all: Vec<ProcRef> = self
+            .0
+            .procs
+            .lock()
+            .iter()
+            .filter(|((service, _), _)| include_services || !*service)
+            .map(|(_, p)| p.clone())
+            .collect();
+        all.into_iter()
+            .map(|p| {
+                let (name, mailbox_len) = {
+                    let g = p.0.inner.lock();
+                    (g.name, g.mailbox.len())
+                };
+                ProcessInfo {
+                    pid: p.pid(),
+                    name,
+                    label: p.label(),
+                    status: p.status(),
+                    mailbox_len,
+                    started_at_ms: p.started_at_ms(),
+                    proc: p,
+                }
+            })
+            .collect()
+    }
+
+    /// Number of live processes (services included).
+    pub fn process_count(&self) -> usize {
+        self.0.procs.lock().len()
+    }
+
+    /// Runs `f` in a fresh process after `ms` milliseconds of runtime clock.
+    pub fn after<F>(&self, ms: u64, f: F) -> TimerRef
+    where
+        F: FnOnce(&mut Cx<'_>) + Send + 'static,
+    {
+        self.0.timers.after(self.now_ms() + ms, Box::new(f))
+    }
+
+    /// Runs `f` in a fresh process every `ms` milliseconds until cancelled.
+    pub fn every<F>(&self, ms: u64, f: F) -> TimerRef
+    where
+        F: Fn(&mut Cx<'_>) + Send + Sync + 'static,
+    {
+        self.0
+            .timers
+            .every(self.now_ms() + ms.max(1), ms, Arc::new(f))
+    }
+
+    /// Timers not yet fired (one-shot) or not yet cancelled-and-due (periodic).
+    pub fn pending_timers(&self) -> usize {
+        self.0.timers.pending()
+    }
+
+    /// Runtime clock, ms since start.
+    pub fn now_ms(&self) -> u64 {
+        self.0.clock.now_ms()
+    }
+
+    /// Advances the manual clock by `ms`, firing due timers and expiring due waits. Answers
+    /// false (and does nothing) on the real clock.
+    pub fn advance(&self, ms: u64) -> bool {
+        let Some(now) = self.0.clock.advance(ms) else {
+            return false;
+        };
+        self.0.timers.fire_due(&self.0, now);
+        self.0.wake_all();
+        true
+    }
+
+    /// Coroutines alive now (running or suspended), and the cap.
+    pub fn coroutines(&self) -> (usize, usize) {
+        (self.0.live_cos.load(Ordering::SeqCst), self.0.max_cos)
+    }
+
+    /// Worker threads.
+    pub fn workers(&self) -> usize {
+        self.0.workers.len()
+    }
+}

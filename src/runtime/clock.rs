@@ -1,0 +1,242 @@
+//! The runtime clock (real, or manual for deterministic tests) and user timers.
+//!
+//! Waits with timeouts (sync calls, `sleep`) are timed by the workers themselves (see
+//! `sched`). User timers (`after`, `every`) live here: a heap of deadlines served by one
+//! timer thread on the real clock, or fired by [`crate::runtime::RtHandle::advance`] on the
+//! manual clock. Each firing runs the callback in a fresh process.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::runtime::cx::Cx;
+use crate::runtime::process::TaskFn;
+use crate::runtime::sched::Shared;
+
+/// Milliseconds since the runtime started: real, or advanced only by hand.
+///
+/// The real clock reads `CLOCK_MONOTONIC_COARSE` (a few ns, resolution of a scheduler tick)
+/// because every sync call reads it to arm its timeout; deadlines add the resolution
+/// ([`Clock::slack_ms`]) so a timeout never fires early.
+pub(crate) struct Clock {
+    start_ms: u64,
+    manual: Option<AtomicU64>,
+    wall0_ms: u64,
+    slack_ms: u64,
+}
+
+fn coarse_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into the timespec we pass.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if r != 0 {
+        return 0; // not reached on Linux: the coarse clock always exists
+    }
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+fn coarse_resolution_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres writes only into the timespec we pass.
+    let r = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if r != 0 {
+        return 10;
+    }
+    (ts.tv_sec as u64 * 1000 + (ts.tv_nsec as u64).div_ceil(1_000_000)).max(1)
+}
+
+impl Clock {
+    pub fn new(manual: bool) -> Clock {
+        let wall0_ms = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        Clock {
+            start_ms: coarse_ms(),
+            manual: manual.then(|| AtomicU64::new(0)),
+            wall0_ms,
+            slack_ms: if manual { 0 } else { coarse_resolution_ms() },
+        }
+    }
+    /// Added to deadlines so a coarse clock never fires a timeout early.
+    pub fn slack_ms(&self) -> u64 {
+        self.slack_ms
+    }
+    pub fn is_manual(&self) -> bool {
+        self.manual.is_some()
+    }
+    pub fn now_ms(&self) -> u64 {
+        match &self.manual {
+            Some(m) => m.load(Ordering::SeqCst),
+            None => coarse_ms().saturating_sub(self.start_ms),
+        }
+    }
+    /// Wall-clock ms since the Unix epoch, consistent with `now_ms`.
+    pub fn wall_ms(&self) -> u64 {
+        self.wall0_ms + self.now_ms()
+    }
+    /// Advances a manual clock; answers the new time (None on the real clock).
+    pub fn advance(&self, ms: u64) -> Option<u64> {
+        self.manual
+            .as_ref()
+            .map(|m| m.fetch_add(ms, Ordering::SeqCst) + ms)
+    }
+}
+
+pub(crate) type EveryFn = Arc<dyn Fn(&mut Cx<'_>) + Send + Sync>;
+
+enum Action {
+    Once(TaskFn),
+    Every(u64, EveryFn),
+}
+
+struct Entry {
+    timer: Arc<TimerState>,
+    action: Action,
+}
+
+pub(crate) struct TimerState {
+    active: AtomicBool,
+}
+
+#[derive(Default)]
+struct Heap {
+    due: BinaryHeap<Reverse<(u64, u64)>>,
+    entries: HashMap<u64, Entry>,
+    next_id: u64,
+    shutdown: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Timers {
+    heap: Mutex<Heap>,
+    cv: Condvar,
+}
+
+/// A pending `after`/`every` timer.
+#[derive(Clone)]
+pub struct TimerRef(Arc<TimerState>);
+
+impl TimerRef {
+    /// Stops future runs; answers true if it stopped a pending run.
+    pub fn cancel(&self) -> bool {
+        self.0.active.swap(false, Ordering::SeqCst)
+    }
+    /// True until cancelled, or until a one-shot timer has fired.
+    pub fn is_active(&self) -> bool {
+        self.0.active.load(Ordering::SeqCst)
+    }
+}
+
+/// How many missed periods an `every` timer catches up on after a stall.
+const MAX_CATCH_UP: u64 = 100;
+
+impl Timers {
+    fn insert(&self, deadline: u64, timer: Arc<TimerState>, action: Action) {
+        let mut h = self.heap.lock();
+        let id = h.next_id;
+        h.next_id += 1;
+        h.due.push(Reverse((deadline, id)));
+        h.entries.insert(id, Entry { timer, action });
+        self.cv.notify_all();
+    }
+
+    pub fn after(&self, deadline: u64, f: TaskFn) -> TimerRef {
+        let t = Arc::new(TimerState {
+            active: AtomicBool::new(true),
+        });
+        self.insert(deadline, t.clone(), Action::Once(f));
+        TimerRef(t)
+    }
+
+    pub fn every(&self, first: u64, period: u64, f: EveryFn) -> TimerRef {
+        let t = Arc::new(TimerState {
+            active: AtomicBool::new(true),
+        });
+        self.insert(first, t.clone(), Action::Every(period.max(1), f));
+        TimerRef(t)
+    }
+
+    /// Pending timers (cancelled ones not yet due included).
+    pub fn pending(&self) -> usize {
+        self.heap.lock().entries.len()
+    }
+
+    /// Fires every timer due at `now`, each in a fresh process.
+    pub fn fire_due(&self, shared: &Shared, now: u64) {
+        loop {
+            let (deadline, entry) = {
+                let mut h = self.heap.lock();
+                match h.due.peek() {
+                    Some(Reverse((d, _))) if *d <= now => {}
+                    _ => return,
+                }
+                let Some(Reverse((d, id))) = h.due.pop() else {
+                    return;
+                };
+                match h.entries.remove(&id) {
+                    Some(e) => (d, e),
+                    None => continue,
+                }
+            };
+            let Entry { timer, action } = entry;
+            match action {
+                Action::Once(f) => {
+                    if timer.active.swap(false, Ordering::SeqCst) {
+                        shared.spawn_callback("timer", f);
+                    }
+                }
+                Action::Every(period, f) => {
+                    if timer.active.load(Ordering::SeqCst) {
+                        let g = f.clone();
+                        shared.spawn_callback("timer", Box::new(move |cx: &mut Cx<'_>| g(cx)));
+                        let mut next = deadline + period;
+                        if next + period * MAX_CATCH_UP <= now {
+                            next = now + period;
+                        }
+                        self.insert(next, timer, Action::Every(period, f));
+                    }
+                }
+            }
+        }
+    }
+
+    /// The timer thread of the real clock.
+    pub fn run_thread(shared: Arc<Shared>) {
+        let timers = &shared.timers;
+        loop {
+            let now = shared.clock.now_ms();
+            timers.fire_due(&shared, now);
+            let mut h = timers.heap.lock();
+            if h.shutdown {
+                return;
+            }
+            let wait = h.due.peek().map(|Reverse((d, _))| d.saturating_sub(now));
+            match wait {
+                Some(0) => continue,
+                Some(ms) => {
+                    timers.cv.wait_for(&mut h, Duration::from_millis(ms));
+                }
+                None => timers.cv.wait(&mut h),
+            }
+        }
+    }
+
+    pub fn shutdown(&self) {
+        let mut h = self.heap.lock();
+        h.shutdown = true;
+        h.entries.clear();
+        h.due.clear();
+        self.cv.notify_all();
+    }
+}

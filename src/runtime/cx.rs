@@ -1,0 +1,264 @@
+//! The process context: what code running inside a process uses to talk to the runtime.
+//!
+//! A `&mut Cx` is lent to every handler, task closure and callback for the duration of the
+//! call; it carries the coroutine's yielder, so sync calls, sleeps, joins and preemption
+//! suspend the coroutine (never the OS thread). It is not `Send` and cannot outlive the
+//! call, so no reference to it survives a suspension on another thread.
+
+use std::cell::Cell;
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+use corosensei::Yielder;
+
+use crate::interp::value::Value;
+use crate::runtime::api::RtHandle;
+use crate::runtime::process::{enqueue, Envelope, ProcRef};
+use crate::runtime::sched::{Shared, Suspend};
+use crate::runtime::stack::{approx_sp, RED_ZONE};
+use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
+use crate::runtime::waiter::{chain_contains, Waiter, Wake};
+
+/// The context of the running process (see the module docs).
+pub struct Cx<'y> {
+    y: &'y Yielder<(), Suspend>,
+    rt: RtHandle,
+    me: ProcRef,
+    wake: Wake,
+    current: Option<Arc<Waiter>>,
+    reductions: u32,
+    budget: u32,
+    /// Lowest address handlers may use (usable stack bottom + red zone).
+    floor: usize,
+    deepest: Cell<usize>,
+    exit: Option<ExitReason>,
+}
+
+impl<'y> Cx<'y> {
+    pub(crate) fn new(
+        y: &'y Yielder<(), Suspend>,
+        rt: RtHandle,
+        me: ProcRef,
+        wake: Wake,
+        stack_low: usize,
+        stack_top: usize,
+    ) -> Cx<'y> {
+        let budget = rt.0.cfg.reductions.max(1);
+        Cx {
+            y,
+            rt,
+            me,
+            wake,
+            current: None,
+            reductions: 0,
+            budget,
+            floor: stack_low + RED_ZONE,
+            deepest: Cell::new(stack_top),
+            exit: None,
+        }
+    }
+
+    /// The pid of the running process.
+    pub fn pid(&self) -> Pid {
+        self.me.pid()
+    }
+
+    /// A handle to the running process.
+    pub fn me(&self) -> &ProcRef {
+        &self.me
+    }
+
+    /// The runtime this process belongs to (spawn, names, timers, monitors …).
+    pub fn rt(&self) -> &RtHandle {
+        &self.rt
+    }
+
+    pub(crate) fn shared(&self) -> &Arc<Shared> {
+        &self.rt.0
+    }
+
+    /// Writes a line to the runtime's log sink.
+    pub fn log(&self, line: &str) {
+        (self.rt.0.cfg.log)(line)
+    }
+
+    pub(crate) fn set_current(&mut self, w: Option<Arc<Waiter>>) {
+        self.current = w;
+    }
+
+    /// Lowest stack pointer observed (for trimming the stack when it returns to the pool).
+    pub(crate) fn deepest(&self) -> usize {
+        self.deepest.get()
+    }
+
+    /// Whether the process has been told to exit (killed, exit signal, runtime shutdown).
+    pub fn exiting(&self) -> Option<ExitReason> {
+        if self.me.0.exited.load(Ordering::Acquire) {
+            self.me.exit_reason()
+        } else {
+            None
+        }
+    }
+
+    fn check_alive(&self) -> Result<(), Exiting> {
+        match self.exiting() {
+            Some(r) => Err(Exiting(r)),
+            None => Ok(()),
+        }
+    }
+
+    /// The reduction hook: counts one reduction and, every `Config::reductions`, lets other
+    /// processes run (the coroutine yields; its thread does not block). Errs when the
+    /// process must exit: the caller unwinds.
+    #[inline]
+    pub fn tick(&mut self) -> Result<(), Exiting> {
+        self.reductions += 1;
+        if self.reductions >= self.budget {
+            self.yield_now()
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Yields to other runnable processes now.
+    pub fn yield_now(&mut self) -> Result<(), Exiting> {
+        self.reductions = 0;
+        self.check_alive()?;
+        self.note_sp();
+        self.y.suspend(Suspend::Yield);
+        self.check_alive()
+    }
+
+    /// Native stack left before the red zone above the guard page. The interpreter checks it
+    /// (with its depth limit) and raises `stack_overflow` when it gets low, so the guard page
+    /// is never reached.
+    #[inline]
+    pub fn stack_remaining(&self) -> usize {
+        let sp = approx_sp();
+        if sp < self.deepest.get() {
+            self.deepest.set(sp);
+        }
+        sp.saturating_sub(self.floor)
+    }
+
+    fn note_sp(&self) {
+        let _ = self.stack_remaining();
+    }
+
+    fn deadline(&self, t: Timeout) -> Option<u64> {
+        match t {
+            Timeout::Ms(ms) => {
+                let clock = &self.rt.0.clock;
+                Some(
+                    clock
+                        .now_ms()
+                        .saturating_add(ms)
+                        .saturating_add(clock.slack_ms()),
+                )
+            }
+            Timeout::Infinity => None,
+        }
+    }
+
+    /// Suspends until `w` completes (or the deadline passes: `Timeout`).
+    pub(crate) fn wait(
+        &mut self,
+        w: &Arc<Waiter>,
+        deadline: Option<u64>,
+    ) -> Result<Value, CallError> {
+        {
+            let mut g = self.me.0.inner.lock();
+            if let Some(r) = &g.reason {
+                return Err(CallError::Exiting(r.clone()));
+            }
+            g.waiting = Some(w.clone());
+        }
+        if w.set_target(self.wake) {
+            self.note_sp();
+            let timeout = deadline.map(|d| (d, w.clone()));
+            self.y.suspend(Suspend::Wait { timeout });
+        }
+        self.reductions = 0;
+        w.take()
+    }
+
+    /// Whether a sync call to `target` from here would deadlock: the target is this process
+    /// or is waiting (directly or transitively) on it.
+    pub fn would_deadlock(&self, target: Pid) -> bool {
+        target == self.pid() || chain_contains(self.current.as_ref(), target)
+    }
+
+    /// A synchronous call: queues `msg` for `to` and suspends until the reply, the timeout,
+    /// or the target's death. A target already in this process's waiting chain fails at once
+    /// with `Deadlock` without sending (so does a call to self: run self-sends directly).
+    pub fn call(&mut self, to: &ProcRef, msg: Message, t: Timeout) -> Result<Value, CallError> {
+        self.check_alive()?;
+        if self.would_deadlock(to.pid()) {
+            return Err(CallError::Deadlock);
+        }
+        let w = Waiter::new(Some(self.pid()), self.current.clone());
+        let env = Envelope::User {
+            msg,
+            reply: Some(w.clone()),
+        };
+        if enqueue(self.shared(), to, env).is_err() {
+            return Err(CallError::ActorDead);
+        }
+        let d = self.deadline(t);
+        self.wait(&w, d)
+    }
+
+    /// An asynchronous send. FIFO with every other send from this process to `to`. Answers
+    /// false if the target no longer accepts messages (the message is dropped).
+    pub fn cast(&mut self, to: &ProcRef, msg: Message) -> bool {
+        self.rt.cast(to, msg)
+    }
+
+    /// Graceful stop of another process; answers once it has exited (`Ok` at once if it
+    /// already has). On self it takes effect after the current message (`stop_self`).
+    pub fn stop(&mut self, to: &ProcRef, t: Timeout) -> Result<(), CallError> {
+        self.check_alive()?;
+        if to.pid() == self.pid() {
+            self.stop_self();
+            return Ok(());
+        }
+        let w = Waiter::new(Some(self.pid()), self.current.clone());
+        if !self.rt.request_stop(to, Some(w.clone())) {
+            return Ok(());
+        }
+        let d = self.deadline(t);
+        self.wait(&w, d).map(|_| ())
+    }
+
+    /// Stop this process after the current message: `terminate` runs, the exit reason is
+    /// `normal`, and messages still queued are treated as arriving after the stop.
+    pub fn stop_self(&mut self) {
+        self.exit_self(ExitReason::Normal);
+    }
+
+    /// Like [`Cx::stop_self`] with another exit reason. In a task process the reason applies
+    /// when the closure returns.
+    pub fn exit_self(&mut self, reason: ExitReason) {
+        if self.exit.is_none() {
+            self.exit = Some(reason);
+        }
+    }
+
+    pub(crate) fn requested_exit(&mut self) -> Option<ExitReason> {
+        self.exit.take()
+    }
+
+    /// Suspends this process for `ms` milliseconds of the runtime clock.
+    pub fn sleep(&mut self, ms: u64) -> Result<(), Exiting> {
+        self.check_alive()?;
+        if ms == 0 {
+            return self.yield_now();
+        }
+        let w = Waiter::new(None, None);
+        let d = self.deadline(Timeout::Ms(ms));
+        match self.wait(&w, d) {
+            Err(CallError::Exiting(r)) => Err(Exiting(r)),
+            _ => Ok(()),
+        }
+    }
+}

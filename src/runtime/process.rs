@@ -1,0 +1,518 @@
+//! Processes: the record of one actor or task, its light mailbox, and what happens when it
+//! runs and when it exits.
+//!
+//! An idle process is just a [`Proc`]: its behaviour (the actor's state), a locked
+//! `VecDeque` mailbox, a separate control-signal queue and a scheduling flag. It holds no
+//! stack. When a message arrives for an idle process it is scheduled; a worker then runs
+//! [`run_body`] on a pooled coroutine stack, which handles control signals first and then
+//! messages until the mailbox is empty, and returns the stack.
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::interp::value::{Sym, Value};
+use crate::runtime::cx::Cx;
+use crate::runtime::sched::Shared;
+use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Signal};
+use crate::runtime::waiter::Waiter;
+
+/// What an actor does with its messages. The runtime calls these on the actor's own
+/// coroutine, one message at a time; `self` is the actor's state.
+pub trait Behaviour: Send + 'static {
+    /// Handles one user message. `Ok` is the reply; `Err` is an exception the caller
+    /// re-raises (the actor survives: rolling its state back is the implementor's job).
+    /// For casts the reply is dropped and an `Err` goes to [`Behaviour::cast_failed`].
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value>;
+
+    /// Runs on `stop` (and `Cx::stop_self`/`exit_self`) before the process exits; not on
+    /// `kill`.
+    fn terminate(&mut self, _cx: &mut Cx<'_>, _reason: &ExitReason) {}
+
+    /// A control signal (exit signal while trapping exits, or a `Down` notice); handled
+    /// before any queued user message.
+    fn signal(&mut self, _cx: &mut Cx<'_>, _sig: Signal) {}
+
+    /// A cast's handler raised: errors of casts are logged, never raised.
+    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
+        cx.log(&format!(
+            "error in cast {} to {}: {:?}",
+            selector,
+            cx.pid(),
+            error
+        ));
+    }
+}
+
+/// A behaviour from a closure: `handler(|cx, msg| Ok(...))`.
+pub struct FnBehaviour<F>(pub F);
+
+impl<F> Behaviour for FnBehaviour<F>
+where
+    F: FnMut(&mut Cx<'_>, Message) -> Result<Value, Value> + Send + 'static,
+{
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        (self.0)(cx, msg)
+    }
+}
+
+/// Wraps a closure as a [`Behaviour`].
+pub fn handler<F>(f: F) -> FnBehaviour<F>
+where
+    F: FnMut(&mut Cx<'_>, Message) -> Result<Value, Value> + Send + 'static,
+{
+    FnBehaviour(f)
+}
+
+pub(crate) type TaskFn = Box<dyn FnOnce(&mut Cx<'_>) + Send>;
+pub(crate) type DownFn = Box<dyn FnOnce(&mut Cx<'_>, ExitReason) + Send>;
+pub(crate) type ExitHook = Box<dyn FnOnce(&Shared, &ExitReason) + Send>;
+
+pub(crate) enum Body {
+    Actor(Box<dyn Behaviour>),
+    Task(TaskFn),
+}
+
+pub(crate) enum Envelope {
+    User {
+        msg: Message,
+        reply: Option<Arc<Waiter>>,
+    },
+    /// A graceful stop, ordered after the messages queued before it.
+    Stop,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Sched {
+    Idle,
+    Scheduled,
+    Running,
+}
+
+pub(crate) enum MonitorAction {
+    /// Run the closure in a fresh process with the exit reason.
+    Callback(DownFn),
+    /// Deliver `Signal::Down` to the watcher's control queue.
+    Signal(ProcRef),
+}
+
+pub(crate) struct Monitor {
+    pub reference: u64,
+    pub action: MonitorAction,
+}
+
+/// Rarely used per-process data, boxed so an idle actor stays small.
+#[derive(Default)]
+pub(crate) struct Extras {
+    pub monitors: Vec<Monitor>,
+    pub links: Vec<ProcRef>,
+    pub stop_waiters: Vec<Arc<Waiter>>,
+    pub exit_hooks: Vec<ExitHook>,
+    pub trap_exits: bool,
+}
+
+pub(crate) struct Inner {
+    pub sched: Sched,
+    /// Some once the process has exited.
+    pub reason: Option<ExitReason>,
+    /// False once stopping/exited (and always for task processes): new messages are refused.
+    pub accepting: bool,
+    pub mailbox: VecDeque<Envelope>,
+    pub control: VecDeque<Signal>,
+    /// The behaviour or task closure while not running (taken by the running coroutine).
+    pub body: Option<Body>,
+    /// Reply waiter of the message being handled (failed with actor_dead on a kill).
+    pub current: Option<Arc<Waiter>>,
+    /// What the process's coroutine is suspended on (completed on a kill, to wake it).
+    pub waiting: Option<Arc<Waiter>>,
+    pub name: Option<Sym>,
+    pub extra: Option<Box<Extras>>,
+}
+
+impl Inner {
+    pub fn extra(&mut self) -> &mut Extras {
+        self.extra.get_or_insert_with(Default::default)
+    }
+}
+
+/// One process. Shared through [`ProcRef`].
+pub(crate) struct Proc {
+    pub pid: Pid,
+    /// Wall-clock spawn time, ms since the Unix epoch.
+    pub started_ms: u64,
+    /// What kind of process (`actor`, `main`, `timer`, `callback`, …), for snapshots.
+    pub label: &'static str,
+    /// Free data the embedder attaches at spawn (e.g. the actor's class), for snapshots.
+    pub info: Value,
+    /// Set when the process exits; read without the lock on hot paths.
+    pub exited: AtomicBool,
+    pub inner: Mutex<Inner>,
+}
+
+/// A handle to a process: cheap to clone, compares by pid. Sending through a handle to an
+/// exited process fails with `actor_dead`; the handle itself stays valid.
+#[derive(Clone)]
+pub struct ProcRef(pub(crate) Arc<Proc>);
+
+impl PartialEq for ProcRef {
+    fn eq(&self, other: &Self) -> bool {
+        self.0.pid == other.0.pid
+    }
+}
+impl Eq for ProcRef {}
+impl std::hash::Hash for ProcRef {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.0.pid.hash(h)
+    }
+}
+impl std::fmt::Debug for ProcRef {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ProcRef({})", self.0.pid)
+    }
+}
+
+impl ProcRef {
+    pub fn pid(&self) -> Pid {
+        self.0.pid
+    }
+    pub fn is_alive(&self) -> bool {
+        !self.0.exited.load(Ordering::Acquire)
+    }
+    /// Queued user messages (not counting the one being handled).
+    pub fn mailbox_len(&self) -> usize {
+        self.0.inner.lock().mailbox.len()
+    }
+    /// Wall-clock start time in ms since the Unix epoch.
+    pub fn started_at_ms(&self) -> u64 {
+        self.0.started_ms
+    }
+    pub fn label(&self) -> &'static str {
+        self.0.label
+    }
+    /// The data attached at spawn ([`crate::runtime::SpawnOpts::info`]).
+    pub fn info(&self) -> &Value {
+        &self.0.info
+    }
+    /// The registered name, if any.
+    pub fn name(&self) -> Option<Sym> {
+        self.0.inner.lock().name
+    }
+    /// The exit reason once exited.
+    pub fn exit_reason(&self) -> Option<ExitReason> {
+        self.0.inner.lock().reason.clone()
+    }
+    pub fn status(&self) -> ProcStatus {
+        let g = self.0.inner.lock();
+        if g.reason.is_some() {
+            ProcStatus::Dead
+        } else if g.waiting.as_ref().is_some_and(|w| !w.is_done()) {
+            ProcStatus::Waiting
+        } else if g.sched == Sched::Idle {
+            ProcStatus::Idle
+        } else {
+            ProcStatus::Runnable
+        }
+    }
+}
+
+/// Puts an envelope in the mailbox and schedules the process if it was idle. Gives the
+/// envelope back if the process no longer accepts messages.
+pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(), Envelope> {
+    let schedule = {
+        let mut g = p.0.inner.lock();
+        if !g.accepting {
+            return Err(env);
+        }
+        g.mailbox.push_back(env);
+        if g.sched == Sched::Idle {
+            g.sched = Sched::Scheduled;
+            true
+        } else {
+            false
+        }
+    };
+    if schedule {
+        shared.schedule(p.clone());
+    }
+    Ok(())
+}
+
+/// Pushes a control signal and schedules the process if idle. False if it has exited.
+pub(crate) fn push_signal(shared: &Shared, p: &ProcRef, sig: Signal) -> bool {
+    let schedule = {
+        let mut g = p.0.inner.lock();
+        if g.reason.is_some() {
+            return false;
+        }
+        g.control.push_back(sig);
+        if g.sched == Sched::Idle {
+            g.sched = Sched::Scheduled;
+            true
+        } else {
+            false
+        }
+    };
+    if schedule {
+        shared.schedule(p.clone());
+    }
+    true
+}
+
+/// Ends a process with `reason`: marks it exited, unregisters it, fails queued and
+/// in-flight callers with `actor_dead`, wakes its own suspended coroutine (which then sees
+/// `Exiting`), and notifies stop waiters, monitors, links and exit hooks. Answers false if
+/// it had already exited. Callable from any thread.
+pub(crate) fn finish(shared: &Shared, p: &ProcRef, reason: ExitReason) -> bool {
+    let (mailbox, current, waiting, name, extra, body) = {
+        let mut g = p.0.inner.lock();
+        if g.reason.is_some() {
+            return false;
+        }
+        g.reason = Some(reason.clone());
+        g.accepting = false;
+        p.0.exited.store(true, Ordering::Release);
+        g.control.clear();
+        (
+            std::mem::take(&mut g.mailbox),
+            g.current.take(),
+            g.waiting.take(),
+            g.name.take(),
+            g.extra.take(),
+            g.body.take(),
+        )
+    };
+    shared.forget_process(p, name);
+    for env in mailbox {
+        if let Envelope::User { reply: Some(w), .. } = env {
+            w.complete(shared, Err(CallError::ActorDead));
+        }
+    }
+    if let Some(w) = current {
+        w.complete(shared, Err(CallError::ActorDead));
+    }
+    if let Some(w) = waiting {
+        w.complete(shared, Err(CallError::Exiting(reason.clone())));
+    }
+    drop(body);
+    if let Some(extra) = extra {
+        let Extras {
+            monitors,
+            links,
+            stop_waiters,
+            exit_hooks,
+            ..
+        } = *extra;
+        for w in stop_waiters {
+            w.complete(shared, Ok(Value::sym("ok")));
+        }
+        for hook in exit_hooks {
+            hook(shared, &reason);
+        }
+        for m in monitors {
+            fire_monitor(shared, p.pid(), m, reason.clone());
+        }
+        for other in links {
+            other.0.inner.lock().extra().links.retain(|x| x != p);
+            deliver_exit(shared, &other, p.pid(), reason.clone());
+        }
+    }
+    true
+}
+
+pub(crate) fn fire_monitor(shared: &Shared, pid: Pid, m: Monitor, reason: ExitReason) {
+    match m.action {
+        MonitorAction::Callback(f) => {
+            shared.spawn_callback("callback", Box::new(move |cx: &mut Cx<'_>| f(cx, reason)));
+        }
+        MonitorAction::Signal(watcher) => {
+            push_signal(
+                shared,
+                &watcher,
+                Signal::Down {
+                    reference: m.reference,
+                    pid,
+                    reason,
+                },
+            );
+        }
+    }
+}
+
+/// An exit signal from `from` reaches `to` (Erlang semantics): a trapping process gets it as
+/// a control signal; otherwise a non-normal reason makes it exit with the same reason.
+pub(crate) fn deliver_exit(shared: &Shared, to: &ProcRef, from: Pid, reason: ExitReason) {
+    let traps = {
+        let g = to.0.inner.lock();
+        g.extra.as_ref().is_some_and(|e| e.trap_exits)
+    };
+    if traps {
+        push_signal(shared, to, Signal::Exit { from, reason });
+    } else if !reason.is_normal() {
+        finish(shared, to, reason);
+    }
+}
+
+enum Next {
+    Signal(Signal),
+    Msg(Message, Option<Arc<Waiter>>),
+    Stop,
+    Done,
+}
+
+/// The coroutine body of a process run: handle control signals and messages until the
+/// mailbox is empty, or run the task closure once. Never unwinds (panics become crashes).
+pub(crate) fn run_body(cx: &mut Cx<'_>) {
+    let p = cx.me().clone();
+    let shared = cx.shared().clone();
+    let body = {
+        let mut g = p.0.inner.lock();
+        if g.reason.is_some() {
+            return;
+        }
+        g.sched = Sched::Running;
+        g.body.take()
+    };
+    match body {
+        None => {}
+        Some(Body::Task(f)) => {
+            let reason = match catch_unwind(AssertUnwindSafe(|| f(cx))) {
+                Ok(()) => cx.requested_exit().unwrap_or(ExitReason::Normal),
+                Err(e) => ExitReason::Panic(panic_message(&e).into()),
+            };
+            finish(&shared, &p, reason);
+        }
+        Some(Body::Actor(b)) => actor_loop(cx, &shared, &p, b),
+    }
+}
+
+fn actor_loop(cx: &mut Cx<'_>, shared: &Arc<Shared>, p: &ProcRef, mut b: Box<dyn Behaviour>) {
+    loop {
+        let next = {
+            let mut g = p.0.inner.lock();
+            if g.reason.is_some() {
+                Next::Done
+            } else if let Some(s) = g.control.pop_front() {
+                g.current = None;
+                Next::Signal(s)
+            } else {
+                match g.mailbox.pop_front() {
+                    Some(Envelope::User { msg, reply }) => {
+                        g.current = reply.clone();
+                        Next::Msg(msg, reply)
+                    }
+                    Some(Envelope::Stop) => Next::Stop,
+                    None => {
+                        g.current = None;
+                        g.sched = Sched::Idle;
+                        g.body = Some(Body::Actor(b));
+                        return;
+                    }
+                }
+            }
+        };
+        match next {
+            Next::Done => return,
+            Next::Signal(s) => {
+                if let Err(e) = catch_unwind(AssertUnwindSafe(|| b.signal(cx, s))) {
+                    finish(shared, p, ExitReason::Panic(panic_message(&e).into()));
+                    return;
+                }
+            }
+            Next::Stop => {
+                stop_now(cx, shared, p, &mut b, ExitReason::Normal);
+                return;
+            }
+            Next::Msg(msg, reply) => {
+                let selector = msg.selector;
+                cx.set_current(reply.clone());
+                let r = catch_unwind(AssertUnwindSafe(|| b.handle(cx, msg)));
+                cx.set_current(None);
+                match r {
+                    Err(e) => {
+                        finish(shared, p, ExitReason::Panic(panic_message(&e).into()));
+                        return;
+                    }
+                    Ok(Ok(v)) => {
+                        if let Some(w) = reply {
+                            w.complete(shared, Ok(v));
+                        }
+                    }
+                    Ok(Err(e)) => match reply {
+                        Some(w) => {
+                            w.complete(shared, Err(CallError::Raised(e)));
+                        }
+                        None => {
+                            if catch_unwind(AssertUnwindSafe(|| b.cast_failed(cx, selector, e)))
+                                .is_err()
+                            {
+                                cx.log("cast_failed hook panicked");
+                            }
+                        }
+                    },
+                }
+                if let Some(reason) = cx.requested_exit() {
+                    // Messages still queued count as arriving after the stop.
+                    let rest = {
+                        let mut g = p.0.inner.lock();
+                        g.accepting = false;
+                        std::mem::take(&mut g.mailbox)
+                    };
+                    fail_envelopes(shared, rest);
+                    stop_now(cx, shared, p, &mut b, reason);
+                    return;
+                }
+                if cx.tick().is_err() {
+                    return; // killed while preempted: finish already ran
+                }
+            }
+        }
+    }
+}
+
+fn stop_now(
+    cx: &mut Cx<'_>,
+    shared: &Shared,
+    p: &ProcRef,
+    b: &mut Box<dyn Behaviour>,
+    reason: ExitReason,
+) {
+    let reason = match catch_unwind(AssertUnwindSafe(|| b.terminate(cx, &reason))) {
+        Ok(()) => reason,
+        Err(e) => ExitReason::Panic(panic_message(&e).into()),
+    };
+    finish(shared, p, reason);
+}
+
+pub(crate) fn fail_envelopes(shared: &Shared, envs: VecDeque<Envelope>) {
+    for env in envs {
+        if let Envelope::User { reply: Some(w), .. } = env {
+            w.complete(shared, Err(CallError::ActorDead));
+        }
+    }
+}
+
+pub(crate) fn panic_message(e: &Box<dyn std::any::Any + Send>) -> String {
+    if let Some(s) = e.downcast_ref::<&str>() {
+        (*s).to_owned()
+    } else if let Some(s) = e.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "panic".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle actor is this record plus its state and a process-table entry (target: under
+    /// 1 KiB in all). Think before growing it: rarely used data goes in `Extras`.
+    #[test]
+    fn idle_process_record_stays_small() {
+        let size = std::mem::size_of::<Proc>();
+        assert!(size <= 224, "Proc is {size} bytes");
+    }
+}

@@ -1,0 +1,591 @@
+//! The scheduler: a small pool of worker threads, each driving coroutines from its own run
+//! queue.
+//!
+//! * A **Run** task starts a coroutine (on a pooled stack) for a process that has work; any
+//!   worker may run it, so idle workers steal Run tasks. A process runs on at most one
+//!   coroutine at a time (its `sched` flag), so handlers of one actor never overlap.
+//! * A **Resume** task continues a suspended coroutine. Suspended coroutines are **pinned**
+//!   to the worker that created them (kept in that worker's slot table, never shared), so a
+//!   coroutine never changes threads and needs no `unsafe impl Send`. A wake-up for it is
+//!   pushed to its owner's queue.
+//! * Preemption: a coroutine that uses its reduction budget yields and goes to the back of
+//!   its worker's queue behind whatever became runnable meanwhile.
+//! * Timeouts of waits are kept in the worker's slots (O(1) to arm and disarm); the worker
+//!   scans them only when the earliest known deadline has passed.
+//! * Stack cap: at most `max_coroutines` coroutines exist (each stack is two kernel
+//!   mappings); a Run task that finds the cap reached (or cannot map a stack) waits in a
+//!   queue until a coroutine finishes.
+
+use std::cell::Cell;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::Thread;
+use std::time::Duration;
+
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+use parking_lot::{Condvar, Mutex};
+
+use crate::interp::value::Sym;
+use crate::runtime::api::{Config, RtHandle, SpawnOpts};
+use crate::runtime::clock::{Clock, Timers};
+use crate::runtime::cx::Cx;
+use crate::runtime::process::{
+    finish, run_body, Body, ExitHook, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
+};
+use crate::runtime::stack::PooledStack;
+use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
+use crate::runtime::waiter::{Waiter, Wake};
+
+/// What a coroutine tells its worker when it suspends.
+pub(crate) enum Suspend {
+    /// Preempted (or `yield_now`): run again after the others queued.
+    Yield,
+    /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
+    Wait { timeout: Option<(u64, Arc<Waiter>)> },
+}
+
+pub(crate) enum Task {
+    Run(ProcRef),
+    Resume { slot: u32, gen: u32 },
+}
+
+pub(crate) struct WorkerQ {
+    q: Mutex<VecDeque<Task>>,
+    thread: OnceLock<Thread>,
+}
+
+static NEXT_RUNTIME_ID: AtomicUsize = AtomicUsize::new(1);
+
+thread_local! {
+    /// (runtime id, worker index) of the current thread, if it is a worker. Plain numbers
+    /// only: coroutines never migrate, so this stays true across suspensions.
+    static CURRENT_WORKER: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+}
+
+pub(crate) struct Shared {
+    pub cfg: Config,
+    id: usize,
+    pub workers: Box<[WorkerQ]>,
+    injector: Mutex<VecDeque<ProcRef>>,
+    parked: AtomicU64,
+    pub shutdown: AtomicBool,
+    pub stopping: AtomicBool,
+    pub live_cos: AtomicUsize,
+    pub max_cos: usize,
+    stack_waiters: Mutex<VecDeque<ProcRef>>,
+    /// Length of `stack_waiters`, read without the lock on the hot path.
+    stack_waiting: AtomicUsize,
+    /// Live processes by (service, number): spawn order within each kind.
+    pub procs: Mutex<BTreeMap<(bool, u64), ProcRef>>,
+    next_number: AtomicU64,
+    next_service: AtomicU64,
+    pub next_ref: AtomicU64,
+    pub names: Mutex<HashMap<Sym, ProcRef>>,
+    pub clock: Clock,
+    pub timers: Timers,
+    pub drained: (Mutex<()>, Condvar),
+}
+
+impl Shared {
+    pub fn new(cfg: Config, max_cos: usize) -> Shared {
+        let n = cfg.workers.clamp(1, 64);
+        let clock = Clock::new(cfg.manual_clock);
+        Shared {
+            id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
+            workers: (0..n)
+                .map(|_| WorkerQ {
+                    q: Mutex::new(VecDeque::new()),
+                    thread: OnceLock::new(),
+                })
+                .collect(),
+            injector: Mutex::new(VecDeque::new()),
+            parked: AtomicU64::new(0),
+            shutdown: AtomicBool::new(false),
+            stopping: AtomicBool::new(false),
+            live_cos: AtomicUsize::new(0),
+            max_cos,
+            stack_waiters: Mutex::new(VecDeque::new()),
+            stack_waiting: AtomicUsize::new(0),
+            procs: Mutex::new(BTreeMap::new()),
+            next_number: AtomicU64::new(1),
+            next_service: AtomicU64::new(1),
+            next_ref: AtomicU64::new(1),
+            names: Mutex::new(HashMap::new()),
+            clock,
+            timers: Timers::default(),
+            drained: (Mutex::new(()), Condvar::new()),
+            cfg,
+        }
+    }
+
+    /// The worker index if the current thread is one of this runtime's workers.
+    pub fn current_worker(&self) -> Option<usize> {
+        let (rt, w) = CURRENT_WORKER.with(Cell::get);
+        (rt == self.id).then_some(w)
+    }
+
+    /// Makes a process with work runnable: on the current worker's own queue when called
+    /// from a worker (locality: the sender usually suspends next), else on the injector.
+    pub fn schedule(&self, p: ProcRef) {
+        match self.current_worker() {
+            Some(w) => {
+                let busy = {
+                    let mut q = self.workers[w].q.lock();
+                    q.push_back(Task::Run(p));
+                    q.len() > 1
+                };
+                if busy {
+                    self.wake_one();
+                }
+            }
+            None => {
+                self.injector.lock().push_back(p);
+                self.wake_one();
+            }
+        }
+    }
+
+    /// Queues the resumption of a coroutine on the worker that owns it.
+    pub fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
+        self.workers[worker]
+            .q
+            .lock()
+            .push_back(Task::Resume { slot, gen });
+        if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
+            self.unpark(worker);
+        }
+    }
+
+    fn unpark(&self, w: usize) {
+        if let Some(t) = self.workers[w].thread.get() {
+            t.unpark();
+        }
+    }
+
+    /// Wakes one parked worker, if any, so it can steal queued work.
+    pub fn wake_one(&self) {
+        let parked = self.parked.load(Ordering::SeqCst);
+        if parked != 0 {
+            self.unpark(parked.trailing_zeros() as usize);
+        }
+    }
+
+    pub fn wake_all(&self) {
+        for w in 0..self.workers.len() {
+            self.unpark(w);
+        }
+    }
+
+    /// Removes an exited process from the table and the name registry.
+    pub fn forget_process(&self, p: &ProcRef, name: Option<Sym>) {
+        let pid = p.pid();
+        self.procs.lock().remove(&(pid.service, pid.number));
+        if let Some(n) = name {
+            let mut names = self.names.lock();
+            if names.get(&n).is_some_and(|q| q == p) {
+                names.remove(&n);
+            }
+        }
+    }
+
+    /// Creates a process (the one place pids are numbered).
+    /// `hook` runs when the process exits (installed before it can run).
+    pub fn spawn_proc(
+        &self,
+        body: Body,
+        opts: SpawnOpts,
+        hook: Option<ExitHook>,
+    ) -> Result<ProcRef, NameError> {
+        if let Some(n) = opts.name {
+            if n.as_str().starts_with("bt_") && !opts.service {
+                return Err(NameError::Reserved);
+            }
+        }
+        let is_task = matches!(body, Body::Task(_));
+        let mut names = opts.name.map(|_| self.names.lock());
+        if let (Some(n), Some(names)) = (opts.name, names.as_ref()) {
+            if names.contains_key(&n) {
+                return Err(NameError::Registered);
+            }
+        }
+        let counter = if opts.service {
+            &self.next_service
+        } else {
+            &self.next_number
+        };
+        let number = counter.fetch_add(1, Ordering::Relaxed);
+        let pid = Pid {
+            node: self.cfg.node,
+            number,
+            service: opts.service,
+        };
+        let extra = (opts.trap_exits || opts.link.is_some() || hook.is_some()).then(|| {
+            Box::new(Extras {
+                trap_exits: opts.trap_exits,
+                links: opts.link.iter().cloned().collect(),
+                exit_hooks: hook.into_iter().collect(),
+                ..Default::default()
+            })
+        });
+        let p = ProcRef(Arc::new(Proc {
+            pid,
+            started_ms: self.clock.wall_ms(),
+            label: opts.label,
+            info: opts.info,
+            exited: AtomicBool::new(false),
+            inner: Mutex::new(Inner {
+                sched: if is_task {
+                    Sched::Scheduled
+                } else {
+                    Sched::Idle
+                },
+                reason: None,
+                accepting: !is_task,
+                mailbox: VecDeque::new(),
+                control: VecDeque::new(),
+                body: Some(body),
+                current: None,
+                waiting: None,
+                name: opts.name,
+                extra,
+            }),
+        }));
+        if let (Some(n), Some(names)) = (opts.name, names.as_mut()) {
+            names.insert(n, p.clone());
+        }
+        drop(names);
+        self.procs.lock().insert((opts.service, number), p.clone());
+        if let Some(other) = &opts.link {
+            let linked = {
+                let mut g = other.0.inner.lock();
+                if g.reason.is_none() {
+                    g.extra().links.push(p.clone());
+                }
+                g.reason.clone()
+            };
+            if let Some(r) = linked {
+                p.0.inner.lock().extra().links.clear();
+                crate::runtime::process::deliver_exit(self, &p, other.pid(), r);
+            }
+        }
+        if self.stopping.load(Ordering::SeqCst) {
+            finish(self, &p, ExitReason::Shutdown);
+        } else if is_task {
+            self.schedule(p.clone());
+        }
+        Ok(p)
+    }
+
+    fn defer_for_stack(&self, p: ProcRef) {
+        let mut q = self.stack_waiters.lock();
+        q.push_back(p);
+        self.stack_waiting.store(q.len(), Ordering::SeqCst);
+    }
+
+    fn next_stack_waiter(&self) -> Option<ProcRef> {
+        if self.stack_waiting.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut q = self.stack_waiters.lock();
+        let p = q.pop_front();
+        self.stack_waiting.store(q.len(), Ordering::SeqCst);
+        p
+    }
+
+    /// Runs `f` in a fresh task process (monitor callbacks, timers).
+    pub fn spawn_callback(&self, label: &'static str, f: TaskFn) {
+        let opts = SpawnOpts {
+            label,
+            ..SpawnOpts::default()
+        };
+        let _ = self.spawn_proc(Body::Task(f), opts, None);
+    }
+}
+
+type Co = Coroutine<(), Suspend, usize, PooledStack>;
+
+struct Slot {
+    gen: u32,
+    co: Option<Co>,
+    timeout: Option<(u64, Arc<Waiter>)>,
+}
+
+/// One worker thread's private state.
+pub(crate) struct Worker {
+    id: usize,
+    shared: Arc<Shared>,
+    slots: Vec<Slot>,
+    free: Vec<u32>,
+    pool: Vec<PooledStack>,
+    next_deadline: u64,
+    ticks: u32,
+    warned_mmap: bool,
+}
+
+impl Worker {
+    pub fn new(id: usize, shared: Arc<Shared>) -> Worker {
+        Worker {
+            id,
+            shared,
+            slots: Vec::new(),
+            free: Vec::new(),
+            pool: Vec::new(),
+            next_deadline: u64::MAX,
+            ticks: 0,
+            warned_mmap: false,
+        }
+    }
+
+    /// The worker loop; returns at shutdown.
+    pub fn run(mut self) {
+        let _ = self.shared.workers[self.id]
+            .thread
+            .set(std::thread::current());
+        CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
+        while !self.shared.shutdown.load(Ordering::Acquire) {
+            self.ticks = self.ticks.wrapping_add(1);
+            if self.ticks.is_multiple_of(64) {
+                let now = self.shared.clock.now_ms();
+                self.check_deadlines(now);
+            }
+            match self.next_task() {
+                Some(Task::Run(p)) => self.start(p),
+                Some(Task::Resume { slot, gen }) => self.resume(slot, gen),
+                None => self.idle(),
+            }
+        }
+        // Coroutines still suspended at shutdown ignored their kill: leak their stacks rather
+        // than force-unwinding foreign frames.
+        for s in &mut self.slots {
+            if let Some(co) = s.co.take() {
+                std::mem::forget(co);
+            }
+        }
+        CURRENT_WORKER.with(|c| c.set((0, 0)));
+    }
+
+    fn next_task(&mut self) -> Option<Task> {
+        let sh = &self.shared;
+        if self.ticks.is_multiple_of(61) {
+            if let Some(p) = sh.injector.lock().pop_front() {
+                return Some(Task::Run(p));
+            }
+        }
+        if let Some(t) = sh.workers[self.id].q.lock().pop_front() {
+            return Some(t);
+        }
+        if let Some(p) = sh.injector.lock().pop_front() {
+            return Some(Task::Run(p));
+        }
+        self.steal().map(Task::Run)
+    }
+
+    fn steal(&self) -> Option<ProcRef> {
+        let n = self.shared.workers.len();
+        for i in 1..n {
+            let v = (self.id + i) % n;
+            let mut q = self.shared.workers[v].q.lock();
+            if let Some(pos) = q.iter().position(|t| matches!(t, Task::Run(_))) {
+                if let Some(Task::Run(p)) = q.remove(pos) {
+                    return Some(p);
+                }
+            }
+        }
+        None
+    }
+
+    fn has_work(&self) -> bool {
+        let sh = &self.shared;
+        !sh.workers[self.id].q.lock().is_empty()
+            || !sh.injector.lock().is_empty()
+            || sh
+                .workers
+                .iter()
+                .any(|w| w.q.lock().iter().any(|t| matches!(t, Task::Run(_))))
+    }
+
+    fn idle(&mut self) {
+        let sh = self.shared.clone();
+        let now = sh.clock.now_ms();
+        self.check_deadlines(now);
+        let waiting_for_stack = sh.stack_waiting.load(Ordering::SeqCst) > 0;
+        if waiting_for_stack && sh.live_cos.load(Ordering::SeqCst) < sh.max_cos {
+            if let Some(p) = sh.next_stack_waiter() {
+                self.start(p);
+                return;
+            }
+        }
+        let bit = 1u64 << self.id;
+        sh.parked.fetch_or(bit, Ordering::SeqCst);
+        if self.has_work() || sh.shutdown.load(Ordering::SeqCst) {
+            sh.parked.fetch_and(!bit, Ordering::SeqCst);
+            return;
+        }
+        let mut wait_ms = None;
+        if !sh.clock.is_manual() && self.next_deadline != u64::MAX {
+            wait_ms = Some(self.next_deadline.saturating_sub(now).max(1));
+        }
+        if waiting_for_stack {
+            wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
+        }
+        match wait_ms {
+            Some(ms) => std::thread::park_timeout(Duration::from_millis(ms)),
+            None => std::thread::park(),
+        }
+        sh.parked.fetch_and(!bit, Ordering::SeqCst);
+        let now = sh.clock.now_ms();
+        self.check_deadlines(now);
+    }
+
+    /// Completes every wait whose deadline has passed with `Timeout`.
+    fn check_deadlines(&mut self, now: u64) {
+        if now < self.next_deadline {
+            return;
+        }
+        let mut next = u64::MAX;
+        for s in &mut self.slots {
+            if let Some((d, _)) = &s.timeout {
+                if *d <= now {
+                    if let Some((_, w)) = s.timeout.take() {
+                        w.complete(&self.shared, Err(CallError::Timeout));
+                    }
+                } else {
+                    next = next.min(*d);
+                }
+            }
+        }
+        self.next_deadline = next;
+    }
+
+    fn start(&mut self, p: ProcRef) {
+        if !p.is_alive() {
+            return;
+        }
+        let sh = self.shared.clone();
+        if sh.live_cos.fetch_add(1, Ordering::SeqCst) >= sh.max_cos {
+            sh.live_cos.fetch_sub(1, Ordering::SeqCst);
+            sh.defer_for_stack(p);
+            return;
+        }
+        let stack = match self.pool.pop() {
+            Some(s) => s,
+            None => match PooledStack::new(sh.cfg.stack_size) {
+                Ok(s) => s,
+                Err(e) => {
+                    if !self.warned_mmap {
+                        self.warned_mmap = true;
+                        (sh.cfg.log)(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
+                    }
+                    self.retire_count();
+                    sh.defer_for_stack(p);
+                    return;
+                }
+            },
+        };
+        let slot = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot {
+                    gen: 0,
+                    co: None,
+                    timeout: None,
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let gen = self.slots[slot as usize].gen;
+        let wake = Wake::Co {
+            worker: self.id,
+            slot,
+            gen,
+        };
+        let rt = RtHandle(sh);
+        let (low, top) = (stack.usable_low(), stack.top());
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
+            let mut cx = Cx::new(y, rt, p, wake, low, top);
+            run_body(&mut cx);
+            cx.deepest()
+        });
+        self.drive(slot, co);
+    }
+
+    fn resume(&mut self, slot: u32, gen: u32) {
+        let Some(s) = self.slots.get_mut(slot as usize) else {
+            return;
+        };
+        if s.gen != gen {
+            return;
+        }
+        let Some(co) = s.co.take() else { return };
+        s.timeout = None;
+        self.drive(slot, co);
+    }
+
+    fn drive(&mut self, slot: u32, mut co: Co) {
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        let s = &mut self.slots[slot as usize];
+        match r {
+            Ok(CoroutineResult::Yield(Suspend::Yield)) => {
+                s.co = Some(co);
+                let gen = s.gen;
+                let busy = {
+                    let mut q = self.shared.workers[self.id].q.lock();
+                    q.push_back(Task::Resume { slot, gen });
+                    q.len() > 1
+                };
+                if busy {
+                    self.shared.wake_one();
+                }
+            }
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
+                s.co = Some(co);
+                if let Some((d, _)) = &timeout {
+                    self.next_deadline = self.next_deadline.min(*d);
+                }
+                s.timeout = timeout;
+            }
+            Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
+            Err(e) => {
+                let msg = crate::runtime::process::panic_message(&e);
+                (self.shared.cfg.log)(&format!("runtime: coroutine failed: {msg}"));
+                self.retire(slot, co, 0);
+            }
+        }
+    }
+
+    fn retire(&mut self, slot: u32, co: Co, deepest: usize) {
+        if co.done() {
+            let mut stack = co.into_stack();
+            if deepest != 0 {
+                stack.trim(deepest);
+            }
+            if self.pool.len() < self.shared.cfg.pooled_stacks_per_worker {
+                self.pool.push(stack);
+            }
+        } else {
+            std::mem::forget(co);
+        }
+        let s = &mut self.slots[slot as usize];
+        s.gen = s.gen.wrapping_add(1);
+        s.co = None;
+        s.timeout = None;
+        self.free.push(slot);
+        self.retire_count();
+        if let Some(p) = self.shared.next_stack_waiter() {
+            self.shared.workers[self.id]
+                .q
+                .lock()
+                .push_back(Task::Run(p));
+        }
+    }
+
+    fn retire_count(&self) {
+        let sh = &self.shared;
+        if sh.live_cos.fetch_sub(1, Ordering::SeqCst) == 1 && sh.stopping.load(Ordering::SeqCst) {
+            let _g = sh.drained.0.lock();
+            sh.drained.1.notify_all();
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! Plain data of the runtime API: process ids, messages, exit reasons, error kinds.
+//!
+//! Everything here is `Send + Sync` data with no behaviour beyond printing and mapping to
+//! bt values, so the interpreter can turn each into the exception kind or value of the spec.
+
+use std::fmt;
+use std::sync::Arc;
+
+use crate::interp::value::{Sym, Value};
+
+/// A process id. Prints as `<node.number.0>`, or `<node.number.1>` for a runtime service
+/// process (services are numbered by a counter of their own, LANGUAGE.md 7.1). Ordered by
+/// node, then number, then service flag (the term order of 5.12 for pids).
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
+pub struct Pid {
+    /// Node connection index (0 = this node).
+    pub node: u32,
+    /// Process number from the per-runtime counter (the main program is 1).
+    pub number: u64,
+    /// True for the runtime's own service processes.
+    pub service: bool,
+}
+
+impl fmt::Display for Pid {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "<{}.{}.{}>",
+            self.node,
+            self.number,
+            u8::from(self.service)
+        )
+    }
+}
+
+/// A user message: a selector and its arguments (what a bt send carries to an actor).
+#[derive(Clone, Debug)]
+pub struct Message {
+    pub selector: Sym,
+    pub args: Vec<Value>,
+}
+
+impl Message {
+    pub fn new(selector: Sym, args: Vec<Value>) -> Message {
+        Message { selector, args }
+    }
+    /// A message named by a string (convenient in tests and runtime services).
+    pub fn named(selector: &str, args: Vec<Value>) -> Message {
+        Message {
+            selector: Sym::new(selector),
+            args,
+        }
+    }
+}
+
+/// Why a process exited. Travels over links and monitors as data.
+#[derive(Clone, Debug)]
+pub enum ExitReason {
+    /// Finished its work, or `stop`.
+    Normal,
+    /// `kill` (or an untrappable exit signal).
+    Killed,
+    /// Stopped by its supervisor or by runtime shutdown.
+    Shutdown,
+    /// Reported to a monitor registered on a process that was already dead.
+    NoProc,
+    /// A handler panicked (a bug in native code, turned into an actor crash).
+    Panic(Arc<str>),
+    /// Any other reason given as a bt value (`aPid exit: reason`, an uncaught exception).
+    Custom(Value),
+}
+
+impl ExitReason {
+    pub fn is_normal(&self) -> bool {
+        matches!(self, ExitReason::Normal)
+    }
+    /// The reason as a bt value: `#normal`, `#killed`, `#shutdown`, `#noproc`,
+    /// `{#panic, "message"}`, or the custom value itself.
+    pub fn to_value(&self) -> Value {
+        match self {
+            ExitReason::Normal => Value::sym("normal"),
+            ExitReason::Killed => Value::sym("killed"),
+            ExitReason::Shutdown => Value::sym("shutdown"),
+            ExitReason::NoProc => Value::sym("noproc"),
+            ExitReason::Panic(m) => Value::tuple(vec![Value::sym("panic"), Value::str(&**m)]),
+            ExitReason::Custom(v) => v.clone(),
+        }
+    }
+    /// Reads a bt value back: the well-known symbols map to their variants.
+    pub fn from_value(v: Value) -> ExitReason {
+        match v.as_sym().map(Sym::as_str) {
+            Some("normal") => ExitReason::Normal,
+            Some("killed") | Some("kill") => ExitReason::Killed,
+            Some("shutdown") => ExitReason::Shutdown,
+            Some("noproc") => ExitReason::NoProc,
+            _ => ExitReason::Custom(v),
+        }
+    }
+}
+
+impl fmt::Display for ExitReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ExitReason::Normal => f.write_str("normal"),
+            ExitReason::Killed => f.write_str("killed"),
+            ExitReason::Shutdown => f.write_str("shutdown"),
+            ExitReason::NoProc => f.write_str("noproc"),
+            ExitReason::Panic(m) => write!(f, "panic: {m}"),
+            ExitReason::Custom(v) => write!(f, "{v:?}"),
+        }
+    }
+}
+
+/// How long a sync call waits for its reply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Timeout {
+    Ms(u64),
+    Infinity,
+}
+
+impl Timeout {
+    /// The default of LANGUAGE.md 5.6: 5000 ms.
+    pub const DEFAULT: Timeout = Timeout::Ms(5000);
+}
+
+impl Default for Timeout {
+    fn default() -> Self {
+        Timeout::DEFAULT
+    }
+}
+
+/// Why a sync call (or a stop) did not produce a value.
+#[derive(Clone, Debug)]
+pub enum CallError {
+    /// No reply within the timeout (the message may still be processed later).
+    Timeout,
+    /// The target was dead, stopped or died before answering.
+    ActorDead,
+    /// The target is already waiting (directly or transitively) on the caller.
+    Deadlock,
+    /// The handler raised this exception; the caller re-raises it.
+    Raised(Value),
+    /// The calling process itself is exiting (killed, or the runtime shuts down): unwind.
+    Exiting(ExitReason),
+}
+
+impl CallError {
+    /// The bt exception kind (without `#`), or `None` for `Raised` (the exception's own kind
+    /// applies) and `Exiting` (not an exception: the process terminates).
+    pub fn kind(&self) -> Option<&'static str> {
+        match self {
+            CallError::Timeout => Some("timeout"),
+            CallError::ActorDead => Some("actor_dead"),
+            CallError::Deadlock => Some("deadlock_detected"),
+            CallError::Raised(_) | CallError::Exiting(_) => None,
+        }
+    }
+}
+
+/// The current process is exiting; a handler that gets this should unwind promptly.
+#[derive(Clone, Debug)]
+pub struct Exiting(pub ExitReason);
+
+impl From<Exiting> for CallError {
+    fn from(e: Exiting) -> CallError {
+        CallError::Exiting(e.0)
+    }
+}
+
+/// A control signal, delivered to [`crate::runtime::Behaviour::signal`] before any queued
+/// user message.
+#[derive(Clone, Debug)]
+pub enum Signal {
+    /// A linked process exited and this process traps exits.
+    Exit { from: Pid, reason: ExitReason },
+    /// A process monitored with [`crate::runtime::RtHandle::monitor_signal`] exited.
+    Down {
+        reference: u64,
+        pid: Pid,
+        reason: ExitReason,
+    },
+}
+
+/// Errors of the name registry (LANGUAGE.md 5.9 kinds).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NameError {
+    /// `name_registered`: the name is taken by a live process.
+    Registered,
+    /// `reserved_name`: names starting with `bt_` belong to runtime services.
+    Reserved,
+    /// `no_such_process`: the process to register is not alive.
+    NoProc,
+}
+
+impl NameError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            NameError::Registered => "name_registered",
+            NameError::Reserved => "reserved_name",
+            NameError::NoProc => "no_such_process",
+        }
+    }
+}
+
+/// Why waiting for a task process's result failed.
+#[derive(Clone, Debug)]
+pub enum JoinError {
+    /// The task exited without producing a result (killed, panicked, shutdown).
+    Exited(ExitReason),
+    /// A blocking join was attempted on a runtime worker thread; it would stall the worker,
+    /// so it is refused (join from a process with `join_in` instead).
+    OnWorkerThread,
+    /// The runtime is shutting down and accepts no new processes.
+    ShuttingDown,
+    /// The waiting process itself is exiting.
+    Exiting(ExitReason),
+}
+
+/// What state a process is in, for introspection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ProcStatus {
+    /// Alive with nothing to do (holds no stack).
+    Idle,
+    /// Queued to run (or running, or preempted).
+    Runnable,
+    /// Suspended in a sync call, a join or a sleep.
+    Waiting,
+    /// Exited.
+    Dead,
+}

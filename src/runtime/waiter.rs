@@ -1,0 +1,123 @@
+//! A one-shot reply slot that a suspended coroutine or a blocked OS thread waits on.
+//!
+//! A [`Waiter`] is completed exactly once (by the reply, a timeout, a death notice or a
+//! kill — whichever comes first; later completions are ignored) and wakes at most one
+//! waiter, so a suspended coroutine is resumed exactly once per wait.
+//!
+//! Reply waiters double as the links of the **waiting chain** used for deadlock detection:
+//! each records the process that waits (`caller`) and the reply waiter of the message that
+//! process was handling when it made the call (`parent`).
+
+use std::sync::Arc;
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::interp::value::Value;
+use crate::runtime::sched::Shared;
+use crate::runtime::types::{CallError, Pid};
+
+/// Who to wake when a waiter completes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Wake {
+    /// A coroutine suspended on `worker` in `slot` (generation `gen`).
+    Co { worker: usize, slot: u32, gen: u32 },
+    /// An OS thread blocked on the condition variable.
+    Thread,
+}
+
+struct State {
+    done: bool,
+    result: Option<Result<Value, CallError>>,
+    target: Option<Wake>,
+}
+
+pub(crate) struct Waiter {
+    state: Mutex<State>,
+    cv: Condvar,
+    /// The process waiting on this (for reply waiters), for deadlock detection.
+    pub caller: Option<Pid>,
+    /// The reply waiter of the message `caller` was handling when it made the call.
+    pub parent: Option<Arc<Waiter>>,
+}
+
+impl Waiter {
+    pub fn new(caller: Option<Pid>, parent: Option<Arc<Waiter>>) -> Arc<Waiter> {
+        Arc::new(Waiter {
+            state: Mutex::new(State {
+                done: false,
+                result: None,
+                target: None,
+            }),
+            cv: Condvar::new(),
+            caller,
+            parent,
+        })
+    }
+
+    /// Completes the waiter with `r` unless it already completed; wakes its waiter.
+    /// Answers whether this call completed it.
+    pub fn complete(&self, shared: &Shared, r: Result<Value, CallError>) -> bool {
+        let target = {
+            let mut s = self.state.lock();
+            if s.done {
+                return false;
+            }
+            s.done = true;
+            s.result = Some(r);
+            s.target.take()
+        };
+        match target {
+            Some(Wake::Co { worker, slot, gen }) => shared.push_resume(worker, slot, gen),
+            Some(Wake::Thread) => {
+                self.cv.notify_all();
+            }
+            None => {}
+        }
+        true
+    }
+
+    pub fn is_done(&self) -> bool {
+        self.state.lock().done
+    }
+
+    /// Registers who to wake. Answers false (and registers nothing) if already complete, in
+    /// which case the waiter must not suspend.
+    pub fn set_target(&self, w: Wake) -> bool {
+        let mut s = self.state.lock();
+        if s.done {
+            return false;
+        }
+        s.target = Some(w);
+        true
+    }
+
+    /// Takes the result after completion.
+    pub fn take(&self) -> Result<Value, CallError> {
+        self.state
+            .lock()
+            .result
+            .take()
+            .unwrap_or(Err(CallError::ActorDead))
+    }
+
+    /// Blocks the calling OS thread until completion, then takes the result.
+    pub fn wait_thread(&self) -> Result<Value, CallError> {
+        let mut s = self.state.lock();
+        while !s.done {
+            s.target = Some(Wake::Thread);
+            self.cv.wait(&mut s);
+        }
+        s.result.take().unwrap_or(Err(CallError::ActorDead))
+    }
+}
+
+/// Whether `pid` is waiting somewhere along the chain starting at `w`.
+pub(crate) fn chain_contains(mut w: Option<&Arc<Waiter>>, pid: Pid) -> bool {
+    while let Some(x) = w {
+        if x.caller == Some(pid) {
+            return true;
+        }
+        w = x.parent.as_ref();
+    }
+    false
+}

@@ -1,0 +1,125 @@
+//! The worker process: `bt test --worker SPEC` runs one file in a fresh interpreter and
+//! writes [`Event`]s to standard output, each framed by [`MARKER`] and a line end, so they
+//! can share the stream with whatever the tests print.
+
+use std::io::Write;
+
+use super::expect::ErrorFacts;
+use super::worker::{self, Engine, Event, LoadOutcome, Sink, WorkerSpec};
+use crate::interp::{BtError, Vm, VmOptions};
+
+/// Starts an event on the worker's standard output.
+pub const MARKER: &[u8] = b"\x1eBT-EVENT\x1f";
+
+/// Writes one event atomically with respect to other users of `std::io::stdout`.
+pub fn emit(ev: &Event) {
+    let mut buf = MARKER.to_vec();
+    buf.extend(serde_json::to_vec(ev).expect("plain data serialises"));
+    buf.push(b'\n');
+    let mut out = std::io::stdout().lock();
+    let _ = out.write_all(&buf);
+    let _ = out.flush();
+}
+
+struct StdoutSink;
+
+impl Sink for StdoutSink {
+    fn emit(&mut self, ev: Event) {
+        emit(&ev);
+    }
+}
+
+/// The real interpreter behind [`Engine`].
+pub struct VmEngine {
+    vm: Vm,
+}
+
+impl VmEngine {
+    pub fn new(check: bool) -> VmEngine {
+        let opts = VmOptions {
+            deterministic_pids: true,
+            check,
+            ..VmOptions::default()
+        };
+        VmEngine { vm: Vm::new(opts) }
+    }
+}
+
+/// The parts of a [`BtError`] that expectations look at.
+pub fn facts(e: &BtError) -> ErrorFacts {
+    ErrorFacts {
+        class_name: e.class_name.clone(),
+        kind: e.kind.clone(),
+        message: e.message.clone(),
+        hint: e.hint.clone(),
+        badarith: e.badarith,
+        compile: e.compile,
+        messages: e.diagnostics.iter().map(|d| d.message.clone()).collect(),
+    }
+}
+
+impl Engine for VmEngine {
+    fn load_unit(&mut self, files: &[(String, String)]) -> LoadOutcome {
+        let report = self.vm.load_unit(files);
+        for f in &report.findings {
+            eprint!("{f}");
+            if !f.ends_with('\n') {
+                eprintln!();
+            }
+        }
+        let error = report
+            .error
+            .as_ref()
+            .map(|e| (e.location.as_ref().map(|l| l.0.clone()), facts(e)));
+        LoadOutcome {
+            warnings: report.warnings,
+            error,
+        }
+    }
+    fn eval(&mut self, path: &str, src: &str) -> Result<String, Box<ErrorFacts>> {
+        match self.vm.eval(path, src) {
+            Ok(v) => Ok(self.vm.display(&v)),
+            Err(e) => Err(Box::new(facts(&e))),
+        }
+    }
+}
+
+/// Entry point of `bt test --worker SPEC`: answers the exit status.
+pub fn main(spec_json: &str) -> i32 {
+    let spec: WorkerSpec = match serde_json::from_str(spec_json) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("bt test --worker: bad spec: {e}");
+            return 2;
+        }
+    };
+    // A panic anywhere ends this worker; tell the parent what happened first.
+    std::panic::set_hook(Box::new(|info| {
+        let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {
+            (*s).to_string()
+        } else if let Some(s) = info.payload().downcast_ref::<String>() {
+            s.clone()
+        } else {
+            "panic".to_string()
+        };
+        let place = info
+            .location()
+            .map(|l| format!(" at {}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        emit(&Event::Crash {
+            text: format!("interpreter panicked: {msg}{place}"),
+        });
+    }));
+    // The evaluator recurses on the native stack: give it room (reserved, committed lazily).
+    let handle = std::thread::Builder::new()
+        .name("bt-test-worker".into())
+        .stack_size(512 << 20)
+        .spawn(move || {
+            let mut engine = VmEngine::new(spec.check);
+            worker::run(&mut engine, &spec, &mut StdoutSink);
+        });
+    match handle.map(|h| h.join()) {
+        Ok(Ok(())) => 0,
+        _ => 101,
+    }
+}

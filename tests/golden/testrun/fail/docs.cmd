@@ -1,0 +1,1 @@
+test --doc-examples tests/golden/testrun/trees/docs

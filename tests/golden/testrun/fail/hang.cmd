@@ -1,0 +1,1 @@
+test --timeout 1 tests/golden/testrun/trees/failing/hang.btscript

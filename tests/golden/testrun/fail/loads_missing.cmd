@@ -1,0 +1,1 @@
+test tests/golden/testrun/trees/loads/uses_load_test.bt

@@ -1,0 +1,1 @@
+test --json tests/golden/testrun/trees/failing/cases.btscript

@@ -1,0 +1,1 @@
+test --filter Increment tests/golden/testrun/trees/basic

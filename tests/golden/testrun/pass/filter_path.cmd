@@ -1,0 +1,1 @@
+test --filter arith tests/golden/testrun/trees/basic

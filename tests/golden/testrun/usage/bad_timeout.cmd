@@ -1,0 +1,1 @@
+test --timeout soon tests/golden/testrun/trees/basic

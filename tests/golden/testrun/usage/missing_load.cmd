@@ -1,0 +1,1 @@
+test --load tests/golden/testrun/trees/none.bt tests/golden/testrun/trees/basic
