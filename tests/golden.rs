@@ -71,6 +71,25 @@ const RULES: &[Rule] = &[
         timeout: 30,
         bless_args: None,
     },
+    // The static checker: ok files check clean; err files pin the rendered findings.
+    Rule {
+        prefix: "tests/golden/types/ok/",
+        exts: &[".bt"],
+        args: args_check,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: Some(0),
+        timeout: 30,
+        bless_args: None,
+    },
+    Rule {
+        prefix: "tests/golden/types/err/",
+        exts: &[".bt"],
+        args: args_check,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: None,
+        timeout: 30,
+        bless_args: None,
+    },
     // Expression files and suites: each file passes when every case passes.
     Rule {
         prefix: "tests/golden/eval/",
