@@ -58,8 +58,16 @@ fn declared() -> BTreeSet<(String, bool, String)> {
 
 #[test]
 fn stdlib_stubs_match_the_primitive_tables() {
+    // Only this family's modules: other modules may add fallbacks to the same classes.
     let mut p = Prims::default();
-    super::register_all(&mut p);
+    super::number::register(&mut p);
+    super::integer::register(&mut p);
+    super::float::register(&mut p);
+    super::character::register(&mut p);
+    super::string::register(&mut p);
+    super::string_regex::register(&mut p);
+    super::binary::register(&mut p);
+    super::symbol::register(&mut p);
     let registered: BTreeSet<(String, bool, String)> = p
         .instance
         .keys()
