@@ -25,6 +25,9 @@ pub mod sendability;
 pub mod sends;
 pub mod types;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -196,6 +199,15 @@ impl Checker {
                 c
             })
             .clone()
+    }
+
+    /// Declares the selectors the interpreter binds to Rust primitives (class name, selector,
+    /// class side?): DNU grading then knows every selector the run time understands.
+    pub fn add_primitive_selectors<'s>(
+        &mut self,
+        prims: impl IntoIterator<Item = (&'s str, &'s str, bool)>,
+    ) {
+        self.table.add_primitive_selectors(prims);
     }
 
     /// The class table (for tools and tests).
@@ -467,7 +479,7 @@ pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -
 }
 
 #[cfg(test)]
-mod tests {
+mod api_tests {
     use super::*;
 
     #[test]
@@ -494,5 +506,77 @@ mod tests {
         assert_eq!(o.levels.get("sendability"), Some(&Level::Off));
         assert!(o.set_level_arg("bogus=off").is_err());
         assert!(o.set_level_arg("dnu=loud").is_err());
+    }
+}
+
+#[cfg(test)]
+mod golden {
+    //! Runs tests/golden/types: `ok/*.bt` must check clean, `err/*.bt` must render exactly
+    //! its `.stderr` (as `bt check --color never FILE` run in that directory prints it).
+    //! `BLESS=1` rewrites the expectations.
+    use crate::cli::check::check_unit;
+    use crate::diagnostic::{render, ColorChoice};
+    use std::path::Path;
+
+    fn rendered(dir: &Path, name: &str) -> String {
+        let src = std::fs::read_to_string(dir.join(name)).expect("golden source");
+        let reports = check_unit(&[(name.to_string(), src)], &super::CheckOptions::default());
+        reports
+            .iter()
+            .filter(|r| !r.diags.is_empty())
+            .map(|r| render(&r.path, &r.src, &r.diags, ColorChoice::Never))
+            .collect()
+    }
+
+    fn sources(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(dir)
+            .expect("golden dir")
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".bt"))
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn types_ok_are_clean() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types/ok");
+        let mut failures = Vec::new();
+        for name in sources(&dir) {
+            let out = rendered(&dir, &name);
+            if !out.is_empty() {
+                failures.push(out);
+            }
+        }
+        assert!(
+            failures.is_empty(),
+            "findings on ok files:\n{}",
+            failures.join("\n")
+        );
+    }
+
+    #[test]
+    fn types_err_match_expected() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types/err");
+        let bless = std::env::var_os("BLESS").is_some();
+        let mut failures = Vec::new();
+        let names = sources(&dir);
+        assert!(names.len() >= 60, "at least 60 err cases");
+        for name in names {
+            let out = rendered(&dir, &name);
+            let exp_path = dir.join(name.replace(".bt", ".stderr"));
+            if bless {
+                std::fs::write(&exp_path, &out).expect("write expectation");
+                continue;
+            }
+            let expected = std::fs::read_to_string(&exp_path).unwrap_or_default();
+            if out.is_empty() {
+                failures.push(format!("{name}: no findings"));
+            } else if out != expected {
+                failures.push(format!("{name}:\n--- expected\n{expected}\n--- got\n{out}"));
+            }
+        }
+        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }

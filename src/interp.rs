@@ -1,15 +1,37 @@
-//! The interpreter: values, classes, the evaluator, primitives, printing and term order.
+//! The interpreter: values, classes, lowering, the evaluator, primitives, printing and term
+//! order.
 //!
-//! `value` defines what a script can hold; `class` the class table; `eval` walks the AST;
-//! `prims/*` bind Rust functions to stdlib selectors; `print` and `order` implement parts 10
-//! and 5.12 of LANGUAGE.md.
+//! ```text
+//! AST ─▶ lower (slots, cells, inlined control flow) ─▶ eval::code::Node
+//!     ─▶ eval (Ctx: one per process) ⇄ prims (Rust tables) ⇄ stdlib/*.bt
+//! ```
+//!
+//! | module | what lives there |
+//! |---|---|
+//! | `value` | what a script can hold |
+//! | `class` | classes, metaclasses, method dictionaries |
+//! | `program` | the shared program: class table, files, protocols, output |
+//! | `lower` | AST → evaluator form |
+//! | `eval` | the tree-walker, dispatch, blocks, patterns |
+//! | `loader` | installing declarations, running top-level statements |
+//! | `error` | exceptions as values, kinds → classes, `BtError` |
+//! | `prims` | Rust primitives |
+//! | `print`, `order` | printing (part 10), term order and equality (5.12) |
+//! | `vm` | the program-level API used by the CLI, REPL and test runner |
 
 pub mod class;
+pub mod error;
 pub mod eval;
+pub mod loader;
+pub mod lower;
 pub mod order;
 pub mod prims;
 pub mod print;
+pub mod program;
+pub mod stdlib;
 pub mod value;
 pub mod vm;
 
 pub use vm::{BtError, LoadReport, Vm, VmOptions};
+#[cfg(test)]
+mod tests;

@@ -157,7 +157,8 @@ impl<'a> Walker<'a> {
                 "E0505",
                 format!("Unknown @expect category '{}'", x.category.name),
                 x.category.span,
-            );
+            )
+            .with_label("unknown category");
             d = d.with_hint(
                 match did_you_mean(&x.category.name, CATEGORIES.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`? Categories: {}", CATEGORIES.join(", ")),

@@ -132,7 +132,7 @@ impl<'a> Walker<'a> {
                         if let Some(idx) = var {
                             self.apply(&[(idx, non_nil.clone())]);
                         }
-                        self.inline_block(b, &[non_nil.clone()])
+                        self.inline_block(b, std::slice::from_ref(&non_nil))
                     } else {
                         if let Some(idx) = var {
                             self.apply(&[(idx, Ty::Nil)]);

@@ -1,8 +1,28 @@
-//! The evaluator. (Skeleton with the contract of NOTES.md — interp-core owns this file.)
+//! The evaluator: a recursive tree-walker over the lowered form of [`code`].
+//!
+//! [`Ctx`] is the evaluation context of one process (the main program, later each actor): its
+//! slot and cell stacks, activation depth, method cache, reduction budget and preemption hook.
+//! Everything shared between processes (class table, files, options) lives in the
+//! [`Program`](crate::interp::program::Program) behind an `Arc`. Nothing here is thread-local
+//! and no lock or borrow is held across a send, so a `Ctx` can run on a stackful coroutine.
+//!
+//! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
+//! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring).
+
+pub mod code;
+mod exec;
+mod pattern;
+mod send;
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
+use crate::interp::class::Class;
+use crate::interp::program::Program;
 use crate::interp::value::{ClassRef, Sym, Value};
+
+pub use code::{CompiledMethod, FnCode, Loc};
+pub use send::sel_arity;
 
 pub type EvalResult = Result<Value, Unwind>;
 pub type PrimFn = fn(&mut Ctx, &Value, &[Value]) -> EvalResult;
@@ -13,17 +33,69 @@ pub enum Unwind {
     Error(Value),
     /// `^ value` travelling to the activation `home`.
     Return { value: Value, home: u64 },
-    /// The process is being killed / stopped.
+    /// The process is being killed / stopped. `Program exit: n` travels as
+    /// `Exit(Tuple(#exit, n))` (see [`Unwind::program_exit`]).
     Exit(Value),
 }
 
-/// A block closure. (Fields owned by interp-core.)
-pub struct Closure {}
+impl Unwind {
+    /// The unwind of `Program exit: code`.
+    pub fn program_exit(code: i64) -> Unwind {
+        Unwind::Exit(Value::tuple(vec![Value::sym("exit"), Value::Int(code)]))
+    }
+    /// `Some(code)` when this is a `Program exit:` unwind.
+    pub fn exit_code(&self) -> Option<i32> {
+        if let Unwind::Exit(Value::Tuple(t)) = self {
+            if t.len() == 2 && t[0].as_sym() == Some(Sym::new("exit")) {
+                return t[1].as_int().map(|c| c as i32);
+            }
+        }
+        None
+    }
+}
+
+/// A captured variable: shared by the declaring activation and its closures.
+pub type VarCell = parking_lot::Mutex<Value>;
+
+/// A block closure.
+pub struct Closure {
+    pub code: Arc<FnCode>,
+    /// `self` of the activation that created the block.
+    pub recv: Value,
+    pub upvals: Box<[Arc<VarCell>]>,
+    /// The method activation a `^` inside returns from.
+    pub home: u64,
+    /// Class defining the enclosing method (for `super` and fields), and its side.
+    pub mclass: Option<ClassRef>,
+    pub mside: bool,
+    /// Creation order (standard term order of blocks, 5.12).
+    pub serial: u64,
+}
+
+impl Closure {
+    /// Number of parameters (`Block/N`).
+    pub fn arity(&self) -> usize {
+        self.code.nparams as usize
+    }
+}
 
 /// A method in a method dictionary.
 #[derive(Clone)]
 pub enum Method {
     Prim(PrimFn),
+    Compiled(Arc<CompiledMethod>),
+    /// Value-class field getter (field index).
+    Getter(u32),
+    /// Value-class `withX:` copy-setter (field index).
+    Setter(u32),
+    /// Class-side keyword constructor over all fields.
+    Constructor,
+}
+
+impl Method {
+    pub fn is_prim(&self) -> bool {
+        matches!(self, Method::Prim(_))
+    }
 }
 
 /// Primitive tables: (class name, selector) → Rust function.
@@ -42,46 +114,288 @@ impl Prims {
     }
 }
 
-/// The evaluation context of one process. (Contract in NOTES.md; bodies by interp-core.)
-pub struct Ctx {}
+/// One running method activation (for `^` homes and `stackTrace`).
+#[derive(Clone, Copy)]
+pub(crate) struct Activation {
+    pub home: u64,
+    pub class: Sym,
+    pub sel: Sym,
+    pub class_side: bool,
+}
+
+/// The run-time context of one activation, passed by reference while a body runs.
+pub(crate) struct Frame<'a> {
+    pub recv: &'a Value,
+    pub base: usize,
+    pub cbase: usize,
+    pub upvals: &'a [Arc<VarCell>],
+    pub home: u64,
+    pub mclass: Option<&'a ClassRef>,
+    pub mside: bool,
+}
+
+pub(crate) struct CacheEntry {
+    key: usize,
+    sel: Sym,
+    /// Keeps the receiver class alive so its address cannot be reused while cached.
+    #[allow(dead_code)] // held for its Drop, never read
+    cls: Option<ClassRef>,
+    hit: Option<Arc<(Method, ClassRef)>>,
+}
+
+const CACHE_SIZE: usize = 1024;
+
+/// Preemption hook: called every `budget` reductions; may suspend the process (coroutine
+/// yield) or end it with an `Err`.
+pub type PreemptHook = Box<dyn FnMut() -> Result<(), Unwind> + Send>;
+
+/// The evaluation context of one process.
+pub struct Ctx {
+    pub prog: Arc<Program>,
+    pub(crate) stack: Vec<Value>,
+    pub(crate) cells: Vec<Arc<VarCell>>,
+    pub(crate) depth: usize,
+    /// Nested activations before `stack_overflow`.
+    pub max_depth: usize,
+    /// Lowest native stack address evaluation may reach (0 = unchecked).
+    pub(crate) stack_limit: usize,
+    pub(crate) next_home: u64,
+    pub(crate) acts: Vec<Activation>,
+    cache: Vec<CacheEntry>,
+    cache_epoch: u64,
+    reductions: u32,
+    /// Reductions between calls of `preempt`.
+    pub budget: u32,
+    pub preempt: Option<PreemptHook>,
+    /// Total reductions counted so far.
+    pub reduction_count: u64,
+    /// This process's number (0 until the runtime assigns one).
+    pub pid: u64,
+    /// The running actor's `state:` slots (set by the runtime around a handler).
+    pub actor_fields: Vec<Value>,
+    pub(crate) cur_loc: Loc,
+    /// Where the last exception was created: (exception pointer, location).
+    pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
+    pub(crate) cur_sel: Sym,
+    pub(crate) cur_cls: Sym,
+}
 
 impl Ctx {
-    pub fn send(&mut self, _recv: &Value, _sel: Sym, _args: &[Value]) -> EvalResult {
-        todo!()
+    pub fn new(prog: Arc<Program>) -> Ctx {
+        let max_depth = prog.opts.max_depth;
+        let mut cache = Vec::with_capacity(CACHE_SIZE);
+        for _ in 0..CACHE_SIZE {
+            cache.push(CacheEntry { key: 0, sel: Sym(u32::MAX), cls: None, hit: None });
+        }
+        Ctx {
+            prog,
+            stack: Vec::with_capacity(1024),
+            cells: Vec::with_capacity(64),
+            depth: 0,
+            max_depth,
+            stack_limit: 0,
+            next_home: 1,
+            acts: Vec::with_capacity(256),
+            cache,
+            cache_epoch: u64::MAX,
+            reductions: 4000,
+            budget: 4000,
+            preempt: None,
+            reduction_count: 0,
+            pid: 0,
+            actor_fields: Vec::new(),
+            cur_loc: Loc { file: code::NO_FILE, pos: 0 },
+            err_loc: std::cell::Cell::new(None),
+            cur_sel: Sym::new("value"),
+            cur_cls: Sym::new("Object"),
+        }
     }
-    pub fn call_block(&mut self, _block: &Value, _args: &[Value]) -> EvalResult {
-        todo!()
+
+    /// Declares the native stack this context runs on: `top` is an address near the top of
+    /// the stack (the current frame) and `size` the usable bytes below it. Evaluation raises
+    /// `stack_overflow` before it comes within a safety margin of the end.
+    pub fn set_native_stack(&mut self, top: usize, size: usize) {
+        const MARGIN: usize = 256 * 1024;
+        self.stack_limit = top.saturating_sub(size.saturating_sub(MARGIN));
     }
-    pub fn err(&self, _kind: &str, _msg: impl Into<String>) -> Unwind {
-        todo!()
+
+    /// Sets `set_native_stack` from the current position for a stack of `size` bytes.
+    pub fn set_native_stack_here(&mut self, size: usize) {
+        let marker = 0u8;
+        let here = &marker as *const u8 as usize;
+        self.set_native_stack(here, size);
     }
-    pub fn err_hint(
-        &self,
-        _kind: &str,
-        _msg: impl Into<String>,
-        _hint: impl Into<String>,
-    ) -> Unwind {
-        todo!()
+
+    /// Full dispatch (user overrides honoured).
+    pub fn send(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> EvalResult {
+        self.send_impl(recv, sel, args)
     }
+
+    /// Calls a block with arguments (`arity_mismatch` checked).
+    pub fn call_block(&mut self, block: &Value, args: &[Value]) -> EvalResult {
+        match block {
+            Value::Block(c) => {
+                let c = c.clone();
+                self.invoke_block(&c, args)
+            }
+            other => {
+                let name = self.class_name_of(other);
+                Err(self.type_err(format!("expected a Block, got {name}")))
+            }
+        }
+    }
+
+    /// An exception of the class mapped from `kind` (5.10).
+    pub fn err(&self, kind: &str, msg: impl Into<String>) -> Unwind {
+        self.raise_kind(kind, msg.into(), None)
+    }
+
+    pub fn err_hint(&self, kind: &str, msg: impl Into<String>, hint: impl Into<String>) -> Unwind {
+        self.raise_kind(kind, msg.into(), Some(hint.into()))
+    }
+
+    /// An arithmetic fault: `type_error` "bad arithmetic operation", raw reason `badarith`.
     pub fn arith_err(&self) -> Unwind {
-        todo!()
+        crate::interp::error::arith_fault(self)
     }
-    pub fn type_err(&self, _msg: impl Into<String>) -> Unwind {
-        todo!()
+
+    pub fn type_err(&self, msg: impl Into<String>) -> Unwind {
+        self.err("type_error", msg)
     }
-    pub fn class_of(&self, _v: &Value) -> ClassRef {
-        todo!()
+
+    /// The class of any value (a class object's class is `Class`; a metaclass's `Metaclass`).
+    pub fn class_of(&self, v: &Value) -> ClassRef {
+        let c = &self.prog.core;
+        match v {
+            Value::Nil => c.undefined.clone(),
+            Value::True => c.true_.clone(),
+            Value::False => c.false_.clone(),
+            Value::Int(_) | Value::BigInt(_) => c.integer.clone(),
+            Value::Float(_) => c.float.clone(),
+            Value::Char(_) => c.character.clone(),
+            Value::Symbol(_) => c.symbol.clone(),
+            Value::Str(_) => c.string.clone(),
+            Value::Binary(_) => c.binary.clone(),
+            Value::List(_) => c.list.clone(),
+            Value::Array(_) => c.array.clone(),
+            Value::Tuple(_) => c.tuple.clone(),
+            Value::Dict(_) => c.dictionary.clone(),
+            Value::Set(_) => c.set.clone(),
+            Value::Bag(_) => c.bag.clone(),
+            Value::Queue(_) => c.queue.clone(),
+            Value::Interval(_) => c.interval.clone(),
+            Value::Object(i) => i.class.clone(),
+            Value::Class(_) => c.class.clone(),
+            Value::Meta(_) => c.metaclass.clone(),
+            Value::Block(_) => c.block.clone(),
+            Value::Native(n) => n.0.class(),
+        }
     }
-    pub fn class_named(&self, _name: &str) -> Option<ClassRef> {
-        todo!()
+
+    /// The class whose name reports errors for `v`: `Foo class` for class-side receivers.
+    pub fn class_name_of(&self, v: &Value) -> String {
+        match v {
+            Value::Class(c) => format!("{} class", c.name),
+            Value::Meta(_) => "Metaclass".to_string(),
+            other => self.class_of(other).name.as_str().to_string(),
+        }
     }
-    pub fn print_string(&mut self, _v: &Value) -> Result<String, Unwind> {
-        todo!()
+
+    pub fn class_named(&self, name: &str) -> Option<ClassRef> {
+        self.prog.class_named(name)
     }
-    pub fn display_string(&mut self, _v: &Value) -> Result<String, Unwind> {
-        todo!()
+
+    /// `printString`, honouring user overrides.
+    pub fn print_string(&mut self, v: &Value) -> Result<String, Unwind> {
+        let r = self.send(v, self.prog.syms.print_string, &[])?;
+        match r {
+            Value::Str(s) => Ok(s.as_str().to_string()),
+            other => self.default_print(&other),
+        }
     }
+
+    /// `displayString`, honouring user overrides.
+    pub fn display_string(&mut self, v: &Value) -> Result<String, Unwind> {
+        match v {
+            Value::Str(s) => return Ok(s.as_str().to_string()),
+            Value::Symbol(s) => return Ok(s.as_str().to_string()),
+            _ => {}
+        }
+        let r = self.send(v, self.prog.syms.display_string, &[])?;
+        match r {
+            Value::Str(s) => Ok(s.as_str().to_string()),
+            other => self.default_print(&other),
+        }
+    }
+
+    /// The built-in printString of a value (no user override of `v`'s own printString).
+    pub fn default_print(&mut self, v: &Value) -> Result<String, Unwind> {
+        crate::interp::print::default_print(self, v)
+    }
+
+    /// Counts one reduction; every `budget` reductions calls the preemption hook.
+    #[inline]
     pub fn tick(&mut self) -> Result<(), Unwind> {
+        self.reductions -= 1;
+        if self.reductions == 0 {
+            return self.tick_slow();
+        }
         Ok(())
+    }
+
+    #[cold]
+    fn tick_slow(&mut self) -> Result<(), Unwind> {
+        self.reductions = self.budget.max(1);
+        self.reduction_count += self.budget as u64;
+        if let Some(h) = self.preempt.as_mut() {
+            h()?;
+        }
+        Ok(())
+    }
+
+    /// Current nesting depth (activations).
+    pub fn depth(&self) -> usize {
+        self.depth
+    }
+
+    /// Raises `stack_overflow` when the native stack is nearly exhausted (for primitives
+    /// that recurse natively, e.g. printing deeply nested values).
+    pub fn check_native_stack(&self) -> Result<(), Unwind> {
+        let marker = 0u8;
+        let here = &marker as *const u8 as usize;
+        if here < self.stack_limit {
+            return Err(self.stack_overflow());
+        }
+        Ok(())
+    }
+
+    pub(crate) fn stack_overflow(&self) -> Unwind {
+        self.err("stack_overflow", format!("stack depth limit exceeded: {} nested activations", self.max_depth))
+    }
+
+    /// Builds `Result ok: v`.
+    pub fn make_ok(&self, v: Value) -> Value {
+        crate::interp::error::make_result(self, true, v)
+    }
+
+    /// Builds `Result error: reason`.
+    pub fn make_error(&self, reason: Value) -> Value {
+        crate::interp::error::make_result(self, false, reason)
+    }
+
+    /// The exception value carried by an error unwind, if any.
+    pub fn exception_of(u: &Unwind) -> Option<&Value> {
+        match u {
+            Unwind::Error(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Is `v` an instance of `cls` or a subclass?
+    pub fn is_kind_of(&self, v: &Value, cls: &Class) -> bool {
+        match v {
+            Value::Class(_) => self.prog.core.class.inherits_or_is(cls),
+            _ => self.class_of(v).inherits_or_is(cls),
+        }
     }
 }

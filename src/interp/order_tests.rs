@@ -25,15 +25,17 @@ fn set(v: Vec<Value>) -> Value {
 }
 
 pub(crate) fn class(name: &str, kind: ClassKind, fields: &[&str]) -> ClassRef {
-    Ref::new(Class {
-        name: Sym::new(name),
-        superclass: None,
+    let fields: Vec<(Sym, Option<std::sync::Arc<crate::interp::eval::FnCode>>)> =
+        fields.iter().map(|f| (Sym::new(f), None)).collect();
+    Ref::new(Class::new(
+        Sym::new(name),
+        None,
         kind,
-        field_names: fields.iter().map(|f| Sym::new(f)).collect(),
-        methods: Default::default(),
-        class_methods: Default::default(),
-        class_state: Default::default(),
-    })
+        &fields,
+        false,
+        false,
+        crate::interp::class::Builtin::None,
+    ))
 }
 
 fn inst(c: &ClassRef, fields: Vec<Value>) -> Value {

@@ -1,9 +1,24 @@
-//! The program-level API: one `Vm` is one running program (class table, runtime, bindings).
-//! The CLI, the REPL and the test runner use only this. (Skeleton with the contract of
-//! NOTES.md — interp-core owns this file and fills it in.)
+//! The program-level API: one `Vm` is one running program (class table, bindings, the main
+//! process's context). The CLI, the REPL and the test runner use only this.
+//!
+//! Evaluation runs on a dedicated thread with a large, lazily committed stack
+//! ([`EVAL_STACK`]), so 10,000 nested bt activations (and far more with `--max-depth`) fit;
+//! the context also checks the remaining native stack and raises `stack_overflow` before
+//! running out, so a native overflow cannot happen.
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
+use crate::interp::error::to_bt_error;
+use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::loader::{self, Session, SourceUnit};
+use crate::interp::program::Program;
 use crate::interp::value::Value;
+
+/// Native stack of the evaluation thread: a virtual reservation, committed only as used.
+pub const EVAL_STACK: usize = 4 << 30;
 
 #[derive(Clone, Debug)]
 pub struct VmOptions {
@@ -19,12 +34,7 @@ pub struct VmOptions {
 
 impl Default for VmOptions {
     fn default() -> Self {
-        VmOptions {
-            max_depth: 10_000,
-            deterministic_pids: true,
-            privileged: true,
-            check: true,
-        }
+        VmOptions { max_depth: 10_000, deterministic_pids: true, privileged: true, check: true }
     }
 }
 
@@ -48,6 +58,75 @@ pub struct BtError {
     pub badarith: bool,
 }
 
+impl BtError {
+    pub fn simple(class_name: &str, kind: &str, message: &str) -> BtError {
+        BtError {
+            class_name: class_name.to_string(),
+            kind: kind.to_string(),
+            message: message.to_string(),
+            hint: None,
+            selector: None,
+            location: None,
+            compile: false,
+            diagnostics: Vec::new(),
+            badarith: false,
+        }
+    }
+
+    /// A compile error from diagnostics (the first error's message).
+    pub fn compile(path: &str, src: &str, diags: Vec<Diagnostic>) -> BtError {
+        let first = diags.iter().find(|d| d.is_error()).or(diags.first());
+        let (message, hint, location) = match first {
+            Some(d) => {
+                let (l, c) = crate::diagnostic::line_col(src, d.span.start);
+                (d.message.clone(), d.hint.clone(), Some((path.to_string(), l, c)))
+            }
+            None => ("compile error".to_string(), None, None),
+        };
+        BtError {
+            class_name: "CompileError".to_string(),
+            kind: "compile_error".to_string(),
+            message,
+            hint,
+            selector: None,
+            location,
+            compile: true,
+            diagnostics: diags,
+            badarith: false,
+        }
+    }
+
+    /// `ClassName (kind): message` plus `Hint: …` (3.5), without the location.
+    pub fn report(&self) -> String {
+        let mut s = if self.compile {
+            format!("error: {}", self.message)
+        } else {
+            format!("{} ({}): {}", self.class_name, self.kind, self.message)
+        };
+        if let Some(h) = &self.hint {
+            s.push_str(&format!("\nHint: {h}"));
+        }
+        s
+    }
+
+    /// The report with `FILE:LINE:COL: ` in front when the location is known.
+    pub fn report_with_location(&self) -> String {
+        match &self.location {
+            Some((f, l, c)) => format!("{f}:{l}:{c}: {}", self.report()),
+            None => self.report(),
+        }
+    }
+
+    /// `Some(code)` when the error is a `Program exit:` request.
+    pub fn exit_code(&self) -> Option<i32> {
+        if self.kind == "exit" && self.class_name == "ProgramExit" {
+            self.message.parse().ok()
+        } else {
+            None
+        }
+    }
+}
+
 /// What loading a set of files produced.
 #[derive(Clone, Debug, Default)]
 pub struct LoadReport {
@@ -59,22 +138,230 @@ pub struct LoadReport {
     pub error: Option<BtError>,
 }
 
-pub struct Vm {}
+pub struct Vm {
+    pub prog: Arc<Program>,
+    session: Mutex<Session>,
+    ctx: Mutex<Option<Ctx>>,
+    /// Problems loading the built-in library (should be empty).
+    pub stdlib_warnings: Vec<String>,
+}
+
+/// Converts an unwind reaching the top into a BtError (a `Program exit:` becomes a
+/// `ProgramExit` error whose message is the status).
+fn top_error(ctx: &mut Ctx, u: Unwind) -> BtError {
+    if let Some(code) = u.exit_code() {
+        return BtError::simple("ProgramExit", "exit", &code.to_string());
+    }
+    to_bt_error(ctx, u)
+}
+
+fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
+    crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
+}
 
 impl Vm {
-    pub fn new(_opts: VmOptions) -> Vm {
-        todo!()
+    pub fn new(opts: VmOptions) -> Vm {
+        let prog = Arc::new(Program::bootstrap(opts));
+        let mut vm = Vm {
+            prog: prog.clone(),
+            session: Mutex::new(Session::default()),
+            ctx: Mutex::new(Some(Ctx::new(prog))),
+            stdlib_warnings: Vec::new(),
+        };
+        vm.stdlib_warnings = vm.load_stdlib();
+        vm
     }
+
+    /// Runs `f` with the main process context on the evaluation thread.
+    pub fn run<R: Send>(&self, f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send) -> R {
+        let mut ctx = self.ctx.lock().take().unwrap_or_else(|| Ctx::new(self.prog.clone()));
+        let mut session = self.session.lock();
+        let sess: &mut Session = &mut session;
+        let out = std::thread::scope(|s| {
+            let c = &mut ctx;
+            let spawned = std::thread::Builder::new().name("bt-eval".into()).stack_size(EVAL_STACK).spawn_scoped(
+                s,
+                move || {
+                    c.set_native_stack_here(EVAL_STACK);
+                    let r = f(c, sess);
+                    c.stack_limit = 0;
+                    r
+                },
+            );
+            match spawned {
+                Ok(h) => h.join().map_err(|_| ()),
+                Err(_) => Err(()),
+            }
+        });
+        match out {
+            Ok(r) => {
+                *self.ctx.lock() = Some(ctx);
+                r
+            }
+            Err(()) => {
+                // The evaluation thread panicked or could not start: the context may be
+                // inconsistent, so start a fresh one and report.
+                *self.ctx.lock() = Some(Ctx::new(self.prog.clone()));
+                panic!("bt: internal error in the evaluator");
+            }
+        }
+    }
+
+    fn load_stdlib(&self) -> Vec<String> {
+        let units: Vec<SourceUnit> = crate::interp::stdlib::FILES
+            .iter()
+            .map(|(name, src)| {
+                let (module, _diags) =
+                    crate::syntax::parse_with(src, crate::syntax::Options { allow_primitives: true });
+                SourceUnit {
+                    path: format!("stdlib/{name}"),
+                    src: src.to_string(),
+                    module,
+                    file: crate::interp::eval::code::NO_FILE,
+                    stdlib: true,
+                }
+            })
+            .collect();
+        let report = self.load_parsed(units, true);
+        let mut w: Vec<String> = report.warnings.into_iter().map(|(f, m)| format!("{f}: {m}")).collect();
+        if let Some(e) = report.error {
+            w.push(e.report());
+        }
+        w
+    }
+
     /// Loads files as one unit: all declarations first, then statements in the order given.
-    pub fn load_unit(&self, _files: &[(String, String)]) -> LoadReport {
-        todo!()
+    pub fn load_unit(&self, files: &[(String, String)]) -> LoadReport {
+        let mut report = LoadReport::default();
+        let mut units = Vec::new();
+        for (path, src) in files {
+            let (module, diags) = crate::syntax::parse(src);
+            if diags.iter().any(|d| d.is_error()) {
+                report.warnings.push((path.clone(), render(path, src, &diags)));
+                continue;
+            }
+            let others: Vec<Diagnostic> = diags.into_iter().filter(|d| !d.is_error()).collect();
+            if !others.is_empty() {
+                report.findings.push(render(path, src, &others));
+            }
+            let file = self.prog.add_file(path, src);
+            units.push(SourceUnit { path: path.clone(), src: src.clone(), module, file, stdlib: false });
+        }
+        let r = self.load_parsed(units, false);
+        report.warnings.extend(r.warnings);
+        report.findings.extend(r.findings);
+        report.error = report.error.or(r.error);
+        report
     }
-    /// Evaluates one REPL input / btscript expression; top-level bindings persist.
-    pub fn eval(&self, _path: &str, _src: &str) -> Result<Value, BtError> {
-        todo!()
+
+    fn load_parsed(&self, units: Vec<SourceUnit>, stdlib: bool) -> LoadReport {
+        let prog = self.prog.clone();
+        self.run(move |ctx, session| {
+            let mut report = LoadReport::default();
+            let inst = loader::install_declarations(&prog, &units);
+            for p in &inst.problems {
+                report.warnings.push((p.path.clone(), render(&p.path, &p.src, &p.diagnostics)));
+            }
+            for (path, e) in loader::init_class_state(ctx, &units, &inst) {
+                let err = top_error(ctx, e);
+                report.warnings.push((path, err.report_with_location()));
+                report.error.get_or_insert(err);
+            }
+            for &fi in &inst.ok_files {
+                let u = &units[fi];
+                let code = match loader::lower_statements(&prog, u, session) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => continue,
+                    Err(d) => {
+                        report.warnings.push((u.path.clone(), render(&u.path, &u.src, &d)));
+                        if !stdlib {
+                            report.error.get_or_insert(BtError::compile(&u.path, &u.src, d));
+                        }
+                        continue;
+                    }
+                };
+                if let Err(e) = loader::run_statements(ctx, &code, session, false) {
+                    let err = top_error(ctx, e);
+                    report.warnings.push((u.path.clone(), err.report_with_location()));
+                    let exit = err.exit_code().is_some();
+                    report.error.get_or_insert(err);
+                    if exit {
+                        break;
+                    }
+                }
+            }
+            report
+        })
     }
+
+    /// Evaluates one REPL input / btscript expression; top-level bindings persist. An input
+    /// that raises leaves the bindings as they were.
+    pub fn eval(&self, path: &str, src: &str) -> Result<Value, BtError> {
+        let (module, diags) = crate::syntax::parse(src);
+        if diags.iter().any(|d| d.is_error()) {
+            return Err(BtError::compile(path, src, diags));
+        }
+        let file = self.prog.add_file(path, src);
+        let unit = SourceUnit { path: path.to_string(), src: src.to_string(), module, file, stdlib: false };
+        let prog = self.prog.clone();
+        let path = path.to_string();
+        let src = src.to_string();
+        self.run(move |ctx, session| {
+            let units = vec![unit];
+            let mut inst = loader::install_declarations(&prog, &units);
+            if !inst.problems.is_empty() {
+                let p = inst.problems.remove(0);
+                return Err(BtError::compile(&path, &src, p.diagnostics));
+            }
+            if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst).into_iter().next() {
+                return Err(top_error(ctx, e));
+            }
+            let code = match loader::lower_statements(&prog, &units[0], session) {
+                Ok(Some(c)) => c,
+                Ok(None) => return Ok(Value::Nil),
+                Err(d) => return Err(BtError::compile(&path, &src, d)),
+            };
+            loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
+        })
+    }
+
     /// Top-level display (LANGUAGE.md 10.3).
-    pub fn display(&self, _v: &Value) -> String {
-        todo!()
+    pub fn display(&self, v: &Value) -> String {
+        let v = v.clone();
+        self.run(move |ctx, _| match crate::interp::print::top_display(ctx, &v) {
+            Ok(s) => s,
+            Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
+        })
+    }
+
+    /// `System arguments` and `Program commandName`.
+    pub fn set_args(&self, command: &str, args: Vec<String>) {
+        *self.prog.args.write() = args;
+        *self.prog.command_name.write() = command.to_string();
+    }
+
+    /// Redirects program output (Transcript, `show:`).
+    pub fn set_output(&self, sink: crate::interp::program::OutputSink) {
+        *self.prog.out.lock() = sink;
+    }
+
+    /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
+    pub fn send_to_class(&self, class: &str, sel: &str, args: Vec<Value>) -> Result<Value, BtError> {
+        let prog = self.prog.clone();
+        let class = class.to_string();
+        let sel = sel.to_string();
+        self.run(move |ctx, _| {
+            let Some(c) = prog.class_named(&class) else {
+                return Err(BtError::simple("RuntimeError", "class_not_found", &format!("Class '{class}' not found")));
+            };
+            ctx.send(&Value::Class(c), crate::interp::value::Sym::new(&sel), &args).map_err(|e| top_error(ctx, e))
+        })
+    }
+
+    /// The names of the current top-level bindings (REPL completion, tests).
+    pub fn binding_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self.session.lock().cells.keys().map(|s| s.as_str().to_string()).collect();
+        v.sort();
+        v
     }
 }

@@ -147,7 +147,15 @@ impl<'y> Cx<'y> {
 
     fn deadline(&self, t: Timeout) -> Option<u64> {
         match t {
-            Timeout::Ms(ms) => Some(self.rt.0.clock.now_ms().saturating_add(ms)),
+            Timeout::Ms(ms) => {
+                let clock = &self.rt.0.clock;
+                Some(
+                    clock
+                        .now_ms()
+                        .saturating_add(ms)
+                        .saturating_add(clock.slack_ms()),
+                )
+            }
             Timeout::Infinity => None,
         }
     }

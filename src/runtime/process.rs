@@ -503,3 +503,16 @@ pub(crate) fn panic_message(e: &Box<dyn std::any::Any + Send>) -> String {
         "panic".to_owned()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle actor is this record plus its state and a process-table entry (target: under
+    /// 1 KiB in all). Think before growing it: rarely used data goes in `Extras`.
+    #[test]
+    fn idle_process_record_stays_small() {
+        let size = std::mem::size_of::<Proc>();
+        assert!(size <= 224, "Proc is {size} bytes");
+    }
+}

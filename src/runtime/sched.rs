@@ -75,6 +75,8 @@ pub(crate) struct Shared {
     pub live_cos: AtomicUsize,
     pub max_cos: usize,
     stack_waiters: Mutex<VecDeque<ProcRef>>,
+    /// Length of `stack_waiters`, read without the lock on the hot path.
+    stack_waiting: AtomicUsize,
     /// Live processes by (service, number): spawn order within each kind.
     pub procs: Mutex<BTreeMap<(bool, u64), ProcRef>>,
     next_number: AtomicU64,
@@ -105,6 +107,7 @@ impl Shared {
             live_cos: AtomicUsize::new(0),
             max_cos,
             stack_waiters: Mutex::new(VecDeque::new()),
+            stack_waiting: AtomicUsize::new(0),
             procs: Mutex::new(BTreeMap::new()),
             next_number: AtomicU64::new(1),
             next_service: AtomicU64::new(1),
@@ -275,6 +278,22 @@ impl Shared {
         Ok(p)
     }
 
+    fn defer_for_stack(&self, p: ProcRef) {
+        let mut q = self.stack_waiters.lock();
+        q.push_back(p);
+        self.stack_waiting.store(q.len(), Ordering::SeqCst);
+    }
+
+    fn next_stack_waiter(&self) -> Option<ProcRef> {
+        if self.stack_waiting.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let mut q = self.stack_waiters.lock();
+        let p = q.pop_front();
+        self.stack_waiting.store(q.len(), Ordering::SeqCst);
+        p
+    }
+
     /// Runs `f` in a fresh task process (monitor callbacks, timers).
     pub fn spawn_callback(&self, label: &'static str, f: TaskFn) {
         let opts = SpawnOpts {
@@ -327,7 +346,7 @@ impl Worker {
         CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
         while !self.shared.shutdown.load(Ordering::Acquire) {
             self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks % 64 == 0 {
+            if self.ticks.is_multiple_of(64) {
                 let now = self.shared.clock.now_ms();
                 self.check_deadlines(now);
             }
@@ -349,7 +368,7 @@ impl Worker {
 
     fn next_task(&mut self) -> Option<Task> {
         let sh = &self.shared;
-        if self.ticks % 61 == 0 {
+        if self.ticks.is_multiple_of(61) {
             if let Some(p) = sh.injector.lock().pop_front() {
                 return Some(Task::Run(p));
             }
@@ -391,9 +410,9 @@ impl Worker {
         let sh = self.shared.clone();
         let now = sh.clock.now_ms();
         self.check_deadlines(now);
-        let waiting_for_stack = !sh.stack_waiters.lock().is_empty();
+        let waiting_for_stack = sh.stack_waiting.load(Ordering::SeqCst) > 0;
         if waiting_for_stack && sh.live_cos.load(Ordering::SeqCst) < sh.max_cos {
-            if let Some(p) = sh.stack_waiters.lock().pop_front() {
+            if let Some(p) = sh.next_stack_waiter() {
                 self.start(p);
                 return;
             }
@@ -447,7 +466,7 @@ impl Worker {
         let sh = self.shared.clone();
         if sh.live_cos.fetch_add(1, Ordering::SeqCst) >= sh.max_cos {
             sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-            sh.stack_waiters.lock().push_back(p);
+            sh.defer_for_stack(p);
             return;
         }
         let stack = match self.pool.pop() {
@@ -460,7 +479,7 @@ impl Worker {
                         (sh.cfg.log)(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
                     }
                     self.retire_count();
-                    sh.stack_waiters.lock().push_back(p);
+                    sh.defer_for_stack(p);
                     return;
                 }
             },
@@ -554,7 +573,7 @@ impl Worker {
         s.timeout = None;
         self.free.push(slot);
         self.retire_count();
-        if let Some(p) = self.shared.stack_waiters.lock().pop_front() {
+        if let Some(p) = self.shared.next_stack_waiter() {
             self.shared.workers[self.id]
                 .q
                 .lock()

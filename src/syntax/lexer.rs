@@ -349,7 +349,17 @@ pub(crate) fn lex_string(lex: &mut Lx) -> Result<(), LexError> {
 
 /// Scans a string body starting after the opening quote; answers the index just past the
 /// closing quote, or `Err(len)` when the input ends first.
-pub(crate) fn scan_string(b: &[u8], mut i: usize, interp: bool) -> Result<usize, usize> {
+pub(crate) fn scan_string(b: &[u8], i: usize, interp: bool) -> Result<usize, usize> {
+    scan_string_at(b, i, interp, 0)
+}
+
+/// Strings nested in interpolations deeper than this are treated as unterminated.
+const MAX_STRING_NESTING: u32 = 32;
+
+fn scan_string_at(b: &[u8], mut i: usize, interp: bool, depth: u32) -> Result<usize, usize> {
+    if depth > MAX_STRING_NESTING {
+        return Err(b.len());
+    }
     while i < b.len() {
         match b[i] {
             b'"' => {
@@ -360,7 +370,7 @@ pub(crate) fn scan_string(b: &[u8], mut i: usize, interp: bool) -> Result<usize,
                 }
             }
             b'\\' => i += 2,
-            b'{' if interp => match scan_interp(b, i + 1) {
+            b'{' if interp => match scan_interp_at(b, i + 1, depth + 1) {
                 Some(j) => i = j + 1,
                 None => return Err(b.len()),
             },
@@ -371,7 +381,11 @@ pub(crate) fn scan_string(b: &[u8], mut i: usize, interp: bool) -> Result<usize,
 }
 
 /// Scans an interpolation starting after its `{`; answers the index of the matching `}`.
-pub(crate) fn scan_interp(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn scan_interp(b: &[u8], i: usize) -> Option<usize> {
+    scan_interp_at(b, i, 0)
+}
+
+fn scan_interp_at(b: &[u8], mut i: usize, nesting: u32) -> Option<usize> {
     let mut depth = 1usize;
     while i < b.len() {
         match b[i] {
@@ -386,7 +400,7 @@ pub(crate) fn scan_interp(b: &[u8], mut i: usize) -> Option<usize> {
                 }
                 i += 1;
             }
-            b'"' => match scan_string(b, i + 1, true) {
+            b'"' => match scan_string_at(b, i + 1, true, nesting + 1) {
                 Ok(j) => i = j,
                 Err(_) => return None,
             },

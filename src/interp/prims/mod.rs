@@ -1,26 +1,46 @@
-//! Primitive tables: Rust functions bound to stdlib selectors, one module per class family.
+//! Primitive tables: Rust functions bound to selectors of built-in classes.
 //!
-//! Each module exposes `pub fn register(p: &mut Prims)`; [`register_all`] calls them all.
-//! (interp-core owns this file and may reshape it.)
-
-use crate::interp::eval::Prims;
+//! Each module exposes `pub fn register(p: &mut Prims)`; [`register_all`] calls them all when
+//! the class table is built. The stdlib (`stdlib/*.bt`) may bind a primitive explicitly with
+//! `sel => @primitive name`; every registered primitive is also installed directly.
+//! Modules registered later win on a clash, so the owners of a class register after the
+//! generic fallbacks here.
 
 pub mod binary;
+pub mod block;
+pub mod boolean;
 pub mod character;
+pub mod class;
 pub mod codec;
 pub mod collections;
+pub mod exception;
 pub mod fault;
 pub mod float;
 pub mod integer;
 pub mod num;
 pub mod number;
+pub mod object;
+pub mod reflection;
 pub mod string;
 pub mod string_regex;
 pub mod symbol;
 pub mod text;
 
-/// Registers the primitives of numbers, Characters, Strings, Symbols and Binaries.
+#[cfg(test)]
+mod stdlib_tests;
+
+use crate::interp::eval::{Ctx, Prims, Unwind};
+use crate::interp::value::{ClassRef, Sym, Value};
+
+/// Registers every primitive module.
 pub fn register_all(p: &mut Prims) {
+    object::register(p);
+    boolean::register(p);
+    block::register(p);
+    exception::register(p);
+    class::register(p);
+    reflection::register(p);
+    // Class families register after the generic fallbacks above, so theirs win.
     number::register(p);
     integer::register(p);
     float::register(p);
@@ -32,5 +52,59 @@ pub fn register_all(p: &mut Prims) {
     collections::register(p);
 }
 
-#[cfg(test)]
-mod stdlib_tests;
+/// A Symbol argument (a String is accepted too).
+pub fn sym_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<Sym, Unwind> {
+    match v {
+        Value::Symbol(s) => Ok(*s),
+        Value::Str(s) => Ok(Sym::new(s)),
+        other => {
+            let n = ctx.class_name_of(other);
+            Err(ctx.type_err(format!("{what} must be a Symbol, not {n}")))
+        }
+    }
+}
+
+/// A class argument.
+pub fn class_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<ClassRef, Unwind> {
+    match v {
+        Value::Class(c) => Ok(c.clone()),
+        other => {
+            let n = ctx.class_name_of(other);
+            Err(ctx.type_err(format!("{what} must be a class, not {n}")))
+        }
+    }
+}
+
+/// The elements of a List, Array or Tuple argument.
+pub fn seq_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<Vec<Value>, Unwind> {
+    match v {
+        Value::List(l) | Value::Array(l) => Ok(l.iter().cloned().collect()),
+        Value::Tuple(t) => Ok(t.iter().cloned().collect()),
+        other => {
+            let n = ctx.class_name_of(other);
+            Err(ctx.type_err(format!("{what} must be a List or Array, not {n}")))
+        }
+    }
+}
+
+/// A block argument's value (called with no arguments), or the argument itself.
+pub fn value_of(ctx: &mut Ctx, v: &Value) -> Result<Value, Unwind> {
+    match v {
+        Value::Block(_) => ctx.call_block(v, &[]),
+        other => Ok(other.clone()),
+    }
+}
+
+/// Calls a block with the receiver when it takes one parameter, else with none.
+pub fn value_with_optional(ctx: &mut Ctx, block: &Value, arg: &Value) -> Result<Value, Unwind> {
+    match block {
+        Value::Block(b) if b.arity() == 1 => ctx.call_block(block, std::slice::from_ref(arg)),
+        Value::Block(_) => ctx.call_block(block, &[]),
+        other => Ok(other.clone()),
+    }
+}
+
+/// A List of Symbols.
+pub fn sym_list(syms: impl IntoIterator<Item = Sym>) -> Value {
+    Value::list(syms.into_iter().map(Value::Symbol))
+}

@@ -323,7 +323,7 @@ pub fn int_pow(x: Num, e: u64) -> Res {
     }
     match x {
         Num::I(0) | Num::I(1) => return Ok(Value::Int(x.signum())),
-        Num::I(-1) => return Ok(Value::Int(if e % 2 == 0 { 1 } else { -1 })),
+        Num::I(-1) => return Ok(Value::Int(if e.is_multiple_of(2) { 1 } else { -1 })),
         Num::I(i) => {
             if let Ok(e32) = u32::try_from(e) {
                 if let Some(r) = i.checked_pow(e32) {
@@ -771,11 +771,11 @@ mod tests {
         );
         assert_eq!(
             show(round_to(
-                &Value::Float(3.14159),
+                &Value::Float(2.34567),
                 &Value::Float(0.5),
                 Round::Nearest
             )),
-            "3.0"
+            "2.5"
         );
         assert_eq!(
             show(round_to(&Value::Int(3), &Value::Int(0), Round::Nearest)),

@@ -186,6 +186,17 @@ unary_prim! {
     as_hex => |r| Ok(Value::str(codec::hex_encode(recv(r)?.as_bytes())));
     as_base64 => |r| Ok(Value::str(codec::base64_encode(recv(r)?.as_bytes())));
     as_base64url => |r| Ok(Value::str(codec::base64url_encode(recv(r)?.as_bytes())));
+    as_character => |r| {
+        let s = recv(r)?;
+        let mut cs = s.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) => Ok(Value::Char(c)),
+            _ => Err(Fault::Type(format!(
+                "asCharacter expects a one-character String, got {}",
+                crate::interp::print::quote_string(s)
+            ))),
+        }
+    };
 }
 
 binary_prim! {
@@ -221,6 +232,37 @@ binary_prim! {
         out.extend_from_slice(bytes_arg("concat:", a)?);
         Ok(bytes_value(out))
     };
+}
+
+fn from_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let (s, e) = (int_arg("from:to:", &a[0])?, int_arg("from:to:", &a[1])?);
+        Ok(Value::str(text::g_from_to(recv(r)?, s, e)?))
+    };
+    lift(ctx, f())
+}
+
+fn copy_from_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let (s, e) = (
+            int_arg("copyFrom:to:", &a[0])?,
+            int_arg("copyFrom:to:", &a[1])?,
+        );
+        Ok(Value::str(text::g_copy_from_to(recv(r)?, s, e)?))
+    };
+    lift(ctx, f())
+}
+
+/// `contains:` — a Block tests the graphemes (as `anySatisfy:`); a String or Character is
+/// searched for as a substring.
+fn contains(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    match &a[0] {
+        Value::Block(_) => any_satisfy(ctx, r, a),
+        other => {
+            let f = || text_op("contains:", r, other, |s, t| s.contains(t));
+            lift(ctx, f())
+        }
+    }
 }
 
 fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -535,6 +577,12 @@ pub fn register(p: &mut Prims) {
         ("last:", last_n),
         ("allButFirst", all_but_first),
         ("allButLast", all_but_last),
+        ("from:to:", from_to),
+        ("copyFrom:to:", copy_from_to),
+        ("asCharacter", as_character),
+        ("contains:", contains),
+        ("withIndexDo:", each_with_index),
+        ("asUtf8", as_binary),
         ("indexOf:", index_of),
         ("take:", take),
         ("drop:", drop),
@@ -548,6 +596,7 @@ pub fn register(p: &mut Prims) {
         ("asLowercase", lowercase),
         ("capitalize", capitalize),
         ("trim", trim),
+        ("trimSeparators", trim),
         ("trimLeft", trim_left),
         ("trimRight", trim_right),
         ("reverse", reverse),

@@ -100,6 +100,38 @@ pub fn g_last_n(s: &str, n: i64) -> &str {
     g_drop(s, len as i64 - n.max(0))
 }
 
+/// `from: start to: end` (1-based, inclusive): start < 1 raises `index_out_of_bounds`, the
+/// end is clamped to the size, and end < start gives the empty String.
+pub fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+    let len = g_len(s) as i64;
+    if start < 1 {
+        return Err(Fault::index(start, len as usize));
+    }
+    let end = end.min(len);
+    if end < start {
+        return Ok("");
+    }
+    Ok(g_take(g_drop(s, start - 1), end - start + 1))
+}
+
+/// `copyFrom: start to: end` (1-based, inclusive, strict): both ends must lie in 1..size
+/// unless the range is empty (end = start - 1).
+pub fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+    let len = g_len(s) as i64;
+    if end == start - 1 && start >= 1 && start <= len + 1 {
+        return Ok("");
+    }
+    for i in [start, end] {
+        if i < 1 || i > len {
+            return Err(Fault::index(i, len as usize));
+        }
+    }
+    if end < start {
+        return Ok("");
+    }
+    Ok(g_take(g_drop(s, start - 1), end - start + 1))
+}
+
 /// `reverse` by graphemes.
 pub fn g_reverse(s: &str) -> String {
     s.graphemes(true).rev().collect()
@@ -356,6 +388,14 @@ mod tests {
         assert_eq!(g_drop("abc", 10), "");
         assert_eq!(g_take("abc", -1), "");
         assert_eq!(g_last_n("abcdef", 2), "ef");
+        assert_eq!(g_from_to("hello", 2, 4).unwrap(), "ell");
+        assert_eq!(g_from_to("hello", 2, 99).unwrap(), "ello");
+        assert_eq!(g_from_to("hello", 4, 2).unwrap(), "");
+        assert_eq!(g_from_to("hello", 0, 2), Err(Fault::index(0, 5)));
+        assert_eq!(g_copy_from_to("hello", 2, 4).unwrap(), "ell");
+        assert_eq!(g_copy_from_to("hello", 3, 2).unwrap(), "");
+        assert_eq!(g_copy_from_to("hello", 2, 6), Err(Fault::index(6, 5)));
+        assert_eq!(g_copy_from_to(&s, 4, 5).unwrap(), format!("{E_ACUTE}!"));
         assert_eq!(g_reverse(&s), format!("!{E_ACUTE}fac"));
         assert_eq!(g_reverse("a\r\nb"), "b\r\na");
     }

@@ -1,0 +1,302 @@
+//! The lowered form the evaluator walks (DESIGN.md §3 "lowering").
+//!
+//! Locals are resolved to slots: a variable no inner block captures lives in a stack slot
+//! (`VarRef::Local`); a captured one lives in a heap cell shared with the closures
+//! (`VarRef::Cell` in the declaring activation, `VarRef::Upval` inside the blocks). Selectors are
+//! interned. The literal blocks of the control-flow selectors (2.6) are inlined into dedicated
+//! nodes, so they add no activation. Big variants are boxed to keep [`Node`] small.
+
+use std::sync::Arc;
+
+use crate::interp::value::{Sym, Value};
+
+/// A source position: file id (index in the program's file table) and byte offset.
+/// `file == NO_FILE` marks library code, whose sends are not reported as error locations.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Loc {
+    pub file: u32,
+    pub pos: u32,
+}
+
+pub const NO_FILE: u32 = u32::MAX;
+
+/// Where a variable lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VarRef {
+    /// A stack slot of the current activation.
+    Local(u32),
+    /// A cell owned by the current activation (captured by an inner block).
+    Cell(u32),
+    /// A cell captured from an enclosing activation.
+    Upval(u32),
+    /// Not yet resolved (only during lowering).
+    Pending(u32),
+}
+
+/// How a closure obtains each captured cell when it is created.
+#[derive(Clone, Copy, Debug)]
+pub enum UpvalSrc {
+    Cell(u32),
+    Upval(u32),
+}
+
+/// A function body: a method, a block, a top-level unit or a field default.
+#[derive(Debug, Default)]
+pub struct FnCode {
+    pub nparams: u32,
+    /// Stack slots including the parameters (which come first).
+    pub nslots: u32,
+    pub ncells: u32,
+    /// Parameters that are captured: (param slot, cell index); copied into cells on entry.
+    pub param_cells: Vec<(u32, u32)>,
+    pub upvals: Vec<UpvalSrc>,
+    /// Where `self` lives when the method rebinds it (TestCase `self.x :=`, 2.7).
+    pub self_var: Option<VarRef>,
+    /// Top-level units: the binding name of each cell (cells are session bindings).
+    pub toplevel_names: Vec<Sym>,
+    pub body: Node,
+    /// Lowering id (only meaningful while lowering).
+    pub fid: u32,
+    /// True when the body reads or writes class state (class methods; 5.4 atomicity).
+    pub touches_class_state: bool,
+}
+
+/// One compiled method.
+#[derive(Debug)]
+pub struct CompiledMethod {
+    pub selector: Sym,
+    pub code: Arc<FnCode>,
+    pub class_side: bool,
+    pub source: String,
+    pub doc: Option<String>,
+    pub sealed: bool,
+}
+
+#[derive(Debug)]
+pub struct SendNode {
+    pub recv: Node,
+    pub sel: Sym,
+    pub args: Vec<Node>,
+    pub loc: Loc,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinOp {
+    Add,
+    Sub,
+    Mul,
+    Lt,
+    Gt,
+    Le,
+    Ge,
+    Eq,
+    Ne,
+    StrictEq,
+    StrictNe,
+    Rem,
+}
+
+#[derive(Debug)]
+pub struct BinNode {
+    pub op: BinOp,
+    pub lhs: Node,
+    pub rhs: Node,
+    pub sel: Sym,
+    pub loc: Loc,
+}
+
+#[derive(Debug)]
+pub struct CascadeNode {
+    pub recv: Node,
+    /// (selector, args, loc) of every part, first message first.
+    pub parts: Vec<(Sym, Vec<Node>, Loc)>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum IfKind {
+    IfTrue,
+    IfFalse,
+    IfTrueIfFalse,
+    And,
+    Or,
+}
+
+#[derive(Debug)]
+pub struct IfNode {
+    pub kind: IfKind,
+    pub recv: Node,
+    pub a: Node,
+    pub b: Node,
+    pub sel: Sym,
+    pub loc: Loc,
+}
+
+#[derive(Debug)]
+pub struct IfNilNode {
+    pub recv: Node,
+    /// Branch taken for nil (None: answer nil / the receiver as 5.11 says).
+    pub if_nil: Option<Node>,
+    /// Branch taken for non-nil, with the optional parameter bound to the receiver.
+    pub if_not_nil: Option<(Option<VarRef>, Node)>,
+}
+
+#[derive(Debug)]
+pub struct WhileNode {
+    pub cond: Node,
+    pub body: Node,
+    pub while_true: bool,
+    pub sel: Sym,
+    pub loc: Loc,
+}
+
+#[derive(Debug)]
+pub struct ToDoNode {
+    pub from: Node,
+    pub to: Node,
+    pub by: Option<Node>,
+    pub var: Option<VarRef>,
+    pub body: Node,
+    pub loc: Loc,
+}
+
+#[derive(Debug)]
+pub struct TimesNode {
+    pub count: Node,
+    pub body: Node,
+    pub loc: Loc,
+}
+
+/// How `self.name` is read/written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FieldMode {
+    /// A Value instance's field (read only).
+    Value,
+    /// Rebinding copy of `self` (TestCase).
+    Rebind,
+    /// The running actor's state slot.
+    Actor,
+    /// A class variable (class-side methods).
+    ClassVar,
+}
+
+#[derive(Debug)]
+pub struct FieldNode {
+    pub name: Sym,
+    pub idx: u32,
+    pub mode: FieldMode,
+    /// The receiver (`self`, or the rebinding self variable).
+    pub recv: Node,
+    pub value: Option<Node>,
+    pub loc: Loc,
+}
+
+#[derive(Debug)]
+pub enum TypeTest {
+    Any,
+    Nil,
+    Class(Sym),
+    Union(Vec<TypeTest>),
+}
+
+#[derive(Debug)]
+pub struct BinSeg {
+    pub kind: BinSegKind,
+    pub bits: u32,
+    pub little: bool,
+    pub signed: bool,
+}
+
+#[derive(Debug)]
+pub enum BinSegKind {
+    /// Integer segment bound to a variable (or `_` = None).
+    Int(Option<(VarRef, bool)>),
+    /// A literal integer segment.
+    Lit(i64),
+    /// The remaining bytes.
+    Rest(Option<(VarRef, bool)>),
+    /// One UTF-8 code point.
+    Utf8(Option<(VarRef, bool)>),
+}
+
+/// A lowered pattern. `bool` in bindings: true on the first occurrence (binds), false on a
+/// repeated occurrence (compares with `=:=`).
+#[derive(Debug)]
+pub enum Pat {
+    Wild,
+    Lit(Value),
+    Nil,
+    Bind(VarRef, bool),
+    Typed(Option<(VarRef, bool)>, TypeTest),
+    Tuple(Vec<Pat>),
+    Array(Vec<Pat>, Option<(VarRef, bool)>),
+    List(Vec<Pat>, Option<(VarRef, bool)>),
+    Dict(Vec<(Value, Pat)>),
+    ResultOk(Box<Pat>),
+    ResultErr(Box<Pat>),
+    Binary(Vec<BinSeg>),
+}
+
+#[derive(Debug)]
+pub struct Arm {
+    pub pat: Pat,
+    pub guard: Option<Node>,
+    pub body: Node,
+}
+
+#[derive(Debug)]
+pub struct MatchNode {
+    pub recv: Node,
+    pub arms: Vec<Arm>,
+    pub loc: Loc,
+}
+
+#[derive(Debug)]
+pub enum InterpPart {
+    Lit(String),
+    Expr(Node),
+}
+
+#[derive(Debug, Default)]
+pub enum Node {
+    #[default]
+    Nil,
+    Const(Value),
+    SelfRef,
+    Var(VarRef),
+    SetVar(VarRef, Box<Node>),
+    /// A capitalised name resolved when the statement runs (class, `Transcript`).
+    Global(Sym, Loc),
+    Field(Box<FieldNode>),
+    Send(Box<SendNode>),
+    /// `super sel …`: the receiver node is `self` (or the rebinding self variable).
+    Super(Box<SendNode>),
+    /// A statement `recv msg!`.
+    Cast(Box<SendNode>),
+    Bin(Box<BinNode>),
+    Cascade(Box<CascadeNode>),
+    Block(Arc<FnCode>),
+    List(Vec<Node>),
+    Array(Vec<Node>),
+    Dict(Vec<(Node, Node)>),
+    Cons(Box<(Node, Node, Loc)>),
+    Interp(Vec<InterpPart>),
+    Seq(Vec<Node>),
+    If(Box<IfNode>),
+    IfNil(Box<IfNilNode>),
+    While(Box<WhileNode>),
+    Repeat(Box<Node>),
+    ToDo(Box<ToDoNode>),
+    Times(Box<TimesNode>),
+    Match(Box<MatchNode>),
+    Destructure(Box<(Pat, Node, Loc)>),
+    /// `^ e` in a method body (or a top-level statement).
+    Return(Box<Node>),
+    /// `^ e` inside a block: returns from the home method if it is still running.
+    NlReturn(Box<Node>),
+}
+
+impl FnCode {
+    pub fn arity(&self) -> usize {
+        self.nparams as usize
+    }
+}

@@ -1,0 +1,496 @@
+//! Message dispatch: the per-process method cache, method and block activations, `super`,
+//! does-not-understand, value-class accessors and class-state atomicity.
+
+use std::sync::Arc;
+
+use crate::interp::eval::code::{CompiledMethod, FnCode};
+use crate::interp::eval::{
+    Activation, CacheEntry, Closure, Ctx, EvalResult, Frame, Method, Unwind, VarCell,
+};
+use crate::interp::value::{ClassRef, Instance, Sym, Value};
+
+/// Number of arguments a selector takes (`foo` 0, `+` 1, `at:put:` 2).
+pub fn sel_arity(sel: &str) -> usize {
+    let colons = sel.bytes().filter(|b| *b == b':').count();
+    if colons > 0 {
+        colons
+    } else if sel.bytes().next().map(|b| b.is_ascii_alphabetic() || b == b'_').unwrap_or(false) {
+        0
+    } else {
+        1
+    }
+}
+
+#[inline]
+fn cache_index(key: usize, sel: Sym) -> usize {
+    let h = (key >> 4) ^ (sel.0 as usize).wrapping_mul(0x9E37_79B9);
+    (h ^ (h >> 11)) & (super::CACHE_SIZE - 1)
+}
+
+impl Ctx {
+    /// The dispatch key of a receiver: class pointer, low bit set for class-side receivers.
+    #[inline]
+    fn dispatch_class<'v>(&'v self, v: &'v Value, tmp: &'v mut Option<ClassRef>) -> (&'v ClassRef, bool) {
+        let c = &self.prog.core;
+        match v {
+            Value::Nil => (&c.undefined, false),
+            Value::True => (&c.true_, false),
+            Value::False => (&c.false_, false),
+            Value::Int(_) | Value::BigInt(_) => (&c.integer, false),
+            Value::Float(_) => (&c.float, false),
+            Value::Char(_) => (&c.character, false),
+            Value::Symbol(_) => (&c.symbol, false),
+            Value::Str(_) => (&c.string, false),
+            Value::Binary(_) => (&c.binary, false),
+            Value::List(_) => (&c.list, false),
+            Value::Array(_) => (&c.array, false),
+            Value::Tuple(_) => (&c.tuple, false),
+            Value::Dict(_) => (&c.dictionary, false),
+            Value::Set(_) => (&c.set, false),
+            Value::Bag(_) => (&c.bag, false),
+            Value::Queue(_) => (&c.queue, false),
+            Value::Interval(_) => (&c.interval, false),
+            Value::Object(i) => (&i.class, false),
+            Value::Class(k) => (k, true),
+            Value::Meta(_) => (&c.metaclass, false),
+            Value::Block(_) => (&c.block, false),
+            Value::Native(n) => {
+                *tmp = Some(n.0.class());
+                (tmp.as_ref().unwrap_or(&c.object), false)
+            }
+        }
+    }
+
+    /// Uncached lookup for a class (and side).
+    pub(crate) fn lookup_in(&self, cls: &ClassRef, class_side: bool, sel: Sym) -> Option<(Method, ClassRef)> {
+        if class_side {
+            cls.lookup_class_side(sel).or_else(|| self.prog.core.class.lookup(sel))
+        } else {
+            cls.lookup(sel)
+        }
+    }
+
+    /// Cached lookup of `sel` for `recv`.
+    #[inline]
+    pub(crate) fn lookup(&mut self, recv: &Value, sel: Sym) -> Option<Arc<(Method, ClassRef)>> {
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if epoch != self.cache_epoch {
+            for e in self.cache.iter_mut() {
+                *e = CacheEntry { key: 0, sel: Sym(u32::MAX), cls: None, hit: None };
+            }
+            self.cache_epoch = epoch;
+        }
+        let mut tmp = None;
+        let (cls, side) = self.dispatch_class(recv, &mut tmp);
+        let key = Arc::as_ptr(cls) as usize | side as usize;
+        let idx = cache_index(key, sel);
+        let e = &self.cache[idx];
+        if e.key == key && e.sel == sel {
+            return e.hit.clone();
+        }
+        let cls = cls.clone();
+        let hit = self.lookup_in(&cls, side, sel).map(Arc::new);
+        self.cache[idx] = CacheEntry { key, sel, cls: Some(cls), hit: hit.clone() };
+        hit
+    }
+
+    pub(crate) fn send_impl(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> EvalResult {
+        self.tick()?;
+        match self.lookup(recv, sel) {
+            Some(hit) => self.call_method(&hit.0, &hit.1, recv, sel, args),
+            None => self.dnu(recv, sel, args),
+        }
+    }
+
+    /// Runs a looked-up method.
+    pub(crate) fn call_method(
+        &mut self,
+        m: &Method,
+        defc: &ClassRef,
+        recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> EvalResult {
+        match m {
+            Method::Compiled(cm) => {
+                if args.len() != cm.code.nparams as usize {
+                    return Err(self.arity_error(sel, args.len()));
+                }
+                self.invoke(cm, defc, recv, args)
+            }
+            Method::Prim(p) => {
+                if args.len() != sel_arity(sel.as_str()) {
+                    return Err(self.arity_error(sel, args.len()));
+                }
+                self.cur_sel = sel;
+                self.cur_cls = defc.name;
+                p(self, recv, args)
+            }
+            Method::Getter(i) => match recv {
+                Value::Object(inst) => Ok(inst.fields.get(*i as usize).cloned().unwrap_or(Value::Nil)),
+                _ => Ok(Value::Nil),
+            },
+            Method::Setter(i) => {
+                let Some(a) = args.first() else { return Err(self.arity_error(sel, 0)) };
+                match recv {
+                    Value::Object(inst) => {
+                        let mut fields = inst.fields.to_vec();
+                        if let Some(f) = fields.get_mut(*i as usize) {
+                            *f = a.clone();
+                        }
+                        Ok(Value::Object(Arc::new(Instance { class: inst.class.clone(), fields: fields.into_boxed_slice() })))
+                    }
+                    _ => Ok(recv.clone()),
+                }
+            }
+            Method::Constructor => match recv {
+                Value::Class(c) => {
+                    let c = c.clone();
+                    self.construct(&c, sel, args)
+                }
+                _ => Err(self.err("runtime_error", "constructor sent to a non-class")),
+            },
+        }
+    }
+
+    fn arity_error(&self, sel: Sym, got: usize) -> Unwind {
+        self.err(
+            "arity_mismatch",
+            format!(
+                "Wrong number of arguments: {} expects {} but was called with {}",
+                sel,
+                sel_arity(sel.as_str()),
+                got
+            ),
+        )
+    }
+
+    /// Enters one activation (depth and native stack checks).
+    #[inline]
+    pub(crate) fn enter(&mut self) -> Result<(), Unwind> {
+        if self.depth >= self.max_depth {
+            return Err(self.stack_overflow());
+        }
+        let marker = 0u8;
+        if (&marker as *const u8 as usize) < self.stack_limit {
+            return Err(self.stack_overflow());
+        }
+        self.depth += 1;
+        Ok(())
+    }
+
+    /// Sets up slots and cells for a function body; answers (slot base, cell base).
+    #[inline]
+    fn push_frame(&mut self, code: &FnCode, args: &[Value]) -> (usize, usize) {
+        let base = self.stack.len();
+        let cbase = self.cells.len();
+        self.stack.extend_from_slice(args);
+        self.stack.resize(base + code.nslots as usize, Value::Nil);
+        if code.ncells > 0 {
+            for _ in 0..code.ncells {
+                self.cells.push(Arc::new(VarCell::new(Value::Nil)));
+            }
+            for &(p, c) in &code.param_cells {
+                let v = self.stack[base + p as usize].clone();
+                *self.cells[cbase + c as usize].lock() = v;
+            }
+        }
+        (base, cbase)
+    }
+
+    #[inline]
+    fn pop_frame(&mut self, base: usize, cbase: usize) {
+        self.stack.truncate(base);
+        self.cells.truncate(cbase);
+    }
+
+    pub(crate) fn new_home(&mut self) -> u64 {
+        let h = self.next_home;
+        self.next_home += 1;
+        h
+    }
+
+    /// Runs a compiled method on `recv`.
+    pub(crate) fn invoke(
+        &mut self,
+        cm: &Arc<CompiledMethod>,
+        defc: &ClassRef,
+        recv: &Value,
+        args: &[Value],
+    ) -> EvalResult {
+        self.enter()?;
+        let code = &cm.code;
+        let (base, cbase) = self.push_frame(code, args);
+        let home = self.new_home();
+        self.acts.push(Activation { home, class: defc.name, sel: cm.selector, class_side: cm.class_side });
+        if let Some(sv) = code.self_var {
+            let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: cm.class_side };
+            self.set_var(&f, sv, recv.clone());
+        }
+        let r = if cm.class_side && code.touches_class_state {
+            self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
+        } else {
+            let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: cm.class_side };
+            self.exec(&code.body, &f)
+        };
+        self.acts.pop();
+        self.pop_frame(base, cbase);
+        self.depth -= 1;
+        match r {
+            Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+            r => r,
+        }
+    }
+
+    /// A class method touching class state: holds the class lock (re-entrant per process) and
+    /// rolls the class variables back if it raises (5.4).
+    #[allow(clippy::too_many_arguments)] // the parts of an activation
+    fn run_class_state_method(
+        &mut self,
+        code: &FnCode,
+        defc: &ClassRef,
+        recv: &Value,
+        base: usize,
+        cbase: usize,
+        home: u64,
+        side: bool,
+    ) -> EvalResult {
+        let target = match recv {
+            Value::Class(c) => c.clone(),
+            _ => defc.clone(),
+        };
+        let chain = target.chain();
+        self.lock_class(&target)?;
+        let snapshot: Vec<Vec<(Sym, Value)>> = chain.iter().map(|c| c.class_state.lock().clone()).collect();
+        let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: side };
+        let r = self.exec(&code.body, &f);
+        if let Err(Unwind::Error(_)) = &r {
+            for (c, s) in chain.iter().zip(snapshot) {
+                *c.class_state.lock() = s;
+            }
+        }
+        self.unlock_class(&target);
+        r
+    }
+
+    fn lock_class(&mut self, c: &ClassRef) -> Result<(), Unwind> {
+        let me = self.pid.wrapping_add(1);
+        loop {
+            {
+                let mut st = c.lock.state.lock();
+                if st.1 == 0 || st.0 == me {
+                    st.0 = me;
+                    st.1 += 1;
+                    return Ok(());
+                }
+            }
+            // Held by another process: let it run.
+            if let Some(h) = self.preempt.as_mut() {
+                h()?;
+            } else {
+                std::thread::yield_now();
+            }
+        }
+    }
+
+    fn unlock_class(&mut self, c: &ClassRef) {
+        let mut st = c.lock.state.lock();
+        if st.1 > 0 {
+            st.1 -= 1;
+        }
+        if st.1 == 0 {
+            st.0 = 0;
+        }
+    }
+
+    /// Runs a block closure.
+    pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> EvalResult {
+        let code = &c.code;
+        if args.len() != code.nparams as usize {
+            return Err(self.err(
+                "arity_mismatch",
+                format!(
+                    "Wrong number of arguments: block expects {} but was called with {}",
+                    code.nparams,
+                    args.len()
+                ),
+            ));
+        }
+        self.enter()?;
+        let (base, cbase) = self.push_frame(code, args);
+        let f = Frame {
+            recv: &c.recv,
+            base,
+            cbase,
+            upvals: &c.upvals,
+            home: c.home,
+            mclass: c.mclass.as_ref(),
+            mside: c.mside,
+        };
+        let r = self.exec(&code.body, &f);
+        self.pop_frame(base, cbase);
+        self.depth -= 1;
+        r
+    }
+
+    /// Is the method activation `home` still running in this process?
+    pub(crate) fn home_live(&self, home: u64) -> bool {
+        self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
+    }
+
+    /// `super sel args` from a method defined in `mclass` on side `mside`.
+    pub(crate) fn super_send(
+        &mut self,
+        mclass: Option<&ClassRef>,
+        mside: bool,
+        recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> EvalResult {
+        self.tick()?;
+        let found = match mclass {
+            None => None,
+            Some(mc) => {
+                if mside {
+                    match &mc.superclass {
+                        Some(s) => self.lookup_in(s, true, sel),
+                        None => self.prog.core.class.lookup(sel),
+                    }
+                } else {
+                    mc.superclass.as_ref().and_then(|s| s.lookup(sel))
+                }
+            }
+        };
+        match found {
+            Some((m, d)) => self.call_method(&m, &d, recv, sel, args),
+            None => self.dnu(recv, sel, args),
+        }
+    }
+
+    /// Does-not-understand: sends `doesNotUnderstand:args:` unless it is the default, in which
+    /// case the `does_not_understand` error is raised directly.
+    pub(crate) fn dnu(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> EvalResult {
+        let dsel = self.prog.syms.dnu;
+        if let Some(hit) = self.lookup(recv, dsel) {
+            if !hit.0.is_prim() {
+                let list = Value::list(args.iter().cloned());
+                return self.call_method(&hit.0, &hit.1, recv, dsel, &[Value::Symbol(sel), list]);
+            }
+        }
+        Err(self.dnu_error(recv, sel))
+    }
+
+    pub(crate) fn dnu_error(&self, recv: &Value, sel: Sym) -> Unwind {
+        let name = self.class_name_of(recv);
+        let cls = Sym::new(&name);
+        self.err_full(
+            "does_not_understand",
+            format!("{name} does not understand '{sel}'"),
+            Some(crate::interp::error::DNU_HINT.to_string()),
+            Some(sel),
+            Some(cls),
+        )
+    }
+
+    /// Does `recv` understand `sel` (ignoring doesNotUnderstand: overrides)?
+    pub fn responds_to(&mut self, recv: &Value, sel: Sym) -> bool {
+        self.lookup(recv, sel).is_some()
+    }
+
+    /// A new instance of a Value/Object class with its field defaults evaluated.
+    pub fn instantiate(&mut self, c: &ClassRef) -> EvalResult {
+        let mut fields = Vec::with_capacity(c.field_names.len());
+        for d in c.field_defaults.iter() {
+            match d {
+                Some(code) => {
+                    let code = code.clone();
+                    let v = self.run_fn(&code, &Value::Class(c.clone()), Some(c))?;
+                    fields.push(v);
+                }
+                None => fields.push(Value::Nil),
+            }
+        }
+        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
+    }
+
+    /// The keyword constructor (`Point x: 1 y: 2`): the named fields, in declaration order;
+    /// a subclass using an inherited constructor gets its other fields' defaults.
+    fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> EvalResult {
+        if c.is_abstract {
+            return Err(self.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)));
+        }
+        let s = sel.as_str();
+        let all_fields = args.len() == c.field_names.len()
+            && s.split(':').zip(c.field_names.iter()).all(|(k, f)| k == f.as_str());
+        if all_fields {
+            return Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: args.to_vec().into_boxed_slice() })));
+        }
+        let base = self.instantiate(c)?;
+        let Value::Object(inst) = base else { return Ok(base) };
+        let mut fields = inst.fields.to_vec();
+        for (k, v) in s.split(':').filter(|k| !k.is_empty()).zip(args) {
+            if let Some(i) = c.field_index(Sym::new(k)) {
+                fields[i] = v.clone();
+            }
+        }
+        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
+    }
+
+    /// Runs a parameterless function body (field default, classState default, top-level
+    /// unit without bindings) as its own activation with `self` = `recv`.
+    pub(crate) fn run_fn(&mut self, code: &Arc<FnCode>, recv: &Value, mclass: Option<&ClassRef>) -> EvalResult {
+        self.enter()?;
+        let (base, cbase) = self.push_frame(code, &[]);
+        let home = self.new_home();
+        self.acts.push(Activation {
+            home,
+            class: mclass.map(|c| c.name).unwrap_or(self.prog.core.object.name),
+            sel: Sym::new("default"),
+            class_side: true,
+        });
+        let f = Frame { recv, base, cbase, upvals: &[], home, mclass, mside: true };
+        let r = self.exec(&code.body, &f);
+        self.acts.pop();
+        self.pop_frame(base, cbase);
+        self.depth -= 1;
+        match r {
+            Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+            r => r,
+        }
+    }
+
+    /// Runs a top-level unit whose cells are the given session bindings.
+    pub(crate) fn run_toplevel(&mut self, code: &Arc<FnCode>, cells: Vec<Arc<VarCell>>) -> EvalResult {
+        self.enter()?;
+        let base = self.stack.len();
+        let cbase = self.cells.len();
+        self.stack.resize(base + code.nslots as usize, Value::Nil);
+        self.cells.extend(cells);
+        let home = self.new_home();
+        self.acts.push(Activation { home, class: Sym::new("UndefinedObject"), sel: Sym::new("doIt"), class_side: false });
+        let recv = Value::Nil;
+        let f = Frame { recv: &recv, base, cbase, upvals: &[], home, mclass: None, mside: false };
+        // Statement by statement: a top-level `^` ends only its own statement (2.8).
+        let stmts: &[crate::interp::eval::code::Node] = match &code.body {
+            crate::interp::eval::code::Node::Seq(v) => v,
+            other => std::slice::from_ref(other),
+        };
+        let mut r = Ok(Value::Nil);
+        for s in stmts {
+            r = match self.exec(s, &f) {
+                Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+                other => other,
+            };
+            if r.is_err() {
+                break;
+            }
+        }
+        self.acts.pop();
+        self.pop_frame(base, cbase);
+        self.depth -= 1;
+        match r {
+            Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+            r => r,
+        }
+    }
+}

@@ -1,0 +1,535 @@
+//! Loading code into a program: classes, methods (with their synthesized Value-class
+//! accessors), standalone methods, protocols, `classState:` defaults and top-level statements.
+//!
+//! A load unit (3.5) installs the declarations of all its files first — superclasses resolved
+//! across the whole set — and then runs the files' statements in order. A file that fails to
+//! parse or compile is left out (a warning); the others still load.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use crate::diagnostic::Diagnostic;
+use crate::interp::class::{Builtin, Class, ClassKind};
+use crate::interp::eval::code::{CompiledMethod, FnCode, NO_FILE};
+use crate::interp::eval::{Ctx, Method, Unwind, VarCell};
+use crate::interp::lower::{Lowerer, Owner};
+use crate::interp::program::{ProtocolInfo, Program};
+use crate::interp::value::{ClassRef, Sym, Value};
+use crate::syntax::ast::{self, ClassDecl, Item, Member, Module, Span};
+
+/// One parsed file of a unit.
+pub struct SourceUnit {
+    pub path: String,
+    pub src: String,
+    pub module: Module,
+    /// File id in the program's file table (`NO_FILE` for the built-in library).
+    pub file: u32,
+    pub stdlib: bool,
+}
+
+/// The top-level bindings of a session (REPL, script, test file).
+#[derive(Default)]
+pub struct Session {
+    pub cells: HashMap<Sym, Arc<VarCell>>,
+}
+
+/// What went wrong in one file.
+pub struct FileProblem {
+    pub path: String,
+    pub diagnostics: Vec<Diagnostic>,
+    pub src: String,
+}
+
+/// A method ready to install.
+struct PendingMethod {
+    class: ClassRef,
+    class_side: bool,
+    selector: Sym,
+    method: Method,
+    doc: Option<String>,
+}
+
+/// Declarations of a unit, installed.
+pub struct Installed {
+    /// Per file (index into the unit): compile problems; such files were left out.
+    pub problems: Vec<FileProblem>,
+    /// Files that compiled (indices into the unit).
+    pub ok_files: Vec<usize>,
+    /// Classes created, for classState defaults: (class, declaration, file index).
+    created: Vec<(ClassRef, usize, usize)>,
+}
+
+fn ident_upper(name: &str) -> bool {
+    name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+}
+
+/// Kind of a new class from its superclass (5.1).
+fn kind_from(sup: Option<&ClassRef>) -> ClassKind {
+    match sup {
+        Some(s) => s.kind,
+        None => ClassKind::Object,
+    }
+}
+
+/// Installs the declarations of every file in `units` (classes across the whole set first).
+pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
+    let mut diags: Vec<Vec<Diagnostic>> = units.iter().map(|_| Vec::new()).collect();
+
+    // 1. Classes, in dependency order across all files.
+    let mut pending: Vec<(usize, &ClassDecl)> = Vec::new();
+    for (fi, u) in units.iter().enumerate() {
+        for it in &u.module.items {
+            if let Item::Class(c) = it {
+                pending.push((fi, c));
+            }
+        }
+    }
+    let declared_names: Vec<String> = pending.iter().map(|(_, c)| c.name.name.clone()).collect();
+    // (class, previous, file, decl index in `pending order`)
+    let mut created: Vec<(ClassRef, Option<ClassRef>, usize, &ClassDecl, bool)> = Vec::new();
+    let mut progress = true;
+    while progress && !pending.is_empty() {
+        progress = false;
+        let mut rest = Vec::new();
+        for (fi, decl) in pending {
+            let sname = decl.superclass.name.as_str();
+            let sup: Option<Option<ClassRef>> = if sname == "nil" {
+                Some(None)
+            } else if let Some((c, ..)) = created.iter().find(|(c, ..)| c.name.as_str() == sname) {
+                Some(Some(c.clone()))
+            } else if declared_names.iter().any(|n| n == sname) && sname != decl.name.name {
+                None // declared in this unit, not created yet
+            } else {
+                prog.class_named(sname).map(Some)
+            };
+            match sup {
+                Some(sup) => {
+                    progress = true;
+                    let (c, prev, extended) = create_class(prog, units[fi].file, decl, sup, &mut diags[fi]);
+                    created.push((c, prev, fi, decl, extended));
+                }
+                None => rest.push((fi, decl)),
+            }
+        }
+        pending = rest;
+    }
+    for (fi, decl) in pending {
+        diags[fi].push(Diagnostic::error(
+            "E0202",
+            format!("Undefined class: {}", decl.superclass.name),
+            decl.superclass.span,
+        ));
+    }
+
+    // 2. Class variables exist (nil) before methods are lowered.
+    for (c, _, _, decl, _) in &created {
+        let mut st = c.class_state.lock();
+        for m in &decl.members {
+            if let Member::ClassState(s) = m {
+                let n = Sym::new(&s.name.name);
+                if !st.iter().any(|(k, _)| *k == n) {
+                    st.push((n, Value::Nil));
+                }
+            }
+        }
+    }
+
+    // 3. Lower every method of every file.
+    let mut methods: Vec<Vec<PendingMethod>> = units.iter().map(|_| Vec::new()).collect();
+    let mut protocols: Vec<Vec<ProtocolInfo>> = units.iter().map(|_| Vec::new()).collect();
+    for (c, _, fi, decl, _) in &created {
+        let fi = *fi;
+        let file = units[fi].file;
+        for m in &decl.members {
+            if let Member::Method(md) = m {
+                match lower_method(prog, c, md, file, units[fi].stdlib) {
+                    Ok(pm) => methods[fi].push(pm),
+                    Err(mut d) => diags[fi].append(&mut d),
+                }
+            }
+        }
+    }
+    for (fi, u) in units.iter().enumerate() {
+        for it in &u.module.items {
+            match it {
+                Item::Method(sm) => {
+                    let cname = &sm.class_name.name;
+                    let cls = created
+                        .iter()
+                        .find(|(c, ..)| c.name.as_str() == cname)
+                        .map(|(c, ..)| c.clone())
+                        .or_else(|| prog.class_named(cname));
+                    match cls {
+                        Some(c) => {
+                            let mut md = sm.method.clone();
+                            md.class_side = sm.class_side;
+                            match lower_method(prog, &c, &md, u.file, u.stdlib) {
+                                Ok(pm) => methods[fi].push(pm),
+                                Err(mut d) => diags[fi].append(&mut d),
+                            }
+                        }
+                        None => diags[fi].push(Diagnostic::error(
+                            "E0202",
+                            format!("Undefined class: {cname}"),
+                            sm.class_name.span,
+                        )),
+                    }
+                }
+                Item::Protocol(p) => protocols[fi].push(ProtocolInfo {
+                    name: Sym::new(&p.name.name),
+                    extending: p.extending.as_ref().map(|e| Sym::new(&e.name)),
+                    selectors: p.signatures.iter().filter(|s| !s.class_side).map(|s| Sym::new(&s.selector)).collect(),
+                    class_selectors: p.signatures.iter().filter(|s| s.class_side).map(|s| Sym::new(&s.selector)).collect(),
+                }),
+                _ => {}
+            }
+        }
+    }
+
+    // 4. Files with errors are left out: undo their classes.
+    let mut problems = Vec::new();
+    let mut ok_files = Vec::new();
+    for (fi, u) in units.iter().enumerate() {
+        let errs: Vec<Diagnostic> = diags[fi].iter().filter(|d| d.is_error()).cloned().collect();
+        if errs.is_empty() {
+            ok_files.push(fi);
+        } else {
+            problems.push(FileProblem { path: u.path.clone(), diagnostics: errs, src: u.src.clone() });
+        }
+    }
+    let mut created_ok = Vec::new();
+    for (idx, (c, prev, fi, _decl, extended)) in created.iter().enumerate() {
+        if ok_files.contains(fi) {
+            created_ok.push((c.clone(), idx, *fi));
+        } else if !extended {
+            prog.unregister_class(c, prev.clone());
+        }
+    }
+
+    // 5. Install methods, accessors and protocols of the good files.
+    for &fi in &ok_files {
+        for pm in methods[fi].drain(..) {
+            install_method(prog, pm);
+        }
+        let mut protos = prog.protocols.write();
+        for p in protocols[fi].drain(..) {
+            protos.insert(p.name, p);
+        }
+    }
+    for (c, idx, _) in &created_ok {
+        install_value_accessors(prog, c);
+        let (_, _, _, decl, extended) = &created[*idx];
+        if *extended {
+            prog.install_prims(c, true);
+        }
+        if let Some(d) = &decl.doc {
+            *c.doc.write() = Some(d.clone());
+        }
+    }
+    prog.bump();
+    Installed { problems, ok_files, created: created_ok }
+}
+
+/// Creates (or, for a built-in class, extends) the class of a declaration.
+/// Answers (class, replaced previous class, extended-in-place).
+fn create_class(
+    prog: &Program,
+    file: u32,
+    decl: &ClassDecl,
+    sup: Option<ClassRef>,
+    diags: &mut Vec<Diagnostic>,
+) -> (ClassRef, Option<ClassRef>, bool) {
+    let name = Sym::new(&decl.name.name);
+    let previous = prog.class_by_sym(name);
+    let mut own_fields: Vec<(Sym, Option<Arc<FnCode>>)> = Vec::new();
+    for m in &decl.members {
+        if let Member::Field(s) | Member::State(s) = m {
+            let default = match &s.default {
+                Some(e) => {
+                    let owner = Owner {
+                        class: sup.clone(),
+                        class_side: true,
+                        fields: Vec::new(),
+                        kind: ClassKind::Object,
+                        is_testcase: false,
+                        class_vars: Vec::new(),
+                    };
+                    match Lowerer::new(file, owner).default_expr(e) {
+                        Ok(code) => Some(code),
+                        Err(mut d) => {
+                            diags.append(&mut d);
+                            None
+                        }
+                    }
+                }
+                None => None,
+            };
+            own_fields.push((Sym::new(&s.name.name), default));
+        }
+    }
+    // A built-in class named again (by the library or a user) is extended in place, unless it
+    // gains fields and nothing depends on its layout.
+    if let Some(prev) = &previous {
+        if prev.builtin != Builtin::None {
+            let gains_fields = own_fields.iter().any(|(n, _)| prev.field_index(*n).is_none());
+            let is_core = is_core_class(prog, prev);
+            if !gains_fields || is_core || !prev.live_subclasses().is_empty() {
+                if gains_fields {
+                    diags.push(Diagnostic::warning(
+                        "W0102",
+                        "type",
+                        format!("built-in class {} cannot gain fields; field declarations ignored", prev.name),
+                        decl.name.span,
+                    ));
+                }
+                return (prev.clone(), None, true);
+            }
+        }
+    }
+    let builtin = previous.as_ref().map(|p| p.builtin).filter(|b| *b != Builtin::None).unwrap_or(Builtin::None);
+    let mut c = Class::new(
+        name,
+        sup.clone(),
+        kind_from(sup.as_ref()),
+        &own_fields,
+        decl.modifiers.is_abstract,
+        decl.modifiers.sealed,
+        if builtin == Builtin::Abstract { Builtin::Plain } else { builtin },
+    );
+    c.type_params = decl.type_params.len();
+    let c = Arc::new(c);
+    prog.register_class(c.clone());
+    if builtin != Builtin::None {
+        prog.install_prims(&c, true);
+    }
+    (c, previous, false)
+}
+
+fn is_core_class(prog: &Program, c: &ClassRef) -> bool {
+    let k = &prog.core;
+    [
+        &k.proto_object, &k.object, &k.value, &k.actor, &k.class, &k.metaclass, &k.undefined,
+        &k.boolean, &k.true_, &k.false_, &k.number, &k.integer, &k.float, &k.character,
+        &k.string, &k.symbol, &k.binary, &k.block, &k.collection, &k.list, &k.array, &k.tuple,
+        &k.dictionary, &k.set, &k.bag, &k.queue, &k.interval, &k.exception, &k.error,
+        &k.runtime_error, &k.type_error, &k.instantiation_error, &k.result, &k.compiled_method,
+        &k.testcase,
+    ]
+    .iter()
+    .any(|x| Arc::ptr_eq(x, c))
+}
+
+/// Lowers one method declaration for `class`.
+fn lower_method(
+    prog: &Program,
+    class: &ClassRef,
+    md: &ast::MethodDecl,
+    file: u32,
+    stdlib: bool,
+) -> Result<PendingMethod, Vec<Diagnostic>> {
+    let selector = Sym::new(&md.selector);
+    if let Some(p) = &md.primitive {
+        let table = if md.class_side { &prog.prims.class_side } else { &prog.prims.instance };
+        let cname = class.name.as_str();
+        let f = table
+            .iter()
+            .find(|((c, s), _)| *c == cname && (*s == p.name || *s == md.selector))
+            .map(|(_, f)| *f);
+        return match f {
+            Some(f) => Ok(PendingMethod {
+                class: class.clone(),
+                class_side: md.class_side,
+                selector,
+                method: Method::Prim(f),
+                doc: md.doc.clone(),
+            }),
+            None => Err(vec![Diagnostic::error(
+                "E0308",
+                format!("unknown primitive '{}' for {}>>{}", p.name, cname, md.selector),
+                p.span,
+            )]),
+        };
+    }
+    let owner = Owner::of_class(class, md.class_side);
+    let code = Lowerer::new(if stdlib { NO_FILE } else { file }, owner).method(md)?;
+    Ok(PendingMethod {
+        class: class.clone(),
+        class_side: md.class_side,
+        selector,
+        method: Method::Compiled(Arc::new(CompiledMethod {
+            selector,
+            code,
+            class_side: md.class_side,
+            source: md.source.clone(),
+            doc: md.doc.clone(),
+            sealed: md.sealed,
+        })),
+        doc: md.doc.clone(),
+    })
+}
+
+fn install_method(prog: &Program, pm: PendingMethod) {
+    if !pm.class_side
+        && Arc::ptr_eq(&pm.class, &prog.core.integer)
+        && ["+", "-", "*", "<", ">", "<=", ">=", "==", "/=", "=:=", "=/=", "%"].contains(&pm.selector.as_str())
+    {
+        prog.arith_overridden.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    if let Some(d) = pm.doc {
+        let key = if pm.class_side { format!("class {}", pm.selector) } else { pm.selector.as_str().to_string() };
+        pm.class.method_docs.write().insert(key, d);
+    }
+    let table = if pm.class_side { &pm.class.class_methods } else { &pm.class.methods };
+    table.write().insert(pm.selector, pm.method);
+    prog.bump();
+}
+
+/// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
+/// it declares itself (inherited ones come from the superclass), unless the class defines the
+/// selector.
+pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
+    if c.kind != ClassKind::Value || c.field_names.is_empty() {
+        return;
+    }
+    let inherited = c.superclass.as_ref().map(|s| s.field_names.len()).unwrap_or(0);
+    {
+        let mut m = c.methods.write();
+        for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
+            m.entry(*f).or_insert(Method::Getter(i as u32));
+            let setter = Sym::new(&Class::setter_name(f.as_str()));
+            m.entry(setter).or_insert(Method::Setter(i as u32));
+        }
+    }
+    let ctor: String = c.field_names.iter().map(|f| format!("{f}:")).collect();
+    c.class_methods.write().entry(Sym::new(&ctor)).or_insert(Method::Constructor);
+    prog.bump();
+}
+
+/// The class derived from `base` that adds field `name` (TestCase `self.x :=`, 2.7).
+pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
+    let key = (Arc::as_ptr(base) as usize, name);
+    let mut d = prog.derived.lock();
+    if let Some(c) = d.get(&key) {
+        return c.clone();
+    }
+    let c = Arc::new(Class::new(
+        base.name,
+        Some(base.clone()),
+        base.kind,
+        &[(name, None)],
+        false,
+        false,
+        Builtin::None,
+    ));
+    install_value_accessors(prog, &c);
+    d.insert(key, c.clone());
+    c
+}
+
+/// Evaluates the `classState:` defaults of the classes a unit created (once, 3.2).
+pub fn init_class_state(ctx: &mut Ctx, units: &[SourceUnit], inst: &Installed) -> Vec<(String, Unwind)> {
+    let mut errors = Vec::new();
+    for (c, _, fi) in &inst.created {
+        let u = &units[*fi];
+        let Some(decl) = u.module.items.iter().find_map(|it| match it {
+            Item::Class(d) if d.name.name == c.name.as_str() => Some(d),
+            _ => None,
+        }) else {
+            continue;
+        };
+        for m in &decl.members {
+            let Member::ClassState(s) = m else { continue };
+            let Some(e) = &s.default else { continue };
+            let owner = Owner::of_class(c, true);
+            let file = if u.stdlib { NO_FILE } else { u.file };
+            match Lowerer::new(file, owner).default_expr(e) {
+                Ok(code) => match ctx.run_fn(&code, &Value::Class(c.clone()), Some(c)) {
+                    Ok(v) => {
+                        let n = Sym::new(&s.name.name);
+                        let mut st = c.class_state.lock();
+                        if let Some(slot) = st.iter_mut().find(|(k, _)| *k == n) {
+                            slot.1 = v;
+                        }
+                    }
+                    Err(e) => errors.push((u.path.clone(), e)),
+                },
+                Err(_) => {}
+            }
+        }
+    }
+    errors
+}
+
+/// The top-level statements of a file as one lowered unit.
+pub fn lower_statements(
+    prog: &Program,
+    unit: &SourceUnit,
+    session: &Session,
+) -> Result<Option<Arc<FnCode>>, Vec<Diagnostic>> {
+    let stmts: Vec<&ast::Stmt> = unit
+        .module
+        .items
+        .iter()
+        .filter_map(|it| match it {
+            Item::Stmt(s) => Some(s),
+            _ => None,
+        })
+        .collect();
+    if stmts.is_empty() {
+        return Ok(None);
+    }
+    let _ = prog;
+    let bindings: Vec<Sym> = session.cells.keys().copied().collect();
+    let file = if unit.stdlib { NO_FILE } else { unit.file };
+    Lowerer::new(file, Owner::toplevel()).toplevel(&stmts, &bindings).map(Some)
+}
+
+/// Runs a lowered top-level unit statement by statement: a top-level `^` ends its statement.
+/// Answers the value of the last statement. With `rollback`, an error restores the bindings.
+pub fn run_statements(
+    ctx: &mut Ctx,
+    code: &Arc<FnCode>,
+    session: &mut Session,
+    rollback: bool,
+) -> Result<Value, Unwind> {
+    let mut new_names = Vec::new();
+    let cells: Vec<Arc<VarCell>> = code
+        .toplevel_names
+        .iter()
+        .map(|n| {
+            session
+                .cells
+                .entry(*n)
+                .or_insert_with(|| {
+                    new_names.push(*n);
+                    Arc::new(VarCell::new(Value::Nil))
+                })
+                .clone()
+        })
+        .collect();
+    let snapshot: Vec<Value> = if rollback { cells.iter().map(|c| c.lock().clone()).collect() } else { Vec::new() };
+    let mut all = cells.clone();
+    while all.len() < code.ncells as usize {
+        all.push(Arc::new(VarCell::new(Value::Nil)));
+    }
+    let r = ctx.run_toplevel(code, all);
+    if r.is_err() && rollback {
+        for (c, v) in cells.iter().zip(snapshot) {
+            *c.lock() = v;
+        }
+        for n in new_names {
+            session.cells.remove(&n);
+        }
+    }
+    r
+}
+
+/// Span of the first error diagnostic, for reports.
+pub fn first_error_span(d: &[Diagnostic]) -> Option<Span> {
+    d.iter().find(|x| x.is_error()).map(|x| x.span)
+}
+
+/// True if the selector name of a standalone-method target looks like a class.
+pub fn is_class_name(name: &str) -> bool {
+    ident_upper(name)
+}

@@ -1,0 +1,1076 @@
+//! Lowering: AST → the evaluator's [`Node`] form (DESIGN.md §3).
+//!
+//! Two phases. Phase 1 walks the AST with the scoping rules of LANGUAGE.md 2.6 (a local is
+//! declared by its first assignment, in source order; a first assignment inside a real block is
+//! local to it; the literal blocks of the control-flow selectors are inlined and their first
+//! assignments belong to the enclosing scope) and emits `VarRef::Pending(id)`. Once a whole
+//! method is seen, it is known which variables inner blocks capture; phase 2 rewrites every
+//! pending reference to a stack slot, an owned cell or an upvalue, and fills in the slot/cell
+//! counts and upvalue sources of each function.
+
+use std::sync::Arc;
+
+use crate::diagnostic::Diagnostic;
+use crate::interp::class::ClassKind;
+use crate::interp::eval::code::*;
+use crate::interp::value::{ClassRef, Sym, Value};
+use crate::syntax::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind};
+
+/// What the code being lowered belongs to.
+#[derive(Clone)]
+pub struct Owner {
+    pub class: Option<ClassRef>,
+    pub class_side: bool,
+    /// Field names when the class object is not created yet (defaults to `class`'s).
+    pub fields: Vec<Sym>,
+    pub kind: ClassKind,
+    pub is_testcase: bool,
+    /// Class variables visible from the class side.
+    pub class_vars: Vec<Sym>,
+}
+
+impl Owner {
+    pub fn toplevel() -> Owner {
+        Owner {
+            class: None,
+            class_side: false,
+            fields: Vec::new(),
+            kind: ClassKind::Object,
+            is_testcase: false,
+            class_vars: Vec::new(),
+        }
+    }
+
+    pub fn of_class(c: &ClassRef, class_side: bool) -> Owner {
+        let mut class_vars = Vec::new();
+        for k in c.chain() {
+            for (n, _) in k.class_state.lock().iter() {
+                class_vars.push(*n);
+            }
+        }
+        Owner {
+            class: Some(c.clone()),
+            class_side,
+            fields: c.field_names.clone(),
+            kind: c.kind,
+            is_testcase: c.is_testcase,
+            class_vars,
+        }
+    }
+}
+
+struct VarInfo {
+    owner: u32,
+    captured: bool,
+    param: Option<u32>,
+    binding: Option<Sym>,
+}
+
+#[derive(Default)]
+struct FnInfo {
+    nparams: u32,
+    owned: Vec<u32>,
+    free: Vec<u32>,
+}
+
+struct Scope {
+    base: bool,
+    names: Vec<(String, u32)>,
+}
+
+pub struct Lowerer {
+    file: u32,
+    owner: Owner,
+    toplevel: bool,
+    diags: Vec<Diagnostic>,
+    vars: Vec<VarInfo>,
+    fns: Vec<FnInfo>,
+    fn_stack: Vec<u32>,
+    scopes: Vec<Vec<Scope>>,
+    self_var: Option<u32>,
+    touches_class_state: bool,
+}
+
+const BINOPS: &[(&str, BinOp)] = &[
+    ("+", BinOp::Add),
+    ("-", BinOp::Sub),
+    ("*", BinOp::Mul),
+    ("<", BinOp::Lt),
+    (">", BinOp::Gt),
+    ("<=", BinOp::Le),
+    (">=", BinOp::Ge),
+    ("==", BinOp::Eq),
+    ("/=", BinOp::Ne),
+    ("=:=", BinOp::StrictEq),
+    ("=/=", BinOp::StrictNe),
+    ("%", BinOp::Rem),
+];
+
+fn is_upper(name: &str) -> bool {
+    name.chars().next().map(|c| c.is_ascii_uppercase()).unwrap_or(false)
+}
+
+/// A literal block argument with exactly `n` parameters (or any of `ns`).
+fn lit_block<'a>(e: &'a Expr, ns: &[usize]) -> Option<&'a ast::Block> {
+    match &e.kind {
+        ExprKind::Block(b) if ns.contains(&b.params.len()) => Some(b),
+        _ => None,
+    }
+}
+
+impl Lowerer {
+    pub fn new(file: u32, owner: Owner) -> Lowerer {
+        Lowerer {
+            file,
+            owner,
+            toplevel: false,
+            diags: Vec::new(),
+            vars: Vec::new(),
+            fns: Vec::new(),
+            fn_stack: Vec::new(),
+            scopes: Vec::new(),
+            self_var: None,
+            touches_class_state: false,
+        }
+    }
+
+    fn loc(&self, span: Span) -> Loc {
+        Loc { file: self.file, pos: span.start }
+    }
+
+    fn error(&mut self, code: &'static str, msg: String, span: Span) {
+        self.diags.push(Diagnostic::error(code, msg, span));
+    }
+
+    fn cur_fn(&self) -> u32 {
+        *self.fn_stack.last().unwrap_or(&0)
+    }
+
+    fn begin_fn(&mut self, params: &[ast::Param]) -> u32 {
+        let fid = self.fns.len() as u32;
+        self.fns.push(FnInfo { nparams: params.len() as u32, ..FnInfo::default() });
+        self.fn_stack.push(fid);
+        self.scopes.push(vec![Scope { base: true, names: Vec::new() }]);
+        for (i, p) in params.iter().enumerate() {
+            let id = self.new_var(fid, Some(i as u32), None);
+            self.scopes.last_mut().unwrap()[0].names.push((p.name.name.clone(), id));
+        }
+        fid
+    }
+
+    fn end_fn(&mut self) {
+        self.fn_stack.pop();
+        self.scopes.pop();
+    }
+
+    fn new_var(&mut self, owner: u32, param: Option<u32>, binding: Option<Sym>) -> u32 {
+        let id = self.vars.len() as u32;
+        self.vars.push(VarInfo { owner, captured: false, param, binding });
+        self.fns[owner as usize].owned.push(id);
+        id
+    }
+
+    /// Finds a visible variable; marks it captured when it belongs to an enclosing function.
+    fn lookup(&mut self, name: &str) -> Option<u32> {
+        let nfn = self.scopes.len();
+        for fi in (0..nfn).rev() {
+            for sc in self.scopes[fi].iter().rev() {
+                if let Some((_, id)) = sc.names.iter().rev().find(|(n, _)| n == name) {
+                    let id = *id;
+                    self.note_use(id);
+                    return Some(id);
+                }
+            }
+        }
+        None
+    }
+
+    /// Records that the current function uses `id` (capture bookkeeping).
+    fn note_use(&mut self, id: u32) {
+        let owner = self.vars[id as usize].owner;
+        let cur = self.cur_fn();
+        if owner != cur {
+            self.vars[id as usize].captured = true;
+            for k in (0..self.fn_stack.len()).rev() {
+                let f = self.fn_stack[k];
+                if f == owner {
+                    break;
+                }
+                if !self.fns[f as usize].free.contains(&id) {
+                    self.fns[f as usize].free.push(id);
+                }
+            }
+        }
+    }
+
+    /// Declares `name` in the current function's base scope.
+    fn declare(&mut self, name: &str) -> u32 {
+        let fid = self.cur_fn();
+        let binding = if self.toplevel && fid == 0 { Some(Sym::new(name)) } else { None };
+        let id = self.new_var(fid, None, binding);
+        if binding.is_some() {
+            self.vars[id as usize].captured = true;
+        }
+        let scopes = self.scopes.last_mut().unwrap();
+        let base = scopes.iter_mut().rev().find(|s| s.base).unwrap();
+        base.names.push((name.to_string(), id));
+        id
+    }
+
+    /// Declares `name` in the innermost scope (inlined-block parameters, pattern variables).
+    fn declare_inner(&mut self, name: &str) -> u32 {
+        let fid = self.cur_fn();
+        let id = self.new_var(fid, None, None);
+        self.scopes.last_mut().unwrap().last_mut().unwrap().names.push((name.to_string(), id));
+        id
+    }
+
+    fn push_scope(&mut self) {
+        self.scopes.last_mut().unwrap().push(Scope { base: false, names: Vec::new() });
+    }
+
+    fn pop_scope(&mut self) {
+        self.scopes.last_mut().unwrap().pop();
+    }
+
+    fn in_block(&self) -> bool {
+        self.fn_stack.len() > 1
+    }
+
+    fn self_node(&mut self) -> Node {
+        match self.self_var {
+            Some(id) => {
+                self.note_use(id);
+                Node::Var(VarRef::Pending(id))
+            }
+            None => Node::SelfRef,
+        }
+    }
+
+    // ---------- entry points ----------
+
+    /// Lowers a method body.
+    pub fn method(mut self, m: &ast::MethodDecl) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+        self.begin_fn(&m.params);
+        let rebind = self.owner.is_testcase
+            && !self.owner.class_side
+            && m.body.iter().any(stmt_has_field_assign);
+        if rebind {
+            let id = self.new_var(0, None, None);
+            self.self_var = Some(id);
+        }
+        let mut body = self.stmts(&m.body);
+        if rebind {
+            if let Some(last) = m.body.last() {
+                if matches!(&last.kind, StmtKind::Expr(e) if matches!(e.kind, ExprKind::FieldAssign { .. })) {
+                    let s = self.self_node();
+                    body.push(s);
+                }
+            }
+        }
+        let mut body = Node::Seq(body);
+        strip_tail_return(&mut body);
+        self.end_fn();
+        self.finish(body)
+    }
+
+    /// Lowers a parameterless expression (field or class-variable default).
+    pub fn default_expr(mut self, e: &Expr) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+        self.begin_fn(&[]);
+        let body = self.expr(e);
+        self.end_fn();
+        self.finish(body)
+    }
+
+    /// Lowers top-level statements; `bindings` are the session's existing binding names.
+    pub fn toplevel(mut self, stmts: &[&Stmt], bindings: &[Sym]) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+        self.toplevel = true;
+        self.begin_fn(&[]);
+        for b in bindings {
+            let id = self.new_var(0, None, Some(*b));
+            self.vars[id as usize].captured = true;
+            self.scopes[0][0].names.push((b.as_str().to_string(), id));
+        }
+        let mut body = Vec::new();
+        for s in stmts {
+            if let Some(n) = self.stmt(s) {
+                body.push(n);
+            }
+        }
+        self.end_fn();
+        self.finish(Node::Seq(body))
+    }
+
+    fn finish(self, body: Node) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+        if !self.diags.is_empty() {
+            return Err(self.diags);
+        }
+        let mut code = FnCode { body, fid: 0, ..FnCode::default() };
+        let layout = self.layout();
+        self.fill(&mut code, 0, &layout);
+        code.touches_class_state = self.touches_class_state;
+        if let Some(id) = self.self_var {
+            code.self_var = Some(self.resolve(id, 0, &layout));
+        }
+        Ok(Arc::new(code))
+    }
+
+    // ---------- phase 2 ----------
+
+    /// Per variable: (slot or cell index).
+    fn layout(&self) -> Vec<u32> {
+        let mut pos = vec![0u32; self.vars.len()];
+        for (fid, f) in self.fns.iter().enumerate() {
+            let mut slot = f.nparams;
+            let mut cell = 0u32;
+            // Bindings of a top-level unit take the first cells, in declaration order.
+            if self.toplevel && fid == 0 {
+                for &v in &f.owned {
+                    if self.vars[v as usize].binding.is_some() {
+                        pos[v as usize] = cell;
+                        cell += 1;
+                    }
+                }
+            }
+            for &v in &f.owned {
+                let info = &self.vars[v as usize];
+                if info.binding.is_some() && self.toplevel && fid == 0 {
+                    continue;
+                }
+                if info.captured {
+                    pos[v as usize] = cell;
+                    cell += 1;
+                } else if let Some(p) = info.param {
+                    pos[v as usize] = p;
+                } else {
+                    pos[v as usize] = slot;
+                    slot += 1;
+                }
+            }
+        }
+        pos
+    }
+
+    fn resolve(&self, id: u32, fid: u32, layout: &[u32]) -> VarRef {
+        let v = &self.vars[id as usize];
+        if v.owner == fid {
+            if v.captured {
+                VarRef::Cell(layout[id as usize])
+            } else {
+                VarRef::Local(layout[id as usize])
+            }
+        } else {
+            let i = self.fns[fid as usize].free.iter().position(|x| *x == id).unwrap_or(0);
+            VarRef::Upval(i as u32)
+        }
+    }
+
+    fn fill(&self, code: &mut FnCode, fid: u32, layout: &[u32]) {
+        let f = &self.fns[fid as usize];
+        code.fid = fid;
+        code.nparams = f.nparams;
+        let mut nslots = f.nparams;
+        let mut ncells = 0;
+        let mut names = Vec::new();
+        for &v in &f.owned {
+            let info = &self.vars[v as usize];
+            if info.captured {
+                ncells = ncells.max(layout[v as usize] + 1);
+                if let Some(p) = info.param {
+                    code.param_cells.push((p, layout[v as usize]));
+                }
+                if let (true, Some(b)) = (self.toplevel && fid == 0, info.binding) {
+                    names.push((layout[v as usize], b));
+                }
+            } else if info.param.is_none() {
+                nslots = nslots.max(layout[v as usize] + 1);
+            }
+        }
+        names.sort_by_key(|(i, _)| *i);
+        code.toplevel_names = names.into_iter().map(|(_, b)| b).collect();
+        code.nslots = nslots;
+        code.ncells = ncells;
+        let mut body = std::mem::take(&mut code.body);
+        self.fix(&mut body, fid, layout);
+        code.body = body;
+    }
+
+    fn fix_ref(&self, r: &mut VarRef, fid: u32, layout: &[u32]) {
+        if let VarRef::Pending(id) = *r {
+            *r = self.resolve(id, fid, layout);
+        }
+    }
+
+    fn fix_opt(&self, b: &mut Option<(VarRef, bool)>, fid: u32, layout: &[u32]) {
+        if let Some((r, _)) = b {
+            self.fix_ref(r, fid, layout);
+        }
+    }
+
+    fn fix_pat(&self, p: &mut Pat, fid: u32, layout: &[u32]) {
+        match p {
+            Pat::Bind(r, _) => self.fix_ref(r, fid, layout),
+            Pat::Typed(b, _) => self.fix_opt(b, fid, layout),
+            Pat::Tuple(ps) => ps.iter_mut().for_each(|p| self.fix_pat(p, fid, layout)),
+            Pat::Array(ps, rest) | Pat::List(ps, rest) => {
+                ps.iter_mut().for_each(|p| self.fix_pat(p, fid, layout));
+                self.fix_opt(rest, fid, layout);
+            }
+            Pat::Dict(es) => es.iter_mut().for_each(|(_, p)| self.fix_pat(p, fid, layout)),
+            Pat::ResultOk(p) | Pat::ResultErr(p) => self.fix_pat(p, fid, layout),
+            Pat::Binary(segs) => {
+                for s in segs {
+                    match &mut s.kind {
+                        BinSegKind::Int(b) | BinSegKind::Rest(b) | BinSegKind::Utf8(b) => {
+                            self.fix_opt(b, fid, layout)
+                        }
+                        BinSegKind::Lit(_) => {}
+                    }
+                }
+            }
+            Pat::Wild | Pat::Lit(_) | Pat::Nil => {}
+        }
+    }
+
+    fn fix(&self, n: &mut Node, fid: u32, layout: &[u32]) {
+        match n {
+            Node::Nil | Node::Const(_) | Node::SelfRef | Node::Global(..) => {}
+            Node::Var(r) => self.fix_ref(r, fid, layout),
+            Node::SetVar(r, e) => {
+                self.fix_ref(r, fid, layout);
+                self.fix(e, fid, layout);
+            }
+            Node::Field(fd) => {
+                self.fix(&mut fd.recv, fid, layout);
+                if let Some(v) = &mut fd.value {
+                    self.fix(v, fid, layout);
+                }
+            }
+            Node::Send(s) | Node::Super(s) | Node::Cast(s) => {
+                self.fix(&mut s.recv, fid, layout);
+                s.args.iter_mut().for_each(|a| self.fix(a, fid, layout));
+            }
+            Node::Bin(b) => {
+                self.fix(&mut b.lhs, fid, layout);
+                self.fix(&mut b.rhs, fid, layout);
+            }
+            Node::Cascade(c) => {
+                self.fix(&mut c.recv, fid, layout);
+                for (_, args, _) in &mut c.parts {
+                    args.iter_mut().for_each(|a| self.fix(a, fid, layout));
+                }
+            }
+            Node::Block(code) => {
+                if let Some(code) = Arc::get_mut(code) {
+                    let inner = code.fid;
+                    self.fill(code, inner, layout);
+                    code.upvals = self.fns[inner as usize]
+                        .free
+                        .iter()
+                        .map(|&v| {
+                            if self.vars[v as usize].owner == fid {
+                                UpvalSrc::Cell(layout[v as usize])
+                            } else {
+                                let i = self.fns[fid as usize].free.iter().position(|x| *x == v).unwrap_or(0);
+                                UpvalSrc::Upval(i as u32)
+                            }
+                        })
+                        .collect();
+                }
+            }
+            Node::List(v) | Node::Array(v) | Node::Seq(v) => v.iter_mut().for_each(|x| self.fix(x, fid, layout)),
+            Node::Dict(v) => v.iter_mut().for_each(|(k, x)| {
+                self.fix(k, fid, layout);
+                self.fix(x, fid, layout);
+            }),
+            Node::Cons(c) => {
+                self.fix(&mut c.0, fid, layout);
+                self.fix(&mut c.1, fid, layout);
+            }
+            Node::Interp(parts) => {
+                for p in parts {
+                    if let InterpPart::Expr(e) = p {
+                        self.fix(e, fid, layout);
+                    }
+                }
+            }
+            Node::If(i) => {
+                self.fix(&mut i.recv, fid, layout);
+                self.fix(&mut i.a, fid, layout);
+                self.fix(&mut i.b, fid, layout);
+            }
+            Node::IfNil(i) => {
+                self.fix(&mut i.recv, fid, layout);
+                if let Some(b) = &mut i.if_nil {
+                    self.fix(b, fid, layout);
+                }
+                if let Some((p, b)) = &mut i.if_not_nil {
+                    if let Some(p) = p {
+                        self.fix_ref(p, fid, layout);
+                    }
+                    self.fix(b, fid, layout);
+                }
+            }
+            Node::While(w) => {
+                self.fix(&mut w.cond, fid, layout);
+                self.fix(&mut w.body, fid, layout);
+            }
+            Node::Repeat(b) | Node::Return(b) | Node::NlReturn(b) => self.fix(b, fid, layout),
+            Node::ToDo(t) => {
+                self.fix(&mut t.from, fid, layout);
+                self.fix(&mut t.to, fid, layout);
+                if let Some(b) = &mut t.by {
+                    self.fix(b, fid, layout);
+                }
+                if let Some(v) = &mut t.var {
+                    self.fix_ref(v, fid, layout);
+                }
+                self.fix(&mut t.body, fid, layout);
+            }
+            Node::Times(t) => {
+                self.fix(&mut t.count, fid, layout);
+                self.fix(&mut t.body, fid, layout);
+            }
+            Node::Match(m) => {
+                self.fix(&mut m.recv, fid, layout);
+                for a in &mut m.arms {
+                    self.fix_pat(&mut a.pat, fid, layout);
+                    if let Some(g) = &mut a.guard {
+                        self.fix(g, fid, layout);
+                    }
+                    self.fix(&mut a.body, fid, layout);
+                }
+            }
+            Node::Destructure(d) => {
+                self.fix_pat(&mut d.0, fid, layout);
+                self.fix(&mut d.1, fid, layout);
+            }
+        }
+    }
+
+    // ---------- phase 1 ----------
+
+    fn stmts(&mut self, stmts: &[Stmt]) -> Vec<Node> {
+        stmts.iter().filter_map(|s| self.stmt(s)).collect()
+    }
+
+    fn stmt(&mut self, s: &Stmt) -> Option<Node> {
+        match &s.kind {
+            StmtKind::Expr(e) => Some(self.expr(e)),
+            StmtKind::Expect(_) => None,
+            StmtKind::Cast(e) => Some(match &e.kind {
+                ExprKind::Send { receiver, selector, selector_span: _, args }
+                    if !matches!(receiver.kind, ExprKind::Super) =>
+                {
+                    let recv = self.expr(receiver);
+                    let args = args.iter().map(|a| self.expr(a)).collect();
+                    Node::Cast(Box::new(SendNode { recv, sel: Sym::new(selector), args, loc: self.loc(e.span) }))
+                }
+                _ => self.expr(e),
+            }),
+        }
+    }
+
+    /// The body of an inlined literal block, with its parameters declared in a new scope.
+    fn inline_block(&mut self, b: &ast::Block) -> (Vec<VarRef>, Node) {
+        self.push_scope();
+        let params: Vec<VarRef> =
+            b.params.iter().map(|p| VarRef::Pending(self.declare_inner(&p.name.name))).collect();
+        let body = self.stmts(&b.body);
+        self.pop_scope();
+        (params, if body.is_empty() { Node::Nil } else { Node::Seq(body) })
+    }
+
+    fn inline_body(&mut self, e: &Expr) -> Node {
+        match &e.kind {
+            ExprKind::Block(b) => self.inline_block(b).1,
+            _ => self.expr(e),
+        }
+    }
+
+    fn real_block(&mut self, b: &ast::Block) -> Node {
+        let fid = self.begin_fn(&b.params);
+        let body = self.stmts(&b.body);
+        self.end_fn();
+        let code = FnCode {
+            fid,
+            nparams: b.params.len() as u32,
+            body: if body.is_empty() { Node::Nil } else { Node::Seq(body) },
+            ..FnCode::default()
+        };
+        Node::Block(Arc::new(code))
+    }
+
+    pub(crate) fn expr(&mut self, e: &Expr) -> Node {
+        match &e.kind {
+            ExprKind::Nil => Node::Nil,
+            ExprKind::True => Node::Const(Value::True),
+            ExprKind::False => Node::Const(Value::False),
+            ExprKind::SelfRef | ExprKind::Super => self.self_node(),
+            ExprKind::Int(i) => Node::Const(Value::Int(*i)),
+            ExprKind::BigInt(b) => Node::Const(Value::from_bigint((**b).clone())),
+            ExprKind::Float(x) => Node::Const(Value::Float(*x)),
+            ExprKind::Str(s) => Node::Const(Value::str(s.clone())),
+            ExprKind::Char(c) => Node::Const(Value::Char(*c)),
+            ExprKind::Symbol(s) => Node::Const(Value::sym(s)),
+            ExprKind::Interp(parts) => Node::Interp(
+                parts
+                    .iter()
+                    .map(|p| match p {
+                        ast::InterpPart::Lit(s) => InterpPart::Lit(s.clone()),
+                        ast::InterpPart::Expr(x) => InterpPart::Expr(self.expr(x)),
+                    })
+                    .collect(),
+            ),
+            ExprKind::Var(name) => match self.lookup(name) {
+                Some(id) => Node::Var(VarRef::Pending(id)),
+                None if is_upper(name) => Node::Global(Sym::new(name), self.loc(e.span)),
+                None => {
+                    self.error("E0201", format!("Undefined variable: {name}"), e.span);
+                    Node::Nil
+                }
+            },
+            ExprKind::Field(name) => self.field(name, None, e.span),
+            ExprKind::FieldAssign { name, value } => self.field(&name.name, Some(value), e.span),
+            ExprKind::Assign { name, ty: _, value } => {
+                let v = self.expr(value);
+                let id = match self.lookup(&name.name) {
+                    Some(id) => id,
+                    None => self.declare(&name.name),
+                };
+                Node::SetVar(VarRef::Pending(id), Box::new(v))
+            }
+            ExprKind::Destructure { pattern, value } => {
+                let v = self.expr(value);
+                let mut seen = Vec::new();
+                let p = self.pattern(pattern, &mut seen, true);
+                Node::Destructure(Box::new((p, v, self.loc(e.span))))
+            }
+            ExprKind::Send { receiver, selector, selector_span: _, args } => {
+                self.send(receiver, selector, args, e.span)
+            }
+            ExprKind::Cascade { receiver, parts } => {
+                let recv = self.expr(receiver);
+                let parts = parts
+                    .iter()
+                    .map(|p| {
+                        let args = p.args.iter().map(|a| self.expr(a)).collect();
+                        (Sym::new(&p.selector), args, self.loc(p.span))
+                    })
+                    .collect();
+                Node::Cascade(Box::new(CascadeNode { recv, parts }))
+            }
+            ExprKind::Block(b) => self.real_block(b),
+            ExprKind::List(items) => {
+                let nodes: Vec<Node> = items.iter().map(|x| self.expr(x)).collect();
+                if nodes.iter().all(|n| matches!(n, Node::Const(_))) {
+                    let vals = nodes.into_iter().map(|n| if let Node::Const(v) = n { v } else { Value::Nil });
+                    Node::Const(Value::list(vals))
+                } else {
+                    Node::List(nodes)
+                }
+            }
+            ExprKind::ListCons { head, tail } => {
+                let h = self.expr(head);
+                let t = self.expr(tail);
+                Node::Cons(Box::new((h, t, self.loc(e.span))))
+            }
+            ExprKind::Array(items) => Node::Array(items.iter().map(|x| self.expr(x)).collect()),
+            ExprKind::Dict(pairs) => Node::Dict(pairs.iter().map(|(k, v)| (self.expr(k), self.expr(v))).collect()),
+            ExprKind::TupleLit(_) => {
+                self.error(
+                    "E0102",
+                    "tuple literal used as an expression: `{a, b}` is only a pattern".to_string(),
+                    e.span,
+                );
+                Node::Nil
+            }
+            ExprKind::Match { receiver, exhaustive: _, arms } => {
+                let recv = self.expr(receiver);
+                let arms = arms.iter().map(|a| self.arm(a)).collect();
+                Node::Match(Box::new(MatchNode { recv, arms, loc: self.loc(e.span) }))
+            }
+            ExprKind::Return(x) => {
+                let v = self.expr(x);
+                if self.in_block() {
+                    Node::NlReturn(Box::new(v))
+                } else {
+                    Node::Return(Box::new(v))
+                }
+            }
+            ExprKind::Error => Node::Nil,
+        }
+    }
+
+    fn field(&mut self, name: &str, value: Option<&Expr>, span: Span) -> Node {
+        let sym = Sym::new(name);
+        let loc = self.loc(span);
+        if self.owner.class.is_none() && self.owner.fields.is_empty() && !self.owner.class_side {
+            self.error("E0308", format!("`self.{name}` used outside a method"), span);
+            return Node::Nil;
+        }
+        let recv = self.self_node();
+        let value_node = value.map(|v| self.expr(v));
+        if self.owner.class_side {
+            if !self.owner.class_vars.contains(&sym) {
+                self.error("E0308", format!("Undefined class variable: {name}"), span);
+                return Node::Nil;
+            }
+            self.touches_class_state = true;
+            return Node::Field(Box::new(FieldNode {
+                name: sym,
+                idx: 0,
+                mode: FieldMode::ClassVar,
+                recv,
+                value: value_node,
+                loc,
+            }));
+        }
+        let idx = self.owner.fields.iter().position(|f| *f == sym);
+        let mode = match self.owner.kind {
+            ClassKind::Actor => FieldMode::Actor,
+            ClassKind::Value if self.owner.is_testcase => FieldMode::Rebind,
+            ClassKind::Value => {
+                if value_node.is_some() {
+                    let setter = crate::interp::class::Class::setter_name(name);
+                    self.error(
+                        "E0302",
+                        format!("Cannot assign to field '{name}' of a value class: use `self {setter} v`"),
+                        span,
+                    );
+                    return Node::Nil;
+                }
+                FieldMode::Value
+            }
+            ClassKind::Object => {
+                self.error("E0308", format!("Undefined field: {name} (object classes have no fields)"), span);
+                return Node::Nil;
+            }
+        };
+        if idx.is_none() && mode != FieldMode::Rebind {
+            self.error("E0308", format!("Undefined field: {name}"), span);
+            return Node::Nil;
+        }
+        Node::Field(Box::new(FieldNode {
+            name: sym,
+            idx: idx.unwrap_or(u32::MAX as usize) as u32,
+            mode,
+            recv,
+            value: value_node,
+            loc,
+        }))
+    }
+
+    fn arm(&mut self, a: &ast::MatchArm) -> Arm {
+        self.push_scope();
+        let mut seen = Vec::new();
+        let pat = self.pattern(&a.pattern, &mut seen, false);
+        let guard = a.guard.as_ref().map(|g| match &g.kind {
+            ExprKind::Block(b) if b.params.is_empty() => self.inline_block(b).1,
+            _ => {
+                let recv = self.expr(g);
+                Node::Send(Box::new(SendNode { recv, sel: Sym::new("value"), args: vec![], loc: self.loc(g.span) }))
+            }
+        });
+        let body = self.expr(&a.body);
+        self.pop_scope();
+        Arm { pat, guard, body }
+    }
+
+    /// A pattern variable: first occurrence binds (declared per `destructure` rules), later
+    /// occurrences in the same pattern compare.
+    fn pat_var(&mut self, name: &str, seen: &mut Vec<(String, u32)>, destructure: bool) -> (VarRef, bool) {
+        if let Some((_, id)) = seen.iter().find(|(n, _)| n == name) {
+            return (VarRef::Pending(*id), false);
+        }
+        let id = if destructure {
+            match self.lookup(name) {
+                Some(id) => id,
+                None => self.declare(name),
+            }
+        } else {
+            self.declare_inner(name)
+        };
+        seen.push((name.to_string(), id));
+        (VarRef::Pending(id), true)
+    }
+
+    fn opt_var(&mut self, name: &ast::Ident, seen: &mut Vec<(String, u32)>, d: bool) -> Option<(VarRef, bool)> {
+        if name.name == "_" {
+            None
+        } else {
+            Some(self.pat_var(&name.name, seen, d))
+        }
+    }
+
+    fn literal_value(&mut self, e: &Expr) -> Value {
+        match &e.kind {
+            ExprKind::Int(i) => Value::Int(*i),
+            ExprKind::BigInt(b) => Value::from_bigint((**b).clone()),
+            ExprKind::Float(x) => Value::Float(*x),
+            ExprKind::Str(s) => Value::str(s.clone()),
+            ExprKind::Symbol(s) => Value::sym(s),
+            ExprKind::Char(c) => Value::Char(*c),
+            ExprKind::Nil => Value::Nil,
+            ExprKind::True => Value::True,
+            ExprKind::False => Value::False,
+            ExprKind::Var(n) if is_upper(n) => Value::sym(n),
+            _ => {
+                self.error("E0101", "a pattern literal must be a number, string, symbol or character".into(), e.span);
+                Value::Nil
+            }
+        }
+    }
+
+    fn pattern(&mut self, p: &ast::Pattern, seen: &mut Vec<(String, u32)>, d: bool) -> Pat {
+        match p {
+            ast::Pattern::Wildcard(_) | ast::Pattern::Error(_) => Pat::Wild,
+            ast::Pattern::Nil(_) => Pat::Nil,
+            ast::Pattern::Literal(e) => Pat::Lit(self.literal_value(e)),
+            ast::Pattern::Bind(id) => {
+                if id.name == "_" {
+                    Pat::Wild
+                } else {
+                    let (r, first) = self.pat_var(&id.name, seen, d);
+                    Pat::Bind(r, first)
+                }
+            }
+            ast::Pattern::Typed { name, ty } => {
+                let b = self.opt_var(name, seen, d);
+                Pat::Typed(b, type_test(ty))
+            }
+            ast::Pattern::Tuple(ps, _) => Pat::Tuple(ps.iter().map(|x| self.pattern(x, seen, d)).collect()),
+            ast::Pattern::Array { elems, rest, .. } => {
+                let ps = elems.iter().map(|x| self.pattern(x, seen, d)).collect();
+                let r = rest.as_ref().and_then(|r| self.opt_var(r, seen, d));
+                Pat::Array(ps, r)
+            }
+            ast::Pattern::List { elems, rest, .. } => {
+                let ps = elems.iter().map(|x| self.pattern(x, seen, d)).collect();
+                let r = rest.as_ref().and_then(|r| self.opt_var(r, seen, d));
+                Pat::List(ps, r)
+            }
+            ast::Pattern::Dict(entries, _) => Pat::Dict(
+                entries
+                    .iter()
+                    .map(|(k, v)| {
+                        let kv = self.literal_value(k);
+                        (kv, self.pattern(v, seen, d))
+                    })
+                    .collect(),
+            ),
+            ast::Pattern::ResultOk(x, _) => Pat::ResultOk(Box::new(self.pattern(x, seen, d))),
+            ast::Pattern::ResultError(x, _) => Pat::ResultErr(Box::new(self.pattern(x, seen, d))),
+            ast::Pattern::Binary(segs, _) => Pat::Binary(
+                segs.iter()
+                    .map(|s| {
+                        let has = |m: &str| s.modifiers.iter().any(|x| x.split('-').any(|p| p == m));
+                        let var = match &s.value {
+                            ast::BinSegValue::Bind(id) => self.opt_var(id, seen, d),
+                            _ => None,
+                        };
+                        let kind = if has("binary") {
+                            BinSegKind::Rest(var)
+                        } else if has("utf8") {
+                            BinSegKind::Utf8(var)
+                        } else if let ast::BinSegValue::Int(i) = s.value {
+                            BinSegKind::Lit(i)
+                        } else {
+                            BinSegKind::Int(var)
+                        };
+                        BinSeg { kind, bits: s.size.unwrap_or(8), little: has("little"), signed: has("signed") }
+                    })
+                    .collect(),
+            ),
+        }
+    }
+
+    fn send(&mut self, receiver: &Expr, selector: &str, args: &[Expr], span: Span) -> Node {
+        let loc = self.loc(span);
+        let sel = Sym::new(selector);
+        if matches!(receiver.kind, ExprKind::Super) {
+            let recv = self.self_node();
+            let args = args.iter().map(|a| self.expr(a)).collect();
+            return Node::Super(Box::new(SendNode { recv, sel, args, loc }));
+        }
+        if let Some(n) = self.inline(receiver, selector, args, sel, loc) {
+            return n;
+        }
+        if args.len() == 1 {
+            if let Some((_, op)) = BINOPS.iter().find(|(s, _)| *s == selector) {
+                let lhs = self.expr(receiver);
+                let rhs = self.expr(&args[0]);
+                return Node::Bin(Box::new(BinNode { op: *op, lhs, rhs, sel, loc }));
+            }
+        }
+        let recv = self.expr(receiver);
+        let args = args.iter().map(|a| self.expr(a)).collect();
+        Node::Send(Box::new(SendNode { recv, sel, args, loc }))
+    }
+
+    /// The control-flow selectors with literal block arguments (2.6).
+    fn inline(&mut self, receiver: &Expr, selector: &str, args: &[Expr], sel: Sym, loc: Loc) -> Option<Node> {
+        let z = &[0usize][..];
+        let if_node = |this: &mut Self, kind: IfKind| -> Node {
+            let recv = this.expr(receiver);
+            let a = this.inline_body(&args[0]);
+            let b = if args.len() > 1 { this.inline_body(&args[1]) } else { Node::Nil };
+            Node::If(Box::new(IfNode { kind, recv, a, b, sel, loc }))
+        };
+        match selector {
+            "ifTrue:" | "ifFalse:" | "and:" | "or:" if lit_block(&args[0], z).is_some() => {
+                let kind = match selector {
+                    "ifTrue:" => IfKind::IfTrue,
+                    "ifFalse:" => IfKind::IfFalse,
+                    "and:" => IfKind::And,
+                    _ => IfKind::Or,
+                };
+                Some(if_node(self, kind))
+            }
+            "ifTrue:ifFalse:" if lit_block(&args[0], z).is_some() && lit_block(&args[1], z).is_some() => {
+                Some(if_node(self, IfKind::IfTrueIfFalse))
+            }
+            "ifNil:" if lit_block(&args[0], z).is_some() => {
+                let recv = self.expr(receiver);
+                let b = self.inline_body(&args[0]);
+                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: Some(b), if_not_nil: None })))
+            }
+            "ifNotNil:" if lit_block(&args[0], &[0, 1]).is_some() => {
+                let recv = self.expr(receiver);
+                let nn = self.not_nil_branch(&args[0]);
+                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: None, if_not_nil: Some(nn) })))
+            }
+            "ifNil:ifNotNil:" if lit_block(&args[0], z).is_some() && lit_block(&args[1], &[0, 1]).is_some() => {
+                let recv = self.expr(receiver);
+                let b = self.inline_body(&args[0]);
+                let nn = self.not_nil_branch(&args[1]);
+                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: Some(b), if_not_nil: Some(nn) })))
+            }
+            "ifNotNil:ifNil:" if lit_block(&args[0], &[0, 1]).is_some() && lit_block(&args[1], z).is_some() => {
+                let recv = self.expr(receiver);
+                let nn = self.not_nil_branch(&args[0]);
+                let b = self.inline_body(&args[1]);
+                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: Some(b), if_not_nil: Some(nn) })))
+            }
+            "whileTrue:" | "whileFalse:" if lit_block(receiver, z).is_some() && lit_block(&args[0], z).is_some() => {
+                let cond = self.inline_body(receiver);
+                let body = self.inline_body(&args[0]);
+                Some(Node::While(Box::new(WhileNode { cond, body, while_true: selector == "whileTrue:", sel, loc })))
+            }
+            "whileTrue" | "whileFalse" if lit_block(receiver, z).is_some() => {
+                let cond = self.inline_body(receiver);
+                Some(Node::While(Box::new(WhileNode {
+                    cond,
+                    body: Node::Nil,
+                    while_true: selector == "whileTrue",
+                    sel,
+                    loc,
+                })))
+            }
+            "repeat" if lit_block(receiver, z).is_some() => {
+                let body = self.inline_body(receiver);
+                Some(Node::Repeat(Box::new(body)))
+            }
+            "timesRepeat:" if lit_block(&args[0], z).is_some() => {
+                let count = self.expr(receiver);
+                let body = self.inline_body(&args[0]);
+                Some(Node::Times(Box::new(TimesNode { count, body, loc })))
+            }
+            "to:do:" | "to:by:do:" if lit_block(args.last()?, &[0, 1]).is_some() => {
+                let from = self.expr(receiver);
+                let to = self.expr(&args[0]);
+                let by = if args.len() == 3 { Some(self.expr(&args[1])) } else { None };
+                let b = lit_block(args.last()?, &[0, 1])?;
+                let (params, body) = self.inline_block(b);
+                Some(Node::ToDo(Box::new(ToDoNode { from, to, by, var: params.first().copied(), body, loc })))
+            }
+            _ => None,
+        }
+    }
+
+    fn not_nil_branch(&mut self, e: &Expr) -> (Option<VarRef>, Node) {
+        match &e.kind {
+            ExprKind::Block(b) => {
+                let (params, body) = self.inline_block(b);
+                (params.first().copied(), body)
+            }
+            _ => (None, self.expr(e)),
+        }
+    }
+}
+
+fn type_test(t: &ast::TypeExpr) -> TypeTest {
+    use ast::TypeKind as K;
+    match &t.kind {
+        K::Named { name, .. } => match name.as_str() {
+            "Nil" => TypeTest::Nil,
+            "Object" | "Dynamic" | "Any" | "ProtoObject" => TypeTest::Any,
+            n => TypeTest::Class(Sym::new(n)),
+        },
+        K::Nil => TypeTest::Nil,
+        K::True => TypeTest::Class(Sym::new("True")),
+        K::False => TypeTest::Class(Sym::new("False")),
+        K::Union(ts) => TypeTest::Union(ts.iter().map(type_test).collect()),
+        K::Meta(_) => TypeTest::Class(Sym::new("Class")),
+        _ => TypeTest::Any,
+    }
+}
+
+/// Turns a `^ e` in tail position of a method body into plain `e`.
+fn strip_tail_return(n: &mut Node) {
+    match n {
+        Node::Return(_) => {
+            if let Node::Return(e) = std::mem::take(n) {
+                *n = *e;
+                strip_tail_return(n);
+            }
+        }
+        Node::Seq(v) => {
+            if let Some(last) = v.last_mut() {
+                strip_tail_return(last);
+            }
+        }
+        Node::If(i) if i.kind == IfKind::IfTrueIfFalse => {
+            strip_tail_return(&mut i.a);
+            strip_tail_return(&mut i.b);
+        }
+        Node::Match(m) => {
+            for a in &mut m.arms {
+                strip_tail_return(&mut a.body);
+            }
+        }
+        _ => {}
+    }
+}
+
+fn stmt_has_field_assign(s: &Stmt) -> bool {
+    match &s.kind {
+        StmtKind::Expr(e) | StmtKind::Cast(e) => expr_has_field_assign(e),
+        StmtKind::Expect(_) => false,
+    }
+}
+
+fn expr_has_field_assign(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::FieldAssign { .. } => true,
+        ExprKind::Assign { value, .. } => expr_has_field_assign(value),
+        ExprKind::Destructure { value, .. } => expr_has_field_assign(value),
+        ExprKind::Send { receiver, args, .. } => {
+            expr_has_field_assign(receiver) || args.iter().any(expr_has_field_assign)
+        }
+        ExprKind::Cascade { receiver, parts } => {
+            expr_has_field_assign(receiver) || parts.iter().any(|p| p.args.iter().any(expr_has_field_assign))
+        }
+        ExprKind::Block(b) => b.body.iter().any(stmt_has_field_assign),
+        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => v.iter().any(expr_has_field_assign),
+        ExprKind::Dict(v) => v.iter().any(|(k, x)| expr_has_field_assign(k) || expr_has_field_assign(x)),
+        ExprKind::Match { receiver, arms, .. } => {
+            expr_has_field_assign(receiver)
+                || arms.iter().any(|a| expr_has_field_assign(&a.body) || a.guard.as_ref().is_some_and(expr_has_field_assign))
+        }
+        ExprKind::Return(x) => expr_has_field_assign(x),
+        ExprKind::Interp(parts) => parts.iter().any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_has_field_assign(x))),
+        ExprKind::ListCons { head, tail } => expr_has_field_assign(head) || expr_has_field_assign(tail),
+        _ => false,
+    }
+}

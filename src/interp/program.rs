@@ -1,0 +1,477 @@
+//! The program: everything processes share — the class table, primitive tables, source files,
+//! protocols, options and the output sink. One `Arc<Program>` per [`Vm`](crate::interp::Vm);
+//! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::interp::class::{Builtin, Class, ClassKind};
+use crate::interp::eval::{Method, Prims};
+use crate::interp::value::{ClassRef, Sym, Value};
+use crate::interp::vm::VmOptions;
+
+/// Direct references to the built-in classes the evaluator needs on hot paths.
+pub struct Core {
+    pub proto_object: ClassRef,
+    pub object: ClassRef,
+    pub value: ClassRef,
+    pub actor: ClassRef,
+    pub class: ClassRef,
+    pub metaclass: ClassRef,
+    pub undefined: ClassRef,
+    pub boolean: ClassRef,
+    pub true_: ClassRef,
+    pub false_: ClassRef,
+    pub number: ClassRef,
+    pub integer: ClassRef,
+    pub float: ClassRef,
+    pub character: ClassRef,
+    pub string: ClassRef,
+    pub symbol: ClassRef,
+    pub binary: ClassRef,
+    pub block: ClassRef,
+    pub collection: ClassRef,
+    pub list: ClassRef,
+    pub array: ClassRef,
+    pub tuple: ClassRef,
+    pub dictionary: ClassRef,
+    pub set: ClassRef,
+    pub bag: ClassRef,
+    pub queue: ClassRef,
+    pub interval: ClassRef,
+    pub exception: ClassRef,
+    pub error: ClassRef,
+    pub runtime_error: ClassRef,
+    pub type_error: ClassRef,
+    pub instantiation_error: ClassRef,
+    pub result: ClassRef,
+    pub compiled_method: ClassRef,
+    pub testcase: ClassRef,
+}
+
+/// Selectors interned once.
+pub struct Syms {
+    pub print_string: Sym,
+    pub display_string: Sym,
+    pub dnu: Sym,
+    pub new: Sym,
+    pub current: Sym,
+    pub initialize: Sym,
+    pub value: Sym,
+    pub signal: Sym,
+    pub user_error: Sym,
+    pub badarith: Sym,
+    pub if_true: Sym,
+    pub if_false: Sym,
+    pub if_true_if_false: Sym,
+    pub if_false_if_true: Sym,
+    pub and: Sym,
+    pub or: Sym,
+    pub while_true: Sym,
+    pub while_false: Sym,
+    pub times_repeat: Sym,
+    pub to_do: Sym,
+    pub le: Sym,
+    pub ge: Sym,
+    pub add: Sym,
+}
+
+/// A loaded source file (for `file:line:col` in reports).
+pub struct SourceFile {
+    pub path: String,
+    pub src: Arc<str>,
+    line_starts: Vec<u32>,
+}
+
+impl SourceFile {
+    pub fn new(path: String, src: Arc<str>) -> SourceFile {
+        let mut line_starts = vec![0u32];
+        for (i, b) in src.bytes().enumerate() {
+            if b == b'\n' {
+                line_starts.push(i as u32 + 1);
+            }
+        }
+        SourceFile { path, src, line_starts }
+    }
+    /// 1-based line and column (in characters) of a byte offset.
+    pub fn line_col(&self, pos: u32) -> (usize, usize) {
+        let line = match self.line_starts.binary_search(&pos) {
+            Ok(i) => i,
+            Err(i) => i - 1,
+        };
+        let start = self.line_starts[line] as usize;
+        let end = (pos as usize).min(self.src.len());
+        let col = self.src.get(start..end).map(|s| s.chars().count()).unwrap_or(end - start);
+        (line + 1, col + 1)
+    }
+}
+
+/// A declared protocol (3.4).
+#[derive(Clone, Debug)]
+pub struct ProtocolInfo {
+    pub name: Sym,
+    pub extending: Option<Sym>,
+    /// Instance-side required selectors declared here.
+    pub selectors: Vec<Sym>,
+    /// Class-side required selectors declared here.
+    pub class_selectors: Vec<Sym>,
+}
+
+pub type OutputSink = Box<dyn FnMut(&str) + Send>;
+
+pub struct Program {
+    pub classes: RwLock<HashMap<Sym, ClassRef>>,
+    pub core: Core,
+    pub syms: Syms,
+    /// Bumped whenever a method dictionary or the class table changes (method caches).
+    pub epoch: AtomicU64,
+    pub prims: Prims,
+    pub files: RwLock<Vec<SourceFile>>,
+    pub protocols: RwLock<BTreeMap<Sym, ProtocolInfo>>,
+    pub opts: VmOptions,
+    pub out: Mutex<OutputSink>,
+    /// `System arguments`.
+    pub args: RwLock<Vec<String>>,
+    /// `Program commandName`.
+    pub command_name: RwLock<String>,
+    /// Set when a method is installed on a number class with an arithmetic selector: the
+    /// evaluator's Integer fast paths are then disabled.
+    pub arith_overridden: AtomicBool,
+    /// TestCase classes derived to hold a field added by `self.x :=` (2.7).
+    pub derived: Mutex<HashMap<(usize, Sym), ClassRef>>,
+    pub block_serial: AtomicU64,
+    pub object_serial: AtomicU64,
+}
+
+struct Spec {
+    name: &'static str,
+    sup: Option<&'static str>,
+    kind: ClassKind,
+    builtin: Builtin,
+    sealed: bool,
+    fields: &'static [&'static str],
+}
+
+const fn spec(
+    name: &'static str,
+    sup: &'static str,
+    kind: ClassKind,
+    builtin: Builtin,
+) -> Spec {
+    Spec { name, sup: Some(sup), kind, builtin, sealed: false, fields: &[] }
+}
+
+use Builtin::{Abstract, NoNew, Plain};
+use ClassKind::{Actor as KActor, Object as KObject, Value as KValue};
+
+/// Exception fields, in order (getters are generated for each).
+pub const EXCEPTION_FIELDS: &[&str] =
+    &["message", "kind", "hint", "selector", "errorClass", "reason", "stackTrace"];
+pub const RESULT_FIELDS: &[&str] = &["okValue", "errReason", "isOk"];
+
+fn specs() -> Vec<Spec> {
+    let mut v = vec![Spec {
+        name: "ProtoObject",
+        sup: None,
+        kind: KObject,
+        builtin: NoNew,
+        sealed: false,
+        fields: &[],
+    }];
+    v.extend([
+        spec("Object", "ProtoObject", KObject, Plain),
+        spec("Value", "Object", KValue, Plain),
+        spec("Actor", "Object", KActor, Plain),
+        spec("Server", "Actor", KActor, Plain),
+        spec("Class", "Object", KObject, NoNew),
+        spec("Metaclass", "Class", KObject, NoNew),
+        spec("Number", "Object", KValue, Abstract),
+        spec("Integer", "Number", KValue, NoNew),
+        spec("Character", "Integer", KValue, NoNew),
+        spec("Float", "Number", KValue, NoNew),
+        Spec { sealed: true, ..spec("String", "Object", KValue, NoNew) },
+        spec("Symbol", "Object", KValue, NoNew),
+        spec("Binary", "Object", KValue, NoNew),
+        Spec { sealed: true, ..spec("Boolean", "Object", KValue, Abstract) },
+        spec("True", "Boolean", KValue, NoNew),
+        spec("False", "Boolean", KValue, NoNew),
+        spec("UndefinedObject", "Object", KValue, NoNew),
+        spec("Block", "Object", KValue, NoNew),
+        spec("Collection", "Object", KValue, Abstract),
+        spec("List", "Collection", KValue, Plain),
+        spec("Array", "Collection", KValue, Plain),
+        spec("Dictionary", "Collection", KValue, Plain),
+        spec("Set", "Collection", KValue, Plain),
+        spec("Bag", "Collection", KValue, Plain),
+        spec("Interval", "Collection", KValue, NoNew),
+        spec("Tuple", "Object", KValue, Plain),
+        spec("Queue", "Object", KValue, Plain),
+        spec("Stream", "Object", KValue, NoNew),
+        Spec { fields: EXCEPTION_FIELDS, ..spec("Exception", "Object", KValue, Plain) },
+        spec("Error", "Exception", KValue, Plain),
+        spec("RuntimeError", "Error", KValue, Plain),
+        spec("TypeError", "Error", KValue, Plain),
+        spec("InstantiationError", "Error", KValue, Plain),
+        Spec { sealed: true, fields: RESULT_FIELDS, ..spec("Result", "Value", KValue, Plain) },
+        spec("CompiledMethod", "Object", KObject, NoNew),
+        spec("Protocol", "Object", KObject, Plain),
+        spec("Pid", "Object", KValue, NoNew),
+        spec("Reference", "Object", KValue, NoNew),
+        spec("Node", "Object", KValue, NoNew),
+        spec("Duration", "Object", KValue, NoNew),
+        spec("Timer", "Object", KObject, NoNew),
+        spec("TimeoutProxy", "Actor", KActor, Plain),
+        spec("TranscriptStream", "Actor", KActor, Plain),
+        spec("Supervisor", "Object", KObject, Plain),
+        spec("DynamicSupervisor", "Supervisor", KObject, Plain),
+        spec("SupervisionSpec", "Value", KValue, Plain),
+        spec("ProcessNavigation", "Object", KObject, Plain),
+        spec("SupervisionTree", "Value", KValue, Plain),
+        spec("SupervisionNode", "Value", KValue, Plain),
+        spec("TestCase", "Value", KValue, Plain),
+        spec("TestResult", "Value", KValue, Plain),
+        spec("TestRunner", "Object", KObject, Plain),
+        spec("Time", "Object", KObject, Plain),
+        spec("System", "Object", KObject, Plain),
+        spec("Program", "Object", KObject, Plain),
+        spec("Workspace", "Object", KObject, Plain),
+        spec("Console", "Object", KObject, Plain),
+        spec("Parallel", "Object", KObject, Plain),
+        spec("AtomicCounter", "Object", KObject, NoNew),
+        spec("Announcer", "Object", KObject, Plain),
+        spec("SystemAnnouncer", "Announcer", KObject, Plain),
+        spec("Subscription", "Object", KObject, NoNew),
+        spec("Announcement", "Value", KValue, Abstract),
+    ]);
+    v
+}
+
+impl Program {
+    /// Creates the built-in classes and installs the primitives.
+    pub fn bootstrap(opts: VmOptions) -> Program {
+        let mut table: HashMap<Sym, ClassRef> = HashMap::new();
+        for s in specs() {
+            let sup = s.sup.map(|n| table[&Sym::new(n)].clone());
+            let fields: Vec<(Sym, Option<Arc<crate::interp::eval::FnCode>>)> =
+                s.fields.iter().map(|f| (Sym::new(f), None)).collect();
+            let c = Class::new(
+                Sym::new(s.name),
+                sup.clone(),
+                s.kind,
+                &fields,
+                s.builtin == Abstract,
+                s.sealed,
+                s.builtin,
+            );
+            let c = Arc::new(c);
+            if let Some(p) = &sup {
+                p.subclasses.write().push(Arc::downgrade(&c));
+            }
+            table.insert(c.name, c);
+        }
+        let g = |n: &str| table[&Sym::new(n)].clone();
+        let core = Core {
+            proto_object: g("ProtoObject"),
+            object: g("Object"),
+            value: g("Value"),
+            actor: g("Actor"),
+            class: g("Class"),
+            metaclass: g("Metaclass"),
+            undefined: g("UndefinedObject"),
+            boolean: g("Boolean"),
+            true_: g("True"),
+            false_: g("False"),
+            number: g("Number"),
+            integer: g("Integer"),
+            float: g("Float"),
+            character: g("Character"),
+            string: g("String"),
+            symbol: g("Symbol"),
+            binary: g("Binary"),
+            block: g("Block"),
+            collection: g("Collection"),
+            list: g("List"),
+            array: g("Array"),
+            tuple: g("Tuple"),
+            dictionary: g("Dictionary"),
+            set: g("Set"),
+            bag: g("Bag"),
+            queue: g("Queue"),
+            interval: g("Interval"),
+            exception: g("Exception"),
+            error: g("Error"),
+            runtime_error: g("RuntimeError"),
+            type_error: g("TypeError"),
+            instantiation_error: g("InstantiationError"),
+            result: g("Result"),
+            compiled_method: g("CompiledMethod"),
+            testcase: g("TestCase"),
+        };
+        let syms = Syms {
+            print_string: Sym::new("printString"),
+            display_string: Sym::new("displayString"),
+            dnu: Sym::new("doesNotUnderstand:args:"),
+            new: Sym::new("new"),
+            current: Sym::new("current"),
+            initialize: Sym::new("initialize"),
+            value: Sym::new("value"),
+            signal: Sym::new("signal"),
+            user_error: Sym::new("user_error"),
+            badarith: Sym::new("badarith"),
+            if_true: Sym::new("ifTrue:"),
+            if_false: Sym::new("ifFalse:"),
+            if_true_if_false: Sym::new("ifTrue:ifFalse:"),
+            if_false_if_true: Sym::new("ifFalse:ifTrue:"),
+            and: Sym::new("and:"),
+            or: Sym::new("or:"),
+            while_true: Sym::new("whileTrue:"),
+            while_false: Sym::new("whileFalse:"),
+            times_repeat: Sym::new("timesRepeat:"),
+            to_do: Sym::new("to:do:"),
+            le: Sym::new("<="),
+            ge: Sym::new(">="),
+            add: Sym::new("+"),
+        };
+        let mut prims = Prims::default();
+        crate::interp::prims::register_all(&mut prims);
+        let prog = Program {
+            classes: RwLock::new(table),
+            core,
+            syms,
+            epoch: AtomicU64::new(1),
+            prims,
+            files: RwLock::new(Vec::new()),
+            protocols: RwLock::new(BTreeMap::new()),
+            opts,
+            out: Mutex::new(Box::new(|s: &str| {
+                use std::io::Write;
+                let mut o = std::io::stdout().lock();
+                let _ = o.write_all(s.as_bytes());
+                let _ = o.flush();
+            })),
+            args: RwLock::new(Vec::new()),
+            command_name: RwLock::new("bt".to_string()),
+            arith_overridden: AtomicBool::new(false),
+            derived: Mutex::new(HashMap::new()),
+            block_serial: AtomicU64::new(1),
+            object_serial: AtomicU64::new(1),
+        };
+        let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
+        for c in names {
+            prog.install_prims(&c, false);
+        }
+        crate::interp::loader::install_value_accessors(&prog, &prog.core.exception);
+        crate::interp::loader::install_value_accessors(&prog, &prog.core.result);
+        prog
+    }
+
+    /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
+    /// selectors the class already defines are left alone.
+    pub fn install_prims(&self, c: &ClassRef, keep_existing: bool) {
+        let name = c.name.as_str();
+        {
+            let mut m = c.methods.write();
+            for ((cn, sel), f) in &self.prims.instance {
+                if *cn == name {
+                    let s = Sym::new(sel);
+                    if !(keep_existing && m.contains_key(&s)) {
+                        m.insert(s, Method::Prim(*f));
+                    }
+                }
+            }
+        }
+        {
+            let mut m = c.class_methods.write();
+            for ((cn, sel), f) in &self.prims.class_side {
+                if *cn == name {
+                    let s = Sym::new(sel);
+                    if !(keep_existing && m.contains_key(&s)) {
+                        m.insert(s, Method::Prim(*f));
+                    }
+                }
+            }
+        }
+        self.bump();
+    }
+
+    /// Invalidates every method cache.
+    pub fn bump(&self) {
+        self.epoch.fetch_add(1, Ordering::Release);
+    }
+
+    pub fn class_named(&self, name: &str) -> Option<ClassRef> {
+        self.classes.read().get(&Sym::new(name)).cloned()
+    }
+
+    pub fn class_by_sym(&self, name: Sym) -> Option<ClassRef> {
+        self.classes.read().get(&name).cloned()
+    }
+
+    /// Registers (or replaces) a class in the table and links it under its superclass.
+    pub fn register_class(&self, c: ClassRef) {
+        if let Some(p) = &c.superclass {
+            let mut subs = p.subclasses.write();
+            subs.retain(|w| w.upgrade().map(|k| k.name != c.name).unwrap_or(false));
+            subs.push(Arc::downgrade(&c));
+        }
+        self.classes.write().insert(c.name, c);
+        self.bump();
+    }
+
+    /// Removes a class (used when a file of a load unit turns out not to compile).
+    pub fn unregister_class(&self, c: &ClassRef, previous: Option<ClassRef>) {
+        if let Some(p) = &c.superclass {
+            p.subclasses.write().retain(|w| !Weak::ptr_eq(w, &Arc::downgrade(c)));
+        }
+        let mut t = self.classes.write();
+        match previous {
+            Some(p) => {
+                t.insert(p.name, p);
+            }
+            None => {
+                t.remove(&c.name);
+            }
+        }
+        self.bump();
+    }
+
+    /// Adds a source file; answers its id.
+    pub fn add_file(&self, path: &str, src: &str) -> u32 {
+        let mut f = self.files.write();
+        f.push(SourceFile::new(path.to_string(), Arc::from(src)));
+        (f.len() - 1) as u32
+    }
+
+    /// `(path, line, col)` of a location, if it is in a user file.
+    pub fn location(&self, loc: crate::interp::eval::Loc) -> Option<(String, usize, usize)> {
+        let files = self.files.read();
+        let f = files.get(loc.file as usize)?;
+        let (l, c) = f.line_col(loc.pos);
+        Some((f.path.clone(), l, c))
+    }
+
+    /// Writes text to the program's output (Transcript / show:).
+    pub fn write_out(&self, s: &str) {
+        (self.out.lock())(s);
+    }
+
+    /// Every class, sorted by name.
+    pub fn all_classes(&self) -> Vec<ClassRef> {
+        let mut v: Vec<ClassRef> = self.classes.read().values().cloned().collect();
+        v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
+        v
+    }
+
+    /// A fresh identity for an Object-kind instance.
+    pub fn next_object_serial(&self) -> u64 {
+        self.object_serial.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// Convenience for primitives: `Value::Class` of a built-in class by name (nil if absent).
+pub fn class_value(prog: &Program, name: &str) -> Value {
+    prog.class_named(name).map(Value::Class).unwrap_or(Value::Nil)
+}
