@@ -362,7 +362,9 @@ impl ClassTable {
 
     /// Finds a method on a side of a class or its ancestors; answers it with its owner.
     pub fn lookup(&self, class: &str, side: Side, selector: &str) -> Option<(&MethodInfo, &str)> {
-        for info in self.chain(class) {
+        let mut cur = self.classes.get(class);
+        let mut guard = 0;
+        while let Some(info) = cur {
             let map = match side {
                 Side::Instance => &info.inst,
                 Side::Class => &info.class,
@@ -370,6 +372,11 @@ impl ClassTable {
             if let Some(m) = map.get(selector) {
                 return Some((m, &info.name));
             }
+            guard += 1;
+            if guard > 256 {
+                break;
+            }
+            cur = info.superclass.as_deref().and_then(|s| self.classes.get(s));
         }
         if side == Side::Class {
             // Class objects are objects too.

@@ -31,6 +31,9 @@ pub struct Walker<'a> {
     pub ctx: MethodCtx,
     /// Names of block locals whose block has ended (for the "assign it before the block" hint).
     pub dead_block_locals: HashSet<String>,
+    /// Depth of code that deliberately provokes errors (the body of `on:do:`, `ensure:`,
+    /// `should:raise:`, `Result tryDo:`, match guards): DNU findings are not given there.
+    pub protected: usize,
 }
 
 /// Facts a condition establishes: variable narrowings when it is true / false.
@@ -60,6 +63,7 @@ impl<'a> Walker<'a> {
             scopes: Scopes::default(),
             ctx: MethodCtx::default(),
             dead_block_locals: HashSet::new(),
+            protected: 0,
         }
     }
 

@@ -51,16 +51,34 @@ pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
     reports.into_iter().flat_map(|r| r.diags).collect()
 }
 
+/// The checker every command starts from: the checker's built-in table, the declarations of
+/// the embedded `stdlib/*.bt`, and every selector bound to a Rust primitive (so a DNU hint is
+/// never given for a selector the run time understands). Built once per process.
+pub fn standard_checker() -> Checker {
+    static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
+    STANDARD
+        .get_or_init(|| {
+            let mut c = Checker::new();
+            c.add_stdlib_sources(crate::interp::stdlib::FILES);
+            let mut prims = crate::interp::eval::Prims::default();
+            crate::interp::prims::register_all(&mut prims);
+            c.add_primitive_selectors(prims.instance.keys().map(|(cls, sel)| (*cls, *sel, false)));
+            c.add_primitive_selectors(prims.class_side.keys().map(|(cls, sel)| (*cls, *sel, true)));
+            c
+        })
+        .clone()
+}
+
 /// Parses and checks one load unit.
 pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
-    let parsed: Vec<(ast_module::Module, Vec<Diagnostic>)> =
+    let parsed: Vec<(crate::syntax::ast::Module, Vec<Diagnostic>)> =
         files.iter().map(|(_, src)| syntax::parse(src)).collect();
     let sources: Vec<SourceFile> = files
         .iter()
         .zip(&parsed)
         .map(|((path, src), (module, _))| SourceFile { path, src, module })
         .collect();
-    let findings = Checker::standard().check_unit(&sources, opts);
+    let findings = standard_checker().check_unit(&sources, opts);
     let mut reports: Vec<FileReport> = files
         .iter()
         .zip(parsed)
@@ -79,10 +97,6 @@ pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec
         r.diags.sort_by_key(|d| (d.span.start, d.span.end));
     }
     reports
-}
-
-mod ast_module {
-    pub use crate::syntax::ast::Module;
 }
 
 /// Checks files (directories are searched recursively for `*.bt`). Unreadable paths are
@@ -205,6 +219,13 @@ pub fn main(args: &[String]) -> i32 {
     }
     if paths.is_empty() {
         paths.push(".".into());
+    }
+    let mut probe = check::CheckOptions::default();
+    for l in &opts.levels {
+        if let Err(e) = probe.set_level_arg(l) {
+            eprintln!("bt check: --diagnostics {l}: {e}");
+            return 2;
+        }
     }
     let reports = match check_files_with(&paths, &opts) {
         Ok(r) => r,

@@ -169,6 +169,11 @@ impl Runtime {
         self.handle.clone()
     }
 
+    /// [`Runtime::shutdown_within`] two seconds (what dropping the runtime does).
+    pub fn shutdown(self) {
+        self.shutdown_within(Duration::from_secs(2));
+    }
+
     /// Kills every process (reason `shutdown`), waits up to `grace` for their coroutines to
     /// finish, then stops the threads. Coroutines that ignore their kill are abandoned
     /// (their stacks leak) rather than unwound by force.

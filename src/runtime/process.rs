@@ -365,8 +365,8 @@ enum Next {
 /// The coroutine body of a process run: handle control signals and messages until the
 /// mailbox is empty, or run the task closure once. Never unwinds (panics become crashes).
 pub(crate) fn run_body(cx: &mut Cx<'_>) {
-    let p = cx.me().clone();
-    let shared = cx.shared().clone();
+    let p = cx.me();
+    let shared = cx.shared();
     let body = {
         let mut g = p.0.inner.lock();
         if g.reason.is_some() {
@@ -382,9 +382,9 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
                 Ok(()) => cx.requested_exit().unwrap_or(ExitReason::Normal),
                 Err(e) => ExitReason::Panic(panic_message(&e).into()),
             };
-            finish(&shared, &p, reason);
+            finish(shared, p, reason);
         }
-        Some(Body::Actor(b)) => actor_loop(cx, &shared, &p, b),
+        Some(Body::Actor(b)) => actor_loop(cx, shared, p, b),
     }
 }
 
