@@ -725,7 +725,10 @@ mod tests {
         // A shared String is copied, the other holder keeps its value.
         let shared = Value::str("x");
         let keep = shared.clone();
-        assert_eq!(append_owned(shared, &Value::str("y")).unwrap().as_str(), Some("xy"));
+        assert_eq!(
+            append_owned(shared, &Value::str("y")).unwrap().as_str(),
+            Some("xy")
+        );
         assert_eq!(keep.as_str(), Some("x"));
         assert!(append_owned(Value::str("x"), &Value::Int(1)).is_err());
     }
