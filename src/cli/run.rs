@@ -23,7 +23,13 @@ struct Opts {
 }
 
 fn parse_args(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts { file: String::new(), main: None, max_depth: 10_000, check: true, args: Vec::new() };
+    let mut o = Opts {
+        file: String::new(),
+        main: None,
+        max_depth: 10_000,
+        check: true,
+        args: Vec::new(),
+    };
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -38,7 +44,9 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
             "--max-depth" => {
                 i += 1;
                 let v = args.get(i).ok_or("--max-depth needs a number")?;
-                o.max_depth = v.parse().map_err(|_| format!("--max-depth: not a number: {v}"))?;
+                o.max_depth = v
+                    .parse()
+                    .map_err(|_| format!("--max-depth: not a number: {v}"))?;
                 if o.max_depth == 0 {
                     return Err("--max-depth must be at least 1".into());
                 }
@@ -87,7 +95,11 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let vm = Vm::new(VmOptions { max_depth: o.max_depth, check: o.check, ..VmOptions::default() });
+    let vm = Vm::new(VmOptions {
+        max_depth: o.max_depth,
+        check: o.check,
+        ..VmOptions::default()
+    });
     vm.set_args(&o.file, o.args.clone());
     let rep = vm.load_unit(&[(o.file.clone(), src)]);
     for f in &rep.findings {

@@ -99,7 +99,11 @@ impl Ctx {
                 let l = self.exec(&b.lhs, f)?;
                 let r = self.exec(&b.rhs, f)?;
                 if let (Value::Int(x), Value::Int(y)) = (&l, &r) {
-                    if !self.prog.arith_overridden.load(std::sync::atomic::Ordering::Relaxed) {
+                    if !self
+                        .prog
+                        .arith_overridden
+                        .load(std::sync::atomic::Ordering::Relaxed)
+                    {
                         let (x, y) = (*x, *y);
                         let fast = match b.op {
                             BinOp::Add => x.checked_add(y).map(Value::Int),
@@ -169,11 +173,18 @@ impl Ctx {
                     .upvals
                     .iter()
                     .map(|u| match u {
-                        crate::interp::eval::code::UpvalSrc::Cell(i) => self.cells[f.cbase + *i as usize].clone(),
-                        crate::interp::eval::code::UpvalSrc::Upval(i) => f.upvals[*i as usize].clone(),
+                        crate::interp::eval::code::UpvalSrc::Cell(i) => {
+                            self.cells[f.cbase + *i as usize].clone()
+                        }
+                        crate::interp::eval::code::UpvalSrc::Upval(i) => {
+                            f.upvals[*i as usize].clone()
+                        }
                     })
                     .collect();
-                let serial = self.prog.block_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let serial = self
+                    .prog
+                    .block_serial
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(Value::Block(Arc::new(Closure {
                     code: code.clone(),
                     recv: f.recv.clone(),
@@ -219,7 +230,9 @@ impl Ctx {
                     other => {
                         self.set_loc(c.2);
                         let n = self.class_name_of(&other);
-                        Err(self.type_err(format!("the tail of #(head | tail) must be a List, not {n}")))
+                        Err(self.type_err(format!(
+                            "the tail of #(head | tail) must be a List, not {n}"
+                        )))
                     }
                 }
             }
@@ -350,14 +363,23 @@ impl Ctx {
             Node::Destructure(d) => self.exec_destructure(&d.0, &d.1, d.2, f),
             Node::Return(e) => {
                 let value = self.exec(e, f)?;
-                Err(Unwind::Return { value, home: f.home })
+                Err(Unwind::Return {
+                    value,
+                    home: f.home,
+                })
             }
             Node::NlReturn(e) => {
                 let value = self.exec(e, f)?;
                 if !self.home_live(f.home) {
-                    return Err(self.err("runtime_error", "non-local return from a method that has already returned"));
+                    return Err(self.err(
+                        "runtime_error",
+                        "non-local return from a method that has already returned",
+                    ));
                 }
-                Err(Unwind::Return { value, home: f.home })
+                Err(Unwind::Return {
+                    value,
+                    home: f.home,
+                })
             }
         }
     }
@@ -376,8 +398,15 @@ impl Ctx {
         if matches!(zero, Value::True) {
             return Ok(Value::Nil);
         }
-        let neg = matches!(self.send_impl(by, Sym::new("isNegative"), &[])?, Value::True);
-        let cmp = if neg { self.prog.syms.ge } else { self.prog.syms.le };
+        let neg = matches!(
+            self.send_impl(by, Sym::new("isNegative"), &[])?,
+            Value::True
+        );
+        let cmp = if neg {
+            self.prog.syms.ge
+        } else {
+            self.prog.syms.le
+        };
         let mut i = from.clone();
         loop {
             let go = self.send_impl(&i, cmp, std::slice::from_ref(to))?;
@@ -445,7 +474,10 @@ impl Ctx {
                             Ok(v)
                         } else {
                             self.set_loc(fd.loc);
-                            Err(self.err("runtime_error", format!("no state slot '{}' in this process", fd.name)))
+                            Err(self.err(
+                                "runtime_error",
+                                format!("no state slot '{}' in this process", fd.name),
+                            ))
                         }
                     }
                 }
@@ -456,7 +488,11 @@ impl Ctx {
                     Value::Class(c) => c.clone(),
                     _ => match f.mclass {
                         Some(c) => c.clone(),
-                        None => return Err(self.err("runtime_error", "class variable outside a class method")),
+                        None => {
+                            return Err(
+                                self.err("runtime_error", "class variable outside a class method")
+                            )
+                        }
                     },
                 };
                 let owner = match cls.class_var_owner(fd.name) {
@@ -472,7 +508,11 @@ impl Ctx {
                 match &fd.value {
                     None => {
                         let st = owner.class_state.lock();
-                        Ok(st.iter().find(|(n, _)| *n == fd.name).map(|(_, v)| v.clone()).unwrap_or(Value::Nil))
+                        Ok(st
+                            .iter()
+                            .find(|(n, _)| *n == fd.name)
+                            .map(|(_, v)| v.clone())
+                            .unwrap_or(Value::Nil))
                     }
                     Some(e) => {
                         let v = self.exec(e, f)?;
@@ -506,18 +546,27 @@ impl Ctx {
     pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> EvalResult {
         let Value::Object(inst) = recv else {
             let n = self.class_name_of(recv);
-            return Err(self.err("immutable_value", format!("cannot set field '{name}' of {n}")));
+            return Err(self.err(
+                "immutable_value",
+                format!("cannot set field '{name}' of {n}"),
+            ));
         };
         if let Some(i) = inst.class.field_index(name) {
             let mut fields = inst.fields.to_vec();
             fields.resize(inst.class.field_names.len().max(fields.len()), Value::Nil);
             fields[i] = v;
-            return Ok(Value::Object(Arc::new(Instance { class: inst.class.clone(), fields: fields.into_boxed_slice() })));
+            return Ok(Value::Object(Arc::new(Instance {
+                class: inst.class.clone(),
+                fields: fields.into_boxed_slice(),
+            })));
         }
         let derived = crate::interp::loader::derived_class(&self.prog, &inst.class, name);
         let mut fields = inst.fields.to_vec();
         fields.resize(derived.field_names.len() - 1, Value::Nil);
         fields.push(v);
-        Ok(Value::Object(Arc::new(Instance { class: derived, fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Arc::new(Instance {
+            class: derived,
+            fields: fields.into_boxed_slice(),
+        })))
     }
 }

@@ -33,7 +33,13 @@ impl Ctx {
         Err(self.err("runtime_error", format!("no arm matched {p}")))
     }
 
-    pub(crate) fn exec_destructure(&mut self, pat: &Pat, value: &Node, loc: Loc, f: &Frame) -> EvalResult {
+    pub(crate) fn exec_destructure(
+        &mut self,
+        pat: &Pat,
+        value: &Node,
+        loc: Loc,
+        f: &Frame,
+    ) -> EvalResult {
         let v = self.exec(value, f)?;
         match self.match_pat(pat, &v, f, true)? {
             Ok(()) => Ok(v),
@@ -65,7 +71,13 @@ impl Ctx {
 
     /// Matches `v` against `p`, binding variables. The outer `Result` carries exceptions
     /// (e.g. an unknown class in a type pattern); the inner one says whether it matched.
-    fn match_pat(&mut self, p: &Pat, v: &Value, f: &Frame, destructure: bool) -> Result<Result<(), Miss>, Unwind> {
+    fn match_pat(
+        &mut self,
+        p: &Pat,
+        v: &Value,
+        f: &Frame,
+        destructure: bool,
+    ) -> Result<Result<(), Miss>, Unwind> {
         let ok = |b: bool| if b { Ok(()) } else { Err(Miss::No) };
         Ok(match p {
             Pat::Wild => Ok(()),
@@ -129,7 +141,11 @@ impl Ctx {
                                 }
                             }
                             None => {
-                                return Ok(Err(if destructure { Miss::MissingKey(k.clone()) } else { Miss::No }));
+                                return Ok(Err(if destructure {
+                                    Miss::MissingKey(k.clone())
+                                } else {
+                                    Miss::No
+                                }));
                             }
                         }
                     }
@@ -154,7 +170,13 @@ impl Ctx {
         })
     }
 
-    fn match_seq(&mut self, ps: &[Pat], items: &[Value], f: &Frame, d: bool) -> Result<Result<(), Miss>, Unwind> {
+    fn match_seq(
+        &mut self,
+        ps: &[Pat],
+        items: &[Value],
+        f: &Frame,
+        d: bool,
+    ) -> Result<Result<(), Miss>, Unwind> {
         for (p, x) in ps.iter().zip(items) {
             if let Err(m) = self.match_pat(p, x, f, d)? {
                 return Ok(Err(m));
@@ -175,7 +197,9 @@ impl Ctx {
                         let cls = self.class_of(v);
                         crate::interp::prims::reflection::conforms(&self.prog, &cls, *name)
                     } else {
-                        return Err(self.err("class_not_found", format!("Class '{name}' not found")));
+                        return Err(
+                            self.err("class_not_found", format!("Class '{name}' not found"))
+                        );
                     }
                 }
             },
@@ -223,8 +247,12 @@ impl Ctx {
                         Some(&c) if c >= 0xC0 => 2,
                         _ => return false,
                     };
-                    let Some(chunk) = rest.get(..len) else { return false };
-                    let Ok(s) = std::str::from_utf8(chunk) else { return false };
+                    let Some(chunk) = rest.get(..len) else {
+                        return false;
+                    };
+                    let Ok(s) = std::str::from_utf8(chunk) else {
+                        return false;
+                    };
                     let cp = s.chars().next().map(|c| c as i64).unwrap_or(0);
                     pos += len * 8;
                     if let Some((r, first)) = b {

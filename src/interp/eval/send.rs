@@ -14,7 +14,12 @@ pub fn sel_arity(sel: &str) -> usize {
     let colons = sel.bytes().filter(|b| *b == b':').count();
     if colons > 0 {
         colons
-    } else if sel.bytes().next().map(|b| b.is_ascii_alphabetic() || b == b'_').unwrap_or(false) {
+    } else if sel
+        .bytes()
+        .next()
+        .map(|b| b.is_ascii_alphabetic() || b == b'_')
+        .unwrap_or(false)
+    {
         0
     } else {
         1
@@ -30,7 +35,11 @@ fn cache_index(key: usize, sel: Sym) -> usize {
 impl Ctx {
     /// The dispatch key of a receiver: class pointer, low bit set for class-side receivers.
     #[inline]
-    fn dispatch_class<'v>(&'v self, v: &'v Value, tmp: &'v mut Option<ClassRef>) -> (&'v ClassRef, bool) {
+    fn dispatch_class<'v>(
+        &'v self,
+        v: &'v Value,
+        tmp: &'v mut Option<ClassRef>,
+    ) -> (&'v ClassRef, bool) {
         let c = &self.prog.core;
         match v {
             Value::Nil => (&c.undefined, false),
@@ -62,9 +71,15 @@ impl Ctx {
     }
 
     /// Uncached lookup for a class (and side).
-    pub(crate) fn lookup_in(&self, cls: &ClassRef, class_side: bool, sel: Sym) -> Option<(Method, ClassRef)> {
+    pub(crate) fn lookup_in(
+        &self,
+        cls: &ClassRef,
+        class_side: bool,
+        sel: Sym,
+    ) -> Option<(Method, ClassRef)> {
         if class_side {
-            cls.lookup_class_side(sel).or_else(|| self.prog.core.class.lookup(sel))
+            cls.lookup_class_side(sel)
+                .or_else(|| self.prog.core.class.lookup(sel))
         } else {
             cls.lookup(sel)
         }
@@ -76,7 +91,12 @@ impl Ctx {
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         if epoch != self.cache_epoch {
             for e in self.cache.iter_mut() {
-                *e = CacheEntry { key: 0, sel: Sym(u32::MAX), cls: None, hit: None };
+                *e = CacheEntry {
+                    key: 0,
+                    sel: Sym(u32::MAX),
+                    cls: None,
+                    hit: None,
+                };
             }
             self.cache_epoch = epoch;
         }
@@ -90,7 +110,12 @@ impl Ctx {
         }
         let cls = cls.clone();
         let hit = self.lookup_in(&cls, side, sel).map(Arc::new);
-        self.cache[idx] = CacheEntry { key, sel, cls: Some(cls), hit: hit.clone() };
+        self.cache[idx] = CacheEntry {
+            key,
+            sel,
+            cls: Some(cls),
+            hit: hit.clone(),
+        };
         hit
     }
 
@@ -127,18 +152,25 @@ impl Ctx {
                 p(self, recv, args)
             }
             Method::Getter(i) => match recv {
-                Value::Object(inst) => Ok(inst.fields.get(*i as usize).cloned().unwrap_or(Value::Nil)),
+                Value::Object(inst) => {
+                    Ok(inst.fields.get(*i as usize).cloned().unwrap_or(Value::Nil))
+                }
                 _ => Ok(Value::Nil),
             },
             Method::Setter(i) => {
-                let Some(a) = args.first() else { return Err(self.arity_error(sel, 0)) };
+                let Some(a) = args.first() else {
+                    return Err(self.arity_error(sel, 0));
+                };
                 match recv {
                     Value::Object(inst) => {
                         let mut fields = inst.fields.to_vec();
                         if let Some(f) = fields.get_mut(*i as usize) {
                             *f = a.clone();
                         }
-                        Ok(Value::Object(Arc::new(Instance { class: inst.class.clone(), fields: fields.into_boxed_slice() })))
+                        Ok(Value::Object(Arc::new(Instance {
+                            class: inst.class.clone(),
+                            fields: fields.into_boxed_slice(),
+                        })))
                     }
                     _ => Ok(recv.clone()),
                 }
@@ -222,15 +254,36 @@ impl Ctx {
         let code = &cm.code;
         let (base, cbase) = self.push_frame(code, args);
         let home = self.new_home();
-        self.acts.push(Activation { home, class: defc.name, sel: cm.selector, class_side: cm.class_side });
+        self.acts.push(Activation {
+            home,
+            class: defc.name,
+            sel: cm.selector,
+            class_side: cm.class_side,
+        });
         if let Some(sv) = code.self_var {
-            let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: cm.class_side };
+            let f = Frame {
+                recv,
+                base,
+                cbase,
+                upvals: &[],
+                home,
+                mclass: Some(defc),
+                mside: cm.class_side,
+            };
             self.set_var(&f, sv, recv.clone());
         }
         let r = if cm.class_side && code.touches_class_state {
             self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
         } else {
-            let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: cm.class_side };
+            let f = Frame {
+                recv,
+                base,
+                cbase,
+                upvals: &[],
+                home,
+                mclass: Some(defc),
+                mside: cm.class_side,
+            };
             self.exec(&code.body, &f)
         };
         self.acts.pop();
@@ -261,8 +314,17 @@ impl Ctx {
         };
         let chain = target.chain();
         self.lock_class(&target)?;
-        let snapshot: Vec<Vec<(Sym, Value)>> = chain.iter().map(|c| c.class_state.lock().clone()).collect();
-        let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: side };
+        let snapshot: Vec<Vec<(Sym, Value)>> =
+            chain.iter().map(|c| c.class_state.lock().clone()).collect();
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: Some(defc),
+            mside: side,
+        };
         let r = self.exec(&code.body, &f);
         if let Err(Unwind::Error(_)) = &r {
             for (c, s) in chain.iter().zip(snapshot) {
@@ -410,35 +472,56 @@ impl Ctx {
                 None => fields.push(Value::Nil),
             }
         }
-        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Arc::new(Instance {
+            class: c.clone(),
+            fields: fields.into_boxed_slice(),
+        })))
     }
 
     /// The keyword constructor (`Point x: 1 y: 2`): the named fields, in declaration order;
     /// a subclass using an inherited constructor gets its other fields' defaults.
     fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> EvalResult {
         if c.is_abstract {
-            return Err(self.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)));
+            return Err(self.err(
+                "instantiation_error",
+                format!("Cannot instantiate abstract class {}", c.name),
+            ));
         }
         let s = sel.as_str();
         let all_fields = args.len() == c.field_names.len()
-            && s.split(':').zip(c.field_names.iter()).all(|(k, f)| k == f.as_str());
+            && s.split(':')
+                .zip(c.field_names.iter())
+                .all(|(k, f)| k == f.as_str());
         if all_fields {
-            return Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: args.to_vec().into_boxed_slice() })));
+            return Ok(Value::Object(Arc::new(Instance {
+                class: c.clone(),
+                fields: args.to_vec().into_boxed_slice(),
+            })));
         }
         let base = self.instantiate(c)?;
-        let Value::Object(inst) = base else { return Ok(base) };
+        let Value::Object(inst) = base else {
+            return Ok(base);
+        };
         let mut fields = inst.fields.to_vec();
         for (k, v) in s.split(':').filter(|k| !k.is_empty()).zip(args) {
             if let Some(i) = c.field_index(Sym::new(k)) {
                 fields[i] = v.clone();
             }
         }
-        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Arc::new(Instance {
+            class: c.clone(),
+            fields: fields.into_boxed_slice(),
+        })))
     }
 
     /// Runs a parameterless function body (field default, classState default, top-level
     /// unit without bindings) as its own activation with `self` = `recv`.
-    pub(crate) fn run_fn(&mut self, code: &Arc<FnCode>, recv: &Value, mclass: Option<&ClassRef>) -> EvalResult {
+    pub(crate) fn run_fn(
+        &mut self,
+        code: &Arc<FnCode>,
+        recv: &Value,
+        mclass: Option<&ClassRef>,
+    ) -> EvalResult {
         self.enter()?;
         let (base, cbase) = self.push_frame(code, &[]);
         let home = self.new_home();
@@ -448,7 +531,15 @@ impl Ctx {
             sel: Sym::new("default"),
             class_side: true,
         });
-        let f = Frame { recv, base, cbase, upvals: &[], home, mclass, mside: true };
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass,
+            mside: true,
+        };
         let r = self.exec(&code.body, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
@@ -460,16 +551,33 @@ impl Ctx {
     }
 
     /// Runs a top-level unit whose cells are the given session bindings.
-    pub(crate) fn run_toplevel(&mut self, code: &Arc<FnCode>, cells: Vec<Arc<VarCell>>) -> EvalResult {
+    pub(crate) fn run_toplevel(
+        &mut self,
+        code: &Arc<FnCode>,
+        cells: Vec<Arc<VarCell>>,
+    ) -> EvalResult {
         self.enter()?;
         let base = self.stack.len();
         let cbase = self.cells.len();
         self.stack.resize(base + code.nslots as usize, Value::Nil);
         self.cells.extend(cells);
         let home = self.new_home();
-        self.acts.push(Activation { home, class: Sym::new("UndefinedObject"), sel: Sym::new("doIt"), class_side: false });
+        self.acts.push(Activation {
+            home,
+            class: Sym::new("UndefinedObject"),
+            sel: Sym::new("doIt"),
+            class_side: false,
+        });
         let recv = Value::Nil;
-        let f = Frame { recv: &recv, base, cbase, upvals: &[], home, mclass: None, mside: false };
+        let f = Frame {
+            recv: &recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: None,
+            mside: false,
+        };
         // Statement by statement: a top-level `^` ends only its own statement (2.8).
         let stmts: &[crate::interp::eval::code::Node] = match &code.body {
             crate::interp::eval::code::Node::Seq(v) => v,

@@ -10,40 +10,72 @@ use crate::interp::value::Value;
 
 pub fn register(p: &mut Prims) {
     for c in ["ProtoObject"] {
-        p.add(c, "==", |_, r, a| Ok(Value::bool(order::loose_eq(r, &a[0]))));
-        p.add(c, "/=", |_, r, a| Ok(Value::bool(!order::loose_eq(r, &a[0]))));
-        p.add(c, "=:=", |_, r, a| Ok(Value::bool(order::strict_eq(r, &a[0]))));
-        p.add(c, "=/=", |_, r, a| Ok(Value::bool(!order::strict_eq(r, &a[0]))));
+        p.add(c, "==", |_, r, a| {
+            Ok(Value::bool(order::loose_eq(r, &a[0])))
+        });
+        p.add(c, "/=", |_, r, a| {
+            Ok(Value::bool(!order::loose_eq(r, &a[0])))
+        });
+        p.add(c, "=:=", |_, r, a| {
+            Ok(Value::bool(order::strict_eq(r, &a[0])))
+        });
+        p.add(c, "=/=", |_, r, a| {
+            Ok(Value::bool(!order::strict_eq(r, &a[0])))
+        });
         p.add(c, "class", class_of);
         p.add(c, "doesNotUnderstand:args:", dnu);
         p.add(c, "perform:withArguments:", perform_with_arguments);
-        p.add(c, "perform:withArguments:timeout:", |ctx, r, a| perform_with_arguments(ctx, r, &a[..2]));
+        p.add(c, "perform:withArguments:timeout:", |ctx, r, a| {
+            perform_with_arguments(ctx, r, &a[..2])
+        });
         p.add(c, "performLocally:withArguments:", perform_with_arguments);
     }
     let o = "Object";
     p.add(o, "isNil", |_, _, _| Ok(Value::False));
     p.add(o, "notNil", |_, _, _| Ok(Value::True));
     p.add(o, "ifNil:", |_, r, _| Ok(r.clone()));
-    p.add(o, "ifNotNil:", |ctx, r, a| value_with_optional(ctx, &a[0], r));
-    p.add(o, "ifNil:ifNotNil:", |ctx, r, a| value_with_optional(ctx, &a[1], r));
-    p.add(o, "ifNotNil:ifNil:", |ctx, r, a| value_with_optional(ctx, &a[0], r));
-    p.add(o, "printString", |ctx, r, _| Ok(Value::str(print::default_print(ctx, r)?)));
-    p.add(o, "displayString", |ctx, r, _| Ok(Value::str(print::default_display(ctx, r)?)));
-    p.add(o, "inspect", |ctx, r, _| Ok(Value::str(ctx.print_string(r)?)));
+    p.add(o, "ifNotNil:", |ctx, r, a| {
+        value_with_optional(ctx, &a[0], r)
+    });
+    p.add(o, "ifNil:ifNotNil:", |ctx, r, a| {
+        value_with_optional(ctx, &a[1], r)
+    });
+    p.add(o, "ifNotNil:ifNil:", |ctx, r, a| {
+        value_with_optional(ctx, &a[0], r)
+    });
+    p.add(o, "printString", |ctx, r, _| {
+        Ok(Value::str(print::default_print(ctx, r)?))
+    });
+    p.add(o, "displayString", |ctx, r, _| {
+        Ok(Value::str(print::default_display(ctx, r)?))
+    });
+    p.add(o, "inspect", |ctx, r, _| {
+        Ok(Value::str(ctx.print_string(r)?))
+    });
     p.add(o, "yourself", |_, r, _| Ok(r.clone()));
     p.add(o, "copy", |_, r, _| Ok(r.clone()));
     p.add(o, "shallowCopy", |_, r, _| Ok(r.clone()));
     p.add(o, "deepCopy", |_, r, _| Ok(r.clone()));
-    p.add(o, "hash", |_, r, _| Ok(Value::Int((order::hash_value(r) >> 2) as i64)));
-    p.add(o, "equals:", |_, r, a| Ok(Value::bool(order::strict_eq(r, &a[0]))));
+    p.add(o, "hash", |_, r, _| {
+        Ok(Value::Int((order::hash_value(r) >> 2) as i64))
+    });
+    p.add(o, "equals:", |_, r, a| {
+        Ok(Value::bool(order::strict_eq(r, &a[0])))
+    });
     p.add(o, "respondsTo:", responds_to);
     p.add(o, "fieldNames", field_names);
     p.add(o, "fieldAt:", field_at);
     p.add(o, "fieldAt:put:", field_at_put);
     p.add(o, "perform:", |ctx, r, a| perform(ctx, r, &a[0], &[]));
-    p.add(o, "perform:with:", |ctx, r, a| perform(ctx, r, &a[0], &a[1..]));
-    p.add(o, "perform:with:with:", |ctx, r, a| perform(ctx, r, &a[0], &a[1..]));
-    p.add(o, "perform:with:with:with:", |ctx, r, a| perform(ctx, r, &a[0], &a[1..]));
+    p.add(o, "perform:with:", |ctx, r, a| {
+        perform(ctx, r, &a[0], &a[1..])
+    });
+    p.add(o, "perform:with:with:", |ctx, r, a| {
+        perform(ctx, r, &a[0], &a[1..])
+    });
+    p.add(o, "perform:with:with:with:", |ctx, r, a| {
+        perform(ctx, r, &a[0], &a[1..])
+    });
     p.add(o, "perform:withArguments:", perform_with_arguments);
     p.add(o, "isKindOf:", is_kind_of);
     p.add(o, "isMemberOf:", |ctx, r, a| {
@@ -53,9 +85,14 @@ pub fn register(p: &mut Prims) {
     p.add(o, "isClass", |_, _, _| Ok(Value::False));
     p.add(o, "error:", error);
     p.add(o, "subclassResponsibility", |ctx, r, _| {
-        Err(ctx.user_error(r, "This method is abstract and must be overridden by a subclass"))
+        Err(ctx.user_error(
+            r,
+            "This method is abstract and must be overridden by a subclass",
+        ))
     });
-    p.add(o, "notImplemented", |ctx, r, _| Err(ctx.user_error(r, "Method not yet implemented")));
+    p.add(o, "notImplemented", |ctx, r, _| {
+        Err(ctx.user_error(r, "Method not yet implemented"))
+    });
     p.add(o, "show:", |ctx, r, a| {
         let s = ctx.display_string(&a[0])?;
         ctx.prog.write_out(&s);
@@ -144,7 +181,9 @@ fn responds_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 fn is_kind_of(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     match &a[0] {
         Value::Class(c) => Ok(Value::bool(ctx.is_kind_of(r, c))),
-        Value::Meta(c) => Ok(Value::bool(matches!(r, Value::Class(k) if k.inherits_or_is(c)))),
+        Value::Meta(c) => Ok(Value::bool(
+            matches!(r, Value::Class(k) if k.inherits_or_is(c)),
+        )),
         other => {
             let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("isKindOf: argument must be a class, not {n}")))
@@ -154,7 +193,9 @@ fn is_kind_of(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 fn field_names(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     match r {
-        Value::Object(i) if i.class.kind == ClassKind::Value => Ok(sym_list(i.class.field_names.iter().copied())),
+        Value::Object(i) if i.class.kind == ClassKind::Value => {
+            Ok(sym_list(i.class.field_names.iter().copied()))
+        }
         _ => {
             let _ = ctx;
             Ok(Value::list(Vec::new()))
@@ -164,7 +205,10 @@ fn field_names(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
 
 fn immutable(ctx: &Ctx, r: &Value) -> Unwind {
     let n = ctx.class_name_of(r);
-    ctx.err("immutable_value", format!("{n} is immutable: fields cannot be changed in place"))
+    ctx.err(
+        "immutable_value",
+        format!("{n} is immutable: fields cannot be changed in place"),
+    )
 }
 
 fn field_at(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
