@@ -362,8 +362,7 @@ impl<'a> Walker<'a> {
                         ),
                     );
                 }
-                let lib = m.origin.is_library();
-                self.check_args(s, &class, side, &m.params, &owner, &self_inst, lib);
+                self.check_args(s, &class, side, &m, &owner, &self_inst);
                 self.return_type(s, &class, side, m.ret.as_ref(), &self_inst)
             }
             None => {
@@ -380,11 +379,11 @@ impl<'a> Walker<'a> {
         s: &SendSite,
         class: &str,
         side: Side,
-        params: &[Ty],
+        m: &super::classtable::MethodInfo,
         owner: &str,
         self_inst: &Ty,
-        library: bool,
     ) {
+        let (params, library) = (&m.params, m.origin.is_library());
         if self.is_library() {
             return;
         }

@@ -62,7 +62,8 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
                         // A run of unexpected characters, together with the identifier
                         // characters glued to it (`café`), is one error token.
                         let glued = out.tokens.last().is_some_and(|t| {
-                            t.end as usize == s && matches!(t.kind, Tok::Ident | Tok::Keyword | Tok::Error)
+                            t.end as usize == s
+                                && matches!(t.kind, Tok::Ident | Tok::Keyword | Tok::Error)
                         });
                         if glued {
                             let last = out.tokens.len() - 1;
@@ -75,7 +76,8 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
                                     d.span.end = e as u32;
                                 }
                             } else {
-                                out.diags.push(unexpected_char(src, s, Span::new(word_start, e)));
+                                out.diags
+                                    .push(unexpected_char(src, s, Span::new(word_start, e)));
                             }
                             last_unexpected_end = e;
                             prev_end = e;
@@ -216,9 +218,12 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
 
 fn unexpected_char(src: &str, at: usize, span: Span) -> Diagnostic {
     let ch = src[at..].chars().next().unwrap_or(' ');
-    Diagnostic::error("E0101", format!("unexpected character `{}`", ch.escape_debug()), span).with_hint(
-        "identifiers are ASCII letters, digits and `_`; non-ASCII text belongs in strings",
+    Diagnostic::error(
+        "E0101",
+        format!("unexpected character `{}`", ch.escape_debug()),
+        span,
     )
+    .with_hint("identifiers are ASCII letters, digits and `_`; non-ASCII text belongs in strings")
 }
 
 fn count_lines(bytes: &[u8], s: usize, e: usize, line: &mut u32, line_start: &mut usize) {

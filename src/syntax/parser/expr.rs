@@ -709,9 +709,6 @@ impl<'s> Parser<'s> {
                 let name = self.text();
                 Err(self.report_primitive_misuse(name, t.span()))
             }
-            Tok::Keyword if self.text() == "field:" || self.text() == "state:" => {
-                Err(self.expected("an expression"))
-            }
             _ => Err(self.expected("an expression")),
         }
     }
