@@ -71,10 +71,6 @@ pub(crate) struct Parser<'s> {
     last_err: u32,
     /// End of the last consumed token.
     pub(crate) prev_end: u32,
-    /// Scratch stacks for statement lists, keyword arguments and keyword positions.
-    pub(crate) stmt_scratch: Vec<crate::syntax::ast::Stmt>,
-    pub(crate) expr_scratch: Vec<crate::syntax::ast::Expr>,
-    pub(crate) kw_scratch: Vec<u32>,
 }
 
 /// Parses a whole file.
@@ -105,9 +101,6 @@ impl<'s> Parser<'s> {
             opts,
             last_err: u32::MAX,
             prev_end: 0,
-            stmt_scratch: Vec::new(),
-            expr_scratch: Vec::new(),
-            kw_scratch: Vec::new(),
         }
     }
 

@@ -5,7 +5,7 @@
 use super::{PResult, Parser, Recover};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::*;
-use crate::syntax::token::{Tok, Token};
+use crate::syntax::token::Tok;
 
 /// Binding power and right-associativity of a binary selector (LANGUAGE.md 2.2).
 pub(crate) fn binding_power(op: &str) -> Option<(u8, bool)> {
@@ -28,9 +28,7 @@ pub(crate) fn mk(kind: ExprKind, span: Span) -> Expr {
 impl<'s> Parser<'s> {
     /// A statement sequence, up to a closing bracket or the end of the region (not consumed).
     pub(crate) fn statements(&mut self) -> Vec<Stmt> {
-        // Statements collect on a scratch stack (nested blocks push above this mark and drain
-        // their part first), so each body gets one exactly-sized vector.
-        let mark = self.stmt_scratch.len();
+        let mut out = Vec::new();
         loop {
             while self.peek() == Tok::Dot {
                 self.bump();
@@ -43,13 +41,13 @@ impl<'s> Parser<'s> {
             let col = self.line_indent(start);
             match self.statement() {
                 Ok(s) => {
-                    self.stmt_scratch.push(s);
+                    out.push(s);
                     self.end_of_statement(start, col);
                 }
                 Err(Recover) => {
                     let span = self.tok().span();
                     self.sync_stmt(start, col, self.pos == start);
-                    self.stmt_scratch.push(Stmt {
+                    out.push(Stmt {
                         kind: StmtKind::Expr(mk(ExprKind::Error, span)),
                         span,
                     });
@@ -59,7 +57,7 @@ impl<'s> Parser<'s> {
                 self.bump();
             }
         }
-        self.stmt_scratch.drain(mark..).collect()
+        out
     }
 
     /// After a statement: a `.`, a line end, a closing bracket or the region end must follow.
@@ -552,40 +550,16 @@ impl<'s> Parser<'s> {
 
     /// `k1: a k2: b …` — parts merge across lines (LANGUAGE.md 2.1).
     fn keyword_parts(&mut self) -> PResult<(String, Span, Vec<Expr>)> {
-        // Arguments and keyword positions collect on scratch stacks so the selector and the
-        // argument vector are allocated once, exactly sized.
-        let emark = self.expr_scratch.len();
-        let kmark = self.kw_scratch.len();
+        let mut selector = String::with_capacity(24);
+        let mut args = Vec::with_capacity(2);
         let first = self.tok().span();
         let mut last = first;
-        let mut failed = None;
         while self.keyword_continues() {
-            self.kw_scratch.push(self.pos as u32);
-            last = self.bump().span();
-            match self.binary(0) {
-                Ok(a) => self.expr_scratch.push(a),
-                Err(r) => {
-                    failed = Some(r);
-                    break;
-                }
-            }
+            let t = self.bump();
+            last = t.span();
+            selector.push_str(&self.src[t.span().range()]);
+            args.push(self.binary(0)?);
         }
-        if let Some(r) = failed {
-            self.expr_scratch.truncate(emark);
-            self.kw_scratch.truncate(kmark);
-            return Err(r);
-        }
-        let len = self.kw_scratch[kmark..]
-            .iter()
-            .map(|&i| self.toks[i as usize].end - self.toks[i as usize].start)
-            .sum::<u32>();
-        let mut selector = String::with_capacity(len as usize);
-        for &i in &self.kw_scratch[kmark..] {
-            let t = self.toks[i as usize];
-            selector.push_str(&self.src[t.start as usize..t.end as usize]);
-        }
-        self.kw_scratch.truncate(kmark);
-        let args = self.expr_scratch.drain(emark..).collect();
         Ok((selector, first.to(last), args))
     }
 
@@ -823,31 +797,13 @@ impl<'s> Parser<'s> {
     /// `#(…)`, `#[…]` and `{…}` (the tuple literal, an error as an expression).
     fn sequence_literal(&mut self) -> PResult<Expr> {
         let open = self.bump();
-        // Elements collect on the scratch stack (see `statements`).
-        let mark = self.expr_scratch.len();
-        let r = self.sequence_elements(open, mark);
-        let elems: Vec<Expr> = self.expr_scratch.drain(mark..).collect();
-        let (end, tail) = match r? {
-            Ok(done) => done,
-            Err(recovered) => return Ok(recovered),
-        };
-        self.finish_sequence(open, elems, end, tail)
-    }
-
-    /// The elements of a sequence literal: `Ok(Ok((closing span, tail)))`, or `Ok(Err(expr))`
-    /// when an error was recovered by skipping to the closing bracket.
-    #[allow(clippy::type_complexity)] // reason: one private helper with a two-level outcome
-    fn sequence_elements(
-        &mut self,
-        open: Token,
-        mark: usize,
-    ) -> PResult<Result<(Span, Option<Expr>), Expr>> {
         let (close, what) = match open.kind {
             Tok::HashParen => (Tok::RParen, "`)`"),
             Tok::HashBracket => (Tok::RBracket, "`]`"),
             _ => (Tok::RBrace, "`}`"),
         };
         let open_col = self.line_indent(self.pos - 1);
+        let mut elems = Vec::new();
         let mut tail = None;
         let end;
         loop {
@@ -859,10 +815,10 @@ impl<'s> Parser<'s> {
                 return Err(self.unterminated(open.span(), "collection literal", what));
             }
             match self.expr() {
-                Ok(e) => self.expr_scratch.push(e),
+                Ok(e) => elems.push(e),
                 Err(Recover) => {
                     if self.skip_to_close(open_col) {
-                        return Ok(Err(mk(ExprKind::Error, open.span().to(self.prev_span()))));
+                        return Ok(mk(ExprKind::Error, open.span().to(self.prev_span())));
                     }
                     return Err(Recover);
                 }
@@ -872,7 +828,7 @@ impl<'s> Parser<'s> {
                     self.bump();
                 }
                 k if k == close => {}
-                Tok::Pipe if open.kind == Tok::HashParen && self.expr_scratch.len() == mark + 1 => {
+                Tok::Pipe if open.kind == Tok::HashParen && elems.len() == 1 => {
                     self.bump();
                     let t = self.expr()?;
                     tail = Some(t);
@@ -897,22 +853,12 @@ impl<'s> Parser<'s> {
                         );
                     }
                     if self.skip_to_close(open_col) {
-                        return Ok(Err(mk(ExprKind::Error, open.span().to(self.prev_span()))));
+                        return Ok(mk(ExprKind::Error, open.span().to(self.prev_span())));
                     }
                     return Err(Recover);
                 }
             }
         }
-        Ok(Ok((end, tail)))
-    }
-
-    fn finish_sequence(
-        &mut self,
-        open: Token,
-        mut elems: Vec<Expr>,
-        end: Span,
-        tail: Option<Expr>,
-    ) -> PResult<Expr> {
         let span = open.span().to(end);
         let kind = match open.kind {
             Tok::HashParen => match tail {
