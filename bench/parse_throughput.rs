@@ -82,6 +82,13 @@ fn main() {
     }
     let size = src.len() as f64 / 1_000_000.0;
 
+    if std::env::var_os("BT_BENCH_ONCE").is_some() {
+        // Profiling aid: one parse on a fresh heap, nothing dropped.
+        let (c, w, out) = measure(|| bt::syntax::parse(&src));
+        println!("once: {:.1} MB/s cpu, {:.1} MB/s wall", size / c, size / w);
+        std::mem::forget(out);
+        return;
+    }
     // The first parse runs on a fresh heap; it also checks that the source is valid.
     let (first_cpu, _, (module, diags)) = measure(|| bt::syntax::parse(&src));
     assert!(
