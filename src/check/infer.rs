@@ -104,15 +104,10 @@ impl<'a> Walker<'a> {
     /// Walks a whole module: declarations' bodies and the top-level statements.
     pub fn walk_module(&mut self, m: &ast::Module, known_bindings: &[String]) {
         self.scopes.push(ScopeKind::TopLevel);
-        let top: Vec<Stmt> = m
-            .items
-            .iter()
-            .filter_map(|i| match i {
-                ast::Item::Stmt(s) => Some(s.clone()),
-                _ => None,
-            })
-            .collect();
-        self.multi_assigned = multi_assigned(&top);
+        self.multi_assigned = multi_assigned(m.items.iter().filter_map(|i| match i {
+            ast::Item::Stmt(s) => Some(s),
+            _ => None,
+        }));
         for name in known_bindings {
             self.scopes.declare(
                 Var {
@@ -976,7 +971,7 @@ fn item_span(item: &ast::Item) -> Span {
 }
 
 /// Names assigned more than once in a statement list (nested blocks included).
-pub fn multi_assigned(stmts: &[Stmt]) -> HashSet<String> {
+pub fn multi_assigned<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> HashSet<String> {
     let mut names = Vec::new();
     for s in stmts {
         if let StmtKind::Expr(e) | StmtKind::Cast(e) = &s.kind {
