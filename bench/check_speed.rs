@@ -18,6 +18,7 @@ fn program(lines: usize) -> String {
     let mut i = 0;
     let mut count = 0;
     while count < lines {
+        let before = s.len();
         let _ = write!(
             s,
             r#"Value subclass: Point{i}
@@ -61,7 +62,7 @@ t{i} :: Integer := c{i} total
 
 "#
         );
-        count = s.lines().count();
+        count += s[before..].lines().count();
         i += 1;
     }
     s

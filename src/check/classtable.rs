@@ -132,6 +132,7 @@ pub struct AliasInfo {
 
 #[derive(Clone, Debug)]
 pub struct ProtocolInfo {
+    /// Instance-side selectors the protocol requires (its own, not those it extends).
     pub selectors: Vec<String>,
     pub extending: Option<String>,
 }
@@ -442,6 +443,27 @@ impl ClassTable {
         v
     }
 
+    /// The first selector a protocol requires (following `extending:`) that instances of the
+    /// class certainly do not understand.
+    pub fn protocol_missing(&self, class: &str, protocol: &str) -> Option<String> {
+        let mut cur = Some(protocol.to_string());
+        let mut guard = 0;
+        while let Some(p) = cur {
+            let info = self.protocols.get(&p)?;
+            for sel in &info.selectors {
+                if self.understands(class, Side::Instance, sel) == Some(false) {
+                    return Some(sel.clone());
+                }
+            }
+            guard += 1;
+            if guard > 32 {
+                break;
+            }
+            cur = info.extending.clone();
+        }
+        None
+    }
+
     /// Classes that inherit from `name` (excluding it).
     pub fn descendants(&self, name: &str) -> Vec<&ClassInfo> {
         self.classes
@@ -549,6 +571,7 @@ impl ClassTable {
                                 selectors: p
                                     .signatures
                                     .iter()
+                                    .filter(|s| !s.class_side)
                                     .map(|s| s.selector.clone())
                                     .collect(),
                                 extending: p.extending.as_ref().map(|e| e.name.clone()),

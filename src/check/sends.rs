@@ -392,6 +392,10 @@ impl<'a> Walker<'a> {
                 continue;
             }
             let pt = pt.subst_self(self_inst);
+            if let Ty::Protocol(proto) = &pt {
+                self.check_protocol_arg(s, i, (class, side), proto, at);
+                continue;
+            }
             if may_conform(at, &pt, self.table) {
                 continue;
             }
@@ -433,6 +437,42 @@ impl<'a> Walker<'a> {
         if side == Side::Class && s.selector.starts_with("spawnWith:") {
             self.check_spawn_map(s, class);
         }
+    }
+
+    /// An argument for a protocol-typed parameter: its class must understand every selector
+    /// the protocol requires (conformance is structural, 3.4).
+    fn check_protocol_arg(
+        &mut self,
+        s: &SendSite,
+        i: usize,
+        recv: (&str, Side),
+        proto: &str,
+        at: &Ty,
+    ) {
+        let Some((arg_class, Side::Instance)) = target(at) else {
+            return;
+        };
+        let Some(missing) = self.table.protocol_missing(&arg_class, proto) else {
+            return;
+        };
+        let arg = &s.args[i];
+        let recv = match recv.1 {
+            Side::Class => format!("{} class", recv.0),
+            Side::Instance => recv.0.to_string(),
+        };
+        let msg = format!(
+            "Argument {} of '{}' on {recv} expects {proto}, got {}",
+            i + 1,
+            s.selector,
+            self.shown_type(at, arg)
+        );
+        self.push(
+            Diagnostic::warning("W0101", "type", msg, arg.span)
+                .with_label(format!("expected {proto}"))
+                .with_hint(format!(
+                    "{arg_class} does not understand `{missing}`, which {proto} requires"
+                )),
+        );
     }
 
     /// `spawnWith:` given a Dictionary literal: keys against `state:` slots, values against
