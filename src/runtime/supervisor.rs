@@ -21,7 +21,7 @@ use crate::runtime::cx::Cx;
 use crate::runtime::process::ProcRef;
 
 pub use intensity::Intensity;
-pub use proc::{SupError, SupHandle, Supervision};
+pub use proc::{await_exit, SupError, SupHandle, Supervision};
 pub use roster::{Book, ChildKey, ChildRecord, ChildState, Decision, EndKind};
 
 /// Whether a child is brought back when it exits (6.4).

@@ -22,12 +22,35 @@ use crate::runtime::process::{Behaviour, ProcRef};
 use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
 use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, Signal, Timeout};
+use crate::runtime::waiter::Waiter;
 
 /// Unix wall-clock time in ms (`startedAt`, `exitedAt`, `capturedAt`).
 pub fn wall_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Suspends the calling process until `p` has exited and answers its exit reason (at once
+/// if it already has). With a timeout, `Err(Timeout)` when it is still alive by then.
+pub fn await_exit(cx: &mut Cx<'_>, p: &ProcRef, t: Timeout) -> Result<ExitReason, CallError> {
+    let w = Waiter::new(Some(cx.pid()), None);
+    {
+        let mut g = p.0.inner.lock();
+        if let Some(r) = &g.reason {
+            return Ok(r.clone());
+        }
+        let w2 = w.clone();
+        g.extra().exit_hooks.push(Box::new(move |sh, r: &ExitReason| {
+            w2.complete(sh, Ok(r.to_value()));
+        }));
+    }
+    let deadline = match t {
+        Timeout::Ms(ms) => Some(cx.rt().now_ms().saturating_add(ms)),
+        Timeout::Infinity => None,
+    };
+    cx.wait(&w, deadline)?;
+    Ok(p.exit_reason().unwrap_or(ExitReason::NoProc))
 }
 
 /// A supervisor's shared record: its book, plus the results of `startChild` requests
@@ -365,6 +388,13 @@ impl SupHandle {
         }
     }
 
+    /// A barrier: answers once the supervisor has handled every signal delivered to it
+    /// before this call (exit signals are handled before messages).
+    pub fn sync(&self, cx: &mut Cx<'_>) -> Result<(), SupError> {
+        self.live()?;
+        self.request(cx, Message::named("bt_ping", vec![])).map(|_| ())
+    }
+
     /// `stop`: stops every child (reverse start order, `#shutdown`), then the supervisor.
     pub fn stop(&self, cx: &mut Cx<'_>) {
         if self.is_alive() {
@@ -620,6 +650,7 @@ impl Behaviour for SupervisorProc {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         match msg.selector.as_str() {
             "bt_init" => self.initial_start(cx),
+            "bt_ping" => Ok(Value::sym("ok")),
             "bt_terminate" => {
                 let id = msg.args.first().and_then(Value::as_sym);
                 let idx = id.and_then(|id| {
