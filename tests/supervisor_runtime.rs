@@ -27,9 +27,9 @@ fn rt() -> Runtime {
 /// A worker that answers `ping` with `#pong`.
 fn worker() -> StartFn {
     Arc::new(|cx: &mut Cx<'_>, _args: &Value| {
-        Ok(cx
-            .rt()
-            .spawn(handler(|_cx: &mut Cx<'_>, _m: Message| Ok(Value::sym("pong")))))
+        Ok(cx.rt().spawn(handler(|_cx: &mut Cx<'_>, _m: Message| {
+            Ok(Value::sym("pong"))
+        })))
     })
 }
 
@@ -67,7 +67,11 @@ fn one_for_one_restarts_only_the_crashed_child() {
         let spec = SupervisorSpec::new(
             "App",
             Value::sym("App"),
-            vec![child("a", Permanent), child("b", Permanent), child("c", Permanent)],
+            vec![
+                child("a", Permanent),
+                child("b", Permanent),
+                child("c", Permanent),
+            ],
         );
         let h = sup
             .supervise(cx, Arc::new(spec), Some(Sym::new("App")))
@@ -105,7 +109,11 @@ fn one_for_all_restarts_the_group_and_tombstones_temporaries() {
         let spec = SupervisorSpec::new(
             "G",
             Value::Nil,
-            vec![child("a", Permanent), child("t", Temporary), child("b", Transient)],
+            vec![
+                child("a", Permanent),
+                child("t", Temporary),
+                child("b", Transient),
+            ],
         )
         .with_strategy(Strategy::OneForAll);
         let h = sup.supervise(cx, Arc::new(spec), None).unwrap();
@@ -137,7 +145,11 @@ fn rest_for_one_restarts_the_later_children() {
         let spec = SupervisorSpec::new(
             "R",
             Value::Nil,
-            vec![child("a", Permanent), child("b", Permanent), child("c", Permanent)],
+            vec![
+                child("a", Permanent),
+                child("b", Permanent),
+                child("c", Permanent),
+            ],
         )
         .with_strategy(Strategy::RestForOne);
         let h = sup.supervise(cx, Arc::new(spec), None).unwrap();
@@ -191,8 +203,8 @@ fn intensity_exceeded_gives_up_and_the_handle_goes_stale() {
     let rt = rt();
     let sup = Supervision::new(rt.handle());
     rt.block_on(move |cx| {
-        let spec = SupervisorSpec::new("I", Value::Nil, vec![child("w", Permanent)])
-            .with_intensity(2, 60);
+        let spec =
+            SupervisorSpec::new("I", Value::Nil, vec![child("w", Permanent)]).with_intensity(2, 60);
         let h = sup
             .supervise(cx, Arc::new(spec), Some(Sym::new("I")))
             .unwrap();
@@ -211,9 +223,7 @@ fn intensity_exceeded_gives_up_and_the_handle_goes_stale() {
         let e = h.terminate(cx, Sym::new("w")).unwrap_err();
         assert_eq!(e.kind(), "stale_handle");
         // A later supervise starts a fresh record.
-        let h2 = sup
-            .supervise(cx, h.spec(), Some(Sym::new("I")))
-            .unwrap();
+        let h2 = sup.supervise(cx, h.spec(), Some(Sym::new("I"))).unwrap();
         assert_eq!(h2.counters(), (1, 0));
         assert_eq!(h2.restart_count(Sym::new("w")), Some(0));
     })
@@ -230,11 +240,16 @@ fn nested_supervisor_escalates_and_keeps_bookkeeping() {
         let top = SupervisorSpec::new(
             "Top",
             Value::sym("Top"),
-            vec![child("x", Permanent), ChildSpec::supervisor(Arc::new(inner))],
+            vec![
+                child("x", Permanent),
+                ChildSpec::supervisor(Arc::new(inner)),
+            ],
         );
         let h = sup.supervise(cx, Arc::new(top), None).unwrap();
         let inner_proc = pid_of(&h, "Inner");
-        let ih = sup.by_pid(inner_proc.pid()).expect("nested supervisor handle");
+        let ih = sup
+            .by_pid(inner_proc.pid())
+            .expect("nested supervisor handle");
         assert_eq!(ih.counters(), (1, 0));
         // First crash: the inner supervisor restarts its worker.
         let w = pid_of(&ih, "w");
@@ -276,7 +291,9 @@ fn failed_start_stops_started_children_and_names_the_child() {
     let s2 = started.clone();
     rt.block_on(move |cx| {
         let tracking: StartFn = Arc::new(move |cx: &mut Cx<'_>, _a: &Value| {
-            let p = cx.rt().spawn(handler(|_cx: &mut Cx<'_>, _m: Message| Ok(Value::Nil)));
+            let p = cx
+                .rt()
+                .spawn(handler(|_cx: &mut Cx<'_>, _m: Message| Ok(Value::Nil)));
             s2.lock().push(p.clone());
             Ok(p)
         });
@@ -304,11 +321,7 @@ fn dynamic_children_start_restart_and_terminate() {
     let rt = rt();
     let sup = Supervision::new(rt.handle());
     rt.block_on(move |cx| {
-        let spec = SupervisorSpec::dynamic(
-            "Pool",
-            Value::sym("Pool"),
-            child("Worker", Permanent),
-        );
+        let spec = SupervisorSpec::dynamic("Pool", Value::sym("Pool"), child("Worker", Permanent));
         let h = sup.supervise(cx, Arc::new(spec), None).unwrap();
         let kids: Vec<ProcRef> = (0..3)
             .map(|_| h.start_child(cx, Value::Nil).unwrap())
@@ -387,7 +400,11 @@ fn graceful_child_shutdown_has_reason_shutdown() {
         assert!(matches!(a.exit_reason(), Some(ExitReason::Shutdown)));
         assert_eq!(h.child_state(Sym::new("a")), Some(ChildState::Exited));
         h.sync(cx).unwrap();
-        assert_eq!(h.child_count().unwrap(), 0, "terminated children are not restarted");
+        assert_eq!(
+            h.child_count().unwrap(),
+            0,
+            "terminated children are not restarted"
+        );
     })
     .unwrap();
 }

@@ -107,7 +107,10 @@ pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(String, String
     use std::io::Read;
     let mut s = TcpStream::connect(addr)?;
     s.set_read_timeout(Some(Duration::from_secs(5)))?;
-    write!(s, "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n"
+    )?;
     let mut resp = String::new();
     s.read_to_string(&mut resp)?;
     let status = resp.lines().next().unwrap_or("").to_string();

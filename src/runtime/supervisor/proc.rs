@@ -41,9 +41,11 @@ pub fn await_exit(cx: &mut Cx<'_>, p: &ProcRef, t: Timeout) -> Result<ExitReason
             return Ok(r.clone());
         }
         let w2 = w.clone();
-        g.extra().exit_hooks.push(Box::new(move |sh, r: &ExitReason| {
-            w2.complete(sh, Ok(r.to_value()));
-        }));
+        g.extra()
+            .exit_hooks
+            .push(Box::new(move |sh, r: &ExitReason| {
+                w2.complete(sh, Ok(r.to_value()));
+            }));
     }
     let deadline = match t {
         Timeout::Ms(ms) => Some(cx.rt().now_ms().saturating_add(ms)),
@@ -252,14 +254,16 @@ impl Supervision {
             .rt
             .spawn_opts(Box::new(behaviour), opts)
             .map_err(|e| SupError::ChildStartFailed(e.kind().to_string()))?;
-        shared
-            .book
-            .lock()
-            .begin_generation(proc.clone(), parent.as_ref().map(ProcRef::pid), wall_ms());
+        shared.book.lock().begin_generation(
+            proc.clone(),
+            parent.as_ref().map(ProcRef::pid),
+            wall_ms(),
+        );
         {
             let mut reg = self.reg.lock();
             if reg.by_pid.len() > 64 {
-                reg.by_pid.retain(|_, s| s.proc().is_some_and(|p| p.is_alive()));
+                reg.by_pid
+                    .retain(|_, s| s.proc().is_some_and(|p| p.is_alive()));
             }
             reg.by_pid.insert(proc.pid(), shared.clone());
         }
@@ -392,7 +396,8 @@ impl SupHandle {
     /// before this call (exit signals are handled before messages).
     pub fn sync(&self, cx: &mut Cx<'_>) -> Result<(), SupError> {
         self.live()?;
-        self.request(cx, Message::named("bt_ping", vec![])).map(|_| ())
+        self.request(cx, Message::named("bt_ping", vec![]))
+            .map(|_| ())
     }
 
     /// `stop`: stops every child (reverse start order, `#shutdown`), then the supervisor.
@@ -692,7 +697,9 @@ impl Behaviour for SupervisorProc {
                     }
                 }
             }
-            other => Err(Value::str(format!("supervisor does not understand {other}"))),
+            other => Err(Value::str(format!(
+                "supervisor does not understand {other}"
+            ))),
         }
     }
 
