@@ -483,9 +483,31 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
         .filter_map(|h| w.supervisor(&h.shared, 1))
         .collect();
     let owned = supervised(sup);
-    for p in sup.rt().processes(false) {
-        if p.label == "actor" && !is_runtime_process(p.pid, p.name) && !owned.contains(&p.pid) {
-            roots.push(process_node(&p, NodeKind::BeamtalkActor));
+    // User actors in spawn order (the process table is ordered by number; services sort
+    // after user processes). Copy the handles out, then read each one.
+    let actors: Vec<ProcRef> = sup
+        .rt()
+        .0
+        .procs
+        .lock()
+        .range((false, 0)..(true, 0))
+        .map(|(_, p)| p)
+        .filter(|p| p.label() == "actor" && !owned.contains(&p.pid()))
+        .cloned()
+        .collect();
+    for p in actors {
+        let name = p.name();
+        if p.is_alive() && !is_runtime_process(p.pid(), name) {
+            let info = ProcessInfo {
+                pid: p.pid(),
+                name,
+                label: p.label(),
+                status: crate::runtime::ProcStatus::Idle,
+                mailbox_len: 0,
+                started_at_ms: p.started_at_ms(),
+                proc: p,
+            };
+            roots.push(process_node(&info, NodeKind::BeamtalkActor));
         }
     }
     Snapshot {
