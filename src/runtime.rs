@@ -123,14 +123,20 @@
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
 //! | `clock` | real or manual clock; `after`/`every` timers |
 //! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
+//! | `supervisor` | native supervisors: strategies, restart intensity, roster + bookkeeping |
+//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1` |
+//! | `observe` | `bt run --observe`: `GET /runtime/processes` on loopback |
 
 mod api;
 mod clock;
 mod cx;
 mod lock;
+pub mod observe;
 mod process;
 mod sched;
+pub mod snapshot;
 mod stack;
+pub mod supervisor;
 mod types;
 mod waiter;
 

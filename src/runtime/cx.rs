@@ -217,13 +217,24 @@ impl<'y> Cx<'y> {
     /// Graceful stop of another process; answers once it has exited (`Ok` at once if it
     /// already has). On self it takes effect after the current message (`stop_self`).
     pub fn stop(&mut self, to: &ProcRef, t: Timeout) -> Result<(), CallError> {
+        self.stop_with(to, ExitReason::Normal, t)
+    }
+
+    /// [`Cx::stop`] with another exit reason (a supervisor stops its children with
+    /// `shutdown`; `terminate` sees that reason).
+    pub fn stop_with(
+        &mut self,
+        to: &ProcRef,
+        reason: ExitReason,
+        t: Timeout,
+    ) -> Result<(), CallError> {
         self.check_alive()?;
         if to.pid() == self.pid() {
-            self.stop_self();
+            self.exit_self(reason);
             return Ok(());
         }
         let w = Waiter::new(Some(self.pid()), self.current.clone());
-        if !self.rt.request_stop(to, Some(w.clone())) {
+        if !self.rt.request_stop(to, Some(w.clone()), reason) {
             return Ok(());
         }
         let d = self.deadline(t);
