@@ -322,7 +322,7 @@ impl Shared {
         !g.control.is_empty()
             || match g.mailbox.front() {
                 Some(crate::runtime::process::Envelope::User { reply, .. }) => reply.is_some(),
-                Some(crate::runtime::process::Envelope::Stop) => true,
+                Some(crate::runtime::process::Envelope::Stop(_)) => true,
                 None => false,
             }
     }
