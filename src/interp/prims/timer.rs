@@ -1,5 +1,5 @@
 //! Timer (LANGUAGE.md 9.9): `after:do:` and `every:do:` run a block in a fresh process (on a
-//! copy of what it captured); `sleep:` suspends the current process.
+//! copy of what it captured); `sleep:` suspends the current process. Also the Time clocks.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -24,6 +24,14 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::Nil)
     });
+    // Time (9.9): wall clock and a monotonic clock, as Integers.
+    let tm = "Time";
+    p.add_class(tm, "nowS", |_, _, _| Ok(Value::Int(wall_us() / 1_000_000)));
+    p.add_class(tm, "nowMs", |_, _, _| Ok(Value::Int(wall_us() / 1000)));
+    p.add_class(tm, "nowUs", |_, _, _| Ok(Value::Int(wall_us())));
+    p.add_class(tm, "monotonicMs", |_, _, _| Ok(Value::Int(mono_ns() / 1_000_000)));
+    p.add_class(tm, "monotonicUs", |_, _, _| Ok(Value::Int(mono_ns() / 1000)));
+    p.add_class(tm, "monotonicNs", |_, _, _| Ok(Value::Int(mono_ns())));
     p.add(t, "cancel", |_, r, _| {
         Ok(Value::bool(
             downcast::<TimerVal>(r).is_some_and(|t| t.timer.cancel()),
@@ -34,6 +42,21 @@ pub fn register(p: &mut Prims) {
             downcast::<TimerVal>(r).is_some_and(|t| t.timer.is_active()),
         ))
     });
+}
+
+fn wall_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+fn mono_ns() -> i64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as i64
 }
 
 fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult {
