@@ -69,7 +69,7 @@ pub fn cx_of(ctx: &mut Ctx) -> Option<&mut Cx<'_>> {
     // (the pointer is cleared before it returns), and the `Cx` is used only through this
     // reborrow of `ctx` (exclusive for its lifetime). The erased lifetime is narrowed back to
     // the borrow of `ctx`.
-    Some(unsafe { &mut *(p.as_ptr() as *mut Cx<'_>) })
+    Some(unsafe { &mut *p.as_ptr().cast::<Cx<'_>>() })
 }
 
 /// Runs `f` with `ctx` attached to the process of `cx` (pid, native stack, preemption).
@@ -201,9 +201,7 @@ pub(crate) fn lock_proc<'l>(
     lock: &'l ProcLock,
 ) -> Result<ProcLockGuard<'l>, Unwind> {
     match cx_of(ctx) {
-        Some(cx) => lock
-            .lock(cx)
-            .map_err(|e| Unwind::Exit(e.0.to_value())),
+        Some(cx) => lock.lock(cx).map_err(|e| Unwind::Exit(e.0.to_value())),
         None => Err(ctx.err("runtime_error", "not running in an actor process")),
     }
 }

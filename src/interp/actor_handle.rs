@@ -76,7 +76,12 @@ impl NativeObj for ActorRef {
         let p = self.proc.pid();
         (
             5,
-            vec![p.node as u64, p.number, u64::from(p.service), 1 + self.proxy as u64],
+            vec![
+                p.node as u64,
+                p.number,
+                u64::from(p.service),
+                1 + self.proxy as u64,
+            ],
         )
     }
     fn as_any(&self) -> &dyn Any {

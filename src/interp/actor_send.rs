@@ -123,7 +123,7 @@ pub fn remote_call(
             ))
         }
     };
-    r.or_else(|e| Err(call_error(ctx, e, proc, class, sel, t)))
+    r.map_err(|e| call_error(ctx, e, proc, class, sel, t))
 }
 
 /// The exception (or exit) for a failed call.
@@ -260,9 +260,7 @@ fn copy(v: &Value, d: usize) -> Value {
         Value::Queue(l) => Value::Queue(Arc::new(l.iter().map(|e| copy(e, d + 1)).collect())),
         Value::Tuple(t) => Value::tuple(t.iter().map(|e| copy(e, d + 1)).collect()),
         Value::Dict(m) => Value::Dict(Arc::new(
-            m.iter()
-                .map(|(k, e)| (k.clone(), copy(e, d + 1)))
-                .collect(),
+            m.iter().map(|(k, e)| (k.clone(), copy(e, d + 1))).collect(),
         )),
         Value::Object(i) => Value::Object(Arc::new(Instance {
             class: i.class.clone(),
@@ -283,7 +281,10 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
         return exc;
     };
     let kind = exc_field(&exc, F_KIND);
-    if kind.as_sym().is_some_and(|k| USER_KINDS.contains(&k.as_str())) {
+    if kind
+        .as_sym()
+        .is_some_and(|k| USER_KINDS.contains(&k.as_str()))
+    {
         return exc;
     }
     let msg = match exc_field(&exc, F_MESSAGE) {
@@ -307,7 +308,11 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     }
     let mut fields = inst.fields.to_vec();
     // `Counter>>divide: msg` for a keyword selector, `Counter>>total: msg` for a unary one.
-    let sep = if sel.as_str().ends_with(':') { " " } else { ": " };
+    let sep = if sel.as_str().ends_with(':') {
+        " "
+    } else {
+        ": "
+    };
     fields[F_MESSAGE] = Value::str(format!("{}>>{}{sep}{}", class.name, sel, msg));
     fields[F_SELECTOR] = Value::Symbol(sel);
     Value::Object(Arc::new(Instance {

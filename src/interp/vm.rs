@@ -15,13 +15,12 @@ use crate::diagnostic::Diagnostic;
 use crate::interp::actor::ActorSys;
 use crate::interp::actor_behaviour::{MainActor, JOB_SEL};
 use crate::interp::actor_handle::{native, Job, JobBox};
-use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
 use crate::interp::value::Value;
-
+use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
 
 #[derive(Clone, Debug)]
 pub struct VmOptions {
@@ -202,8 +201,15 @@ fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
 
 impl Vm {
     pub fn new(opts: VmOptions) -> Vm {
+        // Coroutine stacks are lazily committed reservations sized for the depth limit
+        // (10,000 activations by default); `--max-depth` scales them.
+        let mut cfg = Config::default();
+        if opts.max_depth > 10_000 {
+            let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
+            cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
+        }
         let prog = Arc::new(Program::bootstrap(opts));
-        let runtime = match Runtime::new(Config::default()) {
+        let runtime = match Runtime::new(cfg) {
             Ok(rt) => rt,
             Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
         };

@@ -18,7 +18,9 @@ use crate::runtime::{CallError, ExitReason, Message, NameError, ProcRef, SpawnOp
 pub fn register(p: &mut Prims) {
     let a = "Actor";
     p.add_class(a, "spawn", |ctx, r, _| spawn_sel(ctx, r, None, None));
-    p.add_class(a, "spawnWith:", |ctx, r, a| spawn_sel(ctx, r, Some(&a[0]), None));
+    p.add_class(a, "spawnWith:", |ctx, r, a| {
+        spawn_sel(ctx, r, Some(&a[0]), None)
+    });
     p.add_class(a, "spawnAs:", |ctx, r, a| {
         let n = sym_arg(ctx, &a[0], "spawnAs: name")?;
         spawn_sel(ctx, r, None, Some(n))
@@ -145,7 +147,9 @@ pub fn register(p: &mut Prims) {
     });
 
     let pid = "Pid";
-    p.add(pid, "isAlive", |_, r, _| Ok(Value::bool(pid_proc(r).is_some_and(|p| p.is_alive()))));
+    p.add(pid, "isAlive", |_, r, _| {
+        Ok(Value::bool(pid_proc(r).is_some_and(|p| p.is_alive())))
+    });
     p.add(pid, "kill", |ctx, r, _| {
         let Some(p) = pid_proc(r) else {
             return Ok(Value::False);
@@ -164,7 +168,9 @@ pub fn register(p: &mut Prims) {
         Ok(Value::bool(sys_of(ctx)?.rt.exit(&p, from, reason)))
     });
     p.add(pid, "node", |_, _, _| Ok(Value::sym("nonode@nohost")));
-    p.add(pid, "asString", |ctx, r, _| Ok(Value::str(ctx.default_print(r)?)));
+    p.add(pid, "asString", |ctx, r, _| {
+        Ok(Value::str(ctx.default_print(r)?))
+    });
 
     let rf = "Reference";
     p.add(rf, "whenDown:", |ctx, r, a| {
@@ -187,7 +193,9 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::True)
     });
-    p.add(rf, "asString", |ctx, r, _| Ok(Value::str(ctx.default_print(r)?)));
+    p.add(rf, "asString", |ctx, r, _| {
+        Ok(Value::str(ctx.default_print(r)?))
+    });
 
     p.add_class("Workspace", "actors", |ctx, _, _| {
         let sys = sys_of(ctx)?;
@@ -402,7 +410,11 @@ pub fn spawn_actor(
     };
     if has_initialize(ctx, cls) {
         let cx = need_cx(ctx)?;
-        let r = cx.call(&p, Message::new(Sym::new(INIT_SEL), Vec::new()), Timeout::Infinity);
+        let r = cx.call(
+            &p,
+            Message::new(Sym::new(INIT_SEL), Vec::new()),
+            Timeout::Infinity,
+        );
         match r {
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
@@ -418,7 +430,14 @@ pub fn spawn_actor(
             }
             Err(e) => {
                 sys.rt.kill(&p);
-                return Err(call_error(ctx, e, &p, cls, Sym::new("initialize"), Timeout::Infinity));
+                return Err(call_error(
+                    ctx,
+                    e,
+                    &p,
+                    cls,
+                    Sym::new("initialize"),
+                    Timeout::Infinity,
+                ));
             }
         }
     }

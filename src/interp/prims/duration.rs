@@ -26,13 +26,27 @@ pub fn register(p: &mut Prims) {
             None => Err(ctx.type_err(format!("not an ISO 8601 duration: \"{s}\""))),
         }
     });
-    p.add(d, "asMilliseconds", |ctx, r, _| Ok(Value::Int(ms_of(ctx, r)?)));
-    p.add(d, "asSeconds", |ctx, r, _| Ok(Value::Int(ms_of(ctx, r)? / 1000)));
-    p.add(d, "asMinutes", |ctx, r, _| Ok(Value::Int(ms_of(ctx, r)? / 60_000)));
-    p.add(d, "asHours", |ctx, r, _| Ok(Value::Int(ms_of(ctx, r)? / 3_600_000)));
-    p.add(d, "totalDays", |ctx, r, _| Ok(Value::Int(ms_of(ctx, r)? / 86_400_000)));
-    p.add(d, "isZero", |ctx, r, _| Ok(Value::bool(ms_of(ctx, r)? == 0)));
-    p.add(d, "isNegative", |ctx, r, _| Ok(Value::bool(ms_of(ctx, r)? < 0)));
+    p.add(d, "asMilliseconds", |ctx, r, _| {
+        Ok(Value::Int(ms_of(ctx, r)?))
+    });
+    p.add(d, "asSeconds", |ctx, r, _| {
+        Ok(Value::Int(ms_of(ctx, r)? / 1000))
+    });
+    p.add(d, "asMinutes", |ctx, r, _| {
+        Ok(Value::Int(ms_of(ctx, r)? / 60_000))
+    });
+    p.add(d, "asHours", |ctx, r, _| {
+        Ok(Value::Int(ms_of(ctx, r)? / 3_600_000))
+    });
+    p.add(d, "totalDays", |ctx, r, _| {
+        Ok(Value::Int(ms_of(ctx, r)? / 86_400_000))
+    });
+    p.add(d, "isZero", |ctx, r, _| {
+        Ok(Value::bool(ms_of(ctx, r)? == 0))
+    });
+    p.add(d, "isNegative", |ctx, r, _| {
+        Ok(Value::bool(ms_of(ctx, r)? < 0))
+    });
     p.add(d, "+", |ctx, r, a| {
         let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, &a[0])?);
         Ok(duration(ctx, x.saturating_add(y)))
@@ -59,7 +73,9 @@ pub fn register(p: &mut Prims) {
     p.add(d, "=/=", |_, r, a| Ok(Value::bool(!same(r, &a[0]))));
     p.add(d, "/=", |_, r, a| Ok(Value::bool(!same(r, &a[0]))));
     p.add(d, "~=", |_, r, a| Ok(Value::bool(!same(r, &a[0]))));
-    p.add(d, "asString", |ctx, r, _| Ok(Value::str(iso_string(ms_of(ctx, r)?))));
+    p.add(d, "asString", |ctx, r, _| {
+        Ok(Value::str(iso_string(ms_of(ctx, r)?)))
+    });
 }
 
 fn same(a: &Value, b: &Value) -> bool {
@@ -69,12 +85,7 @@ fn same(a: &Value, b: &Value) -> bool {
     }
 }
 
-fn cmp(
-    ctx: &mut Ctx,
-    r: &Value,
-    a: &Value,
-    f: fn(std::cmp::Ordering) -> bool,
-) -> EvalResult {
+fn cmp(ctx: &mut Ctx, r: &Value, a: &Value, f: fn(std::cmp::Ordering) -> bool) -> EvalResult {
     let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, a)?);
     Ok(Value::bool(f(x.cmp(&y))))
 }

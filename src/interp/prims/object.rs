@@ -104,7 +104,6 @@ pub fn register(p: &mut Prims) {
         Ok(r.clone())
     });
     p.add(o, "value", |_, r, _| Ok(r.clone()));
-
 }
 
 fn class_of(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {

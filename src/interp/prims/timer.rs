@@ -14,8 +14,12 @@ static SERIAL: AtomicU64 = AtomicU64::new(1);
 
 pub fn register(p: &mut Prims) {
     let t = "Timer";
-    p.add_class(t, "after:do:", |ctx, _, a| schedule(ctx, &a[0], &a[1], false));
-    p.add_class(t, "every:do:", |ctx, _, a| schedule(ctx, &a[0], &a[1], true));
+    p.add_class(t, "after:do:", |ctx, _, a| {
+        schedule(ctx, &a[0], &a[1], false)
+    });
+    p.add_class(t, "every:do:", |ctx, _, a| {
+        schedule(ctx, &a[0], &a[1], true)
+    });
     p.add_class(t, "sleep:", |ctx, _, a| {
         let ms = ms_arg(ctx, &a[0])?;
         match cx_of(ctx) {
@@ -29,8 +33,12 @@ pub fn register(p: &mut Prims) {
     p.add_class(tm, "nowS", |_, _, _| Ok(Value::Int(wall_us() / 1_000_000)));
     p.add_class(tm, "nowMs", |_, _, _| Ok(Value::Int(wall_us() / 1000)));
     p.add_class(tm, "nowUs", |_, _, _| Ok(Value::Int(wall_us())));
-    p.add_class(tm, "monotonicMs", |_, _, _| Ok(Value::Int(mono_ns() / 1_000_000)));
-    p.add_class(tm, "monotonicUs", |_, _, _| Ok(Value::Int(mono_ns() / 1000)));
+    p.add_class(tm, "monotonicMs", |_, _, _| {
+        Ok(Value::Int(mono_ns() / 1_000_000))
+    });
+    p.add_class(tm, "monotonicUs", |_, _, _| {
+        Ok(Value::Int(mono_ns() / 1000))
+    });
     p.add_class(tm, "monotonicNs", |_, _, _| Ok(Value::Int(mono_ns())));
     p.add(t, "cancel", |_, r, _| {
         Ok(Value::bool(
@@ -69,8 +77,9 @@ fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult 
     let block = transfer(block);
     let s2 = sys.clone();
     let timer = if every {
-        sys.rt
-            .every(ms, move |cx| run_block_logged(&s2, cx, &transfer(&block), &[]))
+        sys.rt.every(ms, move |cx| {
+            run_block_logged(&s2, cx, &transfer(&block), &[])
+        })
     } else {
         sys.rt
             .after(ms, move |cx| run_block_logged(&s2, cx, &block, &[]))

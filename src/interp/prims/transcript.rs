@@ -95,7 +95,10 @@ fn stdout_transcript(ctx: &Ctx, sys: &Arc<ActorSys>) -> Result<ProcRef, Unwind> 
             *g = Some(p.clone());
             Ok(p)
         }
-        Err(e) => Err(ctx.err("runtime_error", format!("cannot start the transcript: {e:?}"))),
+        Err(e) => Err(ctx.err(
+            "runtime_error",
+            format!("cannot start the transcript: {e:?}"),
+        )),
     }
 }
 
