@@ -433,6 +433,9 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
+        if let Some(r) = crate::interp::actor::cast(self, recv, sel, args) {
+            return r;
+        }
         self.send_impl(recv, sel, args).map(|_| ()).map_err(|b| *b)
     }
 
