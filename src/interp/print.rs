@@ -233,10 +233,7 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
             Ok(out)
         }
         Value::Interval(iv) => Ok(interval_string(iv)),
-        Value::Block(_) => {
-            let arity = ctx.send(v, Sym::new("arity"), &[])?;
-            Ok(format!("Block/{}", arity.as_int().unwrap_or(0)))
-        }
+        Value::Block(b) => Ok(format!("Block/{}", b.arity())),
         Value::Native(n) => Ok(n.0.print_string()),
         Value::Object(o) => print_instance(ctx, o),
         _ => Ok(String::new()),

@@ -61,7 +61,7 @@ impl Ctx {
     /// fast path does not apply; nothing has been evaluated then.
     fn update_in_place(&mut self, f: &Frame, r: VarRef, s: &SendNode) -> Option<EvalResult> {
         let mut recv = self.get_var(f, r);
-        let fun = crate::interp::prims::collections::in_place(&recv, s.sel.as_str())?;
+        let fun = crate::interp::prims::collections::in_place(&recv, s.sel)?;
         let hit = self.lookup(&recv, s.sel)?;
         if !matches!(hit.0, crate::interp::eval::Method::Prim(_)) {
             return None;
