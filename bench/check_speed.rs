@@ -16,7 +16,9 @@ use std::time::Instant;
 fn program(lines: usize) -> String {
     let mut s = String::new();
     let mut i = 0;
-    while s.lines().count() < lines {
+    let mut count = 0;
+    while count < lines {
+        let before = s.len();
         let _ = write!(
             s,
             r#"Value subclass: Point{i}
@@ -60,6 +62,7 @@ t{i} :: Integer := c{i} total
 
 "#
         );
+        count += s[before..].lines().count();
         i += 1;
     }
     s
@@ -88,9 +91,12 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let t = Instant::now();
-    let checker = Checker::standard();
+    let checker = bt::cli::check::standard_checker();
     let stdlib_ms = t.elapsed().as_secs_f64() * 1000.0;
-    let stdlib_files = bt::check::stdlib_sources();
+    let stdlib_files: Vec<(String, String)> = bt::interp::stdlib::FILES
+        .iter()
+        .map(|(n, s)| (n.to_string(), s.to_string()))
+        .collect();
     let lib_texts: Vec<(String, bt::syntax::ast::Module)> = stdlib_files
         .iter()
         .map(|(n, s)| {

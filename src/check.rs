@@ -184,23 +184,6 @@ impl Checker {
         self.add_stdlib(&refs);
     }
 
-    /// The built-in table plus the `stdlib/*.bt` files of this source tree when present.
-    pub fn standard() -> Checker {
-        static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-        STANDARD
-            .get_or_init(|| {
-                let mut c = Checker::new();
-                let sources = stdlib_sources();
-                let refs: Vec<(&str, &str)> = sources
-                    .iter()
-                    .map(|(n, s)| (n.as_str(), s.as_str()))
-                    .collect();
-                c.add_stdlib_sources(&refs);
-                c
-            })
-            .clone()
-    }
-
     /// Declares the selectors the interpreter binds to Rust primitives (class name, selector,
     /// class side?): DNU grading then knows every selector the run time understands.
     pub fn add_primitive_selectors<'s>(
@@ -295,31 +278,6 @@ impl Checker {
         }
         out
     }
-}
-
-/// The `stdlib/*.bt` sources of this source tree (file name, text), sorted by name; empty
-/// when the directory is absent.
-pub fn stdlib_sources() -> Vec<(String, String)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "bt") {
-                if let Ok(src) = std::fs::read_to_string(&p) {
-                    out.push((
-                        p.file_name()
-                            .unwrap_or_default()
-                            .to_string_lossy()
-                            .into_owned(),
-                        src,
-                    ));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `@expect` suppression, stale `@expect`, category levels, `--warnings-as-errors`; sorted.
@@ -506,77 +464,5 @@ mod api_tests {
         assert_eq!(o.levels.get("sendability"), Some(&Level::Off));
         assert!(o.set_level_arg("bogus=off").is_err());
         assert!(o.set_level_arg("dnu=loud").is_err());
-    }
-}
-
-#[cfg(test)]
-mod golden {
-    //! Runs tests/golden/types: `ok/*.bt` must check clean, `err/*.bt` must render exactly
-    //! its `.stderr` (as `bt check --color never FILE` run in that directory prints it).
-    //! `BLESS=1` rewrites the expectations.
-    use crate::cli::check::check_unit;
-    use crate::diagnostic::{render, ColorChoice};
-    use std::path::Path;
-
-    fn rendered(dir: &Path, name: &str) -> String {
-        let src = std::fs::read_to_string(dir.join(name)).expect("golden source");
-        let reports = check_unit(&[(name.to_string(), src)], &super::CheckOptions::default());
-        reports
-            .iter()
-            .filter(|r| !r.diags.is_empty())
-            .map(|r| render(&r.path, &r.src, &r.diags, ColorChoice::Never))
-            .collect()
-    }
-
-    fn sources(dir: &Path) -> Vec<String> {
-        let mut v: Vec<String> = std::fs::read_dir(dir)
-            .expect("golden dir")
-            .flatten()
-            .map(|e| e.file_name().to_string_lossy().into_owned())
-            .filter(|n| n.ends_with(".bt"))
-            .collect();
-        v.sort();
-        v
-    }
-
-    #[test]
-    fn types_ok_are_clean() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types/ok");
-        let mut failures = Vec::new();
-        for name in sources(&dir) {
-            let out = rendered(&dir, &name);
-            if !out.is_empty() {
-                failures.push(out);
-            }
-        }
-        assert!(
-            failures.is_empty(),
-            "findings on ok files:\n{}",
-            failures.join("\n")
-        );
-    }
-
-    #[test]
-    fn types_err_match_expected() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types/err");
-        let bless = std::env::var_os("BLESS").is_some();
-        let mut failures = Vec::new();
-        let names = sources(&dir);
-        assert!(names.len() >= 60, "at least 60 err cases");
-        for name in names {
-            let out = rendered(&dir, &name);
-            let exp_path = dir.join(name.replace(".bt", ".stderr"));
-            if bless {
-                std::fs::write(&exp_path, &out).expect("write expectation");
-                continue;
-            }
-            let expected = std::fs::read_to_string(&exp_path).unwrap_or_default();
-            if out.is_empty() {
-                failures.push(format!("{name}: no findings"));
-            } else if out != expected {
-                failures.push(format!("{name}:\n--- expected\n{expected}\n--- got\n{out}"));
-            }
-        }
-        assert!(failures.is_empty(), "{}", failures.join("\n"));
     }
 }
