@@ -201,6 +201,10 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
             return Ok(label);
         }
     }
+    if let Some(nr) = downcast::<NameRef>(v) {
+        // A name proxy answers its own printString (`Actor(Svc, registered, hits)`).
+        return Ok(crate::interp::value::NativeObj::print_string(nr));
+    }
     crate::interp::print::top_display(ctx, v)
 }
 
