@@ -143,7 +143,7 @@ fn is_library_file(path: &str) -> bool {
 /// against the working directory, then the file's directory). Unreadable files are skipped.
 fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
-    let mut push = |p: &Path, out: &mut Vec<(String, String)>| {
+    let push = |p: &Path, out: &mut Vec<(String, String)>| {
         let name = p.to_string_lossy().into_owned();
         if files.iter().any(|(f, _)| Path::new(f) == p) || out.iter().any(|(f, _)| *f == name) {
             return;
