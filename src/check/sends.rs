@@ -575,8 +575,10 @@ impl<'a> Walker<'a> {
 
     /// The DNU ladder for a single class receiver.
     fn dnu(&mut self, s: &SendSite, class: &str, side: Side) {
+        // A message to the literal `nil` is written only to provoke the error on purpose.
         if self.is_library()
             || self.protected > 0
+            || matches!(s.recv.kind, ExprKind::Nil)
             || self.table.understands(class, side, s.selector) != Some(false)
         {
             return;
