@@ -19,7 +19,8 @@
 //!   [`Config::reductions`] the coroutine yields to the back of its worker's queue.
 //! * Suspended coroutines are **pinned** to their worker (no `unsafe impl Send`); idle
 //!   workers steal not-yet-started work. Coroutines are capped (each stack is two kernel
-//!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack.
+//!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack (see
+//!   Limits).
 //! * A handler panic is caught and becomes an actor crash (reason `{#panic, msg}`).
 //!
 //! # Example
@@ -100,10 +101,12 @@
 //! # Limits
 //!
 //! * Preemption is cooperative: native code that never calls [`Cx::tick`] is not preempted.
-//! * At the coroutine cap, work waits for a stack; if every live coroutine is suspended
-//!   waiting on a process that is itself waiting for a stack, progress resumes only as calls
-//!   time out (never with `Timeout::Infinity`). The default cap (~28,000 from the kernel's
-//!   65,530 mappings) is far above the 10,000 suspended handlers required.
+//! * At the coroutine cap, work waits for a stack. The last eighth of the cap is kept for
+//!   processes someone is blocked on (a queued sync call, a stop, a signal), and those are
+//!   served first, so callers cannot starve their server of a stack. A chain of servers
+//!   deeper than that reserve, all started at the cap, progresses only as calls time out
+//!   (never with `Timeout::Infinity`). The default cap (~28,000, from the kernel's 65,530
+//!   mappings) is far above the 10,000 suspended handlers required.
 //! * A suspended coroutine resumes on the worker that created it; only not-yet-started work
 //!   is stolen by idle workers.
 
@@ -120,14 +123,20 @@
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
 //! | `clock` | real or manual clock; `after`/`every` timers |
 //! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
+//! | `supervisor` | native supervisors: strategies, restart intensity, roster + bookkeeping |
+//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1` |
+//! | `observe` | `bt run --observe`: `GET /runtime/processes` on loopback |
 
 mod api;
 mod clock;
 mod cx;
 mod lock;
+pub mod observe;
 mod process;
 mod sched;
+pub mod snapshot;
 mod stack;
+pub mod supervisor;
 mod types;
 mod waiter;
 

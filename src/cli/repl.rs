@@ -1,7 +1,188 @@
-//! `bt repl` (stub: the owning module fills this in).
+//! `bt repl` (and plain `bt`): an interactive session (LANGUAGE.md 3.5, 10.3).
+//!
+//! Line editing and history (rustyline, `~/.bt_history`); input continues over several lines
+//! while it is incomplete (`syntax::needs_more`) and, for a class or method definition, until
+//! an empty line. Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
+//! with the top-level display rules, and an error shows its report (without location) and the
+//! session continues. `:load FILE`, `:help`, `:quit`.
+
+use std::io::{BufRead, IsTerminal, Write};
+
+use crate::interp::{Vm, VmOptions};
+
+const HELP: &str = "\
+Enter bt expressions; the value is shown after each one.
+  x := 3 + 4          bindings persist for the session
+  Object subclass: Foo   (indented members follow; finish with an empty line)
+Commands:
+  :load FILE          load a .bt file (classes, methods, statements)
+  :help               this text
+  :quit               leave (also Ctrl-D)";
+
+/// A line that opens a definition whose members follow on indented lines.
+fn starts_definition(line: &str) -> bool {
+    let t = line.trim();
+    t.contains("subclass:") || t.starts_with("Protocol define:") || (t.contains(">>") && t.contains("=>"))
+}
+
+enum Input {
+    Line(String),
+    Eof,
+}
+
+trait LineSource {
+    fn read(&mut self, prompt: &str) -> Input;
+    fn remember(&mut self, _entry: &str) {}
+}
+
+struct Plain(std::io::StdinLock<'static>);
+
+impl LineSource for Plain {
+    fn read(&mut self, _prompt: &str) -> Input {
+        let mut s = String::new();
+        match self.0.read_line(&mut s) {
+            Ok(0) | Err(_) => Input::Eof,
+            Ok(_) => Input::Line(s.trim_end_matches(['\n', '\r']).to_string()),
+        }
+    }
+}
+
+struct Editor {
+    ed: rustyline::DefaultEditor,
+    history: Option<std::path::PathBuf>,
+}
+
+impl LineSource for Editor {
+    fn read(&mut self, prompt: &str) -> Input {
+        match self.ed.readline(prompt) {
+            Ok(l) => Input::Line(l),
+            Err(rustyline::error::ReadlineError::Interrupted) => Input::Line(String::new()),
+            Err(_) => Input::Eof,
+        }
+    }
+    fn remember(&mut self, entry: &str) {
+        let _ = self.ed.add_history_entry(entry);
+        if let Some(h) = &self.history {
+            let _ = self.ed.save_history(h);
+        }
+    }
+}
+
+/// Reads one complete input (several lines when needed); None at end of input.
+fn read_input(src: &mut dyn LineSource) -> Option<String> {
+    let first = match src.read("bt> ") {
+        Input::Line(l) => l,
+        Input::Eof => return None,
+    };
+    let mut buf = first.clone();
+    let definition = starts_definition(&first);
+    loop {
+        let more = crate::syntax::needs_more(&buf) || definition;
+        if !more {
+            break;
+        }
+        match src.read("...> ") {
+            Input::Line(l) => {
+                if definition && l.trim().is_empty() && !crate::syntax::needs_more(&buf) {
+                    break;
+                }
+                buf.push('\n');
+                buf.push_str(&l);
+            }
+            Input::Eof => break,
+        }
+    }
+    Some(buf)
+}
+
+fn load(vm: &Vm, path: &str) {
+    match std::fs::read_to_string(path) {
+        Ok(src) => {
+            let rep = vm.load_unit(&[(path.to_string(), src)]);
+            for f in &rep.findings {
+                eprint!("{f}");
+            }
+            if let Some(e) = &rep.error {
+                eprintln!("{}", e.report());
+            } else {
+                for (_, w) in &rep.warnings {
+                    eprintln!("{}", w.trim_end());
+                }
+                if rep.warnings.is_empty() {
+                    println!("loaded {path}");
+                }
+            }
+        }
+        Err(e) => eprintln!("cannot read {path}: {e}"),
+    }
+}
 
 /// Runs `bt repl ARGS`; answers the process exit status.
-pub fn main(_args: &[String]) -> i32 {
-    eprintln!("bt repl: not implemented yet");
-    2
+pub fn main(args: &[String]) -> i32 {
+    let mut max_depth = 10_000;
+    let mut i = 0;
+    while i < args.len() {
+        if args[i] == "--max-depth" {
+            i += 1;
+            match args.get(i).and_then(|v| v.parse().ok()) {
+                Some(n) => max_depth = n,
+                None => {
+                    eprintln!("bt repl: --max-depth needs a number");
+                    return 2;
+                }
+            }
+        }
+        i += 1;
+    }
+    let vm = Vm::new(VmOptions { max_depth, ..VmOptions::default() });
+    let interactive = std::io::stdin().is_terminal();
+    let mut source: Box<dyn LineSource> = if interactive {
+        match rustyline::DefaultEditor::new() {
+            Ok(mut ed) => {
+                let history = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".bt_history"));
+                if let Some(h) = &history {
+                    let _ = ed.load_history(h);
+                }
+                println!("bt {} — :help for help, :quit to leave", env!("CARGO_PKG_VERSION"));
+                Box::new(Editor { ed, history })
+            }
+            Err(_) => Box::new(Plain(std::io::stdin().lock())),
+        }
+    } else {
+        Box::new(Plain(std::io::stdin().lock()))
+    };
+    while let Some(input) = read_input(source.as_mut()) {
+        let t = input.trim();
+        if t.is_empty() {
+            continue;
+        }
+        source.remember(&input);
+        match t {
+            ":quit" | ":q" | ":exit" => break,
+            ":help" | ":h" => {
+                println!("{HELP}");
+                continue;
+            }
+            _ => {}
+        }
+        if let Some(path) = t.strip_prefix(":load") {
+            load(&vm, path.trim());
+            continue;
+        }
+        if t.starts_with(':') {
+            eprintln!("unknown command {t} (try :help)");
+            continue;
+        }
+        match vm.eval("repl", &input) {
+            Ok(v) => println!("{}", vm.display(&v)),
+            Err(e) => {
+                if let Some(code) = e.exit_code() {
+                    return code;
+                }
+                eprintln!("{}", e.report());
+            }
+        }
+        let _ = std::io::stdout().flush();
+    }
+    0
 }

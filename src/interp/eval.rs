@@ -11,6 +11,7 @@
 
 pub mod code;
 mod exec;
+mod hit;
 mod pattern;
 mod send;
 
@@ -25,6 +26,10 @@ pub use code::{CompiledMethod, FnCode, Loc};
 pub use send::sel_arity;
 
 pub type EvalResult = Result<Value, Unwind>;
+
+/// The evaluator's internal result: the unwind is boxed so a result is two words and travels
+/// in registers (errors and non-local returns are rare).
+pub(crate) type Flow = Result<Value, Box<Unwind>>;
 pub type PrimFn = fn(&mut Ctx, &Value, &[Value]) -> EvalResult;
 
 /// Non-local exits carried in `Err`: exceptions, `^` from a block, process termination.
@@ -130,7 +135,7 @@ pub(crate) struct Frame<'a> {
     pub cbase: usize,
     pub upvals: &'a [Arc<VarCell>],
     pub home: u64,
-    pub mclass: Option<&'a ClassRef>,
+    pub mclass: Option<&'a Class>,
     pub mside: bool,
 }
 
@@ -140,7 +145,7 @@ pub(crate) struct CacheEntry {
     /// Keeps the receiver class alive so its address cannot be reused while cached.
     #[allow(dead_code)] // held for its Drop, never read
     cls: Option<ClassRef>,
-    hit: Option<Arc<(Method, ClassRef)>>,
+    hit: Option<hit::Hit>,
 }
 
 const CACHE_SIZE: usize = 1024;
@@ -236,7 +241,7 @@ impl Ctx {
 
     /// Full dispatch (user overrides honoured).
     pub fn send(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> EvalResult {
-        self.send_impl(recv, sel, args)
+        self.send_impl(recv, sel, args).map_err(|b| *b)
     }
 
     /// Calls a block with arguments (`arity_mismatch` checked).
@@ -244,7 +249,7 @@ impl Ctx {
         match block {
             Value::Block(c) => {
                 let c = c.clone();
-                self.invoke_block(&c, args)
+                self.invoke_block(&c, args).map_err(|b| *b)
             }
             other => {
                 let name = self.class_name_of(other);

@@ -455,13 +455,7 @@ fn install_method(prog: &Program, pm: PendingMethod) {
         };
         pm.class.method_docs.write().insert(key, d);
     }
-    let table = if pm.class_side {
-        &pm.class.class_methods
-    } else {
-        &pm.class.methods
-    };
-    table.write().insert(pm.selector, pm.method);
-    prog.bump();
+    prog.set_method(&pm.class, pm.class_side, pm.selector, pm.method);
 }
 
 /// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
@@ -534,7 +528,7 @@ pub fn init_class_state(
             let owner = Owner::of_class(c, true);
             let file = if u.stdlib { NO_FILE } else { u.file };
             match Lowerer::new(file, owner).default_expr(e) {
-                Ok(code) => match ctx.run_fn(&code, &Value::Class(c.clone()), Some(c)) {
+                Ok(code) => match ctx.run_fn(&code, &Value::Class(c.clone()), Some(c)).map_err(|b| *b) {
                     Ok(v) => {
                         let n = Sym::new(&s.name.name);
                         let mut st = c.class_state.lock();
@@ -609,7 +603,7 @@ pub fn run_statements(
     while all.len() < code.ncells as usize {
         all.push(Arc::new(VarCell::new(Value::Nil)));
     }
-    let r = ctx.run_toplevel(code, all);
+    let r = ctx.run_toplevel(code, all).map_err(|b| *b);
     if r.is_err() && rollback {
         for (c, v) in cells.iter().zip(snapshot) {
             *c.lock() = v;

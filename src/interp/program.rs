@@ -152,6 +152,16 @@ pub struct Program {
     pub derived: Mutex<HashMap<(usize, Sym), ClassRef>>,
     pub block_serial: AtomicU64,
     pub object_serial: AtomicU64,
+    /// Classes and methods replaced or removed while the program runs. They are kept until
+    /// the program is dropped, because method caches point at them without counting
+    /// (`eval::hit`).
+    graveyard: Mutex<Vec<Retired>>,
+}
+
+/// Something a method cache may still point at.
+pub enum Retired {
+    Method(Method),
+    Class(ClassRef),
 }
 
 struct Spec {
@@ -388,6 +398,7 @@ impl Program {
             derived: Mutex::new(HashMap::new()),
             block_serial: AtomicU64::new(1),
             object_serial: AtomicU64::new(1),
+            graveyard: Mutex::new(Vec::new()),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {
@@ -408,7 +419,9 @@ impl Program {
                 if *cn == name {
                     let s = Sym::new(sel);
                     if !(keep_existing && m.contains_key(&s)) {
-                        m.insert(s, Method::Prim(*f));
+                        if let Some(old) = m.insert(s, Method::Prim(*f)) {
+                            self.retire(Retired::Method(old));
+                        }
                     }
                 }
             }
@@ -419,12 +432,43 @@ impl Program {
                 if *cn == name {
                     let s = Sym::new(sel);
                     if !(keep_existing && m.contains_key(&s)) {
-                        m.insert(s, Method::Prim(*f));
+                        if let Some(old) = m.insert(s, Method::Prim(*f)) {
+                            self.retire(Retired::Method(old));
+                        }
                     }
                 }
             }
         }
         self.bump();
+    }
+
+    /// Keeps a replaced class or method alive until the program ends (see `eval::hit`).
+    pub fn retire(&self, r: Retired) {
+        self.graveyard.lock().push(r);
+    }
+
+    /// Installs (or replaces) a method; the replaced one is retired.
+    pub fn set_method(&self, c: &ClassRef, class_side: bool, sel: Sym, m: Method) {
+        let table = if class_side { &c.class_methods } else { &c.methods };
+        let old = table.write().insert(sel, m);
+        if let Some(old) = old {
+            self.retire(Retired::Method(old));
+        }
+        self.bump();
+    }
+
+    /// Removes a method (retiring it); answers whether it existed.
+    pub fn remove_method(&self, c: &ClassRef, class_side: bool, sel: Sym) -> bool {
+        let table = if class_side { &c.class_methods } else { &c.methods };
+        let old = table.write().remove(&sel);
+        self.bump();
+        match old {
+            Some(m) => {
+                self.retire(Retired::Method(m));
+                true
+            }
+            None => false,
+        }
     }
 
     /// Invalidates every method cache.
@@ -447,7 +491,10 @@ impl Program {
             subs.retain(|w| w.upgrade().map(|k| k.name != c.name).unwrap_or(false));
             subs.push(Arc::downgrade(&c));
         }
-        self.classes.write().insert(c.name, c);
+        let old = self.classes.write().insert(c.name, c);
+        if let Some(old) = old {
+            self.retire(Retired::Class(old));
+        }
         self.bump();
     }
 
@@ -458,6 +505,7 @@ impl Program {
                 .write()
                 .retain(|w| !Weak::ptr_eq(w, &Arc::downgrade(c)));
         }
+        self.retire(Retired::Class(c.clone()));
         let mut t = self.classes.write();
         match previous {
             Some(p) => {
@@ -467,6 +515,7 @@ impl Program {
                 t.remove(&c.name);
             }
         }
+        drop(t);
         self.bump();
     }
 

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
-use crate::interp::eval::{Closure, Ctx, EvalResult, Frame, Unwind, VarCell};
+use crate::interp::eval::{Flow, Closure, Ctx, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
 
 impl Ctx {
@@ -47,7 +47,7 @@ impl Ctx {
         }
     }
 
-    pub(crate) fn exec_seq(&mut self, nodes: &[Node], f: &Frame) -> EvalResult {
+    pub(crate) fn exec_seq(&mut self, nodes: &[Node], f: &Frame) -> Flow {
         let mut last = Value::Nil;
         for n in nodes {
             last = self.exec(n, f)?;
@@ -55,7 +55,7 @@ impl Ctx {
         Ok(last)
     }
 
-    pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> EvalResult {
+    pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> Flow {
         match n {
             Node::Nil => Ok(Value::Nil),
             Node::Const(v) => Ok(v.clone()),
@@ -68,31 +68,31 @@ impl Ctx {
             }
             Node::Seq(v) => self.exec_seq(v, f),
             Node::Send(s) => {
-                let recv = self.exec(&s.recv, f)?;
+                let owned;
+                let recv: &Value = match &s.recv {
+                    Node::SelfRef => f.recv,
+                    r => {
+                        owned = self.exec(r, f)?;
+                        &owned
+                    }
+                };
                 match s.args.len() {
                     0 => {
                         self.set_loc(s.loc);
-                        self.send_impl(&recv, s.sel, &[])
+                        self.send_impl(recv, s.sel, &[])
                     }
                     1 => {
                         let a = self.exec(&s.args[0], f)?;
                         self.set_loc(s.loc);
-                        self.send_impl(&recv, s.sel, std::slice::from_ref(&a))
+                        self.send_impl(recv, s.sel, std::slice::from_ref(&a))
                     }
                     2 => {
                         let a = self.exec(&s.args[0], f)?;
                         let b = self.exec(&s.args[1], f)?;
                         self.set_loc(s.loc);
-                        self.send_impl(&recv, s.sel, &[a, b])
+                        self.send_impl(recv, s.sel, &[a, b])
                     }
-                    _ => {
-                        let mut args = Vec::with_capacity(s.args.len());
-                        for a in &s.args {
-                            args.push(self.exec(a, f)?);
-                        }
-                        self.set_loc(s.loc);
-                        self.send_impl(&recv, s.sel, &args)
-                    }
+                    _ => self.send_many(recv, s, f),
                 }
             }
             Node::Bin(b) => {
@@ -131,6 +131,46 @@ impl Ctx {
                 self.set_loc(b.loc);
                 self.send_impl(&l, b.sel, std::slice::from_ref(&r))
             }
+            Node::If(n) => {
+                let r = self.exec(&n.recv, f)?;
+                match (n.kind, &r) {
+                    (IfKind::IfTrue, Value::True) => self.exec(&n.a, f),
+                    (IfKind::IfTrue, Value::False) => Ok(Value::False),
+                    (IfKind::IfFalse, Value::False) => self.exec(&n.a, f),
+                    (IfKind::IfFalse, Value::True) => Ok(Value::True),
+                    (IfKind::IfTrueIfFalse, Value::True) => self.exec(&n.a, f),
+                    (IfKind::IfTrueIfFalse, Value::False) => self.exec(&n.b, f),
+                    (IfKind::And, Value::True) => self.exec(&n.a, f),
+                    (IfKind::And, Value::False) => Ok(Value::False),
+                    (IfKind::Or, Value::True) => Ok(Value::True),
+                    (IfKind::Or, Value::False) => self.exec(&n.a, f),
+                    _ => {
+                        self.set_loc(n.loc);
+                        let nargs = crate::interp::eval::sel_arity(n.sel.as_str());
+                        let args = vec![Value::Nil; nargs];
+                        self.dnu(&r, n.sel, &args)
+                    }
+                }
+            }
+            Node::Return(e) => {
+                let value = self.exec(e, f)?;
+                Err(Box::new(Unwind::Return { value, home: f.home }))
+            }
+            Node::NlReturn(e) => {
+                let value = self.exec(e, f)?;
+                if !self.home_live(f.home) {
+                    return Err(self.err("runtime_error", "non-local return from a method that has already returned").into());
+                }
+                Err(Box::new(Unwind::Return { value, home: f.home }))
+            }
+            _ => self.exec_cold(n, f),
+        }
+    }
+
+    /// The less frequent node kinds, kept out of `exec` so its frame stays small.
+    #[inline(never)]
+    fn exec_cold(&mut self, n: &Node, f: &Frame) -> Flow {
+        match n {
             Node::Super(s) => {
                 let recv = self.exec(&s.recv, f)?;
                 let mut args = Vec::with_capacity(s.args.len());
@@ -190,7 +230,7 @@ impl Ctx {
                     recv: f.recv.clone(),
                     upvals,
                     home: f.home,
-                    mclass: f.mclass.cloned(),
+                    mclass: f.mclass.map(crate::interp::eval::hit::class_arc),
                     mside: f.mside,
                     serial,
                 })))
@@ -230,9 +270,7 @@ impl Ctx {
                     other => {
                         self.set_loc(c.2);
                         let n = self.class_name_of(&other);
-                        Err(self.type_err(format!(
-                            "the tail of #(head | tail) must be a List, not {n}"
-                        )))
+                        Err(self.type_err(format!("the tail of #(head | tail) must be a List, not {n}")).into())
                     }
                 }
             }
@@ -249,27 +287,6 @@ impl Ctx {
                     }
                 }
                 Ok(Value::str(s))
-            }
-            Node::If(n) => {
-                let r = self.exec(&n.recv, f)?;
-                match (n.kind, &r) {
-                    (IfKind::IfTrue, Value::True) => self.exec(&n.a, f),
-                    (IfKind::IfTrue, Value::False) => Ok(Value::False),
-                    (IfKind::IfFalse, Value::False) => self.exec(&n.a, f),
-                    (IfKind::IfFalse, Value::True) => Ok(Value::True),
-                    (IfKind::IfTrueIfFalse, Value::True) => self.exec(&n.a, f),
-                    (IfKind::IfTrueIfFalse, Value::False) => self.exec(&n.b, f),
-                    (IfKind::And, Value::True) => self.exec(&n.a, f),
-                    (IfKind::And, Value::False) => Ok(Value::False),
-                    (IfKind::Or, Value::True) => Ok(Value::True),
-                    (IfKind::Or, Value::False) => self.exec(&n.a, f),
-                    _ => {
-                        self.set_loc(n.loc);
-                        let nargs = crate::interp::eval::sel_arity(n.sel.as_str());
-                        let args = vec![Value::Nil; nargs];
-                        self.dnu(&r, n.sel, &args)
-                    }
-                }
             }
             Node::IfNil(n) => {
                 let r = self.exec(&n.recv, f)?;
@@ -299,7 +316,7 @@ impl Ctx {
                         other => {
                             self.set_loc(w.loc);
                             let sel = if w.while_true { "ifTrue:" } else { "ifFalse:" };
-                            return Err(self.dnu_error(&other, Sym::new(sel)));
+                            return Err(self.dnu_error(&other, Sym::new(sel)).into());
                         }
                     };
                     if !go {
@@ -326,7 +343,7 @@ impl Ctx {
                     }
                     other => {
                         self.set_loc(t.loc);
-                        Err(self.dnu_error(&other, self.prog.syms.times_repeat))
+                        Err(self.dnu_error(&other, self.prog.syms.times_repeat).into())
                     }
                 }
             }
@@ -361,27 +378,18 @@ impl Ctx {
             }
             Node::Match(m) => self.exec_match(m, f),
             Node::Destructure(d) => self.exec_destructure(&d.0, &d.1, d.2, f),
-            Node::Return(e) => {
-                let value = self.exec(e, f)?;
-                Err(Unwind::Return {
-                    value,
-                    home: f.home,
-                })
-            }
-            Node::NlReturn(e) => {
-                let value = self.exec(e, f)?;
-                if !self.home_live(f.home) {
-                    return Err(self.err(
-                        "runtime_error",
-                        "non-local return from a method that has already returned",
-                    ));
-                }
-                Err(Unwind::Return {
-                    value,
-                    home: f.home,
-                })
-            }
+            _ => self.exec(n, f),
         }
+    }
+
+    #[inline(never)]
+    fn send_many(&mut self, recv: &Value, s: &crate::interp::eval::code::SendNode, f: &Frame) -> Flow {
+        let mut args = Vec::with_capacity(s.args.len());
+        for a in &s.args {
+            args.push(self.exec(a, f)?);
+        }
+        self.set_loc(s.loc);
+        self.send_impl(recv, s.sel, &args)
     }
 
     /// `to:do:` over non-Integer numbers: compares with `<=`/`>=` and steps with `+`.
@@ -393,7 +401,7 @@ impl Ctx {
         var: Option<VarRef>,
         body: &Node,
         f: &Frame,
-    ) -> EvalResult {
+    ) -> Flow {
         let zero = self.send_impl(by, Sym::new("isZero"), &[])?;
         if matches!(zero, Value::True) {
             return Ok(Value::Nil);
@@ -425,11 +433,11 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
-        self.send_impl(recv, sel, args).map(|_| ())
+        self.send_impl(recv, sel, args).map(|_| ()).map_err(|b| *b)
     }
 
     /// A capitalised name: a class, or `Transcript` (the current TranscriptStream).
-    pub(crate) fn global(&mut self, name: Sym) -> EvalResult {
+    pub(crate) fn global(&mut self, name: Sym) -> Flow {
         if let Some(c) = self.prog.class_by_sym(name) {
             return Ok(Value::Class(c));
         }
@@ -438,10 +446,10 @@ impl Ctx {
                 return self.send_impl(&Value::Class(t), self.prog.syms.current, &[]);
             }
         }
-        Err(self.err("class_not_found", format!("Class '{name}' not found")))
+        Err(self.err("class_not_found", format!("Class '{name}' not found")).into())
     }
 
-    fn field(&mut self, fd: &FieldNode, f: &Frame) -> EvalResult {
+    fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
         match fd.mode {
             FieldMode::Value | FieldMode::Rebind => {
                 let recv = self.exec(&fd.recv, f)?;
@@ -474,10 +482,7 @@ impl Ctx {
                             Ok(v)
                         } else {
                             self.set_loc(fd.loc);
-                            Err(self.err(
-                                "runtime_error",
-                                format!("no state slot '{}' in this process", fd.name),
-                            ))
+                            Err(self.err("runtime_error", format!("no state slot '{}' in this process", fd.name)).into())
                         }
                     }
                 }
@@ -487,12 +492,8 @@ impl Ctx {
                 let cls = match &recv {
                     Value::Class(c) => c.clone(),
                     _ => match f.mclass {
-                        Some(c) => c.clone(),
-                        None => {
-                            return Err(
-                                self.err("runtime_error", "class variable outside a class method")
-                            )
-                        }
+                        Some(c) => crate::interp::eval::hit::class_arc(c),
+                        None => return Err(self.err("runtime_error", "class variable outside a class method").into()),
                     },
                 };
                 let owner = match cls.class_var_owner(fd.name) {
@@ -502,7 +503,7 @@ impl Ctx {
                         return Err(self.err(
                             "runtime_error",
                             format!("Undefined class variable '{}' in {}", fd.name, cls.name),
-                        ));
+                        ).into());
                     }
                 };
                 match &fd.value {
@@ -528,7 +529,7 @@ impl Ctx {
     }
 
     /// Reads field `name` (index hint `idx`) of a Value instance.
-    pub(crate) fn read_field(&mut self, recv: &Value, name: Sym, idx: usize) -> EvalResult {
+    pub(crate) fn read_field(&mut self, recv: &Value, name: Sym, idx: usize) -> Flow {
         if let Value::Object(inst) = recv {
             if inst.class.field_names.get(idx) == Some(&name) {
                 return Ok(inst.fields.get(idx).cloned().unwrap_or(Value::Nil));
@@ -538,18 +539,15 @@ impl Ctx {
             }
         }
         let n = self.class_name_of(recv);
-        Err(self.err("key_error", format!("{n} has no field '{name}'")))
+        Err(self.err("key_error", format!("{n} has no field '{name}'")).into())
     }
 
     /// A copy of a (TestCase) Value instance with field `name` set, adding the field through a
     /// derived class when the class does not declare it (2.7).
-    pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> EvalResult {
+    pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> Flow {
         let Value::Object(inst) = recv else {
             let n = self.class_name_of(recv);
-            return Err(self.err(
-                "immutable_value",
-                format!("cannot set field '{name}' of {n}"),
-            ));
+            return Err(self.err("immutable_value", format!("cannot set field '{name}' of {n}")).into());
         };
         if let Some(i) = inst.class.field_index(name) {
             let mut fields = inst.fields.to_vec();

@@ -2,7 +2,7 @@
 
 use crate::interp::error::result_parts;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
-use crate::interp::eval::{Ctx, EvalResult, Frame, Unwind};
+use crate::interp::eval::{Flow, Ctx, Frame, Unwind};
 use crate::interp::value::{Key, Ref, Value};
 
 /// Why a pattern did not match in destructuring mode.
@@ -12,7 +12,7 @@ enum Miss {
 }
 
 impl Ctx {
-    pub(crate) fn exec_match(&mut self, m: &MatchNode, f: &Frame) -> EvalResult {
+    pub(crate) fn exec_match(&mut self, m: &MatchNode, f: &Frame) -> Flow {
         let v = self.exec(&m.recv, f)?;
         for arm in &m.arms {
             match self.match_pat(&arm.pat, &v, f, false)? {
@@ -22,7 +22,8 @@ impl Ctx {
             if let Some(g) = &arm.guard {
                 match self.exec(g, f) {
                     Ok(Value::True) => {}
-                    Ok(_) | Err(Unwind::Error(_)) => continue,
+                    Ok(_) => continue,
+                    Err(b) if matches!(*b, Unwind::Error(_)) => continue,
                     Err(e) => return Err(e),
                 }
             }
@@ -30,23 +31,17 @@ impl Ctx {
         }
         self.set_loc(m.loc);
         let p = self.print_string(&v)?;
-        Err(self.err("runtime_error", format!("no arm matched {p}")))
+        Err(self.err("runtime_error", format!("no arm matched {p}")).into())
     }
 
-    pub(crate) fn exec_destructure(
-        &mut self,
-        pat: &Pat,
-        value: &Node,
-        loc: Loc,
-        f: &Frame,
-    ) -> EvalResult {
+    pub(crate) fn exec_destructure(&mut self, pat: &Pat, value: &Node, loc: Loc, f: &Frame) -> Flow {
         let v = self.exec(value, f)?;
         match self.match_pat(pat, &v, f, true)? {
             Ok(()) => Ok(v),
             Err(Miss::MissingKey(k)) => {
                 self.set_loc(loc);
                 let p = self.print_string(&k)?;
-                Err(self.err("key_error", format!("key not found: {p}")))
+                Err(self.err("key_error", format!("key not found: {p}")).into())
             }
             Err(Miss::No) => {
                 self.set_loc(loc);
@@ -54,7 +49,7 @@ impl Ctx {
                 Err(self.err(
                     "runtime_error",
                     format!("badmatch: value does not match the destructuring pattern: {p}"),
-                ))
+                ).into())
             }
         }
     }
@@ -197,9 +192,7 @@ impl Ctx {
                         let cls = self.class_of(v);
                         crate::interp::prims::reflection::conforms(&self.prog, &cls, *name)
                     } else {
-                        return Err(
-                            self.err("class_not_found", format!("Class '{name}' not found"))
-                        );
+                        return Err(self.err("class_not_found", format!("Class '{name}' not found")).into());
                     }
                 }
             },

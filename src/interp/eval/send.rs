@@ -3,9 +3,11 @@
 
 use std::sync::Arc;
 
+use crate::interp::class::Class;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
-use crate::interp::eval::{
-    Activation, CacheEntry, Closure, Ctx, EvalResult, Frame, Method, Unwind, VarCell,
+use crate::interp::eval::hit::{Hit, HitKind};
+use crate::interp::eval::{Flow, 
+    Activation, CacheEntry, Closure, Ctx, Frame, Method, Unwind, VarCell,
 };
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
 
@@ -87,7 +89,7 @@ impl Ctx {
 
     /// Cached lookup of `sel` for `recv`.
     #[inline]
-    pub(crate) fn lookup(&mut self, recv: &Value, sel: Sym) -> Option<Arc<(Method, ClassRef)>> {
+    pub(crate) fn lookup(&mut self, recv: &Value, sel: Sym) -> Option<Hit> {
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         if epoch != self.cache_epoch {
             for e in self.cache.iter_mut() {
@@ -106,65 +108,56 @@ impl Ctx {
         let idx = cache_index(key, sel);
         let e = &self.cache[idx];
         if e.key == key && e.sel == sel {
-            return e.hit.clone();
+            return e.hit;
         }
         let cls = cls.clone();
-        let hit = self.lookup_in(&cls, side, sel).map(Arc::new);
-        self.cache[idx] = CacheEntry {
-            key,
-            sel,
-            cls: Some(cls),
-            hit: hit.clone(),
-        };
+        let hit = self.lookup_in(&cls, side, sel).map(|(m, d)| Hit::new(&m, &d));
+        self.cache[idx] = CacheEntry { key, sel, cls: Some(cls), hit };
         hit
     }
 
-    pub(crate) fn send_impl(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> EvalResult {
+    pub(crate) fn send_impl(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         self.tick()?;
         match self.lookup(recv, sel) {
-            Some(hit) => self.call_method(&hit.0, &hit.1, recv, sel, args),
+            Some(hit) => self.call_hit(hit, recv, sel, args),
             None => self.dnu(recv, sel, args),
         }
     }
 
+    /// Runs a method found by an uncached lookup.
+    pub(crate) fn call_method(&mut self, m: &Method, defc: &ClassRef, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
+        self.call_hit(Hit::new(m, defc), recv, sel, args)
+    }
+
     /// Runs a looked-up method.
-    pub(crate) fn call_method(
-        &mut self,
-        m: &Method,
-        defc: &ClassRef,
-        recv: &Value,
-        sel: Sym,
-        args: &[Value],
-    ) -> EvalResult {
-        match m {
-            Method::Compiled(cm) => {
+    #[inline]
+    pub(crate) fn call_hit(&mut self, hit: Hit, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
+        match hit.kind {
+            HitKind::Compiled(_) => {
+                let Some(cm) = hit.compiled() else { return Ok(Value::Nil) };
                 if args.len() != cm.code.nparams as usize {
-                    return Err(self.arity_error(sel, args.len()));
+                    return Err(self.arity_error(sel, args.len()).into());
                 }
-                self.invoke(cm, defc, recv, args)
+                self.invoke(cm, hit.class(), recv, args)
             }
-            Method::Prim(p) => {
+            HitKind::Prim(p) => {
                 if args.len() != sel_arity(sel.as_str()) {
-                    return Err(self.arity_error(sel, args.len()));
+                    return Err(self.arity_error(sel, args.len()).into());
                 }
                 self.cur_sel = sel;
-                self.cur_cls = defc.name;
-                p(self, recv, args)
+                self.cur_cls = hit.class().name;
+                p(self, recv, args).map_err(Box::new)
             }
-            Method::Getter(i) => match recv {
-                Value::Object(inst) => {
-                    Ok(inst.fields.get(*i as usize).cloned().unwrap_or(Value::Nil))
-                }
+            HitKind::Getter(i) => match recv {
+                Value::Object(inst) => Ok(inst.fields.get(i as usize).cloned().unwrap_or(Value::Nil)),
                 _ => Ok(Value::Nil),
             },
-            Method::Setter(i) => {
-                let Some(a) = args.first() else {
-                    return Err(self.arity_error(sel, 0));
-                };
+            HitKind::Setter(i) => {
+                let Some(a) = args.first() else { return Err(self.arity_error(sel, 0).into()) };
                 match recv {
                     Value::Object(inst) => {
                         let mut fields = inst.fields.to_vec();
-                        if let Some(f) = fields.get_mut(*i as usize) {
+                        if let Some(f) = fields.get_mut(i as usize) {
                             *f = a.clone();
                         }
                         Ok(Value::Object(Arc::new(Instance {
@@ -175,12 +168,12 @@ impl Ctx {
                     _ => Ok(recv.clone()),
                 }
             }
-            Method::Constructor => match recv {
+            HitKind::Constructor => match recv {
                 Value::Class(c) => {
                     let c = c.clone();
                     self.construct(&c, sel, args)
                 }
-                _ => Err(self.err("runtime_error", "constructor sent to a non-class")),
+                _ => Err(self.err("runtime_error", "constructor sent to a non-class").into()),
             },
         }
     }
@@ -201,11 +194,11 @@ impl Ctx {
     #[inline]
     pub(crate) fn enter(&mut self) -> Result<(), Unwind> {
         if self.depth >= self.max_depth {
-            return Err(self.stack_overflow());
+            return Err(self.stack_overflow().into());
         }
         let marker = 0u8;
         if (&marker as *const u8 as usize) < self.stack_limit {
-            return Err(self.stack_overflow());
+            return Err(self.stack_overflow().into());
         }
         self.depth += 1;
         Ok(())
@@ -243,13 +236,7 @@ impl Ctx {
     }
 
     /// Runs a compiled method on `recv`.
-    pub(crate) fn invoke(
-        &mut self,
-        cm: &Arc<CompiledMethod>,
-        defc: &ClassRef,
-        recv: &Value,
-        args: &[Value],
-    ) -> EvalResult {
+    pub(crate) fn invoke(&mut self, cm: &CompiledMethod, defc: &Class, recv: &Value, args: &[Value]) -> Flow {
         self.enter()?;
         let code = &cm.code;
         let (base, cbase) = self.push_frame(code, args);
@@ -290,7 +277,10 @@ impl Ctx {
         self.pop_frame(base, cbase);
         self.depth -= 1;
         match r {
-            Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+            Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
+                Unwind::Return { value, .. } => Ok(value),
+                other => Err(Box::new(other)),
+            },
             r => r,
         }
     }
@@ -301,16 +291,16 @@ impl Ctx {
     fn run_class_state_method(
         &mut self,
         code: &FnCode,
-        defc: &ClassRef,
+        defc: &Class,
         recv: &Value,
         base: usize,
         cbase: usize,
         home: u64,
         side: bool,
-    ) -> EvalResult {
+    ) -> Flow {
         let target = match recv {
             Value::Class(c) => c.clone(),
-            _ => defc.clone(),
+            _ => crate::interp::eval::hit::class_arc(defc),
         };
         let chain = target.chain();
         self.lock_class(&target)?;
@@ -326,7 +316,7 @@ impl Ctx {
             mside: side,
         };
         let r = self.exec(&code.body, &f);
-        if let Err(Unwind::Error(_)) = &r {
+        if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
             for (c, s) in chain.iter().zip(snapshot) {
                 *c.class_state.lock() = s;
             }
@@ -366,7 +356,7 @@ impl Ctx {
     }
 
     /// Runs a block closure.
-    pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> EvalResult {
+    pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
         let code = &c.code;
         if args.len() != code.nparams as usize {
             return Err(self.err(
@@ -376,7 +366,7 @@ impl Ctx {
                     code.nparams,
                     args.len()
                 ),
-            ));
+            ).into());
         }
         self.enter()?;
         let (base, cbase) = self.push_frame(code, args);
@@ -386,7 +376,7 @@ impl Ctx {
             cbase,
             upvals: &c.upvals,
             home: c.home,
-            mclass: c.mclass.as_ref(),
+            mclass: c.mclass.as_deref(),
             mside: c.mside,
         };
         let r = self.exec(&code.body, &f);
@@ -403,12 +393,12 @@ impl Ctx {
     /// `super sel args` from a method defined in `mclass` on side `mside`.
     pub(crate) fn super_send(
         &mut self,
-        mclass: Option<&ClassRef>,
+        mclass: Option<&Class>,
         mside: bool,
         recv: &Value,
         sel: Sym,
         args: &[Value],
-    ) -> EvalResult {
+    ) -> Flow {
         self.tick()?;
         let found = match mclass {
             None => None,
@@ -431,15 +421,15 @@ impl Ctx {
 
     /// Does-not-understand: sends `doesNotUnderstand:args:` unless it is the default, in which
     /// case the `does_not_understand` error is raised directly.
-    pub(crate) fn dnu(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> EvalResult {
+    pub(crate) fn dnu(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         let dsel = self.prog.syms.dnu;
         if let Some(hit) = self.lookup(recv, dsel) {
-            if !hit.0.is_prim() {
+            if !hit.is_prim() {
                 let list = Value::list(args.iter().cloned());
-                return self.call_method(&hit.0, &hit.1, recv, dsel, &[Value::Symbol(sel), list]);
+                return self.call_hit(hit, recv, dsel, &[Value::Symbol(sel), list]);
             }
         }
-        Err(self.dnu_error(recv, sel))
+        Err(self.dnu_error(recv, sel).into())
     }
 
     pub(crate) fn dnu_error(&self, recv: &Value, sel: Sym) -> Unwind {
@@ -460,13 +450,13 @@ impl Ctx {
     }
 
     /// A new instance of a Value/Object class with its field defaults evaluated.
-    pub fn instantiate(&mut self, c: &ClassRef) -> EvalResult {
+    pub fn instantiate(&mut self, c: &ClassRef) -> crate::interp::eval::EvalResult {
         let mut fields = Vec::with_capacity(c.field_names.len());
         for d in c.field_defaults.iter() {
             match d {
                 Some(code) => {
                     let code = code.clone();
-                    let v = self.run_fn(&code, &Value::Class(c.clone()), Some(c))?;
+                    let v = self.run_fn(&code, &Value::Class(c.clone()), Some(c)).map_err(|b| *b)?;
                     fields.push(v);
                 }
                 None => fields.push(Value::Nil),
@@ -480,12 +470,9 @@ impl Ctx {
 
     /// The keyword constructor (`Point x: 1 y: 2`): the named fields, in declaration order;
     /// a subclass using an inherited constructor gets its other fields' defaults.
-    fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> EvalResult {
+    fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> Flow {
         if c.is_abstract {
-            return Err(self.err(
-                "instantiation_error",
-                format!("Cannot instantiate abstract class {}", c.name),
-            ));
+            return Err(self.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)).into());
         }
         let s = sel.as_str();
         let all_fields = args.len() == c.field_names.len()
@@ -516,12 +503,7 @@ impl Ctx {
 
     /// Runs a parameterless function body (field default, classState default, top-level
     /// unit without bindings) as its own activation with `self` = `recv`.
-    pub(crate) fn run_fn(
-        &mut self,
-        code: &Arc<FnCode>,
-        recv: &Value,
-        mclass: Option<&ClassRef>,
-    ) -> EvalResult {
+    pub(crate) fn run_fn(&mut self, code: &Arc<FnCode>, recv: &Value, mclass: Option<&ClassRef>) -> Flow {
         self.enter()?;
         let (base, cbase) = self.push_frame(code, &[]);
         let home = self.new_home();
@@ -531,31 +513,22 @@ impl Ctx {
             sel: Sym::new("default"),
             class_side: true,
         });
-        let f = Frame {
-            recv,
-            base,
-            cbase,
-            upvals: &[],
-            home,
-            mclass,
-            mside: true,
-        };
+        let f = Frame { recv, base, cbase, upvals: &[], home, mclass: mclass.map(|c| &**c), mside: true };
         let r = self.exec(&code.body, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
         self.depth -= 1;
         match r {
-            Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+            Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
+                Unwind::Return { value, .. } => Ok(value),
+                other => Err(Box::new(other)),
+            },
             r => r,
         }
     }
 
     /// Runs a top-level unit whose cells are the given session bindings.
-    pub(crate) fn run_toplevel(
-        &mut self,
-        code: &Arc<FnCode>,
-        cells: Vec<Arc<VarCell>>,
-    ) -> EvalResult {
+    pub(crate) fn run_toplevel(&mut self, code: &Arc<FnCode>, cells: Vec<Arc<VarCell>>) -> Flow {
         self.enter()?;
         let base = self.stack.len();
         let cbase = self.cells.len();
@@ -586,7 +559,10 @@ impl Ctx {
         let mut r = Ok(Value::Nil);
         for s in stmts {
             r = match self.exec(s, &f) {
-                Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+                Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
+                Unwind::Return { value, .. } => Ok(value),
+                other => Err(Box::new(other)),
+            },
                 other => other,
             };
             if r.is_err() {
@@ -597,7 +573,10 @@ impl Ctx {
         self.pop_frame(base, cbase);
         self.depth -= 1;
         match r {
-            Err(Unwind::Return { value, home: h }) if h == home => Ok(value),
+            Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
+                Unwind::Return { value, .. } => Ok(value),
+                other => Err(Box::new(other)),
+            },
             r => r,
         }
     }

@@ -322,7 +322,11 @@ pub fn classify(v: &Value, test: fn(char) -> bool) -> Value {
 pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
     let pad = code_point_char(pad)
         .ok_or_else(|| Fault::expected("printPaddedWith:to:", "a Character", pad))?;
-    let width = int_arg("printPaddedWith:to:", width)?.max(0) as usize;
+    let width = int_arg("printPaddedWith:to:", width)?;
+    if width > crate::interp::prims::text::MAX_STRING_BYTES {
+        return Err(crate::interp::prims::text::too_long());
+    }
+    let width = width.max(0) as usize;
     int("printPaddedWith:to:", a)?;
     let s = num::int_string(a);
     let (sign, digits) = match s.strip_prefix('-') {
@@ -506,10 +510,12 @@ pub fn register(p: &mut Prims) {
     p.add(c, "printStringRadix:", radix_prefixed);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
-    p.add(c, "to:do:", to_do);
-    p.add(c, "to:by:do:", to_by_do);
-    p.add(c, "to:", to);
-    p.add(c, "to:by:", to_by);
+    // Intervals and counting loops work from any number (Float bounds included, 9.8).
+    let n = "Number";
+    p.add(n, "to:do:", to_do);
+    p.add(n, "to:by:do:", to_by_do);
+    p.add(n, "to:", to);
+    p.add(n, "to:by:", to_by);
 }
 
 #[cfg(test)]

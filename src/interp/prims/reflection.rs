@@ -232,13 +232,8 @@ pub fn register(p: &mut Prims) {
         let sel = sym_arg(ctx, &a[0], "removeSelector: argument")?;
         let (me, side) = split(ctx, r)?;
         let old = compiled_method(ctx, &me, side, sel)?;
-        let removed = if side {
-            me.class_methods.write().remove(&sel)
-        } else {
-            me.methods.write().remove(&sel)
-        };
-        ctx.prog.bump();
-        Ok(if removed.is_some() { old } else { Value::Nil })
+        let removed = ctx.prog.remove_method(&me, side, sel);
+        Ok(if removed { old } else { Value::Nil })
     });
     p.add(c, "kind", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;

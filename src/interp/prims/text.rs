@@ -12,6 +12,15 @@ use crate::interp::prims::num;
 use crate::interp::print::quote_string;
 use crate::interp::value::Value;
 
+/// Strings longer than this (in bytes) are refused (`runtime_error`) rather than exhausting
+/// memory.
+pub const MAX_STRING_BYTES: i64 = 1 << 30;
+
+/// The `runtime_error` for a String that would exceed [`MAX_STRING_BYTES`].
+pub fn too_long() -> Fault {
+    Fault::Kind("runtime_error", "string too large: more than 1 GiB".into())
+}
+
 /// True when every byte is one grapheme cluster.
 pub fn is_simple(s: &str) -> bool {
     s.is_ascii() && !s.contains("\r\n")
@@ -226,6 +235,9 @@ pub fn pad(s: &str, width: i64, with: &str, left: bool) -> Res<String> {
             quote_string(with)
         )));
     }
+    if width > MAX_STRING_BYTES {
+        return Err(too_long());
+    }
     let have = g_len(s);
     let need = (width.max(0) as usize).saturating_sub(have);
     let fill = with.repeat(need);
@@ -268,11 +280,8 @@ pub fn repeat(s: &str, n: i64) -> Res<String> {
             "repeat: expects a non-negative count, got {n}"
         )));
     }
-    if (s.len() as u128) * (n as u128) > (1u128 << 30) {
-        return Err(Fault::Kind(
-            "runtime_error",
-            "string too large: more than 1 GiB".into(),
-        ));
+    if (s.len() as u128) * (n as u128) > MAX_STRING_BYTES as u128 {
+        return Err(too_long());
     }
     Ok(s.repeat(n as usize))
 }
@@ -443,6 +452,10 @@ mod tests {
         assert_eq!(pad("ab", 4, " ", false).unwrap(), "ab  ");
         assert_eq!(pad("abcdef", 3, " ", true).unwrap(), "abcdef");
         assert!(pad("a", 3, "xy", true).is_err());
+        assert!(matches!(
+            pad("a", 1 << 40, " ", true),
+            Err(Fault::Kind("runtime_error", _))
+        ));
         assert_eq!(pad(E_ACUTE, 2, "*", true).unwrap(), format!("*{E_ACUTE}"));
         assert_eq!(capitalize("hello world"), "Hello world");
         assert_eq!(capitalize(""), "");

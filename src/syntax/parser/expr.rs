@@ -550,8 +550,8 @@ impl<'s> Parser<'s> {
 
     /// `k1: a k2: b …` — parts merge across lines (LANGUAGE.md 2.1).
     fn keyword_parts(&mut self) -> PResult<(String, Span, Vec<Expr>)> {
-        let mut selector = String::new();
-        let mut args = Vec::new();
+        let mut selector = String::with_capacity(24);
+        let mut args = Vec::with_capacity(2);
         let first = self.tok().span();
         let mut last = first;
         while self.keyword_continues() {
@@ -708,9 +708,6 @@ impl<'s> Parser<'s> {
             Tok::Directive => {
                 let name = self.text();
                 Err(self.report_primitive_misuse(name, t.span()))
-            }
-            Tok::Keyword if self.text() == "field:" || self.text() == "state:" => {
-                Err(self.expected("an expression"))
             }
             _ => Err(self.expected("an expression")),
         }

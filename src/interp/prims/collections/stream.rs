@@ -30,6 +30,7 @@ pub fn register(p: &mut Prims) {
     p.add(c, "asList", as_list);
     p.add(c, "anySatisfy:", any_satisfy);
     p.add(c, "allSatisfy:", all_satisfy);
+    p.add("String", "stream", string_stream);
 }
 
 /// Where a Stream's elements come from.
@@ -151,6 +152,10 @@ fn class_from_by(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 
 fn class_on(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
     stream_on(ctx, arg(args, 0))
+}
+
+fn string_stream(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    stream_on(ctx, recv)
 }
 
 fn stream_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a StreamObj, Unwind> {

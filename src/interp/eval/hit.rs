@@ -1,0 +1,136 @@
+//! Method-cache hits without reference counting.
+//!
+//! A send is the evaluator's hottest path; cloning an `Arc` per send would cost two atomic
+//! operations. A [`Hit`] instead holds plain pointers to the `CompiledMethod` and the defining
+//! `Class`. They stay valid because a [`Program`](crate::interp::program::Program) never frees a
+//! class or method it has installed before the Program itself is dropped: replaced or removed
+//! ones are moved to its graveyard (`Program::retire`), and every `Ctx` holds an
+//! `Arc<Program>`. This is the only `unsafe` in the evaluator.
+
+use std::sync::Arc;
+
+use crate::interp::class::Class;
+use crate::interp::eval::code::CompiledMethod;
+use crate::interp::eval::{Method, PrimFn};
+use crate::interp::value::ClassRef;
+
+/// A method as cached: a copyable view of [`Method`].
+#[derive(Clone, Copy)]
+pub(crate) enum HitKind {
+    Prim(PrimFn),
+    Compiled(*const CompiledMethod),
+    Getter(u32),
+    Setter(u32),
+    Constructor,
+}
+
+/// A looked-up method and the class that defines it.
+#[derive(Clone, Copy)]
+pub(crate) struct Hit {
+    pub kind: HitKind,
+    defc: *const Class,
+}
+
+// SAFETY: a Hit only points at `CompiledMethod`s and `Class`es owned by a Program, which are
+// `Send + Sync` and never freed while the Program lives (see the module doc); the pointers are
+// only dereferenced by a Ctx that holds that Program.
+unsafe impl Send for Hit {}
+
+impl Hit {
+    /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the
+    /// program of the context that will use the hit.
+    pub fn new(m: &Method, defc: &ClassRef) -> Hit {
+        let kind = match m {
+            Method::Prim(p) => HitKind::Prim(*p),
+            Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
+            Method::Getter(i) => HitKind::Getter(*i),
+            Method::Setter(i) => HitKind::Setter(*i),
+            Method::Constructor => HitKind::Constructor,
+        };
+        Hit { kind, defc: Arc::as_ptr(defc) }
+    }
+
+    /// The defining class. The lifetime is unbounded: callers use it only while their context
+    /// (and so the Program) is alive.
+    pub fn class<'a>(&self) -> &'a Class {
+        // SAFETY: `defc` came from `Arc::as_ptr` of a class the Program keeps alive for its
+        // whole life (module doc); callers use the reference only during a send on a Ctx
+        // holding that Program.
+        unsafe { &*self.defc }
+    }
+
+    /// The compiled method, if this is one (same lifetime contract as [`Hit::class`]).
+    pub fn compiled<'a>(&self) -> Option<&'a CompiledMethod> {
+        match self.kind {
+            // SAFETY: as for `class`: the method is installed in or retired into the Program.
+            HitKind::Compiled(p) => Some(unsafe { &*p }),
+            _ => None,
+        }
+    }
+
+    pub fn is_prim(&self) -> bool {
+        matches!(self.kind, HitKind::Prim(_))
+    }
+}
+
+/// A counted reference to a class known by reference only (closures keep their defining
+/// class alive).
+pub(crate) fn class_arc(c: &Class) -> ClassRef {
+    let p = c as *const Class;
+    // SAFETY: every Class is allocated inside an `Arc` (classes are only created through
+    // `Arc::new(Class::new(..))`) and `c` is alive, so the pointer is that Arc's and raising
+    // its strong count before `from_raw` yields an independent owning reference.
+    unsafe {
+        Arc::increment_strong_count(p);
+        Arc::from_raw(p)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::interp::value::Sym;
+
+    #[test]
+    fn class_arc_shares_the_allocation() {
+        let c: ClassRef = Arc::new(Class::new(
+            Sym::new("HitTest"),
+            None,
+            crate::interp::class::ClassKind::Object,
+            &[],
+            false,
+            false,
+            crate::interp::class::Builtin::None,
+        ));
+        let r: &Class = &c;
+        let again = class_arc(r);
+        assert!(Arc::ptr_eq(&c, &again));
+        assert_eq!(Arc::strong_count(&c), 2);
+        drop(again);
+        assert_eq!(Arc::strong_count(&c), 1);
+    }
+
+    #[test]
+    fn hit_points_at_the_method() {
+        let c: ClassRef = Arc::new(Class::new(
+            Sym::new("HitTest2"),
+            None,
+            crate::interp::class::ClassKind::Object,
+            &[],
+            false,
+            false,
+            crate::interp::class::Builtin::None,
+        ));
+        let cm = Arc::new(CompiledMethod {
+            selector: Sym::new("foo"),
+            code: Arc::new(crate::interp::eval::FnCode::default()),
+            class_side: false,
+            source: String::new(),
+            doc: None,
+            sealed: false,
+        });
+        let h = Hit::new(&Method::Compiled(cm.clone()), &c);
+        assert!(std::ptr::eq(h.compiled().unwrap(), Arc::as_ptr(&cm)));
+        assert!(std::ptr::eq(h.class(), Arc::as_ptr(&c)));
+    }
+}
