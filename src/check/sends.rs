@@ -384,8 +384,16 @@ impl<'a> Walker<'a> {
         {
             return;
         }
-        // `self foo` in a class whose subclasses implement `foo` (template methods).
-        if matches!(s.recv.kind, ExprKind::SelfRef) {
+        // `self foo` (or `self class foo`) in a class whose subclasses implement `foo`
+        // (template methods): the receiver may be an instance of any subclass.
+        let self_like = match &s.recv.kind {
+            ExprKind::SelfRef => true,
+            ExprKind::Send {
+                receiver, selector, ..
+            } => selector == "class" && matches!(receiver.kind, ExprKind::SelfRef),
+            _ => false,
+        };
+        if self_like {
             let descendants: Vec<String> = self
                 .table
                 .descendants(class)
