@@ -1,24 +1,26 @@
 //! The program-level API: one `Vm` is one running program (class table, bindings, the main
 //! process's context). The CLI, the REPL and the test runner use only this.
 //!
-//! Evaluation runs on a dedicated thread with a large, lazily committed stack
-//! ([`EVAL_STACK`]), so 10,000 nested bt activations (and far more with `--max-depth`) fit;
-//! the context also checks the remaining native stack and raises `stack_overflow` before
-//! running out, so a native overflow cannot happen.
+//! Each `Vm` owns an actor [`Runtime`]. The main program is a process of that runtime
+//! (`<0.1.0>`, label `main`): every unit, REPL line and `eval` runs as a job of that process
+//! on a coroutine stack, with one persistent context. The context checks its depth limit and
+//! the coroutine's remaining native stack and raises `stack_overflow` before running out, so
+//! a native overflow cannot happen.
 
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
+use crate::interp::actor::ActorSys;
+use crate::interp::actor_behaviour::{MainActor, JOB_SEL};
+use crate::interp::actor_handle::{native, Job, JobBox};
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
 use crate::interp::value::Value;
-
-/// Native stack of the evaluation thread: a virtual reservation, committed only as used.
-pub const EVAL_STACK: usize = 4 << 30;
+use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
 
 #[derive(Clone, Debug)]
 pub struct VmOptions {
@@ -150,7 +152,10 @@ pub struct LoadReport {
 pub struct Vm {
     pub prog: Arc<Program>,
     session: Mutex<Session>,
-    ctx: Mutex<Option<Ctx>>,
+    sys: Arc<ActorSys>,
+    /// The main program's process.
+    main: Mutex<ProcRef>,
+    runtime: Option<Runtime>,
     /// Problems loading the built-in library (should be empty).
     pub stdlib_warnings: Vec<String>,
 }
@@ -168,54 +173,102 @@ fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
     crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
 }
 
+impl Drop for Vm {
+    fn drop(&mut self) {
+        self.sys.shutdown();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown();
+        }
+    }
+}
+
+/// Starts the main program's process (`<0.1.0>` in a fresh runtime).
+fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
+    let mut ctx = Ctx::new(sys.prog.clone());
+    ctx.proc.sys = Some(sys.clone());
+    let opts = SpawnOpts {
+        label: "main",
+        ..SpawnOpts::default()
+    };
+    match sys
+        .rt
+        .spawn_opts(Box::new(MainActor { ctx: Some(ctx) }), opts)
+    {
+        Ok(p) => p,
+        Err(_) => unreachable!("spawn without a name cannot fail"),
+    }
+}
+
 impl Vm {
     pub fn new(opts: VmOptions) -> Vm {
+        // Coroutine stacks are lazily committed reservations sized for the depth limit
+        // (10,000 activations by default); `--max-depth` scales them.
+        let mut cfg = Config::default();
+        if opts.max_depth > 10_000 {
+            let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
+            cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
+        }
         let prog = Arc::new(Program::bootstrap(opts));
+        let runtime = match Runtime::new(cfg) {
+            Ok(rt) => rt,
+            Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
+        };
+        let sys = ActorSys::new(runtime.handle(), prog.clone());
+        let main = spawn_main(&sys);
         let mut vm = Vm {
             prog: prog.clone(),
             session: Mutex::new(Session::default()),
-            ctx: Mutex::new(Some(Ctx::new(prog))),
+            sys,
+            main: Mutex::new(main),
+            runtime: Some(runtime),
             stdlib_warnings: Vec::new(),
         };
         vm.stdlib_warnings = vm.load_stdlib();
         vm
     }
 
-    /// Runs `f` with the main process context on the evaluation thread.
-    pub fn run<R: Send>(&self, f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send) -> R {
-        let mut ctx = self
-            .ctx
-            .lock()
-            .take()
-            .unwrap_or_else(|| Ctx::new(self.prog.clone()));
-        let mut session = self.session.lock();
-        let sess: &mut Session = &mut session;
-        let out = std::thread::scope(|s| {
-            let c = &mut ctx;
-            let spawned = std::thread::Builder::new()
-                .name("bt-eval".into())
-                .stack_size(EVAL_STACK)
-                .spawn_scoped(s, move || {
-                    c.set_native_stack_here(EVAL_STACK);
-                    let r = f(c, sess);
-                    c.stack_limit = 0;
-                    r
-                });
-            match spawned {
-                Ok(h) => h.join().map_err(|_| ()),
-                Err(_) => Err(()),
-            }
+    /// The runtime handle of this Vm (embedders, tests).
+    pub fn runtime(&self) -> crate::runtime::RtHandle {
+        self.sys.rt.clone()
+    }
+
+    /// Runs `f` with the main process context, as a job of the main program's process.
+    pub fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
+    ) -> R {
+        let sess = std::mem::take(&mut *self.session.lock());
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move |ctx: &mut Ctx| {
+            let mut sess = sess;
+            let r = f(ctx, &mut sess);
+            let _ = tx.send((r, sess));
         });
-        match out {
-            Ok(r) => {
-                *self.ctx.lock() = Some(ctx);
+        let msg = Message::new(
+            crate::interp::value::Sym::new(JOB_SEL),
+            vec![native(JobBox {
+                job: Mutex::new(Some(job)),
+                class: self.prog.core.object.clone(),
+            })],
+        );
+        let main = {
+            let mut m = self.main.lock();
+            if !m.is_alive() {
+                *m = spawn_main(&self.sys);
+            }
+            m.clone()
+        };
+        self.sys.rt.cast(&main, msg);
+        match rx.recv() {
+            Ok((r, s)) => {
+                *self.session.lock() = s;
                 r
             }
-            Err(()) => {
-                // The evaluation thread panicked or could not start: the context may be
-                // inconsistent, so start a fresh one and report.
-                *self.ctx.lock() = Some(Ctx::new(self.prog.clone()));
-                panic!("bt: internal error in the evaluator");
+            Err(_) => {
+                // The main process died while running the job (killed, or a panic in the
+                // evaluator): start a fresh one for the next job and report.
+                *self.main.lock() = spawn_main(&self.sys);
+                panic!("bt: internal error in the evaluator (the main process exited)");
             }
         }
     }
@@ -375,7 +428,7 @@ impl Vm {
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
         self.run(
-            move |ctx, _| match crate::interp::print::top_display(ctx, &v) {
+            move |ctx, _| match crate::interp::actor::top_display(ctx, &v) {
                 Ok(s) => s,
                 Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
             },

@@ -275,6 +275,8 @@ pub fn status(rt: &RtHandle, pid: Pid) -> Option<Status> {
 
 struct Walker<'a> {
     opts: &'a SnapOptions,
+    /// Read once per snapshot: clock reads can be syscalls on virtual machines.
+    now: Instant,
 }
 
 /// What the walk copies out of one child record under its supervisor's lock.
@@ -290,11 +292,11 @@ struct ChildCopy {
     nested: Option<Arc<SupShared>>,
 }
 
-fn uptime(mono: Option<Instant>) -> Option<u64> {
-    mono.map(|t| t.elapsed().as_millis() as u64)
-}
-
 impl Walker<'_> {
+    fn uptime(&self, mono: Option<Instant>) -> Option<u64> {
+        mono.map(|t| self.now.saturating_duration_since(t).as_millis() as u64)
+    }
+
     /// A supervisor node for `shared`'s current run, at `depth`.
     fn supervisor(&self, shared: &SupShared, depth: usize) -> Option<SnapNode> {
         let (proc, info, class, started_at, started_mono, copies, running) = {
@@ -344,7 +346,7 @@ impl Walker<'_> {
         );
         n.registered_name = proc.name();
         n.started_at = Some(started_at);
-        n.uptime_ms = uptime(Some(started_mono));
+        n.uptime_ms = self.uptime(Some(started_mono));
         n.supervision = Some(info);
         n.child_count = running;
         if self.opts.limit.is_some_and(|l| copies.len() > l) {
@@ -383,14 +385,12 @@ impl Walker<'_> {
                             NodeState::Running,
                         );
                         n.registered_name = c.proc.as_ref().and_then(ProcRef::name);
-                        n.started_at = c.started_at;
-                        n.uptime_ms = uptime(c.started_mono);
                         n
                     }
                 };
                 n.restart_count = c.restart_count;
                 n.started_at = c.started_at;
-                n.uptime_ms = uptime(c.started_mono);
+                n.uptime_ms = self.uptime(c.started_mono);
                 n
             }
             ChildState::Restarting => {
@@ -441,7 +441,7 @@ pub fn class_name(v: &Value) -> Option<String> {
 }
 
 /// A single process as a one-node tree.
-fn process_node(p: &ProcessInfo, kind: NodeKind) -> SnapNode {
+fn process_node(p: &ProcessInfo, kind: NodeKind, now_wall: u64) -> SnapNode {
     let class = match p.proc.info() {
         v @ (Value::Class(_) | Value::Symbol(_)) if kind == NodeKind::BeamtalkActor => v.clone(),
         _ => Value::Nil,
@@ -449,7 +449,7 @@ fn process_node(p: &ProcessInfo, kind: NodeKind) -> SnapNode {
     let mut n = SnapNode::new(Some(p.pid), kind, class, NodeState::Running);
     n.registered_name = p.name;
     n.started_at = Some(p.started_at_ms);
-    n.uptime_ms = Some(wall_ms().saturating_sub(p.started_at_ms));
+    n.uptime_ms = Some(now_wall.saturating_sub(p.started_at_ms));
     n
 }
 
@@ -476,13 +476,17 @@ fn supervised(sup: &Supervision) -> HashSet<Pid> {
 /// `ProcessNavigation default`: the user's supervisors (start order) with their subtrees,
 /// then every live actor without a supervisor (spawn order). Never fails.
 pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
-    let w = Walker { opts };
+    let w = Walker {
+        opts,
+        now: Instant::now(),
+    };
     let mut roots: Vec<SnapNode> = sup
         .top_level()
         .iter()
         .filter_map(|h| w.supervisor(&h.shared, 1))
         .collect();
     let owned = supervised(sup);
+    let now_wall = wall_ms();
     // User actors in spawn order (the process table is ordered by number; services sort
     // after user processes). Copy the handles out, then read each one.
     let actors: Vec<ProcRef> = sup
@@ -507,7 +511,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
                 started_at_ms: p.started_at_ms(),
                 proc: p,
             };
-            roots.push(process_node(&info, NodeKind::BeamtalkActor));
+            roots.push(process_node(&info, NodeKind::BeamtalkActor, now_wall));
         }
     }
     Snapshot {
@@ -522,11 +526,12 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
 /// exactly the roots of `default`.
 pub fn system_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
     let rt = sup.rt();
+    let now_wall = wall_ms();
     let mut services = Vec::new();
     for p in rt.processes(true) {
         let runtime = is_runtime_process(p.pid, p.name);
         if runtime || (p.label != "actor" && p.label != "supervisor") {
-            services.push(process_node(&p, NodeKind::OtpProcess));
+            services.push(process_node(&p, NodeKind::OtpProcess, now_wall));
         }
     }
     let node_index = rt.0.cfg.node;
@@ -555,7 +560,10 @@ pub fn system_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
 /// `ProcessNavigation from: pid` (and `from:limit:`): the subtree of a live supervisor, or a
 /// one-node tree for another live process; `Stale` when it is not alive.
 pub fn from_pid(sup: &Supervision, pid: Pid, opts: &SnapOptions) -> Result<Snapshot, FromError> {
-    let w = Walker { opts };
+    let w = Walker {
+        opts,
+        now: Instant::now(),
+    };
     let root = if let Some(h) = sup.by_pid(pid) {
         w.supervisor(&h.shared, 1)
     } else {
@@ -575,7 +583,7 @@ pub fn from_pid(sup: &Supervision, pid: Pid, opts: &SnapOptions) -> Result<Snaps
             } else {
                 NodeKind::OtpProcess
             };
-            process_node(&info, kind)
+            process_node(&info, kind, wall_ms())
         })
     };
     match root {

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::interp::eval::code::{
-    BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
+    BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, SendNode, VarRef, NO_FILE,
 };
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
@@ -55,6 +55,49 @@ impl Ctx {
         Ok(last)
     }
 
+    /// `x := x sel: args` where `sel` is an update of a built-in collection (`add:`,
+    /// `at:put:` …, see `collections::in_place`): the receiver is moved out of `x` while the
+    /// primitive runs, so it can update in place instead of copying (NOTES.md). `None` when the
+    /// fast path does not apply; nothing has been evaluated then.
+    fn update_in_place(&mut self, f: &Frame, r: VarRef, s: &SendNode) -> Option<Flow> {
+        let mut recv = self.get_var(f, r);
+        let fun = crate::interp::prims::collections::in_place(&recv, s.sel)?;
+        let hit = self.lookup(&recv, s.sel)?;
+        if !matches!(hit.kind, crate::interp::eval::hit::HitKind::Prim(_)) {
+            return None;
+        }
+        let mut args = Vec::with_capacity(s.args.len());
+        for a in &s.args {
+            match self.exec(a, f) {
+                Ok(v) => args.push(v),
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        if let Err(e) = self.tick() {
+            return Some(Err(Box::new(e)));
+        }
+        // Drop the variable's reference when it still holds the receiver, leaving ours unique.
+        let taken = crate::interp::prims::collections::same_storage(&self.get_var(f, r), &recv);
+        if taken {
+            self.set_var(f, r, Value::Nil);
+        }
+        self.set_loc(s.loc);
+        self.cur_sel = s.sel;
+        self.cur_cls = hit.class().name;
+        Some(match fun(self, &mut recv, &args) {
+            Ok(v) => {
+                self.set_var(f, r, v.clone());
+                Ok(v)
+            }
+            Err(e) => {
+                if taken {
+                    self.set_var(f, r, recv);
+                }
+                Err(Box::new(e))
+            }
+        })
+    }
+
     pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> Flow {
         match n {
             Node::Nil => Ok(Value::Nil),
@@ -62,6 +105,13 @@ impl Ctx {
             Node::SelfRef => Ok(f.recv.clone()),
             Node::Var(r) => Ok(self.get_var(f, *r)),
             Node::SetVar(r, e) => {
+                if let Node::Send(s) = &**e {
+                    if matches!(s.recv, Node::Var(v) if v == *r) {
+                        if let Some(res) = self.update_in_place(f, *r, s) {
+                            return res;
+                        }
+                    }
+                }
                 let v = self.exec(e, f)?;
                 self.set_var(f, *r, v.clone());
                 Ok(v)
@@ -453,6 +503,9 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
+        if let Some(r) = crate::interp::actor::cast(self, recv, sel, args) {
+            return r;
+        }
         self.send_impl(recv, sel, args).map(|_| ()).map_err(|b| *b)
     }
 

@@ -105,7 +105,7 @@ impl Ctx {
         let mut tmp = None;
         let (cls, side) = self.dispatch_class(recv, &mut tmp);
         let key = Arc::as_ptr(cls) as usize | side as usize;
-        let idx = cache_index(key, sel);
+        let idx = cache_index(key, sel) & (self.cache.len() - 1);
         let e = &self.cache[idx];
         if e.key == key && e.sel == sel {
             return e.hit;
@@ -125,6 +125,12 @@ impl Ctx {
 
     pub(crate) fn send_impl(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         self.tick()?;
+        if let Value::Native(n) = recv {
+            // Actor handles: a send from another process goes through the runtime.
+            if let Some(r) = crate::interp::actor::intercept(self, n, recv, sel, args) {
+                return r.map_err(Box::new);
+            }
+        }
         match self.lookup(recv, sel) {
             Some(hit) => self.call_hit(hit, recv, sel, args),
             None => self.dnu(recv, sel, args),
@@ -331,6 +337,30 @@ impl Ctx {
             _ => crate::interp::eval::hit::class_arc(defc),
         };
         let chain = target.chain();
+        if self.proc.in_runtime() {
+            // Under the runtime: a process-aware lock whose waiters suspend (5.4).
+            let lock = crate::interp::actor::class_lock(self, &target);
+            let guard = crate::interp::actor::lock_proc(self, &lock)?;
+            let snapshot: Vec<Vec<(Sym, Value)>> =
+                chain.iter().map(|c| c.class_state.lock().clone()).collect();
+            let f = Frame {
+                recv,
+                base,
+                cbase,
+                upvals: &[],
+                home,
+                mclass: Some(defc),
+                mside: side,
+            };
+            let r = self.exec(&code.body, &f);
+            if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
+                for (c, s) in chain.iter().zip(snapshot) {
+                    *c.class_state.lock() = s;
+                }
+            }
+            drop(guard);
+            return r;
+        }
         self.lock_class(&target)?;
         let snapshot: Vec<Vec<(Sym, Value)>> =
             chain.iter().map(|c| c.class_state.lock().clone()).collect();

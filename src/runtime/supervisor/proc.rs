@@ -555,7 +555,7 @@ impl SupervisorProc {
     }
 
     fn child_exited(&self, cx: &mut Cx<'_>, from: Pid, reason: &ExitReason) {
-        let (idx, normal, decision) = {
+        let (idx, decision) = {
             let b = self.shared.book.lock();
             let Some(idx) = b.index_of_pid(from) else {
                 return;
@@ -566,9 +566,8 @@ impl SupervisorProc {
                 Some(EndKind::GaveUp) | Some(EndKind::StartFailed) => false,
                 None => reason.is_normal(),
             };
-            (idx, normal, on_exit(&b, idx, normal))
+            (idx, on_exit(&b, idx, normal))
         };
-        let _ = normal;
         match decision {
             Decision::End => {
                 let due = {
