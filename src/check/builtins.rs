@@ -56,15 +56,16 @@ s c spawn -> Self
 s c spawnWith: Dictionary -> Self
 s c spawnAs: Symbol -> Result(Self,Error)
 s c spawnWith:as: Dictionary Symbol -> Result(Self,Error)
-s c named: Symbol -> Result(Self,Error)
+# A name proxy re-resolves on every send and may reach an actor of another class.
+s c named: Symbol -> Result(Dynamic,Error)
 s c spawnOn: Node -> Result(Self,Error)
 s c spawnWith:on: Dictionary Node -> Result(Self,Error)
 s c spawnAs:on: Symbol Node -> Result(Self,Error)
 s c spawnWith:as:on: Dictionary Symbol Node -> Result(Self,Error)
-s c named:on: Symbol Node -> Result(Self,Error)
+s c named:on: Symbol Node -> Result(Dynamic,Error)
 s c spawnAs:scope: Symbol Symbol -> Result(Self,Error)
 s c spawnWith:as:scope: Dictionary Symbol Symbol -> Result(Self,Error)
-s c named:scope: Symbol Symbol -> Result(Self,Error)
+s c named:scope: Symbol Symbol -> Result(Dynamic,Error)
 class Server < Actor actor complete classcomplete
 class TimeoutProxy < Actor actor
 class TranscriptStream < Actor actor
