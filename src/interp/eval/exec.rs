@@ -20,7 +20,7 @@ impl Ctx {
     #[inline]
     pub(crate) fn get_var(&self, f: &Frame, r: VarRef) -> Value {
         match r {
-            VarRef::Local(i) => self.stack[f.base + i as usize].clone(),
+            VarRef::Local(i) => fast_clone(&self.stack[f.base + i as usize]),
             VarRef::Cell(i) => self.cells[f.cbase + i as usize].lock().clone(),
             VarRef::Upval(i) => f.upvals[i as usize].lock().clone(),
             VarRef::Pending(_) => Value::Nil,
@@ -58,8 +58,8 @@ impl Ctx {
     pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> Flow {
         match n {
             Node::Nil => Ok(Value::Nil),
-            Node::Const(v) => Ok(v.clone()),
-            Node::SelfRef => Ok(f.recv.clone()),
+            Node::Const(v) => Ok(fast_clone(v)),
+            Node::SelfRef => Ok(fast_clone(f.recv)),
             Node::Var(r) => Ok(self.get_var(f, *r)),
             Node::SetVar(r, e) => {
                 let v = self.exec(e, f)?;
@@ -76,76 +76,56 @@ impl Ctx {
                         &owned
                     }
                 };
-                match s.args.len() {
-                    0 => {
-                        self.set_loc(s.loc);
-                        self.send_impl(recv, s.sel, &[])
-                    }
-                    1 => {
-                        let a = self.exec(&s.args[0], f)?;
-                        self.set_loc(s.loc);
-                        self.send_impl(recv, s.sel, std::slice::from_ref(&a))
-                    }
-                    2 => {
-                        let a = self.exec(&s.args[0], f)?;
-                        let b = self.exec(&s.args[1], f)?;
-                        self.set_loc(s.loc);
-                        self.send_impl(recv, s.sel, &[a, b])
-                    }
-                    _ => self.send_many(recv, s, f),
+                let base = self.stack.len();
+                for a in &s.args {
+                    let v = self.exec(a, f)?;
+                    self.stack.push(v);
                 }
+                self.set_loc(s.loc);
+                self.send_at(recv, s.sel, base)
             }
             Node::Bin(b) => {
-                let l = self.exec(&b.lhs, f)?;
-                let r = self.exec(&b.rhs, f)?;
-                if let (Value::Int(x), Value::Int(y)) = (&l, &r) {
-                    if !self.prog.arith_overridden.load(std::sync::atomic::Ordering::Relaxed) {
-                        let (x, y) = (*x, *y);
-                        let fast = match b.op {
-                            BinOp::Add => x.checked_add(y).map(Value::Int),
-                            BinOp::Sub => x.checked_sub(y).map(Value::Int),
-                            BinOp::Mul => x.checked_mul(y).map(Value::Int),
-                            BinOp::Lt => Some(Value::bool(x < y)),
-                            BinOp::Gt => Some(Value::bool(x > y)),
-                            BinOp::Le => Some(Value::bool(x <= y)),
-                            BinOp::Ge => Some(Value::bool(x >= y)),
-                            BinOp::Eq | BinOp::StrictEq => Some(Value::bool(x == y)),
-                            BinOp::Ne | BinOp::StrictNe => Some(Value::bool(x != y)),
-                            BinOp::Rem => {
-                                if y != 0 {
-                                    x.checked_rem(y).map(Value::Int)
-                                } else {
-                                    None
-                                }
-                            }
-                        };
-                        if let Some(v) = fast {
-                            return Ok(v);
-                        }
+                if let (Some(x), Some(y)) = (self.peek_int(&b.lhs, f), self.peek_int(&b.rhs, f)) {
+                    if let Some(v) = self.int_op(b.op, x, y) {
+                        return Ok(v);
                     }
                 }
-                self.set_loc(b.loc);
-                self.send_impl(&l, b.sel, std::slice::from_ref(&r))
+                let l = self.exec(&b.lhs, f)?;
+                let r = self.exec(&b.rhs, f)?;
+                match (l, r) {
+                    (Value::Int(x), Value::Int(y)) => match self.int_op(b.op, x, y) {
+                        Some(v) => Ok(v),
+                        None => {
+                            self.set_loc(b.loc);
+                            self.send_impl(&Value::Int(x), b.sel, &[Value::Int(y)])
+                        }
+                    },
+                    (l, r) => {
+                        self.set_loc(b.loc);
+                        self.send_impl(&l, b.sel, std::slice::from_ref(&r))
+                    }
+                }
             }
             Node::If(n) => {
-                let r = self.exec(&n.recv, f)?;
-                match (n.kind, &r) {
-                    (IfKind::IfTrue, Value::True) => self.exec(&n.a, f),
-                    (IfKind::IfTrue, Value::False) => Ok(Value::False),
-                    (IfKind::IfFalse, Value::False) => self.exec(&n.a, f),
-                    (IfKind::IfFalse, Value::True) => Ok(Value::True),
-                    (IfKind::IfTrueIfFalse, Value::True) => self.exec(&n.a, f),
-                    (IfKind::IfTrueIfFalse, Value::False) => self.exec(&n.b, f),
-                    (IfKind::And, Value::True) => self.exec(&n.a, f),
-                    (IfKind::And, Value::False) => Ok(Value::False),
-                    (IfKind::Or, Value::True) => Ok(Value::True),
-                    (IfKind::Or, Value::False) => self.exec(&n.a, f),
-                    _ => {
+                let t = match self.exec(&n.recv, f)? {
+                    Value::True => true,
+                    Value::False => false,
+                    r => {
                         self.set_loc(n.loc);
                         let nargs = crate::interp::eval::sel_arity(n.sel.as_str());
                         let args = vec![Value::Nil; nargs];
-                        self.dnu(&r, n.sel, &args)
+                        return self.dnu(&r, n.sel, &args);
                     }
+                };
+                match (n.kind, t) {
+                    (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => self.exec(&n.a, f),
+                    (IfKind::IfTrue, false) => Ok(Value::False),
+                    (IfKind::IfFalse, true) => Ok(Value::True),
+                    (IfKind::IfTrueIfFalse, true) => self.exec(&n.a, f),
+                    (IfKind::IfTrueIfFalse, false) => self.exec(&n.b, f),
+                    (IfKind::And, true) | (IfKind::Or, false) => self.exec(&n.a, f),
+                    (IfKind::And, false) => Ok(Value::False),
+                    (IfKind::Or, true) => Ok(Value::True),
                 }
             }
             Node::Return(e) => {
@@ -371,14 +351,44 @@ impl Ctx {
         }
     }
 
-    #[inline(never)]
-    fn send_many(&mut self, recv: &Value, s: &crate::interp::eval::code::SendNode, f: &Frame) -> Flow {
-        let mut args = Vec::with_capacity(s.args.len());
-        for a in &s.args {
-            args.push(self.exec(a, f)?);
+    /// An Integer operand available without evaluating (a literal or a local slot).
+    #[inline]
+    fn peek_int(&self, n: &Node, f: &Frame) -> Option<i64> {
+        match n {
+            Node::Const(Value::Int(i)) => Some(*i),
+            Node::Var(VarRef::Local(s)) => match &self.stack[f.base + *s as usize] {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            },
+            _ => None,
         }
-        self.set_loc(s.loc);
-        self.send_impl(recv, s.sel, &args)
+    }
+
+    /// The Integer fast path of the arithmetic and comparison operators (None: overflow,
+    /// division by zero or a user override — take the full send).
+    #[inline]
+    fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
+        if self.prog.arith_overridden.load(std::sync::atomic::Ordering::Relaxed) {
+            return None;
+        }
+        match op {
+            BinOp::Add => x.checked_add(y).map(Value::Int),
+            BinOp::Sub => x.checked_sub(y).map(Value::Int),
+            BinOp::Mul => x.checked_mul(y).map(Value::Int),
+            BinOp::Lt => Some(Value::bool(x < y)),
+            BinOp::Gt => Some(Value::bool(x > y)),
+            BinOp::Le => Some(Value::bool(x <= y)),
+            BinOp::Ge => Some(Value::bool(x >= y)),
+            BinOp::Eq | BinOp::StrictEq => Some(Value::bool(x == y)),
+            BinOp::Ne | BinOp::StrictNe => Some(Value::bool(x != y)),
+            BinOp::Rem => {
+                if y != 0 {
+                    x.checked_rem(y).map(Value::Int)
+                } else {
+                    None
+                }
+            }
+        }
     }
 
     /// `to:do:` over non-Integer numbers: compares with `<=`/`>=` and steps with `+`.
@@ -538,5 +548,20 @@ impl Ctx {
         fields.resize(derived.field_names.len() - 1, Value::Nil);
         fields.push(v);
         Ok(Value::Object(Arc::new(Instance { class: derived, fields: fields.into_boxed_slice() })))
+    }
+}
+
+/// Clones a value, copying immediates inline (the general clone is an out-of-line call).
+#[inline(always)]
+pub(crate) fn fast_clone(v: &Value) -> Value {
+    match v {
+        Value::Nil => Value::Nil,
+        Value::True => Value::True,
+        Value::False => Value::False,
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Char(c) => Value::Char(*c),
+        Value::Symbol(s) => Value::Symbol(*s),
+        other => other.clone(),
     }
 }

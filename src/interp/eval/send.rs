@@ -185,9 +185,20 @@ impl Ctx {
     #[inline]
     fn push_frame(&mut self, code: &FnCode, args: &[Value]) -> (usize, usize) {
         let base = self.stack.len();
-        let cbase = self.cells.len();
         self.stack.extend_from_slice(args);
-        self.stack.resize(base + code.nslots as usize, Value::Nil);
+        let cbase = self.frame_at(code, base);
+        (base, cbase)
+    }
+
+    /// Completes a frame whose arguments are already at `stack[base..]`: the other slots and
+    /// the cells. Answers the cell base.
+    #[inline]
+    fn frame_at(&mut self, code: &FnCode, base: usize) -> usize {
+        let want = base + code.nslots as usize;
+        while self.stack.len() < want {
+            self.stack.push(Value::Nil);
+        }
+        let cbase = self.cells.len();
         if code.ncells > 0 {
             for _ in 0..code.ncells {
                 self.cells.push(Arc::new(VarCell::new(Value::Nil)));
@@ -197,13 +208,62 @@ impl Ctx {
                 *self.cells[cbase + c as usize].lock() = v;
             }
         }
-        (base, cbase)
+        cbase
     }
 
     #[inline]
     fn pop_frame(&mut self, base: usize, cbase: usize) {
-        self.stack.truncate(base);
-        self.cells.truncate(cbase);
+        while self.stack.len() > base {
+            match self.stack.pop() {
+                Some(Value::Int(_) | Value::Nil | Value::True | Value::False | Value::Float(_)) | None => {}
+                Some(other) => drop(other),
+            }
+        }
+        if self.cells.len() > cbase {
+            self.cells.truncate(cbase);
+        }
+    }
+
+    /// A send whose arguments the caller pushed on the slot stack at `base`: a compiled
+    /// method takes them in place as its parameters.
+    #[inline]
+    pub(crate) fn send_at(&mut self, recv: &Value, sel: Sym, base: usize) -> Flow {
+        if let Err(e) = self.tick() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
+        let hit = self.lookup(recv, sel);
+        if let Some(h) = hit {
+            if let Some(cm) = h.compiled() {
+                if self.stack.len() - base == cm.code.nparams as usize {
+                    return self.invoke_at(cm, h.class(), recv, base);
+                }
+            }
+        }
+        match self.stack.len() - base {
+            0 => self.finish_send(hit, recv, sel, &[]),
+            1 => {
+                let a = self.stack.pop().unwrap_or(Value::Nil);
+                self.finish_send(hit, recv, sel, std::slice::from_ref(&a))
+            }
+            2 => {
+                let b = self.stack.pop().unwrap_or(Value::Nil);
+                let a = self.stack.pop().unwrap_or(Value::Nil);
+                self.finish_send(hit, recv, sel, &[a, b])
+            }
+            _ => {
+                let args: Vec<Value> = self.stack.drain(base..).collect();
+                self.finish_send(hit, recv, sel, &args)
+            }
+        }
+    }
+
+    #[inline]
+    fn finish_send(&mut self, hit: Option<Hit>, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
+        match hit {
+            Some(h) => self.call_hit(h, recv, sel, args),
+            None => self.dnu(recv, sel, args),
+        }
     }
 
     pub(crate) fn new_home(&mut self) -> u64 {
@@ -214,9 +274,19 @@ impl Ctx {
 
     /// Runs a compiled method on `recv`.
     pub(crate) fn invoke(&mut self, cm: &CompiledMethod, defc: &Class, recv: &Value, args: &[Value]) -> Flow {
-        self.enter()?;
+        let base = self.stack.len();
+        self.stack.extend_from_slice(args);
+        self.invoke_at(cm, defc, recv, base)
+    }
+
+    /// Runs a compiled method whose arguments are at `stack[base..]`.
+    pub(crate) fn invoke_at(&mut self, cm: &CompiledMethod, defc: &Class, recv: &Value, base: usize) -> Flow {
+        if let Err(e) = self.enter() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
         let code = &cm.code;
-        let (base, cbase) = self.push_frame(code, args);
+        let cbase = self.frame_at(code, base);
         let home = self.new_home();
         self.acts.push(Activation { home, class: defc.name, sel: cm.selector, class_side: cm.class_side });
         if let Some(sv) = code.self_var {
