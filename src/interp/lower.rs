@@ -268,7 +268,7 @@ impl Lowerer {
                 }
             }
         }
-        let mut body = Node::Seq(body);
+        let mut body = seq(body);
         strip_tail_return(&mut body);
         self.end_fn();
         self.finish(body)
@@ -578,7 +578,7 @@ impl Lowerer {
             b.params.iter().map(|p| VarRef::Pending(self.declare_inner(&p.name.name))).collect();
         let body = self.stmts(&b.body);
         self.pop_scope();
-        (params, if body.is_empty() { Node::Nil } else { Node::Seq(body) })
+        (params, seq(body))
     }
 
     fn inline_body(&mut self, e: &Expr) -> Node {
@@ -595,7 +595,7 @@ impl Lowerer {
         let code = FnCode {
             fid,
             nparams: b.params.len() as u32,
-            body: if body.is_empty() { Node::Nil } else { Node::Seq(body) },
+            body: seq(body),
             ..FnCode::default()
         };
         Node::Block(Arc::new(code))
@@ -996,6 +996,15 @@ impl Lowerer {
             }
             _ => (None, self.expr(e)),
         }
+    }
+}
+
+/// A statement list as one node (a single statement stands alone).
+fn seq(mut body: Vec<Node>) -> Node {
+    match body.len() {
+        0 => Node::Nil,
+        1 => body.pop().unwrap_or_default(),
+        _ => Node::Seq(body),
     }
 }
 

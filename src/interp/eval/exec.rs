@@ -48,11 +48,27 @@ impl Ctx {
     }
 
     pub(crate) fn exec_seq(&mut self, nodes: &[Node], f: &Frame) -> Flow {
-        let mut last = Value::Nil;
-        for n in nodes {
-            last = self.exec(n, f)?;
+        let Some((last, init)) = nodes.split_last() else { return Ok(Value::Nil) };
+        for n in init {
+            match self.exec(n, f)? {
+                Value::Nil | Value::True | Value::False | Value::Int(_) => {}
+                other => drop(other),
+            }
         }
-        Ok(last)
+        self.exec(last, f)
+    }
+
+    /// Evaluates a condition: comparisons of Integer locals and literals need no Value.
+    #[inline]
+    fn exec_cond(&mut self, n: &Node, f: &Frame) -> Flow {
+        if let Node::Bin(b) = n {
+            if let (Some(x), Some(y)) = (self.peek_int(&b.lhs, f), self.peek_int(&b.rhs, f)) {
+                if let Some(v) = self.int_op(b.op, x, y) {
+                    return Ok(v);
+                }
+            }
+        }
+        self.exec(n, f)
     }
 
     pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> Flow {
@@ -107,7 +123,7 @@ impl Ctx {
                 }
             }
             Node::If(n) => {
-                let t = match self.exec(&n.recv, f)? {
+                let t = match self.exec_cond(&n.recv, f)? {
                     Value::True => true,
                     Value::False => false,
                     r => {
@@ -278,7 +294,7 @@ impl Ctx {
             }
             Node::While(w) => {
                 loop {
-                    let c = self.exec(&w.cond, f)?;
+                    let c = self.exec_cond(&w.cond, f)?;
                     let go = match c {
                         Value::True => w.while_true,
                         Value::False => !w.while_true,
