@@ -30,7 +30,7 @@ impl Ctx {
     #[inline]
     pub(crate) fn set_var(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
-            VarRef::Local(i) => self.stack[f.base + i as usize] = v,
+            VarRef::Local(i) => drop_fast(std::mem::replace(&mut self.stack[f.base + i as usize], v)),
             VarRef::Cell(i) => *self.cells[f.cbase + i as usize].lock() = v,
             VarRef::Upval(i) => *f.upvals[i as usize].lock() = v,
             VarRef::Pending(_) => {}
@@ -50,12 +50,27 @@ impl Ctx {
     pub(crate) fn exec_seq(&mut self, nodes: &[Node], f: &Frame) -> Flow {
         let Some((last, init)) = nodes.split_last() else { return Ok(Value::Nil) };
         for n in init {
-            match self.exec(n, f)? {
-                Value::Nil | Value::True | Value::False | Value::Int(_) => {}
-                other => drop(other),
-            }
+            self.exec_effect(n, f)?;
         }
         self.exec(last, f)
+    }
+
+    /// Evaluates a node whose value is not used (statements, loop bodies).
+    #[inline]
+    pub(crate) fn exec_effect(&mut self, n: &Node, f: &Frame) -> Result<(), Box<Unwind>> {
+        match n {
+            Node::SetVar(r, e) => {
+                let v = self.exec(e, f)?;
+                self.set_var(f, *r, v);
+            }
+            Node::Seq(v) => {
+                for x in v {
+                    self.exec_effect(x, f)?;
+                }
+            }
+            _ => drop_fast(self.exec(n, f)?),
+        }
+        Ok(())
     }
 
     /// Evaluates a condition: comparisons of Integer locals and literals need no Value.
@@ -79,7 +94,7 @@ impl Ctx {
             Node::Var(r) => Ok(self.get_var(f, *r)),
             Node::SetVar(r, e) => {
                 let v = self.exec(e, f)?;
-                self.set_var(f, *r, v.clone());
+                self.set_var(f, *r, fast_clone(&v));
                 Ok(v)
             }
             Node::Seq(v) => self.exec_seq(v, f),
@@ -307,13 +322,13 @@ impl Ctx {
                     if !go {
                         break;
                     }
-                    self.exec(&w.body, f)?;
+                    self.exec_effect(&w.body, f)?;
                     self.tick()?;
                 }
                 Ok(Value::Nil)
             }
             Node::Repeat(body) => loop {
-                self.exec(body, f)?;
+                self.exec_effect(body, f)?;
                 self.tick()?;
             },
             Node::Times(t) => {
@@ -321,7 +336,7 @@ impl Ctx {
                 match c {
                     Value::Int(n) => {
                         for _ in 0..n.max(0) {
-                            self.exec(&t.body, f)?;
+                            self.exec_effect(&t.body, f)?;
                             self.tick()?;
                         }
                         Ok(Value::Nil)
@@ -349,7 +364,7 @@ impl Ctx {
                         if let Some(v) = t.var {
                             self.bind_param(f, v, Value::Int(i));
                         }
-                        self.exec(&t.body, f)?;
+                        self.exec_effect(&t.body, f)?;
                         self.tick()?;
                         match i.checked_add(s) {
                             Some(n) => i = n,
@@ -579,5 +594,14 @@ pub(crate) fn fast_clone(v: &Value) -> Value {
         Value::Char(c) => Value::Char(*c),
         Value::Symbol(s) => Value::Symbol(*s),
         other => other.clone(),
+    }
+}
+
+/// Drops a value, skipping the out-of-line drop for immediates.
+#[inline(always)]
+pub(crate) fn drop_fast(v: Value) {
+    match v {
+        Value::Nil | Value::True | Value::False | Value::Int(_) | Value::Float(_) | Value::Char(_) | Value::Symbol(_) => {}
+        other => drop(other),
     }
 }
