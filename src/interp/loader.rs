@@ -230,6 +230,13 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
     Installed { problems, ok_files, created: created_ok }
 }
 
+impl Installed {
+    /// The last class the unit declared (the value a REPL shows for a class definition).
+    pub fn last_class(&self) -> Option<ClassRef> {
+        self.created.last().map(|(c, _, _)| c.clone())
+    }
+}
+
 /// Creates (or, for a built-in class, extends) the class of a declaration.
 /// Answers (class, replaced previous class, extended-in-place).
 fn create_class(

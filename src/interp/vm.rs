@@ -386,7 +386,7 @@ impl Vm {
             }
             let code = match loader::lower_statements(&prog, &units[0], session) {
                 Ok(Some(c)) => c,
-                Ok(None) => return Ok(Value::Nil),
+                Ok(None) => return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil)),
                 Err(d) => return Err(BtError::compile(&path, &src, d)),
             };
             loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))

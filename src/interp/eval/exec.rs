@@ -170,6 +170,7 @@ impl Ctx {
                 }
                 Err(Box::new(Unwind::Return { value, home: f.home }))
             }
+            Node::Field(fd) => self.field(fd, f),
             _ => self.exec_cold(n, f),
         }
     }
@@ -214,7 +215,6 @@ impl Ctx {
                 self.set_loc(*loc);
                 self.global(*name)
             }
-            Node::Field(fd) => self.field(fd, f),
             Node::Block(code) => {
                 let upvals: Box<[Arc<VarCell>]> = code
                     .upvals
@@ -474,6 +474,15 @@ impl Ctx {
 
     fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
         match fd.mode {
+            FieldMode::Value if fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
+                if let Value::Object(inst) = f.recv {
+                    let i = fd.idx as usize;
+                    if inst.class.field_names.get(i) == Some(&fd.name) {
+                        return Ok(fast_clone(inst.fields.get(i).unwrap_or(&Value::Nil)));
+                    }
+                }
+                self.read_field(f.recv, fd.name, fd.idx as usize)
+            }
             FieldMode::Value | FieldMode::Rebind => {
                 let recv = self.exec(&fd.recv, f)?;
                 match &fd.value {
