@@ -218,6 +218,19 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
     }
     for (c, idx, _) in &created_ok {
         install_value_accessors(prog, c);
+        // A redefined class: existing instances (and subclasses) of the old class object use
+        // the new method tables from their next message (3.1).
+        if let (_, Some(prev), _, _, false) = &created[*idx] {
+            if prev.builtin == Builtin::None && !Arc::ptr_eq(prev, c) {
+                let m = c.methods.read().clone();
+                let old = std::mem::replace(&mut *prev.methods.write(), m);
+                let cm = c.class_methods.read().clone();
+                let old_c = std::mem::replace(&mut *prev.class_methods.write(), cm);
+                for (_, x) in old.into_iter().chain(old_c) {
+                    prog.retire(crate::interp::program::Retired::Method(x));
+                }
+            }
+        }
         let (_, _, _, decl, extended) = &created[*idx];
         if *extended {
             prog.install_prims(c, true);
