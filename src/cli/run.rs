@@ -21,7 +21,13 @@ struct Opts {
 }
 
 fn parse_args(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts { file: String::new(), main: None, max_depth: 10_000, check: true, args: Vec::new() };
+    let mut o = Opts {
+        file: String::new(),
+        main: None,
+        max_depth: 10_000,
+        check: true,
+        args: Vec::new(),
+    };
     let mut i = 0;
     while i < args.len() {
         match args[i].as_str() {
@@ -36,7 +42,9 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
             "--max-depth" => {
                 i += 1;
                 let v = args.get(i).ok_or("--max-depth needs a number")?;
-                o.max_depth = v.parse().map_err(|_| format!("--max-depth: not a number: {v}"))?;
+                o.max_depth = v
+                    .parse()
+                    .map_err(|_| format!("--max-depth: not a number: {v}"))?;
                 if o.max_depth == 0 {
                     return Err("--max-depth must be at least 1".into());
                 }
@@ -76,7 +84,11 @@ pub fn main(args: &[String]) -> i32 {
 
 /// `bt run` with its diagnostics written to `err`; with `out`, program output is captured
 /// there instead of going to standard output (tests).
-pub fn run(args: &[String], out: Option<crate::interp::program::OutputSink>, err: &mut dyn Write) -> i32 {
+pub fn run(
+    args: &[String],
+    out: Option<crate::interp::program::OutputSink>,
+    err: &mut dyn Write,
+) -> i32 {
     let o = match parse_args(args) {
         Ok(o) => o,
         Err(m) => {
@@ -91,7 +103,11 @@ pub fn run(args: &[String], out: Option<crate::interp::program::OutputSink>, err
             return 2;
         }
     };
-    let vm = Vm::new(VmOptions { max_depth: o.max_depth, check: o.check, ..VmOptions::default() });
+    let vm = Vm::new(VmOptions {
+        max_depth: o.max_depth,
+        check: o.check,
+        ..VmOptions::default()
+    });
     if let Some(sink) = out {
         vm.set_output(sink);
     }
@@ -140,14 +156,26 @@ mod tests {
         let out = Arc::new(Mutex::new(String::new()));
         let o2 = out.clone();
         let mut err = Vec::new();
-        let code = run(&args, Some(Box::new(move |s: &str| o2.lock().unwrap().push_str(s))), &mut err);
+        let code = run(
+            &args,
+            Some(Box::new(move |s: &str| o2.lock().unwrap().push_str(s))),
+            &mut err,
+        );
         let stdout = out.lock().unwrap().clone();
-        (code, stdout, String::from_utf8_lossy(&err).replace(&format!("{}", path.display()), "FILE"))
+        (
+            code,
+            stdout,
+            String::from_utf8_lossy(&err).replace(&format!("{}", path.display()), "FILE"),
+        )
     }
 
     #[test]
     fn uncaught_error_reports_location_kind_and_hint() {
-        let (code, out, err) = run_src("arith", "x := 1\nTranscript showCr: \"before\"\n1 / 0\n", &[]);
+        let (code, out, err) = run_src(
+            "arith",
+            "x := 1\nTranscript showCr: \"before\"\n1 / 0\n",
+            &[],
+        );
         assert_eq!(code, 1);
         assert_eq!(out, "before\n");
         assert_eq!(
@@ -168,12 +196,19 @@ mod tests {
     fn main_class_gets_the_arguments() {
         let src = "Object subclass: Greeter\n  class main: args => Transcript showCr: \"Hello, {args first}! {System arguments size}\"\n";
         let (code, out, err) = run_src("main", src, &["--main", "Greeter", "--", "Alice", "x"]);
-        assert_eq!((code, out.as_str(), err.as_str()), (0, "Hello, Alice! 2\n", ""));
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (0, "Hello, Alice! 2\n", "")
+        );
     }
 
     #[test]
     fn program_exit_sets_the_status() {
-        let (code, out, _) = run_src("exit", "Transcript showCr: 1\nProgram exit: 3\nTranscript showCr: 2\n", &[]);
+        let (code, out, _) = run_src(
+            "exit",
+            "Transcript showCr: 1\nProgram exit: 3\nTranscript showCr: 2\n",
+            &[],
+        );
         assert_eq!((code, out.as_str()), (3, "1\n"));
         let (code, _, _) = run_src("exit0", "Program exit\n", &[]);
         assert_eq!(code, 0);

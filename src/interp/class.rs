@@ -203,7 +203,12 @@ impl Class {
 
     /// Live direct subclasses, sorted by name.
     pub fn live_subclasses(&self) -> Vec<ClassRef> {
-        let mut v: Vec<ClassRef> = self.subclasses.read().iter().filter_map(Weak::upgrade).collect();
+        let mut v: Vec<ClassRef> = self
+            .subclasses
+            .read()
+            .iter()
+            .filter_map(Weak::upgrade)
+            .collect();
         v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
         v.dedup_by(|a, b| Arc::ptr_eq(a, b));
         v

@@ -94,7 +94,10 @@ pub fn make_exception(
     fields[F_REASON] = reason.map(Value::Symbol).unwrap_or(Value::Nil);
     fields[F_TRACE] = trace;
     let _ = prog;
-    Value::Object(Arc::new(Instance { class: class.clone(), fields: fields.into_boxed_slice() }))
+    Value::Object(Arc::new(Instance {
+        class: class.clone(),
+        fields: fields.into_boxed_slice(),
+    }))
 }
 
 /// Reads a field of an exception value.
@@ -132,7 +135,8 @@ impl Ctx {
     /// Records where an exception was created (for `file:line:col`).
     pub(crate) fn note_raise(&self, exc: &Value) {
         if let Value::Object(i) = exc {
-            self.err_loc.set(Some((Arc::as_ptr(i) as usize, self.cur_loc)));
+            self.err_loc
+                .set(Some((Arc::as_ptr(i) as usize, self.cur_loc)));
         }
     }
 
@@ -223,7 +227,10 @@ pub fn make_result(ctx: &Ctx, ok: bool, v: Value) -> Value {
         fields[1] = v;
     }
     fields[2] = Value::bool(ok);
-    Value::Object(Arc::new(Instance { class, fields: fields.into_boxed_slice() }))
+    Value::Object(Arc::new(Instance {
+        class,
+        fields: fields.into_boxed_slice(),
+    }))
 }
 
 /// `Some((is_ok, payload))` when `v` is a Result.
@@ -231,7 +238,11 @@ pub fn result_parts(prog: &Program, v: &Value) -> Option<(bool, Value)> {
     match v {
         Value::Object(i) if Arc::ptr_eq(&i.class, &prog.core.result) => {
             let ok = matches!(i.fields.get(2), Some(Value::True));
-            let payload = if ok { i.fields[0].clone() } else { i.fields[1].clone() };
+            let payload = if ok {
+                i.fields[0].clone()
+            } else {
+                i.fields[1].clone()
+            };
             Some((ok, payload))
         }
         _ => None,
@@ -281,7 +292,9 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         Value::Str(s) => Some(s.as_str().to_string()),
         _ => None,
     };
-    let selector = exc_field(exc, F_SELECTOR).as_sym().map(|s| s.as_str().to_string());
+    let selector = exc_field(exc, F_SELECTOR)
+        .as_sym()
+        .map(|s| s.as_str().to_string());
     let badarith = exc_field(exc, F_REASON).as_sym() == Some(prog.syms.badarith);
     let loc = match (ctx.err_loc.get(), exc) {
         (Some((p, l)), Value::Object(i)) if p == Arc::as_ptr(i) as usize => l,

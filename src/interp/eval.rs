@@ -190,7 +190,12 @@ impl Ctx {
         let max_depth = prog.opts.max_depth;
         let mut cache = Vec::with_capacity(CACHE_SIZE);
         for _ in 0..CACHE_SIZE {
-            cache.push(CacheEntry { key: 0, sel: Sym(u32::MAX), cls: None, hit: None });
+            cache.push(CacheEntry {
+                key: 0,
+                sel: Sym(u32::MAX),
+                cls: None,
+                hit: None,
+            });
         }
         Ctx {
             prog,
@@ -209,7 +214,10 @@ impl Ctx {
             reduction_count: 0,
             pid: 0,
             actor_fields: Vec::new(),
-            cur_loc: Loc { file: code::NO_FILE, pos: 0 },
+            cur_loc: Loc {
+                file: code::NO_FILE,
+                pos: 0,
+            },
             err_loc: std::cell::Cell::new(None),
             cur_sel: Sym::new("value"),
             cur_cls: Sym::new("Object"),
@@ -375,7 +383,13 @@ impl Ctx {
     }
 
     pub(crate) fn stack_overflow(&self) -> Unwind {
-        self.err("stack_overflow", format!("stack depth limit exceeded: {} nested activations", self.max_depth))
+        self.err(
+            "stack_overflow",
+            format!(
+                "stack depth limit exceeded: {} nested activations",
+                self.max_depth
+            ),
+        )
     }
 
     /// Builds `Result ok: v`.

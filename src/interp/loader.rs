@@ -13,7 +13,7 @@ use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::eval::code::{CompiledMethod, FnCode, NO_FILE};
 use crate::interp::eval::{Ctx, Method, Unwind, VarCell};
 use crate::interp::lower::{Lowerer, Owner};
-use crate::interp::program::{ProtocolInfo, Program};
+use crate::interp::program::{Program, ProtocolInfo};
 use crate::interp::value::{ClassRef, Sym, Value};
 use crate::syntax::ast::{self, ClassDecl, Item, Member, Module, Span};
 
@@ -105,7 +105,8 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
             match sup {
                 Some(sup) => {
                     progress = true;
-                    let (c, prev, extended) = create_class(prog, units[fi].file, decl, sup, &mut diags[fi]);
+                    let (c, prev, extended) =
+                        create_class(prog, units[fi].file, decl, sup, &mut diags[fi]);
                     created.push((c, prev, fi, decl, extended));
                 }
                 None => rest.push((fi, decl)),
@@ -178,8 +179,18 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
                 Item::Protocol(p) => protocols[fi].push(ProtocolInfo {
                     name: Sym::new(&p.name.name),
                     extending: p.extending.as_ref().map(|e| Sym::new(&e.name)),
-                    selectors: p.signatures.iter().filter(|s| !s.class_side).map(|s| Sym::new(&s.selector)).collect(),
-                    class_selectors: p.signatures.iter().filter(|s| s.class_side).map(|s| Sym::new(&s.selector)).collect(),
+                    selectors: p
+                        .signatures
+                        .iter()
+                        .filter(|s| !s.class_side)
+                        .map(|s| Sym::new(&s.selector))
+                        .collect(),
+                    class_selectors: p
+                        .signatures
+                        .iter()
+                        .filter(|s| s.class_side)
+                        .map(|s| Sym::new(&s.selector))
+                        .collect(),
                 }),
                 _ => {}
             }
@@ -194,7 +205,11 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
         if errs.is_empty() {
             ok_files.push(fi);
         } else {
-            problems.push(FileProblem { path: u.path.clone(), diagnostics: errs, src: u.src.clone() });
+            problems.push(FileProblem {
+                path: u.path.clone(),
+                diagnostics: errs,
+                src: u.src.clone(),
+            });
         }
     }
     let mut created_ok = Vec::new();
@@ -240,7 +255,11 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
         }
     }
     prog.bump();
-    Installed { problems, ok_files, created: created_ok }
+    Installed {
+        problems,
+        ok_files,
+        created: created_ok,
+    }
 }
 
 impl Installed {
@@ -291,14 +310,19 @@ fn create_class(
     // gains fields and nothing depends on its layout.
     if let Some(prev) = &previous {
         if prev.builtin != Builtin::None {
-            let gains_fields = own_fields.iter().any(|(n, _)| prev.field_index(*n).is_none());
+            let gains_fields = own_fields
+                .iter()
+                .any(|(n, _)| prev.field_index(*n).is_none());
             let is_core = is_core_class(prog, prev);
             if !gains_fields || is_core || !prev.live_subclasses().is_empty() {
                 if gains_fields {
                     diags.push(Diagnostic::warning(
                         "W0102",
                         "type",
-                        format!("built-in class {} cannot gain fields; field declarations ignored", prev.name),
+                        format!(
+                            "built-in class {} cannot gain fields; field declarations ignored",
+                            prev.name
+                        ),
                         decl.name.span,
                     ));
                 }
@@ -306,7 +330,11 @@ fn create_class(
             }
         }
     }
-    let builtin = previous.as_ref().map(|p| p.builtin).filter(|b| *b != Builtin::None).unwrap_or(Builtin::None);
+    let builtin = previous
+        .as_ref()
+        .map(|p| p.builtin)
+        .filter(|b| *b != Builtin::None)
+        .unwrap_or(Builtin::None);
     let mut c = Class::new(
         name,
         sup.clone(),
@@ -314,7 +342,11 @@ fn create_class(
         &own_fields,
         decl.modifiers.is_abstract,
         decl.modifiers.sealed,
-        if builtin == Builtin::Abstract { Builtin::Plain } else { builtin },
+        if builtin == Builtin::Abstract {
+            Builtin::Plain
+        } else {
+            builtin
+        },
     );
     c.type_params = decl.type_params.len();
     let c = Arc::new(c);
@@ -328,11 +360,40 @@ fn create_class(
 fn is_core_class(prog: &Program, c: &ClassRef) -> bool {
     let k = &prog.core;
     [
-        &k.proto_object, &k.object, &k.value, &k.actor, &k.class, &k.metaclass, &k.undefined,
-        &k.boolean, &k.true_, &k.false_, &k.number, &k.integer, &k.float, &k.character,
-        &k.string, &k.symbol, &k.binary, &k.block, &k.collection, &k.list, &k.array, &k.tuple,
-        &k.dictionary, &k.set, &k.bag, &k.queue, &k.interval, &k.exception, &k.error,
-        &k.runtime_error, &k.type_error, &k.instantiation_error, &k.result, &k.compiled_method,
+        &k.proto_object,
+        &k.object,
+        &k.value,
+        &k.actor,
+        &k.class,
+        &k.metaclass,
+        &k.undefined,
+        &k.boolean,
+        &k.true_,
+        &k.false_,
+        &k.number,
+        &k.integer,
+        &k.float,
+        &k.character,
+        &k.string,
+        &k.symbol,
+        &k.binary,
+        &k.block,
+        &k.collection,
+        &k.list,
+        &k.array,
+        &k.tuple,
+        &k.dictionary,
+        &k.set,
+        &k.bag,
+        &k.queue,
+        &k.interval,
+        &k.exception,
+        &k.error,
+        &k.runtime_error,
+        &k.type_error,
+        &k.instantiation_error,
+        &k.result,
+        &k.compiled_method,
         &k.testcase,
     ]
     .iter()
@@ -349,7 +410,11 @@ fn lower_method(
 ) -> Result<PendingMethod, Vec<Diagnostic>> {
     let selector = Sym::new(&md.selector);
     if let Some(p) = &md.primitive {
-        let table = if md.class_side { &prog.prims.class_side } else { &prog.prims.instance };
+        let table = if md.class_side {
+            &prog.prims.class_side
+        } else {
+            &prog.prims.instance
+        };
         let cname = class.name.as_str();
         let f = table
             .iter()
@@ -365,7 +430,10 @@ fn lower_method(
             }),
             None => Err(vec![Diagnostic::error(
                 "E0308",
-                format!("unknown primitive '{}' for {}>>{}", p.name, cname, md.selector),
+                format!(
+                    "unknown primitive '{}' for {}>>{}",
+                    p.name, cname, md.selector
+                ),
                 p.span,
             )]),
         };
@@ -391,12 +459,20 @@ fn lower_method(
 fn install_method(prog: &Program, pm: PendingMethod) {
     if !pm.class_side
         && Arc::ptr_eq(&pm.class, &prog.core.integer)
-        && ["+", "-", "*", "<", ">", "<=", ">=", "==", "/=", "=:=", "=/=", "%"].contains(&pm.selector.as_str())
+        && [
+            "+", "-", "*", "<", ">", "<=", ">=", "==", "/=", "=:=", "=/=", "%",
+        ]
+        .contains(&pm.selector.as_str())
     {
-        prog.arith_overridden.store(true, std::sync::atomic::Ordering::Relaxed);
+        prog.arith_overridden
+            .store(true, std::sync::atomic::Ordering::Relaxed);
     }
     if let Some(d) = pm.doc {
-        let key = if pm.class_side { format!("class {}", pm.selector) } else { pm.selector.as_str().to_string() };
+        let key = if pm.class_side {
+            format!("class {}", pm.selector)
+        } else {
+            pm.selector.as_str().to_string()
+        };
         pm.class.method_docs.write().insert(key, d);
     }
     prog.set_method(&pm.class, pm.class_side, pm.selector, pm.method);
@@ -409,7 +485,11 @@ pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
     if c.kind != ClassKind::Value || c.field_names.is_empty() {
         return;
     }
-    let inherited = c.superclass.as_ref().map(|s| s.field_names.len()).unwrap_or(0);
+    let inherited = c
+        .superclass
+        .as_ref()
+        .map(|s| s.field_names.len())
+        .unwrap_or(0);
     {
         let mut m = c.methods.write();
         for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
@@ -419,7 +499,10 @@ pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
         }
     }
     let ctor: String = c.field_names.iter().map(|f| format!("{f}:")).collect();
-    c.class_methods.write().entry(Sym::new(&ctor)).or_insert(Method::Constructor);
+    c.class_methods
+        .write()
+        .entry(Sym::new(&ctor))
+        .or_insert(Method::Constructor);
     prog.bump();
 }
 
@@ -445,7 +528,11 @@ pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
 }
 
 /// Evaluates the `classState:` defaults of the classes a unit created (once, 3.2).
-pub fn init_class_state(ctx: &mut Ctx, units: &[SourceUnit], inst: &Installed) -> Vec<(String, Unwind)> {
+pub fn init_class_state(
+    ctx: &mut Ctx,
+    units: &[SourceUnit],
+    inst: &Installed,
+) -> Vec<(String, Unwind)> {
     let mut errors = Vec::new();
     for (c, _, fi) in &inst.created {
         let u = &units[*fi];
@@ -460,18 +547,22 @@ pub fn init_class_state(ctx: &mut Ctx, units: &[SourceUnit], inst: &Installed) -
             let Some(e) = &s.default else { continue };
             let owner = Owner::of_class(c, true);
             let file = if u.stdlib { NO_FILE } else { u.file };
-            match Lowerer::new(file, owner).default_expr(e) {
-                Ok(code) => match ctx.run_fn(&code, &Value::Class(c.clone()), Some(c)).map_err(|b| *b) {
-                    Ok(v) => {
-                        let n = Sym::new(&s.name.name);
-                        let mut st = c.class_state.lock();
-                        if let Some(slot) = st.iter_mut().find(|(k, _)| *k == n) {
-                            slot.1 = v;
-                        }
+            // A default that does not compile was reported with the class's file.
+            let Ok(code) = Lowerer::new(file, owner).default_expr(e) else {
+                continue;
+            };
+            match ctx
+                .run_fn(&code, &Value::Class(c.clone()), Some(c))
+                .map_err(|b| *b)
+            {
+                Ok(v) => {
+                    let n = Sym::new(&s.name.name);
+                    let mut st = c.class_state.lock();
+                    if let Some(slot) = st.iter_mut().find(|(k, _)| *k == n) {
+                        slot.1 = v;
                     }
-                    Err(e) => errors.push((u.path.clone(), e)),
-                },
-                Err(_) => {}
+                }
+                Err(e) => errors.push((u.path.clone(), e)),
             }
         }
     }
@@ -499,7 +590,9 @@ pub fn lower_statements(
     let _ = prog;
     let bindings: Vec<Sym> = session.cells.keys().copied().collect();
     let file = if unit.stdlib { NO_FILE } else { unit.file };
-    Lowerer::new(file, Owner::toplevel()).toplevel(&stmts, &bindings).map(Some)
+    Lowerer::new(file, Owner::toplevel())
+        .toplevel(&stmts, &bindings)
+        .map(Some)
 }
 
 /// Runs a lowered top-level unit statement by statement: a top-level `^` ends its statement.
@@ -525,7 +618,11 @@ pub fn run_statements(
                 .clone()
         })
         .collect();
-    let snapshot: Vec<Value> = if rollback { cells.iter().map(|c| c.lock().clone()).collect() } else { Vec::new() };
+    let snapshot: Vec<Value> = if rollback {
+        cells.iter().map(|c| c.lock().clone()).collect()
+    } else {
+        Vec::new()
+    };
     let mut all = cells.clone();
     while all.len() < code.ncells as usize {
         all.push(Arc::new(VarCell::new(Value::Nil)));

@@ -107,7 +107,10 @@ const BINOPS: &[(&str, BinOp)] = &[
 ];
 
 fn is_upper(name: &str) -> bool {
-    name.chars().next().map(|c| c.is_ascii_uppercase()).unwrap_or(false)
+    name.chars()
+        .next()
+        .map(|c| c.is_ascii_uppercase())
+        .unwrap_or(false)
 }
 
 /// A literal block argument with exactly `n` parameters (or any of `ns`).
@@ -135,7 +138,10 @@ impl Lowerer {
     }
 
     fn loc(&self, span: Span) -> Loc {
-        Loc { file: self.file, pos: span.start }
+        Loc {
+            file: self.file,
+            pos: span.start,
+        }
     }
 
     fn error(&mut self, code: &'static str, msg: String, span: Span) {
@@ -148,12 +154,20 @@ impl Lowerer {
 
     fn begin_fn(&mut self, params: &[ast::Param]) -> u32 {
         let fid = self.fns.len() as u32;
-        self.fns.push(FnInfo { nparams: params.len() as u32, ..FnInfo::default() });
+        self.fns.push(FnInfo {
+            nparams: params.len() as u32,
+            ..FnInfo::default()
+        });
         self.fn_stack.push(fid);
-        self.scopes.push(vec![Scope { base: true, names: Vec::new() }]);
+        self.scopes.push(vec![Scope {
+            base: true,
+            names: Vec::new(),
+        }]);
         for (i, p) in params.iter().enumerate() {
             let id = self.new_var(fid, Some(i as u32), None);
-            self.scopes.last_mut().unwrap()[0].names.push((p.name.name.clone(), id));
+            self.scopes.last_mut().unwrap()[0]
+                .names
+                .push((p.name.name.clone(), id));
         }
         fid
     }
@@ -165,7 +179,12 @@ impl Lowerer {
 
     fn new_var(&mut self, owner: u32, param: Option<u32>, binding: Option<Sym>) -> u32 {
         let id = self.vars.len() as u32;
-        self.vars.push(VarInfo { owner, captured: false, param, binding });
+        self.vars.push(VarInfo {
+            owner,
+            captured: false,
+            param,
+            binding,
+        });
         self.fns[owner as usize].owned.push(id);
         id
     }
@@ -206,7 +225,11 @@ impl Lowerer {
     /// Declares `name` in the current function's base scope.
     fn declare(&mut self, name: &str) -> u32 {
         let fid = self.cur_fn();
-        let binding = if self.toplevel && fid == 0 { Some(Sym::new(name)) } else { None };
+        let binding = if self.toplevel && fid == 0 {
+            Some(Sym::new(name))
+        } else {
+            None
+        };
         let id = self.new_var(fid, None, binding);
         if binding.is_some() {
             self.vars[id as usize].captured = true;
@@ -221,12 +244,21 @@ impl Lowerer {
     fn declare_inner(&mut self, name: &str) -> u32 {
         let fid = self.cur_fn();
         let id = self.new_var(fid, None, None);
-        self.scopes.last_mut().unwrap().last_mut().unwrap().names.push((name.to_string(), id));
+        self.scopes
+            .last_mut()
+            .unwrap()
+            .last_mut()
+            .unwrap()
+            .names
+            .push((name.to_string(), id));
         id
     }
 
     fn push_scope(&mut self) {
-        self.scopes.last_mut().unwrap().push(Scope { base: false, names: Vec::new() });
+        self.scopes.last_mut().unwrap().push(Scope {
+            base: false,
+            names: Vec::new(),
+        });
     }
 
     fn pop_scope(&mut self) {
@@ -262,7 +294,8 @@ impl Lowerer {
         let mut body = self.stmts(&m.body);
         if rebind {
             if let Some(last) = m.body.last() {
-                if matches!(&last.kind, StmtKind::Expr(e) if matches!(e.kind, ExprKind::FieldAssign { .. })) {
+                if matches!(&last.kind, StmtKind::Expr(e) if matches!(e.kind, ExprKind::FieldAssign { .. }))
+                {
                     let s = self.self_node();
                     body.push(s);
                 }
@@ -283,7 +316,11 @@ impl Lowerer {
     }
 
     /// Lowers top-level statements; `bindings` are the session's existing binding names.
-    pub fn toplevel(mut self, stmts: &[&Stmt], bindings: &[Sym]) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+    pub fn toplevel(
+        mut self,
+        stmts: &[&Stmt],
+        bindings: &[Sym],
+    ) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
         self.toplevel = true;
         self.begin_fn(&[]);
         for b in bindings {
@@ -305,7 +342,11 @@ impl Lowerer {
         if !self.diags.is_empty() {
             return Err(self.diags);
         }
-        let mut code = FnCode { body, fid: 0, ..FnCode::default() };
+        let mut code = FnCode {
+            body,
+            fid: 0,
+            ..FnCode::default()
+        };
         let layout = self.layout();
         self.fill(&mut code, 0, &layout);
         code.touches_class_state = self.touches_class_state;
@@ -360,7 +401,11 @@ impl Lowerer {
                 VarRef::Local(layout[id as usize])
             }
         } else {
-            let i = self.fns[fid as usize].free.iter().position(|x| *x == id).unwrap_or(0);
+            let i = self.fns[fid as usize]
+                .free
+                .iter()
+                .position(|x| *x == id)
+                .unwrap_or(0);
             VarRef::Upval(i as u32)
         }
     }
@@ -416,7 +461,9 @@ impl Lowerer {
                 ps.iter_mut().for_each(|p| self.fix_pat(p, fid, layout));
                 self.fix_opt(rest, fid, layout);
             }
-            Pat::Dict(es) => es.iter_mut().for_each(|(_, p)| self.fix_pat(p, fid, layout)),
+            Pat::Dict(es) => es
+                .iter_mut()
+                .for_each(|(_, p)| self.fix_pat(p, fid, layout)),
             Pat::ResultOk(p) | Pat::ResultErr(p) => self.fix_pat(p, fid, layout),
             Pat::Binary(segs) => {
                 for s in segs {
@@ -471,14 +518,20 @@ impl Lowerer {
                             if self.vars[v as usize].owner == fid {
                                 UpvalSrc::Cell(layout[v as usize])
                             } else {
-                                let i = self.fns[fid as usize].free.iter().position(|x| *x == v).unwrap_or(0);
+                                let i = self.fns[fid as usize]
+                                    .free
+                                    .iter()
+                                    .position(|x| *x == v)
+                                    .unwrap_or(0);
                                 UpvalSrc::Upval(i as u32)
                             }
                         })
                         .collect();
                 }
             }
-            Node::List(v) | Node::Array(v) | Node::Seq(v) => v.iter_mut().for_each(|x| self.fix(x, fid, layout)),
+            Node::List(v) | Node::Array(v) | Node::Seq(v) => {
+                v.iter_mut().for_each(|x| self.fix(x, fid, layout))
+            }
             Node::Dict(v) => v.iter_mut().for_each(|(k, x)| {
                 self.fix(k, fid, layout);
                 self.fix(x, fid, layout);
@@ -559,12 +612,20 @@ impl Lowerer {
             StmtKind::Expr(e) => Some(self.expr(e)),
             StmtKind::Expect(_) => None,
             StmtKind::Cast(e) => Some(match &e.kind {
-                ExprKind::Send { receiver, selector, selector_span: _, args }
-                    if !matches!(receiver.kind, ExprKind::Super) =>
-                {
+                ExprKind::Send {
+                    receiver,
+                    selector,
+                    selector_span: _,
+                    args,
+                } if !matches!(receiver.kind, ExprKind::Super) => {
                     let recv = self.expr(receiver);
                     let args = args.iter().map(|a| self.expr(a)).collect();
-                    Node::Cast(Box::new(SendNode { recv, sel: Sym::new(selector), args, loc: self.loc(e.span) }))
+                    Node::Cast(Box::new(SendNode {
+                        recv,
+                        sel: Sym::new(selector),
+                        args,
+                        loc: self.loc(e.span),
+                    }))
                 }
                 _ => self.expr(e),
             }),
@@ -574,8 +635,11 @@ impl Lowerer {
     /// The body of an inlined literal block, with its parameters declared in a new scope.
     fn inline_block(&mut self, b: &ast::Block) -> (Vec<VarRef>, Node) {
         self.push_scope();
-        let params: Vec<VarRef> =
-            b.params.iter().map(|p| VarRef::Pending(self.declare_inner(&p.name.name))).collect();
+        let params: Vec<VarRef> = b
+            .params
+            .iter()
+            .map(|p| VarRef::Pending(self.declare_inner(&p.name.name)))
+            .collect();
         let body = self.stmts(&b.body);
         self.pop_scope();
         (params, seq(body))
@@ -646,9 +710,12 @@ impl Lowerer {
                 let p = self.pattern(pattern, &mut seen, true);
                 Node::Destructure(Box::new((p, v, self.loc(e.span))))
             }
-            ExprKind::Send { receiver, selector, selector_span: _, args } => {
-                self.send(receiver, selector, args, e.span)
-            }
+            ExprKind::Send {
+                receiver,
+                selector,
+                selector_span: _,
+                args,
+            } => self.send(receiver, selector, args, e.span),
             ExprKind::Cascade { receiver, parts } => {
                 let recv = self.expr(receiver);
                 let parts = parts
@@ -664,7 +731,13 @@ impl Lowerer {
             ExprKind::List(items) => {
                 let nodes: Vec<Node> = items.iter().map(|x| self.expr(x)).collect();
                 if nodes.iter().all(|n| matches!(n, Node::Const(_))) {
-                    let vals = nodes.into_iter().map(|n| if let Node::Const(v) = n { v } else { Value::Nil });
+                    let vals = nodes.into_iter().map(|n| {
+                        if let Node::Const(v) = n {
+                            v
+                        } else {
+                            Value::Nil
+                        }
+                    });
                     Node::Const(Value::list(vals))
                 } else {
                     Node::List(nodes)
@@ -676,7 +749,12 @@ impl Lowerer {
                 Node::Cons(Box::new((h, t, self.loc(e.span))))
             }
             ExprKind::Array(items) => Node::Array(items.iter().map(|x| self.expr(x)).collect()),
-            ExprKind::Dict(pairs) => Node::Dict(pairs.iter().map(|(k, v)| (self.expr(k), self.expr(v))).collect()),
+            ExprKind::Dict(pairs) => Node::Dict(
+                pairs
+                    .iter()
+                    .map(|(k, v)| (self.expr(k), self.expr(v)))
+                    .collect(),
+            ),
             ExprKind::TupleLit(_) => {
                 self.error(
                     "E0102",
@@ -685,10 +763,18 @@ impl Lowerer {
                 );
                 Node::Nil
             }
-            ExprKind::Match { receiver, exhaustive: _, arms } => {
+            ExprKind::Match {
+                receiver,
+                exhaustive: _,
+                arms,
+            } => {
                 let recv = self.expr(receiver);
                 let arms = arms.iter().map(|a| self.arm(a)).collect();
-                Node::Match(Box::new(MatchNode { recv, arms, loc: self.loc(e.span) }))
+                Node::Match(Box::new(MatchNode {
+                    recv,
+                    arms,
+                    loc: self.loc(e.span),
+                }))
             }
             ExprKind::Return(x) => {
                 let v = self.expr(x);
@@ -706,7 +792,11 @@ impl Lowerer {
         let sym = Sym::new(name);
         let loc = self.loc(span);
         if self.owner.class.is_none() && self.owner.fields.is_empty() && !self.owner.class_side {
-            self.error("E0308", format!("`self.{name}` used outside a method"), span);
+            self.error(
+                "E0308",
+                format!("`self.{name}` used outside a method"),
+                span,
+            );
             return Node::Nil;
         }
         let recv = self.self_node();
@@ -743,7 +833,11 @@ impl Lowerer {
                 FieldMode::Value
             }
             ClassKind::Object => {
-                self.error("E0308", format!("Undefined field: {name} (object classes have no fields)"), span);
+                self.error(
+                    "E0308",
+                    format!("Undefined field: {name} (object classes have no fields)"),
+                    span,
+                );
                 return Node::Nil;
             }
         };
@@ -769,7 +863,12 @@ impl Lowerer {
             ExprKind::Block(b) if b.params.is_empty() => self.inline_block(b).1,
             _ => {
                 let recv = self.expr(g);
-                Node::Send(Box::new(SendNode { recv, sel: Sym::new("value"), args: vec![], loc: self.loc(g.span) }))
+                Node::Send(Box::new(SendNode {
+                    recv,
+                    sel: Sym::new("value"),
+                    args: vec![],
+                    loc: self.loc(g.span),
+                }))
             }
         });
         let body = self.expr(&a.body);
@@ -779,7 +878,12 @@ impl Lowerer {
 
     /// A pattern variable: first occurrence binds (declared per `destructure` rules), later
     /// occurrences in the same pattern compare.
-    fn pat_var(&mut self, name: &str, seen: &mut Vec<(String, u32)>, destructure: bool) -> (VarRef, bool) {
+    fn pat_var(
+        &mut self,
+        name: &str,
+        seen: &mut Vec<(String, u32)>,
+        destructure: bool,
+    ) -> (VarRef, bool) {
         if let Some((_, id)) = seen.iter().find(|(n, _)| n == name) {
             return (VarRef::Pending(*id), false);
         }
@@ -795,7 +899,12 @@ impl Lowerer {
         (VarRef::Pending(id), true)
     }
 
-    fn opt_var(&mut self, name: &ast::Ident, seen: &mut Vec<(String, u32)>, d: bool) -> Option<(VarRef, bool)> {
+    fn opt_var(
+        &mut self,
+        name: &ast::Ident,
+        seen: &mut Vec<(String, u32)>,
+        d: bool,
+    ) -> Option<(VarRef, bool)> {
         if name.name == "_" {
             None
         } else {
@@ -816,7 +925,11 @@ impl Lowerer {
             ExprKind::False => Value::False,
             ExprKind::Var(n) if is_upper(n) => Value::sym(n),
             _ => {
-                self.error("E0101", "a pattern literal must be a number, string, symbol or character".into(), e.span);
+                self.error(
+                    "E0101",
+                    "a pattern literal must be a number, string, symbol or character".into(),
+                    e.span,
+                );
                 Value::Nil
             }
         }
@@ -839,7 +952,9 @@ impl Lowerer {
                 let b = self.opt_var(name, seen, d);
                 Pat::Typed(b, type_test(ty))
             }
-            ast::Pattern::Tuple(ps, _) => Pat::Tuple(ps.iter().map(|x| self.pattern(x, seen, d)).collect()),
+            ast::Pattern::Tuple(ps, _) => {
+                Pat::Tuple(ps.iter().map(|x| self.pattern(x, seen, d)).collect())
+            }
             ast::Pattern::Array { elems, rest, .. } => {
                 let ps = elems.iter().map(|x| self.pattern(x, seen, d)).collect();
                 let r = rest.as_ref().and_then(|r| self.opt_var(r, seen, d));
@@ -864,7 +979,8 @@ impl Lowerer {
             ast::Pattern::Binary(segs, _) => Pat::Binary(
                 segs.iter()
                     .map(|s| {
-                        let has = |m: &str| s.modifiers.iter().any(|x| x.split('-').any(|p| p == m));
+                        let has =
+                            |m: &str| s.modifiers.iter().any(|x| x.split('-').any(|p| p == m));
                         let var = match &s.value {
                             ast::BinSegValue::Bind(id) => self.opt_var(id, seen, d),
                             _ => None,
@@ -878,7 +994,12 @@ impl Lowerer {
                         } else {
                             BinSegKind::Int(var)
                         };
-                        BinSeg { kind, bits: s.size.unwrap_or(8), little: has("little"), signed: has("signed") }
+                        BinSeg {
+                            kind,
+                            bits: s.size.unwrap_or(8),
+                            little: has("little"),
+                            signed: has("signed"),
+                        }
                     })
                     .collect(),
             ),
@@ -891,7 +1012,12 @@ impl Lowerer {
         if matches!(receiver.kind, ExprKind::Super) {
             let recv = self.self_node();
             let args = args.iter().map(|a| self.expr(a)).collect();
-            return Node::Super(Box::new(SendNode { recv, sel, args, loc }));
+            return Node::Super(Box::new(SendNode {
+                recv,
+                sel,
+                args,
+                loc,
+            }));
         }
         if let Some(n) = self.inline(receiver, selector, args, sel, loc) {
             return n;
@@ -900,22 +1026,51 @@ impl Lowerer {
             if let Some((_, op)) = BINOPS.iter().find(|(s, _)| *s == selector) {
                 let lhs = self.expr(receiver);
                 let rhs = self.expr(&args[0]);
-                return Node::Bin(Box::new(BinNode { op: *op, lhs, rhs, sel, loc }));
+                return Node::Bin(Box::new(BinNode {
+                    op: *op,
+                    lhs,
+                    rhs,
+                    sel,
+                    loc,
+                }));
             }
         }
         let recv = self.expr(receiver);
         let args = args.iter().map(|a| self.expr(a)).collect();
-        Node::Send(Box::new(SendNode { recv, sel, args, loc }))
+        Node::Send(Box::new(SendNode {
+            recv,
+            sel,
+            args,
+            loc,
+        }))
     }
 
     /// The control-flow selectors with literal block arguments (2.6).
-    fn inline(&mut self, receiver: &Expr, selector: &str, args: &[Expr], sel: Sym, loc: Loc) -> Option<Node> {
+    fn inline(
+        &mut self,
+        receiver: &Expr,
+        selector: &str,
+        args: &[Expr],
+        sel: Sym,
+        loc: Loc,
+    ) -> Option<Node> {
         let z = &[0usize][..];
         let if_node = |this: &mut Self, kind: IfKind| -> Node {
             let recv = this.expr(receiver);
             let a = this.inline_body(&args[0]);
-            let b = if args.len() > 1 { this.inline_body(&args[1]) } else { Node::Nil };
-            Node::If(Box::new(IfNode { kind, recv, a, b, sel, loc }))
+            let b = if args.len() > 1 {
+                this.inline_body(&args[1])
+            } else {
+                Node::Nil
+            };
+            Node::If(Box::new(IfNode {
+                kind,
+                recv,
+                a,
+                b,
+                sel,
+                loc,
+            }))
         };
         match selector {
             "ifTrue:" | "ifFalse:" | "and:" | "or:" if lit_block(&args[0], z).is_some() => {
@@ -927,35 +1082,65 @@ impl Lowerer {
                 };
                 Some(if_node(self, kind))
             }
-            "ifTrue:ifFalse:" if lit_block(&args[0], z).is_some() && lit_block(&args[1], z).is_some() => {
+            "ifTrue:ifFalse:"
+                if lit_block(&args[0], z).is_some() && lit_block(&args[1], z).is_some() =>
+            {
                 Some(if_node(self, IfKind::IfTrueIfFalse))
             }
             "ifNil:" if lit_block(&args[0], z).is_some() => {
                 let recv = self.expr(receiver);
                 let b = self.inline_body(&args[0]);
-                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: Some(b), if_not_nil: None })))
+                Some(Node::IfNil(Box::new(IfNilNode {
+                    recv,
+                    if_nil: Some(b),
+                    if_not_nil: None,
+                })))
             }
             "ifNotNil:" if lit_block(&args[0], &[0, 1]).is_some() => {
                 let recv = self.expr(receiver);
                 let nn = self.not_nil_branch(&args[0]);
-                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: None, if_not_nil: Some(nn) })))
+                Some(Node::IfNil(Box::new(IfNilNode {
+                    recv,
+                    if_nil: None,
+                    if_not_nil: Some(nn),
+                })))
             }
-            "ifNil:ifNotNil:" if lit_block(&args[0], z).is_some() && lit_block(&args[1], &[0, 1]).is_some() => {
+            "ifNil:ifNotNil:"
+                if lit_block(&args[0], z).is_some() && lit_block(&args[1], &[0, 1]).is_some() =>
+            {
                 let recv = self.expr(receiver);
                 let b = self.inline_body(&args[0]);
                 let nn = self.not_nil_branch(&args[1]);
-                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: Some(b), if_not_nil: Some(nn) })))
+                Some(Node::IfNil(Box::new(IfNilNode {
+                    recv,
+                    if_nil: Some(b),
+                    if_not_nil: Some(nn),
+                })))
             }
-            "ifNotNil:ifNil:" if lit_block(&args[0], &[0, 1]).is_some() && lit_block(&args[1], z).is_some() => {
+            "ifNotNil:ifNil:"
+                if lit_block(&args[0], &[0, 1]).is_some() && lit_block(&args[1], z).is_some() =>
+            {
                 let recv = self.expr(receiver);
                 let nn = self.not_nil_branch(&args[0]);
                 let b = self.inline_body(&args[1]);
-                Some(Node::IfNil(Box::new(IfNilNode { recv, if_nil: Some(b), if_not_nil: Some(nn) })))
+                Some(Node::IfNil(Box::new(IfNilNode {
+                    recv,
+                    if_nil: Some(b),
+                    if_not_nil: Some(nn),
+                })))
             }
-            "whileTrue:" | "whileFalse:" if lit_block(receiver, z).is_some() && lit_block(&args[0], z).is_some() => {
+            "whileTrue:" | "whileFalse:"
+                if lit_block(receiver, z).is_some() && lit_block(&args[0], z).is_some() =>
+            {
                 let cond = self.inline_body(receiver);
                 let body = self.inline_body(&args[0]);
-                Some(Node::While(Box::new(WhileNode { cond, body, while_true: selector == "whileTrue:", sel, loc })))
+                Some(Node::While(Box::new(WhileNode {
+                    cond,
+                    body,
+                    while_true: selector == "whileTrue:",
+                    sel,
+                    loc,
+                })))
             }
             "whileTrue" | "whileFalse" if lit_block(receiver, z).is_some() => {
                 let cond = self.inline_body(receiver);
@@ -979,10 +1164,21 @@ impl Lowerer {
             "to:do:" | "to:by:do:" if lit_block(args.last()?, &[0, 1]).is_some() => {
                 let from = self.expr(receiver);
                 let to = self.expr(&args[0]);
-                let by = if args.len() == 3 { Some(self.expr(&args[1])) } else { None };
+                let by = if args.len() == 3 {
+                    Some(self.expr(&args[1]))
+                } else {
+                    None
+                };
                 let b = lit_block(args.last()?, &[0, 1])?;
                 let (params, body) = self.inline_block(b);
-                Some(Node::ToDo(Box::new(ToDoNode { from, to, by, var: params.first().copied(), body, loc })))
+                Some(Node::ToDo(Box::new(ToDoNode {
+                    from,
+                    to,
+                    by,
+                    var: params.first().copied(),
+                    body,
+                    loc,
+                })))
             }
             _ => None,
         }
@@ -1068,18 +1264,32 @@ fn expr_has_field_assign(e: &Expr) -> bool {
             expr_has_field_assign(receiver) || args.iter().any(expr_has_field_assign)
         }
         ExprKind::Cascade { receiver, parts } => {
-            expr_has_field_assign(receiver) || parts.iter().any(|p| p.args.iter().any(expr_has_field_assign))
+            expr_has_field_assign(receiver)
+                || parts
+                    .iter()
+                    .any(|p| p.args.iter().any(expr_has_field_assign))
         }
         ExprKind::Block(b) => b.body.iter().any(stmt_has_field_assign),
-        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => v.iter().any(expr_has_field_assign),
-        ExprKind::Dict(v) => v.iter().any(|(k, x)| expr_has_field_assign(k) || expr_has_field_assign(x)),
+        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => {
+            v.iter().any(expr_has_field_assign)
+        }
+        ExprKind::Dict(v) => v
+            .iter()
+            .any(|(k, x)| expr_has_field_assign(k) || expr_has_field_assign(x)),
         ExprKind::Match { receiver, arms, .. } => {
             expr_has_field_assign(receiver)
-                || arms.iter().any(|a| expr_has_field_assign(&a.body) || a.guard.as_ref().is_some_and(expr_has_field_assign))
+                || arms.iter().any(|a| {
+                    expr_has_field_assign(&a.body)
+                        || a.guard.as_ref().is_some_and(expr_has_field_assign)
+                })
         }
         ExprKind::Return(x) => expr_has_field_assign(x),
-        ExprKind::Interp(parts) => parts.iter().any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_has_field_assign(x))),
-        ExprKind::ListCons { head, tail } => expr_has_field_assign(head) || expr_has_field_assign(tail),
+        ExprKind::Interp(parts) => parts
+            .iter()
+            .any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_has_field_assign(x))),
+        ExprKind::ListCons { head, tail } => {
+            expr_has_field_assign(head) || expr_has_field_assign(tail)
+        }
         _ => false,
     }
 }

@@ -94,7 +94,11 @@ impl SourceFile {
                 line_starts.push(i as u32 + 1);
             }
         }
-        SourceFile { path, src, line_starts }
+        SourceFile {
+            path,
+            src,
+            line_starts,
+        }
     }
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, pos: u32) -> (usize, usize) {
@@ -104,7 +108,11 @@ impl SourceFile {
         };
         let start = self.line_starts[line] as usize;
         let end = (pos as usize).min(self.src.len());
-        let col = self.src.get(start..end).map(|s| s.chars().count()).unwrap_or(end - start);
+        let col = self
+            .src
+            .get(start..end)
+            .map(|s| s.chars().count())
+            .unwrap_or(end - start);
         (line + 1, col + 1)
     }
 }
@@ -165,21 +173,30 @@ struct Spec {
     fields: &'static [&'static str],
 }
 
-const fn spec(
-    name: &'static str,
-    sup: &'static str,
-    kind: ClassKind,
-    builtin: Builtin,
-) -> Spec {
-    Spec { name, sup: Some(sup), kind, builtin, sealed: false, fields: &[] }
+const fn spec(name: &'static str, sup: &'static str, kind: ClassKind, builtin: Builtin) -> Spec {
+    Spec {
+        name,
+        sup: Some(sup),
+        kind,
+        builtin,
+        sealed: false,
+        fields: &[],
+    }
 }
 
 use Builtin::{Abstract, NoNew, Plain};
 use ClassKind::{Actor as KActor, Object as KObject, Value as KValue};
 
 /// Exception fields, in order (getters are generated for each).
-pub const EXCEPTION_FIELDS: &[&str] =
-    &["message", "kind", "hint", "selector", "errorClass", "reason", "stackTrace"];
+pub const EXCEPTION_FIELDS: &[&str] = &[
+    "message",
+    "kind",
+    "hint",
+    "selector",
+    "errorClass",
+    "reason",
+    "stackTrace",
+];
 pub const RESULT_FIELDS: &[&str] = &["okValue", "errReason", "isOk"];
 
 fn specs() -> Vec<Spec> {
@@ -202,10 +219,16 @@ fn specs() -> Vec<Spec> {
         spec("Integer", "Number", KValue, NoNew),
         spec("Character", "Integer", KValue, NoNew),
         spec("Float", "Number", KValue, NoNew),
-        Spec { sealed: true, ..spec("String", "Object", KValue, NoNew) },
+        Spec {
+            sealed: true,
+            ..spec("String", "Object", KValue, NoNew)
+        },
         spec("Symbol", "Object", KValue, NoNew),
         spec("Binary", "Object", KValue, NoNew),
-        Spec { sealed: true, ..spec("Boolean", "Object", KValue, Abstract) },
+        Spec {
+            sealed: true,
+            ..spec("Boolean", "Object", KValue, Abstract)
+        },
         spec("True", "Boolean", KValue, NoNew),
         spec("False", "Boolean", KValue, NoNew),
         spec("UndefinedObject", "Object", KValue, NoNew),
@@ -220,12 +243,19 @@ fn specs() -> Vec<Spec> {
         spec("Tuple", "Object", KValue, Plain),
         spec("Queue", "Object", KValue, Plain),
         spec("Stream", "Object", KValue, NoNew),
-        Spec { fields: EXCEPTION_FIELDS, ..spec("Exception", "Object", KValue, Plain) },
+        Spec {
+            fields: EXCEPTION_FIELDS,
+            ..spec("Exception", "Object", KValue, Plain)
+        },
         spec("Error", "Exception", KValue, Plain),
         spec("RuntimeError", "Error", KValue, Plain),
         spec("TypeError", "Error", KValue, Plain),
         spec("InstantiationError", "Error", KValue, Plain),
-        Spec { sealed: true, fields: RESULT_FIELDS, ..spec("Result", "Value", KValue, Plain) },
+        Spec {
+            sealed: true,
+            fields: RESULT_FIELDS,
+            ..spec("Result", "Value", KValue, Plain)
+        },
         spec("CompiledMethod", "Object", KObject, NoNew),
         spec("Protocol", "Object", KObject, Plain),
         spec("Pid", "Object", KValue, NoNew),
@@ -419,7 +449,11 @@ impl Program {
 
     /// Installs (or replaces) a method; the replaced one is retired.
     pub fn set_method(&self, c: &ClassRef, class_side: bool, sel: Sym, m: Method) {
-        let table = if class_side { &c.class_methods } else { &c.methods };
+        let table = if class_side {
+            &c.class_methods
+        } else {
+            &c.methods
+        };
         let old = table.write().insert(sel, m);
         if let Some(old) = old {
             self.retire(Retired::Method(old));
@@ -429,7 +463,11 @@ impl Program {
 
     /// Removes a method (retiring it); answers whether it existed.
     pub fn remove_method(&self, c: &ClassRef, class_side: bool, sel: Sym) -> bool {
-        let table = if class_side { &c.class_methods } else { &c.methods };
+        let table = if class_side {
+            &c.class_methods
+        } else {
+            &c.methods
+        };
         let old = table.write().remove(&sel);
         self.bump();
         match old {
@@ -471,7 +509,9 @@ impl Program {
     /// Removes a class (used when a file of a load unit turns out not to compile).
     pub fn unregister_class(&self, c: &ClassRef, previous: Option<ClassRef>) {
         if let Some(p) = &c.superclass {
-            p.subclasses.write().retain(|w| !Weak::ptr_eq(w, &Arc::downgrade(c)));
+            p.subclasses
+                .write()
+                .retain(|w| !Weak::ptr_eq(w, &Arc::downgrade(c)));
         }
         self.retire(Retired::Class(c.clone()));
         let mut t = self.classes.write();
@@ -522,5 +562,7 @@ impl Program {
 
 /// Convenience for primitives: `Value::Class` of a built-in class by name (nil if absent).
 pub fn class_value(prog: &Program, name: &str) -> Value {
-    prog.class_named(name).map(Value::Class).unwrap_or(Value::Nil)
+    prog.class_named(name)
+        .map(Value::Class)
+        .unwrap_or(Value::Nil)
 }

@@ -22,7 +22,10 @@ pub fn wildcard_match(pat: &str, text: &str) -> bool {
     }
     let first = &segs[0];
     let last = segs.last().unwrap();
-    if !text.starts_with(first.as_str()) || text.len() < first.len() + last.len() || !text.ends_with(last.as_str()) {
+    if !text.starts_with(first.as_str())
+        || text.len() < first.len() + last.len()
+        || !text.ends_with(last.as_str())
+    {
         return false;
     }
     let mut rest = &text[first.len()..text.len() - last.len()];
@@ -88,13 +91,19 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
         fx.retain(|p| p.extension().is_some_and(|e| e == "bt"));
         fx.sort();
         for f in fx {
-            load.push((f.display().to_string(), std::fs::read_to_string(&f).unwrap_or_default()));
+            load.push((
+                f.display().to_string(),
+                std::fs::read_to_string(&f).unwrap_or_default(),
+            ));
         }
     }
     for l in src.lines() {
         if let Some(p) = l.trim().strip_prefix("// @load ") {
             let p = path.parent().map(|d| d.join(p.trim())).unwrap_or_default();
-            load.push((p.display().to_string(), std::fs::read_to_string(&p).unwrap_or_default()));
+            load.push((
+                p.display().to_string(),
+                std::fs::read_to_string(&p).unwrap_or_default(),
+            ));
         }
     }
     if !load.is_empty() {
@@ -108,7 +117,10 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
     let mut passed = 0;
     while i < lines.len() {
         let t = lines[i].trim();
-        if t.is_empty() || t.starts_with("@expect") || (t.starts_with("//") && !t.starts_with("// =>")) {
+        if t.is_empty()
+            || t.starts_with("@expect")
+            || (t.starts_with("//") && !t.starts_with("// =>"))
+        {
             i += 1;
             continue;
         }
@@ -125,7 +137,11 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
             if n.starts_with("// =>") {
                 break;
             }
-            if crate::syntax::needs_more(&expr) || (!n.is_empty() && !n.starts_with("//") && crate::syntax::line_continues(lines[i])) {
+            if crate::syntax::needs_more(&expr)
+                || (!n.is_empty()
+                    && !n.starts_with("//")
+                    && crate::syntax::line_continues(lines[i]))
+            {
                 expr.push('\n');
                 expr.push_str(lines[i]);
                 i += 1;
@@ -136,8 +152,15 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
         while i < lines.len() && lines[i].trim().is_empty() {
             i += 1;
         }
-        let Some(exp_line) = lines.get(i).map(|l| l.trim()).filter(|l| l.starts_with("// =>")) else {
-            fails.push(format!("{name}:{}: expression has no expectation", start + 1));
+        let Some(exp_line) = lines
+            .get(i)
+            .map(|l| l.trim())
+            .filter(|l| l.starts_with("// =>"))
+        else {
+            fails.push(format!(
+                "{name}:{}: expression has no expectation",
+                start + 1
+            ));
             continue;
         };
         i += 1;
@@ -156,7 +179,11 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
                 Ok(v) => vm.display(v),
                 Err(e) => format!("ERROR {} ({}): {}", e.class_name, e.kind, e.message),
             };
-            fails.push(format!("{name}:{}: `{}`\n    expected: {want}\n    got:      {shown}", start + 1, expr.trim()));
+            fails.push(format!(
+                "{name}:{}: `{}`\n    expected: {want}\n    got:      {shown}",
+                start + 1,
+                expr.trim()
+            ));
         }
     }
     (passed, fails)
@@ -192,7 +219,10 @@ fn golden_eval_core() {
 fn wildcard_rule() {
     assert!(wildcard_match("_", "anything"));
     assert!(wildcard_match("does_not_understand", "does_not_understand"));
-    assert!(!wildcard_match("does_not_understand", "doesXnot_understand"));
+    assert!(!wildcard_match(
+        "does_not_understand",
+        "doesXnot_understand"
+    ));
     assert!(wildcard_match("Actor(Counter, _)", "Actor(Counter, 0.3.0)"));
     assert!(wildcard_match("a_c", "a_c"));
     assert!(wildcard_match("#(_)", "#(1, 2)"));
@@ -211,7 +241,8 @@ fn redefined_class_updates_existing_instances() {
     vm.eval("t", "f := Foo new").unwrap();
     let v = vm.eval("t", "f hi").unwrap();
     assert_eq!(vm.display(&v), "1");
-    vm.eval("t", "Object subclass: Foo\n  hi => 2\n  bye => 3\n").unwrap();
+    vm.eval("t", "Object subclass: Foo\n  hi => 2\n  bye => 3\n")
+        .unwrap();
     assert_eq!(vm.display(&vm.eval("t", "f hi").unwrap()), "2");
     assert_eq!(vm.display(&vm.eval("t", "f bye").unwrap()), "3");
     assert_eq!(vm.display(&vm.eval("t", "Foo new hi").unwrap()), "2");
@@ -242,5 +273,9 @@ fn stdlib_loads_fast() {
 fn value_and_results_stay_small() {
     assert_eq!(std::mem::size_of::<crate::interp::value::Value>(), 16);
     assert_eq!(std::mem::size_of::<crate::interp::eval::Flow>(), 16);
-    assert!(std::mem::size_of::<crate::interp::eval::code::Node>() <= 32, "{}", std::mem::size_of::<crate::interp::eval::code::Node>());
+    assert!(
+        std::mem::size_of::<crate::interp::eval::code::Node>() <= 32,
+        "{}",
+        std::mem::size_of::<crate::interp::eval::code::Node>()
+    );
 }

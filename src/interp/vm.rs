@@ -6,6 +6,10 @@
 //! the context also checks the remaining native stack and raises `stack_overflow` before
 //! running out, so a native overflow cannot happen.
 
+// `BtError` is the documented error of the program API (NOTES.md); it is built once per failed
+// unit, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -34,7 +38,12 @@ pub struct VmOptions {
 
 impl Default for VmOptions {
     fn default() -> Self {
-        VmOptions { max_depth: 10_000, deterministic_pids: true, privileged: true, check: true }
+        VmOptions {
+            max_depth: 10_000,
+            deterministic_pids: true,
+            privileged: true,
+            check: true,
+        }
     }
 }
 
@@ -79,7 +88,11 @@ impl BtError {
         let (message, hint, location) = match first {
             Some(d) => {
                 let (l, c) = crate::diagnostic::line_col(src, d.span.start);
-                (d.message.clone(), d.hint.clone(), Some((path.to_string(), l, c)))
+                (
+                    d.message.clone(),
+                    d.hint.clone(),
+                    Some((path.to_string(), l, c)),
+                )
             }
             None => ("compile error".to_string(), None, None),
         };
@@ -193,20 +206,24 @@ impl Vm {
 
     /// Runs `f` with the main process context on the evaluation thread.
     pub fn run<R: Send>(&self, f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send) -> R {
-        let mut ctx = self.ctx.lock().take().unwrap_or_else(|| Ctx::new(self.prog.clone()));
+        let mut ctx = self
+            .ctx
+            .lock()
+            .take()
+            .unwrap_or_else(|| Ctx::new(self.prog.clone()));
         let mut session = self.session.lock();
         let sess: &mut Session = &mut session;
         let out = std::thread::scope(|s| {
             let c = &mut ctx;
-            let spawned = std::thread::Builder::new().name("bt-eval".into()).stack_size(EVAL_STACK).spawn_scoped(
-                s,
-                move || {
+            let spawned = std::thread::Builder::new()
+                .name("bt-eval".into())
+                .stack_size(EVAL_STACK)
+                .spawn_scoped(s, move || {
                     c.set_native_stack_here(EVAL_STACK);
                     let r = f(c, sess);
                     c.stack_limit = 0;
                     r
-                },
-            );
+                });
             match spawned {
                 Ok(h) => h.join().map_err(|_| ()),
                 Err(_) => Err(()),
@@ -230,8 +247,12 @@ impl Vm {
         let units: Vec<SourceUnit> = crate::interp::stdlib::FILES
             .iter()
             .map(|(name, src)| {
-                let (module, _diags) =
-                    crate::syntax::parse_with(src, crate::syntax::Options { allow_primitives: true });
+                let (module, _diags) = crate::syntax::parse_with(
+                    src,
+                    crate::syntax::Options {
+                        allow_primitives: true,
+                    },
+                );
                 SourceUnit {
                     path: format!("stdlib/{name}"),
                     src: src.to_string(),
@@ -242,7 +263,11 @@ impl Vm {
             })
             .collect();
         let report = self.load_parsed(units, true);
-        let mut w: Vec<String> = report.warnings.into_iter().map(|(f, m)| format!("{f}: {m}")).collect();
+        let mut w: Vec<String> = report
+            .warnings
+            .into_iter()
+            .map(|(f, m)| format!("{f}: {m}"))
+            .collect();
         if let Some(e) = report.error {
             w.push(e.report());
         }
@@ -256,7 +281,9 @@ impl Vm {
         for (path, src) in files {
             let (module, diags) = crate::syntax::parse(src);
             if diags.iter().any(|d| d.is_error()) {
-                report.warnings.push((path.clone(), render(path, src, &diags)));
+                report
+                    .warnings
+                    .push((path.clone(), render(path, src, &diags)));
                 continue;
             }
             let others: Vec<Diagnostic> = diags.into_iter().filter(|d| !d.is_error()).collect();
@@ -264,7 +291,13 @@ impl Vm {
                 report.findings.push(render(path, src, &others));
             }
             let file = self.prog.add_file(path, src);
-            units.push(SourceUnit { path: path.clone(), src: src.clone(), module, file, stdlib: false });
+            units.push(SourceUnit {
+                path: path.clone(),
+                src: src.clone(),
+                module,
+                file,
+                stdlib: false,
+            });
         }
         if self.prog.opts.check && !units.is_empty() {
             let opts = self.check_opts.lock().clone();
@@ -272,24 +305,41 @@ impl Vm {
             let checker = guard.get_or_insert_with(base_checker);
             let files: Vec<crate::check::SourceFile> = units
                 .iter()
-                .map(|u| crate::check::SourceFile { path: &u.path, src: &u.src, module: &u.module })
+                .map(|u| crate::check::SourceFile {
+                    path: &u.path,
+                    src: &u.src,
+                    module: &u.module,
+                })
                 .collect();
             let findings = checker.check_unit(&files, &opts);
             let mut bad = vec![false; units.len()];
             for (i, u) in units.iter().enumerate() {
-                let mine: Vec<Diagnostic> = findings.iter().filter(|f| f.file == i).map(|f| f.diag.clone()).collect();
-                let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) = mine.into_iter().partition(|d| d.is_error());
+                let mine: Vec<Diagnostic> = findings
+                    .iter()
+                    .filter(|f| f.file == i)
+                    .map(|f| f.diag.clone())
+                    .collect();
+                let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+                    mine.into_iter().partition(|d| d.is_error());
                 if !others.is_empty() {
                     report.findings.push(render(&u.path, &u.src, &others));
                 }
                 if !errs.is_empty() {
                     bad[i] = true;
-                    report.warnings.push((u.path.clone(), render(&u.path, &u.src, &errs)));
-                    report.error.get_or_insert(BtError::compile(&u.path, &u.src, errs));
+                    report
+                        .warnings
+                        .push((u.path.clone(), render(&u.path, &u.src, &errs)));
+                    report
+                        .error
+                        .get_or_insert(BtError::compile(&u.path, &u.src, errs));
                 }
             }
-            let good: Vec<crate::check::SourceFile> =
-                files.iter().enumerate().filter(|(i, _)| !bad[*i]).map(|(_, f)| *f).collect();
+            let good: Vec<crate::check::SourceFile> = files
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !bad[*i])
+                .map(|(_, f)| *f)
+                .collect();
             checker.remember(&good);
             drop(files);
             let mut i = 0;
@@ -311,7 +361,9 @@ impl Vm {
             let mut report = LoadReport::default();
             let inst = loader::install_declarations(&prog, &units);
             for p in &inst.problems {
-                report.warnings.push((p.path.clone(), render(&p.path, &p.src, &p.diagnostics)));
+                report
+                    .warnings
+                    .push((p.path.clone(), render(&p.path, &p.src, &p.diagnostics)));
             }
             for (path, e) in loader::init_class_state(ctx, &units, &inst) {
                 let err = top_error(ctx, e);
@@ -324,16 +376,22 @@ impl Vm {
                     Ok(Some(c)) => c,
                     Ok(None) => continue,
                     Err(d) => {
-                        report.warnings.push((u.path.clone(), render(&u.path, &u.src, &d)));
+                        report
+                            .warnings
+                            .push((u.path.clone(), render(&u.path, &u.src, &d)));
                         if !stdlib {
-                            report.error.get_or_insert(BtError::compile(&u.path, &u.src, d));
+                            report
+                                .error
+                                .get_or_insert(BtError::compile(&u.path, &u.src, d));
                         }
                         continue;
                     }
                 };
                 if let Err(e) = loader::run_statements(ctx, &code, session, false) {
                     let err = top_error(ctx, e);
-                    report.warnings.push((u.path.clone(), err.report_with_location()));
+                    report
+                        .warnings
+                        .push((u.path.clone(), err.report_with_location()));
                     let exit = err.exit_code().is_some();
                     report.error.get_or_insert(err);
                     if exit {
@@ -358,9 +416,14 @@ impl Vm {
             let mut guard = self.checker.lock();
             let checker = guard.get_or_insert_with(base_checker);
             checker.add_bindings(self.binding_names());
-            let file = crate::check::SourceFile { path, src, module: &module };
+            let file = crate::check::SourceFile {
+                path,
+                src,
+                module: &module,
+            };
             let diags = checker.check_input(file, &opts);
-            let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) = diags.into_iter().partition(|d| d.is_error());
+            let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+                diags.into_iter().partition(|d| d.is_error());
             if !errs.is_empty() {
                 return Err(BtError::compile(path, src, errs));
             }
@@ -370,7 +433,13 @@ impl Vm {
             checker.remember(&[file]);
         }
         let file = self.prog.add_file(path, src);
-        let unit = SourceUnit { path: path.to_string(), src: src.to_string(), module, file, stdlib: false };
+        let unit = SourceUnit {
+            path: path.to_string(),
+            src: src.to_string(),
+            module,
+            file,
+            stdlib: false,
+        };
         let prog = self.prog.clone();
         let path = path.to_string();
         let src = src.to_string();
@@ -381,7 +450,10 @@ impl Vm {
                 let p = inst.problems.remove(0);
                 return Err(BtError::compile(&path, &src, p.diagnostics));
             }
-            if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst).into_iter().next() {
+            if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst)
+                .into_iter()
+                .next()
+            {
                 return Err(top_error(ctx, e));
             }
             let code = match loader::lower_statements(&prog, &units[0], session) {
@@ -396,10 +468,12 @@ impl Vm {
     /// Top-level display (LANGUAGE.md 10.3).
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
-        self.run(move |ctx, _| match crate::interp::print::top_display(ctx, &v) {
-            Ok(s) => s,
-            Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
-        })
+        self.run(
+            move |ctx, _| match crate::interp::print::top_display(ctx, &v) {
+                Ok(s) => s,
+                Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
+            },
+        )
     }
 
     /// `System arguments` and `Program commandName`.
@@ -414,15 +488,29 @@ impl Vm {
     }
 
     /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
-    pub fn send_to_class(&self, class: &str, sel: &str, args: Vec<Value>) -> Result<Value, BtError> {
+    pub fn send_to_class(
+        &self,
+        class: &str,
+        sel: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, BtError> {
         let prog = self.prog.clone();
         let class = class.to_string();
         let sel = sel.to_string();
         self.run(move |ctx, _| {
             let Some(c) = prog.class_named(&class) else {
-                return Err(BtError::simple("RuntimeError", "class_not_found", &format!("Class '{class}' not found")));
+                return Err(BtError::simple(
+                    "RuntimeError",
+                    "class_not_found",
+                    &format!("Class '{class}' not found"),
+                ));
             };
-            ctx.send(&Value::Class(c), crate::interp::value::Sym::new(&sel), &args).map_err(|e| top_error(ctx, e))
+            ctx.send(
+                &Value::Class(c),
+                crate::interp::value::Sym::new(&sel),
+                &args,
+            )
+            .map_err(|e| top_error(ctx, e))
         })
     }
 
@@ -438,7 +526,13 @@ impl Vm {
 
     /// The names of the current top-level bindings (REPL completion, tests).
     pub fn binding_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self.session.lock().cells.keys().map(|s| s.as_str().to_string()).collect();
+        let mut v: Vec<String> = self
+            .session
+            .lock()
+            .cells
+            .keys()
+            .map(|s| s.as_str().to_string())
+            .collect();
         v.sort();
         v
     }

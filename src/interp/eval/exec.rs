@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
-use crate::interp::eval::{Flow, Closure, Ctx, Frame, Unwind, VarCell};
+use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
 
 impl Ctx {
@@ -30,7 +30,9 @@ impl Ctx {
     #[inline]
     pub(crate) fn set_var(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
-            VarRef::Local(i) => drop_fast(std::mem::replace(&mut self.stack[f.base + i as usize], v)),
+            VarRef::Local(i) => {
+                drop_fast(std::mem::replace(&mut self.stack[f.base + i as usize], v))
+            }
             VarRef::Cell(i) => *self.cells[f.cbase + i as usize].lock() = v,
             VarRef::Upval(i) => *f.upvals[i as usize].lock() = v,
             VarRef::Pending(_) => {}
@@ -48,7 +50,9 @@ impl Ctx {
     }
 
     pub(crate) fn exec_seq(&mut self, nodes: &[Node], f: &Frame) -> Flow {
-        let Some((last, init)) = nodes.split_last() else { return Ok(Value::Nil) };
+        let Some((last, init)) = nodes.split_last() else {
+            return Ok(Value::Nil);
+        };
         for n in init {
             self.exec_effect(n, f)?;
         }
@@ -161,14 +165,25 @@ impl Ctx {
             }
             Node::Return(e) => {
                 let value = self.exec(e, f)?;
-                Err(Box::new(Unwind::Return { value, home: f.home }))
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
             }
             Node::NlReturn(e) => {
                 let value = self.exec(e, f)?;
                 if !self.home_live(f.home) {
-                    return Err(self.err("runtime_error", "non-local return from a method that has already returned").into());
+                    return Err(self
+                        .err(
+                            "runtime_error",
+                            "non-local return from a method that has already returned",
+                        )
+                        .into());
                 }
-                Err(Box::new(Unwind::Return { value, home: f.home }))
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
             }
             Node::Field(fd) => self.field(fd, f),
             _ => self.exec_cold(n, f),
@@ -220,11 +235,18 @@ impl Ctx {
                     .upvals
                     .iter()
                     .map(|u| match u {
-                        crate::interp::eval::code::UpvalSrc::Cell(i) => self.cells[f.cbase + *i as usize].clone(),
-                        crate::interp::eval::code::UpvalSrc::Upval(i) => f.upvals[*i as usize].clone(),
+                        crate::interp::eval::code::UpvalSrc::Cell(i) => {
+                            self.cells[f.cbase + *i as usize].clone()
+                        }
+                        crate::interp::eval::code::UpvalSrc::Upval(i) => {
+                            f.upvals[*i as usize].clone()
+                        }
                     })
                     .collect();
-                let serial = self.prog.block_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let serial = self
+                    .prog
+                    .block_serial
+                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                 Ok(Value::Block(Arc::new(Closure {
                     code: code.clone(),
                     recv: f.recv.clone(),
@@ -270,7 +292,11 @@ impl Ctx {
                     other => {
                         self.set_loc(c.2);
                         let n = self.class_name_of(&other);
-                        Err(self.type_err(format!("the tail of #(head | tail) must be a List, not {n}")).into())
+                        Err(self
+                            .type_err(format!(
+                                "the tail of #(head | tail) must be a List, not {n}"
+                            ))
+                            .into())
                     }
                 }
             }
@@ -399,7 +425,11 @@ impl Ctx {
     /// division by zero or a user override — take the full send).
     #[inline]
     fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
-        if self.prog.arith_overridden.load(std::sync::atomic::Ordering::Relaxed) {
+        if self
+            .prog
+            .arith_overridden
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
             return None;
         }
         match op {
@@ -436,8 +466,15 @@ impl Ctx {
         if matches!(zero, Value::True) {
             return Ok(Value::Nil);
         }
-        let neg = matches!(self.send_impl(by, Sym::new("isNegative"), &[])?, Value::True);
-        let cmp = if neg { self.prog.syms.ge } else { self.prog.syms.le };
+        let neg = matches!(
+            self.send_impl(by, Sym::new("isNegative"), &[])?,
+            Value::True
+        );
+        let cmp = if neg {
+            self.prog.syms.ge
+        } else {
+            self.prog.syms.le
+        };
         let mut i = from.clone();
         loop {
             let go = self.send_impl(&i, cmp, std::slice::from_ref(to))?;
@@ -469,7 +506,9 @@ impl Ctx {
                 return self.send_impl(&Value::Class(t), self.prog.syms.current, &[]);
             }
         }
-        Err(self.err("class_not_found", format!("Class '{name}' not found")).into())
+        Err(self
+            .err("class_not_found", format!("Class '{name}' not found"))
+            .into())
     }
 
     fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
@@ -514,7 +553,12 @@ impl Ctx {
                             Ok(v)
                         } else {
                             self.set_loc(fd.loc);
-                            Err(self.err("runtime_error", format!("no state slot '{}' in this process", fd.name)).into())
+                            Err(self
+                                .err(
+                                    "runtime_error",
+                                    format!("no state slot '{}' in this process", fd.name),
+                                )
+                                .into())
                         }
                     }
                 }
@@ -525,23 +569,33 @@ impl Ctx {
                     Value::Class(c) => c.clone(),
                     _ => match f.mclass {
                         Some(c) => crate::interp::eval::hit::class_arc(c),
-                        None => return Err(self.err("runtime_error", "class variable outside a class method").into()),
+                        None => {
+                            return Err(self
+                                .err("runtime_error", "class variable outside a class method")
+                                .into())
+                        }
                     },
                 };
                 let owner = match cls.class_var_owner(fd.name) {
                     Some(o) => o,
                     None => {
                         self.set_loc(fd.loc);
-                        return Err(self.err(
-                            "runtime_error",
-                            format!("Undefined class variable '{}' in {}", fd.name, cls.name),
-                        ).into());
+                        return Err(self
+                            .err(
+                                "runtime_error",
+                                format!("Undefined class variable '{}' in {}", fd.name, cls.name),
+                            )
+                            .into());
                     }
                 };
                 match &fd.value {
                     None => {
                         let st = owner.class_state.lock();
-                        Ok(st.iter().find(|(n, _)| *n == fd.name).map(|(_, v)| v.clone()).unwrap_or(Value::Nil))
+                        Ok(st
+                            .iter()
+                            .find(|(n, _)| *n == fd.name)
+                            .map(|(_, v)| v.clone())
+                            .unwrap_or(Value::Nil))
                     }
                     Some(e) => {
                         let v = self.exec(e, f)?;
@@ -567,7 +621,9 @@ impl Ctx {
             }
         }
         let n = self.class_name_of(recv);
-        Err(self.err("key_error", format!("{n} has no field '{name}'")).into())
+        Err(self
+            .err("key_error", format!("{n} has no field '{name}'"))
+            .into())
     }
 
     /// A copy of a (TestCase) Value instance with field `name` set, adding the field through a
@@ -575,19 +631,30 @@ impl Ctx {
     pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> Flow {
         let Value::Object(inst) = recv else {
             let n = self.class_name_of(recv);
-            return Err(self.err("immutable_value", format!("cannot set field '{name}' of {n}")).into());
+            return Err(self
+                .err(
+                    "immutable_value",
+                    format!("cannot set field '{name}' of {n}"),
+                )
+                .into());
         };
         if let Some(i) = inst.class.field_index(name) {
             let mut fields = inst.fields.to_vec();
             fields.resize(inst.class.field_names.len().max(fields.len()), Value::Nil);
             fields[i] = v;
-            return Ok(Value::Object(Arc::new(Instance { class: inst.class.clone(), fields: fields.into_boxed_slice() })));
+            return Ok(Value::Object(Arc::new(Instance {
+                class: inst.class.clone(),
+                fields: fields.into_boxed_slice(),
+            })));
         }
         let derived = crate::interp::loader::derived_class(&self.prog, &inst.class, name);
         let mut fields = inst.fields.to_vec();
         fields.resize(derived.field_names.len() - 1, Value::Nil);
         fields.push(v);
-        Ok(Value::Object(Arc::new(Instance { class: derived, fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Arc::new(Instance {
+            class: derived,
+            fields: fields.into_boxed_slice(),
+        })))
     }
 }
 
@@ -610,7 +677,13 @@ pub(crate) fn fast_clone(v: &Value) -> Value {
 #[inline(always)]
 pub(crate) fn drop_fast(v: Value) {
     match v {
-        Value::Nil | Value::True | Value::False | Value::Int(_) | Value::Float(_) | Value::Char(_) | Value::Symbol(_) => {}
+        Value::Nil
+        | Value::True
+        | Value::False
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Char(_)
+        | Value::Symbol(_) => {}
         other => drop(other),
     }
 }

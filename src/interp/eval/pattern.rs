@@ -2,7 +2,7 @@
 
 use crate::interp::error::result_parts;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
-use crate::interp::eval::{Flow, Ctx, Frame, Unwind};
+use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::interp::value::{Key, Ref, Value};
 
 /// Why a pattern did not match in destructuring mode.
@@ -31,10 +31,18 @@ impl Ctx {
         }
         self.set_loc(m.loc);
         let p = self.print_string(&v)?;
-        Err(self.err("runtime_error", format!("no arm matched {p}")).into())
+        Err(self
+            .err("runtime_error", format!("no arm matched {p}"))
+            .into())
     }
 
-    pub(crate) fn exec_destructure(&mut self, pat: &Pat, value: &Node, loc: Loc, f: &Frame) -> Flow {
+    pub(crate) fn exec_destructure(
+        &mut self,
+        pat: &Pat,
+        value: &Node,
+        loc: Loc,
+        f: &Frame,
+    ) -> Flow {
         let v = self.exec(value, f)?;
         match self.match_pat(pat, &v, f, true)? {
             Ok(()) => Ok(v),
@@ -46,10 +54,12 @@ impl Ctx {
             Err(Miss::No) => {
                 self.set_loc(loc);
                 let p = self.print_string(&v)?;
-                Err(self.err(
-                    "runtime_error",
-                    format!("badmatch: value does not match the destructuring pattern: {p}"),
-                ).into())
+                Err(self
+                    .err(
+                        "runtime_error",
+                        format!("badmatch: value does not match the destructuring pattern: {p}"),
+                    )
+                    .into())
             }
         }
     }
@@ -66,7 +76,13 @@ impl Ctx {
 
     /// Matches `v` against `p`, binding variables. The outer `Result` carries exceptions
     /// (e.g. an unknown class in a type pattern); the inner one says whether it matched.
-    fn match_pat(&mut self, p: &Pat, v: &Value, f: &Frame, destructure: bool) -> Result<Result<(), Miss>, Unwind> {
+    fn match_pat(
+        &mut self,
+        p: &Pat,
+        v: &Value,
+        f: &Frame,
+        destructure: bool,
+    ) -> Result<Result<(), Miss>, Unwind> {
         let ok = |b: bool| if b { Ok(()) } else { Err(Miss::No) };
         Ok(match p {
             Pat::Wild => Ok(()),
@@ -130,7 +146,11 @@ impl Ctx {
                                 }
                             }
                             None => {
-                                return Ok(Err(if destructure { Miss::MissingKey(k.clone()) } else { Miss::No }));
+                                return Ok(Err(if destructure {
+                                    Miss::MissingKey(k.clone())
+                                } else {
+                                    Miss::No
+                                }));
                             }
                         }
                     }
@@ -155,7 +175,13 @@ impl Ctx {
         })
     }
 
-    fn match_seq(&mut self, ps: &[Pat], items: &[Value], f: &Frame, d: bool) -> Result<Result<(), Miss>, Unwind> {
+    fn match_seq(
+        &mut self,
+        ps: &[Pat],
+        items: &[Value],
+        f: &Frame,
+        d: bool,
+    ) -> Result<Result<(), Miss>, Unwind> {
         for (p, x) in ps.iter().zip(items) {
             if let Err(m) = self.match_pat(p, x, f, d)? {
                 return Ok(Err(m));
@@ -176,7 +202,9 @@ impl Ctx {
                         let cls = self.class_of(v);
                         crate::interp::prims::reflection::conforms(&self.prog, &cls, *name)
                     } else {
-                        return Err(self.err("class_not_found", format!("Class '{name}' not found")).into());
+                        return Err(
+                            self.err("class_not_found", format!("Class '{name}' not found"))
+                        );
                     }
                 }
             },
@@ -197,7 +225,7 @@ impl Ctx {
         for seg in segs {
             match &seg.kind {
                 BinSegKind::Rest(b) => {
-                    if pos % 8 != 0 {
+                    if !pos.is_multiple_of(8) {
                         return false;
                     }
                     let rest = &bytes[pos / 8..];
@@ -213,7 +241,7 @@ impl Ctx {
                     }
                 }
                 BinSegKind::Utf8(b) => {
-                    if pos % 8 != 0 {
+                    if !pos.is_multiple_of(8) {
                         return false;
                     }
                     let rest = &bytes[pos / 8..];
@@ -224,8 +252,12 @@ impl Ctx {
                         Some(&c) if c >= 0xC0 => 2,
                         _ => return false,
                     };
-                    let Some(chunk) = rest.get(..len) else { return false };
-                    let Ok(s) = std::str::from_utf8(chunk) else { return false };
+                    let Some(chunk) = rest.get(..len) else {
+                        return false;
+                    };
+                    let Ok(s) = std::str::from_utf8(chunk) else {
+                        return false;
+                    };
                     let cp = s.chars().next().map(|c| c as i64).unwrap_or(0);
                     pos += len * 8;
                     if let Some((r, first)) = b {
@@ -247,7 +279,7 @@ impl Ctx {
                         raw = (raw << 1) | b as u64;
                     }
                     pos += bits;
-                    if seg.little && bits % 8 == 0 {
+                    if seg.little && bits.is_multiple_of(8) {
                         let n = bits / 8;
                         let be = raw.to_be_bytes();
                         let mut le = [0u8; 8];
@@ -261,18 +293,15 @@ impl Ctx {
                     } else {
                         raw as i64
                     };
-                    match &seg.kind {
-                        BinSegKind::Lit(l) => {
-                            if *l != val {
-                                return false;
-                            }
-                        }
+                    let ok = match &seg.kind {
+                        BinSegKind::Lit(l) => *l == val,
                         BinSegKind::Int(Some((r, first))) => {
-                            if !self.bind_or_check(f, *r, *first, &Value::Int(val)) {
-                                return false;
-                            }
+                            self.bind_or_check(f, *r, *first, &Value::Int(val))
                         }
-                        _ => {}
+                        _ => true,
+                    };
+                    if !ok {
+                        return false;
                     }
                 }
                 _ => return false,

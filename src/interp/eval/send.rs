@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
 use crate::interp::eval::hit::{Hit, HitKind};
-use crate::interp::eval::{Flow, 
-    Activation, CacheEntry, Closure, Ctx, Frame, Method, Unwind, VarCell,
+use crate::interp::eval::{
+    Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
 };
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
 
@@ -16,7 +16,12 @@ pub fn sel_arity(sel: &str) -> usize {
     let colons = sel.bytes().filter(|b| *b == b':').count();
     if colons > 0 {
         colons
-    } else if sel.bytes().next().map(|b| b.is_ascii_alphabetic() || b == b'_').unwrap_or(false) {
+    } else if sel
+        .bytes()
+        .next()
+        .map(|b| b.is_ascii_alphabetic() || b == b'_')
+        .unwrap_or(false)
+    {
         0
     } else {
         1
@@ -32,7 +37,11 @@ fn cache_index(key: usize, sel: Sym) -> usize {
 impl Ctx {
     /// The dispatch key of a receiver: class pointer, low bit set for class-side receivers.
     #[inline]
-    fn dispatch_class<'v>(&'v self, v: &'v Value, tmp: &'v mut Option<ClassRef>) -> (&'v ClassRef, bool) {
+    fn dispatch_class<'v>(
+        &'v self,
+        v: &'v Value,
+        tmp: &'v mut Option<ClassRef>,
+    ) -> (&'v ClassRef, bool) {
         let c = &self.prog.core;
         match v {
             Value::Nil => (&c.undefined, false),
@@ -64,9 +73,15 @@ impl Ctx {
     }
 
     /// Uncached lookup for a class (and side).
-    pub(crate) fn lookup_in(&self, cls: &ClassRef, class_side: bool, sel: Sym) -> Option<(Method, ClassRef)> {
+    pub(crate) fn lookup_in(
+        &self,
+        cls: &ClassRef,
+        class_side: bool,
+        sel: Sym,
+    ) -> Option<(Method, ClassRef)> {
         if class_side {
-            cls.lookup_class_side(sel).or_else(|| self.prog.core.class.lookup(sel))
+            cls.lookup_class_side(sel)
+                .or_else(|| self.prog.core.class.lookup(sel))
         } else {
             cls.lookup(sel)
         }
@@ -78,7 +93,12 @@ impl Ctx {
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         if epoch != self.cache_epoch {
             for e in self.cache.iter_mut() {
-                *e = CacheEntry { key: 0, sel: Sym(u32::MAX), cls: None, hit: None };
+                *e = CacheEntry {
+                    key: 0,
+                    sel: Sym(u32::MAX),
+                    cls: None,
+                    hit: None,
+                };
             }
             self.cache_epoch = epoch;
         }
@@ -91,8 +111,15 @@ impl Ctx {
             return e.hit;
         }
         let cls = cls.clone();
-        let hit = self.lookup_in(&cls, side, sel).map(|(m, d)| Hit::new(&m, &d));
-        self.cache[idx] = CacheEntry { key, sel, cls: Some(cls), hit };
+        let hit = self
+            .lookup_in(&cls, side, sel)
+            .map(|(m, d)| Hit::new(&m, &d));
+        self.cache[idx] = CacheEntry {
+            key,
+            sel,
+            cls: Some(cls),
+            hit,
+        };
         hit
     }
 
@@ -105,7 +132,14 @@ impl Ctx {
     }
 
     /// Runs a method found by an uncached lookup.
-    pub(crate) fn call_method(&mut self, m: &Method, defc: &ClassRef, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
+    pub(crate) fn call_method(
+        &mut self,
+        m: &Method,
+        defc: &ClassRef,
+        recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Flow {
         self.call_hit(Hit::new(m, defc), recv, sel, args)
     }
 
@@ -114,7 +148,9 @@ impl Ctx {
     pub(crate) fn call_hit(&mut self, hit: Hit, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         match hit.kind {
             HitKind::Compiled(_) => {
-                let Some(cm) = hit.compiled() else { return Ok(Value::Nil) };
+                let Some(cm) = hit.compiled() else {
+                    return Ok(Value::Nil);
+                };
                 if args.len() != cm.code.nparams as usize {
                     return Err(self.arity_error(sel, args.len()).into());
                 }
@@ -129,18 +165,25 @@ impl Ctx {
                 p(self, recv, args).map_err(Box::new)
             }
             HitKind::Getter(i) => match recv {
-                Value::Object(inst) => Ok(inst.fields.get(i as usize).cloned().unwrap_or(Value::Nil)),
+                Value::Object(inst) => {
+                    Ok(inst.fields.get(i as usize).cloned().unwrap_or(Value::Nil))
+                }
                 _ => Ok(Value::Nil),
             },
             HitKind::Setter(i) => {
-                let Some(a) = args.first() else { return Err(self.arity_error(sel, 0).into()) };
+                let Some(a) = args.first() else {
+                    return Err(self.arity_error(sel, 0).into());
+                };
                 match recv {
                     Value::Object(inst) => {
                         let mut fields = inst.fields.to_vec();
                         if let Some(f) = fields.get_mut(i as usize) {
                             *f = a.clone();
                         }
-                        Ok(Value::Object(Arc::new(Instance { class: inst.class.clone(), fields: fields.into_boxed_slice() })))
+                        Ok(Value::Object(Arc::new(Instance {
+                            class: inst.class.clone(),
+                            fields: fields.into_boxed_slice(),
+                        })))
                     }
                     _ => Ok(recv.clone()),
                 }
@@ -150,7 +193,9 @@ impl Ctx {
                     let c = c.clone();
                     self.construct(&c, sel, args)
                 }
-                _ => Err(self.err("runtime_error", "constructor sent to a non-class").into()),
+                _ => Err(self
+                    .err("runtime_error", "constructor sent to a non-class")
+                    .into()),
             },
         }
     }
@@ -171,11 +216,11 @@ impl Ctx {
     #[inline]
     pub(crate) fn enter(&mut self) -> Result<(), Unwind> {
         if self.depth >= self.max_depth {
-            return Err(self.stack_overflow().into());
+            return Err(self.stack_overflow());
         }
         let marker = 0u8;
         if (&marker as *const u8 as usize) < self.stack_limit {
-            return Err(self.stack_overflow().into());
+            return Err(self.stack_overflow());
         }
         self.depth += 1;
         Ok(())
@@ -215,7 +260,8 @@ impl Ctx {
     fn pop_frame(&mut self, base: usize, cbase: usize) {
         while self.stack.len() > base {
             match self.stack.pop() {
-                Some(Value::Int(_) | Value::Nil | Value::True | Value::False | Value::Float(_)) | None => {}
+                Some(Value::Int(_) | Value::Nil | Value::True | Value::False | Value::Float(_))
+                | None => {}
                 Some(other) => drop(other),
             }
         }
@@ -273,14 +319,26 @@ impl Ctx {
     }
 
     /// Runs a compiled method on `recv`.
-    pub(crate) fn invoke(&mut self, cm: &CompiledMethod, defc: &Class, recv: &Value, args: &[Value]) -> Flow {
+    pub(crate) fn invoke(
+        &mut self,
+        cm: &CompiledMethod,
+        defc: &Class,
+        recv: &Value,
+        args: &[Value],
+    ) -> Flow {
         let base = self.stack.len();
         self.stack.extend_from_slice(args);
         self.invoke_at(cm, defc, recv, base)
     }
 
     /// Runs a compiled method whose arguments are at `stack[base..]`.
-    pub(crate) fn invoke_at(&mut self, cm: &CompiledMethod, defc: &Class, recv: &Value, base: usize) -> Flow {
+    pub(crate) fn invoke_at(
+        &mut self,
+        cm: &CompiledMethod,
+        defc: &Class,
+        recv: &Value,
+        base: usize,
+    ) -> Flow {
         if let Err(e) = self.enter() {
             self.stack.truncate(base);
             return Err(e.into());
@@ -288,15 +346,36 @@ impl Ctx {
         let code = &cm.code;
         let cbase = self.frame_at(code, base);
         let home = self.new_home();
-        self.acts.push(Activation { home, class: defc.name, sel: cm.selector, class_side: cm.class_side });
+        self.acts.push(Activation {
+            home,
+            class: defc.name,
+            sel: cm.selector,
+            class_side: cm.class_side,
+        });
         if let Some(sv) = code.self_var {
-            let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: cm.class_side };
+            let f = Frame {
+                recv,
+                base,
+                cbase,
+                upvals: &[],
+                home,
+                mclass: Some(defc),
+                mside: cm.class_side,
+            };
             self.set_var(&f, sv, recv.clone());
         }
         let r = if cm.class_side && code.touches_class_state {
             self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
         } else {
-            let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: cm.class_side };
+            let f = Frame {
+                recv,
+                base,
+                cbase,
+                upvals: &[],
+                home,
+                mclass: Some(defc),
+                mside: cm.class_side,
+            };
             self.exec(&code.body, &f)
         };
         self.acts.pop();
@@ -330,8 +409,17 @@ impl Ctx {
         };
         let chain = target.chain();
         self.lock_class(&target)?;
-        let snapshot: Vec<Vec<(Sym, Value)>> = chain.iter().map(|c| c.class_state.lock().clone()).collect();
-        let f = Frame { recv, base, cbase, upvals: &[], home, mclass: Some(defc), mside: side };
+        let snapshot: Vec<Vec<(Sym, Value)>> =
+            chain.iter().map(|c| c.class_state.lock().clone()).collect();
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: Some(defc),
+            mside: side,
+        };
         let r = self.exec(&code.body, &f);
         if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
             for (c, s) in chain.iter().zip(snapshot) {
@@ -376,14 +464,16 @@ impl Ctx {
     pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
         let code = &c.code;
         if args.len() != code.nparams as usize {
-            return Err(self.err(
-                "arity_mismatch",
-                format!(
-                    "Wrong number of arguments: block expects {} but was called with {}",
-                    code.nparams,
-                    args.len()
-                ),
-            ).into());
+            return Err(self
+                .err(
+                    "arity_mismatch",
+                    format!(
+                        "Wrong number of arguments: block expects {} but was called with {}",
+                        code.nparams,
+                        args.len()
+                    ),
+                )
+                .into());
         }
         self.enter()?;
         let (base, cbase) = self.push_frame(code, args);
@@ -473,41 +563,66 @@ impl Ctx {
             match d {
                 Some(code) => {
                     let code = code.clone();
-                    let v = self.run_fn(&code, &Value::Class(c.clone()), Some(c)).map_err(|b| *b)?;
+                    let v = self
+                        .run_fn(&code, &Value::Class(c.clone()), Some(c))
+                        .map_err(|b| *b)?;
                     fields.push(v);
                 }
                 None => fields.push(Value::Nil),
             }
         }
-        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Arc::new(Instance {
+            class: c.clone(),
+            fields: fields.into_boxed_slice(),
+        })))
     }
 
     /// The keyword constructor (`Point x: 1 y: 2`): the named fields, in declaration order;
     /// a subclass using an inherited constructor gets its other fields' defaults.
     fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> Flow {
         if c.is_abstract {
-            return Err(self.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)).into());
+            return Err(self
+                .err(
+                    "instantiation_error",
+                    format!("Cannot instantiate abstract class {}", c.name),
+                )
+                .into());
         }
         let s = sel.as_str();
         let all_fields = args.len() == c.field_names.len()
-            && s.split(':').zip(c.field_names.iter()).all(|(k, f)| k == f.as_str());
+            && s.split(':')
+                .zip(c.field_names.iter())
+                .all(|(k, f)| k == f.as_str());
         if all_fields {
-            return Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: args.to_vec().into_boxed_slice() })));
+            return Ok(Value::Object(Arc::new(Instance {
+                class: c.clone(),
+                fields: args.to_vec().into_boxed_slice(),
+            })));
         }
         let base = self.instantiate(c)?;
-        let Value::Object(inst) = base else { return Ok(base) };
+        let Value::Object(inst) = base else {
+            return Ok(base);
+        };
         let mut fields = inst.fields.to_vec();
         for (k, v) in s.split(':').filter(|k| !k.is_empty()).zip(args) {
             if let Some(i) = c.field_index(Sym::new(k)) {
                 fields[i] = v.clone();
             }
         }
-        Ok(Value::Object(Arc::new(Instance { class: c.clone(), fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Arc::new(Instance {
+            class: c.clone(),
+            fields: fields.into_boxed_slice(),
+        })))
     }
 
     /// Runs a parameterless function body (field default, classState default, top-level
     /// unit without bindings) as its own activation with `self` = `recv`.
-    pub(crate) fn run_fn(&mut self, code: &Arc<FnCode>, recv: &Value, mclass: Option<&ClassRef>) -> Flow {
+    pub(crate) fn run_fn(
+        &mut self,
+        code: &Arc<FnCode>,
+        recv: &Value,
+        mclass: Option<&ClassRef>,
+    ) -> Flow {
         self.enter()?;
         let (base, cbase) = self.push_frame(code, &[]);
         let home = self.new_home();
@@ -517,7 +632,15 @@ impl Ctx {
             sel: Sym::new("default"),
             class_side: true,
         });
-        let f = Frame { recv, base, cbase, upvals: &[], home, mclass: mclass.map(|c| &**c), mside: true };
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: mclass.map(|c| &**c),
+            mside: true,
+        };
         let r = self.exec(&code.body, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
@@ -539,9 +662,22 @@ impl Ctx {
         self.stack.resize(base + code.nslots as usize, Value::Nil);
         self.cells.extend(cells);
         let home = self.new_home();
-        self.acts.push(Activation { home, class: Sym::new("UndefinedObject"), sel: Sym::new("doIt"), class_side: false });
+        self.acts.push(Activation {
+            home,
+            class: Sym::new("UndefinedObject"),
+            sel: Sym::new("doIt"),
+            class_side: false,
+        });
         let recv = Value::Nil;
-        let f = Frame { recv: &recv, base, cbase, upvals: &[], home, mclass: None, mside: false };
+        let f = Frame {
+            recv: &recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: None,
+            mside: false,
+        };
         // Statement by statement: a top-level `^` ends only its own statement (2.8).
         let stmts: &[crate::interp::eval::code::Node] = match &code.body {
             crate::interp::eval::code::Node::Seq(v) => v,
@@ -551,9 +687,9 @@ impl Ctx {
         for s in stmts {
             r = match self.exec(s, &f) {
                 Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                Unwind::Return { value, .. } => Ok(value),
-                other => Err(Box::new(other)),
-            },
+                    Unwind::Return { value, .. } => Ok(value),
+                    other => Err(Box::new(other)),
+                },
                 other => other,
             };
             if r.is_err() {

@@ -12,15 +12,21 @@ pub fn register(p: &mut Prims) {
     p.add(b, "value:", |ctx, r, a| ctx.call_block(r, a));
     p.add(b, "value:value:", |ctx, r, a| ctx.call_block(r, a));
     p.add(b, "value:value:value:", |ctx, r, a| ctx.call_block(r, a));
-    p.add(b, "value:value:value:value:", |ctx, r, a| ctx.call_block(r, a));
+    p.add(b, "value:value:value:value:", |ctx, r, a| {
+        ctx.call_block(r, a)
+    });
     p.add(b, "valueWithArguments:", |ctx, r, a| {
         let args = seq_arg(ctx, &a[0], "valueWithArguments: argument")?;
         ctx.call_block(r, &args)
     });
     p.add(b, "arity", arity);
     p.add(b, "numArgs", arity);
-    p.add(b, "whileTrue:", |ctx, r, a| while_loop(ctx, r, Some(&a[0]), true));
-    p.add(b, "whileFalse:", |ctx, r, a| while_loop(ctx, r, Some(&a[0]), false));
+    p.add(b, "whileTrue:", |ctx, r, a| {
+        while_loop(ctx, r, Some(&a[0]), true)
+    });
+    p.add(b, "whileFalse:", |ctx, r, a| {
+        while_loop(ctx, r, Some(&a[0]), false)
+    });
     p.add(b, "whileTrue", |ctx, r, _| while_loop(ctx, r, None, true));
     p.add(b, "whileFalse", |ctx, r, _| while_loop(ctx, r, None, false));
     p.add(b, "repeat", |ctx, r, _| loop {
@@ -49,8 +55,12 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::Nil)
     });
-    p.add(i, "to:do:", |ctx, r, a| to_by_do(ctx, r, &a[0], &Value::Int(1), &a[1]));
-    p.add(i, "to:by:do:", |ctx, r, a| to_by_do(ctx, r, &a[0], &a[1], &a[2]));
+    p.add(i, "to:do:", |ctx, r, a| {
+        to_by_do(ctx, r, &a[0], &Value::Int(1), &a[1])
+    });
+    p.add(i, "to:by:do:", |ctx, r, a| {
+        to_by_do(ctx, r, &a[0], &a[1], &a[2])
+    });
 }
 
 fn arity(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
@@ -74,7 +84,11 @@ fn while_loop(ctx: &mut Ctx, cond: &Value, body: Option<&Value>, want: bool) -> 
         let go = match c {
             Value::True => want,
             Value::False => !want,
-            other => return Err(ctx.dnu_error(&other, Sym::new(if want { "ifTrue:" } else { "ifFalse:" }))),
+            other => {
+                return Err(
+                    ctx.dnu_error(&other, Sym::new(if want { "ifTrue:" } else { "ifFalse:" }))
+                )
+            }
         };
         if !go {
             return Ok(Value::Nil);

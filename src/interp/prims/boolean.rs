@@ -15,8 +15,20 @@ fn truthy(ctx: &Ctx, v: &Value, sel: &str) -> Result<bool, crate::interp::eval::
 
 pub fn register(p: &mut Prims) {
     for c in ["True", "False"] {
-        p.add(c, "ifTrue:", |ctx, r, a| if truthy(ctx, r, "ifTrue:")? { value_of(ctx, &a[0]) } else { Ok(r.clone()) });
-        p.add(c, "ifFalse:", |ctx, r, a| if truthy(ctx, r, "ifFalse:")? { Ok(r.clone()) } else { value_of(ctx, &a[0]) });
+        p.add(c, "ifTrue:", |ctx, r, a| {
+            if truthy(ctx, r, "ifTrue:")? {
+                value_of(ctx, &a[0])
+            } else {
+                Ok(r.clone())
+            }
+        });
+        p.add(c, "ifFalse:", |ctx, r, a| {
+            if truthy(ctx, r, "ifFalse:")? {
+                Ok(r.clone())
+            } else {
+                value_of(ctx, &a[0])
+            }
+        });
         p.add(c, "ifTrue:ifFalse:", |ctx, r, a| {
             if truthy(ctx, r, "ifTrue:ifFalse:")? {
                 value_of(ctx, &a[0])
@@ -24,19 +36,43 @@ pub fn register(p: &mut Prims) {
                 value_of(ctx, &a[1])
             }
         });
-        p.add(c, "and:", |ctx, r, a| if truthy(ctx, r, "and:")? { value_of(ctx, &a[0]) } else { Ok(Value::False) });
-        p.add(c, "or:", |ctx, r, a| if truthy(ctx, r, "or:")? { Ok(Value::True) } else { value_of(ctx, &a[0]) });
-        p.add(c, "not", |ctx, r, _| Ok(Value::bool(!truthy(ctx, r, "not")?)));
+        p.add(c, "and:", |ctx, r, a| {
+            if truthy(ctx, r, "and:")? {
+                value_of(ctx, &a[0])
+            } else {
+                Ok(Value::False)
+            }
+        });
+        p.add(c, "or:", |ctx, r, a| {
+            if truthy(ctx, r, "or:")? {
+                Ok(Value::True)
+            } else {
+                value_of(ctx, &a[0])
+            }
+        });
+        p.add(c, "not", |ctx, r, _| {
+            Ok(Value::bool(!truthy(ctx, r, "not")?))
+        });
         p.add(c, "xor:", |ctx, r, a| {
             let x = truthy(ctx, r, "xor:")?;
             let y = value_of(ctx, &a[0])?;
             let y = truthy(ctx, &y, "xor:")?;
             Ok(Value::bool(x != y))
         });
-        p.add(c, "isTrue", |_, r, _| Ok(Value::bool(matches!(r, Value::True))));
-        p.add(c, "isFalse", |_, r, _| Ok(Value::bool(matches!(r, Value::False))));
+        p.add(c, "isTrue", |_, r, _| {
+            Ok(Value::bool(matches!(r, Value::True)))
+        });
+        p.add(c, "isFalse", |_, r, _| {
+            Ok(Value::bool(matches!(r, Value::False)))
+        });
         p.add(c, "isBoolean", |_, _, _| Ok(Value::True));
-        p.add(c, "asString", |_, r, _| Ok(Value::str(if matches!(r, Value::True) { "true" } else { "false" })));
+        p.add(c, "asString", |_, r, _| {
+            Ok(Value::str(if matches!(r, Value::True) {
+                "true"
+            } else {
+                "false"
+            }))
+        });
     }
     let u = "UndefinedObject";
     p.add(u, "isNil", |_, _, _| Ok(Value::True));

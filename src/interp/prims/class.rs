@@ -15,36 +15,57 @@ pub fn register(p: &mut Prims) {
         let c = receiver_class(ctx, r)?;
         check_new(ctx, &c, true)?;
         if c.kind == ClassKind::Object {
-            return Err(ctx.err("instantiation_error", format!("{} does not take new: — use new", c.name)));
+            return Err(ctx.err(
+                "instantiation_error",
+                format!("{} does not take new: — use new", c.name),
+            ));
         }
         let Value::Dict(d) = &a[0] else {
             let n = ctx.class_name_of(&a[0]);
-            return Err(ctx.type_err(format!("new: expects a Dictionary of field values, not {n}")));
+            return Err(ctx.type_err(format!(
+                "new: expects a Dictionary of field values, not {n}"
+            )));
         };
         let d = d.clone();
         let inst = ctx.instantiate(&c)?;
-        let Value::Object(o) = inst else { return Ok(inst) };
+        let Value::Object(o) = inst else {
+            return Ok(inst);
+        };
         let mut fields = o.fields.to_vec();
         for (i, f) in c.field_names.iter().enumerate() {
             if let Some(v) = d.get(&Key(Value::Symbol(*f))) {
                 fields[i] = v.clone();
             }
         }
-        Ok(Value::Object(Ref::new(Instance { class: c, fields: fields.into_boxed_slice() })))
+        Ok(Value::Object(Ref::new(Instance {
+            class: c,
+            fields: fields.into_boxed_slice(),
+        })))
     });
     for m in ["new", "new:"] {
         p.add("Metaclass", m, |ctx, r, _| {
             let n = ctx.class_name_of(r);
-            Err(ctx.err("instantiation_error", format!("Cannot instantiate {n}: metaclasses have no instances")))
+            Err(ctx.err(
+                "instantiation_error",
+                format!("Cannot instantiate {n}: metaclasses have no instances"),
+            ))
         });
     }
     p.add_class("List", "new", |_, _, _| Ok(Value::list(Vec::new())));
     p.add_class("Array", "new", |_, _, _| Ok(Value::array(Vec::new())));
     p.add_class("Tuple", "new", |_, _, _| Ok(Value::tuple(Vec::new())));
-    p.add_class("Dictionary", "new", |_, _, _| Ok(Value::Dict(Ref::new(imbl::OrdMap::new()))));
-    p.add_class("Set", "new", |_, _, _| Ok(Value::Set(Ref::new(imbl::OrdSet::new()))));
-    p.add_class("Bag", "new", |_, _, _| Ok(Value::Bag(Ref::new(imbl::OrdMap::new()))));
-    p.add_class("Queue", "new", |_, _, _| Ok(Value::Queue(Ref::new(imbl::Vector::new()))));
+    p.add_class("Dictionary", "new", |_, _, _| {
+        Ok(Value::Dict(Ref::new(imbl::OrdMap::new())))
+    });
+    p.add_class("Set", "new", |_, _, _| {
+        Ok(Value::Set(Ref::new(imbl::OrdSet::new())))
+    });
+    p.add_class("Bag", "new", |_, _, _| {
+        Ok(Value::Bag(Ref::new(imbl::OrdMap::new())))
+    });
+    p.add_class("Queue", "new", |_, _, _| {
+        Ok(Value::Queue(Ref::new(imbl::Vector::new())))
+    });
 }
 
 fn receiver_class(ctx: &Ctx, r: &Value) -> Result<ClassRef, crate::interp::eval::Unwind> {
@@ -60,7 +81,10 @@ fn receiver_class(ctx: &Ctx, r: &Value) -> Result<ClassRef, crate::interp::eval:
 /// The checks of 5.2/5.3/5.5, made before looking at any argument.
 fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::eval::Unwind> {
     if c.is_abstract || c.builtin == Builtin::Abstract {
-        return Err(ctx.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)));
+        return Err(ctx.err(
+            "instantiation_error",
+            format!("Cannot instantiate abstract class {}", c.name),
+        ));
     }
     if c.builtin == Builtin::NoNew {
         let sel = if keyed { "new:" } else { "new" };
@@ -70,7 +94,11 @@ fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::
         ));
     }
     if c.kind == ClassKind::Actor {
-        let msg = if keyed { "Use spawnWith: instead" } else { "Use spawn instead" };
+        let msg = if keyed {
+            "Use spawnWith: instead"
+        } else {
+            "Use spawn instead"
+        };
         return Err(ctx.err("instantiation_error", msg));
     }
     Ok(())

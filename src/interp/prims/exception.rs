@@ -23,7 +23,9 @@ pub fn register(p: &mut Prims) {
             Ok(m)
         }
     });
-    p.add(e, "description", |ctx, r, _| Ok(Value::str(ctx.print_string(r)?)));
+    p.add(e, "description", |ctx, r, _| {
+        Ok(Value::str(ctx.print_string(r)?))
+    });
     p.add_class(e, "signal", |ctx, r, _| {
         let inst = new_instance(ctx, r)?;
         signal(ctx, &inst, None)
@@ -82,7 +84,9 @@ fn signal(ctx: &mut Ctx, exc: &Value, msg: Option<&Value>) -> EvalResult {
         let n = ctx.class_name_of(exc);
         return Err(ctx.type_err(format!("{n} is not an exception")));
     }
-    let Value::Object(inst) = exc else { return Err(ctx.type_err("not an exception")) };
+    let Value::Object(inst) = exc else {
+        return Err(ctx.type_err("not an exception"));
+    };
     let mut fields = inst.fields.to_vec();
     if let Some(m) = msg {
         let s = ctx.display_string(m)?;
@@ -100,7 +104,10 @@ fn signal(ctx: &mut Ctx, exc: &Value, msg: Option<&Value>) -> EvalResult {
     if fields[F_TRACE].is_nil() {
         fields[F_TRACE] = ctx.stack_trace();
     }
-    let v = Value::Object(Arc::new(Instance { class: inst.class.clone(), fields: fields.into_boxed_slice() }));
+    let v = Value::Object(Arc::new(Instance {
+        class: inst.class.clone(),
+        fields: fields.into_boxed_slice(),
+    }));
     ctx.note_raise(&v);
     Err(crate::interp::eval::Unwind::Error(v))
 }

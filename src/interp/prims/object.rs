@@ -9,41 +9,74 @@ use crate::interp::print;
 use crate::interp::value::Value;
 
 pub fn register(p: &mut Prims) {
-    for c in ["ProtoObject"] {
-        p.add(c, "==", |_, r, a| Ok(Value::bool(order::loose_eq(r, &a[0]))));
-        p.add(c, "/=", |_, r, a| Ok(Value::bool(!order::loose_eq(r, &a[0]))));
-        p.add(c, "=:=", |_, r, a| Ok(Value::bool(order::strict_eq(r, &a[0]))));
-        p.add(c, "=/=", |_, r, a| Ok(Value::bool(!order::strict_eq(r, &a[0]))));
+    {
+        let c = "ProtoObject";
+        p.add(c, "==", |_, r, a| {
+            Ok(Value::bool(order::loose_eq(r, &a[0])))
+        });
+        p.add(c, "/=", |_, r, a| {
+            Ok(Value::bool(!order::loose_eq(r, &a[0])))
+        });
+        p.add(c, "=:=", |_, r, a| {
+            Ok(Value::bool(order::strict_eq(r, &a[0])))
+        });
+        p.add(c, "=/=", |_, r, a| {
+            Ok(Value::bool(!order::strict_eq(r, &a[0])))
+        });
         p.add(c, "class", class_of);
         p.add(c, "doesNotUnderstand:args:", dnu);
         p.add(c, "perform:withArguments:", perform_with_arguments);
-        p.add(c, "perform:withArguments:timeout:", |ctx, r, a| perform_with_arguments(ctx, r, &a[..2]));
+        p.add(c, "perform:withArguments:timeout:", |ctx, r, a| {
+            perform_with_arguments(ctx, r, &a[..2])
+        });
         p.add(c, "performLocally:withArguments:", perform_with_arguments);
     }
     let o = "Object";
     p.add(o, "isNil", |_, _, _| Ok(Value::False));
     p.add(o, "notNil", |_, _, _| Ok(Value::True));
     p.add(o, "ifNil:", |_, r, _| Ok(r.clone()));
-    p.add(o, "ifNotNil:", |ctx, r, a| value_with_optional(ctx, &a[0], r));
-    p.add(o, "ifNil:ifNotNil:", |ctx, r, a| value_with_optional(ctx, &a[1], r));
-    p.add(o, "ifNotNil:ifNil:", |ctx, r, a| value_with_optional(ctx, &a[0], r));
-    p.add(o, "printString", |ctx, r, _| Ok(Value::str(print::default_print(ctx, r)?)));
-    p.add(o, "displayString", |ctx, r, _| Ok(Value::str(print::default_display(ctx, r)?)));
-    p.add(o, "inspect", |ctx, r, _| Ok(Value::str(ctx.print_string(r)?)));
+    p.add(o, "ifNotNil:", |ctx, r, a| {
+        value_with_optional(ctx, &a[0], r)
+    });
+    p.add(o, "ifNil:ifNotNil:", |ctx, r, a| {
+        value_with_optional(ctx, &a[1], r)
+    });
+    p.add(o, "ifNotNil:ifNil:", |ctx, r, a| {
+        value_with_optional(ctx, &a[0], r)
+    });
+    p.add(o, "printString", |ctx, r, _| {
+        Ok(Value::str(print::default_print(ctx, r)?))
+    });
+    p.add(o, "displayString", |ctx, r, _| {
+        Ok(Value::str(print::default_display(ctx, r)?))
+    });
+    p.add(o, "inspect", |ctx, r, _| {
+        Ok(Value::str(ctx.print_string(r)?))
+    });
     p.add(o, "yourself", |_, r, _| Ok(r.clone()));
     p.add(o, "copy", |_, r, _| Ok(r.clone()));
     p.add(o, "shallowCopy", |_, r, _| Ok(r.clone()));
     p.add(o, "deepCopy", |_, r, _| Ok(r.clone()));
-    p.add(o, "hash", |_, r, _| Ok(Value::Int((order::hash_value(r) >> 2) as i64)));
-    p.add(o, "equals:", |_, r, a| Ok(Value::bool(order::strict_eq(r, &a[0]))));
+    p.add(o, "hash", |_, r, _| {
+        Ok(Value::Int((order::hash_value(r) >> 2) as i64))
+    });
+    p.add(o, "equals:", |_, r, a| {
+        Ok(Value::bool(order::strict_eq(r, &a[0])))
+    });
     p.add(o, "respondsTo:", responds_to);
     p.add(o, "fieldNames", field_names);
     p.add(o, "fieldAt:", field_at);
     p.add(o, "fieldAt:put:", field_at_put);
     p.add(o, "perform:", |ctx, r, a| perform(ctx, r, &a[0], &[]));
-    p.add(o, "perform:with:", |ctx, r, a| perform(ctx, r, &a[0], &a[1..]));
-    p.add(o, "perform:with:with:", |ctx, r, a| perform(ctx, r, &a[0], &a[1..]));
-    p.add(o, "perform:with:with:with:", |ctx, r, a| perform(ctx, r, &a[0], &a[1..]));
+    p.add(o, "perform:with:", |ctx, r, a| {
+        perform(ctx, r, &a[0], &a[1..])
+    });
+    p.add(o, "perform:with:with:", |ctx, r, a| {
+        perform(ctx, r, &a[0], &a[1..])
+    });
+    p.add(o, "perform:with:with:with:", |ctx, r, a| {
+        perform(ctx, r, &a[0], &a[1..])
+    });
     p.add(o, "perform:withArguments:", perform_with_arguments);
     p.add(o, "isKindOf:", is_kind_of);
     p.add(o, "isMemberOf:", |ctx, r, a| {
@@ -53,9 +86,14 @@ pub fn register(p: &mut Prims) {
     p.add(o, "isClass", |_, _, _| Ok(Value::False));
     p.add(o, "error:", error);
     p.add(o, "subclassResponsibility", |ctx, r, _| {
-        Err(ctx.user_error(r, "This method is abstract and must be overridden by a subclass"))
+        Err(ctx.user_error(
+            r,
+            "This method is abstract and must be overridden by a subclass",
+        ))
     });
-    p.add(o, "notImplemented", |ctx, r, _| Err(ctx.user_error(r, "Method not yet implemented")));
+    p.add(o, "notImplemented", |ctx, r, _| {
+        Err(ctx.user_error(r, "Method not yet implemented"))
+    });
     p.add(o, "show:", |ctx, r, a| {
         let s = ctx.display_string(&a[0])?;
         ctx.prog.write_out(&s);
@@ -146,7 +184,9 @@ fn responds_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 fn is_kind_of(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     match &a[0] {
         Value::Class(c) => Ok(Value::bool(ctx.is_kind_of(r, c))),
-        Value::Meta(c) => Ok(Value::bool(matches!(r, Value::Class(k) if k.inherits_or_is(c)))),
+        Value::Meta(c) => Ok(Value::bool(
+            matches!(r, Value::Class(k) if k.inherits_or_is(c)),
+        )),
         other => {
             let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("isKindOf: argument must be a class, not {n}")))
@@ -156,7 +196,9 @@ fn is_kind_of(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 fn field_names(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     match r {
-        Value::Object(i) if i.class.kind == ClassKind::Value => Ok(sym_list(i.class.field_names.iter().copied())),
+        Value::Object(i) if i.class.kind == ClassKind::Value => {
+            Ok(sym_list(i.class.field_names.iter().copied()))
+        }
         _ => {
             let _ = ctx;
             Ok(Value::list(Vec::new()))
@@ -166,7 +208,10 @@ fn field_names(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
 
 fn immutable(ctx: &Ctx, r: &Value) -> Unwind {
     let n = ctx.class_name_of(r);
-    ctx.err("immutable_value", format!("{n} is immutable: fields cannot be changed in place"))
+    ctx.err(
+        "immutable_value",
+        format!("{n} is immutable: fields cannot be changed in place"),
+    )
 }
 
 fn field_at(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -193,22 +238,38 @@ fn error(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 /// `Time`, `System` and `Program` (9.9): clocks, arguments, environment and exit.
 fn system(p: &mut Prims) {
     fn since_epoch() -> std::time::Duration {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
     }
     fn mono() -> std::time::Duration {
         static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
         START.get_or_init(std::time::Instant::now).elapsed()
     }
     let t = "Time";
-    p.add_class(t, "nowS", |_, _, _| Ok(Value::Int(since_epoch().as_secs() as i64)));
-    p.add_class(t, "nowMs", |_, _, _| Ok(Value::Int(since_epoch().as_millis() as i64)));
-    p.add_class(t, "nowUs", |_, _, _| Ok(Value::Int(since_epoch().as_micros() as i64)));
-    p.add_class(t, "monotonicMs", |_, _, _| Ok(Value::Int(mono().as_millis() as i64)));
-    p.add_class(t, "monotonicUs", |_, _, _| Ok(Value::Int(mono().as_micros() as i64)));
-    p.add_class(t, "monotonicNs", |_, _, _| Ok(Value::Int(mono().as_nanos() as i64)));
+    p.add_class(t, "nowS", |_, _, _| {
+        Ok(Value::Int(since_epoch().as_secs() as i64))
+    });
+    p.add_class(t, "nowMs", |_, _, _| {
+        Ok(Value::Int(since_epoch().as_millis() as i64))
+    });
+    p.add_class(t, "nowUs", |_, _, _| {
+        Ok(Value::Int(since_epoch().as_micros() as i64))
+    });
+    p.add_class(t, "monotonicMs", |_, _, _| {
+        Ok(Value::Int(mono().as_millis() as i64))
+    });
+    p.add_class(t, "monotonicUs", |_, _, _| {
+        Ok(Value::Int(mono().as_micros() as i64))
+    });
+    p.add_class(t, "monotonicNs", |_, _, _| {
+        Ok(Value::Int(mono().as_nanos() as i64))
+    });
     let s = "System";
     p.add_class(s, "arguments", |ctx, _, _| {
-        Ok(Value::list(ctx.prog.args.read().iter().map(|a| Value::str(a.clone()))))
+        Ok(Value::list(
+            ctx.prog.args.read().iter().map(|a| Value::str(a.clone())),
+        ))
     });
     p.add_class(s, "getEnv:", |ctx, _, a| {
         let k = ctx.display_string(&a[0])?;
@@ -216,16 +277,22 @@ fn system(p: &mut Prims) {
     });
     p.add_class(s, "getEnv:default:", |ctx, _, a| {
         let k = ctx.display_string(&a[0])?;
-        Ok(std::env::var(k).map(Value::str).unwrap_or_else(|_| a[1].clone()))
+        Ok(std::env::var(k)
+            .map(Value::str)
+            .unwrap_or_else(|_| a[1].clone()))
     });
-    p.add_class(s, "osFamily", |_, _, _| Ok(Value::str(std::env::consts::FAMILY)));
+    p.add_class(s, "osFamily", |_, _, _| {
+        Ok(Value::str(std::env::consts::FAMILY))
+    });
     p.add_class(s, "hostname", |_, _, _| {
         let h = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .or_else(|_| std::fs::read_to_string("/etc/hostname"))
             .unwrap_or_else(|_| "localhost".into());
         Ok(Value::str(h.trim()))
     });
-    p.add_class(s, "pid", |_, _, _| Ok(Value::Int(std::process::id() as i64)));
+    p.add_class(s, "pid", |_, _, _| {
+        Ok(Value::Int(std::process::id() as i64))
+    });
     let pg = "Program";
     p.add_class(pg, "exit", |_, _, _| Err(Unwind::program_exit(0)));
     p.add_class(pg, "exit:", |ctx, _, a| match &a[0] {
@@ -235,5 +302,7 @@ fn system(p: &mut Prims) {
             Err(ctx.type_err(format!("Program exit: expects an Integer 0-255, got {n}")))
         }
     });
-    p.add_class(pg, "commandName", |ctx, _, _| Ok(Value::str(ctx.prog.command_name.read().clone())));
+    p.add_class(pg, "commandName", |ctx, _, _| {
+        Ok(Value::str(ctx.prog.command_name.read().clone()))
+    });
 }

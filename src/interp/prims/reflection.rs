@@ -18,8 +18,12 @@ pub fn register(p: &mut Prims) {
             _ => Value::Nil,
         })
     });
-    p.add(c, "printString", |_ctx, r, _| Ok(Value::str(class_label(r))));
-    p.add(c, "displayString", |_ctx, r, _| Ok(Value::str(class_label(r))));
+    p.add(c, "printString", |_ctx, r, _| {
+        Ok(Value::str(class_label(r)))
+    });
+    p.add(c, "displayString", |_ctx, r, _| {
+        Ok(Value::str(class_label(r)))
+    });
     p.add(c, "asString", |_ctx, r, _| Ok(Value::str(class_label(r))));
     p.add(c, "superclass", |ctx, r, _| Ok(superclass(ctx, r)));
     p.add(c, "allSuperclasses", |ctx, r, _| {
@@ -41,7 +45,8 @@ pub fn register(p: &mut Prims) {
                 Value::Meta(k) => Arc::ptr_eq(k, &ctx.prog.core.object),
                 _ => true,
             };
-            let is_proto = matches!(&cur, Value::Class(k) if Arc::ptr_eq(k, &ctx.prog.core.proto_object));
+            let is_proto =
+                matches!(&cur, Value::Class(k) if Arc::ptr_eq(k, &ctx.prog.core.proto_object));
             if !is_proto {
                 out.push(cur.clone());
             }
@@ -69,7 +74,9 @@ pub fn register(p: &mut Prims) {
             Value::Meta(k) if side => k.clone(),
             _ => return Ok(Value::False),
         };
-        Ok(Value::bool(!Arc::ptr_eq(&me, &other) && me.inherits_or_is(&other)))
+        Ok(Value::bool(
+            !Arc::ptr_eq(&me, &other) && me.inherits_or_is(&other),
+        ))
     });
     p.add(c, "includesBehaviour:", |ctx, r, a| {
         let (me, side) = split(ctx, r)?;
@@ -111,14 +118,22 @@ pub fn register(p: &mut Prims) {
         let (me, side) = split(ctx, r)?;
         for k in me.chain() {
             if table_keys(&k, side).contains(&sel) {
-                return Ok(if side { Value::Meta(k) } else { Value::Class(k) });
+                return Ok(if side {
+                    Value::Meta(k)
+                } else {
+                    Value::Class(k)
+                });
             }
         }
         Ok(Value::Nil)
     });
     p.add(c, "fieldNames", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
-        let inherited = me.superclass.as_ref().map(|s| s.field_names.len()).unwrap_or(0);
+        let inherited = me
+            .superclass
+            .as_ref()
+            .map(|s| s.field_names.len())
+            .unwrap_or(0);
         Ok(sym_list(me.field_names.iter().skip(inherited).copied()))
     });
     p.add(c, "allFieldNames", |ctx, r, _| {
@@ -155,7 +170,11 @@ pub fn register(p: &mut Prims) {
     p.add(c, "docForMethod:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "docForMethod: argument")?;
         let (me, side) = split(ctx, r)?;
-        let key = if side { format!("class {sel}") } else { sel.as_str().to_string() };
+        let key = if side {
+            format!("class {sel}")
+        } else {
+            sel.as_str().to_string()
+        };
         for k in me.chain() {
             if let Some(d) = k.method_docs.read().get(&key) {
                 return Ok(Value::str(d.clone()));
@@ -174,16 +193,31 @@ pub fn register(p: &mut Prims) {
     p.add(c, "protocols", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
         let names: Vec<Sym> = ctx.prog.protocols.read().keys().copied().collect();
-        let ok: Vec<Sym> = names.into_iter().filter(|n| conforms(&ctx.prog, &me, *n)).collect();
+        let ok: Vec<Sym> = names
+            .into_iter()
+            .filter(|n| conforms(&ctx.prog, &me, *n))
+            .collect();
         Ok(sym_list(sorted(ok)))
     });
     p.add(c, "isBehaviour", |_, _, _| Ok(Value::True));
-    p.add(c, "isClass", |_ctx, r, _| Ok(Value::bool(matches!(r, Value::Class(_)))));
-    p.add(c, "isMeta", |_ctx, r, _| Ok(Value::bool(matches!(r, Value::Meta(_)))));
-    p.add(c, "isMetaclass", |_ctx, r, _| Ok(Value::bool(matches!(r, Value::Meta(_)))));
-    p.add(c, "isAbstract", |ctx, r, _| Ok(Value::bool(split(ctx, r)?.0.is_abstract)));
-    p.add(c, "thisClass", |ctx, r, _| Ok(Value::Class(split(ctx, r)?.0)));
-    p.add(c, "instanceClass", |ctx, r, _| Ok(Value::Class(split(ctx, r)?.0)));
+    p.add(c, "isClass", |_ctx, r, _| {
+        Ok(Value::bool(matches!(r, Value::Class(_))))
+    });
+    p.add(c, "isMeta", |_ctx, r, _| {
+        Ok(Value::bool(matches!(r, Value::Meta(_))))
+    });
+    p.add(c, "isMetaclass", |_ctx, r, _| {
+        Ok(Value::bool(matches!(r, Value::Meta(_))))
+    });
+    p.add(c, "isAbstract", |ctx, r, _| {
+        Ok(Value::bool(split(ctx, r)?.0.is_abstract))
+    });
+    p.add(c, "thisClass", |ctx, r, _| {
+        Ok(Value::Class(split(ctx, r)?.0))
+    });
+    p.add(c, "instanceClass", |ctx, r, _| {
+        Ok(Value::Class(split(ctx, r)?.0))
+    });
     p.add(c, ">>", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], ">> argument")?;
         let (me, side) = split(ctx, r)?;
@@ -197,8 +231,16 @@ pub fn register(p: &mut Prims) {
     p.add(c, "removeSelector:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "removeSelector: argument")?;
         let (me, side) = split(ctx, r)?;
-        let own = if side { me.class_methods.read().contains_key(&sel) } else { me.methods.read().contains_key(&sel) };
-        let old = if own { compiled_method(ctx, &me, side, sel)? } else { Value::Nil };
+        let own = if side {
+            me.class_methods.read().contains_key(&sel)
+        } else {
+            me.methods.read().contains_key(&sel)
+        };
+        let old = if own {
+            compiled_method(ctx, &me, side, sel)?
+        } else {
+            Value::Nil
+        };
         let removed = ctx.prog.remove_method(&me, side, sel);
         Ok(if removed { old } else { Value::Nil })
     });
@@ -237,14 +279,32 @@ pub fn register(p: &mut Prims) {
     });
 
     let cm = "CompiledMethod";
-    p.add(cm, "selector", |ctx, r, _| with_cm(ctx, r, |m| Value::Symbol(m.selector)));
-    p.add(cm, "argumentCount", |ctx, r, _| with_cm(ctx, r, |m| Value::Int(m.arity as i64)));
-    p.add(cm, "source", |ctx, r, _| with_cm(ctx, r, |m| Value::str(m.source.clone())));
-    p.add(cm, "doc", |ctx, r, _| with_cm(ctx, r, |m| m.doc.clone().map(Value::str).unwrap_or(Value::Nil)));
-    p.add(cm, "printString", |ctx, r, _| with_cm(ctx, r, |m| Value::str(m.label())));
-    p.add(cm, "asString", |ctx, r, _| with_cm(ctx, r, |m| Value::str(m.label())));
-    p.add(cm, "displayString", |ctx, r, _| with_cm(ctx, r, |m| Value::str(m.label())));
-    p.add(cm, "methodClass", |ctx, r, _| with_cm(ctx, r, |m| Value::Class(m.owner.clone())));
+    p.add(cm, "selector", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::Symbol(m.selector))
+    });
+    p.add(cm, "argumentCount", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::Int(m.arity as i64))
+    });
+    p.add(cm, "source", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::str(m.source.clone()))
+    });
+    p.add(cm, "doc", |ctx, r, _| {
+        with_cm(ctx, r, |m| {
+            m.doc.clone().map(Value::str).unwrap_or(Value::Nil)
+        })
+    });
+    p.add(cm, "printString", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::str(m.label()))
+    });
+    p.add(cm, "asString", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::str(m.label()))
+    });
+    p.add(cm, "displayString", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::str(m.label()))
+    });
+    p.add(cm, "methodClass", |ctx, r, _| {
+        with_cm(ctx, r, |m| Value::Class(m.owner.clone()))
+    });
 }
 
 fn class_label(r: &Value) -> String {
@@ -321,9 +381,13 @@ fn required(prog: &Program, name: Sym) -> Option<(Vec<Sym>, Vec<Sym>)> {
 
 /// Structural conformance: the class (with inherited methods) understands every selector.
 pub fn conforms(prog: &Program, c: &ClassRef, name: Sym) -> bool {
-    let Some((inst, cls)) = required(prog, name) else { return false };
+    let Some((inst, cls)) = required(prog, name) else {
+        return false;
+    };
     inst.iter().all(|s| c.lookup(*s).is_some())
-        && cls.iter().all(|s| c.lookup_class_side(*s).is_some() || prog.core.class.lookup(*s).is_some())
+        && cls
+            .iter()
+            .all(|s| c.lookup_class_side(*s).is_some() || prog.core.class.lookup(*s).is_some())
 }
 
 fn unknown_protocol(ctx: &Ctx, name: Sym) -> Unwind {
@@ -360,7 +424,10 @@ impl NativeObj for CompiledMethodObj {
         self.label()
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
-        other.as_any().downcast_ref::<CompiledMethodObj>().is_some_and(|o| o.id == self.id)
+        other
+            .as_any()
+            .downcast_ref::<CompiledMethodObj>()
+            .is_some_and(|o| o.id == self.id)
     }
     fn hash_code(&self) -> u64 {
         self.id as u64
@@ -382,11 +449,17 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
             k.methods.read().get(&sel).cloned()
         }
     });
-    let Some(m) = found else { return Ok(Value::Nil) };
+    let Some(m) = found else {
+        return Ok(Value::Nil);
+    };
     let (source, doc, id) = match &m {
         Method::Compiled(cm) => (cm.source.clone(), cm.doc.clone(), Arc::as_ptr(cm) as usize),
         Method::Prim(f) => (format!("{sel} => @primitive"), None, *f as usize),
-        _ => (format!("{sel} => <generated accessor>"), None, Arc::as_ptr(c) as usize ^ sel.0 as usize),
+        _ => (
+            format!("{sel} => <generated accessor>"),
+            None,
+            Arc::as_ptr(c) as usize ^ sel.0 as usize,
+        ),
     };
     let obj = CompiledMethodObj {
         class: ctx.prog.core.compiled_method.clone(),
