@@ -25,6 +25,9 @@ pub mod sendability;
 pub mod sends;
 pub mod types;
 
+#[cfg(test)]
+mod tests;
+
 use std::collections::HashMap;
 
 use crate::diagnostic::{Diagnostic, Severity};
@@ -170,26 +173,24 @@ impl Checker {
     /// Adds the built-in library from source texts (`(file name, source)`), parsed with
     /// `@primitive` bodies allowed. Files that fail to parse contribute what was recovered.
     pub fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
-        let opts = crate::syntax::Options { allow_primitives: true };
-        let modules: Vec<ast::Module> =
-            sources.iter().map(|(_, src)| crate::syntax::parse_with(src, opts).0).collect();
+        let opts = crate::syntax::Options {
+            allow_primitives: true,
+        };
+        let modules: Vec<ast::Module> = sources
+            .iter()
+            .map(|(_, src)| crate::syntax::parse_with(src, opts).0)
+            .collect();
         let refs: Vec<&ast::Module> = modules.iter().collect();
         self.add_stdlib(&refs);
     }
 
-    /// The built-in table plus the `stdlib/*.bt` files of this source tree when present.
-    pub fn standard() -> Checker {
-        static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-        STANDARD
-            .get_or_init(|| {
-                let mut c = Checker::new();
-                let sources = stdlib_sources();
-                let refs: Vec<(&str, &str)> =
-                    sources.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
-                c.add_stdlib_sources(&refs);
-                c
-            })
-            .clone()
+    /// Declares the selectors the interpreter binds to Rust primitives (class name, selector,
+    /// class side?): DNU grading then knows every selector the run time understands.
+    pub fn add_primitive_selectors<'s>(
+        &mut self,
+        prims: impl IntoIterator<Item = (&'s str, &'s str, bool)>,
+    ) {
+        self.table.add_primitive_selectors(prims);
     }
 
     /// The class table (for tools and tests).
@@ -277,25 +278,6 @@ impl Checker {
         }
         out
     }
-}
-
-/// The `stdlib/*.bt` sources of this source tree (file name, text), sorted by name; empty
-/// when the directory is absent.
-pub fn stdlib_sources() -> Vec<(String, String)> {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("stdlib");
-    let mut out = Vec::new();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for e in entries.flatten() {
-            let p = e.path();
-            if p.extension().is_some_and(|x| x == "bt") {
-                if let Ok(src) = std::fs::read_to_string(&p) {
-                    out.push((p.file_name().unwrap_or_default().to_string_lossy().into_owned(), src));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
 }
 
 /// `@expect` suppression, stale `@expect`, category levels, `--warnings-as-errors`; sorted.
@@ -455,7 +437,7 @@ pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -
 }
 
 #[cfg(test)]
-mod tests {
+mod api_tests {
     use super::*;
 
     #[test]

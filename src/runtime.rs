@@ -19,8 +19,33 @@
 //!   [`Config::reductions`] the coroutine yields to the back of its worker's queue.
 //! * Suspended coroutines are **pinned** to their worker (no `unsafe impl Send`); idle
 //!   workers steal not-yet-started work. Coroutines are capped (each stack is two kernel
-//!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack.
+//!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack (see
+//!   Limits).
 //! * A handler panic is caught and becomes an actor crash (reason `{#panic, msg}`).
+//!
+//! # Example
+//!
+//! ```
+//! use bt::interp::value::Value;
+//! use bt::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
+//!
+//! let rt = Runtime::new(Config { workers: 1, ..Config::default() }).unwrap();
+//! let mut count = 0;
+//! let counter = rt.spawn(handler(move |_cx: &mut Cx<'_>, m: Message| {
+//!     count += m.args[0].as_int().unwrap_or(0);
+//!     Ok(Value::Int(count))
+//! }));
+//! let total = rt
+//!     .block_on(move |cx| {
+//!         for _ in 0..9 {
+//!             cx.cast(&counter, Message::named("add:", vec![Value::Int(1)]));
+//!         }
+//!         // A call after casts is a barrier: it answers after them.
+//!         cx.call(&counter, Message::named("add:", vec![Value::Int(1)]), Timeout::DEFAULT)
+//!     })
+//!     .unwrap();
+//! assert_eq!(total.unwrap().as_int(), Some(10));
+//! ```
 //!
 //! # API for the interpreter
 //!
@@ -40,11 +65,51 @@
 //! rt.processes(false) -> [ProcessInfo { pid, name, label, status, mailbox_len, started_at_ms }]
 //! ```
 //!
-//! The interpreter's evaluation context holds the `&mut Cx` it is given (never a
-//! thread-local); its activations check `cx.stack_remaining()` along with the depth limit so
-//! `stack_overflow` is raised before the guard page is reached. Self-sends are the
-//! interpreter's job (run directly); a call to self through the runtime reports `Deadlock`.
+//! # Wiring the language surface (plan for the interpreter integration)
 //!
+//! * **Evaluation context.** The interpreter's `Ctx` holds the `&mut Cx` it is given (never a
+//!   thread-local). `Ctx::tick` calls [`Cx::tick`] and maps [`Exiting`] to `Unwind::Exit`.
+//!   Each activation checks its depth limit *and* `cx.stack_remaining() < ~128 KiB` and raises
+//!   `stack_overflow` (an ordinary exception), so the guard page is never reached.
+//! * **Main program / REPL line**: `rt.block_on(|cx| …)`, pid 1, 2, … (label `main`).
+//! * **`Actor subclass:` instance** = a [`Behaviour`] holding the class and the field values.
+//!   `handle` snapshots the fields, dispatches `msg.selector` with `msg.args` through the
+//!   evaluator, and on an exception restores the snapshot and answers `Err(exception)` (the
+//!   caller re-raises it: [`CallError::Raised`]). `terminate` runs `terminate:`.
+//! * **`spawn` / `spawnWith:`**: `rt.spawn_opts(behaviour, SpawnOpts { info: class, .. })`,
+//!   then a sync `initialize` call; if it raises, `rt.kill` and raise `instantiation_error`.
+//!   `spawnAs:` passes `SpawnOpts::name` (atomic). Handle printString uses `ProcRef::pid`.
+//! * **Sends**: if `p.pid() == cx.pid()` run the method directly (self-send); else
+//!   `cx.call(&p, Message::new(sel, args), timeout)` mapping [`CallError::kind`] to the
+//!   exception kind (`timeout`, `actor_dead`, `deadlock_detected`); `Exiting` unwinds.
+//!   Postfix `!` is `cx.cast`; failures reach [`Behaviour::cast_failed`] (logged).
+//!   `withTimeout:` proxies are actors forwarding with another [`Timeout`].
+//! * **Lifecycle**: `stop` = [`Cx::stop`] (self: `stop_self`), `kill` = [`RtHandle::kill`],
+//!   `isAlive` = [`ProcRef::is_alive`], `monitor` = [`RtHandle::make_ref`] +
+//!   [`RtHandle::when_down`] per `whenDown:` block, `demonitor`, `onExit:` =
+//!   [`RtHandle::on_exit`], `aPid exit:` = [`RtHandle::exit`]; reasons via
+//!   [`ExitReason::to_value`].
+//! * **Names**: [`RtHandle::register`] / `unregister` / `whereis` / `registered`, kinds via
+//!   [`NameError::kind`]; `wrong_class` is checked by the interpreter against
+//!   [`ProcRef::info`].
+//! * **Class-side state**: one [`ProcLock`] per class; its waiters suspend.
+//! * **Timer**: [`RtHandle::after`], [`RtHandle::every`], [`Cx::sleep`], [`TimerRef`].
+//!   `Parallel`: `spawn_task` + [`TaskHandle::join_in`]. Snapshots: [`RtHandle::processes`].
+//! * **Supervisors** (later): `SpawnOpts::link`/`trap_exits`, [`Signal::Exit`] and
+//!   [`RtHandle::monitor_signal`] delivered to [`Behaviour::signal`] before user messages.
+//!
+//! # Limits
+//!
+//! * Preemption is cooperative: native code that never calls [`Cx::tick`] is not preempted.
+//! * At the coroutine cap, work waits for a stack. The last eighth of the cap is kept for
+//!   processes someone is blocked on (a queued sync call, a stop, a signal), and those are
+//!   served first, so callers cannot starve their server of a stack. A chain of servers
+//!   deeper than that reserve, all started at the cap, progresses only as calls time out
+//!   (never with `Timeout::Infinity`). The default cap (~28,000, from the kernel's 65,530
+//!   mappings) is far above the 10,000 suspended handlers required.
+//! * A suspended coroutine resumes on the worker that created it; only not-yet-started work
+//!   is stolen by idle workers.
+
 //! # Modules
 //!
 //! | module | what |
@@ -54,16 +119,24 @@
 //! | `cx` | [`Cx`], the process context: call, cast, stop, sleep, tick, stack check |
 //! | `process` | [`Behaviour`], [`ProcRef`], mailbox, the coroutine body, exit handling |
 //! | `sched` | workers, run queues, coroutine slots, deadlines, stack cap |
+//! | `lock` | [`ProcLock`]: re-entrant per process, waiters suspend (class-side state) |
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
 //! | `clock` | real or manual clock; `after`/`every` timers |
-//! | `stack` | mmap'd coroutine stacks (the only `unsafe` code) |
+//! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
+//! | `supervisor` | native supervisors: strategies, restart intensity, roster + bookkeeping |
+//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1` |
+//! | `observe` | `bt run --observe`: `GET /runtime/processes` on loopback |
 
 mod api;
 mod clock;
 mod cx;
+mod lock;
+pub mod observe;
 mod process;
 mod sched;
+pub mod snapshot;
 mod stack;
+pub mod supervisor;
 mod types;
 mod waiter;
 
@@ -72,6 +145,7 @@ pub use api::{
 };
 pub use clock::TimerRef;
 pub use cx::Cx;
+pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
 pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Signal, Timeout,

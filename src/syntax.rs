@@ -123,3 +123,104 @@ mod tests {
         assert!(!line_continues(""));
     }
 }
+
+#[cfg(test)]
+mod decl_tests {
+    use super::ast::*;
+    use super::*;
+
+    fn class(src: &str, opts: Options) -> (ClassDecl, Vec<Diagnostic>) {
+        let (m, d) = parse_with(src, opts);
+        match m.items.into_iter().next() {
+            Some(Item::Class(c)) => (c, d),
+            other => panic!("expected a class, got {other:?}"),
+        }
+    }
+
+    fn method(c: &ClassDecl, i: usize) -> &MethodDecl {
+        match &c.members[i] {
+            Member::Method(m) => m,
+            other => panic!("expected a method, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn primitive_bodies_in_the_builtin_library() {
+        let src = "Object subclass: I\n  + other => @primitive intAdd\n  class new => @primitive\n  size => @intrinsic \"size\"\n";
+        let (c, d) = class(
+            src,
+            Options {
+                allow_primitives: true,
+            },
+        );
+        assert!(d.is_empty(), "{d:?}");
+        let names: Vec<_> = (0..3)
+            .map(|i| method(&c, i).primitive.as_ref().map(|p| p.name.clone()))
+            .collect();
+        assert_eq!(
+            names,
+            vec![
+                Some("intAdd".into()),
+                Some("new".into()),
+                Some("size".into())
+            ]
+        );
+        assert!(method(&c, 0).body.is_empty());
+        // In user code the same file is an E0308 per primitive.
+        let (_, d) = class(src, Options::default());
+        assert_eq!(d.iter().filter(|d| d.code == "E0308").count(), 3, "{d:?}");
+    }
+
+    #[test]
+    fn method_source_and_spans() {
+        let src = "Object subclass: A\n  foo: x =>\n    y := x + 1\n    y\n  bar => 2\n";
+        let (c, d) = class(src, Options::default());
+        assert!(d.is_empty(), "{d:?}");
+        let m = method(&c, 0);
+        assert_eq!(m.source, "foo: x =>\n    y := x + 1\n    y");
+        assert_eq!(&src[m.span.range()], m.source);
+        assert_eq!(&src[m.selector_span.range()], "foo:");
+        assert_eq!(&src[m.params[0].name.span.range()], "x");
+        assert_eq!(method(&c, 1).source, "bar => 2");
+        assert_eq!(&src[c.name.span.range()], "A");
+        let Some(Stmt {
+            kind: StmtKind::Expr(e),
+            ..
+        }) = m.body.first()
+        else {
+            panic!()
+        };
+        assert_eq!(&src[e.span.range()], "y := x + 1");
+    }
+
+    #[test]
+    fn expression_spans_cover_their_text() {
+        let src = "r := d at: 1 + 2 put: #(3, 4)\n";
+        let (m, d) = parse(src);
+        assert!(d.is_empty());
+        let Item::Stmt(Stmt {
+            kind: StmtKind::Expr(e),
+            ..
+        }) = &m.items[0]
+        else {
+            panic!()
+        };
+        assert_eq!(&src[e.span.range()], "r := d at: 1 + 2 put: #(3, 4)");
+        let ExprKind::Assign { value, .. } = &e.kind else {
+            panic!()
+        };
+        let ExprKind::Send {
+            selector,
+            selector_span,
+            args,
+            ..
+        } = &value.kind
+        else {
+            panic!()
+        };
+        assert_eq!(selector, "at:put:");
+        assert_eq!(&src[selector_span.range()], "at: 1 + 2 put:");
+        assert_eq!(&src[args[0].span.range()], "1 + 2");
+        assert_eq!(&src[args[1].span.range()], "#(3, 4)");
+    }
+}

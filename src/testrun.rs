@@ -139,11 +139,7 @@ pub fn run(opts: &Options) -> Result<i32, UsageError> {
     let loads = discover::expand_loads(&opts.loads).map_err(UsageError)?;
     let exe = std::env::current_exe()
         .map_err(|e| UsageError(format!("cannot find the bt executable: {e}")))?;
-    let sup = supervise::Supervisor {
-        exe,
-        timeout: opts.timeout,
-        output_to_stderr: opts.json,
-    };
+    let sup = supervise::Supervisor::new(exe, opts.timeout, opts.json);
     let mut results = Vec::new();
     for file in &files {
         let spec = match plan(file, &loads, opts) {

@@ -71,6 +71,25 @@ const RULES: &[Rule] = &[
         timeout: 30,
         bless_args: None,
     },
+    // The static checker: ok files check clean; err files pin the rendered findings.
+    Rule {
+        prefix: "tests/golden/types/ok/",
+        exts: &[".bt"],
+        args: args_check,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: Some(0),
+        timeout: 30,
+        bless_args: None,
+    },
+    Rule {
+        prefix: "tests/golden/types/err/",
+        exts: &[".bt"],
+        args: args_check,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: None,
+        timeout: 30,
+        bless_args: None,
+    },
     // Expression files and suites: each file passes when every case passes.
     Rule {
         prefix: "tests/golden/eval/",
@@ -188,6 +207,10 @@ fn main() {
     files.sort();
     let mut trials = Vec::new();
     for rel in &files {
+        // Files under a `fixtures` directory are loaded by the tests beside it, not run.
+        if rel.contains("/fixtures/") {
+            continue;
+        }
         let Some(rule) = RULES.iter().find(|r| rel.starts_with(r.prefix)) else {
             continue;
         };
@@ -341,13 +364,64 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
     }
 }
 
-/// A JSON document pretty-printed (with a final line end), or the text as it is when it
-/// does not parse.
+/// A JSON document pretty-printed with its keys in the order written (with a final line
+/// end), or the text as it is when it does not parse.
 fn pretty_json(text: &str) -> String {
-    match serde_json::from_str::<serde_json::Value>(text) {
-        Ok(v) => serde_json::to_string_pretty(&v).unwrap_or_default() + "\n",
-        Err(_) => text.to_string(),
+    if serde_json::from_str::<serde_json::Value>(text).is_err() {
+        return text.to_string();
     }
+    let mut out = String::new();
+    let mut depth = 0usize;
+    let mut in_str = false;
+    let mut escaped = false;
+    let mut chars = text.trim().chars().peekable();
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    while let Some(c) = chars.next() {
+        if in_str {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_str = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_str = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                let close = if c == '{' { '}' } else { ']' };
+                if chars.peek() == Some(&close) {
+                    out.push(close);
+                    chars.next();
+                } else {
+                    depth += 1;
+                    newline(&mut out, depth);
+                }
+            }
+            '}' | ']' => {
+                depth = depth.saturating_sub(1);
+                newline(&mut out, depth);
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out.push('\n');
+    out
 }
 
 /// A small line diff (longest common subsequence), enough for golden outputs.

@@ -524,3 +524,51 @@ fn exit_reasons_are_data() {
     assert_eq!(CallError::ActorDead.kind(), Some("actor_dead"));
     assert_eq!(CallError::Deadlock.kind(), Some("deadlock_detected"));
 }
+
+/// Class-side state lock: re-entrant in one process; a process waiting for it suspends (the
+/// single worker keeps serving others), even while the holder is suspended in a sync call.
+#[test]
+fn proc_lock_suspends_waiters_instead_of_blocking_the_worker() {
+    use bt::runtime::ProcLock;
+    let rt = runtime(1);
+    let lock = Arc::new(ProcLock::new());
+    let (slow, _) = recorder(&rt);
+    let (l, s) = (lock.clone(), slow.clone());
+    let holder = rt.spawn_task(move |cx| {
+        let _g = l.lock(cx).unwrap();
+        let _again = l.lock(cx).unwrap(); // re-entrant
+        cx.call(&s, msg("hold:", vec![Value::Int(100)]), Timeout::Infinity)
+            .unwrap();
+        cx.pid()
+    });
+    let hp = holder.proc().clone();
+    wait_until("holder inside the lock, waiting on the call", || {
+        lock.owner() == Some(hp.pid()) && slow.status() == ProcStatus::Waiting
+    });
+    let order: Log = Default::default();
+    let waiters: Vec<_> = (0..3)
+        .map(|i| {
+            let (l, o) = (lock.clone(), order.clone());
+            rt.spawn_task(move |cx| {
+                let _g = l.lock(cx).unwrap();
+                o.lock().push(format!("w{i}"));
+            })
+        })
+        .collect();
+    let wp: Vec<_> = waiters.iter().map(|t| t.proc().clone()).collect();
+    wait_until("waiters suspended", || {
+        wp.iter().all(|p| p.status() == ProcStatus::Waiting)
+    });
+    // A waiter killed while queued gives up its place.
+    assert!(rt.kill(&wp[1]));
+    // The only worker is not blocked.
+    assert_eq!(rt.block_on(|_cx| 9).unwrap(), 9);
+    rt.advance(100);
+    assert_eq!(holder.join().unwrap(), hp.pid());
+    for (i, t) in waiters.into_iter().enumerate() {
+        let r = t.join();
+        assert_eq!(r.is_ok(), i != 1);
+    }
+    assert_eq!(*order.lock(), ["w0", "w2"]);
+    assert_eq!(lock.owner(), None);
+}

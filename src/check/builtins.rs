@@ -65,7 +65,7 @@ class TranscriptStream < Actor actor
 i show: cr showCr: recent clear tab space print: display: nl
 c current current: resetCurrent
 class Number < Value value abstract complete
-i + - * / < > <= >= % // \\ ** isZero isPositive isNegative sign between:and: reciprocal degreesToRadians radiansToDegrees isInteger isFloat isNumber negated abs squared sqrt min: max: rounded truncated floor ceiling asFloat asInteger asString printString: roundTo: truncateTo: raisedTo: isEven isOdd sin cos tan sinh cosh tanh asin acos atan atan2: log ln log2 log10 exp log: to: to:by: to:do: to:by:do: timesRepeat: div: rem: quo: factorial gcd: lcm: bitAnd: bitOr: bitXor: bitShift: bitNot isNaN isInfinite asCharacter isPrime printPaddedWith:to: printString:  isLetter isDigit isUppercase isLowercase isWhitespace value atRandom strictlyPositive
+i + - * / < > <= >= % // \\ ** mod: bitAt: radix: printStringRadix: printShowingDecimalPlaces: fractionPart integerPart storeString printOn: isZero isPositive isNegative sign between:and: reciprocal degreesToRadians radiansToDegrees isInteger isFloat isNumber negated abs squared sqrt min: max: rounded truncated floor ceiling asFloat asInteger asString printString: roundTo: truncateTo: raisedTo: isEven isOdd sin cos tan sinh cosh tanh asin acos atan atan2: log ln log2 log10 exp log: to: to:by: to:do: to:by:do: timesRepeat: div: rem: quo: factorial gcd: lcm: bitAnd: bitOr: bitXor: bitShift: bitNot isNaN isInfinite asCharacter isPrime printPaddedWith:to: printString:  isLetter isDigit isUppercase isLowercase isWhitespace value atRandom strictlyPositive
 s i < Dynamic -> Boolean
 s i > Dynamic -> Boolean
 s i <= Dynamic -> Boolean
@@ -109,7 +109,7 @@ s c pi -> Float
 s c e -> Float
 class String < Value value sealed complete
 c withAll: fromCodePoint: fromCodePoints: fromIolist: new new: cr lf tab space
-i =:= =/= == /= < > <= >= ++ , repeat: size length at: first last indexOf: take: drop: isEmpty isNotEmpty notEmpty isBlank uppercase lowercase asUppercase asLowercase capitalize trim trimLeft trimRight trimSeparators reverse reversed includesSubstring: startsWith: endsWith: includes: split: splitOn: lines words replaceAll:with: replaceFirst:with: padLeft: padRight: padLeft:with: padRight:with: isDigit isAlpha asInteger asFloat asNumber asAtom asSymbol asList asArray asString printString displayString urlEncoded urlDecoded do: collect: select: reject: detect: detect:ifNone: inject:into: stream matchesRegex: matchesRegex:options: firstMatch: allMatches: replaceRegex:with: replaceAllRegex:with: splitRegex: byteSize byteAt: part:size: concat: toBytes asHex asBase64 asBase64Url copyFrom:to: from:to: join: keysAndValuesDo: doWithIndex: eachWithIndex: withIndexDo: anySatisfy: allSatisfy: count: occurrencesOf: asBinary asUtf8 contains: hash isString asCharacter
+i first: last: allButFirst allButLast reverseDo: do:separatedBy: asUppercase asLowercase notEmpty isEmptyOrNil at:ifAbsent: indexOf:ifAbsent: copyReplaceAll:with: asByteArray trimBoth =:= =/= == /= < > <= >= ++ , repeat: size length at: first last indexOf: take: drop: isEmpty isNotEmpty notEmpty isBlank uppercase lowercase asUppercase asLowercase capitalize trim trimLeft trimRight trimSeparators reverse reversed includesSubstring: startsWith: endsWith: includes: split: splitOn: lines words replaceAll:with: replaceFirst:with: padLeft: padRight: padLeft:with: padRight:with: isDigit isAlpha asInteger asFloat asNumber asAtom asSymbol asList asArray asString printString displayString urlEncoded urlDecoded do: collect: select: reject: detect: detect:ifNone: inject:into: stream matchesRegex: matchesRegex:options: firstMatch: allMatches: replaceRegex:with: replaceAllRegex:with: splitRegex: byteSize byteAt: part:size: concat: toBytes asHex asBase64 asBase64Url copyFrom:to: from:to: join: keysAndValuesDo: doWithIndex: eachWithIndex: withIndexDo: anySatisfy: allSatisfy: count: occurrencesOf: asBinary asUtf8 contains: hash isString asCharacter
 s i size -> Integer
 s i length -> Integer
 s i ++ String -> String
@@ -172,7 +172,7 @@ s i isNotEmpty -> Boolean
 s i includes: Dynamic -> Boolean
 class List < Collection value complete
 c withAll: new new: with: with:with: with:with:with:
-i first rest last at: includes: indexOf: sort sort: sorted sorted: sortBy: reversed reverse unique take: drop: takeWhile: dropWhile: flatten flatMap: ++ , from:to: zip: groupBy: partition: intersperse: addFirst: add: addAll: addLast: stream atRandom join join: first: last: allButFirst allButLast copyWith: copyWithout: remove: second third isList at:put: head tail indexOf:ifAbsent: with:collect: keys values collectWithIndex:
+i at:ifAbsent: first rest last at: includes: indexOf: sort sort: sorted sorted: sortBy: reversed reverse unique take: drop: takeWhile: dropWhile: flatten flatMap: ++ , from:to: zip: groupBy: partition: intersperse: addFirst: add: addAll: addLast: stream atRandom join join: first: last: allButFirst allButLast copyWith: copyWithout: remove: second third isList at:put: head tail indexOf:ifAbsent: with:collect: keys values collectWithIndex:
 s i first -> Dynamic
 s i ++ List -> List
 class Array < Collection value complete

@@ -55,7 +55,9 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
     }
     // The parser reports wrong data keywords when the superclass is Value, Actor or Object
     // itself; the checker covers deeper chains.
-    let kind = table.kind_of(name).filter(|_| !matches!(sup.as_str(), "Value" | "Actor" | "Object"));
+    let kind = table
+        .kind_of(name)
+        .filter(|_| !matches!(sup.as_str(), "Value" | "Actor" | "Object"));
     let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.clone()).collect();
     for m in &c.members {
         match m {
@@ -119,6 +121,7 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
                                     ),
                                     md.selector_span,
                                 )
+                                .with_label("overrides a sealed method")
                                 .with_hint("sealed methods may not be overridden in subclasses"),
                             );
                         } else {
@@ -147,6 +150,7 @@ fn typed_slot(w: &mut Walker, c: &ast::ClassDecl, kw: &str, s: &ast::SlotDecl) {
                 ),
                 s.name.span,
             )
+            .with_label("no type")
             .with_hint(format!("write `{kw} {} :: Type`", s.name.name)),
         );
     }
@@ -165,6 +169,7 @@ fn typed_method(w: &mut Walker, class: &str, md: &ast::MethodDecl) {
                     ),
                     p.name.span,
                 )
+                .with_label("no type")
                 .with_hint(format!("write `{} :: Type`", p.name.name)),
             );
         }
@@ -180,6 +185,7 @@ fn typed_method(w: &mut Walker, class: &str, md: &ast::MethodDecl) {
                 ),
                 md.selector_span,
             )
+            .with_label("no return type")
             .with_hint("write `-> Type` before `=>`"),
         );
     }
@@ -216,6 +222,7 @@ fn suspicious_override(
                     ),
                     t.span,
                 )
+                .with_label(format!("{owner} declares {st}"))
                 .with_hint(format!("callers of {owner}>>{} pass {st}; accept it here too", md.selector)),
             );
         }
@@ -234,6 +241,7 @@ fn check_method_decl(w: &mut Walker, class: &str, md: &ast::MethodDecl, _tps: &[
                 ),
                 md.selector_span,
             )
+            .with_label("defined here")
             .with_hint("override `equals:` (and `hash`) instead"),
         );
     }
@@ -246,6 +254,7 @@ fn check_method_decl(w: &mut Walker, class: &str, md: &ast::MethodDecl, _tps: &[
                         format!("`Self` cannot be a parameter type (parameter '{}' of '{}')", p.name.name, md.selector),
                         span,
                     )
+                    .with_label("not allowed here")
                     .with_hint(format!("name the class (`{class}`) or a protocol instead; `Self` is allowed only as a return type")),
                 );
             }
@@ -324,6 +333,7 @@ pub fn check_standalone(w: &mut Walker, sm: &ast::StandaloneMethod) {
                 ),
                 sm.method.selector_span,
             )
+            .with_label("replaces a sealed method")
             .with_hint("sealed methods may not be replaced; adding new selectors is allowed"),
         );
     }
@@ -342,6 +352,7 @@ pub fn check_internal_class(w: &mut Walker, name: &str, span: crate::syntax::ast
                     format!("Class {name} is internal to its package"),
                     span,
                 )
+                .with_label("internal class")
                 .with_hint("internal classes are visible only inside their own package"),
             );
         }
@@ -364,6 +375,7 @@ pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
                     format!("Type alias name '{name}' must start upper-case and be longer than one character"),
                     a.name.span,
                 )
+                .with_label("invalid alias name")
                 .with_hint("one-letter upper-case names are implicit type parameters"),
             );
         }
@@ -374,6 +386,7 @@ pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
                     format!("Type alias '{name}' has the name of class {name}"),
                     a.name.span,
                 )
+                .with_label("collides with a class")
                 .with_hint("choose another name for the alias"),
             );
         }
@@ -385,6 +398,7 @@ pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
                     format!("Type alias cycle: {}", cycle.join(" -> ")),
                     a.name.span,
                 )
+                .with_label("refers back to itself")
                 .with_hint(
                     "an alias must eventually name classes, symbols or other types, not itself",
                 ),

@@ -31,6 +31,14 @@ pub struct Walker<'a> {
     pub ctx: MethodCtx,
     /// Names of block locals whose block has ended (for the "assign it before the block" hint).
     pub dead_block_locals: HashSet<String>,
+    /// Depth of code that deliberately provokes errors (the body of `on:do:`, `ensure:`,
+    /// `should:raise:`, `Result tryDo:`, match guards): DNU findings are not given there.
+    pub protected: usize,
+    /// Names whose assignment is being evaluated (for the hint on `f := [… f …]`).
+    pub assigning: Vec<String>,
+    /// Names assigned more than once in the current method (or file top level): inside a
+    /// block, such a captured variable may hold any of its values when the block runs.
+    pub multi_assigned: HashSet<String>,
 }
 
 /// Facts a condition establishes: variable narrowings when it is true / false.
@@ -60,6 +68,9 @@ impl<'a> Walker<'a> {
             scopes: Scopes::default(),
             ctx: MethodCtx::default(),
             dead_block_locals: HashSet::new(),
+            protected: 0,
+            assigning: Vec::new(),
+            multi_assigned: HashSet::new(),
         }
     }
 
@@ -93,6 +104,10 @@ impl<'a> Walker<'a> {
     /// Walks a whole module: declarations' bodies and the top-level statements.
     pub fn walk_module(&mut self, m: &ast::Module, known_bindings: &[String]) {
         self.scopes.push(ScopeKind::TopLevel);
+        self.multi_assigned = multi_assigned(m.items.iter().filter_map(|i| match i {
+            ast::Item::Stmt(s) => Some(s),
+            _ => None,
+        }));
         for name in known_bindings {
             self.scopes.declare(
                 Var {
@@ -157,7 +172,8 @@ impl<'a> Walker<'a> {
                 "E0505",
                 format!("Unknown @expect category '{}'", x.category.name),
                 x.category.span,
-            );
+            )
+            .with_label("unknown category");
             d = d.with_hint(
                 match did_you_mean(&x.category.name, CATEGORIES.iter().copied()) {
                     Some(s) => format!("did you mean `{s}`? Categories: {}", CATEGORIES.join(", ")),
@@ -234,6 +250,7 @@ impl<'a> Walker<'a> {
     /// Walks a method body with its parameters in scope.
     pub fn walk_method(&mut self, md: &ast::MethodDecl) {
         self.scopes.push(ScopeKind::Method);
+        let outer_multi = std::mem::replace(&mut self.multi_assigned, multi_assigned(&md.body));
         let tps = self.class_type_params();
         for p in &md.params {
             let ty =
@@ -273,6 +290,7 @@ impl<'a> Walker<'a> {
             }
         }
         self.end_activation();
+        self.multi_assigned = outer_multi;
     }
 
     /// Pops the innermost activation and reports its unused locals.
@@ -504,7 +522,11 @@ impl<'a> Walker<'a> {
             .iter()
             .flat_map(|s| s.names.keys().cloned())
             .collect();
-        if self.dead_block_locals.contains(name) {
+        if self.assigning.iter().any(|n| n == name) {
+            d = d.with_hint(format!(
+                "`{name}` is assigned by this statement, after its value is computed; assign it first (`{name} := nil`) so the block can refer to it"
+            ));
+        } else if self.dead_block_locals.contains(name) {
             d = d.with_hint(format!(
                 "`{name}` is assigned only inside a block, so it is local to that block; assign it before the block to share it"
             ));
@@ -535,26 +557,13 @@ impl<'a> Walker<'a> {
     }
 
     fn assign(&mut self, name: &ast::Ident, ty: Option<&ast::TypeExpr>, value: &Expr) -> Ty {
-        let mut existing = self.scopes.lookup(&name.name);
+        let existing = self.scopes.lookup(&name.name);
         let report_unused = !self.scopes.at_top_level() && !self.is_library() && name.name != "_";
         let tps = self.class_type_params();
         let declared = ty.map(|t| self.table.resolve(t, &tps));
-        if existing.is_none() && matches!(value.kind, ExprKind::Block(_)) {
-            // A block may refer to the variable it is being assigned to (recursion).
-            existing = Some(self.scopes.declare(
-                Var {
-                    name: name.name.clone(),
-                    ty: Ty::Dynamic,
-                    declared: declared.clone(),
-                    read: false,
-                    span: name.span,
-                    report_unused,
-                    remote: false,
-                },
-                true,
-            ));
-        }
+        self.assigning.push(name.name.clone());
         let vt = self.expr(value);
+        self.assigning.pop();
         let remote = self.is_remote_expr(value);
         let declared =
             declared.or_else(|| existing.and_then(|i| self.scopes.vars[i].declared.clone()));
@@ -603,7 +612,10 @@ impl<'a> Walker<'a> {
                 value.span,
             )
             .with_label(format!("this is {}", vt.widened()))
-            .with_hint(format!("assign {}, or change the declared type", a_an(&declared.to_string()))),
+            .with_hint(format!(
+                "assign {}, or change the declared type",
+                a_an(&declared.to_string())
+            )),
         );
     }
 
@@ -709,6 +721,33 @@ impl<'a> Walker<'a> {
     /// precise type (the block may run at any time after it is created).
     pub fn closure(&mut self, b: &Block, param_tys: &[(Ty, bool)], _remote: bool) {
         self.forget_assigned(&b.body);
+        // Captured variables assigned more than once may hold another value when the block
+        // runs: inside the block they are Dynamic (restored afterwards).
+        let mut reads = Vec::new();
+        for st in &b.body {
+            if let StmtKind::Expr(x) | StmtKind::Cast(x) = &st.kind {
+                read_names(x, &mut reads);
+            }
+        }
+        let mut restore: Vec<(usize, Ty)> = Vec::new();
+        for (name, _) in reads {
+            if !self.multi_assigned.contains(&name) {
+                continue;
+            }
+            if let Some(idx) = self.scopes.lookup(&name) {
+                let v = &mut self.scopes.vars[idx];
+                if v.declared.is_none() && !restore.iter().any(|(i, _)| *i == idx) {
+                    restore.push((idx, std::mem::replace(&mut v.ty, Ty::Dynamic)));
+                }
+            }
+        }
+        self.closure_body(b, param_tys);
+        for (idx, ty) in restore {
+            self.scopes.vars[idx].ty = ty;
+        }
+    }
+
+    fn closure_body(&mut self, b: &Block, param_tys: &[(Ty, bool)]) {
         self.scopes.push(ScopeKind::Block);
         for (i, p) in b.params.iter().enumerate() {
             let (ty, remote) = param_tys.get(i).cloned().unwrap_or((Ty::Dynamic, false));
@@ -931,9 +970,30 @@ fn item_span(item: &ast::Item) -> Span {
     }
 }
 
+/// Names assigned more than once in a statement list (nested blocks included).
+pub fn multi_assigned<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> HashSet<String> {
+    let mut names = Vec::new();
+    for s in stmts {
+        if let StmtKind::Expr(e) | StmtKind::Cast(e) = &s.kind {
+            assigned_names(e, &mut names);
+        }
+    }
+    let mut seen = HashSet::new();
+    let mut multi = HashSet::new();
+    for n in names {
+        if !seen.insert(n.clone()) {
+            multi.insert(n);
+        }
+    }
+    multi
+}
+
 /// "an Integer", "a String".
 pub fn a_an(noun: &str) -> String {
-    let vowel = noun.chars().next().is_some_and(|c| "AEIOUaeiou".contains(c));
+    let vowel = noun
+        .chars()
+        .next()
+        .is_some_and(|c| "AEIOUaeiou".contains(c));
     format!("{} {noun}", if vowel { "an" } else { "a" })
 }
 

@@ -74,6 +74,8 @@ impl<'a> Walker<'a> {
             self.scopes.push(ScopeKind::Inline);
             self.bind_pattern(&arm.pattern, &rt);
             if let Some(g) = &arm.guard {
+                // An exception raised inside a guard makes the guard false (2.10).
+                self.protected += 1;
                 match &g.kind {
                     ExprKind::Block(b) if b.params.is_empty() => {
                         self.inline_block(b, &[]);
@@ -82,6 +84,7 @@ impl<'a> Walker<'a> {
                         self.expr(g);
                     }
                 }
+                self.protected -= 1;
             }
             self.scopes.begin_branch();
             results.push(self.expr(&arm.body));

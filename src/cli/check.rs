@@ -44,24 +44,74 @@ pub struct FileReport {
 
 /// Diagnostics for one source text checked as its own unit (parse errors, then findings).
 pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
-    let reports = check_unit(&[(path.to_string(), src.to_string())], &check::CheckOptions::default());
+    let reports = check_unit(
+        &[(path.to_string(), src.to_string())],
+        &check::CheckOptions::default(),
+    );
     reports.into_iter().flat_map(|r| r.diags).collect()
+}
+
+/// The checker every command starts from: the checker's built-in table, the declarations of
+/// the embedded `stdlib/*.bt`, and every selector bound to a Rust primitive (so a DNU hint is
+/// never given for a selector the run time understands). Built once per process.
+pub fn standard_checker() -> Checker {
+    static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
+    STANDARD
+        .get_or_init(|| {
+            let mut c = Checker::new();
+            c.add_stdlib_sources(crate::interp::stdlib::FILES);
+            let mut prims = crate::interp::eval::Prims::default();
+            crate::interp::prims::register_all(&mut prims);
+            c.add_primitive_selectors(prims.instance.keys().map(|(cls, sel)| (*cls, *sel, false)));
+            c.add_primitive_selectors(prims.class_side.keys().map(|(cls, sel)| (*cls, *sel, true)));
+            c
+        })
+        .clone()
 }
 
 /// Parses and checks one load unit.
 pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
-    let parsed: Vec<(ast_module::Module, Vec<Diagnostic>)> =
-        files.iter().map(|(_, src)| syntax::parse(src)).collect();
+    // The built-in library's own files (`stdlib/*.bt`) may use `@primitive` bodies.
+    let library = files.iter().all(|(p, _)| is_library_file(p));
+    let popts = syntax::Options {
+        allow_primitives: library,
+    };
+    let parsed: Vec<(crate::syntax::ast::Module, Vec<Diagnostic>)> = files
+        .iter()
+        .map(|(_, src)| syntax::parse_with(src, popts))
+        .collect();
     let sources: Vec<SourceFile> = files
         .iter()
         .zip(&parsed)
         .map(|((path, src), (module, _))| SourceFile { path, src, module })
         .collect();
-    let findings = Checker::standard().check_unit(&sources, opts);
+    let mut checker = standard_checker();
+    let context = context_files(files);
+    if !context.is_empty() {
+        let parsed_ctx: Vec<crate::syntax::ast::Module> = context
+            .iter()
+            .map(|(_, src)| syntax::parse(src).0)
+            .collect();
+        let ctx_sources: Vec<SourceFile> = context
+            .iter()
+            .zip(&parsed_ctx)
+            .map(|((path, src), module)| SourceFile { path, src, module })
+            .collect();
+        checker.remember(&ctx_sources);
+    }
+    let findings = if library {
+        checker.check_library(&sources, opts)
+    } else {
+        checker.check_unit(&sources, opts)
+    };
     let mut reports: Vec<FileReport> = files
         .iter()
         .zip(parsed)
-        .map(|((path, src), (_, diags))| FileReport { path: path.clone(), src: src.clone(), diags })
+        .map(|((path, src), (_, diags))| FileReport {
+            path: path.clone(),
+            src: src.clone(),
+            diags,
+        })
         .collect();
     for f in findings {
         if let Some(r) = reports.get_mut(f.file) {
@@ -74,8 +124,63 @@ pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec
     reports
 }
 
-mod ast_module {
-    pub use crate::syntax::ast::Module;
+/// A file of the embedded built-in library (`…/stdlib/NAME.bt` with NAME one of its files).
+fn is_library_file(path: &str) -> bool {
+    let p = Path::new(path);
+    let in_stdlib = p
+        .parent()
+        .and_then(|d| d.file_name())
+        .is_some_and(|n| n == "stdlib");
+    let name = p
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    in_stdlib && crate::interp::stdlib::FILES.iter().any(|(f, _)| *f == name)
+}
+
+/// What a test file is checked against, as `bt test` would load it (LANGUAGE.md 11): the
+/// `*.bt` files of a `fixtures` directory next to it, then its `// @load PATH` lines (resolved
+/// against the working directory, then the file's directory). Unreadable files are skipped.
+fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    let push = |p: &Path, out: &mut Vec<(String, String)>| {
+        let name = p.to_string_lossy().into_owned();
+        if files.iter().any(|(f, _)| Path::new(f) == p) || out.iter().any(|(f, _)| *f == name) {
+            return;
+        }
+        if let Ok(src) = std::fs::read_to_string(p) {
+            out.push((name, src));
+        }
+    };
+    for (path, src) in files {
+        let Some(dir) = Path::new(path).parent() else {
+            continue;
+        };
+        let in_fixtures = dir.file_name().is_some_and(|n| n == "fixtures");
+        let fixtures = dir.join("fixtures");
+        if !in_fixtures && fixtures.is_dir() {
+            let mut fx: Vec<std::path::PathBuf> = std::fs::read_dir(&fixtures)
+                .map(|rd| rd.flatten().map(|e| e.path()).collect())
+                .unwrap_or_default();
+            fx.retain(|p| p.extension().is_some_and(|x| x == "bt"));
+            fx.sort();
+            for f in fx {
+                push(&f, &mut out);
+            }
+        }
+        for line in src.lines() {
+            if let Some(rest) = line.trim().strip_prefix("// @load ") {
+                let rest = Path::new(rest.trim());
+                let p = if rest.exists() {
+                    rest.to_path_buf()
+                } else {
+                    dir.join(rest)
+                };
+                push(&p, &mut out);
+            }
+        }
+    }
+    out
 }
 
 /// Checks files (directories are searched recursively for `*.bt`). Unreadable paths are
@@ -94,17 +199,27 @@ pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<Fil
     let mut units: Vec<(Option<String>, Vec<String>)> = Vec::new();
     for f in files {
         let manifest = manifest_dir(Path::new(&f));
-        match (&manifest, units.iter_mut().find(|(m, _)| m.is_some() && *m == manifest)) {
+        match (
+            &manifest,
+            units
+                .iter_mut()
+                .find(|(m, _)| m.is_some() && *m == manifest),
+        ) {
             (Some(_), Some((_, fs))) => fs.push(f),
             _ => units.push((manifest, vec![f])),
         }
     }
     let mut out = Vec::new();
     for (manifest, unit) in units {
-        let mut levels = check::CheckOptions { warnings_as_errors: opts.warnings_as_errors, ..Default::default() };
+        let mut levels = check::CheckOptions {
+            warnings_as_errors: opts.warnings_as_errors,
+            ..Default::default()
+        };
         if let Some(dir) = &manifest {
             if let Ok(text) = std::fs::read_to_string(Path::new(dir).join("bt.toml")) {
-                levels.apply_manifest(&text).map_err(|e| format!("{dir}/bt.toml: {e}"))?;
+                levels
+                    .apply_manifest(&text)
+                    .map_err(|e| format!("{dir}/bt.toml: {e}"))?;
             }
         }
         for l in &opts.levels {
@@ -188,6 +303,13 @@ pub fn main(args: &[String]) -> i32 {
     }
     if paths.is_empty() {
         paths.push(".".into());
+    }
+    let mut probe = check::CheckOptions::default();
+    for l in &opts.levels {
+        if let Err(e) = probe.set_level_arg(l) {
+            eprintln!("bt check: --diagnostics {l}: {e}");
+            return 2;
+        }
     }
     let reports = match check_files_with(&paths, &opts) {
         Ok(r) => r,

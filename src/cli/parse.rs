@@ -1,19 +1,22 @@
-//! `bt parse --ast FILE`: prints the canonical AST dump (src/syntax/dump.rs) to standard
+//! `bt parse --ast [--allow-primitives] FILE`: prints the canonical AST dump (src/syntax/dump.rs) to standard
 //! output and any diagnostics to standard error; exit status 1 on a syntax error.
 
 use crate::diagnostic::{self, ColorChoice};
 use crate::syntax;
 
-const USAGE: &str = "usage: bt parse --ast [--color never|always|auto] FILE";
+const USAGE: &str = "usage: bt parse --ast [--color never|always|auto] [--allow-primitives] FILE";
 
 /// Runs `bt parse ARGS`; answers the process exit status.
 pub fn main(args: &[String]) -> i32 {
     let mut file = None;
     let mut color = ColorChoice::Auto;
+    let mut opts = syntax::Options::default();
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--ast" => {}
+            // Built-in library files (`stdlib/*.bt`) may use `=> @primitive` bodies.
+            "--allow-primitives" | "--stdlib" => opts.allow_primitives = true,
             "--color" => match it.next().and_then(|c| parse_color(c)) {
                 Some(c) => color = c,
                 None => {
@@ -46,7 +49,7 @@ pub fn main(args: &[String]) -> i32 {
             return 2;
         }
     };
-    let (module, diags) = syntax::parse(&src);
+    let (module, diags) = syntax::parse_with(&src, opts);
     if !diags.is_empty() {
         eprint!("{}", diagnostic::render(&file, &src, &diags, color));
     }

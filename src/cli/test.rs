@@ -82,7 +82,10 @@ pub fn main(args: &[String]) -> i32 {
         Ok(o) => o,
         Err(e) => {
             let synopsis: Vec<&str> = USAGE.lines().take(2).collect();
-            eprintln!("bt test: {e}\n{}\n(bt test --help explains each option)", synopsis.join("\n"));
+            eprintln!(
+                "bt test: {e}\n{}\n(bt test --help explains each option)",
+                synopsis.join("\n")
+            );
             return 2;
         }
     };

@@ -156,6 +156,17 @@ pub fn interval_string(iv: &Interval) -> String {
     }
 }
 
+/// The printString of a value inside a container (10.1): user overrides apply, but actors are
+/// rendered from their handle (`Actor(Counter, 0.7.0)`) without being sent a message.
+pub fn element_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    if let Value::Native(n) = v {
+        if n.0.class().kind == ClassKind::Actor {
+            return Ok(n.0.print_string());
+        }
+    }
+    ctx.print_string(v)
+}
+
 fn join_printed<'a>(
     ctx: &mut Ctx,
     open: &str,
@@ -167,7 +178,7 @@ fn join_printed<'a>(
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&ctx.print_string(e)?);
+        out.push_str(&element_print(ctx, e)?);
     }
     out.push_str(close);
     Ok(out)
@@ -214,9 +225,9 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&ctx.print_string(&k.0)?);
+                out.push_str(&element_print(ctx, &k.0)?);
                 out.push_str(" => ");
-                out.push_str(&ctx.print_string(e)?);
+                out.push_str(&element_print(ctx, e)?);
             }
             out.push('}');
             Ok(out)
@@ -240,9 +251,9 @@ fn print_instance(ctx: &mut Ctx, o: &Instance) -> Result<String, Unwind> {
             (field(o, "isOk"), field(o, "okValue"), field(o, "errReason"))
         {
             return Ok(if matches!(ok, Value::True) {
-                format!("Result ok: {}", ctx.print_string(val)?)
+                format!("Result ok: {}", element_print(ctx, val)?)
             } else {
-                format!("Result error: {}", ctx.print_string(err)?)
+                format!("Result error: {}", element_print(ctx, err)?)
             });
         }
     }
@@ -278,7 +289,7 @@ fn print_instance(ctx: &mut Ctx, o: &Instance) -> Result<String, Unwind> {
         out.push_str(class.field_names[idx].as_str());
         out.push_str(": ");
         let f = o.fields.get(idx).cloned().unwrap_or(Value::Nil);
-        out.push_str(&ctx.print_string(&f)?);
+        out.push_str(&element_print(ctx, &f)?);
     }
     out.push(')');
     Ok(out)
@@ -334,7 +345,7 @@ fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> 
             out.push(']');
         }
         other => {
-            let s = ctx.print_string(other)?;
+            let s = element_print(ctx, other)?;
             out.push_str(&json_string(&s));
         }
     }
@@ -361,7 +372,7 @@ mod tests {
             (-0.0, "-0.0"),
             (0.0, "0.0"),
             (2.0, "2.0"),
-            (3.14, "3.14"),
+            (3.25, "3.25"),
             (-7.5, "-7.5"),
             (1e10, "1.0e10"),
             (12345.0, "12345.0"),

@@ -169,6 +169,11 @@ impl Runtime {
         self.handle.clone()
     }
 
+    /// [`Runtime::shutdown_within`] two seconds (what dropping the runtime does).
+    pub fn shutdown(self) {
+        self.shutdown_within(Duration::from_secs(2));
+    }
+
     /// Kills every process (reason `shutdown`), waits up to `grace` for their coroutines to
     /// finish, then stops the threads. Coroutines that ignore their kill are abandoned
     /// (their stacks leak) rather than unwound by force.
@@ -362,7 +367,12 @@ impl RtHandle {
 
     /// Asks `to` to stop after the messages already queued; later sends fail. `waiter`, if
     /// given, completes once it has exited. False if it had already exited.
-    pub(crate) fn request_stop(&self, to: &ProcRef, waiter: Option<Arc<Waiter>>) -> bool {
+    pub(crate) fn request_stop(
+        &self,
+        to: &ProcRef,
+        waiter: Option<Arc<Waiter>>,
+        reason: ExitReason,
+    ) -> bool {
         let schedule = {
             let mut g = to.0.inner.lock();
             if g.reason.is_some() {
@@ -373,7 +383,7 @@ impl RtHandle {
             }
             if g.accepting {
                 g.accepting = false;
-                g.mailbox.push_back(Envelope::Stop);
+                g.mailbox.push_back(Envelope::Stop(reason));
             }
             if g.sched == Sched::Idle && g.body.is_some() {
                 g.sched = Sched::Scheduled;
@@ -390,7 +400,7 @@ impl RtHandle {
 
     /// Graceful stop without waiting (see [`Cx::stop`] to wait for the exit).
     pub fn stop(&self, to: &ProcRef) -> bool {
-        self.request_stop(to, None)
+        self.request_stop(to, None, ExitReason::Normal)
     }
 
     /// Immediate exit with reason `killed`, overtaking queued messages (their sync senders

@@ -9,7 +9,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex};
 
@@ -18,10 +18,41 @@ use crate::runtime::process::TaskFn;
 use crate::runtime::sched::Shared;
 
 /// Milliseconds since the runtime started: real, or advanced only by hand.
+///
+/// The real clock reads `CLOCK_MONOTONIC_COARSE` (a few ns, resolution of a scheduler tick)
+/// because every sync call reads it to arm its timeout; deadlines add the resolution
+/// ([`Clock::slack_ms`]) so a timeout never fires early.
 pub(crate) struct Clock {
-    start: Instant,
+    start_ms: u64,
     manual: Option<AtomicU64>,
     wall0_ms: u64,
+    slack_ms: u64,
+}
+
+fn coarse_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_gettime writes only into the timespec we pass.
+    let r = unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if r != 0 {
+        return 0; // not reached on Linux: the coarse clock always exists
+    }
+    ts.tv_sec as u64 * 1000 + ts.tv_nsec as u64 / 1_000_000
+}
+
+fn coarse_resolution_ms() -> u64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: clock_getres writes only into the timespec we pass.
+    let r = unsafe { libc::clock_getres(libc::CLOCK_MONOTONIC_COARSE, &mut ts) };
+    if r != 0 {
+        return 10;
+    }
+    (ts.tv_sec as u64 * 1000 + (ts.tv_nsec as u64).div_ceil(1_000_000)).max(1)
 }
 
 impl Clock {
@@ -31,10 +62,15 @@ impl Clock {
             .map(|d| d.as_millis() as u64)
             .unwrap_or(0);
         Clock {
-            start: Instant::now(),
+            start_ms: coarse_ms(),
             manual: manual.then(|| AtomicU64::new(0)),
             wall0_ms,
+            slack_ms: if manual { 0 } else { coarse_resolution_ms() },
         }
+    }
+    /// Added to deadlines so a coarse clock never fires a timeout early.
+    pub fn slack_ms(&self) -> u64 {
+        self.slack_ms
     }
     pub fn is_manual(&self) -> bool {
         self.manual.is_some()
@@ -42,7 +78,7 @@ impl Clock {
     pub fn now_ms(&self) -> u64 {
         match &self.manual {
             Some(m) => m.load(Ordering::SeqCst),
-            None => self.start.elapsed().as_millis() as u64,
+            None => coarse_ms().saturating_sub(self.start_ms),
         }
     }
     /// Wall-clock ms since the Unix epoch, consistent with `now_ms`.

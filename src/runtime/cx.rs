@@ -22,8 +22,8 @@ use crate::runtime::waiter::{chain_contains, Waiter, Wake};
 /// The context of the running process (see the module docs).
 pub struct Cx<'y> {
     y: &'y Yielder<(), Suspend>,
-    rt: RtHandle,
-    me: ProcRef,
+    rt: &'y RtHandle,
+    me: &'y ProcRef,
     wake: Wake,
     current: Option<Arc<Waiter>>,
     reductions: u32,
@@ -37,8 +37,8 @@ pub struct Cx<'y> {
 impl<'y> Cx<'y> {
     pub(crate) fn new(
         y: &'y Yielder<(), Suspend>,
-        rt: RtHandle,
-        me: ProcRef,
+        rt: &'y RtHandle,
+        me: &'y ProcRef,
         wake: Wake,
         stack_low: usize,
         stack_top: usize,
@@ -64,16 +64,16 @@ impl<'y> Cx<'y> {
     }
 
     /// A handle to the running process.
-    pub fn me(&self) -> &ProcRef {
-        &self.me
+    pub fn me(&self) -> &'y ProcRef {
+        self.me
     }
 
     /// The runtime this process belongs to (spawn, names, timers, monitors …).
-    pub fn rt(&self) -> &RtHandle {
-        &self.rt
+    pub fn rt(&self) -> &'y RtHandle {
+        self.rt
     }
 
-    pub(crate) fn shared(&self) -> &Arc<Shared> {
+    pub(crate) fn shared(&self) -> &'y Arc<Shared> {
         &self.rt.0
     }
 
@@ -147,7 +147,15 @@ impl<'y> Cx<'y> {
 
     fn deadline(&self, t: Timeout) -> Option<u64> {
         match t {
-            Timeout::Ms(ms) => Some(self.rt.0.clock.now_ms().saturating_add(ms)),
+            Timeout::Ms(ms) => {
+                let clock = &self.rt.0.clock;
+                Some(
+                    clock
+                        .now_ms()
+                        .saturating_add(ms)
+                        .saturating_add(clock.slack_ms()),
+                )
+            }
             Timeout::Infinity => None,
         }
     }
@@ -209,13 +217,24 @@ impl<'y> Cx<'y> {
     /// Graceful stop of another process; answers once it has exited (`Ok` at once if it
     /// already has). On self it takes effect after the current message (`stop_self`).
     pub fn stop(&mut self, to: &ProcRef, t: Timeout) -> Result<(), CallError> {
+        self.stop_with(to, ExitReason::Normal, t)
+    }
+
+    /// [`Cx::stop`] with another exit reason (a supervisor stops its children with
+    /// `shutdown`; `terminate` sees that reason).
+    pub fn stop_with(
+        &mut self,
+        to: &ProcRef,
+        reason: ExitReason,
+        t: Timeout,
+    ) -> Result<(), CallError> {
         self.check_alive()?;
         if to.pid() == self.pid() {
-            self.stop_self();
+            self.exit_self(reason);
             return Ok(());
         }
         let w = Waiter::new(Some(self.pid()), self.current.clone());
-        if !self.rt.request_stop(to, Some(w.clone())) {
+        if !self.rt.request_stop(to, Some(w.clone()), reason) {
             return Ok(());
         }
         let d = self.deadline(t);

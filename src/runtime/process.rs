@@ -81,8 +81,9 @@ pub(crate) enum Envelope {
         msg: Message,
         reply: Option<Arc<Waiter>>,
     },
-    /// A graceful stop, ordered after the messages queued before it.
-    Stop,
+    /// A graceful stop, ordered after the messages queued before it, with the exit reason
+    /// (`normal` for `stop`, `shutdown` when a supervisor stops its child).
+    Stop(ExitReason),
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
@@ -358,15 +359,15 @@ pub(crate) fn deliver_exit(shared: &Shared, to: &ProcRef, from: Pid, reason: Exi
 enum Next {
     Signal(Signal),
     Msg(Message, Option<Arc<Waiter>>),
-    Stop,
+    Stop(ExitReason),
     Done,
 }
 
 /// The coroutine body of a process run: handle control signals and messages until the
 /// mailbox is empty, or run the task closure once. Never unwinds (panics become crashes).
 pub(crate) fn run_body(cx: &mut Cx<'_>) {
-    let p = cx.me().clone();
-    let shared = cx.shared().clone();
+    let p = cx.me();
+    let shared = cx.shared();
     let body = {
         let mut g = p.0.inner.lock();
         if g.reason.is_some() {
@@ -382,9 +383,9 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
                 Ok(()) => cx.requested_exit().unwrap_or(ExitReason::Normal),
                 Err(e) => ExitReason::Panic(panic_message(&e).into()),
             };
-            finish(&shared, &p, reason);
+            finish(shared, p, reason);
         }
-        Some(Body::Actor(b)) => actor_loop(cx, &shared, &p, b),
+        Some(Body::Actor(b)) => actor_loop(cx, shared, p, b),
     }
 }
 
@@ -403,7 +404,7 @@ fn actor_loop(cx: &mut Cx<'_>, shared: &Arc<Shared>, p: &ProcRef, mut b: Box<dyn
                         g.current = reply.clone();
                         Next::Msg(msg, reply)
                     }
-                    Some(Envelope::Stop) => Next::Stop,
+                    Some(Envelope::Stop(r)) => Next::Stop(r),
                     None => {
                         g.current = None;
                         g.sched = Sched::Idle;
@@ -420,9 +421,20 @@ fn actor_loop(cx: &mut Cx<'_>, shared: &Arc<Shared>, p: &ProcRef, mut b: Box<dyn
                     finish(shared, p, ExitReason::Panic(panic_message(&e).into()));
                     return;
                 }
+                if let Some(reason) = cx.requested_exit() {
+                    // `exit_self` from a signal handler (a supervisor giving up).
+                    let rest = {
+                        let mut g = p.0.inner.lock();
+                        g.accepting = false;
+                        std::mem::take(&mut g.mailbox)
+                    };
+                    fail_envelopes(shared, rest);
+                    stop_now(cx, shared, p, &mut b, reason);
+                    return;
+                }
             }
-            Next::Stop => {
-                stop_now(cx, shared, p, &mut b, ExitReason::Normal);
+            Next::Stop(reason) => {
+                stop_now(cx, shared, p, &mut b, reason);
                 return;
             }
             Next::Msg(msg, reply) => {
@@ -501,5 +513,18 @@ pub(crate) fn panic_message(e: &Box<dyn std::any::Any + Send>) -> String {
         s.clone()
     } else {
         "panic".to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An idle actor is this record plus its state and a process-table entry (target: under
+    /// 1 KiB in all). Think before growing it: rarely used data goes in `Extras`.
+    #[test]
+    fn idle_process_record_stays_small() {
+        let size = std::mem::size_of::<Proc>();
+        assert!(size <= 224, "Proc is {size} bytes");
     }
 }

@@ -14,7 +14,8 @@
 //!   scans them only when the earliest known deadline has passed.
 //! * Stack cap: at most `max_coroutines` coroutines exist (each stack is two kernel
 //!   mappings); a Run task that finds the cap reached (or cannot map a stack) waits in a
-//!   queue until a coroutine finishes.
+//!   queue until a coroutine finishes. The last eighth is reserved for processes someone is
+//!   blocked on, which are also served first.
 
 use std::cell::Cell;
 use std::collections::{BTreeMap, HashMap, VecDeque};
@@ -74,7 +75,14 @@ pub(crate) struct Shared {
     pub stopping: AtomicBool,
     pub live_cos: AtomicUsize,
     pub max_cos: usize,
-    stack_waiters: Mutex<VecDeque<ProcRef>>,
+    /// Processes waiting for a stack: (with blocked sync callers, others). The first kind is
+    /// served first and may use the reserve, so a server is never starved of a stack by the
+    /// very callers waiting on it.
+    stack_waiters: Mutex<(VecDeque<ProcRef>, VecDeque<ProcRef>)>,
+    /// Coroutines kept for processes that have blocked sync callers.
+    reserve: usize,
+    /// Length of `stack_waiters`, read without the lock on the hot path.
+    stack_waiting: AtomicUsize,
     /// Live processes by (service, number): spawn order within each kind.
     pub procs: Mutex<BTreeMap<(bool, u64), ProcRef>>,
     next_number: AtomicU64,
@@ -104,7 +112,9 @@ impl Shared {
             stopping: AtomicBool::new(false),
             live_cos: AtomicUsize::new(0),
             max_cos,
-            stack_waiters: Mutex::new(VecDeque::new()),
+            stack_waiters: Mutex::new((VecDeque::new(), VecDeque::new())),
+            reserve: (max_cos / 8).max(1),
+            stack_waiting: AtomicUsize::new(0),
             procs: Mutex::new(BTreeMap::new()),
             next_number: AtomicU64::new(1),
             next_service: AtomicU64::new(1),
@@ -275,6 +285,48 @@ impl Shared {
         Ok(p)
     }
 
+    fn defer_for_stack(&self, p: ProcRef, serving: bool) {
+        let mut q = self.stack_waiters.lock();
+        if serving {
+            q.0.push_back(p);
+        } else {
+            q.1.push_back(p);
+        }
+        self.stack_waiting
+            .store(q.0.len() + q.1.len(), Ordering::SeqCst);
+    }
+
+    /// The next process to get a stack, given the coroutines alive now: one with blocked
+    /// callers while under the cap, any other only below the reserve.
+    fn next_stack_waiter(&self) -> Option<ProcRef> {
+        if self.stack_waiting.load(Ordering::SeqCst) == 0 {
+            return None;
+        }
+        let live = self.live_cos.load(Ordering::SeqCst);
+        let mut q = self.stack_waiters.lock();
+        let p = if live >= self.max_cos {
+            None
+        } else if live + self.reserve >= self.max_cos {
+            q.0.pop_front()
+        } else {
+            q.0.pop_front().or_else(|| q.1.pop_front())
+        };
+        self.stack_waiting
+            .store(q.0.len() + q.1.len(), Ordering::SeqCst);
+        p
+    }
+
+    /// Whether a process has someone blocked on it (a queued sync call, a stop, a signal).
+    fn is_serving(p: &ProcRef) -> bool {
+        let g = p.0.inner.lock();
+        !g.control.is_empty()
+            || match g.mailbox.front() {
+                Some(crate::runtime::process::Envelope::User { reply, .. }) => reply.is_some(),
+                Some(crate::runtime::process::Envelope::Stop(_)) => true,
+                None => false,
+            }
+    }
+
     /// Runs `f` in a fresh task process (monitor callbacks, timers).
     pub fn spawn_callback(&self, label: &'static str, f: TaskFn) {
         let opts = SpawnOpts {
@@ -327,7 +379,7 @@ impl Worker {
         CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
         while !self.shared.shutdown.load(Ordering::Acquire) {
             self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks % 64 == 0 {
+            if self.ticks.is_multiple_of(64) {
                 let now = self.shared.clock.now_ms();
                 self.check_deadlines(now);
             }
@@ -349,7 +401,7 @@ impl Worker {
 
     fn next_task(&mut self) -> Option<Task> {
         let sh = &self.shared;
-        if self.ticks % 61 == 0 {
+        if self.ticks.is_multiple_of(61) {
             if let Some(p) = sh.injector.lock().pop_front() {
                 return Some(Task::Run(p));
             }
@@ -391,9 +443,9 @@ impl Worker {
         let sh = self.shared.clone();
         let now = sh.clock.now_ms();
         self.check_deadlines(now);
-        let waiting_for_stack = !sh.stack_waiters.lock().is_empty();
-        if waiting_for_stack && sh.live_cos.load(Ordering::SeqCst) < sh.max_cos {
-            if let Some(p) = sh.stack_waiters.lock().pop_front() {
+        let waiting_for_stack = sh.stack_waiting.load(Ordering::SeqCst) > 0;
+        if waiting_for_stack {
+            if let Some(p) = sh.next_stack_waiter() {
                 self.start(p);
                 return;
             }
@@ -445,10 +497,15 @@ impl Worker {
             return;
         }
         let sh = self.shared.clone();
-        if sh.live_cos.fetch_add(1, Ordering::SeqCst) >= sh.max_cos {
-            sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-            sh.stack_waiters.lock().push_back(p);
-            return;
+        let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
+        if live + sh.reserve >= sh.max_cos {
+            // Near the cap: the last `reserve` stacks only go to processes someone waits on.
+            let serving = Shared::is_serving(&p);
+            if live >= sh.max_cos || !serving {
+                sh.live_cos.fetch_sub(1, Ordering::SeqCst);
+                sh.defer_for_stack(p, serving);
+                return;
+            }
         }
         let stack = match self.pool.pop() {
             Some(s) => s,
@@ -460,7 +517,8 @@ impl Worker {
                         (sh.cfg.log)(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
                     }
                     self.retire_count();
-                    sh.stack_waiters.lock().push_back(p);
+                    let serving = Shared::is_serving(&p);
+                    sh.defer_for_stack(p, serving);
                     return;
                 }
             },
@@ -485,7 +543,7 @@ impl Worker {
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
-            let mut cx = Cx::new(y, rt, p, wake, low, top);
+            let mut cx = Cx::new(y, &rt, &p, wake, low, top);
             run_body(&mut cx);
             cx.deepest()
         });
@@ -554,7 +612,7 @@ impl Worker {
         s.timeout = None;
         self.free.push(slot);
         self.retire_count();
-        if let Some(p) = self.shared.stack_waiters.lock().pop_front() {
+        if let Some(p) = self.shared.next_stack_waiter() {
             self.shared.workers[self.id]
                 .q
                 .lock()

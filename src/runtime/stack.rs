@@ -5,7 +5,7 @@
 //! count as resident memory. Stacks are pooled per worker; a stack returned after deep use
 //! gives its deep pages back with `madvise(MADV_DONTNEED)` so the pool does not pin memory.
 //!
-//! This is the only module of the runtime with `unsafe` code (the mapping syscalls and the
+//! With `clock` (one `clock_gettime`), the only module of the runtime with `unsafe` code (the mapping syscalls and the
 //! `Stack` trait implementation corosensei requires).
 
 use std::io;

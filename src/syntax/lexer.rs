@@ -31,7 +31,7 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
     let text = &src[start..end];
     let bytes = src.as_bytes();
     let mut out = Lexed {
-        tokens: Vec::with_capacity(text.len() / 4 + 1),
+        tokens: Vec::with_capacity(text.len() / 6 + 8),
         docs: Vec::new(),
         diags: Vec::new(),
     };
@@ -59,20 +59,31 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
                 let span = Span::new(s, e);
                 match err {
                     LexError::Unexpected => {
-                        if last_unexpected_end != s {
-                            let ch = src[s..].chars().next().unwrap_or(' ');
-                            out.diags.push(
-                                Diagnostic::error(
-                                    "E0101",
-                                    format!("unexpected character `{}`", ch.escape_debug()),
-                                    span,
-                                )
-                                .with_hint(
-                                    "identifiers are ASCII letters, digits and `_`; non-ASCII \
-                                     text belongs in strings",
-                                ),
-                            );
+                        // A run of unexpected characters, together with the identifier
+                        // characters glued to it (`café`), is one error token.
+                        let glued = out.tokens.last().is_some_and(|t| {
+                            t.end as usize == s
+                                && matches!(t.kind, Tok::Ident | Tok::Keyword | Tok::Error)
+                        });
+                        if glued {
+                            let last = out.tokens.len() - 1;
+                            let t = &mut out.tokens[last];
+                            let word_start = t.start as usize;
+                            t.kind = Tok::Error;
+                            t.end = e as u32;
+                            if last_unexpected_end == word_start || last_unexpected_end == s {
+                                if let Some(d) = out.diags.last_mut() {
+                                    d.span.end = e as u32;
+                                }
+                            } else {
+                                out.diags
+                                    .push(unexpected_char(src, s, Span::new(word_start, e)));
+                            }
+                            last_unexpected_end = e;
+                            prev_end = e;
+                            continue;
                         }
+                        out.diags.push(unexpected_char(src, s, span));
                         last_unexpected_end = e;
                     }
                     other => out.diags.push(lex_error_diag(other, src, span)),
@@ -80,14 +91,29 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
                 Tok::Error
             }
         };
-        match kind {
-            Tok::Ident => {
-                // `ident:` (not `:=` / `::`) is a keyword.
-                if bytes.get(e) == Some(&b':') && !matches!(bytes.get(e + 1), Some(b':' | b'=')) {
-                    lx.bump(1);
-                    e += 1;
-                    kind = Tok::Keyword;
+        if matches!(kind, Tok::Ident | Tok::Int) && last_unexpected_end == s {
+            if let Some(t) = out.tokens.last_mut() {
+                if t.kind == Tok::Error && t.end as usize == s {
+                    t.end = e as u32;
+                    if let Some(d) = out.diags.last_mut() {
+                        d.span.end = e as u32;
+                    }
+                    last_unexpected_end = e;
+                    prev_end = e;
+                    continue;
                 }
+            }
+        }
+        match kind {
+            // `ident:` (not `:=` / `::`) is a keyword.
+            Tok::Ident
+                if e < end
+                    && bytes[e] == b':'
+                    && !(e + 1 < end && matches!(bytes[e + 1], b':' | b'=')) =>
+            {
+                lx.bump(1);
+                e += 1;
+                kind = Tok::Keyword;
             }
             Tok::Directive => {
                 // `pkg@Class`: qualify the identifier just before (no space between).
@@ -190,6 +216,16 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
     out
 }
 
+fn unexpected_char(src: &str, at: usize, span: Span) -> Diagnostic {
+    let ch = src[at..].chars().next().unwrap_or(' ');
+    Diagnostic::error(
+        "E0101",
+        format!("unexpected character `{}`", ch.escape_debug()),
+        span,
+    )
+    .with_hint("identifiers are ASCII letters, digits and `_`; non-ASCII text belongs in strings")
+}
+
 fn count_lines(bytes: &[u8], s: usize, e: usize, line: &mut u32, line_start: &mut usize) {
     for (k, &b) in bytes[s..e].iter().enumerate() {
         if b == b'\n' {
@@ -233,7 +269,7 @@ fn check_radix(text: &str) -> Option<String> {
         }
     };
     for c in digits.chars() {
-        if c.to_digit(36).map_or(true, |d| d >= radix) {
+        if c.to_digit(36).is_none_or(|d| d >= radix) {
             return Some(format!("digit `{c}` is not valid in radix {radix}"));
         }
     }
@@ -349,7 +385,17 @@ pub(crate) fn lex_string(lex: &mut Lx) -> Result<(), LexError> {
 
 /// Scans a string body starting after the opening quote; answers the index just past the
 /// closing quote, or `Err(len)` when the input ends first.
-pub(crate) fn scan_string(b: &[u8], mut i: usize, interp: bool) -> Result<usize, usize> {
+pub(crate) fn scan_string(b: &[u8], i: usize, interp: bool) -> Result<usize, usize> {
+    scan_string_at(b, i, interp, 0)
+}
+
+/// Strings nested in interpolations deeper than this are treated as unterminated.
+const MAX_STRING_NESTING: u32 = 32;
+
+fn scan_string_at(b: &[u8], mut i: usize, interp: bool, depth: u32) -> Result<usize, usize> {
+    if depth > MAX_STRING_NESTING {
+        return Err(b.len());
+    }
     while i < b.len() {
         match b[i] {
             b'"' => {
@@ -360,7 +406,7 @@ pub(crate) fn scan_string(b: &[u8], mut i: usize, interp: bool) -> Result<usize,
                 }
             }
             b'\\' => i += 2,
-            b'{' if interp => match scan_interp(b, i + 1) {
+            b'{' if interp => match scan_interp_at(b, i + 1, depth + 1) {
                 Some(j) => i = j + 1,
                 None => return Err(b.len()),
             },
@@ -371,7 +417,11 @@ pub(crate) fn scan_string(b: &[u8], mut i: usize, interp: bool) -> Result<usize,
 }
 
 /// Scans an interpolation starting after its `{`; answers the index of the matching `}`.
-pub(crate) fn scan_interp(b: &[u8], mut i: usize) -> Option<usize> {
+pub(crate) fn scan_interp(b: &[u8], i: usize) -> Option<usize> {
+    scan_interp_at(b, i, 0)
+}
+
+fn scan_interp_at(b: &[u8], mut i: usize, nesting: u32) -> Option<usize> {
     let mut depth = 1usize;
     while i < b.len() {
         match b[i] {
@@ -386,7 +436,7 @@ pub(crate) fn scan_interp(b: &[u8], mut i: usize) -> Option<usize> {
                 }
                 i += 1;
             }
-            b'"' => match scan_string(b, i + 1, true) {
+            b'"' => match scan_string_at(b, i + 1, true, nesting + 1) {
                 Ok(j) => i = j,
                 Err(_) => return None,
             },

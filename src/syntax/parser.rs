@@ -47,8 +47,12 @@ pub(crate) enum Fence {
     Decl,
 }
 
-/// Deepest bracket / pattern / type nesting accepted (keeps recursion off the stack limit).
-const MAX_DEPTH: u32 = 160;
+/// Deepest bracket / pattern / type nesting accepted (keeps recursion off the stack limit:
+/// a debug build needs about 10 KiB of stack per bracket level).
+const MAX_DEPTH: u32 = 256;
+/// Longest chain of left-nested sends (`1 + 2 + …`, `x foo bar …`) under one bracket level;
+/// bounds the depth of the tree that later stages walk recursively.
+const MAX_CHAIN: u32 = 1000;
 
 pub(crate) struct Parser<'s> {
     pub(crate) src: &'s str,
@@ -61,6 +65,8 @@ pub(crate) struct Parser<'s> {
     /// Token index exempt from the fence (the first token of the region).
     pub(crate) fence_exempt: usize,
     pub(crate) depth: u32,
+    /// Left-nested sends in the current chain (see `MAX_CHAIN`).
+    pub(crate) chain: u32,
     pub(crate) opts: Options,
     last_err: u32,
     /// End of the last consumed token.
@@ -91,6 +97,7 @@ impl<'s> Parser<'s> {
             fence: Fence::None,
             fence_exempt: usize::MAX,
             depth,
+            chain: 0,
             opts,
             last_err: u32::MAX,
             prev_end: 0,
@@ -260,6 +267,20 @@ impl<'s> Parser<'s> {
 
     pub(crate) fn leave(&mut self) {
         self.depth -= 1;
+    }
+
+    /// One more left-nested send in the current chain.
+    pub(crate) fn extend_chain(&mut self) -> PResult<()> {
+        self.chain += 1;
+        if self.chain > MAX_CHAIN {
+            let span = self.tok().span();
+            return Err(self.error_hint(
+                "expression is too long",
+                span,
+                "split it into several statements with intermediate variables",
+            ));
+        }
+        Ok(())
     }
 
     // ---- recovery ----

@@ -45,7 +45,8 @@ pub enum Tok {
     /// `#foo`, `#at:put:`, `#+`.
     #[regex(r"#[A-Za-z_][A-Za-z0-9_]*")]
     #[regex(r"#([A-Za-z_][A-Za-z0-9_]*:)+")]
-    #[regex(r"#[+\-*/<>=~%&?,\\]+")]
+    #[regex(r"#[+\-*/<>=~%&?\\]+")]
+    #[token("#,")]
     #[token("#=:=")]
     Symbol,
     /// `#'any text'`.

@@ -76,10 +76,10 @@ impl Engine for VmEngine {
             error,
         }
     }
-    fn eval(&mut self, path: &str, src: &str) -> Result<String, ErrorFacts> {
+    fn eval(&mut self, path: &str, src: &str) -> Result<String, Box<ErrorFacts>> {
         match self.vm.eval(path, src) {
             Ok(v) => Ok(self.vm.display(&v)),
-            Err(e) => Err(facts(&e)),
+            Err(e) => Err(Box::new(facts(&e))),
         }
     }
 }

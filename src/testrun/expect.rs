@@ -25,6 +25,7 @@ impl Expectation {
     pub fn describe(&self) -> String {
         match self {
             Expectation::Value(t) => t.clone(),
+            Expectation::Error(x) if x.is_empty() => "ERROR:".to_string(),
             Expectation::Error(x) => format!("ERROR: {x}"),
         }
     }

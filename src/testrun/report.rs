@@ -185,7 +185,7 @@ fn counts(passed: usize, failed: usize, skipped: usize) -> String {
 /// Every line of `text` prefixed with `prefix`, each ending in a line end.
 fn indent(text: &str, prefix: &str) -> String {
     let mut s = String::new();
-    for l in text.split('\n') {
+    for l in text.trim_end_matches('\n').split('\n') {
         s.push_str(prefix);
         s.push_str(l);
         s.push('\n');

@@ -6,11 +6,11 @@
 //! `Program exit`, a signal) ends only that worker. After a timeout or crash inside a step,
 //! the step fails and a new worker resumes after it (see [`super::worker`]).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
-use std::sync::mpsc;
+use std::sync::{mpsc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::child::MARKER;
@@ -19,6 +19,9 @@ use super::worker::{timeout_message, Bless, Event, WorkerSpec};
 
 /// Restarts of one file's worker before giving up.
 const MAX_RESTARTS: usize = 100;
+
+/// The least time allowed for starting a worker and loading files.
+const LOAD_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// What the reader thread passes on.
 enum Msg {
@@ -96,6 +99,9 @@ pub struct Supervisor {
     pub timeout: Duration,
     /// Program output goes to stderr instead of stdout (under `--json`).
     pub output_to_stderr: bool,
+    /// Warnings already printed (a broken fixture shared by many files is reported once on
+    /// stderr; each file's JSON entry still lists it).
+    printed: Mutex<HashSet<String>>,
 }
 
 /// The results of one file plus what `--bless` may rewrite.
@@ -105,6 +111,26 @@ pub struct FileRun {
 }
 
 impl Supervisor {
+    pub fn new(exe: PathBuf, timeout: Duration, output_to_stderr: bool) -> Supervisor {
+        Supervisor {
+            exe,
+            timeout,
+            output_to_stderr,
+            printed: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn warn(&self, text: &str) {
+        if self
+            .printed
+            .lock()
+            .map(|mut p| p.insert(text.to_string()))
+            .unwrap_or(true)
+        {
+            eprintln!("warning: {text}");
+        }
+    }
+
     fn forward(&self, bytes: &[u8]) {
         if self.output_to_stderr {
             let _ = std::io::stderr().write_all(bytes);
@@ -176,8 +202,13 @@ impl Supervisor {
         let mut done = false;
         let mut crash: Option<String> = None;
         let outcome = loop {
-            let started = current.as_ref().map_or(last_activity, |c| c.4);
-            let wait = self.timeout.saturating_sub(started.elapsed());
+            // A step gets the per-case timeout; starting up and loading (no step running)
+            // get at least LOAD_TIMEOUT, so a short --timeout does not fail a slow start.
+            let (started, limit) = match &current {
+                Some(c) => (c.4, self.timeout),
+                None => (last_activity, self.timeout.max(LOAD_TIMEOUT)),
+            };
+            let wait = limit.saturating_sub(started.elapsed());
             match rx.recv_timeout(wait) {
                 Ok(Msg::Output(b)) => self.forward(&b),
                 Ok(Msg::Event(ev)) => {
@@ -200,7 +231,7 @@ impl Supervisor {
                         }
                         Event::Warning { text } => {
                             if !result.warnings.contains(&text) {
-                                eprintln!("warning: {text}");
+                                self.warn(&text);
                                 result.warnings.push(text);
                             }
                         }
@@ -213,7 +244,7 @@ impl Supervisor {
                 Ok(Msg::Eof) | Err(mpsc::RecvTimeoutError::Disconnected) => break None,
                 Err(mpsc::RecvTimeoutError::Timeout) => {
                     let _ = child.kill();
-                    break Some(timeout_message(self.timeout.as_secs_f64()));
+                    break Some(timeout_message(limit.as_secs_f64()));
                 }
             }
         };
@@ -234,7 +265,7 @@ impl Supervisor {
                     cases.insert(index, CaseResult::fail(name, line, reason.clone()));
                 } else {
                     let text = format!("{}: {name}: {reason}", spec.path);
-                    eprintln!("warning: {text}");
+                    self.warn(&text);
                     result.warnings.push(text);
                 }
                 Attempt::StepLost { index, reason }
@@ -297,5 +328,139 @@ mod tests {
             "hello world\n\x1e almost a marker"
         );
         assert_eq!(evs, vec![Event::Done]);
+    }
+
+    /// A fake worker: a shell script that answers each attempt (told apart by `"resume":N`
+    /// in the spec) with canned events, then behaves as given.
+    #[cfg(unix)]
+    fn fake_worker(name: &str, attempts: &[(usize, Vec<Event>, &str)]) -> PathBuf {
+        use std::os::unix::fs::PermissionsExt;
+        let mut script = String::from("#!/bin/sh\ncase \"$3\" in\n");
+        for (resume, events, then) in attempts {
+            script.push_str(&format!("  *'\"resume\":{resume},'*)\n"));
+            for ev in events {
+                let json = serde_json::to_string(ev).unwrap();
+                script.push_str(&format!("    printf '\\036BT-EVENT\\037%s\\n' '{json}'\n"));
+            }
+            script.push_str(&format!("    {then} ;;\n"));
+        }
+        script.push_str("esac\n");
+        let dir = std::env::temp_dir().join(format!("bt-supervise-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, script).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        path
+    }
+
+    fn spec() -> WorkerSpec {
+        WorkerSpec {
+            path: "t.btscript".into(),
+            kind: super::super::discover::FileKind::Expressions,
+            unit: vec![],
+            resume: 0,
+            skip: vec![],
+            filter: None,
+            check: true,
+            timeout_secs: 30.0,
+        }
+    }
+
+    fn start(index: usize, name: &str) -> Event {
+        Event::Start {
+            index,
+            name: name.into(),
+            line: index + 1,
+            report: true,
+        }
+    }
+
+    fn pass(index: usize, name: &str) -> Event {
+        Event::Case {
+            index,
+            result: CaseResult::pass(name, index + 1),
+            bless: None,
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_crash_inside_a_case_fails_it_and_the_file_goes_on() {
+        let exe = fake_worker(
+            "crash.sh",
+            &[
+                (
+                    0,
+                    vec![start(0, "a"), pass(0, "a"), start(1, "boom")],
+                    "exit 3",
+                ),
+                (2, vec![start(2, "c"), pass(2, "c"), Event::Done], "exit 0"),
+            ],
+        );
+        let sup = Supervisor::new(exe, Duration::from_secs(20), true);
+        let run = sup.run_file(spec());
+        let r = run.result;
+        assert_eq!(r.error, None);
+        let got: Vec<(String, super::super::Status)> =
+            r.cases.iter().map(|c| (c.name.clone(), c.status)).collect();
+        use super::super::Status::{Fail, Pass};
+        assert_eq!(
+            got,
+            vec![
+                ("a".into(), Pass),
+                ("boom".into(), Fail),
+                ("c".into(), Pass)
+            ]
+        );
+        assert_eq!(
+            r.cases[1].message.as_deref(),
+            Some("the worker exited unexpectedly (exit status: 3)")
+        );
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_hanging_case_times_out_and_a_panic_is_reported() {
+        let crash = Event::Crash {
+            text: "interpreter panicked: oops".into(),
+        };
+        let exe = fake_worker(
+            "hang.sh",
+            &[
+                (0, vec![start(0, "spin")], "exec sleep 30"),
+                (1, vec![start(1, "panics"), crash], "exit 101"),
+                (2, vec![Event::Done], "exit 0"),
+            ],
+        );
+        let sup = Supervisor::new(exe, Duration::from_millis(300), true);
+        let t0 = Instant::now();
+        let r = sup.run_file(spec()).result;
+        assert!(t0.elapsed() < Duration::from_secs(10));
+        assert_eq!(r.cases[0].message.as_deref(), Some("timed out after 0.3 s"));
+        assert_eq!(
+            r.cases[1].message.as_deref(),
+            Some("interpreter panicked: oops")
+        );
+        assert_eq!(r.error, None);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_crash_outside_any_case_is_a_file_error() {
+        let exe = fake_worker("dies.sh", &[(0, vec![], "exit 1")]);
+        let sup = Supervisor::new(exe, Duration::from_secs(20), true);
+        let r = sup.run_file(spec()).result;
+        assert!(r.cases.is_empty());
+        assert_eq!(
+            r.error.as_deref(),
+            Some("the worker exited unexpectedly (exit status: 1)")
+        );
+        let missing = Supervisor::new(
+            PathBuf::from("/nonexistent/bt"),
+            Duration::from_secs(1),
+            true,
+        );
+        let r = missing.run_file(spec()).result;
+        assert!(r.error.unwrap().starts_with("cannot start a worker"));
     }
 }

@@ -33,7 +33,7 @@ pub trait Engine {
     /// Loads files as one unit (declarations first, then statements in order).
     fn load_unit(&mut self, files: &[(String, String)]) -> LoadOutcome;
     /// Evaluates source; answers its top-level display or the error.
-    fn eval(&mut self, path: &str, src: &str) -> Result<String, ErrorFacts>;
+    fn eval(&mut self, path: &str, src: &str) -> Result<String, Box<ErrorFacts>>;
 }
 
 /// Where events go (stdout with a marker in the child; a Vec in tests).
@@ -354,7 +354,7 @@ fn load_documented_file(
 /// Compares an outcome with the case's expectation.
 pub fn judge(
     case: &split::Case,
-    outcome: Result<String, ErrorFacts>,
+    outcome: Result<String, Box<ErrorFacts>>,
 ) -> (CaseResult, Option<Bless>) {
     let mut r = CaseResult::pass(case.name.clone(), case.line);
     r.expected = Some(case.expectation.describe());
@@ -365,7 +365,7 @@ pub fn judge(
             format!("ERROR: {} ({}): {}", e.class_name, e.kind, e.message)
         }
     };
-    let bless_text = |o: &Result<String, ErrorFacts>| match o {
+    let bless_text = |o: &Result<String, Box<ErrorFacts>>| match o {
         Ok(d) => escape(d),
         Err(e) if e.compile => format!("ERROR: {}", escape(&e.message)),
         Err(e) => format!("ERROR: {}", e.kind),
@@ -546,10 +546,7 @@ fn run_suite(
         } else {
             "__btSuiteFixture"
         };
-        if let Err(e) = engine.eval(
-            &spec.path,
-            &format!("({class} new withSuiteFixture: {fixture}) tearDownOnce"),
-        ) {
+        if let Err(e) = engine.eval(&spec.path, &format!("{class} runTearDownOnce: {fixture}")) {
             sink.emit(Event::Warning {
                 text: format!("{}: tearDownOnce failed: {}", spec.path, e.describe()),
             });
@@ -558,7 +555,7 @@ fn run_suite(
 }
 
 /// Decodes the answer of `runTest:fixture:` (`#(#pass)`, `#(#fail, msg)`, `#(#skip, reason)`).
-fn test_outcome(sel: &str, line: usize, outcome: Result<String, ErrorFacts>) -> CaseResult {
+fn test_outcome(sel: &str, line: usize, outcome: Result<String, Box<ErrorFacts>>) -> CaseResult {
     match outcome {
         Err(e) => CaseResult::fail(sel, line, e.describe()),
         Ok(d) => match serde_json::from_str::<Vec<String>>(&d).ok().as_deref() {

@@ -12,7 +12,7 @@ use crate::interp::prims::fault::{
 };
 use crate::interp::prims::number::{binary_prim, unary_prim};
 use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, part, seq_items};
-use crate::interp::prims::text::{check_index, iolist_bytes};
+use crate::interp::prims::text::{check_index, iolist_bytes, too_long, MAX_STRING_BYTES};
 use crate::interp::print::binary_string;
 use crate::interp::value::{Ref, Value};
 
@@ -71,15 +71,19 @@ binary_prim! {
     };
     byte_at_p => |r, i| byte_at(recv(r)?, i);
     concat => |r, a| {
-        let mut out = recv(r)?.to_vec();
-        out.extend_from_slice(bytes_arg("concat:", a)?);
-        Ok(bin(out))
+        let (s, t) = (recv(r)?, bytes_arg("concat:", a)?);
+        if (s.len() + t.len()) as i64 > MAX_STRING_BYTES {
+            return Err(too_long());
+        }
+        Ok(bin([s, t].concat()))
     };
     append => |r, a| match a {
         Value::Binary(b) => {
-            let mut out = recv(r)?.to_vec();
-            out.extend_from_slice(b);
-            Ok(bin(out))
+            let s = recv(r)?;
+            if (s.len() + b.len()) as i64 > MAX_STRING_BYTES {
+                return Err(too_long());
+            }
+            Ok(bin([s, b.as_slice()].concat()))
         }
         Value::Str(_) => Err(Fault::Type("++ cannot join a Binary and a String; use concat:".into())),
         other => Err(Fault::expected("++", "a Binary", other)),

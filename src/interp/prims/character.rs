@@ -61,8 +61,25 @@ fn value(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, to_char(&a[0]))
 }
 
+fn lf(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::Char('\n'))
+}
+fn cr(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::Char('\r'))
+}
+fn tab(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::Char('\t'))
+}
+fn space(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
+    Ok(Value::Char(' '))
+}
+
 pub fn register(p: &mut Prims) {
     let c = "Character";
+    p.add_class(c, "lf", lf);
+    p.add_class(c, "cr", cr);
+    p.add_class(c, "tab", tab);
+    p.add_class(c, "space", space);
     p.add_class(c, "value:", value);
     p.add_class(c, "codePoint:", value);
     p.add(c, "asInteger", code_point);

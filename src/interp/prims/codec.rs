@@ -18,7 +18,7 @@ pub fn hex_encode(bytes: &[u8]) -> String {
 /// Two hex digits per byte, either case.
 pub fn hex_decode(s: &str) -> Result<Vec<u8>, String> {
     let b = s.as_bytes();
-    if b.len() % 2 != 0 {
+    if !b.len().is_multiple_of(2) {
         return Err(format!("invalid hex: odd number of digits ({})", b.len()));
     }
     b.chunks(2)
@@ -69,13 +69,13 @@ fn decode(s: &str, alphabet: &[u8; 64], padding_required: bool) -> Result<Vec<u8
     if pad > 2 {
         return Err("invalid base64: too much padding".into());
     }
-    if padding_required && b.len() % 4 != 0 {
+    if padding_required && !b.len().is_multiple_of(4) {
         return Err(format!(
             "invalid base64: length {} is not a multiple of 4",
             b.len()
         ));
     }
-    if pad > 0 && b.len() % 4 != 0 {
+    if pad > 0 && !b.len().is_multiple_of(4) {
         return Err("invalid base64: misplaced padding".into());
     }
     if body_len % 4 == 1 {

@@ -261,7 +261,7 @@ pub(crate) fn elems(v: &Value) -> Option<Box<dyn Iterator<Item = Value> + '_>> {
         Value::Set(s) => Box::new(s.iter().map(|k| k.0.clone())),
         Value::Bag(b) => Box::new(
             b.iter()
-                .flat_map(|(k, n)| std::iter::repeat(k.0.clone()).take(*n)),
+                .flat_map(|(k, n)| std::iter::repeat_n(k.0.clone(), *n)),
         ),
         Value::Dict(d) => Box::new(d.values().cloned()),
         Value::Interval(iv) => Box::new(interval::iter(iv)),

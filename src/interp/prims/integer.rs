@@ -171,6 +171,123 @@ pub fn gcd(a: &Value, b: &Value, lcm: bool) -> Res {
     }))
 }
 
+const PRIME_BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
+
+/// Miller–Rabin: deterministic below 2^64 (these bases suffice), and with the same twelve
+/// bases beyond (a composite passing all of them is not known).
+pub fn is_prime(v: &Value) -> bool {
+    match num(v) {
+        Some(Num::I(n)) => n >= 2 && is_prime_u64(n as u64),
+        Some(Num::B(b)) if b.is_positive() => is_prime_big(b),
+        _ => false,
+    }
+}
+
+fn is_prime_u64(n: u64) -> bool {
+    for p in PRIME_BASES {
+        if n == p {
+            return true;
+        }
+        if n.is_multiple_of(p) {
+            return false;
+        }
+    }
+    let mul = |a: u64, b: u64| ((a as u128 * b as u128) % n as u128) as u64;
+    let pow = |mut b: u64, mut e: u64| {
+        let mut r = 1u64;
+        while e > 0 {
+            if e & 1 == 1 {
+                r = mul(r, b);
+            }
+            b = mul(b, b);
+            e >>= 1;
+        }
+        r
+    };
+    let s = (n - 1).trailing_zeros();
+    let d = (n - 1) >> s;
+    'bases: for a in PRIME_BASES {
+        let mut x = pow(a, d);
+        if x == 1 || x == n - 1 {
+            continue;
+        }
+        for _ in 1..s {
+            x = mul(x, x);
+            if x == n - 1 {
+                continue 'bases;
+            }
+        }
+        return false;
+    }
+    true
+}
+
+fn is_prime_big(n: &BigInt) -> bool {
+    for p in PRIME_BASES {
+        if (n % p).is_zero() {
+            return false;
+        }
+    }
+    let one = BigInt::from(1u8);
+    let m1 = n - &one;
+    let s = m1.trailing_zeros().unwrap_or(0);
+    let d = &m1 >> (s as usize);
+    'bases: for a in PRIME_BASES {
+        let mut x = BigInt::from(a).modpow(&d, n);
+        if x == one || x == m1 {
+            continue;
+        }
+        for _ in 1..s {
+            x = x.modpow(&BigInt::from(2u8), n);
+            if x == m1 {
+                continue 'bases;
+            }
+        }
+        return false;
+    }
+    true
+}
+
+/// A pseudo-random u64 (xorshift, seeded per thread from the OS-randomised hasher).
+fn random_u64() -> u64 {
+    use std::cell::Cell;
+    use std::hash::{BuildHasher, Hasher};
+    thread_local! {
+        static STATE: Cell<u64> = Cell::new({
+            let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+            h.write_u64(0x9E37_79B9_7F4A_7C15);
+            h.finish() | 1
+        });
+    }
+    STATE.with(|s| {
+        let mut x = s.get();
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        s.set(x);
+        x
+    })
+}
+
+/// `n atRandom`: a uniformly chosen Integer in 1..n (n ≥ 1, else `type_error`).
+pub fn at_random(v: &Value) -> Res {
+    match int("atRandom", v)? {
+        Num::I(n) if n >= 1 => Ok(Value::Int(1 + (random_u64() % n as u64) as i64)),
+        Num::B(b) if b.is_positive() => {
+            let words = b.bits() / 64 + 2;
+            let mut r = BigInt::from(0u8);
+            for _ in 0..words {
+                r = (r << 64usize) + random_u64();
+            }
+            Ok(Value::from_bigint(r % b + 1))
+        }
+        _ => Err(Fault::Type(format!(
+            "atRandom expects a positive receiver, got {}",
+            num::int_string(v)
+        ))),
+    }
+}
+
 /// The value as a Unicode scalar value, if it is one.
 pub fn code_point_char(v: &Value) -> Option<char> {
     match v {
@@ -205,7 +322,11 @@ pub fn classify(v: &Value, test: fn(char) -> bool) -> Value {
 pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
     let pad = code_point_char(pad)
         .ok_or_else(|| Fault::expected("printPaddedWith:to:", "a Character", pad))?;
-    let width = int_arg("printPaddedWith:to:", width)?.max(0) as usize;
+    let width = int_arg("printPaddedWith:to:", width)?;
+    if width > crate::interp::prims::text::MAX_STRING_BYTES {
+        return Err(crate::interp::prims::text::too_long());
+    }
+    let width = width.max(0) as usize;
     int("printPaddedWith:to:", a)?;
     let s = num::int_string(a);
     let (sign, digits) = match s.strip_prefix('-') {
@@ -213,9 +334,7 @@ pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
         None => ("", s.as_str()),
     };
     let len = sign.len() + digits.len();
-    let fill: String = std::iter::repeat(pad)
-        .take(width.saturating_sub(len))
-        .collect();
+    let fill: String = std::iter::repeat_n(pad, width.saturating_sub(len)).collect();
     Ok(Value::str(format!("{sign}{fill}{digits}")))
 }
 
@@ -258,6 +377,8 @@ unary_prim! {
     is_whitespace => |r| Ok(classify(r, char::is_whitespace));
     is_alphanumeric => |r| Ok(classify(r, |c| c.is_alphabetic() || c.is_ascii_digit()));
     as_character => to_char;
+    is_prime_p => |r| Ok(Value::bool(is_prime(r)));
+    at_random_p => at_random;
 }
 
 binary_prim! {
@@ -382,15 +503,19 @@ pub fn register(p: &mut Prims) {
     p.add(c, "isWhitespace", is_whitespace);
     p.add(c, "isAlphaNumeric", is_alphanumeric);
     p.add(c, "asCharacter", as_character);
+    p.add(c, "isPrime", is_prime_p);
+    p.add(c, "atRandom", at_random_p);
     p.add(c, "printString:", radix);
     p.add(c, "radix:", radix);
     p.add(c, "printStringRadix:", radix_prefixed);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
-    p.add(c, "to:do:", to_do);
-    p.add(c, "to:by:do:", to_by_do);
-    p.add(c, "to:", to);
-    p.add(c, "to:by:", to_by);
+    // Intervals and counting loops work from any number (Float bounds included, 9.8).
+    let n = "Number";
+    p.add(n, "to:do:", to_do);
+    p.add(n, "to:by:do:", to_by_do);
+    p.add(n, "to:", to);
+    p.add(n, "to:by:", to_by);
 }
 
 #[cfg(test)]
@@ -494,6 +619,34 @@ mod tests {
             s(gcd(&Value::Int(i64::MIN), &Value::Int(0), false)),
             "9223372036854775808"
         );
+    }
+
+    #[test]
+    fn primes_and_random() {
+        let primes: Vec<i64> = (0..50).filter(|&n| is_prime(&Value::Int(n))).collect();
+        assert_eq!(
+            primes,
+            vec![2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47]
+        );
+        assert!(is_prime(&Value::Int(2_147_483_647)));
+        assert!(!is_prime(&Value::Int(3_215_031_751))); // strong pseudoprime to bases 2,3,5,7
+        assert!(is_prime(&Value::Int(i64::MAX - 24))); // 2^63 - 25
+        assert!(!is_prime(&Value::Int(-7)));
+        assert!(is_prime(&big("170141183460469231731687303715884105727"))); // 2^127 - 1
+        assert!(!is_prime(&big("170141183460469231731687303715884105729")));
+        for _ in 0..200 {
+            match at_random(&Value::Int(6)) {
+                Ok(Value::Int(n)) => assert!((1..=6).contains(&n)),
+                _ => panic!("atRandom"),
+            }
+        }
+        assert!(matches!(at_random(&Value::Int(1)), Ok(Value::Int(1))));
+        assert!(at_random(&Value::Int(0)).is_err());
+        let b = big("100000000000000000000000");
+        match at_random(&b) {
+            Ok(v) => assert!(num::cmp(num(&v).unwrap(), num(&b).unwrap()).is_le()),
+            Err(_) => panic!("atRandom big"),
+        }
     }
 
     #[test]

@@ -92,6 +92,7 @@ unary_prim! {
     acos => |r| num::float_fn(r, f64::acos);
     atan => |r| num::float_fn(r, f64::atan);
     print_string => |r: &Value| Ok(Value::str(num::int_string(r)));
+    itself => |r: &Value| Ok(r.clone());
 }
 
 fn atan2_of(y: &Value, x: &Value) -> Res {
@@ -183,6 +184,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "mod:", modulo);
     p.add(c, "div:", quo);
     p.add(c, "quo:", quo);
+    p.add(c, "\\\\", modulo);
+    p.add(c, "value", itself);
     p.add(c, "**", pow);
     p.add(c, "raisedTo:", pow);
     p.add(c, "<", lt);
@@ -253,8 +256,8 @@ mod tests {
         );
         let s = |r: Res| r.ok().and_then(|v| v.as_str().map(str::to_string));
         assert_eq!(
-            s(decimal_places_of(&Value::Float(3.14159), &Value::Int(2))).unwrap(),
-            "3.14"
+            s(decimal_places_of(&Value::Float(2.34567), &Value::Int(2))).unwrap(),
+            "2.35"
         );
         assert_eq!(
             s(decimal_places_of(&Value::Int(5), &Value::Int(2))).unwrap(),

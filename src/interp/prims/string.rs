@@ -105,6 +105,9 @@ fn concat_strings(r: &Value, a: &Value) -> Res {
     let s = recv(r)?;
     match a {
         Value::Str(t) => {
+            if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
+                return Err(text::too_long());
+            }
             let mut out = String::with_capacity(s.len() + t.len());
             out.push_str(s);
             out.push_str(t);
@@ -114,6 +117,27 @@ fn concat_strings(r: &Value, a: &Value) -> Res {
             "++ cannot join a String and a Binary; use concat:".into(),
         )),
         other => Err(Fault::expected("++", "a String", other)),
+    }
+}
+
+/// `++` for an evaluator that owns its receiver (a temporary, or a local it has taken out of
+/// its slot): when the String is not shared it is extended in place, so `s := s ++ t` in a
+/// loop is linear rather than quadratic. Same answers and errors as `++`.
+pub fn append_owned(recv: Value, arg: &Value) -> Res {
+    match (recv, arg) {
+        (Value::Str(mut s), Value::Str(t)) => {
+            if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
+                return Err(text::too_long());
+            }
+            match Ref::get_mut(&mut s) {
+                Some(owned) => {
+                    owned.push_str(t);
+                    Ok(Value::Str(s))
+                }
+                None => concat_strings(&Value::Str(s), arg),
+            }
+        }
+        (r, a) => concat_strings(&r, a),
     }
 }
 
@@ -186,6 +210,17 @@ unary_prim! {
     as_hex => |r| Ok(Value::str(codec::hex_encode(recv(r)?.as_bytes())));
     as_base64 => |r| Ok(Value::str(codec::base64_encode(recv(r)?.as_bytes())));
     as_base64url => |r| Ok(Value::str(codec::base64url_encode(recv(r)?.as_bytes())));
+    as_character => |r| {
+        let s = recv(r)?;
+        let mut cs = s.chars();
+        match (cs.next(), cs.next()) {
+            (Some(c), None) => Ok(Value::Char(c)),
+            _ => Err(Fault::Type(format!(
+                "asCharacter expects a one-character String, got {}",
+                crate::interp::print::quote_string(s)
+            ))),
+        }
+    };
 }
 
 binary_prim! {
@@ -217,10 +252,43 @@ binary_prim! {
     join => join_list;
     byte_at_p => |r, i| byte_at(recv(r)?.as_bytes(), i);
     concat_bytes => |r, a| {
-        let mut out = recv(r)?.as_bytes().to_vec();
-        out.extend_from_slice(bytes_arg("concat:", a)?);
-        Ok(bytes_value(out))
+        let (s, t) = (recv(r)?.as_bytes(), bytes_arg("concat:", a)?);
+        if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
+            return Err(text::too_long());
+        }
+        Ok(bytes_value([s, t].concat()))
     };
+}
+
+fn from_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let (s, e) = (int_arg("from:to:", &a[0])?, int_arg("from:to:", &a[1])?);
+        Ok(Value::str(text::g_from_to(recv(r)?, s, e)?))
+    };
+    lift(ctx, f())
+}
+
+fn copy_from_to(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let f = || {
+        let (s, e) = (
+            int_arg("copyFrom:to:", &a[0])?,
+            int_arg("copyFrom:to:", &a[1])?,
+        );
+        Ok(Value::str(text::g_copy_from_to(recv(r)?, s, e)?))
+    };
+    lift(ctx, f())
+}
+
+/// `contains:` — a Block tests the graphemes (as `anySatisfy:`); a String or Character is
+/// searched for as a substring.
+fn contains(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    match &a[0] {
+        Value::Block(_) => any_satisfy(ctx, r, a),
+        other => {
+            let f = || text_op("contains:", r, other, |s, t| s.contains(t));
+            lift(ctx, f())
+        }
+    }
 }
 
 fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -535,6 +603,12 @@ pub fn register(p: &mut Prims) {
         ("last:", last_n),
         ("allButFirst", all_but_first),
         ("allButLast", all_but_last),
+        ("from:to:", from_to),
+        ("copyFrom:to:", copy_from_to),
+        ("asCharacter", as_character),
+        ("contains:", contains),
+        ("withIndexDo:", each_with_index),
+        ("asUtf8", as_binary),
         ("indexOf:", index_of),
         ("take:", take),
         ("drop:", drop),
@@ -548,6 +622,7 @@ pub fn register(p: &mut Prims) {
         ("asLowercase", lowercase),
         ("capitalize", capitalize),
         ("trim", trim),
+        ("trimSeparators", trim),
         ("trimLeft", trim_left),
         ("trimRight", trim_right),
         ("reverse", reverse),
@@ -630,6 +705,32 @@ mod tests {
             concat_strings(&a, &Value::Int(1)),
             Err(Fault::Type(_))
         ));
+    }
+
+    #[test]
+    fn owned_append_reuses_a_unique_string() {
+        let s = Value::str(String::with_capacity(64) + "ab");
+        let before = match &s {
+            Value::Str(r) => r.as_ptr(),
+            _ => unreachable!(),
+        };
+        let out = append_owned(s, &Value::str("cd")).unwrap();
+        match &out {
+            Value::Str(r) => {
+                assert_eq!(r.as_str(), "abcd");
+                assert_eq!(r.as_ptr(), before, "appended in place");
+            }
+            _ => panic!("expected a String"),
+        }
+        // A shared String is copied, the other holder keeps its value.
+        let shared = Value::str("x");
+        let keep = shared.clone();
+        assert_eq!(
+            append_owned(shared, &Value::str("y")).unwrap().as_str(),
+            Some("xy")
+        );
+        assert_eq!(keep.as_str(), Some("x"));
+        assert!(append_owned(Value::str("x"), &Value::Int(1)).is_err());
     }
 
     #[test]

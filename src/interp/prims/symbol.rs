@@ -51,6 +51,32 @@ unary_prim! {
     print_string => |r| Ok(Value::str(print_symbol(name(r)?)));
     size => |r| Ok(Value::Int(g_len(name(r)?) as i64));
     num_args => |r| Ok(Value::Int(arity(name(r)?)));
+    keywords_p => |r| Ok(Value::list(keywords(name(r)?).into_iter().map(Value::str)));
+}
+
+/// `#at:put: keywords` is `#("at:", "put:")`; a unary or binary selector answers itself.
+pub fn keywords(sel: &str) -> Vec<String> {
+    if sel.ends_with(':') {
+        sel.split_inclusive(':').map(str::to_string).collect()
+    } else {
+        vec![sel.to_string()]
+    }
+}
+
+/// `#selector value: receiver` sends the selector to the receiver.
+fn value1(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let sel = r
+        .as_sym()
+        .ok_or_else(|| ctx.type_err("value: expects a Symbol receiver"))?;
+    ctx.send(&a[0], sel, &[])
+}
+
+/// `#selector value: receiver value: argument`.
+fn value2(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let sel = r
+        .as_sym()
+        .ok_or_else(|| ctx.type_err("value:value: expects a Symbol receiver"))?;
+    ctx.send(&a[0], sel, &a[1..2])
 }
 
 fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
@@ -78,6 +104,9 @@ pub fn register(p: &mut Prims) {
     p.add(c, "printString", print_string);
     p.add(c, "size", size);
     p.add(c, "numArgs", num_args);
+    p.add(c, "keywords", keywords_p);
+    p.add(c, "value:", value1);
+    p.add(c, "value:value:", value2);
     p.add(c, "<", lt);
     p.add(c, ">", gt);
     p.add(c, "<=", le);
@@ -94,6 +123,8 @@ mod tests {
         assert_eq!(arity("at:put:"), 2);
         assert_eq!(arity("+"), 1);
         assert_eq!(arity("size"), 0);
+        assert_eq!(keywords("at:put:"), vec!["at:", "put:"]);
+        assert_eq!(keywords("size"), vec!["size"]);
         assert_eq!(compare(&Value::sym("a"), &Value::sym("b")), Ordering::Less);
     }
 }

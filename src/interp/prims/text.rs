@@ -12,6 +12,15 @@ use crate::interp::prims::num;
 use crate::interp::print::quote_string;
 use crate::interp::value::Value;
 
+/// Strings longer than this (in bytes) are refused (`runtime_error`) rather than exhausting
+/// memory.
+pub const MAX_STRING_BYTES: i64 = 1 << 30;
+
+/// The `runtime_error` for a String that would exceed [`MAX_STRING_BYTES`].
+pub fn too_long() -> Fault {
+    Fault::Kind("runtime_error", "string too large: more than 1 GiB".into())
+}
+
 /// True when every byte is one grapheme cluster.
 pub fn is_simple(s: &str) -> bool {
     s.is_ascii() && !s.contains("\r\n")
@@ -98,6 +107,38 @@ pub fn g_drop(s: &str, n: i64) -> &str {
 pub fn g_last_n(s: &str, n: i64) -> &str {
     let len = g_len(s);
     g_drop(s, len as i64 - n.max(0))
+}
+
+/// `from: start to: end` (1-based, inclusive): start < 1 raises `index_out_of_bounds`, the
+/// end is clamped to the size, and end < start gives the empty String.
+pub fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+    let len = g_len(s) as i64;
+    if start < 1 {
+        return Err(Fault::index(start, len as usize));
+    }
+    let end = end.min(len);
+    if end < start {
+        return Ok("");
+    }
+    Ok(g_take(g_drop(s, start - 1), end - start + 1))
+}
+
+/// `copyFrom: start to: end` (1-based, inclusive, strict): both ends must lie in 1..size
+/// unless the range is empty (end = start - 1).
+pub fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+    let len = g_len(s) as i64;
+    if end == start - 1 && start >= 1 && start <= len + 1 {
+        return Ok("");
+    }
+    for i in [start, end] {
+        if i < 1 || i > len {
+            return Err(Fault::index(i, len as usize));
+        }
+    }
+    if end < start {
+        return Ok("");
+    }
+    Ok(g_take(g_drop(s, start - 1), end - start + 1))
 }
 
 /// `reverse` by graphemes.
@@ -194,6 +235,9 @@ pub fn pad(s: &str, width: i64, with: &str, left: bool) -> Res<String> {
             quote_string(with)
         )));
     }
+    if width > MAX_STRING_BYTES {
+        return Err(too_long());
+    }
     let have = g_len(s);
     let need = (width.max(0) as usize).saturating_sub(have);
     let fill = with.repeat(need);
@@ -236,11 +280,8 @@ pub fn repeat(s: &str, n: i64) -> Res<String> {
             "repeat: expects a non-negative count, got {n}"
         )));
     }
-    if (s.len() as u128) * (n as u128) > (1u128 << 30) {
-        return Err(Fault::Kind(
-            "runtime_error",
-            "string too large: more than 1 GiB".into(),
-        ));
+    if (s.len() as u128) * (n as u128) > MAX_STRING_BYTES as u128 {
+        return Err(too_long());
     }
     Ok(s.repeat(n as usize))
 }
@@ -356,6 +397,14 @@ mod tests {
         assert_eq!(g_drop("abc", 10), "");
         assert_eq!(g_take("abc", -1), "");
         assert_eq!(g_last_n("abcdef", 2), "ef");
+        assert_eq!(g_from_to("hello", 2, 4).unwrap(), "ell");
+        assert_eq!(g_from_to("hello", 2, 99).unwrap(), "ello");
+        assert_eq!(g_from_to("hello", 4, 2).unwrap(), "");
+        assert_eq!(g_from_to("hello", 0, 2), Err(Fault::index(0, 5)));
+        assert_eq!(g_copy_from_to("hello", 2, 4).unwrap(), "ell");
+        assert_eq!(g_copy_from_to("hello", 3, 2).unwrap(), "");
+        assert_eq!(g_copy_from_to("hello", 2, 6), Err(Fault::index(6, 5)));
+        assert_eq!(g_copy_from_to(&s, 4, 5).unwrap(), format!("{E_ACUTE}!"));
         assert_eq!(g_reverse(&s), format!("!{E_ACUTE}fac"));
         assert_eq!(g_reverse("a\r\nb"), "b\r\na");
     }
@@ -403,6 +452,10 @@ mod tests {
         assert_eq!(pad("ab", 4, " ", false).unwrap(), "ab  ");
         assert_eq!(pad("abcdef", 3, " ", true).unwrap(), "abcdef");
         assert!(pad("a", 3, "xy", true).is_err());
+        assert!(matches!(
+            pad("a", 1 << 40, " ", true),
+            Err(Fault::Kind("runtime_error", _))
+        ));
         assert_eq!(pad(E_ACUTE, 2, "*", true).unwrap(), format!("*{E_ACUTE}"));
         assert_eq!(capitalize("hello world"), "Hello world");
         assert_eq!(capitalize(""), "");

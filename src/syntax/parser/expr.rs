@@ -276,6 +276,13 @@ impl<'s> Parser<'s> {
 
     /// A full expression: assignment, destructuring, or a cascade.
     pub(crate) fn expr(&mut self) -> PResult<Expr> {
+        self.enter()?;
+        let r = self.expr_inner();
+        self.leave();
+        r
+    }
+
+    fn expr_inner(&mut self) -> PResult<Expr> {
         match self.peek() {
             Tok::Ident => {
                 let next = self.peek_at(1);
@@ -543,8 +550,8 @@ impl<'s> Parser<'s> {
 
     /// `k1: a k2: b …` — parts merge across lines (LANGUAGE.md 2.1).
     fn keyword_parts(&mut self) -> PResult<(String, Span, Vec<Expr>)> {
-        let mut selector = String::new();
-        let mut args = Vec::new();
+        let mut selector = String::with_capacity(24);
+        let mut args = Vec::with_capacity(2);
         let first = self.tok().span();
         let mut last = first;
         while self.keyword_continues() {
@@ -559,6 +566,15 @@ impl<'s> Parser<'s> {
     /// Binary sends by precedence climbing.
     pub(crate) fn binary(&mut self, min: u8) -> PResult<Expr> {
         let mut lhs = self.unary()?;
+        // Each left-associative step nests the tree one level deeper: it counts against the
+        // nesting budget until this chain is done.
+        let mut chain = 0;
+        let r = self.binary_chain(&mut lhs, min, &mut chain);
+        self.chain -= chain;
+        r.map(|()| lhs)
+    }
+
+    fn binary_chain(&mut self, lhs: &mut Expr, min: u8, chain: &mut u32) -> PResult<()> {
         loop {
             let k = self.peek();
             if !k.is_binop() {
@@ -572,25 +588,37 @@ impl<'s> Parser<'s> {
                 break;
             }
             let t = self.bump();
-            let rhs = self.binary(if right { power } else { power + 1 })?;
+            self.enter()?;
+            let rhs = self.binary(if right { power } else { power + 1 });
+            self.leave();
+            let rhs = rhs?;
             let span = lhs.span.to(rhs.span);
-            lhs = mk(
+            let l = std::mem::replace(lhs, mk(ExprKind::Error, span));
+            *lhs = mk(
                 ExprKind::Send {
-                    receiver: Box::new(lhs),
+                    receiver: Box::new(l),
                     selector: op.to_string(),
                     selector_span: t.span(),
                     args: vec![rhs],
                 },
                 span,
             );
+            *chain += 1;
+            self.extend_chain()?;
         }
-        Ok(lhs)
+        Ok(())
     }
 
     /// Unary sends; a unary selector never continues onto a new line.
     pub(crate) fn unary(&mut self) -> PResult<Expr> {
         let mut e = self.primary()?;
+        let mut chain = 0;
         while self.peek() == Tok::Ident && !self.tok().first() {
+            chain += 1;
+            if let Err(r) = self.extend_chain() {
+                self.chain -= chain;
+                return Err(r);
+            }
             let t = self.bump();
             let span = e.span.to(t.span());
             e = mk(
@@ -603,6 +631,7 @@ impl<'s> Parser<'s> {
                 span,
             );
         }
+        self.chain -= chain;
         Ok(e)
     }
 
@@ -679,9 +708,6 @@ impl<'s> Parser<'s> {
             Tok::Directive => {
                 let name = self.text();
                 Err(self.report_primitive_misuse(name, t.span()))
-            }
-            Tok::Keyword if self.text() == "field:" || self.text() == "state:" => {
-                Err(self.expected("an expression"))
             }
             _ => Err(self.expected("an expression")),
         }
@@ -928,8 +954,9 @@ impl<'s> Parser<'s> {
                 format!("did you mean `#{name} => …`?"),
             ));
         }
+        let bare = self.peek() == Tok::Ident;
         let key = self.unary()?;
-        if let ExprKind::Var(name) = &key.kind {
+        if let (true, ExprKind::Var(name)) = (bare, &key.kind) {
             if name.starts_with(|c: char| c.is_ascii_lowercase() || c == '_') {
                 let hint = format!("did you mean `#{name}`?");
                 self.report(

@@ -48,7 +48,12 @@ impl<'s> Parser<'s> {
                         first = false;
                         if k.is_close() {
                             if depth == 0 {
-                                break;
+                                if k == Tok::RBracket {
+                                    break;
+                                }
+                                // A stray closer inside the arms: skip it.
+                                self.bump();
+                                continue;
                             }
                             depth -= 1;
                         } else if k.is_open() {
@@ -56,6 +61,9 @@ impl<'s> Parser<'s> {
                         } else if depth == 0 && k == Tok::Semi {
                             break;
                         }
+                        self.bump();
+                    }
+                    if self.pos == start {
                         self.bump();
                     }
                     continue;

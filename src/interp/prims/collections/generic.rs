@@ -55,6 +55,9 @@ pub fn register(p: &mut Prims) {
         p.add(c, "occurrencesOf:", occurrences_of);
         p.add(c, "detectMax:", detect_max);
         p.add(c, "detectMin:", detect_min);
+        p.add(c, "sum:", sum_of);
+        p.add(c, "max:", max_of);
+        p.add(c, "min:", min_of);
         p.add(c, "do:separatedBy:", do_separated_by);
         p.add(c, "asList", as_list);
         p.add(c, "asArray", as_array);
@@ -250,6 +253,32 @@ fn sum(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         acc = add(ctx, &acc, &e)?;
     }
     Ok(acc)
+}
+
+/// `sum: [:e | …]`: the sum of the block's values (0 when empty).
+fn sum_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let block = arg(args, 0);
+    let mut acc = Value::Int(0);
+    for e in items(ctx, recv)? {
+        ctx.tick()?;
+        let x = ctx.call_block(block, &[e])?;
+        acc = add(ctx, &acc, &x)?;
+    }
+    Ok(acc)
+}
+
+/// `max: [:e | …]` / `min:`: the largest / smallest of the block's values.
+fn extreme_of(ctx: &mut Ctx, recv: &Value, block: &Value, want_max: bool) -> EvalResult {
+    let mapped = Value::list(map_all(ctx, recv, block)?);
+    extreme(ctx, &mapped, want_max)
+}
+
+fn max_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    extreme_of(ctx, recv, arg(args, 0), true)
+}
+
+fn min_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    extreme_of(ctx, recv, arg(args, 0), false)
 }
 
 fn average(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {

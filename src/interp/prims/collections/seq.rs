@@ -22,6 +22,7 @@ pub fn register(p: &mut Prims) {
     for c in ["List", "Array"] {
         p.add_class(c, "new", class_new);
         p.add_class(c, "new:", class_new_size);
+        p.add_class(c, "new:withAll:", class_new_with_all);
         p.add_class(c, "withAll:", class_with_all);
         p.add_class(c, "with:", class_with);
         p.add_class(c, "with:with:", class_with);
@@ -132,9 +133,7 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
             if *n > 100_000_000 {
                 return Err(ctx.type_err(format!("new: size too large: {n}")));
             }
-            let v: Vector = std::iter::repeat(Value::Nil)
-                .take((*n).max(0) as usize)
-                .collect();
+            let v: Vector = std::iter::repeat_n(Value::Nil, (*n).max(0) as usize).collect();
             Ok(make(class_kind(recv), v))
         }
         other => {
@@ -142,6 +141,16 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
             Ok(make(class_kind(recv), items.into_iter().collect()))
         }
     }
+}
+
+/// `new: n withAll: x`: n copies of x.
+fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let n = count_arg(ctx, "new:withAll:", arg(args, 0))?;
+    if n > 100_000_000 {
+        return Err(ctx.type_err(format!("new:withAll: size too large: {n}")));
+    }
+    let x = arg(args, 1).clone();
+    Ok(make(class_kind(recv), std::iter::repeat_n(x, n).collect()))
 }
 
 fn class_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {

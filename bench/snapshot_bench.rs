@@ -1,0 +1,88 @@
+//! Snapshot time for supervision trees of 1,000 / 10,000 / 100,000 actors (issue 6).
+//!
+//! `cargo run --release --example snapshot_bench [-- N...]`. Each tree is one top-level
+//! supervisor over dynamic pools of 100 workers; the walk uses no child cap
+//! (`from:limit: #infinity`). Prints the median of 5 walks, the JSON serialisation time and
+//! the time per actor, so linear growth is visible.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use bt::interp::value::Value;
+use bt::runtime::snapshot::{default_snapshot, SnapOptions};
+use bt::runtime::supervisor::{ChildSpec, RestartType, StartFn, Supervision, SupervisorSpec};
+use bt::runtime::{handler, Config, Cx, Message, Runtime};
+
+fn main() {
+    let sizes: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let sizes = if sizes.is_empty() {
+        vec![1_000, 10_000, 100_000]
+    } else {
+        sizes
+    };
+    for n in sizes {
+        run(n);
+    }
+}
+
+fn run(n: usize) {
+    let rt = Runtime::new(Config::default()).expect("runtime");
+    let sup = Supervision::new(rt.handle());
+    let per_pool = 100;
+    let pools = n.div_ceil(per_pool);
+    let worker: StartFn = Arc::new(|cx: &mut Cx<'_>, _a: &Value| {
+        Ok(cx
+            .rt()
+            .spawn(handler(|_cx: &mut Cx<'_>, _m: Message| Ok(Value::Nil))))
+    });
+    let template = ChildSpec::worker("Worker", Value::sym("Worker"), worker)
+        .with_restart(RestartType::Temporary);
+    let children = (0..pools)
+        .map(|i| {
+            let pool =
+                SupervisorSpec::dynamic(&format!("Pool{i}"), Value::sym("Pool"), template.clone());
+            ChildSpec::supervisor(Arc::new(pool))
+        })
+        .collect();
+    let spec = Arc::new(SupervisorSpec::new("App", Value::sym("App"), children));
+    let s2 = sup.clone();
+    rt.block_on(move |cx| {
+        let h = s2.supervise(cx, spec, None).expect("supervise");
+        let kids = h.running_children().expect("children");
+        let mut left = n;
+        for (_, _, p) in kids {
+            let pool = s2.by_pid(p.pid()).expect("pool");
+            for _ in 0..per_pool.min(left) {
+                pool.start_child(cx, Value::Nil).expect("start");
+            }
+            left = left.saturating_sub(per_pool);
+        }
+    })
+    .expect("build tree");
+    let opts = SnapOptions {
+        limit: None,
+        ..SnapOptions::default()
+    };
+    let mut times = Vec::new();
+    let mut json_ms = 0.0;
+    let mut nodes = 0;
+    for _ in 0..5 {
+        let t = Instant::now();
+        let s = default_snapshot(&sup, &opts);
+        times.push(t.elapsed().as_secs_f64() * 1000.0);
+        nodes = s.flat().len();
+        let t = Instant::now();
+        let j = s.to_json();
+        json_ms = t.elapsed().as_secs_f64() * 1000.0;
+        std::hint::black_box(j);
+    }
+    times.sort_by(|a, b| a.total_cmp(b));
+    let median = times[times.len() / 2];
+    println!(
+        "{n:>7} actors ({nodes:>7} nodes): snapshot {median:8.2} ms ({:.0} ns/node), asJson {json_ms:8.2} ms",
+        median * 1e6 / nodes as f64
+    );
+}

@@ -1,0 +1,152 @@
+//! Unit tests of the checker's API: REPL inputs, levels, `--warnings-as-errors`, internal
+//! visibility, primitive selectors.
+
+use super::{CheckOptions, Checker, Level, SourceFile};
+use crate::diagnostic::{Diagnostic, Severity};
+
+fn check_with(ch: &Checker, src: &str, opts: &CheckOptions) -> Vec<Diagnostic> {
+    let (m, parse) = crate::syntax::parse(src);
+    assert!(parse.is_empty(), "parse errors: {parse:?}");
+    ch.check_input(
+        SourceFile {
+            path: "t.bt",
+            src,
+            module: &m,
+        },
+        opts,
+    )
+}
+
+fn codes(ds: &[Diagnostic]) -> Vec<&'static str> {
+    ds.iter().map(|d| d.code).collect()
+}
+
+fn remember(ch: &mut Checker, src: &str) {
+    let (m, _) = crate::syntax::parse(src);
+    ch.remember(&[SourceFile {
+        path: "t.bt",
+        src,
+        module: &m,
+    }]);
+}
+
+#[test]
+fn repl_bindings_and_classes_persist() {
+    let mut ch = Checker::new();
+    let o = CheckOptions::default();
+    assert_eq!(codes(&check_with(&ch, "y := x + 1", &o)), vec!["E0201"]);
+    remember(&mut ch, "x := 3");
+    assert!(check_with(&ch, "y := x + 1", &o).is_empty());
+    // Bindings made inside inlined blocks at top level are bindings too.
+    remember(&mut ch, "true ifTrue: [z := 1]");
+    assert!(check_with(&ch, "z + 1", &o).is_empty());
+    // A class loaded by an earlier input is known, with its methods.
+    remember(&mut ch, "Object subclass: Greeter\n  greet => \"hi\"\n");
+    assert!(check_with(&ch, "Greeter new greet", &o).is_empty());
+    assert_eq!(
+        codes(&check_with(&ch, "Greeter new gret", &o)),
+        vec!["H0201"]
+    );
+}
+
+#[test]
+fn levels_and_warnings_as_errors() {
+    let ch = Checker::new();
+    let src = "a := ProcessNavigation from: 42\nb := 3 factorail\n";
+    let plain = check_with(&ch, src, &CheckOptions::default());
+    assert_eq!(codes(&plain), vec!["W0101", "H0201"]);
+    assert_eq!(plain[0].severity, Severity::Warning);
+
+    let mut o = CheckOptions::default();
+    o.levels.insert("type".into(), Level::Error);
+    o.levels.insert("dnu".into(), Level::Off);
+    let ds = check_with(&ch, src, &o);
+    assert_eq!(codes(&ds), vec!["W0101"]);
+    assert_eq!(ds[0].severity, Severity::Error);
+
+    let mut o = CheckOptions::default();
+    o.levels.insert("type".into(), Level::Hint);
+    assert_eq!(check_with(&ch, src, &o)[0].severity, Severity::Hint);
+
+    let o = CheckOptions {
+        warnings_as_errors: true,
+        ..Default::default()
+    };
+    let ds = check_with(&ch, src, &o);
+    assert!(ds.iter().all(|d| d.severity == Severity::Error), "{ds:?}");
+    assert_eq!(codes(&ds), vec!["W0101", "H0201"]);
+}
+
+#[test]
+fn hard_errors_cannot_be_lowered_or_suppressed() {
+    let ch = Checker::new();
+    let mut o = CheckOptions::default();
+    for c in ["type", "dnu", "unused"] {
+        o.levels.insert(c.into(), Level::Off);
+    }
+    let ds = check_with(&ch, "@expect all\ny := nope\n", &o);
+    assert!(
+        ds.iter().any(|d| d.code == "E0201" && d.is_error()),
+        "{ds:?}"
+    );
+}
+
+#[test]
+fn internal_library_class_is_not_visible() {
+    let mut ch = Checker::new();
+    ch.add_stdlib_sources(&[(
+        "priv.bt",
+        "internal Object subclass: Secret\n  peek => 1\n\nObject subclass: Open\n  internal hidden => 2\n  shown => 3\n",
+    )]);
+    let o = CheckOptions::default();
+    assert_eq!(
+        codes(&check_with(&ch, "s := Secret new", &o)),
+        vec!["E0501"]
+    );
+    assert_eq!(
+        codes(&check_with(&ch, "v := Open new hidden", &o)),
+        vec!["E0501"]
+    );
+    assert!(check_with(&ch, "v := Open new shown", &o).is_empty());
+}
+
+#[test]
+fn primitive_selectors_silence_dnu() {
+    let mut ch = Checker::new();
+    let o = CheckOptions::default();
+    assert_eq!(
+        codes(&check_with(&ch, "x := 3 frobnicate", &o)),
+        vec!["H0201"]
+    );
+    ch.add_primitive_selectors([("Integer", "frobnicate", false)]);
+    assert!(check_with(&ch, "x := 3 frobnicate", &o).is_empty());
+}
+
+#[test]
+fn cast_to_actor_checks_sendability() {
+    let ch = Checker::new();
+    let src = "Object subclass: H\n  handleScope: #process\n  x => 1\n\nActor subclass: A\n  take: h => h\n\na := A spawn\nh := H new\na take: h!\n";
+    assert_eq!(
+        codes(&check_with(&ch, src, &CheckOptions::default())),
+        vec!["W0501"]
+    );
+}
+
+#[test]
+fn remote_fact_cleared_by_reassignment() {
+    let ch = Checker::new();
+    let src = "Actor subclass: R\n  run: b => b value\n\nr := (R spawnOn: Node current) unwrap\nr := R spawn\nr run: [1]\n";
+    assert!(check_with(&ch, src, &CheckOptions::default()).is_empty());
+    let src2 = "Actor subclass: R\n  run: b => b value\n\nr := (R spawnOn: Node current) unwrap\nd := r\nd run: [1]\n";
+    assert_eq!(
+        codes(&check_with(&ch, src2, &CheckOptions::default())),
+        vec!["H0501"]
+    );
+}
+
+#[test]
+fn remote_fact_needs_every_path() {
+    let ch = Checker::new();
+    let src = "Actor subclass: R\n  run: b => b value\n\nflag := true\nr := R spawn\nflag ifTrue: [r := (R spawnOn: Node current) unwrap]\nr run: [1]\n";
+    assert!(check_with(&ch, src, &CheckOptions::default()).is_empty());
+}

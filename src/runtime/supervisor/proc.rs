@@ -1,0 +1,719 @@
+//! The supervisor process, the per-runtime [`Supervision`] registry, and the client API
+//! ([`SupHandle`]).
+//!
+//! A supervisor is an actor that traps exits and is linked to its children (and to its
+//! parent supervisor). Exit signals are control signals, handled before user messages.
+//! Its roster lives in a [`Book`] behind a lock shared with snapshots and handles, so
+//! queries (`children`, `childCount`, `which:`) and snapshots never message it; operations
+//! that change the roster (`terminate:`, `startChild`, `terminateChild:`) are messages, so
+//! the supervisor alone serialises every change. Locks are never held across a call, a stop
+//! or a child start.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+
+use crate::interp::value::{Sym, Value};
+use crate::runtime::api::{RtHandle, SpawnOpts};
+use crate::runtime::cx::Cx;
+use crate::runtime::process::{Behaviour, ProcRef};
+use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
+use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
+use crate::runtime::types::{CallError, ExitReason, Message, Pid, Signal, Timeout};
+use crate::runtime::waiter::Waiter;
+
+/// Unix wall-clock time in ms (`startedAt`, `exitedAt`, `capturedAt`).
+pub fn wall_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// Suspends the calling process until `p` has exited and answers its exit reason (at once
+/// if it already has). With a timeout, `Err(Timeout)` when it is still alive by then.
+pub fn await_exit(cx: &mut Cx<'_>, p: &ProcRef, t: Timeout) -> Result<ExitReason, CallError> {
+    let w = Waiter::new(Some(cx.pid()), None);
+    {
+        let mut g = p.0.inner.lock();
+        if let Some(r) = &g.reason {
+            return Ok(r.clone());
+        }
+        let w2 = w.clone();
+        g.extra()
+            .exit_hooks
+            .push(Box::new(move |sh, r: &ExitReason| {
+                w2.complete(sh, Ok(r.to_value()));
+            }));
+    }
+    let deadline = match t {
+        Timeout::Ms(ms) => Some(cx.rt().now_ms().saturating_add(ms)),
+        Timeout::Infinity => None,
+    };
+    cx.wait(&w, deadline)?;
+    Ok(p.exit_reason().unwrap_or(ExitReason::NoProc))
+}
+
+/// A supervisor's shared record: its book, plus the results of `startChild` requests
+/// waiting to be picked up by their callers.
+pub struct SupShared {
+    pub book: Mutex<Book>,
+    results: Mutex<HashMap<i64, ProcRef>>,
+}
+
+impl SupShared {
+    pub fn new(spec: Arc<SupervisorSpec>) -> Arc<SupShared> {
+        Arc::new(SupShared {
+            book: Mutex::new(Book::new(spec)),
+            results: Mutex::new(HashMap::new()),
+        })
+    }
+    /// The current (or last) process of this supervisor.
+    pub fn proc(&self) -> Option<ProcRef> {
+        self.book.lock().proc.clone()
+    }
+}
+
+/// Why a supervisor operation failed; [`SupError::kind`] is the bt error kind.
+#[derive(Clone, Debug)]
+pub enum SupError {
+    /// The supervisor is not running (its last pid).
+    Stale(Pid),
+    /// `supervise`: a child failed to start (its id and the error text).
+    StartFailed { child: Sym, message: String },
+    /// `startChild`: the new child's start failed.
+    ChildStartFailed(String),
+    /// The supervisor's registered name is taken by another process.
+    NameRegistered(Sym),
+    /// The call to the supervisor failed.
+    Call(CallError),
+}
+
+impl SupError {
+    pub fn kind(&self) -> &'static str {
+        match self {
+            SupError::Stale(_) => "stale_handle",
+            SupError::StartFailed { .. } => "supervisor_start_failed",
+            SupError::ChildStartFailed(_) => "child_start_failed",
+            SupError::NameRegistered(_) => "name_registered",
+            SupError::Call(e) => e.kind().unwrap_or("actor_dead"),
+        }
+    }
+    pub fn message(&self) -> String {
+        match self {
+            SupError::Stale(p) => format!("supervisor {p} is not alive"),
+            SupError::StartFailed { child, message } => {
+                format!("child {child} failed to start: {message}")
+            }
+            SupError::ChildStartFailed(m) => format!("child failed to start: {m}"),
+            SupError::NameRegistered(n) => format!("name {n} is already registered"),
+            SupError::Call(e) => format!("{e:?}"),
+        }
+    }
+}
+
+#[derive(Default)]
+struct Registry {
+    /// Top-level supervisors started with `supervise`, in start order.
+    top: Vec<Arc<SupShared>>,
+    /// Every supervisor process (nested ones included), by pid.
+    by_pid: HashMap<Pid, Arc<SupShared>>,
+}
+
+/// The supervisors of one runtime. The embedder keeps one next to its [`RtHandle`];
+/// snapshots read it. Cheap to clone.
+#[derive(Clone)]
+pub struct Supervision {
+    rt: RtHandle,
+    reg: Arc<Mutex<Registry>>,
+}
+
+/// A handle on one run of a supervisor (stale once that process has exited).
+#[derive(Clone)]
+pub struct SupHandle {
+    pub shared: Arc<SupShared>,
+    pub proc: ProcRef,
+}
+
+impl std::fmt::Debug for SupHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SupHandle({})", self.proc.pid())
+    }
+}
+
+impl Supervision {
+    pub fn new(rt: RtHandle) -> Supervision {
+        Supervision {
+            rt,
+            reg: Arc::new(Mutex::new(Registry::default())),
+        }
+    }
+
+    pub fn rt(&self) -> &RtHandle {
+        &self.rt
+    }
+
+    /// `App supervise`: starts the supervisor and its children (in order) and registers it
+    /// under `name`; if one with this id is already running, answers it.
+    pub fn supervise(
+        &self,
+        cx: &mut Cx<'_>,
+        spec: Arc<SupervisorSpec>,
+        name: Option<Sym>,
+    ) -> Result<SupHandle, SupError> {
+        if let Some(h) = self.current(spec.id) {
+            return Ok(h);
+        }
+        let (proc, shared) = self.start(cx, spec.clone(), None, None)?;
+        if let Some(n) = name {
+            if self.rt.register(n, &proc).is_err() {
+                let _ = cx.stop_with(&proc, ExitReason::Shutdown, Timeout::Infinity);
+                return match self.current(spec.id) {
+                    Some(h) => Ok(h),
+                    None => Err(SupError::NameRegistered(n)),
+                };
+            }
+        }
+        let mut reg = self.reg.lock();
+        reg.top.retain(|s| s.proc().is_some_and(|p| p.is_alive()));
+        reg.top.push(shared.clone());
+        Ok(SupHandle { shared, proc })
+    }
+
+    /// The running top-level supervisor with this id (`App current`).
+    pub fn current(&self, id: Sym) -> Option<SupHandle> {
+        let reg = self.reg.lock();
+        reg.top.iter().find_map(|s| {
+            let b = s.book.lock();
+            match &b.proc {
+                Some(p) if p.is_alive() && b.spec.id == id => Some(SupHandle {
+                    shared: s.clone(),
+                    proc: p.clone(),
+                }),
+                _ => None,
+            }
+        })
+    }
+
+    /// Live top-level supervisors in start order.
+    pub fn top_level(&self) -> Vec<SupHandle> {
+        let reg = self.reg.lock();
+        reg.top
+            .iter()
+            .filter_map(|s| {
+                let p = s.proc()?;
+                p.is_alive().then(|| SupHandle {
+                    shared: s.clone(),
+                    proc: p,
+                })
+            })
+            .collect()
+    }
+
+    /// The live supervisor (top-level or nested) running as `pid`.
+    pub fn by_pid(&self, pid: Pid) -> Option<SupHandle> {
+        let s = self.reg.lock().by_pid.get(&pid).cloned()?;
+        let p = s.proc()?;
+        (p.pid() == pid && p.is_alive()).then_some(SupHandle { shared: s, proc: p })
+    }
+
+    /// Whether `pid` is (or was, while still listed) a supervisor process.
+    pub fn is_supervisor_pid(&self, pid: Pid) -> bool {
+        self.reg.lock().by_pid.contains_key(&pid)
+    }
+
+    /// Every live supervisor's shared record.
+    pub(crate) fn all(&self) -> Vec<Arc<SupShared>> {
+        self.reg.lock().by_pid.values().cloned().collect()
+    }
+
+    /// Spawns a supervisor process (linked to `parent`, if any) over `book` (a nested
+    /// child's book survives its restarts) and runs its initial child starts.
+    fn start(
+        &self,
+        cx: &mut Cx<'_>,
+        spec: Arc<SupervisorSpec>,
+        book: Option<Arc<SupShared>>,
+        parent: Option<ProcRef>,
+    ) -> Result<(ProcRef, Arc<SupShared>), SupError> {
+        let shared = book.unwrap_or_else(|| SupShared::new(spec.clone()));
+        let behaviour = SupervisorProc {
+            shared: shared.clone(),
+            sup: self.clone(),
+            parent: parent.as_ref().map(ProcRef::pid),
+        };
+        let opts = SpawnOpts {
+            label: "supervisor",
+            info: spec.class.clone(),
+            trap_exits: true,
+            link: parent.clone(),
+            ..SpawnOpts::default()
+        };
+        let proc = self
+            .rt
+            .spawn_opts(Box::new(behaviour), opts)
+            .map_err(|e| SupError::ChildStartFailed(e.kind().to_string()))?;
+        shared.book.lock().begin_generation(
+            proc.clone(),
+            parent.as_ref().map(ProcRef::pid),
+            wall_ms(),
+        );
+        {
+            let mut reg = self.reg.lock();
+            if reg.by_pid.len() > 64 {
+                reg.by_pid
+                    .retain(|_, s| s.proc().is_some_and(|p| p.is_alive()));
+            }
+            reg.by_pid.insert(proc.pid(), shared.clone());
+        }
+        match cx.call(&proc, Message::named("bt_init", vec![]), Timeout::Infinity) {
+            Ok(_) => Ok((proc, shared)),
+            Err(CallError::Raised(v)) => Err(start_failed(&v)),
+            Err(e) => Err(SupError::Call(e)),
+        }
+    }
+}
+
+fn start_failed(v: &Value) -> SupError {
+    match v {
+        Value::Tuple(t) if t.len() == 2 => SupError::StartFailed {
+            child: t[0].as_sym().unwrap_or_else(|| Sym::new("?")),
+            message: t[1].as_str().unwrap_or("").to_string(),
+        },
+        other => SupError::StartFailed {
+            child: Sym::new("?"),
+            message: format!("{other:?}"),
+        },
+    }
+}
+
+impl SupHandle {
+    pub fn pid(&self) -> Pid {
+        self.proc.pid()
+    }
+    pub fn is_alive(&self) -> bool {
+        self.proc.is_alive()
+    }
+    pub fn spec(&self) -> Arc<SupervisorSpec> {
+        self.shared.book.lock().spec.clone()
+    }
+    fn live(&self) -> Result<(), SupError> {
+        if self.is_alive() {
+            Ok(())
+        } else {
+            Err(SupError::Stale(self.pid()))
+        }
+    }
+    /// Generation and restarts performed.
+    pub fn counters(&self) -> (u64, u64) {
+        let b = self.shared.book.lock();
+        (b.generation, b.restarts_performed)
+    }
+
+    /// Ids of the children running or restarting (`children` of a static supervisor).
+    pub fn child_ids(&self) -> Result<Vec<Sym>, SupError> {
+        self.live()?;
+        Ok(self.shared.book.lock().live_ids())
+    }
+
+    /// Running children as (id, class, process), in roster order.
+    pub fn running_children(&self) -> Result<Vec<(Sym, Value, ProcRef)>, SupError> {
+        self.live()?;
+        let b = self.shared.book.lock();
+        Ok(b.children
+            .iter()
+            .filter(|c| c.is_running())
+            .filter_map(|c| Some((c.spec.id, c.spec.class.clone(), c.proc.clone()?)))
+            .collect())
+    }
+
+    /// Number of running children (`childCount`, `count`).
+    pub fn child_count(&self) -> Result<usize, SupError> {
+        self.live()?;
+        Ok(self.shared.book.lock().running_count())
+    }
+
+    /// Restart count of the child with this id (static children), for tests and tools.
+    pub fn restart_count(&self, id: Sym) -> Option<u64> {
+        let b = self.shared.book.lock();
+        b.index_of_id(id).map(|i| b.children[i].restart_count)
+    }
+
+    /// State of the child with this id.
+    pub fn child_state(&self, id: Sym) -> Option<ChildState> {
+        let b = self.shared.book.lock();
+        b.index_of_id(id).map(|i| b.children[i].state)
+    }
+
+    /// The running child whose id is `id`.
+    pub fn which_id(&self, id: Sym) -> Result<Option<ProcRef>, SupError> {
+        Ok(self
+            .running_children()?
+            .into_iter()
+            .find(|(i, _, _)| *i == id)
+            .map(|(_, _, p)| p))
+    }
+
+    /// `terminate:` — stops the child with this id (`#shutdown`) and does not restart it.
+    pub fn terminate(&self, cx: &mut Cx<'_>, id: Sym) -> Result<(), SupError> {
+        self.live()?;
+        self.request(cx, Message::named("bt_terminate", vec![Value::Symbol(id)]))
+            .map(|_| ())
+    }
+
+    /// `terminateChild:` — stops a dynamic (or any) child by process; idempotent.
+    pub fn terminate_child(&self, cx: &mut Cx<'_>, child: &ProcRef) -> Result<(), SupError> {
+        self.live()?;
+        let pid = child.pid();
+        let msg = Message::named(
+            "bt_terminatePid",
+            vec![Value::Int(pid.number as i64), Value::bool(pid.service)],
+        );
+        self.request(cx, msg).map(|_| ())
+    }
+
+    /// `startChild` / `startChild:` of a dynamic supervisor (`args` nil → plain spawn).
+    pub fn start_child(&self, cx: &mut Cx<'_>, args: Value) -> Result<ProcRef, SupError> {
+        self.live()?;
+        let req = cx.rt().make_ref() as i64;
+        let msg = Message::named("bt_startChild", vec![args, Value::Int(req)]);
+        match self.request(cx, msg) {
+            Ok(_) => self
+                .shared
+                .results
+                .lock()
+                .remove(&req)
+                .ok_or_else(|| SupError::ChildStartFailed("lost".into())),
+            Err(SupError::Call(CallError::Raised(v))) => Err(SupError::ChildStartFailed(
+                v.as_str().unwrap_or("initialize failed").to_string(),
+            )),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// A barrier: answers once the supervisor has handled every signal delivered to it
+    /// before this call (exit signals are handled before messages).
+    pub fn sync(&self, cx: &mut Cx<'_>) -> Result<(), SupError> {
+        self.live()?;
+        self.request(cx, Message::named("bt_ping", vec![]))
+            .map(|_| ())
+    }
+
+    /// `stop`: stops every child (reverse start order, `#shutdown`), then the supervisor.
+    pub fn stop(&self, cx: &mut Cx<'_>) {
+        if self.is_alive() {
+            let _ = cx.stop_with(&self.proc, ExitReason::Shutdown, Timeout::Infinity);
+        }
+    }
+
+    fn request(&self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, SupError> {
+        match cx.call(&self.proc, msg, Timeout::Infinity) {
+            Ok(v) => Ok(v),
+            Err(CallError::ActorDead) => Err(SupError::Stale(self.pid())),
+            Err(e) => Err(SupError::Call(e)),
+        }
+    }
+}
+
+/// The supervisor's behaviour.
+struct SupervisorProc {
+    shared: Arc<SupShared>,
+    sup: Supervision,
+    parent: Option<Pid>,
+}
+
+enum Started {
+    Ok(ProcRef),
+    Failed(String),
+}
+
+impl SupervisorProc {
+    fn now(&self) -> u64 {
+        wall_ms()
+    }
+
+    /// Starts child `idx` (its state is already `Restarting`/`Pending`), inside this process.
+    fn start_child(&self, cx: &mut Cx<'_>, idx: usize) -> Started {
+        let (spec, args, nested) = {
+            let b = self.shared.book.lock();
+            let c = &b.children[idx];
+            (c.spec.clone(), c.args.clone(), c.book.clone())
+        };
+        let me = cx.me().clone();
+        let proc = match &spec.start {
+            ChildStart::Worker(f) => match f(cx, &args) {
+                Ok(p) => {
+                    cx.rt().link(&me, &p);
+                    p
+                }
+                Err(e) => return Started::Failed(describe(&e)),
+            },
+            ChildStart::Supervisor(sspec) => {
+                let nested = nested.unwrap_or_else(|| {
+                    let s = SupShared::new(sspec.clone());
+                    self.shared.book.lock().children[idx].book = Some(s.clone());
+                    s
+                });
+                match self
+                    .sup
+                    .start(cx, sspec.clone(), Some(nested), Some(me.clone()))
+                {
+                    Ok((p, _)) => p,
+                    Err(e) => return Started::Failed(e.message()),
+                }
+            }
+        };
+        if let Some(n) = spec.name {
+            if let Err(e) = cx.rt().register(n, &proc) {
+                cx.rt().kill(&proc);
+                return Started::Failed(format!("cannot register {n}: {}", e.kind()));
+            }
+        }
+        self.shared
+            .book
+            .lock()
+            .mark_running(idx, proc.clone(), self.now());
+        Started::Ok(proc)
+    }
+
+    /// Stops one child: graceful `#shutdown` within its grace period, then kill.
+    fn shutdown_child(&self, cx: &mut Cx<'_>, proc: &ProcRef, shutdown: Shutdown) {
+        if !proc.is_alive() {
+            return;
+        }
+        let t = match shutdown {
+            Shutdown::Ms(ms) => Timeout::Ms(ms),
+            Shutdown::Infinity => Timeout::Infinity,
+        };
+        match cx.stop_with(proc, ExitReason::Shutdown, t) {
+            Ok(()) => {}
+            Err(_) => {
+                cx.rt().kill(proc);
+            }
+        }
+    }
+
+    /// Stops every running child in reverse roster order and retires it.
+    fn shutdown_all(&self, cx: &mut Cx<'_>) {
+        loop {
+            let next = {
+                let b = self.shared.book.lock();
+                b.children
+                    .iter()
+                    .rposition(|c| c.is_running())
+                    .map(|i| (i, b.children[i].proc.clone(), b.children[i].spec.shutdown))
+            };
+            let Some((idx, proc, shutdown)) = next else {
+                break;
+            };
+            if let Some(p) = proc {
+                self.shutdown_child(cx, &p, shutdown);
+            }
+            self.shared.book.lock().retire(idx, self.now(), false);
+        }
+    }
+
+    /// Ends this supervisor's run: children first, then exit with `reason`.
+    fn end(&self, cx: &mut Cx<'_>, kind: EndKind, reason: ExitReason) {
+        self.shared.book.lock().end.get_or_insert(kind);
+        self.shutdown_all(cx);
+        cx.exit_self(reason);
+    }
+
+    fn initial_start(&self, cx: &mut Cx<'_>) -> Result<Value, Value> {
+        let n = self.shared.book.lock().children.len();
+        for idx in 0..n {
+            if let Started::Failed(m) = self.start_child(cx, idx) {
+                let id = self.shared.book.lock().children[idx].spec.id;
+                self.end(cx, EndKind::StartFailed, ExitReason::Shutdown);
+                return Err(Value::tuple(vec![Value::Symbol(id), Value::str(m)]));
+            }
+        }
+        Ok(Value::sym("ok"))
+    }
+
+    /// One restart operation under the intensity budget; false if the supervisor gave up.
+    fn count_restart(&self, cx: &mut Cx<'_>) -> bool {
+        let now = cx.rt().now_ms();
+        let ok = {
+            let mut b = self.shared.book.lock();
+            let ok = b.intensity.record(now);
+            if ok {
+                b.restarts_performed += 1;
+            }
+            ok
+        };
+        if !ok {
+            cx.log(&format!(
+                "supervisor {} gave up: restart intensity exceeded",
+                cx.pid()
+            ));
+            self.end(cx, EndKind::GaveUp, ExitReason::Shutdown);
+        }
+        ok
+    }
+
+    fn child_exited(&self, cx: &mut Cx<'_>, from: Pid, reason: &ExitReason) {
+        let (idx, decision) = {
+            let b = self.shared.book.lock();
+            let Some(idx) = b.index_of_pid(from) else {
+                return;
+            };
+            let c = &b.children[idx];
+            let normal = match c.book.as_ref().and_then(|nb| nb.book.lock().end) {
+                Some(EndKind::Stopped) | Some(EndKind::AutoShutdown) => true,
+                Some(EndKind::GaveUp) | Some(EndKind::StartFailed) => false,
+                None => reason.is_normal(),
+            };
+            (idx, on_exit(&b, idx, normal))
+        };
+        match decision {
+            Decision::End => {
+                let due = {
+                    let mut b = self.shared.book.lock();
+                    let due = b.auto_shutdown_due(idx);
+                    b.retire(idx, wall_ms(), true);
+                    due
+                };
+                if due {
+                    self.end(cx, EndKind::AutoShutdown, ExitReason::Shutdown);
+                }
+            }
+            Decision::Restart {
+                stop,
+                retire,
+                start,
+            } => {
+                {
+                    let mut b = self.shared.book.lock();
+                    for &i in &start {
+                        b.mark_restarting(i);
+                    }
+                }
+                if !self.count_restart(cx) {
+                    return;
+                }
+                for &i in &stop {
+                    let (proc, shutdown) = {
+                        let b = self.shared.book.lock();
+                        (b.children[i].proc.clone(), b.children[i].spec.shutdown)
+                    };
+                    if let Some(p) = proc {
+                        self.shutdown_child(cx, &p, shutdown);
+                    }
+                }
+                {
+                    let mut b = self.shared.book.lock();
+                    for &i in &retire {
+                        b.retire(i, wall_ms(), false);
+                    }
+                }
+                for &i in &start {
+                    loop {
+                        match self.start_child(cx, i) {
+                            Started::Ok(_) => break,
+                            Started::Failed(m) => {
+                                cx.log(&format!("supervisor {}: restart failed: {m}", cx.pid()));
+                                if !self.count_restart(cx) {
+                                    return;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    fn terminate_index(&self, cx: &mut Cx<'_>, idx: Option<usize>) {
+        let Some(idx) = idx else { return };
+        let (proc, shutdown, running) = {
+            let b = self.shared.book.lock();
+            let c = &b.children[idx];
+            (c.proc.clone(), c.spec.shutdown, c.is_running())
+        };
+        if !running {
+            return;
+        }
+        if let Some(p) = proc {
+            self.shutdown_child(cx, &p, shutdown);
+        }
+        self.shared.book.lock().retire(idx, wall_ms(), false);
+    }
+}
+
+fn describe(v: &Value) -> String {
+    match v.as_str() {
+        Some(s) => s.to_string(),
+        None => format!("{v:?}"),
+    }
+}
+
+impl Behaviour for SupervisorProc {
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        match msg.selector.as_str() {
+            "bt_init" => self.initial_start(cx),
+            "bt_ping" => Ok(Value::sym("ok")),
+            "bt_terminate" => {
+                let id = msg.args.first().and_then(Value::as_sym);
+                let idx = id.and_then(|id| {
+                    let b = self.shared.book.lock();
+                    b.children
+                        .iter()
+                        .position(|c| c.spec.id == id && c.is_running())
+                        .or_else(|| b.index_of_id(id))
+                });
+                self.terminate_index(cx, idx);
+                Ok(Value::Nil)
+            }
+            "bt_terminatePid" => {
+                let number = msg.args.first().and_then(Value::as_int).unwrap_or(-1);
+                let service = matches!(msg.args.get(1), Some(Value::True));
+                let pid = Pid {
+                    node: cx.pid().node,
+                    number: number as u64,
+                    service,
+                };
+                let idx = self.shared.book.lock().index_of_pid(pid);
+                self.terminate_index(cx, idx);
+                Ok(Value::Nil)
+            }
+            "bt_startChild" => {
+                let args = msg.args.first().cloned().unwrap_or(Value::Nil);
+                let req = msg.args.get(1).and_then(Value::as_int).unwrap_or(0);
+                let Some(idx) = self.shared.book.lock().add_dynamic(args) else {
+                    return Err(Value::str("not a dynamic supervisor"));
+                };
+                match self.start_child(cx, idx) {
+                    Started::Ok(p) => {
+                        self.shared.results.lock().insert(req, p);
+                        Ok(Value::sym("ok"))
+                    }
+                    Started::Failed(m) => {
+                        self.shared.book.lock().children.remove(idx);
+                        Err(Value::str(m))
+                    }
+                }
+            }
+            other => Err(Value::str(format!(
+                "supervisor does not understand {other}"
+            ))),
+        }
+    }
+
+    fn signal(&mut self, cx: &mut Cx<'_>, sig: Signal) {
+        if let Signal::Exit { from, reason } = sig {
+            if Some(from) == self.parent {
+                self.end(cx, EndKind::Stopped, reason);
+                return;
+            }
+            self.child_exited(cx, from, &reason);
+        }
+    }
+
+    fn terminate(&mut self, cx: &mut Cx<'_>, _reason: &ExitReason) {
+        self.shared.book.lock().end.get_or_insert(EndKind::Stopped);
+        self.shutdown_all(cx);
+    }
+}

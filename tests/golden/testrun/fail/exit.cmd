@@ -1,1 +1,0 @@
-test tests/golden/testrun/trees/failing/exit.btscript
