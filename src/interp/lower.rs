@@ -598,6 +598,10 @@ impl Lowerer {
                 self.fix_pat(&mut d.0, fid, layout);
                 self.fix(&mut d.1, fid, layout);
             }
+            Node::InPlace(p) => {
+                self.fix_ref(&mut p.var, fid, layout);
+                p.args.iter_mut().for_each(|a| self.fix(a, fid, layout));
+            }
         }
     }
 
@@ -697,6 +701,9 @@ impl Lowerer {
             ExprKind::Field(name) => self.field(name, None, e.span),
             ExprKind::FieldAssign { name, value } => self.field(&name.name, Some(value), e.span),
             ExprKind::Assign { name, ty: _, value } => {
+                if let Some(n) = self.in_place(&name.name, value) {
+                    return n;
+                }
                 let v = self.expr(value);
                 let id = match self.lookup(&name.name) {
                     Some(id) => id,
@@ -786,6 +793,25 @@ impl Lowerer {
             }
             ExprKind::Error => Node::Nil,
         }
+    }
+
+    /// `x := x add: e` and friends on a collection held in `x`: the collection can be updated
+    /// in place when nothing else shares it (collections' in-place rule).
+    fn in_place(&mut self, name: &str, value: &Expr) -> Option<Node> {
+        const SELECTORS: &[&str] =
+            &["add:", "addFirst:", "at:put:", "removeKey:", "remove:", "add:withCount:", "enqueue:"];
+        let ExprKind::Send { receiver, selector, args, .. } = &value.kind else { return None };
+        if !SELECTORS.contains(&selector.as_str()) || !matches!(&receiver.kind, ExprKind::Var(v) if v == name) {
+            return None;
+        }
+        let id = self.lookup(name)?;
+        let args = args.iter().map(|a| self.expr(a)).collect();
+        Some(Node::InPlace(Box::new(InPlaceNode {
+            var: VarRef::Pending(id),
+            sel: Sym::new(selector),
+            args,
+            loc: self.loc(value.span),
+        })))
     }
 
     fn field(&mut self, name: &str, value: Option<&Expr>, span: Span) -> Node {

@@ -404,7 +404,54 @@ impl Ctx {
             }
             Node::Match(m) => self.exec_match(m, f),
             Node::Destructure(d) => self.exec_destructure(&d.0, &d.1, d.2, f),
+            Node::InPlace(p) => self.exec_in_place(p, f),
             _ => self.exec(n, f),
+        }
+    }
+
+    /// `x := x sel: args`: moves the collection out of `x` so a unique one is updated in place
+    /// (the `collections::in_place` rule); anything else is an ordinary send.
+    fn exec_in_place(&mut self, p: &crate::interp::eval::code::InPlaceNode, f: &Frame) -> Flow {
+        let mut args = Vec::with_capacity(p.args.len());
+        for a in &p.args {
+            args.push(self.exec(a, f)?);
+        }
+        let mut recv = self.take_var(f, p.var);
+        let prim = crate::interp::prims::collections::in_place(&recv, p.sel.as_str());
+        let builtin = prim.is_some() && self.lookup(&recv, p.sel).is_some_and(|h| h.is_prim());
+        self.set_loc(p.loc);
+        let r = match prim {
+            Some(op) if builtin && args.len() == crate::interp::eval::sel_arity(p.sel.as_str()) => {
+                self.tick()?;
+                match op(self, &mut recv, &args) {
+                    Ok(v) => {
+                        drop(recv);
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        self.set_var(f, p.var, recv);
+                        return Err(Box::new(e));
+                    }
+                }
+            }
+            _ => {
+                let r = self.send_impl(&recv, p.sel, &args);
+                self.set_var(f, p.var, recv);
+                r
+            }
+        };
+        let v = r?;
+        self.set_var(f, p.var, fast_clone(&v));
+        Ok(v)
+    }
+
+    /// Moves a variable's value out (leaving nil).
+    fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
+        match r {
+            VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
+            VarRef::Cell(i) => std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil),
+            VarRef::Upval(i) => std::mem::replace(&mut *f.upvals[i as usize].lock(), Value::Nil),
+            VarRef::Pending(_) => Value::Nil,
         }
     }
 
