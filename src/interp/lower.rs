@@ -801,6 +801,31 @@ impl Lowerer {
         const SELECTORS: &[&str] =
             &["add:", "addFirst:", "at:put:", "removeKey:", "remove:", "add:withCount:", "enqueue:"];
         let ExprKind::Send { receiver, selector, args, .. } = &value.kind else { return None };
+        if selector == "++" {
+            // `s := s ++ a ++ b`: a chain of concatenations starting at `s`.
+            let mut parts = vec![&args[0]];
+            let mut cur = &**receiver;
+            while let ExprKind::Send { receiver: r, selector: sel, args: a, .. } = &cur.kind {
+                if sel != "++" {
+                    break;
+                }
+                parts.push(&a[0]);
+                cur = r;
+            }
+            if !matches!(&cur.kind, ExprKind::Var(v) if v == name) {
+                return None;
+            }
+            let id = self.lookup(name)?;
+            parts.reverse();
+            let args = parts.into_iter().map(|a| self.expr(a)).collect();
+            return Some(Node::InPlace(Box::new(InPlaceNode {
+                var: VarRef::Pending(id),
+                sel: Sym::new("++"),
+                name: "++",
+                args,
+                loc: self.loc(value.span),
+            })));
+        }
         if !SELECTORS.contains(&selector.as_str()) || !matches!(&receiver.kind, ExprKind::Var(v) if v == name) {
             return None;
         }
@@ -809,6 +834,7 @@ impl Lowerer {
         Some(Node::InPlace(Box::new(InPlaceNode {
             var: VarRef::Pending(id),
             sel: Sym::new(selector),
+            name: Sym::new(selector).as_str(),
             args,
             loc: self.loc(value.span),
         })))

@@ -255,6 +255,8 @@ pub struct MatchNode {
 pub struct InPlaceNode {
     pub var: VarRef,
     pub sel: Sym,
+    /// The selector's name (looked up once, at lowering).
+    pub name: &'static str,
     pub args: Vec<Node>,
     pub loc: Loc,
 }

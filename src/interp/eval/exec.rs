@@ -417,11 +417,14 @@ impl Ctx {
             args.push(self.exec(a, f)?);
         }
         let mut recv = self.take_var(f, p.var);
-        let prim = crate::interp::prims::collections::in_place(&recv, p.sel.as_str());
+        if p.name == "++" {
+            return self.concat_in_place(p, f, recv, args);
+        }
+        let prim = crate::interp::prims::collections::in_place(&recv, p.name);
         let builtin = prim.is_some() && self.lookup(&recv, p.sel).is_some_and(|h| h.is_prim());
         self.set_loc(p.loc);
         let r = match prim {
-            Some(op) if builtin && args.len() == crate::interp::eval::sel_arity(p.sel.as_str()) => {
+            Some(op) if builtin && args.len() == crate::interp::eval::sel_arity(p.name) => {
                 self.tick()?;
                 match op(self, &mut recv, &args) {
                     Ok(v) => {
@@ -443,6 +446,45 @@ impl Ctx {
         let v = r?;
         self.set_var(f, p.var, fast_clone(&v));
         Ok(v)
+    }
+
+    /// `s := s ++ a ++ b …`: appends to the String in `s` in place when `s` holds the only
+    /// reference and String's `++` is the built-in one; otherwise ordinary `++` sends.
+    fn concat_in_place(
+        &mut self,
+        p: &crate::interp::eval::code::InPlaceNode,
+        f: &Frame,
+        mut acc: Value,
+        args: Vec<Value>,
+    ) -> Flow {
+        let fast = matches!(acc, Value::Str(_))
+            && args.iter().all(|a| matches!(a, Value::Str(_)))
+            && self.lookup(&acc, p.sel).is_some_and(|h| h.is_prim());
+        if fast {
+            self.tick()?;
+            if let Value::Str(s) = &mut acc {
+                let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
+                let m = std::sync::Arc::make_mut(s);
+                m.reserve(extra);
+                for a in &args {
+                    m.push_str(a.as_str().unwrap_or(""));
+                }
+            }
+            self.set_var(f, p.var, fast_clone(&acc));
+            return Ok(acc);
+        }
+        let original = acc.clone();
+        for a in &args {
+            match self.send_impl(&acc, p.sel, std::slice::from_ref(a)) {
+                Ok(v) => acc = v,
+                Err(e) => {
+                    self.set_var(f, p.var, original);
+                    return Err(e);
+                }
+            }
+        }
+        self.set_var(f, p.var, fast_clone(&acc));
+        Ok(acc)
     }
 
     /// Moves a variable's value out (leaving nil).

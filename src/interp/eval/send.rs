@@ -113,7 +113,7 @@ impl Ctx {
         let cls = cls.clone();
         let hit = self
             .lookup_in(&cls, side, sel)
-            .map(|(m, d)| Hit::new(&m, &d));
+            .map(|(m, d)| Hit::new(&m, &d, sel));
         self.cache[idx] = CacheEntry {
             key,
             sel,
@@ -140,7 +140,7 @@ impl Ctx {
         sel: Sym,
         args: &[Value],
     ) -> Flow {
-        self.call_hit(Hit::new(m, defc), recv, sel, args)
+        self.call_hit(Hit::new(m, defc, sel), recv, sel, args)
     }
 
     /// Runs a looked-up method.
@@ -157,7 +157,7 @@ impl Ctx {
                 self.invoke(cm, hit.class(), recv, args)
             }
             HitKind::Prim(p) => {
-                if args.len() != sel_arity(sel.as_str()) {
+                if args.len() != hit.nargs as usize {
                     return Err(self.arity_error(sel, args.len()).into());
                 }
                 self.cur_sel = sel;
