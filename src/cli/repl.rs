@@ -182,7 +182,11 @@ pub fn main(args: &[String]) -> i32 {
             eprintln!("unknown command {t} (try :help)");
             continue;
         }
-        match vm.eval("repl", &input) {
+        let result = vm.eval("repl", &input);
+        for f in vm.last_findings() {
+            eprint!("{f}");
+        }
+        match result {
             Ok(v) => println!("{}", vm.display(&v)),
             Err(e) => {
                 if let Some(code) = e.exit_code() {

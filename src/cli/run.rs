@@ -5,12 +5,10 @@
 //! `FILE:LINE:COL: ClassName (kind): message` (and `Hint: …`) to stderr and exits 1;
 //! `Program exit: n` exits with n.
 
-use bt_run_support::*;
+use std::io::Write;
 
-mod bt_run_support {
-    pub use crate::interp::value::Value;
-    pub use crate::interp::{BtError, Vm, VmOptions};
-}
+use crate::interp::value::Value;
+use crate::interp::{BtError, Vm, VmOptions};
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check] [-- ARGS...]";
 
@@ -71,27 +69,37 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
     Ok(o)
 }
 
-fn report(e: &BtError) -> i32 {
+fn report(e: &BtError, err: &mut dyn Write) -> i32 {
     if let Some(code) = e.exit_code() {
         return code;
     }
-    eprintln!("{}", e.report_with_location());
+    let _ = writeln!(err, "{}", e.report_with_location());
     1
 }
 
 /// Runs `bt run ARGS`; answers the process exit status.
 pub fn main(args: &[String]) -> i32 {
+    run(args, None, &mut std::io::stderr())
+}
+
+/// `bt run` with its diagnostics written to `err`; with `out`, program output is captured
+/// there instead of going to standard output (tests).
+pub fn run(
+    args: &[String],
+    out: Option<crate::interp::program::OutputSink>,
+    err: &mut dyn Write,
+) -> i32 {
     let o = match parse_args(args) {
         Ok(o) => o,
         Err(m) => {
-            eprintln!("bt run: {m}\n{USAGE}");
+            let _ = writeln!(err, "bt run: {m}\n{USAGE}");
             return 2;
         }
     };
     let src = match std::fs::read_to_string(&o.file) {
         Ok(s) => s,
         Err(e) => {
-            eprintln!("bt run: cannot read {}: {e}", o.file);
+            let _ = writeln!(err, "bt run: cannot read {}: {e}", o.file);
             return 2;
         }
     };
@@ -100,28 +108,134 @@ pub fn main(args: &[String]) -> i32 {
         check: o.check,
         ..VmOptions::default()
     });
+    if let Some(sink) = out {
+        vm.set_output(sink);
+    }
     vm.set_args(&o.file, o.args.clone());
     let rep = vm.load_unit(&[(o.file.clone(), src)]);
     for f in &rep.findings {
-        eprint!("{f}");
+        let _ = write!(err, "{f}");
     }
     if let Some(e) = &rep.error {
-        return report(e);
+        if e.compile {
+            for (_, w) in &rep.warnings {
+                let _ = writeln!(err, "{}", w.trim_end());
+            }
+            return 1;
+        }
+        return report(e, err);
     }
     if !rep.warnings.is_empty() {
         for (_, w) in &rep.warnings {
-            eprint!("{w}");
-            if !w.ends_with('\n') {
-                eprintln!();
-            }
+            let _ = writeln!(err, "{}", w.trim_end());
         }
         return 1;
     }
     if let Some(cls) = &o.main {
         let list = Value::list(o.args.iter().map(|a| Value::str(a.clone())));
         if let Err(e) = vm.send_to_class(cls, "main:", vec![list]) {
-            return report(&e);
+            return report(&e, err);
         }
     }
     0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::{Arc, Mutex};
+
+    /// Runs `src` as a file with extra arguments; answers (status, stdout, stderr).
+    fn run_src(name: &str, src: &str, extra: &[&str]) -> (i32, String, String) {
+        let dir = std::env::temp_dir().join(format!("bt-run-test-{}-{name}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(format!("{name}.bt"));
+        std::fs::write(&path, src).unwrap();
+        let mut args = vec![path.display().to_string()];
+        args.extend(extra.iter().map(|s| s.to_string()));
+        let out = Arc::new(Mutex::new(String::new()));
+        let o2 = out.clone();
+        let mut err = Vec::new();
+        let code = run(
+            &args,
+            Some(Box::new(move |s: &str| o2.lock().unwrap().push_str(s))),
+            &mut err,
+        );
+        let stdout = out.lock().unwrap().clone();
+        (
+            code,
+            stdout,
+            String::from_utf8_lossy(&err).replace(&format!("{}", path.display()), "FILE"),
+        )
+    }
+
+    #[test]
+    fn uncaught_error_reports_location_kind_and_hint() {
+        let (code, out, err) = run_src(
+            "arith",
+            "x := 1\nTranscript showCr: \"before\"\n1 / 0\n",
+            &[],
+        );
+        assert_eq!(code, 1);
+        assert_eq!(out, "before\n");
+        assert_eq!(
+            err,
+            "FILE:3:1: TypeError (type_error): bad arithmetic operation\nHint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
+        );
+    }
+
+    #[test]
+    fn innermost_send_is_the_location() {
+        let src = "Object subclass: A\n  boom => nil foo\n\nA new boom\n";
+        let (code, _, err) = run_src("dnu", src, &[]);
+        assert_eq!(code, 1);
+        assert!(err.contains("\nFILE:2:11: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
+    }
+
+    #[test]
+    fn main_class_gets_the_arguments() {
+        let src = "Object subclass: Greeter\n  class main: args => Transcript showCr: \"Hello, {args first}! {System arguments size}\"\n";
+        let (code, out, err) = run_src("main", src, &["--main", "Greeter", "--", "Alice", "x"]);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (0, "Hello, Alice! 2\n", "")
+        );
+    }
+
+    #[test]
+    fn program_exit_sets_the_status() {
+        let (code, out, _) = run_src(
+            "exit",
+            "Transcript showCr: 1\nProgram exit: 3\nTranscript showCr: 2\n",
+            &[],
+        );
+        assert_eq!((code, out.as_str()), (3, "1\n"));
+        let (code, _, _) = run_src("exit0", "Program exit\n", &[]);
+        assert_eq!(code, 0);
+        let (code, _, err) = run_src("exitbad", "Program exit: 300\n", &[]);
+        assert_eq!(code, 1);
+        assert!(err.contains("type_error"), "{err}");
+    }
+
+    #[test]
+    fn compile_errors_stop_the_run() {
+        let (code, out, err) = run_src("compile", "Transcript showCr: 1\nx := y + 1\n", &[]);
+        assert_eq!(code, 1);
+        assert_eq!(out, "");
+        assert!(err.contains("Undefined variable: y"), "{err}");
+    }
+
+    #[test]
+    fn statements_run_after_all_declarations() {
+        let src = "Transcript showCr: B new hi\nA subclass: B\n  hi => \"hi from B\"\nObject subclass: A\n";
+        let (code, out, err) = run_src("order", src, &[]);
+        assert_eq!((code, out.as_str(), err.as_str()), (0, "hi from B\n", ""));
+    }
+
+    #[test]
+    fn usage_errors() {
+        let mut err = Vec::new();
+        assert_eq!(run(&[], None, &mut err), 2);
+        assert_eq!(run(&["--max-depth".into()], None, &mut err), 2);
+    }
 }

@@ -275,9 +275,13 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         Value::Object(i) => i.class.name.as_str().to_string(),
         _ => "Error".to_string(),
     };
-    let kind = match exc_field(exc, F_KIND) {
-        Value::Symbol(s) => s.as_str().to_string(),
-        _ => "signal".to_string(),
+    // A class may override `kind` (e.g. AssertionFailure); the field is the fallback.
+    let kind = match ctx.send(exc, Sym::new("kind"), &[]) {
+        Ok(Value::Symbol(s)) => s.as_str().to_string(),
+        _ => match exc_field(exc, F_KIND) {
+            Value::Symbol(s) => s.as_str().to_string(),
+            _ => "signal".to_string(),
+        },
     };
     let message = match exc_field(exc, F_MESSAGE) {
         Value::Str(s) => s.as_str().to_string(),

@@ -233,6 +233,19 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
     }
     for (c, idx, _) in &created_ok {
         install_value_accessors(prog, c);
+        // A redefined class: existing instances (and subclasses) of the old class object use
+        // the new method tables from their next message (3.1).
+        if let (_, Some(prev), _, _, false) = &created[*idx] {
+            if prev.builtin == Builtin::None && !Arc::ptr_eq(prev, c) {
+                let m = c.methods.read().clone();
+                let old = std::mem::replace(&mut *prev.methods.write(), m);
+                let cm = c.class_methods.read().clone();
+                let old_c = std::mem::replace(&mut *prev.class_methods.write(), cm);
+                for (_, x) in old.into_iter().chain(old_c) {
+                    prog.retire(crate::interp::program::Retired::Method(x));
+                }
+            }
+        }
         let (_, _, _, decl, extended) = &created[*idx];
         if *extended {
             prog.install_prims(c, true);
@@ -246,6 +259,13 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
         problems,
         ok_files,
         created: created_ok,
+    }
+}
+
+impl Installed {
+    /// The last class the unit declared (the value a REPL shows for a class definition).
+    pub fn last_class(&self) -> Option<ClassRef> {
+        self.created.last().map(|(c, _, _)| c.clone())
     }
 }
 
@@ -527,21 +547,22 @@ pub fn init_class_state(
             let Some(e) = &s.default else { continue };
             let owner = Owner::of_class(c, true);
             let file = if u.stdlib { NO_FILE } else { u.file };
-            match Lowerer::new(file, owner).default_expr(e) {
-                Ok(code) => match ctx
-                    .run_fn(&code, &Value::Class(c.clone()), Some(c))
-                    .map_err(|b| *b)
-                {
-                    Ok(v) => {
-                        let n = Sym::new(&s.name.name);
-                        let mut st = c.class_state.lock();
-                        if let Some(slot) = st.iter_mut().find(|(k, _)| *k == n) {
-                            slot.1 = v;
-                        }
+            // A default that does not compile was reported with the class's file.
+            let Ok(code) = Lowerer::new(file, owner).default_expr(e) else {
+                continue;
+            };
+            match ctx
+                .run_fn(&code, &Value::Class(c.clone()), Some(c))
+                .map_err(|b| *b)
+            {
+                Ok(v) => {
+                    let n = Sym::new(&s.name.name);
+                    let mut st = c.class_state.lock();
+                    if let Some(slot) = st.iter_mut().find(|(k, _)| *k == n) {
+                        slot.1 = v;
                     }
-                    Err(e) => errors.push((u.path.clone(), e)),
-                },
-                Err(_) => {}
+                }
+                Err(e) => errors.push((u.path.clone(), e)),
             }
         }
     }

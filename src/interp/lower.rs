@@ -301,7 +301,7 @@ impl Lowerer {
                 }
             }
         }
-        let mut body = Node::Seq(body);
+        let mut body = seq(body);
         strip_tail_return(&mut body);
         self.end_fn();
         self.finish(body)
@@ -598,6 +598,10 @@ impl Lowerer {
                 self.fix_pat(&mut d.0, fid, layout);
                 self.fix(&mut d.1, fid, layout);
             }
+            Node::InPlace(p) => {
+                self.fix_ref(&mut p.var, fid, layout);
+                p.args.iter_mut().for_each(|a| self.fix(a, fid, layout));
+            }
         }
     }
 
@@ -642,14 +646,7 @@ impl Lowerer {
             .collect();
         let body = self.stmts(&b.body);
         self.pop_scope();
-        (
-            params,
-            if body.is_empty() {
-                Node::Nil
-            } else {
-                Node::Seq(body)
-            },
-        )
+        (params, seq(body))
     }
 
     fn inline_body(&mut self, e: &Expr) -> Node {
@@ -666,11 +663,7 @@ impl Lowerer {
         let code = FnCode {
             fid,
             nparams: b.params.len() as u32,
-            body: if body.is_empty() {
-                Node::Nil
-            } else {
-                Node::Seq(body)
-            },
+            body: seq(body),
             ..FnCode::default()
         };
         Node::Block(Arc::new(code))
@@ -708,6 +701,9 @@ impl Lowerer {
             ExprKind::Field(name) => self.field(name, None, e.span),
             ExprKind::FieldAssign { name, value } => self.field(&name.name, Some(value), e.span),
             ExprKind::Assign { name, ty: _, value } => {
+                if let Some(n) = self.in_place(&name.name, value) {
+                    return n;
+                }
                 let v = self.expr(value);
                 let id = match self.lookup(&name.name) {
                     Some(id) => id,
@@ -797,6 +793,51 @@ impl Lowerer {
             }
             ExprKind::Error => Node::Nil,
         }
+    }
+
+    /// `x := x add: e` and friends on a collection held in `x`: the collection can be updated
+    /// in place when nothing else shares it (collections' in-place rule).
+    fn in_place(&mut self, name: &str, value: &Expr) -> Option<Node> {
+        const SELECTORS: &[&str] =
+            &["add:", "addFirst:", "at:put:", "removeKey:", "remove:", "add:withCount:", "enqueue:"];
+        let ExprKind::Send { receiver, selector, args, .. } = &value.kind else { return None };
+        if selector == "++" {
+            // `s := s ++ a ++ b`: a chain of concatenations starting at `s`.
+            let mut parts = vec![&args[0]];
+            let mut cur = &**receiver;
+            while let ExprKind::Send { receiver: r, selector: sel, args: a, .. } = &cur.kind {
+                if sel != "++" {
+                    break;
+                }
+                parts.push(&a[0]);
+                cur = r;
+            }
+            if !matches!(&cur.kind, ExprKind::Var(v) if v == name) {
+                return None;
+            }
+            let id = self.lookup(name)?;
+            parts.reverse();
+            let args = parts.into_iter().map(|a| self.expr(a)).collect();
+            return Some(Node::InPlace(Box::new(InPlaceNode {
+                var: VarRef::Pending(id),
+                sel: Sym::new("++"),
+                name: "++",
+                args,
+                loc: self.loc(value.span),
+            })));
+        }
+        if !SELECTORS.contains(&selector.as_str()) || !matches!(&receiver.kind, ExprKind::Var(v) if v == name) {
+            return None;
+        }
+        let id = self.lookup(name)?;
+        let args = args.iter().map(|a| self.expr(a)).collect();
+        Some(Node::InPlace(Box::new(InPlaceNode {
+            var: VarRef::Pending(id),
+            sel: Sym::new(selector),
+            name: Sym::new(selector).as_str(),
+            args,
+            loc: self.loc(value.span),
+        })))
     }
 
     fn field(&mut self, name: &str, value: Option<&Expr>, span: Span) -> Node {
@@ -1203,6 +1244,15 @@ impl Lowerer {
             }
             _ => (None, self.expr(e)),
         }
+    }
+}
+
+/// A statement list as one node (a single statement stands alone).
+fn seq(mut body: Vec<Node>) -> Node {
+    match body.len() {
+        0 => Node::Nil,
+        1 => body.pop().unwrap_or_default(),
+        _ => Node::Seq(body),
     }
 }
 

@@ -233,3 +233,49 @@ fn stdlib_loads_cleanly() {
     let vm = Vm::new(VmOptions::default());
     assert!(vm.stdlib_warnings.is_empty(), "{:?}", vm.stdlib_warnings);
 }
+
+#[test]
+fn redefined_class_updates_existing_instances() {
+    let vm = Vm::new(VmOptions::default());
+    vm.eval("t", "Object subclass: Foo\n  hi => 1\n").unwrap();
+    vm.eval("t", "f := Foo new").unwrap();
+    let v = vm.eval("t", "f hi").unwrap();
+    assert_eq!(vm.display(&v), "1");
+    vm.eval("t", "Object subclass: Foo\n  hi => 2\n  bye => 3\n")
+        .unwrap();
+    assert_eq!(vm.display(&vm.eval("t", "f hi").unwrap()), "2");
+    assert_eq!(vm.display(&vm.eval("t", "f bye").unwrap()), "3");
+    assert_eq!(vm.display(&vm.eval("t", "Foo new hi").unwrap()), "2");
+}
+
+#[test]
+fn repl_bindings_persist_and_errors_roll_back() {
+    let vm = Vm::new(VmOptions::default());
+    vm.eval("t", "a := 1").unwrap();
+    assert!(vm.eval("t", "a := 2. b := 3. nil foo").is_err());
+    assert_eq!(vm.display(&vm.eval("t", "a").unwrap()), "1");
+    assert!(vm.eval("t", "b").is_err());
+    let e = vm.eval("t", "1 / 0").unwrap_err();
+    assert!(e.badarith && e.kind == "type_error" && e.class_name == "TypeError");
+    let e = vm.eval("t", "zork").unwrap_err();
+    assert!(e.compile);
+}
+
+#[test]
+fn stdlib_loads_fast() {
+    let t = std::time::Instant::now();
+    let _vm = Vm::new(VmOptions::default());
+    // Generous for a debug build on a loaded machine; release is a few milliseconds.
+    assert!(t.elapsed().as_millis() < 2000, "{:?}", t.elapsed());
+}
+
+#[test]
+fn value_and_results_stay_small() {
+    assert_eq!(std::mem::size_of::<crate::interp::value::Value>(), 16);
+    assert_eq!(std::mem::size_of::<crate::interp::eval::Flow>(), 16);
+    assert!(
+        std::mem::size_of::<crate::interp::eval::code::Node>() <= 32,
+        "{}",
+        std::mem::size_of::<crate::interp::eval::code::Node>()
+    );
+}

@@ -7,6 +7,10 @@
 //! the coroutine's remaining native stack and raises `stack_overflow` before running out, so
 //! a native overflow cannot happen.
 
+// `BtError` is the documented error of the program API (NOTES.md); it is built once per failed
+// unit, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -158,6 +162,22 @@ pub struct Vm {
     runtime: Option<Runtime>,
     /// Problems loading the built-in library (should be empty).
     pub stdlib_warnings: Vec<String>,
+    /// The static checker's view of what is loaded (created on first use).
+    checker: Mutex<Option<crate::check::Checker>>,
+    check_opts: Mutex<crate::check::CheckOptions>,
+    /// Warnings and hints of the last `eval`, rendered.
+    findings: Mutex<Vec<String>>,
+}
+
+/// The checker with the built-in library, built once per process.
+fn base_checker() -> crate::check::Checker {
+    static BASE: std::sync::OnceLock<crate::check::Checker> = std::sync::OnceLock::new();
+    BASE.get_or_init(|| {
+        let mut c = crate::check::Checker::new();
+        c.add_stdlib_sources(crate::interp::stdlib::FILES);
+        c
+    })
+    .clone()
 }
 
 /// Converts an unwind reaching the top into a BtError (a `Program exit:` becomes a
@@ -222,6 +242,9 @@ impl Vm {
             main: Mutex::new(main),
             runtime: Some(runtime),
             stdlib_warnings: Vec::new(),
+            checker: Mutex::new(None),
+            check_opts: Mutex::new(crate::check::CheckOptions::default()),
+            findings: Mutex::new(Vec::new()),
         };
         vm.stdlib_warnings = vm.load_stdlib();
         vm
@@ -307,7 +330,7 @@ impl Vm {
     /// Loads files as one unit: all declarations first, then statements in the order given.
     pub fn load_unit(&self, files: &[(String, String)]) -> LoadReport {
         let mut report = LoadReport::default();
-        let mut units = Vec::new();
+        let mut units: Vec<SourceUnit> = Vec::new();
         for (path, src) in files {
             let (module, diags) = crate::syntax::parse(src);
             if diags.iter().any(|d| d.is_error()) {
@@ -327,6 +350,55 @@ impl Vm {
                 module,
                 file,
                 stdlib: false,
+            });
+        }
+        if self.prog.opts.check && !units.is_empty() {
+            let opts = self.check_opts.lock().clone();
+            let mut guard = self.checker.lock();
+            let checker = guard.get_or_insert_with(base_checker);
+            let files: Vec<crate::check::SourceFile> = units
+                .iter()
+                .map(|u| crate::check::SourceFile {
+                    path: &u.path,
+                    src: &u.src,
+                    module: &u.module,
+                })
+                .collect();
+            let findings = checker.check_unit(&files, &opts);
+            let mut bad = vec![false; units.len()];
+            for (i, u) in units.iter().enumerate() {
+                let mine: Vec<Diagnostic> = findings
+                    .iter()
+                    .filter(|f| f.file == i)
+                    .map(|f| f.diag.clone())
+                    .collect();
+                let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+                    mine.into_iter().partition(|d| d.is_error());
+                if !others.is_empty() {
+                    report.findings.push(render(&u.path, &u.src, &others));
+                }
+                if !errs.is_empty() {
+                    bad[i] = true;
+                    report
+                        .warnings
+                        .push((u.path.clone(), render(&u.path, &u.src, &errs)));
+                    report
+                        .error
+                        .get_or_insert(BtError::compile(&u.path, &u.src, errs));
+                }
+            }
+            let good: Vec<crate::check::SourceFile> = files
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !bad[*i])
+                .map(|(_, f)| *f)
+                .collect();
+            checker.remember(&good);
+            drop(files);
+            let mut i = 0;
+            units.retain(|_| {
+                i += 1;
+                !bad[i - 1]
             });
         }
         let r = self.load_parsed(units, false);
@@ -391,6 +463,28 @@ impl Vm {
         if diags.iter().any(|d| d.is_error()) {
             return Err(BtError::compile(path, src, diags));
         }
+        self.findings.lock().clear();
+        if self.prog.opts.check {
+            let opts = self.check_opts.lock().clone();
+            let mut guard = self.checker.lock();
+            let checker = guard.get_or_insert_with(base_checker);
+            checker.add_bindings(self.binding_names());
+            let file = crate::check::SourceFile {
+                path,
+                src,
+                module: &module,
+            };
+            let diags = checker.check_input(file, &opts);
+            let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+                diags.into_iter().partition(|d| d.is_error());
+            if !errs.is_empty() {
+                return Err(BtError::compile(path, src, errs));
+            }
+            if !others.is_empty() {
+                self.findings.lock().push(render(path, src, &others));
+            }
+            checker.remember(&[file]);
+        }
         let file = self.prog.add_file(path, src);
         let unit = SourceUnit {
             path: path.to_string(),
@@ -417,7 +511,7 @@ impl Vm {
             }
             let code = match loader::lower_statements(&prog, &units[0], session) {
                 Ok(Some(c)) => c,
-                Ok(None) => return Ok(Value::Nil),
+                Ok(None) => return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil)),
                 Err(d) => return Err(BtError::compile(&path, &src, d)),
             };
             loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
@@ -471,6 +565,16 @@ impl Vm {
             )
             .map_err(|e| top_error(ctx, e))
         })
+    }
+
+    /// Warnings and hints the checker reported for the last `eval` (rendered text).
+    pub fn last_findings(&self) -> Vec<String> {
+        self.findings.lock().clone()
+    }
+
+    /// Severity levels and `--warnings-as-errors` for the checker.
+    pub fn set_check_options(&self, opts: crate::check::CheckOptions) {
+        *self.check_opts.lock() = opts;
     }
 
     /// The names of the current top-level bindings (REPL completion, tests).

@@ -250,6 +250,17 @@ pub struct MatchNode {
     pub loc: Loc,
 }
 
+/// `x := x sel: args` for an in-place-capable collection selector.
+#[derive(Debug)]
+pub struct InPlaceNode {
+    pub var: VarRef,
+    pub sel: Sym,
+    /// The selector's name (looked up once, at lowering).
+    pub name: &'static str,
+    pub args: Vec<Node>,
+    pub loc: Loc,
+}
+
 #[derive(Debug)]
 pub enum InterpPart {
     Lit(String),
@@ -289,6 +300,8 @@ pub enum Node {
     Times(Box<TimesNode>),
     Match(Box<MatchNode>),
     Destructure(Box<(Pat, Node, Loc)>),
+    /// `x := x add: e` (and the other in-place selectors) on a local collection.
+    InPlace(Box<InPlaceNode>),
     /// `^ e` in a method body (or a top-level statement).
     Return(Box<Node>),
     /// `^ e` inside a block: returns from the home method if it is still running.

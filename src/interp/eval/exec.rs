@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use crate::interp::eval::code::{
-    BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, SendNode, VarRef, NO_FILE,
+    BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
@@ -20,7 +20,7 @@ impl Ctx {
     #[inline]
     pub(crate) fn get_var(&self, f: &Frame, r: VarRef) -> Value {
         match r {
-            VarRef::Local(i) => self.stack[f.base + i as usize].clone(),
+            VarRef::Local(i) => fast_clone(&self.stack[f.base + i as usize]),
             VarRef::Cell(i) => self.cells[f.cbase + i as usize].lock().clone(),
             VarRef::Upval(i) => f.upvals[i as usize].lock().clone(),
             VarRef::Pending(_) => Value::Nil,
@@ -30,7 +30,9 @@ impl Ctx {
     #[inline]
     pub(crate) fn set_var(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
-            VarRef::Local(i) => self.stack[f.base + i as usize] = v,
+            VarRef::Local(i) => {
+                drop_fast(std::mem::replace(&mut self.stack[f.base + i as usize], v))
+            }
             VarRef::Cell(i) => *self.cells[f.cbase + i as usize].lock() = v,
             VarRef::Upval(i) => *f.upvals[i as usize].lock() = v,
             VarRef::Pending(_) => {}
@@ -48,72 +50,55 @@ impl Ctx {
     }
 
     pub(crate) fn exec_seq(&mut self, nodes: &[Node], f: &Frame) -> Flow {
-        let mut last = Value::Nil;
-        for n in nodes {
-            last = self.exec(n, f)?;
+        let Some((last, init)) = nodes.split_last() else {
+            return Ok(Value::Nil);
+        };
+        for n in init {
+            self.exec_effect(n, f)?;
         }
-        Ok(last)
+        self.exec(last, f)
     }
 
-    /// `x := x sel: args` where `sel` is an update of a built-in collection (`add:`,
-    /// `at:put:` …, see `collections::in_place`): the receiver is moved out of `x` while the
-    /// primitive runs, so it can update in place instead of copying (NOTES.md). `None` when the
-    /// fast path does not apply; nothing has been evaluated then.
-    fn update_in_place(&mut self, f: &Frame, r: VarRef, s: &SendNode) -> Option<Flow> {
-        let mut recv = self.get_var(f, r);
-        let fun = crate::interp::prims::collections::in_place(&recv, s.sel)?;
-        let hit = self.lookup(&recv, s.sel)?;
-        if !matches!(hit.kind, crate::interp::eval::hit::HitKind::Prim(_)) {
-            return None;
-        }
-        let mut args = Vec::with_capacity(s.args.len());
-        for a in &s.args {
-            match self.exec(a, f) {
-                Ok(v) => args.push(v),
-                Err(e) => return Some(Err(e)),
+    /// Evaluates a node whose value is not used (statements, loop bodies).
+    #[inline]
+    pub(crate) fn exec_effect(&mut self, n: &Node, f: &Frame) -> Result<(), Box<Unwind>> {
+        match n {
+            Node::SetVar(r, e) => {
+                let v = self.exec(e, f)?;
+                self.set_var(f, *r, v);
             }
-        }
-        if let Err(e) = self.tick() {
-            return Some(Err(Box::new(e)));
-        }
-        // Drop the variable's reference when it still holds the receiver, leaving ours unique.
-        let taken = crate::interp::prims::collections::same_storage(&self.get_var(f, r), &recv);
-        if taken {
-            self.set_var(f, r, Value::Nil);
-        }
-        self.set_loc(s.loc);
-        self.cur_sel = s.sel;
-        self.cur_cls = hit.class().name;
-        Some(match fun(self, &mut recv, &args) {
-            Ok(v) => {
-                self.set_var(f, r, v.clone());
-                Ok(v)
-            }
-            Err(e) => {
-                if taken {
-                    self.set_var(f, r, recv);
+            Node::Seq(v) => {
+                for x in v {
+                    self.exec_effect(x, f)?;
                 }
-                Err(Box::new(e))
             }
-        })
+            _ => drop_fast(self.exec(n, f)?),
+        }
+        Ok(())
+    }
+
+    /// Evaluates a condition: comparisons of Integer locals and literals need no Value.
+    #[inline]
+    fn exec_cond(&mut self, n: &Node, f: &Frame) -> Flow {
+        if let Node::Bin(b) = n {
+            if let (Some(x), Some(y)) = (self.peek_int(&b.lhs, f), self.peek_int(&b.rhs, f)) {
+                if let Some(v) = self.int_op(b.op, x, y) {
+                    return Ok(v);
+                }
+            }
+        }
+        self.exec(n, f)
     }
 
     pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> Flow {
         match n {
             Node::Nil => Ok(Value::Nil),
-            Node::Const(v) => Ok(v.clone()),
-            Node::SelfRef => Ok(f.recv.clone()),
+            Node::Const(v) => Ok(fast_clone(v)),
+            Node::SelfRef => Ok(fast_clone(f.recv)),
             Node::Var(r) => Ok(self.get_var(f, *r)),
             Node::SetVar(r, e) => {
-                if let Node::Send(s) = &**e {
-                    if matches!(s.recv, Node::Var(v) if v == *r) {
-                        if let Some(res) = self.update_in_place(f, *r, s) {
-                            return res;
-                        }
-                    }
-                }
                 let v = self.exec(e, f)?;
-                self.set_var(f, *r, v.clone());
+                self.set_var(f, *r, fast_clone(&v));
                 Ok(v)
             }
             Node::Seq(v) => self.exec_seq(v, f),
@@ -126,80 +111,56 @@ impl Ctx {
                         &owned
                     }
                 };
-                match s.args.len() {
-                    0 => {
-                        self.set_loc(s.loc);
-                        self.send_impl(recv, s.sel, &[])
-                    }
-                    1 => {
-                        let a = self.exec(&s.args[0], f)?;
-                        self.set_loc(s.loc);
-                        self.send_impl(recv, s.sel, std::slice::from_ref(&a))
-                    }
-                    2 => {
-                        let a = self.exec(&s.args[0], f)?;
-                        let b = self.exec(&s.args[1], f)?;
-                        self.set_loc(s.loc);
-                        self.send_impl(recv, s.sel, &[a, b])
-                    }
-                    _ => self.send_many(recv, s, f),
+                let base = self.stack.len();
+                for a in &s.args {
+                    let v = self.exec(a, f)?;
+                    self.stack.push(v);
                 }
+                self.set_loc(s.loc);
+                self.send_at(recv, s.sel, base)
             }
             Node::Bin(b) => {
-                let l = self.exec(&b.lhs, f)?;
-                let r = self.exec(&b.rhs, f)?;
-                if let (Value::Int(x), Value::Int(y)) = (&l, &r) {
-                    if !self
-                        .prog
-                        .arith_overridden
-                        .load(std::sync::atomic::Ordering::Relaxed)
-                    {
-                        let (x, y) = (*x, *y);
-                        let fast = match b.op {
-                            BinOp::Add => x.checked_add(y).map(Value::Int),
-                            BinOp::Sub => x.checked_sub(y).map(Value::Int),
-                            BinOp::Mul => x.checked_mul(y).map(Value::Int),
-                            BinOp::Lt => Some(Value::bool(x < y)),
-                            BinOp::Gt => Some(Value::bool(x > y)),
-                            BinOp::Le => Some(Value::bool(x <= y)),
-                            BinOp::Ge => Some(Value::bool(x >= y)),
-                            BinOp::Eq | BinOp::StrictEq => Some(Value::bool(x == y)),
-                            BinOp::Ne | BinOp::StrictNe => Some(Value::bool(x != y)),
-                            BinOp::Rem => {
-                                if y != 0 {
-                                    x.checked_rem(y).map(Value::Int)
-                                } else {
-                                    None
-                                }
-                            }
-                        };
-                        if let Some(v) = fast {
-                            return Ok(v);
-                        }
+                if let (Some(x), Some(y)) = (self.peek_int(&b.lhs, f), self.peek_int(&b.rhs, f)) {
+                    if let Some(v) = self.int_op(b.op, x, y) {
+                        return Ok(v);
                     }
                 }
-                self.set_loc(b.loc);
-                self.send_impl(&l, b.sel, std::slice::from_ref(&r))
+                let l = self.exec(&b.lhs, f)?;
+                let r = self.exec(&b.rhs, f)?;
+                match (l, r) {
+                    (Value::Int(x), Value::Int(y)) => match self.int_op(b.op, x, y) {
+                        Some(v) => Ok(v),
+                        None => {
+                            self.set_loc(b.loc);
+                            self.send_impl(&Value::Int(x), b.sel, &[Value::Int(y)])
+                        }
+                    },
+                    (l, r) => {
+                        self.set_loc(b.loc);
+                        self.send_impl(&l, b.sel, std::slice::from_ref(&r))
+                    }
+                }
             }
             Node::If(n) => {
-                let r = self.exec(&n.recv, f)?;
-                match (n.kind, &r) {
-                    (IfKind::IfTrue, Value::True) => self.exec(&n.a, f),
-                    (IfKind::IfTrue, Value::False) => Ok(Value::False),
-                    (IfKind::IfFalse, Value::False) => self.exec(&n.a, f),
-                    (IfKind::IfFalse, Value::True) => Ok(Value::True),
-                    (IfKind::IfTrueIfFalse, Value::True) => self.exec(&n.a, f),
-                    (IfKind::IfTrueIfFalse, Value::False) => self.exec(&n.b, f),
-                    (IfKind::And, Value::True) => self.exec(&n.a, f),
-                    (IfKind::And, Value::False) => Ok(Value::False),
-                    (IfKind::Or, Value::True) => Ok(Value::True),
-                    (IfKind::Or, Value::False) => self.exec(&n.a, f),
-                    _ => {
+                let t = match self.exec_cond(&n.recv, f)? {
+                    Value::True => true,
+                    Value::False => false,
+                    r => {
                         self.set_loc(n.loc);
                         let nargs = crate::interp::eval::sel_arity(n.sel.as_str());
                         let args = vec![Value::Nil; nargs];
-                        self.dnu(&r, n.sel, &args)
+                        return self.dnu(&r, n.sel, &args);
                     }
+                };
+                match (n.kind, t) {
+                    (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => self.exec(&n.a, f),
+                    (IfKind::IfTrue, false) => Ok(Value::False),
+                    (IfKind::IfFalse, true) => Ok(Value::True),
+                    (IfKind::IfTrueIfFalse, true) => self.exec(&n.a, f),
+                    (IfKind::IfTrueIfFalse, false) => self.exec(&n.b, f),
+                    (IfKind::And, true) | (IfKind::Or, false) => self.exec(&n.a, f),
+                    (IfKind::And, false) => Ok(Value::False),
+                    (IfKind::Or, true) => Ok(Value::True),
                 }
             }
             Node::Return(e) => {
@@ -224,6 +185,7 @@ impl Ctx {
                     home: f.home,
                 }))
             }
+            Node::Field(fd) => self.field(fd, f),
             _ => self.exec_cold(n, f),
         }
     }
@@ -268,7 +230,6 @@ impl Ctx {
                 self.set_loc(*loc);
                 self.global(*name)
             }
-            Node::Field(fd) => self.field(fd, f),
             Node::Block(code) => {
                 let upvals: Box<[Arc<VarCell>]> = code
                     .upvals
@@ -374,7 +335,7 @@ impl Ctx {
             }
             Node::While(w) => {
                 loop {
-                    let c = self.exec(&w.cond, f)?;
+                    let c = self.exec_cond(&w.cond, f)?;
                     let go = match c {
                         Value::True => w.while_true,
                         Value::False => !w.while_true,
@@ -387,13 +348,13 @@ impl Ctx {
                     if !go {
                         break;
                     }
-                    self.exec(&w.body, f)?;
+                    self.exec_effect(&w.body, f)?;
                     self.tick()?;
                 }
                 Ok(Value::Nil)
             }
             Node::Repeat(body) => loop {
-                self.exec(body, f)?;
+                self.exec_effect(body, f)?;
                 self.tick()?;
             },
             Node::Times(t) => {
@@ -401,7 +362,7 @@ impl Ctx {
                 match c {
                     Value::Int(n) => {
                         for _ in 0..n.max(0) {
-                            self.exec(&t.body, f)?;
+                            self.exec_effect(&t.body, f)?;
                             self.tick()?;
                         }
                         Ok(Value::Nil)
@@ -429,7 +390,7 @@ impl Ctx {
                         if let Some(v) = t.var {
                             self.bind_param(f, v, Value::Int(i));
                         }
-                        self.exec(&t.body, f)?;
+                        self.exec_effect(&t.body, f)?;
                         self.tick()?;
                         match i.checked_add(s) {
                             Some(n) => i = n,
@@ -443,23 +404,141 @@ impl Ctx {
             }
             Node::Match(m) => self.exec_match(m, f),
             Node::Destructure(d) => self.exec_destructure(&d.0, &d.1, d.2, f),
+            Node::InPlace(p) => self.exec_in_place(p, f),
             _ => self.exec(n, f),
         }
     }
 
-    #[inline(never)]
-    fn send_many(
-        &mut self,
-        recv: &Value,
-        s: &crate::interp::eval::code::SendNode,
-        f: &Frame,
-    ) -> Flow {
-        let mut args = Vec::with_capacity(s.args.len());
-        for a in &s.args {
+    /// `x := x sel: args`: moves the collection out of `x` so a unique one is updated in place
+    /// (the `collections::in_place` rule); anything else is an ordinary send.
+    fn exec_in_place(&mut self, p: &crate::interp::eval::code::InPlaceNode, f: &Frame) -> Flow {
+        let mut args = Vec::with_capacity(p.args.len());
+        for a in &p.args {
             args.push(self.exec(a, f)?);
         }
-        self.set_loc(s.loc);
-        self.send_impl(recv, s.sel, &args)
+        let mut recv = self.take_var(f, p.var);
+        if p.name == "++" {
+            return self.concat_in_place(p, f, recv, args);
+        }
+        let prim = crate::interp::prims::collections::in_place(&recv, p.sel);
+        let builtin = prim.is_some() && self.lookup(&recv, p.sel).is_some_and(|h| h.is_prim());
+        self.set_loc(p.loc);
+        let r = match prim {
+            Some(op) if builtin && args.len() == crate::interp::eval::sel_arity(p.name) => {
+                self.tick()?;
+                match op(self, &mut recv, &args) {
+                    Ok(v) => {
+                        drop(recv);
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        self.set_var(f, p.var, recv);
+                        return Err(Box::new(e));
+                    }
+                }
+            }
+            _ => {
+                let r = self.send_impl(&recv, p.sel, &args);
+                self.set_var(f, p.var, recv);
+                r
+            }
+        };
+        let v = r?;
+        self.set_var(f, p.var, fast_clone(&v));
+        Ok(v)
+    }
+
+    /// `s := s ++ a ++ b …`: appends to the String in `s` in place when `s` holds the only
+    /// reference and String's `++` is the built-in one; otherwise ordinary `++` sends.
+    fn concat_in_place(
+        &mut self,
+        p: &crate::interp::eval::code::InPlaceNode,
+        f: &Frame,
+        mut acc: Value,
+        args: Vec<Value>,
+    ) -> Flow {
+        let fast = matches!(acc, Value::Str(_))
+            && args.iter().all(|a| matches!(a, Value::Str(_)))
+            && self.lookup(&acc, p.sel).is_some_and(|h| h.is_prim());
+        if fast {
+            self.tick()?;
+            if let Value::Str(s) = &mut acc {
+                let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
+                let m = std::sync::Arc::make_mut(s);
+                m.reserve(extra);
+                for a in &args {
+                    m.push_str(a.as_str().unwrap_or(""));
+                }
+            }
+            self.set_var(f, p.var, fast_clone(&acc));
+            return Ok(acc);
+        }
+        let original = acc.clone();
+        for a in &args {
+            match self.send_impl(&acc, p.sel, std::slice::from_ref(a)) {
+                Ok(v) => acc = v,
+                Err(e) => {
+                    self.set_var(f, p.var, original);
+                    return Err(e);
+                }
+            }
+        }
+        self.set_var(f, p.var, fast_clone(&acc));
+        Ok(acc)
+    }
+
+    /// Moves a variable's value out (leaving nil).
+    fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
+        match r {
+            VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
+            VarRef::Cell(i) => std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil),
+            VarRef::Upval(i) => std::mem::replace(&mut *f.upvals[i as usize].lock(), Value::Nil),
+            VarRef::Pending(_) => Value::Nil,
+        }
+    }
+
+    /// An Integer operand available without evaluating (a literal or a local slot).
+    #[inline]
+    fn peek_int(&self, n: &Node, f: &Frame) -> Option<i64> {
+        match n {
+            Node::Const(Value::Int(i)) => Some(*i),
+            Node::Var(VarRef::Local(s)) => match &self.stack[f.base + *s as usize] {
+                Value::Int(i) => Some(*i),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
+    /// The Integer fast path of the arithmetic and comparison operators (None: overflow,
+    /// division by zero or a user override — take the full send).
+    #[inline]
+    fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
+        if self
+            .prog
+            .arith_overridden
+            .load(std::sync::atomic::Ordering::Relaxed)
+        {
+            return None;
+        }
+        match op {
+            BinOp::Add => x.checked_add(y).map(Value::Int),
+            BinOp::Sub => x.checked_sub(y).map(Value::Int),
+            BinOp::Mul => x.checked_mul(y).map(Value::Int),
+            BinOp::Lt => Some(Value::bool(x < y)),
+            BinOp::Gt => Some(Value::bool(x > y)),
+            BinOp::Le => Some(Value::bool(x <= y)),
+            BinOp::Ge => Some(Value::bool(x >= y)),
+            BinOp::Eq | BinOp::StrictEq => Some(Value::bool(x == y)),
+            BinOp::Ne | BinOp::StrictNe => Some(Value::bool(x != y)),
+            BinOp::Rem => {
+                if y != 0 {
+                    x.checked_rem(y).map(Value::Int)
+                } else {
+                    None
+                }
+            }
+        }
     }
 
     /// `to:do:` over non-Integer numbers: compares with `<=`/`>=` and steps with `+`.
@@ -526,6 +605,15 @@ impl Ctx {
 
     fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
         match fd.mode {
+            FieldMode::Value if fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
+                if let Value::Object(inst) = f.recv {
+                    let i = fd.idx as usize;
+                    if inst.class.field_names.get(i) == Some(&fd.name) {
+                        return Ok(fast_clone(inst.fields.get(i).unwrap_or(&Value::Nil)));
+                    }
+                }
+                self.read_field(f.recv, fd.name, fd.idx as usize)
+            }
             FieldMode::Value | FieldMode::Rebind => {
                 let recv = self.exec(&fd.recv, f)?;
                 match &fd.value {
@@ -659,5 +747,35 @@ impl Ctx {
             class: derived,
             fields: fields.into_boxed_slice(),
         })))
+    }
+}
+
+/// Clones a value, copying immediates inline (the general clone is an out-of-line call).
+#[inline(always)]
+pub(crate) fn fast_clone(v: &Value) -> Value {
+    match v {
+        Value::Nil => Value::Nil,
+        Value::True => Value::True,
+        Value::False => Value::False,
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Char(c) => Value::Char(*c),
+        Value::Symbol(s) => Value::Symbol(*s),
+        other => other.clone(),
+    }
+}
+
+/// Drops a value, skipping the out-of-line drop for immediates.
+#[inline(always)]
+pub(crate) fn drop_fast(v: Value) {
+    match v {
+        Value::Nil
+        | Value::True
+        | Value::False
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Char(_)
+        | Value::Symbol(_) => {}
+        other => drop(other),
     }
 }

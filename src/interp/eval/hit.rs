@@ -29,6 +29,8 @@ pub(crate) enum HitKind {
 pub(crate) struct Hit {
     pub kind: HitKind,
     defc: *const Class,
+    /// Arguments the selector takes (checked before a primitive runs).
+    pub nargs: u8,
 }
 
 // SAFETY: a Hit only points at `CompiledMethod`s and `Class`es owned by a Program, which are
@@ -39,7 +41,7 @@ unsafe impl Send for Hit {}
 impl Hit {
     /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the
     /// program of the context that will use the hit.
-    pub fn new(m: &Method, defc: &ClassRef) -> Hit {
+    pub fn new(m: &Method, defc: &ClassRef, sel: crate::interp::value::Sym) -> Hit {
         let kind = match m {
             Method::Prim(p) => HitKind::Prim(*p),
             Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
@@ -47,9 +49,11 @@ impl Hit {
             Method::Setter(i) => HitKind::Setter(*i),
             Method::Constructor => HitKind::Constructor,
         };
+        let nargs = crate::interp::eval::sel_arity(sel.as_str()).min(255) as u8;
         Hit {
             kind,
             defc: Arc::as_ptr(defc),
+            nargs,
         }
     }
 
@@ -132,7 +136,7 @@ mod tests {
             doc: None,
             sealed: false,
         });
-        let h = Hit::new(&Method::Compiled(cm.clone()), &c);
+        let h = Hit::new(&Method::Compiled(cm.clone()), &c, Sym::new("foo"));
         assert!(std::ptr::eq(h.compiled().unwrap(), Arc::as_ptr(&cm)));
         assert!(std::ptr::eq(h.class(), Arc::as_ptr(&c)));
     }

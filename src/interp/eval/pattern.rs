@@ -202,9 +202,9 @@ impl Ctx {
                         let cls = self.class_of(v);
                         crate::interp::prims::reflection::conforms(&self.prog, &cls, *name)
                     } else {
-                        return Err(self
-                            .err("class_not_found", format!("Class '{name}' not found"))
-                            .into());
+                        return Err(
+                            self.err("class_not_found", format!("Class '{name}' not found"))
+                        );
                     }
                 }
             },
@@ -225,7 +225,7 @@ impl Ctx {
         for seg in segs {
             match &seg.kind {
                 BinSegKind::Rest(b) => {
-                    if pos % 8 != 0 {
+                    if !pos.is_multiple_of(8) {
                         return false;
                     }
                     let rest = &bytes[pos / 8..];
@@ -241,7 +241,7 @@ impl Ctx {
                     }
                 }
                 BinSegKind::Utf8(b) => {
-                    if pos % 8 != 0 {
+                    if !pos.is_multiple_of(8) {
                         return false;
                     }
                     let rest = &bytes[pos / 8..];
@@ -279,7 +279,7 @@ impl Ctx {
                         raw = (raw << 1) | b as u64;
                     }
                     pos += bits;
-                    if seg.little && bits % 8 == 0 {
+                    if seg.little && bits.is_multiple_of(8) {
                         let n = bits / 8;
                         let be = raw.to_be_bytes();
                         let mut le = [0u8; 8];
@@ -293,18 +293,15 @@ impl Ctx {
                     } else {
                         raw as i64
                     };
-                    match &seg.kind {
-                        BinSegKind::Lit(l) => {
-                            if *l != val {
-                                return false;
-                            }
-                        }
+                    let ok = match &seg.kind {
+                        BinSegKind::Lit(l) => *l == val,
                         BinSegKind::Int(Some((r, first))) => {
-                            if !self.bind_or_check(f, *r, *first, &Value::Int(val)) {
-                                return false;
-                            }
+                            self.bind_or_check(f, *r, *first, &Value::Int(val))
                         }
-                        _ => {}
+                        _ => true,
+                    };
+                    if !ok {
+                        return false;
                     }
                 }
                 _ => return false,

@@ -113,7 +113,7 @@ impl Ctx {
         let cls = cls.clone();
         let hit = self
             .lookup_in(&cls, side, sel)
-            .map(|(m, d)| Hit::new(&m, &d));
+            .map(|(m, d)| Hit::new(&m, &d, sel));
         self.cache[idx] = CacheEntry {
             key,
             sel,
@@ -146,7 +146,7 @@ impl Ctx {
         sel: Sym,
         args: &[Value],
     ) -> Flow {
-        self.call_hit(Hit::new(m, defc), recv, sel, args)
+        self.call_hit(Hit::new(m, defc, sel), recv, sel, args)
     }
 
     /// Runs a looked-up method.
@@ -163,7 +163,7 @@ impl Ctx {
                 self.invoke(cm, hit.class(), recv, args)
             }
             HitKind::Prim(p) => {
-                if args.len() != sel_arity(sel.as_str()) {
+                if args.len() != hit.nargs as usize {
                     return Err(self.arity_error(sel, args.len()).into());
                 }
                 self.cur_sel = sel;
@@ -222,11 +222,11 @@ impl Ctx {
     #[inline]
     pub(crate) fn enter(&mut self) -> Result<(), Unwind> {
         if self.depth >= self.max_depth {
-            return Err(self.stack_overflow().into());
+            return Err(self.stack_overflow());
         }
         let marker = 0u8;
         if (&marker as *const u8 as usize) < self.stack_limit {
-            return Err(self.stack_overflow().into());
+            return Err(self.stack_overflow());
         }
         self.depth += 1;
         Ok(())
@@ -236,9 +236,20 @@ impl Ctx {
     #[inline]
     fn push_frame(&mut self, code: &FnCode, args: &[Value]) -> (usize, usize) {
         let base = self.stack.len();
-        let cbase = self.cells.len();
         self.stack.extend_from_slice(args);
-        self.stack.resize(base + code.nslots as usize, Value::Nil);
+        let cbase = self.frame_at(code, base);
+        (base, cbase)
+    }
+
+    /// Completes a frame whose arguments are already at `stack[base..]`: the other slots and
+    /// the cells. Answers the cell base.
+    #[inline]
+    fn frame_at(&mut self, code: &FnCode, base: usize) -> usize {
+        let want = base + code.nslots as usize;
+        while self.stack.len() < want {
+            self.stack.push(Value::Nil);
+        }
+        let cbase = self.cells.len();
         if code.ncells > 0 {
             for _ in 0..code.ncells {
                 self.cells.push(Arc::new(VarCell::new(Value::Nil)));
@@ -248,13 +259,68 @@ impl Ctx {
                 *self.cells[cbase + c as usize].lock() = v;
             }
         }
-        (base, cbase)
+        cbase
     }
 
     #[inline]
     fn pop_frame(&mut self, base: usize, cbase: usize) {
-        self.stack.truncate(base);
-        self.cells.truncate(cbase);
+        while self.stack.len() > base {
+            match self.stack.pop() {
+                Some(Value::Int(_) | Value::Nil | Value::True | Value::False | Value::Float(_))
+                | None => {}
+                Some(other) => drop(other),
+            }
+        }
+        if self.cells.len() > cbase {
+            self.cells.truncate(cbase);
+        }
+    }
+
+    /// A send whose arguments the caller pushed on the slot stack at `base`: a compiled
+    /// method takes them in place as its parameters.
+    #[inline]
+    pub(crate) fn send_at(&mut self, recv: &Value, sel: Sym, base: usize) -> Flow {
+        if let Value::Native(_) = recv {
+            // Actor handles and proxies: `send_impl` routes them through the runtime.
+            let args: Vec<Value> = self.stack.drain(base..).collect();
+            return self.send_impl(recv, sel, &args);
+        }
+        if let Err(e) = self.tick() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
+        let hit = self.lookup(recv, sel);
+        if let Some(h) = hit {
+            if let Some(cm) = h.compiled() {
+                if self.stack.len() - base == cm.code.nparams as usize {
+                    return self.invoke_at(cm, h.class(), recv, base);
+                }
+            }
+        }
+        match self.stack.len() - base {
+            0 => self.finish_send(hit, recv, sel, &[]),
+            1 => {
+                let a = self.stack.pop().unwrap_or(Value::Nil);
+                self.finish_send(hit, recv, sel, std::slice::from_ref(&a))
+            }
+            2 => {
+                let b = self.stack.pop().unwrap_or(Value::Nil);
+                let a = self.stack.pop().unwrap_or(Value::Nil);
+                self.finish_send(hit, recv, sel, &[a, b])
+            }
+            _ => {
+                let args: Vec<Value> = self.stack.drain(base..).collect();
+                self.finish_send(hit, recv, sel, &args)
+            }
+        }
+    }
+
+    #[inline]
+    fn finish_send(&mut self, hit: Option<Hit>, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
+        match hit {
+            Some(h) => self.call_hit(h, recv, sel, args),
+            None => self.dnu(recv, sel, args),
+        }
     }
 
     pub(crate) fn new_home(&mut self) -> u64 {
@@ -271,9 +337,25 @@ impl Ctx {
         recv: &Value,
         args: &[Value],
     ) -> Flow {
-        self.enter()?;
+        let base = self.stack.len();
+        self.stack.extend_from_slice(args);
+        self.invoke_at(cm, defc, recv, base)
+    }
+
+    /// Runs a compiled method whose arguments are at `stack[base..]`.
+    pub(crate) fn invoke_at(
+        &mut self,
+        cm: &CompiledMethod,
+        defc: &Class,
+        recv: &Value,
+        base: usize,
+    ) -> Flow {
+        if let Err(e) = self.enter() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
         let code = &cm.code;
-        let (base, cbase) = self.push_frame(code, args);
+        let cbase = self.frame_at(code, base);
         let home = self.new_home();
         self.acts.push(Activation {
             home,

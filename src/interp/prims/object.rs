@@ -9,7 +9,8 @@ use crate::interp::print;
 use crate::interp::value::Value;
 
 pub fn register(p: &mut Prims) {
-    for c in ["ProtoObject"] {
+    {
+        let c = "ProtoObject";
         p.add(c, "==", |_, r, a| {
             Ok(Value::bool(order::loose_eq(r, &a[0])))
         });

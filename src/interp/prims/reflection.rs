@@ -231,7 +231,16 @@ pub fn register(p: &mut Prims) {
     p.add(c, "removeSelector:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "removeSelector: argument")?;
         let (me, side) = split(ctx, r)?;
-        let old = compiled_method(ctx, &me, side, sel)?;
+        let own = if side {
+            me.class_methods.read().contains_key(&sel)
+        } else {
+            me.methods.read().contains_key(&sel)
+        };
+        let old = if own {
+            compiled_method(ctx, &me, side, sel)?
+        } else {
+            Value::Nil
+        };
         let removed = ctx.prog.remove_method(&me, side, sel);
         Ok(if removed { old } else { Value::Nil })
     });
@@ -432,11 +441,14 @@ impl NativeObj for CompiledMethodObj {
 }
 
 fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult {
-    let found = if side {
-        c.class_methods.read().get(&sel).cloned()
-    } else {
-        c.methods.read().get(&sel).cloned()
-    };
+    // Own methods first, then inherited ones (labelled with the class asked: `Integer>>+`).
+    let found = c.chain().into_iter().find_map(|k| {
+        if side {
+            k.class_methods.read().get(&sel).cloned()
+        } else {
+            k.methods.read().get(&sel).cloned()
+        }
+    });
     let Some(m) = found else {
         return Ok(Value::Nil);
     };
