@@ -22,7 +22,9 @@ Commands:
 /// A line that opens a definition whose members follow on indented lines.
 fn starts_definition(line: &str) -> bool {
     let t = line.trim();
-    t.contains("subclass:") || t.starts_with("Protocol define:") || (t.contains(">>") && t.contains("=>"))
+    t.contains("subclass:")
+        || t.starts_with("Protocol define:")
+        || (t.contains(">>") && t.contains("=>"))
 }
 
 enum Input {
@@ -134,16 +136,23 @@ pub fn main(args: &[String]) -> i32 {
         }
         i += 1;
     }
-    let vm = Vm::new(VmOptions { max_depth, ..VmOptions::default() });
+    let vm = Vm::new(VmOptions {
+        max_depth,
+        ..VmOptions::default()
+    });
     let interactive = std::io::stdin().is_terminal();
     let mut source: Box<dyn LineSource> = if interactive {
         match rustyline::DefaultEditor::new() {
             Ok(mut ed) => {
-                let history = std::env::var_os("HOME").map(|h| std::path::PathBuf::from(h).join(".bt_history"));
+                let history = std::env::var_os("HOME")
+                    .map(|h| std::path::PathBuf::from(h).join(".bt_history"));
                 if let Some(h) = &history {
                     let _ = ed.load_history(h);
                 }
-                println!("bt {} — :help for help, :quit to leave", env!("CARGO_PKG_VERSION"));
+                println!(
+                    "bt {} — :help for help, :quit to leave",
+                    env!("CARGO_PKG_VERSION")
+                );
                 Box::new(Editor { ed, history })
             }
             Err(_) => Box::new(Plain(std::io::stdin().lock())),

@@ -528,7 +528,10 @@ pub fn init_class_state(
             let owner = Owner::of_class(c, true);
             let file = if u.stdlib { NO_FILE } else { u.file };
             match Lowerer::new(file, owner).default_expr(e) {
-                Ok(code) => match ctx.run_fn(&code, &Value::Class(c.clone()), Some(c)).map_err(|b| *b) {
+                Ok(code) => match ctx
+                    .run_fn(&code, &Value::Class(c.clone()), Some(c))
+                    .map_err(|b| *b)
+                {
                     Ok(v) => {
                         let n = Sym::new(&s.name.name);
                         let mut st = c.class_state.lock();

@@ -449,7 +449,11 @@ impl Program {
 
     /// Installs (or replaces) a method; the replaced one is retired.
     pub fn set_method(&self, c: &ClassRef, class_side: bool, sel: Sym, m: Method) {
-        let table = if class_side { &c.class_methods } else { &c.methods };
+        let table = if class_side {
+            &c.class_methods
+        } else {
+            &c.methods
+        };
         let old = table.write().insert(sel, m);
         if let Some(old) = old {
             self.retire(Retired::Method(old));
@@ -459,7 +463,11 @@ impl Program {
 
     /// Removes a method (retiring it); answers whether it existed.
     pub fn remove_method(&self, c: &ClassRef, class_side: bool, sel: Sym) -> bool {
-        let table = if class_side { &c.class_methods } else { &c.methods };
+        let table = if class_side {
+            &c.class_methods
+        } else {
+            &c.methods
+        };
         let old = table.write().remove(&sel);
         self.bump();
         match old {

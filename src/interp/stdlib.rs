@@ -19,7 +19,10 @@ pub const FILES: &[(&str, &str)] = &[
     ("Set.bt", include_str!("../../stdlib/Set.bt")),
     ("Stream.bt", include_str!("../../stdlib/Stream.bt")),
     ("String.bt", include_str!("../../stdlib/String.bt")),
-    ("SupervisionSpec.bt", include_str!("../../stdlib/SupervisionSpec.bt")),
+    (
+        "SupervisionSpec.bt",
+        include_str!("../../stdlib/SupervisionSpec.bt"),
+    ),
     ("Symbol.bt", include_str!("../../stdlib/Symbol.bt")),
     ("TestCase.bt", include_str!("../../stdlib/TestCase.bt")),
     ("Tuple.bt", include_str!("../../stdlib/Tuple.bt")),

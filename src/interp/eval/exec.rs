@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, SendNode, VarRef, NO_FILE,
 };
-use crate::interp::eval::{Flow, Closure, Ctx, Frame, Unwind, VarCell};
+use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
 
 impl Ctx {
@@ -204,14 +204,25 @@ impl Ctx {
             }
             Node::Return(e) => {
                 let value = self.exec(e, f)?;
-                Err(Box::new(Unwind::Return { value, home: f.home }))
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
             }
             Node::NlReturn(e) => {
                 let value = self.exec(e, f)?;
                 if !self.home_live(f.home) {
-                    return Err(self.err("runtime_error", "non-local return from a method that has already returned").into());
+                    return Err(self
+                        .err(
+                            "runtime_error",
+                            "non-local return from a method that has already returned",
+                        )
+                        .into());
                 }
-                Err(Box::new(Unwind::Return { value, home: f.home }))
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
             }
             _ => self.exec_cold(n, f),
         }
@@ -320,7 +331,11 @@ impl Ctx {
                     other => {
                         self.set_loc(c.2);
                         let n = self.class_name_of(&other);
-                        Err(self.type_err(format!("the tail of #(head | tail) must be a List, not {n}")).into())
+                        Err(self
+                            .type_err(format!(
+                                "the tail of #(head | tail) must be a List, not {n}"
+                            ))
+                            .into())
                     }
                 }
             }
@@ -433,7 +448,12 @@ impl Ctx {
     }
 
     #[inline(never)]
-    fn send_many(&mut self, recv: &Value, s: &crate::interp::eval::code::SendNode, f: &Frame) -> Flow {
+    fn send_many(
+        &mut self,
+        recv: &Value,
+        s: &crate::interp::eval::code::SendNode,
+        f: &Frame,
+    ) -> Flow {
         let mut args = Vec::with_capacity(s.args.len());
         for a in &s.args {
             args.push(self.exec(a, f)?);
@@ -499,7 +519,9 @@ impl Ctx {
                 return self.send_impl(&Value::Class(t), self.prog.syms.current, &[]);
             }
         }
-        Err(self.err("class_not_found", format!("Class '{name}' not found")).into())
+        Err(self
+            .err("class_not_found", format!("Class '{name}' not found"))
+            .into())
     }
 
     fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
@@ -535,7 +557,12 @@ impl Ctx {
                             Ok(v)
                         } else {
                             self.set_loc(fd.loc);
-                            Err(self.err("runtime_error", format!("no state slot '{}' in this process", fd.name)).into())
+                            Err(self
+                                .err(
+                                    "runtime_error",
+                                    format!("no state slot '{}' in this process", fd.name),
+                                )
+                                .into())
                         }
                     }
                 }
@@ -546,17 +573,23 @@ impl Ctx {
                     Value::Class(c) => c.clone(),
                     _ => match f.mclass {
                         Some(c) => crate::interp::eval::hit::class_arc(c),
-                        None => return Err(self.err("runtime_error", "class variable outside a class method").into()),
+                        None => {
+                            return Err(self
+                                .err("runtime_error", "class variable outside a class method")
+                                .into())
+                        }
                     },
                 };
                 let owner = match cls.class_var_owner(fd.name) {
                     Some(o) => o,
                     None => {
                         self.set_loc(fd.loc);
-                        return Err(self.err(
-                            "runtime_error",
-                            format!("Undefined class variable '{}' in {}", fd.name, cls.name),
-                        ).into());
+                        return Err(self
+                            .err(
+                                "runtime_error",
+                                format!("Undefined class variable '{}' in {}", fd.name, cls.name),
+                            )
+                            .into());
                     }
                 };
                 match &fd.value {
@@ -592,7 +625,9 @@ impl Ctx {
             }
         }
         let n = self.class_name_of(recv);
-        Err(self.err("key_error", format!("{n} has no field '{name}'")).into())
+        Err(self
+            .err("key_error", format!("{n} has no field '{name}'"))
+            .into())
     }
 
     /// A copy of a (TestCase) Value instance with field `name` set, adding the field through a
@@ -600,7 +635,12 @@ impl Ctx {
     pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> Flow {
         let Value::Object(inst) = recv else {
             let n = self.class_name_of(recv);
-            return Err(self.err("immutable_value", format!("cannot set field '{name}' of {n}")).into());
+            return Err(self
+                .err(
+                    "immutable_value",
+                    format!("cannot set field '{name}' of {n}"),
+                )
+                .into());
         };
         if let Some(i) = inst.class.field_index(name) {
             let mut fields = inst.fields.to_vec();

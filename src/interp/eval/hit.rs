@@ -47,7 +47,10 @@ impl Hit {
             Method::Setter(i) => HitKind::Setter(*i),
             Method::Constructor => HitKind::Constructor,
         };
-        Hit { kind, defc: Arc::as_ptr(defc) }
+        Hit {
+            kind,
+            defc: Arc::as_ptr(defc),
+        }
     }
 
     /// The defining class. The lifetime is unbounded: callers use it only while their context

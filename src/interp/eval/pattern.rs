@@ -2,7 +2,7 @@
 
 use crate::interp::error::result_parts;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
-use crate::interp::eval::{Flow, Ctx, Frame, Unwind};
+use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::interp::value::{Key, Ref, Value};
 
 /// Why a pattern did not match in destructuring mode.
@@ -31,10 +31,18 @@ impl Ctx {
         }
         self.set_loc(m.loc);
         let p = self.print_string(&v)?;
-        Err(self.err("runtime_error", format!("no arm matched {p}")).into())
+        Err(self
+            .err("runtime_error", format!("no arm matched {p}"))
+            .into())
     }
 
-    pub(crate) fn exec_destructure(&mut self, pat: &Pat, value: &Node, loc: Loc, f: &Frame) -> Flow {
+    pub(crate) fn exec_destructure(
+        &mut self,
+        pat: &Pat,
+        value: &Node,
+        loc: Loc,
+        f: &Frame,
+    ) -> Flow {
         let v = self.exec(value, f)?;
         match self.match_pat(pat, &v, f, true)? {
             Ok(()) => Ok(v),
@@ -46,10 +54,12 @@ impl Ctx {
             Err(Miss::No) => {
                 self.set_loc(loc);
                 let p = self.print_string(&v)?;
-                Err(self.err(
-                    "runtime_error",
-                    format!("badmatch: value does not match the destructuring pattern: {p}"),
-                ).into())
+                Err(self
+                    .err(
+                        "runtime_error",
+                        format!("badmatch: value does not match the destructuring pattern: {p}"),
+                    )
+                    .into())
             }
         }
     }
@@ -192,7 +202,9 @@ impl Ctx {
                         let cls = self.class_of(v);
                         crate::interp::prims::reflection::conforms(&self.prog, &cls, *name)
                     } else {
-                        return Err(self.err("class_not_found", format!("Class '{name}' not found")).into());
+                        return Err(self
+                            .err("class_not_found", format!("Class '{name}' not found"))
+                            .into());
                     }
                 }
             },

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
 use crate::interp::eval::hit::{Hit, HitKind};
-use crate::interp::eval::{Flow, 
-    Activation, CacheEntry, Closure, Ctx, Frame, Method, Unwind, VarCell,
+use crate::interp::eval::{
+    Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
 };
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
 
@@ -111,8 +111,15 @@ impl Ctx {
             return e.hit;
         }
         let cls = cls.clone();
-        let hit = self.lookup_in(&cls, side, sel).map(|(m, d)| Hit::new(&m, &d));
-        self.cache[idx] = CacheEntry { key, sel, cls: Some(cls), hit };
+        let hit = self
+            .lookup_in(&cls, side, sel)
+            .map(|(m, d)| Hit::new(&m, &d));
+        self.cache[idx] = CacheEntry {
+            key,
+            sel,
+            cls: Some(cls),
+            hit,
+        };
         hit
     }
 
@@ -131,7 +138,14 @@ impl Ctx {
     }
 
     /// Runs a method found by an uncached lookup.
-    pub(crate) fn call_method(&mut self, m: &Method, defc: &ClassRef, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
+    pub(crate) fn call_method(
+        &mut self,
+        m: &Method,
+        defc: &ClassRef,
+        recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Flow {
         self.call_hit(Hit::new(m, defc), recv, sel, args)
     }
 
@@ -140,7 +154,9 @@ impl Ctx {
     pub(crate) fn call_hit(&mut self, hit: Hit, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         match hit.kind {
             HitKind::Compiled(_) => {
-                let Some(cm) = hit.compiled() else { return Ok(Value::Nil) };
+                let Some(cm) = hit.compiled() else {
+                    return Ok(Value::Nil);
+                };
                 if args.len() != cm.code.nparams as usize {
                     return Err(self.arity_error(sel, args.len()).into());
                 }
@@ -155,11 +171,15 @@ impl Ctx {
                 p(self, recv, args).map_err(Box::new)
             }
             HitKind::Getter(i) => match recv {
-                Value::Object(inst) => Ok(inst.fields.get(i as usize).cloned().unwrap_or(Value::Nil)),
+                Value::Object(inst) => {
+                    Ok(inst.fields.get(i as usize).cloned().unwrap_or(Value::Nil))
+                }
                 _ => Ok(Value::Nil),
             },
             HitKind::Setter(i) => {
-                let Some(a) = args.first() else { return Err(self.arity_error(sel, 0).into()) };
+                let Some(a) = args.first() else {
+                    return Err(self.arity_error(sel, 0).into());
+                };
                 match recv {
                     Value::Object(inst) => {
                         let mut fields = inst.fields.to_vec();
@@ -179,7 +199,9 @@ impl Ctx {
                     let c = c.clone();
                     self.construct(&c, sel, args)
                 }
-                _ => Err(self.err("runtime_error", "constructor sent to a non-class").into()),
+                _ => Err(self
+                    .err("runtime_error", "constructor sent to a non-class")
+                    .into()),
             },
         }
     }
@@ -242,7 +264,13 @@ impl Ctx {
     }
 
     /// Runs a compiled method on `recv`.
-    pub(crate) fn invoke(&mut self, cm: &CompiledMethod, defc: &Class, recv: &Value, args: &[Value]) -> Flow {
+    pub(crate) fn invoke(
+        &mut self,
+        cm: &CompiledMethod,
+        defc: &Class,
+        recv: &Value,
+        args: &[Value],
+    ) -> Flow {
         self.enter()?;
         let code = &cm.code;
         let (base, cbase) = self.push_frame(code, args);
@@ -389,14 +417,16 @@ impl Ctx {
     pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
         let code = &c.code;
         if args.len() != code.nparams as usize {
-            return Err(self.err(
-                "arity_mismatch",
-                format!(
-                    "Wrong number of arguments: block expects {} but was called with {}",
-                    code.nparams,
-                    args.len()
-                ),
-            ).into());
+            return Err(self
+                .err(
+                    "arity_mismatch",
+                    format!(
+                        "Wrong number of arguments: block expects {} but was called with {}",
+                        code.nparams,
+                        args.len()
+                    ),
+                )
+                .into());
         }
         self.enter()?;
         let (base, cbase) = self.push_frame(code, args);
@@ -486,7 +516,9 @@ impl Ctx {
             match d {
                 Some(code) => {
                     let code = code.clone();
-                    let v = self.run_fn(&code, &Value::Class(c.clone()), Some(c)).map_err(|b| *b)?;
+                    let v = self
+                        .run_fn(&code, &Value::Class(c.clone()), Some(c))
+                        .map_err(|b| *b)?;
                     fields.push(v);
                 }
                 None => fields.push(Value::Nil),
@@ -502,7 +534,12 @@ impl Ctx {
     /// a subclass using an inherited constructor gets its other fields' defaults.
     fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> Flow {
         if c.is_abstract {
-            return Err(self.err("instantiation_error", format!("Cannot instantiate abstract class {}", c.name)).into());
+            return Err(self
+                .err(
+                    "instantiation_error",
+                    format!("Cannot instantiate abstract class {}", c.name),
+                )
+                .into());
         }
         let s = sel.as_str();
         let all_fields = args.len() == c.field_names.len()
@@ -533,7 +570,12 @@ impl Ctx {
 
     /// Runs a parameterless function body (field default, classState default, top-level
     /// unit without bindings) as its own activation with `self` = `recv`.
-    pub(crate) fn run_fn(&mut self, code: &Arc<FnCode>, recv: &Value, mclass: Option<&ClassRef>) -> Flow {
+    pub(crate) fn run_fn(
+        &mut self,
+        code: &Arc<FnCode>,
+        recv: &Value,
+        mclass: Option<&ClassRef>,
+    ) -> Flow {
         self.enter()?;
         let (base, cbase) = self.push_frame(code, &[]);
         let home = self.new_home();
@@ -543,7 +585,15 @@ impl Ctx {
             sel: Sym::new("default"),
             class_side: true,
         });
-        let f = Frame { recv, base, cbase, upvals: &[], home, mclass: mclass.map(|c| &**c), mside: true };
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: mclass.map(|c| &**c),
+            mside: true,
+        };
         let r = self.exec(&code.body, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
@@ -590,9 +640,9 @@ impl Ctx {
         for s in stmts {
             r = match self.exec(s, &f) {
                 Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                Unwind::Return { value, .. } => Ok(value),
-                other => Err(Box::new(other)),
-            },
+                    Unwind::Return { value, .. } => Ok(value),
+                    other => Err(Box::new(other)),
+                },
                 other => other,
             };
             if r.is_err() {

@@ -377,7 +377,10 @@ pub fn spawn_actor(
         match d {
             Some(code) => {
                 let code = code.clone();
-                fields.push(ctx.run_fn(&code, &Value::Class(cls.clone()), Some(cls)).map_err(|b| *b)?);
+                fields.push(
+                    ctx.run_fn(&code, &Value::Class(cls.clone()), Some(cls))
+                        .map_err(|b| *b)?,
+                );
             }
             None => fields.push(Value::Nil),
         }

@@ -205,22 +205,38 @@ fn error(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 /// `Time`, `System` and `Program` (9.9): clocks, arguments, environment and exit.
 fn system(p: &mut Prims) {
     fn since_epoch() -> std::time::Duration {
-        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default()
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
     }
     fn mono() -> std::time::Duration {
         static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
         START.get_or_init(std::time::Instant::now).elapsed()
     }
     let t = "Time";
-    p.add_class(t, "nowS", |_, _, _| Ok(Value::Int(since_epoch().as_secs() as i64)));
-    p.add_class(t, "nowMs", |_, _, _| Ok(Value::Int(since_epoch().as_millis() as i64)));
-    p.add_class(t, "nowUs", |_, _, _| Ok(Value::Int(since_epoch().as_micros() as i64)));
-    p.add_class(t, "monotonicMs", |_, _, _| Ok(Value::Int(mono().as_millis() as i64)));
-    p.add_class(t, "monotonicUs", |_, _, _| Ok(Value::Int(mono().as_micros() as i64)));
-    p.add_class(t, "monotonicNs", |_, _, _| Ok(Value::Int(mono().as_nanos() as i64)));
+    p.add_class(t, "nowS", |_, _, _| {
+        Ok(Value::Int(since_epoch().as_secs() as i64))
+    });
+    p.add_class(t, "nowMs", |_, _, _| {
+        Ok(Value::Int(since_epoch().as_millis() as i64))
+    });
+    p.add_class(t, "nowUs", |_, _, _| {
+        Ok(Value::Int(since_epoch().as_micros() as i64))
+    });
+    p.add_class(t, "monotonicMs", |_, _, _| {
+        Ok(Value::Int(mono().as_millis() as i64))
+    });
+    p.add_class(t, "monotonicUs", |_, _, _| {
+        Ok(Value::Int(mono().as_micros() as i64))
+    });
+    p.add_class(t, "monotonicNs", |_, _, _| {
+        Ok(Value::Int(mono().as_nanos() as i64))
+    });
     let s = "System";
     p.add_class(s, "arguments", |ctx, _, _| {
-        Ok(Value::list(ctx.prog.args.read().iter().map(|a| Value::str(a.clone()))))
+        Ok(Value::list(
+            ctx.prog.args.read().iter().map(|a| Value::str(a.clone())),
+        ))
     });
     p.add_class(s, "getEnv:", |ctx, _, a| {
         let k = ctx.display_string(&a[0])?;
@@ -228,16 +244,22 @@ fn system(p: &mut Prims) {
     });
     p.add_class(s, "getEnv:default:", |ctx, _, a| {
         let k = ctx.display_string(&a[0])?;
-        Ok(std::env::var(k).map(Value::str).unwrap_or_else(|_| a[1].clone()))
+        Ok(std::env::var(k)
+            .map(Value::str)
+            .unwrap_or_else(|_| a[1].clone()))
     });
-    p.add_class(s, "osFamily", |_, _, _| Ok(Value::str(std::env::consts::FAMILY)));
+    p.add_class(s, "osFamily", |_, _, _| {
+        Ok(Value::str(std::env::consts::FAMILY))
+    });
     p.add_class(s, "hostname", |_, _, _| {
         let h = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .or_else(|_| std::fs::read_to_string("/etc/hostname"))
             .unwrap_or_else(|_| "localhost".into());
         Ok(Value::str(h.trim()))
     });
-    p.add_class(s, "pid", |_, _, _| Ok(Value::Int(std::process::id() as i64)));
+    p.add_class(s, "pid", |_, _, _| {
+        Ok(Value::Int(std::process::id() as i64))
+    });
     let pg = "Program";
     p.add_class(pg, "exit", |_, _, _| Err(Unwind::program_exit(0)));
     p.add_class(pg, "exit:", |ctx, _, a| match &a[0] {
@@ -247,5 +269,7 @@ fn system(p: &mut Prims) {
             Err(ctx.type_err(format!("Program exit: expects an Integer 0-255, got {n}")))
         }
     });
-    p.add_class(pg, "commandName", |ctx, _, _| Ok(Value::str(ctx.prog.command_name.read().clone())));
+    p.add_class(pg, "commandName", |ctx, _, _| {
+        Ok(Value::str(ctx.prog.command_name.read().clone()))
+    });
 }
