@@ -27,6 +27,7 @@ pub mod reflection;
 pub mod string;
 pub mod string_regex;
 pub mod supervision;
+pub mod supervision_nav;
 pub mod symbol;
 pub mod text;
 pub mod timer;
@@ -64,6 +65,7 @@ pub fn register_all(p: &mut Prims) {
     atomic::register(p);
     transcript::register(p);
     supervision::register(p);
+    supervision_nav::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

@@ -174,16 +174,17 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
         return Ok(SupervisorSpec::dynamic(name, recv, template).with_intensity(max as u32, window));
     }
     let strategy = sym_of(ctx, &recv, "strategy")?.unwrap_or_else(|| "oneForOne".into());
-    let strategy =
-        match Strategy::from_symbol(&strategy) {
-            Some(s) if s != Strategy::SimpleOneForOne => s,
-            _ => return Err(ctx.err(
+    let strategy = match Strategy::from_symbol(&strategy) {
+        Some(s) if s != Strategy::SimpleOneForOne => s,
+        _ => {
+            return Err(ctx.err(
                 "user_error",
                 format!(
                     "unknown strategy #{strategy} (expected #oneForOne, #oneForAll or #restForOne)"
                 ),
-            )),
-        };
+            ))
+        }
+    };
     let auto = sym_of(ctx, &recv, "autoShutdown")?.unwrap_or_else(|| "never".into());
     let Some(auto) = AutoShutdown::from_symbol(&auto) else {
         return Err(ctx.err("user_error", format!("unknown autoShutdown #{auto}")));
