@@ -447,6 +447,11 @@ impl Vm {
     }
 
     /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
+    /// The supervisors of this Vm's runtime (for snapshots served outside bt code).
+    pub fn supervision(&self) -> crate::runtime::supervisor::Supervision {
+        self.sys.supervision.clone()
+    }
+
     pub fn send_to_class(
         &self,
         class: &str,
