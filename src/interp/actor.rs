@@ -111,6 +111,8 @@ pub struct ActorSys {
     pub counters: Mutex<HashMap<Sym, Arc<AtomicI64>>>,
     /// The supervisors of this runtime (LANGUAGE.md part 6).
     pub supervision: crate::runtime::supervisor::Supervision,
+    /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
+    pub privileged: std::sync::atomic::AtomicBool,
 }
 
 impl ActorSys {
@@ -123,6 +125,7 @@ impl ActorSys {
             stdout_transcript: Mutex::new(None),
             counters: Mutex::new(HashMap::new()),
             supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
+            privileged: std::sync::atomic::AtomicBool::new(true),
             rt,
         })
     }

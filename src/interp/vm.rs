@@ -208,12 +208,15 @@ impl Vm {
             let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
             cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
         }
+        let privileged = opts.privileged;
         let prog = Arc::new(Program::bootstrap(opts));
         let runtime = match Runtime::new(cfg) {
             Ok(rt) => rt,
             Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
         };
         let sys = ActorSys::new(runtime.handle(), prog.clone());
+        sys.privileged
+            .store(privileged, std::sync::atomic::Ordering::Relaxed);
         let main = spawn_main(&sys);
         let mut vm = Vm {
             prog: prog.clone(),

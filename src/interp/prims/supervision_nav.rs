@@ -480,6 +480,12 @@ pub fn register(p: &mut Prims) {
     });
     p.add_class(pn, "system", |ctx, _, _| {
         let sys = sys_of(ctx)?;
+        if !sys.privileged.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(ctx.err(
+                "permission_denied",
+                "ProcessNavigation system needs a privileged context (granted by the host)",
+            ));
+        }
         Ok(nav(
             ctx,
             system_snapshot(&sys.supervision, &opts(Some(200))),
