@@ -109,18 +109,24 @@ pub struct ActorSys {
     pub stdout_transcript: Mutex<Option<ProcRef>>,
     /// AtomicCounter values by name.
     pub counters: Mutex<HashMap<Sym, Arc<AtomicI64>>>,
+    /// The supervisors of this runtime (LANGUAGE.md part 6).
+    pub supervision: crate::runtime::supervisor::Supervision,
+    /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
+    pub privileged: std::sync::atomic::AtomicBool,
 }
 
 impl ActorSys {
     pub fn new(rt: RtHandle, prog: Arc<Program>) -> Arc<ActorSys> {
         Arc::new(ActorSys {
-            rt,
             prog,
             pool: Mutex::new(Vec::new()),
             class_locks: Mutex::new(HashMap::new()),
             transcript: Mutex::new(None),
             stdout_transcript: Mutex::new(None),
             counters: Mutex::new(HashMap::new()),
+            supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
+            privileged: std::sync::atomic::AtomicBool::new(true),
+            rt,
         })
     }
 

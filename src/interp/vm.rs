@@ -228,12 +228,15 @@ impl Vm {
             let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
             cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
         }
+        let privileged = opts.privileged;
         let prog = Arc::new(Program::bootstrap(opts));
         let runtime = match Runtime::new(cfg) {
             Ok(rt) => rt,
             Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
         };
         let sys = ActorSys::new(runtime.handle(), prog.clone());
+        sys.privileged
+            .store(privileged, std::sync::atomic::Ordering::Relaxed);
         let main = spawn_main(&sys);
         let mut vm = Vm {
             prog: prog.clone(),
@@ -541,6 +544,11 @@ impl Vm {
     }
 
     /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
+    /// The supervisors of this Vm's runtime (for snapshots served outside bt code).
+    pub fn supervision(&self) -> crate::runtime::supervisor::Supervision {
+        self.sys.supervision.clone()
+    }
+
     pub fn send_to_class(
         &self,
         class: &str,

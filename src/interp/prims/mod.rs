@@ -26,6 +26,8 @@ pub mod object;
 pub mod reflection;
 pub mod string;
 pub mod string_regex;
+pub mod supervision;
+pub mod supervision_nav;
 pub mod symbol;
 pub mod text;
 pub mod timer;
@@ -62,6 +64,8 @@ pub fn register_all(p: &mut Prims) {
     timer::register(p);
     atomic::register(p);
     transcript::register(p);
+    supervision::register(p);
+    supervision_nav::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
