@@ -491,7 +491,9 @@ impl Ctx {
     fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
         match r {
             VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
-            VarRef::Cell(i) => std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil),
+            VarRef::Cell(i) => {
+                std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil)
+            }
             VarRef::Upval(i) => std::mem::replace(&mut *f.upvals[i as usize].lock(), Value::Nil),
             VarRef::Pending(_) => Value::Nil,
         }
