@@ -217,7 +217,7 @@ mod tests {
         let src = "Object subclass: A\n  boom => nil foo\n\nA new boom\n";
         let (code, _, err) = run_src("dnu", src, &[]);
         assert_eq!(code, 1);
-        assert!(err.contains("\nFILE:2:11: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
+        assert!(err.contains("FILE:2:11: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
     }
 
     #[test]
