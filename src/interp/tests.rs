@@ -4,70 +4,8 @@
 
 use crate::interp::{BtError, Vm, VmOptions};
 
-/// Does `text` match the expectation `pat` (11.1 wildcard rule)?
-pub fn wildcard_match(pat: &str, text: &str) -> bool {
-    let chars: Vec<char> = pat.chars().collect();
-    let mut segs: Vec<String> = vec![String::new()];
-    for (i, &c) in chars.iter().enumerate() {
-        let alnum = |j: Option<&char>| j.is_some_and(|c| c.is_alphanumeric());
-        let is_wild = c == '_' && !(i > 0 && alnum(chars.get(i - 1)) && alnum(chars.get(i + 1)));
-        if is_wild {
-            segs.push(String::new());
-        } else {
-            segs.last_mut().unwrap().push(c);
-        }
-    }
-    if segs.len() == 1 {
-        return segs[0] == text;
-    }
-    let first = &segs[0];
-    let last = segs.last().unwrap();
-    if !text.starts_with(first.as_str())
-        || text.len() < first.len() + last.len()
-        || !text.ends_with(last.as_str())
-    {
-        return false;
-    }
-    let mut rest = &text[first.len()..text.len() - last.len()];
-    for s in &segs[1..segs.len() - 1] {
-        match rest.find(s.as_str()) {
-            Some(i) => rest = &rest[i + s.len()..],
-            None => return false,
-        }
-    }
-    true
-}
-
-fn unescape(s: &str) -> String {
-    let mut out = String::new();
-    let mut it = s.chars().peekable();
-    while let Some(c) = it.next() {
-        if c == '\\' {
-            match it.peek() {
-                Some('n') => {
-                    out.push('\n');
-                    it.next();
-                }
-                Some('t') => {
-                    out.push('\t');
-                    it.next();
-                }
-                Some('\\') => {
-                    out.push('\\');
-                    it.next();
-                }
-                Some('"') => {
-                    out.push('"');
-                    it.next();
-                }
-                _ => out.push(c),
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
-}
+// The 11.1 expectation rules are the test runner's; this reader only reuses them.
+use crate::testrun::expect::{matches as wildcard_match, unescape};
 
 fn error_matches(e: &BtError, want: &str) -> bool {
     e.kind == want
@@ -164,12 +102,13 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
             continue;
         };
         i += 1;
-        let want = unescape(exp_line["// =>".len()..].trim());
+        let raw = exp_line["// =>".len()..].trim();
+        let want = unescape(raw);
         let got = vm.eval(&name, &expr);
         let ok = match (&got, want.strip_prefix("ERROR:")) {
             (Err(e), Some(k)) => error_matches(e, k.trim()),
             (Ok(_), Some(_)) => false,
-            (Ok(v), None) => wildcard_match(&want, vm.display(v).trim()),
+            (Ok(v), None) => wildcard_match(raw, vm.display(v).trim()),
             (Err(_), None) => false,
         };
         if ok {

@@ -418,34 +418,6 @@ impl Ctx {
             Value::Class(c) => c.clone(),
             _ => crate::interp::eval::hit::class_arc(defc),
         };
-        let chain = target.chain();
-        if self.proc.in_runtime() {
-            // Under the runtime: a process-aware lock whose waiters suspend (5.4).
-            let lock = crate::interp::actor::class_lock(self, &target);
-            let guard = crate::interp::actor::lock_proc(self, &lock)?;
-            let snapshot: Vec<Vec<(Sym, Value)>> =
-                chain.iter().map(|c| c.class_state.lock().clone()).collect();
-            let f = Frame {
-                recv,
-                base,
-                cbase,
-                upvals: &[],
-                home,
-                mclass: Some(defc),
-                mside: side,
-            };
-            let r = self.exec(&code.body, &f);
-            if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
-                for (c, s) in chain.iter().zip(snapshot) {
-                    *c.class_state.lock() = s;
-                }
-            }
-            drop(guard);
-            return r;
-        }
-        self.lock_class(&target)?;
-        let snapshot: Vec<Vec<(Sym, Value)>> =
-            chain.iter().map(|c| c.class_state.lock().clone()).collect();
         let f = Frame {
             recv,
             base,
@@ -455,13 +427,32 @@ impl Ctx {
             mclass: Some(defc),
             mside: side,
         };
-        let r = self.exec(&code.body, &f);
+        if self.proc.in_runtime() {
+            // Under the runtime: a process-aware lock whose waiters suspend (5.4).
+            let lock = crate::interp::actor::class_lock(self, &target);
+            let guard = crate::interp::actor::lock_proc(self, &lock)?;
+            let r = self.exec_rolling_back(&target, code, &f);
+            drop(guard);
+            return r;
+        }
+        self.lock_class(&target)?;
+        let r = self.exec_rolling_back(&target, code, &f);
+        self.unlock_class(&target);
+        r
+    }
+
+    /// Runs `code` and, if it raises, restores the class variables of `target`'s chain to what
+    /// they were before (the caller holds the class lock).
+    fn exec_rolling_back(&mut self, target: &ClassRef, code: &FnCode, f: &Frame) -> Flow {
+        let chain = target.chain();
+        let snapshot: Vec<Vec<(Sym, Value)>> =
+            chain.iter().map(|c| c.class_state.lock().clone()).collect();
+        let r = self.exec(&code.body, f);
         if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
             for (c, s) in chain.iter().zip(snapshot) {
                 *c.class_state.lock() = s;
             }
         }
-        self.unlock_class(&target);
         r
     }
 

@@ -157,30 +157,13 @@ pub(crate) fn sels() -> &'static Sels {
     })
 }
 
-/// The class name of a built-in value, for messages (user instances: their class).
+/// The class name of a built-in value, for messages (user instances: their class; class
+/// objects: the class of the class as the class table has it).
 pub(crate) fn class_name(ctx: &Ctx, v: &Value) -> String {
-    let s = match v {
-        Value::Nil => "UndefinedObject",
-        Value::True => "True",
-        Value::False => "False",
-        Value::Int(_) | Value::BigInt(_) => "Integer",
-        Value::Float(_) => "Float",
-        Value::Char(_) => "Character",
-        Value::Symbol(_) => "Symbol",
-        Value::Str(_) => "String",
-        Value::Binary(_) => "Binary",
-        Value::List(_) => "List",
-        Value::Array(_) => "Array",
-        Value::Tuple(_) => "Tuple",
-        Value::Dict(_) => "Dictionary",
-        Value::Set(_) => "Set",
-        Value::Bag(_) => "Bag",
-        Value::Queue(_) => "Queue",
-        Value::Interval(_) => "Interval",
-        Value::Object(o) => return o.class.name.as_str().to_string(),
-        _ => return ctx.class_of(v).name.as_str().to_string(),
-    };
-    s.to_string()
+    match v {
+        Value::Class(_) | Value::Meta(_) => ctx.class_of(v).name.as_str().to_string(),
+        _ => crate::interp::prims::fault::class_name(v),
+    }
 }
 
 /// `a String`, `an Integer`, `nil`.
