@@ -184,6 +184,14 @@ fn top_error(ctx: &mut Ctx, u: Unwind) -> BtError {
     to_bt_error(ctx, u)
 }
 
+fn internal(m: &str) -> BtError {
+    BtError::simple(
+        "InternalError",
+        "internal_error",
+        &format!("internal error in the evaluator: {m}"),
+    )
+}
+
 fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
     crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
 }
@@ -206,6 +214,18 @@ impl Vm {
 
     /// Runs `f` with the main process context on the evaluation thread.
     pub fn run<R: Send>(&self, f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send) -> R {
+        match self.try_run(f) {
+            Ok(r) => r,
+            Err(m) => panic!("bt: internal error in the evaluator: {m}"),
+        }
+    }
+
+    /// Like [`Vm::run`], but a panic inside the evaluator becomes `Err` (the context is then
+    /// replaced by a fresh one; bindings are kept).
+    pub fn try_run<R: Send>(
+        &self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
+    ) -> Result<R, String> {
         let mut ctx = self
             .ctx
             .lock()
@@ -213,34 +233,42 @@ impl Vm {
             .unwrap_or_else(|| Ctx::new(self.prog.clone()));
         let mut session = self.session.lock();
         let sess: &mut Session = &mut session;
+        let body = move |c: &mut Ctx, stack: usize| {
+            c.set_native_stack_here(stack);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *c, sess)));
+            c.stack_limit = 0;
+            r.map_err(|p| {
+                p.downcast_ref::<String>()
+                    .cloned()
+                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .unwrap_or_else(|| "panic".to_string())
+            })
+        };
+        let slot = parking_lot::Mutex::new(Some((body, &mut ctx)));
         let out = std::thread::scope(|s| {
-            let c = &mut ctx;
-            let spawned = std::thread::Builder::new()
-                .name("bt-eval".into())
-                .stack_size(EVAL_STACK)
-                .spawn_scoped(s, move || {
-                    c.set_native_stack_here(EVAL_STACK);
-                    let r = f(c, sess);
-                    c.stack_limit = 0;
-                    r
-                });
-            match spawned {
-                Ok(h) => h.join().map_err(|_| ()),
-                Err(_) => Err(()),
+            // A big lazily committed stack; smaller ones if the system refuses it.
+            for size in [EVAL_STACK, 256 << 20, 16 << 20] {
+                let slot = &slot;
+                let spawned = std::thread::Builder::new()
+                    .name("bt-eval".into())
+                    .stack_size(size)
+                    .spawn_scoped(s, move || slot.lock().take().map(|(b, c)| b(c, size)));
+                if let Ok(h) = spawned {
+                    return match h.join() {
+                        Ok(Some(r)) => r,
+                        Ok(None) => Err("evaluator not run".to_string()),
+                        Err(_) => Err("evaluation thread panicked".to_string()),
+                    };
+                }
             }
+            Err("cannot start the evaluation thread".to_string())
         });
-        match out {
-            Ok(r) => {
-                *self.ctx.lock() = Some(ctx);
-                r
-            }
-            Err(()) => {
-                // The evaluation thread panicked or could not start: the context may be
-                // inconsistent, so start a fresh one and report.
-                *self.ctx.lock() = Some(Ctx::new(self.prog.clone()));
-                panic!("bt: internal error in the evaluator");
-            }
+        drop(slot);
+        match &out {
+            Ok(_) => *self.ctx.lock() = Some(ctx),
+            Err(_) => *self.ctx.lock() = Some(Ctx::new(self.prog.clone())),
         }
+        out
     }
 
     fn load_stdlib(&self) -> Vec<String> {
@@ -357,7 +385,7 @@ impl Vm {
 
     fn load_parsed(&self, units: Vec<SourceUnit>, stdlib: bool) -> LoadReport {
         let prog = self.prog.clone();
-        self.run(move |ctx, session| {
+        let r = self.try_run(move |ctx, session| {
             let mut report = LoadReport::default();
             let inst = loader::install_declarations(&prog, &units);
             for p in &inst.problems {
@@ -400,6 +428,10 @@ impl Vm {
                 }
             }
             report
+        });
+        r.unwrap_or_else(|m| LoadReport {
+            error: Some(internal(&m)),
+            ..LoadReport::default()
         })
     }
 
@@ -443,7 +475,7 @@ impl Vm {
         let prog = self.prog.clone();
         let path = path.to_string();
         let src = src.to_string();
-        self.run(move |ctx, session| {
+        let r = self.try_run(move |ctx, session| {
             let units = vec![unit];
             let mut inst = loader::install_declarations(&prog, &units);
             if !inst.problems.is_empty() {
@@ -462,18 +494,23 @@ impl Vm {
                 Err(d) => return Err(BtError::compile(&path, &src, d)),
             };
             loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
-        })
+        });
+        match r {
+            Ok(r) => r,
+            Err(m) => Err(internal(&m)),
+        }
     }
 
     /// Top-level display (LANGUAGE.md 10.3).
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
-        self.run(
+        self.try_run(
             move |ctx, _| match crate::interp::print::top_display(ctx, &v) {
                 Ok(s) => s,
                 Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
             },
         )
+        .unwrap_or_else(|m| format!("<internal error: {m}>"))
     }
 
     /// `System arguments` and `Program commandName`.
@@ -497,7 +534,7 @@ impl Vm {
         let prog = self.prog.clone();
         let class = class.to_string();
         let sel = sel.to_string();
-        self.run(move |ctx, _| {
+        self.try_run(move |ctx, _| {
             let Some(c) = prog.class_named(&class) else {
                 return Err(BtError::simple(
                     "RuntimeError",
@@ -512,6 +549,7 @@ impl Vm {
             )
             .map_err(|e| top_error(ctx, e))
         })
+        .unwrap_or_else(|m| Err(internal(&m)))
     }
 
     /// Warnings and hints the checker reported for the last `eval` (rendered text).
