@@ -178,6 +178,8 @@ pub struct Ctx {
     pub pid: u64,
     /// The running actor's `state:` slots (set by the runtime around a handler).
     pub actor_fields: Vec<Value>,
+    /// Per-process data of the runtime (its process context, mailbox handle, …).
+    pub ext: Option<Box<dyn std::any::Any + Send>>,
     pub(crate) cur_loc: Loc,
     /// Where the last exception was created: (exception pointer, location).
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
@@ -214,6 +216,7 @@ impl Ctx {
             reduction_count: 0,
             pid: 0,
             actor_fields: Vec::new(),
+            ext: None,
             cur_loc: Loc {
                 file: code::NO_FILE,
                 pos: 0,

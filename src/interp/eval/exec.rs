@@ -582,6 +582,13 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
+        if let Value::Native(_) = recv {
+            if let Some(hook) = self.prog.hooks.get().and_then(|h| h.native_cast) {
+                if let Some(r) = hook(self, recv, sel, args) {
+                    return r;
+                }
+            }
+        }
         self.send_impl(recv, sel, args).map(|_| ()).map_err(|b| *b)
     }
 

@@ -125,10 +125,22 @@ impl Ctx {
 
     pub(crate) fn send_impl(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         self.tick()?;
+        if let Value::Native(_) = recv {
+            if let Some(r) = self.native_send(recv, sel, args) {
+                return r.map_err(Box::new);
+            }
+        }
         match self.lookup(recv, sel) {
             Some(hit) => self.call_hit(hit, recv, sel, args),
             None => self.dnu(recv, sel, args),
         }
+    }
+
+    /// Offers a send to a runtime object to the runtime's hook.
+    #[cold]
+    fn native_send(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Option<crate::interp::eval::EvalResult> {
+        let hook = self.prog.hooks.get().and_then(|h| h.native_send)?;
+        hook(self, recv, sel, args)
     }
 
     /// Runs a method found by an uncached lookup.
@@ -277,6 +289,13 @@ impl Ctx {
         if let Err(e) = self.tick() {
             self.stack.truncate(base);
             return Err(e.into());
+        }
+        if let Value::Native(_) = recv {
+            let args: Vec<Value> = self.stack.drain(base..).collect();
+            if let Some(r) = self.native_send(recv, sel, &args) {
+                return r.map_err(Box::new);
+            }
+            self.stack.extend(args);
         }
         let hit = self.lookup(recv, sel);
         if let Some(h) = hit {
