@@ -629,6 +629,7 @@ impl Lowerer {
                         sel: Sym::new(selector),
                         args,
                         loc: self.loc(e.span),
+                        pure_args: false,
                     }))
                 }
                 _ => self.expr(e),
@@ -920,6 +921,7 @@ impl Lowerer {
                     sel: Sym::new("value"),
                     args: vec![],
                     loc: self.loc(g.span),
+                    pure_args: false,
                 }))
             }
         });
@@ -1069,6 +1071,7 @@ impl Lowerer {
                 sel,
                 args,
                 loc,
+                pure_args: false,
             }));
         }
         if let Some(n) = self.inline(receiver, selector, args, sel, loc) {
@@ -1088,12 +1091,14 @@ impl Lowerer {
             }
         }
         let recv = self.expr(receiver);
+        let pure_args = !args.iter().any(expr_assigns);
         let args = args.iter().map(|a| self.expr(a)).collect();
         Node::Send(Box::new(SendNode {
             recv,
             sel,
             args,
             loc,
+            pure_args,
         }))
     }
 
@@ -1297,6 +1302,37 @@ fn strip_tail_return(n: &mut Node) {
             }
         }
         _ => {}
+    }
+}
+
+/// Does evaluating `e` possibly assign a variable (outside nested real blocks, whose captured
+/// variables are never stack slots)?
+fn expr_assigns(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Assign { .. } | ExprKind::Destructure { .. } | ExprKind::Match { .. } => true,
+        ExprKind::Block(_) => false,
+        ExprKind::Send { receiver, args, .. } => {
+            // Inlined control-flow blocks run in this activation.
+            expr_assigns(receiver)
+                || args.iter().any(|a| match &a.kind {
+                    ExprKind::Block(b) => b.body.iter().any(|s| match &s.kind {
+                        StmtKind::Expr(x) | StmtKind::Cast(x) => expr_assigns(x),
+                        StmtKind::Expect(_) => false,
+                    }),
+                    _ => expr_assigns(a),
+                })
+        }
+        ExprKind::Cascade { receiver, parts } => {
+            expr_assigns(receiver) || parts.iter().any(|p| p.args.iter().any(expr_assigns))
+        }
+        ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => expr_assigns(value),
+        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => v.iter().any(expr_assigns),
+        ExprKind::Dict(v) => v.iter().any(|(k, x)| expr_assigns(k) || expr_assigns(x)),
+        ExprKind::ListCons { head, tail } => expr_assigns(head) || expr_assigns(tail),
+        ExprKind::Interp(parts) => parts
+            .iter()
+            .any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_assigns(x))),
+        _ => false,
     }
 }
 

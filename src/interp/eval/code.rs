@@ -78,6 +78,9 @@ pub struct SendNode {
     pub sel: Sym,
     pub args: Vec<Node>,
     pub loc: Loc,
+    /// No argument assigns a variable: a local receiver may then be moved out of its slot for
+    /// the duration of the send (no reference count traffic), since nothing else can see it.
+    pub pure_args: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -103,6 +103,21 @@ impl Ctx {
             }
             Node::Seq(v) => self.exec_seq(v, f),
             Node::Send(s) => {
+                if let (Node::Var(VarRef::Local(i)), true) = (&s.recv, s.pure_args) {
+                    // The receiver is a stack slot only this (suspended) activation can see:
+                    // lend it to the send instead of copying it.
+                    let base = self.stack.len();
+                    for a in &s.args {
+                        let v = self.exec(a, f)?;
+                        self.stack.push(v);
+                    }
+                    let slot = f.base + *i as usize;
+                    let recv = std::mem::replace(&mut self.stack[slot], Value::Nil);
+                    self.set_loc(s.loc);
+                    let r = self.send_at(&recv, s.sel, base);
+                    self.stack[slot] = recv;
+                    return r;
+                }
                 let owned;
                 let recv: &Value = match &s.recv {
                     Node::SelfRef => f.recv,
