@@ -10,6 +10,7 @@
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring).
 
 pub mod code;
+pub mod compile;
 mod exec;
 mod hit;
 mod pattern;

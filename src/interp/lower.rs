@@ -438,6 +438,8 @@ impl Lowerer {
         let mut body = std::mem::take(&mut code.body);
         self.fix(&mut body, fid, layout);
         code.body = body;
+        code.is_toplevel = self.toplevel && fid == 0;
+        crate::interp::eval::compile::compile_body(code);
     }
 
     fn fix_ref(&self, r: &mut VarRef, fid: u32, layout: &[u32]) {

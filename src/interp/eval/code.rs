@@ -54,7 +54,14 @@ pub struct FnCode {
     pub self_var: Option<VarRef>,
     /// Top-level units: the binding name of each cell (cells are session bindings).
     pub toplevel_names: Vec<Sym>,
+    /// The body as lowered (moved into `op`/`stmts` when compiled).
     pub body: Node,
+    /// The compiled body.
+    pub op: crate::interp::eval::compile::Op,
+    /// A top-level unit's statements, compiled one by one.
+    pub stmts: Vec<crate::interp::eval::compile::Op>,
+    /// A top-level unit (runs statement by statement).
+    pub is_toplevel: bool,
     /// Lowering id (only meaningful while lowering).
     pub fid: u32,
     /// True when the body reads or writes class state (class methods; 5.4 atomicity).

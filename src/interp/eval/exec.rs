@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
-use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
+use crate::interp::eval::{Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
 
 impl Ctx {
@@ -42,7 +42,7 @@ impl Ctx {
     /// Binds an inlined block parameter: a captured one gets a fresh cell per evaluation, so
     /// closures created in different iterations see different variables.
     #[inline]
-    fn bind_param(&mut self, f: &Frame, r: VarRef, v: Value) {
+    pub(crate) fn bind_param(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
             VarRef::Cell(i) => self.cells[f.cbase + i as usize] = Arc::new(VarCell::new(v)),
             _ => self.set_var(f, r, v),
@@ -245,33 +245,7 @@ impl Ctx {
                 self.set_loc(*loc);
                 self.global(*name)
             }
-            Node::Block(code) => {
-                let upvals: Box<[Arc<VarCell>]> = code
-                    .upvals
-                    .iter()
-                    .map(|u| match u {
-                        crate::interp::eval::code::UpvalSrc::Cell(i) => {
-                            self.cells[f.cbase + *i as usize].clone()
-                        }
-                        crate::interp::eval::code::UpvalSrc::Upval(i) => {
-                            f.upvals[*i as usize].clone()
-                        }
-                    })
-                    .collect();
-                let serial = self
-                    .prog
-                    .block_serial
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Ok(Value::Block(Arc::new(Closure {
-                    code: code.clone(),
-                    recv: f.recv.clone(),
-                    upvals,
-                    home: f.home,
-                    mclass: f.mclass.map(crate::interp::eval::hit::class_arc),
-                    mside: f.mside,
-                    serial,
-                })))
-            }
+            Node::Block(code) => Ok(crate::interp::eval::compile::make_closure(self, f, code)),
             Node::List(items) => {
                 let mut v = imbl::Vector::new();
                 for i in items {
@@ -415,7 +389,7 @@ impl Ctx {
                     return Ok(Value::Nil);
                 }
                 self.set_loc(t.loc);
-                self.generic_to_do(&from, &to, &by, t.var, &t.body, f)
+                self.generic_loop(&from, &to, &by, t.var, &|c, f| c.exec_effect(&t.body, f), f)
             }
             Node::Match(m) => self.exec_match(m, f),
             Node::Destructure(d) => self.exec_destructure(&d.0, &d.1, d.2, f),
@@ -528,7 +502,7 @@ impl Ctx {
     /// The Integer fast path of the arithmetic and comparison operators (None: overflow,
     /// division by zero or a user override — take the full send).
     #[inline]
-    fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
+    pub(crate) fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
         if self
             .prog
             .arith_overridden
@@ -557,13 +531,13 @@ impl Ctx {
     }
 
     /// `to:do:` over non-Integer numbers: compares with `<=`/`>=` and steps with `+`.
-    fn generic_to_do(
+    pub(crate) fn generic_loop(
         &mut self,
         from: &Value,
         to: &Value,
         by: &Value,
         var: Option<VarRef>,
-        body: &Node,
+        body: &dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>>,
         f: &Frame,
     ) -> Flow {
         let zero = self.send_impl(by, Sym::new("isZero"), &[])?;
@@ -588,7 +562,7 @@ impl Ctx {
             if let Some(v) = var {
                 self.bind_param(f, v, i.clone());
             }
-            self.exec(body, f)?;
+            body(self, f)?;
             self.tick()?;
             i = self.send_impl(&i, self.prog.syms.add, std::slice::from_ref(by))?;
         }

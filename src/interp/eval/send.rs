@@ -395,7 +395,7 @@ impl Ctx {
                 mclass: Some(defc),
                 mside: cm.class_side,
             };
-            self.exec(&code.body, &f)
+            code.op.run(self, &f)
         };
         self.acts.pop();
         self.pop_frame(base, cbase);
@@ -439,7 +439,7 @@ impl Ctx {
             mclass: Some(defc),
             mside: side,
         };
-        let r = self.exec(&code.body, &f);
+        let r = code.op.run(self, &f);
         if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
             for (c, s) in chain.iter().zip(snapshot) {
                 *c.class_state.lock() = s;
@@ -505,7 +505,7 @@ impl Ctx {
             mclass: c.mclass.as_deref(),
             mside: c.mside,
         };
-        let r = self.exec(&code.body, &f);
+        let r = code.op.run(self, &f);
         self.pop_frame(base, cbase);
         self.depth -= 1;
         r
@@ -660,7 +660,7 @@ impl Ctx {
             mclass: mclass.map(|c| &**c),
             mside: true,
         };
-        let r = self.exec(&code.body, &f);
+        let r = code.op.run(self, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
         self.depth -= 1;
@@ -698,13 +698,9 @@ impl Ctx {
             mside: false,
         };
         // Statement by statement: a top-level `^` ends only its own statement (2.8).
-        let stmts: &[crate::interp::eval::code::Node] = match &code.body {
-            crate::interp::eval::code::Node::Seq(v) => v,
-            other => std::slice::from_ref(other),
-        };
         let mut r = Ok(Value::Nil);
-        for s in stmts {
-            r = match self.exec(s, &f) {
+        for s in &code.stmts {
+            r = match s.run(self, &f) {
                 Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
                     Unwind::Return { value, .. } => Ok(value),
                     other => Err(Box::new(other)),
