@@ -353,6 +353,7 @@ impl Lowerer {
         if let Some(id) = self.self_var {
             code.self_var = Some(self.resolve(id, 0, &layout));
         }
+        code.special = code.self_var.is_some() || code.touches_class_state;
         Ok(Arc::new(code))
     }
 

@@ -66,6 +66,8 @@ pub struct FnCode {
     pub fid: u32,
     /// True when the body reads or writes class state (class methods; 5.4 atomicity).
     pub touches_class_state: bool,
+    /// `self_var` or `touches_class_state` is set (the activation needs the slow path).
+    pub special: bool,
 }
 
 /// One compiled method.

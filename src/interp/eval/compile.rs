@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::interp::eval::code::{FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef};
 use crate::interp::eval::exec::{drop_fast, fast_clone};
+use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::Value;
 
@@ -182,13 +183,19 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| {
                 let lv = lo.run(c, f)?;
                 let rv = ro.run(c, f)?;
-                if let (Value::Int(x), Value::Int(y)) = (&lv, &rv) {
-                    if let Some(v) = c.int_op(opk, *x, *y) {
-                        return Ok(v);
+                match (lv, rv) {
+                    (Value::Int(x), Value::Int(y)) => match c.int_op(opk, x, y) {
+                        Some(v) => Ok(v),
+                        None => {
+                            c.set_loc(loc);
+                            c.send_impl(&Value::Int(x), sel, &[Value::Int(y)])
+                        }
+                    },
+                    (lv, rv) => {
+                        c.set_loc(loc);
+                        c.send_impl(&lv, sel, std::slice::from_ref(&rv))
                     }
                 }
-                c.set_loc(loc);
-                c.send_impl(&lv, sel, std::slice::from_ref(&rv))
             })
         }
         Node::If(n) => {
@@ -406,12 +413,13 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
 fn compile_send(s: SendNode) -> Op {
     let SendNode { recv, sel, args, loc, pure_args } = s;
     let mut args: Vec<Op> = args.into_iter().map(compile).collect();
+    let ic = InlineCache::default();
     match recv {
         Node::SelfRef => match args.len() {
             0 => op(move |c, f| {
                 let base = c.stack.len();
                 c.set_loc(loc);
-                c.send_at(f.recv, sel, base)
+                c.send_cached(&ic, f.recv, sel, base)
             }),
             1 => {
                 let a0 = args.pop().unwrap_or_default();
@@ -420,7 +428,7 @@ fn compile_send(s: SendNode) -> Op {
                     let base = c.stack.len();
                     c.stack.push(v);
                     c.set_loc(loc);
-                    c.send_at(f.recv, sel, base)
+                    c.send_cached(&ic, f.recv, sel, base)
                 })
             }
             _ => op(move |c, f| {
@@ -430,7 +438,7 @@ fn compile_send(s: SendNode) -> Op {
                     c.stack.push(v);
                 }
                 c.set_loc(loc);
-                c.send_at(f.recv, sel, base)
+                c.send_cached(&ic, f.recv, sel, base)
             }),
         },
         Node::Var(VarRef::Local(i)) if pure_args => {
@@ -445,7 +453,7 @@ fn compile_send(s: SendNode) -> Op {
                 let slot = f.base + i;
                 let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
                 c.set_loc(loc);
-                let r = c.send_at(&recv, sel, base);
+                let r = c.send_cached(&ic, &recv, sel, base);
                 c.stack[slot] = recv;
                 r
             })
@@ -460,7 +468,7 @@ fn compile_send(s: SendNode) -> Op {
                     c.stack.push(v);
                 }
                 c.set_loc(loc);
-                c.send_at(&rv, sel, base)
+                c.send_cached(&ic, &rv, sel, base)
             })
         }
     }

@@ -88,7 +88,7 @@ impl Ctx {
     }
 
     /// Cached lookup of `sel` for `recv`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(&mut self, recv: &Value, sel: Sym) -> Option<Hit> {
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         if epoch != self.cache_epoch {
@@ -298,6 +298,55 @@ impl Ctx {
             self.stack.extend(args);
         }
         let hit = self.lookup(recv, sel);
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// A send from a site with an inline cache (`recv` is not a runtime object).
+    #[inline(always)]
+    pub(crate) fn send_cached(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        sel: Sym,
+        base: usize,
+    ) -> Flow {
+        let Some(key) = self.dispatch_key(recv) else { return self.send_at(recv, sel, base) };
+        if let Err(e) = self.tick() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(h) = ic.get(key, epoch) {
+            return self.dispatch_at(Some(h), recv, sel, base);
+        }
+        let hit = self.lookup(recv, sel);
+        if let Some(h) = hit {
+            ic.fill(&self.prog, key, epoch, h);
+        }
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// The dispatch key of a receiver (None for runtime objects, which go through the hooks).
+    #[inline(always)]
+    pub(crate) fn dispatch_key(&self, v: &Value) -> Option<usize> {
+        let c = &self.prog.core;
+        let cls: &ClassRef = match v {
+            Value::Object(i) => &i.class,
+            Value::Class(k) => return Some(Arc::as_ptr(k) as usize | 1),
+            Value::Int(_) | Value::BigInt(_) => &c.integer,
+            Value::Native(_) => return None,
+            other => {
+                let mut tmp = None;
+                let (k, side) = self.dispatch_class(other, &mut tmp);
+                return Some(Arc::as_ptr(k) as usize | side as usize);
+            }
+        };
+        Some(Arc::as_ptr(cls) as usize)
+    }
+
+    /// Runs a looked-up method with its arguments at `stack[base..]`.
+    #[inline(always)]
+    fn dispatch_at(&mut self, hit: Option<Hit>, recv: &Value, sel: Sym, base: usize) -> Flow {
         if let Some(h) = hit {
             if let Some(cm) = h.compiled() {
                 if self.stack.len() - base == cm.code.nparams as usize {
@@ -371,30 +420,25 @@ impl Ctx {
             sel: cm.selector,
             class_side: cm.class_side,
         });
-        if let Some(sv) = code.self_var {
-            let f = Frame {
-                recv,
-                base,
-                cbase,
-                upvals: &[],
-                home,
-                mclass: Some(defc),
-                mside: cm.class_side,
-            };
-            self.set_var(&f, sv, recv.clone());
-        }
-        let r = if cm.class_side && code.touches_class_state {
-            self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: Some(defc),
+            mside: cm.class_side,
+        };
+        let r = if code.special {
+            if let Some(sv) = code.self_var {
+                self.set_var(&f, sv, recv.clone());
+            }
+            if cm.class_side && code.touches_class_state {
+                self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
+            } else {
+                code.op.run(self, &f)
+            }
         } else {
-            let f = Frame {
-                recv,
-                base,
-                cbase,
-                upvals: &[],
-                home,
-                mclass: Some(defc),
-                mside: cm.class_side,
-            };
             code.op.run(self, &f)
         };
         self.acts.pop();
