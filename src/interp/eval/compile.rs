@@ -363,6 +363,7 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
+        Node::InPlace(p) if p.name != "++" => compile_in_place(*p),
         Node::Field(fd) if fd.mode == FieldMode::Value && fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
             let (name, idx) = (fd.name, fd.idx as usize);
             op(move |c, f| {
@@ -408,6 +409,58 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
         mside: f.mside,
         serial,
     }))
+}
+
+/// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
+fn compile_in_place(p: crate::interp::eval::code::InPlaceNode) -> Op {
+    let crate::interp::eval::code::InPlaceNode { var, sel, name, args, loc } = p;
+    let nargs = crate::interp::eval::sel_arity(name);
+    let args: Vec<Op> = args.into_iter().map(compile).collect();
+    let ic = InlineCache::default();
+    op(move |c, f| {
+        let base = c.stack.len();
+        for a in &args {
+            let v = a.run(c, f)?;
+            c.stack.push(v);
+        }
+        c.set_loc(loc);
+        let mut recv = c.take_var(f, var);
+        if let Some(update) = crate::interp::prims::collections::in_place(&recv, name) {
+            if args.len() == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
+                let mut av = [Value::Nil, Value::Nil];
+                for k in (0..nargs.min(2)).rev() {
+                    av[k] = c.stack.pop().unwrap_or(Value::Nil);
+                }
+                let r = match c.tick() {
+                    Ok(()) => update(c, &mut recv, &av[..nargs.min(2)]),
+                    Err(e) => Err(e),
+                };
+                return match r {
+                    Ok(v) => {
+                        drop(recv);
+                        c.set_var(f, var, fast_clone(&v));
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        c.set_var(f, var, recv);
+                        Err(Box::new(e))
+                    }
+                };
+            }
+        }
+        let r = if matches!(var, VarRef::Local(_)) {
+            // Only this activation sees a local: lend it to the send.
+            let r = c.send_cached(&ic, &recv, sel, base);
+            c.set_var(f, var, recv);
+            r
+        } else {
+            c.set_var(f, var, fast_clone(&recv));
+            c.send_cached(&ic, &recv, sel, base)
+        };
+        let v = r?;
+        c.set_var(f, var, fast_clone(&v));
+        Ok(v)
+    })
 }
 
 fn compile_send(s: SendNode) -> Op {

@@ -427,9 +427,16 @@ impl Ctx {
                 }
             }
             _ => {
-                let r = self.send_impl(&recv, p.sel, &args);
-                self.set_var(f, p.var, recv);
-                r
+                if matches!(p.var, VarRef::Local(_)) {
+                    // Only this activation sees a local: lend it to the send.
+                    let r = self.send_impl(&recv, p.sel, &args);
+                    self.set_var(f, p.var, recv);
+                    r
+                } else {
+                    // A captured variable may be read by blocks the method runs: restore it first.
+                    self.set_var(f, p.var, fast_clone(&recv));
+                    self.send_impl(&recv, p.sel, &args)
+                }
             }
         };
         let v = r?;
@@ -463,6 +470,9 @@ impl Ctx {
             return Ok(acc);
         }
         let original = acc.clone();
+        if !matches!(p.var, VarRef::Local(_)) {
+            self.set_var(f, p.var, original.clone());
+        }
         for a in &args {
             match self.send_impl(&acc, p.sel, std::slice::from_ref(a)) {
                 Ok(v) => acc = v,
@@ -477,7 +487,7 @@ impl Ctx {
     }
 
     /// Moves a variable's value out (leaving nil).
-    fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
+    pub(crate) fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
         match r {
             VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
             VarRef::Cell(i) => std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil),
