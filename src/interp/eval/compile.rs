@@ -101,6 +101,10 @@ fn compile_effect(n: Node) -> Eff {
             }))
         }
         Node::Nil | Node::Const(_) => Eff(Box::new(|_, _| Ok(()))),
+        Node::InPlace(p) if p.name != "++" => {
+            let o = compile_in_place(*p, false);
+            Eff(Box::new(move |c, f| o.run(c, f).map(drop_fast)))
+        }
         other => {
             let o = compile(other);
             Eff(Box::new(move |c, f| {
@@ -363,7 +367,7 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
-        Node::InPlace(p) if p.name != "++" => compile_in_place(*p),
+        Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true),
         Node::Field(fd) if fd.mode == FieldMode::Value && fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
             let (name, idx) = (fd.name, fd.idx as usize);
             op(move |c, f| {
@@ -412,7 +416,7 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
 }
 
 /// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
-fn compile_in_place(p: crate::interp::eval::code::InPlaceNode) -> Op {
+fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
     let crate::interp::eval::code::InPlaceNode { var, sel, name, args, loc } = p;
     let nargs = crate::interp::eval::sel_arity(name);
     let args: Vec<Op> = args.into_iter().map(compile).collect();
@@ -427,6 +431,7 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode) -> Op {
         let mut recv = c.take_var(f, var);
         if let Some(update) = crate::interp::prims::collections::in_place(&recv, name) {
             if args.len() == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
+                // The collection prim updates `recv` in place when nothing else shares it.
                 let mut av = [Value::Nil, Value::Nil];
                 for k in (0..nargs.min(2)).rev() {
                     av[k] = c.stack.pop().unwrap_or(Value::Nil);
@@ -438,8 +443,13 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode) -> Op {
                 return match r {
                     Ok(v) => {
                         drop(recv);
-                        c.set_var(f, var, fast_clone(&v));
-                        Ok(v)
+                        if keep {
+                            c.set_var(f, var, fast_clone(&v));
+                            Ok(v)
+                        } else {
+                            c.set_var(f, var, v);
+                            Ok(Value::Nil)
+                        }
                     }
                     Err(e) => {
                         c.set_var(f, var, recv);
@@ -448,18 +458,32 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode) -> Op {
                 };
             }
         }
-        let r = if matches!(var, VarRef::Local(_)) {
+        if let VarRef::Local(i) = var {
             // Only this activation sees a local: lend it to the send.
             let r = c.send_cached(&ic, &recv, sel, base);
-            c.set_var(f, var, recv);
-            r
+            let slot = f.base + i as usize;
+            match r {
+                Ok(v) => {
+                    drop(recv);
+                    if keep {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
+                        Ok(v)
+                    } else {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], v));
+                        Ok(Value::Nil)
+                    }
+                }
+                Err(e) => {
+                    c.stack[slot] = recv;
+                    Err(e)
+                }
+            }
         } else {
             c.set_var(f, var, fast_clone(&recv));
-            c.send_cached(&ic, &recv, sel, base)
-        };
-        let v = r?;
-        c.set_var(f, var, fast_clone(&v));
-        Ok(v)
+            let v = c.send_cached(&ic, &recv, sel, base)?;
+            c.set_var(f, var, fast_clone(&v));
+            Ok(v)
+        }
     })
 }
 

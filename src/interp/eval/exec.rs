@@ -27,7 +27,7 @@ impl Ctx {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set_var(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
             VarRef::Local(i) => {
