@@ -41,7 +41,7 @@ impl Ctx {
 
     /// Binds an inlined block parameter: a captured one gets a fresh cell per evaluation, so
     /// closures created in different iterations see different variables.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn bind_param(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
             VarRef::Cell(i) => self.cells[f.cbase + i as usize] = Arc::new(VarCell::new(v)),
