@@ -15,9 +15,12 @@
 //! load unit; [`Checker::check_input`] checks one REPL input or `.btscript` expression against
 //! what is already loaded, and [`Checker::remember`] records it once it ran.
 
+pub mod args;
+pub mod boundary;
 pub mod builtins;
 pub mod classtable;
 pub mod decls;
+pub mod flow;
 pub mod infer;
 pub mod patterns;
 pub mod scope;

@@ -17,8 +17,13 @@
 //! | `error` | exceptions as values, kinds → classes, `BtError` |
 //! | `prims` | Rust primitives |
 //! | `print`, `order` | printing (part 10), term order and equality (5.12) |
+//! | `actor`, `actor_*` | running on the actor runtime: processes, actor handles, sends |
 //! | `vm` | the program-level API used by the CLI, REPL and test runner |
 
+pub mod actor;
+pub mod actor_behaviour;
+pub mod actor_handle;
+pub mod actor_send;
 pub mod class;
 pub mod error;
 pub mod eval;

@@ -13,6 +13,12 @@
 //!   types are written without spaces (`Supervisor|Pid`, `Result(Self,Error)`).
 //! * `alias Name = Type`.
 
+use super::classtable::{
+    arity, AliasInfo, ClassInfo, ClassTable, HandleScope, Kind, MethodInfo, Origin,
+};
+use super::types::Ty;
+use crate::syntax::ast::{Span, TypeExpr, TypeKind};
+
 pub const TABLE: &str = r#"
 class ProtoObject < - object complete classcomplete
 i == /= =:= =/= class doesNotUnderstand:args: perform:withArguments: perform:withArguments:timeout: performLocally:withArguments:
@@ -50,15 +56,16 @@ s c spawn -> Self
 s c spawnWith: Dictionary -> Self
 s c spawnAs: Symbol -> Result(Self,Error)
 s c spawnWith:as: Dictionary Symbol -> Result(Self,Error)
-s c named: Symbol -> Result(Self,Error)
+# A name proxy re-resolves on every send and may reach an actor of another class.
+s c named: Symbol -> Result(Dynamic,Error)
 s c spawnOn: Node -> Result(Self,Error)
 s c spawnWith:on: Dictionary Node -> Result(Self,Error)
 s c spawnAs:on: Symbol Node -> Result(Self,Error)
 s c spawnWith:as:on: Dictionary Symbol Node -> Result(Self,Error)
-s c named:on: Symbol Node -> Result(Self,Error)
+s c named:on: Symbol Node -> Result(Dynamic,Error)
 s c spawnAs:scope: Symbol Symbol -> Result(Self,Error)
 s c spawnWith:as:scope: Dictionary Symbol Symbol -> Result(Self,Error)
-s c named:scope: Symbol Symbol -> Result(Self,Error)
+s c named:scope: Symbol Symbol -> Result(Dynamic,Error)
 class Server < Actor actor complete classcomplete
 class TimeoutProxy < Actor actor
 class TranscriptStream < Actor actor
@@ -384,3 +391,239 @@ pub const CLASS_SIDE_COMMON: &[&str] = &[
     "new",
     "new:",
 ];
+
+impl ClassTable {
+    pub(crate) fn load_builtin_table(&mut self) {
+        let mut current: Option<String> = None;
+        for line in TABLE.lines() {
+            let line = line.trim();
+            if line.is_empty() || line.starts_with("# ") {
+                continue;
+            }
+            let mut words = line.split_whitespace();
+            let head = words.next().unwrap_or("");
+            match head {
+                "class" => {
+                    let name = words.next().unwrap_or("").to_string();
+                    let _lt = words.next();
+                    let sup = words.next().unwrap_or("-");
+                    let mut info = ClassInfo::new(&name, Origin::Builtin);
+                    info.superclass = (sup != "-").then(|| sup.to_string());
+                    for flag in words {
+                        match flag {
+                            "value" => info.kind = Some(Kind::Value),
+                            "actor" => info.kind = Some(Kind::Actor),
+                            "object" => info.kind = Some(Kind::Object),
+                            "abstract" => info.is_abstract = true,
+                            "sealed" => info.sealed = true,
+                            "typed" => info.typed = true,
+                            "complete" => info.complete_inst = true,
+                            "classcomplete" => info.complete_class = true,
+                            "scope=node" => info.handle_scope = Some(HandleScope::Node),
+                            "scope=process" => info.handle_scope = Some(HandleScope::Process),
+                            _ => {}
+                        }
+                    }
+                    current = Some(name.clone());
+                    self.classes.insert(name, info);
+                }
+                "i" | "c" => {
+                    let Some(cls) = current.as_ref().and_then(|c| self.classes.get_mut(c)) else {
+                        continue;
+                    };
+                    let map = if head == "i" {
+                        &mut cls.inst
+                    } else {
+                        &mut cls.class
+                    };
+                    for sel in words {
+                        map.entry(sel.to_string())
+                            .or_insert_with(|| MethodInfo::untyped(arity(sel), Origin::Builtin));
+                    }
+                }
+                "s" => {
+                    let side = words.next().unwrap_or("i");
+                    let rest: Vec<&str> = words.collect();
+                    let (sel, mut params, ret) = parse_sig(&rest);
+                    let Some(cls) = current.as_ref().and_then(|c| self.classes.get_mut(c)) else {
+                        continue;
+                    };
+                    // Built-in primitives accept more than their documented types in places
+                    // (a Character where a String is expected …): only the parameter types
+                    // LANGUAGE.md makes a required check of are kept.
+                    if cls.name != "ProcessNavigation" {
+                        params = vec![Ty::Dynamic; params.len()];
+                    }
+                    let map = if side == "i" {
+                        &mut cls.inst
+                    } else {
+                        &mut cls.class
+                    };
+                    map.insert(
+                        sel,
+                        MethodInfo {
+                            params,
+                            ret,
+                            sealed: false,
+                            internal: false,
+                            origin: Origin::Builtin,
+                            span: Span::default(),
+                            replaced_sealed: None,
+                        },
+                    );
+                }
+                "alias" => {
+                    let name = words.next().unwrap_or("").to_string();
+                    let _eq = words.next();
+                    let text: String = words.collect::<Vec<_>>().join("");
+                    let ty = parse_type_text(&text);
+                    self.aliases.insert(
+                        name,
+                        AliasInfo {
+                            ty,
+                            internal: false,
+                            origin: Origin::Builtin,
+                        },
+                    );
+                }
+                _ => {}
+            }
+        }
+    }
+}
+
+/// Parses a signature line of the built-in table: `kw: T kw: T -> R`, `sel -> R`, `+ T -> R`.
+fn parse_sig(words: &[&str]) -> (String, Vec<Ty>, Option<Ty>) {
+    let mut sel = String::new();
+    let mut params = Vec::new();
+    let mut ret = None;
+    let mut i = 0;
+    let empty = ClassTable::default();
+    while i < words.len() {
+        let w = words[i];
+        if w == "->" {
+            ret = words.get(i + 1).map(|t| sig_type(t, &empty));
+            break;
+        }
+        if sel.is_empty() && !w.ends_with(':') {
+            sel.push_str(w);
+            if !w.chars().next().is_some_and(|c| c.is_alphabetic()) {
+                // Binary selector: one parameter type follows.
+                if let Some(t) = words.get(i + 1) {
+                    params.push(sig_type(t, &empty));
+                    i += 1;
+                }
+            }
+        } else if w.ends_with(':') && w.len() > 1 && !w[..w.len() - 1].contains(':') {
+            sel.push_str(w);
+            if let Some(t) = words.get(i + 1) {
+                params.push(sig_type(t, &empty));
+                i += 1;
+            }
+        } else if w.ends_with(':') {
+            // A multi-keyword selector written whole, then its parameter types.
+            sel.push_str(w);
+            let n = arity(w);
+            for k in 0..n {
+                if let Some(t) = words.get(i + 1 + k) {
+                    params.push(sig_type(t, &empty));
+                }
+            }
+            i += n;
+        }
+        i += 1;
+    }
+    (sel, params, ret)
+}
+
+/// Resolves a type written in the built-in table. Class names are kept as instance types even
+/// before the class is known (the table is self-consistent).
+fn sig_type(text: &str, _t: &ClassTable) -> Ty {
+    type_from_expr(&parse_type_text(text))
+}
+
+fn type_from_expr(t: &TypeExpr) -> Ty {
+    match &t.kind {
+        TypeKind::Named { name, args } => match name.as_str() {
+            "Dynamic" => Ty::Dynamic,
+            "Never" => Ty::Never,
+            "Nil" => Ty::Nil,
+            "Self" => Ty::SelfTy,
+            n => Ty::Inst(n.to_string(), args.iter().map(type_from_expr).collect()),
+        },
+        TypeKind::SelfType => Ty::SelfTy,
+        TypeKind::Symbol(s) => Ty::Sym(s.clone()),
+        TypeKind::Nil => Ty::Nil,
+        TypeKind::Union(ms) => Ty::union(ms.iter().map(type_from_expr).collect()),
+        _ => Ty::Dynamic,
+    }
+}
+
+/// A tiny parser for the space-free type texts of the built-in table:
+/// `A|B`, `Name(A,B)`, `#sym`, `Nil`.
+pub fn parse_type_text(text: &str) -> TypeExpr {
+    fn one(s: &str) -> TypeExpr {
+        let sp = Span::default();
+        let s = s.trim();
+        if let Some(sym) = s.strip_prefix('#') {
+            return TypeExpr {
+                kind: TypeKind::Symbol(sym.to_string()),
+                span: sp,
+            };
+        }
+        if s == "Self" {
+            return TypeExpr {
+                kind: TypeKind::SelfType,
+                span: sp,
+            };
+        }
+        if let Some(open) = s.find('(') {
+            let name = s[..open].to_string();
+            let inner = s[open + 1..].trim_end_matches(')');
+            let args = split_top(inner, ',')
+                .into_iter()
+                .map(|a| parse_type_text(&a))
+                .collect();
+            return TypeExpr {
+                kind: TypeKind::Named { name, args },
+                span: sp,
+            };
+        }
+        TypeExpr {
+            kind: TypeKind::Named {
+                name: s.to_string(),
+                args: Vec::new(),
+            },
+            span: sp,
+        }
+    }
+    let parts = split_top(text, '|');
+    if parts.len() > 1 {
+        TypeExpr {
+            kind: TypeKind::Union(parts.iter().map(|p| one(p)).collect()),
+            span: Span::default(),
+        }
+    } else {
+        one(text)
+    }
+}
+
+fn split_top(s: &str, sep: char) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut depth = 0i32;
+    let mut cur = String::new();
+    for ch in s.chars() {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth -= 1,
+            _ => {}
+        }
+        if ch == sep && depth == 0 {
+            out.push(std::mem::take(&mut cur));
+        } else {
+            cur.push(ch);
+        }
+    }
+    out.push(cur);
+    out
+}

@@ -2,11 +2,11 @@
 //! argument checks (4.5), `spawnWith:` maps, return-type inference, and the process-boundary
 //! and known-remote checks (4.7, 4.8).
 
-use super::classtable::{arity, Kind, Side};
+use super::classtable::{arity, Side};
 use super::did_you_mean;
-use super::infer::{block_single_expr, read_names, Walker};
-use super::sendability::{tier, Tier};
-use super::types::{may_conform, Hierarchy, Ty};
+use super::flow::block_single_expr;
+use super::infer::Walker;
+use super::types::Ty;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Block, Expr, ExprKind, Span};
 
@@ -374,215 +374,26 @@ impl<'a> Walker<'a> {
         }
     }
 
-    fn check_args(
-        &mut self,
-        s: &SendSite,
-        class: &str,
-        side: Side,
-        m: &super::classtable::MethodInfo,
-        owner: &str,
-        self_inst: &Ty,
-    ) {
-        let (params, library) = (&m.params, m.origin.is_library());
-        if self.is_library() {
-            return;
-        }
-        for (i, (pt, at)) in params.iter().zip(&s.arg_tys).enumerate() {
-            if matches!(pt, Ty::SelfTy | Ty::Dynamic) {
-                continue;
-            }
-            let pt = pt.subst_self(self_inst);
-            if let Ty::Protocol(proto) = &pt {
-                self.check_protocol_arg(s, i, (class, side), proto, at);
-                continue;
-            }
-            if may_conform(at, &pt, self.table) {
-                continue;
-            }
-            // The built-in library's text primitives take a Character wherever they take a
-            // String.
-            let string = Ty::inst("String");
-            if library
-                && pt.members().contains(&&string)
-                && may_conform(at, &Ty::inst("Character"), self.table)
-            {
-                continue;
-            }
-            let arg = &s.args[i];
-            let recv = match side {
-                Side::Class => format!("{class} class"),
-                Side::Instance => class.to_string(),
-            };
-            let msg = format!(
-                "Argument {} of '{}' on {recv} expects {pt}, got {}",
-                i + 1,
-                s.selector,
-                self.shown_type(at, arg)
-            );
-            let hint = if class == "ProcessNavigation" && s.selector.starts_with("from:") && i == 0
-            {
-                "pass a live supervisor handle (e.g. `(App supervise) unwrap`) or a Pid (`handle pid`); anything else answers `Result error:` with kind type_error".to_string()
-            } else {
-                format!(
-                    "'{}' is declared in {owner} with this parameter of type {pt}",
-                    s.selector
-                )
-            };
-            self.push(
-                Diagnostic::warning("W0101", "type", msg, arg.span)
-                    .with_label(format!("expected {pt}"))
-                    .with_hint(hint),
-            );
-        }
-        if side == Side::Class && s.selector.starts_with("spawnWith:") {
-            self.check_spawn_map(s, class);
-        }
-    }
-
-    /// An argument for a protocol-typed parameter: its class must understand every selector
-    /// the protocol requires (conformance is structural, 3.4).
-    fn check_protocol_arg(
-        &mut self,
-        s: &SendSite,
-        i: usize,
-        recv: (&str, Side),
-        proto: &str,
-        at: &Ty,
-    ) {
-        let Some((arg_class, Side::Instance)) = target(at) else {
-            return;
-        };
-        let Some(missing) = self.table.protocol_missing(&arg_class, proto) else {
-            return;
-        };
-        let arg = &s.args[i];
-        let recv = match recv.1 {
-            Side::Class => format!("{} class", recv.0),
-            Side::Instance => recv.0.to_string(),
-        };
-        let msg = format!(
-            "Argument {} of '{}' on {recv} expects {proto}, got {}",
-            i + 1,
-            s.selector,
-            self.shown_type(at, arg)
-        );
-        self.push(
-            Diagnostic::warning("W0101", "type", msg, arg.span)
-                .with_label(format!("expected {proto}"))
-                .with_hint(format!(
-                    "{arg_class} does not understand `{missing}`, which {proto} requires"
-                )),
-        );
-    }
-
-    /// `spawnWith:` given a Dictionary literal: keys against `state:` slots, values against
-    /// typed slots (4.4).
-    fn check_spawn_map(&mut self, s: &SendSite, class: &str) {
-        let Some(ExprKind::Dict(pairs)) = s.args.first().map(|a| &a.kind) else {
-            return;
-        };
-        if self.table.kind_of(class) != Some(Kind::Actor) || !self.table.chain_known(class) {
-            return;
-        }
-        let slots: Vec<(String, Option<Ty>)> = self
-            .table
-            .all_slots(class)
-            .into_iter()
-            .map(|sl| (sl.name.clone(), sl.ty.clone()))
-            .collect();
-        for (k, v) in pairs {
-            let key = match &k.kind {
-                ExprKind::Symbol(x) | ExprKind::Str(x) => x.clone(),
-                _ => continue,
-            };
-            match slots.iter().find(|(n, _)| *n == key) {
-                None => {
-                    let hint = match did_you_mean(&key, slots.iter().map(|(n, _)| n.as_str())) {
-                        Some(sug) => format!("did you mean #{sug}?"),
-                        None if slots.is_empty() => format!("{class} declares no state slots"),
-                        None => format!(
-                            "state slots of {class}: {}",
-                            slots
-                                .iter()
-                                .map(|(n, _)| format!("#{n}"))
-                                .collect::<Vec<_>>()
-                                .join(", ")
-                        ),
-                    };
-                    self.push(
-                        Diagnostic::warning(
-                            "W0103",
-                            "type",
-                            format!("`spawnWith:` key #{key} names no state slot of {class}"),
-                            k.span,
-                        )
-                        .with_label("ignored at run time")
-                        .with_hint(hint),
-                    );
-                }
-                Some((_, Some(st))) => {
-                    let vt = self.literal_or_known_type(v);
-                    if !may_conform(&vt, st, self.table) {
-                        let shown = self.shown_type(&vt, v);
-                        self.push(
-                            Diagnostic::warning(
-                                "W0102",
-                                "type",
-                                format!(
-                                    "`spawnWith:` value for #{key} conflicts with `state: {key} :: {st}` of {class}: got {shown}"
-                                ),
-                                v.span,
-                            )
-                            .with_label(format!("expected {st}"))
-                            .with_hint(format!("pass {} for #{key}", super::infer::a_an(&st.to_string()))),
-                        );
-                    }
-                }
-                Some((_, None)) => {}
-            }
-        }
-    }
-
-    /// The type of an already-walked expression, recomputed without side effects for the cases
-    /// that matter (literals, variables, self); Dynamic otherwise.
-    pub fn literal_or_known_type(&self, e: &Expr) -> Ty {
-        match &e.kind {
-            ExprKind::Nil => Ty::Nil,
-            ExprKind::True => Ty::inst("True"),
-            ExprKind::False => Ty::inst("False"),
-            ExprKind::Int(_) | ExprKind::BigInt(_) => Ty::inst("Integer"),
-            ExprKind::Float(_) => Ty::inst("Float"),
-            ExprKind::Str(_) | ExprKind::Interp(_) => Ty::inst("String"),
-            ExprKind::Char(_) => Ty::inst("Character"),
-            ExprKind::Symbol(s) => Ty::Sym(s.clone()),
-            ExprKind::Block(_) => Ty::inst("Block"),
-            ExprKind::Var(n) => match self.scopes.lookup(n) {
-                Some(i) => self.scopes.vars[i].ty.clone(),
-                None if self.table.is_class(n) => Ty::Meta(n.clone()),
-                None => Ty::Dynamic,
-            },
-            ExprKind::SelfRef => self.self_type(),
-            ExprKind::List(xs) if xs.is_empty() => Ty::inst("List"),
-            ExprKind::List(xs) => Ty::Inst(
-                "List".into(),
-                vec![Ty::union(
-                    xs.iter().map(|x| self.literal_or_known_type(x)).collect(),
-                )],
-            ),
-            _ => Ty::Dynamic,
-        }
-    }
-
     /// The DNU ladder for a single class receiver.
     fn dnu(&mut self, s: &SendSite, class: &str, side: Side) {
+        // A message to the literal `nil` is written only to provoke the error on purpose.
         if self.is_library()
             || self.protected > 0
+            || matches!(s.recv.kind, ExprKind::Nil)
             || self.table.understands(class, side, s.selector) != Some(false)
         {
             return;
         }
-        // `self foo` in a class whose subclasses implement `foo` (template methods).
-        if matches!(s.recv.kind, ExprKind::SelfRef) {
+        // `self foo` (or `self class foo`) in a class whose subclasses implement `foo`
+        // (template methods): the receiver may be an instance of any subclass.
+        let self_like = match &s.recv.kind {
+            ExprKind::SelfRef => true,
+            ExprKind::Send {
+                receiver, selector, ..
+            } => selector == "class" && matches!(receiver.kind, ExprKind::SelfRef),
+            _ => false,
+        };
+        if self_like {
             let descendants: Vec<String> = self
                 .table
                 .descendants(class)
@@ -704,171 +515,6 @@ impl<'a> Walker<'a> {
             None => Ty::Dynamic,
         }
     }
-
-    // ---- process boundaries -----------------------------------------------------------------
-
-    fn boundary_checks(&mut self, s: &SendSite) {
-        if self.is_library() {
-            return;
-        }
-        let remote_recv = match &s.recv.kind {
-            ExprKind::Var(n) => self
-                .scopes
-                .lookup(n)
-                .is_some_and(|i| self.scopes.vars[i].remote),
-            _ => false,
-        };
-        if remote_recv {
-            for (a, t) in s.args.iter().zip(&s.arg_tys) {
-                self.remote_arg(a, t);
-            }
-            return;
-        }
-        match &s.recv_ty {
-            Ty::Meta(c) if s.selector.starts_with("spawnWith:") => {
-                let global = s.selector.contains("scope:")
-                    && s.args
-                        .last()
-                        .is_some_and(|a| matches!(&a.kind, ExprKind::Symbol(x) if x == "global"));
-                let remote = s.selector.ends_with("on:") || global;
-                if let Some(ExprKind::Dict(pairs)) = s.args.first().map(|a| &a.kind) {
-                    for (_, v) in pairs {
-                        let t = self.literal_or_known_type(v);
-                        if remote {
-                            self.remote_arg(v, &t);
-                        } else {
-                            self.local_crossing(v, &t);
-                        }
-                    }
-                }
-                let _ = c;
-            }
-            Ty::Meta(c) if c == "Timer" && matches!(s.selector, "after:do:" | "every:do:") => {
-                if let (Some(a), Some(t)) = (s.args.get(1), s.arg_tys.get(1)) {
-                    self.local_crossing(a, t);
-                }
-            }
-            Ty::Meta(c) if c == "Parallel" => {
-                if let Some(ExprKind::List(xs)) = s.args.first().map(|a| &a.kind) {
-                    for x in xs {
-                        let t = self.literal_or_known_type(x);
-                        self.local_crossing(x, &t);
-                    }
-                }
-            }
-            Ty::Inst(c, _) => {
-                let is_self = matches!(s.recv.kind, ExprKind::SelfRef | ExprKind::Super);
-                let actor = self.table.kind_of(c) == Some(Kind::Actor);
-                let announcer = self.table.inherits(c, "Announcer") == Some(true)
-                    && matches!(
-                        s.selector,
-                        "announce:" | "announceAndWait:" | "announceAndWait:timeout:"
-                    );
-                if actor && !is_self {
-                    for (a, t) in s.args.iter().zip(&s.arg_tys) {
-                        self.local_crossing(a, t);
-                    }
-                } else if announcer {
-                    if let (Some(a), Some(t)) = (s.args.first(), s.arg_tys.first()) {
-                        self.local_crossing(a, t);
-                    }
-                }
-            }
-            _ => {}
-        }
-    }
-
-    /// W0501 for a process-bound value (or a block capturing one) crossing to another process.
-    fn local_crossing(&mut self, arg: &Expr, t: &Ty) {
-        if let ExprKind::Block(b) = &arg.kind {
-            for (name, span, ct) in self.captured(b) {
-                if tier(self.table, &ct) == Tier::Process {
-                    self.push(process_bound(&name, &ct, span));
-                }
-            }
-            return;
-        }
-        if tier(self.table, t) == Tier::Process {
-            let text = self.text(arg.span).trim().to_string();
-            self.push(process_bound(&text, t, arg.span));
-        }
-    }
-
-    /// The checks of 4.8 for an argument sent to a known-remote receiver.
-    fn remote_arg(&mut self, arg: &Expr, t: &Ty) {
-        let is_block =
-            matches!(arg.kind, ExprKind::Block(_)) || matches!(t, Ty::Inst(n, _) if n == "Block");
-        if is_block {
-            self.push(
-                Diagnostic::hint_diag(
-                    "H0501",
-                    "sendability",
-                    "block sent to a remote actor; it fails with remote_code_mismatch if the receiving node runs different code",
-                    arg.span,
-                )
-                .with_label("this block crosses to another node")
-                .with_hint("send data and let the remote actor run its own code, or load the same code on both nodes"),
-            );
-            return;
-        }
-        let text = self.text(arg.span).trim().to_string();
-        match tier(self.table, t) {
-            Tier::Node => self.push(
-                Diagnostic::warning(
-                    "W0502",
-                    "sendability",
-                    format!(
-                        "`{text}` ({t} — node-bound handle) sent to a remote actor; it will be rejected at run time (not_serialisable)"
-                    ),
-                    arg.span,
-                )
-                .with_label("node-bound")
-                .with_hint("node-bound handles cannot leave their node; send the data they hold instead"),
-            ),
-            Tier::Process => self.push(process_bound(&text, t, arg.span)),
-            _ => {}
-        }
-    }
-
-    /// Variables (and `self`) a block literal captures, with their current types.
-    fn captured(&self, b: &Block) -> Vec<(String, Span, Ty)> {
-        let mut reads = Vec::new();
-        for st in &b.body {
-            if let crate::syntax::ast::StmtKind::Expr(x) | crate::syntax::ast::StmtKind::Cast(x) =
-                &st.kind
-            {
-                read_names(x, &mut reads);
-            }
-        }
-        let own: Vec<&str> = b.params.iter().map(|p| p.name.name.as_str()).collect();
-        let mut out: Vec<(String, Span, Ty)> = Vec::new();
-        for (name, span) in reads {
-            if own.contains(&name.as_str()) || out.iter().any(|(n, _, _)| *n == name) {
-                continue;
-            }
-            let ty = if name == "self" {
-                self.self_type()
-            } else {
-                match self.scopes.lookup(&name) {
-                    Some(i) => self.scopes.vars[i].ty.clone(),
-                    None => continue,
-                }
-            };
-            out.push((name, span, ty));
-        }
-        out
-    }
-}
-
-fn process_bound(text: &str, t: &Ty, span: Span) -> Diagnostic {
-    Diagnostic::warning(
-        "W0501",
-        "sendability",
-        format!("`{text}` ({t} — process-bound handle) crosses a process boundary"),
-        span,
-    )
-    .with_label("process-bound")
-    .with_hint("a `handleScope: #process` value is valid only in the process that created it; pass the data it holds instead")
 }
 
 /// The class and side a receiver type sends to.

@@ -10,13 +10,15 @@ use std::io::Write;
 use crate::interp::value::Value;
 use crate::interp::{BtError, Vm, VmOptions};
 
-const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check] [-- ARGS...]";
+const USAGE: &str =
+    "usage: bt run FILE [--main Class] [--max-depth N] [--no-check] [--observe ADDR] [-- ARGS...]";
 
 struct Opts {
     file: String,
     main: Option<String>,
     max_depth: usize,
     check: bool,
+    observe: Option<String>,
     args: Vec<String>,
 }
 
@@ -26,6 +28,7 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
         main: None,
         max_depth: 10_000,
         check: true,
+        observe: None,
         args: Vec::new(),
     };
     let mut i = 0;
@@ -50,6 +53,10 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
                 }
             }
             "--no-check" => o.check = false,
+            "--observe" => {
+                i += 1;
+                o.observe = Some(args.get(i).ok_or("--observe needs an address")?.clone());
+            }
             "--warnings-as-errors" => {}
             a if a.starts_with("--") => return Err(format!("unknown option {a}")),
             a => {
@@ -112,6 +119,27 @@ pub fn run(
         vm.set_output(sink);
     }
     vm.set_args(&o.file, o.args.clone());
+    // `--observe ADDR`: serve `GET /runtime/processes` (7.5) while the script runs.
+    let _observer = match &o.observe {
+        None => None,
+        Some(addr) => {
+            let sup = vm.supervision();
+            let source = std::sync::Arc::new(move || {
+                let opts = crate::runtime::snapshot::SnapOptions::default();
+                crate::runtime::snapshot::default_snapshot(&sup, &opts).to_json()
+            });
+            match crate::runtime::observe::ObserveServer::start(addr, source) {
+                Ok(s) => {
+                    eprintln!("observing on http://{}/runtime/processes", s.local_addr());
+                    Some(s)
+                }
+                Err(e) => {
+                    eprintln!("bt run: cannot serve --observe {addr}: {e}");
+                    return 2;
+                }
+            }
+        }
+    };
     let rep = vm.load_unit(&[(o.file.clone(), src)]);
     for f in &rep.findings {
         let _ = write!(err, "{f}");
@@ -189,7 +217,7 @@ mod tests {
         let src = "Object subclass: A\n  boom => nil foo\n\nA new boom\n";
         let (code, _, err) = run_src("dnu", src, &[]);
         assert_eq!(code, 1);
-        assert!(err.contains("\nFILE:2:11: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
+        assert!(err.contains("FILE:2:11: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
     }
 
     #[test]

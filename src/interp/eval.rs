@@ -167,7 +167,7 @@ pub struct Ctx {
     pub(crate) stack_limit: usize,
     pub(crate) next_home: u64,
     pub(crate) acts: Vec<Activation>,
-    cache: Vec<CacheEntry>,
+    pub(crate) cache: Vec<CacheEntry>,
     cache_epoch: u64,
     reductions: u32,
     /// Reductions between calls of `preempt`.
@@ -186,6 +186,8 @@ pub struct Ctx {
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
     pub(crate) cur_sel: Sym,
     pub(crate) cur_cls: Sym,
+    /// The process this context runs in (runtime context, actor system); see `interp::actor`.
+    pub proc: crate::interp::actor::ProcSlot,
 }
 
 impl Ctx {
@@ -225,6 +227,7 @@ impl Ctx {
             err_loc: std::cell::Cell::new(None),
             cur_sel: Sym::new("value"),
             cur_cls: Sym::new("Object"),
+            proc: Default::default(),
         }
     }
 
@@ -364,10 +367,22 @@ impl Ctx {
     fn tick_slow(&mut self) -> Result<(), Unwind> {
         self.reductions = self.budget.max(1);
         self.reduction_count += self.budget as u64;
+        if self.proc.in_runtime() {
+            crate::interp::actor::preempt(self)?;
+        }
         if let Some(h) = self.preempt.as_mut() {
             h()?;
         }
         Ok(())
+    }
+
+    /// Restores a consistent state after a panic escaped an evaluation (the evaluator's
+    /// stacks may have been left mid-activation).
+    pub fn reset_after_panic(&mut self) {
+        self.stack.clear();
+        self.cells.clear();
+        self.acts.clear();
+        self.depth = 0;
     }
 
     /// Current nesting depth (activations).

@@ -802,14 +802,35 @@ impl Lowerer {
     /// `x := x add: e` and friends on a collection held in `x`: the collection can be updated
     /// in place when nothing else shares it (collections' in-place rule).
     fn in_place(&mut self, name: &str, value: &Expr) -> Option<Node> {
-        const SELECTORS: &[&str] =
-            &["add:", "addFirst:", "at:put:", "removeKey:", "remove:", "add:withCount:", "enqueue:"];
-        let ExprKind::Send { receiver, selector, args, .. } = &value.kind else { return None };
+        const SELECTORS: &[&str] = &[
+            "add:",
+            "addFirst:",
+            "at:put:",
+            "removeKey:",
+            "remove:",
+            "add:withCount:",
+            "enqueue:",
+        ];
+        let ExprKind::Send {
+            receiver,
+            selector,
+            args,
+            ..
+        } = &value.kind
+        else {
+            return None;
+        };
         if selector == "++" {
             // `s := s ++ a ++ b`: a chain of concatenations starting at `s`.
             let mut parts = vec![&args[0]];
             let mut cur = &**receiver;
-            while let ExprKind::Send { receiver: r, selector: sel, args: a, .. } = &cur.kind {
+            while let ExprKind::Send {
+                receiver: r,
+                selector: sel,
+                args: a,
+                ..
+            } = &cur.kind
+            {
                 if sel != "++" {
                     break;
                 }
@@ -830,7 +851,9 @@ impl Lowerer {
                 loc: self.loc(value.span),
             })));
         }
-        if !SELECTORS.contains(&selector.as_str()) || !matches!(&receiver.kind, ExprKind::Var(v) if v == name) {
+        if !SELECTORS.contains(&selector.as_str())
+            || !matches!(&receiver.kind, ExprKind::Var(v) if v == name)
+        {
             return None;
         }
         let id = self.lookup(name)?;

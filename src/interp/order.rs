@@ -39,10 +39,17 @@ pub fn rank(v: &Value) -> u8 {
 }
 
 /// Compares two values in the standard term order (LANGUAGE.md 5.12).
+#[inline]
 pub fn term_cmp(a: &Value, b: &Value) -> Ordering {
-    // Fast paths for the common Dictionary keys.
+    // Fast path for the commonest Dictionary keys (inlined into the B-tree searches).
+    if let (Value::Int(x), Value::Int(y)) = (a, b) {
+        return x.cmp(y);
+    }
+    term_cmp_general(a, b)
+}
+
+fn term_cmp_general(a: &Value, b: &Value) -> Ordering {
     match (a, b) {
-        (Value::Int(x), Value::Int(y)) => return x.cmp(y),
         (Value::Symbol(x), Value::Symbol(y)) if x == y => return Ordering::Equal,
         (Value::Str(x), Value::Str(y)) => return x.as_bytes().cmp(y.as_bytes()),
         _ => {}
@@ -59,7 +66,10 @@ pub fn term_cmp(a: &Value, b: &Value) -> Ordering {
             na.cmp(nb).then_with(|| sb.cmp(&sa))
         }
         4 => match (a, b) {
-            (Value::Block(x), Value::Block(y)) => addr(x).cmp(&addr(y)),
+            // Creation order; two blocks are equal only when identical.
+            (Value::Block(x), Value::Block(y)) => {
+                x.serial.cmp(&y.serial).then_with(|| addr(x).cmp(&addr(y)))
+            }
             _ => native_or_subrank_cmp(a, b),
         },
         6 => class_key(a).cmp(&class_key(b)),

@@ -233,10 +233,7 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
             Ok(out)
         }
         Value::Interval(iv) => Ok(interval_string(iv)),
-        Value::Block(_) => {
-            let arity = ctx.send(v, Sym::new("arity"), &[])?;
-            Ok(format!("Block/{}", arity.as_int().unwrap_or(0)))
-        }
+        Value::Block(b) => Ok(format!("Block/{}", b.arity())),
         Value::Native(n) => Ok(n.0.print_string()),
         Value::Object(o) => print_instance(ctx, o),
         _ => Ok(String::new()),
@@ -315,9 +312,25 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
             json_value(ctx, v, &mut out)?;
             Ok(out)
         }
+        Value::Native(n) if n.0.class().kind == ClassKind::Actor => {
+            // The actor's own printString if it answers within 1000 ms, else its label.
+            let args = [
+                Value::sym("printString"),
+                Value::list([]),
+                Value::Int(ACTOR_DISPLAY_TIMEOUT_MS),
+            ];
+            match ctx.send(v, Sym::new("perform:withArguments:timeout:"), &args) {
+                Ok(Value::Str(s)) => Ok(s.to_string()),
+                Ok(_) | Err(Unwind::Error(_)) => Ok(n.0.print_string()),
+                Err(other) => Err(other),
+            }
+        }
         _ => ctx.print_string(v),
     }
 }
+
+/// How long the top-level display waits for an actor's own printString (10.3).
+pub const ACTOR_DISPLAY_TIMEOUT_MS: i64 = 1000;
 
 /// The JSON rendering of one List element (10.3), appended to `out`.
 fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
-use crate::interp::eval::{Ctx, EvalResult, Method, Prims, Unwind};
+use crate::interp::eval::{Method, Prims};
 use crate::interp::value::{ClassRef, Sym, Value};
 use crate::interp::vm::VmOptions;
 
@@ -130,19 +130,6 @@ pub struct ProtocolInfo {
 
 pub type OutputSink = Box<dyn FnMut(&str) + Send>;
 
-/// How the actor runtime plugs into dispatch: sends and casts whose receiver is a runtime
-/// object (`Value::Native`: actors, proxies, pids …) are offered to it first. Answer `None` to
-/// let ordinary method lookup handle the message.
-pub type NativeSendFn = fn(&mut Ctx, &Value, Sym, &[Value]) -> Option<EvalResult>;
-pub type NativeCastFn = fn(&mut Ctx, &Value, Sym, &[Value]) -> Option<Result<(), Unwind>>;
-
-/// Extension points for the runtime (set once per program with `Program::hooks.set`).
-#[derive(Clone, Copy, Default)]
-pub struct RuntimeHooks {
-    pub native_send: Option<NativeSendFn>,
-    pub native_cast: Option<NativeCastFn>,
-}
-
 pub struct Program {
     pub classes: RwLock<HashMap<Sym, ClassRef>>,
     pub core: Core,
@@ -165,8 +152,6 @@ pub struct Program {
     pub derived: Mutex<HashMap<(usize, Sym), ClassRef>>,
     pub block_serial: AtomicU64,
     pub object_serial: AtomicU64,
-    /// The actor runtime's dispatch hooks (unset: every send is an ordinary local send).
-    pub hooks: std::sync::OnceLock<RuntimeHooks>,
     /// Classes and methods replaced or removed while the program runs. They are kept until
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).
@@ -416,7 +401,6 @@ impl Program {
             block_serial: AtomicU64::new(1),
             object_serial: AtomicU64::new(1),
             graveyard: Mutex::new(Vec::new()),
-            hooks: std::sync::OnceLock::new(),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {

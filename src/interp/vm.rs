@@ -1,10 +1,11 @@
 //! The program-level API: one `Vm` is one running program (class table, bindings, the main
 //! process's context). The CLI, the REPL and the test runner use only this.
 //!
-//! Evaluation runs on a dedicated thread with a large, lazily committed stack
-//! ([`EVAL_STACK`]), so 10,000 nested bt activations (and far more with `--max-depth`) fit;
-//! the context also checks the remaining native stack and raises `stack_overflow` before
-//! running out, so a native overflow cannot happen.
+//! Each `Vm` owns an actor [`Runtime`]. The main program is a process of that runtime
+//! (`<0.1.0>`, label `main`): every unit, REPL line and `eval` runs as a job of that process
+//! on a coroutine stack, with one persistent context. The context checks its depth limit and
+//! the coroutine's remaining native stack and raises `stack_overflow` before running out, so
+//! a native overflow cannot happen.
 
 // `BtError` is the documented error of the program API (NOTES.md); it is built once per failed
 // unit, so its size does not matter.
@@ -15,14 +16,15 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
+use crate::interp::actor::ActorSys;
+use crate::interp::actor_behaviour::{MainActor, JOB_SEL};
+use crate::interp::actor_handle::{native, Job, JobBox};
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
 use crate::interp::value::Value;
-
-/// Native stack of the evaluation thread: a virtual reservation, committed only as used.
-pub const EVAL_STACK: usize = 4 << 30;
+use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
 
 #[derive(Clone, Debug)]
 pub struct VmOptions {
@@ -154,7 +156,10 @@ pub struct LoadReport {
 pub struct Vm {
     pub prog: Arc<Program>,
     session: Mutex<Session>,
-    ctx: Mutex<Option<Ctx>>,
+    sys: Arc<ActorSys>,
+    /// The main program's process.
+    main: Mutex<ProcRef>,
+    runtime: Option<Runtime>,
     /// Problems loading the built-in library (should be empty).
     pub stdlib_warnings: Vec<String>,
     /// The static checker's view of what is loaded (created on first use).
@@ -196,13 +201,57 @@ fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
     crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
 }
 
+impl Drop for Vm {
+    fn drop(&mut self) {
+        self.sys.shutdown();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown();
+        }
+    }
+}
+
+/// Starts the main program's process (`<0.1.0>` in a fresh runtime).
+fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
+    let mut ctx = Ctx::new(sys.prog.clone());
+    ctx.proc.sys = Some(sys.clone());
+    let opts = SpawnOpts {
+        label: "main",
+        ..SpawnOpts::default()
+    };
+    match sys
+        .rt
+        .spawn_opts(Box::new(MainActor { ctx: Some(ctx) }), opts)
+    {
+        Ok(p) => p,
+        Err(_) => unreachable!("spawn without a name cannot fail"),
+    }
+}
+
 impl Vm {
     pub fn new(opts: VmOptions) -> Vm {
+        // Coroutine stacks are lazily committed reservations sized for the depth limit
+        // (10,000 activations by default); `--max-depth` scales them.
+        let mut cfg = Config::default();
+        if opts.max_depth > 10_000 {
+            let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
+            cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
+        }
+        let privileged = opts.privileged;
         let prog = Arc::new(Program::bootstrap(opts));
+        let runtime = match Runtime::new(cfg) {
+            Ok(rt) => rt,
+            Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
+        };
+        let sys = ActorSys::new(runtime.handle(), prog.clone());
+        sys.privileged
+            .store(privileged, std::sync::atomic::Ordering::Relaxed);
+        let main = spawn_main(&sys);
         let mut vm = Vm {
             prog: prog.clone(),
             session: Mutex::new(Session::default()),
-            ctx: Mutex::new(Some(Ctx::new(prog))),
+            sys,
+            main: Mutex::new(main),
+            runtime: Some(runtime),
             stdlib_warnings: Vec::new(),
             checker: Mutex::new(None),
             check_opts: Mutex::new(crate::check::CheckOptions::default()),
@@ -212,63 +261,69 @@ impl Vm {
         vm
     }
 
-    /// Runs `f` with the main process context on the evaluation thread.
-    pub fn run<R: Send>(&self, f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send) -> R {
+    /// The runtime handle of this Vm (embedders, tests).
+    pub fn runtime(&self) -> crate::runtime::RtHandle {
+        self.sys.rt.clone()
+    }
+
+    /// Runs `f` with the main process context, as a job of the main program's process.
+    pub fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
+    ) -> R {
         match self.try_run(f) {
             Ok(r) => r,
             Err(m) => panic!("bt: internal error in the evaluator: {m}"),
         }
     }
 
-    /// Like [`Vm::run`], but a panic inside the evaluator becomes `Err` (the context is then
-    /// replaced by a fresh one; bindings are kept).
-    pub fn try_run<R: Send>(
+    /// Like [`Vm::run`], but a panic inside the evaluator becomes `Err` (the context is reset;
+    /// the bindings are kept).
+    pub fn try_run<R: Send + 'static>(
         &self,
-        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
     ) -> Result<R, String> {
-        let mut ctx = self
-            .ctx
-            .lock()
-            .take()
-            .unwrap_or_else(|| Ctx::new(self.prog.clone()));
-        let mut session = self.session.lock();
-        let sess: &mut Session = &mut session;
-        let body = move |c: &mut Ctx, stack: usize| {
-            c.set_native_stack_here(stack);
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *c, sess)));
-            c.stack_limit = 0;
-            r.map_err(|p| {
-                p.downcast_ref::<String>()
-                    .cloned()
-                    .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                    .unwrap_or_else(|| "panic".to_string())
-            })
-        };
-        let slot = parking_lot::Mutex::new(Some((body, &mut ctx)));
-        let out = std::thread::scope(|s| {
-            // A big lazily committed stack; smaller ones if the system refuses it.
-            for size in [EVAL_STACK, 256 << 20, 16 << 20] {
-                let slot = &slot;
-                let spawned = std::thread::Builder::new()
-                    .name("bt-eval".into())
-                    .stack_size(size)
-                    .spawn_scoped(s, move || slot.lock().take().map(|(b, c)| b(c, size)));
-                if let Ok(h) = spawned {
-                    return match h.join() {
-                        Ok(Some(r)) => r,
-                        Ok(None) => Err("evaluator not run".to_string()),
-                        Err(_) => Err("evaluation thread panicked".to_string()),
-                    };
-                }
-            }
-            Err("cannot start the evaluation thread".to_string())
+        let sess = std::mem::take(&mut *self.session.lock());
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move |ctx: &mut Ctx| {
+            let mut sess = sess;
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
+                .map_err(|p| {
+                    ctx.reset_after_panic();
+                    p.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "panic".to_string())
+                });
+            let _ = tx.send((r, sess));
         });
-        drop(slot);
-        match &out {
-            Ok(_) => *self.ctx.lock() = Some(ctx),
-            Err(_) => *self.ctx.lock() = Some(Ctx::new(self.prog.clone())),
+        let msg = Message::new(
+            crate::interp::value::Sym::new(JOB_SEL),
+            vec![native(JobBox {
+                job: Mutex::new(Some(job)),
+                class: self.prog.core.object.clone(),
+            })],
+        );
+        let main = {
+            let mut m = self.main.lock();
+            if !m.is_alive() {
+                *m = spawn_main(&self.sys);
+            }
+            m.clone()
+        };
+        self.sys.rt.cast(&main, msg);
+        match rx.recv() {
+            Ok((r, s)) => {
+                *self.session.lock() = s;
+                r
+            }
+            Err(_) => {
+                // The main process died while running the job (killed): start a fresh one
+                // for the next job and report.
+                *self.main.lock() = spawn_main(&self.sys);
+                Err("the main process exited".to_string())
+            }
         }
-        out
     }
 
     fn load_stdlib(&self) -> Vec<String> {
@@ -495,17 +550,14 @@ impl Vm {
             };
             loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
         });
-        match r {
-            Ok(r) => r,
-            Err(m) => Err(internal(&m)),
-        }
+        r.unwrap_or_else(|m| Err(internal(&m)))
     }
 
     /// Top-level display (LANGUAGE.md 10.3).
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
         self.try_run(
-            move |ctx, _| match crate::interp::print::top_display(ctx, &v) {
+            move |ctx, _| match crate::interp::actor::top_display(ctx, &v) {
                 Ok(s) => s,
                 Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
             },
@@ -525,6 +577,11 @@ impl Vm {
     }
 
     /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
+    /// The supervisors of this Vm's runtime (for snapshots served outside bt code).
+    pub fn supervision(&self) -> crate::runtime::supervisor::Supervision {
+        self.sys.supervision.clone()
+    }
+
     pub fn send_to_class(
         &self,
         class: &str,

@@ -429,7 +429,7 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
         }
         c.set_loc(loc);
         let mut recv = c.take_var(f, var);
-        if let Some(update) = crate::interp::prims::collections::in_place(&recv, name) {
+        if let Some(update) = crate::interp::prims::collections::in_place(&recv, sel) {
             if args.len() == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
                 // The collection prim updates `recv` in place when nothing else shares it.
                 let mut av = [Value::Nil, Value::Nil];

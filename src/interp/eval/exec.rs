@@ -409,7 +409,7 @@ impl Ctx {
         if p.name == "++" {
             return self.concat_in_place(p, f, recv, args);
         }
-        let prim = crate::interp::prims::collections::in_place(&recv, p.name);
+        let prim = crate::interp::prims::collections::in_place(&recv, p.sel);
         let builtin = prim.is_some() && self.lookup(&recv, p.sel).is_some_and(|h| h.is_prim());
         self.set_loc(p.loc);
         let r = match prim {
@@ -490,7 +490,9 @@ impl Ctx {
     pub(crate) fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
         match r {
             VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
-            VarRef::Cell(i) => std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil),
+            VarRef::Cell(i) => {
+                std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil)
+            }
             VarRef::Upval(i) => std::mem::replace(&mut *f.upvals[i as usize].lock(), Value::Nil),
             VarRef::Pending(_) => Value::Nil,
         }
@@ -581,12 +583,8 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
-        if let Value::Native(_) = recv {
-            if let Some(hook) = self.prog.hooks.get().and_then(|h| h.native_cast) {
-                if let Some(r) = hook(self, recv, sel, args) {
-                    return r;
-                }
-            }
+        if let Some(r) = crate::interp::actor::cast(self, recv, sel, args) {
+            return r;
         }
         self.send_impl(recv, sel, args).map(|_| ()).map_err(|b| *b)
     }

@@ -105,7 +105,7 @@ impl Ctx {
         let mut tmp = None;
         let (cls, side) = self.dispatch_class(recv, &mut tmp);
         let key = Arc::as_ptr(cls) as usize | side as usize;
-        let idx = cache_index(key, sel);
+        let idx = cache_index(key, sel) & (self.cache.len() - 1);
         let e = &self.cache[idx];
         if e.key == key && e.sel == sel {
             return e.hit;
@@ -125,8 +125,9 @@ impl Ctx {
 
     pub(crate) fn send_impl(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Flow {
         self.tick()?;
-        if let Value::Native(_) = recv {
-            if let Some(r) = self.native_send(recv, sel, args) {
+        if let Value::Native(n) = recv {
+            // Actor handles: a send from another process goes through the runtime.
+            if let Some(r) = crate::interp::actor::intercept(self, n, recv, sel, args) {
                 return r.map_err(Box::new);
             }
         }
@@ -134,13 +135,6 @@ impl Ctx {
             Some(hit) => self.call_hit(hit, recv, sel, args),
             None => self.dnu(recv, sel, args),
         }
-    }
-
-    /// Offers a send to a runtime object to the runtime's hook.
-    #[cold]
-    fn native_send(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Option<crate::interp::eval::EvalResult> {
-        let hook = self.prog.hooks.get().and_then(|h| h.native_send)?;
-        hook(self, recv, sel, args)
     }
 
     /// Runs a method found by an uncached lookup.
@@ -286,16 +280,14 @@ impl Ctx {
     /// method takes them in place as its parameters.
     #[inline]
     pub(crate) fn send_at(&mut self, recv: &Value, sel: Sym, base: usize) -> Flow {
+        if let Value::Native(_) = recv {
+            // Actor handles and proxies: `send_impl` routes them through the runtime.
+            let args: Vec<Value> = self.stack.drain(base..).collect();
+            return self.send_impl(recv, sel, &args);
+        }
         if let Err(e) = self.tick() {
             self.stack.truncate(base);
             return Err(e.into());
-        }
-        if let Value::Native(_) = recv {
-            let args: Vec<Value> = self.stack.drain(base..).collect();
-            if let Some(r) = self.native_send(recv, sel, &args) {
-                return r.map_err(Box::new);
-            }
-            self.stack.extend(args);
         }
         let hit = self.lookup(recv, sel);
         self.dispatch_at(hit, recv, sel, base)
@@ -326,7 +318,7 @@ impl Ctx {
         self.dispatch_at(hit, recv, sel, base)
     }
 
-    /// The dispatch key of a receiver (None for runtime objects, which go through the hooks).
+    /// The dispatch key of a receiver (None for runtime objects, which the actor runtime routes).
     #[inline(always)]
     pub(crate) fn dispatch_key(&self, v: &Value) -> Option<usize> {
         let c = &self.prog.core;
@@ -471,6 +463,30 @@ impl Ctx {
             _ => crate::interp::eval::hit::class_arc(defc),
         };
         let chain = target.chain();
+        if self.proc.in_runtime() {
+            // Under the runtime: a process-aware lock whose waiters suspend (5.4).
+            let lock = crate::interp::actor::class_lock(self, &target);
+            let guard = crate::interp::actor::lock_proc(self, &lock)?;
+            let snapshot: Vec<Vec<(Sym, Value)>> =
+                chain.iter().map(|c| c.class_state.lock().clone()).collect();
+            let f = Frame {
+                recv,
+                base,
+                cbase,
+                upvals: &[],
+                home,
+                mclass: Some(defc),
+                mside: side,
+            };
+            let r = code.op.run(self, &f);
+            if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
+                for (c, s) in chain.iter().zip(snapshot) {
+                    *c.class_state.lock() = s;
+                }
+            }
+            drop(guard);
+            return r;
+        }
         self.lock_class(&target)?;
         let snapshot: Vec<Vec<(Sym, Value)>> =
             chain.iter().map(|c| c.class_state.lock().clone()).collect();

@@ -47,21 +47,54 @@ pub fn register(p: &mut Prims) {
 /// The in-place variant of an update selector for this receiver, if it has one (see
 /// [`InPlaceFn`]). Selectors: List `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
 /// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`.
-pub fn in_place(recv: &Value, selector: &str) -> Option<InPlaceFn> {
-    Some(match (recv, selector) {
-        (Value::List(_), "add:") => seq::add_in_place,
-        (Value::List(_), "addFirst:") => seq::add_first_in_place,
-        (Value::Array(_), "at:put:") => seq::at_put_in_place,
-        (Value::Dict(_), "at:put:") => dict::at_put_in_place,
-        (Value::Dict(_), "removeKey:") => dict::remove_key_in_place,
-        (Value::Set(_), "add:") => set::set_add_in_place,
-        (Value::Set(_), "remove:") => set::set_remove_in_place,
-        (Value::Bag(_), "add:") => set::bag_add_in_place,
-        (Value::Bag(_), "add:withCount:") => set::bag_add_with_count_in_place,
-        (Value::Bag(_), "remove:") => set::bag_remove_in_place,
-        (Value::Queue(_), "enqueue:") => misc::enqueue_in_place,
+pub fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
+    struct UpdateSels {
+        add: Sym,
+        add_first: Sym,
+        at_put: Sym,
+        remove_key: Sym,
+        remove: Sym,
+        add_with_count: Sym,
+        enqueue: Sym,
+    }
+    static S: OnceLock<UpdateSels> = OnceLock::new();
+    let s = S.get_or_init(|| UpdateSels {
+        add: Sym::new("add:"),
+        add_first: Sym::new("addFirst:"),
+        at_put: Sym::new("at:put:"),
+        remove_key: Sym::new("removeKey:"),
+        remove: Sym::new("remove:"),
+        add_with_count: Sym::new("add:withCount:"),
+        enqueue: Sym::new("enqueue:"),
+    });
+    let sel = selector;
+    Some(match recv {
+        Value::List(_) if sel == s.add => seq::add_in_place,
+        Value::List(_) if sel == s.add_first => seq::add_first_in_place,
+        Value::Array(_) if sel == s.at_put => seq::at_put_in_place,
+        Value::Dict(_) if sel == s.at_put => dict::at_put_in_place,
+        Value::Dict(_) if sel == s.remove_key => dict::remove_key_in_place,
+        Value::Set(_) if sel == s.add => set::set_add_in_place,
+        Value::Set(_) if sel == s.remove => set::set_remove_in_place,
+        Value::Bag(_) if sel == s.add => set::bag_add_in_place,
+        Value::Bag(_) if sel == s.add_with_count => set::bag_add_with_count_in_place,
+        Value::Bag(_) if sel == s.remove => set::bag_remove_in_place,
+        Value::Queue(_) if sel == s.enqueue => misc::enqueue_in_place,
         _ => return None,
     })
+}
+
+/// Whether two values share the same collection storage (the same `Ref`).
+pub fn same_storage(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::List(x), Value::List(y))
+        | (Value::Array(x), Value::Array(y))
+        | (Value::Queue(x), Value::Queue(y)) => Ref::ptr_eq(x, y),
+        (Value::Dict(x), Value::Dict(y)) => Ref::ptr_eq(x, y),
+        (Value::Set(x), Value::Set(y)) => Ref::ptr_eq(x, y),
+        (Value::Bag(x), Value::Bag(y)) => Ref::ptr_eq(x, y),
+        _ => false,
+    }
 }
 
 /// Runs an [`InPlaceFn`] on a copy of the receiver (the ordinary, sharing-safe call).

@@ -6,6 +6,8 @@
 //! Modules registered later win on a clash, so the owners of a class register after the
 //! generic fallbacks here.
 
+pub mod actor;
+pub mod atomic;
 pub mod binary;
 pub mod block;
 pub mod boolean;
@@ -13,6 +15,7 @@ pub mod character;
 pub mod class;
 pub mod codec;
 pub mod collections;
+pub mod duration;
 pub mod exception;
 pub mod fault;
 pub mod float;
@@ -23,8 +26,12 @@ pub mod object;
 pub mod reflection;
 pub mod string;
 pub mod string_regex;
+pub mod supervision;
+pub mod supervision_nav;
 pub mod symbol;
 pub mod text;
+pub mod timer;
+pub mod transcript;
 
 #[cfg(test)]
 mod stdlib_tests;
@@ -50,6 +57,15 @@ pub fn register_all(p: &mut Prims) {
     binary::register(p);
     symbol::register(p);
     collections::register(p);
+    // The actor runtime's classes (Actor, Pid, Reference, Timer, Duration, AtomicCounter,
+    // TranscriptStream, Workspace actors).
+    actor::register(p);
+    duration::register(p);
+    timer::register(p);
+    atomic::register(p);
+    transcript::register(p);
+    supervision::register(p);
+    supervision_nav::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

@@ -107,38 +107,6 @@ pub fn register(p: &mut Prims) {
     p.add(o, "value", |_, r, _| Ok(r.clone()));
 
     system(p);
-
-    // A minimal standard-output transcript until the runtime's TranscriptStream actor takes
-    // over (it registers after this module and so replaces these).
-    let t = "TranscriptStream";
-    p.add_class(t, "current", |_, r, _| Ok(r.clone()));
-    p.add_class(t, "show:", |ctx, r, a| {
-        let s = ctx.display_string(&a[0])?;
-        ctx.prog.write_out(&s);
-        Ok(r.clone())
-    });
-    p.add_class(t, "showCr:", |ctx, r, a| {
-        let s = ctx.display_string(&a[0])?;
-        ctx.prog.write_out(&format!("{s}\n"));
-        Ok(r.clone())
-    });
-    p.add_class(t, "cr", |ctx, r, _| {
-        ctx.prog.write_out("\n");
-        Ok(r.clone())
-    });
-    p.add_class(t, "tab", |ctx, r, _| {
-        ctx.prog.write_out("\t");
-        Ok(r.clone())
-    });
-    p.add_class(t, "space", |ctx, r, _| {
-        ctx.prog.write_out(" ");
-        Ok(r.clone())
-    });
-    p.add_class(t, "print:", |ctx, r, a| {
-        let s = ctx.print_string(&a[0])?;
-        ctx.prog.write_out(&s);
-        Ok(r.clone())
-    });
 }
 
 fn class_of(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {

@@ -12,6 +12,9 @@ use super::{
     arg, class_name, elems, empty_err, expected, sels, set, size_of, species_of, test1, Species,
 };
 
+/// Largest up-front allocation for a result (an Interval may claim a huge size).
+const CAPACITY_HINT_MAX: usize = 1 << 16;
+
 /// Every built-in collection class.
 pub const ALL: [&str; 8] = [
     "List",
@@ -76,6 +79,9 @@ fn items<'a>(ctx: &Ctx, recv: &'a Value) -> Result<Box<dyn Iterator<Item = Value
 }
 
 fn size(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    if let Value::Interval(iv) = recv {
+        return Ok(super::interval::size_value(iv));
+    }
     match size_of(recv) {
         Some(n) => Ok(Value::Int(n as i64)),
         None => Err(expected(ctx, "size", "a collection receiver", recv)),
@@ -101,7 +107,7 @@ fn do_(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 /// Applies `block` to every element, in order.
 pub(crate) fn map_all(ctx: &mut Ctx, recv: &Value, block: &Value) -> Result<Vec<Value>, Unwind> {
-    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0));
+    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0).min(CAPACITY_HINT_MAX));
     for e in items(ctx, recv)? {
         ctx.tick()?;
         out.push(ctx.call_block(block, &[e])?);
@@ -468,7 +474,7 @@ fn species(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 /// failure in element order is re-raised after all elements have been processed.
 fn parallel_collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let block = arg(args, 0);
-    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0));
+    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0).min(CAPACITY_HINT_MAX));
     let mut first_err: Option<Unwind> = None;
     for e in items(ctx, recv)? {
         ctx.tick()?;

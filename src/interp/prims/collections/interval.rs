@@ -78,7 +78,7 @@ fn prog(iv: &Interval) -> Prog {
         let n = if step == 0.0 || !q.is_finite() || q < 0.0 {
             0
         } else {
-            q as usize + 1
+            (q as usize).saturating_add(1)
         };
         return Prog::Float { from, step, n };
     }
@@ -147,6 +147,36 @@ impl Prog {
 /// Number of elements.
 pub fn len(iv: &Interval) -> usize {
     prog(iv).len()
+}
+
+/// The exact number of elements as an Integer (beyond the machine range too).
+pub fn size_value(iv: &Interval) -> Value {
+    let n = len(iv);
+    if n < usize::MAX {
+        return Value::Int(n as i64);
+    }
+    let float = |v: &Value| matches!(v, Value::Float(_));
+    let exact = if float(&iv.from) || float(&iv.step) {
+        let q = ((as_f64(&iv.to) - as_f64(&iv.from)) / as_f64(&iv.step)).floor();
+        num_traits::FromPrimitive::from_f64(q).map(|b: BigInt| b + 1u32)
+    } else {
+        match (as_big(&iv.from), as_big(&iv.step)) {
+            (Some(f), Some(s)) if !s.is_zero() => {
+                let t = match &iv.to {
+                    Value::Float(x) => {
+                        let r = if s.is_positive() { x.floor() } else { x.ceil() };
+                        num_traits::FromPrimitive::from_f64(r)
+                    }
+                    other => as_big(other),
+                };
+                t.map(|t: BigInt| (t - f) / s + 1u32)
+            }
+            _ => None,
+        }
+    };
+    exact
+        .map(Value::from_bigint)
+        .unwrap_or(Value::Int(i64::MAX))
 }
 
 /// The elements, in order.

@@ -1,0 +1,250 @@
+//! The interpreter on the actor runtime: how an evaluation context ([`Ctx`]) runs inside a
+//! runtime process, and the per-`Vm` actor system.
+//!
+//! * Every process that evaluates bt code (the main program, each actor while it handles a
+//!   message, timer and monitor callbacks) runs with a `Ctx` whose [`ProcSlot`] points at
+//!   the process's runtime context ([`Cx`]) for exactly the duration of that run
+//!   ([`in_process`]). Nothing is thread-local; the pointer is cleared before the run
+//!   returns, so it never outlives the `&mut Cx` it was made from.
+//! * Actors do not keep a `Ctx` while idle: a handler takes one from the system's pool and
+//!   gives it back when the message is done, so an idle actor is its state and mailbox only.
+//! * The reduction counter of the `Ctx` drives preemption ([`preempt`], via `Ctx::tick`),
+//!   and the native stack limit is taken from the coroutine ([`Cx::stack_remaining`]).
+//!
+//! Sibling modules: `actor_handle` (actor handles, pids, references and other runtime values),
+//! `actor_send` (sends and casts to actors, copying blocks across processes, error mapping),
+//! `actor_behaviour` (the behaviours: user actors, the main program, transcripts).
+
+use std::collections::HashMap;
+use std::ptr::NonNull;
+use std::sync::atomic::AtomicI64;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::program::Program;
+use crate::interp::value::{ClassRef, Sym, Value};
+use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
+
+pub use crate::interp::actor_send::{cast, intercept, top_display};
+
+/// Pooled contexts kept for reuse.
+const POOL_MAX: usize = 256;
+/// Method-cache entries of a pooled (actor) context: small, so 10,000 suspended handlers
+/// stay cheap. Must be a power of two.
+const POOLED_CACHE: usize = 128;
+
+/// A lifetime-erased pointer to the running process's [`Cx`].
+struct CxPtr(NonNull<Cx<'static>>);
+
+// SAFETY: the pointer is set by `in_process` for the duration of one run on one coroutine
+// and cleared before that run returns; while it is set, the `Ctx` holding it is used only
+// by that coroutine (a suspended coroutine never migrates between threads), so the pointer
+// is never dereferenced on another thread or after the `Cx` is gone.
+unsafe impl Send for CxPtr {}
+
+/// Per-context process data (a field of [`Ctx`]).
+#[derive(Default)]
+pub struct ProcSlot {
+    cx: Option<CxPtr>,
+    /// The actor system of the Vm this context belongs to.
+    pub sys: Option<Arc<ActorSys>>,
+    /// The actor whose handler is running (its handle value), if any.
+    pub actor: Option<Value>,
+}
+
+impl ProcSlot {
+    /// True while the context runs inside a runtime process.
+    #[inline]
+    pub fn in_runtime(&self) -> bool {
+        self.cx.is_some()
+    }
+}
+
+/// The running process's runtime context, if the context runs in a process.
+pub fn cx_of(ctx: &mut Ctx) -> Option<&mut Cx<'_>> {
+    let p = ctx.proc.cx.as_ref()?.0;
+    // SAFETY: `p` was made from a live `&mut Cx` by `in_process`, which is still running
+    // (the pointer is cleared before it returns), and the `Cx` is used only through this
+    // reborrow of `ctx` (exclusive for its lifetime). The erased lifetime is narrowed back to
+    // the borrow of `ctx`.
+    Some(unsafe { &mut *p.as_ptr().cast::<Cx<'_>>() })
+}
+
+/// Runs `f` with `ctx` attached to the process of `cx` (pid, native stack, preemption).
+pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
+    let prev_cx = ctx.proc.cx.take();
+    let prev_pid = ctx.pid;
+    let prev_limit = ctx.stack_limit;
+    ctx.pid = cx.pid().number;
+    ctx.set_native_stack_here(cx.stack_remaining());
+    let ptr = NonNull::from(&mut *cx).cast::<Cx<'static>>();
+    ctx.proc.cx = Some(CxPtr(ptr));
+    let r = f(ctx);
+    ctx.proc.cx = prev_cx;
+    ctx.pid = prev_pid;
+    ctx.stack_limit = prev_limit;
+    r
+}
+
+/// The preemption hook: lets other processes run; a process told to exit unwinds.
+pub(crate) fn preempt(ctx: &mut Ctx) -> Result<(), Unwind> {
+    match cx_of(ctx) {
+        Some(cx) => cx.yield_now().map_err(|e| Unwind::Exit(e.0.to_value())),
+        None => Ok(()),
+    }
+}
+
+/// The actor system of one `Vm`: the runtime handle, the context pool, class locks and the
+/// node-wide registries of the concurrency utilities.
+pub struct ActorSys {
+    pub rt: RtHandle,
+    pub prog: Arc<Program>,
+    pool: Mutex<Vec<Ctx>>,
+    class_locks: Mutex<HashMap<usize, (ClassRef, Arc<ProcLock>)>>,
+    /// The current transcript (`TranscriptStream current`).
+    pub transcript: Mutex<Option<ProcRef>>,
+    /// The standard-output transcript.
+    pub stdout_transcript: Mutex<Option<ProcRef>>,
+    /// AtomicCounter values by name.
+    pub counters: Mutex<HashMap<Sym, Arc<AtomicI64>>>,
+    /// The supervisors of this runtime (LANGUAGE.md part 6).
+    pub supervision: crate::runtime::supervisor::Supervision,
+    /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
+    pub privileged: std::sync::atomic::AtomicBool,
+}
+
+impl ActorSys {
+    pub fn new(rt: RtHandle, prog: Arc<Program>) -> Arc<ActorSys> {
+        Arc::new(ActorSys {
+            prog,
+            pool: Mutex::new(Vec::new()),
+            class_locks: Mutex::new(HashMap::new()),
+            transcript: Mutex::new(None),
+            stdout_transcript: Mutex::new(None),
+            counters: Mutex::new(HashMap::new()),
+            supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
+            privileged: std::sync::atomic::AtomicBool::new(true),
+            rt,
+        })
+    }
+
+    /// A context for a process run (from the pool, or a new small one).
+    pub fn take_ctx(self: &Arc<Self>) -> Ctx {
+        if let Some(c) = self.pool.lock().pop() {
+            return c;
+        }
+        let mut c = Ctx::new(self.prog.clone());
+        c.cache.truncate(POOLED_CACHE);
+        c.cache.shrink_to_fit();
+        c.stack.shrink_to(64);
+        c.acts.shrink_to(16);
+        c.proc.sys = Some(self.clone());
+        c
+    }
+
+    /// Gives a context back after a run.
+    pub fn put_ctx(&self, mut c: Ctx) {
+        c.stack.clear();
+        c.cells.clear();
+        c.acts.clear();
+        c.depth = 0;
+        c.actor_fields.clear();
+        c.proc.actor = None;
+        let mut p = self.pool.lock();
+        if p.len() < POOL_MAX {
+            p.push(c);
+        }
+    }
+
+    /// Breaks the reference cycles (pooled contexts hold the system) before the runtime
+    /// shuts down.
+    pub fn shutdown(&self) {
+        self.pool.lock().clear();
+        *self.transcript.lock() = None;
+        *self.stdout_transcript.lock() = None;
+        self.class_locks.lock().clear();
+    }
+}
+
+/// The actor system of the context's Vm, or a `runtime_error` outside one.
+pub fn sys_of(ctx: &Ctx) -> Result<Arc<ActorSys>, Unwind> {
+    ctx.proc
+        .sys
+        .clone()
+        .ok_or_else(|| ctx.err("runtime_error", "no actor runtime in this context"))
+}
+
+/// The running process's context, or a `runtime_error` outside a process.
+pub fn need_cx<'a>(ctx: &'a mut Ctx) -> Result<&'a mut Cx<'a>, Unwind> {
+    if ctx.proc.cx.is_none() {
+        return Err(ctx.err("runtime_error", "not running in an actor process"));
+    }
+    match cx_of(ctx) {
+        Some(cx) => Ok(cx),
+        None => unreachable!("checked above"),
+    }
+}
+
+/// The class-state lock of class `c` (one per class, created on first use).
+pub(crate) fn class_lock(ctx: &Ctx, c: &ClassRef) -> Arc<ProcLock> {
+    let Some(sys) = ctx.proc.sys.as_ref() else {
+        return Arc::new(ProcLock::new());
+    };
+    let key = Arc::as_ptr(c) as usize;
+    sys.class_locks
+        .lock()
+        .entry(key)
+        .or_insert_with(|| (c.clone(), Arc::new(ProcLock::new())))
+        .1
+        .clone()
+}
+
+/// Takes `lock` for the running process (suspending while another process holds it).
+pub(crate) fn lock_proc<'l>(
+    ctx: &mut Ctx,
+    lock: &'l ProcLock,
+) -> Result<ProcLockGuard<'l>, Unwind> {
+    match cx_of(ctx) {
+        Some(cx) => lock.lock(cx).map_err(|e| Unwind::Exit(e.0.to_value())),
+        None => Err(ctx.err("runtime_error", "not running in an actor process")),
+    }
+}
+
+/// Runs `f` in a fresh context attached to `cx` (callbacks, timers, monitors); the context
+/// goes back to the pool afterwards.
+pub fn with_fresh_ctx<R>(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
+    let mut ctx = sys.take_ctx();
+    let r = in_process(&mut ctx, cx, f);
+    sys.put_ctx(ctx);
+    r
+}
+
+/// Runs a block in a fresh process context (Timer, whenDown:, onExit:): errors are logged to
+/// standard error, never raised.
+pub fn run_block_logged(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, block: &Value, args: &[Value]) {
+    with_fresh_ctx(sys, cx, |ctx| {
+        if let Err(u) = ctx.call_block(block, args) {
+            match u {
+                Unwind::Error(e) => {
+                    let line = crate::interp::actor_send::describe_exception(&e);
+                    cx_log(ctx, &format!("error in callback: {line}"));
+                }
+                u => {
+                    if let Some(code) = u.exit_code() {
+                        std::process::exit(code);
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Writes a line to the runtime log (standard error).
+pub fn cx_log(ctx: &mut Ctx, line: &str) {
+    match cx_of(ctx) {
+        Some(cx) => cx.log(line),
+        None => eprintln!("{line}"),
+    }
+}

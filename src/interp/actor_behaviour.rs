@@ -1,0 +1,263 @@
+//! The runtime behaviours of bt processes: user actors ([`BtActor`]: state slots, message
+//! dispatch, rollback, `initialize`/`terminate:`), the main program ([`MainActor`]: runs the
+//! `Vm`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
+use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
+use crate::interp::actor_send::{describe_exception, prefix_error, transfer};
+use crate::interp::class::Builtin;
+use crate::interp::error::{class_for_kind, make_exception};
+use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::value::{ClassRef, Sym, Value};
+use crate::runtime::{Behaviour, Cx, ExitReason, Message};
+
+/// Selector of the message that runs `initialize` in a new actor.
+pub const INIT_SEL: &str = "bt_initialize";
+/// Selector of a main-program job.
+pub const JOB_SEL: &str = "bt_job";
+
+/// An instance of an `Actor subclass:`.
+pub struct BtActor {
+    pub sys: Arc<ActorSys>,
+    pub class: ClassRef,
+    pub fields: Vec<Value>,
+    saved: Vec<Value>,
+    me: Option<Value>,
+}
+
+impl BtActor {
+    pub fn new(sys: Arc<ActorSys>, class: ClassRef, fields: Vec<Value>) -> BtActor {
+        BtActor {
+            sys,
+            class,
+            fields,
+            saved: Vec::new(),
+            me: None,
+        }
+    }
+
+    fn me(&mut self, cx: &Cx<'_>) -> Value {
+        self.me
+            .get_or_insert_with(|| ActorRef::value(cx.me().clone(), self.class.clone()))
+            .clone()
+    }
+
+    /// Runs `f` as this actor (its state in the context, `self` its handle).
+    fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
+        let me = self.me(cx);
+        let mut ctx = self.sys.take_ctx();
+        ctx.actor_fields = std::mem::take(&mut self.fields);
+        ctx.proc.actor = Some(me.clone());
+        let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
+        self.fields = std::mem::take(&mut ctx.actor_fields);
+        self.sys.put_ctx(ctx);
+        r
+    }
+}
+
+/// `initialize` for every class of the chain that defines it, parent first.
+fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, Unwind> {
+    let sel = ctx.prog.syms.initialize;
+    for c in class.chain().iter().rev() {
+        if c.builtin != Builtin::None {
+            continue;
+        }
+        let m = c.methods.read().get(&sel).cloned();
+        if let Some(m) = m {
+            ctx.call_method(&m, c, me, sel, &[]).map_err(|b| *b)?;
+        }
+    }
+    Ok(Value::Nil)
+}
+
+/// Does some class of the chain define `initialize` in bt?
+pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
+    let sel = ctx.prog.syms.initialize;
+    class
+        .chain()
+        .iter()
+        .any(|c| c.builtin == Builtin::None && c.methods.read().contains_key(&sel))
+}
+
+impl Behaviour for BtActor {
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        self.saved.clone_from(&self.fields);
+        let init = msg.selector.as_str() == INIT_SEL;
+        let class = self.class.clone();
+        let r = self.run(cx, |ctx, me| {
+            let r = if init {
+                run_initialize(ctx, me, &class)
+            } else {
+                ctx.send(me, msg.selector, &msg.args)
+            };
+            match r {
+                Ok(v) => Ok(transfer(&v)),
+                Err(Unwind::Error(e)) => Err(prefix_error(e, &class, msg.selector)),
+                Err(Unwind::Return { .. }) => Err(runtime_error(
+                    ctx,
+                    "non-local return from a method that has already returned",
+                )),
+                Err(u) => {
+                    if let Some(code) = u.exit_code() {
+                        ctx.prog.write_out("");
+                        std::process::exit(code);
+                    }
+                    Err(Value::Nil)
+                }
+            }
+        });
+        if r.is_err() {
+            std::mem::swap(&mut self.fields, &mut self.saved);
+        }
+        r
+    }
+
+    fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
+        let sel = Sym::new("terminate:");
+        let defines = self
+            .class
+            .chain()
+            .iter()
+            .any(|c| c.builtin == Builtin::None && c.methods.read().contains_key(&sel));
+        if !defines {
+            return;
+        }
+        let reason = reason.to_value();
+        let class = self.class.clone();
+        let err = self.run(cx, |ctx, me| match ctx.send(me, sel, &[reason]) {
+            Err(Unwind::Error(e)) => Some(describe_exception(&prefix_error(e, &class, sel))),
+            _ => None,
+        });
+        if let Some(e) = err {
+            cx.log(&format!("error in {}>>terminate: {e}", self.class.name));
+        }
+    }
+
+    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
+        if error.is_nil() {
+            return;
+        }
+        cx.log(&format!(
+            "error in cast {} to Actor({}, {}): {}",
+            selector,
+            self.class.name,
+            crate::interp::actor_handle::pid_label(cx.pid()),
+            describe_exception(&error)
+        ));
+    }
+}
+
+fn runtime_error(ctx: &Ctx, msg: &str) -> Value {
+    let class = class_for_kind(&ctx.prog, "runtime_error");
+    make_exception(
+        &ctx.prog,
+        &class,
+        Sym::new("runtime_error"),
+        msg.to_string(),
+        None,
+        None,
+        None,
+        None,
+        Value::list(Vec::new()),
+    )
+}
+
+/// The main program's process: runs each job the `Vm` sends it with one persistent context.
+pub struct MainActor {
+    pub ctx: Option<Ctx>,
+}
+
+impl Behaviour for MainActor {
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        if msg.selector.as_str() != JOB_SEL {
+            return Ok(Value::Nil);
+        }
+        let job = msg
+            .args
+            .first()
+            .and_then(|a| downcast::<JobBox>(a))
+            .and_then(|b| b.job.lock().take());
+        if let (Some(job), Some(ctx)) = (job, self.ctx.as_mut()) {
+            in_process(ctx, cx, job);
+            // Whatever a job left behind (it always unwinds fully) must not leak into the next.
+            ctx.depth = 0;
+        }
+        Ok(Value::Nil)
+    }
+}
+
+/// Lines kept by a transcript (`recent`).
+const RECENT_MAX: usize = 1000;
+
+/// A TranscriptStream: the standard-output one writes through the program's output sink;
+/// others only capture.
+pub struct TranscriptActor {
+    pub sys: Arc<ActorSys>,
+    pub stdout: bool,
+    lines: VecDeque<String>,
+    partial: String,
+}
+
+impl TranscriptActor {
+    pub fn new(sys: Arc<ActorSys>, stdout: bool) -> TranscriptActor {
+        TranscriptActor {
+            sys,
+            stdout,
+            lines: VecDeque::new(),
+            partial: String::new(),
+        }
+    }
+
+    fn write(&mut self, s: &str) {
+        if self.stdout {
+            self.sys.prog.write_out(s);
+        }
+        for ch in s.chars() {
+            if ch == '\n' {
+                let line = std::mem::take(&mut self.partial);
+                self.lines.push_back(line);
+                if self.lines.len() > RECENT_MAX {
+                    self.lines.pop_front();
+                }
+            } else {
+                self.partial.push(ch);
+            }
+        }
+    }
+}
+
+impl Behaviour for TranscriptActor {
+    fn handle(&mut self, _cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        match msg.selector.as_str() {
+            "bt_write:" => {
+                if let Some(s) = msg.args.first().and_then(|a| a.as_str()) {
+                    let s = s.to_string();
+                    self.write(&s);
+                }
+                Ok(Value::Nil)
+            }
+            "recent" => {
+                let mut v: Vec<Value> = self.lines.iter().map(|l| Value::str(l.clone())).collect();
+                if !self.partial.is_empty() {
+                    v.push(Value::str(self.partial.clone()));
+                }
+                Ok(Value::list(v))
+            }
+            "clear" => {
+                self.lines.clear();
+                self.partial.clear();
+                Ok(Value::Nil)
+            }
+            _ => Ok(Value::Nil),
+        }
+    }
+}
+
+/// Runs the `terminate:`-free body of a callback with a fresh context (kept for symmetry with
+/// the behaviours above: used by monitors and timers through `actor::run_block_logged`).
+pub fn run_in_fresh(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx)) {
+    with_fresh_ctx(sys, cx, f)
+}

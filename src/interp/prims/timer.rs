@@ -1,0 +1,96 @@
+//! Timer (LANGUAGE.md 9.9): `after:do:` and `every:do:` run a block in a fresh process (on a
+//! copy of what it captured); `sleep:` suspends the current process. Also the Time clocks.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crate::interp::actor::{cx_of, run_block_logged, sys_of};
+use crate::interp::actor_handle::{downcast, native, TimerVal};
+use crate::interp::actor_send::transfer;
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::prims::duration::ms_arg;
+use crate::interp::value::Value;
+
+static SERIAL: AtomicU64 = AtomicU64::new(1);
+
+pub fn register(p: &mut Prims) {
+    let t = "Timer";
+    p.add_class(t, "after:do:", |ctx, _, a| {
+        schedule(ctx, &a[0], &a[1], false)
+    });
+    p.add_class(t, "every:do:", |ctx, _, a| {
+        schedule(ctx, &a[0], &a[1], true)
+    });
+    p.add_class(t, "sleep:", |ctx, _, a| {
+        let ms = ms_arg(ctx, &a[0])?;
+        match cx_of(ctx) {
+            Some(cx) => cx.sleep(ms).map_err(|e| Unwind::Exit(e.0.to_value()))?,
+            None => std::thread::sleep(std::time::Duration::from_millis(ms)),
+        }
+        Ok(Value::Nil)
+    });
+    // Time (9.9): wall clock and a monotonic clock, as Integers.
+    let tm = "Time";
+    p.add_class(tm, "nowS", |_, _, _| Ok(Value::Int(wall_us() / 1_000_000)));
+    p.add_class(tm, "nowMs", |_, _, _| Ok(Value::Int(wall_us() / 1000)));
+    p.add_class(tm, "nowUs", |_, _, _| Ok(Value::Int(wall_us())));
+    p.add_class(tm, "monotonicMs", |_, _, _| {
+        Ok(Value::Int(mono_ns() / 1_000_000))
+    });
+    p.add_class(tm, "monotonicUs", |_, _, _| {
+        Ok(Value::Int(mono_ns() / 1000))
+    });
+    p.add_class(tm, "monotonicNs", |_, _, _| Ok(Value::Int(mono_ns())));
+    p.add(t, "cancel", |_, r, _| {
+        Ok(Value::bool(
+            downcast::<TimerVal>(r).is_some_and(|t| t.timer.cancel()),
+        ))
+    });
+    p.add(t, "isActive", |_, r, _| {
+        Ok(Value::bool(
+            downcast::<TimerVal>(r).is_some_and(|t| t.timer.is_active()),
+        ))
+    });
+}
+
+fn wall_us() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_micros() as i64)
+        .unwrap_or(0)
+}
+
+fn mono_ns() -> i64 {
+    static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as i64
+}
+
+fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult {
+    let ms = ms_arg(ctx, t)?;
+    if !matches!(block, Value::Block(_)) {
+        let n = ctx.class_name_of(block);
+        return Err(ctx.type_err(format!("Timer expects a Block, not {n}")));
+    }
+    let sys = sys_of(ctx)?;
+    let block = transfer(block);
+    let s2 = sys.clone();
+    let timer = if every {
+        sys.rt.every(ms, move |cx| {
+            run_block_logged(&s2, cx, &transfer(&block), &[])
+        })
+    } else {
+        sys.rt
+            .after(ms, move |cx| run_block_logged(&s2, cx, &block, &[]))
+    };
+    let class = ctx
+        .prog
+        .class_named("Timer")
+        .unwrap_or_else(|| ctx.prog.core.object.clone());
+    Ok(native(TimerVal {
+        timer,
+        serial: SERIAL.fetch_add(1, Ordering::Relaxed),
+        class,
+    }))
+}
