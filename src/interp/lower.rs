@@ -1352,7 +1352,9 @@ fn expr_assigns(e: &Expr) -> bool {
             expr_assigns(receiver) || parts.iter().any(|p| p.args.iter().any(expr_assigns))
         }
         ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => expr_assigns(value),
-        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => v.iter().any(expr_assigns),
+        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => {
+            v.iter().any(expr_assigns)
+        }
         ExprKind::Dict(v) => v.iter().any(|(k, x)| expr_assigns(k) || expr_assigns(x)),
         ExprKind::ListCons { head, tail } => expr_assigns(head) || expr_assigns(tail),
         ExprKind::Interp(parts) => parts

@@ -287,14 +287,15 @@ impl Vm {
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let job: Job = Box::new(move |ctx: &mut Ctx| {
             let mut sess = sess;
-            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
-                .map_err(|p| {
-                    ctx.reset_after_panic();
-                    p.downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "panic".to_string())
-                });
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
+                    .map_err(|p| {
+                        ctx.reset_after_panic();
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "panic".to_string())
+                    });
             let _ = tx.send((r, sess));
         });
         let msg = Message::new(

@@ -263,23 +263,23 @@ pub fn compile(n: Node) -> Op {
             let (while_true, loc) = (w.while_true, w.loc);
             let cond = compile(w.cond);
             let body = compile_effect(w.body);
-            op(move |c, f| {
-                loop {
-                    let go = match cond.run(c, f)? {
-                        Value::True => while_true,
-                        Value::False => !while_true,
-                        other => {
-                            c.set_loc(loc);
-                            let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
-                            return Err(c.dnu_error(&other, crate::interp::value::Sym::new(sel)).into());
-                        }
-                    };
-                    if !go {
-                        return Ok(Value::Nil);
+            op(move |c, f| loop {
+                let go = match cond.run(c, f)? {
+                    Value::True => while_true,
+                    Value::False => !while_true,
+                    other => {
+                        c.set_loc(loc);
+                        let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
+                        return Err(c
+                            .dnu_error(&other, crate::interp::value::Sym::new(sel))
+                            .into());
                     }
-                    (body.0)(c, f)?;
-                    c.tick()?;
+                };
+                if !go {
+                    return Ok(Value::Nil);
                 }
+                (body.0)(c, f)?;
+                c.tick()?;
             })
         }
         Node::Repeat(b) => {
@@ -351,7 +351,10 @@ pub fn compile(n: Node) -> Op {
             let e = compile(*e);
             op(move |c, f| {
                 let value = e.run(c, f)?;
-                Err(Box::new(Unwind::Return { value, home: f.home }))
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
             })
         }
         Node::NlReturn(e) => {
@@ -360,15 +363,25 @@ pub fn compile(n: Node) -> Op {
                 let value = e.run(c, f)?;
                 if !c.home_live(f.home) {
                     return Err(c
-                        .err("runtime_error", "non-local return from a method that has already returned")
+                        .err(
+                            "runtime_error",
+                            "non-local return from a method that has already returned",
+                        )
                         .into());
                 }
-                Err(Box::new(Unwind::Return { value, home: f.home }))
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
             })
         }
         Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
         Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true),
-        Node::Field(fd) if fd.mode == FieldMode::Value && fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
+        Node::Field(fd)
+            if fd.mode == FieldMode::Value
+                && fd.value.is_none()
+                && matches!(fd.recv, Node::SelfRef) =>
+        {
             let (name, idx) = (fd.name, fd.idx as usize);
             op(move |c, f| {
                 if let Value::Object(inst) = f.recv {
@@ -403,7 +416,10 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
             UpvalSrc::Upval(i) => f.upvals[*i as usize].clone(),
         })
         .collect();
-    let serial = c.prog.block_serial.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let serial = c
+        .prog
+        .block_serial
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Value::Block(Arc::new(Closure {
         code: code.clone(),
         recv: f.recv.clone(),
@@ -417,7 +433,13 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
 
 /// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
 fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
-    let crate::interp::eval::code::InPlaceNode { var, sel, name, args, loc } = p;
+    let crate::interp::eval::code::InPlaceNode {
+        var,
+        sel,
+        name,
+        args,
+        loc,
+    } = p;
     let nargs = crate::interp::eval::sel_arity(name);
     let args: Vec<Op> = args.into_iter().map(compile).collect();
     let ic = InlineCache::default();
@@ -488,7 +510,13 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
 }
 
 fn compile_send(s: SendNode) -> Op {
-    let SendNode { recv, sel, args, loc, pure_args } = s;
+    let SendNode {
+        recv,
+        sel,
+        args,
+        loc,
+        pure_args,
+    } = s;
     let mut args: Vec<Op> = args.into_iter().map(compile).collect();
     let ic = InlineCache::default();
     match recv {

@@ -549,7 +549,7 @@ impl Ctx {
         to: &Value,
         by: &Value,
         var: Option<VarRef>,
-        body: &dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>>,
+        body: &LoopBody<'_>,
         f: &Frame,
     ) -> Flow {
         let zero = self.send_impl(by, Sym::new("isZero"), &[])?;
@@ -750,6 +750,9 @@ impl Ctx {
         })))
     }
 }
+
+/// The body of a counting loop, run once per iteration.
+pub(crate) type LoopBody<'a> = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + 'a;
 
 /// Clones a value, copying immediates inline (the general clone is an out-of-line call).
 #[inline(always)]

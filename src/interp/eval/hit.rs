@@ -61,7 +61,10 @@ const MAX_MISSES: u32 = 8;
 
 impl Default for InlineCache {
     fn default() -> Self {
-        InlineCache { entry: AtomicPtr::new(std::ptr::null_mut()), misses: AtomicU32::new(0) }
+        InlineCache {
+            entry: AtomicPtr::new(std::ptr::null_mut()),
+            misses: AtomicU32::new(0),
+        }
     }
 }
 

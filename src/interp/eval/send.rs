@@ -302,7 +302,9 @@ impl Ctx {
         sel: Sym,
         base: usize,
     ) -> Flow {
-        let Some(key) = self.dispatch_key(recv) else { return self.send_at(recv, sel, base) };
+        let Some(key) = self.dispatch_key(recv) else {
+            return self.send_at(recv, sel, base);
+        };
         if let Err(e) = self.tick() {
             self.stack.truncate(base);
             return Err(e.into());
