@@ -279,3 +279,36 @@ fn value_and_results_stay_small() {
         std::mem::size_of::<crate::interp::eval::code::Node>()
     );
 }
+
+#[test]
+fn load_unit_resolves_superclasses_across_files_and_skips_broken_ones() {
+    let vm = Vm::new(VmOptions::default());
+    let files = vec![
+        ("a.bt".to_string(), "Base subclass: Derived\n  who => \"derived of \" ++ super who\nlog := Derived new who\n".to_string()),
+        ("b.bt".to_string(), "Object subclass: Base\n  who => \"base\"\n".to_string()),
+        ("c.bt".to_string(), "Object subclass: Broken\n  oops => (1 +\n".to_string()),
+    ];
+    let rep = vm.load_unit(&files);
+    assert!(rep.error.is_none(), "{:?}", rep.error);
+    assert_eq!(rep.warnings.len(), 1, "{:?}", rep.warnings);
+    assert_eq!(rep.warnings[0].0, "c.bt");
+    assert_eq!(vm.display(&vm.eval("t", "log").unwrap()), "derived of base");
+    assert!(vm.eval("t", "Broken").is_err());
+}
+
+#[test]
+fn a_runtime_error_in_one_file_does_not_stop_the_others() {
+    let vm = Vm::new(VmOptions::default());
+    let files = vec![
+        ("a.bt".to_string(), "x := 1 / 0\n".to_string()),
+        ("b.bt".to_string(), "y := 2\n".to_string()),
+    ];
+    let rep = vm.load_unit(&files);
+    let e = rep.error.expect("the division raises");
+    assert_eq!(e.kind, "type_error");
+    assert_eq!(
+        e.location.map(|(f, l, c)| (f, l, c)),
+        Some(("a.bt".to_string(), 1, 6))
+    );
+    assert_eq!(vm.display(&vm.eval("t", "y").unwrap()), "2");
+}
