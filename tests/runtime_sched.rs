@@ -593,10 +593,12 @@ fn shutdown_with_suspended_processes_completes() {
     });
     rt.shutdown();
     for t in callers {
-        assert!(matches!(
-            t.join(),
-            Err(JoinError::Exited(ExitReason::Shutdown))
-        ));
+        // Either the caller is shut down first, or it first sees its callee die: both end it.
+        let r = t.join();
+        assert!(
+            matches!(r, Err(JoinError::Exited(ExitReason::Shutdown)) | Ok(Err(_))),
+            "caller neither shut down nor told its callee died"
+        );
     }
 }
 
