@@ -342,10 +342,37 @@ impl Ctx {
     #[inline(always)]
     fn dispatch_at(&mut self, hit: Option<Hit>, recv: &Value, sel: Sym, base: usize) -> Flow {
         if let Some(h) = hit {
-            if let Some(cm) = h.compiled() {
-                if self.stack.len() - base == cm.code.nparams as usize {
-                    return self.invoke_at(cm, h.class(), recv, base);
+            let n = self.stack.len() - base;
+            match h.kind {
+                HitKind::Compiled(_) => {
+                    if let Some(cm) = h.compiled() {
+                        if n == cm.code.nparams as usize {
+                            return self.invoke_at(cm, h.class(), recv, base);
+                        }
+                    }
                 }
+                // Value-class accessors without the generic argument shuffle.
+                HitKind::Getter(i) if n == 0 => {
+                    if let Value::Object(inst) = recv {
+                        return Ok(crate::interp::eval::exec::fast_clone(
+                            inst.fields.get(i as usize).unwrap_or(&Value::Nil),
+                        ));
+                    }
+                }
+                HitKind::Setter(i) if n == 1 => {
+                    if let Value::Object(inst) = recv {
+                        let a = self.stack.pop().unwrap_or(Value::Nil);
+                        let mut fields: Box<[Value]> = inst.fields.clone();
+                        if let Some(slot) = fields.get_mut(i as usize) {
+                            *slot = a;
+                        }
+                        return Ok(Value::Object(Arc::new(Instance {
+                            class: inst.class.clone(),
+                            fields,
+                        })));
+                    }
+                }
+                _ => {}
             }
         }
         match self.stack.len() - base {
