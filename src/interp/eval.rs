@@ -10,6 +10,7 @@
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring).
 
 pub mod code;
+pub mod compile;
 mod exec;
 mod hit;
 mod pattern;
@@ -178,6 +179,8 @@ pub struct Ctx {
     pub pid: u64,
     /// The running actor's `state:` slots (set by the runtime around a handler).
     pub actor_fields: Vec<Value>,
+    /// Per-process data of the runtime (its process context, mailbox handle, …).
+    pub ext: Option<Box<dyn std::any::Any + Send>>,
     pub(crate) cur_loc: Loc,
     /// Where the last exception was created: (exception pointer, location).
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
@@ -216,6 +219,7 @@ impl Ctx {
             reduction_count: 0,
             pid: 0,
             actor_fields: Vec::new(),
+            ext: None,
             cur_loc: Loc {
                 file: code::NO_FILE,
                 pos: 0,
@@ -370,6 +374,15 @@ impl Ctx {
             h()?;
         }
         Ok(())
+    }
+
+    /// Restores a consistent state after a panic escaped an evaluation (the evaluator's
+    /// stacks may have been left mid-activation).
+    pub fn reset_after_panic(&mut self) {
+        self.stack.clear();
+        self.cells.clear();
+        self.acts.clear();
+        self.depth = 0;
     }
 
     /// Current nesting depth (activations).

@@ -353,6 +353,7 @@ impl Lowerer {
         if let Some(id) = self.self_var {
             code.self_var = Some(self.resolve(id, 0, &layout));
         }
+        code.special = code.self_var.is_some() || code.touches_class_state;
         Ok(Arc::new(code))
     }
 
@@ -438,6 +439,8 @@ impl Lowerer {
         let mut body = std::mem::take(&mut code.body);
         self.fix(&mut body, fid, layout);
         code.body = body;
+        code.is_toplevel = self.toplevel && fid == 0;
+        crate::interp::eval::compile::compile_body(code);
     }
 
     fn fix_ref(&self, r: &mut VarRef, fid: u32, layout: &[u32]) {
@@ -629,6 +632,7 @@ impl Lowerer {
                         sel: Sym::new(selector),
                         args,
                         loc: self.loc(e.span),
+                        pure_args: false,
                     }))
                 }
                 _ => self.expr(e),
@@ -943,6 +947,7 @@ impl Lowerer {
                     sel: Sym::new("value"),
                     args: vec![],
                     loc: self.loc(g.span),
+                    pure_args: false,
                 }))
             }
         });
@@ -1092,6 +1097,7 @@ impl Lowerer {
                 sel,
                 args,
                 loc,
+                pure_args: false,
             }));
         }
         if let Some(n) = self.inline(receiver, selector, args, sel, loc) {
@@ -1111,12 +1117,14 @@ impl Lowerer {
             }
         }
         let recv = self.expr(receiver);
+        let pure_args = !args.iter().any(expr_assigns);
         let args = args.iter().map(|a| self.expr(a)).collect();
         Node::Send(Box::new(SendNode {
             recv,
             sel,
             args,
             loc,
+            pure_args,
         }))
     }
 
@@ -1320,6 +1328,39 @@ fn strip_tail_return(n: &mut Node) {
             }
         }
         _ => {}
+    }
+}
+
+/// Does evaluating `e` possibly assign a variable (outside nested real blocks, whose captured
+/// variables are never stack slots)?
+fn expr_assigns(e: &Expr) -> bool {
+    match &e.kind {
+        ExprKind::Assign { .. } | ExprKind::Destructure { .. } | ExprKind::Match { .. } => true,
+        ExprKind::Block(_) => false,
+        ExprKind::Send { receiver, args, .. } => {
+            // Inlined control-flow blocks run in this activation.
+            expr_assigns(receiver)
+                || args.iter().any(|a| match &a.kind {
+                    ExprKind::Block(b) => b.body.iter().any(|s| match &s.kind {
+                        StmtKind::Expr(x) | StmtKind::Cast(x) => expr_assigns(x),
+                        StmtKind::Expect(_) => false,
+                    }),
+                    _ => expr_assigns(a),
+                })
+        }
+        ExprKind::Cascade { receiver, parts } => {
+            expr_assigns(receiver) || parts.iter().any(|p| p.args.iter().any(expr_assigns))
+        }
+        ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => expr_assigns(value),
+        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => {
+            v.iter().any(expr_assigns)
+        }
+        ExprKind::Dict(v) => v.iter().any(|(k, x)| expr_assigns(k) || expr_assigns(x)),
+        ExprKind::ListCons { head, tail } => expr_assigns(head) || expr_assigns(tail),
+        ExprKind::Interp(parts) => parts
+            .iter()
+            .any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_assigns(x))),
+        _ => false,
     }
 }
 

@@ -162,6 +162,8 @@ pub struct Program {
 pub enum Retired {
     Method(Method),
     Class(ClassRef),
+    /// A replaced inline-cache entry of a send site (`eval::hit`).
+    Other(Box<dyn std::any::Any + Send + Sync>),
 }
 
 struct Spec {

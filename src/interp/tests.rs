@@ -218,3 +218,97 @@ fn value_and_results_stay_small() {
         std::mem::size_of::<crate::interp::eval::code::Node>()
     );
 }
+
+#[test]
+fn load_unit_resolves_superclasses_across_files_and_skips_broken_ones() {
+    let vm = Vm::new(VmOptions::default());
+    let files = vec![
+        ("a.bt".to_string(), "Base subclass: Derived\n  who => \"derived of \" ++ super who\nlog := Derived new who\n".to_string()),
+        ("b.bt".to_string(), "Object subclass: Base\n  who => \"base\"\n".to_string()),
+        ("c.bt".to_string(), "Object subclass: Broken\n  oops => (1 +\n".to_string()),
+    ];
+    let rep = vm.load_unit(&files);
+    assert!(rep.error.is_none(), "{:?}", rep.error);
+    assert_eq!(rep.warnings.len(), 1, "{:?}", rep.warnings);
+    assert_eq!(rep.warnings[0].0, "c.bt");
+    assert_eq!(vm.display(&vm.eval("t", "log").unwrap()), "derived of base");
+    assert!(vm.eval("t", "Broken").is_err());
+}
+
+#[test]
+fn a_runtime_error_in_one_file_does_not_stop_the_others() {
+    let vm = Vm::new(VmOptions::default());
+    let files = vec![
+        ("a.bt".to_string(), "x := 1 / 0\n".to_string()),
+        ("b.bt".to_string(), "y := 2\n".to_string()),
+    ];
+    let rep = vm.load_unit(&files);
+    let e = rep.error.expect("the division raises");
+    assert_eq!(e.kind, "type_error");
+    assert_eq!(e.location, Some(("a.bt".to_string(), 1, 6)));
+    assert_eq!(vm.display(&vm.eval("t", "y").unwrap()), "2");
+}
+
+/// Odd inputs must answer values or language errors, never panic the evaluator.
+#[test]
+fn odd_inputs_never_panic() {
+    let vm = Vm::new(VmOptions::default());
+    let inputs = [
+        "[:x | ^ x] value: 1",
+        "[^ 3] value",
+        "b := [:v | ^ v]. b value: 4",
+        "nil foo: 1 bar: 2",
+        "3 perform: #between:and: withArguments: #(1)",
+        "3 perform: #between:and: withArguments: 5",
+        "[:a :b :c :d :e | a] valueWithArguments: #(1, 2, 3, 4, 5)",
+        "1 to: 3 by: 0.5 do: [:i | i]",
+        "1.5 to: 3 do: [:i | i]",
+        "$a to: $c do: [:c | c]",
+        "Result new unwrap",
+        "(Result error: nil) unwrap",
+        "Exception new signal",
+        "Exception new signal: nil",
+        "Error signal: #sym",
+        "3 timesRepeat: nil",
+        "nil ifTrue: nil",
+        "Integer class class class new",
+        "Metaclass new",
+        "Class new",
+        "ProtoObject new",
+        "Object class superclass superclass superclass",
+        "3 class class class class class",
+        "(Object >> #printString) source",
+        "Object removeSelector: #nope",
+        "#(1, 2) do: [:e | ^ e]",
+        "x := 0. [x < 3] whileTrue: [x := x + 1. x = 2 ifTrue: [^ x]]",
+        "3 doesNotUnderstand: #foo args: #()",
+        "3 doesNotUnderstand: 4 args: 5",
+        "3 fieldAt: nil",
+        "Point3D",
+        "Exception signalKind: 3 class: 4 selector: 5 hint: 6",
+        "Exception signalKind: #x class: #Y selector: nil hint: nil",
+        "[:e | e] on: Error do: [:e | e]",
+        "[1 / 0] ensure: [2 / 0]",
+        "[Error signal: \"a\"] on: Error do: [:e | e signal: 3]",
+        "Result fromTuple: nil",
+        "(Result ok: 1) ifOk: 1 ifError: 2",
+        "Object new fieldNames",
+        "Object new fieldAt: #x put: 1",
+        "\"{nil foo}\"",
+        "#{#a => [:x | x]} printString",
+        "Protocol requiredMethods: 3",
+        "Integer conformsTo: 3",
+        "Integer >> 3",
+        "1 to: 3 do: [:i | ^ i]",
+        "Transcript show: 3; cr",
+        "Program exit: 256",
+    ];
+    for src in inputs {
+        match vm.eval("odd", src) {
+            Ok(v) => {
+                let _ = vm.display(&v);
+            }
+            Err(e) => assert_ne!(e.kind, "internal_error", "{src}: {}", e.message),
+        }
+    }
+}

@@ -189,6 +189,14 @@ fn top_error(ctx: &mut Ctx, u: Unwind) -> BtError {
     to_bt_error(ctx, u)
 }
 
+fn internal(m: &str) -> BtError {
+    BtError::simple(
+        "InternalError",
+        "internal_error",
+        &format!("internal error in the evaluator: {m}"),
+    )
+}
+
 fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
     crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
 }
@@ -263,11 +271,31 @@ impl Vm {
         &self,
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
     ) -> R {
+        match self.try_run(f) {
+            Ok(r) => r,
+            Err(m) => panic!("bt: internal error in the evaluator: {m}"),
+        }
+    }
+
+    /// Like [`Vm::run`], but a panic inside the evaluator becomes `Err` (the context is reset;
+    /// the bindings are kept).
+    pub fn try_run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
+    ) -> Result<R, String> {
         let sess = std::mem::take(&mut *self.session.lock());
         let (tx, rx) = std::sync::mpsc::sync_channel(1);
         let job: Job = Box::new(move |ctx: &mut Ctx| {
             let mut sess = sess;
-            let r = f(ctx, &mut sess);
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
+                    .map_err(|p| {
+                        ctx.reset_after_panic();
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "panic".to_string())
+                    });
             let _ = tx.send((r, sess));
         });
         let msg = Message::new(
@@ -291,10 +319,10 @@ impl Vm {
                 r
             }
             Err(_) => {
-                // The main process died while running the job (killed, or a panic in the
-                // evaluator): start a fresh one for the next job and report.
+                // The main process died while running the job (killed): start a fresh one
+                // for the next job and report.
                 *self.main.lock() = spawn_main(&self.sys);
-                panic!("bt: internal error in the evaluator (the main process exited)");
+                Err("the main process exited".to_string())
             }
         }
     }
@@ -413,7 +441,7 @@ impl Vm {
 
     fn load_parsed(&self, units: Vec<SourceUnit>, stdlib: bool) -> LoadReport {
         let prog = self.prog.clone();
-        self.run(move |ctx, session| {
+        let r = self.try_run(move |ctx, session| {
             let mut report = LoadReport::default();
             let inst = loader::install_declarations(&prog, &units);
             for p in &inst.problems {
@@ -456,6 +484,10 @@ impl Vm {
                 }
             }
             report
+        });
+        r.unwrap_or_else(|m| LoadReport {
+            error: Some(internal(&m)),
+            ..LoadReport::default()
         })
     }
 
@@ -499,7 +531,7 @@ impl Vm {
         let prog = self.prog.clone();
         let path = path.to_string();
         let src = src.to_string();
-        self.run(move |ctx, session| {
+        let r = self.try_run(move |ctx, session| {
             let units = vec![unit];
             let mut inst = loader::install_declarations(&prog, &units);
             if !inst.problems.is_empty() {
@@ -518,18 +550,20 @@ impl Vm {
                 Err(d) => return Err(BtError::compile(&path, &src, d)),
             };
             loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
-        })
+        });
+        r.unwrap_or_else(|m| Err(internal(&m)))
     }
 
     /// Top-level display (LANGUAGE.md 10.3).
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
-        self.run(
+        self.try_run(
             move |ctx, _| match crate::interp::actor::top_display(ctx, &v) {
                 Ok(s) => s,
                 Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
             },
         )
+        .unwrap_or_else(|m| format!("<internal error: {m}>"))
     }
 
     /// `System arguments` and `Program commandName`.
@@ -558,7 +592,7 @@ impl Vm {
         let prog = self.prog.clone();
         let class = class.to_string();
         let sel = sel.to_string();
-        self.run(move |ctx, _| {
+        self.try_run(move |ctx, _| {
             let Some(c) = prog.class_named(&class) else {
                 return Err(BtError::simple(
                     "RuntimeError",
@@ -573,6 +607,7 @@ impl Vm {
             )
             .map_err(|e| top_error(ctx, e))
         })
+        .unwrap_or_else(|m| Err(internal(&m)))
     }
 
     /// Warnings and hints the checker reported for the last `eval` (rendered text).

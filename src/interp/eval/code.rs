@@ -54,11 +54,20 @@ pub struct FnCode {
     pub self_var: Option<VarRef>,
     /// Top-level units: the binding name of each cell (cells are session bindings).
     pub toplevel_names: Vec<Sym>,
+    /// The body as lowered (moved into `op`/`stmts` when compiled).
     pub body: Node,
+    /// The compiled body.
+    pub op: crate::interp::eval::compile::Op,
+    /// A top-level unit's statements, compiled one by one.
+    pub stmts: Vec<crate::interp::eval::compile::Op>,
+    /// A top-level unit (runs statement by statement).
+    pub is_toplevel: bool,
     /// Lowering id (only meaningful while lowering).
     pub fid: u32,
     /// True when the body reads or writes class state (class methods; 5.4 atomicity).
     pub touches_class_state: bool,
+    /// `self_var` or `touches_class_state` is set (the activation needs the slow path).
+    pub special: bool,
 }
 
 /// One compiled method.
@@ -78,6 +87,9 @@ pub struct SendNode {
     pub sel: Sym,
     pub args: Vec<Node>,
     pub loc: Loc,
+    /// No argument assigns a variable: a local receiver may then be moved out of its slot for
+    /// the duration of the send (no reference count traffic), since nothing else can see it.
+    pub pure_args: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
-use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
+use crate::interp::eval::{Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::{Instance, Key, Ref, Sym, Value};
 
 impl Ctx {
@@ -27,7 +27,7 @@ impl Ctx {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn set_var(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
             VarRef::Local(i) => {
@@ -41,8 +41,8 @@ impl Ctx {
 
     /// Binds an inlined block parameter: a captured one gets a fresh cell per evaluation, so
     /// closures created in different iterations see different variables.
-    #[inline]
-    fn bind_param(&mut self, f: &Frame, r: VarRef, v: Value) {
+    #[inline(always)]
+    pub(crate) fn bind_param(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
             VarRef::Cell(i) => self.cells[f.cbase + i as usize] = Arc::new(VarCell::new(v)),
             _ => self.set_var(f, r, v),
@@ -103,6 +103,21 @@ impl Ctx {
             }
             Node::Seq(v) => self.exec_seq(v, f),
             Node::Send(s) => {
+                if let (Node::Var(VarRef::Local(i)), true) = (&s.recv, s.pure_args) {
+                    // The receiver is a stack slot only this (suspended) activation can see:
+                    // lend it to the send instead of copying it.
+                    let base = self.stack.len();
+                    for a in &s.args {
+                        let v = self.exec(a, f)?;
+                        self.stack.push(v);
+                    }
+                    let slot = f.base + *i as usize;
+                    let recv = std::mem::replace(&mut self.stack[slot], Value::Nil);
+                    self.set_loc(s.loc);
+                    let r = self.send_at(&recv, s.sel, base);
+                    self.stack[slot] = recv;
+                    return r;
+                }
                 let owned;
                 let recv: &Value = match &s.recv {
                     Node::SelfRef => f.recv,
@@ -230,33 +245,7 @@ impl Ctx {
                 self.set_loc(*loc);
                 self.global(*name)
             }
-            Node::Block(code) => {
-                let upvals: Box<[Arc<VarCell>]> = code
-                    .upvals
-                    .iter()
-                    .map(|u| match u {
-                        crate::interp::eval::code::UpvalSrc::Cell(i) => {
-                            self.cells[f.cbase + *i as usize].clone()
-                        }
-                        crate::interp::eval::code::UpvalSrc::Upval(i) => {
-                            f.upvals[*i as usize].clone()
-                        }
-                    })
-                    .collect();
-                let serial = self
-                    .prog
-                    .block_serial
-                    .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                Ok(Value::Block(Arc::new(Closure {
-                    code: code.clone(),
-                    recv: f.recv.clone(),
-                    upvals,
-                    home: f.home,
-                    mclass: f.mclass.map(crate::interp::eval::hit::class_arc),
-                    mside: f.mside,
-                    serial,
-                })))
-            }
+            Node::Block(code) => Ok(crate::interp::eval::compile::make_closure(self, f, code)),
             Node::List(items) => {
                 let mut v = imbl::Vector::new();
                 for i in items {
@@ -400,7 +389,7 @@ impl Ctx {
                     return Ok(Value::Nil);
                 }
                 self.set_loc(t.loc);
-                self.generic_to_do(&from, &to, &by, t.var, &t.body, f)
+                self.generic_loop(&from, &to, &by, t.var, &|c, f| c.exec_effect(&t.body, f), f)
             }
             Node::Match(m) => self.exec_match(m, f),
             Node::Destructure(d) => self.exec_destructure(&d.0, &d.1, d.2, f),
@@ -438,9 +427,16 @@ impl Ctx {
                 }
             }
             _ => {
-                let r = self.send_impl(&recv, p.sel, &args);
-                self.set_var(f, p.var, recv);
-                r
+                if matches!(p.var, VarRef::Local(_)) {
+                    // Only this activation sees a local: lend it to the send.
+                    let r = self.send_impl(&recv, p.sel, &args);
+                    self.set_var(f, p.var, recv);
+                    r
+                } else {
+                    // A captured variable may be read by blocks the method runs: restore it first.
+                    self.set_var(f, p.var, fast_clone(&recv));
+                    self.send_impl(&recv, p.sel, &args)
+                }
             }
         };
         let v = r?;
@@ -474,6 +470,9 @@ impl Ctx {
             return Ok(acc);
         }
         let original = acc.clone();
+        if !matches!(p.var, VarRef::Local(_)) {
+            self.set_var(f, p.var, original.clone());
+        }
         for a in &args {
             match self.send_impl(&acc, p.sel, std::slice::from_ref(a)) {
                 Ok(v) => acc = v,
@@ -488,7 +487,7 @@ impl Ctx {
     }
 
     /// Moves a variable's value out (leaving nil).
-    fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
+    pub(crate) fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
         match r {
             VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
             VarRef::Cell(i) => {
@@ -515,7 +514,7 @@ impl Ctx {
     /// The Integer fast path of the arithmetic and comparison operators (None: overflow,
     /// division by zero or a user override — take the full send).
     #[inline]
-    fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
+    pub(crate) fn int_op(&self, op: BinOp, x: i64, y: i64) -> Option<Value> {
         if self
             .prog
             .arith_overridden
@@ -544,13 +543,13 @@ impl Ctx {
     }
 
     /// `to:do:` over non-Integer numbers: compares with `<=`/`>=` and steps with `+`.
-    fn generic_to_do(
+    pub(crate) fn generic_loop(
         &mut self,
         from: &Value,
         to: &Value,
         by: &Value,
         var: Option<VarRef>,
-        body: &Node,
+        body: &LoopBody<'_>,
         f: &Frame,
     ) -> Flow {
         let zero = self.send_impl(by, Sym::new("isZero"), &[])?;
@@ -575,7 +574,7 @@ impl Ctx {
             if let Some(v) = var {
                 self.bind_param(f, v, i.clone());
             }
-            self.exec(body, f)?;
+            body(self, f)?;
             self.tick()?;
             i = self.send_impl(&i, self.prog.syms.add, std::slice::from_ref(by))?;
         }
@@ -751,6 +750,9 @@ impl Ctx {
         })))
     }
 }
+
+/// The body of a counting loop, run once per iteration.
+pub(crate) type LoopBody<'a> = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + 'a;
 
 /// Clones a value, copying immediates inline (the general clone is an out-of-line call).
 #[inline(always)]

@@ -7,6 +7,7 @@
 //! ones are moved to its graveyard (`Program::retire`), and every `Ctx` holds an
 //! `Arc<Program>`. This is the only `unsafe` in the evaluator.
 
+use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::interp::class::Class;
@@ -37,6 +38,78 @@ pub(crate) struct Hit {
 // `Send + Sync` and never freed while the Program lives (see the module doc); the pointers are
 // only dereferenced by a Ctx that holds that Program.
 unsafe impl Send for Hit {}
+// SAFETY: as above; a Hit is an immutable pair of pointers to immutable-for-life data.
+unsafe impl Sync for Hit {}
+
+/// A send site's inline cache: the last (receiver class, method) pair seen there. Entries are
+/// immutable and never freed while the program lives (replaced ones are retired), so a site
+/// shared by several processes can be read without locks.
+pub(crate) struct InlineCache {
+    entry: AtomicPtr<IcEntry>,
+    misses: AtomicU32,
+}
+
+struct IcEntry {
+    key: usize,
+    epoch: u64,
+    hit: Hit,
+}
+
+/// After this many misses a site is megamorphic and stops caching (the per-process method
+/// cache still serves it).
+const MAX_MISSES: u32 = 8;
+
+impl Default for InlineCache {
+    fn default() -> Self {
+        InlineCache {
+            entry: AtomicPtr::new(std::ptr::null_mut()),
+            misses: AtomicU32::new(0),
+        }
+    }
+}
+
+impl InlineCache {
+    /// The cached hit for a receiver with dispatch key `key` at program epoch `epoch`.
+    #[inline(always)]
+    pub fn get(&self, key: usize, epoch: u64) -> Option<Hit> {
+        let p = self.entry.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null entries were published by `fill` from `Box::into_raw` and are never
+        // freed while the program (which owns the code holding this cache) lives: replaced ones
+        // are retired into its graveyard.
+        let e = unsafe { &*p };
+        (e.key == key && e.epoch == epoch).then_some(e.hit)
+    }
+
+    /// Records a hit for later sends from this site.
+    pub fn fill(&self, prog: &crate::interp::program::Program, key: usize, epoch: u64, hit: Hit) {
+        if self.misses.fetch_add(1, Ordering::Relaxed) >= MAX_MISSES {
+            return;
+        }
+        let new = Box::into_raw(Box::new(IcEntry { key, epoch, hit }));
+        let old = self.entry.swap(new, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: `old` came from `Box::into_raw` and is no longer reachable from this cache;
+            // readers that loaded it earlier may still use it, so it is kept alive (retired)
+            // rather than freed.
+            let b = unsafe { Box::from_raw(old) };
+            prog.retire(crate::interp::program::Retired::Other(b));
+        }
+    }
+}
+
+impl Drop for InlineCache {
+    fn drop(&mut self) {
+        let p = *self.entry.get_mut();
+        if !p.is_null() {
+            // SAFETY: the code owning this cache is being dropped, so no reader can still hold
+            // the current entry; it came from `Box::into_raw`.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
 
 impl Hit {
     /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the

@@ -88,7 +88,7 @@ impl Ctx {
     }
 
     /// Cached lookup of `sel` for `recv`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn lookup(&mut self, recv: &Value, sel: Sym) -> Option<Hit> {
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         if epoch != self.cache_epoch {
@@ -290,11 +290,89 @@ impl Ctx {
             return Err(e.into());
         }
         let hit = self.lookup(recv, sel);
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// A send from a site with an inline cache (`recv` is not a runtime object).
+    #[inline(always)]
+    pub(crate) fn send_cached(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        sel: Sym,
+        base: usize,
+    ) -> Flow {
+        let Some(key) = self.dispatch_key(recv) else {
+            return self.send_at(recv, sel, base);
+        };
+        if let Err(e) = self.tick() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(h) = ic.get(key, epoch) {
+            return self.dispatch_at(Some(h), recv, sel, base);
+        }
+        let hit = self.lookup(recv, sel);
         if let Some(h) = hit {
-            if let Some(cm) = h.compiled() {
-                if self.stack.len() - base == cm.code.nparams as usize {
-                    return self.invoke_at(cm, h.class(), recv, base);
+            ic.fill(&self.prog, key, epoch, h);
+        }
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// The dispatch key of a receiver (None for runtime objects, which the actor runtime routes).
+    #[inline(always)]
+    pub(crate) fn dispatch_key(&self, v: &Value) -> Option<usize> {
+        let c = &self.prog.core;
+        let cls: &ClassRef = match v {
+            Value::Object(i) => &i.class,
+            Value::Class(k) => return Some(Arc::as_ptr(k) as usize | 1),
+            Value::Int(_) | Value::BigInt(_) => &c.integer,
+            Value::Native(_) => return None,
+            other => {
+                let mut tmp = None;
+                let (k, side) = self.dispatch_class(other, &mut tmp);
+                return Some(Arc::as_ptr(k) as usize | side as usize);
+            }
+        };
+        Some(Arc::as_ptr(cls) as usize)
+    }
+
+    /// Runs a looked-up method with its arguments at `stack[base..]`.
+    #[inline(always)]
+    fn dispatch_at(&mut self, hit: Option<Hit>, recv: &Value, sel: Sym, base: usize) -> Flow {
+        if let Some(h) = hit {
+            let n = self.stack.len() - base;
+            match h.kind {
+                HitKind::Compiled(_) => {
+                    if let Some(cm) = h.compiled() {
+                        if n == cm.code.nparams as usize {
+                            return self.invoke_at(cm, h.class(), recv, base);
+                        }
+                    }
                 }
+                // Value-class accessors without the generic argument shuffle.
+                HitKind::Getter(i) if n == 0 => {
+                    if let Value::Object(inst) = recv {
+                        return Ok(crate::interp::eval::exec::fast_clone(
+                            inst.fields.get(i as usize).unwrap_or(&Value::Nil),
+                        ));
+                    }
+                }
+                HitKind::Setter(i) if n == 1 => {
+                    if let Value::Object(inst) = recv {
+                        let a = self.stack.pop().unwrap_or(Value::Nil);
+                        let mut fields: Box<[Value]> = inst.fields.clone();
+                        if let Some(slot) = fields.get_mut(i as usize) {
+                            *slot = a;
+                        }
+                        return Ok(Value::Object(Arc::new(Instance {
+                            class: inst.class.clone(),
+                            fields,
+                        })));
+                    }
+                }
+                _ => {}
             }
         }
         match self.stack.len() - base {
@@ -363,31 +441,26 @@ impl Ctx {
             sel: cm.selector,
             class_side: cm.class_side,
         });
-        if let Some(sv) = code.self_var {
-            let f = Frame {
-                recv,
-                base,
-                cbase,
-                upvals: &[],
-                home,
-                mclass: Some(defc),
-                mside: cm.class_side,
-            };
-            self.set_var(&f, sv, recv.clone());
-        }
-        let r = if cm.class_side && code.touches_class_state {
-            self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
+        let f = Frame {
+            recv,
+            base,
+            cbase,
+            upvals: &[],
+            home,
+            mclass: Some(defc),
+            mside: cm.class_side,
+        };
+        let r = if code.special {
+            if let Some(sv) = code.self_var {
+                self.set_var(&f, sv, recv.clone());
+            }
+            if cm.class_side && code.touches_class_state {
+                self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
+            } else {
+                code.op.run(self, &f)
+            }
         } else {
-            let f = Frame {
-                recv,
-                base,
-                cbase,
-                upvals: &[],
-                home,
-                mclass: Some(defc),
-                mside: cm.class_side,
-            };
-            self.exec(&code.body, &f)
+            code.op.run(self, &f)
         };
         self.acts.pop();
         self.pop_frame(base, cbase);
@@ -447,7 +520,7 @@ impl Ctx {
         let chain = target.chain();
         let snapshot: Vec<Vec<(Sym, Value)>> =
             chain.iter().map(|c| c.class_state.lock().clone()).collect();
-        let r = self.exec(&code.body, f);
+        let r = code.op.run(self, f);
         if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
             for (c, s) in chain.iter().zip(snapshot) {
                 *c.class_state.lock() = s;
@@ -512,7 +585,7 @@ impl Ctx {
             mclass: c.mclass.as_deref(),
             mside: c.mside,
         };
-        let r = self.exec(&code.body, &f);
+        let r = code.op.run(self, &f);
         self.pop_frame(base, cbase);
         self.depth -= 1;
         r
@@ -667,7 +740,7 @@ impl Ctx {
             mclass: mclass.map(|c| &**c),
             mside: true,
         };
-        let r = self.exec(&code.body, &f);
+        let r = code.op.run(self, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
         self.depth -= 1;
@@ -705,13 +778,9 @@ impl Ctx {
             mside: false,
         };
         // Statement by statement: a top-level `^` ends only its own statement (2.8).
-        let stmts: &[crate::interp::eval::code::Node] = match &code.body {
-            crate::interp::eval::code::Node::Seq(v) => v,
-            other => std::slice::from_ref(other),
-        };
         let mut r = Ok(Value::Nil);
-        for s in stmts {
-            r = match self.exec(s, &f) {
+        for s in &code.stmts {
+            r = match s.run(self, &f) {
                 Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
                     Unwind::Return { value, .. } => Ok(value),
                     other => Err(Box::new(other)),

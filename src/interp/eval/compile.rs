@@ -1,0 +1,580 @@
+//! Closure compilation: the hot node kinds become nested Rust closures specialised on their
+//! shape (a send to `self` with one argument, `local < literal`, a local receiver lent to the
+//! send …), so evaluating them needs no dispatch on the node kind and no re-checks. Everything
+//! else falls back to the tree-walker [`Ctx::exec`] over the node, which stays the reference
+//! semantics.
+
+use std::sync::Arc;
+
+use crate::interp::eval::code::{FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef};
+use crate::interp::eval::exec::{drop_fast, fast_clone};
+use crate::interp::eval::hit::InlineCache;
+use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
+use crate::interp::value::Value;
+
+type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
+type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
+
+/// A compiled expression.
+pub struct Op(Box<OpFn>);
+
+impl Op {
+    #[inline(always)]
+    pub(crate) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
+        (self.0)(c, f)
+    }
+}
+
+impl Default for Op {
+    fn default() -> Op {
+        Op(Box::new(|_, _| Ok(Value::Nil)))
+    }
+}
+
+impl std::fmt::Debug for Op {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<op>")
+    }
+}
+
+/// A compiled statement whose value is discarded.
+struct Eff(Box<EffFn>);
+
+fn op(f: impl Fn(&mut Ctx, &Frame) -> Flow + Send + Sync + 'static) -> Op {
+    Op(Box::new(f))
+}
+
+/// Falls back to the tree-walker for this node.
+fn walk(n: Node) -> Op {
+    op(move |c, f| c.exec(&n, f))
+}
+
+/// An Integer operand known without evaluation.
+enum IntSrc {
+    Lit(i64),
+    Local(usize),
+}
+
+fn int_src(n: &Node) -> Option<IntSrc> {
+    match n {
+        Node::Const(Value::Int(i)) => Some(IntSrc::Lit(*i)),
+        Node::Var(VarRef::Local(s)) => Some(IntSrc::Local(*s as usize)),
+        _ => None,
+    }
+}
+
+#[inline(always)]
+fn read_int(c: &Ctx, f: &Frame, s: &IntSrc) -> Option<i64> {
+    match s {
+        IntSrc::Lit(i) => Some(*i),
+        IntSrc::Local(k) => match &c.stack[f.base + k] {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        },
+    }
+}
+
+fn compile_effect(n: Node) -> Eff {
+    match n {
+        Node::SetVar(r, e) => {
+            let e = compile(*e);
+            match r {
+                VarRef::Local(i) => Eff(Box::new(move |c, f| {
+                    let v = e.run(c, f)?;
+                    drop_fast(std::mem::replace(&mut c.stack[f.base + i as usize], v));
+                    Ok(())
+                })),
+                r => Eff(Box::new(move |c, f| {
+                    let v = e.run(c, f)?;
+                    c.set_var(f, r, v);
+                    Ok(())
+                })),
+            }
+        }
+        Node::Seq(v) => {
+            let effs: Vec<Eff> = v.into_iter().map(compile_effect).collect();
+            Eff(Box::new(move |c, f| {
+                for e in &effs {
+                    (e.0)(c, f)?;
+                }
+                Ok(())
+            }))
+        }
+        Node::Nil | Node::Const(_) => Eff(Box::new(|_, _| Ok(()))),
+        Node::InPlace(p) if p.name != "++" => {
+            let o = compile_in_place(*p, false);
+            Eff(Box::new(move |c, f| o.run(c, f).map(drop_fast)))
+        }
+        other => {
+            let o = compile(other);
+            Eff(Box::new(move |c, f| {
+                drop_fast(o.run(c, f)?);
+                Ok(())
+            }))
+        }
+    }
+}
+
+/// Compiles a function body (nested blocks are compiled already).
+pub fn compile_body(code: &mut FnCode) {
+    let body = std::mem::take(&mut code.body);
+    if !code.is_toplevel {
+        code.op = compile(body);
+    } else {
+        // Top-level units run statement by statement (a `^` ends one statement).
+        let stmts = match body {
+            Node::Seq(v) => v,
+            other => vec![other],
+        };
+        code.stmts = stmts.into_iter().map(compile).collect();
+    }
+}
+
+/// Compiles an expression.
+pub fn compile(n: Node) -> Op {
+    match n {
+        Node::Nil => op(|_, _| Ok(Value::Nil)),
+        Node::Const(v) => match v {
+            Value::Int(i) => op(move |_, _| Ok(Value::Int(i))),
+            Value::True => op(|_, _| Ok(Value::True)),
+            Value::False => op(|_, _| Ok(Value::False)),
+            v => op(move |_, _| Ok(fast_clone(&v))),
+        },
+        Node::SelfRef => op(|_, f| Ok(fast_clone(f.recv))),
+        Node::Var(VarRef::Local(i)) => {
+            let i = i as usize;
+            op(move |c, f| Ok(fast_clone(&c.stack[f.base + i])))
+        }
+        Node::Var(r) => op(move |c, f| Ok(c.get_var(f, r))),
+        Node::SetVar(r, e) => {
+            let e = compile(*e);
+            op(move |c, f| {
+                let v = e.run(c, f)?;
+                c.set_var(f, r, fast_clone(&v));
+                Ok(v)
+            })
+        }
+        Node::Seq(v) => {
+            let mut v = v;
+            let last = v.pop().map(compile).unwrap_or_default();
+            let init: Vec<Eff> = v.into_iter().map(compile_effect).collect();
+            op(move |c, f| {
+                for e in &init {
+                    (e.0)(c, f)?;
+                }
+                last.run(c, f)
+            })
+        }
+        Node::Send(s) => compile_send(*s),
+        Node::Bin(b) => {
+            let b = *b;
+            let (opk, sel, loc) = (b.op, b.sel, b.loc);
+            if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
+                let (lo, ro) = (compile(b.lhs), compile(b.rhs));
+                return op(move |c, f| {
+                    if let (Some(x), Some(y)) = (read_int(c, f, &l), read_int(c, f, &r)) {
+                        if let Some(v) = c.int_op(opk, x, y) {
+                            return Ok(v);
+                        }
+                    }
+                    let lv = lo.run(c, f)?;
+                    let rv = ro.run(c, f)?;
+                    c.set_loc(loc);
+                    c.send_impl(&lv, sel, std::slice::from_ref(&rv))
+                });
+            }
+            let (lo, ro) = (compile(b.lhs), compile(b.rhs));
+            op(move |c, f| {
+                let lv = lo.run(c, f)?;
+                let rv = ro.run(c, f)?;
+                match (lv, rv) {
+                    (Value::Int(x), Value::Int(y)) => match c.int_op(opk, x, y) {
+                        Some(v) => Ok(v),
+                        None => {
+                            c.set_loc(loc);
+                            c.send_impl(&Value::Int(x), sel, &[Value::Int(y)])
+                        }
+                    },
+                    (lv, rv) => {
+                        c.set_loc(loc);
+                        c.send_impl(&lv, sel, std::slice::from_ref(&rv))
+                    }
+                }
+            })
+        }
+        Node::If(n) => {
+            let n = *n;
+            let (kind, sel, loc) = (n.kind, n.sel, n.loc);
+            let recv = compile(n.recv);
+            let a = compile(n.a);
+            let b = compile(n.b);
+            op(move |c, f| {
+                let r = recv.run(c, f)?;
+                let t = match &r {
+                    Value::True => true,
+                    Value::False => false,
+                    _ => {
+                        c.set_loc(loc);
+                        let nargs = crate::interp::eval::sel_arity(sel.as_str());
+                        let args = vec![Value::Nil; nargs];
+                        return c.dnu(&r, sel, &args);
+                    }
+                };
+                std::mem::forget(r);
+                match (kind, t) {
+                    (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
+                    (IfKind::IfTrue, false) => Ok(Value::False),
+                    (IfKind::IfFalse, true) => Ok(Value::True),
+                    (IfKind::IfTrueIfFalse, true) => a.run(c, f),
+                    (IfKind::IfTrueIfFalse, false) => b.run(c, f),
+                    (IfKind::And, true) | (IfKind::Or, false) => a.run(c, f),
+                    (IfKind::And, false) => Ok(Value::False),
+                    (IfKind::Or, true) => Ok(Value::True),
+                }
+            })
+        }
+        Node::IfNil(n) => {
+            let n = *n;
+            let recv = compile(n.recv);
+            let if_nil = n.if_nil.map(compile);
+            let if_not = n.if_not_nil.map(|(p, b)| (p, compile(b)));
+            op(move |c, f| {
+                let r = recv.run(c, f)?;
+                if r.is_nil() {
+                    match &if_nil {
+                        Some(b) => b.run(c, f),
+                        None => Ok(Value::Nil),
+                    }
+                } else {
+                    match &if_not {
+                        Some((p, b)) => {
+                            if let Some(p) = p {
+                                c.bind_param(f, *p, r);
+                            }
+                            b.run(c, f)
+                        }
+                        None => Ok(r),
+                    }
+                }
+            })
+        }
+        Node::While(w) => {
+            let w = *w;
+            let (while_true, loc) = (w.while_true, w.loc);
+            let cond = compile(w.cond);
+            let body = compile_effect(w.body);
+            op(move |c, f| loop {
+                let go = match cond.run(c, f)? {
+                    Value::True => while_true,
+                    Value::False => !while_true,
+                    other => {
+                        c.set_loc(loc);
+                        let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
+                        return Err(c
+                            .dnu_error(&other, crate::interp::value::Sym::new(sel))
+                            .into());
+                    }
+                };
+                if !go {
+                    return Ok(Value::Nil);
+                }
+                (body.0)(c, f)?;
+                c.tick()?;
+            })
+        }
+        Node::Repeat(b) => {
+            let body = compile_effect(*b);
+            op(move |c, f| loop {
+                (body.0)(c, f)?;
+                c.tick()?;
+            })
+        }
+        Node::Times(t) => {
+            let t = *t;
+            let loc = t.loc;
+            let count = compile(t.count);
+            let body = compile_effect(t.body);
+            op(move |c, f| match count.run(c, f)? {
+                Value::Int(n) => {
+                    for _ in 0..n.max(0) {
+                        (body.0)(c, f)?;
+                        c.tick()?;
+                    }
+                    Ok(Value::Nil)
+                }
+                other => {
+                    c.set_loc(loc);
+                    let sel = c.prog.syms.times_repeat;
+                    Err(c.dnu_error(&other, sel).into())
+                }
+            })
+        }
+        Node::ToDo(t) => {
+            let t = *t;
+            let (var, loc) = (t.var, t.loc);
+            let from = compile(t.from);
+            let to = compile(t.to);
+            let by = t.by.map(compile);
+            // The generic path needs the body as a node for the tree-walker.
+            let body = compile_effect(t.body);
+            op(move |c, f| {
+                let a = from.run(c, f)?;
+                let b = to.run(c, f)?;
+                let s = match &by {
+                    Some(o) => o.run(c, f)?,
+                    None => Value::Int(1),
+                };
+                if let (Value::Int(a), Value::Int(b), Value::Int(s)) = (&a, &b, &s) {
+                    let (a, b, s) = (*a, *b, *s);
+                    if s == 0 {
+                        return Ok(Value::Nil);
+                    }
+                    let mut i = a;
+                    while (s > 0 && i <= b) || (s < 0 && i >= b) {
+                        if let Some(v) = var {
+                            c.bind_param(f, v, Value::Int(i));
+                        }
+                        (body.0)(c, f)?;
+                        c.tick()?;
+                        match i.checked_add(s) {
+                            Some(n) => i = n,
+                            None => break,
+                        }
+                    }
+                    return Ok(Value::Nil);
+                }
+                c.set_loc(loc);
+                c.generic_loop(&a, &b, &s, var, &|c, f| (body.0)(c, f), f)
+            })
+        }
+        Node::Return(e) => {
+            let e = compile(*e);
+            op(move |c, f| {
+                let value = e.run(c, f)?;
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
+            })
+        }
+        Node::NlReturn(e) => {
+            let e = compile(*e);
+            op(move |c, f| {
+                let value = e.run(c, f)?;
+                if !c.home_live(f.home) {
+                    return Err(c
+                        .err(
+                            "runtime_error",
+                            "non-local return from a method that has already returned",
+                        )
+                        .into());
+                }
+                Err(Box::new(Unwind::Return {
+                    value,
+                    home: f.home,
+                }))
+            })
+        }
+        Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
+        Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true),
+        Node::Field(fd)
+            if fd.mode == FieldMode::Value
+                && fd.value.is_none()
+                && matches!(fd.recv, Node::SelfRef) =>
+        {
+            let (name, idx) = (fd.name, fd.idx as usize);
+            op(move |c, f| {
+                if let Value::Object(inst) = f.recv {
+                    if inst.class.field_names.get(idx) == Some(&name) {
+                        return Ok(fast_clone(inst.fields.get(idx).unwrap_or(&Value::Nil)));
+                    }
+                }
+                c.read_field(f.recv, name, idx)
+            })
+        }
+        Node::List(items) if !items.is_empty() => {
+            let ops: Vec<Op> = items.into_iter().map(compile).collect();
+            op(move |c, f| {
+                let mut v = imbl::Vector::new();
+                for o in &ops {
+                    v.push_back(o.run(c, f)?);
+                }
+                Ok(Value::List(crate::interp::value::Ref::new(v)))
+            })
+        }
+        other => walk(other),
+    }
+}
+
+/// A closure value for a block literal evaluated in frame `f`.
+pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value {
+    let upvals: Box<[Arc<VarCell>]> = code
+        .upvals
+        .iter()
+        .map(|u| match u {
+            UpvalSrc::Cell(i) => c.cells[f.cbase + *i as usize].clone(),
+            UpvalSrc::Upval(i) => f.upvals[*i as usize].clone(),
+        })
+        .collect();
+    let serial = c
+        .prog
+        .block_serial
+        .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    Value::Block(Arc::new(Closure {
+        code: code.clone(),
+        recv: f.recv.clone(),
+        upvals,
+        home: f.home,
+        mclass: f.mclass.map(crate::interp::eval::hit::class_arc),
+        mside: f.mside,
+        serial,
+    }))
+}
+
+/// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
+fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
+    let crate::interp::eval::code::InPlaceNode {
+        var,
+        sel,
+        name,
+        args,
+        loc,
+    } = p;
+    let nargs = crate::interp::eval::sel_arity(name);
+    let args: Vec<Op> = args.into_iter().map(compile).collect();
+    let ic = InlineCache::default();
+    op(move |c, f| {
+        let base = c.stack.len();
+        for a in &args {
+            let v = a.run(c, f)?;
+            c.stack.push(v);
+        }
+        c.set_loc(loc);
+        let mut recv = c.take_var(f, var);
+        if let Some(update) = crate::interp::prims::collections::in_place(&recv, sel) {
+            if args.len() == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
+                // The collection prim updates `recv` in place when nothing else shares it.
+                let mut av = [Value::Nil, Value::Nil];
+                for k in (0..nargs.min(2)).rev() {
+                    av[k] = c.stack.pop().unwrap_or(Value::Nil);
+                }
+                let r = match c.tick() {
+                    Ok(()) => update(c, &mut recv, &av[..nargs.min(2)]),
+                    Err(e) => Err(e),
+                };
+                return match r {
+                    Ok(v) => {
+                        drop(recv);
+                        if keep {
+                            c.set_var(f, var, fast_clone(&v));
+                            Ok(v)
+                        } else {
+                            c.set_var(f, var, v);
+                            Ok(Value::Nil)
+                        }
+                    }
+                    Err(e) => {
+                        c.set_var(f, var, recv);
+                        Err(Box::new(e))
+                    }
+                };
+            }
+        }
+        if let VarRef::Local(i) = var {
+            // Only this activation sees a local: lend it to the send.
+            let r = c.send_cached(&ic, &recv, sel, base);
+            let slot = f.base + i as usize;
+            match r {
+                Ok(v) => {
+                    drop(recv);
+                    if keep {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
+                        Ok(v)
+                    } else {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], v));
+                        Ok(Value::Nil)
+                    }
+                }
+                Err(e) => {
+                    c.stack[slot] = recv;
+                    Err(e)
+                }
+            }
+        } else {
+            c.set_var(f, var, fast_clone(&recv));
+            let v = c.send_cached(&ic, &recv, sel, base)?;
+            c.set_var(f, var, fast_clone(&v));
+            Ok(v)
+        }
+    })
+}
+
+fn compile_send(s: SendNode) -> Op {
+    let SendNode {
+        recv,
+        sel,
+        args,
+        loc,
+        pure_args,
+    } = s;
+    let mut args: Vec<Op> = args.into_iter().map(compile).collect();
+    let ic = InlineCache::default();
+    match recv {
+        Node::SelfRef => match args.len() {
+            0 => op(move |c, f| {
+                let base = c.stack.len();
+                c.set_loc(loc);
+                c.send_cached(&ic, f.recv, sel, base)
+            }),
+            1 => {
+                let a0 = args.pop().unwrap_or_default();
+                op(move |c, f| {
+                    let v = a0.run(c, f)?;
+                    let base = c.stack.len();
+                    c.stack.push(v);
+                    c.set_loc(loc);
+                    c.send_cached(&ic, f.recv, sel, base)
+                })
+            }
+            _ => op(move |c, f| {
+                let base = c.stack.len();
+                for a in &args {
+                    let v = a.run(c, f)?;
+                    c.stack.push(v);
+                }
+                c.set_loc(loc);
+                c.send_cached(&ic, f.recv, sel, base)
+            }),
+        },
+        Node::Var(VarRef::Local(i)) if pure_args => {
+            let i = i as usize;
+            op(move |c, f| {
+                let base = c.stack.len();
+                for a in &args {
+                    let v = a.run(c, f)?;
+                    c.stack.push(v);
+                }
+                // The receiver is a slot only this (suspended) activation can see: lend it.
+                let slot = f.base + i;
+                let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+                c.set_loc(loc);
+                let r = c.send_cached(&ic, &recv, sel, base);
+                c.stack[slot] = recv;
+                r
+            })
+        }
+        recv => {
+            let r = compile(recv);
+            op(move |c, f| {
+                let rv = r.run(c, f)?;
+                let base = c.stack.len();
+                for a in &args {
+                    let v = a.run(c, f)?;
+                    c.stack.push(v);
+                }
+                c.set_loc(loc);
+                c.send_cached(&ic, &rv, sel, base)
+            })
+        }
+    }
+}
