@@ -494,11 +494,11 @@ impl Vm {
     /// Evaluates one REPL input / btscript expression; top-level bindings persist. An input
     /// that raises leaves the bindings as they were.
     pub fn eval(&self, path: &str, src: &str) -> Result<Value, BtError> {
+        self.findings.lock().clear();
         let (module, diags) = crate::syntax::parse(src);
         if diags.iter().any(|d| d.is_error()) {
             return Err(BtError::compile(path, src, diags));
         }
-        self.findings.lock().clear();
         if self.prog.opts.check {
             let opts = self.check_opts.lock().clone();
             let mut guard = self.checker.lock();
