@@ -19,8 +19,8 @@ use crate::interp::prims::supervision_fields as fields;
 use crate::interp::prims::supervision_snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
 use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::{
-    self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions,
-    Snapshot, Totals, DEFAULT_LIMIT,
+    self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions, Snapshot,
+    Totals, DEFAULT_LIMIT,
 };
 
 fn class(ctx: &Ctx, name: &str) -> ClassRef {
@@ -150,11 +150,7 @@ fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     let here = current_node(ctx);
     if !order::strict_eq(node, &here) {
         let shown = ctx.print_string(node)?;
-        let e = error_value(
-            ctx,
-            "node_down",
-            format!("{shown} is not connected"),
-        );
+        let e = error_value(ctx, "node_down", format!("{shown} is not connected"));
         return Ok(ctx.make_error(e));
     }
     let sys = sys_of(ctx)?;
@@ -245,12 +241,10 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
             let sys = sys_of(ctx)?;
             let pid = downcast::<PidVal>(&s.field(0)).map(|p| p.proc.pid());
             match pid {
-                Some(p) if s.kind_is(&["beamtalkSupervisor"]) => {
-                    match sys.supervision.by_pid(p) {
-                        Some(h) => sup_value(ctx, h),
-                        None => Value::Nil,
-                    }
-                }
+                Some(p) if s.kind_is(&["beamtalkSupervisor"]) => match sys.supervision.by_pid(p) {
+                    Some(h) => sup_value(ctx, h),
+                    None => Value::Nil,
+                },
                 _ => Value::Nil,
             }
         }
@@ -373,11 +367,11 @@ fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
             ])
         }
         "asDictionaries" => tree_dicts(&nodes),
-        "nodesOfKind:" => Value::list(nodes.iter().cloned().filter(|v| {
+        "nodesOfKind:" => Value::list(nodes.into_iter().filter(|v| {
             downcast::<SnapVal>(v)
                 .is_some_and(|n| n.is_node() && order::strict_eq(&n.field(2), &args[0]))
         })),
-        "findClass:" => Value::list(nodes.iter().cloned().filter(|v| {
+        "findClass:" => Value::list(nodes.into_iter().filter(|v| {
             downcast::<SnapVal>(v).is_some_and(|n| {
                 n.is_node()
                     && matches!((&n.field(3), &args[0]),
@@ -482,7 +476,9 @@ pub fn register(p: &mut Prims) {
         })
         .unwrap_or(Value::Nil))
     });
-    p.add_class(pn, "from:", |ctx, _, a| from(ctx, &a[0], Some(DEFAULT_LIMIT)));
+    p.add_class(pn, "from:", |ctx, _, a| {
+        from(ctx, &a[0], Some(DEFAULT_LIMIT))
+    });
     p.add_class(pn, "from:limit:", |ctx, _, a| {
         let limit = match &a[1] {
             Value::Int(n) if *n > 0 => Some(*n as usize),

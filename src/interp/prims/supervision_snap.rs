@@ -24,7 +24,13 @@ use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::snapshot::{NodeKind, NodeState, SnapNode, Snapshot, SupInfo};
 
 /// The declared fields of a SupervisionNode, in declaration order.
-pub const NODE_FIELDS: [&str; 5] = ["pid", "registeredName", "kind", "behaviourClass", "childCount"];
+pub const NODE_FIELDS: [&str; 5] = [
+    "pid",
+    "registeredName",
+    "kind",
+    "behaviourClass",
+    "childCount",
+];
 
 /// The classes the values of one snapshot belong to (looked up once, at wrap time).
 #[derive(Clone)]
@@ -379,7 +385,10 @@ impl SnapVal {
                     && self.path() == o.path()
                     && matches!(
                         (&self.repr, &o.repr),
-                        (Repr::Node { fields: None, .. }, Repr::Node { fields: None, .. })
+                        (
+                            Repr::Node { fields: None, .. },
+                            Repr::Node { fields: None, .. }
+                        )
                     )
                 {
                     return true;
@@ -449,7 +458,10 @@ fn same_data(a: &SnapNode, b: &SnapNode) -> bool {
         && a.declared_supervisor == b.declared_supervisor
         && sup_eq(a.supervision.as_deref(), b.supervision.as_deref())
         && a.children.len() == b.children.len()
-        && a.children.iter().zip(&b.children).all(|(x, y)| same_node(x, y))
+        && a.children
+            .iter()
+            .zip(&b.children)
+            .all(|(x, y)| same_node(x, y))
 }
 
 fn sup_eq(a: Option<&SupInfo>, b: Option<&SupInfo>) -> bool {
