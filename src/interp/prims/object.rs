@@ -94,6 +94,9 @@ pub fn register(p: &mut Prims) {
         "isFloat",
         "isCharacter",
         "isBoolean",
+        "isBehaviour",
+        "isMeta",
+        "isMetaclass",
     ] {
         p.add(o, sel, |_, _, _| Ok(Value::False));
     }
