@@ -97,6 +97,7 @@ pub fn register(p: &mut Prims) {
         "isBehaviour",
         "isMeta",
         "isMetaclass",
+        "isEmptyOrNil",
     ] {
         p.add(o, sel, |_, _, _| Ok(Value::False));
     }
