@@ -226,7 +226,8 @@ fn has_block(v: &Value, d: usize) -> bool {
     }
     match v {
         Value::Block(_) => true,
-        Value::List(l) | Value::Array(l) | Value::Queue(l) => l.iter().any(|e| has_block(e, d + 1)),
+        Value::List(l) | Value::Queue(l) => l.iter().any(|e| has_block(e, d + 1)),
+        Value::Array(l) => l.iter().any(|e| has_block(e, d + 1)),
         Value::Tuple(t) => t.iter().any(|e| has_block(e, d + 1)),
         Value::Dict(m) => m.values().any(|e| has_block(e, d + 1)),
         Value::Object(i) => i.fields.iter().any(|e| has_block(e, d + 1)),

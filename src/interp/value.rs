@@ -113,8 +113,8 @@ pub enum Value {
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
-    /// `#[ ]` — an Array.
-    Array(Ref<imbl::Vector<Value>>),
+    /// `#[ ]` — an Array: a flat vector, copied on write when shared (`Ref::make_mut`).
+    Array(Ref<Vec<Value>>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
     /// `#{ }` — keys in standard term order.

@@ -254,9 +254,9 @@ impl Ctx {
                 Ok(Value::List(Ref::new(v)))
             }
             Node::Array(items) => {
-                let mut v = imbl::Vector::new();
+                let mut v = Vec::with_capacity(items.len());
                 for i in items {
-                    v.push_back(self.exec(i, f)?);
+                    v.push(self.exec(i, f)?);
                 }
                 Ok(Value::Array(Ref::new(v)))
             }
