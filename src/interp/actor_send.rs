@@ -322,7 +322,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     fields[F_SELECTOR] = Value::Symbol(sel);
     Value::Object(Arc::new(Instance {
         class: inst.class.clone(),
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     }))
 }
 

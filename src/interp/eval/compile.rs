@@ -57,12 +57,21 @@ fn walk(n: Node) -> Op {
 enum IntSrc {
     Lit(i64),
     Local(usize),
+    /// `self.name` of a Value instance: (field index, name).
+    SelfField(usize, crate::interp::value::Sym),
 }
 
 fn int_src(n: &Node) -> Option<IntSrc> {
     match n {
         Node::Const(Value::Int(i)) => Some(IntSrc::Lit(*i)),
         Node::Var(VarRef::Local(s)) => Some(IntSrc::Local(*s as usize)),
+        Node::Field(fd)
+            if fd.mode == FieldMode::Value
+                && fd.value.is_none()
+                && matches!(fd.recv, Node::SelfRef) =>
+        {
+            Some(IntSrc::SelfField(fd.idx as usize, fd.name))
+        }
         _ => None,
     }
 }
@@ -73,6 +82,15 @@ fn read_int(c: &Ctx, f: &Frame, s: &IntSrc) -> Option<i64> {
         IntSrc::Lit(i) => Some(*i),
         IntSrc::Local(k) => match &c.stack[f.base + k] {
             Value::Int(i) => Some(*i),
+            _ => None,
+        },
+        IntSrc::SelfField(idx, name) => match f.recv {
+            Value::Object(inst) if inst.class.field_names.get(*idx) == Some(name) => {
+                match inst.fields.get(*idx) {
+                    Some(Value::Int(i)) => Some(*i),
+                    _ => None,
+                }
+            }
             _ => None,
         },
     }

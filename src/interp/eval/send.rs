@@ -188,7 +188,7 @@ impl Ctx {
                         }
                         Ok(Value::Object(Arc::new(Instance {
                             class: inst.class.clone(),
-                            fields: fields.into_boxed_slice(),
+                            fields: fields.into(),
                         })))
                     }
                     _ => Ok(recv.clone()),
@@ -387,7 +387,7 @@ impl Ctx {
                 HitKind::Setter(i) if n == 1 => {
                     if let Value::Object(inst) = recv {
                         let a = self.stack.pop().unwrap_or(Value::Nil);
-                        let mut fields: Box<[Value]> = inst.fields.clone();
+                        let mut fields = crate::interp::value::clone_fields(&inst.fields);
                         if let Some(slot) = fields.get_mut(i as usize) {
                             *slot = a;
                         }
@@ -697,7 +697,7 @@ impl Ctx {
         }
         Ok(Value::Object(Arc::new(Instance {
             class: c.clone(),
-            fields: fields.into_boxed_slice(),
+            fields: fields.into(),
         })))
     }
 
@@ -720,7 +720,7 @@ impl Ctx {
         if all_fields {
             return Ok(Value::Object(Arc::new(Instance {
                 class: c.clone(),
-                fields: args.to_vec().into_boxed_slice(),
+                fields: args.iter().cloned().collect(),
             })));
         }
         let base = self.instantiate(c)?;
@@ -735,7 +735,7 @@ impl Ctx {
         }
         Ok(Value::Object(Arc::new(Instance {
             class: c.clone(),
-            fields: fields.into_boxed_slice(),
+            fields: fields.into(),
         })))
     }
 
