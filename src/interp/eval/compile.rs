@@ -470,8 +470,17 @@ pub fn compile(n: Node) -> Op {
                     }
                     let mut i = a;
                     while (s > 0 && i <= b) || (s < 0 && i >= b) {
-                        if let Some(v) = var {
-                            c.bind_param(f, v, Value::Int(i));
+                        match var {
+                            Some(VarRef::Local(k)) => {
+                                let slot = &mut c.stack[f.base + k as usize];
+                                if let Value::Int(old) = slot {
+                                    *old = i;
+                                } else {
+                                    drop_fast(std::mem::replace(slot, Value::Int(i)));
+                                }
+                            }
+                            Some(v) => c.bind_param(f, v, Value::Int(i)),
+                            None => {}
                         }
                         (body.0)(c, f)?;
                         c.tick()?;
@@ -611,12 +620,18 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
                     Value::Nil
                 });
             }
-            if let (Value::Int(k), Value::Array(a)) = (&k, &c.stack[slot]) {
-                let k = *k as usize;
-                if k >= 1 && k <= a.len() && c.builtin_prim_at(&ic, &c.prog.core.array, sel) {
+            if let (Value::Int(ki), Value::Array(a)) = (&k, &c.stack[slot]) {
+                let ki = *ki as usize;
+                if ki >= 1 && ki <= a.len() && c.builtin_prim_at(&ic, &c.prog.core.array, sel) {
                     c.tick()?;
+                    // An Integer: nothing to drop.
+                    std::mem::forget(k);
                     if let Value::Array(a) = &mut c.stack[slot] {
-                        drop_fast(std::mem::replace(&mut Arc::make_mut(a)[k - 1], v));
+                        let elems = match Arc::get_mut(a) {
+                            Some(e) => e,
+                            None => Arc::make_mut(a),
+                        };
+                        drop_fast(std::mem::replace(&mut elems[ki - 1], v));
                     }
                     return Ok(if keep {
                         c.stack[slot].clone()
