@@ -791,20 +791,20 @@ fn compile_send(s: SendNode) -> Op {
                 if let Value::Int(k) = &k {
                     let k = (*k as usize).wrapping_sub(1);
                     match &c.stack[slot] {
-                        Value::Array(a) if k < a.len() => {
-                            if c.builtin_prim_at(&ic2, &c.prog.core.array, sel) {
-                                c.tick()?;
-                                if let Value::Array(a) = &c.stack[slot] {
-                                    return Ok(fast_clone(&a[k]));
-                                }
+                        Value::Array(a)
+                            if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.array, sel) =>
+                        {
+                            c.tick()?;
+                            if let Value::Array(a) = &c.stack[slot] {
+                                return Ok(fast_clone(&a[k]));
                             }
                         }
-                        Value::List(a) if k < a.len() => {
-                            if c.builtin_prim_at(&ic2, &c.prog.core.list, sel) {
-                                c.tick()?;
-                                if let Value::List(a) = &c.stack[slot] {
-                                    return Ok(fast_clone(&a[k]));
-                                }
+                        Value::List(a)
+                            if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.list, sel) =>
+                        {
+                            c.tick()?;
+                            if let Value::List(a) = &c.stack[slot] {
+                                return Ok(fast_clone(&a[k]));
                             }
                         }
                         _ => {}
