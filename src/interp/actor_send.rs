@@ -226,7 +226,8 @@ fn has_block(v: &Value, d: usize) -> bool {
     }
     match v {
         Value::Block(_) => true,
-        Value::List(l) | Value::Array(l) | Value::Queue(l) => l.iter().any(|e| has_block(e, d + 1)),
+        Value::List(l) | Value::Queue(l) => l.iter().any(|e| has_block(e, d + 1)),
+        Value::Array(l) => l.iter().any(|e| has_block(e, d + 1)),
         Value::Tuple(t) => t.iter().any(|e| has_block(e, d + 1)),
         Value::Dict(m) => m.values().any(|e| has_block(e, d + 1)),
         Value::Object(i) => i.fields.iter().any(|e| has_block(e, d + 1)),
@@ -321,7 +322,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     fields[F_SELECTOR] = Value::Symbol(sel);
     Value::Object(Arc::new(Instance {
         class: inst.class.clone(),
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     }))
 }
 

@@ -96,7 +96,7 @@ pub fn make_exception(
     let _ = prog;
     Value::Object(Arc::new(Instance {
         class: class.clone(),
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     }))
 }
 
@@ -229,7 +229,7 @@ pub fn make_result(ctx: &Ctx, ok: bool, v: Value) -> Value {
     fields[2] = Value::bool(ok);
     Value::Object(Arc::new(Instance {
         class,
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     }))
 }
 

@@ -90,9 +90,8 @@ fn term_cmp_general(a: &Value, b: &Value) -> Ordering {
         },
         9 => library_cmp(a, b),
         10 | 11 => match (a, b) {
-            (Value::List(x), Value::List(y)) | (Value::Array(x), Value::Array(y)) => {
-                seq_cmp(x.iter(), y.iter())
-            }
+            (Value::List(x), Value::List(y)) => seq_cmp(x.iter(), y.iter()),
+            (Value::Array(x), Value::Array(y)) => seq_cmp(x.iter(), y.iter()),
             _ => native_or_subrank_cmp(a, b),
         },
         12 => match (a, b) {
@@ -406,7 +405,10 @@ fn eq_with(a: &Value, b: &Value, loose: bool) -> bool {
         (V::Symbol(x), V::Symbol(y)) => x == y,
         (V::Str(x), V::Str(y)) => x == y,
         (V::Binary(x), V::Binary(y)) => x == y,
-        (V::List(x), V::List(y)) | (V::Array(x), V::Array(y)) | (V::Queue(x), V::Queue(y)) => {
+        (V::List(x), V::List(y)) | (V::Queue(x), V::Queue(y)) => {
+            Ref::ptr_eq(x, y) || (x.len() == y.len() && seq(&mut x.iter(), &mut y.iter()))
+        }
+        (V::Array(x), V::Array(y)) => {
             Ref::ptr_eq(x, y) || (x.len() == y.len() && seq(&mut x.iter(), &mut y.iter()))
         }
         (V::Tuple(x), V::Tuple(y)) => x.len() == y.len() && seq(&mut x.iter(), &mut y.iter()),
@@ -480,7 +482,11 @@ fn hash_into(v: &Value, h: &mut impl Hasher) {
         V::Symbol(s) => s.as_str().hash(h),
         V::Str(s) => s.as_bytes().hash(h),
         V::Binary(b) => b.as_slice().hash(h),
-        V::List(x) | V::Array(x) | V::Queue(x) => {
+        V::List(x) | V::Queue(x) => {
+            x.len().hash(h);
+            x.iter().for_each(|e| hash_into(e, h));
+        }
+        V::Array(x) => {
             x.len().hash(h);
             x.iter().for_each(|e| hash_into(e, h));
         }

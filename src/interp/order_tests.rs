@@ -41,7 +41,7 @@ pub(crate) fn class(name: &str, kind: ClassKind, fields: &[&str]) -> ClassRef {
 fn inst(c: &ClassRef, fields: Vec<Value>) -> Value {
     Value::Object(Ref::new(Instance {
         class: c.clone(),
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     }))
 }
 

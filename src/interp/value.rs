@@ -77,7 +77,24 @@ impl fmt::Display for Sym {
 /// its class and its fields in the class's field order (inherited first).
 pub struct Instance {
     pub class: ClassRef,
-    pub fields: Box<[Value]>,
+    pub fields: Fields,
+}
+
+/// An instance's field values: up to three live inline, so a small Value-class copy
+/// (`withX:`) is one allocation.
+pub type Fields = smallvec::SmallVec<[Value; 3]>;
+
+/// A copy of an instance's fields (the hot path of Value-class `withX:` copies: no generic
+/// iterator machinery for the inline case).
+#[inline]
+pub fn clone_fields(f: &[Value]) -> Fields {
+    match f {
+        [] => Fields::new(),
+        [a] => Fields::from_buf_and_len([a.clone(), Value::Nil, Value::Nil], 1),
+        [a, b] => Fields::from_buf_and_len([a.clone(), b.clone(), Value::Nil], 2),
+        [a, b, c] => Fields::from_buf([a.clone(), b.clone(), c.clone()]),
+        more => Fields::from_vec(more.to_vec()),
+    }
 }
 
 /// A runtime-provided object (actor handle, pid, timer, supervisor handle, stream, …).
@@ -113,8 +130,8 @@ pub enum Value {
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
-    /// `#[ ]` — an Array.
-    Array(Ref<imbl::Vector<Value>>),
+    /// `#[ ]` — an Array: a flat vector, copied on write when shared (`Ref::make_mut`).
+    Array(Ref<Vec<Value>>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
     /// `#{ }` — keys in standard term order.
@@ -248,6 +265,18 @@ mod tests {
     #[test]
     fn value_is_16_bytes() {
         assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn clone_fields_copies_every_length() {
+        for n in 0..6 {
+            let src: Vec<Value> = (0..n).map(|i| Value::str(format!("f{i}"))).collect();
+            let c = clone_fields(&src);
+            assert_eq!(c.len(), n as usize);
+            for (a, b) in c.iter().zip(&src) {
+                assert_eq!(a.as_str(), b.as_str());
+            }
+        }
     }
 
     #[test]

@@ -6,11 +6,15 @@
 
 use std::sync::Arc;
 
-use crate::interp::eval::code::{FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef};
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::code::{
+    BinOp, FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef,
+};
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
-use crate::interp::value::Value;
+use crate::interp::value::{Key, Value};
 
 type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
 type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
@@ -53,12 +57,21 @@ fn walk(n: Node) -> Op {
 enum IntSrc {
     Lit(i64),
     Local(usize),
+    /// `self.name` of a Value instance: (field index, name).
+    SelfField(usize, crate::interp::value::Sym),
 }
 
 fn int_src(n: &Node) -> Option<IntSrc> {
     match n {
         Node::Const(Value::Int(i)) => Some(IntSrc::Lit(*i)),
         Node::Var(VarRef::Local(s)) => Some(IntSrc::Local(*s as usize)),
+        Node::Field(fd)
+            if fd.mode == FieldMode::Value
+                && fd.value.is_none()
+                && matches!(fd.recv, Node::SelfRef) =>
+        {
+            Some(IntSrc::SelfField(fd.idx as usize, fd.name))
+        }
         _ => None,
     }
 }
@@ -71,11 +84,141 @@ fn read_int(c: &Ctx, f: &Frame, s: &IntSrc) -> Option<i64> {
             Value::Int(i) => Some(*i),
             _ => None,
         },
+        IntSrc::SelfField(idx, name) => match f.recv {
+            Value::Object(inst) if inst.class.field_names.get(*idx) == Some(name) => {
+                match inst.fields.get(*idx) {
+                    Some(Value::Int(i)) => Some(*i),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
     }
+}
+
+/// The Integer result of `x op y` for the arithmetic operators, when no user method overrides
+/// Integer arithmetic and it does not overflow.
+#[inline(always)]
+fn int_arith(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<i64> {
+    if c.prog.arith_overridden.load(Ordering::Relaxed) {
+        return None;
+    }
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        _ => None,
+    }
+}
+
+/// The outcome of an Integer comparison, when no user method overrides Integer arithmetic.
+#[inline(always)]
+fn int_cmp(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<bool> {
+    if c.prog.arith_overridden.load(Ordering::Relaxed) {
+        return None;
+    }
+    match op {
+        BinOp::Lt => Some(x < y),
+        BinOp::Gt => Some(x > y),
+        BinOp::Le => Some(x <= y),
+        BinOp::Ge => Some(x >= y),
+        BinOp::Eq | BinOp::StrictEq => Some(x == y),
+        BinOp::Ne | BinOp::StrictNe => Some(x != y),
+        _ => None,
+    }
+}
+
+/// A loop or branch condition: Integer comparisons of locals and literals are decided without
+/// building a Boolean value; anything else is evaluated.
+enum Cond {
+    IntCmp(BinOp, IntSrc, IntSrc, Op),
+    Other(Op),
+}
+
+impl Cond {
+    fn new(n: Node) -> Cond {
+        if let Node::Bin(b) = &n {
+            if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
+                if int_cmp_op(b.op) {
+                    let opk = b.op;
+                    return Cond::IntCmp(opk, l, r, compile(n));
+                }
+            }
+        }
+        Cond::Other(compile(n))
+    }
+
+    /// `Some(truth)` for a Boolean, `None` (with the value) for anything else.
+    #[inline(always)]
+    fn eval(&self, c: &mut Ctx, f: &Frame) -> Result<Result<bool, Value>, Box<Unwind>> {
+        let v = match self {
+            Cond::IntCmp(op, l, r, slow) => {
+                if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
+                    if let Some(b) = int_cmp(c, *op, x, y) {
+                        return Ok(Ok(b));
+                    }
+                }
+                slow.run(c, f)?
+            }
+            Cond::Other(o) => o.run(c, f)?,
+        };
+        Ok(match v {
+            Value::True => Ok(true),
+            Value::False => Ok(false),
+            other => Err(other),
+        })
+    }
+}
+
+fn int_cmp_op(op: BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Lt
+            | BinOp::Gt
+            | BinOp::Le
+            | BinOp::Ge
+            | BinOp::Eq
+            | BinOp::Ne
+            | BinOp::StrictEq
+            | BinOp::StrictNe
+    )
 }
 
 fn compile_effect(n: Node) -> Eff {
     match n {
+        // `x := a op b` on Integer locals/literals: computed and stored without a Value round trip.
+        Node::SetVar(VarRef::Local(d), e)
+            if matches!(&*e, Node::Bin(b)
+                if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul)
+                    && int_src(&b.lhs).is_some()
+                    && int_src(&b.rhs).is_some()) =>
+        {
+            let (opk, l, r) = match &*e {
+                Node::Bin(b) => (b.op, int_src(&b.lhs), int_src(&b.rhs)),
+                _ => (BinOp::Add, None, None),
+            };
+            let (Some(l), Some(r)) = (l, r) else {
+                return compile_effect(Node::SetVar(VarRef::Local(d), e));
+            };
+            let slow = compile(*e);
+            let d = d as usize;
+            Eff(Box::new(move |c, f| {
+                if let (Some(x), Some(y)) = (read_int(c, f, &l), read_int(c, f, &r)) {
+                    if let Some(z) = int_arith(c, opk, x, y) {
+                        let slot = &mut c.stack[f.base + d];
+                        if let Value::Int(old) = slot {
+                            *old = z;
+                        } else {
+                            drop_fast(std::mem::replace(slot, Value::Int(z)));
+                        }
+                        return Ok(());
+                    }
+                }
+                let v = slow.run(c, f)?;
+                drop_fast(std::mem::replace(&mut c.stack[f.base + d], v));
+                Ok(())
+            }))
+        }
         Node::SetVar(r, e) => {
             let e = compile(*e);
             match r {
@@ -205,22 +348,19 @@ pub fn compile(n: Node) -> Op {
         Node::If(n) => {
             let n = *n;
             let (kind, sel, loc) = (n.kind, n.sel, n.loc);
-            let recv = compile(n.recv);
+            let recv = Cond::new(n.recv);
             let a = compile(n.a);
             let b = compile(n.b);
             op(move |c, f| {
-                let r = recv.run(c, f)?;
-                let t = match &r {
-                    Value::True => true,
-                    Value::False => false,
-                    _ => {
+                let t = match recv.eval(c, f)? {
+                    Ok(t) => t,
+                    Err(r) => {
                         c.set_loc(loc);
                         let nargs = crate::interp::eval::sel_arity(sel.as_str());
                         let args = vec![Value::Nil; nargs];
                         return c.dnu(&r, sel, &args);
                     }
                 };
-                std::mem::forget(r);
                 match (kind, t) {
                     (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
                     (IfKind::IfTrue, false) => Ok(Value::False),
@@ -261,13 +401,12 @@ pub fn compile(n: Node) -> Op {
         Node::While(w) => {
             let w = *w;
             let (while_true, loc) = (w.while_true, w.loc);
-            let cond = compile(w.cond);
+            let cond = Cond::new(w.cond);
             let body = compile_effect(w.body);
             op(move |c, f| loop {
-                let go = match cond.run(c, f)? {
-                    Value::True => while_true,
-                    Value::False => !while_true,
-                    other => {
+                let go = match cond.eval(c, f)? {
+                    Ok(t) => t == while_true,
+                    Err(other) => {
                         c.set_loc(loc);
                         let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
                         return Err(c
@@ -331,8 +470,17 @@ pub fn compile(n: Node) -> Op {
                     }
                     let mut i = a;
                     while (s > 0 && i <= b) || (s < 0 && i >= b) {
-                        if let Some(v) = var {
-                            c.bind_param(f, v, Value::Int(i));
+                        match var {
+                            Some(VarRef::Local(k)) => {
+                                let slot = &mut c.stack[f.base + k as usize];
+                                if let Value::Int(old) = slot {
+                                    *old = i;
+                                } else {
+                                    drop_fast(std::mem::replace(slot, Value::Int(i)));
+                                }
+                            }
+                            Some(v) => c.bind_param(f, v, Value::Int(i)),
+                            None => {}
                         }
                         (body.0)(c, f)?;
                         c.tick()?;
@@ -441,18 +589,91 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
         loc,
     } = p;
     let nargs = crate::interp::eval::sel_arity(name);
-    let args: Vec<Op> = args.into_iter().map(compile).collect();
+    let mut args: Vec<Op> = args.into_iter().map(compile).collect();
     let ic = InlineCache::default();
+    if let (VarRef::Local(i), "at:put:", 2) = (var, name, args.len()) {
+        // `a := a at: k put: v` on a local Array: store into the slot's vector directly
+        // (copied first only when shared); anything unusual takes the general path below.
+        let (a1, a0) = (
+            args.pop().unwrap_or_default(),
+            args.pop().unwrap_or_default(),
+        );
+        let slow = in_place_rest(var, sel, nargs, loc, keep, ic);
+        let ic = InlineCache::default();
+        let i = i as usize;
+        return op(move |c, f| {
+            let k = a0.run(c, f)?;
+            let v = a1.run(c, f)?;
+            let slot = f.base + i;
+            if matches!(&c.stack[slot], Value::Dict(_))
+                && c.builtin_prim_at(&ic, &c.prog.core.dictionary, sel)
+            {
+                c.tick()?;
+                if let Value::Dict(d) = &mut c.stack[slot] {
+                    if let Some(old) = Arc::make_mut(d).insert(Key(k), v) {
+                        drop_fast(old);
+                    }
+                }
+                return Ok(if keep {
+                    c.stack[slot].clone()
+                } else {
+                    Value::Nil
+                });
+            }
+            if let (Value::Int(ki), Value::Array(a)) = (&k, &c.stack[slot]) {
+                let ki = *ki as usize;
+                if ki >= 1 && ki <= a.len() && c.builtin_prim_at(&ic, &c.prog.core.array, sel) {
+                    c.tick()?;
+                    // An Integer: nothing to drop.
+                    std::mem::forget(k);
+                    if let Value::Array(a) = &mut c.stack[slot] {
+                        let elems = match Arc::get_mut(a) {
+                            Some(e) => e,
+                            None => Arc::make_mut(a),
+                        };
+                        drop_fast(std::mem::replace(&mut elems[ki - 1], v));
+                    }
+                    return Ok(if keep {
+                        c.stack[slot].clone()
+                    } else {
+                        Value::Nil
+                    });
+                }
+            }
+            let base = c.stack.len();
+            c.stack.push(k);
+            c.stack.push(v);
+            slow(c, f, base)
+        });
+    }
+    let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
     op(move |c, f| {
         let base = c.stack.len();
         for a in &args {
             let v = a.run(c, f)?;
             c.stack.push(v);
         }
+        rest(c, f, base)
+    })
+}
+
+type RestFn = dyn Fn(&mut Ctx, &Frame, usize) -> Flow + Send + Sync;
+
+/// The general in-place update once its arguments are at `stack[base..]`.
+fn in_place_rest(
+    var: VarRef,
+    sel: crate::interp::value::Sym,
+    nargs: usize,
+    loc: crate::interp::eval::code::Loc,
+    keep: bool,
+    ic: InlineCache,
+) -> Box<RestFn> {
+    Box::new(move |c, f, base| {
+        let nargs_given = c.stack.len() - base;
         c.set_loc(loc);
         let mut recv = c.take_var(f, var);
         if let Some(update) = crate::interp::prims::collections::in_place(&recv, sel) {
-            if args.len() == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
+            if nargs_given == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
                 // The collection prim updates `recv` in place when nothing else shares it.
                 let mut av = [Value::Nil, Value::Nil];
                 for k in (0..nargs.min(2)).rev() {
@@ -546,6 +767,58 @@ fn compile_send(s: SendNode) -> Op {
                 c.send_cached(&ic, f.recv, sel, base)
             }),
         },
+        Node::Var(VarRef::Local(i)) if pure_args && args.len() == 1 && sel.as_str() == "at:" => {
+            // `a at: k` on a local Array or List: index directly when `at:` is the primitive.
+            let i = i as usize;
+            let a0 = args.pop().unwrap_or_default();
+            let ic2 = InlineCache::default();
+            op(move |c, f| {
+                let mut k = a0.run(c, f)?;
+                let slot = f.base + i;
+                if matches!(&c.stack[slot], Value::Dict(_))
+                    && c.builtin_prim_at(&ic2, &c.prog.core.dictionary, sel)
+                {
+                    c.tick()?;
+                    let key = Key(k);
+                    if let Value::Dict(d) = &c.stack[slot] {
+                        if let Some(v) = d.get(&key) {
+                            return Ok(fast_clone(v));
+                        }
+                    }
+                    // A missing key: the primitive raises `key_error`.
+                    k = key.0;
+                }
+                if let Value::Int(k) = &k {
+                    let k = (*k as usize).wrapping_sub(1);
+                    match &c.stack[slot] {
+                        Value::Array(a)
+                            if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.array, sel) =>
+                        {
+                            c.tick()?;
+                            if let Value::Array(a) = &c.stack[slot] {
+                                return Ok(fast_clone(&a[k]));
+                            }
+                        }
+                        Value::List(a)
+                            if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.list, sel) =>
+                        {
+                            c.tick()?;
+                            if let Value::List(a) = &c.stack[slot] {
+                                return Ok(fast_clone(&a[k]));
+                            }
+                        }
+                        _ => {}
+                    }
+                }
+                let base = c.stack.len();
+                c.stack.push(k);
+                let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+                c.set_loc(loc);
+                let r = c.send_cached(&ic, &recv, sel, base);
+                c.stack[slot] = recv;
+                r
+            })
+        }
         Node::Var(VarRef::Local(i)) if pure_args => {
             let i = i as usize;
             op(move |c, f| {

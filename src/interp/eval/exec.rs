@@ -254,9 +254,9 @@ impl Ctx {
                 Ok(Value::List(Ref::new(v)))
             }
             Node::Array(items) => {
-                let mut v = imbl::Vector::new();
+                let mut v = Vec::with_capacity(items.len());
                 for i in items {
-                    v.push_back(self.exec(i, f)?);
+                    v.push(self.exec(i, f)?);
                 }
                 Ok(Value::Array(Ref::new(v)))
             }
@@ -737,7 +737,7 @@ impl Ctx {
             fields[i] = v;
             return Ok(Value::Object(Arc::new(Instance {
                 class: inst.class.clone(),
-                fields: fields.into_boxed_slice(),
+                fields: fields.into(),
             })));
         }
         let derived = crate::interp::loader::derived_class(&self.prog, &inst.class, name);
@@ -746,7 +746,7 @@ impl Ctx {
         fields.push(v);
         Ok(Value::Object(Arc::new(Instance {
             class: derived,
-            fields: fields.into_boxed_slice(),
+            fields: fields.into(),
         })))
     }
 }

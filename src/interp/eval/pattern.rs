@@ -123,11 +123,11 @@ impl Ctx {
                 }
                 match rest {
                     Some((r, first)) => {
-                        let tail: imbl::Vector<Value> = items[ps.len()..].iter().cloned().collect();
+                        let tail = &items[ps.len()..];
                         let tv = if matches!(p, Pat::Array(..)) {
-                            Value::Array(Ref::new(tail))
+                            Value::Array(Ref::new(tail.to_vec()))
                         } else {
-                            Value::List(Ref::new(tail))
+                            Value::List(Ref::new(tail.iter().cloned().collect()))
                         };
                         ok(self.bind_or_check(f, *r, *first, &tv))
                     }

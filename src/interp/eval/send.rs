@@ -188,7 +188,7 @@ impl Ctx {
                         }
                         Ok(Value::Object(Arc::new(Instance {
                             class: inst.class.clone(),
-                            fields: fields.into_boxed_slice(),
+                            fields: fields.into(),
                         })))
                     }
                     _ => Ok(recv.clone()),
@@ -320,6 +320,31 @@ impl Ctx {
         self.dispatch_at(hit, recv, sel, base)
     }
 
+    /// Whether `sel` sent to an instance of the built-in class `cls` (a receiver the caller
+    /// has already matched by kind) runs a primitive, through the site's inline cache. Fast
+    /// paths use it to skip the send only when no user method overrides the primitive.
+    #[inline(always)]
+    pub(crate) fn builtin_prim_at(
+        &self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        cls: &ClassRef,
+        sel: Sym,
+    ) -> bool {
+        let key = Arc::as_ptr(cls) as usize;
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(h) = ic.get(key, epoch) {
+            return h.is_prim();
+        }
+        match self.lookup_in(cls, false, sel) {
+            Some((m, d)) => {
+                let h = Hit::new(&m, &d, sel);
+                ic.fill(&self.prog, key, epoch, h);
+                h.is_prim()
+            }
+            None => false,
+        }
+    }
+
     /// The dispatch key of a receiver (None for runtime objects, which the actor runtime routes).
     #[inline(always)]
     pub(crate) fn dispatch_key(&self, v: &Value) -> Option<usize> {
@@ -362,7 +387,7 @@ impl Ctx {
                 HitKind::Setter(i) if n == 1 => {
                     if let Value::Object(inst) = recv {
                         let a = self.stack.pop().unwrap_or(Value::Nil);
-                        let mut fields: Box<[Value]> = inst.fields.clone();
+                        let mut fields = crate::interp::value::clone_fields(&inst.fields);
                         if let Some(slot) = fields.get_mut(i as usize) {
                             *slot = a;
                         }
@@ -672,7 +697,7 @@ impl Ctx {
         }
         Ok(Value::Object(Arc::new(Instance {
             class: c.clone(),
-            fields: fields.into_boxed_slice(),
+            fields: fields.into(),
         })))
     }
 
@@ -695,7 +720,7 @@ impl Ctx {
         if all_fields {
             return Ok(Value::Object(Arc::new(Instance {
                 class: c.clone(),
-                fields: args.to_vec().into_boxed_slice(),
+                fields: args.iter().cloned().collect(),
             })));
         }
         let base = self.instantiate(c)?;
@@ -710,7 +735,7 @@ impl Ctx {
         }
         Ok(Value::Object(Arc::new(Instance {
             class: c.clone(),
-            fields: fields.into_boxed_slice(),
+            fields: fields.into(),
         })))
     }
 

@@ -35,7 +35,6 @@ fn bin(bytes: Vec<u8>) -> Value {
 /// Bytes from a List of Integers 0–255.
 pub fn bytes_from_list(what: &str, v: &Value) -> Res<Vec<u8>> {
     seq_items(what, v)?
-        .iter()
         .map(|b| match b {
             Value::Int(i) if (0..=255).contains(i) => Ok(*i as u8),
             other => Err(Fault::expected(what, "byte Integers (0-255)", other)),

@@ -39,7 +39,7 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::Object(Ref::new(Instance {
             class: c,
-            fields: fields.into_boxed_slice(),
+            fields: fields.into(),
         })))
     });
     for m in ["new", "new:"] {

@@ -87,9 +87,8 @@ pub fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
 /// Whether two values share the same collection storage (the same `Ref`).
 pub fn same_storage(a: &Value, b: &Value) -> bool {
     match (a, b) {
-        (Value::List(x), Value::List(y))
-        | (Value::Array(x), Value::Array(y))
-        | (Value::Queue(x), Value::Queue(y)) => Ref::ptr_eq(x, y),
+        (Value::List(x), Value::List(y)) | (Value::Queue(x), Value::Queue(y)) => Ref::ptr_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => Ref::ptr_eq(x, y),
         (Value::Dict(x), Value::Dict(y)) => Ref::ptr_eq(x, y),
         (Value::Set(x), Value::Set(y)) => Ref::ptr_eq(x, y),
         (Value::Bag(x), Value::Bag(y)) => Ref::ptr_eq(x, y),
@@ -272,7 +271,8 @@ pub(crate) fn block_arity(ctx: &mut Ctx, block: &Value) -> Result<usize, Unwind>
 /// else (Strings and Streams are handled by their own modules).
 pub(crate) fn elems(v: &Value) -> Option<Box<dyn Iterator<Item = Value> + '_>> {
     Some(match v {
-        Value::List(l) | Value::Array(l) | Value::Queue(l) => Box::new(l.iter().cloned()),
+        Value::List(l) | Value::Queue(l) => Box::new(l.iter().cloned()),
+        Value::Array(a) => Box::new(a.iter().cloned()),
         Value::Tuple(t) => Box::new(t.iter().cloned()),
         Value::Set(s) => Box::new(s.iter().map(|k| k.0.clone())),
         Value::Bag(b) => Box::new(
@@ -306,7 +306,8 @@ pub(crate) fn graphemes(s: &str) -> Vec<Value> {
 /// The number of elements (a Bag counts occurrences).
 pub(crate) fn size_of(v: &Value) -> Option<usize> {
     Some(match v {
-        Value::List(l) | Value::Array(l) | Value::Queue(l) => l.len(),
+        Value::List(l) | Value::Queue(l) => l.len(),
+        Value::Array(a) => a.len(),
         Value::Tuple(t) => t.len(),
         Value::Set(s) => s.len(),
         Value::Bag(b) => b.values().sum(),
@@ -355,7 +356,7 @@ impl Species {
     pub(crate) fn build(self, items: Vec<Value>) -> Value {
         match self {
             Species::List => Value::List(Ref::new(items.into_iter().collect())),
-            Species::Array => Value::Array(Ref::new(items.into_iter().collect())),
+            Species::Array => Value::Array(Ref::new(items)),
             Species::Queue => Value::Queue(Ref::new(items.into_iter().collect())),
             Species::Tuple => Value::Tuple(Ref::new(items)),
             Species::Set => set_from(items),

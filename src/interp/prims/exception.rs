@@ -106,7 +106,7 @@ fn signal(ctx: &mut Ctx, exc: &Value, msg: Option<&Value>) -> EvalResult {
     }
     let v = Value::Object(Arc::new(Instance {
         class: inst.class.clone(),
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     }));
     ctx.note_raise(&v);
     Err(crate::interp::eval::Unwind::Error(v))

@@ -96,7 +96,8 @@ pub fn class_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<ClassRef, Unwind> {
 /// The elements of a List, Array or Tuple argument.
 pub fn seq_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<Vec<Value>, Unwind> {
     match v {
-        Value::List(l) | Value::Array(l) => Ok(l.iter().cloned().collect()),
+        Value::List(l) => Ok(l.iter().cloned().collect()),
+        Value::Array(a) => Ok(a.to_vec()),
         Value::Tuple(t) => Ok(t.iter().cloned().collect()),
         other => {
             let n = ctx.class_name_of(other);

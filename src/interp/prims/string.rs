@@ -35,9 +35,13 @@ fn strs<'a>(items: impl IntoIterator<Item = &'a str>) -> Value {
 }
 
 /// The items of a List or Array argument.
-pub fn seq_items<'a>(what: &str, v: &'a Value) -> Res<&'a imbl::Vector<Value>> {
+pub fn seq_items<'a>(
+    what: &str,
+    v: &'a Value,
+) -> Res<Box<dyn DoubleEndedIterator<Item = &'a Value> + 'a>> {
     match v {
-        Value::List(items) | Value::Array(items) => Ok(items),
+        Value::List(items) => Ok(Box::new(items.iter())),
+        Value::Array(items) => Ok(Box::new(items.iter())),
         other => Err(Fault::expected(what, "a List", other)),
     }
 }
@@ -148,7 +152,7 @@ fn text_op(what: &str, r: &Value, a: &Value, f: fn(&str, &str) -> bool) -> Res {
 fn join_list(sep: &Value, items: &Value) -> Res {
     let sep = recv(sep)?;
     let mut out = String::new();
-    for (i, v) in seq_items("join:", items)?.iter().enumerate() {
+    for (i, v) in seq_items("join:", items)?.enumerate() {
         if i > 0 {
             out.push_str(sep);
         }

@@ -53,7 +53,12 @@ pub fn options(v: &Value) -> Res<Options> {
         Ok(())
     };
     match v {
-        Value::List(items) | Value::Array(items) => {
+        Value::List(items) => {
+            for item in items.iter() {
+                one(item)?;
+            }
+        }
+        Value::Array(items) => {
             for item in items.iter() {
                 one(item)?;
             }

@@ -349,7 +349,8 @@ pub fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
             Value::Binary(b) => out.extend_from_slice(b),
             Value::Int(i) if (0..=255).contains(i) => out.push(*i as u8),
             Value::Char(c) if (*c as u32) <= 255 => out.push(*c as u32 as u8),
-            Value::List(items) | Value::Array(items) => stack.extend(items.iter().rev()),
+            Value::List(items) => stack.extend(items.iter().rev()),
+            Value::Array(items) => stack.extend(items.iter().rev()),
             other => {
                 return Err(Fault::Type(format!(
                     "{what} expects Strings, Binaries and byte Integers, got {}",

@@ -66,7 +66,10 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
             Value::Tuple(t) if t.len() == 2 => {
                 m.insert(Key(t[0].clone()), t[1].clone());
             }
-            Value::List(l) | Value::Array(l) if l.len() == 2 => {
+            Value::List(l) if l.len() == 2 => {
+                m.insert(Key(l[0].clone()), l[1].clone());
+            }
+            Value::Array(l) if l.len() == 2 => {
                 m.insert(Key(l[0].clone()), l[1].clone());
             }
             _ => return Err(expected(ctx, "withAll:", "key/value pairs", &e)),

@@ -436,7 +436,7 @@ fn as_list(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn as_array(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     match recv {
         Value::Array(_) => Ok(recv.clone()),
-        Value::List(l) => Ok(Value::Array(l.clone())),
+        Value::List(l) => Ok(Value::Array(Ref::new(l.iter().cloned().collect()))),
         _ => Ok(Value::Array(Ref::new(items(ctx, recv)?.collect()))),
     }
 }

@@ -84,10 +84,113 @@ pub fn register(p: &mut Prims) {
     p.add("Array", "at:put:", at_put);
 }
 
-/// The storage of a List or Array receiver.
-fn vec_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Vector>, Unwind> {
+/// A read-only view of a List's (persistent vector) or an Array's (flat vector) elements.
+#[derive(Clone, Copy)]
+enum View<'a> {
+    L(&'a Vector),
+    A(&'a [Value]),
+}
+
+/// Iterator over a [`View`].
+enum ViewIter<'a> {
+    L(imbl::vector::Iter<'a, Value>),
+    A(std::slice::Iter<'a, Value>),
+}
+
+impl<'a> Iterator for ViewIter<'a> {
+    type Item = &'a Value;
+    #[inline]
+    fn next(&mut self) -> Option<&'a Value> {
+        match self {
+            ViewIter::L(i) => i.next(),
+            ViewIter::A(i) => i.next(),
+        }
+    }
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        match self {
+            ViewIter::L(i) => i.size_hint(),
+            ViewIter::A(i) => i.size_hint(),
+        }
+    }
+}
+
+impl DoubleEndedIterator for ViewIter<'_> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        match self {
+            ViewIter::L(i) => i.next_back(),
+            ViewIter::A(i) => i.next_back(),
+        }
+    }
+}
+
+impl ExactSizeIterator for ViewIter<'_> {}
+
+impl<'a> View<'a> {
+    fn len(self) -> usize {
+        match self {
+            View::L(v) => v.len(),
+            View::A(v) => v.len(),
+        }
+    }
+    fn is_empty(self) -> bool {
+        self.len() == 0
+    }
+    fn get(self, i: usize) -> Option<&'a Value> {
+        match self {
+            View::L(v) => v.get(i),
+            View::A(v) => v.get(i),
+        }
+    }
+    fn front(self) -> Option<&'a Value> {
+        self.get(0)
+    }
+    fn back(self) -> Option<&'a Value> {
+        self.len().checked_sub(1).and_then(|i| self.get(i))
+    }
+    fn iter(self) -> ViewIter<'a> {
+        match self {
+            View::L(v) => ViewIter::L(v.iter()),
+            View::A(v) => ViewIter::A(v.iter()),
+        }
+    }
+    /// The elements as a persistent vector (O(1) for a List).
+    fn to_vector(self) -> Vector {
+        match self {
+            View::L(v) => v.clone(),
+            View::A(v) => v.iter().cloned().collect(),
+        }
+    }
+    /// The first `n` elements (n ≤ len).
+    fn take(self, n: usize) -> Vector {
+        match self {
+            View::L(v) => v.take(n),
+            View::A(v) => v[..n].iter().cloned().collect(),
+        }
+    }
+    /// Without the first `n` elements (n ≤ len).
+    fn skip(self, n: usize) -> Vector {
+        match self {
+            View::L(v) => v.skip(n),
+            View::A(v) => v[n..].iter().cloned().collect(),
+        }
+    }
+}
+
+impl std::ops::Index<usize> for View<'_> {
+    type Output = Value;
+    fn index(&self, i: usize) -> &Value {
+        match self {
+            View::L(v) => &v[i],
+            View::A(v) => &v[i],
+        }
+    }
+}
+
+/// The elements of a List or Array receiver.
+fn vec_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<View<'a>, Unwind> {
     match v {
-        Value::List(l) | Value::Array(l) => Ok(l),
+        Value::List(l) => Ok(View::L(l)),
+        Value::Array(a) => Ok(View::A(a)),
         _ => Err(expected(ctx, sel, "a List or Array receiver", v)),
     }
 }
@@ -95,7 +198,7 @@ fn vec_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Vector>, Unw
 /// A List or Array like `like`.
 fn same_kind(like: &Value, v: Vector) -> Value {
     match like {
-        Value::Array(_) => Value::Array(Ref::new(v)),
+        Value::Array(_) => Value::Array(Ref::new(v.into_iter().collect())),
         _ => Value::List(Ref::new(v)),
     }
 }
@@ -114,11 +217,11 @@ fn class_kind(recv: &Value) -> &'static str {
     }
 }
 
-fn make(class: &str, v: Vector) -> Value {
+fn make(class: &str, v: impl IntoIterator<Item = Value>) -> Value {
     if class == "Array" {
-        Value::Array(Ref::new(v))
+        Value::Array(Ref::new(v.into_iter().collect()))
     } else {
-        Value::List(Ref::new(v))
+        Value::List(Ref::new(v.into_iter().collect()))
     }
 }
 
@@ -133,12 +236,12 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
             if *n > 100_000_000 {
                 return Err(ctx.type_err(format!("new: size too large: {n}")));
             }
-            let v: Vector = std::iter::repeat_n(Value::Nil, (*n).max(0) as usize).collect();
+            let v = std::iter::repeat_n(Value::Nil, (*n).max(0) as usize);
             Ok(make(class_kind(recv), v))
         }
         other => {
             let items = elems_arg(ctx, "new:", other)?;
-            Ok(make(class_kind(recv), items.into_iter().collect()))
+            Ok(make(class_kind(recv), items))
         }
     }
 }
@@ -150,16 +253,16 @@ fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
         return Err(ctx.type_err(format!("new:withAll: size too large: {n}")));
     }
     let x = arg(args, 1).clone();
-    Ok(make(class_kind(recv), std::iter::repeat_n(x, n).collect()))
+    Ok(make(class_kind(recv), std::iter::repeat_n(x, n)))
 }
 
 fn class_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let items = elems_arg(ctx, "withAll:", arg(args, 0))?;
-    Ok(make(class_kind(recv), items.into_iter().collect()))
+    Ok(make(class_kind(recv), items))
 }
 
 fn class_with(_: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    Ok(make(class_kind(recv), args.iter().cloned().collect()))
+    Ok(make(class_kind(recv), args.iter().cloned()))
 }
 
 fn at(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
@@ -307,7 +410,7 @@ fn remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
     match v.iter().position(|e| strict_eq(e, x)) {
         Some(i) => {
-            let mut out = (**v).clone();
+            let mut out = v.to_vector();
             out.remove(i);
             Ok(same_kind(recv, out))
         }
@@ -346,7 +449,7 @@ fn reversed(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 }
 
 fn reverse_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let v = vec_of(ctx, "reverseDo:", recv)?.clone();
+    let v = vec_of(ctx, "reverseDo:", recv)?;
     let block = arg(args, 0);
     for e in v.iter().rev() {
         ctx.tick()?;
@@ -392,7 +495,8 @@ fn drop_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// Appends `x` to `out`, splicing it when it is a List or Array.
 fn splice(out: &mut Vector, x: Value) {
     match x {
-        Value::List(l) | Value::Array(l) => out.append((*l).clone()),
+        Value::List(l) => out.append((*l).clone()),
+        Value::Array(a) => out.extend(a.iter().cloned()),
         other => out.push_back(other),
     }
 }
@@ -421,10 +525,16 @@ fn flat_map(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// `++`: two Lists or two Arrays; any other pairing raises `type_error` (2.3).
 fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     match (recv, arg(args, 0)) {
-        (Value::List(a), Value::List(b)) | (Value::Array(a), Value::Array(b)) => {
+        (Value::List(a), Value::List(b)) => {
             let mut v = (**a).clone();
             v.append((**b).clone());
             Ok(same_kind(recv, v))
+        }
+        (Value::Array(a), Value::Array(b)) => {
+            let mut v = Vec::with_capacity(a.len() + b.len());
+            v.extend(a.iter().cloned());
+            v.extend(b.iter().cloned());
+            Ok(Value::Array(Ref::new(v)))
         }
         (_, other) => {
             let what = if matches!(recv, Value::Array(_)) {
@@ -440,7 +550,7 @@ fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn add_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "addAll:", recv)?;
     let more = elems_arg(ctx, "addAll:", arg(args, 0))?;
-    let mut out = (**v).clone();
+    let mut out = v.to_vector();
     out.extend(more);
     Ok(same_kind(recv, out))
 }
@@ -527,7 +637,7 @@ fn intersperse(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 }
 
 fn keys_and_values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let v = vec_of(ctx, "keysAndValuesDo:", recv)?.clone();
+    let v = vec_of(ctx, "keysAndValuesDo:", recv)?;
     let block = arg(args, 0);
     for (i, e) in v.iter().enumerate() {
         ctx.tick()?;
@@ -539,7 +649,8 @@ fn keys_and_values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
 /// List/Array `add:` in place (see [`super::InPlaceFn`]).
 pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::List(l) | Value::Array(l) => Ref::make_mut(l).push_back(arg(args, 0).clone()),
+        Value::List(l) => Ref::make_mut(l).push_back(arg(args, 0).clone()),
+        Value::Array(a) => Ref::make_mut(a).push(arg(args, 0).clone()),
         other => return Err(expected(ctx, "add:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -548,7 +659,8 @@ pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResu
 /// List/Array `addFirst:` in place.
 pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::List(l) | Value::Array(l) => Ref::make_mut(l).push_front(arg(args, 0).clone()),
+        Value::List(l) => Ref::make_mut(l).push_front(arg(args, 0).clone()),
+        Value::Array(a) => Ref::make_mut(a).insert(0, arg(args, 0).clone()),
         other => return Err(expected(ctx, "addFirst:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -558,7 +670,11 @@ pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> Ev
 pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     let name = kind_name(recv);
     match recv {
-        Value::Array(a) | Value::List(a) => {
+        Value::Array(a) => {
+            let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
+            Ref::make_mut(a)[i] = arg(args, 1).clone();
+        }
+        Value::List(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
             Ref::make_mut(a).set(i, arg(args, 1).clone());
         }
