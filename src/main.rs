@@ -2,6 +2,11 @@
 
 use bt::cli;
 
+/// Worker threads allocate most values (every actor runs on one); glibc grows a thread
+/// arena one `mprotect` at a time, mimalloc keeps per-thread heaps with large segments.
+#[global_allocator]
+static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+
 const USAGE: &str = "usage: bt <command> [options]
 
 commands:
