@@ -16,6 +16,12 @@ use crate::runtime::{Behaviour, Cx, ExitReason, Message};
 
 /// Selector of the message that runs `initialize` in a new actor.
 pub const INIT_SEL: &str = "bt_initialize";
+/// [`INIT_SEL`] interned once (compared on every message).
+pub fn init_sym() -> Sym {
+    static S: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    *S.get_or_init(|| Sym::new(INIT_SEL))
+}
+
 /// Selector of a main-program job.
 pub const JOB_SEL: &str = "bt_job";
 
@@ -29,13 +35,20 @@ pub struct BtActor {
 }
 
 impl BtActor {
-    pub fn new(sys: Arc<ActorSys>, class: ClassRef, fields: Vec<Value>) -> BtActor {
+    /// `me` is the actor's own handle when the spawner already made one (shared, so an
+    /// actor costs one handle), else it is made on the first message.
+    pub fn new(
+        sys: Arc<ActorSys>,
+        class: ClassRef,
+        fields: Vec<Value>,
+        me: Option<Value>,
+    ) -> BtActor {
         BtActor {
             sys,
             class,
             fields,
             saved: Vec::new(),
-            me: None,
+            me,
         }
     }
 
@@ -73,19 +86,27 @@ fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, 
     Ok(Value::Nil)
 }
 
+/// Does some class of the chain define `sel` in bt?
+pub fn chain_defines(class: &ClassRef, sel: Sym) -> bool {
+    let mut c: Option<&ClassRef> = Some(class);
+    while let Some(k) = c {
+        if k.builtin == Builtin::None && k.methods.read().contains_key(&sel) {
+            return true;
+        }
+        c = k.superclass.as_ref();
+    }
+    false
+}
+
 /// Does some class of the chain define `initialize` in bt?
 pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
-    let sel = ctx.prog.syms.initialize;
-    class
-        .chain()
-        .iter()
-        .any(|c| c.builtin == Builtin::None && c.methods.read().contains_key(&sel))
+    chain_defines(class, ctx.prog.syms.initialize)
 }
 
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         self.saved.clone_from(&self.fields);
-        let init = msg.selector.as_str() == INIT_SEL;
+        let init = msg.selector == init_sym();
         let class = self.class.clone();
         let r = self.run(cx, |ctx, me| {
             let r = if init {
@@ -117,12 +138,7 @@ impl Behaviour for BtActor {
 
     fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
         let sel = Sym::new("terminate:");
-        let defines = self
-            .class
-            .chain()
-            .iter()
-            .any(|c| c.builtin == Builtin::None && c.methods.read().contains_key(&sel));
-        if !defines {
+        if !chain_defines(&self.class, sel) {
             return;
         }
         let reason = reason.to_value();

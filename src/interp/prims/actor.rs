@@ -5,7 +5,7 @@
 //! friends run inside the actor (see `interp::actor_send`).
 
 use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
-use crate::interp::actor_behaviour::{has_initialize, BtActor, TranscriptActor, INIT_SEL};
+use crate::interp::actor_behaviour::{has_initialize, init_sym, BtActor, TranscriptActor};
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer};
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
@@ -347,24 +347,18 @@ pub fn spawn_actor(
     name: Option<Sym>,
 ) -> Result<Result<Value, Value>, Unwind> {
     let sys = sys_of(ctx)?;
-    if let Some(ts) = ctx.prog.class_named("TranscriptStream") {
-        if cls.inherits_or_is(&ts) {
-            let opts = SpawnOpts {
-                name,
-                label: "actor",
-                info: Value::Class(cls.clone()),
-                ..SpawnOpts::default()
-            };
-            return Ok(
-                match sys
-                    .rt
-                    .spawn_opts(Box::new(TranscriptActor::new(sys.clone(), false)), opts)
-                {
-                    Ok(p) => Ok(ActorRef::value(p, cls.clone())),
-                    Err(e) => Err(name_error(ctx, &e, name.unwrap_or(Sym::new("")))),
-                },
-            );
-        }
+    if is_transcript_class(cls) {
+        let opts = SpawnOpts {
+            name,
+            label: "actor",
+            info: Value::Class(cls.clone()),
+            ..SpawnOpts::default()
+        };
+        let b = Box::new(TranscriptActor::new(sys.clone(), false));
+        return Ok(match sys.rt.spawn_opts(b, opts) {
+            Ok(p) => Ok(ActorRef::value(p, cls.clone())),
+            Err(e) => Err(name_error(ctx, &e, name.unwrap_or(Sym::new("")))),
+        });
     }
     if cls.is_abstract {
         return Err(ctx.err(
@@ -406,18 +400,24 @@ pub fn spawn_actor(
         info: Value::Class(cls.clone()),
         ..SpawnOpts::default()
     };
-    let b = BtActor::new(sys.clone(), cls.clone(), fields);
-    let p = match sys.rt.spawn_opts(Box::new(b), opts) {
+    // The handle answered by spawn is the one the actor keeps as `self`.
+    let mut handle = Value::Nil;
+    let spawned = sys.rt.spawn_with(opts, |p| {
+        handle = ActorRef::value(p.clone(), cls.clone());
+        Box::new(BtActor::new(
+            sys.clone(),
+            cls.clone(),
+            fields,
+            Some(handle.clone()),
+        ))
+    });
+    let p = match spawned {
         Ok(p) => p,
         Err(e) => return Ok(Err(name_error(ctx, &e, name.unwrap_or(Sym::new(""))))),
     };
     if has_initialize(ctx, cls) {
         let cx = need_cx(ctx)?;
-        let r = cx.call(
-            &p,
-            Message::new(Sym::new(INIT_SEL), Vec::new()),
-            Timeout::Infinity,
-        );
+        let r = cx.call(&p, Message::new(init_sym(), Vec::new()), Timeout::Infinity);
         match r {
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
@@ -444,5 +444,20 @@ pub fn spawn_actor(
             }
         }
     }
-    Ok(Ok(ActorRef::value(p, cls.clone())))
+    Ok(Ok(handle))
+}
+
+/// Is `cls` TranscriptStream or one of its subclasses? (By name along the chain: no class
+/// table lookup on the spawn path.)
+fn is_transcript_class(cls: &ClassRef) -> bool {
+    static TS: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    let ts = *TS.get_or_init(|| Sym::new("TranscriptStream"));
+    let mut c: Option<&ClassRef> = Some(cls);
+    while let Some(k) = c {
+        if k.name == ts && k.builtin != crate::interp::class::Builtin::None {
+            return true;
+        }
+        c = k.superclass.as_ref();
+    }
+    false
 }
