@@ -8,6 +8,7 @@ use std::sync::Arc;
 use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
 use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
 use crate::interp::actor_send::{describe_exception, prefix_error, transfer};
+use crate::interp::actor_slots::nil_typed_slot;
 use crate::interp::class::Builtin;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
@@ -110,7 +111,13 @@ impl Behaviour for BtActor {
         let class = self.class.clone();
         let r = self.run(cx, |ctx, me| {
             let r = if init {
-                run_initialize(ctx, me, &class)
+                // Answers the index of a typed slot left nil (5.5), or nil.
+                run_initialize(ctx, me, &class).map(|_| {
+                    match nil_typed_slot(&ctx.prog, &class, &ctx.actor_fields) {
+                        Some(i) => Value::Int(i as i64),
+                        None => Value::Nil,
+                    }
+                })
             } else {
                 ctx.send(me, msg.selector, &msg.args)
             };

@@ -8,6 +8,7 @@ use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
 use crate::interp::actor_behaviour::{has_initialize, init_sym, BtActor, TranscriptActor};
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer};
+use crate::interp::actor_slots::{nil_slot_error, nil_typed_slot};
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
@@ -393,6 +394,12 @@ pub fn spawn_actor(
             return Err(ctx.type_err(format!("spawnWith: expects a Dictionary, not {n}")));
         }
     }
+    let init_runs = has_initialize(ctx, cls);
+    if !init_runs {
+        if let Some(i) = nil_typed_slot(&ctx.prog, cls, &fields) {
+            return Err(nil_slot_error(ctx, cls, i));
+        }
+    }
     let fields: Vec<Value> = fields.iter().map(transfer).collect();
     let opts = SpawnOpts {
         name,
@@ -415,10 +422,14 @@ pub fn spawn_actor(
         Ok(p) => p,
         Err(e) => return Ok(Err(name_error(ctx, &e, name.unwrap_or(Sym::new(""))))),
     };
-    if has_initialize(ctx, cls) {
+    if init_runs {
         let cx = need_cx(ctx)?;
         let r = cx.call(&p, Message::new(init_sym(), Vec::new()), Timeout::Infinity);
         match r {
+            Ok(Value::Int(i)) => {
+                sys.rt.kill(&p);
+                return Err(nil_slot_error(ctx, cls, i as usize));
+            }
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
                 sys.rt.kill(&p);
