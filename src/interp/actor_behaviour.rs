@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
 use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
-use crate::interp::actor_send::{describe_exception, prefix_error, transfer};
+use crate::interp::actor_send::{describe_exception, prefix_error, transfer_in};
 use crate::interp::actor_slots::nil_typed_slot;
 use crate::interp::class::Builtin;
 use crate::interp::error::{class_for_kind, make_exception};
@@ -122,7 +122,7 @@ impl Behaviour for BtActor {
                 ctx.send(me, msg.selector, &msg.args)
             };
             match r {
-                Ok(v) => Ok(transfer(&v)),
+                Ok(v) => Ok(transfer_in(ctx, &v)),
                 Err(Unwind::Error(e)) => Err(prefix_error(e, &class, msg.selector)),
                 Err(Unwind::Return { .. }) => Err(runtime_error(
                     ctx,

@@ -7,7 +7,7 @@
 use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
 use crate::interp::actor_behaviour::{has_initialize, init_sym, BtActor, TranscriptActor};
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
-use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer};
+use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer_in};
 use crate::interp::actor_slots::{nil_slot_error, nil_typed_slot};
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
@@ -71,7 +71,7 @@ pub fn register(p: &mut Prims) {
     p.add(a, "onExit:", |ctx, r, a| {
         let t = target(ctx, r)?;
         let sys = sys_of(ctx)?;
-        let block = transfer(&a[0]);
+        let block = transfer_in(ctx, &a[0]);
         let s2 = sys.clone();
         sys.rt.on_exit(&t.proc, move |cx, reason| {
             run_block_logged(&s2, cx, &block, &[reason.to_value()])
@@ -128,6 +128,7 @@ pub fn register(p: &mut Prims) {
             class: t.class,
             timeout,
             proxy: true,
+            state: None,
         }))
     });
     p.add(a, "isRemote", |_, _, _| Ok(Value::False));
@@ -180,7 +181,7 @@ pub fn register(p: &mut Prims) {
         };
         let (id, tgt) = (rv.id, rv.target.clone());
         let sys = sys_of(ctx)?;
-        let block = transfer(&a[0]);
+        let block = transfer_in(ctx, &a[0]);
         let s2 = sys.clone();
         sys.rt.when_down(&tgt, id, move |cx, reason| {
             run_block_logged(&s2, cx, &block, &[reason.to_value()])
@@ -400,7 +401,7 @@ pub fn spawn_actor(
             return Err(nil_slot_error(ctx, cls, i));
         }
     }
-    let fields: Vec<Value> = fields.iter().map(transfer).collect();
+    let fields: Vec<Value> = fields.iter().map(|f| transfer_in(ctx, f)).collect();
     let opts = SpawnOpts {
         name,
         label: "actor",
