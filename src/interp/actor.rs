@@ -136,10 +136,15 @@ pub struct ActorSys {
     pub supervision: crate::runtime::supervisor::Supervision,
     /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
     pub privileged: std::sync::atomic::AtomicBool,
+    /// This node's name (8.1): `nonode@nohost` until distribution exists.
+    pub node_name: Sym,
+    /// The built-in Node class (a program may declare its own class of that name).
+    pub node_class: Option<ClassRef>,
 }
 
 impl ActorSys {
     pub fn new(rt: RtHandle, prog: Arc<Program>) -> Arc<ActorSys> {
+        let node_class = prog.class_named("Node");
         Arc::new(ActorSys {
             prog,
             pool: Mutex::new(Vec::new()),
@@ -149,6 +154,8 @@ impl ActorSys {
             counters: Mutex::new(HashMap::new()),
             supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
             privileged: std::sync::atomic::AtomicBool::new(true),
+            node_name: Sym::new(crate::interp::prims::actor_node::NO_NODE),
+            node_class,
             rt,
         })
     }

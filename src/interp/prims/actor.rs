@@ -131,7 +131,6 @@ pub fn register(p: &mut Prims) {
             state: None,
         }))
     });
-    p.add(a, "isRemote", |_, _, _| Ok(Value::False));
     p.add(a, "fieldNames", |ctx, r, _| {
         let c = ctx.class_of(r);
         Ok(sym_list(c.field_names.iter().copied()))
@@ -169,7 +168,6 @@ pub fn register(p: &mut Prims) {
         let reason = ExitReason::from_value(a[0].clone());
         Ok(Value::bool(sys_of(ctx)?.rt.exit(&p, from, reason)))
     });
-    p.add(pid, "node", |_, _, _| Ok(Value::sym("nonode@nohost")));
     p.add(pid, "asString", |ctx, r, _| {
         Ok(Value::str(ctx.default_print(r)?))
     });
