@@ -3,7 +3,8 @@
 //! `cargo run --release --example snapshot_bench [-- N...]`. Each tree is one top-level
 //! supervisor over dynamic pools of 100 workers; the walk uses no child cap
 //! (`from:limit: #infinity`). Prints the median of 5 walks, the JSON serialisation time and
-//! the time per actor, so linear growth is visible.
+//! the time per actor, so linear growth is visible. `BENCH_WALKS=N` changes the number of walks
+//! (for profiling).
 
 use std::sync::Arc;
 use std::time::Instant;
@@ -69,7 +70,11 @@ fn run(n: usize) {
     let mut times = Vec::new();
     let mut json_ms = 0.0;
     let mut nodes = 0;
-    for _ in 0..5 {
+    let walks: usize = std::env::var("BENCH_WALKS")
+        .ok()
+        .and_then(|w| w.parse().ok())
+        .unwrap_or(5);
+    for _ in 0..walks {
         let t = Instant::now();
         let s = default_snapshot(&sup, &opts);
         times.push(t.elapsed().as_secs_f64() * 1000.0);

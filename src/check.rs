@@ -104,6 +104,26 @@ impl CheckOptions {
         Ok(())
     }
 
+    /// The levels as `CATEGORY=LEVEL` arguments (sorted), so they can be handed to a worker
+    /// process and applied there with [`CheckOptions::set_level_arg`].
+    pub fn level_args(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .levels
+            .iter()
+            .map(|(c, l)| {
+                let l = match l {
+                    Level::Error => "error",
+                    Level::Warning => "warning",
+                    Level::Hint => "hint",
+                    Level::Off => "off",
+                };
+                format!("{c}={l}")
+            })
+            .collect();
+        v.sort();
+        v
+    }
+
     /// The `[diagnostics]` table of a `bt.toml` manifest. Apply it before command-line levels
     /// (which override it).
     pub fn apply_manifest(&mut self, toml: &str) -> Result<(), String> {

@@ -51,6 +51,10 @@ pub struct Options {
     pub filter: Option<String>,
     pub timeout: Duration,
     pub check: bool,
+    /// Checker warnings count as errors (`--warnings-as-errors`).
+    pub warnings_as_errors: bool,
+    /// `--diagnostics CATEGORY=LEVEL` arguments, in order (after the nearest `bt.toml`).
+    pub diagnostics: Vec<String>,
     /// Run the `///` examples of the given files instead of their tests.
     pub doc_examples: bool,
     /// Rewrite the `// =>` lines of failing cases.
@@ -66,6 +70,8 @@ impl Default for Options {
             filter: None,
             timeout: Duration::from_secs(30),
             check: true,
+            warnings_as_errors: false,
+            diagnostics: Vec::new(),
             doc_examples: false,
             bless: false,
             paths: Vec::new(),
@@ -107,6 +113,9 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
             None => return Ok(None),
         }
     };
+    // Checker levels: the nearest bt.toml's `[diagnostics]` (as `bt check` reads it), then
+    // the command line's.
+    let levels = crate::cli::check::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
     let path = file.display().to_string();
     let filter = opts.filter.clone().filter(|f| !path.contains(f.as_str()));
     Ok(Some(WorkerSpec {
@@ -117,6 +126,8 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
         skip: Vec::new(),
         filter,
         check: opts.check,
+        warnings_as_errors: opts.warnings_as_errors,
+        diagnostics: levels.level_args(),
         timeout_secs: opts.timeout.as_secs_f64(),
     }))
 }

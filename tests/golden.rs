@@ -40,6 +40,9 @@ struct Rule {
     /// For sources that hold their own expectations (`// =>` lines): the `bt` arguments that
     /// rewrite them in place under `BLESS=1` (the exit status is not checked then).
     bless_args: Option<fn(&str) -> Vec<String>>,
+    /// The checker must not cry wolf (issue 7): no checker error or warning on stderr, and
+    /// hints only on cases that expect `ERROR:` or follow an `@expect`.
+    quiet: bool,
 }
 
 fn args_parse(p: &str) -> Vec<String> {
@@ -61,6 +64,7 @@ const RULES: &[Rule] = &[
         exit: Some(0),
         timeout: 30,
         bless_args: None,
+        quiet: false,
     },
     Rule {
         prefix: "tests/golden/parse/err/",
@@ -70,6 +74,7 @@ const RULES: &[Rule] = &[
         exit: Some(1),
         timeout: 30,
         bless_args: None,
+        quiet: false,
     },
     // The static checker: ok files check clean; err files pin the rendered findings.
     Rule {
@@ -80,6 +85,7 @@ const RULES: &[Rule] = &[
         exit: Some(0),
         timeout: 30,
         bless_args: None,
+        quiet: false,
     },
     Rule {
         prefix: "tests/golden/types/err/",
@@ -89,6 +95,7 @@ const RULES: &[Rule] = &[
         exit: None,
         timeout: 30,
         bless_args: None,
+        quiet: false,
     },
     // Expression files and suites: each file passes when every case passes.
     Rule {
@@ -99,6 +106,7 @@ const RULES: &[Rule] = &[
         exit: Some(0),
         timeout: 300,
         bless_args: Some(args_test_bless),
+        quiet: true,
     },
     // The runner itself: `*.cmd` holds `bt` arguments; the directory names the exit status.
     Rule {
@@ -109,6 +117,7 @@ const RULES: &[Rule] = &[
         exit: Some(0),
         timeout: 300,
         bless_args: None,
+        quiet: false,
     },
     Rule {
         prefix: "tests/golden/testrun/fail/",
@@ -118,6 +127,7 @@ const RULES: &[Rule] = &[
         exit: Some(1),
         timeout: 300,
         bless_args: None,
+        quiet: false,
     },
     Rule {
         prefix: "tests/golden/testrun/usage/",
@@ -127,6 +137,7 @@ const RULES: &[Rule] = &[
         exit: Some(2),
         timeout: 60,
         bless_args: None,
+        quiet: false,
     },
     Rule {
         prefix: "tests/golden/testrun/json/",
@@ -136,6 +147,7 @@ const RULES: &[Rule] = &[
         exit: None,
         timeout: 300,
         bless_args: None,
+        quiet: false,
     },
     // Examples are programs: their output is pinned by `.stdout` (and `.stderr`).
     Rule {
@@ -146,6 +158,7 @@ const RULES: &[Rule] = &[
         exit: Some(0),
         timeout: 120,
         bless_args: None,
+        quiet: true,
     },
     // The `// =>` examples inside `///` comments of the library.
     Rule {
@@ -156,6 +169,7 @@ const RULES: &[Rule] = &[
         exit: Some(0),
         timeout: 300,
         bless_args: Some(args_doc_bless),
+        quiet: false,
     },
 ];
 
@@ -241,6 +255,10 @@ fn main() {
             }
         }
     }
+    let r = root.clone();
+    trials.push(Trial::test("golden-harness/checker_noise", move || {
+        checker_noise_self_test(&r)
+    }));
     libtest_mimic::run(&args, trials).exit();
 }
 
@@ -344,6 +362,9 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
             ));
         }
     }
+    if rule.quiet && !bless {
+        problems.extend(checker_noise(root, &out.stderr));
+    }
     if let Some(code) = rule.exit {
         if out.status != Some(code) && !self_blessing {
             // The output is shown too: for `bt test` rows it lists the failing cases.
@@ -361,6 +382,98 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
             args.join(" ")
         ));
         Err(problems.join("\n").into())
+    }
+}
+
+/// The checker findings on `stderr` that break the "does not cry wolf" rule of issue 7: any
+/// error or warning, and a hint unless it is on a case expecting `ERROR:` or on a statement
+/// that follows an `@expect` line.
+fn checker_noise(root: &Path, stderr: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for line in stderr.lines() {
+        let Some((file, line_no, severity)) = finding_header(line) else {
+            continue;
+        };
+        if severity == "hint" && hint_allowed(root, file, line_no) {
+            continue;
+        }
+        out.push(format!(
+            "checker {severity} on a golden (issue 7: the checker must not cry wolf; add \
+             `@expect CATEGORY` where the mistake is deliberate):\n  {line}"
+        ));
+    }
+    out
+}
+
+/// `FILE:LINE:COL: SEVERITY: message` (possibly after a `warning: ` prefix of the runner):
+/// the file, the line and the severity.
+fn finding_header(line: &str) -> Option<(&str, usize, &str)> {
+    for sev in ["error", "warning", "hint"] {
+        let marker = format!(": {sev}: ");
+        let Some(at) = line.find(&marker) else {
+            continue;
+        };
+        let head = &line[..at];
+        let head = head.strip_prefix("warning: ").unwrap_or(head);
+        let mut parts = head.rsplitn(3, ':');
+        let col = parts.next()?;
+        let ln = parts.next()?;
+        let file = parts.next()?;
+        if col.parse::<usize>().is_err() || file.contains(' ') {
+            continue;
+        }
+        if let Ok(n) = ln.parse::<usize>() {
+            return Some((file, n, sev));
+        }
+    }
+    None
+}
+
+fn hint_allowed(root: &Path, file: &str, line: usize) -> bool {
+    let Ok(src) = std::fs::read_to_string(root.join(file)) else {
+        return false;
+    };
+    // Expression files: the case holding the line.
+    for entry in bt::testrun::split::split(&src) {
+        if let bt::testrun::split::Entry::Case(c) = entry {
+            if (c.line..=c.expect_line).contains(&line) {
+                return c.expect_category.is_some()
+                    || matches!(c.expectation, bt::testrun::expect::Expectation::Error(_));
+            }
+        }
+    }
+    // Elsewhere: the statement or member holding the line (continuation lines are indented
+    // deeper than its first line) follows an `@expect` line.
+    let lines: Vec<&str> = src.lines().collect();
+    let indent = |l: &str| l.len() - l.trim_start().len();
+    let mut s = line.clamp(1, lines.len().max(1));
+    while s > 1 && !lines[s - 2].trim().is_empty() && indent(lines[s - 1]) > indent(lines[s - 2]) {
+        s -= 1;
+    }
+    s > 1 && lines[s - 2].trim().starts_with("@expect")
+}
+
+/// The rule above on made-up output (the harness checks itself).
+fn checker_noise_self_test(root: &Path) -> Result<(), Failed> {
+    let dir = std::env::temp_dir().join(format!("bt-golden-noise-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let script = dir.join("x.btscript");
+    std::fs::write(
+        &script,
+        "\"a\" + 1\n// => ERROR: does_not_understand\n3 foo: 4\n// => 7\n@expect dnu\nObject subclass: A\n  m => self zork\n    + 1\n",
+    )
+    .map_err(|e| e.to_string())?;
+    let f = script.display().to_string();
+    let stderr = format!(
+        "{f}:1:5: hint: `String` does not understand `+`\n 1 | x\n{f}:3:3: hint: x\n\
+         {f}:8:5: hint: y\nwarning: {f}:3:1: error: parse\n{f}:1:1: warning: w\n"
+    );
+    let got = checker_noise(root, &stderr);
+    let want = [":3:3: hint", ":3:1: error", ":1:1: warning"];
+    if got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.contains(w)) {
+        Ok(())
+    } else {
+        Err(format!("checker_noise answered {got:#?}").into())
     }
 }
 

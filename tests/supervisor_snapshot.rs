@@ -84,6 +84,8 @@ fn default_scope_shows_supervisors_then_loose_actors() {
     let rt = rt();
     let sup = Supervision::new(rt.handle());
     rt.block_on(move |cx| {
+        // Loose actors on both sides of the supervised ones in the process table.
+        let early = spawn_worker(cx, "Counter");
         let h = app(&sup, cx);
         let pool = sup
             .by_pid(h.which_id(Sym::new("Pool")).unwrap().unwrap().pid())
@@ -105,7 +107,7 @@ fn default_scope_shows_supervisors_then_loose_actors() {
         let s = default_snapshot(&sup, &quiet());
         assert_eq!(
             s.roots.len(),
-            2,
+            3,
             "{:?}",
             s.roots.iter().map(|r| r.kind).collect::<Vec<_>>()
         );
@@ -127,11 +129,12 @@ fn default_scope_shows_supervisors_then_loose_actors() {
         assert_eq!(root.children[1].children.len(), 1);
         let sup_info = root.children[1].supervision.as_ref().unwrap();
         assert_eq!(sup_info.strategy.as_str(), "simpleOneForOne");
-        assert_eq!(s.roots[1].pid, Some(loose.pid()));
+        assert_eq!(s.roots[1].pid, Some(early.pid()));
+        assert_eq!(s.roots[2].pid, Some(loose.pid()));
         let t = s.totals();
         assert_eq!(
             (t.supervisors, t.workers, t.running, t.max_depth),
-            (2, 4, 6, 3)
+            (2, 5, 7, 3)
         );
         // system: the runtime root first, then exactly default's nodes; default ⊆ system.
         let sys = system_snapshot(&sup, &quiet());
@@ -205,6 +208,9 @@ fn tombstones_and_restart_counts_appear_in_the_tree() {
         let tomb = &kids[2];
         assert_eq!(tomb.state, NodeState::Exited);
         assert_eq!(tomb.pid, Some(once.pid()));
+        // The record keeps the dead process's handle, so its Pid outlives the process table.
+        let last = tomb.proc.as_ref().expect("a tombstone keeps its process");
+        assert!(!last.is_alive() && last.pid() == once.pid());
         assert!(tomb.exited_at.is_some() && tomb.uptime_ms.is_none());
         assert_eq!(s.roots[0].child_count, 2);
         let t = s.totals();

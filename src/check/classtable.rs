@@ -282,8 +282,9 @@ impl ClassTable {
             cur = info.superclass.as_deref().and_then(|s| self.classes.get(s));
         }
         if side == Side::Class {
-            // Class objects are objects too.
-            return self.lookup("Object", Side::Instance, selector);
+            // A class object answers the instance side of `Class` (reflection: `kind`,
+            // `selectors` …), which ends at Object's (5.4).
+            return self.lookup("Class", Side::Instance, selector);
         }
         None
     }
@@ -336,8 +337,10 @@ impl ClassTable {
         }
         if side == Side::Class {
             out.extend(CLASS_SIDE_COMMON.iter().map(|s| s.to_string()));
-            if let Some(o) = self.classes.get("Object") {
-                out.extend(o.inst.keys().cloned());
+            for name in ["Class", "Object"] {
+                if let Some(o) = self.classes.get(name) {
+                    out.extend(o.inst.keys().cloned());
+                }
             }
         }
         let mut v: Vec<String> = out.into_iter().collect();

@@ -13,6 +13,68 @@ use crate::syntax::ast::{self, TypeExpr, TypeKind};
 
 const EQUALITY: &[&str] = &["==", "/=", "=:=", "=/="];
 
+/// Two names equal but for the case of their first letter (`x` / `X`): their copy-setters
+/// would both be `withX:` (5.2).
+fn differ_in_first_case_only(a: &str, b: &str) -> bool {
+    let mut ca = a.chars();
+    let mut cb = b.chars();
+    match (ca.next(), cb.next()) {
+        (Some(x), Some(y)) => {
+            x != y && x.to_lowercase().eq(y.to_lowercase()) && ca.as_str() == cb.as_str()
+        }
+        _ => false,
+    }
+}
+
+/// E0308 (5.2): a Value class's fields, inherited ones included, may not differ only in the
+/// case of their first letter.
+fn field_case_clashes(w: &mut Walker, c: &ast::ClassDecl) {
+    let mut seen: Vec<(String, Option<String>)> = w
+        .table
+        .chain(&c.superclass.name)
+        .iter()
+        .rev()
+        .flat_map(|info| {
+            info.slots
+                .iter()
+                .map(|s| (s.name.clone(), Some(info.name.clone())))
+        })
+        .collect();
+    for m in &c.members {
+        let ast::Member::Field(s) = m else { continue };
+        let name = &s.name.name;
+        if let Some((other, owner)) = seen
+            .iter()
+            .find(|(o, _)| differ_in_first_case_only(o, name))
+        {
+            let whence = match owner {
+                Some(o) => format!("field `{other}` inherited from {o}"),
+                None => format!("field `{other}`"),
+            };
+            let mut upper = name.chars();
+            let setter = upper
+                .next()
+                .map(|f| format!("with{}{}:", f.to_uppercase(), upper.as_str()))
+                .unwrap_or_default();
+            w.push(
+                Diagnostic::error(
+                    "E0308",
+                    format!(
+                        "fields `{other}` and `{name}` of {} differ only in the case of their first letter",
+                        c.name.name
+                    ),
+                    s.name.span,
+                )
+                .with_label(format!("clashes with {whence}"))
+                .with_hint(format!(
+                    "both would get the copy-setter `{setter}`; rename one of them"
+                )),
+            );
+        }
+        seen.push((name.clone(), None));
+    }
+}
+
 pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
     if w.is_library() {
         return;
@@ -58,6 +120,9 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
     let kind = table
         .kind_of(name)
         .filter(|_| !matches!(sup.as_str(), "Value" | "Actor" | "Object"));
+    if table.kind_of(name) == Some(Kind::Value) {
+        field_case_clashes(w, c);
+    }
     let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.clone()).collect();
     for m in &c.members {
         match m {

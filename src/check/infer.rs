@@ -409,7 +409,7 @@ impl<'a> Walker<'a> {
             ExprKind::Symbol(s) => Ty::Sym(s.clone()),
             ExprKind::Var(name) => self.var_read(name, e.span),
             ExprKind::Field(name) => self.field_type(name),
-            ExprKind::Assign { name, ty, value } => self.assign(name, ty.as_ref(), value),
+            ExprKind::Assign { name, ty, value } => self.assign(name, ty.as_deref(), value),
             ExprKind::FieldAssign { name, value } => self.field_assign(name, value),
             ExprKind::Destructure { pattern, value } => {
                 let t = self.expr(value);

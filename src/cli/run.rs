@@ -1,4 +1,9 @@
-//! `bt run FILE [--main Class] [--max-depth N] [--no-check] [-- ARGS...]` (LANGUAGE.md 3.5).
+//! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
+//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [-- ARGS...]` (LANGUAGE.md 3.5).
+//!
+//! The static checker runs first (unless `--no-check`): its errors stop the file before any
+//! statement runs and are printed rendered; its warnings and hints go to stderr. Category
+//! levels come from the nearest `bt.toml`'s `[diagnostics]` table, then `--diagnostics`.
 //!
 //! Loads the file as one unit and runs its statements; with `--main Class` then sends
 //! `main:` with the argument List. An uncaught error prints
@@ -10,14 +15,18 @@ use std::io::Write;
 use crate::interp::value::Value;
 use crate::interp::{BtError, Vm, VmOptions};
 
-const USAGE: &str =
-    "usage: bt run FILE [--main Class] [--max-depth N] [--no-check] [--observe ADDR] [-- ARGS...]";
+const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
+              [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
+              [--observe ADDR] [-- ARGS...]";
 
 struct Opts {
     file: String,
     main: Option<String>,
     max_depth: usize,
     check: bool,
+    warnings_as_errors: bool,
+    /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
+    levels: Vec<String>,
     observe: Option<String>,
     args: Vec<String>,
 }
@@ -28,6 +37,8 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
         main: None,
         max_depth: 10_000,
         check: true,
+        warnings_as_errors: false,
+        levels: Vec::new(),
         observe: None,
         args: Vec::new(),
     };
@@ -57,7 +68,15 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
                 i += 1;
                 o.observe = Some(args.get(i).ok_or("--observe needs an address")?.clone());
             }
-            "--warnings-as-errors" => {}
+            "--warnings-as-errors" => o.warnings_as_errors = true,
+            "--diagnostics" => {
+                i += 1;
+                let v = args.get(i).ok_or("--diagnostics needs CATEGORY=LEVEL")?;
+                crate::check::CheckOptions::default()
+                    .set_level_arg(v)
+                    .map_err(|e| format!("--diagnostics {v}: {e}"))?;
+                o.levels.push(v.clone());
+            }
             a if a.starts_with("--") => return Err(format!("unknown option {a}")),
             a => {
                 if o.file.is_empty() {
@@ -110,11 +129,23 @@ pub fn run(
             return 2;
         }
     };
+    let check_options = match crate::cli::check::options_for(
+        std::path::Path::new(&o.file),
+        o.warnings_as_errors,
+        &o.levels,
+    ) {
+        Ok(c) => c,
+        Err(m) => {
+            let _ = writeln!(err, "bt run: {m}");
+            return 2;
+        }
+    };
     let vm = Vm::new(VmOptions {
         max_depth: o.max_depth,
         check: o.check,
         ..VmOptions::default()
     });
+    vm.set_check_options(check_options);
     if let Some(sink) = out {
         vm.set_output(sink);
     }
@@ -265,5 +296,76 @@ mod tests {
         let mut err = Vec::new();
         assert_eq!(run(&[], None, &mut err), 2);
         assert_eq!(run(&["--max-depth".into()], None, &mut err), 2);
+        assert_eq!(
+            run(&["f.bt".into(), "--diagnostics".into()], None, &mut err),
+            2
+        );
+        let bad = ["f.bt".into(), "--diagnostics".into(), "dnu=loud".into()];
+        assert_eq!(run(&bad, None, &mut err), 2);
+        let bad = ["f.bt".into(), "--diagnostics".into(), "colour=off".into()];
+        assert_eq!(run(&bad, None, &mut err), 2);
+        assert!(String::from_utf8_lossy(&err).contains("unknown diagnostic category 'colour'"));
+    }
+
+    const WARNS: &str = "Transcript showCr: 1\nx := [3 + \"a\"] on: Error do: [:e | e kind]\nTranscript showCr: x printString\n";
+
+    #[test]
+    fn checker_error_stops_before_any_statement() {
+        let src = "Transcript showCr: 1\n(3 > 4) matchExhaustive: [x :: True -> 1]\n";
+        let (code, out, err) = run_src("refused", src, &[]);
+        assert_eq!((code, out.as_str()), (1, ""));
+        assert!(
+            err.starts_with("FILE:2:1: error: matchExhaustive: is not provably exhaustive"),
+            "{err}"
+        );
+        // `--no-check` runs it (and the run-time error is the match failure).
+        let (code, out, _) = run_src("refused2", src, &["--no-check"]);
+        assert_eq!((code, out.as_str()), (1, "1\n"));
+    }
+
+    #[test]
+    fn checker_warnings_go_to_stderr_and_the_file_runs() {
+        let (code, out, err) = run_src("warns", WARNS, &[]);
+        assert_eq!((code, out.as_str()), (0, "1\n#type_error\n"));
+        assert!(err.contains("warning: Argument 1 of '+'"), "{err}");
+        let (code, out, err) = run_src("warns2", WARNS, &["--warnings-as-errors"]);
+        assert_eq!((code, out.as_str()), (1, ""));
+        assert!(err.contains("error: Argument 1 of '+'"), "{err}");
+        let (code, out, err) = run_src("warns3", WARNS, &["--diagnostics", "type=off"]);
+        assert_eq!(
+            (code, out.as_str(), err.as_str()),
+            (0, "1\n#type_error\n", "")
+        );
+        let (code, _, err) = run_src("warns4", WARNS, &["--diagnostics", "type=error"]);
+        assert_eq!(code, 1);
+        assert!(err.contains("error: Argument 1 of '+'"), "{err}");
+    }
+
+    #[test]
+    fn bt_toml_sets_levels_and_flags_override_it() {
+        let dir = std::env::temp_dir().join(format!("bt-run-toml-{}", std::process::id()));
+        std::fs::create_dir_all(dir.join("src")).unwrap();
+        std::fs::write(
+            dir.join("bt.toml"),
+            "[package]\nname = \"p\"\n[diagnostics]\ntype = \"off\"\n",
+        )
+        .unwrap();
+        let file = dir.join("src/main.bt");
+        std::fs::write(&file, WARNS).unwrap();
+        let run1 = |extra: &[&str]| {
+            let mut args = vec![file.display().to_string()];
+            args.extend(extra.iter().map(|s| s.to_string()));
+            let mut err = Vec::new();
+            let code = run(&args, Some(Box::new(|_: &str| {})), &mut err);
+            (code, String::from_utf8_lossy(&err).into_owned())
+        };
+        assert_eq!(run1(&[]), (0, String::new()));
+        let (code, err) = run1(&["--diagnostics", "type=error"]);
+        assert_eq!(code, 1);
+        assert!(err.contains("error: Argument 1 of '+'"), "{err}");
+        std::fs::write(dir.join("bt.toml"), "[diagnostics]\ntype = \"loud\"\n").unwrap();
+        let (code, err) = run1(&[]);
+        assert_eq!(code, 2);
+        assert!(err.contains("bt.toml: unknown level"), "{err}");
     }
 }

@@ -6,7 +6,8 @@ use std::time::Duration;
 use crate::testrun::{self, Options};
 
 const USAGE: &str = "usage: bt test [--json] [--load PATH]... [--filter TEXT] [--timeout SECS]
-               [--no-check] [--doc-examples] [--bless] [PATH...]
+               [--no-check] [--warnings-as-errors] [--diagnostics CATEGORY=LEVEL]...
+               [--doc-examples] [--bless] [PATH...]
 
 Runs expression files (*.btscript, and *.bt files with `// =>` lines) and TestCase suites
 found under each PATH (default: ./test), skipping directories named `fixtures`.
@@ -16,6 +17,12 @@ found under each PATH (default: ./test), skipping directories named `fixtures`.
   --filter TEXT   run only files whose path contains TEXT, or cases/tests whose name does
   --timeout SECS  limit for each expression or test (default 30)
   --no-check      do not run the static checker
+  --warnings-as-errors
+                  checker warnings stop a file / expression like errors
+  --diagnostics CATEGORY=LEVEL
+                  set a checker category (dnu, type, unused, type_annotation,
+                  inheritance, sendability) to error, warning, hint or off; the
+                  nearest bt.toml's [diagnostics] table applies first
   --doc-examples  run the `// =>` examples inside `///` comments of the given files
   --bless         rewrite the `// =>` lines of failing cases with the actual results
 ";
@@ -35,6 +42,14 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
         match a {
             "--json" => opts.json = true,
             "--no-check" => opts.check = false,
+            "--warnings-as-errors" => opts.warnings_as_errors = true,
+            "--diagnostics" => {
+                let v = value(&mut i, a)?;
+                crate::check::CheckOptions::default()
+                    .set_level_arg(&v)
+                    .map_err(|e| format!("--diagnostics {v}: {e}"))?;
+                opts.diagnostics.push(v);
+            }
             "--doc-examples" => opts.doc_examples = true,
             "--bless" => opts.bless = true,
             "--load" => opts.loads.push(PathBuf::from(value(&mut i, a)?)),
@@ -138,6 +153,16 @@ mod tests {
     fn usage_errors() {
         assert!(parse_args(&args(&["--bogus"])).is_err());
         assert!(parse_args(&args(&["--load"])).is_err());
+        assert!(parse_args(&args(&["--diagnostics", "dnu=loud"])).is_err());
+        assert!(parse_args(&args(&["--diagnostics"])).is_err());
+        let o = parse_args(&args(&[
+            "--warnings-as-errors",
+            "--diagnostics",
+            "dnu=error",
+        ]))
+        .unwrap();
+        assert!(o.warnings_as_errors);
+        assert_eq!(o.diagnostics, vec!["dnu=error".to_string()]);
         assert!(parse_args(&args(&["--timeout", "x"])).is_err());
         assert!(parse_args(&args(&["--timeout", "0"])).is_err());
         assert_eq!(main(&args(&["--bogus"])), 2);

@@ -274,7 +274,7 @@ fn specs() -> Vec<Spec> {
         spec("Supervisor", "Object", KObject, Plain),
         spec("DynamicSupervisor", "Supervisor", KObject, Plain),
         spec("SupervisionSpec", "Value", KValue, Plain),
-        spec("ProcessNavigation", "Object", KObject, Plain),
+        spec("ProcessNavigation", "Value", KValue, Plain),
         spec("SupervisionTree", "Value", KValue, Plain),
         spec("SupervisionNode", "Value", KValue, Plain),
         spec("TestCase", "Value", KValue, Plain),

@@ -169,15 +169,10 @@ pub struct Vm {
     findings: Mutex<Vec<String>>,
 }
 
-/// The checker with the built-in library, built once per process.
+/// The checker with the built-in library and every primitive selector (the same one `bt check`
+/// uses), built once per process.
 fn base_checker() -> crate::check::Checker {
-    static BASE: std::sync::OnceLock<crate::check::Checker> = std::sync::OnceLock::new();
-    BASE.get_or_init(|| {
-        let mut c = crate::check::Checker::new();
-        c.add_stdlib_sources(crate::interp::stdlib::FILES);
-        c
-    })
-    .clone()
+    crate::cli::check::standard_checker()
 }
 
 /// Converts an unwind reaching the top into a BtError (a `Program exit:` becomes a
@@ -494,11 +489,11 @@ impl Vm {
     /// Evaluates one REPL input / btscript expression; top-level bindings persist. An input
     /// that raises leaves the bindings as they were.
     pub fn eval(&self, path: &str, src: &str) -> Result<Value, BtError> {
+        self.findings.lock().clear();
         let (module, diags) = crate::syntax::parse(src);
         if diags.iter().any(|d| d.is_error()) {
             return Err(BtError::compile(path, src, diags));
         }
-        self.findings.lock().clear();
         if self.prog.opts.check {
             let opts = self.check_opts.lock().clone();
             let mut guard = self.checker.lock();

@@ -9,13 +9,12 @@
 //! walk stops at depth 64 with one warning line per omitted subtree.
 //!
 //! `default` vs `system` is decided by one deny-list, [`is_runtime_process`]. The JSON form
-//! (schema `bt.processes/1`) lives in [`json`], on serde structs kept apart from these.
+//! (schema `bt.processes/1`) lives in [`json`].
 //!
 //! [`Book`]: crate::runtime::supervisor::Book
 
 pub mod json;
 
-use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -93,6 +92,9 @@ pub struct SupInfo {
 #[derive(Clone, Debug)]
 pub struct SnapNode {
     pub pid: Option<Pid>,
+    /// The process behind `pid` (kept so a tombstone's or a dead process's pid stays a Pid
+    /// value after the runtime has forgotten the process).
+    pub proc: Option<ProcRef>,
     pub registered_name: Option<Sym>,
     pub kind: NodeKind,
     /// The bt class (`Value::Class`), or nil for runtime processes.
@@ -104,16 +106,19 @@ pub struct SnapNode {
     pub uptime_ms: Option<u64>,
     pub child_count: usize,
     pub truncated: bool,
-    pub supervision: Option<SupInfo>,
+    /// Boxed: only supervisors have it, and a small node keeps big walks cache-friendly.
+    pub supervision: Option<Box<SupInfo>>,
     /// A restarting child declared as a supervisor (counted as one in `totals`).
     pub declared_supervisor: bool,
     pub children: Vec<SnapNode>,
 }
 
 impl SnapNode {
-    fn new(pid: Option<Pid>, kind: NodeKind, class: Value, state: NodeState) -> SnapNode {
+    /// A node with the hand-built defaults of 7.3 for everything but these.
+    pub fn new(proc: Option<ProcRef>, kind: NodeKind, class: Value, state: NodeState) -> SnapNode {
         SnapNode {
-            pid,
+            pid: proc.as_ref().map(ProcRef::pid),
+            proc,
             registered_name: None,
             kind,
             class,
@@ -311,22 +316,23 @@ impl Walker<'_> {
                 generation: b.generation,
                 restarts_performed: b.restarts_performed,
             };
-            let copies: Vec<ChildCopy> = b
-                .children
-                .iter()
-                .filter(|c| c.state != ChildState::Pending)
-                .map(|c| ChildCopy {
-                    state: c.state,
-                    proc: c.proc.clone(),
-                    class: c.spec.class.clone(),
-                    restart_count: c.restart_count,
-                    started_at: c.started_at_ms,
-                    started_mono: c.started_mono,
-                    exited_at: c.exited_at_ms,
-                    declared_supervisor: c.spec.is_supervisor(),
-                    nested: c.book.clone(),
-                })
-                .collect();
+            let mut copies: Vec<ChildCopy> = Vec::with_capacity(b.children.len());
+            copies.extend(
+                b.children
+                    .iter()
+                    .filter(|c| c.state != ChildState::Pending)
+                    .map(|c| ChildCopy {
+                        state: c.state,
+                        proc: c.proc.clone(),
+                        class: c.spec.class.clone(),
+                        restart_count: c.restart_count,
+                        started_at: c.started_at_ms,
+                        started_mono: c.started_mono,
+                        exited_at: c.exited_at_ms,
+                        declared_supervisor: c.spec.is_supervisor(),
+                        nested: c.book.clone(),
+                    }),
+            );
             (
                 proc,
                 info,
@@ -338,16 +344,17 @@ impl Walker<'_> {
             )
         };
         // The lock is released: now read processes and descend.
+        let name = proc.name();
         let mut n = SnapNode::new(
-            Some(proc.pid()),
+            Some(proc),
             NodeKind::BeamtalkSupervisor,
             class,
             NodeState::Running,
         );
-        n.registered_name = proc.name();
+        n.registered_name = name;
         n.started_at = Some(started_at);
         n.uptime_ms = self.uptime(Some(started_mono));
-        n.supervision = Some(info);
+        n.supervision = Some(Box::new(info));
         n.child_count = running;
         if self.opts.limit.is_some_and(|l| copies.len() > l) {
             n.truncated = true;
@@ -361,9 +368,10 @@ impl Walker<'_> {
             ));
             return Some(n);
         }
-        for c in copies {
-            n.children.push(self.child(c, depth + 1));
-        }
+        n.children = copies
+            .into_iter()
+            .map(|c| self.child(c, depth + 1))
+            .collect();
         Some(n)
     }
 
@@ -373,18 +381,19 @@ impl Walker<'_> {
                 let live_nested = c
                     .nested
                     .as_ref()
-                    .filter(|nb| nb.proc() == c.proc)
+                    .filter(|nb| nb.proc().map(|p| p.pid()) == c.proc.as_ref().map(ProcRef::pid))
                     .and_then(|nb| self.supervisor(nb, depth));
                 let mut n = match live_nested {
                     Some(n) => n,
                     None => {
+                        let name = c.proc.as_ref().and_then(ProcRef::name);
                         let mut n = SnapNode::new(
-                            c.proc.as_ref().map(ProcRef::pid),
+                            c.proc,
                             NodeKind::BeamtalkActor,
                             c.class,
                             NodeState::Running,
                         );
-                        n.registered_name = c.proc.as_ref().and_then(ProcRef::name);
+                        n.registered_name = name;
                         n
                     }
                 };
@@ -406,12 +415,7 @@ impl Walker<'_> {
                 } else {
                     NodeKind::BeamtalkActor
                 };
-                let mut n = SnapNode::new(
-                    c.proc.as_ref().map(ProcRef::pid),
-                    kind,
-                    c.class,
-                    NodeState::Exited,
-                );
+                let mut n = SnapNode::new(c.proc, kind, c.class, NodeState::Exited);
                 n.restart_count = c.restart_count;
                 n.started_at = c.started_at;
                 n.exited_at = c.exited_at;
@@ -446,22 +450,23 @@ fn process_node(p: &ProcessInfo, kind: NodeKind, now_wall: u64) -> SnapNode {
         v @ (Value::Class(_) | Value::Symbol(_)) if kind == NodeKind::BeamtalkActor => v.clone(),
         _ => Value::Nil,
     };
-    let mut n = SnapNode::new(Some(p.pid), kind, class, NodeState::Running);
+    let mut n = SnapNode::new(Some(p.proc.clone()), kind, class, NodeState::Running);
     n.registered_name = p.name;
     n.started_at = Some(p.started_at_ms);
     n.uptime_ms = Some(now_wall.saturating_sub(p.started_at_ms));
     n
 }
 
-/// Pids of every process some live supervisor owns (and the supervisors themselves).
-fn supervised(sup: &Supervision) -> HashSet<Pid> {
-    let mut set = HashSet::new();
+/// Numbers of the local user processes some live supervisor owns (and of the supervisors
+/// themselves), sorted: merged against the ordered process table in one pass.
+fn supervised(sup: &Supervision) -> Vec<u64> {
+    let mut owned = Vec::new();
     for s in sup.all() {
         let b = s.book.lock();
         if let Some(p) = &b.proc {
             if p.is_alive() {
-                set.insert(p.pid());
-                set.extend(
+                owned.push(p.pid());
+                owned.extend(
                     b.children
                         .iter()
                         .filter(|c| c.is_running())
@@ -470,7 +475,34 @@ fn supervised(sup: &Supervision) -> HashSet<Pid> {
             }
         }
     }
-    set
+    let mut numbers: Vec<u64> = owned
+        .into_iter()
+        .filter(|p| !p.service)
+        .map(|p| p.number)
+        .collect();
+    numbers.sort_unstable();
+    numbers
+}
+
+/// Live user actors that no supervisor owns, in spawn order. The process table is ordered
+/// by number, like `owned`, so one merge pass skips the supervised ones without touching
+/// their records; the table lock is held only for that pass.
+fn unsupervised_actors(sup: &Supervision, owned: &[u64]) -> Vec<ProcRef> {
+    let table = sup.rt().0.procs.lock();
+    let mut j = 0;
+    let mut out = Vec::new();
+    for ((_, number), p) in table.range((false, 0)..(true, 0)) {
+        while j < owned.len() && owned[j] < *number {
+            j += 1;
+        }
+        if owned.get(j) == Some(number) {
+            continue;
+        }
+        if p.label() == "actor" {
+            out.push(p.clone());
+        }
+    }
+    out
 }
 
 /// `ProcessNavigation default`: the user's supervisors (start order) with their subtrees,
@@ -486,20 +518,11 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
         .filter_map(|h| w.supervisor(&h.shared, 1))
         .collect();
     let owned = supervised(sup);
+
     let now_wall = wall_ms();
     // User actors in spawn order (the process table is ordered by number; services sort
     // after user processes). Copy the handles out, then read each one.
-    let actors: Vec<ProcRef> = sup
-        .rt()
-        .0
-        .procs
-        .lock()
-        .range((false, 0)..(true, 0))
-        .map(|(_, p)| p)
-        .filter(|p| p.label() == "actor" && !owned.contains(&p.pid()))
-        .cloned()
-        .collect();
-    for p in actors {
+    for p in unsupervised_actors(sup, &owned) {
         let name = p.name();
         if p.is_alive() && !is_runtime_process(p.pid(), name) {
             let info = ProcessInfo {
@@ -536,15 +559,16 @@ pub fn system_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
     }
     let node_index = rt.0.cfg.node;
     let mut root = SnapNode::new(
-        Some(Pid {
-            node: node_index,
-            number: 0,
-            service: true,
-        }),
+        None,
         NodeKind::OtpSupervisor,
         Value::Nil,
         NodeState::Running,
     );
+    root.pid = Some(Pid {
+        node: node_index,
+        number: 0,
+        service: true,
+    });
     root.registered_name = Some(Sym::new("bt_runtime"));
     root.child_count = services.len();
     if opts.limit.is_some_and(|l| services.len() > l) {

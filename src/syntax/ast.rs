@@ -254,10 +254,10 @@ pub enum ExprKind {
     Var(String),
     /// `self.name` (read).
     Field(String),
-    /// `x := e`, `x :: T := e`.
+    /// `x := e`, `x :: T := e` (the annotation is rare: boxed to keep `Expr` small).
     Assign {
         name: Ident,
-        ty: Option<TypeExpr>,
+        ty: Option<Box<TypeExpr>>,
         value: Box<Expr>,
     },
     /// `self.name := e`.
@@ -410,5 +410,24 @@ impl Pattern {
             | Pattern::Binary(_, s) => *s,
             Pattern::Array { span, .. } | Pattern::List { span, .. } => *span,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The parser builds an `Expr` per node and the checker walks them: keep the node small
+    /// (big, rare payloads are boxed).
+    #[test]
+    fn expr_stays_small() {
+        eprintln!(
+            "Expr {} ExprKind {} TypeExpr {} Pattern {}",
+            std::mem::size_of::<Expr>(),
+            std::mem::size_of::<ExprKind>(),
+            std::mem::size_of::<TypeExpr>(),
+            std::mem::size_of::<Pattern>()
+        );
+        assert!(std::mem::size_of::<Expr>() <= 72, "Expr grew past 72 bytes");
     }
 }

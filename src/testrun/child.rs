@@ -35,13 +35,23 @@ pub struct VmEngine {
 }
 
 impl VmEngine {
-    pub fn new(check: bool) -> VmEngine {
+    pub fn new(spec: &WorkerSpec) -> VmEngine {
+        let mut levels = crate::check::CheckOptions {
+            warnings_as_errors: spec.warnings_as_errors,
+            ..Default::default()
+        };
+        for l in &spec.diagnostics {
+            // Validated by the parent (`bt test` argument parsing and the manifest).
+            let _ = levels.set_level_arg(l);
+        }
         let opts = VmOptions {
             deterministic_pids: true,
-            check,
+            check: spec.check,
             ..VmOptions::default()
         };
-        VmEngine { vm: Vm::new(opts) }
+        let vm = Vm::new(opts);
+        vm.set_check_options(levels);
+        VmEngine { vm }
     }
 }
 
@@ -77,10 +87,21 @@ impl Engine for VmEngine {
         }
     }
     fn eval(&mut self, path: &str, src: &str) -> Result<String, Box<ErrorFacts>> {
-        match self.vm.eval(path, src) {
+        let r = self.vm.eval(path, src);
+        // The checker's warnings and hints for this input (its errors are the result).
+        for f in self.vm.last_findings() {
+            eprint!("{f}");
+            if !f.ends_with('\n') {
+                eprintln!();
+            }
+        }
+        match r {
             Ok(v) => Ok(self.vm.display(&v)),
             Err(e) => Err(Box::new(facts(&e))),
         }
+    }
+    fn has_class(&mut self, _path: &str, name: &str) -> bool {
+        self.vm.prog.class_named(name).is_some()
     }
 }
 
@@ -115,7 +136,7 @@ pub fn main(spec_json: &str) -> i32 {
         .name("bt-test-worker".into())
         .stack_size(512 << 20)
         .spawn(move || {
-            let mut engine = VmEngine::new(spec.check);
+            let mut engine = VmEngine::new(&spec);
             worker::run(&mut engine, &spec, &mut StdoutSink);
         });
     match handle.map(|h| h.join()) {

@@ -362,6 +362,8 @@ mod tests {
             skip: vec![],
             filter: None,
             check: true,
+            warnings_as_errors: false,
+            diagnostics: vec![],
             timeout_secs: 30.0,
         }
     }

@@ -34,6 +34,10 @@ pub trait Engine {
     fn load_unit(&mut self, files: &[(String, String)]) -> LoadOutcome;
     /// Evaluates source; answers its top-level display or the error.
     fn eval(&mut self, path: &str, src: &str) -> Result<String, Box<ErrorFacts>>;
+    /// Whether a class of this name is loaded (a probe: prints nothing, checks nothing).
+    fn has_class(&mut self, path: &str, name: &str) -> bool {
+        self.eval(path, name).is_ok()
+    }
 }
 
 /// Where events go (stdout with a marker in the child; a Vec in tests).
@@ -105,6 +109,12 @@ pub struct WorkerSpec {
     pub filter: Option<String>,
     /// Run the static checker.
     pub check: bool,
+    /// Checker warnings count as errors.
+    #[serde(default)]
+    pub warnings_as_errors: bool,
+    /// Checker levels (`CATEGORY=LEVEL`: the manifest's, then the command line's), in order.
+    #[serde(default)]
+    pub diagnostics: Vec<String>,
     /// Per-step timeout in seconds (for messages only; the parent enforces it).
     pub timeout_secs: f64,
 }
@@ -336,7 +346,7 @@ fn load_documented_file(
     let already_loaded = !classes.is_empty()
         && classes
             .iter()
-            .all(|(_, name)| engine.eval(&spec.path, name).is_ok());
+            .all(|(_, name)| engine.has_class(&spec.path, name));
     if !already_loaded {
         for p in load(
             engine,

@@ -68,6 +68,8 @@ fn spec(path: &str, kind: FileKind) -> WorkerSpec {
         skip: vec![],
         filter: None,
         check: true,
+        warnings_as_errors: false,
+        diagnostics: vec![],
         timeout_secs: 30.0,
     }
 }

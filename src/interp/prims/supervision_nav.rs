@@ -1,122 +1,27 @@
 //! Process navigation (LANGUAGE.md part 7): `ProcessNavigation`, `SupervisionTree` and
 //! `SupervisionNode` as native values wrapping one immutable [`Snapshot`].
 //!
-//! A node is the snapshot plus the path of child indexes from its root, so `parent` and
-//! `children` navigate without copying. Only `status` and `asSupervisor` contact the live
-//! runtime again.
+//! The value type is [`SnapVal`] (supervision_snap.rs); the generated field protocol of 5.2
+//! (constructors, `with…:`, `fieldNames`, `fieldAt:`) is in supervision_fields.rs. Only
+//! `status` and `asSupervisor` contact the live runtime again; `on:` answers the `default`
+//! snapshot for `Node current` and `node_down` for any other Node (no distribution yet).
 
 use std::sync::Arc;
 
 use crate::interp::actor::sys_of;
-use crate::interp::actor_handle::{downcast, native, ActorRef, PidVal};
+use crate::interp::actor_handle::{downcast, PidVal};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::{error_value, pid_value};
+use crate::interp::order;
+use crate::interp::prims::actor::error_value;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::supervision::{sup_value, SupRef};
-use crate::interp::value::{ClassRef, NativeObj, Value};
+use crate::interp::prims::supervision_fields as fields;
+use crate::interp::prims::supervision_snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
+use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::{
-    self, default_snapshot, from_pid, system_snapshot, NodeState, SnapNode, SnapOptions, Snapshot,
+    self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions, Snapshot,
+    Totals, DEFAULT_LIMIT,
 };
-use crate::runtime::Pid;
-
-/// Which of the three values a [`SnapVal`] is.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
-    Nav,
-    Tree,
-    /// A node: `path` locates it.
-    Node,
-}
-
-/// A snapshot seen as a ProcessNavigation, a SupervisionTree or one SupervisionNode.
-pub struct SnapVal {
-    snap: Arc<Snapshot>,
-    kind: Kind,
-    path: Vec<usize>,
-    class: ClassRef,
-}
-
-impl SnapVal {
-    fn node(&self) -> Option<&SnapNode> {
-        let (first, rest) = self.path.split_first()?;
-        let mut n = self.snap.roots.get(*first)?;
-        for i in rest {
-            n = n.children.get(*i)?;
-        }
-        Some(n)
-    }
-}
-
-fn pid_str(p: Pid) -> String {
-    format!("{p}")
-}
-
-impl NativeObj for SnapVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        match self.kind {
-            Kind::Nav => format!("ProcessNavigation(nodes: {} roots)", self.snap.roots.len()),
-            Kind::Tree => {
-                let n = self.snap.flat().len();
-                match self.snap.roots.first() {
-                    None => "#SupervisionTree<empty>".to_string(),
-                    Some(r) => {
-                        let l = match snapshot::class_name(&r.class) {
-                            Some(c) => format!("#{c}"),
-                            None => match r.registered_name {
-                                Some(s) => format!("#{s}"),
-                                None => format!("#{}", r.kind.as_str()),
-                            },
-                        };
-                        format!("#SupervisionTree<{n} nodes, root: {l}>")
-                    }
-                }
-            }
-            Kind::Node => match self.node() {
-                None => "#SupervisionNode<>".to_string(),
-                Some(n) => {
-                    let mut s = format!("#SupervisionNode<#{} ", n.kind.as_str());
-                    let label = snapshot::class_name(&n.class)
-                        .or_else(|| n.registered_name.map(|s| s.as_str().to_string()));
-                    if let Some(l) = label {
-                        s.push_str(&l);
-                        s.push(' ');
-                    }
-                    match n.pid {
-                        Some(p) => s.push_str(&pid_str(p)),
-                        None => s.push_str("restarting"),
-                    }
-                    if n.state == NodeState::Exited {
-                        s.push_str(" exited");
-                    }
-                    if n.kind.is_supervisor() {
-                        s.push_str(&format!(" children: {}", n.child_count));
-                    }
-                    s.push('>');
-                    s
-                }
-            },
-        }
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other.as_any().downcast_ref::<SnapVal>().is_some_and(|o| {
-            Arc::ptr_eq(&o.snap, &self.snap) && o.kind == self.kind && o.path == self.path
-        })
-    }
-    fn hash_code(&self) -> u64 {
-        self.snap.captured_at ^ self.path.len() as u64
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        let mut k = vec![self.snap.captured_at];
-        k.extend(self.path.iter().map(|i| *i as u64));
-        (6, k)
-    }
-    fn as_any(&self) -> &dyn std::any::Any {
-        self
-    }
-}
 
 fn class(ctx: &Ctx, name: &str) -> ClassRef {
     ctx.prog
@@ -124,21 +29,45 @@ fn class(ctx: &Ctx, name: &str) -> ClassRef {
         .unwrap_or_else(|| ctx.prog.core.object.clone())
 }
 
-fn wrap(ctx: &Ctx, snap: Arc<Snapshot>, kind: Kind, path: Vec<usize>) -> Value {
-    let class = class(
-        ctx,
-        match kind {
-            Kind::Nav => "ProcessNavigation",
-            Kind::Tree => "SupervisionTree",
-            Kind::Node => "SupervisionNode",
-        },
-    );
-    native(SnapVal {
+fn classes(ctx: &Ctx) -> Classes {
+    Classes {
+        nav: class(ctx, "ProcessNavigation"),
+        tree: class(ctx, "SupervisionTree"),
+        node: class(ctx, "SupervisionNode"),
+        pid: class(ctx, "Pid"),
+    }
+}
+
+/// `Node current`, or nil while the runtime has no Node class.
+fn current_node(ctx: &mut Ctx) -> Value {
+    match ctx.prog.class_named("Node") {
+        Some(c) => ctx
+            .send(&Value::Class(c), Sym::new("current"), &[])
+            .unwrap_or(Value::Nil),
+        None => Value::Nil,
+    }
+}
+
+fn shared(ctx: &mut Ctx, snap: Snapshot, node: Value) -> Arc<Shared> {
+    Arc::new(Shared {
         snap,
-        kind,
-        path,
-        class,
+        node,
+        classes: classes(ctx),
     })
+}
+
+/// Values not cut from a snapshot share an empty one (no node, captured at 0).
+pub fn hand_built(ctx: &mut Ctx, repr: Repr) -> Value {
+    let snap = Snapshot {
+        roots: Vec::new(),
+        captured_at: 0,
+        node: String::new(),
+    };
+    SnapVal {
+        sh: shared(ctx, snap, Value::Nil),
+        repr,
+    }
+    .value()
 }
 
 fn snap_of<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
@@ -148,38 +77,35 @@ fn snap_of<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
     })
 }
 
-/// Every node of the snapshot in pre-order, as node values.
-fn flat_nodes(ctx: &Ctx, s: &SnapVal) -> Vec<Value> {
-    fn go(
-        ctx: &Ctx,
-        snap: &Arc<Snapshot>,
-        n: &SnapNode,
-        path: &mut Vec<usize>,
-        out: &mut Vec<Value>,
-    ) {
-        out.push(wrap(ctx, snap.clone(), Kind::Node, path.clone()));
-        for (i, c) in n.children.iter().enumerate() {
-            path.push(i);
-            go(ctx, snap, c, path, out);
-            path.pop();
-        }
-    }
-    let mut out = Vec::new();
-    for (i, r) in s.snap.roots.iter().enumerate() {
-        go(ctx, &s.snap, r, &mut vec![i], &mut out);
-    }
-    out
-}
-
-fn opts(limit: Option<usize>) -> SnapOptions {
+fn opts(ctx: &mut Ctx, limit: Option<usize>, node: &Value) -> SnapOptions {
+    let name = match node {
+        Value::Nil => "nonode@nohost".to_string(),
+        v => match ctx.send(v, Sym::new("name"), &[]) {
+            Ok(Value::Symbol(s)) => s.as_str().to_string(),
+            _ => "nonode@nohost".to_string(),
+        },
+    };
     SnapOptions {
         limit,
+        node: name,
         ..SnapOptions::default()
     }
 }
 
-fn nav(ctx: &Ctx, s: Snapshot) -> Value {
-    wrap(ctx, Arc::new(s), Kind::Nav, Vec::new())
+/// Takes a snapshot with `f` on this node and wraps it as a ProcessNavigation.
+fn take(
+    ctx: &mut Ctx,
+    limit: Option<usize>,
+    f: impl FnOnce(&SnapOptions) -> Result<Snapshot, FromError>,
+) -> Result<Value, FromError> {
+    let node = current_node(ctx);
+    let o = opts(ctx, limit, &node);
+    let snap = f(&o)?;
+    Ok(SnapVal {
+        sh: shared(ctx, snap, node),
+        repr: Repr::Nav { nodes: None },
+    }
+    .value())
 }
 
 fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
@@ -197,11 +123,8 @@ fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
         return Ok(ctx.make_error(e));
     };
     let sys = sys_of(ctx)?;
-    match from_pid(&sys.supervision, pid, &opts(limit)) {
-        Ok(s) => {
-            let v = nav(ctx, s);
-            Ok(ctx.make_ok(v))
-        }
+    match take(ctx, limit, |o| from_pid(&sys.supervision, pid, o)) {
+        Ok(v) => Ok(ctx.make_ok(v)),
         Err(e) => {
             let e = error_value(ctx, e.kind(), e.message());
             Ok(ctx.make_error(e))
@@ -209,23 +132,45 @@ fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
     }
 }
 
+/// `ProcessNavigation on: aNode` (8.10): the `default` snapshot taken on that node.
+fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
+    let is_node = ctx
+        .prog
+        .class_named("Node")
+        .is_some_and(|c| ctx.is_kind_of(node, &c));
+    if !is_node {
+        let n = ctx.class_name_of(node);
+        let e = error_value(
+            ctx,
+            "type_error",
+            format!("ProcessNavigation on: expects a Node, not {n}"),
+        );
+        return Ok(ctx.make_error(e));
+    }
+    let here = current_node(ctx);
+    if !order::strict_eq(node, &here) {
+        let shown = ctx.print_string(node)?;
+        let e = error_value(ctx, "node_down", format!("{shown} is not connected"));
+        return Ok(ctx.make_error(e));
+    }
+    let sys = sys_of(ctx)?;
+    let v = take(ctx, Some(DEFAULT_LIMIT), |o| {
+        Ok(default_snapshot(&sys.supervision, o))
+    })
+    .unwrap_or(Value::Nil);
+    Ok(ctx.make_ok(v))
+}
+
 fn opt_int(v: Option<u64>) -> Value {
     v.map_or(Value::Nil, |i| Value::Int(i as i64))
 }
 
-fn pid_or_nil(ctx: &Ctx, p: Option<Pid>) -> Value {
-    let Some(p) = p else { return Value::Nil };
-    match ctx.proc.sys.as_ref().and_then(|s| s.rt.lookup(p)) {
-        Some(proc) => pid_value(ctx, proc),
-        None => Value::Nil,
-    }
-}
-
-fn node_of<'a>(ctx: &Ctx, r: &'a Value) -> Result<(&'a SnapVal, &'a SnapNode), Unwind> {
+fn node_of<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
     let s = snap_of(ctx, r)?;
-    match s.node() {
-        Some(n) => Ok((s, n)),
-        None => Err(ctx.type_err("not a SupervisionNode")),
+    if s.is_node() {
+        Ok(s)
+    } else {
+        Err(ctx.type_err("not a SupervisionNode"))
     }
 }
 
@@ -233,53 +178,24 @@ fn dict(pairs: Vec<(&str, Value)>) -> Value {
     dict_from_pairs(pairs.into_iter().map(|(k, v)| (Value::sym(k), v)))
 }
 
+fn field_index(name: &str) -> Option<usize> {
+    NODE_FIELDS.iter().position(|f| *f == name)
+}
+
 fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
-    let (s, n) = node_of(ctx, r)?;
-    let sup = n.supervision.as_ref();
+    let s = node_of(ctx, r)?;
+    if let Some(i) = field_index(sel) {
+        return Ok(s.field(i));
+    }
+    let data = s.data();
+    let sup = data.and_then(|n| n.supervision.as_deref());
     Ok(match sel {
-        "pid" => pid_or_nil(ctx, n.pid),
-        "registeredName" => n.registered_name.map_or(Value::Nil, Value::Symbol),
-        "kind" => Value::sym(n.kind.as_str()),
-        "behaviourClass" => match &n.class {
-            Value::Class(c) => Value::Class(c.clone()),
-            _ => Value::Nil,
-        },
-        "childCount" => Value::Int(n.child_count as i64),
-        "state" => Value::sym(n.state.as_str()),
-        "isSupervisor" => Value::bool(n.kind.is_supervisor()),
-        "isBeamtalk" => Value::bool(n.kind.is_beamtalk()),
-        "children" => {
-            let snap = s.snap.clone();
-            let path = s.path.clone();
-            let k = n.children.len();
-            Value::list((0..k).map(|i| {
-                let mut p = path.clone();
-                p.push(i);
-                wrap(ctx, snap.clone(), Kind::Node, p)
-            }))
-        }
-        "parent" => {
-            if s.path.len() <= 1 {
-                Value::Nil
-            } else {
-                let p = s.path[..s.path.len() - 1].to_vec();
-                wrap(ctx, s.snap.clone(), Kind::Node, p)
-            }
-        }
-        "parentPid" => {
-            if s.path.len() <= 1 {
-                Value::Nil
-            } else {
-                let p = s.path[..s.path.len() - 1].to_vec();
-                let parent = SnapVal {
-                    snap: s.snap.clone(),
-                    kind: Kind::Node,
-                    path: p,
-                    class: s.class.clone(),
-                };
-                pid_or_nil(ctx, parent.node().and_then(|n| n.pid))
-            }
-        }
+        "state" => Value::sym(s.state().as_str()),
+        "isSupervisor" => Value::bool(s.kind_is(&["beamtalkSupervisor", "otpSupervisor"])),
+        "isBeamtalk" => Value::bool(s.kind_is(&["beamtalkSupervisor", "beamtalkActor"])),
+        "children" => Value::list(s.children()),
+        "parent" => s.parent().map_or(Value::Nil, SnapVal::value),
+        "parentPid" => s.parent().map_or(Value::Nil, |p| p.field(0)),
         "strategy" => sup.map_or(Value::Nil, |i| Value::sym(i.strategy.as_str())),
         "maxRestarts" => sup.map_or(Value::Nil, |i| Value::Int(i.max_restarts as i64)),
         "restartWindow" => sup.map_or(Value::Nil, |i| Value::Int(i.restart_window as i64)),
@@ -292,17 +208,24 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
         "autoShutdown" => sup.map_or(Value::Nil, |i| {
             Value::sym(i.auto_shutdown.map_or("never", |a| a.as_str()))
         }),
-        "truncated" => Value::bool(n.truncated),
-        "restartCount" => Value::Int(n.restart_count as i64),
-        "startedAt" => opt_int(n.started_at),
-        "exitedAt" => opt_int(n.exited_at),
-        "uptime" => opt_int(n.uptime_ms),
+        "truncated" => Value::bool(data.is_some_and(|n| n.truncated)),
+        "restartCount" => Value::Int(data.map_or(0, |n| n.restart_count) as i64),
+        "startedAt" => opt_int(data.and_then(|n| n.started_at)),
+        "exitedAt" => opt_int(data.and_then(|n| n.exited_at)),
+        "uptime" => opt_int(data.and_then(|n| n.uptime_ms)),
         "generation" => opt_int(sup.map(|i| i.generation)),
         "restartsPerformed" => opt_int(sup.map(|i| i.restarts_performed)),
-        "node" => Value::Nil,
+        "node" => {
+            if data.is_some() {
+                s.sh.node.clone()
+            } else {
+                Value::Nil
+            }
+        }
         "status" => {
             let sys = sys_of(ctx)?;
-            match n.pid.filter(|_| n.state == NodeState::Running) {
+            let pid = downcast::<PidVal>(&s.field(0)).map(|p| p.proc.pid());
+            match pid.filter(|_| s.state() == NodeState::Running) {
                 Some(p) => match snapshot::status(&sys.rt, p) {
                     Some(st) => dict(vec![
                         ("module", Value::sym(&st.module)),
@@ -316,13 +239,12 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
         }
         "asSupervisor" => {
             let sys = sys_of(ctx)?;
-            match n.pid {
-                Some(p) if n.kind == snapshot::NodeKind::BeamtalkSupervisor => {
-                    match sys.supervision.by_pid(p) {
-                        Some(h) => sup_value(ctx, h),
-                        None => Value::Nil,
-                    }
-                }
+            let pid = downcast::<PidVal>(&s.field(0)).map(|p| p.proc.pid());
+            match pid {
+                Some(p) if s.kind_is(&["beamtalkSupervisor"]) => match sys.supervision.by_pid(p) {
+                    Some(h) => sup_value(ctx, h),
+                    None => Value::Nil,
+                },
                 _ => Value::Nil,
             }
         }
@@ -330,57 +252,111 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
     })
 }
 
-fn tree_dicts(ctx: &Ctx, s: &SnapVal) -> Value {
-    let mut out = Vec::new();
-    fn go(n: &SnapNode, parent: Option<Pid>, out: &mut Vec<Value>) {
-        let cls = snapshot::class_name(&n.class).map_or(Value::Nil, |c| Value::sym(&c));
-        out.push(dict(vec![
-            ("pid", n.pid.map_or(Value::Nil, |p| Value::str(pid_str(p)))),
-            (
-                "registeredName",
-                n.registered_name.map_or(Value::Nil, Value::Symbol),
-            ),
-            ("kind", Value::sym(n.kind.as_str())),
+/// The node values among a tree's nodes (other elements of a hand-built list are skipped).
+fn node_vals(list: &[Value]) -> impl Iterator<Item = &SnapVal> {
+    list.iter()
+        .filter_map(downcast::<SnapVal>)
+        .filter(|n| n.is_node())
+}
+
+fn pid_string(v: &Value) -> Value {
+    match downcast::<PidVal>(v) {
+        Some(p) => Value::str(p.proc.pid().to_string()),
+        None => Value::Nil,
+    }
+}
+
+fn tree_dicts(nodes: &[Value]) -> Value {
+    Value::list(node_vals(nodes).map(|n| {
+        let [pid, name, kind, class, count] = n.fields();
+        let cls = match &class {
+            Value::Class(c) => Value::Symbol(c.name),
+            _ => Value::Nil,
+        };
+        dict(vec![
+            ("pid", pid_string(&pid)),
+            ("registeredName", name),
+            ("kind", kind),
             ("class", cls),
-            ("childCount", Value::Int(n.child_count as i64)),
-            ("isSupervisor", Value::bool(n.kind.is_supervisor())),
+            ("childCount", count),
+            (
+                "isSupervisor",
+                Value::bool(n.kind_is(&["beamtalkSupervisor", "otpSupervisor"])),
+            ),
             (
                 "parentPid",
-                parent.map_or(Value::Nil, |p| Value::str(pid_str(p))),
+                n.parent().map_or(Value::Nil, |p| pid_string(&p.field(0))),
             ),
-        ]));
-        for c in &n.children {
-            go(c, n.pid, out);
+        ])
+    }))
+}
+
+fn totals(s: &SnapVal, nodes: &[Value]) -> Totals {
+    if matches!(s.repr, Repr::Tree { flat: None }) {
+        return s.sh.snap.totals();
+    }
+    let mut t = Totals::default();
+    for n in node_vals(nodes) {
+        let declared = n.data().is_some_and(|d| d.declared_supervisor);
+        if n.kind_is(&["beamtalkSupervisor", "otpSupervisor"]) || declared {
+            t.supervisors += 1;
+        } else {
+            t.workers += 1;
         }
+        match n.state() {
+            NodeState::Running => t.running += 1,
+            NodeState::Exited => t.exited += 1,
+            NodeState::Restarting => {}
+        }
+        t.restarts += n.data().map_or(0, |d| d.restart_count);
+        t.max_depth = t.max_depth.max(n.depth());
     }
-    for r in &s.snap.roots {
-        go(r, None, &mut out);
+    t
+}
+
+fn as_json(s: &SnapVal, nodes: &[Value]) -> String {
+    if matches!(s.repr, Repr::Tree { flat: None }) {
+        return s.sh.snap.to_json();
     }
-    let _ = ctx;
-    Value::list(out)
+    let snap = Snapshot {
+        roots: node_vals(nodes)
+            .filter(|n| n.parent().is_none())
+            .map(SnapVal::to_record)
+            .collect(),
+        captured_at: s.sh.snap.captured_at,
+        node: s.sh.snap.node.clone(),
+    };
+    snap.to_json()
 }
 
 fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
-    let s = snap_of(ctx, r)?;
-    let nodes = || flat_nodes(ctx, s);
+    let s = snap_of(ctx, r)?.clone();
+    if matches!(sel, "size" | "isEmpty") && matches!(s.repr, Repr::Tree { flat: None }) {
+        let n = s.sh.snap.flat().len();
+        return Ok(if sel == "size" {
+            Value::Int(n as i64)
+        } else {
+            Value::bool(n == 0)
+        });
+    }
+    let nodes = s.list();
+    let roots = || -> Vec<Value> {
+        nodes
+            .iter()
+            .filter(|v| downcast::<SnapVal>(v).is_some_and(|n| n.is_node() && n.parent().is_none()))
+            .cloned()
+            .collect()
+    };
     Ok(match sel {
-        "nodes" | "flatNodes" => Value::list(nodes()),
-        "size" => Value::Int(s.snap.flat().len() as i64),
-        "isEmpty" => Value::bool(s.snap.roots.is_empty()),
-        "root" => {
-            if s.snap.roots.is_empty() {
-                Value::Nil
-            } else {
-                wrap(ctx, s.snap.clone(), Kind::Node, vec![0])
-            }
-        }
-        "roots" => Value::list(
-            (0..s.snap.roots.len()).map(|i| wrap(ctx, s.snap.clone(), Kind::Node, vec![i])),
-        ),
-        "asJson" => Value::str(s.snap.to_json()),
-        "node" => Value::Nil,
+        "nodes" | "flatNodes" => Value::list(nodes),
+        "size" => Value::Int(nodes.len() as i64),
+        "isEmpty" => Value::bool(nodes.is_empty()),
+        "root" => roots().into_iter().next().unwrap_or(Value::Nil),
+        "roots" => Value::list(roots()),
+        "asJson" => Value::str(as_json(&s, &nodes)),
+        "node" => s.sh.node.clone(),
         "totals" => {
-            let t = s.snap.totals();
+            let t = totals(&s, &nodes);
             dict(vec![
                 ("supervisors", Value::Int(t.supervisors as i64)),
                 ("workers", Value::Int(t.workers as i64)),
@@ -390,39 +366,29 @@ fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
                 ("maxDepth", Value::Int(t.max_depth as i64)),
             ])
         }
-        "asDictionaries" => tree_dicts(ctx, s),
-        "nodesOfKind:" => {
-            let k = match &args[0] {
-                Value::Symbol(k) => k.as_str().to_string(),
-                _ => String::new(),
-            };
-            let all = nodes();
-            Value::list(all.into_iter().filter(|v| {
-                downcast::<SnapVal>(v)
-                    .and_then(SnapVal::node)
-                    .is_some_and(|n| n.kind.as_str() == k)
-            }))
-        }
-        "findClass:" => {
-            let all = nodes();
-            Value::list(all.into_iter().filter(|v| {
-                downcast::<SnapVal>(v)
-                    .and_then(SnapVal::node)
-                    .is_some_and(|n| match (&n.class, &args[0]) {
-                        (Value::Class(a), Value::Class(b)) => Arc::ptr_eq(a, b),
-                        _ => false,
-                    })
-            }))
-        }
+        "asDictionaries" => tree_dicts(&nodes),
+        "nodesOfKind:" => Value::list(nodes.into_iter().filter(|v| {
+            downcast::<SnapVal>(v)
+                .is_some_and(|n| n.is_node() && order::strict_eq(&n.field(2), &args[0]))
+        })),
+        "findClass:" => Value::list(nodes.into_iter().filter(|v| {
+            downcast::<SnapVal>(v).is_some_and(|n| {
+                n.is_node()
+                    && matches!((&n.field(3), &args[0]),
+                        (Value::Class(a), Value::Class(b)) if Arc::ptr_eq(a, b))
+            })
+        })),
         "do:" => {
-            for n in nodes() {
+            for n in nodes {
+                ctx.tick()?;
                 ctx.call_block(&args[0], &[n])?;
             }
             r.clone()
         }
         "select:" => {
             let mut out = Vec::new();
-            for n in nodes() {
+            for n in nodes {
+                ctx.tick()?;
                 if matches!(
                     ctx.call_block(&args[0], std::slice::from_ref(&n))?,
                     Value::True
@@ -434,13 +400,15 @@ fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
         }
         "collect:" => {
             let mut out = Vec::new();
-            for n in nodes() {
+            for n in nodes {
+                ctx.tick()?;
                 out.push(ctx.call_block(&args[0], &[n])?);
             }
             Value::list(out)
         }
         "detect:" | "detect:ifNone:" => {
-            for n in nodes() {
+            for n in nodes {
+                ctx.tick()?;
                 if matches!(
                     ctx.call_block(&args[0], std::slice::from_ref(&n))?,
                     Value::True
@@ -455,6 +423,23 @@ fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
         }
         _ => Value::Nil,
     })
+}
+
+/// The `nodes` of a ProcessNavigation flattened in pre-order (a tree's `flatNodes`).
+fn flatten_values(roots: &[Value]) -> Vec<Value> {
+    fn go(v: &Value, out: &mut Vec<Value>) {
+        out.push(v.clone());
+        if let Some(n) = downcast::<SnapVal>(v) {
+            for c in n.children() {
+                go(&c, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for r in roots {
+        go(r, &mut out);
+    }
+    out
 }
 
 macro_rules! node_prims {
@@ -473,10 +458,10 @@ pub fn register(p: &mut Prims) {
     let pn = "ProcessNavigation";
     p.add_class(pn, "default", |ctx, _, _| {
         let sys = sys_of(ctx)?;
-        Ok(nav(
-            ctx,
-            default_snapshot(&sys.supervision, &opts(Some(200))),
-        ))
+        Ok(take(ctx, Some(DEFAULT_LIMIT), |o| {
+            Ok(default_snapshot(&sys.supervision, o))
+        })
+        .unwrap_or(Value::Nil))
     });
     p.add_class(pn, "system", |ctx, _, _| {
         let sys = sys_of(ctx)?;
@@ -486,12 +471,14 @@ pub fn register(p: &mut Prims) {
                 "ProcessNavigation system needs a privileged context (granted by the host)",
             ));
         }
-        Ok(nav(
-            ctx,
-            system_snapshot(&sys.supervision, &opts(Some(200))),
-        ))
+        Ok(take(ctx, Some(DEFAULT_LIMIT), |o| {
+            Ok(system_snapshot(&sys.supervision, o))
+        })
+        .unwrap_or(Value::Nil))
     });
-    p.add_class(pn, "from:", |ctx, _, a| from(ctx, &a[0], Some(200)));
+    p.add_class(pn, "from:", |ctx, _, a| {
+        from(ctx, &a[0], Some(DEFAULT_LIMIT))
+    });
     p.add_class(pn, "from:limit:", |ctx, _, a| {
         let limit = match &a[1] {
             Value::Int(n) if *n > 0 => Some(*n as usize),
@@ -505,17 +492,20 @@ pub fn register(p: &mut Prims) {
         };
         from(ctx, &a[0], limit)
     });
+    p.add_class(pn, "on:", |ctx, _, a| on(ctx, &a[0]));
     p.add(pn, "tree", |ctx, r, _| {
         let s = snap_of(ctx, r)?;
-        Ok(wrap(ctx, s.snap.clone(), Kind::Tree, Vec::new()))
+        let flat = match &s.repr {
+            Repr::Nav { nodes: None } => None,
+            _ => Some(Value::list(flatten_values(&s.list()))),
+        };
+        Ok(s.with_repr(Repr::Tree { flat }).value())
     });
     p.add(pn, "nodes", |ctx, r, _| {
         let s = snap_of(ctx, r)?;
-        Ok(Value::list(
-            (0..s.snap.roots.len()).map(|i| wrap(ctx, s.snap.clone(), Kind::Node, vec![i])),
-        ))
+        Ok(Value::list(s.list()))
     });
-    p.add(pn, "node", |_, _, _| Ok(Value::Nil));
+    p.add(pn, "node", |ctx, r, _| Ok(snap_of(ctx, r)?.sh.node.clone()));
     tree_prims!(
         p,
         "nodes",
@@ -570,8 +560,12 @@ pub fn register(p: &mut Prims) {
     });
     p.add_class("Workspace", "processes", |ctx, _, _| {
         let sys = sys_of(ctx)?;
-        let s = default_snapshot(&sys.supervision, &opts(Some(200)));
-        Ok(wrap(ctx, Arc::new(s), Kind::Tree, Vec::new()))
+        let v = take(ctx, Some(DEFAULT_LIMIT), |o| {
+            Ok(default_snapshot(&sys.supervision, o))
+        })
+        .unwrap_or(Value::Nil);
+        let s = snap_of(ctx, &v)?;
+        Ok(s.with_repr(Repr::Tree { flat: None }).value())
     });
-    let _ = downcast::<ActorRef>;
+    fields::register(p);
 }

@@ -399,7 +399,7 @@ impl<'s> Parser<'s> {
         Ok(mk(
             ExprKind::Assign {
                 name,
-                ty,
+                ty: ty.map(Box::new),
                 value: Box::new(value),
             },
             span,

@@ -1,0 +1,1 @@
+test --diagnostics type=off tests/golden/testrun/trees/manifest

@@ -1,0 +1,1 @@
+run --warnings-as-errors tests/golden/testrun/trees/run/warns.bt

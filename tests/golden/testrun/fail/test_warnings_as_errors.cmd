@@ -1,0 +1,1 @@
+test --warnings-as-errors tests/golden/testrun/trees/checked

@@ -1,0 +1,1 @@
+run --no-check tests/golden/testrun/trees/run/refused.bt

@@ -1,0 +1,1 @@
+run --diagnostics type=off tests/golden/testrun/trees/run/warns.bt

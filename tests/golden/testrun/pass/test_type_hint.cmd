@@ -1,0 +1,1 @@
+test --diagnostics type=hint tests/golden/testrun/trees/checked

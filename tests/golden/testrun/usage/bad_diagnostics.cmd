@@ -1,0 +1,1 @@
+test --diagnostics colour=off tests/golden/testrun/trees/basic

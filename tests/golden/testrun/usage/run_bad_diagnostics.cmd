@@ -1,0 +1,1 @@
+run --diagnostics dnu=loud tests/golden/testrun/trees/run/warns.bt
