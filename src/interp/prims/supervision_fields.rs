@@ -32,7 +32,7 @@ fn names_of(s: &SnapVal) -> &'static [&'static str] {
 /// The current field values of `s`.
 fn values_of(s: &SnapVal) -> Vec<Value> {
     match &s.repr {
-        Repr::Nav { .. } | Repr::Tree { .. } => vec![Value::list(s.list())],
+        Repr::Nav { .. } | Repr::Tree { .. } => vec![s.list_field()],
         Repr::Node { .. } => s.fields().to_vec(),
     }
 }

@@ -348,7 +348,8 @@ fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
             .collect()
     };
     Ok(match sel {
-        "nodes" | "flatNodes" => Value::list(nodes),
+        "nodes" => Value::list(nodes),
+        "flatNodes" => s.list_field(),
         "size" => Value::Int(nodes.len() as i64),
         "isEmpty" => Value::bool(nodes.is_empty()),
         "root" => roots().into_iter().next().unwrap_or(Value::Nil),
@@ -501,10 +502,7 @@ pub fn register(p: &mut Prims) {
         };
         Ok(s.with_repr(Repr::Tree { flat }).value())
     });
-    p.add(pn, "nodes", |ctx, r, _| {
-        let s = snap_of(ctx, r)?;
-        Ok(Value::list(s.list()))
-    });
+    p.add(pn, "nodes", |ctx, r, _| Ok(snap_of(ctx, r)?.list_field()));
     p.add(pn, "node", |ctx, r, _| Ok(snap_of(ctx, r)?.sh.node.clone()));
     tree_prims!(
         p,

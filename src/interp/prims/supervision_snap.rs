@@ -147,7 +147,16 @@ impl SnapVal {
         names.iter().any(|k| is_sym(&self.field(2), k))
     }
 
-    /// The nodes of a tree (its field), or the root nodes of a navigation (its field).
+    /// The field value of a tree (`flatNodes`) or a navigation (`nodes`), as stored.
+    pub fn list_field(&self) -> Value {
+        match &self.repr {
+            Repr::Nav { nodes: Some(l) } | Repr::Tree { flat: Some(l) } => l.clone(),
+            _ => Value::list(self.list()),
+        }
+    }
+
+    /// The nodes of a tree (its field), or the root nodes of a navigation (its field); a
+    /// hand-built field that is not a List or Array has none.
     pub fn list(&self) -> Vec<Value> {
         match &self.repr {
             Repr::Nav { nodes: Some(l) } | Repr::Tree { flat: Some(l) } => elements(l),

@@ -58,8 +58,10 @@ pub struct ChildRecord {
     /// Start arguments (the spec's, or the `startChild:` argument).
     pub args: Value,
     pub state: ChildState,
-    /// The current process, or the last one (tombstones).
+    /// The current process, or the last one (tombstones). Set only by [`Book::mark_running`].
     pub proc: Option<ProcRef>,
+    /// `proc`'s pid, kept beside it so scans of many records need not touch the processes.
+    last_pid: Option<Pid>,
     pub restart_count: u64,
     /// Unix ms when the current (or last) process started.
     pub started_at_ms: Option<u64>,
@@ -82,6 +84,7 @@ impl ChildRecord {
             args,
             state: ChildState::Pending,
             proc: None,
+            last_pid: None,
             restart_count: 0,
             started_at_ms: None,
             started_mono: None,
@@ -92,7 +95,7 @@ impl ChildRecord {
         }
     }
     pub fn pid(&self) -> Option<Pid> {
-        self.proc.as_ref().map(ProcRef::pid)
+        self.last_pid
     }
     pub fn is_running(&self) -> bool {
         self.state == ChildState::Running
@@ -188,6 +191,7 @@ impl Book {
         }
         c.ever_started = true;
         c.state = ChildState::Running;
+        c.last_pid = Some(proc.pid());
         c.proc = Some(proc);
         c.started_at_ms = Some(now_ms);
         c.started_mono = Some(Instant::now());
