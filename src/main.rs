@@ -18,8 +18,6 @@ commands:
 ";
 
 fn main() {
-    // Before the runtime starts its worker threads (see the function's docs).
-    bt::runtime::disable_huge_pages();
     let args: Vec<String> = std::env::args().skip(1).collect();
     let code = match args.first().map(String::as_str) {
         None => cli::repl::main(&[]),

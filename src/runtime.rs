@@ -148,7 +148,6 @@ pub use clock::TimerRef;
 pub use cx::Cx;
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
-pub use stack::disable_huge_pages;
 pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Signal, Timeout,
 };

@@ -5,9 +5,8 @@
 //! count as resident memory. Stacks are pooled per worker; a stack returned after deep use
 //! gives its deep pages back with `madvise(MADV_DONTNEED)` so the pool does not pin memory.
 //!
-//! With `clock` (one `clock_gettime`), the only module of the runtime with `unsafe` code (the
-//! mapping syscalls, the huge-page opt-out and the `Stack` trait implementation corosensei
-//! requires).
+//! With `clock` (one `clock_gettime`), the only module of the runtime with `unsafe` code (the mapping syscalls and the
+//! `Stack` trait implementation corosensei requires).
 
 use std::io;
 
@@ -129,17 +128,6 @@ pub fn approx_sp() -> usize {
     std::hint::black_box(&marker) as *const u8 as usize
 }
 
-/// Opts the process out of transparent huge pages (`prctl(PR_SET_THP_DISABLE)`): the
-/// allocator asks for huge pages for its per-thread heaps, which makes every worker thread
-/// fault in 2 MiB at once (about 10 MiB more resident memory for a one-line program). Small
-/// pages cost a little speed when spawning very many actors (fanout ~25%) and keep small
-/// programs small. Answers whether the kernel accepted it.
-pub fn disable_huge_pages() -> bool {
-    // SAFETY: PR_SET_THP_DISABLE only sets a flag on this process's memory descriptor; it
-    // takes plain integers and touches no memory of ours.
-    unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) == 0 }
-}
-
 /// The kernel's limit on memory mappings per process (`vm.max_map_count`), if readable.
 pub fn max_map_count() -> Option<usize> {
     std::fs::read_to_string("/proc/sys/vm/max_map_count")
@@ -172,14 +160,6 @@ mod tests {
             assert_eq!(low.read(), 0);
             assert_eq!(top.read(), 9);
         }
-    }
-
-    #[test]
-    fn huge_pages_can_be_disabled() {
-        assert!(disable_huge_pages());
-        // SAFETY: PR_GET_THP_DISABLE reads the flag set above; no memory is passed.
-        let flag = unsafe { libc::prctl(libc::PR_GET_THP_DISABLE, 0, 0, 0, 0) };
-        assert_eq!(flag, 1);
     }
 
     #[test]
