@@ -123,7 +123,9 @@ pub(crate) struct Inner {
     /// False once stopping/exited (and always for task processes): new messages are refused.
     pub accepting: bool,
     pub mailbox: Mailbox<Envelope>,
-    /// Control signals (boxed: rare, and an idle actor should stay small).
+    /// Control signals (boxed: rare, and an idle actor should stay small: 8 bytes inline
+    /// instead of a 32-byte empty deque).
+    #[allow(clippy::box_collection)]
     pub control: Option<Box<VecDeque<Signal>>>,
     /// The behaviour or task closure while not running (taken by the running coroutine).
     pub body: Option<Body>,
