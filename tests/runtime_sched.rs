@@ -5,7 +5,7 @@
 //! Deterministic: no sleeps as synchronisation; time-dependent tests use the manual clock,
 //! and waiting for a state is a bounded spin on an observable condition.
 
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -349,7 +349,11 @@ fn cyclic_sync_calls_are_detected() {
 #[test]
 fn calls_time_out_and_late_replies_are_dropped() {
     let rt = runtime(2);
-    let slow = rt.spawn(handler(|cx: &mut Cx<'_>, m: Message| {
+    // Counts the naps begun, so the test can tell the second nap from the end of the first.
+    let naps = Arc::new(AtomicUsize::new(0));
+    let n = naps.clone();
+    let slow = rt.spawn(handler(move |cx: &mut Cx<'_>, m: Message| {
+        n.fetch_add(1, Ordering::SeqCst);
         let ms = m.args[0].as_int().unwrap_or(0) as u64;
         cx.sleep(ms).map_err(|_| Value::Nil)?;
         Ok(Value::sym("late"))
@@ -376,8 +380,12 @@ fn calls_time_out_and_late_replies_are_dropped() {
     let s = slow.clone();
     let r = rt.spawn_task(move |cx| cx.call(&s, msg("nap:", vec![Value::Int(1)]), Timeout::Ms(50)));
     let rp = r.proc().clone();
+    // The target must be asleep in the second nap (not still waking from the first) before
+    // the clock moves, or the 1 ms deadline is set after the advance and never reached.
     wait_until("second caller and target waiting", || {
-        rp.status() == ProcStatus::Waiting && slow.status() == ProcStatus::Waiting
+        rp.status() == ProcStatus::Waiting
+            && naps.load(Ordering::SeqCst) == 2
+            && slow.status() == ProcStatus::Waiting
     });
     rt.advance(1);
     assert_eq!(

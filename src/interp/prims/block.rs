@@ -147,6 +147,12 @@ fn handles(ctx: &Ctx, filter: &Value, exc: &Value) -> Result<bool, Unwind> {
 }
 
 fn on_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    // The filter is checked before the body runs, so a bad filter is reported
+    // even when the body does not raise (and never replaces a raised exception).
+    if !matches!(a[0], Value::Nil | Value::Class(_)) {
+        let n = ctx.class_name_of(&a[0]);
+        return Err(ctx.type_err(format!("on:do: expects an exception class or nil, not {n}")));
+    }
     if let Value::Block(b) = r {
         if b.arity() != 0 {
             return ctx.call_block(r, &[]);

@@ -77,6 +77,7 @@ pub fn register(p: &mut Prims) {
     let u = "UndefinedObject";
     p.add(u, "isNil", |_, _, _| Ok(Value::True));
     p.add(u, "notNil", |_, _, _| Ok(Value::False));
+    p.add(u, "isEmptyOrNil", |_, _, _| Ok(Value::True));
     p.add(u, "ifNil:", |ctx, _, a| value_of(ctx, &a[0]));
     p.add(u, "ifNotNil:", |_, _, _| Ok(Value::Nil));
     p.add(u, "ifNil:ifNotNil:", |ctx, _, a| value_of(ctx, &a[0]));

@@ -84,6 +84,23 @@ pub fn register(p: &mut Prims) {
         Ok(Value::bool(std::sync::Arc::ptr_eq(&ctx.class_of(r), &c)))
     });
     p.add(o, "isClass", |_, _, _| Ok(Value::False));
+    // Type tests a Smalltalk user expects on every object: false here, true in
+    // the classes that override them (String.bt, Symbol.bt, Number.bt, boolean.rs …).
+    for sel in [
+        "isString",
+        "isSymbol",
+        "isNumber",
+        "isInteger",
+        "isFloat",
+        "isCharacter",
+        "isBoolean",
+        "isBehaviour",
+        "isMeta",
+        "isMetaclass",
+        "isEmptyOrNil",
+    ] {
+        p.add(o, sel, |_, _, _| Ok(Value::False));
+    }
     p.add(o, "error:", error);
     p.add(o, "subclassResponsibility", |ctx, r, _| {
         Err(ctx.user_error(

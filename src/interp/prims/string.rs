@@ -613,6 +613,7 @@ pub fn register(p: &mut Prims) {
         ("take:", take),
         ("drop:", drop),
         ("isEmpty", is_empty),
+        ("isEmptyOrNil", is_empty),
         ("isNotEmpty", is_not_empty),
         ("notEmpty", is_not_empty),
         ("isBlank", is_blank),
