@@ -24,6 +24,7 @@ pub mod actor;
 pub mod actor_behaviour;
 pub mod actor_handle;
 pub mod actor_send;
+pub mod actor_slots;
 pub mod class;
 pub mod error;
 pub mod eval;

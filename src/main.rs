@@ -2,7 +2,9 @@
 
 use bt::cli;
 
-/// Faster small allocations (value instances, closures) than the system allocator.
+/// Faster small allocations (value instances, closures) than the system allocator, and
+/// per-thread heaps for the worker threads every actor runs on (glibc grows a thread arena one
+/// `mprotect` at a time).
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 

@@ -131,6 +131,7 @@ mod api;
 mod clock;
 mod cx;
 mod lock;
+mod mailbox;
 pub mod observe;
 mod process;
 mod sched;

@@ -88,6 +88,29 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
     r
 }
 
+/// The state copy of a block's `self` when the block crossed from its actor to another
+/// process and runs there (2.7); None in the actor's own process (the common case, decided
+/// by a pointer comparison first) and for every other receiver.
+#[inline]
+pub fn detached_state<'v>(ctx: &Ctx, recv: &'v Value) -> Option<&'v Arc<Mutex<Vec<Value>>>> {
+    let Value::Native(n) = recv else {
+        return None;
+    };
+    if let Some(Value::Native(me)) = &ctx.proc.actor {
+        if Arc::ptr_eq(me, n) {
+            return None;
+        }
+    }
+    let a =
+        n.0.as_any()
+            .downcast_ref::<crate::interp::actor_handle::ActorRef>()?;
+    // Back in the actor's own process, `self.x` is the live state again.
+    if a.proc.pid().number == ctx.pid {
+        return None;
+    }
+    a.state.as_ref()
+}
+
 /// The preemption hook: lets other processes run; a process told to exit unwinds.
 pub(crate) fn preempt(ctx: &mut Ctx) -> Result<(), Unwind> {
     match cx_of(ctx) {
@@ -113,10 +136,15 @@ pub struct ActorSys {
     pub supervision: crate::runtime::supervisor::Supervision,
     /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
     pub privileged: std::sync::atomic::AtomicBool,
+    /// This node's name (8.1): `nonode@nohost` until distribution exists.
+    pub node_name: Sym,
+    /// The built-in Node class (a program may declare its own class of that name).
+    pub node_class: Option<ClassRef>,
 }
 
 impl ActorSys {
     pub fn new(rt: RtHandle, prog: Arc<Program>) -> Arc<ActorSys> {
+        let node_class = prog.class_named("Node");
         Arc::new(ActorSys {
             prog,
             pool: Mutex::new(Vec::new()),
@@ -126,6 +154,8 @@ impl ActorSys {
             counters: Mutex::new(HashMap::new()),
             supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
             privileged: std::sync::atomic::AtomicBool::new(true),
+            node_name: Sym::new(crate::interp::prims::actor_node::NO_NODE),
+            node_class,
             rt,
         })
     }

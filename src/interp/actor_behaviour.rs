@@ -7,7 +7,8 @@ use std::sync::Arc;
 
 use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
 use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
-use crate::interp::actor_send::{describe_exception, prefix_error, transfer};
+use crate::interp::actor_send::{describe_exception, prefix_error, transfer_in};
+use crate::interp::actor_slots::nil_typed_slot;
 use crate::interp::class::Builtin;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
@@ -16,6 +17,12 @@ use crate::runtime::{Behaviour, Cx, ExitReason, Message};
 
 /// Selector of the message that runs `initialize` in a new actor.
 pub const INIT_SEL: &str = "bt_initialize";
+/// [`INIT_SEL`] interned once (compared on every message).
+pub fn init_sym() -> Sym {
+    static S: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    *S.get_or_init(|| Sym::new(INIT_SEL))
+}
+
 /// Selector of a main-program job.
 pub const JOB_SEL: &str = "bt_job";
 
@@ -29,13 +36,20 @@ pub struct BtActor {
 }
 
 impl BtActor {
-    pub fn new(sys: Arc<ActorSys>, class: ClassRef, fields: Vec<Value>) -> BtActor {
+    /// `me` is the actor's own handle when the spawner already made one (shared, so an
+    /// actor costs one handle), else it is made on the first message.
+    pub fn new(
+        sys: Arc<ActorSys>,
+        class: ClassRef,
+        fields: Vec<Value>,
+        me: Option<Value>,
+    ) -> BtActor {
         BtActor {
             sys,
             class,
             fields,
             saved: Vec::new(),
-            me: None,
+            me,
         }
     }
 
@@ -73,28 +87,42 @@ fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, 
     Ok(Value::Nil)
 }
 
+/// Does some class of the chain define `sel` in bt?
+pub fn chain_defines(class: &ClassRef, sel: Sym) -> bool {
+    let mut c: Option<&ClassRef> = Some(class);
+    while let Some(k) = c {
+        if k.builtin == Builtin::None && k.methods.read().contains_key(&sel) {
+            return true;
+        }
+        c = k.superclass.as_ref();
+    }
+    false
+}
+
 /// Does some class of the chain define `initialize` in bt?
 pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
-    let sel = ctx.prog.syms.initialize;
-    class
-        .chain()
-        .iter()
-        .any(|c| c.builtin == Builtin::None && c.methods.read().contains_key(&sel))
+    chain_defines(class, ctx.prog.syms.initialize)
 }
 
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         self.saved.clone_from(&self.fields);
-        let init = msg.selector.as_str() == INIT_SEL;
+        let init = msg.selector == init_sym();
         let class = self.class.clone();
         let r = self.run(cx, |ctx, me| {
             let r = if init {
-                run_initialize(ctx, me, &class)
+                // Answers the index of a typed slot left nil (5.5), or nil.
+                run_initialize(ctx, me, &class).map(|_| {
+                    match nil_typed_slot(&ctx.prog, &class, &ctx.actor_fields) {
+                        Some(i) => Value::Int(i as i64),
+                        None => Value::Nil,
+                    }
+                })
             } else {
                 ctx.send(me, msg.selector, &msg.args)
             };
             match r {
-                Ok(v) => Ok(transfer(&v)),
+                Ok(v) => Ok(transfer_in(ctx, &v)),
                 Err(Unwind::Error(e)) => Err(prefix_error(e, &class, msg.selector)),
                 Err(Unwind::Return { .. }) => Err(runtime_error(
                     ctx,
@@ -117,12 +145,7 @@ impl Behaviour for BtActor {
 
     fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
         let sel = Sym::new("terminate:");
-        let defines = self
-            .class
-            .chain()
-            .iter()
-            .any(|c| c.builtin == Builtin::None && c.methods.read().contains_key(&sel));
-        if !defines {
+        if !chain_defines(&self.class, sel) {
             return;
         }
         let reason = reason.to_value();

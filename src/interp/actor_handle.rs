@@ -39,6 +39,9 @@ pub struct ActorRef {
     pub class: ClassRef,
     pub timeout: Timeout,
     pub proxy: bool,
+    /// Set only on the `self` of a block that crossed to another process (2.7): the copy of
+    /// the actor's state slots the block's `self.x` reads and writes there.
+    pub state: Option<Arc<Mutex<Vec<Value>>>>,
 }
 
 impl ActorRef {
@@ -48,6 +51,7 @@ impl ActorRef {
             class,
             timeout: Timeout::DEFAULT,
             proxy: false,
+            state: None,
         })
     }
     /// `Actor(Counter, 0.7.0)`.

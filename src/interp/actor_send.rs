@@ -113,7 +113,7 @@ pub fn remote_call(
     args: &[Value],
     t: Timeout,
 ) -> EvalResult {
-    let args: Vec<Value> = args.iter().map(transfer).collect();
+    let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
     let r = match cx_of(ctx) {
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
@@ -176,7 +176,7 @@ pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Res
     if !goes_remote(ctx, recv, sel) {
         return None;
     }
-    let args: Vec<Value> = args.iter().map(transfer).collect();
+    let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
     let cx = cx_of(ctx)?;
     cx.cast(&target, Message::new(sel, args));
     Some(Ok(()))
@@ -209,10 +209,22 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 }
 
 /// A value as it crosses to another process: blocks (also inside collections and Value
-/// instances) get fresh cells holding copies of what they captured (2.6).
+/// instances) get fresh cells holding copies of what they captured (2.6); a block that
+/// already carries a copy of its actor's state (below) gets a copy of that copy.
 pub fn transfer(v: &Value) -> Value {
     if has_block(v, 0) {
-        copy(v, 0)
+        copy(v, 0, None)
+    } else {
+        v.clone()
+    }
+}
+
+/// [`transfer`] of a value leaving the process of `ctx`: a block created by the actor
+/// running there also takes a copy of that actor's state slots, which its `self.x` reads
+/// and writes wherever it runs (2.7).
+pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
+    if has_block(v, 0) {
+        copy(v, 0, Some(ctx))
     } else {
         v.clone()
     }
@@ -235,7 +247,7 @@ fn has_block(v: &Value, d: usize) -> bool {
     }
 }
 
-fn copy(v: &Value, d: usize) -> Value {
+fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
     if d > COPY_DEPTH {
         return v.clone();
     }
@@ -246,12 +258,12 @@ fn copy(v: &Value, d: usize) -> Value {
                 .iter()
                 .map(|cell| {
                     let inner = cell.lock().clone();
-                    Arc::new(VarCell::new(copy(&inner, d + 1)))
+                    Arc::new(VarCell::new(copy(&inner, d + 1, from)))
                 })
                 .collect();
             Value::Block(Arc::new(Closure {
                 code: c.code.clone(),
-                recv: c.recv.clone(),
+                recv: detach(&c.recv, d, from),
                 upvals: upvals.into_boxed_slice(),
                 // A `^` in a block that crossed processes has no live home there.
                 home: u64::MAX,
@@ -260,19 +272,48 @@ fn copy(v: &Value, d: usize) -> Value {
                 serial: c.serial,
             }))
         }
-        Value::List(l) => Value::List(Arc::new(l.iter().map(|e| copy(e, d + 1)).collect())),
-        Value::Array(l) => Value::Array(Arc::new(l.iter().map(|e| copy(e, d + 1)).collect())),
-        Value::Queue(l) => Value::Queue(Arc::new(l.iter().map(|e| copy(e, d + 1)).collect())),
-        Value::Tuple(t) => Value::tuple(t.iter().map(|e| copy(e, d + 1)).collect()),
+        Value::List(l) => Value::List(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
+        Value::Array(l) => Value::Array(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
+        Value::Queue(l) => Value::Queue(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
+        Value::Tuple(t) => Value::tuple(t.iter().map(|e| copy(e, d + 1, from)).collect()),
         Value::Dict(m) => Value::Dict(Arc::new(
-            m.iter().map(|(k, e)| (k.clone(), copy(e, d + 1))).collect(),
+            m.iter()
+                .map(|(k, e)| (k.clone(), copy(e, d + 1, from)))
+                .collect(),
         )),
         Value::Object(i) => Value::Object(Arc::new(Instance {
             class: i.class.clone(),
-            fields: i.fields.iter().map(|e| copy(e, d + 1)).collect(),
+            fields: i.fields.iter().map(|e| copy(e, d + 1, from)).collect(),
         })),
         other => other.clone(),
     }
+}
+
+/// The `self` of a block crossing processes: an actor handle that carries a copy of the
+/// actor's state (taken from the running actor, or from the copy the block already had).
+fn detach(recv: &Value, d: usize, from: Option<&Ctx>) -> Value {
+    let Some(a) = downcast::<ActorRef>(recv) else {
+        return recv.clone();
+    };
+    let copy_all =
+        |fields: &[Value]| -> Vec<Value> { fields.iter().map(|e| copy(e, d + 1, None)).collect() };
+    let state = if let Some(st) = &a.state {
+        copy_all(&st.lock())
+    } else {
+        match from {
+            Some(ctx) if ctx.pid == a.proc.pid().number && !ctx.actor_fields.is_empty() => {
+                copy_all(&ctx.actor_fields)
+            }
+            _ => return recv.clone(),
+        }
+    };
+    native(ActorRef {
+        proc: a.proc.clone(),
+        class: a.class.clone(),
+        timeout: a.timeout,
+        proxy: a.proxy,
+        state: Some(Arc::new(parking_lot::Mutex::new(state))),
+    })
 }
 
 /// Kinds of exceptions raised by user code (`error:`, `signal`, tests): never prefixed.
@@ -374,5 +415,6 @@ pub fn handle_for(proc: ProcRef, fallback: &ClassRef) -> Value {
         class: c,
         timeout: Timeout::DEFAULT,
         proxy: false,
+        state: None,
     })
 }

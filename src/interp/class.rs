@@ -81,6 +81,32 @@ pub struct Class {
     pub lock: ClassLock,
     /// Number of type parameters declared (`Result(T, E)` → 2); informative only.
     pub type_params: usize,
+    /// Slots declared with a type and no default (inherited first; a redeclaration replaces
+    /// the inherited entry): checked for nil after an actor's `initialize` (5.5).
+    pub typed_slots: Vec<TypedSlot>,
+}
+
+/// A `state:`/`field:` slot declared `name :: Type` without a default.
+#[derive(Clone, Debug)]
+pub struct TypedSlot {
+    pub name: Sym,
+    pub ty: Arc<crate::syntax::ast::TypeExpr>,
+}
+
+/// The inherited typed slots minus those this class redeclares.
+fn superclass_typed_slots(
+    sup: Option<&ClassRef>,
+    own: &[(Sym, Option<Arc<FnCode>>)],
+) -> Vec<TypedSlot> {
+    match sup {
+        Some(s) => s
+            .typed_slots
+            .iter()
+            .filter(|t| !own.iter().any(|(n, _)| *n == t.name))
+            .cloned()
+            .collect(),
+        None => Vec::new(),
+    }
 }
 
 impl Class {
@@ -111,6 +137,7 @@ impl Class {
                 field_defaults.push(d.clone());
             }
         }
+        let typed = superclass_typed_slots(superclass.as_ref(), own_fields);
         Class {
             name,
             superclass,
@@ -129,6 +156,19 @@ impl Class {
             subclasses: RwLock::new(Vec::new()),
             lock: ClassLock::default(),
             type_params: 0,
+            typed_slots: typed,
+        }
+    }
+
+    /// Adds the typed, default-less slots declared by this class itself (the loader calls it
+    /// once after `new`; `slots` are (name, type) pairs).
+    pub fn declare_typed_slots(&mut self, slots: Vec<(Sym, crate::syntax::ast::TypeExpr)>) {
+        for (name, ty) in slots {
+            self.typed_slots.retain(|t| t.name != name);
+            self.typed_slots.push(TypedSlot {
+                name,
+                ty: Arc::new(ty),
+            });
         }
     }
 

@@ -349,6 +349,17 @@ fn create_class(
         },
     );
     c.type_params = decl.type_params.len();
+    c.declare_typed_slots(
+        decl.members
+            .iter()
+            .filter_map(|m| match m {
+                Member::Field(s) | Member::State(s) if s.default.is_none() => {
+                    s.ty.clone().map(|t| (Sym::new(&s.name.name), t))
+                }
+                _ => None,
+            })
+            .collect(),
+    );
     let c = Arc::new(c);
     prog.register_class(c.clone());
     if builtin != Builtin::None {

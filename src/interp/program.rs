@@ -262,7 +262,11 @@ fn specs() -> Vec<Spec> {
         spec("Protocol", "Object", KObject, Plain),
         spec("Pid", "Object", KValue, NoNew),
         spec("Reference", "Object", KValue, NoNew),
-        spec("Node", "Object", KValue, NoNew),
+        Spec {
+            sealed: true,
+            fields: &["name"],
+            ..spec("Node", "Value", KValue, NoNew)
+        },
         spec("Duration", "Object", KValue, NoNew),
         spec("Timer", "Object", KObject, NoNew),
         spec("TimeoutProxy", "Actor", KActor, Plain),

@@ -286,6 +286,17 @@ impl RtHandle {
         self.0.spawn_proc(Body::Actor(b), opts, None)
     }
 
+    /// Spawns an actor whose behaviour is made from its own process handle (so it can keep a
+    /// handle to itself without a second lookup). `make` runs before the process is visible.
+    pub fn spawn_with(
+        &self,
+        opts: SpawnOpts,
+        make: impl FnOnce(&ProcRef) -> Box<dyn Behaviour>,
+    ) -> Result<ProcRef, NameError> {
+        self.0
+            .spawn_proc_with(false, |p| Body::Actor(make(p)), opts, None)
+    }
+
     /// Runs `f` once in a new process (the main program, a REPL line, a callback); the
     /// process exits when `f` returns. Task processes take no messages.
     pub fn spawn_task<T, F>(&self, f: F) -> TaskHandle<T>

@@ -205,12 +205,24 @@ impl Shared {
         opts: SpawnOpts,
         hook: Option<ExitHook>,
     ) -> Result<ProcRef, NameError> {
+        let is_task = matches!(body, Body::Task(_));
+        self.spawn_proc_with(is_task, move |_| body, opts, hook)
+    }
+
+    /// [`Shared::spawn_proc`] with the body made from the new process's handle, before the
+    /// process is registered anywhere (nothing can message it yet).
+    pub fn spawn_proc_with(
+        &self,
+        is_task: bool,
+        make: impl FnOnce(&ProcRef) -> Body,
+        opts: SpawnOpts,
+        hook: Option<ExitHook>,
+    ) -> Result<ProcRef, NameError> {
         if let Some(n) = opts.name {
             if n.as_str().starts_with("bt_") && !opts.service {
                 return Err(NameError::Reserved);
             }
         }
-        let is_task = matches!(body, Body::Task(_));
         let mut names = opts.name.map(|_| self.names.lock());
         if let (Some(n), Some(names)) = (opts.name, names.as_ref()) {
             if names.contains_key(&n) {
@@ -250,15 +262,17 @@ impl Shared {
                 },
                 reason: None,
                 accepting: !is_task,
-                mailbox: VecDeque::new(),
-                control: VecDeque::new(),
-                body: Some(body),
+                mailbox: crate::runtime::mailbox::Mailbox::new(),
+                control: None,
+                body: None,
                 current: None,
                 waiting: None,
                 name: opts.name,
                 extra,
             }),
         }));
+        let body = make(&p);
+        p.0.inner.lock().body = Some(body);
         if let (Some(n), Some(names)) = (opts.name, names.as_mut()) {
             names.insert(n, p.clone());
         }
@@ -319,7 +333,7 @@ impl Shared {
     /// Whether a process has someone blocked on it (a queued sync call, a stop, a signal).
     fn is_serving(p: &ProcRef) -> bool {
         let g = p.0.inner.lock();
-        !g.control.is_empty()
+        g.has_control()
             || match g.mailbox.front() {
                 Some(crate::runtime::process::Envelope::User { reply, .. }) => reply.is_some(),
                 Some(crate::runtime::process::Envelope::Stop(_)) => true,

@@ -631,6 +631,20 @@ impl Ctx {
             }
             FieldMode::Actor => {
                 let i = fd.idx as usize;
+                if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
+                    // A block that crossed processes: its own copy of the actor's state (2.7).
+                    let st = st.clone();
+                    return match &fd.value {
+                        None => Ok(st.lock().get(i).cloned().unwrap_or(Value::Nil)),
+                        Some(e) => {
+                            let v = self.exec(e, f)?;
+                            if let Some(slot) = st.lock().get_mut(i) {
+                                *slot = v.clone();
+                            }
+                            Ok(v)
+                        }
+                    };
+                }
                 match &fd.value {
                     None => match self.actor_fields.get(i) {
                         Some(v) => Ok(v.clone()),

@@ -5,9 +5,10 @@
 //! friends run inside the actor (see `interp::actor_send`).
 
 use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
-use crate::interp::actor_behaviour::{has_initialize, BtActor, TranscriptActor, INIT_SEL};
+use crate::interp::actor_behaviour::{has_initialize, init_sym, BtActor, TranscriptActor};
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
-use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer};
+use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer_in};
+use crate::interp::actor_slots::{nil_slot_error, nil_typed_slot};
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
@@ -70,7 +71,7 @@ pub fn register(p: &mut Prims) {
     p.add(a, "onExit:", |ctx, r, a| {
         let t = target(ctx, r)?;
         let sys = sys_of(ctx)?;
-        let block = transfer(&a[0]);
+        let block = transfer_in(ctx, &a[0]);
         let s2 = sys.clone();
         sys.rt.on_exit(&t.proc, move |cx, reason| {
             run_block_logged(&s2, cx, &block, &[reason.to_value()])
@@ -127,9 +128,9 @@ pub fn register(p: &mut Prims) {
             class: t.class,
             timeout,
             proxy: true,
+            state: None,
         }))
     });
-    p.add(a, "isRemote", |_, _, _| Ok(Value::False));
     p.add(a, "fieldNames", |ctx, r, _| {
         let c = ctx.class_of(r);
         Ok(sym_list(c.field_names.iter().copied()))
@@ -167,7 +168,6 @@ pub fn register(p: &mut Prims) {
         let reason = ExitReason::from_value(a[0].clone());
         Ok(Value::bool(sys_of(ctx)?.rt.exit(&p, from, reason)))
     });
-    p.add(pid, "node", |_, _, _| Ok(Value::sym("nonode@nohost")));
     p.add(pid, "asString", |ctx, r, _| {
         Ok(Value::str(ctx.default_print(r)?))
     });
@@ -179,7 +179,7 @@ pub fn register(p: &mut Prims) {
         };
         let (id, tgt) = (rv.id, rv.target.clone());
         let sys = sys_of(ctx)?;
-        let block = transfer(&a[0]);
+        let block = transfer_in(ctx, &a[0]);
         let s2 = sys.clone();
         sys.rt.when_down(&tgt, id, move |cx, reason| {
             run_block_logged(&s2, cx, &block, &[reason.to_value()])
@@ -347,24 +347,18 @@ pub fn spawn_actor(
     name: Option<Sym>,
 ) -> Result<Result<Value, Value>, Unwind> {
     let sys = sys_of(ctx)?;
-    if let Some(ts) = ctx.prog.class_named("TranscriptStream") {
-        if cls.inherits_or_is(&ts) {
-            let opts = SpawnOpts {
-                name,
-                label: "actor",
-                info: Value::Class(cls.clone()),
-                ..SpawnOpts::default()
-            };
-            return Ok(
-                match sys
-                    .rt
-                    .spawn_opts(Box::new(TranscriptActor::new(sys.clone(), false)), opts)
-                {
-                    Ok(p) => Ok(ActorRef::value(p, cls.clone())),
-                    Err(e) => Err(name_error(ctx, &e, name.unwrap_or(Sym::new("")))),
-                },
-            );
-        }
+    if is_transcript_class(cls) {
+        let opts = SpawnOpts {
+            name,
+            label: "actor",
+            info: Value::Class(cls.clone()),
+            ..SpawnOpts::default()
+        };
+        let b = Box::new(TranscriptActor::new(sys.clone(), false));
+        return Ok(match sys.rt.spawn_opts(b, opts) {
+            Ok(p) => Ok(ActorRef::value(p, cls.clone())),
+            Err(e) => Err(name_error(ctx, &e, name.unwrap_or(Sym::new("")))),
+        });
     }
     if cls.is_abstract {
         return Err(ctx.err(
@@ -399,26 +393,42 @@ pub fn spawn_actor(
             return Err(ctx.type_err(format!("spawnWith: expects a Dictionary, not {n}")));
         }
     }
-    let fields: Vec<Value> = fields.iter().map(transfer).collect();
+    let init_runs = has_initialize(ctx, cls);
+    if !init_runs {
+        if let Some(i) = nil_typed_slot(&ctx.prog, cls, &fields) {
+            return Err(nil_slot_error(ctx, cls, i));
+        }
+    }
+    let fields: Vec<Value> = fields.iter().map(|f| transfer_in(ctx, f)).collect();
     let opts = SpawnOpts {
         name,
         label: "actor",
         info: Value::Class(cls.clone()),
         ..SpawnOpts::default()
     };
-    let b = BtActor::new(sys.clone(), cls.clone(), fields);
-    let p = match sys.rt.spawn_opts(Box::new(b), opts) {
+    // The handle answered by spawn is the one the actor keeps as `self`.
+    let mut handle = Value::Nil;
+    let spawned = sys.rt.spawn_with(opts, |p| {
+        handle = ActorRef::value(p.clone(), cls.clone());
+        Box::new(BtActor::new(
+            sys.clone(),
+            cls.clone(),
+            fields,
+            Some(handle.clone()),
+        ))
+    });
+    let p = match spawned {
         Ok(p) => p,
         Err(e) => return Ok(Err(name_error(ctx, &e, name.unwrap_or(Sym::new(""))))),
     };
-    if has_initialize(ctx, cls) {
+    if init_runs {
         let cx = need_cx(ctx)?;
-        let r = cx.call(
-            &p,
-            Message::new(Sym::new(INIT_SEL), Vec::new()),
-            Timeout::Infinity,
-        );
+        let r = cx.call(&p, Message::new(init_sym(), Vec::new()), Timeout::Infinity);
         match r {
+            Ok(Value::Int(i)) => {
+                sys.rt.kill(&p);
+                return Err(nil_slot_error(ctx, cls, i as usize));
+            }
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
                 sys.rt.kill(&p);
@@ -444,5 +454,20 @@ pub fn spawn_actor(
             }
         }
     }
-    Ok(Ok(ActorRef::value(p, cls.clone())))
+    Ok(Ok(handle))
+}
+
+/// Is `cls` TranscriptStream or one of its subclasses? (By name along the chain: no class
+/// table lookup on the spawn path.)
+fn is_transcript_class(cls: &ClassRef) -> bool {
+    static TS: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    let ts = *TS.get_or_init(|| Sym::new("TranscriptStream"));
+    let mut c: Option<&ClassRef> = Some(cls);
+    while let Some(k) = c {
+        if k.name == ts && k.builtin != crate::interp::class::Builtin::None {
+            return true;
+        }
+        c = k.superclass.as_ref();
+    }
+    false
 }

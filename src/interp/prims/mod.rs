@@ -7,6 +7,7 @@
 //! generic fallbacks here.
 
 pub mod actor;
+pub mod actor_node;
 pub mod atomic;
 pub mod binary;
 pub mod block;
@@ -62,6 +63,7 @@ pub fn register_all(p: &mut Prims) {
     // The actor runtime's classes (Actor, Pid, Reference, Timer, Duration, AtomicCounter,
     // TranscriptStream, Workspace actors).
     actor::register(p);
+    actor_node::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::interp::actor::{cx_of, run_block_logged, sys_of};
 use crate::interp::actor_handle::{downcast, native, TimerVal};
-use crate::interp::actor_send::transfer;
+use crate::interp::actor_send::{transfer, transfer_in};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::ms_arg;
 use crate::interp::value::Value;
@@ -74,7 +74,7 @@ fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult 
         return Err(ctx.type_err(format!("Timer expects a Block, not {n}")));
     }
     let sys = sys_of(ctx)?;
-    let block = transfer(block);
+    let block = transfer_in(ctx, block);
     let s2 = sys.clone();
     let timer = if every {
         sys.rt.every(ms, move |cx| {

@@ -1,0 +1,123 @@
+//! A process's mailbox: a FIFO of envelopes tuned for the common case of at most one queued
+//! message.
+//!
+//! The oldest envelope sits inline in the process record (`first`); only a second queued
+//! envelope allocates the overflow queue, and that buffer is given back when the mailbox
+//! drains ([`Mailbox::release`], called when the process goes idle). So a sync round trip
+//! allocates nothing for the mailbox, and an idle actor keeps no mailbox buffer.
+//!
+//! Invariant: when `first` is `None`, `rest` is empty — `first` is always the oldest envelope.
+
+use std::collections::VecDeque;
+
+/// A FIFO of `T` with the oldest element stored inline (see the module docs).
+pub(crate) struct Mailbox<T> {
+    first: Option<T>,
+    rest: VecDeque<T>,
+}
+
+impl<T> Default for Mailbox<T> {
+    fn default() -> Self {
+        Mailbox {
+            first: None,
+            rest: VecDeque::new(),
+        }
+    }
+}
+
+impl<T> Mailbox<T> {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Appends at the back.
+    #[inline]
+    pub fn push_back(&mut self, v: T) {
+        if self.first.is_none() {
+            self.first = Some(v);
+        } else {
+            self.rest.push_back(v);
+        }
+    }
+
+    /// Removes the oldest element.
+    #[inline]
+    pub fn pop_front(&mut self) -> Option<T> {
+        let v = self.first.take()?;
+        self.first = self.rest.pop_front();
+        Some(v)
+    }
+
+    /// The oldest element.
+    pub fn front(&self) -> Option<&T> {
+        self.first.as_ref()
+    }
+
+    pub fn len(&self) -> usize {
+        usize::from(self.first.is_some()) + self.rest.len()
+    }
+
+    /// Gives back the overflow buffer if the mailbox is empty (an idle process keeps none).
+    #[inline]
+    pub fn release(&mut self) {
+        if self.first.is_none() && self.rest.capacity() > 0 {
+            self.rest = VecDeque::new();
+        }
+    }
+}
+
+impl<T> IntoIterator for Mailbox<T> {
+    type Item = T;
+    type IntoIter =
+        std::iter::Chain<std::option::IntoIter<T>, std::collections::vec_deque::IntoIter<T>>;
+    fn into_iter(self) -> Self::IntoIter {
+        self.first.into_iter().chain(self.rest)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_across_inline_and_overflow() {
+        let mut m = Mailbox::new();
+        assert_eq!(m.front(), None);
+        m.push_back(1);
+        m.push_back(2);
+        m.push_back(3);
+        assert_eq!(m.len(), 3);
+        assert_eq!(m.pop_front(), Some(1));
+        m.push_back(4);
+        assert_eq!(m.front(), Some(&2));
+        assert_eq!(m.pop_front(), Some(2));
+        assert_eq!(m.pop_front(), Some(3));
+        m.push_back(5);
+        assert_eq!(m.pop_front(), Some(4));
+        assert_eq!(m.pop_front(), Some(5));
+        assert_eq!(m.pop_front(), None);
+        assert_eq!(m.len(), 0);
+    }
+
+    #[test]
+    fn drain_and_release() {
+        let mut m = Mailbox::new();
+        for i in 0..5 {
+            m.push_back(i);
+        }
+        assert_eq!(
+            std::mem::take(&mut m).into_iter().collect::<Vec<_>>(),
+            vec![0, 1, 2, 3, 4]
+        );
+        assert_eq!(m.len(), 0);
+        m.push_back(7);
+        m.push_back(8);
+        assert_eq!(m.pop_front(), Some(7));
+        m.release(); // not empty: keeps the buffer
+        assert_eq!(m.pop_front(), Some(8));
+        m.release();
+        assert_eq!(m.rest.capacity(), 0);
+        m.push_back(9);
+        assert_eq!(m.into_iter().collect::<Vec<_>>(), vec![9]);
+    }
+}
