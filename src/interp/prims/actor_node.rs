@@ -108,7 +108,7 @@ pub fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
     fields[i] = Value::Symbol(name);
     Ok(Value::Object(Arc::new(Instance {
         class,
-        fields: fields.into_boxed_slice(),
+        fields: fields.into(),
     })))
 }
 
