@@ -277,13 +277,18 @@ fn slot_index(ctx: &mut Ctx, r: &Value, name: &Value) -> Result<usize, Unwind> {
 
 /// An exception value of `kind` (for `Result error:`).
 pub fn error_value(ctx: &Ctx, kind: &str, msg: String) -> Value {
+    error_value_hinted(ctx, kind, msg, None)
+}
+
+/// An exception value of `kind` with an optional hint (for `Result error:`).
+pub fn error_value_hinted(ctx: &Ctx, kind: &str, msg: String, hint: Option<&str>) -> Value {
     let class = class_for_kind(&ctx.prog, kind);
     make_exception(
         &ctx.prog,
         &class,
         Sym::new(kind),
         msg,
-        None,
+        hint.map(str::to_string),
         None,
         None,
         None,

@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::actor::target;
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
@@ -167,18 +166,7 @@ fn label(r: &Value) -> String {
 }
 
 fn error(ctx: &Ctx, kind: &str, msg: String, hint: &str) -> Value {
-    let class = class_for_kind(&ctx.prog, kind);
-    make_exception(
-        &ctx.prog,
-        &class,
-        Sym::new(kind),
-        msg,
-        Some(hint.to_string()),
-        None,
-        None,
-        None,
-        Value::list(Vec::new()),
-    )
+    crate::interp::prims::actor::error_value_hinted(ctx, kind, msg, Some(hint))
 }
 
 #[cfg(test)]

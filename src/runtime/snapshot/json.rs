@@ -119,7 +119,7 @@ fn sup(out: &mut String, s: &SupInfo) {
 
 /// A JSON string: `"` and `\` escaped with a backslash, control characters as `\n`, `\r`,
 /// `\t`, `\b`, `\f` or `\u00XX`.
-fn string(out: &mut String, s: &str) {
+pub fn string(out: &mut String, s: &str) {
     out.push('"');
     if !s.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20) {
         out.push_str(s);
