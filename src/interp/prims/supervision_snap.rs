@@ -259,7 +259,8 @@ pub fn kind_from(v: &Value) -> Option<NodeKind> {
 /// The elements of a List/Array field value (anything else: none).
 pub fn elements(v: &Value) -> Vec<Value> {
     match v {
-        Value::List(l) | Value::Array(l) => l.iter().cloned().collect(),
+        Value::List(l) => l.iter().cloned().collect(),
+        Value::Array(a) => a.to_vec(),
         _ => Vec::new(),
     }
 }
