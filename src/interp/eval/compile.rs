@@ -305,6 +305,16 @@ fn compile_effect(n: Node) -> Eff {
 pub fn compile_body(code: &mut FnCode) {
     let body = std::mem::take(&mut code.body);
     if !code.is_toplevel {
+        if let Node::Send(s) = body {
+            if matches!(s.recv, Node::SelfRef) && s.args.len() == 1 {
+                let (op, tail) = compile_tail_self_send(*s);
+                code.op = op;
+                code.tail_self_send = Some(tail);
+                return;
+            }
+            code.op = compile(Node::Send(s));
+            return;
+        }
         code.op = compile(body);
     } else {
         // Top-level units run statement by statement (a `^` ends one statement).
@@ -314,6 +324,44 @@ pub fn compile_body(code: &mut FnCode) {
         };
         code.stmts = stmts.into_iter().map(compile).collect();
     }
+}
+
+/// A method body `self sel: arg`: its argument and the selector, for `Ctx::send_owned`.
+pub struct TailSelfSend {
+    pub(crate) sel: crate::interp::value::Sym,
+    pub(crate) arg: Arc<Op>,
+    /// Caches the lookup of `sel` on the receiver's class.
+    pub(crate) ic: InlineCache,
+}
+
+impl std::fmt::Debug for TailSelfSend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<self {}>", self.sel.as_str())
+    }
+}
+
+/// The body op of a method `self sel: arg` (as `compile_send` would build it) and the parts
+/// `Ctx::send_owned` runs on its own.
+fn compile_tail_self_send(s: SendNode) -> (Op, TailSelfSend) {
+    let SendNode {
+        sel, mut args, loc, ..
+    } = s;
+    let arg = Arc::new(args.pop().map(compile).unwrap_or_default());
+    let a0 = arg.clone();
+    let ic = InlineCache::default();
+    let body = op(move |c, f| {
+        let v = a0.run(c, f)?;
+        let base = c.stack.len();
+        c.stack.push(v);
+        c.set_loc(loc);
+        c.send_cached(&ic, f.recv, sel, base)
+    });
+    let tail = TailSelfSend {
+        sel,
+        arg,
+        ic: InlineCache::default(),
+    };
+    (body, tail)
 }
 
 /// Compiles an expression.
@@ -689,6 +737,42 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
         });
     }
     let args: Vec<Op> = args.into_iter().map(compile).collect();
+    if let VarRef::Local(i) = var {
+        // An instance in a local (never one of the in-place collections): the receiver is
+        // lent to the send as owned, so a Value-class `withX:` copy can reuse it.
+        let i = i as usize;
+        let ic2 = InlineCache::default();
+        let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
+        return op(move |c, f| {
+            let base = c.stack.len();
+            for a in &args {
+                let v = a.run(c, f)?;
+                c.stack.push(v);
+            }
+            let slot = f.base + i;
+            if !matches!(&c.stack[slot], Value::Object(_)) {
+                return rest(c, f, base);
+            }
+            c.set_loc(loc);
+            let mut recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+            match c.send_owned(&ic2, &mut recv, sel, base) {
+                Ok(v) => {
+                    drop_fast(recv);
+                    if keep {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
+                        Ok(v)
+                    } else {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], v));
+                        Ok(Value::Nil)
+                    }
+                }
+                Err(e) => {
+                    c.stack[slot] = recv;
+                    Err(e)
+                }
+            }
+        });
+    }
     let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
     op(move |c, f| {
         let base = c.stack.len();
