@@ -13,6 +13,7 @@ pub mod code;
 pub mod compile;
 mod exec;
 mod hit;
+mod owned;
 mod pattern;
 mod send;
 

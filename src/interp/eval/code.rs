@@ -68,6 +68,10 @@ pub struct FnCode {
     pub touches_class_state: bool,
     /// `self_var` or `touches_class_state` is set (the activation needs the slow path).
     pub special: bool,
+    /// A method whose whole body is `self sel: arg` (e.g. `add: n => self withTotal: …`):
+    /// `x := x add: n` may run just the argument and update an unshared `x` in place when
+    /// `sel` is a Value-class setter (see `Ctx::send_owned`).
+    pub tail_self_send: Option<crate::interp::eval::compile::TailSelfSend>,
 }
 
 /// One compiled method.

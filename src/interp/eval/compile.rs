@@ -184,6 +184,49 @@ fn int_cmp_op(op: BinOp) -> bool {
     )
 }
 
+/// An argument of a fast-path site: `local op literal` Integer arithmetic and constants are
+/// produced without a dynamic call; anything else (or an overflow, or overridden Integer
+/// arithmetic) runs the compiled expression.
+enum Arg {
+    IntBin(BinOp, IntSrc, IntSrc, Op),
+    Const(Value),
+    Other(Op),
+}
+
+impl Arg {
+    fn new(n: Node) -> Arg {
+        match &n {
+            Node::Const(v @ (Value::Int(_) | Value::True | Value::False | Value::Nil)) => {
+                return Arg::Const(v.clone())
+            }
+            Node::Bin(b) if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
+                if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
+                    let opk = b.op;
+                    return Arg::IntBin(opk, l, r, compile(n));
+                }
+            }
+            _ => {}
+        }
+        Arg::Other(compile(n))
+    }
+
+    #[inline(always)]
+    fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
+        match self {
+            Arg::IntBin(opk, l, r, slow) => {
+                if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
+                    if let Some(z) = int_arith(c, *opk, x, y) {
+                        return Ok(Value::Int(z));
+                    }
+                }
+                slow.run(c, f)
+            }
+            Arg::Const(v) => Ok(fast_clone(v)),
+            Arg::Other(o) => o.run(c, f),
+        }
+    }
+}
+
 fn compile_effect(n: Node) -> Eff {
     match n {
         // `x := a op b` on Integer locals/literals: computed and stored without a Value round trip.
@@ -262,6 +305,16 @@ fn compile_effect(n: Node) -> Eff {
 pub fn compile_body(code: &mut FnCode) {
     let body = std::mem::take(&mut code.body);
     if !code.is_toplevel {
+        if let Node::Send(s) = body {
+            if matches!(s.recv, Node::SelfRef) && s.args.len() == 1 {
+                let (op, tail) = compile_tail_self_send(*s);
+                code.op = op;
+                code.tail_self_send = Some(tail);
+                return;
+            }
+            code.op = compile(Node::Send(s));
+            return;
+        }
         code.op = compile(body);
     } else {
         // Top-level units run statement by statement (a `^` ends one statement).
@@ -271,6 +324,44 @@ pub fn compile_body(code: &mut FnCode) {
         };
         code.stmts = stmts.into_iter().map(compile).collect();
     }
+}
+
+/// A method body `self sel: arg`: its argument and the selector, for `Ctx::send_owned`.
+pub struct TailSelfSend {
+    pub(crate) sel: crate::interp::value::Sym,
+    pub(crate) arg: Arc<Op>,
+    /// Caches the lookup of `sel` on the receiver's class.
+    pub(crate) ic: InlineCache,
+}
+
+impl std::fmt::Debug for TailSelfSend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "<self {}>", self.sel.as_str())
+    }
+}
+
+/// The body op of a method `self sel: arg` (as `compile_send` would build it) and the parts
+/// `Ctx::send_owned` runs on its own.
+fn compile_tail_self_send(s: SendNode) -> (Op, TailSelfSend) {
+    let SendNode {
+        sel, mut args, loc, ..
+    } = s;
+    let arg = Arc::new(args.pop().map(compile).unwrap_or_default());
+    let a0 = arg.clone();
+    let ic = InlineCache::default();
+    let body = op(move |c, f| {
+        let v = a0.run(c, f)?;
+        let base = c.stack.len();
+        c.stack.push(v);
+        c.set_loc(loc);
+        c.send_cached(&ic, f.recv, sel, base)
+    });
+    let tail = TailSelfSend {
+        sel,
+        arg,
+        ic: InlineCache::default(),
+    };
+    (body, tail)
 }
 
 /// Compiles an expression.
@@ -589,15 +680,14 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
         loc,
     } = p;
     let nargs = crate::interp::eval::sel_arity(name);
-    let mut args: Vec<Op> = args.into_iter().map(compile).collect();
     let ic = InlineCache::default();
     if let (VarRef::Local(i), "at:put:", 2) = (var, name, args.len()) {
         // `a := a at: k put: v` on a local Array: store into the slot's vector directly
         // (copied first only when shared); anything unusual takes the general path below.
-        let (a1, a0) = (
-            args.pop().unwrap_or_default(),
-            args.pop().unwrap_or_default(),
-        );
+        let mut args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
+        let (Some(a1), Some(a0)) = (args.pop(), args.pop()) else {
+            return walk(Node::Nil);
+        };
         let slow = in_place_rest(var, sel, nargs, loc, keep, ic);
         let ic = InlineCache::default();
         let i = i as usize;
@@ -644,6 +734,43 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
             c.stack.push(k);
             c.stack.push(v);
             slow(c, f, base)
+        });
+    }
+    let args: Vec<Op> = args.into_iter().map(compile).collect();
+    if let VarRef::Local(i) = var {
+        // An instance in a local (never one of the in-place collections): the receiver is
+        // lent to the send as owned, so a Value-class `withX:` copy can reuse it.
+        let i = i as usize;
+        let ic2 = InlineCache::default();
+        let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
+        return op(move |c, f| {
+            let base = c.stack.len();
+            for a in &args {
+                let v = a.run(c, f)?;
+                c.stack.push(v);
+            }
+            let slot = f.base + i;
+            if !matches!(&c.stack[slot], Value::Object(_)) {
+                return rest(c, f, base);
+            }
+            c.set_loc(loc);
+            let mut recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+            match c.send_owned(&ic2, &mut recv, sel, base) {
+                Ok(v) => {
+                    drop_fast(recv);
+                    if keep {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
+                        Ok(v)
+                    } else {
+                        drop_fast(std::mem::replace(&mut c.stack[slot], v));
+                        Ok(Value::Nil)
+                    }
+                }
+                Err(e) => {
+                    c.stack[slot] = recv;
+                    Err(e)
+                }
+            }
         });
     }
     let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
@@ -738,6 +865,11 @@ fn compile_send(s: SendNode) -> Op {
         loc,
         pure_args,
     } = s;
+    if let (Node::Var(VarRef::Local(_)), true, 1, "at:") =
+        (&recv, pure_args, args.len(), sel.as_str())
+    {
+        return compile_local_at(recv, sel, args, loc);
+    }
     let mut args: Vec<Op> = args.into_iter().map(compile).collect();
     let ic = InlineCache::default();
     match recv {
@@ -767,58 +899,6 @@ fn compile_send(s: SendNode) -> Op {
                 c.send_cached(&ic, f.recv, sel, base)
             }),
         },
-        Node::Var(VarRef::Local(i)) if pure_args && args.len() == 1 && sel.as_str() == "at:" => {
-            // `a at: k` on a local Array or List: index directly when `at:` is the primitive.
-            let i = i as usize;
-            let a0 = args.pop().unwrap_or_default();
-            let ic2 = InlineCache::default();
-            op(move |c, f| {
-                let mut k = a0.run(c, f)?;
-                let slot = f.base + i;
-                if matches!(&c.stack[slot], Value::Dict(_))
-                    && c.builtin_prim_at(&ic2, &c.prog.core.dictionary, sel)
-                {
-                    c.tick()?;
-                    let key = Key(k);
-                    if let Value::Dict(d) = &c.stack[slot] {
-                        if let Some(v) = d.get(&key) {
-                            return Ok(fast_clone(v));
-                        }
-                    }
-                    // A missing key: the primitive raises `key_error`.
-                    k = key.0;
-                }
-                if let Value::Int(k) = &k {
-                    let k = (*k as usize).wrapping_sub(1);
-                    match &c.stack[slot] {
-                        Value::Array(a)
-                            if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.array, sel) =>
-                        {
-                            c.tick()?;
-                            if let Value::Array(a) = &c.stack[slot] {
-                                return Ok(fast_clone(&a[k]));
-                            }
-                        }
-                        Value::List(a)
-                            if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.list, sel) =>
-                        {
-                            c.tick()?;
-                            if let Value::List(a) = &c.stack[slot] {
-                                return Ok(fast_clone(&a[k]));
-                            }
-                        }
-                        _ => {}
-                    }
-                }
-                let base = c.stack.len();
-                c.stack.push(k);
-                let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
-                c.set_loc(loc);
-                let r = c.send_cached(&ic, &recv, sel, base);
-                c.stack[slot] = recv;
-                r
-            })
-        }
         Node::Var(VarRef::Local(i)) if pure_args => {
             let i = i as usize;
             op(move |c, f| {
@@ -850,4 +930,68 @@ fn compile_send(s: SendNode) -> Op {
             })
         }
     }
+}
+
+/// `a at: k` on a local Array, List or Dictionary: index directly when `at:` is the primitive.
+fn compile_local_at(
+    recv: Node,
+    sel: crate::interp::value::Sym,
+    mut raw_args: Vec<Node>,
+    loc: crate::interp::eval::code::Loc,
+) -> Op {
+    let Node::Var(VarRef::Local(i)) = recv else {
+        return walk(Node::Nil);
+    };
+    let ic = InlineCache::default();
+    let i = i as usize;
+    let Some(a0) = raw_args.pop().map(Arg::new) else {
+        return walk(Node::Nil);
+    };
+    let ic2 = InlineCache::default();
+    op(move |c, f| {
+        let mut k = a0.run(c, f)?;
+        let slot = f.base + i;
+        if matches!(&c.stack[slot], Value::Dict(_))
+            && c.builtin_prim_at(&ic2, &c.prog.core.dictionary, sel)
+        {
+            c.tick()?;
+            let key = Key(k);
+            if let Value::Dict(d) = &c.stack[slot] {
+                if let Some(v) = d.get(&key) {
+                    return Ok(fast_clone(v));
+                }
+            }
+            // A missing key: the primitive raises `key_error`.
+            k = key.0;
+        }
+        if let Value::Int(k) = &k {
+            let k = (*k as usize).wrapping_sub(1);
+            match &c.stack[slot] {
+                Value::Array(a)
+                    if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.array, sel) =>
+                {
+                    c.tick()?;
+                    if let Value::Array(a) = &c.stack[slot] {
+                        return Ok(fast_clone(&a[k]));
+                    }
+                }
+                Value::List(a)
+                    if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.list, sel) =>
+                {
+                    c.tick()?;
+                    if let Value::List(a) = &c.stack[slot] {
+                        return Ok(fast_clone(&a[k]));
+                    }
+                }
+                _ => {}
+            }
+        }
+        let base = c.stack.len();
+        c.stack.push(k);
+        let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+        c.set_loc(loc);
+        let r = c.send_cached(&ic, &recv, sel, base);
+        c.stack[slot] = recv;
+        r
+    })
 }

@@ -244,7 +244,7 @@ impl Ctx {
     /// Completes a frame whose arguments are already at `stack[base..]`: the other slots and
     /// the cells. Answers the cell base.
     #[inline]
-    fn frame_at(&mut self, code: &FnCode, base: usize) -> usize {
+    pub(crate) fn frame_at(&mut self, code: &FnCode, base: usize) -> usize {
         let want = base + code.nslots as usize;
         while self.stack.len() < want {
             self.stack.push(Value::Nil);
@@ -263,7 +263,7 @@ impl Ctx {
     }
 
     #[inline]
-    fn pop_frame(&mut self, base: usize, cbase: usize) {
+    pub(crate) fn pop_frame(&mut self, base: usize, cbase: usize) {
         while self.stack.len() > base {
             match self.stack.pop() {
                 Some(Value::Int(_) | Value::Nil | Value::True | Value::False | Value::Float(_))
@@ -365,7 +365,13 @@ impl Ctx {
 
     /// Runs a looked-up method with its arguments at `stack[base..]`.
     #[inline(always)]
-    fn dispatch_at(&mut self, hit: Option<Hit>, recv: &Value, sel: Sym, base: usize) -> Flow {
+    pub(crate) fn dispatch_at(
+        &mut self,
+        hit: Option<Hit>,
+        recv: &Value,
+        sel: Sym,
+        base: usize,
+    ) -> Flow {
         if let Some(h) = hit {
             let n = self.stack.len() - base;
             match h.kind {
