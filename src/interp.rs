@@ -26,6 +26,7 @@ pub mod actor_handle;
 pub mod actor_send;
 pub mod actor_slots;
 pub mod class;
+pub mod dict;
 pub mod error;
 pub mod eval;
 pub mod loader;

@@ -279,7 +279,7 @@ fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
         Value::Dict(m) => Value::Dict(Arc::new(
             m.iter()
                 .map(|(k, e)| (k.clone(), copy(e, d + 1, from)))
-                .collect(),
+                .collect::<crate::interp::dict::Dict>(),
         )),
         Value::Object(i) => Value::Object(Arc::new(Instance {
             class: i.class.clone(),

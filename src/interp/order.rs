@@ -84,7 +84,7 @@ fn term_cmp_general(a: &Value, b: &Value) -> Ordering {
             (Value::Dict(x), Value::Dict(y)) => x
                 .len()
                 .cmp(&y.len())
-                .then_with(|| seq_cmp(x.keys().map(|k| &k.0), y.keys().map(|k| &k.0)))
+                .then_with(|| seq_cmp(x.keys(), y.keys()))
                 .then_with(|| seq_cmp(x.values(), y.values())),
             _ => native_or_subrank_cmp(a, b),
         },
@@ -416,7 +416,7 @@ fn eq_with(a: &Value, b: &Value, loose: bool) -> bool {
             Ref::ptr_eq(x, y)
                 || (x.len() == y.len()
                     && x.iter().zip(y.iter()).all(|((k1, v1), (k2, v2))| {
-                        eq_with(&k1.0, &k2.0, loose) && eq_with(v1, v2, loose)
+                        eq_with(k1, k2, loose) && eq_with(v1, v2, loose)
                     }))
         }
         (V::Set(x), V::Set(y)) => {
@@ -497,7 +497,7 @@ fn hash_into(v: &Value, h: &mut impl Hasher) {
         V::Dict(x) => {
             x.len().hash(h);
             for (k, e) in x.iter() {
-                hash_into(&k.0, h);
+                hash_into(k, h);
                 hash_into(e, h);
             }
         }

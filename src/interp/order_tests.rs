@@ -16,9 +16,7 @@ fn list(v: Vec<Value>) -> Value {
     Value::list(v)
 }
 fn dict(pairs: Vec<(Value, Value)>) -> Value {
-    Value::Dict(Ref::new(
-        pairs.into_iter().map(|(k, v)| (Key(k), v)).collect(),
-    ))
+    Value::Dict(Ref::new(pairs.into_iter().collect()))
 }
 fn set(v: Vec<Value>) -> Value {
     Value::Set(Ref::new(v.into_iter().map(Key).collect()))

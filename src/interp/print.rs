@@ -209,7 +209,7 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&element_print(ctx, &k.0)?);
+                out.push_str(&element_print(ctx, k)?);
                 out.push_str(" => ");
                 out.push_str(&element_print(ctx, e)?);
             }

@@ -134,8 +134,8 @@ pub enum Value {
     Array(Ref<Vec<Value>>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
-    /// `#{ }` — keys in standard term order.
-    Dict(Ref<imbl::OrdMap<Key, Value>>),
+    /// `#{ }` — keys in standard term order (storage: [`crate::interp::dict::Dict`]).
+    Dict(Ref<crate::interp::dict::Dict>),
     Set(Ref<imbl::OrdSet<Key>>),
     /// Element → count, in term order.
     Bag(Ref<imbl::OrdMap<Key, usize>>),
@@ -238,7 +238,18 @@ impl Value {
 /// A Value used as a Dictionary key or Set element: ordered by the standard term order
 /// (LANGUAGE.md 5.12), equal exactly when `=:=`.
 #[derive(Clone)]
+#[repr(transparent)]
 pub struct Key(pub Value);
+
+impl Key {
+    /// A borrowed value seen as a key (for lookups without cloning it).
+    #[inline]
+    pub fn from_ref(v: &Value) -> &Key {
+        // SAFETY: `Key` is `#[repr(transparent)]` over `Value`, so both references have the
+        // same layout and validity; the lifetime is carried over unchanged.
+        unsafe { &*(v as *const Value as *const Key) }
+    }
+}
 
 impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {

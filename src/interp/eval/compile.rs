@@ -14,7 +14,7 @@ use crate::interp::eval::code::{
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
-use crate::interp::value::{Key, Value};
+use crate::interp::value::Value;
 
 type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
 type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
@@ -700,7 +700,7 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
             {
                 c.tick()?;
                 if let Value::Dict(d) = &mut c.stack[slot] {
-                    if let Some(old) = Arc::make_mut(d).insert(Key(k), v) {
+                    if let Some(old) = crate::interp::dict::insert_shared(d, k, v) {
                         drop_fast(old);
                     }
                 }
@@ -949,20 +949,18 @@ fn compile_local_at(
     };
     let ic2 = InlineCache::default();
     op(move |c, f| {
-        let mut k = a0.run(c, f)?;
+        let k = a0.run(c, f)?;
         let slot = f.base + i;
         if matches!(&c.stack[slot], Value::Dict(_))
             && c.builtin_prim_at(&ic2, &c.prog.core.dictionary, sel)
         {
             c.tick()?;
-            let key = Key(k);
             if let Value::Dict(d) = &c.stack[slot] {
-                if let Some(v) = d.get(&key) {
+                if let Some(v) = d.get(&k) {
                     return Ok(fast_clone(v));
                 }
             }
             // A missing key: the primitive raises `key_error`.
-            k = key.0;
         }
         if let Value::Int(k) = &k {
             let k = (*k as usize).wrapping_sub(1);

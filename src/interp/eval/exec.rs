@@ -7,7 +7,7 @@ use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind, VarCell};
-use crate::interp::value::{Instance, Key, Ref, Sym, Value};
+use crate::interp::value::{Instance, Ref, Sym, Value};
 
 impl Ctx {
     #[inline]
@@ -261,11 +261,11 @@ impl Ctx {
                 Ok(Value::Array(Ref::new(v)))
             }
             Node::Dict(pairs) => {
-                let mut m = imbl::OrdMap::new();
+                let mut m = crate::interp::dict::Dict::new();
                 for (k, v) in pairs {
                     let k = self.exec(k, f)?;
                     let v = self.exec(v, f)?;
-                    m.insert(Key(k), v);
+                    m.insert(k, v);
                 }
                 Ok(Value::Dict(Ref::new(m)))
             }

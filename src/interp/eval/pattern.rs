@@ -3,7 +3,7 @@
 use crate::interp::error::result_parts;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
-use crate::interp::value::{Key, Ref, Value};
+use crate::interp::value::{Ref, Value};
 
 /// Why a pattern did not match in destructuring mode.
 enum Miss {
@@ -138,7 +138,7 @@ impl Ctx {
                 Value::Dict(d) => {
                     let d = d.clone();
                     for (k, sub) in entries {
-                        match d.get(&Key(k.clone())) {
+                        match d.get(k) {
                             Some(x) => {
                                 let x = x.clone();
                                 if let Err(m) = self.match_pat(sub, &x, f, destructure)? {

@@ -13,7 +13,7 @@ use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE}
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::{class_arg, sym_arg, sym_list};
-use crate::interp::value::{ClassRef, Key, Sym, Value};
+use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{CallError, ExitReason, Message, NameError, ProcRef, SpawnOpts, Timeout};
 
 pub fn register(p: &mut Prims) {
@@ -387,7 +387,7 @@ pub fn spawn_actor(
     match init {
         None => {}
         Some(Value::Dict(m)) => {
-            for (Key(k), v) in m.iter() {
+            for (k, v) in m.iter() {
                 if let Some(i) = k.as_sym().and_then(|s| cls.field_index(s)) {
                     fields[i] = v.clone();
                 }

@@ -3,7 +3,7 @@
 
 use crate::interp::class::{Builtin, ClassKind};
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::value::{ClassRef, Instance, Key, Ref, Value};
+use crate::interp::value::{ClassRef, Instance, Ref, Value};
 
 pub fn register(p: &mut Prims) {
     p.add_class("Object", "new", |ctx, r, _| {
@@ -33,7 +33,7 @@ pub fn register(p: &mut Prims) {
         };
         let mut fields = o.fields.to_vec();
         for (i, f) in c.field_names.iter().enumerate() {
-            if let Some(v) = d.get(&Key(Value::Symbol(*f))) {
+            if let Some(v) = d.get(&Value::Symbol(*f)) {
                 fields[i] = v.clone();
             }
         }
@@ -55,7 +55,7 @@ pub fn register(p: &mut Prims) {
     p.add_class("Array", "new", |_, _, _| Ok(Value::array(Vec::new())));
     p.add_class("Tuple", "new", |_, _, _| Ok(Value::tuple(Vec::new())));
     p.add_class("Dictionary", "new", |_, _, _| {
-        Ok(Value::Dict(Ref::new(imbl::OrdMap::new())))
+        Ok(Value::Dict(Ref::new(crate::interp::dict::Dict::new())))
     });
     p.add_class("Set", "new", |_, _, _| {
         Ok(Value::Set(Ref::new(imbl::OrdSet::new())))

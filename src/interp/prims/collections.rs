@@ -117,11 +117,7 @@ pub fn cons(head: Value, tail: &Value) -> Option<Value> {
 
 /// A Dictionary from key/value pairs (a repeated key keeps the last value).
 pub fn dict_from_pairs(pairs: impl IntoIterator<Item = (Value, Value)>) -> Value {
-    let mut m = imbl::OrdMap::new();
-    for (k, v) in pairs {
-        m.insert(Key(k), v);
-    }
-    Value::Dict(Ref::new(m))
+    Value::Dict(Ref::new(pairs.into_iter().collect()))
 }
 
 /// A Set from elements (duplicates by `=:=` dropped, kept in term order).

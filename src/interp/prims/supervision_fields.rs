@@ -11,7 +11,7 @@ use crate::interp::actor_handle::downcast;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::supervision_nav::hand_built;
 use crate::interp::prims::supervision_snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
-use crate::interp::value::{Key, Value};
+use crate::interp::value::Value;
 
 fn snap<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
     downcast::<SnapVal>(r).ok_or_else(|| {
@@ -96,7 +96,7 @@ fn new_from(ctx: &mut Ctx, class: &'static str, arg: &Value) -> EvalResult {
     };
     let vals = field_names(class)
         .iter()
-        .map(|f| d.get(&Key(Value::sym(f))).cloned())
+        .map(|f| d.get(&Value::sym(f)).cloned())
         .collect();
     Ok(build(ctx, class, vals))
 }

@@ -2,12 +2,11 @@
 //! term order (part 12, decision 6); `at:put:`/`removeKey:`/`merge:` answer new Dictionaries;
 //! `do:`, `collect:`, `select:`, `reject:` work on values and keep the keys.
 
+use crate::interp::dict::{self as store, Dict};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::{Key, Ref, Value};
+use crate::interp::value::{Ref, Value};
 
 use super::{arg, expected, on_copy, test1};
-
-type Map = imbl::OrdMap<Key, Value>;
 
 pub fn register(p: &mut Prims) {
     let c = "Dictionary";
@@ -39,7 +38,7 @@ pub fn register(p: &mut Prims) {
     p.add(c, "keyAtValue:ifAbsent:", key_at_value_if_absent);
 }
 
-fn map_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Map>, Unwind> {
+fn map_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Dict>, Unwind> {
     match v {
         Value::Dict(d) => Ok(d),
         _ => Err(expected(ctx, sel, "a Dictionary", v)),
@@ -47,7 +46,7 @@ fn map_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<Map>, Unwind
 }
 
 fn class_new(_: &mut Ctx, _: &Value, _: &[Value]) -> EvalResult {
-    Ok(Value::Dict(Ref::new(Map::new())))
+    Ok(Value::Dict(Ref::new(Dict::new())))
 }
 
 /// `Dictionary new: aDictionary` (a copy, which for an immutable value is itself);
@@ -60,17 +59,17 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
     let Some(items) = super::elems(a) else {
         return Err(expected(ctx, "new:", "a Dictionary", a));
     };
-    let mut m = Map::new();
+    let mut m = Dict::new();
     for e in items {
         match &e {
             Value::Tuple(t) if t.len() == 2 => {
-                m.insert(Key(t[0].clone()), t[1].clone());
+                m.insert(t[0].clone(), t[1].clone());
             }
             Value::List(l) if l.len() == 2 => {
-                m.insert(Key(l[0].clone()), l[1].clone());
+                m.insert(l[0].clone(), l[1].clone());
             }
             Value::Array(l) if l.len() == 2 => {
-                m.insert(Key(l[0].clone()), l[1].clone());
+                m.insert(l[0].clone(), l[1].clone());
             }
             _ => return Err(expected(ctx, "withAll:", "key/value pairs", &e)),
         }
@@ -80,9 +79,7 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 
 fn keys(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "keys", recv)?;
-    Ok(Value::List(Ref::new(
-        m.keys().map(|k| k.0.clone()).collect(),
-    )))
+    Ok(Value::List(Ref::new(m.keys().cloned().collect())))
 }
 
 fn values(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
@@ -104,16 +101,16 @@ pub(crate) fn key_error(ctx: &mut Ctx, key: &Value) -> Unwind {
 
 fn at(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "at:", recv)?;
-    let k = Key(arg(args, 0).clone());
-    match m.get(&k) {
+    let k = arg(args, 0);
+    match m.get(k) {
         Some(v) => Ok(v.clone()),
-        None => Err(key_error(ctx, &k.0)),
+        None => Err(key_error(ctx, k)),
     }
 }
 
 fn at_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "at:ifAbsent:", recv)?;
-    match m.get(&Key(arg(args, 0).clone())) {
+    match m.get(arg(args, 0)) {
         Some(v) => Ok(v.clone()),
         None => ctx.call_block(arg(args, 1), &[]),
     }
@@ -122,7 +119,7 @@ fn at_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// `at: k ifPresent: [:v | …]`: the block's value when the key is present, else nil.
 fn at_if_present(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "at:ifPresent:", recv)?;
-    match m.get(&Key(arg(args, 0).clone())) {
+    match m.get(arg(args, 0)) {
         Some(v) => {
             let v = v.clone();
             ctx.call_block(arg(args, 1), &[v])
@@ -135,7 +132,7 @@ fn at_if_present(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Dict(d) => {
-            Ref::make_mut(d).insert(Key(arg(args, 0).clone()), arg(args, 1).clone());
+            store::insert_shared(d, arg(args, 0).clone(), arg(args, 1).clone());
         }
         other => return Err(expected(ctx, "at:put:", "a Dictionary receiver", other)),
     }
@@ -146,10 +143,7 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
 pub fn remove_key_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Dict(d) => {
-            let k = Key(arg(args, 0).clone());
-            if d.contains_key(&k) {
-                Ref::make_mut(d).remove(&k);
-            }
+            store::remove_shared(d, arg(args, 0));
         }
         other => return Err(expected(ctx, "removeKey:", "a Dictionary receiver", other)),
     }
@@ -166,20 +160,20 @@ fn remove_key(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn includes_key(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "includesKey:", recv)?;
-    Ok(Value::bool(m.contains_key(&Key(arg(args, 0).clone()))))
+    Ok(Value::bool(m.contains_key(arg(args, 0))))
 }
 
 /// `merge:` — the argument's values win.
 fn merge(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let a = map_of(ctx, "merge:", recv)?;
     let b = map_of(ctx, "merge:", arg(args, 0))?;
-    Ok(Value::Dict(Ref::new((**b).clone().union((**a).clone()))))
+    Ok(Value::Dict(Ref::new(a.merged(b))))
 }
 
 fn collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "collect:", recv)?.clone();
     let block = arg(args, 0);
-    let mut out = Map::new();
+    let mut out = Dict::new();
     for (k, v) in m.iter() {
         ctx.tick()?;
         out.insert(k.clone(), ctx.call_block(block, std::slice::from_ref(v))?);
@@ -189,7 +183,7 @@ fn collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn filter(ctx: &mut Ctx, sel: &str, recv: &Value, block: &Value, keep: bool) -> EvalResult {
     let m = map_of(ctx, sel, recv)?.clone();
-    let mut out = Map::new();
+    let mut out = Dict::new();
     for (k, v) in m.iter() {
         ctx.tick()?;
         if test1(ctx, sel, block, v)? == keep {
@@ -212,7 +206,7 @@ fn keys_and_values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
     let block = arg(args, 0);
     for (k, v) in m.iter() {
         ctx.tick()?;
-        ctx.call_block(block, &[k.0.clone(), v.clone()])?;
+        ctx.call_block(block, &[k.clone(), v.clone()])?;
     }
     Ok(Value::Nil)
 }
@@ -222,7 +216,7 @@ fn keys_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let block = arg(args, 0);
     for k in m.keys() {
         ctx.tick()?;
-        ctx.call_block(block, std::slice::from_ref(&k.0))?;
+        ctx.call_block(block, std::slice::from_ref(k))?;
     }
     Ok(Value::Nil)
 }
@@ -242,14 +236,14 @@ fn associations(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "associations", recv)?;
     Ok(Value::List(Ref::new(
         m.iter()
-            .map(|(k, v)| Value::tuple(vec![k.0.clone(), v.clone()]))
+            .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
             .collect(),
     )))
 }
 
 fn at_if_present_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "at:ifPresent:ifAbsent:", recv)?;
-    match m.get(&Key(arg(args, 0).clone())) {
+    match m.get(arg(args, 0)) {
         Some(v) => {
             let v = v.clone();
             ctx.call_block(arg(args, 1), &[v])
@@ -264,7 +258,7 @@ fn associations_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let block = arg(args, 0);
     for (k, v) in m.iter() {
         ctx.tick()?;
-        ctx.call_block(block, &[Value::tuple(vec![k.0.clone(), v.clone()])])?;
+        ctx.call_block(block, &[Value::tuple(vec![k.clone(), v.clone()])])?;
     }
     Ok(Value::Nil)
 }
@@ -272,17 +266,17 @@ fn associations_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// `removeKey: k ifAbsent: aBlock`: the Dictionary without `k`, or the block's value.
 fn remove_key_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let m = map_of(ctx, "removeKey:ifAbsent:", recv)?;
-    if m.contains_key(&Key(arg(args, 0).clone())) {
+    if m.contains_key(arg(args, 0)) {
         remove_key(ctx, recv, args)
     } else {
         ctx.call_block(arg(args, 1), &[])
     }
 }
 
-fn find_key(m: &Map, x: &Value) -> Option<Value> {
+fn find_key(m: &Dict, x: &Value) -> Option<Value> {
     m.iter()
         .find(|(_, v)| crate::interp::order::strict_eq(v, x))
-        .map(|(k, _)| k.0.clone())
+        .map(|(k, _)| k.clone())
 }
 
 /// `keyAtValue: v`: the first key (in key order) whose value is `=:=` v, or nil.

@@ -598,9 +598,9 @@ fn group_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
         let k = ctx.call_block(block, std::slice::from_ref(e))?;
         groups.entry(Key(k)).or_default().push_back(e.clone());
     }
-    let out: imbl::OrdMap<Key, Value> = groups
+    let out: crate::interp::dict::Dict = groups
         .into_iter()
-        .map(|(k, g)| (k, same_kind(recv, g)))
+        .map(|(k, g)| (k.0, same_kind(recv, g)))
         .collect();
     Ok(Value::Dict(Ref::new(out)))
 }
