@@ -6,12 +6,13 @@
 //!   classes and Object-kind instances; `1 =:= 1.0` and `$a =:= 97` are false.
 //! * [`loose_eq`] is `==`: like `=:=` but numbers (Integer, Character, Float) compare by value,
 //!   also inside collections.
-//! * [`hash_value`] is consistent with `=:=`.
+//! * [`term_hash`] (Dictionary keys) and [`hash_value`] (the `hash` message) are consistent
+//!   with `=:=`.
 //!
 //! Everything here is pure: no sends, no `Ctx`. Recursion follows the nesting of the values.
 
 use std::cmp::Ordering;
-use std::hash::{Hash, Hasher};
+use std::hash::Hasher;
 
 use num_bigint::BigInt;
 use num_traits::{FromPrimitive, Signed, ToPrimitive};
@@ -457,59 +458,137 @@ fn eq_with(a: &Value, b: &Value, loose: bool) -> bool {
     }
 }
 
-/// A hash consistent with `=:=` (equal values hash equally).
-pub fn hash_value(v: &Value) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    hash_into(v, &mut h);
-    h.finish()
+/// A hash consistent with the standard term order: `term_cmp(a, b) == Equal` (that is `=:=`)
+/// implies `term_hash(a) == term_hash(b)`. This is the hash Dictionaries index their keys by.
+///
+/// Integers hash to themselves (as in Python), so runs of nearby Integer keys land in nearby
+/// table slots; the table's probe sequence mixes the high bits in. Everything else is mixed
+/// (folded 128-bit multiplies). Values equal only to themselves (blocks, classes, Object-kind
+/// instances) hash by identity, so hashes are not stable across runs. Floats are finite here
+/// (arithmetic raises instead of producing NaN), so `0.0`/`-0.0` is the only special case.
+#[inline]
+pub fn term_hash(v: &Value) -> u64 {
+    match v {
+        Value::Int(i) => *i as u64,
+        _ => term_hash_general(v),
+    }
 }
 
-fn hash_into(v: &Value, h: &mut impl Hasher) {
+/// A well-mixed hash consistent with `=:=` (the `hash` message, native objects' hashes).
+pub fn hash_value(v: &Value) -> u64 {
+    fold_mul(term_hash(v) ^ SEED, MUL)
+}
+
+const SEED: u64 = 0x243f_6a88_85a3_08d3;
+const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+const MUL2: u64 = 0xa076_1d64_78bd_642f;
+
+/// The high and low halves of a 128-bit product, folded (foldhash/wyhash mixing).
+#[inline]
+fn fold_mul(a: u64, b: u64) -> u64 {
+    let r = (a as u128).wrapping_mul(b as u128);
+    (r as u64) ^ ((r >> 64) as u64)
+}
+
+/// The streaming state behind [`term_hash`] for everything but a top-level Integer.
+struct TermHasher(u64);
+
+impl Hasher for TermHasher {
+    #[inline]
+    fn write(&mut self, bytes: &[u8]) {
+        let mut chunks = bytes.chunks_exact(8);
+        for c in &mut chunks {
+            let mut w = [0u8; 8];
+            w.copy_from_slice(c);
+            self.write_u64(u64::from_le_bytes(w));
+        }
+        let rest = chunks.remainder();
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        self.write_u64(u64::from_le_bytes(w) ^ ((bytes.len() as u64) << 56));
+    }
+    #[inline]
+    fn write_u64(&mut self, x: u64) {
+        self.0 = fold_mul(self.0 ^ x, MUL2);
+    }
+    #[inline]
+    fn write_u8(&mut self, x: u8) {
+        self.write_u64(u64::from(x));
+    }
+    #[inline]
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+    fn finish(&self) -> u64 {
+        self.0
+    }
+}
+
+fn term_hash_general(v: &Value) -> u64 {
+    let mut h = TermHasher(SEED);
+    hash_into(v, &mut h);
+    fold_mul(h.0, MUL)
+}
+
+/// Adds `v` to `h`. Values that can be `=:=` only to values of the same variant, so each
+/// variant hashes its own way, after its rank (5.12).
+fn hash_into(v: &Value, h: &mut TermHasher) {
     use Value as V;
-    rank(v).hash(h);
+    let seq = |h: &mut TermHasher, n: usize, it: &mut dyn Iterator<Item = &Value>| {
+        h.write_usize(n);
+        it.for_each(|e| hash_into(e, h));
+    };
     match v {
-        V::Nil => 0u8.hash(h),
-        V::True => 1u8.hash(h),
-        V::False => 2u8.hash(h),
-        V::Int(i) => i.hash(h),
-        V::BigInt(b) => b.hash(h),
+        // The rank of a native asks it for its order key: hash natives by that key alone.
+        V::Native(n) => {
+            let (rank, key) = n.0.order_key();
+            h.write_u8(rank.clamp(1, 12));
+            key.iter().for_each(|k| h.write_u64(*k));
+            return;
+        }
+        _ => h.write_u8(rank(v)),
+    }
+    match v {
+        V::Nil => h.write_u8(0),
+        V::True => h.write_u8(1),
+        V::False => h.write_u8(2),
+        V::Int(i) => h.write_u64(*i as u64),
+        V::BigInt(b) => {
+            h.write_u8(b.is_positive() as u8);
+            b.iter_u64_digits().for_each(|d| h.write_u64(d));
+        }
         V::Float(f) => {
             // 0.0 =:= -0.0
             let f = if *f == 0.0 { 0.0 } else { *f };
-            f.to_bits().hash(h)
+            h.write_u64(f.to_bits())
         }
-        V::Char(c) => c.hash(h),
-        V::Symbol(s) => s.as_str().hash(h),
-        V::Str(s) => s.as_bytes().hash(h),
-        V::Binary(b) => b.as_slice().hash(h),
-        V::List(x) | V::Queue(x) => {
-            x.len().hash(h);
-            x.iter().for_each(|e| hash_into(e, h));
+        V::Char(c) => h.write_u64(u64::from(*c as u32) | (1 << 40)),
+        // Symbols are interned: equal exactly when they are the same symbol.
+        V::Symbol(s) => h.write_u64(u64::from(s.0)),
+        V::Str(s) => h.write(s.as_bytes()),
+        V::Binary(b) => {
+            // Never `=:=` to a String of the same bytes (same rank).
+            h.write_u8(1);
+            h.write(b.as_slice())
         }
-        V::Array(x) => {
-            x.len().hash(h);
-            x.iter().for_each(|e| hash_into(e, h));
-        }
-        V::Tuple(x) => {
-            x.len().hash(h);
-            x.iter().for_each(|e| hash_into(e, h));
-        }
+        V::List(x) | V::Queue(x) => seq(h, x.len(), &mut x.iter()),
+        V::Array(x) => seq(h, x.len(), &mut x.iter()),
+        V::Tuple(x) => seq(h, x.len(), &mut x.iter()),
         V::Dict(x) => {
-            x.len().hash(h);
-            for (k, e) in x.iter() {
-                hash_into(k, h);
-                hash_into(e, h);
+            // Order-independent, so a table that keeps no sorted order need not sort.
+            h.write_usize(x.len());
+            let mut sum = 0u64;
+            for (k, e) in x.iter_unordered() {
+                sum = sum.wrapping_add(fold_mul(term_hash(k) ^ SEED, term_hash(e) | 1));
             }
+            h.write_u64(sum);
         }
-        V::Set(x) => {
-            x.len().hash(h);
-            x.iter().for_each(|k| hash_into(&k.0, h));
-        }
+        V::Set(x) => seq(h, x.len(), &mut x.iter().map(|k| &k.0)),
         V::Bag(x) => {
-            x.len().hash(h);
+            h.write_usize(x.len());
             for (k, c) in x.iter() {
                 hash_into(&k.0, h);
-                c.hash(h);
+                h.write_usize(*c);
             }
         }
         V::Interval(x) => {
@@ -518,18 +597,20 @@ fn hash_into(v: &Value, h: &mut impl Hasher) {
             hash_into(&x.step, h);
         }
         V::Object(o) => {
-            o.class.name.as_str().hash(h);
+            h.write(o.class.name.as_str().as_bytes());
             if is_value_class(&o.class) {
-                for (_, f) in sorted_fields(o) {
+                for (name, f) in sorted_fields(o) {
+                    h.write(name.as_bytes());
                     hash_into(f, h);
                 }
             } else {
-                addr(o).hash(h);
+                h.write_usize(addr(o));
             }
         }
-        V::Class(c) | V::Meta(c) => addr(c).hash(h),
-        V::Block(b) => addr(b).hash(h),
-        V::Native(n) => n.0.hash_code().hash(h),
+        V::Class(c) => h.write_usize(addr(c)),
+        V::Meta(c) => h.write_usize(addr(c) ^ 1),
+        V::Block(b) => h.write_usize(addr(b)),
+        V::Native(_) => {}
     }
 }
 

@@ -296,3 +296,98 @@ fn hash_is_consistent_with_strict_equality() {
     }
     assert_ne!(hash_value(&int(1)), hash_value(&Value::Float(1.0)));
 }
+
+#[test]
+fn term_hash_agrees_with_the_term_order() {
+    let c = class("HPoint", ClassKind::Value, &["y", "x"]);
+    let tup = |v: Vec<Value>| Value::tuple(v);
+    let nested = || {
+        tup(vec![
+            int(1),
+            tup(vec![
+                Value::str("a"),
+                Value::sym("b"),
+                big("-98765432109876543210"),
+            ]),
+            list(vec![Value::Float(-0.0), Value::Char('z')]),
+        ])
+    };
+    // Built in different orders: one flat and sorted, one flat and unsorted, one a tree.
+    let ascending = dict((0..50).map(|i| (int(i), int(i * i))).collect());
+    let descending = dict((0..50).rev().map(|i| (int(i), int(i * i))).collect());
+    let mut shared = Ref::new(crate::interp::dict::Dict::new());
+    let mut keep = Vec::new();
+    for i in 0..50 {
+        keep.push(shared.clone());
+        crate::interp::dict::insert_shared(&mut shared, int(i), int(i * i));
+    }
+    assert!(!shared.is_flat());
+    let tree = Value::Dict(shared);
+    let pairs = vec![
+        (int(1), int(1)),
+        (int(-1), int(-1)),
+        (
+            big("123456789012345678901234"),
+            big("123456789012345678901234"),
+        ),
+        (
+            big("-123456789012345678901234"),
+            big("-123456789012345678901234"),
+        ),
+        (Value::Float(1.5), Value::Float(1.5)),
+        (Value::Float(0.0), Value::Float(-0.0)),
+        (Value::str("abc"), Value::str("abc")),
+        (
+            Value::str("a long string of more than eight bytes"),
+            Value::str("a long string of more than eight bytes"),
+        ),
+        (Value::sym("abc"), Value::sym("abc")),
+        (Value::Char('x'), Value::Char('x')),
+        (nested(), nested()),
+        (
+            inst(&c, vec![int(1), nested()]),
+            inst(&c, vec![int(1), nested()]),
+        ),
+        (ascending.clone(), descending.clone()),
+        (ascending.clone(), tree.clone()),
+        (
+            set(vec![int(3), Value::str("q"), int(1)]),
+            set(vec![int(1), int(3), Value::str("q")]),
+        ),
+        (Value::Nil, Value::Nil),
+    ];
+    for (a, b) in &pairs {
+        assert_eq!(term_cmp(a, b), Equal);
+        assert_eq!(term_hash(a), term_hash(b), "{a:?} / {b:?}");
+        assert_eq!(hash_value(a), hash_value(b));
+    }
+    // Different kinds that look alike are different keys; their hashes differ too.
+    let distinct = [
+        int(1),
+        Value::Float(1.0),
+        Value::Char('\u{1}'),
+        big("18446744073709551617"),
+        big("-18446744073709551617"),
+        Value::str("abc"),
+        Value::sym("abc"),
+        Value::Binary(Ref::new(b"abc".to_vec())),
+        tup(vec![int(1), int(2)]),
+        list(vec![int(1), int(2)]),
+        inst(&c, vec![int(2), int(1)]),
+        inst(&c, vec![int(1), int(2)]),
+        Value::Nil,
+        Value::sym("nil"),
+    ];
+    for (i, a) in distinct.iter().enumerate() {
+        for b in &distinct[i + 1..] {
+            assert_ne!(term_cmp(a, b), Equal);
+            assert_ne!(term_hash(a), term_hash(b), "{a:?} / {b:?}");
+        }
+    }
+    // Object-kind instances: identity.
+    let o = class("HObj", ClassKind::Object, &["a"]);
+    let (x, y) = (inst(&o, vec![int(1)]), inst(&o, vec![int(1)]));
+    assert_eq!(term_hash(&x), term_hash(&x.clone()));
+    assert_ne!(term_cmp(&x, &y), Equal);
+    drop(keep);
+}
