@@ -489,12 +489,7 @@ impl<'a> Iterator for Iter<'a> {
     #[inline]
     fn next(&mut self) -> Option<Self::Item> {
         match &mut self.0 {
-            IterRepr::Entries(it) => {
-                for e in it.by_ref().flatten() {
-                    return Some((&e.key, &e.value));
-                }
-                None
-            }
+            IterRepr::Entries(it) => it.find_map(Option::as_ref).map(|e| (&e.key, &e.value)),
             IterRepr::Ordered(it, entries) => {
                 for &i in it.by_ref() {
                     if let Some(Some(e)) = entries.get(i as usize) {
