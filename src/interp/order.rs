@@ -162,9 +162,9 @@ enum Num<'a> {
 fn as_num(v: &Value) -> Option<Num<'_>> {
     match v {
         Value::Int(i) => Some(Num::I(*i)),
-        Value::Char(c) => Some(Num::I(*c as i64)),
+        Value::Char(c) => Some(Num::I(c.get() as i64)),
         Value::BigInt(b) => Some(Num::B(b)),
-        Value::Float(f) => Some(Num::F(*f)),
+        Value::Float(f) => Some(Num::F(f.get())),
         _ => None,
     }
 }
@@ -394,7 +394,7 @@ fn eq_with(a: &Value, b: &Value, loose: bool) -> bool {
     };
     match (a, b) {
         (V::Int(x), V::Int(y)) => x == y,
-        (V::Float(x), V::Float(y)) => x == y,
+        (V::Float(x), V::Float(y)) => x.get() == y.get(),
         (V::Char(x), V::Char(y)) => x == y,
         (V::BigInt(x), V::BigInt(y)) => x == y,
         (
@@ -475,7 +475,7 @@ fn hash_into(v: &Value, h: &mut impl Hasher) {
         V::BigInt(b) => b.hash(h),
         V::Float(f) => {
             // 0.0 =:= -0.0
-            let f = if *f == 0.0 { 0.0 } else { *f };
+            let f = if f.get() == 0.0 { 0.0 } else { f.get() };
             f.to_bits().hash(h)
         }
         V::Char(c) => c.hash(h),
@@ -548,8 +548,8 @@ pub fn float_to_int(f: f64) -> Option<Value> {
 pub fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
-        Value::Char(c) => Some(*c as u32 as f64),
-        Value::Float(f) => Some(*f),
+        Value::Char(c) => Some(c.get() as u32 as f64),
+        Value::Float(f) => Some(f.get()),
         Value::BigInt(b) => b.to_f64(),
         _ => None,
     }
