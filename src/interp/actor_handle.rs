@@ -113,7 +113,7 @@ impl NativeObj for NameRef {
             .is_some_and(|o| o.name == self.name)
     }
     fn hash_code(&self) -> u64 {
-        self.name.0 as u64 ^ 0x4e41_4d45
+        self.name.index() as u64 ^ 0x4e41_4d45
     }
     fn order_key(&self) -> (u8, Vec<u64>) {
         let mut k = vec![u64::MAX, u64::MAX, u64::MAX];
@@ -268,7 +268,7 @@ impl NativeObj for CounterVal {
             .is_some_and(|o| o.name == self.name)
     }
     fn hash_code(&self) -> u64 {
-        self.name.0 as u64 ^ 0xC0_0000
+        self.name.index() as u64 ^ 0xC0_0000
     }
     fn order_key(&self) -> (u8, Vec<u64>) {
         let k: Vec<u64> = self.name.as_str().chars().map(|c| c as u64).collect();

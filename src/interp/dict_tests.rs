@@ -29,7 +29,7 @@ fn key_of(n: u64) -> Value {
     let i = (n / 6) as i64;
     match n % 6 {
         0 => int(i - 50),
-        1 => Value::Float(i as f64 / 2.0),
+        1 => Value::float(i as f64 / 2.0),
         2 => Value::str(format!("s{i}")),
         3 => Value::sym(&format!("y{i}")),
         4 => Value::tuple(vec![int(i % 3), Value::str(format!("{i}"))]),
@@ -174,12 +174,12 @@ fn unordered_inserts_iterate_in_term_order() {
         Value::str("b"),
         int(3),
         Value::sym("z"),
-        Value::Float(2.5),
+        Value::float(2.5),
         Value::tuple(vec![int(1)]),
         int(-7),
         Value::str("a"),
         Value::Nil,
-        Value::Char('a'),
+        Value::ch('a'),
     ];
     let d: Dict = keys.iter().map(|k| (k.clone(), Value::Nil)).collect();
     let mut want: Vec<Key> = keys.iter().cloned().map(Key).collect();

@@ -198,7 +198,7 @@ impl Ctx {
         for _ in 0..CACHE_SIZE {
             cache.push(CacheEntry {
                 key: 0,
-                sel: Sym(u32::MAX),
+                sel: Sym::NONE,
                 cls: None,
                 hit: None,
             });

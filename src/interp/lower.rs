@@ -681,9 +681,9 @@ impl Lowerer {
             ExprKind::SelfRef | ExprKind::Super => self.self_node(),
             ExprKind::Int(i) => Node::Const(Value::Int(*i)),
             ExprKind::BigInt(b) => Node::Const(Value::from_bigint((**b).clone())),
-            ExprKind::Float(x) => Node::Const(Value::Float(*x)),
+            ExprKind::Float(x) => Node::Const(Value::float(*x)),
             ExprKind::Str(s) => Node::Const(Value::str(s.clone())),
-            ExprKind::Char(c) => Node::Const(Value::Char(*c)),
+            ExprKind::Char(c) => Node::Const(Value::ch(*c)),
             ExprKind::Symbol(s) => Node::Const(Value::sym(s)),
             ExprKind::Interp(parts) => Node::Interp(
                 parts
@@ -996,10 +996,10 @@ impl Lowerer {
         match &e.kind {
             ExprKind::Int(i) => Value::Int(*i),
             ExprKind::BigInt(b) => Value::from_bigint((**b).clone()),
-            ExprKind::Float(x) => Value::Float(*x),
+            ExprKind::Float(x) => Value::float(*x),
             ExprKind::Str(s) => Value::str(s.clone()),
             ExprKind::Symbol(s) => Value::sym(s),
-            ExprKind::Char(c) => Value::Char(*c),
+            ExprKind::Char(c) => Value::ch(*c),
             ExprKind::Nil => Value::Nil,
             ExprKind::True => Value::True,
             ExprKind::False => Value::False,

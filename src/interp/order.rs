@@ -163,9 +163,9 @@ enum Num<'a> {
 fn as_num(v: &Value) -> Option<Num<'_>> {
     match v {
         Value::Int(i) => Some(Num::I(*i)),
-        Value::Char(c) => Some(Num::I(*c as i64)),
+        Value::Char(c) => Some(Num::I(c.get() as i64)),
         Value::BigInt(b) => Some(Num::B(b)),
-        Value::Float(f) => Some(Num::F(*f)),
+        Value::Float(f) => Some(Num::F(f.get())),
         _ => None,
     }
 }
@@ -395,7 +395,7 @@ fn eq_with(a: &Value, b: &Value, loose: bool) -> bool {
     };
     match (a, b) {
         (V::Int(x), V::Int(y)) => x == y,
-        (V::Float(x), V::Float(y)) => x == y,
+        (V::Float(x), V::Float(y)) => x.get() == y.get(),
         (V::Char(x), V::Char(y)) => x == y,
         (V::BigInt(x), V::BigInt(y)) => x == y,
         (
@@ -559,12 +559,12 @@ fn hash_into(v: &Value, h: &mut TermHasher) {
         }
         V::Float(f) => {
             // 0.0 =:= -0.0
-            let f = if *f == 0.0 { 0.0 } else { *f };
+            let f = if f.get() == 0.0 { 0.0 } else { f.get() };
             h.write_u64(f.to_bits())
         }
-        V::Char(c) => h.write_u64(u64::from(*c as u32) | (1 << 40)),
+        V::Char(c) => h.write_u64(u64::from(c.get() as u32) | (1 << 40)),
         // Symbols are interned: equal exactly when they are the same symbol.
-        V::Symbol(s) => h.write_u64(u64::from(s.0)),
+        V::Symbol(s) => h.write_u64(s.index() as u64),
         V::Str(s) => h.write(s.as_bytes()),
         V::Binary(b) => {
             // Never `=:=` to a String of the same bytes (same rank).
@@ -629,8 +629,8 @@ pub fn float_to_int(f: f64) -> Option<Value> {
 pub fn to_f64(v: &Value) -> Option<f64> {
     match v {
         Value::Int(i) => Some(*i as f64),
-        Value::Char(c) => Some(*c as u32 as f64),
-        Value::Float(f) => Some(*f),
+        Value::Char(c) => Some(c.get() as u32 as f64),
+        Value::Float(f) => Some(f.get()),
         Value::BigInt(b) => b.to_f64(),
         _ => None,
     }

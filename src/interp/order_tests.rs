@@ -63,8 +63,8 @@ fn ranks_in_order() {
     let c = class("Point", ClassKind::Value, &["x", "y"]);
     assert_increasing(&[
         int(-5),
-        Value::Char('a'),
-        Value::Float(1e300),
+        Value::ch('a'),
+        Value::float(1e300),
         Value::sym("a"),
         Value::Nil,
         Value::Class(c.clone()),
@@ -82,23 +82,23 @@ fn ranks_in_order() {
 fn numbers_by_value_then_integer_character_float() {
     assert_increasing(&[
         big("-100000000000000000000"),
-        Value::Float(-1e19),
+        Value::float(-1e19),
         int(i64::MIN),
         int(-1),
-        Value::Float(-0.5),
+        Value::float(-0.5),
         int(0),
-        Value::Float(0.5),
+        Value::float(0.5),
         int(1),
-        Value::Float(1.0),
-        Value::Float(1.5),
+        Value::float(1.0),
+        Value::float(1.5),
         int(97),
-        Value::Char('a'),
-        Value::Float(97.0),
-        Value::Char('b'),
+        Value::ch('a'),
+        Value::float(97.0),
+        Value::ch('b'),
         int(i64::MAX),
-        Value::Float(9_223_372_036_854_775_808.0),
+        Value::float(9_223_372_036_854_775_808.0),
         big("9223372036854775809"),
-        Value::Float(1e19),
+        Value::float(1e19),
         big("100000000000000000000"),
     ]);
 }
@@ -108,23 +108,23 @@ fn bigint_against_float_is_exact() {
     // 2^63 + 1 is not representable as a double; it is above 2^63.0.
     let b = big("9223372036854775809");
     assert_eq!(
-        term_cmp(&b, &Value::Float(9_223_372_036_854_775_808.0)),
+        term_cmp(&b, &Value::float(9_223_372_036_854_775_808.0)),
         Greater
     );
     let b = big("9223372036854775808"); // 2^63 exactly
     assert_eq!(
-        num_cmp(&b, &Value::Float(9_223_372_036_854_775_808.0)),
+        num_cmp(&b, &Value::float(9_223_372_036_854_775_808.0)),
         Equal
     );
     assert_eq!(
-        term_cmp(&b, &Value::Float(9_223_372_036_854_775_808.0)),
+        term_cmp(&b, &Value::float(9_223_372_036_854_775_808.0)),
         Less
     );
     // i64 near 2^53 against a float that rounds
     let i = int((1 << 53) + 1);
-    assert_eq!(term_cmp(&i, &Value::Float((1u64 << 53) as f64)), Greater);
-    assert_eq!(term_cmp(&int(3), &Value::Float(2.999_999)), Greater);
-    assert_eq!(term_cmp(&int(-3), &Value::Float(-2.5)), Less);
+    assert_eq!(term_cmp(&i, &Value::float((1u64 << 53) as f64)), Greater);
+    assert_eq!(term_cmp(&int(3), &Value::float(2.999_999)), Greater);
+    assert_eq!(term_cmp(&int(-3), &Value::float(-2.5)), Less);
 }
 
 #[test]
@@ -236,32 +236,32 @@ fn strings_then_binaries_by_bytes() {
 
 #[test]
 fn strict_versus_loose() {
-    assert!(!strict_eq(&int(1), &Value::Float(1.0)));
-    assert!(loose_eq(&int(1), &Value::Float(1.0)));
-    assert!(!strict_eq(&Value::Char('a'), &int(97)));
-    assert!(loose_eq(&Value::Char('a'), &int(97)));
+    assert!(!strict_eq(&int(1), &Value::float(1.0)));
+    assert!(loose_eq(&int(1), &Value::float(1.0)));
+    assert!(!strict_eq(&Value::ch('a'), &int(97)));
+    assert!(loose_eq(&Value::ch('a'), &int(97)));
     assert!(loose_eq(
         &list(vec![int(1), int(2)]),
-        &list(vec![Value::Float(1.0), int(2)])
+        &list(vec![Value::float(1.0), int(2)])
     ));
     assert!(!strict_eq(
         &list(vec![int(1), int(2)]),
-        &list(vec![Value::Float(1.0), int(2)])
+        &list(vec![Value::float(1.0), int(2)])
     ));
     assert!(!loose_eq(&list(vec![int(1)]), &Value::array(vec![int(1)])));
     assert!(loose_eq(
         &dict(vec![(int(1), int(2))]),
-        &dict(vec![(Value::Float(1.0), int(2))])
+        &dict(vec![(Value::float(1.0), int(2))])
     ));
     assert!(!loose_eq(&Value::sym("nil"), &Value::Nil));
     assert!(!loose_eq(&Value::str("a"), &Value::sym("a")));
-    assert!(loose_eq(&big("100000000000000000000"), &Value::Float(1e20)));
-    assert!(strict_eq(&Value::Float(0.0), &Value::Float(-0.0)));
+    assert!(loose_eq(&big("100000000000000000000"), &Value::float(1e20)));
+    assert!(strict_eq(&Value::float(0.0), &Value::float(-0.0)));
 }
 
 #[test]
 fn sets_keep_one_and_one_point_zero_apart() {
-    let s = set(vec![int(1), Value::Float(1.0), int(1)]);
+    let s = set(vec![int(1), Value::float(1.0), int(1)]);
     match &s {
         Value::Set(s) => assert_eq!(s.len(), 2),
         _ => unreachable!(),
@@ -284,7 +284,7 @@ fn hash_is_consistent_with_strict_equality() {
             inst(&c, vec![int(1), int(2)]),
             inst(&c, vec![int(1), int(2)]),
         ),
-        (Value::Float(0.0), Value::Float(-0.0)),
+        (Value::float(0.0), Value::float(-0.0)),
         (
             big("123456789012345678901234"),
             big("123456789012345678901234"),
@@ -294,7 +294,7 @@ fn hash_is_consistent_with_strict_equality() {
         assert!(strict_eq(&a, &b));
         assert_eq!(hash_value(&a), hash_value(&b));
     }
-    assert_ne!(hash_value(&int(1)), hash_value(&Value::Float(1.0)));
+    assert_ne!(hash_value(&int(1)), hash_value(&Value::float(1.0)));
 }
 
 #[test]
@@ -309,7 +309,7 @@ fn term_hash_agrees_with_the_term_order() {
                 Value::sym("b"),
                 big("-98765432109876543210"),
             ]),
-            list(vec![Value::Float(-0.0), Value::Char('z')]),
+            list(vec![Value::float(-0.0), Value::ch('z')]),
         ])
     };
     // Built in different orders: one flat and sorted, one flat and unsorted, one a tree.
@@ -334,15 +334,15 @@ fn term_hash_agrees_with_the_term_order() {
             big("-123456789012345678901234"),
             big("-123456789012345678901234"),
         ),
-        (Value::Float(1.5), Value::Float(1.5)),
-        (Value::Float(0.0), Value::Float(-0.0)),
+        (Value::float(1.5), Value::float(1.5)),
+        (Value::float(0.0), Value::float(-0.0)),
         (Value::str("abc"), Value::str("abc")),
         (
             Value::str("a long string of more than eight bytes"),
             Value::str("a long string of more than eight bytes"),
         ),
         (Value::sym("abc"), Value::sym("abc")),
-        (Value::Char('x'), Value::Char('x')),
+        (Value::ch('x'), Value::ch('x')),
         (nested(), nested()),
         (
             inst(&c, vec![int(1), nested()]),
@@ -364,8 +364,8 @@ fn term_hash_agrees_with_the_term_order() {
     // Different kinds that look alike are different keys; their hashes differ too.
     let distinct = [
         int(1),
-        Value::Float(1.0),
-        Value::Char('\u{1}'),
+        Value::float(1.0),
+        Value::ch('\u{1}'),
         big("18446744073709551617"),
         big("-18446744073709551617"),
         Value::str("abc"),

@@ -119,7 +119,7 @@ pub fn simple_print(v: &Value) -> Option<String> {
         Value::False => "false".into(),
         Value::Int(i) => i.to_string(),
         Value::BigInt(b) => b.to_string(),
-        Value::Float(f) => format_float(*f),
+        Value::Float(f) => format_float(f.get()),
         Value::Char(c) => format!("${c}"),
         Value::Symbol(s) => format!("#{}", s.as_str()),
         Value::Str(s) => quote_string(s),
@@ -330,7 +330,7 @@ fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> 
         Value::Nil => out.push_str("\"nil\""),
         Value::Str(s) => out.push_str(&json_string(s)),
         Value::Symbol(s) => out.push_str(&json_string(s.as_str())),
-        Value::Float(f) => out.push_str(&json_string(&format_float(*f))),
+        Value::Float(f) => out.push_str(&json_string(&format_float(f.get()))),
         Value::List(l) => {
             out.push('[');
             for (i, e) in l.iter().enumerate() {
@@ -421,7 +421,7 @@ mod tests {
         assert_eq!(quote_string(r#"a"b"#), r#""a""b""#);
         assert_eq!(binary_string(&[0xff, 0xfe, 0x01]), "<<FF FE 01>>");
         assert_eq!(binary_string(&[]), "<<>>");
-        assert_eq!(simple_print(&Value::Char(' ')).unwrap(), "$ ");
+        assert_eq!(simple_print(&Value::ch(' ')).unwrap(), "$ ");
         assert_eq!(
             simple_print(&Value::sym("hello world")).unwrap(),
             "#hello world"

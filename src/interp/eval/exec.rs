@@ -776,8 +776,8 @@ pub(crate) fn fast_clone(v: &Value) -> Value {
         Value::True => Value::True,
         Value::False => Value::False,
         Value::Int(i) => Value::Int(*i),
-        Value::Float(x) => Value::Float(*x),
-        Value::Char(c) => Value::Char(*c),
+        Value::Float(x) => Value::float(x.get()),
+        Value::Char(c) => Value::ch(c.get()),
         Value::Symbol(s) => Value::Symbol(*s),
         other => other.clone(),
     }

@@ -30,7 +30,7 @@ pub fn sel_arity(sel: &str) -> usize {
 
 #[inline]
 fn cache_index(key: usize, sel: Sym) -> usize {
-    let h = (key >> 4) ^ (sel.0 as usize).wrapping_mul(0x9E37_79B9);
+    let h = (key >> 4) ^ sel.index().wrapping_mul(0x9E37_79B9);
     (h ^ (h >> 11)) & (super::CACHE_SIZE - 1)
 }
 
@@ -95,7 +95,7 @@ impl Ctx {
             for e in self.cache.iter_mut() {
                 *e = CacheEntry {
                     key: 0,
-                    sel: Sym(u32::MAX),
+                    sel: Sym::NONE,
                     cls: None,
                     hit: None,
                 };

@@ -73,7 +73,7 @@ fn arity(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
 fn int(ctx: &Ctx, v: &Value) -> Result<i64, Unwind> {
     match v {
         Value::Int(i) => Ok(*i),
-        Value::Char(c) => Ok(*c as i64),
+        Value::Char(c) => Ok(c.get() as i64),
         _ => Err(ctx.arith_err()),
     }
 }

@@ -34,14 +34,14 @@ pub fn lower(c: char) -> char {
 
 fn map_char(v: &Value, f: fn(char) -> char) -> Res {
     match v {
-        Value::Char(c) => Ok(Value::Char(f(*c))),
+        Value::Char(c) => Ok(Value::ch(f(c.get()))),
         other => Ok(other.clone()),
     }
 }
 
 unary_prim! {
     code_point => |r: &Value| Ok(match r {
-        Value::Char(c) => Value::Int(*c as i64),
+        Value::Char(c) => Value::Int(c.get() as i64),
         other => other.clone(),
     });
     as_string => |r: &Value| Ok(match r {
@@ -49,7 +49,7 @@ unary_prim! {
         other => other.clone(),
     });
     print_string => |r: &Value| Ok(match r {
-        Value::Char(c) => Value::str(print_char(*c)),
+        Value::Char(c) => Value::str(print_char(c.get())),
         other => other.clone(),
     });
     uppercase => |r| map_char(r, upper);
@@ -62,16 +62,16 @@ fn value(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn lf(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
-    Ok(Value::Char('\n'))
+    Ok(Value::ch('\n'))
 }
 fn cr(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
-    Ok(Value::Char('\r'))
+    Ok(Value::ch('\r'))
 }
 fn tab(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
-    Ok(Value::Char('\t'))
+    Ok(Value::ch('\t'))
 }
 fn space(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
-    Ok(Value::Char(' '))
+    Ok(Value::ch(' '))
 }
 
 pub fn register(p: &mut Prims) {

@@ -59,7 +59,7 @@ pub fn register(p: &mut Prims) {
         let x = ms_of(ctx, r)? as f64;
         let k = match &a[0] {
             Value::Int(i) => *i as f64,
-            Value::Float(f) => *f,
+            Value::Float(f) => f.get(),
             _ => return Err(ctx.arith_err()),
         };
         Ok(duration(ctx, (x * k).round() as i64))
@@ -93,7 +93,7 @@ fn cmp(ctx: &mut Ctx, r: &Value, a: &Value, f: fn(std::cmp::Ordering) -> bool) -
 fn make(ctx: &mut Ctx, v: &Value, unit: f64) -> EvalResult {
     let ms = match v {
         Value::Int(i) => (*i as f64) * unit,
-        Value::Float(f) => f * unit,
+        Value::Float(f) => f.get() * unit,
         other => {
             let n = ctx.class_name_of(other);
             return Err(ctx.type_err(format!("Duration expects a number, not {n}")));

@@ -105,7 +105,7 @@ pub fn article_class(v: &Value) -> String {
 pub fn int_arg(what: &str, v: &Value) -> Res<i64> {
     match v {
         Value::Int(i) => Ok(*i),
-        Value::Char(c) => Ok(*c as i64),
+        Value::Char(c) => Ok(c.get() as i64),
         Value::BigInt(_) => Err(Fault::Type(format!("{what}: integer argument too large"))),
         _ => Err(Fault::expected(what, "an Integer", v)),
     }

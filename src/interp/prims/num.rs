@@ -33,9 +33,9 @@ pub enum Num<'a> {
 pub fn num(v: &Value) -> Option<Num<'_>> {
     match v {
         Value::Int(i) => Some(Num::I(*i)),
-        Value::Char(c) => Some(Num::I(*c as i64)),
+        Value::Char(c) => Some(Num::I(c.get() as i64)),
         Value::BigInt(b) => Some(Num::B(b)),
-        Value::Float(f) => Some(Num::F(*f)),
+        Value::Float(f) => Some(Num::F(f.get())),
         _ => None,
     }
 }
@@ -90,7 +90,7 @@ impl<'a> Num<'a> {
 /// A Float result, or an arithmetic fault when it is not finite.
 pub fn float(x: f64) -> Res {
     if x.is_finite() {
-        Ok(Value::Float(x))
+        Ok(Value::float(x))
     } else {
         Err(Fault::Arith)
     }
@@ -393,7 +393,7 @@ pub fn negate(a: &Value) -> Res {
             .checked_neg()
             .map_or_else(|| Value::from_bigint(-BigInt::from(i)), Value::Int)),
         Num::B(b) => Ok(Value::from_bigint(-b)),
-        Num::F(f) => Ok(Value::Float(-f)),
+        Num::F(f) => Ok(Value::float(-f)),
     }
 }
 
@@ -404,7 +404,7 @@ pub fn abs(a: &Value) -> Res {
             .checked_abs()
             .map_or_else(|| Value::from_bigint(BigInt::from(i).abs()), Value::Int)),
         Num::B(b) => Ok(Value::from_bigint(b.abs())),
-        Num::F(f) => Ok(Value::Float(f.abs())),
+        Num::F(f) => Ok(Value::float(f.abs())),
     }
 }
 
@@ -594,8 +594,8 @@ pub fn int_string(a: &Value) -> String {
     match a {
         Value::Int(i) => i.to_string(),
         Value::BigInt(b) => b.to_string(),
-        Value::Char(c) => (*c as u32).to_string(),
-        Value::Float(f) => format_float(*f),
+        Value::Char(c) => (c.get() as u32).to_string(),
+        Value::Float(f) => format_float(f.get()),
         _ => String::new(),
     }
 }

@@ -41,7 +41,7 @@ fn division_rules() {
         "0.3333333333333333"
     );
     assert_eq!(show(divide(&Value::Int(1), &Value::Int(0))), "ARITH");
-    assert_eq!(show(divide(&Value::Float(1.0), &Value::Int(0))), "ARITH");
+    assert_eq!(show(divide(&Value::float(1.0), &Value::Int(0))), "ARITH");
     assert_eq!(show(divide(&Value::Int(1), &Value::str("x"))), "ARITH");
     assert_eq!(show(quo(&Value::Int(-7), &Value::Int(2))), "-3");
     assert_eq!(show(rem(&Value::Int(-7), &Value::Int(2))), "-1");
@@ -64,10 +64,10 @@ fn powers() {
     assert_eq!(show(power(&Value::Int(2), &Value::Int(-1))), "0.5");
     assert_eq!(show(power(&Value::Int(-2), &Value::Int(2))), "4");
     assert_eq!(
-        show(power(&Value::Int(2), &Value::Float(0.5))),
+        show(power(&Value::Int(2), &Value::float(0.5))),
         "1.4142135623730951"
     );
-    assert_eq!(show(power(&Value::Float(2.0), &Value::Int(3))), "8.0");
+    assert_eq!(show(power(&Value::float(2.0), &Value::Int(3))), "8.0");
     assert_eq!(show(power(&Value::Int(0), &Value::Int(0))), "1");
     assert_eq!(show(power(&Value::Int(0), &Value::Int(-1))), "ARITH");
     assert_eq!(
@@ -78,14 +78,14 @@ fn powers() {
         power(&Value::Int(2), &big("100000000000000000001")),
         Err(Fault::Kind("runtime_error", _))
     ));
-    assert_eq!(show(power(&Value::Float(10.0), &Value::Int(400))), "ARITH");
+    assert_eq!(show(power(&Value::float(10.0), &Value::Int(400))), "ARITH");
 }
 
 #[test]
 fn exact_mixed_comparison() {
     let two53 = Value::Int(1 << 53);
     let two53p1 = Value::Int((1 << 53) + 1);
-    let f = Value::Float(9007199254740992.0);
+    let f = Value::float(9007199254740992.0);
     assert_eq!(cmp(num(&two53).unwrap(), num(&f).unwrap()), Ordering::Equal);
     assert_eq!(
         cmp(num(&two53p1).unwrap(), num(&f).unwrap()),
@@ -107,15 +107,15 @@ fn exact_mixed_comparison() {
         ),
         Ordering::Less
     );
-    assert_eq!(num_eq(&Value::Int(1), &Value::Float(1.0)), Some(true));
-    assert_eq!(num_eq(&Value::Char('a'), &Value::Int(97)), Some(true));
-    assert_eq!(num_eq(&Value::Char('a'), &Value::str("a")), None);
+    assert_eq!(num_eq(&Value::Int(1), &Value::float(1.0)), Some(true));
+    assert_eq!(num_eq(&Value::ch('a'), &Value::Int(97)), Some(true));
+    assert_eq!(num_eq(&Value::ch('a'), &Value::str("a")), None);
 }
 
 #[test]
 fn float_faults() {
     assert_eq!(
-        show(arith(Op::Mul, &Value::Float(1e308), &Value::Int(10))),
+        show(arith(Op::Mul, &Value::float(1e308), &Value::Int(10))),
         "ARITH"
     );
     assert_eq!(show(sqrt(&Value::Int(-1))), "ARITH");
@@ -133,13 +133,13 @@ fn float_faults() {
 
 #[test]
 fn rounding() {
-    assert_eq!(show(round(&Value::Float(2.5), Round::Nearest)), "3");
-    assert_eq!(show(round(&Value::Float(-2.5), Round::Nearest)), "-3");
-    assert_eq!(show(round(&Value::Float(-2.5), Round::Floor)), "-3");
-    assert_eq!(show(round(&Value::Float(-2.5), Round::Ceiling)), "-2");
-    assert_eq!(show(round(&Value::Float(-2.5), Round::Truncate)), "-2");
+    assert_eq!(show(round(&Value::float(2.5), Round::Nearest)), "3");
+    assert_eq!(show(round(&Value::float(-2.5), Round::Nearest)), "-3");
+    assert_eq!(show(round(&Value::float(-2.5), Round::Floor)), "-3");
+    assert_eq!(show(round(&Value::float(-2.5), Round::Ceiling)), "-2");
+    assert_eq!(show(round(&Value::float(-2.5), Round::Truncate)), "-2");
     assert_eq!(
-        show(round(&Value::Float(1e20), Round::Truncate)),
+        show(round(&Value::float(1e20), Round::Truncate)),
         "100000000000000000000"
     );
     assert_eq!(
@@ -168,8 +168,8 @@ fn rounding() {
     );
     assert_eq!(
         show(round_to(
-            &Value::Float(2.34567),
-            &Value::Float(0.5),
+            &Value::float(2.34567),
+            &Value::float(0.5),
             Round::Nearest
         )),
         "2.5"

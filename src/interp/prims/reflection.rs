@@ -458,7 +458,7 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
         _ => (
             format!("{sel} => <generated accessor>"),
             None,
-            Arc::as_ptr(c) as usize ^ sel.0 as usize,
+            Arc::as_ptr(c) as usize ^ sel.index(),
         ),
     };
     let obj = CompiledMethodObj {

@@ -194,11 +194,11 @@ unary_prim! {
     is_digit => |r| Ok(Value::bool(text::is_digits(recv(r)?)));
     is_alpha => |r| Ok(Value::bool(text::is_alpha(recv(r)?)));
     as_integer => |r| Ok(num::parse_integer(recv(r)?).unwrap_or(Value::Nil));
-    as_float => |r| Ok(num::parse_float(recv(r)?).map_or(Value::Nil, Value::Float));
+    as_float => |r| Ok(num::parse_float(recv(r)?).map_or(Value::Nil, Value::float));
     as_number => |r| {
         let s = recv(r)?;
         Ok(num::parse_integer(s)
-            .or_else(|| num::parse_float(s).map(Value::Float))
+            .or_else(|| num::parse_float(s).map(Value::float))
             .unwrap_or(Value::Nil))
     };
     as_symbol => |r| Ok(Value::sym(recv(r)?));
@@ -218,7 +218,7 @@ unary_prim! {
         let s = recv(r)?;
         let mut cs = s.chars();
         match (cs.next(), cs.next()) {
-            (Some(c), None) => Ok(Value::Char(c)),
+            (Some(c), None) => Ok(Value::ch(c)),
             _ => Err(Fault::Type(format!(
                 "asCharacter expects a one-character String, got {}",
                 crate::interp::print::quote_string(s)
@@ -418,7 +418,7 @@ fn collect(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         ctx.tick()?;
         match ctx.call_block(&a[0], &[Value::str(g)])? {
             Value::Str(s) => out.push_str(&s),
-            Value::Char(c) => out.push(c),
+            Value::Char(c) => out.push(c.get()),
             other => {
                 return Err(ctx.type_err(format!(
                     "String collect: expects the block to answer Strings, got {}",
@@ -523,7 +523,7 @@ fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
         for v in seq_items("String withAll:", &a[0])? {
             match v {
                 Value::Str(s) => out.push_str(s),
-                Value::Char(c) => out.push(*c),
+                Value::Char(c) => out.push(c.get()),
                 other => {
                     return Err(Fault::expected(
                         "String withAll:",

@@ -348,7 +348,7 @@ pub fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
             Value::Str(s) => out.extend_from_slice(s.as_bytes()),
             Value::Binary(b) => out.extend_from_slice(b),
             Value::Int(i) if (0..=255).contains(i) => out.push(*i as u8),
-            Value::Char(c) if (*c as u32) <= 255 => out.push(*c as u32 as u8),
+            Value::Char(c) if (c.get() as u32) <= 255 => out.push(c.get() as u32 as u8),
             Value::List(items) => stack.extend(items.iter().rev()),
             Value::Array(items) => stack.extend(items.iter().rev()),
             other => {
@@ -511,7 +511,7 @@ mod tests {
         assert_eq!(iolist_bytes(&v, "fromIolist:").unwrap(), b"abcd");
         assert!(iolist_bytes(&Value::list([Value::Int(256)]), "fromIolist:").is_err());
         assert!(iolist_bytes(&Value::list([Value::Nil]), "fromIolist:").is_err());
-        let cps = [Value::Int(104), Value::Char('i')];
+        let cps = [Value::Int(104), Value::ch('i')];
         assert_eq!(from_code_points(cps.iter()).unwrap(), "hi");
         assert!(from_code_points([Value::Int(0xD800)].iter()).is_err());
     }

@@ -238,14 +238,14 @@ pub(crate) fn add(ctx: &mut Ctx, a: &Value, b: &Value) -> EvalResult {
                 return Ok(Value::Int(s));
             }
         }
-        (Value::Float(x), Value::Float(y)) if (x + y).is_finite() => {
-            return Ok(Value::Float(x + y));
+        (Value::Float(x), Value::Float(y)) if (x.get() + y.get()).is_finite() => {
+            return Ok(Value::float(x.get() + y.get()));
         }
-        (Value::Int(x), Value::Float(y)) if (*x as f64 + y).is_finite() => {
-            return Ok(Value::Float(*x as f64 + y));
+        (Value::Int(x), Value::Float(y)) if (*x as f64 + y.get()).is_finite() => {
+            return Ok(Value::float(*x as f64 + y.get()));
         }
-        (Value::Float(x), Value::Int(y)) if (x + *y as f64).is_finite() => {
-            return Ok(Value::Float(x + *y as f64));
+        (Value::Float(x), Value::Int(y)) if (x.get() + *y as f64).is_finite() => {
+            return Ok(Value::float(x.get() + *y as f64));
         }
         _ => {}
     }
@@ -295,7 +295,7 @@ fn average(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let total = sum(ctx, recv, args)?;
     let avg = ctx.send(&total, sels().slash, &[Value::Int(n as i64)])?;
     Ok(match avg {
-        Value::Int(i) => Value::Float(i as f64),
+        Value::Int(i) => Value::float(i as f64),
         other => other,
     })
 }

@@ -45,8 +45,8 @@ enum Prog {
 fn as_f64(v: &Value) -> f64 {
     match v {
         Value::Int(i) => *i as f64,
-        Value::Float(f) => *f,
-        Value::Char(c) => *c as u32 as f64,
+        Value::Float(f) => f.get(),
+        Value::Char(c) => c.get() as u32 as f64,
         Value::BigInt(b) => b.to_f64().unwrap_or(0.0),
         _ => 0.0,
     }
@@ -55,7 +55,7 @@ fn as_f64(v: &Value) -> f64 {
 fn as_big(v: &Value) -> Option<BigInt> {
     match v {
         Value::Int(i) => Some(BigInt::from(*i)),
-        Value::Char(c) => Some(BigInt::from(*c as u32)),
+        Value::Char(c) => Some(BigInt::from(c.get() as u32)),
         Value::BigInt(b) => Some((**b).clone()),
         _ => None,
     }
@@ -92,6 +92,7 @@ fn prog(iv: &Interval) -> Prog {
     };
     let to = match &iv.to {
         Value::Float(f) => {
+            let f = f.get();
             let r = if step.is_positive() {
                 f.floor()
             } else {
@@ -138,7 +139,7 @@ impl Prog {
                     .map(Value::Int)
                     .unwrap_or_else(|_| Value::from_bigint(v.into()))
             }
-            Prog::Float { from, step, .. } => Value::Float(from + k as f64 * step),
+            Prog::Float { from, step, .. } => Value::float(from + k as f64 * step),
             Prog::Big { from, step, .. } => Value::from_bigint(from + step * BigInt::from(k)),
         }
     }
@@ -164,7 +165,11 @@ pub fn size_value(iv: &Interval) -> Value {
             (Some(f), Some(s)) if !s.is_zero() => {
                 let t = match &iv.to {
                     Value::Float(x) => {
-                        let r = if s.is_positive() { x.floor() } else { x.ceil() };
+                        let r = if s.is_positive() {
+                            x.get().floor()
+                        } else {
+                            x.get().ceil()
+                        };
                         num_traits::FromPrimitive::from_f64(r)
                     }
                     other => as_big(other),
@@ -280,7 +285,7 @@ mod tests {
         );
         assert_eq!(len(&iv(Value::Int(5), Value::Int(1), Value::Int(1))), 0);
         assert_eq!(
-            ints(&iv(Value::Int(1), Value::Float(2.5), Value::Int(1))),
+            ints(&iv(Value::Int(1), Value::float(2.5), Value::Int(1))),
             ["1", "2"]
         );
         assert_eq!(
@@ -296,18 +301,18 @@ mod tests {
     #[test]
     fn float_intervals() {
         assert_eq!(
-            ints(&iv(Value::Float(1.0), Value::Float(2.0), Value::Float(0.5))),
+            ints(&iv(Value::float(1.0), Value::float(2.0), Value::float(0.5))),
             ["1.0", "1.5", "2.0"]
         );
         assert_eq!(
-            ints(&iv(Value::Int(0), Value::Int(1), Value::Float(0.25))).len(),
+            ints(&iv(Value::Int(0), Value::Int(1), Value::float(0.25))).len(),
             5
         );
         assert_eq!(
             len(&iv(
-                Value::Float(0.0),
-                Value::Float(-1.0),
-                Value::Float(0.5)
+                Value::float(0.0),
+                Value::float(-1.0),
+                Value::float(0.5)
             )),
             0
         );
