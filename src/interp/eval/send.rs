@@ -243,11 +243,11 @@ impl Ctx {
 
     /// Completes a frame whose arguments are already at `stack[base..]`: the other slots and
     /// the cells. Answers the cell base.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn frame_at(&mut self, code: &FnCode, base: usize) -> usize {
         let want = base + code.nslots as usize;
-        while self.stack.len() < want {
-            self.stack.push(Value::Nil);
+        if self.stack.len() < want {
+            self.stack.resize(want, Value::Nil);
         }
         let cbase = self.cells.len();
         if code.ncells > 0 {
@@ -262,18 +262,21 @@ impl Ctx {
         cbase
     }
 
-    #[inline]
+    #[inline(always)]
     pub(crate) fn pop_frame(&mut self, base: usize, cbase: usize) {
         while self.stack.len() > base {
-            match self.stack.pop() {
-                Some(Value::Int(_) | Value::Nil | Value::True | Value::False | Value::Float(_))
-                | None => {}
-                Some(other) => drop(other),
+            if let Some(v) = self.stack.pop() {
+                crate::interp::eval::exec::drop_fast(v);
             }
         }
         if self.cells.len() > cbase {
-            self.cells.truncate(cbase);
+            self.pop_cells(cbase);
         }
+    }
+
+    #[inline(never)]
+    fn pop_cells(&mut self, cbase: usize) {
+        self.cells.truncate(cbase);
     }
 
     /// A send whose arguments the caller pushed on the slot stack at `base`: a compiled
