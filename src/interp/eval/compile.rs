@@ -870,7 +870,20 @@ fn compile_send(s: SendNode) -> Op {
     {
         return compile_local_at(recv, sel, args, loc);
     }
-    let mut args: Vec<Op> = args.into_iter().map(compile).collect();
+    if let (Node::SelfRef, 1) = (&recv, args.len()) {
+        // `self sel: arg` (recursion, helpers): the argument without a dynamic call when it
+        // is Integer arithmetic on locals or a constant.
+        let a0 = args.into_iter().next().map(Arg::new).unwrap_or(Arg::Const(Value::Nil));
+        let ic = InlineCache::default();
+        return op(move |c, f| {
+            let v = a0.run(c, f)?;
+            let base = c.stack.len();
+            c.stack.push(v);
+            c.set_loc(loc);
+            c.send_cached(&ic, f.recv, sel, base)
+        });
+    }
+    let args: Vec<Op> = args.into_iter().map(compile).collect();
     let ic = InlineCache::default();
     match recv {
         Node::SelfRef => match args.len() {
@@ -879,16 +892,6 @@ fn compile_send(s: SendNode) -> Op {
                 c.set_loc(loc);
                 c.send_cached(&ic, f.recv, sel, base)
             }),
-            1 => {
-                let a0 = args.pop().unwrap_or_default();
-                op(move |c, f| {
-                    let v = a0.run(c, f)?;
-                    let base = c.stack.len();
-                    c.stack.push(v);
-                    c.set_loc(loc);
-                    c.send_cached(&ic, f.recv, sel, base)
-                })
-            }
             _ => op(move |c, f| {
                 let base = c.stack.len();
                 for a in &args {
