@@ -883,7 +883,7 @@ fn compile_send(s: SendNode) -> Op {
             c.send_cached(&ic, f.recv, sel, base)
         });
     }
-    let args: Vec<Op> = args.into_iter().map(compile).collect();
+    let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
     let ic = InlineCache::default();
     match recv {
         Node::SelfRef => match args.len() {
