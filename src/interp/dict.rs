@@ -522,7 +522,7 @@ impl FromIterator<(Value, Value)> for Dict {
 /// without copying a large table (see the module doc).
 #[inline]
 pub fn insert_shared(d: &mut Ref<Dict>, k: Value, v: Value) -> Option<Value> {
-    if let Some(m) = Ref::get_mut(d) {
+    if let Some(m) = crate::interp::value::unique_mut(d) {
         return m.insert(k, v);
     }
     let (new, old) = d.with_insert(k, v);
@@ -533,7 +533,7 @@ pub fn insert_shared(d: &mut Ref<Dict>, k: Value, v: Value) -> Option<Value> {
 /// `d removeKey: k` on a dictionary that may be shared (see [`insert_shared`]); a missing key
 /// leaves `d` untouched.
 pub fn remove_shared(d: &mut Ref<Dict>, k: &Value) -> Option<Value> {
-    if let Some(m) = Ref::get_mut(d) {
+    if let Some(m) = crate::interp::value::unique_mut(d) {
         return m.remove(k);
     }
     if !d.contains_key(k) {

@@ -21,6 +21,40 @@ use crate::interp::class::Class;
 pub type Ref<T> = Arc<T>;
 pub type ClassRef = Ref<Class>;
 
+/// The contents of `a` to mutate in place when no other `Ref` or weak reference shares it.
+///
+/// Same answer as `Arc::get_mut`, without its compare-and-swap on the weak count (a locked
+/// instruction on every in-place update: `a := a at: i put: v`, `d := d at: k put: v`, a
+/// Value-class setter on an unshared instance). With `&mut` on the only strong reference and
+/// no weak ones, nothing else can reach the allocation or make a new reference to it.
+#[inline(always)]
+pub fn unique_mut<T>(a: &mut Ref<T>) -> Option<&mut T> {
+    if Ref::strong_count(a) == 1 && Ref::weak_count(a) == 0 {
+        // Pairs with the release decrement of any other reference dropped before the check,
+        // so its writes to the contents are visible (as `Arc::get_mut` does).
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: we hold the only strong reference exclusively (`&mut`) and there are no
+        // weak references, so no other thread can read, write or re-share the contents while
+        // the returned borrow (tied to `a`) lives; a new reference could only be made from
+        // `a` itself, which the borrow blocks.
+        Some(unsafe { &mut *(Ref::as_ptr(a) as *mut T) })
+    } else {
+        None
+    }
+}
+
+/// `Arc::make_mut` with the cheap uniqueness test of [`unique_mut`]: in place when unshared,
+/// otherwise on a fresh copy that `a` then holds.
+#[inline(always)]
+pub fn make_mut<T: Clone>(a: &mut Ref<T>) -> &mut T {
+    if Ref::strong_count(a) == 1 && Ref::weak_count(a) == 0 {
+        std::sync::atomic::fence(std::sync::atomic::Ordering::Acquire);
+        // SAFETY: as in `unique_mut`.
+        return unsafe { &mut *(Ref::as_ptr(a) as *mut T) };
+    }
+    Ref::make_mut(a)
+}
+
 /// An interned symbol or selector: its index in the interner plus one, as a full word so that
 /// it is a one-word Value payload (see [`F64`]) and `Option<Sym>` stays one word.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -345,6 +379,45 @@ mod tests {
     #[test]
     fn value_is_16_bytes() {
         assert_eq!(std::mem::size_of::<Value>(), 16);
+    }
+
+    #[test]
+    fn unique_mut_only_for_the_sole_reference() {
+        let mut a = Ref::new(vec![1, 2]);
+        let p = Ref::as_ptr(&a);
+        unique_mut(&mut a).expect("unshared").push(3);
+        assert_eq!(Ref::as_ptr(&a), p);
+        let b = a.clone();
+        assert!(unique_mut(&mut a).is_none());
+        make_mut(&mut a).push(4);
+        assert_eq!(*b, vec![1, 2, 3], "the shared copy is untouched");
+        assert_eq!(*a, vec![1, 2, 3, 4]);
+        let w = Ref::downgrade(&a);
+        assert!(
+            unique_mut(&mut a).is_none(),
+            "a weak reference could upgrade"
+        );
+        drop(w);
+        assert!(unique_mut(&mut a).is_some());
+    }
+
+    #[test]
+    fn unique_mut_after_a_clone_is_dropped_on_another_thread() {
+        let mut a = Ref::new(vec![0u64; 4]);
+        for round in 0..100u64 {
+            let b = a.clone();
+            let t = std::thread::spawn(move || {
+                let sum: u64 = b.iter().sum();
+                drop(b);
+                sum
+            });
+            let seen = t.join().expect("reader thread");
+            assert_eq!(seen, round * 4);
+            for x in make_mut(&mut a).iter_mut() {
+                *x += 1;
+            }
+        }
+        assert_eq!(*a, vec![100u64; 4]);
     }
 
     #[test]

@@ -717,10 +717,7 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
                     // An Integer: nothing to drop.
                     std::mem::forget(k);
                     if let Value::Array(a) = &mut c.stack[slot] {
-                        let elems = match Arc::get_mut(a) {
-                            Some(e) => e,
-                            None => Arc::make_mut(a),
-                        };
+                        let elems = crate::interp::value::make_mut(a);
                         drop_fast(std::mem::replace(&mut elems[ki - 1], v));
                     }
                     return Ok(if keep {
@@ -873,7 +870,11 @@ fn compile_send(s: SendNode) -> Op {
     if let (Node::SelfRef, 1) = (&recv, args.len()) {
         // `self sel: arg` (recursion, helpers): the argument without a dynamic call when it
         // is Integer arithmetic on locals or a constant.
-        let a0 = args.into_iter().next().map(Arg::new).unwrap_or(Arg::Const(Value::Nil));
+        let a0 = args
+            .into_iter()
+            .next()
+            .map(Arg::new)
+            .unwrap_or(Arg::Const(Value::Nil));
         let ic = InlineCache::default();
         return op(move |c, f| {
             let v = a0.run(c, f)?;

@@ -460,7 +460,7 @@ impl Ctx {
             self.tick()?;
             if let Value::Str(s) = &mut acc {
                 let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
-                let m = std::sync::Arc::make_mut(s);
+                let m = crate::interp::value::make_mut(s);
                 m.reserve(extra);
                 for a in &args {
                     m.push_str(a.as_str().unwrap_or(""));

@@ -104,7 +104,7 @@ impl Ctx {
         let Value::Object(inst) = recv else {
             return Ok(Value::Nil);
         };
-        if let Some(m) = Arc::get_mut(inst) {
+        if let Some(m) = crate::interp::value::unique_mut(inst) {
             drop_fast(std::mem::replace(&mut m.fields[field], v));
             return Ok(std::mem::replace(recv, Value::Nil));
         }

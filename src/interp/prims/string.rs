@@ -133,7 +133,7 @@ pub fn append_owned(recv: Value, arg: &Value) -> Res {
             if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
                 return Err(text::too_long());
             }
-            match Ref::get_mut(&mut s) {
+            match crate::interp::value::unique_mut(&mut s) {
                 Some(owned) => {
                     owned.push_str(t);
                     Ok(Value::Str(s))

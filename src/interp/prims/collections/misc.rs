@@ -43,7 +43,7 @@ fn queue_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 /// Queue `enqueue:` in place (see [`super::InPlaceFn`]).
 pub fn enqueue_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::Queue(q) => Ref::make_mut(q).push_back(arg(args, 0).clone()),
+        Value::Queue(q) => crate::interp::value::make_mut(q).push_back(arg(args, 0).clone()),
         other => return Err(expected(ctx, "enqueue:", "a Queue receiver", other)),
     }
     Ok(recv.clone())

@@ -649,8 +649,8 @@ fn keys_and_values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
 /// List/Array `add:` in place (see [`super::InPlaceFn`]).
 pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::List(l) => Ref::make_mut(l).push_back(arg(args, 0).clone()),
-        Value::Array(a) => Ref::make_mut(a).push(arg(args, 0).clone()),
+        Value::List(l) => crate::interp::value::make_mut(l).push_back(arg(args, 0).clone()),
+        Value::Array(a) => crate::interp::value::make_mut(a).push(arg(args, 0).clone()),
         other => return Err(expected(ctx, "add:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -659,8 +659,8 @@ pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResu
 /// List/Array `addFirst:` in place.
 pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::List(l) => Ref::make_mut(l).push_front(arg(args, 0).clone()),
-        Value::Array(a) => Ref::make_mut(a).insert(0, arg(args, 0).clone()),
+        Value::List(l) => crate::interp::value::make_mut(l).push_front(arg(args, 0).clone()),
+        Value::Array(a) => crate::interp::value::make_mut(a).insert(0, arg(args, 0).clone()),
         other => return Err(expected(ctx, "addFirst:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -672,11 +672,11 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
     match recv {
         Value::Array(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
-            Ref::make_mut(a)[i] = arg(args, 1).clone();
+            crate::interp::value::make_mut(a)[i] = arg(args, 1).clone();
         }
         Value::List(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
-            Ref::make_mut(a).set(i, arg(args, 1).clone());
+            crate::interp::value::make_mut(a).set(i, arg(args, 1).clone());
         }
         other => return Err(expected(ctx, "at:put:", "an Array receiver", other)),
     }
