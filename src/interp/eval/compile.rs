@@ -41,8 +41,42 @@ impl std::fmt::Debug for Op {
     }
 }
 
-/// A compiled statement whose value is discarded.
-struct Eff(Box<EffFn>);
+/// A compiled statement whose value is discarded: a closure of its own, an expression whose
+/// value is dropped, or a statement list run in place (no dynamic call for the list itself).
+enum Eff {
+    F(Box<EffFn>),
+    Op(Op),
+    Seq(Box<[Eff]>),
+}
+
+impl Eff {
+    #[inline(always)]
+    fn run(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
+        match self {
+            Eff::Seq(v) => {
+                for e in v.iter() {
+                    e.run_one(c, f)?;
+                }
+                Ok(())
+            }
+            e => e.run_one(c, f),
+        }
+    }
+
+    #[inline(always)]
+    fn run_one(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
+        match self {
+            Eff::F(b) => b(c, f),
+            Eff::Op(o) => o.run(c, f).map(drop_fast),
+            Eff::Seq(_) => self.run_nested(c, f),
+        }
+    }
+
+    #[inline(never)]
+    fn run_nested(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
+        self.run(c, f)
+    }
+}
 
 fn op(f: impl Fn(&mut Ctx, &Frame) -> Flow + Send + Sync + 'static) -> Op {
     Op(Box::new(f))
@@ -245,7 +279,7 @@ fn compile_effect(n: Node) -> Eff {
             };
             let slow = compile(*e);
             let d = d as usize;
-            Eff(Box::new(move |c, f| {
+            Eff::F(Box::new(move |c, f| {
                 if let (Some(x), Some(y)) = (read_int(c, f, &l), read_int(c, f, &r)) {
                     if let Some(z) = int_arith(c, opk, x, y) {
                         let slot = &mut c.stack[f.base + d];
@@ -265,39 +299,24 @@ fn compile_effect(n: Node) -> Eff {
         Node::SetVar(r, e) => {
             let e = compile(*e);
             match r {
-                VarRef::Local(i) => Eff(Box::new(move |c, f| {
+                VarRef::Local(i) => Eff::F(Box::new(move |c, f| {
                     let v = e.run(c, f)?;
                     drop_fast(std::mem::replace(&mut c.stack[f.base + i as usize], v));
                     Ok(())
                 })),
-                r => Eff(Box::new(move |c, f| {
+                r => Eff::F(Box::new(move |c, f| {
                     let v = e.run(c, f)?;
                     c.set_var(f, r, v);
                     Ok(())
                 })),
             }
         }
-        Node::Seq(v) => {
-            let effs: Vec<Eff> = v.into_iter().map(compile_effect).collect();
-            Eff(Box::new(move |c, f| {
-                for e in &effs {
-                    (e.0)(c, f)?;
-                }
-                Ok(())
-            }))
-        }
-        Node::Nil | Node::Const(_) => Eff(Box::new(|_, _| Ok(()))),
+        Node::Seq(v) => Eff::Seq(v.into_iter().map(compile_effect).collect()),
+        Node::Nil | Node::Const(_) => Eff::F(Box::new(|_, _| Ok(()))),
         Node::InPlace(p) if p.name != "++" => {
-            let o = compile_in_place(*p, false);
-            Eff(Box::new(move |c, f| o.run(c, f).map(drop_fast)))
+            Eff::Op(compile_in_place(*p, false))
         }
-        other => {
-            let o = compile(other);
-            Eff(Box::new(move |c, f| {
-                drop_fast(o.run(c, f)?);
-                Ok(())
-            }))
-        }
+        other => Eff::Op(compile(other)),
     }
 }
 
@@ -394,7 +413,7 @@ pub fn compile(n: Node) -> Op {
             let init: Vec<Eff> = v.into_iter().map(compile_effect).collect();
             op(move |c, f| {
                 for e in &init {
-                    (e.0)(c, f)?;
+                    e.run(c, f)?;
                 }
                 last.run(c, f)
             })
@@ -508,14 +527,14 @@ pub fn compile(n: Node) -> Op {
                 if !go {
                     return Ok(Value::Nil);
                 }
-                (body.0)(c, f)?;
+                body.run(c, f)?;
                 c.tick()?;
             })
         }
         Node::Repeat(b) => {
             let body = compile_effect(*b);
             op(move |c, f| loop {
-                (body.0)(c, f)?;
+                body.run(c, f)?;
                 c.tick()?;
             })
         }
@@ -527,7 +546,7 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| match count.run(c, f)? {
                 Value::Int(n) => {
                     for _ in 0..n.max(0) {
-                        (body.0)(c, f)?;
+                        body.run(c, f)?;
                         c.tick()?;
                     }
                     Ok(Value::Nil)
@@ -573,7 +592,7 @@ pub fn compile(n: Node) -> Op {
                             Some(v) => c.bind_param(f, v, Value::Int(i)),
                             None => {}
                         }
-                        (body.0)(c, f)?;
+                        body.run(c, f)?;
                         c.tick()?;
                         match i.checked_add(s) {
                             Some(n) => i = n,
@@ -583,7 +602,7 @@ pub fn compile(n: Node) -> Op {
                     return Ok(Value::Nil);
                 }
                 c.set_loc(loc);
-                c.generic_loop(&a, &b, &s, var, &|c, f| (body.0)(c, f), f)
+                c.generic_loop(&a, &b, &s, var, &|c, f| body.run(c, f), f)
             })
         }
         Node::Return(e) => {
