@@ -12,7 +12,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::CompiledMethod;
 use crate::interp::eval::exec::drop_fast;
 use crate::interp::eval::hit::{Hit, HitKind, InlineCache};
-use crate::interp::eval::{Activation, Ctx, Flow, Frame, Unwind};
+use crate::interp::eval::{Ctx, Flow, Unwind};
 use crate::interp::value::{Instance, Sym, Value};
 
 impl Ctx {
@@ -128,40 +128,6 @@ impl Ctx {
         let Some(tail) = cm.code.tail_self_send.as_ref() else {
             return Ok(Err(Value::Nil));
         };
-        if let Err(e) = self.enter() {
-            self.stack.truncate(base);
-            return Err(e.into());
-        }
-        let defc = h.class();
-        let code = &cm.code;
-        let cbase = self.frame_at(code, base);
-        let home = self.new_home();
-        self.acts.push(Activation {
-            home,
-            class: defc.name,
-            sel: cm.selector,
-            class_side: cm.class_side,
-        });
-        let f = Frame {
-            recv,
-            base,
-            cbase,
-            upvals: &[],
-            home,
-            mclass: Some(defc),
-            mside: cm.class_side,
-        };
-        let r = tail.arg.run(self, &f);
-        self.acts.pop();
-        self.pop_frame(base, cbase);
-        self.depth -= 1;
-        match r {
-            Ok(v) => Ok(Ok(v)),
-            Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                Unwind::Return { value, .. } => Ok(Err(value)),
-                other => Err(Box::new(other)),
-            },
-            Err(e) => Err(e),
-        }
+        self.activation(cm, h.class(), recv, base, |c, f| tail.arg.run(c, f))
     }
 }

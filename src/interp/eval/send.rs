@@ -462,12 +462,41 @@ impl Ctx {
         recv: &Value,
         base: usize,
     ) -> Flow {
+        let code = &cm.code;
+        let r = self.activation(cm, defc, recv, base, |c, f| {
+            if !code.special {
+                return code.op.run(c, f);
+            }
+            if let Some(sv) = code.self_var {
+                c.set_var(f, sv, recv.clone());
+            }
+            if cm.class_side && code.touches_class_state {
+                c.run_class_state_method(code, defc, recv, base, f.cbase, f.home, cm.class_side)
+            } else {
+                code.op.run(c, f)
+            }
+        })?;
+        Ok(r.unwrap_or_else(|answer| answer))
+    }
+
+    /// Runs `body` in a new activation of `cm` on `recv` with the arguments at
+    /// `stack[base..]`: depth check, slots and cells, the activation record, all undone
+    /// afterwards. Answers `Ok(v)` for the body's value and `Err(v)` for a `^ v` that returned
+    /// from this activation.
+    #[inline(always)]
+    pub(crate) fn activation(
+        &mut self,
+        cm: &CompiledMethod,
+        defc: &Class,
+        recv: &Value,
+        base: usize,
+        body: impl FnOnce(&mut Ctx, &Frame) -> Flow,
+    ) -> Result<Result<Value, Value>, Box<Unwind>> {
         if let Err(e) = self.enter() {
             self.stack.truncate(base);
             return Err(e.into());
         }
-        let code = &cm.code;
-        let cbase = self.frame_at(code, base);
+        let cbase = self.frame_at(&cm.code, base);
         let home = self.new_home();
         self.acts.push(Activation {
             home,
@@ -484,27 +513,17 @@ impl Ctx {
             mclass: Some(defc),
             mside: cm.class_side,
         };
-        let r = if code.special {
-            if let Some(sv) = code.self_var {
-                self.set_var(&f, sv, recv.clone());
-            }
-            if cm.class_side && code.touches_class_state {
-                self.run_class_state_method(code, defc, recv, base, cbase, home, cm.class_side)
-            } else {
-                code.op.run(self, &f)
-            }
-        } else {
-            code.op.run(self, &f)
-        };
+        let r = body(self, &f);
         self.acts.pop();
         self.pop_frame(base, cbase);
         self.depth -= 1;
         match r {
+            Ok(v) => Ok(Ok(v)),
             Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                Unwind::Return { value, .. } => Ok(value),
+                Unwind::Return { value, .. } => Ok(Err(value)),
                 other => Err(Box::new(other)),
             },
-            r => r,
+            Err(e) => Err(e),
         }
     }
 
