@@ -313,9 +313,7 @@ fn compile_effect(n: Node) -> Eff {
         }
         Node::Seq(v) => Eff::Seq(v.into_iter().map(compile_effect).collect()),
         Node::Nil | Node::Const(_) => Eff::F(Box::new(|_, _| Ok(()))),
-        Node::InPlace(p) if p.name != "++" => {
-            Eff::Op(compile_in_place(*p, false))
-        }
+        Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
         other => Eff::Op(compile(other)),
     }
 }
@@ -771,22 +769,8 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
             }
             c.set_loc(loc);
             let mut recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
-            match c.send_owned(&ic2, &mut recv, sel, base) {
-                Ok(v) => {
-                    drop_fast(recv);
-                    if keep {
-                        drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
-                        Ok(v)
-                    } else {
-                        drop_fast(std::mem::replace(&mut c.stack[slot], v));
-                        Ok(Value::Nil)
-                    }
-                }
-                Err(e) => {
-                    c.stack[slot] = recv;
-                    Err(e)
-                }
-            }
+            let r = c.send_owned(&ic2, &mut recv, sel, base);
+            store_lent(c, slot, recv, r, keep)
         });
     }
     let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
@@ -798,6 +782,28 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
         }
         rest(c, f, base)
     })
+}
+
+/// Finishes `x := x sel …` whose receiver was lent out of local slot `slot`: the answer goes
+/// into the slot (and is answered when `keep`), or on an error the receiver goes back.
+#[inline(always)]
+fn store_lent(c: &mut Ctx, slot: usize, recv: Value, r: Flow, keep: bool) -> Flow {
+    match r {
+        Ok(v) => {
+            drop_fast(recv);
+            if keep {
+                drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
+                Ok(v)
+            } else {
+                drop_fast(std::mem::replace(&mut c.stack[slot], v));
+                Ok(Value::Nil)
+            }
+        }
+        Err(e) => {
+            c.stack[slot] = recv;
+            Err(e)
+        }
+    }
 }
 
 type RestFn = dyn Fn(&mut Ctx, &Frame, usize) -> Flow + Send + Sync;
@@ -847,23 +853,7 @@ fn in_place_rest(
         if let VarRef::Local(i) = var {
             // Only this activation sees a local: lend it to the send.
             let r = c.send_cached(&ic, &recv, sel, base);
-            let slot = f.base + i as usize;
-            match r {
-                Ok(v) => {
-                    drop(recv);
-                    if keep {
-                        drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
-                        Ok(v)
-                    } else {
-                        drop_fast(std::mem::replace(&mut c.stack[slot], v));
-                        Ok(Value::Nil)
-                    }
-                }
-                Err(e) => {
-                    c.stack[slot] = recv;
-                    Err(e)
-                }
-            }
+            store_lent(c, f.base + i as usize, recv, r, keep)
         } else {
             c.set_var(f, var, fast_clone(&recv));
             let v = c.send_cached(&ic, &recv, sel, base)?;

@@ -32,17 +32,7 @@ impl Ctx {
             self.stack.truncate(base);
             return Err(e.into());
         }
-        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-        let hit = match ic.get(key, epoch) {
-            Some(h) => Some(h),
-            None => {
-                let hit = self.lookup(recv, sel);
-                if let Some(h) = hit {
-                    ic.fill(&self.prog, key, epoch, h);
-                }
-                hit
-            }
-        };
+        let (hit, epoch) = self.cached_lookup(ic, recv, key, sel);
         if let Some(h) = hit {
             if let (HitKind::Compiled(_), Some(cm)) = (h.kind, h.compiled()) {
                 if let Some(field) = self.tail_setter(cm, recv, key, epoch, base) {

@@ -312,15 +312,29 @@ impl Ctx {
             self.stack.truncate(base);
             return Err(e.into());
         }
+        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// The method `sel` finds on `recv` (dispatch key `key`) through the site's inline cache,
+    /// with the program epoch it is valid for.
+    #[inline(always)]
+    pub(crate) fn cached_lookup(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        key: usize,
+        sel: Sym,
+    ) -> (Option<Hit>, u64) {
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         if let Some(h) = ic.get(key, epoch) {
-            return self.dispatch_at(Some(h), recv, sel, base);
+            return (Some(h), epoch);
         }
         let hit = self.lookup(recv, sel);
         if let Some(h) = hit {
             ic.fill(&self.prog, key, epoch, h);
         }
-        self.dispatch_at(hit, recv, sel, base)
+        (hit, epoch)
     }
 
     /// Whether `sel` sent to an instance of the built-in class `cls` (a receiver the caller
