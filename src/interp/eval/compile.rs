@@ -312,6 +312,38 @@ fn compile_effect(n: Node) -> Eff {
             }
         }
         Node::Seq(v) => Eff::Seq(v.into_iter().map(compile_effect).collect()),
+        // `cond ifTrue: [...]` as a statement: the branches run as statements (no value is
+        // built and dropped, and `x := x + 1` inside takes its in-place path).
+        Node::If(n)
+            if matches!(
+                n.kind,
+                IfKind::IfTrue | IfKind::IfFalse | IfKind::IfTrueIfFalse
+            ) =>
+        {
+            let n = *n;
+            let (kind, sel, loc) = (n.kind, n.sel, n.loc);
+            let recv = Cond::new(n.recv);
+            let a = compile_effect(n.a);
+            let b = compile_effect(n.b);
+            Eff::F(Box::new(move |c, f| {
+                let t = match recv.eval(c, f)? {
+                    Ok(t) => t,
+                    Err(r) => {
+                        c.set_loc(loc);
+                        let nargs = crate::interp::eval::sel_arity(sel.as_str());
+                        let args = vec![Value::Nil; nargs];
+                        return c.dnu(&r, sel, &args).map(drop_fast);
+                    }
+                };
+                match (kind, t) {
+                    (IfKind::IfFalse, false) | (IfKind::IfTrue | IfKind::IfTrueIfFalse, true) => {
+                        a.run(c, f)
+                    }
+                    (IfKind::IfTrueIfFalse, false) => b.run(c, f),
+                    _ => Ok(()),
+                }
+            }))
+        }
         Node::Nil | Node::Const(_) => Eff::F(Box::new(|_, _| Ok(()))),
         Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
         other => Eff::Op(compile(other)),

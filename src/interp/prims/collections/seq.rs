@@ -253,6 +253,10 @@ fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
         return Err(ctx.type_err(format!("new:withAll: size too large: {n}")));
     }
     let x = arg(args, 1).clone();
+    if class_kind(recv) == "Array" {
+        // One allocation filled by cloning (a flat copy for immediates such as `true`).
+        return Ok(Value::Array(Ref::new(vec![x; n])));
+    }
     Ok(make(class_kind(recv), std::iter::repeat_n(x, n)))
 }
 
