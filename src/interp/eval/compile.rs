@@ -328,12 +328,7 @@ fn compile_effect(n: Node) -> Eff {
             Eff::F(Box::new(move |c, f| {
                 let t = match recv.eval(c, f)? {
                     Ok(t) => t,
-                    Err(r) => {
-                        c.set_loc(loc);
-                        let nargs = crate::interp::eval::sel_arity(sel.as_str());
-                        let args = vec![Value::Nil; nargs];
-                        return c.dnu(&r, sel, &args).map(drop_fast);
-                    }
+                    Err(r) => return non_boolean(c, &r, sel, loc).map(drop_fast),
                 };
                 match (kind, t) {
                     (IfKind::IfFalse, false) | (IfKind::IfTrue | IfKind::IfTrueIfFalse, true) => {
@@ -348,6 +343,21 @@ fn compile_effect(n: Node) -> Eff {
         Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
         other => Eff::Op(compile(other)),
     }
+}
+
+/// `ifTrue:` and friends sent to a non-Boolean: the send the inlined form stands for (it
+/// raises `doesNotUnderstand` unless the receiver's class defines the selector).
+#[cold]
+fn non_boolean(
+    c: &mut Ctx,
+    r: &Value,
+    sel: crate::interp::value::Sym,
+    loc: crate::interp::eval::code::Loc,
+) -> Flow {
+    c.set_loc(loc);
+    let nargs = crate::interp::eval::sel_arity(sel.as_str());
+    let args = vec![Value::Nil; nargs];
+    c.dnu(r, sel, &args)
 }
 
 /// Compiles a function body (nested blocks are compiled already).
@@ -494,12 +504,7 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| {
                 let t = match recv.eval(c, f)? {
                     Ok(t) => t,
-                    Err(r) => {
-                        c.set_loc(loc);
-                        let nargs = crate::interp::eval::sel_arity(sel.as_str());
-                        let args = vec![Value::Nil; nargs];
-                        return c.dnu(&r, sel, &args);
-                    }
+                    Err(r) => return non_boolean(c, &r, sel, loc),
                 };
                 match (kind, t) {
                     (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
