@@ -341,6 +341,7 @@ fn compile_effect(n: Node) -> Eff {
         }
         Node::Nil | Node::Const(_) => Eff::F(Box::new(|_, _| Ok(()))),
         Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
+        Node::InPlace(p) => Eff::Op(compile_concat(*p, false)),
         other => Eff::Op(compile(other)),
     }
 }
@@ -670,6 +671,7 @@ pub fn compile(n: Node) -> Op {
         }
         Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
         Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true),
+        Node::InPlace(p) => compile_concat(*p, true),
         Node::Field(fd)
             if fd.mode == FieldMode::Value
                 && fd.value.is_none()
@@ -722,6 +724,59 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
         mside: f.mside,
         serial,
     }))
+}
+
+/// `s := s ++ a ++ b …`: appends to the String in a local `s` in place when `s` holds the only
+/// reference and String's `++` is the primitive; anything else takes the general path of
+/// `Ctx::concat_in_place`.
+fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
+    let crate::interp::eval::code::InPlaceNode {
+        var,
+        sel,
+        name,
+        args,
+        loc,
+    } = p;
+    let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
+    let rest = crate::interp::eval::code::InPlaceNode {
+        var,
+        sel,
+        name,
+        args: Vec::new(),
+        loc,
+    };
+    let ic = InlineCache::default();
+    op(move |c, f| {
+        let mut vals: smallvec::SmallVec<[Value; 2]> = smallvec::SmallVec::new();
+        for a in &args {
+            vals.push(a.run(c, f)?);
+        }
+        if let VarRef::Local(i) = var {
+            let slot = f.base + i as usize;
+            if matches!(&c.stack[slot], Value::Str(_))
+                && vals.iter().all(|v| matches!(v, Value::Str(_)))
+                && c.builtin_prim_at(&ic, &c.prog.core.string, sel)
+            {
+                c.tick()?;
+                if let Value::Str(s) = &mut c.stack[slot] {
+                    let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
+                    let m = crate::interp::value::make_mut(s);
+                    m.reserve(extra);
+                    for a in &vals {
+                        m.push_str(a.as_str().unwrap_or(""));
+                    }
+                }
+                return Ok(if keep {
+                    c.stack[slot].clone()
+                } else {
+                    Value::Nil
+                });
+            }
+        }
+        c.set_loc(loc);
+        let recv = c.take_var(f, var);
+        c.concat_in_place(&rest, f, recv, vals.into_vec())
+    })
 }
 
 /// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).

@@ -446,7 +446,7 @@ impl Ctx {
 
     /// `s := s ++ a ++ b …`: appends to the String in `s` in place when `s` holds the only
     /// reference and String's `++` is the built-in one; otherwise ordinary `++` sends.
-    fn concat_in_place(
+    pub(crate) fn concat_in_place(
         &mut self,
         p: &crate::interp::eval::code::InPlaceNode,
         f: &Frame,
