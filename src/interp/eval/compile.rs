@@ -166,11 +166,27 @@ fn int_cmp(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<bool> {
 /// building a Boolean value; anything else is evaluated.
 enum Cond {
     IntCmp(BinOp, IntSrc, IntSrc, Op),
+    LocalAt(Box<LocalAt>),
     Other(Op),
 }
 
 impl Cond {
     fn new(n: Node) -> Cond {
+        let n = match n {
+            Node::Send(s)
+                if s.pure_args
+                    && s.args.len() == 1
+                    && s.sel.as_str() == "at:"
+                    && matches!(s.recv, Node::Var(VarRef::Local(_))) =>
+            {
+                let s = *s;
+                match LocalAt::new(s.recv, s.sel, s.args, s.loc) {
+                    Some(la) => return Cond::LocalAt(Box::new(la)),
+                    None => return Cond::Other(walk(Node::Nil)),
+                }
+            }
+            n => n,
+        };
         if let Node::Bin(b) = &n {
             if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
                 if int_cmp_op(b.op) {
@@ -194,6 +210,7 @@ impl Cond {
                 }
                 slow.run(c, f)?
             }
+            Cond::LocalAt(la) => la.run(c, f)?,
             Cond::Other(o) => o.run(c, f)?,
         };
         Ok(match v {
@@ -1041,37 +1058,59 @@ fn compile_send(s: SendNode) -> Op {
 fn compile_local_at(
     recv: Node,
     sel: crate::interp::value::Sym,
-    mut raw_args: Vec<Node>,
+    raw_args: Vec<Node>,
     loc: crate::interp::eval::code::Loc,
 ) -> Op {
-    let Node::Var(VarRef::Local(i)) = recv else {
-        return walk(Node::Nil);
-    };
-    let ic = InlineCache::default();
-    let i = i as usize;
-    let Some(a0) = raw_args.pop().map(Arg::new) else {
-        return walk(Node::Nil);
-    };
-    let ic2 = InlineCache::default();
-    op(move |c, f| {
-        let k = a0.run(c, f)?;
-        let slot = f.base + i;
-        if matches!(&c.stack[slot], Value::Dict(_))
-            && c.builtin_prim_at(&ic2, &c.prog.core.dictionary, sel)
-        {
-            c.tick()?;
-            if let Value::Dict(d) = &c.stack[slot] {
-                if let Some(v) = d.get(&k) {
-                    return Ok(fast_clone(v));
-                }
-            }
-            // A missing key: the primitive raises `key_error`.
-        }
+    match LocalAt::new(recv, sel, raw_args, loc) {
+        Some(la) => op(move |c, f| la.run(c, f)),
+        None => walk(Node::Nil),
+    }
+}
+
+/// The parts of `a at: k` with `a` a local (see [`compile_local_at`]); also a condition
+/// (`(flags at: i) ifTrue: [...]`) evaluated without a dynamic call.
+struct LocalAt {
+    slot: usize,
+    key: Arg,
+    sel: crate::interp::value::Sym,
+    loc: crate::interp::eval::code::Loc,
+    /// The send's cache (the general path).
+    ic: InlineCache,
+    /// Whether `at:` is still the primitive on the receiver's class.
+    prim_ic: InlineCache,
+}
+
+impl LocalAt {
+    fn new(
+        recv: Node,
+        sel: crate::interp::value::Sym,
+        mut raw_args: Vec<Node>,
+        loc: crate::interp::eval::code::Loc,
+    ) -> Option<LocalAt> {
+        let Node::Var(VarRef::Local(i)) = recv else {
+            return None;
+        };
+        let key = raw_args.pop().map(Arg::new)?;
+        Some(LocalAt {
+            slot: i as usize,
+            key,
+            sel,
+            loc,
+            ic: InlineCache::default(),
+            prim_ic: InlineCache::default(),
+        })
+    }
+
+    #[inline(always)]
+    fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
+        let (sel, loc) = (self.sel, self.loc);
+        let k = self.key.run(c, f)?;
+        let slot = f.base + self.slot;
         if let Value::Int(k) = &k {
             let k = (*k as usize).wrapping_sub(1);
             match &c.stack[slot] {
                 Value::Array(a)
-                    if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.array, sel) =>
+                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
                 {
                     c.tick()?;
                     if let Value::Array(a) = &c.stack[slot] {
@@ -1079,7 +1118,7 @@ fn compile_local_at(
                     }
                 }
                 Value::List(a)
-                    if k < a.len() && c.builtin_prim_at(&ic2, &c.prog.core.list, sel) =>
+                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
                 {
                     c.tick()?;
                     if let Value::List(a) = &c.stack[slot] {
@@ -1089,12 +1128,23 @@ fn compile_local_at(
                 _ => {}
             }
         }
+        if matches!(&c.stack[slot], Value::Dict(_))
+            && c.builtin_prim_at(&self.prim_ic, &c.prog.core.dictionary, sel)
+        {
+            c.tick()?;
+            if let Value::Dict(d) = &c.stack[slot] {
+                if let Some(v) = d.get(&k) {
+                    return Ok(fast_clone(v));
+                }
+            }
+            // A missing key: the primitive raises `key_error`.
+        }
         let base = c.stack.len();
         c.stack.push(k);
         let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
         c.set_loc(loc);
-        let r = c.send_cached(&ic, &recv, sel, base);
+        let r = c.send_cached(&self.ic, &recv, sel, base);
         c.stack[slot] = recv;
         r
-    })
+    }
 }
