@@ -99,15 +99,37 @@ fn same_key(a: &Value, b: &Value) -> bool {
     }
 }
 
-/// CPython's probe sequence: starts at the low bits, then mixes in 5 more high bits per step;
-/// once those run out it is a full-period walk of the index.
-#[inline]
-fn next_slot(i: usize, perturb: &mut u64, mask: usize) -> usize {
-    *perturb >>= 5;
-    (i.wrapping_mul(5)
-        .wrapping_add(1)
-        .wrapping_add(*perturb as usize))
-        & mask
+/// CPython's probe sequence for hash `h` in an index of `mask + 1` slots: starts at the low
+/// bits, then mixes in 5 more high bits per step; once those run out it is a full-period walk
+/// of the index (so a loop over it ends at the first [`EMPTY`] slot).
+struct Probes {
+    i: usize,
+    perturb: u64,
+    mask: usize,
+}
+
+impl Probes {
+    #[inline]
+    fn new(h: u64, mask: usize) -> Probes {
+        Probes {
+            i: h as usize & mask,
+            perturb: h,
+            mask,
+        }
+    }
+
+    /// The next slot to look at.
+    #[inline]
+    fn next_slot(&mut self) -> usize {
+        let i = self.i;
+        self.perturb >>= 5;
+        self.i = (i
+            .wrapping_mul(5)
+            .wrapping_add(1)
+            .wrapping_add(self.perturb as usize))
+            & self.mask;
+        i
+    }
 }
 
 /// An index length with room for `n` entries at most 1/3 full.
@@ -149,10 +171,9 @@ impl Flat {
         if self.index.is_empty() {
             return None;
         }
-        let mask = self.index.len() - 1;
-        let mut perturb = h;
-        let mut i = h as usize & mask;
+        let mut probes = Probes::new(h, self.index.len() - 1);
         loop {
+            let i = probes.next_slot();
             match self.index[i] {
                 EMPTY => return None,
                 DUMMY => {}
@@ -164,17 +185,15 @@ impl Flat {
                     }
                 }
             }
-            i = next_slot(i, &mut perturb, mask);
         }
     }
 
     #[inline]
     fn probe(&self, h: u64, k: &Value) -> Probe {
-        let mask = self.index.len() - 1;
-        let mut perturb = h;
-        let mut i = h as usize & mask;
         let mut dummy = None;
+        let mut probes = Probes::new(h, self.index.len() - 1);
         loop {
+            let i = probes.next_slot();
             match self.index[i] {
                 EMPTY => {
                     return match dummy {
@@ -196,22 +215,19 @@ impl Flat {
                     }
                 }
             }
-            i = next_slot(i, &mut perturb, mask);
         }
     }
 
     /// The index slot that points at `entries[ix]` (which has hash `h`).
     fn slot_of(&self, h: u64, ix: usize) -> Option<usize> {
-        let mask = self.index.len() - 1;
-        let mut perturb = h;
-        let mut i = h as usize & mask;
+        let mut probes = Probes::new(h, self.index.len() - 1);
         loop {
+            let i = probes.next_slot();
             match self.index[i] {
                 EMPTY => return None,
                 x if x as usize == ix => return Some(i),
                 _ => {}
             }
-            i = next_slot(i, &mut perturb, mask);
         }
     }
 
@@ -225,10 +241,10 @@ impl Flat {
         let mask = len - 1;
         for (j, e) in self.entries.iter().enumerate() {
             let Some(e) = e else { continue };
-            let mut perturb = e.hash;
-            let mut i = e.hash as usize & mask;
+            let mut probes = Probes::new(e.hash, mask);
+            let mut i = probes.next_slot();
             while self.index[i] != EMPTY {
-                i = next_slot(i, &mut perturb, mask);
+                i = probes.next_slot();
             }
             self.index[i] = j as u32;
         }

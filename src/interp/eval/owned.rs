@@ -25,13 +25,10 @@ impl Ctx {
         sel: Sym,
         base: usize,
     ) -> Flow {
-        let Some(key) = self.dispatch_key(recv) else {
-            return self.send_at(recv, sel, base);
+        let key = match self.cached_send_start(recv, sel, base) {
+            Ok(key) => key,
+            Err(done) => return done,
         };
-        if let Err(e) = self.tick() {
-            self.stack.truncate(base);
-            return Err(e.into());
-        }
         let (hit, epoch) = self.cached_lookup(ic, recv, key, sel);
         if let Some(h) = hit {
             if let (HitKind::Compiled(_), Some(cm)) = (h.kind, h.compiled()) {

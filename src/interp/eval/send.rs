@@ -305,15 +305,32 @@ impl Ctx {
         sel: Sym,
         base: usize,
     ) -> Flow {
+        let key = match self.cached_send_start(recv, sel, base) {
+            Ok(key) => key,
+            Err(done) => return done,
+        };
+        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// The start of a send from a site with an inline cache: the receiver's dispatch key and
+    /// the reduction. `Err` holds the whole send's outcome when it ended here (a runtime
+    /// object, routed by `send_at`, or a preemption error).
+    #[inline(always)]
+    pub(crate) fn cached_send_start(
+        &mut self,
+        recv: &Value,
+        sel: Sym,
+        base: usize,
+    ) -> Result<usize, Flow> {
         let Some(key) = self.dispatch_key(recv) else {
-            return self.send_at(recv, sel, base);
+            return Err(self.send_at(recv, sel, base));
         };
         if let Err(e) = self.tick() {
             self.stack.truncate(base);
-            return Err(e.into());
+            return Err(Err(e.into()));
         }
-        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
-        self.dispatch_at(hit, recv, sel, base)
+        Ok(key)
     }
 
     /// The method `sel` finds on `recv` (dispatch key `key`) through the site's inline cache,
