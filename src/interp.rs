@@ -9,6 +9,7 @@
 //! | module | what lives there |
 //! |---|---|
 //! | `value` | what a script can hold |
+//! | `array`, `dict` | Array and Dictionary storage |
 //! | `class` | classes, metaclasses, method dictionaries |
 //! | `program` | the shared program: class table, files, protocols, output |
 //! | `lower` | AST → evaluator form |
@@ -25,6 +26,7 @@ pub mod actor_behaviour;
 pub mod actor_handle;
 pub mod actor_send;
 pub mod actor_slots;
+pub mod array;
 pub mod class;
 pub mod dict;
 pub mod error;

@@ -223,8 +223,8 @@ pub enum Value {
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
-    /// `#[ ]` — an Array: a flat vector, copied on write when shared (`Ref::make_mut`).
-    Array(Ref<Vec<Value>>),
+    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see [`crate::interp::array`]), copied on write when shared.
+    Array(Ref<crate::interp::array::ArrayData>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
     /// `#{ }` — keys in standard term order (storage: [`crate::interp::dict::Dict`]).

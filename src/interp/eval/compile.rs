@@ -843,8 +843,7 @@ fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op
                     // An Integer: nothing to drop.
                     std::mem::forget(k);
                     if let Value::Array(a) = &mut c.stack[slot] {
-                        let elems = crate::interp::value::make_mut(a);
-                        drop_fast(std::mem::replace(&mut elems[ki - 1], v));
+                        crate::interp::value::make_mut(a).set(ki - 1, v);
                     }
                     return Ok(if keep {
                         c.stack[slot].clone()

@@ -258,7 +258,7 @@ impl Ctx {
                 for i in items {
                     v.push(self.exec(i, f)?);
                 }
-                Ok(Value::Array(Ref::new(v)))
+                Ok(Value::Array(Ref::new(v.into())))
             }
             Node::Dict(pairs) => {
                 let mut m = crate::interp::dict::Dict::new();

@@ -125,7 +125,7 @@ impl Ctx {
                     Some((r, first)) => {
                         let tail = &items[ps.len()..];
                         let tv = if matches!(p, Pat::Array(..)) {
-                            Value::Array(Ref::new(tail.to_vec()))
+                            Value::Array(Ref::new(tail.to_vec().into()))
                         } else {
                             Value::List(Ref::new(tail.iter().cloned().collect()))
                         };

@@ -352,7 +352,7 @@ impl Species {
     pub(crate) fn build(self, items: Vec<Value>) -> Value {
         match self {
             Species::List => Value::List(Ref::new(items.into_iter().collect())),
-            Species::Array => Value::Array(Ref::new(items)),
+            Species::Array => Value::Array(Ref::new(items.into())),
             Species::Queue => Value::Queue(Ref::new(items.into_iter().collect())),
             Species::Tuple => Value::Tuple(Ref::new(items)),
             Species::Set => set_from(items),

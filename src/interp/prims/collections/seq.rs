@@ -5,6 +5,7 @@
 
 use std::cell::Cell;
 
+use crate::interp::array::ArrayData;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order::strict_eq;
 use crate::interp::value::{Key, Ref, Value};
@@ -88,13 +89,13 @@ pub fn register(p: &mut Prims) {
 #[derive(Clone, Copy)]
 enum View<'a> {
     L(&'a Vector),
-    A(&'a [Value]),
+    A(&'a ArrayData),
 }
 
 /// Iterator over a [`View`].
 enum ViewIter<'a> {
     L(imbl::vector::Iter<'a, Value>),
-    A(std::slice::Iter<'a, Value>),
+    A(crate::interp::array::Iter<'a>),
 }
 
 impl<'a> Iterator for ViewIter<'a> {
@@ -164,14 +165,14 @@ impl<'a> View<'a> {
     fn take(self, n: usize) -> Vector {
         match self {
             View::L(v) => v.take(n),
-            View::A(v) => v[..n].iter().cloned().collect(),
+            View::A(v) => v.iter().take(n).cloned().collect(),
         }
     }
     /// Without the first `n` elements (n ≤ len).
     fn skip(self, n: usize) -> Vector {
         match self {
             View::L(v) => v.skip(n),
-            View::A(v) => v[n..].iter().cloned().collect(),
+            View::A(v) => v.iter().skip(n).cloned().collect(),
         }
     }
 }
@@ -255,7 +256,7 @@ fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
     let x = arg(args, 1).clone();
     if class_kind(recv) == "Array" {
         // One allocation filled by cloning (a flat copy for immediates such as `true`).
-        return Ok(Value::Array(Ref::new(vec![x; n])));
+        return Ok(Value::Array(Ref::new(ArrayData::from_elem(x, n))));
     }
     Ok(make(class_kind(recv), std::iter::repeat_n(x, n)))
 }
@@ -538,7 +539,7 @@ fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
             let mut v = Vec::with_capacity(a.len() + b.len());
             v.extend(a.iter().cloned());
             v.extend(b.iter().cloned());
-            Ok(Value::Array(Ref::new(v)))
+            Ok(Value::Array(Ref::new(v.into())))
         }
         (_, other) => {
             let what = if matches!(recv, Value::Array(_)) {
@@ -676,7 +677,7 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
     match recv {
         Value::Array(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
-            crate::interp::value::make_mut(a)[i] = arg(args, 1).clone();
+            crate::interp::value::make_mut(a).set(i, arg(args, 1).clone());
         }
         Value::List(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
