@@ -413,12 +413,15 @@ impl<'a> Walker<'a> {
         };
         let candidates = self.table.all_selectors(class, side);
         let n = arity(s.selector);
+        // Binary selectors are one or two operator characters: every other operator is within
+        // edit distance 1, so a suggestion would be noise (`<` → `,`).
+        let binary = !s.selector.starts_with(|c: char| c.is_alphanumeric() || c == '_');
         let suggestion = did_you_mean(
             s.selector,
             candidates
                 .iter()
                 .map(String::as_str)
-                .filter(|c| arity(c) == n),
+                .filter(|c| arity(c) == n && !binary),
         );
         let hint = match suggestion {
             Some(sug) => format!("did you mean `{sug}`?"),
