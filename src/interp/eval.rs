@@ -377,6 +377,13 @@ impl Ctx {
         Ok(())
     }
 
+    /// Sets the reductions between calls of `preempt` and restarts the count from there
+    /// (the embedding API counts reductions in its hook; `tick` is unchanged).
+    pub fn restart_budget(&mut self, budget: u32) {
+        self.budget = budget.max(1);
+        self.reductions = self.budget;
+    }
+
     /// Restores a consistent state after a panic escaped an evaluation (the evaluator's
     /// stacks may have been left mid-activation).
     pub fn reset_after_panic(&mut self) {

@@ -130,6 +130,14 @@ pub struct ProtocolInfo {
 
 pub type OutputSink = Box<dyn FnMut(&str) + Send>;
 
+/// A host function registered by an embedder (`bt::Engine::register_fn`): called with the
+/// receiver and the arguments of a send whose method is the host trampoline.
+pub type HostFn = Arc<
+    dyn Fn(&mut crate::interp::eval::Ctx, &Value, &[Value]) -> crate::interp::eval::EvalResult
+        + Send
+        + Sync,
+>;
+
 pub struct Program {
     pub classes: RwLock<HashMap<Sym, ClassRef>>,
     pub core: Core,
@@ -156,6 +164,9 @@ pub struct Program {
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).
     graveyard: Mutex<Vec<Retired>>,
+    /// Host functions by (defining class name, selector), installed by an embedder; their
+    /// methods are the primitive `engine::host::call` (per program, no global registry).
+    pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
 }
 
 /// Something a method cache may still point at.
@@ -405,6 +416,7 @@ impl Program {
             block_serial: AtomicU64::new(1),
             object_serial: AtomicU64::new(1),
             graveyard: Mutex::new(Vec::new()),
+            host_fns: RwLock::new(HashMap::new()),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {
