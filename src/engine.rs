@@ -43,7 +43,7 @@ pub use error::{EngineError, HostError, Limit};
 use crate::interp::eval::Method;
 use crate::interp::value::{Sym, Value};
 use crate::interp::{BtError, Vm, VmOptions};
-use limits::{Guard, Limits, Trip};
+use limits::{Guard, Limits, Trip, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or
 /// [`Engine::builder`].
@@ -55,6 +55,7 @@ pub struct Engine {
     trip: Arc<Trip>,
     /// Captured program output (`Transcript show:`), when capturing.
     output: Option<Arc<Mutex<String>>>,
+    watchdog: Watchdog,
 }
 
 /// Options of an [`Engine`].
@@ -141,6 +142,7 @@ impl EngineBuilder {
             limits: self.limits,
             trip: Arc::new(Trip::default()),
             output,
+            watchdog: Watchdog::default(),
         }
     }
 }
@@ -307,11 +309,20 @@ impl Engine {
         let installed = self.vm.try_run(move |ctx, _| {
             ctx.restart_budget(step);
             ctx.preempt = Some(Box::new(move || guard.check()));
+            crate::interp::actor::cx_of(ctx).map(|cx| cx.me().clone())
         });
-        if let Err(m) = installed {
-            return Err(EngineError::simple("InternalError", "internal_error", m));
-        }
+        let main = match installed {
+            Ok(m) => m,
+            Err(m) => return Err(EngineError::simple("InternalError", "internal_error", m)),
+        };
+        let watchdog = match (self.limits.timeout, main) {
+            (Some(t), Some(main)) => Some(self.watchdog.arm(&self.vm, t, main, &self.trip)),
+            _ => None,
+        };
         let r = f(&self.vm);
+        if let Some(timer) = watchdog {
+            self.watchdog.disarm(timer);
+        }
         let _ = self.vm.try_run(|ctx, _| {
             ctx.preempt = None;
             ctx.restart_budget(limits::DEFAULT_STEP);

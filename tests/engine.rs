@@ -167,6 +167,28 @@ fn deadline_stops_an_infinite_loop() {
 }
 
 #[test]
+fn deadline_stops_a_blocked_evaluation() {
+    let e = Engine::builder().timeout(Duration::from_millis(50)).build();
+    e.eval("kept := 5").unwrap();
+    let er = err(&e, "Timer sleep: 100000000\n1");
+    assert_eq!(er.limit, Some(Limit::Deadline));
+    let er = err(
+        &e,
+        "[[true] whileTrue: []] ensure: [Timer sleep: 100000000]",
+    );
+    assert_eq!(er.limit, Some(Limit::Deadline));
+    let er = err(
+        &e,
+        "[Timer sleep: 100000000] on: nil do: [:x | Timer sleep: 100000000]",
+    );
+    assert_eq!(er.limit, Some(Limit::Deadline));
+    // The bindings survive and the engine goes on.
+    assert_eq!(int(&e, "kept + 1"), 6);
+    e.eval("Transcript showCr: \"after\"").unwrap();
+    assert_eq!(e.take_output(), "after\n");
+}
+
+#[test]
 fn limits_apply_to_calls() {
     let e = Engine::builder().max_reductions(50_000).build();
     e.eval("Object subclass: Forever\n  class run => [true] whileTrue: []\n  class ok => 5\n")

@@ -17,6 +17,8 @@ use parking_lot::Mutex;
 use crate::engine::error::Limit;
 use crate::interp::eval::Unwind;
 use crate::interp::value::Value;
+use crate::interp::Vm;
+use crate::runtime::{ProcRef, TimerRef};
 
 /// Reductions between hook calls when the reduction limit does not ask for fewer (the
 /// evaluator's default budget, so preemption of other processes is unchanged).
@@ -57,7 +59,7 @@ impl Trip {
     pub fn get(&self) -> Option<Limit> {
         *self.tripped.lock()
     }
-    fn set(&self, l: Limit) {
+    pub(crate) fn set(&self, l: Limit) {
         self.tripped.lock().get_or_insert(l);
     }
 }
@@ -106,6 +108,42 @@ impl Guard {
             Some(l) => Err(limit_unwind(l)),
             None => Ok(()),
         }
+    }
+}
+
+/// The deadline timer of the running evaluation (see the module doc).
+#[derive(Default)]
+pub struct Watchdog {
+    /// The evaluation the armed timer belongs to, while it runs.
+    running: Arc<Mutex<Option<u64>>>,
+    next: std::sync::atomic::AtomicU64,
+}
+
+impl Watchdog {
+    /// Arms the timer for an evaluation running in `main` with deadline `t` from now.
+    pub fn arm(&self, vm: &Vm, t: Duration, main: ProcRef, trip: &Arc<Trip>) -> TimerRef {
+        let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *self.running.lock() = Some(id);
+        let running = self.running.clone();
+        let trip = trip.clone();
+        let rt = vm.runtime();
+        let ms = t.as_millis().min(u64::MAX as u128) as u64;
+        let killer = rt.clone();
+        rt.after(ms.max(1), move |_cx| {
+            // Holding the lock: the evaluation cannot finish and a later one cannot start
+            // between the check and the kill.
+            let g = running.lock();
+            if *g == Some(id) {
+                trip.set(Limit::Deadline);
+                killer.kill(&main);
+            }
+        })
+    }
+
+    /// The evaluation ended: the timer no longer applies.
+    pub fn disarm(&self, timer: TimerRef) {
+        *self.running.lock() = None;
+        timer.cancel();
     }
 }
 
