@@ -38,11 +38,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-pub use error::{EngineError, HostError, Limit};
+pub use error::{EngineError, ErrorInfo, HostError, Limit};
 
 use crate::interp::eval::Method;
 use crate::interp::value::{Sym, Value};
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{Vm, VmOptions};
 use limits::{Guard, Limits, Trip, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or
@@ -175,7 +175,10 @@ impl Engine {
     /// [`Engine::eval`] with `path` naming the source in locations and diagnostics.
     pub fn eval_named(&self, path: &str, source: &str) -> Result<Value, EngineError> {
         let _g = self.gate.lock();
-        self.limited(|vm| vm.eval(path, source), path, source)
+        self.limited(|vm| {
+            vm.eval(path, source)
+                .map_err(|e| EngineError::from_bt(e, path, source))
+        })
     }
 
     /// Reads and evaluates a file (see [`Engine::eval`]).
@@ -196,7 +199,10 @@ impl Engine {
     pub fn call(&self, class: &str, selector: &str, args: &[Value]) -> Result<Value, EngineError> {
         let _g = self.gate.lock();
         let args = args.to_vec();
-        self.limited(|vm| vm.send_to_class(class, selector, args), "call", "")
+        self.limited(|vm| {
+            vm.send_to_class(class, selector, args)
+                .map_err(|e| EngineError::from_bt(e, "call", ""))
+        })
     }
 
     /// Makes `f` answer the class-side message `selector` of `class` (created as an Object
@@ -266,11 +272,12 @@ impl Engine {
         let _g = self.gate.lock();
         let v = v.clone();
         let r = self.vm.try_run(move |ctx, _| {
-            ctx.print_string(&v)
-                .map_err(|e| crate::interp::error::to_bt_error(ctx, e))
+            ctx.print_string(&v).map_err(|e| {
+                EngineError::from_bt(crate::interp::error::to_bt_error(ctx, e), "print", "")
+            })
         });
         match r {
-            Ok(r) => r.map_err(|e| EngineError::from_bt(e, "print", "")),
+            Ok(r) => r,
             Err(m) => Err(EngineError::simple("InternalError", "internal_error", m)),
         }
     }
@@ -296,12 +303,10 @@ impl Engine {
     /// that tripped decides the result.
     fn limited(
         &self,
-        f: impl FnOnce(&Vm) -> Result<Value, BtError>,
-        path: &str,
-        src: &str,
+        f: impl FnOnce(&Vm) -> Result<Value, EngineError>,
     ) -> Result<Value, EngineError> {
         if !self.limits.any() {
-            return f(&self.vm).map_err(|e| EngineError::from_bt(e, path, src));
+            return f(&self.vm);
         }
         self.trip.reset();
         let mut guard = Guard::start(&self.limits, self.trip.clone());
@@ -340,6 +345,6 @@ impl Engine {
             };
             return Err(EngineError::limit(l, detail));
         }
-        r.map_err(|e| EngineError::from_bt(e, path, src))
+        r
     }
 }

@@ -25,9 +25,21 @@ impl Limit {
     }
 }
 
-/// Why an evaluation did not answer a value.
+/// Why an evaluation did not answer a value. Boxed (one word in a `Result`); the fields are
+/// those of [`ErrorInfo`], reached through `Deref` (`err.kind`, `err.limit`, …).
 #[derive(Clone, Debug)]
-pub struct EngineError {
+pub struct EngineError(Box<ErrorInfo>);
+
+impl std::ops::Deref for EngineError {
+    type Target = ErrorInfo;
+    fn deref(&self) -> &ErrorInfo {
+        &self.0
+    }
+}
+
+/// The details of an [`EngineError`].
+#[derive(Clone, Debug)]
+pub struct ErrorInfo {
     /// The exception class (`TypeError`, `RuntimeError`, a user class), `CompileError` for a
     /// script that does not parse or check, `LimitExceeded` for a limit, `IoError` for a file
     /// that cannot be read, `ProgramExit` for `Program exit:`.
@@ -56,7 +68,7 @@ impl EngineError {
         } else {
             e.report_with_location()
         };
-        EngineError {
+        EngineError(Box::new(ErrorInfo {
             class_name: e.class_name,
             kind: e.kind,
             message: e.message,
@@ -65,7 +77,7 @@ impl EngineError {
             diagnostics: e.diagnostics,
             limit: None,
             rendered,
-        }
+        }))
     }
 
     /// The error of an evaluation a limit ended.
@@ -74,7 +86,7 @@ impl EngineError {
             Limit::Reductions => format!("reduction limit exceeded: {detail}"),
             Limit::Deadline => format!("deadline exceeded: {detail}"),
         };
-        EngineError {
+        EngineError(Box::new(ErrorInfo {
             class_name: "LimitExceeded".to_string(),
             kind: limit.kind().to_string(),
             rendered: format!("LimitExceeded ({}): {message}", limit.kind()),
@@ -83,12 +95,12 @@ impl EngineError {
             location: None,
             diagnostics: Vec::new(),
             limit: Some(limit),
-        }
+        }))
     }
 
     /// An error outside the language (a file that cannot be read, a bad registration).
     pub(crate) fn simple(class_name: &str, kind: &str, message: String) -> EngineError {
-        EngineError {
+        EngineError(Box::new(ErrorInfo {
             rendered: format!("{class_name} ({kind}): {message}"),
             class_name: class_name.to_string(),
             kind: kind.to_string(),
@@ -97,7 +109,7 @@ impl EngineError {
             location: None,
             diagnostics: Vec::new(),
             limit: None,
-        }
+        }))
     }
 
     /// True for a script that did not parse or check (see [`EngineError::codes`]).
@@ -113,7 +125,7 @@ impl EngineError {
 
 impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.rendered)
+        f.write_str(&self.0.rendered)
     }
 }
 
