@@ -136,6 +136,17 @@ impl EngineBuilder {
         } else {
             None
         };
+        if self.limits.any() {
+            // Each actor message and timer/monitor callback runs under the same limits,
+            // counted from its own start.
+            let limits = self.limits;
+            let make: crate::interp::program::CtxHookFactory = Arc::new(move || {
+                let mut g = Guard::start(&limits, Arc::new(Trip::default()));
+                let hook: crate::interp::eval::PreemptHook = Box::new(move || g.check());
+                (hook, limits.step())
+            });
+            *vm.prog.ctx_hook.write() = Some(make);
+        }
         Engine {
             vm,
             gate: Mutex::new(()),

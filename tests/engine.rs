@@ -189,6 +189,35 @@ fn deadline_stops_a_blocked_evaluation() {
 }
 
 #[test]
+fn actors_run_under_the_limits_too() {
+    // Each message an actor handles is limited like an evaluation; the caller gets an
+    // ordinary error of the limit's kind and the actor survives.
+    let spinner = "Actor subclass: Spinner\n  state: n = 0\n  spin => [true] whileTrue: [self.n := self.n + 1]\n  ping => #pong\n  count => self.n\n";
+    let e = Engine::builder().max_reductions(100_000).build();
+    e.eval(spinner).unwrap();
+    e.eval("s := Spinner spawn").unwrap();
+    let er = err(&e, "s spin");
+    assert_eq!(er.kind, "reduction_limit");
+    assert_eq!(er.limit, None);
+    assert!(er.message.contains("Spinner>>spin"), "{}", er.message);
+    assert_eq!(e.eval("s ping").unwrap().as_text(), Some("pong"));
+    assert_eq!(int(&e, "s count"), 0);
+    assert_eq!(
+        e.eval("[s spin] on: Error do: [:x | x kind]")
+            .unwrap()
+            .as_text(),
+        Some("reduction_limit")
+    );
+    // Under a deadline the waiting evaluation ends, and so does the actor's message.
+    let e = Engine::builder().timeout(Duration::from_millis(50)).build();
+    e.eval(spinner).unwrap();
+    e.eval("s := Spinner spawn").unwrap();
+    let er = err(&e, "s spin");
+    assert_eq!(er.kind, "deadline");
+    assert_eq!(e.eval("s ping").unwrap().as_text(), Some("pong"));
+}
+
+#[test]
 fn limits_apply_to_calls() {
     let e = Engine::builder().max_reductions(50_000).build();
     e.eval("Object subclass: Forever\n  class run => [true] whileTrue: []\n  class ok => 5\n")

@@ -72,6 +72,20 @@ pub fn limit_unwind(l: Limit) -> Unwind {
     ]))
 }
 
+/// The kind (`reduction_limit`, `deadline`) of an unwind made by [`limit_unwind`].
+pub fn limit_kind(u: &Unwind) -> Option<&'static str> {
+    let Unwind::Exit(Value::Tuple(t)) = u else {
+        return None;
+    };
+    if t.len() != 2 || t[0].as_sym().map(|s| s.as_str()) != Some("engine_limit") {
+        return None;
+    }
+    [Limit::Reductions, Limit::Deadline]
+        .into_iter()
+        .map(Limit::kind)
+        .find(|k| t[1].as_sym().map(|s| s.as_str()) == Some(*k))
+}
+
 /// The state of the hook for one evaluation.
 pub struct Guard {
     step: u64,
@@ -190,5 +204,15 @@ mod tests {
         let mut g = Guard::start(&limits, trip.clone());
         assert!(matches!(g.check(), Err(Unwind::Exit(_))));
         assert_eq!(trip.get(), Some(Limit::Deadline));
+    }
+
+    #[test]
+    fn limit_unwinds_name_their_kind() {
+        assert_eq!(
+            limit_kind(&limit_unwind(Limit::Reductions)),
+            Some("reduction_limit")
+        );
+        assert_eq!(limit_kind(&limit_unwind(Limit::Deadline)), Some("deadline"));
+        assert_eq!(limit_kind(&Unwind::program_exit(1)), None);
     }
 }

@@ -133,6 +133,14 @@ impl Behaviour for BtActor {
                         ctx.prog.write_out("");
                         std::process::exit(code);
                     }
+                    // An embedder's limit ended this message: the caller gets an error of
+                    // the limit's kind (the actor survives, its state rolled back).
+                    if let Some(kind) = crate::engine::limits::limit_kind(&u) {
+                        let m = format!("{} exceeded", kind.replace('_', " "));
+                        if let Unwind::Error(e) = ctx.err(kind, m) {
+                            return Err(prefix_error(e, &class, msg.selector));
+                        }
+                    }
                     Err(Value::Nil)
                 }
             }

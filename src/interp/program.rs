@@ -167,7 +167,14 @@ pub struct Program {
     /// Host functions by (defining class name, selector), installed by an embedder; their
     /// methods are the primitive `engine::host::call` (per program, no global registry).
     pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
+    /// Set by an embedder with limits: makes the preemption hook (and its reduction step)
+    /// installed on each pooled context — an actor's message, a timer or monitor callback —
+    /// for the length of that run (`ActorSys::take_ctx`).
+    pub ctx_hook: RwLock<Option<CtxHookFactory>>,
 }
+
+/// See [`Program::ctx_hook`].
+pub type CtxHookFactory = Arc<dyn Fn() -> (crate::interp::eval::PreemptHook, u32) + Send + Sync>;
 
 /// Something a method cache may still point at.
 pub enum Retired {
@@ -417,6 +424,7 @@ impl Program {
             object_serial: AtomicU64::new(1),
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::new()),
+            ctx_hook: RwLock::new(None),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {
