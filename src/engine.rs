@@ -136,6 +136,9 @@ impl EngineBuilder {
         } else {
             None
         };
+        vm.prog
+            .embedded
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         if self.limits.any() {
             // Each actor message and timer/monitor callback runs under the same limits,
             // counted from its own start.

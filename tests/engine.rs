@@ -410,6 +410,22 @@ fn syntax_and_checker_errors_carry_codes() {
 }
 
 #[test]
+fn program_exit_never_ends_the_host() {
+    let e = Engine::new();
+    let er = err(&e, "Program exit: 3");
+    assert_eq!(er.kind, "exit");
+    assert_eq!(er.class_name, "ProgramExit");
+    assert_eq!(er.message, "3");
+    e.eval("Actor subclass: Quitter\n  quit => Program exit: 4\n  ok => 1\n")
+        .unwrap();
+    e.eval("q := Quitter spawn").unwrap();
+    let er = err(&e, "q quit");
+    assert_eq!(er.kind, "runtime_error");
+    assert!(er.message.contains("Program exit: 4"), "{}", er.message);
+    assert_eq!(int(&e, "q ok"), 1);
+}
+
+#[test]
 fn eval_file_runs_a_script() {
     let dir = std::env::temp_dir().join(format!("bt-engine-test-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

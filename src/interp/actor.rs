@@ -275,7 +275,10 @@ pub fn run_block_logged(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, block: &Value, arg
                 }
                 u => {
                     if let Some(code) = u.exit_code() {
-                        std::process::exit(code);
+                        if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
+                            std::process::exit(code);
+                        }
+                        cx_log(ctx, &format!("error in callback: Program exit: {code} ignored in an embedded engine"));
                     }
                 }
             }

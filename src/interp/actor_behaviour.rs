@@ -130,8 +130,16 @@ impl Behaviour for BtActor {
                 )),
                 Err(u) => {
                     if let Some(code) = u.exit_code() {
-                        ctx.prog.write_out("");
-                        std::process::exit(code);
+                        if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
+                            ctx.prog.write_out("");
+                            std::process::exit(code);
+                        }
+                        let m = format!(
+                            "Program exit: {code} outside the main program of an embedded engine"
+                        );
+                        if let Unwind::Error(e) = ctx.err("runtime_error", m) {
+                            return Err(e);
+                        }
                     }
                     // An embedder's limit ended this message: the caller gets an error of
                     // the limit's kind (the actor survives, its state rolled back).

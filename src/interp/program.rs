@@ -171,6 +171,9 @@ pub struct Program {
     /// installed on each pooled context — an actor's message, a timer or monitor callback —
     /// for the length of that run (`ActorSys::take_ctx`).
     pub ctx_hook: RwLock<Option<CtxHookFactory>>,
+    /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
+    /// message instead of ending the host process.
+    pub embedded: AtomicBool,
 }
 
 /// See [`Program::ctx_hook`].
@@ -425,6 +428,7 @@ impl Program {
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::new()),
             ctx_hook: RwLock::new(None),
+            embedded: AtomicBool::new(false),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {
