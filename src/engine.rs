@@ -18,12 +18,14 @@
 //! and must not call back into the same engine.
 //!
 //! Limits ([`EngineBuilder`]): `max_reductions` and `timeout` end the evaluation with an
-//! [`EngineError`] whose `limit` is set (see `limits` for why a script cannot catch or
-//! swallow it); `max_depth` raises the ordinary, catchable `stack_overflow`. There is no
-//! memory limit yet. The limits bind the main program's process — the code an `eval` or
-//! `call` runs — not actors a script spawns, and the deadline is checked while that code
-//! runs, not while it is blocked (sleeping, or waiting for a reply, which has its own
-//! timeout).
+//! [`EngineError`] whose `limit` is set, which `on:do:` cannot catch and `ensure:` cannot
+//! swallow, also when the evaluation is blocked; each actor message and timer callback runs
+//! under the same limits of its own (see `limits`). `max_depth` raises the ordinary,
+//! catchable `stack_overflow`. There is no memory limit: accounting would need hooks at
+//! every String/collection growth site, the evaluator's in-place fast paths included, and a
+//! partial count would be a limit a script escapes (`s := s ++ s` doubles in place).
+//! A script may still keep actors busy between evaluations with messages it sends itself
+//! or with `Timer every:do:` — each run is bounded, their number is not.
 //!
 //! Submodules: `error` ([`EngineError`], [`HostError`]), `limits` (the preemption-hook
 //! guard), `host` (the host-function trampoline), `value_ext` (accessors on [`Value`]).
@@ -43,7 +45,7 @@ pub use error::{EngineError, ErrorInfo, HostError, Limit};
 use crate::interp::eval::Method;
 use crate::interp::value::{Sym, Value};
 use crate::interp::{Vm, VmOptions};
-use limits::{Guard, Limits, Trip, Watchdog};
+use limits::{Limits, Trip, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or
 /// [`Engine::builder`].
@@ -55,7 +57,7 @@ pub struct Engine {
     trip: Arc<Trip>,
     /// Captured program output (`Transcript show:`), when capturing.
     output: Option<Arc<Mutex<String>>>,
-    watchdog: Watchdog,
+    watchdog: Arc<Watchdog>,
 }
 
 /// Options of an [`Engine`].
@@ -139,24 +141,21 @@ impl EngineBuilder {
         vm.prog
             .embedded
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        let trip = Arc::new(Trip::default());
+        let watchdog = Arc::new(Watchdog::default());
         if self.limits.any() {
-            // Each actor message and timer/monitor callback runs under the same limits,
-            // counted from its own start.
-            let limits = self.limits;
-            let make: crate::interp::program::CtxHookFactory = Arc::new(move || {
-                let mut g = Guard::start(&limits, Arc::new(Trip::default()));
-                let hook: crate::interp::eval::PreemptHook = Box::new(move || g.check());
-                (hook, limits.step())
-            });
+            // Each main-program job counts against the current evaluation; each actor
+            // message and timer/monitor callback runs under the same limits of its own.
+            let make = limits::hook_factory(self.limits, trip.clone(), watchdog.clone());
             *vm.prog.ctx_hook.write() = Some(make);
         }
         Engine {
             vm,
             gate: Mutex::new(()),
             limits: self.limits,
-            trip: Arc::new(Trip::default()),
+            trip,
             output,
-            watchdog: Watchdog::default(),
+            watchdog,
         }
     }
 }
@@ -252,9 +251,10 @@ impl Engine {
             format!("Object subclass: {class}\n  class {header} -> Dynamic => nil\n")
         };
         let path = format!("host:{class}>>{selector}");
-        self.vm
-            .eval(&path, &decl)
-            .map_err(|e| EngineError::from_bt(e, &path, &decl))?;
+        self.limited(|vm| {
+            vm.eval(&path, &decl)
+                .map_err(|e| EngineError::from_bt(e, &path, &decl))
+        })?;
         let Some(cls) = prog.class_named(class) else {
             return Err(EngineError::simple(
                 "RuntimeError",
@@ -281,25 +281,29 @@ impl Engine {
         }
     }
 
-    /// The value's `printString` (user overrides honoured).
+    /// The value's `printString` (user overrides honoured), under the engine's limits.
     pub fn print_string(&self, v: &Value) -> Result<String, EngineError> {
         let _g = self.gate.lock();
         let v = v.clone();
-        let r = self.vm.try_run(move |ctx, _| {
-            ctx.print_string(&v).map_err(|e| {
-                EngineError::from_bt(crate::interp::error::to_bt_error(ctx, e), "print", "")
-            })
-        });
-        match r {
-            Ok(r) => r,
-            Err(m) => Err(EngineError::simple("InternalError", "internal_error", m)),
-        }
+        self.limited(|vm| {
+            let r = vm.try_run(move |ctx, _| {
+                ctx.print_string(&v).map_err(|e| {
+                    EngineError::from_bt(crate::interp::error::to_bt_error(ctx, e), "print", "")
+                })
+            });
+            match r {
+                Ok(r) => r,
+                Err(m) => Err(EngineError::simple("InternalError", "internal_error", m)),
+            }
+        })
     }
 
-    /// The REPL's display of a value (LANGUAGE.md 10.3: Strings quoted, …).
+    /// The REPL's display of a value (LANGUAGE.md 10.3: Strings quoted, …), under the
+    /// engine's limits (a display a limit ended reads `<printString failed: …>`).
     pub fn display(&self, v: &Value) -> String {
         let _g = self.gate.lock();
-        self.vm.display(v)
+        self.limited(|vm| Ok(vm.display(v)))
+            .unwrap_or_else(|e| format!("<printString failed: {e}>"))
     }
 
     /// The names of the top-level bindings made so far.
@@ -308,44 +312,22 @@ impl Engine {
         self.vm.binding_names()
     }
 
-    /// The underlying program API (advanced use; not limited, not serialised).
-    pub fn vm(&self) -> &Vm {
-        &self.vm
-    }
-
-    /// Runs `f` with the limit hook installed on the main context, then removes it; a limit
-    /// that tripped decides the result.
-    fn limited(
-        &self,
-        f: impl FnOnce(&Vm) -> Result<Value, EngineError>,
-    ) -> Result<Value, EngineError> {
+    /// Runs `f` (the engine's jobs on the Vm) as one evaluation under the limits: the hooks
+    /// of `hook_factory` count its jobs' reductions, the watchdog its deadline; a limit that
+    /// tripped decides the result.
+    fn limited<R>(&self, f: impl FnOnce(&Vm) -> Result<R, EngineError>) -> Result<R, EngineError> {
         if !self.limits.any() {
             return f(&self.vm);
         }
         self.trip.reset();
-        let mut guard = Guard::start(&self.limits, self.trip.clone());
-        let step = self.limits.step();
-        let installed = self.vm.try_run(move |ctx, _| {
-            ctx.restart_budget(step);
-            ctx.preempt = Some(Box::new(move || guard.check()));
-            crate::interp::actor::cx_of(ctx).map(|cx| cx.me().clone())
-        });
-        let main = match installed {
-            Ok(m) => m,
-            Err(m) => return Err(EngineError::simple("InternalError", "internal_error", m)),
-        };
-        let watchdog = match (self.limits.timeout, main) {
-            (Some(t), Some(main)) => Some(self.watchdog.arm(&self.vm, t, main, &self.trip)),
-            _ => None,
-        };
+        let timer = self
+            .limits
+            .timeout
+            .map(|t| self.watchdog.arm(&self.vm, t, &self.trip));
         let r = f(&self.vm);
-        if let Some(timer) = watchdog {
+        if let Some(timer) = timer {
             self.watchdog.disarm(timer);
         }
-        let _ = self.vm.try_run(|ctx, _| {
-            ctx.preempt = None;
-            ctx.restart_budget(limits::DEFAULT_STEP);
-        });
         if let Some(l) = self.trip.get() {
             let detail = match l {
                 Limit::Reductions => format!(

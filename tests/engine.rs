@@ -218,6 +218,30 @@ fn actors_run_under_the_limits_too() {
 }
 
 #[test]
+fn a_deadline_that_passes_before_the_job_starts_still_stops_it() {
+    let e = Engine::builder().timeout(Duration::ZERO).build();
+    for _ in 0..5 {
+        let er = err(&e, "Timer sleep: 100000000\n1");
+        assert_eq!(er.limit, Some(Limit::Deadline));
+    }
+    let e = Engine::builder().timeout(Duration::from_secs(60)).build();
+    e.eval("kept := 1").unwrap();
+    assert_eq!(int(&e, "kept"), 1);
+}
+
+#[test]
+fn printing_runs_under_the_limits() {
+    let e = Engine::builder().max_reductions(100_000).build();
+    e.eval("Value subclass: Loud\n  printString => [true] whileTrue: []. \"never\"\n")
+        .unwrap();
+    let v = e.eval("Loud new").unwrap();
+    let er = e.print_string(&v).unwrap_err();
+    assert_eq!(er.limit, Some(Limit::Reductions));
+    assert!(e.display(&v).contains("reduction_limit"));
+    assert_eq!(int(&e, "3"), 3);
+}
+
+#[test]
 fn limits_apply_to_calls() {
     let e = Engine::builder().max_reductions(50_000).build();
     e.eval("Object subclass: Forever\n  class run => [true] whileTrue: []\n  class ok => 5\n")

@@ -1,13 +1,26 @@
 //! Limits a script cannot escape: a reduction budget and a wall-clock deadline per
 //! evaluation.
 //!
-//! Both are checked by the main context's preemption hook (`Ctx::preempt`), which the
-//! evaluator calls every `budget` reductions from `Ctx::tick`'s slow path — so a limit costs
-//! nothing per reduction. A tripped limit unwinds as `Unwind::Exit`, which `on:do:` does not
-//! catch; the trip is sticky for the rest of the evaluation (every later hook call unwinds
-//! again, so an `ensure:` block gets at most one budget of reductions and cannot keep the
-//! evaluation alive), and the engine reports the limit whatever the script's last statement
-//! answered.
+//! * **Where they are checked.** The engine sets `Program::ctx_hook` ([`hook_factory`]): at
+//!   the start of every main-program job (`MainActor`) and of every pooled-context run (an
+//!   actor's message, a timer or monitor callback; `ActorSys::take_ctx`) the context gets a
+//!   preemption hook (`Ctx::preempt`) with a fresh [`Guard`]. The evaluator calls the hook
+//!   every `budget` reductions from `Ctx::tick`'s slow path, so a limit costs nothing per
+//!   reduction; a small reduction limit lowers the step (the budget) to itself.
+//! * **Uncatchable.** A tripped guard unwinds as `Unwind::Exit` ([`limit_unwind`]), which
+//!   `on:do:` does not catch. The trip is sticky: every later hook call of the run unwinds
+//!   again, so an `ensure:` block gets at most one step of reductions and cannot keep the
+//!   evaluation alive, and the engine reports the limit whatever the script answered.
+//! * **Blocked evaluations.** The hook only runs while code runs. For an evaluation blocked
+//!   at its deadline (`Timer sleep:`, waiting for a reply) a runtime timer ([`Watchdog`])
+//!   kills the main program's process once the evaluation's job has started in it: the
+//!   blocked operation fails with an exit, the job unwinds as above (the session and
+//!   bindings survive) and the Vm starts a fresh main process for the next job. A job that
+//!   had not started yet finds the trip set and stops at its first reduction.
+//! * **Actors.** Main-program jobs count against the engine's evaluation ([`Trip`] shared
+//!   with the engine). An actor's message or callback gets the same limits counted from its
+//!   own start; when one trips, the message ends and its caller gets an ordinary error of
+//!   the limit's kind (`actor_behaviour`); the actor survives (5.6).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -128,17 +141,28 @@ impl Guard {
 /// The deadline timer of the running evaluation (see the module doc).
 #[derive(Default)]
 pub struct Watchdog {
-    /// The evaluation the armed timer belongs to, while it runs.
-    running: Arc<Mutex<Option<u64>>>,
+    state: Arc<Mutex<WatchState>>,
     next: std::sync::atomic::AtomicU64,
 }
 
+#[derive(Default)]
+struct WatchState {
+    /// The evaluation the armed timer belongs to, while it runs.
+    eval: Option<u64>,
+    /// The main process, once a job of that evaluation started in it (killing it before
+    /// would drop the queued job, and the session with it).
+    main: Option<ProcRef>,
+}
+
 impl Watchdog {
-    /// Arms the timer for an evaluation running in `main` with deadline `t` from now.
-    pub fn arm(&self, vm: &Vm, t: Duration, main: ProcRef, trip: &Arc<Trip>) -> TimerRef {
+    /// Arms the timer for an evaluation starting now with deadline `t`.
+    pub fn arm(&self, vm: &Vm, t: Duration, trip: &Arc<Trip>) -> TimerRef {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        *self.running.lock() = Some(id);
-        let running = self.running.clone();
+        *self.state.lock() = WatchState {
+            eval: Some(id),
+            main: None,
+        };
+        let state = self.state.clone();
         let trip = trip.clone();
         let rt = vm.runtime();
         let ms = t.as_millis().min(u64::MAX as u128) as u64;
@@ -146,19 +170,61 @@ impl Watchdog {
         rt.after(ms.max(1), move |_cx| {
             // Holding the lock: the evaluation cannot finish and a later one cannot start
             // between the check and the kill.
-            let g = running.lock();
-            if *g == Some(id) {
+            let g = state.lock();
+            if g.eval == Some(id) {
                 trip.set(Limit::Deadline);
-                killer.kill(&main);
+                // A job that has not started yet stops at its first reduction (the trip is
+                // sticky and makes the step 1, see `hook_factory`).
+                if let Some(main) = &g.main {
+                    killer.kill(main);
+                }
             }
         })
     }
 
+    /// A main-program job started in `main`.
+    fn job_started(&self, main: &ProcRef) {
+        let mut g = self.state.lock();
+        if g.eval.is_some() {
+            g.main = Some(main.clone());
+        }
+    }
+
     /// The evaluation ended: the timer no longer applies.
     pub fn disarm(&self, timer: TimerRef) {
-        *self.running.lock() = None;
+        *self.state.lock() = WatchState::default();
         timer.cancel();
     }
+}
+
+/// The hooks of an engine with limits (`Program::ctx_hook`): a main-program job counts
+/// against the engine's current evaluation (`trip`, watched by `watchdog`); an actor message
+/// or callback gets limits of its own.
+pub fn hook_factory(
+    limits: Limits,
+    trip: Arc<Trip>,
+    watchdog: Arc<Watchdog>,
+) -> crate::interp::program::CtxHookFactory {
+    Arc::new(move |main: Option<&ProcRef>| {
+        let (guard, step) = match main {
+            Some(p) => {
+                watchdog.job_started(p);
+                let step = if trip.get().is_some() {
+                    1
+                } else {
+                    limits.step()
+                };
+                (Guard::start(&limits, trip.clone()), step)
+            }
+            None => (
+                Guard::start(&limits, Arc::new(Trip::default())),
+                limits.step(),
+            ),
+        };
+        let mut guard = guard;
+        let hook: crate::interp::eval::PreemptHook = Box::new(move || guard.check());
+        (hook, step)
+    })
 }
 
 #[cfg(test)]

@@ -30,7 +30,7 @@ use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
 pub use crate::interp::actor_send::{cast, intercept, top_display};
 
 /// The evaluator's reductions between preemptions (`Ctx::new`).
-const DEFAULT_BUDGET: u32 = 4000;
+pub(crate) const DEFAULT_BUDGET: u32 = 4000;
 /// Pooled contexts kept for reuse.
 const POOL_MAX: usize = 256;
 /// Method-cache entries of a pooled (actor) context: small, so 10,000 suspended handlers
@@ -176,7 +176,7 @@ impl ActorSys {
         // An embedder's limits (`Program::ctx_hook`) bind each run of a pooled context.
         let hook = self.prog.ctx_hook.read().clone();
         if let Some(make) = hook {
-            let (h, step) = make();
+            let (h, step) = make(None);
             c.preempt = Some(h);
             c.restart_budget(step);
         }

@@ -220,7 +220,17 @@ impl Behaviour for MainActor {
             .and_then(|a| downcast::<JobBox>(a))
             .and_then(|b| b.job.lock().take());
         if let (Some(job), Some(ctx)) = (job, self.ctx.as_mut()) {
+            // An embedder's limits bind each job (`Program::ctx_hook`).
+            let hook = ctx.prog.ctx_hook.read().clone();
+            if let Some(make) = hook {
+                let (h, step) = make(Some(cx.me()));
+                ctx.preempt = Some(h);
+                ctx.restart_budget(step);
+            }
             in_process(ctx, cx, job);
+            if ctx.preempt.take().is_some() {
+                ctx.restart_budget(crate::interp::actor::DEFAULT_BUDGET);
+            }
             // Whatever a job left behind (it always unwinds fully) must not leak into the next.
             ctx.depth = 0;
         }

@@ -168,8 +168,9 @@ pub struct Program {
     /// methods are the primitive `engine::host::call` (per program, no global registry).
     pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
     /// Set by an embedder with limits: makes the preemption hook (and its reduction step)
-    /// installed on each pooled context — an actor's message, a timer or monitor callback —
-    /// for the length of that run (`ActorSys::take_ctx`).
+    /// installed for the length of one run — a main-program job (`MainActor`, given the main
+    /// process), an actor's message or a timer/monitor callback (`ActorSys::take_ctx`,
+    /// given None).
     pub ctx_hook: RwLock<Option<CtxHookFactory>>,
     /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
     /// message instead of ending the host process.
@@ -177,7 +178,11 @@ pub struct Program {
 }
 
 /// See [`Program::ctx_hook`].
-pub type CtxHookFactory = Arc<dyn Fn() -> (crate::interp::eval::PreemptHook, u32) + Send + Sync>;
+pub type CtxHookFactory = Arc<
+    dyn Fn(Option<&crate::runtime::ProcRef>) -> (crate::interp::eval::PreemptHook, u32)
+        + Send
+        + Sync,
+>;
 
 /// Something a method cache may still point at.
 pub enum Retired {
