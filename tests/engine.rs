@@ -360,6 +360,21 @@ fn host_errors_with_custom_kinds_and_panics() {
 }
 
 #[test]
+fn host_functions_on_a_script_class() {
+    let e = Engine::new();
+    e.eval("Value subclass: Settings\n  field: level = 1\n  class make => self new withLevel: (self hostLevel)\n")
+        .unwrap_or_else(|er| panic!("{er}"));
+    e.register_fn("Settings", "hostLevel", |_: &[Value]| Ok(Value::Int(7)))
+        .unwrap();
+    let v = e.eval("(Settings make) level").unwrap();
+    assert_eq!(v.as_i64(), Some(7));
+    // Registering the selector again replaces the function.
+    e.register_fn("Settings", "hostLevel", |_: &[Value]| Ok(Value::Int(8)))
+        .unwrap();
+    assert_eq!(int(&e, "Settings hostLevel"), 8);
+}
+
+#[test]
 fn host_functions_are_per_engine() {
     let a = Engine::new();
     let b = Engine::new();
