@@ -47,6 +47,8 @@ enum Eff {
     F(Box<EffFn>),
     Op(Op),
     Seq(Box<[Eff]>),
+    /// `x := a op b` on Integer locals/literals, run in place (no dynamic call).
+    IntSet(Box<IntSet>),
 }
 
 impl Eff {
@@ -67,6 +69,7 @@ impl Eff {
     fn run_one(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
         match self {
             Eff::F(b) => b(c, f),
+            Eff::IntSet(s) => s.run(c, f),
             Eff::Op(o) => o.run(c, f).map(drop_fast),
             Eff::Seq(_) => self.run_nested(c, f),
         }
@@ -295,22 +298,12 @@ fn compile_effect(n: Node) -> Eff {
                 return compile_effect(Node::SetVar(VarRef::Local(d), e));
             };
             let slow = compile(*e);
-            let d = d as usize;
-            Eff::F(Box::new(move |c, f| {
-                if let (Some(x), Some(y)) = (read_int(c, f, &l), read_int(c, f, &r)) {
-                    if let Some(z) = int_arith(c, opk, x, y) {
-                        let slot = &mut c.stack[f.base + d];
-                        if let Value::Int(old) = slot {
-                            *old = z;
-                        } else {
-                            drop_fast(std::mem::replace(slot, Value::Int(z)));
-                        }
-                        return Ok(());
-                    }
-                }
-                let v = slow.run(c, f)?;
-                drop_fast(std::mem::replace(&mut c.stack[f.base + d], v));
-                Ok(())
+            Eff::IntSet(Box::new(IntSet {
+                d: d as usize,
+                op: opk,
+                l,
+                r,
+                slow,
             }))
         }
         Node::SetVar(r, e) => {
@@ -360,6 +353,37 @@ fn compile_effect(n: Node) -> Eff {
         Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
         Node::InPlace(p) => Eff::Op(compile_concat(*p, false)),
         other => Eff::Op(compile(other)),
+    }
+}
+
+/// `x := a op b` with `a`, `b` Integer locals or literals: computed and stored without a
+/// Value round trip; an overflow, a non-Integer operand or overridden Integer arithmetic runs
+/// the compiled expression.
+struct IntSet {
+    d: usize,
+    op: BinOp,
+    l: IntSrc,
+    r: IntSrc,
+    slow: Op,
+}
+
+impl IntSet {
+    #[inline(always)]
+    fn run(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
+        if let (Some(x), Some(y)) = (read_int(c, f, &self.l), read_int(c, f, &self.r)) {
+            if let Some(z) = int_arith(c, self.op, x, y) {
+                let slot = &mut c.stack[f.base + self.d];
+                if let Value::Int(old) = slot {
+                    *old = z;
+                } else {
+                    drop_fast(std::mem::replace(slot, Value::Int(z)));
+                }
+                return Ok(());
+            }
+        }
+        let v = self.slow.run(c, f)?;
+        drop_fast(std::mem::replace(&mut c.stack[f.base + self.d], v));
+        Ok(())
     }
 }
 
