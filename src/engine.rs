@@ -147,7 +147,7 @@ impl EngineBuilder {
             // Each main-program job counts against the current evaluation; each actor
             // message and timer/monitor callback runs under the same limits of its own.
             let make = limits::hook_factory(self.limits, trip.clone(), watchdog.clone());
-            *vm.prog.ctx_hook.write() = Some(make);
+            let _ = vm.prog.ctx_hook.set(make);
         }
         Engine {
             vm,

@@ -174,8 +174,7 @@ impl ActorSys {
             c
         });
         // An embedder's limits (`Program::ctx_hook`) bind each run of a pooled context.
-        let hook = self.prog.ctx_hook.read().clone();
-        if let Some(make) = hook {
+        if let Some(make) = self.prog.ctx_hook.get() {
             let (h, step) = make(None);
             c.preempt = Some(h);
             c.restart_budget(step);

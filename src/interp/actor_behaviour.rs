@@ -221,7 +221,7 @@ impl Behaviour for MainActor {
             .and_then(|b| b.job.lock().take());
         if let (Some(job), Some(ctx)) = (job, self.ctx.as_mut()) {
             // An embedder's limits bind each job (`Program::ctx_hook`).
-            let hook = ctx.prog.ctx_hook.read().clone();
+            let hook = ctx.prog.ctx_hook.get().cloned();
             if let Some(make) = hook {
                 let (h, step) = make(Some(cx.me()));
                 ctx.preempt = Some(h);

@@ -167,11 +167,11 @@ pub struct Program {
     /// Host functions by (defining class name, selector), installed by an embedder; their
     /// methods are the primitive `engine::host::call` (per program, no global registry).
     pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
-    /// Set by an embedder with limits: makes the preemption hook (and its reduction step)
+    /// Set (once) by an embedder with limits: makes the preemption hook (and its reduction step)
     /// installed for the length of one run — a main-program job (`MainActor`, given the main
     /// process), an actor's message or a timer/monitor callback (`ActorSys::take_ctx`,
     /// given None).
-    pub ctx_hook: RwLock<Option<CtxHookFactory>>,
+    pub ctx_hook: std::sync::OnceLock<CtxHookFactory>,
     /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
     /// message instead of ending the host process.
     pub embedded: AtomicBool,
@@ -432,7 +432,7 @@ impl Program {
             object_serial: AtomicU64::new(1),
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::new()),
-            ctx_hook: RwLock::new(None),
+            ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
