@@ -15,7 +15,10 @@
 //! one persistent context, so bindings and classes persist between `eval` calls as in the
 //! REPL. Evaluations are serialised (one at a time per engine; `Engine` is `Send + Sync`, so
 //! an `Arc<Engine>` may be shared between threads). Host functions run inside the evaluation
-//! and must not call back into the same engine.
+//! and must not call back into the same engine. Values made of numbers, strings, symbols and
+//! collections of them may be passed to any engine; instances, classes and blocks belong to
+//! the engine that made them (its method caches assume its own classes) — do not pass them
+//! to another engine.
 //!
 //! Limits ([`EngineBuilder`]): `max_reductions` and `timeout` end the evaluation with an
 //! [`EngineError`] whose `limit` is set, which `on:do:` cannot catch and `ensure:` cannot

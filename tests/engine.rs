@@ -480,3 +480,31 @@ fn eval_file_runs_a_script() {
     assert_eq!(er.kind, "io_error");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn errors_display_like_bt_run() {
+    let dir = std::env::temp_dir().join(format!("bt-engine-display-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let cases = [
+        ("runtime.bt", "x := 1\n#(1, 2) at: 5\n"),
+        ("compile.bt", "x := 1\ny := nope + 1\n"),
+        ("syntax.bt", "x := (1 +\n"),
+    ];
+    for (name, src) in cases {
+        let path = dir.join(name);
+        std::fs::write(&path, src).unwrap();
+        let p = path.display().to_string();
+        let mut stderr = Vec::new();
+        let code = bt::cli::run::run(
+            std::slice::from_ref(&p),
+            Some(Box::new(|_: &str| {})),
+            &mut stderr,
+        );
+        assert_eq!(code, 1, "{name}");
+        let bt_run = String::from_utf8_lossy(&stderr).to_string();
+        let e = Engine::new();
+        let er = e.eval_file(&path).unwrap_err();
+        assert_eq!(format!("{er}\n"), bt_run, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
