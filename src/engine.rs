@@ -88,12 +88,15 @@ impl Default for EngineBuilder {
 impl EngineBuilder {
     /// Ends an evaluation (`eval`, `eval_file`, `call`) after about `n` reductions (sends
     /// and loop iterations), within one preemption step (at most 4,000 reductions more).
+    /// Each actor message and timer callback has the same budget of its own. Waiting
+    /// (`Timer sleep:`, a reply) costs no reductions: combine with [`Self::timeout`].
     pub fn max_reductions(mut self, n: u64) -> Self {
         self.limits.max_reductions = Some(n);
         self
     }
 
-    /// Ends an evaluation that is still running `d` after it started.
+    /// Ends an evaluation that is still running (or blocked) `d` after it started; each
+    /// actor message and timer callback gets the same time of its own while it runs.
     pub fn timeout(mut self, d: Duration) -> Self {
         self.limits.timeout = Some(d);
         self
