@@ -311,6 +311,14 @@ fn host_functions_are_callable_and_checked() {
     // Wrong arity (through perform:, since the checker rejects it statically).
     let er = err(&e, "Host perform: #double: withArguments: #(1, 2)");
     assert_eq!(er.kind, "arity_mismatch");
+    let er = e.call("Host", "double:", &[]).unwrap_err();
+    assert_eq!(er.kind, "arity_mismatch");
+    // A binary selector.
+    e.register_fn("Host", "+", |args: &[Value]| {
+        Ok(Value::Int(args[0].as_i64().unwrap_or(0) + 100))
+    })
+    .unwrap();
+    assert_eq!(int(&e, "Host + 1"), 101);
     // Host functions may be called from the host too, and from methods.
     assert_eq!(
         e.call("Host", "double:", &[Value::Int(5)])

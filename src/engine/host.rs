@@ -83,7 +83,7 @@ pub(crate) fn header(selector: &str) -> Option<String> {
     if ident(selector) {
         return Some(selector.to_string());
     }
-    const OPS: &str = "+-*/\\<>=~@%|&?,";
+    const OPS: &str = "+-*/\\<>=~%&?";
     if !selector.is_empty() && selector.chars().all(|c| OPS.contains(c)) {
         return Some(format!("{selector} a1"));
     }
@@ -108,6 +108,7 @@ mod tests {
         assert_eq!(header("double:").as_deref(), Some("double: a1"));
         assert_eq!(header("at:put:").as_deref(), Some("at: a1 put: a2"));
         assert_eq!(header("+").as_deref(), Some("+ a1"));
+        assert_eq!(header("@"), None);
         assert_eq!(header("at:put"), None);
         assert_eq!(header("Bad:"), None);
         assert_eq!(header(""), None);
