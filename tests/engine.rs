@@ -6,6 +6,40 @@ use std::time::Duration;
 
 use bt::{Engine, EngineError, HostError, Limit, Value};
 
+const CONFIG: &str = r#"
+Value subclass: Config
+  field: name = "app"
+  field: port = 80
+
+  class build: p => self new withPort: p
+
+  url => "http://" ++ self.name ++ ":" ++ self.port printString
+"#;
+
+const SPIN: &str = r#"
+Object subclass: Spin
+  class go: n => [self go: n + 1] on: Error do: [:x | self go: 0]
+"#;
+
+const SPINNER: &str = r#"
+Actor subclass: Spinner
+  state: n = 0
+  spin => [true] whileTrue: [self.n := self.n + 1]
+  ping => #pong
+  count => self.n
+"#;
+
+const DEEP: &str = r#"
+Object subclass: Deep
+  class down: n => n == 0 ifTrue: [0] ifFalse: [1 + (self down: n - 1)]
+"#;
+
+const SETTINGS: &str = r#"
+Value subclass: Settings
+  field: level = 1
+  class make => self new withLevel: (self hostLevel)
+"#;
+
 fn int(e: &Engine, src: &str) -> i64 {
     match e.eval(src) {
         Ok(v) => v
@@ -58,10 +92,7 @@ fn bindings_persist_between_evals() {
 #[test]
 fn classes_defined_then_called_from_the_host() {
     let e = Engine::new();
-    e.eval(
-        "Value subclass: Config\n  field: name = \"app\"\n  field: port = 80\n\n  class build: p => self new withPort: p\n\n  url => \"http://\" ++ self.name ++ \":\" ++ self.port printString\n",
-    )
-    .unwrap();
+    e.eval(CONFIG).unwrap();
     let c = e.call("Config", "build:", &[Value::Int(8080)]).unwrap();
     assert_eq!(c.field("port").and_then(Value::as_i64), Some(8080));
     assert_eq!(c.field("name").and_then(Value::as_str), Some("app"));
@@ -159,8 +190,7 @@ fn deadline_stops_an_infinite_loop() {
     let er = err(&e, "[[true] whileTrue: []] ensure: [2]");
     assert_eq!(er.limit, Some(Limit::Deadline));
     // Recursion that never ends (caught stack overflows, retried) is stopped as well.
-    e.eval("Object subclass: Spin\n  class go: n => [self go: n + 1] on: Error do: [:x | self go: 0]\n")
-        .unwrap();
+    e.eval(SPIN).unwrap();
     let er = err(&e, "Spin go: 0");
     assert_eq!(er.limit, Some(Limit::Deadline));
     assert_eq!(int(&e, "1 + 1"), 2);
@@ -192,7 +222,7 @@ fn deadline_stops_a_blocked_evaluation() {
 fn actors_run_under_the_limits_too() {
     // Each message an actor handles is limited like an evaluation; the caller gets an
     // ordinary error of the limit's kind and the actor survives.
-    let spinner = "Actor subclass: Spinner\n  state: n = 0\n  spin => [true] whileTrue: [self.n := self.n + 1]\n  ping => #pong\n  count => self.n\n";
+    let spinner = SPINNER;
     let e = Engine::builder().max_reductions(100_000).build();
     e.eval(spinner).unwrap();
     e.eval("s := Spinner spawn").unwrap();
@@ -254,8 +284,7 @@ fn limits_apply_to_calls() {
 #[test]
 fn max_depth_raises_a_catchable_stack_overflow() {
     let e = Engine::builder().max_depth(200).build();
-    e.eval("Object subclass: Deep\n  class down: n => n == 0 ifTrue: [0] ifFalse: [1 + (self down: n - 1)]\n")
-        .unwrap();
+    e.eval(DEEP).unwrap();
     assert_eq!(int(&e, "Deep down: 150"), 150);
     let er = err(&e, "Deep down: 1000");
     assert_eq!(er.kind, "stack_overflow");
@@ -265,10 +294,11 @@ fn max_depth_raises_a_catchable_stack_overflow() {
         er.message
     );
     assert_eq!(er.limit, None);
-    assert_eq!(
-        int(&e, "[Deep down: 1000] on: Error do: [:x | x kind == #stack_overflow ifTrue: [-1] ifFalse: [0]]"),
-        -1
+    let caught = concat!(
+        "[Deep down: 1000] on: Error do: [:x |\n",
+        "  x kind == #stack_overflow ifTrue: [-1] ifFalse: [0]]"
     );
+    assert_eq!(int(&e, caught), -1);
 }
 
 #[test]
@@ -370,8 +400,7 @@ fn host_errors_with_custom_kinds_and_panics() {
 #[test]
 fn host_functions_on_a_script_class() {
     let e = Engine::new();
-    e.eval("Value subclass: Settings\n  field: level = 1\n  class make => self new withLevel: (self hostLevel)\n")
-        .unwrap_or_else(|er| panic!("{er}"));
+    e.eval(SETTINGS).unwrap_or_else(|er| panic!("{er}"));
     e.register_fn("Settings", "hostLevel", |_: &[Value]| Ok(Value::Int(7)))
         .unwrap();
     let v = e.eval("(Settings make) level").unwrap();

@@ -277,7 +277,9 @@ pub fn run_block_logged(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, block: &Value, arg
                         if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
                             std::process::exit(code);
                         }
-                        cx_log(ctx, &format!("error in callback: Program exit: {code} ignored in an embedded engine"));
+                        let m =
+                            format!("error in callback: Program exit: {code} ignored (embedded)");
+                        cx_log(ctx, &m);
                     }
                 }
             }

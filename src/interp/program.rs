@@ -167,10 +167,10 @@ pub struct Program {
     /// Host functions by (defining class name, selector), installed by an embedder; their
     /// methods are the primitive `engine::host::call` (per program, no global registry).
     pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
-    /// Set (once) by an embedder with limits: makes the preemption hook (and its reduction step)
-    /// installed for the length of one run — a main-program job (`MainActor`, given the main
-    /// process), an actor's message or a timer/monitor callback (`ActorSys::take_ctx`,
-    /// given None).
+    /// Set (once) by an embedder with limits: makes the preemption hook (and its reduction
+    /// step) installed for the length of one run — a main-program job (`MainActor`, given
+    /// the main process), an actor's message or a timer/monitor callback
+    /// (`ActorSys::take_ctx`, given None).
     pub ctx_hook: std::sync::OnceLock<CtxHookFactory>,
     /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
     /// message instead of ending the host process.
