@@ -9,6 +9,7 @@
 //! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring).
 
+mod class_side;
 pub mod code;
 pub mod compile;
 mod exec;
