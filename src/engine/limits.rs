@@ -29,7 +29,6 @@ use parking_lot::Mutex;
 
 use crate::engine::error::Limit;
 use crate::interp::eval::Unwind;
-use crate::interp::value::Value;
 use crate::interp::Vm;
 use crate::runtime::{ProcRef, TimerRef};
 
@@ -79,24 +78,16 @@ impl Trip {
 
 /// The unwind that ends a limited evaluation: a process exit, not an exception.
 pub fn limit_unwind(l: Limit) -> Unwind {
-    Unwind::Exit(Value::tuple(vec![
-        Value::sym("engine_limit"),
-        Value::sym(l.kind()),
-    ]))
+    Unwind::limit(l.kind())
 }
 
 /// The kind (`reduction_limit`, `deadline`) of an unwind made by [`limit_unwind`].
 pub fn limit_kind(u: &Unwind) -> Option<&'static str> {
-    let Unwind::Exit(Value::Tuple(t)) = u else {
-        return None;
-    };
-    if t.len() != 2 || t[0].as_sym().map(|s| s.as_str()) != Some("engine_limit") {
-        return None;
-    }
+    let k = u.limit_kind()?;
     [Limit::Reductions, Limit::Deadline]
         .into_iter()
         .map(Limit::kind)
-        .find(|k| t[1].as_sym().map(|s| s.as_str()) == Some(*k))
+        .find(|kind| k.as_str() == *kind)
 }
 
 /// The state of the hook for one evaluation.

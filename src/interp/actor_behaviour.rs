@@ -143,7 +143,8 @@ impl Behaviour for BtActor {
                     }
                     // An embedder's limit ended this message: the caller gets an error of
                     // the limit's kind (the actor survives, its state rolled back).
-                    if let Some(kind) = crate::engine::limits::limit_kind(&u) {
+                    if let Some(kind) = u.limit_kind() {
+                        let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
                         if let Unwind::Error(e) = ctx.err(kind, m) {
                             return Err(prefix_error(e, &class, msg.selector));

@@ -60,6 +60,23 @@ impl Unwind {
         }
         None
     }
+    /// The unwind that ends an evaluation at an embedder's limit (`kind` is e.g.
+    /// `reduction_limit`): a process exit, so `on:do:` cannot catch it.
+    pub fn limit(kind: &'static str) -> Unwind {
+        Unwind::Exit(Value::tuple(vec![
+            Value::sym("engine_limit"),
+            Value::sym(kind),
+        ]))
+    }
+    /// `Some(kind)` when this is a [`Unwind::limit`] unwind.
+    pub fn limit_kind(&self) -> Option<Sym> {
+        if let Unwind::Exit(Value::Tuple(t)) = self {
+            if t.len() == 2 && t[0].as_sym() == Some(Sym::new("engine_limit")) {
+                return t[1].as_sym();
+            }
+        }
+        None
+    }
 }
 
 /// A captured variable: shared by the declaring activation and its closures.
