@@ -349,6 +349,7 @@ fn create_class(
         },
     );
     c.type_params = decl.type_params.len();
+    c.handle_scope = decl.handle_scope.as_ref().map(|h| Sym::new(&h.name));
     c.declare_typed_slots(
         decl.members
             .iter()

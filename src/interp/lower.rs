@@ -89,6 +89,8 @@ pub struct Lowerer {
     scopes: Vec<Vec<Scope>>,
     self_var: Option<u32>,
     touches_class_state: bool,
+    /// Every real block lowered so far (any depth), for [`FnCode::blocks`] of the root.
+    blocks: std::cell::RefCell<Vec<Arc<FnCode>>>,
 }
 
 const BINOPS: &[(&str, BinOp)] = &[
@@ -133,6 +135,7 @@ impl Lowerer {
             fn_stack: Vec::new(),
             scopes: Vec::new(),
             self_var: None,
+            blocks: Default::default(),
             touches_class_state: false,
         }
     }
@@ -349,6 +352,8 @@ impl Lowerer {
         };
         let layout = self.layout();
         self.fill(&mut code, 0, &layout);
+        code.blocks = self.blocks.take();
+        code.blocks.sort_by_key(|b| b.fid);
         code.touches_class_state = self.touches_class_state;
         if let Some(id) = self.self_var {
             code.self_var = Some(self.resolve(id, 0, &layout));
@@ -414,6 +419,7 @@ impl Lowerer {
     fn fill(&self, code: &mut FnCode, fid: u32, layout: &[u32]) {
         let f = &self.fns[fid as usize];
         code.fid = fid;
+        code.file = self.file;
         code.nparams = f.nparams;
         let mut nslots = f.nparams;
         let mut ncells = 0;
@@ -531,6 +537,8 @@ impl Lowerer {
                         })
                         .collect();
                 }
+                // Filled and compiled: the root lists it (block identity on the wire).
+                self.blocks.borrow_mut().push(code.clone());
             }
             Node::List(v) | Node::Array(v) | Node::Seq(v) => {
                 v.iter_mut().for_each(|x| self.fix(x, fid, layout))
