@@ -1,0 +1,438 @@
+//! The one walker over run-time values (LANGUAGE.md 8.6).
+//!
+//! [`classify`] decides, in one place, what every kind of [`Value`] is on the wire:
+//!
+//! | value | [`Item`] |
+//! |---|---|
+//! | nil, Booleans, Integers, Floats, Characters, Symbols, Strings, Binaries, Durations | copied as themselves |
+//! | List, Array, Tuple, Dictionary, Set, Bag, Queue, Interval, Stream | copied; elements (a Stream's blocks too) walked |
+//! | instances of Value-kind classes (Results, exceptions, Nodes included) | [`Item::Instance`]: class name, shape version, fields by name |
+//! | instances of Object-kind classes without `handleScope:` | [`Item::ObjectByClass`]: the class name only |
+//! | class objects, metaclasses | [`Item::Class`] / [`Item::Meta`]: by name |
+//! | blocks | [`Item::Block`]: code identity ([`super::block`]) + `self` + captured values |
+//! | actors (and `withTimeout:` proxies), Pids, name proxies, supervisor handles, monitor References | [`Item::Ref`]: node name + pid + class name |
+//! | AtomicCounter, Timer, Announcer, Subscription, `handleScope:` classes, other natives | rejected: `not_serialisable` |
+//!
+//! [`walk`] visits a value depth first, pre-order, handing each node's [`Item`] to a
+//! [`Sink`] and keeping the [`Path`] from the payload root, so a rejection names where the
+//! value was found (`AtomicCounter value at arg1.cache cannot cross a node boundary`). The
+//! children of a node follow its item in a fixed order (documented on each [`Item`] variant);
+//! the binary encoder ([`super::wire`]) is such a sink. The serde deserializer
+//! ([`super::serde`]) pulls instead of being pushed, so it calls [`classify`] per node and
+//! keeps the same [`Path`]; the rules and the path notation exist only here.
+
+use std::fmt::Write as _;
+
+use num_bigint::BigInt;
+
+use crate::interp::actor_handle::{
+    downcast, ActorRef, CounterVal, DurationVal, NameRef, PidVal, RefVal, TimerVal,
+};
+use crate::interp::array::ArrayData;
+use crate::interp::class::ClassKind;
+use crate::interp::dict::Dict;
+use crate::interp::eval::Closure;
+use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
+use crate::interp::prims::supervision::SupRef;
+use crate::interp::value::{ClassRef, Instance, Interval, Key, Sym, Value};
+use crate::runtime::{Pid, Timeout};
+
+use super::error::CodecError;
+
+/// Deepest nesting the walker (and the decoder) accepts; deeper payloads are rejected with
+/// `not_serialisable` rather than risking the native stack.
+pub const MAX_DEPTH: usize = 1000;
+
+/// Name of a node without distribution (8.1).
+pub const NO_NODE: &str = "nonode@nohost";
+
+/// One step of a [`Path`].
+#[derive(Clone, Debug)]
+pub enum Seg {
+    /// `.name` — a Value field (or a named part: `.self`, `.source`).
+    Field(Sym),
+    /// `[i]` — a 1-based element position (List, Array, Tuple, Set, Bag, Queue, steps).
+    Index(usize),
+    /// `{key}` — a Dictionary entry, by its key.
+    Key(Value),
+    /// `.captured[i]` — a block's captured variable.
+    Captured(usize),
+}
+
+/// Where in a payload a value sits: the root name (`arg1`, `result`, `state.key`) and the
+/// steps below it. Rendering happens only for error messages.
+#[derive(Clone, Debug, Default)]
+pub struct Path {
+    root: String,
+    segs: Vec<Seg>,
+}
+
+impl Path {
+    pub fn new(root: &str) -> Self {
+        Path {
+            root: root.to_string(),
+            segs: Vec::new(),
+        }
+    }
+    pub fn push(&mut self, s: Seg) {
+        self.segs.push(s);
+    }
+    pub fn pop(&mut self) {
+        self.segs.pop();
+    }
+    pub fn depth(&self) -> usize {
+        self.segs.len()
+    }
+    /// `arg1.cache[3]{#k}`.
+    pub fn render(&self) -> String {
+        let mut s = self.root.clone();
+        for seg in &self.segs {
+            let _ = match seg {
+                Seg::Field(f) => write!(s, ".{f}"),
+                Seg::Index(i) => write!(s, "[{i}]"),
+                Seg::Key(k) => write!(s, "{{{}}}", key_text(k)),
+                Seg::Captured(i) => write!(s, ".captured[{i}]"),
+            };
+        }
+        s
+    }
+}
+
+fn key_text(k: &Value) -> String {
+    crate::interp::print::simple_print(k).unwrap_or_else(|| "...".to_string())
+}
+
+/// What a reference names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RefKind {
+    Actor,
+    /// A `withTimeout:` proxy of an actor (`extra` = timeout in ms, `u64::MAX` = infinity).
+    Proxy,
+    Pid,
+    /// `Foo named: #n` (resolves the name at each send, on the node it names).
+    Name,
+    /// A supervisor handle (`extra` = 1 for a DynamicSupervisor).
+    Supervisor,
+    /// A monitor Reference (`extra` = its id; the pid is the monitored process).
+    Monitor,
+}
+
+impl RefKind {
+    pub fn code(self) -> u8 {
+        self as u8
+    }
+    pub fn from_code(c: u8) -> Option<RefKind> {
+        use RefKind::*;
+        [Actor, Proxy, Pid, Name, Supervisor, Monitor]
+            .get(c as usize)
+            .copied()
+    }
+}
+
+/// A reference as it travels: enough for the receiving node's [`super::RefResolver`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WireRef {
+    pub kind: RefKind,
+    /// The node the process lives on (`name@host`).
+    pub node: Sym,
+    /// The class of the actor / supervisor (`Pid`, `Reference` for those kinds).
+    pub class: Sym,
+    pub number: u64,
+    pub service: bool,
+    /// The registered name of a [`RefKind::Name`] proxy.
+    pub name: Option<Sym>,
+    pub extra: u64,
+}
+
+/// One node of a value, as the walker sees it. Children are walked after it, in the order
+/// given on each variant.
+pub enum Item<'a> {
+    Nil,
+    Bool(bool),
+    Int(i64),
+    BigInt(&'a BigInt),
+    Float(f64),
+    Char(char),
+    Symbol(Sym),
+    Str(&'a str),
+    Binary(&'a [u8]),
+    /// Milliseconds.
+    Duration(i64),
+    /// Children: the elements.
+    List(&'a imbl::Vector<Value>),
+    /// Children: the elements.
+    Array(&'a ArrayData),
+    /// Children: the elements.
+    Tuple(&'a [Value]),
+    /// Children: key, value, key, value … in term order.
+    Dict(&'a Dict),
+    /// Children: the elements in term order.
+    Set(&'a imbl::OrdSet<Key>),
+    /// Children: each element followed by a [`Sink::count`].
+    Bag(&'a imbl::OrdMap<Key, usize>),
+    /// Children: the elements, front first.
+    Queue(&'a imbl::Vector<Value>),
+    /// Children: from, to, step.
+    Interval(&'a Interval),
+    /// Children: per field in field-name order, a [`Sink::field`] then the value.
+    Instance(&'a Instance),
+    ObjectByClass(&'a ClassRef),
+    Class(&'a ClassRef),
+    Meta(&'a ClassRef),
+    /// Children: `self` of the creating activation, then the captured values.
+    Block(&'a Closure),
+    /// Children: the source values, then the step values (blocks, or a drop count).
+    Stream(Box<StreamParts>),
+    Ref(WireRef),
+}
+
+/// Built-in classes whose values are bound to their node or process (8.6 "rejected").
+const HANDLE_SCOPED: &[&str] = &[
+    "AtomicCounter",
+    "Timer",
+    "Announcer",
+    "Subscription",
+];
+
+/// True when instances of `c` may not leave their node (built-in handles, `handleScope:`).
+pub fn handle_scoped(c: &ClassRef) -> bool {
+    let mut k = Some(c);
+    while let Some(cls) = k {
+        if cls.handle_scope.is_some() || HANDLE_SCOPED.contains(&cls.name.as_str()) {
+            return true;
+        }
+        k = cls.superclass.as_ref();
+    }
+    false
+}
+
+fn pid_ref(kind: RefKind, node: Sym, class: Sym, pid: Pid, extra: u64) -> WireRef {
+    WireRef {
+        kind,
+        node,
+        class,
+        number: pid.number,
+        service: pid.service,
+        name: None,
+        extra,
+    }
+}
+
+/// What `v` is on the wire (see the module table). `Err` carries the class name of a value
+/// that may not cross (the caller adds the path). `node` names this node, for references to
+/// local processes.
+pub fn classify(v: &Value, node: Sym) -> Result<Item<'_>, String> {
+    Ok(match v {
+        Value::Nil => Item::Nil,
+        Value::True => Item::Bool(true),
+        Value::False => Item::Bool(false),
+        Value::Int(i) => Item::Int(*i),
+        Value::BigInt(b) => Item::BigInt(b),
+        Value::Float(x) => Item::Float(x.get()),
+        Value::Char(c) => Item::Char(c.get()),
+        Value::Symbol(s) => Item::Symbol(*s),
+        Value::Str(s) => Item::Str(s),
+        Value::Binary(b) => Item::Binary(b),
+        Value::List(l) => Item::List(l),
+        Value::Array(a) => Item::Array(a),
+        Value::Tuple(t) => Item::Tuple(t),
+        Value::Dict(d) => Item::Dict(d),
+        Value::Set(s) => Item::Set(s),
+        Value::Bag(b) => Item::Bag(b),
+        Value::Queue(q) => Item::Queue(q),
+        Value::Interval(i) => Item::Interval(i),
+        Value::Object(inst) => {
+            if handle_scoped(&inst.class) {
+                return Err(inst.class.name.as_str().to_string());
+            }
+            match inst.class.kind {
+                ClassKind::Value => Item::Instance(inst),
+                _ => Item::ObjectByClass(&inst.class),
+            }
+        }
+        Value::Class(c) => Item::Class(c),
+        Value::Meta(c) => Item::Meta(c),
+        Value::Block(b) => Item::Block(b),
+        Value::Native(_) => return classify_native(v, node),
+    })
+}
+
+fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
+    if let Some(a) = downcast::<ActorRef>(v) {
+        let (kind, extra) = match (a.proxy, a.timeout) {
+            (false, _) => (RefKind::Actor, 0),
+            (true, Timeout::Ms(ms)) => (RefKind::Proxy, ms),
+            (true, Timeout::Infinity) => (RefKind::Proxy, u64::MAX),
+        };
+        let pid = a.proc.pid();
+        return Ok(Item::Ref(pid_ref(kind, node, a.class.name, pid, extra)));
+    }
+    if let Some(p) = downcast::<PidVal>(v) {
+        let pid = p.proc.pid();
+        return Ok(Item::Ref(pid_ref(RefKind::Pid, node, p.class.name, pid, 0)));
+    }
+    if let Some(n) = downcast::<NameRef>(v) {
+        return Ok(Item::Ref(WireRef {
+            kind: RefKind::Name,
+            node,
+            class: n.class.name,
+            number: 0,
+            service: false,
+            name: Some(n.name),
+            extra: 0,
+        }));
+    }
+    if let Some(s) = downcast::<SupRef>(v) {
+        let pid = s.h.pid();
+        let r = pid_ref(RefKind::Supervisor, node, s.class.name, pid, s.dynamic as u64);
+        return Ok(Item::Ref(r));
+    }
+    if let Some(r) = downcast::<RefVal>(v) {
+        let pid = r.target.pid();
+        return Ok(Item::Ref(pid_ref(
+            RefKind::Monitor,
+            node,
+            r.class.name,
+            pid,
+            r.id,
+        )));
+    }
+    if let Some(d) = downcast::<DurationVal>(v) {
+        return Ok(Item::Duration(d.ms));
+    }
+    if let Some(s) = downcast::<StreamObj>(v) {
+        return Ok(Item::Stream(Box::new(s.parts())));
+    }
+    if downcast::<CounterVal>(v).is_some() {
+        return Err("AtomicCounter".into());
+    }
+    if downcast::<TimerVal>(v).is_some() {
+        return Err("Timer".into());
+    }
+    // Process-navigation snapshots, CompiledMethods, jobs: not (yet) wire values.
+    match v {
+        Value::Native(n) => Err(n.0.class().name.as_str().to_string()),
+        _ => Err("?".into()),
+    }
+}
+
+/// Receives the nodes of a walk (see [`Item`] for what follows each one).
+pub trait Sink {
+    /// One node; answer false to skip its children (the sink wrote them itself).
+    fn item(&mut self, item: &Item<'_>, path: &Path) -> Result<bool, CodecError>;
+    /// Before each field value of an [`Item::Instance`].
+    fn field(&mut self, name: Sym) -> Result<(), CodecError>;
+    /// After each element of an [`Item::Bag`]: its count.
+    fn count(&mut self, n: usize) -> Result<(), CodecError>;
+}
+
+/// Walks `v` into `sink`, keeping the path below `path`'s root. `node` names this node.
+pub fn walk(v: &Value, node: Sym, path: &mut Path, sink: &mut dyn Sink) -> Result<(), CodecError> {
+    if path.depth() >= MAX_DEPTH {
+        let msg = format!(
+            "value at {} is nested deeper than {MAX_DEPTH} levels and cannot cross a node boundary",
+            path.render()
+        );
+        return Err(CodecError::new(
+            super::error::kind::NOT_SERIALISABLE,
+            msg,
+            path.render(),
+        ));
+    }
+    let item = classify(v, node).map_err(|c| CodecError::not_serialisable(&c, path.render()))?;
+    if !sink.item(&item, path)? {
+        return Ok(());
+    }
+    let each = |i: usize, x: &Value, path: &mut Path, sink: &mut dyn Sink| {
+        path.push(Seg::Index(i + 1));
+        let r = walk(x, node, path, sink);
+        path.pop();
+        r
+    };
+    match item {
+        Item::List(l) | Item::Queue(l) => {
+            for (i, x) in l.iter().enumerate() {
+                each(i, x, path, sink)?;
+            }
+        }
+        Item::Array(a) => {
+            for (i, x) in a.iter().enumerate() {
+                each(i, x, path, sink)?;
+            }
+        }
+        Item::Tuple(t) => {
+            for (i, x) in t.iter().enumerate() {
+                each(i, x, path, sink)?;
+            }
+        }
+        Item::Dict(d) => {
+            for (k, x) in d.iter() {
+                path.push(Seg::Key(k.clone()));
+                walk(k, node, path, sink)?;
+                walk(x, node, path, sink)?;
+                path.pop();
+            }
+        }
+        Item::Set(s) => {
+            for (i, k) in s.iter().enumerate() {
+                each(i, &k.0, path, sink)?;
+            }
+        }
+        Item::Bag(b) => {
+            for (i, (k, n)) in b.iter().enumerate() {
+                each(i, &k.0, path, sink)?;
+                sink.count(*n)?;
+            }
+        }
+        Item::Interval(iv) => {
+            for x in [&iv.from, &iv.to, &iv.step] {
+                walk(x, node, path, sink)?;
+            }
+        }
+        Item::Instance(inst) => {
+            for i in field_order(&inst.class) {
+                let name = inst.class.field_names[i];
+                sink.field(name)?;
+                path.push(Seg::Field(name));
+                let x = inst.fields.get(i).unwrap_or(&Value::Nil);
+                walk(x, node, path, sink)?;
+                path.pop();
+            }
+        }
+        Item::Block(b) => {
+            path.push(Seg::Field(Sym::new("self")));
+            walk(&b.recv, node, path, sink)?;
+            path.pop();
+            for (i, cell) in b.upvals.iter().enumerate() {
+                // A snapshot of the cell (never hold its lock across the walk).
+                let x = cell.lock().clone();
+                path.push(Seg::Captured(i + 1));
+                let r = walk(&x, node, path, sink);
+                path.pop();
+                r?;
+            }
+        }
+        Item::Stream(ref parts) => {
+            path.push(Seg::Field(Sym::new("source")));
+            for x in &parts.values {
+                walk(x, node, path, sink)?;
+            }
+            path.pop();
+            for (i, (_, x)) in parts.steps.iter().enumerate() {
+                path.push(Seg::Index(i + 1));
+                let r = walk(x, node, path, sink);
+                path.pop();
+                r?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Field positions in field-NAME order (5.12/10.1: how Value instances print and compare).
+pub fn field_order(c: &ClassRef) -> Vec<usize> {
+    let mut idx: Vec<usize> = (0..c.field_names.len()).collect();
+    idx.sort_by(|&a, &b| c.field_names[a].as_str().cmp(c.field_names[b].as_str()));
+    idx
+}
