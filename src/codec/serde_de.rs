@@ -42,7 +42,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
             Item::Bool(b) => visitor.visit_bool(b),
             Item::Int(i) => visitor.visit_i64(i),
             Item::BigInt(b) => {
-                if let Some(u) = b.to_u128() {
+                if let Some(u) = b.to_u64() {
+                    visitor.visit_u64(u)
+                } else if let Some(u) = b.to_u128() {
                     visitor.visit_u128(u)
                 } else if let Some(i) = b.to_i128() {
                     visitor.visit_i128(i)
