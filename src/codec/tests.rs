@@ -457,3 +457,31 @@ fn streams_round_trip_with_their_blocks() {
     assert!(l.is_err());
     same(&vm, "(Stream from: 1) take: 3");
 }
+
+#[test]
+fn nesting_is_bounded_both_ways() {
+    let nest = |n: usize| {
+        let mut v = Value::Int(1);
+        for _ in 0..n {
+            v = Value::list([v]);
+        }
+        v
+    };
+    // On an ordinary (test) thread: the walker's frames fit well within its stack.
+    let ok = nest(walk::MAX_DEPTH - 1);
+    let bytes = encode(&ok, "arg1").expect("within the limit");
+    let e = encode(&nest(walk::MAX_DEPTH + 5), "arg1").expect_err("too deep");
+    assert_eq!(e.kind, kind::NOT_SERIALISABLE);
+    let vm = vm();
+    let back = vm.run(move |ctx, _| decode_in(ctx, &bytes).map(|v| strict_eq(&v, &ok)));
+    assert_eq!(back, Ok(true));
+    // A hostile message nesting far deeper is refused, not a stack overflow.
+    let mut evil = vec![0xB7, 1];
+    for _ in 0..100_000 {
+        evil.extend_from_slice(&[0x0A, 1]);
+    }
+    evil.push(0);
+    let e = vm.run(move |ctx, _| decode_in(ctx, &evil)).expect_err("too deep");
+    assert_eq!(e.kind, kind::MALFORMED_MESSAGE);
+    // Dropping the deep values is the interpreter's business; keep them shallow here.
+}

@@ -326,108 +326,144 @@ pub trait Sink {
     fn count(&mut self, n: usize) -> Result<(), CodecError>;
 }
 
+/// How many blocks / Streams deep the walk may go: their captured values are snapshots the
+/// walk owns, walked by a nested call (everything else is walked without recursion).
+pub const MAX_OWNED_DEPTH: usize = 64;
+
+/// One step of a container's children.
+enum Step<'a> {
+    /// Walk this value under this path segment.
+    Val(Seg, &'a Value),
+    /// Walk a snapshot the walk owns (a block's captured value, a Stream part).
+    Owned(Seg, Value),
+    Field(Sym),
+    Count(usize),
+}
+
+type Steps<'a> = Box<dyn Iterator<Item = Step<'a>> + 'a>;
+
 /// Walks `v` into `sink`, keeping the path below `path`'s root. `node` names this node.
+///
+/// Iterative (an explicit stack of child iterators), so deep values cost heap, not native
+/// stack; nesting is still bounded by [`MAX_DEPTH`] so the decoder can take what was sent.
 pub fn walk(v: &Value, node: Sym, path: &mut Path, sink: &mut dyn Sink) -> Result<(), CodecError> {
-    if path.depth() >= MAX_DEPTH {
-        let msg = format!(
-            "value at {} is nested deeper than {MAX_DEPTH} levels and cannot cross a node boundary",
-            path.render()
-        );
-        return Err(CodecError::new(
-            super::error::kind::NOT_SERIALISABLE,
-            msg,
-            path.render(),
-        ));
+    walk_at(v, node, path, sink, 0)
+}
+
+fn too_deep(path: &Path, what: &str) -> CodecError {
+    let p = path.render();
+    let msg = format!("value at {p} is nested deeper than {what} and cannot cross a node boundary");
+    CodecError::new(super::error::kind::NOT_SERIALISABLE, msg, p)
+}
+
+fn walk_at(
+    v: &Value,
+    node: Sym,
+    path: &mut Path,
+    sink: &mut dyn Sink,
+    owned_depth: usize,
+) -> Result<(), CodecError> {
+    if owned_depth > MAX_OWNED_DEPTH {
+        return Err(too_deep(path, &format!("{MAX_OWNED_DEPTH} blocks")));
     }
-    let item = classify(v, node).map_err(|c| CodecError::not_serialisable(&c, path.render()))?;
-    if !sink.item(&item, path)? {
-        return Ok(());
+    let base = path.depth();
+    let mut stack: Vec<Steps<'_>> = Vec::new();
+    if let Some(steps) = visit(v, node, path, sink)? {
+        stack.push(steps);
     }
-    let each = |i: usize, x: &Value, path: &mut Path, sink: &mut dyn Sink| {
-        path.push(Seg::Index(i + 1));
-        let r = walk(x, node, path, sink);
-        path.pop();
-        r
-    };
-    match item {
-        Item::List(l) | Item::Queue(l) => {
-            for (i, x) in l.iter().enumerate() {
-                each(i, x, path, sink)?;
+    while let Some(top) = stack.last_mut() {
+        match top.next() {
+            None => {
+                stack.pop();
+                if path.depth() > base {
+                    path.pop();
+                }
             }
-        }
-        Item::Array(a) => {
-            for (i, x) in a.iter().enumerate() {
-                each(i, x, path, sink)?;
-            }
-        }
-        Item::Tuple(t) => {
-            for (i, x) in t.iter().enumerate() {
-                each(i, x, path, sink)?;
-            }
-        }
-        Item::Dict(d) => {
-            for (k, x) in d.iter() {
-                path.push(Seg::Key(k.clone()));
-                walk(k, node, path, sink)?;
-                walk(x, node, path, sink)?;
+            Some(Step::Field(f)) => sink.field(f)?,
+            Some(Step::Count(n)) => sink.count(n)?,
+            Some(Step::Owned(seg, x)) => {
+                path.push(seg);
+                walk_at(&x, node, path, sink, owned_depth + 1)?;
                 path.pop();
             }
-        }
-        Item::Set(s) => {
-            for (i, k) in s.iter().enumerate() {
-                each(i, &k.0, path, sink)?;
+            Some(Step::Val(seg, x)) => {
+                path.push(seg);
+                if path.depth() >= MAX_DEPTH {
+                    return Err(too_deep(path, &format!("{MAX_DEPTH} levels")));
+                }
+                match visit(x, node, path, sink)? {
+                    Some(steps) => stack.push(steps),
+                    None => path.pop(),
+                }
             }
         }
-        Item::Bag(b) => {
-            for (i, (k, n)) in b.iter().enumerate() {
-                each(i, &k.0, path, sink)?;
-                sink.count(*n)?;
-            }
-        }
-        Item::Interval(iv) => {
-            for x in [&iv.from, &iv.to, &iv.step] {
-                walk(x, node, path, sink)?;
-            }
-        }
-        Item::Instance(inst) => {
-            for i in field_order(&inst.class) {
-                let name = inst.class.field_names[i];
-                sink.field(name)?;
-                path.push(Seg::Field(name));
-                let x = inst.fields.get(i).unwrap_or(&Value::Nil);
-                walk(x, node, path, sink)?;
-                path.pop();
-            }
-        }
-        Item::Block(b) => {
-            path.push(Seg::Field(Sym::new("self")));
-            walk(&b.recv, node, path, sink)?;
-            path.pop();
-            for (i, cell) in b.upvals.iter().enumerate() {
-                // A snapshot of the cell (never hold its lock across the walk).
-                let x = cell.lock().clone();
-                path.push(Seg::Captured(i + 1));
-                let r = walk(&x, node, path, sink);
-                path.pop();
-                r?;
-            }
-        }
-        Item::Stream(ref parts) => {
-            path.push(Seg::Field(Sym::new("source")));
-            for x in &parts.values {
-                walk(x, node, path, sink)?;
-            }
-            path.pop();
-            for (i, (_, x)) in parts.steps.iter().enumerate() {
-                path.push(Seg::Index(i + 1));
-                let r = walk(x, node, path, sink);
-                path.pop();
-                r?;
-            }
-        }
-        _ => {}
     }
     Ok(())
+}
+
+/// Classifies one value, hands it to the sink and answers its children (None: a leaf, or
+/// the sink wrote them itself).
+fn visit<'a>(
+    v: &'a Value,
+    node: Sym,
+    path: &Path,
+    sink: &mut dyn Sink,
+) -> Result<Option<Steps<'a>>, CodecError> {
+    let item = classify(v, node).map_err(|c| CodecError::not_serialisable(&c, path.render()))?;
+    if !sink.item(&item, path)? {
+        return Ok(None);
+    }
+    fn indexed<'a>(it: impl Iterator<Item = &'a Value> + 'a) -> Steps<'a> {
+        Box::new(it.enumerate().map(|(i, x)| Step::Val(Seg::Index(i + 1), x)))
+    }
+    Ok(Some(match item {
+        Item::List(l) | Item::Queue(l) => indexed(l.iter()),
+        Item::Array(a) => indexed(a.iter()),
+        Item::Tuple(t) => indexed(t.iter()),
+        Item::Set(s) => indexed(s.iter().map(|k| &k.0)),
+        Item::Dict(d) => Box::new(d.iter().flat_map(|(k, x)| {
+            [
+                Step::Val(Seg::Key(k.clone()), k),
+                Step::Val(Seg::Key(k.clone()), x),
+            ]
+        })),
+        Item::Bag(b) => Box::new(b.iter().enumerate().flat_map(|(i, (k, n))| {
+            [Step::Val(Seg::Index(i + 1), &k.0), Step::Count(*n)]
+        })),
+        Item::Interval(iv) => Box::new(
+            [("from", &iv.from), ("to", &iv.to), ("by", &iv.step)]
+                .into_iter()
+                .map(|(n, x)| Step::Val(Seg::Field(Sym::new(n)), x)),
+        ),
+        Item::Instance(inst) => Box::new(field_order(&inst.class).into_iter().flat_map(move |i| {
+            let name = inst.class.field_names[i];
+            let x = inst.fields.get(i).unwrap_or(&Value::Nil);
+            [Step::Field(name), Step::Val(Seg::Field(name), x)]
+        })),
+        Item::Block(b) => {
+            // Snapshots of the cells (never hold a cell's lock across the walk).
+            let captured: Vec<Value> = b.upvals.iter().map(|c| c.lock().clone()).collect();
+            let me = Step::Val(Seg::Field(Sym::new("self")), &b.recv);
+            Box::new(std::iter::once(me).chain(
+                captured
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, x)| Step::Owned(Seg::Captured(i + 1), x)),
+            ))
+        }
+        Item::Stream(parts) => {
+            let StreamParts { values, steps, .. } = *parts;
+            let src = values
+                .into_iter()
+                .map(|x| Step::Owned(Seg::Field(Sym::new("source")), x));
+            let ops = steps
+                .into_iter()
+                .enumerate()
+                .map(|(i, (_, x))| Step::Owned(Seg::Index(i + 1), x));
+            Box::new(src.chain(ops))
+        }
+        _ => return Ok(None),
+    }))
 }
 
 /// Field positions in field-NAME order (5.12/10.1: how Value instances print and compare).
