@@ -253,7 +253,10 @@ mod tests {
     #[test]
     fn literal_answers() {
         assert_eq!(literal_answer("class shapeVersion => 2"), Some(2));
-        assert_eq!(literal_answer("class shapeVersion =>\n    ^ 12 // bumped"), Some(12));
+        assert_eq!(
+            literal_answer("class shapeVersion =>\n    ^ 12 // bumped"),
+            Some(12)
+        );
         assert_eq!(literal_answer("class shapeVersion => self foo"), None);
     }
 

@@ -87,7 +87,13 @@ impl CodecError {
 
     /// The error raised in `ctx` (stack trace and location of the running code).
     pub fn to_unwind(&self, ctx: &Ctx) -> Unwind {
-        ctx.err_full(self.kind, self.message.clone(), self.hint.clone(), None, None)
+        ctx.err_full(
+            self.kind,
+            self.message.clone(),
+            self.hint.clone(),
+            None,
+            None,
+        )
     }
 }
 

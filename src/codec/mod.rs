@@ -31,7 +31,7 @@ mod tests;
 #[cfg(test)]
 mod tests_serde;
 
+pub use self::serde::{from_rust, to_rust};
 pub use error::CodecError;
 pub use resolve::{LocalResolver, RefResolver};
-pub use self::serde::{from_rust, to_rust};
 pub use wire::{decode, encode, encode_in, DecodeCtx};

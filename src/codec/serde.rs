@@ -193,7 +193,12 @@ impl ser::Serializer for Ser {
     fn serialize_unit_struct(self, _: &'static str) -> Result<Value, Error> {
         Ok(Value::Nil)
     }
-    fn serialize_unit_variant(self, _: &'static str, _: u32, v: &'static str) -> Result<Value, Error> {
+    fn serialize_unit_variant(
+        self,
+        _: &'static str,
+        _: u32,
+        v: &'static str,
+    ) -> Result<Value, Error> {
         Ok(Value::sym(v))
     }
     fn serialize_newtype_struct<T: Serialize + ?Sized>(
@@ -210,7 +215,9 @@ impl ser::Serializer for Ser {
         var: &'static str,
         v: &T,
     ) -> Result<Value, Error> {
-        let inner = v.serialize(Ser).map_err(|e| e.at(Seg::Key(Value::sym(var))))?;
+        let inner = v
+            .serialize(Ser)
+            .map_err(|e| e.at(Seg::Key(Value::sym(var))))?;
         Ok(variant(var, inner))
     }
     fn serialize_seq(self, len: Option<usize>) -> Result<SeqSer, Error> {
@@ -268,7 +275,8 @@ impl SeqSer {
     }
     fn push<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
         let i = self.items.len() + 1;
-        self.items.push(v.serialize(Ser).map_err(|e| e.at(Seg::Index(i)))?);
+        self.items
+            .push(v.serialize(Ser).map_err(|e| e.at(Seg::Index(i)))?);
         Ok(())
     }
     fn finish(self) -> Value {
@@ -374,7 +382,11 @@ impl ser::SerializeMap for MapSer {
 impl ser::SerializeStruct for MapSer {
     type Ok = Value;
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, k: &'static str, v: &T) -> Result<(), Error> {
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        k: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
         self.field(k, v)
     }
     fn end(self) -> Result<Value, Error> {
@@ -385,7 +397,11 @@ impl ser::SerializeStruct for MapSer {
 impl ser::SerializeStructVariant for MapSer {
     type Ok = Value;
     type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, k: &'static str, v: &T) -> Result<(), Error> {
+    fn serialize_field<T: Serialize + ?Sized>(
+        &mut self,
+        k: &'static str,
+        v: &T,
+    ) -> Result<(), Error> {
         self.field(k, v)
     }
     fn end(self) -> Result<Value, Error> {

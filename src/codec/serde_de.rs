@@ -49,7 +49,9 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
                 } else if let Some(i) = b.to_i128() {
                     visitor.visit_i128(i)
                 } else {
-                    Err(Error::new(format!("integer {b} is too large for any Rust integer")))
+                    Err(Error::new(format!(
+                        "integer {b} is too large for any Rust integer"
+                    )))
                 }
             }
             Item::Float(x) => visitor.visit_f64(x),
@@ -66,7 +68,11 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
                 })
             }
             Item::Dict(d) => visitor.visit_map(Map {
-                it: d.iter().map(|(k, x)| (KeyDe::Value(k), x)).collect::<Vec<_>>().into_iter(),
+                it: d
+                    .iter()
+                    .map(|(k, x)| (KeyDe::Value(k), x))
+                    .collect::<Vec<_>>()
+                    .into_iter(),
                 cur: None,
             }),
             Item::Instance(inst) => {
@@ -88,7 +94,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
             Item::Class(c) | Item::Meta(c) => Err(unsupported(&format!("the class {}", c.name))),
             Item::Block(_) => Err(unsupported("a Block")),
             Item::Stream(_) => Err(unsupported("a Stream")),
-            Item::Ref(r) => Err(unsupported(&format!("a reference to a {} process", r.class))),
+            Item::Ref(r) => Err(unsupported(&format!(
+                "a reference to a {} process",
+                r.class
+            ))),
         }
     }
 
@@ -173,13 +182,18 @@ struct Seq<'de> {
 
 impl<'de> de::SeqAccess<'de> for Seq<'de> {
     type Error = Error;
-    fn next_element_seed<T: DeserializeSeed<'de>>(&mut self, seed: T) -> Result<Option<T::Value>, Error> {
+    fn next_element_seed<T: DeserializeSeed<'de>>(
+        &mut self,
+        seed: T,
+    ) -> Result<Option<T::Value>, Error> {
         match self.it.next() {
             None => Ok(None),
             Some(v) => {
                 self.i += 1;
                 let i = self.i;
-                seed.deserialize(ValueDe(v)).map(Some).map_err(|e| e.at(Seg::Index(i)))
+                seed.deserialize(ValueDe(v))
+                    .map(Some)
+                    .map_err(|e| e.at(Seg::Index(i)))
             }
         }
     }
@@ -195,7 +209,10 @@ struct Map<'de> {
 
 impl<'de> de::MapAccess<'de> for Map<'de> {
     type Error = Error;
-    fn next_key_seed<K: DeserializeSeed<'de>>(&mut self, seed: K) -> Result<Option<K::Value>, Error> {
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, Error> {
         let Some((k, v)) = self.it.next() else {
             return Ok(None);
         };

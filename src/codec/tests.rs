@@ -85,7 +85,12 @@ fn decode_in(ctx: &mut crate::interp::eval::Ctx, bytes: &[u8]) -> Result<Value, 
 fn same(vm: &Vm, src: &str) {
     let v = eval(vm, src);
     let back = round_trip(vm, v.clone()).unwrap_or_else(|e| panic!("{src}: {e}"));
-    assert!(strict_eq(&v, &back), "{src}: {} vs {}", vm.display(&v), vm.display(&back));
+    assert!(
+        strict_eq(&v, &back),
+        "{src}: {} vs {}",
+        vm.display(&v),
+        vm.display(&back)
+    );
     assert_eq!(vm.display(&v), vm.display(&back), "{src}");
 }
 
@@ -117,7 +122,13 @@ fn scalars_round_trip() {
 #[test]
 fn float_bits_survive() {
     let vm = vm();
-    for x in [f64::NAN, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::MIN_POSITIVE] {
+    for x in [
+        f64::NAN,
+        -0.0,
+        f64::INFINITY,
+        f64::NEG_INFINITY,
+        f64::MIN_POSITIVE,
+    ] {
         let back = round_trip(&vm, Value::float(x)).expect("float");
         match back {
             Value::Float(y) => assert_eq!(y.get().to_bits(), x.to_bits()),
@@ -214,7 +225,10 @@ fn classes_and_object_instances_go_by_name() {
     };
     assert_eq!(i.class.name.as_str(), "Bucket");
     let n = vm.run(move |ctx, _| ctx.send(&back, Sym::new("size"), &[]).map_err(|_| ()));
-    assert!(matches!(n, Ok(Value::Int(3))), "a fresh instance of the class here");
+    assert!(
+        matches!(n, Ok(Value::Int(3))),
+        "a fresh instance of the class here"
+    );
 }
 
 #[test]
@@ -266,7 +280,10 @@ fn references_resolve_to_the_live_process() {
     same(&vm, "c withTimeout: 100");
     let back = round_trip(&vm, eval(&vm, "c")).expect("actor");
     let n = vm.run(move |ctx, _| ctx.send(&back, Sym::new("n"), &[]).map_err(|_| ()));
-    assert!(matches!(n, Ok(Value::Int(0))), "sends reach the original actor");
+    assert!(
+        matches!(n, Ok(Value::Int(0))),
+        "sends reach the original actor"
+    );
     // A reference naming another node: node_down from the local resolver.
     let v = eval(&vm, "c");
     let other = EncodeOpts {
@@ -274,7 +291,9 @@ fn references_resolve_to_the_live_process() {
         prog: None,
     };
     let bytes = encode_with(&v, "arg1", &other).expect("encode");
-    let e = vm.run(move |ctx, _| decode_in(ctx, &bytes)).expect_err("node_down");
+    let e = vm
+        .run(move |ctx, _| decode_in(ctx, &bytes))
+        .expect_err("node_down");
     assert_eq!(e.kind, kind::NODE_DOWN);
     assert_eq!(e.path, "arg1");
 }
@@ -331,8 +350,10 @@ fn mismatched_blocks_raise_remote_code_mismatch() {
 }
 
 const V1: &str = "Value subclass: Shape\n  field: w = 1\n  field: old = 0\n";
-const V2: &str = "Value subclass: Shape\n  class shapeVersion => 2\n  field: w = 1\n  field: h = 7\n";
-const V3: &str = "Value subclass: Shape\n  class shapeVersion => 3\n  field: w = 1\n  field: d :: Integer\n";
+const V2: &str =
+    "Value subclass: Shape\n  class shapeVersion => 2\n  field: w = 1\n  field: h = 7\n";
+const V3: &str =
+    "Value subclass: Shape\n  class shapeVersion => 3\n  field: w = 1\n  field: d :: Integer\n";
 
 fn encoded(vm: &Vm, src: &str) -> Vec<u8> {
     let v = eval(vm, src);
@@ -345,20 +366,29 @@ fn shape_versions_migrate_forward_only() {
     let old = encoded(&v1, "Shape new withW: 5");
     // Older envelope: w kept, h takes its default, old dropped.
     let m = v2.run(move |ctx, _| decode_in(ctx, &old)).expect("migrate");
-    assert_eq!(v2.display(&m), v2.display(&eval(&v2, "(Shape new withW: 5) withH: 7")));
+    assert_eq!(
+        v2.display(&m),
+        v2.display(&eval(&v2, "(Shape new withW: 5) withH: 7"))
+    );
     // Newer envelope: shape_version_ahead.
     let new = encoded(&v2, "Shape new");
-    let e = v1.run(move |ctx, _| decode_in(ctx, &new)).expect_err("ahead");
+    let e = v1
+        .run(move |ctx, _| decode_in(ctx, &new))
+        .expect_err("ahead");
     assert_eq!(e.kind, kind::SHAPE_VERSION_AHEAD);
     assert!(e.message.contains("version 2"), "{}", e.message);
     // A missing typed field without a default: shape_migration_failed.
     let old = encoded(&v1, "#(1, Shape new)");
-    let e = v3.run(move |ctx, _| decode_in(ctx, &old)).expect_err("fails");
+    let e = v3
+        .run(move |ctx, _| decode_in(ctx, &old))
+        .expect_err("fails");
     assert_eq!(e.kind, kind::SHAPE_MIGRATION_FAILED);
     assert_eq!(e.path, "arg1[2]");
     // A class this node lacks.
     let p = encoded(&vm(), "Point new");
-    let e = v1.run(move |ctx, _| decode_in(ctx, &p)).expect_err("missing");
+    let e = v1
+        .run(move |ctx, _| decode_in(ctx, &p))
+        .expect_err("missing");
     assert_eq!(e.kind, kind::CLASS_NOT_FOUND);
 }
 
@@ -369,17 +399,26 @@ fn wire_version_and_framing() {
     let vm = vm();
     let mut future = bytes.clone();
     future[1] = 2;
-    let e = vm.run(move |ctx, _| decode_in(ctx, &future)).expect_err("v2");
+    let e = vm
+        .run(move |ctx, _| decode_in(ctx, &future))
+        .expect_err("v2");
     assert_eq!(e.kind, kind::WIRE_VERSION_UNSUPPORTED);
     let mut trailing = bytes;
     trailing.push(0);
-    let e = vm.run(move |ctx, _| decode_in(ctx, &trailing)).expect_err("trailing");
+    let e = vm
+        .run(move |ctx, _| decode_in(ctx, &trailing))
+        .expect_err("trailing");
     assert_eq!(e.kind, kind::MALFORMED_MESSAGE);
     // Names are interned per message: a repeated Symbol costs one byte.
-    let once = encode(&Value::list([Value::sym("abcdef")]), "a").expect("e").len();
-    let twice = encode(&Value::list([Value::sym("abcdef"), Value::sym("abcdef")]), "a")
+    let once = encode(&Value::list([Value::sym("abcdef")]), "a")
         .expect("e")
         .len();
+    let twice = encode(
+        &Value::list([Value::sym("abcdef"), Value::sym("abcdef")]),
+        "a",
+    )
+    .expect("e")
+    .len();
     assert_eq!(twice, once + 2);
     let _ = NO_NODE;
 }
@@ -432,7 +471,7 @@ fn damaged_input_never_panics() {
         for _ in 0..500 {
             let n = (rng.next() % 64) as usize;
             let mut g: Vec<u8> = (0..n).map(|_| rng.next() as u8).collect();
-            if rng.next() % 2 == 0 && g.len() > 2 {
+            if rng.next().is_multiple_of(2) && g.len() > 2 {
                 g[0] = 0xB7;
                 g[1] = 1;
             }
@@ -450,7 +489,10 @@ fn damaged_input_never_panics() {
 #[test]
 fn streams_round_trip_with_their_blocks() {
     let vm = vm();
-    let v = eval(&vm, "(#(1, 2, 3, 4) stream select: [:x | x > 1]) collect: [:x | x * 10]");
+    let v = eval(
+        &vm,
+        "(#(1, 2, 3, 4) stream select: [:x | x > 1]) collect: [:x | x * 10]",
+    );
     let back = round_trip(&vm, v).expect("stream");
     let l = vm.run(move |ctx, _| ctx.send(&back, Sym::new("asList"), &[]).map_err(|_| ()));
     // Top-level blocks arrive as mismatches: pulling the stream raises.
@@ -481,7 +523,9 @@ fn nesting_is_bounded_both_ways() {
         evil.extend_from_slice(&[0x0A, 1]);
     }
     evil.push(0);
-    let e = vm.run(move |ctx, _| decode_in(ctx, &evil)).expect_err("too deep");
+    let e = vm
+        .run(move |ctx, _| decode_in(ctx, &evil))
+        .expect_err("too deep");
     assert_eq!(e.kind, kind::MALFORMED_MESSAGE);
     // Dropping the deep values is the interpreter's business; keep them shallow here.
 }

@@ -111,7 +111,10 @@ fn structs_become_symbol_keyed_dictionaries() {
     let Value::Dict(d) = &v else {
         panic!("not a Dictionary");
     };
-    assert!(d.get(&Value::sym("port")).is_some(), "struct fields are Symbols");
+    assert!(
+        d.get(&Value::sym("port")).is_some(),
+        "struct fields are Symbols"
+    );
     let Some(Value::Dict(limits)) = d.get(&Value::sym("limits")) else {
         panic!("limits");
     };
@@ -119,7 +122,12 @@ fn structs_become_symbol_keyed_dictionaries() {
         limits.get(&Value::str("cpu")).is_some(),
         "map keys stay Strings"
     );
-    assert_eq!(d.get(&Value::sym("mode")).and_then(|m| m.as_sym()).map(|s| s.as_str()), Some("Fast"));
+    assert_eq!(
+        d.get(&Value::sym("mode"))
+            .and_then(|m| m.as_sym())
+            .map(|s| s.as_str()),
+        Some("Fast")
+    );
     assert!(matches!(d.get(&Value::sym("replica")), Some(Value::Nil)));
     assert!(matches!(d.get(&Value::sym("pair")), Some(Value::Tuple(_))));
     assert!(matches!(d.get(&Value::sym("tags")), Some(Value::List(_))));
@@ -153,7 +161,8 @@ fn value_instances_read_as_structs() {
 
 #[test]
 fn mismatches_are_type_errors_with_paths() {
-    let e = to_rust::<Config>(&eval(&CONFIG.replace("#pool => 4", "#pool => 300"))).expect_err("u8");
+    let e =
+        to_rust::<Config>(&eval(&CONFIG.replace("#pool => 4", "#pool => 300"))).expect_err("u8");
     assert_eq!(e.kind, kind::TYPE_ERROR);
     assert_eq!(e.path, "{#db}{#pool}");
     assert!(e.message.contains("300"), "{}", e.message);

@@ -187,12 +187,7 @@ pub enum Item<'a> {
 }
 
 /// Built-in classes whose values are bound to their node or process (8.6 "rejected").
-const HANDLE_SCOPED: &[&str] = &[
-    "AtomicCounter",
-    "Timer",
-    "Announcer",
-    "Subscription",
-];
+const HANDLE_SCOPED: &[&str] = &["AtomicCounter", "Timer", "Announcer", "Subscription"];
 
 /// True when instances of `c` may not leave their node (built-in handles, `handleScope:`).
 pub fn handle_scoped(c: &ClassRef) -> bool {
@@ -284,7 +279,13 @@ fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
     }
     if let Some(s) = downcast::<SupRef>(v) {
         let pid = s.h.pid();
-        let r = pid_ref(RefKind::Supervisor, node, s.class.name, pid, s.dynamic as u64);
+        let r = pid_ref(
+            RefKind::Supervisor,
+            node,
+            s.class.name,
+            pid,
+            s.dynamic as u64,
+        );
         return Ok(Item::Ref(r));
     }
     if let Some(r) = downcast::<RefVal>(v) {
@@ -427,9 +428,11 @@ fn visit<'a>(
                 Step::Val(Seg::Key(k.clone()), x),
             ]
         })),
-        Item::Bag(b) => Box::new(b.iter().enumerate().flat_map(|(i, (k, n))| {
-            [Step::Val(Seg::Index(i + 1), &k.0), Step::Count(*n)]
-        })),
+        Item::Bag(b) => Box::new(
+            b.iter()
+                .enumerate()
+                .flat_map(|(i, (k, n))| [Step::Val(Seg::Index(i + 1), &k.0), Step::Count(*n)]),
+        ),
         Item::Interval(iv) => Box::new(
             [("from", &iv.from), ("to", &iv.to), ("by", &iv.step)]
                 .into_iter()
@@ -444,12 +447,14 @@ fn visit<'a>(
             // Snapshots of the cells (never hold a cell's lock across the walk).
             let captured: Vec<Value> = b.upvals.iter().map(|c| c.lock().clone()).collect();
             let me = Step::Val(Seg::Field(Sym::new("self")), &b.recv);
-            Box::new(std::iter::once(me).chain(
-                captured
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, x)| Step::Owned(Seg::Captured(i + 1), x)),
-            ))
+            Box::new(
+                std::iter::once(me).chain(
+                    captured
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, x)| Step::Owned(Seg::Captured(i + 1), x)),
+                ),
+            )
         }
         Item::Stream(parts) => {
             let StreamParts { values, steps, .. } = *parts;

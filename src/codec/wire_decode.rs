@@ -51,7 +51,9 @@ pub fn decode(bytes: &[u8], dc: &mut DecodeCtx<'_>) -> Result<Value, CodecError>
     if version != WIRE_VERSION {
         return Err(CodecError::new(
             kind::WIRE_VERSION_UNSUPPORTED,
-            format!("wire format version {version} is not supported (this node speaks {WIRE_VERSION})"),
+            format!(
+                "wire format version {version} is not supported (this node speaks {WIRE_VERSION})"
+            ),
             "",
         ));
     }
@@ -211,7 +213,10 @@ impl Decoder<'_, '_, '_> {
             }
             tag::FLOAT => {
                 let end = self.pos + 8;
-                let b = self.buf.get(self.pos..end).ok_or_else(|| self.bad("truncated"))?;
+                let b = self
+                    .buf
+                    .get(self.pos..end)
+                    .ok_or_else(|| self.bad("truncated"))?;
                 let bits = u64::from_le_bytes(b.try_into().unwrap_or([0; 8]));
                 self.pos = end;
                 Value::float(f64::from_bits(bits))
@@ -329,7 +334,11 @@ impl Decoder<'_, '_, '_> {
         self.class_of(name, want)
     }
 
-    fn class_of(&mut self, name: Sym, want: Option<ClassKind>) -> Result<(ClassRef, i64), CodecError> {
+    fn class_of(
+        &mut self,
+        name: Sym,
+        want: Option<ClassKind>,
+    ) -> Result<(ClassRef, i64), CodecError> {
         let (c, v) = match self.shapes.get(&name) {
             Some(x) => x.clone(),
             None => {
@@ -347,7 +356,11 @@ impl Decoder<'_, '_, '_> {
         };
         if let Some(k) = want {
             if c.kind != k {
-                let what = if k == ClassKind::Value { "a Value" } else { "an Object" };
+                let what = if k == ClassKind::Value {
+                    "a Value"
+                } else {
+                    "an Object"
+                };
                 return Err(self.at(CodecError::new(
                     kind::CLASS_NOT_FOUND,
                     format!("class {name} is not {what} class on this node"),
@@ -462,7 +475,10 @@ impl Decoder<'_, '_, '_> {
             _ => return Err(self.bad("bad block origin")),
         };
         let end = self.pos + 8;
-        let fp = self.buf.get(self.pos..end).ok_or_else(|| self.bad("truncated"))?;
+        let fp = self
+            .buf
+            .get(self.pos..end)
+            .ok_or_else(|| self.bad("truncated"))?;
         let fingerprint = u64::from_le_bytes(fp.try_into().unwrap_or([0; 8]));
         self.pos = end;
         let ordinal = u32::try_from(self.varint()?).map_err(|_| self.bad("ordinal"))?;
@@ -486,7 +502,8 @@ impl Decoder<'_, '_, '_> {
     }
 
     fn reference(&mut self) -> Result<Value, CodecError> {
-        let kind = RefKind::from_code(self.byte()?).ok_or_else(|| self.bad("bad reference kind"))?;
+        let kind =
+            RefKind::from_code(self.byte()?).ok_or_else(|| self.bad("bad reference kind"))?;
         let node = self.name()?;
         let class = self.name()?;
         let number = self.varint()?;
