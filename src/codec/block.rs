@@ -7,11 +7,11 @@
 //! lowering id: real blocks numbered from 1 in source order, see `FnCode::blocks`).
 //!
 //! The receiving node resolves the identity against its own loaded code: same class, method
-//! and fingerprint give the block's code there and a live block. Anything else (class or
-//! method missing, different source, a top-level unit, code the encoder could not name) gives
-//! a block of the same arity whose invocation raises `remote_code_mismatch` with the hint of
-//! 8.6 — the error appears where the block runs, as specified. Top-level blocks are always
-//! decoded that way for now: a node does not keep the lowered code of its units.
+//! (or unit path and fingerprint, through `Program::unit_blocks`) give the block's code there
+//! and a live block. Anything else (class, method or unit missing, different source, a
+//! different capture layout, code the encoder could not name) gives a block of the same arity
+//! whose invocation raises `remote_code_mismatch` with the hint of 8.6 — the error appears
+//! where the block runs, as specified.
 
 use std::sync::Arc;
 
@@ -115,33 +115,47 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
     }
 }
 
-/// The code `id` names in this program, if it is loaded with the same source.
-fn find_code(prog: &Program, id: &BlockId) -> Option<(ClassRef, bool, Arc<FnCode>)> {
-    let Origin::Method {
-        class,
-        class_side,
-        selector,
-    } = &id.origin
-    else {
-        return None;
+/// The code `id` names in this program, if it is loaded with the same source: (defining
+/// class and side, or None for top-level code; the block's code).
+fn find_code(prog: &Program, id: &BlockId) -> Option<(Option<(ClassRef, bool)>, Arc<FnCode>)> {
+    let (owner, blocks) = match &id.origin {
+        Origin::Method {
+            class,
+            class_side,
+            selector,
+        } => {
+            let c = prog.class_by_sym(*class)?;
+            let m = {
+                let t = if *class_side {
+                    c.class_methods.read()
+                } else {
+                    c.methods.read()
+                };
+                t.get(selector).cloned()?
+            };
+            let Method::Compiled(cm) = m else {
+                return None;
+            };
+            if fingerprint(&cm.source) != id.fingerprint {
+                return None;
+            }
+            (Some((c, *class_side)), cm.code.blocks.clone())
+        }
+        Origin::Unit(path) => {
+            // The latest loaded file of that path and source (a REPL reuses its path).
+            let file = {
+                let files = prog.files.read();
+                files
+                    .iter()
+                    .rposition(|f| f.path == *path && fingerprint(&f.src) == id.fingerprint)?
+            };
+            let blocks = prog.unit_blocks.read().get(&(file as u32))?.clone();
+            (None, blocks)
+        }
+        Origin::Unknown => return None,
     };
-    let c = prog.class_by_sym(*class)?;
-    let m = {
-        let t = if *class_side {
-            c.class_methods.read()
-        } else {
-            c.methods.read()
-        };
-        t.get(selector).cloned()?
-    };
-    let Method::Compiled(cm) = m else {
-        return None;
-    };
-    if fingerprint(&cm.source) != id.fingerprint {
-        return None;
-    }
-    let code = cm.code.blocks.iter().find(|b| b.fid == id.ordinal)?.clone();
-    (code.nparams == id.arity).then_some((c, *class_side, code))
+    let code = blocks.iter().find(|b| b.fid == id.ordinal)?.clone();
+    (code.nparams == id.arity).then_some((owner, code))
 }
 
 /// A block for `id` in this program: the real code with `recv` and `captured`, or (when the
@@ -152,7 +166,7 @@ pub fn resolve(ctx: &Ctx, id: &BlockId, recv: Value, captured: Vec<Value>) -> Va
         .prog
         .block_serial
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    if let Some((class, side, code)) = find_code(&ctx.prog, id) {
+    if let Some((owner, code)) = find_code(&ctx.prog, id) {
         if code.upvals.len() == captured.len() {
             let upvals: Vec<Arc<VarCell>> = captured
                 .into_iter()
@@ -164,8 +178,8 @@ pub fn resolve(ctx: &Ctx, id: &BlockId, recv: Value, captured: Vec<Value>) -> Va
                 upvals: upvals.into_boxed_slice(),
                 // A `^` in a block that crossed to another node has no live home here.
                 home: u64::MAX,
-                mclass: Some(class),
-                mside: side,
+                mside: owner.as_ref().is_some_and(|o| o.1),
+                mclass: owner.map(|o| o.0),
                 serial,
             }));
         }

@@ -342,10 +342,38 @@ fn mismatched_blocks_raise_remote_code_mismatch() {
     // The same bytes on the same code resolve.
     let (k, _) = raised_by(&a, bytes, Value::Int(1));
     assert_eq!(k, None);
-    // Top-level blocks are named by their unit but not resolved (documented).
-    let top = eval(&a, "[:x | x]");
+    // A top-level block of this session resolves here.
+    let top = eval(&a, "[:x | x + 1]");
     let bytes = a.run(move |ctx, _| encode_in(ctx, &top, "arg1").expect("enc"));
     let (k, _) = raised_by(&a, bytes, Value::Int(1));
+    assert_eq!(k, None);
+}
+
+#[test]
+fn top_level_blocks_resolve_by_unit() {
+    let app = "k := 10\ntimesK := [:x | x * k]\n";
+    let load = |src: &str| {
+        let vm = vm();
+        let rep = vm.load_unit(&[("app.bt".to_string(), src.to_string())]);
+        assert!(rep.error.is_none() && rep.warnings.is_empty());
+        vm
+    };
+    let (a, b, c) = (load(app), load(app), load(&app.replace("x * k", "x + k")));
+    let blk = eval(&a, "timesK");
+    let bytes = a.run(move |ctx, _| encode_in(ctx, &blk, "arg1").expect("enc"));
+    // Same unit (path and source) on the other node: a live block with its captured k.
+    let r = b.run({
+        let bytes = bytes.clone();
+        move |ctx, _| {
+            let blk = decode_in(ctx, &bytes).expect("dec");
+            ctx.call_block(&blk, &[Value::Int(4)])
+                .map_err(|_| ())
+                .map(|v| v.as_int())
+        }
+    });
+    assert_eq!(r, Ok(Some(40)));
+    // A different source under the same path: remote_code_mismatch when invoked.
+    let (k, _) = raised_by(&c, bytes, Value::Int(4));
     assert_eq!(k, Some("remote_code_mismatch"));
 }
 
@@ -495,8 +523,8 @@ fn streams_round_trip_with_their_blocks() {
     );
     let back = round_trip(&vm, v).expect("stream");
     let l = vm.run(move |ctx, _| ctx.send(&back, Sym::new("asList"), &[]).map_err(|_| ()));
-    // Top-level blocks arrive as mismatches: pulling the stream raises.
-    assert!(l.is_err());
+    let l = l.expect("the stream's blocks resolve");
+    assert!(strict_eq(&l, &eval(&vm, "#(20, 30, 40)")));
     same(&vm, "(Stream from: 1) take: 3");
 }
 
