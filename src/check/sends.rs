@@ -415,9 +415,7 @@ impl<'a> Walker<'a> {
         let n = arity(s.selector);
         // Binary selectors are one or two operator characters: every other operator is within
         // edit distance 1, so a suggestion would be noise (`<` → `,`).
-        let binary = !s
-            .selector
-            .starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let binary = !s.selector.starts_with(|c: char| c.is_alphanumeric() || c == '_');
         let suggestion = did_you_mean(
             s.selector,
             candidates
