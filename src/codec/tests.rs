@@ -451,6 +451,47 @@ fn wire_version_and_framing() {
     let _ = NO_NODE;
 }
 
+/// Hand-made messages naming classes that are not field records are refused.
+#[test]
+fn envelopes_of_builtin_natives_are_refused() {
+    let vm = vm();
+    let msg = |t: u8, name: &str, tail: &[u8]| {
+        let mut m = vec![0xB7, 1, t, 0, name.len() as u8];
+        m.extend_from_slice(name.as_bytes());
+        m.extend_from_slice(tail);
+        m
+    };
+    for m in [
+        msg(0x13, "Duration", &[2, 0]),
+        msg(0x13, "Integer", &[2, 0]),
+        msg(0x14, "AtomicCounter", &[]),
+        msg(0x14, "Secret", &[]),
+        msg(0x14, "Counter", &[]),
+        msg(0x13, "Collection", &[2, 0]),
+    ] {
+        let e = vm
+            .run(move |ctx, _| decode_in(ctx, &m))
+            .expect_err("refused");
+        assert!(
+            e.kind == kind::NOT_SERIALISABLE || e.kind == kind::CLASS_NOT_FOUND,
+            "{e}"
+        );
+    }
+    // A Node is a field record of a built-in class: accepted.
+    let n = vm.run(move |ctx, _| {
+        decode_in(
+            ctx,
+            &msg(
+                0x13,
+                "Node",
+                &[2, 1, 0, 4, b'n', b'a', b'm', b'e', 7, 0, 1, b'x'],
+            ),
+        )
+    });
+    let n = n.expect("a Node envelope");
+    assert_eq!(vm.display(&n), "Node(x)");
+}
+
 /// xorshift64*: deterministic, no dependency.
 struct Rng(u64);
 impl Rng {

@@ -13,7 +13,7 @@ use num_bigint::{BigInt, Sign};
 
 use crate::interp::actor_handle::{native, DurationVal};
 use crate::interp::array::ArrayData;
-use crate::interp::class::ClassKind;
+use crate::interp::class::{Builtin, ClassKind};
 use crate::interp::dict::Dict;
 use crate::interp::eval::Ctx;
 use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
@@ -23,7 +23,7 @@ use crate::syntax::ast::{TypeExpr, TypeKind};
 use super::block::{resolve, shape_version, BlockId, Origin};
 use super::error::{kind, CodecError};
 use super::resolve::RefResolver;
-use super::walk::{RefKind, Seg, WireRef, MAX_DEPTH};
+use super::walk::{handle_scoped, RefKind, Seg, WireRef, MAX_DEPTH};
 use super::wire::{tag, MAGIC, WIRE_VERSION};
 
 /// What decoding needs from the receiving node: a context of its program (classes, field
@@ -364,6 +364,22 @@ impl Decoder<'_, '_, '_> {
                 return Err(self.at(CodecError::new(
                     kind::CLASS_NOT_FOUND,
                     format!("class {name} is not {what} class on this node"),
+                    "",
+                )));
+            }
+            // Only classes whose instances are plain field records can be rebuilt from an
+            // envelope / by class name: not Integer, Duration, Timer … (natives or
+            // immediates), nor handles, nor abstract classes.
+            let plain = match c.builtin {
+                Builtin::None => true,
+                Builtin::Plain => k == ClassKind::Object || !c.field_names.is_empty(),
+                Builtin::NoNew => k == ClassKind::Value && !c.field_names.is_empty(),
+                Builtin::Abstract => false,
+            };
+            if !plain || c.is_abstract || handle_scoped(&c) {
+                return Err(self.at(CodecError::new(
+                    kind::NOT_SERIALISABLE,
+                    format!("a {name} cannot be rebuilt from a wire message"),
                     "",
                 )));
             }
