@@ -9,8 +9,13 @@
 //! - [`wire`]: binary wire format v1 (byte table there): [`wire::encode`] is a sink of the
 //!   walker; [`wire::decode`] resolves classes, shape versions (with forward migration),
 //!   blocks ([`block`]) and references ([`RefResolver`]) in the receiving program.
-//! - [`serde`](mod@serde): [`to_rust`] / [`from_rust`] between Values and Rust types.
+//! - [`serde`]: [`to_rust`] / [`from_rust`] between Values and Rust
+//!   types.
 //! - [`CodecError`]: kind, message, hint, path; `to_unwind` raises it as a language error.
+//!
+//! Decoding needs a [`Ctx`](crate::interp::eval::Ctx), so it runs on an interpreter process
+//! (stacks of 64 MiB and more); its recursion is bounded by [`walk::MAX_DEPTH`]. Encoding is
+//! iterative and may run on any thread.
 //!
 //! Local sends never use this module (values are immutable and shared across processes);
 //! the future `dist` (network) and `engine` (embedding) layers do.

@@ -18,8 +18,14 @@
 //! value was found (`AtomicCounter value at arg1.cache cannot cross a node boundary`). The
 //! children of a node follow its item in a fixed order (documented on each [`Item`] variant);
 //! the binary encoder ([`super::wire`]) is such a sink. The serde deserializer
-//! ([`super::serde`]) pulls instead of being pushed, so it calls [`classify`] per node and
-//! keeps the same [`Path`]; the rules and the path notation exist only here.
+//! ([`crate::codec::serde`]) pulls instead of being pushed, so it calls [`classify`] per node
+//! and reports paths with the same [`Seg`]s; the rules and the path notation exist only here.
+//!
+//! Path notation (8.6): the root (`arg1`, `result`, `state.key`), then `.field` for Value
+//! fields, `[i]` (1-based) for elements of Lists, Arrays, Tuples, Sets, Bags, Queues and
+//! Stream steps, `{key}` for Dictionary entries (the key's printString), `.from` / `.to` /
+//! `.by` for Interval bounds, `.self` and `.captured[i]` for a block's receiver and captured
+//! values, `.source` for a Stream's source.
 
 use std::fmt::Write as _;
 
