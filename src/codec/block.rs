@@ -115,9 +115,12 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
     }
 }
 
+/// The class and side defining a block's method; None for top-level code.
+type DefinedIn = Option<(ClassRef, bool)>;
+
 /// The code `id` names in this program, if it is loaded with the same source: (defining
 /// class and side, or None for top-level code; the block's code).
-fn find_code(prog: &Program, id: &BlockId) -> Option<(Option<(ClassRef, bool)>, Arc<FnCode>)> {
+fn find_code(prog: &Program, id: &BlockId) -> Option<(DefinedIn, Arc<FnCode>)> {
     let (owner, blocks) = match &id.origin {
         Origin::Method {
             class,
