@@ -35,6 +35,7 @@ Actor subclass: Counter
 
 Object subclass: Maker
   adder: n => [:x | x + n]
+  curry: n => [:x | [:y | x + y + n]]
   class twice => [:x | x * 2]
 "#;
 
@@ -304,15 +305,18 @@ fn method_blocks_resolve_and_run() {
     let r = vm.run({
         let b = eval(&vm, "Maker new adder: 5");
         let c = eval(&vm, "Maker twice");
+        let d = eval(&vm, "(Maker new curry: 100) value: 20");
         move |ctx, _| {
             let b2 = decode_in(ctx, &encode_in(ctx, &b, "arg1").expect("enc")).expect("dec");
             let c2 = decode_in(ctx, &encode_in(ctx, &c, "arg1").expect("enc")).expect("dec");
+            let d2 = decode_in(ctx, &encode_in(ctx, &d, "arg1").expect("enc")).expect("dec");
             let x = ctx.call_block(&b2, &[Value::Int(2)]).map_err(|_| "b")?;
             let y = ctx.call_block(&c2, &[Value::Int(21)]).map_err(|_| "c")?;
-            Ok::<_, &str>((x.as_int(), y.as_int()))
+            let z = ctx.call_block(&d2, &[Value::Int(3)]).map_err(|_| "d")?;
+            Ok::<_, &str>((x.as_int(), y.as_int(), z.as_int()))
         }
     });
-    assert_eq!(r, Ok((Some(7), Some(42))));
+    assert_eq!(r, Ok((Some(7), Some(42), Some(123))), "nested blocks too");
 }
 
 /// Invokes a decoded block and answers the (kind, hint) it raises.
