@@ -27,7 +27,9 @@
 //! `.by` for Interval bounds, `.self` and `.captured[i]` for a block's receiver and captured
 //! values, `.source` for a Stream's source.
 
+use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use num_bigint::BigInt;
 
@@ -197,15 +199,43 @@ const HANDLE_SCOPED: &[&str] = &["AtomicCounter", "Timer", "Announcer", "Subscri
 
 /// True when instances of `c` may not leave their node (built-in handles, `handleScope:`).
 pub fn handle_scoped(c: &ClassRef) -> bool {
+    static SYMS: std::sync::OnceLock<Vec<Sym>> = std::sync::OnceLock::new();
+    let syms = SYMS.get_or_init(|| HANDLE_SCOPED.iter().map(|n| Sym::new(n)).collect());
     let mut k = Some(c);
     while let Some(cls) = k {
-        if cls.handle_scope.is_some() || HANDLE_SCOPED.contains(&cls.name.as_str()) {
+        if cls.handle_scope.is_some() || syms.contains(&cls.name) {
             return true;
         }
         k = cls.superclass.as_ref();
     }
     false
 }
+
+/// A hasher for keys that are already well-spread words (Syms, addresses): one multiply.
+#[derive(Default, Clone, Copy)]
+pub struct WordHasher(u64);
+
+impl std::hash::Hasher for WordHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for b in bytes {
+            self.0 = (self.0 ^ *b as u64).wrapping_mul(0x0100_0000_01b3);
+        }
+    }
+    fn write_u64(&mut self, x: u64) {
+        self.0 = (self.0 ^ x)
+            .wrapping_mul(0x9E37_79B9_7F4A_7C15)
+            .rotate_left(29);
+    }
+    fn write_usize(&mut self, x: usize) {
+        self.write_u64(x as u64);
+    }
+}
+
+/// A map keyed by words, hashed with [`WordHasher`].
+pub type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
 
 fn pid_ref(kind: RefKind, node: Sym, class: Sym, pid: Pid, extra: u64) -> WireRef {
     WireRef {
@@ -354,8 +384,11 @@ type Steps<'a> = Box<dyn Iterator<Item = Step<'a>> + 'a>;
 /// Iterative (an explicit stack of child iterators), so deep values cost heap, not native
 /// stack; nesting is still bounded by [`MAX_DEPTH`] so the decoder can take what was sent.
 pub fn walk(v: &Value, node: Sym, path: &mut Path, sink: &mut dyn Sink) -> Result<(), CodecError> {
-    walk_at(v, node, path, sink, 0)
+    walk_at(v, node, path, sink, 0, &mut WordMap::default())
 }
+
+/// Field orders by class address, for the duration of one walk (classes outlive it).
+type Orders = WordMap<usize, Arc<[usize]>>;
 
 fn too_deep(path: &Path, what: &str) -> CodecError {
     let p = path.render();
@@ -369,13 +402,14 @@ fn walk_at(
     path: &mut Path,
     sink: &mut dyn Sink,
     owned_depth: usize,
+    orders: &mut Orders,
 ) -> Result<(), CodecError> {
     if owned_depth > MAX_OWNED_DEPTH {
         return Err(too_deep(path, &format!("{MAX_OWNED_DEPTH} blocks")));
     }
     let base = path.depth();
     let mut stack: Vec<Steps<'_>> = Vec::new();
-    if let Some(steps) = visit(v, node, path, sink)? {
+    if let Some(steps) = visit(v, node, path, sink, orders)? {
         stack.push(steps);
     }
     while let Some(top) = stack.last_mut() {
@@ -390,7 +424,7 @@ fn walk_at(
             Some(Step::Count(n)) => sink.count(n)?,
             Some(Step::Owned(seg, x)) => {
                 path.push(seg);
-                walk_at(&x, node, path, sink, owned_depth + 1)?;
+                walk_at(&x, node, path, sink, owned_depth + 1, orders)?;
                 path.pop();
             }
             Some(Step::Val(seg, x)) => {
@@ -398,7 +432,7 @@ fn walk_at(
                 if path.depth() >= MAX_DEPTH {
                     return Err(too_deep(path, &format!("{MAX_DEPTH} levels")));
                 }
-                match visit(x, node, path, sink)? {
+                match visit(x, node, path, sink, orders)? {
                     Some(steps) => stack.push(steps),
                     None => path.pop(),
                 }
@@ -415,6 +449,7 @@ fn visit<'a>(
     node: Sym,
     path: &Path,
     sink: &mut dyn Sink,
+    orders: &mut Orders,
 ) -> Result<Option<Steps<'a>>, CodecError> {
     let item = classify(v, node).map_err(|c| CodecError::not_serialisable(&c, path.render()))?;
     if !sink.item(&item, path)? {
@@ -444,11 +479,18 @@ fn visit<'a>(
                 .into_iter()
                 .map(|(n, x)| Step::Val(Seg::Field(Sym::new(n)), x)),
         ),
-        Item::Instance(inst) => Box::new(field_order(&inst.class).into_iter().flat_map(move |i| {
-            let name = inst.class.field_names[i];
-            let x = inst.fields.get(i).unwrap_or(&Value::Nil);
-            [Step::Field(name), Step::Val(Seg::Field(name), x)]
-        })),
+        Item::Instance(inst) => {
+            let order = orders
+                .entry(Arc::as_ptr(&inst.class) as usize)
+                .or_insert_with(|| field_order(&inst.class).into())
+                .clone();
+            Box::new((0..order.len()).flat_map(move |j| {
+                let i = order[j];
+                let name = inst.class.field_names[i];
+                let x = inst.fields.get(i).unwrap_or(&Value::Nil);
+                [Step::Field(name), Step::Val(Seg::Field(name), x)]
+            }))
+        }
         Item::Block(b) => {
             // Snapshots of the cells (never hold a cell's lock across the walk).
             let captured: Vec<Value> = b.upvals.iter().map(|c| c.lock().clone()).collect();

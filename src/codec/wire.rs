@@ -38,7 +38,6 @@
 //! The encoder is a [`Sink`] of the one walker ([`super::walk`]), which decides what may
 //! cross and keeps the path for `not_serialisable`. The decoder lives in `wire_decode.rs`.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use num_bigint::Sign;
@@ -49,7 +48,7 @@ use crate::interp::value::{Sym, Value};
 
 use super::block::{identity, shape_version, Origin};
 use super::error::CodecError;
-use super::walk::{walk, Item, Path, Sink, NO_NODE};
+use super::walk::{walk, Item, Path, Sink, WordMap, NO_NODE};
 
 pub use super::wire_decode::{decode, DecodeCtx};
 
@@ -128,8 +127,8 @@ pub fn encode_in(ctx: &Ctx, v: &Value, root: &str) -> Result<Vec<u8>, CodecError
 pub fn encode_with(v: &Value, root: &str, opts: &EncodeOpts) -> Result<Vec<u8>, CodecError> {
     let mut enc = Encoder {
         out: Vec::with_capacity(64),
-        names: HashMap::new(),
-        shapes: HashMap::new(),
+        names: WordMap::default(),
+        shapes: WordMap::default(),
         prog: opts.prog.as_deref(),
     };
     enc.out.push(MAGIC);
@@ -152,8 +151,8 @@ pub(crate) fn zigzag(i: i64) -> u64 {
 
 struct Encoder<'p> {
     out: Vec<u8>,
-    names: HashMap<Sym, u64>,
-    shapes: HashMap<usize, i64>,
+    names: WordMap<Sym, u64>,
+    shapes: WordMap<usize, i64>,
     prog: Option<&'p Program>,
 }
 

@@ -6,7 +6,6 @@
 //! `shape_version_ahead`, `shape_migration_failed` for envelopes this node cannot take;
 //! resolver errors for references) carrying the path where it happened.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use num_bigint::{BigInt, Sign};
@@ -23,7 +22,7 @@ use crate::syntax::ast::{TypeExpr, TypeKind};
 use super::block::{resolve, shape_version, BlockId, Origin};
 use super::error::{kind, CodecError};
 use super::resolve::RefResolver;
-use super::walk::{handle_scoped, RefKind, Seg, WireRef, MAX_DEPTH};
+use super::walk::{handle_scoped, RefKind, Seg, WireRef, WordMap, MAX_DEPTH};
 use super::wire::{tag, MAGIC, WIRE_VERSION};
 
 /// What decoding needs from the receiving node: a context of its program (classes, field
@@ -41,7 +40,7 @@ pub fn decode(bytes: &[u8], dc: &mut DecodeCtx<'_>) -> Result<Value, CodecError>
         pos: 0,
         names: Vec::new(),
         path: super::walk::Path::new(dc.root),
-        shapes: HashMap::new(),
+        shapes: WordMap::default(),
         dc,
     };
     if d.byte()? != MAGIC {
@@ -70,7 +69,7 @@ struct Decoder<'b, 'c, 'd> {
     names: Vec<Sym>,
     path: super::walk::Path,
     /// Receiving class and its shape version, by name.
-    shapes: HashMap<Sym, (ClassRef, i64)>,
+    shapes: WordMap<Sym, (ClassRef, i64)>,
     dc: &'c mut DecodeCtx<'d>,
 }
 
