@@ -11,6 +11,7 @@
 //! | [`syntax`] | tokens, parser with recovery, AST with byte spans, AST dump |
 //! | [`diagnostic`] | diagnostics as data; the one renderer |
 //! | [`check`] | the static checker |
+//! | [`engine`] | the embedding API: [`Engine`], limits, host functions |
 //! | [`interp`] | values, classes, evaluator, primitives, printing, term order |
 //! | [`runtime`] | actor scheduler, mailboxes, timers, registry, supervisors |
 //! | [`codec`] | the one value codec: walker, binary wire format v1, serde to/from Rust |
@@ -21,7 +22,11 @@ pub mod check;
 pub mod cli;
 pub mod codec;
 pub mod diagnostic;
+pub mod engine;
 pub mod interp;
 pub mod runtime;
 pub mod syntax;
 pub mod testrun;
+
+pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
+pub use interp::value::Value;

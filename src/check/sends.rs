@@ -413,15 +413,18 @@ impl<'a> Walker<'a> {
         };
         let candidates = self.table.all_selectors(class, side);
         let n = arity(s.selector);
-        // Binary selectors are one or two operator characters: every other operator is within
-        // edit distance 1, so a suggestion would be noise (`<` → `,`).
-        let binary = !s.selector.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        // Binary selectors are one or two operator characters, so every other operator is
+        // within edit distance 1: suggest only one that extends or shortens the selector
+        // (`+` → `++`), never an unrelated one (`<` → `,`).
+        let sel = s.selector;
+        let binary = !sel.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+        let related = |c: &str| !binary || c.starts_with(sel) || sel.starts_with(c);
         let suggestion = did_you_mean(
             s.selector,
             candidates
                 .iter()
                 .map(String::as_str)
-                .filter(|c| arity(c) == n && !binary),
+                .filter(|c| arity(c) == n && related(c)),
         );
         let hint = match suggestion {
             Some(sug) => format!("did you mean `{sug}`?"),

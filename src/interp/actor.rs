@@ -29,6 +29,8 @@ use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
 
 pub use crate::interp::actor_send::{cast, intercept, top_display};
 
+/// The evaluator's reductions between preemptions (`Ctx::new`).
+pub(crate) const DEFAULT_BUDGET: u32 = 4000;
 /// Pooled contexts kept for reuse.
 const POOL_MAX: usize = 256;
 /// Method-cache entries of a pooled (actor) context: small, so 10,000 suspended handlers
@@ -162,15 +164,21 @@ impl ActorSys {
 
     /// A context for a process run (from the pool, or a new small one).
     pub fn take_ctx(self: &Arc<Self>) -> Ctx {
-        if let Some(c) = self.pool.lock().pop() {
-            return c;
+        let mut c = self.pool.lock().pop().unwrap_or_else(|| {
+            let mut c = Ctx::new(self.prog.clone());
+            c.cache.truncate(POOLED_CACHE);
+            c.cache.shrink_to_fit();
+            c.stack.shrink_to(64);
+            c.acts.shrink_to(16);
+            c.proc.sys = Some(self.clone());
+            c
+        });
+        // An embedder's limits (`Program::ctx_hook`) bind each run of a pooled context.
+        if let Some(make) = self.prog.ctx_hook.get() {
+            let (h, step) = make(None);
+            c.preempt = Some(h);
+            c.restart_budget(step);
         }
-        let mut c = Ctx::new(self.prog.clone());
-        c.cache.truncate(POOLED_CACHE);
-        c.cache.shrink_to_fit();
-        c.stack.shrink_to(64);
-        c.acts.shrink_to(16);
-        c.proc.sys = Some(self.clone());
         c
     }
 
@@ -182,6 +190,9 @@ impl ActorSys {
         c.depth = 0;
         c.actor_fields.clear();
         c.proc.actor = None;
+        if c.preempt.take().is_some() {
+            c.restart_budget(DEFAULT_BUDGET);
+        }
         let mut p = self.pool.lock();
         if p.len() < POOL_MAX {
             p.push(c);
@@ -263,7 +274,12 @@ pub fn run_block_logged(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, block: &Value, arg
                 }
                 u => {
                     if let Some(code) = u.exit_code() {
-                        std::process::exit(code);
+                        if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
+                            std::process::exit(code);
+                        }
+                        let m =
+                            format!("error in callback: Program exit: {code} ignored (embedded)");
+                        cx_log(ctx, &m);
                     }
                 }
             }

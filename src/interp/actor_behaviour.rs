@@ -130,8 +130,24 @@ impl Behaviour for BtActor {
                 )),
                 Err(u) => {
                     if let Some(code) = u.exit_code() {
-                        ctx.prog.write_out("");
-                        std::process::exit(code);
+                        if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
+                            ctx.prog.write_out("");
+                            std::process::exit(code);
+                        }
+                        let m = format!(
+                            "Program exit: {code} outside the main program of an embedded engine"
+                        );
+                        if let Unwind::Error(e) = ctx.err("runtime_error", m) {
+                            return Err(e);
+                        }
+                    }
+                    // An embedder's limit ended this message: the caller gets an error of
+                    // the limit's kind (the actor survives, its state rolled back).
+                    if let Some(kind) = crate::engine::limits::limit_kind(&u) {
+                        let m = format!("{} exceeded", kind.replace('_', " "));
+                        if let Unwind::Error(e) = ctx.err(kind, m) {
+                            return Err(prefix_error(e, &class, msg.selector));
+                        }
                     }
                     Err(Value::Nil)
                 }
@@ -204,7 +220,17 @@ impl Behaviour for MainActor {
             .and_then(|a| downcast::<JobBox>(a))
             .and_then(|b| b.job.lock().take());
         if let (Some(job), Some(ctx)) = (job, self.ctx.as_mut()) {
+            // An embedder's limits bind each job (`Program::ctx_hook`).
+            let hook = ctx.prog.ctx_hook.get().cloned();
+            if let Some(make) = hook {
+                let (h, step) = make(Some(cx.me()));
+                ctx.preempt = Some(h);
+                ctx.restart_budget(step);
+            }
             in_process(ctx, cx, job);
+            if ctx.preempt.take().is_some() {
+                ctx.restart_budget(crate::interp::actor::DEFAULT_BUDGET);
+            }
             // Whatever a job left behind (it always unwinds fully) must not leak into the next.
             ctx.depth = 0;
         }

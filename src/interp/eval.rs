@@ -9,6 +9,7 @@
 //! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring).
 
+mod class_side;
 pub mod code;
 pub mod compile;
 mod exec;
@@ -375,6 +376,13 @@ impl Ctx {
             h()?;
         }
         Ok(())
+    }
+
+    /// Sets the reductions between calls of `preempt` and restarts the count from there
+    /// (the embedding API counts reductions in its hook; `tick` is unchanged).
+    pub fn restart_budget(&mut self, budget: u32) {
+        self.budget = budget.max(1);
+        self.reductions = self.budget;
     }
 
     /// Restores a consistent state after a panic escaped an evaluation (the evaluator's

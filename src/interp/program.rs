@@ -130,6 +130,14 @@ pub struct ProtocolInfo {
 
 pub type OutputSink = Box<dyn FnMut(&str) + Send>;
 
+/// A host function registered by an embedder (`bt::Engine::register_fn`): called with the
+/// receiver and the arguments of a send whose method is the host trampoline.
+pub type HostFn = Arc<
+    dyn Fn(&mut crate::interp::eval::Ctx, &Value, &[Value]) -> crate::interp::eval::EvalResult
+        + Send
+        + Sync,
+>;
+
 pub struct Program {
     pub classes: RwLock<HashMap<Sym, ClassRef>>,
     pub core: Core,
@@ -159,7 +167,25 @@ pub struct Program {
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).
     graveyard: Mutex<Vec<Retired>>,
+    /// Host functions by (defining class name, selector), installed by an embedder; their
+    /// methods are the primitive `engine::host::call` (per program, no global registry).
+    pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
+    /// Set (once) by an embedder with limits: makes the preemption hook (and its reduction
+    /// step) installed for the length of one run — a main-program job (`MainActor`, given
+    /// the main process), an actor's message or a timer/monitor callback
+    /// (`ActorSys::take_ctx`, given None).
+    pub ctx_hook: std::sync::OnceLock<CtxHookFactory>,
+    /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
+    /// message instead of ending the host process.
+    pub embedded: AtomicBool,
 }
+
+/// See [`Program::ctx_hook`].
+pub type CtxHookFactory = Arc<
+    dyn Fn(Option<&crate::runtime::ProcRef>) -> (crate::interp::eval::PreemptHook, u32)
+        + Send
+        + Sync,
+>;
 
 /// Something a method cache may still point at.
 pub enum Retired {
@@ -409,6 +435,9 @@ impl Program {
             object_serial: AtomicU64::new(1),
             unit_blocks: RwLock::new(HashMap::new()),
             graveyard: Mutex::new(Vec::new()),
+            host_fns: RwLock::new(HashMap::new()),
+            ctx_hook: std::sync::OnceLock::new(),
+            embedded: AtomicBool::new(false),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {

@@ -13,10 +13,12 @@
 //! Submodules: `expr` (statements and expressions), `literal` (numbers, strings, symbols),
 //! `pattern` (match arms and destructuring), `types` (annotations), `decl` (declarations).
 
+mod collection;
 mod decl;
 mod expr;
 mod literal;
 mod pattern;
+mod stmt;
 mod types;
 
 use crate::diagnostic::{Diagnostic, Severity};

@@ -3,6 +3,10 @@
 //! send …), so evaluating them needs no dispatch on the node kind and no re-checks. Everything
 //! else falls back to the tree-walker [`Ctx::exec`] over the node, which stays the reference
 //! semantics.
+//!
+//! Files: this one (expressions, statements, sends), `operand` (Integer operands, conditions,
+//! arguments and `local at: k` read without a dynamic call), `update` (in-place updates of a
+//! local collection or String).
 
 use std::sync::Arc;
 
@@ -15,6 +19,12 @@ use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::interp::value::Value;
+
+mod operand;
+mod update;
+
+use operand::*;
+use update::*;
 
 type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
 type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
@@ -47,6 +57,8 @@ enum Eff {
     F(Box<EffFn>),
     Op(Op),
     Seq(Box<[Eff]>),
+    /// `x := a op b` on Integer locals/literals, run in place (no dynamic call).
+    IntSet(Box<IntSet>),
 }
 
 impl Eff {
@@ -67,6 +79,7 @@ impl Eff {
     fn run_one(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
         match self {
             Eff::F(b) => b(c, f),
+            Eff::IntSet(s) => s.run(c, f),
             Eff::Op(o) => o.run(c, f).map(drop_fast),
             Eff::Seq(_) => self.run_nested(c, f),
         }
@@ -87,197 +100,6 @@ fn walk(n: Node) -> Op {
     op(move |c, f| c.exec(&n, f))
 }
 
-/// An Integer operand known without evaluation.
-enum IntSrc {
-    Lit(i64),
-    Local(usize),
-    /// `self.name` of a Value instance: (field index, name).
-    SelfField(usize, crate::interp::value::Sym),
-}
-
-fn int_src(n: &Node) -> Option<IntSrc> {
-    match n {
-        Node::Const(Value::Int(i)) => Some(IntSrc::Lit(*i)),
-        Node::Var(VarRef::Local(s)) => Some(IntSrc::Local(*s as usize)),
-        Node::Field(fd)
-            if fd.mode == FieldMode::Value
-                && fd.value.is_none()
-                && matches!(fd.recv, Node::SelfRef) =>
-        {
-            Some(IntSrc::SelfField(fd.idx as usize, fd.name))
-        }
-        _ => None,
-    }
-}
-
-#[inline(always)]
-fn read_int(c: &Ctx, f: &Frame, s: &IntSrc) -> Option<i64> {
-    match s {
-        IntSrc::Lit(i) => Some(*i),
-        IntSrc::Local(k) => match &c.stack[f.base + k] {
-            Value::Int(i) => Some(*i),
-            _ => None,
-        },
-        IntSrc::SelfField(idx, name) => match f.recv {
-            Value::Object(inst) if inst.class.field_names.get(*idx) == Some(name) => {
-                match inst.fields.get(*idx) {
-                    Some(Value::Int(i)) => Some(*i),
-                    _ => None,
-                }
-            }
-            _ => None,
-        },
-    }
-}
-
-/// The Integer result of `x op y` for the arithmetic operators, when no user method overrides
-/// Integer arithmetic and it does not overflow.
-#[inline(always)]
-fn int_arith(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<i64> {
-    if c.prog.arith_overridden.load(Ordering::Relaxed) {
-        return None;
-    }
-    match op {
-        BinOp::Add => x.checked_add(y),
-        BinOp::Sub => x.checked_sub(y),
-        BinOp::Mul => x.checked_mul(y),
-        _ => None,
-    }
-}
-
-/// The outcome of an Integer comparison, when no user method overrides Integer arithmetic.
-#[inline(always)]
-fn int_cmp(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<bool> {
-    if c.prog.arith_overridden.load(Ordering::Relaxed) {
-        return None;
-    }
-    match op {
-        BinOp::Lt => Some(x < y),
-        BinOp::Gt => Some(x > y),
-        BinOp::Le => Some(x <= y),
-        BinOp::Ge => Some(x >= y),
-        BinOp::Eq | BinOp::StrictEq => Some(x == y),
-        BinOp::Ne | BinOp::StrictNe => Some(x != y),
-        _ => None,
-    }
-}
-
-/// A loop or branch condition: Integer comparisons of locals and literals are decided without
-/// building a Boolean value; anything else is evaluated.
-enum Cond {
-    IntCmp(BinOp, IntSrc, IntSrc, Op),
-    LocalAt(Box<LocalAt>),
-    Other(Op),
-}
-
-impl Cond {
-    fn new(n: Node) -> Cond {
-        let n = match n {
-            Node::Send(s)
-                if s.pure_args
-                    && s.args.len() == 1
-                    && s.sel.as_str() == "at:"
-                    && matches!(s.recv, Node::Var(VarRef::Local(_))) =>
-            {
-                let s = *s;
-                match LocalAt::new(s.recv, s.sel, s.args, s.loc) {
-                    Some(la) => return Cond::LocalAt(Box::new(la)),
-                    None => return Cond::Other(walk(Node::Nil)),
-                }
-            }
-            n => n,
-        };
-        if let Node::Bin(b) = &n {
-            if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
-                if int_cmp_op(b.op) {
-                    let opk = b.op;
-                    return Cond::IntCmp(opk, l, r, compile(n));
-                }
-            }
-        }
-        Cond::Other(compile(n))
-    }
-
-    /// `Some(truth)` for a Boolean, `None` (with the value) for anything else.
-    #[inline(always)]
-    fn eval(&self, c: &mut Ctx, f: &Frame) -> Result<Result<bool, Value>, Box<Unwind>> {
-        let v = match self {
-            Cond::IntCmp(op, l, r, slow) => {
-                if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
-                    if let Some(b) = int_cmp(c, *op, x, y) {
-                        return Ok(Ok(b));
-                    }
-                }
-                slow.run(c, f)?
-            }
-            Cond::LocalAt(la) => la.run(c, f)?,
-            Cond::Other(o) => o.run(c, f)?,
-        };
-        Ok(match v {
-            Value::True => Ok(true),
-            Value::False => Ok(false),
-            other => Err(other),
-        })
-    }
-}
-
-fn int_cmp_op(op: BinOp) -> bool {
-    matches!(
-        op,
-        BinOp::Lt
-            | BinOp::Gt
-            | BinOp::Le
-            | BinOp::Ge
-            | BinOp::Eq
-            | BinOp::Ne
-            | BinOp::StrictEq
-            | BinOp::StrictNe
-    )
-}
-
-/// An argument of a fast-path site: `local op literal` Integer arithmetic and constants are
-/// produced without a dynamic call; anything else (or an overflow, or overridden Integer
-/// arithmetic) runs the compiled expression.
-enum Arg {
-    IntBin(BinOp, IntSrc, IntSrc, Op),
-    Const(Value),
-    Other(Op),
-}
-
-impl Arg {
-    fn new(n: Node) -> Arg {
-        match &n {
-            Node::Const(v @ (Value::Int(_) | Value::True | Value::False | Value::Nil)) => {
-                return Arg::Const(v.clone())
-            }
-            Node::Bin(b) if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
-                if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
-                    let opk = b.op;
-                    return Arg::IntBin(opk, l, r, compile(n));
-                }
-            }
-            _ => {}
-        }
-        Arg::Other(compile(n))
-    }
-
-    #[inline(always)]
-    fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
-        match self {
-            Arg::IntBin(opk, l, r, slow) => {
-                if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
-                    if let Some(z) = int_arith(c, *opk, x, y) {
-                        return Ok(Value::Int(z));
-                    }
-                }
-                slow.run(c, f)
-            }
-            Arg::Const(v) => Ok(fast_clone(v)),
-            Arg::Other(o) => o.run(c, f),
-        }
-    }
-}
-
 fn compile_effect(n: Node) -> Eff {
     match n {
         // `x := a op b` on Integer locals/literals: computed and stored without a Value round trip.
@@ -295,22 +117,12 @@ fn compile_effect(n: Node) -> Eff {
                 return compile_effect(Node::SetVar(VarRef::Local(d), e));
             };
             let slow = compile(*e);
-            let d = d as usize;
-            Eff::F(Box::new(move |c, f| {
-                if let (Some(x), Some(y)) = (read_int(c, f, &l), read_int(c, f, &r)) {
-                    if let Some(z) = int_arith(c, opk, x, y) {
-                        let slot = &mut c.stack[f.base + d];
-                        if let Value::Int(old) = slot {
-                            *old = z;
-                        } else {
-                            drop_fast(std::mem::replace(slot, Value::Int(z)));
-                        }
-                        return Ok(());
-                    }
-                }
-                let v = slow.run(c, f)?;
-                drop_fast(std::mem::replace(&mut c.stack[f.base + d], v));
-                Ok(())
+            Eff::IntSet(Box::new(IntSet {
+                d: d as usize,
+                op: opk,
+                l,
+                r,
+                slow,
             }))
         }
         Node::SetVar(r, e) => {
@@ -743,234 +555,6 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
     }))
 }
 
-/// `s := s ++ a ++ b …`: appends to the String in a local `s` in place when `s` holds the only
-/// reference and String's `++` is the primitive; anything else takes the general path of
-/// `Ctx::concat_in_place`.
-fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
-    let crate::interp::eval::code::InPlaceNode {
-        var,
-        sel,
-        name,
-        args,
-        loc,
-    } = p;
-    let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
-    let rest = crate::interp::eval::code::InPlaceNode {
-        var,
-        sel,
-        name,
-        args: Vec::new(),
-        loc,
-    };
-    let ic = InlineCache::default();
-    op(move |c, f| {
-        let mut vals: smallvec::SmallVec<[Value; 2]> = smallvec::SmallVec::new();
-        for a in &args {
-            vals.push(a.run(c, f)?);
-        }
-        if let VarRef::Local(i) = var {
-            let slot = f.base + i as usize;
-            if matches!(&c.stack[slot], Value::Str(_))
-                && vals.iter().all(|v| matches!(v, Value::Str(_)))
-                && c.builtin_prim_at(&ic, &c.prog.core.string, sel)
-            {
-                c.tick()?;
-                if let Value::Str(s) = &mut c.stack[slot] {
-                    let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
-                    let m = crate::interp::value::make_mut(s);
-                    m.reserve(extra);
-                    for a in &vals {
-                        m.push_str(a.as_str().unwrap_or(""));
-                    }
-                }
-                return Ok(if keep {
-                    c.stack[slot].clone()
-                } else {
-                    Value::Nil
-                });
-            }
-        }
-        c.set_loc(loc);
-        let recv = c.take_var(f, var);
-        c.concat_in_place(&rest, f, recv, vals.into_vec())
-    })
-}
-
-/// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
-fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
-    let crate::interp::eval::code::InPlaceNode {
-        var,
-        sel,
-        name,
-        args,
-        loc,
-    } = p;
-    let nargs = crate::interp::eval::sel_arity(name);
-    let ic = InlineCache::default();
-    if let (VarRef::Local(i), "at:put:", 2) = (var, name, args.len()) {
-        // `a := a at: k put: v` on a local Array: store into the slot's vector directly
-        // (copied first only when shared); anything unusual takes the general path below.
-        let mut args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
-        let (Some(a1), Some(a0)) = (args.pop(), args.pop()) else {
-            return walk(Node::Nil);
-        };
-        let slow = in_place_rest(var, sel, nargs, loc, keep, ic);
-        let ic = InlineCache::default();
-        let i = i as usize;
-        return op(move |c, f| {
-            let k = a0.run(c, f)?;
-            let v = a1.run(c, f)?;
-            let slot = f.base + i;
-            if matches!(&c.stack[slot], Value::Dict(_))
-                && c.builtin_prim_at(&ic, &c.prog.core.dictionary, sel)
-            {
-                c.tick()?;
-                if let Value::Dict(d) = &mut c.stack[slot] {
-                    if let Some(old) = crate::interp::dict::insert_shared(d, k, v) {
-                        drop_fast(old);
-                    }
-                }
-                return Ok(if keep {
-                    c.stack[slot].clone()
-                } else {
-                    Value::Nil
-                });
-            }
-            if let (Value::Int(ki), Value::Array(a)) = (&k, &c.stack[slot]) {
-                let ki = *ki as usize;
-                if ki >= 1 && ki <= a.len() && c.builtin_prim_at(&ic, &c.prog.core.array, sel) {
-                    c.tick()?;
-                    // An Integer: nothing to drop.
-                    std::mem::forget(k);
-                    if let Value::Array(a) = &mut c.stack[slot] {
-                        crate::interp::value::make_mut(a).set(ki - 1, v);
-                    }
-                    return Ok(if keep {
-                        c.stack[slot].clone()
-                    } else {
-                        Value::Nil
-                    });
-                }
-            }
-            let base = c.stack.len();
-            c.stack.push(k);
-            c.stack.push(v);
-            slow(c, f, base)
-        });
-    }
-    let args: Vec<Op> = args.into_iter().map(compile).collect();
-    if let VarRef::Local(i) = var {
-        // An instance in a local (never one of the in-place collections): the receiver is
-        // lent to the send as owned, so a Value-class `withX:` copy can reuse it.
-        let i = i as usize;
-        let ic2 = InlineCache::default();
-        let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
-        return op(move |c, f| {
-            let base = c.stack.len();
-            for a in &args {
-                let v = a.run(c, f)?;
-                c.stack.push(v);
-            }
-            let slot = f.base + i;
-            if !matches!(&c.stack[slot], Value::Object(_)) {
-                return rest(c, f, base);
-            }
-            c.set_loc(loc);
-            let mut recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
-            let r = c.send_owned(&ic2, &mut recv, sel, base);
-            store_lent(c, slot, recv, r, keep)
-        });
-    }
-    let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
-    op(move |c, f| {
-        let base = c.stack.len();
-        for a in &args {
-            let v = a.run(c, f)?;
-            c.stack.push(v);
-        }
-        rest(c, f, base)
-    })
-}
-
-/// Finishes `x := x sel …` whose receiver was lent out of local slot `slot`: the answer goes
-/// into the slot (and is answered when `keep`), or on an error the receiver goes back.
-#[inline(always)]
-fn store_lent(c: &mut Ctx, slot: usize, recv: Value, r: Flow, keep: bool) -> Flow {
-    match r {
-        Ok(v) => {
-            drop_fast(recv);
-            if keep {
-                drop_fast(std::mem::replace(&mut c.stack[slot], fast_clone(&v)));
-                Ok(v)
-            } else {
-                drop_fast(std::mem::replace(&mut c.stack[slot], v));
-                Ok(Value::Nil)
-            }
-        }
-        Err(e) => {
-            c.stack[slot] = recv;
-            Err(e)
-        }
-    }
-}
-
-type RestFn = dyn Fn(&mut Ctx, &Frame, usize) -> Flow + Send + Sync;
-
-/// The general in-place update once its arguments are at `stack[base..]`.
-fn in_place_rest(
-    var: VarRef,
-    sel: crate::interp::value::Sym,
-    nargs: usize,
-    loc: crate::interp::eval::code::Loc,
-    keep: bool,
-    ic: InlineCache,
-) -> Box<RestFn> {
-    Box::new(move |c, f, base| {
-        let nargs_given = c.stack.len() - base;
-        c.set_loc(loc);
-        let mut recv = c.take_var(f, var);
-        if let Some(update) = crate::interp::prims::collections::in_place(&recv, sel) {
-            if nargs_given == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
-                // The collection prim updates `recv` in place when nothing else shares it.
-                let mut av = [Value::Nil, Value::Nil];
-                for k in (0..nargs.min(2)).rev() {
-                    av[k] = c.stack.pop().unwrap_or(Value::Nil);
-                }
-                let r = match c.tick() {
-                    Ok(()) => update(c, &mut recv, &av[..nargs.min(2)]),
-                    Err(e) => Err(e),
-                };
-                return match r {
-                    Ok(v) => {
-                        drop(recv);
-                        if keep {
-                            c.set_var(f, var, fast_clone(&v));
-                            Ok(v)
-                        } else {
-                            c.set_var(f, var, v);
-                            Ok(Value::Nil)
-                        }
-                    }
-                    Err(e) => {
-                        c.set_var(f, var, recv);
-                        Err(Box::new(e))
-                    }
-                };
-            }
-        }
-        if let VarRef::Local(i) = var {
-            // Only this activation sees a local: lend it to the send.
-            let r = c.send_cached(&ic, &recv, sel, base);
-            store_lent(c, f.base + i as usize, recv, r, keep)
-        } else {
-            c.set_var(f, var, fast_clone(&recv));
-            let v = c.send_cached(&ic, &recv, sel, base)?;
-            c.set_var(f, var, fast_clone(&v));
-            Ok(v)
-        }
-    })
-}
-
 fn compile_send(s: SendNode) -> Op {
     let SendNode {
         recv,
@@ -1050,100 +634,5 @@ fn compile_send(s: SendNode) -> Op {
                 c.send_cached(&ic, &rv, sel, base)
             })
         }
-    }
-}
-
-/// `a at: k` on a local Array, List or Dictionary: index directly when `at:` is the primitive.
-fn compile_local_at(
-    recv: Node,
-    sel: crate::interp::value::Sym,
-    raw_args: Vec<Node>,
-    loc: crate::interp::eval::code::Loc,
-) -> Op {
-    match LocalAt::new(recv, sel, raw_args, loc) {
-        Some(la) => op(move |c, f| la.run(c, f)),
-        None => walk(Node::Nil),
-    }
-}
-
-/// The parts of `a at: k` with `a` a local (see [`compile_local_at`]); also a condition
-/// (`(flags at: i) ifTrue: [...]`) evaluated without a dynamic call.
-struct LocalAt {
-    slot: usize,
-    key: Arg,
-    sel: crate::interp::value::Sym,
-    loc: crate::interp::eval::code::Loc,
-    /// The send's cache (the general path).
-    ic: InlineCache,
-    /// Whether `at:` is still the primitive on the receiver's class.
-    prim_ic: InlineCache,
-}
-
-impl LocalAt {
-    fn new(
-        recv: Node,
-        sel: crate::interp::value::Sym,
-        mut raw_args: Vec<Node>,
-        loc: crate::interp::eval::code::Loc,
-    ) -> Option<LocalAt> {
-        let Node::Var(VarRef::Local(i)) = recv else {
-            return None;
-        };
-        let key = raw_args.pop().map(Arg::new)?;
-        Some(LocalAt {
-            slot: i as usize,
-            key,
-            sel,
-            loc,
-            ic: InlineCache::default(),
-            prim_ic: InlineCache::default(),
-        })
-    }
-
-    #[inline(always)]
-    fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
-        let (sel, loc) = (self.sel, self.loc);
-        let k = self.key.run(c, f)?;
-        let slot = f.base + self.slot;
-        if let Value::Int(k) = &k {
-            let k = (*k as usize).wrapping_sub(1);
-            match &c.stack[slot] {
-                Value::Array(a)
-                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
-                {
-                    c.tick()?;
-                    if let Value::Array(a) = &c.stack[slot] {
-                        return Ok(fast_clone(&a[k]));
-                    }
-                }
-                Value::List(a)
-                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
-                {
-                    c.tick()?;
-                    if let Value::List(a) = &c.stack[slot] {
-                        return Ok(fast_clone(&a[k]));
-                    }
-                }
-                _ => {}
-            }
-        }
-        if matches!(&c.stack[slot], Value::Dict(_))
-            && c.builtin_prim_at(&self.prim_ic, &c.prog.core.dictionary, sel)
-        {
-            c.tick()?;
-            if let Value::Dict(d) = &c.stack[slot] {
-                if let Some(v) = d.get(&k) {
-                    return Ok(fast_clone(v));
-                }
-            }
-            // A missing key: the primitive raises `key_error`.
-        }
-        let base = c.stack.len();
-        c.stack.push(k);
-        let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
-        c.set_loc(loc);
-        let r = c.send_cached(&self.ic, &recv, sel, base);
-        c.stack[slot] = recv;
-        r
     }
 }

@@ -1,5 +1,6 @@
 //! Message dispatch: the per-process method cache, method and block activations, `super`,
-//! does-not-understand, value-class accessors and class-state atomicity.
+//! does-not-understand and value-class accessors. Class-state atomicity and instantiation are
+//! in `class_side`.
 
 use std::sync::Arc;
 
@@ -558,91 +559,6 @@ impl Ctx {
         }
     }
 
-    /// A class method touching class state: holds the class lock (re-entrant per process) and
-    /// rolls the class variables back if it raises (5.4).
-    #[allow(clippy::too_many_arguments)] // the parts of an activation
-    fn run_class_state_method(
-        &mut self,
-        code: &FnCode,
-        defc: &Class,
-        recv: &Value,
-        base: usize,
-        cbase: usize,
-        home: u64,
-        side: bool,
-    ) -> Flow {
-        let target = match recv {
-            Value::Class(c) => c.clone(),
-            _ => crate::interp::eval::hit::class_arc(defc),
-        };
-        let f = Frame {
-            recv,
-            base,
-            cbase,
-            upvals: &[],
-            home,
-            mclass: Some(defc),
-            mside: side,
-        };
-        if self.proc.in_runtime() {
-            // Under the runtime: a process-aware lock whose waiters suspend (5.4).
-            let lock = crate::interp::actor::class_lock(self, &target);
-            let guard = crate::interp::actor::lock_proc(self, &lock)?;
-            let r = self.exec_rolling_back(&target, code, &f);
-            drop(guard);
-            return r;
-        }
-        self.lock_class(&target)?;
-        let r = self.exec_rolling_back(&target, code, &f);
-        self.unlock_class(&target);
-        r
-    }
-
-    /// Runs `code` and, if it raises, restores the class variables of `target`'s chain to what
-    /// they were before (the caller holds the class lock).
-    fn exec_rolling_back(&mut self, target: &ClassRef, code: &FnCode, f: &Frame) -> Flow {
-        let chain = target.chain();
-        let snapshot: Vec<Vec<(Sym, Value)>> =
-            chain.iter().map(|c| c.class_state.lock().clone()).collect();
-        let r = code.op.run(self, f);
-        if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
-            for (c, s) in chain.iter().zip(snapshot) {
-                *c.class_state.lock() = s;
-            }
-        }
-        r
-    }
-
-    fn lock_class(&mut self, c: &ClassRef) -> Result<(), Unwind> {
-        let me = self.pid.wrapping_add(1);
-        loop {
-            {
-                let mut st = c.lock.state.lock();
-                if st.1 == 0 || st.0 == me {
-                    st.0 = me;
-                    st.1 += 1;
-                    return Ok(());
-                }
-            }
-            // Held by another process: let it run.
-            if let Some(h) = self.preempt.as_mut() {
-                h()?;
-            } else {
-                std::thread::yield_now();
-            }
-        }
-    }
-
-    fn unlock_class(&mut self, c: &ClassRef) {
-        let mut st = c.lock.state.lock();
-        if st.1 > 0 {
-            st.1 -= 1;
-        }
-        if st.1 == 0 {
-            st.0 = 0;
-        }
-    }
-
     /// Runs a block closure.
     pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
         let code = &c.code;
@@ -737,65 +653,6 @@ impl Ctx {
     /// Does `recv` understand `sel` (ignoring doesNotUnderstand: overrides)?
     pub fn responds_to(&mut self, recv: &Value, sel: Sym) -> bool {
         self.lookup(recv, sel).is_some()
-    }
-
-    /// A new instance of a Value/Object class with its field defaults evaluated.
-    pub fn instantiate(&mut self, c: &ClassRef) -> crate::interp::eval::EvalResult {
-        let mut fields = Vec::with_capacity(c.field_names.len());
-        for d in c.field_defaults.iter() {
-            match d {
-                Some(code) => {
-                    let code = code.clone();
-                    let v = self
-                        .run_fn(&code, &Value::Class(c.clone()), Some(c))
-                        .map_err(|b| *b)?;
-                    fields.push(v);
-                }
-                None => fields.push(Value::Nil),
-            }
-        }
-        Ok(Value::Object(Arc::new(Instance {
-            class: c.clone(),
-            fields: fields.into(),
-        })))
-    }
-
-    /// The keyword constructor (`Point x: 1 y: 2`): the named fields, in declaration order;
-    /// a subclass using an inherited constructor gets its other fields' defaults.
-    fn construct(&mut self, c: &ClassRef, sel: Sym, args: &[Value]) -> Flow {
-        if c.is_abstract {
-            return Err(self
-                .err(
-                    "instantiation_error",
-                    format!("Cannot instantiate abstract class {}", c.name),
-                )
-                .into());
-        }
-        let s = sel.as_str();
-        let all_fields = args.len() == c.field_names.len()
-            && s.split(':')
-                .zip(c.field_names.iter())
-                .all(|(k, f)| k == f.as_str());
-        if all_fields {
-            return Ok(Value::Object(Arc::new(Instance {
-                class: c.clone(),
-                fields: args.iter().cloned().collect(),
-            })));
-        }
-        let base = self.instantiate(c)?;
-        let Value::Object(inst) = base else {
-            return Ok(base);
-        };
-        let mut fields = inst.fields.to_vec();
-        for (k, v) in s.split(':').filter(|k| !k.is_empty()).zip(args) {
-            if let Some(i) = c.field_index(Sym::new(k)) {
-                fields[i] = v.clone();
-            }
-        }
-        Ok(Value::Object(Arc::new(Instance {
-            class: c.clone(),
-            fields: fields.into(),
-        })))
     }
 
     /// Runs a parameterless function body (field default, classState default, top-level

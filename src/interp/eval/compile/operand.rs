@@ -1,0 +1,323 @@
+//! Operands the compiled closures read without a dynamic call: Integer locals, literals and
+//! `self` fields ([`IntSrc`]), loop and branch conditions ([`Cond`]), send arguments
+//! ([`Arg`]), `x := a op b` statements ([`IntSet`]) and `local at: k` ([`LocalAt`]). Each
+//! keeps the compiled general expression to fall back on.
+
+use super::*;
+
+/// An Integer operand known without evaluation.
+pub(super) enum IntSrc {
+    Lit(i64),
+    Local(usize),
+    /// `self.name` of a Value instance: (field index, name).
+    SelfField(usize, crate::interp::value::Sym),
+}
+
+pub(super) fn int_src(n: &Node) -> Option<IntSrc> {
+    match n {
+        Node::Const(Value::Int(i)) => Some(IntSrc::Lit(*i)),
+        Node::Var(VarRef::Local(s)) => Some(IntSrc::Local(*s as usize)),
+        Node::Field(fd)
+            if fd.mode == FieldMode::Value
+                && fd.value.is_none()
+                && matches!(fd.recv, Node::SelfRef) =>
+        {
+            Some(IntSrc::SelfField(fd.idx as usize, fd.name))
+        }
+        _ => None,
+    }
+}
+
+#[inline(always)]
+pub(super) fn read_int(c: &Ctx, f: &Frame, s: &IntSrc) -> Option<i64> {
+    match s {
+        IntSrc::Lit(i) => Some(*i),
+        IntSrc::Local(k) => match &c.stack[f.base + k] {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        },
+        IntSrc::SelfField(idx, name) => match f.recv {
+            Value::Object(inst) if inst.class.field_names.get(*idx) == Some(name) => {
+                match inst.fields.get(*idx) {
+                    Some(Value::Int(i)) => Some(*i),
+                    _ => None,
+                }
+            }
+            _ => None,
+        },
+    }
+}
+
+/// The Integer result of `x op y` for the arithmetic operators, when no user method overrides
+/// Integer arithmetic and it does not overflow.
+#[inline(always)]
+pub(super) fn int_arith(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<i64> {
+    if c.prog.arith_overridden.load(Ordering::Relaxed) {
+        return None;
+    }
+    match op {
+        BinOp::Add => x.checked_add(y),
+        BinOp::Sub => x.checked_sub(y),
+        BinOp::Mul => x.checked_mul(y),
+        _ => None,
+    }
+}
+
+/// The outcome of an Integer comparison, when no user method overrides Integer arithmetic.
+#[inline(always)]
+pub(super) fn int_cmp(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<bool> {
+    if c.prog.arith_overridden.load(Ordering::Relaxed) {
+        return None;
+    }
+    match op {
+        BinOp::Lt => Some(x < y),
+        BinOp::Gt => Some(x > y),
+        BinOp::Le => Some(x <= y),
+        BinOp::Ge => Some(x >= y),
+        BinOp::Eq | BinOp::StrictEq => Some(x == y),
+        BinOp::Ne | BinOp::StrictNe => Some(x != y),
+        _ => None,
+    }
+}
+
+/// A loop or branch condition: Integer comparisons of locals and literals are decided without
+/// building a Boolean value; anything else is evaluated.
+pub(super) enum Cond {
+    IntCmp(BinOp, IntSrc, IntSrc, Op),
+    LocalAt(Box<LocalAt>),
+    Other(Op),
+}
+
+impl Cond {
+    pub(super) fn new(n: Node) -> Cond {
+        let n = match n {
+            Node::Send(s)
+                if s.pure_args
+                    && s.args.len() == 1
+                    && s.sel.as_str() == "at:"
+                    && matches!(s.recv, Node::Var(VarRef::Local(_))) =>
+            {
+                let s = *s;
+                match LocalAt::new(s.recv, s.sel, s.args, s.loc) {
+                    Some(la) => return Cond::LocalAt(Box::new(la)),
+                    None => return Cond::Other(walk(Node::Nil)),
+                }
+            }
+            n => n,
+        };
+        if let Node::Bin(b) = &n {
+            if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
+                if int_cmp_op(b.op) {
+                    let opk = b.op;
+                    return Cond::IntCmp(opk, l, r, compile(n));
+                }
+            }
+        }
+        Cond::Other(compile(n))
+    }
+
+    /// `Some(truth)` for a Boolean, `None` (with the value) for anything else.
+    #[inline(always)]
+    pub(super) fn eval(&self, c: &mut Ctx, f: &Frame) -> Result<Result<bool, Value>, Box<Unwind>> {
+        let v = match self {
+            Cond::IntCmp(op, l, r, slow) => {
+                if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
+                    if let Some(b) = int_cmp(c, *op, x, y) {
+                        return Ok(Ok(b));
+                    }
+                }
+                slow.run(c, f)?
+            }
+            Cond::LocalAt(la) => la.run(c, f)?,
+            Cond::Other(o) => o.run(c, f)?,
+        };
+        Ok(match v {
+            Value::True => Ok(true),
+            Value::False => Ok(false),
+            other => Err(other),
+        })
+    }
+}
+
+pub(super) fn int_cmp_op(op: BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Lt
+            | BinOp::Gt
+            | BinOp::Le
+            | BinOp::Ge
+            | BinOp::Eq
+            | BinOp::Ne
+            | BinOp::StrictEq
+            | BinOp::StrictNe
+    )
+}
+
+/// An argument of a fast-path site: `local op literal` Integer arithmetic and constants are
+/// produced without a dynamic call; anything else (or an overflow, or overridden Integer
+/// arithmetic) runs the compiled expression.
+pub(super) enum Arg {
+    IntBin(BinOp, IntSrc, IntSrc, Op),
+    Const(Value),
+    Other(Op),
+}
+
+impl Arg {
+    pub(super) fn new(n: Node) -> Arg {
+        match &n {
+            Node::Const(v @ (Value::Int(_) | Value::True | Value::False | Value::Nil)) => {
+                return Arg::Const(v.clone())
+            }
+            Node::Bin(b) if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
+                if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
+                    let opk = b.op;
+                    return Arg::IntBin(opk, l, r, compile(n));
+                }
+            }
+            _ => {}
+        }
+        Arg::Other(compile(n))
+    }
+
+    #[inline(always)]
+    pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
+        match self {
+            Arg::IntBin(opk, l, r, slow) => {
+                if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
+                    if let Some(z) = int_arith(c, *opk, x, y) {
+                        return Ok(Value::Int(z));
+                    }
+                }
+                slow.run(c, f)
+            }
+            Arg::Const(v) => Ok(fast_clone(v)),
+            Arg::Other(o) => o.run(c, f),
+        }
+    }
+}
+
+/// `x := a op b` with `a`, `b` Integer locals or literals: computed and stored without a
+/// Value round trip; an overflow, a non-Integer operand or overridden Integer arithmetic runs
+/// the compiled expression.
+pub(super) struct IntSet {
+    pub(super) d: usize,
+    pub(super) op: BinOp,
+    pub(super) l: IntSrc,
+    pub(super) r: IntSrc,
+    pub(super) slow: Op,
+}
+
+impl IntSet {
+    #[inline(always)]
+    pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
+        if let (Some(x), Some(y)) = (read_int(c, f, &self.l), read_int(c, f, &self.r)) {
+            if let Some(z) = int_arith(c, self.op, x, y) {
+                let slot = &mut c.stack[f.base + self.d];
+                if let Value::Int(old) = slot {
+                    *old = z;
+                } else {
+                    drop_fast(std::mem::replace(slot, Value::Int(z)));
+                }
+                return Ok(());
+            }
+        }
+        let v = self.slow.run(c, f)?;
+        drop_fast(std::mem::replace(&mut c.stack[f.base + self.d], v));
+        Ok(())
+    }
+}
+
+/// `a at: k` on a local Array, List or Dictionary: index directly when `at:` is the primitive.
+pub(super) fn compile_local_at(
+    recv: Node,
+    sel: crate::interp::value::Sym,
+    raw_args: Vec<Node>,
+    loc: crate::interp::eval::code::Loc,
+) -> Op {
+    match LocalAt::new(recv, sel, raw_args, loc) {
+        Some(la) => op(move |c, f| la.run(c, f)),
+        None => walk(Node::Nil),
+    }
+}
+
+/// The parts of `a at: k` with `a` a local (see [`compile_local_at`]); also a condition
+/// (`(flags at: i) ifTrue: [...]`) evaluated without a dynamic call.
+pub(super) struct LocalAt {
+    slot: usize,
+    key: Arg,
+    sel: crate::interp::value::Sym,
+    loc: crate::interp::eval::code::Loc,
+    /// The send's cache (the general path).
+    ic: InlineCache,
+    /// Whether `at:` is still the primitive on the receiver's class.
+    prim_ic: InlineCache,
+}
+
+impl LocalAt {
+    pub(super) fn new(
+        recv: Node,
+        sel: crate::interp::value::Sym,
+        mut raw_args: Vec<Node>,
+        loc: crate::interp::eval::code::Loc,
+    ) -> Option<LocalAt> {
+        let Node::Var(VarRef::Local(i)) = recv else {
+            return None;
+        };
+        let key = raw_args.pop().map(Arg::new)?;
+        Some(LocalAt {
+            slot: i as usize,
+            key,
+            sel,
+            loc,
+            ic: InlineCache::default(),
+            prim_ic: InlineCache::default(),
+        })
+    }
+
+    #[inline(always)]
+    pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
+        let (sel, loc) = (self.sel, self.loc);
+        let k = self.key.run(c, f)?;
+        let slot = f.base + self.slot;
+        if let Value::Int(k) = &k {
+            let k = (*k as usize).wrapping_sub(1);
+            match &c.stack[slot] {
+                Value::Array(a)
+                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
+                {
+                    c.tick()?;
+                    if let Value::Array(a) = &c.stack[slot] {
+                        return Ok(fast_clone(&a[k]));
+                    }
+                }
+                Value::List(a)
+                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
+                {
+                    c.tick()?;
+                    if let Value::List(a) = &c.stack[slot] {
+                        return Ok(fast_clone(&a[k]));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if matches!(&c.stack[slot], Value::Dict(_))
+            && c.builtin_prim_at(&self.prim_ic, &c.prog.core.dictionary, sel)
+        {
+            c.tick()?;
+            if let Value::Dict(d) = &c.stack[slot] {
+                if let Some(v) = d.get(&k) {
+                    return Ok(fast_clone(v));
+                }
+            }
+            // A missing key: the primitive raises `key_error`.
+        }
+        let base = c.stack.len();
+        c.stack.push(k);
+        let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+        c.set_loc(loc);
+        let r = c.send_cached(&self.ic, &recv, sel, base);
+        c.stack[slot] = recv;
+        r
+    }
+}
