@@ -57,15 +57,6 @@ pub fn fingerprint(text: &str) -> u64 {
     h
 }
 
-fn methods_of(c: &ClassRef, class_side: bool) -> Vec<(Sym, Method)> {
-    let t = if class_side {
-        c.class_methods.read()
-    } else {
-        c.methods.read()
-    };
-    t.iter().map(|(s, m)| (*s, m.clone())).collect()
-}
-
 /// The identity of `b`'s code. `prog` (when known) names top-level units.
 pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
     let ordinal = b.code.fid;
@@ -78,14 +69,20 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
     };
     match &b.mclass {
         Some(c) => {
-            for (sel, m) in methods_of(c, b.mside) {
+            // A short read of the method table (no bt code runs while it is held).
+            let table = if b.mside {
+                c.class_methods.read()
+            } else {
+                c.methods.read()
+            };
+            for (sel, m) in table.iter() {
                 if let Method::Compiled(cm) = m {
                     if cm.code.blocks.iter().any(|x| Arc::ptr_eq(x, &b.code)) {
                         return BlockId {
                             origin: Origin::Method {
                                 class: c.name,
                                 class_side: b.mside,
-                                selector: sel,
+                                selector: *sel,
                             },
                             fingerprint: fingerprint(&cm.source),
                             ordinal,
