@@ -153,9 +153,19 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
         self.deserialize_any(visitor)
     }
 
+    fn deserialize_seq<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            // `Vec<u8>` and friends read a Binary as a sequence of bytes.
+            Value::Binary(b) => {
+                visitor.visit_seq(de::value::SeqDeserializer::new(b.iter().copied()))
+            }
+            _ => self.deserialize_any(visitor),
+        }
+    }
+
     serde::forward_to_deserialize_any! {
         bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 str string
-        byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
+        byte_buf unit unit_struct tuple tuple_struct map struct identifier ignored_any
     }
 }
 

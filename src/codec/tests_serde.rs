@@ -100,6 +100,8 @@ fn rust_values_round_trip_through_values() {
     let back: Vec<Option<BTreeMap<i64, Vec<u8>>>> =
         to_rust(&from_rust(&nested).expect("ser")).expect("de");
     assert_eq!(back, nested);
+    let bin = Value::Binary(std::sync::Arc::new(vec![1, 2, 255]));
+    assert_eq!(to_rust::<Vec<u8>>(&bin).expect("bytes"), vec![1, 2, 255]);
     let big: (u64, i128, u128) = (u64::MAX, i128::MIN, u128::MAX);
     let back: (u64, i128, u128) = to_rust(&from_rust(&big).expect("ser")).expect("de");
     assert_eq!(back, big);
