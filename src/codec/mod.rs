@@ -39,4 +39,4 @@ mod tests_serde;
 pub use self::serde::{from_rust, to_rust};
 pub use error::CodecError;
 pub use resolve::{LocalResolver, RefResolver};
-pub use wire::{decode, encode, encode_in, DecodeCtx};
+pub use wire::{decode, decode_local, encode, encode_in, DecodeCtx};

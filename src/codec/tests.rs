@@ -73,14 +73,18 @@ fn round_trip(vm: &Vm, v: Value) -> Result<Value, CodecError> {
 
 fn decode_in(ctx: &mut crate::interp::eval::Ctx, bytes: &[u8]) -> Result<Value, CodecError> {
     let r = LocalResolver::new(ctx);
-    decode(
+    let v = decode(
         bytes,
         &mut DecodeCtx {
             ctx,
             resolver: &r,
             root: "arg1",
         },
-    )
+    );
+    // The convenience entry point agrees (errors included).
+    let w = decode_local(ctx, bytes, "arg1");
+    assert_eq!(v.is_ok(), w.is_ok());
+    v
 }
 
 fn same(vm: &Vm, src: &str) {

@@ -124,6 +124,22 @@ pub fn encode_in(ctx: &Ctx, v: &Value, root: &str) -> Result<Vec<u8>, CodecError
     encode_with(v, root, &EncodeOpts::of(ctx))
 }
 
+/// Decodes a message in `ctx`'s program, resolving references with a [`LocalResolver`]
+/// (this node's processes; `node_down` for others). `root` names the payload in errors.
+///
+/// [`LocalResolver`]: super::LocalResolver
+pub fn decode_local(ctx: &mut Ctx, bytes: &[u8], root: &str) -> Result<Value, CodecError> {
+    let r = super::LocalResolver::new(ctx);
+    decode(
+        bytes,
+        &mut DecodeCtx {
+            ctx,
+            resolver: &r,
+            root,
+        },
+    )
+}
+
 pub fn encode_with(v: &Value, root: &str, opts: &EncodeOpts) -> Result<Vec<u8>, CodecError> {
     let mut enc = Encoder {
         out: Vec::with_capacity(64),

@@ -413,7 +413,9 @@ impl Decoder<'_, '_, '_> {
         }
         // Same field set (the lengths match and every field is present: no duplicates).
         let exact = got.len() == c.field_names.len()
-            && c.field_names.iter().all(|f| got.iter().any(|(g, _)| g == f));
+            && c.field_names
+                .iter()
+                .all(|f| got.iter().any(|(g, _)| g == f));
         let mut fields: Vec<Value> = vec![Value::Nil; c.field_names.len()];
         if exact {
             for (f, v) in got {
