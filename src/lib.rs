@@ -14,11 +14,13 @@
 //! | [`engine`] | the embedding API: [`Engine`], limits, host functions |
 //! | [`interp`] | values, classes, evaluator, primitives, printing, term order |
 //! | [`runtime`] | actor scheduler, mailboxes, timers, registry, supervisors |
+//! | [`codec`] | the one value codec: walker, binary wire format v1, serde to/from Rust |
 //! | [`testrun`] | the `bt test` runner |
 //! | [`cli`] | the subcommands of the `bt` binary |
 
 pub mod check;
 pub mod cli;
+pub mod codec;
 pub mod diagnostic;
 pub mod engine;
 pub mod interp;

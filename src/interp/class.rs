@@ -84,6 +84,9 @@ pub struct Class {
     /// Slots declared with a type and no default (inherited first; a redeclaration replaces
     /// the inherited entry): checked for nil after an actor's `initialize` (5.5).
     pub typed_slots: Vec<TypedSlot>,
+    /// `handleScope: #process | #node` declared by this class (4.7); such values, and those
+    /// of subclasses, are rejected by the value codec (8.6).
+    pub handle_scope: Option<Sym>,
 }
 
 /// A `state:`/`field:` slot declared `name :: Type` without a default.
@@ -157,6 +160,7 @@ impl Class {
             lock: ClassLock::default(),
             type_params: 0,
             typed_slots: typed,
+            handle_scope: None,
         }
     }
 

@@ -57,6 +57,7 @@ const RUNTIME_KINDS: &[&str] = &[
     "shape_version_ahead",
     "shape_migration_failed",
     "wire_version_unsupported",
+    "malformed_message",
     "insecure_distribution",
 ];
 

@@ -349,6 +349,7 @@ fn create_class(
         },
     );
     c.type_params = decl.type_params.len();
+    c.handle_scope = decl.handle_scope.as_ref().map(|h| Sym::new(&h.name));
     c.declare_typed_slots(
         decl.members
             .iter()
@@ -598,12 +599,13 @@ pub fn lower_statements(
     if stmts.is_empty() {
         return Ok(None);
     }
-    let _ = prog;
     let bindings: Vec<Sym> = session.cells.keys().copied().collect();
     let file = if unit.stdlib { NO_FILE } else { unit.file };
-    Lowerer::new(file, Owner::toplevel())
-        .toplevel(&stmts, &bindings)
-        .map(Some)
+    let code = Lowerer::new(file, Owner::toplevel()).toplevel(&stmts, &bindings)?;
+    if file != NO_FILE && !code.blocks.is_empty() {
+        prog.unit_blocks.write().insert(file, code.blocks.clone());
+    }
+    Ok(Some(code))
 }
 
 /// Runs a lowered top-level unit statement by statement: a top-level `^` ends its statement.

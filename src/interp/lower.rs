@@ -96,6 +96,8 @@ pub struct Lowerer {
     scopes: Vec<Vec<Scope>>,
     self_var: Option<u32>,
     touches_class_state: bool,
+    /// Every real block lowered so far (any depth), for [`FnCode::blocks`] of the root.
+    blocks: std::cell::RefCell<Vec<Arc<FnCode>>>,
 }
 
 const BINOPS: &[(&str, BinOp)] = &[
@@ -140,6 +142,7 @@ impl Lowerer {
             fn_stack: Vec::new(),
             scopes: Vec::new(),
             self_var: None,
+            blocks: Default::default(),
             touches_class_state: false,
         }
     }
@@ -356,6 +359,8 @@ impl Lowerer {
         };
         let layout = self.layout();
         self.fill(&mut code, 0, &layout);
+        code.blocks = self.blocks.take();
+        code.blocks.sort_by_key(|b| b.fid);
         code.touches_class_state = self.touches_class_state;
         if let Some(id) = self.self_var {
             code.self_var = Some(self.resolve(id, 0, &layout));

@@ -160,6 +160,9 @@ pub struct Program {
     pub derived: Mutex<HashMap<(usize, Sym), ClassRef>>,
     pub block_serial: AtomicU64,
     pub object_serial: AtomicU64,
+    /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
+    /// so the value codec can find a top-level block's code again (LANGUAGE.md 8.6).
+    pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
     /// Classes and methods replaced or removed while the program runs. They are kept until
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).
@@ -430,6 +433,7 @@ impl Program {
             derived: Mutex::new(HashMap::new()),
             block_serial: AtomicU64::new(1),
             object_serial: AtomicU64::new(1),
+            unit_blocks: RwLock::new(HashMap::new()),
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::new()),
             ctx_hook: std::sync::OnceLock::new(),

@@ -72,6 +72,12 @@ pub struct FnCode {
     /// `x := x add: n` may run just the argument and update an unshared `x` in place when
     /// `sel` is a Value-class setter (see `Ctx::send_owned`).
     pub tail_self_send: Option<crate::interp::eval::compile::TailSelfSend>,
+    /// The file this code was lowered from (`Loc::file`; `NO_FILE` for library code).
+    pub file: u32,
+    /// On the root of a lowering (method, top-level unit, default): every real block in it,
+    /// at any depth, sorted by `fid` (the block's ordinal in that source). The value codec
+    /// uses it to name a block's code and find it again (LANGUAGE.md 8.6).
+    pub blocks: Vec<Arc<FnCode>>,
 }
 
 /// One compiled method.

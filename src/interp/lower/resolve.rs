@@ -60,6 +60,7 @@ impl Lowerer {
     pub(super) fn fill(&self, code: &mut FnCode, fid: u32, layout: &[u32]) {
         let f = &self.fns[fid as usize];
         code.fid = fid;
+        code.file = self.file;
         code.nparams = f.nparams;
         let mut nslots = f.nparams;
         let mut ncells = 0;
@@ -177,6 +178,8 @@ impl Lowerer {
                         })
                         .collect();
                 }
+                // Filled and compiled: the root lists it (block identity on the wire).
+                self.blocks.borrow_mut().push(code.clone());
             }
             Node::List(v) | Node::Array(v) | Node::Seq(v) => {
                 v.iter_mut().for_each(|x| self.fix(x, fid, layout))

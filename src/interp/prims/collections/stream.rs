@@ -114,6 +114,66 @@ impl NativeObj for StreamObj {
     }
 }
 
+/// A Stream taken apart for the value codec (LANGUAGE.md 8.6: copied, blocks included):
+/// source tag (0 `from:`, 1 `from:by:`, 2 `on:` a sequence, 3 `on:` a String's graphemes,
+/// 4 `on:` a Set) with its values, then the steps (0 select, 1 collect, 2 reject, 3 drop).
+pub struct StreamParts {
+    pub source: u8,
+    pub values: Vec<Value>,
+    pub steps: Vec<(u8, Value)>,
+}
+
+impl StreamObj {
+    pub fn parts(&self) -> StreamParts {
+        let (source, values) = match &self.source {
+            Source::From(n) => (0, vec![n.clone()]),
+            Source::FromBy(n, b) => (1, vec![n.clone(), b.clone()]),
+            Source::On(c, OnKind::Sequence) => (2, vec![c.clone()]),
+            Source::On(c, OnKind::Text) => (3, vec![c.clone()]),
+            Source::On(c, OnKind::Set) => (4, vec![c.clone()]),
+        };
+        let steps = self
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Select(b) => (0, b.clone()),
+                Op::Collect(b) => (1, b.clone()),
+                Op::Reject(b) => (2, b.clone()),
+                Op::Drop(n) => (3, Value::Int(*n as i64)),
+            })
+            .collect();
+        StreamParts {
+            source,
+            values,
+            steps,
+        }
+    }
+
+    /// The inverse of [`StreamObj::parts`]; None when the parts are malformed.
+    pub fn from_parts(class: ClassRef, p: StreamParts) -> Option<StreamObj> {
+        let mut vals = p.values.into_iter();
+        let source = match p.source {
+            0 => Source::From(vals.next()?),
+            1 => Source::FromBy(vals.next()?, vals.next()?),
+            2 => Source::On(vals.next()?, OnKind::Sequence),
+            3 => Source::On(vals.next()?, OnKind::Text),
+            4 => Source::On(vals.next()?, OnKind::Set),
+            _ => return None,
+        };
+        let mut ops = Vec::with_capacity(p.steps.len());
+        for (tag, v) in p.steps {
+            ops.push(match tag {
+                0 => Op::Select(v),
+                1 => Op::Collect(v),
+                2 => Op::Reject(v),
+                3 => Op::Drop(usize::try_from(v.as_int()?).ok()?),
+                _ => return None,
+            });
+        }
+        Some(StreamObj { class, source, ops })
+    }
+}
+
 fn make(ctx: &Ctx, source: Source, ops: Vec<Op>) -> EvalResult {
     let class = ctx
         .class_named("Stream")

@@ -1,0 +1,144 @@
+//! Turning decoded references back into values: the [`RefResolver`] trait (the future `dist`
+//! layer implements it with connections to peers) and [`LocalResolver`], which resolves
+//! references to this node's processes and answers `node_down` for any other node.
+
+use std::sync::Arc;
+
+use crate::interp::actor::ActorSys;
+use crate::interp::actor_handle::{native, ActorRef, NameRef, PidVal, RefVal};
+use crate::interp::eval::Ctx;
+use crate::interp::prims::supervision::SupRef;
+use crate::interp::value::{ClassRef, Sym, Value};
+use crate::runtime::{Pid, ProcRef, Timeout};
+
+use super::error::{kind, CodecError};
+use super::walk::{RefKind, WireRef, NO_NODE};
+
+/// Resolves a decoded reference (actor, pid, name proxy, supervisor handle, monitor ref).
+/// Errors leave `path` empty; the decoder fills it in.
+pub trait RefResolver {
+    /// The name of this node (references naming it are local).
+    fn node_name(&self) -> Sym;
+    fn resolve(&self, ctx: &mut Ctx, r: &WireRef) -> Result<Value, CodecError>;
+}
+
+/// References to this node's own processes; every other node is `node_down` (there is no
+/// distribution yet).
+pub struct LocalResolver {
+    sys: Option<Arc<ActorSys>>,
+    node: Sym,
+}
+
+impl LocalResolver {
+    /// The resolver of the actor system `ctx` runs in.
+    pub fn new(ctx: &Ctx) -> LocalResolver {
+        let sys = ctx.proc.sys.clone();
+        let node = sys
+            .as_ref()
+            .map(|s| s.node_name)
+            .unwrap_or_else(|| Sym::new(NO_NODE));
+        LocalResolver { sys, node }
+    }
+}
+
+fn class_named(ctx: &Ctx, name: Sym) -> Result<ClassRef, CodecError> {
+    ctx.prog.class_by_sym(name).ok_or_else(|| {
+        CodecError::new(
+            kind::CLASS_NOT_FOUND,
+            format!("class {name} is not loaded on this node"),
+            "",
+        )
+    })
+}
+
+fn builtin_class(ctx: &Ctx, name: &str) -> ClassRef {
+    ctx.prog
+        .class_named(name)
+        .unwrap_or_else(|| ctx.prog.core.object.clone())
+}
+
+impl RefResolver for LocalResolver {
+    fn node_name(&self) -> Sym {
+        self.node
+    }
+
+    fn resolve(&self, ctx: &mut Ctx, r: &WireRef) -> Result<Value, CodecError> {
+        if r.node != self.node {
+            return Err(CodecError::new(
+                kind::NODE_DOWN,
+                format!("node {} is not connected", r.node),
+                "",
+            ));
+        }
+        let Some(sys) = &self.sys else {
+            return Err(CodecError::new(
+                kind::NODE_DOWN,
+                "no actor system to resolve references in",
+                "",
+            ));
+        };
+        let pid = Pid {
+            node: 0,
+            number: r.number,
+            service: r.service,
+        };
+        let live = |what: &str| -> Result<ProcRef, CodecError> {
+            sys.rt.lookup(pid).ok_or_else(|| {
+                CodecError::new(
+                    kind::ACTOR_DEAD,
+                    format!("{what} {pid} is not running on this node"),
+                    "",
+                )
+            })
+        };
+        Ok(match r.kind {
+            RefKind::Actor | RefKind::Proxy => {
+                let class = class_named(ctx, r.class)?;
+                let proc = live("process")?;
+                let timeout = match r.extra {
+                    u64::MAX => Timeout::Infinity,
+                    ms => Timeout::Ms(ms),
+                };
+                native(ActorRef {
+                    proc,
+                    class,
+                    timeout: if r.kind == RefKind::Proxy {
+                        timeout
+                    } else {
+                        Timeout::DEFAULT
+                    },
+                    proxy: r.kind == RefKind::Proxy,
+                    state: None,
+                })
+            }
+            RefKind::Pid => native(PidVal {
+                proc: live("process")?,
+                class: builtin_class(ctx, "Pid"),
+            }),
+            RefKind::Name => native(NameRef {
+                name: r.name.unwrap_or_else(|| Sym::new("")),
+                class: class_named(ctx, r.class)?,
+            }),
+            RefKind::Supervisor => {
+                let class = class_named(ctx, r.class)?;
+                let h = sys.supervision.by_pid(pid).ok_or_else(|| {
+                    CodecError::new(
+                        kind::ACTOR_DEAD,
+                        format!("supervisor {pid} is not running on this node"),
+                        "",
+                    )
+                })?;
+                native(SupRef {
+                    h,
+                    class,
+                    dynamic: r.extra == 1,
+                })
+            }
+            RefKind::Monitor => native(RefVal {
+                id: r.extra,
+                target: live("monitored process")?,
+                class: builtin_class(ctx, "Reference"),
+            }),
+        })
+    }
+}
