@@ -191,6 +191,13 @@ impl Engine {
         self.eval_named("eval", source)
     }
 
+    /// [`Engine::eval`], converting the result to a Rust type with serde (a script's
+    /// Dictionary becomes a config struct; see [`crate::codec::to_rust`] for the mapping).
+    pub fn eval_as<T: serde::de::DeserializeOwned>(&self, source: &str) -> Result<T, EngineError> {
+        let v = self.eval(source)?;
+        crate::codec::to_rust(&v).map_err(EngineError::from_codec)
+    }
+
     /// [`Engine::eval`] with `path` naming the source in locations and diagnostics.
     pub fn eval_named(&self, path: &str, source: &str) -> Result<Value, EngineError> {
         let _g = self.gate.lock();

@@ -28,5 +28,6 @@ pub mod runtime;
 pub mod syntax;
 pub mod testrun;
 
+pub use codec::{from_rust, to_rust, CodecError};
 pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
 pub use interp::value::Value;

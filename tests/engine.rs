@@ -545,3 +545,43 @@ fn errors_display_like_bt_run() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[derive(serde::Deserialize, serde::Serialize, Debug, PartialEq)]
+struct ServerCfg {
+    name: String,
+    port: u16,
+    tags: Vec<String>,
+    tls: Option<bool>,
+}
+
+#[test]
+fn eval_as_turns_a_dictionary_into_a_config_struct() {
+    let e = Engine::new();
+    let cfg: ServerCfg = e
+        .eval_as(r#"#{#name => "api", #port => 8080, #tags => #("a", "b"), #tls => nil}"#)
+        .unwrap();
+    assert_eq!(
+        cfg,
+        ServerCfg {
+            name: "api".into(),
+            port: 8080,
+            tags: vec!["a".into(), "b".into()],
+            tls: None
+        }
+    );
+    // Out of range for u16: a TypeError naming where.
+    let err = e
+        .eval_as::<ServerCfg>(r#"#{#name => "api", #port => 70000, #tags => #(), #tls => true}"#)
+        .unwrap_err();
+    assert_eq!(err.class_name, "TypeError");
+    assert!(err.message.contains("port"), "{}", err.message);
+    // And back: a Rust value becomes a Dictionary a script can use.
+    let v = bt::from_rust(&cfg).unwrap();
+    e.eval("Object subclass: Probe\n  class portOf: d => d at: #port")
+        .unwrap();
+    let port = e
+        .call("Probe", "portOf:", std::slice::from_ref(&v))
+        .unwrap();
+    assert_eq!(port.as_i64(), Some(8080));
+    assert_eq!(bt::to_rust::<ServerCfg>(&v).unwrap(), cfg);
+}

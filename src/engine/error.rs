@@ -112,6 +112,19 @@ impl EngineError {
         }))
     }
 
+    /// A value that did not convert to or from a Rust type (`Engine::eval_as`, `bt::to_rust`);
+    /// the message names where, as a path from the root (`{#db}{#port}`).
+    pub(crate) fn from_codec(e: crate::codec::CodecError) -> EngineError {
+        let message = if e.path.is_empty() {
+            e.message
+        } else {
+            format!("{} (at {})", e.message, e.path)
+        };
+        let mut err = EngineError::simple("TypeError", e.kind, message);
+        err.0.hint = e.hint;
+        err
+    }
+
     /// True for a script that did not parse or check (see [`EngineError::codes`]).
     pub fn is_compile(&self) -> bool {
         self.kind == "compile_error"
