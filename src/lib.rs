@@ -15,6 +15,7 @@
 //! | [`interp`] | values, classes, evaluator, primitives, printing, term order |
 //! | [`runtime`] | actor scheduler, mailboxes, timers, registry, supervisors |
 //! | [`codec`] | the one value codec: walker, binary wire format v1, serde to/from Rust |
+//! | [`dist`] | distribution: named nodes, name registry, cookie handshake, connect/ping |
 //! | [`testrun`] | the `bt test` runner |
 //! | [`cli`] | the subcommands of the `bt` binary |
 
@@ -22,6 +23,7 @@ pub mod check;
 pub mod cli;
 pub mod codec;
 pub mod diagnostic;
+pub mod dist;
 pub mod engine;
 pub mod interp;
 pub mod runtime;

@@ -1,5 +1,10 @@
 //! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
-//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [-- ARGS...]` (LANGUAGE.md 3.5).
+//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [--name NAME@HOST [--hidden] [--serve]]
+//! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1).
+//!
+//! `--name` makes the process a distribution node (`crate::dist`) before any statement
+//! runs; `--hidden` makes it a hidden node; `--serve` keeps it answering connections after
+//! its statements (and `--main`) finish, until it is killed.
 //!
 //! The static checker runs first (unless `--no-check`): its errors stop the file before any
 //! statement runs and are printed rendered; its warnings and hints go to stderr. Category
@@ -17,7 +22,7 @@ use crate::interp::{BtError, Vm, VmOptions};
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
               [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
-              [--observe ADDR] [-- ARGS...]";
+              [--observe ADDR] [--name NAME@HOST [--hidden] [--serve]] [-- ARGS...]";
 
 struct Opts {
     file: String,
@@ -28,6 +33,10 @@ struct Opts {
     /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
     levels: Vec<String>,
     observe: Option<String>,
+    /// `--name NAME@HOST` (8.1), `--hidden`, `--serve`.
+    name: Option<String>,
+    hidden: bool,
+    serve: bool,
     args: Vec<String>,
 }
 
@@ -40,6 +49,9 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
         warnings_as_errors: false,
         levels: Vec::new(),
         observe: None,
+        name: None,
+        hidden: false,
+        serve: false,
         args: Vec::new(),
     };
     let mut i = 0;
@@ -69,6 +81,18 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
                 o.observe = Some(args.get(i).ok_or("--observe needs an address")?.clone());
             }
             "--warnings-as-errors" => o.warnings_as_errors = true,
+            "--name" => {
+                i += 1;
+                let v = args.get(i).ok_or("--name needs NAME@HOST")?;
+                if !crate::interp::prims::actor_node::valid_node_name(v) {
+                    return Err(format!(
+                        "--name: invalid node name '{v}' (expected name@host, characters [A-Za-z0-9_.-])"
+                    ));
+                }
+                o.name = Some(v.clone());
+            }
+            "--hidden" => o.hidden = true,
+            "--serve" => o.serve = true,
             "--diagnostics" => {
                 i += 1;
                 let v = args.get(i).ok_or("--diagnostics needs CATEGORY=LEVEL")?;
@@ -91,6 +115,10 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
     }
     if o.file.is_empty() {
         return Err("no FILE given".into());
+    }
+    if o.name.is_none() && (o.hidden || o.serve) {
+        let flag = if o.hidden { "--hidden" } else { "--serve" };
+        return Err(format!("{flag} needs --name NAME@HOST"));
     }
     Ok(o)
 }
@@ -146,6 +174,26 @@ pub fn run(
         ..VmOptions::default()
     });
     vm.set_check_options(check_options);
+    // `--name`: become a node before any statement runs (the guard unregisters on return).
+    let _node = match &o.name {
+        None => None,
+        Some(name) => {
+            let opts = crate::dist::Options {
+                name: name.clone(),
+                hidden: o.hidden,
+            };
+            match crate::dist::start(opts) {
+                Ok(n) => {
+                    let _ = vm.prog.dist.set(n.clone());
+                    Some(crate::dist::NodeGuard(n))
+                }
+                Err(m) => {
+                    let _ = writeln!(err, "bt run: {m}");
+                    return 2;
+                }
+            }
+        }
+    };
     if let Some(sink) = out {
         vm.set_output(sink);
     }
@@ -194,6 +242,13 @@ pub fn run(
         let list = Value::list(o.args.iter().map(|a| Value::str(a.clone())));
         if let Err(e) = vm.send_to_class(cls, "main:", vec![list]) {
             return report(&e, err);
+        }
+    }
+    if o.serve {
+        // A serving node answers connections until it is killed (8.1).
+        let _ = err.flush();
+        loop {
+            std::thread::park();
         }
     }
     0

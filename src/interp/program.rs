@@ -178,6 +178,9 @@ pub struct Program {
     /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
     /// message instead of ending the host process.
     pub embedded: AtomicBool,
+    /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
+    /// Node primitives; unset on `nonode@nohost`.
+    pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
 }
 
 /// See [`Program::ctx_hook`].
@@ -438,6 +441,7 @@ impl Program {
             host_fns: RwLock::new(HashMap::new()),
             ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
+            dist: std::sync::OnceLock::new(),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {

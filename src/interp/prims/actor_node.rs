@@ -1,8 +1,12 @@
-//! Node (LANGUAGE.md 8.2, 8.3; the local part): `Node current`, `Node named:` validation,
-//! printing, and the `node`/`isRemote` selectors of pids and actors. A Node is a sealed
-//! Value instance with one field, `name` (a Symbol), so equality, hashing and order are
-//! those of Value instances. Connecting to other nodes is not implemented yet: without
-//! `--name` the node is `nonode@nohost` and `connect` answers `node_down` as 8.1 says.
+//! Node (LANGUAGE.md 8.2, 8.3): `Node current`, `Node named:` validation, printing, the
+//! `node`/`isRemote` selectors of pids and actors, and the link protocol (`connect`,
+//! `disconnect`, `isConnected`, `ping`, `Node connected`). A Node is a sealed Value instance
+//! with one field, `name` (a Symbol), so equality, hashing and order are those of Value
+//! instances.
+//!
+//! The network side lives above the interpreter (`crate::dist`) and is reached through the
+//! [`Distribution`] trait object a named node installs in `Program::dist`. Without it
+//! (no `--name`) the node is `nonode@nohost` and `connect` answers `node_down` (8.1).
 
 use std::sync::Arc;
 
@@ -18,7 +22,17 @@ pub fn register(p: &mut Prims) {
     let n = "Node";
     p.add_class(n, "current", |ctx, _, _| current(ctx));
     p.add_class(n, "named:", named);
-    p.add_class(n, "connected", |_, _, _| Ok(Value::list(Vec::new())));
+    p.add_class(n, "connected", |ctx, _, _| {
+        let names = match ctx.prog.dist.get() {
+            Some(d) => d.connected(),
+            None => Vec::new(),
+        };
+        let nodes: Result<Vec<Value>, _> = names
+            .iter()
+            .map(|s| node_value(ctx, Sym::new(s)))
+            .collect();
+        Ok(Value::list(nodes?))
+    });
     // A program may declare its own class named Node: its instances keep the defaults.
     p.add(n, "name", |ctx, r, _| match is_node(ctx, r) {
         true => Ok(Value::Symbol(node_name(r))),
@@ -37,25 +51,23 @@ pub fn register(p: &mut Prims) {
     p.add(n, "isCurrent", |ctx, r, _| {
         Ok(Value::bool(node_name(r) == current_name(ctx)))
     });
-    p.add(n, "isConnected", |_, _, _| Ok(Value::False));
+    p.add(n, "isConnected", |ctx, r, _| {
+        let d = ctx.prog.dist.get();
+        Ok(Value::bool(d.is_some_and(|d| d.is_connected(node_name(r).as_str()))))
+    });
     p.add(n, "ping", |ctx, r, _| {
-        Ok(Value::bool(node_name(r) == current_name(ctx)))
+        let name = node_name(r);
+        if name == current_name(ctx) {
+            return Ok(Value::True);
+        }
+        let d = ctx.prog.dist.get().cloned();
+        Ok(Value::bool(d.is_some_and(|d| d.ping(name.as_str()))))
     });
-    p.add(n, "disconnect", |_, _, _| Ok(Value::False));
-    p.add(n, "connect", |ctx, r, _| {
-        let hint = if current_name(ctx).as_str() == NO_NODE {
-            "start bt with --name to enable distribution"
-        } else {
-            "distribution is not available in this build"
-        };
-        let e = error(
-            ctx,
-            "node_down",
-            format!("cannot connect to {}", node_name(r)),
-            hint,
-        );
-        Ok(ctx.make_error(e))
+    p.add(n, "disconnect", |ctx, r, _| {
+        let d = ctx.prog.dist.get().cloned();
+        Ok(Value::bool(d.is_some_and(|d| d.disconnect(node_name(r).as_str()))))
     });
+    p.add(n, "connect", connect);
 
     p.add("Pid", "node", |ctx, _, _| current(ctx));
     p.add("Actor", "node", |ctx, r, _| {
@@ -67,8 +79,62 @@ pub fn register(p: &mut Prims) {
     });
 }
 
-/// This node's name (`nonode@nohost` until distribution exists).
+/// Why a link operation failed: an error kind (`node_down`, `insecure_distribution`,
+/// `wire_version_unsupported`), a message and an optional hint.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct NodeError {
+    pub kind: &'static str,
+    pub message: String,
+    pub hint: Option<String>,
+}
+
+/// The distribution layer as the Node primitives see it (implemented by `crate::dist`,
+/// installed once in `Program::dist` by a named node). Calls may block the calling worker
+/// thread for up to the connection timeout.
+pub trait Distribution: Send + Sync {
+    /// This node's name (`name@host`).
+    fn node_name(&self) -> Sym;
+    /// Connects to `node` (ok if already connected or if it is this node).
+    fn connect(&self, node: &str) -> Result<(), NodeError>;
+    /// Closes the connection to `node`; true if there was one.
+    fn disconnect(&self, node: &str) -> bool;
+    fn is_connected(&self, node: &str) -> bool;
+    /// Connects if needed and round-trips a ping; true iff `node` answered.
+    fn ping(&self, node: &str) -> bool;
+    /// The connected visible nodes, by connection index.
+    fn connected(&self) -> Vec<String>;
+}
+
+/// `aNode connect`: a Result (8.2).
+fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    let name = node_name(r);
+    let res = match ctx.prog.dist.get().cloned() {
+        Some(d) => d.connect(name.as_str()),
+        None => Err(NodeError {
+            kind: "node_down",
+            message: format!("cannot connect to {name}"),
+            hint: Some("start bt with --name to enable distribution".into()),
+        }),
+    };
+    match res {
+        Ok(()) => Ok(ctx.make_ok(r.clone())),
+        Err(e) => {
+            let v = crate::interp::prims::actor::error_value_hinted(
+                ctx,
+                e.kind,
+                e.message,
+                e.hint.as_deref(),
+            );
+            Ok(ctx.make_error(v))
+        }
+    }
+}
+
+/// This node's name (`nonode@nohost` unless started with `--name`).
 pub fn current_name(ctx: &Ctx) -> Sym {
+    if let Some(d) = ctx.prog.dist.get() {
+        return d.node_name();
+    }
     match &ctx.proc.sys {
         Some(sys) => sys.node_name,
         None => Sym::new(NO_NODE),

@@ -1,0 +1,487 @@
+//! A named node: the listener, the connection table and the link operations behind the
+//! Node primitives (LANGUAGE.md 8.1, 8.2, 8.8, 8.11).
+//!
+//! Network work runs on a small tokio runtime owned by the node (one worker thread). The
+//! Node primitives are synchronous: they block the calling worker thread on that runtime
+//! for at most [`CONNECT_TIMEOUT`] / [`PING_TIMEOUT`]. Each connection has a reader task
+//! (answers pings, notices the close) and a writer task fed by a channel; the table maps
+//! a peer's name to its live connection, and connection indexes are kept for the node's
+//! lifetime even across reconnects.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, oneshot};
+
+use super::frame::{read_frame, write_frame, Frame, FrameError};
+use super::handshake::{self, Agreed, HsError, Me};
+use super::registry::{self, Registration};
+use crate::interp::prims::actor_node::{valid_node_name, Distribution, NodeError};
+use crate::interp::value::Sym;
+
+/// Longest a `connect` (TCP connect plus handshake) may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest a `ping` waits for its pong (the default send timeout, 8.3).
+pub const PING_TIMEOUT: Duration = Duration::from_millis(5000);
+
+const COOKIE_HINT: &str =
+    "both nodes need the same cookie (BT_COOKIE, or the file ~/.config/bt/cookie)";
+const TLS_HINT: &str = "configure TLS distribution or use a tunnel";
+
+/// How to start a node.
+#[derive(Clone, Debug)]
+pub struct Options {
+    /// `name@host`, already validated or not (start validates).
+    pub name: String,
+    pub hidden: bool,
+}
+
+/// A running named node. Dropping the last handle (or [`DistNode::shutdown`]) removes the
+/// registry entry and closes every connection.
+pub struct DistNode {
+    inner: Arc<Inner>,
+    handle: tokio::runtime::Handle,
+    rt: Mutex<Option<tokio::runtime::Runtime>>,
+    registration: Mutex<Option<Registration>>,
+    port: u16,
+}
+
+struct Inner {
+    name: String,
+    sym: Sym,
+    hidden: bool,
+    cookie: Vec<u8>,
+    state: Mutex<State>,
+    serial: AtomicU64,
+}
+
+#[derive(Default)]
+struct State {
+    peers: HashMap<String, Peer>,
+    /// Connection indexes (8.1): kept for the node's lifetime.
+    indexes: HashMap<String, u32>,
+    last_index: u32,
+}
+
+struct Peer {
+    conn: u64,
+    index: u32,
+    hidden: bool,
+    /// Who opened this connection (decides which of two simultaneous connections stays).
+    initiator: String,
+    tx: mpsc::UnboundedSender<Frame>,
+    pings: HashMap<u64, oneshot::Sender<()>>,
+}
+
+fn node_err(kind: &'static str, message: String, hint: Option<&str>) -> NodeError {
+    NodeError {
+        kind,
+        message,
+        hint: hint.map(str::to_string),
+    }
+}
+
+/// Starts the node: reads the cookie, listens on 127.0.0.1 (a free port) and registers the
+/// name in this host's registry.
+pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
+    if !valid_node_name(&opts.name) {
+        return Err(format!(
+            "invalid node name '{}' (expected name@host)",
+            opts.name
+        ));
+    }
+    let cookie = super::cookie::load()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .thread_name("bt-dist")
+        .enable_io()
+        .enable_time()
+        .build()
+        .map_err(|e| format!("cannot start the distribution runtime: {e}"))?;
+    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|l| l.set_nonblocking(true).map(|_| l))
+        .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+    let port = listener
+        .local_addr()
+        .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?
+        .port();
+    let listener = {
+        let _g = rt.enter();
+        TcpListener::from_std(listener).map_err(|e| format!("cannot listen: {e}"))?
+    };
+    let registration = registry::register_in(&registry::dir(), &opts.name, port)?;
+    let inner = Arc::new(Inner {
+        sym: Sym::new(&opts.name),
+        name: opts.name,
+        hidden: opts.hidden,
+        cookie,
+        state: Mutex::new(State::default()),
+        serial: AtomicU64::new(1),
+    });
+    rt.spawn(accept_loop(inner.clone(), listener));
+    Ok(Arc::new(DistNode {
+        inner,
+        handle: rt.handle().clone(),
+        rt: Mutex::new(Some(rt)),
+        registration: Mutex::new(Some(registration)),
+        port,
+    }))
+}
+
+impl DistNode {
+    /// The port this node listens on (127.0.0.1).
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Removes the registry entry and stops the network side (connections close; peers see
+    /// `connectionClosed`). Link operations afterwards fail as `node_down`.
+    pub fn shutdown(&self) {
+        drop(self.registration.lock().take());
+        self.inner.state.lock().peers.clear();
+        if let Some(rt) = self.rt.lock().take() {
+            rt.shutdown_background();
+        }
+    }
+
+    fn block_on<F: std::future::Future>(&self, f: F) -> Option<F::Output> {
+        if self.rt.lock().is_none() {
+            return None;
+        }
+        Some(self.handle.block_on(f))
+    }
+
+    fn dial(&self, node: &str) -> Result<(), NodeError> {
+        let host = node.split_once('@').map(|(_, h)| h).unwrap_or("");
+        match is_loopback_host(host) {
+            Some(true) => {}
+            Some(false) => {
+                return Err(node_err(
+                    "insecure_distribution",
+                    format!("cannot connect to {node}: {host} is not a loopback address and this node does not run TLS distribution"),
+                    Some(TLS_HINT),
+                ))
+            }
+            None => {
+                return Err(node_err(
+                    "node_down",
+                    format!("cannot connect to {node}: unknown host {host}"),
+                    None,
+                ))
+            }
+        }
+        let Some(entry) = registry::lookup(node) else {
+            return Err(node_err(
+                "node_down",
+                format!("cannot connect to {node}: no such node is running on this host"),
+                Some(&format!("start it with bt run --name {node}")),
+            ));
+        };
+        let inner = self.inner.clone();
+        let to = node.to_string();
+        let work = async move {
+            let mut s = TcpStream::connect(("127.0.0.1", entry.port))
+                .await
+                .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
+            let _ = s.set_nodelay(true);
+            let agreed = handshake::initiate(&mut s, &inner.me(), &to)
+                .await
+                .map_err(|e| handshake_error(&to, e))?;
+            inner.attach(s, agreed, true);
+            Ok(())
+        };
+        match self.block_on(async move { tokio::time::timeout(CONNECT_TIMEOUT, work).await }) {
+            Some(Ok(r)) => r,
+            Some(Err(_)) => Err(node_err(
+                "node_down",
+                format!("cannot connect to {node}: no answer within {} ms", CONNECT_TIMEOUT.as_millis()),
+                None,
+            )),
+            None => Err(node_err(
+                "node_down",
+                format!("cannot connect to {node}: distribution has stopped"),
+                None,
+            )),
+        }
+    }
+}
+
+impl Drop for DistNode {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+/// Whether `host` is a loopback host: `Some(true/false)`, or None if it does not resolve.
+fn is_loopback_host(host: &str) -> Option<bool> {
+    if host.eq_ignore_ascii_case("localhost") {
+        return Some(true);
+    }
+    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
+        return Some(ip.is_loopback());
+    }
+    use std::net::ToSocketAddrs;
+    let addrs: Vec<_> = (host, 0).to_socket_addrs().ok()?.collect();
+    if addrs.is_empty() {
+        return None;
+    }
+    Some(addrs.iter().all(|a| a.ip().is_loopback()))
+}
+
+fn handshake_error(to: &str, e: HsError) -> NodeError {
+    match e {
+        HsError::Cookie => node_err(
+            "node_down",
+            format!("{to} refused the connection: authentication failed"),
+            Some(COOKIE_HINT),
+        ),
+        HsError::Refused { kind, message } if kind == "wire_version_unsupported" => node_err(
+            "wire_version_unsupported",
+            format!("cannot connect to {to}: {message}"),
+            None,
+        ),
+        HsError::Refused { message, .. } => node_err(
+            "node_down",
+            format!("{to} refused the connection: {message}"),
+            None,
+        ),
+        HsError::Io(m) | HsError::Protocol(m) => {
+            node_err("node_down", format!("cannot connect to {to}: {m}"), None)
+        }
+    }
+}
+
+impl Inner {
+    fn me(&self) -> Me<'_> {
+        Me {
+            name: &self.name,
+            hidden: self.hidden,
+            cookie: &self.cookie,
+        }
+    }
+
+    /// Installs a handshaken connection as the link to `agreed.name` and starts its tasks.
+    /// Of two connections between the same nodes, the one opened by the node whose name
+    /// sorts first stays (both sides decide alike).
+    fn attach(self: &Arc<Self>, s: TcpStream, agreed: Agreed, mine: bool) {
+        let initiator = if mine {
+            self.name.clone()
+        } else {
+            agreed.name.clone()
+        };
+        let conn = self.serial.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::unbounded_channel();
+        {
+            let mut st = self.state.lock();
+            if let Some(old) = st.peers.get(&agreed.name) {
+                let winner = self.name.as_str().min(agreed.name.as_str());
+                if old.initiator == winner || old.initiator == initiator {
+                    return; // keep the existing link; `s` closes
+                }
+            }
+            let index = match st.indexes.get(&agreed.name) {
+                Some(&i) => i,
+                None => {
+                    st.last_index += 1;
+                    let i = st.last_index;
+                    st.indexes.insert(agreed.name.clone(), i);
+                    i
+                }
+            };
+            st.peers.insert(
+                agreed.name.clone(),
+                Peer {
+                    conn,
+                    index,
+                    hidden: agreed.hidden,
+                    initiator,
+                    tx,
+                    pings: HashMap::new(),
+                },
+            );
+        }
+        let (r, w) = s.into_split();
+        tokio::spawn(writer(w, rx, agreed.version));
+        tokio::spawn(reader(self.clone(), r, agreed.name, conn));
+    }
+
+    /// Queues `f` on the connection `conn` to `name` (if it is still the live one).
+    fn send_on(&self, name: &str, conn: u64, f: Frame) {
+        if let Some(p) = self.state.lock().peers.get(name) {
+            if p.conn == conn {
+                let _ = p.tx.send(f);
+            }
+        }
+    }
+
+    /// The connection `conn` to `name` ended: drop the link if it is still the live one
+    /// (pending pings then fail).
+    fn detach(&self, name: &str, conn: u64, _reason: &str) {
+        let mut st = self.state.lock();
+        if st.peers.get(name).is_some_and(|p| p.conn == conn) {
+            st.peers.remove(name);
+        }
+    }
+}
+
+async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
+    loop {
+        match l.accept().await {
+            Ok((s, _)) => {
+                tokio::spawn(accepted(inner.clone(), s));
+            }
+            // Out of descriptors and the like: back off a little and keep serving.
+            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+        }
+    }
+}
+
+async fn accepted(inner: Arc<Inner>, mut s: TcpStream) {
+    let _ = s.set_nodelay(true);
+    let r = tokio::time::timeout(CONNECT_TIMEOUT, handshake::accept(&mut s, &inner.me())).await;
+    match r {
+        Ok(Ok(agreed)) => inner.attach(s, agreed, false),
+        Ok(Err(HsError::Cookie)) => {
+            eprintln!(
+                "bt: {} refused a connection attempt: the cookie does not match",
+                inner.name
+            );
+        }
+        _ => {}
+    }
+}
+
+async fn writer(mut w: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Frame>, version: u8) {
+    while let Some(f) = rx.recv().await {
+        if write_frame(&mut w, &f, version).await.is_err() || f == Frame::Disconnect {
+            break;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+async fn reader(inner: Arc<Inner>, mut r: OwnedReadHalf, name: String, conn: u64) {
+    let reason = loop {
+        match read_frame(&mut r).await {
+            Ok(Some(Ok(f))) => match f {
+                Frame::Ping { id } => inner.send_on(&name, conn, Frame::Pong { id }),
+                Frame::Pong { id } => {
+                    let mut st = inner.state.lock();
+                    if let Some(p) = st.peers.get_mut(&name).filter(|p| p.conn == conn) {
+                        if let Some(w) = p.pings.remove(&id) {
+                            let _ = w.send(());
+                        }
+                    }
+                }
+                Frame::Disconnect => break "disconnect",
+                // The peer could not read one of our frames; nothing sends versioned
+                // payloads yet, so there is nobody to tell.
+                Frame::Unsupported { .. } => {}
+                _ => break "protocol",
+            },
+            Ok(Some(Err(FrameError::Version(v)))) => {
+                inner.send_on(&name, conn, Frame::Unsupported { version: v })
+            }
+            Ok(Some(Err(FrameError::Malformed(_)))) => break "protocol",
+            Ok(None) | Err(_) => break "connectionClosed",
+        }
+    };
+    inner.detach(&name, conn, reason);
+}
+
+impl Distribution for DistNode {
+    fn node_name(&self) -> Sym {
+        self.inner.sym
+    }
+
+    fn connect(&self, node: &str) -> Result<(), NodeError> {
+        if node == self.inner.name || self.is_connected(node) {
+            return Ok(());
+        }
+        if !valid_node_name(node) {
+            return Err(node_err(
+                "node_down",
+                format!("cannot connect to {node}: not a node name"),
+                Some("expected name@host"),
+            ));
+        }
+        self.dial(node)
+    }
+
+    fn disconnect(&self, node: &str) -> bool {
+        let peer = self.inner.state.lock().peers.remove(node);
+        match peer {
+            Some(p) => {
+                let _ = p.tx.send(Frame::Disconnect);
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn is_connected(&self, node: &str) -> bool {
+        self.inner.state.lock().peers.contains_key(node)
+    }
+
+    fn ping(&self, node: &str) -> bool {
+        if node == self.inner.name {
+            return true;
+        }
+        if self.connect(node).is_err() {
+            return false;
+        }
+        let id = self.inner.serial.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        {
+            let mut st = self.inner.state.lock();
+            let Some(p) = st.peers.get_mut(node) else {
+                return false;
+            };
+            p.pings.insert(id, tx);
+            if p.tx.send(Frame::Ping { id }).is_err() {
+                return false;
+            }
+        }
+        let ok = matches!(
+            self.block_on(async move { tokio::time::timeout(PING_TIMEOUT, rx).await }),
+            Some(Ok(Ok(())))
+        );
+        if !ok {
+            if let Some(p) = self.inner.state.lock().peers.get_mut(node) {
+                p.pings.remove(&id);
+            }
+        }
+        ok
+    }
+
+    fn connected(&self) -> Vec<String> {
+        let st = self.inner.state.lock();
+        let mut v: Vec<(u32, &String)> = st
+            .peers
+            .iter()
+            .filter(|(_, p)| !p.hidden)
+            .map(|(n, p)| (p.index, n))
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, n)| n.clone()).collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn loopback_hosts() {
+        use super::is_loopback_host;
+        assert_eq!(is_loopback_host("localhost"), Some(true));
+        assert_eq!(is_loopback_host("127.0.0.1"), Some(true));
+        assert_eq!(is_loopback_host("::1"), Some(true));
+        assert_eq!(is_loopback_host("10.1.2.3"), Some(false));
+        assert_eq!(is_loopback_host("192.0.2.7"), Some(false));
+    }
+}
