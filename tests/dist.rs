@@ -1,0 +1,483 @@
+//! Distribution foundation (LANGUAGE.md 8.1, 8.2, 8.8, 8.11): real `bt` processes on
+//! 127.0.0.1 with a temporary name registry (`BT_NODE_DIR`) and a test cookie
+//! (`BT_COOKIE`). Every wait is on a line of a child's output (a serving node's script
+//! prints `ready` once its listener is registered, since `--name` takes effect before
+//! any statement runs), never on a sleep; children are killed by a guard.
+
+use std::io::{BufRead, BufReader, Read};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
+use std::time::Duration;
+
+use bt::dist::frame::{read_frame, write_frame, Frame};
+use bt::dist::handshake::{self, Me};
+
+const BT: &str = env!("CARGO_BIN_EXE_bt");
+const COOKIE: &str = "test-cookie-4f9a";
+/// A safety net against a hung child, not a synchronisation device.
+const LINE_LIMIT: Duration = Duration::from_secs(60);
+
+/// A temporary directory holding the registry, the config dir and the scripts.
+struct Env {
+    dir: PathBuf,
+}
+
+impl Env {
+    fn new(tag: &str) -> Env {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!("bt-dist-{}-{tag}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(dir.join("config")).unwrap();
+        Env { dir }
+    }
+
+    fn nodes(&self) -> PathBuf {
+        self.dir.join("nodes")
+    }
+
+    fn script(&self, name: &str, src: &str) -> String {
+        let p = self.dir.join(name);
+        std::fs::write(&p, src).unwrap();
+        p.display().to_string()
+    }
+
+    fn command(&self, cookie: &str, args: &[&str]) -> Command {
+        let mut c = Command::new(BT);
+        c.arg("run")
+            .args(args)
+            .env("BT_NODE_DIR", self.nodes())
+            .env("BT_CONFIG_DIR", self.dir.join("config"))
+            .env("BT_COOKIE", cookie)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        c
+    }
+
+    /// Runs `bt run ARGS` to completion: (status, stdout, stderr).
+    fn run(&self, cookie: &str, args: &[&str]) -> (i32, String, String) {
+        let out = self.command(cookie, args).output().unwrap();
+        (
+            out.status.code().unwrap_or(-1),
+            String::from_utf8_lossy(&out.stdout).into_owned(),
+            String::from_utf8_lossy(&out.stderr).into_owned(),
+        )
+    }
+
+    /// Starts `bt run ARGS` in the background, reading its stdout line by line.
+    fn spawn(&self, cookie: &str, args: &[&str]) -> Proc {
+        let mut child = self.command(cookie, args).spawn().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(l) = line else { break };
+                if tx.send(l).is_err() {
+                    break;
+                }
+            }
+        });
+        Proc { child, lines: rx }
+    }
+
+    /// Starts a serving node named `name` and waits until it is registered.
+    fn serve(&self, name: &str, cookie: &str, extra: &[&str]) -> Proc {
+        let file = self.script("serve.bt", "Transcript showCr: \"ready\"\n");
+        let mut args = vec!["--name", name, "--serve"];
+        args.extend_from_slice(extra);
+        args.push(&file);
+        let mut p = self.spawn(cookie, &args);
+        p.expect("ready");
+        p
+    }
+}
+
+impl Drop for Env {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A child `bt` process, killed when dropped.
+struct Proc {
+    child: Child,
+    lines: mpsc::Receiver<String>,
+}
+
+impl Proc {
+    fn line(&mut self) -> String {
+        match self.lines.recv_timeout(LINE_LIMIT) {
+            Ok(l) => l,
+            Err(_) => {
+                let _ = self.child.kill();
+                let mut err = String::new();
+                if let Some(mut e) = self.child.stderr.take() {
+                    let _ = e.read_to_string(&mut err);
+                }
+                panic!("no more output from the child; stderr:\n{err}");
+            }
+        }
+    }
+
+    fn expect(&mut self, want: &str) {
+        let got = self.line();
+        assert_eq!(got, want);
+    }
+
+    /// Kills the process and answers what it wrote to stderr.
+    fn kill(&mut self) -> String {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let mut err = String::new();
+        if let Some(mut e) = self.child.stderr.take() {
+            let _ = e.read_to_string(&mut err);
+        }
+        err
+    }
+
+    /// Waits for a normal exit: (status, remaining stdout lines).
+    fn finish(&mut self) -> (i32, Vec<String>) {
+        let status = self.child.wait().unwrap().code().unwrap_or(-1);
+        let rest = self.lines.iter().collect();
+        (status, rest)
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn lines(s: &str) -> Vec<&str> {
+    s.lines().collect()
+}
+
+#[test]
+fn connect_ping_list_and_disconnect() {
+    let env = Env::new("basic");
+    let _a = env.serve("alpha@localhost", COOKIE, &[]);
+    let _b = env.serve("beta@localhost", COOKIE, &[]);
+    let _h = env.serve("tool@localhost", COOKIE, &["--hidden"]);
+    let client = env.script(
+        "client.bt",
+        r#"a := (Node named: #'alpha@localhost') value
+b := (Node named: #'beta@localhost') value
+h := (Node named: #'tool@localhost') value
+Transcript showCr: Node current printString
+Transcript showCr: a isConnected printString
+Transcript showCr: (b connect) printString
+Transcript showCr: (a connect) printString
+Transcript showCr: (a connect) isOk printString
+Transcript showCr: a isConnected printString
+Transcript showCr: a ping printString
+Transcript showCr: (h connect) printString
+Transcript showCr: h isConnected printString
+Transcript showCr: Node connected printString
+Transcript showCr: a disconnect printString
+Transcript showCr: a isConnected printString
+Transcript showCr: a disconnect printString
+Transcript showCr: Node connected printString
+Transcript showCr: a ping printString
+Transcript showCr: Node connected printString
+Transcript showCr: Node current ping printString
+Transcript showCr: (Node current connect) printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "client@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "Node(client@localhost)",
+            "false",
+            "Result ok: Node(beta@localhost)",
+            "Result ok: Node(alpha@localhost)",
+            "true",
+            "true",
+            "true",
+            "Result ok: Node(tool@localhost)",
+            "true",
+            // Hidden nodes are not listed; the order is the connection index, not the name.
+            "#(Node(beta@localhost), Node(alpha@localhost))",
+            "true",
+            "false",
+            "false",
+            "#(Node(beta@localhost))",
+            // ping reconnects; alpha keeps its first connection index.
+            "true",
+            "#(Node(beta@localhost), Node(alpha@localhost))",
+            "true",
+            "Result ok: Node(client@localhost)",
+        ]
+    );
+    // The client unregistered on exit; the servers are still registered.
+    let mut names: Vec<String> = std::fs::read_dir(env.nodes())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["alpha@localhost", "beta@localhost", "tool@localhost"]);
+}
+
+#[test]
+fn wrong_cookie_is_refused() {
+    let env = Env::new("cookie");
+    let mut srv = env.serve("vault@localhost", COOKIE, &[]);
+    let client = env.script(
+        "client.bt",
+        r#"n := (Node named: #'vault@localhost') value
+r := n connect
+Transcript showCr: r error kind printString
+Transcript showCr: r error message
+Transcript showCr: r error hint
+Transcript showCr: n ping printString
+Transcript showCr: n isConnected printString
+"#,
+    );
+    let (code, out, err) = env.run("not-the-cookie", &["--name", "thief@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "#node_down",
+            "vault@localhost refused the connection: authentication failed",
+            "both nodes need the same cookie (BT_COOKIE, or the file ~/.config/bt/cookie)",
+            "false",
+            "false",
+        ]
+    );
+    let err = srv.kill();
+    assert!(err.contains("the cookie does not match"), "{err}");
+}
+
+#[test]
+fn an_unnamed_node_cannot_connect() {
+    let env = Env::new("unnamed");
+    let _srv = env.serve("alpha@localhost", COOKIE, &[]);
+    let client = env.script(
+        "client.bt",
+        r#"n := (Node named: #'alpha@localhost') value
+r := n connect
+Transcript showCr: Node current printString
+Transcript showCr: r error kind printString
+Transcript showCr: r error hint
+Transcript showCr: n ping printString
+Transcript showCr: n disconnect printString
+Transcript showCr: Node connected printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &[&client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "Node(nonode@nohost)",
+            "#node_down",
+            "start bt with --name to enable distribution",
+            "false",
+            "false",
+            "#()",
+        ]
+    );
+}
+
+#[test]
+fn a_killed_peer_is_down() {
+    let env = Env::new("killed");
+    let mut srv = env.serve("doomed@localhost", COOKIE, &[]);
+    let client = env.script(
+        "client.bt",
+        r#"n := (Node named: #'doomed@localhost') value
+Transcript showCr: (n connect) isOk printString
+Transcript showCr: "up"
+[n ping] whileTrue: [Timer sleep: 10]
+Transcript showCr: n isConnected printString
+Transcript showCr: Node connected printString
+Transcript showCr: (n connect) error kind printString
+Transcript showCr: n ping printString
+"#,
+    );
+    let mut c = env.spawn(COOKIE, &["--name", "watcher@localhost", &client]);
+    c.expect("true");
+    c.expect("up");
+    srv.kill();
+    let (code, rest) = c.finish();
+    assert_eq!(code, 0);
+    assert_eq!(rest, ["false", "#()", "#node_down", "false"]);
+    // The killed node's registry entry was stale and is gone.
+    assert!(!env.nodes().join("doomed@localhost").exists());
+}
+
+#[test]
+fn names_hosts_and_flags() {
+    let env = Env::new("flags");
+    let _srv = env.serve("taken@localhost", COOKIE, &[]);
+    let script = env.script("s.bt", "Transcript showCr: Node current printString\n");
+    // A name held by a live node is refused.
+    let (code, _, err) = env.run(COOKIE, &["--name", "taken@localhost", &script]);
+    assert_eq!(code, 2);
+    assert!(err.contains("already in use"), "{err}");
+    // Invalid names and flags without --name are usage errors.
+    let (code, _, err) = env.run(COOKIE, &["--name", "bad", &script]);
+    assert_eq!(code, 2);
+    assert!(err.contains("invalid node name 'bad'"), "{err}");
+    for flag in ["--serve", "--hidden"] {
+        let (code, _, err) = env.run(COOKIE, &[flag, &script]);
+        assert_eq!(code, 2);
+        assert!(err.contains("needs --name"), "{err}");
+    }
+    // Non-loopback hosts need TLS; unknown nodes are down.
+    let client = env.script(
+        "client.bt",
+        r#"r := (Node named: #'x@10.1.2.3') value connect
+Transcript showCr: r error kind printString
+Transcript showCr: r error hint
+r := (Node named: #'ghost@localhost') value connect
+Transcript showCr: r error kind printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "c@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "#insecure_distribution",
+            "configure TLS distribution or use a tunnel",
+            "#node_down",
+        ]
+    );
+}
+
+#[test]
+fn the_cookie_file_is_created_when_missing() {
+    let env = Env::new("cookiefile");
+    let script = env.script("s.bt", "Transcript showCr: Node current printString\n");
+    let out = env
+        .command("", &["--name", "first@localhost", &script])
+        .env_remove("BT_COOKIE")
+        .output()
+        .unwrap();
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Node(first@localhost)\n");
+    let path = env.dir.join("config").join("cookie");
+    let cookie = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(cookie.len(), 40);
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600);
+}
+
+/// Speaks the protocol directly: the cookie never crosses the wire, frames in an unknown
+/// wire version are refused, pings are answered.
+#[test]
+fn raw_protocol() {
+    let env = Env::new("raw");
+    let _srv = env.serve("raw@localhost", COOKIE, &[]);
+    let port = bt::dist::registry::lookup_in(&env.nodes(), "raw@localhost")
+        .unwrap()
+        .port;
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    rt.block_on(async {
+        use tokio::io::AsyncReadExt;
+        use tokio::net::TcpStream;
+        // A Hello in wire version 9 is refused with wire_version_unsupported.
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let hello = Frame::Hello {
+            name: "probe@localhost".into(),
+            to: "raw@localhost".into(),
+            hidden: true,
+            versions: vec![1],
+        };
+        write_frame(&mut s, &hello, 9).await.unwrap();
+        match read_frame(&mut s).await.unwrap() {
+            Some(Ok(Frame::Refuse { kind, .. })) => assert_eq!(kind, "wire_version_unsupported"),
+            other => panic!("{other:?}"),
+        }
+        // Offering only unknown versions is refused too.
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let hello9 = Frame::Hello {
+            name: "probe@localhost".into(),
+            to: "raw@localhost".into(),
+            hidden: true,
+            versions: vec![9],
+        };
+        write_frame(&mut s, &hello9, 1).await.unwrap();
+        match read_frame(&mut s).await.unwrap() {
+            Some(Ok(Frame::Refuse { kind, .. })) => assert_eq!(kind, "wire_version_unsupported"),
+            other => panic!("{other:?}"),
+        }
+        // A full handshake; everything the node sends is recorded.
+        let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let mut s = Recording { s, seen: Vec::new() };
+        let me = Me {
+            name: "probe@localhost",
+            hidden: true,
+            cookie: COOKIE.as_bytes(),
+        };
+        let agreed = handshake::initiate(&mut s, &me, "raw@localhost").await.unwrap();
+        assert_eq!((agreed.name.as_str(), agreed.version), ("raw@localhost", 1));
+        write_frame(&mut s, &Frame::Ping { id: 7 }, 9).await.unwrap();
+        write_frame(&mut s, &Frame::Ping { id: 8 }, 1).await.unwrap();
+        let mut got = Vec::new();
+        for _ in 0..2 {
+            got.push(read_frame(&mut s).await.unwrap().unwrap().unwrap());
+        }
+        assert_eq!(got, [Frame::Unsupported { version: 9 }, Frame::Pong { id: 8 }]);
+        let seen = &s.seen;
+        assert!(!seen.windows(COOKIE.len()).any(|w| w == COOKIE.as_bytes()));
+        // Disconnect: the node closes its side.
+        write_frame(&mut s, &Frame::Disconnect, 1).await.unwrap();
+        let mut rest = Vec::new();
+        s.s.read_to_end(&mut rest).await.unwrap();
+        assert!(rest.is_empty());
+    });
+}
+
+/// A stream that records the bytes it reads.
+struct Recording {
+    s: tokio::net::TcpStream,
+    seen: Vec<u8>,
+}
+
+impl tokio::io::AsyncRead for Recording {
+    fn poll_read(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let me = &mut *self;
+        let r = std::pin::Pin::new(&mut me.s).poll_read(cx, buf);
+        me.seen.extend_from_slice(&buf.filled()[before..]);
+        r
+    }
+}
+
+impl tokio::io::AsyncWrite for Recording {
+    fn poll_write(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+        b: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        std::pin::Pin::new(&mut self.s).poll_write(cx, b)
+    }
+    fn poll_flush(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.s).poll_flush(cx)
+    }
+    fn poll_shutdown(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::pin::Pin::new(&mut self.s).poll_shutdown(cx)
+    }
+}
