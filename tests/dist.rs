@@ -221,7 +221,10 @@ Transcript showCr: (Node current connect) printString
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
     names.sort();
-    assert_eq!(names, ["alpha@localhost", "beta@localhost", "tool@localhost"]);
+    assert_eq!(
+        names,
+        ["alpha@localhost", "beta@localhost", "tool@localhost"]
+    );
 }
 
 #[test]
@@ -362,7 +365,10 @@ fn the_cookie_file_is_created_when_missing() {
         .env_remove("BT_COOKIE")
         .output()
         .unwrap();
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "Node(first@localhost)\n");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "Node(first@localhost)\n"
+    );
     let path = env.dir.join("config").join("cookie");
     let cookie = std::fs::read_to_string(&path).unwrap();
     assert_eq!(cookie.len(), 40);
@@ -415,21 +421,33 @@ fn raw_protocol() {
         }
         // A full handshake; everything the node sends is recorded.
         let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let mut s = Recording { s, seen: Vec::new() };
+        let mut s = Recording {
+            s,
+            seen: Vec::new(),
+        };
         let me = Me {
             name: "probe@localhost",
             hidden: true,
             cookie: COOKIE.as_bytes(),
         };
-        let agreed = handshake::initiate(&mut s, &me, "raw@localhost").await.unwrap();
+        let agreed = handshake::initiate(&mut s, &me, "raw@localhost")
+            .await
+            .unwrap();
         assert_eq!((agreed.name.as_str(), agreed.version), ("raw@localhost", 1));
-        write_frame(&mut s, &Frame::Ping { id: 7 }, 9).await.unwrap();
-        write_frame(&mut s, &Frame::Ping { id: 8 }, 1).await.unwrap();
+        write_frame(&mut s, &Frame::Ping { id: 7 }, 9)
+            .await
+            .unwrap();
+        write_frame(&mut s, &Frame::Ping { id: 8 }, 1)
+            .await
+            .unwrap();
         let mut got = Vec::new();
         for _ in 0..2 {
             got.push(read_frame(&mut s).await.unwrap().unwrap().unwrap());
         }
-        assert_eq!(got, [Frame::Unsupported { version: 9 }, Frame::Pong { id: 8 }]);
+        assert_eq!(
+            got,
+            [Frame::Unsupported { version: 9 }, Frame::Pong { id: 8 }]
+        );
         let seen = &s.seen;
         assert!(!seen.windows(COOKIE.len()).any(|w| w == COOKIE.as_bytes()));
         // Disconnect: the node closes its side.

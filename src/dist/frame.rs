@@ -45,18 +45,32 @@ pub enum Frame {
         nonce: Nonce,
     },
     /// Initiator → acceptor: the answer to the challenge and my own challenge.
-    Response { nonce: Nonce, mac: Nonce },
+    Response {
+        nonce: Nonce,
+        mac: Nonce,
+    },
     /// Acceptor → initiator: the answer to the initiator's challenge; the link is up.
-    Ack { mac: Nonce },
+    Ack {
+        mac: Nonce,
+    },
     /// Either side: the connection is refused (`kind` is an error kind such as
     /// `node_down`, `wire_version_unsupported`); the sender closes it.
-    Refuse { kind: String, message: String },
-    Ping { id: u64 },
-    Pong { id: u64 },
+    Refuse {
+        kind: String,
+        message: String,
+    },
+    Ping {
+        id: u64,
+    },
+    Pong {
+        id: u64,
+    },
     /// An orderly close (`Node disconnect` on the other side).
     Disconnect,
     /// The peer sent a frame in a version this node does not support.
-    Unsupported { version: u8 },
+    Unsupported {
+        version: u8,
+    },
 }
 
 /// Why a frame body could not be decoded.
@@ -294,7 +308,9 @@ mod tests {
                 nonce: [1; NONCE_LEN],
                 mac: [2; NONCE_LEN],
             },
-            Frame::Ack { mac: [3; NONCE_LEN] },
+            Frame::Ack {
+                mac: [3; NONCE_LEN],
+            },
             Frame::Refuse {
                 kind: "node_down".into(),
                 message: "é".into(),

@@ -44,7 +44,13 @@ pub enum HsError {
 const INITIATOR: &[u8] = b"bt-dist-1 initiator";
 const ACCEPTOR: &[u8] = b"bt-dist-1 acceptor";
 
-fn keyed(cookie: &[u8], label: &[u8], nonce: &Nonce, initiator: &str, acceptor: &str) -> Hmac<Sha256> {
+fn keyed(
+    cookie: &[u8],
+    label: &[u8],
+    nonce: &Nonce,
+    initiator: &str,
+    acceptor: &str,
+) -> Hmac<Sha256> {
     // HMAC accepts keys of any length.
     let mut m = match Hmac::<Sha256>::new_from_slice(cookie) {
         Ok(m) => m,
@@ -200,7 +206,10 @@ pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
     else {
         let f = refuse(
             "wire_version_unsupported",
-            format!("{} supports wire-format versions {SUPPORTED_VERSIONS:?}", me.name),
+            format!(
+                "{} supports wire-format versions {SUPPORTED_VERSIONS:?}",
+                me.name
+            ),
         );
         let _ = write(s, &f).await;
         return Err(HsError::Protocol("no common wire-format version".into()));

@@ -200,7 +200,10 @@ impl DistNode {
             Some(Ok(r)) => r,
             Some(Err(_)) => Err(node_err(
                 "node_down",
-                format!("cannot connect to {node}: no answer within {} ms", CONNECT_TIMEOUT.as_millis()),
+                format!(
+                    "cannot connect to {node}: no answer within {} ms",
+                    CONNECT_TIMEOUT.as_millis()
+                ),
                 None,
             )),
             None => Err(node_err(

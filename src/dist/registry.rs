@@ -19,9 +19,7 @@ pub fn dir() -> PathBuf {
     }
     // SAFETY: getuid has no preconditions and cannot fail.
     let uid = unsafe { libc::getuid() };
-    std::env::temp_dir()
-        .join(format!("bt-{uid}"))
-        .join("nodes")
+    std::env::temp_dir().join(format!("bt-{uid}")).join("nodes")
 }
 
 /// A registry entry.
@@ -115,8 +113,8 @@ pub fn register_in(dir: &Path, name: &str, port: u16) -> Result<Registration, St
     }
     let path = dir.join(name);
     let tmp = dir.join(format!(".{name}.{me}.tmp"));
-    let write = std::fs::write(&tmp, format!("{port} {me}\n"))
-        .and_then(|_| std::fs::rename(&tmp, &path));
+    let write =
+        std::fs::write(&tmp, format!("{port} {me}\n")).and_then(|_| std::fs::rename(&tmp, &path));
     if let Err(e) = write {
         let _ = std::fs::remove_file(&tmp);
         return Err(format!("cannot register in {}: {e}", dir.display()));
@@ -155,7 +153,10 @@ mod tests {
         let me = std::process::id();
         assert_eq!(
             lookup_in(&dir, "a@localhost"),
-            Some(Entry { port: 4242, pid: me })
+            Some(Entry {
+                port: 4242,
+                pid: me
+            })
         );
         assert_eq!(lookup_in(&dir, "b@localhost"), None);
         // Re-registering our own name is fine; a live other holder is refused.

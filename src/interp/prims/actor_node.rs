@@ -27,10 +27,8 @@ pub fn register(p: &mut Prims) {
             Some(d) => d.connected(),
             None => Vec::new(),
         };
-        let nodes: Result<Vec<Value>, _> = names
-            .iter()
-            .map(|s| node_value(ctx, Sym::new(s)))
-            .collect();
+        let nodes: Result<Vec<Value>, _> =
+            names.iter().map(|s| node_value(ctx, Sym::new(s))).collect();
         Ok(Value::list(nodes?))
     });
     // A program may declare its own class named Node: its instances keep the defaults.
@@ -53,7 +51,9 @@ pub fn register(p: &mut Prims) {
     });
     p.add(n, "isConnected", |ctx, r, _| {
         let d = ctx.prog.dist.get();
-        Ok(Value::bool(d.is_some_and(|d| d.is_connected(node_name(r).as_str()))))
+        Ok(Value::bool(
+            d.is_some_and(|d| d.is_connected(node_name(r).as_str())),
+        ))
     });
     p.add(n, "ping", |ctx, r, _| {
         let name = node_name(r);
@@ -65,7 +65,9 @@ pub fn register(p: &mut Prims) {
     });
     p.add(n, "disconnect", |ctx, r, _| {
         let d = ctx.prog.dist.get().cloned();
-        Ok(Value::bool(d.is_some_and(|d| d.disconnect(node_name(r).as_str()))))
+        Ok(Value::bool(
+            d.is_some_and(|d| d.disconnect(node_name(r).as_str())),
+        ))
     });
     p.add(n, "connect", connect);
 
