@@ -312,7 +312,12 @@ Transcript showCr: n ping printString
     let (code, rest) = c.finish();
     assert_eq!(code, 0);
     assert_eq!(rest, ["false", "#()", "#node_down", "false"]);
-    // The killed node's registry entry was stale and is gone.
+    // The killed node's entry is stale (its process is gone): ignored and removed. (The
+    // client may have looked before the test reaped the zombie, so look again here.)
+    assert_eq!(
+        bt::dist::registry::lookup_in(&env.nodes(), "doomed@localhost"),
+        None
+    );
     assert!(!env.nodes().join("doomed@localhost").exists());
 }
 
@@ -498,4 +503,52 @@ impl tokio::io::AsyncWrite for Recording {
     ) -> std::task::Poll<std::io::Result<()>> {
         std::pin::Pin::new(&mut self.s).poll_shutdown(cx)
     }
+}
+
+/// The accepting side sees the link too (and can use it back); hidden nodes stay invisible
+/// to the node they connect to.
+#[test]
+fn incoming_links_are_listed_but_hidden_ones_are_not() {
+    let env = Env::new("incoming");
+    let b_src = env.script(
+        "b.bt",
+        r#"Transcript showCr: "ready"
+[Node connected isEmpty] whileTrue: [Timer sleep: 5]
+Transcript showCr: Node connected printString
+a := Node connected first
+Transcript showCr: a isConnected printString
+Transcript showCr: a ping printString
+"#,
+    );
+    let mut b = env.spawn(COOKIE, &["--name", "b@localhost", &b_src]);
+    b.expect("ready");
+    let h_src = env.script(
+        "h.bt",
+        r#"n := (Node named: #'b@localhost') value
+Transcript showCr: n ping printString
+Transcript showCr: Node connected printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "h@localhost", "--hidden", &h_src]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines(&out), ["true", "#(Node(b@localhost))"]);
+    let a_src = env.script(
+        "a.bt",
+        r#"n := (Node named: #'b@localhost') value
+Transcript showCr: (n connect) isOk printString
+[n isConnected] whileTrue: [Timer sleep: 5]
+Transcript showCr: "b went away"
+"#,
+    );
+    let mut a = env.spawn(COOKIE, &["--name", "a@localhost", &a_src]);
+    a.expect("true");
+    // b ignored the hidden node and saw a.
+    let (code, rest) = b.finish();
+    assert_eq!(code, 0);
+    assert_eq!(rest, ["#(Node(a@localhost))", "true", "true"]);
+    let (code, rest) = a.finish();
+    assert_eq!(
+        (code, rest.as_slice()),
+        (0, &["b went away".to_string()][..])
+    );
 }

@@ -59,6 +59,8 @@ struct Inner {
     cookie: Vec<u8>,
     state: Mutex<State>,
     serial: AtomicU64,
+    /// One dial at a time per target, so two processes connecting at once share one link.
+    dialing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
 }
 
 #[derive(Default)]
@@ -123,6 +125,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         cookie,
         state: Mutex::new(State::default()),
         serial: AtomicU64::new(1),
+        dialing: Mutex::new(HashMap::new()),
     });
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
@@ -185,7 +188,12 @@ impl DistNode {
         };
         let inner = self.inner.clone();
         let to = node.to_string();
+        let gate = inner.dialing.lock().entry(to.clone()).or_default().clone();
         let work = async move {
+            let _turn = gate.lock().await;
+            if inner.state.lock().peers.contains_key(&to) {
+                return Ok(()); // another process of this node connected meanwhile
+            }
             let mut s = TcpStream::connect(("127.0.0.1", entry.port))
                 .await
                 .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
@@ -270,8 +278,10 @@ impl Inner {
     }
 
     /// Installs a handshaken connection as the link to `agreed.name` and starts its tasks.
-    /// Of two connections between the same nodes, the one opened by the node whose name
-    /// sorts first stays (both sides decide alike).
+    /// Of two connections between the same nodes (both connected to each other at once),
+    /// the one opened by the node whose name sorts first stays; both sides decide alike, so
+    /// they settle on one link (a side that drops the other link before the winner arrives
+    /// may briefly see the peer as down).
     fn attach(self: &Arc<Self>, s: TcpStream, agreed: Agreed, mine: bool) {
         let initiator = if mine {
             self.name.clone()

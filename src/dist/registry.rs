@@ -46,7 +46,18 @@ fn alive(pid: u32) -> bool {
     }
     // SAFETY: signal 0 only checks that the process exists; no signal is delivered.
     let r = unsafe { libc::kill(p, 0) };
-    r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    let exists = r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    exists && !zombie(pid)
+}
+
+/// Whether `pid` has exited but not been reaped yet (Linux `/proc`; false elsewhere).
+fn zombie(pid: u32) -> bool {
+    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+        return false;
+    };
+    // `pid (comm) S ...`: the state follows the last ')'.
+    stat.rsplit_once(')')
+        .is_some_and(|(_, rest)| rest.trim_start().starts_with(['Z', 'X']))
 }
 
 /// The live entry for `name` in `dir`, if any (a stale entry is removed).
@@ -169,6 +180,17 @@ mod tests {
         assert_eq!(lookup_in(&dir, "d@localhost"), None);
         assert!(!dir.join("d@localhost").exists());
         std::fs::write(dir.join("e@localhost"), "garbage").unwrap();
+        // An exited but unreaped child is gone too (where /proc shows it).
+        if Path::new("/proc/self/stat").exists() {
+            let mut child = std::process::Command::new("true").spawn().unwrap();
+            let zpid = child.id();
+            while !super::zombie(zpid) {
+                std::thread::yield_now();
+            }
+            std::fs::write(dir.join("z@localhost"), format!("1 {zpid}\n")).unwrap();
+            assert_eq!(lookup_in(&dir, "z@localhost"), None);
+            child.wait().unwrap();
+        }
         assert_eq!(lookup_in(&dir, "e@localhost"), None);
         drop(r2);
         assert!(!dir.join("a@localhost").exists());
