@@ -145,7 +145,7 @@ pub use api::{
     Config, LogSink, ProcessInfo, RtHandle, Runtime, SpawnOpts, TaskHandle, DEFAULT_STACK_SIZE,
 };
 pub use clock::TimerRef;
-pub use cx::Cx;
+pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
 pub use types::{

@@ -552,3 +552,38 @@ Transcript showCr: "b went away"
         (0, &["b went away".to_string()][..])
     );
 }
+
+/// A node that accepts connections but never answers: `connect` times out as `node_down`
+/// after 5 s, and processes waiting on the network do not hold worker threads (the main
+/// process runs on while three actors — more than the two workers — wait).
+#[test]
+fn a_silent_peer_times_out_without_blocking_workers() {
+    let env = Env::new("silent");
+    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+    let port = silent.local_addr().unwrap().port();
+    std::fs::create_dir_all(env.nodes()).unwrap();
+    std::fs::write(
+        env.nodes().join("silent@localhost"),
+        format!("{port} {}\n", std::process::id()),
+    )
+    .unwrap();
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Dialer
+  dial: n => Transcript showCr: (n connect) error message
+  done => #done
+
+n := (Node named: #'silent@localhost') value
+ds := #(1, 2, 3) collect: [:i | Dialer spawn]
+ds do: [:d | d dial: n!]
+Transcript showCr: "main runs on"
+ds do: [:d | (d withTimeout: 60000) done]
+Transcript showCr: n isConnected printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "eager@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    let msg = "cannot connect to silent@localhost: no answer within 5000 ms";
+    assert_eq!(lines(&out), ["main runs on", msg, msg, msg, "false"]);
+    drop(silent);
+}

@@ -2,13 +2,16 @@
 //! Node primitives (LANGUAGE.md 8.1, 8.2, 8.8, 8.11).
 //!
 //! Network work runs on a small tokio runtime owned by the node (one worker thread). The
-//! Node primitives are synchronous: they block the calling worker thread on that runtime
-//! for at most [`CONNECT_TIMEOUT`] / [`PING_TIMEOUT`]. Each connection has a reader task
+//! link operations run there as tasks and report through a callback (`Done`); the
+//! Node primitives suspend the calling bt process meanwhile (`Cx::wait_external`), so
+//! worker threads never block on the network. Connects are bounded by [`CONNECT_TIMEOUT`],
+//! pings by [`PING_TIMEOUT`]. Each connection has a reader task
 //! (answers pings, notices the close) and a writer task fed by a channel; the table maps
 //! a peer's name to its live connection, and connection indexes are kept for the node's
 //! lifetime even across reconnects.
 
 use std::collections::HashMap;
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,7 +25,7 @@ use tokio::sync::{mpsc, oneshot};
 use super::frame::{read_frame, write_frame, Frame, FrameError};
 use super::handshake::{self, Agreed, HsError, Me};
 use super::registry::{self, Registration};
-use crate::interp::prims::actor_node::{valid_node_name, Distribution, NodeError};
+use crate::interp::prims::actor_node::{valid_node_name, Distribution, Done, NodeError};
 use crate::interp::value::Sym;
 
 /// Longest a `connect` (TCP connect plus handshake) may take.
@@ -153,74 +156,129 @@ impl DistNode {
         }
     }
 
-    fn block_on<F: std::future::Future>(&self, f: F) -> Option<F::Output> {
-        if self.rt.lock().is_none() {
-            return None;
+    /// Runs `f` on the node's runtime. After `shutdown` it is dropped unrun (a [`Once`]
+    /// inside then answers its default).
+    fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F) {
+        if self.rt.lock().is_some() {
+            self.handle.spawn(f);
         }
-        Some(self.handle.block_on(f))
     }
 
-    fn dial(&self, node: &str) -> Result<(), NodeError> {
-        let host = node.split_once('@').map(|(_, h)| h).unwrap_or("");
-        match is_loopback_host(host) {
-            Some(true) => {}
-            Some(false) => {
-                return Err(node_err(
-                    "insecure_distribution",
-                    format!("cannot connect to {node}: {host} is not a loopback address and this node does not run TLS distribution"),
-                    Some(TLS_HINT),
-                ))
-            }
-            None => {
-                return Err(node_err(
-                    "node_down",
-                    format!("cannot connect to {node}: unknown host {host}"),
-                    None,
-                ))
-            }
+    /// The work of connecting to `node`, bounded by [`CONNECT_TIMEOUT`]; None if it is
+    /// this node or already connected.
+    fn link(&self, node: &str) -> Option<impl Future<Output = Result<(), NodeError>> + Send> {
+        if node == self.inner.name || self.is_connected(node) {
+            return None;
         }
-        let Some(entry) = registry::lookup(node) else {
-            return Err(node_err(
-                "node_down",
-                format!("cannot connect to {node}: no such node is running on this host"),
-                Some(&format!("start it with bt run --name {node}")),
-            ));
-        };
         let inner = self.inner.clone();
         let to = node.to_string();
-        let gate = inner.dialing.lock().entry(to.clone()).or_default().clone();
-        let work = async move {
-            let _turn = gate.lock().await;
-            if inner.state.lock().peers.contains_key(&to) {
-                return Ok(()); // another process of this node connected meanwhile
+        Some(async move {
+            match tokio::time::timeout(CONNECT_TIMEOUT, dial(inner, &to)).await {
+                Ok(r) => r,
+                Err(_) => Err(node_err(
+                    "node_down",
+                    format!(
+                        "cannot connect to {to}: no answer within {} ms",
+                        CONNECT_TIMEOUT.as_millis()
+                    ),
+                    None,
+                )),
             }
-            let mut s = TcpStream::connect(("127.0.0.1", entry.port))
-                .await
-                .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
-            let _ = s.set_nodelay(true);
-            let agreed = handshake::initiate(&mut s, &inner.me(), &to)
-                .await
-                .map_err(|e| handshake_error(&to, e))?;
-            inner.attach(s, agreed, true);
-            Ok(())
-        };
-        match self.block_on(async move { tokio::time::timeout(CONNECT_TIMEOUT, work).await }) {
-            Some(Ok(r)) => r,
-            Some(Err(_)) => Err(node_err(
-                "node_down",
-                format!(
-                    "cannot connect to {node}: no answer within {} ms",
-                    CONNECT_TIMEOUT.as_millis()
-                ),
-                None,
-            )),
-            None => Err(node_err(
-                "node_down",
-                format!("cannot connect to {node}: distribution has stopped"),
-                None,
-            )),
+        })
+    }
+}
+
+/// Calls a [`Done`] exactly once: with the value given, or with `default` if dropped
+/// uncalled (a task dropped by a runtime shutdown), so a waiting process always resumes.
+struct Once<T> {
+    f: Option<Done<T>>,
+    default: Option<T>,
+}
+
+impl<T> Once<T> {
+    fn new(f: Done<T>, default: T) -> Once<T> {
+        Once {
+            f: Some(f),
+            default: Some(default),
         }
     }
+
+    fn call(mut self, v: T) {
+        if let Some(f) = self.f.take() {
+            f(v);
+        }
+    }
+}
+
+impl<T> Drop for Once<T> {
+    fn drop(&mut self) {
+        if let (Some(f), Some(d)) = (self.f.take(), self.default.take()) {
+            f(d);
+        }
+    }
+}
+
+fn stopped(node: &str) -> NodeError {
+    node_err(
+        "node_down",
+        format!("cannot connect to {node}: distribution has stopped"),
+        None,
+    )
+}
+
+/// Connects to `to`: host policy (8.11), registry lookup, TCP, handshake, attach.
+async fn dial(inner: Arc<Inner>, to: &str) -> Result<(), NodeError> {
+    if !valid_node_name(to) {
+        return Err(node_err(
+            "node_down",
+            format!("cannot connect to {to}: not a node name"),
+            Some("expected name@host"),
+        ));
+    }
+    let host = to.split_once('@').map(|(_, h)| h).unwrap_or("");
+    match is_loopback_host(host).await {
+        Some(true) => {}
+        Some(false) => {
+            return Err(node_err(
+                "insecure_distribution",
+                format!("cannot connect to {to}: {host} is not a loopback address and this node does not run TLS distribution"),
+                Some(TLS_HINT),
+            ))
+        }
+        None => {
+            return Err(node_err(
+                "node_down",
+                format!("cannot connect to {to}: unknown host {host}"),
+                None,
+            ))
+        }
+    }
+    let Some(entry) = registry::lookup(to) else {
+        return Err(node_err(
+            "node_down",
+            format!("cannot connect to {to}: no such node is running on this host"),
+            Some(&format!("start it with bt run --name {to}")),
+        ));
+    };
+    let gate = inner
+        .dialing
+        .lock()
+        .entry(to.to_string())
+        .or_default()
+        .clone();
+    let _turn = gate.lock().await;
+    if inner.state.lock().peers.contains_key(to) {
+        return Ok(()); // another process of this node connected meanwhile
+    }
+    let mut s = TcpStream::connect(("127.0.0.1", entry.port))
+        .await
+        .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
+    let _ = s.set_nodelay(true);
+    let agreed = handshake::initiate(&mut s, &inner.me(), to)
+        .await
+        .map_err(|e| handshake_error(to, e))?;
+    inner.attach(s, agreed, true);
+    Ok(())
 }
 
 impl Drop for DistNode {
@@ -230,15 +288,14 @@ impl Drop for DistNode {
 }
 
 /// Whether `host` is a loopback host: `Some(true/false)`, or None if it does not resolve.
-fn is_loopback_host(host: &str) -> Option<bool> {
+async fn is_loopback_host(host: &str) -> Option<bool> {
     if host.eq_ignore_ascii_case("localhost") {
         return Some(true);
     }
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Some(ip.is_loopback());
     }
-    use std::net::ToSocketAddrs;
-    let addrs: Vec<_> = (host, 0).to_socket_addrs().ok()?.collect();
+    let addrs: Vec<_> = tokio::net::lookup_host((host, 0)).await.ok()?.collect();
     if addrs.is_empty() {
         return None;
     }
@@ -408,23 +465,31 @@ async fn reader(inner: Arc<Inner>, mut r: OwnedReadHalf, name: String, conn: u64
     inner.detach(&name, conn, reason);
 }
 
+impl Inner {
+    /// Sends a ping on the live link to `to`; the receiver fires on the pong and fails if
+    /// the link goes away first.
+    fn start_ping(&self, to: &str) -> Option<(u64, oneshot::Receiver<()>)> {
+        let id = self.serial.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        let mut st = self.state.lock();
+        let p = st.peers.get_mut(to)?;
+        p.pings.insert(id, tx);
+        p.tx.send(Frame::Ping { id }).ok()?;
+        Some((id, rx))
+    }
+}
+
 impl Distribution for DistNode {
     fn node_name(&self) -> Sym {
         self.inner.sym
     }
 
-    fn connect(&self, node: &str) -> Result<(), NodeError> {
-        if node == self.inner.name || self.is_connected(node) {
-            return Ok(());
+    fn connect(&self, node: &str, done: Done<Result<(), NodeError>>) {
+        let done = Once::new(done, Err(stopped(node)));
+        match self.link(node) {
+            None => done.call(Ok(())),
+            Some(work) => self.spawn(async move { done.call(work.await) }),
         }
-        if !valid_node_name(node) {
-            return Err(node_err(
-                "node_down",
-                format!("cannot connect to {node}: not a node name"),
-                Some("expected name@host"),
-            ));
-        }
-        self.dial(node)
     }
 
     fn disconnect(&self, node: &str) -> bool {
@@ -442,35 +507,31 @@ impl Distribution for DistNode {
         self.inner.state.lock().peers.contains_key(node)
     }
 
-    fn ping(&self, node: &str) -> bool {
+    fn ping(&self, node: &str, done: Done<bool>) {
         if node == self.inner.name {
-            return true;
+            return done(true);
         }
-        if self.connect(node).is_err() {
-            return false;
-        }
-        let id = self.inner.serial.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        {
-            let mut st = self.inner.state.lock();
-            let Some(p) = st.peers.get_mut(node) else {
-                return false;
+        let done = Once::new(done, false);
+        let link = self.link(node);
+        let inner = self.inner.clone();
+        let to = node.to_string();
+        self.spawn(async move {
+            if let Some(work) = link {
+                if work.await.is_err() {
+                    return done.call(false);
+                }
+            }
+            let Some((id, rx)) = inner.start_ping(&to) else {
+                return done.call(false);
             };
-            p.pings.insert(id, tx);
-            if p.tx.send(Frame::Ping { id }).is_err() {
-                return false;
+            let ok = matches!(tokio::time::timeout(PING_TIMEOUT, rx).await, Ok(Ok(())));
+            if !ok {
+                if let Some(p) = inner.state.lock().peers.get_mut(&to) {
+                    p.pings.remove(&id);
+                }
             }
-        }
-        let ok = matches!(
-            self.block_on(async move { tokio::time::timeout(PING_TIMEOUT, rx).await }),
-            Some(Ok(Ok(())))
-        );
-        if !ok {
-            if let Some(p) = self.inner.state.lock().peers.get_mut(node) {
-                p.pings.remove(&id);
-            }
-        }
-        ok
+            done.call(ok)
+        });
     }
 
     fn connected(&self) -> Vec<String> {
@@ -490,7 +551,11 @@ impl Distribution for DistNode {
 mod tests {
     #[test]
     fn loopback_hosts() {
-        use super::is_loopback_host;
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let is_loopback_host = |h: &str| rt.block_on(super::is_loopback_host(h));
         assert_eq!(is_loopback_host("localhost"), Some(true));
         assert_eq!(is_loopback_host("127.0.0.1"), Some(true));
         assert_eq!(is_loopback_host("::1"), Some(true));

@@ -259,6 +259,24 @@ impl<'y> Cx<'y> {
         self.exit.take()
     }
 
+    /// Suspends this process until the [`Completion`] handed to `start` fires (from any
+    /// thread: network I/O, another runtime) or the timeout passes (`CallError::Timeout`).
+    /// Other processes keep running on this worker meanwhile.
+    pub fn wait_external(
+        &mut self,
+        t: Timeout,
+        start: impl FnOnce(Completion),
+    ) -> Result<Value, CallError> {
+        self.check_alive()?;
+        let w = Waiter::new(None, None);
+        start(Completion {
+            w: w.clone(),
+            rt: self.rt.clone(),
+        });
+        let d = self.deadline(t);
+        self.wait(&w, d)
+    }
+
     /// Suspends this process for `ms` milliseconds of the runtime clock.
     pub fn sleep(&mut self, ms: u64) -> Result<(), Exiting> {
         self.check_alive()?;
@@ -271,5 +289,19 @@ impl<'y> Cx<'y> {
             Err(CallError::Exiting(r)) => Err(Exiting(r)),
             _ => Ok(()),
         }
+    }
+}
+
+/// Resumes a process suspended in [`Cx::wait_external`]. Only the first completion counts
+/// (a later one, or one after the timeout, is ignored).
+#[derive(Clone)]
+pub struct Completion {
+    w: Arc<Waiter>,
+    rt: RtHandle,
+}
+
+impl Completion {
+    pub fn complete(&self, v: Value) {
+        self.w.complete(&self.rt.0, Ok(v));
     }
 }

@@ -60,8 +60,12 @@ pub fn register(p: &mut Prims) {
         if name == current_name(ctx) {
             return Ok(Value::True);
         }
-        let d = ctx.prog.dist.get().cloned();
-        Ok(Value::bool(d.is_some_and(|d| d.ping(name.as_str()))))
+        match ctx.prog.dist.get().cloned() {
+            Some(d) => Ok(Value::bool(await_link(ctx, move |done| {
+                d.ping(name.as_str(), done)
+            })?)),
+            None => Ok(Value::False),
+        }
     });
     p.add(n, "disconnect", |ctx, r, _| {
         let d = ctx.prog.dist.get().cloned();
@@ -90,19 +94,23 @@ pub struct NodeError {
     pub hint: Option<String>,
 }
 
+/// Receives the outcome of a link operation exactly once, on any thread.
+pub type Done<T> = Box<dyn FnOnce(T) + Send>;
+
 /// The distribution layer as the Node primitives see it (implemented by `crate::dist`,
-/// installed once in `Program::dist` by a named node). Calls may block the calling worker
-/// thread for up to the connection timeout.
+/// installed once in `Program::dist` by a named node). Network operations answer through
+/// a [`Done`] callback (always called, within their own timeouts); the primitives suspend
+/// the calling process until then.
 pub trait Distribution: Send + Sync {
     /// This node's name (`name@host`).
     fn node_name(&self) -> Sym;
     /// Connects to `node` (ok if already connected or if it is this node).
-    fn connect(&self, node: &str) -> Result<(), NodeError>;
+    fn connect(&self, node: &str, done: Done<Result<(), NodeError>>);
     /// Closes the connection to `node`; true if there was one.
     fn disconnect(&self, node: &str) -> bool;
     fn is_connected(&self, node: &str) -> bool;
     /// Connects if needed and round-trips a ping; true iff `node` answered.
-    fn ping(&self, node: &str) -> bool;
+    fn ping(&self, node: &str, done: Done<bool>);
     /// The connected visible nodes, by connection index.
     fn connected(&self) -> Vec<String>;
 }
@@ -111,7 +119,7 @@ pub trait Distribution: Send + Sync {
 fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     let name = node_name(r);
     let res = match ctx.prog.dist.get().cloned() {
-        Some(d) => d.connect(name.as_str()),
+        Some(d) => await_link(ctx, move |done| d.connect(name.as_str(), done))?,
         None => Err(NodeError {
             kind: "node_down",
             message: format!("cannot connect to {name}"),
@@ -130,6 +138,39 @@ fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
             Ok(ctx.make_error(v))
         }
     }
+}
+
+/// Starts a link operation and waits for its answer: the calling process is suspended
+/// (other processes keep the worker); without a process context the thread blocks.
+fn await_link<T: Send + 'static>(
+    ctx: &mut Ctx,
+    op: impl FnOnce(Done<T>),
+) -> Result<T, crate::interp::eval::Unwind> {
+    use crate::runtime::{CallError, Timeout};
+    let slot: Arc<parking_lot::Mutex<Option<T>>> = Arc::new(parking_lot::Mutex::new(None));
+    if let Some(cx) = crate::interp::actor::cx_of(ctx) {
+        let s = slot.clone();
+        // The operation bounds its own time; `Done` is always called.
+        let r = cx.wait_external(Timeout::Infinity, move |c| {
+            op(Box::new(move |v| {
+                *s.lock() = Some(v);
+                c.complete(Value::Nil);
+            }))
+        });
+        if let Err(CallError::Exiting(reason)) = r {
+            return Err(crate::interp::eval::Unwind::Exit(reason.to_value()));
+        }
+    } else {
+        let (tx, rx) = std::sync::mpsc::channel();
+        op(Box::new(move |v| {
+            let _ = tx.send(v);
+        }));
+        if let Ok(v) = rx.recv() {
+            *slot.lock() = Some(v);
+        }
+    }
+    let v = slot.lock().take();
+    v.ok_or_else(|| ctx.err("node_down", "the distribution layer did not answer"))
 }
 
 /// This node's name (`nonode@nohost` unless started with `--name`).
