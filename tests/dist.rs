@@ -587,3 +587,33 @@ Transcript showCr: n isConnected printString
     assert_eq!(lines(&out), ["main runs on", msg, msg, msg, "false"]);
     drop(silent);
 }
+
+/// The runtime hook the Node primitives wait with: a process suspends until another OS
+/// thread completes it, or times out.
+#[test]
+fn wait_external_resumes_from_another_thread() {
+    use bt::runtime::{CallError, Config, Runtime, Timeout};
+    use bt::Value;
+    let rt = Runtime::new(Config::default()).unwrap();
+    let got = rt
+        .block_on(|cx| {
+            cx.wait_external(Timeout::Infinity, |c| {
+                std::thread::spawn(move || {
+                    c.complete(Value::Int(42));
+                    c.complete(Value::Int(7)); // later completions are ignored
+                });
+            })
+        })
+        .unwrap();
+    assert!(matches!(got, Ok(Value::Int(42))), "{got:?}");
+    // Completed before the process even suspends.
+    let got = rt
+        .block_on(|cx| cx.wait_external(Timeout::Infinity, |c| c.complete(Value::Nil)))
+        .unwrap();
+    assert!(matches!(got, Ok(Value::Nil)), "{got:?}");
+    // Never completed: the timeout answers.
+    let got = rt
+        .block_on(|cx| cx.wait_external(Timeout::Ms(20), |_| {}))
+        .unwrap();
+    assert!(matches!(got, Err(CallError::Timeout)), "{got:?}");
+}
