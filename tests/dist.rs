@@ -13,6 +13,7 @@ use std::time::Duration;
 
 use bt::dist::frame::{read_frame, write_frame, Frame};
 use bt::dist::handshake::{self, Me};
+use bt::dist::net;
 
 const BT: &str = env!("CARGO_BIN_EXE_bt");
 const COOKIE: &str = "test-cookie-4f9a";
@@ -391,13 +392,9 @@ fn raw_protocol() {
     let port = bt::dist::registry::lookup_in(&env.nodes(), "raw@localhost")
         .unwrap()
         .port;
-    let rt = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = net::current_thread().unwrap();
     rt.block_on(async {
-        use tokio::io::AsyncReadExt;
-        use tokio::net::TcpStream;
+        use net::{AsyncReadExt, TcpStream};
         // A Hello in wire version 9 is refused with wire_version_unsupported.
         let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let hello = Frame::Hello {
@@ -465,15 +462,15 @@ fn raw_protocol() {
 
 /// A stream that records the bytes it reads.
 struct Recording {
-    s: tokio::net::TcpStream,
+    s: net::TcpStream,
     seen: Vec<u8>,
 }
 
-impl tokio::io::AsyncRead for Recording {
+impl net::AsyncRead for Recording {
     fn poll_read(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
+        buf: &mut net::ReadBuf<'_>,
     ) -> std::task::Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let me = &mut *self;
@@ -483,7 +480,7 @@ impl tokio::io::AsyncRead for Recording {
     }
 }
 
-impl tokio::io::AsyncWrite for Recording {
+impl net::AsyncWrite for Recording {
     fn poll_write(
         mut self: std::pin::Pin<&mut Self>,
         cx: &mut std::task::Context<'_>,

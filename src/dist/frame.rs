@@ -16,6 +16,8 @@
 
 use std::fmt;
 
+use super::net::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
 /// Wire-format versions this node reads and writes.
 pub const SUPPORTED_VERSIONS: &[u8] = &[1];
 /// The version handshake frames are written in.
@@ -253,10 +255,9 @@ impl<'a> Reader<'a> {
 }
 
 /// Reads one frame from `r`: `Ok(None)` at a clean end of stream.
-pub async fn read_frame<R: tokio::io::AsyncRead + Unpin>(
+pub async fn read_frame<R: AsyncRead + Unpin>(
     r: &mut R,
 ) -> std::io::Result<Option<Result<Frame, FrameError>>> {
-    use tokio::io::AsyncReadExt;
     let mut len = [0u8; 4];
     match r.read_exact(&mut len).await {
         Ok(_) => {}
@@ -276,12 +277,11 @@ pub async fn read_frame<R: tokio::io::AsyncRead + Unpin>(
 }
 
 /// Writes one frame in wire-format `version`.
-pub async fn write_frame<W: tokio::io::AsyncWrite + Unpin>(
+pub async fn write_frame<W: AsyncWrite + Unpin>(
     w: &mut W,
     f: &Frame,
     version: u8,
 ) -> std::io::Result<()> {
-    use tokio::io::AsyncWriteExt;
     w.write_all(&f.encode(version)).await?;
     w.flush().await
 }

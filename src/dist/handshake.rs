@@ -5,12 +5,12 @@
 
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
-use tokio::io::{AsyncRead, AsyncWrite};
 
 use super::cookie::random_bytes;
 use super::frame::{
     read_frame, write_frame, Frame, FrameError, Nonce, HANDSHAKE_VERSION, SUPPORTED_VERSIONS,
 };
+use super::net::{AsyncRead, AsyncWrite};
 
 /// This node, as the handshake needs it.
 pub struct Me<'a> {
@@ -245,10 +245,7 @@ mod tests {
     use super::*;
 
     fn run<F: std::future::Future>(f: F) -> F::Output {
-        tokio::runtime::Builder::new_current_thread()
-            .build()
-            .unwrap()
-            .block_on(f)
+        crate::dist::net::current_thread().unwrap().block_on(f)
     }
 
     fn pair(
@@ -256,8 +253,8 @@ mod tests {
         cb: &'static [u8],
     ) -> (Result<Agreed, HsError>, Result<Agreed, HsError>) {
         run(async move {
-            let (mut x, mut y) = tokio::io::duplex(4096);
-            let b = tokio::spawn(async move {
+            let (mut x, mut y) = crate::dist::net::duplex(4096);
+            let b = crate::dist::net::spawn(async move {
                 let b = Me {
                     name: "b@localhost",
                     hidden: false,

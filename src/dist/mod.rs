@@ -10,6 +10,7 @@
 //!   a random value and mode 0600); never on the wire.
 //! * [`frame`] — length-prefixed envelopes carrying the wire-format version.
 //! * [`handshake`] — the challenge–response handshake below.
+//! * [`net`] — the tokio names used here (the one module that names tokio).
 //! * [`node`] — the listener (127.0.0.1, port 0), the connection table and connection
 //!   indexes, `connect`/`disconnect`/`ping`.
 //!
@@ -41,6 +42,7 @@
 pub mod cookie;
 pub mod frame;
 pub mod handshake;
+pub mod net;
 pub mod node;
 pub mod registry;
 

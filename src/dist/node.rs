@@ -17,13 +17,13 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use parking_lot::Mutex;
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
-use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::{mpsc, oneshot};
 
 use super::frame::{read_frame, write_frame, Frame, FrameError};
 use super::handshake::{self, Agreed, HsError, Me};
+use super::net::{
+    self, mpsc, oneshot, AsyncMutex, AsyncWriteExt, Handle, OwnedReadHalf, OwnedWriteHalf, Runtime,
+    RuntimeBuilder, TcpListener, TcpStream,
+};
 use super::registry::{self, Registration};
 use crate::interp::prims::actor_node::{valid_node_name, Distribution, Done, NodeError};
 use crate::interp::value::Sym;
@@ -49,8 +49,8 @@ pub struct Options {
 /// registry entry and closes every connection.
 pub struct DistNode {
     inner: Arc<Inner>,
-    handle: tokio::runtime::Handle,
-    rt: Mutex<Option<tokio::runtime::Runtime>>,
+    handle: Handle,
+    rt: Mutex<Option<Runtime>>,
     registration: Mutex<Option<Registration>>,
     port: u16,
 }
@@ -63,7 +63,7 @@ struct Inner {
     state: Mutex<State>,
     serial: AtomicU64,
     /// One dial at a time per target, so two processes connecting at once share one link.
-    dialing: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
 }
 
 #[derive(Default)]
@@ -102,7 +102,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         ));
     }
     let cookie = super::cookie::load()?;
-    let rt = tokio::runtime::Builder::new_multi_thread()
+    let rt = RuntimeBuilder::new_multi_thread()
         .worker_threads(1)
         .thread_name("bt-dist")
         .enable_io()
@@ -173,7 +173,7 @@ impl DistNode {
         let inner = self.inner.clone();
         let to = node.to_string();
         Some(async move {
-            match tokio::time::timeout(CONNECT_TIMEOUT, dial(inner, &to)).await {
+            match net::timeout(CONNECT_TIMEOUT, dial(inner, &to)).await {
                 Ok(r) => r,
                 Err(_) => Err(node_err(
                     "node_down",
@@ -295,7 +295,7 @@ async fn is_loopback_host(host: &str) -> Option<bool> {
     if let Ok(ip) = host.parse::<std::net::IpAddr>() {
         return Some(ip.is_loopback());
     }
-    let addrs: Vec<_> = tokio::net::lookup_host((host, 0)).await.ok()?.collect();
+    let addrs: Vec<_> = net::lookup_host((host, 0)).await.ok()?.collect();
     if addrs.is_empty() {
         return None;
     }
@@ -377,8 +377,8 @@ impl Inner {
             );
         }
         let (r, w) = s.into_split();
-        tokio::spawn(writer(w, rx, agreed.version));
-        tokio::spawn(reader(self.clone(), r, agreed.name, conn));
+        net::spawn(writer(w, rx, agreed.version));
+        net::spawn(reader(self.clone(), r, agreed.name, conn));
     }
 
     /// Queues `f` on the connection `conn` to `name` (if it is still the live one).
@@ -404,17 +404,17 @@ async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
     loop {
         match l.accept().await {
             Ok((s, _)) => {
-                tokio::spawn(accepted(inner.clone(), s));
+                net::spawn(accepted(inner.clone(), s));
             }
             // Out of descriptors and the like: back off a little and keep serving.
-            Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(_) => net::sleep(Duration::from_millis(20)).await,
         }
     }
 }
 
 async fn accepted(inner: Arc<Inner>, mut s: TcpStream) {
     let _ = s.set_nodelay(true);
-    let r = tokio::time::timeout(CONNECT_TIMEOUT, handshake::accept(&mut s, &inner.me())).await;
+    let r = net::timeout(CONNECT_TIMEOUT, handshake::accept(&mut s, &inner.me())).await;
     match r {
         Ok(Ok(agreed)) => inner.attach(s, agreed, false),
         Ok(Err(HsError::Cookie)) => {
@@ -524,7 +524,7 @@ impl Distribution for DistNode {
             let Some((id, rx)) = inner.start_ping(&to) else {
                 return done.call(false);
             };
-            let ok = matches!(tokio::time::timeout(PING_TIMEOUT, rx).await, Ok(Ok(())));
+            let ok = matches!(net::timeout(PING_TIMEOUT, rx).await, Ok(Ok(())));
             if !ok {
                 if let Some(p) = inner.state.lock().peers.get_mut(&to) {
                     p.pings.remove(&id);
@@ -551,10 +551,7 @@ impl Distribution for DistNode {
 mod tests {
     #[test]
     fn loopback_hosts() {
-        let rt = tokio::runtime::Builder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
+        let rt = crate::dist::net::current_thread().unwrap();
         let is_loopback_host = |h: &str| rt.block_on(super::is_loopback_host(h));
         assert_eq!(is_loopback_host("localhost"), Some(true));
         assert_eq!(is_loopback_host("127.0.0.1"), Some(true));
