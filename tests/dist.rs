@@ -394,7 +394,7 @@ fn raw_protocol() {
         .port;
     let rt = net::current_thread().unwrap();
     rt.block_on(async {
-        use net::{AsyncReadExt, TcpStream};
+        use net::{AsyncReadExt, AsyncWriteExt, TcpStream};
         // A Hello in wire version 9 is refused with wire_version_unsupported.
         let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let hello = Frame::Hello {
@@ -421,6 +421,12 @@ fn raw_protocol() {
             Some(Ok(Frame::Refuse { kind, .. })) => assert_eq!(kind, "wire_version_unsupported"),
             other => panic!("{other:?}"),
         }
+        // An oversized length prefix before the handshake: the node just closes.
+        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        s.write_all(&u32::MAX.to_be_bytes()).await.unwrap();
+        let mut rest = Vec::new();
+        let _ = s.read_to_end(&mut rest).await;
+        assert!(rest.is_empty());
         // A full handshake; everything the node sends is recorded.
         let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
         let mut s = Recording {

@@ -254,9 +254,21 @@ impl<'a> Reader<'a> {
     }
 }
 
+/// Largest handshake frame body: the peer is not authenticated yet, so it cannot make
+/// this node allocate much.
+pub const MAX_HANDSHAKE_FRAME: u32 = 4096;
+
 /// Reads one frame from `r`: `Ok(None)` at a clean end of stream.
 pub async fn read_frame<R: AsyncRead + Unpin>(
     r: &mut R,
+) -> std::io::Result<Option<Result<Frame, FrameError>>> {
+    read_frame_max(r, MAX_FRAME).await
+}
+
+/// [`read_frame`] refusing bodies longer than `max` bytes (an `InvalidData` error).
+pub async fn read_frame_max<R: AsyncRead + Unpin>(
+    r: &mut R,
+    max: u32,
 ) -> std::io::Result<Option<Result<Frame, FrameError>>> {
     let mut len = [0u8; 4];
     match r.read_exact(&mut len).await {
@@ -265,7 +277,7 @@ pub async fn read_frame<R: AsyncRead + Unpin>(
         Err(e) => return Err(e),
     }
     let len = u32::from_be_bytes(len);
-    if len > MAX_FRAME {
+    if len > max {
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidData,
             format!("frame of {len} bytes exceeds the limit"),

@@ -8,7 +8,8 @@ use sha2::Sha256;
 
 use super::cookie::random_bytes;
 use super::frame::{
-    read_frame, write_frame, Frame, FrameError, Nonce, HANDSHAKE_VERSION, SUPPORTED_VERSIONS,
+    read_frame_max, write_frame, Frame, FrameError, Nonce, HANDSHAKE_VERSION, MAX_HANDSHAKE_FRAME,
+    SUPPORTED_VERSIONS,
 };
 use super::net::{AsyncRead, AsyncWrite};
 
@@ -82,7 +83,7 @@ fn nonce() -> Result<Nonce, HsError> {
 }
 
 async fn read<R: AsyncRead + Unpin>(r: &mut R) -> Result<Result<Frame, FrameError>, HsError> {
-    match read_frame(r).await {
+    match read_frame_max(r, MAX_HANDSHAKE_FRAME).await {
         Ok(Some(f)) => Ok(f),
         Ok(None) => Err(HsError::Io("connection closed during the handshake".into())),
         Err(e) => Err(HsError::Io(e.to_string())),
