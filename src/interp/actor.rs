@@ -142,6 +142,8 @@ pub struct ActorSys {
     pub node_name: Sym,
     /// The built-in Node class (a program may declare its own class of that name).
     pub node_class: Option<ClassRef>,
+    /// `SystemAnnouncer current` (made on first use; `prims::announce`).
+    pub system_announcer: Mutex<Option<Value>>,
 }
 
 impl ActorSys {
@@ -158,6 +160,7 @@ impl ActorSys {
             privileged: std::sync::atomic::AtomicBool::new(true),
             node_name: Sym::new(crate::interp::prims::actor_node::NO_NODE),
             node_class,
+            system_announcer: Mutex::new(None),
             rt,
         })
     }
@@ -206,6 +209,7 @@ impl ActorSys {
         *self.transcript.lock() = None;
         *self.stdout_transcript.lock() = None;
         self.class_locks.lock().clear();
+        *self.system_announcer.lock() = None;
     }
 }
 
@@ -265,8 +269,18 @@ pub fn with_fresh_ctx<R>(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&m
 /// Runs a block in a fresh process context (Timer, whenDown:, onExit:): errors are logged to
 /// standard error, never raised.
 pub fn run_block_logged(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, block: &Value, args: &[Value]) {
+    run_logged(sys, cx, |ctx| ctx.call_block(block, args));
+}
+
+/// Runs `f` in a fresh process context (callbacks, announcement handlers): errors are logged
+/// to standard error, never raised; `Program exit:` ends the program (unless embedded).
+pub fn run_logged(
+    sys: &Arc<ActorSys>,
+    cx: &mut Cx<'_>,
+    f: impl FnOnce(&mut Ctx) -> crate::interp::eval::EvalResult,
+) {
     with_fresh_ctx(sys, cx, |ctx| {
-        if let Err(u) = ctx.call_block(block, args) {
+        if let Err(u) = f(ctx) {
             match u {
                 Unwind::Error(e) => {
                     let line = crate::interp::actor_send::describe_exception(&e);

@@ -8,6 +8,7 @@
 
 pub mod actor;
 pub mod actor_node;
+pub mod announce;
 pub mod atomic;
 pub mod binary;
 pub mod block;
@@ -24,6 +25,7 @@ pub mod integer;
 pub mod num;
 pub mod number;
 pub mod object;
+pub mod parallel;
 pub mod reflection;
 pub mod string;
 pub mod string_regex;
@@ -70,6 +72,8 @@ pub fn register_all(p: &mut Prims) {
     transcript::register(p);
     supervision::register(p);
     supervision_nav::register(p);
+    parallel::register(p);
+    announce::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

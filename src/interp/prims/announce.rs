@@ -1,0 +1,428 @@
+//! Announcements (LANGUAGE.md 9.10, 8.9): Announcer, Subscription, SystemAnnouncer.
+//!
+//! An Announcer is a node-bound handle ([`AnnouncerVal`]) to a shared subscription list. The
+//! list is behind a `parking_lot` mutex that is held only to add, remove or select
+//! subscriptions — never across a send, a block run or a wait — so handlers may subscribe and
+//! unsubscribe freely.
+//!
+//! * `when: aClass do: aBlock` / `when:doOnce:` / `when: aClass send: #sel to: anObject`
+//!   answer a Subscription; an announcement is delivered to every subscription whose class is
+//!   the announcement's class or a superclass of it, in subscription order. A handler block
+//!   may take 0, 1 (the announcement) or 2 (the announcement and the announcer) arguments;
+//!   `send:to:` passes as many as the selector takes, the same way.
+//! * `announce:` is asynchronous: each handler runs in a fresh process (label `callback`).
+//!   `announceAndWait:` runs the handlers one after another, each in a fresh process, waiting
+//!   for each up to 5000 ms (`announceAndWait:timeout:` sets that per-handler limit; Integer
+//!   ms, Duration or `#infinity`); a handler still running at its limit is logged and left
+//!   running (like a sync send that timed out, 5.6). Both answer the announcement; a class
+//!   given instead of an instance is instantiated with its defaults (as in Pharo).
+//! * Handler errors are logged to standard error (`error in announcement handler: …`), never
+//!   raised in the announcer.
+//! * A `doOnce` subscription is claimed atomically when an announcement selects it, so it
+//!   runs once even when two processes announce at the same time.
+//! * `unsubscribe: x` removes every subscription whose subscriber is `x`: the target of
+//!   `send:to:`, the handler block itself, or a Subscription; it answers the announcer.
+//!   Subscription `unsubscribe` answers true if the subscription was active.
+//! * `SystemAnnouncer current` is one announcer per Vm (`ActorSys::system_announcer`);
+//!   `SystemAnnouncer new` raises `instantiation_error`.
+//! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
+
+use std::any::Any;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+
+use parking_lot::Mutex;
+
+use crate::interp::actor::{cx_log, need_cx, sys_of, ActorSys};
+use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor_send::{describe_exception, transfer, transfer_in};
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::prims::duration::timeout_arg;
+use crate::interp::prims::parallel::{spawn_job, Job};
+use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
+use crate::runtime::{CallError, Timeout};
+
+static SERIAL: AtomicU64 = AtomicU64::new(1);
+
+fn serial() -> u64 {
+    SERIAL.fetch_add(1, Ordering::Relaxed)
+}
+
+/// What a subscription does with an announcement.
+enum Action {
+    Block(Value),
+    Send(Sym, Value),
+}
+
+struct Sub {
+    id: u64,
+    /// Deliver instances of this class and its subclasses.
+    on: ClassRef,
+    action: Action,
+    once: bool,
+    active: AtomicBool,
+}
+
+impl Sub {
+    /// Whether `unsubscribe: x` names this subscription.
+    fn subscriber_is(&self, x: &Value) -> bool {
+        use crate::interp::order::strict_eq;
+        match &self.action {
+            Action::Send(_, target) => strict_eq(target, x),
+            Action::Block(b) => match (b, x) {
+                (Value::Block(a), Value::Block(c)) => a.serial == c.serial,
+                _ => false,
+            },
+        }
+    }
+}
+
+/// The shared part of an announcer: its subscriptions.
+struct Core {
+    id: u64,
+    subs: Mutex<Vec<Arc<Sub>>>,
+}
+
+/// An Announcer handle (also SystemAnnouncer and user subclasses).
+pub struct AnnouncerVal {
+    core: Arc<Core>,
+    class: ClassRef,
+}
+
+/// A Subscription handle.
+pub struct SubscriptionVal {
+    sub: Arc<Sub>,
+    owner: Weak<Core>,
+    class: ClassRef,
+}
+
+fn order_key(class: &ClassRef, id: u64) -> (u8, Vec<u64>) {
+    let mut k: Vec<u64> = class.name.as_str().chars().map(|c| c as u64 + 1).collect();
+    k.push(0);
+    k.push(id);
+    (9, k)
+}
+
+impl NativeObj for AnnouncerVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        self.class.name.as_str().to_string()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<AnnouncerVal>()
+            .is_some_and(|o| o.core.id == self.core.id)
+    }
+    fn hash_code(&self) -> u64 {
+        self.core.id ^ 0xA7_0000_0000
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        order_key(&self.class, self.core.id)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+impl NativeObj for SubscriptionVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        self.class.name.as_str().to_string()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<SubscriptionVal>()
+            .is_some_and(|o| o.sub.id == self.sub.id)
+    }
+    fn hash_code(&self) -> u64 {
+        self.sub.id ^ 0x5B_0000_0000
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        order_key(&self.class, self.sub.id)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+pub fn register(p: &mut Prims) {
+    let a = "Announcer";
+    p.add_class(a, "new", |ctx, r, _| {
+        let class = match r {
+            Value::Class(c) => c.clone(),
+            _ => class_named(ctx, "Announcer"),
+        };
+        if let Some(sa) = ctx.prog.class_named("SystemAnnouncer") {
+            if class.inherits_or_is(&sa) {
+                return Err(ctx.err_hint(
+                    "instantiation_error",
+                    format!("{} is the node's announcer", class.name.as_str()),
+                    "Use SystemAnnouncer current",
+                ));
+            }
+        }
+        Ok(new_announcer(class))
+    });
+    p.add_class("SystemAnnouncer", "current", |ctx, _, _| {
+        let sys = sys_of(ctx)?;
+        Ok(system_announcer(ctx, &sys))
+    });
+    p.add(a, "when:do:", |ctx, r, a| {
+        let act = block_action(ctx, &a[1])?;
+        subscribe(ctx, r, &a[0], act, false)
+    });
+    p.add(a, "when:doOnce:", |ctx, r, a| {
+        let act = block_action(ctx, &a[1])?;
+        subscribe(ctx, r, &a[0], act, true)
+    });
+    p.add(a, "when:send:to:", |ctx, r, a| {
+        let Some(sel) = a[1].as_sym() else {
+            let n = ctx.class_name_of(&a[1]);
+            return Err(ctx.type_err(format!("send: expects a Symbol, not {n}")));
+        };
+        if sel_arity(sel) > 2 {
+            return Err(ctx.err(
+                "arity_mismatch",
+                format!("#{} takes more than 2 arguments", sel.as_str()),
+            ));
+        }
+        let target = transfer_in(ctx, &a[2]);
+        subscribe(ctx, r, &a[0], Action::Send(sel, target), false)
+    });
+    p.add(a, "announce:", |ctx, r, a| announce(ctx, r, &a[0], None));
+    p.add(a, "announceAndWait:", |ctx, r, a| {
+        announce(ctx, r, &a[0], Some(Timeout::DEFAULT))
+    });
+    p.add(a, "announceAndWait:timeout:", |ctx, r, a| {
+        let t = timeout_arg(ctx, &a[1])?;
+        announce(ctx, r, &a[0], Some(t))
+    });
+    p.add(a, "unsubscribe:", |ctx, r, a| {
+        let core = core_of(ctx, r)?;
+        let target = downcast::<SubscriptionVal>(&a[0]).map(|s| s.sub.id);
+        let removed: Vec<Arc<Sub>> = {
+            let mut g = core.subs.lock();
+            let (gone, kept): (Vec<_>, Vec<_>) = g
+                .drain(..)
+                .partition(|s| Some(s.id) == target || s.subscriber_is(&a[0]));
+            *g = kept;
+            gone
+        };
+        for s in &removed {
+            s.active.store(false, Ordering::SeqCst);
+        }
+        Ok(r.clone())
+    });
+    p.add(a, "subscriptionCount", |ctx, r, _| {
+        let core = core_of(ctx, r)?;
+        let n = core.subs.lock().len();
+        Ok(Value::Int(n as i64))
+    });
+
+    let s = "Subscription";
+    p.add(s, "unsubscribe", |_, r, _| {
+        let Some(sv) = downcast::<SubscriptionVal>(r) else {
+            return Ok(Value::False);
+        };
+        let was = sv.sub.active.swap(false, Ordering::SeqCst);
+        if let Some(core) = sv.owner.upgrade() {
+            core.subs.lock().retain(|x| x.id != sv.sub.id);
+        }
+        Ok(Value::bool(was))
+    });
+    p.add(s, "isActive", |_, r, _| {
+        Ok(Value::bool(downcast::<SubscriptionVal>(r).is_some_and(
+            |sv| sv.sub.active.load(Ordering::SeqCst),
+        )))
+    });
+}
+
+fn class_named(ctx: &Ctx, name: &str) -> ClassRef {
+    ctx.prog
+        .class_named(name)
+        .unwrap_or_else(|| ctx.prog.core.object.clone())
+}
+
+fn new_announcer(class: ClassRef) -> Value {
+    native(AnnouncerVal {
+        core: Arc::new(Core {
+            id: serial(),
+            subs: Mutex::new(Vec::new()),
+        }),
+        class,
+    })
+}
+
+/// The node's announcer (8.9), made on first use.
+pub fn system_announcer(ctx: &Ctx, sys: &Arc<ActorSys>) -> Value {
+    let mut g = sys.system_announcer.lock();
+    match &*g {
+        Some(v) => v.clone(),
+        None => {
+            let v = new_announcer(class_named(ctx, "SystemAnnouncer"));
+            *g = Some(v.clone());
+            v
+        }
+    }
+}
+
+fn core_of(ctx: &Ctx, r: &Value) -> Result<Arc<Core>, Unwind> {
+    match downcast::<AnnouncerVal>(r) {
+        Some(a) => Ok(a.core.clone()),
+        None => Err(ctx.err(
+            "runtime_error",
+            "not an announcer handle (create one with Announcer new)",
+        )),
+    }
+}
+
+/// Arguments a selector takes (`foo` 0, `+` 1, `at:put:` 2).
+fn sel_arity(sel: Sym) -> usize {
+    let s = sel.as_str();
+    let colons = s.matches(':').count();
+    if colons > 0 {
+        colons
+    } else if s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+        0
+    } else {
+        1
+    }
+}
+
+fn block_action(ctx: &Ctx, b: &Value) -> Result<Action, Unwind> {
+    match b {
+        Value::Block(c) if c.arity() <= 2 => Ok(Action::Block(transfer_in(ctx, b))),
+        Value::Block(c) => Err(ctx.err(
+            "arity_mismatch",
+            format!(
+                "an announcement handler takes at most 2 arguments, not {}",
+                c.arity()
+            ),
+        )),
+        other => {
+            let n = ctx.class_name_of(other);
+            Err(ctx.type_err(format!("do: expects a Block, not {n}")))
+        }
+    }
+}
+
+fn subscribe(ctx: &Ctx, r: &Value, on: &Value, action: Action, once: bool) -> EvalResult {
+    let core = core_of(ctx, r)?;
+    let Value::Class(on) = on else {
+        let n = ctx.class_name_of(on);
+        return Err(ctx.type_err(format!(
+            "when: expects an announcement class, not {n}"
+        )));
+    };
+    let sub = Arc::new(Sub {
+        id: serial(),
+        on: on.clone(),
+        action,
+        once,
+        active: AtomicBool::new(true),
+    });
+    core.subs.lock().push(sub.clone());
+    Ok(native(SubscriptionVal {
+        sub,
+        owner: Arc::downgrade(&core),
+        class: class_named(ctx, "Subscription"),
+    }))
+}
+
+/// The subscriptions an announcement of class `cls` goes to, in subscription order; `doOnce`
+/// ones are claimed (deactivated and removed) here.
+fn select(core: &Core, cls: &ClassRef) -> Vec<Arc<Sub>> {
+    let mut g = core.subs.lock();
+    let mut out = Vec::new();
+    g.retain(|s| {
+        if !cls.inherits_or_is(&s.on) || !s.active.load(Ordering::SeqCst) {
+            return true;
+        }
+        if s.once {
+            if s.active.swap(false, Ordering::SeqCst) {
+                out.push(s.clone());
+            }
+            return false;
+        }
+        out.push(s.clone());
+        true
+    });
+    out
+}
+
+/// The job that runs one handler in its own process; it logs its own error.
+fn handler_job(sub: &Sub, event: Value, announcer: Value) -> Job {
+    let (sel, target) = match &sub.action {
+        Action::Block(b) => (None, transfer(b)),
+        Action::Send(sel, t) => (Some(*sel), transfer(t)),
+    };
+    Box::new(move |ctx: &mut Ctx| {
+        let r = match sel {
+            None => {
+                let n = match &target {
+                    Value::Block(c) => c.arity(),
+                    _ => 0,
+                };
+                let args = [event, announcer];
+                ctx.call_block(&target, &args[..n.min(2)])
+            }
+            Some(sel) => {
+                let n = sel_arity(sel);
+                let args = [event, announcer];
+                ctx.send(&target, sel, &args[..n.min(2)])
+            }
+        };
+        if let Err(Unwind::Error(e)) = &r {
+            let line = describe_exception(e);
+            cx_log(ctx, &format!("error in announcement handler: {line}"));
+        }
+        r
+    })
+}
+
+/// `announce:` (wait = None) and `announceAndWait:` (the per-handler limit).
+fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> EvalResult {
+    let core = core_of(ctx, r)?;
+    let sys = sys_of(ctx)?;
+    let event = match ev {
+        Value::Class(c) => ctx.instantiate(&c.clone())?,
+        v => v.clone(),
+    };
+    let cls = ctx.class_of(&event);
+    let subs = select(&core, &cls);
+    let shipped = transfer_in(ctx, &event);
+    for sub in subs {
+        let job = handler_job(&sub, transfer(&shipped), r.clone());
+        let Some(t) = wait else {
+            spawn_job(&sys, "callback", job, |_| {});
+            continue;
+        };
+        let s2 = sys.clone();
+        let cx = need_cx(ctx)?;
+        let waited = cx.wait_external(t, move |c| {
+            spawn_job(&s2, "callback", job, move |_| c.complete(Value::Nil));
+        });
+        match waited {
+            Err(CallError::Exiting(reason)) => return Err(Unwind::Exit(reason.to_value())),
+            Err(CallError::Timeout) => {
+                let within = match t {
+                    Timeout::Ms(ms) => format!("{ms} ms"),
+                    Timeout::Infinity => "time".to_string(),
+                };
+                let c = cls.name.as_str();
+                cx_log(
+                    ctx,
+                    &format!("announcement handler for {c} did not finish within {within}"),
+                );
+            }
+            _ => {}
+        }
+    }
+    Ok(event)
+}
