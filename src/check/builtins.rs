@@ -268,6 +268,9 @@ s c every:do: Dynamic Block -> Timer
 s i cancel -> Boolean
 class Parallel < Object object
 c all: all:timeout: any:
+s c all: Dynamic -> List
+s c all:timeout: Dynamic Dynamic -> List
+s c any: Dynamic -> Result(Dynamic,Error)
 class AtomicCounter < Object object scope=node
 c new: named:
 i increment incrementBy: decrement decrementBy: value reset delete name
@@ -300,11 +303,16 @@ c new
 i when:do: when:doOnce: when:send:to: announce: announceAndWait: announceAndWait:timeout: unsubscribe: subscriptionCount
 s i when:do: Dynamic Block -> Subscription
 s i when:doOnce: Dynamic Block -> Subscription
+s i when:send:to: Dynamic Symbol Dynamic -> Subscription
+s i unsubscribe: Dynamic -> Self
+s i subscriptionCount -> Integer
 class SystemAnnouncer < Announcer object scope=node
 c current
 s c current -> SystemAnnouncer
 class Subscription < Object object scope=node
 i unsubscribe isActive
+s i unsubscribe -> Boolean
+s i isActive -> Boolean
 class Announcement < Value value abstract
 class NodeUp < Announcement value sealed typed
 i node

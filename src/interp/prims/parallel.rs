@@ -168,6 +168,9 @@ struct Run {
     winner: Option<usize>,
     /// `any:`: the index of the latest failure.
     last_fail: Option<usize>,
+    /// Set by the caller once it stops waiting: later outcomes (of the blocks it is about to
+    /// kill) are ignored, so an unfinished block stays unfinished.
+    closed: bool,
 }
 
 /// Spawns every block and suspends the caller until the run is decided (every block done;
@@ -187,6 +190,7 @@ fn run(
         remaining: n,
         winner: None,
         last_fail: None,
+        closed: false,
     }));
     let cx = need_cx(ctx)?;
     let st2 = st.clone();
@@ -199,6 +203,9 @@ fn run(
                 let ok = matches!(o, Outcome::Ok(_));
                 let decided = {
                     let mut g = st3.lock();
+                    if g.closed {
+                        return;
+                    }
                     g.outs[i] = Some(o);
                     g.remaining -= 1;
                     if !any {
@@ -222,7 +229,8 @@ fn run(
     });
     // Kill what is still running (never while holding the lock: killing may run hooks).
     let unfinished: Vec<ProcRef> = {
-        let g = st.lock();
+        let mut g = st.lock();
+        g.closed = true;
         g.procs
             .iter()
             .zip(&g.outs)
