@@ -620,3 +620,46 @@ fn wait_external_resumes_from_another_thread() {
         .unwrap();
     assert!(matches!(got, Err(CallError::Timeout)), "{got:?}");
 }
+
+/// 8.9: a node announces NodeUp / NodeDown of its visible peers on `SystemAnnouncer current`
+/// (reasons: `disconnect` when it closed the link, `connectionClosed` when the peer died).
+#[test]
+fn node_up_and_down_are_announced() {
+    let env = Env::new("announce");
+    let mut srv = env.serve("peer@localhost", COOKIE, &[]);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Log
+  state: items = #()
+  add: x => self.items := self.items add: x
+  items => self.items
+  size => self.items size
+
+log := Log spawn
+SystemAnnouncer current when: NodeUp do: [:e | log add: "up {e node name}"]
+SystemAnnouncer current when: NodeDown do: [:e | log add: "down {e node name} {e reason}"]
+n := (Node named: #'peer@localhost') value
+Transcript showCr: (n connect) isOk printString
+[log size < 1] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items at: 1)
+n disconnect
+[log size < 2] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items at: 2)
+Transcript showCr: (n connect) isOk printString
+[log size < 3] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items at: 3)
+[log size < 4] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items at: 4)
+"#,
+    );
+    let mut c = env.spawn(COOKIE, &["--name", "watcher@localhost", &client]);
+    c.expect("true");
+    c.expect("up peer@localhost");
+    c.expect("down peer@localhost disconnect");
+    c.expect("true");
+    c.expect("up peer@localhost");
+    srv.kill();
+    c.expect("down peer@localhost connectionClosed");
+    let (code, _) = c.finish();
+    assert_eq!(code, 0);
+}

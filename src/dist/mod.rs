@@ -36,8 +36,10 @@
 //! remote sends, spawns and queries will add kinds (see [`frame`]). A closed or lost
 //! connection removes the peer; pending pings fail.
 //!
-//! Not yet: NodeUp/NodeDown announcements (8.9) — bt has no Announcer primitives yet;
-//! the reader task knows the reason (`disconnect`, `connectionClosed`) to announce.
+//! NodeUp/NodeDown (8.9): the node reports visible peers' links coming up (`attach`) and
+//! going down (`detach` with the reader's reason `connectionClosed`/`disconnect`/`protocol`,
+//! or `disconnect` when this node closed it) through the `PeerEvents` callback that
+//! `prims::announce` installs when `SystemAnnouncer current` is first used.
 
 pub mod cookie;
 pub mod frame;

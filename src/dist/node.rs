@@ -25,7 +25,9 @@ use super::net::{
     RuntimeBuilder, TcpListener, TcpStream,
 };
 use super::registry::{self, Registration};
-use crate::interp::prims::actor_node::{valid_node_name, Distribution, Done, NodeError};
+use crate::interp::prims::actor_node::{
+    valid_node_name, Distribution, Done, NodeError, PeerEvents,
+};
 use crate::interp::value::Sym;
 
 /// Longest a `connect` (TCP connect plus handshake) may take.
@@ -64,6 +66,8 @@ struct Inner {
     serial: AtomicU64,
     /// One dial at a time per target, so two processes connecting at once share one link.
     dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+    /// Told of visible peers coming up and going down (NodeUp/NodeDown, 8.9).
+    events: Mutex<Option<PeerEvents>>,
 }
 
 #[derive(Default)]
@@ -129,6 +133,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         state: Mutex::new(State::default()),
         serial: AtomicU64::new(1),
         dialing: Mutex::new(HashMap::new()),
+        events: Mutex::new(None),
     });
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
@@ -347,6 +352,7 @@ impl Inner {
         };
         let conn = self.serial.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = mpsc::unbounded_channel();
+        let fresh;
         {
             let mut st = self.state.lock();
             if let Some(old) = st.peers.get(&agreed.name) {
@@ -364,17 +370,23 @@ impl Inner {
                     i
                 }
             };
-            st.peers.insert(
-                agreed.name.clone(),
-                Peer {
-                    conn,
-                    index,
-                    hidden: agreed.hidden,
-                    initiator,
-                    tx,
-                    pings: HashMap::new(),
-                },
-            );
+            fresh = st
+                .peers
+                .insert(
+                    agreed.name.clone(),
+                    Peer {
+                        conn,
+                        index,
+                        hidden: agreed.hidden,
+                        initiator,
+                        tx,
+                        pings: HashMap::new(),
+                    },
+                )
+                .is_none();
+        }
+        if fresh && !agreed.hidden {
+            self.peer_event(&agreed.name, None);
         }
         let (r, w) = s.into_split();
         net::spawn(writer(w, rx, agreed.version));
@@ -392,10 +404,25 @@ impl Inner {
 
     /// The connection `conn` to `name` ended: drop the link if it is still the live one
     /// (pending pings then fail).
-    fn detach(&self, name: &str, conn: u64, _reason: &str) {
-        let mut st = self.state.lock();
-        if st.peers.get(name).is_some_and(|p| p.conn == conn) {
-            st.peers.remove(name);
+    fn detach(&self, name: &str, conn: u64, reason: &str) {
+        let gone = {
+            let mut st = self.state.lock();
+            if st.peers.get(name).is_some_and(|p| p.conn == conn) {
+                st.peers.remove(name)
+            } else {
+                None
+            }
+        };
+        if gone.is_some_and(|p| !p.hidden) {
+            self.peer_event(name, Some(reason));
+        }
+    }
+
+    /// Reports a visible peer's link change (never called with the state lock held).
+    fn peer_event(&self, name: &str, down: Option<&str>) {
+        let f = self.events.lock().clone();
+        if let Some(f) = f {
+            f(name, down);
         }
     }
 }
@@ -497,6 +524,9 @@ impl Distribution for DistNode {
         match peer {
             Some(p) => {
                 let _ = p.tx.send(Frame::Disconnect);
+                if !p.hidden {
+                    self.inner.peer_event(node, Some("disconnect"));
+                }
                 true
             }
             None => false,
@@ -532,6 +562,10 @@ impl Distribution for DistNode {
             }
             done.call(ok)
         });
+    }
+
+    fn set_peer_events(&self, events: PeerEvents) {
+        *self.inner.events.lock() = Some(events);
     }
 
     fn connected(&self) -> Vec<String> {

@@ -3,7 +3,10 @@
 //! to have it loaded; files load as one unit, so their order does not matter.
 
 pub const FILES: &[(&str, &str)] = &[
-    ("Announcement.bt", include_str!("../../stdlib/Announcement.bt")),
+    (
+        "Announcement.bt",
+        include_str!("../../stdlib/Announcement.bt"),
+    ),
     ("Array.bt", include_str!("../../stdlib/Array.bt")),
     ("Bag.bt", include_str!("../../stdlib/Bag.bt")),
     ("Binary.bt", include_str!("../../stdlib/Binary.bt")),

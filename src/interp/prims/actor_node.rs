@@ -97,6 +97,11 @@ pub struct NodeError {
 /// Receives the outcome of a link operation exactly once, on any thread.
 pub type Done<T> = Box<dyn FnOnce(T) + Send>;
 
+/// Told when a visible peer's link comes up (`None`) or goes down (`Some(reason)`:
+/// `connectionClosed`, `disconnect`, …), on any thread (8.9; `prims::announce` turns it into
+/// NodeUp/NodeDown on `SystemAnnouncer current`). Called without any lock held.
+pub type PeerEvents = std::sync::Arc<dyn Fn(&str, Option<&str>) + Send + Sync>;
+
 /// The distribution layer as the Node primitives see it (implemented by `crate::dist`,
 /// installed once in `Program::dist` by a named node). Network operations answer through
 /// a [`Done`] callback (always called, within their own timeouts); the primitives suspend
@@ -113,6 +118,8 @@ pub trait Distribution: Send + Sync {
     fn ping(&self, node: &str, done: Done<bool>);
     /// The connected visible nodes, by connection index.
     fn connected(&self) -> Vec<String>;
+    /// Installs the receiver of link changes of visible peers (replacing any earlier one).
+    fn set_peer_events(&self, _events: PeerEvents) {}
 }
 
 /// `aNode connect`: a Result (8.2).

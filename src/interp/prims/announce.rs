@@ -25,6 +25,12 @@
 //!   Subscription `unsubscribe` answers true if the subscription was active.
 //! * `SystemAnnouncer current` is one announcer per Vm (`ActorSys::system_announcer`);
 //!   `SystemAnnouncer new` raises `instantiation_error`.
+//! * On a named node, the first `SystemAnnouncer current` installs the distribution layer's
+//!   `PeerEvents` callback: a visible peer's link coming up or going down is announced (with
+//!   `announce:`, from a fresh process) as NodeUp / NodeDown (reason `connectionClosed`,
+//!   `disconnect`, …). NodeUp/NodeDown/NodeShapeSkew are declared in stdlib/Announcement.bt.
+//!   Two changes in quick succession are announced from separate processes, so their
+//!   handlers are not ordered. NodeShapeSkew is declared but not yet announced.
 //! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
 
 use std::any::Any;
@@ -33,14 +39,17 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::interp::actor::{cx_log, need_cx, sys_of, ActorSys};
+use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
 use crate::interp::actor_handle::{downcast, native};
 use crate::interp::actor_send::{describe_exception, transfer, transfer_in};
+use crate::interp::dict::Dict;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::prims::actor_node::{node_value, PeerEvents};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::parallel::{spawn_job, Job};
 use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::{CallError, Timeout};
+use crate::runtime::{Cx, SpawnOpts};
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
@@ -237,9 +246,9 @@ pub fn register(p: &mut Prims) {
         Ok(Value::bool(was))
     });
     p.add(s, "isActive", |_, r, _| {
-        Ok(Value::bool(downcast::<SubscriptionVal>(r).is_some_and(
-            |sv| sv.sub.active.load(Ordering::SeqCst),
-        )))
+        Ok(Value::bool(
+            downcast::<SubscriptionVal>(r).is_some_and(|sv| sv.sub.active.load(Ordering::SeqCst)),
+        ))
     });
 }
 
@@ -267,9 +276,57 @@ pub fn system_announcer(ctx: &Ctx, sys: &Arc<ActorSys>) -> Value {
         None => {
             let v = new_announcer(class_named(ctx, "SystemAnnouncer"));
             *g = Some(v.clone());
+            drop(g);
+            // A named node reports its visible peers from now on (nobody could have
+            // subscribed before the announcer existed).
+            if let Some(d) = ctx.prog.dist.get() {
+                d.set_peer_events(peer_events(Arc::downgrade(sys)));
+            }
             v
         }
     }
+}
+
+/// NodeUp / NodeDown (8.9) for a link change reported by the distribution layer (on its own
+/// thread): a fresh process builds the announcement and announces it asynchronously.
+fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
+    Arc::new(move |node: &str, down: Option<&str>| {
+        let Some(sys) = sys.upgrade() else {
+            return;
+        };
+        let node = Sym::new(node);
+        let down = down.map(Sym::new);
+        let s2 = sys.clone();
+        let opts = SpawnOpts {
+            label: "callback",
+            ..SpawnOpts::default()
+        };
+        sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
+            run_logged(&s2, cx, |ctx| {
+                let n = node_value(ctx, node)?;
+                let mut pairs = vec![(Value::sym("node"), n)];
+                let cls = match down {
+                    None => "NodeUp",
+                    Some(r) => {
+                        pairs.push((Value::sym("reason"), Value::Symbol(r)));
+                        "NodeDown"
+                    }
+                };
+                let Some(class) = ctx.prog.class_named(cls) else {
+                    return Ok(Value::Nil);
+                };
+                let dict: Dict = pairs.into_iter().collect();
+                let ev = ctx.send(
+                    &Value::Class(class),
+                    Sym::new("new:"),
+                    &[Value::Dict(Arc::new(dict))],
+                )?;
+                let sys = sys_of(ctx)?;
+                let ann = system_announcer(ctx, &sys);
+                announce(ctx, &ann, &ev, None)
+            });
+        });
+    })
 }
 
 fn core_of(ctx: &Ctx, r: &Value) -> Result<Arc<Core>, Unwind> {
@@ -288,7 +345,11 @@ fn sel_arity(sel: Sym) -> usize {
     let colons = s.matches(':').count();
     if colons > 0 {
         colons
-    } else if s.chars().next().is_some_and(|c| c.is_alphabetic() || c == '_') {
+    } else if s
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_alphabetic() || c == '_')
+    {
         0
     } else {
         1
@@ -316,9 +377,7 @@ fn subscribe(ctx: &Ctx, r: &Value, on: &Value, action: Action, once: bool) -> Ev
     let core = core_of(ctx, r)?;
     let Value::Class(on) = on else {
         let n = ctx.class_name_of(on);
-        return Err(ctx.type_err(format!(
-            "when: expects an announcement class, not {n}"
-        )));
+        return Err(ctx.type_err(format!("when: expects an announcement class, not {n}")));
     };
     let sub = Arc::new(Sub {
         id: serial(),

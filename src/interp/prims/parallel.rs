@@ -257,7 +257,9 @@ fn result_of(ctx: &Ctx, o: Option<&Outcome>, i: usize, t: Timeout) -> Value {
         Some(Outcome::Ok(v)) => ctx.make_ok(v.clone()),
         Some(Outcome::Err(e)) => ctx.make_error(e.clone()),
         Some(Outcome::Exited(r)) => {
-            let r = r.as_sym().map_or("abnormal".to_string(), |s| s.as_str().to_string());
+            let r = r
+                .as_sym()
+                .map_or("abnormal".to_string(), |s| s.as_str().to_string());
             ctx.make_error(exc(ctx.err(
                 "actor_dead",
                 format!("Parallel block {} exited: {r}", i + 1),
