@@ -61,9 +61,11 @@ pub fn register(p: &mut Prims) {
             return Ok(Value::True);
         }
         match ctx.prog.dist.get().cloned() {
-            Some(d) => Ok(Value::bool(await_external(ctx, "the distribution layer", move |done| {
-                d.ping(name.as_str(), done)
-            })?)),
+            Some(d) => Ok(Value::bool(await_external(
+                ctx,
+                "the distribution layer",
+                move |done| d.ping(name.as_str(), done),
+            )?)),
             None => Ok(Value::False),
         }
     });
@@ -119,7 +121,9 @@ pub trait Distribution: Send + Sync {
 fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     let name = node_name(r);
     let res = match ctx.prog.dist.get().cloned() {
-        Some(d) => await_external(ctx, "the distribution layer", move |done| d.connect(name.as_str(), done))?,
+        Some(d) => await_external(ctx, "the distribution layer", move |done| {
+            d.connect(name.as_str(), done)
+        })?,
         None => Err(NodeError {
             kind: "node_down",
             message: format!("cannot connect to {name}"),
