@@ -162,7 +162,10 @@ fn join_printed<'a>(
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&element_print(ctx, e)?);
+        let p = element_print(ctx, e)?;
+        // Bulk work is charged (interp::eval::charge): an element plus its bytes.
+        ctx.charge(crate::interp::eval::charge::ELEM + p.len())?;
+        out.push_str(&p);
     }
     out.push_str(close);
     Ok(out)
@@ -209,9 +212,11 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&element_print(ctx, k)?);
+                let (pk, pe) = (element_print(ctx, k)?, element_print(ctx, e)?);
+                ctx.charge(2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len())?;
+                out.push_str(&pk);
                 out.push_str(" => ");
-                out.push_str(&element_print(ctx, e)?);
+                out.push_str(&pe);
             }
             out.push('}');
             Ok(out)

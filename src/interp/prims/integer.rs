@@ -113,8 +113,10 @@ pub fn bit_at(a: &Value, i: &Value) -> Res {
     bit_shift(a, &Value::Int(-(i - 1))).and_then(|v| bit_op(Bit::And, &v, &Value::Int(1)))
 }
 
-/// `n factorial`, calling `tick` every 1024 multiplications so long runs can be preempted.
-pub fn factorial<E>(n: &Value, mut tick: impl FnMut() -> Result<(), E>) -> Result<Res, E> {
+/// `n factorial`, calling `charge(bytes)` with the size of the accumulator at every
+/// multiplication into it (the work is linear in that size), so long runs pay their
+/// reductions and can be preempted (see `interp::eval::charge`).
+pub fn factorial<E>(n: &Value, mut charge: impl FnMut(usize) -> Result<(), E>) -> Result<Res, E> {
     let n = match int("factorial", n) {
         Ok(Num::I(n)) => n,
         Ok(_) => {
@@ -143,12 +145,10 @@ pub fn factorial<E>(n: &Value, mut tick: impl FnMut() -> Result<(), E>) -> Resul
         match chunk.checked_mul(k) {
             Some(c) => chunk = c,
             None => {
+                charge((acc.bits() / 8) as usize)?;
                 acc *= chunk;
                 chunk = k;
             }
-        }
-        if k % 1024 == 0 {
-            tick()?;
         }
     }
     acc *= chunk;
@@ -410,7 +410,7 @@ fn padded_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn factorial_p(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
-    let r = factorial(r, || ctx.tick())?;
+    let r = factorial(r, |units| ctx.charge(units))?;
     lift(ctx, r)
 }
 
@@ -592,19 +592,23 @@ mod tests {
 
     #[test]
     fn factorials() {
-        let f = |n: i64| s(factorial(&Value::Int(n), || Ok::<(), ()>(())).unwrap());
+        let f = |n: i64| s(factorial(&Value::Int(n), |_| Ok::<(), ()>(())).unwrap());
         assert_eq!(f(0), "1");
         assert_eq!(f(5), "120");
         assert_eq!(f(20), "2432902008176640000");
         assert_eq!(f(25), "15511210043330985984000000");
         assert!(f(-1).starts_with("Type("));
-        let mut ticks = 0;
-        let r = factorial(&Value::Int(3000), || {
-            ticks += 1;
+        // 3000! has 30,272 bits; the accumulator is charged at each of ~500 multiplications.
+        let mut units = 0;
+        let r = factorial(&Value::Int(3000), |n| {
+            units += n;
             Ok::<(), ()>(())
         });
         assert!(r.is_ok());
-        assert_eq!(ticks, 2);
+        assert!((500_000..2_000_000).contains(&units), "{units}");
+        // A failing charge stops it.
+        let r = factorial(&Value::Int(3000), |n| if n > 1000 { Err(()) } else { Ok(()) });
+        assert!(r.is_err());
     }
 
     #[test]

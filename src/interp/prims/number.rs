@@ -53,6 +53,23 @@ macro_rules! unary_prim {
 
 pub(crate) use {binary_prim, unary_prim};
 
+/// `**` / `raisedTo:`: an exact Integer power is charged up front by the size of its result
+/// (about twice its bytes: squaring up to it), see `interp::eval::charge`.
+fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let (Value::BigInt(_) | Value::Int(_), Value::Int(e)) = (r, &a[0]) {
+        let base_bits = match r {
+            Value::BigInt(b) => b.bits(),
+            Value::Int(i) => 64 - i.unsigned_abs().leading_zeros() as u64,
+            _ => 0,
+        };
+        if base_bits > 1 && *e > 0 {
+            let bits = base_bits.saturating_mul(*e as u64).min(num::MAX_INT_BITS + 1);
+            ctx.charge((bits / 4) as usize)?;
+        }
+    }
+    crate::interp::prims::fault::lift(ctx, num::power(r, &a[0]))
+}
+
 binary_prim! {
     add => |r, a| num::arith(Op::Add, r, a);
     sub => |r, a| num::arith(Op::Sub, r, a);
@@ -61,7 +78,6 @@ binary_prim! {
     quo => num::quo;
     rem => num::rem;
     modulo => num::modulo;
-    pow => num::power;
     round_to => |r, a| num::round_to(r, a, Round::Nearest);
     truncate_to => |r, a| num::round_to(r, a, Round::Truncate);
     atan2 => atan2_of;
