@@ -158,13 +158,14 @@ fn join_printed<'a>(
     close: &str,
 ) -> Result<String, Unwind> {
     let mut out = String::from(open);
+    let mut m = crate::interp::eval::charge::Meter::default();
     for (i, e) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
         let p = element_print(ctx, e)?;
         // Bulk work is charged (interp::eval::charge): an element plus its bytes.
-        ctx.charge(crate::interp::eval::charge::ELEM + p.len())?;
+        m.step(ctx, crate::interp::eval::charge::ELEM + p.len())?;
         out.push_str(&p);
     }
     out.push_str(close);
@@ -208,12 +209,13 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
         Value::Bag(_) => Ok("Bag".into()),
         Value::Dict(d) => {
             let mut out = String::from("#{");
+            let mut m = crate::interp::eval::charge::Meter::default();
             for (i, (k, e)) in d.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
                 let (pk, pe) = (element_print(ctx, k)?, element_print(ctx, e)?);
-                ctx.charge(2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len())?;
+                m.step(ctx, 2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len())?;
                 out.push_str(&pk);
                 out.push_str(" => ");
                 out.push_str(&pe);
