@@ -215,7 +215,10 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                     out.push_str(", ");
                 }
                 let (pk, pe) = (element_print(ctx, k)?, element_print(ctx, e)?);
-                m.step(ctx, 2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len())?;
+                m.step(
+                    ctx,
+                    2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len(),
+                )?;
                 out.push_str(&pk);
                 out.push_str(" => ");
                 out.push_str(&pe);

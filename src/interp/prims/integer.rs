@@ -607,7 +607,10 @@ mod tests {
         assert!(r.is_ok());
         assert!((500_000..2_000_000).contains(&units), "{units}");
         // A failing charge stops it.
-        let r = factorial(&Value::Int(3000), |n| if n > 1000 { Err(()) } else { Ok(()) });
+        let r = factorial(
+            &Value::Int(3000),
+            |n| if n > 1000 { Err(()) } else { Ok(()) },
+        );
         assert!(r.is_err());
     }
 

@@ -63,7 +63,9 @@ fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             _ => 0,
         };
         if base_bits > 1 && *e > 0 {
-            let bits = base_bits.saturating_mul(*e as u64).min(num::MAX_INT_BITS + 1);
+            let bits = base_bits
+                .saturating_mul(*e as u64)
+                .min(num::MAX_INT_BITS + 1);
             ctx.charge((bits / 4) as usize)?;
         }
     }

@@ -82,7 +82,9 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 
 fn keys(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "keys", recv)?;
-    Ok(Value::List(Ref::new(ctx.collect_charged(m.keys().cloned(), ELEM)?)))
+    Ok(Value::List(Ref::new(
+        ctx.collect_charged(m.keys().cloned(), ELEM)?,
+    )))
 }
 
 fn values(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {

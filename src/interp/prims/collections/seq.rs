@@ -274,7 +274,10 @@ fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
     if class_kind(recv) == "Array" {
         // One allocation filled by cloning (a flat copy for immediates such as `true`), paid
         // up front: a byte an element when compact, a Value otherwise.
-        let compact = matches!(x, Value::Nil | Value::True | Value::False | Value::Int(0..=252));
+        let compact = matches!(
+            x,
+            Value::Nil | Value::True | Value::False | Value::Int(0..=252)
+        );
         ctx.charge(if compact { n } else { n.saturating_mul(ELEM) })?;
         return Ok(Value::Array(Ref::new(ArrayData::from_elem(x, n))));
     }
