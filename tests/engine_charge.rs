@@ -113,3 +113,22 @@ fn an_actor_running_a_huge_primitive_meets_its_limit() {
     assert_eq!(er.kind, "reduction_limit");
     assert_eq!(e.eval("b ping").unwrap().as_text(), Some("pong"));
 }
+
+#[test]
+fn regex_and_binary_work_over_huge_inputs_is_charged() {
+    // 12 MB costs 187,500 reductions to build or scan once (a reduction per 64 bytes): one
+    // pass fits under the limit, two do not.
+    let e = Engine::builder().max_reductions(200_000).build();
+    e.eval("s := \"abcdefgh\" repeat: 1500000").unwrap();
+    assert_eq!(
+        e.eval("s matchesRegex: \"z\"").unwrap().as_bool(),
+        Some(false)
+    );
+    assert_reductions(&e, "s matchesRegex: \"z\"\ns matchesRegex: \"y\"");
+    assert_reductions(
+        &e,
+        "s replaceAllRegex: \"a\" with: \"b\"\ns splitRegex: \"c\"",
+    );
+    e.eval("b := s asBinary").unwrap();
+    assert_reductions(&e, "b asHex\nb asBase64");
+}

@@ -20,6 +20,7 @@ use crate::interp::prims::text::{self, g_len, graphemes};
 use crate::interp::value::{Ref, Value};
 
 mod paid;
+pub(crate) use paid::input_units;
 use paid::*;
 
 /// The receiver's text (a String receiver is guaranteed by dispatch; anything else is a

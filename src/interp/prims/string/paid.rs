@@ -10,7 +10,7 @@ use crate::interp::value::Value;
 /// The bytes of work a String primitive's inputs stand for: the receiver's and each String
 /// argument's bytes; a List/Array argument (`join:`, `withAll:` …) its elements and their
 /// bytes.
-fn input_units(r: &Value, a: &[Value]) -> usize {
+pub(crate) fn input_units(r: &Value, a: &[Value]) -> usize {
     let one = |v: &Value| -> usize {
         match v {
             Value::Str(s) => s.len(),
