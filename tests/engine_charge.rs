@@ -93,8 +93,10 @@ fn big_integers_and_printing_meet_the_reduction_limit() {
 
 #[test]
 fn a_huge_primitive_meets_the_deadline() {
+    // 10^11 elements: without charging this would run (and allocate) until memory ran out;
+    // the deadline is checked at the budget crossings the charges make.
     let e = Engine::builder().timeout(Duration::from_millis(50)).build();
-    let er = err(&e, "(1 to: 500000000) asList");
+    let er = err(&e, "(1 to: 100000000000) asList size");
     assert_eq!(er.limit, Some(Limit::Deadline), "{er}");
     assert_eq!(er.kind, "deadline");
     let er = err(&e, "(1 to: 500000000) inject: 0 into: [:a :b | a + b]");
@@ -131,4 +133,24 @@ fn regex_and_binary_work_over_huge_inputs_is_charged() {
     );
     e.eval("b := s asBinary").unwrap();
     assert_reductions(&e, "b asHex\nb asBase64");
+}
+
+#[test]
+fn actors_inside_huge_primitives_do_not_starve_others() {
+    // Fairness without a clock: two actors (as many as the runtime has workers) each run one
+    // huge `asList` and count themselves done afterwards. The main program sleeps so both
+    // start, then must get a worker back — and an answer from a third actor — while both
+    // are still inside their primitive: the done count is 0. Without charging, neither
+    // would yield before its List was built and the count would be at least 1.
+    let e = Engine::builder().build();
+    e.eval(
+        "Actor subclass: Bulk\n  big => (1 to: 20000000) asList size. (AtomicCounter named: #bulkDone) increment\n  ping => #pong\n",
+    )
+    .unwrap();
+    e.eval("done := AtomicCounter new: #bulkDone").unwrap();
+    e.eval("a := Bulk spawn\nb := Bulk spawn\np := Bulk spawn")
+        .unwrap();
+    e.eval("a big!\nb big!\nTimer sleep: 100").unwrap();
+    assert_eq!(e.eval("p ping").unwrap().as_text(), Some("pong"));
+    assert_eq!(int(&e, "done value"), 0);
 }
