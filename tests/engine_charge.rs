@@ -84,6 +84,12 @@ fn big_integers_and_printing_meet_the_reduction_limit() {
     let e = Engine::builder().max_reductions(20_000).build();
     assert_reductions(&e, "(3 ** 100000000) isNil");
     assert_reductions(&e, "200000 factorial isNil");
+    assert_reductions(&e, "(1 bitShift: 200000000) isNil");
+    // A 125 KB Integer is cheap to make; multiplying or printing it is not.
+    e.eval("x := 1 bitShift: 1000000").unwrap();
+    assert_reductions(&e, "(x * x) isNil");
+    assert_reductions(&e, "x printString size");
+    assert_eq!(int(&e, "(x + 1 - x) + (2 ** 10)"), 1025);
     e.eval("a := (1 to: 50000) asArray").unwrap();
     assert_reductions(
         &e,
