@@ -160,3 +160,20 @@ fn actors_inside_huge_primitives_do_not_starve_others() {
     assert_eq!(e.eval("p ping").unwrap().as_text(), Some("pong"));
     assert_eq!(int(&e, "done value"), 0);
 }
+
+#[test]
+fn comparing_and_hashing_huge_values_is_charged() {
+    let e = Engine::builder().max_reductions(50_000).build();
+    e.eval("a := (1 to: 100000) asArray\nb := (1 to: 100000) asArray")
+        .unwrap();
+    assert_reductions(&e, "1 to: 10 do: [:i | a == b]");
+    assert_reductions(&e, "1 to: 10 do: [:i | a hash]");
+    // Against a small value the comparison is immediate and free.
+    assert_eq!(
+        int(
+            &e,
+            "n := 0\n1 to: 1000 do: [:i | (a == nil) ifFalse: [n := n + 1]]\nn"
+        ),
+        1000
+    );
+}
