@@ -68,14 +68,32 @@ impl Ctx {
     }
 
     /// Collects `items` into `C`, charging `units_each` units per item after every chunk of
-    /// about [`CHUNK`] units (the items are gathered chunk by chunk into one vector, which
-    /// keeps `Vec::extend`'s fast path). On a limit the partial collection is dropped and the
-    /// `Unwind` answered.
-    pub fn collect_charged<T, C: FromIterator<T>>(
+    /// about [`CHUNK`] units (each chunk goes in with one `extend`). On a limit the partial
+    /// collection is dropped and the `Unwind` answered.
+    pub fn collect_charged<T, C: Default + Extend<T>>(
         &mut self,
         mut items: impl Iterator<Item = T>,
         units_each: usize,
     ) -> Result<C, Unwind> {
+        let per_chunk = (CHUNK / units_each.max(1)).max(1);
+        let mut out = C::default();
+        loop {
+            let mut n = 0usize;
+            out.extend(items.by_ref().take(per_chunk).inspect(|_| n += 1));
+            self.charge(n.saturating_mul(units_each))?;
+            if n < per_chunk {
+                return Ok(out);
+            }
+        }
+    }
+
+    /// [`Ctx::collect_charged`] into a `Vec`, reserving from the size hint (at most
+    /// [`HINT_MAX`]) so the chunks extend in place.
+    pub fn collect_vec_charged<T>(
+        &mut self,
+        mut items: impl Iterator<Item = T>,
+        units_each: usize,
+    ) -> Result<Vec<T>, Unwind> {
         let per_chunk = (CHUNK / units_each.max(1)).max(1);
         let mut out = Vec::with_capacity(items.size_hint().0.min(HINT_MAX));
         loop {
@@ -84,7 +102,7 @@ impl Ctx {
             let n = out.len() - before;
             self.charge(n.saturating_mul(units_each))?;
             if n < per_chunk {
-                return Ok(out.into_iter().collect());
+                return Ok(out);
             }
         }
     }
@@ -114,8 +132,8 @@ impl Meter {
     }
 }
 
-/// Largest capacity a charged collection reserves from its size hint (an Interval may claim
-/// an enormous size; the charge stops it long before). 4M elements: 64 MB of Values, a
+/// Largest capacity [`Ctx::collect_vec_charged`] reserves from a size hint (an Interval may
+/// claim an enormous size; the charge stops it long before): 4M elements, 64 MB of Values, a
 /// virtual reservation committed as it fills.
 const HINT_MAX: usize = 1 << 22;
 
@@ -212,6 +230,10 @@ mod tests {
     fn collect_charged_collects_or_drops_on_a_limit() {
         let (mut c, _) = hooked(4000, usize::MAX);
         let v: Vec<u32> = c.collect_charged(0..10_000u32, ELEM).ok().unwrap();
+        assert_eq!(v.len(), 10_000);
+        assert_eq!(c.reductions, 4000 - 2500);
+        let (mut c, _) = hooked(4000, usize::MAX);
+        let v = c.collect_vec_charged(0..10_000u32, ELEM).ok().unwrap();
         assert_eq!(v.len(), 10_000);
         assert_eq!(c.reductions, 4000 - 2500);
 

@@ -288,7 +288,7 @@ pub(crate) fn elems(v: &Value) -> Option<Box<dyn Iterator<Item = Value> + '_>> {
 pub(crate) fn elems_arg(ctx: &mut Ctx, sel: &str, v: &Value) -> Result<Vec<Value>, Unwind> {
     use crate::interp::eval::charge::ELEM;
     if let Some(it) = elems(v) {
-        return ctx.collect_charged(it, ELEM);
+        return ctx.collect_vec_charged(it, ELEM);
     }
     match v {
         Value::Str(s) => {

@@ -457,7 +457,7 @@ fn as_array(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         }
         _ => {
             let it = items(ctx, recv)?;
-            let v: Vec<Value> = ctx.collect_charged(it, ELEM)?;
+            let v = ctx.collect_vec_charged(it, ELEM)?;
             Ok(Value::Array(Ref::new(v.into())))
         }
     }
@@ -468,7 +468,7 @@ fn as_set(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         Value::Set(_) => Ok(recv.clone()),
         _ => {
             let it = items(ctx, recv)?;
-            let v: Vec<Value> = ctx.collect_charged(it, KEYED)?;
+            let v = ctx.collect_vec_charged(it, KEYED)?;
             Ok(Species::Set.build(v))
         }
     }
@@ -479,7 +479,7 @@ fn as_bag(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         Value::Bag(_) => Ok(recv.clone()),
         _ => {
             let it = items(ctx, recv)?;
-            let v: Vec<Value> = ctx.collect_charged(it, KEYED)?;
+            let v = ctx.collect_vec_charged(it, KEYED)?;
             Ok(set::bag_from(v))
         }
     }

@@ -223,7 +223,8 @@ fn class_kind(recv: &Value) -> &'static str {
 fn make(ctx: &mut Ctx, class: &str, v: impl IntoIterator<Item = Value>) -> EvalResult {
     let it = v.into_iter();
     Ok(if class == "Array" {
-        Value::Array(Ref::new(ctx.collect_charged(it, ELEM)?))
+        let v = ctx.collect_vec_charged(it, ELEM)?;
+        Value::Array(Ref::new(v.into()))
     } else {
         Value::List(Ref::new(ctx.collect_charged(it, ELEM)?))
     })
