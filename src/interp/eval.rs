@@ -7,8 +7,10 @@
 //! and no lock or borrow is held across a send, so a `Ctx` can run on a stackful coroutine.
 //!
 //! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
-//! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring).
+//! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring),
+//! `charge` (reductions for bulk work in primitives: `Ctx::charge`).
 
+pub mod charge;
 mod class_side;
 pub mod code;
 pub mod compile;

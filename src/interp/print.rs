@@ -158,11 +158,15 @@ fn join_printed<'a>(
     close: &str,
 ) -> Result<String, Unwind> {
     let mut out = String::from(open);
+    let mut m = crate::interp::eval::charge::Meter::default();
     for (i, e) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        out.push_str(&element_print(ctx, e)?);
+        let p = element_print(ctx, e)?;
+        // Bulk work is charged (interp::eval::charge): an element plus its bytes.
+        m.step(ctx, crate::interp::eval::charge::ELEM + p.len())?;
+        out.push_str(&p);
     }
     out.push_str(close);
     Ok(out)
@@ -205,13 +209,19 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
         Value::Bag(_) => Ok("Bag".into()),
         Value::Dict(d) => {
             let mut out = String::from("#{");
+            let mut m = crate::interp::eval::charge::Meter::default();
             for (i, (k, e)) in d.iter().enumerate() {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                out.push_str(&element_print(ctx, k)?);
+                let (pk, pe) = (element_print(ctx, k)?, element_print(ctx, e)?);
+                m.step(
+                    ctx,
+                    2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len(),
+                )?;
+                out.push_str(&pk);
                 out.push_str(" => ");
-                out.push_str(&element_print(ctx, e)?);
+                out.push_str(&pe);
             }
             out.push('}');
             Ok(out)

@@ -20,6 +20,10 @@ pub const FILES: &[(&str, &str)] = &[
     ("Number.bt", include_str!("../../stdlib/Number.bt")),
     ("Queue.bt", include_str!("../../stdlib/Queue.bt")),
     ("Result.bt", include_str!("../../stdlib/Result.bt")),
+    (
+        "RetryPolicy.bt",
+        include_str!("../../stdlib/RetryPolicy.bt"),
+    ),
     ("Set.bt", include_str!("../../stdlib/Set.bt")),
     ("Stream.bt", include_str!("../../stdlib/Stream.bt")),
     ("String.bt", include_str!("../../stdlib/String.bt")),

@@ -61,9 +61,11 @@ pub fn register(p: &mut Prims) {
             return Ok(Value::True);
         }
         match ctx.prog.dist.get().cloned() {
-            Some(d) => Ok(Value::bool(await_link(ctx, move |done| {
-                d.ping(name.as_str(), done)
-            })?)),
+            Some(d) => Ok(Value::bool(await_external(
+                ctx,
+                "the distribution layer",
+                move |done| d.ping(name.as_str(), done),
+            )?)),
             None => Ok(Value::False),
         }
     });
@@ -126,7 +128,9 @@ pub trait Distribution: Send + Sync {
 fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     let name = node_name(r);
     let res = match ctx.prog.dist.get().cloned() {
-        Some(d) => await_link(ctx, move |done| d.connect(name.as_str(), done))?,
+        Some(d) => await_external(ctx, "the distribution layer", move |done| {
+            d.connect(name.as_str(), done)
+        })?,
         None => Err(NodeError {
             kind: "node_down",
             message: format!("cannot connect to {name}"),
@@ -149,8 +153,9 @@ fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
 
 /// Starts a link operation and waits for its answer: the calling process is suspended
 /// (other processes keep the worker); without a process context the thread blocks.
-fn await_link<T: Send + 'static>(
+pub(crate) fn await_external<T: Send + 'static>(
     ctx: &mut Ctx,
+    what: &str,
     op: impl FnOnce(Done<T>),
 ) -> Result<T, crate::interp::eval::Unwind> {
     use crate::runtime::{CallError, Timeout};
@@ -177,7 +182,7 @@ fn await_link<T: Send + 'static>(
         }
     }
     let v = slot.lock().take();
-    v.ok_or_else(|| ctx.err("node_down", "the distribution layer did not answer"))
+    v.ok_or_else(|| ctx.err("node_down", format!("{what} did not answer")))
 }
 
 /// This node's name (`nonode@nohost` unless started with `--name`).

@@ -283,12 +283,18 @@ pub(crate) fn elems(v: &Value) -> Option<Box<dyn Iterator<Item = Value> + '_>> {
 
 /// Elements of a collection argument (`withAll:`, `union:`, `zip:` …): built-in collections,
 /// and Strings as their graphemes; otherwise `type_error`.
-pub(crate) fn elems_arg(ctx: &Ctx, sel: &str, v: &Value) -> Result<Vec<Value>, Unwind> {
+/// Charges the copy (`Ctx::charge`, a Value's worth an element), so an enormous Interval
+/// argument meets the reduction limit instead of being materialised.
+pub(crate) fn elems_arg(ctx: &mut Ctx, sel: &str, v: &Value) -> Result<Vec<Value>, Unwind> {
+    use crate::interp::eval::charge::ELEM;
     if let Some(it) = elems(v) {
-        return Ok(it.collect());
+        return ctx.collect_vec_charged(it, ELEM);
     }
     match v {
-        Value::Str(s) => Ok(graphemes(s)),
+        Value::Str(s) => {
+            ctx.charge(s.len().saturating_mul(ELEM))?;
+            Ok(graphemes(s))
+        }
         _ => Err(expected(ctx, sel, "a collection", v)),
     }
 }

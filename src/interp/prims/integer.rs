@@ -12,6 +12,7 @@ use num_traits::{Signed, ToPrimitive, Zero};
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
 use crate::interp::prims::num::{self, num, Num, Op, MAX_INT_BITS};
+use crate::interp::prims::number::paid::{self, Cost};
 use crate::interp::prims::number::{binary_prim, compare, unary_prim};
 use crate::interp::value::{Interval, Ref, Value};
 
@@ -113,8 +114,10 @@ pub fn bit_at(a: &Value, i: &Value) -> Res {
     bit_shift(a, &Value::Int(-(i - 1))).and_then(|v| bit_op(Bit::And, &v, &Value::Int(1)))
 }
 
-/// `n factorial`, calling `tick` every 1024 multiplications so long runs can be preempted.
-pub fn factorial<E>(n: &Value, mut tick: impl FnMut() -> Result<(), E>) -> Result<Res, E> {
+/// `n factorial`, calling `charge(bytes)` with the size of the accumulator at every
+/// multiplication into it (the work is linear in that size), so long runs pay their
+/// reductions and can be preempted (see `interp::eval::charge`).
+pub fn factorial<E>(n: &Value, mut charge: impl FnMut(usize) -> Result<(), E>) -> Result<Res, E> {
     let n = match int("factorial", n) {
         Ok(Num::I(n)) => n,
         Ok(_) => {
@@ -143,12 +146,10 @@ pub fn factorial<E>(n: &Value, mut tick: impl FnMut() -> Result<(), E>) -> Resul
         match chunk.checked_mul(k) {
             Some(c) => chunk = c,
             None => {
+                charge((acc.bits() / 8) as usize)?;
                 acc *= chunk;
                 chunk = k;
             }
-        }
-        if k % 1024 == 0 {
-            tick()?;
         }
     }
     acc *= chunk;
@@ -410,7 +411,7 @@ fn padded_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn factorial_p(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
-    let r = factorial(r, || ctx.tick())?;
+    let r = factorial(r, |units| ctx.charge(units))?;
     lift(ctx, r)
 }
 
@@ -485,17 +486,45 @@ pub fn count_loop(
     Ok(Value::Nil)
 }
 
+crate::interp::prims::number::paid::big_paid! {
+    paid_bit_and => bit_and, Cost::Linear;
+    paid_bit_or => bit_or, Cost::Linear;
+    paid_bit_xor => bit_xor, Cost::Linear;
+    paid_bit_not_p => bit_not_p, Cost::Linear;
+    paid_gcd_p => gcd_p, Cost::Product;
+    paid_lcm_p => lcm_p, Cost::Product;
+    paid_radix => radix, Cost::Product;
+    paid_radix_prefixed => radix_prefixed, Cost::Product;
+}
+
+/// `bitShift:` pays for the bytes of its result (a machine Integer can shift into a huge one).
+fn paid_bit_shift(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    match a.first() {
+        Some(Value::Int(n)) if *n > 0 => {
+            let bits = match r {
+                Value::BigInt(b) => b.bits(),
+                _ => 64,
+            };
+            let out = bits.saturating_add(*n as u64).min(MAX_INT_BITS + 1);
+            ctx.charge((out / 8) as usize)?;
+        }
+        _ if paid::any_big(r, a) => ctx.charge(paid::big_units(r, a, Cost::Linear))?,
+        _ => {}
+    }
+    bit_shift_p(ctx, r, a)
+}
+
 pub fn register(p: &mut Prims) {
     let c = "Integer";
-    p.add(c, "bitAnd:", bit_and);
-    p.add(c, "bitOr:", bit_or);
-    p.add(c, "bitXor:", bit_xor);
-    p.add(c, "bitShift:", bit_shift_p);
-    p.add(c, "bitNot", bit_not_p);
+    p.add(c, "bitAnd:", paid_bit_and);
+    p.add(c, "bitOr:", paid_bit_or);
+    p.add(c, "bitXor:", paid_bit_xor);
+    p.add(c, "bitShift:", paid_bit_shift);
+    p.add(c, "bitNot", paid_bit_not_p);
     p.add(c, "bitAt:", bit_at_p);
     p.add(c, "factorial", factorial_p);
-    p.add(c, "gcd:", gcd_p);
-    p.add(c, "lcm:", lcm_p);
+    p.add(c, "gcd:", paid_gcd_p);
+    p.add(c, "lcm:", paid_lcm_p);
     p.add(c, "isLetter", is_letter);
     p.add(c, "isDigit", is_digit);
     p.add(c, "isUppercase", is_uppercase);
@@ -505,9 +534,9 @@ pub fn register(p: &mut Prims) {
     p.add(c, "asCharacter", as_character);
     p.add(c, "isPrime", is_prime_p);
     p.add(c, "atRandom", at_random_p);
-    p.add(c, "printString:", radix);
-    p.add(c, "radix:", radix);
-    p.add(c, "printStringRadix:", radix_prefixed);
+    p.add(c, "printString:", paid_radix);
+    p.add(c, "radix:", paid_radix);
+    p.add(c, "printStringRadix:", paid_radix_prefixed);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
     // Intervals and counting loops work from any number (Float bounds included, 9.8).
@@ -592,19 +621,26 @@ mod tests {
 
     #[test]
     fn factorials() {
-        let f = |n: i64| s(factorial(&Value::Int(n), || Ok::<(), ()>(())).unwrap());
+        let f = |n: i64| s(factorial(&Value::Int(n), |_| Ok::<(), ()>(())).unwrap());
         assert_eq!(f(0), "1");
         assert_eq!(f(5), "120");
         assert_eq!(f(20), "2432902008176640000");
         assert_eq!(f(25), "15511210043330985984000000");
         assert!(f(-1).starts_with("Type("));
-        let mut ticks = 0;
-        let r = factorial(&Value::Int(3000), || {
-            ticks += 1;
+        // 3000! has 30,272 bits; the accumulator is charged at each of ~500 multiplications.
+        let mut units = 0;
+        let r = factorial(&Value::Int(3000), |n| {
+            units += n;
             Ok::<(), ()>(())
         });
         assert!(r.is_ok());
-        assert_eq!(ticks, 2);
+        assert!((500_000..2_000_000).contains(&units), "{units}");
+        // A failing charge stops it.
+        let r = factorial(
+            &Value::Int(3000),
+            |n| if n > 1000 { Err(()) } else { Ok(()) },
+        );
+        assert!(r.is_err());
     }
 
     #[test]

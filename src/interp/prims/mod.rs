@@ -17,6 +17,7 @@ pub mod character;
 pub mod class;
 pub mod codec;
 pub mod collections;
+pub mod console;
 pub mod duration;
 pub mod exception;
 pub mod fault;
@@ -70,6 +71,7 @@ pub fn register_all(p: &mut Prims) {
     timer::register(p);
     atomic::register(p);
     transcript::register(p);
+    console::register(p);
     supervision::register(p);
     supervision_nav::register(p);
     parallel::register(p);

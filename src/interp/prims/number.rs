@@ -53,6 +53,43 @@ macro_rules! unary_prim {
 
 pub(crate) use {binary_prim, unary_prim};
 
+pub(crate) mod paid;
+use paid::{big_paid, Cost};
+
+big_paid! {
+    paid_add => add, Cost::Linear;
+    paid_sub => sub, Cost::Linear;
+    paid_mul => mul, Cost::Product;
+    paid_div => div, Cost::Product;
+    paid_rem => rem, Cost::Product;
+    paid_modulo => modulo, Cost::Product;
+    paid_quo => quo, Cost::Product;
+    paid_lt => lt, Cost::Linear;
+    paid_gt => gt, Cost::Linear;
+    paid_le => le, Cost::Linear;
+    paid_ge => ge, Cost::Linear;
+    paid_print_string => print_string, Cost::Product;
+}
+
+/// `**` / `raisedTo:`: an exact Integer power is charged up front by the size of its result
+/// (about twice its bytes: squaring up to it), see `interp::eval::charge`.
+fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let (Value::BigInt(_) | Value::Int(_), Value::Int(e)) = (r, &a[0]) {
+        let base_bits = match r {
+            Value::BigInt(b) => b.bits(),
+            Value::Int(i) => 64 - i.unsigned_abs().leading_zeros() as u64,
+            _ => 0,
+        };
+        if base_bits > 1 && *e > 0 {
+            let bits = base_bits
+                .saturating_mul(*e as u64)
+                .min(num::MAX_INT_BITS + 1);
+            ctx.charge((bits / 4) as usize)?;
+        }
+    }
+    crate::interp::prims::fault::lift(ctx, num::power(r, &a[0]))
+}
+
 binary_prim! {
     add => |r, a| num::arith(Op::Add, r, a);
     sub => |r, a| num::arith(Op::Sub, r, a);
@@ -61,7 +98,6 @@ binary_prim! {
     quo => num::quo;
     rem => num::rem;
     modulo => num::modulo;
-    pow => num::power;
     round_to => |r, a| num::round_to(r, a, Round::Nearest);
     truncate_to => |r, a| num::round_to(r, a, Round::Truncate);
     atan2 => atan2_of;
@@ -175,23 +211,23 @@ fn between(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "Number";
-    p.add(c, "+", add);
-    p.add(c, "-", sub);
-    p.add(c, "*", mul);
-    p.add(c, "/", div);
-    p.add(c, "%", rem);
-    p.add(c, "rem:", rem);
-    p.add(c, "mod:", modulo);
-    p.add(c, "div:", quo);
-    p.add(c, "quo:", quo);
-    p.add(c, "\\\\", modulo);
+    p.add(c, "+", paid_add);
+    p.add(c, "-", paid_sub);
+    p.add(c, "*", paid_mul);
+    p.add(c, "/", paid_div);
+    p.add(c, "%", paid_rem);
+    p.add(c, "rem:", paid_rem);
+    p.add(c, "mod:", paid_modulo);
+    p.add(c, "div:", paid_quo);
+    p.add(c, "quo:", paid_quo);
+    p.add(c, "\\\\", paid_modulo);
     p.add(c, "value", itself);
     p.add(c, "**", pow);
     p.add(c, "raisedTo:", pow);
-    p.add(c, "<", lt);
-    p.add(c, ">", gt);
-    p.add(c, "<=", le);
-    p.add(c, ">=", ge);
+    p.add(c, "<", paid_lt);
+    p.add(c, ">", paid_gt);
+    p.add(c, "<=", paid_le);
+    p.add(c, ">=", paid_ge);
     p.add(c, "max:", max);
     p.add(c, "min:", min);
     p.add(c, "between:and:", between);
@@ -224,8 +260,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "atan", atan);
     p.add(c, "arcTan", atan);
     p.add(c, "atan2:", atan2);
-    p.add(c, "printString", print_string);
-    p.add(c, "asString", print_string);
+    p.add(c, "printString", paid_print_string);
+    p.add(c, "asString", paid_print_string);
     p.add(c, "printShowingDecimalPlaces:", decimal_places);
 }
 

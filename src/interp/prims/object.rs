@@ -8,19 +8,45 @@ use crate::interp::prims::{class_arg, seq_arg, sym_arg, sym_list, value_with_opt
 use crate::interp::print;
 use crate::interp::value::Value;
 
+/// The units (`interp::eval::charge`) of walking a value's top level: a Value's worth per
+/// element of a collection, a unit per byte of a String or Binary, nothing otherwise.
+fn deep_units(v: &Value) -> usize {
+    use crate::interp::eval::charge::ELEM;
+    match v {
+        Value::Str(s) => s.len(),
+        Value::Binary(b) => b.len(),
+        Value::Dict(d) => d.len().saturating_mul(2 * ELEM),
+        Value::List(_) | Value::Array(_) | Value::Tuple(_) | Value::Set(_) | Value::Queue(_) => {
+            crate::interp::prims::collections::size_of(v)
+                .unwrap_or(0)
+                .saturating_mul(ELEM)
+        }
+        _ => 0,
+    }
+}
+
+/// Equality walks at most the smaller side (a huge List compared with nil is free).
+fn pay_compare(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<(), Unwind> {
+    ctx.charge(deep_units(a).min(deep_units(b)))
+}
+
 pub fn register(p: &mut Prims) {
     {
         let c = "ProtoObject";
-        p.add(c, "==", |_, r, a| {
+        p.add(c, "==", |ctx, r, a| {
+            pay_compare(ctx, r, &a[0])?;
             Ok(Value::bool(order::loose_eq(r, &a[0])))
         });
-        p.add(c, "/=", |_, r, a| {
+        p.add(c, "/=", |ctx, r, a| {
+            pay_compare(ctx, r, &a[0])?;
             Ok(Value::bool(!order::loose_eq(r, &a[0])))
         });
-        p.add(c, "=:=", |_, r, a| {
+        p.add(c, "=:=", |ctx, r, a| {
+            pay_compare(ctx, r, &a[0])?;
             Ok(Value::bool(order::strict_eq(r, &a[0])))
         });
-        p.add(c, "=/=", |_, r, a| {
+        p.add(c, "=/=", |ctx, r, a| {
+            pay_compare(ctx, r, &a[0])?;
             Ok(Value::bool(!order::strict_eq(r, &a[0])))
         });
         p.add(c, "class", class_of);
@@ -57,10 +83,12 @@ pub fn register(p: &mut Prims) {
     p.add(o, "copy", |_, r, _| Ok(r.clone()));
     p.add(o, "shallowCopy", |_, r, _| Ok(r.clone()));
     p.add(o, "deepCopy", |_, r, _| Ok(r.clone()));
-    p.add(o, "hash", |_, r, _| {
+    p.add(o, "hash", |ctx, r, _| {
+        ctx.charge(deep_units(r))?;
         Ok(Value::Int((order::hash_value(r) >> 2) as i64))
     });
-    p.add(o, "equals:", |_, r, a| {
+    p.add(o, "equals:", |ctx, r, a| {
+        pay_compare(ctx, r, &a[0])?;
         Ok(Value::bool(order::strict_eq(r, &a[0])))
     });
     p.add(o, "respondsTo:", responds_to);

@@ -2,7 +2,9 @@
 //! whose elements are grapheme clusters, each represented as a one-grapheme String.
 //!
 //! The pure work lives in [`crate::interp::prims::text`]; this module checks arguments, builds
-//! values and runs the iteration selectors (which call `ctx.tick()` per element). The byte
+//! values and runs the iteration selectors (which call `ctx.tick()` per element). Primitives
+//! whose work is linear in their inputs are registered through `paid_*` wrappers that charge
+//! the bytes up front (`Ctx::charge`). The byte
 //! selectors (`byteAt:`, `part:size:`, `concat:`, `asHex` …) work on the UTF-8 bytes. Regex
 //! selectors are in `string_regex`.
 
@@ -16,6 +18,10 @@ use crate::interp::prims::num;
 use crate::interp::prims::number::{binary_prim, unary_prim};
 use crate::interp::prims::text::{self, g_len, graphemes};
 use crate::interp::value::{Ref, Value};
+
+mod paid;
+pub(crate) use paid::input_units;
+use paid::*;
 
 /// The receiver's text (a String receiver is guaranteed by dispatch; anything else is a
 /// `type_error` rather than a panic).
@@ -580,10 +586,10 @@ fn space(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "String";
-    p.add_class(c, "withAll:", with_all);
+    p.add_class(c, "withAll:", paid_with_all);
     p.add_class(c, "fromCodePoint:", from_code_point);
-    p.add_class(c, "fromCodePoints:", from_code_points);
-    p.add_class(c, "fromIolist:", from_iolist);
+    p.add_class(c, "fromCodePoints:", paid_from_code_points);
+    p.add_class(c, "fromIolist:", paid_from_iolist);
     p.add_class(c, "lf", lf);
     p.add_class(c, "cr", cr);
     p.add_class(c, "crlf", crlf);
@@ -591,77 +597,77 @@ pub fn register(p: &mut Prims) {
     p.add_class(c, "space", space);
 
     for (sel, f) in [
-        ("<", lt as fn(&mut Ctx, &Value, &[Value]) -> EvalResult),
-        (">", gt),
-        ("<=", le),
-        (">=", ge),
-        ("++", concat),
-        (",", concat),
-        ("repeat:", repeat),
-        ("size", size),
-        ("length", size),
-        ("at:", at),
+        ("<", paid_lt as fn(&mut Ctx, &Value, &[Value]) -> EvalResult),
+        (">", paid_gt),
+        ("<=", paid_le),
+        (">=", paid_ge),
+        ("++", paid_concat),
+        (",", paid_concat),
+        ("repeat:", paid_repeat),
+        ("size", paid_size),
+        ("length", paid_size),
+        ("at:", paid_at),
         ("first", first),
-        ("last", last),
-        ("first:", take),
-        ("last:", last_n),
-        ("allButFirst", all_but_first),
-        ("allButLast", all_but_last),
-        ("from:to:", from_to),
-        ("copyFrom:to:", copy_from_to),
+        ("last", paid_last),
+        ("first:", paid_take),
+        ("last:", paid_last_n),
+        ("allButFirst", paid_all_but_first),
+        ("allButLast", paid_all_but_last),
+        ("from:to:", paid_from_to),
+        ("copyFrom:to:", paid_copy_from_to),
         ("asCharacter", as_character),
-        ("contains:", contains),
+        ("contains:", paid_contains),
         ("withIndexDo:", each_with_index),
-        ("asUtf8", as_binary),
-        ("indexOf:", index_of),
-        ("take:", take),
-        ("drop:", drop),
+        ("asUtf8", paid_as_binary),
+        ("indexOf:", paid_index_of),
+        ("take:", paid_take),
+        ("drop:", paid_drop),
         ("isEmpty", is_empty),
         ("isEmptyOrNil", is_empty),
         ("isNotEmpty", is_not_empty),
         ("notEmpty", is_not_empty),
-        ("isBlank", is_blank),
-        ("uppercase", uppercase),
-        ("lowercase", lowercase),
-        ("asUppercase", uppercase),
-        ("asLowercase", lowercase),
-        ("capitalize", capitalize),
-        ("trim", trim),
-        ("trimSeparators", trim),
-        ("trimLeft", trim_left),
-        ("trimRight", trim_right),
-        ("reverse", reverse),
-        ("reversed", reverse),
-        ("includesSubstring:", includes_substring),
-        ("startsWith:", starts_with),
-        ("endsWith:", ends_with),
-        ("includes:", includes),
-        ("occurrencesOf:", occurrences_of),
-        ("split:", split),
-        ("splitOn:", split),
-        ("lines", lines),
-        ("words", words),
-        ("replaceAll:with:", replace_all),
-        ("replaceFirst:with:", replace_first),
-        ("padLeft:", pad_left),
-        ("padRight:", pad_right),
-        ("padLeft:with:", pad_left_with),
-        ("padRight:with:", pad_right_with),
-        ("join:", join),
-        ("isDigit", is_digit),
-        ("isAlpha", is_alpha),
-        ("asInteger", as_integer),
-        ("asFloat", as_float),
-        ("asNumber", as_number),
-        ("asAtom", as_symbol),
-        ("asSymbol", as_symbol),
-        ("asList", as_list),
-        ("asArray", as_array),
+        ("isBlank", paid_is_blank),
+        ("uppercase", paid_uppercase),
+        ("lowercase", paid_lowercase),
+        ("asUppercase", paid_uppercase),
+        ("asLowercase", paid_lowercase),
+        ("capitalize", paid_capitalize),
+        ("trim", paid_trim),
+        ("trimSeparators", paid_trim),
+        ("trimLeft", paid_trim_left),
+        ("trimRight", paid_trim_right),
+        ("reverse", paid_reverse),
+        ("reversed", paid_reverse),
+        ("includesSubstring:", paid_includes_substring),
+        ("startsWith:", paid_starts_with),
+        ("endsWith:", paid_ends_with),
+        ("includes:", paid_includes),
+        ("occurrencesOf:", paid_occurrences_of),
+        ("split:", paid_split),
+        ("splitOn:", paid_split),
+        ("lines", paid_lines),
+        ("words", paid_words),
+        ("replaceAll:with:", paid_replace_all),
+        ("replaceFirst:with:", paid_replace_first),
+        ("padLeft:", paid_pad_left),
+        ("padRight:", paid_pad_right),
+        ("padLeft:with:", paid_pad_left_with),
+        ("padRight:with:", paid_pad_right_with),
+        ("join:", paid_join),
+        ("isDigit", paid_is_digit),
+        ("isAlpha", paid_is_alpha),
+        ("asInteger", paid_as_integer),
+        ("asFloat", paid_as_float),
+        ("asNumber", paid_as_number),
+        ("asAtom", paid_as_symbol),
+        ("asSymbol", paid_as_symbol),
+        ("asList", paid_as_list),
+        ("asArray", paid_as_array),
         ("asString", itself),
         ("displayString", itself),
-        ("printString", print_string),
-        ("urlEncoded", url_encoded),
-        ("urlDecoded", url_decoded),
+        ("printString", paid_print_string),
+        ("urlEncoded", paid_url_encoded),
+        ("urlDecoded", paid_url_decoded),
         ("do:", do_each),
         ("reverseDo:", reverse_do),
         ("do:separatedBy:", do_separated),
@@ -678,14 +684,14 @@ pub fn register(p: &mut Prims) {
         ("count:", count),
         ("inject:into:", inject_into),
         ("byteSize", byte_size),
-        ("byteAt:", byte_at_p),
-        ("part:size:", part_p),
-        ("concat:", concat_bytes),
-        ("toBytes", to_bytes),
-        ("asBinary", as_binary),
-        ("asHex", as_hex),
-        ("asBase64", as_base64),
-        ("asBase64Url", as_base64url),
+        ("byteAt:", paid_byte_at_p),
+        ("part:size:", paid_part_p),
+        ("concat:", paid_concat_bytes),
+        ("toBytes", paid_to_bytes),
+        ("asBinary", paid_as_binary),
+        ("asHex", paid_as_hex),
+        ("asBase64", paid_as_base64),
+        ("asBase64Url", paid_as_base64url),
     ] {
         p.add(c, sel, f);
     }

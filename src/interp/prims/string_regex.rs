@@ -3,7 +3,8 @@
 //!
 //! `matchesRegex:` answers whether the pattern matches anywhere in the receiver (anchor with
 //! `^…$` for a whole-string match). Replacement text is literal (`$1` is not expanded).
-//! Compiled patterns are cached per (pattern, options), up to [`CACHE_SIZE`] entries.
+//! Compiled patterns are cached per (pattern, options), up to [`CACHE_SIZE`] entries. Each
+//! selector charges the receiver's bytes up front (`Ctx::charge`).
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -11,7 +12,7 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 use regex::{NoExpand, Regex, RegexBuilder};
 
-use crate::interp::eval::{Ctx, EvalResult, Prims};
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::fault::{lift, str_arg, Fault, Res};
 use crate::interp::prims::string::recv;
 use crate::interp::value::Value;
@@ -100,12 +101,22 @@ fn pat(what: &str, v: &Value) -> Res<Regex> {
     compile(str_arg(what, v)?, Options::default())
 }
 
+/// Charges a search over the receiver up front: a reduction per 64 bytes (the `regex` crate
+/// runs in time linear in the input; see `interp::eval::charge`).
+fn pay(ctx: &mut Ctx, r: &Value) -> Result<(), Unwind> {
+    match r {
+        Value::Str(s) => ctx.charge(s.len()),
+        _ => Ok(()),
+    }
+}
+
 /// `matchesRegex:`.
 pub fn matches(s: &str, re: &Regex) -> bool {
     re.is_match(s)
 }
 
 fn matches_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    pay(ctx, r)?;
     let f = || {
         Ok(Value::bool(matches(
             recv(r)?,
@@ -116,6 +127,7 @@ fn matches_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn matches_opts(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    pay(ctx, r)?;
     let f = || {
         let re = compile(str_arg("matchesRegex:options:", &a[0])?, options(&a[1])?)?;
         Ok(Value::bool(matches(recv(r)?, &re)))
@@ -124,6 +136,7 @@ fn matches_opts(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn first_match(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    pay(ctx, r)?;
     let f = || {
         let re = pat("firstMatch:", &a[0])?;
         Ok(re
@@ -134,6 +147,7 @@ fn first_match(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    pay(ctx, r)?;
     let f = || {
         let re = pat("allMatches:", &a[0])?;
         Ok(Value::list(
@@ -144,6 +158,7 @@ fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn replace(ctx: &mut Ctx, r: &Value, a: &[Value], all: bool) -> EvalResult {
+    pay(ctx, r)?;
     let f = || {
         let sel = if all {
             "replaceAllRegex:with:"
@@ -172,6 +187,7 @@ fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn split(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    pay(ctx, r)?;
     let f = || {
         let re = pat("splitRegex:", &a[0])?;
         Ok(Value::list(re.split(recv(r)?).map(Value::str)))

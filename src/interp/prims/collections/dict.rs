@@ -3,6 +3,7 @@
 //! `do:`, `collect:`, `select:`, `reject:` work on values and keep the keys.
 
 use crate::interp::dict::{self as store, Dict};
+use crate::interp::eval::charge::{Meter, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{Ref, Value};
 
@@ -60,7 +61,9 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
         return Err(expected(ctx, "new:", "a Dictionary", a));
     };
     let mut m = Dict::new();
+    let mut meter = Meter::default();
     for e in items {
+        meter.step(ctx, KEYED)?;
         match &e {
             Value::Tuple(t) if t.len() == 2 => {
                 m.insert(t[0].clone(), t[1].clone());
@@ -79,12 +82,16 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 
 fn keys(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "keys", recv)?;
-    Ok(Value::List(Ref::new(m.keys().cloned().collect())))
+    Ok(Value::List(Ref::new(
+        ctx.collect_charged(m.keys().cloned(), ELEM)?,
+    )))
 }
 
 fn values(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "values", recv)?;
-    Ok(Value::List(Ref::new(m.values().cloned().collect())))
+    Ok(Value::List(Ref::new(
+        ctx.collect_charged(m.values().cloned(), ELEM)?,
+    )))
 }
 
 /// `key_error` for a missing key, with the Dictionary hint (5.10).
@@ -167,6 +174,7 @@ fn includes_key(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn merge(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let a = map_of(ctx, "merge:", recv)?;
     let b = map_of(ctx, "merge:", arg(args, 0))?;
+    ctx.charge(b.len().saturating_mul(KEYED))?;
     Ok(Value::Dict(Ref::new(a.merged(b))))
 }
 
@@ -234,11 +242,10 @@ fn values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// `associations`: a List of `{key, value}` Tuples in key order.
 fn associations(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "associations", recv)?;
-    Ok(Value::List(Ref::new(
-        m.iter()
-            .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]))
-            .collect(),
-    )))
+    let it = m
+        .iter()
+        .map(|(k, v)| Value::tuple(vec![k.clone(), v.clone()]));
+    Ok(Value::List(Ref::new(ctx.collect_charged(it, 2 * ELEM)?)))
 }
 
 fn at_if_present_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use crate::interp::eval::charge::{ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order::{num_cmp, rank, strict_eq, term_cmp};
 use crate::interp::value::{Ref, Value};
@@ -191,14 +192,27 @@ fn inject_into(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
-    Ok(Value::bool(items(ctx, recv)?.any(|e| strict_eq(&e, x))))
+    let mut m = crate::interp::eval::charge::Meter::default();
+    for e in items(ctx, recv)? {
+        m.step(ctx, ELEM)?;
+        if strict_eq(&e, x) {
+            return Ok(Value::True);
+        }
+    }
+    m.finish(ctx)?;
+    Ok(Value::False)
 }
 
 fn occurrences_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
-    Ok(Value::Int(
-        items(ctx, recv)?.filter(|e| strict_eq(e, x)).count() as i64,
-    ))
+    let mut m = crate::interp::eval::charge::Meter::default();
+    let mut n = 0i64;
+    for e in items(ctx, recv)? {
+        m.step(ctx, ELEM)?;
+        n += strict_eq(&e, x) as i64;
+    }
+    m.finish(ctx)?;
+    Ok(Value::Int(n))
 }
 
 fn any_satisfy(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
@@ -430,28 +444,44 @@ fn as_list(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     if let Value::List(_) = recv {
         return Ok(recv.clone());
     }
-    Ok(Value::List(Ref::new(items(ctx, recv)?.collect())))
+    let it = items(ctx, recv)?;
+    Ok(Value::List(Ref::new(ctx.collect_charged(it, ELEM)?)))
 }
 
 fn as_array(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     match recv {
         Value::Array(_) => Ok(recv.clone()),
-        Value::List(l) => Ok(Value::Array(Ref::new(l.iter().cloned().collect()))),
-        _ => Ok(Value::Array(Ref::new(items(ctx, recv)?.collect()))),
+        Value::List(l) => {
+            ctx.charge(l.len().saturating_mul(ELEM))?;
+            Ok(Value::Array(Ref::new(l.iter().cloned().collect())))
+        }
+        _ => {
+            let it = items(ctx, recv)?;
+            let v = ctx.collect_vec_charged(it, ELEM)?;
+            Ok(Value::Array(Ref::new(v.into())))
+        }
     }
 }
 
 fn as_set(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     match recv {
         Value::Set(_) => Ok(recv.clone()),
-        _ => Ok(Species::Set.build(items(ctx, recv)?.collect())),
+        _ => {
+            let it = items(ctx, recv)?;
+            let v = ctx.collect_vec_charged(it, KEYED)?;
+            Ok(Species::Set.build(v))
+        }
     }
 }
 
 fn as_bag(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     match recv {
         Value::Bag(_) => Ok(recv.clone()),
-        _ => Ok(set::bag_from(items(ctx, recv)?.collect())),
+        _ => {
+            let it = items(ctx, recv)?;
+            let v = ctx.collect_vec_charged(it, KEYED)?;
+            Ok(set::bag_from(v))
+        }
     }
 }
 

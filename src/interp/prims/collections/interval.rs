@@ -244,9 +244,9 @@ fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn reversed(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let p = prog(interval_of(ctx, "reversed", recv)?);
-    Ok(Value::List(Ref::new(
-        (0..p.len()).rev().map(|k| p.nth(k)).collect(),
-    )))
+    let it = (0..p.len()).rev().map(|k| p.nth(k));
+    let l = ctx.collect_charged(it, crate::interp::eval::charge::ELEM)?;
+    Ok(Value::List(Ref::new(l)))
 }
 
 fn stream_p(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {

@@ -6,6 +6,7 @@
 use std::cell::Cell;
 
 use crate::interp::array::ArrayData;
+use crate::interp::eval::charge::{Meter, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order::strict_eq;
 use crate::interp::value::{Key, Ref, Value};
@@ -218,16 +219,33 @@ fn class_kind(recv: &Value) -> &'static str {
     }
 }
 
-fn make(class: &str, v: impl IntoIterator<Item = Value>) -> Value {
-    if class == "Array" {
-        Value::Array(Ref::new(v.into_iter().collect()))
+/// A List or Array (by class name) of `v`, charging the building (4 elements a reduction).
+fn make(ctx: &mut Ctx, class: &str, v: impl IntoIterator<Item = Value>) -> EvalResult {
+    let it = v.into_iter();
+    Ok(if class == "Array" {
+        let v = ctx.collect_vec_charged(it, ELEM)?;
+        Value::Array(Ref::new(v.into()))
     } else {
-        Value::List(Ref::new(v.into_iter().collect()))
+        Value::List(Ref::new(ctx.collect_charged(it, ELEM)?))
+    })
+}
+
+/// Charges the O(n) copy an Array receiver's slice or rebuild costs (a List shares
+/// structure: `take:`, `rest`, `++` … are O(log n) on it and free).
+fn pay_array(ctx: &mut Ctx, recv: &Value) -> Result<(), Unwind> {
+    match recv {
+        Value::Array(a) => ctx.charge(a.len().saturating_mul(ELEM)),
+        _ => Ok(()),
     }
 }
 
-fn class_new(_: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
-    Ok(make(class_kind(recv), Vector::new()))
+/// Charges `n` elements' work up front.
+fn pay(ctx: &mut Ctx, n: usize) -> Result<(), Unwind> {
+    ctx.charge(n.saturating_mul(ELEM))
+}
+
+fn class_new(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
+    make(ctx, class_kind(recv), Vector::new())
 }
 
 /// `new: n` (n nils) or `new: aCollection` (like `withAll:`).
@@ -238,11 +256,11 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
                 return Err(ctx.type_err(format!("new: size too large: {n}")));
             }
             let v = std::iter::repeat_n(Value::Nil, (*n).max(0) as usize);
-            Ok(make(class_kind(recv), v))
+            make(ctx, class_kind(recv), v)
         }
         other => {
             let items = elems_arg(ctx, "new:", other)?;
-            Ok(make(class_kind(recv), items))
+            make(ctx, class_kind(recv), items)
         }
     }
 }
@@ -255,19 +273,25 @@ fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
     }
     let x = arg(args, 1).clone();
     if class_kind(recv) == "Array" {
-        // One allocation filled by cloning (a flat copy for immediates such as `true`).
+        // One allocation filled by cloning (a flat copy for immediates such as `true`), paid
+        // up front: a byte an element when compact, a Value otherwise.
+        let compact = matches!(
+            x,
+            Value::Nil | Value::True | Value::False | Value::Int(0..=252)
+        );
+        ctx.charge(if compact { n } else { n.saturating_mul(ELEM) })?;
         return Ok(Value::Array(Ref::new(ArrayData::from_elem(x, n))));
     }
-    Ok(make(class_kind(recv), std::iter::repeat_n(x, n)))
+    make(ctx, class_kind(recv), std::iter::repeat_n(x, n))
 }
 
 fn class_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let items = elems_arg(ctx, "withAll:", arg(args, 0))?;
-    Ok(make(class_kind(recv), items))
+    make(ctx, class_kind(recv), items)
 }
 
-fn class_with(_: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    Ok(make(class_kind(recv), args.iter().cloned()))
+fn class_with(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    make(ctx, class_kind(recv), args.iter().cloned())
 }
 
 fn at(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
@@ -301,28 +325,33 @@ fn last(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 
 fn rest(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "rest", recv)?;
+    pay_array(ctx, recv)?;
     Ok(same_kind(recv, v.skip(v.len().min(1))))
 }
 
 fn all_but_last(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "allButLast", recv)?;
+    pay_array(ctx, recv)?;
     Ok(same_kind(recv, v.take(v.len().saturating_sub(1))))
 }
 
 fn take(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "take:", recv)?;
+    pay_array(ctx, recv)?;
     let n = count_arg(ctx, "take:", arg(args, 0))?.min(v.len());
     Ok(same_kind(recv, v.take(n)))
 }
 
 fn last_n(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "last:", recv)?;
+    pay_array(ctx, recv)?;
     let n = count_arg(ctx, "last:", arg(args, 0))?.min(v.len());
     Ok(same_kind(recv, v.skip(v.len() - n)))
 }
 
 fn drop(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "drop:", recv)?;
+    pay_array(ctx, recv)?;
     let n = count_arg(ctx, "drop:", arg(args, 0))?.min(v.len());
     Ok(same_kind(recv, v.skip(n)))
 }
@@ -330,7 +359,16 @@ fn drop(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn index_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "indexOf:", recv)?;
     let x = arg(args, 0);
-    Ok(match v.iter().position(|e| strict_eq(e, x)) {
+    let mut m = Meter::default();
+    let mut found = None;
+    for (i, e) in v.iter().enumerate() {
+        m.step(ctx, ELEM)?;
+        if strict_eq(e, x) {
+            found = Some(i);
+            break;
+        }
+    }
+    Ok(match found {
         Some(i) => Value::Int(i as i64 + 1),
         None => Value::Nil,
     })
@@ -402,6 +440,7 @@ fn index_of_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
 /// `copyWithout: x`: every element not `=:=` x.
 fn copy_without(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "copyWithout:", recv)?;
+    pay_array(ctx, recv)?;
     let x = arg(args, 0);
     Ok(same_kind(
         recv,
@@ -413,6 +452,7 @@ fn copy_without(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "remove:", recv)?;
     let x = arg(args, 0);
+    pay(ctx, v.len())?;
     match v.iter().position(|e| strict_eq(e, x)) {
         Some(i) => {
             let mut out = v.to_vector();
@@ -450,6 +490,7 @@ fn collect_with_index(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
 
 fn reversed(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "reversed", recv)?;
+    pay(ctx, v.len())?;
     Ok(same_kind(recv, v.iter().rev().cloned().collect()))
 }
 
@@ -465,12 +506,14 @@ fn reverse_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn unique(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "unique", recv)?;
+    ctx.charge(v.len().saturating_mul(KEYED))?;
     let set: imbl::OrdSet<Key> = v.iter().cloned().map(Key).collect();
     Ok(same_kind(recv, set.into_iter().map(|k| k.0).collect()))
 }
 
 fn take_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "takeWhile:", recv)?;
+    pay_array(ctx, recv)?;
     let block = arg(args, 0);
     let mut n = 0;
     for e in v.iter() {
@@ -485,6 +528,7 @@ fn take_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn drop_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "dropWhile:", recv)?;
+    pay_array(ctx, recv)?;
     let block = arg(args, 0);
     let mut n = 0;
     for e in v.iter() {
@@ -509,9 +553,17 @@ fn splice(out: &mut Vector, x: Value) {
 fn flatten(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "flatten", recv)?;
     let mut out = Vector::new();
+    let mut m = Meter::default();
     for e in v.iter() {
+        let n = match e {
+            Value::Array(a) => a.len(),
+            _ => 1,
+        };
+        m.step(ctx, n.saturating_mul(ELEM))?;
         splice(&mut out, e.clone());
     }
+    m.finish(ctx)?;
+    pay_array(ctx, recv)?;
     Ok(same_kind(recv, out))
 }
 
@@ -536,6 +588,7 @@ fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
             Ok(same_kind(recv, v))
         }
         (Value::Array(a), Value::Array(b)) => {
+            pay(ctx, a.len().saturating_add(b.len()))?;
             let mut v = Vec::with_capacity(a.len() + b.len());
             v.extend(a.iter().cloned());
             v.extend(b.iter().cloned());
@@ -555,6 +608,8 @@ fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn add_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "addAll:", recv)?;
     let more = elems_arg(ctx, "addAll:", arg(args, 0))?;
+    pay(ctx, more.len())?;
+    pay_array(ctx, recv)?;
     let mut out = v.to_vector();
     out.extend(more);
     Ok(same_kind(recv, out))
@@ -564,6 +619,7 @@ fn add_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// clamped, end < start answers an empty collection.
 fn from_to(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "from:to:", recv)?;
+    pay_array(ctx, recv)?;
     let start = match arg(args, 0) {
         Value::Int(i) => *i,
         other => return Err(expected(ctx, "from:to:", "an Integer", other)),
@@ -586,6 +642,7 @@ fn from_to(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn zip(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "zip:", recv)?;
     let other = elems_arg(ctx, "zip:", arg(args, 0))?;
+    pay(ctx, other.len().min(v.len()).saturating_mul(2))?;
     let out: Vector = v
         .iter()
         .zip(other)
@@ -631,6 +688,8 @@ fn partition(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 fn intersperse(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "intersperse:", recv)?;
     let sep = arg(args, 0);
+    pay(ctx, v.len().saturating_mul(2))?;
+    pay_array(ctx, recv)?;
     let mut out = Vector::new();
     for (i, e) in v.iter().enumerate() {
         if i > 0 {
@@ -745,9 +804,13 @@ fn piece(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 fn join(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "join", recv)?;
     let mut out = String::new();
+    let mut m = Meter::default();
     for e in v.iter() {
-        out.push_str(&piece(ctx, e)?);
+        let p = piece(ctx, e)?;
+        m.step(ctx, ELEM + p.len())?;
+        out.push_str(&p);
     }
+    m.finish(ctx)?;
     Ok(Value::str(out))
 }
 
@@ -755,11 +818,15 @@ fn join_with(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "join:", recv)?;
     let sep = piece(ctx, arg(args, 0))?;
     let mut out = String::new();
+    let mut m = Meter::default();
     for (i, e) in v.iter().enumerate() {
         if i > 0 {
             out.push_str(&sep);
         }
-        out.push_str(&piece(ctx, e)?);
+        let p = piece(ctx, e)?;
+        m.step(ctx, ELEM + sep.len() + p.len())?;
+        out.push_str(&p);
     }
+    m.finish(ctx)?;
     Ok(Value::str(out))
 }

@@ -1,6 +1,7 @@
 //! Set and Bag (LANGUAGE.md 9.8): elements compared with `=:=` (so `1` and `1.0` are
 //! distinct) and kept in the standard term order. A Bag maps each element to its count.
 
+use crate::interp::eval::charge::KEYED;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{Key, Ref, Value};
 
@@ -60,10 +61,14 @@ fn bag_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<BagT>, Unwin
 }
 
 /// A set argument: a Set as it is, any other collection converted.
-fn set_arg(ctx: &Ctx, sel: &str, v: &Value) -> Result<SetT, Unwind> {
+fn set_arg(ctx: &mut Ctx, sel: &str, v: &Value) -> Result<SetT, Unwind> {
     match v {
         Value::Set(s) => Ok((**s).clone()),
-        other => Ok(elems_arg(ctx, sel, other)?.into_iter().map(Key).collect()),
+        other => {
+            let items = elems_arg(ctx, sel, other)?;
+            ctx.charge(items.len().saturating_mul(KEYED))?;
+            Ok(items.into_iter().map(Key).collect())
+        }
     }
 }
 
@@ -72,12 +77,16 @@ fn set_new(_: &mut Ctx, _: &Value, _: &[Value]) -> EvalResult {
 }
 
 fn set_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
-    Ok(set_from(elems_arg(ctx, "withAll:", arg(args, 0))?))
+    let items = elems_arg(ctx, "withAll:", arg(args, 0))?;
+    ctx.charge(items.len().saturating_mul(KEYED))?;
+    Ok(set_from(items))
 }
 
 /// `aSet fromList: aList` answers `aList asSet` (9.8).
 fn set_from_list(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
-    Ok(set_from(elems_arg(ctx, "fromList:", arg(args, 0))?))
+    let items = elems_arg(ctx, "fromList:", arg(args, 0))?;
+    ctx.charge(items.len().saturating_mul(KEYED))?;
+    Ok(set_from(items))
 }
 
 fn set_includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
@@ -133,24 +142,28 @@ fn set_remove_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResu
 fn union(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let a = set_of(ctx, "union:", recv)?;
     let b = set_arg(ctx, "union:", arg(args, 0))?;
+    ctx.charge(b.len().saturating_mul(KEYED))?;
     Ok(Value::Set(Ref::new((**a).clone().union(b))))
 }
 
 fn intersection(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let a = set_of(ctx, "intersection:", recv)?;
     let b = set_arg(ctx, "intersection:", arg(args, 0))?;
+    ctx.charge(b.len().saturating_mul(KEYED))?;
     Ok(Value::Set(Ref::new((**a).clone().intersection(b))))
 }
 
 fn difference(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let a = set_of(ctx, "difference:", recv)?;
     let b = set_arg(ctx, "difference:", arg(args, 0))?;
+    ctx.charge(b.len().saturating_mul(KEYED))?;
     Ok(Value::Set(Ref::new((**a).clone().relative_complement(b))))
 }
 
 fn is_subset_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let a = set_of(ctx, "isSubsetOf:", recv)?;
     let b = set_arg(ctx, "isSubsetOf:", arg(args, 0))?;
+    ctx.charge(b.len().saturating_mul(KEYED))?;
     Ok(Value::bool(a.is_subset(&b)))
 }
 
@@ -163,7 +176,9 @@ fn bag_new(_: &mut Ctx, _: &Value, _: &[Value]) -> EvalResult {
 }
 
 fn bag_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
-    Ok(bag_from(elems_arg(ctx, "withAll:", arg(args, 0))?))
+    let items = elems_arg(ctx, "withAll:", arg(args, 0))?;
+    ctx.charge(items.len().saturating_mul(KEYED))?;
+    Ok(bag_from(items))
 }
 
 fn occurrences_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
