@@ -112,53 +112,42 @@ fn order_key(class: &ClassRef, id: u64) -> (u8, Vec<u64>) {
     (9, k)
 }
 
-impl NativeObj for AnnouncerVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        self.class.name.as_str().to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<AnnouncerVal>()
-            .is_some_and(|o| o.core.id == self.core.id)
-    }
-    fn hash_code(&self) -> u64 {
-        self.core.id ^ 0xA7_0000_0000
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        order_key(&self.class, self.core.id)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
+/// The NativeObj impl of a handle whose identity is a numeric id (equal iff the ids are equal,
+/// printed as its class name, ordered by class name then id).
+macro_rules! id_handle {
+    ($ty:ty, |$v:ident| $id:expr, $salt:expr) => {
+        impl NativeObj for $ty {
+            fn class(&self) -> ClassRef {
+                self.class.clone()
+            }
+            fn print_string(&self) -> String {
+                self.class.name.as_str().to_string()
+            }
+            fn equals(&self, other: &dyn NativeObj) -> bool {
+                let $v = self;
+                let mine = $id;
+                other
+                    .as_any()
+                    .downcast_ref::<$ty>()
+                    .is_some_and(|$v| $id == mine)
+            }
+            fn hash_code(&self) -> u64 {
+                let $v = self;
+                $id ^ $salt
+            }
+            fn order_key(&self) -> (u8, Vec<u64>) {
+                let $v = self;
+                order_key(&self.class, $id)
+            }
+            fn as_any(&self) -> &dyn Any {
+                self
+            }
+        }
+    };
 }
 
-impl NativeObj for SubscriptionVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        self.class.name.as_str().to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<SubscriptionVal>()
-            .is_some_and(|o| o.sub.id == self.sub.id)
-    }
-    fn hash_code(&self) -> u64 {
-        self.sub.id ^ 0x5B_0000_0000
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        order_key(&self.class, self.sub.id)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+id_handle!(AnnouncerVal, |v| v.core.id, 0xA7_0000_0000);
+id_handle!(SubscriptionVal, |v| v.sub.id, 0x5B_0000_0000);
 
 pub fn register(p: &mut Prims) {
     let a = "Announcer";
