@@ -4,6 +4,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+mod common;
+use common::{err, int};
+
 use bt::{Engine, EngineError, HostError, Limit, Value};
 
 const CONFIG: &str = r#"
@@ -39,22 +42,6 @@ Value subclass: Settings
   field: level = 1
   class make => self new withLevel: (self hostLevel)
 "#;
-
-fn int(e: &Engine, src: &str) -> i64 {
-    match e.eval(src) {
-        Ok(v) => v
-            .as_i64()
-            .unwrap_or_else(|| panic!("{src}: not an Integer: {}", e.display(&v))),
-        Err(err) => panic!("{src}: {err}"),
-    }
-}
-
-fn err(e: &Engine, src: &str) -> EngineError {
-    match e.eval(src) {
-        Ok(v) => panic!("{src}: expected an error, got {}", e.display(&v)),
-        Err(err) => err,
-    }
-}
 
 #[test]
 fn engine_is_send_and_sync() {

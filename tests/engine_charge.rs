@@ -4,23 +4,10 @@
 
 use std::time::Duration;
 
-use bt::{Engine, EngineError, Limit};
+mod common;
+use common::{err, int};
 
-fn err(e: &Engine, src: &str) -> EngineError {
-    match e.eval(src) {
-        Ok(v) => panic!("{src}: expected an error, got {}", e.display(&v)),
-        Err(err) => err,
-    }
-}
-
-fn int(e: &Engine, src: &str) -> i64 {
-    match e.eval(src) {
-        Ok(v) => v
-            .as_i64()
-            .unwrap_or_else(|| panic!("{src}: not an Integer: {}", e.display(&v))),
-        Err(err) => panic!("{src}: {err}"),
-    }
-}
+use bt::{Engine, Limit};
 
 fn assert_reductions(e: &Engine, src: &str) {
     let er = err(e, src);

@@ -74,6 +74,44 @@ pub fn cx_of(ctx: &mut Ctx) -> Option<&mut Cx<'_>> {
     Some(unsafe { &mut *p.as_ptr().cast::<Cx<'_>>() })
 }
 
+/// Receives the outcome of an external operation exactly once, on any thread.
+pub type Done<T> = Box<dyn FnOnce(T) + Send>;
+
+/// Starts an operation that answers on another thread (network I/O, a blocking read) and
+/// waits for its answer: the calling process is suspended (other processes keep the worker);
+/// without a process context the thread blocks. `op` must call its `Done` exactly once.
+pub fn await_external<T: Send + 'static>(
+    ctx: &mut Ctx,
+    what: &str,
+    op: impl FnOnce(Done<T>),
+) -> Result<T, crate::interp::eval::Unwind> {
+    use crate::runtime::{CallError, Timeout};
+    let slot: Arc<parking_lot::Mutex<Option<T>>> = Arc::new(parking_lot::Mutex::new(None));
+    if let Some(cx) = crate::interp::actor::cx_of(ctx) {
+        let s = slot.clone();
+        // The operation bounds its own time; `Done` is always called.
+        let r = cx.wait_external(Timeout::Infinity, move |c| {
+            op(Box::new(move |v| {
+                *s.lock() = Some(v);
+                c.complete(Value::Nil);
+            }))
+        });
+        if let Err(CallError::Exiting(reason)) = r {
+            return Err(crate::interp::eval::Unwind::Exit(reason.to_value()));
+        }
+    } else {
+        let (tx, rx) = std::sync::mpsc::channel();
+        op(Box::new(move |v| {
+            let _ = tx.send(v);
+        }));
+        if let Ok(v) = rx.recv() {
+            *slot.lock() = Some(v);
+        }
+    }
+    let v = slot.lock().take();
+    v.ok_or_else(|| ctx.err("runtime_error", format!("{what} did not answer")))
+}
+
 /// Runs `f` with `ctx` attached to the process of `cx` (pid, native stack, preemption).
 pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
     let prev_cx = ctx.proc.cx.take();

@@ -15,7 +15,7 @@
 
 use std::ops::Index;
 
-use crate::interp::value::Value;
+use crate::interp::value::{drop_fast, Value};
 
 /// Largest Integer stored as a byte; codes are `nil`, `false`, `true`, then 0..=252.
 const MAX_SMALL_INT: i64 = 252;
@@ -133,7 +133,7 @@ impl ArrayData {
                 Some(code) => b[i] = code,
                 None => self.wide_mut()[i] = v,
             },
-            Repr::Wide(w) => drop_cheap(std::mem::replace(&mut w[i], v)),
+            Repr::Wide(w) => drop_fast(std::mem::replace(&mut w[i], v)),
         }
     }
 
@@ -161,16 +161,6 @@ impl ArrayData {
             Repr::Wide(w) => w,
             Repr::Bytes(_) => unreachable!("widened above"),
         }
-    }
-}
-
-/// Drops a replaced element without calling drop glue for immediates (the common case in
-/// update loops).
-#[inline(always)]
-fn drop_cheap(v: Value) {
-    match v {
-        Value::Nil | Value::True | Value::False | Value::Int(_) => {}
-        other => drop(other),
     }
 }
 

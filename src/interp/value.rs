@@ -190,6 +190,36 @@ pub fn clone_fields(f: &[Value]) -> Fields {
     }
 }
 
+/// Clones a value, copying immediates inline (the general clone is an out-of-line call).
+#[inline(always)]
+pub fn fast_clone(v: &Value) -> Value {
+    match v {
+        Value::Nil => Value::Nil,
+        Value::True => Value::True,
+        Value::False => Value::False,
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::float(x.get()),
+        Value::Char(c) => Value::ch(c.get()),
+        Value::Symbol(s) => Value::Symbol(*s),
+        other => other.clone(),
+    }
+}
+
+/// Drops a value, skipping the out-of-line drop for immediates.
+#[inline(always)]
+pub fn drop_fast(v: Value) {
+    match v {
+        Value::Nil
+        | Value::True
+        | Value::False
+        | Value::Int(_)
+        | Value::Float(_)
+        | Value::Char(_)
+        | Value::Symbol(_) => {}
+        other => drop(other),
+    }
+}
+
 /// A runtime-provided object (actor handle, pid, timer, supervisor handle, stream, …).
 /// Implementors decide identity, printing and ordering; the interpreter dispatches to the
 /// class named by [`NativeObj::class`].

@@ -768,32 +768,4 @@ impl Ctx {
 /// The body of a counting loop, run once per iteration.
 pub(crate) type LoopBody<'a> = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + 'a;
 
-/// Clones a value, copying immediates inline (the general clone is an out-of-line call).
-#[inline(always)]
-pub(crate) fn fast_clone(v: &Value) -> Value {
-    match v {
-        Value::Nil => Value::Nil,
-        Value::True => Value::True,
-        Value::False => Value::False,
-        Value::Int(i) => Value::Int(*i),
-        Value::Float(x) => Value::float(x.get()),
-        Value::Char(c) => Value::ch(c.get()),
-        Value::Symbol(s) => Value::Symbol(*s),
-        other => other.clone(),
-    }
-}
-
-/// Drops a value, skipping the out-of-line drop for immediates.
-#[inline(always)]
-pub(crate) fn drop_fast(v: Value) {
-    match v {
-        Value::Nil
-        | Value::True
-        | Value::False
-        | Value::Int(_)
-        | Value::Float(_)
-        | Value::Char(_)
-        | Value::Symbol(_) => {}
-        other => drop(other),
-    }
-}
+pub(crate) use crate::interp::value::{drop_fast, fast_clone};

@@ -96,8 +96,7 @@ pub struct NodeError {
     pub hint: Option<String>,
 }
 
-/// Receives the outcome of a link operation exactly once, on any thread.
-pub type Done<T> = Box<dyn FnOnce(T) + Send>;
+pub use crate::interp::actor::{await_external, Done};
 
 /// Told when a visible peer's link comes up (`None`) or goes down (`Some(reason)`:
 /// `connectionClosed`, `disconnect`, …), on any thread (8.9; `prims::announce` turns it into
@@ -149,40 +148,6 @@ fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
             Ok(ctx.make_error(v))
         }
     }
-}
-
-/// Starts a link operation and waits for its answer: the calling process is suspended
-/// (other processes keep the worker); without a process context the thread blocks.
-pub(crate) fn await_external<T: Send + 'static>(
-    ctx: &mut Ctx,
-    what: &str,
-    op: impl FnOnce(Done<T>),
-) -> Result<T, crate::interp::eval::Unwind> {
-    use crate::runtime::{CallError, Timeout};
-    let slot: Arc<parking_lot::Mutex<Option<T>>> = Arc::new(parking_lot::Mutex::new(None));
-    if let Some(cx) = crate::interp::actor::cx_of(ctx) {
-        let s = slot.clone();
-        // The operation bounds its own time; `Done` is always called.
-        let r = cx.wait_external(Timeout::Infinity, move |c| {
-            op(Box::new(move |v| {
-                *s.lock() = Some(v);
-                c.complete(Value::Nil);
-            }))
-        });
-        if let Err(CallError::Exiting(reason)) = r {
-            return Err(crate::interp::eval::Unwind::Exit(reason.to_value()));
-        }
-    } else {
-        let (tx, rx) = std::sync::mpsc::channel();
-        op(Box::new(move |v| {
-            let _ = tx.send(v);
-        }));
-        if let Ok(v) = rx.recv() {
-            *slot.lock() = Some(v);
-        }
-    }
-    let v = slot.lock().take();
-    v.ok_or_else(|| ctx.err("node_down", format!("{what} did not answer")))
 }
 
 /// This node's name (`nonode@nohost` unless started with `--name`).

@@ -64,7 +64,7 @@ fn next_line() -> Option<String> {
 }
 
 fn read_line(ctx: &mut Ctx) -> EvalResult {
-    let line = super::actor_node::await_external(ctx, "standard input", |done| {
+    let line = crate::interp::actor::await_external(ctx, "standard input", |done| {
         std::thread::spawn(move || done(next_line()));
     })?;
     Ok(line.map(Value::str).unwrap_or(Value::Nil))
