@@ -12,8 +12,8 @@ use crate::interp::prims::fault::{
     fault_value, lift, result_error, result_ok, str_arg, Fault, Res,
 };
 use crate::interp::prims::number::{binary_prim, unary_prim};
+use crate::interp::prims::string::pure::{check_index, iolist_bytes, too_long, MAX_STRING_BYTES};
 use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, input_units, part, seq_items};
-use crate::interp::prims::text::{check_index, iolist_bytes, too_long, MAX_STRING_BYTES};
 use crate::interp::print::binary_string;
 use crate::interp::value::{Ref, Value};
 

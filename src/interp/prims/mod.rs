@@ -21,21 +21,13 @@ pub mod console;
 pub mod duration;
 pub mod exception;
 pub mod fault;
-pub mod float;
-pub mod integer;
-pub mod num;
 pub mod number;
 pub mod object;
 pub mod parallel;
 pub mod reflection;
 pub mod string;
-pub mod string_regex;
 pub mod supervision;
-pub mod supervision_fields;
-pub mod supervision_nav;
-pub mod supervision_snap;
 pub mod symbol;
-pub mod text;
 pub mod timer;
 pub mod transcript;
 
@@ -55,11 +47,11 @@ pub fn register_all(p: &mut Prims) {
     reflection::register(p);
     // Class families register after the generic fallbacks above, so theirs win.
     number::register(p);
-    integer::register(p);
-    float::register(p);
+    number::integer::register(p);
+    number::float::register(p);
     character::register(p);
     string::register(p);
-    string_regex::register(p);
+    string::regex::register(p);
     binary::register(p);
     symbol::register(p);
     collections::register(p);
@@ -73,7 +65,7 @@ pub fn register_all(p: &mut Prims) {
     transcript::register(p);
     console::register(p);
     supervision::register(p);
-    supervision_nav::register(p);
+    supervision::nav::register(p);
     parallel::register(p);
     announce::register(p);
 }

@@ -75,11 +75,11 @@ fn stdlib_stubs_match_the_primitive_tables() {
     // any module (`String stream` is a collections primitive).
     let mut mine = Prims::default();
     super::number::register(&mut mine);
-    super::integer::register(&mut mine);
-    super::float::register(&mut mine);
+    super::number::integer::register(&mut mine);
+    super::number::float::register(&mut mine);
     super::character::register(&mut mine);
     super::string::register(&mut mine);
-    super::string_regex::register(&mut mine);
+    super::string::regex::register(&mut mine);
     super::binary::register(&mut mine);
     super::symbol::register(&mut mine);
     let mut all = Prims::default();

@@ -8,7 +8,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::order::term_cmp;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::unary_prim;
-use crate::interp::prims::text::g_len;
+use crate::interp::prims::string::pure::g_len;
 use crate::interp::value::Value;
 
 /// printString of a Symbol.

@@ -601,5 +601,5 @@ pub fn int_string(a: &Value) -> String {
 }
 
 #[cfg(test)]
-#[path = "num_tests.rs"]
+#[path = "pure_tests.rs"]
 mod tests;

@@ -9,7 +9,7 @@ use std::cmp::Ordering;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::order::term_cmp;
 use crate::interp::prims::fault::{int_arg, Fault, Res};
-use crate::interp::prims::num::{self, num, Op, Round};
+use crate::interp::prims::number::pure::{self as num, num, Op, Round};
 use crate::interp::value::Value;
 
 /// Numeric comparison between numbers (Characters by code point), term order otherwise.
@@ -53,7 +53,10 @@ macro_rules! unary_prim {
 
 pub(crate) use {binary_prim, unary_prim};
 
+pub mod float;
+pub mod integer;
 pub(crate) mod paid;
+pub mod pure;
 use paid::{big_paid, Cost};
 
 big_paid! {

@@ -5,7 +5,11 @@
 //! class-side selectors, and turned into a native [`SupervisorSpec`]; worker children are
 //! started by a [`StartFn`] that runs `spawn`/`spawnWith:` (the same code as
 //! [`spawn_actor`]) in a fresh context inside the supervisor's process. Process navigation
-//! (part 7) lives in the sibling module `supervision_nav`.
+//! (part 7) lives in the submodule `nav`.
+
+pub mod fields;
+pub mod nav;
+pub mod snap;
 
 use std::sync::{Arc, Weak};
 

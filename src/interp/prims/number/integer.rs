@@ -11,9 +11,9 @@ use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
-use crate::interp::prims::num::{self, num, Num, Op, MAX_INT_BITS};
+use crate::interp::prims::number::compare;
 use crate::interp::prims::number::paid::{self, Cost};
-use crate::interp::prims::number::{binary_prim, compare, unary_prim};
+use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
 use crate::interp::value::{Interval, Ref, Value};
 
 /// The receiver or argument as an integer view, else `type_error`.
@@ -324,8 +324,8 @@ pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
     let pad = code_point_char(pad)
         .ok_or_else(|| Fault::expected("printPaddedWith:to:", "a Character", pad))?;
     let width = int_arg("printPaddedWith:to:", width)?;
-    if width > crate::interp::prims::text::MAX_STRING_BYTES {
-        return Err(crate::interp::prims::text::too_long());
+    if width > crate::interp::prims::string::pure::MAX_STRING_BYTES {
+        return Err(crate::interp::prims::string::pure::too_long());
     }
     let width = width.max(0) as usize;
     int("printPaddedWith:to:", a)?;

@@ -1,8 +1,8 @@
 //! Process navigation (LANGUAGE.md part 7): `ProcessNavigation`, `SupervisionTree` and
 //! `SupervisionNode` as native values wrapping one immutable [`Snapshot`].
 //!
-//! The value type is [`SnapVal`] (supervision_snap.rs); the generated field protocol of 5.2
-//! (constructors, `with…:`, `fieldNames`, `fieldAt:`) is in supervision_fields.rs. Only
+//! The value type is [`SnapVal`] (snap.rs); the generated field protocol of 5.2
+//! (constructors, `with…:`, `fieldNames`, `fieldAt:`) is in fields.rs. Only
 //! `status` and `asSupervisor` contact the live runtime again; `on:` answers the `default`
 //! snapshot for `Node current` and `node_down` for any other Node (no distribution yet).
 
@@ -14,9 +14,9 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order;
 use crate::interp::prims::actor::error_value;
 use crate::interp::prims::collections::dict_from_pairs;
+use crate::interp::prims::supervision::fields;
+use crate::interp::prims::supervision::snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
 use crate::interp::prims::supervision::{sup_value, SupRef};
-use crate::interp::prims::supervision_fields as fields;
-use crate::interp::prims::supervision_snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
 use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::{
     self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions, Snapshot,

@@ -8,7 +8,7 @@
 use unicode_segmentation::UnicodeSegmentation;
 
 use crate::interp::prims::fault::{Fault, Res};
-use crate::interp::prims::num;
+use crate::interp::prims::number::pure as num;
 use crate::interp::print::quote_string;
 use crate::interp::value::Value;
 
@@ -366,10 +366,10 @@ pub fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
 pub fn from_code_points<'a>(items: impl IntoIterator<Item = &'a Value>) -> Res<String> {
     let mut out = String::new();
     for v in items {
-        match crate::interp::prims::integer::code_point_char(v) {
+        match crate::interp::prims::number::integer::code_point_char(v) {
             Some(c) => out.push(c),
             None => {
-                crate::interp::prims::integer::to_char(v)?;
+                crate::interp::prims::number::integer::to_char(v)?;
             }
         }
     }

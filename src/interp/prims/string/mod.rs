@@ -1,7 +1,7 @@
 //! String primitives (LANGUAGE.md 9.4): a sealed, immutable value class, always valid UTF-8,
 //! whose elements are grapheme clusters, each represented as a one-grapheme String.
 //!
-//! The pure work lives in [`crate::interp::prims::text`]; this module checks arguments, builds
+//! The pure work lives in [`crate::interp::prims::string::pure`]; this module checks arguments, builds
 //! values and runs the iteration selectors (which call `ctx.tick()` per element). Primitives
 //! whose work is linear in their inputs are registered through `paid_*` wrappers that charge
 //! the bytes up front (`Ctx::charge`). The byte
@@ -14,12 +14,14 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order::term_cmp;
 use crate::interp::prims::codec;
 use crate::interp::prims::fault::{article_class, int_arg, lift, text_arg, Fault, Res};
-use crate::interp::prims::num;
+use crate::interp::prims::number::pure as num;
 use crate::interp::prims::number::{binary_prim, unary_prim};
-use crate::interp::prims::text::{self, g_len, graphemes};
+use crate::interp::prims::string::pure::{self as text, g_len, graphemes};
 use crate::interp::value::{Ref, Value};
 
 mod paid;
+pub mod pure;
+pub mod regex;
 pub(crate) use paid::input_units;
 use paid::*;
 

@@ -3,14 +3,14 @@
 //! (`flatNodes`) and `SupervisionNode` (`pid registeredName kind behaviourClass
 //! childCount`): `new`, `new:`, the keyword constructor, `with…:` copy-setters,
 //! `fieldNames`, `fieldAt:` and `fieldAt:put:` (which raises `immutable_value`).
-//! The getters are the ordinary selectors in supervision_nav.rs.
+//! The getters are the ordinary selectors in nav.rs.
 
 use std::sync::Arc;
 
 use crate::interp::actor_handle::downcast;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::supervision_nav::hand_built;
-use crate::interp::prims::supervision_snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
+use crate::interp::prims::supervision::nav::hand_built;
+use crate::interp::prims::supervision::snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
 use crate::interp::value::Value;
 
 fn snap<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
@@ -160,7 +160,7 @@ pub fn register(p: &mut Prims) {
             match i {
                 Some(i) => Ok(values_of(s)[i].clone()),
                 None => {
-                    let shown = crate::interp::prims::supervision_snap::plain_print(&a[0]);
+                    let shown = crate::interp::prims::supervision::snap::plain_print(&a[0]);
                     Err(ctx.err("key_error", format!("key not found: {shown}")))
                 }
             }
