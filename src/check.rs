@@ -22,6 +22,7 @@ pub mod classtable;
 pub mod decls;
 pub mod flow;
 pub mod infer;
+pub mod library;
 pub mod patterns;
 pub mod scope;
 pub mod sendability;
@@ -178,10 +179,27 @@ impl Default for Checker {
 }
 
 impl Checker {
-    /// The built-in class table only.
+    /// A checker that knows the built-in library: the root classes and every class declared
+    /// in `stdlib/*.bt` ([`library::STDLIB`]). Built once per process, cloned after.
     pub fn new() -> Checker {
+        static LIBRARY: std::sync::OnceLock<ClassTable> = std::sync::OnceLock::new();
+        let table = LIBRARY
+            .get_or_init(|| {
+                let mut c = Checker::bare();
+                c.add_stdlib_sources(library::STDLIB);
+                c.table
+            })
+            .clone();
         Checker {
-            table: ClassTable::builtin(),
+            table,
+            bindings: Vec::new(),
+        }
+    }
+
+    /// A checker that knows only the root classes (`ProtoObject`, `Object`, `Value`, `Actor`).
+    pub fn bare() -> Checker {
+        Checker {
+            table: ClassTable::roots(),
             bindings: Vec::new(),
         }
     }
@@ -205,15 +223,6 @@ impl Checker {
             .collect();
         let refs: Vec<&ast::Module> = modules.iter().collect();
         self.add_stdlib(&refs);
-    }
-
-    /// Declares the selectors the interpreter binds to Rust primitives (class name, selector,
-    /// class side?): DNU grading then knows every selector the run time understands.
-    pub fn add_primitive_selectors<'s>(
-        &mut self,
-        prims: impl IntoIterator<Item = (&'s str, &'s str, bool)>,
-    ) {
-        self.table.add_primitive_selectors(prims);
     }
 
     /// The class table (for tools and tests).

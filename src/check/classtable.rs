@@ -1,11 +1,10 @@
-//! The class table the checker reasons over: built-in classes (from [`super::builtins`]),
-//! declarations of `stdlib/*.bt`, of previously loaded units (REPL, fixtures) and of the unit
+//! The class table the checker reasons over: the roots ([`super::builtins`]), the built-in
+//! classes declared in `stdlib/*.bt`, the declarations of previously loaded units (REPL, fixtures) and of the unit
 //! being checked. It answers: does this class exist, what is its kind and ancestry, which
 //! selectors does it understand (and is that list complete), what is a method's signature.
 
 use std::collections::{HashMap, HashSet};
 
-use super::builtins::CLASS_SIDE_COMMON;
 use super::types::{Hierarchy, Ty};
 use crate::syntax::ast::{self, Span, TypeExpr, TypeKind};
 
@@ -183,34 +182,11 @@ pub fn arity(selector: &str) -> usize {
 }
 
 impl ClassTable {
-    /// The built-in table alone.
-    pub fn builtin() -> ClassTable {
+    /// The root classes alone (see [`super::builtins`]); `Checker::new` adds the stdlib.
+    pub fn roots() -> ClassTable {
         let mut t = ClassTable::default();
-        t.load_builtin_table();
+        t.load_roots();
         t
-    }
-
-    /// Declares selectors the interpreter binds to Rust primitives (`class`, `selector`,
-    /// class side?), so that DNU grading knows every selector of a built-in class. Unknown
-    /// classes are created as incomplete object classes under Object.
-    pub fn add_primitive_selectors<'s>(
-        &mut self,
-        prims: impl IntoIterator<Item = (&'s str, &'s str, bool)>,
-    ) {
-        for (class, sel, class_side) in prims {
-            let info = self.classes.entry(class.to_string()).or_insert_with(|| {
-                let mut c = ClassInfo::new(class, Origin::Builtin);
-                c.superclass = Some("Object".into());
-                c
-            });
-            let map = if class_side {
-                &mut info.class
-            } else {
-                &mut info.inst
-            };
-            map.entry(sel.to_string())
-                .or_insert_with(|| MethodInfo::untyped(arity(sel), Origin::Builtin));
-        }
     }
 
     pub fn get(&self, name: &str) -> Option<&ClassInfo> {
@@ -295,9 +271,6 @@ impl ClassTable {
         if self.lookup(class, side, selector).is_some() {
             return Some(true);
         }
-        if side == Side::Class && CLASS_SIDE_COMMON.contains(&selector) {
-            return Some(true);
-        }
         if !self.chain_known(class) || self.has_dnu_override(class, side) {
             return None;
         }
@@ -336,7 +309,6 @@ impl ClassTable {
             out.extend(map.keys().cloned());
         }
         if side == Side::Class {
-            out.extend(CLASS_SIDE_COMMON.iter().map(|s| s.to_string()));
             for name in ["Class", "Object"] {
                 if let Some(o) = self.classes.get(name) {
                     out.extend(o.inst.keys().cloned());
@@ -551,6 +523,11 @@ impl ClassTable {
         if info.origin != Origin::Builtin {
             info.origin = origin;
         }
+        if origin == Origin::Stdlib {
+            // The library declares the whole protocol of its classes.
+            info.complete_inst = true;
+            info.complete_class = true;
+        }
         info.is_abstract |= c.modifiers.is_abstract;
         info.sealed |= c.modifiers.sealed;
         info.typed |= c.modifiers.typed;
@@ -698,7 +675,8 @@ mod tests {
 
     #[test]
     fn builtin_table_loads() {
-        let t = ClassTable::builtin();
+        let ch = crate::check::Checker::new();
+        let t = ch.table();
         assert_eq!(t.kind_of("Integer"), Some(Kind::Value));
         assert_eq!(t.kind_of("Server"), Some(Kind::Actor));
         assert_eq!(t.inherits("Character", "Number"), Some(true));
@@ -714,7 +692,11 @@ mod tests {
             t.understands("Integer", Side::Instance, "fooBar"),
             Some(false)
         );
-        assert_eq!(t.understands("Timer", Side::Instance, "fooBar"), None);
+        // Every library class declares its whole protocol.
+        assert_eq!(
+            t.understands("Timer", Side::Instance, "fooBar"),
+            Some(false)
+        );
         let (m, owner) = t
             .lookup("ProcessNavigation", Side::Class, "from:")
             .expect("from: is declared");

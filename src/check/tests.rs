@@ -111,18 +111,6 @@ fn internal_library_class_is_not_visible() {
 }
 
 #[test]
-fn primitive_selectors_silence_dnu() {
-    let mut ch = Checker::new();
-    let o = CheckOptions::default();
-    assert_eq!(
-        codes(&check_with(&ch, "x := 3 frobnicate", &o)),
-        vec!["H0201"]
-    );
-    ch.add_primitive_selectors([("Integer", "frobnicate", false)]);
-    assert!(check_with(&ch, "x := 3 frobnicate", &o).is_empty());
-}
-
-#[test]
 fn cast_to_actor_checks_sendability() {
     let ch = Checker::new();
     let src = "Object subclass: H\n  handleScope: #process\n  x => 1\n\nActor subclass: A\n  take: h => h\n\na := A spawn\nh := H new\na take: h!\n";

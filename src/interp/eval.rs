@@ -20,7 +20,6 @@ mod owned;
 mod pattern;
 mod send;
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::interp::class::Class;
@@ -125,21 +124,8 @@ impl Method {
     }
 }
 
-/// Primitive tables: (class name, selector) → Rust function.
-#[derive(Default)]
-pub struct Prims {
-    pub instance: HashMap<(&'static str, &'static str), PrimFn>,
-    pub class_side: HashMap<(&'static str, &'static str), PrimFn>,
-}
-
-impl Prims {
-    pub fn add(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {
-        self.instance.insert((class, selector), f);
-    }
-    pub fn add_class(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {
-        self.class_side.insert((class, selector), f);
-    }
-}
+/// Primitive tables: see [`crate::interp::prims::registry`].
+pub use crate::interp::prims::registry::Prims;
 
 /// One running method activation (for `^` homes and `stackTrace`).
 #[derive(Clone, Copy)]

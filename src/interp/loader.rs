@@ -469,7 +469,10 @@ fn lower_method(
 }
 
 fn install_method(prog: &Program, pm: PendingMethod) {
+    // A library `@primitive` declaration binds the primitive already installed: it is not an
+    // override of Integer arithmetic.
     if !pm.class_side
+        && !matches!(pm.method, Method::Prim(_))
         && Arc::ptr_eq(&pm.class, &prog.core.integer)
         && [
             "+", "-", "*", "<", ">", "<=", ">=", "==", "/=", "=:=", "=/=", "%",

@@ -1,37 +1,6 @@
 //! The built-in library written in bt: `stdlib/*.bt`, embedded in the binary and loaded when a
-//! [`Vm`](crate::interp::Vm) starts (after the Rust primitives are installed). Add a file here
-//! to have it loaded; files load as one unit, so their order does not matter.
+//! [`Vm`](crate::interp::Vm) starts (after the Rust primitives are installed). The file list
+//! lives with the checker ([`crate::check::library`]), the lowest layer that reads it: the
+//! checker learns every built-in class from these declarations.
 
-pub const FILES: &[(&str, &str)] = &[
-    (
-        "Announcement.bt",
-        include_str!("../../stdlib/Announcement.bt"),
-    ),
-    ("Array.bt", include_str!("../../stdlib/Array.bt")),
-    ("Bag.bt", include_str!("../../stdlib/Bag.bt")),
-    ("Binary.bt", include_str!("../../stdlib/Binary.bt")),
-    ("Character.bt", include_str!("../../stdlib/Character.bt")),
-    ("Collection.bt", include_str!("../../stdlib/Collection.bt")),
-    ("Dictionary.bt", include_str!("../../stdlib/Dictionary.bt")),
-    ("Float.bt", include_str!("../../stdlib/Float.bt")),
-    ("Integer.bt", include_str!("../../stdlib/Integer.bt")),
-    ("Interval.bt", include_str!("../../stdlib/Interval.bt")),
-    ("List.bt", include_str!("../../stdlib/List.bt")),
-    ("Number.bt", include_str!("../../stdlib/Number.bt")),
-    ("Queue.bt", include_str!("../../stdlib/Queue.bt")),
-    ("Result.bt", include_str!("../../stdlib/Result.bt")),
-    (
-        "RetryPolicy.bt",
-        include_str!("../../stdlib/RetryPolicy.bt"),
-    ),
-    ("Set.bt", include_str!("../../stdlib/Set.bt")),
-    ("Stream.bt", include_str!("../../stdlib/Stream.bt")),
-    ("String.bt", include_str!("../../stdlib/String.bt")),
-    (
-        "SupervisionSpec.bt",
-        include_str!("../../stdlib/SupervisionSpec.bt"),
-    ),
-    ("Symbol.bt", include_str!("../../stdlib/Symbol.bt")),
-    ("TestCase.bt", include_str!("../../stdlib/TestCase.bt")),
-    ("Tuple.bt", include_str!("../../stdlib/Tuple.bt")),
-];
+pub use crate::check::library::STDLIB as FILES;

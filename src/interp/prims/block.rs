@@ -47,14 +47,6 @@ pub fn register(p: &mut Prims) {
         res
     });
     let i = "Integer";
-    p.add(i, "timesRepeat:", |ctx, r, a| {
-        let n = int(ctx, r)?;
-        for _ in 0..n.max(0) {
-            ctx.call_block(&a[0], &[])?;
-            ctx.tick()?;
-        }
-        Ok(Value::Nil)
-    });
     p.add(i, "to:do:", |ctx, r, a| {
         to_by_do(ctx, r, &a[0], &Value::Int(1), &a[1])
     });
@@ -67,14 +59,6 @@ fn arity(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     match r {
         Value::Block(b) => Ok(Value::Int(b.arity() as i64)),
         other => Err(ctx.dnu_error(other, Sym::new("arity"))),
-    }
-}
-
-fn int(ctx: &Ctx, v: &Value) -> Result<i64, Unwind> {
-    match v {
-        Value::Int(i) => Ok(*i),
-        Value::Char(c) => Ok(c.get() as i64),
-        _ => Err(ctx.arith_err()),
     }
 }
 

@@ -51,21 +51,6 @@ pub fn register(p: &mut Prims) {
             ))
         });
     }
-    p.add_class("List", "new", |_, _, _| Ok(Value::list(Vec::new())));
-    p.add_class("Array", "new", |_, _, _| Ok(Value::array(Vec::new())));
-    p.add_class("Tuple", "new", |_, _, _| Ok(Value::tuple(Vec::new())));
-    p.add_class("Dictionary", "new", |_, _, _| {
-        Ok(Value::Dict(Ref::new(crate::interp::dict::Dict::new())))
-    });
-    p.add_class("Set", "new", |_, _, _| {
-        Ok(Value::Set(Ref::new(imbl::OrdSet::new())))
-    });
-    p.add_class("Bag", "new", |_, _, _| {
-        Ok(Value::Bag(Ref::new(imbl::OrdMap::new())))
-    });
-    p.add_class("Queue", "new", |_, _, _| {
-        Ok(Value::Queue(Ref::new(imbl::Vector::new())))
-    });
 }
 
 fn receiver_class(ctx: &Ctx, r: &Value) -> Result<ClassRef, crate::interp::eval::Unwind> {

@@ -1,10 +1,10 @@
 //! Primitive tables: Rust functions bound to selectors of built-in classes.
 //!
-//! Each module exposes `pub fn register(p: &mut Prims)`; [`register_all`] calls them all when
-//! the class table is built. The stdlib (`stdlib/*.bt`) may bind a primitive explicitly with
-//! `sel => @primitive name`; every registered primitive is also installed directly.
-//! Modules registered later win on a clash, so the owners of a class register after the
-//! generic fallbacks here.
+//! Each module exposes `pub fn register(p: &mut Prims)` ([`registry::Prims`]); [`register_all`]
+//! calls them all when the class table is built, and every registered primitive is installed
+//! on its class. Each one must be declared in `stdlib/*.bt` as `selector => @primitive` on the
+//! same class and side — the declaration the checker reads — and may be registered once:
+//! `agreement_tests` fails otherwise (see NOTES.md, "How to add a primitive").
 
 pub mod actor;
 pub mod actor_node;
@@ -25,6 +25,7 @@ pub mod number;
 pub mod object;
 pub mod parallel;
 pub mod reflection;
+pub mod registry;
 pub mod string;
 pub mod supervision;
 pub mod symbol;
@@ -32,7 +33,7 @@ pub mod timer;
 pub mod transcript;
 
 #[cfg(test)]
-mod stdlib_tests;
+mod agreement_tests;
 
 use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};
@@ -45,7 +46,6 @@ pub fn register_all(p: &mut Prims) {
     exception::register(p);
     class::register(p);
     reflection::register(p);
-    // Class families register after the generic fallbacks above, so theirs win.
     number::register(p);
     number::integer::register(p);
     number::float::register(p);

@@ -248,36 +248,9 @@ fn error(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     Err(ctx.user_error(r, msg))
 }
 
-/// `Time`, `System` and `Program` (9.9): clocks, arguments, environment and exit.
+/// `System` and `Program` (9.9): arguments, environment and exit (the clocks of `Time` are in
+/// `timer.rs`).
 fn system(p: &mut Prims) {
-    fn since_epoch() -> std::time::Duration {
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap_or_default()
-    }
-    fn mono() -> std::time::Duration {
-        static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
-        START.get_or_init(std::time::Instant::now).elapsed()
-    }
-    let t = "Time";
-    p.add_class(t, "nowS", |_, _, _| {
-        Ok(Value::Int(since_epoch().as_secs() as i64))
-    });
-    p.add_class(t, "nowMs", |_, _, _| {
-        Ok(Value::Int(since_epoch().as_millis() as i64))
-    });
-    p.add_class(t, "nowUs", |_, _, _| {
-        Ok(Value::Int(since_epoch().as_micros() as i64))
-    });
-    p.add_class(t, "monotonicMs", |_, _, _| {
-        Ok(Value::Int(mono().as_millis() as i64))
-    });
-    p.add_class(t, "monotonicUs", |_, _, _| {
-        Ok(Value::Int(mono().as_micros() as i64))
-    });
-    p.add_class(t, "monotonicNs", |_, _, _| {
-        Ok(Value::Int(mono().as_nanos() as i64))
-    });
     let s = "System";
     p.add_class(s, "arguments", |ctx, _, _| {
         Ok(Value::list(

@@ -28,8 +28,21 @@ pub const ALL: [&str; 8] = [
     "Dictionary",
 ];
 
+/// Selectors a collection's own module registers instead of the generic primitive.
+const OWN: &[(&str, &str)] = &[
+    ("Dictionary", "collect:"),
+    ("Dictionary", "select:"),
+    ("Dictionary", "reject:"),
+    ("Set", "includes:"),
+    ("Bag", "includes:"),
+    ("Bag", "occurrencesOf:"),
+    ("Interval", "includes:"),
+];
+
 pub fn register(p: &mut Prims) {
     for c in ALL {
+        let mut p = Generic { p, c };
+        let p = &mut p;
         p.add(c, "size", size);
         p.add(c, "isEmpty", is_empty);
         p.add(c, "isNotEmpty", not_empty);
@@ -71,6 +84,20 @@ pub fn register(p: &mut Prims) {
         p.add(c, "species", species);
         p.add(c, "parallelCollect:", parallel_collect);
         p.add(c, "parallelCollect:maxConcurrency:", parallel_collect);
+    }
+}
+
+/// Registers the generic primitives of one class, leaving out its [`OWN`] selectors.
+struct Generic<'a> {
+    p: &'a mut Prims,
+    c: &'static str,
+}
+
+impl Generic<'_> {
+    fn add(&mut self, c: &'static str, sel: &'static str, f: crate::interp::eval::PrimFn) {
+        if !OWN.contains(&(self.c, sel)) {
+            self.p.add(c, sel, f);
+        }
     }
 }
 
