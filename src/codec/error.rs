@@ -3,6 +3,7 @@
 
 use std::fmt;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
@@ -71,7 +72,7 @@ impl CodecError {
 
     /// The exception value (class from the kind, 5.10), e.g. for `Result error:`.
     pub fn to_exception(&self, prog: &Program) -> Value {
-        let class = class_for_kind(prog, self.kind);
+        let class = class_for_kind(prog, ErrorKind::from_name(self.kind));
         make_exception(
             prog,
             &class,
@@ -88,7 +89,7 @@ impl CodecError {
     /// The error raised in `ctx` (stack trace and location of the running code).
     pub fn to_unwind(&self, ctx: &Ctx) -> Unwind {
         ctx.err_full(
-            self.kind,
+            ErrorKind::from_name(self.kind),
             self.message.clone(),
             self.hint.clone(),
             None,

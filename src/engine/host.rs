@@ -9,6 +9,7 @@
 //! primitive; arity is checked by the send like for every primitive.
 
 use crate::engine::error::HostError;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
 use crate::interp::value::Value;
 
@@ -22,7 +23,7 @@ pub(crate) fn call(ctx: &mut Ctx, _recv: &Value, args: &[Value]) -> EvalResult {
     match f {
         Some(f) => f(ctx, _recv, args),
         None => Err(ctx.err(
-            "does_not_understand",
+            ErrorKind::DoesNotUnderstand,
             format!("{} class does not understand '{}'", key.0, key.1),
         )),
     }
@@ -49,7 +50,7 @@ pub(crate) fn run(ctx: &mut Ctx, f: &HostClosure, args: &[Value]) -> EvalResult 
         "host_error"
     };
     Err(ctx.err_full(
-        kind,
+        ErrorKind::from_name(kind),
         e.message,
         e.hint,
         Some(ctx.cur_sel),

@@ -22,6 +22,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
 use crate::interp::value::{ClassRef, Sym, Value};
@@ -109,7 +110,7 @@ pub fn await_external<T: Send + 'static>(
         }
     }
     let v = slot.lock().take();
-    v.ok_or_else(|| ctx.err("runtime_error", format!("{what} did not answer")))
+    v.ok_or_else(|| ctx.err(ErrorKind::RuntimeError, format!("{what} did not answer")))
 }
 
 /// Runs `f` with `ctx` attached to the process of `cx` (pid, native stack, preemption).
@@ -256,13 +257,13 @@ pub fn sys_of(ctx: &Ctx) -> Result<Arc<ActorSys>, Unwind> {
     ctx.proc
         .sys
         .clone()
-        .ok_or_else(|| ctx.err("runtime_error", "no actor runtime in this context"))
+        .ok_or_else(|| ctx.err(ErrorKind::RuntimeError, "no actor runtime in this context"))
 }
 
 /// The running process's context, or a `runtime_error` outside a process.
 pub fn need_cx<'a>(ctx: &'a mut Ctx) -> Result<&'a mut Cx<'a>, Unwind> {
     if ctx.proc.cx.is_none() {
-        return Err(ctx.err("runtime_error", "not running in an actor process"));
+        return Err(ctx.err(ErrorKind::RuntimeError, "not running in an actor process"));
     }
     match cx_of(ctx) {
         Some(cx) => Ok(cx),
@@ -291,7 +292,7 @@ pub(crate) fn lock_proc<'l>(
 ) -> Result<ProcLockGuard<'l>, Unwind> {
     match cx_of(ctx) {
         Some(cx) => lock.lock(cx).map_err(|e| Unwind::Exit(e.0.to_value())),
-        None => Err(ctx.err("runtime_error", "not running in an actor process")),
+        None => Err(ctx.err(ErrorKind::RuntimeError, "not running in an actor process")),
     }
 }
 

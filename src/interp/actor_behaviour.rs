@@ -10,6 +10,7 @@ use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
 use crate::interp::actor_send::{describe_exception, prefix_error, transfer_in};
 use crate::interp::actor_slots::nil_typed_slot;
 use crate::interp::class::Builtin;
+use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};
@@ -137,7 +138,7 @@ impl Behaviour for BtActor {
                         let m = format!(
                             "Program exit: {code} outside the main program of an embedded engine"
                         );
-                        if let Unwind::Error(e) = ctx.err("runtime_error", m) {
+                        if let Unwind::Error(e) = ctx.err(ErrorKind::RuntimeError, m) {
                             return Err(e);
                         }
                     }
@@ -146,7 +147,7 @@ impl Behaviour for BtActor {
                     if let Some(kind) = u.limit_kind() {
                         let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
-                        if let Unwind::Error(e) = ctx.err(kind, m) {
+                        if let Unwind::Error(e) = ctx.err(ErrorKind::from_name(kind), m) {
                             return Err(prefix_error(e, &class, msg.selector));
                         }
                     }
@@ -191,11 +192,11 @@ impl Behaviour for BtActor {
 }
 
 fn runtime_error(ctx: &Ctx, msg: &str) -> Value {
-    let class = class_for_kind(&ctx.prog, "runtime_error");
+    let class = class_for_kind(&ctx.prog, ErrorKind::RuntimeError);
     make_exception(
         &ctx.prog,
         &class,
-        Sym::new("runtime_error"),
+        ErrorKind::RuntimeError.sym(),
         msg.to_string(),
         None,
         None,

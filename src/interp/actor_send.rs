@@ -14,6 +14,7 @@ use std::sync::Arc;
 use crate::interp::actor::{cx_of, sys_of};
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef};
 use crate::interp::class::{Builtin, ClassKind};
+use crate::interp::error::ErrorKind;
 use crate::interp::error::{exc_field, F_KIND, F_MESSAGE, F_SELECTOR, F_TRACE};
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, VarCell};
 use crate::interp::value::{ClassRef, Instance, Native, Sym, Value};
@@ -81,7 +82,7 @@ pub fn resolve_name(ctx: &mut Ctx, name: Sym, class: &ClassRef) -> EvalResult {
             Ok(ActorRef::value(p, c))
         }
         None => Err(ctx.err(
-            "no_such_process",
+            ErrorKind::NoSuchProcess,
             format!("no process registered as #{name}"),
         )),
     }
@@ -118,7 +119,7 @@ pub fn remote_call(
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
             return Err(ctx.err(
-                "runtime_error",
+                ErrorKind::RuntimeError,
                 "actor sends need the actor runtime (not running in a process)",
             ))
         }
@@ -149,14 +150,14 @@ pub fn call_error(
                 Timeout::Infinity => "infinity".to_string(),
             };
             ctx.err_hint(
-                "timeout",
+                ErrorKind::Timeout,
                 format!("{label} did not answer '{sel}' within {ms} ms"),
                 "Use withTimeout: to wait longer",
             )
         }
-        CallError::ActorDead => ctx.err("actor_dead", format!("{label} is not alive")),
+        CallError::ActorDead => ctx.err(ErrorKind::ActorDead, format!("{label} is not alive")),
         CallError::Deadlock => ctx.err(
-            "deadlock_detected",
+            ErrorKind::DeadlockDetected,
             format!("deadlock: {label} is already waiting on this process ('{sel}')"),
         ),
     }
@@ -317,7 +318,11 @@ fn detach(recv: &Value, d: usize, from: Option<&Ctx>) -> Value {
 }
 
 /// Kinds of exceptions raised by user code (`error:`, `signal`, tests): never prefixed.
-const USER_KINDS: &[&str] = &["user_error", "signal", "assertion_failed"];
+const USER_KINDS: &[ErrorKind] = &[
+    ErrorKind::UserError,
+    ErrorKind::Signal,
+    ErrorKind::AssertionFailed,
+];
 
 /// An exception escaping an actor's method, as re-raised in the caller (5.10): a fault
 /// raised by bt itself gets `selector` = the innermost method of the actor that was running
@@ -329,7 +334,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     let kind = exc_field(&exc, F_KIND);
     if kind
         .as_sym()
-        .is_some_and(|k| USER_KINDS.contains(&k.as_str()))
+        .is_some_and(|k| USER_KINDS.contains(&ErrorKind::from(k)))
     {
         return exc;
     }

@@ -7,6 +7,7 @@
 //! `Nil`, `UndefinedObject`, `Object`, `ProtoObject`, `Dynamic`, type parameters and names
 //! that are not classes (protocols, aliases) admit it; a union admits it when a member does.
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
 use crate::interp::value::{ClassRef, Value};
@@ -25,11 +26,14 @@ pub fn nil_typed_slot(prog: &Program, cls: &ClassRef, fields: &[Value]) -> Optio
 /// The `instantiation_error` for typed slot `idx` of `cls` left nil.
 pub fn nil_slot_error(ctx: &Ctx, cls: &ClassRef, idx: usize) -> Unwind {
     let Some(t) = cls.typed_slots.get(idx) else {
-        return ctx.err("instantiation_error", format!("Cannot spawn {}", cls.name));
+        return ctx.err(
+            ErrorKind::InstantiationError,
+            format!("Cannot spawn {}", cls.name),
+        );
     };
     let ty = type_text(&t.ty);
     ctx.err_hint(
-        "instantiation_error",
+        ErrorKind::InstantiationError,
         format!(
             "Cannot spawn {}: state slot {} is nil after initialization",
             cls.name, t.name

@@ -23,6 +23,7 @@ mod send;
 use std::sync::Arc;
 
 use crate::interp::class::Class;
+pub use crate::interp::error::ErrorKind;
 use crate::interp::program::Program;
 use crate::interp::value::{ClassRef, Sym, Value};
 
@@ -273,11 +274,17 @@ impl Ctx {
     }
 
     /// An exception of the class mapped from `kind` (5.10).
-    pub fn err(&self, kind: &str, msg: impl Into<String>) -> Unwind {
+    pub fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Unwind {
         self.raise_kind(kind, msg.into(), None)
     }
 
-    pub fn err_hint(&self, kind: &str, msg: impl Into<String>, hint: impl Into<String>) -> Unwind {
+    /// The same with a hint.
+    pub fn err_hint(
+        &self,
+        kind: ErrorKind,
+        msg: impl Into<String>,
+        hint: impl Into<String>,
+    ) -> Unwind {
         self.raise_kind(kind, msg.into(), Some(hint.into()))
     }
 
@@ -287,7 +294,7 @@ impl Ctx {
     }
 
     pub fn type_err(&self, msg: impl Into<String>) -> Unwind {
-        self.err("type_error", msg)
+        self.err(ErrorKind::TypeError, msg)
     }
 
     /// The class of any value (a class object's class is `Class`; a metaclass's `Metaclass`).
@@ -417,7 +424,7 @@ impl Ctx {
 
     pub(crate) fn stack_overflow(&self) -> Unwind {
         self.err(
-            "stack_overflow",
+            ErrorKind::StackOverflow,
             format!(
                 "stack depth limit exceeded: {} nested activations",
                 self.max_depth

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::interp::class::Class;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::FnCode;
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
@@ -127,7 +128,7 @@ impl Ctx {
         if c.is_abstract {
             return Err(self
                 .err(
-                    "instantiation_error",
+                    ErrorKind::InstantiationError,
                     format!("Cannot instantiate abstract class {}", c.name),
                 )
                 .into());

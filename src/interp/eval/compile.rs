@@ -12,6 +12,7 @@ use std::sync::Arc;
 
 use std::sync::atomic::Ordering;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef,
 };
@@ -487,7 +488,7 @@ pub fn compile(n: Node) -> Op {
                 if !c.home_live(f.home) {
                     return Err(c
                         .err(
-                            "runtime_error",
+                            ErrorKind::RuntimeError,
                             "non-local return from a method that has already returned",
                         )
                         .into());

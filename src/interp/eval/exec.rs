@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
@@ -190,7 +191,7 @@ impl Ctx {
                 if !self.home_live(f.home) {
                     return Err(self
                         .err(
-                            "runtime_error",
+                            ErrorKind::RuntimeError,
                             "non-local return from a method that has already returned",
                         )
                         .into());
@@ -600,7 +601,10 @@ impl Ctx {
             }
         }
         Err(self
-            .err("class_not_found", format!("Class '{name}' not found"))
+            .err(
+                ErrorKind::ClassNotFound,
+                format!("Class '{name}' not found"),
+            )
             .into())
     }
 
@@ -662,7 +666,7 @@ impl Ctx {
                             self.set_loc(fd.loc);
                             Err(self
                                 .err(
-                                    "runtime_error",
+                                    ErrorKind::RuntimeError,
                                     format!("no state slot '{}' in this process", fd.name),
                                 )
                                 .into())
@@ -678,7 +682,10 @@ impl Ctx {
                         Some(c) => crate::interp::eval::hit::class_arc(c),
                         None => {
                             return Err(self
-                                .err("runtime_error", "class variable outside a class method")
+                                .err(
+                                    ErrorKind::RuntimeError,
+                                    "class variable outside a class method",
+                                )
                                 .into())
                         }
                     },
@@ -689,7 +696,7 @@ impl Ctx {
                         self.set_loc(fd.loc);
                         return Err(self
                             .err(
-                                "runtime_error",
+                                ErrorKind::RuntimeError,
                                 format!("Undefined class variable '{}' in {}", fd.name, cls.name),
                             )
                             .into());
@@ -729,7 +736,7 @@ impl Ctx {
         }
         let n = self.class_name_of(recv);
         Err(self
-            .err("key_error", format!("{n} has no field '{name}'"))
+            .err(ErrorKind::KeyError, format!("{n} has no field '{name}'"))
             .into())
     }
 
@@ -740,7 +747,7 @@ impl Ctx {
             let n = self.class_name_of(recv);
             return Err(self
                 .err(
-                    "immutable_value",
+                    ErrorKind::ImmutableValue,
                     format!("cannot set field '{name}' of {n}"),
                 )
                 .into());

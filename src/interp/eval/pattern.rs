@@ -1,6 +1,7 @@
 //! Pattern matching (`match:`, 2.10) and destructuring assignment (2.9).
 
 use crate::interp::error::result_parts;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::interp::value::{Ref, Value};
@@ -32,7 +33,7 @@ impl Ctx {
         self.set_loc(m.loc);
         let p = self.print_string(&v)?;
         Err(self
-            .err("runtime_error", format!("no arm matched {p}"))
+            .err(ErrorKind::RuntimeError, format!("no arm matched {p}"))
             .into())
     }
 
@@ -49,14 +50,16 @@ impl Ctx {
             Err(Miss::MissingKey(k)) => {
                 self.set_loc(loc);
                 let p = self.print_string(&k)?;
-                Err(self.err("key_error", format!("key not found: {p}")).into())
+                Err(self
+                    .err(ErrorKind::KeyError, format!("key not found: {p}"))
+                    .into())
             }
             Err(Miss::No) => {
                 self.set_loc(loc);
                 let p = self.print_string(&v)?;
                 Err(self
                     .err(
-                        "runtime_error",
+                        ErrorKind::RuntimeError,
                         format!("badmatch: value does not match the destructuring pattern: {p}"),
                     )
                     .into())
@@ -202,9 +205,10 @@ impl Ctx {
                         let cls = self.class_of(v);
                         crate::interp::prims::reflection::conforms(&self.prog, &cls, *name)
                     } else {
-                        return Err(
-                            self.err("class_not_found", format!("Class '{name}' not found"))
-                        );
+                        return Err(self.err(
+                            ErrorKind::ClassNotFound,
+                            format!("Class '{name}' not found"),
+                        ));
                     }
                 }
             },

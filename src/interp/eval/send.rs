@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::interp::class::Class;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
 use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::eval::{
@@ -201,7 +202,7 @@ impl Ctx {
                     self.construct(&c, sel, args)
                 }
                 _ => Err(self
-                    .err("runtime_error", "constructor sent to a non-class")
+                    .err(ErrorKind::RuntimeError, "constructor sent to a non-class")
                     .into()),
             },
         }
@@ -209,7 +210,7 @@ impl Ctx {
 
     fn arity_error(&self, sel: Sym, got: usize) -> Unwind {
         self.err(
-            "arity_mismatch",
+            ErrorKind::ArityMismatch,
             format!(
                 "Wrong number of arguments: {} expects {} but was called with {}",
                 sel,
@@ -565,7 +566,7 @@ impl Ctx {
         if args.len() != code.nparams as usize {
             return Err(self
                 .err(
-                    "arity_mismatch",
+                    ErrorKind::ArityMismatch,
                     format!(
                         "Wrong number of arguments: block expects {} but was called with {}",
                         code.nparams,
@@ -642,7 +643,7 @@ impl Ctx {
         let name = self.class_name_of(recv);
         let cls = Sym::new(&name);
         self.err_full(
-            "does_not_understand",
+            ErrorKind::DoesNotUnderstand,
             format!("{name} does not understand '{sel}'"),
             Some(crate::interp::error::DNU_HINT.to_string()),
             Some(sel),

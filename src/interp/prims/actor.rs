@@ -9,6 +9,7 @@ use crate::interp::actor_behaviour::{has_initialize, init_sym, BtActor, Transcri
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer_in};
 use crate::interp::actor_slots::{nil_slot_error, nil_typed_slot};
+use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
@@ -271,22 +272,22 @@ fn slot_index(ctx: &mut Ctx, r: &Value, name: &Value) -> Result<usize, Unwind> {
     let c = ctx.class_of(r);
     match c.field_index(name) {
         Some(i) => Ok(i),
-        None => Err(ctx.err("key_error", format!("key not found: #{name}"))),
+        None => Err(ctx.err(ErrorKind::KeyError, format!("key not found: #{name}"))),
     }
 }
 
 /// An exception value of `kind` (for `Result error:`).
-pub fn error_value(ctx: &Ctx, kind: &str, msg: String) -> Value {
+pub fn error_value(ctx: &Ctx, kind: ErrorKind, msg: String) -> Value {
     error_value_hinted(ctx, kind, msg, None)
 }
 
 /// An exception value of `kind` with an optional hint (for `Result error:`).
-pub fn error_value_hinted(ctx: &Ctx, kind: &str, msg: String, hint: Option<&str>) -> Value {
+pub fn error_value_hinted(ctx: &Ctx, kind: ErrorKind, msg: String, hint: Option<&str>) -> Value {
     let class = class_for_kind(&ctx.prog, kind);
     make_exception(
         &ctx.prog,
         &class,
-        Sym::new(kind),
+        kind.sym(),
         msg,
         hint.map(str::to_string),
         None,
@@ -304,7 +305,7 @@ fn name_error(ctx: &Ctx, e: &NameError, name: Sym) -> Value {
         }
         NameError::NoProc => format!("cannot register #{name}: the actor is not alive"),
     };
-    error_value(ctx, e.kind(), msg)
+    error_value(ctx, ErrorKind::from_name(e.kind()), msg)
 }
 
 fn named(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -314,7 +315,7 @@ fn named(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let Some(p) = sys.rt.whereis(name) else {
         let e = error_value(
             ctx,
-            "name_not_registered",
+            ErrorKind::NameNotRegistered,
             format!("no actor registered as #{name}"),
         );
         return Ok(ctx.make_error(e));
@@ -326,7 +327,7 @@ fn named(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     if !std::sync::Arc::ptr_eq(&cls, &ctx.prog.core.actor) && !found.inherits_or_is(&cls) {
         let e = error_value(
             ctx,
-            "wrong_class",
+            ErrorKind::WrongClass,
             format!("#{name} is a {}, not a {}", found.name, cls.name),
         );
         return Ok(ctx.make_error(e));
@@ -367,7 +368,7 @@ pub fn spawn_actor(
     }
     if cls.is_abstract {
         return Err(ctx.err(
-            "instantiation_error",
+            ErrorKind::InstantiationError,
             format!("Cannot instantiate abstract class {}", cls.name),
         ));
     }
@@ -442,7 +443,7 @@ pub fn spawn_actor(
                     _ => crate::interp::actor_send::describe_exception(&e),
                 };
                 return Err(ctx.err(
-                    "instantiation_error",
+                    ErrorKind::InstantiationError,
                     format!("Cannot spawn {}: initialize failed: \"{msg}\"", cls.name),
                 ));
             }

@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::actor::target;
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
@@ -141,7 +142,7 @@ fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
         Err(e) => {
             let v = crate::interp::prims::actor::error_value_hinted(
                 ctx,
-                e.kind,
+                ErrorKind::from_name(e.kind),
                 e.message,
                 e.hint.as_deref(),
             );
@@ -186,7 +187,7 @@ fn is_node(ctx: &Ctx, v: &Value) -> bool {
 /// A Node value named `name` (not validated).
 pub fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
     let Some(class) = node_class(ctx) else {
-        return Err(ctx.err("class_not_found", "Class 'Node' not found"));
+        return Err(ctx.err(ErrorKind::ClassNotFound, "Class 'Node' not found"));
     };
     let mut fields = vec![Value::Nil; class.field_names.len().max(1)];
     let i = class.field_index(Sym::new("name")).unwrap_or(0);
@@ -210,7 +211,7 @@ fn named(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
     if !valid_node_name(&text) {
         let e = error(
             ctx,
-            "invalid_node_name",
+            ErrorKind::InvalidNodeName,
             format!("invalid node name '{text}'"),
             HINT,
         );
@@ -251,7 +252,7 @@ fn label(r: &Value) -> String {
     format!("Node({})", node_name(r))
 }
 
-fn error(ctx: &Ctx, kind: &str, msg: String, hint: &str) -> Value {
+fn error(ctx: &Ctx, kind: ErrorKind, msg: String, hint: &str) -> Value {
     crate::interp::prims::actor::error_value_hinted(ctx, kind, msg, Some(hint))
 }
 

@@ -43,6 +43,7 @@ use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
 use crate::interp::actor_handle::{downcast, native};
 use crate::interp::actor_send::{describe_exception, transfer, transfer_in};
 use crate::interp::dict::Dict;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor_node::{node_value, PeerEvents};
 use crate::interp::prims::duration::timeout_arg;
@@ -159,7 +160,7 @@ pub fn register(p: &mut Prims) {
         if let Some(sa) = ctx.prog.class_named("SystemAnnouncer") {
             if class.inherits_or_is(&sa) {
                 return Err(ctx.err_hint(
-                    "instantiation_error",
+                    ErrorKind::InstantiationError,
                     format!("{} is the node's announcer", class.name.as_str()),
                     "Use SystemAnnouncer current",
                 ));
@@ -186,7 +187,7 @@ pub fn register(p: &mut Prims) {
         };
         if sel_arity(sel) > 2 {
             return Err(ctx.err(
-                "arity_mismatch",
+                ErrorKind::ArityMismatch,
                 format!("#{} takes more than 2 arguments", sel.as_str()),
             ));
         }
@@ -322,7 +323,7 @@ fn core_of(ctx: &Ctx, r: &Value) -> Result<Arc<Core>, Unwind> {
     match downcast::<AnnouncerVal>(r) {
         Some(a) => Ok(a.core.clone()),
         None => Err(ctx.err(
-            "runtime_error",
+            ErrorKind::RuntimeError,
             "not an announcer handle (create one with Announcer new)",
         )),
     }
@@ -349,7 +350,7 @@ fn block_action(ctx: &Ctx, b: &Value) -> Result<Action, Unwind> {
     match b {
         Value::Block(c) if c.arity() <= 2 => Ok(Action::Block(transfer_in(ctx, b))),
         Value::Block(c) => Err(ctx.err(
-            "arity_mismatch",
+            ErrorKind::ArityMismatch,
             format!(
                 "an announcement handler takes at most 2 arguments, not {}",
                 c.arity()

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::interp::actor::sys_of;
 use crate::interp::actor_handle::{downcast, native, CounterVal};
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::sym_arg;
 use crate::interp::value::{Sym, Value};
@@ -81,7 +82,7 @@ fn counter(ctx: &Ctx, name: Sym) -> Result<Arc<AtomicI64>, Unwind> {
     let found = sys.counters.lock().get(&name).cloned();
     found.ok_or_else(|| {
         ctx.err_hint(
-            "not_found",
+            ErrorKind::NotFound,
             format!("counter not found: #{name}"),
             format!("Create the counter first with AtomicCounter new: #{name}"),
         )

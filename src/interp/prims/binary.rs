@@ -5,6 +5,7 @@
 
 use std::cmp::Ordering;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::order::term_cmp;
 use crate::interp::prims::codec;
@@ -139,7 +140,7 @@ fn decoded(
     match dec(s) {
         Ok(bytes) => result_ok(ctx, bin(bytes)),
         Err(msg) => {
-            let e = fault_value(ctx, Fault::Kind("parse_error", msg))?;
+            let e = fault_value(ctx, Fault::Kind(ErrorKind::ParseError, msg))?;
             result_error(ctx, e)
         }
     }

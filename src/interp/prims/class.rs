@@ -2,6 +2,7 @@
 //! `instantiation_error` for abstract classes, actors and built-ins created otherwise.
 
 use crate::interp::class::{Builtin, ClassKind};
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::value::{ClassRef, Instance, Ref, Value};
 
@@ -16,7 +17,7 @@ pub fn register(p: &mut Prims) {
         check_new(ctx, &c, true)?;
         if c.kind == ClassKind::Object {
             return Err(ctx.err(
-                "instantiation_error",
+                ErrorKind::InstantiationError,
                 format!("{} does not take new: — use new", c.name),
             ));
         }
@@ -46,7 +47,7 @@ pub fn register(p: &mut Prims) {
         p.add("Metaclass", m, |ctx, r, _| {
             let n = ctx.class_name_of(r);
             Err(ctx.err(
-                "instantiation_error",
+                ErrorKind::InstantiationError,
                 format!("Cannot instantiate {n}: metaclasses have no instances"),
             ))
         });
@@ -58,7 +59,10 @@ fn receiver_class(ctx: &Ctx, r: &Value) -> Result<ClassRef, crate::interp::eval:
         Value::Class(c) => Ok(c.clone()),
         other => {
             let n = ctx.class_name_of(other);
-            Err(ctx.err("instantiation_error", format!("Cannot instantiate {n}")))
+            Err(ctx.err(
+                ErrorKind::InstantiationError,
+                format!("Cannot instantiate {n}"),
+            ))
         }
     }
 }
@@ -67,14 +71,14 @@ fn receiver_class(ctx: &Ctx, r: &Value) -> Result<ClassRef, crate::interp::eval:
 fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::eval::Unwind> {
     if c.is_abstract || c.builtin == Builtin::Abstract {
         return Err(ctx.err(
-            "instantiation_error",
+            ErrorKind::InstantiationError,
             format!("Cannot instantiate abstract class {}", c.name),
         ));
     }
     if c.builtin == Builtin::NoNew {
         let sel = if keyed { "new:" } else { "new" };
         return Err(ctx.err(
-            "instantiation_error",
+            ErrorKind::InstantiationError,
             format!("Cannot create {} instances with {sel}", c.name),
         ));
     }
@@ -84,7 +88,7 @@ fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::
         } else {
             "Use spawn instead"
         };
-        return Err(ctx.err("instantiation_error", msg));
+        return Err(ctx.err(ErrorKind::InstantiationError, msg));
     }
     Ok(())
 }

@@ -16,6 +16,7 @@
 
 use std::sync::OnceLock;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{Key, Ref, Sym, Value};
 
@@ -178,13 +179,13 @@ pub(crate) fn expected(ctx: &Ctx, sel: &str, what: &str, got: &Value) -> Unwind 
 
 /// `empty_collection`: `List is empty`.
 pub(crate) fn empty_err(ctx: &Ctx, class: &str) -> Unwind {
-    ctx.err("empty_collection", format!("{class} is empty"))
+    ctx.err(ErrorKind::EmptyCollection, format!("{class} is empty"))
 }
 
 /// `index_out_of_bounds`: `index out of bounds: 9 (size 3)`.
 pub(crate) fn oob_err(ctx: &Ctx, index: impl std::fmt::Display, size: usize) -> Unwind {
     ctx.err(
-        "index_out_of_bounds",
+        ErrorKind::IndexOutOfBounds,
         format!("index out of bounds: {index} (size {size})"),
     )
 }

@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::error::{
     class_for_kind, is_exception, make_exception, F_ERROR_CLASS, F_KIND, F_MESSAGE, F_TRACE,
 };
@@ -38,7 +39,7 @@ pub fn register(p: &mut Prims) {
         let kind = sym_arg(ctx, &a[0], "kind")?;
         let msg = ctx.display_string(&a[1])?;
         let origin = ctx.acts.last().map(|x| x.class);
-        Err(ctx.err_full(kind.as_str(), msg, None, None, origin))
+        Err(ctx.err_full(ErrorKind::from(kind), msg, None, None, origin))
     });
     p.add_class(e, "signalKind:class:selector:hint:", |ctx, _, a| {
         let kind = sym_arg(ctx, &a[0], "kind")?;
@@ -51,7 +52,7 @@ pub fn register(p: &mut Prims) {
             Value::Nil => None,
             v => Some(ctx.display_string(v)?),
         };
-        let class = class_for_kind(&ctx.prog, kind.as_str());
+        let class = class_for_kind(&ctx.prog, ErrorKind::from(kind));
         let v = make_exception(
             &ctx.prog,
             &class,

@@ -5,6 +5,7 @@
 //! [`Fault`] into a language exception with [`Fault::raise`] (through `Ctx`, which maps a kind
 //! to its exception class, LANGUAGE.md 5.10).
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::value::{Sym, Value};
 
@@ -16,7 +17,7 @@ pub enum Fault {
     /// `type_error` with a message.
     Type(String),
     /// Any other kind (`index_out_of_bounds`, `parse_error`, …) with a message.
-    Kind(&'static str, String),
+    Kind(ErrorKind, String),
 }
 
 /// What a pure helper answers.
@@ -43,14 +44,14 @@ impl Fault {
     /// `index_out_of_bounds` with the message of LANGUAGE.md 5.10.
     pub fn index(index: impl std::fmt::Display, size: usize) -> Fault {
         Fault::Kind(
-            "index_out_of_bounds",
+            ErrorKind::IndexOutOfBounds,
             format!("index out of bounds: {index} (size {size})"),
         )
     }
 
     /// `empty_collection`: `String is empty`.
     pub fn empty(class: &str) -> Fault {
-        Fault::Kind("empty_collection", format!("{class} is empty"))
+        Fault::Kind(ErrorKind::EmptyCollection, format!("{class} is empty"))
     }
 }
 
@@ -141,7 +142,7 @@ pub fn result_error(ctx: &mut Ctx, v: Value) -> EvalResult {
 fn result_send(ctx: &mut Ctx, sel: &str, v: Value) -> EvalResult {
     match ctx.class_named("Result") {
         Some(c) => ctx.send(&Value::Class(c), Sym::new(sel), &[v]),
-        None => Err(ctx.err("runtime_error", "class Result is not loaded")),
+        None => Err(ctx.err(ErrorKind::RuntimeError, "class Result is not loaded")),
     }
 }
 
@@ -162,13 +163,13 @@ mod tests {
         assert_eq!(
             Fault::index(9, 3),
             Fault::Kind(
-                "index_out_of_bounds",
+                ErrorKind::IndexOutOfBounds,
                 "index out of bounds: 9 (size 3)".into()
             )
         );
         assert_eq!(
             Fault::empty("String"),
-            Fault::Kind("empty_collection", "String is empty".into())
+            Fault::Kind(ErrorKind::EmptyCollection, "String is empty".into())
         );
     }
 

@@ -2,6 +2,7 @@
 //! on instances, `error:` and friends, and transcript output.
 
 use crate::interp::class::ClassKind;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{sel_arity, Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order;
 use crate::interp::prims::{class_arg, seq_arg, sym_arg, sym_list, value_with_optional};
@@ -172,7 +173,7 @@ fn perform(ctx: &mut Ctx, r: &Value, sel: &Value, args: &[Value]) -> EvalResult 
     let want = sel_arity(sel.as_str());
     if want != args.len() {
         return Err(ctx.err(
-            "arity_mismatch",
+            ErrorKind::ArityMismatch,
             format!(
                 "Wrong number of arguments: {} expects {} but was called with {}",
                 sel,
@@ -222,7 +223,7 @@ fn field_names(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
 fn immutable(ctx: &Ctx, r: &Value) -> Unwind {
     let n = ctx.class_name_of(r);
     ctx.err(
-        "immutable_value",
+        ErrorKind::ImmutableValue,
         format!("{n} is immutable: fields cannot be changed in place"),
     )
 }
@@ -232,7 +233,7 @@ fn field_at(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     match r {
         Value::Object(i) if i.class.kind == ClassKind::Value => match i.class.field_index(name) {
             Some(k) => Ok(i.fields.get(k).cloned().unwrap_or(Value::Nil)),
-            None => Err(ctx.err("key_error", format!("key not found: #{name}"))),
+            None => Err(ctx.err(ErrorKind::KeyError, format!("key not found: #{name}"))),
         },
         _ => Err(immutable(ctx, r)),
     }

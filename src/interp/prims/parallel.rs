@@ -21,6 +21,7 @@ use parking_lot::Mutex;
 
 use crate::interp::actor::{need_cx, sys_of, with_fresh_ctx, ActorSys};
 use crate::interp::actor_send::{transfer, transfer_in};
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::value::Value;
@@ -104,7 +105,7 @@ fn run_job(ctx: &mut Ctx, job: Job) -> Outcome {
         Err(Unwind::Error(e)) => Outcome::Err(transfer(&e)),
         Err(Unwind::Return { .. }) => {
             let u = ctx.err(
-                "runtime_error",
+                ErrorKind::RuntimeError,
                 "non-local return (^) from a block running in another process",
             );
             match u {
@@ -143,7 +144,7 @@ fn blocks_arg(ctx: &Ctx, v: &Value) -> Result<Vec<Value>, Unwind> {
             Value::Block(c) if c.arity() == 0 => out.push(transfer_in(ctx, &b)),
             Value::Block(c) => {
                 return Err(ctx.err(
-                    "arity_mismatch",
+                    ErrorKind::ArityMismatch,
                     format!(
                         "Parallel blocks take no arguments, got a Block/{}",
                         c.arity()
@@ -261,7 +262,7 @@ fn result_of(ctx: &Ctx, o: Option<&Outcome>, i: usize, t: Timeout) -> Value {
                 .as_sym()
                 .map_or("abnormal".to_string(), |s| s.as_str().to_string());
             ctx.make_error(exc(ctx.err(
-                "actor_dead",
+                ErrorKind::ActorDead,
                 format!("Parallel block {} exited: {r}", i + 1),
             )))
         }
@@ -271,7 +272,7 @@ fn result_of(ctx: &Ctx, o: Option<&Outcome>, i: usize, t: Timeout) -> Value {
                 Timeout::Infinity => String::new(),
             };
             ctx.make_error(exc(ctx.err(
-                "timeout",
+                ErrorKind::Timeout,
                 format!("Parallel block {} did not finish{within}", i + 1),
             )))
         }
@@ -295,7 +296,7 @@ fn all(ctx: &mut Ctx, blocks: Vec<Value>, t: Timeout) -> EvalResult {
 
 fn any(ctx: &mut Ctx, blocks: Vec<Value>) -> EvalResult {
     if blocks.is_empty() {
-        let e = match ctx.err("empty_collection", "List is empty") {
+        let e = match ctx.err(ErrorKind::EmptyCollection, "List is empty") {
             Unwind::Error(e) => e,
             u => return Err(u),
         };

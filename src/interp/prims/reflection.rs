@@ -4,6 +4,7 @@
 use std::any::Any;
 use std::sync::Arc;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Method, Prims, Unwind};
 use crate::interp::prims::{sym_arg, sym_list};
 use crate::interp::program::Program;
@@ -391,7 +392,7 @@ pub fn conforms(prog: &Program, c: &ClassRef, name: Sym) -> bool {
 }
 
 fn unknown_protocol(ctx: &Ctx, name: Sym) -> Unwind {
-    ctx.err("not_found", format!("protocol not found: #{name}"))
+    ctx.err(ErrorKind::NotFound, format!("protocol not found: #{name}"))
 }
 
 /// A CompiledMethod value (answer of `Class >> #sel`).

@@ -10,6 +10,7 @@ use crate::interp::actor::{cx_of, sys_of, ActorSys};
 use crate::interp::actor_behaviour::TranscriptActor;
 use crate::interp::actor_handle::{downcast, ActorRef};
 use crate::interp::actor_send::call_error;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Message, ProcRef, SpawnOpts, Timeout};
@@ -96,7 +97,7 @@ fn stdout_transcript(ctx: &Ctx, sys: &Arc<ActorSys>) -> Result<ProcRef, Unwind> 
             Ok(p)
         }
         Err(e) => Err(ctx.err(
-            "runtime_error",
+            ErrorKind::RuntimeError,
             format!("cannot start the transcript: {e:?}"),
         )),
     }

@@ -3,6 +3,7 @@
 //! `do:`, `collect:`, `select:`, `reject:` work on values and keep the keys.
 
 use crate::interp::dict::{self as store, Dict};
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::{Meter, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{Ref, Value};
@@ -98,7 +99,7 @@ fn values(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 pub(crate) fn key_error(ctx: &mut Ctx, key: &Value) -> Unwind {
     match ctx.print_string(key) {
         Ok(k) => ctx.err_hint(
-            "key_error",
+            ErrorKind::KeyError,
             format!("key not found: {k}"),
             "Use 'includesKey:' to test first, or 'at:ifAbsent:' to supply a default.",
         ),

@@ -4,6 +4,7 @@
 
 use std::cmp::Ordering;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::{ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order::{num_cmp, rank, strict_eq, term_cmp};
@@ -190,7 +191,7 @@ fn find(ctx: &mut Ctx, sel: &str, recv: &Value, block: &Value) -> Result<Option<
 /// `not_found` for `detect:` (5.10).
 pub(crate) fn not_found(ctx: &Ctx) -> Unwind {
     ctx.err_hint(
-        "not_found",
+        ErrorKind::NotFound,
         "not found: no element matches",
         "Use detect:ifNone: to supply a default",
     )
@@ -521,9 +522,12 @@ fn species(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         Value::Dict(_) => "Dictionary",
         _ => species_of(recv).class_name(),
     };
-    ctx.class_named(name)
-        .map(Value::Class)
-        .ok_or_else(|| ctx.err("class_not_found", format!("Class '{name}' not found")))
+    ctx.class_named(name).map(Value::Class).ok_or_else(|| {
+        ctx.err(
+            ErrorKind::ClassNotFound,
+            format!("Class '{name}' not found"),
+        )
+    })
 }
 
 /// `parallelCollect:` (and `…maxConcurrency:`): for now the block runs for each element in

@@ -2,6 +2,7 @@
 //! Queue, `dequeue` a Tuple `{element, restQueue}`); a Tuple is a fixed sequence with the
 //! `{#ok, v}` / `{#error, r}` result conventions (`isOk`, `unwrap`, …).
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{Ref, Sym, Value};
 
@@ -65,7 +66,7 @@ fn queue_of<'a>(
 }
 
 fn empty_queue(ctx: &Ctx) -> Unwind {
-    ctx.err("empty_queue", "Queue is empty")
+    ctx.err(ErrorKind::EmptyQueue, "Queue is empty")
 }
 
 fn dequeue(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
@@ -161,9 +162,15 @@ fn unwrap(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         Some(true) if t.len() == 2 => Ok(payload(t)),
         Some(false) if t.len() == 2 => {
             let p = ctx.print_string(recv)?;
-            Err(ctx.err("user_error", format!("Called unwrap on error tuple: {p}")))
+            Err(ctx.err(
+                ErrorKind::UserError,
+                format!("Called unwrap on error tuple: {p}"),
+            ))
         }
-        _ => Err(ctx.err("user_error", "unwrap requires an ok or error result tuple")),
+        _ => Err(ctx.err(
+            ErrorKind::UserError,
+            "unwrap requires an ok or error result tuple",
+        )),
     }
 }
 

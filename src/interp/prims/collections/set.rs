@@ -1,6 +1,7 @@
 //! Set and Bag (LANGUAGE.md 9.8): elements compared with `=:=` (so `1` and `1.0` are
 //! distinct) and kept in the standard term order. A Bag maps each element to its count.
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::KEYED;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::value::{Key, Ref, Value};
@@ -215,7 +216,7 @@ pub fn bag_add_with_count_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Valu
     let n = match arg(args, 1) {
         Value::Int(n) if *n < 0 => {
             return Err(ctx.err(
-                "user_error",
+                ErrorKind::UserError,
                 format!("add:withCount: count must not be negative: {n}"),
             ))
         }

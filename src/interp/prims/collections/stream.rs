@@ -6,6 +6,7 @@
 
 use std::any::Any;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::print::simple_print;
 use crate::interp::value::{ClassRef, Native, NativeObj, Ref, Value};
@@ -177,7 +178,7 @@ impl StreamObj {
 fn make(ctx: &Ctx, source: Source, ops: Vec<Op>) -> EvalResult {
     let class = ctx
         .class_named("Stream")
-        .ok_or_else(|| ctx.err("class_not_found", "Class 'Stream' not found"))?;
+        .ok_or_else(|| ctx.err(ErrorKind::ClassNotFound, "Class 'Stream' not found"))?;
     Ok(Value::Native(Ref::new(Native(Box::new(StreamObj {
         class,
         source,

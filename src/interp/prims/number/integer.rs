@@ -9,6 +9,7 @@ use num_bigint::BigInt;
 use num_integer::Integer as _;
 use num_traits::{Signed, ToPrimitive, Zero};
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
 use crate::interp::prims::number::compare;
@@ -86,7 +87,7 @@ pub fn bit_shift(a: &Value, n: &Value) -> Res {
         let big = x.big().unwrap_or_default();
         if big.bits().saturating_add(n as u64) > MAX_INT_BITS {
             return Err(Fault::Kind(
-                "runtime_error",
+                ErrorKind::RuntimeError,
                 format!("integer too large: the result would need more than {MAX_INT_BITS} bits"),
             ));
         }
@@ -122,7 +123,7 @@ pub fn factorial<E>(n: &Value, mut charge: impl FnMut(usize) -> Result<(), E>) -
         Ok(Num::I(n)) => n,
         Ok(_) => {
             return Ok(Err(Fault::Kind(
-                "runtime_error",
+                ErrorKind::RuntimeError,
                 "integer too large: factorial of a number this size".into(),
             )))
         }
@@ -136,7 +137,7 @@ pub fn factorial<E>(n: &Value, mut charge: impl FnMut(usize) -> Result<(), E>) -
     // n! has about n·log2(n) bits.
     if (n as f64) * (n.max(2) as f64).log2() > MAX_INT_BITS as f64 {
         return Ok(Err(Fault::Kind(
-            "runtime_error",
+            ErrorKind::RuntimeError,
             format!("integer too large: {n} factorial would need more than {MAX_INT_BITS} bits"),
         )));
     }
@@ -357,7 +358,7 @@ pub fn interval(from: &Value, to: &Value, step: Option<&Value>) -> Res {
     let step = bound(what, step.unwrap_or(&Value::Int(1)))?;
     if num(&step).is_some_and(|s| s.signum() == 0) {
         return Err(Fault::Kind(
-            "user_error",
+            ErrorKind::UserError,
             "Interval step cannot be zero".into(),
         ));
     }
@@ -609,7 +610,7 @@ mod tests {
         );
         assert!(matches!(
             bit_shift(&Value::Int(1), &Value::Int(1 << 40)),
-            Err(Fault::Kind("runtime_error", _))
+            Err(Fault::Kind(ErrorKind::RuntimeError, _))
         ));
         assert_eq!(s(bit_at(&Value::Int(5), &Value::Int(1))), "1");
         assert_eq!(s(bit_at(&Value::Int(5), &Value::Int(2))), "0");
@@ -718,7 +719,7 @@ mod tests {
         assert_eq!(p(12345, 3), "12345");
         assert!(matches!(
             interval(&Value::Int(1), &Value::Int(5), Some(&Value::Int(0))),
-            Err(Fault::Kind("user_error", _))
+            Err(Fault::Kind(ErrorKind::UserError, _))
         ));
         match interval(&Value::ch('a'), &Value::Int(5), None) {
             Ok(Value::Interval(i)) => {

@@ -13,6 +13,7 @@ use num_bigint::BigInt;
 use num_integer::Integer as _;
 use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 
+use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::print::format_float;
 use crate::interp::value::Value;
@@ -106,7 +107,7 @@ fn pair<'a>(a: &'a Value, b: &'a Value) -> Res<(Num<'a>, Num<'a>)> {
 
 fn too_large() -> Fault {
     Fault::Kind(
-        "runtime_error",
+        ErrorKind::RuntimeError,
         format!("integer too large: the result would need more than {MAX_INT_BITS} bits"),
     )
 }

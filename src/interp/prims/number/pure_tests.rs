@@ -76,7 +76,7 @@ fn powers() {
     );
     assert!(matches!(
         power(&Value::Int(2), &big("100000000000000000001")),
-        Err(Fault::Kind("runtime_error", _))
+        Err(Fault::Kind(ErrorKind::RuntimeError, _))
     ));
     assert_eq!(show(power(&Value::float(10.0), &Value::Int(400))), "ARITH");
 }

@@ -10,6 +10,7 @@
 
 use std::cmp::Ordering;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order::term_cmp;
 use crate::interp::prims::codec;
@@ -475,7 +476,7 @@ fn detect(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     match find(ctx, r, &a[0], "detect:")? {
         Some(g) => Ok(g),
         None => Err(ctx.err_hint(
-            "not_found",
+            ErrorKind::NotFound,
             "not found: no element matches",
             "Use detect:ifNone: to supply a default",
         )),

@@ -7,6 +7,7 @@
 
 use unicode_segmentation::UnicodeSegmentation;
 
+use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::pure as num;
 use crate::interp::print::quote_string;
@@ -18,7 +19,10 @@ pub const MAX_STRING_BYTES: i64 = 1 << 30;
 
 /// The `runtime_error` for a String that would exceed [`MAX_STRING_BYTES`].
 pub fn too_long() -> Fault {
-    Fault::Kind("runtime_error", "string too large: more than 1 GiB".into())
+    Fault::Kind(
+        ErrorKind::RuntimeError,
+        "string too large: more than 1 GiB".into(),
+    )
 }
 
 /// True when every byte is one grapheme cluster.
@@ -314,7 +318,7 @@ pub fn url_decode(s: &str) -> Res<String> {
                 (Some(h), Some(l)) => out.push((h * 16 + l) as u8),
                 _ => {
                     return Err(Fault::Kind(
-                        "parse_error",
+                        ErrorKind::ParseError,
                         format!(
                             "malformed percent-encoding at byte {i}: {}",
                             quote_string(s)
@@ -330,7 +334,7 @@ pub fn url_decode(s: &str) -> Res<String> {
     }
     String::from_utf8(out).map_err(|_| {
         Fault::Kind(
-            "parse_error",
+            ErrorKind::ParseError,
             format!(
                 "percent-decoded bytes are not valid UTF-8: {}",
                 quote_string(s)
@@ -455,7 +459,7 @@ mod tests {
         assert!(pad("a", 3, "xy", true).is_err());
         assert!(matches!(
             pad("a", 1 << 40, " ", true),
-            Err(Fault::Kind("runtime_error", _))
+            Err(Fault::Kind(ErrorKind::RuntimeError, _))
         ));
         assert_eq!(pad(E_ACUTE, 2, "*", true).unwrap(), format!("*{E_ACUTE}"));
         assert_eq!(capitalize("hello world"), "Hello world");
@@ -484,15 +488,15 @@ mod tests {
         assert_eq!(url_decode("a+b").unwrap(), "a+b");
         assert!(matches!(
             url_decode("%ZZ"),
-            Err(Fault::Kind("parse_error", _))
+            Err(Fault::Kind(ErrorKind::ParseError, _))
         ));
         assert!(matches!(
             url_decode("abc%4"),
-            Err(Fault::Kind("parse_error", _))
+            Err(Fault::Kind(ErrorKind::ParseError, _))
         ));
         assert!(matches!(
             url_decode("%FF"),
-            Err(Fault::Kind("parse_error", _))
+            Err(Fault::Kind(ErrorKind::ParseError, _))
         ));
         for s in ["", "a b/c?d=é&x=✓", "100%"] {
             assert_eq!(url_decode(&url_encode(s)).unwrap(), s);

@@ -12,6 +12,7 @@ use std::sync::OnceLock;
 use parking_lot::Mutex;
 use regex::{NoExpand, Regex, RegexBuilder};
 
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::fault::{lift, str_arg, Fault, Res};
 use crate::interp::prims::string::recv;
@@ -87,7 +88,10 @@ pub fn compile(pattern: &str, o: Options) -> Res<Regex> {
         .map_err(|e| {
             let detail = e.to_string();
             let last = detail.lines().last().unwrap_or("").trim().to_string();
-            Fault::Kind("regex_error", format!("invalid regex {pattern:?}: {last}"))
+            Fault::Kind(
+                ErrorKind::RegexError,
+                format!("invalid regex {pattern:?}: {last}"),
+            )
         })?;
     let mut c = cache().lock();
     if c.len() >= CACHE_SIZE {
@@ -227,11 +231,11 @@ mod tests {
         assert!(matches("HeLLo", &ci));
         assert!(matches!(
             compile("[invalid", Options::default()),
-            Err(Fault::Kind("regex_error", _))
+            Err(Fault::Kind(ErrorKind::RegexError, _))
         ));
         assert!(matches!(
             compile(r"(a)\1", Options::default()),
-            Err(Fault::Kind("regex_error", _))
+            Err(Fault::Kind(ErrorKind::RegexError, _))
         ));
     }
 

@@ -8,6 +8,7 @@
 use std::sync::Arc;
 
 use crate::interp::actor_handle::downcast;
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::supervision::nav::hand_built;
 use crate::interp::prims::supervision::snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
@@ -161,7 +162,7 @@ pub fn register(p: &mut Prims) {
                 Some(i) => Ok(values_of(s)[i].clone()),
                 None => {
                     let shown = crate::interp::prims::supervision::snap::plain_print(&a[0]);
-                    Err(ctx.err("key_error", format!("key not found: {shown}")))
+                    Err(ctx.err(ErrorKind::KeyError, format!("key not found: {shown}")))
                 }
             }
         });
@@ -172,7 +173,7 @@ pub fn register(p: &mut Prims) {
                 _ => "with…:".to_string(),
             };
             Err(ctx.err_hint(
-                "immutable_value",
+                ErrorKind::ImmutableValue,
                 format!("{cls} is immutable: fields cannot be changed in place"),
                 format!("use {setter} to make a changed copy"),
             ))

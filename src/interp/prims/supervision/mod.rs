@@ -15,6 +15,7 @@ use std::sync::{Arc, Weak};
 
 use crate::interp::actor::{need_cx, sys_of, with_fresh_ctx, ActorSys};
 use crate::interp::actor_handle::{downcast, native, pid_label, ActorRef};
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::{error_value, pid_value, spawn_actor, target};
 use crate::interp::prims::{class_arg, seq_arg};
@@ -97,7 +98,7 @@ fn sup_of(ctx: &Ctx, r: &Value) -> Result<(SupHandle, ClassRef, bool), Unwind> {
 }
 
 fn sup_err_value(ctx: &Ctx, e: &SupError) -> Value {
-    error_value(ctx, e.kind(), e.message())
+    error_value(ctx, ErrorKind::from_name(e.kind()), e.message())
 }
 
 fn sym_of(ctx: &mut Ctx, recv: &Value, sel: &str) -> Result<Option<String>, Unwind> {
@@ -126,7 +127,7 @@ fn restart_of(ctx: &mut Ctx, recv: &Value, sel: &str) -> Result<RestartType, Unw
     let s = sym_of(ctx, recv, sel)?.unwrap_or_else(|| "temporary".into());
     RestartType::from_symbol(&s).ok_or_else(|| {
         ctx.err(
-            "user_error",
+            ErrorKind::UserError,
             format!("unknown restart type #{s} (expected #permanent, #transient or #temporary)"),
         )
     })
@@ -158,7 +159,7 @@ fn start_fn(sys: Weak<ActorSys>, cls: ClassRef) -> StartFn {
 /// Builds the native spec of a supervisor class from its class-side configuration.
 fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorSpec, Unwind> {
     if depth > 64 {
-        return Err(ctx.err("user_error", "supervisor classes nest too deeply"));
+        return Err(ctx.err(ErrorKind::UserError, "supervisor classes nest too deeply"));
     }
     let recv = Value::Class(cls.clone());
     let max = int_of(ctx, &recv, "maxRestarts")?;
@@ -182,7 +183,7 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
         Some(s) if s != Strategy::SimpleOneForOne => s,
         _ => {
             return Err(ctx.err(
-                "user_error",
+                ErrorKind::UserError,
                 format!(
                     "unknown strategy #{strategy} (expected #oneForOne, #oneForAll or #restForOne)"
                 ),
@@ -191,7 +192,10 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
     };
     let auto = sym_of(ctx, &recv, "autoShutdown")?.unwrap_or_else(|| "never".into());
     let Some(auto) = AutoShutdown::from_symbol(&auto) else {
-        return Err(ctx.err("user_error", format!("unknown autoShutdown #{auto}")));
+        return Err(ctx.err(
+            ErrorKind::UserError,
+            format!("unknown autoShutdown #{auto}"),
+        ));
     };
     let list = ctx.send(&recv, Sym::new("children"), &[])?;
     let list = seq_arg(ctx, &list, "children")?;
@@ -306,7 +310,7 @@ fn current(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
 
 /// Raises a supervisor error (for the selectors that raise rather than answer a Result).
 fn raise(ctx: &Ctx, e: &SupError) -> Unwind {
-    ctx.err(e.kind(), e.message())
+    ctx.err(ErrorKind::from_name(e.kind()), e.message())
 }
 
 /// The handle of a running child (an actor handle, or a nested supervisor's handle).
@@ -398,7 +402,7 @@ fn start_child(ctx: &mut Ctx, r: &Value, args: Value) -> EvalResult {
     let class = h.spec().dynamic.as_ref().map(|t| t.class.clone());
     let Some(class) = class else {
         return Err(ctx.err(
-            "does_not_understand",
+            ErrorKind::DoesNotUnderstand,
             "startChild is understood by dynamic supervisors only",
         ));
     };
@@ -449,14 +453,14 @@ pub fn register(p: &mut Prims) {
     p.add_class(s, "children", |ctx, r, _| {
         let n = ctx.class_name_of(r);
         Err(ctx.err(
-            "subclass_responsibility",
+            ErrorKind::from_name("subclass_responsibility"),
             format!("{n} class must implement children"),
         ))
     });
     p.add_class("DynamicSupervisor", "childClass", |ctx, r, _| {
         let n = ctx.class_name_of(r);
         Err(ctx.err(
-            "subclass_responsibility",
+            ErrorKind::from_name("subclass_responsibility"),
             format!("{n} class must implement childClass"),
         ))
     });
@@ -467,7 +471,7 @@ pub fn register(p: &mut Prims) {
     for c in ["Actor", "Supervisor", "DynamicSupervisor"] {
         p.add_class(c, "supervisionSpec", |ctx, r, _| {
             let Some(spec) = ctx.prog.class_named("SupervisionSpec") else {
-                return Err(ctx.err("runtime_error", "SupervisionSpec is not loaded"));
+                return Err(ctx.err(ErrorKind::RuntimeError, "SupervisionSpec is not loaded"));
             };
             let policy = ctx.send(r, Sym::new("supervisionPolicy"), &[])?;
             let base = ctx.send(&Value::Class(spec), Sym::new("new"), &[])?;

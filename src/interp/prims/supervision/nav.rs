@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use crate::interp::actor::sys_of;
 use crate::interp::actor_handle::{downcast, PidVal};
+use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::order;
 use crate::interp::prims::actor::error_value;
@@ -117,7 +118,7 @@ fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
         let n = ctx.class_name_of(root);
         let e = error_value(
             ctx,
-            "type_error",
+            ErrorKind::TypeError,
             format!("ProcessNavigation from: expects a Supervisor or a Pid, not {n}"),
         );
         return Ok(ctx.make_error(e));
@@ -126,7 +127,7 @@ fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
     match take(ctx, limit, |o| from_pid(&sys.supervision, pid, o)) {
         Ok(v) => Ok(ctx.make_ok(v)),
         Err(e) => {
-            let e = error_value(ctx, e.kind(), e.message());
+            let e = error_value(ctx, ErrorKind::from_name(e.kind()), e.message());
             Ok(ctx.make_error(e))
         }
     }
@@ -142,7 +143,7 @@ fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
         let n = ctx.class_name_of(node);
         let e = error_value(
             ctx,
-            "type_error",
+            ErrorKind::TypeError,
             format!("ProcessNavigation on: expects a Node, not {n}"),
         );
         return Ok(ctx.make_error(e));
@@ -150,7 +151,11 @@ fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     let here = current_node(ctx);
     if !order::strict_eq(node, &here) {
         let shown = ctx.print_string(node)?;
-        let e = error_value(ctx, "node_down", format!("{shown} is not connected"));
+        let e = error_value(
+            ctx,
+            ErrorKind::NodeDown,
+            format!("{shown} is not connected"),
+        );
         return Ok(ctx.make_error(e));
     }
     let sys = sys_of(ctx)?;
@@ -418,7 +423,7 @@ fn tree_sel(ctx: &mut Ctx, r: &Value, sel: &str, args: &[Value]) -> EvalResult {
                 }
             }
             if sel == "detect:" {
-                return Err(ctx.err("not_found", "no node matches"));
+                return Err(ctx.err(ErrorKind::NotFound, "no node matches"));
             }
             ctx.call_block(&args[1], &[])?
         }
@@ -468,7 +473,7 @@ pub fn register(p: &mut Prims) {
         let sys = sys_of(ctx)?;
         if !sys.privileged.load(std::sync::atomic::Ordering::Relaxed) {
             return Err(ctx.err(
-                "permission_denied",
+                ErrorKind::PermissionDenied,
                 "ProcessNavigation system needs a privileged context (granted by the host)",
             ));
         }

@@ -1,4 +1,4 @@
-//! Exceptions as values (LANGUAGE.md 5.10): the kind → class table, building exception
+//! Exceptions as values (LANGUAGE.md 5.10): error kinds ([`kind::ErrorKind`]) and their classes, building exception
 //! instances, arithmetic faults, Results, and turning an uncaught exception into a
 //! [`BtError`].
 
@@ -23,52 +23,18 @@ pub const ARITH_HINT: &str =
     "Arithmetic requires numbers; check for a non-numeric operand or division by zero.";
 pub const DNU_HINT: &str = "Check spelling or use 'respondsTo:' to verify method exists";
 
-const RUNTIME_KINDS: &[&str] = &[
-    "does_not_understand",
-    "arity_mismatch",
-    "immutable_value",
-    "runtime_error",
-    "index_out_of_bounds",
-    "empty_collection",
-    "empty_queue",
-    "not_found",
-    "key_error",
-    "parse_error",
-    "regex_error",
-    "stack_overflow",
-    "timeout",
-    "actor_dead",
-    "dispatch_error",
-    "deadlock_detected",
-    "no_such_process",
-    "name_registered",
-    "name_not_registered",
-    "reserved_name",
-    "wrong_class",
-    "stale_handle",
-    "supervisor_start_failed",
-    "child_start_failed",
-    "terminate_failed",
-    "permission_denied",
-    "class_not_found",
-    "node_down",
-    "remote_code_mismatch",
-    "not_serialisable",
-    "shape_version_ahead",
-    "shape_migration_failed",
-    "wire_version_unsupported",
-    "malformed_message",
-    "insecure_distribution",
-];
+pub mod kind;
 
-/// The class of a built-in error kind (5.10).
-pub fn class_for_kind(prog: &Program, kind: &str) -> ClassRef {
+pub use kind::{ErrorKind, KindClass};
+
+/// The class of an error kind (5.10).
+pub fn class_for_kind(prog: &Program, kind: ErrorKind) -> ClassRef {
     let c = &prog.core;
-    match kind {
-        "type_error" | "invalid_node_name" | "badarith" => c.type_error.clone(),
-        "instantiation_error" => c.instantiation_error.clone(),
-        k if RUNTIME_KINDS.contains(&k) => c.runtime_error.clone(),
-        _ => c.error.clone(),
+    match kind.class() {
+        KindClass::TypeError => c.type_error.clone(),
+        KindClass::InstantiationError => c.instantiation_error.clone(),
+        KindClass::RuntimeError => c.runtime_error.clone(),
+        KindClass::Error => c.error.clone(),
     }
 }
 
@@ -141,12 +107,12 @@ impl Ctx {
         }
     }
 
-    pub(crate) fn raise_kind(&self, kind: &str, msg: String, hint: Option<String>) -> Unwind {
+    pub(crate) fn raise_kind(&self, kind: ErrorKind, msg: String, hint: Option<String>) -> Unwind {
         let class = class_for_kind(&self.prog, kind);
         let v = make_exception(
             &self.prog,
             &class,
-            Sym::new(kind),
+            kind.sym(),
             msg,
             hint,
             Some(self.cur_sel),
@@ -161,7 +127,7 @@ impl Ctx {
     /// Raises an error of `kind` with an explicit selector and error class.
     pub fn err_full(
         &self,
-        kind: &str,
+        kind: ErrorKind,
         msg: impl Into<String>,
         hint: Option<String>,
         selector: Option<Sym>,
@@ -171,7 +137,7 @@ impl Ctx {
         let v = make_exception(
             &self.prog,
             &class,
-            Sym::new(kind),
+            kind.sym(),
             msg.into(),
             hint,
             selector,
@@ -206,7 +172,7 @@ pub(crate) fn arith_fault(ctx: &Ctx) -> Unwind {
     let v = make_exception(
         &ctx.prog,
         &ctx.prog.core.type_error,
-        Sym::new("type_error"),
+        ErrorKind::TypeError.sym(),
         ARITH_MESSAGE.to_string(),
         Some(ARITH_HINT.to_string()),
         Some(ctx.cur_sel),
