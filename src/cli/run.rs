@@ -224,7 +224,7 @@ pub fn run(
         let _ = write!(err, "{f}");
     }
     if let Some(e) = &rep.error {
-        if e.compile {
+        if e.is_compile() {
             for (_, w) in &rep.warnings {
                 let _ = writeln!(err, "{}", w.trim_end());
             }

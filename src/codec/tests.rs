@@ -47,7 +47,7 @@ fn vm_with(src: &str) -> Vm {
         rep.warnings.is_empty() && rep.error.is_none(),
         "fixture: {:?} {:?}",
         rep.warnings,
-        rep.error.map(|e| e.message)
+        rep.error.map(|e| e.message())
     );
     vm
 }
@@ -59,7 +59,7 @@ fn vm() -> Vm {
 fn eval(vm: &Vm, src: &str) -> Value {
     match vm.eval("test", src) {
         Ok(v) => v,
-        Err(e) => panic!("{src}: {}", e.message),
+        Err(e) => panic!("{src}: {}", e.message()),
     }
 }
 

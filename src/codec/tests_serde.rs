@@ -44,7 +44,7 @@ fn eval(src: &str) -> Value {
     vm.set_output(Box::new(|_| {}));
     match vm.eval("test", src) {
         Ok(v) => v,
-        Err(e) => panic!("{src}: {}", e.message),
+        Err(e) => panic!("{src}: {}", e.message()),
     }
 }
 

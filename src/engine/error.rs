@@ -62,19 +62,19 @@ pub struct ErrorInfo {
 impl EngineError {
     /// From the program API's error; `path`/`src` render the diagnostics of a compile error.
     pub(crate) fn from_bt(e: BtError, path: &str, src: &str) -> EngineError {
-        let rendered = if e.compile && !e.diagnostics.is_empty() {
-            let r = crate::diagnostic::render(path, src, &e.diagnostics, ColorChoice::Never);
+        let rendered = if e.is_compile() && !e.diagnostics().is_empty() {
+            let r = crate::diagnostic::render(path, src, e.diagnostics(), ColorChoice::Never);
             r.trim_end().to_string()
         } else {
             e.report_with_location()
         };
         EngineError(Box::new(ErrorInfo {
-            class_name: e.class_name,
-            kind: e.kind,
-            message: e.message,
-            hint: e.hint,
-            location: e.location,
-            diagnostics: e.diagnostics,
+            class_name: e.class_name().to_string(),
+            kind: e.kind().to_string(),
+            message: e.message(),
+            hint: e.hint().map(str::to_string),
+            location: e.location().cloned(),
+            diagnostics: e.diagnostics().to_vec(),
             limit: None,
             rendered,
         }))

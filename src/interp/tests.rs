@@ -8,10 +8,10 @@ use crate::interp::{BtError, Vm, VmOptions};
 use crate::testrun::expect::{matches as wildcard_match, unescape};
 
 fn error_matches(e: &BtError, want: &str) -> bool {
-    e.kind == want
-        || (e.badarith && (want == "badarith" || want == "type_error"))
-        || e.class_name == want
-        || e.message.contains(want)
+    e.kind() == want
+        || (e.is_badarith() && (want == "badarith" || want == "type_error"))
+        || e.class_name() == want
+        || e.message().contains(want)
 }
 
 /// Runs one expression file; answers (passed, failures).
@@ -116,7 +116,7 @@ pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
         } else {
             let shown = match &got {
                 Ok(v) => vm.display(v),
-                Err(e) => format!("ERROR {} ({}): {}", e.class_name, e.kind, e.message),
+                Err(e) => format!("ERROR {} ({}): {}", e.class_name(), e.kind(), e.message()),
             };
             fails.push(format!(
                 "{name}:{}: `{}`\n    expected: {want}\n    got:      {shown}",
@@ -195,9 +195,9 @@ fn repl_bindings_persist_and_errors_roll_back() {
     assert_eq!(vm.display(&vm.eval("t", "a").unwrap()), "1");
     assert!(vm.eval("t", "b").is_err());
     let e = vm.eval("t", "1 / 0").unwrap_err();
-    assert!(e.badarith && e.kind == "type_error" && e.class_name == "TypeError");
+    assert!(e.is_badarith() && e.kind() == "type_error" && e.class_name() == "TypeError");
     let e = vm.eval("t", "zork").unwrap_err();
-    assert!(e.compile);
+    assert!(e.is_compile());
 }
 
 #[test]
@@ -244,8 +244,8 @@ fn a_runtime_error_in_one_file_does_not_stop_the_others() {
     ];
     let rep = vm.load_unit(&files);
     let e = rep.error.expect("the division raises");
-    assert_eq!(e.kind, "type_error");
-    assert_eq!(e.location, Some(("a.bt".to_string(), 1, 6)));
+    assert_eq!(e.kind(), "type_error");
+    assert_eq!(e.location(), Some(&("a.bt".to_string(), 1, 6)));
     assert_eq!(vm.display(&vm.eval("t", "y").unwrap()), "2");
 }
 
@@ -308,7 +308,7 @@ fn odd_inputs_never_panic() {
             Ok(v) => {
                 let _ = vm.display(&v);
             }
-            Err(e) => assert_ne!(e.kind, "internal_error", "{src}: {}", e.message),
+            Err(e) => assert_ne!(e.kind(), "internal_error", "{src}: {}", e.message()),
         }
     }
 }

@@ -49,98 +49,7 @@ impl Default for VmOptions {
     }
 }
 
-/// An error that reached the top of a unit: a compile error or an uncaught exception.
-#[derive(Clone, Debug)]
-pub struct BtError {
-    /// Exception class name (`TypeError`), or `CompileError` for diagnostics.
-    pub class_name: String,
-    /// Kind without `#` (`type_error`); `badarith` faults also report `type_error` here.
-    pub kind: String,
-    pub message: String,
-    pub hint: Option<String>,
-    pub selector: Option<String>,
-    /// `file:line:col` of the innermost send when raised (3.5), if known.
-    pub location: Option<(String, usize, usize)>,
-    /// True when the unit did not run because of compile errors.
-    pub compile: bool,
-    /// The diagnostics of a compile error (empty otherwise).
-    pub diagnostics: Vec<Diagnostic>,
-    /// Arithmetic fault (`badarith` raw reason) — matches `badarith` in expectations.
-    pub badarith: bool,
-}
-
-impl BtError {
-    pub fn simple(class_name: &str, kind: &str, message: &str) -> BtError {
-        BtError {
-            class_name: class_name.to_string(),
-            kind: kind.to_string(),
-            message: message.to_string(),
-            hint: None,
-            selector: None,
-            location: None,
-            compile: false,
-            diagnostics: Vec::new(),
-            badarith: false,
-        }
-    }
-
-    /// A compile error from diagnostics (the first error's message).
-    pub fn compile(path: &str, src: &str, diags: Vec<Diagnostic>) -> BtError {
-        let first = diags.iter().find(|d| d.is_error()).or(diags.first());
-        let (message, hint, location) = match first {
-            Some(d) => {
-                let (l, c) = crate::diagnostic::line_col(src, d.span.start);
-                (
-                    d.message.clone(),
-                    d.hint.clone(),
-                    Some((path.to_string(), l, c)),
-                )
-            }
-            None => ("compile error".to_string(), None, None),
-        };
-        BtError {
-            class_name: "CompileError".to_string(),
-            kind: "compile_error".to_string(),
-            message,
-            hint,
-            selector: None,
-            location,
-            compile: true,
-            diagnostics: diags,
-            badarith: false,
-        }
-    }
-
-    /// `ClassName (kind): message` plus `Hint: …` (3.5), without the location.
-    pub fn report(&self) -> String {
-        let mut s = if self.compile {
-            format!("error: {}", self.message)
-        } else {
-            format!("{} ({}): {}", self.class_name, self.kind, self.message)
-        };
-        if let Some(h) = &self.hint {
-            s.push_str(&format!("\nHint: {h}"));
-        }
-        s
-    }
-
-    /// The report with `FILE:LINE:COL: ` in front when the location is known.
-    pub fn report_with_location(&self) -> String {
-        match &self.location {
-            Some((f, l, c)) => format!("{f}:{l}:{c}: {}", self.report()),
-            None => self.report(),
-        }
-    }
-
-    /// `Some(code)` when the error is a `Program exit:` request.
-    pub fn exit_code(&self) -> Option<i32> {
-        if self.kind == "exit" && self.class_name == "ProgramExit" {
-            self.message.parse().ok()
-        } else {
-            None
-        }
-    }
-}
+pub use crate::interp::error::top::BtError;
 
 /// What loading a set of files produced.
 #[derive(Clone, Debug, Default)]
@@ -179,7 +88,7 @@ fn base_checker() -> crate::check::Checker {
 /// `ProgramExit` error whose message is the status).
 fn top_error(ctx: &mut Ctx, u: Unwind) -> BtError {
     if let Some(code) = u.exit_code() {
-        return BtError::simple("ProgramExit", "exit", &code.to_string());
+        return BtError::Exit(code);
     }
     to_bt_error(ctx, u)
 }

@@ -58,13 +58,13 @@ impl VmEngine {
 /// The parts of a [`BtError`] that expectations look at.
 pub fn facts(e: &BtError) -> ErrorFacts {
     ErrorFacts {
-        class_name: e.class_name.clone(),
-        kind: e.kind.clone(),
-        message: e.message.clone(),
-        hint: e.hint.clone(),
-        badarith: e.badarith,
-        compile: e.compile,
-        messages: e.diagnostics.iter().map(|d| d.message.clone()).collect(),
+        class_name: e.class_name().to_string(),
+        kind: e.kind().to_string(),
+        message: e.message(),
+        hint: e.hint().map(str::to_string),
+        badarith: e.is_badarith(),
+        compile: e.is_compile(),
+        messages: e.diagnostics().iter().map(|d| d.message.clone()).collect(),
     }
 }
 
@@ -80,7 +80,7 @@ impl Engine for VmEngine {
         let error = report
             .error
             .as_ref()
-            .map(|e| (e.location.as_ref().map(|l| l.0.clone()), facts(e)));
+            .map(|e| (e.location().map(|l| l.0.clone()), facts(e)));
         LoadOutcome {
             warnings: report.warnings,
             error,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::{Program, EXCEPTION_FIELDS};
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
-use crate::interp::vm::BtError;
+use top::{BtError, Uncaught};
 
 /// Field positions in an exception instance.
 pub const F_MESSAGE: usize = 0;
@@ -24,6 +24,7 @@ pub const ARITH_HINT: &str =
 pub const DNU_HINT: &str = "Check spelling or use 'respondsTo:' to verify method exists";
 
 pub mod kind;
+pub mod top;
 
 pub use kind::{ErrorKind, KindClass};
 
@@ -267,15 +268,13 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         (Some((p, l)), Value::Object(i)) if p == Arc::as_ptr(i) as usize => l,
         _ => ctx.cur_loc,
     };
-    BtError {
+    BtError::Uncaught(Uncaught {
         class_name,
         kind,
         message,
         hint,
         selector,
         location: prog.location(loc),
-        compile: false,
-        diagnostics: Vec::new(),
         badarith,
-    }
+    })
 }
