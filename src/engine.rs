@@ -281,7 +281,7 @@ impl Engine {
             key,
             Arc::new(move |ctx, _recv, args| host::run(ctx, &*f, args)),
         );
-        prog.set_method(&cls, true, key.1, Method::Prim(host::call));
+        prog.set_method(&cls, true, key.1, Method::prim(host::call));
         Ok(())
     }
 

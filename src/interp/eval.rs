@@ -109,7 +109,8 @@ impl Closure {
 /// A method in a method dictionary.
 #[derive(Clone)]
 pub enum Method {
-    Prim(PrimFn),
+    /// A Rust primitive and its declared cost.
+    Prim(crate::interp::prims::registry::Prim),
     Compiled(Arc<CompiledMethod>),
     /// Value-class field getter (field index).
     Getter(u32),
@@ -122,6 +123,11 @@ pub enum Method {
 impl Method {
     pub fn is_prim(&self) -> bool {
         matches!(self, Method::Prim(_))
+    }
+
+    /// A primitive of constant cost.
+    pub fn prim(f: PrimFn) -> Method {
+        Method::Prim(crate::interp::prims::registry::Prim::free(f))
     }
 }
 

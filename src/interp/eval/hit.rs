@@ -12,13 +12,13 @@ use std::sync::Arc;
 
 use crate::interp::class::Class;
 use crate::interp::eval::code::CompiledMethod;
-use crate::interp::eval::{Method, PrimFn};
+use crate::interp::eval::Method;
 use crate::interp::value::ClassRef;
 
 /// A method as cached: a copyable view of [`Method`].
 #[derive(Clone, Copy)]
 pub(crate) enum HitKind {
-    Prim(PrimFn),
+    Prim(crate::interp::prims::registry::Prim),
     Compiled(*const CompiledMethod),
     Getter(u32),
     Setter(u32),

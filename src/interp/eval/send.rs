@@ -170,7 +170,8 @@ impl Ctx {
                 }
                 self.cur_sel = sel;
                 self.cur_cls = hit.class().name;
-                p(self, recv, args).map_err(Box::new)
+                p.cost.charge(self, recv, args).map_err(Box::new)?;
+                (p.f)(self, recv, args).map_err(Box::new)
             }
             HitKind::Getter(i) => match recv {
                 Value::Object(inst) => {

@@ -1,7 +1,7 @@
 //! Binary primitives (LANGUAGE.md 9.5): raw bytes, 1-based `at:`, 0-based `byteAt:`, the
 //! hex/base64/base64url encoders, and decoders that answer `Result ok:` / `Result error:`
 //! (with a `parse_error` exception) instead of raising. Primitives linear in their input are
-//! registered through `paid_*` wrappers that charge its bytes first (`Ctx::charge`).
+//! registered with `.cost(Cost::InputBytes)`: its bytes are charged first (`registry::Cost`).
 
 use std::cmp::Ordering;
 
@@ -13,8 +13,9 @@ use crate::interp::prims::fault::{
     fault_value, lift, result_error, result_ok, str_arg, Fault, Res,
 };
 use crate::interp::prims::number::{binary_prim, unary_prim};
+use crate::interp::prims::registry::Cost;
 use crate::interp::prims::string::pure::{check_index, iolist_bytes, too_long, MAX_STRING_BYTES};
-use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, input_units, part, seq_items};
+use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, part, seq_items};
 use crate::interp::print::binary_string;
 use crate::interp::value::{Ref, Value};
 
@@ -158,75 +159,40 @@ fn from_base64url(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
     decoded(ctx, &a[0], "Binary fromBase64Url:", codec::base64url_decode)
 }
 
-/// Defines `paid_f`: charges the bytes of the inputs up front (`Ctx::charge`; the work of
-/// these primitives is linear in them), then runs `f`.
-macro_rules! paid {
-    ($($name:ident => $f:ident;)*) => {$(
-        fn $name(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-            ctx.charge(input_units(r, a))?;
-            $f(ctx, r, a)
-        }
-    )*};
-}
-
-paid! {
-    paid_append => append;
-    paid_as_base64 => as_base64;
-    paid_as_base64url => as_base64url;
-    paid_as_hex => as_hex;
-    paid_as_string => as_string;
-    paid_concat => concat;
-    paid_from_base64 => from_base64;
-    paid_from_base64url => from_base64url;
-    paid_from_hex => from_hex;
-    paid_from_iolist => from_iolist;
-    paid_ge => ge;
-    paid_gt => gt;
-    paid_is_valid_utf8 => is_valid_utf8;
-    paid_le => le;
-    paid_lt => lt;
-    paid_part_p => part_p;
-    paid_print_string => print_string;
-    paid_with_all => with_all;
-}
-
-/// `toBytes` builds a List of one Integer a byte: a Value's worth each.
-fn paid_to_bytes(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    if let Value::Binary(b) = r {
-        ctx.charge(b.len().saturating_mul(crate::interp::eval::charge::ELEM))?;
-    }
-    to_bytes(ctx, r, a)
-}
-
 pub fn register(p: &mut Prims) {
     let c = "Binary";
-    p.add_class(c, "withAll:", paid_with_all);
-    p.add_class(c, "fromBytes:", paid_with_all);
-    p.add_class(c, "fromIolist:", paid_from_iolist);
-    p.add_class(c, "fromHex:", paid_from_hex);
-    p.add_class(c, "fromBase64:", paid_from_base64);
-    p.add_class(c, "fromBase64Url:", paid_from_base64url);
+    p.add_class(c, "withAll:", with_all).cost(Cost::InputBytes);
+    p.add_class(c, "fromBytes:", with_all)
+        .cost(Cost::InputBytes);
+    p.add_class(c, "fromIolist:", from_iolist)
+        .cost(Cost::InputBytes);
+    p.add_class(c, "fromHex:", from_hex).cost(Cost::InputBytes);
+    p.add_class(c, "fromBase64:", from_base64)
+        .cost(Cost::InputBytes);
+    p.add_class(c, "fromBase64Url:", from_base64url)
+        .cost(Cost::InputBytes);
     p.add(c, "size", size);
     p.add(c, "byteSize", size);
     p.add(c, "isEmpty", is_empty);
     p.add(c, "at:", at);
     p.add(c, "byteAt:", byte_at_p);
-    p.add(c, "part:size:", paid_part_p);
-    p.add(c, "concat:", paid_concat);
-    p.add(c, "++", paid_append);
-    p.add(c, "toBytes", paid_to_bytes);
-    p.add(c, "asList", paid_to_bytes);
+    p.add(c, "part:size:", part_p).cost(Cost::InputBytes);
+    p.add(c, "concat:", concat).cost(Cost::InputBytes);
+    p.add(c, "++", append).cost(Cost::InputBytes);
+    p.add(c, "toBytes", to_bytes).cost(Cost::ByteValues);
+    p.add(c, "asList", to_bytes).cost(Cost::ByteValues);
     p.add(c, "do:", do_each);
-    p.add(c, "asString", paid_as_string);
-    p.add(c, "isValidUtf8", paid_is_valid_utf8);
-    p.add(c, "asHex", paid_as_hex);
-    p.add(c, "asBase64", paid_as_base64);
-    p.add(c, "asBase64Url", paid_as_base64url);
-    p.add(c, "printString", paid_print_string);
-    p.add(c, "<", paid_lt);
-    p.add(c, ">", paid_gt);
-    p.add(c, "<=", paid_le);
-    p.add(c, ">=", paid_ge);
+    p.add(c, "asString", as_string).cost(Cost::InputBytes);
+    p.add(c, "isValidUtf8", is_valid_utf8)
+        .cost(Cost::InputBytes);
+    p.add(c, "asHex", as_hex).cost(Cost::InputBytes);
+    p.add(c, "asBase64", as_base64).cost(Cost::InputBytes);
+    p.add(c, "asBase64Url", as_base64url).cost(Cost::InputBytes);
+    p.add(c, "printString", print_string).cost(Cost::InputBytes);
+    p.add(c, "<", lt).cost(Cost::InputBytes);
+    p.add(c, ">", gt).cost(Cost::InputBytes);
+    p.add(c, "<=", le).cost(Cost::InputBytes);
+    p.add(c, ">=", ge).cost(Cost::InputBytes);
 }
 
 #[cfg(test)]

@@ -455,7 +455,7 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
     };
     let (source, doc, id) = match &m {
         Method::Compiled(cm) => (cm.source.clone(), cm.doc.clone(), Arc::as_ptr(cm) as usize),
-        Method::Prim(f) => (format!("{sel} => @primitive"), None, *f as usize),
+        Method::Prim(p) => (format!("{sel} => @primitive"), None, p.f as usize),
         _ => (
             format!("{sel} => <generated accessor>"),
             None,

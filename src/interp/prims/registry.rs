@@ -7,13 +7,103 @@
 //! reads (`src/check/builtins.rs`); `prims::agreement_tests` fails when the two disagree.
 //! Registering the same (class, side, selector) twice is an error: the second registration is
 //! kept out and recorded in [`Prims::duplicates`], which a test requires to be empty.
+//!
+//! A primitive whose work grows with its inputs declares how at registration —
+//! `p.add("String", "++", concat).cost(Cost::InputBytes)` — and the send path charges those
+//! units (`Ctx::charge`, `interp::eval::charge`) before calling it; see [`Cost`].
 
 use std::collections::HashMap;
 
-use crate::interp::eval::PrimFn;
+use crate::interp::eval::{Ctx, PrimFn, Unwind};
+use crate::interp::prims::number::units as big;
+use crate::interp::value::Value;
+
+/// How the work of a primitive grows with its inputs: the units charged before it runs (a
+/// byte is one unit, see `interp::eval::charge`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Cost {
+    /// Constant work (or work the primitive meters itself).
+    #[default]
+    Free,
+    /// Linear in the inputs: the bytes of the receiver and of each String/Binary argument, a
+    /// List/Array argument's elements and their bytes (`string::input_units`).
+    InputBytes,
+    /// The size of `n` copies of the receiver (`repeat: n`).
+    RepeatResult,
+    /// The size of a result padded to `n` (`padLeft: n`): `max(n, receiver bytes)`.
+    PadResult,
+    /// A List of one Value a byte of a Binary receiver (`toBytes`).
+    ByteValues,
+    /// With a big Integer operand: the operands' bytes (addition, comparison, bit operations).
+    BigLinear,
+    /// With a big Integer operand: the product of the operands' sizes / 64 plus their bytes
+    /// (multiplication, division, gcd, printing).
+    BigProduct,
+}
+
+impl Cost {
+    /// The units a call with receiver `r` and arguments `a` pays.
+    pub fn units(self, r: &Value, a: &[Value]) -> usize {
+        match self {
+            Cost::Free => 0,
+            Cost::InputBytes => crate::interp::prims::string::input_units(r, a),
+            Cost::RepeatResult | Cost::PadResult => {
+                let n = match a.first() {
+                    Some(Value::Int(i)) => (*i).max(0) as usize,
+                    _ => 0,
+                };
+                match r {
+                    Value::Str(s) if self == Cost::RepeatResult => s.len().saturating_mul(n),
+                    Value::Str(s) => n.max(s.len()),
+                    _ => n,
+                }
+            }
+            Cost::ByteValues => match r {
+                Value::Binary(b) => b.len().saturating_mul(crate::interp::eval::charge::ELEM),
+                _ => 0,
+            },
+            Cost::BigLinear | Cost::BigProduct if !big::any_big(r, a) => 0,
+            Cost::BigLinear => big::big_units(r, a, big::Growth::Linear),
+            Cost::BigProduct => big::big_units(r, a, big::Growth::Product),
+        }
+    }
+
+    /// Charges the units of a call (nothing for [`Cost::Free`]).
+    #[inline]
+    pub fn charge(self, ctx: &mut Ctx, r: &Value, a: &[Value]) -> Result<(), Unwind> {
+        match self {
+            Cost::Free => Ok(()),
+            Cost::BigLinear | Cost::BigProduct if !big::any_big(r, a) => Ok(()),
+            _ => ctx.charge(self.units(r, a)),
+        }
+    }
+}
+
+/// A registered primitive: its function and what a call costs.
+#[derive(Clone, Copy)]
+pub struct Prim {
+    pub f: PrimFn,
+    pub cost: Cost,
+}
+
+impl Prim {
+    /// A primitive of constant cost.
+    pub fn free(f: PrimFn) -> Prim {
+        Prim {
+            f,
+            cost: Cost::Free,
+        }
+    }
+
+    /// Declares the cost of a call (at registration: `p.add(..).cost(Cost::InputBytes)`).
+    pub fn cost(&mut self, cost: Cost) -> &mut Prim {
+        self.cost = cost;
+        self
+    }
+}
 
 /// (class name, selector) → primitive.
-pub type PrimTable = HashMap<(&'static str, &'static str), PrimFn>;
+pub type PrimTable = HashMap<(&'static str, &'static str), Prim>;
 
 /// The primitive tables of a program.
 #[derive(Default)]
@@ -22,20 +112,33 @@ pub struct Prims {
     pub class_side: PrimTable,
     /// (class, selector, class side?) registered more than once (only the first is kept).
     pub duplicates: Vec<(&'static str, &'static str, bool)>,
+    /// Where a duplicate registration's `.cost(..)` lands (never installed).
+    discarded: Option<Prim>,
 }
 
 impl Prims {
-    /// Registers an instance-side primitive.
-    pub fn add(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {
-        self.insert(false, class, selector, f);
+    /// Registers an instance-side primitive (of constant cost unless `.cost(..)` says).
+    pub fn add(&mut self, class: &'static str, selector: &'static str, f: PrimFn) -> &mut Prim {
+        self.insert(false, class, selector, f)
     }
 
     /// Registers a class-side primitive.
-    pub fn add_class(&mut self, class: &'static str, selector: &'static str, f: PrimFn) {
-        self.insert(true, class, selector, f);
+    pub fn add_class(
+        &mut self,
+        class: &'static str,
+        selector: &'static str,
+        f: PrimFn,
+    ) -> &mut Prim {
+        self.insert(true, class, selector, f)
     }
 
-    fn insert(&mut self, class_side: bool, class: &'static str, selector: &'static str, f: PrimFn) {
+    fn insert(
+        &mut self,
+        class_side: bool,
+        class: &'static str,
+        selector: &'static str,
+        f: PrimFn,
+    ) -> &mut Prim {
         let table = if class_side {
             &mut self.class_side
         } else {
@@ -43,13 +146,13 @@ impl Prims {
         };
         if table.contains_key(&(class, selector)) {
             self.duplicates.push((class, selector, class_side));
-        } else {
-            table.insert((class, selector), f);
+            return self.discarded.insert(Prim::free(f));
         }
+        table.entry((class, selector)).or_insert(Prim::free(f))
     }
 
     /// The primitive registered for a class, side and selector.
-    pub fn get(&self, class: &str, class_side: bool, selector: &str) -> Option<PrimFn> {
+    pub fn get(&self, class: &str, class_side: bool, selector: &str) -> Option<Prim> {
         let table = if class_side {
             &self.class_side
         } else {

@@ -13,8 +13,9 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
 use crate::interp::prims::number::compare;
-use crate::interp::prims::number::paid::{self, Cost};
 use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
+use crate::interp::prims::number::units::{self, Growth};
+use crate::interp::prims::registry::Cost;
 use crate::interp::value::{Interval, Ref, Value};
 
 /// The receiver or argument as an integer view, else `type_error`.
@@ -487,19 +488,8 @@ pub fn count_loop(
     Ok(Value::Nil)
 }
 
-crate::interp::prims::number::paid::big_paid! {
-    paid_bit_and => bit_and, Cost::Linear;
-    paid_bit_or => bit_or, Cost::Linear;
-    paid_bit_xor => bit_xor, Cost::Linear;
-    paid_bit_not_p => bit_not_p, Cost::Linear;
-    paid_gcd_p => gcd_p, Cost::Product;
-    paid_lcm_p => lcm_p, Cost::Product;
-    paid_radix => radix, Cost::Product;
-    paid_radix_prefixed => radix_prefixed, Cost::Product;
-}
-
 /// `bitShift:` pays for the bytes of its result (a machine Integer can shift into a huge one).
-fn paid_bit_shift(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+fn charged_bit_shift(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     match a.first() {
         Some(Value::Int(n)) if *n > 0 => {
             let bits = match r {
@@ -509,7 +499,7 @@ fn paid_bit_shift(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             let out = bits.saturating_add(*n as u64).min(MAX_INT_BITS + 1);
             ctx.charge((out / 8) as usize)?;
         }
-        _ if paid::any_big(r, a) => ctx.charge(paid::big_units(r, a, Cost::Linear))?,
+        _ if units::any_big(r, a) => ctx.charge(units::big_units(r, a, Growth::Linear))?,
         _ => {}
     }
     bit_shift_p(ctx, r, a)
@@ -517,15 +507,15 @@ fn paid_bit_shift(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "Integer";
-    p.add(c, "bitAnd:", paid_bit_and);
-    p.add(c, "bitOr:", paid_bit_or);
-    p.add(c, "bitXor:", paid_bit_xor);
-    p.add(c, "bitShift:", paid_bit_shift);
-    p.add(c, "bitNot", paid_bit_not_p);
+    p.add(c, "bitAnd:", bit_and).cost(Cost::BigLinear);
+    p.add(c, "bitOr:", bit_or).cost(Cost::BigLinear);
+    p.add(c, "bitXor:", bit_xor).cost(Cost::BigLinear);
+    p.add(c, "bitShift:", charged_bit_shift);
+    p.add(c, "bitNot", bit_not_p).cost(Cost::BigLinear);
     p.add(c, "bitAt:", bit_at_p);
     p.add(c, "factorial", factorial_p);
-    p.add(c, "gcd:", paid_gcd_p);
-    p.add(c, "lcm:", paid_lcm_p);
+    p.add(c, "gcd:", gcd_p).cost(Cost::BigProduct);
+    p.add(c, "lcm:", lcm_p).cost(Cost::BigProduct);
     p.add(c, "isLetter", is_letter);
     p.add(c, "isDigit", is_digit);
     p.add(c, "isUppercase", is_uppercase);
@@ -535,9 +525,10 @@ pub fn register(p: &mut Prims) {
     p.add(c, "asCharacter", as_character);
     p.add(c, "isPrime", is_prime_p);
     p.add(c, "atRandom", at_random_p);
-    p.add(c, "printString:", paid_radix);
-    p.add(c, "radix:", paid_radix);
-    p.add(c, "printStringRadix:", paid_radix_prefixed);
+    p.add(c, "printString:", radix).cost(Cost::BigProduct);
+    p.add(c, "radix:", radix).cost(Cost::BigProduct);
+    p.add(c, "printStringRadix:", radix_prefixed)
+        .cost(Cost::BigProduct);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
     // Intervals and counting loops work from any number (Float bounds included, 9.8).

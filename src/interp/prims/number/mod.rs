@@ -55,24 +55,9 @@ pub(crate) use {binary_prim, unary_prim};
 
 pub mod float;
 pub mod integer;
-pub(crate) mod paid;
 pub mod pure;
-use paid::{big_paid, Cost};
-
-big_paid! {
-    paid_add => add, Cost::Linear;
-    paid_sub => sub, Cost::Linear;
-    paid_mul => mul, Cost::Product;
-    paid_div => div, Cost::Product;
-    paid_rem => rem, Cost::Product;
-    paid_modulo => modulo, Cost::Product;
-    paid_quo => quo, Cost::Product;
-    paid_lt => lt, Cost::Linear;
-    paid_gt => gt, Cost::Linear;
-    paid_le => le, Cost::Linear;
-    paid_ge => ge, Cost::Linear;
-    paid_print_string => print_string, Cost::Product;
-}
+pub(crate) mod units;
+use crate::interp::prims::registry::Cost;
 
 /// `**` / `raisedTo:`: an exact Integer power is charged up front by the size of its result
 /// (about twice its bytes: squaring up to it), see `interp::eval::charge`.
@@ -214,23 +199,23 @@ fn between(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "Number";
-    p.add(c, "+", paid_add);
-    p.add(c, "-", paid_sub);
-    p.add(c, "*", paid_mul);
-    p.add(c, "/", paid_div);
-    p.add(c, "%", paid_rem);
-    p.add(c, "rem:", paid_rem);
-    p.add(c, "mod:", paid_modulo);
-    p.add(c, "div:", paid_quo);
-    p.add(c, "quo:", paid_quo);
-    p.add(c, "\\\\", paid_modulo);
+    p.add(c, "+", add).cost(Cost::BigLinear);
+    p.add(c, "-", sub).cost(Cost::BigLinear);
+    p.add(c, "*", mul).cost(Cost::BigProduct);
+    p.add(c, "/", div).cost(Cost::BigProduct);
+    p.add(c, "%", rem).cost(Cost::BigProduct);
+    p.add(c, "rem:", rem).cost(Cost::BigProduct);
+    p.add(c, "mod:", modulo).cost(Cost::BigProduct);
+    p.add(c, "div:", quo).cost(Cost::BigProduct);
+    p.add(c, "quo:", quo).cost(Cost::BigProduct);
+    p.add(c, "\\\\", modulo).cost(Cost::BigProduct);
     p.add(c, "value", itself);
     p.add(c, "**", pow);
     p.add(c, "raisedTo:", pow);
-    p.add(c, "<", paid_lt);
-    p.add(c, ">", paid_gt);
-    p.add(c, "<=", paid_le);
-    p.add(c, ">=", paid_ge);
+    p.add(c, "<", lt).cost(Cost::BigLinear);
+    p.add(c, ">", gt).cost(Cost::BigLinear);
+    p.add(c, "<=", le).cost(Cost::BigLinear);
+    p.add(c, ">=", ge).cost(Cost::BigLinear);
     p.add(c, "max:", max);
     p.add(c, "min:", min);
     p.add(c, "between:and:", between);
@@ -263,8 +248,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "atan", atan);
     p.add(c, "arcTan", atan);
     p.add(c, "atan2:", atan2);
-    p.add(c, "printString", paid_print_string);
-    p.add(c, "asString", paid_print_string);
+    p.add(c, "printString", print_string).cost(Cost::BigProduct);
+    p.add(c, "asString", print_string).cost(Cost::BigProduct);
     p.add(c, "printShowingDecimalPlaces:", decimal_places);
 }
 

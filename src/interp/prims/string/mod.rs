@@ -3,8 +3,8 @@
 //!
 //! The pure work lives in [`crate::interp::prims::string::pure`]; this module checks arguments, builds
 //! values and runs the iteration selectors (which call `ctx.tick()` per element). Primitives
-//! whose work is linear in their inputs are registered through `paid_*` wrappers that charge
-//! the bytes up front (`Ctx::charge`). The byte
+//! whose work is linear in their inputs declare it at registration (`.cost(Cost::InputBytes)`:
+//! the bytes are charged before they run, `registry::Cost`). The byte
 //! selectors (`byteAt:`, `part:size:`, `concat:`, `asHex` …) work on the UTF-8 bytes. Regex
 //! selectors are in `string_regex`.
 
@@ -20,11 +20,11 @@ use crate::interp::prims::number::{binary_prim, unary_prim};
 use crate::interp::prims::string::pure::{self as text, g_len, graphemes};
 use crate::interp::value::{Ref, Value};
 
-mod paid;
 pub mod pure;
 pub mod regex;
-pub(crate) use paid::input_units;
-use paid::*;
+mod units;
+use crate::interp::prims::registry::Cost;
+pub(crate) use units::input_units;
 
 /// The receiver's text (a String receiver is guaranteed by dispatch; anything else is a
 /// `type_error` rather than a panic).
@@ -589,114 +589,120 @@ fn space(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "String";
-    p.add_class(c, "withAll:", paid_with_all);
+    p.add_class(c, "withAll:", with_all).cost(Cost::InputBytes);
     p.add_class(c, "fromCodePoint:", from_code_point);
-    p.add_class(c, "fromCodePoints:", paid_from_code_points);
-    p.add_class(c, "fromIolist:", paid_from_iolist);
+    p.add_class(c, "fromCodePoints:", from_code_points)
+        .cost(Cost::InputBytes);
+    p.add_class(c, "fromIolist:", from_iolist)
+        .cost(Cost::InputBytes);
     p.add_class(c, "lf", lf);
     p.add_class(c, "cr", cr);
     p.add_class(c, "crlf", crlf);
     p.add_class(c, "tab", tab);
     p.add_class(c, "space", space);
 
-    for (sel, f) in [
-        ("<", paid_lt as fn(&mut Ctx, &Value, &[Value]) -> EvalResult),
-        (">", paid_gt),
-        ("<=", paid_le),
-        (">=", paid_ge),
-        ("++", paid_concat),
-        (",", paid_concat),
-        ("repeat:", paid_repeat),
-        ("size", paid_size),
-        ("length", paid_size),
-        ("at:", paid_at),
-        ("first", first),
-        ("last", paid_last),
-        ("first:", paid_take),
-        ("last:", paid_last_n),
-        ("allButFirst", paid_all_but_first),
-        ("allButLast", paid_all_but_last),
-        ("from:to:", paid_from_to),
-        ("copyFrom:to:", paid_copy_from_to),
-        ("asCharacter", as_character),
-        ("contains:", paid_contains),
-        ("withIndexDo:", each_with_index),
-        ("asUtf8", paid_as_binary),
-        ("indexOf:", paid_index_of),
-        ("take:", paid_take),
-        ("drop:", paid_drop),
-        ("isEmpty", is_empty),
-        ("isEmptyOrNil", is_empty),
-        ("isNotEmpty", is_not_empty),
-        ("notEmpty", is_not_empty),
-        ("isBlank", paid_is_blank),
-        ("uppercase", paid_uppercase),
-        ("lowercase", paid_lowercase),
-        ("asUppercase", paid_uppercase),
-        ("asLowercase", paid_lowercase),
-        ("capitalize", paid_capitalize),
-        ("trim", paid_trim),
-        ("trimSeparators", paid_trim),
-        ("trimLeft", paid_trim_left),
-        ("trimRight", paid_trim_right),
-        ("reverse", paid_reverse),
-        ("reversed", paid_reverse),
-        ("includesSubstring:", paid_includes_substring),
-        ("startsWith:", paid_starts_with),
-        ("endsWith:", paid_ends_with),
-        ("includes:", paid_includes),
-        ("occurrencesOf:", paid_occurrences_of),
-        ("split:", paid_split),
-        ("splitOn:", paid_split),
-        ("lines", paid_lines),
-        ("words", paid_words),
-        ("replaceAll:with:", paid_replace_all),
-        ("replaceFirst:with:", paid_replace_first),
-        ("padLeft:", paid_pad_left),
-        ("padRight:", paid_pad_right),
-        ("padLeft:with:", paid_pad_left_with),
-        ("padRight:with:", paid_pad_right_with),
-        ("join:", paid_join),
-        ("isDigit", paid_is_digit),
-        ("isAlpha", paid_is_alpha),
-        ("asInteger", paid_as_integer),
-        ("asFloat", paid_as_float),
-        ("asNumber", paid_as_number),
-        ("asAtom", paid_as_symbol),
-        ("asSymbol", paid_as_symbol),
-        ("asList", paid_as_list),
-        ("asArray", paid_as_array),
-        ("asString", itself),
-        ("displayString", itself),
-        ("printString", paid_print_string),
-        ("urlEncoded", paid_url_encoded),
-        ("urlDecoded", paid_url_decoded),
-        ("do:", do_each),
-        ("reverseDo:", reverse_do),
-        ("do:separatedBy:", do_separated),
-        ("eachWithIndex:", each_with_index),
-        ("doWithIndex:", each_with_index),
-        ("keysAndValuesDo:", keys_and_values_do),
-        ("collect:", collect),
-        ("select:", select),
-        ("reject:", reject),
-        ("detect:", detect),
-        ("detect:ifNone:", detect_if_none),
-        ("anySatisfy:", any_satisfy),
-        ("allSatisfy:", all_satisfy),
-        ("count:", count),
-        ("inject:into:", inject_into),
-        ("byteSize", byte_size),
-        ("byteAt:", paid_byte_at_p),
-        ("part:size:", paid_part_p),
-        ("concat:", paid_concat_bytes),
-        ("toBytes", paid_to_bytes),
-        ("asBinary", paid_as_binary),
-        ("asHex", paid_as_hex),
-        ("asBase64", paid_as_base64),
-        ("asBase64Url", paid_as_base64url),
+    for (sel, f, cost) in [
+        (
+            "<",
+            lt as fn(&mut Ctx, &Value, &[Value]) -> EvalResult,
+            Cost::InputBytes,
+        ),
+        (">", gt, Cost::InputBytes),
+        ("<=", le, Cost::InputBytes),
+        (">=", ge, Cost::InputBytes),
+        ("++", concat, Cost::InputBytes),
+        (",", concat, Cost::InputBytes),
+        ("repeat:", repeat, Cost::RepeatResult),
+        ("size", size, Cost::InputBytes),
+        ("length", size, Cost::InputBytes),
+        ("at:", at, Cost::InputBytes),
+        ("first", first, Cost::Free),
+        ("last", last, Cost::InputBytes),
+        ("first:", take, Cost::InputBytes),
+        ("last:", last_n, Cost::InputBytes),
+        ("allButFirst", all_but_first, Cost::InputBytes),
+        ("allButLast", all_but_last, Cost::InputBytes),
+        ("from:to:", from_to, Cost::InputBytes),
+        ("copyFrom:to:", copy_from_to, Cost::InputBytes),
+        ("asCharacter", as_character, Cost::Free),
+        ("contains:", contains, Cost::InputBytes),
+        ("withIndexDo:", each_with_index, Cost::Free),
+        ("asUtf8", as_binary, Cost::InputBytes),
+        ("indexOf:", index_of, Cost::InputBytes),
+        ("take:", take, Cost::InputBytes),
+        ("drop:", drop, Cost::InputBytes),
+        ("isEmpty", is_empty, Cost::Free),
+        ("isEmptyOrNil", is_empty, Cost::Free),
+        ("isNotEmpty", is_not_empty, Cost::Free),
+        ("notEmpty", is_not_empty, Cost::Free),
+        ("isBlank", is_blank, Cost::InputBytes),
+        ("uppercase", uppercase, Cost::InputBytes),
+        ("lowercase", lowercase, Cost::InputBytes),
+        ("asUppercase", uppercase, Cost::InputBytes),
+        ("asLowercase", lowercase, Cost::InputBytes),
+        ("capitalize", capitalize, Cost::InputBytes),
+        ("trim", trim, Cost::InputBytes),
+        ("trimSeparators", trim, Cost::InputBytes),
+        ("trimLeft", trim_left, Cost::InputBytes),
+        ("trimRight", trim_right, Cost::InputBytes),
+        ("reverse", reverse, Cost::InputBytes),
+        ("reversed", reverse, Cost::InputBytes),
+        ("includesSubstring:", includes_substring, Cost::InputBytes),
+        ("startsWith:", starts_with, Cost::InputBytes),
+        ("endsWith:", ends_with, Cost::InputBytes),
+        ("includes:", includes, Cost::InputBytes),
+        ("occurrencesOf:", occurrences_of, Cost::InputBytes),
+        ("split:", split, Cost::InputBytes),
+        ("splitOn:", split, Cost::InputBytes),
+        ("lines", lines, Cost::InputBytes),
+        ("words", words, Cost::InputBytes),
+        ("replaceAll:with:", replace_all, Cost::InputBytes),
+        ("replaceFirst:with:", replace_first, Cost::InputBytes),
+        ("padLeft:", pad_left, Cost::PadResult),
+        ("padRight:", pad_right, Cost::PadResult),
+        ("padLeft:with:", pad_left_with, Cost::PadResult),
+        ("padRight:with:", pad_right_with, Cost::PadResult),
+        ("join:", join, Cost::InputBytes),
+        ("isDigit", is_digit, Cost::InputBytes),
+        ("isAlpha", is_alpha, Cost::InputBytes),
+        ("asInteger", as_integer, Cost::InputBytes),
+        ("asFloat", as_float, Cost::InputBytes),
+        ("asNumber", as_number, Cost::InputBytes),
+        ("asAtom", as_symbol, Cost::InputBytes),
+        ("asSymbol", as_symbol, Cost::InputBytes),
+        ("asList", as_list, Cost::InputBytes),
+        ("asArray", as_array, Cost::InputBytes),
+        ("asString", itself, Cost::Free),
+        ("displayString", itself, Cost::Free),
+        ("printString", print_string, Cost::InputBytes),
+        ("urlEncoded", url_encoded, Cost::InputBytes),
+        ("urlDecoded", url_decoded, Cost::InputBytes),
+        ("do:", do_each, Cost::Free),
+        ("reverseDo:", reverse_do, Cost::Free),
+        ("do:separatedBy:", do_separated, Cost::Free),
+        ("eachWithIndex:", each_with_index, Cost::Free),
+        ("doWithIndex:", each_with_index, Cost::Free),
+        ("keysAndValuesDo:", keys_and_values_do, Cost::Free),
+        ("collect:", collect, Cost::Free),
+        ("select:", select, Cost::Free),
+        ("reject:", reject, Cost::Free),
+        ("detect:", detect, Cost::Free),
+        ("detect:ifNone:", detect_if_none, Cost::Free),
+        ("anySatisfy:", any_satisfy, Cost::Free),
+        ("allSatisfy:", all_satisfy, Cost::Free),
+        ("count:", count, Cost::Free),
+        ("inject:into:", inject_into, Cost::Free),
+        ("byteSize", byte_size, Cost::Free),
+        ("byteAt:", byte_at_p, Cost::InputBytes),
+        ("part:size:", part_p, Cost::InputBytes),
+        ("concat:", concat_bytes, Cost::InputBytes),
+        ("toBytes", to_bytes, Cost::InputBytes),
+        ("asBinary", as_binary, Cost::InputBytes),
+        ("asHex", as_hex, Cost::InputBytes),
+        ("asBase64", as_base64, Cost::InputBytes),
+        ("asBase64Url", as_base64url, Cost::InputBytes),
     ] {
-        p.add(c, sel, f);
+        p.add(c, sel, f).cost(cost);
     }
 }
 

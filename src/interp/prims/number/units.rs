@@ -1,5 +1,5 @@
-//! Charging big-Integer work (see `interp::eval::charge`): a primitive on a `BigInt` operand
-//! pays for its size up front — linear operations (`+`, `-`, comparisons, bit operations) the
+//! The units of big-Integer work (see `interp::eval::charge`, and `registry::Cost::BigLinear`/
+//! `BigProduct`, which charge them): a primitive on a `BigInt` operand pays for its size up front — linear operations (`+`, `-`, comparisons, bit operations) the
 //! bytes of the operands; multiplication, division, gcd and decimal printing the product of
 //! the operands' sizes / 64 (schoolbook order; Karatsuba and friends are cheaper, so this
 //! errs towards charging). Machine Integers and Floats are never charged (one discriminant
@@ -9,7 +9,7 @@ use crate::interp::value::Value;
 
 /// How a big-Integer primitive's work grows with its operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Cost {
+pub(crate) enum Growth {
     Linear,
     Product,
 }
@@ -24,13 +24,13 @@ fn bytes(v: &Value) -> usize {
 
 /// Units for a primitive on `r` and `a` (`a` empty for unary ones, which count `r` twice
 /// for a product: printing divides the number by powers of ten).
-pub(crate) fn big_units(r: &Value, a: &[Value], cost: Cost) -> usize {
+pub(crate) fn big_units(r: &Value, a: &[Value], cost: Growth) -> usize {
     let x = bytes(r);
     let y = a.first().map_or(x, bytes);
     let linear = x.saturating_add(y);
     match cost {
-        Cost::Linear => linear,
-        Cost::Product => (x.min(y).saturating_mul(x.max(y)) / 64).saturating_add(linear),
+        Growth::Linear => linear,
+        Growth::Product => (x.min(y).saturating_mul(x.max(y)) / 64).saturating_add(linear),
     }
 }
 
@@ -39,26 +39,6 @@ pub(crate) fn big_units(r: &Value, a: &[Value], cost: Cost) -> usize {
 pub(crate) fn any_big(r: &Value, a: &[Value]) -> bool {
     matches!(r, Value::BigInt(_)) || matches!(a.first(), Some(Value::BigInt(_)))
 }
-
-/// Defines `paid_f` over the primitive `f`: charges [`big_units`] first when an operand is a
-/// big Integer.
-macro_rules! big_paid {
-    ($($name:ident => $f:ident, $cost:expr;)*) => {$(
-        fn $name(
-            ctx: &mut $crate::interp::eval::Ctx,
-            r: &$crate::interp::value::Value,
-            a: &[$crate::interp::value::Value],
-        ) -> $crate::interp::eval::EvalResult {
-            use $crate::interp::prims::number::paid as p;
-            if p::any_big(r, a) {
-                ctx.charge(p::big_units(r, a, $cost))?;
-            }
-            $f(ctx, r, a)
-        }
-    )*};
-}
-
-pub(crate) use big_paid;
 
 #[cfg(test)]
 mod tests {
@@ -72,15 +52,15 @@ mod tests {
         assert!(!any_big(&one, std::slice::from_ref(&one)));
         assert!(any_big(&one, std::slice::from_ref(&big)));
         assert_eq!(
-            big_units(&big, std::slice::from_ref(&one), Cost::Linear),
+            big_units(&big, std::slice::from_ref(&one), Growth::Linear),
             10_008
         );
         assert_eq!(
-            big_units(&big, std::slice::from_ref(&big), Cost::Product),
+            big_units(&big, std::slice::from_ref(&big), Growth::Product),
             10_000 * 10_000 / 64 + 20_000
         );
         assert_eq!(
-            big_units(&big, &[], Cost::Product),
+            big_units(&big, &[], Growth::Product),
             10_000 * 10_000 / 64 + 20_000
         );
     }
