@@ -46,8 +46,8 @@ use parking_lot::Mutex;
 pub use error::{EngineError, ErrorInfo, HostError, Limit};
 
 use crate::interp::eval::Method;
-use crate::interp::value::{Sym, Value};
 use crate::interp::{Vm, VmOptions};
+use crate::value::{Sym, Value};
 use limits::{Limits, Trip, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or

@@ -26,7 +26,7 @@
 //! # Example
 //!
 //! ```
-//! use bt::interp::value::Value;
+//! use bt::value::Value;
 //! use bt::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
 //!
 //! let rt = Runtime::new(Config { workers: 1, ..Config::default() }).unwrap();

@@ -17,8 +17,8 @@
 
 use std::io::Write;
 
-use crate::interp::value::Value;
 use crate::interp::{BtError, Vm, VmOptions};
+use crate::value::Value;
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
               [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...

@@ -8,9 +8,9 @@ use super::wire::{encode_with, EncodeOpts};
 use super::*;
 use crate::interp::error::{exc_field, F_HINT, F_KIND};
 use crate::interp::eval::Unwind;
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Sym, Value};
 use crate::interp::{Vm, VmOptions};
+use crate::value::order::strict_eq;
+use crate::value::{Sym, Value};
 
 const FIXTURE: &str = r#"
 Value subclass: Point

@@ -7,8 +7,8 @@ use ::serde::{Deserialize, Serialize};
 
 use super::error::kind;
 use super::{from_rust, to_rust};
-use crate::interp::value::Value;
 use crate::interp::{Vm, VmOptions};
+use crate::value::Value;
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Db {

@@ -20,7 +20,7 @@
 //! * **Actors.** Main-program jobs count against the engine's evaluation ([`Trip`] shared
 //!   with the engine). An actor's message or callback gets the same limits counted from its
 //!   own start; when one trips, the message ends and its caller gets an ordinary error of
-//!   the limit's kind (`actor_behaviour`); the actor survives (5.6).
+//!   the limit's kind (`interp::actor::behaviour`); the actor survives (5.6).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -11,9 +11,15 @@
 //! * The reduction counter of the `Ctx` drives preemption ([`preempt`], via `Ctx::tick`),
 //!   and the native stack limit is taken from the coroutine ([`Cx::stack_remaining`]).
 //!
-//! Sibling modules: `actor_handle` (actor handles, pids, references and other runtime values),
-//! `actor_send` (sends and casts to actors, copying blocks across processes, error mapping),
-//! `actor_behaviour` (the behaviours: user actors, the main program, transcripts).
+//! Submodules: [`handle`] (actor handles, pids, references and other runtime values),
+//! [`send`] (sends and casts to actors, copying blocks across processes, error mapping),
+//! [`behaviour`] (the behaviours: user actors, the main program, transcripts), [`slots`]
+//! (typed state slots checked after `initialize`).
+
+pub mod behaviour;
+pub mod handle;
+pub mod send;
+pub mod slots;
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -24,10 +30,10 @@ use parking_lot::Mutex;
 
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
+use crate::value::{ClassRef, Sym, Value};
 
-pub use crate::interp::actor_send::{cast, intercept, top_display};
+pub use crate::interp::actor::send::{cast, intercept, top_display};
 
 /// The evaluator's reductions between preemptions (`Ctx::new`).
 pub(crate) const DEFAULT_BUDGET: u32 = 4000;
@@ -143,7 +149,7 @@ pub fn detached_state<'v>(ctx: &Ctx, recv: &'v Value) -> Option<&'v Arc<Mutex<Ve
     }
     let a =
         n.0.as_any()
-            .downcast_ref::<crate::interp::actor_handle::ActorRef>()?;
+            .downcast_ref::<crate::interp::actor::handle::ActorRef>()?;
     // Back in the actor's own process, `self.x` is the live state again.
     if a.proc.pid().number == ctx.pid {
         return None;
@@ -321,7 +327,7 @@ pub fn run_logged(
         if let Err(u) = f(ctx) {
             match u {
                 Unwind::Error(e) => {
-                    let line = crate::interp::actor_send::describe_exception(&e);
+                    let line = crate::interp::actor::send::describe_exception(&e);
                     cx_log(ctx, &format!("error in callback: {line}"));
                 }
                 u => {

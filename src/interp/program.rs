@@ -10,8 +10,8 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::eval::{Method, Prims};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::interp::vm::VmOptions;
+use crate::value::{ClassRef, Sym, Value};
 
 /// Direct references to the built-in classes the evaluator needs on hot paths.
 pub struct Core {

@@ -210,7 +210,7 @@ fn stdlib_loads_fast() {
 
 #[test]
 fn value_and_results_stay_small() {
-    assert_eq!(std::mem::size_of::<crate::interp::value::Value>(), 16);
+    assert_eq!(std::mem::size_of::<crate::value::Value>(), 16);
     assert_eq!(std::mem::size_of::<crate::interp::eval::Flow>(), 16);
     assert!(
         std::mem::size_of::<crate::interp::eval::code::Node>() <= 32,

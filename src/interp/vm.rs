@@ -16,15 +16,15 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
+use crate::interp::actor::behaviour::{MainActor, JOB_SEL};
+use crate::interp::actor::handle::{native, Job, JobBox};
 use crate::interp::actor::ActorSys;
-use crate::interp::actor_behaviour::{MainActor, JOB_SEL};
-use crate::interp::actor_handle::{native, Job, JobBox};
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
-use crate::interp::value::Value;
 use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
+use crate::value::Value;
 
 #[derive(Clone, Debug)]
 pub struct VmOptions {
@@ -294,7 +294,7 @@ impl Vm {
             let _ = tx.send((r, sess));
         });
         let msg = Message::new(
-            crate::interp::value::Sym::new(JOB_SEL),
+            crate::value::Sym::new(JOB_SEL),
             vec![native(JobBox {
                 job: Mutex::new(Some(job)),
                 class: self.prog.core.object.clone(),
@@ -595,12 +595,8 @@ impl Vm {
                     &format!("Class '{class}' not found"),
                 ));
             };
-            ctx.send(
-                &Value::Class(c),
-                crate::interp::value::Sym::new(&sel),
-                &args,
-            )
-            .map_err(|e| top_error(ctx, e))
+            ctx.send(&Value::Class(c), crate::value::Sym::new(&sel), &args)
+                .map_err(|e| top_error(ctx, e))
         })
         .unwrap_or_else(|m| Err(internal(&m)))
     }

@@ -18,12 +18,12 @@ pub mod json;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::api::{LogSink, ProcessInfo, RtHandle};
 use crate::runtime::process::ProcRef;
 use crate::runtime::supervisor::proc::{wall_ms, SupShared};
 use crate::runtime::supervisor::{AutoShutdown, ChildState, Strategy, Supervision};
 use crate::runtime::types::Pid;
+use crate::value::{Sym, Value};
 
 /// The default per-supervisor child cap (7.1).
 pub const DEFAULT_LIMIT: usize = 200;

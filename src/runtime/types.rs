@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 /// A process id. Prints as `<node.number.0>`, or `<node.number.1>` for a runtime service
 /// process (services are numbered by a counter of their own, LANGUAGE.md 7.1). Ordered by

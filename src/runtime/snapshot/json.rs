@@ -7,8 +7,8 @@
 
 use std::fmt::Write;
 
-use crate::interp::value::Value;
 use crate::runtime::snapshot::{SnapNode, Snapshot, SupInfo, Totals};
+use crate::value::Value;
 
 /// The schema name; changes only on incompatible changes.
 pub const SCHEMA: &str = "bt.processes/1";

@@ -15,7 +15,6 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::api::{RtHandle, SpawnOpts};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{Behaviour, ProcRef};
@@ -23,6 +22,7 @@ use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, En
 use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, Signal, Timeout};
 use crate::runtime::waiter::Waiter;
+use crate::value::{Sym, Value};
 
 /// Unix wall-clock time in ms (`startedAt`, `exitedAt`, `capturedAt`).
 pub fn wall_ms() -> u64 {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::interp::eval::Ctx;
-use crate::interp::value::{ClassRef, Native, NativeObj, Sym, Value};
 use crate::runtime::{Pid, ProcRef, Timeout, TimerRef};
+use crate::value::{ClassRef, Native, NativeObj, Sym, Value};
 
 /// Wraps a native object as a value.
 pub fn native(v: impl NativeObj) -> Value {

@@ -5,15 +5,15 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{downcast, ActorRef, JobBox};
+use crate::interp::actor::send::{describe_exception, prefix_error, transfer_in};
+use crate::interp::actor::slots::nil_typed_slot;
 use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
-use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
-use crate::interp::actor_send::{describe_exception, prefix_error, transfer_in};
-use crate::interp::actor_slots::nil_typed_slot;
 use crate::interp::class::Builtin;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Behaviour, Cx, ExitReason, Message};
+use crate::value::{ClassRef, Sym, Value};
 
 /// Selector of the message that runs `initialize` in a new actor.
 pub const INIT_SEL: &str = "bt_initialize";
@@ -184,7 +184,7 @@ impl Behaviour for BtActor {
             "error in cast {} to Actor({}, {}): {}",
             selector,
             self.class.name,
-            crate::interp::actor_handle::pid_label(cx.pid()),
+            crate::interp::actor::handle::pid_label(cx.pid()),
             describe_exception(&error)
         ));
     }
