@@ -18,19 +18,19 @@
 //! | `prims` | Rust primitives |
 //! | `print` | printing (part 10) |
 //! | `actor` (+ `actor/`) | running on the actor runtime: processes, actor handles, sends |
-//! | `vm` | the program-level API used by the CLI, REPL and test runner |
+//! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |
 
 pub mod actor;
 pub mod class;
 pub mod error;
 pub mod eval;
+pub mod interpreter;
 pub mod loader;
 pub mod lower;
 pub mod prims;
 pub mod print;
 pub mod program;
 pub mod stdlib;
-pub mod vm;
 
 // Old paths kept for one session so branches written against them still merge (the values
 // layer moved to `crate::value`, the actor files into `interp/actor/`). New code uses the new
@@ -41,6 +41,12 @@ pub use actor::{
     behaviour as actor_behaviour, handle as actor_handle, send as actor_send, slots as actor_slots,
 };
 
-pub use vm::{BtError, LoadReport, Vm, VmOptions};
+pub use interpreter::{BtError, Interpreter, InterpreterOptions, LoadReport};
+
+/// The old names of [`Interpreter`] and [`InterpreterOptions`] (and `interp::vm`), kept for
+/// one session so branches written against them still merge.
+pub type Vm = Interpreter;
+pub type VmOptions = InterpreterOptions;
+pub use interpreter as vm;
 #[cfg(test)]
 mod tests;

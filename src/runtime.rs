@@ -50,7 +50,7 @@
 //! # API for the interpreter
 //!
 //! ```text
-//! let rt = Runtime::new(Config::default())?;           // per Vm; drop = shutdown
+//! let rt = Runtime::new(Config::default())?;           // per Interpreter; drop = shutdown
 //! rt.block_on(|cx| run_main(cx))                       // main program / REPL line (pid 1, 2, …)
 //! let p = rt.spawn(MyActor { .. });                    // Behaviour::handle(&mut self, cx, msg)
 //! cx.call(&p, Message::new(sel, args), Timeout::DEFAULT) -> Result<Value, CallError>

@@ -17,7 +17,7 @@
 
 use std::io::Write;
 
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
 use crate::value::Value;
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
@@ -168,10 +168,10 @@ pub fn run(
             return 2;
         }
     };
-    let vm = Vm::new(VmOptions {
+    let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: o.check,
-        ..VmOptions::default()
+        ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).

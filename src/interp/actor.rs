@@ -1,5 +1,5 @@
 //! The interpreter on the actor runtime: how an evaluation context ([`Ctx`]) runs inside a
-//! runtime process, and the per-`Vm` actor system.
+//! runtime process, and the per-`Interpreter` actor system.
 //!
 //! * Every process that evaluates bt code (the main program, each actor while it handles a
 //!   message, timer and monitor callbacks) runs with a `Ctx` whose [`ProcSlot`] points at
@@ -56,7 +56,7 @@ unsafe impl Send for CxPtr {}
 #[derive(Default)]
 pub struct ProcSlot {
     cx: Option<CxPtr>,
-    /// The actor system of the Vm this context belongs to.
+    /// The actor system of the Interpreter this context belongs to.
     pub sys: Option<Arc<ActorSys>>,
     /// The actor whose handler is running (its handle value), if any.
     pub actor: Option<Value>,
@@ -165,7 +165,7 @@ pub(crate) fn preempt(ctx: &mut Ctx) -> Result<(), Unwind> {
     }
 }
 
-/// The actor system of one `Vm`: the runtime handle, the context pool, class locks and the
+/// The actor system of one `Interpreter`: the runtime handle, the context pool, class locks and the
 /// node-wide registries of the concurrency utilities.
 pub struct ActorSys {
     pub rt: RtHandle,
@@ -257,7 +257,7 @@ impl ActorSys {
     }
 }
 
-/// The actor system of the context's Vm, or a `runtime_error` outside one.
+/// The actor system of the context's Interpreter, or a `runtime_error` outside one.
 pub fn sys_of(ctx: &Ctx) -> Result<Arc<ActorSys>, Unwind> {
     ctx.proc
         .sys

@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::interpreter::BtError;
 use crate::interp::program::{Program, EXCEPTION_FIELDS};
-use crate::interp::vm::BtError;
 use crate::value::{ClassRef, Instance, Sym, Value};
 
 /// Field positions in an exception instance.

@@ -1,8 +1,8 @@
 //! Interpreter self-checks: runs the `// =>` files of `tests/golden/eval/core` through
-//! [`Vm::eval`] (a small reader of the LANGUAGE.md 11.1 format, so the interpreter can be
+//! [`Interpreter::eval`] (a small reader of the LANGUAGE.md 11.1 format, so the interpreter can be
 //! checked on its own), plus a few internal invariants.
 
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
 
 // The 11.1 expectation rules are the test runner's; this reader only reuses them.
 use crate::testrun::expect::{matches as wildcard_match, unescape};
@@ -17,7 +17,7 @@ fn error_matches(e: &BtError, want: &str) -> bool {
 /// Runs one expression file; answers (passed, failures).
 pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
     let src = std::fs::read_to_string(path).unwrap_or_default();
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     vm.set_output(Box::new(|_| {}));
     let mut fails = Vec::new();
     let name = path.display().to_string();
@@ -169,13 +169,13 @@ fn wildcard_rule() {
 
 #[test]
 fn stdlib_loads_cleanly() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     assert!(vm.stdlib_warnings.is_empty(), "{:?}", vm.stdlib_warnings);
 }
 
 #[test]
 fn redefined_class_updates_existing_instances() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     vm.eval("t", "Object subclass: Foo\n  hi => 1\n").unwrap();
     vm.eval("t", "f := Foo new").unwrap();
     let v = vm.eval("t", "f hi").unwrap();
@@ -189,7 +189,7 @@ fn redefined_class_updates_existing_instances() {
 
 #[test]
 fn repl_bindings_persist_and_errors_roll_back() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     vm.eval("t", "a := 1").unwrap();
     assert!(vm.eval("t", "a := 2. b := 3. nil foo").is_err());
     assert_eq!(vm.display(&vm.eval("t", "a").unwrap()), "1");
@@ -203,7 +203,7 @@ fn repl_bindings_persist_and_errors_roll_back() {
 #[test]
 fn stdlib_loads_fast() {
     let t = std::time::Instant::now();
-    let _vm = Vm::new(VmOptions::default());
+    let _vm = Interpreter::new(InterpreterOptions::default());
     // Generous for a debug build on a loaded machine; release is a few milliseconds.
     assert!(t.elapsed().as_millis() < 2000, "{:?}", t.elapsed());
 }
@@ -221,7 +221,7 @@ fn value_and_results_stay_small() {
 
 #[test]
 fn load_unit_resolves_superclasses_across_files_and_skips_broken_ones() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     let files = vec![
         ("a.bt".to_string(), "Base subclass: Derived\n  who => \"derived of \" ++ super who\nlog := Derived new who\n".to_string()),
         ("b.bt".to_string(), "Object subclass: Base\n  who => \"base\"\n".to_string()),
@@ -237,7 +237,7 @@ fn load_unit_resolves_superclasses_across_files_and_skips_broken_ones() {
 
 #[test]
 fn a_runtime_error_in_one_file_does_not_stop_the_others() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     let files = vec![
         ("a.bt".to_string(), "x := 1 / 0\n".to_string()),
         ("b.bt".to_string(), "y := 2\n".to_string()),
@@ -252,7 +252,7 @@ fn a_runtime_error_in_one_file_does_not_stop_the_others() {
 /// Odd inputs must answer values or language errors, never panic the evaluator.
 #[test]
 fn odd_inputs_never_panic() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     let inputs = [
         "[:x | ^ x] value: 1",
         "[^ 3] value",

@@ -1,6 +1,6 @@
 //! The runtime behaviours of bt processes: user actors ([`BtActor`]: state slots, message
 //! dispatch, rollback, `initialize`/`terminate:`), the main program ([`MainActor`]: runs the
-//! `Vm`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
+//! `Interpreter`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -205,7 +205,7 @@ fn runtime_error(ctx: &Ctx, msg: &str) -> Value {
     )
 }
 
-/// The main program's process: runs each job the `Vm` sends it with one persistent context.
+/// The main program's process: runs each job the `Interpreter` sends it with one persistent context.
 pub struct MainActor {
     pub ctx: Option<Ctx>,
 }

@@ -287,7 +287,7 @@ fn name_key(class: &str, rest: &[u64]) -> Vec<u64> {
     k
 }
 
-/// A job for the main program's process (see `Vm::run`).
+/// A job for the main program's process (see `Interpreter::run`).
 pub type Job = Box<dyn FnOnce(&mut Ctx) + Send>;
 
 /// Carries a [`Job`] inside a message.
