@@ -36,3 +36,9 @@ pub use base::diagnostic;
 pub use codec::{from_rust, to_rust, CodecError};
 pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
 pub use value::Value;
+
+/// Runs the `bt` command line on `args` (without the program name) and answers the exit
+/// status: what the `bt` binary does.
+pub fn cli_main(args: &[String]) -> i32 {
+    cli::main(args)
+}

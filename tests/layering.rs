@@ -18,7 +18,7 @@ const LAYERS: &[&str] = &[
     "cli",
 ];
 
-/// Module-path prefix → layer. `lib` and `main` (and the binary's `alloc`) are the top.
+/// Module-path prefix → layer. `lib` and `main` (and the binary's `allocator`) are the top.
 const MODULES: &[(&str, &str)] = &[
     ("base", "base"),
     ("diagnostic", "base"),
@@ -34,7 +34,7 @@ const MODULES: &[(&str, &str)] = &[
     ("cli", "cli"),
     ("lib", "cli"),
     ("main", "cli"),
-    ("alloc", "cli"),
+    ("allocator", "cli"),
 ];
 
 /// Upward imports still present: (file, target module path prefix). Remove an entry when its
