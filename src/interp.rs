@@ -18,9 +18,11 @@
 //! | `prims` | Rust primitives |
 //! | `print` | printing (part 10) |
 //! | `actor` (+ `actor/`) | running on the actor runtime: processes, actor handles, sends |
+//! | `checker` | the standard checker: stdlib declarations + primitive selectors |
 //! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |
 
 pub mod actor;
+pub mod checker;
 pub mod class;
 pub mod error;
 pub mod eval;

@@ -35,6 +35,9 @@ pub mod split;
 pub mod supervise;
 pub mod worker;
 
+#[cfg(test)]
+mod core_golden;
+
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -115,7 +118,8 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
     };
     // Checker levels: the nearest bt.toml's `[diagnostics]` (as `bt check` reads it), then
     // the command line's.
-    let levels = crate::cli::check::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
+    let levels =
+        crate::check::manifest::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
     let path = file.display().to_string();
     let filter = opts.filter.clone().filter(|f| !path.contains(f.as_str()));
     Ok(Some(WorkerSpec {

@@ -40,11 +40,6 @@ const MODULES: &[(&str, &str)] = &[
 /// Upward imports still present: (file, target module path prefix). Remove an entry when its
 /// import goes; the test fails on an entry that no longer matches anything.
 const KNOWN: &[(&str, &str)] = &[
-    // The golden-core unit test parses `// =>` expectations with the test runner's parser.
-    ("src/interp/tests.rs", "testrun"),
-    // The standard checker is built in the CLI.
-    ("src/interp/vm.rs", "cli"),
-    ("src/testrun.rs", "cli"),
     // The value cycle: `Value::Class`/`Value::Meta`/`Instance::class` hold the interpreter's
     // `Class`, `Value::Block` its `Closure`, and term order reads a class's kind and field
     // names. Breaking it needs class/block handles owned by the values layer.

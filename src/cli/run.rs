@@ -157,7 +157,7 @@ pub fn run(
             return 2;
         }
     };
-    let check_options = match crate::cli::check::options_for(
+    let check_options = match crate::check::manifest::options_for(
         std::path::Path::new(&o.file),
         o.warnings_as_errors,
         &o.levels,

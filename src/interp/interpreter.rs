@@ -172,7 +172,7 @@ pub struct Interpreter {
 /// The checker with the built-in library and every primitive selector (the same one `bt check`
 /// uses), built once per process.
 fn base_checker() -> crate::check::Checker {
-    crate::cli::check::standard_checker()
+    crate::interp::checker::standard_checker()
 }
 
 /// Converts an unwind reaching the top into a BtError (a `Program exit:` becomes a
