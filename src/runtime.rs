@@ -149,5 +149,6 @@ pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
 pub use types::{
-    CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Signal, Timeout,
+    CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,
+    Signal, SupervisorRequest, Timeout,
 };

@@ -295,6 +295,15 @@ impl Value {
     pub fn is_nil(&self) -> bool {
         matches!(self, Value::Nil)
     }
+    /// The name a process-info value stands for: a class object's name, or a Symbol (the
+    /// runtime labels processes with either; it never looks inside a class itself).
+    pub fn class_object_name(&self) -> Option<Sym> {
+        match self {
+            Value::Class(c) => Some(c.name),
+            Value::Symbol(s) => Some(*s),
+            _ => None,
+        }
+    }
     pub fn as_sym(&self) -> Option<Sym> {
         match self {
             Value::Symbol(s) => Some(*s),

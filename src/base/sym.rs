@@ -50,8 +50,14 @@ impl Sym {
     pub fn index(self) -> usize {
         (self.0.get() - 1) as usize
     }
+    /// The text; `""` for [`Sym::NONE`].
     pub fn as_str(self) -> &'static str {
-        interner().read().names[self.index()]
+        interner()
+            .read()
+            .names
+            .get(self.index())
+            .copied()
+            .unwrap_or("")
     }
 }
 

@@ -16,14 +16,14 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
-use crate::interp::actor::behaviour::{MainActor, JOB_SEL};
+use crate::interp::actor::behaviour::{job_message, MainActor};
 use crate::interp::actor::handle::{native, Job, JobBox};
 use crate::interp::actor::ActorSys;
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
-use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
+use crate::runtime::{Config, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
 
 #[derive(Clone, Debug)]
@@ -293,13 +293,10 @@ impl Interpreter {
                     });
             let _ = tx.send((r, sess));
         });
-        let msg = Message::new(
-            crate::value::Sym::new(JOB_SEL),
-            vec![native(JobBox {
-                job: Mutex::new(Some(job)),
-                class: self.prog.core.object.clone(),
-            })],
-        );
+        let msg = job_message(native(JobBox {
+            job: Mutex::new(Some(job)),
+            class: self.prog.core.object.clone(),
+        }));
         let main = {
             let mut m = self.main.lock();
             if !m.is_alive() {
