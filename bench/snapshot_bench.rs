@@ -7,6 +7,9 @@
 //! per node, so linear growth is visible, and the JSON serialisation time. `BENCH_WALKS=N`
 //! changes the number of walks (for profiling).
 
+// unsafe: the thread CPU clock is read through libc (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -1,11 +1,11 @@
 //! The `bt` command line: [`main`] dispatches to one module per subcommand (`src/main.rs`
 //! calls it through [`crate::cli_main`]).
 
-pub mod check;
-pub mod parse;
-pub mod repl;
-pub mod run;
-pub mod test;
+pub(crate) mod check;
+pub(crate) mod parse;
+pub(crate) mod repl;
+pub(crate) mod run;
+pub(crate) mod test;
 
 const USAGE: &str = "usage: bt <command> [options]
 
@@ -19,7 +19,7 @@ commands:
 
 /// Runs the `bt` command line on its arguments (without the program name); answers the exit
 /// status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
         None => repl::main(&[]),
         Some("run") => run::main(&args[1..]),

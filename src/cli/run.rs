@@ -132,13 +132,13 @@ fn report(e: &BtError, err: &mut dyn Write) -> i32 {
 }
 
 /// Runs `bt run ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     run(args, None, &mut std::io::stderr())
 }
 
 /// `bt run` with its diagnostics written to `err`; with `out`, program output is captured
 /// there instead of going to standard output (tests).
-pub fn run(
+pub(crate) fn run(
     args: &[String],
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,

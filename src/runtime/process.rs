@@ -139,7 +139,7 @@ pub(crate) struct Inner {
 
 impl Inner {
     /// Whether control signals are queued.
-    pub fn has_control(&self) -> bool {
+    pub(crate) fn has_control(&self) -> bool {
         self.control.as_ref().is_some_and(|c| !c.is_empty())
     }
 
@@ -152,7 +152,7 @@ impl Inner {
         s
     }
 
-    pub fn extra(&mut self) -> &mut Extras {
+    pub(crate) fn extra(&mut self) -> &mut Extras {
         self.extra.get_or_insert_with(Default::default)
     }
 }
