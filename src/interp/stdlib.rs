@@ -16,6 +16,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("Float.bt", include_str!("../../stdlib/Float.bt")),
     ("Integer.bt", include_str!("../../stdlib/Integer.bt")),
     ("Interval.bt", include_str!("../../stdlib/Interval.bt")),
+    ("Json.bt", include_str!("../../stdlib/Json.bt")),
     ("List.bt", include_str!("../../stdlib/List.bt")),
     ("Number.bt", include_str!("../../stdlib/Number.bt")),
     ("Queue.bt", include_str!("../../stdlib/Queue.bt")),

@@ -23,6 +23,8 @@ pub mod exception;
 pub mod fault;
 pub mod float;
 pub mod integer;
+pub mod json;
+pub mod json_parse;
 pub mod num;
 pub mod number;
 pub mod object;
@@ -76,6 +78,8 @@ pub fn register_all(p: &mut Prims) {
     supervision_nav::register(p);
     parallel::register(p);
     announce::register(p);
+    // Batteries (LANGUAGE.md 13).
+    json::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
