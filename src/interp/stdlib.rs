@@ -13,6 +13,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("Character.bt", include_str!("../../stdlib/Character.bt")),
     ("Collection.bt", include_str!("../../stdlib/Collection.bt")),
     ("Dictionary.bt", include_str!("../../stdlib/Dictionary.bt")),
+    ("File.bt", include_str!("../../stdlib/File.bt")),
     ("Float.bt", include_str!("../../stdlib/Float.bt")),
     ("Integer.bt", include_str!("../../stdlib/Integer.bt")),
     ("Interval.bt", include_str!("../../stdlib/Interval.bt")),

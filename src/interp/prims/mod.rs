@@ -13,6 +13,7 @@ pub mod atomic;
 pub mod binary;
 pub mod block;
 pub mod boolean;
+pub mod capability;
 pub mod character;
 pub mod class;
 pub mod codec;
@@ -21,6 +22,8 @@ pub mod console;
 pub mod duration;
 pub mod exception;
 pub mod fault;
+pub mod file;
+pub mod file_lines;
 pub mod float;
 pub mod integer;
 pub mod json;
@@ -80,6 +83,7 @@ pub fn register_all(p: &mut Prims) {
     announce::register(p);
     // Batteries (LANGUAGE.md 13).
     json::register(p);
+    file::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
