@@ -12,6 +12,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("Binary.bt", include_str!("../../stdlib/Binary.bt")),
     ("Character.bt", include_str!("../../stdlib/Character.bt")),
     ("Collection.bt", include_str!("../../stdlib/Collection.bt")),
+    ("DateTime.bt", include_str!("../../stdlib/DateTime.bt")),
     ("Dictionary.bt", include_str!("../../stdlib/Dictionary.bt")),
     ("File.bt", include_str!("../../stdlib/File.bt")),
     ("Float.bt", include_str!("../../stdlib/Float.bt")),

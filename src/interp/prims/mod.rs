@@ -19,6 +19,7 @@ pub mod class;
 pub mod codec;
 pub mod collections;
 pub mod console;
+pub mod datetime;
 pub mod duration;
 pub mod exception;
 pub mod fault;
@@ -84,6 +85,7 @@ pub fn register_all(p: &mut Prims) {
     // Batteries (LANGUAGE.md 13).
     json::register(p);
     file::register(p);
+    datetime::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
