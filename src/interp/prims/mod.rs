@@ -34,6 +34,7 @@ pub mod number;
 pub mod object;
 pub mod parallel;
 pub mod reflection;
+pub mod regex;
 pub mod string;
 pub mod string_regex;
 pub mod supervision;
@@ -86,6 +87,7 @@ pub fn register_all(p: &mut Prims) {
     json::register(p);
     file::register(p);
     datetime::register(p);
+    regex::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
