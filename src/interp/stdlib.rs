@@ -22,6 +22,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("List.bt", include_str!("../../stdlib/List.bt")),
     ("Number.bt", include_str!("../../stdlib/Number.bt")),
     ("Queue.bt", include_str!("../../stdlib/Queue.bt")),
+    ("Random.bt", include_str!("../../stdlib/Random.bt")),
     ("Regex.bt", include_str!("../../stdlib/Regex.bt")),
     ("Result.bt", include_str!("../../stdlib/Result.bt")),
     (

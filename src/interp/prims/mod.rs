@@ -33,6 +33,7 @@ pub mod num;
 pub mod number;
 pub mod object;
 pub mod parallel;
+pub mod random;
 pub mod reflection;
 pub mod regex;
 pub mod string;
@@ -88,6 +89,7 @@ pub fn register_all(p: &mut Prims) {
     file::register(p);
     datetime::register(p);
     regex::register(p);
+    random::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
