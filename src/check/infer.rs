@@ -492,6 +492,9 @@ impl<'a> Walker<'a> {
             if name == "Transcript" {
                 return Ty::inst("TranscriptStream");
             }
+            if self.table.protocols.contains_key(name) {
+                return Ty::inst("Protocol");
+            }
             if name.contains('@') || self.is_library() {
                 return Ty::Dynamic;
             }

@@ -33,6 +33,7 @@ pub mod num;
 pub mod number;
 pub mod object;
 pub mod parallel;
+pub mod protocol;
 pub mod random;
 pub mod reflection;
 pub mod regex;
@@ -90,6 +91,7 @@ pub fn register_all(p: &mut Prims) {
     datetime::register(p);
     regex::register(p);
     random::register(p);
+    protocol::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
@@ -98,6 +100,10 @@ pub fn sym_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<Sym, Unwind> {
         Value::Symbol(s) => Ok(*s),
         Value::Str(s) => Ok(Sym::new(s)),
         other => {
+            // A protocol object stands for its name (`Integer conformsTo: Printable`).
+            if let Some(p) = protocol::name_of(other) {
+                return Ok(p);
+            }
             let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("{what} must be a Symbol, not {n}")))
         }
