@@ -285,6 +285,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Grants scripts a capability (LANGUAGE.md 13): embedded scripts are denied `File` until
+    /// the host grants `Capability::File` (`bt::interp::prims::capability`).
+    pub fn grant(&self, c: crate::interp::prims::capability::Capability) {
+        self.vm.prog.capabilities.grant(c);
+    }
+
     /// Takes the program output captured since the last call (empty when the engine was
     /// built with `capture_output(false)`).
     pub fn take_output(&self) -> String {

@@ -181,6 +181,8 @@ pub struct Program {
     /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
     /// Node primitives; unset on `nonode@nohost`.
     pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
+    /// Capabilities an embedding host granted (`prims::capability`; only read when embedded).
+    pub capabilities: crate::interp::prims::capability::Grants,
 }
 
 /// See [`Program::ctx_hook`].
@@ -442,6 +444,7 @@ impl Program {
             ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
+            capabilities: Default::default(),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {

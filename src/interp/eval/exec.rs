@@ -599,6 +599,10 @@ impl Ctx {
                 return self.send_impl(&Value::Class(t), self.prog.syms.current, &[]);
             }
         }
+        // A declared protocol's name is its protocol object (3.4).
+        if let Some(p) = crate::interp::prims::protocol::global(self, name) {
+            return Ok(p);
+        }
         Err(self
             .err("class_not_found", format!("Class '{name}' not found"))
             .into())
