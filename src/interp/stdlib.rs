@@ -18,6 +18,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("Interval.bt", include_str!("../../stdlib/Interval.bt")),
     ("List.bt", include_str!("../../stdlib/List.bt")),
     ("Number.bt", include_str!("../../stdlib/Number.bt")),
+    ("Observer.bt", include_str!("../../stdlib/Observer.bt")),
     ("Queue.bt", include_str!("../../stdlib/Queue.bt")),
     ("Result.bt", include_str!("../../stdlib/Result.bt")),
     (

@@ -26,6 +26,7 @@ pub mod integer;
 pub mod num;
 pub mod number;
 pub mod object;
+pub mod observer;
 pub mod parallel;
 pub mod reflection;
 pub mod string;
@@ -76,6 +77,7 @@ pub fn register_all(p: &mut Prims) {
     supervision_nav::register(p);
     parallel::register(p);
     announce::register(p);
+    observer::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

@@ -3,12 +3,14 @@
 //! Written directly into one String (no intermediate tree, no per-node Strings): a
 //! 100,000-node snapshot serialises in a few tens of ms. Keys come out in the order of 7.5;
 //! output is compact. The golden file `tests/golden/eval/supervision/processes.json` pins
-//! the schema, so it changes only on purpose.
+//! the schema, so it changes only on purpose. `restartHistory` (each node's last handled
+//! exits, oldest first) was added to schema 1 as 7.5 allows (new keys may be added).
 
 use std::fmt::Write;
 
 use crate::interp::value::Value;
 use crate::runtime::snapshot::{SnapNode, Snapshot, SupInfo, Totals};
+use crate::runtime::supervisor::RestartEvent;
 
 /// The schema name; changes only on incompatible changes.
 pub const SCHEMA: &str = "bt.processes/1";
@@ -94,7 +96,14 @@ fn node(out: &mut String, n: &SnapNode) {
         Some(s) => sup(out, s),
         None => out.push_str("null"),
     }
-    out.push_str(",\"children\":[");
+    out.push_str(",\"restartHistory\":[");
+    for (i, e) in n.history.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        event(out, e);
+    }
+    out.push_str("],\"children\":[");
     for (i, c) in n.children.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -102,6 +111,25 @@ fn node(out: &mut String, n: &SnapNode) {
         node(out, c);
     }
     out.push_str("]}");
+}
+
+/// One restart-history event: `{"at":ms,"reason":"killed","kind":"exit","generation":1,"pid":"<0.5.0>"|null}`.
+pub fn event(out: &mut String, e: &RestartEvent) {
+    let _ = write!(out, "{{\"at\":{},\"reason\":", e.at_ms);
+    string(out, &e.reason_text);
+    let _ = write!(
+        out,
+        ",\"kind\":\"{}\",\"generation\":{},\"pid\":",
+        e.kind.as_str(),
+        e.generation
+    );
+    match e.pid() {
+        Some(p) => {
+            let _ = write!(out, "\"{p}\"");
+        }
+        None => out.push_str("null"),
+    }
+    out.push('}');
 }
 
 fn sup(out: &mut String, s: &SupInfo) {
