@@ -176,7 +176,7 @@ impl Book {
         for c in &mut self.children {
             // A child that ran in the previous generation starts again because its
             // supervisor did (history: `parent`).
-            if c.ever_started && c.state != ChildState::Exited {
+            if c.ever_started {
                 let proc = c.proc.clone();
                 c.history.push(RestartEvent::new(
                     now_ms,
