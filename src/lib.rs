@@ -16,6 +16,7 @@
 //! | [`runtime`] | actor scheduler, mailboxes, timers, registry, supervisors |
 //! | [`codec`] | the one value codec: walker, binary wire format v1, serde to/from Rust |
 //! | [`dist`] | distribution: named nodes, name registry, cookie handshake, connect/ping |
+//! | [`observe`] | the observer: HTTP server of `bt run --observe`, live page, `bt top` |
 //! | [`testrun`] | the `bt test` runner |
 //! | [`cli`] | the subcommands of the `bt` binary |
 
@@ -26,6 +27,7 @@ pub mod diagnostic;
 pub mod dist;
 pub mod engine;
 pub mod interp;
+pub mod observe;
 pub mod runtime;
 pub mod syntax;
 pub mod testrun;

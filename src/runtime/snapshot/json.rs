@@ -37,6 +37,38 @@ pub fn to_json(s: &Snapshot) -> String {
     out
 }
 
+/// A page of the roots for HTTP: `totals` over the whole snapshot, roots
+/// `offset..offset + limit`, then `"page":{"offset":o,"limit":l,"totalRoots":n}` (a key added
+/// to schema 1). With every root on the page and `always` false it is exactly [`to_json`].
+pub fn to_json_page(s: &Snapshot, offset: usize, limit: usize, always: bool) -> String {
+    let n = s.roots.len();
+    let start = offset.min(n);
+    let end = start.saturating_add(limit).min(n);
+    if !always && start == 0 && end == n {
+        return to_json(s);
+    }
+    let t = s.totals();
+    let mut out = String::with_capacity(256 + 320 * (end - start).min(1 << 20));
+    out.push_str("{\"schema\":");
+    string(&mut out, SCHEMA);
+    out.push_str(",\"node\":");
+    string(&mut out, &s.node);
+    let _ = write!(out, ",\"capturedAt\":{},\"totals\":", s.captured_at);
+    totals(&mut out, &t);
+    out.push_str(",\"roots\":[");
+    for (i, r) in s.roots[start..end].iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        node(&mut out, r);
+    }
+    let _ = write!(
+        out,
+        "],\"page\":{{\"offset\":{start},\"limit\":{limit},\"totalRoots\":{n}}}}}"
+    );
+    out
+}
+
 fn totals(out: &mut String, t: &Totals) {
     let _ = write!(
         out,
