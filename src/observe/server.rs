@@ -140,13 +140,29 @@ async fn accept_loop(listener: TcpListener, sh: Arc<Shared>) {
 
 /// Over the connection limit: a short `503` without reading the request, then close.
 async fn busy(mut stream: TcpStream) {
-    use tokio::io::AsyncWriteExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let body = "{\"error\":\"too many connections\"}";
     let msg = format!(
         "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\nRetry-After: 1\r\n\r\n{body}",
         body.len()
     );
-    let _ = tokio::time::timeout(Duration::from_secs(2), stream.write_all(msg.as_bytes())).await;
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        stream.write_all(msg.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Read (and drop) what the client sent, briefly, so closing does not reset the
+        // connection before it has read the answer.
+        let mut buf = [0u8; 4096];
+        let mut left: usize = 64 * 1024;
+        while left > 0 {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        Ok::<(), std::io::Error>(())
+    })
+    .await;
 }
 
 async fn serve(stream: TcpStream, sh: Arc<Shared>) {
