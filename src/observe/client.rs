@@ -1,7 +1,8 @@
 //! A tiny blocking HTTP/1.1 client for the observer's own endpoints (tests, `bt top`):
-//! one request per connection, `Connection: close`, the body read to the end.
+//! one request per connection, `Connection: close`; the body is `Content-Length` bytes when
+//! the server says so, else everything up to the close.
 
-use std::io::{Read, Write};
+use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{SocketAddr, TcpStream};
 use std::time::Duration;
 
@@ -13,12 +14,33 @@ pub fn http_get(addr: SocketAddr, path: &str) -> std::io::Result<(String, String
         s,
         "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
     )?;
-    let mut resp = Vec::new();
-    s.read_to_end(&mut resp)?;
-    let resp = String::from_utf8_lossy(&resp);
-    let status = resp.lines().next().unwrap_or("").to_string();
-    let body = resp
-        .split_once("\r\n\r\n")
-        .map_or(String::new(), |(_, b)| b.to_string());
-    Ok((status, body))
+    let mut r = BufReader::new(s);
+    let mut status = String::new();
+    r.read_line(&mut status)?;
+    let mut length: Option<usize> = None;
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h)? == 0 || h == "\r\n" || h == "\n" {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            if k.trim().eq_ignore_ascii_case("content-length") {
+                length = v.trim().parse().ok();
+            }
+        }
+    }
+    let mut body = Vec::new();
+    match length {
+        Some(n) => {
+            body.resize(n, 0);
+            r.read_exact(&mut body)?;
+        }
+        None => {
+            r.read_to_end(&mut body)?;
+        }
+    }
+    Ok((
+        status.trim_end().to_string(),
+        String::from_utf8_lossy(&body).into_owned(),
+    ))
 }
