@@ -71,6 +71,8 @@ commands:
   check [--format json] FILE...          parse and check files, print diagnostics
   parse --ast FILE                       print the canonical AST dump
   repl                                   interactive session (also plain `bt`)
+  top ADDR [--once]                      the live process tree of `bt run --observe ADDR`
+                                         (also `bt observe --tty ADDR`)
 ";
 
 fn main() {
@@ -82,6 +84,7 @@ fn main() {
         Some("check") => cli::check::main(&args[1..]),
         Some("parse") => cli::parse::main(&args[1..]),
         Some("repl") => cli::repl::main(&args[1..]),
+        Some("top") | Some("observe") => bt::observe::top::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0
