@@ -106,7 +106,12 @@ fn ok(addr: SocketAddr) {
 
 #[test]
 fn malformed_requests_get_errors_and_the_server_keeps_serving() {
-    let (srv, _) = server(ObserveConfig::default(), tree(2, 0, 0));
+    // A short header timeout: a request that never completes (blank lines only) is cut off.
+    let cfg = ObserveConfig {
+        header_timeout: Duration::from_millis(300),
+        ..ObserveConfig::default()
+    };
+    let (srv, _) = server(cfg, tree(2, 0, 0));
     let a = srv.local_addr();
     let host = format!("Host: {a}\r\n");
     let cases: Vec<Vec<u8>> = vec![
