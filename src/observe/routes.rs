@@ -167,23 +167,21 @@ pub fn event_json(prev: Option<&Snapshot>, cur: &Snapshot) -> String {
     out
 }
 
-/// Whether two snapshots show the same tree (ignoring capture time and uptimes).
-pub fn same_tree(a: &Snapshot, b: &Snapshot) -> bool {
-    fn strip(s: &Snapshot) -> String {
-        let mut c = s.clone();
-        c.captured_at = 0;
-        for r in &mut c.roots {
-            clear(r);
-        }
-        json::to_json(&c)
-    }
+/// A key that is equal for two snapshots showing the same tree (capture time and uptimes
+/// left out): the event stream sends an update only when it changes.
+pub fn tree_key(s: &Snapshot) -> String {
     fn clear(n: &mut crate::runtime::snapshot::SnapNode) {
         n.uptime_ms = None;
         for c in &mut n.children {
             clear(c);
         }
     }
-    strip(a) == strip(b)
+    let mut c = s.clone();
+    c.captured_at = 0;
+    for r in &mut c.roots {
+        clear(r);
+    }
+    json::to_json(&c)
 }
 
 #[cfg(test)]

@@ -70,6 +70,7 @@ impl ObserveServer {
             conns: Arc::new(Semaphore::new(cfg.max_connections)),
             streams: Arc::new(Semaphore::new(cfg.max_streams)),
             snaps: Arc::new(Semaphore::new(cfg.max_snapshots.max(1))),
+            turned_away: Arc::new(Semaphore::new(64)),
             cfg,
             bound: local,
         });
@@ -102,6 +103,8 @@ struct Shared {
     conns: Arc<Semaphore>,
     streams: Arc<Semaphore>,
     snaps: Arc<Semaphore>,
+    /// Connections being turned away with a 503 (past it they are just closed).
+    turned_away: Arc<Semaphore>,
 }
 
 impl Shared {
@@ -132,7 +135,12 @@ async fn accept_loop(listener: TcpListener, sh: Arc<Shared>) {
                 });
             }
             Err(_) => {
-                tokio::spawn(busy(stream));
+                if let Ok(p) = sh.turned_away.clone().try_acquire_owned() {
+                    tokio::spawn(async move {
+                        busy(stream).await;
+                        drop(p);
+                    });
+                }
             }
         }
     }
@@ -290,6 +298,7 @@ async fn respond(
 /// when the client goes away or stops reading for 10 s.
 async fn events(sh: Arc<Shared>, tx: mpsc::Sender<Bytes>, _permit: tokio::sync::OwnedSemaphorePermit) {
     let mut prev: Option<Snapshot> = None;
+    let mut prev_key = String::new();
     let mut quiet = Duration::ZERO;
     let send = |b: Bytes| {
         let tx = tx.clone();
@@ -308,14 +317,15 @@ async fn events(sh: Arc<Shared>, tx: mpsc::Sender<Bytes>, _permit: tokio::sync::
             return;
         };
         let cur = routes::capped(cur, sh.cfg.max_roots);
-        let changed = prev.as_ref().is_none_or(|p| !routes::same_tree(p, &cur));
-        if changed {
+        let key = routes::tree_key(&cur);
+        if prev.is_none() || key != prev_key {
             let data = routes::event_json(prev.as_ref(), &cur);
             let msg = format!("event: tree\ndata: {data}\n\n");
             if !send(Bytes::from(msg)).await {
                 return;
             }
             prev = Some(cur);
+            prev_key = key;
             quiet = Duration::ZERO;
         } else if quiet >= Duration::from_secs(15) {
             if !send(Bytes::from_static(b": keep-alive\n\n")).await {
