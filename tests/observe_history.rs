@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use bt::interp::value::{Sym, Value};
+use bt::value::{Sym, Value};
 use bt::runtime::snapshot::diff::{diff, to_json};
 use bt::runtime::snapshot::{default_snapshot, SnapOptions};
 use bt::runtime::supervisor::{

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use bt::interp::value::{Sym, Value};
+use bt::value::{Sym, Value};
 use bt::observe::client::http_get;
 use bt::observe::{ObserveConfig, ObserveServer, TreeSource};
 use bt::runtime::snapshot::{NodeKind, NodeState, SnapNode, Snapshot, Status};

@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use bt::interp::value::{Sym, Value};
 use bt::observe::client::http_get;
 use bt::observe::{ObserveConfig, ObserveServer, SupervisionSource};
 use bt::runtime::snapshot::{
@@ -15,6 +14,7 @@ use bt::runtime::supervisor::{
     await_exit, ChildSpec, RestartType, StartFn, SupHandle, Supervision, SupervisorSpec,
 };
 use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout};
+use bt::value::{Sym, Value};
 
 fn rt() -> Runtime {
     Runtime::new(Config {

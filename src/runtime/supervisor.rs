@@ -18,9 +18,9 @@ pub mod roster;
 
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::ProcRef;
+use crate::value::{Sym, Value};
 
 pub use history::{History, RestartEvent, RestartKind, DEFAULT_HISTORY};
 pub use intensity::Intensity;

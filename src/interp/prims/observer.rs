@@ -12,7 +12,7 @@ use crate::interp::actor_handle::{downcast, native, PidVal};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::supervision_snap::{Repr, Shared, SnapVal};
-use crate::interp::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, NativeObj, Value};
 use crate::runtime::snapshot::diff::{self, Place, SnapDiff};
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::supervisor::RestartEvent;

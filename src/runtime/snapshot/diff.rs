@@ -277,7 +277,7 @@ pub fn to_json(d: &SnapDiff, a: &Snapshot, b: &Snapshot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::value::{Sym, Value};
+    use crate::value::{Sym, Value};
     use crate::runtime::types::Pid;
 
     fn pid(n: u64) -> Pid {

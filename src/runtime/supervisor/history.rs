@@ -12,7 +12,7 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 use crate::runtime::process::ProcRef;
 use crate::runtime::types::{ExitReason, Pid};
 
