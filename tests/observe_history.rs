@@ -4,16 +4,14 @@
 
 use std::sync::Arc;
 
-use bt::value::{Sym, Value};
 use bt::runtime::snapshot::diff::{diff, to_json};
 use bt::runtime::snapshot::{default_snapshot, SnapOptions};
+use bt::runtime::supervisor::Strategy;
 use bt::runtime::supervisor::{
     ChildSpec, RestartKind, RestartType, StartFn, SupHandle, Supervision, SupervisorSpec,
 };
-use bt::runtime::supervisor::Strategy;
-use bt::runtime::{
-    handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout,
-};
+use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout};
+use bt::value::{Sym, Value};
 
 fn rt() -> Runtime {
     Runtime::new(Config {

@@ -14,11 +14,11 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use bt::value::{Sym, Value};
 use bt::observe::client::http_get;
 use bt::observe::{ObserveConfig, ObserveServer, TreeSource};
 use bt::runtime::snapshot::{NodeKind, NodeState, SnapNode, Snapshot, Status};
 use bt::runtime::Pid;
+use bt::value::{Sym, Value};
 
 /// A source serving a snapshot the test sets.
 struct Fake {
@@ -46,7 +46,12 @@ fn pid(n: u64) -> Pid {
 }
 
 fn actor(n: u64, class: &str) -> SnapNode {
-    let mut s = SnapNode::new(None, NodeKind::BeamtalkActor, Value::sym(class), NodeState::Running);
+    let mut s = SnapNode::new(
+        None,
+        NodeKind::BeamtalkActor,
+        Value::sym(class),
+        NodeState::Running,
+    );
     s.pid = Some(pid(n));
     s
 }
@@ -133,15 +138,22 @@ fn malformed_requests_get_errors_and_the_server_keeps_serving() {
         );
     }
     // Well-formed but refused: other methods, a missing or foreign Host, unknown paths.
-    let resp = raw(a, format!("POST /runtime/processes HTTP/1.1\r\n{host}Content-Length: 3\r\n\r\nabc").as_bytes());
+    let resp = raw(
+        a,
+        format!("POST /runtime/processes HTTP/1.1\r\n{host}Content-Length: 3\r\n\r\nabc")
+            .as_bytes(),
+    );
     assert!(resp.starts_with("HTTP/1.1 405"), "{resp}");
     assert!(resp.to_ascii_lowercase().contains("allow: get"), "{resp}");
     let resp = raw(a, b"GET /runtime/processes HTTP/1.1\r\n\r\n");
     assert!(resp.starts_with("HTTP/1.1 421"), "{resp}");
     let resp = raw(
         a,
-        format!("GET /runtime/processes HTTP/1.1\r\nHost: rebound.example:{}\r\n\r\n", a.port())
-            .as_bytes(),
+        format!(
+            "GET /runtime/processes HTTP/1.1\r\nHost: rebound.example:{}\r\n\r\n",
+            a.port()
+        )
+        .as_bytes(),
     );
     assert!(resp.starts_with("HTTP/1.1 421"), "{resp}");
     let (status, _) = http_get(a, "/Cargo.toml").unwrap();
@@ -169,7 +181,10 @@ fn a_10_mb_header_is_refused_without_growing_the_server() {
     }
     req.extend(b"\r\n");
     let resp = raw(a, &req);
-    assert!(resp.is_empty() || resp.starts_with("HTTP/1.1 431"), "{resp}");
+    assert!(
+        resp.is_empty() || resp.starts_with("HTTP/1.1 431"),
+        "{resp}"
+    );
     ok(a);
 }
 
@@ -274,7 +289,10 @@ fn connections_past_the_cap_are_answered_503() {
     let mut tries = 0;
     loop {
         let got = http_get(a, "/runtime/processes");
-        if got.as_ref().is_ok_and(|(status, _)| status == "HTTP/1.1 200 OK") {
+        if got
+            .as_ref()
+            .is_ok_and(|(status, _)| status == "HTTP/1.1 200 OK")
+        {
             break;
         }
         tries += 1;

@@ -160,7 +160,10 @@ fn base64_decode(s: &str) -> Vec<u8> {
             _ => 0,
         }
     };
-    let bytes: Vec<u8> = s.bytes().filter(|&c| c != b'=' && !c.is_ascii_whitespace()).collect();
+    let bytes: Vec<u8> = s
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
     let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
     for chunk in bytes.chunks(4) {
         let mut n = 0u32;
@@ -256,18 +259,26 @@ fn the_live_page_draws_the_tree_and_follows_crashes_without_reloading() {
     cdp.event("Page.loadEventFired");
 
     // The first update drew the tree: three supervisors, six workers, no restarts.
-    cdp.wait("document.body.dataset.updates >= 1 && document.querySelectorAll('li.node').length >= 9");
+    cdp.wait(
+        "document.body.dataset.updates >= 1 && document.querySelectorAll('li.node').length >= 9",
+    );
     let title = cdp.eval("document.title");
     assert_eq!(title, "bt observer");
     let n = nodes(&mut cdp);
     let sups: Vec<&str> = n.iter().filter(|x| x.1).map(|x| x.0.as_str()).collect();
     assert_eq!(sups, ["App", "Storage", "WorkerPool"]);
     let workers: Vec<&str> = n.iter().filter(|x| !x.1).map(|x| x.0.as_str()).collect();
-    assert_eq!(workers, ["Logger", "Cache", "Index", "Worker", "Worker", "Worker"]);
+    assert_eq!(
+        workers,
+        ["Logger", "Cache", "Index", "Worker", "Worker", "Worker"]
+    );
     assert!(n.iter().all(|x| x.2 == 0 && x.3 == "running"), "{n:?}");
     let summary = cdp.eval("document.getElementById('summary').textContent");
     assert!(
-        summary.as_str().unwrap().starts_with("3 supervisors, 6 workers"),
+        summary
+            .as_str()
+            .unwrap()
+            .starts_with("3 supervisors, 6 workers"),
         "{summary}"
     );
 
@@ -299,11 +310,19 @@ fn the_live_page_draws_the_tree_and_follows_crashes_without_reloading() {
     let changes = cdp.wait(
         "document.querySelectorAll('li.node[data-class=\"Worker\"]').length === 2 && document.getElementById('changes').textContent",
     );
-    assert!(changes.as_str().unwrap().contains("removed: App/WorkerPool/Worker#2"), "{changes}");
+    assert!(
+        changes
+            .as_str()
+            .unwrap()
+            .contains("removed: App/WorkerPool/Worker#2"),
+        "{changes}"
+    );
 
     // The panel of the logger: its restart history and its live status (queue length).
     cdp.eval("document.querySelector('li.node[data-class=\"Logger\"] > .row').click()");
-    let hist = cdp.wait("document.querySelector('#history') && document.querySelector('#history').textContent");
+    let hist = cdp.wait(
+        "document.querySelector('#history') && document.querySelector('#history').textContent",
+    );
     let hist = hist.as_str().unwrap();
     assert!(hist.contains("killed") && hist.contains("exit"), "{hist}");
     let queue = cdp.wait("document.querySelector('#status .queue') && document.querySelector('#status .queue').textContent");

@@ -19,7 +19,11 @@ fn top(addr: &str) -> String {
         .args(["top", addr, "--once"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     String::from_utf8(out.stdout).unwrap()
 }
 
@@ -52,9 +56,18 @@ fn bt_top_prints_the_tree_of_a_running_program() {
 
     let text = top(&addr);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].contains("3 supervisors, 6 workers, 9 running, 0 exited, 0 restarts"), "{text}");
-    assert!(lines[1].starts_with("  App <0.2.0> [oneForOne · 3 children] running ↻0"), "{text}");
-    assert!(text.contains("├─ Storage <0.4.0> [oneForAll · 2 children] running ↻0"), "{text}");
+    assert!(
+        lines[0].contains("3 supervisors, 6 workers, 9 running, 0 exited, 0 restarts"),
+        "{text}"
+    );
+    assert!(
+        lines[1].starts_with("  App <0.2.0> [oneForOne · 3 children] running ↻0"),
+        "{text}"
+    );
+    assert!(
+        text.contains("├─ Storage <0.4.0> [oneForAll · 2 children] running ↻0"),
+        "{text}"
+    );
     assert!(text.contains("│  ├─ Cache"), "{text}");
     assert_eq!(text.matches("Worker <").count(), 3, "{text}");
 

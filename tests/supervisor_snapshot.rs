@@ -396,12 +396,9 @@ fn observe_serves_the_default_tree_over_http() {
         app(&sup2, cx);
     })
     .unwrap();
-    let source = Arc::new(SupervisionSource {
-        sup,
-        opts: quiet(),
-    });
-    let server = ObserveServer::start("127.0.0.1:0", source.clone(), ObserveConfig::default())
-        .unwrap();
+    let source = Arc::new(SupervisionSource { sup, opts: quiet() });
+    let server =
+        ObserveServer::start("127.0.0.1:0", source.clone(), ObserveConfig::default()).unwrap();
     let (status, body) = http_get(server.local_addr(), "/runtime/processes").unwrap();
     assert_eq!(status, "HTTP/1.1 200 OK");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();

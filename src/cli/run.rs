@@ -202,9 +202,8 @@ pub fn run(
     let _observer = match &o.observe {
         None => None,
         Some(addr) => {
-            let source = std::sync::Arc::new(crate::observe::SupervisionSource::new(
-                vm.supervision(),
-            ));
+            let source =
+                std::sync::Arc::new(crate::observe::SupervisionSource::new(vm.supervision()));
             let cfg = crate::observe::ObserveConfig::default();
             match crate::observe::ObserveServer::start(addr, source, cfg) {
                 Ok(s) => {

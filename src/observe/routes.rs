@@ -19,7 +19,11 @@ pub enum Reply {
         body: String,
     },
     /// The tree JSON, paged (the snapshot is taken by the server).
-    Processes { offset: usize, limit: usize, paged: bool },
+    Processes {
+        offset: usize,
+        limit: usize,
+        paged: bool,
+    },
     /// The status of one process (looked up by the server).
     Status(Option<crate::runtime::Pid>),
     /// An event stream.
@@ -209,13 +213,24 @@ mod tests {
             assert_eq!(status_of(&r(m, "/", None, "127.0.0.1:4000")), 405, "{m}");
         }
         assert_eq!(status_of(&r("GET", "/", None, "127.0.0.1:4000")), 200);
-        assert_eq!(status_of(&r("GET", "/etc/passwd", None, "localhost:4000")), 404);
-        assert_eq!(status_of(&r("GET", "/../Cargo.toml", None, "localhost:4000")), 404);
+        assert_eq!(
+            status_of(&r("GET", "/etc/passwd", None, "localhost:4000")),
+            404
+        );
+        assert_eq!(
+            status_of(&r("GET", "/../Cargo.toml", None, "localhost:4000")),
+            404
+        );
     }
 
     #[test]
     fn host_must_name_this_server() {
-        for ok in ["127.0.0.1:4000", "localhost:4000", "LOCALHOST:4000", "[::1]:4000"] {
+        for ok in [
+            "127.0.0.1:4000",
+            "localhost:4000",
+            "LOCALHOST:4000",
+            "[::1]:4000",
+        ] {
             assert!(host_ok(Some(ok), bound()), "{ok}");
         }
         for bad in [
@@ -247,7 +262,12 @@ mod tests {
             }
         );
         assert_eq!(
-            r("GET", "/runtime/processes", Some("offset=5&limit=5000"), "localhost:4000"),
+            r(
+                "GET",
+                "/runtime/processes",
+                Some("offset=5&limit=5000"),
+                "localhost:4000"
+            ),
             Reply::Processes {
                 offset: 5,
                 limit: 1000,
@@ -255,15 +275,30 @@ mod tests {
             }
         );
         assert_eq!(
-            status_of(&r("GET", "/runtime/processes", Some("limit=0"), "localhost:4000")),
+            status_of(&r(
+                "GET",
+                "/runtime/processes",
+                Some("limit=0"),
+                "localhost:4000"
+            )),
             400
         );
         assert_eq!(
-            status_of(&r("GET", "/runtime/processes", Some("offset=x"), "localhost:4000")),
+            status_of(&r(
+                "GET",
+                "/runtime/processes",
+                Some("offset=x"),
+                "localhost:4000"
+            )),
             400
         );
         assert_eq!(
-            status_of(&r("GET", "/runtime/status", Some("pid=nope"), "localhost:4000")),
+            status_of(&r(
+                "GET",
+                "/runtime/status",
+                Some("pid=nope"),
+                "localhost:4000"
+            )),
             400
         );
     }

@@ -296,7 +296,11 @@ async fn respond(
 /// Feeds one event stream: a `tree` event at once, then one whenever the tree changed
 /// (looked at every `interval`), a comment every 15 s to keep proxies from closing it. Ends
 /// when the client goes away or stops reading for 10 s.
-async fn events(sh: Arc<Shared>, tx: mpsc::Sender<Bytes>, _permit: tokio::sync::OwnedSemaphorePermit) {
+async fn events(
+    sh: Arc<Shared>,
+    tx: mpsc::Sender<Bytes>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
     let mut prev: Option<Snapshot> = None;
     let mut prev_key = String::new();
     let mut quiet = Duration::ZERO;

@@ -209,7 +209,11 @@ fn line(
         _ => format!("{lead}   "),
     };
     for (k, c) in children.iter().enumerate() {
-        let b = if k + 1 == children.len() { "└─ " } else { "├─ " };
+        let b = if k + 1 == children.len() {
+            "└─ "
+        } else {
+            "├─ "
+        };
         line(out, c, &next_lead, b, idents, i, marks);
     }
 }

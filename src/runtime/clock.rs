@@ -63,7 +63,7 @@ impl Clock {
             0
         } else {
             SystemTime::now()
-            .duration_since(UNIX_EPOCH)
+                .duration_since(UNIX_EPOCH)
                 .map(|d| d.as_millis() as u64)
                 .unwrap_or(0)
         };

@@ -12,10 +12,10 @@ use crate::interp::actor_handle::{downcast, native, PidVal};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::supervision_snap::{Repr, Shared, SnapVal};
-use crate::value::{ClassRef, NativeObj, Value};
 use crate::runtime::snapshot::diff::{self, Place, SnapDiff};
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::supervisor::RestartEvent;
+use crate::value::{ClassRef, NativeObj, Value};
 
 fn dict(pairs: Vec<(&str, Value)>) -> Value {
     dict_from_pairs(pairs.into_iter().map(|(k, v)| (Value::sym(k), v)))
@@ -53,7 +53,12 @@ fn restart_history(ctx: &mut Ctx, r: &Value) -> EvalResult {
     let pid_class = &s.sh.classes.pid;
     Ok(Value::list(
         s.data()
-            .map(|n| n.history.iter().map(|e| event(e, pid_class)).collect::<Vec<_>>())
+            .map(|n| {
+                n.history
+                    .iter()
+                    .map(|e| event(e, pid_class))
+                    .collect::<Vec<_>>()
+            })
             .unwrap_or_default(),
     ))
 }
@@ -216,7 +221,9 @@ pub fn register(p: &mut Prims) {
     p.add("SupervisionNode", "restartHistory", |ctx, r, _| {
         restart_history(ctx, r)
     });
-    p.add("SupervisionTree", "diffFrom:", |ctx, r, a| diff_from(ctx, r, &a[0]));
+    p.add("SupervisionTree", "diffFrom:", |ctx, r, a| {
+        diff_from(ctx, r, &a[0])
+    });
     p.add("ProcessNavigation", "diffFrom:", |ctx, r, a| {
         diff_from(ctx, r, &a[0])
     });

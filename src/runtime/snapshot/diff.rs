@@ -277,8 +277,8 @@ pub fn to_json(d: &SnapDiff, a: &Snapshot, b: &Snapshot) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::value::{Sym, Value};
     use crate::runtime::types::Pid;
+    use crate::value::{Sym, Value};
 
     fn pid(n: u64) -> Pid {
         Pid {

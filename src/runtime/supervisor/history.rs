@@ -12,9 +12,9 @@
 use std::collections::VecDeque;
 use std::sync::Arc;
 
-use crate::value::{Sym, Value};
 use crate::runtime::process::ProcRef;
 use crate::runtime::types::{ExitReason, Pid};
+use crate::value::{Sym, Value};
 
 /// Events kept per child unless the supervisor spec says otherwise.
 pub const DEFAULT_HISTORY: usize = 20;
