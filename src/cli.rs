@@ -15,6 +15,8 @@ commands:
   check [--format json] FILE...          parse and check files, print diagnostics
   parse --ast FILE                       print the canonical AST dump
   repl                                   interactive session (also plain `bt`)
+  top ADDR [--once]                      the live process tree of `bt run --observe ADDR`
+                                         (also `bt observe --tty ADDR`)
 ";
 
 /// Runs the `bt` command line on its arguments (without the program name); answers the exit
@@ -27,6 +29,7 @@ pub(crate) fn main(args: &[String]) -> i32 {
         Some("check") => check::main(&args[1..]),
         Some("parse") => parse::main(&args[1..]),
         Some("repl") => repl::main(&args[1..]),
+        Some("top") | Some("observe") => crate::observe::top::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

@@ -198,18 +198,16 @@ pub(crate) fn run(
         vm.set_output(sink);
     }
     vm.set_args(&o.file, o.args.clone());
-    // `--observe ADDR`: serve `GET /runtime/processes` (7.5) while the script runs.
+    // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
     let _observer = match &o.observe {
         None => None,
         Some(addr) => {
-            let sup = vm.supervision();
-            let source = std::sync::Arc::new(move || {
-                let opts = crate::runtime::snapshot::SnapOptions::default();
-                crate::runtime::snapshot::default_snapshot(&sup, &opts).to_json()
-            });
-            match crate::runtime::observe::ObserveServer::start(addr, source) {
+            let source =
+                std::sync::Arc::new(crate::observe::SupervisionSource::new(vm.supervision()));
+            let cfg = crate::observe::ObserveConfig::default();
+            match crate::observe::ObserveServer::start(addr, source, cfg) {
                 Ok(s) => {
-                    eprintln!("observing on http://{}/runtime/processes", s.local_addr());
+                    eprintln!("observing on http://{}/", s.local_addr());
                     Some(s)
                 }
                 Err(e) => {

@@ -657,6 +657,11 @@ impl RtHandle {
         self.0.clock.now_ms()
     }
 
+    /// Unix time in ms on the runtime clock (a manual clock starts at the epoch, 0).
+    pub fn wall_ms(&self) -> u64 {
+        self.0.clock.wall_ms()
+    }
+
     /// Advances the manual clock by `ms`, firing due timers and expiring due waits. Answers
     /// false (and does nothing) on the real clock.
     pub fn advance(&self, ms: u64) -> bool {

@@ -60,10 +60,16 @@ fn coarse_resolution_ms() -> u64 {
 
 impl Clock {
     pub(crate) fn new(manual: bool) -> Clock {
-        let wall0_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        // A manual (test) clock's wall time starts at the Unix epoch, so every time stamp
+        // taken from it (restart history, supervisor start times) is deterministic.
+        let wall0_ms = if manual {
+            0
+        } else {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0)
+        };
         Clock {
             start_ms: coarse_ms(),
             manual: manual.then(|| AtomicU64::new(0)),

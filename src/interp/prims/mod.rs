@@ -32,6 +32,7 @@ pub mod json_parse;
 pub mod num;
 pub mod number;
 pub mod object;
+pub mod observer;
 pub mod parallel;
 pub mod protocol;
 pub mod random;
@@ -92,6 +93,7 @@ pub fn register_all(p: &mut Prims) {
     regex::register(p);
     random::register(p);
     protocol::register(p);
+    observer::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

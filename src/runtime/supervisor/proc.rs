@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 use crate::runtime::api::{RtHandle, SpawnOpts};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{Behaviour, ProcRef};
+use crate::runtime::supervisor::history::RestartKind;
 use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
 use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
 use crate::runtime::types::{
@@ -259,7 +260,7 @@ impl Supervision {
         shared.book.lock().begin_generation(
             proc.clone(),
             parent.as_ref().map(ProcRef::pid),
-            wall_ms(),
+            self.rt.wall_ms(),
         );
         {
             let mut reg = self.reg.lock();
@@ -436,8 +437,9 @@ enum Started {
 }
 
 impl SupervisorProc {
+    /// Unix ms on the runtime clock (deterministic under a manual test clock).
     fn now(&self) -> u64 {
-        wall_ms()
+        self.sup.rt().wall_ms()
     }
 
     /// Starts child `idx` (its state is already `Restarting`/`Pending`), inside this process.
@@ -578,9 +580,11 @@ impl SupervisorProc {
         match decision {
             Decision::End => {
                 let due = {
+                    let now = self.now();
                     let mut b = self.shared.book.lock();
+                    b.note_exit(idx, reason, RestartKind::Ended, now);
                     let due = b.auto_shutdown_due(idx);
-                    b.retire(idx, wall_ms(), true);
+                    b.retire(idx, now, true);
                     due
                 };
                 if due {
@@ -593,7 +597,17 @@ impl SupervisorProc {
                 start,
             } => {
                 {
+                    let now = self.now();
                     let mut b = self.shared.book.lock();
+                    b.note_exit(idx, reason, RestartKind::Exit, now);
+                    for &i in &stop {
+                        let kind = if retire.contains(&i) {
+                            RestartKind::Ended
+                        } else {
+                            RestartKind::Group
+                        };
+                        b.note_exit(i, &ExitReason::Shutdown, kind, now);
+                    }
                     for &i in &start {
                         b.mark_restarting(i);
                     }
@@ -613,7 +627,7 @@ impl SupervisorProc {
                 {
                     let mut b = self.shared.book.lock();
                     for &i in &retire {
-                        b.retire(i, wall_ms(), false);
+                        b.retire(i, self.now(), false);
                     }
                 }
                 for &i in &start {
@@ -646,7 +660,10 @@ impl SupervisorProc {
         if let Some(p) = proc {
             self.shutdown_child(cx, &p, shutdown);
         }
-        self.shared.book.lock().retire(idx, wall_ms(), false);
+        let now = self.now();
+        let mut b = self.shared.book.lock();
+        b.note_exit(idx, &ExitReason::Shutdown, RestartKind::Ended, now);
+        b.retire(idx, now, false);
     }
 }
 
