@@ -3,7 +3,6 @@
 //!
 //! # Embedding
 //!
-<<<<<<< HEAD
 //! [`Engine`] runs bt code inside a Rust program: evaluate source, call bt from Rust, register
 //! Rust functions bt can call, bound a run ([`Limit`]), and convert values with serde
 //! ([`to_rust`], [`from_rust`]). Errors are [`EngineError`] (a compile error with its
@@ -24,6 +23,7 @@
 //! | interp | [`interp`] | classes, lowering, evaluator, primitives, printing, the `Interpreter` |
 //! | codec | [`codec`] | the one value codec: walker, binary wire format v1, serde to/from Rust |
 //! | dist | [`dist`] | distribution: named nodes, name registry, cookie handshake, connect/ping |
+//! | observe | [`observe`] | the observer: HTTP server of `bt run --observe`, live page, `bt top` |
 //! | engine | [`engine`] | the embedding API: [`Engine`], limits, host functions |
 //! | testrun | (private) | the `bt test` runner |
 //! | cli | (private) | the subcommands of the `bt` binary, reached through [`cli_main`] |
@@ -31,21 +31,6 @@
 //! The modules below `engine` are public for the integration tests, benchmarks and tools
 //! built on one layer (a runtime-only program, a parser-only tool); an embedder needs only
 //! the items re-exported here.
-=======
-//! | module | what lives there |
-//! |---|---|
-//! | [`syntax`] | tokens, parser with recovery, AST with byte spans, AST dump |
-//! | [`diagnostic`] | diagnostics as data; the one renderer |
-//! | [`check`] | the static checker |
-//! | [`engine`] | the embedding API: [`Engine`], limits, host functions |
-//! | [`interp`] | values, classes, evaluator, primitives, printing, term order |
-//! | [`runtime`] | actor scheduler, mailboxes, timers, registry, supervisors |
-//! | [`codec`] | the one value codec: walker, binary wire format v1, serde to/from Rust |
-//! | [`dist`] | distribution: named nodes, name registry, cookie handshake, connect/ping |
-//! | [`observe`] | the observer: HTTP server of `bt run --observe`, live page, `bt top` |
-//! | [`testrun`] | the `bt test` runner |
-//! | [`cli`] | the subcommands of the `bt` binary |
->>>>>>> observer
 
 pub mod base;
 pub mod check;
