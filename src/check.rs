@@ -23,6 +23,7 @@ pub mod decls;
 pub mod flow;
 pub mod infer;
 pub mod library;
+pub mod manifest;
 pub mod patterns;
 pub mod scope;
 pub mod sendability;

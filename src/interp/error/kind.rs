@@ -101,6 +101,12 @@ kinds! {
     Signal = "signal" => Error,
     /// A failed test assertion.
     AssertionFailed = "assertion_failed" => Error,
+    /// File system failures of the batteries (LANGUAGE.md 13; their class is Error).
+    FileNotFound = "file_not_found" => Error,
+    IsADirectory = "is_a_directory" => Error,
+    IoError = "io_error" => Error,
+    /// A `File` send without the file capability (13).
+    CapabilityDenied = "capability_denied" => Error,
 }
 
 impl ErrorKind {

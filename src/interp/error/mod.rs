@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::{Program, EXCEPTION_FIELDS};
-use crate::interp::value::{ClassRef, Instance, Sym, Value};
+use crate::value::{ClassRef, Instance, Sym, Value};
 use top::{BtError, Uncaught};
 
 /// Field positions in an exception instance.

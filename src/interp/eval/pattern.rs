@@ -4,7 +4,7 @@ use crate::interp::error::result_parts;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
-use crate::interp::value::{Ref, Value};
+use crate::value::{Ref, Value};
 
 /// Why a pattern did not match in destructuring mode.
 enum Miss {
@@ -316,6 +316,6 @@ impl Ctx {
 
     /// `=:=` (delegates to the term-order module).
     pub fn strict_eq(&self, a: &Value, b: &Value) -> bool {
-        crate::interp::order::strict_eq(a, b)
+        crate::value::order::strict_eq(a, b)
     }
 }

@@ -388,8 +388,9 @@ mod tests {
             ("Interval", include_str!("../../../stdlib/Interval.bt")),
             ("Stream", include_str!("../../../stdlib/Stream.bt")),
         ];
+        // A collection's primitives may come from other modules (`atRandom` from `random`).
         let mut prims = crate::interp::eval::Prims::default();
-        super::register(&mut prims);
+        crate::interp::prims::register_all(&mut prims);
         for (class, src) in files {
             let (module, diags) = parse_with(
                 src,
