@@ -4,8 +4,8 @@
 //! elements compare with `=:=` as before (LANGUAGE.md 9.7, issue 17 item 7).
 
 use crate::interp::eval::{Ctx, Method, Unwind};
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Sym, Value};
+use crate::value::order::strict_eq;
+use crate::value::{Sym, Value};
 
 /// The `=` a search should send to `x`, if its class defines one in bt.
 pub fn user_eq(x: &Value) -> Option<Sym> {
