@@ -36,6 +36,7 @@ pub mod random;
 pub mod reflection;
 pub mod regex;
 pub mod registry;
+pub mod search_eq;
 pub mod string;
 pub mod supervision;
 pub mod symbol;
@@ -44,6 +45,8 @@ pub mod transcript;
 
 #[cfg(test)]
 mod agreement_tests;
+#[cfg(test)]
+mod batteries_tests;
 
 use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};
