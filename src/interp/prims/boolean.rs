@@ -59,25 +59,10 @@ pub fn register(p: &mut Prims) {
             let y = truthy(ctx, &y, "xor:")?;
             Ok(Value::bool(x != y))
         });
-        p.add(c, "isTrue", |_, r, _| {
-            Ok(Value::bool(matches!(r, Value::True)))
-        });
-        p.add(c, "isFalse", |_, r, _| {
-            Ok(Value::bool(matches!(r, Value::False)))
-        });
-        p.add(c, "isBoolean", |_, _, _| Ok(Value::True));
-        p.add(c, "asString", |_, r, _| {
-            Ok(Value::str(if matches!(r, Value::True) {
-                "true"
-            } else {
-                "false"
-            }))
-        });
     }
     let u = "UndefinedObject";
     p.add(u, "isNil", |_, _, _| Ok(Value::True));
     p.add(u, "notNil", |_, _, _| Ok(Value::False));
-    p.add(u, "isEmptyOrNil", |_, _, _| Ok(Value::True));
     p.add(u, "ifNil:", |ctx, _, a| value_of(ctx, &a[0]));
     p.add(u, "ifNotNil:", |_, _, _| Ok(Value::Nil));
     p.add(u, "ifNil:ifNotNil:", |ctx, _, a| value_of(ctx, &a[0]));
@@ -85,5 +70,4 @@ pub fn register(p: &mut Prims) {
     p.add(u, "copy", |_, _, _| Ok(Value::Nil));
     p.add(u, "deepCopy", |_, _, _| Ok(Value::Nil));
     p.add(u, "shallowCopy", |_, _, _| Ok(Value::Nil));
-    p.add(u, "asString", |_, _, _| Ok(Value::str("nil")));
 }

@@ -77,9 +77,6 @@ pub fn register(p: &mut Prims) {
     p.add(o, "displayString", |ctx, r, _| {
         Ok(Value::str(print::default_display(ctx, r)?))
     });
-    p.add(o, "inspect", |ctx, r, _| {
-        Ok(Value::str(ctx.print_string(r)?))
-    });
     p.add(o, "yourself", |_, r, _| Ok(r.clone()));
     p.add(o, "copy", |_, r, _| Ok(r.clone()));
     p.add(o, "shallowCopy", |_, r, _| Ok(r.clone()));
