@@ -71,6 +71,7 @@ commands:
   check [--format json] FILE...          parse and check files, print diagnostics
   parse --ast FILE                       print the canonical AST dump
   repl                                   interactive session (also plain `bt`)
+  epmd [--port N] [-names | -kill]       EPMD-compatible port mapper on 127.0.0.1
 ";
 
 fn main() {
@@ -82,6 +83,7 @@ fn main() {
         Some("check") => cli::check::main(&args[1..]),
         Some("parse") => cli::parse::main(&args[1..]),
         Some("repl") => cli::repl::main(&args[1..]),
+        Some("epmd") => cli::epmd::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0
