@@ -63,6 +63,9 @@ pub enum HsError {
     Simultaneous,
     /// The peer refused (`not_allowed`, a name clash, …).
     Refused(String),
+    /// The peer closed the connection mid-handshake (what an Erlang node does when the
+    /// cookie is wrong: it never says so).
+    Closed,
     Other(String),
 }
 
@@ -72,6 +75,7 @@ fn hs_err(e: HandshakeError) -> HsError {
         HandshakeError::OngoingHandshake => HsError::Simultaneous,
         HandshakeError::NotAllowed => HsError::Refused("not allowed".into()),
         HandshakeError::AlreadyActive => HsError::Refused("already connected".into()),
+        HandshakeError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => HsError::Closed,
         other => HsError::Other(other.to_string()),
     }
 }

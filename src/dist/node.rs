@@ -281,6 +281,11 @@ fn handshake_error(to: &str, e: HsError) -> NodeError {
             Some(COOKIE_HINT),
         ),
         HsError::Refused(m) => node_err("node_down", format!("{to} refused the connection: {m}"), None),
+        HsError::Closed => node_err(
+            "node_down",
+            format!("{to} closed the connection during the handshake (wrong cookie?)"),
+            Some(COOKIE_HINT),
+        ),
         HsError::Simultaneous => node_err("node_down", format!("cannot connect to {to}: simultaneous connect"), None),
         HsError::Other(m) => node_err(
             "node_down",
