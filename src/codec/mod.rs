@@ -38,6 +38,8 @@ mod wire_decode;
 #[cfg(test)]
 mod tests;
 #[cfg(test)]
+mod tests_etf;
+#[cfg(test)]
 mod tests_serde;
 
 pub use self::serde::{from_rust, to_rust};
