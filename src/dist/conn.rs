@@ -106,12 +106,19 @@ pub fn frame(m: Message) -> Vec<u8> {
     b
 }
 
-/// Starts the reader and writer tasks of a connection to `name`.
-pub(crate) fn start(inner: Arc<Inner>, s: Stream, name: String, conn: u64, rx: OutRx) {
+/// Starts the reader and writer tasks of a connection to `name`; aborting both closes it.
+pub(crate) fn start(
+    inner: Arc<Inner>,
+    s: Stream,
+    name: String,
+    conn: u64,
+    rx: OutRx,
+) -> [net::AbortHandle; 2] {
     let (r, w) = net_split(s);
     let tick = inner.net_tick;
-    net::spawn(writer(w, rx, tick / 4));
-    net::spawn(reader(inner, r, name, conn));
+    let w = net::spawn(writer(w, rx, tick / 4));
+    let r = net::spawn(reader(inner, r, name, conn));
+    [w.abort_handle(), r.abort_handle()]
 }
 
 type ReadHalf = net::ReadHalf<Stream>;

@@ -6,6 +6,7 @@ pub use tokio::io::{split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, R
 pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};
 pub use tokio::{select, spawn};
+pub use tokio::task::AbortHandle;
 pub use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex, Notify, Semaphore};
 pub use tokio::time::{interval, sleep, timeout, Instant};
 pub use tokio_util::compat::{Compat, FuturesAsyncReadCompatExt, TokioAsyncReadCompatExt};

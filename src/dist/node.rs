@@ -109,6 +109,17 @@ pub(crate) struct Peer {
     /// What the peer watches here: its monitors (by reference) and links, as watch ids.
     pub(crate) watches: HashMap<Vec<u32>, u64>,
     pub(crate) links: HashMap<(Vec<u8>, u64), u64>,
+    /// The connection's reader and writer tasks: a peer dropped from the table (detached,
+    /// disconnected, over its queue bound, node shut down) closes its connection.
+    tasks: Vec<net::AbortHandle>,
+}
+
+impl Drop for Peer {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
 }
 
 pub(crate) fn node_err(kind: &'static str, message: String, hint: Option<&str>) -> NodeError {
@@ -445,6 +456,7 @@ impl Inner {
                     out,
                     watches: HashMap::new(),
                     links: HashMap::new(),
+                    tasks: Vec::new(),
                 },
             )
         };
@@ -454,7 +466,13 @@ impl Inner {
         if agreed.visible {
             self.peer_event(&agreed.name, None);
         }
-        conn::start(self.clone(), s, agreed.name, conn, rx);
+        let name = agreed.name.clone();
+        let tasks = conn::start(self.clone(), s, agreed.name, conn, rx);
+        match self.state.lock().peers.get_mut(&name) {
+            Some(p) if p.conn == conn => p.tasks.extend(tasks),
+            // Replaced or dropped already: close this connection.
+            _ => tasks.iter().for_each(|t| t.abort()),
+        }
     }
 
     /// Drops what a finished connection left: the peer's watches, and calls waiting on it.
