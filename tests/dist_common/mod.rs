@@ -149,10 +149,13 @@ impl Env {
         self.serve_src(name, cookie, extra, "Transcript showCr: \"ready\"\n")
     }
 
-    /// Starts `erl -noshell -name NAME -setcookie COOKIE [extra] -eval CODE`.
+    /// Starts `erl -noshell -name NAME -setcookie COOKIE [extra] -eval CODE` (`-sname` when
+    /// the host has no dot, as Erlang wants).
     pub fn erl(&self, name: &str, cookie: &str, extra: &[&str], code: &str) -> Proc {
         let mut c = Command::new("erl");
-        c.args(["-noshell", "-name", name, "-setcookie", cookie])
+        let host = name.split('@').nth(1).unwrap_or("");
+        let flag = if host.contains('.') { "-name" } else { "-sname" };
+        c.args(["-noshell", flag, name, "-setcookie", cookie])
             .args(extra)
             .args(["-eval", code]);
         self.env(&mut c, "");
@@ -220,6 +223,12 @@ impl Proc {
             let _ = e.read_to_string(&mut err);
         }
         err
+    }
+
+    /// Kills the process: (remaining stdout lines, stderr).
+    pub fn drain(&mut self) -> (Vec<String>, String) {
+        let err = self.kill();
+        (self.lines.try_iter().collect(), err)
     }
 
     /// Waits for a normal exit: (status, remaining stdout lines).
