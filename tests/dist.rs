@@ -183,7 +183,10 @@ fn names_hosts_and_flags() {
     // --sname takes this host's short name.
     let (code, out, err) = env.run(COOKIE, &["--sname", "shorty", &script]);
     assert_eq!(code, 0, "{err}");
-    assert!(out.starts_with("Node(shorty@") && !out.contains('.'), "{out}");
+    assert!(
+        out.starts_with("Node(shorty@") && !out.contains('.'),
+        "{out}"
+    );
     // Non-loopback hosts need TLS; unknown nodes are down.
     let client = env.script(
         "client.bt",
@@ -215,7 +218,11 @@ fn cookie_files() {
     let env = Env::new("cookiefile", epmd.port);
     let script = env.script("s.bt", "Transcript showCr: Node current printString\n");
     let (code, out, err) = env.run("", &["--name", "first@localhost", &script]);
-    assert_eq!((code, out.as_str()), (0, "Node(first@localhost)\n"), "{err}");
+    assert_eq!(
+        (code, out.as_str()),
+        (0, "Node(first@localhost)\n"),
+        "{err}"
+    );
     let path = env.dir.join(".erlang.cookie");
     let cookie = std::fs::read_to_string(&path).unwrap();
     assert_eq!(cookie.len(), 20);
@@ -224,7 +231,10 @@ fn cookie_files() {
     assert_eq!(mode & 0o777, 0o400);
     // Two nodes sharing ~/.erlang.cookie talk.
     let _srv = env.serve("home@localhost", "", &[]);
-    let ping = env.script("p.bt", "Transcript showCr: (Node named: #'home@localhost') value ping printString\n");
+    let ping = env.script(
+        "p.bt",
+        "Transcript showCr: (Node named: #'home@localhost') value ping printString\n",
+    );
     let (code, out, err) = env.run("", &["--name", "visitor@localhost", &ping]);
     assert_eq!((code, out.as_str()), (0, "true\n"), "{err}");
     // --cookie-file: a private file works, an open one is refused with a hint.
@@ -232,12 +242,33 @@ fn cookie_files() {
     std::fs::write(&own, "OTHERCOOKIE\n").unwrap();
     std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
     let own_s = own.display().to_string();
-    let (code, out, err) = env.run("", &["--name", "stranger@localhost", "--cookie-file", &own_s, &ping]);
+    let (code, out, err) = env.run(
+        "",
+        &[
+            "--name",
+            "stranger@localhost",
+            "--cookie-file",
+            &own_s,
+            &ping,
+        ],
+    );
     assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
     std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o644)).unwrap();
-    let (code, _, err) = env.run("", &["--name", "stranger@localhost", "--cookie-file", &own_s, &ping]);
+    let (code, _, err) = env.run(
+        "",
+        &[
+            "--name",
+            "stranger@localhost",
+            "--cookie-file",
+            &own_s,
+            &ping,
+        ],
+    );
     assert_eq!(code, 2);
-    assert!(err.contains("accessible by its owner only") && err.contains("chmod 400"), "{err}");
+    assert!(
+        err.contains("accessible by its owner only") && err.contains("chmod 400"),
+        "{err}"
+    );
 }
 
 /// Two bt nodes: a sync call to a registered actor runs its method there; errors are
@@ -350,7 +381,10 @@ Transcript showCr: (log items at: 5)
 Transcript showCr: (log items at: 6)
 "#,
     );
-    let mut c = env.spawn(COOKIE, &["--name", "watcher@localhost", "--net-tick", "2", &client]);
+    let mut c = env.spawn(
+        COOKIE,
+        &["--name", "watcher@localhost", "--net-tick", "2", &client],
+    );
     c.expect("true");
     c.expect("up peer@localhost");
     c.expect("down peer@localhost disconnect");
@@ -395,7 +429,10 @@ fn bt_epmd_is_started_when_none_runs() {
         .output()
         .unwrap();
     let text = String::from_utf8_lossy(&names.stdout);
-    assert!(text.contains(&format!("up and running on port {port}")), "{text}");
+    assert!(
+        text.contains(&format!("up and running on port {port}")),
+        "{text}"
+    );
     assert!(text.contains("name lonely at port "), "{text}");
     // Erlang's own `epmd -names` reads it too.
     let names = std::process::Command::new("epmd")
@@ -405,7 +442,10 @@ fn bt_epmd_is_started_when_none_runs() {
     assert!(String::from_utf8_lossy(&names.stdout).contains("name lonely at port "));
     srv.kill();
     // The daemon outlived the node; the dead node's name is gone.
-    let ping = env.script("p.bt", "Transcript showCr: (Node named: #'lonely@localhost') value ping printString\n");
+    let ping = env.script(
+        "p.bt",
+        "Transcript showCr: (Node named: #'lonely@localhost') value ping printString\n",
+    );
     let (code, out, err) = env.run(COOKIE, &["--name", "late@localhost", &ping]);
     assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
 }

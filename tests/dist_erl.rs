@@ -165,7 +165,8 @@ fn wrong_cookie_between_bt_and_erlang() {
     let epmd = Epmd::erlang();
     let env = Env::new("erlcookie", epmd.port);
     let mut bt = env.serve("bt@127.0.0.1", COOKIE, &[]);
-    let code = erl_code("P(net_adm:ping(B)), io:format(\"ready~n\"), receive after infinity -> ok end.");
+    let code =
+        erl_code("P(net_adm:ping(B)), io:format(\"ready~n\"), receive after infinity -> ok end.");
     let mut erl = env.erl("e@127.0.0.1", "WRONGCOOKIE", &[], &code);
     erl.expect("pang");
     erl.expect("ready");

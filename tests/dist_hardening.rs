@@ -30,7 +30,9 @@ fn unauthenticated_connections_are_capped_in_number_and_time() {
     let mut refused = false;
     for _ in 0..50 {
         let mut extra = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
-        extra.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        extra
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
         let mut b = [0u8; 1];
         if let Ok(0) = extra.read(&mut b) {
             refused = true;
@@ -40,15 +42,23 @@ fn unauthenticated_connections_are_capped_in_number_and_time() {
     assert!(refused, "a 33rd unauthenticated connection was not refused");
     // The idle ones are closed by the handshake timeout (5 s).
     let mut first = idle.into_iter().next().unwrap();
-    first.set_read_timeout(Some(Duration::from_secs(30))).unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
     let mut b = [0u8; 1];
     assert!(matches!(first.read(&mut b), Ok(0) | Err(_)));
     // Still serving.
-    let ping = env.script("p.bt", "Transcript showCr: (Node named: #'guarded@localhost') value ping printString\n");
+    let ping = env.script(
+        "p.bt",
+        "Transcript showCr: (Node named: #'guarded@localhost') value ping printString\n",
+    );
     let (code, out, err) = env.run(COOKIE, &["--name", "friend@localhost", &ping]);
     assert_eq!((code, out.as_str()), (0, "true\n"), "{err}");
     let log = srv.kill();
-    assert!(log.contains("too many unauthenticated connections"), "{log}");
+    assert!(
+        log.contains("too many unauthenticated connections"),
+        "{log}"
+    );
     // Throttled: far fewer lines than refusals.
     assert!(log.lines().count() < 20, "{log}");
 }
@@ -84,13 +94,21 @@ fn a_peer_that_never_reads_is_disconnected() {
         let mut s = s.into_inner();
         let from = Pid::new("greedy@localhost", 1, 0, 7);
         let call = |i: u32| {
-            let r = Reference { node: Atom::from("greedy@localhost"), id: vec![i, 0, 0], creation: 7 };
+            let r = Reference {
+                node: Atom::from("greedy@localhost"),
+                id: vec![i, 0, 0],
+                creation: 7,
+            };
             let msg = Term::from(Tuple::from(vec![
                 Term::from(Atom::from("$gen_call")),
                 Term::from(Tuple::from(vec![Term::from(from.clone()), Term::from(r)])),
-                Term::from(Tuple::from(vec![Term::from(Atom::from("is_auth")), Term::from(Atom::from("greedy@localhost"))])),
+                Term::from(Tuple::from(vec![
+                    Term::from(Atom::from("is_auth")),
+                    Term::from(Atom::from("greedy@localhost")),
+                ])),
             ]));
-            let m = erl_dist::message::Message::reg_send(from.clone(), Atom::from("net_kernel"), msg);
+            let m =
+                erl_dist::message::Message::reg_send(from.clone(), Atom::from("net_kernel"), msg);
             bt::dist::conn::frame(m)
         };
         // Send until the node hangs up (at most 2M requests, ~200 MB of replies unread).
@@ -104,7 +122,10 @@ fn a_peer_that_never_reads_is_disconnected() {
         }
         n
     });
-    assert!(sent < 2_000_000, "the node never disconnected the greedy peer");
+    assert!(
+        sent < 2_000_000,
+        "the node never disconnected the greedy peer"
+    );
     let log = srv.kill();
     assert!(log.contains("greedy@localhost stopped reading"), "{log}");
 }

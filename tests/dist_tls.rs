@@ -26,7 +26,8 @@ fn ca(name: &str) -> (rcgen::Certificate, KeyPair) {
 
 fn leaf(env: &Env, tag: &str, ca: &(rcgen::Certificate, KeyPair)) -> (String, String) {
     let key = KeyPair::generate().unwrap();
-    let mut p = CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
+    let mut p =
+        CertificateParams::new(vec!["localhost".to_string(), "127.0.0.1".to_string()]).unwrap();
     p.distinguished_name.push(rcgen::DnType::CommonName, tag);
     let cert = p.signed_by(&key, &ca.0, &ca.1).unwrap();
     let c = env.dir.join(format!("{tag}.pem"));
@@ -45,7 +46,10 @@ fn pki(env: &Env) -> Pki {
     let (gc, gk) = leaf(env, "node", &good_ca);
     let (rc, rk) = leaf(env, "rogue", &rogue_ca);
     let conf = |c: &str, k: &str, name: &str| {
-        env.script(name, &format!("certfile = {c}\nkeyfile = {k}\ncacertfile = {ca_file}\n"))
+        env.script(
+            name,
+            &format!("certfile = {c}\nkeyfile = {k}\ncacertfile = {ca_file}\n"),
+        )
     };
     let good = conf(&gc, &gk, "good.conf");
     // The rogue node trusts the good CA too: only its own certificate is wrong.
@@ -54,7 +58,11 @@ fn pki(env: &Env) -> Pki {
         "[{{server, [{{certfile, \"{gc}\"}}, {{keyfile, \"{gk}\"}}, {{cacertfile, \"{ca_file}\"}}, {{verify, verify_peer}}, {{fail_if_no_peer_cert, true}}]}},\n {{client, [{{certfile, \"{gc}\"}}, {{keyfile, \"{gk}\"}}, {{cacertfile, \"{ca_file}\"}}, {{verify, verify_peer}}]}}].\n"
     );
     let erl_opts = env.script("erl-ssl.conf", &opts);
-    Pki { good, rogue, erl_opts }
+    Pki {
+        good,
+        rogue,
+        erl_opts,
+    }
 }
 
 #[test]
@@ -67,18 +75,33 @@ fn tls_between_bt_nodes_and_a_rogue_certificate_refused() {
         "p.bt",
         "Transcript showCr: (Node named: #'secure@localhost') value ping printString\n",
     );
-    let (code, out, err) = env.run(COOKIE, &["--name", "friend@localhost", "--dist-tls", &p.good, &ping]);
+    let (code, out, err) = env.run(
+        COOKIE,
+        &["--name", "friend@localhost", "--dist-tls", &p.good, &ping],
+    );
     assert_eq!((code, out.as_str()), (0, "true\n"), "{err}");
-    let (code, out, err) = env.run(COOKIE, &["--name", "rogue@localhost", "--dist-tls", &p.rogue, &ping]);
+    let (code, out, err) = env.run(
+        COOKIE,
+        &["--name", "rogue@localhost", "--dist-tls", &p.rogue, &ping],
+    );
     assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
     // A plain-TCP node cannot talk to a TLS node.
     let (code, out, err) = env.run(COOKIE, &["--name", "plain@localhost", &ping]);
     assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
     // A bad configuration is a startup error.
-    let bad = env.script("bad.conf", "certfile = /nonexistent.pem\ncacertfile = /nonexistent.pem\n");
-    let (code, _, err) = env.run(COOKIE, &["--name", "broken@localhost", "--dist-tls", &bad, &ping]);
+    let bad = env.script(
+        "bad.conf",
+        "certfile = /nonexistent.pem\ncacertfile = /nonexistent.pem\n",
+    );
+    let (code, _, err) = env.run(
+        COOKIE,
+        &["--name", "broken@localhost", "--dist-tls", &bad, &ping],
+    );
     assert_eq!(code, 2);
-    assert!(err.contains("--dist-tls: cannot read /nonexistent.pem"), "{err}");
+    assert!(
+        err.contains("--dist-tls: cannot read /nonexistent.pem"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -111,9 +134,15 @@ fn tls_with_erlang_inet_tls_dist() {
         "p.bt",
         "Transcript showCr: (Node named: #'e@localhost') value ping printString\n",
     );
-    let (code, out, err) = env.run(COOKIE, &["--name", "probe@localhost", "--dist-tls", &p.good, &ping]);
+    let (code, out, err) = env.run(
+        COOKIE,
+        &["--name", "probe@localhost", "--dist-tls", &p.good, &ping],
+    );
     assert_eq!((code, out.as_str()), (0, "true\n"), "{err}");
-    let (code, out, err) = env.run(COOKIE, &["--name", "rogue@localhost", "--dist-tls", &p.rogue, &ping]);
+    let (code, out, err) = env.run(
+        COOKIE,
+        &["--name", "rogue@localhost", "--dist-tls", &p.rogue, &ping],
+    );
     assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
     erl.kill();
 }

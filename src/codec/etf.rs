@@ -123,7 +123,10 @@ impl Enc<'_> {
         if depth > MAX_DEPTH {
             return Err(CodecError::new(
                 kind::NOT_SERIALISABLE,
-                format!("value at {} is nested too deeply to cross a node boundary", self.root),
+                format!(
+                    "value at {} is nested too deeply to cross a node boundary",
+                    self.root
+                ),
                 self.root,
             ));
         }
@@ -135,9 +138,7 @@ impl Enc<'_> {
         let node = Sym::new(&self.me.name);
         let item = match classify(v, node) {
             Ok(i) => i,
-            Err(class) => {
-                return Err(CodecError::not_serialisable(&class, self.root.to_string()))
-            }
+            Err(class) => return Err(CodecError::not_serialisable(&class, self.root.to_string())),
         };
         let d = depth + 1;
         Ok(match item {
@@ -196,9 +197,7 @@ impl Enc<'_> {
                 }
                 Term::from(Map::from(out))
             }
-            Item::Ref(r)
-                if matches!(r.kind, RefKind::Actor | RefKind::Pid) && r.node == node =>
-            {
+            Item::Ref(r) if matches!(r.kind, RefKind::Actor | RefKind::Pid) && r.node == node => {
                 Term::from(local_pid(&self.me, r.number))
             }
             _ => self.tagged(v)?,
@@ -320,20 +319,17 @@ impl Dec<'_> {
         })
     }
 
-    fn instance(
-        &self,
-        ctx: &mut Ctx,
-        cls: &str,
-        m: &Map,
-        d: usize,
-    ) -> Result<Value, CodecError> {
+    fn instance(&self, ctx: &mut Ctx, cls: &str, m: &Map, d: usize) -> Result<Value, CodecError> {
         let class = Sym::lookup(cls)
             .and_then(|s| ctx.prog.class_named(s.as_str()))
             .filter(|c| c.kind == ClassKind::Value);
         let Some(class) = class else {
             return Err(CodecError::new(
                 kind::CLASS_NOT_FOUND,
-                format!("no Value class {cls} is loaded on this node (at {})", self.root),
+                format!(
+                    "no Value class {cls} is loaded on this node (at {})",
+                    self.root
+                ),
                 self.root,
             ));
         };

@@ -71,7 +71,9 @@ impl Cur<'_> {
 pub fn check(bytes: &[u8]) -> Result<usize, CheckError> {
     let mut c = Cur { b: bytes, at: 0 };
     if c.u8()? != 131 {
-        return Err(CheckError("not an external term (version byte 131 expected)".into()));
+        return Err(CheckError(
+            "not an external term (version byte 131 expected)".into(),
+        ));
     }
     // Terms still to read, per open container.
     let mut stack: Vec<usize> = vec![1];

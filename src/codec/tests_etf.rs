@@ -23,7 +23,9 @@ fn vm() -> Vm {
 
 /// `v` → term → bytes → checked decode → value, in the main process.
 fn round_trip(vm: &Vm, src: &str) -> (Value, Value) {
-    let v = vm.eval("t", src).unwrap_or_else(|e| panic!("{src}: {}", e.message));
+    let v = vm
+        .eval("t", src)
+        .unwrap_or_else(|e| panic!("{src}: {}", e.message));
     vm.run(move |ctx, _| {
         let t = to_term(ctx, &v, "arg1").unwrap();
         let bytes = term_bytes(&t);
@@ -38,15 +40,42 @@ fn round_trip(vm: &Vm, src: &str) -> (Value, Value) {
 fn every_kind_round_trips_exactly() {
     let vm = vm();
     for src in [
-        "nil", "true", "false", "42", "-7", "4611686018427387904", "100 factorial", "2.5",
-        "\"text\"", "\"\"", "#sym", "#'at:put:'", "#(1, #(2, 3), \"x\")", "#[1, 2, 3]",
-        "Tuple withAll: #(1, #a)", "Tuple withAll: #(#'$bt', 1)", "#{#a => 1, \"b\" => #(2)}",
-        "#{#'$beamtalk_class' => 1}", "Set withAll: #(1, 2)", "Bag withAll: #(1, 1, 2)",
-        "$a", "1 to: 10 by: 2", "Point new: #{#x => 1, #y => #(2)}", "Result ok: 3",
-        "Result error: #bad", "(Node named: #'a@b') unwrap", "Point", "Duration seconds: 1",
+        "nil",
+        "true",
+        "false",
+        "42",
+        "-7",
+        "4611686018427387904",
+        "100 factorial",
+        "2.5",
+        "\"text\"",
+        "\"\"",
+        "#sym",
+        "#'at:put:'",
+        "#(1, #(2, 3), \"x\")",
+        "#[1, 2, 3]",
+        "Tuple withAll: #(1, #a)",
+        "Tuple withAll: #(#'$bt', 1)",
+        "#{#a => 1, \"b\" => #(2)}",
+        "#{#'$beamtalk_class' => 1}",
+        "Set withAll: #(1, 2)",
+        "Bag withAll: #(1, 1, 2)",
+        "$a",
+        "1 to: 10 by: 2",
+        "Point new: #{#x => 1, #y => #(2)}",
+        "Result ok: 3",
+        "Result error: #bad",
+        "(Node named: #'a@b') unwrap",
+        "Point",
+        "Duration seconds: 1",
     ] {
         let (v, w) = round_trip(&vm, src);
-        assert!(strict_eq(&v, &w), "{src}: {} vs {}", vm.display(&v), vm.display(&w));
+        assert!(
+            strict_eq(&v, &w),
+            "{src}: {} vs {}",
+            vm.display(&v),
+            vm.display(&w)
+        );
     }
 }
 
@@ -57,10 +86,18 @@ fn native_terms_are_what_erlang_expects() {
         let v = vm.eval("t", src).unwrap();
         vm.run(move |ctx, _| to_term(ctx, &v, "arg1").unwrap().to_string())
     };
-    assert_eq!(term("#(1, 2.5, \"s\", #a, nil, true)"), "[1,2.5,<<115>>,'a','nil','true']");
+    assert_eq!(
+        term("#(1, 2.5, \"s\", #a, nil, true)"),
+        "[1,2.5,<<115>>,'a','nil','true']"
+    );
     assert_eq!(term("#{#k => #(1)}"), "#{'k'=>[1]}");
     let p = term("Point new: #{#x => 1, #y => 2}");
-    for part in ["'$beamtalk_class'=>'Point'", "'$beamtalk_version'=>1", "'x'=>1", "'y'=>2"] {
+    for part in [
+        "'$beamtalk_class'=>'Point'",
+        "'$beamtalk_version'=>1",
+        "'x'=>1",
+        "'y'=>2",
+    ] {
         assert!(p.contains(part), "{p}");
     }
 }
@@ -115,23 +152,36 @@ impl Rng {
 #[test]
 fn fuzzed_term_bytes_never_panic() {
     let vm = vm();
-    let seeds: Vec<Vec<u8>> = ["#(1, \"two\", #three, 4.5)", "#{#a => #[1, 2]}", "Point new", "100 factorial", "Set withAll: #(1, 2)"]
-        .iter()
-        .map(|src| {
-            let v = vm.eval("t", src).unwrap();
-            vm.run(move |ctx, _| term_bytes(&to_term(ctx, &v, "arg1").unwrap()))
-        })
-        .collect();
+    let seeds: Vec<Vec<u8>> = [
+        "#(1, \"two\", #three, 4.5)",
+        "#{#a => #[1, 2]}",
+        "Point new",
+        "100 factorial",
+        "Set withAll: #(1, 2)",
+    ]
+    .iter()
+    .map(|src| {
+        let v = vm.eval("t", src).unwrap();
+        vm.run(move |ctx, _| term_bytes(&to_term(ctx, &v, "arg1").unwrap()))
+    })
+    .collect();
     vm.run(move |ctx, _| {
         let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
-        let tags = [70u8, 77, 88, 90, 97, 98, 100, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 116, 117, 118, 119];
+        let tags = [
+            70u8, 77, 88, 90, 97, 98, 100, 104, 105, 106, 107, 108, 109, 110, 111, 112, 113, 116,
+            117, 118, 119,
+        ];
         for i in 0..20_000 {
             let mut b = if i % 3 == 0 {
                 let n = (rng.next() % 64) as usize;
                 let mut b = vec![131u8];
                 b.extend((0..n).map(|_| {
                     let r = rng.next();
-                    if r % 4 == 0 { tags[(r >> 8) as usize % tags.len()] } else { (r >> 16) as u8 }
+                    if r % 4 == 0 {
+                        tags[(r >> 8) as usize % tags.len()]
+                    } else {
+                        (r >> 16) as u8
+                    }
                 }));
                 b
             } else {
@@ -158,7 +208,11 @@ fn fuzzed_term_bytes_never_panic() {
 fn opaque_terms_print_in_erlang_syntax_and_go_back_unchanged() {
     let vm = vm();
     vm.run(move |ctx, _| {
-        let port = Term::from(eetf::Port { node: eetf::Atom::from("x@y"), id: 7, creation: 1 });
+        let port = Term::from(eetf::Port {
+            node: eetf::Atom::from("x@y"),
+            id: 7,
+            creation: 1,
+        });
         let v = from_term(ctx, &port, "arg1").unwrap();
         assert_eq!(ctx.print_string(&v).unwrap_or_default(), port.to_string());
         assert_eq!(to_term(ctx, &v, "arg1").unwrap(), port);

@@ -221,7 +221,11 @@ fn my_ref(inner: &Inner, n: u64) -> Reference {
 
 /// The call number of a reference this node made.
 fn call_number(inner: &Inner, r: &Reference) -> Option<u64> {
-    if r.node.name != inner.me.name || r.creation != inner.me.creation || r.id.len() != 3 || r.id[2] != 0xb7 {
+    if r.node.name != inner.me.name
+        || r.creation != inner.me.creation
+        || r.id.len() != 3
+        || r.id[2] != 0xb7
+    {
         return None;
     }
     Some(r.id[0] as u64 | ((r.id[1] as u64) << 18))
@@ -229,7 +233,14 @@ fn call_number(inner: &Inner, r: &Reference) -> Option<u64> {
 
 fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
     match m {
-        Message::RegSend(m) => to_local(inner, peer, m.from_pid, Target::Name(name_sym(&m.to_name.name)), m.message, Some(&m.to_name.name)),
+        Message::RegSend(m) => to_local(
+            inner,
+            peer,
+            m.from_pid,
+            Target::Name(name_sym(&m.to_name.name)),
+            m.message,
+            Some(&m.to_name.name),
+        ),
         Message::Send(m) => to_pid(inner, peer, None, m.to_pid, m.message),
         Message::SendSender(m) => to_pid(inner, peer, Some(m.from_pid), m.to_pid, m.message),
         Message::MonitorP(m) => monitor(inner, peer, m.from_pid, m.to_proc, m.reference),
@@ -270,11 +281,15 @@ fn name_sym(name: &str) -> crate::interp::value::Sym {
 /// `{'$gen_call', {From, Tag}, Request}` → (From, Tag, Request).
 fn gen_call(msg: &Term) -> Option<(Pid, Term, Term)> {
     let Term::Tuple(t) = msg else { return None };
-    let [Term::Atom(a), Term::Tuple(ft), req] = &t.elements[..] else { return None };
+    let [Term::Atom(a), Term::Tuple(ft), req] = &t.elements[..] else {
+        return None;
+    };
     if a.name != "$gen_call" {
         return None;
     }
-    let [Term::Pid(from), tag] = &ft.elements[..] else { return None };
+    let [Term::Pid(from), tag] = &ft.elements[..] else {
+        return None;
+    };
     Some((from.clone(), tag.clone(), req.clone()))
 }
 
@@ -287,7 +302,14 @@ fn gen_cast(msg: &Term) -> Option<Term> {
 }
 
 /// A message for a local process (by name or pid) from `peer`.
-fn to_local(inner: &Arc<Inner>, peer: &str, _from: Pid, target: Target, msg: Term, name: Option<&str>) {
+fn to_local(
+    inner: &Arc<Inner>,
+    peer: &str,
+    _from: Pid,
+    target: Target,
+    msg: Term,
+    name: Option<&str>,
+) {
     if let Some((from, tag, req)) = gen_call(&msg) {
         if name == Some("net_kernel") {
             // `net_adm:ping`: `{is_auth, Node}` → `yes`.
@@ -330,7 +352,9 @@ fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term)
             }
         }
     }
-    let Some(number) = local_number(inner, &to) else { return };
+    let Some(number) = local_number(inner, &to) else {
+        return;
+    };
     let from = from.unwrap_or_else(|| to.clone());
     to_local(inner, peer, from, Target::Number(number), msg, None);
 }
@@ -382,7 +406,9 @@ fn pid_key(p: &Pid) -> Vec<u8> {
 
 fn link(inner: &Arc<Inner>, peer: &str, from: Pid, to: Pid) {
     let Some(ib) = inner.inbound() else { return };
-    let Some(number) = local_number(inner, &to) else { return };
+    let Some(number) = local_number(inner, &to) else {
+        return;
+    };
     let key = (pid_key(&from), number);
     let weak: Weak<Inner> = Arc::downgrade(inner);
     let peer_s = peer.to_string();
@@ -409,7 +435,9 @@ fn link(inner: &Arc<Inner>, peer: &str, from: Pid, to: Pid) {
 }
 
 fn unlink(inner: &Arc<Inner>, peer: &str, from: &Pid, to: &Pid) {
-    let Some(number) = local_number(inner, to) else { return };
+    let Some(number) = local_number(inner, to) else {
+        return;
+    };
     let id = inner
         .state
         .lock()
@@ -466,20 +494,29 @@ impl PendingCall {
 
 /// The monitor behind a call fired: the callee is not there (`noproc`) or exited.
 fn call_down(inner: &Inner, r: &Reference, reason: Term) {
-    let Some(n) = call_number(inner, r) else { return };
-    let Some(c) = inner.calls.lock().remove(&n) else { return };
+    let Some(n) = call_number(inner, r) else {
+        return;
+    };
+    let Some(c) = inner.calls.lock().remove(&n) else {
+        return;
+    };
     let e = match &reason {
         Term::Atom(a) if a.name == "noproc" => node_err(
             "no_such_process",
             format!("no process is registered as #{} on {}", c.name, c.peer),
             None,
         ),
-        Term::Atom(a) if a.name == "noconnection" => {
-            node_err("node_down", format!("the connection to {} was lost", c.peer), None)
-        }
+        Term::Atom(a) if a.name == "noconnection" => node_err(
+            "node_down",
+            format!("the connection to {} was lost", c.peer),
+            None,
+        ),
         other => node_err(
             "actor_dead",
-            format!("#{} on {} exited ({other}) before answering", c.name, c.peer),
+            format!(
+                "#{} on {} exited ({other}) before answering",
+                c.name, c.peer
+            ),
             None,
         ),
     };
@@ -523,10 +560,17 @@ pub(crate) async fn call(
         request,
     ]));
     let sent = inner.send_to(&to, frame(mon))
-        && inner.send_to(&to, frame(Message::reg_send(from_pid, Atom::from(name.as_str()), msg)));
+        && inner.send_to(
+            &to,
+            frame(Message::reg_send(from_pid, Atom::from(name.as_str()), msg)),
+        );
     if !sent {
         if let Some(c) = inner.calls.lock().remove(&n) {
-            c.fail(node_err("node_down", format!("the connection to {to} was lost"), None));
+            c.fail(node_err(
+                "node_down",
+                format!("the connection to {to} was lost"),
+                None,
+            ));
         }
         return;
     }

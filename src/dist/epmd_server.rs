@@ -122,7 +122,11 @@ async fn client(st: Arc<State>, mut s: TcpStream) -> std::io::Result<()> {
     match tag {
         ALIVE2_REQ => register(st, s, body).await,
         PORT_PLEASE2_REQ => {
-            let e = st.nodes.lock().get(&String::from_utf8_lossy(body).into_owned()).cloned();
+            let e = st
+                .nodes
+                .lock()
+                .get(&String::from_utf8_lossy(body).into_owned())
+                .cloned();
             let mut out = vec![PORT2_RESP];
             match e {
                 None => out.push(1),
@@ -173,7 +177,8 @@ async fn client(st: Arc<State>, mut s: TcpStream) -> std::io::Result<()> {
 /// `ALIVE2_REQ`: registers the name for as long as this connection stays open.
 async fn register(st: Arc<State>, mut s: TcpStream, b: &[u8]) -> std::io::Result<()> {
     let parsed = (|| {
-        let u16at = |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*b.get(i)?, *b.get(i + 1)?])) };
+        let u16at =
+            |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*b.get(i)?, *b.get(i + 1)?])) };
         let port = u16at(0)?;
         let node_type = *b.get(2)?;
         let protocol = *b.get(3)?;
@@ -183,7 +188,15 @@ async fn register(st: Arc<State>, mut s: TcpStream, b: &[u8]) -> std::io::Result
         let name = b.get(10..10 + nlen)?;
         let elen = u16at(10 + nlen)? as usize;
         let extra = b.get(12 + nlen..12 + nlen + elen)?;
-        Some((port, node_type, protocol, high, low, name.to_vec(), extra.to_vec()))
+        Some((
+            port,
+            node_type,
+            protocol,
+            high,
+            low,
+            name.to_vec(),
+            extra.to_vec(),
+        ))
     })();
     let Some((port, node_type, protocol, high, low, name, extra)) = parsed else {
         return s.write_all(&[ALIVE2_X_RESP, 1, 0, 0, 0, 0]).await;
@@ -203,17 +216,17 @@ async fn register(st: Arc<State>, mut s: TcpStream, b: &[u8]) -> std::io::Result
         let taken = nodes.contains_key(&name);
         if !taken {
             nodes.insert(
-            name.clone(),
-            Entry {
-                port,
-                node_type,
-                protocol,
-                high,
-                low,
-                extra,
-                serial,
-            },
-        );
+                name.clone(),
+                Entry {
+                    port,
+                    node_type,
+                    protocol,
+                    high,
+                    low,
+                    extra,
+                    serial,
+                },
+            );
         }
         taken
     };

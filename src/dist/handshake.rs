@@ -17,11 +17,16 @@
 use std::pin::Pin;
 use std::task::{Context, Poll};
 
-use erl_dist::handshake::{ClientSideHandshake, HandshakeError, HandshakeStatus, ServerSideHandshake};
+use erl_dist::handshake::{
+    ClientSideHandshake, HandshakeError, HandshakeStatus, ServerSideHandshake,
+};
 use erl_dist::node::{Creation, LocalNode, PeerNode};
 use erl_dist::DistributionFlags;
 
-use super::net::{AsyncRead, AsyncReadExt, AsyncWrite, FuturesAsyncReadCompatExt, ReadBuf, TokioAsyncReadCompatExt};
+use super::net::{
+    AsyncRead, AsyncReadExt, AsyncWrite, FuturesAsyncReadCompatExt, ReadBuf,
+    TokioAsyncReadCompatExt,
+};
 
 /// The flag bit a bt node sets when it dials a bt node (unused by OTP, ignored by it).
 pub const BT_FLAG: u64 = 1 << 60;
@@ -87,7 +92,10 @@ fn base_flags() -> DistributionFlags {
 }
 
 fn local(me: &Me, flags: DistributionFlags) -> Result<LocalNode, HsError> {
-    let name = me.name.parse().map_err(|e| HsError::Other(format!("{e}")))?;
+    let name = me
+        .name
+        .parse()
+        .map_err(|e| HsError::Other(format!("{e}")))?;
     let mut n = LocalNode::new(name, Creation::new(me.creation));
     n.flags = flags;
     Ok(n)
@@ -109,10 +117,13 @@ pub async fn initiate(s: Stream, me: &Me, bt_peer: bool) -> Result<(Stream, Agre
         .execute_send_name(erl_dist::LOWEST_DISTRIBUTION_PROTOCOL_VERSION)
         .await
         .map_err(hs_err)?;
-    let (io, peer) = hs.execute_rest(true).await.map_err(|e| match (&status, e) {
-        (HandshakeStatus::Nok, _) => HsError::Simultaneous,
-        (_, e) => hs_err(e),
-    })?;
+    let (io, peer) = hs
+        .execute_rest(true)
+        .await
+        .map_err(|e| match (&status, e) {
+            (HandshakeStatus::Nok, _) => HsError::Simultaneous,
+            (_, e) => hs_err(e),
+        })?;
     Ok((io.into_inner().into_inner(), agreed(peer, flags)))
 }
 
@@ -149,7 +160,9 @@ pub async fn peek_name(s: &mut Stream, tls: bool) -> Result<Peeked, HsError> {
     let mut b = vec![0u8; n];
     s.read_exact(&mut b).await.map_err(io)?;
     if b[0] != b'N' {
-        return Err(HsError::Other("the peer does not speak handshake version 6".into()));
+        return Err(HsError::Other(
+            "the peer does not speak handshake version 6".into(),
+        ));
     }
     let flags = u64::from_be_bytes(b[1..9].try_into().unwrap_or([0; 8]));
     let len = u16::from_be_bytes([b[13], b[14]]) as usize;
@@ -185,9 +198,16 @@ pub async fn accept(
     let mut hs = ServerSideHandshake::new(f.compat(), node, &me.cookie);
     match hs.execute_recv_name().await.map_err(hs_err)? {
         Some(_) => {}
-        None => return Err(HsError::Refused("dynamic node names are not supported".into())),
+        None => {
+            return Err(HsError::Refused(
+                "dynamic node names are not supported".into(),
+            ))
+        }
     }
-    let refuse = !matches!(status, HandshakeStatus::Ok | HandshakeStatus::OkSimultaneous);
+    let refuse = !matches!(
+        status,
+        HandshakeStatus::Ok | HandshakeStatus::OkSimultaneous
+    );
     let r = hs.execute_rest(status).await;
     if refuse {
         return Err(HsError::Simultaneous);
@@ -259,7 +279,11 @@ impl AsyncRead for Framing {
                 return Poll::Ready(Ok(()));
             }
             // Read one byte at a time for headers, bodies in chunks.
-            let want = if me.rleft == 0 { 4 - me.rhdr.len() } else { me.rleft };
+            let want = if me.rleft == 0 {
+                4 - me.rhdr.len()
+            } else {
+                me.rleft
+            };
             let mut tmp = vec![0u8; want.min(4096)];
             let mut rb = ReadBuf::new(&mut tmp);
             match Pin::new(&mut me.inner).poll_read(cx, &mut rb) {
@@ -274,7 +298,8 @@ impl AsyncRead for Framing {
             if me.rleft == 0 {
                 me.rhdr.extend_from_slice(&got);
                 if me.rhdr.len() == 4 {
-                    let n = u32::from_be_bytes([me.rhdr[0], me.rhdr[1], me.rhdr[2], me.rhdr[3]]) as usize;
+                    let n = u32::from_be_bytes([me.rhdr[0], me.rhdr[1], me.rhdr[2], me.rhdr[3]])
+                        as usize;
                     me.rhdr.clear();
                     if n > u16::MAX as usize {
                         return Poll::Ready(Err(std::io::Error::new(

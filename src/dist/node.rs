@@ -45,7 +45,8 @@ pub const MAX_UNAUTHENTICATED: usize = 32;
 /// Longest an incoming connection may take to authenticate.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
-const COOKIE_HINT: &str = "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)";
+const COOKIE_HINT: &str =
+    "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)";
 const TLS_HINT: &str = "configure TLS distribution or use a tunnel";
 
 /// How to start a node.
@@ -134,7 +135,10 @@ pub(crate) fn node_err(kind: &'static str, message: String, hint: Option<&str>) 
 /// a free port) and registers the name with the port mapper (starting `bt epmd` if none).
 pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
     if !valid_node_name(&opts.name) {
-        return Err(format!("invalid node name '{}' (expected name@host)", opts.name));
+        return Err(format!(
+            "invalid node name '{}' (expected name@host)",
+            opts.name
+        ));
     }
     let cookie = super::cookie::load(opts.cookie_file.as_deref())?;
     let tls = match &opts.tls {
@@ -148,7 +152,11 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         .enable_time()
         .build()
         .map_err(|e| format!("cannot start the distribution runtime: {e}"))?;
-    let addr = if tls.is_some() { "0.0.0.0" } else { "127.0.0.1" };
+    let addr = if tls.is_some() {
+        "0.0.0.0"
+    } else {
+        "127.0.0.1"
+    };
     let listener = std::net::TcpListener::bind((addr, 0))
         .and_then(|l| l.set_nonblocking(true).map(|_| l))
         .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
@@ -164,7 +172,11 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
     let epmd_port = epmd::port();
     let (registration, creation) =
         rt.block_on(epmd::register(epmd_port, &short, port, opts.hidden))?;
-    let net_tick = Duration::from_secs(if opts.net_tick == 0 { 60 } else { opts.net_tick });
+    let net_tick = Duration::from_secs(if opts.net_tick == 0 {
+        60
+    } else {
+        opts.net_tick
+    });
     let inner = Arc::new(Inner {
         sym: Sym::new(&opts.name),
         me: Me {
@@ -212,7 +224,11 @@ impl DistNode {
         }
         let calls: Vec<PendingCall> = self.inner.calls.lock().drain().map(|(_, c)| c).collect();
         for c in calls {
-            c.fail(node_err("node_down", "distribution has stopped".into(), None));
+            c.fail(node_err(
+                "node_down",
+                "distribution has stopped".into(),
+                None,
+            ));
         }
     }
 
@@ -291,13 +307,21 @@ fn handshake_error(to: &str, e: HsError) -> NodeError {
             format!("{to} refused the connection: authentication failed"),
             Some(COOKIE_HINT),
         ),
-        HsError::Refused(m) => node_err("node_down", format!("{to} refused the connection: {m}"), None),
+        HsError::Refused(m) => node_err(
+            "node_down",
+            format!("{to} refused the connection: {m}"),
+            None,
+        ),
         HsError::Closed => node_err(
             "node_down",
             format!("{to} closed the connection during the handshake (wrong cookie?)"),
             Some(COOKIE_HINT),
         ),
-        HsError::Simultaneous => node_err("node_down", format!("cannot connect to {to}: simultaneous connect"), None),
+        HsError::Simultaneous => node_err(
+            "node_down",
+            format!("cannot connect to {to}: simultaneous connect"),
+            None,
+        ),
         HsError::Other(m) => node_err(
             "node_down",
             format!("cannot connect to {to}: {m}"),
@@ -315,7 +339,8 @@ impl Inner {
     fn refused(&self, what: &str) {
         let mut g = self.refusals.lock();
         let now = Instant::now();
-        let due = g.0.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1));
+        let due =
+            g.0.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1));
         if due {
             let more = std::mem::take(&mut g.1);
             g.0 = Some(now);
@@ -425,7 +450,11 @@ impl Inner {
                     }
                     net::sleep(Duration::from_millis(20)).await;
                 }
-                Err(node_err("node_down", format!("cannot connect to {to}: simultaneous connect did not settle"), None))
+                Err(node_err(
+                    "node_down",
+                    format!("cannot connect to {to}: simultaneous connect did not settle"),
+                    None,
+                ))
             }
             Err(e) => Err(handshake_error(&to, e)),
         }
@@ -538,7 +567,10 @@ impl Inner {
             }
         };
         if !ok {
-            eprintln!("bt: {} stopped reading; disconnecting it (output queue full)", name);
+            eprintln!(
+                "bt: {} stopped reading; disconnecting it (output queue full)",
+                name
+            );
             self.detach(name, conn, "outputQueueFull");
         }
         ok
@@ -550,7 +582,9 @@ async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
         match l.accept().await {
             Ok((s, addr)) => {
                 let Ok(permit) = inner.unauth.clone().try_acquire_owned() else {
-                    inner.refused(&format!("too many unauthenticated connections (from {addr})"));
+                    inner.refused(&format!(
+                        "too many unauthenticated connections (from {addr})"
+                    ));
                     continue;
                 };
                 let inner = inner.clone();

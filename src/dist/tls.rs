@@ -36,7 +36,8 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
 }
 
 fn certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
     let v: Result<Vec<_>, _> = rustls_pemfile::certs(&mut BufReader::new(f)).collect();
     let v = v.map_err(|e| format!("--dist-tls: bad certificate in {path}: {e}"))?;
     if v.is_empty() {
@@ -46,7 +47,8 @@ fn certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
 }
 
 fn key(path: &str) -> Result<PrivateKeyDer<'static>, String> {
-    let f = std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
     rustls_pemfile::private_key(&mut BufReader::new(f))
         .map_err(|e| format!("--dist-tls: bad key in {path}: {e}"))?
         .ok_or_else(|| format!("--dist-tls: no private key in {path}"))
@@ -64,7 +66,11 @@ impl Tls {
                 continue;
             }
             let Some((k, v)) = line.split_once('=') else {
-                return Err(format!("--dist-tls: {}:{}: expected key = value", path.display(), i + 1));
+                return Err(format!(
+                    "--dist-tls: {}:{}: expected key = value",
+                    path.display(),
+                    i + 1
+                ));
             };
             let v = v.trim().to_string();
             match k.trim() {
@@ -73,7 +79,11 @@ impl Tls {
                 "cacertfile" => ca = Some(v),
                 "verify" => verify = v != "verify_none",
                 other => {
-                    return Err(format!("--dist-tls: {}:{}: unknown key '{other}'", path.display(), i + 1))
+                    return Err(format!(
+                        "--dist-tls: {}:{}: unknown key '{other}'",
+                        path.display(),
+                        i + 1
+                    ))
                 }
             }
         }
@@ -93,9 +103,12 @@ impl Tls {
             .with_safe_default_protocol_versions()
             .map_err(|e| format!("--dist-tls: {e}"))?;
         let server_b = if verify {
-            let v = rustls::server::WebPkiClientVerifier::builder_with_provider(roots.clone(), p.clone())
-                .build()
-                .map_err(|e| format!("--dist-tls: {e}"))?;
+            let v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                roots.clone(),
+                p.clone(),
+            )
+            .build()
+            .map_err(|e| format!("--dist-tls: {e}"))?;
             server_b.with_client_cert_verifier(v)
         } else {
             server_b.with_no_client_auth()
@@ -136,7 +149,11 @@ impl Tls {
 
     /// TLS server side over `tcp` (the peer must present a certificate the CA signed).
     pub async fn accept(&self, tcp: TcpStream) -> Result<Stream, String> {
-        let s = self.server.accept(tcp).await.map_err(|e| format!("TLS: {e}"))?;
+        let s = self
+            .server
+            .accept(tcp)
+            .await
+            .map_err(|e| format!("TLS: {e}"))?;
         Ok(Box::new(s))
     }
 }
@@ -162,7 +179,12 @@ impl rustls::client::danger::ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls12_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
     fn verify_tls13_signature(
         &self,
@@ -170,7 +192,12 @@ impl rustls::client::danger::ServerCertVerifier for NoVerify {
         cert: &CertificateDer<'_>,
         dss: &rustls::DigitallySignedStruct,
     ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
-        rustls::crypto::verify_tls13_signature(message, cert, dss, &self.0.signature_verification_algorithms)
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
     }
     fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
         self.0.signature_verification_algorithms.supported_schemes()

@@ -154,7 +154,11 @@ impl Env {
     pub fn erl(&self, name: &str, cookie: &str, extra: &[&str], code: &str) -> Proc {
         let mut c = Command::new("erl");
         let host = name.split('@').nth(1).unwrap_or("");
-        let flag = if host.contains('.') { "-name" } else { "-sname" };
+        let flag = if host.contains('.') {
+            "-name"
+        } else {
+            "-sname"
+        };
         c.args(["-noshell", flag, name, "-setcookie", cookie])
             .args(extra)
             .args(["-eval", code]);
@@ -177,7 +181,9 @@ pub struct Proc {
 
 impl Proc {
     pub fn start(mut c: Command) -> Proc {
-        let mut child = c.spawn().expect("cannot start the child (is Erlang/OTP installed?)");
+        let mut child = c
+            .spawn()
+            .expect("cannot start the child (is Erlang/OTP installed?)");
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {

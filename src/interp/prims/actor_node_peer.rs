@@ -65,7 +65,10 @@ fn error_term(kind: &str, message: &str) -> Term {
         atom("message"),
         Term::from(eetf::Binary::from(message.as_bytes().to_vec())),
     );
-    Term::from(Tuple::from(vec![atom("error"), Term::from(eetf::Map::from(m))]))
+    Term::from(Tuple::from(vec![
+        atom("error"),
+        Term::from(eetf::Map::from(m)),
+    ]))
 }
 
 /// Splits `{Selector, Args}` (or `{cast, Selector, Args}` with `cast`).
@@ -198,9 +201,15 @@ impl Inbound for BtInbound {
     }
 
     fn cast(&self, target: Target, request: Term) {
-        let Some(sys) = self.sys.upgrade() else { return };
-        let Some(p) = self.proc(&sys, target) else { return };
-        let Some((sel, args)) = request_parts(&request, true) else { return };
+        let Some(sys) = self.sys.upgrade() else {
+            return;
+        };
+        let Some(p) = self.proc(&sys, target) else {
+            return;
+        };
+        let Some((sel, args)) = request_parts(&request, true) else {
+            return;
+        };
         let job = Box::new(move |ctx: &mut Ctx| run_request(ctx, p, &sel, &args));
         spawn_job(&sys, "dist", job, |o| {
             if let Outcome::Err(e) = o {
@@ -250,8 +259,12 @@ impl Inbound for BtInbound {
     }
 
     fn exit(&self, number: u64, reason: Term) {
-        let Some(sys) = self.sys.upgrade() else { return };
-        let Some(p) = self.proc(&sys, Target::Number(number)) else { return };
+        let Some(sys) = self.sys.upgrade() else {
+            return;
+        };
+        let Some(p) = self.proc(&sys, Target::Number(number)) else {
+            return;
+        };
         let r = match &reason {
             Term::Atom(a) if a.name == "normal" => return,
             Term::Atom(a) if a.name == "kill" || a.name == "killed" => ExitReason::Killed,
@@ -395,9 +408,10 @@ fn call_remote(ctx: &mut Ctx, node: Sym, name: Sym, sel: Sym, args: &[Value]) ->
     ]));
     let from = ctx.pid;
     let timeout = Some(std::time::Duration::from_millis(5000));
-    let r: Result<CallReply, NodeError> = await_external(ctx, "the distribution layer", move |done| {
-        d.call_name(from, node.as_str(), name.as_str(), request, timeout, done)
-    })?;
+    let r: Result<CallReply, NodeError> =
+        await_external(ctx, "the distribution layer", move |done| {
+            d.call_name(from, node.as_str(), name.as_str(), request, timeout, done)
+        })?;
     let reply = r.map_err(|e| raise(ctx, e))?;
     if !reply.bt_peer {
         return etf::from_term(ctx, &reply.term, "result").map_err(|e| e.to_unwind(ctx));
@@ -408,18 +422,29 @@ fn call_remote(ctx: &mut Ctx, node: Sym, name: Sym, sel: Sym, args: &[Value]) ->
                 etf::from_term(ctx, &t.elements[1], "result").map_err(|e| e.to_unwind(ctx))
             }
             Term::Atom(a) if a.name == "error" => {
-                let exc = etf::from_term(ctx, &t.elements[1], "error").map_err(|e| e.to_unwind(ctx))?;
+                let exc =
+                    etf::from_term(ctx, &t.elements[1], "error").map_err(|e| e.to_unwind(ctx))?;
                 if matches!(exc, Value::Object(_)) {
                     Err(Unwind::Error(exc))
                 } else {
-                    Err(ctx.err("runtime_error", format!("{node} answered an error: {}", reply.term)))
+                    Err(ctx.err(
+                        "runtime_error",
+                        format!("{node} answered an error: {}", reply.term),
+                    ))
                 }
             }
-            Term::Atom(a) if a.name == "exit" => {
-                Err(ctx.err("actor_dead", format!("#{name} on {node} exited while answering")))
-            }
-            _ => Err(ctx.err("runtime_error", format!("unexpected reply from {node}: {}", reply.term))),
+            Term::Atom(a) if a.name == "exit" => Err(ctx.err(
+                "actor_dead",
+                format!("#{name} on {node} exited while answering"),
+            )),
+            _ => Err(ctx.err(
+                "runtime_error",
+                format!("unexpected reply from {node}: {}", reply.term),
+            )),
         },
-        other => Err(ctx.err("runtime_error", format!("unexpected reply from {node}: {other}"))),
+        other => Err(ctx.err(
+            "runtime_error",
+            format!("unexpected reply from {node}: {other}"),
+        )),
     }
 }
