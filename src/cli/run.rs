@@ -236,7 +236,7 @@ pub fn run(
             match crate::dist::start(opts) {
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
-                    vm.run(|ctx, _| crate::interp::prims::actor_node::install_inbound(ctx));
+                    vm.run(|ctx, _| crate::dist::peer::install(ctx));
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {

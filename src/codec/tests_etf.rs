@@ -177,7 +177,7 @@ fn fuzzed_term_bytes_never_panic() {
                 let mut b = vec![131u8];
                 b.extend((0..n).map(|_| {
                     let r = rng.next();
-                    if r % 4 == 0 {
+                    if r.is_multiple_of(4) {
                         tags[(r >> 8) as usize % tags.len()]
                     } else {
                         (r >> 16) as u8

@@ -24,7 +24,7 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 
 use super::handshake::Stream;
-use super::net::{self, mpsc, AsyncReadExt, AsyncWriteExt};
+use super::net::{self, mpsc, oneshot, AsyncReadExt, AsyncWriteExt};
 use super::node::{node_err, Inner, Once};
 use crate::codec::etf_check;
 use crate::interp::prims::actor_node::{CallReply, NodeError, Target};
@@ -199,7 +199,7 @@ async fn reader(inner: Arc<Inner>, mut r: ReadHalf, name: String, conn: u64) {
 /// Is `p` a pid of this node (this incarnation)? Its process number.
 fn local_number(inner: &Inner, p: &Pid) -> Option<u64> {
     (p.node.name == inner.me.name && p.creation == inner.me.creation)
-        .then(|| (p.id as u64) | ((p.serial as u64) << 32))
+        .then_some((p.id as u64) | ((p.serial as u64) << 32))
 }
 
 fn my_pid(inner: &Inner, number: u64) -> Pid {
@@ -467,10 +467,15 @@ pub struct PendingCall {
     from: Pid,
     reference: Reference,
     done: Option<Once<Result<CallReply, NodeError>>>,
+    /// Wakes the task timing the call when it ends early.
+    wake: Option<oneshot::Sender<()>>,
 }
 
 impl PendingCall {
     pub fn fail(mut self, e: NodeError) {
+        if let Some(w) = self.wake.take() {
+            let _ = w.send(());
+        }
         if let Some(d) = self.done.take() {
             d.call(Err(e));
         }
@@ -483,6 +488,9 @@ impl PendingCall {
             self.reference.clone(),
         );
         inner.send_to(&self.peer, frame(m));
+        if let Some(w) = self.wake.take() {
+            let _ = w.send(());
+        }
         if let Some(d) = self.done.take() {
             d.call(Ok(CallReply {
                 term: reply,
@@ -537,6 +545,7 @@ pub(crate) async fn call(
     let reference = my_ref(&inner, n);
     let from_pid = my_pid(&inner, from);
     let bt = inner.state.lock().peers.get(&to).is_some_and(|p| p.bt);
+    let (wake, woken) = oneshot::channel();
     inner.calls.lock().insert(
         n,
         PendingCall {
@@ -546,6 +555,7 @@ pub(crate) async fn call(
             from: from_pid.clone(),
             reference: reference.clone(),
             done: Some(done),
+            wake: Some(wake),
         },
     );
     let mon = Message::monitor_p(
@@ -575,7 +585,9 @@ pub(crate) async fn call(
         return;
     }
     if let Some(t) = timeout {
-        net::sleep(t).await;
+        if net::timeout(t, woken).await.is_ok() {
+            return; // answered (or failed) in time
+        }
         let c = inner.calls.lock().remove(&n);
         if let Some(c) = c {
             let ms = t.as_millis();

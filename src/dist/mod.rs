@@ -19,6 +19,8 @@
 //!   and casts, monitors, links, exits).
 //! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
 //!   NodeUp/NodeDown, the `Distribution` operations.
+//! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
+//!   links, exits) and the network half of `Actor named:on:` sends.
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -29,6 +31,7 @@ pub mod epmd_server;
 pub mod handshake;
 pub mod net;
 pub mod node;
+pub mod peer;
 pub mod tls;
 
 pub use node::{start, DistNode, Options};

@@ -734,6 +734,17 @@ impl Distribution for DistNode {
         });
     }
 
+    fn remote_call(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        node: Sym,
+        name: Sym,
+        sel: Sym,
+        args: &[crate::interp::value::Value],
+    ) -> crate::interp::eval::EvalResult {
+        super::peer::call_remote(self, ctx, node, name, sel, args)
+    }
+
     fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {
         let inner = self.inner.clone();
         let (to, name) = (node.to_string(), name.to_string());

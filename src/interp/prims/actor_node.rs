@@ -119,7 +119,7 @@ pub struct CallReply {
     pub bt_peer: bool,
 }
 
-/// The interpreter side of a named node, installed by [`install_inbound`]: what the
+/// The interpreter side of a named node (implemented by `crate::dist::peer`): what the
 /// distribution layer asks of local processes when a peer addresses them. Every method
 /// returns at once; work runs in bt processes.
 pub trait Inbound: Send + Sync {
@@ -184,13 +184,18 @@ pub trait Distribution: Send + Sync {
     }
     /// `gen_server:cast({name, node}, request)`: fire and forget (connects if needed).
     fn cast_name(&self, _from: u64, _node: &str, _name: &str, _request: eetf::Term) {}
-}
-
-/// Installs this program's [`Inbound`] in its distribution layer (a named node calls it once,
-/// from the main process, before any statement runs).
-pub fn install_inbound(ctx: &Ctx) {
-    if let (Some(d), Some(sys)) = (ctx.prog.dist.get(), ctx.proc.sys.as_ref()) {
-        d.set_inbound(Arc::new(super::actor_node_peer::BtInbound::new(sys)));
+    /// A sync send `sel` with `args` to the actor registered as `name` on `node` (another
+    /// node), from the process `ctx` runs in: the values cross as terms, the caller is
+    /// suspended until the reply, errors are raised here (`Actor named:on:`, 8.3).
+    fn remote_call(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _name: Sym,
+        _sel: Sym,
+        _args: &[Value],
+    ) -> EvalResult {
+        Err(ctx.err("node_down", format!("cannot reach {node}")))
     }
 }
 
