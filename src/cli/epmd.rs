@@ -6,7 +6,7 @@
 
 const USAGE: &str = "usage: bt epmd [--port N] [-names | -kill]";
 
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     let mut port = crate::dist::epmd::port();
     let mut action = "serve";
     let mut i = 0;

@@ -71,7 +71,6 @@ pub async fn register(
 /// Starts `bt epmd --port PORT` detached (its own session, no inherited output) so that it
 /// outlives this node.
 fn start_daemon(epmd_port: u16) -> Result<(), String> {
-    use std::os::unix::process::CommandExt;
     let exe = std::env::current_exe().map_err(|e| format!("cannot start bt epmd: {e}"))?;
     let mut cmd = std::process::Command::new(exe);
     cmd.arg("epmd")
@@ -80,13 +79,7 @@ fn start_daemon(epmd_port: u16) -> Result<(), String> {
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());
-    // SAFETY: `setsid` is async-signal-safe and touches no memory of the parent.
-    unsafe {
-        cmd.pre_exec(|| {
-            libc::setsid();
-            Ok(())
-        });
-    }
+    super::sys::new_session(&mut cmd);
     let mut child = cmd
         .spawn()
         .map_err(|e| format!("cannot start bt epmd: {e}"))?;

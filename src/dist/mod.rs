@@ -32,6 +32,7 @@ pub mod handshake;
 pub mod net;
 pub mod node;
 pub mod peer;
+mod sys;
 pub mod tls;
 
 pub use node::{start, DistNode, Options};
@@ -46,19 +47,4 @@ impl Drop for NodeGuard {
     }
 }
 
-/// This host's short name (`--sname`): the host name up to its first dot.
-pub fn short_host() -> String {
-    let mut buf = [0u8; 256];
-    // SAFETY: `buf` is writable for its full length; gethostname NUL-terminates within it
-    // (or truncates, which the search below tolerates).
-    let r = unsafe { libc::gethostname(buf.as_mut_ptr().cast(), buf.len()) };
-    if r != 0 {
-        return "localhost".into();
-    }
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    let host = String::from_utf8_lossy(&buf[..end]).into_owned();
-    match host.split('.').next() {
-        Some(h) if !h.is_empty() => h.to_string(),
-        _ => "localhost".into(),
-    }
-}
+pub use sys::short_host;

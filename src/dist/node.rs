@@ -34,7 +34,7 @@ use super::tls::Tls;
 use crate::interp::prims::actor_node::{
     valid_node_name, CallReply, Distribution, Done, Inbound, NodeError, PeerEvents,
 };
-use crate::interp::value::Sym;
+use crate::value::Sym;
 
 /// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

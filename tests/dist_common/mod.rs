@@ -4,6 +4,8 @@
 //! child's output or on the port mapper accepting connections, never on a sleep; every
 //! process started is killed by a guard.
 #![allow(dead_code)]
+#![allow(unreachable_pub)] // shared by several test crates, each using a part
+#![allow(unsafe_code)] // kill(2): stopping and continuing test children
 
 use std::io::{BufRead, BufReader, Read};
 use std::path::PathBuf;
