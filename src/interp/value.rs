@@ -401,6 +401,9 @@ impl Ord for Key {
     }
 }
 
+#[path = "value_drop.rs"]
+mod value_drop;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -272,15 +272,15 @@ impl Ctx {
             Node::Cons(c) => {
                 let head = self.exec(&c.0, f)?;
                 let tail = self.exec(&c.1, f)?;
-                match tail {
+                match &tail {
                     Value::List(l) => {
-                        let mut l = (*l).clone();
+                        let mut l = (**l).clone();
                         l.push_front(head);
                         Ok(Value::List(Ref::new(l)))
                     }
                     other => {
                         self.set_loc(c.2);
-                        let n = self.class_name_of(&other);
+                        let n = self.class_name_of(other);
                         Err(self
                             .type_err(format!(
                                 "the tail of #(head | tail) must be a List, not {n}"

@@ -437,7 +437,7 @@ pub fn spawn_actor(
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
                 sys.rt.kill(&p);
-                let msg = match exc_field(&e, F_MESSAGE) {
+                let msg = match &exc_field(&e, F_MESSAGE) {
                     Value::Str(s) => s.to_string(),
                     _ => crate::interp::actor_send::describe_exception(&e),
                 };
