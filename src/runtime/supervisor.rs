@@ -12,6 +12,7 @@
 
 pub mod intensity;
 pub mod proc;
+pub mod report;
 pub mod roster;
 
 use std::sync::Arc;

@@ -242,6 +242,7 @@ impl Supervision {
             shared: shared.clone(),
             sup: self.clone(),
             parent: parent.as_ref().map(ProcRef::pid),
+            log: parking_lot::Mutex::new(super::report::LogRate::default()),
         };
         let opts = SpawnOpts {
             label: "supervisor",
@@ -421,6 +422,8 @@ struct SupervisorProc {
     shared: Arc<SupShared>,
     sup: Supervision,
     parent: Option<Pid>,
+    /// Rate limit of the restart-failure log lines.
+    log: parking_lot::Mutex<super::report::LogRate>,
 }
 
 enum Started {
@@ -609,19 +612,40 @@ impl SupervisorProc {
                         b.retire(i, wall_ms(), false);
                     }
                 }
-                for &i in &start {
-                    loop {
-                        match self.start_child(cx, i) {
-                            Started::Ok(_) => break,
-                            Started::Failed(m) => {
-                                cx.log(&format!("supervisor {}: restart failed: {m}", cx.pid()));
-                                if !self.count_restart(cx) {
-                                    return;
-                                }
-                            }
-                        }
-                    }
+                self.start_pending(cx, &start);
+            }
+        }
+    }
+
+    /// Starts the children `pending` in order. A start that fails is logged and counted
+    /// against the intensity like a crash; the rest are retried through this process's own
+    /// mailbox (`bt_retry`, as OTP's `try_again_restart`), so a `stop`, a kill or an exit
+    /// signal that arrived meanwhile is handled first (issue 15: retrying in a loop here kept
+    /// the supervisor deaf to `stop` for as long as the starts kept failing).
+    fn start_pending(&self, cx: &mut Cx<'_>, pending: &[usize]) {
+        for (k, &i) in pending.iter().enumerate() {
+            let still_due = {
+                let b = self.shared.book.lock();
+                b.end.is_none()
+                    && b.children
+                        .get(i)
+                        .is_some_and(|c| c.state == super::roster::ChildState::Restarting)
+            };
+            if !still_due {
+                continue;
+            }
+            if let Started::Failed(m) = self.start_child(cx, i) {
+                let line = format!("supervisor {}: restart failed: {m}", cx.pid());
+                for l in self.log.lock().admit(cx.rt().now_ms(), line) {
+                    cx.log(&l);
                 }
+                if !self.count_restart(cx) {
+                    return;
+                }
+                let rest: Vec<Value> = pending[k..].iter().map(|&i| Value::Int(i as i64)).collect();
+                let me = cx.me().clone();
+                cx.cast(&me, Message::named("bt_retry", vec![Value::list(rest)]));
+                return;
             }
         }
     }
@@ -644,10 +668,7 @@ impl SupervisorProc {
 }
 
 fn describe(v: &Value) -> String {
-    match v.as_str() {
-        Some(s) => s.to_string(),
-        None => format!("{v:?}"),
-    }
+    super::report::describe(v)
 }
 
 impl Behaviour for SupervisorProc {
@@ -655,6 +676,18 @@ impl Behaviour for SupervisorProc {
         match msg.selector.as_str() {
             "bt_init" => self.initial_start(cx),
             "bt_ping" => Ok(Value::sym("ok")),
+            "bt_retry" => {
+                let pending: Vec<usize> = match msg.args.first() {
+                    Some(Value::List(l)) => l
+                        .iter()
+                        .filter_map(Value::as_int)
+                        .map(|i| i as usize)
+                        .collect(),
+                    _ => Vec::new(),
+                };
+                self.start_pending(cx, &pending);
+                Ok(Value::Nil)
+            }
             "bt_terminate" => {
                 let id = msg.args.first().and_then(Value::as_sym);
                 let idx = id.and_then(|id| {
