@@ -29,6 +29,7 @@ pub mod child;
 pub mod discover;
 pub mod doc;
 pub mod expect;
+pub mod lifeline;
 pub mod report;
 pub mod scan;
 pub mod split;
