@@ -135,6 +135,7 @@ mod mailbox;
 pub mod observe;
 mod process;
 mod sched;
+mod shutdown;
 pub mod snapshot;
 mod stack;
 pub mod supervisor;
