@@ -33,6 +33,7 @@ pub mod error;
 pub mod eval;
 pub mod loader;
 pub mod lower;
+pub mod mailbox_limit;
 pub mod offload;
 pub mod order;
 pub mod prims;

@@ -118,3 +118,49 @@ Transcript showCr: a n printString
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "queued\n11\n");
 }
+
+/// Finding 7: `class maxMailbox => N` bounds the casts an actor's mailbox holds; the rest
+/// are dropped and counted, and the actor's SupervisionNode status shows the count and the
+/// bytes it holds.
+#[test]
+fn max_mailbox_bounds_queued_casts() {
+    let src = r#"
+Actor subclass: Sink
+  class supervisionPolicy => #permanent
+  class maxMailbox => 100
+  state: n = 0
+  block =>
+    (AtomicCounter named: #inside) increment
+    [(AtomicCounter named: #gate) value =:= 0] whileTrue: [Timer sleep: 1]
+  add: x => self.n := self.n + 1
+  n => self.n
+
+Actor subclass: Open
+  class supervisionPolicy => #permanent
+  add: x => x
+
+Supervisor subclass: SinkSup
+  class children => #(Sink, Open)
+
+gate := AtomicCounter new: #gate
+AtomicCounter new: #inside
+app := SinkSup supervise unwrap
+s := (app which: Sink) unwrap
+o := (app which: Open) unwrap
+s block!
+[(AtomicCounter named: #inside) value =:= 0] whileTrue: [Timer sleep: 1]
+1 to: 1000 do: [:i | s add: "a message of some length"!]
+node := ((ProcessNavigation from: app) unwrap tree findClass: Sink) first
+st := node status
+Transcript showCr: (st at: #queueLength) printString
+Transcript showCr: (st at: #droppedCasts) printString
+Transcript showCr: ((st at: #memory) > (100 * 16)) printString
+Transcript showCr: (((ProcessNavigation from: app) unwrap tree findClass: Open) first status at: #droppedCasts) printString
+gate increment
+Transcript showCr: s n printString
+app stop
+"#;
+    let (code, out, err, _) = run_script("mailbox", src, Duration::from_secs(60));
+    assert_eq!(code, Some(0), "{err}");
+    assert_eq!(out, "100\n900\ntrue\n0\n100\n");
+}
