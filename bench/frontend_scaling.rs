@@ -13,6 +13,8 @@
 //!
 //! Times are CPU time of this thread (the machine is shared), best of 3.
 
+#![allow(unsafe_code)] // thread CPU clock / page size (libc)
+
 use std::time::Duration;
 
 use bt::check::{CheckOptions, SourceFile};
@@ -62,7 +64,7 @@ fn indent(bytes: usize) -> String {
 
 /// Parse + check + render once; answers the CPU time and the number of diagnostics.
 fn front_end(src: &str) -> (Duration, usize) {
-    let checker = bt::cli::check::standard_checker();
+    let checker = bt::interp::checker::standard_checker();
     let t0 = thread_cpu();
     let (module, mut diags) = bt::syntax::parse(src);
     let file = SourceFile {
@@ -88,7 +90,7 @@ fn main() {
     let shapes: [(&str, fn(usize) -> String); 3] =
         [("literals", literals), ("errors", errors), ("indent", indent)];
     // Warm the standard checker (built once per process).
-    let _ = bt::cli::check::standard_checker();
+    let _ = bt::interp::checker::standard_checker();
     println!("{:<9} {:>5} {:>11} {:>8} {:>7}", "shape", "MB", "ms", "diags", "x 1MB");
     let mut worst: f64 = 0.0;
     for (name, make) in shapes {

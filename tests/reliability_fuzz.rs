@@ -111,7 +111,7 @@ fn mutate(rng: &mut Rng, src: &str) -> String {
 fn checker_never_panics_on_mutated_programs() {
     let sources = examples();
     assert!(!sources.is_empty());
-    let checker = bt::cli::check::standard_checker();
+    let checker = bt::interp::checker::standard_checker();
     let opts = bt::check::CheckOptions::default();
     let mut rng = Rng(seed());
     let deadline = Instant::now() + secs(3);
@@ -196,7 +196,7 @@ fn evaluator_never_crashes_on_mutated_programs() {
 
 #[test]
 fn wire_decoder_never_panics_on_damaged_input() {
-    use bt::interp::{Vm, VmOptions};
+    use bt::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
     let vm = Vm::new(VmOptions::default());
     vm.set_output(Box::new(|_| {}));
     let rep = vm.load_unit(&[(

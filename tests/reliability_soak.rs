@@ -9,7 +9,9 @@
 //! what a leak of one process record with its mailbox per round (over 10 KiB each, 600
 //! rounds: 6 MiB and more) would add, and well above allocator noise.
 
-use bt::interp::{Vm, VmOptions};
+#![allow(unsafe_code)] // thread CPU clock / page size (libc)
+
+use bt::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
 
 const FIXTURE: &str = r#"
 Actor subclass: Churn

@@ -17,8 +17,8 @@
 
 use std::io::Write;
 
-use crate::interp::value::Value;
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
+use crate::value::Value;
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
               [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
@@ -132,13 +132,13 @@ fn report(e: &BtError, err: &mut dyn Write) -> i32 {
 }
 
 /// Runs `bt run ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     run(args, None, &mut std::io::stderr())
 }
 
 /// `bt run` with its diagnostics written to `err`; with `out`, program output is captured
 /// there instead of going to standard output (tests).
-pub fn run(
+pub(crate) fn run(
     args: &[String],
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
@@ -157,7 +157,7 @@ pub fn run(
             return 2;
         }
     };
-    let check_options = match crate::cli::check::options_for(
+    let check_options = match crate::check::manifest::options_for(
         std::path::Path::new(&o.file),
         o.warnings_as_errors,
         &o.levels,
@@ -168,10 +168,10 @@ pub fn run(
             return 2;
         }
     };
-    let vm = Vm::new(VmOptions {
+    let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: o.check,
-        ..VmOptions::default()
+        ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
@@ -198,18 +198,16 @@ pub fn run(
         vm.set_output(sink);
     }
     vm.set_args(&o.file, o.args.clone());
-    // `--observe ADDR`: serve `GET /runtime/processes` (7.5) while the script runs.
+    // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
     let _observer = match &o.observe {
         None => None,
         Some(addr) => {
-            let sup = vm.supervision();
-            let source = std::sync::Arc::new(move || {
-                let opts = crate::runtime::snapshot::SnapOptions::default();
-                crate::runtime::snapshot::default_snapshot(&sup, &opts).to_json()
-            });
-            match crate::runtime::observe::ObserveServer::start(addr, source) {
+            let source =
+                std::sync::Arc::new(crate::observe::SupervisionSource::new(vm.supervision()));
+            let cfg = crate::observe::ObserveConfig::default();
+            match crate::observe::ObserveServer::start(addr, source, cfg) {
                 Ok(s) => {
-                    eprintln!("observing on http://{}/runtime/processes", s.local_addr());
+                    eprintln!("observing on http://{}/", s.local_addr());
                     Some(s)
                 }
                 Err(e) => {

@@ -14,25 +14,25 @@ use std::time::{Duration, Instant};
 use super::sched::WorkerQ;
 
 /// How long one resume must run, unchanged, for its worker to count as stuck.
-pub const STUCK_AFTER: Duration = Duration::from_millis(100);
+pub(crate) const STUCK_AFTER: Duration = Duration::from_millis(100);
 
 /// How often shutdown re-examines the workers while it waits for coroutines to end.
-pub const POLL: Duration = Duration::from_millis(10);
+pub(crate) const POLL: Duration = Duration::from_millis(10);
 
 /// The resume each worker was seen in, and since when.
-pub struct Stuck {
+pub(crate) struct Stuck {
     seen: Vec<(u64, Instant)>,
 }
 
 impl Stuck {
-    pub fn new(workers: usize) -> Stuck {
+    pub(crate) fn new(workers: usize) -> Stuck {
         Stuck {
             seen: vec![(0, Instant::now()); workers],
         }
     }
 
     /// Workers inside the same resume for at least [`STUCK_AFTER`].
-    pub fn count(&mut self, workers: &[WorkerQ]) -> usize {
+    pub(crate) fn count(&mut self, workers: &[WorkerQ]) -> usize {
         let now = Instant::now();
         let mut n = 0;
         for (w, seen) in workers.iter().zip(self.seen.iter_mut()) {

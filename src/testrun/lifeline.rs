@@ -9,12 +9,16 @@
 //! every Unix. The worker moves the pipe off fd 0 and puts `/dev/null` there, so scripts
 //! still read an empty stdin as before.
 
+// Duplicating and replacing file descriptors (libc::dup/dup2, File::from_raw_fd) and
+// `_exit` need `unsafe`; each block says why it is sound.
+#![allow(unsafe_code)]
+
 /// Set (to `1`) in a worker's environment when its stdin is the lifeline.
-pub const ENV: &str = "BT_TEST_LIFELINE";
+pub(crate) const ENV: &str = "BT_TEST_LIFELINE";
 
 /// In a worker: watch the lifeline (if the parent set one up) and exit when it breaks.
 #[cfg(unix)]
-pub fn watch() {
+pub(crate) fn watch() {
     use std::io::Read;
     use std::os::fd::{AsRawFd, FromRawFd};
     if std::env::var_os(ENV).is_none() {
@@ -52,4 +56,4 @@ pub fn watch() {
 }
 
 #[cfg(not(unix))]
-pub fn watch() {}
+pub(crate) fn watch() {}

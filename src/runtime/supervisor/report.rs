@@ -5,7 +5,7 @@
 //! Pure apart from the clock value the caller passes in, so the limiter is tested without
 //! sleeping.
 
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// Log lines a supervisor writes per second at most; the rest are counted.
 pub const LINES_PER_SECOND: u32 = 10;

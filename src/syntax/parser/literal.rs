@@ -43,7 +43,7 @@ pub(crate) fn int_value(text: &str, radix_form: bool) -> ExprKind {
 /// 24 s), so a longer literal is a compile error rather than a front end that stalls. Like
 /// Python's 4300-digit limit on `int(str)`, but in the source only; power-of-two radixes
 /// (`16r…`, `2r…`) convert in linear time and have no limit.
-pub const MAX_LITERAL_DIGITS: usize = 10_000;
+pub(crate) const MAX_LITERAL_DIGITS: usize = 10_000;
 
 /// E0101 when an Integer literal has more digits than [`MAX_LITERAL_DIGITS`] in a radix
 /// that is not a power of two.
