@@ -262,7 +262,8 @@ impl<'a> Reader<'a> {
                 let at = self.i - 2;
                 let hi = self.hex4()?;
                 let code = if (0xD800..0xDC00).contains(&hi) {
-                    if self.s.get(self.i) == Some(&b'\\') && self.s.get(self.i + 1) == Some(&b'u') {
+                    if self.s.get(self.i) == Some(&b'\\') && self.s.get(self.i + 1) == Some(&b'u')
+                    {
                         self.i += 2;
                         let lo = self.hex4()?;
                         if !(0xDC00..0xE000).contains(&lo) {
@@ -383,7 +384,7 @@ mod tests {
             Ok(Value::Float(f)) => assert_eq!(f.get(), 25.0),
             _ => panic!("float"),
         }
-        match parse("123456789012345678901234567890") {
+        match &parse("123456789012345678901234567890") {
             Ok(Value::BigInt(b)) => assert_eq!(b.to_string(), "123456789012345678901234567890"),
             _ => panic!("bigint"),
         }
@@ -395,7 +396,7 @@ mod tests {
 
     #[test]
     fn strings_and_escapes() {
-        match parse(r#""a\"b\\c\n\u00e9\ud83d\ude00""#) {
+        match &parse(r#""a\"b\\c\n\u00e9\ud83d\ude00""#) {
             Ok(Value::Str(s)) => assert_eq!(s.as_str(), "a\"b\\c\né😀"),
             _ => panic!("string"),
         }

@@ -8,6 +8,7 @@
 
 pub mod actor;
 pub mod actor_node;
+pub mod actor_node_peer;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
@@ -32,6 +33,7 @@ pub mod json_parse;
 pub mod num;
 pub mod number;
 pub mod object;
+pub mod observer;
 pub mod parallel;
 pub mod protocol;
 pub mod random;
@@ -95,6 +97,7 @@ pub fn register_all(p: &mut Prims) {
     regex::register(p);
     random::register(p);
     protocol::register(p);
+    observer::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
