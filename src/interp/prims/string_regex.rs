@@ -52,8 +52,8 @@ pub fn options(v: &Value) -> Res<Options> {
             "extended" | "x" => o.extended = true,
             other => {
                 return Err(Fault::Type(format!(
-                    "unknown regex option #{other} (use #caseless, #multiline, #dotall or #extended)"
-                )))
+                "unknown regex option #{other} (use #caseless, #multiline, #dotall or #extended)"
+            )))
             }
         }
         Ok(())
