@@ -87,11 +87,18 @@ fn front_end(src: &str) -> (Duration, usize) {
 }
 
 fn main() {
-    let shapes: [(&str, fn(usize) -> String); 3] =
-        [("literals", literals), ("errors", errors), ("indent", indent)];
+    type Shape = (&'static str, fn(usize) -> String);
+    let shapes: [Shape; 3] = [
+        ("literals", literals),
+        ("errors", errors),
+        ("indent", indent),
+    ];
     // Warm the standard checker (built once per process).
     let _ = bt::interp::checker::standard_checker();
-    println!("{:<9} {:>5} {:>11} {:>8} {:>7}", "shape", "MB", "ms", "diags", "x 1MB");
+    println!(
+        "{:<9} {:>5} {:>11} {:>8} {:>7}",
+        "shape", "MB", "ms", "diags", "x 1MB"
+    );
     let mut worst: f64 = 0.0;
     for (name, make) in shapes {
         let mut base = None;
@@ -115,6 +122,10 @@ fn main() {
     }
     println!(
         "worst 8 MB / 1 MB ratio: {worst:.2} ({})",
-        if worst <= 10.0 { "linear: <= 10" } else { "NOT linear: > 10" }
+        if worst <= 10.0 {
+            "linear: <= 10"
+        } else {
+            "NOT linear: > 10"
+        }
     );
 }

@@ -73,7 +73,12 @@ fn supervised_churn_casts_and_snapshots_do_not_grow_memory() {
     let b = rss();
     vm.eval("soak", "app stop").expect("stop");
     let grown = b.saturating_sub(a);
-    eprintln!("soak: RSS {} KiB -> {} KiB (+{} KiB)", a / 1024, b / 1024, grown / 1024);
+    eprintln!(
+        "soak: RSS {} KiB -> {} KiB (+{} KiB)",
+        a / 1024,
+        b / 1024,
+        grown / 1024
+    );
     assert!(
         grown <= 4 << 20,
         "RSS grew by {} KiB over 600 rounds ({} -> {} KiB)",

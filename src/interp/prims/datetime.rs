@@ -373,9 +373,9 @@ pub fn iso(t: OffsetDateTime) -> String {
     );
     let ns = t.nanosecond();
     if ns != 0 {
-        if ns % 1_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000) {
             s.push_str(&format!(".{:03}", ns / 1_000_000));
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             s.push_str(&format!(".{:06}", ns / 1_000));
         } else {
             s.push_str(&format!(".{ns:09}"));

@@ -244,11 +244,11 @@ impl Writer {
         }
     }
 
-    fn seq<'a>(
+    fn seq(
         &mut self,
         ctx: &mut Ctx,
         len: usize,
-        items: &mut dyn Iterator<Item = &'a Value>,
+        items: &mut dyn Iterator<Item = &Value>,
     ) -> Result<(), Unwind> {
         self.out.push(b'[');
         if len == 0 {

@@ -664,7 +664,10 @@ impl SupervisorProc {
                     return;
                 }
                 let me = cx.me().clone();
-                cx.cast(&me, sup_request(SupervisorRequest::Retry(pending[k..].to_vec())));
+                cx.cast(
+                    &me,
+                    sup_request(SupervisorRequest::Retry(pending[k..].to_vec())),
+                );
                 return;
             }
         }
