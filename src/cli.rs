@@ -2,6 +2,7 @@
 //! calls it through [`crate::cli_main`]).
 
 pub(crate) mod check;
+pub(crate) mod epmd;
 pub(crate) mod parse;
 pub(crate) mod repl;
 pub(crate) mod run;
@@ -15,6 +16,7 @@ commands:
   check [--format json] FILE...          parse and check files, print diagnostics
   parse --ast FILE                       print the canonical AST dump
   repl                                   interactive session (also plain `bt`)
+  epmd [--port N] [-names | -kill]       EPMD-compatible port mapper on 127.0.0.1
   top ADDR [--once]                      the live process tree of `bt run --observe ADDR`
                                          (also `bt observe --tty ADDR`)
 ";
@@ -29,6 +31,7 @@ pub(crate) fn main(args: &[String]) -> i32 {
         Some("check") => check::main(&args[1..]),
         Some("parse") => parse::main(&args[1..]),
         Some("repl") => repl::main(&args[1..]),
+        Some("epmd") => epmd::main(&args[1..]),
         Some("top") | Some("observe") => crate::observe::top::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");

@@ -59,6 +59,9 @@ pub fn intercept(
         let (proc, class, t) = (a.proc.clone(), a.class.clone(), a.timeout);
         return Some(remote_call(ctx, &proc, &class, sel, args, t));
     }
+    if any.is::<crate::interp::prims::actor_node_peer::RemoteName>() {
+        return crate::interp::prims::actor_node_peer::intercept(ctx, recv, sel, args);
+    }
     if let Some(nr) = any.downcast_ref::<NameRef>() {
         if NAME_LOCAL.contains(&sel.as_str()) {
             return None;

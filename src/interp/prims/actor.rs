@@ -123,7 +123,15 @@ pub fn register(p: &mut Prims) {
         Ok(Value::bool(t.proc.name().is_some()))
     });
     p.add(a, "withTimeout:", |ctx, r, a| {
-        let timeout = timeout_arg(ctx, &a[0])?;
+        let timeout = match a[0].as_sym() {
+            Some(_) => timeout_arg(ctx, &a[0])?,
+            None => crate::runtime::Timeout::Ms(crate::interp::prims::duration::period_arg(
+                ctx,
+                &a[0],
+                "withTimeout:",
+                false,
+            )?),
+        };
         let t = target(ctx, r)?;
         Ok(native(ActorRef {
             proc: t.proc,

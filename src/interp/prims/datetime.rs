@@ -16,11 +16,11 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
-use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::{duration, ms_of};
 use crate::interp::prims::fault::article_class;
-use crate::interp::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, NativeObj, Value};
 
 pub fn register(p: &mut Prims) {
     let d = "DateTime";

@@ -11,8 +11,8 @@
 
 use num_bigint::BigInt;
 
-use crate::interp::dict::Dict;
-use crate::interp::value::{Ref, Value};
+use crate::value::dict::Dict;
+use crate::value::{Ref, Value};
 
 /// Deepest nesting of arrays/objects accepted (the reader recurses once per level).
 pub const MAX_DEPTH: usize = 512;

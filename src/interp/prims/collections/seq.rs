@@ -361,9 +361,10 @@ fn index_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
     let mut m = Meter::default();
     let mut found = None;
+    let eq = crate::interp::prims::search_eq::user_eq(x);
     for (i, e) in v.iter().enumerate() {
         m.step(ctx, ELEM)?;
-        if strict_eq(e, x) {
+        if crate::interp::prims::search_eq::matches(ctx, eq, e, x)? {
             found = Some(i);
             break;
         }
