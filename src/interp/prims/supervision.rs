@@ -102,7 +102,7 @@ fn sym_of(ctx: &mut Ctx, recv: &Value, sel: &str) -> Result<Option<String>, Unwi
         Value::Str(s) => Ok(Some(s.to_string())),
         Value::Nil => Ok(None),
         other => {
-            let n = ctx.class_name_of(&other);
+            let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("{sel} must answer a Symbol, not {n}")))
         }
     }
