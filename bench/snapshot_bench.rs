@@ -8,6 +8,9 @@
 //! diff of two successive snapshots and the live page's whole event (tree JSON + node
 //! identities + diff JSON). `BENCH_WALKS=N` changes the number of walks (for profiling).
 
+// unsafe: the thread CPU clock is read through libc (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 use std::sync::Arc;
 use std::time::Instant;
 
