@@ -166,12 +166,8 @@ pub fn event_json(prev: Option<&Snapshot>, cur: &Snapshot) -> String {
     out.push_str("],\"diff\":");
     match prev {
         Some(p) => {
-            let d: SnapDiff = diff::diff_indexed(
-                &diff::Index::new(p),
-                &ib,
-                p.captured_at,
-                cur.captured_at,
-            );
+            let d: SnapDiff =
+                diff::diff_indexed(&diff::Index::new(p), &ib, p.captured_at, cur.captured_at);
             out.push_str(&diff::to_json(&d, p, cur));
         }
         None => out.push_str("null"),
