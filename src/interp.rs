@@ -27,6 +27,7 @@ pub mod actor_handle;
 pub mod actor_send;
 pub mod actor_slots;
 pub mod array;
+pub mod capability;
 pub mod class;
 pub mod dict;
 pub mod error;

@@ -181,6 +181,9 @@ pub struct Program {
     /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
     /// Node primitives; unset on `nonode@nohost`.
     pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
+    /// What the program may touch (`interp::capability`): everything unless an embedder
+    /// granted less.
+    pub caps: crate::interp::capability::Grants,
 }
 
 /// See [`Program::ctx_hook`].
@@ -442,6 +445,7 @@ impl Program {
             ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
+            caps: crate::interp::capability::Grants::all(),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {
