@@ -110,10 +110,11 @@ impl Engine {
     /// [`Engine::eval`] with `path` naming the source in locations and diagnostics.
     pub fn eval_named(&self, path: &str, source: &str) -> Result<Value, EngineError> {
         let src: Arc<str> = Arc::from(source);
+        // Before the deadline starts: refusing is instant, the parse would not be.
+        if let Some(e) = self.literal_guard(path, &src) {
+            return Err(e);
+        }
         self.limited(|vm| {
-            if let Some(e) = self.literal_guard(path, &src) {
-                return Err(e);
-            }
             vm.eval(path, source).map_err(|e| {
                 EngineError::from_bt(e, Some((path.to_string(), src.clone()))).and_source(vm)
             })

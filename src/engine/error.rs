@@ -166,16 +166,9 @@ impl EngineError {
         } else {
             EngineErrorKind::Exception
         };
+        // Compile errors render on demand (`report`): rendering a huge line is slow.
         let rendered = if e.compile && !e.diagnostics.is_empty() {
-            source.as_ref().map(|(path, src)| {
-                let r = crate::diagnostic::render(
-                    path,
-                    src,
-                    &e.diagnostics,
-                    crate::diagnostic::ColorChoice::Never,
-                );
-                r.trim_end().to_string()
-            })
+            None
         } else {
             Some(e.report_with_location())
         };
@@ -293,6 +286,15 @@ impl EngineError {
     pub fn report(&self) -> String {
         if let Some(r) = &self.0.rendered {
             return r.clone();
+        }
+        if let (true, Some(src)) = (self.is_compile(), &self.0.source) {
+            let r = crate::diagnostic::render(
+                &src.path,
+                &src.text,
+                &self.diagnostics,
+                crate::diagnostic::ColorChoice::Never,
+            );
+            return r.trim_end().to_string();
         }
         let mut s = self.to_string();
         if let Some(h) = &self.hint {

@@ -14,7 +14,7 @@
 //!   reports the limit whatever the script answered.
 //! * **Engine-wide limits** ([`Shared`]) hold across every process of the engine: the memory
 //!   account (`crate::memory`), the total reduction budget (`total_reductions`: every run
-//!   adds its steps; once spent, every run of the engine stops at its first step, timers
+//!   adds its steps, at least one; once spent, every run of the engine stops at its first step, timers
 //!   and actors a script left running included), a [`CancelHandle`] (cancels every run that
 //!   started before it fired) and [`crate::Engine::shutdown`].
 //! * **Blocked evaluations.** The hook only runs while code runs. For an evaluation blocked
@@ -361,6 +361,11 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
         };
         if stopped || shared.exhausted().is_some() {
             step = 1;
+        }
+        // Every run pays one step up front against the total budget: runs shorter than a
+        // step (a small message, a timer tick) never reach the hook and would be free.
+        if l.total_reductions.is_some() {
+            shared.total_used.fetch_add(step as u64, Ordering::Relaxed);
         }
         let mut guard = Guard::start(shared.clone(), is_main, step);
         let hook: crate::interp::eval::PreemptHook = Box::new(move || guard.check());
