@@ -10,10 +10,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use bt::interp::value::Value;
 use bt::runtime::snapshot::{default_snapshot, SnapOptions};
 use bt::runtime::supervisor::{ChildSpec, RestartType, StartFn, Supervision, SupervisorSpec};
 use bt::runtime::{handler, Config, Cx, Message, Runtime};
+use bt::value::Value;
 
 fn main() {
     let sizes: Vec<usize> = std::env::args()

@@ -41,10 +41,10 @@ pub use host::{FromValue, HostFn, IntoValue};
 pub use limits::CancelHandle;
 pub use script::Script;
 
-pub use crate::interp::capability::Capability;
 use crate::interp::eval::Method;
-use crate::interp::value::{Sym, Value};
-use crate::interp::Vm;
+pub use crate::interp::prims::capability::Capability;
+use crate::interp::Interpreter as Vm;
+use crate::value::{Sym, Value};
 use limits::{Shared, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or
@@ -58,6 +58,8 @@ pub struct Engine {
     output: Option<Arc<Mutex<String>>>,
     /// Tells this engine's host functions apart on a thread (`host::in_host_fn`).
     id: usize,
+    /// Methods replaced because their capability is not granted (`Engine::grant` restores).
+    denied: Mutex<Vec<builder::Denied>>,
 }
 
 /// Longest run of literal characters (digits of a number) an engine with limits parses:
@@ -308,6 +310,21 @@ impl Engine {
         }
     }
 
+    /// Grants scripts a capability after the engine started (see [`EngineBuilder::grant`]).
+    pub fn grant(&self, c: Capability) {
+        let guard = self.vm.lock();
+        let Some(vm) = guard.as_ref() else { return };
+        vm.prog.capabilities.grant(c);
+        let mut denied = self.denied.lock();
+        for (cap, cls, side, sel, m) in std::mem::take(&mut *denied) {
+            if cap == c {
+                vm.prog.set_method(&cls, side, sel, m);
+            } else {
+                denied.push((cap, cls, side, sel, m));
+            }
+        }
+    }
+
     /// A handle that cancels this engine's evaluations from another thread.
     pub fn cancel_handle(&self) -> CancelHandle {
         CancelHandle {
@@ -434,7 +451,7 @@ impl Engine {
                             "number literal of {} characters is longer than an engine with limits parses ({MAX_LITERAL_DIGITS})",
                             i - start
                         ),
-                        crate::syntax::ast::Span::new(start, i),
+                        crate::base::span::Span::new(start, i),
                     );
                     let bt = crate::interp::BtError::compile(path, src, vec![d]);
                     return Some(EngineError::from_bt(

@@ -19,10 +19,10 @@
 //! | [`testrun`] | the `bt test` runner |
 //! | [`cli`] | the subcommands of the `bt` binary |
 
+pub mod base;
 pub mod check;
 pub mod cli;
 pub mod codec;
-pub mod diagnostic;
 pub mod dist;
 pub mod engine;
 pub mod interp;
@@ -30,8 +30,17 @@ pub mod memory;
 pub mod runtime;
 pub mod syntax;
 pub mod testrun;
+pub mod value;
+
+pub use base::diagnostic;
 
 pub use codec::{from_rust, to_rust, CodecError};
 pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
-pub use interp::value::Value;
 pub use memory::CountingAlloc;
+pub use value::Value;
+
+/// Runs the `bt` command line on `args` (without the program name) and answers the exit
+/// status: what the `bt` binary does.
+pub fn cli_main(args: &[String]) -> i32 {
+    cli::main(args)
+}

@@ -1,7 +1,7 @@
 //! `bt test`: expression files and TestCase suites (LANGUAGE.md part 11, issue 4).
 //!
 //! ```text
-//! discover ─▶ for each file: supervise ══(process)══▶ child ─▶ worker ─▶ Vm
+//! discover ─▶ for each file: supervise ══(process)══▶ child ─▶ worker ─▶ Interpreter
 //!                  ▲  deadline, restart after a hang/crash        │
 //!                  └──────────── events (start, case, warning) ◀──┘
 //! report (human / --json) ◀── results            bless ◀── proposed `// =>` texts
@@ -15,7 +15,7 @@
 //! | [`expect`] | `// =>` parsing, unescaping, `_` wildcards, `ERROR:` matching |
 //! | [`doc`] | `// =>` examples inside `///` comments |
 //! | [`worker`] | running one file's steps on an [`worker::Engine`] and reporting events |
-//! | [`child`] | the worker process (`bt test --worker`) over the real `Vm` |
+//! | [`child`] | the worker process (`bt test --worker`) over the real `Interpreter` |
 //! | [`supervise`] | the parent: one worker process per file, per-step deadline, restarts |
 //! | [`report`] | results, the human report and the JSON document |
 //! | [`bless`] | rewriting `// =>` lines in place |
@@ -34,6 +34,9 @@ pub mod scan;
 pub mod split;
 pub mod supervise;
 pub mod worker;
+
+#[cfg(test)]
+mod core_golden;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -115,7 +118,8 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
     };
     // Checker levels: the nearest bt.toml's `[diagnostics]` (as `bt check` reads it), then
     // the command line's.
-    let levels = crate::cli::check::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
+    let levels =
+        crate::check::manifest::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
     let path = file.display().to_string();
     let filter = opts.filter.clone().filter(|f| !path.contains(f.as_str()));
     Ok(Some(WorkerSpec {

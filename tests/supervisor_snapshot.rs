@@ -4,7 +4,6 @@
 
 use std::sync::Arc;
 
-use bt::interp::value::{Sym, Value};
 use bt::runtime::observe::{http_get, ObserveServer};
 use bt::runtime::snapshot::{
     default_snapshot, from_pid, status, system_snapshot, FromError, NodeKind, NodeState, SnapNode,
@@ -14,6 +13,7 @@ use bt::runtime::supervisor::{
     await_exit, ChildSpec, RestartType, StartFn, SupHandle, Supervision, SupervisorSpec,
 };
 use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout};
+use bt::value::{Sym, Value};
 
 fn rt() -> Runtime {
     Runtime::new(Config {

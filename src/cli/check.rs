@@ -6,10 +6,15 @@
 //! `bt.toml` manifest form one unit (a package, LANGUAGE.md 3.5); the manifest's
 //! `[diagnostics]` table sets category levels, which `--diagnostics` overrides.
 
-use crate::check::{self, Checker, SourceFile};
+use crate::check::{self, SourceFile};
 use crate::diagnostic::{self, ColorChoice, Diagnostic, Severity};
 use crate::syntax;
 use std::path::Path;
+
+// Moved down a layer (the interpreter and the test runner need them); re-exported here for the
+// CLI and for one session of branches that name them here.
+pub use crate::check::manifest::{manifest_dir, options_for};
+pub use crate::interp::checker::standard_checker;
 
 const USAGE: &str = "usage: bt check [--color never|always|auto] [--format json] [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off] PATH...";
 
@@ -49,24 +54,6 @@ pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
         &check::CheckOptions::default(),
     );
     reports.into_iter().flat_map(|r| r.diags).collect()
-}
-
-/// The checker every command starts from: the checker's built-in table, the declarations of
-/// the embedded `stdlib/*.bt`, and every selector bound to a Rust primitive (so a DNU hint is
-/// never given for a selector the run time understands). Built once per process.
-pub fn standard_checker() -> Checker {
-    static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-    STANDARD
-        .get_or_init(|| {
-            let mut c = Checker::new();
-            c.add_stdlib_sources(crate::interp::stdlib::FILES);
-            let mut prims = crate::interp::eval::Prims::default();
-            crate::interp::prims::register_all(&mut prims);
-            c.add_primitive_selectors(prims.instance.keys().map(|(cls, sel)| (*cls, *sel, false)));
-            c.add_primitive_selectors(prims.class_side.keys().map(|(cls, sel)| (*cls, *sel, true)));
-            c
-        })
-        .clone()
 }
 
 /// Parses and checks one load unit.
@@ -233,44 +220,6 @@ pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<Fil
         out.extend(check_unit(&texts, &levels));
     }
     Ok(out)
-}
-
-/// The checker options for running `file` (`bt run`, `bt test`): the `[diagnostics]` table of
-/// the nearest `bt.toml` at or above it, then the `--diagnostics CATEGORY=LEVEL` arguments
-/// (which override it), and `--warnings-as-errors`.
-pub fn options_for(
-    file: &Path,
-    warnings_as_errors: bool,
-    levels: &[String],
-) -> Result<check::CheckOptions, String> {
-    let mut o = check::CheckOptions {
-        warnings_as_errors,
-        ..Default::default()
-    };
-    if let Some(dir) = manifest_dir(file) {
-        let toml = Path::new(&dir).join("bt.toml");
-        if let Ok(text) = std::fs::read_to_string(&toml) {
-            o.apply_manifest(&text)
-                .map_err(|e| format!("{}: {e}", toml.display()))?;
-        }
-    }
-    for l in levels {
-        o.set_level_arg(l)
-            .map_err(|e| format!("--diagnostics {l}: {e}"))?;
-    }
-    Ok(o)
-}
-
-/// The directory of the nearest `bt.toml` at or above the file's directory.
-pub fn manifest_dir(file: &Path) -> Option<String> {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d.join("bt.toml").is_file() {
-            return Some(d.to_string_lossy().into_owned());
-        }
-        dir = d.parent();
-    }
-    None
 }
 
 fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {

@@ -2,13 +2,13 @@
 //!
 //! Line editing and history (rustyline, `~/.bt_history`); input continues over several lines
 //! while it is incomplete (`syntax::needs_more`) and, for a class or method definition, until
-//! an empty line. Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
+//! an empty line. Each input is evaluated with [`Interpreter::eval`]: bindings persist, the value is shown
 //! with the top-level display rules, and an error shows its report (without location) and the
 //! session continues. `:load FILE`, `:help`, `:quit`.
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use crate::interp::{Vm, VmOptions};
+use crate::interp::{Interpreter, InterpreterOptions};
 
 const HELP: &str = "\
 Enter bt expressions; the value is shown after each one.
@@ -97,7 +97,7 @@ fn read_input(src: &mut dyn LineSource) -> Option<String> {
     Some(buf)
 }
 
-fn load(vm: &Vm, path: &str) {
+fn load(vm: &Interpreter, path: &str) {
     match std::fs::read_to_string(path) {
         Ok(src) => {
             let rep = vm.load_unit(&[(path.to_string(), src)]);
@@ -136,9 +136,9 @@ pub fn main(args: &[String]) -> i32 {
         }
         i += 1;
     }
-    let vm = Vm::new(VmOptions {
+    let vm = Interpreter::new(InterpreterOptions {
         max_depth,
-        ..VmOptions::default()
+        ..InterpreterOptions::default()
     });
     let interactive = std::io::stdin().is_terminal();
     let mut source: Box<dyn LineSource> = if interactive {

@@ -17,8 +17,8 @@
 
 use std::io::Write;
 
-use crate::interp::value::Value;
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
+use crate::value::Value;
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
               [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
@@ -157,7 +157,7 @@ pub fn run(
             return 2;
         }
     };
-    let check_options = match crate::cli::check::options_for(
+    let check_options = match crate::check::manifest::options_for(
         std::path::Path::new(&o.file),
         o.warnings_as_errors,
         &o.levels,
@@ -168,10 +168,10 @@ pub fn run(
             return 2;
         }
     };
-    let vm = Vm::new(VmOptions {
+    let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: o.check,
-        ..VmOptions::default()
+        ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).

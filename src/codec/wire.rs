@@ -44,7 +44,7 @@ use num_bigint::Sign;
 
 use crate::interp::eval::Ctx;
 use crate::interp::program::Program;
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 use super::block::{identity, shape_version, Origin};
 use super::error::CodecError;

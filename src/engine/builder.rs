@@ -8,10 +8,10 @@ use parking_lot::Mutex;
 
 use super::limits::{self, Limits, Shared};
 use super::{Engine, EngineError};
-use crate::interp::capability::Capability;
 use crate::interp::eval::Method;
-use crate::interp::value::Sym;
-use crate::interp::{Vm, VmOptions};
+use crate::interp::prims::capability::Capability;
+use crate::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
+use crate::value::Sym;
 
 /// Options of an [`Engine`].
 #[derive(Clone, Debug)]
@@ -168,7 +168,7 @@ impl EngineBuilder {
         vm.prog
             .embedded
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        deny_ungranted(&vm, &grants);
+        let denied = deny_ungranted(&vm, &grants);
         let account = self.limits.max_memory.map(crate::memory::new_account);
         let shared = Arc::new(Shared::new(self.limits, account));
         // Every main-program job, actor message and timer/monitor callback runs under the
@@ -183,43 +183,49 @@ impl EngineBuilder {
             rt,
             output,
             id,
+            denied: Mutex::new(denied),
         }
     }
 }
 
+/// A method the engine replaced with `capability::denied` (restored by `Engine::grant`).
+pub(super) type Denied = (Capability, crate::value::ClassRef, bool, Sym, Method);
+
 /// Records the grants and replaces the methods of capabilities not granted with the
-/// `capability_denied` primitive (the whole class side of `File`).
-fn deny_ungranted(vm: &Vm, grants: &[Capability]) {
+/// `capability_denied` primitive; answers the replaced methods.
+fn deny_ungranted(vm: &Vm, grants: &[Capability]) -> Vec<Denied> {
     let prog = &vm.prog;
-    prog.caps.set_only(grants);
+    let mut out = Vec::new();
+    for c in grants {
+        prog.capabilities.grant(*c);
+    }
     for c in Capability::ALL {
         if grants.contains(&c) {
             continue;
         }
         for (class, class_side, sels) in c.selectors() {
-            if let Some(cls) = prog.class_named(class) {
-                for s in *sels {
+            let Some(cls) = prog.class_named(class) else {
+                continue;
+            };
+            for s in *sels {
+                let sel = Sym::new(s);
+                let table = if *class_side {
+                    &cls.class_methods
+                } else {
+                    &cls.methods
+                };
+                let old = table.read().get(&sel).cloned();
+                if let Some(old) = old {
+                    out.push((c, cls.clone(), *class_side, sel, old));
                     prog.set_method(
                         &cls,
                         *class_side,
-                        Sym::new(s),
-                        Method::Prim(crate::interp::capability::denied),
-                    );
-                }
-            }
-        }
-        if c == Capability::File {
-            if let Some(cls) = prog.class_named("File") {
-                let sels: Vec<Sym> = cls.class_methods.read().keys().copied().collect();
-                for s in sels {
-                    prog.set_method(
-                        &cls,
-                        true,
-                        s,
-                        Method::Prim(crate::interp::capability::denied),
+                        sel,
+                        Method::Prim(crate::interp::prims::capability::denied),
                     );
                 }
             }
         }
     }
+    out
 }

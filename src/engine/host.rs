@@ -28,7 +28,7 @@ use std::sync::Arc;
 use crate::engine::error::HostError;
 use crate::interp::eval::{Ctx, EvalResult};
 use crate::interp::program::HostFn as ProgHostFn;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// The signature of a raw host function as the engine stores it.
 pub type HostClosure = dyn Fn(&[Value]) -> Result<Value, HostError> + Send + Sync + 'static;

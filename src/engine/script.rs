@@ -3,8 +3,8 @@
 //! arguments, without touching the front end again.
 
 use crate::engine::error::EngineError;
-use crate::interp::value::Value;
-use crate::interp::Vm;
+use crate::interp::Interpreter as Vm;
+use crate::value::Value;
 
 /// A compiled script of an [`crate::Engine`] (see [`crate::Engine::compile`]). It belongs
 /// to the engine that compiled it.

@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::cx::Cx;
 use crate::runtime::mailbox::Mailbox;
 use crate::runtime::sched::Shared;
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Signal};
 use crate::runtime::waiter::Waiter;
+use crate::value::{Sym, Value};
 
 /// What an actor does with its messages. The runtime calls these on the actor's own
 /// coroutine, one message at a time; `self` is the actor's state.

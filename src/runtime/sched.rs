@@ -28,7 +28,6 @@ use std::time::Duration;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use parking_lot::{Condvar, Mutex};
 
-use crate::interp::value::Sym;
 use crate::runtime::api::{Config, RtHandle, SpawnOpts};
 use crate::runtime::clock::{Clock, Timers};
 use crate::runtime::cx::Cx;
@@ -38,6 +37,7 @@ use crate::runtime::process::{
 use crate::runtime::stack::PooledStack;
 use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Waiter, Wake};
+use crate::value::Sym;
 
 /// What a coroutine tells its worker when it suspends.
 pub(crate) enum Suspend {

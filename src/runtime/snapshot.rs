@@ -18,12 +18,12 @@ pub mod json;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::api::{LogSink, ProcessInfo, RtHandle};
 use crate::runtime::process::ProcRef;
 use crate::runtime::supervisor::proc::{wall_ms, SupShared};
 use crate::runtime::supervisor::{AutoShutdown, ChildState, Strategy, Supervision};
 use crate::runtime::types::Pid;
+use crate::value::{Sym, Value};
 
 /// The default per-supervisor child cap (7.1).
 pub const DEFAULT_LIMIT: usize = 200;
@@ -265,10 +265,9 @@ pub fn status(rt: &RtHandle, pid: Pid) -> Option<Status> {
     if !p.is_alive() {
         return None;
     }
-    let module = match p.info() {
-        Value::Class(c) => c.name.as_str().to_string(),
-        Value::Symbol(s) => s.as_str().to_string(),
-        _ => p
+    let module = match p.info().class_object_name() {
+        Some(c) => c.as_str().to_string(),
+        None => p
             .name()
             .map_or_else(|| p.label().to_string(), |n| n.as_str().to_string()),
     };
@@ -437,17 +436,13 @@ pub fn label(n: &SnapNode) -> String {
 
 /// The class name of a node's class value (a Class, or a Symbol in native tests).
 pub fn class_name(v: &Value) -> Option<String> {
-    match v {
-        Value::Class(c) => Some(c.name.as_str().to_string()),
-        Value::Symbol(s) => Some(s.as_str().to_string()),
-        _ => None,
-    }
+    v.class_object_name().map(|s| s.as_str().to_string())
 }
 
 /// A single process as a one-node tree.
 fn process_node(p: &ProcessInfo, kind: NodeKind, now_wall: u64) -> SnapNode {
     let class = match p.proc.info() {
-        v @ (Value::Class(_) | Value::Symbol(_)) if kind == NodeKind::BeamtalkActor => v.clone(),
+        v if kind == NodeKind::BeamtalkActor && v.class_object_name().is_some() => v.clone(),
         _ => Value::Nil,
     };
     let mut n = SnapNode::new(Some(p.proc.clone()), kind, class, NodeState::Running);

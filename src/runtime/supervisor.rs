@@ -16,9 +16,9 @@ pub mod roster;
 
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::ProcRef;
+use crate::value::{Sym, Value};
 
 pub use intensity::Intensity;
 pub use proc::{await_exit, SupError, SupHandle, Supervision};

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::interp::value::Value;
 use crate::runtime::sched::Shared;
 use crate::runtime::types::{CallError, Pid};
+use crate::value::Value;
 
 /// Who to wake when a waiter completes.
 #[derive(Clone, Copy, Debug)]

@@ -6,7 +6,7 @@ use std::io::Write;
 
 use super::expect::ErrorFacts;
 use super::worker::{self, Engine, Event, LoadOutcome, Sink, WorkerSpec};
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
 
 /// Starts an event on the worker's standard output.
 pub const MARKER: &[u8] = b"\x1eBT-EVENT\x1f";
@@ -31,7 +31,7 @@ impl Sink for StdoutSink {
 
 /// The real interpreter behind [`Engine`].
 pub struct VmEngine {
-    vm: Vm,
+    vm: Interpreter,
 }
 
 impl VmEngine {
@@ -44,12 +44,12 @@ impl VmEngine {
             // Validated by the parent (`bt test` argument parsing and the manifest).
             let _ = levels.set_level_arg(l);
         }
-        let opts = VmOptions {
+        let opts = InterpreterOptions {
             deterministic_pids: true,
             check: spec.check,
-            ..VmOptions::default()
+            ..InterpreterOptions::default()
         };
-        let vm = Vm::new(opts);
+        let vm = Interpreter::new(opts);
         vm.set_check_options(levels);
         VmEngine { vm }
     }

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::eval::code::CompiledMethod;
 use crate::interp::eval::{Method, PrimFn};
-use crate::interp::value::ClassRef;
+use crate::value::ClassRef;
 
 /// A method as cached: a copyable view of [`Method`].
 #[derive(Clone, Copy)]
@@ -114,7 +114,7 @@ impl Drop for InlineCache {
 impl Hit {
     /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the
     /// program of the context that will use the hit.
-    pub fn new(m: &Method, defc: &ClassRef, sel: crate::interp::value::Sym) -> Hit {
+    pub fn new(m: &Method, defc: &ClassRef, sel: crate::value::Sym) -> Hit {
         let kind = match m {
             Method::Prim(p) => HitKind::Prim(*p),
             Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
@@ -169,7 +169,7 @@ pub(crate) fn class_arc(c: &Class) -> ClassRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::value::Sym;
+    use crate::value::Sym;
 
     #[test]
     fn class_arc_shares_the_allocation() {

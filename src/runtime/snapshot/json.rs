@@ -7,7 +7,6 @@
 
 use std::fmt::Write;
 
-use crate::interp::value::Value;
 use crate::runtime::snapshot::{SnapNode, Snapshot, SupInfo, Totals};
 
 /// The schema name; changes only on incompatible changes.
@@ -68,10 +67,9 @@ fn node(out: &mut String, n: &SnapNode) {
     out.push_str(",\"kind\":\"");
     out.push_str(n.kind.as_str());
     out.push_str("\",\"class\":");
-    match &n.class {
-        Value::Class(c) => string(out, c.name.as_str()),
-        Value::Symbol(s) => string(out, s.as_str()),
-        _ => out.push_str("null"),
+    match n.class.class_object_name() {
+        Some(c) => string(out, c.as_str()),
+        None => out.push_str("null"),
     }
     out.push_str(",\"state\":\"");
     out.push_str(n.state.as_str());

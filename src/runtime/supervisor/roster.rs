@@ -9,12 +9,12 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::process::ProcRef;
 use crate::runtime::supervisor::intensity::Intensity;
 use crate::runtime::supervisor::proc::SupShared;
 use crate::runtime::supervisor::{AutoShutdown, ChildSpec, RestartType, Strategy, SupervisorSpec};
 use crate::runtime::types::Pid;
+use crate::value::{Sym, Value};
 
 /// The identity of a child that survives its restarts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

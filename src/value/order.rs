@@ -18,7 +18,7 @@ use num_bigint::BigInt;
 use num_traits::{FromPrimitive, Signed, ToPrimitive};
 
 use crate::interp::class::{Class, ClassKind};
-use crate::interp::value::{Instance, Interval, Key, Ref, Value};
+use crate::value::{Instance, Interval, Key, Ref, Value};
 
 /// The rank of a value in the standard term order (5.12, 1 = lowest).
 pub fn rank(v: &Value) -> u8 {

@@ -15,7 +15,7 @@
 
 use std::ops::Index;
 
-use crate::interp::value::{drop_fast, Value};
+use crate::value::{drop_fast, Value};
 
 /// Largest Integer stored as a byte; codes are `nil`, `false`, `true`, then 0..=252.
 const MAX_SMALL_INT: i64 = 252;

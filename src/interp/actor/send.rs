@@ -11,13 +11,13 @@
 
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef};
 use crate::interp::actor::{cx_of, sys_of};
-use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef};
 use crate::interp::class::{Builtin, ClassKind};
 use crate::interp::error::{exc_field, F_KIND, F_MESSAGE, F_SELECTOR, F_TRACE};
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, VarCell};
-use crate::interp::value::{ClassRef, Instance, Native, Sym, Value};
 use crate::runtime::{CallError, Message, ProcRef, Timeout};
+use crate::value::{ClassRef, Instance, Native, Sym, Value};
 
 /// Built-in selectors of Actor that run inside the actor (they touch its state).
 const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];
@@ -138,7 +138,7 @@ pub fn call_error(
     let label = format!(
         "Actor({}, {})",
         class.name,
-        crate::interp::actor_handle::pid_label(proc.pid())
+        crate::interp::actor::handle::pid_label(proc.pid())
     );
     match e {
         CallError::Raised(exc) => Unwind::Error(exc),
@@ -203,7 +203,7 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     }
     if let Some(nr) = downcast::<NameRef>(v) {
         // A name proxy answers its own printString (`Actor(Svc, registered, hits)`).
-        return Ok(crate::interp::value::NativeObj::print_string(nr));
+        return Ok(crate::value::NativeObj::print_string(nr));
     }
     crate::interp::print::top_display(ctx, v)
 }
@@ -279,7 +279,7 @@ fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
         Value::Dict(m) => Value::Dict(Arc::new(
             m.iter()
                 .map(|(k, e)| (k.clone(), copy(e, d + 1, from)))
-                .collect::<crate::interp::dict::Dict>(),
+                .collect::<crate::value::dict::Dict>(),
         )),
         Value::Object(i) => Value::Object(Arc::new(Instance {
             class: i.class.clone(),

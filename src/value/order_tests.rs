@@ -2,7 +2,7 @@
 
 use super::*;
 use crate::interp::class::{Class, ClassKind};
-use crate::interp::value::{ClassRef, Instance, Key, Sym};
+use crate::value::{ClassRef, Instance, Key, Sym};
 use num_bigint::BigInt;
 use std::cmp::Ordering::{Equal, Greater, Less};
 
@@ -315,11 +315,11 @@ fn term_hash_agrees_with_the_term_order() {
     // Built in different orders: one flat and sorted, one flat and unsorted, one a tree.
     let ascending = dict((0..50).map(|i| (int(i), int(i * i))).collect());
     let descending = dict((0..50).rev().map(|i| (int(i), int(i * i))).collect());
-    let mut shared = Ref::new(crate::interp::dict::Dict::new());
+    let mut shared = Ref::new(crate::value::dict::Dict::new());
     let mut keep = Vec::new();
     for i in 0..50 {
         keep.push(shared.clone());
-        crate::interp::dict::insert_shared(&mut shared, int(i), int(i * i));
+        crate::value::dict::insert_shared(&mut shared, int(i), int(i * i));
     }
     assert!(!shared.is_flat());
     let tree = Value::Dict(shared);

@@ -24,8 +24,8 @@
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
-use crate::interp::order::{term_cmp, term_hash};
-use crate::interp::value::{Key, Ref, Value};
+use crate::value::order::{term_cmp, term_hash};
+use crate::value::{Key, Ref, Value};
 
 type Map = imbl::OrdMap<Key, Value>;
 
@@ -538,7 +538,7 @@ impl FromIterator<(Value, Value)> for Dict {
 /// without copying a large table (see the module doc).
 #[inline]
 pub fn insert_shared(d: &mut Ref<Dict>, k: Value, v: Value) -> Option<Value> {
-    if let Some(m) = crate::interp::value::unique_mut(d) {
+    if let Some(m) = crate::value::unique_mut(d) {
         return m.insert(k, v);
     }
     let (new, old) = d.with_insert(k, v);
@@ -549,7 +549,7 @@ pub fn insert_shared(d: &mut Ref<Dict>, k: Value, v: Value) -> Option<Value> {
 /// `d removeKey: k` on a dictionary that may be shared (see [`insert_shared`]); a missing key
 /// leaves `d` untouched.
 pub fn remove_shared(d: &mut Ref<Dict>, k: &Value) -> Option<Value> {
-    if let Some(m) = crate::interp::value::unique_mut(d) {
+    if let Some(m) = crate::value::unique_mut(d) {
         return m.remove(k);
     }
     if !d.contains_key(k) {

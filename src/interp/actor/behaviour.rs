@@ -1,30 +1,29 @@
 //! The runtime behaviours of bt processes: user actors ([`BtActor`]: state slots, message
 //! dispatch, rollback, `initialize`/`terminate:`), the main program ([`MainActor`]: runs the
-//! `Vm`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
+//! `Interpreter`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
 
 use std::collections::VecDeque;
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{downcast, ActorRef, JobBox};
+use crate::interp::actor::send::{describe_exception, prefix_error, transfer_in};
+use crate::interp::actor::slots::nil_typed_slot;
 use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
-use crate::interp::actor_handle::{downcast, ActorRef, JobBox};
-use crate::interp::actor_send::{describe_exception, prefix_error, transfer_in};
-use crate::interp::actor_slots::nil_typed_slot;
 use crate::interp::class::Builtin;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
-use crate::interp::value::{ClassRef, Sym, Value};
-use crate::runtime::{Behaviour, Cx, ExitReason, Message};
+use crate::runtime::{Behaviour, Cx, ExitReason, Message, Request};
+use crate::value::{ClassRef, Sym, Value};
 
-/// Selector of the message that runs `initialize` in a new actor.
-pub const INIT_SEL: &str = "bt_initialize";
-/// [`INIT_SEL`] interned once (compared on every message).
-pub fn init_sym() -> Sym {
-    static S: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
-    *S.get_or_init(|| Sym::new(INIT_SEL))
+/// The message that runs `initialize` in a new actor (a lifecycle request, not a selector).
+pub fn initialize_message() -> Message {
+    Message::request(Request::Initialize, Vec::new())
 }
 
-/// Selector of a main-program job.
-pub const JOB_SEL: &str = "bt_job";
+/// The message that runs a main-program job (a [`JobBox`] native) in the main process.
+pub fn job_message(job: Value) -> Message {
+    Message::request(Request::Job, vec![job])
+}
 
 /// An instance of an `Actor subclass:`.
 pub struct BtActor {
@@ -107,10 +106,15 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         self.saved.clone_from(&self.fields);
-        let init = msg.selector == init_sym();
+        let init = matches!(msg.request.as_deref(), Some(Request::Initialize));
         let class = self.class.clone();
         let mut crash = None;
         let r = self.run(cx, |ctx, me| {
+            let sel = if init {
+                ctx.prog.syms.initialize
+            } else {
+                msg.selector
+            };
             let r = if init {
                 // Answers the index of a typed slot left nil (5.5), or nil.
                 run_initialize(ctx, me, &class).map(|_| {
@@ -124,7 +128,7 @@ impl Behaviour for BtActor {
             };
             match r {
                 Ok(v) => Ok(transfer_in(ctx, &v)),
-                Err(Unwind::Error(e)) => Err(prefix_error(e, &class, msg.selector)),
+                Err(Unwind::Error(e)) => Err(prefix_error(e, &class, sel)),
                 Err(Unwind::Return { .. }) => Err(runtime_error(
                     ctx,
                     "non-local return from a method that has already returned",
@@ -150,7 +154,7 @@ impl Behaviour for BtActor {
                         let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
                         if let Unwind::Error(e) = ctx.err(kind, m) {
-                            return Err(prefix_error(e, &class, msg.selector));
+                            return Err(prefix_error(e, &class, sel));
                         }
                     }
                     Err(Value::Nil)
@@ -190,7 +194,7 @@ impl Behaviour for BtActor {
             "error in cast {} to Actor({}, {}): {}",
             selector,
             self.class.name,
-            crate::interp::actor_handle::pid_label(cx.pid()),
+            crate::interp::actor::handle::pid_label(cx.pid()),
             describe_exception(&error)
         ));
     }
@@ -211,14 +215,14 @@ fn runtime_error(ctx: &Ctx, msg: &str) -> Value {
     )
 }
 
-/// The main program's process: runs each job the `Vm` sends it with one persistent context.
+/// The main program's process: runs each job the `Interpreter` sends it with one persistent context.
 pub struct MainActor {
     pub ctx: Option<Ctx>,
 }
 
 impl Behaviour for MainActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-        if msg.selector.as_str() != JOB_SEL {
+        if !matches!(msg.request.as_deref(), Some(Request::Job)) {
             return Ok(Value::Nil);
         }
         let job = msg

@@ -7,14 +7,23 @@
 //!
 //! Runtime handles (actors, pids, timers, supervisors, streams …) are [`Value::Native`]: a
 //! trait object, so the runtime can add kinds without growing this enum.
+//!
+//! This is the values layer (docs/architecture.md): Value, its collections' storage
+//! ([`array`], [`dict`]) and standard term order ([`order`]). It sits above `base` and below
+//! the runtime. Known exception, listed in tests/layering.rs: `Value::Class`/`Value::Block`
+//! and `Instance` still hold the interpreter's `Class` and `Closure` directly.
+
+pub mod array;
+pub mod dict;
+pub mod order;
 
 use std::any::Any;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use num_bigint::BigInt;
-use parking_lot::RwLock;
 
+pub use crate::base::sym::Sym;
 use crate::interp::class::Class;
 
 /// The one shared-pointer type (change here to change everywhere).
@@ -54,11 +63,6 @@ pub fn make_mut<T: Clone>(a: &mut Ref<T>) -> &mut T {
     }
     Ref::make_mut(a)
 }
-
-/// An interned symbol or selector: its index in the interner plus one, as a full word so that
-/// it is a one-word Value payload (see [`F64`]) and `Option<Sym>` stays one word.
-#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct Sym(std::num::NonZeroU64);
 
 /// A Float payload: an f64 kept as its bits.
 ///
@@ -106,63 +110,6 @@ impl Ch {
 impl fmt::Display for Ch {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}", self.get())
-    }
-}
-
-struct Interner {
-    map: std::collections::HashMap<&'static str, Sym>,
-    names: Vec<&'static str>,
-}
-
-fn interner() -> &'static RwLock<Interner> {
-    static I: OnceLock<RwLock<Interner>> = OnceLock::new();
-    I.get_or_init(|| {
-        RwLock::new(Interner {
-            map: std::collections::HashMap::new(),
-            names: Vec::new(),
-        })
-    })
-}
-
-impl Sym {
-    /// Interns `s` (append-only, thread-safe; names live for the process).
-    pub fn new(s: &str) -> Sym {
-        if let Some(&i) = interner().read().map.get(s) {
-            return i;
-        }
-        let mut w = interner().write();
-        if let Some(&i) = w.map.get(s) {
-            return i;
-        }
-        let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
-        let i = Sym::from_index(w.names.len());
-        w.names.push(leaked);
-        w.map.insert(leaked, i);
-        i
-    }
-    fn from_index(i: usize) -> Sym {
-        Sym(std::num::NonZeroU64::MIN.saturating_add(i as u64))
-    }
-    /// A selector no method has (never returned by [`Sym::new`]).
-    pub const NONE: Sym = Sym(std::num::NonZeroU64::MAX);
-    /// Position in the interner (dense from 0).
-    pub fn index(self) -> usize {
-        (self.0.get() - 1) as usize
-    }
-    pub fn as_str(self) -> &'static str {
-        interner().read().names[self.index()]
-    }
-}
-
-impl fmt::Debug for Sym {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "#{}", self.as_str())
-    }
-}
-
-impl fmt::Display for Sym {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
     }
 }
 
@@ -253,12 +200,12 @@ pub enum Value {
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
-    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see [`crate::interp::array`]), copied on write when shared.
-    Array(Ref<crate::interp::array::ArrayData>),
+    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see [`crate::value::array`]), copied on write when shared.
+    Array(Ref<crate::value::array::ArrayData>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
-    /// `#{ }` — keys in standard term order (storage: [`crate::interp::dict::Dict`]).
-    Dict(Ref<crate::interp::dict::Dict>),
+    /// `#{ }` — keys in standard term order (storage: [`crate::value::dict::Dict`]).
+    Dict(Ref<crate::value::dict::Dict>),
     Set(Ref<imbl::OrdSet<Key>>),
     /// Element → count, in term order.
     Bag(Ref<imbl::OrdMap<Key, usize>>),
@@ -348,6 +295,15 @@ impl Value {
     pub fn is_nil(&self) -> bool {
         matches!(self, Value::Nil)
     }
+    /// The name a process-info value stands for: a class object's name, or a Symbol (the
+    /// runtime labels processes with either; it never looks inside a class itself).
+    pub fn class_object_name(&self) -> Option<Sym> {
+        match self {
+            Value::Class(c) => Some(c.name),
+            Value::Symbol(s) => Some(*s),
+            _ => None,
+        }
+    }
     pub fn as_sym(&self) -> Option<Sym> {
         match self {
             Value::Symbol(s) => Some(*s),
@@ -386,7 +342,7 @@ impl Key {
 
 impl PartialEq for Key {
     fn eq(&self, other: &Self) -> bool {
-        crate::interp::order::term_cmp(&self.0, &other.0) == std::cmp::Ordering::Equal
+        crate::value::order::term_cmp(&self.0, &other.0) == std::cmp::Ordering::Equal
     }
 }
 impl Eq for Key {}
@@ -397,7 +353,7 @@ impl PartialOrd for Key {
 }
 impl Ord for Key {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        crate::interp::order::term_cmp(&self.0, &other.0)
+        crate::value::order::term_cmp(&self.0, &other.0)
     }
 }
 

@@ -5,7 +5,7 @@
 #![allow(clippy::mutable_key_type)]
 
 use super::*;
-use crate::interp::order::strict_eq;
+use crate::value::order::strict_eq;
 use std::collections::BTreeMap;
 
 fn int(i: i64) -> Value {

@@ -9,8 +9,8 @@
 
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
-use crate::interp::value::{ClassRef, Value};
 use crate::syntax::ast::{TypeExpr, TypeKind};
+use crate::value::{ClassRef, Value};
 
 /// Index (into `cls.typed_slots`) of the first typed slot left nil in `fields`, if any.
 pub fn nil_typed_slot(prog: &Program, cls: &ClassRef, fields: &[Value]) -> Option<usize> {

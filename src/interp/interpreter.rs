@@ -1,7 +1,7 @@
-//! The program-level API: one `Vm` is one running program (class table, bindings, the main
+//! The program-level API: one `Interpreter` is one running program (class table, bindings, the main
 //! process's context). The CLI, the REPL and the test runner use only this.
 //!
-//! Each `Vm` owns an actor [`Runtime`]. The main program is a process of that runtime
+//! Each `Interpreter` owns an actor [`Runtime`]. The main program is a process of that runtime
 //! (`<0.1.0>`, label `main`): every unit, REPL line and `eval` runs as a job of that process
 //! on a coroutine stack, with one persistent context. The context checks its depth limit and
 //! the coroutine's remaining native stack and raises `stack_overflow` before running out, so
@@ -16,21 +16,21 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
+use crate::interp::actor::behaviour::{job_message, MainActor};
+use crate::interp::actor::handle::{native, Job, JobBox};
 use crate::interp::actor::ActorSys;
-use crate::interp::actor_behaviour::{MainActor, JOB_SEL};
-use crate::interp::actor_handle::{native, Job, JobBox};
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
-use crate::interp::value::Value;
-use crate::runtime::{Config, Message, ProcRef, Runtime, SpawnOpts};
+use crate::runtime::{Config, ProcRef, Runtime, SpawnOpts};
+use crate::value::Value;
 
 #[derive(Clone, Debug)]
-pub struct VmOptions {
+pub struct InterpreterOptions {
     /// Nested activations before `stack_overflow` (LANGUAGE.md 5.10).
     pub max_depth: usize,
-    /// Pid numbers restart per Vm (golden tests).
+    /// Pid numbers restart per Interpreter (golden tests).
     pub deterministic_pids: bool,
     /// `ProcessNavigation system` allowed (true under the command line).
     pub privileged: bool,
@@ -38,9 +38,9 @@ pub struct VmOptions {
     pub check: bool,
 }
 
-impl Default for VmOptions {
+impl Default for InterpreterOptions {
     fn default() -> Self {
-        VmOptions {
+        InterpreterOptions {
             max_depth: 10_000,
             deterministic_pids: true,
             privileged: true,
@@ -153,7 +153,7 @@ pub struct LoadReport {
     pub error: Option<BtError>,
 }
 
-pub struct Vm {
+pub struct Interpreter {
     pub prog: Arc<Program>,
     session: Mutex<Session>,
     sys: Arc<ActorSys>,
@@ -172,7 +172,7 @@ pub struct Vm {
 /// The checker with the built-in library and every primitive selector (the same one `bt check`
 /// uses), built once per process.
 fn base_checker() -> crate::check::Checker {
-    crate::cli::check::standard_checker()
+    crate::interp::checker::standard_checker()
 }
 
 /// Converts an unwind reaching the top into a BtError (a `Program exit:` becomes a
@@ -196,7 +196,7 @@ fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
     crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
 }
 
-impl Drop for Vm {
+impl Drop for Interpreter {
     fn drop(&mut self) {
         self.sys.shutdown();
         if let Some(rt) = self.runtime.take() {
@@ -222,8 +222,8 @@ fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
     }
 }
 
-impl Vm {
-    pub fn new(opts: VmOptions) -> Vm {
+impl Interpreter {
+    pub fn new(opts: InterpreterOptions) -> Interpreter {
         // Coroutine stacks are lazily committed reservations sized for the depth limit
         // (10,000 activations by default); `--max-depth` scales them.
         let mut cfg = Config::default();
@@ -241,7 +241,7 @@ impl Vm {
         sys.privileged
             .store(privileged, std::sync::atomic::Ordering::Relaxed);
         let main = spawn_main(&sys);
-        let mut vm = Vm {
+        let mut vm = Interpreter {
             prog: prog.clone(),
             session: Mutex::new(Session::default()),
             sys,
@@ -256,7 +256,7 @@ impl Vm {
         vm
     }
 
-    /// The runtime handle of this Vm (embedders, tests).
+    /// The runtime handle of this Interpreter (embedders, tests).
     pub fn runtime(&self) -> crate::runtime::RtHandle {
         self.sys.rt.clone()
     }
@@ -272,7 +272,7 @@ impl Vm {
         }
     }
 
-    /// Like [`Vm::run`], but a panic inside the evaluator becomes `Err` (the context is reset;
+    /// Like [`Interpreter::run`], but a panic inside the evaluator becomes `Err` (the context is reset;
     /// the bindings are kept).
     pub fn try_run<R: Send + 'static>(
         &self,
@@ -293,13 +293,10 @@ impl Vm {
                     });
             let _ = tx.send((r, sess));
         });
-        let msg = Message::new(
-            crate::interp::value::Sym::new(JOB_SEL),
-            vec![native(JobBox {
-                job: Mutex::new(Some(job)),
-                class: self.prog.core.object.clone(),
-            })],
-        );
+        let msg = job_message(native(JobBox {
+            job: Mutex::new(Some(job)),
+            class: self.prog.core.object.clone(),
+        }));
         let main = {
             let mut m = self.main.lock();
             if !m.is_alive() {
@@ -573,7 +570,7 @@ impl Vm {
     }
 
     /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
-    /// The supervisors of this Vm's runtime (for snapshots served outside bt code).
+    /// The supervisors of this Interpreter's runtime (for snapshots served outside bt code).
     pub fn supervision(&self) -> crate::runtime::supervisor::Supervision {
         self.sys.supervision.clone()
     }
@@ -595,12 +592,8 @@ impl Vm {
                     &format!("Class '{class}' not found"),
                 ));
             };
-            ctx.send(
-                &Value::Class(c),
-                crate::interp::value::Sym::new(&sel),
-                &args,
-            )
-            .map_err(|e| top_error(ctx, e))
+            ctx.send(&Value::Class(c), crate::value::Sym::new(&sel), &args)
+                .map_err(|e| top_error(ctx, e))
         })
         .unwrap_or_else(|m| Err(internal(&m)))
     }

@@ -4,7 +4,7 @@
 //! stable code (LANGUAGE.md 4.9), a severity, byte spans and an optional hint. Nothing prints
 //! until [`render`] (human, via ariadne) or [`Diagnostic::to_json`] (machine) is called.
 
-use crate::syntax::ast::Span;
+use crate::base::span::Span;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Severity {

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::interp::eval::Ctx;
-use crate::interp::value::{ClassRef, Native, NativeObj, Sym, Value};
 use crate::runtime::{Pid, ProcRef, Timeout, TimerRef};
+use crate::value::{ClassRef, Native, NativeObj, Sym, Value};
 
 /// Wraps a native object as a value.
 pub fn native(v: impl NativeObj) -> Value {
@@ -287,7 +287,7 @@ fn name_key(class: &str, rest: &[u64]) -> Vec<u64> {
     k
 }
 
-/// A job for the main program's process (see `Vm::run`).
+/// A job for the main program's process (see `Interpreter::run`).
 pub type Job = Box<dyn FnOnce(&mut Ctx) + Send>;
 
 /// Carries a [`Job`] inside a message.
