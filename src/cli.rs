@@ -3,6 +3,7 @@
 
 pub mod check;
 pub mod parse;
+#[cfg(feature = "repl")]
 pub mod repl;
 pub mod run;
 pub mod test;
@@ -21,12 +22,12 @@ commands:
 /// status.
 pub fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
-        None => repl::main(&[]),
+        None => repl_main(&[]),
         Some("run") => run::main(&args[1..]),
         Some("test") => test::main(&args[1..]),
         Some("check") => check::main(&args[1..]),
         Some("parse") => parse::main(&args[1..]),
-        Some("repl") => repl::main(&args[1..]),
+        Some("repl") => repl_main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0
@@ -39,5 +40,19 @@ pub fn main(args: &[String]) -> i32 {
             eprintln!("bt: unknown command '{other}'\n\n{USAGE}");
             2
         }
+    }
+}
+
+/// The REPL, when built with it (feature `repl`, on by default).
+fn repl_main(args: &[String]) -> i32 {
+    #[cfg(feature = "repl")]
+    {
+        repl::main(args)
+    }
+    #[cfg(not(feature = "repl"))]
+    {
+        let _ = args;
+        eprintln!("bt: built without the REPL (cargo feature `repl`)");
+        2
     }
 }

@@ -23,6 +23,7 @@ pub mod base;
 pub mod check;
 pub mod cli;
 pub mod codec;
+#[cfg(feature = "dist")]
 pub mod dist;
 pub mod engine;
 pub mod interp;

@@ -175,6 +175,7 @@ pub fn run(
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
+    #[cfg(feature = "dist")]
     let _node = match &o.name {
         None => None,
         Some(name) => {
@@ -194,6 +195,14 @@ pub fn run(
             }
         }
     };
+    #[cfg(not(feature = "dist"))]
+    if o.name.is_some() || o.hidden {
+        let _ = writeln!(
+            err,
+            "bt run: --name: built without distribution (cargo feature `dist`)"
+        );
+        return 2;
+    }
     if let Some(sink) = out {
         vm.set_output(sink);
     }

@@ -240,7 +240,7 @@ impl EngineError {
     /// A value that did not convert to or from a Rust type (`Engine::eval_as`, `bt::to_rust`);
     /// the message names where, as a path from the root (`{#db}{#port}`).
     pub(crate) fn from_codec(e: crate::codec::CodecError) -> EngineError {
-        let message = if e.path.is_empty() {
+        let message = if e.path.is_empty() || e.message.contains(&e.path) {
             e.message
         } else {
             format!("{} (at {})", e.message, e.path)
@@ -332,6 +332,13 @@ impl fmt::Display for EngineError {
 }
 
 impl std::error::Error for EngineError {}
+
+/// A value that did not convert (`bt::to_rust` on an evaluation's result).
+impl From<crate::codec::CodecError> for EngineError {
+    fn from(e: crate::codec::CodecError) -> EngineError {
+        EngineError::from_codec(e)
+    }
+}
 
 impl miette::Diagnostic for EngineError {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
