@@ -27,6 +27,7 @@
 mod builder;
 pub mod error;
 pub mod host;
+pub mod host_type;
 pub mod limits;
 mod script;
 mod value_ext;
@@ -38,6 +39,7 @@ use parking_lot::Mutex;
 pub use builder::EngineBuilder;
 pub use error::{EngineError, EngineErrorKind, ErrorInfo, HostError, Limit};
 pub use host::{FromValue, HostFn, IntoValue};
+pub use host_type::{HostRef, TypeBuilder};
 pub use limits::CancelHandle;
 pub use script::Script;
 
@@ -182,12 +184,50 @@ impl Engine {
         self.install_host(class, selector, arity, run)
     }
 
+    /// Registers the Rust type `T` as the bt class `class` (created as an Object subclass
+    /// when it does not exist); add constructors, methods and fields on the answered
+    /// [`TypeBuilder`]. Scripts hold handles to the structs (see `host_type`).
+    pub fn register_type<T: Send + 'static>(
+        &self,
+        class: &str,
+    ) -> Result<TypeBuilder<'_, T>, EngineError> {
+        if !host::valid_class_name(class) {
+            return Err(EngineError::usage(
+                "type_error",
+                format!("not a class name: {class:?}"),
+            ));
+        }
+        let path = format!("host:{class}");
+        self.limited(|vm| {
+            if vm.prog.class_named(class).is_some() {
+                return Ok(());
+            }
+            let decl = format!("Object subclass: {class}\n");
+            let src: Arc<str> = Arc::from(decl.as_str());
+            vm.eval(&path, &decl)
+                .map(|_| ())
+                .map_err(|e| EngineError::from_bt(e, Some((path.clone(), src))))
+        })?;
+        Ok(TypeBuilder::new(self, class))
+    }
+
     fn install_host(
         &self,
         class: &str,
         selector: &str,
         arity: Option<usize>,
         run: crate::interp::program::HostFn,
+    ) -> Result<(), EngineError> {
+        self.install_host_side(class, selector, arity, run, true)
+    }
+
+    pub(crate) fn install_host_side(
+        &self,
+        class: &str,
+        selector: &str,
+        arity: Option<usize>,
+        run: crate::interp::program::HostFn,
+        class_side: bool,
     ) -> Result<(), EngineError> {
         if !host::valid_class_name(class) {
             return Err(EngineError::usage(
@@ -211,11 +251,12 @@ impl Engine {
             ));
         }
         // Declared in bt first: the class table and the checker learn the class and selector.
+        let side = if class_side { "class " } else { "" };
         let decl_src = |exists: bool| {
             if exists {
-                format!("{class} class >> {header} -> Dynamic => nil\n")
+                format!("{class} {side}>> {header} -> Dynamic => nil\n")
             } else {
-                format!("Object subclass: {class}\n  class {header} -> Dynamic => nil\n")
+                format!("Object subclass: {class}\n  {side}{header} -> Dynamic => nil\n")
             }
         };
         let path = format!("host:{class}>>{selector}");
@@ -232,10 +273,17 @@ impl Engine {
         let Some(vm) = guard.as_ref() else {
             return Err(self.stopped());
         };
-        let key = (cls.name, Sym::new(selector));
-        vm.prog.host_fns.write().insert(key, run);
-        vm.prog
-            .set_method(&cls, true, key.1, Method::Prim(host::call));
+        let sel = Sym::new(selector);
+        if class_side {
+            vm.prog.host_fns.write().insert((cls.name, sel), run);
+            vm.prog
+                .set_method(&cls, true, sel, Method::Prim(host::call));
+        } else {
+            let key = (host_type::instance_key(class), sel);
+            vm.prog.host_fns.write().insert(key, run);
+            vm.prog
+                .set_method(&cls, false, sel, host_type::instance_method());
+        }
         Ok(())
     }
 

@@ -358,3 +358,65 @@ fn compile_once_run_many() {
     let r = e.compile("1 / 0").unwrap();
     assert_eq!(e.run(&r, &[]).unwrap_err().kind, "type_error");
 }
+
+#[derive(Default)]
+struct Account {
+    owner: String,
+    balance: i64,
+}
+
+#[test]
+fn host_types_are_classes_with_methods_and_fields_passed_by_handle() {
+    let e = Engine::new();
+    e.register_type::<Account>("Account")
+        .unwrap()
+        .constructor("owner:", |owner: String| Account { owner, balance: 0 })
+        .unwrap()
+        .method(
+            "deposit:",
+            |a: &mut Account, n: i64| -> Result<i64, HostError> {
+                if n <= 0 {
+                    return Err(HostError::new(
+                        "invalid_amount",
+                        "deposit a positive amount",
+                    ));
+                }
+                a.balance += n;
+                Ok(a.balance)
+            },
+        )
+        .unwrap()
+        .field("balance", |a: &Account| a.balance)
+        .unwrap()
+        .field("owner", |a: &Account| a.owner.clone())
+        .unwrap();
+    assert_eq!(
+        int(
+            &e,
+            "acc := Account owner: \"ada\". acc deposit: 30. acc deposit: 12. acc balance"
+        ),
+        42
+    );
+    assert_eq!(e.eval("acc owner").unwrap().as_text(), Some("ada"));
+    assert_eq!(e.display(&e.eval("acc").unwrap()), "an Account");
+    // Handles are identities: the same struct through every reference.
+    assert_eq!(int(&e, "other := acc. other deposit: 8. acc balance"), 50);
+    assert_eq!(
+        e.eval("acc =:= (Account owner: \"ada\")")
+            .unwrap()
+            .as_bool(),
+        Some(false)
+    );
+    assert_eq!(err(&e, "acc deposit: -1").kind, "invalid_amount");
+    assert_eq!(err(&e, "acc deposit: \"x\"").kind, "type_error");
+    // A host function takes a handle back and reaches the struct.
+    e.register_fn("Bank", "audit:", |a: bt::engine::HostRef<Account>| {
+        a.with(|a| format!("{}: {}", a.owner, a.balance))
+    })
+    .unwrap();
+    assert_eq!(
+        e.eval("Bank audit: acc").unwrap().as_text(),
+        Some("ada: 50")
+    );
+    assert_eq!(err(&e, "Bank audit: 3").kind, "type_error");
+}

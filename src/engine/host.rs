@@ -200,7 +200,7 @@ where
 }
 
 /// A conversion error of argument `i` (1-based) as a `type_error`.
-fn arg_error(i: usize, e: crate::codec::CodecError) -> HostError {
+pub(crate) fn arg_error(i: usize, e: crate::codec::CodecError) -> HostError {
     let at = if e.path.is_empty() {
         String::new()
     } else {
