@@ -27,7 +27,7 @@ name := "billing"
   #workers => 2 * 4,
   #tags => #("eu", "prod"),
   #db => #{#url => "postgres://localhost/" ++ name, #pool => 16},
-  #debug => false
+  #verbose => false
 }"#;
 
 const RHAI_CONFIG: &str = r#"let base = 8000;
@@ -38,7 +38,7 @@ let name = "billing";
   workers: 2 * 4,
   tags: ["eu", "prod"],
   db: #{url: "postgres://localhost/" + name, pool: 16},
-  debug: false
+  verbose: false
 }"#;
 
 const LUA_CONFIG: &str = r#"local base = 8000
@@ -49,7 +49,7 @@ return {
   workers = 2 * 4,
   tags = {"eu", "prod"},
   db = {url = "postgres://localhost/" .. name, pool = 16},
-  debug = false
+  verbose = false
 }"#;
 
 fn bt_rows() -> [f64; 4] {
