@@ -1,12 +1,14 @@
 //! The `bt` command line: [`main`] dispatches to one module per subcommand (`src/main.rs`
 //! calls it through [`crate::cli_main`]).
 
-pub mod check;
-pub mod parse;
+pub(crate) mod check;
+#[cfg(feature = "dist")]
+pub(crate) mod epmd;
+pub(crate) mod parse;
 #[cfg(feature = "repl")]
-pub mod repl;
-pub mod run;
-pub mod test;
+pub(crate) mod repl;
+pub(crate) mod run;
+pub(crate) mod test;
 
 const USAGE: &str = "usage: bt <command> [options]
 
@@ -16,11 +18,14 @@ commands:
   check [--format json] FILE...          parse and check files, print diagnostics
   parse --ast FILE                       print the canonical AST dump
   repl                                   interactive session (also plain `bt`)
+  epmd [--port N] [-names | -kill]       EPMD-compatible port mapper on 127.0.0.1
+  top ADDR [--once]                      the live process tree of `bt run --observe ADDR`
+                                         (also `bt observe --tty ADDR`)
 ";
 
 /// Runs the `bt` command line on its arguments (without the program name); answers the exit
 /// status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
         None => repl_main(&[]),
         Some("run") => run::main(&args[1..]),
@@ -28,6 +33,10 @@ pub fn main(args: &[String]) -> i32 {
         Some("check") => check::main(&args[1..]),
         Some("parse") => parse::main(&args[1..]),
         Some("repl") => repl_main(&args[1..]),
+        #[cfg(feature = "dist")]
+        Some("epmd") => epmd::main(&args[1..]),
+        #[cfg(feature = "observe")]
+        Some("top") | Some("observe") => crate::observe::top::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
             0

@@ -34,6 +34,9 @@
 //! refuses huge single steps up front but cannot see gradual growth; [`installed`] tells, and
 //! `EngineBuilder::try_build` refuses a memory limit it cannot enforce.
 
+// The counting allocator implements `GlobalAlloc` (an unsafe trait): the one use of unsafe here.
+#![allow(unsafe_code)]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};

@@ -124,17 +124,16 @@
 //! | `clock` | real or manual clock; `after`/`every` timers |
 //! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
 //! | `supervisor` | native supervisors: strategies, restart intensity, roster + bookkeeping |
-//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1` |
-//! | `observe` | `bt run --observe`: `GET /runtime/processes` on loopback |
+//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1`, diffs |
 
 mod api;
 mod clock;
 mod cx;
 mod lock;
 mod mailbox;
-pub mod observe;
 mod process;
 mod sched;
+mod shutdown;
 pub mod snapshot;
 mod stack;
 pub mod supervisor;

@@ -24,16 +24,17 @@
 //! hanging or crashing case costs only itself: the parent kills the worker, fails the case and
 //! starts a new worker that resumes after it.
 
-pub mod bless;
-pub mod child;
-pub mod discover;
-pub mod doc;
-pub mod expect;
-pub mod report;
-pub mod scan;
-pub mod split;
-pub mod supervise;
-pub mod worker;
+pub(crate) mod bless;
+pub(crate) mod child;
+pub(crate) mod discover;
+pub(crate) mod doc;
+pub(crate) mod expect;
+pub(crate) mod lifeline;
+pub(crate) mod report;
+pub(crate) mod scan;
+pub(crate) mod split;
+pub(crate) mod supervise;
+pub(crate) mod worker;
 
 #[cfg(test)]
 mod core_golden;
@@ -41,14 +42,14 @@ mod core_golden;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use report::{CaseResult, FileResult, Status, Summary};
+pub(crate) use report::{FileResult, Summary};
 
 use discover::FileKind;
 use worker::WorkerSpec;
 
 /// Everything `bt test` was asked to do.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     pub json: bool,
     pub loads: Vec<PathBuf>,
     pub filter: Option<String>,
@@ -84,7 +85,7 @@ impl Default for Options {
 
 /// A usage problem (exit status 2).
 #[derive(Debug)]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 /// Plans one file: what it is and what loads with it; None when it is not a test file.
 fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerSpec>, String> {
@@ -144,7 +145,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Runs `bt test` with `opts`, printing the report; answers the exit status.
-pub fn run(opts: &Options) -> Result<i32, UsageError> {
+pub(crate) fn run(opts: &Options) -> Result<i32, UsageError> {
     let paths = if opts.paths.is_empty() {
         vec![PathBuf::from("test")]
     } else {

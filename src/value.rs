@@ -13,6 +13,9 @@
 //! the runtime. Known exception, listed in tests/layering.rs: `Value::Class`/`Value::Block`
 //! and `Instance` still hold the interpreter's `Class` and `Closure` directly.
 
+// unsafe: in-place updates test uniqueness with plain loads of the Arc counts (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 pub mod array;
 pub mod dict;
 pub mod order;
@@ -356,6 +359,8 @@ impl Ord for Key {
         crate::value::order::term_cmp(&self.0, &other.0)
     }
 }
+
+mod deep_drop;
 
 #[cfg(test)]
 mod tests {

@@ -14,8 +14,8 @@ use std::path::{Path, PathBuf};
 /// Bottom to top. A module path (relative to the crate root) maps to the layer of its longest
 /// matching prefix in [`MODULES`].
 const LAYERS: &[&str] = &[
-    "base", "values", "runtime", "syntax", "check", "interp", "codec", "dist", "engine", "testrun",
-    "cli",
+    "base", "values", "runtime", "syntax", "check", "interp", "codec", "dist", "observe", "engine",
+    "testrun", "cli",
 ];
 
 /// Module-path prefix → layer. `lib` and `main` (and the binary's `allocator`) are the top.
@@ -29,6 +29,7 @@ const MODULES: &[(&str, &str)] = &[
     ("interp", "interp"),
     ("codec", "codec"),
     ("dist", "dist"),
+    ("observe", "observe"),
     ("engine", "engine"),
     ("testrun", "testrun"),
     ("cli", "cli"),

@@ -13,14 +13,14 @@ use std::path::Path;
 
 // Moved down a layer (the interpreter and the test runner need them); re-exported here for the
 // CLI and for one session of branches that name them here.
-pub use crate::check::manifest::{manifest_dir, options_for};
-pub use crate::interp::checker::standard_checker;
+pub(crate) use crate::check::manifest::manifest_dir;
+pub(crate) use crate::interp::checker::standard_checker;
 
 const USAGE: &str = "usage: bt check [--color never|always|auto] [--format json] [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off] PATH...";
 
 /// Options of `bt check`.
 #[derive(Clone, Debug)]
-pub struct CheckOptions {
+pub(crate) struct CheckOptions {
     pub color: ColorChoice,
     pub json: bool,
     pub warnings_as_errors: bool,
@@ -41,23 +41,17 @@ impl Default for CheckOptions {
 
 /// The findings for one file.
 #[derive(Debug)]
-pub struct FileReport {
+pub(crate) struct FileReport {
     pub path: String,
     pub src: String,
     pub diags: Vec<Diagnostic>,
 }
 
-/// Diagnostics for one source text checked as its own unit (parse errors, then findings).
-pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
-    let reports = check_unit(
-        &[(path.to_string(), src.to_string())],
-        &check::CheckOptions::default(),
-    );
-    reports.into_iter().flat_map(|r| r.diags).collect()
-}
-
 /// Parses and checks one load unit.
-pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
+pub(crate) fn check_unit(
+    files: &[(String, String)],
+    opts: &check::CheckOptions,
+) -> Vec<FileReport> {
     // The built-in library's own files (`stdlib/*.bt`) may use `@primitive` bodies.
     let library = files.iter().all(|(p, _)| is_library_file(p));
     let popts = syntax::Options {
@@ -170,14 +164,12 @@ fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {
     out
 }
 
-/// Checks files (directories are searched recursively for `*.bt`). Unreadable paths are
-/// reported as errors of their own.
-pub fn check_files(paths: &[String]) -> Result<Vec<FileReport>, String> {
-    check_files_with(paths, &CheckOptions::default())
-}
-
-/// [`check_files`] with options (levels, warnings-as-errors).
-pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<FileReport>, String> {
+/// Checks files (directories are searched recursively for `*.bt`) with options (levels,
+/// warnings-as-errors). Unreadable paths are reported as errors of their own.
+pub(crate) fn check_files_with(
+    paths: &[String],
+    opts: &CheckOptions,
+) -> Result<Vec<FileReport>, String> {
     let mut files = Vec::new();
     for p in paths {
         collect(Path::new(p), &mut files).map_err(|e| format!("cannot read {p}: {e}"))?;
@@ -243,7 +235,7 @@ fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
 }
 
 /// Runs `bt check ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     let mut opts = CheckOptions::default();
     let mut paths = Vec::new();
     let mut it = args.iter();
@@ -301,9 +293,10 @@ pub fn main(args: &[String]) -> i32 {
     if opts.json {
         let mut findings = Vec::new();
         for r in &reports {
+            let lines = diagnostic::LineIndex::new(&r.src);
             for d in &r.diags {
                 failed |= failing(d);
-                findings.push(diagnostic::to_json(&r.path, &r.src, d));
+                findings.push(diagnostic::to_json_indexed(&r.path, &r.src, &lines, d));
             }
         }
         println!("{}", serde_json::json!({ "findings": findings }));

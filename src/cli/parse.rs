@@ -7,7 +7,7 @@ use crate::syntax;
 const USAGE: &str = "usage: bt parse --ast [--color never|always|auto] [--allow-primitives] FILE";
 
 /// Runs `bt parse ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     let mut file = None;
     let mut color = ColorChoice::Auto;
     let mut opts = syntax::Options::default();
@@ -61,7 +61,7 @@ pub fn main(args: &[String]) -> i32 {
 }
 
 /// `never` / `always` / `auto`.
-pub fn parse_color(s: &str) -> Option<ColorChoice> {
+pub(crate) fn parse_color(s: &str) -> Option<ColorChoice> {
     match s {
         "never" => Some(ColorChoice::Never),
         "always" => Some(ColorChoice::Always),

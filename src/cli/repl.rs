@@ -120,7 +120,7 @@ fn load(vm: &Interpreter, path: &str) {
 }
 
 /// Runs `bt repl ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     let mut max_depth = 10_000;
     let mut i = 0;
     while i < args.len() {

@@ -28,7 +28,7 @@ found under each PATH (default: ./test), skipping directories named `fixtures`.
 ";
 
 /// Parses `bt test` arguments.
-pub fn parse_args(args: &[String]) -> Result<Options, String> {
+pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     let mut opts = Options::default();
     let mut i = 0;
     let value = |i: &mut usize, flag: &str| -> Result<String, String> {
@@ -79,7 +79,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
 }
 
 /// Runs `bt test ARGS`; answers the process exit status (0 all passed, 1 failures, 2 usage).
-pub fn main(args: &[String]) -> i32 {
+pub(crate) fn main(args: &[String]) -> i32 {
     if args.first().map(String::as_str) == Some("--worker") {
         return match args.get(1) {
             Some(spec) => testrun::child::main(spec),

@@ -16,6 +16,9 @@
 //! [`behaviour`] (the behaviours: user actors, the main program, transcripts), [`slots`]
 //! (typed state slots checked after `initialize`).
 
+// unsafe: a process's Cx is reached through a pointer valid for one run (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 pub mod behaviour;
 pub mod handle;
 pub mod send;

@@ -21,6 +21,7 @@ pub const FILES: &[(&str, &str)] = &[
     ("Json.bt", include_str!("../../stdlib/Json.bt")),
     ("List.bt", include_str!("../../stdlib/List.bt")),
     ("Number.bt", include_str!("../../stdlib/Number.bt")),
+    ("Observer.bt", include_str!("../../stdlib/Observer.bt")),
     ("Protocols.bt", include_str!("../../stdlib/Protocols.bt")),
     ("Queue.bt", include_str!("../../stdlib/Queue.bt")),
     ("Random.bt", include_str!("../../stdlib/Random.bt")),

@@ -55,6 +55,10 @@ pub(crate) enum Task {
 pub(crate) struct WorkerQ {
     q: Mutex<VecDeque<Task>>,
     thread: OnceLock<Thread>,
+    /// A number for the coroutine resume this worker is inside, 0 when it is between
+    /// resumes: shutdown tells a worker stuck in one long resume (an opaque library call)
+    /// from one that keeps yielding, and does not wait for the former (issue 15).
+    pub driving: AtomicU64,
 }
 
 static NEXT_RUNTIME_ID: AtomicUsize = AtomicUsize::new(1);
@@ -95,7 +99,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(cfg: Config, max_cos: usize) -> Shared {
+    pub(crate) fn new(cfg: Config, max_cos: usize) -> Shared {
         let n = cfg.workers.clamp(1, 64);
         let clock = Clock::new(cfg.manual_clock);
         Shared {
@@ -104,6 +108,7 @@ impl Shared {
                 .map(|_| WorkerQ {
                     q: Mutex::new(VecDeque::new()),
                     thread: OnceLock::new(),
+                    driving: AtomicU64::new(0),
                 })
                 .collect(),
             injector: Mutex::new(VecDeque::new()),
@@ -128,14 +133,14 @@ impl Shared {
     }
 
     /// The worker index if the current thread is one of this runtime's workers.
-    pub fn current_worker(&self) -> Option<usize> {
+    pub(crate) fn current_worker(&self) -> Option<usize> {
         let (rt, w) = CURRENT_WORKER.with(Cell::get);
         (rt == self.id).then_some(w)
     }
 
     /// Makes a process with work runnable: on the current worker's own queue when called
     /// from a worker (locality: the sender usually suspends next), else on the injector.
-    pub fn schedule(&self, p: ProcRef) {
+    pub(crate) fn schedule(&self, p: ProcRef) {
         match self.current_worker() {
             Some(w) => {
                 let busy = {
@@ -155,7 +160,7 @@ impl Shared {
     }
 
     /// Queues the resumption of a coroutine on the worker that owns it.
-    pub fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
+    pub(crate) fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
         self.workers[worker]
             .q
             .lock()
@@ -172,21 +177,21 @@ impl Shared {
     }
 
     /// Wakes one parked worker, if any, so it can steal queued work.
-    pub fn wake_one(&self) {
+    pub(crate) fn wake_one(&self) {
         let parked = self.parked.load(Ordering::SeqCst);
         if parked != 0 {
             self.unpark(parked.trailing_zeros() as usize);
         }
     }
 
-    pub fn wake_all(&self) {
+    pub(crate) fn wake_all(&self) {
         for w in 0..self.workers.len() {
             self.unpark(w);
         }
     }
 
     /// Removes an exited process from the table and the name registry.
-    pub fn forget_process(&self, p: &ProcRef, name: Option<Sym>) {
+    pub(crate) fn forget_process(&self, p: &ProcRef, name: Option<Sym>) {
         let pid = p.pid();
         self.procs.lock().remove(&(pid.service, pid.number));
         if let Some(n) = name {
@@ -199,7 +204,7 @@ impl Shared {
 
     /// Creates a process (the one place pids are numbered).
     /// `hook` runs when the process exits (installed before it can run).
-    pub fn spawn_proc(
+    pub(crate) fn spawn_proc(
         &self,
         body: Body,
         opts: SpawnOpts,
@@ -211,7 +216,7 @@ impl Shared {
 
     /// [`Shared::spawn_proc`] with the body made from the new process's handle, before the
     /// process is registered anywhere (nothing can message it yet).
-    pub fn spawn_proc_with(
+    pub(crate) fn spawn_proc_with(
         &self,
         is_task: bool,
         make: impl FnOnce(&ProcRef) -> Body,
@@ -342,7 +347,7 @@ impl Shared {
     }
 
     /// Runs `f` in a fresh task process (monitor callbacks, timers).
-    pub fn spawn_callback(&self, label: &'static str, f: TaskFn) {
+    pub(crate) fn spawn_callback(&self, label: &'static str, f: TaskFn) {
         let opts = SpawnOpts {
             label,
             ..SpawnOpts::default()
@@ -372,7 +377,7 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    pub fn new(id: usize, shared: Arc<Shared>) -> Worker {
+    pub(super) fn new(id: usize, shared: Arc<Shared>) -> Worker {
         Worker {
             id,
             shared,
@@ -386,7 +391,7 @@ impl Worker {
     }
 
     /// The worker loop; returns at shutdown.
-    pub fn run(mut self) {
+    pub(super) fn run(mut self) {
         let _ = self.shared.workers[self.id]
             .thread
             .set(std::thread::current());
@@ -577,7 +582,13 @@ impl Worker {
     }
 
     fn drive(&mut self, slot: u32, mut co: Co) {
+        static RESUMES: AtomicU64 = AtomicU64::new(1);
+        let me = &self.shared.workers[self.id].driving;
+        me.store(RESUMES.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        self.shared.workers[self.id]
+            .driving
+            .store(0, Ordering::Relaxed);
         let s = &mut self.slots[slot as usize];
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {

@@ -9,10 +9,11 @@
 //! walk stops at depth 64 with one warning line per omitted subtree.
 //!
 //! `default` vs `system` is decided by one deny-list, [`is_runtime_process`]. The JSON form
-//! (schema `bt.processes/1`) lives in [`json`].
+//! (schema `bt.processes/1`) lives in [`json`]; what changed between two snapshots in [`diff`].
 //!
 //! [`Book`]: crate::runtime::supervisor::Book
 
+pub mod diff;
 pub mod json;
 
 use std::sync::Arc;
@@ -20,8 +21,10 @@ use std::time::Instant;
 
 use crate::runtime::api::{LogSink, ProcessInfo, RtHandle};
 use crate::runtime::process::ProcRef;
-use crate::runtime::supervisor::proc::{wall_ms, SupShared};
-use crate::runtime::supervisor::{AutoShutdown, ChildState, Strategy, Supervision};
+use crate::runtime::supervisor::proc::SupShared;
+use crate::runtime::supervisor::{
+    AutoShutdown, ChildKey, ChildState, RestartEvent, Strategy, Supervision,
+};
 use crate::runtime::types::Pid;
 use crate::value::{Sym, Value};
 
@@ -110,6 +113,12 @@ pub struct SnapNode {
     pub supervision: Option<Box<SupInfo>>,
     /// A restarting child declared as a supervisor (counted as one in `totals`).
     pub declared_supervisor: bool,
+    /// The identity that survives restarts (a supervised child's key in its supervisor),
+    /// and the child id; None for roots and runtime processes. Diffs match nodes by them.
+    pub key: Option<ChildKey>,
+    pub id: Option<Sym>,
+    /// The child's restart history, oldest first (empty for roots and runtime processes).
+    pub history: Box<[RestartEvent]>,
     pub children: Vec<SnapNode>,
 }
 
@@ -131,6 +140,9 @@ impl SnapNode {
             truncated: false,
             supervision: None,
             declared_supervisor: false,
+            key: None,
+            id: None,
+            history: Box::new([]),
             children: Vec::new(),
         }
     }
@@ -257,6 +269,10 @@ pub struct Status {
     /// Class name, or the service/label name for runtime processes.
     pub module: String,
     pub queue_length: usize,
+    /// Bytes the process holds in the runtime (`ProcRef::memory_bytes`).
+    pub memory: usize,
+    /// Casts dropped at a full mailbox (`maxMailbox`).
+    pub dropped_casts: u64,
 }
 
 /// `status` of the process `pid`: None when it is dead (never blocks, never raises).
@@ -274,6 +290,8 @@ pub fn status(rt: &RtHandle, pid: Pid) -> Option<Status> {
     Some(Status {
         module,
         queue_length: p.mailbox_len(),
+        memory: p.memory_bytes(),
+        dropped_casts: p.dropped_casts(),
     })
 }
 
@@ -294,6 +312,9 @@ struct ChildCopy {
     exited_at: Option<u64>,
     declared_supervisor: bool,
     nested: Option<Arc<SupShared>>,
+    key: ChildKey,
+    id: Sym,
+    history: Box<[RestartEvent]>,
 }
 
 impl Walker<'_> {
@@ -330,6 +351,9 @@ impl Walker<'_> {
                         exited_at: c.exited_at_ms,
                         declared_supervisor: c.spec.is_supervisor(),
                         nested: c.book.clone(),
+                        key: c.key,
+                        id: c.spec.id,
+                        history: c.history.to_boxed(),
                     }),
             );
             (
@@ -374,7 +398,16 @@ impl Walker<'_> {
         Some(n)
     }
 
-    fn child(&self, c: ChildCopy, depth: usize) -> SnapNode {
+    fn child(&self, mut c: ChildCopy, depth: usize) -> SnapNode {
+        let (key, id, history) = (c.key, c.id, std::mem::take(&mut c.history));
+        let mut n = self.child_node(c, depth);
+        n.key = Some(key);
+        n.id = Some(id);
+        n.history = history;
+        n
+    }
+
+    fn child_node(&self, c: ChildCopy, depth: usize) -> SnapNode {
         match c.state {
             ChildState::Running | ChildState::Pending => {
                 let live_nested = c
@@ -514,7 +547,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
         .collect();
     let owned = supervised(sup);
 
-    let now_wall = wall_ms();
+    let now_wall = sup.rt().wall_ms();
     // User actors in spawn order (the process table is ordered by number; services sort
     // after user processes). Copy the handles out, then read each one.
     for p in unsupervised_actors(sup, &owned) {
@@ -534,7 +567,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
     }
     Snapshot {
         roots,
-        captured_at: wall_ms(),
+        captured_at: sup.rt().wall_ms(),
         node: opts.node.clone(),
     }
 }
@@ -544,7 +577,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
 /// exactly the roots of `default`.
 pub fn system_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
     let rt = sup.rt();
-    let now_wall = wall_ms();
+    let now_wall = sup.rt().wall_ms();
     let mut services = Vec::new();
     for p in rt.processes(true) {
         let runtime = is_runtime_process(p.pid, p.name);
@@ -602,13 +635,13 @@ pub fn from_pid(sup: &Supervision, pid: Pid, opts: &SnapOptions) -> Result<Snaps
             } else {
                 NodeKind::OtpProcess
             };
-            process_node(&info, kind, wall_ms())
+            process_node(&info, kind, sup.rt().wall_ms())
         })
     };
     match root {
         Some(r) if r.pid == Some(pid) => Ok(Snapshot {
             roots: vec![r],
-            captured_at: wall_ms(),
+            captured_at: sup.rt().wall_ms(),
             node: opts.node.clone(),
         }),
         _ => Err(FromError::Stale(pid)),

@@ -9,10 +9,10 @@ use super::worker::{self, Engine, Event, LoadOutcome, Sink, WorkerSpec};
 use crate::interp::{BtError, Interpreter, InterpreterOptions};
 
 /// Starts an event on the worker's standard output.
-pub const MARKER: &[u8] = b"\x1eBT-EVENT\x1f";
+pub(crate) const MARKER: &[u8] = b"\x1eBT-EVENT\x1f";
 
 /// Writes one event atomically with respect to other users of `std::io::stdout`.
-pub fn emit(ev: &Event) {
+pub(crate) fn emit(ev: &Event) {
     let mut buf = MARKER.to_vec();
     buf.extend(serde_json::to_vec(ev).expect("plain data serialises"));
     buf.push(b'\n');
@@ -30,12 +30,12 @@ impl Sink for StdoutSink {
 }
 
 /// The real interpreter behind [`Engine`].
-pub struct VmEngine {
+pub(crate) struct VmEngine {
     vm: Interpreter,
 }
 
 impl VmEngine {
-    pub fn new(spec: &WorkerSpec) -> VmEngine {
+    pub(crate) fn new(spec: &WorkerSpec) -> VmEngine {
         let mut levels = crate::check::CheckOptions {
             warnings_as_errors: spec.warnings_as_errors,
             ..Default::default()
@@ -56,7 +56,7 @@ impl VmEngine {
 }
 
 /// The parts of a [`BtError`] that expectations look at.
-pub fn facts(e: &BtError) -> ErrorFacts {
+pub(crate) fn facts(e: &BtError) -> ErrorFacts {
     ErrorFacts {
         class_name: e.class_name.clone(),
         kind: e.kind.clone(),
@@ -106,7 +106,7 @@ impl Engine for VmEngine {
 }
 
 /// Entry point of `bt test --worker SPEC`: answers the exit status.
-pub fn main(spec_json: &str) -> i32 {
+pub(crate) fn main(spec_json: &str) -> i32 {
     let spec: WorkerSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {
@@ -114,6 +114,8 @@ pub fn main(spec_json: &str) -> i32 {
             return 2;
         }
     };
+    // Exit when the parent `bt test` does (testrun/lifeline.rs).
+    super::lifeline::watch();
     // A panic anywhere ends this worker; tell the parent what happened first.
     std::panic::set_hook(Box::new(|info| {
         let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {

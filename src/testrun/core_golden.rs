@@ -15,7 +15,7 @@ fn error_matches(e: &BtError, want: &str) -> bool {
 }
 
 /// Runs one expression file; answers (passed, failures).
-pub fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
+fn run_script(path: &std::path::Path) -> (usize, Vec<String>) {
     let src = std::fs::read_to_string(path).unwrap_or_default();
     let vm = Interpreter::new(InterpreterOptions::default());
     vm.set_output(Box::new(|_| {}));

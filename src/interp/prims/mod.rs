@@ -8,6 +8,7 @@
 
 pub mod actor;
 pub mod actor_node;
+pub mod actor_node_peer;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
@@ -32,11 +33,13 @@ pub mod json_parse;
 pub mod num;
 pub mod number;
 pub mod object;
+pub mod observer;
 pub mod parallel;
 pub mod protocol;
 pub mod random;
 pub mod reflection;
 pub mod regex;
+pub mod search_eq;
 pub mod string;
 pub mod string_regex;
 pub mod supervision;
@@ -48,6 +51,8 @@ pub mod text;
 pub mod timer;
 pub mod transcript;
 
+#[cfg(test)]
+mod batteries_tests;
 #[cfg(test)]
 mod stdlib_tests;
 
@@ -92,6 +97,7 @@ pub fn register_all(p: &mut Prims) {
     regex::register(p);
     random::register(p);
     protocol::register(p);
+    observer::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

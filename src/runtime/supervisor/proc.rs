@@ -18,6 +18,7 @@ use parking_lot::Mutex;
 use crate::runtime::api::{RtHandle, SpawnOpts};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{Behaviour, ProcRef};
+use crate::runtime::supervisor::history::RestartKind;
 use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
 use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
 use crate::runtime::types::{
@@ -244,6 +245,7 @@ impl Supervision {
             shared: shared.clone(),
             sup: self.clone(),
             parent: parent.as_ref().map(ProcRef::pid),
+            log: parking_lot::Mutex::new(super::report::LogRate::default()),
         };
         let opts = SpawnOpts {
             label: "supervisor",
@@ -259,7 +261,7 @@ impl Supervision {
         shared.book.lock().begin_generation(
             proc.clone(),
             parent.as_ref().map(ProcRef::pid),
-            wall_ms(),
+            self.rt.wall_ms(),
         );
         {
             let mut reg = self.reg.lock();
@@ -428,6 +430,8 @@ struct SupervisorProc {
     shared: Arc<SupShared>,
     sup: Supervision,
     parent: Option<Pid>,
+    /// Rate limit of the restart-failure log lines.
+    log: parking_lot::Mutex<super::report::LogRate>,
 }
 
 enum Started {
@@ -436,8 +440,9 @@ enum Started {
 }
 
 impl SupervisorProc {
+    /// Unix ms on the runtime clock (deterministic under a manual test clock).
     fn now(&self) -> u64 {
-        wall_ms()
+        self.sup.rt().wall_ms()
     }
 
     /// Starts child `idx` (its state is already `Restarting`/`Pending`), inside this process.
@@ -578,9 +583,11 @@ impl SupervisorProc {
         match decision {
             Decision::End => {
                 let due = {
+                    let now = self.now();
                     let mut b = self.shared.book.lock();
+                    b.note_exit(idx, reason, RestartKind::Ended, now);
                     let due = b.auto_shutdown_due(idx);
-                    b.retire(idx, wall_ms(), true);
+                    b.retire(idx, now, true);
                     due
                 };
                 if due {
@@ -593,7 +600,17 @@ impl SupervisorProc {
                 start,
             } => {
                 {
+                    let now = self.now();
                     let mut b = self.shared.book.lock();
+                    b.note_exit(idx, reason, RestartKind::Exit, now);
+                    for &i in &stop {
+                        let kind = if retire.contains(&i) {
+                            RestartKind::Ended
+                        } else {
+                            RestartKind::Group
+                        };
+                        b.note_exit(i, &ExitReason::Shutdown, kind, now);
+                    }
                     for &i in &start {
                         b.mark_restarting(i);
                     }
@@ -613,22 +630,45 @@ impl SupervisorProc {
                 {
                     let mut b = self.shared.book.lock();
                     for &i in &retire {
-                        b.retire(i, wall_ms(), false);
+                        b.retire(i, self.now(), false);
                     }
                 }
-                for &i in &start {
-                    loop {
-                        match self.start_child(cx, i) {
-                            Started::Ok(_) => break,
-                            Started::Failed(m) => {
-                                cx.log(&format!("supervisor {}: restart failed: {m}", cx.pid()));
-                                if !self.count_restart(cx) {
-                                    return;
-                                }
-                            }
-                        }
-                    }
+                self.start_pending(cx, &start);
+            }
+        }
+    }
+
+    /// Starts the children `pending` in order. A start that fails is logged and counted
+    /// against the intensity like a crash; the rest are retried through this process's own
+    /// mailbox (`bt_retry`, as OTP's `try_again_restart`), so a `stop`, a kill or an exit
+    /// signal that arrived meanwhile is handled first (issue 15: retrying in a loop here kept
+    /// the supervisor deaf to `stop` for as long as the starts kept failing).
+    fn start_pending(&self, cx: &mut Cx<'_>, pending: &[usize]) {
+        for (k, &i) in pending.iter().enumerate() {
+            let still_due = {
+                let b = self.shared.book.lock();
+                b.end.is_none()
+                    && b.children
+                        .get(i)
+                        .is_some_and(|c| c.state == super::roster::ChildState::Restarting)
+            };
+            if !still_due {
+                continue;
+            }
+            if let Started::Failed(m) = self.start_child(cx, i) {
+                let line = format!("supervisor {}: restart failed: {m}", cx.pid());
+                for l in self.log.lock().admit(cx.rt().now_ms(), line) {
+                    cx.log(&l);
                 }
+                if !self.count_restart(cx) {
+                    return;
+                }
+                let me = cx.me().clone();
+                cx.cast(
+                    &me,
+                    sup_request(SupervisorRequest::Retry(pending[k..].to_vec())),
+                );
+                return;
             }
         }
     }
@@ -646,15 +686,15 @@ impl SupervisorProc {
         if let Some(p) = proc {
             self.shutdown_child(cx, &p, shutdown);
         }
-        self.shared.book.lock().retire(idx, wall_ms(), false);
+        let now = self.now();
+        let mut b = self.shared.book.lock();
+        b.note_exit(idx, &ExitReason::Shutdown, RestartKind::Ended, now);
+        b.retire(idx, now, false);
     }
 }
 
 fn describe(v: &Value) -> String {
-    match v.as_str() {
-        Some(s) => s.to_string(),
-        None => format!("{v:?}"),
-    }
+    super::report::describe(v)
 }
 
 impl Behaviour for SupervisorProc {
@@ -671,6 +711,11 @@ impl Behaviour for SupervisorProc {
         match request {
             SupervisorRequest::Init => self.initial_start(cx),
             SupervisorRequest::Ping => Ok(Value::sym("ok")),
+            SupervisorRequest::Retry(pending) => {
+                let pending = pending.clone();
+                self.start_pending(cx, &pending);
+                Ok(Value::Nil)
+            }
             SupervisorRequest::Terminate(id) => {
                 let id = *id;
                 let idx = {
