@@ -321,8 +321,11 @@ fn raise(ctx: &mut Ctx, e: HostError) -> crate::interp::eval::Unwind {
 /// and answers after the timeout are ignored). Dropping it unanswered fails the call with
 /// `host_error`.
 pub struct Reply {
-    done: Option<Box<dyn FnOnce(Result<Value, HostError>) + Send>>,
+    done: Option<Answer>,
 }
+
+/// Where a [`Reply`] delivers its answer.
+type Answer = Box<dyn FnOnce(Result<Value, HostError>) + Send>;
 
 impl Reply {
     /// Answers the call.
@@ -386,7 +389,7 @@ where
                 };
                 f(args, reply);
             })?;
-        r.or_else(|e| Err(raise(ctx, e)))
+        r.map_err(|e| raise(ctx, e))
     })
 }
 
