@@ -2,8 +2,10 @@
 //! calls it through [`crate::cli_main`]).
 
 pub(crate) mod check;
+#[cfg(feature = "dist")]
 pub(crate) mod epmd;
 pub(crate) mod parse;
+#[cfg(feature = "repl")]
 pub(crate) mod repl;
 pub(crate) mod run;
 pub(crate) mod test;
@@ -25,13 +27,15 @@ commands:
 /// status.
 pub(crate) fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
-        None => repl::main(&[]),
+        None => repl_main(&[]),
         Some("run") => run::main(&args[1..]),
         Some("test") => test::main(&args[1..]),
         Some("check") => check::main(&args[1..]),
         Some("parse") => parse::main(&args[1..]),
-        Some("repl") => repl::main(&args[1..]),
+        Some("repl") => repl_main(&args[1..]),
+        #[cfg(feature = "dist")]
         Some("epmd") => epmd::main(&args[1..]),
+        #[cfg(feature = "observe")]
         Some("top") | Some("observe") => crate::observe::top::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
@@ -45,5 +49,19 @@ pub(crate) fn main(args: &[String]) -> i32 {
             eprintln!("bt: unknown command '{other}'\n\n{USAGE}");
             2
         }
+    }
+}
+
+/// The REPL, when built with it (feature `repl`, on by default).
+fn repl_main(args: &[String]) -> i32 {
+    #[cfg(feature = "repl")]
+    {
+        repl::main(args)
+    }
+    #[cfg(not(feature = "repl"))]
+    {
+        let _ = args;
+        eprintln!("bt: built without the REPL (cargo feature `repl`)");
+        2
     }
 }
