@@ -31,19 +31,31 @@ pub fn register(p: &mut Prims) {
         civil(ctx, &a[0], &a[1], &a[2], Some((&a[3], &a[4], &a[5])))
     });
     p.add_class(d, "fromString:", from_string);
-    p.add_class(d, "fromTimestamp:", |ctx, _, a| from_units(ctx, &a[0], 1_000_000_000));
-    p.add_class(d, "fromTimestampMs:", |ctx, _, a| from_units(ctx, &a[0], 1_000_000));
-    p.add_class(d, "now", |ctx, _, _| Ok(make(ctx, OffsetDateTime::now_utc())));
+    p.add_class(d, "fromTimestamp:", |ctx, _, a| {
+        from_units(ctx, &a[0], 1_000_000_000)
+    });
+    p.add_class(d, "fromTimestampMs:", |ctx, _, a| {
+        from_units(ctx, &a[0], 1_000_000)
+    });
+    p.add_class(d, "now", |ctx, _, _| {
+        Ok(make(ctx, OffsetDateTime::now_utc()))
+    });
     p.add_class(d, "epoch", |ctx, _, _| {
         Ok(make(ctx, OffsetDateTime::UNIX_EPOCH))
     });
 
-    p.add(d, "year", |ctx, r, _| Ok(Value::Int(get(ctx, r)?.year() as i64)));
+    p.add(d, "year", |ctx, r, _| {
+        Ok(Value::Int(get(ctx, r)?.year() as i64))
+    });
     p.add(d, "month", |ctx, r, _| {
         Ok(Value::Int(u8::from(get(ctx, r)?.month()) as i64))
     });
-    p.add(d, "day", |ctx, r, _| Ok(Value::Int(get(ctx, r)?.day() as i64)));
-    p.add(d, "hour", |ctx, r, _| Ok(Value::Int(get(ctx, r)?.hour() as i64)));
+    p.add(d, "day", |ctx, r, _| {
+        Ok(Value::Int(get(ctx, r)?.day() as i64))
+    });
+    p.add(d, "hour", |ctx, r, _| {
+        Ok(Value::Int(get(ctx, r)?.hour() as i64))
+    });
     p.add(d, "minute", |ctx, r, _| {
         Ok(Value::Int(get(ctx, r)?.minute() as i64))
     });
@@ -91,7 +103,9 @@ pub fn register(p: &mut Prims) {
         Ok(make(ctx, t.replace_time(Time::MIDNIGHT)))
     });
 
-    p.add(d, "addSeconds:", |ctx, r, a| shift(ctx, r, &a[0], 1_000_000_000));
+    p.add(d, "addSeconds:", |ctx, r, a| {
+        shift(ctx, r, &a[0], 1_000_000_000)
+    });
     p.add(d, "addMinutes:", |ctx, r, a| {
         shift(ctx, r, &a[0], 60_000_000_000)
     });
@@ -115,7 +129,9 @@ pub fn register(p: &mut Prims) {
         None => {
             let ms = ms_of(ctx, &a[0]).map_err(|_| {
                 let n = article_class(&a[0]);
-                ctx.type_err(format!("DateTime - expects a Duration or a DateTime, got {n}"))
+                ctx.type_err(format!(
+                    "DateTime - expects a Duration or a DateTime, got {n}"
+                ))
             })?;
             offset_ns(ctx, r, -(ms as i128) * 1_000_000)
         }
@@ -245,7 +261,11 @@ fn civil(
     d: &Value,
     hms: Option<(&Value, &Value, &Value)>,
 ) -> EvalResult {
-    let (y, m, d) = (int(ctx, "year", y)?, int(ctx, "month", m)?, int(ctx, "day", d)?);
+    let (y, m, d) = (
+        int(ctx, "year", y)?,
+        int(ctx, "month", m)?,
+        int(ctx, "day", d)?,
+    );
     let (h, mi, s) = match hms {
         Some((h, mi, s)) => (
             int(ctx, "hour", h)?,
@@ -254,7 +274,11 @@ fn civil(
         ),
         None => (0, 0, 0),
     };
-    let bad = || ctx.type_err(format!("invalid date-time {y}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}"));
+    let bad = || {
+        ctx.type_err(format!(
+            "invalid date-time {y}-{m:02}-{d:02} {h:02}:{mi:02}:{s:02}"
+        ))
+    };
     let year = i32::try_from(y).map_err(|_| bad())?;
     let month = u8::try_from(m)
         .ok()
@@ -401,7 +425,10 @@ fn from_string(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
         Some(t) => Ok(ctx.make_ok(make(ctx, t))),
         None => match ctx.err(
             "parse_error",
-            format!("not an ISO 8601 date-time: {}", crate::interp::print::quote_string(&s)),
+            format!(
+                "not an ISO 8601 date-time: {}",
+                crate::interp::print::quote_string(&s)
+            ),
         ) {
             Unwind::Error(exc) => Ok(ctx.make_error(exc)),
             other => Err(other),

@@ -37,7 +37,9 @@ pub fn register(p: &mut Prims) {
         let line = next_line(ctx, &mut g)?;
         Ok(line.unwrap_or(Value::Nil))
     });
-    p.add(h, "path", |ctx, r, _| Ok(Value::str(handle(ctx, r)?.path.clone())));
+    p.add(h, "path", |ctx, r, _| {
+        Ok(Value::str(handle(ctx, r)?.path.clone()))
+    });
     p.add(h, "isOpen", |ctx, r, _| {
         Ok(Value::bool(handle(ctx, r)?.state.lock().reader.is_some()))
     });
@@ -54,10 +56,7 @@ struct Reading {
 /// Reads the next line (None at the end of the file).
 fn next_line(ctx: &mut Ctx, r: &mut Reading) -> Result<Option<Value>, Unwind> {
     let Some(reader) = r.reader.as_mut() else {
-        return Err(ctx.err(
-            "io_error",
-            format!("{}: the file handle is closed", r.path),
-        ));
+        return Err(ctx.err("io_error", format!("{}: the file handle is closed", r.path)));
     };
     r.buf.clear();
     match reader.read_until(b'\n', &mut r.buf) {

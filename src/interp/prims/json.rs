@@ -180,7 +180,7 @@ impl Writer {
                 self.seq(ctx, items.len(), &mut items.iter())?
             }
             Value::Dict(d) => {
-                                self.out.push(b'{');
+                self.out.push(b'{');
                 self.indent += 1;
                 let mut first = true;
                 for (k, x) in d.iter() {
@@ -214,11 +214,11 @@ impl Writer {
                     self.newline();
                 }
                 self.out.push(b'}');
-                            }
+            }
             Value::Object(o) if o.class.kind == ClassKind::Value && self.default_as_json(v) => {
                 let d = fields_dict(v);
-                                self.value(ctx, &d)?;
-                            }
+                self.value(ctx, &d)?;
+            }
             _ => {
                 if matches!(v, Value::Block(_)) || !ctx.responds_to(v, self.as_json) {
                     return Err(self.unwritable(ctx, v, ""));
@@ -229,8 +229,8 @@ impl Writer {
                         return Err(self.unwritable(ctx, v, " (its asJson answers itself)"));
                     }
                 }
-                                self.value(ctx, &j)?;
-                            }
+                self.value(ctx, &j)?;
+            }
         }
         Ok(())
     }

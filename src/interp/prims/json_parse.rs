@@ -262,8 +262,7 @@ impl<'a> Reader<'a> {
                 let at = self.i - 2;
                 let hi = self.hex4()?;
                 let code = if (0xD800..0xDC00).contains(&hi) {
-                    if self.s.get(self.i) == Some(&b'\\') && self.s.get(self.i + 1) == Some(&b'u')
-                    {
+                    if self.s.get(self.i) == Some(&b'\\') && self.s.get(self.i + 1) == Some(&b'u') {
                         self.i += 2;
                         let lo = self.hex4()?;
                         if !(0xDC00..0xE000).contains(&lo) {

@@ -22,13 +22,14 @@ pub fn register(p: &mut Prims) {
             Value::Str(s) => Some(Sym::new(s)),
             other => name_of(other),
         };
-        Ok(Value::bool(
-            name.is_some_and(|n| ctx.prog.protocols.read().contains_key(&n)),
-        ))
+        Ok(Value::bool(name.is_some_and(|n| {
+            ctx.prog.protocols.read().contains_key(&n)
+        })))
     });
     p.add_class(pr, "named:", |ctx, _, a| {
         let name = crate::interp::prims::sym_arg(ctx, &a[0], "Protocol named: argument")?;
-        global(ctx, name).ok_or_else(|| ctx.err("not_found", format!("protocol not found: #{name}")))
+        global(ctx, name)
+            .ok_or_else(|| ctx.err("not_found", format!("protocol not found: #{name}")))
     });
     p.add(pr, "name", |ctx, r, _| Ok(Value::Symbol(me(ctx, r)?)));
     p.add(pr, "printString", |ctx, r, _| {
@@ -69,7 +70,9 @@ pub fn register(p: &mut Prims) {
     });
     for sel in ["=:=", "=="] {
         p.add(pr, sel, |_, r, a| {
-            Ok(Value::bool(name_of(r).is_some() && name_of(r) == name_of(&a[0])))
+            Ok(Value::bool(
+                name_of(r).is_some() && name_of(r) == name_of(&a[0]),
+            ))
         });
     }
 }
@@ -131,4 +134,3 @@ pub fn name_of(v: &Value) -> Option<Sym> {
 fn me(ctx: &Ctx, v: &Value) -> Result<Sym, crate::interp::eval::Unwind> {
     name_of(v).ok_or_else(|| ctx.type_err("expected a protocol object"))
 }
-

@@ -34,7 +34,11 @@ pub fn register(p: &mut Prims) {
                 return Err(ctx.type_err(format!("Random seed: expects an Integer, got {n}")));
             }
         };
-        Ok(make(ctx, Xoshiro256PlusPlus::seed_from_u64(seed as u64), Some(seed)))
+        Ok(make(
+            ctx,
+            Xoshiro256PlusPlus::seed_from_u64(seed as u64),
+            Some(seed),
+        ))
     });
     p.add(r, "next", |ctx, rv, _| {
         let g = get(ctx, rv)?;
@@ -42,7 +46,10 @@ pub fn register(p: &mut Prims) {
         Ok(Value::float((x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)))
     });
     p.add(r, "between:and:", |ctx, rv, a| {
-        let (lo, hi) = (int(ctx, "between:and:", &a[0])?, int(ctx, "between:and:", &a[1])?);
+        let (lo, hi) = (
+            int(ctx, "between:and:", &a[0])?,
+            int(ctx, "between:and:", &a[1])?,
+        );
         if lo > hi {
             return Err(ctx.type_err(format!(
                 "between: {lo} and: {hi}: the lower bound is above the upper bound"

@@ -22,7 +22,9 @@ pub fn register(p: &mut Prims) {
         let o = options(&a[1]).map_err(|f| f.raise(ctx))?;
         from(ctx, &a[0], o)
     });
-    p.add(r, "source", |ctx, rv, _| Ok(Value::str(get(ctx, rv)?.source.clone())));
+    p.add(r, "source", |ctx, rv, _| {
+        Ok(Value::str(get(ctx, rv)?.source.clone()))
+    });
     p.add(r, "options", |ctx, rv, _| {
         let o = get(ctx, rv)?.opts;
         let names = [
