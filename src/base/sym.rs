@@ -55,6 +55,14 @@ impl Sym {
     }
     /// A selector no method has (never returned by [`Sym::new`]).
     pub const NONE: Sym = Sym(std::num::NonZeroU64::MAX);
+    /// The `k`-th reserved symbol (1..=255): never returned by [`Sym::new`], prints as `""`.
+    /// The runtime tags its control requests with these.
+    pub const fn reserved(k: u8) -> Sym {
+        match std::num::NonZeroU64::new(u64::MAX - k as u64) {
+            Some(n) => Sym(n),
+            None => Sym::NONE,
+        }
+    }
     /// Position in the interner (dense from 0).
     pub fn index(self) -> usize {
         (self.0.get() - 1) as usize

@@ -106,7 +106,7 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         self.saved.clone_from(&self.fields);
-        let init = matches!(msg.request.as_deref(), Some(Request::Initialize));
+        let init = matches!(msg.as_request(), Some(Request::Initialize));
         let class = self.class.clone();
         let mut crash = None;
         let r = self.run(cx, |ctx, me| {
@@ -222,7 +222,7 @@ pub struct MainActor {
 
 impl Behaviour for MainActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-        if !matches!(msg.request.as_deref(), Some(Request::Job)) {
+        if !matches!(msg.as_request(), Some(Request::Job)) {
             return Ok(Value::Nil);
         }
         let job = msg

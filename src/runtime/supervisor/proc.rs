@@ -699,7 +699,7 @@ fn describe(v: &Value) -> String {
 
 impl Behaviour for SupervisorProc {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-        let request = match msg.request.as_deref() {
+        let request = match msg.as_request() {
             Some(Request::Supervisor(r)) => r,
             _ => {
                 return Err(Value::str(format!(
@@ -717,7 +717,6 @@ impl Behaviour for SupervisorProc {
                 Ok(Value::Nil)
             }
             SupervisorRequest::Terminate(id) => {
-                let id = *id;
                 let idx = {
                     let b = self.shared.book.lock();
                     b.children
@@ -729,13 +728,12 @@ impl Behaviour for SupervisorProc {
                 Ok(Value::Nil)
             }
             SupervisorRequest::TerminatePid(pid) => {
-                let idx = self.shared.book.lock().index_of_pid(*pid);
+                let idx = self.shared.book.lock().index_of_pid(pid);
                 self.terminate_index(cx, idx);
                 Ok(Value::Nil)
             }
             SupervisorRequest::StartChild { args, req } => {
-                let req = *req;
-                let Some(idx) = self.shared.book.lock().add_dynamic(args.clone()) else {
+                let Some(idx) = self.shared.book.lock().add_dynamic(args) else {
                     return Err(Value::str("not a dynamic supervisor"));
                 };
                 match self.start_child(cx, idx) {
