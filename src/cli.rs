@@ -2,7 +2,10 @@
 //! calls it through [`crate::cli_main`]).
 
 pub(crate) mod check;
+#[cfg(feature = "dist")]
+pub(crate) mod epmd;
 pub(crate) mod parse;
+#[cfg(feature = "repl")]
 pub(crate) mod repl;
 pub(crate) mod run;
 pub(crate) mod test;
@@ -15,6 +18,7 @@ commands:
   check [--format json] FILE...          parse and check files, print diagnostics
   parse --ast FILE                       print the canonical AST dump
   repl                                   interactive session (also plain `bt`)
+  epmd [--port N] [-names | -kill]       EPMD-compatible port mapper on 127.0.0.1
   top ADDR [--once]                      the live process tree of `bt run --observe ADDR`
                                          (also `bt observe --tty ADDR`)
 ";
@@ -23,12 +27,15 @@ commands:
 /// status.
 pub(crate) fn main(args: &[String]) -> i32 {
     match args.first().map(String::as_str) {
-        None => repl::main(&[]),
+        None => repl_main(&[]),
         Some("run") => run::main(&args[1..]),
         Some("test") => test::main(&args[1..]),
         Some("check") => check::main(&args[1..]),
         Some("parse") => parse::main(&args[1..]),
-        Some("repl") => repl::main(&args[1..]),
+        Some("repl") => repl_main(&args[1..]),
+        #[cfg(feature = "dist")]
+        Some("epmd") => epmd::main(&args[1..]),
+        #[cfg(feature = "observe")]
         Some("top") | Some("observe") => crate::observe::top::main(&args[1..]),
         Some("-h") | Some("--help") | Some("help") => {
             print!("{USAGE}");
@@ -42,5 +49,19 @@ pub(crate) fn main(args: &[String]) -> i32 {
             eprintln!("bt: unknown command '{other}'\n\n{USAGE}");
             2
         }
+    }
+}
+
+/// The REPL, when built with it (feature `repl`, on by default).
+fn repl_main(args: &[String]) -> i32 {
+    #[cfg(feature = "repl")]
+    {
+        repl::main(args)
+    }
+    #[cfg(not(feature = "repl"))]
+    {
+        let _ = args;
+        eprintln!("bt: built without the REPL (cargo feature `repl`)");
+        2
     }
 }

@@ -36,9 +36,12 @@ pub mod base;
 pub mod check;
 mod cli;
 pub mod codec;
+#[cfg(feature = "dist")]
 pub mod dist;
 pub mod engine;
 pub mod interp;
+pub mod memory;
+#[cfg(feature = "observe")]
 pub mod observe;
 pub mod runtime;
 pub mod syntax;
@@ -48,6 +51,7 @@ pub mod value;
 pub use base::diagnostic;
 pub use codec::{from_rust, to_rust, CodecError};
 pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
+pub use memory::CountingAlloc;
 pub use value::Value;
 
 /// What this crate's own golden harness (`tests/golden.rs`) reads from the test runner: how a

@@ -29,6 +29,7 @@ pub(crate) mod child;
 pub(crate) mod discover;
 pub(crate) mod doc;
 pub(crate) mod expect;
+pub(crate) mod lifeline;
 pub(crate) mod report;
 pub(crate) mod scan;
 pub(crate) mod split;

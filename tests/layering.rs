@@ -22,6 +22,8 @@ const LAYERS: &[&str] = &[
 const MODULES: &[(&str, &str)] = &[
     ("base", "base"),
     ("diagnostic", "base"),
+    // The counting allocator and per-engine memory accounts: names nothing else in the crate.
+    ("memory", "base"),
     ("value", "values"),
     ("runtime", "runtime"),
     ("syntax", "syntax"),

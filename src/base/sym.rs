@@ -41,11 +41,28 @@ impl Sym {
         w.map.insert(leaked, i);
         i
     }
+    /// The symbol for `s` if it is already interned (never grows the table: distribution
+    /// uses it for names and atoms a peer sends).
+    pub fn lookup(s: &str) -> Option<Sym> {
+        interner().read().map.get(s).copied()
+    }
+    /// How many symbols are interned (tests bound what peers can add).
+    pub fn interned() -> usize {
+        interner().read().names.len()
+    }
     fn from_index(i: usize) -> Sym {
         Sym(std::num::NonZeroU64::MIN.saturating_add(i as u64))
     }
     /// A selector no method has (never returned by [`Sym::new`]).
     pub const NONE: Sym = Sym(std::num::NonZeroU64::MAX);
+    /// The `k`-th reserved symbol (1..=255): never returned by [`Sym::new`], prints as `""`.
+    /// The runtime tags its control requests with these.
+    pub const fn reserved(k: u8) -> Sym {
+        match std::num::NonZeroU64::new(u64::MAX - k as u64) {
+            Some(n) => Sym(n),
+            None => Sym::NONE,
+        }
+    }
     /// Position in the interner (dense from 0).
     pub fn index(self) -> usize {
         (self.0.get() - 1) as usize

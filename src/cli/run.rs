@@ -1,10 +1,14 @@
 //! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
-//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [--name NAME@HOST [--hidden] [--serve]]
-//! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1).
+//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [--name NAME@HOST | --sname NAME]
+//! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
+//! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1, 8.12).
 //!
-//! `--name` makes the process a distribution node (`crate::dist`) before any statement
-//! runs; `--hidden` makes it a hidden node; `--serve` keeps it answering connections after
-//! its statements (and `--main`) finish, until it is killed.
+//! `--name` (or `--sname`, host = this host's short name) makes the process an Erlang
+//! distribution node (`crate::dist`) before any statement runs; `--hidden` makes it a hidden
+//! node; `--serve` keeps it answering connections after its statements (and `--main`)
+//! finish, until it is killed; `--net-tick` sets the tick time (default 60 s);
+//! `--cookie-file` names the cookie file (`BT_COOKIE` still wins); `--dist-tls` runs TLS
+//! distribution with the given configuration (`crate::dist::tls`).
 //!
 //! The static checker runs first (unless `--no-check`): its errors stop the file before any
 //! statement runs and are printed rendered; its warnings and hints go to stderr. Category
@@ -22,7 +26,8 @@ use crate::value::Value;
 
 const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
               [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
-              [--observe ADDR] [--name NAME@HOST [--hidden] [--serve]] [-- ARGS...]";
+              [--observe ADDR] [--name NAME@HOST | --sname NAME] [--hidden] [--serve]
+              [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG] [-- ARGS...]";
 
 struct Opts {
     file: String,
@@ -37,6 +42,9 @@ struct Opts {
     name: Option<String>,
     hidden: bool,
     serve: bool,
+    net_tick: u64,
+    cookie_file: Option<String>,
+    dist_tls: Option<String>,
     args: Vec<String>,
 }
 
@@ -52,6 +60,9 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
         name: None,
         hidden: false,
         serve: false,
+        net_tick: 0,
+        cookie_file: None,
+        dist_tls: None,
         args: Vec::new(),
     };
     let mut i = 0;
@@ -91,6 +102,37 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
                 }
                 o.name = Some(v.clone());
             }
+            "--sname" => {
+                i += 1;
+                let v = args.get(i).ok_or("--sname needs NAME")?;
+                #[cfg(feature = "dist")]
+                let host = crate::dist::short_host();
+                #[cfg(not(feature = "dist"))]
+                let host = "localhost";
+                let full = format!("{v}@{host}");
+                if v.contains('@') || !crate::interp::prims::actor_node::valid_node_name(&full) {
+                    return Err(format!(
+                        "--sname: invalid node name '{v}' (characters [A-Za-z0-9_.-], no host)"
+                    ));
+                }
+                o.name = Some(full);
+            }
+            "--net-tick" => {
+                i += 1;
+                let v = args.get(i).ok_or("--net-tick needs SECONDS")?;
+                o.net_tick = match v.parse::<u64>() {
+                    Ok(n) if (1..=86_400).contains(&n) => n,
+                    _ => return Err(format!("--net-tick: expected seconds (1-86400), not {v}")),
+                };
+            }
+            "--cookie-file" => {
+                i += 1;
+                o.cookie_file = Some(args.get(i).ok_or("--cookie-file needs PATH")?.clone());
+            }
+            "--dist-tls" => {
+                i += 1;
+                o.dist_tls = Some(args.get(i).ok_or("--dist-tls needs CONFIG")?.clone());
+            }
             "--hidden" => o.hidden = true,
             "--serve" => o.serve = true,
             "--diagnostics" => {
@@ -116,9 +158,19 @@ fn parse_args(args: &[String]) -> Result<Opts, String> {
     if o.file.is_empty() {
         return Err("no FILE given".into());
     }
-    if o.name.is_none() && (o.hidden || o.serve) {
-        let flag = if o.hidden { "--hidden" } else { "--serve" };
-        return Err(format!("{flag} needs --name NAME@HOST"));
+    if o.name.is_none() {
+        let flag = [
+            (o.hidden, "--hidden"),
+            (o.serve, "--serve"),
+            (o.net_tick != 0, "--net-tick"),
+            (o.cookie_file.is_some(), "--cookie-file"),
+            (o.dist_tls.is_some(), "--dist-tls"),
+        ]
+        .into_iter()
+        .find_map(|(on, f)| on.then_some(f));
+        if let Some(flag) = flag {
+            return Err(format!("{flag} needs --name NAME@HOST"));
+        }
     }
     Ok(o)
 }
@@ -175,16 +227,21 @@ pub(crate) fn run(
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
+    #[cfg(feature = "dist")]
     let _node = match &o.name {
         None => None,
         Some(name) => {
             let opts = crate::dist::Options {
                 name: name.clone(),
                 hidden: o.hidden,
+                net_tick: o.net_tick,
+                cookie_file: o.cookie_file.as_ref().map(std::path::PathBuf::from),
+                tls: o.dist_tls.as_ref().map(std::path::PathBuf::from),
             };
             match crate::dist::start(opts) {
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
+                    vm.run(|ctx, _| crate::dist::peer::install(ctx));
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {
@@ -194,11 +251,28 @@ pub(crate) fn run(
             }
         }
     };
+    #[cfg(not(feature = "dist"))]
+    if o.name.is_some() || o.hidden {
+        let _ = writeln!(
+            err,
+            "bt run: --name: built without distribution (cargo feature `dist`)"
+        );
+        return 2;
+    }
     if let Some(sink) = out {
         vm.set_output(sink);
     }
     vm.set_args(&o.file, o.args.clone());
     // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
+    #[cfg(not(feature = "observe"))]
+    if o.observe.is_some() {
+        let _ = writeln!(
+            err,
+            "bt run: --observe: built without the observer (cargo feature `observe`)"
+        );
+        return 2;
+    }
+    #[cfg(feature = "observe")]
     let _observer = match &o.observe {
         None => None,
         Some(addr) => {

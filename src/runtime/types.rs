@@ -35,37 +35,95 @@ impl fmt::Display for Pid {
 
 /// What a process is sent: a user message (a selector and its arguments — what a bt send
 /// carries to an actor) or a [`Request`] on the runtime's control path.
+///
+/// A request is tagged with a reserved selector ([`Sym::reserved`], which no interned name
+/// can equal) and its payload laid out in `args`; [`Message::request`] builds one from the
+/// typed [`Request`] and [`Message::as_request`] reads it back, so behaviours match on the
+/// enum, never on a selector, and a user message stays 32 bytes (one inline in every idle
+/// mailbox).
 #[derive(Clone, Debug)]
 pub struct Message {
-    /// The user selector; [`Sym::NONE`] for a control request.
+    /// The user selector, or a reserved tag for a control request.
     pub selector: Sym,
     pub args: Vec<Value>,
-    /// Set for lifecycle steps and runtime services, None for every user send. Boxed so a
-    /// user message stays small; behaviours test it (one pointer compare) before dispatching
-    /// on the selector, so no user selector can stand for a control request.
-    pub request: Option<Box<Request>>,
 }
+
+const TAG_INITIALIZE: Sym = Sym::reserved(1);
+const TAG_JOB: Sym = Sym::reserved(2);
+const TAG_SUP_INIT: Sym = Sym::reserved(3);
+const TAG_SUP_PING: Sym = Sym::reserved(4);
+const TAG_SUP_TERMINATE: Sym = Sym::reserved(5);
+const TAG_SUP_TERMINATE_PID: Sym = Sym::reserved(6);
+const TAG_SUP_START_CHILD: Sym = Sym::reserved(7);
+const TAG_SUP_RETRY: Sym = Sym::reserved(8);
 
 impl Message {
     pub fn new(selector: Sym, args: Vec<Value>) -> Message {
-        Message {
-            selector,
-            args,
-            request: None,
-        }
+        Message { selector, args }
     }
     /// A message named by a string (convenient in tests).
     pub fn named(selector: &str, args: Vec<Value>) -> Message {
         Message::new(Sym::new(selector), args)
     }
-    /// A control-path request; `args` carries an opaque payload when the request has one
-    /// (a main-program job).
+    /// A control-path request. A [`Request::Job`] carries its job as the one argument in
+    /// `args`; the other requests ignore `args`.
     pub fn request(request: Request, args: Vec<Value>) -> Message {
-        Message {
-            selector: Sym::NONE,
-            args,
-            request: Some(Box::new(request)),
-        }
+        let (selector, args) = match request {
+            Request::Initialize => (TAG_INITIALIZE, Vec::new()),
+            Request::Job => (TAG_JOB, args),
+            Request::Supervisor(r) => match r {
+                SupervisorRequest::Init => (TAG_SUP_INIT, Vec::new()),
+                SupervisorRequest::Ping => (TAG_SUP_PING, Vec::new()),
+                SupervisorRequest::Terminate(id) => (TAG_SUP_TERMINATE, vec![Value::Symbol(id)]),
+                SupervisorRequest::TerminatePid(p) => (
+                    TAG_SUP_TERMINATE_PID,
+                    vec![
+                        Value::Int(p.node as i64),
+                        Value::Int(p.number as i64),
+                        Value::bool(p.service),
+                    ],
+                ),
+                SupervisorRequest::StartChild { args, req } => {
+                    (TAG_SUP_START_CHILD, vec![args, Value::Int(req)])
+                }
+                SupervisorRequest::Retry(indexes) => (
+                    TAG_SUP_RETRY,
+                    indexes.into_iter().map(|i| Value::Int(i as i64)).collect(),
+                ),
+            },
+        };
+        Message { selector, args }
+    }
+    /// The control request this message carries; None for a user message.
+    pub fn as_request(&self) -> Option<Request> {
+        let int = |i: usize| self.args.get(i).and_then(Value::as_int).unwrap_or(0);
+        let sup = Request::Supervisor;
+        Some(match self.selector {
+            s if s == TAG_INITIALIZE => Request::Initialize,
+            s if s == TAG_JOB => Request::Job,
+            s if s == TAG_SUP_INIT => sup(SupervisorRequest::Init),
+            s if s == TAG_SUP_PING => sup(SupervisorRequest::Ping),
+            s if s == TAG_SUP_TERMINATE => {
+                sup(SupervisorRequest::Terminate(self.args.first()?.as_sym()?))
+            }
+            s if s == TAG_SUP_TERMINATE_PID => sup(SupervisorRequest::TerminatePid(Pid {
+                node: int(0) as u32,
+                number: int(1) as u64,
+                service: matches!(self.args.get(2), Some(Value::True)),
+            })),
+            s if s == TAG_SUP_START_CHILD => sup(SupervisorRequest::StartChild {
+                args: self.args.first().cloned().unwrap_or(Value::Nil),
+                req: int(1),
+            }),
+            s if s == TAG_SUP_RETRY => sup(SupervisorRequest::Retry(
+                self.args
+                    .iter()
+                    .filter_map(Value::as_int)
+                    .map(|i| i as usize)
+                    .collect(),
+            )),
+            _ => return None,
+        })
     }
 }
 
@@ -96,6 +154,10 @@ pub enum SupervisorRequest {
     /// `startChild`/`startChild:` of a dynamic supervisor; the new process is left in the
     /// shared results under `req`.
     StartChild { args: Value, req: i64 },
+    /// Try again to start these children (roster indexes, in order) after a failed restart:
+    /// sent by the supervisor to itself, so a stop or exit signal that arrived meanwhile is
+    /// handled first.
+    Retry(Vec<usize>),
 }
 
 /// Why a process exited. Travels over links and monitors as data.

@@ -107,8 +107,9 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         self.saved.clone_from(&self.fields);
-        let init = matches!(msg.request.as_deref(), Some(Request::Initialize));
+        let init = matches!(msg.as_request(), Some(Request::Initialize));
         let class = self.class.clone();
+        let mut crash = None;
         let r = self.run(cx, |ctx, me| {
             let sel = if init {
                 ctx.prog.syms.initialize
@@ -146,9 +147,11 @@ impl Behaviour for BtActor {
                             return Err(e);
                         }
                     }
-                    // An embedder's limit ended this message: the caller gets an error of
-                    // the limit's kind (the actor survives, its state rolled back).
+                    // An embedder's limit ended this message: the actor crashes with the
+                    // limit's kind as exit reason (into its supervisor) and the caller gets
+                    // an error of that kind.
                     if let Some(kind) = u.limit_kind() {
+                        crash = Some(kind);
                         let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
                         if let Unwind::Error(e) = ctx.err(ErrorKind::from_name(kind), m) {
@@ -161,6 +164,9 @@ impl Behaviour for BtActor {
         });
         if r.is_err() {
             std::mem::swap(&mut self.fields, &mut self.saved);
+        }
+        if let Some(kind) = crash {
+            cx.exit_self(crate::runtime::ExitReason::Custom(Value::Symbol(kind)));
         }
         r
     }
@@ -217,7 +223,7 @@ pub struct MainActor {
 
 impl Behaviour for MainActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-        if !matches!(msg.request.as_deref(), Some(Request::Job)) {
+        if !matches!(msg.as_request(), Some(Request::Job)) {
             return Ok(Value::Nil);
         }
         let job = msg

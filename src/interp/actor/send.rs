@@ -54,11 +54,17 @@ pub fn intercept(
 ) -> Option<EvalResult> {
     let any = n.0.as_any();
     if let Some(a) = any.downcast_ref::<ActorRef>() {
+        if a.proxy {
+            return proxy_send(ctx, a, recv, sel, args);
+        }
         if a.proc.pid().number == ctx.pid || !goes_remote(ctx, recv, sel) {
             return None;
         }
         let (proc, class, t) = (a.proc.clone(), a.class.clone(), a.timeout);
         return Some(remote_call(ctx, &proc, &class, sel, args, t));
+    }
+    if any.is::<crate::interp::prims::actor_node_peer::RemoteName>() {
+        return crate::interp::prims::actor_node_peer::intercept(ctx, recv, sel, args);
     }
     if let Some(nr) = any.downcast_ref::<NameRef>() {
         if NAME_LOCAL.contains(&sel.as_str()) {
@@ -192,7 +198,7 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
         if a.proc.pid().number != ctx.pid && goes_remote(ctx, v, ps) {
             let (proc, class) = (a.proc.clone(), a.class.clone());
             return Ok(
-                match remote_call(ctx, &proc, &class, ps, &[], Timeout::Ms(1000)) {
+                match &remote_call(ctx, &proc, &class, ps, &[], Timeout::Ms(1000)) {
                     Ok(Value::Str(s)) => s.to_string(),
                     _ => label,
                 },
@@ -338,7 +344,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     {
         return exc;
     }
-    let msg = match exc_field(&exc, F_MESSAGE) {
+    let msg = match &exc_field(&exc, F_MESSAGE) {
         Value::Str(s) => s.to_string(),
         _ => return exc,
     };
@@ -347,7 +353,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     }
     let chain: Vec<&'static str> = class.chain().iter().map(|c| c.name.as_str()).collect();
     let mut sel = msg_sel;
-    if let Value::List(trace) = exc_field(&exc, F_TRACE) {
+    if let Value::List(trace) = &exc_field(&exc, F_TRACE) {
         for t in trace.iter() {
             if let Some((c, s)) = t.as_str().and_then(|t| t.split_once(">>")) {
                 if chain.contains(&c) {
@@ -399,7 +405,7 @@ pub fn describe_exception(e: &Value) -> String {
                 .as_sym()
                 .map(|s| s.as_str())
                 .unwrap_or("signal");
-            let msg = match exc_field(e, F_MESSAGE) {
+            let msg = match &exc_field(e, F_MESSAGE) {
                 Value::Str(s) => s.to_string(),
                 _ => i.class.name.as_str().to_string(),
             };
@@ -407,6 +413,29 @@ pub fn describe_exception(e: &Value) -> String {
         }
         other => format!("{other:?}"),
     }
+}
+
+/// A send to a `withTimeout:` proxy (5.8): what class TimeoutProxy itself understands (Actor's
+/// and Object's protocol: `stop` stops only the proxy, `printString`, `class`, `pid` …) runs
+/// here; `node`, `isRemote` and every other message go to the target, with the proxy's
+/// timeout when they run inside the target actor.
+fn proxy_send(
+    ctx: &mut Ctx,
+    a: &ActorRef,
+    recv: &Value,
+    sel: Sym,
+    args: &[Value],
+) -> Option<EvalResult> {
+    let forward = matches!(sel.as_str(), "node" | "isRemote") || ctx.lookup(recv, sel).is_none();
+    if !forward {
+        return None;
+    }
+    let class = a.target_class();
+    let target = ActorRef::value(a.proc.clone(), class.clone());
+    if a.proc.pid().number == ctx.pid || !goes_remote(ctx, &target, sel) {
+        return Some(ctx.send(&target, sel, args));
+    }
+    Some(remote_call(ctx, &a.proc, &class, sel, args, a.timeout))
 }
 
 /// An actor handle for `proc` whose class is recorded in its spawn info (or `fallback`).

@@ -251,12 +251,12 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
             _ => "signal".to_string(),
         },
     };
-    let message = match exc_field(exc, F_MESSAGE) {
+    let message = match &exc_field(exc, F_MESSAGE) {
         Value::Str(s) => s.as_str().to_string(),
         Value::Nil => class_name.clone(),
-        other => ctx.display_string(&other).unwrap_or_default(),
+        other => ctx.display_string(other).unwrap_or_default(),
     };
-    let hint = match exc_field(exc, F_HINT) {
+    let hint = match &exc_field(exc, F_HINT) {
         Value::Str(s) => Some(s.as_str().to_string()),
         _ => None,
     };

@@ -134,9 +134,11 @@ pub fn register(p: &mut Prims) {
             )?),
         };
         let t = target(ctx, r)?;
+        // A TimeoutProxy of its own class (5.8); its target's class comes from the process.
+        let class = ctx.class_named("TimeoutProxy").unwrap_or(t.class);
         Ok(native(ActorRef {
             proc: t.proc,
-            class: t.class,
+            class,
             timeout,
             proxy: true,
             state: None,
@@ -416,6 +418,7 @@ pub fn spawn_actor(
         }
     }
     let fields: Vec<Value> = fields.iter().map(|f| transfer_in(ctx, f)).collect();
+    let max_mailbox = crate::interp::mailbox_limit::of_class(ctx, cls)?;
     let opts = SpawnOpts {
         name,
         label: "actor",
@@ -425,6 +428,9 @@ pub fn spawn_actor(
     // The handle answered by spawn is the one the actor keeps as `self`.
     let mut handle = Value::Nil;
     let spawned = sys.rt.spawn_with(opts, |p| {
+        if max_mailbox > 0 {
+            p.set_max_mailbox(max_mailbox);
+        }
         handle = ActorRef::value(p.clone(), cls.clone());
         Box::new(BtActor::new(
             sys.clone(),
@@ -448,7 +454,7 @@ pub fn spawn_actor(
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
                 sys.rt.kill(&p);
-                let msg = match exc_field(&e, F_MESSAGE) {
+                let msg = match &exc_field(&e, F_MESSAGE) {
                     Value::Str(s) => s.to_string(),
                     _ => crate::interp::actor_send::describe_exception(&e),
                 };

@@ -544,10 +544,10 @@ fn drop_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 /// Appends `x` to `out`, splicing it when it is a List or Array.
 fn splice(out: &mut Vector, x: Value) {
-    match x {
-        Value::List(l) => out.append((*l).clone()),
+    match &x {
+        Value::List(l) => out.append((**l).clone()),
         Value::Array(a) => out.extend(a.iter().cloned()),
-        other => out.push_back(other),
+        _ => out.push_back(x),
     }
 }
 

@@ -76,8 +76,8 @@ fn is_supervisor_class(ctx: &Ctx, c: &ClassRef) -> bool {
 
 /// The handle value of a running supervisor.
 pub fn sup_value(ctx: &Ctx, h: SupHandle) -> Value {
-    let class = match h.spec().class.clone() {
-        Value::Class(c) => c,
+    let class = match &h.spec().class {
+        Value::Class(c) => c.clone(),
         _ => ctx
             .prog
             .class_named("Supervisor")
@@ -102,12 +102,12 @@ fn sup_err_value(ctx: &Ctx, e: &SupError) -> Value {
 }
 
 fn sym_of(ctx: &mut Ctx, recv: &Value, sel: &str) -> Result<Option<String>, Unwind> {
-    match ctx.send(recv, Sym::new(sel), &[])? {
+    match &ctx.send(recv, Sym::new(sel), &[])? {
         Value::Symbol(s) => Ok(Some(s.as_str().to_string())),
         Value::Str(s) => Ok(Some(s.to_string())),
         Value::Nil => Ok(None),
         other => {
-            let n = ctx.class_name_of(&other);
+            let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("{sel} must answer a Symbol, not {n}")))
         }
     }
@@ -164,6 +164,7 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
     let recv = Value::Class(cls.clone());
     let max = int_of(ctx, &recv, "maxRestarts")?;
     let window = int_of(ctx, &recv, "restartWindow")?;
+    let history = crate::interp::prims::observer::history_limit(ctx, &recv)?;
     let sys = Arc::downgrade(&sys_of(ctx)?);
     let name = cls.name.as_str();
     if is_dynamic_class(ctx, cls) {
@@ -176,7 +177,9 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
             start_fn(sys, cc),
         )
         .with_restart(restart);
-        return Ok(SupervisorSpec::dynamic(name, recv, template).with_intensity(max as u32, window));
+        return Ok(SupervisorSpec::dynamic(name, recv, template)
+            .with_intensity(max as u32, window)
+            .with_history_limit(history));
     }
     let strategy = sym_of(ctx, &recv, "strategy")?.unwrap_or_else(|| "oneForOne".into());
     let strategy = match Strategy::from_symbol(&strategy) {
@@ -206,7 +209,8 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
     Ok(SupervisorSpec::new(name, recv, children)
         .with_strategy(strategy)
         .with_intensity(max as u32, window)
-        .with_auto_shutdown(auto))
+        .with_auto_shutdown(auto)
+        .with_history_limit(history))
 }
 
 /// One entry of `children`: a class or a SupervisionSpec.
