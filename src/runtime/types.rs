@@ -55,6 +55,7 @@ const TAG_SUP_PING: Sym = Sym::reserved(4);
 const TAG_SUP_TERMINATE: Sym = Sym::reserved(5);
 const TAG_SUP_TERMINATE_PID: Sym = Sym::reserved(6);
 const TAG_SUP_START_CHILD: Sym = Sym::reserved(7);
+const TAG_SUP_RETRY: Sym = Sym::reserved(8);
 
 impl Message {
     pub fn new(selector: Sym, args: Vec<Value>) -> Message {
@@ -85,6 +86,10 @@ impl Message {
                 SupervisorRequest::StartChild { args, req } => {
                     (TAG_SUP_START_CHILD, vec![args, Value::Int(req)])
                 }
+                SupervisorRequest::Retry(indexes) => (
+                    TAG_SUP_RETRY,
+                    indexes.into_iter().map(|i| Value::Int(i as i64)).collect(),
+                ),
             },
         };
         Message { selector, args }
@@ -110,6 +115,13 @@ impl Message {
                 args: self.args.first().cloned().unwrap_or(Value::Nil),
                 req: int(1),
             }),
+            s if s == TAG_SUP_RETRY => sup(SupervisorRequest::Retry(
+                self.args
+                    .iter()
+                    .filter_map(Value::as_int)
+                    .map(|i| i as usize)
+                    .collect(),
+            )),
             _ => return None,
         })
     }
