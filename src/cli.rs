@@ -1,7 +1,171 @@
-//! Command-line subcommands; `main.rs` only dispatches here.
+//! The `bt` command line (clap, derive): the one place that lists the subcommands.
+//!
+//! `main.rs` calls [`main`]; each subcommand lives in its own module with its own
+//! `#[derive(clap::Args)]` struct and a `run`/`main` function taking it. Adding a subcommand is
+//! one edit here: a [`Command`] variant (its doc comment is the help line) and its arm in
+//! [`dispatch`]. Adding a flag is one field in the subcommand's struct.
+//!
+//! Conventions (tests/cli.rs checks each): `-h`/`--help` on every subcommand, `bt help CMD`,
+//! `-V`/`--version`, suggestions for misspelled commands and flags, usage errors exit 2, colour
+//! only on a terminal and never with `NO_COLOR` set.
 
 pub mod check;
+pub mod complete;
 pub mod parse;
 pub mod repl;
 pub mod run;
 pub mod test;
+
+use clap::{Parser, Subcommand};
+
+/// Exit statuses, shown at the end of `bt --help` (and in docs/guide/cli.md).
+pub const EXIT_CODES: &str = "\
+Exit status:
+  0    success (all tests passed, no errors found)
+  1    the program raised an uncaught error, a test failed, or the checker found an error
+  2    usage error (unknown option, missing file, bad argument)
+  N    the program called `Program exit: N`";
+
+/// bt: a Beamtalk-style language — Smalltalk message syntax, immutable values, actors,
+/// supervisors.
+///
+/// With no command, `bt` starts the interactive session (`bt repl`).
+#[derive(Parser, Debug)]
+#[command(name = "bt", version, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+/// The subcommands; the doc comment of each is its line in `bt --help`.
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a program file (`-` reads standard input; `-e EXPR` runs text)
+    Run(run::RunArgs),
+    /// Run `// =>` expression files and TestCase suites
+    Test(test::TestArgs),
+    /// Parse and statically check files, print the findings
+    Check(check::CheckArgs),
+    /// Print the canonical AST dump of a file
+    Parse(parse::ParseArgs),
+    /// Start the interactive session (also plain `bt`)
+    Repl(repl::ReplArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(complete::CompletionArgs),
+}
+
+/// Parses the process arguments and runs the command; answers the exit status.
+pub fn main() -> i32 {
+    match Cli::try_parse() {
+        Ok(cli) => dispatch(cli),
+        Err(mut e) => {
+            suggest_subcommand(&mut e);
+            let code = e.exit_code();
+            let _ = e.print();
+            code
+        }
+    }
+}
+
+/// clap suggests by Jaro similarity, which misses transpositions in short names (`rnu`); add
+/// the nearest subcommand within two edits when it found none.
+fn suggest_subcommand(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory;
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand
+        || e.get(ContextKind::SuggestedSubcommand).is_some()
+    {
+        return;
+    }
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
+        return;
+    };
+    let typed = typed.clone();
+    let best = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .map(|n| (strsim::damerau_levenshtein(&typed, &n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min();
+    if let Some((_, name)) = best {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![name]),
+        );
+    }
+}
+
+/// Runs a parsed command line.
+pub fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        None => repl::main(repl::ReplArgs::default()),
+        Some(Command::Run(a)) => run::main(a),
+        Some(Command::Test(a)) => test::main(a),
+        Some(Command::Check(a)) => check::main(a),
+        Some(Command::Parse(a)) => parse::main(a),
+        Some(Command::Repl(a)) => repl::main(a),
+        Some(Command::Completions(a)) => complete::main(a),
+    }
+}
+
+/// The checker flags `bt run` and `bt test` share.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct CheckFlags {
+    /// Do not run the static checker before running
+    #[arg(long)]
+    pub no_check: bool,
+    /// Checker warnings stop the file like errors
+    #[arg(long)]
+    pub warnings_as_errors: bool,
+    /// Set a checker category (dnu, type, unused, type_annotation, inheritance, sendability)
+    /// to error, warning, hint or off; the nearest bt.toml's [diagnostics] table applies first
+    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = level_arg)]
+    pub diagnostics: Vec<String>,
+}
+
+/// Validates a `--diagnostics CATEGORY=LEVEL` argument.
+fn level_arg(s: &str) -> Result<String, String> {
+    crate::check::CheckOptions::default()
+        .set_level_arg(s)
+        .map(|_| s.to_string())
+}
+
+/// `--color`: when rendered diagnostics use ANSI colour.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ColorArg {
+    /// Colour when standard error is a terminal and NO_COLOR is not set
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for crate::diagnostic::ColorChoice {
+    fn from(c: ColorArg) -> Self {
+        match c {
+            ColorArg::Auto => crate::diagnostic::ColorChoice::Auto,
+            ColorArg::Always => crate::diagnostic::ColorChoice::Always,
+            ColorArg::Never => crate::diagnostic::ColorChoice::Never,
+        }
+    }
+}
+
+/// Parses `bt ARGS…` (without the program name) as the binary would; for tests.
+pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(std::iter::once("bt".into()).chain(args.into_iter().map(Into::into)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
+    }
+}

@@ -11,8 +11,6 @@ use crate::diagnostic::{self, ColorChoice, Diagnostic, Severity};
 use crate::syntax;
 use std::path::Path;
 
-const USAGE: &str = "usage: bt check [--color never|always|auto] [--format json] [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off] PATH...";
-
 /// Options of `bt check`.
 #[derive(Clone, Debug)]
 pub struct CheckOptions {
@@ -293,49 +291,51 @@ fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
     }
 }
 
-/// Runs `bt check ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
-    let mut opts = CheckOptions::default();
-    let mut paths = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--color" => match it.next().and_then(|c| super::parse::parse_color(c)) {
-                Some(c) => opts.color = c,
-                None => return usage(),
-            },
-            "--format" => match it.next().map(String::as_str) {
-                Some("json") => opts.json = true,
-                Some("human") => opts.json = false,
-                _ => return usage(),
-            },
-            "--json" => opts.json = true,
-            "--warnings-as-errors" => opts.warnings_as_errors = true,
-            "--diagnostics" => match it.next() {
-                Some(l) => opts.levels.push(l.clone()),
-                None => return usage(),
-            },
-            s if s.starts_with("--diagnostics=") => opts.levels.push(s[14..].to_string()),
-            s if s.starts_with("--color=") => match super::parse::parse_color(&s[8..]) {
-                Some(c) => opts.color = c,
-                None => return usage(),
-            },
-            s if s.starts_with('-') => {
-                eprintln!("bt check: unknown option '{s}'");
-                return usage();
-            }
-            s => paths.push(s.to_string()),
-        }
-    }
+/// `bt check` arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct CheckArgs {
+    /// Files or directories (searched for *.bt); default: the current directory
+    #[arg(value_name = "PATH")]
+    pub paths: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+    /// Same as --format json
+    #[arg(long, hide = true)]
+    pub json: bool,
+    /// When diagnostics use colour
+    #[arg(long, value_enum, default_value_t = crate::cli::ColorArg::Auto)]
+    pub color: crate::cli::ColorArg,
+    /// Warnings make the exit status 1
+    #[arg(long)]
+    pub warnings_as_errors: bool,
+    /// Set a checker category to error, warning, hint or off (after bt.toml)
+    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::level_arg)]
+    pub diagnostics: Vec<String>,
+}
+
+/// `bt check --format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Format {
+    /// Rendered diagnostics on standard error
+    #[default]
+    Human,
+    /// One JSON document `{"findings": [...]}` on standard output
+    Json,
+}
+
+/// Runs `bt check`; answers the process exit status.
+pub fn main(a: CheckArgs) -> i32 {
+    let opts = CheckOptions {
+        color: a.color.into(),
+        json: a.json || a.format == Format::Json,
+        warnings_as_errors: a.warnings_as_errors,
+        levels: a.diagnostics,
+    };
+    let mut paths = a.paths;
     if paths.is_empty() {
         paths.push(".".into());
-    }
-    let mut probe = check::CheckOptions::default();
-    for l in &opts.levels {
-        if let Err(e) = probe.set_level_arg(l) {
-            eprintln!("bt check: --diagnostics {l}: {e}");
-            return 2;
-        }
     }
     let reports = match check_files_with(&paths, &opts) {
         Ok(r) => r,
@@ -370,9 +370,4 @@ pub fn main(args: &[String]) -> i32 {
         }
     }
     i32::from(failed)
-}
-
-fn usage() -> i32 {
-    eprintln!("{USAGE}");
-    2
 }

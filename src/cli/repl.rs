@@ -119,23 +119,23 @@ fn load(vm: &Vm, path: &str) {
     }
 }
 
-/// Runs `bt repl ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
-    let mut max_depth = 10_000;
-    let mut i = 0;
-    while i < args.len() {
-        if args[i] == "--max-depth" {
-            i += 1;
-            match args.get(i).and_then(|v| v.parse().ok()) {
-                Some(n) => max_depth = n,
-                None => {
-                    eprintln!("bt repl: --max-depth needs a number");
-                    return 2;
-                }
-            }
-        }
-        i += 1;
+/// `bt repl` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub struct ReplArgs {
+    /// Deepest call nesting before a stack_overflow error
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub max_depth: usize,
+}
+
+impl Default for ReplArgs {
+    fn default() -> Self {
+        ReplArgs { max_depth: 10_000 }
     }
+}
+
+/// Runs `bt repl`; answers the process exit status.
+pub fn main(args: ReplArgs) -> i32 {
+    let max_depth = args.max_depth.max(1);
     let vm = Vm::new(VmOptions {
         max_depth,
         ..VmOptions::default()

@@ -15,112 +15,89 @@
 //! `FILE:LINE:COL: ClassName (kind): message` (and `Hint: …`) to stderr and exits 1;
 //! `Program exit: n` exits with n.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use crate::interp::value::Value;
 use crate::interp::{BtError, Vm, VmOptions};
 
-const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
-              [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
-              [--observe ADDR] [--name NAME@HOST [--hidden] [--serve]] [-- ARGS...]";
-
-struct Opts {
-    file: String,
-    main: Option<String>,
-    max_depth: usize,
-    check: bool,
-    warnings_as_errors: bool,
-    /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
-    levels: Vec<String>,
-    observe: Option<String>,
-    /// `--name NAME@HOST` (8.1), `--hidden`, `--serve`.
-    name: Option<String>,
-    hidden: bool,
-    serve: bool,
-    args: Vec<String>,
+/// `bt run` arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub struct RunArgs {
+    /// The program file; `-` reads the program from standard input
+    #[arg(value_name = "FILE", required_unless_present = "eval")]
+    pub file: Option<String>,
+    /// Arguments for the program (`System arguments`, and `main:` with --main); put them
+    /// after `--` when one starts with `-`
+    #[arg(value_name = "ARGS")]
+    pub args: Vec<String>,
+    /// Run EXPR (statements and declarations, like a file) instead of a file
+    #[arg(short = 'e', long = "eval", value_name = "EXPR")]
+    pub eval: Option<String>,
+    /// After the statements, send `main:` with the argument List to CLASS
+    #[arg(long, value_name = "CLASS")]
+    pub main: Option<String>,
+    /// Deepest call nesting before a stack_overflow error
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive)]
+    pub max_depth: usize,
+    #[command(flatten)]
+    pub check: crate::cli::CheckFlags,
+    /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
+    #[arg(long, value_name = "ADDR")]
+    pub observe: Option<String>,
+    /// Run as a distribution node named NAME@HOST
+    #[arg(long, value_name = "NAME@HOST", value_parser = node_name)]
+    pub name: Option<String>,
+    /// Make the node hidden (needs --name)
+    #[arg(long, requires = "name")]
+    pub hidden: bool,
+    /// Keep the node answering connections after the program ends (needs --name)
+    #[arg(long, requires = "name")]
+    pub serve: bool,
 }
 
-fn parse_args(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts {
-        file: String::new(),
-        main: None,
-        max_depth: 10_000,
-        check: true,
-        warnings_as_errors: false,
-        levels: Vec::new(),
-        observe: None,
-        name: None,
-        hidden: false,
-        serve: false,
-        args: Vec::new(),
-    };
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--" => {
-                o.args = args[i + 1..].to_vec();
-                break;
-            }
-            "--main" => {
-                i += 1;
-                o.main = Some(args.get(i).ok_or("--main needs a class name")?.clone());
-            }
-            "--max-depth" => {
-                i += 1;
-                let v = args.get(i).ok_or("--max-depth needs a number")?;
-                o.max_depth = v
-                    .parse()
-                    .map_err(|_| format!("--max-depth: not a number: {v}"))?;
-                if o.max_depth == 0 {
-                    return Err("--max-depth must be at least 1".into());
-                }
-            }
-            "--no-check" => o.check = false,
-            "--observe" => {
-                i += 1;
-                o.observe = Some(args.get(i).ok_or("--observe needs an address")?.clone());
-            }
-            "--warnings-as-errors" => o.warnings_as_errors = true,
-            "--name" => {
-                i += 1;
-                let v = args.get(i).ok_or("--name needs NAME@HOST")?;
-                if !crate::interp::prims::actor_node::valid_node_name(v) {
-                    return Err(format!(
-                        "--name: invalid node name '{v}' (expected name@host, characters [A-Za-z0-9_.-])"
-                    ));
-                }
-                o.name = Some(v.clone());
-            }
-            "--hidden" => o.hidden = true,
-            "--serve" => o.serve = true,
-            "--diagnostics" => {
-                i += 1;
-                let v = args.get(i).ok_or("--diagnostics needs CATEGORY=LEVEL")?;
-                crate::check::CheckOptions::default()
-                    .set_level_arg(v)
-                    .map_err(|e| format!("--diagnostics {v}: {e}"))?;
-                o.levels.push(v.clone());
-            }
-            a if a.starts_with("--") => return Err(format!("unknown option {a}")),
-            a => {
-                if o.file.is_empty() {
-                    o.file = a.to_string();
-                } else {
-                    // Arguments after the file without `--` are passed through too.
-                    o.args.push(a.to_string());
-                }
-            }
+/// A number of at least 1.
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("not a number: {s}")),
+    }
+}
+
+/// A valid node name (8.1).
+fn node_name(v: &str) -> Result<String, String> {
+    if crate::interp::prims::actor_node::valid_node_name(v) {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "invalid node name '{v}' (expected name@host, characters [A-Za-z0-9_.-])"
+        ))
+    }
+}
+
+/// The program text and the path it is reported under.
+fn program_source(o: &mut RunArgs) -> Result<(String, String), String> {
+    if let Some(expr) = &o.eval {
+        // With `-e`, every positional is a program argument.
+        if let Some(f) = o.file.take() {
+            o.args.insert(0, f);
         }
-        i += 1;
+        return Ok(("-e".to_string(), expr.clone()));
     }
-    if o.file.is_empty() {
-        return Err("no FILE given".into());
+    match o.file.as_deref() {
+        None => Err("no FILE given".into()),
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(("<stdin>".to_string(), s))
+        }
+        Some(f) => std::fs::read_to_string(f)
+            .map(|s| (f.to_string(), s))
+            .map_err(|e| format!("cannot read {f}: {e}")),
     }
-    if o.name.is_none() && (o.hidden || o.serve) {
-        let flag = if o.hidden { "--hidden" } else { "--serve" };
-        return Err(format!("{flag} needs --name NAME@HOST"));
-    }
-    Ok(o)
 }
 
 fn report(e: &BtError, err: &mut dyn Write) -> i32 {
@@ -131,36 +108,47 @@ fn report(e: &BtError, err: &mut dyn Write) -> i32 {
     1
 }
 
-/// Runs `bt run ARGS`; answers the process exit status.
-pub fn main(args: &[String]) -> i32 {
-    run(args, None, &mut std::io::stderr())
+/// Runs `bt run`; answers the process exit status.
+pub fn main(args: RunArgs) -> i32 {
+    run_with(args, None, &mut std::io::stderr())
 }
 
-/// `bt run` with its diagnostics written to `err`; with `out`, program output is captured
-/// there instead of going to standard output (tests).
+/// `bt run ARGS` (arguments after `run`) with its diagnostics written to `err`; with `out`,
+/// program output is captured there instead of going to standard output (tests).
 pub fn run(
     args: &[String],
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
 ) -> i32 {
-    let o = match parse_args(args) {
-        Ok(o) => o,
-        Err(m) => {
-            let _ = writeln!(err, "bt run: {m}\n{USAGE}");
-            return 2;
-        }
-    };
-    let src = match std::fs::read_to_string(&o.file) {
-        Ok(s) => s,
+    match crate::cli::parse_from(std::iter::once("run".to_string()).chain(args.iter().cloned())) {
+        Ok(crate::cli::Cli {
+            command: Some(crate::cli::Command::Run(a)),
+        }) => run_with(a, out, err),
+        Ok(_) => 2,
         Err(e) => {
-            let _ = writeln!(err, "bt run: cannot read {}: {e}", o.file);
+            let _ = write!(err, "{}", e.render());
+            e.exit_code()
+        }
+    }
+}
+
+/// `bt run` with parsed arguments.
+pub fn run_with(
+    mut o: RunArgs,
+    out: Option<crate::interp::program::OutputSink>,
+    err: &mut dyn Write,
+) -> i32 {
+    let (path, src) = match program_source(&mut o) {
+        Ok(p) => p,
+        Err(m) => {
+            let _ = writeln!(err, "bt run: {m}");
             return 2;
         }
     };
     let check_options = match crate::cli::check::options_for(
-        std::path::Path::new(&o.file),
-        o.warnings_as_errors,
-        &o.levels,
+        std::path::Path::new(&path),
+        o.check.warnings_as_errors,
+        &o.check.diagnostics,
     ) {
         Ok(c) => c,
         Err(m) => {
@@ -170,7 +158,7 @@ pub fn run(
     };
     let vm = Vm::new(VmOptions {
         max_depth: o.max_depth,
-        check: o.check,
+        check: !o.check.no_check,
         ..VmOptions::default()
     });
     vm.set_check_options(check_options);
@@ -197,7 +185,7 @@ pub fn run(
     if let Some(sink) = out {
         vm.set_output(sink);
     }
-    vm.set_args(&o.file, o.args.clone());
+    vm.set_args(&path, o.args.clone());
     // `--observe ADDR`: serve `GET /runtime/processes` (7.5) while the script runs.
     let _observer = match &o.observe {
         None => None,
@@ -219,7 +207,7 @@ pub fn run(
             }
         }
     };
-    let rep = vm.load_unit(&[(o.file.clone(), src)]);
+    let rep = vm.load_unit(&[(path.clone(), src)]);
     for f in &rep.findings {
         let _ = write!(err, "{f}");
     }

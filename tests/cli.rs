@@ -1,0 +1,248 @@
+//! Command-line conventions of the `bt` binary (src/cli.rs): help on every subcommand,
+//! `bt help CMD`, `-V`, suggestions, `run -e` / `run -`, exit statuses, colour rules,
+//! completions. Each test runs the built binary.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn bt() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bt"));
+    c.env_remove("NO_COLOR").stdin(Stdio::null());
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bt().args(args).output().expect("bt runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A scratch directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("bt-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+    fn file(&self, name: &str, src: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, src).unwrap();
+        p.display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "test", "check", "parse", "repl", "completions"];
+
+#[test]
+fn every_subcommand_has_help() {
+    for cmd in SUBCOMMANDS {
+        for flag in ["-h", "--help"] {
+            let o = run(&[cmd, flag]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "bt {cmd} {flag}: {}",
+                text(&o.stderr)
+            );
+            let out = text(&o.stdout);
+            assert!(
+                out.contains(&format!("Usage: bt {cmd}")),
+                "bt {cmd} {flag}: {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_command_shows_the_subcommand_help() {
+    for cmd in SUBCOMMANDS {
+        let a = run(&["help", cmd]);
+        let b = run(&[cmd, "--help"]);
+        assert_eq!(a.status.code(), Some(0));
+        assert_eq!(text(&a.stdout), text(&b.stdout), "bt help {cmd}");
+    }
+}
+
+#[test]
+fn top_level_help_lists_commands_and_exit_codes() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = text(&o.stdout);
+    for cmd in SUBCOMMANDS {
+        assert!(
+            out.contains(&format!("  {cmd} ")),
+            "{cmd} missing from {out}"
+        );
+    }
+    assert!(out.contains("Exit status:"), "{out}");
+    assert!(out.contains("2    usage error"), "{out}");
+    let o = run(&["run", "--help"]);
+    assert!(text(&o.stdout).contains("Exit status:"));
+}
+
+#[test]
+fn version_flags() {
+    for flag in ["-V", "--version"] {
+        let o = run(&[flag]);
+        assert_eq!(o.status.code(), Some(0));
+        assert_eq!(
+            text(&o.stdout),
+            format!("bt {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn misspelled_commands_and_flags_get_suggestions() {
+    let o = run(&["rnu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("a similar subcommand exists: 'run'"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&["tset"]);
+    assert!(text(&o.stderr).contains("'test'"), "{}", text(&o.stderr));
+    let o = run(&["test", "--jsn"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("a similar argument exists: '--json'"));
+    let o = run(&["run", "x.bt", "--mian", "X"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("'--main'"));
+    let o = run(&["check", "--formt", "json"]);
+    assert!(text(&o.stderr).contains("'--format'"));
+}
+
+#[test]
+fn run_eval_and_stdin() {
+    let o = run(&["run", "-e", "Transcript showCr: (3 + 4) printString"]);
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(0), "7\n")
+    );
+    let o = run(&[
+        "run",
+        "-e",
+        "Transcript showCr: System arguments printString",
+        "a",
+        "b",
+    ]);
+    assert_eq!(text(&o.stdout), "#(\"a\", \"b\")\n");
+    let mut child = bt()
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"Object subclass: A\n  hi => \"from stdin\"\n\nTranscript showCr: A new hi\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(0), "from stdin\n")
+    );
+}
+
+#[test]
+fn exit_statuses_are_as_documented() {
+    assert_eq!(run(&["run", "-e", "1 + 1"]).status.code(), Some(0));
+    let o = run(&["run", "-e", "1 / 0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("ZeroDivide")
+            || text(&o.stderr).contains("(type_error)")
+            || text(&o.stderr).contains("zero"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        run(&["run", "-e", "Program exit: 7"]).status.code(),
+        Some(7)
+    );
+    assert_eq!(run(&["run", "--bogus", "f.bt"]).status.code(), Some(2));
+    assert_eq!(run(&["run", "/no/such/file.bt"]).status.code(), Some(2));
+    assert_eq!(run(&["run"]).status.code(), Some(2));
+    let s = Scratch::new("exit");
+    let bad = s.file("bad.bt", "x := y + 1\n");
+    assert_eq!(run(&["check", &bad]).status.code(), Some(1));
+    let good = s.file("good.bt", "x := 1 + 1\n");
+    assert_eq!(run(&["check", &good]).status.code(), Some(0));
+}
+
+#[test]
+fn existing_flags_still_work() {
+    let s = Scratch::new("flags");
+    let f = s.file(
+        "main.bt",
+        "Object subclass: Greeter\n  class main: args => Transcript showCr: \"Hello, {args first}!\"\n",
+    );
+    let o = run(&["run", &f, "--main", "Greeter", "--", "Ann"]);
+    assert_eq!(text(&o.stdout), "Hello, Ann!\n", "{}", text(&o.stderr));
+    let o = run(&["run", "--main", "Greeter", &f, "Bob"]);
+    assert_eq!(text(&o.stdout), "Hello, Bob!\n");
+    let o = run(&["run", "--hidden", &f]);
+    assert_eq!(o.status.code(), Some(2), "--hidden needs --name");
+    let o = run(&["parse", "--ast", &f]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("Greeter"));
+    let o = run(&["check", "--format", "json", &f]);
+    assert_eq!(text(&o.stdout).trim(), "{\"findings\":[]}");
+    let t = s.file("t.btscript", "1 + 1\n// => 2\n");
+    let o = run(&["test", "--json", "--filter", "t.bt", &t]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("\"passed\""));
+    let o = run(&["run", &f, "--diagnostics", "colour=off"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("unknown diagnostic category 'colour'"));
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let s = Scratch::new("colour");
+    let bad = s.file("bad.bt", "x := y + 1\n");
+    // Piped stderr: no escape codes.
+    let o = run(&["check", &bad]);
+    assert!(!text(&o.stderr).contains('\x1b'), "{}", text(&o.stderr));
+    let o = run(&["rnu"]);
+    assert!(!text(&o.stderr).contains('\x1b'));
+    // Forced: colour; NO_COLOR does not override an explicit request.
+    let o = run(&["check", "--color", "always", &bad]);
+    assert!(text(&o.stderr).contains('\x1b'));
+    let o = bt()
+        .args(["check", &bad])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!text(&o.stderr).contains('\x1b'));
+}
+
+#[test]
+fn completions_are_generated_from_the_definition() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let out = text(&o.stdout);
+        assert!(out.contains("bt"), "{shell}");
+        assert!(
+            out.contains("warnings-as-errors"),
+            "{shell}: flags complete"
+        );
+    }
+    assert_eq!(run(&["completions", "tcsh"]).status.code(), Some(2));
+}
