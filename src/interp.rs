@@ -41,6 +41,6 @@ pub mod stdlib;
 pub mod value;
 pub mod vm;
 
-pub use vm::{BtError, LoadReport, Vm, VmOptions};
+pub use vm::{BtError, LoadReport, TraceFrame, Vm, VmOptions};
 #[cfg(test)]
 mod tests;

@@ -104,7 +104,7 @@ fn report(e: &BtError, err: &mut dyn Write) -> i32 {
     if let Some(code) = e.exit_code() {
         return code;
     }
-    let _ = writeln!(err, "{}", e.report_with_location());
+    let _ = writeln!(err, "{}", e.report_with_traceback());
     1
 }
 

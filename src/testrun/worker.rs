@@ -387,11 +387,12 @@ pub fn judge(
         }
         (Expectation::Value(_), Err(e)) => {
             r.actual = Some(error_text(e));
-            r.message = e.hint.as_ref().map(|h| format!("Hint: {h}"));
+            r.message = error_detail(e);
             false
         }
         (Expectation::Error(x), Err(e)) => {
             r.actual = Some(error_text(e));
+            r.message = error_detail(e);
             e.matches(x)
         }
         (Expectation::Error(_), Ok(d)) => {
@@ -411,6 +412,18 @@ pub fn judge(
         };
         (r, Some(bless))
     }
+}
+
+/// The hint and the traceback of an error a case failed with.
+fn error_detail(e: &ErrorFacts) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(h) = &e.hint {
+        parts.push(format!("Hint: {h}"));
+    }
+    if !e.traceback.is_empty() {
+        parts.push(e.traceback.trim_end().to_string());
+    }
+    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 /// Line of `selector =>` (a method header) in `src`, or 0.
