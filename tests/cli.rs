@@ -340,3 +340,64 @@ fn failing_tests_show_the_stack() {
         "{out}"
     );
 }
+
+#[test]
+fn test_warns_about_expectations_it_will_not_run() {
+    let s = Scratch::new("lint");
+    s.file(
+        "taste.bt",
+        "x := 3\nx + 1        // => 4\n#(1, 2) collect: [:e | e * 10]   // => [10,20]\n",
+    );
+    s.file(
+        "suite_test.bt",
+        "TestCase subclass: ATest\n  testA => self assert: true\n\n3 + 4\n// => 7\n",
+    );
+    let o = bt().current_dir(&s.0).args(["test", "."]).output().unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(
+            "bt test: warning: ./taste.bt:2: `// =>` after code on the same line is a comment"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("./taste.bt:3:"), "{err}");
+    assert!(
+        err.contains("./suite_test.bt:5: this file is a TestCase suite"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bless_reports_what_it_rewrote_and_passes() {
+    let s = Scratch::new("bless");
+    let f = s.file(
+        "b.btscript",
+        "1 + 1\n// => 3\n2 + 2\n// => 4\n\"a\" size\n// => 7\n",
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["test", "--bless", "b.btscript"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(
+        text(&o.stdout),
+        "PASS b.btscript (3 passed, 0 failed)
+  blessed 2 expectations:
+    b.btscript:1: 1 + 1  // => 2
+    b.btscript:5: \"a\" size  // => 1
+
+3 passed, 0 failed
+"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "1 + 1\n// => 2\n2 + 2\n// => 4\n\"a\" size\n// => 1\n"
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["test", "b.btscript"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+}

@@ -54,8 +54,12 @@ impl Sink for Vec<Event> {
 /// A replacement for a `// =>` line, for `--bless`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Bless {
+    /// The `// =>` line to rewrite.
     pub line: usize,
     pub text: String,
+    /// The line of the case it belongs to (for the report of what was rewritten).
+    #[serde(default)]
+    pub case_line: usize,
 }
 
 /// Worker → parent messages.
@@ -407,6 +411,7 @@ pub fn judge(
     } else {
         r.status = Status::Fail;
         let bless = Bless {
+            case_line: case.line,
             line: case.expect_line,
             text: bless_text(&outcome),
         };

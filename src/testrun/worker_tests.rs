@@ -141,6 +141,7 @@ fn expression_file_judging() {
     assert_eq!(
         blesses[0],
         Bless {
+            case_line: 3,
             line: 4,
             text: "2".into()
         }
@@ -148,6 +149,7 @@ fn expression_file_judging() {
     assert_eq!(
         blesses[1],
         Bless {
+            case_line: 9,
             line: 10,
             text: "ERROR: does_not_understand".into()
         }
