@@ -30,6 +30,9 @@ pub mod runtime;
 pub mod syntax;
 pub mod testrun;
 
+#[cfg(test)]
+pub(crate) mod scratch;
+
 pub use codec::{from_rust, to_rust, CodecError};
 pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
 pub use interp::value::Value;

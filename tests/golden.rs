@@ -480,6 +480,7 @@ fn checker_noise_self_test(root: &Path) -> Result<(), Failed> {
          {f}:8:5: hint: y\nwarning: {f}:3:1: error: parse\n{f}:1:1: warning: w\n"
     );
     let got = checker_noise(root, &stderr);
+    let _ = std::fs::remove_dir_all(&dir);
     let want = [":3:3: hint", ":3:1: error", ":1:1: warning"];
     if got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.contains(w)) {
         Ok(())

@@ -249,8 +249,7 @@ mod tests {
 
     /// Runs `src` as a file with extra arguments; answers (status, stdout, stderr).
     fn run_src(name: &str, src: &str, extra: &[&str]) -> (i32, String, String) {
-        let dir = std::env::temp_dir().join(format!("bt-run-test-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::dir(&format!("run-{name}"));
         let path = dir.join(format!("{name}.bt"));
         std::fs::write(&path, src).unwrap();
         let mut args = vec![path.display().to_string()];
@@ -386,7 +385,7 @@ mod tests {
 
     #[test]
     fn bt_toml_sets_levels_and_flags_override_it() {
-        let dir = std::env::temp_dir().join(format!("bt-run-toml-{}", std::process::id()));
+        let dir = crate::scratch::dir("run-toml");
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(
             dir.join("bt.toml"),

@@ -91,7 +91,7 @@ mod tests {
     #[test]
     fn cookie_file_is_created_once_with_mode_0600() {
         use std::os::unix::fs::PermissionsExt;
-        let dir = std::env::temp_dir().join(format!("bt-cookie-test-{}", std::process::id()));
+        let dir = crate::scratch::dir("cookie");
         let path = dir.join("cookie");
         let _ = std::fs::remove_dir_all(&dir);
         let c = super::create(&dir, &path).unwrap();

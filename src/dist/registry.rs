@@ -158,8 +158,7 @@ mod tests {
 
     #[test]
     fn register_lookup_stale_and_drop() {
-        let dir = std::env::temp_dir().join(format!("bt-reg-test-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::scratch::dir("registry");
         let r = register_in(&dir, "a@localhost", 4242).unwrap();
         let me = std::process::id();
         assert_eq!(

@@ -52,8 +52,7 @@ impl Engine for Fake {
 }
 
 fn temp_file(name: &str, content: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("bt-worker-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::dir(&format!("worker-{name}"));
     let p = dir.join(name);
     std::fs::write(&p, content).unwrap();
     p.display().to_string()
