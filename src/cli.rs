@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod complete;
+pub mod fmt;
 pub mod parse;
 pub mod repl;
 pub mod run;
@@ -48,6 +49,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Print the canonical AST dump of a file
     Parse(parse::ParseArgs),
+    /// Rewrite files in the one canonical layout (`--check` only lists them)
+    Fmt(fmt::FmtArgs),
     /// Start the interactive session (also plain `bt`)
     Repl(repl::ReplArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -103,6 +106,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Some(Command::Test(a)) => test::main(a),
         Some(Command::Check(a)) => check::main(a),
         Some(Command::Parse(a)) => parse::main(a),
+        Some(Command::Fmt(a)) => fmt::main(a),
         Some(Command::Repl(a)) => repl::main(a),
         Some(Command::Completions(a)) => complete::main(a),
     }

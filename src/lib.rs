@@ -25,6 +25,7 @@ pub mod codec;
 pub mod diagnostic;
 pub mod dist;
 pub mod engine;
+pub mod fmt;
 pub mod interp;
 pub mod runtime;
 pub mod syntax;

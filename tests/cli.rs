@@ -401,3 +401,55 @@ fn bless_reports_what_it_rewrote_and_passes() {
         .unwrap();
     assert_eq!(o.status.code(), Some(0));
 }
+
+#[test]
+fn fmt_rewrites_checks_and_reads_stdin() {
+    let s = Scratch::new("fmt");
+    let messy = "Object subclass: A   \n      foo => 1\n\n\n\n      bar => 2\nx := A new foo\n";
+    let tidy = "Object subclass: A\n  foo => 1\n\n  bar => 2\nx := A new foo\n";
+    let f = s.file("a.bt", messy);
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["fmt", "--check", "."])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(1), "./a.bt\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        messy,
+        "--check writes nothing"
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["fmt", "a.bt"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(0), "formatted a.bt\n")
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), tidy);
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["fmt", "--check", "a.bt"])
+        .output()
+        .unwrap();
+    assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), ""));
+    let mut child = bt()
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(messy.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(text(&o.stdout), tidy);
+}
