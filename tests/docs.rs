@@ -1,7 +1,7 @@
 //! Every example in the documentation runs (issue 18): each fenced ```` ```bt ```` block of
-//! README.md and docs/**/*.md is written to a file of its own; a block with `// =>` lines is
-//! run with `bt test` (each expectation must hold), any other block with `bt run` (it must
-//! exit 0). Blocks that are not meant to run use another info string (`text`, `sh`).
+//! README.md and docs/**/*.md is written to a file of its own; a block with `// =>` lines or a
+//! TestCase suite is run with `bt test` (each expectation and test must pass), any other block
+//! with `bt run` (it must exit 0). Blocks that are not meant to run use another info string (`text`, `sh`).
 //! Also: nothing in the repository points outside it (to a sibling spec directory).
 
 use std::path::{Path, PathBuf};
@@ -69,7 +69,8 @@ fn every_documentation_example_runs() {
     let mut expectation_files = 0;
     for (md, line, code) in &all {
         let name = format!("{}_L{line}.bt", md.replace(['/', '.'], "_"));
-        let has_expectations = code.lines().any(|l| l.trim_start().starts_with("// =>"));
+        let has_expectations = code.lines().any(|l| l.trim_start().starts_with("// =>"))
+            || code.contains("TestCase subclass:");
         if has_expectations {
             std::fs::write(dir.0.join("tests").join(&name), code).unwrap();
             expectation_files += 1;
