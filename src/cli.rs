@@ -11,6 +11,7 @@
 
 pub mod check;
 pub mod complete;
+pub mod doc;
 pub mod fmt;
 pub mod parse;
 pub mod repl;
@@ -51,6 +52,8 @@ pub enum Command {
     Parse(parse::ParseArgs),
     /// Rewrite files in the one canonical layout (`--check` only lists them)
     Fmt(fmt::FmtArgs),
+    /// Print the class reference (Markdown or HTML) from the library's declarations
+    Doc(doc::DocArgs),
     /// Start the interactive session (also plain `bt`)
     Repl(repl::ReplArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
@@ -107,6 +110,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Some(Command::Check(a)) => check::main(a),
         Some(Command::Parse(a)) => parse::main(a),
         Some(Command::Fmt(a)) => fmt::main(a),
+        Some(Command::Doc(a)) => doc::main(a),
         Some(Command::Repl(a)) => repl::main(a),
         Some(Command::Completions(a)) => complete::main(a),
     }

@@ -119,8 +119,12 @@ fn every_documentation_example_runs() {
 fn nothing_points_outside_the_repository() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
-    for d in ["src", "tests", "docs", "stdlib", "examples", "bench", "grammar", ".ci"] {
-        for ext in ["rs", "md", "bt", "btscript", "sh", "toml", "ebnf", "json", "py", "lua", "erl"] {
+    for d in [
+        "src", "tests", "docs", "stdlib", "examples", "bench", "grammar", ".ci",
+    ] {
+        for ext in [
+            "rs", "md", "bt", "btscript", "sh", "toml", "ebnf", "json", "py", "lua", "erl",
+        ] {
             walk(&root.join(d), ext, &mut files);
         }
     }
@@ -142,4 +146,44 @@ fn nothing_points_outside_the_repository() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+#[test]
+fn the_class_reference_is_current() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let dir = Scratch(std::env::temp_dir().join(format!("bt-docref-{}", std::process::id())));
+    let o = Command::new(env!("CARGO_BIN_EXE_bt"))
+        .args(["doc", "--out"])
+        .arg(&dir.0)
+        .output()
+        .unwrap();
+    assert_eq!(
+        o.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    let mut fresh = Vec::new();
+    walk(&dir.0, "md", &mut fresh);
+    let mut kept = Vec::new();
+    walk(&root.join("docs/reference"), "md", &mut kept);
+    assert!(fresh.len() > 50, "{} pages", fresh.len());
+    let names = |v: &[PathBuf]| -> Vec<String> {
+        v.iter()
+            .map(|p| p.file_name().unwrap().to_string_lossy().into_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(&fresh),
+        names(&kept),
+        "regenerate with `bt doc --out docs/reference`"
+    );
+    for (f, k) in fresh.iter().zip(&kept) {
+        assert_eq!(
+            std::fs::read_to_string(f).unwrap(),
+            std::fs::read_to_string(k).unwrap(),
+            "{} is stale: regenerate with `bt doc --out docs/reference`",
+            k.display()
+        );
+    }
 }
