@@ -56,6 +56,8 @@ pub enum Command {
     Doc(doc::DocArgs),
     /// Start the interactive session (also plain `bt`)
     Repl(repl::ReplArgs),
+    /// Serve the Language Server Protocol on standard input/output (for editors)
+    Lsp(crate::lsp::LspArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(complete::CompletionArgs),
 }
@@ -112,6 +114,7 @@ pub fn dispatch(cli: Cli) -> i32 {
         Some(Command::Fmt(a)) => fmt::main(a),
         Some(Command::Doc(a)) => doc::main(a),
         Some(Command::Repl(a)) => repl::main(a),
+        Some(Command::Lsp(a)) => crate::lsp::main(a),
         Some(Command::Completions(a)) => complete::main(a),
     }
 }

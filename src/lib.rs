@@ -27,6 +27,7 @@ pub mod dist;
 pub mod engine;
 pub mod fmt;
 pub mod interp;
+pub mod lsp;
 pub mod runtime;
 pub mod syntax;
 pub mod testrun;
