@@ -15,6 +15,7 @@ pub mod doc;
 pub mod fmt;
 pub mod parse;
 pub mod repl;
+pub mod repl_help;
 pub mod run;
 pub mod test;
 

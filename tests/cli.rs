@@ -453,3 +453,30 @@ fn fmt_rewrites_checks_and_reads_stdin() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(text(&o.stdout), tidy);
 }
+
+#[test]
+fn repl_help_load_and_multiline_input() {
+    let s = Scratch::new("repl");
+    s.file(
+        "lib.bt",
+        "Object subclass: Greeter\n  /// Greets.\n  greet: n => \"hi {n}\"\n",
+    );
+    let mut child = bt()
+        .current_dir(&s.0)
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b":load lib.bt\n:help Greeter>>greet:\n#(1,\n  2)\n(Greeter new greet: \"ann\")\n:help Integer>>factorial\n:quit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        text(&o.stdout),
+        "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n[1,2]\nhi ann\nInteger >> factorial -> Integer\n\nA negative receiver raises `type_error`.\n"
+    );
+}
