@@ -91,7 +91,7 @@ fn main() {
         .and_then(|a| a.parse().ok())
         .unwrap_or(10_000);
     let t = Instant::now();
-    let checker = bt::cli::check::standard_checker();
+    let checker = bt::interp::checker::standard_checker();
     let stdlib_ms = t.elapsed().as_secs_f64() * 1000.0;
     let stdlib_files: Vec<(String, String)> = bt::interp::stdlib::FILES
         .iter()

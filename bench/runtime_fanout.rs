@@ -10,8 +10,8 @@
 
 use std::time::Instant;
 
-use bt::interp::value::{Sym, Value};
 use bt::runtime::{handler, Behaviour, Config, Cx, Message, Runtime, Timeout};
+use bt::value::{Sym, Value};
 
 /// CPU seconds (user + system) this process has used, from /proc/self/stat: on a shared,
 /// loaded machine, work per CPU-second is steadier than work per wall-second.

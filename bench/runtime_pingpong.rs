@@ -7,8 +7,8 @@
 
 use std::time::Instant;
 
-use bt::interp::value::{Sym, Value};
 use bt::runtime::{Behaviour, Config, Cx, Message, Runtime, Timeout};
+use bt::value::{Sym, Value};
 
 struct Counter(i64);
 

@@ -4,16 +4,20 @@
 //! supervisor over dynamic pools of 100 workers; the walk uses no child cap
 //! (`from:limit: #infinity`). Prints the median of 5 walks (wall time, and the walking
 //! thread's CPU time, which other load on a shared machine does not inflate), the CPU time
-//! per node, so linear growth is visible, and the JSON serialisation time. `BENCH_WALKS=N`
-//! changes the number of walks (for profiling).
+//! per node, so linear growth is visible, the JSON serialisation time, and (observer) the
+//! diff of two successive snapshots and the live page's whole event (tree JSON + node
+//! identities + diff JSON). `BENCH_WALKS=N` changes the number of walks (for profiling).
+
+// unsafe: the thread CPU clock is read through libc (each block has a SAFETY comment).
+#![allow(unsafe_code)]
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use bt::interp::value::Value;
 use bt::runtime::snapshot::{default_snapshot, SnapOptions};
 use bt::runtime::supervisor::{ChildSpec, RestartType, StartFn, Supervision, SupervisorSpec};
 use bt::runtime::{handler, Config, Cx, Message, Runtime};
+use bt::value::Value;
 
 fn main() {
     let sizes: Vec<usize> = std::env::args()
@@ -71,6 +75,9 @@ fn run(n: usize) {
     let mut times = Vec::new();
     let mut cpu = Vec::new();
     let mut json_ms = 0.0;
+    let mut diff_ms = 0.0;
+    let mut event_ms = 0.0;
+    let mut prev = None;
     let mut nodes = 0;
     let walks: usize = std::env::var("BENCH_WALKS")
         .ok()
@@ -87,13 +94,24 @@ fn run(n: usize) {
         let j = s.to_json();
         json_ms = t.elapsed().as_secs_f64() * 1000.0;
         std::hint::black_box(j);
+        if let Some(p) = &prev {
+            let t = Instant::now();
+            let d = bt::runtime::snapshot::diff::diff(p, &s);
+            diff_ms = t.elapsed().as_secs_f64() * 1000.0;
+            std::hint::black_box(d);
+            let t = Instant::now();
+            let e = bt::observe::routes::event_json(Some(p), &s);
+            event_ms = t.elapsed().as_secs_f64() * 1000.0;
+            std::hint::black_box(e);
+        }
+        prev = Some(s);
     }
     times.sort_by(|a, b| a.total_cmp(b));
     cpu.sort_by(|a, b| a.total_cmp(b));
     let median = times[times.len() / 2];
     let cpu_median = cpu[cpu.len() / 2];
     println!(
-        "{n:>7} actors ({nodes:>7} nodes): snapshot {median:8.2} ms wall, {cpu_median:8.2} ms cpu ({:.0} ns/node), asJson {json_ms:8.2} ms",
+        "{n:>7} actors ({nodes:>7} nodes): snapshot {median:8.2} ms wall, {cpu_median:8.2} ms cpu ({:.0} ns/node), asJson {json_ms:8.2} ms, diff {diff_ms:8.2} ms, page event {event_ms:8.2} ms",
         cpu_median * 1e6 / nodes as f64
     );
 }

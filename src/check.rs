@@ -22,6 +22,7 @@ pub mod classtable;
 pub mod decls;
 pub mod flow;
 pub mod infer;
+pub mod manifest;
 pub mod patterns;
 pub mod scope;
 pub mod sendability;

@@ -1,6 +1,6 @@
 //! The `bt` command line (clap, derive): the one place that lists the subcommands.
 //!
-//! `main.rs` calls [`main`]; each subcommand lives in its own module with its own
+//! `main.rs` calls [`main`] through [`crate::cli_main`]; each subcommand lives in its own module with its own
 //! `#[derive(clap::Args)]` struct and a `run`/`main` function taking it. Adding a subcommand is
 //! one edit here: a [`Command`] variant (its doc comment is the help line) and its arm in
 //! [`dispatch`]. Adding a flag is one field in the subcommand's struct.
@@ -9,20 +9,20 @@
 //! `-V`/`--version`, suggestions for misspelled commands and flags, usage errors exit 2, colour
 //! only on a terminal and never with `NO_COLOR` set.
 
-pub mod check;
-pub mod complete;
-pub mod doc;
-pub mod fmt;
-pub mod parse;
-pub mod repl;
-pub mod repl_help;
-pub mod run;
-pub mod test;
+pub(crate) mod check;
+pub(crate) mod complete;
+pub(crate) mod doc;
+pub(crate) mod fmt;
+pub(crate) mod parse;
+pub(crate) mod repl;
+pub(crate) mod repl_help;
+pub(crate) mod run;
+pub(crate) mod test;
 
 use clap::{Parser, Subcommand};
 
 /// Exit statuses, shown at the end of `bt --help` (and in docs/guide/cli.md).
-pub const EXIT_CODES: &str = "\
+pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0    success (all tests passed, no errors found)
   1    the program raised an uncaught error, a test failed, or the checker found an error
@@ -35,14 +35,14 @@ Exit status:
 /// With no command, `bt` starts the interactive session (`bt repl`).
 #[derive(Parser, Debug)]
 #[command(name = "bt", version, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     #[command(subcommand)]
-    pub command: Option<Command>,
+    pub(crate) command: Option<Command>,
 }
 
 /// The subcommands; the doc comment of each is its line in `bt --help`.
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub(crate) enum Command {
     /// Run a program file (`-` reads standard input; `-e EXPR` runs text)
     Run(run::RunArgs),
     /// Run `// =>` expression files and TestCase suites
@@ -59,13 +59,42 @@ pub enum Command {
     Repl(repl::ReplArgs),
     /// Serve the Language Server Protocol on standard input/output (for editors)
     Lsp(crate::lsp::LspArgs),
+    /// The live process tree of a program run with `bt run --observe ADDR`, in the terminal
+    Top(TopArgs),
+    /// The same as `bt top` (`bt observe --tty ADDR`)
+    Observe(TopArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(complete::CompletionArgs),
 }
 
-/// Parses the process arguments and runs the command; answers the exit status.
-pub fn main() -> i32 {
-    match Cli::try_parse() {
+/// `bt top` / `bt observe --tty` arguments (run by [`crate::observe::top`]).
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct TopArgs {
+    /// The address given to `bt run --observe ADDR`
+    #[arg(value_name = "ADDR")]
+    pub(crate) addr: String,
+    /// Print the current tree once and exit
+    #[arg(long)]
+    pub(crate) once: bool,
+    /// Text output on the terminal (the only kind; accepted for `bt observe --tty`)
+    #[arg(long)]
+    pub(crate) tty: bool,
+}
+
+impl TopArgs {
+    fn args(&self) -> Vec<String> {
+        let mut v = vec![self.addr.clone()];
+        if self.once {
+            v.push("--once".into());
+        }
+        v
+    }
+}
+
+/// Parses `bt ARGS…` (without the program name) and runs the command; answers the exit
+/// status.
+pub(crate) fn main(args: &[String]) -> i32 {
+    match parse_from(args) {
         Ok(cli) => dispatch(cli),
         Err(mut e) => {
             suggest_subcommand(&mut e);
@@ -105,7 +134,7 @@ fn suggest_subcommand(e: &mut clap::Error) {
 }
 
 /// Runs a parsed command line.
-pub fn dispatch(cli: Cli) -> i32 {
+pub(crate) fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         None => repl::main(repl::ReplArgs::default()),
         Some(Command::Run(a)) => run::main(a),
@@ -116,27 +145,28 @@ pub fn dispatch(cli: Cli) -> i32 {
         Some(Command::Doc(a)) => doc::main(a),
         Some(Command::Repl(a)) => repl::main(a),
         Some(Command::Lsp(a)) => crate::lsp::main(a),
+        Some(Command::Top(a)) | Some(Command::Observe(a)) => crate::observe::top::main(&a.args()),
         Some(Command::Completions(a)) => complete::main(a),
     }
 }
 
 /// The checker flags `bt run` and `bt test` share.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct CheckFlags {
+pub(crate) struct CheckFlags {
     /// Do not run the static checker before running
     #[arg(long)]
-    pub no_check: bool,
+    pub(crate) no_check: bool,
     /// Checker warnings stop the file like errors
     #[arg(long)]
-    pub warnings_as_errors: bool,
+    pub(crate) warnings_as_errors: bool,
     /// Set a checker category (dnu, type, unused, type_annotation, inheritance, sendability)
     /// to error, warning, hint or off; the nearest bt.toml's [diagnostics] table applies first
     #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = level_arg)]
-    pub diagnostics: Vec<String>,
+    pub(crate) diagnostics: Vec<String>,
 }
 
 /// Validates a `--diagnostics CATEGORY=LEVEL` argument.
-fn level_arg(s: &str) -> Result<String, String> {
+pub(crate) fn level_arg(s: &str) -> Result<String, String> {
     crate::check::CheckOptions::default()
         .set_level_arg(s)
         .map(|_| s.to_string())
@@ -144,7 +174,7 @@ fn level_arg(s: &str) -> Result<String, String> {
 
 /// `--color`: when rendered diagnostics use ANSI colour.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum ColorArg {
+pub(crate) enum ColorArg {
     /// Colour when standard error is a terminal and NO_COLOR is not set
     #[default]
     Auto,
@@ -163,7 +193,7 @@ impl From<ColorArg> for crate::diagnostic::ColorChoice {
 }
 
 /// Parses `bt ARGS…` (without the program name) as the binary would; for tests.
-pub fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+pub(crate) fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,

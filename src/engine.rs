@@ -11,7 +11,7 @@
 //! assert_eq!(engine.eval("x + 1").unwrap().as_i64(), Some(43));
 //! ```
 //!
-//! An engine wraps one [`Vm`]: the main program is a process of the Vm's actor runtime with
+//! An engine wraps one [`Interpreter`]: the main program is a process of the Interpreter's actor runtime with
 //! one persistent context, so bindings and classes persist between `eval` calls as in the
 //! REPL. Evaluations are serialised (one at a time per engine; `Engine` is `Send + Sync`, so
 //! an `Arc<Engine>` may be shared between threads). Host functions run inside the evaluation
@@ -46,15 +46,15 @@ use parking_lot::Mutex;
 pub use error::{EngineError, ErrorInfo, HostError, Limit};
 
 use crate::interp::eval::Method;
-use crate::interp::value::{Sym, Value};
-use crate::interp::{Vm, VmOptions};
+use crate::interp::{Interpreter, InterpreterOptions};
+use crate::value::{Sym, Value};
 use limits::{Limits, Trip, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or
 /// [`Engine::builder`].
 pub struct Engine {
-    vm: Vm,
-    /// One evaluation at a time: the Vm lends its session to each job.
+    vm: Interpreter,
+    /// One evaluation at a time: the Interpreter lends its session to each job.
     gate: Mutex<()>,
     limits: Limits,
     trip: Arc<Trip>,
@@ -130,7 +130,7 @@ impl EngineBuilder {
 
     /// Starts the engine and loads the standard library.
     pub fn build(self) -> Engine {
-        let vm = Vm::new(VmOptions {
+        let vm = Interpreter::new(InterpreterOptions {
             max_depth: self.max_depth,
             deterministic_pids: true,
             privileged: self.privileged,
@@ -285,6 +285,12 @@ impl Engine {
         Ok(())
     }
 
+    /// Grants scripts a capability (LANGUAGE.md 13): embedded scripts are denied `File` until
+    /// the host grants `Capability::File` (`bt::interp::prims::capability`).
+    pub fn grant(&self, c: crate::interp::prims::capability::Capability) {
+        self.vm.prog.capabilities.grant(c);
+    }
+
     /// Takes the program output captured since the last call (empty when the engine was
     /// built with `capture_output(false)`).
     pub fn take_output(&self) -> String {
@@ -325,10 +331,13 @@ impl Engine {
         self.vm.binding_names()
     }
 
-    /// Runs `f` (the engine's jobs on the Vm) as one evaluation under the limits: the hooks
+    /// Runs `f` (the engine's jobs on the Interpreter) as one evaluation under the limits: the hooks
     /// of `hook_factory` count its jobs' reductions, the watchdog its deadline; a limit that
     /// tripped decides the result.
-    fn limited<R>(&self, f: impl FnOnce(&Vm) -> Result<R, EngineError>) -> Result<R, EngineError> {
+    fn limited<R>(
+        &self,
+        f: impl FnOnce(&Interpreter) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
         if !self.limits.any() {
             return f(&self.vm);
         }

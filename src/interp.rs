@@ -1,5 +1,6 @@
-//! The interpreter: values, classes, lowering, the evaluator, primitives, printing and term
-//! order.
+//! The interpreter: classes, lowering, the evaluator, primitives, printing, and running on
+//! the actor runtime. Values, their storage and term order are the layer below
+//! ([`crate::value`]).
 //!
 //! ```text
 //! AST ─▶ lower (slots, cells, inlined control flow) ─▶ eval::code::Node
@@ -8,8 +9,6 @@
 //!
 //! | module | what lives there |
 //! |---|---|
-//! | `value` | what a script can hold |
-//! | `array`, `dict` | Array and Dictionary storage |
 //! | `class` | classes, metaclasses, method dictionaries |
 //! | `program` | the shared program: class table, files, protocols, output |
 //! | `lower` | AST → evaluator form |
@@ -17,30 +16,39 @@
 //! | `loader` | installing declarations, running top-level statements |
 //! | `error` | exceptions as values, kinds → classes, `BtError` |
 //! | `prims` | Rust primitives |
-//! | `print`, `order` | printing (part 10), term order and equality (5.12) |
-//! | `actor`, `actor_*` | running on the actor runtime: processes, actor handles, sends |
-//! | `vm` | the program-level API used by the CLI, REPL and test runner |
+//! | `print` | printing (part 10) |
+//! | `actor` (+ `actor/`) | running on the actor runtime: processes, actor handles, sends |
+//! | `checker` | the standard checker: stdlib declarations + primitive selectors |
+//! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |
 
 pub mod actor;
-pub mod actor_behaviour;
-pub mod actor_handle;
-pub mod actor_send;
-pub mod actor_slots;
-pub mod array;
+pub mod checker;
 pub mod class;
-pub mod dict;
 pub mod error;
 pub mod eval;
+pub mod interpreter;
 pub mod loader;
 pub mod lower;
-pub mod order;
 pub mod prims;
 pub mod print;
 pub mod program;
 pub mod stdlib;
-pub mod value;
-pub mod vm;
 
-pub use vm::{BtError, LoadReport, TraceFrame, Vm, VmOptions};
+// Old paths kept for one session so branches written against them still merge (the values
+// layer moved to `crate::value`, the actor files into `interp/actor/`). New code uses the new
+// paths; remove these after the next merge round.
+pub use crate::value;
+pub use crate::value::{array, dict, order};
+pub use actor::{
+    behaviour as actor_behaviour, handle as actor_handle, send as actor_send, slots as actor_slots,
+};
+
+pub use interpreter::{BtError, Interpreter, InterpreterOptions, LoadReport, TraceFrame};
+
+/// The old names of [`Interpreter`] and [`InterpreterOptions`] (and `interp::vm`), kept for
+/// one session so branches written against them still merge.
+pub type Vm = Interpreter;
+pub type VmOptions = InterpreterOptions;
+pub use interpreter as vm;
 #[cfg(test)]
 mod tests;

@@ -26,7 +26,7 @@
 //! # Example
 //!
 //! ```
-//! use bt::interp::value::Value;
+//! use bt::value::Value;
 //! use bt::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
 //!
 //! let rt = Runtime::new(Config { workers: 1, ..Config::default() }).unwrap();
@@ -50,7 +50,7 @@
 //! # API for the interpreter
 //!
 //! ```text
-//! let rt = Runtime::new(Config::default())?;           // per Vm; drop = shutdown
+//! let rt = Runtime::new(Config::default())?;           // per Interpreter; drop = shutdown
 //! rt.block_on(|cx| run_main(cx))                       // main program / REPL line (pid 1, 2, …)
 //! let p = rt.spawn(MyActor { .. });                    // Behaviour::handle(&mut self, cx, msg)
 //! cx.call(&p, Message::new(sel, args), Timeout::DEFAULT) -> Result<Value, CallError>
@@ -124,15 +124,13 @@
 //! | `clock` | real or manual clock; `after`/`every` timers |
 //! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
 //! | `supervisor` | native supervisors: strategies, restart intensity, roster + bookkeeping |
-//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1` |
-//! | `observe` | `bt run --observe`: `GET /runtime/processes` on loopback |
+//! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1`, diffs |
 
 mod api;
 mod clock;
 mod cx;
 mod lock;
 mod mailbox;
-pub mod observe;
 mod process;
 mod sched;
 pub mod snapshot;
@@ -149,5 +147,6 @@ pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
 pub use types::{
-    CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Signal, Timeout,
+    CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,
+    Signal, SupervisorRequest, Timeout,
 };

@@ -4,6 +4,9 @@
 //! hook removes when the test binary ends — also after failing tests — so `cargo test` leaves
 //! nothing in the temporary directory.
 
+// The `atexit` registration is the one unsafe call (a C function taking a callback).
+#![allow(unsafe_code)]
+
 use std::path::PathBuf;
 use std::sync::Once;
 
@@ -16,7 +19,7 @@ extern "C" fn remove_root() {
 }
 
 /// A fresh, empty directory `NAME` under the per-process root.
-pub fn dir(name: &str) -> PathBuf {
+pub(crate) fn dir(name: &str) -> PathBuf {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         // SAFETY: `remove_root` is an `extern "C" fn()` with no preconditions; atexit only

@@ -1,7 +1,7 @@
 //! `bt test`: expression files and TestCase suites (LANGUAGE.md part 11, issue 4).
 //!
 //! ```text
-//! discover ─▶ for each file: supervise ══(process)══▶ child ─▶ worker ─▶ Vm
+//! discover ─▶ for each file: supervise ══(process)══▶ child ─▶ worker ─▶ Interpreter
 //!                  ▲  deadline, restart after a hang/crash        │
 //!                  └──────────── events (start, case, warning) ◀──┘
 //! report (human / --json) ◀── results            bless ◀── proposed `// =>` texts
@@ -16,7 +16,7 @@
 //! | [`lint`] | warnings about `// =>` lines that will not run |
 //! | [`doc`] | `// =>` examples inside `///` comments |
 //! | [`worker`] | running one file's steps on an [`worker::Engine`] and reporting events |
-//! | [`child`] | the worker process (`bt test --worker`) over the real `Vm` |
+//! | [`child`] | the worker process (`bt test --worker`) over the real `Interpreter` |
 //! | [`supervise`] | the parent: one worker process per file, per-step deadline, restarts |
 //! | [`report`] | results, the human report and the JSON document |
 //! | [`bless`] | rewriting `// =>` lines in place |
@@ -25,29 +25,32 @@
 //! hanging or crashing case costs only itself: the parent kills the worker, fails the case and
 //! starts a new worker that resumes after it.
 
-pub mod bless;
-pub mod child;
-pub mod discover;
-pub mod doc;
-pub mod expect;
-pub mod lint;
-pub mod report;
-pub mod scan;
-pub mod split;
-pub mod supervise;
-pub mod worker;
+pub(crate) mod bless;
+pub(crate) mod child;
+pub(crate) mod discover;
+pub(crate) mod doc;
+pub(crate) mod expect;
+pub(crate) mod lint;
+pub(crate) mod report;
+pub(crate) mod scan;
+pub(crate) mod split;
+pub(crate) mod supervise;
+pub(crate) mod worker;
+
+#[cfg(test)]
+mod core_golden;
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub use report::{CaseResult, FileResult, Status, Summary};
+pub(crate) use report::{FileResult, Summary};
 
 use discover::FileKind;
 use worker::WorkerSpec;
 
 /// Everything `bt test` was asked to do.
 #[derive(Clone, Debug)]
-pub struct Options {
+pub(crate) struct Options {
     pub json: bool,
     pub loads: Vec<PathBuf>,
     pub filter: Option<String>,
@@ -83,7 +86,7 @@ impl Default for Options {
 
 /// A usage problem (exit status 2).
 #[derive(Debug)]
-pub struct UsageError(pub String);
+pub(crate) struct UsageError(pub String);
 
 /// Plans one file: what it is and what loads with it; None when it is not a test file.
 fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerSpec>, String> {
@@ -123,7 +126,8 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
     };
     // Checker levels: the nearest bt.toml's `[diagnostics]` (as `bt check` reads it), then
     // the command line's.
-    let levels = crate::cli::check::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
+    let levels =
+        crate::check::manifest::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
     let path = file.display().to_string();
     let filter = opts.filter.clone().filter(|f| !path.contains(f.as_str()));
     Ok(Some(WorkerSpec {
@@ -148,7 +152,7 @@ fn same_file(a: &Path, b: &Path) -> bool {
 }
 
 /// Runs `bt test` with `opts`, printing the report; answers the exit status.
-pub fn run(opts: &Options) -> Result<i32, UsageError> {
+pub(crate) fn run(opts: &Options) -> Result<i32, UsageError> {
     let paths = if opts.paths.is_empty() {
         vec![PathBuf::from("test")]
     } else {
@@ -218,14 +222,18 @@ fn bless_file(file: &Path, blesses: &[worker::Bless]) -> bool {
 /// The failing cases whose expectations `--bless` rewrote now pass; the file result lists
 /// them (`LINE: expression  // => new`).
 fn mark_blessed(r: &mut FileResult, blesses: &[worker::Bless]) {
-    for c in r.cases.iter_mut().filter(|c| c.status == Status::Fail) {
+    for c in r
+        .cases
+        .iter_mut()
+        .filter(|c| c.status == report::Status::Fail)
+    {
         let Some(b) = blesses.iter().find(|b| b.case_line == c.line && c.line > 0) else {
             continue;
         };
         let first = c.name.lines().next().unwrap_or("");
         r.blessed
             .push(format!("{}: {first}  // => {}", c.line, b.text));
-        c.status = Status::Pass;
+        c.status = report::Status::Pass;
         c.message = None;
     }
 }

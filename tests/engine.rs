@@ -518,14 +518,13 @@ fn errors_display_like_bt_run() {
         let path = dir.join(name);
         std::fs::write(&path, src).unwrap();
         let p = path.display().to_string();
-        let mut stderr = Vec::new();
-        let code = bt::cli::run::run(
-            std::slice::from_ref(&p),
-            Some(Box::new(|_: &str| {})),
-            &mut stderr,
-        );
-        assert_eq!(code, 1, "{name}");
-        let bt_run = String::from_utf8_lossy(&stderr).to_string();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_bt"))
+            .args(["run", &p])
+            .env("NO_COLOR", "1")
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{name}");
+        let bt_run = String::from_utf8_lossy(&out.stderr).to_string();
         let e = Engine::new();
         let er = e.eval_file(&path).unwrap_err();
         assert_eq!(format!("{er}\n"), bt_run, "{name}");

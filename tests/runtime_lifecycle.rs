@@ -12,11 +12,11 @@ use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
-use bt::interp::value::{Sym, Value};
 use bt::runtime::{
     handler, Behaviour, CallError, Config, Cx, ExitReason, JoinError, Message, NameError, ProcRef,
     ProcStatus, Runtime, Signal, SpawnOpts, Timeout,
 };
+use bt::value::{Sym, Value};
 
 fn runtime(workers: usize) -> Runtime {
     Runtime::new(Config {

@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bt::interp::value::Value;
 use bt::runtime::{
     handler, Behaviour, CallError, Config, Cx, ExitReason, JoinError, Message, ProcStatus, Runtime,
     Timeout,
 };
+use bt::value::Value;
 
 fn runtime(workers: usize) -> Runtime {
     Runtime::new(Config {

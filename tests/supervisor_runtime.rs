@@ -7,12 +7,12 @@
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use bt::interp::value::{Sym, Value};
 use bt::runtime::supervisor::{
     await_exit, AutoShutdown, ChildSpec, ChildState, RestartType, Shutdown, StartFn, Strategy,
     SupError, SupHandle, Supervision, SupervisorSpec,
 };
 use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, Timeout};
+use bt::value::{Sym, Value};
 
 fn rt() -> Runtime {
     Runtime::new(Config {

@@ -4,8 +4,8 @@
 
 use std::sync::Arc;
 
-use bt::interp::value::{Sym, Value};
-use bt::runtime::observe::{http_get, ObserveServer};
+use bt::observe::client::http_get;
+use bt::observe::{ObserveConfig, ObserveServer, SupervisionSource};
 use bt::runtime::snapshot::{
     default_snapshot, from_pid, status, system_snapshot, FromError, NodeKind, NodeState, SnapNode,
     SnapOptions, Snapshot,
@@ -14,6 +14,7 @@ use bt::runtime::supervisor::{
     await_exit, ChildSpec, RestartType, StartFn, SupHandle, Supervision, SupervisorSpec,
 };
 use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout};
+use bt::value::{Sym, Value};
 
 fn rt() -> Runtime {
     Runtime::new(Config {
@@ -395,11 +396,9 @@ fn observe_serves_the_default_tree_over_http() {
         app(&sup2, cx);
     })
     .unwrap();
-    let server = ObserveServer::start(
-        "127.0.0.1:0",
-        Arc::new(move || default_snapshot(&sup, &quiet()).to_json()),
-    )
-    .unwrap();
+    let source = Arc::new(SupervisionSource { sup, opts: quiet() });
+    let server =
+        ObserveServer::start("127.0.0.1:0", source.clone(), ObserveConfig::default()).unwrap();
     let (status, body) = http_get(server.local_addr(), "/runtime/processes").unwrap();
     assert_eq!(status, "HTTP/1.1 200 OK");
     let v: serde_json::Value = serde_json::from_str(&body).unwrap();
@@ -407,7 +406,7 @@ fn observe_serves_the_default_tree_over_http() {
     assert_eq!(v["roots"][0]["class"], "App");
     let (status, _) = http_get(server.local_addr(), "/nope").unwrap();
     assert_eq!(status, "HTTP/1.1 404 Not Found");
-    assert!(ObserveServer::start("0.0.0.0:0", Arc::new(String::new)).is_err());
+    assert!(ObserveServer::start("0.0.0.0:0", source, ObserveConfig::default()).is_err());
 }
 
 #[test]

@@ -303,7 +303,8 @@ impl<'a> Walker<'a> {
             if kind == Some(ScopeKind::Block) {
                 self.dead_block_locals.insert(v.name.clone());
             }
-            if v.report_unused && !v.read && !self.is_library() {
+            // A leading `_` marks a deliberately unused name (`{#ok, _val} := r`): no warning.
+            if v.report_unused && !v.read && !v.name.starts_with('_') && !self.is_library() {
                 let d = Diagnostic::warning(
                     "W0301",
                     "unused",
@@ -491,6 +492,9 @@ impl<'a> Walker<'a> {
             }
             if name == "Transcript" {
                 return Ty::inst("TranscriptStream");
+            }
+            if self.table.protocols.contains_key(name) {
+                return Ty::inst("Protocol");
             }
             if name.contains('@') || self.is_library() {
                 return Ty::Dynamic;

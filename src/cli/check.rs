@@ -6,14 +6,19 @@
 //! `bt.toml` manifest form one unit (a package, LANGUAGE.md 3.5); the manifest's
 //! `[diagnostics]` table sets category levels, which `--diagnostics` overrides.
 
-use crate::check::{self, Checker, SourceFile};
+use crate::check::{self, SourceFile};
 use crate::diagnostic::{self, ColorChoice, Diagnostic, Severity};
 use crate::syntax;
 use std::path::Path;
 
+// Moved down a layer (the interpreter and the test runner need them); re-exported here for the
+// CLI and for one session of branches that name them here.
+pub(crate) use crate::check::manifest::manifest_dir;
+pub(crate) use crate::interp::checker::standard_checker;
+
 /// Options of `bt check`.
 #[derive(Clone, Debug)]
-pub struct CheckOptions {
+pub(crate) struct CheckOptions {
     pub color: ColorChoice,
     pub json: bool,
     pub warnings_as_errors: bool,
@@ -34,41 +39,17 @@ impl Default for CheckOptions {
 
 /// The findings for one file.
 #[derive(Debug)]
-pub struct FileReport {
+pub(crate) struct FileReport {
     pub path: String,
     pub src: String,
     pub diags: Vec<Diagnostic>,
 }
 
-/// Diagnostics for one source text checked as its own unit (parse errors, then findings).
-pub fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
-    let reports = check_unit(
-        &[(path.to_string(), src.to_string())],
-        &check::CheckOptions::default(),
-    );
-    reports.into_iter().flat_map(|r| r.diags).collect()
-}
-
-/// The checker every command starts from: the checker's built-in table, the declarations of
-/// the embedded `stdlib/*.bt`, and every selector bound to a Rust primitive (so a DNU hint is
-/// never given for a selector the run time understands). Built once per process.
-pub fn standard_checker() -> Checker {
-    static STANDARD: std::sync::OnceLock<Checker> = std::sync::OnceLock::new();
-    STANDARD
-        .get_or_init(|| {
-            let mut c = Checker::new();
-            c.add_stdlib_sources(crate::interp::stdlib::FILES);
-            let mut prims = crate::interp::eval::Prims::default();
-            crate::interp::prims::register_all(&mut prims);
-            c.add_primitive_selectors(prims.instance.keys().map(|(cls, sel)| (*cls, *sel, false)));
-            c.add_primitive_selectors(prims.class_side.keys().map(|(cls, sel)| (*cls, *sel, true)));
-            c
-        })
-        .clone()
-}
-
 /// Parses and checks one load unit.
-pub fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
+pub(crate) fn check_unit(
+    files: &[(String, String)],
+    opts: &check::CheckOptions,
+) -> Vec<FileReport> {
     // The built-in library's own files (`stdlib/*.bt`) may use `@primitive` bodies.
     let library = files.iter().all(|(p, _)| is_library_file(p));
     let popts = syntax::Options {
@@ -181,14 +162,12 @@ fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {
     out
 }
 
-/// Checks files (directories are searched recursively for `*.bt`). Unreadable paths are
-/// reported as errors of their own.
-pub fn check_files(paths: &[String]) -> Result<Vec<FileReport>, String> {
-    check_files_with(paths, &CheckOptions::default())
-}
-
-/// [`check_files`] with options (levels, warnings-as-errors).
-pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<FileReport>, String> {
+/// Checks files (directories are searched recursively for `*.bt`) with options (levels,
+/// warnings-as-errors). Unreadable paths are reported as errors of their own.
+pub(crate) fn check_files_with(
+    paths: &[String],
+    opts: &CheckOptions,
+) -> Result<Vec<FileReport>, String> {
     let mut files = Vec::new();
     for p in paths {
         collect(Path::new(p), &mut files).map_err(|e| format!("cannot read {p}: {e}"))?;
@@ -233,44 +212,6 @@ pub fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<Fil
     Ok(out)
 }
 
-/// The checker options for running `file` (`bt run`, `bt test`): the `[diagnostics]` table of
-/// the nearest `bt.toml` at or above it, then the `--diagnostics CATEGORY=LEVEL` arguments
-/// (which override it), and `--warnings-as-errors`.
-pub fn options_for(
-    file: &Path,
-    warnings_as_errors: bool,
-    levels: &[String],
-) -> Result<check::CheckOptions, String> {
-    let mut o = check::CheckOptions {
-        warnings_as_errors,
-        ..Default::default()
-    };
-    if let Some(dir) = manifest_dir(file) {
-        let toml = Path::new(&dir).join("bt.toml");
-        if let Ok(text) = std::fs::read_to_string(&toml) {
-            o.apply_manifest(&text)
-                .map_err(|e| format!("{}: {e}", toml.display()))?;
-        }
-    }
-    for l in levels {
-        o.set_level_arg(l)
-            .map_err(|e| format!("--diagnostics {l}: {e}"))?;
-    }
-    Ok(o)
-}
-
-/// The directory of the nearest `bt.toml` at or above the file's directory.
-pub fn manifest_dir(file: &Path) -> Option<String> {
-    let mut dir = file.parent();
-    while let Some(d) = dir {
-        if d.join("bt.toml").is_file() {
-            return Some(d.to_string_lossy().into_owned());
-        }
-        dir = d.parent();
-    }
-    None
-}
-
 fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
     if p.is_dir() {
         let mut entries: Vec<_> = std::fs::read_dir(p)?
@@ -291,33 +232,43 @@ fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
     }
 }
 
+/// Diagnostics for one source text checked as its own unit (parse errors, then findings);
+/// what `bt lsp` publishes.
+pub(crate) fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
+    let reports = check_unit(
+        &[(path.to_string(), src.to_string())],
+        &check::CheckOptions::default(),
+    );
+    reports.into_iter().flat_map(|r| r.diags).collect()
+}
+
 /// `bt check` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(after_help = crate::cli::EXIT_CODES)]
-pub struct CheckArgs {
+pub(crate) struct CheckArgs {
     /// Files or directories (searched for *.bt); default: the current directory
     #[arg(value_name = "PATH")]
-    pub paths: Vec<String>,
+    pub(crate) paths: Vec<String>,
     /// Output format
     #[arg(long, value_enum, default_value_t = Format::Human)]
-    pub format: Format,
+    pub(crate) format: Format,
     /// Same as --format json
     #[arg(long, hide = true)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// When diagnostics use colour
     #[arg(long, value_enum, default_value_t = crate::cli::ColorArg::Auto)]
-    pub color: crate::cli::ColorArg,
+    pub(crate) color: crate::cli::ColorArg,
     /// Warnings make the exit status 1
     #[arg(long)]
-    pub warnings_as_errors: bool,
+    pub(crate) warnings_as_errors: bool,
     /// Set a checker category to error, warning, hint or off (after bt.toml)
     #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::level_arg)]
-    pub diagnostics: Vec<String>,
+    pub(crate) diagnostics: Vec<String>,
 }
 
 /// `bt check --format`.
 #[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Format {
+pub(crate) enum Format {
     /// Rendered diagnostics on standard error
     #[default]
     Human,
@@ -326,7 +277,7 @@ pub enum Format {
 }
 
 /// Runs `bt check`; answers the process exit status.
-pub fn main(a: CheckArgs) -> i32 {
+pub(crate) fn main(a: CheckArgs) -> i32 {
     let opts = CheckOptions {
         color: a.color.into(),
         json: a.json || a.format == Format::Json,

@@ -8,14 +8,14 @@ use clap::CommandFactory;
 
 /// `bt completions` arguments.
 #[derive(clap::Args, Debug, Clone)]
-pub struct CompletionArgs {
+pub(crate) struct CompletionArgs {
     /// The shell to generate for
     #[arg(value_enum)]
-    pub shell: clap_complete::Shell,
+    pub(crate) shell: clap_complete::Shell,
 }
 
 /// Writes the script to standard output.
-pub fn main(a: CompletionArgs) -> i32 {
+pub(crate) fn main(a: CompletionArgs) -> i32 {
     let mut cmd = crate::cli::Cli::command();
     clap_complete::generate(a.shell, &mut cmd, "bt", &mut std::io::stdout());
     0

@@ -13,57 +13,57 @@ use crate::syntax::ast::{ClassDecl, Item, Member, MethodDecl, SlotDecl};
 
 /// `bt doc` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct DocArgs {
+pub(crate) struct DocArgs {
     /// Classes to document (default: all)
     #[arg(value_name = "CLASS")]
-    pub classes: Vec<String>,
+    pub(crate) classes: Vec<String>,
     /// HTML instead of Markdown
     #[arg(long)]
-    pub html: bool,
+    pub(crate) html: bool,
     /// Write an index and one file per class into DIR instead of printing
     #[arg(long, value_name = "DIR")]
-    pub out: Option<String>,
+    pub(crate) out: Option<String>,
 }
 
 /// A documented slot (`field:`, `state:`, `classState:`).
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct SlotDoc {
-    pub kind: &'static str,
-    pub name: String,
-    pub ty: Option<String>,
-    pub doc: String,
+pub(crate) struct SlotDoc {
+    pub(crate) kind: &'static str,
+    pub(crate) name: String,
+    pub(crate) ty: Option<String>,
+    pub(crate) doc: String,
 }
 
 /// A documented method.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MethodDoc {
-    pub class_side: bool,
-    pub selector: String,
+pub(crate) struct MethodDoc {
+    pub(crate) class_side: bool,
+    pub(crate) selector: String,
     /// The header as written: `at: i :: Integer put: v -> Self`.
-    pub header: String,
-    pub doc: String,
+    pub(crate) header: String,
+    pub(crate) doc: String,
 }
 
 /// Everything the reference says about one class.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ClassDoc {
-    pub name: String,
-    pub superclass: Option<String>,
-    pub modifiers: Vec<&'static str>,
-    pub doc: String,
+pub(crate) struct ClassDoc {
+    pub(crate) name: String,
+    pub(crate) superclass: Option<String>,
+    pub(crate) modifiers: Vec<&'static str>,
+    pub(crate) doc: String,
     /// The library file declaring it (empty for classes only known from primitives).
-    pub file: String,
-    pub slots: Vec<SlotDoc>,
-    pub methods: Vec<MethodDoc>,
+    pub(crate) file: String,
+    pub(crate) slots: Vec<SlotDoc>,
+    pub(crate) methods: Vec<MethodDoc>,
     /// Selectors answered by Rust primitives without a declaration (instance side).
-    pub primitives: Vec<String>,
+    pub(crate) primitives: Vec<String>,
     /// The same on the class side.
-    pub class_primitives: Vec<String>,
+    pub(crate) class_primitives: Vec<String>,
 }
 
 impl ClassDoc {
     /// The method doc for `selector` on the given side, if declared here.
-    pub fn method(&self, selector: &str, class_side: bool) -> Option<&MethodDoc> {
+    pub(crate) fn method(&self, selector: &str, class_side: bool) -> Option<&MethodDoc> {
         self.methods
             .iter()
             .find(|m| m.selector == selector && m.class_side == class_side)
@@ -71,7 +71,7 @@ impl ClassDoc {
 }
 
 /// The header text of a method: its source up to the `=>` of the header.
-pub fn method_header(m: &MethodDecl) -> String {
+pub(crate) fn method_header(m: &MethodDecl) -> String {
     let first = m.source.lines().next().unwrap_or(&m.selector);
     let head = match first.find("=>") {
         Some(i) => &first[..i],
@@ -141,7 +141,10 @@ fn class_doc(file: &str, src: &str, c: &ClassDecl) -> ClassDoc {
 }
 
 /// Class docs of the classes (and standalone methods) declared in `files`, by class name.
-pub fn docs_for_sources(files: &[(String, String)], library: bool) -> BTreeMap<String, ClassDoc> {
+pub(crate) fn docs_for_sources(
+    files: &[(String, String)],
+    library: bool,
+) -> BTreeMap<String, ClassDoc> {
     let mut out: BTreeMap<String, ClassDoc> = BTreeMap::new();
     let mut extra: Vec<(String, MethodDoc)> = Vec::new();
     for (path, src) in files {
@@ -174,7 +177,7 @@ pub fn docs_for_sources(files: &[(String, String)], library: bool) -> BTreeMap<S
 }
 
 /// The whole library: `stdlib/*.bt` and every class with primitives (cached).
-pub fn library() -> &'static BTreeMap<String, ClassDoc> {
+pub(crate) fn library() -> &'static BTreeMap<String, ClassDoc> {
     static LIB: std::sync::OnceLock<BTreeMap<String, ClassDoc>> = std::sync::OnceLock::new();
     LIB.get_or_init(|| {
         let files: Vec<(String, String)> = crate::interp::stdlib::FILES
@@ -230,7 +233,7 @@ pub fn library() -> &'static BTreeMap<String, ClassDoc> {
 
 /// Doc text for the reference: spec section references dropped, indented example lines
 /// turned into fenced bt code.
-pub fn clean_doc(doc: &str) -> String {
+pub(crate) fn clean_doc(doc: &str) -> String {
     let re =
         regex::Regex::new(r"\s*\(LANGUAGE\.md[^)]*\)|,?\s*LANGUAGE\.md [0-9.]+").expect("valid");
     let text = re.replace_all(doc, "").into_owned();
@@ -263,7 +266,7 @@ fn md_escape_cell(s: &str) -> String {
 }
 
 /// One class as Markdown.
-pub fn to_markdown(d: &ClassDoc) -> String {
+pub(crate) fn to_markdown(d: &ClassDoc) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "# {}\n", d.name);
     let mut line = String::new();
@@ -337,7 +340,7 @@ pub fn to_markdown(d: &ClassDoc) -> String {
 }
 
 /// The first sentence of the first paragraph of a doc comment.
-pub fn summary(s: &str) -> String {
+pub(crate) fn summary(s: &str) -> String {
     let text = clean_doc(s);
     let para: Vec<&str> = text
         .lines()
@@ -358,7 +361,7 @@ fn superclass_link(sup: &str) -> Option<String> {
 }
 
 /// The index page: every class with the first line of its documentation.
-pub fn index_markdown(docs: &[&ClassDoc]) -> String {
+pub(crate) fn index_markdown(docs: &[&ClassDoc]) -> String {
     let mut s = String::from(
         "# Class reference\n\nGenerated by `bt doc --out docs/reference` from the built-in library's \
          declarations and documentation comments; do not edit by hand.\n\n| class | |\n|---|---|\n",
@@ -382,7 +385,7 @@ fn html_escape(s: &str) -> String {
 }
 
 /// One class as a self-contained HTML fragment.
-pub fn to_html(d: &ClassDoc) -> String {
+pub(crate) fn to_html(d: &ClassDoc) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "<section id=\"{0}\"><h1>{0}</h1>", html_escape(&d.name));
     if let Some(sup) = &d.superclass {
@@ -442,7 +445,7 @@ fn html_page(title: &str, body: &str) -> String {
 }
 
 /// Runs `bt doc`; answers the exit status.
-pub fn main(a: DocArgs) -> i32 {
+pub(crate) fn main(a: DocArgs) -> i32 {
     let lib = library();
     let mut chosen: Vec<&ClassDoc> = Vec::new();
     if a.classes.is_empty() {

@@ -10,14 +10,14 @@ use std::path::{Path, PathBuf};
 /// `bt fmt` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(after_help = crate::cli::EXIT_CODES)]
-pub struct FmtArgs {
+pub(crate) struct FmtArgs {
     /// Files or directories (searched for *.bt and *.btscript); `-` reads standard input;
     /// default: the current directory
     #[arg(value_name = "PATH")]
-    pub paths: Vec<String>,
+    pub(crate) paths: Vec<String>,
     /// Write nothing: list the files that are not formatted, exit 1 if any
     #[arg(long)]
-    pub check: bool,
+    pub(crate) check: bool,
 }
 
 fn collect(p: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
@@ -52,7 +52,7 @@ fn is_library(p: &Path) -> bool {
 }
 
 /// Runs `bt fmt`; answers the exit status.
-pub fn main(a: FmtArgs) -> i32 {
+pub(crate) fn main(a: FmtArgs) -> i32 {
     if a.paths.iter().any(|p| p == "-") {
         let mut src = String::new();
         if let Err(e) = std::io::stdin().read_to_string(&mut src) {

@@ -7,23 +7,23 @@ use crate::syntax;
 
 /// `bt parse` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct ParseArgs {
+pub(crate) struct ParseArgs {
     /// The file to parse
     #[arg(value_name = "FILE")]
-    pub file: String,
+    pub(crate) file: String,
     /// Print the AST dump (the default and only output)
     #[arg(long)]
-    pub ast: bool,
+    pub(crate) ast: bool,
     /// Accept `=> @primitive` bodies (built-in library files)
     #[arg(long, alias = "stdlib")]
-    pub allow_primitives: bool,
+    pub(crate) allow_primitives: bool,
     /// When diagnostics use colour
     #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
-    pub color: ColorArg,
+    pub(crate) color: ColorArg,
 }
 
 /// Runs `bt parse`; answers the process exit status.
-pub fn main(a: ParseArgs) -> i32 {
+pub(crate) fn main(a: ParseArgs) -> i32 {
     let file = a.file;
     let color: ColorChoice = a.color.into();
     let opts = syntax::Options {

@@ -10,7 +10,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use crate::interp::{Vm, VmOptions};
+use crate::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
 
 const HELP: &str = "\
 Enter bt expressions; the value is shown after each one.
@@ -156,10 +156,10 @@ fn load(vm: &Vm, path: &str) {
 
 /// `bt repl` arguments.
 #[derive(clap::Args, Debug, Clone)]
-pub struct ReplArgs {
+pub(crate) struct ReplArgs {
     /// Deepest call nesting before a stack_overflow error
     #[arg(long, value_name = "N", default_value_t = 10_000)]
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
 }
 
 impl Default for ReplArgs {
@@ -169,7 +169,7 @@ impl Default for ReplArgs {
 }
 
 /// Runs `bt repl`; answers the process exit status.
-pub fn main(args: ReplArgs) -> i32 {
+pub(crate) fn main(args: ReplArgs) -> i32 {
     let max_depth = args.max_depth.max(1);
     let vm = Vm::new(VmOptions {
         max_depth,

@@ -9,11 +9,11 @@ use crate::cli::doc;
 use crate::lsp::analysis;
 
 /// The REPL commands (for completion and `:help`).
-pub const COMMANDS: &[&str] = &[":help", ":load", ":quit"];
+pub(crate) const COMMANDS: &[&str] = &[":help", ":load", ":quit"];
 
 /// `(start, candidates)` for the word ending at `pos` in `line`, given what the session has
 /// entered so far.
-pub fn complete(session: &str, line: &str, pos: usize) -> (usize, Vec<String>) {
+pub(crate) fn complete(session: &str, line: &str, pos: usize) -> (usize, Vec<String>) {
     let pos = pos.min(line.len());
     let b = line.as_bytes();
     let mut start = pos;
@@ -57,7 +57,7 @@ pub fn complete(session: &str, line: &str, pos: usize) -> (usize, Vec<String>) {
 }
 
 /// The text `:help TOPIC` prints.
-pub fn help(session: &str, topic: &str) -> String {
+pub(crate) fn help(session: &str, topic: &str) -> String {
     let topic = topic.trim();
     let classes = analysis::classes_with(session);
     if let Some((cls, sel)) = topic.split_once(">>") {

@@ -17,43 +17,43 @@
 
 use std::io::{Read, Write};
 
-use crate::interp::value::Value;
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
+use crate::value::Value;
 
 /// `bt run` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(after_help = crate::cli::EXIT_CODES)]
-pub struct RunArgs {
+pub(crate) struct RunArgs {
     /// The program file; `-` reads the program from standard input
     #[arg(value_name = "FILE", required_unless_present = "eval")]
-    pub file: Option<String>,
+    pub(crate) file: Option<String>,
     /// Arguments for the program (`System arguments`, and `main:` with --main); put them
     /// after `--` when one starts with `-`
     #[arg(value_name = "ARGS")]
-    pub args: Vec<String>,
+    pub(crate) args: Vec<String>,
     /// Run EXPR (statements and declarations, like a file) instead of a file
     #[arg(short = 'e', long = "eval", value_name = "EXPR")]
-    pub eval: Option<String>,
+    pub(crate) eval: Option<String>,
     /// After the statements, send `main:` with the argument List to CLASS
     #[arg(long, value_name = "CLASS")]
-    pub main: Option<String>,
+    pub(crate) main: Option<String>,
     /// Deepest call nesting before a stack_overflow error
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive)]
-    pub max_depth: usize,
+    pub(crate) max_depth: usize,
     #[command(flatten)]
-    pub check: crate::cli::CheckFlags,
+    pub(crate) check: crate::cli::CheckFlags,
     /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
     #[arg(long, value_name = "ADDR")]
-    pub observe: Option<String>,
+    pub(crate) observe: Option<String>,
     /// Run as a distribution node named NAME@HOST
     #[arg(long, value_name = "NAME@HOST", value_parser = node_name)]
-    pub name: Option<String>,
+    pub(crate) name: Option<String>,
     /// Make the node hidden (needs --name)
-    #[arg(long, requires = "name")]
-    pub hidden: bool,
+    #[arg(long)]
+    pub(crate) hidden: bool,
     /// Keep the node answering connections after the program ends (needs --name)
-    #[arg(long, requires = "name")]
-    pub serve: bool,
+    #[arg(long)]
+    pub(crate) serve: bool,
 }
 
 /// A number of at least 1.
@@ -109,13 +109,14 @@ fn report(e: &BtError, err: &mut dyn Write) -> i32 {
 }
 
 /// Runs `bt run`; answers the process exit status.
-pub fn main(args: RunArgs) -> i32 {
+pub(crate) fn main(args: RunArgs) -> i32 {
     run_with(args, None, &mut std::io::stderr())
 }
 
+#[cfg(test)]
 /// `bt run ARGS` (arguments after `run`) with its diagnostics written to `err`; with `out`,
 /// program output is captured there instead of going to standard output (tests).
-pub fn run(
+pub(crate) fn run(
     args: &[String],
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
@@ -133,11 +134,16 @@ pub fn run(
 }
 
 /// `bt run` with parsed arguments.
-pub fn run_with(
+pub(crate) fn run_with(
     mut o: RunArgs,
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
 ) -> i32 {
+    if o.name.is_none() && (o.hidden || o.serve) {
+        let flag = if o.hidden { "--hidden" } else { "--serve" };
+        let _ = writeln!(err, "bt run: {flag} needs --name NAME@HOST");
+        return 2;
+    }
     let (path, src) = match program_source(&mut o) {
         Ok(p) => p,
         Err(m) => {
@@ -145,7 +151,7 @@ pub fn run_with(
             return 2;
         }
     };
-    let check_options = match crate::cli::check::options_for(
+    let check_options = match crate::check::manifest::options_for(
         std::path::Path::new(&path),
         o.check.warnings_as_errors,
         &o.check.diagnostics,
@@ -156,10 +162,10 @@ pub fn run_with(
             return 2;
         }
     };
-    let vm = Vm::new(VmOptions {
+    let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: !o.check.no_check,
-        ..VmOptions::default()
+        ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
@@ -186,18 +192,16 @@ pub fn run_with(
         vm.set_output(sink);
     }
     vm.set_args(&path, o.args.clone());
-    // `--observe ADDR`: serve `GET /runtime/processes` (7.5) while the script runs.
+    // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
     let _observer = match &o.observe {
         None => None,
         Some(addr) => {
-            let sup = vm.supervision();
-            let source = std::sync::Arc::new(move || {
-                let opts = crate::runtime::snapshot::SnapOptions::default();
-                crate::runtime::snapshot::default_snapshot(&sup, &opts).to_json()
-            });
-            match crate::runtime::observe::ObserveServer::start(addr, source) {
+            let source =
+                std::sync::Arc::new(crate::observe::SupervisionSource::new(vm.supervision()));
+            let cfg = crate::observe::ObserveConfig::default();
+            match crate::observe::ObserveServer::start(addr, source, cfg) {
                 Ok(s) => {
-                    eprintln!("observing on http://{}/runtime/processes", s.local_addr());
+                    eprintln!("observing on http://{}/", s.local_addr());
                     Some(s)
                 }
                 Err(e) => {

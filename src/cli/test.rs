@@ -11,33 +11,33 @@ use crate::testrun::{self, Options};
 /// found under each PATH (default: ./test), skipping directories named `fixtures`.
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(after_help = crate::cli::EXIT_CODES)]
-pub struct TestArgs {
+pub(crate) struct TestArgs {
     /// Files or directories to test (default: ./test)
     #[arg(value_name = "PATH")]
-    pub paths: Vec<PathBuf>,
+    pub(crate) paths: Vec<PathBuf>,
     /// Print one JSON document instead of the human report
     #[arg(long)]
-    pub json: bool,
+    pub(crate) json: bool,
     /// Load PATH (a file, or a directory of *.bt) before every test file
     #[arg(long, value_name = "PATH")]
-    pub load: Vec<PathBuf>,
+    pub(crate) load: Vec<PathBuf>,
     /// Run only files whose path contains TEXT, or cases/tests whose name does
     #[arg(long, value_name = "TEXT")]
-    pub filter: Option<String>,
+    pub(crate) filter: Option<String>,
     /// Limit for each expression or test, in seconds
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
-    pub timeout: Duration,
+    pub(crate) timeout: Duration,
     #[command(flatten)]
-    pub check: crate::cli::CheckFlags,
+    pub(crate) check: crate::cli::CheckFlags,
     /// Run the `// =>` examples inside `///` comments of the given files
     #[arg(long)]
-    pub doc_examples: bool,
+    pub(crate) doc_examples: bool,
     /// Rewrite the `// =>` lines of failing cases with the actual results
     #[arg(long)]
-    pub bless: bool,
+    pub(crate) bless: bool,
     /// Internal: run as the worker process of a parent `bt test` (JSON spec)
     #[arg(long, hide = true, value_name = "SPEC")]
-    pub worker: Option<String>,
+    pub(crate) worker: Option<String>,
 }
 
 /// A positive, finite number of seconds.
@@ -53,7 +53,7 @@ fn seconds(v: &str) -> Result<Duration, String> {
 
 impl TestArgs {
     /// The runner's options.
-    pub fn options(&self) -> Options {
+    pub(crate) fn options(&self) -> Options {
         Options {
             json: self.json,
             loads: self.load.clone(),
@@ -70,7 +70,8 @@ impl TestArgs {
 }
 
 /// Parses `bt test` arguments (after `test`).
-pub fn parse_args(args: &[String]) -> Result<Options, String> {
+#[cfg(test)]
+pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
     match crate::cli::parse_from(std::iter::once("test".to_string()).chain(args.iter().cloned())) {
         Ok(crate::cli::Cli {
             command: Some(crate::cli::Command::Test(a)),
@@ -81,7 +82,7 @@ pub fn parse_args(args: &[String]) -> Result<Options, String> {
 }
 
 /// Runs `bt test`; answers the process exit status (0 all passed, 1 failures, 2 usage).
-pub fn main(args: TestArgs) -> i32 {
+pub(crate) fn main(args: TestArgs) -> i32 {
     if let Some(spec) = &args.worker {
         return testrun::child::main(spec);
     }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use crate::interp::eval::code::{FnCode, Loc, Node, SendNode, NO_FILE};
 use crate::interp::eval::{Closure, Ctx, Method, VarCell};
 use crate::interp::program::Program;
-use crate::interp::value::{ClassRef, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 use super::error::{kind, CodecError, MISMATCH_HINT};
 

@@ -6,7 +6,7 @@ use std::fmt;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 /// Kinds the codec raises (all RuntimeErrors, LANGUAGE.md 8.8).
 pub mod kind {

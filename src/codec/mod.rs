@@ -20,7 +20,7 @@
 //! Local sends never use this module (values are immutable and shared across processes);
 //! the future `dist` (network) and `engine` (embedding) layers do.
 //!
-//! [`Value`]: crate::interp::value::Value
+//! [`Value`]: crate::value::Value
 
 pub mod block;
 pub mod error;

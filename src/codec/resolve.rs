@@ -4,12 +4,12 @@
 
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::actor::ActorSys;
-use crate::interp::actor_handle::{native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::eval::Ctx;
 use crate::interp::prims::supervision::SupRef;
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Pid, ProcRef, Timeout};
+use crate::value::{ClassRef, Sym, Value};
 
 use super::error::{kind, CodecError};
 use super::walk::{RefKind, WireRef, NO_NODE};

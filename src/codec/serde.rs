@@ -40,8 +40,8 @@ use std::fmt;
 use num_bigint::BigInt;
 use serde::ser::{self, Serialize};
 
-use crate::interp::dict::Dict;
-use crate::interp::value::{Ref, Sym, Value};
+use crate::value::dict::Dict;
+use crate::value::{Ref, Sym, Value};
 
 use super::error::{kind, CodecError};
 use super::walk::{Path, Seg};

@@ -4,7 +4,7 @@
 use num_traits::ToPrimitive;
 use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
 
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 use super::serde::Error;
 use super::walk::{classify, field_order, Item, Seg, NO_NODE};

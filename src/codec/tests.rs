@@ -8,9 +8,9 @@ use super::wire::{encode_with, EncodeOpts};
 use super::*;
 use crate::interp::error::{exc_field, F_HINT, F_KIND};
 use crate::interp::eval::Unwind;
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Sym, Value};
-use crate::interp::{Vm, VmOptions};
+use crate::interp::{Interpreter, InterpreterOptions};
+use crate::value::order::strict_eq;
+use crate::value::{Sym, Value};
 
 const FIXTURE: &str = r#"
 Value subclass: Point
@@ -39,8 +39,8 @@ Object subclass: Maker
   class twice => [:x | x * 2]
 "#;
 
-fn vm_with(src: &str) -> Vm {
-    let vm = Vm::new(VmOptions::default());
+fn vm_with(src: &str) -> Interpreter {
+    let vm = Interpreter::new(InterpreterOptions::default());
     vm.set_output(Box::new(|_| {}));
     let rep = vm.load_unit(&[("fixture.bt".to_string(), src.to_string())]);
     assert!(
@@ -52,11 +52,11 @@ fn vm_with(src: &str) -> Vm {
     vm
 }
 
-fn vm() -> Vm {
+fn vm() -> Interpreter {
     vm_with(FIXTURE)
 }
 
-fn eval(vm: &Vm, src: &str) -> Value {
+fn eval(vm: &Interpreter, src: &str) -> Value {
     match vm.eval("test", src) {
         Ok(v) => v,
         Err(e) => panic!("{src}: {}", e.message),
@@ -64,7 +64,7 @@ fn eval(vm: &Vm, src: &str) -> Value {
 }
 
 /// Encodes (as arg1) and decodes `v` in `vm`'s main process.
-fn round_trip(vm: &Vm, v: Value) -> Result<Value, CodecError> {
+fn round_trip(vm: &Interpreter, v: Value) -> Result<Value, CodecError> {
     vm.run(move |ctx, _| {
         let bytes = encode_in(ctx, &v, "arg1")?;
         decode_in(ctx, &bytes)
@@ -87,7 +87,7 @@ fn decode_in(ctx: &mut crate::interp::eval::Ctx, bytes: &[u8]) -> Result<Value, 
     v
 }
 
-fn same(vm: &Vm, src: &str) {
+fn same(vm: &Interpreter, src: &str) {
     let v = eval(vm, src);
     let back = round_trip(vm, v.clone()).unwrap_or_else(|e| panic!("{src}: {e}"));
     assert!(
@@ -324,7 +324,7 @@ fn method_blocks_resolve_and_run() {
 }
 
 /// Invokes a decoded block and answers the (kind, hint) it raises.
-fn raised_by(vm: &Vm, bytes: Vec<u8>, arg: Value) -> (Option<&'static str>, Value) {
+fn raised_by(vm: &Interpreter, bytes: Vec<u8>, arg: Value) -> (Option<&'static str>, Value) {
     vm.run(move |ctx, _| {
         let b = decode_in(ctx, &bytes).expect("a mismatch decodes to a block");
         match ctx.call_block(&b, &[arg]) {
@@ -391,7 +391,7 @@ const V2: &str =
 const V3: &str =
     "Value subclass: Shape\n  class shapeVersion => 3\n  field: w = 1\n  field: d :: Integer\n";
 
-fn encoded(vm: &Vm, src: &str) -> Vec<u8> {
+fn encoded(vm: &Interpreter, src: &str) -> Vec<u8> {
     let v = eval(vm, src);
     vm.run(move |ctx, _| encode_in(ctx, &v, "arg1").expect("encode"))
 }

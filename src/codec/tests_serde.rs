@@ -7,8 +7,8 @@ use ::serde::{Deserialize, Serialize};
 
 use super::error::kind;
 use super::{from_rust, to_rust};
-use crate::interp::value::Value;
-use crate::interp::{Vm, VmOptions};
+use crate::interp::{Interpreter, InterpreterOptions};
+use crate::value::Value;
 
 #[derive(Debug, PartialEq, Serialize, Deserialize)]
 struct Db {
@@ -40,7 +40,7 @@ struct Config {
 }
 
 fn eval(src: &str) -> Value {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     vm.set_output(Box::new(|_| {}));
     match vm.eval("test", src) {
         Ok(v) => v,
@@ -137,7 +137,7 @@ fn structs_become_symbol_keyed_dictionaries() {
 
 #[test]
 fn value_instances_read_as_structs() {
-    let vm = Vm::new(VmOptions::default());
+    let vm = Interpreter::new(InterpreterOptions::default());
     vm.set_output(Box::new(|_| {}));
     let rep = vm.load_unit(&[(
         "f.bt".into(),

@@ -33,17 +33,17 @@ use std::sync::Arc;
 
 use num_bigint::BigInt;
 
-use crate::interp::actor_handle::{
+use crate::interp::actor::handle::{
     downcast, ActorRef, CounterVal, DurationVal, NameRef, PidVal, RefVal, TimerVal,
 };
-use crate::interp::array::ArrayData;
 use crate::interp::class::ClassKind;
-use crate::interp::dict::Dict;
 use crate::interp::eval::Closure;
 use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
 use crate::interp::prims::supervision::SupRef;
-use crate::interp::value::{ClassRef, Instance, Interval, Key, Sym, Value};
 use crate::runtime::{Pid, Timeout};
+use crate::value::array::ArrayData;
+use crate::value::dict::Dict;
+use crate::value::{ClassRef, Instance, Interval, Key, Sym, Value};
 
 use super::error::CodecError;
 

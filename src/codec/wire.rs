@@ -44,7 +44,7 @@ use num_bigint::Sign;
 
 use crate::interp::eval::Ctx;
 use crate::interp::program::Program;
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 use super::block::{identity, shape_version, Origin};
 use super::error::CodecError;
@@ -56,33 +56,33 @@ pub const MAGIC: u8 = 0xB7;
 pub const WIRE_VERSION: u64 = 1;
 
 pub(crate) mod tag {
-    pub const NIL: u8 = 0x00;
-    pub const FALSE: u8 = 0x01;
-    pub const TRUE: u8 = 0x02;
-    pub const INT: u8 = 0x03;
-    pub const BIGINT: u8 = 0x04;
-    pub const FLOAT: u8 = 0x05;
-    pub const CHAR: u8 = 0x06;
-    pub const SYMBOL: u8 = 0x07;
-    pub const STRING: u8 = 0x08;
-    pub const BINARY: u8 = 0x09;
-    pub const LIST: u8 = 0x0A;
-    pub const ARRAY: u8 = 0x0B;
-    pub const ARRAY_SMALL: u8 = 0x0C;
-    pub const TUPLE: u8 = 0x0D;
-    pub const DICT: u8 = 0x0E;
-    pub const SET: u8 = 0x0F;
-    pub const BAG: u8 = 0x10;
-    pub const QUEUE: u8 = 0x11;
-    pub const INTERVAL: u8 = 0x12;
-    pub const INSTANCE: u8 = 0x13;
-    pub const OBJECT: u8 = 0x14;
-    pub const CLASS: u8 = 0x15;
-    pub const META: u8 = 0x16;
-    pub const BLOCK: u8 = 0x17;
-    pub const REF: u8 = 0x18;
-    pub const DURATION: u8 = 0x19;
-    pub const STREAM: u8 = 0x1A;
+    pub(crate) const NIL: u8 = 0x00;
+    pub(crate) const FALSE: u8 = 0x01;
+    pub(crate) const TRUE: u8 = 0x02;
+    pub(crate) const INT: u8 = 0x03;
+    pub(crate) const BIGINT: u8 = 0x04;
+    pub(crate) const FLOAT: u8 = 0x05;
+    pub(crate) const CHAR: u8 = 0x06;
+    pub(crate) const SYMBOL: u8 = 0x07;
+    pub(crate) const STRING: u8 = 0x08;
+    pub(crate) const BINARY: u8 = 0x09;
+    pub(crate) const LIST: u8 = 0x0A;
+    pub(crate) const ARRAY: u8 = 0x0B;
+    pub(crate) const ARRAY_SMALL: u8 = 0x0C;
+    pub(crate) const TUPLE: u8 = 0x0D;
+    pub(crate) const DICT: u8 = 0x0E;
+    pub(crate) const SET: u8 = 0x0F;
+    pub(crate) const BAG: u8 = 0x10;
+    pub(crate) const QUEUE: u8 = 0x11;
+    pub(crate) const INTERVAL: u8 = 0x12;
+    pub(crate) const INSTANCE: u8 = 0x13;
+    pub(crate) const OBJECT: u8 = 0x14;
+    pub(crate) const CLASS: u8 = 0x15;
+    pub(crate) const META: u8 = 0x16;
+    pub(crate) const BLOCK: u8 = 0x17;
+    pub(crate) const REF: u8 = 0x18;
+    pub(crate) const DURATION: u8 = 0x19;
+    pub(crate) const STREAM: u8 = 0x1A;
 }
 
 /// What the encoder needs to know about the sending node.

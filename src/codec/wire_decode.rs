@@ -10,14 +10,14 @@ use std::sync::Arc;
 
 use num_bigint::{BigInt, Sign};
 
-use crate::interp::actor_handle::{native, DurationVal};
-use crate::interp::array::ArrayData;
+use crate::interp::actor::handle::{native, DurationVal};
 use crate::interp::class::{Builtin, ClassKind};
-use crate::interp::dict::Dict;
 use crate::interp::eval::Ctx;
 use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
-use crate::interp::value::{ClassRef, Instance, Interval, Key, Native, Ref, Sym, Value};
 use crate::syntax::ast::{TypeExpr, TypeKind};
+use crate::value::array::ArrayData;
+use crate::value::dict::Dict;
+use crate::value::{ClassRef, Instance, Interval, Key, Native, Ref, Sym, Value};
 
 use super::block::{resolve, shape_version, BlockId, Origin};
 use super::error::{kind, CodecError};

@@ -28,7 +28,7 @@ use super::registry::{self, Registration};
 use crate::interp::prims::actor_node::{
     valid_node_name, Distribution, Done, NodeError, PeerEvents,
 };
-use crate::interp::value::Sym;
+use crate::value::Sym;
 
 /// Longest a `connect` (TCP connect plus handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);

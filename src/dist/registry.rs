@@ -7,6 +7,9 @@
 //! of processes that are gone are stale: lookups ignore (and remove) them, and a refused
 //! connection is `node_down` anyway.
 
+// unsafe: uid, pid liveness and the atexit hook come from libc (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 use std::path::{Path, PathBuf};
 
 /// The registry directory.

@@ -10,10 +10,10 @@
 
 use crate::engine::error::HostError;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// The signature of a host function as the engine stores it.
-pub type HostClosure = dyn Fn(&[Value]) -> Result<Value, HostError> + Send + Sync + 'static;
+pub(super) type HostClosure = dyn Fn(&[Value]) -> Result<Value, HostError> + Send + Sync + 'static;
 
 /// The primitive behind every host method.
 pub(crate) fn call(ctx: &mut Ctx, _recv: &Value, args: &[Value]) -> EvalResult {

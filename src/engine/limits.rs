@@ -15,12 +15,12 @@
 //!   at its deadline (`Timer sleep:`, waiting for a reply) a runtime timer ([`Watchdog`])
 //!   kills the main program's process once the evaluation's job has started in it: the
 //!   blocked operation fails with an exit, the job unwinds as above (the session and
-//!   bindings survive) and the Vm starts a fresh main process for the next job. A job that
+//!   bindings survive) and the Interpreter starts a fresh main process for the next job. A job that
 //!   had not started yet finds the trip set and stops at its first reduction.
 //! * **Actors.** Main-program jobs count against the engine's evaluation ([`Trip`] shared
 //!   with the engine). An actor's message or callback gets the same limits counted from its
 //!   own start; when one trips, the message ends and its caller gets an ordinary error of
-//!   the limit's kind (`actor_behaviour`); the actor survives (5.6).
+//!   the limit's kind (`interp::actor::behaviour`); the actor survives (5.6).
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -29,7 +29,7 @@ use parking_lot::Mutex;
 
 use crate::engine::error::Limit;
 use crate::interp::eval::Unwind;
-use crate::interp::Vm;
+use crate::interp::Interpreter;
 use crate::runtime::{ProcRef, TimerRef};
 
 /// Reductions between hook calls when the reduction limit does not ask for fewer (the
@@ -147,7 +147,7 @@ struct WatchState {
 
 impl Watchdog {
     /// Arms the timer for an evaluation starting now with deadline `t`.
-    pub fn arm(&self, vm: &Vm, t: Duration, trip: &Arc<Trip>) -> TimerRef {
+    pub fn arm(&self, vm: &Interpreter, t: Duration, trip: &Arc<Trip>) -> TimerRef {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         *self.state.lock() = WatchState {
             eval: Some(id),

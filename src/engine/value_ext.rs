@@ -2,7 +2,7 @@
 //! the evaluator (`as_i64`, `as_f64`, `as_bool`, sequence and dictionary iteration, fields of
 //! Value-class instances). `as_str`, `as_sym` and `is_nil` live with `Value` itself.
 
-use crate::interp::value::Value;
+use crate::value::Value;
 
 impl Value {
     /// An Integer that fits in i64.
@@ -111,13 +111,13 @@ mod tests {
         let v: Vec<i64> = l.elements().unwrap().filter_map(|v| v.as_i64()).collect();
         assert_eq!(v, vec![1, 2]);
         assert!(Value::Int(1).elements().is_none());
-        let d: crate::interp::dict::Dict = vec![
+        let d: crate::value::dict::Dict = vec![
             (Value::sym("port"), Value::Int(80)),
             (Value::str("host"), Value::str("x")),
         ]
         .into_iter()
         .collect();
-        let d = Value::Dict(crate::interp::value::Ref::new(d));
+        let d = Value::Dict(crate::value::Ref::new(d));
         assert_eq!(d.dict_get("port").and_then(Value::as_i64), Some(80));
         assert_eq!(d.dict_get("host").and_then(Value::as_text), Some("x"));
         assert_eq!(d.entries().unwrap().count(), 2);

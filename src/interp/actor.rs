@@ -1,5 +1,5 @@
 //! The interpreter on the actor runtime: how an evaluation context ([`Ctx`]) runs inside a
-//! runtime process, and the per-`Vm` actor system.
+//! runtime process, and the per-`Interpreter` actor system.
 //!
 //! * Every process that evaluates bt code (the main program, each actor while it handles a
 //!   message, timer and monitor callbacks) runs with a `Ctx` whose [`ProcSlot`] points at
@@ -11,9 +11,18 @@
 //! * The reduction counter of the `Ctx` drives preemption ([`preempt`], via `Ctx::tick`),
 //!   and the native stack limit is taken from the coroutine ([`Cx::stack_remaining`]).
 //!
-//! Sibling modules: `actor_handle` (actor handles, pids, references and other runtime values),
-//! `actor_send` (sends and casts to actors, copying blocks across processes, error mapping),
-//! `actor_behaviour` (the behaviours: user actors, the main program, transcripts).
+//! Submodules: [`handle`] (actor handles, pids, references and other runtime values),
+//! [`send`] (sends and casts to actors, copying blocks across processes, error mapping),
+//! [`behaviour`] (the behaviours: user actors, the main program, transcripts), [`slots`]
+//! (typed state slots checked after `initialize`).
+
+// unsafe: a process's Cx is reached through a pointer valid for one run (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
+pub mod behaviour;
+pub mod handle;
+pub mod send;
+pub mod slots;
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -24,10 +33,10 @@ use parking_lot::Mutex;
 
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
+use crate::value::{ClassRef, Sym, Value};
 
-pub use crate::interp::actor_send::{cast, intercept, top_display};
+pub use crate::interp::actor::send::{cast, intercept, top_display};
 
 /// The evaluator's reductions between preemptions (`Ctx::new`).
 pub(crate) const DEFAULT_BUDGET: u32 = 4000;
@@ -50,7 +59,7 @@ unsafe impl Send for CxPtr {}
 #[derive(Default)]
 pub struct ProcSlot {
     cx: Option<CxPtr>,
-    /// The actor system of the Vm this context belongs to.
+    /// The actor system of the Interpreter this context belongs to.
     pub sys: Option<Arc<ActorSys>>,
     /// The actor whose handler is running (its handle value), if any.
     pub actor: Option<Value>,
@@ -143,7 +152,7 @@ pub fn detached_state<'v>(ctx: &Ctx, recv: &'v Value) -> Option<&'v Arc<Mutex<Ve
     }
     let a =
         n.0.as_any()
-            .downcast_ref::<crate::interp::actor_handle::ActorRef>()?;
+            .downcast_ref::<crate::interp::actor::handle::ActorRef>()?;
     // Back in the actor's own process, `self.x` is the live state again.
     if a.proc.pid().number == ctx.pid {
         return None;
@@ -159,7 +168,7 @@ pub(crate) fn preempt(ctx: &mut Ctx) -> Result<(), Unwind> {
     }
 }
 
-/// The actor system of one `Vm`: the runtime handle, the context pool, class locks and the
+/// The actor system of one `Interpreter`: the runtime handle, the context pool, class locks and the
 /// node-wide registries of the concurrency utilities.
 pub struct ActorSys {
     pub rt: RtHandle,
@@ -251,7 +260,7 @@ impl ActorSys {
     }
 }
 
-/// The actor system of the context's Vm, or a `runtime_error` outside one.
+/// The actor system of the context's Interpreter, or a `runtime_error` outside one.
 pub fn sys_of(ctx: &Ctx) -> Result<Arc<ActorSys>, Unwind> {
     ctx.proc
         .sys
@@ -321,7 +330,7 @@ pub fn run_logged(
         if let Err(u) = f(ctx) {
             match u {
                 Unwind::Error(e) => {
-                    let line = crate::interp::actor_send::describe_exception(&e);
+                    let line = crate::interp::actor::send::describe_exception(&e);
                     cx_log(ctx, &format!("error in callback: {line}"));
                 }
                 u => {

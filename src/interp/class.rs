@@ -26,7 +26,7 @@ use std::sync::{Arc, Weak};
 
 use crate::interp::eval::code::FnCode;
 use crate::interp::eval::Method;
-use crate::interp::value::{ClassRef, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 /// What kind of class this is (LANGUAGE.md 5.1): decided by ancestry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::interpreter::BtError;
 use crate::interp::program::{Program, EXCEPTION_FIELDS};
-use crate::interp::value::{ClassRef, Instance, Sym, Value};
-use crate::interp::vm::BtError;
+use crate::value::{ClassRef, Instance, Sym, Value};
 
 /// Field positions in an exception instance.
 pub const F_MESSAGE: usize = 0;

@@ -25,7 +25,7 @@ use std::sync::Arc;
 
 use crate::interp::class::Class;
 use crate::interp::program::Program;
-use crate::interp::value::{ClassRef, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 pub use code::{CompiledMethod, FnCode, Loc};
 pub use send::sel_arity;

@@ -14,8 +14,8 @@ use crate::interp::eval::code::{CompiledMethod, FnCode, NO_FILE};
 use crate::interp::eval::{Ctx, Method, Unwind, VarCell};
 use crate::interp::lower::{Lowerer, Owner};
 use crate::interp::program::{Program, ProtocolInfo};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::syntax::ast::{self, ClassDecl, Item, Member, Module, Span};
+use crate::value::{ClassRef, Sym, Value};
 
 /// One parsed file of a unit.
 pub struct SourceUnit {

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use crate::diagnostic::Diagnostic;
 use crate::interp::class::ClassKind;
 use crate::interp::eval::code::*;
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::syntax::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind};
+use crate::value::{ClassRef, Sym, Value};
 
 /// What the code being lowered belongs to.
 #[derive(Clone)]

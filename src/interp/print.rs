@@ -11,8 +11,8 @@ use std::fmt::Write as _;
 
 use crate::interp::class::{Class, ClassKind};
 use crate::interp::eval::{Ctx, Unwind};
-use crate::interp::order::fields_in_name_order;
-use crate::interp::value::{Instance, Interval, Sym, Value};
+use crate::value::order::fields_in_name_order;
+use crate::value::{Instance, Interval, Sym, Value};
 
 /// How deep Value instances nest before the rest prints as `...` (10.1).
 pub const MAX_VALUE_NESTING: usize = 5;

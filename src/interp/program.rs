@@ -1,5 +1,5 @@
 //! The program: everything processes share — the class table, primitive tables, source files,
-//! protocols, options and the output sink. One `Arc<Program>` per [`Vm`](crate::interp::Vm);
+//! protocols, options and the output sink. One `Arc<Program>` per [`Interpreter`](crate::interp::Interpreter);
 //! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it.
 
 use std::collections::{BTreeMap, HashMap};
@@ -10,8 +10,8 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::eval::{Method, Prims};
-use crate::interp::value::{ClassRef, Sym, Value};
-use crate::interp::vm::VmOptions;
+use crate::interp::interpreter::InterpreterOptions;
+use crate::value::{ClassRef, Sym, Value};
 
 /// Direct references to the built-in classes the evaluator needs on hot paths.
 pub struct Core {
@@ -147,7 +147,7 @@ pub struct Program {
     pub prims: Prims,
     pub files: RwLock<Vec<SourceFile>>,
     pub protocols: RwLock<BTreeMap<Sym, ProtocolInfo>>,
-    pub opts: VmOptions,
+    pub opts: InterpreterOptions,
     pub out: Mutex<OutputSink>,
     /// `System arguments`.
     pub args: RwLock<Vec<String>>,
@@ -181,6 +181,8 @@ pub struct Program {
     /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
     /// Node primitives; unset on `nonode@nohost`.
     pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
+    /// Capabilities an embedding host granted (`prims::capability`; only read when embedded).
+    pub capabilities: crate::interp::prims::capability::Grants,
 }
 
 /// See [`Program::ctx_hook`].
@@ -330,7 +332,7 @@ fn specs() -> Vec<Spec> {
 
 impl Program {
     /// Creates the built-in classes and installs the primitives.
-    pub fn bootstrap(opts: VmOptions) -> Program {
+    pub fn bootstrap(opts: InterpreterOptions) -> Program {
         let mut table: HashMap<Sym, ClassRef> = HashMap::new();
         for s in specs() {
             let sup = s.sup.map(|n| table[&Sym::new(n)].clone());
@@ -443,6 +445,7 @@ impl Program {
             ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
+            capabilities: Default::default(),
         };
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {

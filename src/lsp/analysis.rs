@@ -10,20 +10,20 @@ use crate::cli::doc::{self, ClassDoc};
 use crate::syntax::ast::{Item, Member, Span};
 
 /// Line starts of a text, for offset ⇄ (line, UTF-16 column) conversion.
-pub struct Lines<'a> {
+pub(crate) struct Lines<'a> {
     text: &'a str,
     starts: Vec<usize>,
 }
 
 impl<'a> Lines<'a> {
-    pub fn new(text: &'a str) -> Lines<'a> {
+    pub(crate) fn new(text: &'a str) -> Lines<'a> {
         let mut starts = vec![0];
         starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
         Lines { text, starts }
     }
 
     /// `(line, character)` of a byte offset (0-based, UTF-16 columns as LSP counts them).
-    pub fn position(&self, offset: usize) -> (u32, u32) {
+    pub(crate) fn position(&self, offset: usize) -> (u32, u32) {
         let offset = offset.min(self.text.len());
         let line = self.starts.partition_point(|&s| s <= offset) - 1;
         let start = self.starts[line];
@@ -36,7 +36,7 @@ impl<'a> Lines<'a> {
     }
 
     /// The byte offset of an LSP position (clamped to the text).
-    pub fn offset(&self, line: u32, character: u32) -> usize {
+    pub(crate) fn offset(&self, line: u32, character: u32) -> usize {
         let Some(&start) = self.starts.get(line as usize) else {
             return self.text.len();
         };
@@ -51,7 +51,7 @@ impl<'a> Lines<'a> {
     }
 
     /// An LSP range object for a span.
-    pub fn range(&self, span: Span) -> serde_json::Value {
+    pub(crate) fn range(&self, span: Span) -> serde_json::Value {
         let (l1, c1) = self.position(span.start as usize);
         let (l2, c2) = self.position(span.end as usize);
         serde_json::json!({
@@ -66,7 +66,7 @@ fn word_char(c: char) -> bool {
 }
 
 /// The identifier (with a trailing `:` for a keyword part) around `offset`, and its span.
-pub fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
+pub(crate) fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
     let b = text.as_bytes();
     let mut s = offset.min(b.len());
     while s > 0 && word_char(b[s - 1] as char) {
@@ -93,29 +93,27 @@ pub fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
 
 /// A declaration found in a file.
 #[derive(Clone, Debug)]
-pub struct Decl {
+pub(crate) struct Decl {
     pub kind: DeclKind,
     pub name: String,
     /// The class a slot or method belongs to.
     pub class: Option<String>,
-    pub class_side: bool,
     /// The span to jump to (the name).
     pub name_span: Span,
     /// The whole declaration.
     pub span: Span,
     pub detail: String,
-    pub doc: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DeclKind {
+pub(crate) enum DeclKind {
     Class,
     Slot,
     Method,
 }
 
 /// Every class, slot and method declared in `text`.
-pub fn declarations(text: &str) -> Vec<Decl> {
+pub(crate) fn declarations(text: &str) -> Vec<Decl> {
     let (module, _) = crate::syntax::parse(text);
     let mut out = Vec::new();
     for item in &module.items {
@@ -125,11 +123,9 @@ pub fn declarations(text: &str) -> Vec<Decl> {
                     kind: DeclKind::Class,
                     name: c.name.name.clone(),
                     class: None,
-                    class_side: false,
                     name_span: c.name.span,
                     span: c.span,
                     detail: format!("{} subclass: {}", c.superclass.name, c.name.name),
-                    doc: c.doc.clone().unwrap_or_default(),
                 });
                 for m in &c.members {
                     match m {
@@ -143,22 +139,18 @@ pub fn declarations(text: &str) -> Vec<Decl> {
                                 kind: DeclKind::Slot,
                                 name: s.name.name.clone(),
                                 class: Some(c.name.name.clone()),
-                                class_side: kind == "classState",
                                 name_span: s.name.span,
                                 span: s.span,
                                 detail: format!("{kind}: {}", s.name.name),
-                                doc: s.doc.clone().unwrap_or_default(),
                             });
                         }
                         Member::Method(md) => out.push(Decl {
                             kind: DeclKind::Method,
                             name: md.selector.clone(),
                             class: Some(c.name.name.clone()),
-                            class_side: md.class_side,
                             name_span: md.selector_span,
                             span: md.span,
                             detail: doc::method_header(md),
-                            doc: md.doc.clone().unwrap_or_default(),
                         }),
                         Member::Expect(_) => {}
                     }
@@ -168,11 +160,9 @@ pub fn declarations(text: &str) -> Vec<Decl> {
                 kind: DeclKind::Method,
                 name: sm.method.selector.clone(),
                 class: Some(sm.class_name.name.clone()),
-                class_side: sm.class_side || sm.method.class_side,
                 name_span: sm.method.selector_span,
                 span: sm.method.span,
                 detail: doc::method_header(&sm.method),
-                doc: sm.method.doc.clone().unwrap_or_default(),
             }),
             _ => {}
         }
@@ -181,7 +171,7 @@ pub fn declarations(text: &str) -> Vec<Decl> {
 }
 
 /// Class docs for the library plus the classes declared in `text`.
-pub fn classes_with(text: &str) -> BTreeMap<String, ClassDoc> {
+pub(crate) fn classes_with(text: &str) -> BTreeMap<String, ClassDoc> {
     let mut all = doc::library().clone();
     for (name, d) in doc::docs_for_sources(&[("<buffer>".into(), text.to_string())], false) {
         match all.get_mut(&name) {
@@ -196,7 +186,7 @@ pub fn classes_with(text: &str) -> BTreeMap<String, ClassDoc> {
 
 /// Every selector a class understands on one side, with the header and the defining class,
 /// walking up the superclass chain (first definition wins).
-pub fn selectors_of(
+pub(crate) fn selectors_of(
     classes: &BTreeMap<String, ClassDoc>,
     class: &str,
     class_side: bool,
@@ -241,7 +231,7 @@ pub fn selectors_of(
 
 /// The class of a literal or simple expression written just before `offset` (the receiver
 /// of a message being typed), as `(class, class_side)`.
-pub fn receiver_type(text: &str, offset: usize) -> Option<(String, bool)> {
+pub(crate) fn receiver_type(text: &str, offset: usize) -> Option<(String, bool)> {
     let before = text[..offset.min(text.len())].trim_end();
     let last = before.chars().last()?;
     match last {
@@ -288,7 +278,7 @@ pub fn receiver_type(text: &str, offset: usize) -> Option<(String, bool)> {
 }
 
 /// The class whose body holds `offset` (the last column-0 `… subclass: Name` above it).
-pub fn enclosing_class(text: &str, offset: usize) -> Option<String> {
+pub(crate) fn enclosing_class(text: &str, offset: usize) -> Option<String> {
     let before = &text[..offset.min(text.len())];
     for line in before.lines().rev() {
         if line.starts_with(|c: char| c.is_ascii_alphabetic()) {
@@ -303,7 +293,7 @@ pub fn enclosing_class(text: &str, offset: usize) -> Option<String> {
 /// The inferred class of variable `name` from its assignments in `text`: `x :: T := …`,
 /// a literal, `Foo new`, `Foo spawn…`, `Foo key: …` (a constructor), or a class method whose
 /// header declares `-> T`.
-pub fn variable_type(text: &str, name: &str) -> Option<String> {
+pub(crate) fn variable_type(text: &str, name: &str) -> Option<String> {
     let classes = classes_with(text);
     variable_type_in(text, name, &classes, 0)
 }
@@ -451,9 +441,10 @@ mod tests {
     fn positions_round_trip() {
         let t = "ab\né x\n";
         let l = Lines::new(t);
-        assert_eq!(l.position(4), (1, 1));
-        assert_eq!(l.offset(1, 1), 5 - 1);
-        assert_eq!(l.offset(1, 2), 5);
+        assert_eq!(l.position(5), (1, 1));
+        assert_eq!(l.position(4), (1, 0), "inside a character: its start");
+        assert_eq!(l.offset(1, 1), 5);
+        assert_eq!(l.offset(1, 2), 6);
         assert_eq!(l.offset(9, 0), t.len());
     }
 
@@ -461,7 +452,8 @@ mod tests {
     fn words_and_types() {
         let t = "Value subclass: P\n  field: x = 0\n  class origin -> P => P new\n\np := P origin\nn := 42\ns :: String := nil\nc := P x: 3\n";
         assert_eq!(word_at(t, 2).unwrap().0, "Value");
-        assert_eq!(word_at(t, 23).unwrap().0, "x");
+        assert_eq!(word_at(t, t.find("x = 0").unwrap()).unwrap().0, "x");
+        assert_eq!(word_at(t, t.find("field").unwrap()).unwrap().0, "field:");
         assert_eq!(variable_type(t, "p").as_deref(), Some("P"));
         assert_eq!(variable_type(t, "n").as_deref(), Some("Integer"));
         assert_eq!(variable_type(t, "s").as_deref(), Some("String"));

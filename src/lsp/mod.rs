@@ -11,7 +11,7 @@
 //!
 //! Positions are LSP's (0-based lines, UTF-16 columns); [`analysis`] converts them.
 
-pub mod analysis;
+pub(crate) mod analysis;
 
 use std::collections::HashMap;
 
@@ -22,14 +22,14 @@ use analysis::{DeclKind, Lines};
 
 /// `bt lsp` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
-pub struct LspArgs {
+pub(crate) struct LspArgs {
     /// Accepted for editors that pass it; standard input/output is the only transport
     #[arg(long)]
     pub stdio: bool,
 }
 
 /// Runs the server on standard input/output until the client exits.
-pub fn main(_a: LspArgs) -> i32 {
+pub(crate) fn main(_a: LspArgs) -> i32 {
     let (conn, io) = Connection::stdio();
     let code = match serve(&conn) {
         Ok(()) => 0,
@@ -55,7 +55,7 @@ fn capabilities() -> Json {
 }
 
 /// The protocol loop.
-pub fn serve(conn: &Connection) -> Result<(), String> {
+pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
     let init = json!({
         "capabilities": capabilities(),
         "serverInfo": {"name": "bt", "version": env!("CARGO_PKG_VERSION")}
@@ -112,7 +112,7 @@ fn on_notification(docs: &mut HashMap<String, String>, n: &Notification) -> Opti
 }
 
 /// A file path for a `file://` URI (percent-escapes decoded).
-pub fn uri_path(uri: &str) -> String {
+pub(crate) fn uri_path(uri: &str) -> String {
     let p = uri.strip_prefix("file://").unwrap_or(uri);
     let b = p.as_bytes();
     let mut out = Vec::with_capacity(b.len());

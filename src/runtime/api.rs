@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::clock::{TimerRef, Timers};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
@@ -23,6 +22,7 @@ use crate::runtime::types::{
     CallError, ExitReason, JoinError, Message, NameError, Pid, ProcStatus, Signal,
 };
 use crate::runtime::waiter::Waiter;
+use crate::value::{Sym, Value};
 
 /// Where log lines (failed casts, runtime warnings) go.
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
@@ -655,6 +655,11 @@ impl RtHandle {
     /// Runtime clock, ms since start.
     pub fn now_ms(&self) -> u64 {
         self.0.clock.now_ms()
+    }
+
+    /// Unix time in ms on the runtime clock (a manual clock starts at the epoch, 0).
+    pub fn wall_ms(&self) -> u64 {
+        self.0.clock.wall_ms()
     }
 
     /// Advances the manual clock by `ms`, firing due timers and expiring due waits. Answers

@@ -5,6 +5,9 @@
 //! timer thread on the real clock, or fired by [`crate::runtime::RtHandle::advance`] on the
 //! manual clock. Each firing runs the callback in a fresh process.
 
+// unsafe: the coarse monotonic clock is read through libc (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -56,11 +59,17 @@ fn coarse_resolution_ms() -> u64 {
 }
 
 impl Clock {
-    pub fn new(manual: bool) -> Clock {
-        let wall0_ms = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+    pub(crate) fn new(manual: bool) -> Clock {
+        // A manual (test) clock's wall time starts at the Unix epoch, so every time stamp
+        // taken from it (restart history, supervisor start times) is deterministic.
+        let wall0_ms = if manual {
+            0
+        } else {
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map(|d| d.as_millis() as u64)
+                .unwrap_or(0)
+        };
         Clock {
             start_ms: coarse_ms(),
             manual: manual.then(|| AtomicU64::new(0)),
@@ -69,24 +78,24 @@ impl Clock {
         }
     }
     /// Added to deadlines so a coarse clock never fires a timeout early.
-    pub fn slack_ms(&self) -> u64 {
+    pub(crate) fn slack_ms(&self) -> u64 {
         self.slack_ms
     }
-    pub fn is_manual(&self) -> bool {
+    pub(crate) fn is_manual(&self) -> bool {
         self.manual.is_some()
     }
-    pub fn now_ms(&self) -> u64 {
+    pub(crate) fn now_ms(&self) -> u64 {
         match &self.manual {
             Some(m) => m.load(Ordering::SeqCst),
             None => coarse_ms().saturating_sub(self.start_ms),
         }
     }
     /// Wall-clock ms since the Unix epoch, consistent with `now_ms`.
-    pub fn wall_ms(&self) -> u64 {
+    pub(crate) fn wall_ms(&self) -> u64 {
         self.wall0_ms + self.now_ms()
     }
     /// Advances a manual clock; answers the new time (None on the real clock).
-    pub fn advance(&self, ms: u64) -> Option<u64> {
+    pub(crate) fn advance(&self, ms: u64) -> Option<u64> {
         self.manual
             .as_ref()
             .map(|m| m.fetch_add(ms, Ordering::SeqCst) + ms)
@@ -151,7 +160,7 @@ impl Timers {
         self.cv.notify_all();
     }
 
-    pub fn after(&self, deadline: u64, f: TaskFn) -> TimerRef {
+    pub(crate) fn after(&self, deadline: u64, f: TaskFn) -> TimerRef {
         let t = Arc::new(TimerState {
             active: AtomicBool::new(true),
         });
@@ -159,7 +168,7 @@ impl Timers {
         TimerRef(t)
     }
 
-    pub fn every(&self, first: u64, period: u64, f: EveryFn) -> TimerRef {
+    pub(crate) fn every(&self, first: u64, period: u64, f: EveryFn) -> TimerRef {
         let t = Arc::new(TimerState {
             active: AtomicBool::new(true),
         });
@@ -168,12 +177,12 @@ impl Timers {
     }
 
     /// Pending timers (cancelled ones not yet due included).
-    pub fn pending(&self) -> usize {
+    pub(crate) fn pending(&self) -> usize {
         self.heap.lock().entries.len()
     }
 
     /// Fires every timer due at `now`, each in a fresh process.
-    pub fn fire_due(&self, shared: &Shared, now: u64) {
+    pub(crate) fn fire_due(&self, shared: &Shared, now: u64) {
         loop {
             let (deadline, entry) = {
                 let mut h = self.heap.lock();
@@ -212,7 +221,7 @@ impl Timers {
     }
 
     /// The timer thread of the real clock.
-    pub fn run_thread(shared: Arc<Shared>) {
+    pub(crate) fn run_thread(shared: Arc<Shared>) {
         let timers = &shared.timers;
         loop {
             let now = shared.clock.now_ms();
@@ -232,7 +241,7 @@ impl Timers {
         }
     }
 
-    pub fn shutdown(&self) {
+    pub(crate) fn shutdown(&self) {
         let mut h = self.heap.lock();
         h.shutdown = true;
         h.entries.clear();

@@ -11,13 +11,13 @@ use std::sync::Arc;
 
 use corosensei::Yielder;
 
-use crate::interp::value::Value;
 use crate::runtime::api::RtHandle;
 use crate::runtime::process::{enqueue, Envelope, ProcRef};
 use crate::runtime::sched::{Shared, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
 use crate::runtime::waiter::{chain_contains, Waiter, Wake};
+use crate::value::Value;
 
 /// The context of the running process (see the module docs).
 pub struct Cx<'y> {

@@ -11,11 +11,11 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::interp::value::Value;
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::types::{CallError, Exiting, Pid};
 use crate::runtime::waiter::Waiter;
+use crate::value::Value;
 
 #[derive(Default)]
 struct State {

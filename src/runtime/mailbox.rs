@@ -26,13 +26,13 @@ impl<T> Default for Mailbox<T> {
 }
 
 impl<T> Mailbox<T> {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self::default()
     }
 
     /// Appends at the back.
     #[inline]
-    pub fn push_back(&mut self, v: T) {
+    pub(crate) fn push_back(&mut self, v: T) {
         if self.first.is_none() {
             self.first = Some(v);
         } else {
@@ -42,24 +42,24 @@ impl<T> Mailbox<T> {
 
     /// Removes the oldest element.
     #[inline]
-    pub fn pop_front(&mut self) -> Option<T> {
+    pub(crate) fn pop_front(&mut self) -> Option<T> {
         let v = self.first.take()?;
         self.first = self.rest.pop_front();
         Some(v)
     }
 
     /// The oldest element.
-    pub fn front(&self) -> Option<&T> {
+    pub(crate) fn front(&self) -> Option<&T> {
         self.first.as_ref()
     }
 
-    pub fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         usize::from(self.first.is_some()) + self.rest.len()
     }
 
     /// Gives back the overflow buffer if the mailbox is empty (an idle process keeps none).
     #[inline]
-    pub fn release(&mut self) {
+    pub(crate) fn release(&mut self) {
         if self.first.is_none() && self.rest.capacity() > 0 {
             self.rest = VecDeque::new();
         }

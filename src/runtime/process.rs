@@ -14,12 +14,12 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::cx::Cx;
 use crate::runtime::mailbox::Mailbox;
 use crate::runtime::sched::Shared;
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Signal};
 use crate::runtime::waiter::Waiter;
+use crate::value::{Sym, Value};
 
 /// What an actor does with its messages. The runtime calls these on the actor's own
 /// coroutine, one message at a time; `self` is the actor's state.
@@ -139,7 +139,7 @@ pub(crate) struct Inner {
 
 impl Inner {
     /// Whether control signals are queued.
-    pub fn has_control(&self) -> bool {
+    pub(crate) fn has_control(&self) -> bool {
         self.control.as_ref().is_some_and(|c| !c.is_empty())
     }
 
@@ -152,7 +152,7 @@ impl Inner {
         s
     }
 
-    pub fn extra(&mut self) -> &mut Extras {
+    pub(crate) fn extra(&mut self) -> &mut Extras {
         self.extra.get_or_insert_with(Default::default)
     }
 }

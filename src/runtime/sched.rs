@@ -28,7 +28,6 @@ use std::time::Duration;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 use parking_lot::{Condvar, Mutex};
 
-use crate::interp::value::Sym;
 use crate::runtime::api::{Config, RtHandle, SpawnOpts};
 use crate::runtime::clock::{Clock, Timers};
 use crate::runtime::cx::Cx;
@@ -38,6 +37,7 @@ use crate::runtime::process::{
 use crate::runtime::stack::PooledStack;
 use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Waiter, Wake};
+use crate::value::Sym;
 
 /// What a coroutine tells its worker when it suspends.
 pub(crate) enum Suspend {
@@ -95,7 +95,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub fn new(cfg: Config, max_cos: usize) -> Shared {
+    pub(crate) fn new(cfg: Config, max_cos: usize) -> Shared {
         let n = cfg.workers.clamp(1, 64);
         let clock = Clock::new(cfg.manual_clock);
         Shared {
@@ -128,14 +128,14 @@ impl Shared {
     }
 
     /// The worker index if the current thread is one of this runtime's workers.
-    pub fn current_worker(&self) -> Option<usize> {
+    pub(crate) fn current_worker(&self) -> Option<usize> {
         let (rt, w) = CURRENT_WORKER.with(Cell::get);
         (rt == self.id).then_some(w)
     }
 
     /// Makes a process with work runnable: on the current worker's own queue when called
     /// from a worker (locality: the sender usually suspends next), else on the injector.
-    pub fn schedule(&self, p: ProcRef) {
+    pub(crate) fn schedule(&self, p: ProcRef) {
         match self.current_worker() {
             Some(w) => {
                 let busy = {
@@ -155,7 +155,7 @@ impl Shared {
     }
 
     /// Queues the resumption of a coroutine on the worker that owns it.
-    pub fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
+    pub(crate) fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
         self.workers[worker]
             .q
             .lock()
@@ -172,21 +172,21 @@ impl Shared {
     }
 
     /// Wakes one parked worker, if any, so it can steal queued work.
-    pub fn wake_one(&self) {
+    pub(crate) fn wake_one(&self) {
         let parked = self.parked.load(Ordering::SeqCst);
         if parked != 0 {
             self.unpark(parked.trailing_zeros() as usize);
         }
     }
 
-    pub fn wake_all(&self) {
+    pub(crate) fn wake_all(&self) {
         for w in 0..self.workers.len() {
             self.unpark(w);
         }
     }
 
     /// Removes an exited process from the table and the name registry.
-    pub fn forget_process(&self, p: &ProcRef, name: Option<Sym>) {
+    pub(crate) fn forget_process(&self, p: &ProcRef, name: Option<Sym>) {
         let pid = p.pid();
         self.procs.lock().remove(&(pid.service, pid.number));
         if let Some(n) = name {
@@ -199,7 +199,7 @@ impl Shared {
 
     /// Creates a process (the one place pids are numbered).
     /// `hook` runs when the process exits (installed before it can run).
-    pub fn spawn_proc(
+    pub(crate) fn spawn_proc(
         &self,
         body: Body,
         opts: SpawnOpts,
@@ -211,7 +211,7 @@ impl Shared {
 
     /// [`Shared::spawn_proc`] with the body made from the new process's handle, before the
     /// process is registered anywhere (nothing can message it yet).
-    pub fn spawn_proc_with(
+    pub(crate) fn spawn_proc_with(
         &self,
         is_task: bool,
         make: impl FnOnce(&ProcRef) -> Body,
@@ -342,7 +342,7 @@ impl Shared {
     }
 
     /// Runs `f` in a fresh task process (monitor callbacks, timers).
-    pub fn spawn_callback(&self, label: &'static str, f: TaskFn) {
+    pub(crate) fn spawn_callback(&self, label: &'static str, f: TaskFn) {
         let opts = SpawnOpts {
             label,
             ..SpawnOpts::default()
@@ -372,7 +372,7 @@ pub(crate) struct Worker {
 }
 
 impl Worker {
-    pub fn new(id: usize, shared: Arc<Shared>) -> Worker {
+    pub(super) fn new(id: usize, shared: Arc<Shared>) -> Worker {
         Worker {
             id,
             shared,
@@ -386,7 +386,7 @@ impl Worker {
     }
 
     /// The worker loop; returns at shutdown.
-    pub fn run(mut self) {
+    pub(super) fn run(mut self) {
         let _ = self.shared.workers[self.id]
             .thread
             .set(std::thread::current());

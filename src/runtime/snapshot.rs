@@ -9,21 +9,24 @@
 //! walk stops at depth 64 with one warning line per omitted subtree.
 //!
 //! `default` vs `system` is decided by one deny-list, [`is_runtime_process`]. The JSON form
-//! (schema `bt.processes/1`) lives in [`json`].
+//! (schema `bt.processes/1`) lives in [`json`]; what changed between two snapshots in [`diff`].
 //!
 //! [`Book`]: crate::runtime::supervisor::Book
 
+pub mod diff;
 pub mod json;
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::api::{LogSink, ProcessInfo, RtHandle};
 use crate::runtime::process::ProcRef;
-use crate::runtime::supervisor::proc::{wall_ms, SupShared};
-use crate::runtime::supervisor::{AutoShutdown, ChildState, Strategy, Supervision};
+use crate::runtime::supervisor::proc::SupShared;
+use crate::runtime::supervisor::{
+    AutoShutdown, ChildKey, ChildState, RestartEvent, Strategy, Supervision,
+};
 use crate::runtime::types::Pid;
+use crate::value::{Sym, Value};
 
 /// The default per-supervisor child cap (7.1).
 pub const DEFAULT_LIMIT: usize = 200;
@@ -110,6 +113,12 @@ pub struct SnapNode {
     pub supervision: Option<Box<SupInfo>>,
     /// A restarting child declared as a supervisor (counted as one in `totals`).
     pub declared_supervisor: bool,
+    /// The identity that survives restarts (a supervised child's key in its supervisor),
+    /// and the child id; None for roots and runtime processes. Diffs match nodes by them.
+    pub key: Option<ChildKey>,
+    pub id: Option<Sym>,
+    /// The child's restart history, oldest first (empty for roots and runtime processes).
+    pub history: Box<[RestartEvent]>,
     pub children: Vec<SnapNode>,
 }
 
@@ -131,6 +140,9 @@ impl SnapNode {
             truncated: false,
             supervision: None,
             declared_supervisor: false,
+            key: None,
+            id: None,
+            history: Box::new([]),
             children: Vec::new(),
         }
     }
@@ -265,10 +277,9 @@ pub fn status(rt: &RtHandle, pid: Pid) -> Option<Status> {
     if !p.is_alive() {
         return None;
     }
-    let module = match p.info() {
-        Value::Class(c) => c.name.as_str().to_string(),
-        Value::Symbol(s) => s.as_str().to_string(),
-        _ => p
+    let module = match p.info().class_object_name() {
+        Some(c) => c.as_str().to_string(),
+        None => p
             .name()
             .map_or_else(|| p.label().to_string(), |n| n.as_str().to_string()),
     };
@@ -295,6 +306,9 @@ struct ChildCopy {
     exited_at: Option<u64>,
     declared_supervisor: bool,
     nested: Option<Arc<SupShared>>,
+    key: ChildKey,
+    id: Sym,
+    history: Box<[RestartEvent]>,
 }
 
 impl Walker<'_> {
@@ -331,6 +345,9 @@ impl Walker<'_> {
                         exited_at: c.exited_at_ms,
                         declared_supervisor: c.spec.is_supervisor(),
                         nested: c.book.clone(),
+                        key: c.key,
+                        id: c.spec.id,
+                        history: c.history.to_boxed(),
                     }),
             );
             (
@@ -375,7 +392,16 @@ impl Walker<'_> {
         Some(n)
     }
 
-    fn child(&self, c: ChildCopy, depth: usize) -> SnapNode {
+    fn child(&self, mut c: ChildCopy, depth: usize) -> SnapNode {
+        let (key, id, history) = (c.key, c.id, std::mem::take(&mut c.history));
+        let mut n = self.child_node(c, depth);
+        n.key = Some(key);
+        n.id = Some(id);
+        n.history = history;
+        n
+    }
+
+    fn child_node(&self, c: ChildCopy, depth: usize) -> SnapNode {
         match c.state {
             ChildState::Running | ChildState::Pending => {
                 let live_nested = c
@@ -437,17 +463,13 @@ pub fn label(n: &SnapNode) -> String {
 
 /// The class name of a node's class value (a Class, or a Symbol in native tests).
 pub fn class_name(v: &Value) -> Option<String> {
-    match v {
-        Value::Class(c) => Some(c.name.as_str().to_string()),
-        Value::Symbol(s) => Some(s.as_str().to_string()),
-        _ => None,
-    }
+    v.class_object_name().map(|s| s.as_str().to_string())
 }
 
 /// A single process as a one-node tree.
 fn process_node(p: &ProcessInfo, kind: NodeKind, now_wall: u64) -> SnapNode {
     let class = match p.proc.info() {
-        v @ (Value::Class(_) | Value::Symbol(_)) if kind == NodeKind::BeamtalkActor => v.clone(),
+        v if kind == NodeKind::BeamtalkActor && v.class_object_name().is_some() => v.clone(),
         _ => Value::Nil,
     };
     let mut n = SnapNode::new(Some(p.proc.clone()), kind, class, NodeState::Running);
@@ -519,7 +541,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
         .collect();
     let owned = supervised(sup);
 
-    let now_wall = wall_ms();
+    let now_wall = sup.rt().wall_ms();
     // User actors in spawn order (the process table is ordered by number; services sort
     // after user processes). Copy the handles out, then read each one.
     for p in unsupervised_actors(sup, &owned) {
@@ -539,7 +561,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
     }
     Snapshot {
         roots,
-        captured_at: wall_ms(),
+        captured_at: sup.rt().wall_ms(),
         node: opts.node.clone(),
     }
 }
@@ -549,7 +571,7 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
 /// exactly the roots of `default`.
 pub fn system_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
     let rt = sup.rt();
-    let now_wall = wall_ms();
+    let now_wall = sup.rt().wall_ms();
     let mut services = Vec::new();
     for p in rt.processes(true) {
         let runtime = is_runtime_process(p.pid, p.name);
@@ -607,13 +629,13 @@ pub fn from_pid(sup: &Supervision, pid: Pid, opts: &SnapOptions) -> Result<Snaps
             } else {
                 NodeKind::OtpProcess
             };
-            process_node(&info, kind, wall_ms())
+            process_node(&info, kind, sup.rt().wall_ms())
         })
     };
     match root {
         Some(r) if r.pid == Some(pid) => Ok(Snapshot {
             roots: vec![r],
-            captured_at: wall_ms(),
+            captured_at: sup.rt().wall_ms(),
             node: opts.node.clone(),
         }),
         _ => Err(FromError::Stale(pid)),

@@ -8,19 +8,22 @@
 //! With `clock` (one `clock_gettime`), the only module of the runtime with `unsafe` code (the mapping syscalls and the
 //! `Stack` trait implementation corosensei requires).
 
+// unsafe: coroutine stacks are mmap'd reservations handed to corosensei (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 use std::io;
 
 use corosensei::stack::{Stack, StackPointer};
 
 /// Bytes at the top of a stack kept resident when it returns to the pool (the hot part
 /// every handler touches).
-pub const KEEP_RESIDENT: usize = 256 * 1024;
+pub(super) const KEEP_RESIDENT: usize = 256 * 1024;
 
 /// Safety margin below which [`crate::runtime::Cx::stack_remaining`] reports zero: enough
 /// for the runtime's own frames and a signal-free unwind from the interpreter's check.
-pub const RED_ZONE: usize = 64 * 1024;
+pub(super) const RED_ZONE: usize = 64 * 1024;
 
-pub fn page_size() -> usize {
+pub(super) fn page_size() -> usize {
     // SAFETY: sysconf has no memory-safety preconditions.
     let p = unsafe { libc::sysconf(libc::_SC_PAGESIZE) };
     if p <= 0 {
@@ -31,7 +34,7 @@ pub fn page_size() -> usize {
 }
 
 /// A mapped stack: `[low, low + page)` is the guard, `[low + page, high)` is usable.
-pub struct PooledStack {
+pub(super) struct PooledStack {
     low: usize,
     high: usize,
     page: usize,
@@ -39,7 +42,7 @@ pub struct PooledStack {
 
 impl PooledStack {
     /// Reserves a stack with at least `size` usable bytes (rounded up to pages).
-    pub fn new(size: usize) -> io::Result<PooledStack> {
+    pub(super) fn new(size: usize) -> io::Result<PooledStack> {
         let page = page_size();
         let usable = size.max(corosensei::stack::MIN_STACK_SIZE).div_ceil(page) * page;
         let len = usable + page;
@@ -73,18 +76,18 @@ impl PooledStack {
     }
 
     /// Highest address (the stack grows down from here).
-    pub fn top(&self) -> usize {
+    pub(super) fn top(&self) -> usize {
         self.high
     }
 
     /// Lowest usable address (just above the guard page).
-    pub fn usable_low(&self) -> usize {
+    pub(super) fn usable_low(&self) -> usize {
         self.low + self.page
     }
 
     /// Releases the resident pages below the top [`KEEP_RESIDENT`] bytes if the stack was
     /// used deeper than that (`deepest` = lowest stack pointer observed).
-    pub fn trim(&mut self, deepest: usize) {
+    pub(super) fn trim(&mut self, deepest: usize) {
         let keep_from = self.high.saturating_sub(KEEP_RESIDENT);
         if deepest >= keep_from || keep_from <= self.usable_low() {
             return;
@@ -123,13 +126,13 @@ unsafe impl Stack for PooledStack {
 
 /// The address of a local in the caller's frame: the current stack pointer, roughly.
 #[inline(always)]
-pub fn approx_sp() -> usize {
+pub(super) fn approx_sp() -> usize {
     let marker = 0u8;
     std::hint::black_box(&marker) as *const u8 as usize
 }
 
 /// The kernel's limit on memory mappings per process (`vm.max_map_count`), if readable.
-pub fn max_map_count() -> Option<usize> {
+pub(super) fn max_map_count() -> Option<usize> {
     std::fs::read_to_string("/proc/sys/vm/max_map_count")
         .ok()?
         .trim()

@@ -1,5 +1,6 @@
 //! Native supervisors (LANGUAGE.md part 6, DESIGN.md §6) with OTP's vocabulary.
 //!
+//! * [`history`] — the bounded restart history of each child (for snapshots and the observer).
 //! * [`intensity`] — the restart-intensity tracker: a small pure type, time passed in.
 //! * [`roster`] — the live roster and the observable bookkeeping as **one** structure
 //!   ([`Book`]), and the strategy decisions as pure functions over it.
@@ -10,16 +11,18 @@
 //! [`StartFn`] callback run inside the supervisor's own process (the interpreter's callback
 //! spawns the actor and runs its `initialize`).
 
+pub mod history;
 pub mod intensity;
 pub mod proc;
 pub mod roster;
 
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::ProcRef;
+use crate::value::{Sym, Value};
 
+pub use history::{History, RestartEvent, RestartKind, DEFAULT_HISTORY};
 pub use intensity::Intensity;
 pub use proc::{await_exit, SupError, SupHandle, Supervision};
 pub use roster::{Book, ChildKey, ChildRecord, ChildState, Decision, EndKind};
@@ -215,6 +218,8 @@ pub struct SupervisorSpec {
     pub children: Vec<ChildSpec>,
     /// The template of a dynamic supervisor's children.
     pub dynamic: Option<ChildSpec>,
+    /// Restart-history events kept per child ([`history`]).
+    pub history_limit: usize,
 }
 
 impl SupervisorSpec {
@@ -229,6 +234,7 @@ impl SupervisorSpec {
             auto_shutdown: AutoShutdown::Never,
             children,
             dynamic: None,
+            history_limit: DEFAULT_HISTORY,
         }
     }
     /// A dynamic supervisor over `template` (6.2).
@@ -246,6 +252,11 @@ impl SupervisorSpec {
     pub fn with_intensity(mut self, max_restarts: u32, window_s: u64) -> SupervisorSpec {
         self.max_restarts = max_restarts;
         self.restart_window = window_s;
+        self
+    }
+    /// Keeps the last `n` restart-history events per child.
+    pub fn with_history_limit(mut self, n: usize) -> SupervisorSpec {
+        self.history_limit = n;
         self
     }
     pub fn with_auto_shutdown(mut self, a: AutoShutdown) -> SupervisorSpec {

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 /// A process id. Prints as `<node.number.0>`, or `<node.number.1>` for a runtime service
 /// process (services are numbered by a counter of their own, LANGUAGE.md 7.1). Ordered by
@@ -33,24 +33,69 @@ impl fmt::Display for Pid {
     }
 }
 
-/// A user message: a selector and its arguments (what a bt send carries to an actor).
+/// What a process is sent: a user message (a selector and its arguments — what a bt send
+/// carries to an actor) or a [`Request`] on the runtime's control path.
 #[derive(Clone, Debug)]
 pub struct Message {
+    /// The user selector; [`Sym::NONE`] for a control request.
     pub selector: Sym,
     pub args: Vec<Value>,
+    /// Set for lifecycle steps and runtime services, None for every user send. Boxed so a
+    /// user message stays small; behaviours test it (one pointer compare) before dispatching
+    /// on the selector, so no user selector can stand for a control request.
+    pub request: Option<Box<Request>>,
 }
 
 impl Message {
     pub fn new(selector: Sym, args: Vec<Value>) -> Message {
-        Message { selector, args }
-    }
-    /// A message named by a string (convenient in tests and runtime services).
-    pub fn named(selector: &str, args: Vec<Value>) -> Message {
         Message {
-            selector: Sym::new(selector),
+            selector,
             args,
+            request: None,
         }
     }
+    /// A message named by a string (convenient in tests).
+    pub fn named(selector: &str, args: Vec<Value>) -> Message {
+        Message::new(Sym::new(selector), args)
+    }
+    /// A control-path request; `args` carries an opaque payload when the request has one
+    /// (a main-program job).
+    pub fn request(request: Request, args: Vec<Value>) -> Message {
+        Message {
+            selector: Sym::NONE,
+            args,
+            request: Some(Box::new(request)),
+        }
+    }
+}
+
+/// A request on the runtime's control path: lifecycle steps and runtime services, told apart
+/// by type, never by a selector a user message could also carry.
+#[derive(Clone, Debug)]
+pub enum Request {
+    /// Lifecycle: run a new actor's `initialize` chain (its first message, when it has one).
+    Initialize,
+    /// Service: run a job of the main program (the job is the message's one argument).
+    Job,
+    /// A request to a supervisor process.
+    Supervisor(SupervisorRequest),
+}
+
+/// What a supervisor's handle asks its process for (DESIGN.md 6: the supervisor is a process
+/// and its handle talks to it only through these).
+#[derive(Clone, Debug)]
+pub enum SupervisorRequest {
+    /// Start the static children (answers when all started, or raises a start failure).
+    Init,
+    /// A barrier: answers once earlier signals are handled.
+    Ping,
+    /// `terminate:` — stop the child with this id and do not restart it.
+    Terminate(Sym),
+    /// `terminateChild:` — stop this child process; idempotent.
+    TerminatePid(Pid),
+    /// `startChild`/`startChild:` of a dynamic supervisor; the new process is left in the
+    /// shared results under `req`.
+    StartChild { args: Value, req: i64 },
 }
 
 /// Why a process exited. Travels over links and monitors as data.

@@ -12,9 +12,9 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::interp::value::Value;
 use crate::runtime::sched::Shared;
 use crate::runtime::types::{CallError, Pid};
+use crate::value::Value;
 
 /// Who to wake when a waiter completes.
 #[derive(Clone, Copy, Debug)]
@@ -41,7 +41,7 @@ pub(crate) struct Waiter {
 }
 
 impl Waiter {
-    pub fn new(caller: Option<Pid>, parent: Option<Arc<Waiter>>) -> Arc<Waiter> {
+    pub(crate) fn new(caller: Option<Pid>, parent: Option<Arc<Waiter>>) -> Arc<Waiter> {
         Arc::new(Waiter {
             state: Mutex::new(State {
                 done: false,
@@ -56,7 +56,7 @@ impl Waiter {
 
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.
     /// Answers whether this call completed it.
-    pub fn complete(&self, shared: &Shared, r: Result<Value, CallError>) -> bool {
+    pub(crate) fn complete(&self, shared: &Shared, r: Result<Value, CallError>) -> bool {
         let target = {
             let mut s = self.state.lock();
             if s.done {
@@ -76,13 +76,13 @@ impl Waiter {
         true
     }
 
-    pub fn is_done(&self) -> bool {
+    pub(crate) fn is_done(&self) -> bool {
         self.state.lock().done
     }
 
     /// Registers who to wake. Answers false (and registers nothing) if already complete, in
     /// which case the waiter must not suspend.
-    pub fn set_target(&self, w: Wake) -> bool {
+    pub(crate) fn set_target(&self, w: Wake) -> bool {
         let mut s = self.state.lock();
         if s.done {
             return false;
@@ -92,7 +92,7 @@ impl Waiter {
     }
 
     /// Takes the result after completion.
-    pub fn take(&self) -> Result<Value, CallError> {
+    pub(crate) fn take(&self) -> Result<Value, CallError> {
         self.state
             .lock()
             .result
@@ -101,7 +101,7 @@ impl Waiter {
     }
 
     /// Blocks the calling OS thread until completion, then takes the result.
-    pub fn wait_thread(&self) -> Result<Value, CallError> {
+    pub(crate) fn wait_thread(&self) -> Result<Value, CallError> {
         let mut s = self.state.lock();
         while !s.done {
             s.target = Some(Wake::Thread);

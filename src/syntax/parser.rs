@@ -76,7 +76,7 @@ pub(crate) struct Parser<'s> {
 }
 
 /// Parses a whole file.
-pub fn parse_module(src: &str, opts: Options) -> (Module, Vec<Diagnostic>) {
+pub(super) fn parse_module(src: &str, opts: Options) -> (Module, Vec<Diagnostic>) {
     let lexed = lexer::lex(src);
     let mut p = Parser::new(src, lexed, opts, 0);
     let module = p.module();

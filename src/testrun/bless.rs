@@ -4,7 +4,7 @@
 use super::worker::Bless;
 
 /// Applies `blesses` to `src`; answers the new text (line ends preserved).
-pub fn apply(src: &str, blesses: &[Bless]) -> String {
+pub(crate) fn apply(src: &str, blesses: &[Bless]) -> String {
     let mut lines: Vec<String> = src.split_inclusive('\n').map(str::to_string).collect();
     for b in blesses {
         let Some(line) = b.line.checked_sub(1).and_then(|i| lines.get_mut(i)) else {

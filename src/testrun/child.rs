@@ -6,13 +6,13 @@ use std::io::Write;
 
 use super::expect::ErrorFacts;
 use super::worker::{self, Engine, Event, LoadOutcome, Sink, WorkerSpec};
-use crate::interp::{BtError, Vm, VmOptions};
+use crate::interp::{BtError, Interpreter, InterpreterOptions};
 
 /// Starts an event on the worker's standard output.
-pub const MARKER: &[u8] = b"\x1eBT-EVENT\x1f";
+pub(crate) const MARKER: &[u8] = b"\x1eBT-EVENT\x1f";
 
 /// Writes one event atomically with respect to other users of `std::io::stdout`.
-pub fn emit(ev: &Event) {
+pub(crate) fn emit(ev: &Event) {
     let mut buf = MARKER.to_vec();
     buf.extend(serde_json::to_vec(ev).expect("plain data serialises"));
     buf.push(b'\n');
@@ -30,12 +30,12 @@ impl Sink for StdoutSink {
 }
 
 /// The real interpreter behind [`Engine`].
-pub struct VmEngine {
-    vm: Vm,
+pub(crate) struct VmEngine {
+    vm: Interpreter,
 }
 
 impl VmEngine {
-    pub fn new(spec: &WorkerSpec) -> VmEngine {
+    pub(crate) fn new(spec: &WorkerSpec) -> VmEngine {
         let mut levels = crate::check::CheckOptions {
             warnings_as_errors: spec.warnings_as_errors,
             ..Default::default()
@@ -44,19 +44,19 @@ impl VmEngine {
             // Validated by the parent (`bt test` argument parsing and the manifest).
             let _ = levels.set_level_arg(l);
         }
-        let opts = VmOptions {
+        let opts = InterpreterOptions {
             deterministic_pids: true,
             check: spec.check,
-            ..VmOptions::default()
+            ..InterpreterOptions::default()
         };
-        let vm = Vm::new(opts);
+        let vm = Interpreter::new(opts);
         vm.set_check_options(levels);
         VmEngine { vm }
     }
 }
 
 /// The parts of a [`BtError`] that expectations look at.
-pub fn facts(e: &BtError) -> ErrorFacts {
+pub(crate) fn facts(e: &BtError) -> ErrorFacts {
     ErrorFacts {
         class_name: e.class_name.clone(),
         kind: e.kind.clone(),
@@ -107,7 +107,7 @@ impl Engine for VmEngine {
 }
 
 /// Entry point of `bt test --worker SPEC`: answers the exit status.
-pub fn main(spec_json: &str) -> i32 {
+pub(crate) fn main(spec_json: &str) -> i32 {
     let spec: WorkerSpec = match serde_json::from_str(spec_json) {
         Ok(s) => s,
         Err(e) => {

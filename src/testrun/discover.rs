@@ -16,7 +16,7 @@ use crate::syntax::ast::Item;
 /// How a file is run.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "snake_case")]
-pub enum FileKind {
+pub(crate) enum FileKind {
     /// Expressions with `// =>` expectations.
     Expressions,
     /// A TestCase suite; `class` is its test class, `ignored` further TestCase classes.
@@ -27,7 +27,7 @@ pub enum FileKind {
 
 /// Recursively lists `*.bt` / `*.btscript` files under `dir`, sorted, skipping `fixtures`
 /// and hidden directories.
-pub fn walk(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) -> std::io::Result<()> {
+pub(crate) fn walk(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) -> std::io::Result<()> {
     let mut entries: Vec<PathBuf> = fs::read_dir(dir)?
         .filter_map(|e| e.ok().map(|e| e.path()))
         .collect();
@@ -55,7 +55,7 @@ pub fn walk(dir: &Path, exts: &[&str], out: &mut Vec<PathBuf>) -> std::io::Resul
 
 /// The test files named by `paths` (files as given, directories searched), without
 /// duplicates, in the order found.
-pub fn test_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn test_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -72,7 +72,7 @@ pub fn test_files(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
 }
 
 /// `*.bt` files of the `fixtures` directory beside `file`, in file-name order.
-pub fn fixtures_for(file: &Path) -> Vec<PathBuf> {
+pub(crate) fn fixtures_for(file: &Path) -> Vec<PathBuf> {
     let dir = file.parent().unwrap_or(Path::new(".")).join("fixtures");
     let mut out: Vec<PathBuf> = match fs::read_dir(&dir) {
         Ok(rd) => rd
@@ -86,7 +86,7 @@ pub fn fixtures_for(file: &Path) -> Vec<PathBuf> {
 }
 
 /// Expands `--load` arguments: a file as given, a directory searched recursively for `*.bt`.
-pub fn expand_loads(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
+pub(crate) fn expand_loads(paths: &[PathBuf]) -> Result<Vec<PathBuf>, String> {
     let mut out = Vec::new();
     for p in paths {
         if p.is_dir() {
@@ -123,7 +123,7 @@ fn walk_all(dir: &Path, out: &mut Vec<PathBuf>) -> std::io::Result<()> {
 
 /// Resolves a `// @load PATH`: against the working directory first, then the test file's
 /// directory.
-pub fn resolve_at_load(path: &str, test_file: &Path) -> Option<PathBuf> {
+pub(crate) fn resolve_at_load(path: &str, test_file: &Path) -> Option<PathBuf> {
     let p = PathBuf::from(path);
     if p.is_file() {
         return Some(p);
@@ -133,7 +133,7 @@ pub fn resolve_at_load(path: &str, test_file: &Path) -> Option<PathBuf> {
 }
 
 /// The `// @load` paths written in a file (outside `///` comments).
-pub fn at_loads(src: &str) -> Vec<(usize, String)> {
+pub(crate) fn at_loads(src: &str) -> Vec<(usize, String)> {
     src.lines()
         .enumerate()
         .filter_map(|(i, l)| {
@@ -151,7 +151,7 @@ pub fn at_loads(src: &str) -> Vec<(usize, String)> {
 
 /// Class definitions `(superclass, name)` of a source, in order (from the parser, which
 /// recovers from errors elsewhere in the file).
-pub fn class_headers(src: &str) -> Vec<(String, String)> {
+pub(crate) fn class_headers(src: &str) -> Vec<(String, String)> {
     let (module, _) = crate::syntax::parse(src);
     module
         .items
@@ -165,7 +165,7 @@ pub fn class_headers(src: &str) -> Vec<(String, String)> {
 
 /// Decides what `file` is. `context` holds the sources that are loaded with it (fixtures,
 /// `--load` files, `@load` files), whose classes count when following superclass chains.
-pub fn classify(file: &Path, src: &str, context: &[String]) -> Option<FileKind> {
+pub(crate) fn classify(file: &Path, src: &str, context: &[String]) -> Option<FileKind> {
     if file.extension().is_some_and(|e| e == "btscript") {
         return Some(FileKind::Expressions);
     }

@@ -9,7 +9,7 @@
 
 /// The example lines of `src` with their 1-based line numbers, ready for
 /// [`super::split::split_lines`].
-pub fn example_lines(src: &str) -> Vec<(usize, String)> {
+pub(crate) fn example_lines(src: &str) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let mut para: Vec<(usize, &str)> = Vec::new();
     let flush = |para: &mut Vec<(usize, &str)>, out: &mut Vec<(usize, String)>| {

@@ -33,7 +33,7 @@ impl Expectation {
 
 /// Replaces `\n`, `\t`, `\\` and `\"` by a line end, a tab, a backslash and a quote; any other
 /// backslash stays as it is.
-pub fn unescape(s: &str) -> String {
+pub(crate) fn unescape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut it = s.chars().peekable();
     while let Some(c) = it.next() {
@@ -65,7 +65,7 @@ pub fn unescape(s: &str) -> String {
 }
 
 /// The inverse of [`unescape`] for writing an actual display back as an expectation.
-pub fn escape(s: &str) -> String {
+pub(crate) fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {
@@ -135,7 +135,7 @@ fn segments(pattern: &str) -> Vec<String> {
 }
 
 /// True when `actual` matches the raw expectation `pattern` (11.1 wildcard rules).
-pub fn matches(pattern: &str, actual: &str) -> bool {
+pub(crate) fn matches(pattern: &str, actual: &str) -> bool {
     let segs = segments(pattern);
     if segs.len() == 1 {
         return actual == segs[0];
@@ -157,7 +157,7 @@ pub fn matches(pattern: &str, actual: &str) -> bool {
 
 /// The parts of an error that `ERROR: X` and `should:raise:` look at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct ErrorFacts {
+pub(crate) struct ErrorFacts {
     pub class_name: String,
     pub kind: String,
     pub message: String,
@@ -174,7 +174,7 @@ pub struct ErrorFacts {
 impl ErrorFacts {
     /// `ERROR: X` matches when X is the kind (an arithmetic fault also answers to `badarith`
     /// and `type_error`), the class name, or a substring of the message.
-    pub fn matches(&self, x: &str) -> bool {
+    pub(crate) fn matches(&self, x: &str) -> bool {
         if x.is_empty() {
             return false;
         }
@@ -189,7 +189,7 @@ impl ErrorFacts {
     }
 
     /// `ClassName (kind): message` with a `Hint:` line, as in the report of 3.5.
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         let mut s = if self.compile {
             format!("compile error: {}", self.message)
         } else {

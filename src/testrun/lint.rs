@@ -24,7 +24,7 @@ fn comment_start(line: &str) -> Option<usize> {
 
 /// `(line, message)` for each `// =>` line of a `.bt` file that will not run, given how the
 /// file is run (`None`: not a test file at all).
-pub fn unrun_expectations(src: &str, kind: Option<&FileKind>) -> Vec<(usize, String)> {
+pub(crate) fn unrun_expectations(src: &str, kind: Option<&FileKind>) -> Vec<(usize, String)> {
     let mut out = Vec::new();
     let suite = matches!(kind, Some(FileKind::Suite { .. }));
     for (i, line) in src.lines().enumerate() {

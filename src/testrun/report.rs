@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 /// Outcome of one case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Status {
+pub(crate) enum Status {
     Pass,
     Fail,
     Skip,
@@ -15,7 +15,7 @@ pub enum Status {
 
 /// One expression or test. Field order is the JSON order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct CaseResult {
+pub(crate) struct CaseResult {
     /// The expression (its lines joined with `\n`) or the test selector.
     pub name: String,
     /// 1-based line of the expression or test method (0 when unknown, e.g. inherited).
@@ -30,7 +30,7 @@ pub struct CaseResult {
 }
 
 impl CaseResult {
-    pub fn pass(name: impl Into<String>, line: usize) -> CaseResult {
+    pub(crate) fn pass(name: impl Into<String>, line: usize) -> CaseResult {
         CaseResult {
             name: name.into(),
             line,
@@ -40,7 +40,11 @@ impl CaseResult {
             message: None,
         }
     }
-    pub fn fail(name: impl Into<String>, line: usize, message: impl Into<String>) -> CaseResult {
+    pub(crate) fn fail(
+        name: impl Into<String>,
+        line: usize,
+        message: impl Into<String>,
+    ) -> CaseResult {
         CaseResult {
             name: name.into(),
             line,
@@ -50,7 +54,11 @@ impl CaseResult {
             message: Some(message.into()),
         }
     }
-    pub fn skip(name: impl Into<String>, line: usize, message: impl Into<String>) -> CaseResult {
+    pub(crate) fn skip(
+        name: impl Into<String>,
+        line: usize,
+        message: impl Into<String>,
+    ) -> CaseResult {
         CaseResult {
             status: Status::Skip,
             ..CaseResult::fail(name, line, message)
@@ -60,7 +68,7 @@ impl CaseResult {
 
 /// One test file. Field order is the JSON order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct FileResult {
+pub(crate) struct FileResult {
     pub path: String,
     pub passed: usize,
     pub failed: usize,
@@ -79,27 +87,27 @@ pub struct FileResult {
 }
 
 impl FileResult {
-    pub fn new(path: impl Into<String>) -> FileResult {
+    pub(crate) fn new(path: impl Into<String>) -> FileResult {
         FileResult {
             path: path.into(),
             ..Default::default()
         }
     }
     /// Recomputes the counts from the cases and the error.
-    pub fn tally(&mut self) {
+    pub(crate) fn tally(&mut self) {
         let count = |s: Status| self.cases.iter().filter(|c| c.status == s).count();
         self.passed = count(Status::Pass);
         self.failed = count(Status::Fail) + usize::from(self.error.is_some());
         self.skipped = count(Status::Skip);
     }
-    pub fn ok(&self) -> bool {
+    pub(crate) fn ok(&self) -> bool {
         self.failed == 0
     }
 }
 
 /// The whole run. Field order is the JSON order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Summary {
+pub(crate) struct Summary {
     pub passed: usize,
     pub failed: usize,
     pub skipped: usize,
@@ -107,7 +115,7 @@ pub struct Summary {
 }
 
 impl Summary {
-    pub fn new(mut files: Vec<FileResult>) -> Summary {
+    pub(crate) fn new(mut files: Vec<FileResult>) -> Summary {
         for f in &mut files {
             f.tally();
         }
@@ -120,28 +128,29 @@ impl Summary {
     }
 
     /// Exit status: 0 when nothing failed, else 1.
-    pub fn exit_code(&self) -> i32 {
+    pub(crate) fn exit_code(&self) -> i32 {
         i32::from(self.failed > 0)
     }
 
-    pub fn to_json(&self) -> String {
+    pub(crate) fn to_json(&self) -> String {
         serde_json::to_string(self).expect("plain data serialises")
     }
 
     /// `N passed, N failed` with `, N skipped` when any were skipped.
-    pub fn closing_line(&self) -> String {
+    pub(crate) fn closing_line(&self) -> String {
         counts(self.passed, self.failed, self.skipped)
     }
 
     /// The human report: one line per file, then [`Summary::failures_and_total`].
-    pub fn human(&self) -> String {
+    #[cfg(test)]
+    pub(crate) fn human(&self) -> String {
         let mut out: String = self.files.iter().map(file_line).collect();
         out.push_str(&self.failures_and_total());
         out
     }
 
     /// Each failure with its place, expected and actual, then the closing line.
-    pub fn failures_and_total(&self) -> String {
+    pub(crate) fn failures_and_total(&self) -> String {
         let mut out = String::new();
         let failing: Vec<&FileResult> = self.files.iter().filter(|f| !f.ok()).collect();
         if !failing.is_empty() {
@@ -167,7 +176,7 @@ impl Summary {
 }
 
 /// `PASS path (N passed, N failed)` with a line end.
-pub fn file_line(f: &FileResult) -> String {
+pub(crate) fn file_line(f: &FileResult) -> String {
     let tag = if f.ok() { "PASS" } else { "FAIL" };
     let mut s = format!(
         "{tag} {} ({})\n",

@@ -3,13 +3,13 @@
 //! tests pin the answers the runner relies on.
 
 /// Whether `src` is incomplete (the front end's answer, LANGUAGE.md 2.1).
-pub fn needs_more(src: &str) -> bool {
+pub(crate) fn needs_more(src: &str) -> bool {
     crate::syntax::needs_more(src)
 }
 
 /// Whether a line starting with `next` continues the statement before it (the front end's
 /// answer, LANGUAGE.md 2.1).
-pub fn line_continues(next: &str) -> bool {
+pub(crate) fn line_continues(next: &str) -> bool {
     crate::syntax::line_continues(next)
 }
 

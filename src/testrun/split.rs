@@ -61,7 +61,7 @@ impl Case {
 
 /// `source` preceded by enough line ends that it starts on `line`, with an optional
 /// `@expect CAT` directive on the line just before.
-pub fn padded(line: usize, source: &str, expect: Option<&str>) -> String {
+pub(crate) fn padded(line: usize, source: &str, expect: Option<&str>) -> String {
     let mut s = String::new();
     let blank = line.saturating_sub(1);
     match expect {
@@ -107,7 +107,7 @@ fn is_skippable(t: &str) -> bool {
 
 /// True when a line (as written, untrimmed) starts a declaration: a class header, a
 /// standalone method, a protocol or a type alias, in column 0.
-pub fn is_decl_header(raw: &str) -> bool {
+pub(crate) fn is_decl_header(raw: &str) -> bool {
     if raw.starts_with(char::is_whitespace) {
         return false;
     }
@@ -118,7 +118,7 @@ pub fn is_decl_header(raw: &str) -> bool {
 }
 
 /// `[modifiers] Super[(Args)] subclass: Name` → (superclass, name).
-pub fn class_header(raw: &str) -> Option<(String, String)> {
+pub(crate) fn class_header(raw: &str) -> Option<(String, String)> {
     if raw.starts_with(char::is_whitespace) {
         return None;
     }
@@ -225,7 +225,7 @@ pub fn split(src: &str) -> Vec<Entry> {
 }
 
 /// Splits numbered lines (the numbering need not be contiguous: doc examples).
-pub fn split_lines(lines: &[(usize, &str)]) -> Vec<Entry> {
+pub(crate) fn split_lines(lines: &[(usize, &str)]) -> Vec<Entry> {
     let mut out = Vec::new();
     let n = lines.len();
     let mut i = 0;
@@ -384,7 +384,7 @@ fn join_numbered(lines: &[(usize, &str)]) -> String {
 
 /// True when a `.bt` file is an expression file: some line outside `///` comments is a
 /// `// =>` expectation.
-pub fn has_expectations(src: &str) -> bool {
+pub(crate) fn has_expectations(src: &str) -> bool {
     src.lines().any(|l| is_expectation(l.trim()))
 }
 

@@ -94,7 +94,7 @@ fn partial_marker_suffix(buf: &[u8]) -> usize {
 }
 
 /// How a file run is configured.
-pub struct Supervisor {
+pub(crate) struct Supervisor {
     pub exe: PathBuf,
     pub timeout: Duration,
     /// Program output goes to stderr instead of stdout (under `--json`).
@@ -105,13 +105,13 @@ pub struct Supervisor {
 }
 
 /// The results of one file plus what `--bless` may rewrite.
-pub struct FileRun {
+pub(crate) struct FileRun {
     pub result: FileResult,
     pub blesses: Vec<Bless>,
 }
 
 impl Supervisor {
-    pub fn new(exe: PathBuf, timeout: Duration, output_to_stderr: bool) -> Supervisor {
+    pub(crate) fn new(exe: PathBuf, timeout: Duration, output_to_stderr: bool) -> Supervisor {
         Supervisor {
             exe,
             timeout,
@@ -142,7 +142,7 @@ impl Supervisor {
     }
 
     /// Runs one file to the end, restarting its worker after timeouts and crashes.
-    pub fn run_file(&self, mut spec: WorkerSpec) -> FileRun {
+    pub(crate) fn run_file(&self, mut spec: WorkerSpec) -> FileRun {
         let mut result = FileResult::new(spec.path.clone());
         let mut cases: BTreeMap<usize, CaseResult> = BTreeMap::new();
         let mut blesses = Vec::new();
@@ -402,9 +402,9 @@ mod tests {
         let run = sup.run_file(spec());
         let r = run.result;
         assert_eq!(r.error, None);
-        let got: Vec<(String, super::super::Status)> =
+        let got: Vec<(String, crate::testrun::report::Status)> =
             r.cases.iter().map(|c| (c.name.clone(), c.status)).collect();
-        use super::super::Status::{Fail, Pass};
+        use crate::testrun::report::Status::{Fail, Pass};
         assert_eq!(
             got,
             vec![

@@ -21,7 +21,7 @@ use super::split::{self, padded, split_lines, Entry};
 
 /// What loading a unit produced.
 #[derive(Clone, Debug, Default)]
-pub struct LoadOutcome {
+pub(crate) struct LoadOutcome {
     /// (file, text) for each file that failed to parse, check or run.
     pub warnings: Vec<(String, String)>,
     /// The first uncaught error of a top-level statement: (file if known, error).
@@ -29,7 +29,7 @@ pub struct LoadOutcome {
 }
 
 /// The interpreter as the runner sees it.
-pub trait Engine {
+pub(crate) trait Engine {
     /// Loads files as one unit (declarations first, then statements in order).
     fn load_unit(&mut self, files: &[(String, String)]) -> LoadOutcome;
     /// Evaluates source; answers its top-level display or the error.
@@ -41,7 +41,7 @@ pub trait Engine {
 }
 
 /// Where events go (stdout with a marker in the child; a Vec in tests).
-pub trait Sink {
+pub(crate) trait Sink {
     fn emit(&mut self, ev: Event);
 }
 
@@ -53,7 +53,7 @@ impl Sink for Vec<Event> {
 
 /// A replacement for a `// =>` line, for `--bless`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Bless {
+pub(crate) struct Bless {
     /// The `// =>` line to rewrite.
     pub line: usize,
     pub text: String,
@@ -65,7 +65,7 @@ pub struct Bless {
 /// Worker → parent messages.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "ev", rename_all = "snake_case")]
-pub enum Event {
+pub(crate) enum Event {
     /// Step `index` begins; `report` is false for silent replays and set-up steps.
     Start {
         index: usize,
@@ -100,7 +100,7 @@ pub enum Event {
 
 /// What the parent asks a worker to run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct WorkerSpec {
+pub(crate) struct WorkerSpec {
     pub path: String,
     pub kind: FileKind,
     /// Fixture files then `--load` files: the load unit run before the file.
@@ -124,7 +124,7 @@ pub struct WorkerSpec {
 }
 
 /// `timed out after 30 s` (whole seconds shown without a fraction).
-pub fn timeout_message(secs: f64) -> String {
+pub(crate) fn timeout_message(secs: f64) -> String {
     if secs.fract() == 0.0 {
         format!("timed out after {} s", secs as u64)
     } else {
@@ -194,7 +194,7 @@ fn with_file(file: &str, text: &str) -> String {
 }
 
 /// Runs the file described by `spec`, then emits `Done`.
-pub fn run(engine: &mut dyn Engine, spec: &WorkerSpec, sink: &mut dyn Sink) {
+pub(crate) fn run(engine: &mut dyn Engine, spec: &WorkerSpec, sink: &mut dyn Sink) {
     match &spec.kind {
         FileKind::Expressions | FileKind::DocExamples => run_expressions(engine, spec, sink),
         FileKind::Suite { class, ignored } => run_suite(engine, spec, class, ignored, sink),
@@ -366,7 +366,7 @@ fn load_documented_file(
 }
 
 /// Compares an outcome with the case's expectation.
-pub fn judge(
+pub(crate) fn judge(
     case: &split::Case,
     outcome: Result<String, Box<ErrorFacts>>,
 ) -> (CaseResult, Option<Bless>) {

@@ -3,7 +3,7 @@
 use bt::{Engine, EngineError};
 
 /// The Integer `src` evaluates to (panics with the source otherwise).
-pub fn int(e: &Engine, src: &str) -> i64 {
+pub(crate) fn int(e: &Engine, src: &str) -> i64 {
     match e.eval(src) {
         Ok(v) => v
             .as_i64()
@@ -13,7 +13,7 @@ pub fn int(e: &Engine, src: &str) -> i64 {
 }
 
 /// The error `src` raises (panics if it answers a value).
-pub fn err(e: &Engine, src: &str) -> EngineError {
+pub(crate) fn err(e: &Engine, src: &str) -> EngineError {
     match e.eval(src) {
         Ok(v) => panic!("{src}: expected an error, got {}", e.display(&v)),
         Err(err) => err,

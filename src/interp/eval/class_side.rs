@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::eval::code::FnCode;
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
-use crate::interp::value::{ClassRef, Instance, Sym, Value};
+use crate::value::{ClassRef, Instance, Sym, Value};
 
 impl Ctx {
     /// A class method touching class state: holds the class lock (re-entrant per process) and

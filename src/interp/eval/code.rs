@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 /// A source position: file id (index in the program's file table) and byte offset.
 /// `file == NO_FILE` marks library code, whose sends are not reported as error locations.

@@ -18,7 +18,7 @@ use crate::interp::eval::code::{
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
-use crate::interp::value::Value;
+use crate::value::Value;
 
 mod operand;
 mod update;
@@ -181,7 +181,7 @@ fn compile_effect(n: Node) -> Eff {
 fn non_boolean(
     c: &mut Ctx,
     r: &Value,
-    sel: crate::interp::value::Sym,
+    sel: crate::value::Sym,
     loc: crate::interp::eval::code::Loc,
 ) -> Flow {
     c.set_loc(loc);
@@ -217,7 +217,7 @@ pub fn compile_body(code: &mut FnCode) {
 
 /// A method body `self sel: arg`: its argument and the selector, for `Ctx::send_owned`.
 pub struct TailSelfSend {
-    pub(crate) sel: crate::interp::value::Sym,
+    pub(crate) sel: crate::value::Sym,
     pub(crate) arg: Arc<Op>,
     /// Caches the lookup of `sel` on the receiver's class.
     pub(crate) ic: InlineCache,
@@ -384,9 +384,7 @@ pub fn compile(n: Node) -> Op {
                     Err(other) => {
                         c.set_loc(loc);
                         let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
-                        return Err(c
-                            .dnu_error(&other, crate::interp::value::Sym::new(sel))
-                            .into());
+                        return Err(c.dnu_error(&other, crate::value::Sym::new(sel)).into());
                     }
                 };
                 if !go {
@@ -523,7 +521,7 @@ pub fn compile(n: Node) -> Op {
                 for o in &ops {
                     v.push_back(o.run(c, f)?);
                 }
-                Ok(Value::List(crate::interp::value::Ref::new(v)))
+                Ok(Value::List(crate::value::Ref::new(v)))
             })
         }
         other => walk(other),

@@ -7,7 +7,7 @@ use crate::interp::eval::code::{
     BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
 };
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind, VarCell};
-use crate::interp::value::{Instance, Ref, Sym, Value};
+use crate::value::{Instance, Ref, Sym, Value};
 
 impl Ctx {
     #[inline]
@@ -261,7 +261,7 @@ impl Ctx {
                 Ok(Value::Array(Ref::new(v.into())))
             }
             Node::Dict(pairs) => {
-                let mut m = crate::interp::dict::Dict::new();
+                let mut m = crate::value::dict::Dict::new();
                 for (k, v) in pairs {
                     let k = self.exec(k, f)?;
                     let v = self.exec(v, f)?;
@@ -460,7 +460,7 @@ impl Ctx {
             self.tick()?;
             if let Value::Str(s) = &mut acc {
                 let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
-                let m = crate::interp::value::make_mut(s);
+                let m = crate::value::make_mut(s);
                 m.reserve(extra);
                 for a in &args {
                     m.push_str(a.as_str().unwrap_or(""));
@@ -598,6 +598,10 @@ impl Ctx {
             if let Some(t) = self.prog.class_named("TranscriptStream") {
                 return self.send_impl(&Value::Class(t), self.prog.syms.current, &[]);
             }
+        }
+        // A declared protocol's name is its protocol object (3.4).
+        if let Some(p) = crate::interp::prims::protocol::global(self, name) {
+            return Ok(p);
         }
         Err(self
             .err("class_not_found", format!("Class '{name}' not found"))
@@ -768,4 +772,4 @@ impl Ctx {
 /// The body of a counting loop, run once per iteration.
 pub(crate) type LoopBody<'a> = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + 'a;
 
-pub(crate) use crate::interp::value::{drop_fast, fast_clone};
+pub(crate) use crate::value::{drop_fast, fast_clone};

@@ -7,13 +7,16 @@
 //! ones are moved to its graveyard (`Program::retire`), and every `Ctx` holds an
 //! `Arc<Program>`. This is the only `unsafe` in the evaluator.
 
+// unsafe: method caches point at classes and methods uncounted (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::Arc;
 
 use crate::interp::class::Class;
 use crate::interp::eval::code::CompiledMethod;
 use crate::interp::eval::{Method, PrimFn};
-use crate::interp::value::ClassRef;
+use crate::value::ClassRef;
 
 /// A method as cached: a copyable view of [`Method`].
 #[derive(Clone, Copy)]
@@ -71,7 +74,7 @@ impl Default for InlineCache {
 impl InlineCache {
     /// The cached hit for a receiver with dispatch key `key` at program epoch `epoch`.
     #[inline(always)]
-    pub fn get(&self, key: usize, epoch: u64) -> Option<Hit> {
+    pub(crate) fn get(&self, key: usize, epoch: u64) -> Option<Hit> {
         let p = self.entry.load(Ordering::Acquire);
         if p.is_null() {
             return None;
@@ -84,7 +87,13 @@ impl InlineCache {
     }
 
     /// Records a hit for later sends from this site.
-    pub fn fill(&self, prog: &crate::interp::program::Program, key: usize, epoch: u64, hit: Hit) {
+    pub(crate) fn fill(
+        &self,
+        prog: &crate::interp::program::Program,
+        key: usize,
+        epoch: u64,
+        hit: Hit,
+    ) {
         if self.misses.fetch_add(1, Ordering::Relaxed) >= MAX_MISSES {
             return;
         }
@@ -114,7 +123,7 @@ impl Drop for InlineCache {
 impl Hit {
     /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the
     /// program of the context that will use the hit.
-    pub fn new(m: &Method, defc: &ClassRef, sel: crate::interp::value::Sym) -> Hit {
+    pub(crate) fn new(m: &Method, defc: &ClassRef, sel: crate::value::Sym) -> Hit {
         let kind = match m {
             Method::Prim(p) => HitKind::Prim(*p),
             Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
@@ -132,7 +141,7 @@ impl Hit {
 
     /// The defining class. The lifetime is unbounded: callers use it only while their context
     /// (and so the Program) is alive.
-    pub fn class<'a>(&self) -> &'a Class {
+    pub(crate) fn class<'a>(&self) -> &'a Class {
         // SAFETY: `defc` came from `Arc::as_ptr` of a class the Program keeps alive for its
         // whole life (module doc); callers use the reference only during a send on a Ctx
         // holding that Program.
@@ -140,7 +149,7 @@ impl Hit {
     }
 
     /// The compiled method, if this is one (same lifetime contract as [`Hit::class`]).
-    pub fn compiled<'a>(&self) -> Option<&'a CompiledMethod> {
+    pub(crate) fn compiled<'a>(&self) -> Option<&'a CompiledMethod> {
         match self.kind {
             // SAFETY: as for `class`: the method is installed in or retired into the Program.
             HitKind::Compiled(p) => Some(unsafe { &*p }),
@@ -148,7 +157,7 @@ impl Hit {
         }
     }
 
-    pub fn is_prim(&self) -> bool {
+    pub(crate) fn is_prim(&self) -> bool {
         matches!(self.kind, HitKind::Prim(_))
     }
 }
@@ -169,7 +178,7 @@ pub(crate) fn class_arc(c: &Class) -> ClassRef {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::value::Sym;
+    use crate::value::Sym;
 
     #[test]
     fn class_arc_shares_the_allocation() {

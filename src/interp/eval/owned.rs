@@ -13,7 +13,7 @@ use crate::interp::eval::code::CompiledMethod;
 use crate::interp::eval::exec::drop_fast;
 use crate::interp::eval::hit::{Hit, HitKind, InlineCache};
 use crate::interp::eval::{Ctx, Flow, Unwind};
-use crate::interp::value::{Instance, Sym, Value};
+use crate::value::{Instance, Sym, Value};
 
 impl Ctx {
     /// Sends `sel` to `recv` with the arguments at `stack[base..]`, like `send_cached`; may
@@ -91,11 +91,11 @@ impl Ctx {
         let Value::Object(inst) = recv else {
             return Ok(Value::Nil);
         };
-        if let Some(m) = crate::interp::value::unique_mut(inst) {
+        if let Some(m) = crate::value::unique_mut(inst) {
             drop_fast(std::mem::replace(&mut m.fields[field], v));
             return Ok(std::mem::replace(recv, Value::Nil));
         }
-        let mut fields = crate::interp::value::clone_fields(&inst.fields);
+        let mut fields = crate::value::clone_fields(&inst.fields);
         fields[field] = v;
         Ok(Value::Object(Arc::new(Instance {
             class: inst.class.clone(),

@@ -3,7 +3,7 @@
 use crate::interp::error::result_parts;
 use crate::interp::eval::code::{BinSeg, BinSegKind, Loc, MatchNode, Node, Pat, TypeTest, VarRef};
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
-use crate::interp::value::{Ref, Value};
+use crate::value::{Ref, Value};
 
 /// Why a pattern did not match in destructuring mode.
 enum Miss {
@@ -312,6 +312,6 @@ impl Ctx {
 
     /// `=:=` (delegates to the term-order module).
     pub fn strict_eq(&self, a: &Value, b: &Value) -> bool {
-        crate::interp::order::strict_eq(a, b)
+        crate::value::order::strict_eq(a, b)
     }
 }

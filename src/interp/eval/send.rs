@@ -10,7 +10,7 @@ use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::eval::{
     Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
 };
-use crate::interp::value::{ClassRef, Instance, Sym, Value};
+use crate::value::{ClassRef, Instance, Sym, Value};
 
 /// Number of arguments a selector takes (`foo` 0, `+` 1, `at:put:` 2).
 pub fn sel_arity(sel: &str) -> usize {
@@ -428,7 +428,7 @@ impl Ctx {
                 HitKind::Setter(i) if n == 1 => {
                     if let Value::Object(inst) = recv {
                         let a = self.stack.pop().unwrap_or(Value::Nil);
-                        let mut fields = crate::interp::value::clone_fields(&inst.fields);
+                        let mut fields = crate::value::clone_fields(&inst.fields);
                         if let Some(slot) = fields.get_mut(i as usize) {
                             *slot = a;
                         }

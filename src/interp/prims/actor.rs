@@ -5,7 +5,9 @@
 //! friends run inside the actor (see `interp::actor_send`).
 
 use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
-use crate::interp::actor_behaviour::{has_initialize, init_sym, BtActor, TranscriptActor};
+use crate::interp::actor_behaviour::{
+    has_initialize, initialize_message, BtActor, TranscriptActor,
+};
 use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer_in};
 use crate::interp::actor_slots::{nil_slot_error, nil_typed_slot};
@@ -14,7 +16,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::{class_arg, sym_arg, sym_list};
 use crate::interp::value::{ClassRef, Sym, Value};
-use crate::runtime::{CallError, ExitReason, Message, NameError, ProcRef, SpawnOpts, Timeout};
+use crate::runtime::{CallError, ExitReason, NameError, ProcRef, SpawnOpts, Timeout};
 
 pub fn register(p: &mut Prims) {
     let a = "Actor";
@@ -428,7 +430,7 @@ pub fn spawn_actor(
     };
     if init_runs {
         let cx = need_cx(ctx)?;
-        let r = cx.call(&p, Message::new(init_sym(), Vec::new()), Timeout::Infinity);
+        let r = cx.call(&p, initialize_message(), Timeout::Infinity);
         match r {
             Ok(Value::Int(i)) => {
                 sys.rt.kill(&p);

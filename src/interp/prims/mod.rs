@@ -13,21 +13,31 @@ pub mod atomic;
 pub mod binary;
 pub mod block;
 pub mod boolean;
+pub mod capability;
 pub mod character;
 pub mod class;
 pub mod codec;
 pub mod collections;
 pub mod console;
+pub mod datetime;
 pub mod duration;
 pub mod exception;
 pub mod fault;
+pub mod file;
+pub mod file_lines;
 pub mod float;
 pub mod integer;
+pub mod json;
+pub mod json_parse;
 pub mod num;
 pub mod number;
 pub mod object;
+pub mod observer;
 pub mod parallel;
+pub mod protocol;
+pub mod random;
 pub mod reflection;
+pub mod regex;
 pub mod string;
 pub mod string_regex;
 pub mod supervision;
@@ -76,6 +86,14 @@ pub fn register_all(p: &mut Prims) {
     supervision_nav::register(p);
     parallel::register(p);
     announce::register(p);
+    // Batteries (LANGUAGE.md 13).
+    json::register(p);
+    file::register(p);
+    datetime::register(p);
+    regex::register(p);
+    random::register(p);
+    protocol::register(p);
+    observer::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).
@@ -84,6 +102,10 @@ pub fn sym_arg(ctx: &Ctx, v: &Value, what: &str) -> Result<Sym, Unwind> {
         Value::Symbol(s) => Ok(*s),
         Value::Str(s) => Ok(Sym::new(s)),
         other => {
+            // A protocol object stands for its name (`Integer conformsTo: Printable`).
+            if let Some(p) = protocol::name_of(other) {
+                return Ok(p);
+            }
             let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("{what} must be a Symbol, not {n}")))
         }

@@ -20,11 +20,14 @@ use crate::interp::value::Value;
 /// Compiled patterns kept at most.
 pub const CACHE_SIZE: usize = 256;
 
-/// Regex options: `#caseless`, `#multiline`.
+/// Regex options: `#caseless`, `#multiline`, `#dotall` (`.` matches a newline), `#extended`
+/// (whitespace and `#` comments in the pattern are ignored).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub struct Options {
     pub caseless: bool,
     pub multiline: bool,
+    pub dotall: bool,
+    pub extended: bool,
 }
 
 /// Options from a Symbol, a String or a List of them.
@@ -45,10 +48,12 @@ pub fn options(v: &Value) -> Res<Options> {
         match name {
             "caseless" | "ignoreCase" | "i" => o.caseless = true,
             "multiline" | "m" => o.multiline = true,
+            "dotall" | "s" => o.dotall = true,
+            "extended" | "x" => o.extended = true,
             other => {
                 return Err(Fault::Type(format!(
-                    "unknown regex option #{other} (use #caseless or #multiline)"
-                )))
+                "unknown regex option #{other} (use #caseless, #multiline, #dotall or #extended)"
+            )))
             }
         }
         Ok(())
@@ -83,6 +88,8 @@ pub fn compile(pattern: &str, o: Options) -> Res<Regex> {
     let r = RegexBuilder::new(pattern)
         .case_insensitive(o.caseless)
         .multi_line(o.multiline)
+        .dot_matches_new_line(o.dotall)
+        .ignore_whitespace(o.extended)
         .build()
         .map_err(|e| {
             let detail = e.to_string();
@@ -97,8 +104,22 @@ pub fn compile(pattern: &str, o: Options) -> Res<Regex> {
     Ok(r)
 }
 
+/// A pattern argument: a String, or a compiled `Regex` value (`prims::regex`).
 fn pat(what: &str, v: &Value) -> Res<Regex> {
+    if let Some(r) = crate::interp::prims::regex::compiled(v) {
+        return Ok(r);
+    }
     compile(str_arg(what, v)?, Options::default())
+}
+
+/// Both option sets.
+pub fn merge(a: Options, b: Options) -> Options {
+    Options {
+        caseless: a.caseless || b.caseless,
+        multiline: a.multiline || b.multiline,
+        dotall: a.dotall || b.dotall,
+        extended: a.extended || b.extended,
+    }
 }
 
 /// Charges a search over the receiver up front: a reduction per 64 bytes (the `regex` crate
@@ -129,7 +150,10 @@ fn matches_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 fn matches_opts(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     pay(ctx, r)?;
     let f = || {
-        let re = compile(str_arg("matchesRegex:options:", &a[0])?, options(&a[1])?)?;
+        let re = match crate::interp::prims::regex::source_and_options(&a[0]) {
+            Some((src, o)) => compile(&src, merge(o, options(&a[1])?))?,
+            None => compile(str_arg("matchesRegex:options:", &a[0])?, options(&a[1])?)?,
+        };
         Ok(Value::bool(matches(recv(r)?, &re)))
     };
     lift(ctx, f())
@@ -220,7 +244,7 @@ mod tests {
             "hello",
             Options {
                 caseless: true,
-                multiline: false,
+                ..Options::default()
             },
         )
         .unwrap();

@@ -3,12 +3,13 @@
 //! Written directly into one String (no intermediate tree, no per-node Strings): a
 //! 100,000-node snapshot serialises in a few tens of ms. Keys come out in the order of 7.5;
 //! output is compact. The golden file `tests/golden/eval/supervision/processes.json` pins
-//! the schema, so it changes only on purpose.
+//! the schema, so it changes only on purpose. `restartHistory` (each node's last handled
+//! exits, oldest first) was added to schema 1 as 7.5 allows (new keys may be added).
 
 use std::fmt::Write;
 
-use crate::interp::value::Value;
 use crate::runtime::snapshot::{SnapNode, Snapshot, SupInfo, Totals};
+use crate::runtime::supervisor::RestartEvent;
 
 /// The schema name; changes only on incompatible changes.
 pub const SCHEMA: &str = "bt.processes/1";
@@ -32,6 +33,38 @@ pub fn to_json(s: &Snapshot) -> String {
         node(&mut out, r);
     }
     out.push_str("]}");
+    out
+}
+
+/// A page of the roots for HTTP: `totals` over the whole snapshot, roots
+/// `offset..offset + limit`, then `"page":{"offset":o,"limit":l,"totalRoots":n}` (a key added
+/// to schema 1). With every root on the page and `always` false it is exactly [`to_json`].
+pub fn to_json_page(s: &Snapshot, offset: usize, limit: usize, always: bool) -> String {
+    let n = s.roots.len();
+    let start = offset.min(n);
+    let end = start.saturating_add(limit).min(n);
+    if !always && start == 0 && end == n {
+        return to_json(s);
+    }
+    let t = s.totals();
+    let mut out = String::with_capacity(256 + 320 * (end - start).min(1 << 20));
+    out.push_str("{\"schema\":");
+    string(&mut out, SCHEMA);
+    out.push_str(",\"node\":");
+    string(&mut out, &s.node);
+    let _ = write!(out, ",\"capturedAt\":{},\"totals\":", s.captured_at);
+    totals(&mut out, &t);
+    out.push_str(",\"roots\":[");
+    for (i, r) in s.roots[start..end].iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        node(&mut out, r);
+    }
+    let _ = write!(
+        out,
+        "],\"page\":{{\"offset\":{start},\"limit\":{limit},\"totalRoots\":{n}}}}}"
+    );
     out
 }
 
@@ -68,10 +101,9 @@ fn node(out: &mut String, n: &SnapNode) {
     out.push_str(",\"kind\":\"");
     out.push_str(n.kind.as_str());
     out.push_str("\",\"class\":");
-    match &n.class {
-        Value::Class(c) => string(out, c.name.as_str()),
-        Value::Symbol(s) => string(out, s.as_str()),
-        _ => out.push_str("null"),
+    match n.class.class_object_name() {
+        Some(c) => string(out, c.as_str()),
+        None => out.push_str("null"),
     }
     out.push_str(",\"state\":\"");
     out.push_str(n.state.as_str());
@@ -94,7 +126,14 @@ fn node(out: &mut String, n: &SnapNode) {
         Some(s) => sup(out, s),
         None => out.push_str("null"),
     }
-    out.push_str(",\"children\":[");
+    out.push_str(",\"restartHistory\":[");
+    for (i, e) in n.history.iter().enumerate() {
+        if i > 0 {
+            out.push(',');
+        }
+        event(out, e);
+    }
+    out.push_str("],\"children\":[");
     for (i, c) in n.children.iter().enumerate() {
         if i > 0 {
             out.push(',');
@@ -102,6 +141,25 @@ fn node(out: &mut String, n: &SnapNode) {
         node(out, c);
     }
     out.push_str("]}");
+}
+
+/// One restart-history event: `{"at":ms,"reason":"killed","kind":"exit","generation":1,"pid":"<0.5.0>"|null}`.
+pub fn event(out: &mut String, e: &RestartEvent) {
+    let _ = write!(out, "{{\"at\":{},\"reason\":", e.at_ms);
+    string(out, &e.reason_text);
+    let _ = write!(
+        out,
+        ",\"kind\":\"{}\",\"generation\":{},\"pid\":",
+        e.kind.as_str(),
+        e.generation
+    );
+    match e.pid() {
+        Some(p) => {
+            let _ = write!(out, "\"{p}\"");
+        }
+        None => out.push_str("null"),
+    }
+    out.push('}');
 }
 
 fn sup(out: &mut String, s: &SupInfo) {

@@ -15,14 +15,17 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::api::{RtHandle, SpawnOpts};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{Behaviour, ProcRef};
+use crate::runtime::supervisor::history::RestartKind;
 use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
 use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
-use crate::runtime::types::{CallError, ExitReason, Message, Pid, Signal, Timeout};
+use crate::runtime::types::{
+    CallError, ExitReason, Message, Pid, Request, Signal, SupervisorRequest, Timeout,
+};
 use crate::runtime::waiter::Waiter;
+use crate::value::{Sym, Value};
 
 /// Unix wall-clock time in ms (`startedAt`, `exitedAt`, `capturedAt`).
 pub fn wall_ms() -> u64 {
@@ -257,7 +260,7 @@ impl Supervision {
         shared.book.lock().begin_generation(
             proc.clone(),
             parent.as_ref().map(ProcRef::pid),
-            wall_ms(),
+            self.rt.wall_ms(),
         );
         {
             let mut reg = self.reg.lock();
@@ -267,12 +270,21 @@ impl Supervision {
             }
             reg.by_pid.insert(proc.pid(), shared.clone());
         }
-        match cx.call(&proc, Message::named("bt_init", vec![]), Timeout::Infinity) {
+        match cx.call(
+            &proc,
+            sup_request(SupervisorRequest::Init),
+            Timeout::Infinity,
+        ) {
             Ok(_) => Ok((proc, shared)),
             Err(CallError::Raised(v)) => Err(start_failed(&v)),
             Err(e) => Err(SupError::Call(e)),
         }
     }
+}
+
+/// A supervisor request on the control path.
+fn sup_request(r: SupervisorRequest) -> Message {
+    Message::request(Request::Supervisor(r), Vec::new())
 }
 
 fn start_failed(v: &Value) -> SupError {
@@ -358,18 +370,14 @@ impl SupHandle {
     /// `terminate:` — stops the child with this id (`#shutdown`) and does not restart it.
     pub fn terminate(&self, cx: &mut Cx<'_>, id: Sym) -> Result<(), SupError> {
         self.live()?;
-        self.request(cx, Message::named("bt_terminate", vec![Value::Symbol(id)]))
+        self.request(cx, sup_request(SupervisorRequest::Terminate(id)))
             .map(|_| ())
     }
 
     /// `terminateChild:` — stops a dynamic (or any) child by process; idempotent.
     pub fn terminate_child(&self, cx: &mut Cx<'_>, child: &ProcRef) -> Result<(), SupError> {
         self.live()?;
-        let pid = child.pid();
-        let msg = Message::named(
-            "bt_terminatePid",
-            vec![Value::Int(pid.number as i64), Value::bool(pid.service)],
-        );
+        let msg = sup_request(SupervisorRequest::TerminatePid(child.pid()));
         self.request(cx, msg).map(|_| ())
     }
 
@@ -377,7 +385,7 @@ impl SupHandle {
     pub fn start_child(&self, cx: &mut Cx<'_>, args: Value) -> Result<ProcRef, SupError> {
         self.live()?;
         let req = cx.rt().make_ref() as i64;
-        let msg = Message::named("bt_startChild", vec![args, Value::Int(req)]);
+        let msg = sup_request(SupervisorRequest::StartChild { args, req });
         match self.request(cx, msg) {
             Ok(_) => self
                 .shared
@@ -396,7 +404,7 @@ impl SupHandle {
     /// before this call (exit signals are handled before messages).
     pub fn sync(&self, cx: &mut Cx<'_>) -> Result<(), SupError> {
         self.live()?;
-        self.request(cx, Message::named("bt_ping", vec![]))
+        self.request(cx, sup_request(SupervisorRequest::Ping))
             .map(|_| ())
     }
 
@@ -429,8 +437,9 @@ enum Started {
 }
 
 impl SupervisorProc {
+    /// Unix ms on the runtime clock (deterministic under a manual test clock).
     fn now(&self) -> u64 {
-        wall_ms()
+        self.sup.rt().wall_ms()
     }
 
     /// Starts child `idx` (its state is already `Restarting`/`Pending`), inside this process.
@@ -571,9 +580,11 @@ impl SupervisorProc {
         match decision {
             Decision::End => {
                 let due = {
+                    let now = self.now();
                     let mut b = self.shared.book.lock();
+                    b.note_exit(idx, reason, RestartKind::Ended, now);
                     let due = b.auto_shutdown_due(idx);
-                    b.retire(idx, wall_ms(), true);
+                    b.retire(idx, now, true);
                     due
                 };
                 if due {
@@ -586,7 +597,17 @@ impl SupervisorProc {
                 start,
             } => {
                 {
+                    let now = self.now();
                     let mut b = self.shared.book.lock();
+                    b.note_exit(idx, reason, RestartKind::Exit, now);
+                    for &i in &stop {
+                        let kind = if retire.contains(&i) {
+                            RestartKind::Ended
+                        } else {
+                            RestartKind::Group
+                        };
+                        b.note_exit(i, &ExitReason::Shutdown, kind, now);
+                    }
                     for &i in &start {
                         b.mark_restarting(i);
                     }
@@ -606,7 +627,7 @@ impl SupervisorProc {
                 {
                     let mut b = self.shared.book.lock();
                     for &i in &retire {
-                        b.retire(i, wall_ms(), false);
+                        b.retire(i, self.now(), false);
                     }
                 }
                 for &i in &start {
@@ -639,7 +660,10 @@ impl SupervisorProc {
         if let Some(p) = proc {
             self.shutdown_child(cx, &p, shutdown);
         }
-        self.shared.book.lock().retire(idx, wall_ms(), false);
+        let now = self.now();
+        let mut b = self.shared.book.lock();
+        b.note_exit(idx, &ExitReason::Shutdown, RestartKind::Ended, now);
+        b.retire(idx, now, false);
     }
 }
 
@@ -652,37 +676,38 @@ fn describe(v: &Value) -> String {
 
 impl Behaviour for SupervisorProc {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-        match msg.selector.as_str() {
-            "bt_init" => self.initial_start(cx),
-            "bt_ping" => Ok(Value::sym("ok")),
-            "bt_terminate" => {
-                let id = msg.args.first().and_then(Value::as_sym);
-                let idx = id.and_then(|id| {
+        let request = match msg.request.as_deref() {
+            Some(Request::Supervisor(r)) => r,
+            _ => {
+                return Err(Value::str(format!(
+                    "supervisor does not understand {}",
+                    msg.selector
+                )))
+            }
+        };
+        match request {
+            SupervisorRequest::Init => self.initial_start(cx),
+            SupervisorRequest::Ping => Ok(Value::sym("ok")),
+            SupervisorRequest::Terminate(id) => {
+                let id = *id;
+                let idx = {
                     let b = self.shared.book.lock();
                     b.children
                         .iter()
                         .position(|c| c.spec.id == id && c.is_running())
                         .or_else(|| b.index_of_id(id))
-                });
-                self.terminate_index(cx, idx);
-                Ok(Value::Nil)
-            }
-            "bt_terminatePid" => {
-                let number = msg.args.first().and_then(Value::as_int).unwrap_or(-1);
-                let service = matches!(msg.args.get(1), Some(Value::True));
-                let pid = Pid {
-                    node: cx.pid().node,
-                    number: number as u64,
-                    service,
                 };
-                let idx = self.shared.book.lock().index_of_pid(pid);
                 self.terminate_index(cx, idx);
                 Ok(Value::Nil)
             }
-            "bt_startChild" => {
-                let args = msg.args.first().cloned().unwrap_or(Value::Nil);
-                let req = msg.args.get(1).and_then(Value::as_int).unwrap_or(0);
-                let Some(idx) = self.shared.book.lock().add_dynamic(args) else {
+            SupervisorRequest::TerminatePid(pid) => {
+                let idx = self.shared.book.lock().index_of_pid(*pid);
+                self.terminate_index(cx, idx);
+                Ok(Value::Nil)
+            }
+            SupervisorRequest::StartChild { args, req } => {
+                let req = *req;
+                let Some(idx) = self.shared.book.lock().add_dynamic(args.clone()) else {
                     return Err(Value::str("not a dynamic supervisor"));
                 };
                 match self.start_child(cx, idx) {
@@ -696,9 +721,6 @@ impl Behaviour for SupervisorProc {
                     }
                 }
             }
-            other => Err(Value::str(format!(
-                "supervisor does not understand {other}"
-            ))),
         }
     }
 

@@ -9,12 +9,13 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::interp::value::{Sym, Value};
 use crate::runtime::process::ProcRef;
+use crate::runtime::supervisor::history::{History, RestartEvent, RestartKind};
 use crate::runtime::supervisor::intensity::Intensity;
 use crate::runtime::supervisor::proc::SupShared;
 use crate::runtime::supervisor::{AutoShutdown, ChildSpec, RestartType, Strategy, SupervisorSpec};
-use crate::runtime::types::Pid;
+use crate::runtime::types::{ExitReason, Pid};
+use crate::value::{Sym, Value};
 
 /// The identity of a child that survives its restarts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,6 +75,8 @@ pub struct ChildRecord {
     pub ever_started: bool,
     /// A nested supervisor's bookkeeping (survives its restarts).
     pub book: Option<Arc<SupShared>>,
+    /// The last exits the supervisor handled for this child (survives its restarts).
+    pub history: History,
 }
 
 impl ChildRecord {
@@ -92,6 +95,7 @@ impl ChildRecord {
             ended_by_itself: false,
             ever_started: false,
             book: None,
+            history: History::new(crate::runtime::supervisor::DEFAULT_HISTORY),
         }
     }
     pub fn pid(&self) -> Option<Pid> {
@@ -136,7 +140,11 @@ impl Book {
             .children
             .iter()
             .enumerate()
-            .map(|(i, c)| ChildRecord::new(ChildKey::Static(i), c.clone(), c.args.clone()))
+            .map(|(i, c)| {
+                let mut r = ChildRecord::new(ChildKey::Static(i), c.clone(), c.args.clone());
+                r.history = History::new(spec.history_limit);
+                r
+            })
             .collect();
         let intensity = Intensity::new(spec.max_restarts, spec.restart_window);
         Book {
@@ -164,7 +172,20 @@ impl Book {
         self.intensity.reset();
         self.children.retain(|c| !c.is_dynamic());
         self.next_spawn = 0;
+        let generation = self.generation;
         for c in &mut self.children {
+            // A child that ran in the previous generation starts again because its
+            // supervisor did (history: `parent`).
+            if c.ever_started {
+                let proc = c.proc.clone();
+                c.history.push(RestartEvent::new(
+                    now_ms,
+                    &ExitReason::Shutdown,
+                    RestartKind::Parent,
+                    generation,
+                    proc,
+                ));
+            }
             c.state = ChildState::Pending;
             c.ended_by_itself = false;
         }
@@ -199,6 +220,16 @@ impl Book {
         c.ended_by_itself = false;
     }
 
+    /// Records in child `idx`'s history that its process ended (`reason`) and what the
+    /// supervisor does about it (`kind`), at `now_ms` on the runtime clock.
+    pub fn note_exit(&mut self, idx: usize, reason: &ExitReason, kind: RestartKind, now_ms: u64) {
+        let generation = self.generation;
+        let c = &mut self.children[idx];
+        let proc = c.proc.clone();
+        c.history
+            .push(RestartEvent::new(now_ms, reason, kind, generation, proc));
+    }
+
     pub fn mark_restarting(&mut self, idx: usize) {
         self.children[idx].state = ChildState::Restarting;
     }
@@ -221,7 +252,9 @@ impl Book {
         let template = self.spec.dynamic.clone()?;
         let key = ChildKey::Dynamic(self.next_spawn);
         self.next_spawn += 1;
-        self.children.push(ChildRecord::new(key, template, args));
+        let mut r = ChildRecord::new(key, template, args);
+        r.history = History::new(self.spec.history_limit);
+        self.children.push(r);
         Some(self.children.len() - 1)
     }
 

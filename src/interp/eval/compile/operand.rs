@@ -10,7 +10,7 @@ pub(super) enum IntSrc {
     Lit(i64),
     Local(usize),
     /// `self.name` of a Value instance: (field index, name).
-    SelfField(usize, crate::interp::value::Sym),
+    SelfField(usize, crate::value::Sym),
 }
 
 pub(super) fn int_src(n: &Node) -> Option<IntSrc> {
@@ -230,7 +230,7 @@ impl IntSet {
 /// `a at: k` on a local Array, List or Dictionary: index directly when `at:` is the primitive.
 pub(super) fn compile_local_at(
     recv: Node,
-    sel: crate::interp::value::Sym,
+    sel: crate::value::Sym,
     raw_args: Vec<Node>,
     loc: crate::interp::eval::code::Loc,
 ) -> Op {
@@ -245,7 +245,7 @@ pub(super) fn compile_local_at(
 pub(super) struct LocalAt {
     slot: usize,
     key: Arg,
-    sel: crate::interp::value::Sym,
+    sel: crate::value::Sym,
     loc: crate::interp::eval::code::Loc,
     /// The send's cache (the general path).
     ic: InlineCache,
@@ -256,7 +256,7 @@ pub(super) struct LocalAt {
 impl LocalAt {
     pub(super) fn new(
         recv: Node,
-        sel: crate::interp::value::Sym,
+        sel: crate::value::Sym,
         mut raw_args: Vec<Node>,
         loc: crate::interp::eval::code::Loc,
     ) -> Option<LocalAt> {

@@ -38,7 +38,7 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
                 c.tick()?;
                 if let Value::Str(s) = &mut c.stack[slot] {
                     let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
-                    let m = crate::interp::value::make_mut(s);
+                    let m = crate::value::make_mut(s);
                     m.reserve(extra);
                     for a in &vals {
                         m.push_str(a.as_str().unwrap_or(""));
@@ -87,7 +87,7 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
             {
                 c.tick()?;
                 if let Value::Dict(d) = &mut c.stack[slot] {
-                    if let Some(old) = crate::interp::dict::insert_shared(d, k, v) {
+                    if let Some(old) = crate::value::dict::insert_shared(d, k, v) {
                         drop_fast(old);
                     }
                 }
@@ -104,7 +104,7 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
                     // An Integer: nothing to drop.
                     std::mem::forget(k);
                     if let Value::Array(a) = &mut c.stack[slot] {
-                        crate::interp::value::make_mut(a).set(ki - 1, v);
+                        crate::value::make_mut(a).set(ki - 1, v);
                     }
                     return Ok(if keep {
                         c.stack[slot].clone()
@@ -180,7 +180,7 @@ pub(super) type RestFn = dyn Fn(&mut Ctx, &Frame, usize) -> Flow + Send + Sync;
 /// The general in-place update once its arguments are at `stack[base..]`.
 pub(super) fn in_place_rest(
     var: VarRef,
-    sel: crate::interp::value::Sym,
+    sel: crate::value::Sym,
     nargs: usize,
     loc: crate::interp::eval::code::Loc,
     keep: bool,

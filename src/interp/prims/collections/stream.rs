@@ -42,6 +42,27 @@ enum Source {
     FromBy(Value, Value),
     /// `on: aCollection` (a String is kept as its graphemes).
     On(Value, OnKind),
+    /// Defined elsewhere (a file's lines, `prims::file`): each traversal opens it afresh.
+    External(std::sync::Arc<dyn ExternalSource>),
+}
+
+/// A Stream source outside the collections, e.g. the lines of a file read lazily. A traversal
+/// (`do:`, `take:`, `asList` …) calls `open` once and pulls elements until `None`; an error
+/// raises in the traversing process.
+pub trait ExternalSource: Send + Sync {
+    fn open(&self, ctx: &mut Ctx) -> Result<Box<dyn ExternalCursor>, Unwind>;
+    /// What printString shows inside `Stream(…)`.
+    fn describe(&self) -> String;
+}
+
+/// One traversal of an [`ExternalSource`].
+pub trait ExternalCursor: Send {
+    fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Value>, Unwind>;
+}
+
+/// A Stream over an external source.
+pub fn stream_external(ctx: &Ctx, src: std::sync::Arc<dyn ExternalSource>) -> EvalResult {
+    make(ctx, Source::External(src), Vec::new())
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -86,6 +107,7 @@ impl NativeObj for StreamObj {
             Source::On(_, OnKind::Sequence) => "Stream(on: [...])".to_string(),
             Source::On(_, OnKind::Text) => "Stream(on: '...')".to_string(),
             Source::On(_, OnKind::Set) => "Stream(on: Set(...))".to_string(),
+            Source::External(x) => format!("Stream({})", x.describe()),
         };
         for op in &self.ops {
             match op {
@@ -131,6 +153,8 @@ impl StreamObj {
             Source::On(c, OnKind::Sequence) => (2, vec![c.clone()]),
             Source::On(c, OnKind::Text) => (3, vec![c.clone()]),
             Source::On(c, OnKind::Set) => (4, vec![c.clone()]),
+            // Not transferable: `from_parts` rejects tag 5.
+            Source::External(_) => (5, Vec::new()),
         };
         let steps = self
             .ops
@@ -265,6 +289,9 @@ enum SrcCursor<'a> {
         block: &'a Value,
     },
     Items(Box<dyn Iterator<Item = Value> + 'a>),
+    /// An external source not opened yet, then its iterator.
+    ExtPending(&'a std::sync::Arc<dyn ExternalSource>),
+    Ext(Box<dyn ExternalCursor>),
 }
 
 impl<'a> Cursor<'a> {
@@ -279,6 +306,7 @@ impl<'a> Cursor<'a> {
             Source::On(c, _) => {
                 SrcCursor::Items(elems(c).unwrap_or_else(|| Box::new(std::iter::empty())))
             }
+            Source::External(x) => SrcCursor::ExtPending(x),
         };
         Cursor {
             src,
@@ -306,6 +334,13 @@ impl<'a> Cursor<'a> {
                 Some(next)
             }
             SrcCursor::Items(it) => it.next(),
+            SrcCursor::ExtPending(x) => {
+                let mut it = x.open(ctx)?;
+                let first = it.next(ctx)?;
+                self.src = SrcCursor::Ext(it);
+                first
+            }
+            SrcCursor::Ext(it) => it.next(ctx)?,
         })
     }
 

@@ -1,0 +1,74 @@
+//! Interned symbols and selectors ([`Sym`]): one global, append-only, thread-safe table.
+
+use std::fmt;
+use std::sync::OnceLock;
+
+use parking_lot::RwLock;
+
+/// An interned symbol or selector: its index in the interner plus one, as a full word so that
+/// it is a one-word Value payload (see `crate::value::F64`) and `Option<Sym>` stays one word.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Sym(std::num::NonZeroU64);
+
+struct Interner {
+    map: std::collections::HashMap<&'static str, Sym>,
+    names: Vec<&'static str>,
+}
+
+fn interner() -> &'static RwLock<Interner> {
+    static I: OnceLock<RwLock<Interner>> = OnceLock::new();
+    I.get_or_init(|| {
+        RwLock::new(Interner {
+            map: std::collections::HashMap::new(),
+            names: Vec::new(),
+        })
+    })
+}
+
+impl Sym {
+    /// Interns `s` (append-only, thread-safe; names live for the process).
+    pub fn new(s: &str) -> Sym {
+        if let Some(&i) = interner().read().map.get(s) {
+            return i;
+        }
+        let mut w = interner().write();
+        if let Some(&i) = w.map.get(s) {
+            return i;
+        }
+        let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
+        let i = Sym::from_index(w.names.len());
+        w.names.push(leaked);
+        w.map.insert(leaked, i);
+        i
+    }
+    fn from_index(i: usize) -> Sym {
+        Sym(std::num::NonZeroU64::MIN.saturating_add(i as u64))
+    }
+    /// A selector no method has (never returned by [`Sym::new`]).
+    pub const NONE: Sym = Sym(std::num::NonZeroU64::MAX);
+    /// Position in the interner (dense from 0).
+    pub fn index(self) -> usize {
+        (self.0.get() - 1) as usize
+    }
+    /// The text; `""` for [`Sym::NONE`].
+    pub fn as_str(self) -> &'static str {
+        interner()
+            .read()
+            .names
+            .get(self.index())
+            .copied()
+            .unwrap_or("")
+    }
+}
+
+impl fmt::Debug for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "#{}", self.as_str())
+    }
+}
+
+impl fmt::Display for Sym {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}

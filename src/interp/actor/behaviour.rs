@@ -1,0 +1,317 @@
+//! The runtime behaviours of bt processes: user actors ([`BtActor`]: state slots, message
+//! dispatch, rollback, `initialize`/`terminate:`), the main program ([`MainActor`]: runs the
+//! `Interpreter`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+
+use crate::interp::actor::handle::{downcast, ActorRef, JobBox};
+use crate::interp::actor::send::{describe_exception, prefix_error, transfer_in};
+use crate::interp::actor::slots::nil_typed_slot;
+use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
+use crate::interp::class::Builtin;
+use crate::interp::error::{class_for_kind, make_exception};
+use crate::interp::eval::{Ctx, Unwind};
+use crate::runtime::{Behaviour, Cx, ExitReason, Message, Request};
+use crate::value::{ClassRef, Sym, Value};
+
+/// The message that runs `initialize` in a new actor (a lifecycle request, not a selector).
+pub fn initialize_message() -> Message {
+    Message::request(Request::Initialize, Vec::new())
+}
+
+/// The message that runs a main-program job (a [`JobBox`] native) in the main process.
+pub fn job_message(job: Value) -> Message {
+    Message::request(Request::Job, vec![job])
+}
+
+/// An instance of an `Actor subclass:`.
+pub struct BtActor {
+    pub sys: Arc<ActorSys>,
+    pub class: ClassRef,
+    pub fields: Vec<Value>,
+    saved: Vec<Value>,
+    me: Option<Value>,
+}
+
+impl BtActor {
+    /// `me` is the actor's own handle when the spawner already made one (shared, so an
+    /// actor costs one handle), else it is made on the first message.
+    pub fn new(
+        sys: Arc<ActorSys>,
+        class: ClassRef,
+        fields: Vec<Value>,
+        me: Option<Value>,
+    ) -> BtActor {
+        BtActor {
+            sys,
+            class,
+            fields,
+            saved: Vec::new(),
+            me,
+        }
+    }
+
+    fn me(&mut self, cx: &Cx<'_>) -> Value {
+        self.me
+            .get_or_insert_with(|| ActorRef::value(cx.me().clone(), self.class.clone()))
+            .clone()
+    }
+
+    /// Runs `f` as this actor (its state in the context, `self` its handle).
+    fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
+        let me = self.me(cx);
+        let mut ctx = self.sys.take_ctx();
+        ctx.actor_fields = std::mem::take(&mut self.fields);
+        ctx.proc.actor = Some(me.clone());
+        let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
+        self.fields = std::mem::take(&mut ctx.actor_fields);
+        self.sys.put_ctx(ctx);
+        r
+    }
+}
+
+/// `initialize` for every class of the chain that defines it, parent first.
+fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, Unwind> {
+    let sel = ctx.prog.syms.initialize;
+    for c in class.chain().iter().rev() {
+        if c.builtin != Builtin::None {
+            continue;
+        }
+        let m = c.methods.read().get(&sel).cloned();
+        if let Some(m) = m {
+            ctx.call_method(&m, c, me, sel, &[]).map_err(|b| *b)?;
+        }
+    }
+    Ok(Value::Nil)
+}
+
+/// Does some class of the chain define `sel` in bt?
+pub fn chain_defines(class: &ClassRef, sel: Sym) -> bool {
+    let mut c: Option<&ClassRef> = Some(class);
+    while let Some(k) = c {
+        if k.builtin == Builtin::None && k.methods.read().contains_key(&sel) {
+            return true;
+        }
+        c = k.superclass.as_ref();
+    }
+    false
+}
+
+/// Does some class of the chain define `initialize` in bt?
+pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
+    chain_defines(class, ctx.prog.syms.initialize)
+}
+
+impl Behaviour for BtActor {
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        self.saved.clone_from(&self.fields);
+        let init = matches!(msg.request.as_deref(), Some(Request::Initialize));
+        let class = self.class.clone();
+        let r = self.run(cx, |ctx, me| {
+            let sel = if init {
+                ctx.prog.syms.initialize
+            } else {
+                msg.selector
+            };
+            let r = if init {
+                // Answers the index of a typed slot left nil (5.5), or nil.
+                run_initialize(ctx, me, &class).map(|_| {
+                    match nil_typed_slot(&ctx.prog, &class, &ctx.actor_fields) {
+                        Some(i) => Value::Int(i as i64),
+                        None => Value::Nil,
+                    }
+                })
+            } else {
+                ctx.send(me, msg.selector, &msg.args)
+            };
+            match r {
+                Ok(v) => Ok(transfer_in(ctx, &v)),
+                Err(Unwind::Error(e)) => Err(prefix_error(e, &class, sel)),
+                Err(Unwind::Return { .. }) => Err(runtime_error(
+                    ctx,
+                    "non-local return from a method that has already returned",
+                )),
+                Err(u) => {
+                    if let Some(code) = u.exit_code() {
+                        if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
+                            ctx.prog.write_out("");
+                            std::process::exit(code);
+                        }
+                        let m = format!(
+                            "Program exit: {code} outside the main program of an embedded engine"
+                        );
+                        if let Unwind::Error(e) = ctx.err("runtime_error", m) {
+                            return Err(e);
+                        }
+                    }
+                    // An embedder's limit ended this message: the caller gets an error of
+                    // the limit's kind (the actor survives, its state rolled back).
+                    if let Some(kind) = u.limit_kind() {
+                        let kind = kind.as_str();
+                        let m = format!("{} exceeded", kind.replace('_', " "));
+                        if let Unwind::Error(e) = ctx.err(kind, m) {
+                            return Err(prefix_error(e, &class, sel));
+                        }
+                    }
+                    Err(Value::Nil)
+                }
+            }
+        });
+        if r.is_err() {
+            std::mem::swap(&mut self.fields, &mut self.saved);
+        }
+        r
+    }
+
+    fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
+        let sel = Sym::new("terminate:");
+        if !chain_defines(&self.class, sel) {
+            return;
+        }
+        let reason = reason.to_value();
+        let class = self.class.clone();
+        let err = self.run(cx, |ctx, me| match ctx.send(me, sel, &[reason]) {
+            Err(Unwind::Error(e)) => Some(describe_exception(&prefix_error(e, &class, sel))),
+            _ => None,
+        });
+        if let Some(e) = err {
+            cx.log(&format!("error in {}>>terminate: {e}", self.class.name));
+        }
+    }
+
+    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
+        if error.is_nil() {
+            return;
+        }
+        cx.log(&format!(
+            "error in cast {} to Actor({}, {}): {}",
+            selector,
+            self.class.name,
+            crate::interp::actor::handle::pid_label(cx.pid()),
+            describe_exception(&error)
+        ));
+    }
+}
+
+fn runtime_error(ctx: &Ctx, msg: &str) -> Value {
+    let class = class_for_kind(&ctx.prog, "runtime_error");
+    make_exception(
+        &ctx.prog,
+        &class,
+        Sym::new("runtime_error"),
+        msg.to_string(),
+        None,
+        None,
+        None,
+        None,
+        Value::list(Vec::new()),
+    )
+}
+
+/// The main program's process: runs each job the `Interpreter` sends it with one persistent context.
+pub struct MainActor {
+    pub ctx: Option<Ctx>,
+}
+
+impl Behaviour for MainActor {
+    fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        if !matches!(msg.request.as_deref(), Some(Request::Job)) {
+            return Ok(Value::Nil);
+        }
+        let job = msg
+            .args
+            .first()
+            .and_then(|a| downcast::<JobBox>(a))
+            .and_then(|b| b.job.lock().take());
+        if let (Some(job), Some(ctx)) = (job, self.ctx.as_mut()) {
+            // An embedder's limits bind each job (`Program::ctx_hook`).
+            let hook = ctx.prog.ctx_hook.get().cloned();
+            if let Some(make) = hook {
+                let (h, step) = make(Some(cx.me()));
+                ctx.preempt = Some(h);
+                ctx.restart_budget(step);
+            }
+            in_process(ctx, cx, job);
+            if ctx.preempt.take().is_some() {
+                ctx.restart_budget(crate::interp::actor::DEFAULT_BUDGET);
+            }
+            // Whatever a job left behind (it always unwinds fully) must not leak into the next.
+            ctx.depth = 0;
+        }
+        Ok(Value::Nil)
+    }
+}
+
+/// Lines kept by a transcript (`recent`).
+const RECENT_MAX: usize = 1000;
+
+/// A TranscriptStream: the standard-output one writes through the program's output sink;
+/// others only capture.
+pub struct TranscriptActor {
+    pub sys: Arc<ActorSys>,
+    pub stdout: bool,
+    lines: VecDeque<String>,
+    partial: String,
+}
+
+impl TranscriptActor {
+    pub fn new(sys: Arc<ActorSys>, stdout: bool) -> TranscriptActor {
+        TranscriptActor {
+            sys,
+            stdout,
+            lines: VecDeque::new(),
+            partial: String::new(),
+        }
+    }
+
+    fn write(&mut self, s: &str) {
+        if self.stdout {
+            self.sys.prog.write_out(s);
+        }
+        for ch in s.chars() {
+            if ch == '\n' {
+                let line = std::mem::take(&mut self.partial);
+                self.lines.push_back(line);
+                if self.lines.len() > RECENT_MAX {
+                    self.lines.pop_front();
+                }
+            } else {
+                self.partial.push(ch);
+            }
+        }
+    }
+}
+
+impl Behaviour for TranscriptActor {
+    fn handle(&mut self, _cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        match msg.selector.as_str() {
+            "bt_write:" => {
+                if let Some(s) = msg.args.first().and_then(|a| a.as_str()) {
+                    let s = s.to_string();
+                    self.write(&s);
+                }
+                Ok(Value::Nil)
+            }
+            "recent" => {
+                let mut v: Vec<Value> = self.lines.iter().map(|l| Value::str(l.clone())).collect();
+                if !self.partial.is_empty() {
+                    v.push(Value::str(self.partial.clone()));
+                }
+                Ok(Value::list(v))
+            }
+            "clear" => {
+                self.lines.clear();
+                self.partial.clear();
+                Ok(Value::Nil)
+            }
+            _ => Ok(Value::Nil),
+        }
+    }
+}
+
+/// Runs the `terminate:`-free body of a callback with a fresh context (kept for symmetry with
+/// the behaviours above: used by monitors and timers through `actor::run_block_logged`).
+pub fn run_in_fresh(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx)) {
+    with_fresh_ctx(sys, cx, f)
+}

@@ -1,0 +1,321 @@
+//! Runtime values as [`NativeObj`]s: actor handles (also `withTimeout:` proxies), name-resolving
+//! proxies, Pids, References, Timers, Durations and AtomicCounter handles.
+//!
+//! Identity and order follow LANGUAGE.md 5.12: actors and pids by process number (a Pid
+//! before the actor handles of the same process), name proxies last by name; References by
+//! creation; Durations with the library objects, by length.
+
+use std::any::Any;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::interp::eval::Ctx;
+use crate::runtime::{Pid, ProcRef, Timeout, TimerRef};
+use crate::value::{ClassRef, Native, NativeObj, Sym, Value};
+
+/// Wraps a native object as a value.
+pub fn native(v: impl NativeObj) -> Value {
+    Value::Native(Arc::new(Native(Box::new(v))))
+}
+
+/// The native object of type `T` inside `v`, if any.
+pub fn downcast<T: 'static>(v: &Value) -> Option<&T> {
+    match v {
+        Value::Native(n) => n.0.as_any().downcast_ref::<T>(),
+        _ => None,
+    }
+}
+
+/// `0.7.0` (a pid without the angle brackets).
+pub fn pid_label(p: Pid) -> String {
+    format!("{}.{}.{}", p.node, p.number, u8::from(p.service))
+}
+
+/// A handle to an actor process; with `proxy` it is a `withTimeout:` proxy (its sends use
+/// `timeout`; `stop` stops only the proxy, i.e. does nothing to the target).
+pub struct ActorRef {
+    pub proc: ProcRef,
+    pub class: ClassRef,
+    pub timeout: Timeout,
+    pub proxy: bool,
+    /// Set only on the `self` of a block that crossed to another process (2.7): the copy of
+    /// the actor's state slots the block's `self.x` reads and writes there.
+    pub state: Option<Arc<Mutex<Vec<Value>>>>,
+}
+
+impl ActorRef {
+    pub fn value(proc: ProcRef, class: ClassRef) -> Value {
+        native(ActorRef {
+            proc,
+            class,
+            timeout: Timeout::DEFAULT,
+            proxy: false,
+            state: None,
+        })
+    }
+    /// `Actor(Counter, 0.7.0)`.
+    pub fn label(&self) -> String {
+        format!("Actor({}, {})", self.class.name, pid_label(self.proc.pid()))
+    }
+}
+
+impl NativeObj for ActorRef {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        self.label()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<ActorRef>()
+            .is_some_and(|o| o.proc.pid() == self.proc.pid() && o.proxy == self.proxy)
+    }
+    fn hash_code(&self) -> u64 {
+        self.proc.pid().number
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        let p = self.proc.pid();
+        (
+            5,
+            vec![
+                p.node as u64,
+                p.number,
+                u64::from(p.service),
+                1 + self.proxy as u64,
+            ],
+        )
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// `Foo named: #n`: looks the name up again at every send.
+pub struct NameRef {
+    pub name: Sym,
+    pub class: ClassRef,
+}
+
+impl NativeObj for NameRef {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("Actor({}, registered, {})", self.class.name, self.name)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<NameRef>()
+            .is_some_and(|o| o.name == self.name)
+    }
+    fn hash_code(&self) -> u64 {
+        self.name.index() as u64 ^ 0x4e41_4d45
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        let mut k = vec![u64::MAX, u64::MAX, u64::MAX];
+        k.extend(self.name.as_str().chars().map(|c| c as u64));
+        (5, k)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A process id.
+pub struct PidVal {
+    pub proc: ProcRef,
+    pub class: ClassRef,
+}
+
+impl NativeObj for PidVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        self.proc.pid().to_string()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<PidVal>()
+            .is_some_and(|o| o.proc.pid() == self.proc.pid())
+    }
+    fn hash_code(&self) -> u64 {
+        self.proc.pid().number.wrapping_mul(31)
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        let p = self.proc.pid();
+        (5, vec![p.node as u64, p.number, u64::from(p.service), 0])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A monitor reference (`#Ref<N>`).
+pub struct RefVal {
+    pub id: u64,
+    pub target: ProcRef,
+    pub class: ClassRef,
+}
+
+impl NativeObj for RefVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("#Ref<{}>", self.id)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<RefVal>()
+            .is_some_and(|o| o.id == self.id)
+    }
+    fn hash_code(&self) -> u64 {
+        self.id
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (3, vec![self.id])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A Timer (`after:do:` / `every:do:`).
+pub struct TimerVal {
+    pub timer: TimerRef,
+    pub serial: u64,
+    pub class: ClassRef,
+}
+
+impl NativeObj for TimerVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        "Timer".to_string()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<TimerVal>()
+            .is_some_and(|o| o.serial == self.serial)
+    }
+    fn hash_code(&self) -> u64 {
+        self.serial
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (9, name_key("Timer", &[self.serial]))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A length of time in milliseconds.
+pub struct DurationVal {
+    pub ms: i64,
+    pub class: ClassRef,
+}
+
+impl NativeObj for DurationVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        crate::interp::prims::duration::print_duration(self.ms)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<DurationVal>()
+            .is_some_and(|o| o.ms == self.ms)
+    }
+    fn hash_code(&self) -> u64 {
+        self.ms as u64 ^ 0xD0_0000
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (9, name_key("Duration", &[(self.ms as u64) ^ (1 << 63)]))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// An AtomicCounter handle (the value lives in the actor system, by name).
+pub struct CounterVal {
+    pub name: Sym,
+    pub class: ClassRef,
+}
+
+impl NativeObj for CounterVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("AtomicCounter({})", self.name)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<CounterVal>()
+            .is_some_and(|o| o.name == self.name)
+    }
+    fn hash_code(&self) -> u64 {
+        self.name.index() as u64 ^ 0xC0_0000
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        let k: Vec<u64> = self.name.as_str().chars().map(|c| c as u64).collect();
+        (9, name_key("AtomicCounter", &k))
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Rank-9 keys sort by class name first: the name's characters, a 0 separator, then `rest`.
+fn name_key(class: &str, rest: &[u64]) -> Vec<u64> {
+    let mut k: Vec<u64> = class.chars().map(|c| c as u64 + 1).collect();
+    k.push(0);
+    k.extend_from_slice(rest);
+    k
+}
+
+/// A job for the main program's process (see `Interpreter::run`).
+pub type Job = Box<dyn FnOnce(&mut Ctx) + Send>;
+
+/// Carries a [`Job`] inside a message.
+pub struct JobBox {
+    pub job: Mutex<Option<Job>>,
+    pub class: ClassRef,
+}
+
+impl NativeObj for JobBox {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        "Job".to_string()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        std::ptr::eq(
+            self as *const JobBox as *const u8,
+            other.as_any() as *const dyn Any as *const u8,
+        )
+    }
+    fn hash_code(&self) -> u64 {
+        0
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (9, Vec::new())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}

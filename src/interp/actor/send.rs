@@ -1,0 +1,420 @@
+//! Sends and casts to actors (LANGUAGE.md 5.6, 2.11): which sends go through the runtime,
+//! how arguments cross processes (blocks get a copy of what they captured), and how call
+//! failures and escaped exceptions map to bt exceptions (5.10).
+//!
+//! A send to an actor handle from another process goes to the actor's mailbox when the
+//! selector is one of the actor's own methods (declared in bt on an `Actor` subclass), a
+//! user `doesNotUnderstand:args:`, or one of the state accessors (`fieldAt:` …). The
+//! handle's built-in protocol (`stop`, `pid`, `isAlive`, `monitor`, `=`, `class`,
+//! `printString` without an override …) runs in the caller. A send from the actor's own
+//! process (`self foo`, or an alias of `self`) runs directly.
+
+use std::sync::Arc;
+
+use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef};
+use crate::interp::actor::{cx_of, sys_of};
+use crate::interp::class::{Builtin, ClassKind};
+use crate::interp::error::{exc_field, F_KIND, F_MESSAGE, F_SELECTOR, F_TRACE};
+use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, VarCell};
+use crate::runtime::{CallError, Message, ProcRef, Timeout};
+use crate::value::{ClassRef, Instance, Native, Sym, Value};
+
+/// Built-in selectors of Actor that run inside the actor (they touch its state).
+const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];
+/// Selectors a name proxy answers itself, without resolving its name.
+const NAME_LOCAL: &[&str] = &[
+    "printString",
+    "displayString",
+    "printOn:",
+    "=",
+    "==",
+    "~=",
+    "~~",
+    "=:=",
+    "=/=",
+    "hash",
+    "class",
+    "isNil",
+    "notNil",
+    "yourself",
+    "isKindOf:",
+    "isMemberOf:",
+    "registeredName",
+    "isRegistered",
+];
+
+/// The send hook of `Ctx::send_impl`: `Some(result)` when the runtime handles the send.
+pub fn intercept(
+    ctx: &mut Ctx,
+    n: &Arc<Native>,
+    recv: &Value,
+    sel: Sym,
+    args: &[Value],
+) -> Option<EvalResult> {
+    let any = n.0.as_any();
+    if let Some(a) = any.downcast_ref::<ActorRef>() {
+        if a.proc.pid().number == ctx.pid || !goes_remote(ctx, recv, sel) {
+            return None;
+        }
+        let (proc, class, t) = (a.proc.clone(), a.class.clone(), a.timeout);
+        return Some(remote_call(ctx, &proc, &class, sel, args, t));
+    }
+    if let Some(nr) = any.downcast_ref::<NameRef>() {
+        if NAME_LOCAL.contains(&sel.as_str()) {
+            return None;
+        }
+        let (name, class) = (nr.name, nr.class.clone());
+        return Some(resolve_name(ctx, name, &class).and_then(|h| ctx.send(&h, sel, args)));
+    }
+    None
+}
+
+/// The actor handle currently registered under `name`, or `no_such_process`.
+pub fn resolve_name(ctx: &mut Ctx, name: Sym, class: &ClassRef) -> EvalResult {
+    let sys = sys_of(ctx)?;
+    match sys.rt.whereis(name) {
+        Some(p) => {
+            let c = match p.info() {
+                Value::Class(c) => c.clone(),
+                _ => class.clone(),
+            };
+            Ok(ActorRef::value(p, c))
+        }
+        None => Err(ctx.err(
+            "no_such_process",
+            format!("no process registered as #{name}"),
+        )),
+    }
+}
+
+/// Does `sel` sent to the actor handle `recv` run inside the actor?
+pub fn goes_remote(ctx: &mut Ctx, recv: &Value, sel: Sym) -> bool {
+    match ctx.lookup(recv, sel) {
+        Some(hit) => {
+            let defc = hit.class();
+            (defc.builtin == Builtin::None
+                && defc.kind == ClassKind::Actor
+                && !std::ptr::eq(defc, Arc::as_ptr(&ctx.prog.core.actor)))
+                || REMOTE_BUILTINS.contains(&sel.as_str())
+        }
+        None => {
+            let dnu = ctx.prog.syms.dnu;
+            matches!(ctx.lookup(recv, dnu), Some(h) if !h.is_prim())
+        }
+    }
+}
+
+/// A synchronous call through the runtime, mapping failures to exceptions.
+pub fn remote_call(
+    ctx: &mut Ctx,
+    proc: &ProcRef,
+    class: &ClassRef,
+    sel: Sym,
+    args: &[Value],
+    t: Timeout,
+) -> EvalResult {
+    let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
+    let r = match cx_of(ctx) {
+        Some(cx) => cx.call(proc, Message::new(sel, args), t),
+        None => {
+            return Err(ctx.err(
+                "runtime_error",
+                "actor sends need the actor runtime (not running in a process)",
+            ))
+        }
+    };
+    r.map_err(|e| call_error(ctx, e, proc, class, sel, t))
+}
+
+/// The exception (or exit) for a failed call.
+pub fn call_error(
+    ctx: &Ctx,
+    e: CallError,
+    proc: &ProcRef,
+    class: &ClassRef,
+    sel: Sym,
+    t: Timeout,
+) -> Unwind {
+    let label = format!(
+        "Actor({}, {})",
+        class.name,
+        crate::interp::actor::handle::pid_label(proc.pid())
+    );
+    match e {
+        CallError::Raised(exc) => Unwind::Error(ctx.across_boundary(exc, class.name)),
+        CallError::Exiting(r) => Unwind::Exit(r.to_value()),
+        CallError::Timeout => {
+            let ms = match t {
+                Timeout::Ms(ms) => ms.to_string(),
+                Timeout::Infinity => "infinity".to_string(),
+            };
+            ctx.err_hint(
+                "timeout",
+                format!("{label} did not answer '{sel}' within {ms} ms"),
+                "Use withTimeout: to wait longer",
+            )
+        }
+        CallError::ActorDead => ctx.err("actor_dead", format!("{label} is not alive")),
+        CallError::Deadlock => ctx.err(
+            "deadlock_detected",
+            format!("deadlock: {label} is already waiting on this process ('{sel}')"),
+        ),
+    }
+}
+
+/// The cast hook of `Ctx::cast`: `Some` when the receiver is an actor whose method runs in
+/// its own process (the message is queued; failures are the actor's to log).
+pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {
+    let target = if let Some(a) = downcast::<ActorRef>(recv) {
+        a.proc.clone()
+    } else if let Some(nr) = downcast::<NameRef>(recv) {
+        let sys = sys_of(ctx).ok()?;
+        sys.rt.whereis(nr.name)?
+    } else {
+        return None;
+    };
+    if !goes_remote(ctx, recv, sel) {
+        return None;
+    }
+    let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
+    let cx = cx_of(ctx)?;
+    cx.cast(&target, Message::new(sel, args));
+    Some(Ok(()))
+}
+
+/// The REPL / `// =>` display of a value (10.3): an actor is asked for its own printString
+/// with a 1000 ms timeout (falling back to its label); everything else as `print::top_display`.
+pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    if let Some(a) = downcast::<ActorRef>(v) {
+        let label = a.label();
+        let ps = ctx.prog.syms.print_string;
+        if a.proc.pid().number != ctx.pid && goes_remote(ctx, v, ps) {
+            let (proc, class) = (a.proc.clone(), a.class.clone());
+            return Ok(
+                match remote_call(ctx, &proc, &class, ps, &[], Timeout::Ms(1000)) {
+                    Ok(Value::Str(s)) => s.to_string(),
+                    _ => label,
+                },
+            );
+        }
+        if a.proc.pid().number != ctx.pid {
+            return Ok(label);
+        }
+    }
+    if let Some(nr) = downcast::<NameRef>(v) {
+        // A name proxy answers its own printString (`Actor(Svc, registered, hits)`).
+        return Ok(crate::value::NativeObj::print_string(nr));
+    }
+    crate::interp::print::top_display(ctx, v)
+}
+
+/// A value as it crosses to another process: blocks (also inside collections and Value
+/// instances) get fresh cells holding copies of what they captured (2.6); a block that
+/// already carries a copy of its actor's state (below) gets a copy of that copy.
+pub fn transfer(v: &Value) -> Value {
+    if has_block(v, 0) {
+        copy(v, 0, None)
+    } else {
+        v.clone()
+    }
+}
+
+/// [`transfer`] of a value leaving the process of `ctx`: a block created by the actor
+/// running there also takes a copy of that actor's state slots, which its `self.x` reads
+/// and writes wherever it runs (2.7).
+pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
+    if has_block(v, 0) {
+        copy(v, 0, Some(ctx))
+    } else {
+        v.clone()
+    }
+}
+
+const COPY_DEPTH: usize = 24;
+
+fn has_block(v: &Value, d: usize) -> bool {
+    if d > COPY_DEPTH {
+        return false;
+    }
+    match v {
+        Value::Block(_) => true,
+        Value::List(l) | Value::Queue(l) => l.iter().any(|e| has_block(e, d + 1)),
+        Value::Array(l) => l.iter().any(|e| has_block(e, d + 1)),
+        Value::Tuple(t) => t.iter().any(|e| has_block(e, d + 1)),
+        Value::Dict(m) => m.values().any(|e| has_block(e, d + 1)),
+        Value::Object(i) => i.fields.iter().any(|e| has_block(e, d + 1)),
+        _ => false,
+    }
+}
+
+fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
+    if d > COPY_DEPTH {
+        return v.clone();
+    }
+    match v {
+        Value::Block(c) => {
+            let upvals: Vec<Arc<VarCell>> = c
+                .upvals
+                .iter()
+                .map(|cell| {
+                    let inner = cell.lock().clone();
+                    Arc::new(VarCell::new(copy(&inner, d + 1, from)))
+                })
+                .collect();
+            Value::Block(Arc::new(Closure {
+                code: c.code.clone(),
+                recv: detach(&c.recv, d, from),
+                upvals: upvals.into_boxed_slice(),
+                // A `^` in a block that crossed processes has no live home there.
+                home: u64::MAX,
+                mclass: c.mclass.clone(),
+                mside: c.mside,
+                serial: c.serial,
+            }))
+        }
+        Value::List(l) => Value::List(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
+        Value::Array(l) => Value::Array(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
+        Value::Queue(l) => Value::Queue(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
+        Value::Tuple(t) => Value::tuple(t.iter().map(|e| copy(e, d + 1, from)).collect()),
+        Value::Dict(m) => Value::Dict(Arc::new(
+            m.iter()
+                .map(|(k, e)| (k.clone(), copy(e, d + 1, from)))
+                .collect::<crate::value::dict::Dict>(),
+        )),
+        Value::Object(i) => Value::Object(Arc::new(Instance {
+            class: i.class.clone(),
+            fields: i.fields.iter().map(|e| copy(e, d + 1, from)).collect(),
+        })),
+        other => other.clone(),
+    }
+}
+
+/// The `self` of a block crossing processes: an actor handle that carries a copy of the
+/// actor's state (taken from the running actor, or from the copy the block already had).
+fn detach(recv: &Value, d: usize, from: Option<&Ctx>) -> Value {
+    let Some(a) = downcast::<ActorRef>(recv) else {
+        return recv.clone();
+    };
+    let copy_all =
+        |fields: &[Value]| -> Vec<Value> { fields.iter().map(|e| copy(e, d + 1, None)).collect() };
+    let state = if let Some(st) = &a.state {
+        copy_all(&st.lock())
+    } else {
+        match from {
+            Some(ctx) if ctx.pid == a.proc.pid().number && !ctx.actor_fields.is_empty() => {
+                copy_all(&ctx.actor_fields)
+            }
+            _ => return recv.clone(),
+        }
+    };
+    native(ActorRef {
+        proc: a.proc.clone(),
+        class: a.class.clone(),
+        timeout: a.timeout,
+        proxy: a.proxy,
+        state: Some(Arc::new(parking_lot::Mutex::new(state))),
+    })
+}
+
+/// Kinds of exceptions raised by user code (`error:`, `signal`, tests): never prefixed.
+const USER_KINDS: &[&str] = &["user_error", "signal", "assertion_failed"];
+
+/// An exception escaping an actor's method, as re-raised in the caller (5.10): a fault
+/// raised by bt itself gets `selector` = the innermost method of the actor that was running
+/// and the message prefix `Class>>selector: ` (once).
+pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
+    let Value::Object(inst) = &exc else {
+        return exc;
+    };
+    let kind = exc_field(&exc, F_KIND);
+    if kind
+        .as_sym()
+        .is_some_and(|k| USER_KINDS.contains(&k.as_str()))
+    {
+        return exc;
+    }
+    let msg = match exc_field(&exc, F_MESSAGE) {
+        Value::Str(s) => s.to_string(),
+        _ => return exc,
+    };
+    if has_prefix(&msg) {
+        return exc;
+    }
+    let chain: Vec<&'static str> = class.chain().iter().map(|c| c.name.as_str()).collect();
+    let mut sel = msg_sel;
+    if let Value::List(trace) = exc_field(&exc, F_TRACE) {
+        for t in trace.iter() {
+            if let Some((c, s)) = t.as_str().and_then(|t| t.split_once(">>")) {
+                if chain.contains(&c) {
+                    sel = Sym::new(s);
+                    break;
+                }
+            }
+        }
+    }
+    let mut fields = inst.fields.to_vec();
+    // `Counter>>divide: msg` for a keyword selector, `Counter>>total: msg` for a unary one.
+    let sep = if sel.as_str().ends_with(':') {
+        " "
+    } else {
+        ": "
+    };
+    fields[F_MESSAGE] = Value::str(format!("{}>>{}{sep}{}", class.name, sel, msg));
+    fields[F_SELECTOR] = Value::Symbol(sel);
+    Value::Object(Arc::new(Instance {
+        class: inst.class.clone(),
+        fields: fields.into(),
+    }))
+}
+
+/// `Word>>sel: ` at the start of a message.
+fn has_prefix(msg: &str) -> bool {
+    let Some((head, _)) = msg.split_once(' ') else {
+        return false;
+    };
+    if !head.ends_with(':') {
+        return false;
+    }
+    match head.split_once(">>") {
+        Some((c, s)) => {
+            !c.is_empty()
+                && c.chars().all(|ch| ch.is_alphanumeric() || ch == '_')
+                && !s.is_empty()
+                && !s.contains(' ')
+        }
+        None => false,
+    }
+}
+
+/// `ClassName (kind): message` of an exception value (for logs).
+pub fn describe_exception(e: &Value) -> String {
+    match e {
+        Value::Object(i) => {
+            let kind = exc_field(e, F_KIND)
+                .as_sym()
+                .map(|s| s.as_str())
+                .unwrap_or("signal");
+            let msg = match exc_field(e, F_MESSAGE) {
+                Value::Str(s) => s.to_string(),
+                _ => i.class.name.as_str().to_string(),
+            };
+            format!("{} ({kind}): {msg}", i.class.name)
+        }
+        other => format!("{other:?}"),
+    }
+}
+
+/// An actor handle for `proc` whose class is recorded in its spawn info (or `fallback`).
+pub fn handle_for(proc: ProcRef, fallback: &ClassRef) -> Value {
+    let c = match proc.info() {
+        Value::Class(c) => c.clone(),
+        _ => fallback.clone(),
+    };
+    native(ActorRef {
+        proc,
+        class: c,
+        timeout: Timeout::DEFAULT,
+        proxy: false,
+        state: None,
+    })
+}

@@ -1,0 +1,672 @@
+//! The program-level API: one `Interpreter` is one running program (class table, bindings, the main
+//! process's context). The CLI, the REPL and the test runner use only this.
+//!
+//! Each `Interpreter` owns an actor [`Runtime`]. The main program is a process of that runtime
+//! (`<0.1.0>`, label `main`): every unit, REPL line and `eval` runs as a job of that process
+//! on a coroutine stack, with one persistent context. The context checks its depth limit and
+//! the coroutine's remaining native stack and raises `stack_overflow` before running out, so
+//! a native overflow cannot happen.
+
+// `BtError` is the documented error of the program API (NOTES.md); it is built once per failed
+// unit, so its size does not matter.
+#![allow(clippy::result_large_err)]
+
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::diagnostic::Diagnostic;
+use crate::interp::actor::behaviour::{job_message, MainActor};
+use crate::interp::actor::handle::{native, Job, JobBox};
+use crate::interp::actor::ActorSys;
+use crate::interp::error::to_bt_error;
+use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::loader::{self, Session, SourceUnit};
+use crate::interp::program::Program;
+use crate::runtime::{Config, ProcRef, Runtime, SpawnOpts};
+use crate::value::Value;
+
+#[derive(Clone, Debug)]
+pub struct InterpreterOptions {
+    /// Nested activations before `stack_overflow` (LANGUAGE.md 5.10).
+    pub max_depth: usize,
+    /// Pid numbers restart per Interpreter (golden tests).
+    pub deterministic_pids: bool,
+    /// `ProcessNavigation system` allowed (true under the command line).
+    pub privileged: bool,
+    /// Run the static checker before each unit.
+    pub check: bool,
+}
+
+impl Default for InterpreterOptions {
+    fn default() -> Self {
+        InterpreterOptions {
+            max_depth: 10_000,
+            deterministic_pids: true,
+            privileged: true,
+            check: true,
+        }
+    }
+}
+
+/// An error that reached the top of a unit: a compile error or an uncaught exception.
+#[derive(Clone, Debug)]
+pub struct BtError {
+    /// Exception class name (`TypeError`), or `CompileError` for diagnostics.
+    pub class_name: String,
+    /// Kind without `#` (`type_error`); `badarith` faults also report `type_error` here.
+    pub kind: String,
+    pub message: String,
+    pub hint: Option<String>,
+    pub selector: Option<String>,
+    /// `file:line:col` of the innermost send when raised (3.5), if known.
+    pub location: Option<(String, usize, usize)>,
+    /// True when the unit did not run because of compile errors.
+    pub compile: bool,
+    /// The diagnostics of a compile error (empty otherwise).
+    pub diagnostics: Vec<Diagnostic>,
+    /// Arithmetic fault (`badarith` raw reason) — matches `badarith` in expectations.
+    pub badarith: bool,
+    /// The bt stack when raised, innermost first (empty for compile errors).
+    pub trace: Vec<TraceFrame>,
+}
+
+/// One frame of a [`BtError`]'s stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceFrame {
+    /// `Class>>selector` (`UndefinedObject>>doIt` for top-level statements).
+    pub method: String,
+    /// `file:line:col`, when known.
+    pub location: Option<String>,
+    /// The actor class the frame ran in, when the error crossed from an actor to its caller.
+    pub actor: Option<String>,
+}
+
+impl BtError {
+    pub fn simple(class_name: &str, kind: &str, message: &str) -> BtError {
+        BtError {
+            class_name: class_name.to_string(),
+            kind: kind.to_string(),
+            message: message.to_string(),
+            hint: None,
+            selector: None,
+            location: None,
+            compile: false,
+            diagnostics: Vec::new(),
+            badarith: false,
+            trace: Vec::new(),
+        }
+    }
+
+    /// A compile error from diagnostics (the first error's message).
+    pub fn compile(path: &str, src: &str, diags: Vec<Diagnostic>) -> BtError {
+        let first = diags.iter().find(|d| d.is_error()).or(diags.first());
+        let (message, hint, location) = match first {
+            Some(d) => {
+                let (l, c) = crate::diagnostic::line_col(src, d.span.start);
+                (
+                    d.message.clone(),
+                    d.hint.clone(),
+                    Some((path.to_string(), l, c)),
+                )
+            }
+            None => ("compile error".to_string(), None, None),
+        };
+        BtError {
+            class_name: "CompileError".to_string(),
+            kind: "compile_error".to_string(),
+            message,
+            hint,
+            selector: None,
+            location,
+            compile: true,
+            diagnostics: diags,
+            badarith: false,
+            trace: Vec::new(),
+        }
+    }
+
+    /// `ClassName (kind): message` plus `Hint: …` (3.5), without the location.
+    pub fn report(&self) -> String {
+        let mut s = if self.compile {
+            format!("error: {}", self.message)
+        } else {
+            format!("{} ({}): {}", self.class_name, self.kind, self.message)
+        };
+        if let Some(h) = &self.hint {
+            s.push_str(&format!("\nHint: {h}"));
+        }
+        s
+    }
+
+    /// The report with `FILE:LINE:COL: ` in front when the location is known.
+    pub fn report_with_location(&self) -> String {
+        match &self.location {
+            Some((f, l, c)) => format!("{f}:{l}:{c}: {}", self.report()),
+            None => self.report(),
+        }
+    }
+
+    /// The stack as Python prints it, innermost last: `Traceback (innermost last):` and one
+    /// `  FILE:LINE:COL  Class>>selector` line per frame, with a line naming the actor where
+    /// the error crossed from an actor to its caller. Empty when there is at most one frame
+    /// (a top-level statement: the report's own location says it all).
+    pub fn traceback(&self) -> String {
+        if self.trace.len() < 2 {
+            return String::new();
+        }
+        let mut s = String::from("Traceback (innermost last):\n");
+        let width = self
+            .trace
+            .iter()
+            .map(|f| f.location.as_deref().map_or(9, |l| l.chars().count()))
+            .max()
+            .unwrap_or(0);
+        let mut actor: Option<&str> = None;
+        for f in self.trace.iter().rev() {
+            if f.actor.as_deref() != actor {
+                actor = f.actor.as_deref();
+                if let Some(a) = actor {
+                    s.push_str(&format!("  -- in actor {a} --\n"));
+                }
+            }
+            let loc = f.location.as_deref().unwrap_or("(library)");
+            s.push_str(&format!("  {loc:<width$}  {}\n", f.method));
+        }
+        s
+    }
+
+    /// [`BtError::traceback`] followed by [`BtError::report_with_location`].
+    pub fn report_with_traceback(&self) -> String {
+        format!("{}{}", self.traceback(), self.report_with_location())
+    }
+
+    /// `Some(code)` when the error is a `Program exit:` request.
+    pub fn exit_code(&self) -> Option<i32> {
+        if self.kind == "exit" && self.class_name == "ProgramExit" {
+            self.message.parse().ok()
+        } else {
+            None
+        }
+    }
+}
+
+/// What loading a set of files produced.
+#[derive(Clone, Debug, Default)]
+pub struct LoadReport {
+    /// Per file: warnings (parse/check/run failures, already rendered as text).
+    pub warnings: Vec<(String, String)>,
+    /// Diagnostics of severity warning/hint to print (rendered text).
+    pub findings: Vec<String>,
+    /// The first uncaught error raised by a top-level statement, if any.
+    pub error: Option<BtError>,
+}
+
+pub struct Interpreter {
+    pub prog: Arc<Program>,
+    session: Mutex<Session>,
+    sys: Arc<ActorSys>,
+    /// The main program's process.
+    main: Mutex<ProcRef>,
+    runtime: Option<Runtime>,
+    /// Problems loading the built-in library (should be empty).
+    pub stdlib_warnings: Vec<String>,
+    /// The static checker's view of what is loaded (created on first use).
+    checker: Mutex<Option<crate::check::Checker>>,
+    check_opts: Mutex<crate::check::CheckOptions>,
+    /// Warnings and hints of the last `eval`, rendered.
+    findings: Mutex<Vec<String>>,
+}
+
+/// The checker with the built-in library and every primitive selector (the same one `bt check`
+/// uses), built once per process.
+fn base_checker() -> crate::check::Checker {
+    crate::interp::checker::standard_checker()
+}
+
+/// Converts an unwind reaching the top into a BtError (a `Program exit:` becomes a
+/// `ProgramExit` error whose message is the status).
+fn top_error(ctx: &mut Ctx, u: Unwind) -> BtError {
+    if let Some(code) = u.exit_code() {
+        return BtError::simple("ProgramExit", "exit", &code.to_string());
+    }
+    to_bt_error(ctx, u)
+}
+
+fn internal(m: &str) -> BtError {
+    BtError::simple(
+        "InternalError",
+        "internal_error",
+        &format!("internal error in the evaluator: {m}"),
+    )
+}
+
+fn render(path: &str, src: &str, diags: &[Diagnostic]) -> String {
+    crate::diagnostic::render(path, src, diags, crate::diagnostic::ColorChoice::Never)
+}
+
+impl Drop for Interpreter {
+    fn drop(&mut self) {
+        self.sys.shutdown();
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown();
+        }
+    }
+}
+
+/// Starts the main program's process (`<0.1.0>` in a fresh runtime).
+fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
+    let mut ctx = Ctx::new(sys.prog.clone());
+    ctx.proc.sys = Some(sys.clone());
+    let opts = SpawnOpts {
+        label: "main",
+        ..SpawnOpts::default()
+    };
+    match sys
+        .rt
+        .spawn_opts(Box::new(MainActor { ctx: Some(ctx) }), opts)
+    {
+        Ok(p) => p,
+        Err(_) => unreachable!("spawn without a name cannot fail"),
+    }
+}
+
+impl Interpreter {
+    pub fn new(opts: InterpreterOptions) -> Interpreter {
+        // Coroutine stacks are lazily committed reservations sized for the depth limit
+        // (10,000 activations by default); `--max-depth` scales them.
+        let mut cfg = Config::default();
+        if opts.max_depth > 10_000 {
+            let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
+            cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
+        }
+        let privileged = opts.privileged;
+        let prog = Arc::new(Program::bootstrap(opts));
+        let runtime = match Runtime::new(cfg) {
+            Ok(rt) => rt,
+            Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
+        };
+        let sys = ActorSys::new(runtime.handle(), prog.clone());
+        sys.privileged
+            .store(privileged, std::sync::atomic::Ordering::Relaxed);
+        let main = spawn_main(&sys);
+        let mut vm = Interpreter {
+            prog: prog.clone(),
+            session: Mutex::new(Session::default()),
+            sys,
+            main: Mutex::new(main),
+            runtime: Some(runtime),
+            stdlib_warnings: Vec::new(),
+            checker: Mutex::new(None),
+            check_opts: Mutex::new(crate::check::CheckOptions::default()),
+            findings: Mutex::new(Vec::new()),
+        };
+        vm.stdlib_warnings = vm.load_stdlib();
+        vm
+    }
+
+    /// The runtime handle of this Interpreter (embedders, tests).
+    pub fn runtime(&self) -> crate::runtime::RtHandle {
+        self.sys.rt.clone()
+    }
+
+    /// Runs `f` with the main process context, as a job of the main program's process.
+    pub fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
+    ) -> R {
+        match self.try_run(f) {
+            Ok(r) => r,
+            Err(m) => panic!("bt: internal error in the evaluator: {m}"),
+        }
+    }
+
+    /// Like [`Interpreter::run`], but a panic inside the evaluator becomes `Err` (the context is reset;
+    /// the bindings are kept).
+    pub fn try_run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
+    ) -> Result<R, String> {
+        let sess = std::mem::take(&mut *self.session.lock());
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job: Job = Box::new(move |ctx: &mut Ctx| {
+            let mut sess = sess;
+            let r =
+                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
+                    .map_err(|p| {
+                        ctx.reset_after_panic();
+                        p.downcast_ref::<String>()
+                            .cloned()
+                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                            .unwrap_or_else(|| "panic".to_string())
+                    });
+            let _ = tx.send((r, sess));
+        });
+        let msg = job_message(native(JobBox {
+            job: Mutex::new(Some(job)),
+            class: self.prog.core.object.clone(),
+        }));
+        let main = {
+            let mut m = self.main.lock();
+            if !m.is_alive() {
+                *m = spawn_main(&self.sys);
+            }
+            m.clone()
+        };
+        self.sys.rt.cast(&main, msg);
+        match rx.recv() {
+            Ok((r, s)) => {
+                *self.session.lock() = s;
+                r
+            }
+            Err(_) => {
+                // The main process died while running the job (killed): start a fresh one
+                // for the next job and report.
+                *self.main.lock() = spawn_main(&self.sys);
+                Err("the main process exited".to_string())
+            }
+        }
+    }
+
+    fn load_stdlib(&self) -> Vec<String> {
+        let units: Vec<SourceUnit> = crate::interp::stdlib::FILES
+            .iter()
+            .map(|(name, src)| {
+                let (module, _diags) = crate::syntax::parse_with(
+                    src,
+                    crate::syntax::Options {
+                        allow_primitives: true,
+                    },
+                );
+                SourceUnit {
+                    path: format!("stdlib/{name}"),
+                    src: src.to_string(),
+                    module,
+                    file: crate::interp::eval::code::NO_FILE,
+                    stdlib: true,
+                }
+            })
+            .collect();
+        let report = self.load_parsed(units, true);
+        let mut w: Vec<String> = report
+            .warnings
+            .into_iter()
+            .map(|(f, m)| format!("{f}: {m}"))
+            .collect();
+        if let Some(e) = report.error {
+            w.push(e.report());
+        }
+        w
+    }
+
+    /// Loads files as one unit: all declarations first, then statements in the order given.
+    pub fn load_unit(&self, files: &[(String, String)]) -> LoadReport {
+        let mut report = LoadReport::default();
+        let mut units: Vec<SourceUnit> = Vec::new();
+        for (path, src) in files {
+            let (module, diags) = crate::syntax::parse(src);
+            if diags.iter().any(|d| d.is_error()) {
+                report
+                    .warnings
+                    .push((path.clone(), render(path, src, &diags)));
+                continue;
+            }
+            let others: Vec<Diagnostic> = diags.into_iter().filter(|d| !d.is_error()).collect();
+            if !others.is_empty() {
+                report.findings.push(render(path, src, &others));
+            }
+            let file = self.prog.add_file(path, src);
+            units.push(SourceUnit {
+                path: path.clone(),
+                src: src.clone(),
+                module,
+                file,
+                stdlib: false,
+            });
+        }
+        if self.prog.opts.check && !units.is_empty() {
+            let opts = self.check_opts.lock().clone();
+            let mut guard = self.checker.lock();
+            let checker = guard.get_or_insert_with(base_checker);
+            let files: Vec<crate::check::SourceFile> = units
+                .iter()
+                .map(|u| crate::check::SourceFile {
+                    path: &u.path,
+                    src: &u.src,
+                    module: &u.module,
+                })
+                .collect();
+            let findings = checker.check_unit(&files, &opts);
+            let mut bad = vec![false; units.len()];
+            for (i, u) in units.iter().enumerate() {
+                let mine: Vec<Diagnostic> = findings
+                    .iter()
+                    .filter(|f| f.file == i)
+                    .map(|f| f.diag.clone())
+                    .collect();
+                let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+                    mine.into_iter().partition(|d| d.is_error());
+                if !others.is_empty() {
+                    report.findings.push(render(&u.path, &u.src, &others));
+                }
+                if !errs.is_empty() {
+                    bad[i] = true;
+                    report
+                        .warnings
+                        .push((u.path.clone(), render(&u.path, &u.src, &errs)));
+                    report
+                        .error
+                        .get_or_insert(BtError::compile(&u.path, &u.src, errs));
+                }
+            }
+            let good: Vec<crate::check::SourceFile> = files
+                .iter()
+                .enumerate()
+                .filter(|(i, _)| !bad[*i])
+                .map(|(_, f)| *f)
+                .collect();
+            checker.remember(&good);
+            drop(files);
+            let mut i = 0;
+            units.retain(|_| {
+                i += 1;
+                !bad[i - 1]
+            });
+        }
+        let r = self.load_parsed(units, false);
+        report.warnings.extend(r.warnings);
+        report.findings.extend(r.findings);
+        report.error = report.error.or(r.error);
+        report
+    }
+
+    fn load_parsed(&self, units: Vec<SourceUnit>, stdlib: bool) -> LoadReport {
+        let prog = self.prog.clone();
+        let r = self.try_run(move |ctx, session| {
+            let mut report = LoadReport::default();
+            let inst = loader::install_declarations(&prog, &units);
+            for p in &inst.problems {
+                report
+                    .warnings
+                    .push((p.path.clone(), render(&p.path, &p.src, &p.diagnostics)));
+            }
+            for (path, e) in loader::init_class_state(ctx, &units, &inst) {
+                let err = top_error(ctx, e);
+                report.warnings.push((path, err.report_with_location()));
+                report.error.get_or_insert(err);
+            }
+            for &fi in &inst.ok_files {
+                let u = &units[fi];
+                let code = match loader::lower_statements(&prog, u, session) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => continue,
+                    Err(d) => {
+                        report
+                            .warnings
+                            .push((u.path.clone(), render(&u.path, &u.src, &d)));
+                        if !stdlib {
+                            report
+                                .error
+                                .get_or_insert(BtError::compile(&u.path, &u.src, d));
+                        }
+                        continue;
+                    }
+                };
+                if let Err(e) = loader::run_statements(ctx, &code, session, false) {
+                    let err = top_error(ctx, e);
+                    report
+                        .warnings
+                        .push((u.path.clone(), err.report_with_location()));
+                    let exit = err.exit_code().is_some();
+                    report.error.get_or_insert(err);
+                    if exit {
+                        break;
+                    }
+                }
+            }
+            report
+        });
+        r.unwrap_or_else(|m| LoadReport {
+            error: Some(internal(&m)),
+            ..LoadReport::default()
+        })
+    }
+
+    /// Evaluates one REPL input / btscript expression; top-level bindings persist. An input
+    /// that raises leaves the bindings as they were.
+    pub fn eval(&self, path: &str, src: &str) -> Result<Value, BtError> {
+        self.findings.lock().clear();
+        let (module, diags) = crate::syntax::parse(src);
+        if diags.iter().any(|d| d.is_error()) {
+            return Err(BtError::compile(path, src, diags));
+        }
+        if self.prog.opts.check {
+            let opts = self.check_opts.lock().clone();
+            let mut guard = self.checker.lock();
+            let checker = guard.get_or_insert_with(base_checker);
+            checker.add_bindings(self.binding_names());
+            let file = crate::check::SourceFile {
+                path,
+                src,
+                module: &module,
+            };
+            let diags = checker.check_input(file, &opts);
+            let (errs, others): (Vec<Diagnostic>, Vec<Diagnostic>) =
+                diags.into_iter().partition(|d| d.is_error());
+            if !errs.is_empty() {
+                return Err(BtError::compile(path, src, errs));
+            }
+            if !others.is_empty() {
+                self.findings.lock().push(render(path, src, &others));
+            }
+            checker.remember(&[file]);
+        }
+        let file = self.prog.add_file(path, src);
+        let unit = SourceUnit {
+            path: path.to_string(),
+            src: src.to_string(),
+            module,
+            file,
+            stdlib: false,
+        };
+        let prog = self.prog.clone();
+        let path = path.to_string();
+        let src = src.to_string();
+        let r = self.try_run(move |ctx, session| {
+            let units = vec![unit];
+            let mut inst = loader::install_declarations(&prog, &units);
+            if !inst.problems.is_empty() {
+                let p = inst.problems.remove(0);
+                return Err(BtError::compile(&path, &src, p.diagnostics));
+            }
+            if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst)
+                .into_iter()
+                .next()
+            {
+                return Err(top_error(ctx, e));
+            }
+            let code = match loader::lower_statements(&prog, &units[0], session) {
+                Ok(Some(c)) => c,
+                Ok(None) => return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil)),
+                Err(d) => return Err(BtError::compile(&path, &src, d)),
+            };
+            loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
+        });
+        r.unwrap_or_else(|m| Err(internal(&m)))
+    }
+
+    /// Top-level display (LANGUAGE.md 10.3).
+    pub fn display(&self, v: &Value) -> String {
+        let v = v.clone();
+        self.try_run(
+            move |ctx, _| match crate::interp::actor::top_display(ctx, &v) {
+                Ok(s) => s,
+                Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
+            },
+        )
+        .unwrap_or_else(|m| format!("<internal error: {m}>"))
+    }
+
+    /// `System arguments` and `Program commandName`.
+    pub fn set_args(&self, command: &str, args: Vec<String>) {
+        *self.prog.args.write() = args;
+        *self.prog.command_name.write() = command.to_string();
+    }
+
+    /// Redirects program output (Transcript, `show:`).
+    pub fn set_output(&self, sink: crate::interp::program::OutputSink) {
+        *self.prog.out.lock() = sink;
+    }
+
+    /// Sends `sel` with `args` to the class named `class` (e.g. `main:` for `--main`).
+    /// The supervisors of this Interpreter's runtime (for snapshots served outside bt code).
+    pub fn supervision(&self) -> crate::runtime::supervisor::Supervision {
+        self.sys.supervision.clone()
+    }
+
+    pub fn send_to_class(
+        &self,
+        class: &str,
+        sel: &str,
+        args: Vec<Value>,
+    ) -> Result<Value, BtError> {
+        let prog = self.prog.clone();
+        let class = class.to_string();
+        let sel = sel.to_string();
+        self.try_run(move |ctx, _| {
+            let Some(c) = prog.class_named(&class) else {
+                return Err(BtError::simple(
+                    "RuntimeError",
+                    "class_not_found",
+                    &format!("Class '{class}' not found"),
+                ));
+            };
+            ctx.send(&Value::Class(c), crate::value::Sym::new(&sel), &args)
+                .map_err(|e| top_error(ctx, e))
+        })
+        .unwrap_or_else(|m| Err(internal(&m)))
+    }
+
+    /// Warnings and hints the checker reported for the last `eval` (rendered text).
+    pub fn last_findings(&self) -> Vec<String> {
+        self.findings.lock().clone()
+    }
+
+    /// Severity levels and `--warnings-as-errors` for the checker.
+    pub fn set_check_options(&self, opts: crate::check::CheckOptions) {
+        *self.check_opts.lock() = opts;
+    }
+
+    /// The names of the current top-level bindings (REPL completion, tests).
+    pub fn binding_names(&self) -> Vec<String> {
+        let mut v: Vec<String> = self
+            .session
+            .lock()
+            .cells
+            .keys()
+            .map(|s| s.as_str().to_string())
+            .collect();
+        v.sort();
+        v
+    }
+}

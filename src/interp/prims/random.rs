@@ -1,0 +1,163 @@
+//! `Random` (LANGUAGE.md 13): pseudo-random generators. `Random new` is seeded from the
+//! operating system; `Random seed: anInteger` gives the same sequence on every platform and
+//! every run: xoshiro256++ (`rand_xoshiro`) seeded through SplitMix64
+//! (`SeedableRng::seed_from_u64`), floats from the top 53 bits of a draw, ranges by `rand`'s
+//! unbiased uniform sampler. A Random is a process-bound handle (`handleScope: #process`): it
+//! holds state that `next` advances.
+//!
+//! Also `atRandom` for the collections the sequence primitives do not cover (Set, Bag,
+//! Interval, String): a uniformly chosen element from the thread's OS-seeded generator.
+
+use std::any::Any;
+
+use parking_lot::Mutex;
+use rand::{Rng, RngCore, SeedableRng};
+use rand_xoshiro::Xoshiro256PlusPlus;
+
+use crate::interp::actor_handle::{downcast, native};
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::prims::fault::article_class;
+use crate::interp::value::{ClassRef, NativeObj, Value};
+
+pub fn register(p: &mut Prims) {
+    let r = "Random";
+    p.add_class(r, "new", |ctx, _, _| {
+        let rng = Xoshiro256PlusPlus::from_rng(rand::rngs::OsRng)
+            .map_err(|e| ctx.err("io_error", format!("Random new: no OS entropy: {e}")))?;
+        Ok(make(ctx, rng, None))
+    });
+    p.add_class(r, "seed:", |ctx, _, a| {
+        let seed = match &a[0] {
+            Value::Int(i) => *i,
+            other => {
+                let n = article_class(other);
+                return Err(ctx.type_err(format!("Random seed: expects an Integer, got {n}")));
+            }
+        };
+        Ok(make(
+            ctx,
+            Xoshiro256PlusPlus::seed_from_u64(seed as u64),
+            Some(seed),
+        ))
+    });
+    p.add(r, "next", |ctx, rv, _| {
+        let g = get(ctx, rv)?;
+        let x = g.rng.lock().next_u64();
+        Ok(Value::float((x >> 11) as f64 * (1.0 / (1u64 << 53) as f64)))
+    });
+    p.add(r, "between:and:", |ctx, rv, a| {
+        let (lo, hi) = (
+            int(ctx, "between:and:", &a[0])?,
+            int(ctx, "between:and:", &a[1])?,
+        );
+        if lo > hi {
+            return Err(ctx.type_err(format!(
+                "between: {lo} and: {hi}: the lower bound is above the upper bound"
+            )));
+        }
+        let g = get(ctx, rv)?;
+        let x = g.rng.lock().gen_range(lo..=hi);
+        Ok(Value::Int(x))
+    });
+    p.add(r, "nextInt:", |ctx, rv, a| {
+        let n = int(ctx, "nextInt:", &a[0])?;
+        if n < 1 {
+            return Err(ctx.type_err(format!("nextInt: expects a positive Integer, got {n}")));
+        }
+        let g = get(ctx, rv)?;
+        let x = g.rng.lock().gen_range(1..=n);
+        Ok(Value::Int(x))
+    });
+    p.add(r, "seed", |ctx, rv, _| {
+        Ok(get(ctx, rv)?.seed.map_or(Value::Nil, Value::Int))
+    });
+    for c in ["Set", "Bag", "Interval", "String"] {
+        p.add(c, "atRandom", collection_at_random);
+    }
+}
+
+/// A generator.
+pub struct RandomVal {
+    class: ClassRef,
+    rng: Mutex<Xoshiro256PlusPlus>,
+    seed: Option<i64>,
+}
+
+impl NativeObj for RandomVal {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        match self.seed {
+            Some(s) => format!("Random(seed: {s})"),
+            None => "Random".to_string(),
+        }
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<RandomVal>()
+            .is_some_and(|o| std::ptr::eq(o, self))
+    }
+    fn hash_code(&self) -> u64 {
+        self as *const RandomVal as usize as u64
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (9, vec![self.hash_code()])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn make(ctx: &Ctx, rng: Xoshiro256PlusPlus, seed: Option<i64>) -> Value {
+    let class = ctx
+        .class_named("Random")
+        .unwrap_or_else(|| ctx.prog.core.object.clone());
+    native(RandomVal {
+        class,
+        rng: Mutex::new(rng),
+        seed,
+    })
+}
+
+fn get<'a>(ctx: &Ctx, v: &'a Value) -> Result<&'a RandomVal, Unwind> {
+    downcast::<RandomVal>(v).ok_or_else(|| {
+        let n = article_class(v);
+        ctx.type_err(format!("expected a Random, got {n}"))
+    })
+}
+
+fn int(ctx: &Ctx, what: &str, v: &Value) -> Result<i64, Unwind> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        other => {
+            let n = article_class(other);
+            Err(ctx.type_err(format!("{what} expects Integers, got {n}")))
+        }
+    }
+}
+
+/// `atRandom` of a Set, Bag, Interval or String (a grapheme): `empty_collection` when empty.
+fn collection_at_random(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    let items: Vec<Value> = match r {
+        Value::Str(s) => {
+            use unicode_segmentation::UnicodeSegmentation;
+            s.graphemes(true).map(Value::str).collect()
+        }
+        other => match crate::interp::prims::collections::elems(other) {
+            Some(it) => it.collect(),
+            None => {
+                let n = article_class(other);
+                return Err(ctx.type_err(format!("atRandom: {n} is not a collection")));
+            }
+        },
+    };
+    ctx.charge(items.len() * crate::interp::eval::charge::ELEM)?;
+    if items.is_empty() {
+        let n = crate::interp::prims::fault::class_name(r);
+        return Err(ctx.err("empty_collection", format!("{n} is empty")));
+    }
+    let i = rand::thread_rng().gen_range(0..items.len());
+    Ok(items[i].clone())
+}

@@ -1,0 +1,378 @@
+//! The observer's HTTP/1.1 server: hyper on a small tokio runtime of its own (one worker
+//! thread, snapshots on at most [`ObserveConfig::max_snapshots`] blocking threads).
+//!
+//! Every connection is its own task, so a slow or idle client never holds up another. Limits:
+//! loopback addresses only (no TLS yet), at most `max_connections` connections (the next
+//! ones get `503` and are closed), one request per connection (no keep-alive), the request
+//! head within `header_timeout` and `max_head_bytes` (hyper answers `431` past it), a
+//! deadline for the whole exchange, bounded event streams. Bodies are never read. Nothing is
+//! served from disk: the page is compiled in ([`crate::observe::page`]).
+
+use std::convert::Infallible;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http_body_util::Full;
+use hyper::body::{Body, Bytes, Frame, Incoming};
+use hyper::header::{HeaderValue, CACHE_CONTROL, CONTENT_TYPE, HOST};
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper::{Request, Response, StatusCode};
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{mpsc, Semaphore};
+
+use crate::observe::routes::{self, Reply};
+use crate::observe::{ObserveConfig, TreeSource};
+use crate::runtime::snapshot::json::to_json_page;
+use crate::runtime::snapshot::Snapshot;
+
+/// A running observer; dropping it stops it (open connections are dropped).
+pub struct ObserveServer {
+    addr: SocketAddr,
+    rt: Option<tokio::runtime::Runtime>,
+}
+
+impl ObserveServer {
+    /// Binds `addr` (a loopback address; port 0 picks a free one) and serves `source`.
+    pub fn start(
+        addr: &str,
+        source: Arc<dyn TreeSource>,
+        cfg: ObserveConfig,
+    ) -> std::io::Result<ObserveServer> {
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(1)
+            .max_blocking_threads(cfg.max_snapshots.max(1))
+            .thread_name("bt-observe")
+            .enable_io()
+            .enable_time()
+            .build()?;
+        let std_listener = std::net::TcpListener::bind(addr)?;
+        let local = std_listener.local_addr()?;
+        if !local.ip().is_loopback() {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::PermissionDenied,
+                format!(
+                    "--observe serves only on a loopback address (no TLS is configured), not {local}"
+                ),
+            ));
+        }
+        std_listener.set_nonblocking(true)?;
+        let listener = {
+            let _g = rt.enter();
+            TcpListener::from_std(std_listener)?
+        };
+        let shared = Arc::new(Shared {
+            source,
+            conns: Arc::new(Semaphore::new(cfg.max_connections)),
+            streams: Arc::new(Semaphore::new(cfg.max_streams)),
+            snaps: Arc::new(Semaphore::new(cfg.max_snapshots.max(1))),
+            turned_away: Arc::new(Semaphore::new(64)),
+            cfg,
+            bound: local,
+        });
+        rt.spawn(accept_loop(listener, shared));
+        Ok(ObserveServer {
+            addr: local,
+            rt: Some(rt),
+        })
+    }
+
+    /// The bound address (useful with port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+}
+
+impl Drop for ObserveServer {
+    fn drop(&mut self) {
+        // Shutting the runtime down drops the accept loop and every connection task.
+        if let Some(rt) = self.rt.take() {
+            rt.shutdown_timeout(Duration::from_secs(1));
+        }
+    }
+}
+
+struct Shared {
+    source: Arc<dyn TreeSource>,
+    cfg: ObserveConfig,
+    bound: SocketAddr,
+    conns: Arc<Semaphore>,
+    streams: Arc<Semaphore>,
+    snaps: Arc<Semaphore>,
+    /// Connections being turned away with a 503 (past it they are just closed).
+    turned_away: Arc<Semaphore>,
+}
+
+impl Shared {
+    /// A snapshot taken on a blocking thread (at most `max_snapshots` at once).
+    async fn snapshot(&self) -> Option<Snapshot> {
+        let _permit = self.snaps.acquire().await.ok()?;
+        let src = self.source.clone();
+        tokio::task::spawn_blocking(move || src.snapshot())
+            .await
+            .ok()
+    }
+}
+
+async fn accept_loop(listener: TcpListener, sh: Arc<Shared>) {
+    loop {
+        let Ok((stream, _peer)) = listener.accept().await else {
+            // Out of file descriptors and the like: back off a little, keep serving.
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            continue;
+        };
+        let _ = stream.set_nodelay(true);
+        match sh.conns.clone().try_acquire_owned() {
+            Ok(permit) => {
+                let sh = sh.clone();
+                tokio::spawn(async move {
+                    serve(stream, sh).await;
+                    drop(permit);
+                });
+            }
+            Err(_) => {
+                if let Ok(p) = sh.turned_away.clone().try_acquire_owned() {
+                    tokio::spawn(async move {
+                        busy(stream).await;
+                        drop(p);
+                    });
+                }
+            }
+        }
+    }
+}
+
+/// Over the connection limit: a short `503` without reading the request, then close.
+async fn busy(mut stream: TcpStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let body = "{\"error\":\"too many connections\"}";
+    let msg = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\nRetry-After: 1\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        stream.write_all(msg.as_bytes()).await?;
+        stream.shutdown().await?;
+        // Read (and drop) what the client sent, briefly, so closing does not reset the
+        // connection before it has read the answer.
+        let mut buf = [0u8; 4096];
+        let mut left: usize = 64 * 1024;
+        while left > 0 {
+            let n = stream.read(&mut buf).await?;
+            if n == 0 {
+                break;
+            }
+            left = left.saturating_sub(n);
+        }
+        Ok::<(), std::io::Error>(())
+    })
+    .await;
+}
+
+async fn serve(stream: TcpStream, sh: Arc<Shared>) {
+    let streaming = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let mut builder = http1::Builder::new();
+    builder
+        .timer(TokioTimer::new())
+        .header_read_timeout(sh.cfg.header_timeout)
+        .max_buf_size(sh.cfg.max_head_bytes.max(8192))
+        .keep_alive(false);
+    let sh2 = sh.clone();
+    let streaming2 = streaming.clone();
+    let conn = builder.serve_connection(
+        TokioIo::new(stream),
+        service_fn(move |req| {
+            let sh = sh2.clone();
+            let streaming = streaming2.clone();
+            async move { Ok::<_, Infallible>(respond(req, sh, streaming).await) }
+        }),
+    );
+    let mut conn = std::pin::pin!(conn);
+    if tokio::time::timeout(sh.cfg.request_deadline, conn.as_mut())
+        .await
+        .is_ok()
+    {
+        return;
+    }
+    // Past the deadline: only an event stream may go on, up to its own lifetime.
+    if streaming.load(std::sync::atomic::Ordering::SeqCst) {
+        let rest = sh
+            .cfg
+            .stream_lifetime
+            .saturating_sub(sh.cfg.request_deadline);
+        let _ = tokio::time::timeout(rest, conn.as_mut()).await;
+    }
+}
+
+type Resp = Response<ObserveBody>;
+
+fn fixed(status: u16, content_type: &'static str, body: String) -> Resp {
+    let mut r = Response::new(ObserveBody::Full(Full::new(Bytes::from(body))));
+    *r.status_mut() = StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let h = r.headers_mut();
+    h.insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    h.insert(CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(
+        "x-content-type-options",
+        HeaderValue::from_static("nosniff"),
+    );
+    h.insert(
+        "content-security-policy",
+        HeaderValue::from_static("default-src 'self'; frame-ancestors 'none'"),
+    );
+    if status == 405 {
+        h.insert("allow", HeaderValue::from_static("GET"));
+    }
+    r
+}
+
+async fn respond(
+    req: Request<Incoming>,
+    sh: Arc<Shared>,
+    streaming: Arc<std::sync::atomic::AtomicBool>,
+) -> Resp {
+    let host = req.headers().get(HOST).and_then(|h| h.to_str().ok());
+    let reply = routes::route(
+        req.method().as_str(),
+        req.uri().path(),
+        req.uri().query(),
+        host,
+        sh.bound,
+        sh.cfg.max_roots,
+    );
+    match reply {
+        Reply::Fixed {
+            status,
+            content_type,
+            body,
+        } => fixed(status, content_type, body),
+        Reply::Processes {
+            offset,
+            limit,
+            paged,
+        } => match sh.snapshot().await {
+            Some(s) => fixed(
+                200,
+                "application/json",
+                to_json_page(&s, offset, limit, paged),
+            ),
+            None => fixed(503, "application/json", "{\"error\":\"busy\"}".into()),
+        },
+        Reply::Status(Some(pid)) => {
+            let src = sh.source.clone();
+            let st = tokio::time::timeout(
+                Duration::from_millis(1000),
+                tokio::task::spawn_blocking(move || src.status(pid)),
+            )
+            .await
+            .ok()
+            .and_then(Result::ok)
+            .flatten();
+            fixed(200, "application/json", routes::status_json(pid, st))
+        }
+        Reply::Status(None) => fixed(400, "application/json", "{\"error\":\"no pid\"}".into()),
+        Reply::Events => match sh.streams.clone().try_acquire_owned() {
+            Err(_) => fixed(
+                503,
+                "application/json",
+                "{\"error\":\"too many event streams\"}".into(),
+            ),
+            Ok(permit) => {
+                streaming.store(true, std::sync::atomic::Ordering::SeqCst);
+                let (tx, rx) = mpsc::channel::<Bytes>(1);
+                tokio::spawn(events(sh.clone(), tx, permit));
+                let mut r = fixed(200, "text/event-stream", String::new());
+                *r.body_mut() = ObserveBody::Stream(rx);
+                r
+            }
+        },
+    }
+}
+
+/// Feeds one event stream: a `tree` event at once, then one whenever the tree changed
+/// (looked at every `interval`), a comment every 15 s to keep proxies from closing it. Ends
+/// when the client goes away or stops reading for 10 s.
+async fn events(
+    sh: Arc<Shared>,
+    tx: mpsc::Sender<Bytes>,
+    _permit: tokio::sync::OwnedSemaphorePermit,
+) {
+    let mut prev: Option<Snapshot> = None;
+    let mut prev_key = String::new();
+    let mut quiet = Duration::ZERO;
+    let send = |b: Bytes| {
+        let tx = tx.clone();
+        async move {
+            matches!(
+                tokio::time::timeout(Duration::from_secs(10), tx.send(b)).await,
+                Ok(Ok(()))
+            )
+        }
+    };
+    if !send(Bytes::from_static(b"retry: 1000\n\n")).await {
+        return;
+    }
+    loop {
+        let Some(cur) = sh.snapshot().await else {
+            return;
+        };
+        let cur = routes::capped(cur, sh.cfg.max_roots);
+        let key = routes::tree_key(&cur);
+        if prev.is_none() || key != prev_key {
+            let data = routes::event_json(prev.as_ref(), &cur);
+            let msg = format!("event: tree\ndata: {data}\n\n");
+            if !send(Bytes::from(msg)).await {
+                return;
+            }
+            prev = Some(cur);
+            prev_key = key;
+            quiet = Duration::ZERO;
+        } else if quiet >= Duration::from_secs(15) {
+            if !send(Bytes::from_static(b": keep-alive\n\n")).await {
+                return;
+            }
+            quiet = Duration::ZERO;
+        }
+        tokio::time::sleep(sh.cfg.interval).await;
+        quiet += sh.cfg.interval;
+    }
+}
+
+/// A response body: fixed, or the chunks of an event stream.
+pub enum ObserveBody {
+    Full(Full<Bytes>),
+    Stream(mpsc::Receiver<Bytes>),
+}
+
+impl Body for ObserveBody {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        match self.get_mut() {
+            ObserveBody::Full(f) => Pin::new(f).poll_frame(cx),
+            ObserveBody::Stream(rx) => rx.poll_recv(cx).map(|o| o.map(|b| Ok(Frame::data(b)))),
+        }
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        match self {
+            ObserveBody::Full(f) => f.size_hint(),
+            ObserveBody::Stream(_) => hyper::body::SizeHint::default(),
+        }
+    }
+
+    fn is_end_stream(&self) -> bool {
+        match self {
+            ObserveBody::Full(f) => f.is_end_stream(),
+            ObserveBody::Stream(_) => false,
+        }
+    }
+}

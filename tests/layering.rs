@@ -1,0 +1,277 @@
+//! The layers of the crate point one way (docs/architecture.md, "Layers").
+//!
+//! Every `.rs` file under `src/` belongs to one layer (by its module path, [`LAYERS`]); a file
+//! may name (`crate::…`, `super::…`, `use crate::{…}`) only modules of its own layer or of a
+//! layer below. The scan is textual: comments (`//`, `///`, `//!`) are skipped, string
+//! literals are not parsed (a path inside a string would count — none does).
+//!
+//! A known upward import that cannot be removed yet goes in [`KNOWN`] with a comment saying
+//! why; the test also fails when a `KNOWN` entry no longer occurs, so the list only shrinks.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+/// Bottom to top. A module path (relative to the crate root) maps to the layer of its longest
+/// matching prefix in [`MODULES`].
+const LAYERS: &[&str] = &[
+    "base", "values", "runtime", "syntax", "check", "interp", "codec", "dist", "observe", "engine",
+    "testrun", "cli",
+];
+
+/// Module-path prefix → layer. `lib` and `main` (and the binary's `allocator`) are the top.
+const MODULES: &[(&str, &str)] = &[
+    ("base", "base"),
+    ("diagnostic", "base"),
+    ("value", "values"),
+    ("runtime", "runtime"),
+    ("syntax", "syntax"),
+    ("fmt", "syntax"),
+    ("check", "check"),
+    ("interp", "interp"),
+    ("codec", "codec"),
+    ("dist", "dist"),
+    ("observe", "observe"),
+    ("engine", "engine"),
+    ("testrun", "testrun"),
+    ("cli", "cli"),
+    ("lsp", "cli"),
+    ("scratch", "base"),
+    ("lib", "cli"),
+    ("main", "cli"),
+    ("allocator", "cli"),
+];
+
+/// Upward imports still present: (file, target module path prefix). Remove an entry when its
+/// import goes; the test fails on an entry that no longer matches anything.
+const KNOWN: &[(&str, &str)] = &[
+    // The value cycle: `Value::Class`/`Value::Meta`/`Instance::class` hold the interpreter's
+    // `Class`, `Value::Block` its `Closure`, and term order reads a class's kind and field
+    // names. Breaking it needs class/block handles owned by the values layer.
+    ("src/value.rs", "interp::class"),
+    ("src/value.rs", "interp::eval"),
+    ("src/value/order.rs", "interp::class"),
+    ("src/value/order_tests.rs", "interp"),
+];
+
+fn layer_of(module: &str) -> Option<(usize, &'static str)> {
+    let mut best: Option<(&str, &'static str)> = None;
+    for &(prefix, layer) in MODULES {
+        let hit = module == prefix
+            || (module.starts_with(prefix) && module[prefix.len()..].starts_with("::"));
+        if hit && best.is_none_or(|(p, _)| prefix.len() > p.len()) {
+            best = Some((prefix, layer));
+        }
+    }
+    let (_, layer) = best?;
+    LAYERS.iter().position(|l| *l == layer).map(|i| (i, layer))
+}
+
+/// `src/interp/eval/code.rs` → `interp::eval::code`; `src/codec/mod.rs` → `codec`.
+fn module_of(rel: &Path) -> String {
+    let mut parts: Vec<String> = rel
+        .with_extension("")
+        .components()
+        .map(|c| c.as_os_str().to_string_lossy().into_owned())
+        .collect();
+    if parts.last().is_some_and(|p| p == "mod") {
+        parts.pop();
+    }
+    parts.join("::")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .unwrap_or_else(|e| panic!("read {}: {e}", dir.display()))
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            rust_files(&p, out);
+        } else if p.extension().is_some_and(|e| e == "rs") {
+            out.push(p);
+        }
+    }
+}
+
+fn is_ident(c: char) -> bool {
+    c.is_ascii_alphanumeric() || c == '_'
+}
+
+/// The identifier path starting at `s` (`a::b::C`), stopping at anything else.
+fn path_at(s: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    loop {
+        let end = rest.find(|c: char| !is_ident(c)).unwrap_or(rest.len());
+        if end == 0 {
+            break;
+        }
+        out.push(&rest[..end]);
+        rest = &rest[end..];
+        match rest.strip_prefix("::") {
+            Some(r) if r.starts_with(is_ident) => rest = r,
+            _ => break,
+        }
+    }
+    out
+}
+
+/// Every module path a line names through `crate::` or `super::`, resolved against `module`
+/// (the module of the file; `super` of a file module is its parent). `use crate::{a, b::c}`
+/// yields `a` and `b::c` when the group is on the line.
+fn targets(line: &str, module: &str) -> Vec<String> {
+    let code = match line.find("//") {
+        Some(i) => &line[..i],
+        None => line,
+    };
+    let mut out = Vec::new();
+    for (i, _) in code.match_indices("crate::") {
+        if i > 0 && code[..i].ends_with(is_ident) {
+            continue;
+        }
+        let after = &code[i + "crate::".len()..];
+        if let Some(group) = after.strip_prefix('{') {
+            let group = group.split('}').next().unwrap_or("");
+            for item in group.split(',') {
+                let p = path_at(item.trim());
+                if !p.is_empty() {
+                    out.push(p.join("::"));
+                }
+            }
+        } else {
+            let p = path_at(after);
+            if !p.is_empty() {
+                out.push(p.join("::"));
+            }
+        }
+    }
+    for (i, _) in code.match_indices("super::") {
+        if i > 0 && code[..i].ends_with(|c: char| is_ident(c) || c == ':') {
+            continue;
+        }
+        let p = path_at(&code[i..]);
+        let mut base: Vec<&str> = module.split("::").collect();
+        let mut rest = &p[..];
+        while let Some(("super", r)) = rest.split_first().map(|(a, r)| (*a, r)) {
+            base.pop();
+            rest = r;
+        }
+        base.extend_from_slice(rest);
+        out.push(base.join("::"));
+    }
+    out
+}
+
+struct Violation {
+    file: String,
+    line: usize,
+    target: String,
+    from: &'static str,
+    to: &'static str,
+}
+
+fn violations(src: &Path) -> Vec<Violation> {
+    let mut files = Vec::new();
+    rust_files(src, &mut files);
+    let mut out = Vec::new();
+    for path in files {
+        let rel = path.strip_prefix(src).expect("under src");
+        let module = module_of(rel);
+        let Some((me, from)) = layer_of(&module) else {
+            panic!(
+                "{}: module `{module}` is in no layer; add it to MODULES",
+                rel.display()
+            );
+        };
+        let text = std::fs::read_to_string(&path).expect("read source");
+        for (n, line) in text.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            for target in targets(line, &module) {
+                if let Some((them, to)) = layer_of(&target) {
+                    if them > me {
+                        out.push(Violation {
+                            file: format!("src/{}", rel.display()),
+                            line: n + 1,
+                            target,
+                            from,
+                            to,
+                        });
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+fn known(v: &Violation) -> Option<usize> {
+    KNOWN.iter().position(|(file, prefix)| {
+        v.file == *file
+            && (v.target == *prefix
+                || (v.target.starts_with(prefix) && v.target[prefix.len()..].starts_with("::")))
+    })
+}
+
+#[test]
+fn layers_import_only_downwards() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let found = violations(&src);
+    let mut used = BTreeSet::new();
+    let mut report = Vec::new();
+    for v in &found {
+        match known(v) {
+            Some(i) => {
+                used.insert(i);
+            }
+            None => report.push(format!(
+                "{}:{}: layer `{}` imports `crate::{}` from the higher layer `{}`",
+                v.file, v.line, v.from, v.target, v.to
+            )),
+        }
+    }
+    for (i, (file, prefix)) in KNOWN.iter().enumerate() {
+        if !used.contains(&i) {
+            report.push(format!(
+                "stale KNOWN entry ({file}, {prefix}): that import is gone; delete the entry"
+            ));
+        }
+    }
+    assert!(
+        report.is_empty(),
+        "layering (bottom to top: {}):\n{}",
+        LAYERS.join(" → "),
+        report.join("\n")
+    );
+}
+
+#[test]
+fn the_scanner_resolves_paths() {
+    assert_eq!(
+        module_of(Path::new("interp/eval/code.rs")),
+        "interp::eval::code"
+    );
+    assert_eq!(module_of(Path::new("codec/mod.rs")), "codec");
+    assert_eq!(
+        targets("use crate::value::{Sym, Value};", "runtime::api"),
+        vec!["value"]
+    );
+    assert_eq!(
+        targets("use crate::{check::Checker, syntax};", "cli"),
+        vec!["check::Checker", "syntax"]
+    );
+    assert_eq!(
+        targets("use super::super::eval::Ctx;", "interp::prims::x"),
+        vec!["interp::eval::Ctx"]
+    );
+    assert_eq!(
+        targets("let x = 1; // crate::cli::run", "interp"),
+        Vec::<String>::new()
+    );
+    assert_eq!(layer_of("interp::eval").map(|l| l.1), Some("interp"));
+    assert_eq!(layer_of("value::dict").map(|l| l.1), Some("values"));
+    assert_eq!(layer_of("diagnostic").map(|l| l.1), Some("base"));
+    assert!(layer_of("cli").unwrap().0 > layer_of("interp").unwrap().0);
+}
