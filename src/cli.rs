@@ -12,6 +12,7 @@
 pub(crate) mod check;
 pub(crate) mod complete;
 pub(crate) mod doc;
+pub(crate) mod epmd;
 pub(crate) mod fmt;
 pub(crate) mod parse;
 pub(crate) mod repl;
@@ -59,12 +60,27 @@ pub(crate) enum Command {
     Repl(repl::ReplArgs),
     /// Serve the Language Server Protocol on standard input/output (for editors)
     Lsp(crate::lsp::LspArgs),
+    /// EPMD-compatible port mapper on 127.0.0.1 (`--port N`, `-names`, `-kill`)
+    Epmd(EpmdArgs),
     /// The live process tree of a program run with `bt run --observe ADDR`, in the terminal
     Top(TopArgs),
     /// The same as `bt top` (`bt observe --tty ADDR`)
     Observe(TopArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(complete::CompletionArgs),
+}
+
+/// `bt epmd` arguments, handed as written to [`epmd::main`] (Erlang's `-names`/`-kill`
+/// spelling included).
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct EpmdArgs {
+    /// `--port N`, `-names`, `-kill`
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub(crate) args: Vec<String>,
 }
 
 /// `bt top` / `bt observe --tty` arguments (run by [`crate::observe::top`]).
@@ -145,6 +161,7 @@ pub(crate) fn dispatch(cli: Cli) -> i32 {
         Some(Command::Doc(a)) => doc::main(a),
         Some(Command::Repl(a)) => repl::main(a),
         Some(Command::Lsp(a)) => crate::lsp::main(a),
+        Some(Command::Epmd(a)) => epmd::main(&a.args),
         Some(Command::Top(a)) | Some(Command::Observe(a)) => crate::observe::top::main(&a.args()),
         Some(Command::Completions(a)) => complete::main(a),
     }

@@ -29,6 +29,8 @@ pub mod eval;
 pub mod interpreter;
 pub mod loader;
 pub mod lower;
+pub mod mailbox_limit;
+pub mod offload;
 pub mod prims;
 pub mod print;
 pub mod program;

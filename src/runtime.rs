@@ -133,6 +133,7 @@ mod lock;
 mod mailbox;
 mod process;
 mod sched;
+mod shutdown;
 pub mod snapshot;
 mod stack;
 pub mod supervisor;

@@ -30,6 +30,7 @@ pub(crate) mod child;
 pub(crate) mod discover;
 pub(crate) mod doc;
 pub(crate) mod expect;
+pub(crate) mod lifeline;
 pub(crate) mod lint;
 pub(crate) mod report;
 pub(crate) mod scan;

@@ -360,6 +360,8 @@ impl Ord for Key {
     }
 }
 
+mod deep_drop;
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,166 +1,15 @@
-//! Distribution foundation (LANGUAGE.md 8.1, 8.2, 8.8, 8.11): real `bt` processes on
-//! 127.0.0.1 with a temporary name registry (`BT_NODE_DIR`) and a test cookie
-//! (`BT_COOKIE`). Every wait is on a line of a child's output (a serving node's script
-//! prints `ready` once its listener is registered, since `--name` takes effect before
-//! any statement runs), never on a sleep; children are killed by a guard.
+//! Distribution between bt nodes (LANGUAGE.md 8.1, 8.2, 8.8, 8.9, 8.11, 8.12): real `bt`
+//! processes on 127.0.0.1 speaking Erlang distribution through a private port mapper
+//! (`bt epmd` or Erlang's `epmd` on a fresh port), with a test cookie. Harness:
+//! tests/dist_common.
 
-use std::io::{BufRead, BufReader, Read};
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::mpsc;
-use std::time::Duration;
-
-use bt::dist::frame::{read_frame, write_frame, Frame};
-use bt::dist::handshake::{self, Me};
-use bt::dist::net;
-
-const BT: &str = env!("CARGO_BIN_EXE_bt");
-const COOKIE: &str = "test-cookie-4f9a";
-/// A safety net against a hung child, not a synchronisation device.
-const LINE_LIMIT: Duration = Duration::from_secs(60);
-
-/// A temporary directory holding the registry, the config dir and the scripts.
-struct Env {
-    dir: PathBuf,
-}
-
-impl Env {
-    fn new(tag: &str) -> Env {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let n = N.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!("bt-dist-{}-{tag}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(dir.join("config")).unwrap();
-        Env { dir }
-    }
-
-    fn nodes(&self) -> PathBuf {
-        self.dir.join("nodes")
-    }
-
-    fn script(&self, name: &str, src: &str) -> String {
-        let p = self.dir.join(name);
-        std::fs::write(&p, src).unwrap();
-        p.display().to_string()
-    }
-
-    fn command(&self, cookie: &str, args: &[&str]) -> Command {
-        let mut c = Command::new(BT);
-        c.arg("run")
-            .args(args)
-            .env("BT_NODE_DIR", self.nodes())
-            .env("BT_CONFIG_DIR", self.dir.join("config"))
-            .env("BT_COOKIE", cookie)
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        c
-    }
-
-    /// Runs `bt run ARGS` to completion: (status, stdout, stderr).
-    fn run(&self, cookie: &str, args: &[&str]) -> (i32, String, String) {
-        let out = self.command(cookie, args).output().unwrap();
-        (
-            out.status.code().unwrap_or(-1),
-            String::from_utf8_lossy(&out.stdout).into_owned(),
-            String::from_utf8_lossy(&out.stderr).into_owned(),
-        )
-    }
-
-    /// Starts `bt run ARGS` in the background, reading its stdout line by line.
-    fn spawn(&self, cookie: &str, args: &[&str]) -> Proc {
-        let mut child = self.command(cookie, args).spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(l) = line else { break };
-                if tx.send(l).is_err() {
-                    break;
-                }
-            }
-        });
-        Proc { child, lines: rx }
-    }
-
-    /// Starts a serving node named `name` and waits until it is registered.
-    fn serve(&self, name: &str, cookie: &str, extra: &[&str]) -> Proc {
-        let file = self.script("serve.bt", "Transcript showCr: \"ready\"\n");
-        let mut args = vec!["--name", name, "--serve"];
-        args.extend_from_slice(extra);
-        args.push(&file);
-        let mut p = self.spawn(cookie, &args);
-        p.expect("ready");
-        p
-    }
-}
-
-impl Drop for Env {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
-
-/// A child `bt` process, killed when dropped.
-struct Proc {
-    child: Child,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Proc {
-    fn line(&mut self) -> String {
-        match self.lines.recv_timeout(LINE_LIMIT) {
-            Ok(l) => l,
-            Err(_) => {
-                let _ = self.child.kill();
-                let mut err = String::new();
-                if let Some(mut e) = self.child.stderr.take() {
-                    let _ = e.read_to_string(&mut err);
-                }
-                panic!("no more output from the child; stderr:\n{err}");
-            }
-        }
-    }
-
-    fn expect(&mut self, want: &str) {
-        let got = self.line();
-        assert_eq!(got, want);
-    }
-
-    /// Kills the process and answers what it wrote to stderr.
-    fn kill(&mut self) -> String {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-        let mut err = String::new();
-        if let Some(mut e) = self.child.stderr.take() {
-            let _ = e.read_to_string(&mut err);
-        }
-        err
-    }
-
-    /// Waits for a normal exit: (status, remaining stdout lines).
-    fn finish(&mut self) -> (i32, Vec<String>) {
-        let status = self.child.wait().unwrap().code().unwrap_or(-1);
-        let rest = self.lines.iter().collect();
-        (status, rest)
-    }
-}
-
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn lines(s: &str) -> Vec<&str> {
-    s.lines().collect()
-}
+mod dist_common;
+use dist_common::*;
 
 #[test]
 fn connect_ping_list_and_disconnect() {
-    let env = Env::new("basic");
+    let epmd = Epmd::bt();
+    let env = Env::new("basic", epmd.port);
     let _a = env.serve("alpha@localhost", COOKIE, &[]);
     let _b = env.serve("beta@localhost", COOKIE, &[]);
     let _h = env.serve("tool@localhost", COOKIE, &["--hidden"]);
@@ -216,21 +65,14 @@ Transcript showCr: (Node current connect) printString
             "Result ok: Node(client@localhost)",
         ]
     );
-    // The client unregistered on exit; the servers are still registered.
-    let mut names: Vec<String> = std::fs::read_dir(env.nodes())
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    names.sort();
-    assert_eq!(
-        names,
-        ["alpha@localhost", "beta@localhost", "tool@localhost"]
-    );
 }
 
+/// A wrong cookie is refused on both sides: the dialer gets `node_down` with a cookie hint,
+/// the acceptor logs the refusal.
 #[test]
 fn wrong_cookie_is_refused() {
-    let env = Env::new("cookie");
+    let epmd = Epmd::bt();
+    let env = Env::new("cookie", epmd.port);
     let mut srv = env.serve("vault@localhost", COOKIE, &[]);
     let client = env.script(
         "client.bt",
@@ -243,14 +85,14 @@ Transcript showCr: n ping printString
 Transcript showCr: n isConnected printString
 "#,
     );
-    let (code, out, err) = env.run("not-the-cookie", &["--name", "thief@localhost", &client]);
+    let (code, out, err) = env.run("NOTTHECOOKIE", &["--name", "thief@localhost", &client]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(
         lines(&out),
         [
             "#node_down",
-            "vault@localhost refused the connection: authentication failed",
-            "both nodes need the same cookie (BT_COOKIE, or the file ~/.config/bt/cookie)",
+            "vault@localhost closed the connection during the handshake (wrong cookie?)",
+            "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)",
             "false",
             "false",
         ]
@@ -261,7 +103,8 @@ Transcript showCr: n isConnected printString
 
 #[test]
 fn an_unnamed_node_cannot_connect() {
-    let env = Env::new("unnamed");
+    let epmd = Epmd::bt();
+    let env = Env::new("unnamed", epmd.port);
     let _srv = env.serve("alpha@localhost", COOKIE, &[]);
     let client = env.script(
         "client.bt",
@@ -291,16 +134,16 @@ Transcript showCr: Node connected printString
 }
 
 #[test]
-fn a_killed_peer_is_down() {
-    let env = Env::new("killed");
+fn a_killed_peer_is_down_and_unregistered() {
+    let epmd = Epmd::erlang();
+    let env = Env::new("killed", epmd.port);
     let mut srv = env.serve("doomed@localhost", COOKIE, &[]);
     let client = env.script(
         "client.bt",
         r#"n := (Node named: #'doomed@localhost') value
 Transcript showCr: (n connect) isOk printString
 Transcript showCr: "up"
-[n ping] whileTrue: [Timer sleep: 10]
-Transcript showCr: n isConnected printString
+[n isConnected] whileTrue: [Timer sleep: 10]
 Transcript showCr: Node connected printString
 Transcript showCr: (n connect) error kind printString
 Transcript showCr: n ping printString
@@ -312,25 +155,19 @@ Transcript showCr: n ping printString
     srv.kill();
     let (code, rest) = c.finish();
     assert_eq!(code, 0);
-    assert_eq!(rest, ["false", "#()", "#node_down", "false"]);
-    // The killed node's entry is stale (its process is gone): ignored and removed. (The
-    // client may have looked before the test reaped the zombie, so look again here.)
-    assert_eq!(
-        bt::dist::registry::lookup_in(&env.nodes(), "doomed@localhost"),
-        None
-    );
-    assert!(!env.nodes().join("doomed@localhost").exists());
+    assert_eq!(rest, ["#()", "#node_down", "false"]);
 }
 
 #[test]
 fn names_hosts_and_flags() {
-    let env = Env::new("flags");
+    let epmd = Epmd::bt();
+    let env = Env::new("flags", epmd.port);
     let _srv = env.serve("taken@localhost", COOKIE, &[]);
     let script = env.script("s.bt", "Transcript showCr: Node current printString\n");
-    // A name held by a live node is refused.
+    // A name held by a live node is refused by the port mapper.
     let (code, _, err) = env.run(COOKIE, &["--name", "taken@localhost", &script]);
     assert_eq!(code, 2);
-    assert!(err.contains("already in use"), "{err}");
+    assert!(err.contains("already registered"), "{err}");
     // Invalid names and flags without --name are usage errors.
     let (code, _, err) = env.run(COOKIE, &["--name", "bad", &script]);
     assert_eq!(code, 2);
@@ -340,6 +177,16 @@ fn names_hosts_and_flags() {
         assert_eq!(code, 2);
         assert!(err.contains("needs --name"), "{err}");
     }
+    let (code, _, err) = env.run(COOKIE, &["--net-tick", "5", &script]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--net-tick needs --name"), "{err}");
+    // --sname takes this host's short name.
+    let (code, out, err) = env.run(COOKIE, &["--sname", "shorty", &script]);
+    assert_eq!(code, 0, "{err}");
+    assert!(
+        out.starts_with("Node(shorty@") && !out.contains('.'),
+        "{out}"
+    );
     // Non-loopback hosts need TLS; unknown nodes are down.
     let client = env.script(
         "client.bt",
@@ -362,271 +209,147 @@ Transcript showCr: r error kind printString
     );
 }
 
+/// Without BT_COOKIE the node uses ~/.erlang.cookie, creating it (0400, 20 random
+/// letters); `--cookie-file` names another file; a cookie file others may read is refused.
 #[test]
-fn the_cookie_file_is_created_when_missing() {
-    let env = Env::new("cookiefile");
-    let script = env.script("s.bt", "Transcript showCr: Node current printString\n");
-    let out = env
-        .command("", &["--name", "first@localhost", &script])
-        .env_remove("BT_COOKIE")
-        .output()
-        .unwrap();
-    assert_eq!(
-        String::from_utf8_lossy(&out.stdout),
-        "Node(first@localhost)\n"
-    );
-    let path = env.dir.join("config").join("cookie");
-    let cookie = std::fs::read_to_string(&path).unwrap();
-    assert_eq!(cookie.len(), 40);
+fn cookie_files() {
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
-    assert_eq!(mode & 0o777, 0o600);
-}
-
-/// Speaks the protocol directly: the cookie never crosses the wire, frames in an unknown
-/// wire version are refused, pings are answered.
-#[test]
-fn raw_protocol() {
-    let env = Env::new("raw");
-    let _srv = env.serve("raw@localhost", COOKIE, &[]);
-    let port = bt::dist::registry::lookup_in(&env.nodes(), "raw@localhost")
-        .unwrap()
-        .port;
-    let rt = net::current_thread().unwrap();
-    rt.block_on(async {
-        use net::{AsyncReadExt, AsyncWriteExt, TcpStream};
-        // A Hello in wire version 9 is refused with wire_version_unsupported.
-        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let hello = Frame::Hello {
-            name: "probe@localhost".into(),
-            to: "raw@localhost".into(),
-            hidden: true,
-            versions: vec![1],
-        };
-        write_frame(&mut s, &hello, 9).await.unwrap();
-        match read_frame(&mut s).await.unwrap() {
-            Some(Ok(Frame::Refuse { kind, .. })) => assert_eq!(kind, "wire_version_unsupported"),
-            other => panic!("{other:?}"),
-        }
-        // Offering only unknown versions is refused too.
-        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let hello9 = Frame::Hello {
-            name: "probe@localhost".into(),
-            to: "raw@localhost".into(),
-            hidden: true,
-            versions: vec![9],
-        };
-        write_frame(&mut s, &hello9, 1).await.unwrap();
-        match read_frame(&mut s).await.unwrap() {
-            Some(Ok(Frame::Refuse { kind, .. })) => assert_eq!(kind, "wire_version_unsupported"),
-            other => panic!("{other:?}"),
-        }
-        // An oversized length prefix before the handshake: the node just closes.
-        let mut s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        s.write_all(&u32::MAX.to_be_bytes()).await.unwrap();
-        let mut rest = Vec::new();
-        let _ = s.read_to_end(&mut rest).await;
-        assert!(rest.is_empty());
-        // A full handshake; everything the node sends is recorded.
-        let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-        let mut s = Recording {
-            s,
-            seen: Vec::new(),
-        };
-        let me = Me {
-            name: "probe@localhost",
-            hidden: true,
-            cookie: COOKIE.as_bytes(),
-        };
-        let agreed = handshake::initiate(&mut s, &me, "raw@localhost")
-            .await
-            .unwrap();
-        assert_eq!((agreed.name.as_str(), agreed.version), ("raw@localhost", 1));
-        write_frame(&mut s, &Frame::Ping { id: 7 }, 9)
-            .await
-            .unwrap();
-        write_frame(&mut s, &Frame::Ping { id: 8 }, 1)
-            .await
-            .unwrap();
-        let mut got = Vec::new();
-        for _ in 0..2 {
-            got.push(read_frame(&mut s).await.unwrap().unwrap().unwrap());
-        }
-        assert_eq!(
-            got,
-            [Frame::Unsupported { version: 9 }, Frame::Pong { id: 8 }]
-        );
-        let seen = &s.seen;
-        assert!(!seen.windows(COOKIE.len()).any(|w| w == COOKIE.as_bytes()));
-        // Disconnect: the node closes its side.
-        write_frame(&mut s, &Frame::Disconnect, 1).await.unwrap();
-        let mut rest = Vec::new();
-        s.s.read_to_end(&mut rest).await.unwrap();
-        assert!(rest.is_empty());
-    });
-}
-
-/// A stream that records the bytes it reads.
-struct Recording {
-    s: net::TcpStream,
-    seen: Vec<u8>,
-}
-
-impl net::AsyncRead for Recording {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut net::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let me = &mut *self;
-        let r = std::pin::Pin::new(&mut me.s).poll_read(cx, buf);
-        me.seen.extend_from_slice(&buf.filled()[before..]);
-        r
-    }
-}
-
-impl net::AsyncWrite for Recording {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        b: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.s).poll_write(cx, b)
-    }
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.s).poll_flush(cx)
-    }
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.s).poll_shutdown(cx)
-    }
-}
-
-/// The accepting side sees the link too (and can use it back); hidden nodes stay invisible
-/// to the node they connect to.
-#[test]
-fn incoming_links_are_listed_but_hidden_ones_are_not() {
-    let env = Env::new("incoming");
-    let b_src = env.script(
-        "b.bt",
-        r#"Transcript showCr: "ready"
-[Node connected isEmpty] whileTrue: [Timer sleep: 5]
-Transcript showCr: Node connected printString
-a := Node connected first
-Transcript showCr: a isConnected printString
-Transcript showCr: a ping printString
-"#,
-    );
-    let mut b = env.spawn(COOKIE, &["--name", "b@localhost", &b_src]);
-    b.expect("ready");
-    let h_src = env.script(
-        "h.bt",
-        r#"n := (Node named: #'b@localhost') value
-Transcript showCr: n ping printString
-Transcript showCr: Node connected printString
-"#,
-    );
-    let (code, out, err) = env.run(COOKIE, &["--name", "h@localhost", "--hidden", &h_src]);
-    assert_eq!(code, 0, "{err}");
-    assert_eq!(lines(&out), ["true", "#(Node(b@localhost))"]);
-    let a_src = env.script(
-        "a.bt",
-        r#"n := (Node named: #'b@localhost') value
-Transcript showCr: (n connect) isOk printString
-[n isConnected] whileTrue: [Timer sleep: 5]
-Transcript showCr: "b went away"
-"#,
-    );
-    let mut a = env.spawn(COOKIE, &["--name", "a@localhost", &a_src]);
-    a.expect("true");
-    // b ignored the hidden node and saw a.
-    let (code, rest) = b.finish();
-    assert_eq!(code, 0);
-    assert_eq!(rest, ["#(Node(a@localhost))", "true", "true"]);
-    let (code, rest) = a.finish();
+    let epmd = Epmd::bt();
+    let env = Env::new("cookiefile", epmd.port);
+    let script = env.script("s.bt", "Transcript showCr: Node current printString\n");
+    let (code, out, err) = env.run("", &["--name", "first@localhost", &script]);
     assert_eq!(
-        (code, rest.as_slice()),
-        (0, &["b went away".to_string()][..])
+        (code, out.as_str()),
+        (0, "Node(first@localhost)\n"),
+        "{err}"
+    );
+    let path = env.dir.join(".erlang.cookie");
+    let cookie = std::fs::read_to_string(&path).unwrap();
+    assert_eq!(cookie.len(), 20);
+    assert!(cookie.bytes().all(|b| b.is_ascii_uppercase()), "{cookie}");
+    let mode = std::fs::metadata(&path).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o400);
+    // Two nodes sharing ~/.erlang.cookie talk.
+    let _srv = env.serve("home@localhost", "", &[]);
+    let ping = env.script(
+        "p.bt",
+        "Transcript showCr: (Node named: #'home@localhost') value ping printString\n",
+    );
+    let (code, out, err) = env.run("", &["--name", "visitor@localhost", &ping]);
+    assert_eq!((code, out.as_str()), (0, "true\n"), "{err}");
+    // --cookie-file: a private file works, an open one is refused with a hint.
+    let own = env.dir.join("own.cookie");
+    std::fs::write(&own, "OTHERCOOKIE\n").unwrap();
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let own_s = own.display().to_string();
+    let (code, out, err) = env.run(
+        "",
+        &[
+            "--name",
+            "stranger@localhost",
+            "--cookie-file",
+            &own_s,
+            &ping,
+        ],
+    );
+    assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
+    std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let (code, _, err) = env.run(
+        "",
+        &[
+            "--name",
+            "stranger@localhost",
+            "--cookie-file",
+            &own_s,
+            &ping,
+        ],
+    );
+    assert_eq!(code, 2);
+    assert!(
+        err.contains("accessible by its owner only") && err.contains("chmod 400"),
+        "{err}"
     );
 }
 
-/// A node that accepts connections but never answers: `connect` times out as `node_down`
-/// after 5 s, and processes waiting on the network do not hold worker threads (the main
-/// process runs on while three actors — more than the two workers — wait).
+/// Two bt nodes: a sync call to a registered actor runs its method there; errors are
+/// re-raised in the caller; a missing name is `no_such_process`; an 8 MiB String crosses.
 #[test]
-fn a_silent_peer_times_out_without_blocking_workers() {
-    let env = Env::new("silent");
-    let silent = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
-    let port = silent.local_addr().unwrap().port();
-    std::fs::create_dir_all(env.nodes()).unwrap();
-    std::fs::write(
-        env.nodes().join("silent@localhost"),
-        format!("{port} {}\n", std::process::id()),
-    )
-    .unwrap();
+fn calls_between_bt_nodes() {
+    let epmd = Epmd::bt();
+    let env = Env::new("calls", epmd.port);
+    let _srv = env.serve_src(
+        "store@localhost",
+        COOKIE,
+        &[],
+        r#"Actor subclass: Store
+  state: items = #{}
+  at: k put: v => self.items := self.items at: k put: v. ^v
+  at: k => ^self.items at: k ifAbsent: [nil]
+  sizeOf: s => ^s size
+  echo: x => ^x
+  fail => ^self error: "no luck"
+
+Store spawnAs: #store
+Transcript showCr: "ready"
+"#,
+    );
     let client = env.script(
         "client.bt",
-        r#"Actor subclass: Dialer
-  dial: n => Transcript showCr: (n connect) error message
-  done => #done
+        r#"Value subclass: Point
+  field: x = 0
+  field: y = 0
 
-n := (Node named: #'silent@localhost') value
-ds := #(1, 2, 3) collect: [:i | Dialer spawn]
-ds do: [:d | d dial: n!]
-Transcript showCr: "main runs on"
-ds do: [:d | (d withTimeout: 60000) done]
-Transcript showCr: n isConnected printString
+n := (Node named: #'store@localhost') value
+s := (Actor named: #store on: n) unwrap
+Transcript showCr: s printString
+Transcript showCr: (s at: #a put: 42) printString
+Transcript showCr: (s at: #a) printString
+Transcript showCr: (s echo: #(1, "two", #three, 4.5, nil, true)) printString
+Transcript showCr: (s echo: #[1, 2]) printString
+Transcript showCr: (s echo: (Tuple withAll: #(1, $c))) printString
+Transcript showCr: (s echo: (Set withAll: #(3, 1, 2))) printString
+Transcript showCr: (s echo: #{#k => "v", 2 => #[3]}) printString
+Transcript showCr: ((s echo: 100 factorial) =:= 100 factorial) printString
+Transcript showCr: (s echo: n) printString
+Transcript showCr: ([s fail] on: Error do: [:e | e kind printString ++ " " ++ e message]) printString
+Transcript showCr: ([(Actor named: #nobody on: n) unwrap foo] on: Error do: [:e | e kind]) printString
+big := "x" repeat: 8388608
+Transcript showCr: (s sizeOf: big) printString
+Transcript showCr: (s echo: big) size printString
 "#,
     );
-    let (code, out, err) = env.run(COOKIE, &["--name", "eager@localhost", &client]);
+    let (code, out, err) = env.run(COOKIE, &["--name", "shopper@localhost", &client]);
     assert_eq!(code, 0, "{err}");
-    let msg = "cannot connect to silent@localhost: no answer within 5000 ms";
-    assert_eq!(lines(&out), ["main runs on", msg, msg, msg, "false"]);
-    drop(silent);
+    assert_eq!(
+        lines(&out),
+        [
+            "Actor(Actor, registered, store on store@localhost)",
+            "42",
+            "42",
+            "#(1, \"two\", #three, 4.5, nil, true)",
+            "#[1, 2]",
+            "{1, $c}",
+            "Set(1, 2, 3)",
+            "#{2 => #[3], #k => \"v\"}",
+            "true",
+            "Node(store@localhost)",
+            "\"#user_error no luck\"",
+            "#no_such_process",
+            "8388608",
+            "8388608",
+        ]
+    );
 }
 
-/// The runtime hook the Node primitives wait with: a process suspends until another OS
-/// thread completes it, or times out.
-#[test]
-fn wait_external_resumes_from_another_thread() {
-    use bt::runtime::{CallError, Config, Runtime, Timeout};
-    use bt::Value;
-    let rt = Runtime::new(Config::default()).unwrap();
-    let got = rt
-        .block_on(|cx| {
-            cx.wait_external(Timeout::Infinity, |c| {
-                std::thread::spawn(move || {
-                    c.complete(Value::Int(42));
-                    c.complete(Value::Int(7)); // later completions are ignored
-                });
-            })
-        })
-        .unwrap();
-    assert!(matches!(got, Ok(Value::Int(42))), "{got:?}");
-    // Completed before the process even suspends.
-    let got = rt
-        .block_on(|cx| cx.wait_external(Timeout::Infinity, |c| c.complete(Value::Nil)))
-        .unwrap();
-    assert!(matches!(got, Ok(Value::Nil)), "{got:?}");
-    // Never completed: the timeout answers.
-    let got = rt
-        .block_on(|cx| cx.wait_external(Timeout::Ms(20), |_| {}))
-        .unwrap();
-    assert!(matches!(got, Err(CallError::Timeout)), "{got:?}");
-}
-
-/// 8.9: a node announces NodeUp / NodeDown of its visible peers on `SystemAnnouncer current`
-/// (reasons: `disconnect` when it closed the link, `connectionClosed` when the peer died).
+/// 8.9 and `--net-tick`: NodeUp/NodeDown of visible peers (`disconnect` when this node
+/// closed the link, `connectionClosed` when the peer died, `netTickTimeout` when a stopped
+/// peer stays silent for the tick time).
 #[test]
 fn node_up_and_down_are_announced() {
-    let env = Env::new("announce");
+    let epmd = Epmd::bt();
+    let env = Env::new("announce", epmd.port);
     let mut srv = env.serve("peer@localhost", COOKIE, &[]);
+    let mut frozen = env.serve("frozen@localhost", COOKIE, &["--net-tick", "2"]);
     let client = env.script(
         "client.bt",
         r#"Actor subclass: Log
@@ -650,9 +373,18 @@ Transcript showCr: (n connect) isOk printString
 Transcript showCr: (log items at: 3)
 [log size < 4] whileTrue: [Timer sleep: 5]
 Transcript showCr: (log items at: 4)
+f := (Node named: #'frozen@localhost') value
+Transcript showCr: (f connect) isOk printString
+[log size < 5] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items at: 5)
+[log size < 6] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items at: 6)
 "#,
     );
-    let mut c = env.spawn(COOKIE, &["--name", "watcher@localhost", &client]);
+    let mut c = env.spawn(
+        COOKIE,
+        &["--name", "watcher@localhost", "--net-tick", "2", &client],
+    );
     c.expect("true");
     c.expect("up peer@localhost");
     c.expect("down peer@localhost disconnect");
@@ -660,6 +392,60 @@ Transcript showCr: (log items at: 4)
     c.expect("up peer@localhost");
     srv.kill();
     c.expect("down peer@localhost connectionClosed");
+    c.expect("true");
+    c.expect("up frozen@localhost");
+    signal(frozen.pid(), libc::SIGSTOP);
+    let stopped = std::time::Instant::now();
+    c.expect("down frozen@localhost netTickTimeout");
+    // Detected within 2 × --net-tick.
+    assert!(
+        stopped.elapsed() < std::time::Duration::from_secs(4),
+        "{:?}",
+        stopped.elapsed()
+    );
     let (code, _) = c.finish();
     assert_eq!(code, 0);
+    frozen.kill();
+}
+
+/// When no port mapper answers, a node starts `bt epmd`, which outlives it and answers
+/// `epmd -names`-style queries.
+#[test]
+fn bt_epmd_is_started_when_none_runs() {
+    let port = free_port();
+    let env = Env::new("autoepmd", port);
+    struct Killer(u16);
+    impl Drop for Killer {
+        fn drop(&mut self) {
+            let _ = std::process::Command::new(BT)
+                .args(["epmd", "--port", &self.0.to_string(), "-kill"])
+                .output();
+        }
+    }
+    let _k = Killer(port);
+    let mut srv = env.serve("lonely@localhost", COOKIE, &[]);
+    let names = std::process::Command::new(BT)
+        .args(["epmd", "--port", &port.to_string(), "-names"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&names.stdout);
+    assert!(
+        text.contains(&format!("up and running on port {port}")),
+        "{text}"
+    );
+    assert!(text.contains("name lonely at port "), "{text}");
+    // Erlang's own `epmd -names` reads it too.
+    let names = std::process::Command::new("epmd")
+        .args(["-port", &port.to_string(), "-names"])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&names.stdout).contains("name lonely at port "));
+    srv.kill();
+    // The daemon outlived the node; the dead node's name is gone.
+    let ping = env.script(
+        "p.bt",
+        "Transcript showCr: (Node named: #'lonely@localhost') value ping printString\n",
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "late@localhost", &ping]);
+    assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
 }

@@ -33,6 +33,8 @@ impl TreeSource for Fake {
         (pid.number == 2).then(|| Status {
             module: "App".into(),
             queue_length: 3,
+            memory: 1024,
+            dropped_casts: 0,
         })
     }
 }

@@ -413,7 +413,7 @@ fn casts_are_fifo_per_sender_and_a_call_is_a_barrier() {
                 }
                 // The barrier: answered only after this sender's casts were handled.
                 let all = cx.call(&l, msg("seen", vec![]), Timeout::Infinity).unwrap();
-                let Value::List(items) = all else {
+                let Value::List(ref items) = all else {
                     panic!("a list")
                 };
                 items.iter().filter(|v| int(v) / 1_000_000 == s).count()
@@ -427,7 +427,7 @@ fn casts_are_fifo_per_sender_and_a_call_is_a_barrier() {
     let all = rt
         .block_on(move |cx| cx.call(&l, msg("seen", vec![]), Timeout::Infinity))
         .unwrap();
-    let Value::List(items) = all.unwrap() else {
+    let Value::List(ref items) = all.unwrap() else {
         panic!("a list")
     };
     assert_eq!(items.len(), 8000);

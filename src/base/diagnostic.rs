@@ -107,7 +107,8 @@ impl Diagnostic {
     }
 }
 
-/// 1-based (line, column) of a byte offset; column counts characters.
+/// 1-based (line, column) of a byte offset; column counts characters. Scans the prefix: for
+/// more than one offset into the same source build a [`LineIndex`] once.
 pub fn line_col(src: &str, offset: u32) -> (usize, usize) {
     let offset = (offset as usize).min(src.len());
     let before = &src[..floor_char_boundary(src, offset)];
@@ -116,6 +117,36 @@ pub fn line_col(src: &str, offset: u32) -> (usize, usize) {
     let col = before[line_start..].chars().count() + 1;
     (line, col)
 }
+
+/// Where each line of a source starts, computed once: (line, column) of any offset in
+/// O(log lines + line length) instead of a scan of everything before it.
+pub struct LineIndex {
+    starts: Vec<usize>,
+}
+
+impl LineIndex {
+    pub fn new(src: &str) -> LineIndex {
+        let mut starts = vec![0];
+        starts.extend(
+            src.bytes()
+                .enumerate()
+                .filter(|&(_, b)| b == b'\n')
+                .map(|(i, _)| i + 1),
+        );
+        LineIndex { starts }
+    }
+
+    /// The same answer as [`line_col`]`(src, offset)` (`src` is the indexed source).
+    pub fn line_col(&self, src: &str, offset: u32) -> (usize, usize) {
+        let offset = floor_char_boundary(src, (offset as usize).min(src.len()));
+        let line = self.starts.partition_point(|&s| s <= offset).max(1);
+        let start = self.starts[line - 1].min(offset);
+        (line, src[start..offset].chars().count() + 1)
+    }
+}
+
+/// At most this many diagnostics of one file are rendered; a closing line counts the rest.
+pub const MAX_RENDERED: usize = 100;
 
 fn floor_char_boundary(s: &str, mut i: usize) -> usize {
     while i > 0 && !s.is_char_boundary(i) {
@@ -154,8 +185,13 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
     let mut out = String::new();
     let mut sorted: Vec<&Diagnostic> = diags.iter().collect();
     sorted.sort_by_key(|d| (d.span.start, d.span.end));
+    // One line index and one ariadne source per file, however many diagnostics (issue 15:
+    // rebuilding them per diagnostic made many errors cost errors x file size).
+    let lines = LineIndex::new(src);
+    let mut cache = (file, Source::from(src));
+    let rest = sorted.split_off(sorted.len().min(MAX_RENDERED));
     for d in sorted {
-        let (line, col) = line_col(src, d.span.start);
+        let (line, col) = lines.line_col(src, d.span.start);
         out.push_str(&format!(
             "{file}:{line}:{col}: {}: {}\n",
             d.severity.as_str(),
@@ -189,7 +225,7 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
             report = report.with_label(ALabel::new((file, clamp(l.span))).with_message(&l.message));
         }
         let mut buf = Vec::new();
-        let _ = report.finish().write((file, Source::from(src)), &mut buf);
+        let _ = report.finish().write(&mut cache, &mut buf);
         let text = String::from_utf8_lossy(&buf);
         // ariadne repeats the title line; keep its snippet only.
         for l in text.lines().skip(1) {
@@ -200,13 +236,32 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
             out.push_str(&format!("Hint: {h}\n"));
         }
     }
+    if !rest.is_empty() {
+        let errors = rest.iter().filter(|d| d.is_error()).count();
+        let what = if errors == rest.len() {
+            "errors"
+        } else {
+            "diagnostics"
+        };
+        out.push_str(&format!("{file}: {} more {what}\n", rest.len()));
+    }
     out
 }
 
 /// JSON object for `bt check --format json` (lines and columns 1-based).
 pub fn to_json(file: &str, src: &str, d: &Diagnostic) -> serde_json::Value {
-    let (line, column) = line_col(src, d.span.start);
-    let (end_line, end_column) = line_col(src, d.span.end);
+    to_json_indexed(file, src, &LineIndex::new(src), d)
+}
+
+/// [`to_json`] with the source's line index built once by the caller.
+pub fn to_json_indexed(
+    file: &str,
+    src: &str,
+    lines: &LineIndex,
+    d: &Diagnostic,
+) -> serde_json::Value {
+    let (line, column) = lines.line_col(src, d.span.start);
+    let (end_line, end_column) = lines.line_col(src, d.span.end);
     serde_json::json!({
         "code": d.code,
         "category": d.category,

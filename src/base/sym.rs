@@ -41,6 +41,15 @@ impl Sym {
         w.map.insert(leaked, i);
         i
     }
+    /// The symbol for `s` if it is already interned (never grows the table: distribution
+    /// uses it for names and atoms a peer sends).
+    pub fn lookup(s: &str) -> Option<Sym> {
+        interner().read().map.get(s).copied()
+    }
+    /// How many symbols are interned (tests bound what peers can add).
+    pub fn interned() -> usize {
+        interner().read().names.len()
+    }
     fn from_index(i: usize) -> Sym {
         Sym(std::num::NonZeroU64::MIN.saturating_add(i as u64))
     }

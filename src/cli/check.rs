@@ -303,9 +303,10 @@ pub(crate) fn main(a: CheckArgs) -> i32 {
     if opts.json {
         let mut findings = Vec::new();
         for r in &reports {
+            let lines = diagnostic::LineIndex::new(&r.src);
             for d in &r.diags {
                 failed |= failing(d);
-                findings.push(diagnostic::to_json(&r.path, &r.src, d));
+                findings.push(diagnostic::to_json_indexed(&r.path, &r.src, &lines, d));
             }
         }
         println!("{}", serde_json::json!({ "findings": findings }));

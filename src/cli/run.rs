@@ -1,10 +1,14 @@
 //! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
-//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [--name NAME@HOST [--hidden] [--serve]]
-//! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1).
+//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [--name NAME@HOST | --sname NAME]
+//! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
+//! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1, 8.12).
 //!
-//! `--name` makes the process a distribution node (`crate::dist`) before any statement
-//! runs; `--hidden` makes it a hidden node; `--serve` keeps it answering connections after
-//! its statements (and `--main`) finish, until it is killed.
+//! `--name` (or `--sname`, host = this host's short name) makes the process an Erlang
+//! distribution node (`crate::dist`) before any statement runs; `--hidden` makes it a hidden
+//! node; `--serve` keeps it answering connections after its statements (and `--main`)
+//! finish, until it is killed; `--net-tick` sets the tick time (default 60 s);
+//! `--cookie-file` names the cookie file (`BT_COOKIE` still wins); `--dist-tls` runs TLS
+//! distribution with the given configuration (`crate::dist::tls`).
 //!
 //! The static checker runs first (unless `--no-check`): its errors stop the file before any
 //! statement runs and are printed rendered; its warnings and hints go to stderr. Category
@@ -48,6 +52,18 @@ pub(crate) struct RunArgs {
     /// Run as a distribution node named NAME@HOST
     #[arg(long, value_name = "NAME@HOST", value_parser = node_name)]
     pub(crate) name: Option<String>,
+    /// Run as a distribution node named NAME@THIS-HOST (short host name)
+    #[arg(long, value_name = "NAME", value_parser = short_name, conflicts_with = "name")]
+    pub(crate) sname: Option<String>,
+    /// Seconds between distribution heartbeats (1-86400; needs --name)
+    #[arg(long, value_name = "SECONDS", value_parser = net_tick)]
+    pub(crate) net_tick: Option<u64>,
+    /// Read the cluster cookie from PATH (needs --name)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) cookie_file: Option<String>,
+    /// TLS for distribution from CONFIG (needs --name)
+    #[arg(long, value_name = "CONFIG")]
+    pub(crate) dist_tls: Option<String>,
     /// Make the node hidden (needs --name)
     #[arg(long)]
     pub(crate) hidden: bool,
@@ -73,6 +89,25 @@ fn node_name(v: &str) -> Result<String, String> {
         Err(format!(
             "invalid node name '{v}' (expected name@host, characters [A-Za-z0-9_.-])"
         ))
+    }
+}
+
+/// `--sname NAME` → `NAME@shorthost`.
+fn short_name(v: &str) -> Result<String, String> {
+    let full = format!("{v}@{}", crate::dist::short_host());
+    if v.contains('@') || !crate::interp::prims::actor_node::valid_node_name(&full) {
+        return Err(format!(
+            "invalid node name '{v}' (characters [A-Za-z0-9_.-], no host)"
+        ));
+    }
+    Ok(full)
+}
+
+/// `--net-tick SECONDS`.
+fn net_tick(v: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(n) if (1..=86_400).contains(&n) => Ok(n),
+        _ => Err(format!("expected seconds (1-86400), not {v}")),
     }
 }
 
@@ -139,10 +174,23 @@ pub(crate) fn run_with(
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
 ) -> i32 {
-    if o.name.is_none() && (o.hidden || o.serve) {
-        let flag = if o.hidden { "--hidden" } else { "--serve" };
-        let _ = writeln!(err, "bt run: {flag} needs --name NAME@HOST");
-        return 2;
+    if o.name.is_none() {
+        o.name = o.sname.take();
+    }
+    if o.name.is_none() {
+        let flag = [
+            (o.hidden, "--hidden"),
+            (o.serve, "--serve"),
+            (o.net_tick.is_some(), "--net-tick"),
+            (o.cookie_file.is_some(), "--cookie-file"),
+            (o.dist_tls.is_some(), "--dist-tls"),
+        ]
+        .into_iter()
+        .find_map(|(on, f)| on.then_some(f));
+        if let Some(flag) = flag {
+            let _ = writeln!(err, "bt run: {flag} needs --name NAME@HOST");
+            return 2;
+        }
     }
     let (path, src) = match program_source(&mut o) {
         Ok(p) => p,
@@ -175,10 +223,14 @@ pub(crate) fn run_with(
             let opts = crate::dist::Options {
                 name: name.clone(),
                 hidden: o.hidden,
+                net_tick: o.net_tick.unwrap_or(0),
+                cookie_file: o.cookie_file.as_ref().map(std::path::PathBuf::from),
+                tls: o.dist_tls.as_ref().map(std::path::PathBuf::from),
             };
             match crate::dist::start(opts) {
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
+                    vm.run(|ctx, _| crate::dist::peer::install(ctx));
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {

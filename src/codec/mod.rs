@@ -11,6 +11,8 @@
 //!   blocks ([`block`]) and references ([`RefResolver`]) in the receiving program.
 //! - [`serde`]: [`to_rust`] / [`from_rust`] between Values and Rust
 //!   types.
+//! - [`etf`]: values ↔ Erlang terms for the distribution wire (8.12); [`etf_check`] bounds
+//!   what a peer's bytes may cost before they are decoded.
 //! - [`CodecError`]: kind, message, hint, path; `to_unwind` raises it as a language error.
 //!
 //! Decoding needs a [`Ctx`](crate::interp::eval::Ctx), so it runs on an interpreter process
@@ -24,6 +26,8 @@
 
 pub mod block;
 pub mod error;
+pub mod etf;
+pub mod etf_check;
 pub mod resolve;
 pub mod serde;
 mod serde_de;
@@ -33,6 +37,8 @@ mod wire_decode;
 
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_etf;
 #[cfg(test)]
 mod tests_serde;
 

@@ -80,7 +80,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
                     .into_iter()
                     .map(|i| {
                         let name = inst.class.field_names[i];
-                        (KeyDe::Name(name), inst.fields.get(i).unwrap_or(&Value::Nil))
+                        (KeyDe::Name(name), inst.fields.get(i).unwrap_or(&NIL))
                     })
                     .collect();
                 visitor.visit_map(Map {
@@ -284,3 +284,6 @@ impl<'de> de::VariantAccess<'de> for Enum<'de> {
             .map_err(|e| e.at(Seg::Key(self.key.clone())))
     }
 }
+
+/// A `nil` to lend out (a `&Value::Nil` temporary cannot outlive its statement).
+static NIL: Value = Value::Nil;

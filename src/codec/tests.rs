@@ -176,7 +176,7 @@ fn arrays_keep_their_representation() {
     let vm = vm();
     for (src, compact) in [("#[1, 2, 252, nil]", true), ("#[1, 253]", false)] {
         let v = eval(&vm, src);
-        let Value::Array(a) = round_trip(&vm, v).expect("array") else {
+        let Value::Array(ref a) = round_trip(&vm, v).expect("array") else {
             panic!("not an Array");
         };
         assert_eq!(a.is_compact(), compact, "{src}");

@@ -487,7 +487,7 @@ fn visit<'a>(
             Box::new((0..order.len()).flat_map(move |j| {
                 let i = order[j];
                 let name = inst.class.field_names[i];
-                let x = inst.fields.get(i).unwrap_or(&Value::Nil);
+                let x = inst.fields.get(i).unwrap_or(&NIL);
                 [Step::Field(name), Step::Val(Seg::Field(name), x)]
             }))
         }
@@ -525,3 +525,6 @@ pub fn field_order(c: &ClassRef) -> Vec<usize> {
     idx.sort_by(|&a, &b| c.field_names[a].as_str().cmp(c.field_names[b].as_str()));
     idx
 }
+
+/// A `nil` to lend out (a `&Value::Nil` temporary cannot outlive its statement).
+static NIL: Value = Value::Nil;

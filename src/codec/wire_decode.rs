@@ -469,7 +469,7 @@ impl Decoder<'_, '_, '_> {
 
     /// The field defaults of `c`, evaluated here.
     fn defaults(&mut self, c: &ClassRef, from: i64, to: i64) -> Result<Vec<Value>, CodecError> {
-        match self.dc.ctx.instantiate(c) {
+        match &self.dc.ctx.instantiate(c) {
             Ok(Value::Object(i)) => Ok(i.fields.to_vec()),
             _ => Err(self.migration_failed(c, from, to, "a field default raised".into())),
         }

@@ -1,313 +1,397 @@
-//! The connection handshake (sequence in `dist/mod.rs` docs): both sides prove they know
-//! the cookie by answering the other's random challenge with an HMAC-SHA256 keyed by it;
-//! the cookie itself is never sent. Names, the hidden flag and the wire version are agreed
-//! on the way.
+//! The distribution handshake (version 6, OTP 23+) in both directions, on top of
+//! `erl_dist::handshake`, over any byte stream (plain TCP or TLS, [`Io`]).
+//!
+//! What bt adds around the crate:
+//! * **Visibility.** A link between two bt nodes is visible (both send `PUBLISHED` unless
+//!   `--hidden`), a link with an Erlang node is hidden (8.12: bt does not implement
+//!   `global`). A bt initiator knows the peer is bt from its EPMD entry and marks its own
+//!   flags with [`BT_FLAG`]; an acceptor reads the initiator's name message first
+//!   ([`peek_name`]) and answers `PUBLISHED` only to a marked, published bt initiator.
+//! * **Simultaneous connects.** If this node is dialing the initiator at the same time, the
+//!   node whose name sorts first keeps its own connection: the acceptor answers `nok` when
+//!   it wins, `ok_simultaneous` otherwise (as OTP does); an initiator told `nok` waits for
+//!   the other connection.
+//! * **TLS framing.** `inet_tls_dist` frames handshake messages with a 4-byte length inside
+//!   TLS where plain TCP uses 2 bytes; [`Framing`] rewrites the crate's 2-byte frames.
 
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use std::pin::Pin;
+use std::task::{Context, Poll};
 
-use super::cookie::random_bytes;
-use super::frame::{
-    read_frame_max, write_frame, Frame, FrameError, Nonce, HANDSHAKE_VERSION, MAX_HANDSHAKE_FRAME,
-    SUPPORTED_VERSIONS,
+use erl_dist::handshake::{
+    ClientSideHandshake, HandshakeError, HandshakeStatus, ServerSideHandshake,
 };
-use super::net::{AsyncRead, AsyncWrite};
+use erl_dist::node::{Creation, LocalNode, PeerNode};
+use erl_dist::DistributionFlags;
 
-/// This node, as the handshake needs it.
-pub struct Me<'a> {
-    pub name: &'a str,
+use super::net::{
+    AsyncRead, AsyncReadExt, AsyncWrite, FuturesAsyncReadCompatExt, ReadBuf,
+    TokioAsyncReadCompatExt,
+};
+
+/// The flag bit a bt node sets when it dials a bt node (unused by OTP, ignored by it).
+pub const BT_FLAG: u64 = 1 << 60;
+/// Largest handshake message accepted from a peer.
+const MAX_HANDSHAKE_MSG: usize = 1024;
+
+/// A byte stream a connection runs on (TCP, or TLS over TCP).
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+pub type Stream = Box<dyn Io>;
+
+/// What this node says about itself.
+#[derive(Clone)]
+pub struct Me {
+    pub name: String,
+    pub creation: u32,
+    pub cookie: String,
     pub hidden: bool,
-    pub cookie: &'a [u8],
+    /// TLS framing (4-byte handshake lengths).
+    pub tls: bool,
 }
 
 /// The peer after a successful handshake.
-#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Agreed {
     pub name: String,
-    pub hidden: bool,
-    pub version: u8,
+    pub flags: DistributionFlags,
+    pub creation: u32,
+    /// A bt node on a visible link.
+    pub bt: bool,
+    pub visible: bool,
 }
 
-/// Why a handshake failed.
-#[derive(Clone, Debug, PartialEq, Eq)]
+/// How a handshake failed.
+#[derive(Debug)]
 pub enum HsError {
-    /// The other side refused, with an error kind and a message.
-    Refused { kind: String, message: String },
-    /// The other side's answer to our challenge is wrong, or it refused ours: the cookies
-    /// differ.
+    /// The cookies differ.
     Cookie,
-    /// The stream ended or failed.
-    Io(String),
-    /// Something other than the expected frame arrived.
-    Protocol(String),
+    /// The peer said `nok`: it is connecting to us and its connection wins.
+    Simultaneous,
+    /// The peer refused (`not_allowed`, a name clash, …).
+    Refused(String),
+    /// The peer closed the connection mid-handshake (what an Erlang node does when the
+    /// cookie is wrong: it never says so).
+    Closed,
+    Other(String),
 }
 
-const INITIATOR: &[u8] = b"bt-dist-1 initiator";
-const ACCEPTOR: &[u8] = b"bt-dist-1 acceptor";
-
-fn keyed(
-    cookie: &[u8],
-    label: &[u8],
-    nonce: &Nonce,
-    initiator: &str,
-    acceptor: &str,
-) -> Hmac<Sha256> {
-    // HMAC accepts keys of any length.
-    let mut m = match Hmac::<Sha256>::new_from_slice(cookie) {
-        Ok(m) => m,
-        Err(_) => unreachable!("HMAC takes a key of any length"),
-    };
-    m.update(label);
-    m.update(nonce);
-    for name in [initiator, acceptor] {
-        m.update(&(name.len() as u32).to_be_bytes());
-        m.update(name.as_bytes());
-    }
-    m
-}
-
-/// The MAC answering `nonce` (direction `label`) for the link `initiator` → `acceptor`.
-pub fn mac(cookie: &[u8], label: &[u8], nonce: &Nonce, initiator: &str, acceptor: &str) -> Nonce {
-    keyed(cookie, label, nonce, initiator, acceptor)
-        .finalize()
-        .into_bytes()
-        .into()
-}
-
-fn verify(cookie: &[u8], label: &[u8], nonce: &Nonce, i: &str, a: &str, got: &Nonce) -> bool {
-    keyed(cookie, label, nonce, i, a).verify_slice(got).is_ok()
-}
-
-fn nonce() -> Result<Nonce, HsError> {
-    random_bytes().map_err(|e| HsError::Io(format!("no randomness: {e}")))
-}
-
-async fn read<R: AsyncRead + Unpin>(r: &mut R) -> Result<Result<Frame, FrameError>, HsError> {
-    match read_frame_max(r, MAX_HANDSHAKE_FRAME).await {
-        Ok(Some(f)) => Ok(f),
-        Ok(None) => Err(HsError::Io("connection closed during the handshake".into())),
-        Err(e) => Err(HsError::Io(e.to_string())),
+fn hs_err(e: HandshakeError) -> HsError {
+    match e {
+        HandshakeError::CookieMismatch => HsError::Cookie,
+        HandshakeError::OngoingHandshake => HsError::Simultaneous,
+        HandshakeError::NotAllowed => HsError::Refused("not allowed".into()),
+        HandshakeError::AlreadyActive => HsError::Refused("already connected".into()),
+        HandshakeError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => HsError::Closed,
+        other => HsError::Other(other.to_string()),
     }
 }
 
-async fn write<W: AsyncWrite + Unpin>(w: &mut W, f: &Frame) -> Result<(), HsError> {
-    write_frame(w, f, HANDSHAKE_VERSION)
+fn base_flags() -> DistributionFlags {
+    DistributionFlags::mandatory()
+        | DistributionFlags::DIST_MONITOR
+        | DistributionFlags::DIST_MONITOR_NAME
+}
+
+fn local(me: &Me, flags: DistributionFlags) -> Result<LocalNode, HsError> {
+    let name = me
+        .name
+        .parse()
+        .map_err(|e| HsError::Other(format!("{e}")))?;
+    let mut n = LocalNode::new(name, Creation::new(me.creation));
+    n.flags = flags;
+    Ok(n)
+}
+
+/// Dials: runs the initiator side on `s`. `bt_peer` comes from the peer's EPMD entry.
+pub async fn initiate(s: Stream, me: &Me, bt_peer: bool) -> Result<(Stream, Agreed), HsError> {
+    let mut flags = base_flags();
+    if bt_peer {
+        flags |= DistributionFlags::from_bits_truncate(BT_FLAG);
+        if !me.hidden {
+            flags |= DistributionFlags::PUBLISHED;
+        }
+    }
+    let node = local(me, flags)?;
+    let io = Framing::new(s, me.tls).compat();
+    let mut hs = ClientSideHandshake::new(io, node, &me.cookie);
+    let status = hs
+        .execute_send_name(erl_dist::LOWEST_DISTRIBUTION_PROTOCOL_VERSION)
         .await
-        .map_err(|e| HsError::Io(e.to_string()))
+        .map_err(hs_err)?;
+    let (io, peer) = hs
+        .execute_rest(true)
+        .await
+        .map_err(|e| match (&status, e) {
+            (HandshakeStatus::Nok, _) => HsError::Simultaneous,
+            (_, e) => hs_err(e),
+        })?;
+    Ok((io.into_inner().into_inner(), agreed(peer, flags)))
 }
 
-fn unexpected(f: Result<Frame, FrameError>) -> HsError {
-    match f {
-        Ok(Frame::Refuse { kind, message }) => HsError::Refused { kind, message },
-        Ok(other) => HsError::Protocol(format!("unexpected frame {other:?}")),
-        Err(FrameError::Version(v)) => HsError::Refused {
-            kind: "wire_version_unsupported".into(),
-            message: format!("the peer answered in wire-format version {v}"),
-        },
-        Err(e) => HsError::Protocol(e.to_string()),
+fn agreed(peer: PeerNode, mine: DistributionFlags) -> Agreed {
+    let both = |f: DistributionFlags| mine.contains(f) && peer.flags.contains(f);
+    let bt = both(DistributionFlags::from_bits_truncate(BT_FLAG));
+    Agreed {
+        name: peer.name.to_string(),
+        flags: peer.flags,
+        creation: peer.creation.map(|c| c.get()).unwrap_or(0),
+        bt,
+        visible: bt && both(DistributionFlags::PUBLISHED),
     }
 }
 
-/// The connecting side: asks for node `to`.
-pub async fn initiate<S: AsyncRead + AsyncWrite + Unpin>(
-    s: &mut S,
-    me: &Me<'_>,
-    to: &str,
-) -> Result<Agreed, HsError> {
-    let hello = Frame::Hello {
-        name: me.name.into(),
-        to: to.into(),
-        hidden: me.hidden,
-        versions: SUPPORTED_VERSIONS.to_vec(),
+/// The initiator's name message, read ahead of the crate: name and flags.
+pub struct Peeked {
+    pub name: String,
+    pub flags: u64,
+    raw: Vec<u8>,
+}
+
+/// Reads the initiator's first handshake message (`N`: flags, creation, name).
+pub async fn peek_name(s: &mut Stream, tls: bool) -> Result<Peeked, HsError> {
+    let io = |e: std::io::Error| HsError::Other(e.to_string());
+    let n = if tls {
+        s.read_u32().await.map_err(io)? as usize
+    } else {
+        s.read_u16().await.map_err(io)? as usize
     };
-    write(s, &hello).await?;
-    let (name, hidden, version, challenge) = match read(s).await? {
-        Ok(Frame::Challenge {
-            name,
-            hidden,
-            version,
-            nonce,
-        }) => (name, hidden, version, nonce),
-        other => return Err(unexpected(other)),
-    };
-    if name != to {
-        return Err(HsError::Protocol(format!("the peer is {name}, not {to}")));
+    if !(15..=MAX_HANDSHAKE_MSG).contains(&n) {
+        return Err(HsError::Other(format!("bad handshake message length {n}")));
     }
-    if !SUPPORTED_VERSIONS.contains(&version) {
-        return Err(HsError::Refused {
-            kind: "wire_version_unsupported".into(),
-            message: format!("{to} chose wire-format version {version}"),
-        });
+    let mut b = vec![0u8; n];
+    s.read_exact(&mut b).await.map_err(io)?;
+    if b[0] != b'N' {
+        return Err(HsError::Other(
+            "the peer does not speak handshake version 6".into(),
+        ));
     }
-    let mine = nonce()?;
-    let answer = mac(me.cookie, INITIATOR, &challenge, me.name, to);
-    write(
-        s,
-        &Frame::Response {
-            nonce: mine,
-            mac: answer,
-        },
-    )
-    .await?;
-    match read(s).await? {
-        Ok(Frame::Ack { mac }) if verify(me.cookie, ACCEPTOR, &mine, me.name, to, &mac) => {
-            Ok(Agreed {
-                name,
-                hidden,
-                version,
-            })
+    let flags = u64::from_be_bytes(b[1..9].try_into().unwrap_or([0; 8]));
+    let len = u16::from_be_bytes([b[13], b[14]]) as usize;
+    let name = b
+        .get(15..15 + len)
+        .and_then(|x| std::str::from_utf8(x).ok())
+        .ok_or_else(|| HsError::Other("malformed name message".into()))?
+        .to_string();
+    let mut raw = (n as u16).to_be_bytes().to_vec();
+    raw.extend_from_slice(&b);
+    Ok(Peeked { name, flags, raw })
+}
+
+/// Accepts: runs the acceptor side on `s` after [`peek_name`]. `status` is `ok`, or the
+/// answer to a simultaneous connect.
+pub async fn accept(
+    s: Stream,
+    me: &Me,
+    peeked: Peeked,
+    status: HandshakeStatus,
+) -> Result<(Stream, Agreed), HsError> {
+    let bt = peeked.flags & BT_FLAG != 0;
+    let mut flags = base_flags();
+    if bt {
+        flags |= DistributionFlags::from_bits_truncate(BT_FLAG);
+        if !me.hidden && peeked.flags & DistributionFlags::PUBLISHED.bits() != 0 {
+            flags |= DistributionFlags::PUBLISHED;
         }
-        Ok(Frame::Ack { .. }) => Err(HsError::Cookie),
-        Ok(Frame::Refuse { kind, .. }) if kind == "cookie" => Err(HsError::Cookie),
-        other => Err(unexpected(other)),
     }
-}
-
-/// The accepting side.
-pub async fn accept<S: AsyncRead + AsyncWrite + Unpin>(
-    s: &mut S,
-    me: &Me<'_>,
-) -> Result<Agreed, HsError> {
-    let (name, to, hidden, versions) = match read(s).await? {
-        Ok(Frame::Hello {
-            name,
-            to,
-            hidden,
-            versions,
-        }) => (name, to, hidden, versions),
-        Err(FrameError::Version(v)) => {
-            let refuse = Frame::Refuse {
-                kind: "wire_version_unsupported".into(),
-                message: format!("{} does not support wire-format version {v}", me.name),
-            };
-            let _ = write(s, &refuse).await;
-            return Err(unexpected(Err(FrameError::Version(v))));
+    let node = local(me, flags)?;
+    let mut f = Framing::new(s, me.tls);
+    f.replay = peeked.raw;
+    let mut hs = ServerSideHandshake::new(f.compat(), node, &me.cookie);
+    match hs.execute_recv_name().await.map_err(hs_err)? {
+        Some(_) => {}
+        None => {
+            return Err(HsError::Refused(
+                "dynamic node names are not supported".into(),
+            ))
         }
-        other => return Err(unexpected(other)),
-    };
-    let refuse = |kind: &str, message: String| Frame::Refuse {
-        kind: kind.into(),
-        message,
-    };
-    if to != me.name {
-        let f = refuse("node_down", format!("this node is {}, not {to}", me.name));
-        let _ = write(s, &f).await;
-        return Err(HsError::Protocol(format!("asked for {to}")));
     }
-    if !crate::interp::prims::actor_node::valid_node_name(&name) || name == me.name {
-        let f = refuse("node_down", format!("invalid peer name '{name}'"));
-        let _ = write(s, &f).await;
-        return Err(HsError::Protocol(format!("invalid peer name '{name}'")));
+    let refuse = !matches!(
+        status,
+        HandshakeStatus::Ok | HandshakeStatus::OkSimultaneous
+    );
+    let r = hs.execute_rest(status).await;
+    if refuse {
+        return Err(HsError::Simultaneous);
     }
-    let Some(version) = versions
-        .iter()
-        .copied()
-        .filter(|v| SUPPORTED_VERSIONS.contains(v))
-        .max()
-    else {
-        let f = refuse(
-            "wire_version_unsupported",
-            format!(
-                "{} supports wire-format versions {SUPPORTED_VERSIONS:?}",
-                me.name
-            ),
-        );
-        let _ = write(s, &f).await;
-        return Err(HsError::Protocol("no common wire-format version".into()));
-    };
-    let challenge = nonce()?;
-    let f = Frame::Challenge {
-        name: me.name.into(),
-        hidden: me.hidden,
-        version,
-        nonce: challenge,
-    };
-    write(s, &f).await?;
-    let (theirs, answer) = match read(s).await? {
-        Ok(Frame::Response { nonce, mac }) => (nonce, mac),
-        other => return Err(unexpected(other)),
-    };
-    if !verify(me.cookie, INITIATOR, &challenge, &name, me.name, &answer) {
-        let f = refuse("cookie", "authentication failed".into());
-        let _ = write(s, &f).await;
-        return Err(HsError::Cookie);
-    }
-    let mac = mac(me.cookie, ACCEPTOR, &theirs, &name, me.name);
-    write(s, &Frame::Ack { mac }).await?;
-    Ok(Agreed {
-        name,
-        hidden,
-        version,
-    })
+    let (io, peer) = r.map_err(hs_err)?;
+    Ok((io.into_inner().into_inner(), agreed(peer, flags)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The handshake's view of the stream: replays the bytes [`peek_name`] consumed, and under
+/// TLS turns the crate's 2-byte message lengths into the 4-byte ones `inet_tls_dist` uses
+/// (both ways). After the handshake it is a plain pass-through.
+pub struct Framing {
+    inner: Stream,
+    tls: bool,
+    replay: Vec<u8>,
+    replay_at: usize,
+    // Reading under TLS: a 4-byte header being collected, then the body bytes left.
+    rhdr: Vec<u8>,
+    rleft: usize,
+    rout: Vec<u8>,
+    // Writing under TLS: the 2-byte header being collected, then the body bytes left.
+    whdr: Vec<u8>,
+    wleft: usize,
+    wpending: Vec<u8>,
+}
 
-    fn run<F: std::future::Future>(f: F) -> F::Output {
-        crate::dist::net::current_thread().unwrap().block_on(f)
+impl Framing {
+    fn new(inner: Stream, tls: bool) -> Framing {
+        Framing {
+            inner,
+            tls,
+            replay: Vec::new(),
+            replay_at: 0,
+            rhdr: Vec::new(),
+            rleft: 0,
+            rout: Vec::new(),
+            whdr: Vec::new(),
+            wleft: 0,
+            wpending: Vec::new(),
+        }
     }
 
-    fn pair(
-        ca: &'static [u8],
-        cb: &'static [u8],
-    ) -> (Result<Agreed, HsError>, Result<Agreed, HsError>) {
-        run(async move {
-            let (mut x, mut y) = crate::dist::net::duplex(4096);
-            let b = crate::dist::net::spawn(async move {
-                let b = Me {
-                    name: "b@localhost",
-                    hidden: false,
-                    cookie: cb,
-                };
-                accept(&mut y, &b).await
-            });
-            let a = Me {
-                name: "a@localhost",
-                hidden: true,
-                cookie: ca,
+    fn into_inner(self) -> Stream {
+        self.inner
+    }
+}
+
+impl AsyncRead for Framing {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        if me.replay_at < me.replay.len() {
+            let n = (me.replay.len() - me.replay_at).min(buf.remaining());
+            buf.put_slice(&me.replay[me.replay_at..me.replay_at + n]);
+            me.replay_at += n;
+            return Poll::Ready(Ok(()));
+        }
+        if !me.tls {
+            return Pin::new(&mut me.inner).poll_read(cx, buf);
+        }
+        loop {
+            if !me.rout.is_empty() {
+                let n = me.rout.len().min(buf.remaining());
+                buf.put_slice(&me.rout[..n]);
+                me.rout.drain(..n);
+                return Poll::Ready(Ok(()));
+            }
+            // Read one byte at a time for headers, bodies in chunks.
+            let want = if me.rleft == 0 {
+                4 - me.rhdr.len()
+            } else {
+                me.rleft
             };
-            let a = initiate(&mut x, &a, "b@localhost").await;
-            (a, b.await.unwrap())
-        })
-    }
-
-    #[test]
-    fn same_cookie_agrees() {
-        let (a, b) = pair(b"secret", b"secret");
-        assert_eq!(
-            a,
-            Ok(Agreed {
-                name: "b@localhost".into(),
-                hidden: false,
-                version: 1
-            })
-        );
-        assert_eq!(
-            b,
-            Ok(Agreed {
-                name: "a@localhost".into(),
-                hidden: true,
-                version: 1
-            })
-        );
-    }
-
-    #[test]
-    fn different_cookies_fail_both_sides() {
-        let (a, b) = pair(b"secret", b"other");
-        assert_eq!(a, Err(HsError::Cookie));
-        assert_eq!(b, Err(HsError::Cookie));
-    }
-
-    #[test]
-    fn macs_depend_on_direction_nonce_and_names() {
-        let n = [5u8; 32];
-        let m = mac(b"k", INITIATOR, &n, "a@h", "b@h");
-        assert_ne!(m, mac(b"k", ACCEPTOR, &n, "a@h", "b@h"));
-        assert_ne!(m, mac(b"k", INITIATOR, &[6; 32], "a@h", "b@h"));
-        assert_ne!(m, mac(b"k", INITIATOR, &n, "b@h", "a@h"));
-        assert_ne!(m, mac(b"j", INITIATOR, &n, "a@h", "b@h"));
+            let mut tmp = vec![0u8; want.min(4096)];
+            let mut rb = ReadBuf::new(&mut tmp);
+            match Pin::new(&mut me.inner).poll_read(cx, &mut rb) {
+                Poll::Pending => return Poll::Pending,
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Ready(Ok(())) => {}
+            }
+            let got = rb.filled().to_vec();
+            if got.is_empty() {
+                return Poll::Ready(Ok(()));
+            }
+            if me.rleft == 0 {
+                me.rhdr.extend_from_slice(&got);
+                if me.rhdr.len() == 4 {
+                    let n = u32::from_be_bytes([me.rhdr[0], me.rhdr[1], me.rhdr[2], me.rhdr[3]])
+                        as usize;
+                    me.rhdr.clear();
+                    if n > u16::MAX as usize {
+                        return Poll::Ready(Err(std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            "handshake message too long",
+                        )));
+                    }
+                    me.rout.extend_from_slice(&(n as u16).to_be_bytes());
+                    me.rleft = n;
+                }
+            } else {
+                me.rleft -= got.len();
+                me.rout.extend_from_slice(&got);
+            }
+        }
     }
 }
+
+impl AsyncWrite for Framing {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        let me = self.get_mut();
+        if !me.tls {
+            return Pin::new(&mut me.inner).poll_write(cx, buf);
+        }
+        // Rewrite into `wpending`, then push it out; report `buf` consumed at once.
+        if !me.wpending.is_empty() {
+            match flush_pending(&mut me.inner, &mut me.wpending, cx) {
+                Poll::Ready(Ok(())) => {}
+                Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+                Poll::Pending => return Poll::Pending,
+            }
+        }
+        let mut i = 0;
+        while i < buf.len() {
+            if me.wleft == 0 {
+                me.whdr.push(buf[i]);
+                i += 1;
+                if me.whdr.len() == 2 {
+                    let n = u16::from_be_bytes([me.whdr[0], me.whdr[1]]) as usize;
+                    me.whdr.clear();
+                    me.wpending.extend_from_slice(&(n as u32).to_be_bytes());
+                    me.wleft = n;
+                }
+            } else {
+                let n = me.wleft.min(buf.len() - i);
+                me.wpending.extend_from_slice(&buf[i..i + n]);
+                me.wleft -= n;
+                i += n;
+            }
+        }
+        let _ = flush_pending(&mut me.inner, &mut me.wpending, cx);
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        let me = self.get_mut();
+        match flush_pending(&mut me.inner, &mut me.wpending, cx) {
+            Poll::Ready(Ok(())) => Pin::new(&mut me.inner).poll_flush(cx),
+            other => other,
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    }
+}
+
+fn flush_pending(
+    inner: &mut Stream,
+    pending: &mut Vec<u8>,
+    cx: &mut Context<'_>,
+) -> Poll<std::io::Result<()>> {
+    while !pending.is_empty() {
+        match Pin::new(&mut *inner).poll_write(cx, pending) {
+            Poll::Ready(Ok(0)) => {
+                return Poll::Ready(Err(std::io::ErrorKind::WriteZero.into()));
+            }
+            Poll::Ready(Ok(n)) => {
+                pending.drain(..n);
+            }
+            Poll::Ready(Err(e)) => return Poll::Ready(Err(e)),
+            Poll::Pending => return Poll::Pending,
+        }
+    }
+    Poll::Ready(Ok(()))
+}
+
+#[allow(unused_imports)]
+use FuturesAsyncReadCompatExt as _;
+#[allow(unused_imports)]
+use TokioAsyncReadCompatExt as _;

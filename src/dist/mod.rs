@@ -1,56 +1,43 @@
 //! Distribution (LANGUAGE.md part 8, DESIGN.md §8): a `bt` process started with
-//! `--name NAME@HOST` becomes a **node** that other nodes on the same host can connect to.
-//! This stage sits above the interpreter and the runtime: it implements the
+//! `--name NAME@HOST` (or `--sname NAME`) becomes an **Erlang distribution node**, so bt
+//! nodes form clusters with each other and with Erlang and Elixir nodes (8.12). This stage
+//! sits above the interpreter and the runtime: it implements the
 //! [`Distribution`](crate::interp::prims::actor_node::Distribution) trait the Node
-//! primitives call through `Program::dist`; nothing below depends on it.
+//! primitives call through `Program::dist`, and calls the interpreter back through
+//! [`Inbound`](crate::interp::prims::actor_node::Inbound) for what peers ask of local
+//! processes. Nothing below depends on it; tokio is named only in [`net`].
 //!
-//! * [`registry`] — the per-host name registry: a directory of `name@host` files holding
-//!   `PORT PID` (`BT_NODE_DIR` overrides the location); stale entries are ignored.
-//! * [`cookie`] — the shared secret (`BT_COOKIE`, else `~/.config/bt/cookie`, created with
-//!   a random value and mode 0600); never on the wire.
-//! * [`frame`] — length-prefixed envelopes carrying the wire-format version.
-//! * [`handshake`] — the challenge–response handshake below.
-//! * [`net`] — the tokio names used here (the one module that names tokio).
-//! * [`node`] — the listener (127.0.0.1, port 0), the connection table and connection
-//!   indexes, `connect`/`disconnect`/`ping`.
+//! Layers, bottom to top:
+//! * [`net`] — tokio under local names, and the futures-io adapter `erl_dist` needs.
+//! * [`tls`] — `--dist-tls`: rustls, mutual certificates.
+//! * [`epmd`] — registering with and querying the port mapper; [`epmd_server`] is `bt epmd`,
+//!   started when no port mapper answers.
+//! * [`cookie`] — `BT_COOKIE`, `--cookie-file`, `~/.erlang.cookie`.
+//! * [`handshake`] — handshake version 6 (`erl_dist`), visibility (bt↔bt visible,
+//!   bt↔Erlang hidden), simultaneous connects, TLS framing.
+//! * [`conn`] — a live connection: frames, ticks, control messages (ping, gen_server calls
+//!   and casts, monitors, links, exits).
+//! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
+//!   NodeUp/NodeDown, the `Distribution` operations.
+//! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
+//!   links, exits) and the network half of `Actor named:on:` sends.
 //!
-//! # Handshake
-//!
-//! The initiator I connects to the port the registry gives for the acceptor A's name:
-//!
-//! ```text
-//! I → A  Hello     { name: I, to: A, hidden, versions: [1] }
-//!        A refuses (Refuse, then close) if `to` is not its name, I's name is invalid, or
-//!        no wire version is shared (kind wire_version_unsupported).
-//! A → I  Challenge { name: A, hidden, version: chosen, nonce: nA }
-//! I → A  Response  { nonce: nI, mac: HMAC(cookie, "bt-dist-1 initiator" | nA | I | A) }
-//!        A checks the MAC; if wrong: Refuse { kind: "cookie" } and close.
-//! A → I  Ack       { mac: HMAC(cookie, "bt-dist-1 acceptor" | nI | I | A) }
-//!        I checks the MAC; if wrong it closes. The link is up on both sides.
-//! ```
-//! Nonces are 32 random bytes; the MAC is HMAC-SHA256 over a direction label, the nonce
-//! and both length-prefixed names, so an answer cannot be replayed or reflected. A wrong
-//! cookie makes `connect` answer `node_down` with a hint about the cookie.
-//!
-//! After the handshake, frames (in the agreed version) are `Ping`/`Pong` and `Disconnect`;
-//! remote sends, spawns and queries will add kinds (see [`frame`]). A closed or lost
-//! connection removes the peer; pending pings fail.
-//!
-//! NodeUp/NodeDown (8.9): the node reports visible peers' links coming up (`attach`) and
-//! going down (`detach` with the reader's reason `connectionClosed`/`disconnect`/`protocol`,
-//! or `disconnect` when this node closed it) through the `PeerEvents` callback that
-//! `prims::announce` installs when `SystemAnnouncer current` is first used.
+//! Values cross as Erlang terms through [`crate::codec::etf`].
 
+pub mod conn;
 pub mod cookie;
-pub mod frame;
+pub mod epmd;
+pub mod epmd_server;
 pub mod handshake;
 pub mod net;
 pub mod node;
-pub mod registry;
+pub mod peer;
+mod sys;
+pub mod tls;
 
 pub use node::{start, DistNode, Options};
 
-/// Owns a started node for the length of `bt run`: shuts it down (registry entry removed,
+/// Owns a started node for the length of `bt run`: shuts it down (name unregistered,
 /// connections closed) when dropped.
 pub struct NodeGuard(pub std::sync::Arc<DistNode>);
 
@@ -59,3 +46,5 @@ impl Drop for NodeGuard {
         self.0.shutdown();
     }
 }
+
+pub use sys::short_host;

@@ -1,15 +1,19 @@
 //! The one module that names tokio (STYLE.md "Runtime"): the async I/O, timers, channels
-//! and runtime types the distribution layer uses, under local names.
+//! and runtime types the distribution layer uses, under local names, and the adapter that
+//! gives `erl_dist` (written against futures-io) a tokio stream.
 
-pub use tokio::io::{duplex, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
-pub use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+pub use tokio::io::{
+    split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf, ReadHalf, WriteHalf,
+};
 pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};
-pub use tokio::spawn;
-pub use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex};
-pub use tokio::time::{sleep, timeout};
+pub use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex, Notify, Semaphore};
+pub use tokio::task::AbortHandle;
+pub use tokio::time::{interval, sleep, timeout, Instant};
+pub use tokio::{select, spawn};
+pub use tokio_util::compat::{Compat, FuturesAsyncReadCompatExt, TokioAsyncReadCompatExt};
 
-/// A single-threaded runtime with I/O and timers (tests, tools).
+/// A single-threaded runtime with I/O and timers (tests, tools, `bt epmd`).
 pub fn current_thread() -> std::io::Result<Runtime> {
     RuntimeBuilder::new_current_thread().enable_all().build()
 }

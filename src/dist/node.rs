@@ -1,94 +1,129 @@
-//! A named node: the listener, the connection table and the link operations behind the
-//! Node primitives (LANGUAGE.md 8.1, 8.2, 8.8, 8.11).
+//! A named node (LANGUAGE.md 8.1, 8.2, 8.8, 8.11, 8.12): the listener, the port-mapper
+//! registration, the connection table with connection indexes, dialing and accepting, and
+//! the [`Distribution`] operations the Node primitives call. What travels on a connection
+//! once it is up is in [`super::conn`].
 //!
-//! Network work runs on a small tokio runtime owned by the node (one worker thread). The
-//! link operations run there as tasks and report through a callback (`Done`); the
-//! Node primitives suspend the calling bt process meanwhile (`Cx::wait_external`), so
-//! worker threads never block on the network. Connects are bounded by [`CONNECT_TIMEOUT`],
-//! pings by [`PING_TIMEOUT`]. Each connection has a reader task
-//! (answers pings, notices the close) and a writer task fed by a channel; the table maps
-//! a peer's name to its live connection, and connection indexes are kept for the node's
-//! lifetime even across reconnects.
+//! Network work runs on a small tokio runtime owned by the node (one worker thread). Link
+//! operations run there as tasks and answer through a callback (`Done`); the primitives
+//! suspend only the calling bt process meanwhile. Connects are bounded by
+//! [`CONNECT_TIMEOUT`], pings and calls by their timeouts.
+//!
+//! Hardening (issue 13): at most [`MAX_UNAUTHENTICATED`] connections may be in the
+//! handshake at once, each for at most [`HANDSHAKE_TIMEOUT`]; refused attempts are logged to
+//! standard error at most once a second (with a count of the ones not logged); each
+//! connection's output queue is bounded ([`super::conn::queue_limit`]) — a peer that stops
+//! reading is disconnected rather than buffered without limit.
 
 use std::collections::HashMap;
 use std::future::Future;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
+use eetf::Term;
+use erl_dist::handshake::HandshakeStatus;
 use parking_lot::Mutex;
 
-use super::frame::{read_frame, write_frame, Frame, FrameError};
-use super::handshake::{self, Agreed, HsError, Me};
+use super::conn::{self, Outbox, PendingCall};
+use super::epmd::{self, Registration};
+use super::handshake::{self, Agreed, HsError, Me, Stream};
 use super::net::{
-    self, mpsc, oneshot, AsyncMutex, AsyncWriteExt, Handle, OwnedReadHalf, OwnedWriteHalf, Runtime,
-    RuntimeBuilder, TcpListener, TcpStream,
+    self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener, TcpStream,
 };
-use super::registry::{self, Registration};
+use super::tls::Tls;
 use crate::interp::prims::actor_node::{
-    valid_node_name, Distribution, Done, NodeError, PeerEvents,
+    valid_node_name, CallReply, Distribution, Done, Inbound, NodeError, PeerEvents,
 };
 use crate::value::Sym;
 
-/// Longest a `connect` (TCP connect plus handshake) may take.
+/// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
-/// Longest a `ping` waits for its pong (the default send timeout, 8.3).
+/// Longest a `ping` waits for its answer.
 pub const PING_TIMEOUT: Duration = Duration::from_millis(5000);
+/// Connections allowed in the handshake at once.
+pub const MAX_UNAUTHENTICATED: usize = 32;
+/// Longest an incoming connection may take to authenticate.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
 
 const COOKIE_HINT: &str =
-    "both nodes need the same cookie (BT_COOKIE, or the file ~/.config/bt/cookie)";
+    "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)";
 const TLS_HINT: &str = "configure TLS distribution or use a tunnel";
 
 /// How to start a node.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 pub struct Options {
-    /// `name@host`, already validated or not (start validates).
+    /// `name@host` (start validates it).
     pub name: String,
     pub hidden: bool,
+    /// `--net-tick` seconds (0 = the default, 60).
+    pub net_tick: u64,
+    /// `--cookie-file` (BT_COOKIE still wins).
+    pub cookie_file: Option<std::path::PathBuf>,
+    /// `--dist-tls CONFIG`.
+    pub tls: Option<std::path::PathBuf>,
 }
 
-/// A running named node. Dropping the last handle (or [`DistNode::shutdown`]) removes the
-/// registry entry and closes every connection.
+/// A running named node. Dropping it (or [`DistNode::shutdown`]) unregisters the name and
+/// closes every connection.
 pub struct DistNode {
-    inner: Arc<Inner>,
+    pub(crate) inner: Arc<Inner>,
     handle: Handle,
     rt: Mutex<Option<Runtime>>,
     registration: Mutex<Option<Registration>>,
     port: u16,
 }
 
-struct Inner {
-    name: String,
-    sym: Sym,
-    hidden: bool,
-    cookie: Vec<u8>,
-    state: Mutex<State>,
-    serial: AtomicU64,
-    /// One dial at a time per target, so two processes connecting at once share one link.
+pub(crate) struct Inner {
+    pub(crate) me: Me,
+    pub(crate) sym: Sym,
+    pub(crate) net_tick: Duration,
+    pub(crate) epmd_port: u16,
+    pub(crate) tls: Option<Arc<Tls>>,
+    pub(crate) state: Mutex<State>,
+    pub(crate) serial: AtomicU64,
+    /// One dial at a time per target, so processes connecting at once share one link.
     dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
-    /// Told of visible peers coming up and going down (NodeUp/NodeDown, 8.9).
     events: Mutex<Option<PeerEvents>>,
+    pub(crate) inbound: Mutex<Option<Arc<dyn Inbound>>>,
+    unauth: Arc<Semaphore>,
+    refusals: Mutex<(Option<Instant>, u64)>,
+    /// Outgoing calls awaiting a reply, by reference number.
+    pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
 }
 
 #[derive(Default)]
-struct State {
-    peers: HashMap<String, Peer>,
+pub(crate) struct State {
+    pub(crate) peers: HashMap<String, Peer>,
     /// Connection indexes (8.1): kept for the node's lifetime.
     indexes: HashMap<String, u32>,
     last_index: u32,
+    /// Targets this node is dialing right now (simultaneous connects).
+    dialing: HashMap<String, u64>,
 }
 
-struct Peer {
-    conn: u64,
+pub(crate) struct Peer {
+    pub(crate) conn: u64,
     index: u32,
-    hidden: bool,
-    /// Who opened this connection (decides which of two simultaneous connections stays).
-    initiator: String,
-    tx: mpsc::UnboundedSender<Frame>,
-    pings: HashMap<u64, oneshot::Sender<()>>,
+    pub(crate) visible: bool,
+    pub(crate) bt: bool,
+    pub(crate) out: Outbox,
+    /// What the peer watches here: its monitors (by reference) and links, as watch ids.
+    pub(crate) watches: HashMap<Vec<u32>, u64>,
+    pub(crate) links: HashMap<(Vec<u8>, u64), u64>,
+    /// The connection's reader and writer tasks: a peer dropped from the table (detached,
+    /// disconnected, over its queue bound, node shut down) closes its connection.
+    tasks: Vec<net::AbortHandle>,
 }
 
-fn node_err(kind: &'static str, message: String, hint: Option<&str>) -> NodeError {
+impl Drop for Peer {
+    fn drop(&mut self) {
+        for t in &self.tasks {
+            t.abort();
+        }
+    }
+}
+
+pub(crate) fn node_err(kind: &'static str, message: String, hint: Option<&str>) -> NodeError {
     NodeError {
         kind,
         message,
@@ -96,8 +131,8 @@ fn node_err(kind: &'static str, message: String, hint: Option<&str>) -> NodeErro
     }
 }
 
-/// Starts the node: reads the cookie, listens on 127.0.0.1 (a free port) and registers the
-/// name in this host's registry.
+/// Starts the node: reads the cookie (and TLS configuration), listens (127.0.0.1 unless TLS,
+/// a free port) and registers the name with the port mapper (starting `bt epmd` if none).
 pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
     if !valid_node_name(&opts.name) {
         return Err(format!(
@@ -105,7 +140,11 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
             opts.name
         ));
     }
-    let cookie = super::cookie::load()?;
+    let cookie = super::cookie::load(opts.cookie_file.as_deref())?;
+    let tls = match &opts.tls {
+        Some(p) => Some(Arc::new(Tls::load(p)?)),
+        None => None,
+    };
     let rt = RuntimeBuilder::new_multi_thread()
         .worker_threads(1)
         .thread_name("bt-dist")
@@ -113,27 +152,51 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         .enable_time()
         .build()
         .map_err(|e| format!("cannot start the distribution runtime: {e}"))?;
-    let listener = std::net::TcpListener::bind(("127.0.0.1", 0))
+    let addr = if tls.is_some() {
+        "0.0.0.0"
+    } else {
+        "127.0.0.1"
+    };
+    let listener = std::net::TcpListener::bind((addr, 0))
         .and_then(|l| l.set_nonblocking(true).map(|_| l))
-        .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?;
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?;
     let port = listener
         .local_addr()
-        .map_err(|e| format!("cannot listen on 127.0.0.1: {e}"))?
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))?
         .port();
     let listener = {
         let _g = rt.enter();
         TcpListener::from_std(listener).map_err(|e| format!("cannot listen: {e}"))?
     };
-    let registration = registry::register_in(&registry::dir(), &opts.name, port)?;
+    let short = opts.name.split('@').next().unwrap_or("").to_string();
+    let epmd_port = epmd::port();
+    let (registration, creation) =
+        rt.block_on(epmd::register(epmd_port, &short, port, opts.hidden))?;
+    let net_tick = Duration::from_secs(if opts.net_tick == 0 {
+        60
+    } else {
+        opts.net_tick
+    });
     let inner = Arc::new(Inner {
         sym: Sym::new(&opts.name),
-        name: opts.name,
-        hidden: opts.hidden,
-        cookie,
+        me: Me {
+            name: opts.name,
+            creation,
+            cookie,
+            hidden: opts.hidden,
+            tls: tls.is_some(),
+        },
+        net_tick,
+        epmd_port,
+        tls,
         state: Mutex::new(State::default()),
         serial: AtomicU64::new(1),
         dialing: Mutex::new(HashMap::new()),
         events: Mutex::new(None),
+        inbound: Mutex::new(None),
+        unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
+        refusals: Mutex::new((None, 0)),
+        calls: Mutex::new(HashMap::new()),
     });
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
@@ -146,69 +209,60 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
 }
 
 impl DistNode {
-    /// The port this node listens on (127.0.0.1).
+    /// The port this node listens on.
     pub fn port(&self) -> u16 {
         self.port
     }
 
-    /// Removes the registry entry and stops the network side (connections close; peers see
-    /// `connectionClosed`). Link operations afterwards fail as `node_down`.
+    /// Unregisters the name and stops the network side (connections close). Link operations
+    /// afterwards fail as `node_down`.
     pub fn shutdown(&self) {
         drop(self.registration.lock().take());
         self.inner.state.lock().peers.clear();
         if let Some(rt) = self.rt.lock().take() {
             rt.shutdown_background();
         }
+        let calls: Vec<PendingCall> = self.inner.calls.lock().drain().map(|(_, c)| c).collect();
+        for c in calls {
+            c.fail(node_err(
+                "node_down",
+                "distribution has stopped".into(),
+                None,
+            ));
+        }
     }
 
-    /// Runs `f` on the node's runtime. After `shutdown` it is dropped unrun (a [`Once`]
+    /// Runs `f` on the node's runtime; after `shutdown` it is dropped unrun (a [`Once`]
     /// inside then answers its default).
     fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F) {
         if self.rt.lock().is_some() {
             self.handle.spawn(f);
         }
     }
+}
 
-    /// The work of connecting to `node`, bounded by [`CONNECT_TIMEOUT`]; None if it is
-    /// this node or already connected.
-    fn link(&self, node: &str) -> Option<impl Future<Output = Result<(), NodeError>> + Send> {
-        if node == self.inner.name || self.is_connected(node) {
-            return None;
-        }
-        let inner = self.inner.clone();
-        let to = node.to_string();
-        Some(async move {
-            match net::timeout(CONNECT_TIMEOUT, dial(inner, &to)).await {
-                Ok(r) => r,
-                Err(_) => Err(node_err(
-                    "node_down",
-                    format!(
-                        "cannot connect to {to}: no answer within {} ms",
-                        CONNECT_TIMEOUT.as_millis()
-                    ),
-                    None,
-                )),
-            }
-        })
+impl Drop for DistNode {
+    fn drop(&mut self) {
+        self.shutdown();
     }
 }
 
 /// Calls a [`Done`] exactly once: with the value given, or with `default` if dropped
 /// uncalled (a task dropped by a runtime shutdown), so a waiting process always resumes.
-struct Once<T> {
+pub(crate) struct Once<T> {
     f: Option<Done<T>>,
     default: Option<T>,
 }
 
 impl<T> Once<T> {
-    fn new(f: Done<T>, default: T) -> Once<T> {
+    pub(crate) fn new(f: Done<T>, default: T) -> Once<T> {
         Once {
             f: Some(f),
             default: Some(default),
         }
     }
 
-    fn call(mut self, v: T) {
+    pub(crate) fn call(mut self, v: T) {
         if let Some(f) = self.f.take() {
             f(v);
         }
@@ -231,69 +285,8 @@ fn stopped(node: &str) -> NodeError {
     )
 }
 
-/// Connects to `to`: host policy (8.11), registry lookup, TCP, handshake, attach.
-async fn dial(inner: Arc<Inner>, to: &str) -> Result<(), NodeError> {
-    if !valid_node_name(to) {
-        return Err(node_err(
-            "node_down",
-            format!("cannot connect to {to}: not a node name"),
-            Some("expected name@host"),
-        ));
-    }
-    let host = to.split_once('@').map(|(_, h)| h).unwrap_or("");
-    match is_loopback_host(host).await {
-        Some(true) => {}
-        Some(false) => {
-            return Err(node_err(
-                "insecure_distribution",
-                format!("cannot connect to {to}: {host} is not a loopback address and this node does not run TLS distribution"),
-                Some(TLS_HINT),
-            ))
-        }
-        None => {
-            return Err(node_err(
-                "node_down",
-                format!("cannot connect to {to}: unknown host {host}"),
-                None,
-            ))
-        }
-    }
-    let Some(entry) = registry::lookup(to) else {
-        return Err(node_err(
-            "node_down",
-            format!("cannot connect to {to}: no such node is running on this host"),
-            Some(&format!("start it with bt run --name {to}")),
-        ));
-    };
-    let gate = inner
-        .dialing
-        .lock()
-        .entry(to.to_string())
-        .or_default()
-        .clone();
-    let _turn = gate.lock().await;
-    if inner.state.lock().peers.contains_key(to) {
-        return Ok(()); // another process of this node connected meanwhile
-    }
-    let mut s = TcpStream::connect(("127.0.0.1", entry.port))
-        .await
-        .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
-    let _ = s.set_nodelay(true);
-    let agreed = handshake::initiate(&mut s, &inner.me(), to)
-        .await
-        .map_err(|e| handshake_error(to, e))?;
-    inner.attach(s, agreed, true);
-    Ok(())
-}
-
-impl Drop for DistNode {
-    fn drop(&mut self) {
-        self.shutdown();
-    }
-}
-
 /// Whether `host` is a loopback host: `Some(true/false)`, or None if it does not resolve.
-async fn is_loopback_host(host: &str) -> Option<bool> {
+pub(crate) async fn is_loopback_host(host: &str) -> Option<bool> {
     if host.eq_ignore_ascii_case("localhost") {
         return Some(true);
     }
@@ -314,53 +307,165 @@ fn handshake_error(to: &str, e: HsError) -> NodeError {
             format!("{to} refused the connection: authentication failed"),
             Some(COOKIE_HINT),
         ),
-        HsError::Refused { kind, message } if kind == "wire_version_unsupported" => node_err(
-            "wire_version_unsupported",
-            format!("cannot connect to {to}: {message}"),
-            None,
-        ),
-        HsError::Refused { message, .. } => node_err(
+        HsError::Refused(m) => node_err(
             "node_down",
-            format!("{to} refused the connection: {message}"),
+            format!("{to} refused the connection: {m}"),
             None,
         ),
-        HsError::Io(m) | HsError::Protocol(m) => {
-            node_err("node_down", format!("cannot connect to {to}: {m}"), None)
-        }
+        HsError::Closed => node_err(
+            "node_down",
+            format!("{to} closed the connection during the handshake (wrong cookie?)"),
+            Some(COOKIE_HINT),
+        ),
+        HsError::Simultaneous => node_err(
+            "node_down",
+            format!("cannot connect to {to}: simultaneous connect"),
+            None,
+        ),
+        HsError::Other(m) => node_err(
+            "node_down",
+            format!("cannot connect to {to}: {m}"),
+            Some(COOKIE_HINT),
+        ),
     }
 }
 
 impl Inner {
-    fn me(&self) -> Me<'_> {
-        Me {
-            name: &self.name,
-            hidden: self.hidden,
-            cookie: &self.cookie,
+    pub(crate) fn inbound(&self) -> Option<Arc<dyn Inbound>> {
+        self.inbound.lock().clone()
+    }
+
+    /// Logs a refused connection attempt, at most once a second.
+    fn refused(&self, what: &str) {
+        let mut g = self.refusals.lock();
+        let now = Instant::now();
+        let due =
+            g.0.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1));
+        if due {
+            let more = std::mem::take(&mut g.1);
+            g.0 = Some(now);
+            drop(g);
+            let extra = if more > 0 {
+                format!(" ({more} more refused attempts not shown)")
+            } else {
+                String::new()
+            };
+            eprintln!("bt: {} refused a connection: {what}{extra}", self.me.name);
+        } else {
+            g.1 += 1;
         }
     }
 
-    /// Installs a handshaken connection as the link to `agreed.name` and starts its tasks.
-    /// Of two connections between the same nodes (both connected to each other at once),
-    /// the one opened by the node whose name sorts first stays; both sides decide alike, so
-    /// they settle on one link (a side that drops the other link before the winner arrives
-    /// may briefly see the peer as down).
-    fn attach(self: &Arc<Self>, s: TcpStream, agreed: Agreed, mine: bool) {
-        let initiator = if mine {
-            self.name.clone()
-        } else {
-            agreed.name.clone()
+    /// The connection to `to`, made if needed (bounded by [`CONNECT_TIMEOUT`]).
+    pub(crate) async fn ensure(self: &Arc<Self>, to: &str) -> Result<(), NodeError> {
+        if to == self.me.name || self.state.lock().peers.contains_key(to) {
+            return Ok(());
+        }
+        match net::timeout(CONNECT_TIMEOUT, self.clone().dial(to.to_string())).await {
+            Ok(r) => r,
+            Err(_) => Err(node_err(
+                "node_down",
+                format!(
+                    "cannot connect to {to}: no answer within {} ms",
+                    CONNECT_TIMEOUT.as_millis()
+                ),
+                None,
+            )),
+        }
+    }
+
+    /// Connects to `to`: host policy (8.11), port-mapper lookup, TCP (+TLS), handshake.
+    async fn dial(self: Arc<Self>, to: String) -> Result<(), NodeError> {
+        if !valid_node_name(&to) {
+            return Err(node_err(
+                "node_down",
+                format!("cannot connect to {to}: not a node name"),
+                Some("expected name@host"),
+            ));
+        }
+        let (short, host) = to.split_once('@').unwrap_or((&to, ""));
+        match is_loopback_host(host).await {
+            Some(true) => {}
+            Some(false) if self.tls.is_some() => {}
+            Some(false) => {
+                return Err(node_err(
+                    "insecure_distribution",
+                    format!("cannot connect to {to}: {host} is not a loopback address and this node does not run TLS distribution"),
+                    Some(TLS_HINT),
+                ))
+            }
+            None => {
+                return Err(node_err(
+                    "node_down",
+                    format!("cannot connect to {to}: unknown host {host}"),
+                    None,
+                ))
+            }
+        }
+        let gate = self.dialing.lock().entry(to.clone()).or_default().clone();
+        let _turn = gate.lock().await;
+        if self.state.lock().peers.contains_key(&to) {
+            return Ok(()); // another process of this node connected meanwhile
+        }
+        let found = epmd::lookup(host, self.epmd_port, short)
+            .await
+            .map_err(|m| node_err("node_down", format!("cannot connect to {to}: {m}"), None))?;
+        let Some((port, bt)) = found else {
+            return Err(node_err(
+                "node_down",
+                format!("cannot connect to {to}: no such node is registered on {host}"),
+                None,
+            ));
         };
-        let conn = self.serial.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = mpsc::unbounded_channel();
-        let fresh;
+        let tcp = TcpStream::connect((host, port))
+            .await
+            .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
+        let _ = tcp.set_nodelay(true);
+        let stream: Stream = match &self.tls {
+            Some(t) => t
+                .connect(host, tcp)
+                .await
+                .map_err(|m| node_err("node_down", format!("cannot connect to {to}: {m}"), None))?,
+            None => Box::new(tcp),
+        };
+        let ticket = self.serial.fetch_add(1, Ordering::Relaxed);
+        self.state.lock().dialing.insert(to.clone(), ticket);
+        let r = handshake::initiate(stream, &self.me, bt).await;
         {
             let mut st = self.state.lock();
-            if let Some(old) = st.peers.get(&agreed.name) {
-                let winner = self.name.as_str().min(agreed.name.as_str());
-                if old.initiator == winner || old.initiator == initiator {
-                    return; // keep the existing link; `s` closes
-                }
+            if st.dialing.get(&to) == Some(&ticket) {
+                st.dialing.remove(&to);
             }
+        }
+        match r {
+            Ok((s, agreed)) => {
+                self.attach(s, agreed);
+                Ok(())
+            }
+            // The peer's own connection to us wins: wait for it.
+            Err(HsError::Simultaneous) => {
+                for _ in 0..100 {
+                    if self.state.lock().peers.contains_key(&to) {
+                        return Ok(());
+                    }
+                    net::sleep(Duration::from_millis(20)).await;
+                }
+                Err(node_err(
+                    "node_down",
+                    format!("cannot connect to {to}: simultaneous connect did not settle"),
+                    None,
+                ))
+            }
+            Err(e) => Err(handshake_error(&to, e)),
+        }
+    }
+
+    /// Installs a handshaken connection as the link to its peer and starts its tasks.
+    fn attach(self: &Arc<Self>, s: Stream, agreed: Agreed) {
+        let conn = self.serial.fetch_add(1, Ordering::Relaxed);
+        let (out, rx) = Outbox::new();
+        let old = {
+            let mut st = self.state.lock();
             let index = match st.indexes.get(&agreed.name) {
                 Some(&i) => i,
                 None => {
@@ -370,41 +475,62 @@ impl Inner {
                     i
                 }
             };
-            fresh = st
-                .peers
-                .insert(
-                    agreed.name.clone(),
-                    Peer {
-                        conn,
-                        index,
-                        hidden: agreed.hidden,
-                        initiator,
-                        tx,
-                        pings: HashMap::new(),
-                    },
-                )
-                .is_none();
+            st.peers.insert(
+                agreed.name.clone(),
+                Peer {
+                    conn,
+                    index,
+                    visible: agreed.visible,
+                    bt: agreed.bt,
+                    out,
+                    watches: HashMap::new(),
+                    links: HashMap::new(),
+                    tasks: Vec::new(),
+                },
+            )
+        };
+        if let Some(old) = old {
+            self.forget(&agreed.name, old);
         }
-        if fresh && !agreed.hidden {
+        if agreed.visible {
             self.peer_event(&agreed.name, None);
         }
-        let (r, w) = s.into_split();
-        net::spawn(writer(w, rx, agreed.version));
-        net::spawn(reader(self.clone(), r, agreed.name, conn));
-    }
-
-    /// Queues `f` on the connection `conn` to `name` (if it is still the live one).
-    fn send_on(&self, name: &str, conn: u64, f: Frame) {
-        if let Some(p) = self.state.lock().peers.get(name) {
-            if p.conn == conn {
-                let _ = p.tx.send(f);
-            }
+        let name = agreed.name.clone();
+        let tasks = conn::start(self.clone(), s, agreed.name, conn, rx);
+        match self.state.lock().peers.get_mut(&name) {
+            Some(p) if p.conn == conn => p.tasks.extend(tasks),
+            // Replaced or dropped already: close this connection.
+            _ => tasks.iter().for_each(|t| t.abort()),
         }
     }
 
-    /// The connection `conn` to `name` ended: drop the link if it is still the live one
-    /// (pending pings then fail).
-    fn detach(&self, name: &str, conn: u64, reason: &str) {
+    /// Drops what a finished connection left: the peer's watches, and calls waiting on it.
+    fn forget(&self, name: &str, p: Peer) {
+        if let Some(ib) = self.inbound() {
+            for id in p.watches.values().chain(p.links.values()) {
+                ib.unwatch(*id);
+            }
+        }
+        let failed: Vec<PendingCall> = {
+            let mut calls = self.calls.lock();
+            let ids: Vec<u64> = calls
+                .iter()
+                .filter(|(_, c)| c.peer == name)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| calls.remove(id)).collect()
+        };
+        for c in failed {
+            c.fail(node_err(
+                "node_down",
+                format!("the connection to {name} was lost"),
+                None,
+            ));
+        }
+    }
+
+    /// The connection `conn` to `name` ended: drop the link if it is still the live one.
+    pub(crate) fn detach(&self, name: &str, conn: u64, reason: &str) {
         let gone = {
             let mut st = self.state.lock();
             if st.peers.get(name).is_some_and(|p| p.conn == conn) {
@@ -413,8 +539,12 @@ impl Inner {
                 None
             }
         };
-        if gone.is_some_and(|p| !p.hidden) {
-            self.peer_event(name, Some(reason));
+        if let Some(p) = gone {
+            let visible = p.visible;
+            self.forget(name, p);
+            if visible {
+                self.peer_event(name, Some(reason));
+            }
         }
     }
 
@@ -425,13 +555,48 @@ impl Inner {
             f(name, down);
         }
     }
+
+    /// Queues a frame to `name` (any live connection). False if there is none, or its
+    /// queue is full (the connection is then dropped).
+    pub(crate) fn send_to(&self, name: &str, frame: Vec<u8>) -> bool {
+        let (ok, conn) = {
+            let st = self.state.lock();
+            match st.peers.get(name) {
+                Some(p) => (p.out.push(frame), p.conn),
+                None => return false,
+            }
+        };
+        if !ok {
+            eprintln!(
+                "bt: {} stopped reading; disconnecting it (output queue full)",
+                name
+            );
+            self.detach(name, conn, "outputQueueFull");
+        }
+        ok
+    }
 }
 
 async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
     loop {
         match l.accept().await {
-            Ok((s, _)) => {
-                net::spawn(accepted(inner.clone(), s));
+            Ok((s, addr)) => {
+                let Ok(permit) = inner.unauth.clone().try_acquire_owned() else {
+                    inner.refused(&format!(
+                        "too many unauthenticated connections (from {addr})"
+                    ));
+                    continue;
+                };
+                let inner = inner.clone();
+                net::spawn(async move {
+                    let r = net::timeout(HANDSHAKE_TIMEOUT, accepted(inner.clone(), s)).await;
+                    drop(permit);
+                    match r {
+                        Ok(Ok(())) => {}
+                        Ok(Err(m)) => inner.refused(&format!("{m} (from {addr})")),
+                        Err(_) => inner.refused(&format!("handshake timed out (from {addr})")),
+                    }
+                });
             }
             // Out of descriptors and the like: back off a little and keep serving.
             Err(_) => net::sleep(Duration::from_millis(20)).await,
@@ -439,70 +604,37 @@ async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
     }
 }
 
-async fn accepted(inner: Arc<Inner>, mut s: TcpStream) {
-    let _ = s.set_nodelay(true);
-    let r = net::timeout(CONNECT_TIMEOUT, handshake::accept(&mut s, &inner.me())).await;
-    match r {
-        Ok(Ok(agreed)) => inner.attach(s, agreed, false),
-        Ok(Err(HsError::Cookie)) => {
-            eprintln!(
-                "bt: {} refused a connection attempt: the cookie does not match",
-                inner.name
-            );
-        }
-        _ => {}
-    }
-}
-
-async fn writer(mut w: OwnedWriteHalf, mut rx: mpsc::UnboundedReceiver<Frame>, version: u8) {
-    while let Some(f) = rx.recv().await {
-        if write_frame(&mut w, &f, version).await.is_err() || f == Frame::Disconnect {
-            break;
-        }
-    }
-    let _ = w.shutdown().await;
-}
-
-async fn reader(inner: Arc<Inner>, mut r: OwnedReadHalf, name: String, conn: u64) {
-    let reason = loop {
-        match read_frame(&mut r).await {
-            Ok(Some(Ok(f))) => match f {
-                Frame::Ping { id } => inner.send_on(&name, conn, Frame::Pong { id }),
-                Frame::Pong { id } => {
-                    let mut st = inner.state.lock();
-                    if let Some(p) = st.peers.get_mut(&name).filter(|p| p.conn == conn) {
-                        if let Some(w) = p.pings.remove(&id) {
-                            let _ = w.send(());
-                        }
-                    }
-                }
-                Frame::Disconnect => break "disconnect",
-                // The peer could not read one of our frames; nothing sends versioned
-                // payloads yet, so there is nobody to tell.
-                Frame::Unsupported { .. } => {}
-                _ => break "protocol",
-            },
-            Ok(Some(Err(FrameError::Version(v)))) => {
-                inner.send_on(&name, conn, Frame::Unsupported { version: v })
+async fn accepted(inner: Arc<Inner>, tcp: TcpStream) -> Result<(), String> {
+    let _ = tcp.set_nodelay(true);
+    let mut s: Stream = match &inner.tls {
+        Some(t) => t.accept(tcp).await?,
+        None => Box::new(tcp),
+    };
+    let peeked = handshake::peek_name(&mut s, inner.me.tls)
+        .await
+        .map_err(|e| format!("{e:?}"))?;
+    let status = {
+        let st = inner.state.lock();
+        if st.dialing.contains_key(&peeked.name) {
+            // Both sides dial: the connection opened by the smaller name stays.
+            if inner.me.name < peeked.name {
+                HandshakeStatus::Nok
+            } else {
+                HandshakeStatus::OkSimultaneous
             }
-            Ok(Some(Err(FrameError::Malformed(_)))) => break "protocol",
-            Ok(None) | Err(_) => break "connectionClosed",
+        } else {
+            HandshakeStatus::Ok
         }
     };
-    inner.detach(&name, conn, reason);
-}
-
-impl Inner {
-    /// Sends a ping on the live link to `to`; the receiver fires on the pong and fails if
-    /// the link goes away first.
-    fn start_ping(&self, to: &str) -> Option<(u64, oneshot::Receiver<()>)> {
-        let id = self.serial.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        let mut st = self.state.lock();
-        let p = st.peers.get_mut(to)?;
-        p.pings.insert(id, tx);
-        p.tx.send(Frame::Ping { id }).ok()?;
-        Some((id, rx))
+    let who = peeked.name.clone();
+    match handshake::accept(s, &inner.me, peeked, status).await {
+        Ok((s, agreed)) => {
+            inner.attach(s, agreed);
+            Ok(())
+        }
+        Err(HsError::Simultaneous) => Ok(()),
+        Err(HsError::Cookie) => Err(format!("{who}: the cookie does not match")),
+        Err(e) => Err(format!("{who}: {e:?}")),
     }
 }
 
@@ -511,20 +643,25 @@ impl Distribution for DistNode {
         self.inner.sym
     }
 
+    fn creation(&self) -> u32 {
+        self.inner.me.creation
+    }
+
     fn connect(&self, node: &str, done: Done<Result<(), NodeError>>) {
         let done = Once::new(done, Err(stopped(node)));
-        match self.link(node) {
-            None => done.call(Ok(())),
-            Some(work) => self.spawn(async move { done.call(work.await) }),
-        }
+        let inner = self.inner.clone();
+        let to = node.to_string();
+        self.spawn(async move { done.call(inner.ensure(&to).await) });
     }
 
     fn disconnect(&self, node: &str) -> bool {
         let peer = self.inner.state.lock().peers.remove(node);
         match peer {
             Some(p) => {
-                let _ = p.tx.send(Frame::Disconnect);
-                if !p.hidden {
+                let visible = p.visible;
+                p.out.close();
+                self.inner.forget(node, p);
+                if visible {
                     self.inner.peer_event(node, Some("disconnect"));
                 }
                 true
@@ -538,34 +675,31 @@ impl Distribution for DistNode {
     }
 
     fn ping(&self, node: &str, done: Done<bool>) {
-        if node == self.inner.name {
+        if node == self.inner.me.name {
             return done(true);
         }
-        let done = Once::new(done, false);
-        let link = self.link(node);
-        let inner = self.inner.clone();
-        let to = node.to_string();
-        self.spawn(async move {
-            if let Some(work) = link {
-                if work.await.is_err() {
-                    return done.call(false);
-                }
-            }
-            let Some((id, rx)) = inner.start_ping(&to) else {
-                return done.call(false);
-            };
-            let ok = matches!(net::timeout(PING_TIMEOUT, rx).await, Ok(Ok(())));
-            if !ok {
-                if let Some(p) = inner.state.lock().peers.get_mut(&to) {
-                    p.pings.remove(&id);
-                }
-            }
-            done.call(ok)
-        });
+        let request = Term::from(eetf::Tuple::from(vec![
+            conn::atom("is_auth"),
+            conn::atom(&self.inner.me.name),
+        ]));
+        self.call_name(
+            0,
+            node,
+            "net_kernel",
+            request,
+            Some(PING_TIMEOUT),
+            Box::new(move |r| {
+                done(matches!(r, Ok(CallReply { term: Term::Atom(a), .. }) if a.name == "yes"))
+            }),
+        );
     }
 
     fn set_peer_events(&self, events: PeerEvents) {
         *self.inner.events.lock() = Some(events);
+    }
+
+    fn set_inbound(&self, inbound: Arc<dyn Inbound>) {
+        *self.inner.inbound.lock() = Some(inbound);
     }
 
     fn connected(&self) -> Vec<String> {
@@ -573,11 +707,52 @@ impl Distribution for DistNode {
         let mut v: Vec<(u32, &String)> = st
             .peers
             .iter()
-            .filter(|(_, p)| !p.hidden)
+            .filter(|(_, p)| p.visible)
             .map(|(n, p)| (p.index, n))
             .collect();
         v.sort();
         v.into_iter().map(|(_, n)| n.clone()).collect()
+    }
+
+    fn call_name(
+        &self,
+        from: u64,
+        node: &str,
+        name: &str,
+        request: Term,
+        timeout: Option<Duration>,
+        done: Done<Result<CallReply, NodeError>>,
+    ) {
+        let done = Once::new(done, Err(stopped(node)));
+        let inner = self.inner.clone();
+        let (to, name) = (node.to_string(), name.to_string());
+        self.spawn(async move {
+            if let Err(e) = inner.ensure(&to).await {
+                return done.call(Err(e));
+            }
+            conn::call(inner, from, to, name, request, timeout, done).await;
+        });
+    }
+
+    fn remote_call(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        node: Sym,
+        name: Sym,
+        sel: Sym,
+        args: &[crate::interp::value::Value],
+    ) -> crate::interp::eval::EvalResult {
+        super::peer::call_remote(self, ctx, node, name, sel, args)
+    }
+
+    fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {
+        let inner = self.inner.clone();
+        let (to, name) = (node.to_string(), name.to_string());
+        self.spawn(async move {
+            if inner.ensure(&to).await.is_ok() {
+                conn::cast(&inner, from, &to, &name, request);
+            }
+        });
     }
 }
 

@@ -155,7 +155,8 @@ impl Ctx {
         let Value::Object(inst) = &exc else {
             return exc;
         };
-        let (Value::List(trace), locs) = (exc_field(&exc, F_TRACE), exc_field(&exc, F_LOCS)) else {
+        let (trace_v, locs) = (exc_field(&exc, F_TRACE), exc_field(&exc, F_LOCS));
+        let Value::List(trace) = &trace_v else {
             return exc;
         };
         let locs: Vec<Value> = match &locs {
@@ -171,7 +172,8 @@ impl Ctx {
                 None => Value::Nil,
             })
             .collect();
-        if let (Value::List(t), Value::List(l)) = (self.stack_trace(), self.stack_locations()) {
+        let (here_t, here_l) = (self.stack_trace(), self.stack_locations());
+        if let (Value::List(t), Value::List(l)) = (&here_t, &here_l) {
             new_trace.extend(t.iter().cloned());
             new_locs.extend(l.iter().cloned());
         }
@@ -328,10 +330,12 @@ pub fn result_parts(prog: &Program, v: &Value) -> Option<(bool, Value)> {
 
 /// The `stackTrace` / `stackLocations` of an exception as frames, innermost first.
 fn trace_frames(exc: &Value) -> Vec<crate::interp::vm::TraceFrame> {
-    let Value::List(trace) = exc_field(exc, F_TRACE) else {
+    let trace_v = exc_field(exc, F_TRACE);
+    let Value::List(trace) = &trace_v else {
         return Vec::new();
     };
-    let locs: Vec<Value> = match exc_field(exc, F_LOCS) {
+    let locs_v = exc_field(exc, F_LOCS);
+    let locs: Vec<Value> = match &locs_v {
         Value::List(l) => l.iter().cloned().collect(),
         _ => Vec::new(),
     };
@@ -392,12 +396,12 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
             _ => "signal".to_string(),
         },
     };
-    let message = match exc_field(exc, F_MESSAGE) {
+    let message = match &exc_field(exc, F_MESSAGE) {
         Value::Str(s) => s.as_str().to_string(),
         Value::Nil => class_name.clone(),
-        other => ctx.display_string(&other).unwrap_or_default(),
+        other => ctx.display_string(other).unwrap_or_default(),
     };
-    let hint = match exc_field(exc, F_HINT) {
+    let hint = match &exc_field(exc, F_HINT) {
         Value::Str(s) => Some(s.as_str().to_string()),
         _ => None,
     };

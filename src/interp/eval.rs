@@ -351,9 +351,9 @@ impl Ctx {
     /// `printString`, honouring user overrides.
     pub fn print_string(&mut self, v: &Value) -> Result<String, Unwind> {
         let r = self.send(v, self.prog.syms.print_string, &[])?;
-        match r {
+        match &r {
             Value::Str(s) => Ok(s.as_str().to_string()),
-            other => self.default_print(&other),
+            other => self.default_print(other),
         }
     }
 
@@ -365,9 +365,9 @@ impl Ctx {
             _ => {}
         }
         let r = self.send(v, self.prog.syms.display_string, &[])?;
-        match r {
+        match &r {
             Value::Str(s) => Ok(s.as_str().to_string()),
-            other => self.default_print(&other),
+            other => self.default_print(other),
         }
     }
 

@@ -143,6 +143,9 @@ pub fn interval_string(iv: &Interval) -> String {
 /// The printString of a value inside a container (10.1): user overrides apply, but actors are
 /// rendered from their handle (`Actor(Counter, 0.7.0)`) without being sent a message.
 pub fn element_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    // Printing recurses natively once per level of nesting: a value nested deeper than the
+    // stack allows raises a catchable `stack_overflow` instead of crashing (issue 15).
+    ctx.check_native_stack()?;
     if let Value::Native(n) = v {
         if n.0.class().kind == ClassKind::Actor {
             return Ok(n.0.print_string());
@@ -314,8 +317,11 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                 Value::Int(ACTOR_DISPLAY_TIMEOUT_MS),
             ];
             match ctx.send(v, Sym::new("perform:withArguments:timeout:"), &args) {
-                Ok(Value::Str(s)) => Ok(s.to_string()),
-                Ok(_) | Err(Unwind::Error(_)) => Ok(n.0.print_string()),
+                Ok(r) => Ok(match &r {
+                    Value::Str(s) => s.to_string(),
+                    _ => n.0.print_string(),
+                }),
+                Err(Unwind::Error(_)) => Ok(n.0.print_string()),
                 Err(other) => Err(other),
             }
         }
@@ -328,6 +334,7 @@ pub const ACTOR_DISPLAY_TIMEOUT_MS: i64 = 1000;
 
 /// The JSON rendering of one List element (10.3), appended to `out`.
 fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> {
+    ctx.check_native_stack()?;
     match v {
         Value::Int(i) => {
             let _ = write!(out, "{i}");

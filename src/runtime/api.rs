@@ -194,17 +194,36 @@ impl Runtime {
         sh.timers.shutdown();
         {
             let deadline = std::time::Instant::now() + grace;
+            let mut stuck = super::shutdown::Stuck::new(sh.workers.len());
             let mut g = sh.drained.0.lock();
             while sh.live_cos.load(Ordering::SeqCst) > 0 {
-                if sh.drained.1.wait_until(&mut g, deadline).timed_out() {
+                // Coroutines still alive only because their worker is inside one long call
+                // (they were told to exit and would at their next check point): stop waiting.
+                if sh.live_cos.load(Ordering::SeqCst) <= stuck.count(&sh.workers) {
+                    break;
+                }
+                let slice = std::time::Instant::now() + super::shutdown::POLL;
+                if sh
+                    .drained
+                    .1
+                    .wait_until(&mut g, slice.min(deadline))
+                    .timed_out()
+                    && std::time::Instant::now() >= deadline
+                {
                     break;
                 }
             }
         }
         sh.shutdown.store(true, Ordering::SeqCst);
         sh.wake_all();
-        for t in self.threads.drain(..) {
-            let _ = t.join();
+        // Join the workers that are free; a worker stuck inside a resume is left to finish
+        // on its own (it holds what it uses): process exit must not wait for it.
+        let workers = sh.workers.len();
+        for (i, t) in self.threads.drain(..).enumerate() {
+            let busy = i < workers && sh.workers[i].driving.load(Ordering::Relaxed) != 0;
+            if !busy {
+                let _ = t.join();
+            }
         }
         sh.names.lock().clear();
     }

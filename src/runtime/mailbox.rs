@@ -26,6 +26,11 @@ impl<T> Default for Mailbox<T> {
 }
 
 impl<T> Mailbox<T> {
+    /// The queued envelopes, oldest first.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
+        self.first.iter().chain(self.rest.iter())
+    }
+
     pub(crate) fn new() -> Self {
         Self::default()
     }

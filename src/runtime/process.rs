@@ -114,6 +114,10 @@ pub(crate) struct Extras {
     pub stop_waiters: Vec<Arc<Waiter>>,
     pub exit_hooks: Vec<ExitHook>,
     pub trap_exits: bool,
+    /// Most casts the mailbox holds (0: unlimited); see [`enqueue`] for the policy.
+    pub max_mailbox: usize,
+    /// Casts dropped because the mailbox was full.
+    pub dropped: u64,
 }
 
 pub(crate) struct Inner {
@@ -204,6 +208,44 @@ impl ProcRef {
     pub fn mailbox_len(&self) -> usize {
         self.0.inner.lock().mailbox.len()
     }
+    /// Limits the casts this process's mailbox holds (0: unlimited, the default; see
+    /// [`enqueue`] for the overflow policy).
+    pub fn set_max_mailbox(&self, n: usize) {
+        self.0.inner.lock().extra().max_mailbox = n;
+    }
+    /// The mailbox limit (0: unlimited).
+    pub fn max_mailbox(&self) -> usize {
+        self.0
+            .inner
+            .lock()
+            .extra
+            .as_ref()
+            .map_or(0, |x| x.max_mailbox)
+    }
+    /// Casts dropped because the mailbox was full.
+    pub fn dropped_casts(&self) -> u64 {
+        self.0.inner.lock().extra.as_ref().map_or(0, |x| x.dropped)
+    }
+    /// Bytes this process holds in the runtime: its record, its rarely used data, and its
+    /// queued messages (envelope, message and argument slots; values the arguments share with
+    /// other processes are not counted). The coroutine stack it runs on belongs to a worker
+    /// and is lent only while it runs, so it is not counted either.
+    pub fn memory_bytes(&self) -> usize {
+        let g = self.0.inner.lock();
+        let per_msg = |e: &Envelope| match e {
+            Envelope::User { msg, .. } => {
+                std::mem::size_of::<Envelope>()
+                    + msg.args.len() * std::mem::size_of::<Value>()
+                    + msg.args.iter().map(arg_bytes).sum::<usize>()
+            }
+            Envelope::Stop(_) => std::mem::size_of::<Envelope>(),
+        };
+        std::mem::size_of::<Proc>()
+            + g.extra
+                .as_ref()
+                .map_or(0, |_| std::mem::size_of::<Extras>())
+            + g.mailbox.iter().map(per_msg).sum::<usize>()
+    }
     /// Wall-clock start time in ms since the Unix epoch.
     pub fn started_at_ms(&self) -> u64 {
         self.0.started_ms
@@ -237,6 +279,24 @@ impl ProcRef {
     }
 }
 
+/// Heap bytes directly behind a message argument (one level: the text of a String, the
+/// element slots of a collection), an estimate for [`ProcRef::memory_bytes`].
+fn arg_bytes(v: &Value) -> usize {
+    let slot = std::mem::size_of::<Value>();
+    match v {
+        Value::Str(s) => s.len(),
+        Value::Binary(b) => b.len(),
+        Value::BigInt(b) => (b.bits() / 8) as usize,
+        Value::List(l) | Value::Queue(l) => l.len() * slot,
+        Value::Array(a) => a.len() * slot,
+        Value::Tuple(t) => t.len() * slot,
+        Value::Dict(d) => d.len() * 2 * slot,
+        Value::Set(s) => s.len() * slot,
+        Value::Object(o) => o.fields.len() * slot,
+        _ => 0,
+    }
+}
+
 /// Puts an envelope in the mailbox and schedules the process if it was idle. Gives the
 /// envelope back if the process no longer accepts messages.
 pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(), Envelope> {
@@ -244,6 +304,17 @@ pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(),
         let mut g = p.0.inner.lock();
         if !g.accepting {
             return Err(env);
+        }
+        // Overflow policy (issue 15): with a limit (`maxMailbox`), a *cast* that finds the
+        // mailbox holding that many messages is dropped and counted (`dropped_casts`); the
+        // sender is not told (a cast never is). Synchronous sends always queue: each caller
+        // has at most one outstanding, so they cannot grow the mailbox without bound.
+        let full = matches!(env, Envelope::User { reply: None, .. })
+            && g.extra.as_ref().is_some_and(|x| x.max_mailbox > 0)
+            && g.mailbox.len() >= g.extra.as_ref().map_or(usize::MAX, |x| x.max_mailbox);
+        if full {
+            g.extra().dropped += 1;
+            return Ok(());
         }
         g.mailbox.push_back(env);
         if g.sched == Sched::Idle {

@@ -55,6 +55,10 @@ pub(crate) enum Task {
 pub(crate) struct WorkerQ {
     q: Mutex<VecDeque<Task>>,
     thread: OnceLock<Thread>,
+    /// A number for the coroutine resume this worker is inside, 0 when it is between
+    /// resumes: shutdown tells a worker stuck in one long resume (an opaque library call)
+    /// from one that keeps yielding, and does not wait for the former (issue 15).
+    pub driving: AtomicU64,
 }
 
 static NEXT_RUNTIME_ID: AtomicUsize = AtomicUsize::new(1);
@@ -104,6 +108,7 @@ impl Shared {
                 .map(|_| WorkerQ {
                     q: Mutex::new(VecDeque::new()),
                     thread: OnceLock::new(),
+                    driving: AtomicU64::new(0),
                 })
                 .collect(),
             injector: Mutex::new(VecDeque::new()),
@@ -577,7 +582,13 @@ impl Worker {
     }
 
     fn drive(&mut self, slot: u32, mut co: Co) {
+        static RESUMES: AtomicU64 = AtomicU64::new(1);
+        let me = &self.shared.workers[self.id].driving;
+        me.store(RESUMES.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        self.shared.workers[self.id]
+            .driving
+            .store(0, Ordering::Relaxed);
         let s = &mut self.slots[slot as usize];
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {

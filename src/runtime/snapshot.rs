@@ -269,6 +269,10 @@ pub struct Status {
     /// Class name, or the service/label name for runtime processes.
     pub module: String,
     pub queue_length: usize,
+    /// Bytes the process holds in the runtime (`ProcRef::memory_bytes`).
+    pub memory: usize,
+    /// Casts dropped at a full mailbox (`maxMailbox`).
+    pub dropped_casts: u64,
 }
 
 /// `status` of the process `pid`: None when it is dead (never blocks, never raises).
@@ -286,6 +290,8 @@ pub fn status(rt: &RtHandle, pid: Pid) -> Option<Status> {
     Some(Status {
         module,
         queue_length: p.mailbox_len(),
+        memory: p.memory_bytes(),
+        dropped_casts: p.dropped_casts(),
     })
 }
 

@@ -14,6 +14,7 @@
 pub mod history;
 pub mod intensity;
 pub mod proc;
+pub mod report;
 pub mod roster;
 
 use std::sync::Arc;

@@ -96,6 +96,10 @@ pub enum SupervisorRequest {
     /// `startChild`/`startChild:` of a dynamic supervisor; the new process is left in the
     /// shared results under `req`.
     StartChild { args: Value, req: i64 },
+    /// Try again to start these children (roster indexes, in order) after a failed restart:
+    /// sent by the supervisor to itself, so a stop or exit signal that arrived meanwhile is
+    /// handled first.
+    Retry(Vec<usize>),
 }
 
 /// Why a process exited. Travels over links and monitors as data.

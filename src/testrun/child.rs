@@ -115,6 +115,8 @@ pub(crate) fn main(spec_json: &str) -> i32 {
             return 2;
         }
     };
+    // Exit when the parent `bt test` does (testrun/lifeline.rs).
+    super::lifeline::watch();
     // A panic anywhere ends this worker; tell the parent what happened first.
     std::panic::set_hook(Box::new(|info| {
         let msg = if let Some(s) = info.payload().downcast_ref::<&str>() {

@@ -181,7 +181,10 @@ impl Supervisor {
         let spec_json = serde_json::to_string(spec).expect("plain data serialises");
         let child = Command::new(&self.exe)
             .args(["test", "--worker", &spec_json])
-            .stdin(Stdio::null())
+            // The worker's lifeline (testrun/lifeline.rs): never written; closed when this
+            // process exits, however it exits, so the worker ends with it.
+            .env(super::lifeline::ENV, "1")
+            .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
             .spawn();

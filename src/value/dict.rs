@@ -359,6 +359,25 @@ impl Dict {
         }
     }
 
+    /// Moves every key and value out to `f` (the iterative drop of deep values,
+    /// `value_drop.rs`); cached copies go too.
+    pub fn drain_into(self, mut f: impl FnMut(Value)) {
+        let map = match self.repr {
+            Repr::Flat(fl) => {
+                for e in fl.entries.into_iter().flatten() {
+                    f(e.key);
+                    f(e.value);
+                }
+                fl.tree.into_inner()
+            }
+            Repr::Tree(t) => Some(t.map),
+        };
+        for (k, v) in map.into_iter().flatten() {
+            f(k.0);
+            f(v);
+        }
+    }
+
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Flat(f) => f.live,

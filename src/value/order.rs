@@ -9,7 +9,9 @@
 //! * [`term_hash`] (Dictionary keys) and [`hash_value`] (the `hash` message) are consistent
 //!   with `=:=`.
 //!
-//! Everything here is pure: no sends, no `Ctx`. Recursion follows the nesting of the values.
+//! Everything here is pure: no sends, no `Ctx`. Recursion follows the nesting of the values
+//! down to [`order_deep::DEEP`] levels; deeper subtrees are walked with an explicit stack
+//! (`order_deep.rs`), so any depth the heap holds is fine.
 
 use std::cmp::Ordering;
 use std::hash::Hasher;
@@ -46,10 +48,22 @@ pub fn term_cmp(a: &Value, b: &Value) -> Ordering {
     if let (Value::Int(x), Value::Int(y)) = (a, b) {
         return x.cmp(y);
     }
-    term_cmp_general(a, b)
+    term_cmp_general(a, b, 0)
 }
 
-fn term_cmp_general(a: &Value, b: &Value) -> Ordering {
+/// [`term_cmp`] of elements `depth` levels down.
+#[inline]
+fn term_cmp_at(a: &Value, b: &Value, depth: u32) -> Ordering {
+    if let (Value::Int(x), Value::Int(y)) = (a, b) {
+        return x.cmp(y);
+    }
+    if depth >= order_deep::DEEP {
+        return order_deep::cmp_iter(a, b);
+    }
+    term_cmp_general(a, b, depth)
+}
+
+fn term_cmp_general(a: &Value, b: &Value, depth: u32) -> Ordering {
     match (a, b) {
         (Value::Symbol(x), Value::Symbol(y)) if x == y => return Ordering::Equal,
         (Value::Str(x), Value::Str(y)) => return x.as_bytes().cmp(y.as_bytes()),
@@ -78,21 +92,21 @@ fn term_cmp_general(a: &Value, b: &Value) -> Ordering {
             (Value::Tuple(x), Value::Tuple(y)) => x
                 .len()
                 .cmp(&y.len())
-                .then_with(|| seq_cmp(x.iter(), y.iter())),
+                .then_with(|| seq_cmp(x.iter(), y.iter(), depth)),
             _ => native_or_subrank_cmp(a, b),
         },
         8 => match (a, b) {
             (Value::Dict(x), Value::Dict(y)) => x
                 .len()
                 .cmp(&y.len())
-                .then_with(|| seq_cmp(x.keys(), y.keys()))
-                .then_with(|| seq_cmp(x.values(), y.values())),
+                .then_with(|| seq_cmp(x.keys(), y.keys(), depth))
+                .then_with(|| seq_cmp(x.values(), y.values(), depth)),
             _ => native_or_subrank_cmp(a, b),
         },
-        9 => library_cmp(a, b),
+        9 => library_cmp(a, b, depth),
         10 | 11 => match (a, b) {
-            (Value::List(x), Value::List(y)) => seq_cmp(x.iter(), y.iter()),
-            (Value::Array(x), Value::Array(y)) => seq_cmp(x.iter(), y.iter()),
+            (Value::List(x), Value::List(y)) => seq_cmp(x.iter(), y.iter(), depth),
+            (Value::Array(x), Value::Array(y)) => seq_cmp(x.iter(), y.iter(), depth),
             _ => native_or_subrank_cmp(a, b),
         },
         12 => match (a, b) {
@@ -115,13 +129,14 @@ fn term_cmp_general(a: &Value, b: &Value) -> Ordering {
 fn seq_cmp<'a>(
     mut xs: impl Iterator<Item = &'a Value>,
     mut ys: impl Iterator<Item = &'a Value>,
+    depth: u32,
 ) -> Ordering {
     loop {
         match (xs.next(), ys.next()) {
             (None, None) => return Ordering::Equal,
             (None, Some(_)) => return Ordering::Less,
             (Some(_), None) => return Ordering::Greater,
-            (Some(x), Some(y)) => match term_cmp(x, y) {
+            (Some(x), Some(y)) => match term_cmp_at(x, y, depth + 1) {
                 Ordering::Equal => {}
                 o => return o,
             },
@@ -295,7 +310,7 @@ fn library_repr(v: &Value) -> u8 {
     }
 }
 
-fn library_cmp(a: &Value, b: &Value) -> Ordering {
+fn library_cmp(a: &Value, b: &Value, depth: u32) -> Ordering {
     let o = library_class_name(a).cmp(library_class_name(b));
     if o != Ordering::Equal {
         return o;
@@ -305,19 +320,19 @@ fn library_cmp(a: &Value, b: &Value) -> Ordering {
         return o;
     }
     match (a, b) {
-        (Value::Object(x), Value::Object(y)) => instance_cmp(x, y),
+        (Value::Object(x), Value::Object(y)) => instance_cmp(x, y, depth),
         (Value::Set(x), Value::Set(y)) => x
             .len()
             .cmp(&y.len())
-            .then_with(|| seq_cmp(x.iter().map(|k| &k.0), y.iter().map(|k| &k.0))),
+            .then_with(|| seq_cmp(x.iter().map(|k| &k.0), y.iter().map(|k| &k.0), depth)),
         (Value::Bag(x), Value::Bag(y)) => {
             let total = |m: &imbl::OrdMap<Key, usize>| m.values().sum::<usize>();
             total(x)
                 .cmp(&total(y))
-                .then_with(|| seq_cmp(x.keys().map(|k| &k.0), y.keys().map(|k| &k.0)))
+                .then_with(|| seq_cmp(x.keys().map(|k| &k.0), y.keys().map(|k| &k.0), depth))
                 .then_with(|| x.values().cmp(y.values()))
         }
-        (Value::Queue(x), Value::Queue(y)) => seq_cmp(x.iter(), y.iter()),
+        (Value::Queue(x), Value::Queue(y)) => seq_cmp(x.iter(), y.iter(), depth),
         (Value::Interval(x), Value::Interval(y)) => interval_cmp(x, y),
         (Value::Native(x), Value::Native(y)) => x.0.order_key().cmp(&y.0.order_key()),
         _ => Ordering::Equal,
@@ -325,13 +340,14 @@ fn library_cmp(a: &Value, b: &Value) -> Ordering {
 }
 
 fn interval_cmp(x: &Interval, y: &Interval) -> Ordering {
+    // Interval bounds are numbers: no nesting below.
     term_cmp(&x.from, &y.from)
         .then_with(|| term_cmp(&x.to, &y.to))
         .then_with(|| term_cmp(&x.step, &y.step))
 }
 
 /// Whether instances of `c` compare structurally (a Value-kind class).
-fn is_value_class(c: &Class) -> bool {
+pub(super) fn is_value_class(c: &Class) -> bool {
     c.kind == ClassKind::Value
 }
 
@@ -342,7 +358,7 @@ pub fn fields_in_name_order(c: &Class) -> Vec<usize> {
     idx
 }
 
-fn instance_cmp(x: &Ref<Instance>, y: &Ref<Instance>) -> Ordering {
+fn instance_cmp(x: &Ref<Instance>, y: &Ref<Instance>, depth: u32) -> Ordering {
     if Ref::ptr_eq(x, y) {
         return Ordering::Equal;
     }
@@ -358,10 +374,10 @@ fn instance_cmp(x: &Ref<Instance>, y: &Ref<Instance>) -> Ordering {
     if o != Ordering::Equal {
         return o;
     }
-    seq_cmp(fx.iter().map(|p| p.1), fy.iter().map(|p| p.1))
+    seq_cmp(fx.iter().map(|p| p.1), fy.iter().map(|p| p.1), depth)
 }
 
-fn sorted_fields(x: &Instance) -> Vec<(&'static str, &Value)> {
+pub(super) fn sorted_fields(x: &Instance) -> Vec<(&'static str, &Value)> {
     let mut v: Vec<(&'static str, &Value)> = x
         .class
         .field_names
@@ -375,21 +391,27 @@ fn sorted_fields(x: &Instance) -> Vec<(&'static str, &Value)> {
 
 /// `=:=` (LANGUAGE.md 2.3): exact and structural. Agrees with [`term_cmp`] `== Equal`.
 pub fn strict_eq(a: &Value, b: &Value) -> bool {
-    eq_with(a, b, false)
+    eq_at(a, b, false, 0)
 }
 
 /// `==`: like `=:=`, but numbers and Characters compare by value (`1 == 1.0`, `$a == 97`),
 /// recursively inside collections.
 pub fn loose_eq(a: &Value, b: &Value) -> bool {
-    eq_with(a, b, true)
+    eq_at(a, b, true, 0)
 }
 
-fn eq_with(a: &Value, b: &Value, loose: bool) -> bool {
+/// `=:=`/`==` of values `depth` levels down.
+fn eq_at(a: &Value, b: &Value, loose: bool, depth: u32) -> bool {
     use Value as V;
+    if depth >= order_deep::DEEP {
+        return order_deep::eq_iter(a, b, loose);
+    }
+    let d = depth + 1;
+    let eq_with = |p: &Value, q: &Value, loose: bool| eq_at(p, q, loose, d);
     let seq = |x: &mut dyn Iterator<Item = &Value>, y: &mut dyn Iterator<Item = &Value>| loop {
         match (x.next(), y.next()) {
             (None, None) => return true,
-            (Some(p), Some(q)) if eq_with(p, q, loose) => {}
+            (Some(p), Some(q)) if eq_at(p, q, loose, d) => {}
             _ => return false,
         }
     };
@@ -479,19 +501,19 @@ pub fn hash_value(v: &Value) -> u64 {
     fold_mul(term_hash(v) ^ SEED, MUL)
 }
 
-const SEED: u64 = 0x243f_6a88_85a3_08d3;
-const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
+pub(super) const SEED: u64 = 0x243f_6a88_85a3_08d3;
+pub(super) const MUL: u64 = 0x9e37_79b9_7f4a_7c15;
 const MUL2: u64 = 0xa076_1d64_78bd_642f;
 
 /// The high and low halves of a 128-bit product, folded (foldhash/wyhash mixing).
 #[inline]
-fn fold_mul(a: u64, b: u64) -> u64 {
+pub(super) fn fold_mul(a: u64, b: u64) -> u64 {
     let r = (a as u128).wrapping_mul(b as u128);
     (r as u64) ^ ((r >> 64) as u64)
 }
 
 /// The streaming state behind [`term_hash`] for everything but a top-level Integer.
-struct TermHasher(u64);
+pub(super) struct TermHasher(pub(super) u64);
 
 impl Hasher for TermHasher {
     #[inline]
@@ -525,18 +547,34 @@ impl Hasher for TermHasher {
 }
 
 fn term_hash_general(v: &Value) -> u64 {
+    term_hash_general_at(v, 0)
+}
+
+fn term_hash_general_at(v: &Value, depth: u32) -> u64 {
     let mut h = TermHasher(SEED);
-    hash_into(v, &mut h);
+    hash_into(v, &mut h, depth);
     fold_mul(h.0, MUL)
+}
+
+/// [`term_hash`] of a value `depth` levels down.
+fn term_hash_at(v: &Value, depth: u32) -> u64 {
+    match v {
+        Value::Int(i) => *i as u64,
+        _ => term_hash_general_at(v, depth),
+    }
 }
 
 /// Adds `v` to `h`. Values that can be `=:=` only to values of the same variant, so each
 /// variant hashes its own way, after its rank (5.12).
-fn hash_into(v: &Value, h: &mut TermHasher) {
+fn hash_into(v: &Value, h: &mut TermHasher, depth: u32) {
     use Value as V;
+    if depth >= order_deep::DEEP {
+        return order_deep::hash_iter(v, h);
+    }
+    let d = depth + 1;
     let seq = |h: &mut TermHasher, n: usize, it: &mut dyn Iterator<Item = &Value>| {
         h.write_usize(n);
-        it.for_each(|e| hash_into(e, h));
+        it.for_each(|e| hash_into(e, h, d));
     };
     match v {
         // The rank of a native asks it for its order key: hash natives by that key alone.
@@ -579,7 +617,7 @@ fn hash_into(v: &Value, h: &mut TermHasher) {
             h.write_usize(x.len());
             let mut sum = 0u64;
             for (k, e) in x.iter_unordered() {
-                sum = sum.wrapping_add(fold_mul(term_hash(k) ^ SEED, term_hash(e) | 1));
+                sum = sum.wrapping_add(fold_mul(term_hash_at(k, d) ^ SEED, term_hash_at(e, d) | 1));
             }
             h.write_u64(sum);
         }
@@ -587,21 +625,21 @@ fn hash_into(v: &Value, h: &mut TermHasher) {
         V::Bag(x) => {
             h.write_usize(x.len());
             for (k, c) in x.iter() {
-                hash_into(&k.0, h);
+                hash_into(&k.0, h, d);
                 h.write_usize(*c);
             }
         }
         V::Interval(x) => {
-            hash_into(&x.from, h);
-            hash_into(&x.to, h);
-            hash_into(&x.step, h);
+            hash_into(&x.from, h, d);
+            hash_into(&x.to, h, d);
+            hash_into(&x.step, h, d);
         }
         V::Object(o) => {
             h.write(o.class.name.as_str().as_bytes());
             if is_value_class(&o.class) {
                 for (name, f) in sorted_fields(o) {
                     h.write(name.as_bytes());
-                    hash_into(f, h);
+                    hash_into(f, h, d);
                 }
             } else {
                 h.write_usize(addr(o));
@@ -635,6 +673,9 @@ pub fn to_f64(v: &Value) -> Option<f64> {
         _ => None,
     }
 }
+
+#[path = "order_deep.rs"]
+mod order_deep;
 
 #[cfg(test)]
 #[path = "order_tests.rs"]

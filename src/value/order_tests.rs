@@ -391,3 +391,114 @@ fn term_hash_agrees_with_the_term_order() {
     assert_ne!(term_cmp(&x, &y), Equal);
     drop(keep);
 }
+
+/// Random nested values for comparing the recursive walks with the iterative ones
+/// (`order_deep.rs`), which must agree exactly (the hash word for word).
+mod deep {
+    use super::*;
+
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        fn below(&mut self, n: u64) -> u64 {
+            self.next() % n
+        }
+    }
+
+    fn gen(r: &mut Rng, depth: u32, point: &ClassRef) -> Value {
+        let leaf = depth == 0 || r.below(4) == 0;
+        if leaf {
+            return match r.below(6) {
+                0 => Value::Int(r.below(3) as i64),
+                1 => Value::float(r.below(3) as f64),
+                2 => Value::str(["a", "b"][r.below(2) as usize]),
+                3 => Value::sym("s"),
+                4 => Value::Nil,
+                _ => Value::ch('a'),
+            };
+        }
+        let n = r.below(3) as usize;
+        let kids = |r: &mut Rng| (0..n).map(|_| gen(r, depth - 1, point)).collect::<Vec<_>>();
+        match r.below(8) {
+            0 => Value::list(kids(r)),
+            1 => Value::array(kids(r)),
+            2 => Value::tuple(kids(r)),
+            3 => set(kids(r)),
+            4 => dict(
+                kids(r)
+                    .into_iter()
+                    .map(|k| (k, gen(r, depth - 1, point)))
+                    .collect(),
+            ),
+            5 => Value::Bag(Ref::new(
+                kids(r).into_iter().map(|k| (Key(k), 2usize)).collect(),
+            )),
+            6 => Value::Queue(Ref::new(kids(r).into_iter().collect())),
+            _ => inst(
+                point,
+                vec![gen(r, depth - 1, point), gen(r, depth - 1, point)],
+            ),
+        }
+    }
+
+    #[test]
+    fn iterative_walks_agree_with_the_recursive_ones() {
+        let point = class("P", ClassKind::Value, &["y", "x"]);
+        let mut r = Rng(0x9e37_79b9_7f4a_7c15);
+        let vals: Vec<Value> = (0..400).map(|_| gen(&mut r, 4, &point)).collect();
+        for a in &vals {
+            let mut h1 = TermHasher(SEED);
+            hash_into(a, &mut h1, 0);
+            let mut h2 = TermHasher(SEED);
+            order_deep::hash_iter(a, &mut h2);
+            assert_eq!(h1.0, h2.0, "hash of {a:?}");
+            for b in vals.iter().take(60) {
+                assert_eq!(
+                    term_cmp_general(a, b, 0),
+                    order_deep::cmp_iter(a, b),
+                    "order"
+                );
+                for loose in [false, true] {
+                    assert_eq!(eq_at(a, b, loose, 0), order_deep::eq_iter(a, b, loose));
+                }
+            }
+        }
+    }
+
+    /// A List nested far below the switch-over point, on a thread with a small stack.
+    #[test]
+    fn walks_of_a_million_levels_on_a_small_stack() {
+        std::thread::Builder::new()
+            .stack_size(512 << 10)
+            .spawn(|| {
+                let build = |leaf: i64| {
+                    let mut x = Value::list([Value::Int(leaf)]);
+                    for i in 0..1_000_000 {
+                        x = match i % 4 {
+                            0 => Value::list([x]),
+                            1 => Value::tuple(vec![Value::Int(1), x]),
+                            2 => dict(vec![(Value::sym("k"), x)]),
+                            _ => Value::array([x]),
+                        };
+                    }
+                    x
+                };
+                let (a, b, c) = (build(1), build(1), build(2));
+                assert!(strict_eq(&a, &b));
+                assert!(loose_eq(&a, &b));
+                assert!(!strict_eq(&a, &c));
+                assert_eq!(term_cmp(&a, &b), Equal);
+                assert_eq!(term_cmp(&a, &c), Less);
+                assert_eq!(term_hash(&a), term_hash(&b));
+                assert_ne!(term_hash(&a), term_hash(&c));
+            })
+            .expect("thread")
+            .join()
+            .expect("deep walks must not overflow the stack");
+    }
+}

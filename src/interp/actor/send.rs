@@ -59,6 +59,9 @@ pub fn intercept(
         let (proc, class, t) = (a.proc.clone(), a.class.clone(), a.timeout);
         return Some(remote_call(ctx, &proc, &class, sel, args, t));
     }
+    if any.is::<crate::interp::prims::actor_node_peer::RemoteName>() {
+        return crate::interp::prims::actor_node_peer::intercept(ctx, recv, sel, args);
+    }
     if let Some(nr) = any.downcast_ref::<NameRef>() {
         if NAME_LOCAL.contains(&sel.as_str()) {
             return None;
@@ -191,7 +194,7 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
         if a.proc.pid().number != ctx.pid && goes_remote(ctx, v, ps) {
             let (proc, class) = (a.proc.clone(), a.class.clone());
             return Ok(
-                match remote_call(ctx, &proc, &class, ps, &[], Timeout::Ms(1000)) {
+                match &remote_call(ctx, &proc, &class, ps, &[], Timeout::Ms(1000)) {
                     Ok(Value::Str(s)) => s.to_string(),
                     _ => label,
                 },
@@ -333,7 +336,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     {
         return exc;
     }
-    let msg = match exc_field(&exc, F_MESSAGE) {
+    let msg = match &exc_field(&exc, F_MESSAGE) {
         Value::Str(s) => s.to_string(),
         _ => return exc,
     };
@@ -342,7 +345,7 @@ pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
     }
     let chain: Vec<&'static str> = class.chain().iter().map(|c| c.name.as_str()).collect();
     let mut sel = msg_sel;
-    if let Value::List(trace) = exc_field(&exc, F_TRACE) {
+    if let Value::List(trace) = &exc_field(&exc, F_TRACE) {
         for t in trace.iter() {
             if let Some((c, s)) = t.as_str().and_then(|t| t.split_once(">>")) {
                 if chain.contains(&c) {
@@ -394,7 +397,7 @@ pub fn describe_exception(e: &Value) -> String {
                 .as_sym()
                 .map(|s| s.as_str())
                 .unwrap_or("signal");
-            let msg = match exc_field(e, F_MESSAGE) {
+            let msg = match &exc_field(e, F_MESSAGE) {
                 Value::Str(s) => s.to_string(),
                 _ => i.class.name.as_str().to_string(),
             };

@@ -144,7 +144,7 @@ impl Ctx {
             })));
         }
         let base = self.instantiate(c)?;
-        let Value::Object(inst) = base else {
+        let Value::Object(inst) = &base else {
             return Ok(base);
         };
         let mut fields = inst.fields.to_vec();

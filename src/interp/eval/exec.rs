@@ -272,15 +272,15 @@ impl Ctx {
             Node::Cons(c) => {
                 let head = self.exec(&c.0, f)?;
                 let tail = self.exec(&c.1, f)?;
-                match tail {
+                match &tail {
                     Value::List(l) => {
-                        let mut l = (*l).clone();
+                        let mut l = (**l).clone();
                         l.push_front(head);
                         Ok(Value::List(Ref::new(l)))
                     }
                     other => {
                         self.set_loc(c.2);
-                        let n = self.class_name_of(&other);
+                        let n = self.class_name_of(other);
                         Err(self
                             .type_err(format!(
                                 "the tail of #(head | tail) must be a List, not {n}"
@@ -583,6 +583,12 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
+        // `a perform: #sel!` casts the performed message itself (2.11: a cast queues).
+        if let Some((s, a)) = performed_message(sel, args) {
+            if let Some(r) = crate::interp::actor::cast(self, recv, s, &a) {
+                return r;
+            }
+        }
         if let Some(r) = crate::interp::actor::cast(self, recv, sel, args) {
             return r;
         }
@@ -773,3 +779,20 @@ impl Ctx {
 pub(crate) type LoopBody<'a> = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + 'a;
 
 pub(crate) use crate::value::{drop_fast, fast_clone};
+
+/// The message a `perform:` family send stands for (selector and arguments), when it is
+/// well formed (a Symbol of the right arity); otherwise the send itself runs and raises.
+fn performed_message(sel: Sym, args: &[Value]) -> Option<(Sym, Vec<Value>)> {
+    let (target, rest): (Sym, Vec<Value>) = match (sel.as_str(), args) {
+        ("perform:withArguments:", [Value::Symbol(s), Value::List(l)]) => {
+            (*s, l.iter().cloned().collect())
+        }
+        ("perform:withArguments:", [Value::Symbol(s), Value::Array(a)]) => (*s, a.to_vec()),
+        (
+            "perform:" | "perform:with:" | "perform:with:with:" | "perform:with:with:with:",
+            [Value::Symbol(s), rest @ ..],
+        ) => (*s, rest.to_vec()),
+        _ => return None,
+    };
+    (super::send::sel_arity(target.as_str()) == rest.len()).then_some((target, rest))
+}

@@ -123,7 +123,15 @@ pub fn register(p: &mut Prims) {
         Ok(Value::bool(t.proc.name().is_some()))
     });
     p.add(a, "withTimeout:", |ctx, r, a| {
-        let timeout = timeout_arg(ctx, &a[0])?;
+        let timeout = match a[0].as_sym() {
+            Some(_) => timeout_arg(ctx, &a[0])?,
+            None => crate::runtime::Timeout::Ms(crate::interp::prims::duration::period_arg(
+                ctx,
+                &a[0],
+                "withTimeout:",
+                false,
+            )?),
+        };
         let t = target(ctx, r)?;
         Ok(native(ActorRef {
             proc: t.proc,
@@ -407,6 +415,7 @@ pub fn spawn_actor(
         }
     }
     let fields: Vec<Value> = fields.iter().map(|f| transfer_in(ctx, f)).collect();
+    let max_mailbox = crate::interp::mailbox_limit::of_class(ctx, cls)?;
     let opts = SpawnOpts {
         name,
         label: "actor",
@@ -416,6 +425,9 @@ pub fn spawn_actor(
     // The handle answered by spawn is the one the actor keeps as `self`.
     let mut handle = Value::Nil;
     let spawned = sys.rt.spawn_with(opts, |p| {
+        if max_mailbox > 0 {
+            p.set_max_mailbox(max_mailbox);
+        }
         handle = ActorRef::value(p.clone(), cls.clone());
         Box::new(BtActor::new(
             sys.clone(),
@@ -439,7 +451,7 @@ pub fn spawn_actor(
             Ok(_) => {}
             Err(CallError::Raised(e)) => {
                 sys.rt.kill(&p);
-                let msg = match exc_field(&e, F_MESSAGE) {
+                let msg = match &exc_field(&e, F_MESSAGE) {
                     Value::Str(s) => s.to_string(),
                     _ => crate::interp::actor_send::describe_exception(&e),
                 };

@@ -77,6 +77,7 @@ pub fn register(p: &mut Prims) {
     });
     p.add(n, "connect", connect);
 
+    p.add_class("Actor", "named:on:", super::actor_node_peer::named_on);
     p.add("Pid", "node", |ctx, _, _| current(ctx));
     p.add("Actor", "node", |ctx, r, _| {
         target(ctx, r)?;
@@ -103,13 +104,52 @@ pub use crate::interp::actor::{await_external, Done};
 /// NodeUp/NodeDown on `SystemAnnouncer current`). Called without any lock held.
 pub type PeerEvents = std::sync::Arc<dyn Fn(&str, Option<&str>) + Send + Sync>;
 
+/// A local process a peer addresses: by registered name or by process number.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    Name(Sym),
+    Number(u64),
+}
+
+/// What `call_name` answers: the reply term, and whether the peer is a bt node (whose
+/// replies are `{ok, Value}` / `{error, Exception}`, 8.12).
+#[derive(Clone, Debug)]
+pub struct CallReply {
+    pub term: eetf::Term,
+    pub bt_peer: bool,
+}
+
+/// The interpreter side of a named node (implemented by `crate::dist::peer`): what the
+/// distribution layer asks of local processes when a peer addresses them. Every method
+/// returns at once; work runs in bt processes.
+pub trait Inbound: Send + Sync {
+    /// A `gen_server:call` request (`{Selector, Args}`) to `target`; `reply` gets the reply
+    /// term (`{ok, Value}` or `{error, Exception}`), exactly once.
+    fn call(&self, target: Target, request: eetf::Term, reply: Done<eetf::Term>);
+    /// A `gen_server:cast` request (`{cast, Selector, Args}`) to `target`.
+    fn cast(&self, target: Target, request: eetf::Term);
+    /// The process number of `target` if it is alive.
+    fn resolve(&self, target: Target) -> Option<u64>;
+    /// Calls `down` with the exit reason term when process `number` exits (at once with
+    /// `noproc` if it is not alive); answers an id for [`Inbound::unwatch`].
+    fn watch(&self, number: u64, down: Done<eetf::Term>) -> u64;
+    /// Cancels a [`Inbound::watch`]; true if it had not fired.
+    fn unwatch(&self, id: u64) -> bool;
+    /// An exit signal from a linked or exiting peer process (`reason` not `normal`).
+    fn exit(&self, number: u64, reason: eetf::Term);
+}
+
 /// The distribution layer as the Node primitives see it (implemented by `crate::dist`,
 /// installed once in `Program::dist` by a named node). Network operations answer through
 /// a [`Done`] callback (always called, within their own timeouts); the primitives suspend
-/// the calling process until then.
+/// the calling process meanwhile ([`await_external`]), so no worker thread blocks.
 pub trait Distribution: Send + Sync {
     /// This node's name (`name@host`).
     fn node_name(&self) -> Sym;
+    /// This node's creation (incarnation) number, which its pids carry.
+    fn creation(&self) -> u32 {
+        0
+    }
     /// Connects to `node` (ok if already connected or if it is this node).
     fn connect(&self, node: &str, done: Done<Result<(), NodeError>>);
     /// Closes the connection to `node`; true if there was one.
@@ -121,6 +161,42 @@ pub trait Distribution: Send + Sync {
     fn connected(&self) -> Vec<String>;
     /// Installs the receiver of link changes of visible peers (replacing any earlier one).
     fn set_peer_events(&self, _events: PeerEvents) {}
+    /// Installs the handler of terms addressed to local processes.
+    fn set_inbound(&self, _inbound: Arc<dyn Inbound>) {}
+    /// `gen_server:call({name, node}, request)` from local process `from`: connects if
+    /// needed, monitors the name, sends `{'$gen_call', {From, Ref}, request}` and answers
+    /// the reply; `node_down`, `timeout`, `no_such_process` (name not registered there) or
+    /// `actor_dead` (it exited before replying) otherwise.
+    fn call_name(
+        &self,
+        _from: u64,
+        node: &str,
+        _name: &str,
+        _request: eetf::Term,
+        _timeout: Option<std::time::Duration>,
+        done: Done<Result<CallReply, NodeError>>,
+    ) {
+        done(Err(NodeError {
+            kind: "node_down",
+            message: format!("cannot reach {node}"),
+            hint: None,
+        }))
+    }
+    /// `gen_server:cast({name, node}, request)`: fire and forget (connects if needed).
+    fn cast_name(&self, _from: u64, _node: &str, _name: &str, _request: eetf::Term) {}
+    /// A sync send `sel` with `args` to the actor registered as `name` on `node` (another
+    /// node), from the process `ctx` runs in: the values cross as terms, the caller is
+    /// suspended until the reply, errors are raised here (`Actor named:on:`, 8.3).
+    fn remote_call(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _name: Sym,
+        _sel: Sym,
+        _args: &[Value],
+    ) -> EvalResult {
+        Err(ctx.err("node_down", format!("cannot reach {node}")))
+    }
 }
 
 /// `aNode connect`: a Result (8.2).
@@ -232,6 +308,11 @@ pub fn valid_node_name(s: &str) -> bool {
                 .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
     };
     ok(name) && ok(host)
+}
+
+/// The name of a Node argument (None if `v` is not a Node).
+pub fn node_arg(ctx: &Ctx, v: &Value) -> Option<Sym> {
+    is_node(ctx, v).then(|| node_name(v))
 }
 
 fn node_name(r: &Value) -> Sym {

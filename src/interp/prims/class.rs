@@ -28,7 +28,7 @@ pub fn register(p: &mut Prims) {
         };
         let d = d.clone();
         let inst = ctx.instantiate(&c)?;
-        let Value::Object(o) = inst else {
+        let Value::Object(o) = &inst else {
             return Ok(inst);
         };
         let mut fields = o.fields.to_vec();

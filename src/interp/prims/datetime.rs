@@ -16,11 +16,11 @@ use time::format_description::well_known::Rfc3339;
 use time::macros::format_description;
 use time::{Date, Month, OffsetDateTime, PrimitiveDateTime, Time, UtcOffset};
 
-use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::{duration, ms_of};
 use crate::interp::prims::fault::article_class;
-use crate::interp::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, NativeObj, Value};
 
 pub fn register(p: &mut Prims) {
     let d = "DateTime";
@@ -373,9 +373,9 @@ pub fn iso(t: OffsetDateTime) -> String {
     );
     let ns = t.nanosecond();
     if ns != 0 {
-        if ns % 1_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000) {
             s.push_str(&format!(".{:03}", ns / 1_000_000));
-        } else if ns % 1_000 == 0 {
+        } else if ns.is_multiple_of(1_000) {
             s.push_str(&format!(".{:06}", ns / 1_000));
         } else {
             s.push_str(&format!(".{ns:09}"));

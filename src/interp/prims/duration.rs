@@ -142,6 +142,31 @@ pub fn ms_arg(ctx: &Ctx, v: &Value) -> Result<u64, Unwind> {
 }
 
 /// A call timeout: Integer ms, Duration or `#infinity`.
+/// A period argument that must make sense (issue 17: Timer and Duration arguments are
+/// validated): Integer ms or a Duration; negative raises `type_error`, and so does zero unless
+/// `zero_ok`. `what` names the send in the message.
+pub fn period_arg(ctx: &Ctx, v: &Value, what: &str, zero_ok: bool) -> Result<u64, Unwind> {
+    let ms = match v {
+        Value::Int(i) => *i,
+        _ => match downcast::<DurationVal>(v) {
+            Some(d) => d.ms,
+            None => return ms_arg(ctx, v),
+        },
+    };
+    if ms < 0 || (ms == 0 && !zero_ok) {
+        let need = if zero_ok {
+            "zero or more"
+        } else {
+            "more than zero"
+        };
+        return Err(ctx.type_err(format!(
+            "{what} needs a period of {need} milliseconds, got {}",
+            print_duration(ms)
+        )));
+    }
+    Ok(ms as u64)
+}
+
 pub fn timeout_arg(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     if v.as_sym().is_some_and(|s| s.as_str() == "infinity") {
         return Ok(Timeout::Infinity);

@@ -21,7 +21,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::capability::{require, Capability};
 use crate::interp::prims::fault::article_class;
 use crate::interp::prims::file_lines;
-use crate::interp::value::{Ref, Value};
+use crate::value::{Ref, Value};
 
 pub fn register(p: &mut Prims) {
     let f = "File";

@@ -19,7 +19,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::capability::{require, Capability};
 use crate::interp::prims::collections::stream::{stream_external, ExternalCursor, ExternalSource};
 use crate::interp::prims::file::io_fault;
-use crate::interp::value::{ClassRef, Native, NativeObj, Ref, Value};
+use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
 
 pub fn register(p: &mut Prims) {
     let h = "FileHandle";

@@ -721,7 +721,7 @@ mod tests {
             Err(Fault::Kind("user_error", _))
         ));
         match interval(&Value::ch('a'), &Value::Int(5), None) {
-            Ok(Value::Interval(i)) => {
+            Ok(Value::Interval(ref i)) => {
                 assert!(matches!(i.from, Value::Int(97)));
                 assert!(!i.explicit_step);
             }

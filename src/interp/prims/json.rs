@@ -18,7 +18,7 @@ use crate::interp::eval::{Ctx, EvalResult, Method, Prims, Unwind};
 use crate::interp::prims::fault::article_class;
 use crate::interp::prims::json_parse;
 use crate::interp::print::format_float;
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let j = "Json";
@@ -143,6 +143,7 @@ impl Writer {
                 &format!(" (nested deeper than {MAX_DEPTH} levels)"),
             ));
         }
+        ctx.check_native_stack()?;
         let r = self.value_in(ctx, v);
         self.depth -= 1;
         r
@@ -244,11 +245,11 @@ impl Writer {
         }
     }
 
-    fn seq<'a>(
+    fn seq(
         &mut self,
         ctx: &mut Ctx,
         len: usize,
-        items: &mut dyn Iterator<Item = &'a Value>,
+        items: &mut dyn Iterator<Item = &Value>,
     ) -> Result<(), Unwind> {
         self.out.push(b'[');
         if len == 0 {
@@ -277,14 +278,14 @@ fn fields_dict(v: &Value) -> Value {
     let Value::Object(o) = v else {
         return Value::Nil;
     };
-    let d: crate::interp::dict::Dict = o
+    let d: crate::value::dict::Dict = o
         .class
         .field_names
         .iter()
         .zip(o.fields.iter())
         .map(|(n, x)| (Value::str(n.as_str()), x.clone()))
         .collect();
-    Value::Dict(crate::interp::value::Ref::new(d))
+    Value::Dict(crate::value::Ref::new(d))
 }
 
 /// `Value>>asJson`: a Dictionary of field name (String) → value.

@@ -11,8 +11,8 @@
 
 use num_bigint::BigInt;
 
-use crate::interp::dict::Dict;
-use crate::interp::value::{Ref, Value};
+use crate::value::dict::Dict;
+use crate::value::{Ref, Value};
 
 /// Deepest nesting of arrays/objects accepted (the reader recurses once per level).
 pub const MAX_DEPTH: usize = 512;
@@ -383,7 +383,7 @@ mod tests {
             Ok(Value::Float(f)) => assert_eq!(f.get(), 25.0),
             _ => panic!("float"),
         }
-        match parse("123456789012345678901234567890") {
+        match &parse("123456789012345678901234567890") {
             Ok(Value::BigInt(b)) => assert_eq!(b.to_string(), "123456789012345678901234567890"),
             _ => panic!("bigint"),
         }
@@ -395,7 +395,7 @@ mod tests {
 
     #[test]
     fn strings_and_escapes() {
-        match parse(r#""a\"b\\c\n\u00e9\ud83d\ude00""#) {
+        match &parse(r#""a\"b\\c\n\u00e9\ud83d\ude00""#) {
             Ok(Value::Str(s)) => assert_eq!(s.as_str(), "a\"b\\c\né😀"),
             _ => panic!("string"),
         }

@@ -8,6 +8,7 @@
 
 pub mod actor;
 pub mod actor_node;
+pub mod actor_node_peer;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
@@ -38,6 +39,7 @@ pub mod protocol;
 pub mod random;
 pub mod reflection;
 pub mod regex;
+pub mod search_eq;
 pub mod string;
 pub mod string_regex;
 pub mod supervision;
@@ -49,6 +51,8 @@ pub mod text;
 pub mod timer;
 pub mod transcript;
 
+#[cfg(test)]
+mod batteries_tests;
 #[cfg(test)]
 mod stdlib_tests;
 

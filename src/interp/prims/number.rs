@@ -68,7 +68,7 @@ big_paid! {
     paid_gt => gt, Cost::Linear;
     paid_le => le, Cost::Linear;
     paid_ge => ge, Cost::Linear;
-    paid_print_string => print_string, Cost::Product;
+    paid_print_string => print_string_offloaded, Cost::Product;
 }
 
 /// `**` / `raisedTo:`: an exact Integer power is charged up front by the size of its result
@@ -87,7 +87,40 @@ fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             ctx.charge((bits / 4) as usize)?;
         }
     }
-    crate::interp::prims::fault::lift(ctx, num::power(r, &a[0]))
+    // A huge power runs off the worker (interp/offload.rs), so the worker's other
+    // processes are not stuck behind it.
+    let units = power_units(r, &a[0]);
+    let (x, y) = (r.clone(), a[0].clone());
+    let res = crate::interp::offload::run(ctx, units, move || num::power(&x, &y))?;
+    crate::interp::prims::fault::lift(ctx, res)
+}
+
+/// The charge units of an exact Integer power (0 for anything else).
+fn power_units(r: &Value, e: &Value) -> usize {
+    let base_bits = match r {
+        Value::BigInt(b) => b.bits(),
+        Value::Int(i) => 64 - i.unsigned_abs().leading_zeros() as u64,
+        _ => return 0,
+    };
+    match e {
+        Value::Int(e) if base_bits > 1 && *e > 0 => {
+            (base_bits
+                .saturating_mul(*e as u64)
+                .min(num::MAX_INT_BITS + 1)
+                / 4) as usize
+        }
+        _ => 0,
+    }
+}
+
+/// printString: the decimal printing of a huge Integer runs off the worker (offload.rs).
+fn print_string_offloaded(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let Value::BigInt(_) = r {
+        let units = paid::big_units(r, a, Cost::Product);
+        let v = r.clone();
+        return crate::interp::offload::run(ctx, units, move || Value::str(num::int_string(&v)));
+    }
+    print_string(ctx, r, a)
 }
 
 binary_prim! {

@@ -9,10 +9,10 @@
 
 use std::any::Any;
 
-use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native};
 use crate::interp::eval::{Ctx, Prims};
 use crate::interp::prims::reflection::conforms;
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let pr = "Protocol";

@@ -14,10 +14,10 @@ use parking_lot::Mutex;
 use rand::{Rng, RngCore, SeedableRng};
 use rand_xoshiro::Xoshiro256PlusPlus;
 
-use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::fault::article_class;
-use crate::interp::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, NativeObj, Value};
 
 pub fn register(p: &mut Prims) {
     let r = "Random";

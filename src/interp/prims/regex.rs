@@ -9,11 +9,11 @@ use std::any::Any;
 
 use regex::Regex;
 
-use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::fault::{article_class, Fault};
 use crate::interp::prims::string_regex::{compile, options, Options};
-use crate::interp::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, NativeObj, Value};
 
 pub fn register(p: &mut Prims) {
     let r = "Regex";

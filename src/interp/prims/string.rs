@@ -133,21 +133,21 @@ fn concat_strings(r: &Value, a: &Value) -> Res {
 /// `++` for an evaluator that owns its receiver (a temporary, or a local it has taken out of
 /// its slot): when the String is not shared it is extended in place, so `s := s ++ t` in a
 /// loop is linear rather than quadratic. Same answers and errors as `++`.
-pub fn append_owned(recv: Value, arg: &Value) -> Res {
-    match (recv, arg) {
-        (Value::Str(mut s), Value::Str(t)) => {
+pub fn append_owned(mut recv: Value, arg: &Value) -> Res {
+    match (&mut recv, arg) {
+        (Value::Str(s), Value::Str(t)) => {
             if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
                 return Err(text::too_long());
             }
-            match crate::interp::value::unique_mut(&mut s) {
+            match crate::interp::value::unique_mut(s) {
                 Some(owned) => {
                     owned.push_str(t);
-                    Ok(Value::Str(s))
+                    Ok(recv)
                 }
-                None => concat_strings(&Value::Str(s), arg),
+                None => concat_strings(&recv, arg),
             }
         }
-        (r, a) => concat_strings(&r, a),
+        _ => concat_strings(&recv, arg),
     }
 }
 
@@ -422,8 +422,8 @@ fn collect(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let mut out = String::new();
     for g in gs(ctx, r)? {
         ctx.tick()?;
-        match ctx.call_block(&a[0], &[Value::str(g)])? {
-            Value::Str(s) => out.push_str(&s),
+        match &ctx.call_block(&a[0], &[Value::str(g)])? {
+            Value::Str(s) => out.push_str(s),
             Value::Char(c) => out.push(c.get()),
             other => {
                 return Err(ctx.type_err(format!(

@@ -71,8 +71,8 @@ fn is_supervisor_class(ctx: &Ctx, c: &ClassRef) -> bool {
 
 /// The handle value of a running supervisor.
 pub fn sup_value(ctx: &Ctx, h: SupHandle) -> Value {
-    let class = match h.spec().class.clone() {
-        Value::Class(c) => c,
+    let class = match &h.spec().class {
+        Value::Class(c) => c.clone(),
         _ => ctx
             .prog
             .class_named("Supervisor")
@@ -97,7 +97,7 @@ fn sup_err_value(ctx: &Ctx, e: &SupError) -> Value {
 }
 
 fn sym_of(ctx: &mut Ctx, recv: &Value, sel: &str) -> Result<Option<String>, Unwind> {
-    match ctx.send(recv, Sym::new(sel), &[])? {
+    match &ctx.send(recv, Sym::new(sel), &[])? {
         Value::Symbol(s) => Ok(Some(s.as_str().to_string())),
         Value::Str(s) => Ok(Some(s.to_string())),
         Value::Nil => Ok(None),

@@ -231,6 +231,8 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
                         ("module", Value::sym(&st.module)),
                         ("sysState", Value::sym("running")),
                         ("queueLength", Value::Int(st.queue_length as i64)),
+                        ("memory", Value::Int(st.memory as i64)),
+                        ("droppedCasts", Value::Int(st.dropped_casts as i64)),
                     ]),
                     None => Value::Nil,
                 },

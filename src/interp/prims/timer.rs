@@ -7,7 +7,7 @@ use crate::interp::actor::{cx_of, run_block_logged, sys_of};
 use crate::interp::actor_handle::{downcast, native, TimerVal};
 use crate::interp::actor_send::{transfer, transfer_in};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::duration::ms_arg;
+use crate::interp::prims::duration::period_arg;
 use crate::interp::value::Value;
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
@@ -21,7 +21,7 @@ pub fn register(p: &mut Prims) {
         schedule(ctx, &a[0], &a[1], true)
     });
     p.add_class(t, "sleep:", |ctx, _, a| {
-        let ms = ms_arg(ctx, &a[0])?;
+        let ms = period_arg(ctx, &a[0], "Timer sleep:", true)?;
         match cx_of(ctx) {
             Some(cx) => cx.sleep(ms).map_err(|e| Unwind::Exit(e.0.to_value()))?,
             None => std::thread::sleep(std::time::Duration::from_millis(ms)),
@@ -68,7 +68,11 @@ fn mono_ns() -> i64 {
 }
 
 fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult {
-    let ms = ms_arg(ctx, t)?;
+    let ms = if every {
+        period_arg(ctx, t, "Timer every:do:", false)?
+    } else {
+        period_arg(ctx, t, "Timer after:do:", true)?
+    };
     if !matches!(block, Value::Block(_)) {
         let n = ctx.class_name_of(block);
         return Err(ctx.type_err(format!("Timer expects a Block, not {n}")));

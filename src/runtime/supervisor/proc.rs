@@ -245,6 +245,7 @@ impl Supervision {
             shared: shared.clone(),
             sup: self.clone(),
             parent: parent.as_ref().map(ProcRef::pid),
+            log: parking_lot::Mutex::new(super::report::LogRate::default()),
         };
         let opts = SpawnOpts {
             label: "supervisor",
@@ -429,6 +430,8 @@ struct SupervisorProc {
     shared: Arc<SupShared>,
     sup: Supervision,
     parent: Option<Pid>,
+    /// Rate limit of the restart-failure log lines.
+    log: parking_lot::Mutex<super::report::LogRate>,
 }
 
 enum Started {
@@ -630,19 +633,42 @@ impl SupervisorProc {
                         b.retire(i, self.now(), false);
                     }
                 }
-                for &i in &start {
-                    loop {
-                        match self.start_child(cx, i) {
-                            Started::Ok(_) => break,
-                            Started::Failed(m) => {
-                                cx.log(&format!("supervisor {}: restart failed: {m}", cx.pid()));
-                                if !self.count_restart(cx) {
-                                    return;
-                                }
-                            }
-                        }
-                    }
+                self.start_pending(cx, &start);
+            }
+        }
+    }
+
+    /// Starts the children `pending` in order. A start that fails is logged and counted
+    /// against the intensity like a crash; the rest are retried through this process's own
+    /// mailbox (`bt_retry`, as OTP's `try_again_restart`), so a `stop`, a kill or an exit
+    /// signal that arrived meanwhile is handled first (issue 15: retrying in a loop here kept
+    /// the supervisor deaf to `stop` for as long as the starts kept failing).
+    fn start_pending(&self, cx: &mut Cx<'_>, pending: &[usize]) {
+        for (k, &i) in pending.iter().enumerate() {
+            let still_due = {
+                let b = self.shared.book.lock();
+                b.end.is_none()
+                    && b.children
+                        .get(i)
+                        .is_some_and(|c| c.state == super::roster::ChildState::Restarting)
+            };
+            if !still_due {
+                continue;
+            }
+            if let Started::Failed(m) = self.start_child(cx, i) {
+                let line = format!("supervisor {}: restart failed: {m}", cx.pid());
+                for l in self.log.lock().admit(cx.rt().now_ms(), line) {
+                    cx.log(&l);
                 }
+                if !self.count_restart(cx) {
+                    return;
+                }
+                let me = cx.me().clone();
+                cx.cast(
+                    &me,
+                    sup_request(SupervisorRequest::Retry(pending[k..].to_vec())),
+                );
+                return;
             }
         }
     }
@@ -668,10 +694,7 @@ impl SupervisorProc {
 }
 
 fn describe(v: &Value) -> String {
-    match v.as_str() {
-        Some(s) => s.to_string(),
-        None => format!("{v:?}"),
-    }
+    super::report::describe(v)
 }
 
 impl Behaviour for SupervisorProc {
@@ -688,6 +711,11 @@ impl Behaviour for SupervisorProc {
         match request {
             SupervisorRequest::Init => self.initial_start(cx),
             SupervisorRequest::Ping => Ok(Value::sym("ok")),
+            SupervisorRequest::Retry(pending) => {
+                let pending = pending.clone();
+                self.start_pending(cx, &pending);
+                Ok(Value::Nil)
+            }
             SupervisorRequest::Terminate(id) => {
                 let id = *id;
                 let idx = {

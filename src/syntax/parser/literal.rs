@@ -38,6 +38,38 @@ pub(crate) fn int_value(text: &str, radix_form: bool) -> ExprKind {
     }
 }
 
+/// The most digits a literal in a radix that is not a power of two may have (issue 15):
+/// converting decimal digits to binary costs time quadratic in their number (4M digits took
+/// 24 s), so a longer literal is a compile error rather than a front end that stalls. Like
+/// Python's 4300-digit limit on `int(str)`, but in the source only; power-of-two radixes
+/// (`16r…`, `2r…`) convert in linear time and have no limit.
+pub(crate) const MAX_LITERAL_DIGITS: usize = 10_000;
+
+/// E0101 when an Integer literal has more digits than [`MAX_LITERAL_DIGITS`] in a radix
+/// that is not a power of two.
+fn literal_too_long(text: &str, radix_form: bool, span: Span) -> Option<Diagnostic> {
+    let t = text.trim_start_matches('-');
+    let (radix, digits) = match t.split_once('r') {
+        Some((r, d)) if radix_form => (r.parse::<u32>().unwrap_or(10), d),
+        _ => (10, t),
+    };
+    if radix.is_power_of_two() || digits.len() <= MAX_LITERAL_DIGITS {
+        return None;
+    }
+    Some(
+        Diagnostic::error(
+            "E0101",
+            format!(
+                "Integer literal too long: {} digits (at most {MAX_LITERAL_DIGITS} in radix {radix})",
+                digits.len()
+            ),
+            span,
+        )
+        .with_label("too many digits")
+        .with_hint("write it in radix 16 (`16r…`), or compute it at run time"),
+    )
+}
+
 impl<'s> Parser<'s> {
     /// The current literal token as an expression.
     pub(crate) fn literal(&mut self) -> PResult<Expr> {
@@ -45,8 +77,16 @@ impl<'s> Parser<'s> {
         let text = &self.src[t.span().range()];
         let span = t.span();
         let kind = match t.kind {
-            Tok::Int => int_value(text, false),
-            Tok::RadixInt => int_value(text, true),
+            Tok::Int | Tok::RadixInt => {
+                let radix_form = t.kind == Tok::RadixInt;
+                match literal_too_long(text, radix_form, span) {
+                    Some(d) => {
+                        self.report(d);
+                        ExprKind::Error
+                    }
+                    None => int_value(text, radix_form),
+                }
+            }
             Tok::Float => match text.parse::<f64>() {
                 Ok(f) if f.is_finite() => ExprKind::Float(f),
                 _ => {

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use crate::interp::eval::charge::{ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::order::{num_cmp, rank, strict_eq, term_cmp};
+use crate::interp::order::{num_cmp, rank, term_cmp};
 use crate::interp::value::{Ref, Value};
 
 use super::{
@@ -192,10 +192,11 @@ fn inject_into(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
+    let eq = crate::interp::prims::search_eq::user_eq(x);
     let mut m = crate::interp::eval::charge::Meter::default();
     for e in items(ctx, recv)? {
         m.step(ctx, ELEM)?;
-        if strict_eq(&e, x) {
+        if crate::interp::prims::search_eq::matches(ctx, eq, &e, x)? {
             return Ok(Value::True);
         }
     }
@@ -207,9 +208,10 @@ fn occurrences_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
     let mut m = crate::interp::eval::charge::Meter::default();
     let mut n = 0i64;
+    let eq = crate::interp::prims::search_eq::user_eq(x);
     for e in items(ctx, recv)? {
         m.step(ctx, ELEM)?;
-        n += strict_eq(&e, x) as i64;
+        n += crate::interp::prims::search_eq::matches(ctx, eq, &e, x)? as i64;
     }
     m.finish(ctx)?;
     Ok(Value::Int(n))

@@ -361,9 +361,10 @@ fn index_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let x = arg(args, 0);
     let mut m = Meter::default();
     let mut found = None;
+    let eq = crate::interp::prims::search_eq::user_eq(x);
     for (i, e) in v.iter().enumerate() {
         m.step(ctx, ELEM)?;
-        if strict_eq(e, x) {
+        if crate::interp::prims::search_eq::matches(ctx, eq, e, x)? {
             found = Some(i);
             break;
         }
@@ -543,10 +544,10 @@ fn drop_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 /// Appends `x` to `out`, splicing it when it is a List or Array.
 fn splice(out: &mut Vector, x: Value) {
-    match x {
-        Value::List(l) => out.append((*l).clone()),
+    match &x {
+        Value::List(l) => out.append((**l).clone()),
         Value::Array(a) => out.extend(a.iter().cloned()),
-        other => out.push_back(other),
+        _ => out.push_back(x),
     }
 }
 

@@ -1,0 +1,430 @@
+//! Values ↔ Erlang terms (LANGUAGE.md 8.12): what a bt value is on the Erlang distribution
+//! wire, and what a term from a peer becomes in bt.
+//!
+//! | bt value | Erlang term |
+//! |---|---|
+//! | `nil`, `true`, `false` | the atoms `nil`, `true`, `false` |
+//! | Integer (any size) | integer |
+//! | Float | float |
+//! | String | UTF-8 binary |
+//! | Symbol | atom |
+//! | List | list |
+//! | Tuple | tuple |
+//! | Dictionary | map |
+//! | actor or Pid of this node | pid (`<N.Number.0>` of this node, with its creation) |
+//! | Value instance (exceptions included) | map: `'$beamtalk_class' => ClassName`, `'$beamtalk_version' => ShapeVersion`, one atom key per field |
+//! | any other value (Array, Set, Bag, Queue, Character, Binary, Duration, Node, Result, Interval, Stream, class, Object instance, name proxy …) | `{'$bt', 1, WireBytes}`: the value in bt's own wire format v1 ([`super::wire`]), so two bt nodes round-trip it exactly |
+//! | an opaque term received earlier | that term, unchanged |
+//!
+//! A bt Tuple whose first element is the Symbol `#'$bt'` and a Dictionary holding the key
+//! `#'$beamtalk_class'` also travel as `{'$bt', 1, …}`, so nothing is ambiguous.
+//!
+//! From a peer: atoms become Symbols (`true`/`false`/`nil` the constants) — but at most
+//! [`MAX_PEER_ATOMS`] new Symbols per process lifetime are created from peers' atoms; later
+//! unknown atoms stay opaque values, so a peer cannot grow the symbol table without bound.
+//! Binaries become Strings when they are UTF-8, else Binaries; lists, tuples, maps and
+//! integers as in the table; a `'$beamtalk_class'` map becomes an instance of that class
+//! (fields the class lacks are dropped, missing ones are nil; `shape_version_ahead` if the
+//! version is newer than the local class); a pid of this node becomes the actor (or Pid)
+//! of that process; anything else (funs, ports, references, pids of other nodes, improper
+//! lists, bit strings) becomes an opaque value that prints in Erlang syntax and is sent
+//! back as the same term.
+//!
+//! Bytes from the network go through [`super::etf_check`] before `eetf` decodes them.
+
+use std::any::Any;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use eetf::{Atom, BigInteger, Binary, FixInteger, Float, List, Map, Term, Tuple};
+use num_bigint::BigInt;
+use num_traits::ToPrimitive;
+
+use super::error::{kind, CodecError};
+use super::walk::{classify, Item, RefKind, MAX_DEPTH};
+use crate::interp::actor_handle::{native, ActorRef, PidVal};
+use crate::interp::class::ClassKind;
+use crate::interp::eval::Ctx;
+use crate::interp::value::{ClassRef, Instance, NativeObj, Sym, Value};
+
+/// New Symbols that atoms from peers may create in this process's lifetime.
+pub const MAX_PEER_ATOMS: usize = 4096;
+/// The tag of bt-only values: `{'$bt', 1, WireBytes}`.
+pub const BT_TAG: &str = "$bt";
+/// The class key of Value-instance maps.
+pub const CLASS_KEY: &str = "$beamtalk_class";
+/// The shape-version key of Value-instance maps.
+pub const VERSION_KEY: &str = "$beamtalk_version";
+
+static PEER_ATOMS: AtomicUsize = AtomicUsize::new(0);
+
+/// How this node writes its own pids: name and creation.
+#[derive(Clone, Debug)]
+pub struct NodeId {
+    pub name: String,
+    pub creation: u32,
+}
+
+/// The node `ctx` runs on (`nonode@nohost`, creation 0, without distribution).
+pub fn node_id(ctx: &Ctx) -> NodeId {
+    match ctx.prog.dist.get() {
+        Some(d) => NodeId {
+            name: d.node_name().as_str().to_string(),
+            creation: d.creation(),
+        },
+        None => NodeId {
+            name: crate::interp::prims::actor_node::NO_NODE.to_string(),
+            creation: 0,
+        },
+    }
+}
+
+/// An Erlang pid for a local process number.
+pub fn local_pid(me: &NodeId, number: u64) -> eetf::Pid {
+    eetf::Pid::new(
+        me.name.as_str(),
+        (number & 0xffff_ffff) as u32,
+        (number >> 32) as u32,
+        me.creation,
+    )
+}
+
+pub fn atom(s: &str) -> Term {
+    Term::from(Atom::from(s))
+}
+
+fn bin(b: &[u8]) -> Term {
+    Term::from(Binary::from(b.to_vec()))
+}
+
+/// Encodes `v` (found at `root`, for error paths) as a term.
+pub fn to_term(ctx: &Ctx, v: &Value, root: &str) -> Result<Term, CodecError> {
+    let me = node_id(ctx);
+    Enc { ctx, me, root }.term(v, 0)
+}
+
+struct Enc<'a> {
+    ctx: &'a Ctx,
+    me: NodeId,
+    root: &'a str,
+}
+
+impl Enc<'_> {
+    fn tagged(&self, v: &Value) -> Result<Term, CodecError> {
+        let bytes = super::wire::encode_in(self.ctx, v, self.root)?;
+        Ok(Term::from(Tuple::from(vec![
+            atom(BT_TAG),
+            Term::from(FixInteger::from(1)),
+            Term::from(Binary::from(bytes)),
+        ])))
+    }
+
+    fn term(&self, v: &Value, depth: usize) -> Result<Term, CodecError> {
+        if depth > MAX_DEPTH {
+            return Err(CodecError::new(
+                kind::NOT_SERIALISABLE,
+                format!(
+                    "value at {} is nested too deeply to cross a node boundary",
+                    self.root
+                ),
+                self.root,
+            ));
+        }
+        if let Value::Native(n) = v {
+            if let Some(o) = n.0.as_any().downcast_ref::<ErlTerm>() {
+                return Ok(o.term.clone());
+            }
+        }
+        let node = Sym::new(&self.me.name);
+        let item = match classify(v, node) {
+            Ok(i) => i,
+            Err(class) => return Err(CodecError::not_serialisable(&class, self.root.to_string())),
+        };
+        let d = depth + 1;
+        Ok(match item {
+            Item::Nil => atom("nil"),
+            Item::Bool(b) => atom(if b { "true" } else { "false" }),
+            Item::Int(i) => match i32::try_from(i) {
+                Ok(x) => Term::from(FixInteger::from(x)),
+                Err(_) => Term::from(BigInteger {
+                    value: BigInt::from(i),
+                }),
+            },
+            Item::BigInt(b) => Term::from(BigInteger { value: b.clone() }),
+            Item::Float(f) => match Float::try_from(f) {
+                Ok(x) => Term::from(x),
+                Err(_) => self.tagged(v)?,
+            },
+            Item::Symbol(s) => atom(s.as_str()),
+            Item::Str(s) => bin(s.as_bytes()),
+            Item::List(l) => {
+                let mut out = Vec::with_capacity(l.len());
+                for e in l.iter() {
+                    out.push(self.term(e, d)?);
+                }
+                Term::from(List::from(out))
+            }
+            Item::Tuple(t) => {
+                if matches!(t.first(), Some(Value::Symbol(s)) if s.as_str() == BT_TAG) {
+                    return self.tagged(v);
+                }
+                let mut out = Vec::with_capacity(t.len());
+                for e in t {
+                    out.push(self.term(e, d)?);
+                }
+                Term::from(Tuple::from(out))
+            }
+            Item::Dict(m) => {
+                if m.get(&Value::sym(CLASS_KEY)).is_some() {
+                    return self.tagged(v);
+                }
+                let mut out = std::collections::HashMap::new();
+                for (k, x) in m.iter() {
+                    out.insert(self.term(k, d)?, self.term(x, d)?);
+                }
+                Term::from(Map::from(out))
+            }
+            Item::Instance(i) if plain_instance(self.ctx, &i.class) => {
+                let mut out = std::collections::HashMap::new();
+                out.insert(atom(CLASS_KEY), atom(i.class.name.as_str()));
+                let ver = super::block::shape_version(&i.class);
+                out.insert(
+                    atom(VERSION_KEY),
+                    Term::from(FixInteger::from(ver.clamp(0, i32::MAX as i64) as i32)),
+                );
+                for (name, x) in i.class.field_names.iter().zip(i.fields.iter()) {
+                    out.insert(atom(name.as_str()), self.term(x, d)?);
+                }
+                Term::from(Map::from(out))
+            }
+            Item::Ref(r) if matches!(r.kind, RefKind::Actor | RefKind::Pid) && r.node == node => {
+                Term::from(local_pid(&self.me, r.number))
+            }
+            _ => self.tagged(v)?,
+        })
+    }
+}
+
+/// Value instances that cross as `'$beamtalk_class'` maps: user and library Value classes,
+/// exceptions included; Node and Result (bt-only in 8.12) travel tagged.
+fn plain_instance(ctx: &Ctx, c: &ClassRef) -> bool {
+    c.kind == ClassKind::Value
+        && !Arc::ptr_eq(c, &ctx.prog.core.result)
+        && c.name.as_str() != "Node"
+}
+
+/// Decodes a term from a peer in `ctx`'s program.
+pub fn from_term(ctx: &mut Ctx, t: &Term, root: &str) -> Result<Value, CodecError> {
+    let me = node_id(ctx);
+    Dec { me, root }.value(ctx, t, 0)
+}
+
+struct Dec<'a> {
+    me: NodeId,
+    root: &'a str,
+}
+
+/// A Symbol for an atom from a peer, within the budget of [`MAX_PEER_ATOMS`].
+pub fn peer_symbol(name: &str) -> Option<Sym> {
+    if let Some(s) = Sym::lookup(name) {
+        return Some(s);
+    }
+    let n = PEER_ATOMS.fetch_add(1, Ordering::Relaxed);
+    if n >= MAX_PEER_ATOMS {
+        PEER_ATOMS.store(MAX_PEER_ATOMS, Ordering::Relaxed);
+        return None;
+    }
+    Some(Sym::new(name))
+}
+
+impl Dec<'_> {
+    fn malformed(&self, what: &str) -> CodecError {
+        CodecError::new(
+            kind::MALFORMED_MESSAGE,
+            format!("{what} at {}", self.root),
+            self.root,
+        )
+    }
+
+    fn value(&self, ctx: &mut Ctx, t: &Term, depth: usize) -> Result<Value, CodecError> {
+        if depth > MAX_DEPTH {
+            return Err(self.malformed("term nested too deeply"));
+        }
+        let d = depth + 1;
+        Ok(match t {
+            Term::Atom(a) => match a.name.as_str() {
+                "true" => Value::True,
+                "false" => Value::False,
+                "nil" => Value::Nil,
+                n => match peer_symbol(n) {
+                    Some(s) => Value::Symbol(s),
+                    None => opaque(ctx, t),
+                },
+            },
+            Term::FixInteger(i) => Value::Int(i.value as i64),
+            Term::BigInteger(b) => match b.value.to_i64() {
+                Some(i) => Value::Int(i),
+                None => Value::BigInt(Arc::new(b.value.clone())),
+            },
+            Term::Float(f) => Value::float(f.value),
+            Term::Binary(b) => match std::str::from_utf8(&b.bytes) {
+                Ok(s) => Value::str(s),
+                Err(_) => Value::Binary(Arc::new(b.bytes.clone())),
+            },
+            Term::ByteList(b) => Value::list(b.bytes.iter().map(|&x| Value::Int(x as i64))),
+            Term::List(l) => {
+                let mut out = Vec::with_capacity(l.elements.len());
+                for e in &l.elements {
+                    out.push(self.value(ctx, e, d)?);
+                }
+                Value::list(out)
+            }
+            Term::Tuple(tu) => {
+                if let [Term::Atom(a), Term::FixInteger(v), Term::Binary(b)] = &tu.elements[..] {
+                    if a.name == BT_TAG {
+                        if v.value != 1 {
+                            return Err(CodecError::new(
+                                kind::WIRE_VERSION_UNSUPPORTED,
+                                format!("wire version {} is not supported", v.value),
+                                self.root,
+                            ));
+                        }
+                        return super::wire::decode_local(ctx, &b.bytes, self.root);
+                    }
+                }
+                let mut out = Vec::with_capacity(tu.elements.len());
+                for e in &tu.elements {
+                    out.push(self.value(ctx, e, d)?);
+                }
+                Value::tuple(out)
+            }
+            Term::Map(m) => {
+                if let Some(Term::Atom(cls)) = m.map.get(&atom(CLASS_KEY)) {
+                    return self.instance(ctx, &cls.name, m, d);
+                }
+                let mut pairs = Vec::with_capacity(m.map.len());
+                for (k, x) in &m.map {
+                    pairs.push((self.value(ctx, k, d)?, self.value(ctx, x, d)?));
+                }
+                crate::interp::prims::collections::dict_from_pairs(pairs)
+            }
+            Term::Pid(p) if p.node.name == self.me.name && p.creation == self.me.creation => {
+                let number = (p.id as u64) | ((p.serial as u64) << 32);
+                match local_process(ctx, number) {
+                    Some(v) => v,
+                    None => opaque(ctx, t),
+                }
+            }
+            _ => opaque(ctx, t),
+        })
+    }
+
+    fn instance(&self, ctx: &mut Ctx, cls: &str, m: &Map, d: usize) -> Result<Value, CodecError> {
+        let class = Sym::lookup(cls)
+            .and_then(|s| ctx.prog.class_named(s.as_str()))
+            .filter(|c| c.kind == ClassKind::Value);
+        let Some(class) = class else {
+            return Err(CodecError::new(
+                kind::CLASS_NOT_FOUND,
+                format!(
+                    "no Value class {cls} is loaded on this node (at {})",
+                    self.root
+                ),
+                self.root,
+            ));
+        };
+        if let Some(Term::FixInteger(v)) = m.map.get(&atom(VERSION_KEY)) {
+            let local = super::block::shape_version(&class);
+            if v.value as i64 > local {
+                return Err(CodecError::new(
+                    kind::SHAPE_VERSION_AHEAD,
+                    format!(
+                        "{cls} has shape version {} there but {local} here (at {})",
+                        v.value, self.root
+                    ),
+                    self.root,
+                ));
+            }
+        }
+        let mut fields = Vec::with_capacity(class.field_names.len());
+        for name in class.field_names.iter() {
+            fields.push(match m.map.get(&atom(name.as_str())) {
+                Some(x) => self.value(ctx, x, d)?,
+                None => Value::Nil,
+            });
+        }
+        Ok(Value::Object(Arc::new(Instance {
+            class,
+            fields: fields.into_iter().collect(),
+        })))
+    }
+}
+
+/// The actor (or Pid, for a non-actor process) of a live local process.
+fn local_process(ctx: &Ctx, number: u64) -> Option<Value> {
+    let sys = ctx.proc.sys.as_ref()?;
+    let pid = crate::runtime::Pid {
+        node: 0,
+        number,
+        service: false,
+    };
+    let p = sys.rt.lookup(pid)?;
+    Some(match p.info() {
+        Value::Class(c) => ActorRef::value(p.clone(), c.clone()),
+        _ => {
+            let class = ctx
+                .prog
+                .class_named("Pid")
+                .unwrap_or_else(|| ctx.prog.core.object.clone());
+            native(PidVal { proc: p, class })
+        }
+    })
+}
+
+/// A term bt has no value for: kept as is, printed in Erlang syntax, sent back unchanged.
+pub struct ErlTerm {
+    pub term: Term,
+    pub class: ClassRef,
+}
+
+fn opaque(ctx: &Ctx, t: &Term) -> Value {
+    native(ErlTerm {
+        term: t.clone(),
+        class: ctx.prog.core.object.clone(),
+    })
+}
+
+impl NativeObj for ErlTerm {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        self.term.to_string()
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<ErlTerm>()
+            .is_some_and(|o| o.term == self.term)
+    }
+    fn hash_code(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.term.to_string().hash(&mut h);
+        h.finish()
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (9, self.term.to_string().chars().map(|c| c as u64).collect())
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// Encodes a term as external term format bytes.
+pub fn term_bytes(t: &Term) -> Vec<u8> {
+    let mut out = Vec::new();
+    // Writing to a Vec cannot fail except for atoms longer than 255 characters.
+    let _ = t.encode(&mut out);
+    out
+}

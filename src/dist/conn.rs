@@ -1,0 +1,608 @@
+//! One live connection (LANGUAGE.md 8.8, 8.12): framing, ticks, and the control messages a
+//! bt node handles.
+//!
+//! Frames are a 4-byte length then, for a message, the pass-through byte 112, a control
+//! term and an optional payload term (no atom cache, no fragments: bt advertises neither);
+//! a zero length is a tick. The writer task sends a tick whenever it has been idle for a
+//! quarter of `--net-tick`; the reader drops the connection (`#netTickTimeout`) when nothing
+//! arrives for `--net-tick`. Frames longer than [`MAX_FRAME`] end the connection; every
+//! frame is checked by `codec::etf_check` before it is decoded.
+//!
+//! Handled control messages: `REG_SEND` to `net_kernel` (`{is_auth, Node}` → `yes`: what
+//! `net_adm:ping` asks) and to registered bt actors (`gen_server` calls and casts, 8.12);
+//! `SEND` of `gen_server` requests to a bt pid and of replies to this node's outgoing calls;
+//! `MONITOR_P`/`DEMONITOR_P` on bt processes (by pid or registered name; `'DOWN'` carries the
+//! actor's exit reason); `MONITOR_P_EXIT` for the monitors behind this node's calls;
+//! `LINK`/`UNLINK_ID` and `EXIT`/`EXIT2` between peer and bt processes. Others are ignored.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use eetf::{Atom, Pid, Reference, Term, Tuple};
+use erl_dist::message::Message;
+use erl_dist::term::PidOrAtom;
+
+use super::handshake::Stream;
+use super::net::{self, mpsc, oneshot, AsyncReadExt, AsyncWriteExt};
+use super::node::{node_err, Inner, Once};
+use crate::codec::etf_check;
+use crate::interp::prims::actor_node::{CallReply, NodeError, Target};
+
+/// Longest frame accepted from a peer (an 8 MiB message and then some).
+pub const MAX_FRAME: usize = 64 << 20;
+/// Default bound of a connection's output queue.
+pub const DEFAULT_QUEUE_LIMIT: usize = 64 << 20;
+
+/// The output-queue bound: `BT_DIST_QUEUE_LIMIT` bytes (tests), else 64 MiB.
+pub fn queue_limit() -> usize {
+    std::env::var("BT_DIST_QUEUE_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_QUEUE_LIMIT)
+}
+
+pub fn atom(s: &str) -> Term {
+    Term::from(Atom::from(s))
+}
+
+/// A connection's output queue: encoded frames, bounded in bytes.
+pub struct Outbox {
+    tx: mpsc::UnboundedSender<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    limit: usize,
+    closed: Arc<AtomicBool>,
+}
+
+pub struct OutRx {
+    rx: mpsc::UnboundedReceiver<Vec<u8>>,
+    queued: Arc<AtomicUsize>,
+    closed: Arc<AtomicBool>,
+}
+
+impl Outbox {
+    pub fn new() -> (Outbox, OutRx) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let queued = Arc::new(AtomicUsize::new(0));
+        let closed = Arc::new(AtomicBool::new(false));
+        (
+            Outbox {
+                tx,
+                queued: queued.clone(),
+                limit: queue_limit(),
+                closed: closed.clone(),
+            },
+            OutRx { rx, queued, closed },
+        )
+    }
+
+    /// Queues a frame; false if the queue is over its bound.
+    pub fn push(&self, frame: Vec<u8>) -> bool {
+        let n = frame.len();
+        let before = self.queued.fetch_add(n, Ordering::Relaxed);
+        if before + n > self.limit && before > 0 {
+            self.queued.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        self.tx.send(frame).is_ok()
+    }
+
+    /// Asks the writer to close the connection.
+    pub fn close(&self) {
+        self.closed.store(true, Ordering::Relaxed);
+        let _ = self.tx.send(Vec::new());
+    }
+}
+
+/// A control message (with its payload) as a frame.
+pub fn frame(m: Message) -> Vec<u8> {
+    let mut b = vec![0, 0, 0, 0, 112];
+    // Encoding to a Vec fails only for atoms over 255 characters: send nothing then.
+    if m.write_into(&mut b).is_err() {
+        return Vec::new();
+    }
+    let n = (b.len() - 4) as u32;
+    b[..4].copy_from_slice(&n.to_be_bytes());
+    b
+}
+
+/// Starts the reader and writer tasks of a connection to `name`; aborting both closes it.
+pub(crate) fn start(
+    inner: Arc<Inner>,
+    s: Stream,
+    name: String,
+    conn: u64,
+    rx: OutRx,
+) -> [net::AbortHandle; 2] {
+    let (r, w) = net_split(s);
+    let tick = inner.net_tick;
+    let w = net::spawn(writer(w, rx, tick / 4));
+    let r = net::spawn(reader(inner, r, name, conn));
+    [w.abort_handle(), r.abort_handle()]
+}
+
+type ReadHalf = net::ReadHalf<Stream>;
+type WriteHalf = net::WriteHalf<Stream>;
+
+fn net_split(s: Stream) -> (ReadHalf, WriteHalf) {
+    net::split(s)
+}
+
+async fn writer(mut w: WriteHalf, mut rx: OutRx, idle: Duration) {
+    loop {
+        match net::timeout(idle, rx.rx.recv()).await {
+            Ok(Some(f)) => {
+                if rx.closed.load(Ordering::Relaxed) {
+                    break;
+                }
+                let n = f.len();
+                if n > 0 && w.write_all(&f).await.is_err() {
+                    break;
+                }
+                rx.queued.fetch_sub(n, Ordering::Relaxed);
+                // Batch what is already queued before flushing.
+                let mut failed = false;
+                while let Ok(f) = rx.rx.try_recv() {
+                    if rx.closed.load(Ordering::Relaxed) || w.write_all(&f).await.is_err() {
+                        failed = true;
+                        break;
+                    }
+                    rx.queued.fetch_sub(f.len(), Ordering::Relaxed);
+                }
+                if failed || w.flush().await.is_err() {
+                    break;
+                }
+            }
+            Ok(None) => break,
+            Err(_) => {
+                if w.write_all(&[0, 0, 0, 0]).await.is_err() || w.flush().await.is_err() {
+                    break;
+                }
+            }
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+async fn reader(inner: Arc<Inner>, mut r: ReadHalf, name: String, conn: u64) {
+    let tick = inner.net_tick;
+    let reason = loop {
+        let len = match net::timeout(tick, r.read_u32()).await {
+            Err(_) => break "netTickTimeout",
+            Ok(Err(_)) => break "connectionClosed",
+            Ok(Ok(n)) => n as usize,
+        };
+        if len == 0 {
+            continue; // a tick
+        }
+        if len > MAX_FRAME {
+            break "protocol";
+        }
+        let mut body = vec![0u8; len];
+        match net::timeout(tick, r.read_exact(&mut body)).await {
+            Ok(Ok(_)) => {}
+            Err(_) => break "netTickTimeout",
+            Ok(Err(_)) => break "connectionClosed",
+        }
+        if body[0] != 112 || etf_check::check_frame(&body[1..]).is_err() {
+            break "protocol";
+        }
+        match Message::read_from(&mut &body[1..]) {
+            Ok(m) => handle(&inner, &name, m),
+            Err(erl_dist::message::RecvError::UnsupportedOp { .. }) => {}
+            Err(_) => break "protocol",
+        }
+    };
+    inner.detach(&name, conn, reason);
+}
+
+/// Is `p` a pid of this node (this incarnation)? Its process number.
+fn local_number(inner: &Inner, p: &Pid) -> Option<u64> {
+    (p.node.name == inner.me.name && p.creation == inner.me.creation)
+        .then_some((p.id as u64) | ((p.serial as u64) << 32))
+}
+
+fn my_pid(inner: &Inner, number: u64) -> Pid {
+    Pid::new(
+        inner.me.name.as_str(),
+        (number & 0xffff_ffff) as u32,
+        (number >> 32) as u32,
+        inner.me.creation,
+    )
+}
+
+fn my_ref(inner: &Inner, n: u64) -> Reference {
+    Reference {
+        node: Atom::from(inner.me.name.as_str()),
+        id: vec![(n & 0x3ffff) as u32, (n >> 18) as u32, 0xb7],
+        creation: inner.me.creation,
+    }
+}
+
+/// The call number of a reference this node made.
+fn call_number(inner: &Inner, r: &Reference) -> Option<u64> {
+    if r.node.name != inner.me.name
+        || r.creation != inner.me.creation
+        || r.id.len() != 3
+        || r.id[2] != 0xb7
+    {
+        return None;
+    }
+    Some(r.id[0] as u64 | ((r.id[1] as u64) << 18))
+}
+
+fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
+    match m {
+        Message::RegSend(m) => to_local(
+            inner,
+            peer,
+            m.from_pid,
+            Target::Name(name_sym(&m.to_name.name)),
+            m.message,
+            Some(&m.to_name.name),
+        ),
+        Message::Send(m) => to_pid(inner, peer, None, m.to_pid, m.message),
+        Message::SendSender(m) => to_pid(inner, peer, Some(m.from_pid), m.to_pid, m.message),
+        Message::MonitorP(m) => monitor(inner, peer, m.from_pid, m.to_proc, m.reference),
+        Message::DemonitorP(m) => {
+            let id = inner
+                .state
+                .lock()
+                .peers
+                .get_mut(peer)
+                .and_then(|p| p.watches.remove(&m.reference.id));
+            if let (Some(id), Some(ib)) = (id, inner.inbound()) {
+                ib.unwatch(id);
+            }
+        }
+        Message::MonitorPExit(m) => call_down(inner, &m.reference, m.reason),
+        Message::PayloadMonitorPExit(m) => call_down(inner, &m.reference, m.reason),
+        Message::Link(m) => link(inner, peer, m.from_pid, m.to_pid),
+        Message::UnlinkId(m) => {
+            unlink(inner, peer, &m.from_pid, &m.to_pid);
+            let ack = Message::unlink_id_ack(m.id, m.to_pid, m.from_pid);
+            inner.send_to(peer, frame(ack));
+        }
+        Message::Unlink(m) => unlink(inner, peer, &m.from_pid, &m.to_pid),
+        Message::Exit(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
+        Message::Exit2(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
+        Message::PayloadExit(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
+        Message::PayloadExit2(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
+        _ => {}
+    }
+}
+
+/// A registered name from a peer: only names already interned can be registered, so no
+/// Symbol is created for it.
+fn name_sym(name: &str) -> crate::interp::value::Sym {
+    crate::interp::value::Sym::lookup(name).unwrap_or(crate::interp::value::Sym::NONE)
+}
+
+/// `{'$gen_call', {From, Tag}, Request}` → (From, Tag, Request).
+fn gen_call(msg: &Term) -> Option<(Pid, Term, Term)> {
+    let Term::Tuple(t) = msg else { return None };
+    let [Term::Atom(a), Term::Tuple(ft), req] = &t.elements[..] else {
+        return None;
+    };
+    if a.name != "$gen_call" {
+        return None;
+    }
+    let [Term::Pid(from), tag] = &ft.elements[..] else {
+        return None;
+    };
+    Some((from.clone(), tag.clone(), req.clone()))
+}
+
+fn gen_cast(msg: &Term) -> Option<Term> {
+    let Term::Tuple(t) = msg else { return None };
+    match &t.elements[..] {
+        [Term::Atom(a), req] if a.name == "$gen_cast" => Some(req.clone()),
+        _ => None,
+    }
+}
+
+/// A message for a local process (by name or pid) from `peer`.
+fn to_local(
+    inner: &Arc<Inner>,
+    peer: &str,
+    _from: Pid,
+    target: Target,
+    msg: Term,
+    name: Option<&str>,
+) {
+    if let Some((from, tag, req)) = gen_call(&msg) {
+        if name == Some("net_kernel") {
+            // `net_adm:ping`: `{is_auth, Node}` → `yes`.
+            let reply = Term::from(Tuple::from(vec![tag, atom("yes")]));
+            inner.send_to(peer, frame(Message::send(from, reply)));
+            return;
+        }
+        let Some(ib) = inner.inbound() else { return };
+        let weak = Arc::downgrade(inner);
+        let peer = peer.to_string();
+        ib.call(
+            target,
+            req,
+            Box::new(move |reply| {
+                if let Some(inner) = weak.upgrade() {
+                    let t = Term::from(Tuple::from(vec![tag, reply]));
+                    inner.send_to(&peer, frame(Message::send(from, t)));
+                }
+            }),
+        );
+        return;
+    }
+    if let Some(req) = gen_cast(&msg) {
+        if let Some(ib) = inner.inbound() {
+            ib.cast(target, req);
+        }
+    }
+}
+
+fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term) {
+    // A reply to one of this node's calls: `{Ref, Reply}`.
+    if let Term::Tuple(t) = &msg {
+        if let [Term::Reference(r), reply] = &t.elements[..] {
+            if let Some(n) = call_number(inner, r) {
+                let c = inner.calls.lock().remove(&n);
+                if let Some(c) = c {
+                    c.finish(inner, reply.clone());
+                }
+                return;
+            }
+        }
+    }
+    let Some(number) = local_number(inner, &to) else {
+        return;
+    };
+    let from = from.unwrap_or_else(|| to.clone());
+    to_local(inner, peer, from, Target::Number(number), msg, None);
+}
+
+/// `erlang:monitor(process, Pid | {Name, Node})` from a peer process.
+fn monitor(inner: &Arc<Inner>, peer: &str, from: Pid, to: PidOrAtom, reference: Reference) {
+    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel") {
+        return; // this node's net_kernel (answered in `to_local`) never exits
+    }
+    let Some(ib) = inner.inbound() else { return };
+    let number = match &to {
+        PidOrAtom::Pid(p) => local_number(inner, p).and_then(|n| ib.resolve(Target::Number(n))),
+        PidOrAtom::Atom(a) => ib.resolve(Target::Name(name_sym(&a.name))),
+    };
+    let key = reference.id.clone();
+    let Some(number) = number else {
+        let m = Message::monitor_p_exit(to, from, reference, atom("noproc"));
+        inner.send_to(peer, frame(m));
+        return;
+    };
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let peer_s = peer.to_string();
+    let k2 = key.clone();
+    let id = ib.watch(
+        number,
+        Box::new(move |reason| {
+            let Some(inner) = weak.upgrade() else { return };
+            let live = inner
+                .state
+                .lock()
+                .peers
+                .get_mut(&peer_s)
+                .and_then(|p| p.watches.remove(&k2))
+                .is_some();
+            if live {
+                let m = Message::monitor_p_exit(to, from, reference, reason);
+                inner.send_to(&peer_s, frame(m));
+            }
+        }),
+    );
+    if let Some(p) = inner.state.lock().peers.get_mut(peer) {
+        p.watches.insert(key, id);
+    }
+}
+
+fn pid_key(p: &Pid) -> Vec<u8> {
+    crate::codec::etf::term_bytes(&Term::from(p.clone()))
+}
+
+fn link(inner: &Arc<Inner>, peer: &str, from: Pid, to: Pid) {
+    let Some(ib) = inner.inbound() else { return };
+    let Some(number) = local_number(inner, &to) else {
+        return;
+    };
+    let key = (pid_key(&from), number);
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let peer_s = peer.to_string();
+    let k2 = key.clone();
+    let id = ib.watch(
+        number,
+        Box::new(move |reason| {
+            let Some(inner) = weak.upgrade() else { return };
+            let live = inner
+                .state
+                .lock()
+                .peers
+                .get_mut(&peer_s)
+                .and_then(|p| p.links.remove(&k2))
+                .is_some();
+            if live {
+                inner.send_to(&peer_s, frame(Message::exit(to, from, reason)));
+            }
+        }),
+    );
+    if let Some(p) = inner.state.lock().peers.get_mut(peer) {
+        p.links.insert(key, id);
+    }
+}
+
+fn unlink(inner: &Arc<Inner>, peer: &str, from: &Pid, to: &Pid) {
+    let Some(number) = local_number(inner, to) else {
+        return;
+    };
+    let id = inner
+        .state
+        .lock()
+        .peers
+        .get_mut(peer)
+        .and_then(|p| p.links.remove(&(pid_key(from), number)));
+    if let (Some(id), Some(ib)) = (id, inner.inbound()) {
+        ib.unwatch(id);
+    }
+}
+
+fn exit(inner: &Arc<Inner>, peer: &str, from: &Pid, to: &Pid, reason: Term) {
+    unlink(inner, peer, from, to);
+    if matches!(&reason, Term::Atom(a) if a.name == "normal") {
+        return;
+    }
+    if let (Some(n), Some(ib)) = (local_number(inner, to), inner.inbound()) {
+        ib.exit(n, reason);
+    }
+}
+
+/// An outgoing call waiting for its reply.
+pub struct PendingCall {
+    pub peer: String,
+    name: String,
+    bt: bool,
+    from: Pid,
+    reference: Reference,
+    done: Option<Once<Result<CallReply, NodeError>>>,
+    /// Wakes the task timing the call when it ends early.
+    wake: Option<oneshot::Sender<()>>,
+}
+
+impl PendingCall {
+    pub fn fail(mut self, e: NodeError) {
+        if let Some(w) = self.wake.take() {
+            let _ = w.send(());
+        }
+        if let Some(d) = self.done.take() {
+            d.call(Err(e));
+        }
+    }
+
+    fn finish(mut self, inner: &Inner, reply: Term) {
+        let m = Message::demonitor_p(
+            self.from.clone(),
+            PidOrAtom::Atom(Atom::from(self.name.as_str())),
+            self.reference.clone(),
+        );
+        inner.send_to(&self.peer, frame(m));
+        if let Some(w) = self.wake.take() {
+            let _ = w.send(());
+        }
+        if let Some(d) = self.done.take() {
+            d.call(Ok(CallReply {
+                term: reply,
+                bt_peer: self.bt,
+            }));
+        }
+    }
+}
+
+/// The monitor behind a call fired: the callee is not there (`noproc`) or exited.
+fn call_down(inner: &Inner, r: &Reference, reason: Term) {
+    let Some(n) = call_number(inner, r) else {
+        return;
+    };
+    let Some(c) = inner.calls.lock().remove(&n) else {
+        return;
+    };
+    let e = match &reason {
+        Term::Atom(a) if a.name == "noproc" => node_err(
+            "no_such_process",
+            format!("no process is registered as #{} on {}", c.name, c.peer),
+            None,
+        ),
+        Term::Atom(a) if a.name == "noconnection" => node_err(
+            "node_down",
+            format!("the connection to {} was lost", c.peer),
+            None,
+        ),
+        other => node_err(
+            "actor_dead",
+            format!(
+                "#{} on {} exited ({other}) before answering",
+                c.name, c.peer
+            ),
+            None,
+        ),
+    };
+    c.fail(e);
+}
+
+/// `gen_server:call({name, to}, request)` from local process `from`, on a connected node.
+pub(crate) async fn call(
+    inner: Arc<Inner>,
+    from: u64,
+    to: String,
+    name: String,
+    request: Term,
+    timeout: Option<Duration>,
+    done: Once<Result<CallReply, NodeError>>,
+) {
+    let n = inner.serial.fetch_add(1, Ordering::Relaxed);
+    let reference = my_ref(&inner, n);
+    let from_pid = my_pid(&inner, from);
+    let bt = inner.state.lock().peers.get(&to).is_some_and(|p| p.bt);
+    let (wake, woken) = oneshot::channel();
+    inner.calls.lock().insert(
+        n,
+        PendingCall {
+            peer: to.clone(),
+            name: name.clone(),
+            bt,
+            from: from_pid.clone(),
+            reference: reference.clone(),
+            done: Some(done),
+            wake: Some(wake),
+        },
+    );
+    let mon = Message::monitor_p(
+        from_pid.clone(),
+        PidOrAtom::Atom(Atom::from(name.as_str())),
+        reference.clone(),
+    );
+    let tag = Term::from(reference);
+    let msg = Term::from(Tuple::from(vec![
+        atom("$gen_call"),
+        Term::from(Tuple::from(vec![Term::from(from_pid.clone()), tag])),
+        request,
+    ]));
+    let sent = inner.send_to(&to, frame(mon))
+        && inner.send_to(
+            &to,
+            frame(Message::reg_send(from_pid, Atom::from(name.as_str()), msg)),
+        );
+    if !sent {
+        if let Some(c) = inner.calls.lock().remove(&n) {
+            c.fail(node_err(
+                "node_down",
+                format!("the connection to {to} was lost"),
+                None,
+            ));
+        }
+        return;
+    }
+    if let Some(t) = timeout {
+        if net::timeout(t, woken).await.is_ok() {
+            return; // answered (or failed) in time
+        }
+        let c = inner.calls.lock().remove(&n);
+        if let Some(c) = c {
+            let ms = t.as_millis();
+            c.fail(node_err(
+                "timeout",
+                format!("#{name} on {to} did not answer within {ms} ms"),
+                None,
+            ));
+        }
+    }
+}
+
+/// `gen_server:cast({name, to}, request)` on a connected node.
+pub(crate) fn cast(inner: &Inner, from: u64, to: &str, name: &str, request: Term) {
+    let msg = Term::from(Tuple::from(vec![atom("$gen_cast"), request]));
+    let m = Message::reg_send(my_pid(inner, from), Atom::from(name), msg);
+    inner.send_to(to, frame(m));
+}

@@ -1,0 +1,205 @@
+//! TLS distribution (`--dist-tls CONFIG`, LANGUAGE.md 8.11, 8.12) with rustls, interoperable
+//! with `erl -proto_dist inet_tls -ssl_dist_optfile FILE`.
+//!
+//! CONFIG is a small text file of `key = value` lines (`#` starts a comment), named after
+//! the `ssl_dist_optfile` options it mirrors:
+//!
+//! ```text
+//! certfile   = /path/node.pem     # this node's certificate chain (PEM)
+//! keyfile    = /path/node.key     # its private key (PEM; PKCS#8, PKCS#1 or SEC1)
+//! cacertfile = /path/ca.pem       # the CA(s) that sign peers' certificates
+//! verify     = verify_peer        # the default; verify_none turns peer checks off
+//! ```
+//!
+//! Both directions verify the peer's certificate against `cacertfile` (mutual TLS): the
+//! acceptor requires a client certificate, the initiator checks the server's certificate
+//! against the host part of the node name (a DNS name or an IP address in its SANs).
+
+use std::io::BufReader;
+use std::path::Path;
+use std::sync::Arc;
+
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::{ClientConfig, RootCertStore, ServerConfig};
+
+use super::handshake::Stream;
+use super::net::TcpStream;
+
+/// A loaded `--dist-tls` configuration.
+pub struct Tls {
+    client: tokio_rustls::TlsConnector,
+    server: tokio_rustls::TlsAcceptor,
+}
+
+fn provider() -> Arc<rustls::crypto::CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+fn certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
+    let v: Result<Vec<_>, _> = rustls_pemfile::certs(&mut BufReader::new(f)).collect();
+    let v = v.map_err(|e| format!("--dist-tls: bad certificate in {path}: {e}"))?;
+    if v.is_empty() {
+        return Err(format!("--dist-tls: no certificate in {path}"));
+    }
+    Ok(v)
+}
+
+fn key(path: &str) -> Result<PrivateKeyDer<'static>, String> {
+    let f =
+        std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
+    rustls_pemfile::private_key(&mut BufReader::new(f))
+        .map_err(|e| format!("--dist-tls: bad key in {path}: {e}"))?
+        .ok_or_else(|| format!("--dist-tls: no private key in {path}"))
+}
+
+impl Tls {
+    /// Reads the configuration file and the files it names.
+    pub fn load(path: &Path) -> Result<Tls, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("--dist-tls: cannot read {}: {e}", path.display()))?;
+        let (mut cert, mut keyf, mut ca, mut verify) = (None, None, None, true);
+        for (i, line) in text.lines().enumerate() {
+            let line = line.split('#').next().unwrap_or("").trim();
+            if line.is_empty() {
+                continue;
+            }
+            let Some((k, v)) = line.split_once('=') else {
+                return Err(format!(
+                    "--dist-tls: {}:{}: expected key = value",
+                    path.display(),
+                    i + 1
+                ));
+            };
+            let v = v.trim().to_string();
+            match k.trim() {
+                "certfile" => cert = Some(v),
+                "keyfile" => keyf = Some(v),
+                "cacertfile" => ca = Some(v),
+                "verify" => verify = v != "verify_none",
+                other => {
+                    return Err(format!(
+                        "--dist-tls: {}:{}: unknown key '{other}'",
+                        path.display(),
+                        i + 1
+                    ))
+                }
+            }
+        }
+        let cert = cert.ok_or("--dist-tls: certfile is missing")?;
+        let keyf = keyf.unwrap_or_else(|| cert.clone());
+        let ca = ca.ok_or("--dist-tls: cacertfile is missing")?;
+        let chain = certs(&cert)?;
+        let mut roots = RootCertStore::empty();
+        for c in certs(&ca)? {
+            roots
+                .add(c)
+                .map_err(|e| format!("--dist-tls: bad CA certificate in {ca}: {e}"))?;
+        }
+        let roots = Arc::new(roots);
+        let p = provider();
+        let server_b = ServerConfig::builder_with_provider(p.clone())
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("--dist-tls: {e}"))?;
+        let server_b = if verify {
+            let v = rustls::server::WebPkiClientVerifier::builder_with_provider(
+                roots.clone(),
+                p.clone(),
+            )
+            .build()
+            .map_err(|e| format!("--dist-tls: {e}"))?;
+            server_b.with_client_cert_verifier(v)
+        } else {
+            server_b.with_no_client_auth()
+        };
+        let server = server_b
+            .with_single_cert(chain.clone(), key(&keyf)?)
+            .map_err(|e| format!("--dist-tls: {e}"))?;
+        let client_b = ClientConfig::builder_with_provider(p)
+            .with_safe_default_protocol_versions()
+            .map_err(|e| format!("--dist-tls: {e}"))?;
+        let client_b = if verify {
+            client_b.with_root_certificates(roots)
+        } else {
+            client_b
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(NoVerify(provider())))
+        };
+        let client = client_b
+            .with_client_auth_cert(chain, key(&keyf)?)
+            .map_err(|e| format!("--dist-tls: {e}"))?;
+        Ok(Tls {
+            client: tokio_rustls::TlsConnector::from(Arc::new(client)),
+            server: tokio_rustls::TlsAcceptor::from(Arc::new(server)),
+        })
+    }
+
+    /// TLS client side over `tcp`, checking the certificate against `host`.
+    pub async fn connect(&self, host: &str, tcp: TcpStream) -> Result<Stream, String> {
+        let name = ServerName::try_from(host.to_string())
+            .map_err(|e| format!("bad TLS server name {host}: {e}"))?;
+        let s = self
+            .client
+            .connect(name, tcp)
+            .await
+            .map_err(|e| format!("TLS: {e}"))?;
+        Ok(Box::new(s))
+    }
+
+    /// TLS server side over `tcp` (the peer must present a certificate the CA signed).
+    pub async fn accept(&self, tcp: TcpStream) -> Result<Stream, String> {
+        let s = self
+            .server
+            .accept(tcp)
+            .await
+            .map_err(|e| format!("TLS: {e}"))?;
+        Ok(Box::new(s))
+    }
+}
+
+/// `verify = verify_none`: accepts any server certificate (signatures still checked).
+#[derive(Debug)]
+struct NoVerify(Arc<rustls::crypto::CryptoProvider>);
+
+impl rustls::client::danger::ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: rustls::pki_types::UnixTime,
+    ) -> Result<rustls::client::danger::ServerCertVerified, rustls::Error> {
+        Ok(rustls::client::danger::ServerCertVerified::assertion())
+    }
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &rustls::DigitallySignedStruct,
+    ) -> Result<rustls::client::danger::HandshakeSignatureValid, rustls::Error> {
+        rustls::crypto::verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
