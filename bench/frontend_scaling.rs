@@ -87,7 +87,8 @@ fn front_end(src: &str) -> (Duration, usize) {
 }
 
 fn main() {
-    let shapes: [(&str, fn(usize) -> String); 3] = [
+    type Shape = (&'static str, fn(usize) -> String);
+    let shapes: [Shape; 3] = [
         ("literals", literals),
         ("errors", errors),
         ("indent", indent),

@@ -12,9 +12,11 @@
 pub(crate) mod check;
 pub(crate) mod complete;
 pub(crate) mod doc;
+#[cfg(feature = "dist")]
 pub(crate) mod epmd;
 pub(crate) mod fmt;
 pub(crate) mod parse;
+#[cfg(feature = "repl")]
 pub(crate) mod repl;
 pub(crate) mod repl_help;
 pub(crate) mod run;
@@ -57,14 +59,18 @@ pub(crate) enum Command {
     /// Print the class reference (Markdown or HTML) from the library's declarations
     Doc(doc::DocArgs),
     /// Start the interactive session (also plain `bt`)
+    #[cfg(feature = "repl")]
     Repl(repl::ReplArgs),
     /// Serve the Language Server Protocol on standard input/output (for editors)
     Lsp(crate::lsp::LspArgs),
     /// EPMD-compatible port mapper on 127.0.0.1 (`--port N`, `-names`, `-kill`)
+    #[cfg(feature = "dist")]
     Epmd(EpmdArgs),
     /// The live process tree of a program run with `bt run --observe ADDR`, in the terminal
+    #[cfg(feature = "observe")]
     Top(TopArgs),
     /// The same as `bt top` (`bt observe --tty ADDR`)
+    #[cfg(feature = "observe")]
     Observe(TopArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(complete::CompletionArgs),
@@ -72,6 +78,7 @@ pub(crate) enum Command {
 
 /// `bt epmd` arguments, handed as written to [`epmd::main`] (Erlang's `-names`/`-kill`
 /// spelling included).
+#[cfg(feature = "dist")]
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct EpmdArgs {
     /// `--port N`, `-names`, `-kill`
@@ -84,6 +91,7 @@ pub(crate) struct EpmdArgs {
 }
 
 /// `bt top` / `bt observe --tty` arguments (run by [`crate::observe::top`]).
+#[cfg(feature = "observe")]
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct TopArgs {
     /// The address given to `bt run --observe ADDR`
@@ -97,6 +105,7 @@ pub(crate) struct TopArgs {
     pub(crate) tty: bool,
 }
 
+#[cfg(feature = "observe")]
 impl TopArgs {
     fn args(&self) -> Vec<String> {
         let mut v = vec![self.addr.clone()];
@@ -152,16 +161,25 @@ fn suggest_subcommand(e: &mut clap::Error) {
 /// Runs a parsed command line.
 pub(crate) fn dispatch(cli: Cli) -> i32 {
     match cli.command {
+        #[cfg(feature = "repl")]
         None => repl::main(repl::ReplArgs::default()),
+        #[cfg(not(feature = "repl"))]
+        None => {
+            eprintln!("bt: built without the REPL (cargo feature `repl`)");
+            2
+        }
         Some(Command::Run(a)) => run::main(a),
         Some(Command::Test(a)) => test::main(a),
         Some(Command::Check(a)) => check::main(a),
         Some(Command::Parse(a)) => parse::main(a),
         Some(Command::Fmt(a)) => fmt::main(a),
         Some(Command::Doc(a)) => doc::main(a),
+        #[cfg(feature = "repl")]
         Some(Command::Repl(a)) => repl::main(a),
         Some(Command::Lsp(a)) => crate::lsp::main(a),
+        #[cfg(feature = "dist")]
         Some(Command::Epmd(a)) => epmd::main(&a.args),
+        #[cfg(feature = "observe")]
         Some(Command::Top(a)) | Some(Command::Observe(a)) => crate::observe::top::main(&a.args()),
         Some(Command::Completions(a)) => complete::main(a),
     }

@@ -1,170 +1,73 @@
 //! The embedding API: [`Engine`] runs bt scripts inside a Rust program (configuration,
-//! automation) — DESIGN.md §9.
+//! automation) — DESIGN.md §9. The user guide is docs/embedding.md.
 //!
 //! ```
 //! let engine = bt::Engine::builder().max_reductions(1_000_000).build();
-//! engine.register_fn("Host", "double:", |args: &[bt::Value]| {
-//!     let n = args[0].as_i64().ok_or("double: expects an Integer")?;
-//!     Ok(bt::Value::Int(n * 2))
-//! }).unwrap();
+//! engine.register_fn("Host", "double:", |n: i64| n * 2).unwrap();
 //! engine.eval("x := Host double: 21").unwrap();
 //! assert_eq!(engine.eval("x + 1").unwrap().as_i64(), Some(43));
 //! ```
 //!
-//! An engine wraps one [`Interpreter`]: the main program is a process of the Interpreter's actor runtime with
+//! An engine wraps one [`Vm`]: the main program is a process of the Vm's actor runtime with
 //! one persistent context, so bindings and classes persist between `eval` calls as in the
 //! REPL. Evaluations are serialised (one at a time per engine; `Engine` is `Send + Sync`, so
-//! an `Arc<Engine>` may be shared between threads). Host functions run inside the evaluation
-//! and must not call back into the same engine. Values made of numbers, strings, symbols and
-//! collections of them may be passed to any engine; instances, classes and blocks belong to
-//! the engine that made them (its method caches assume its own classes) — do not pass them
-//! to another engine.
+//! an `Arc<Engine>` may be shared between threads). A host function calling back into the
+//! engine running it gets the error `reentrant_call` (it would wait for itself). Values made
+//! of numbers, strings, symbols and collections of them may be passed to any engine;
+//! instances, classes and blocks belong to the engine that made them.
 //!
-//! Limits ([`EngineBuilder`]): `max_reductions` and `timeout` end the evaluation with an
-//! [`EngineError`] whose `limit` is set, which `on:do:` cannot catch and `ensure:` cannot
-//! swallow, also when the evaluation is blocked; each actor message and timer callback runs
-//! under the same limits of its own (see `limits`). `max_depth` raises the ordinary,
-//! catchable `stack_overflow`. There is no memory limit: accounting would need hooks at
-//! every String/collection growth site, the evaluator's in-place fast paths included, and a
-//! partial count would be a limit a script escapes (`s := s ++ s` doubles in place).
-//! A script may still keep actors busy between evaluations with messages it sends itself
-//! or with `Timer every:do:` — each run is bounded, their number is not.
+//! Limits and capabilities are options of the [`EngineBuilder`] (`builder`); the limits'
+//! design is in `limits` and `crate::memory`, capabilities in `crate::interp::capability`.
 //!
-//! Submodules: `error` ([`EngineError`], [`HostError`]), `limits` (the preemption-hook
-//! guard), `host` (the host-function trampoline), `value_ext` (accessors on [`Value`]).
+//! Submodules: `builder` ([`EngineBuilder`]), `error` ([`EngineError`], [`HostError`]),
+//! `limits` (guards, watchdog, [`CancelHandle`]), `host` (host functions: the trampoline,
+//! typed arguments and results), `script` (compile once, run many), `value_ext`
+//! (accessors on [`Value`]).
 
+mod builder;
 pub mod error;
-mod host;
+pub mod host;
+pub mod host_type;
 pub mod limits;
+mod script;
 mod value_ext;
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use parking_lot::Mutex;
 
-pub use error::{EngineError, ErrorInfo, HostError, Limit};
+pub use builder::EngineBuilder;
+pub use error::{EngineError, EngineErrorKind, ErrorInfo, HostError, Limit};
+pub use host::{FromValue, HostFn, IntoValue};
+pub use host_type::{HostRef, TypeBuilder};
+pub use limits::CancelHandle;
+pub use script::Script;
 
 use crate::interp::eval::Method;
-use crate::interp::{Interpreter, InterpreterOptions};
+pub use crate::interp::prims::capability::Capability;
+use crate::interp::Interpreter as Vm;
 use crate::value::{Sym, Value};
-use limits::{Limits, Trip, Watchdog};
+use limits::{Shared, Watchdog};
 
 /// A bt interpreter embedded in a Rust program. Create with [`Engine::new`] or
 /// [`Engine::builder`].
 pub struct Engine {
-    vm: Interpreter,
-    /// One evaluation at a time: the Interpreter lends its session to each job.
-    gate: Mutex<()>,
-    limits: Limits,
-    trip: Arc<Trip>,
+    /// The Vm; also the gate that serialises evaluations. None after `shutdown`.
+    vm: Mutex<Option<Vm>>,
+    shared: Arc<Shared>,
+    rt: crate::runtime::RtHandle,
     /// Captured program output (`Transcript show:`), when capturing.
     output: Option<Arc<Mutex<String>>>,
-    watchdog: Arc<Watchdog>,
+    /// Tells this engine's host functions apart on a thread (`host::in_host_fn`).
+    id: usize,
+    /// Methods replaced because their capability is not granted (`Engine::grant` restores).
+    denied: Mutex<Vec<builder::Denied>>,
 }
 
-/// Options of an [`Engine`].
-#[derive(Clone, Debug)]
-pub struct EngineBuilder {
-    limits: Limits,
-    max_depth: usize,
-    capture_output: bool,
-    check: bool,
-    privileged: bool,
-}
-
-impl Default for EngineBuilder {
-    fn default() -> Self {
-        EngineBuilder {
-            limits: Limits::default(),
-            max_depth: 10_000,
-            capture_output: true,
-            check: true,
-            privileged: false,
-        }
-    }
-}
-
-impl EngineBuilder {
-    /// Ends an evaluation (`eval`, `eval_file`, `call`) after about `n` reductions (sends
-    /// and loop iterations), within one preemption step (at most 4,000 reductions more).
-    /// Each actor message and timer callback has the same budget of its own. Waiting
-    /// (`Timer sleep:`, a reply) costs no reductions: combine with [`Self::timeout`].
-    pub fn max_reductions(mut self, n: u64) -> Self {
-        self.limits.max_reductions = Some(n);
-        self
-    }
-
-    /// Ends an evaluation that is still running (or blocked) `d` after it started; each
-    /// actor message and timer callback gets the same time of its own while it runs.
-    pub fn timeout(mut self, d: Duration) -> Self {
-        self.limits.timeout = Some(d);
-        self
-    }
-
-    /// Nested activations before the catchable `stack_overflow` (default 10,000).
-    pub fn max_depth(mut self, n: usize) -> Self {
-        self.max_depth = n.max(1);
-        self
-    }
-
-    /// With `true` (the default) program output goes to a buffer read by
-    /// [`Engine::take_output`]; with `false` it goes to the process's standard output.
-    pub fn capture_output(mut self, on: bool) -> Self {
-        self.capture_output = on;
-        self
-    }
-
-    /// Run the static checker before each evaluation (default on; its errors are
-    /// [`EngineError`]s with diagnostic codes).
-    pub fn check(mut self, on: bool) -> Self {
-        self.check = on;
-        self
-    }
-
-    /// Allow `ProcessNavigation system` (off by default for embedded scripts).
-    pub fn privileged(mut self, on: bool) -> Self {
-        self.privileged = on;
-        self
-    }
-
-    /// Starts the engine and loads the standard library.
-    pub fn build(self) -> Engine {
-        let vm = Interpreter::new(InterpreterOptions {
-            max_depth: self.max_depth,
-            deterministic_pids: true,
-            privileged: self.privileged,
-            check: self.check,
-        });
-        let output = if self.capture_output {
-            let buf = Arc::new(Mutex::new(String::new()));
-            let b = buf.clone();
-            vm.set_output(Box::new(move |s: &str| b.lock().push_str(s)));
-            Some(buf)
-        } else {
-            None
-        };
-        vm.prog
-            .embedded
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-        let trip = Arc::new(Trip::default());
-        let watchdog = Arc::new(Watchdog::default());
-        if self.limits.any() {
-            // Each main-program job counts against the current evaluation; each actor
-            // message and timer/monitor callback runs under the same limits of its own.
-            let make = limits::hook_factory(self.limits, trip.clone(), watchdog.clone());
-            let _ = vm.prog.ctx_hook.set(make);
-        }
-        Engine {
-            vm,
-            gate: Mutex::new(()),
-            limits: self.limits,
-            trip,
-            output,
-            watchdog,
-        }
-    }
-}
+/// Longest run of literal characters (digits of a number) an engine with limits parses:
+/// converting a decimal literal is quadratic in its length and cannot be interrupted, so a
+/// 4M-digit literal would run far past any deadline. 100,000 digits convert in ~10 ms.
+pub const MAX_LITERAL_DIGITS: usize = 100_000;
 
 impl Default for Engine {
     fn default() -> Self {
@@ -172,9 +75,19 @@ impl Default for Engine {
     }
 }
 
+impl Drop for Engine {
+    fn drop(&mut self) {
+        // The Vm (its runtime threads) first: then no thread is charged to the account.
+        drop(self.vm.get_mut().take());
+        if let Some(a) = self.shared.account {
+            crate::memory::release_account(a);
+        }
+    }
+}
+
 impl Engine {
-    /// An engine with the standard library, output captured and no limits but the default
-    /// depth (10,000 activations).
+    /// An engine with the standard library, output captured, no capabilities and no limits
+    /// but the default depth (10,000 activations).
     pub fn new() -> Engine {
         EngineBuilder::default().build()
     }
@@ -200,95 +113,209 @@ impl Engine {
 
     /// [`Engine::eval`] with `path` naming the source in locations and diagnostics.
     pub fn eval_named(&self, path: &str, source: &str) -> Result<Value, EngineError> {
-        let _g = self.gate.lock();
+        let src: Arc<str> = Arc::from(source);
+        // Before the deadline starts: refusing is instant, the parse would not be.
+        if let Some(e) = self.literal_guard(path, &src) {
+            return Err(e);
+        }
         self.limited(|vm| {
-            vm.eval(path, source)
-                .map_err(|e| EngineError::from_bt(e, path, source))
+            vm.eval(path, source).map_err(|e| {
+                EngineError::from_bt(e, Some((path.to_string(), src.clone()))).and_source(vm)
+            })
         })
     }
 
     /// Reads and evaluates a file (see [`Engine::eval`]).
     pub fn eval_file(&self, path: impl AsRef<std::path::Path>) -> Result<Value, EngineError> {
         let p = path.as_ref();
-        let src = std::fs::read_to_string(p).map_err(|e| {
-            EngineError::simple(
-                "IoError",
-                "io_error",
-                format!("cannot read {}: {e}", p.display()),
-            )
-        })?;
+        let src = std::fs::read_to_string(p)
+            .map_err(|e| EngineError::io(format!("cannot read {}: {e}", p.display())))?;
         self.eval_named(&p.display().to_string(), &src)
     }
 
     /// Sends `selector` with `args` to the class named `class` (`call("Config", "build:",
     /// …)`), under the engine's limits. Arity is checked like any send.
     pub fn call(&self, class: &str, selector: &str, args: &[Value]) -> Result<Value, EngineError> {
-        let _g = self.gate.lock();
         let args = args.to_vec();
         self.limited(|vm| {
             vm.send_to_class(class, selector, args)
-                .map_err(|e| EngineError::from_bt(e, "call", ""))
+                .map_err(|e| EngineError::from_bt(e, None).and_source(vm))
         })
     }
 
     /// Makes `f` answer the class-side message `selector` of `class` (created as an Object
     /// subclass when it does not exist): `engine.register_fn("Host", "double:", …)` then
-    /// `Host double: 21` in a script. A wrong number of arguments raises `arity_mismatch`; a
+    /// `Host double: 21` in a script. `f` is either a closure over Rust types
+    /// (`|n: i64, name: String| -> Result<Vec<String>, HostError>`; arguments convert with
+    /// [`FromValue`] — integers, floats, bool, String, Vec, HashMap, Option, any serde type,
+    /// [`Value`] — and a wrong one raises `type_error` naming the argument and the path in
+    /// it; results convert with [`IntoValue`]) or the raw form `|args: &[Value]| -> Result<
+    /// Value, HostError>`. A wrong number of arguments raises `arity_mismatch`; a
     /// [`HostError`] (or a panic) is raised as an exception of its kind, which the script may
     /// catch with `on:do:`. Registering the same selector again replaces the function;
     /// redefining the class in a script drops its host functions.
-    pub fn register_fn<F>(&self, class: &str, selector: &str, f: F) -> Result<(), EngineError>
+    pub fn register_fn<M, F: HostFn<M>>(
+        &self,
+        class: &str,
+        selector: &str,
+        f: F,
+    ) -> Result<(), EngineError> {
+        let arity = f.arity();
+        let run = f.into_closure();
+        self.install_host(class, selector, arity, run)
+    }
+
+    /// An asynchronous host function: `f` gets the arguments and a [`host::Reply`] to
+    /// answer from any thread, later (a thread pool, an async runtime, a callback). Only the
+    /// calling bt process waits; other actors keep running. An unanswered reply times out
+    /// after `timeout` with kind `timeout`.
+    pub fn register_async_fn<F>(
+        &self,
+        class: &str,
+        selector: &str,
+        timeout: std::time::Duration,
+        f: F,
+    ) -> Result<(), EngineError>
     where
-        F: Fn(&[Value]) -> Result<Value, HostError> + Send + Sync + 'static,
+        F: Fn(Vec<Value>, host::Reply) + Send + Sync + 'static,
     {
+        let arity = selector_arity(selector);
+        let run = host::async_closure(timeout, f);
+        self.install_host(class, selector, arity, run)
+    }
+
+    /// Registers the Rust type `T` as the bt class `class` (created as an Object subclass
+    /// when it does not exist); add constructors, methods and fields on the answered
+    /// [`TypeBuilder`]. Scripts hold handles to the structs (see `host_type`).
+    pub fn register_type<T: Send + 'static>(
+        &self,
+        class: &str,
+    ) -> Result<TypeBuilder<'_, T>, EngineError> {
         if !host::valid_class_name(class) {
-            return Err(EngineError::simple(
-                "RuntimeError",
+            return Err(EngineError::usage(
+                "type_error",
+                format!("not a class name: {class:?}"),
+            ));
+        }
+        let path = format!("host:{class}");
+        self.limited(|vm| {
+            if vm.prog.class_named(class).is_some() {
+                return Ok(());
+            }
+            let decl = format!("Object subclass: {class}\n");
+            let src: Arc<str> = Arc::from(decl.as_str());
+            vm.eval(&path, &decl)
+                .map(|_| ())
+                .map_err(|e| EngineError::from_bt(e, Some((path.clone(), src))))
+        })?;
+        Ok(TypeBuilder::new(self, class))
+    }
+
+    fn install_host(
+        &self,
+        class: &str,
+        selector: &str,
+        arity: Option<usize>,
+        run: crate::interp::program::HostFn,
+    ) -> Result<(), EngineError> {
+        self.install_host_side(class, selector, arity, run, true)
+    }
+
+    pub(crate) fn install_host_side(
+        &self,
+        class: &str,
+        selector: &str,
+        arity: Option<usize>,
+        run: crate::interp::program::HostFn,
+        class_side: bool,
+    ) -> Result<(), EngineError> {
+        if !host::valid_class_name(class) {
+            return Err(EngineError::usage(
                 "type_error",
                 format!("not a class name: {class:?}"),
             ));
         }
         let Some(header) = host::header(selector) else {
-            return Err(EngineError::simple(
-                "RuntimeError",
+            return Err(EngineError::usage(
                 "type_error",
                 format!("not a selector: {selector:?}"),
             ));
         };
-        let _g = self.gate.lock();
-        let prog = self.vm.prog.clone();
+        if let Some(n) = arity.filter(|n| Some(*n) != selector_arity(selector)) {
+            return Err(EngineError::usage(
+                "arity_mismatch",
+                format!(
+                    "{selector} takes {} argument(s), the function {n}",
+                    selector_arity(selector).unwrap_or(0)
+                ),
+            ));
+        }
         // Declared in bt first: the class table and the checker learn the class and selector.
-        let decl = if prog.class_named(class).is_some() {
-            format!("{class} class >> {header} -> Dynamic => nil\n")
-        } else {
-            format!("Object subclass: {class}\n  class {header} -> Dynamic => nil\n")
+        let side = if class_side { "class " } else { "" };
+        let decl_src = |exists: bool| {
+            if exists {
+                format!("{class} {side}>> {header} -> Dynamic => nil\n")
+            } else {
+                format!("Object subclass: {class}\n  {side}{header} -> Dynamic => nil\n")
+            }
         };
         let path = format!("host:{class}>>{selector}");
-        self.limited(|vm| {
+        let cls = self.limited(|vm| {
+            let decl = decl_src(vm.prog.class_named(class).is_some());
+            let src: Arc<str> = Arc::from(decl.as_str());
             vm.eval(&path, &decl)
-                .map_err(|e| EngineError::from_bt(e, &path, &decl))
+                .map_err(|e| EngineError::from_bt(e, Some((path.clone(), src))))?;
+            vm.prog.class_named(class).ok_or_else(|| {
+                EngineError::usage("class_not_found", format!("Class '{class}' not found"))
+            })
         })?;
-        let Some(cls) = prog.class_named(class) else {
-            return Err(EngineError::simple(
-                "RuntimeError",
-                "class_not_found",
-                format!("Class '{class}' not found"),
-            ));
+        let guard = self.vm.lock();
+        let Some(vm) = guard.as_ref() else {
+            return Err(self.stopped());
         };
-        let f: Arc<host::HostClosure> = Arc::new(f);
-        let key = (cls.name, Sym::new(selector));
-        prog.host_fns.write().insert(
-            key,
-            Arc::new(move |ctx, _recv, args| host::run(ctx, &*f, args)),
-        );
-        prog.set_method(&cls, true, key.1, Method::Prim(host::call));
+        let sel = Sym::new(selector);
+        if class_side {
+            vm.prog.host_fns.write().insert((cls.name, sel), run);
+            vm.prog
+                .set_method(&cls, true, sel, Method::Prim(host::call));
+        } else {
+            let key = (host_type::instance_key(class), sel);
+            vm.prog.host_fns.write().insert(key, run);
+            vm.prog
+                .set_method(&cls, false, sel, host_type::instance_method());
+        }
         Ok(())
     }
 
-    /// Grants scripts a capability (LANGUAGE.md 13): embedded scripts are denied `File` until
-    /// the host grants `Capability::File` (`bt::interp::prims::capability`).
-    pub fn grant(&self, c: crate::interp::prims::capability::Capability) {
-        self.vm.prog.capabilities.grant(c);
+    /// Compiles `source` (statements, no declarations) once; [`Engine::run`] runs it many
+    /// times without parsing or checking again. With `params` the script takes arguments
+    /// (`engine.compile_fn(&["x"], "x * 2")`). It sees the top-level bindings made so far.
+    pub fn compile(&self, source: &str) -> Result<Script, EngineError> {
+        self.compile_fn(&[], source)
+    }
+
+    /// [`Engine::compile`] with named parameters.
+    pub fn compile_fn(&self, params: &[&str], source: &str) -> Result<Script, EngineError> {
+        let text = script::block_source(params, source);
+        let block = self.eval_named("script", &text)?;
+        Ok(Script::new(block, params.len()))
+    }
+
+    /// Runs a compiled script with `args` under the engine's limits.
+    pub fn run(&self, script: &Script, args: &[Value]) -> Result<Value, EngineError> {
+        if args.len() != script.arity() {
+            return Err(EngineError::usage(
+                "arity_mismatch",
+                format!(
+                    "the script takes {} argument(s), got {}",
+                    script.arity(),
+                    args.len()
+                ),
+            ));
+        }
+        let block = script.block().clone();
+        let args = args.to_vec();
+        self.limited(|vm| script::run(vm, block, args))
     }
 
     /// Takes the program output captured since the last call (empty when the engine was
@@ -302,17 +329,16 @@ impl Engine {
 
     /// The value's `printString` (user overrides honoured), under the engine's limits.
     pub fn print_string(&self, v: &Value) -> Result<String, EngineError> {
-        let _g = self.gate.lock();
         let v = v.clone();
         self.limited(|vm| {
             let r = vm.try_run(move |ctx, _| {
                 ctx.print_string(&v).map_err(|e| {
-                    EngineError::from_bt(crate::interp::error::to_bt_error(ctx, e), "print", "")
+                    EngineError::from_bt(crate::interp::error::to_bt_error(ctx, e), None)
                 })
             });
             match r {
                 Ok(r) => r,
-                Err(m) => Err(EngineError::simple("InternalError", "internal_error", m)),
+                Err(m) => Err(EngineError::usage("internal_error", m)),
             }
         })
     }
@@ -320,49 +346,194 @@ impl Engine {
     /// The REPL's display of a value (LANGUAGE.md 10.3: Strings quoted, …), under the
     /// engine's limits (a display a limit ended reads `<printString failed: …>`).
     pub fn display(&self, v: &Value) -> String {
-        let _g = self.gate.lock();
         self.limited(|vm| Ok(vm.display(v)))
             .unwrap_or_else(|e| format!("<printString failed: {e}>"))
     }
 
     /// The names of the top-level bindings made so far.
     pub fn binding_names(&self) -> Vec<String> {
-        let _g = self.gate.lock();
-        self.vm.binding_names()
+        match self.vm.lock().as_ref() {
+            Some(vm) => vm.binding_names(),
+            None => Vec::new(),
+        }
     }
 
-    /// Runs `f` (the engine's jobs on the Interpreter) as one evaluation under the limits: the hooks
-    /// of `hook_factory` count its jobs' reductions, the watchdog its deadline; a limit that
-    /// tripped decides the result.
-    fn limited<R>(
-        &self,
-        f: impl FnOnce(&Interpreter) -> Result<R, EngineError>,
-    ) -> Result<R, EngineError> {
-        if !self.limits.any() {
-            return f(&self.vm);
+    /// Grants scripts a capability after the engine started (see [`EngineBuilder::grant`]).
+    pub fn grant(&self, c: Capability) {
+        let guard = self.vm.lock();
+        let Some(vm) = guard.as_ref() else { return };
+        vm.prog.capabilities.grant(c);
+        let mut denied = self.denied.lock();
+        for (cap, cls, side, sel, m) in std::mem::take(&mut *denied) {
+            if cap == c {
+                vm.prog.set_method(&cls, side, sel, m);
+            } else {
+                denied.push((cap, cls, side, sel, m));
+            }
         }
-        self.trip.reset();
-        let timer = self
+    }
+
+    /// A handle that cancels this engine's evaluations from another thread.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        CancelHandle {
+            shared: self.shared.clone(),
+            rt: self.rt.clone(),
+        }
+    }
+
+    /// Bytes counted against `max_memory` now (None without a memory limit).
+    pub fn memory_used(&self) -> Option<usize> {
+        self.shared.account.map(|a| {
+            crate::memory::flush();
+            a.used()
+        })
+    }
+
+    /// Stops the engine: the running evaluation (if any) ends with `shutdown`, every actor,
+    /// timer and callback a script started stops, the runtime's threads end. Later calls
+    /// answer `shutdown` errors. Waits for a running evaluation to unwind (the host function
+    /// it may be in must return).
+    pub fn shutdown(&self) {
+        self.shared
+            .shutdown
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        self.shared
+            .watchdog
+            .fire(&self.rt, None, &self.shared.trip, Limit::Shutdown);
+        if host::in_host_fn(self.id()) {
+            // Called from a host function of this engine: the evaluation unwinds at its next
+            // step and the Vm goes with the engine.
+            return;
+        }
+        let vm = self.vm.lock().take();
+        drop(vm);
+    }
+
+    fn id(&self) -> usize {
+        self.id
+    }
+
+    fn stopped(&self) -> EngineError {
+        EngineError::limit(Limit::Shutdown, "the engine was shut down".to_string())
+    }
+
+    /// Runs `f` (the engine's jobs on the Vm) as one evaluation under the limits: the hooks
+    /// of `limits::hook_factory` count its jobs' reductions, the watchdog its deadline and
+    /// cancellation; a limit that tripped decides the result.
+    fn limited<R>(&self, f: impl FnOnce(&Vm) -> Result<R, EngineError>) -> Result<R, EngineError> {
+        if host::in_host_fn(self.id()) {
+            return Err(EngineError::usage(
+                "reentrant_call",
+                "a host function called back into the engine that is running it".to_string(),
+            )
+            .with_hint("return a value and let the script continue, or use another Engine"));
+        }
+        let guard = self.vm.lock();
+        let Some(vm) = guard.as_ref() else {
+            return Err(self.stopped());
+        };
+        let sh = &self.shared;
+        if let Some(l) = sh.exhausted().filter(|l| *l != Limit::Cancelled) {
+            return Err(self.limit_error(l));
+        }
+        let _mem = crate::memory::Scope::enter(sh.account);
+        sh.trip.reset();
+        let id = sh.watchdog.begin();
+        let timer = sh
             .limits
             .timeout
-            .map(|t| self.watchdog.arm(&self.vm, t, &self.trip));
-        let r = f(&self.vm);
-        if let Some(timer) = timer {
-            self.watchdog.disarm(timer);
-        }
-        if let Some(l) = self.trip.get() {
-            let detail = match l {
-                Limit::Reductions => format!(
-                    "more than {} reductions",
-                    self.limits.max_reductions.unwrap_or(0)
-                ),
-                Limit::Deadline => format!(
-                    "still running after {:?}",
-                    self.limits.timeout.unwrap_or_default()
-                ),
-            };
-            return Err(EngineError::limit(l, detail));
+            .map(|t| Watchdog::arm(sh, &self.rt, id, t));
+        let r = f(vm);
+        sh.watchdog.end(timer);
+        let tripped = sh.trip.get().or_else(|| match &r {
+            // A bulk step refused up front by the memory account (`Ctx::charge`).
+            Err(e) if e.message.contains("#memory_limit") => Some(Limit::Memory),
+            _ => None,
+        });
+        if let Some(l) = tripped {
+            return Err(self.limit_error(l));
         }
         r
+    }
+
+    fn limit_error(&self, l: Limit) -> EngineError {
+        let lim = &self.shared.limits;
+        let detail = match l {
+            Limit::Reductions => {
+                format!("more than {} reductions", lim.max_reductions.unwrap_or(0))
+            }
+            Limit::Deadline => format!("still running after {:?}", lim.timeout.unwrap_or_default()),
+            Limit::Memory => format!(
+                "more than {} bytes in use",
+                self.shared.account.map(|a| a.limit()).unwrap_or(0)
+            ),
+            Limit::Cancelled => "cancelled by the host".to_string(),
+            Limit::Budget => format!(
+                "more than {} reductions over the engine's life",
+                lim.total_reductions.unwrap_or(0)
+            ),
+            Limit::Shutdown => "the engine was shut down".to_string(),
+        };
+        EngineError::limit(l, detail)
+    }
+
+    /// A source whose literals are too long to parse within limits (see
+    /// [`MAX_LITERAL_DIGITS`]); only with a reduction, time or budget limit set.
+    fn literal_guard(&self, path: &str, src: &Arc<str>) -> Option<EngineError> {
+        let lim = &self.shared.limits;
+        if lim.max_reductions.is_none() && lim.timeout.is_none() && lim.total_reductions.is_none() {
+            return None;
+        }
+        let b = src.as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                if i - start > MAX_LITERAL_DIGITS {
+                    let d = crate::diagnostic::Diagnostic::error(
+                        "E0101",
+                        format!(
+                            "number literal of {} characters is longer than an engine with limits parses ({MAX_LITERAL_DIGITS})",
+                            i - start
+                        ),
+                        crate::base::span::Span::new(start, i),
+                    );
+                    let bt = crate::interp::BtError::compile(path, src, vec![d]);
+                    return Some(EngineError::from_bt(
+                        bt,
+                        Some((path.to_string(), src.clone())),
+                    ));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        None
+    }
+}
+
+/// The arity of a selector (`at:put:` 2, `+` 1, `now` 0).
+fn selector_arity(sel: &str) -> Option<usize> {
+    host::header(sel)?;
+    Some(crate::interp::eval::sel_arity(sel))
+}
+
+impl EngineError {
+    /// Attaches the source of the file the error points into, from the files the Vm loaded.
+    fn and_source(self, vm: &Vm) -> EngineError {
+        if self.has_source() {
+            return self;
+        }
+        let Some((file, _, _)) = self.location.clone() else {
+            return self;
+        };
+        let files = vm.prog.files.read();
+        match files.iter().rev().find(|f| f.path == file) {
+            Some(f) => self.with_source(file, f.src.clone()),
+            None => self,
+        }
     }
 }

@@ -36,11 +36,14 @@ pub mod base;
 pub mod check;
 mod cli;
 pub mod codec;
+#[cfg(feature = "dist")]
 pub mod dist;
 pub mod engine;
 pub mod fmt;
 pub mod interp;
 mod lsp;
+pub mod memory;
+#[cfg(feature = "observe")]
 pub mod observe;
 pub mod runtime;
 pub mod syntax;
@@ -53,6 +56,7 @@ mod scratch;
 pub use base::diagnostic;
 pub use codec::{from_rust, to_rust, CodecError};
 pub use engine::{Engine, EngineBuilder, EngineError, HostError, Limit};
+pub use memory::CountingAlloc;
 pub use value::Value;
 
 /// What this crate's own golden harness (`tests/golden.rs`) reads from the test runner: how a

@@ -305,6 +305,24 @@ fn the_live_page_draws_the_tree_and_follows_crashes_without_reloading() {
         "only what changed since the last update is highlighted"
     );
 
+    // The panel of the logger: its restart history and its live status (queue length).
+    cdp.eval("document.querySelector('li.node[data-class=\"Logger\"] > .row').click()");
+    let hist = cdp.wait(
+        "document.querySelector('#history') && document.querySelector('#history').textContent",
+    );
+    let hist = hist.as_str().unwrap();
+    assert!(hist.contains("killed") && hist.contains("exit"), "{hist}");
+    let queue = cdp.wait("document.querySelector('#status .queue') && document.querySelector('#status .queue').textContent");
+    assert_eq!(queue, json!("0"));
+
+    // A screenshot of the page after the crashes (the restarted group highlighted).
+    let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
+    let png = base64_decode(shot["data"].as_str().unwrap());
+    assert_eq!(&png[1..4], b"PNG");
+    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("observer_page.png");
+    std::fs::write(&out, &png).unwrap();
+    eprintln!("screenshot: {}", out.display());
+
     // Stop a pool worker for good (a dynamic child is dropped: the diff reports it removed).
     send(&mut stdin, "stop");
     let changes = cdp.wait(
@@ -317,16 +335,6 @@ fn the_live_page_draws_the_tree_and_follows_crashes_without_reloading() {
             .contains("removed: App/WorkerPool/Worker#2"),
         "{changes}"
     );
-
-    // The panel of the logger: its restart history and its live status (queue length).
-    cdp.eval("document.querySelector('li.node[data-class=\"Logger\"] > .row').click()");
-    let hist = cdp.wait(
-        "document.querySelector('#history') && document.querySelector('#history').textContent",
-    );
-    let hist = hist.as_str().unwrap();
-    assert!(hist.contains("killed") && hist.contains("exit"), "{hist}");
-    let queue = cdp.wait("document.querySelector('#status .queue') && document.querySelector('#status .queue').textContent");
-    assert_eq!(queue, json!("0"));
 
     // Filter by class name: only Cache and its supervisors stay visible.
     cdp.eval(
@@ -341,14 +349,6 @@ fn the_live_page_draws_the_tree_and_follows_crashes_without_reloading() {
     cdp.eval(
         "const g = document.getElementById('filter'); g.value = ''; g.dispatchEvent(new Event('input'))",
     );
-
-    // A screenshot of the page after the crashes.
-    let shot = cdp.call("Page.captureScreenshot", json!({"format": "png"}));
-    let png = base64_decode(shot["data"].as_str().unwrap());
-    assert_eq!(&png[1..4], b"PNG");
-    let out = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("observer_page.png");
-    std::fs::write(&out, &png).unwrap();
-    eprintln!("screenshot: {}", out.display());
 
     let _ = cdp.call("Browser.close", json!({}));
     send(&mut stdin, "quit");

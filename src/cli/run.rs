@@ -94,7 +94,11 @@ fn node_name(v: &str) -> Result<String, String> {
 
 /// `--sname NAME` → `NAME@shorthost`.
 fn short_name(v: &str) -> Result<String, String> {
-    let full = format!("{v}@{}", crate::dist::short_host());
+    #[cfg(feature = "dist")]
+    let host = crate::dist::short_host();
+    #[cfg(not(feature = "dist"))]
+    let host = "localhost";
+    let full = format!("{v}@{host}");
     if v.contains('@') || !crate::interp::prims::actor_node::valid_node_name(&full) {
         return Err(format!(
             "invalid node name '{v}' (characters [A-Za-z0-9_.-], no host)"
@@ -217,6 +221,7 @@ pub(crate) fn run_with(
     });
     vm.set_check_options(check_options);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
+    #[cfg(feature = "dist")]
     let _node = match &o.name {
         None => None,
         Some(name) => {
@@ -240,11 +245,28 @@ pub(crate) fn run_with(
             }
         }
     };
+    #[cfg(not(feature = "dist"))]
+    if o.name.is_some() || o.hidden {
+        let _ = writeln!(
+            err,
+            "bt run: --name: built without distribution (cargo feature `dist`)"
+        );
+        return 2;
+    }
     if let Some(sink) = out {
         vm.set_output(sink);
     }
     vm.set_args(&path, o.args.clone());
     // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
+    #[cfg(not(feature = "observe"))]
+    if o.observe.is_some() {
+        let _ = writeln!(
+            err,
+            "bt run: --observe: built without the observer (cargo feature `observe`)"
+        );
+        return 2;
+    }
+    #[cfg(feature = "observe")]
     let _observer = match &o.observe {
         None => None,
         Some(addr) => {

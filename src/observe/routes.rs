@@ -153,16 +153,21 @@ pub fn event_json(prev: Option<&Snapshot>, cur: &Snapshot) -> String {
     out.push_str("{\"tree\":");
     out.push_str(&tree);
     out.push_str(",\"idents\":[");
-    for (i, (p, _)) in diff::places(cur).iter().enumerate() {
+    let ib = diff::Index::new(cur);
+    let mut ident = String::new();
+    for i in 0..ib.len() {
         if i > 0 {
             out.push(',');
         }
-        string(&mut out, &p.ident);
+        ident.clear();
+        ib.write_ident(i, &mut ident);
+        string(&mut out, &ident);
     }
     out.push_str("],\"diff\":");
     match prev {
         Some(p) => {
-            let d: SnapDiff = diff::diff(p, cur);
+            let d: SnapDiff =
+                diff::diff_indexed(&diff::Index::new(p), &ib, p.captured_at, cur.captured_at);
             out.push_str(&diff::to_json(&d, p, cur));
         }
         None => out.push_str("null"),

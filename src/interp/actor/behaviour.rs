@@ -108,6 +108,7 @@ impl Behaviour for BtActor {
         self.saved.clone_from(&self.fields);
         let init = matches!(msg.request.as_deref(), Some(Request::Initialize));
         let class = self.class.clone();
+        let mut crash = None;
         let r = self.run(cx, |ctx, me| {
             let sel = if init {
                 ctx.prog.syms.initialize
@@ -145,9 +146,11 @@ impl Behaviour for BtActor {
                             return Err(e);
                         }
                     }
-                    // An embedder's limit ended this message: the caller gets an error of
-                    // the limit's kind (the actor survives, its state rolled back).
+                    // An embedder's limit ended this message: the actor crashes with the
+                    // limit's kind as exit reason (into its supervisor) and the caller gets
+                    // an error of that kind.
                     if let Some(kind) = u.limit_kind() {
+                        crash = Some(kind);
                         let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
                         if let Unwind::Error(e) = ctx.err(kind, m) {
@@ -160,6 +163,9 @@ impl Behaviour for BtActor {
         });
         if r.is_err() {
             std::mem::swap(&mut self.fields, &mut self.saved);
+        }
+        if let Some(kind) = crash {
+            cx.exit_self(crate::runtime::ExitReason::Custom(Value::Symbol(kind)));
         }
         r
     }

@@ -54,6 +54,15 @@ impl ActorRef {
             state: None,
         })
     }
+    /// The class of the actor behind this handle: for a `withTimeout:` proxy (class
+    /// TimeoutProxy) the class recorded in the target's spawn info.
+    pub fn target_class(&self) -> ClassRef {
+        match (self.proxy, self.proc.info()) {
+            (true, Value::Class(c)) => c.clone(),
+            _ => self.class.clone(),
+        }
+    }
+
     /// `Actor(Counter, 0.7.0)`.
     pub fn label(&self) -> String {
         format!("Actor({}, {})", self.class.name, pid_label(self.proc.pid()))

@@ -53,6 +53,9 @@ pub fn intercept(
 ) -> Option<EvalResult> {
     let any = n.0.as_any();
     if let Some(a) = any.downcast_ref::<ActorRef>() {
+        if a.proxy {
+            return proxy_send(ctx, a, recv, sel, args);
+        }
         if a.proc.pid().number == ctx.pid || !goes_remote(ctx, recv, sel) {
             return None;
         }
@@ -405,6 +408,29 @@ pub fn describe_exception(e: &Value) -> String {
         }
         other => format!("{other:?}"),
     }
+}
+
+/// A send to a `withTimeout:` proxy (5.8): what class TimeoutProxy itself understands (Actor's
+/// and Object's protocol: `stop` stops only the proxy, `printString`, `class`, `pid` …) runs
+/// here; `node`, `isRemote` and every other message go to the target, with the proxy's
+/// timeout when they run inside the target actor.
+fn proxy_send(
+    ctx: &mut Ctx,
+    a: &ActorRef,
+    recv: &Value,
+    sel: Sym,
+    args: &[Value],
+) -> Option<EvalResult> {
+    let forward = matches!(sel.as_str(), "node" | "isRemote") || ctx.lookup(recv, sel).is_none();
+    if !forward {
+        return None;
+    }
+    let class = a.target_class();
+    let target = ActorRef::value(a.proc.clone(), class.clone());
+    if a.proc.pid().number == ctx.pid || !goes_remote(ctx, &target, sel) {
+        return Some(ctx.send(&target, sel, args));
+    }
+    Some(remote_call(ctx, &a.proc, &class, sel, args, a.timeout))
 }
 
 /// An actor handle for `proc` whose class is recorded in its spawn info (or `fallback`).

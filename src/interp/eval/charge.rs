@@ -54,6 +54,10 @@ impl Ctx {
 
     #[cold]
     fn charge_slow(&mut self, mut r: usize) -> Result<(), Unwind> {
+        // An embedder's memory limit refuses a big step before it allocates (issue 16).
+        if r >= PRECHECK_REDUCTIONS && crate::memory::would_exceed(r << CHARGE_SHIFT) {
+            return Err(Unwind::limit("memory_limit"));
+        }
         loop {
             let left = self.reductions as usize;
             if r < left {
@@ -106,6 +110,26 @@ impl Ctx {
             }
         }
     }
+}
+
+/// Charges of at least this many reductions (1 MiB of units) are checked against an
+/// embedder's memory limit before the primitive allocates (`memory::would_exceed`).
+const PRECHECK_REDUCTIONS: usize = (1 << 20) >> CHARGE_SHIFT;
+
+/// Units for appending `args` (Strings) to `acc` in place: the appended bytes, plus a copy
+/// of `acc` when it is shared (the append copies it first).
+pub fn append_units(
+    acc: &crate::interp::value::Value,
+    args: &[crate::interp::value::Value],
+) -> usize {
+    let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
+    let copy = match acc {
+        crate::interp::value::Value::Str(s) if crate::interp::value::Ref::strong_count(s) > 1 => {
+            s.len()
+        }
+        _ => 0,
+    };
+    extra + copy
 }
 
 /// Accumulates units inside a loop and charges them every [`CHUNK`] units.

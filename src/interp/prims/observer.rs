@@ -15,7 +15,7 @@ use crate::interp::prims::supervision_snap::{Repr, Shared, SnapVal};
 use crate::runtime::snapshot::diff::{self, Place, SnapDiff};
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::supervisor::RestartEvent;
-use crate::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 fn dict(pairs: Vec<(&str, Value)>) -> Value {
     dict_from_pairs(pairs.into_iter().map(|(k, v)| (Value::sym(k), v)))
@@ -46,6 +46,23 @@ fn event(e: &RestartEvent, pid_class: &ClassRef) -> Value {
             }),
         ),
     ])
+}
+
+/// Most restart-history events a supervisor class may ask to keep per child.
+pub const MAX_HISTORY: i64 = 1000;
+
+/// A supervisor class's `restartHistoryLimit` (class side, default 20; stdlib/Observer.bt):
+/// events kept per child, 0..=1000.
+pub fn history_limit(ctx: &mut Ctx, class: &Value) -> Result<usize, Unwind> {
+    match ctx.send(class, Sym::new("restartHistoryLimit"), &[])? {
+        Value::Int(n) if (0..=MAX_HISTORY).contains(&n) => Ok(n as usize),
+        other => {
+            let n = ctx.print_string(&other)?;
+            Err(ctx.type_err(format!(
+                "restartHistoryLimit must answer an Integer from 0 to {MAX_HISTORY}, not {n}"
+            )))
+        }
+    }
 }
 
 fn restart_history(ctx: &mut Ctx, r: &Value) -> EvalResult {

@@ -428,7 +428,7 @@ fn collect(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             other => {
                 return Err(ctx.type_err(format!(
                     "String collect: expects the block to answer Strings, got {}",
-                    article_class(&other)
+                    article_class(other)
                 )))
             }
         }

@@ -50,9 +50,11 @@ pub fn options(v: &Value) -> Res<Options> {
             "multiline" | "m" => o.multiline = true,
             "dotall" | "s" => o.dotall = true,
             "extended" | "x" => o.extended = true,
-            other => return Err(Fault::Type(format!(
+            other => {
+                return Err(Fault::Type(format!(
                 "unknown regex option #{other} (use #caseless, #multiline, #dotall or #extended)"
-            ))),
+            )))
+            }
         }
         Ok(())
     };

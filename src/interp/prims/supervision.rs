@@ -102,7 +102,7 @@ fn sym_of(ctx: &mut Ctx, recv: &Value, sel: &str) -> Result<Option<String>, Unwi
         Value::Str(s) => Ok(Some(s.to_string())),
         Value::Nil => Ok(None),
         other => {
-            let n = ctx.class_name_of(&other);
+            let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("{sel} must answer a Symbol, not {n}")))
         }
     }
@@ -159,6 +159,7 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
     let recv = Value::Class(cls.clone());
     let max = int_of(ctx, &recv, "maxRestarts")?;
     let window = int_of(ctx, &recv, "restartWindow")?;
+    let history = crate::interp::prims::observer::history_limit(ctx, &recv)?;
     let sys = Arc::downgrade(&sys_of(ctx)?);
     let name = cls.name.as_str();
     if is_dynamic_class(ctx, cls) {
@@ -171,7 +172,9 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
             start_fn(sys, cc),
         )
         .with_restart(restart);
-        return Ok(SupervisorSpec::dynamic(name, recv, template).with_intensity(max as u32, window));
+        return Ok(SupervisorSpec::dynamic(name, recv, template)
+            .with_intensity(max as u32, window)
+            .with_history_limit(history));
     }
     let strategy = sym_of(ctx, &recv, "strategy")?.unwrap_or_else(|| "oneForOne".into());
     let strategy = match Strategy::from_symbol(&strategy) {
@@ -198,7 +201,8 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
     Ok(SupervisorSpec::new(name, recv, children)
         .with_strategy(strategy)
         .with_intensity(max as u32, window)
-        .with_auto_shutdown(auto))
+        .with_auto_shutdown(auto)
+        .with_history_limit(history))
 }
 
 /// One entry of `children`: a class or a SupervisionSpec.

@@ -81,105 +81,214 @@ pub fn node_at<'a>(s: &'a Snapshot, path: &[usize]) -> Option<&'a SnapNode> {
     Some(n)
 }
 
-/// The identity of a root node.
-fn root_ident(n: &SnapNode) -> String {
-    match (n.registered_name, n.pid) {
-        (Some(name), _) => name.as_str().to_string(),
-        (None, Some(p)) => p.to_string(),
-        (None, None) => n.kind.as_str().to_string(),
+/// Appends the identity segment of a node: a root's registered name, else its pid, else its
+/// kind; a child's id (else its pid, else `@index`), with `#N` for a dynamic child.
+fn segment(n: &SnapNode, index: usize, root: bool, out: &mut String) {
+    use std::fmt::Write as _;
+    if root {
+        match (n.registered_name, n.pid) {
+            (Some(name), _) => out.push_str(name.as_str()),
+            (None, Some(p)) => {
+                let _ = write!(out, "{p}");
+            }
+            (None, None) => out.push_str(n.kind.as_str()),
+        }
+        return;
     }
-}
-
-/// The identity of a child under `parent`.
-fn child_ident(parent: &str, n: &SnapNode, index: usize) -> String {
-    let id = n.id.map_or_else(
-        || n.pid.map_or_else(|| format!("@{index}"), |p| p.to_string()),
-        |s| s.as_str().to_string(),
-    );
-    match n.key {
-        Some(ChildKey::Dynamic(k)) => format!("{parent}/{id}#{k}"),
-        _ => format!("{parent}/{id}"),
-    }
-}
-
-/// Every node of `s` with its identity and path, in pre-order. A second node with the same
-/// identity (two unnamed roots cannot collide: they have pids) gets `~2`, `~3` … appended.
-pub fn places(s: &Snapshot) -> Vec<(Place, &SnapNode)> {
-    fn go<'a>(
-        n: &'a SnapNode,
-        ident: String,
-        path: &mut Vec<usize>,
-        seen: &mut HashMap<String, usize>,
-        out: &mut Vec<(Place, &'a SnapNode)>,
-    ) {
-        let count = seen.entry(ident.clone()).or_insert(0);
-        *count += 1;
-        let ident = if *count > 1 {
-            format!("{ident}~{count}")
-        } else {
-            ident
-        };
-        out.push((
-            Place {
-                ident: ident.clone(),
-                path: path.clone(),
-            },
-            n,
-        ));
-        for (i, c) in n.children.iter().enumerate() {
-            path.push(i);
-            go(c, child_ident(&ident, c, i), path, seen, out);
-            path.pop();
+    match (n.id, n.pid) {
+        (Some(id), _) => out.push_str(id.as_str()),
+        (None, Some(p)) => {
+            let _ = write!(out, "{p}");
+        }
+        (None, None) => {
+            let _ = write!(out, "@{index}");
         }
     }
-    let mut out = Vec::new();
-    let mut seen = HashMap::new();
-    for (i, r) in s.roots.iter().enumerate() {
-        go(r, root_ident(r), &mut vec![i], &mut seen, &mut out);
+    if let Some(ChildKey::Dynamic(k)) = n.key {
+        let _ = write!(out, "#{k}");
     }
-    out
+}
+
+/// FNV-1a over `bytes`, continuing from `h`.
+fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+    for b in bytes {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+const NO_PARENT: u32 = u32::MAX;
+
+/// One node of an [`Index`].
+struct Entry<'a> {
+    node: &'a SnapNode,
+    parent: u32,
+    /// Position among its parent's children (or among the roots).
+    index: u32,
+    /// 1 for the first node with its identity, 2, 3 … for later ones (`~2`).
+    dup: u32,
+    /// Hash of the identity string (parent's hash, `/`, segment, dup).
+    hash: u64,
+}
+
+/// Every node of a snapshot in pre-order with a hash of its identity: built in one pass
+/// without a String per node; identities and index paths are spelled out only on demand.
+pub struct Index<'a> {
+    entries: Vec<Entry<'a>>,
+}
+
+impl<'a> Index<'a> {
+    pub fn new(s: &'a Snapshot) -> Index<'a> {
+        let mut entries = Vec::new();
+        let mut seen: HashMap<u64, u32> = HashMap::new();
+        let mut seg = String::new();
+        // (node, parent entry, index among siblings)
+        let mut stack: Vec<(&'a SnapNode, u32, u32)> = s
+            .roots
+            .iter()
+            .enumerate()
+            .rev()
+            .map(|(i, r)| (r, NO_PARENT, i as u32))
+            .collect();
+        while let Some((n, parent, index)) = stack.pop() {
+            seg.clear();
+            segment(n, index as usize, parent == NO_PARENT, &mut seg);
+            let base = match parent {
+                NO_PARENT => fnv(0xcbf2_9ce4_8422_2325, seg.as_bytes()),
+                p => fnv(fnv(entries_hash(&entries, p), b"/"), seg.as_bytes()),
+            };
+            let dup = {
+                let c = seen.entry(base).or_insert(0);
+                *c += 1;
+                *c
+            };
+            let hash = if dup > 1 {
+                fnv(base, format!("~{dup}").as_bytes())
+            } else {
+                base
+            };
+            let me = entries.len() as u32;
+            entries.push(Entry {
+                node: n,
+                parent,
+                index,
+                dup,
+                hash,
+            });
+            for (i, c) in n.children.iter().enumerate().rev() {
+                stack.push((c, me, i as u32));
+            }
+        }
+        Index { entries }
+    }
+
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// Appends the identity of entry `i` (e.g. `App/Pool/Task#3`).
+    pub fn write_ident(&self, i: usize, out: &mut String) {
+        let e = &self.entries[i];
+        if e.parent != NO_PARENT {
+            self.write_ident(e.parent as usize, out);
+            out.push('/');
+        }
+        segment(e.node, e.index as usize, e.parent == NO_PARENT, out);
+        if e.dup > 1 {
+            out.push('~');
+            out.push_str(&e.dup.to_string());
+        }
+    }
+
+    pub fn ident(&self, i: usize) -> String {
+        let mut s = String::new();
+        self.write_ident(i, &mut s);
+        s
+    }
+
+    /// The child-index path of entry `i` from the snapshot's roots.
+    pub fn path(&self, i: usize) -> Vec<usize> {
+        let mut p = Vec::new();
+        let mut j = i as u32;
+        while j != NO_PARENT {
+            let e = &self.entries[j as usize];
+            p.push(e.index as usize);
+            j = e.parent;
+        }
+        p.reverse();
+        p
+    }
+
+    pub fn place(&self, i: usize) -> Place {
+        Place {
+            ident: self.ident(i),
+            path: self.path(i),
+        }
+    }
+}
+
+fn entries_hash(entries: &[Entry<'_>], i: u32) -> u64 {
+    entries[i as usize].hash
+}
+
+/// Every node of `s` with its identity and path, in pre-order.
+pub fn places(s: &Snapshot) -> Vec<(Place, &SnapNode)> {
+    let ix = Index::new(s);
+    (0..ix.len())
+        .map(|i| (ix.place(i), ix.entries[i].node))
+        .collect()
 }
 
 /// The diff from `a` (older) to `b` (newer).
 pub fn diff(a: &Snapshot, b: &Snapshot) -> SnapDiff {
-    let pa = places(a);
-    let pb = places(b);
-    let index_a: HashMap<&str, usize> = pa
+    diff_indexed(&Index::new(a), &Index::new(b), a.captured_at, b.captured_at)
+}
+
+/// The diff between two indexed snapshots (`from_at`/`to_at`: their capture times).
+pub fn diff_indexed(a: &Index<'_>, b: &Index<'_>, from_at: u64, to_at: u64) -> SnapDiff {
+    let in_a: HashMap<u64, u32> = a
+        .entries
         .iter()
         .enumerate()
-        .map(|(i, (p, _))| (p.ident.as_str(), i))
+        .map(|(i, e)| (e.hash, i as u32))
         .collect();
-    let index_b: HashMap<&str, ()> = pb.iter().map(|(p, _)| (p.ident.as_str(), ())).collect();
     let mut d = SnapDiff {
-        from_captured: a.captured_at,
-        to_captured: b.captured_at,
+        from_captured: from_at,
+        to_captured: to_at,
         ..SnapDiff::default()
     };
-    for (place, nb) in &pb {
-        let Some(&ia) = index_a.get(place.ident.as_str()) else {
-            d.added.push(place.clone());
+    let mut matched = vec![false; a.entries.len()];
+    for (i, eb) in b.entries.iter().enumerate() {
+        let Some(&ia) = in_a.get(&eb.hash) else {
+            d.added.push(b.place(i));
             continue;
         };
-        let na = pa[ia].1;
+        matched[ia as usize] = true;
+        let (na, nb) = (a.entries[ia as usize].node, eb.node);
         let count = nb.restart_count.saturating_sub(na.restart_count);
         let new_process = matches!((na.pid, nb.pid), (Some(x), Some(y)) if x != y);
         if count > 0 || new_process {
             d.restarted.push(Restarted {
-                place: place.clone(),
+                place: b.place(i),
                 count: count.max(1),
             });
         }
         if na.state != nb.state {
             d.state_changed.push(StateChange {
-                place: place.clone(),
+                place: b.place(i),
                 from: na.state,
                 to: nb.state,
             });
         }
     }
-    for (place, _) in &pa {
-        if !index_b.contains_key(place.ident.as_str()) {
-            d.removed.push(place.clone());
+    for (i, m) in matched.iter().enumerate() {
+        if !m {
+            d.removed.push(a.place(i));
         }
     }
     d

@@ -36,6 +36,11 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
                 && c.builtin_prim_at(&ic, &c.prog.core.string, sel)
             {
                 c.tick()?;
+                // The appended bytes (and a copy when shared) pay like `++` (issue 16).
+                c.charge(crate::interp::eval::charge::append_units(
+                    &c.stack[slot],
+                    &vals,
+                ))?;
                 if let Value::Str(s) = &mut c.stack[slot] {
                     let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
                     let m = crate::value::make_mut(s);

@@ -1,0 +1,171 @@
+//! Embedding benchmark: bt's `Engine` against Rhai and mlua (Lua 5.4), measured in the same
+//! run. Four rows: creating an engine, evaluating a 10-line config, 100,000 host-function
+//! calls from a script, 100,000 script-function calls from the host. Prints ns per
+//! operation (best of 5 rounds) and bt's ratio to each peer.
+
+use std::time::Instant;
+
+const ROUNDS: usize = 5;
+const CALLS: i64 = 100_000;
+
+/// Best of `ROUNDS` of `f`, which does `n` operations; ns per operation.
+fn best(n: u64, mut f: impl FnMut()) -> f64 {
+    (0..ROUNDS)
+        .map(|_| {
+            let t = Instant::now();
+            f();
+            t.elapsed().as_nanos() as f64 / n as f64
+        })
+        .fold(f64::INFINITY, f64::min)
+}
+
+const BT_CONFIG: &str = r#"base := 8000
+name := "billing"
+#{
+  #name => name,
+  #port => base + 80,
+  #workers => 2 * 4,
+  #tags => #("eu", "prod"),
+  #db => #{#url => "postgres://localhost/" ++ name, #pool => 16},
+  #verbose => false
+}"#;
+
+const RHAI_CONFIG: &str = r#"let base = 8000;
+let name = "billing";
+#{
+  name: name,
+  port: base + 80,
+  workers: 2 * 4,
+  tags: ["eu", "prod"],
+  db: #{url: "postgres://localhost/" + name, pool: 16},
+  verbose: false
+}"#;
+
+const LUA_CONFIG: &str = r#"local base = 8000
+local name = "billing"
+return {
+  name = name,
+  port = base + 80,
+  workers = 2 * 4,
+  tags = {"eu", "prod"},
+  db = {url = "postgres://localhost/" .. name, pool = 16},
+  verbose = false
+}"#;
+
+fn bt_rows() -> [f64; 4] {
+    let create = best(10, || {
+        for _ in 0..10 {
+            drop(std::hint::black_box(bt::Engine::new()));
+        }
+    });
+    let e = bt::Engine::builder().check(false).build();
+    let config = best(200, || {
+        for _ in 0..200 {
+            std::hint::black_box(e.eval(BT_CONFIG).unwrap());
+        }
+    });
+    e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
+    let host_calls = best(CALLS as u64, || {
+        let v = e
+            .eval(&format!("s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"))
+            .unwrap();
+        assert_eq!(v.as_i64(), Some(CALLS));
+    });
+    let f = e.compile_fn(&["x"], "x + 1").unwrap();
+    let script_calls = best(CALLS as u64, || {
+        let mut x = bt::Value::Int(0);
+        for _ in 0..CALLS {
+            x = e.run(&f, &[x]).unwrap();
+        }
+        assert_eq!(x.as_i64(), Some(CALLS));
+    });
+    [create, config, host_calls, script_calls]
+}
+
+fn rhai_rows() -> [f64; 4] {
+    let create = best(100, || {
+        for _ in 0..100 {
+            drop(std::hint::black_box(rhai::Engine::new()));
+        }
+    });
+    let mut e = rhai::Engine::new();
+    let config = best(200, || {
+        for _ in 0..200 {
+            std::hint::black_box(e.eval::<rhai::Map>(RHAI_CONFIG).unwrap());
+        }
+    });
+    e.register_fn("inc", |n: i64| n + 1);
+    let host_calls = best(CALLS as u64, || {
+        let v: i64 = e
+            .eval(&format!("let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"))
+            .unwrap();
+        assert_eq!(v, CALLS);
+    });
+    let ast = e.compile("fn f(x) { x + 1 }").unwrap();
+    let mut scope = rhai::Scope::new();
+    let script_calls = best(CALLS as u64, || {
+        let mut x: i64 = 0;
+        for _ in 0..CALLS {
+            x = e.call_fn(&mut scope, &ast, "f", (x,)).unwrap();
+        }
+        assert_eq!(x, CALLS);
+    });
+    [create, config, host_calls, script_calls]
+}
+
+fn lua_rows() -> [f64; 4] {
+    let create = best(100, || {
+        for _ in 0..100 {
+            drop(std::hint::black_box(mlua::Lua::new()));
+        }
+    });
+    let lua = mlua::Lua::new();
+    let config = best(200, || {
+        for _ in 0..200 {
+            std::hint::black_box(lua.load(LUA_CONFIG).eval::<mlua::Table>().unwrap());
+        }
+    });
+    let inc = lua.create_function(|_, n: i64| Ok(n + 1)).unwrap();
+    lua.globals().set("inc", inc).unwrap();
+    let host_calls = best(CALLS as u64, || {
+        let v: i64 = lua
+            .load(format!("local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"))
+            .eval()
+            .unwrap();
+        assert_eq!(v, CALLS);
+    });
+    let f: mlua::Function = lua.load("return function(x) return x + 1 end").eval().unwrap();
+    let script_calls = best(CALLS as u64, || {
+        let mut x: i64 = 0;
+        for _ in 0..CALLS {
+            x = f.call(x).unwrap();
+        }
+        assert_eq!(x, CALLS);
+    });
+    [create, config, host_calls, script_calls]
+}
+
+fn main() {
+    let rows = [
+        "engine creation",
+        "10-line config eval",
+        "host fn call from script",
+        "script fn call from host",
+    ];
+    let b = bt_rows();
+    let r = rhai_rows();
+    let l = lua_rows();
+    println!("| ns/op | bt | rhai | lua 5.4 (mlua) | bt/rhai | bt/lua |");
+    println!("|---|---|---|---|---|---|");
+    for i in 0..4 {
+        println!(
+            "| {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
+            rows[i],
+            b[i],
+            r[i],
+            l[i],
+            b[i] / r[i],
+            b[i] / l[i]
+        );
+    }
+}

@@ -1,0 +1,231 @@
+//! [`EngineBuilder`]: the options of an [`Engine`] — limits, capabilities, output, checker —
+//! and starting it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use super::limits::{self, Limits, Shared};
+use super::{Engine, EngineError};
+use crate::interp::eval::Method;
+use crate::interp::prims::capability::Capability;
+use crate::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
+use crate::value::Sym;
+
+/// Options of an [`Engine`].
+#[derive(Clone, Debug)]
+pub struct EngineBuilder {
+    pub(super) limits: Limits,
+    max_depth: usize,
+    capture_output: bool,
+    check: bool,
+    grants: Vec<Capability>,
+}
+
+impl Default for EngineBuilder {
+    fn default() -> Self {
+        EngineBuilder {
+            limits: Limits::default(),
+            max_depth: 10_000,
+            capture_output: true,
+            check: true,
+            grants: Vec::new(),
+        }
+    }
+}
+
+impl EngineBuilder {
+    /// Ends an evaluation (`eval`, `eval_file`, `call`, `run`) after about `n` reductions
+    /// (sends and loop iterations; bulk primitives pay for their work), within one
+    /// preemption step (at most 4,000 reductions more). Each actor message and timer
+    /// callback has a budget of its own (see [`Self::actor_max_reductions`]). Waiting
+    /// (`Timer sleep:`, a reply) costs no reductions: combine with [`Self::timeout`].
+    pub fn max_reductions(mut self, n: u64) -> Self {
+        self.limits.max_reductions = Some(n);
+        self
+    }
+
+    /// The reduction budget of each actor message and timer callback (default: the
+    /// `max_reductions` of an evaluation). An actor that exceeds it crashes with exit reason
+    /// `#reduction_limit` into its supervisor; a caller waiting on the message gets a
+    /// `reduction_limit` error.
+    pub fn actor_max_reductions(mut self, n: u64) -> Self {
+        self.limits.actor_max_reductions = Some(n);
+        self
+    }
+
+    /// The engine's total budget: reductions over every evaluation, actor message and timer
+    /// callback of its life. Once spent, every run stops at its first step with
+    /// `budget_exhausted` — also actors and timers a script left running.
+    pub fn total_reductions(mut self, n: u64) -> Self {
+        self.limits.total_reductions = Some(n);
+        self
+    }
+
+    /// Ends an evaluation that is still running (or blocked) `d` after it started; each
+    /// actor message and timer callback gets the same time of its own while it runs.
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.limits.timeout = Some(d);
+        self
+    }
+
+    /// Limits the heap the engine's scripts hold to about `bytes` (Strings, Binaries,
+    /// collections, actors — everything the engine's threads allocate while it runs):
+    /// an evaluation that outgrows it ends with `memory_limit`, an actor crashes into its
+    /// supervisor. Needs [`crate::CountingAlloc`] as the host's global allocator (see
+    /// `crate::memory`); [`Self::try_build`] refuses a memory limit without it.
+    pub fn max_memory(mut self, bytes: usize) -> Self {
+        self.limits.max_memory = Some(bytes);
+        self
+    }
+
+    /// Nested activations before the catchable `stack_overflow` (default 10,000).
+    pub fn max_depth(mut self, n: usize) -> Self {
+        self.max_depth = n.max(1);
+        self
+    }
+
+    /// With `true` (the default) program output goes to a buffer read by
+    /// [`Engine::take_output`]; with `false` it goes to the process's standard output.
+    pub fn capture_output(mut self, on: bool) -> Self {
+        self.capture_output = on;
+        self
+    }
+
+    /// Run the static checker before each evaluation (default on; its errors are
+    /// [`EngineError`]s with diagnostic codes).
+    pub fn check(mut self, on: bool) -> Self {
+        self.check = on;
+        self
+    }
+
+    /// Grants a capability (none is granted by default): `File`, Console reading,
+    /// distribution, `ProcessNavigation system`, timers. A send needing one that is not
+    /// granted raises `capability_denied` naming it.
+    pub fn grant(mut self, c: Capability) -> Self {
+        if !self.grants.contains(&c) {
+            self.grants.push(c);
+        }
+        self
+    }
+
+    /// Grants every capability (what `bt run` and `bt test` have).
+    pub fn grant_all(mut self) -> Self {
+        self.grants = Capability::ALL.to_vec();
+        self
+    }
+
+    /// Grants or withdraws `ProcessNavigation system` (kept for older hosts; see
+    /// [`Self::grant`]).
+    pub fn privileged(mut self, on: bool) -> Self {
+        self.grants
+            .retain(|c| *c != Capability::ProcessNavigationSystem);
+        if on {
+            self.grants.push(Capability::ProcessNavigationSystem);
+        }
+        self
+    }
+
+    /// Starts the engine and loads the standard library. A memory limit without the
+    /// counting allocator installed is kept but only refuses huge single steps (see
+    /// [`Self::try_build`]).
+    pub fn build(self) -> Engine {
+        self.start()
+    }
+
+    /// [`Self::build`], refusing a memory limit the host cannot enforce (no
+    /// [`crate::CountingAlloc`] installed): kind `memory_accounting_unavailable`.
+    pub fn try_build(self) -> Result<Engine, EngineError> {
+        if self.limits.max_memory.is_some() && !crate::memory::installed() {
+            return Err(EngineError::usage(
+                "memory_accounting_unavailable",
+                "max_memory needs bt::CountingAlloc as the global allocator".to_string(),
+            )
+            .with_hint(
+                "#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();",
+            ));
+        }
+        Ok(self.start())
+    }
+
+    fn start(self) -> Engine {
+        let grants = self.grants.clone();
+        let vm = Vm::new(VmOptions {
+            max_depth: self.max_depth,
+            deterministic_pids: true,
+            privileged: grants.contains(&Capability::ProcessNavigationSystem),
+            check: self.check,
+        });
+        let output = if self.capture_output {
+            let buf = Arc::new(Mutex::new(String::new()));
+            let b = buf.clone();
+            vm.set_output(Box::new(move |s: &str| b.lock().push_str(s)));
+            Some(buf)
+        } else {
+            None
+        };
+        vm.prog
+            .embedded
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+        let denied = deny_ungranted(&vm, &grants);
+        let account = self.limits.max_memory.map(crate::memory::new_account);
+        let shared = Arc::new(Shared::new(self.limits, account));
+        // Every main-program job, actor message and timer/monitor callback runs under the
+        // hooks (limits, cancellation, shutdown, the memory account).
+        let hook = limits::hook_factory(shared.clone());
+        let id = Arc::as_ptr(&hook) as *const () as usize;
+        let _ = vm.prog.ctx_hook.set(hook);
+        let rt = vm.runtime();
+        Engine {
+            vm: Mutex::new(Some(vm)),
+            shared,
+            rt,
+            output,
+            id,
+            denied: Mutex::new(denied),
+        }
+    }
+}
+
+/// A method the engine replaced with `capability::denied` (restored by `Engine::grant`).
+pub(super) type Denied = (Capability, crate::value::ClassRef, bool, Sym, Method);
+
+/// Records the grants and replaces the methods of capabilities not granted with the
+/// `capability_denied` primitive; answers the replaced methods.
+fn deny_ungranted(vm: &Vm, grants: &[Capability]) -> Vec<Denied> {
+    let prog = &vm.prog;
+    let mut out = Vec::new();
+    for c in grants {
+        prog.capabilities.grant(*c);
+    }
+    for c in Capability::ALL {
+        if grants.contains(&c) {
+            continue;
+        }
+        for (class, class_side, sels) in c.selectors() {
+            let Some(cls) = prog.class_named(class) else {
+                continue;
+            };
+            for s in *sels {
+                let sel = Sym::new(s);
+                let table = if *class_side {
+                    &cls.class_methods
+                } else {
+                    &cls.methods
+                };
+                let old = table.read().get(&sel).cloned();
+                if let Some(old) = old {
+                    out.push((c, cls.clone(), *class_side, sel, old));
+                    prog.set_method(
+                        &cls,
+                        *class_side,
+                        sel,
+                        Method::Prim(crate::interp::prims::capability::denied),
+                    );
+                }
+            }
+        }
+    }
+    out
+}

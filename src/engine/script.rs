@@ -1,0 +1,69 @@
+//! Compile once, run many: [`Script`] is a bt block made from the source once (parsed,
+//! checked and lowered by one `eval`); each [`crate::Engine::run`] calls the block with its
+//! arguments, without touching the front end again.
+
+use crate::engine::error::EngineError;
+use crate::interp::Interpreter as Vm;
+use crate::value::Value;
+
+/// A compiled script of an [`crate::Engine`] (see [`crate::Engine::compile`]). It belongs
+/// to the engine that compiled it.
+#[derive(Clone)]
+pub struct Script {
+    block: Value,
+    arity: usize,
+}
+
+impl Script {
+    pub(crate) fn new(block: Value, arity: usize) -> Script {
+        Script { block, arity }
+    }
+
+    pub(crate) fn block(&self) -> &Value {
+        &self.block
+    }
+
+    /// The number of arguments [`crate::Engine::run`] passes.
+    pub fn arity(&self) -> usize {
+        self.arity
+    }
+}
+
+impl std::fmt::Debug for Script {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Script({} argument(s))", self.arity)
+    }
+}
+
+/// The block literal wrapping `source` (`[:x :y | …]`), each statement line indented.
+pub(crate) fn block_source(params: &[&str], source: &str) -> String {
+    let mut s = String::from("[");
+    for p in params {
+        s.push(':');
+        s.push_str(p);
+        s.push(' ');
+    }
+    if !params.is_empty() {
+        s.push('|');
+    }
+    s.push('\n');
+    for line in source.lines() {
+        s.push_str("  ");
+        s.push_str(line);
+        s.push('\n');
+    }
+    s.push(']');
+    s
+}
+
+/// Calls the script's block on the main process.
+pub(crate) fn run(vm: &Vm, block: Value, args: Vec<Value>) -> Result<Value, EngineError> {
+    let r = vm.try_run(move |ctx, _| {
+        ctx.call_block(&block, &args)
+            .map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
+    });
+    match r {
+        Ok(r) => r,
+        Err(m) => Err(EngineError::usage("internal_error", m)),
+    }
+}

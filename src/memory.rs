@@ -1,0 +1,251 @@
+//! The memory limit of an embedded engine (`EngineBuilder::max_memory`): a counting global
+//! allocator, scoped per engine through a thread-local "current account".
+//!
+//! **Why an allocator, not counts at growth sites.** A limit must hold for every way a script
+//! grows memory: primitives, the evaluator's in-place fast paths (`x := x ++ x`,
+//! `x := x add: e`), collections built element by element, actor mailboxes and states,
+//! deep structures made of many small values. Counting at growth sites needs a matching
+//! release at every drop of every value (values are `Arc`s dropped anywhere); a missed site
+//! is an escape and a missed release is a false limit. The allocator sees both sides of
+//! every allocation, so what it counts is the live heap the engine's threads made.
+//!
+//! **Attribution.** [`CountingAlloc`] adds the size of each allocation (and subtracts each
+//! free) to the [`Account`] the current thread is charged to. An engine with a memory limit
+//! charges its runtime's worker threads (set at the start of every run, see
+//! `limits::hook_factory`; those threads run only that engine's processes) and the host
+//! thread for the length of each engine call (parsing, checking, conversions). Counts are
+//! batched per thread (flushed every [`FLUSH`] bytes), so the account is exact to within
+//! `FLUSH` bytes per thread. Memory freed on a thread charged to no account (a value the
+//! engine answered, dropped later by the host) is not credited back: the count can only
+//! overstate such values, never understate what the script holds.
+//!
+//! **Enforcement.** The allocator never fails an allocation (a null answer aborts a Rust
+//! process). The engine's preemption hook (every step of reductions, and at every charge of
+//! a bulk primitive: `Ctx::charge`) compares the account with the limit and ends the run
+//! with the uncatchable `memory_limit`; and a single bulk step that would take the account
+//! past the limit is refused *before* it allocates ([`would_exceed`], called by
+//! `Ctx::charge` for steps of 1 MiB and more), so one huge primitive (`'x' repeat: 10**10`)
+//! never reaches the allocator. Between two checks a script allocates at most one step's
+//! worth: a few hundred KiB.
+//!
+//! **Installing.** A Rust program chooses its global allocator, so the host installs it:
+//! `#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();` (or
+//! wrapping another allocator with [`CountingAlloc::new`]). Without it, `max_memory` still
+//! refuses huge single steps up front but cannot see gradual growth; [`installed`] tells, and
+//! `EngineBuilder::try_build` refuses a memory limit it cannot enforce.
+
+// The counting allocator implements `GlobalAlloc` (an unsafe trait): the one use of unsafe here.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+
+/// Bytes a thread accumulates before adding them to its account.
+pub const FLUSH: isize = 32 * 1024;
+
+/// A global allocator that counts live bytes per engine (see the module doc). Wraps `A`
+/// (the system allocator by default).
+pub struct CountingAlloc<A = System> {
+    inner: A,
+}
+
+impl CountingAlloc<System> {
+    /// Counting over the system allocator.
+    pub const fn system() -> CountingAlloc<System> {
+        CountingAlloc { inner: System }
+    }
+}
+
+impl<A> CountingAlloc<A> {
+    /// Counting over `inner` (e.g. mimalloc).
+    pub const fn new(inner: A) -> CountingAlloc<A> {
+        CountingAlloc { inner }
+    }
+}
+
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// True once a [`CountingAlloc`] has served an allocation in this process.
+pub fn installed() -> bool {
+    if !INSTALLED.load(Ordering::Relaxed) {
+        // Allocate once: an installed counting allocator marks itself.
+        drop(std::hint::black_box(Box::new(0u64)));
+    }
+    INSTALLED.load(Ordering::Relaxed)
+}
+
+/// The live bytes charged to one engine, and its limit.
+#[derive(Debug)]
+pub struct Account {
+    used: AtomicIsize,
+    limit: AtomicIsize,
+}
+
+impl Account {
+    /// Bytes currently counted (never below zero).
+    pub fn used(&self) -> usize {
+        self.used.load(Ordering::Relaxed).max(0) as usize
+    }
+
+    /// The limit in bytes.
+    pub fn limit(&self) -> usize {
+        self.limit.load(Ordering::Relaxed).max(0) as usize
+    }
+
+    /// True when the account is over its limit.
+    pub fn over(&self) -> bool {
+        self.used.load(Ordering::Relaxed) > self.limit.load(Ordering::Relaxed)
+    }
+
+    fn add(&self, n: isize) {
+        self.used.fetch_add(n, Ordering::Relaxed);
+    }
+}
+
+/// Accounts are never freed (the allocator may run on a thread still pointing at one after
+/// its engine is gone); a dropped engine returns its account here for the next one.
+static FREE: parking_lot::Mutex<Vec<&'static Account>> = parking_lot::Mutex::new(Vec::new());
+
+/// An engine's account (reused from a dropped engine when one is free).
+pub fn new_account(limit: usize) -> &'static Account {
+    let a = FREE.lock().pop().unwrap_or_else(|| {
+        Box::leak(Box::new(Account {
+            used: AtomicIsize::new(0),
+            limit: AtomicIsize::new(0),
+        }))
+    });
+    a.used.store(0, Ordering::Relaxed);
+    a.limit
+        .store(limit.min(isize::MAX as usize) as isize, Ordering::Relaxed);
+    a
+}
+
+/// Gives an account back (its engine and the engine's threads are gone).
+pub fn release_account(a: &'static Account) {
+    a.limit.store(isize::MAX, Ordering::Relaxed);
+    FREE.lock().push(a);
+}
+
+thread_local! {
+    /// The account this thread is charged to, and bytes not yet added to it.
+    static CURRENT: Cell<Option<&'static Account>> = const { Cell::new(None) };
+    static PENDING: Cell<isize> = const { Cell::new(0) };
+}
+
+/// The account the current thread is charged to.
+pub fn current() -> Option<&'static Account> {
+    CURRENT.try_with(Cell::get).ok().flatten()
+}
+
+/// Charges the current thread to `a` from now on (answers the previous account). The
+/// pending count goes to the previous account first.
+pub fn set_current(a: Option<&'static Account>) -> Option<&'static Account> {
+    flush();
+    CURRENT.try_with(|c| c.replace(a)).ok().flatten()
+}
+
+/// Adds this thread's pending count to its account.
+pub fn flush() {
+    let _ = PENDING.try_with(|p| {
+        let n = p.replace(0);
+        if n != 0 {
+            if let Some(a) = current() {
+                a.add(n);
+            }
+        }
+    });
+}
+
+/// Charges the current thread to `a` until dropped (then to the previous account).
+pub struct Scope {
+    prev: Option<&'static Account>,
+}
+
+impl Scope {
+    pub fn enter(a: Option<&'static Account>) -> Scope {
+        Scope {
+            prev: set_current(a),
+        }
+    }
+}
+
+impl Drop for Scope {
+    fn drop(&mut self) {
+        set_current(self.prev);
+    }
+}
+
+/// Would `bytes` more take the current thread's account past its limit? Asked before a bulk
+/// step allocates (`Ctx::charge`).
+pub fn would_exceed(bytes: usize) -> bool {
+    match current() {
+        Some(a) => {
+            flush();
+            a.used().saturating_add(bytes) > a.limit()
+        }
+        None => false,
+    }
+}
+
+#[inline]
+fn count(delta: isize) {
+    let _ = CURRENT.try_with(|c| {
+        if let Some(a) = c.get() {
+            let _ = PENDING.try_with(|p| {
+                let n = p.get() + delta;
+                if n >= FLUSH || n <= -FLUSH {
+                    p.set(0);
+                    a.add(n);
+                } else {
+                    p.set(n);
+                }
+            });
+        }
+    });
+}
+
+// SAFETY: every method forwards to the inner allocator with the caller's arguments unchanged
+// and only adds bookkeeping on thread-locals and atomics (which never allocate), so the
+// inner allocator's guarantees carry over.
+unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
+    #[inline]
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged (see the impl).
+        let p = unsafe { self.inner.alloc(layout) };
+        if !p.is_null() {
+            if !INSTALLED.load(Ordering::Relaxed) {
+                INSTALLED.store(true, Ordering::Relaxed);
+            }
+            count(layout.size() as isize);
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: forwarded unchanged (see the impl).
+        let p = unsafe { self.inner.alloc_zeroed(layout) };
+        if !p.is_null() {
+            count(layout.size() as isize);
+        }
+        p
+    }
+
+    #[inline]
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: forwarded unchanged (see the impl).
+        unsafe { self.inner.dealloc(ptr, layout) };
+        count(-(layout.size() as isize));
+    }
+
+    #[inline]
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        // SAFETY: forwarded unchanged (see the impl).
+        let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
+        if !p.is_null() {
+            count(new_size as isize - layout.size() as isize);
+        }
+        p
+    }
+}

@@ -1,0 +1,296 @@
+//! Limits no script escapes (issue 16): memory, reductions per evaluation and per actor,
+//! the engine's total budget, deadlines over parsing and in-place appends — against catch-all
+//! handlers, `ensure:` blocks, spawned actors, one huge primitive and memory bombs.
+//!
+//! Memory tests run each bomb in a child process (this test binary re-run with
+//! `BT_MEM_SCENARIO` set, see [`memory_child`]) that installs [`bt::CountingAlloc`], and
+//! assert on the child's own peak RSS (`VmHWM`), so other tests of this binary do not disturb
+//! the figure. Nothing here asserts a time.
+
+use std::process::Command;
+use std::time::Duration;
+
+mod common;
+use common::{err, int};
+
+use bt::engine::Capability;
+use bt::{Engine, Limit};
+
+#[global_allocator]
+static ALLOC: bt::CountingAlloc = bt::CountingAlloc::system();
+
+/// The memory limit of the bomb scenarios.
+const LIMIT: usize = 64 << 20;
+/// What the host may grow beyond the limit: allocator slack (freed pages glibc keeps), one
+/// check interval of growth, thread stacks touched by the run.
+const SLACK: usize = 40 << 20;
+
+/// `VmHWM` / `VmRSS` of this process in bytes.
+fn status_kb(field: &str) -> usize {
+    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    s.lines()
+        .find(|l| l.starts_with(field))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .and_then(|n| n.parse::<usize>().ok())
+        .unwrap_or(0)
+        * 1024
+}
+
+const HOG: &str = r#"
+Actor subclass: Hog
+  state: kept = nil
+  grow => s := "x". [true] whileTrue: [s := s ++ s]
+  keep: x => self.kept := x
+
+Object subclass: Deep
+  class nest: n => l := nil. 1 to: n do: [:i | l := #[l, i]]. l
+"#;
+
+/// The bomb scenarios: the script each runs.
+fn scenario(name: &str) -> &'static str {
+    match name {
+        "as_list" => "(1 to: 10 ** 9) asList size",
+        "doubling" => "s := \"x\". [true] whileTrue: [s := s ++ s]",
+        "doubling_copy" => "s := \"x\". t := s. [true] whileTrue: [t := s. s := s ++ s]",
+        "deep" => "Deep nest: 100000000",
+        "catch_all" => "[(1 to: 10 ** 9) asList] on: Error do: [:e | (1 to: 10 ** 9) asList]",
+        "ensure" => {
+            "[(1 to: 10 ** 9) asList] ensure: [s := \"x\". [true] whileTrue: [s := s ++ s]]"
+        }
+        "huge_primitive" => "(\"x\" repeat: 10 ** 10) size",
+        "huge_array" => "(Array new: 100000000 withAll: \"x\") size",
+        "actor" => "h := Hog spawn. h grow",
+        "many_actors" => "1 to: 100000 do: [:i | (Hog spawn) keep: (\"x\" repeat: 100000)]",
+        "dictionary" => "d := #{}. 1 to: 10 ** 9 do: [:i | d := d at: i put: i printString]",
+        _ => "nil",
+    }
+}
+
+/// The child side: runs `BT_MEM_SCENARIO` under a 64 MiB limit and prints
+/// `RESULT <kind> <peak bytes over the baseline>`. Without the variable (the normal test
+/// run) it has nothing to do.
+#[test]
+fn memory_child() {
+    let Ok(name) = std::env::var("BT_MEM_SCENARIO") else {
+        return;
+    };
+    let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
+    e.eval(HOG).unwrap();
+    e.eval("(1 to: 1000) asList size").unwrap();
+    let base = status_kb("VmRSS:");
+    let r = e.eval(scenario(&name));
+    let peak = status_kb("VmHWM:");
+    let kind = match &r {
+        Ok(_) => "ok".to_string(),
+        Err(er) => {
+            println!("DETAIL {er}");
+            er.kind.clone()
+        }
+    };
+    let limit = r.as_ref().err().and_then(|e| e.limit);
+    // The engine still works after the limit.
+    let after = e.eval("3 + 4").map(|v| v.as_i64());
+    println!(
+        "RESULT {kind} {} {:?} {:?}",
+        peak.saturating_sub(base),
+        limit,
+        after.ok().flatten()
+    );
+}
+
+/// Runs one scenario in a child process; answers (kind, peak growth, limit, after).
+fn run_child(name: &str) -> (String, usize, String, String) {
+    let exe = std::env::current_exe().unwrap();
+    let out = Command::new(exe)
+        .args(["--exact", "memory_child", "--nocapture", "--test-threads=1"])
+        .env("BT_MEM_SCENARIO", name)
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("RESULT "))
+        .map(|l| {
+            let detail = text
+                .lines()
+                .find(|l| l.starts_with("DETAIL "))
+                .unwrap_or("");
+            format!("{l} {}", detail.replace(' ', "_"))
+        })
+        .unwrap_or_else(|| {
+            panic!(
+                "{name}: child did not report (status {:?}):\n{text}\n{}",
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .to_string();
+    let mut it = line.split_whitespace();
+    let kind = it.next().unwrap_or("").to_string();
+    let peak = it.next().and_then(|p| p.parse().ok()).unwrap_or(usize::MAX);
+    let limit = it.next().unwrap_or("").to_string();
+    let after = it.next().unwrap_or("").to_string();
+    (kind, peak, limit, after)
+}
+
+/// A bomb in the main program ends the evaluation with the `Memory` limit; one in an actor
+/// crashes the actor and the evaluation gets an error of kind `memory_limit` from it.
+fn assert_bomb_contained(name: &str, expect_kind: &str) {
+    assert_contained(name, expect_kind, "Some(Memory)")
+}
+
+fn assert_contained(name: &str, expect_kind: &str, expect_limit: &str) {
+    let (kind, peak, limit, after) = run_child(name);
+    assert_eq!(kind, expect_kind, "{name}");
+    assert!(
+        peak < LIMIT + SLACK,
+        "{name}: host peak RSS grew {} MiB (limit {} MiB + {} MiB)",
+        peak >> 20,
+        LIMIT >> 20,
+        SLACK >> 20
+    );
+    assert_eq!(limit, expect_limit, "{name}");
+    assert_eq!(
+        after, "Some(7)",
+        "{name}: the engine must work after the limit"
+    );
+}
+
+#[test]
+fn an_interval_as_list_bomb_meets_the_memory_limit() {
+    assert_bomb_contained("as_list", "memory_limit");
+}
+
+#[test]
+fn a_doubling_string_meets_the_memory_limit() {
+    assert_bomb_contained("doubling", "memory_limit");
+    assert_bomb_contained("doubling_copy", "memory_limit");
+}
+
+#[test]
+fn a_deep_nested_structure_meets_the_memory_limit() {
+    assert_bomb_contained("deep", "memory_limit");
+}
+
+#[test]
+fn catch_all_handlers_and_ensure_blocks_do_not_escape_the_memory_limit() {
+    assert_bomb_contained("catch_all", "memory_limit");
+    assert_bomb_contained("ensure", "memory_limit");
+}
+
+#[test]
+fn one_huge_primitive_is_refused_before_it_allocates() {
+    assert_bomb_contained("huge_primitive", "memory_limit");
+    assert_bomb_contained("huge_array", "memory_limit");
+}
+
+#[test]
+fn a_dictionary_growing_one_entry_at_a_time_meets_the_memory_limit() {
+    assert_bomb_contained("dictionary", "memory_limit");
+}
+
+#[test]
+fn actors_do_not_escape_the_memory_limit() {
+    // One actor growing: it crashes with #memory_limit; the caller gets that kind.
+    assert_contained("actor", "memory_limit", "None");
+    // Many actors each holding a little: the engine's account is shared.
+    assert_contained("many_actors", "memory_limit", "None");
+}
+
+#[test]
+fn a_memory_limit_needs_the_counting_allocator_or_try_build_says_so() {
+    // This binary installs it, so try_build accepts.
+    assert!(bt::memory::installed());
+    let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
+    assert!(e.memory_used().is_some());
+    assert_eq!(int(&e, "(1 to: 1000) asList size"), 1000);
+}
+
+#[test]
+fn an_in_place_append_pays_for_its_bytes() {
+    // `x := x ++ x` on a local String used to append in place for free.
+    let e = Engine::builder().max_reductions(1_000_000).build();
+    let er = err(&e, "x := \"ab\". [true] whileTrue: [x := x ++ x]. x size");
+    assert_eq!(er.limit, Some(Limit::Reductions), "{er}");
+    let er = err(
+        &e,
+        "x := \"ab\". 1 to: 100 do: [:i | x := x ++ x ++ x]. x size",
+    );
+    assert_eq!(er.limit, Some(Limit::Reductions), "{er}");
+}
+
+#[test]
+fn a_huge_literal_is_refused_before_parsing() {
+    let e = Engine::builder().timeout(Duration::from_secs(2)).build();
+    let src = format!("x := {}", "7".repeat(4_000_000));
+    let er = err(&e, &src);
+    assert!(er.is_compile(), "{er}");
+    assert!(er.message.contains("4000000"), "{}", er.message);
+    // Literals of ordinary size still parse.
+    assert_eq!(
+        int(&e, &format!("{} printString size", "9".repeat(5000))),
+        5000
+    );
+}
+
+#[test]
+fn catch_all_and_ensure_do_not_escape_reductions() {
+    let e = Engine::builder().max_reductions(200_000).build();
+    for src in [
+        "[[true] whileTrue: [1]] on: Error do: [:x | [true] whileTrue: [2]]",
+        "[[true] whileTrue: [1]] on: Exception do: [:x | x retry]",
+        "[[true] whileTrue: [1]] ensure: [[true] whileTrue: [2]]",
+        "[[[true] whileTrue: [1]] ensure: [[true] whileTrue: [2]]] on: Error do: [:x | [true] whileTrue: [3]]",
+    ] {
+        let er = err(&e, src);
+        assert_eq!(er.limit, Some(Limit::Reductions), "{src}: {er}");
+    }
+}
+
+#[test]
+fn a_runaway_actor_crashes_into_its_supervisor() {
+    let e = Engine::builder().actor_max_reductions(100_000).build();
+    e.eval(
+        "Actor subclass: Runaway\n  class supervisionPolicy => #permanent\n  spin => [true] whileTrue: [1]\n  ping => #pong\n\nSupervisor subclass: Sup\n  class children => #(Runaway)\n  class strategy => #oneForOne\n",
+    )
+    .unwrap();
+    e.eval("sup := Sup supervise unwrap. r := (sup which: Runaway) unwrap")
+        .unwrap();
+    let er = err(&e, "r spin");
+    assert_eq!(er.kind, "reduction_limit");
+    assert_eq!(e.eval("r isAlive").unwrap().as_bool(), Some(false));
+    // The supervisor restarted it under a new pid.
+    assert_eq!(
+        e.eval("[((sup which: Runaway) unwrap ifNil: [r]) =:= r] whileTrue: [Timer sleep: 1]. (sup which: Runaway) unwrap ping")
+            .unwrap()
+            .as_text(),
+        Some("pong")
+    );
+}
+
+#[test]
+fn spawned_actors_and_timers_do_not_outlive_the_total_budget() {
+    // A script that leaves an actor looping and a timer firing after the evaluation
+    // returns: the engine's total budget ends both, and every later evaluation says so.
+    let e = Engine::builder()
+        .total_reductions(3_000_000)
+        .grant(Capability::Timers)
+        .build();
+    e.eval(
+        "Actor subclass: Loop\n  state: n = 0\n  go => self.n := self.n + 1. 1 to: 1000 do: [:i | i]. self go!\n",
+    )
+    .unwrap();
+    e.eval("l := Loop spawn. l go!. Timer every: 1 do: [1 to: 1000 do: [:i | i]]")
+        .unwrap();
+    let er = loop {
+        match e.eval("1") {
+            Err(er) => break er,
+            Ok(_) => std::thread::yield_now(),
+        }
+    };
+    assert_eq!(er.limit, Some(Limit::Budget), "{er}");
+    assert_eq!(er.kind, "budget_exhausted");
+    // Shutdown then ends the runtime; nothing is left running.
+    e.shutdown();
+    assert_eq!(err(&e, "1").limit, Some(Limit::Shutdown));
+}
