@@ -36,6 +36,7 @@ const MODULES: &[(&str, &str)] = &[
     ("cli", "cli"),
     ("lsp", "cli"),
     ("scratch", "base"),
+    ("memory", "base"),
     ("lib", "cli"),
     ("main", "cli"),
     ("allocator", "cli"),

@@ -183,10 +183,14 @@ impl Ctx {
         }
         fields[F_TRACE] = Value::list(new_trace);
         fields[F_LOCS] = Value::list(new_locs);
-        Value::Object(Arc::new(Instance {
+        let out = Value::Object(Arc::new(Instance {
             class: inst.class.clone(),
             fields: fields.into(),
-        }))
+        }));
+        // The new instance may reuse the address of a freed exception that `err_loc` still
+        // names: record this one at the caller's location (the header line's location).
+        self.note_raise(&out);
+        out
     }
 
     /// The current activation chain as `Class>>selector` strings, innermost first (≤ 100).
