@@ -18,6 +18,7 @@ pub(crate) mod fmt;
 pub(crate) mod parse;
 #[cfg(feature = "repl")]
 pub(crate) mod repl;
+#[cfg(feature = "repl")]
 pub(crate) mod repl_help;
 pub(crate) mod run;
 pub(crate) mod test;
