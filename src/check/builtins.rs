@@ -215,7 +215,7 @@ s i isError -> Boolean
 s i ok -> Boolean
 class Exception < Value value
 c signal signal: new signalKind:class:selector:hint: signalOn:reason:
-i message kind hint selector errorClass class printString stackTrace signal signal: messageText description return: retry pass outer resume resume:
+i message kind hint selector errorClass class printString stackTrace stackLocations signal signal: messageText description return: retry pass outer resume resume:
 s i message -> String
 s i signal -> Never
 s i signal: Dynamic -> Never

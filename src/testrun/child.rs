@@ -65,6 +65,7 @@ pub(crate) fn facts(e: &BtError) -> ErrorFacts {
         badarith: e.badarith,
         compile: e.compile,
         messages: e.diagnostics.iter().map(|d| d.message.clone()).collect(),
+        traceback: e.traceback(),
     }
 }
 
