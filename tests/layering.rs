@@ -38,7 +38,6 @@ const MODULES: &[(&str, &str)] = &[
     ("cli", "cli"),
     ("lsp", "cli"),
     ("scratch", "base"),
-    ("memory", "base"),
     ("lib", "cli"),
     ("main", "cli"),
     ("allocator", "cli"),
