@@ -1,4 +1,4 @@
-//! Fan-out and idle memory, like ../shared/bench/peers/fanout.erl.
+//! Fan-out and idle memory, like the Erlang fanout peer benchmark.
 //!
 //! `cargo run --release --example runtime_fanout [N]`:
 //! * fan-out: spawn N actors, send each one request (a sync call `double: i`), collect the

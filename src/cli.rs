@@ -1,67 +1,249 @@
-//! The `bt` command line: [`main`] dispatches to one module per subcommand (`src/main.rs`
-//! calls it through [`crate::cli_main`]).
+//! The `bt` command line (clap, derive): the one place that lists the subcommands.
+//!
+//! `main.rs` calls [`main`] through [`crate::cli_main`]; each subcommand lives in its own module with its own
+//! `#[derive(clap::Args)]` struct and a `run`/`main` function taking it. Adding a subcommand is
+//! one edit here: a [`Command`] variant (its doc comment is the help line) and its arm in
+//! [`dispatch`]. Adding a flag is one field in the subcommand's struct.
+//!
+//! Conventions (tests/cli.rs checks each): `-h`/`--help` on every subcommand, `bt help CMD`,
+//! `-V`/`--version`, suggestions for misspelled commands and flags, usage errors exit 2, colour
+//! only on a terminal and never with `NO_COLOR` set.
 
 pub(crate) mod check;
+pub(crate) mod complete;
+pub(crate) mod doc;
 #[cfg(feature = "dist")]
 pub(crate) mod epmd;
+pub(crate) mod fmt;
 pub(crate) mod parse;
 #[cfg(feature = "repl")]
 pub(crate) mod repl;
+#[cfg(feature = "repl")]
+pub(crate) mod repl_help;
 pub(crate) mod run;
 pub(crate) mod test;
 
-const USAGE: &str = "usage: bt <command> [options]
+use clap::{Parser, Subcommand};
 
-commands:
-  run FILE [--main Class] [-- ARGS...]   run a program
-  test [--json] [PATH...]                run golden expression files and TestCase suites
-  check [--format json] FILE...          parse and check files, print diagnostics
-  parse --ast FILE                       print the canonical AST dump
-  repl                                   interactive session (also plain `bt`)
-  epmd [--port N] [-names | -kill]       EPMD-compatible port mapper on 127.0.0.1
-  top ADDR [--once]                      the live process tree of `bt run --observe ADDR`
-                                         (also `bt observe --tty ADDR`)
-";
+/// Exit statuses, shown at the end of `bt --help` (and in docs/guide/cli.md).
+pub(crate) const EXIT_CODES: &str = "\
+Exit status:
+  0    success (all tests passed, no errors found)
+  1    the program raised an uncaught error, a test failed, or the checker found an error
+  2    usage error (unknown option, missing file, bad argument)
+  N    the program called `Program exit: N`";
 
-/// Runs the `bt` command line on its arguments (without the program name); answers the exit
+/// bt: a Beamtalk-style language — Smalltalk message syntax, immutable values, actors,
+/// supervisors.
+///
+/// With no command, `bt` starts the interactive session (`bt repl`).
+#[derive(Parser, Debug)]
+#[command(name = "bt", version, after_help = EXIT_CODES, args_conflicts_with_subcommands = true)]
+pub(crate) struct Cli {
+    #[command(subcommand)]
+    pub(crate) command: Option<Command>,
+}
+
+/// The subcommands; the doc comment of each is its line in `bt --help`.
+#[derive(Subcommand, Debug)]
+pub(crate) enum Command {
+    /// Run a program file (`-` reads standard input; `-e EXPR` runs text)
+    Run(run::RunArgs),
+    /// Run `// =>` expression files and TestCase suites
+    Test(test::TestArgs),
+    /// Parse and statically check files, print the findings
+    Check(check::CheckArgs),
+    /// Print the canonical AST dump of a file
+    Parse(parse::ParseArgs),
+    /// Rewrite files in the one canonical layout (`--check` only lists them)
+    Fmt(fmt::FmtArgs),
+    /// Print the class reference (Markdown or HTML) from the library's declarations
+    Doc(doc::DocArgs),
+    /// Start the interactive session (also plain `bt`)
+    #[cfg(feature = "repl")]
+    Repl(repl::ReplArgs),
+    /// Serve the Language Server Protocol on standard input/output (for editors)
+    Lsp(crate::lsp::LspArgs),
+    /// EPMD-compatible port mapper on 127.0.0.1 (`--port N`, `-names`, `-kill`)
+    #[cfg(feature = "dist")]
+    Epmd(EpmdArgs),
+    /// The live process tree of a program run with `bt run --observe ADDR`, in the terminal
+    #[cfg(feature = "observe")]
+    Top(TopArgs),
+    /// The same as `bt top` (`bt observe --tty ADDR`)
+    #[cfg(feature = "observe")]
+    Observe(TopArgs),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
+    Completions(complete::CompletionArgs),
+}
+
+/// `bt epmd` arguments, handed as written to [`epmd::main`] (Erlang's `-names`/`-kill`
+/// spelling included).
+#[cfg(feature = "dist")]
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct EpmdArgs {
+    /// `--port N`, `-names`, `-kill`
+    #[arg(
+        trailing_var_arg = true,
+        allow_hyphen_values = true,
+        value_name = "ARGS"
+    )]
+    pub(crate) args: Vec<String>,
+}
+
+/// `bt top` / `bt observe --tty` arguments (run by [`crate::observe::top`]).
+#[cfg(feature = "observe")]
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct TopArgs {
+    /// The address given to `bt run --observe ADDR`
+    #[arg(value_name = "ADDR")]
+    pub(crate) addr: String,
+    /// Print the current tree once and exit
+    #[arg(long)]
+    pub(crate) once: bool,
+    /// Text output on the terminal (the only kind; accepted for `bt observe --tty`)
+    #[arg(long)]
+    pub(crate) tty: bool,
+}
+
+#[cfg(feature = "observe")]
+impl TopArgs {
+    fn args(&self) -> Vec<String> {
+        let mut v = vec![self.addr.clone()];
+        if self.once {
+            v.push("--once".into());
+        }
+        v
+    }
+}
+
+/// Parses `bt ARGS…` (without the program name) and runs the command; answers the exit
 /// status.
 pub(crate) fn main(args: &[String]) -> i32 {
-    match args.first().map(String::as_str) {
-        None => repl_main(&[]),
-        Some("run") => run::main(&args[1..]),
-        Some("test") => test::main(&args[1..]),
-        Some("check") => check::main(&args[1..]),
-        Some("parse") => parse::main(&args[1..]),
-        Some("repl") => repl_main(&args[1..]),
-        #[cfg(feature = "dist")]
-        Some("epmd") => epmd::main(&args[1..]),
-        #[cfg(feature = "observe")]
-        Some("top") | Some("observe") => crate::observe::top::main(&args[1..]),
-        Some("-h") | Some("--help") | Some("help") => {
-            print!("{USAGE}");
-            0
-        }
-        Some("--version") => {
-            println!("bt {}", env!("CARGO_PKG_VERSION"));
-            0
-        }
-        Some(other) => {
-            eprintln!("bt: unknown command '{other}'\n\n{USAGE}");
-            2
+    match parse_from(args) {
+        Ok(cli) => dispatch(cli),
+        Err(mut e) => {
+            suggest_subcommand(&mut e);
+            let code = e.exit_code();
+            let _ = e.print();
+            code
         }
     }
 }
 
-/// The REPL, when built with it (feature `repl`, on by default).
-fn repl_main(args: &[String]) -> i32 {
-    #[cfg(feature = "repl")]
+/// clap suggests by Jaro similarity, which misses transpositions in short names (`rnu`); add
+/// the nearest subcommand within two edits when it found none.
+fn suggest_subcommand(e: &mut clap::Error) {
+    use clap::error::{ContextKind, ContextValue};
+    use clap::CommandFactory;
+    if e.kind() != clap::error::ErrorKind::InvalidSubcommand
+        || e.get(ContextKind::SuggestedSubcommand).is_some()
     {
-        repl::main(args)
+        return;
     }
-    #[cfg(not(feature = "repl"))]
-    {
-        let _ = args;
-        eprintln!("bt: built without the REPL (cargo feature `repl`)");
-        2
+    let Some(ContextValue::String(typed)) = e.get(ContextKind::InvalidSubcommand) else {
+        return;
+    };
+    let typed = typed.clone();
+    let best = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_string())
+        .map(|n| (strsim::damerau_levenshtein(&typed, &n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min();
+    if let Some((_, name)) = best {
+        e.insert(
+            ContextKind::SuggestedSubcommand,
+            ContextValue::Strings(vec![name]),
+        );
+    }
+}
+
+/// Runs a parsed command line.
+pub(crate) fn dispatch(cli: Cli) -> i32 {
+    match cli.command {
+        #[cfg(feature = "repl")]
+        None => repl::main(repl::ReplArgs::default()),
+        #[cfg(not(feature = "repl"))]
+        None => {
+            eprintln!("bt: built without the REPL (cargo feature `repl`)");
+            2
+        }
+        Some(Command::Run(a)) => run::main(a),
+        Some(Command::Test(a)) => test::main(a),
+        Some(Command::Check(a)) => check::main(a),
+        Some(Command::Parse(a)) => parse::main(a),
+        Some(Command::Fmt(a)) => fmt::main(a),
+        Some(Command::Doc(a)) => doc::main(a),
+        #[cfg(feature = "repl")]
+        Some(Command::Repl(a)) => repl::main(a),
+        Some(Command::Lsp(a)) => crate::lsp::main(a),
+        #[cfg(feature = "dist")]
+        Some(Command::Epmd(a)) => epmd::main(&a.args),
+        #[cfg(feature = "observe")]
+        Some(Command::Top(a)) | Some(Command::Observe(a)) => crate::observe::top::main(&a.args()),
+        Some(Command::Completions(a)) => complete::main(a),
+    }
+}
+
+/// The checker flags `bt run` and `bt test` share.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct CheckFlags {
+    /// Do not run the static checker before running
+    #[arg(long)]
+    pub(crate) no_check: bool,
+    /// Checker warnings stop the file like errors
+    #[arg(long)]
+    pub(crate) warnings_as_errors: bool,
+    /// Set a checker category (dnu, type, unused, type_annotation, inheritance, sendability)
+    /// to error, warning, hint or off; the nearest bt.toml's [diagnostics] table applies first
+    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = level_arg)]
+    pub(crate) diagnostics: Vec<String>,
+}
+
+/// Validates a `--diagnostics CATEGORY=LEVEL` argument.
+pub(crate) fn level_arg(s: &str) -> Result<String, String> {
+    crate::check::CheckOptions::default()
+        .set_level_arg(s)
+        .map(|_| s.to_string())
+}
+
+/// `--color`: when rendered diagnostics use ANSI colour.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum ColorArg {
+    /// Colour when standard error is a terminal and NO_COLOR is not set
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
+impl From<ColorArg> for crate::diagnostic::ColorChoice {
+    fn from(c: ColorArg) -> Self {
+        match c {
+            ColorArg::Auto => crate::diagnostic::ColorChoice::Auto,
+            ColorArg::Always => crate::diagnostic::ColorChoice::Always,
+            ColorArg::Never => crate::diagnostic::ColorChoice::Never,
+        }
+    }
+}
+
+/// Parses `bt ARGS…` (without the program name) as the binary would; for tests.
+pub(crate) fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<std::ffi::OsString> + Clone,
+{
+    Cli::try_parse_from(std::iter::once("bt".into()).chain(args.into_iter().map(Into::into)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    #[test]
+    fn the_definition_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

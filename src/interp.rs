@@ -45,7 +45,7 @@ pub use actor::{
     behaviour as actor_behaviour, handle as actor_handle, send as actor_send, slots as actor_slots,
 };
 
-pub use interpreter::{BtError, Interpreter, InterpreterOptions, LoadReport};
+pub use interpreter::{BtError, Interpreter, InterpreterOptions, LoadReport, TraceFrame};
 
 /// The old names of [`Interpreter`] and [`InterpreterOptions`] (and `interp::vm`), kept for
 /// one session so branches written against them still merge.

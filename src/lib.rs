@@ -39,7 +39,9 @@ pub mod codec;
 #[cfg(feature = "dist")]
 pub mod dist;
 pub mod engine;
+pub mod fmt;
 pub mod interp;
+mod lsp;
 pub mod memory;
 #[cfg(feature = "observe")]
 pub mod observe;
@@ -47,6 +49,9 @@ pub mod runtime;
 pub mod syntax;
 mod testrun;
 pub mod value;
+
+#[cfg(test)]
+mod scratch;
 
 pub use base::diagnostic;
 pub use codec::{from_rust, to_rust, CodecError};

@@ -13,6 +13,7 @@
 //! | [`scan`] | "is this text incomplete?" and "does the next line continue it?" (2.1) |
 //! | [`split`] | an expression file as cases, declarations, `@load` lines and problems |
 //! | [`expect`] | `// =>` parsing, unescaping, `_` wildcards, `ERROR:` matching |
+//! | [`lint`] | warnings about `// =>` lines that will not run |
 //! | [`doc`] | `// =>` examples inside `///` comments |
 //! | [`worker`] | running one file's steps on an [`worker::Engine`] and reporting events |
 //! | [`child`] | the worker process (`bt test --worker`) over the real `Interpreter` |
@@ -30,6 +31,7 @@ pub(crate) mod discover;
 pub(crate) mod doc;
 pub(crate) mod expect;
 pub(crate) mod lifeline;
+pub(crate) mod lint;
 pub(crate) mod report;
 pub(crate) mod scan;
 pub(crate) mod split;
@@ -112,7 +114,13 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
                 context.extend(std::fs::read_to_string(f).ok());
             }
         }
-        match discover::classify(file, &src, &context) {
+        let kind = discover::classify(file, &src, &context);
+        if file.extension().is_some_and(|e| e == "bt") {
+            for (line, m) in lint::unrun_expectations(&src, kind.as_ref()) {
+                eprintln!("bt test: warning: {}:{line}: {m}", file.display());
+            }
+        }
+        match kind {
             Some(k) => k,
             None => return Ok(None),
         }
@@ -174,8 +182,8 @@ pub(crate) fn run(opts: &Options) -> Result<i32, UsageError> {
         if filtered && r.cases.is_empty() && r.error.is_none() {
             continue;
         }
-        if opts.bless && !run.blesses.is_empty() {
-            bless_file(file, &run.blesses);
+        if opts.bless && !run.blesses.is_empty() && bless_file(file, &run.blesses) {
+            mark_blessed(&mut r, &run.blesses);
         }
         r.tally();
         if !opts.json {
@@ -192,16 +200,41 @@ pub(crate) fn run(opts: &Options) -> Result<i32, UsageError> {
     Ok(summary.exit_code())
 }
 
-fn bless_file(file: &Path, blesses: &[worker::Bless]) {
+/// Rewrites the file's `// =>` lines; answers whether the file now holds them.
+fn bless_file(file: &Path, blesses: &[worker::Bless]) -> bool {
     match std::fs::read_to_string(file) {
         Ok(src) => {
             let new = bless::apply(&src, blesses);
             if new != src {
                 if let Err(e) = std::fs::write(file, new) {
                     eprintln!("bt test --bless: {}: {e}", file.display());
+                    return false;
                 }
             }
+            true
         }
-        Err(e) => eprintln!("bt test --bless: {}: {e}", file.display()),
+        Err(e) => {
+            eprintln!("bt test --bless: {}: {e}", file.display());
+            false
+        }
+    }
+}
+
+/// The failing cases whose expectations `--bless` rewrote now pass; the file result lists
+/// them (`LINE: expression  // => new`).
+fn mark_blessed(r: &mut FileResult, blesses: &[worker::Bless]) {
+    for c in r
+        .cases
+        .iter_mut()
+        .filter(|c| c.status == report::Status::Fail)
+    {
+        let Some(b) = blesses.iter().find(|b| b.case_line == c.line && c.line > 0) else {
+            continue;
+        };
+        let first = c.name.lines().next().unwrap_or("");
+        r.blessed
+            .push(format!("{}: {first}  // => {}", c.line, b.text));
+        c.status = report::Status::Pass;
+        c.message = None;
     }
 }

@@ -212,7 +212,18 @@ fn args_cmd(p: &str) -> Vec<String> {
 const ROOTS: &[&str] = &["tests/golden", "examples", "stdlib"];
 
 fn main() {
-    let args = Arguments::from_args();
+    let mut args = Arguments::from_args();
+    // Colour only on a terminal and never with NO_COLOR (libtest-mimic's `auto` colours any
+    // output, redirected or not).
+    if args.color.is_none() {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stdout());
+        args.color = Some(if tty && !no_color {
+            libtest_mimic::ColorSetting::Always
+        } else {
+            libtest_mimic::ColorSetting::Never
+        });
+    }
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let mut files = Vec::new();
     for r in ROOTS {
@@ -469,6 +480,7 @@ fn checker_noise_self_test(root: &Path) -> Result<(), Failed> {
          {f}:8:5: hint: y\nwarning: {f}:3:1: error: parse\n{f}:1:1: warning: w\n"
     );
     let got = checker_noise(root, &stderr);
+    let _ = std::fs::remove_dir_all(&dir);
     let want = [":3:3: hint", ":3:1: error", ":1:1: warning"];
     if got.len() == want.len() && got.iter().zip(want).all(|(g, w)| g.contains(w)) {
         Ok(())

@@ -168,7 +168,11 @@ impl ColorChoice {
         match self {
             ColorChoice::Always => true,
             ColorChoice::Never => false,
-            ColorChoice::Auto => std::io::IsTerminal::is_terminal(&std::io::stderr()),
+            // https://no-color.org: a set, non-empty NO_COLOR turns colour off.
+            ColorChoice::Auto => {
+                std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty())
+                    && std::io::IsTerminal::is_terminal(&std::io::stderr())
+            }
         }
     }
 }

@@ -16,8 +16,6 @@ use std::path::Path;
 pub(crate) use crate::check::manifest::manifest_dir;
 pub(crate) use crate::interp::checker::standard_checker;
 
-const USAGE: &str = "usage: bt check [--color never|always|auto] [--format json] [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off] PATH...";
-
 /// Options of `bt check`.
 #[derive(Clone, Debug)]
 pub(crate) struct CheckOptions {
@@ -234,49 +232,61 @@ fn collect(p: &Path, out: &mut Vec<String>) -> std::io::Result<()> {
     }
 }
 
-/// Runs `bt check ARGS`; answers the process exit status.
-pub(crate) fn main(args: &[String]) -> i32 {
-    let mut opts = CheckOptions::default();
-    let mut paths = Vec::new();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--color" => match it.next().and_then(|c| super::parse::parse_color(c)) {
-                Some(c) => opts.color = c,
-                None => return usage(),
-            },
-            "--format" => match it.next().map(String::as_str) {
-                Some("json") => opts.json = true,
-                Some("human") => opts.json = false,
-                _ => return usage(),
-            },
-            "--json" => opts.json = true,
-            "--warnings-as-errors" => opts.warnings_as_errors = true,
-            "--diagnostics" => match it.next() {
-                Some(l) => opts.levels.push(l.clone()),
-                None => return usage(),
-            },
-            s if s.starts_with("--diagnostics=") => opts.levels.push(s[14..].to_string()),
-            s if s.starts_with("--color=") => match super::parse::parse_color(&s[8..]) {
-                Some(c) => opts.color = c,
-                None => return usage(),
-            },
-            s if s.starts_with('-') => {
-                eprintln!("bt check: unknown option '{s}'");
-                return usage();
-            }
-            s => paths.push(s.to_string()),
-        }
-    }
+/// Diagnostics for one source text checked as its own unit (parse errors, then findings);
+/// what `bt lsp` publishes.
+pub(crate) fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
+    let reports = check_unit(
+        &[(path.to_string(), src.to_string())],
+        &check::CheckOptions::default(),
+    );
+    reports.into_iter().flat_map(|r| r.diags).collect()
+}
+
+/// `bt check` arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub(crate) struct CheckArgs {
+    /// Files or directories (searched for *.bt); default: the current directory
+    #[arg(value_name = "PATH")]
+    pub(crate) paths: Vec<String>,
+    /// Output format
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub(crate) format: Format,
+    /// Same as --format json
+    #[arg(long, hide = true)]
+    pub(crate) json: bool,
+    /// When diagnostics use colour
+    #[arg(long, value_enum, default_value_t = crate::cli::ColorArg::Auto)]
+    pub(crate) color: crate::cli::ColorArg,
+    /// Warnings make the exit status 1
+    #[arg(long)]
+    pub(crate) warnings_as_errors: bool,
+    /// Set a checker category to error, warning, hint or off (after bt.toml)
+    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::level_arg)]
+    pub(crate) diagnostics: Vec<String>,
+}
+
+/// `bt check --format`.
+#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) enum Format {
+    /// Rendered diagnostics on standard error
+    #[default]
+    Human,
+    /// One JSON document `{"findings": [...]}` on standard output
+    Json,
+}
+
+/// Runs `bt check`; answers the process exit status.
+pub(crate) fn main(a: CheckArgs) -> i32 {
+    let opts = CheckOptions {
+        color: a.color.into(),
+        json: a.json || a.format == Format::Json,
+        warnings_as_errors: a.warnings_as_errors,
+        levels: a.diagnostics,
+    };
+    let mut paths = a.paths;
     if paths.is_empty() {
         paths.push(".".into());
-    }
-    let mut probe = check::CheckOptions::default();
-    for l in &opts.levels {
-        if let Err(e) = probe.set_level_arg(l) {
-            eprintln!("bt check: --diagnostics {l}: {e}");
-            return 2;
-        }
     }
     let reports = match check_files_with(&paths, &opts) {
         Ok(r) => r,
@@ -312,9 +322,4 @@ pub(crate) fn main(args: &[String]) -> i32 {
         }
     }
     i32::from(failed)
-}
-
-fn usage() -> i32 {
-    eprintln!("{USAGE}");
-    2
 }

@@ -1,46 +1,33 @@
 //! `bt parse --ast [--allow-primitives] FILE`: prints the canonical AST dump (src/syntax/dump.rs) to standard
 //! output and any diagnostics to standard error; exit status 1 on a syntax error.
 
+use crate::cli::ColorArg;
 use crate::diagnostic::{self, ColorChoice};
 use crate::syntax;
 
-const USAGE: &str = "usage: bt parse --ast [--color never|always|auto] [--allow-primitives] FILE";
+/// `bt parse` arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct ParseArgs {
+    /// The file to parse
+    #[arg(value_name = "FILE")]
+    pub(crate) file: String,
+    /// Print the AST dump (the default and only output)
+    #[arg(long)]
+    pub(crate) ast: bool,
+    /// Accept `=> @primitive` bodies (built-in library files)
+    #[arg(long, alias = "stdlib")]
+    pub(crate) allow_primitives: bool,
+    /// When diagnostics use colour
+    #[arg(long, value_enum, default_value_t = ColorArg::Auto)]
+    pub(crate) color: ColorArg,
+}
 
-/// Runs `bt parse ARGS`; answers the process exit status.
-pub(crate) fn main(args: &[String]) -> i32 {
-    let mut file = None;
-    let mut color = ColorChoice::Auto;
-    let mut opts = syntax::Options::default();
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        match a.as_str() {
-            "--ast" => {}
-            // Built-in library files (`stdlib/*.bt`) may use `=> @primitive` bodies.
-            "--allow-primitives" | "--stdlib" => opts.allow_primitives = true,
-            "--color" => match it.next().and_then(|c| parse_color(c)) {
-                Some(c) => color = c,
-                None => {
-                    eprintln!("{USAGE}");
-                    return 2;
-                }
-            },
-            s if s.starts_with("--color=") => match parse_color(&s[8..]) {
-                Some(c) => color = c,
-                None => {
-                    eprintln!("{USAGE}");
-                    return 2;
-                }
-            },
-            s if s.starts_with('-') && s != "-" => {
-                eprintln!("bt parse: unknown option '{s}'\n{USAGE}");
-                return 2;
-            }
-            s => file = Some(s.to_string()),
-        }
-    }
-    let Some(file) = file else {
-        eprintln!("{USAGE}");
-        return 2;
+/// Runs `bt parse`; answers the process exit status.
+pub(crate) fn main(a: ParseArgs) -> i32 {
+    let file = a.file;
+    let color: ColorChoice = a.color.into();
+    let opts = syntax::Options {
+        allow_primitives: a.allow_primitives,
     };
     let src = match std::fs::read_to_string(&file) {
         Ok(s) => s,
@@ -58,14 +45,4 @@ pub(crate) fn main(args: &[String]) -> i32 {
     }
     print!("{}", syntax::dump::dump_module(&module));
     0
-}
-
-/// `never` / `always` / `auto`.
-pub(crate) fn parse_color(s: &str) -> Option<ColorChoice> {
-    match s {
-        "never" => Some(ColorChoice::Never),
-        "always" => Some(ColorChoice::Always),
-        "auto" => Some(ColorChoice::Auto),
-        _ => None,
-    }
 }

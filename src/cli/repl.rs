@@ -2,13 +2,15 @@
 //!
 //! Line editing and history (rustyline, `~/.bt_history`); input continues over several lines
 //! while it is incomplete (`syntax::needs_more`) and, for a class or method definition, until
-//! an empty line. Each input is evaluated with [`Interpreter::eval`]: bindings persist, the value is shown
+//! an empty line. Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
 //! with the top-level display rules, and an error shows its report (without location) and the
-//! session continues. `:load FILE`, `:help`, `:quit`.
+//! session continues. `:load FILE`, `:help [Class | Class>>selector | selector]`, `:quit`.
+//! Tab completes selectors by the receiver's class, class names and commands
+//! ([`super::repl_help`]).
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use crate::interp::{Interpreter, InterpreterOptions};
+use crate::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
 
 const HELP: &str = "\
 Enter bt expressions; the value is shown after each one.
@@ -17,7 +19,36 @@ Enter bt expressions; the value is shown after each one.
 Commands:
   :load FILE          load a .bt file (classes, methods, statements)
   :help               this text
-  :quit               leave (also Ctrl-D)";
+  :help Integer       a class: its documentation and methods
+  :help String>>size  one method (also `Foo class>>new`, or just a selector)
+  :quit               leave (also Ctrl-D)
+Tab completes selectors (for the receiver before the cursor), class names and commands;
+input that is not finished continues on the next line; history is kept in ~/.bt_history.";
+
+/// The session's text so far (inputs that ran), shared with the completer.
+type Session = std::rc::Rc<std::cell::RefCell<String>>;
+
+/// rustyline helper: tab completion from [`super::repl_help::complete`].
+struct Helper(Session);
+
+impl rustyline::completion::Completer for Helper {
+    type Candidate = String;
+    fn complete(
+        &self,
+        line: &str,
+        pos: usize,
+        _ctx: &rustyline::Context<'_>,
+    ) -> rustyline::Result<(usize, Vec<String>)> {
+        Ok(super::repl_help::complete(&self.0.borrow(), line, pos))
+    }
+}
+
+impl rustyline::hint::Hinter for Helper {
+    type Hint = String;
+}
+impl rustyline::highlight::Highlighter for Helper {}
+impl rustyline::validate::Validator for Helper {}
+impl rustyline::Helper for Helper {}
 
 /// A line that opens a definition whose members follow on indented lines.
 fn starts_definition(line: &str) -> bool {
@@ -50,7 +81,7 @@ impl LineSource for Plain {
 }
 
 struct Editor {
-    ed: rustyline::DefaultEditor,
+    ed: rustyline::Editor<Helper, rustyline::history::DefaultHistory>,
     history: Option<std::path::PathBuf>,
 }
 
@@ -76,6 +107,10 @@ fn read_input(src: &mut dyn LineSource) -> Option<String> {
         Input::Line(l) => l,
         Input::Eof => return None,
     };
+    if first.trim_start().starts_with(':') {
+        // A command is one line (`:help Foo>>bar:` ends with a keyword, not an open send).
+        return Some(first);
+    }
     let mut buf = first.clone();
     let definition = starts_definition(&first);
     loop {
@@ -97,7 +132,7 @@ fn read_input(src: &mut dyn LineSource) -> Option<String> {
     Some(buf)
 }
 
-fn load(vm: &Interpreter, path: &str) {
+fn load(vm: &Vm, path: &str) {
     match std::fs::read_to_string(path) {
         Ok(src) => {
             let rep = vm.load_unit(&[(path.to_string(), src)]);
@@ -119,31 +154,33 @@ fn load(vm: &Interpreter, path: &str) {
     }
 }
 
-/// Runs `bt repl ARGS`; answers the process exit status.
-pub(crate) fn main(args: &[String]) -> i32 {
-    let mut max_depth = 10_000;
-    let mut i = 0;
-    while i < args.len() {
-        if args[i] == "--max-depth" {
-            i += 1;
-            match args.get(i).and_then(|v| v.parse().ok()) {
-                Some(n) => max_depth = n,
-                None => {
-                    eprintln!("bt repl: --max-depth needs a number");
-                    return 2;
-                }
-            }
-        }
-        i += 1;
+/// `bt repl` arguments.
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct ReplArgs {
+    /// Deepest call nesting before a stack_overflow error
+    #[arg(long, value_name = "N", default_value_t = 10_000)]
+    pub(crate) max_depth: usize,
+}
+
+impl Default for ReplArgs {
+    fn default() -> Self {
+        ReplArgs { max_depth: 10_000 }
     }
-    let vm = Interpreter::new(InterpreterOptions {
+}
+
+/// Runs `bt repl`; answers the process exit status.
+pub(crate) fn main(args: ReplArgs) -> i32 {
+    let max_depth = args.max_depth.max(1);
+    let vm = Vm::new(VmOptions {
         max_depth,
-        ..InterpreterOptions::default()
+        ..VmOptions::default()
     });
     let interactive = std::io::stdin().is_terminal();
+    let session: Session = Default::default();
     let mut source: Box<dyn LineSource> = if interactive {
-        match rustyline::DefaultEditor::new() {
+        match rustyline::Editor::<Helper, rustyline::history::DefaultHistory>::new() {
             Ok(mut ed) => {
+                ed.set_helper(Some(Helper(session.clone())));
                 let history = std::env::var_os("HOME")
                     .map(|h| std::path::PathBuf::from(h).join(".bt_history"));
                 if let Some(h) = &history {
@@ -174,8 +211,18 @@ pub(crate) fn main(args: &[String]) -> i32 {
             }
             _ => {}
         }
+        if let Some(topic) = t.strip_prefix(":help ").or_else(|| t.strip_prefix(":h ")) {
+            println!("{}", super::repl_help::help(&session.borrow(), topic));
+            continue;
+        }
         if let Some(path) = t.strip_prefix(":load") {
-            load(&vm, path.trim());
+            let path = path.trim();
+            load(&vm, path);
+            if let Ok(src) = std::fs::read_to_string(path) {
+                let mut s = session.borrow_mut();
+                s.push_str(&src);
+                s.push('\n');
+            }
             continue;
         }
         if t.starts_with(':') {
@@ -185,6 +232,11 @@ pub(crate) fn main(args: &[String]) -> i32 {
         let result = vm.eval("repl", &input);
         for f in vm.last_findings() {
             eprint!("{f}");
+        }
+        if result.is_ok() {
+            let mut s = session.borrow_mut();
+            s.push_str(&input);
+            s.push('\n');
         }
         match result {
             Ok(v) => println!("{}", vm.display(&v)),

@@ -19,200 +19,194 @@
 //! `FILE:LINE:COL: ClassName (kind): message` (and `Hint: …`) to stderr and exits 1;
 //! `Program exit: n` exits with n.
 
-use std::io::Write;
+use std::io::{Read, Write};
 
 use crate::interp::{BtError, Interpreter, InterpreterOptions};
 use crate::value::Value;
 
-const USAGE: &str = "usage: bt run FILE [--main Class] [--max-depth N] [--no-check]
-              [--warnings-as-errors] [--diagnostics CATEGORY=error|warning|hint|off]...
-              [--observe ADDR] [--name NAME@HOST | --sname NAME] [--hidden] [--serve]
-              [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG] [-- ARGS...]";
-
-struct Opts {
-    file: String,
-    main: Option<String>,
-    max_depth: usize,
-    check: bool,
-    warnings_as_errors: bool,
-    /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
-    levels: Vec<String>,
-    observe: Option<String>,
-    /// `--name NAME@HOST` (8.1), `--hidden`, `--serve`.
-    name: Option<String>,
-    hidden: bool,
-    serve: bool,
-    net_tick: u64,
-    cookie_file: Option<String>,
-    dist_tls: Option<String>,
-    args: Vec<String>,
+/// `bt run` arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub(crate) struct RunArgs {
+    /// The program file; `-` reads the program from standard input
+    #[arg(value_name = "FILE", required_unless_present = "eval")]
+    pub(crate) file: Option<String>,
+    /// Arguments for the program (`System arguments`, and `main:` with --main); put them
+    /// after `--` when one starts with `-`
+    #[arg(value_name = "ARGS")]
+    pub(crate) args: Vec<String>,
+    /// Run EXPR (statements and declarations, like a file) instead of a file
+    #[arg(short = 'e', long = "eval", value_name = "EXPR")]
+    pub(crate) eval: Option<String>,
+    /// After the statements, send `main:` with the argument List to CLASS
+    #[arg(long, value_name = "CLASS")]
+    pub(crate) main: Option<String>,
+    /// Deepest call nesting before a stack_overflow error
+    #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive)]
+    pub(crate) max_depth: usize,
+    #[command(flatten)]
+    pub(crate) check: crate::cli::CheckFlags,
+    /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) observe: Option<String>,
+    /// Run as a distribution node named NAME@HOST
+    #[arg(long, value_name = "NAME@HOST", value_parser = node_name)]
+    pub(crate) name: Option<String>,
+    /// Run as a distribution node named NAME@THIS-HOST (short host name)
+    #[arg(long, value_name = "NAME", value_parser = short_name, conflicts_with = "name")]
+    pub(crate) sname: Option<String>,
+    /// Seconds between distribution heartbeats (1-86400; needs --name)
+    #[arg(long, value_name = "SECONDS", value_parser = net_tick)]
+    pub(crate) net_tick: Option<u64>,
+    /// Read the cluster cookie from PATH (needs --name)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) cookie_file: Option<String>,
+    /// TLS for distribution from CONFIG (needs --name)
+    #[arg(long, value_name = "CONFIG")]
+    pub(crate) dist_tls: Option<String>,
+    /// Make the node hidden (needs --name)
+    #[arg(long)]
+    pub(crate) hidden: bool,
+    /// Keep the node answering connections after the program ends (needs --name)
+    #[arg(long)]
+    pub(crate) serve: bool,
 }
 
-fn parse_args(args: &[String]) -> Result<Opts, String> {
-    let mut o = Opts {
-        file: String::new(),
-        main: None,
-        max_depth: 10_000,
-        check: true,
-        warnings_as_errors: false,
-        levels: Vec::new(),
-        observe: None,
-        name: None,
-        hidden: false,
-        serve: false,
-        net_tick: 0,
-        cookie_file: None,
-        dist_tls: None,
-        args: Vec::new(),
-    };
-    let mut i = 0;
-    while i < args.len() {
-        match args[i].as_str() {
-            "--" => {
-                o.args = args[i + 1..].to_vec();
-                break;
-            }
-            "--main" => {
-                i += 1;
-                o.main = Some(args.get(i).ok_or("--main needs a class name")?.clone());
-            }
-            "--max-depth" => {
-                i += 1;
-                let v = args.get(i).ok_or("--max-depth needs a number")?;
-                o.max_depth = v
-                    .parse()
-                    .map_err(|_| format!("--max-depth: not a number: {v}"))?;
-                if o.max_depth == 0 {
-                    return Err("--max-depth must be at least 1".into());
-                }
-            }
-            "--no-check" => o.check = false,
-            "--observe" => {
-                i += 1;
-                o.observe = Some(args.get(i).ok_or("--observe needs an address")?.clone());
-            }
-            "--warnings-as-errors" => o.warnings_as_errors = true,
-            "--name" => {
-                i += 1;
-                let v = args.get(i).ok_or("--name needs NAME@HOST")?;
-                if !crate::interp::prims::actor_node::valid_node_name(v) {
-                    return Err(format!(
-                        "--name: invalid node name '{v}' (expected name@host, characters [A-Za-z0-9_.-])"
-                    ));
-                }
-                o.name = Some(v.clone());
-            }
-            "--sname" => {
-                i += 1;
-                let v = args.get(i).ok_or("--sname needs NAME")?;
-                #[cfg(feature = "dist")]
-                let host = crate::dist::short_host();
-                #[cfg(not(feature = "dist"))]
-                let host = "localhost";
-                let full = format!("{v}@{host}");
-                if v.contains('@') || !crate::interp::prims::actor_node::valid_node_name(&full) {
-                    return Err(format!(
-                        "--sname: invalid node name '{v}' (characters [A-Za-z0-9_.-], no host)"
-                    ));
-                }
-                o.name = Some(full);
-            }
-            "--net-tick" => {
-                i += 1;
-                let v = args.get(i).ok_or("--net-tick needs SECONDS")?;
-                o.net_tick = match v.parse::<u64>() {
-                    Ok(n) if (1..=86_400).contains(&n) => n,
-                    _ => return Err(format!("--net-tick: expected seconds (1-86400), not {v}")),
-                };
-            }
-            "--cookie-file" => {
-                i += 1;
-                o.cookie_file = Some(args.get(i).ok_or("--cookie-file needs PATH")?.clone());
-            }
-            "--dist-tls" => {
-                i += 1;
-                o.dist_tls = Some(args.get(i).ok_or("--dist-tls needs CONFIG")?.clone());
-            }
-            "--hidden" => o.hidden = true,
-            "--serve" => o.serve = true,
-            "--diagnostics" => {
-                i += 1;
-                let v = args.get(i).ok_or("--diagnostics needs CATEGORY=LEVEL")?;
-                crate::check::CheckOptions::default()
-                    .set_level_arg(v)
-                    .map_err(|e| format!("--diagnostics {v}: {e}"))?;
-                o.levels.push(v.clone());
-            }
-            a if a.starts_with("--") => return Err(format!("unknown option {a}")),
-            a => {
-                if o.file.is_empty() {
-                    o.file = a.to_string();
-                } else {
-                    // Arguments after the file without `--` are passed through too.
-                    o.args.push(a.to_string());
-                }
-            }
+/// A number of at least 1.
+fn positive(s: &str) -> Result<usize, String> {
+    match s.parse::<usize>() {
+        Ok(0) => Err("must be at least 1".into()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("not a number: {s}")),
+    }
+}
+
+/// A valid node name (8.1).
+fn node_name(v: &str) -> Result<String, String> {
+    if crate::interp::prims::actor_node::valid_node_name(v) {
+        Ok(v.to_string())
+    } else {
+        Err(format!(
+            "invalid node name '{v}' (expected name@host, characters [A-Za-z0-9_.-])"
+        ))
+    }
+}
+
+/// `--sname NAME` → `NAME@shorthost`.
+fn short_name(v: &str) -> Result<String, String> {
+    #[cfg(feature = "dist")]
+    let host = crate::dist::short_host();
+    #[cfg(not(feature = "dist"))]
+    let host = "localhost";
+    let full = format!("{v}@{host}");
+    if v.contains('@') || !crate::interp::prims::actor_node::valid_node_name(&full) {
+        return Err(format!(
+            "invalid node name '{v}' (characters [A-Za-z0-9_.-], no host)"
+        ));
+    }
+    Ok(full)
+}
+
+/// `--net-tick SECONDS`.
+fn net_tick(v: &str) -> Result<u64, String> {
+    match v.parse::<u64>() {
+        Ok(n) if (1..=86_400).contains(&n) => Ok(n),
+        _ => Err(format!("expected seconds (1-86400), not {v}")),
+    }
+}
+
+/// The program text and the path it is reported under.
+fn program_source(o: &mut RunArgs) -> Result<(String, String), String> {
+    if let Some(expr) = &o.eval {
+        // With `-e`, every positional is a program argument.
+        if let Some(f) = o.file.take() {
+            o.args.insert(0, f);
         }
-        i += 1;
+        return Ok(("-e".to_string(), expr.clone()));
     }
-    if o.file.is_empty() {
-        return Err("no FILE given".into());
-    }
-    if o.name.is_none() {
-        let flag = [
-            (o.hidden, "--hidden"),
-            (o.serve, "--serve"),
-            (o.net_tick != 0, "--net-tick"),
-            (o.cookie_file.is_some(), "--cookie-file"),
-            (o.dist_tls.is_some(), "--dist-tls"),
-        ]
-        .into_iter()
-        .find_map(|(on, f)| on.then_some(f));
-        if let Some(flag) = flag {
-            return Err(format!("{flag} needs --name NAME@HOST"));
+    match o.file.as_deref() {
+        None => Err("no FILE given".into()),
+        Some("-") => {
+            let mut s = String::new();
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
+            Ok(("<stdin>".to_string(), s))
         }
+        Some(f) => std::fs::read_to_string(f)
+            .map(|s| (f.to_string(), s))
+            .map_err(|e| format!("cannot read {f}: {e}")),
     }
-    Ok(o)
 }
 
 fn report(e: &BtError, err: &mut dyn Write) -> i32 {
     if let Some(code) = e.exit_code() {
         return code;
     }
-    let _ = writeln!(err, "{}", e.report_with_location());
+    let _ = writeln!(err, "{}", e.report_with_traceback());
     1
 }
 
-/// Runs `bt run ARGS`; answers the process exit status.
-pub(crate) fn main(args: &[String]) -> i32 {
-    run(args, None, &mut std::io::stderr())
+/// Runs `bt run`; answers the process exit status.
+pub(crate) fn main(args: RunArgs) -> i32 {
+    run_with(args, None, &mut std::io::stderr())
 }
 
-/// `bt run` with its diagnostics written to `err`; with `out`, program output is captured
-/// there instead of going to standard output (tests).
+#[cfg(test)]
+/// `bt run ARGS` (arguments after `run`) with its diagnostics written to `err`; with `out`,
+/// program output is captured there instead of going to standard output (tests).
 pub(crate) fn run(
     args: &[String],
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
 ) -> i32 {
-    let o = match parse_args(args) {
-        Ok(o) => o,
-        Err(m) => {
-            let _ = writeln!(err, "bt run: {m}\n{USAGE}");
+    match crate::cli::parse_from(std::iter::once("run".to_string()).chain(args.iter().cloned())) {
+        Ok(crate::cli::Cli {
+            command: Some(crate::cli::Command::Run(a)),
+        }) => run_with(a, out, err),
+        Ok(_) => 2,
+        Err(e) => {
+            let _ = write!(err, "{}", e.render());
+            e.exit_code()
+        }
+    }
+}
+
+/// `bt run` with parsed arguments.
+pub(crate) fn run_with(
+    mut o: RunArgs,
+    out: Option<crate::interp::program::OutputSink>,
+    err: &mut dyn Write,
+) -> i32 {
+    if o.name.is_none() {
+        o.name = o.sname.take();
+    }
+    if o.name.is_none() {
+        let flag = [
+            (o.hidden, "--hidden"),
+            (o.serve, "--serve"),
+            (o.net_tick.is_some(), "--net-tick"),
+            (o.cookie_file.is_some(), "--cookie-file"),
+            (o.dist_tls.is_some(), "--dist-tls"),
+        ]
+        .into_iter()
+        .find_map(|(on, f)| on.then_some(f));
+        if let Some(flag) = flag {
+            let _ = writeln!(err, "bt run: {flag} needs --name NAME@HOST");
             return 2;
         }
-    };
-    let src = match std::fs::read_to_string(&o.file) {
-        Ok(s) => s,
-        Err(e) => {
-            let _ = writeln!(err, "bt run: cannot read {}: {e}", o.file);
+    }
+    let (path, src) = match program_source(&mut o) {
+        Ok(p) => p,
+        Err(m) => {
+            let _ = writeln!(err, "bt run: {m}");
             return 2;
         }
     };
     let check_options = match crate::check::manifest::options_for(
-        std::path::Path::new(&o.file),
-        o.warnings_as_errors,
-        &o.levels,
+        std::path::Path::new(&path),
+        o.check.warnings_as_errors,
+        &o.check.diagnostics,
     ) {
         Ok(c) => c,
         Err(m) => {
@@ -222,7 +216,7 @@ pub(crate) fn run(
     };
     let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
-        check: o.check,
+        check: !o.check.no_check,
         ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
@@ -234,7 +228,7 @@ pub(crate) fn run(
             let opts = crate::dist::Options {
                 name: name.clone(),
                 hidden: o.hidden,
-                net_tick: o.net_tick,
+                net_tick: o.net_tick.unwrap_or(0),
                 cookie_file: o.cookie_file.as_ref().map(std::path::PathBuf::from),
                 tls: o.dist_tls.as_ref().map(std::path::PathBuf::from),
             };
@@ -262,7 +256,7 @@ pub(crate) fn run(
     if let Some(sink) = out {
         vm.set_output(sink);
     }
-    vm.set_args(&o.file, o.args.clone());
+    vm.set_args(&path, o.args.clone());
     // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
     #[cfg(not(feature = "observe"))]
     if o.observe.is_some() {
@@ -291,7 +285,7 @@ pub(crate) fn run(
             }
         }
     };
-    let rep = vm.load_unit(&[(o.file.clone(), src)]);
+    let rep = vm.load_unit(&[(path.clone(), src)]);
     for f in &rep.findings {
         let _ = write!(err, "{f}");
     }
@@ -333,8 +327,7 @@ mod tests {
 
     /// Runs `src` as a file with extra arguments; answers (status, stdout, stderr).
     fn run_src(name: &str, src: &str, extra: &[&str]) -> (i32, String, String) {
-        let dir = std::env::temp_dir().join(format!("bt-run-test-{}-{name}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::dir(&format!("run-{name}"));
         let path = dir.join(format!("{name}.bt"));
         std::fs::write(&path, src).unwrap();
         let mut args = vec![path.display().to_string()];
@@ -470,7 +463,7 @@ mod tests {
 
     #[test]
     fn bt_toml_sets_levels_and_flags_override_it() {
-        let dir = std::env::temp_dir().join(format!("bt-run-toml-{}", std::process::id()));
+        let dir = crate::scratch::dir("run-toml");
         std::fs::create_dir_all(dir.join("src")).unwrap();
         std::fs::write(
             dir.join("bt.toml"),

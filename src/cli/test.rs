@@ -5,106 +5,88 @@ use std::time::Duration;
 
 use crate::testrun::{self, Options};
 
-const USAGE: &str = "usage: bt test [--json] [--load PATH]... [--filter TEXT] [--timeout SECS]
-               [--no-check] [--warnings-as-errors] [--diagnostics CATEGORY=LEVEL]...
-               [--doc-examples] [--bless] [PATH...]
-
-Runs expression files (*.btscript, and *.bt files with `// =>` lines) and TestCase suites
-found under each PATH (default: ./test), skipping directories named `fixtures`.
-
-  --json          print one JSON document instead of the human report
-  --load PATH     load PATH (a file, or a directory of *.bt) before every test file
-  --filter TEXT   run only files whose path contains TEXT, or cases/tests whose name does
-  --timeout SECS  limit for each expression or test (default 30)
-  --no-check      do not run the static checker
-  --warnings-as-errors
-                  checker warnings stop a file / expression like errors
-  --diagnostics CATEGORY=LEVEL
-                  set a checker category (dnu, type, unused, type_annotation,
-                  inheritance, sendability) to error, warning, hint or off; the
-                  nearest bt.toml's [diagnostics] table applies first
-  --doc-examples  run the `// =>` examples inside `///` comments of the given files
-  --bless         rewrite the `// =>` lines of failing cases with the actual results
-";
-
-/// Parses `bt test` arguments.
-pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
-    let mut opts = Options::default();
-    let mut i = 0;
-    let value = |i: &mut usize, flag: &str| -> Result<String, String> {
-        *i += 1;
-        args.get(*i)
-            .cloned()
-            .ok_or_else(|| format!("{flag} needs a value"))
-    };
-    while i < args.len() {
-        let a = args[i].as_str();
-        match a {
-            "--json" => opts.json = true,
-            "--no-check" => opts.check = false,
-            "--warnings-as-errors" => opts.warnings_as_errors = true,
-            "--diagnostics" => {
-                let v = value(&mut i, a)?;
-                crate::check::CheckOptions::default()
-                    .set_level_arg(&v)
-                    .map_err(|e| format!("--diagnostics {v}: {e}"))?;
-                opts.diagnostics.push(v);
-            }
-            "--doc-examples" => opts.doc_examples = true,
-            "--bless" => opts.bless = true,
-            "--load" => opts.loads.push(PathBuf::from(value(&mut i, a)?)),
-            "--filter" => opts.filter = Some(value(&mut i, a)?),
-            "--timeout" => {
-                let v = value(&mut i, a)?;
-                let secs: f64 = v
-                    .parse()
-                    .map_err(|_| format!("--timeout: not a number of seconds: {v}"))?;
-                if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
-                    return Err(format!(
-                        "--timeout: must be a positive number of seconds: {v}"
-                    ));
-                }
-                opts.timeout = Duration::from_secs_f64(secs);
-            }
-            "--" => {
-                opts.paths.extend(args[i + 1..].iter().map(PathBuf::from));
-                break;
-            }
-            s if s.starts_with("--") => return Err(format!("unknown option {s}")),
-            s => opts.paths.push(PathBuf::from(s)),
-        }
-        i += 1;
-    }
-    Ok(opts)
+/// `bt test` arguments.
+///
+/// Runs expression files (*.btscript, and *.bt files with `// =>` lines) and TestCase suites
+/// found under each PATH (default: ./test), skipping directories named `fixtures`.
+#[derive(clap::Args, Debug, Clone, Default)]
+#[command(after_help = crate::cli::EXIT_CODES)]
+pub(crate) struct TestArgs {
+    /// Files or directories to test (default: ./test)
+    #[arg(value_name = "PATH")]
+    pub(crate) paths: Vec<PathBuf>,
+    /// Print one JSON document instead of the human report
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Load PATH (a file, or a directory of *.bt) before every test file
+    #[arg(long, value_name = "PATH")]
+    pub(crate) load: Vec<PathBuf>,
+    /// Run only files whose path contains TEXT, or cases/tests whose name does
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) filter: Option<String>,
+    /// Limit for each expression or test, in seconds
+    #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
+    pub(crate) timeout: Duration,
+    #[command(flatten)]
+    pub(crate) check: crate::cli::CheckFlags,
+    /// Run the `// =>` examples inside `///` comments of the given files
+    #[arg(long)]
+    pub(crate) doc_examples: bool,
+    /// Rewrite the `// =>` lines of failing cases with the actual results
+    #[arg(long)]
+    pub(crate) bless: bool,
+    /// Internal: run as the worker process of a parent `bt test` (JSON spec)
+    #[arg(long, hide = true, value_name = "SPEC")]
+    pub(crate) worker: Option<String>,
 }
 
-/// Runs `bt test ARGS`; answers the process exit status (0 all passed, 1 failures, 2 usage).
-pub(crate) fn main(args: &[String]) -> i32 {
-    if args.first().map(String::as_str) == Some("--worker") {
-        return match args.get(1) {
-            Some(spec) => testrun::child::main(spec),
-            None => {
-                eprintln!("bt test --worker: missing spec");
-                2
-            }
-        };
+/// A positive, finite number of seconds.
+fn seconds(v: &str) -> Result<Duration, String> {
+    let secs: f64 = v
+        .parse()
+        .map_err(|_| format!("not a number of seconds: {v}"))?;
+    if !(secs.is_finite() && secs > 0.0 && secs < 1e9) {
+        return Err(format!("must be a positive number of seconds: {v}"));
     }
-    if args.iter().any(|a| a == "-h" || a == "--help") {
-        print!("{USAGE}");
-        return 0;
-    }
-    let opts = match parse_args(args) {
-        Ok(o) => o,
-        Err(e) => {
-            let synopsis: Vec<&str> = USAGE.lines().take(2).collect();
-            eprintln!(
-                "bt test: {e}\n{}\n(bt test --help explains each option)",
-                synopsis.join("\n")
-            );
-            return 2;
+    Ok(Duration::from_secs_f64(secs))
+}
+
+impl TestArgs {
+    /// The runner's options.
+    pub(crate) fn options(&self) -> Options {
+        Options {
+            json: self.json,
+            loads: self.load.clone(),
+            filter: self.filter.clone(),
+            timeout: self.timeout,
+            check: !self.check.no_check,
+            warnings_as_errors: self.check.warnings_as_errors,
+            diagnostics: self.check.diagnostics.clone(),
+            doc_examples: self.doc_examples,
+            bless: self.bless,
+            paths: self.paths.clone(),
         }
-    };
-    match testrun::run(&opts) {
+    }
+}
+
+/// Parses `bt test` arguments (after `test`).
+#[cfg(test)]
+pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
+    match crate::cli::parse_from(std::iter::once("test".to_string()).chain(args.iter().cloned())) {
+        Ok(crate::cli::Cli {
+            command: Some(crate::cli::Command::Test(a)),
+        }) => Ok(a.options()),
+        Ok(_) => Err("not a test command".into()),
+        Err(e) => Err(e.to_string()),
+    }
+}
+
+/// Runs `bt test`; answers the process exit status (0 all passed, 1 failures, 2 usage).
+pub(crate) fn main(args: TestArgs) -> i32 {
+    if let Some(spec) = &args.worker {
+        return testrun::child::main(spec);
+    }
+    match testrun::run(&args.options()) {
         Ok(code) => code,
         Err(testrun::UsageError(e)) => {
             eprintln!("bt test: {e}");
@@ -119,6 +101,15 @@ mod tests {
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()
+    }
+
+    fn parse_from_test(a: &[&str]) -> TestArgs {
+        match crate::cli::parse_from(std::iter::once("test").chain(a.iter().copied())).unwrap() {
+            crate::cli::Cli {
+                command: Some(crate::cli::Command::Test(t)),
+            } => t,
+            _ => unreachable!(),
+        }
     }
 
     #[test]
@@ -165,7 +156,7 @@ mod tests {
         assert_eq!(o.diagnostics, vec!["dnu=error".to_string()]);
         assert!(parse_args(&args(&["--timeout", "x"])).is_err());
         assert!(parse_args(&args(&["--timeout", "0"])).is_err());
-        assert_eq!(main(&args(&["--bogus"])), 2);
-        assert_eq!(main(&args(&["/definitely/not/here"])), 2);
+        let p = parse_from_test(&["/definitely/not/here"]);
+        assert_eq!(main(p), 2);
     }
 }

@@ -141,6 +141,8 @@ pub(crate) struct Activation {
     pub class: Sym,
     pub sel: Sym,
     pub class_side: bool,
+    /// Where the caller was when it made this activation (the call site, for tracebacks).
+    pub call_loc: Loc,
 }
 
 /// The run-time context of one activation, passed by reference while a body runs.

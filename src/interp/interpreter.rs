@@ -49,7 +49,7 @@ impl Default for InterpreterOptions {
     }
 }
 
-pub use crate::interp::error::top::BtError;
+pub use crate::interp::error::top::{BtError, TraceFrame};
 
 /// What loading a set of files produced.
 #[derive(Clone, Debug, Default)]

@@ -232,6 +232,7 @@ pub const EXCEPTION_FIELDS: &[&str] = &[
     "errorClass",
     "reason",
     "stackTrace",
+    "stackLocations",
 ];
 pub const RESULT_FIELDS: &[&str] = &["okValue", "errReason", "isOk"];
 

@@ -42,26 +42,32 @@ mod tests {
             src,
             &[
                 Bless {
+                    case_line: 0,
                     line: 2,
                     text: "2".into(),
                 },
                 Bless {
+                    case_line: 0,
                     line: 4,
                     text: "new".into(),
                 },
                 Bless {
+                    case_line: 0,
                     line: 6,
                     text: String::new(),
                 },
                 Bless {
+                    case_line: 0,
                     line: 8,
                     text: "ERROR: type_error".into(),
                 },
                 Bless {
+                    case_line: 0,
                     line: 1,
                     text: "ignored: not an expectation".into(),
                 },
                 Bless {
+                    case_line: 0,
                     line: 99,
                     text: "out of range".into(),
                 },

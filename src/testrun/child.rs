@@ -65,6 +65,7 @@ pub(crate) fn facts(e: &BtError) -> ErrorFacts {
         badarith: e.is_badarith(),
         compile: e.is_compile(),
         messages: e.diagnostics().iter().map(|d| d.message.clone()).collect(),
+        traceback: e.traceback(),
     }
 }
 

@@ -269,8 +269,7 @@ mod tests {
 
     #[test]
     fn walking_skips_fixtures_and_sorts() {
-        let dir = std::env::temp_dir().join(format!("bt-walk-{}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
+        let dir = crate::scratch::dir("walk");
         fs::create_dir_all(dir.join("sub/fixtures")).unwrap();
         fs::create_dir_all(dir.join(".hidden")).unwrap();
         for f in [

@@ -167,6 +167,8 @@ pub(crate) struct ErrorFacts {
     /// A compile error; `messages` holds every diagnostic message.
     pub compile: bool,
     pub messages: Vec<String>,
+    /// The bt stack (`BtError::traceback`), shown for a case that failed with an error.
+    pub traceback: String,
 }
 
 impl ErrorFacts {

@@ -78,6 +78,9 @@ pub(crate) struct FileResult {
     pub cases: Vec<CaseResult>,
     /// Load problems of fixtures, `--load` and `@load` files, and other notes.
     pub warnings: Vec<String>,
+    /// `--bless`: the cases whose `// =>` lines were rewritten (`LINE: expression => new`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub blessed: Vec<String>,
     /// Test class name of a suite (for the human report), not serialised.
     #[serde(skip)]
     pub test_class: Option<String>,
@@ -175,11 +178,22 @@ impl Summary {
 /// `PASS path (N passed, N failed)` with a line end.
 pub(crate) fn file_line(f: &FileResult) -> String {
     let tag = if f.ok() { "PASS" } else { "FAIL" };
-    format!(
+    let mut s = format!(
         "{tag} {} ({})\n",
         f.path,
         counts(f.passed, f.failed, f.skipped)
-    )
+    );
+    if !f.blessed.is_empty() {
+        s.push_str(&format!(
+            "  blessed {} expectation{}:\n",
+            f.blessed.len(),
+            if f.blessed.len() == 1 { "" } else { "s" }
+        ));
+        for b in &f.blessed {
+            s.push_str(&format!("    {}:{b}\n", f.path));
+        }
+    }
+    s
 }
 
 /// `N passed, N failed` with `, N skipped` when any were skipped.

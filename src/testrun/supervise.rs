@@ -348,8 +348,7 @@ mod tests {
             script.push_str(&format!("    {then} ;;\n"));
         }
         script.push_str("esac\n");
-        let dir = std::env::temp_dir().join(format!("bt-supervise-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let dir = crate::scratch::dir(&format!("supervise-{name}"));
         let path = dir.join(name);
         std::fs::write(&path, script).unwrap();
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();

@@ -54,8 +54,12 @@ impl Sink for Vec<Event> {
 /// A replacement for a `// =>` line, for `--bless`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Bless {
+    /// The `// =>` line to rewrite.
     pub line: usize,
     pub text: String,
+    /// The line of the case it belongs to (for the report of what was rewritten).
+    #[serde(default)]
+    pub case_line: usize,
 }
 
 /// Worker → parent messages.
@@ -387,11 +391,12 @@ pub(crate) fn judge(
         }
         (Expectation::Value(_), Err(e)) => {
             r.actual = Some(error_text(e));
-            r.message = e.hint.as_ref().map(|h| format!("Hint: {h}"));
+            r.message = error_detail(e);
             false
         }
         (Expectation::Error(x), Err(e)) => {
             r.actual = Some(error_text(e));
+            r.message = error_detail(e);
             e.matches(x)
         }
         (Expectation::Error(_), Ok(d)) => {
@@ -406,11 +411,24 @@ pub(crate) fn judge(
     } else {
         r.status = Status::Fail;
         let bless = Bless {
+            case_line: case.line,
             line: case.expect_line,
             text: bless_text(&outcome),
         };
         (r, Some(bless))
     }
+}
+
+/// The hint and the traceback of an error a case failed with.
+fn error_detail(e: &ErrorFacts) -> Option<String> {
+    let mut parts = Vec::new();
+    if let Some(h) = &e.hint {
+        parts.push(format!("Hint: {h}"));
+    }
+    if !e.traceback.is_empty() {
+        parts.push(e.traceback.trim_end().to_string());
+    }
+    (!parts.is_empty()).then(|| parts.join("\n"))
 }
 
 /// Line of `selector =>` (a method header) in `src`, or 0.

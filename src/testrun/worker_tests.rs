@@ -52,8 +52,7 @@ impl Engine for Fake {
 }
 
 fn temp_file(name: &str, content: &str) -> String {
-    let dir = std::env::temp_dir().join(format!("bt-worker-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
+    let dir = crate::scratch::dir(&format!("worker-{name}"));
     let p = dir.join(name);
     std::fs::write(&p, content).unwrap();
     p.display().to_string()
@@ -141,6 +140,7 @@ fn expression_file_judging() {
     assert_eq!(
         blesses[0],
         Bless {
+            case_line: 3,
             line: 4,
             text: "2".into()
         }
@@ -148,6 +148,7 @@ fn expression_file_judging() {
     assert_eq!(
         blesses[1],
         Bless {
+            case_line: 9,
             line: 10,
             text: "ERROR: does_not_understand".into()
         }

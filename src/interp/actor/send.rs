@@ -148,7 +148,7 @@ pub fn call_error(
         crate::interp::actor::handle::pid_label(proc.pid())
     );
     match e {
-        CallError::Raised(exc) => Unwind::Error(exc),
+        CallError::Raised(exc) => Unwind::Error(ctx.across_boundary(exc, class.name)),
         CallError::Exiting(r) => Unwind::Exit(r.to_value()),
         CallError::Timeout => {
             let ms = match t {

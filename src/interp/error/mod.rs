@@ -17,6 +17,9 @@ pub const F_SELECTOR: usize = 3;
 pub const F_ERROR_CLASS: usize = 4;
 pub const F_REASON: usize = 5;
 pub const F_TRACE: usize = 6;
+/// `stackLocations`: a List parallel to `stackTrace` of `file:line:col` Strings (nil where
+/// unknown); frames that ran in an actor the exception crossed end with ` (actor Class)`.
+pub const F_LOCS: usize = 7;
 
 pub const ARITH_MESSAGE: &str = "bad arithmetic operation";
 pub const ARITH_HINT: &str =
@@ -82,6 +85,81 @@ pub fn is_exception(prog: &Program, v: &Value) -> bool {
 }
 
 impl Ctx {
+    /// Where each activation of [`Ctx::stack_trace`] is (innermost first): the innermost at
+    /// the current location, each outer one at the call site it made the inner one from.
+    pub(crate) fn stack_locations(&self) -> Value {
+        // A frame whose location is still its own call site ran no located code: a method
+        // of the built-in library (its nodes carry no file), shown as unknown.
+        let mut loc = self.cur_loc;
+        let mut items = Vec::new();
+        for a in self.acts.iter().rev().take(100) {
+            let known = loc != a.call_loc || a.sel.as_str() == "doIt";
+            items.push(match self.prog.location(loc).filter(|_| known) {
+                Some((f, l, c)) => Value::str(format!("{f}:{l}:{c}")),
+                None => Value::Nil,
+            });
+            loc = a.call_loc;
+        }
+        Value::list(items)
+    }
+
+    /// `exc` (a fresh exception) with its `stackLocations` filled in.
+    pub(crate) fn with_locations(&self, mut exc: Value) -> Value {
+        if let Value::Object(i) = &mut exc {
+            if let Some(inst) = Arc::get_mut(i) {
+                if let Some(slot) = inst.fields.get_mut(F_LOCS) {
+                    *slot = self.stack_locations();
+                }
+            }
+        }
+        exc
+    }
+
+    /// An exception raised in actor `class` reaching this (calling) process: the actor's
+    /// frames are marked ` (actor Class)` and this process's frames follow them, so the
+    /// trace reads across the boundary.
+    pub(crate) fn across_boundary(&self, exc: Value, class: Sym) -> Value {
+        let Value::Object(inst) = &exc else {
+            return exc;
+        };
+        let (trace_v, locs) = (exc_field(&exc, F_TRACE), exc_field(&exc, F_LOCS));
+        let Value::List(trace) = &trace_v else {
+            return exc;
+        };
+        let locs: Vec<Value> = match &locs {
+            Value::List(l) => l.iter().cloned().collect(),
+            _ => Vec::new(),
+        };
+        let mark = format!(" (actor {class})");
+        let mut new_trace: Vec<Value> = trace.iter().cloned().collect();
+        let mut new_locs: Vec<Value> = (0..new_trace.len())
+            .map(|i| match locs.get(i) {
+                Some(Value::Str(s)) if !s.ends_with(')') => Value::str(format!("{s}{mark}")),
+                Some(v) => v.clone(),
+                None => Value::Nil,
+            })
+            .collect();
+        let (here_t, here_l) = (self.stack_trace(), self.stack_locations());
+        if let (Value::List(t), Value::List(l)) = (&here_t, &here_l) {
+            new_trace.extend(t.iter().cloned());
+            new_locs.extend(l.iter().cloned());
+        }
+        let mut fields = inst.fields.to_vec();
+        if fields.len() <= F_LOCS {
+            return exc;
+        }
+        fields[F_TRACE] = Value::list(new_trace);
+        fields[F_LOCS] = Value::list(new_locs);
+        let out = Value::Object(Arc::new(Instance {
+            class: inst.class.clone(),
+            fields: fields.into(),
+        }));
+        // The new instance may reuse the address of a freed exception that `err_loc` still
+        // names: record this one at the caller's location (the header line's location).
+        self.note_raise(&out);
+        out
+    }
+
     /// The current activation chain as `Class>>selector` strings, innermost first (≤ 100).
     pub(crate) fn stack_trace(&self) -> Value {
         let items: Vec<Value> = self
@@ -121,6 +199,7 @@ impl Ctx {
             None,
             self.stack_trace(),
         );
+        let v = self.with_locations(v);
         self.note_raise(&v);
         Unwind::Error(v)
     }
@@ -146,6 +225,7 @@ impl Ctx {
             None,
             self.stack_trace(),
         );
+        let v = self.with_locations(v);
         self.note_raise(&v);
         Unwind::Error(v)
     }
@@ -164,6 +244,7 @@ impl Ctx {
             None,
             self.stack_trace(),
         );
+        let v = self.with_locations(v);
         self.note_raise(&v);
         Unwind::Error(v)
     }
@@ -181,6 +262,7 @@ pub(crate) fn arith_fault(ctx: &Ctx) -> Unwind {
         Some(ctx.prog.syms.badarith),
         ctx.stack_trace(),
     );
+    let v = ctx.with_locations(v);
     ctx.note_raise(&v);
     Unwind::Error(v)
 }
@@ -215,6 +297,40 @@ pub fn result_parts(prog: &Program, v: &Value) -> Option<(bool, Value)> {
         }
         _ => None,
     }
+}
+
+/// The `stackTrace` / `stackLocations` of an exception as frames, innermost first.
+fn trace_frames(exc: &Value) -> Vec<crate::interp::error::top::TraceFrame> {
+    let trace_v = exc_field(exc, F_TRACE);
+    let Value::List(trace) = &trace_v else {
+        return Vec::new();
+    };
+    let locs_v = exc_field(exc, F_LOCS);
+    let locs: Vec<Value> = match &locs_v {
+        Value::List(l) => l.iter().cloned().collect(),
+        _ => Vec::new(),
+    };
+    trace
+        .iter()
+        .enumerate()
+        .map(|(i, m)| {
+            let (location, actor) = match locs.get(i).and_then(|l| l.as_str()) {
+                Some(l) => match l.split_once(" (actor ") {
+                    Some((at, a)) => (
+                        Some(at.to_string()),
+                        Some(a.trim_end_matches(')').to_string()),
+                    ),
+                    None => (Some(l.to_string()), None),
+                },
+                None => (None, None),
+            };
+            crate::interp::error::top::TraceFrame {
+                method: m.as_str().unwrap_or("?").to_string(),
+                location,
+                actor,
+            }
+        })
+        .collect()
 }
 
 /// Turns an uncaught unwind into a [`BtError`].
@@ -276,5 +392,6 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         selector,
         location: prog.location(loc),
         badarith,
+        trace: trace_frames(exc),
     })
 }

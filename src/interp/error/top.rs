@@ -37,6 +37,19 @@ pub struct Uncaught {
     pub location: Option<(String, usize, usize)>,
     /// An arithmetic fault (raw reason `badarith`): matches `badarith` in expectations.
     pub badarith: bool,
+    /// The bt stack when raised, innermost first.
+    pub trace: Vec<TraceFrame>,
+}
+
+/// One frame of an uncaught error's stack.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TraceFrame {
+    /// `Class>>selector` (`UndefinedObject>>doIt` for top-level statements).
+    pub method: String,
+    /// `file:line:col`, when known.
+    pub location: Option<String>,
+    /// The actor class the frame ran in, when the error crossed from an actor to its caller.
+    pub actor: Option<String>,
 }
 
 impl BtError {
@@ -50,6 +63,7 @@ impl BtError {
             selector: None,
             location: None,
             badarith: false,
+            trace: Vec::new(),
         })
     }
 
@@ -160,6 +174,48 @@ impl BtError {
             Some((f, l, c)) => format!("{f}:{l}:{c}: {}", self.report()),
             None => self.report(),
         }
+    }
+
+    /// The stack of an uncaught error, innermost first (empty otherwise).
+    pub fn trace(&self) -> &[TraceFrame] {
+        match self {
+            BtError::Uncaught(u) => &u.trace,
+            _ => &[],
+        }
+    }
+
+    /// The stack as Python prints it, innermost last: `Traceback (innermost last):` and one
+    /// `  FILE:LINE:COL  Class>>selector` line per frame, with a line naming the actor where
+    /// the error crossed from an actor to its caller. Empty when there is at most one frame
+    /// (a top-level statement: the report's own location says it all).
+    pub fn traceback(&self) -> String {
+        let trace = self.trace();
+        if trace.len() < 2 {
+            return String::new();
+        }
+        let mut s = String::from("Traceback (innermost last):\n");
+        let width = trace
+            .iter()
+            .map(|f| f.location.as_deref().map_or(9, |l| l.chars().count()))
+            .max()
+            .unwrap_or(0);
+        let mut actor: Option<&str> = None;
+        for f in trace.iter().rev() {
+            if f.actor.as_deref() != actor {
+                actor = f.actor.as_deref();
+                if let Some(a) = actor {
+                    s.push_str(&format!("  -- in actor {a} --\n"));
+                }
+            }
+            let loc = f.location.as_deref().unwrap_or("(library)");
+            s.push_str(&format!("  {loc:<width$}  {}\n", f.method));
+        }
+        s
+    }
+
+    /// [`BtError::traceback`] followed by [`BtError::report_with_location`].
+    pub fn report_with_traceback(&self) -> String {
+        format!("{}{}", self.traceback(), self.report_with_location())
     }
 
     /// `Some(code)` when the error is a `Program exit:` request.

@@ -537,6 +537,7 @@ impl Ctx {
             class: defc.name,
             sel: cm.selector,
             class_side: cm.class_side,
+            call_loc: self.cur_loc,
         });
         let f = Frame {
             recv,
@@ -673,6 +674,7 @@ impl Ctx {
             class: mclass.map(|c| c.name).unwrap_or(self.prog.core.object.name),
             sel: Sym::new("default"),
             class_side: true,
+            call_loc: self.cur_loc,
         });
         let f = Frame {
             recv,
@@ -709,6 +711,7 @@ impl Ctx {
             class: Sym::new("UndefinedObject"),
             sel: Sym::new("doIt"),
             class_side: false,
+            call_loc: self.cur_loc,
         });
         let recv = Value::Nil;
         let f = Frame {

@@ -64,6 +64,7 @@ pub fn register(p: &mut Prims) {
             None,
             ctx.stack_trace(),
         );
+        let v = ctx.with_locations(v);
         ctx.note_raise(&v);
         Err(crate::interp::eval::Unwind::Error(v))
     });
@@ -104,6 +105,9 @@ fn signal(ctx: &mut Ctx, exc: &Value, msg: Option<&Value>) -> EvalResult {
     }
     if fields[F_TRACE].is_nil() {
         fields[F_TRACE] = ctx.stack_trace();
+        if let Some(l) = fields.get_mut(crate::interp::error::F_LOCS) {
+            *l = ctx.stack_locations();
+        }
     }
     let v = Value::Object(Arc::new(Instance {
         class: inst.class.clone(),

@@ -1,0 +1,426 @@
+//! `bt lsp`: a Language Server Protocol server over standard input/output (lsp-server).
+//!
+//! | request / notification | answer |
+//! |---|---|
+//! | `didOpen` / `didChange` (full text) / `didClose` | `publishDiagnostics`: parse errors and the checker's findings (`bt check`) |
+//! | `hover` | a class (declaration, doc comment), a method (headers and docs of every class defining it), a variable (inferred class), `self.field` |
+//! | `definition` | classes, methods (by selector) and fields, in the open documents and the `.bt` files beside them |
+//! | `completion` | selectors the receiver before the cursor understands (by its inferred class), else every known selector and class |
+//! | `documentSymbol` | classes with their slots and methods, standalone methods |
+//! | `formatting` | the whole document through `bt fmt` |
+//!
+//! Positions are LSP's (0-based lines, UTF-16 columns); [`analysis`] converts them.
+
+pub(crate) mod analysis;
+
+use std::collections::HashMap;
+
+use lsp_server::{Connection, Message, Notification, Request, Response};
+use serde_json::{json, Value as Json};
+
+use analysis::{DeclKind, Lines};
+
+/// `bt lsp` arguments.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct LspArgs {
+    /// Accepted for editors that pass it; standard input/output is the only transport
+    #[arg(long)]
+    pub stdio: bool,
+}
+
+/// Runs the server on standard input/output until the client exits.
+pub(crate) fn main(_a: LspArgs) -> i32 {
+    let (conn, io) = Connection::stdio();
+    let code = match serve(&conn) {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("bt lsp: {e}");
+            1
+        }
+    };
+    drop(conn);
+    let _ = io.join();
+    code
+}
+
+fn capabilities() -> Json {
+    json!({
+        "textDocumentSync": 1,
+        "hoverProvider": true,
+        "definitionProvider": true,
+        "documentSymbolProvider": true,
+        "documentFormattingProvider": true,
+        "completionProvider": {"triggerCharacters": [" ", "."]}
+    })
+}
+
+/// The protocol loop.
+pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
+    let init = json!({
+        "capabilities": capabilities(),
+        "serverInfo": {"name": "bt", "version": env!("CARGO_PKG_VERSION")}
+    });
+    let (id, _params) = conn.initialize_start().map_err(|e| e.to_string())?;
+    conn.initialize_finish(id, init)
+        .map_err(|e| e.to_string())?;
+    let mut docs: HashMap<String, String> = HashMap::new();
+    for msg in &conn.receiver {
+        match msg {
+            Message::Request(req) => {
+                if conn.handle_shutdown(&req).map_err(|e| e.to_string())? {
+                    return Ok(());
+                }
+                let resp = answer(&docs, &req);
+                conn.sender
+                    .send(Message::Response(resp))
+                    .map_err(|e| e.to_string())?;
+            }
+            Message::Notification(n) => {
+                if let Some(uri) = on_notification(&mut docs, &n) {
+                    let diags = diagnostics(&uri, docs.get(&uri).map(String::as_str));
+                    let note = Notification::new("textDocument/publishDiagnostics".into(), diags);
+                    conn.sender
+                        .send(Message::Notification(note))
+                        .map_err(|e| e.to_string())?;
+                }
+            }
+            Message::Response(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Updates the documents; answers the URI whose diagnostics should be published.
+fn on_notification(docs: &mut HashMap<String, String>, n: &Notification) -> Option<String> {
+    let uri = n.params["textDocument"]["uri"].as_str()?.to_string();
+    match n.method.as_str() {
+        "textDocument/didOpen" => {
+            let text = n.params["textDocument"]["text"].as_str()?.to_string();
+            docs.insert(uri.clone(), text);
+        }
+        "textDocument/didChange" => {
+            let changes = n.params["contentChanges"].as_array()?;
+            let text = changes.last()?["text"].as_str()?.to_string();
+            docs.insert(uri.clone(), text);
+        }
+        "textDocument/didClose" => {
+            docs.remove(&uri);
+        }
+        _ => return None,
+    }
+    Some(uri)
+}
+
+/// A file path for a `file://` URI (percent-escapes decoded).
+pub(crate) fn uri_path(uri: &str) -> String {
+    let p = uri.strip_prefix("file://").unwrap_or(uri);
+    let b = p.as_bytes();
+    let mut out = Vec::with_capacity(b.len());
+    let mut i = 0;
+    while i < b.len() {
+        if b[i] == b'%' && i + 2 < b.len() {
+            if let Ok(v) = u8::from_str_radix(&p[i + 1..i + 3], 16) {
+                out.push(v);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(b[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn path_uri(path: &std::path::Path) -> String {
+    format!("file://{}", path.display()).replace(' ', "%20")
+}
+
+fn diagnostics(uri: &str, text: Option<&str>) -> Json {
+    let Some(text) = text else {
+        return json!({"uri": uri, "diagnostics": []});
+    };
+    let path = uri_path(uri);
+    let lines = Lines::new(text);
+    let items: Vec<Json> = crate::cli::check::check_source(&path, text)
+        .iter()
+        .map(|d| {
+            let severity = match d.severity {
+                crate::diagnostic::Severity::Error => 1,
+                crate::diagnostic::Severity::Warning => 2,
+                crate::diagnostic::Severity::Hint => 4,
+            };
+            let mut message = d.message.clone();
+            if let Some(h) = &d.hint {
+                message.push_str(&format!("\nHint: {h}"));
+            }
+            json!({
+                "range": lines.range(d.span),
+                "severity": severity,
+                "code": d.code,
+                "source": "bt",
+                "message": message,
+            })
+        })
+        .collect();
+    json!({"uri": uri, "diagnostics": items})
+}
+
+fn answer(docs: &HashMap<String, String>, req: &Request) -> Response {
+    let id = req.id.clone();
+    let p = &req.params;
+    let uri = p["textDocument"]["uri"].as_str().unwrap_or("").to_string();
+    let Some(text) = docs.get(&uri) else {
+        return Response::new_ok(id, Json::Null);
+    };
+    let lines = Lines::new(text);
+    let offset = lines.offset(
+        p["position"]["line"].as_u64().unwrap_or(0) as u32,
+        p["position"]["character"].as_u64().unwrap_or(0) as u32,
+    );
+    let result = match req.method.as_str() {
+        "textDocument/hover" => hover(text, offset),
+        "textDocument/definition" => definition(docs, &uri, text, offset),
+        "textDocument/completion" => completion(text, offset),
+        "textDocument/documentSymbol" => symbols(text),
+        "textDocument/formatting" => formatting(text),
+        _ => {
+            return Response::new_err(
+                id,
+                lsp_server::ErrorCode::MethodNotFound as i32,
+                format!("unsupported request {}", req.method),
+            )
+        }
+    };
+    Response::new_ok(id, result)
+}
+
+fn markdown(value: String) -> Json {
+    json!({"contents": {"kind": "markdown", "value": value}})
+}
+
+fn hover(text: &str, offset: usize) -> Json {
+    let Some((word, span)) = analysis::word_at(text, offset) else {
+        return Json::Null;
+    };
+    let classes = analysis::classes_with(text);
+    let lines = Lines::new(text);
+    let with_range = |mut h: Json| {
+        h["range"] = lines.range(span);
+        h
+    };
+    // `self.field`
+    if text[..span.start as usize].ends_with("self.") {
+        if let Some(cls) = analysis::enclosing_class(text, offset) {
+            if let Some(s) = classes
+                .get(&cls)
+                .and_then(|d| d.slots.iter().find(|s| s.name == word))
+            {
+                let ty =
+                    s.ty.as_deref()
+                        .map(|t| format!(" :: {t}"))
+                        .unwrap_or_default();
+                return with_range(markdown(format!(
+                    "```bt\n{}: {}{ty}\n```\n{}",
+                    s.kind, s.name, s.doc
+                )));
+            }
+        }
+    }
+    if word.starts_with(|c: char| c.is_ascii_uppercase()) && !word.ends_with(':') {
+        if let Some(d) = classes.get(&word) {
+            let sup = d.superclass.as_deref().unwrap_or("ProtoObject");
+            return with_range(markdown(format!(
+                "```bt\n{sup} subclass: {}\n```\n{}",
+                d.name,
+                crate::cli::doc::clean_doc(&d.doc)
+            )));
+        }
+    }
+    // A variable: its inferred class.
+    if !word.ends_with(':') && word.starts_with(|c: char| c.is_ascii_lowercase()) {
+        if let Some(t) = analysis::variable_type(text, &word) {
+            return with_range(markdown(format!("```bt\n{word} :: {t}\n```\n(inferred)")));
+        }
+    }
+    // A selector: every class defining it (a keyword part matches the selectors holding it).
+    let mut parts = Vec::new();
+    for d in classes.values() {
+        for m in &d.methods {
+            let hit = m.selector == word
+                || (word.ends_with(':') && m.selector.split_inclusive(':').any(|p| p == word));
+            if hit && parts.len() < 8 {
+                let side = if m.class_side { " class" } else { "" };
+                let mut s = format!("```bt\n{}{side} >> {}\n```", d.name, m.header);
+                if !m.doc.is_empty() {
+                    s.push('\n');
+                    s.push_str(&crate::cli::doc::clean_doc(&m.doc));
+                }
+                parts.push(s);
+            }
+        }
+    }
+    if parts.is_empty() {
+        return Json::Null;
+    }
+    with_range(markdown(parts.join("\n\n---\n\n")))
+}
+
+fn location(uri: &str, text: &str, span: crate::syntax::ast::Span) -> Json {
+    json!({"uri": uri, "range": Lines::new(text).range(span)})
+}
+
+fn definition(docs: &HashMap<String, String>, uri: &str, text: &str, offset: usize) -> Json {
+    let Some((word, span)) = analysis::word_at(text, offset) else {
+        return Json::Null;
+    };
+    // The open documents, then the other .bt files of this document's directory.
+    let mut sources: Vec<(String, String)> =
+        docs.iter().map(|(u, t)| (u.clone(), t.clone())).collect();
+    sources.sort_by_key(|(u, _)| u != uri);
+    if let Some(dir) = std::path::Path::new(&uri_path(uri)).parent() {
+        if let Ok(rd) = std::fs::read_dir(dir) {
+            let mut files: Vec<std::path::PathBuf> = rd.flatten().map(|e| e.path()).collect();
+            files.sort();
+            for f in files {
+                let u = path_uri(&f);
+                if f.extension().is_some_and(|x| x == "bt") && !sources.iter().any(|(s, _)| *s == u)
+                {
+                    if let Ok(t) = std::fs::read_to_string(&f) {
+                        sources.push((u, t));
+                    }
+                }
+            }
+        }
+    }
+    let field = text[..span.start as usize].ends_with("self.");
+    let here_class = analysis::enclosing_class(text, offset);
+    let mut found = Vec::new();
+    for (u, t) in &sources {
+        for d in analysis::declarations(t) {
+            let hit = match d.kind {
+                DeclKind::Class => !field && d.name == word,
+                DeclKind::Slot => field && d.name == word && d.class == here_class,
+                DeclKind::Method => {
+                    !field
+                        && (d.name == word
+                            || (word.ends_with(':')
+                                && d.name.split_inclusive(':').any(|p| p == word)))
+                }
+            };
+            if hit {
+                found.push(location(u, t, d.name_span));
+            }
+        }
+    }
+    match found.len() {
+        0 => Json::Null,
+        1 => found.remove(0),
+        _ => Json::Array(found),
+    }
+}
+
+fn completion(text: &str, offset: usize) -> Json {
+    // The receiver is what precedes the word being typed.
+    let mut start = offset.min(text.len());
+    let b = text.as_bytes();
+    while start > 0 && (b[start - 1].is_ascii_alphanumeric() || b[start - 1] == b'_') {
+        start -= 1;
+    }
+    let prefix = &text[start..offset.min(text.len())];
+    let classes = analysis::classes_with(text);
+    let mut items: Vec<Json> = Vec::new();
+    let field_access = text[..start].ends_with("self.");
+    if field_access {
+        if let Some(d) = analysis::enclosing_class(text, offset).and_then(|c| classes.get(&c)) {
+            for s in &d.slots {
+                items.push(json!({"label": s.name, "kind": 5, "detail": format!("{}: {}", s.kind, s.name)}));
+            }
+        }
+        return json!({"isIncomplete": false, "items": items});
+    }
+    match analysis::receiver_type(text, start) {
+        Some((class, class_side)) if classes.contains_key(&class) => {
+            for (sel, header, owner) in analysis::selectors_of(&classes, &class, class_side) {
+                if sel.starts_with(prefix) {
+                    items.push(json!({
+                        "label": sel,
+                        "kind": 2,
+                        "detail": format!("{owner}{} >> {header}", if class_side { " class" } else { "" }),
+                    }));
+                }
+            }
+        }
+        _ => {
+            for d in classes.values() {
+                if d.name.starts_with(prefix) {
+                    items.push(json!({"label": d.name, "kind": 7}));
+                }
+            }
+        }
+    }
+    json!({"isIncomplete": false, "items": items})
+}
+
+fn symbols(text: &str) -> Json {
+    let lines = Lines::new(text);
+    let decls = analysis::declarations(text);
+    let mut out: Vec<Json> = Vec::new();
+    for d in decls.iter().filter(|d| d.kind == DeclKind::Class) {
+        let children: Vec<Json> = decls
+            .iter()
+            .filter(|m| {
+                m.kind != DeclKind::Class
+                    && m.class.as_deref() == Some(&d.name)
+                    && m.span.start >= d.span.start
+                    && m.span.end <= d.span.end
+            })
+            .map(|m| {
+                json!({
+                    "name": m.name,
+                    "detail": m.detail,
+                    "kind": if m.kind == DeclKind::Slot { 8 } else { 6 },
+                    "range": lines.range(m.span),
+                    "selectionRange": lines.range(m.name_span),
+                })
+            })
+            .collect();
+        out.push(json!({
+            "name": d.name,
+            "detail": d.detail,
+            "kind": 5,
+            "range": lines.range(d.span),
+            "selectionRange": lines.range(d.name_span),
+            "children": children,
+        }));
+    }
+    for m in decls.iter().filter(|m| {
+        m.kind == DeclKind::Method
+            && !decls.iter().any(|c| {
+                c.kind == DeclKind::Class
+                    && m.span.start >= c.span.start
+                    && m.span.end <= c.span.end
+            })
+    }) {
+        out.push(json!({
+            "name": format!("{} >> {}", m.class.as_deref().unwrap_or("?"), m.name),
+            "detail": m.detail,
+            "kind": 6,
+            "range": lines.range(m.span),
+            "selectionRange": lines.range(m.name_span),
+        }));
+    }
+    Json::Array(out)
+}
+
+fn formatting(text: &str) -> Json {
+    match crate::fmt::format_source(text, false) {
+        Ok(new) if new != text => {
+            let end = Lines::new(text).position(text.len());
+            json!([{
+                "range": {"start": {"line": 0, "character": 0}, "end": {"line": end.0, "character": end.1}},
+                "newText": new
+            }])
+        }
+        _ => json!([]),
+    }
+}

@@ -1,0 +1,482 @@
+//! Command-line conventions of the `bt` binary (src/cli.rs): help on every subcommand,
+//! `bt help CMD`, `-V`, suggestions, `run -e` / `run -`, exit statuses, colour rules,
+//! completions. Each test runs the built binary.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+fn bt() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_bt"));
+    c.env_remove("NO_COLOR").stdin(Stdio::null());
+    c
+}
+
+fn run(args: &[&str]) -> Output {
+    bt().args(args).output().expect("bt runs")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// A scratch directory removed when dropped.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(name: &str) -> Scratch {
+        let d = std::env::temp_dir().join(format!("bt-cli-{}-{name}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        Scratch(d)
+    }
+    fn file(&self, name: &str, src: &str) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, src).unwrap();
+        p.display().to_string()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+const SUBCOMMANDS: &[&str] = &["run", "test", "check", "parse", "repl", "completions"];
+
+#[test]
+fn every_subcommand_has_help() {
+    for cmd in SUBCOMMANDS {
+        for flag in ["-h", "--help"] {
+            let o = run(&[cmd, flag]);
+            assert_eq!(
+                o.status.code(),
+                Some(0),
+                "bt {cmd} {flag}: {}",
+                text(&o.stderr)
+            );
+            let out = text(&o.stdout);
+            assert!(
+                out.contains(&format!("Usage: bt {cmd}")),
+                "bt {cmd} {flag}: {out}"
+            );
+        }
+    }
+}
+
+#[test]
+fn help_command_shows_the_subcommand_help() {
+    for cmd in SUBCOMMANDS {
+        let a = run(&["help", cmd]);
+        let b = run(&[cmd, "--help"]);
+        assert_eq!(a.status.code(), Some(0));
+        assert_eq!(text(&a.stdout), text(&b.stdout), "bt help {cmd}");
+    }
+}
+
+#[test]
+fn top_level_help_lists_commands_and_exit_codes() {
+    let o = run(&["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let out = text(&o.stdout);
+    for cmd in SUBCOMMANDS {
+        assert!(
+            out.contains(&format!("  {cmd} ")),
+            "{cmd} missing from {out}"
+        );
+    }
+    assert!(out.contains("Exit status:"), "{out}");
+    assert!(out.contains("2    usage error"), "{out}");
+    let o = run(&["run", "--help"]);
+    assert!(text(&o.stdout).contains("Exit status:"));
+}
+
+#[test]
+fn version_flags() {
+    for flag in ["-V", "--version"] {
+        let o = run(&[flag]);
+        assert_eq!(o.status.code(), Some(0));
+        assert_eq!(
+            text(&o.stdout),
+            format!("bt {}\n", env!("CARGO_PKG_VERSION"))
+        );
+    }
+}
+
+#[test]
+fn misspelled_commands_and_flags_get_suggestions() {
+    let o = run(&["rnu"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o.stderr).contains("a similar subcommand exists: 'run'"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = run(&["tset"]);
+    assert!(text(&o.stderr).contains("'test'"), "{}", text(&o.stderr));
+    let o = run(&["test", "--jsn"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("a similar argument exists: '--json'"));
+    let o = run(&["run", "x.bt", "--mian", "X"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("'--main'"));
+    let o = run(&["check", "--formt", "json"]);
+    assert!(text(&o.stderr).contains("'--format'"));
+}
+
+#[test]
+fn run_eval_and_stdin() {
+    let o = run(&["run", "-e", "Transcript showCr: (3 + 4) printString"]);
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(0), "7\n")
+    );
+    let o = run(&[
+        "run",
+        "-e",
+        "Transcript showCr: System arguments printString",
+        "a",
+        "b",
+    ]);
+    assert_eq!(text(&o.stdout), "#(\"a\", \"b\")\n");
+    let mut child = bt()
+        .args(["run", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"Object subclass: A\n  hi => \"from stdin\"\n\nTranscript showCr: A new hi\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(0), "from stdin\n")
+    );
+}
+
+#[test]
+fn exit_statuses_are_as_documented() {
+    assert_eq!(run(&["run", "-e", "1 + 1"]).status.code(), Some(0));
+    let o = run(&["run", "-e", "1 / 0"]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stderr).starts_with("-e:1:1: TypeError (type_error)"));
+    assert_eq!(
+        run(&["run", "-e", "Program exit: 7"]).status.code(),
+        Some(7)
+    );
+    assert_eq!(run(&["run", "--bogus", "f.bt"]).status.code(), Some(2));
+    assert_eq!(run(&["run", "/no/such/file.bt"]).status.code(), Some(2));
+    assert_eq!(run(&["run"]).status.code(), Some(2));
+    let s = Scratch::new("exit");
+    let bad = s.file("bad.bt", "x := y + 1\n");
+    assert_eq!(run(&["check", &bad]).status.code(), Some(1));
+    let good = s.file("good.bt", "x := 1 + 1\n");
+    assert_eq!(run(&["check", &good]).status.code(), Some(0));
+}
+
+#[test]
+fn existing_flags_still_work() {
+    let s = Scratch::new("flags");
+    let f = s.file(
+        "main.bt",
+        "Object subclass: Greeter\n  class main: args => Transcript showCr: \"Hello, {args first}!\"\n",
+    );
+    let o = run(&["run", &f, "--main", "Greeter", "--", "Ann"]);
+    assert_eq!(text(&o.stdout), "Hello, Ann!\n", "{}", text(&o.stderr));
+    let o = run(&["run", "--main", "Greeter", &f, "Bob"]);
+    assert_eq!(text(&o.stdout), "Hello, Bob!\n");
+    let o = run(&["run", "--hidden", &f]);
+    assert_eq!(o.status.code(), Some(2), "--hidden needs --name");
+    let o = run(&["parse", "--ast", &f]);
+    assert_eq!(o.status.code(), Some(0));
+    assert!(text(&o.stdout).contains("Greeter"));
+    let o = run(&["check", "--format", "json", &f]);
+    assert_eq!(text(&o.stdout).trim(), "{\"findings\":[]}");
+    let t = s.file("t.btscript", "1 + 1\n// => 2\n");
+    let o = run(&["test", "--json", "--filter", "t.bt", &t]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("\"passed\""));
+    let o = run(&["run", &f, "--diagnostics", "colour=off"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("unknown diagnostic category 'colour'"));
+}
+
+#[test]
+fn colour_only_on_a_terminal_and_never_with_no_color() {
+    let s = Scratch::new("colour");
+    let bad = s.file("bad.bt", "x := y + 1\n");
+    // Piped stderr: no escape codes.
+    let o = run(&["check", &bad]);
+    assert!(!text(&o.stderr).contains('\x1b'), "{}", text(&o.stderr));
+    let o = run(&["rnu"]);
+    assert!(!text(&o.stderr).contains('\x1b'));
+    // Forced: colour; NO_COLOR does not override an explicit request.
+    let o = run(&["check", "--color", "always", &bad]);
+    assert!(text(&o.stderr).contains('\x1b'));
+    let o = bt()
+        .args(["check", &bad])
+        .env("NO_COLOR", "1")
+        .output()
+        .unwrap();
+    assert!(!text(&o.stderr).contains('\x1b'));
+}
+
+#[test]
+fn completions_are_generated_from_the_definition() {
+    for shell in ["bash", "zsh", "fish"] {
+        let o = run(&["completions", shell]);
+        assert_eq!(o.status.code(), Some(0), "{shell}");
+        let out = text(&o.stdout);
+        assert!(out.contains("bt"), "{shell}");
+        assert!(
+            out.contains("warnings-as-errors"),
+            "{shell}: flags complete"
+        );
+    }
+    assert_eq!(run(&["completions", "tcsh"]).status.code(), Some(2));
+}
+
+const TRACED: &str = "Object subclass: Calc
+  half: x => x / 2
+  run => self half: \"ten\"
+
+Actor subclass: Counter
+  state: count = 0
+  divide: n => self.count := 10 / n
+  bump: n => self divide: n
+
+Transcript showCr: ([Calc new run] on: Error do: [:e | e stackTrace]) printString
+Transcript showCr: ([Calc new run] on: Error do: [:e | e stackLocations]) printString
+c := Counter spawn
+c bump: 0
+";
+
+#[test]
+fn uncaught_errors_print_the_bt_stack_innermost_last() {
+    let s = Scratch::new("trace");
+    let f = s.file("t.bt", TRACED);
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["run", "t.bt"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        text(&o.stdout),
+        "#(\"Calc>>half:\", \"Calc>>run\", \"UndefinedObject>>doIt\")\n\
+         #(\"t.bt:2:14\", \"t.bt:3:10\", \"t.bt:11:22\")\n"
+    );
+    assert_eq!(
+        text(&o.stderr),
+        "Traceback (innermost last):
+  t.bt:13:1  UndefinedObject>>doIt
+  -- in actor Counter --
+  t.bt:8:14  Counter>>bump:
+  t.bt:7:30  Counter>>divide:
+t.bt:13:1: TypeError (type_error): Counter>>divide: bad arithmetic operation
+Hint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.
+"
+    );
+    drop(f);
+    // A method error: the report points into the method, the trace at the call that passed
+    // the bad argument.
+    let o = run(&[
+        "run",
+        "-e",
+        "Object subclass: A\n  boom: x => x foo\n\nA new boom: nil\n",
+    ]);
+    assert_eq!(
+        text(&o.stderr),
+        "Traceback (innermost last):
+  -e:4:1   UndefinedObject>>doIt
+  -e:2:14  A>>boom:
+-e:2:14: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'
+Hint: Check spelling or use 'respondsTo:' to verify method exists
+"
+    );
+    // A top-level error has no stack worth printing.
+    let o = run(&["run", "-e", "nil foo"]);
+    assert!(
+        text(&o.stderr).starts_with("-e:1:1: RuntimeError"),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+#[test]
+fn failing_tests_show_the_stack() {
+    let s = Scratch::new("testtrace");
+    s.file(
+        "calc_test.bt",
+        "Object subclass: Calc\n  half: x => x / 2\n  run => self half: \"ten\"\n\nTestCase subclass: CalcTest\n  testRun => self assert: Calc new run equals: 5\n",
+    );
+    s.file(
+        "expr.bt",
+        "Object subclass: Calc2\n  half: x => x / 2\n\nCalc2 new half: \"ten\"\n// => 5\n",
+    );
+    let o = bt().current_dir(&s.0).args(["test", "."]).output().unwrap();
+    assert_eq!(o.status.code(), Some(1));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains(
+            "  Traceback (innermost last):
+    ./calc_test.bt:6:27  CalcTest>>testRun
+    ./calc_test.bt:3:10  Calc>>run
+    ./calc_test.bt:2:14  Calc>>half:"
+        ),
+        "{out}"
+    );
+    assert!(
+        out.contains(
+            "  Traceback (innermost last):
+    ./expr.bt:4:1   UndefinedObject>>doIt
+    ./expr.bt:2:14  Calc2>>half:"
+        ),
+        "{out}"
+    );
+}
+
+#[test]
+fn test_warns_about_expectations_it_will_not_run() {
+    let s = Scratch::new("lint");
+    s.file(
+        "taste.bt",
+        "x := 3\nx + 1        // => 4\n#(1, 2) collect: [:e | e * 10]   // => [10,20]\n",
+    );
+    s.file(
+        "suite_test.bt",
+        "TestCase subclass: ATest\n  testA => self assert: true\n\n3 + 4\n// => 7\n",
+    );
+    let o = bt().current_dir(&s.0).args(["test", "."]).output().unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(
+            "bt test: warning: ./taste.bt:2: `// =>` after code on the same line is a comment"
+        ),
+        "{err}"
+    );
+    assert!(err.contains("./taste.bt:3:"), "{err}");
+    assert!(
+        err.contains("./suite_test.bt:5: this file is a TestCase suite"),
+        "{err}"
+    );
+}
+
+#[test]
+fn bless_reports_what_it_rewrote_and_passes() {
+    let s = Scratch::new("bless");
+    let f = s.file(
+        "b.btscript",
+        "1 + 1\n// => 3\n2 + 2\n// => 4\n\"a\" size\n// => 7\n",
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["test", "--bless", "b.btscript"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stdout));
+    assert_eq!(
+        text(&o.stdout),
+        "PASS b.btscript (3 passed, 0 failed)
+  blessed 2 expectations:
+    b.btscript:1: 1 + 1  // => 2
+    b.btscript:5: \"a\" size  // => 1
+
+3 passed, 0 failed
+"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        "1 + 1\n// => 2\n2 + 2\n// => 4\n\"a\" size\n// => 1\n"
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["test", "b.btscript"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0));
+}
+
+#[test]
+fn fmt_rewrites_checks_and_reads_stdin() {
+    let s = Scratch::new("fmt");
+    let messy = "Object subclass: A   \n      foo => 1\n\n\n\n      bar => 2\nx := A new foo\n";
+    let tidy = "Object subclass: A\n  foo => 1\n\n  bar => 2\nx := A new foo\n";
+    let f = s.file("a.bt", messy);
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["fmt", "--check", "."])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(1), "./a.bt\n")
+    );
+    assert_eq!(
+        std::fs::read_to_string(&f).unwrap(),
+        messy,
+        "--check writes nothing"
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["fmt", "a.bt"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        (o.status.code(), text(&o.stdout).as_str()),
+        (Some(0), "formatted a.bt\n")
+    );
+    assert_eq!(std::fs::read_to_string(&f).unwrap(), tidy);
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["fmt", "--check", "a.bt"])
+        .output()
+        .unwrap();
+    assert_eq!((o.status.code(), text(&o.stdout).as_str()), (Some(0), ""));
+    let mut child = bt()
+        .args(["fmt", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(messy.as_bytes())
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(text(&o.stdout), tidy);
+}
+
+#[test]
+fn repl_help_load_and_multiline_input() {
+    let s = Scratch::new("repl");
+    s.file(
+        "lib.bt",
+        "Object subclass: Greeter\n  /// Greets.\n  greet: n => \"hi {n}\"\n",
+    );
+    let mut child = bt()
+        .current_dir(&s.0)
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b":load lib.bt\n:help Greeter>>greet:\n#(1,\n  2)\n(Greeter new greet: \"ann\")\n:help Integer>>factorial\n:quit\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert_eq!(
+        text(&o.stdout),
+        "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n[1,2]\nhi ann\nInteger >> factorial -> Integer\n\nA negative receiver raises `type_error`.\n"
+    );
+}
