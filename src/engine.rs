@@ -17,7 +17,7 @@
 //! instances, classes and blocks belong to the engine that made them.
 //!
 //! Limits and capabilities are options of the [`EngineBuilder`] (`builder`); the limits'
-//! design is in `limits` and `crate::memory`, capabilities in `crate::interp::capability`.
+//! design is in `limits` and `crate::memory`, capabilities in `crate::interp::prims::capability`.
 //!
 //! Submodules: `builder` ([`EngineBuilder`]), `error` ([`EngineError`], [`HostError`]),
 //! `limits` (guards, watchdog, [`CancelHandle`]), `host` (host functions: the trampoline,
