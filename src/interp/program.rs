@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
-use crate::interp::eval::{Method, Prims};
+use crate::interp::eval::Method;
 use crate::interp::interpreter::InterpreterOptions;
 use crate::value::{ClassRef, Sym, Value};
 
@@ -144,7 +144,8 @@ pub struct Program {
     pub syms: Syms,
     /// Bumped whenever a method dictionary or the class table changes (method caches).
     pub epoch: AtomicU64,
-    pub prims: Prims,
+    /// The primitive tables (shared by every program of the process).
+    pub prims: &'static crate::interp::prims::registry::SharedPrims,
     pub files: RwLock<Vec<SourceFile>>,
     pub protocols: RwLock<BTreeMap<Sym, ProtocolInfo>>,
     pub opts: InterpreterOptions,
@@ -416,8 +417,7 @@ impl Program {
             ge: Sym::new(">="),
             add: Sym::new("+"),
         };
-        let mut prims = Prims::default();
-        crate::interp::prims::register_all(&mut prims);
+        let prims = crate::interp::prims::registry::shared();
         let prog = Program {
             classes: RwLock::new(table),
             core,
@@ -459,29 +459,17 @@ impl Program {
     /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
     /// selectors the class already defines are left alone.
     pub fn install_prims(&self, c: &ClassRef, keep_existing: bool) {
-        let name = c.name.as_str();
-        {
-            let mut m = c.methods.write();
-            for ((cn, sel), f) in &self.prims.instance {
-                if *cn == name {
-                    let s = Sym::new(sel);
-                    if !(keep_existing && m.contains_key(&s)) {
-                        if let Some(old) = m.insert(s, Method::Prim(*f)) {
-                            self.retire(Retired::Method(old));
-                        }
-                    }
-                }
+        for (class_side, table) in [(false, &c.methods), (true, &c.class_methods)] {
+            let prims = self.prims.of_class(c.name, class_side);
+            if prims.is_empty() {
+                continue;
             }
-        }
-        {
-            let mut m = c.class_methods.write();
-            for ((cn, sel), f) in &self.prims.class_side {
-                if *cn == name {
-                    let s = Sym::new(sel);
-                    if !(keep_existing && m.contains_key(&s)) {
-                        if let Some(old) = m.insert(s, Method::Prim(*f)) {
-                            self.retire(Retired::Method(old));
-                        }
+            let mut m = table.write();
+            for (sel, f) in prims {
+                let s = Sym::new(sel);
+                if !(keep_existing && m.contains_key(&s)) {
+                    if let Some(old) = m.insert(s, Method::Prim(*f)) {
+                        self.retire(Retired::Method(old));
                     }
                 }
             }

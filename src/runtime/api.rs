@@ -697,8 +697,23 @@ impl RtHandle {
         (self.0.live_cos.load(Ordering::SeqCst), self.0.max_cos)
     }
 
+    /// Delivers `msg` to `p` and runs `p` on the calling thread until `done` is set (a guest
+    /// worker, `sched::guest`): an embedding host's call without two thread hand-offs.
+    /// `Err(msg)` when the calling thread cannot be the guest (a worker of this runtime, or
+    /// the runtime is stopping): nothing was delivered. `Ok(false)`: `p` no longer accepts
+    /// messages (the message is dropped).
+    pub fn send_and_drive(
+        &self,
+        stacks: &mut crate::runtime::sched::GuestStacks,
+        p: &ProcRef,
+        msg: Message,
+        done: &crate::runtime::sched::GuestDone,
+    ) -> Result<bool, Message> {
+        crate::runtime::sched::drive_guest(&self.0, stacks, p, msg, done)
+    }
+
     /// Worker threads.
     pub fn workers(&self) -> usize {
-        self.0.workers.len()
+        self.0.workers.len() - 1 // the last queue is the guest's
     }
 }

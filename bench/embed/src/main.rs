@@ -145,7 +145,38 @@ fn lua_rows() -> [f64; 4] {
     [create, config, host_calls, script_calls]
 }
 
+/// `bt-embed-bench profile ROW` (create, config, host, script): runs only bt's row, long
+/// enough for `perf record`.
+fn profile(row: &str) {
+    let e = bt::Engine::builder().check(false).build();
+    e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
+    let f = e.compile_fn(&["x"], "x + 1").unwrap();
+    for _ in 0..20 {
+        match row {
+            "create" => (0..10).for_each(|_| drop(std::hint::black_box(bt::Engine::new()))),
+            "config" => (0..1000).for_each(|_| {
+                std::hint::black_box(e.eval(BT_CONFIG).unwrap());
+            }),
+            "host" => {
+                e.eval(&format!("s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"))
+                    .unwrap();
+            }
+            "script" => {
+                let mut x = bt::Value::Int(0);
+                for _ in 0..CALLS / 10 {
+                    x = e.run(&f, &[x]).unwrap();
+                }
+            }
+            other => panic!("unknown row {other}: create, config, host, script"),
+        }
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "profile" {
+        return profile(&args[2]);
+    }
     let rows = [
         "engine creation",
         "10-line config eval",

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use crate::interp::eval::{Ctx, PrimFn, Unwind};
 use crate::interp::prims::number::units as big;
 use crate::interp::value::Value;
+use crate::value::Sym;
 
 /// How the work of a primitive grows with its inputs: the units charged before it runs (a
 /// byte is one unit, see `interp::eval::charge`).
@@ -160,4 +161,69 @@ impl Prims {
         };
         table.get(&(class, selector)).copied()
     }
+
+    /// The primitives of `class` on one side, as (selector, primitive) (the per-class index
+    /// of [`shared`], so installing a class's primitives does not scan every table entry).
+    pub fn of_class(&self, class: &str, class_side: bool) -> Vec<(&'static str, Prim)> {
+        let table = if class_side {
+            &self.class_side
+        } else {
+            &self.instance
+        };
+        let mut v: Vec<(&'static str, Prim)> = table
+            .iter()
+            .filter(|((c, _), _)| *c == class)
+            .map(|((_, s), p)| (*s, *p))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(b.0));
+        v
+    }
+}
+
+/// The primitive tables every program uses, registered once per process (they depend on
+/// nothing but the code), with a per-class index: creating a program (an `Engine`, a test
+/// interpreter) neither registers them again nor scans them once per class.
+pub struct SharedPrims {
+    pub prims: Prims,
+    /// (class name, class side?) → its primitives.
+    by_class: HashMap<(Sym, bool), Vec<(&'static str, Prim)>>,
+}
+
+impl SharedPrims {
+    /// The primitives of `class` on one side (empty when it has none).
+    pub fn of_class(&self, class: Sym, class_side: bool) -> &[(&'static str, Prim)] {
+        self.by_class
+            .get(&(class, class_side))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+impl std::ops::Deref for SharedPrims {
+    type Target = Prims;
+    fn deref(&self) -> &Prims {
+        &self.prims
+    }
+}
+
+/// The process's primitive tables (see [`SharedPrims`]).
+pub fn shared() -> &'static SharedPrims {
+    static SHARED: std::sync::OnceLock<SharedPrims> = std::sync::OnceLock::new();
+    SHARED.get_or_init(|| {
+        let mut prims = Prims::default();
+        crate::interp::prims::register_all(&mut prims);
+        let mut by_class: HashMap<(Sym, bool), Vec<(&'static str, Prim)>> = HashMap::new();
+        for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
+            for ((c, s), p) in table {
+                by_class
+                    .entry((Sym::new(c), side))
+                    .or_default()
+                    .push((s, *p));
+            }
+        }
+        for v in by_class.values_mut() {
+            v.sort_by(|a, b| a.0.cmp(b.0));
+        }
+        SharedPrims { prims, by_class }
+    })
 }
