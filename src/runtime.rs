@@ -137,6 +137,7 @@ mod shutdown;
 pub mod snapshot;
 mod stack;
 pub mod supervisor;
+mod threads;
 mod types;
 mod waiter;
 

@@ -80,6 +80,8 @@ pub(crate) struct Shared {
     pub workers: Box<[WorkerQ]>,
     /// The thread driving the guest queue now, if any.
     guest_thread: Mutex<Option<Thread>>,
+    /// The worker and timer threads, started on first need (`runtime::threads`).
+    pub(crate) threads: crate::runtime::threads::Threads,
     injector: Mutex<VecDeque<ProcRef>>,
     parked: AtomicU64,
     pub shutdown: AtomicBool,
@@ -119,6 +121,7 @@ impl Shared {
                 })
                 .collect(),
             guest_thread: Mutex::new(None),
+            threads: Default::default(),
             injector: Mutex::new(VecDeque::new()),
             parked: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
@@ -188,6 +191,7 @@ impl Shared {
 
     /// Wakes one parked worker, if any, so it can steal queued work.
     pub(crate) fn wake_one(&self) {
+        self.threads.ensure_workers();
         let parked = self.parked.load(Ordering::SeqCst);
         if parked != 0 {
             self.unpark(parked.trailing_zeros() as usize);

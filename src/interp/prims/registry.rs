@@ -104,7 +104,7 @@ impl Prim {
 }
 
 /// (class name, selector) → primitive.
-pub type PrimTable = HashMap<(&'static str, &'static str), Prim>;
+pub type PrimTable = HashMap<(&'static str, &'static str), Prim, foldhash::fast::RandomState>;
 
 /// The primitive tables of a program.
 #[derive(Default)]
