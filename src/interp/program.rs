@@ -170,7 +170,7 @@ pub struct Program {
     graveyard: Mutex<Vec<Retired>>,
     /// Host functions by (defining class name, selector), installed by an embedder; their
     /// methods are the primitive `engine::host::call` (per program, no global registry).
-    pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
+    pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn, foldhash::fast::RandomState>>,
     /// Set (once) by an embedder with limits: makes the preemption hook (and its reduction
     /// step) installed for the length of one run — a main-program job (`MainActor`, given
     /// the main process), an actor's message or a timer/monitor callback
@@ -441,7 +441,7 @@ impl Program {
             object_serial: AtomicU64::new(1),
             unit_blocks: RwLock::new(HashMap::new()),
             graveyard: Mutex::new(Vec::new()),
-            host_fns: RwLock::new(HashMap::new()),
+            host_fns: RwLock::new(HashMap::default()),
             ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
