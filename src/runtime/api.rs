@@ -57,10 +57,17 @@ pub const DEFAULT_STACK_SIZE: usize = if cfg!(debug_assertions) {
     64 << 20
 };
 
+/// The available cores, asked once per process (it reads cgroup files: a visible part of
+/// starting an embedding engine).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
-            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            workers: cores(),
             stack_size: DEFAULT_STACK_SIZE,
             max_coroutines: 0,
             pooled_stacks_per_worker: 64,
