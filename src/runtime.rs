@@ -22,6 +22,10 @@
 //!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack (see
 //!   Limits).
 //! * A handler panic is caught and becomes an actor crash (reason `{#panic, msg}`).
+//! * The worker and timer threads start on first need (`threads`), and a thread outside
+//!   the pool may run one process itself as the **guest** ([`RtHandle::send_and_drive`],
+//!   `sched/guest.rs`): an embedding engine's evaluations run on the host's thread, so an
+//!   engine that starts no actor or timer never starts a thread.
 //!
 //! # Example
 //!

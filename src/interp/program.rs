@@ -465,10 +465,9 @@ impl Program {
                 continue;
             }
             let mut m = table.write();
-            for (sel, f) in prims {
-                let s = Sym::new(sel);
-                if !(keep_existing && m.contains_key(&s)) {
-                    if let Some(old) = m.insert(s, Method::Prim(*f)) {
+            for (s, f) in prims {
+                if !(keep_existing && m.contains_key(s)) {
+                    if let Some(old) = m.insert(*s, Method::Prim(*f)) {
                         self.retire(Retired::Method(old));
                     }
                 }

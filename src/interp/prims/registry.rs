@@ -161,23 +161,6 @@ impl Prims {
         };
         table.get(&(class, selector)).copied()
     }
-
-    /// The primitives of `class` on one side, as (selector, primitive) (the per-class index
-    /// of [`shared`], so installing a class's primitives does not scan every table entry).
-    pub fn of_class(&self, class: &str, class_side: bool) -> Vec<(&'static str, Prim)> {
-        let table = if class_side {
-            &self.class_side
-        } else {
-            &self.instance
-        };
-        let mut v: Vec<(&'static str, Prim)> = table
-            .iter()
-            .filter(|((c, _), _)| *c == class)
-            .map(|((_, s), p)| (*s, *p))
-            .collect();
-        v.sort_by(|a, b| a.0.cmp(b.0));
-        v
-    }
 }
 
 /// The primitive tables every program uses, registered once per process (they depend on
@@ -185,13 +168,13 @@ impl Prims {
 /// interpreter) neither registers them again nor scans them once per class.
 pub struct SharedPrims {
     pub prims: Prims,
-    /// (class name, class side?) → its primitives.
-    by_class: HashMap<(Sym, bool), Vec<(&'static str, Prim)>>,
+    /// (class name, class side?) → its primitives by selector (interned once).
+    by_class: HashMap<(Sym, bool), Vec<(Sym, Prim)>>,
 }
 
 impl SharedPrims {
     /// The primitives of `class` on one side (empty when it has none).
-    pub fn of_class(&self, class: Sym, class_side: bool) -> &[(&'static str, Prim)] {
+    pub fn of_class(&self, class: Sym, class_side: bool) -> &[(Sym, Prim)] {
         self.by_class
             .get(&(class, class_side))
             .map(|v| v.as_slice())
@@ -212,17 +195,17 @@ pub fn shared() -> &'static SharedPrims {
     SHARED.get_or_init(|| {
         let mut prims = Prims::default();
         crate::interp::prims::register_all(&mut prims);
-        let mut by_class: HashMap<(Sym, bool), Vec<(&'static str, Prim)>> = HashMap::new();
+        let mut by_class: HashMap<(Sym, bool), Vec<(Sym, Prim)>> = HashMap::new();
         for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
             for ((c, s), p) in table {
                 by_class
                     .entry((Sym::new(c), side))
                     .or_default()
-                    .push((s, *p));
+                    .push((Sym::new(s), *p));
             }
         }
         for v in by_class.values_mut() {
-            v.sort_by(|a, b| a.0.cmp(b.0));
+            v.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
         }
         SharedPrims { prims, by_class }
     })
