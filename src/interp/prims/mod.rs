@@ -46,8 +46,6 @@ pub mod transcript;
 
 #[cfg(test)]
 mod agreement_tests;
-#[cfg(test)]
-mod batteries_tests;
 
 use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};
