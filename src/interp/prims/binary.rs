@@ -106,21 +106,7 @@ fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     Ok(Value::Nil)
 }
 
-fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
-    Ok(Value::bool(ok(compare(r, &a[0]))))
-}
-fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Less)
-}
-fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Greater)
-}
-fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Greater)
-}
-fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Less)
-}
+ordering_prims!();
 
 fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, bytes_from_list("Binary withAll:", &a[0]).map(bin))
