@@ -7,9 +7,9 @@ use eetf::Term;
 use super::etf::{self, from_term, term_bytes, to_term, MAX_PEER_ATOMS};
 use super::etf_check;
 use super::tests::{vm_with, Rng};
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Sym, Value};
 use crate::interp::Interpreter;
+use crate::value::order::strict_eq;
+use crate::value::{Sym, Value};
 
 fn vm() -> Interpreter {
     vm_with("Value subclass: Point\n  field: x = 0\n  field: y = 0\n")

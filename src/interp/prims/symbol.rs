@@ -5,11 +5,11 @@
 use std::cmp::Ordering;
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::order::term_cmp;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::unary_prim;
 use crate::interp::prims::string::pure::g_len;
-use crate::interp::value::Value;
+use crate::value::order::term_cmp;
+use crate::value::Value;
 
 /// printString of a Symbol.
 pub fn print_symbol(name: &str) -> String {
