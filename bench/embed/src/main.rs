@@ -67,7 +67,9 @@ fn bt_rows() -> [f64; 4] {
     e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
     let host_calls = best(CALLS as u64, || {
         let v = e
-            .eval(&format!("s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"))
+            .eval(&format!(
+                "s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"
+            ))
             .unwrap();
         assert_eq!(v.as_i64(), Some(CALLS));
     });
@@ -97,7 +99,9 @@ fn rhai_rows() -> [f64; 4] {
     e.register_fn("inc", |n: i64| n + 1);
     let host_calls = best(CALLS as u64, || {
         let v: i64 = e
-            .eval(&format!("let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"))
+            .eval(&format!(
+                "let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"
+            ))
             .unwrap();
         assert_eq!(v, CALLS);
     });
@@ -129,12 +133,17 @@ fn lua_rows() -> [f64; 4] {
     lua.globals().set("inc", inc).unwrap();
     let host_calls = best(CALLS as u64, || {
         let v: i64 = lua
-            .load(format!("local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"))
+            .load(format!(
+                "local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"
+            ))
             .eval()
             .unwrap();
         assert_eq!(v, CALLS);
     });
-    let f: mlua::Function = lua.load("return function(x) return x + 1 end").eval().unwrap();
+    let f: mlua::Function = lua
+        .load("return function(x) return x + 1 end")
+        .eval()
+        .unwrap();
     let script_calls = best(CALLS as u64, || {
         let mut x: i64 = 0;
         for _ in 0..CALLS {
@@ -158,8 +167,10 @@ fn profile(row: &str) {
                 std::hint::black_box(e.eval(BT_CONFIG).unwrap());
             }),
             "host" => {
-                e.eval(&format!("s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"))
-                    .unwrap();
+                e.eval(&format!(
+                    "s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"
+                ))
+                .unwrap();
             }
             "script" => {
                 let mut x = bt::Value::Int(0);
