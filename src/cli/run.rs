@@ -235,7 +235,7 @@ pub(crate) fn run_with(
             match crate::dist::start(opts) {
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
-                    vm.run(|ctx, _| crate::dist::peer::install(ctx));
+                    vm.run(|ctx, _| crate::dist::query::install(ctx));
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {

@@ -21,6 +21,8 @@
 //!   NodeUp/NodeDown, the `Distribution` operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits) and the network half of `Actor named:on:` sends.
+//! * [`query`] — the per-node query service `'$bt_query'` (8.10: actors, supervisors,
+//!   process trees, shape manifests, status) and the asking side of those queries.
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -32,6 +34,7 @@ pub mod handshake;
 pub mod net;
 pub mod node;
 pub mod peer;
+pub mod query;
 mod sys;
 pub mod tls;
 

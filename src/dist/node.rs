@@ -331,6 +331,11 @@ fn handshake_error(to: &str, e: HsError) -> NodeError {
 }
 
 impl Inner {
+    /// The connection index of `name` (8.1), if this node ever connected to it.
+    pub(crate) fn index_of(&self, name: &str) -> Option<u32> {
+        self.state.lock().indexes.get(name).copied()
+    }
+
     pub(crate) fn inbound(&self) -> Option<Arc<dyn Inbound>> {
         self.inbound.lock().clone()
     }
@@ -743,6 +748,17 @@ impl Distribution for DistNode {
         args: &[crate::interp::value::Value],
     ) -> crate::interp::eval::EvalResult {
         super::peer::call_remote(self, ctx, node, name, sel, args)
+    }
+
+    fn query(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        node: Sym,
+        sel: &str,
+        args: &[crate::interp::value::Value],
+        timeout_ms: u64,
+    ) -> crate::interp::eval::EvalResult {
+        super::query::query(self, ctx, node, sel, args, timeout_ms)
     }
 
     fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {

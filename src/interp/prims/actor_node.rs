@@ -198,6 +198,20 @@ pub trait Distribution: Send + Sync {
     ) -> EvalResult {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
+    /// A per-node query (8.10, `prims::node_query`) answered by `node`'s query service,
+    /// from the process `ctx` runs in (suspended meanwhile, at most `timeout_ms`): the ok
+    /// value, or the error to put in the Result (`node_down`, `timeout`, …) as an
+    /// `Unwind::Error`.
+    fn query(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _sel: &str,
+        _args: &[Value],
+        _timeout_ms: u64,
+    ) -> EvalResult {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
 }
 
 /// `aNode connect`: a Result (8.2).

@@ -9,6 +9,7 @@
 pub mod actor;
 pub mod actor_node;
 pub mod actor_node_peer;
+pub mod node_query;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
@@ -73,6 +74,7 @@ pub fn register_all(p: &mut Prims) {
     // TranscriptStream, Workspace actors).
     actor::register(p);
     actor_node::register(p);
+    node_query::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);
