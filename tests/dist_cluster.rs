@@ -1,0 +1,136 @@
+//! Cluster features between real `bt` nodes on loopback (LANGUAGE.md 8.5, 8.7, 8.9, 8.10):
+//! per-node queries and `ProcessNavigation on:` of a remote node, `bt observe NODE`,
+//! global names, shape manifests. Harness: tests/dist_common (private port mapper, HOME in
+//! a temporary directory, every child killed by a guard).
+
+mod dist_common;
+
+use dist_common::*;
+
+/// A node with a supervisor whose child is killed over and over and an actor spawning and
+/// stopping workers without pause, so its tree changes while it is being read.
+const CHURN: &str = r#"Actor subclass: Worker
+  class supervisionPolicy => #permanent
+  state: n = 0
+  bump => self.n := self.n + 1
+
+Worker subclass: Special
+  hello => #hi
+
+Supervisor subclass: App
+  class children => #(Worker)
+  class strategy => #oneForOne
+  class maxRestarts => 1000000
+
+Actor subclass: Churner
+  churn: app =>
+    [true] whileTrue: [
+      (Worker spawn) stop.
+      ((app which: Worker) unwrap) ifNotNil: [:w | w kill].
+      Timer sleep: 1]
+
+app := (App supervise) unwrap
+Special spawnAs: #special
+c := Churner spawn
+c churn: app!
+Transcript showCr: "ready"
+"#;
+
+#[test]
+fn per_node_queries_and_navigation_of_a_churning_node() {
+    let epmd = Epmd::bt();
+    let env = Env::new("queries", epmd.port);
+    let _srv = env.serve_src("busy@localhost", COOKIE, &[], CHURN);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Worker
+  state: n = 0
+Worker subclass: Special
+  hello => #hi
+
+n := (Node named: #'busy@localhost') value
+// Reading the tree many times while it changes: every answer is a consistent snapshot.
+bad := 0
+20 timesRepeat: [
+  nav := (ProcessNavigation on: n) unwrap
+  tree := nav tree
+  (nav node =:= n) ifFalse: [bad := bad + 1]
+  (tree node =:= n) ifFalse: [bad := bad + 1]
+  (tree nodes allSatisfy: [:x | x node =:= n]) ifFalse: [bad := bad + 1]
+  root := tree roots detect: [:r | r registeredName =:= #App] ifNone: [nil]
+  (root notNil and: [root strategy =:= #oneForOne]) ifFalse: [bad := bad + 1]
+  (tree size =:= ((tree totals at: #supervisors) + (tree totals at: #workers))) ifFalse: [bad := bad + 1]]
+Transcript showCr: "consistent: {bad =:= 0}"
+nav := (ProcessNavigation on: n) unwrap
+special := nav tree nodes detect: [:x | x registeredName =:= #special]
+Transcript showCr: special printString
+Transcript showCr: special behaviourClass printString
+Transcript showCr: (special pid printString startsWith: "<1.") printString
+Transcript showCr: (special status at: #module) printString
+Transcript showCr: (special status at: #queueLength) printString
+Transcript showCr: (special asSupervisor) printString
+restarted := (nav tree roots detect: [:r | r registeredName =:= #App]) children first
+Transcript showCr: (restarted restartCount >= 0) printString
+json := nav tree asJson
+Transcript showCr: ((Json parse: json) unwrap at: "node") printString
+Transcript showCr: (json includesSubstring: "Churner") printString
+// The queries of 8.10.
+Transcript showCr: ((n actorsOf: Special) unwrap size) printString
+Transcript showCr: ((n actorsOf: Worker) unwrap size >= 2) printString
+Transcript showCr: ((n actors) unwrap size >= 3) printString
+Transcript showCr: ((n supervisors) unwrap size) printString
+s := (n actorsOf: Special) unwrap first
+Transcript showCr: ((n actorAt: s) unwrap =:= s) printString
+Transcript showCr: ((n actorAt: s printString) unwrap =:= s) printString
+Transcript showCr: (n actorAt: "<0.999999.0>") printString
+Transcript showCr: ((n processes) unwrap isKindOf: SupervisionTree) printString
+Transcript showCr: (((n shapeManifest) unwrap at: #Node ifAbsent: [0]) =:= 1) printString
+Transcript showCr: (n shapeSkew) printString
+Transcript showCr: (Node current shapeSkew) printString
+Transcript showCr: ((Node current supervisors) unwrap size) printString
+Transcript showCr: ((Node current actorsOf: Worker) unwrap size) printString
+// A node that is not there: Results, never exceptions.
+gone := (Node named: #'gone@localhost') value
+Transcript showCr: (gone actors) error kind printString
+Transcript showCr: (ProcessNavigation on: gone) error kind printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "asker@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    let mut got = lines(&out);
+    // The special actor's pid carries the asker's connection index of the busy node (1).
+    let special = got.remove(1);
+    assert!(
+        special.starts_with("#SupervisionNode<#beamtalkActor Special <1.") && special.ends_with(".0>>"),
+        "{special}"
+    );
+    assert_eq!(
+        got,
+        [
+            "consistent: true",
+            "Special",
+            "true",
+            "#Special",
+            "0",
+            "nil",
+            "true",
+            "\"busy@localhost\"",
+            "true",
+            "1",
+            "true",
+            "true",
+            "1",
+            "true",
+            "true",
+            "Result ok: nil",
+            "true",
+            "true",
+            "Result ok: #()",
+            "Result ok: #()",
+            "0",
+            "0",
+            "#node_down",
+            "#node_down",
+        ]
+    );
+}
