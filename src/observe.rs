@@ -8,6 +8,7 @@
 //! | [`page`] | the live page (HTML/JS/CSS compiled into the binary, no external asset) |
 //! | [`client`] | a tiny blocking HTTP client (tests, `bt top`) |
 //! | [`top`] | `bt top` / `bt observe --tty`: a refreshing text tree |
+//! | `remote` | `bt observe NODE`: the tree of another node, asked over distribution |
 //!
 //! The server never touches a live process: it takes snapshots through a [`TreeSource`]
 //! (`runtime::snapshot`), answers `status` lazily from the process record, and computes
@@ -23,6 +24,8 @@
 
 pub mod client;
 pub mod page;
+#[cfg(feature = "dist")]
+pub mod remote;
 pub mod routes;
 pub mod server;
 pub mod top;

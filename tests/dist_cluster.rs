@@ -134,3 +134,55 @@ Transcript showCr: (ProcessNavigation on: gone) error kind printString
         ]
     );
 }
+
+/// `bt observe NODE`: a hidden observer node serves NODE's tree with the observer's HTTP
+/// server (and `--once` prints it as JSON).
+#[test]
+fn bt_observe_serves_another_nodes_tree() {
+    let epmd = Epmd::bt();
+    let env = Env::new("observe", epmd.port);
+    let _srv = env.serve_src("watched@localhost", COOKIE, &[], CHURN);
+    let observe = |args: &[&str]| {
+        let mut c = std::process::Command::new(BT);
+        c.arg("observe").args(args);
+        env.env(&mut c, COOKIE);
+        c
+    };
+    let out = observe(&["watched@localhost", "--once"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(json["schema"], "bt.processes/1");
+    assert_eq!(json["node"], "watched@localhost");
+    let roots = json["roots"].as_array().unwrap();
+    let app = roots.iter().find(|r| r["class"] == "App").expect("App root");
+    assert_eq!(app["kind"], "beamtalkSupervisor");
+    assert!(app["pid"].as_str().unwrap().starts_with("<1."), "{app}");
+    assert!(roots.iter().any(|r| r["registeredName"] == "special"));
+
+    // Served: the page's endpoints answer NODE's tree and the live status of its processes.
+    let mut p = Proc::start(observe(&["watched@localhost", "--addr", "127.0.0.1:0"]));
+    let line = p.line();
+    let url = line
+        .strip_prefix("observing watched@localhost on http://")
+        .unwrap_or_else(|| panic!("{line}"));
+    let addr: std::net::SocketAddr = url.trim_end_matches('/').parse().unwrap();
+    let (status, body) = bt::observe::client::http_get(addr, "/runtime/processes").unwrap();
+    assert!(status.contains("200"), "{status}");
+    let tree: serde_json::Value = serde_json::from_str(&body).unwrap();
+    assert_eq!(tree["node"], "watched@localhost");
+    let special = tree["roots"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["registeredName"] == "special")
+        .expect("special")
+        .clone();
+    let pid = special["pid"].as_str().unwrap().trim_matches(|c| c == '<' || c == '>');
+    let (status, body) =
+        bt::observe::client::http_get(addr, &format!("/runtime/status?pid={pid}")).unwrap();
+    assert!(status.contains("200"), "{status}");
+    assert!(body.contains("Special"), "{body}");
+    let (_, body) = bt::observe::client::http_get(addr, "/").unwrap();
+    assert!(body.contains("<html") || body.contains("<!DOCTYPE"), "{body}");
+    p.kill();
+}
