@@ -186,3 +186,112 @@ fn bt_observe_serves_another_nodes_tree() {
     assert!(body.contains("<html") || body.contains("<!DOCTYPE"), "{body}");
     p.kill();
 }
+
+/// A node holding `#svc` globally (and `#gkeep` through a supervision spec with
+/// `scope: #global`), whose Keeper reports its own termination.
+const GLOBAL_NODE: &str = r#"Actor subclass: Keeper
+  where => Node current name asString
+  terminate: reason => Transcript showCr: "terminated {reason printString}"
+
+Actor subclass: Linker
+  connectTo: name => ((Node named: name) value connect) isOk
+
+Supervisor subclass: GApp
+  class children => #((((SupervisionSpec new withActorClass: Keeper) withName: #gkeep scope: #global) withRestart: #permanent))
+
+Transcript showCr: (Keeper spawnAs: #svc scope: #global) isOk printString
+app := GApp supervise unwrap
+// A restarted child registers its new process under the global name again.
+k := (app which: Keeper) unwrap
+old := k pid
+k kill
+[((app which: Keeper) unwrap ifNil: [k]) pid =:= old] whileTrue: [Timer sleep: 5]
+[(Actor named: #gkeep scope: #global) isOk] whileFalse: [Timer sleep: 5]
+Transcript showCr: ((Actor named: #gkeep scope: #global) unwrap pid =:= (app which: Keeper) unwrap pid) printString
+Linker spawnAs: #linker
+Transcript showCr: "ready"
+"#;
+
+/// 8.5: global registration and lookup across nodes, `reserved_name`, `type_error` for a
+/// bad scope, supervision specs with `scope: #global`, the conflict rule after two
+/// partitions heal (the later registrant stops with `#globalNameConflict`), and hidden
+/// nodes kept out of the registry.
+#[test]
+fn global_names_and_the_conflict_rule_on_heal() {
+    let epmd = Epmd::bt();
+    let env = Env::new("global", epmd.port);
+    // Two partitions: a and b are not connected, so both register #svc.
+    let start = |name: &str, src: &str| {
+        let file = env.script(&format!("{name}.bt"), src);
+        let mut p = env.spawn(COOKIE, &["--name", name, "--serve", &file]);
+        for want in ["true", "true", "ready"] {
+            assert_eq!(p.line(), want);
+        }
+        p
+    };
+    let _a = start("ga@localhost", GLOBAL_NODE);
+    let mut b = start("gb@localhost", &GLOBAL_NODE.replace("#gkeep", "#bkeep"));
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Keeper
+  where => Node current name asString
+ga := (Node named: #'ga@localhost') value
+gb := (Node named: #'gb@localhost') value
+ga connect. gb connect
+Transcript showCr: (Keeper spawnAs: #svc scope: #global) error kind printString
+Transcript showCr: (Keeper spawnAs: #gkeep scope: #global) error kind printString
+Transcript showCr: (Keeper spawnAs: #bt_x scope: #global) error kind printString
+Transcript showCr: ([Keeper spawnAs: #x scope: #planet] on: Error do: [:e | e kind]) printString
+Transcript showCr: ((Actor named: #gkeep scope: #global) unwrap where) printString
+Transcript showCr: (Actor named: #nothere scope: #global) error kind printString
+// Heal: ga connects to gb. ga's Keeper started first and keeps #svc.
+Transcript showCr: ((Actor named: #linker on: ga) unwrap connectTo: #'gb@localhost') printString
+Transcript showCr: "healed"
+"#,
+    );
+    let mut c = env.spawn(COOKIE, &["--name", "gc@localhost", &client]);
+    for want in [
+        "#name_registered",
+        "#name_registered",
+        "#reserved_name",
+        "#type_error",
+        "\"ga@localhost\"",
+        "#name_not_registered",
+        "true",
+        "healed",
+    ] {
+        assert_eq!(c.line(), want);
+    }
+    let (status, _) = c.finish();
+    assert_eq!(status, 0);
+    // gb's registrant started later: it is stopped gracefully with the conflict reason.
+    assert_eq!(b.line(), "terminated #globalNameConflict");
+    let after = env.script(
+        "after.bt",
+        r#"Actor subclass: Keeper
+  where => Node current name asString
+(Node named: #'gb@localhost') value connect
+Transcript showCr: ((Actor named: #svc scope: #global) unwrap where) printString
+Transcript showCr: ((Actor named: #bkeep scope: #global) unwrap where) printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "gd@localhost", &after]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines(&out), ["\"ga@localhost\"", "\"gb@localhost\""]);
+    // A hidden node takes no part: it does not see #svc, and its own #svc conflicts with
+    // nobody.
+    let hidden = env.script(
+        "hidden.bt",
+        r#"Actor subclass: Keeper
+(Node named: #'ga@localhost') value connect
+Transcript showCr: (Actor named: #svc scope: #global) error kind printString
+Transcript showCr: (Keeper spawnAs: #svc scope: #global) isOk printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "gh@localhost", "--hidden", &hidden]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines(&out), ["#name_not_registered", "true"]);
+    let (code, out, err) = env.run(COOKIE, &["--name", "ge@localhost", &after]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines(&out), ["\"ga@localhost\"", "\"gb@localhost\""]);
+}

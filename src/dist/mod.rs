@@ -21,6 +21,7 @@
 //!   NodeUp/NodeDown, the `Distribution` operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits) and the network half of `Actor named:on:` sends.
+//! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
 //! * [`query`] — the per-node query service `'$bt_query'` (8.10: actors, supervisors,
 //!   process trees, shape manifests, status) and the asking side of those queries.
 //!
@@ -30,6 +31,7 @@ pub mod conn;
 pub mod cookie;
 pub mod epmd;
 pub mod epmd_server;
+pub mod global;
 pub mod handshake;
 pub mod net;
 pub mod node;

@@ -89,6 +89,8 @@ pub(crate) struct Inner {
     refusals: Mutex<(Option<Instant>, u64)>,
     /// Outgoing calls awaiting a reply, by reference number.
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
+    /// This node's view of the global registry (8.5, [`super::global`]).
+    pub(crate) global: super::global::Global,
 }
 
 #[derive(Default)]
@@ -197,6 +199,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
         refusals: Mutex::new((None, 0)),
         calls: Mutex::new(HashMap::new()),
+        global: Default::default(),
     });
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
@@ -555,6 +558,7 @@ impl Inner {
 
     /// Reports a visible peer's link change (never called with the state lock held).
     fn peer_event(&self, name: &str, down: Option<&str>) {
+        super::global::peer_event(self, name, down);
         let f = self.events.lock().clone();
         if let Some(f) = f {
             f(name, down);
@@ -748,6 +752,18 @@ impl Distribution for DistNode {
         args: &[crate::interp::value::Value],
     ) -> crate::interp::eval::EvalResult {
         super::peer::call_remote(self, ctx, node, name, sel, args)
+    }
+
+    fn global_register(
+        &self,
+        name: Sym,
+        proc: &crate::runtime::ProcRef,
+    ) -> Result<(), NodeError> {
+        super::global::register(&self.inner, name, proc)
+    }
+
+    fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {
+        super::global::whereis(&self.inner, name)
     }
 
     fn query(

@@ -17,6 +17,7 @@
 //! | `{supervisors, []}` | list of the pids of running bt supervisors |
 //! | `{processes, []}` | the `default` snapshot in the transfer form (`runtime::snapshot::transfer`) |
 //! | `{shapeManifest, []}` | map of Value class name → shape version (8.7) |
+//! | `{globalWhereis, [Name]}` | the node holding the global name in this node's view, or `nil` (8.5) |
 //! | `{status, [Number]}` | `#{module, queueLength, memory, droppedCasts}` of a live process, or `nil` |
 //!
 //! An Erlang node has no such service: asking it answers `node_down` ("not a bt node").
@@ -50,10 +51,12 @@ const WATCH_BIT: u64 = 1 << 63;
 /// Installs the program's inbound handler ([`crate::dist::peer::BtInbound`]) wrapped by
 /// the query service. A named node calls it once, from the main process, before any
 /// statement runs.
-pub fn install(ctx: &Ctx) {
-    if let (Some(d), Some(sys)) = (ctx.prog.dist.get(), ctx.proc.sys.as_ref()) {
+pub fn install(ctx: &Ctx, node: &Arc<DistNode>) {
+    if let Some(sys) = ctx.proc.sys.as_ref() {
         let inner: Arc<dyn Inbound> = Arc::new(super::peer::BtInbound::new(sys));
-        d.set_inbound(Arc::new(QueryInbound::new(inner, sys)));
+        node.inner.global.set_sys(sys);
+        let q = QueryInbound::new(inner, sys, Arc::downgrade(&node.inner));
+        node.set_inbound(Arc::new(q));
     }
 }
 
@@ -61,15 +64,21 @@ pub fn install(ctx: &Ctx) {
 pub struct QueryInbound {
     inner: Arc<dyn Inbound>,
     sys: Weak<ActorSys>,
+    node: Weak<super::node::Inner>,
     service: Sym,
     watches: AtomicU64,
 }
 
 impl QueryInbound {
-    pub fn new(inner: Arc<dyn Inbound>, sys: &Arc<ActorSys>) -> QueryInbound {
+    pub(crate) fn new(
+        inner: Arc<dyn Inbound>,
+        sys: &Arc<ActorSys>,
+        node: Weak<super::node::Inner>,
+    ) -> QueryInbound {
         QueryInbound {
             inner,
             sys: Arc::downgrade(sys),
+            node,
             // Interned now: the connection only looks names up (a peer cannot create them).
             service: Sym::new(SERVICE),
             watches: AtomicU64::new(0),
@@ -87,8 +96,9 @@ impl Inbound for QueryInbound {
         if !self.is_service(target) {
             return self.inner.call(target, request, reply);
         }
+        let node = self.node.upgrade();
         let answer = match self.sys.upgrade() {
-            Some(sys) => answer(&sys, &request),
+            Some(sys) => answer(&sys, node.as_deref(), &request),
             None => Err(("node_down", "the node is stopping".to_string())),
         };
         reply(match answer {
@@ -105,7 +115,11 @@ impl Inbound for QueryInbound {
 
     fn cast(&self, target: Target, request: Term) {
         if !self.is_service(target) {
-            self.inner.cast(target, request);
+            return self.inner.cast(target, request);
+        }
+        // Global-registry messages (8.5, [`super::global`]).
+        if let (Some((q, args)), Some(node)) = (parts(&request), self.node.upgrade()) {
+            super::global::handle(&node, q, &args);
         }
     }
 
@@ -210,7 +224,7 @@ fn live(sys: &ActorSys, label: &str) -> Vec<crate::runtime::ProcRef> {
 }
 
 /// The answer to one query (the term inside `{ok, …}`), computed from the runtime's tables.
-fn answer(sys: &ActorSys, request: &Term) -> Answer {
+fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> Answer {
     let Some((q, args)) = parts(request) else {
         return Err(("badarg", "expected {Query, Args}".into()));
     };
@@ -295,6 +309,18 @@ fn answer(sys: &ActorSys, request: &Term) -> Answer {
                     (atom("memory"), int(st.memory as i64)),
                     (atom("droppedCasts"), int(st.dropped_casts as i64)),
                 ]))),
+                None => atom("nil"),
+            }
+        }
+        "globalWhereis" => {
+            let held = match (args.first(), node) {
+                (Some(Term::Atom(n)), Some(node)) => {
+                    Sym::lookup(&n.name).and_then(|s| super::global::whereis(node, s))
+                }
+                _ => None,
+            };
+            match held {
+                Some((n, _)) => atom(n.as_str()),
                 None => atom("nil"),
             }
         }
@@ -475,6 +501,7 @@ pub fn query(
     let q = if sel == "shapeSkew" { "shapeManifest" } else { sel };
     let targs = match (sel, args.first()) {
         ("actorsOf:", Some(Value::Class(c))) => vec![Term::from(Atom::from(c.name.as_str()))],
+        ("globalWhereis", Some(Value::Symbol(s))) => vec![Term::from(Atom::from(s.as_str()))],
         ("actorAt:" | "status", Some(v)) => match pid_number(v) {
             Some(n) => vec![int(n as i64)],
             None => return Ok(Value::Nil),
@@ -524,6 +551,10 @@ pub fn query(
             _ => Value::list(Vec::new()),
         },
         "actorAt:" => pid_value(ctx, &t),
+        "globalWhereis" => match &t {
+            Term::Atom(a) if a.name != "nil" => Value::Symbol(Sym::new(&a.name)),
+            _ => Value::Nil,
+        },
         "processes" => {
             let snap = decode_snapshot(d, node.as_str(), &t)
                 .map_err(|e| ctx.err(ErrorKind::from_name(e.kind), e.message))?;

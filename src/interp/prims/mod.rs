@@ -9,6 +9,7 @@
 pub mod actor;
 pub mod actor_node;
 pub mod actor_node_peer;
+pub mod global_names;
 pub mod node_query;
 pub mod announce;
 pub mod atomic;
@@ -75,6 +76,7 @@ pub fn register_all(p: &mut Prims) {
     actor::register(p);
     actor_node::register(p);
     node_query::register(p);
+    global_names::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);
