@@ -20,7 +20,11 @@
 //! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
 //!   NodeUp/NodeDown, the `Distribution` operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
-//!   links, exits) and the network half of `Actor named:on:` sends.
+//!   links, exits); calls to actors go straight into the actor's mailbox.
+//! * [`service`] — the node service `'$bt_node'` (remote spawn, lookups; a table other
+//!   modules extend with [`service::register_op`]).
+//! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
+//!   and monitors of peer processes (8.3, 8.8).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -32,6 +36,8 @@ pub mod handshake;
 pub mod net;
 pub mod node;
 pub mod peer;
+pub mod remote;
+pub mod service;
 mod sys;
 pub mod tls;
 

@@ -9,6 +9,7 @@
 pub mod actor;
 pub mod actor_node;
 pub mod actor_node_peer;
+pub mod actor_node_remote;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
