@@ -113,7 +113,13 @@ fn bin(b: &[u8]) -> Term {
 /// Encodes `v` (found at `root`, for error paths) as a term.
 pub fn to_term(ctx: &Ctx, v: &Value, root: &str) -> Result<Term, CodecError> {
     let me = node_id(ctx);
-    Enc { ctx, me, root }.term(v, 0)
+    Enc { ctx, me, root }.term(v, 0).map_err(|e| {
+        // The wire walker keeps the path from the root (`arg1[2]{#k}`): ask it where.
+        match super::wire::encode_in(ctx, v, root) {
+            Err(w) if w.kind == e.kind => w,
+            _ => e,
+        }
+    })
 }
 
 struct Enc<'a> {

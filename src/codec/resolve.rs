@@ -34,10 +34,11 @@ impl LocalResolver {
     /// The resolver of the actor system `ctx` runs in.
     pub fn new(ctx: &Ctx) -> LocalResolver {
         let sys = ctx.proc.sys.clone();
-        let node = sys
-            .as_ref()
-            .map(|s| s.node_name)
-            .unwrap_or_else(|| Sym::new(NO_NODE));
+        let node = match (ctx.prog.dist.get(), sys.as_ref()) {
+            (Some(d), _) => d.node_name(),
+            (None, Some(s)) => s.node_name,
+            (None, None) => Sym::new(NO_NODE),
+        };
         LocalResolver { sys, node }
     }
 }

@@ -568,6 +568,7 @@ fn call_down(inner: &Inner, r: &Reference, reason: Term) {
 
 /// `gen_server:call({name, to}, request)` (or to a pid there) from local process `from`,
 /// on a connected node.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     inner: Arc<Inner>,
     from: u64,
@@ -577,15 +578,32 @@ pub(crate) async fn call(
     timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
 ) {
+    if let Some((n, woken)) = start_call(&inner, from, &to, &dest, request, done) {
+        if let Some(t) = timeout {
+            time_call(inner, n, to, dest, woken, t).await;
+        }
+    }
+}
+
+/// The synchronous half of [`call`] (any thread): registers the pending call and queues the
+/// monitor and the request. None when the link is gone (`done` has failed `node_down`).
+pub(crate) fn start_call(
+    inner: &Arc<Inner>,
+    from: u64,
+    to: &str,
+    dest: &CallDest,
+    request: Term,
+    done: Once<Result<CallReply, NodeError>>,
+) -> Option<(u64, oneshot::Receiver<()>)> {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
-    let reference = my_ref(&inner, n);
-    let from_pid = my_pid(&inner, from);
-    let bt = inner.state.lock().peers.get(&to).is_some_and(|p| p.bt);
+    let reference = my_ref(inner, n);
+    let from_pid = my_pid(inner, from);
+    let bt = inner.state.lock().peers.get(to).is_some_and(|p| p.bt);
     let (wake, woken) = oneshot::channel();
     inner.calls.lock().insert(
         n,
         PendingCall {
-            peer: to.clone(),
+            peer: to.to_string(),
             dest: dest.clone(),
             bt,
             from: from_pid.clone(),
@@ -601,11 +619,11 @@ pub(crate) async fn call(
         Term::from(Tuple::from(vec![Term::from(from_pid.clone()), tag])),
         request,
     ]));
-    let m = match &dest {
+    let m = match dest {
         CallDest::Name(name) => Message::reg_send(from_pid, Atom::from(name.as_str()), msg),
         CallDest::Pid(p) => Message::send(p.clone(), msg),
     };
-    let sent = inner.send_to(&to, frame(mon)) && inner.send_to(&to, frame(m));
+    let sent = inner.send_to(to, frame(mon)) && inner.send_to(to, frame(m));
     if !sent {
         if let Some(c) = inner.calls.lock().remove(&n) {
             c.fail(node_err(
@@ -614,24 +632,34 @@ pub(crate) async fn call(
                 None,
             ));
         }
-        return;
+        return None;
     }
-    if let Some(t) = timeout {
-        if net::timeout(t, woken).await.is_ok() {
-            return; // answered (or failed) in time
-        }
-        let c = inner.calls.lock().remove(&n);
-        if let Some(c) = c {
-            let ms = t.as_millis();
-            // Stop watching the callee (a late reply is dropped: no pending call).
-            let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
-            inner.send_to(&to, frame(m));
-            c.fail(node_err(
-                "timeout",
-                format!("{} on {to} did not answer within {ms} ms", dest.label()),
-                Some("Use withTimeout: to wait longer"),
-            ));
-        }
+    Some((n, woken))
+}
+
+/// The timer half of [`call`]: fails call `n` with `timeout` unless it ends within `t`.
+pub(crate) async fn time_call(
+    inner: Arc<Inner>,
+    n: u64,
+    to: String,
+    dest: CallDest,
+    woken: oneshot::Receiver<()>,
+    t: Duration,
+) {
+    if net::timeout(t, woken).await.is_ok() {
+        return; // answered (or failed) in time
+    }
+    let c = inner.calls.lock().remove(&n);
+    if let Some(c) = c {
+        let ms = t.as_millis();
+        // Stop watching the callee (a late reply is dropped: no pending call).
+        let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
+        inner.send_to(&to, frame(m));
+        c.fail(node_err(
+            "timeout",
+            format!("{} on {to} did not answer within {ms} ms", dest.label()),
+            Some("Use withTimeout: to wait longer"),
+        ));
     }
 }
 

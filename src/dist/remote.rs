@@ -87,6 +87,18 @@ fn call(
     let inner = d.inner.clone();
     await_external(ctx, "the distribution layer", move |done| {
         let done = Once::new(done, Err(stopped(&to)));
+        if inner.state.lock().peers.contains_key(&to) {
+            // Connected: queue the request from this thread (sends stay in order with
+            // casts and other calls of this process); only the timer is a task.
+            let cd = call_dest(&inner, &to, dest);
+            if let Some((n, woken)) = conn::start_call(&inner, from, &to, &cd, request, done) {
+                if let Some(t) = timeout {
+                    let i2 = inner.clone();
+                    d.spawn(async move { conn::time_call(i2, n, to, cd, woken, t).await });
+                }
+            }
+            return;
+        }
         d.spawn(async move {
             if let Err(e) = inner.ensure(&to).await {
                 return done.call(Err(e));
@@ -150,6 +162,12 @@ pub(crate) fn cast(
     let from = ctx.pid;
     let inner = d.inner.clone();
     let to = node.as_str().to_string();
+    if inner.state.lock().peers.contains_key(&to) {
+        // Connected: queued from this thread, in order with this process's other sends.
+        let cd = call_dest(&inner, &to, dest);
+        conn::cast(&inner, from, &to, &cd, req);
+        return Ok(());
+    }
     d.spawn(async move {
         if inner.ensure(&to).await.is_err() {
             return;
