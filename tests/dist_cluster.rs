@@ -81,7 +81,8 @@ Transcript showCr: ((n actors) unwrap size >= 3) printString
 Transcript showCr: ((n supervisors) unwrap size) printString
 s := (n actorsOf: Special) unwrap first
 Transcript showCr: ((n actorAt: s) unwrap =:= s) printString
-Transcript showCr: ((n actorAt: s printString) unwrap =:= s) printString
+Transcript showCr: ((n actorAt: s pid printString) unwrap =:= s) printString
+Transcript showCr: s hello printString
 Transcript showCr: (n actorAt: "<0.999999.0>") printString
 Transcript showCr: ((n processes) unwrap isKindOf: SupervisionTree) printString
 Transcript showCr: (((n shapeManifest) unwrap at: #Node ifAbsent: [0]) =:= 1) printString
@@ -122,6 +123,7 @@ Transcript showCr: (ProcessNavigation on: gone) error kind printString
             "1",
             "true",
             "true",
+            "#hi",
             "Result ok: nil",
             "true",
             "true",

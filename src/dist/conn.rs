@@ -361,8 +361,9 @@ fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term)
 
 /// `erlang:monitor(process, Pid | {Name, Node})` from a peer process.
 fn monitor(inner: &Arc<Inner>, peer: &str, from: Pid, to: PidOrAtom, reference: Reference) {
-    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel") {
-        return; // this node's net_kernel (answered in `to_local`) never exits
+    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel" || a.name == super::remote::SERVICE)
+    {
+        return; // this node's net_kernel and node service (no processes) never exit
     }
     let Some(ib) = inner.inbound() else { return };
     let number = match &to {
@@ -459,10 +460,33 @@ fn exit(inner: &Arc<Inner>, peer: &str, from: &Pid, to: &Pid, reason: Term) {
     }
 }
 
+/// Where an outgoing call or cast goes: a registered name or a pid on the peer.
+#[derive(Clone, Debug)]
+pub enum CallDest {
+    Name(String),
+    Pid(Pid),
+}
+
+impl CallDest {
+    fn proc(&self) -> PidOrAtom {
+        match self {
+            CallDest::Name(n) => PidOrAtom::Atom(Atom::from(n.as_str())),
+            CallDest::Pid(p) => PidOrAtom::Pid(p.clone()),
+        }
+    }
+    /// `#name` or `<0.7.0>`, for messages.
+    fn label(&self) -> String {
+        match self {
+            CallDest::Name(n) => format!("#{n}"),
+            CallDest::Pid(p) => format!("process <{}.{}>", p.id, p.serial),
+        }
+    }
+}
+
 /// An outgoing call waiting for its reply.
 pub struct PendingCall {
     pub peer: String,
-    name: String,
+    dest: CallDest,
     bt: bool,
     from: Pid,
     reference: Reference,
@@ -484,7 +508,7 @@ impl PendingCall {
     fn finish(mut self, inner: &Inner, reply: Term) {
         let m = Message::demonitor_p(
             self.from.clone(),
-            PidOrAtom::Atom(Atom::from(self.name.as_str())),
+            self.dest.proc(),
             self.reference.clone(),
         );
         inner.send_to(&self.peer, frame(m));
@@ -500,30 +524,41 @@ impl PendingCall {
     }
 }
 
-/// The monitor behind a call fired: the callee is not there (`noproc`) or exited.
+/// The monitor behind a call fired: the callee is not there (`noproc`) or exited. Or a
+/// monitor this node's processes set on a peer process (`watch`) fired.
 fn call_down(inner: &Inner, r: &Reference, reason: Term) {
     let Some(n) = call_number(inner, r) else {
         return;
     };
     let Some(c) = inner.calls.lock().remove(&n) else {
+        let w = inner.watches.lock().remove(&n);
+        if let Some(w) = w {
+            (w.down)(reason);
+        }
         return;
     };
-    let e = match &reason {
-        Term::Atom(a) if a.name == "noproc" => node_err(
+    let e = match (&reason, &c.dest) {
+        (Term::Atom(a), CallDest::Name(name)) if a.name == "noproc" => node_err(
             "no_such_process",
-            format!("no process is registered as #{} on {}", c.name, c.peer),
+            format!("no process is registered as #{name} on {}", c.peer),
             None,
         ),
-        Term::Atom(a) if a.name == "noconnection" => node_err(
+        (Term::Atom(a), CallDest::Pid(_)) if a.name == "noproc" => node_err(
+            "actor_dead",
+            format!("{} on {} is not alive", c.dest.label(), c.peer),
+            None,
+        ),
+        (Term::Atom(a), _) if a.name == "noconnection" => node_err(
             "node_down",
             format!("the connection to {} was lost", c.peer),
             None,
         ),
-        other => node_err(
+        (other, _) => node_err(
             "actor_dead",
             format!(
-                "#{} on {} exited ({other}) before answering",
-                c.name, c.peer
+                "{} on {} exited ({other}) before answering",
+                c.dest.label(),
+                c.peer
             ),
             None,
         ),
@@ -531,26 +566,45 @@ fn call_down(inner: &Inner, r: &Reference, reason: Term) {
     c.fail(e);
 }
 
-/// `gen_server:call({name, to}, request)` from local process `from`, on a connected node.
+/// `gen_server:call({name, to}, request)` (or to a pid there) from local process `from`,
+/// on a connected node.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     inner: Arc<Inner>,
     from: u64,
     to: String,
-    name: String,
+    dest: CallDest,
     request: Term,
     timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
 ) {
+    if let Some((n, woken)) = start_call(&inner, from, &to, &dest, request, done) {
+        if let Some(t) = timeout {
+            time_call(inner, n, to, dest, woken, t).await;
+        }
+    }
+}
+
+/// The synchronous half of [`call`] (any thread): registers the pending call and queues the
+/// monitor and the request. None when the link is gone (`done` has failed `node_down`).
+pub(crate) fn start_call(
+    inner: &Arc<Inner>,
+    from: u64,
+    to: &str,
+    dest: &CallDest,
+    request: Term,
+    done: Once<Result<CallReply, NodeError>>,
+) -> Option<(u64, oneshot::Receiver<()>)> {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
-    let reference = my_ref(&inner, n);
-    let from_pid = my_pid(&inner, from);
-    let bt = inner.state.lock().peers.get(&to).is_some_and(|p| p.bt);
+    let reference = my_ref(inner, n);
+    let from_pid = my_pid(inner, from);
+    let bt = inner.state.lock().peers.get(to).is_some_and(|p| p.bt);
     let (wake, woken) = oneshot::channel();
     inner.calls.lock().insert(
         n,
         PendingCall {
-            peer: to.clone(),
-            name: name.clone(),
+            peer: to.to_string(),
+            dest: dest.clone(),
             bt,
             from: from_pid.clone(),
             reference: reference.clone(),
@@ -558,22 +612,18 @@ pub(crate) async fn call(
             wake: Some(wake),
         },
     );
-    let mon = Message::monitor_p(
-        from_pid.clone(),
-        PidOrAtom::Atom(Atom::from(name.as_str())),
-        reference.clone(),
-    );
+    let mon = Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone());
     let tag = Term::from(reference);
     let msg = Term::from(Tuple::from(vec![
         atom("$gen_call"),
         Term::from(Tuple::from(vec![Term::from(from_pid.clone()), tag])),
         request,
     ]));
-    let sent = inner.send_to(&to, frame(mon))
-        && inner.send_to(
-            &to,
-            frame(Message::reg_send(from_pid, Atom::from(name.as_str()), msg)),
-        );
+    let m = match dest {
+        CallDest::Name(name) => Message::reg_send(from_pid, Atom::from(name.as_str()), msg),
+        CallDest::Pid(p) => Message::send(p.clone(), msg),
+    };
+    let sent = inner.send_to(to, frame(mon)) && inner.send_to(to, frame(m));
     if !sent {
         if let Some(c) = inner.calls.lock().remove(&n) {
             c.fail(node_err(
@@ -582,27 +632,107 @@ pub(crate) async fn call(
                 None,
             ));
         }
-        return;
+        return None;
     }
-    if let Some(t) = timeout {
-        if net::timeout(t, woken).await.is_ok() {
-            return; // answered (or failed) in time
-        }
-        let c = inner.calls.lock().remove(&n);
-        if let Some(c) = c {
-            let ms = t.as_millis();
-            c.fail(node_err(
-                "timeout",
-                format!("#{name} on {to} did not answer within {ms} ms"),
-                None,
-            ));
-        }
+    Some((n, woken))
+}
+
+/// The timer half of [`call`]: fails call `n` with `timeout` unless it ends within `t`.
+pub(crate) async fn time_call(
+    inner: Arc<Inner>,
+    n: u64,
+    to: String,
+    dest: CallDest,
+    woken: oneshot::Receiver<()>,
+    t: Duration,
+) {
+    if net::timeout(t, woken).await.is_ok() {
+        return; // answered (or failed) in time
+    }
+    let c = inner.calls.lock().remove(&n);
+    if let Some(c) = c {
+        let ms = t.as_millis();
+        // Stop watching the callee (a late reply is dropped: no pending call).
+        let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
+        inner.send_to(&to, frame(m));
+        c.fail(node_err(
+            "timeout",
+            format!("{} on {to} did not answer within {ms} ms", dest.label()),
+            Some("Use withTimeout: to wait longer"),
+        ));
     }
 }
 
-/// `gen_server:cast({name, to}, request)` on a connected node.
-pub(crate) fn cast(inner: &Inner, from: u64, to: &str, name: &str, request: Term) {
+/// `gen_server:cast({name, to}, request)` (or to a pid there) on a connected node.
+pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request: Term) {
     let msg = Term::from(Tuple::from(vec![atom("$gen_cast"), request]));
-    let m = Message::reg_send(my_pid(inner, from), Atom::from(name), msg);
+    let m = match dest {
+        CallDest::Name(name) => Message::reg_send(my_pid(inner, from), Atom::from(name.as_str()), msg),
+        CallDest::Pid(p) => Message::send(p.clone(), msg),
+    };
     inner.send_to(to, frame(m));
+}
+
+/// A monitor a local process holds on a peer process (8.3): `down` gets the `'DOWN'`
+/// reason, or `noconnection` when the link is lost.
+pub struct Watch {
+    pub peer: String,
+    from: Pid,
+    to: Pid,
+    reference: Reference,
+    pub down: Box<dyn FnOnce(Term) + Send>,
+}
+
+/// Monitors `to` on connected peer `peer` from local process `from`: answers the watch id.
+pub(crate) fn watch(
+    inner: &Inner,
+    from: u64,
+    peer: &str,
+    to: Pid,
+    down: Box<dyn FnOnce(Term) + Send>,
+) -> u64 {
+    let n = inner.serial.fetch_add(1, Ordering::Relaxed);
+    let reference = my_ref(inner, n);
+    let from = my_pid(inner, from);
+    let m = Message::monitor_p(from.clone(), PidOrAtom::Pid(to.clone()), reference.clone());
+    inner.watches.lock().insert(
+        n,
+        Watch {
+            peer: peer.to_string(),
+            from,
+            to,
+            reference,
+            down,
+        },
+    );
+    if !inner.send_to(peer, frame(m)) {
+        let w = inner.watches.lock().remove(&n);
+        if let Some(w) = w {
+            (w.down)(atom("noconnection"));
+        }
+    }
+    n
+}
+
+/// Cancels a watch; true if it had not fired.
+pub(crate) fn unwatch(inner: &Inner, id: u64) -> bool {
+    let w = inner.watches.lock().remove(&id);
+    match w {
+        Some(w) => {
+            let m = Message::demonitor_p(w.from, PidOrAtom::Pid(w.to), w.reference);
+            inner.send_to(&w.peer, frame(m));
+            true
+        }
+        None => false,
+    }
+}
+
+/// A pid of process `number` on peer `node` of incarnation `creation`.
+pub fn peer_pid(node: &str, number: u64, creation: u32) -> Pid {
+    Pid::new(
+        node,
+        (number & 0xffff_ffff) as u32,
+        (number >> 32) as u32,
+        creation,
+    )
 }

@@ -108,7 +108,8 @@ fn entry_term(name: Sym, e: &Entry) -> Term {
 /// Sends `{Query, Args}` as a cast to `peer`'s query service.
 fn tell(inner: &Inner, peer: &str, q: &str, args: Vec<Term>) {
     let request = Term::from(Tuple::from(vec![atom(q), Term::from(List::from(args))]));
-    super::conn::cast(inner, 0, peer, super::query::SERVICE, request);
+    let dest = super::conn::CallDest::Name(super::query::SERVICE.to_string());
+    super::conn::cast(inner, 0, peer, &dest, request);
 }
 
 /// The visible peers (the ones that take part in the registry).

@@ -20,10 +20,14 @@
 //! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
 //!   NodeUp/NodeDown, the `Distribution` operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
-//!   links, exits) and the network half of `Actor named:on:` sends.
+//!   links, exits); calls to actors go straight into the actor's mailbox.
 //! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
 //! * [`query`] — the per-node query service `'$bt_query'` (8.10: actors, supervisors,
 //!   process trees, shape manifests, status) and the asking side of those queries.
+//! * [`service`] — the node service `'$bt_node'` (remote spawn, lookups; a table other
+//!   modules extend with [`service::register_op`]).
+//! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
+//!   and monitors of peer processes (8.3, 8.8).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -37,6 +41,8 @@ pub mod net;
 pub mod node;
 pub mod peer;
 pub mod query;
+pub mod remote;
+pub mod service;
 mod sys;
 pub mod tls;
 

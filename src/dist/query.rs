@@ -11,10 +11,10 @@
 //!
 //! | request | answer |
 //! |---|---|
-//! | `{actors, []}` | list of the pids of live actors |
+//! | `{actors, []}` | list of `{Pid, ClassName}` of live actors |
 //! | `{'actorsOf:', [ClassName]}` | the same, for instances of that class or a subclass |
-//! | `{'actorAt:', [Number]}` | the pid of the live actor with that process number, or `nil` |
-//! | `{supervisors, []}` | list of the pids of running bt supervisors |
+//! | `{'actorAt:', [Number]}` | `{Pid, ClassName}` of the live actor with that process number, or `nil` |
+//! | `{supervisors, []}` | list of `{Pid, ClassName}` of running bt supervisors |
 //! | `{processes, []}` | the `default` snapshot in the transfer form (`runtime::snapshot::transfer`) |
 //! | `{shapeManifest, []}` | map of Value class name → shape version (8.7) |
 //! | `{globalWhereis, [Name]}` | the node holding the global name in this node's view, or `nil` (8.5) |
@@ -36,7 +36,8 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
 use crate::interp::prims::actor_node::{CallReply, Distribution, Inbound, NodeError, Target};
 use crate::interp::prims::collections::dict_from_pairs;
-use crate::interp::prims::node_query::{manifest_value, remote_pid, shape_manifest};
+use crate::interp::prims::actor_node_remote::remote_actor;
+use crate::interp::prims::node_query::{manifest_value, shape_manifest};
 use crate::interp::value::{Sym, Value};
 use crate::runtime::snapshot::{self, is_runtime_process, transfer, SnapOptions};
 use crate::runtime::Pid;
@@ -52,6 +53,8 @@ const WATCH_BIT: u64 = 1 << 63;
 /// the query service. A named node calls it once, from the main process, before any
 /// statement runs.
 pub fn install(ctx: &Ctx, node: &Arc<DistNode>) {
+    // The program's own handler first (it interns the node service's name).
+    super::peer::install(ctx);
     if let Some(sys) = ctx.proc.sys.as_ref() {
         let inner: Arc<dyn Inbound> = Arc::new(super::peer::BtInbound::new(sys));
         node.inner.global.set_sys(sys);
@@ -229,12 +232,19 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
         return Err(("badarg", "expected {Query, Args}".into()));
     };
     let me = me(sys);
+    // `{Pid, ClassName}`: the asker makes actor handles of its class of that name.
+    let one = |p: &crate::runtime::ProcRef| {
+        let class = match p.info().class_object_name() {
+            Some(c) => atom(c.as_str()),
+            None => atom("nil"),
+        };
+        Term::from(Tuple::from(vec![
+            Term::from(local_pid(&me, p.pid().number)),
+            class,
+        ]))
+    };
     let pids = |ps: Vec<crate::runtime::ProcRef>| {
-        Term::from(List::from(
-            ps.iter()
-                .map(|p| Term::from(local_pid(&me, p.pid().number)))
-                .collect::<Vec<_>>(),
-        ))
+        Term::from(List::from(ps.iter().map(one).collect::<Vec<_>>()))
     };
     Ok(match q {
         "actors" => pids(
@@ -265,7 +275,7 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
                 .filter(|p| p.is_alive() && p.label() == "actor")
                 .filter(|p| matches!(p.info(), Value::Class(_)));
             match found {
-                Some(p) => Term::from(local_pid(&me, p.pid().number)),
+                Some(p) => one(&p),
                 None => atom("nil"),
             }
         }
@@ -530,27 +540,25 @@ pub fn query(
             })
         }
     };
-    let index = d.inner.index_of(node.as_str()).unwrap_or(0);
-    let pid_value = |ctx: &Ctx, t: &Term| -> Value {
-        match t {
-            Term::Pid(p) => remote_pid(
-                ctx,
-                node,
-                Pid {
-                    node: index,
-                    number: (p.id as u64) | ((p.serial as u64) << 32),
-                    service: false,
-                },
-            ),
+    let handle = |ctx: &Ctx, t: &Term| -> Value {
+        let Term::Tuple(tu) = t else {
+            return Value::Nil;
+        };
+        match &tu.elements[..] {
+            [Term::Pid(p), Term::Atom(c)] => {
+                let number = (p.id as u64) | ((p.serial as u64) << 32);
+                let class = (c.name != "nil").then(|| Sym::new(&c.name));
+                remote_actor(ctx, node, number, p.creation, class)
+            }
             _ => Value::Nil,
         }
     };
     Ok(match sel {
         "actors" | "actorsOf:" | "supervisors" => match &t {
-            Term::List(l) => Value::list(l.elements.iter().map(|e| pid_value(ctx, e))),
+            Term::List(l) => Value::list(l.elements.iter().map(|e| handle(ctx, e))),
             _ => Value::list(Vec::new()),
         },
-        "actorAt:" => pid_value(ctx, &t),
+        "actorAt:" => handle(ctx, &t),
         "globalWhereis" => match &t {
             Term::Atom(a) if a.name != "nil" => Value::Symbol(Sym::new(&a.name)),
             _ => Value::Nil,
@@ -599,7 +607,13 @@ pub fn query(
 /// The process number a pid-like argument names (a remote pid, a Pid, or `"<0.7.0>"`).
 fn pid_number(v: &Value) -> Option<u64> {
     if let Some(p) = crate::interp::prims::node_query::as_remote_pid(v) {
-        return Some(p.pid.number);
+        return Some(p.number);
+    }
+    if let Some(a) = crate::interp::actor_handle::downcast::<
+        crate::interp::prims::actor_node_remote::RemoteActor,
+    >(v)
+    {
+        return Some(a.number);
     }
     match v {
         Value::Str(s) => crate::interp::prims::node_query::parse_pid(s).map(|p| p.number),

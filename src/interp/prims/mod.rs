@@ -11,6 +11,7 @@ pub mod actor_node;
 pub mod actor_node_peer;
 pub mod global_names;
 pub mod node_query;
+pub mod actor_node_remote;
 pub mod announce;
 pub mod atomic;
 pub mod binary;

@@ -6,20 +6,21 @@
 //! `Node current` is answered here from the runtime; any other node is asked over the
 //! connection through [`Distribution::query`](super::actor_node::Distribution::query)
 //! (implemented by `crate::dist::query`, which talks to the peer's reserved query service).
-//! Processes of another node are [`RemotePid`] values: they print with the connection
-//! index of their node (10.1) and know their Node.
+//! Actors of another node come back as remote actor handles and snapshot pids as remote
+//! pids (`prims::actor_node_remote`): they print with the connection index of their node
+//! (10.1) and know their Node.
 
-use std::any::Any;
 
 use crate::interp::actor::sys_of;
-use crate::interp::actor_handle::{downcast, native, ActorRef, PidVal};
+use crate::interp::actor_handle::{downcast, ActorRef, PidVal};
+pub use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::error_value_hinted;
 use crate::interp::prims::actor_node::{current_name, node_arg, node_value};
 use crate::interp::prims::collections::dict_from_pairs;
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
+use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::is_runtime_process;
 use crate::runtime::Pid;
 
@@ -38,48 +39,6 @@ pub const QUERIES: [&str; 7] = [
     "shapeManifest",
     "shapeSkew",
 ];
-
-/// A process of another node: its node's name and its pid as this node prints it (the
-/// node part is that node's connection index here).
-pub struct RemotePid {
-    pub node: Sym,
-    pub pid: Pid,
-    pub class: ClassRef,
-}
-
-impl NativeObj for RemotePid {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        self.pid.to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<RemotePid>()
-            .is_some_and(|o| o.node == self.node && o.pid == self.pid)
-    }
-    fn hash_code(&self) -> u64 {
-        self.pid.number.wrapping_mul(31) ^ u64::from(self.pid.node)
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        let p = self.pid;
-        (5, vec![p.node as u64, p.number, u64::from(p.service), 0])
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// A [`RemotePid`] value of `node`.
-pub fn remote_pid(ctx: &Ctx, node: Sym, pid: Pid) -> Value {
-    let class = ctx
-        .prog
-        .class_named("Pid")
-        .unwrap_or_else(|| ctx.prog.core.object.clone());
-    native(RemotePid { node, pid, class })
-}
 
 pub fn register(p: &mut Prims) {
     p.add("Node", "actors", |ctx, r, a| query(ctx, r, "actors", a));
@@ -291,7 +250,7 @@ pub fn remote_status(ctx: &mut Ctx, p: &RemotePid) -> Value {
     let Some(d) = ctx.prog.dist.get().cloned() else {
         return Value::Nil;
     };
-    let args = [Value::Int(p.pid.number as i64)];
+    let args = [Value::Int(p.number as i64)];
     d.query(ctx, p.node, "status", &args, STATUS_TIMEOUT_MS)
         .unwrap_or(Value::Nil)
 }

@@ -309,7 +309,7 @@ fn pid_string(v: &Value) -> Value {
     match downcast::<PidVal>(v) {
         Some(p) => Value::str(p.proc.pid().to_string()),
         None => match crate::interp::prims::node_query::as_remote_pid(v) {
-            Some(p) => Value::str(p.pid.to_string()),
+            Some(p) => Value::str(format!("<{}.{}.0>", p.index, p.number)),
             None => Value::Nil,
         },
     }

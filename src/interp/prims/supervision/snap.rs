@@ -126,7 +126,9 @@ impl SnapVal {
                     if pid.node != 0 && !self.sh.snap.node.is_empty() {
                         f[0] = native(crate::interp::prims::node_query::RemotePid {
                             node: Sym::new(&self.sh.snap.node),
-                            pid,
+                            index: pid.node,
+                            number: pid.number,
+                            creation: 0,
                             class: self.sh.classes.pid.clone(),
                         });
                     }
