@@ -163,6 +163,16 @@ fn dist(ctx: &Ctx, node: Sym) -> Result<Arc<dyn Distribution>, Unwind> {
     }
 }
 
+/// Class names of remote actors this node has seen (a pid alone carries none): a pid that
+/// comes back in a message is printed with its class. Bounded: cleared when full.
+fn known_classes() -> &'static Mutex<std::collections::HashMap<(Sym, u64), Sym>> {
+    static K: std::sync::OnceLock<Mutex<std::collections::HashMap<(Sym, u64), Sym>>> =
+        std::sync::OnceLock::new();
+    K.get_or_init(|| Mutex::new(std::collections::HashMap::new()))
+}
+
+const KNOWN_LIMIT: usize = 65_536;
+
 /// A handle of actor `number` on `node` (class by name on this node, else Actor).
 pub fn remote_actor(
     ctx: &Ctx,
@@ -171,6 +181,19 @@ pub fn remote_actor(
     creation: u32,
     class_name: Option<Sym>,
 ) -> Value {
+    let class_name = {
+        let mut k = known_classes().lock();
+        match class_name {
+            Some(c) if c != ctx.prog.core.actor.name => {
+                if k.len() >= KNOWN_LIMIT {
+                    k.clear();
+                }
+                k.insert((node, number), c);
+                Some(c)
+            }
+            other => k.get(&(node, number)).copied().or(other),
+        }
+    };
     let d = ctx.prog.dist.get();
     let index = d.and_then(|d| d.index_of(node.as_str())).unwrap_or(0);
     let creation = match creation {
