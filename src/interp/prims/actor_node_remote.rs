@@ -68,15 +68,21 @@ impl NativeObj for RemoteActor {
         format!("Actor({}, {})", self.class_name, self.pid_label())
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
-        other.as_any().downcast_ref::<RemoteActor>().is_some_and(|o| {
-            o.node == self.node && o.number == self.number && o.proxy == self.proxy
-        })
+        other
+            .as_any()
+            .downcast_ref::<RemoteActor>()
+            .is_some_and(|o| {
+                o.node == self.node && o.number == self.number && o.proxy == self.proxy
+            })
     }
     fn hash_code(&self) -> u64 {
         self.number ^ ((self.node.index() as u64) << 40)
     }
     fn order_key(&self) -> (u8, Vec<u64>) {
-        (5, vec![self.index as u64, self.number, 0, 1 + self.proxy as u64])
+        (
+            5,
+            vec![self.index as u64, self.number, 0, 1 + self.proxy as u64],
+        )
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -197,9 +203,7 @@ pub fn remote_actor(
     let d = ctx.prog.dist.get();
     let index = d.and_then(|d| d.index_of(node.as_str())).unwrap_or(0);
     let creation = match creation {
-        0 => d
-            .and_then(|d| d.peer_creation(node.as_str()))
-            .unwrap_or(0),
+        0 => d.and_then(|d| d.peer_creation(node.as_str())).unwrap_or(0),
         c => c,
     };
     let class = class_name
@@ -241,7 +245,9 @@ pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
 
 pub fn register(p: &mut Prims) {
     let a = "Actor";
-    p.add_class(a, "spawnOn:", |ctx, r, a| spawn_on(ctx, r, &a[0], None, None));
+    p.add_class(a, "spawnOn:", |ctx, r, a| {
+        spawn_on(ctx, r, &a[0], None, None)
+    });
     p.add_class(a, "spawnWith:on:", |ctx, r, a| {
         spawn_on(ctx, r, &a[1], Some(&a[0]), None)
     });
@@ -461,12 +467,7 @@ fn alive(ctx: &mut Ctx, node: Sym, number: u64) -> EvalResult {
     }
 }
 
-fn actor_send(
-    ctx: &mut Ctx,
-    ra: &RemoteActor,
-    sel: Sym,
-    args: &[Value],
-) -> Option<EvalResult> {
+fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Option<EvalResult> {
     let s = sel.as_str();
     let (node, number) = (ra.node, ra.number);
     // A method the local class of that name defines in bt runs there, whatever its name.
@@ -482,17 +483,11 @@ fn actor_send(
                     return Some(Ok(Value::sym("ok")));
                 }
                 return Some(
-                    service(ctx, node, s, &[Value::Int(number as i64)])
-                        .map(|_| Value::sym("ok")),
+                    service(ctx, node, s, &[Value::Int(number as i64)]).map(|_| Value::sym("ok")),
                 );
             }
             "monitor" => {
-                let id = ctx
-                    .proc
-                    .sys
-                    .as_ref()
-                    .map(|s| s.rt.make_ref())
-                    .unwrap_or(0);
+                let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
                 let class = ctx
                     .prog
                     .class_named("Reference")
