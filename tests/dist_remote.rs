@@ -269,3 +269,21 @@ Transcript showCr: w jobs printString
     assert_eq!(code, 0, "{err}");
     assert_eq!(lines(&out), ["2", "#(#killed)", "false", "0", "1"], "{err}");
 }
+
+/// examples/cluster: the work queue on one node, workers under a supervisor on another; the
+/// output is the one pinned for the single-process run (examples/cluster/cluster.stdout).
+#[test]
+fn the_cluster_example_runs_on_two_nodes() {
+    let epmd = Epmd::bt();
+    let env = Env::new("rcluster", epmd.port);
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster/cluster.bt");
+    let want = include_str!("../examples/cluster/cluster.stdout");
+    let mut w = env.spawn(
+        COOKIE,
+        &["--name", "workers@localhost", "--serve", example],
+    );
+    w.expect("ready");
+    let (code, out, err) = env.run(COOKIE, &["--name", "queue@localhost", example]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out, want, "{err}");
+}
