@@ -20,6 +20,10 @@ const SERVER: &str = r#"Actor subclass: Counter
   leak => self.n := self.n + 1. AtomicCounter new: #leak
   hang => Transcript showCr: "hanging". Timer sleep: 60000
   nap => Timer sleep: 300. self.n
+  apply: b to: x => b value: x
+
+Object subclass: Shared
+  class square => [:x | x * x]
 
 Actor subclass: Worker
   state: jobs = 0
@@ -60,6 +64,9 @@ fn remote_spawn_lookup_and_sends() {
 
 Actor subclass: Missing
 
+Object subclass: Shared
+  class square => [:x | x * x]
+
 Actor subclass: Log
   state: items = #()
   add: x => self.items := self.items add: x
@@ -85,6 +92,9 @@ Transcript showCr: (try value: [c leak])
 Transcript showCr: c value printString
 Transcript showCr: (try value: [(c withTimeout: 50) nap])
 Transcript showCr: (try value: [c noSuchThing])
+Transcript showCr: (c apply: Shared square to: 7) printString
+k := 5
+Transcript showCr: (try value: [c apply: [:x | x + k] to: 1])
 w := (Counter spawnWith: #{#n => 41} on: n) unwrap
 Transcript showCr: w increment printString
 Transcript showCr: (Counter spawnAs: #second on: n) printString
@@ -135,6 +145,10 @@ Transcript showCr: (try value: [c value])
             "13",
             "#timeout <1.N.0> on bee@localhost did not answer 'nap' within 50 ms",
             "#does_not_understand Counter does not understand #noSuchThing",
+            // Blocks cross with their code's identity: the same method source on both
+            // nodes runs there; code that node does not have raises remote_code_mismatch.
+            "49",
+            "#remote_code_mismatch REMOTE",
             "42",
             "Result ok: Actor(Counter, 1.N.0)",
             "#name_registered",
@@ -278,10 +292,7 @@ fn the_cluster_example_runs_on_two_nodes() {
     let env = Env::new("rcluster", epmd.port);
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster/cluster.bt");
     let want = include_str!("../examples/cluster/cluster.stdout");
-    let mut w = env.spawn(
-        COOKIE,
-        &["--name", "workers@localhost", "--serve", example],
-    );
+    let mut w = env.spawn(COOKIE, &["--name", "workers@localhost", "--serve", example]);
     w.expect("ready");
     let (code, out, err) = env.run(COOKIE, &["--name", "queue@localhost", example]);
     assert_eq!(code, 0, "{err}");
