@@ -159,7 +159,8 @@ fn remote(ctx: &Ctx, r: &WireRef) -> Option<Value> {
         RefKind::Actor | RefKind::Proxy => {
             let v = actor_node_remote::remote_actor(ctx, r.node, r.number, 0, Some(r.class));
             if r.kind == RefKind::Proxy {
-                let a = crate::interp::actor::handle::downcast::<actor_node_remote::RemoteActor>(&v)?;
+                let a =
+                    crate::interp::actor::handle::downcast::<actor_node_remote::RemoteActor>(&v)?;
                 native(actor_node_remote::RemoteActor {
                     node: a.node,
                     index: a.index,

@@ -38,9 +38,9 @@ use crate::interp::actor::handle::{
 };
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Closure;
-use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
 use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::actor_node_remote::{RemoteActor, RemotePid};
+use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
 use crate::interp::prims::supervision::SupRef;
 use crate::runtime::{Pid, Timeout};
 use crate::value::array::ArrayData;
@@ -357,7 +357,13 @@ fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
             number: p.number,
             service: false,
         };
-        return Ok(Item::Ref(pid_ref(RefKind::Pid, p.node, p.class.name, pid, 0)));
+        return Ok(Item::Ref(pid_ref(
+            RefKind::Pid,
+            p.node,
+            p.class.name,
+            pid,
+            0,
+        )));
     }
     if let Some(n) = downcast::<RemoteName>(v) {
         return Ok(Item::Ref(WireRef {

@@ -164,7 +164,9 @@ async fn writer(mut w: WriteHalf, mut rx: OutRx, idle: Duration) {
     let _ = w.shutdown().await;
 }
 
-async fn reader(inner: Arc<Inner>, mut r: ReadHalf, name: String, conn: u64) {
+async fn reader(inner: Arc<Inner>, r: ReadHalf, name: String, conn: u64) {
+    // Frames are small and come in bursts: one read fills many (fewer system calls).
+    let mut r = net::BufReader::with_capacity(64 << 10, r);
     let tick = inner.net_tick;
     let reason = loop {
         let len = match net::timeout(tick, r.read_u32()).await {
@@ -506,11 +508,7 @@ impl PendingCall {
     }
 
     fn finish(mut self, inner: &Inner, reply: Term) {
-        let m = Message::demonitor_p(
-            self.from.clone(),
-            self.dest.proc(),
-            self.reference.clone(),
-        );
+        let m = Message::demonitor_p(self.from.clone(), self.dest.proc(), self.reference.clone());
         inner.send_to(&self.peer, frame(m));
         if let Some(w) = self.wake.take() {
             let _ = w.send(());
@@ -667,7 +665,9 @@ pub(crate) async fn time_call(
 pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request: Term) {
     let msg = Term::from(Tuple::from(vec![atom("$gen_cast"), request]));
     let m = match dest {
-        CallDest::Name(name) => Message::reg_send(my_pid(inner, from), Atom::from(name.as_str()), msg),
+        CallDest::Name(name) => {
+            Message::reg_send(my_pid(inner, from), Atom::from(name.as_str()), msg)
+        }
         CallDest::Pid(p) => Message::send(p.clone(), msg),
     };
     inner.send_to(to, frame(m));

@@ -3,7 +3,8 @@
 //! gives `erl_dist` (written against futures-io) a tokio stream.
 
 pub use tokio::io::{
-    split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf, ReadHalf, WriteHalf,
+    split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf, ReadHalf,
+    WriteHalf,
 };
 pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};

@@ -31,11 +31,11 @@ use super::net::{
     self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener, TcpStream,
 };
 use super::tls::Tls;
+use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::prims::actor_node::Dest;
 use crate::interp::prims::actor_node::{
     valid_node_name, CallReply, Distribution, Done, Inbound, NodeError, PeerEvents,
 };
-use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::Dest;
 use crate::interp::value::Value;
 use crate::value::Sym;
 
@@ -769,7 +769,16 @@ impl Distribution for DistNode {
             if let Err(e) = inner.ensure(&to).await {
                 return done.call(Err(e));
             }
-            conn::call(inner, from, to, CallDest::Name(name), request, timeout, done).await;
+            conn::call(
+                inner,
+                from,
+                to,
+                CallDest::Name(name),
+                request,
+                timeout,
+                done,
+            )
+            .await;
         });
     }
 

@@ -25,9 +25,9 @@ use parking_lot::Mutex;
 use crate::codec::etf::{self, atom};
 use crate::interp::actor::{ActorSys, Done};
 use crate::interp::actor_handle::ActorRef;
+use crate::interp::actor_handle::JobBox;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::actor_handle::JobBox;
 use crate::interp::prims::actor_node::{Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::interp::value::{Sym, Value};
@@ -80,7 +80,10 @@ fn service_name() -> Sym {
 /// A request `{Op, [Args]}` to the node service, run in a fresh process.
 fn service_call(sys: &Arc<ActorSys>, request: Term, reply: Done<Term>) {
     let Some((op, args)) = request_parts(&request, false) else {
-        return reply(error_term("badarg", "expected {Op, Args} with an atom and a list"));
+        return reply(error_term(
+            "badarg",
+            "expected {Op, Args} with an atom and a list",
+        ));
     };
     let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
     let s2 = slot.clone();
@@ -247,7 +250,10 @@ impl ReplyOnce {
 impl Drop for ReplyOnce {
     fn drop(&mut self) {
         if let Some(f) = self.0.take() {
-            f(error_term("actor_dead", "the actor exited before answering"));
+            f(error_term(
+                "actor_dead",
+                "the actor exited before answering",
+            ));
         }
     }
 }
@@ -268,7 +274,12 @@ fn is_bt_actor(p: &ProcRef) -> Option<crate::interp::value::ClassRef> {
 
 /// Runs request `sel`/`args` inside the actor whose process runs `ctx`: as a message of
 /// its own (state rolled back when the method raises), answering the reply term.
-fn run_in_actor(ctx: &mut Ctx, class: &crate::interp::value::ClassRef, sel: &str, args: &[Term]) -> Term {
+fn run_in_actor(
+    ctx: &mut Ctx,
+    class: &crate::interp::value::ClassRef,
+    sel: &str,
+    args: &[Term],
+) -> Term {
     let Some(sym) = Sym::lookup(sel) else {
         return error_reply(
             ctx,
@@ -382,7 +393,11 @@ impl Inbound for BtInbound {
                 if let Term::Tuple(t) = &t {
                     if matches!(t.elements.first(), Some(Term::Atom(a)) if a.name != "ok") {
                         let sys = ctx.proc.sys.clone();
-                        let msg = format!("bt: error in a cast from a peer to {}: {}", class.name, t.elements.get(1).map(|e| e.to_string()).unwrap_or_default());
+                        let msg = format!(
+                            "bt: error in a cast from a peer to {}: {}",
+                            class.name,
+                            t.elements.get(1).map(|e| e.to_string()).unwrap_or_default()
+                        );
                         match sys {
                             Some(_) => crate::interp::actor::cx_log(ctx, &msg),
                             None => eprintln!("{msg}"),

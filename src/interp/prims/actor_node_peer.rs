@@ -194,10 +194,7 @@ fn resolve(ctx: &mut Ctx, node: Sym, name: Sym) -> EvalResult {
             }
             _ => Err(ctx.err(ErrorKind::RuntimeError, "unexpected answer")),
         },
-        Ok(None) => Err(ctx.err(
-            ErrorKind::RuntimeError,
-            format!("{node} is not a bt node"),
-        )),
+        Ok(None) => Err(ctx.err(ErrorKind::RuntimeError, format!("{node} is not a bt node"))),
         Err(crate::interp::eval::Unwind::Error(e))
             if crate::interp::error::exc_field(&e, crate::interp::error::F_KIND)
                 .as_sym()

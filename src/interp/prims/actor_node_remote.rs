@@ -68,15 +68,21 @@ impl NativeObj for RemoteActor {
         format!("Actor({}, {})", self.class_name, self.pid_label())
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
-        other.as_any().downcast_ref::<RemoteActor>().is_some_and(|o| {
-            o.node == self.node && o.number == self.number && o.proxy == self.proxy
-        })
+        other
+            .as_any()
+            .downcast_ref::<RemoteActor>()
+            .is_some_and(|o| {
+                o.node == self.node && o.number == self.number && o.proxy == self.proxy
+            })
     }
     fn hash_code(&self) -> u64 {
         self.number ^ ((self.node.index() as u64) << 40)
     }
     fn order_key(&self) -> (u8, Vec<u64>) {
-        (5, vec![self.index as u64, self.number, 0, 1 + self.proxy as u64])
+        (
+            5,
+            vec![self.index as u64, self.number, 0, 1 + self.proxy as u64],
+        )
     }
     fn as_any(&self) -> &dyn Any {
         self
@@ -163,6 +169,16 @@ fn dist(ctx: &Ctx, node: Sym) -> Result<Arc<dyn Distribution>, Unwind> {
     }
 }
 
+/// Class names of remote actors this node has seen (a pid alone carries none): a pid that
+/// comes back in a message is printed with its class. Bounded: cleared when full.
+fn known_classes() -> &'static Mutex<std::collections::HashMap<(Sym, u64), Sym>> {
+    static K: std::sync::OnceLock<Mutex<std::collections::HashMap<(Sym, u64), Sym>>> =
+        std::sync::OnceLock::new();
+    K.get_or_init(|| Mutex::new(std::collections::HashMap::new()))
+}
+
+const KNOWN_LIMIT: usize = 65_536;
+
 /// A handle of actor `number` on `node` (class by name on this node, else Actor).
 pub fn remote_actor(
     ctx: &Ctx,
@@ -171,12 +187,23 @@ pub fn remote_actor(
     creation: u32,
     class_name: Option<Sym>,
 ) -> Value {
+    let class_name = {
+        let mut k = known_classes().lock();
+        match class_name {
+            Some(c) if c != ctx.prog.core.actor.name => {
+                if k.len() >= KNOWN_LIMIT {
+                    k.clear();
+                }
+                k.insert((node, number), c);
+                Some(c)
+            }
+            other => k.get(&(node, number)).copied().or(other),
+        }
+    };
     let d = ctx.prog.dist.get();
     let index = d.and_then(|d| d.index_of(node.as_str())).unwrap_or(0);
     let creation = match creation {
-        0 => d
-            .and_then(|d| d.peer_creation(node.as_str()))
-            .unwrap_or(0),
+        0 => d.and_then(|d| d.peer_creation(node.as_str())).unwrap_or(0),
         c => c,
     };
     let class = class_name
@@ -218,7 +245,9 @@ pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
 
 pub fn register(p: &mut Prims) {
     let a = "Actor";
-    p.add_class(a, "spawnOn:", |ctx, r, a| spawn_on(ctx, r, &a[0], None, None));
+    p.add_class(a, "spawnOn:", |ctx, r, a| {
+        spawn_on(ctx, r, &a[0], None, None)
+    });
     p.add_class(a, "spawnWith:on:", |ctx, r, a| {
         spawn_on(ctx, r, &a[1], Some(&a[0]), None)
     });
@@ -438,12 +467,7 @@ fn alive(ctx: &mut Ctx, node: Sym, number: u64) -> EvalResult {
     }
 }
 
-fn actor_send(
-    ctx: &mut Ctx,
-    ra: &RemoteActor,
-    sel: Sym,
-    args: &[Value],
-) -> Option<EvalResult> {
+fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Option<EvalResult> {
     let s = sel.as_str();
     let (node, number) = (ra.node, ra.number);
     // A method the local class of that name defines in bt runs there, whatever its name.
@@ -459,17 +483,11 @@ fn actor_send(
                     return Some(Ok(Value::sym("ok")));
                 }
                 return Some(
-                    service(ctx, node, s, &[Value::Int(number as i64)])
-                        .map(|_| Value::sym("ok")),
+                    service(ctx, node, s, &[Value::Int(number as i64)]).map(|_| Value::sym("ok")),
                 );
             }
             "monitor" => {
-                let id = ctx
-                    .proc
-                    .sys
-                    .as_ref()
-                    .map(|s| s.rt.make_ref())
-                    .unwrap_or(0);
+                let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
                 let class = ctx
                     .prog
                     .class_named("Reference")
