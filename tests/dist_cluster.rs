@@ -297,3 +297,60 @@ Transcript showCr: (Keeper spawnAs: #svc scope: #global) isOk printString
     assert_eq!(code, 0, "{err}");
     assert_eq!(lines(&out), ["\"ga@localhost\"", "\"gb@localhost\""]);
 }
+
+/// 8.7 and 8.9 between two bt nodes whose `Pt` differs: manifests exchanged at connect
+/// (NodeShapeSkew on both sides, `shapeSkew`, `shapeManifest`), an older envelope migrated
+/// forward on a real send (the missing field takes its default), a newer one refused with
+/// `shape_version_ahead`.
+#[test]
+fn shape_versions_skew_and_migration() {
+    let epmd = Epmd::bt();
+    let env = Env::new("shapes", epmd.port);
+    let server = r#"Value subclass: Pt
+  field: x = 0
+  field: z = 7
+  class shapeVersion => 2
+
+Actor subclass: Echo
+  zOf: p => p z
+  make => Pt new
+
+SystemAnnouncer current when: NodeShapeSkew do: [:e |
+  Transcript showCr: "server skew {e className} {e localVersion} {e remoteVersion}"]
+Echo spawnAs: #echo
+Transcript showCr: "ready"
+"#;
+    let mut srv = env.serve_src("shp@localhost", COOKIE, &[], server);
+    let client = env.script(
+        "client.bt",
+        r#"Value subclass: Pt
+  field: x = 0
+
+seen := AtomicCounter new: #skews
+SystemAnnouncer current when: NodeShapeSkew do: [:e |
+  Transcript showCr: "client skew {e node name} {e className} {e localVersion} {e remoteVersion}"
+  seen increment]
+n := (Node named: #'shp@localhost') value
+n connect
+[seen value =:= 0] whileTrue: [Timer sleep: 5]
+Transcript showCr: (n shapeSkew) unwrap printString
+Transcript showCr: ((n shapeManifest) unwrap at: #Pt) printString
+echo := (Actor named: #echo on: n) unwrap
+Transcript showCr: (echo zOf: (Pt new withX: 3)) printString
+Transcript showCr: ([echo make] on: Error do: [:e | e kind]) printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "shc@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "client skew shp@localhost Pt 1 2",
+            "#(#{#className => #Pt, #localVersion => 1, #remoteVersion => 2})",
+            "2",
+            "7",
+            "#shape_version_ahead",
+        ]
+    );
+    assert_eq!(srv.line(), "server skew Pt 2 1");
+}

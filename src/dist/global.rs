@@ -68,7 +68,7 @@ impl Global {
         *self.sys.lock() = Arc::downgrade(sys);
     }
 
-    fn sys(&self) -> Option<Arc<ActorSys>> {
+    pub(crate) fn sys(&self) -> Option<Arc<ActorSys>> {
         self.sys.lock().upgrade()
     }
 }

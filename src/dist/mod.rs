@@ -22,6 +22,7 @@
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
 //! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
+//! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
 //! * [`query`] — the per-node query service `'$bt_query'` (8.10: actors, supervisors,
 //!   process trees, shape manifests, status) and the asking side of those queries.
 //! * [`service`] — the node service `'$bt_node'` (remote spawn, lookups; a table other
@@ -43,6 +44,7 @@ pub mod peer;
 pub mod query;
 pub mod remote;
 pub mod service;
+pub mod shapes;
 mod sys;
 pub mod tls;
 

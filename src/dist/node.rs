@@ -94,6 +94,8 @@ pub(crate) struct Inner {
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
     /// This node's view of the global registry (8.5, [`super::global`]).
     pub(crate) global: super::global::Global,
+    /// Peers' shape manifests and the skews announced (8.7, 8.9, [`super::shapes`]).
+    pub(crate) shapes: super::shapes::Shapes,
     /// Monitors local processes hold on peer processes, by reference number.
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
 }
@@ -214,6 +216,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         refusals: Mutex::new((None, 0)),
         calls: Mutex::new(HashMap::new()),
         global: Default::default(),
+        shapes: Default::default(),
         watches: Mutex::new(HashMap::new()),
     });
     rt.spawn(accept_loop(inner.clone(), listener));
@@ -589,6 +592,7 @@ impl Inner {
     /// Reports a visible peer's link change (never called with the state lock held).
     fn peer_event(&self, name: &str, down: Option<&str>) {
         super::global::peer_event(self, name, down);
+        super::shapes::peer_event(self, name, down);
         let f = self.events.lock().clone();
         if let Some(f) = f {
             f(name, down);
@@ -856,6 +860,10 @@ impl Distribution for DistNode {
         proc: &crate::runtime::ProcRef,
     ) -> Result<(), NodeError> {
         super::global::register(&self.inner, name, proc)
+    }
+
+    fn classes_reloaded(&self) {
+        super::shapes::reloaded(&self.inner);
     }
 
     fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {

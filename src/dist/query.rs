@@ -120,9 +120,13 @@ impl Inbound for QueryInbound {
         if !self.is_service(target) {
             return self.inner.cast(target, request);
         }
-        // Global-registry messages (8.5, [`super::global`]).
+        // Global-registry messages (8.5, [`super::global`]) and shape manifests (8.9).
         if let (Some((q, args)), Some(node)) = (parts(&request), self.node.upgrade()) {
-            super::global::handle(&node, q, &args);
+            if q == "shapes" {
+                super::shapes::received(&node, &args);
+            } else {
+                super::global::handle(&node, q, &args);
+            }
         }
     }
 

@@ -280,6 +280,8 @@ pub trait Distribution: Send + Sync {
             hint: None,
         })
     }
+    /// This node loaded code: compare shape manifests with the peers again (8.9).
+    fn classes_reloaded(&self) {}
     /// Who holds the cluster-wide name `name`: (node, process number there).
     fn global_whereis(&self, _name: Sym) -> Option<(Sym, u64)> {
         None
