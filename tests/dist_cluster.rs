@@ -102,7 +102,8 @@ Transcript showCr: (ProcessNavigation on: gone) error kind printString
     // The special actor's pid carries the asker's connection index of the busy node (1).
     let special = got.remove(1);
     assert!(
-        special.starts_with("#SupervisionNode<#beamtalkActor Special <1.") && special.ends_with(".0>>"),
+        special.starts_with("#SupervisionNode<#beamtalkActor Special <1.")
+            && special.ends_with(".0>>"),
         "{special}"
     );
     assert_eq!(
@@ -151,12 +152,19 @@ fn bt_observe_serves_another_nodes_tree() {
         c
     };
     let out = observe(&["watched@localhost", "--once"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(json["schema"], "bt.processes/1");
     assert_eq!(json["node"], "watched@localhost");
     let roots = json["roots"].as_array().unwrap();
-    let app = roots.iter().find(|r| r["class"] == "App").expect("App root");
+    let app = roots
+        .iter()
+        .find(|r| r["class"] == "App")
+        .expect("App root");
     assert_eq!(app["kind"], "beamtalkSupervisor");
     assert!(app["pid"].as_str().unwrap().starts_with("<1."), "{app}");
     assert!(roots.iter().any(|r| r["registeredName"] == "special"));
@@ -179,13 +187,19 @@ fn bt_observe_serves_another_nodes_tree() {
         .find(|r| r["registeredName"] == "special")
         .expect("special")
         .clone();
-    let pid = special["pid"].as_str().unwrap().trim_matches(|c| c == '<' || c == '>');
+    let pid = special["pid"]
+        .as_str()
+        .unwrap()
+        .trim_matches(|c| c == '<' || c == '>');
     let (status, body) =
         bt::observe::client::http_get(addr, &format!("/runtime/status?pid={pid}")).unwrap();
     assert!(status.contains("200"), "{status}");
     assert!(body.contains("Special"), "{body}");
     let (_, body) = bt::observe::client::http_get(addr, "/").unwrap();
-    assert!(body.contains("<html") || body.contains("<!DOCTYPE"), "{body}");
+    assert!(
+        body.contains("<html") || body.contains("<!DOCTYPE"),
+        "{body}"
+    );
     p.kill();
 }
 

@@ -234,7 +234,8 @@ fn spawn_state_dictionaries_and_provenance() {
     assert!(ds.is_empty(), "{:?}", codes(&ds));
     let var = format!("{base}d := #{{#counter => c}}\nh := H spawnWith: d on: Node current\n");
     assert_eq!(codes(&check_with(&ch, &var, &o)), vec!["W0502"]);
-    let var_as = format!("{base}d := #{{#counter => c}}\nh := H spawnWith: d as: #x on: Node current\n");
+    let var_as =
+        format!("{base}d := #{{#counter => c}}\nh := H spawnWith: d as: #x on: Node current\n");
     assert_eq!(codes(&check_with(&ch, &var_as, &o)), vec!["W0502"]);
     // A Dictionary of plain data in a variable is fine.
     let fine = format!("{base}d := #{{#counter => 1}}\nh := H spawnWith: d on: Node current\n");

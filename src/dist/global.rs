@@ -246,8 +246,7 @@ pub(crate) fn handle(inner: &Inner, q: &str, args: &[Term]) -> bool {
             if let [Term::Atom(n), Term::Atom(node), num] = args {
                 if let (Some(name), Some(number)) = (Sym::lookup(&n.name), uint(num)) {
                     let mut t = inner.global.table.lock();
-                    if t
-                        .get(&name)
+                    if t.get(&name)
                         .is_some_and(|e| e.node == node.name && e.number == number)
                     {
                         t.remove(&name);

@@ -854,11 +854,7 @@ impl Distribution for DistNode {
         conn::unwatch(&self.inner, id)
     }
 
-    fn global_register(
-        &self,
-        name: Sym,
-        proc: &crate::runtime::ProcRef,
-    ) -> Result<(), NodeError> {
+    fn global_register(&self, name: Sym, proc: &crate::runtime::ProcRef) -> Result<(), NodeError> {
         super::global::register(&self.inner, name, proc)
     }
 

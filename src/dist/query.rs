@@ -35,8 +35,8 @@ use crate::interp::actor::{await_external, ActorSys, Done};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
 use crate::interp::prims::actor_node::{CallReply, Distribution, Inbound, NodeError, Target};
-use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::actor_node_remote::remote_actor;
+use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::node_query::{manifest_value, shape_manifest};
 use crate::interp::value::{Sym, Value};
 use crate::runtime::snapshot::{self, is_runtime_process, transfer, SnapOptions};
@@ -89,8 +89,7 @@ impl QueryInbound {
     }
 
     fn is_service(&self, t: Target) -> bool {
-        matches!(t, Target::Name(n) if n == self.service)
-            || matches!(t, Target::Number(SENTINEL))
+        matches!(t, Target::Name(n) if n == self.service) || matches!(t, Target::Number(SENTINEL))
     }
 }
 
@@ -264,7 +263,7 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
             pids(
                 live(sys, "actor")
                     .into_iter()
-                    .filter(|p| class_is(&p.info(), &name.name))
+                    .filter(|p| class_is(p.info(), &name.name))
                     .collect(),
             )
         }
@@ -392,7 +391,9 @@ fn unwrap_reply(t: Term, node: &str) -> Result<Term, NodeError> {
         message: format!("unexpected answer from {node}'s query service"),
         hint: None,
     };
-    let Term::Tuple(tu) = t else { return Err(bad()) };
+    let Term::Tuple(tu) = t else {
+        return Err(bad());
+    };
     let mut e = tu.elements.into_iter();
     match (e.next(), e.next(), e.next()) {
         (Some(Term::Atom(a)), Some(v), None) if a.name == "ok" => Ok(v),
@@ -512,7 +513,11 @@ pub fn query(
     timeout_ms: u64,
 ) -> EvalResult {
     // `shapeSkew` compares the peer's manifest with this node's.
-    let q = if sel == "shapeSkew" { "shapeManifest" } else { sel };
+    let q = if sel == "shapeSkew" {
+        "shapeManifest"
+    } else {
+        sel
+    };
     let targs = match (sel, args.first()) {
         ("actorsOf:", Some(Value::Class(c))) => vec![Term::from(Atom::from(c.name.as_str()))],
         ("globalWhereis", Some(Value::Symbol(s))) => vec![Term::from(Atom::from(s.as_str()))],
@@ -591,7 +596,13 @@ pub fn query(
         "status" => match &t {
             Term::Map(m) => {
                 let mut pairs = Vec::new();
-                for k in ["module", "sysState", "queueLength", "memory", "droppedCasts"] {
+                for k in [
+                    "module",
+                    "sysState",
+                    "queueLength",
+                    "memory",
+                    "droppedCasts",
+                ] {
                     let v = match (k, m.map.get(&atom(k))) {
                         ("sysState", _) => Value::sym("running"),
                         (_, Some(Term::Atom(a))) => Value::sym(&a.name),

@@ -98,11 +98,7 @@ pub(crate) fn received(inner: &Inner, args: &[Term]) {
             _ => None,
         })
         .collect();
-    inner
-        .shapes
-        .peers
-        .lock()
-        .insert(node.name.clone(), theirs);
+    inner.shapes.peers.lock().insert(node.name.clone(), theirs);
     compare(inner, &node.name);
 }
 

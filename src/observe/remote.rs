@@ -59,7 +59,10 @@ pub struct Args {
 /// Runs `bt observe NODE`; answers the exit status.
 pub fn main(a: Args) -> i32 {
     let Some((_, host)) = a.target.split_once('@') else {
-        eprintln!("bt observe: expected a node name NAME@HOST, not {}", a.target);
+        eprintln!(
+            "bt observe: expected a node name NAME@HOST, not {}",
+            a.target
+        );
         return 2;
     };
     let name = a

@@ -107,7 +107,12 @@ fn spawn_global(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
             let sys = sys_of(ctx)?;
             sys.rt.unregister(&proc);
             sys.rt.stop(&proc);
-            fail(ctx, ErrorKind::from_name(e.kind), e.message, e.hint.as_deref())
+            fail(
+                ctx,
+                ErrorKind::from_name(e.kind),
+                e.message,
+                e.hint.as_deref(),
+            )
         }
     }
 }
@@ -148,7 +153,10 @@ pub fn global_start(start: StartFn, name: Sym, d: Arc<dyn Distribution>) -> Star
             Ok(()) => Ok(p),
             Err(e) => {
                 cx.rt().kill(&p);
-                Err(Value::str(format!("cannot register #{name}: {}", e.message)))
+                Err(Value::str(format!(
+                    "cannot register #{name}: {}",
+                    e.message
+                )))
             }
         }
     })

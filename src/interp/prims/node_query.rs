@@ -10,15 +10,14 @@
 //! pids (`prims::actor_node_remote`): they print with the connection index of their node
 //! (10.1) and know their Node.
 
-
 use crate::interp::actor::sys_of;
 use crate::interp::actor_handle::{downcast, ActorRef, PidVal};
-pub use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::error_value_hinted;
 use crate::interp::prims::actor_node::{current_name, node_arg, node_value};
+pub use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::is_runtime_process;
@@ -42,16 +41,22 @@ pub const QUERIES: [&str; 7] = [
 
 pub fn register(p: &mut Prims) {
     p.add("Node", "actors", |ctx, r, a| query(ctx, r, "actors", a));
-    p.add("Node", "actorsOf:", |ctx, r, a| query(ctx, r, "actorsOf:", a));
+    p.add("Node", "actorsOf:", |ctx, r, a| {
+        query(ctx, r, "actorsOf:", a)
+    });
     p.add("Node", "actorAt:", |ctx, r, a| query(ctx, r, "actorAt:", a));
-    p.add("Node", "processes", |ctx, r, a| query(ctx, r, "processes", a));
+    p.add("Node", "processes", |ctx, r, a| {
+        query(ctx, r, "processes", a)
+    });
     p.add("Node", "supervisors", |ctx, r, a| {
         query(ctx, r, "supervisors", a)
     });
     p.add("Node", "shapeManifest", |ctx, r, a| {
         query(ctx, r, "shapeManifest", a)
     });
-    p.add("Node", "shapeSkew", |ctx, r, a| query(ctx, r, "shapeSkew", a));
+    p.add("Node", "shapeSkew", |ctx, r, a| {
+        query(ctx, r, "shapeSkew", a)
+    });
 }
 
 fn error_result(ctx: &mut Ctx, kind: ErrorKind, msg: String, hint: Option<&str>) -> EvalResult {
@@ -113,13 +118,10 @@ fn live(ctx: &Ctx, label: &str) -> Result<Vec<(crate::runtime::ProcRef, Value)>,
         .collect())
 }
 
-fn actor_value(ctx: &Ctx, p: crate::runtime::ProcRef, info: &Value) -> Option<Value> {
+fn actor_value(p: crate::runtime::ProcRef, info: &Value) -> Option<Value> {
     match info {
         Value::Class(c) => Some(ActorRef::value(p, c.clone())),
-        _ => {
-            let _ = ctx;
-            None
-        }
+        _ => None,
     }
 }
 
@@ -149,9 +151,7 @@ pub fn local(ctx: &mut Ctx, sel: &str, a: &[Value]) -> EvalResult {
         "actors" => {
             let procs = live(ctx, "actor")?;
             Ok(Value::list(
-                procs
-                    .into_iter()
-                    .filter_map(|(p, i)| actor_value(ctx, p, &i)),
+                procs.into_iter().filter_map(|(p, i)| actor_value(p, &i)),
             ))
         }
         "actorsOf:" => {
@@ -159,12 +159,12 @@ pub fn local(ctx: &mut Ctx, sel: &str, a: &[Value]) -> EvalResult {
                 return Err(ctx.type_err("actorsOf: expects a class"));
             };
             let procs = live(ctx, "actor")?;
-            Ok(Value::list(procs.into_iter().filter_map(|(p, i)| {
-                match &i {
-                    Value::Class(c) if c.inherits_or_is(want) => actor_value(ctx, p, &i),
+            Ok(Value::list(procs.into_iter().filter_map(
+                |(p, i)| match &i {
+                    Value::Class(c) if c.inherits_or_is(want) => actor_value(p, &i),
                     _ => None,
-                }
-            })))
+                },
+            )))
         }
         "actorAt:" => {
             let pid = match &a[0] {
@@ -181,7 +181,7 @@ pub fn local(ctx: &mut Ctx, sel: &str, a: &[Value]) -> EvalResult {
             Ok(match found {
                 Some(p) => {
                     let info = p.info().clone();
-                    actor_value(ctx, p, &info).unwrap_or(Value::Nil)
+                    actor_value(p, &info).unwrap_or(Value::Nil)
                 }
                 None => Value::Nil,
             })
@@ -238,10 +238,7 @@ pub fn shape_manifest(prog: &crate::interp::program::Program) -> Vec<(Sym, i64)>
 
 /// A manifest as a Dictionary: class-name Symbol → version.
 pub fn manifest_value(m: &[(Sym, i64)]) -> Value {
-    dict_from_pairs(
-        m.iter()
-            .map(|(n, v)| (Value::Symbol(*n), Value::Int(*v))),
-    )
+    dict_from_pairs(m.iter().map(|(n, v)| (Value::Symbol(*n), Value::Int(*v))))
 }
 
 /// `status` of a process of another node (7.3): asked over the wire when called, nil when
@@ -272,7 +269,10 @@ mod tests {
     #[test]
     fn pids_parse() {
         assert_eq!(parse_pid("<0.7.0>").map(|p| p.number), Some(7));
-        assert_eq!(parse_pid("2.9.1").map(|p| (p.node, p.service)), Some((2, true)));
+        assert_eq!(
+            parse_pid("2.9.1").map(|p| (p.node, p.service)),
+            Some((2, true))
+        );
         for bad in ["", "<0.7>", "a.b.c", "0.7.0.0", "0.7.2"] {
             assert!(parse_pid(bad).is_none(), "{bad}");
         }

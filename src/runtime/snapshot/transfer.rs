@@ -14,9 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::runtime::snapshot::{NodeKind, NodeState, SnapNode, Snapshot, SupInfo};
-use crate::runtime::supervisor::{
-    AutoShutdown, ChildKey, RestartEvent, RestartKind, Strategy,
-};
+use crate::runtime::supervisor::{AutoShutdown, ChildKey, RestartEvent, RestartKind, Strategy};
 use crate::runtime::types::Pid;
 use crate::value::{Sym, Value};
 
@@ -137,8 +135,7 @@ fn node_out(n: &SnapNode) -> TNode {
 /// Rebuilds a snapshot sent by the node at connection index `index`: its pids carry that
 /// index. Errors name what was wrong (a malformed or newer document).
 pub fn decode(bytes: &[u8], index: u32) -> Result<Snapshot, String> {
-    let doc: Doc =
-        serde_json::from_slice(bytes).map_err(|e| format!("malformed snapshot: {e}"))?;
+    let doc: Doc = serde_json::from_slice(bytes).map_err(|e| format!("malformed snapshot: {e}"))?;
     if doc.v > VERSION {
         return Err(format!(
             "snapshot form {} is newer than this node's ({VERSION})",
@@ -218,7 +215,10 @@ fn node_in(
                 .ok_or_else(|| format!("unknown strategy {}", s.strategy))?,
             max_restarts: s.max_restarts,
             restart_window: s.window,
-            auto_shutdown: s.auto_shutdown.as_deref().and_then(AutoShutdown::from_symbol),
+            auto_shutdown: s
+                .auto_shutdown
+                .as_deref()
+                .and_then(AutoShutdown::from_symbol),
             generation: s.generation,
             restarts_performed: s.performed,
         })),
