@@ -15,6 +15,7 @@
 //! | `{'actorsOf:', [ClassName]}` | the same, for instances of that class or a subclass |
 //! | `{'actorAt:', [Number]}` | `{Pid, ClassName}` of the live actor with that process number, or `nil` |
 //! | `{supervisors, []}` | list of `{Pid, ClassName}` of running bt supervisors |
+//! | `{'from:', [Number, Limit]}` | the subtree rooted at that process (`ProcessNavigation from:`), or `stale_handle` |
 //! | `{processes, []}` | the `default` snapshot in the transfer form (`runtime::snapshot::transfer`) |
 //! | `{shapeManifest, []}` | map of Value class name → shape version (8.7) |
 //! | `{globalWhereis, [Name]}` | the node holding the global name in this node's view, or `nil` (8.5) |
@@ -296,6 +297,32 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
             let s = snapshot::default_snapshot(&sys.supervision, &opts);
             Term::from(Binary::from(transfer::encode(&s)))
         }
+        "from:" => {
+            let Some(number) = number_arg(&args) else {
+                return Err(("type_error", "from: expects a process number".into()));
+            };
+            let limit = match args.get(1) {
+                Some(Term::FixInteger(l)) if l.value > 0 => Some(l.value as usize),
+                _ => None,
+            };
+            let opts = SnapOptions {
+                node: me.name.clone(),
+                limit,
+                ..SnapOptions::default()
+            };
+            let pid = Pid {
+                node: 0,
+                number,
+                service: false,
+            };
+            match snapshot::from_pid(&sys.supervision, pid, &opts) {
+                Ok(s) => Term::from(Binary::from(transfer::encode(&s))),
+                Err(_) => {
+                    let msg = format!("process <0.{number}.0> on {} is not alive", me.name);
+                    return Err(("stale_handle", msg));
+                }
+            }
+        }
         "shapeManifest" => {
             let m = shape_manifest(&sys.prog);
             Term::from(Map::from(
@@ -416,6 +443,7 @@ fn kind_static(k: &str) -> &'static str {
         "node_down" => "node_down",
         "timeout" => "timeout",
         "type_error" => "type_error",
+        "stale_handle" => "stale_handle",
         "badarg" => "badarg",
         "does_not_understand" => "does_not_understand",
         _ => "runtime_error",
@@ -521,6 +549,13 @@ pub fn query(
     let targs = match (sel, args.first()) {
         ("actorsOf:", Some(Value::Class(c))) => vec![Term::from(Atom::from(c.name.as_str()))],
         ("globalWhereis", Some(Value::Symbol(s))) => vec![Term::from(Atom::from(s.as_str()))],
+        ("from:", Some(Value::Int(n))) => {
+            let limit = match args.get(1) {
+                Some(Value::Int(l)) => int(*l),
+                _ => atom("infinity"),
+            };
+            vec![int(*n), limit]
+        }
         ("actorAt:" | "status", Some(v)) => match pid_number(v) {
             Some(n) => vec![int(n as i64)],
             None => return Ok(Value::Nil),
@@ -572,7 +607,7 @@ pub fn query(
             Term::Atom(a) if a.name != "nil" => Value::Symbol(Sym::new(&a.name)),
             _ => Value::Nil,
         },
-        "processes" => {
+        "processes" | "from:" => {
             let snap = decode_snapshot(d, node.as_str(), &t)
                 .map_err(|e| ctx.err(ErrorKind::from_name(e.kind), e.message))?;
             let nv = crate::interp::prims::node_query::node_of(ctx, node);

@@ -278,3 +278,11 @@ mod tests {
         }
     }
 }
+
+/// The node and process number of a process of another node (a remote pid or actor handle).
+pub fn remote_process(v: &Value) -> Option<(Sym, u64)> {
+    if let Some(p) = downcast::<RemotePid>(v) {
+        return Some((p.node, p.number));
+    }
+    downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(v).map(|a| (a.node, a.number))
+}

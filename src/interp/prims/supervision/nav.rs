@@ -112,6 +112,10 @@ fn take(
 }
 
 fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
+    // A process of another node: the snapshot is taken there (7.1, 8.10).
+    if let Some((node, number)) = crate::interp::prims::node_query::remote_process(root) {
+        return remote_from(ctx, node, number, limit);
+    }
     let pid = if let Some(s) = downcast::<SupRef>(root) {
         s.h.pid()
     } else if let Some(p) = downcast::<PidVal>(root) {
@@ -174,6 +178,31 @@ fn remote_on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     let s = snap_of(ctx, &tree)?;
     let nav = s.with_repr(Repr::Nav { nodes: None }).value();
     Ok(ctx.make_ok(nav))
+}
+
+/// `ProcessNavigation from:` a process of `node`: the subtree taken there.
+fn remote_from(ctx: &mut Ctx, node: Sym, number: u64, limit: Option<usize>) -> EvalResult {
+    let Some(d) = ctx.prog.dist.get().cloned() else {
+        let e = error_value(ctx, ErrorKind::NodeDown, format!("cannot reach {node}"));
+        return Ok(ctx.make_error(e));
+    };
+    let lim = limit.map_or(Value::sym("infinity"), |l| Value::Int(l as i64));
+    let args = [Value::Int(number as i64), lim];
+    match d.query(
+        ctx,
+        node,
+        "from:",
+        &args,
+        crate::interp::prims::node_query::QUERY_TIMEOUT_MS,
+    ) {
+        Ok(tree) => {
+            let s = snap_of(ctx, &tree)?;
+            let nav = s.with_repr(Repr::Nav { nodes: None }).value();
+            Ok(ctx.make_ok(nav))
+        }
+        Err(Unwind::Error(e)) => Ok(ctx.make_error(e)),
+        Err(u) => Err(u),
+    }
 }
 
 /// A snapshot taken on another node (`node`, a Node value), as its SupervisionTree: class
