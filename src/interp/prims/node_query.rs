@@ -262,6 +262,14 @@ pub fn as_remote_pid(v: &Value) -> Option<&RemotePid> {
     downcast::<RemotePid>(v)
 }
 
+/// The node and process number of a process of another node (a remote pid or actor handle).
+pub fn remote_process(v: &Value) -> Option<(Sym, u64)> {
+    if let Some(p) = downcast::<RemotePid>(v) {
+        return Some((p.node, p.number));
+    }
+    downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(v).map(|a| (a.node, a.number))
+}
+
 #[cfg(test)]
 mod tests {
     use super::parse_pid;
@@ -277,12 +285,4 @@ mod tests {
             assert!(parse_pid(bad).is_none(), "{bad}");
         }
     }
-}
-
-/// The node and process number of a process of another node (a remote pid or actor handle).
-pub fn remote_process(v: &Value) -> Option<(Sym, u64)> {
-    if let Some(p) = downcast::<RemotePid>(v) {
-        return Some((p.node, p.number));
-    }
-    downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(v).map(|a| (a.node, a.number))
 }
