@@ -307,3 +307,26 @@ fn add(inner: &Inner, name: Sym, e: Entry) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Entry;
+
+    fn e(node: &str, number: u64, started: u64) -> Entry {
+        Entry {
+            node: node.into(),
+            number,
+            started,
+            proc: None,
+        }
+    }
+
+    #[test]
+    fn the_earlier_registrant_wins_and_ties_go_to_the_first_node_name() {
+        assert!(e("b@h", 9, 10).beats(&e("a@h", 1, 11)));
+        assert!(!e("b@h", 9, 11).beats(&e("a@h", 1, 10)));
+        assert!(e("a@h", 9, 10).beats(&e("b@h", 1, 10)));
+        assert!(!e("b@h", 1, 10).beats(&e("a@h", 9, 10)));
+        assert!(e("a@h", 1, 10).same(&e("a@h", 1, 99)));
+    }
+}
