@@ -94,6 +94,8 @@ pub(crate) struct Inner {
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
     /// Monitors local processes hold on peer processes, by reference number.
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
+    /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
+    pub(crate) deadlines: Arc<super::deadline::Deadlines>,
 }
 
 impl State {
@@ -212,7 +214,9 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         refusals: Mutex::new((None, 0)),
         calls: Mutex::new(HashMap::new()),
         watches: Mutex::new(HashMap::new()),
+        deadlines: Arc::new(super::deadline::Deadlines::default()),
     });
+    rt.spawn(super::deadline::reap(inner.clone()));
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
         inner,

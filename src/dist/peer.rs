@@ -392,16 +392,9 @@ impl Inbound for BtInbound {
                 let t = run_in_actor(ctx, &class, &sel, &args);
                 if let Term::Tuple(t) = &t {
                     if matches!(t.elements.first(), Some(Term::Atom(a)) if a.name != "ok") {
-                        let sys = ctx.proc.sys.clone();
-                        let msg = format!(
-                            "bt: error in a cast from a peer to {}: {}",
-                            class.name,
-                            t.elements.get(1).map(|e| e.to_string()).unwrap_or_default()
-                        );
-                        match sys {
-                            Some(_) => crate::interp::actor::cx_log(ctx, &msg),
-                            None => eprintln!("{msg}"),
-                        }
+                        let why = t.elements.get(1).map(|e| e.to_string()).unwrap_or_default();
+                        let msg = format!("error in a cast from a peer to {}: {why}", class.name);
+                        crate::interp::actor::cx_log(ctx, &msg);
                     }
                 }
             });

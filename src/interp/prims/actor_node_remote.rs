@@ -24,7 +24,7 @@ use parking_lot::Mutex;
 use crate::interp::actor_handle::{downcast, native};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::{error_value, spawn_actor};
+use crate::interp::prims::actor::spawn_actor;
 use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution};
 use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::{class_arg, sym_arg};
@@ -563,9 +563,4 @@ pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Res
         Err(u) => return Some(Err(u)),
     };
     Some(d.cast_remote(ctx, node, dest, sel, args))
-}
-
-/// The error value of a failed lookup (for `Result error:`).
-pub fn lookup_error(ctx: &Ctx, kind: ErrorKind, msg: String) -> Value {
-    error_value(ctx, kind, msg)
 }
