@@ -494,7 +494,11 @@ pub struct PendingCall {
     reference: Reference,
     done: Option<Once<Result<CallReply, NodeError>>>,
     /// The call's deadline (removed when it ends) and its length.
-    deadline: Option<((net::Instant, u64), Duration, Arc<super::deadline::Deadlines>)>,
+    deadline: Option<(
+        (net::Instant, u64),
+        Duration,
+        Arc<super::deadline::Deadlines>,
+    )>,
 }
 
 impl PendingCall {
@@ -648,8 +652,16 @@ pub(crate) fn expire(inner: &Inner, n: u64) {
         c.deadline = None; // already removed by the reaper
         let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
         inner.send_to(&c.peer, frame(m));
-        let msg = format!("{} on {} did not answer within {ms} ms", c.dest.label(), c.peer);
-        c.fail(node_err("timeout", msg, Some("Use withTimeout: to wait longer")));
+        let msg = format!(
+            "{} on {} did not answer within {ms} ms",
+            c.dest.label(),
+            c.peer
+        );
+        c.fail(node_err(
+            "timeout",
+            msg,
+            Some("Use withTimeout: to wait longer"),
+        ));
     }
 }
 
