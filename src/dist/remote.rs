@@ -22,8 +22,8 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::{CallReply, Dest, NodeError};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
-use crate::interp::value::{Sym, Value};
 use crate::runtime::Timeout;
+use crate::value::{Sym, Value};
 
 /// The registered name of every bt node's service process (`crate::dist::service`).
 pub const SERVICE: &str = "$bt_node";
@@ -222,7 +222,7 @@ pub(crate) fn watch(
     block: Value,
 ) -> Result<u64, Unwind> {
     let sys = crate::interp::actor::sys_of(ctx)?;
-    let block = crate::interp::actor_send::transfer_in(ctx, &block);
+    let block = crate::interp::actor::send::transfer_in(ctx, &block);
     let from = ctx.pid;
     // Connects if needed; an unreachable node is a lost connection.
     let connected = bt_peer(d, ctx, node).is_ok();
@@ -235,7 +235,7 @@ pub(crate) fn watch(
             if let Outcome::Err(e) = o {
                 eprintln!(
                     "bt: error in a monitor callback: {}",
-                    crate::interp::actor_send::describe_exception(&e)
+                    crate::interp::actor::send::describe_exception(&e)
                 );
             }
         });
