@@ -24,7 +24,7 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 
 use super::handshake::Stream;
-use super::net::{self, mpsc, oneshot, AsyncReadExt, AsyncWriteExt};
+use super::net::{self, mpsc, AsyncReadExt, AsyncWriteExt};
 use super::node::{node_err, Inner, Once, Peer};
 use crate::codec::etf_check;
 use crate::interp::prims::actor_node::{CallReply, Inbound, NodeError, Target};
@@ -497,26 +497,34 @@ pub struct PendingCall {
     from: Pid,
     reference: Reference,
     done: Option<Once<Result<CallReply, NodeError>>>,
-    /// Wakes the task timing the call when it ends early.
-    wake: Option<oneshot::Sender<()>>,
+    /// The call's deadline (removed when it ends) and its length.
+    deadline: Option<(
+        (net::Instant, u64),
+        Duration,
+        Arc<super::deadline::Deadlines>,
+    )>,
+}
+
+impl PendingCall {
+    fn clear_deadline(&mut self) {
+        if let Some((key, _, d)) = self.deadline.take() {
+            d.remove(key);
+        }
+    }
 }
 
 impl PendingCall {
     pub fn fail(mut self, e: NodeError) {
-        if let Some(w) = self.wake.take() {
-            let _ = w.send(());
-        }
+        self.clear_deadline();
         if let Some(d) = self.done.take() {
             d.call(Err(e));
         }
     }
 
     fn finish(mut self, inner: &Inner, reply: Term) {
+        self.clear_deadline();
         let m = Message::demonitor_p(self.from.clone(), self.dest.proc(), self.reference.clone());
         inner.send_to(&self.peer, frame(m));
-        if let Some(w) = self.wake.take() {
-            let _ = w.send(());
-        }
         if let Some(d) = self.done.take() {
             d.call(Ok(CallReply {
                 term: reply,
@@ -580,11 +588,7 @@ pub(crate) async fn call(
     timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
 ) {
-    if let Some((n, woken)) = start_call(&inner, from, &to, &dest, request, done) {
-        if let Some(t) = timeout {
-            time_call(inner, n, to, dest, woken, t).await;
-        }
-    }
+    start_call(&inner, from, &to, &dest, request, timeout, done);
 }
 
 /// The synchronous half of [`call`] (any thread): registers the pending call and queues the
@@ -595,13 +599,17 @@ pub(crate) fn start_call(
     to: &str,
     dest: &CallDest,
     request: Term,
+    timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
-) -> Option<(u64, oneshot::Receiver<()>)> {
+) -> bool {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
     let reference = my_ref(inner, n);
     let from_pid = my_pid(inner, from);
     let bt = inner.state.lock().peers.get(to).is_some_and(|p| p.bt);
-    let (wake, woken) = oneshot::channel();
+    let deadline = timeout.map(|t| {
+        let key = inner.deadlines.add(n, t);
+        (key, t, inner.deadlines.clone())
+    });
     inner.calls.lock().insert(
         n,
         PendingCall {
@@ -611,7 +619,7 @@ pub(crate) fn start_call(
             from: from_pid.clone(),
             reference: reference.clone(),
             done: Some(done),
-            wake: Some(wake),
+            deadline,
         },
     );
     let mon = Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone());
@@ -634,32 +642,28 @@ pub(crate) fn start_call(
                 None,
             ));
         }
-        return None;
+        return false;
     }
-    Some((n, woken))
+    true
 }
 
-/// The timer half of [`call`]: fails call `n` with `timeout` unless it ends within `t`.
-pub(crate) async fn time_call(
-    inner: Arc<Inner>,
-    n: u64,
-    to: String,
-    dest: CallDest,
-    woken: oneshot::Receiver<()>,
-    t: Duration,
-) {
-    if net::timeout(t, woken).await.is_ok() {
-        return; // answered (or failed) in time
-    }
+/// Call `n`'s deadline passed (`super::deadline::reap`): it fails with `timeout` and stops
+/// watching the callee (a late reply finds no pending call and is dropped).
+pub(crate) fn expire(inner: &Inner, n: u64) {
     let c = inner.calls.lock().remove(&n);
-    if let Some(c) = c {
-        let ms = t.as_millis();
-        // Stop watching the callee (a late reply is dropped: no pending call).
+    if let Some(mut c) = c {
+        let ms = c.deadline.as_ref().map(|d| d.1.as_millis()).unwrap_or(0);
+        c.deadline = None; // already removed by the reaper
         let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
-        inner.send_to(&to, frame(m));
+        inner.send_to(&c.peer, frame(m));
+        let msg = format!(
+            "{} on {} did not answer within {ms} ms",
+            c.dest.label(),
+            c.peer
+        );
         c.fail(node_err(
             "timeout",
-            format!("{} on {to} did not answer within {ms} ms", dest.label()),
+            msg,
             Some("Use withTimeout: to wait longer"),
         ));
     }

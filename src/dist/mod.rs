@@ -15,6 +15,7 @@
 //! * [`cookie`] — `BT_COOKIE`, `--cookie-file`, `~/.erlang.cookie`.
 //! * [`handshake`] — handshake version 6 (`erl_dist`), visibility (bt↔bt visible,
 //!   bt↔Erlang hidden), simultaneous connects, TLS framing.
+//! * [`deadline`] — the deadlines of outgoing calls (one timer task per node).
 //! * [`conn`] — a live connection: frames, ticks, control messages (ping, gen_server calls
 //!   and casts, monitors, links, exits).
 //! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
@@ -34,6 +35,7 @@
 
 pub mod conn;
 pub mod cookie;
+pub mod deadline;
 pub mod epmd;
 pub mod epmd_server;
 pub mod global;

@@ -10,7 +10,7 @@ pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};
 pub use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex, Notify, Semaphore};
 pub use tokio::task::AbortHandle;
-pub use tokio::time::{interval, sleep, timeout, Instant};
+pub use tokio::time::{interval, sleep, sleep_until, timeout, Instant};
 pub use tokio::{select, spawn};
 pub use tokio_util::compat::{Compat, FuturesAsyncReadCompatExt, TokioAsyncReadCompatExt};
 

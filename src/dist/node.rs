@@ -98,6 +98,8 @@ pub(crate) struct Inner {
     pub(crate) shapes: super::shapes::Shapes,
     /// Monitors local processes hold on peer processes, by reference number.
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
+    /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
+    pub(crate) deadlines: Arc<super::deadline::Deadlines>,
 }
 
 impl State {
@@ -218,7 +220,9 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         global: Default::default(),
         shapes: Default::default(),
         watches: Mutex::new(HashMap::new()),
+        deadlines: Arc::new(super::deadline::Deadlines::default()),
     });
+    rt.spawn(super::deadline::reap(inner.clone()));
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
         inner,

@@ -23,15 +23,15 @@ use eetf::{Term, Tuple};
 use parking_lot::Mutex;
 
 use crate::codec::etf::{self, atom};
+use crate::interp::actor::handle::ActorRef;
+use crate::interp::actor::handle::JobBox;
 use crate::interp::actor::{ActorSys, Done};
-use crate::interp::actor_handle::ActorRef;
-use crate::interp::actor_handle::JobBox;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::{Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
-use crate::interp::value::{Sym, Value};
 use crate::runtime::{ExitReason, Pid, ProcRef};
+use crate::value::{Sym, Value};
 
 /// Installs this program's [`BtInbound`] in its distribution layer (a named node calls it
 /// once, from the main process, before any statement runs).
@@ -265,7 +265,7 @@ fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
 }
 
 /// A user actor (its messages run bt methods) — one that can take a job in its mailbox.
-fn is_bt_actor(p: &ProcRef) -> Option<crate::interp::value::ClassRef> {
+fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
     match p.info() {
         Value::Class(c) if c.builtin == crate::interp::class::Builtin::None => Some(c.clone()),
         _ => None,
@@ -274,12 +274,7 @@ fn is_bt_actor(p: &ProcRef) -> Option<crate::interp::value::ClassRef> {
 
 /// Runs request `sel`/`args` inside the actor whose process runs `ctx`: as a message of
 /// its own (state rolled back when the method raises), answering the reply term.
-fn run_in_actor(
-    ctx: &mut Ctx,
-    class: &crate::interp::value::ClassRef,
-    sel: &str,
-    args: &[Term],
-) -> Term {
+fn run_in_actor(ctx: &mut Ctx, class: &crate::value::ClassRef, sel: &str, args: &[Term]) -> Term {
     let Some(sym) = Sym::lookup(sel) else {
         return error_reply(
             ctx,
@@ -313,7 +308,7 @@ fn run_in_actor(
         Ok(v) => reply_term(ctx, Ok(v)),
         Err(Unwind::Error(e)) => {
             ctx.actor_fields = saved;
-            let e = crate::interp::actor_send::prefix_error(e, class, sym);
+            let e = crate::interp::actor::send::prefix_error(e, class, sym);
             reply_term(ctx, Err(Unwind::Error(e)))
         }
         Err(u) => {
@@ -343,17 +338,17 @@ impl Inbound for BtInbound {
         if let Some(class) = is_bt_actor(&p) {
             // Straight into the actor's mailbox: no process of its own, two fewer wakes.
             let reply = ReplyOnce(Some(reply));
-            let job: crate::interp::actor_handle::Job = Box::new(move |ctx: &mut Ctx| {
+            let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
                 let t = run_in_actor(ctx, &class, &sel, &args);
                 reply.send(t);
             });
-            let boxed = crate::interp::actor_handle::native(JobBox {
+            let boxed = crate::interp::actor::handle::native(JobBox {
                 job: Mutex::new(Some(job)),
                 class: sys.prog.core.object.clone(),
             });
             // Not delivered (the actor exited): the job drops and answers `actor_dead`.
             sys.rt
-                .cast(&p, crate::interp::actor_behaviour::job_message(boxed));
+                .cast(&p, crate::interp::actor::behaviour::job_message(boxed));
             return;
         }
         let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
@@ -388,29 +383,22 @@ impl Inbound for BtInbound {
             return;
         };
         if let Some(class) = is_bt_actor(&p) {
-            let job: crate::interp::actor_handle::Job = Box::new(move |ctx: &mut Ctx| {
+            let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
                 let t = run_in_actor(ctx, &class, &sel, &args);
                 if let Term::Tuple(t) = &t {
                     if matches!(t.elements.first(), Some(Term::Atom(a)) if a.name != "ok") {
-                        let sys = ctx.proc.sys.clone();
-                        let msg = format!(
-                            "bt: error in a cast from a peer to {}: {}",
-                            class.name,
-                            t.elements.get(1).map(|e| e.to_string()).unwrap_or_default()
-                        );
-                        match sys {
-                            Some(_) => crate::interp::actor::cx_log(ctx, &msg),
-                            None => eprintln!("{msg}"),
-                        }
+                        let why = t.elements.get(1).map(|e| e.to_string()).unwrap_or_default();
+                        let msg = format!("error in a cast from a peer to {}: {why}", class.name);
+                        crate::interp::actor::cx_log(ctx, &msg);
                     }
                 }
             });
-            let boxed = crate::interp::actor_handle::native(JobBox {
+            let boxed = crate::interp::actor::handle::native(JobBox {
                 job: Mutex::new(Some(job)),
                 class: sys.prog.core.object.clone(),
             });
             sys.rt
-                .cast(&p, crate::interp::actor_behaviour::job_message(boxed));
+                .cast(&p, crate::interp::actor::behaviour::job_message(boxed));
             return;
         }
         let job = Box::new(move |ctx: &mut Ctx| run_request(ctx, p, &sel, &args));
@@ -418,7 +406,7 @@ impl Inbound for BtInbound {
             if let Outcome::Err(e) = o {
                 eprintln!(
                     "bt: error in a cast from a peer: {}",
-                    crate::interp::actor_send::describe_exception(&e)
+                    crate::interp::actor::send::describe_exception(&e)
                 );
             }
         });

@@ -22,8 +22,8 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::{CallReply, Dest, NodeError};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
-use crate::interp::value::{Sym, Value};
 use crate::runtime::Timeout;
+use crate::value::{Sym, Value};
 
 /// The registered name of every bt node's service process (`crate::dist::service`).
 pub const SERVICE: &str = "$bt_node";
@@ -91,12 +91,7 @@ fn call(
             // Connected: queue the request from this thread (sends stay in order with
             // casts and other calls of this process); only the timer is a task.
             let cd = call_dest(&inner, &to, dest);
-            if let Some((n, woken)) = conn::start_call(&inner, from, &to, &cd, request, done) {
-                if let Some(t) = timeout {
-                    let i2 = inner.clone();
-                    d.spawn(async move { conn::time_call(i2, n, to, cd, woken, t).await });
-                }
-            }
+            conn::start_call(&inner, from, &to, &cd, request, timeout, done);
             return;
         }
         d.spawn(async move {
@@ -182,6 +177,9 @@ pub(crate) fn cast(
 fn bt_peer(d: &DistNode, ctx: &mut Ctx, node: Sym) -> Result<bool, Unwind> {
     let inner = d.inner.clone();
     let to = node.as_str().to_string();
+    if let Some(bt) = inner.state.lock().peers.get(&to).map(|p| p.bt) {
+        return Ok(bt); // connected: no trip through the network runtime
+    }
     let r = await_external(ctx, "the distribution layer", move |done| {
         let done = Once::new(done, Err(stopped(&to)));
         d.spawn(async move {
@@ -224,9 +222,10 @@ pub(crate) fn watch(
     block: Value,
 ) -> Result<u64, Unwind> {
     let sys = crate::interp::actor::sys_of(ctx)?;
-    let block = crate::interp::actor_send::transfer_in(ctx, &block);
+    let block = crate::interp::actor::send::transfer_in(ctx, &block);
     let from = ctx.pid;
-    let connected = bt_or_any(d, ctx, node);
+    // Connects if needed; an unreachable node is a lost connection.
+    let connected = bt_peer(d, ctx, node).is_ok();
     let down: Box<dyn FnOnce(Term) + Send> = Box::new(move |reason: Term| {
         let job = Box::new(move |ctx: &mut Ctx| {
             let v = etf::from_term(ctx, &reason, "reason").unwrap_or(Value::sym("error"));
@@ -236,7 +235,7 @@ pub(crate) fn watch(
             if let Outcome::Err(e) = o {
                 eprintln!(
                     "bt: error in a monitor callback: {}",
-                    crate::interp::actor_send::describe_exception(&e)
+                    crate::interp::actor::send::describe_exception(&e)
                 );
             }
         });
@@ -250,11 +249,6 @@ pub(crate) fn watch(
         CallDest::Name(_) => return Ok(0),
     };
     Ok(conn::watch(&d.inner, from, node.as_str(), pid, down))
-}
-
-/// Connects to `node` if needed; false when it cannot be reached.
-fn bt_or_any(d: &DistNode, ctx: &mut Ctx, node: Sym) -> bool {
-    bt_peer(d, ctx, node).is_ok()
 }
 
 /// A reply term as the caller's value or raised error.

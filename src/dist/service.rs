@@ -19,13 +19,13 @@ use std::sync::OnceLock;
 
 use parking_lot::RwLock;
 
+use crate::interp::actor::handle::ActorRef;
 use crate::interp::actor::{need_cx, sys_of};
-use crate::interp::actor_handle::ActorRef;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor::{error_value, spawn_actor};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Pid, ProcRef, Timeout};
+use crate::value::{ClassRef, Sym, Value};
 
 /// A node-service operation: the decoded arguments → the answer (or a raised error).
 pub type OpFn = fn(&mut Ctx, &[Value]) -> EvalResult;

@@ -9,13 +9,13 @@
 
 use std::any::Any;
 
-use crate::interp::actor_handle::native;
+use crate::interp::actor::handle::native;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
 use crate::interp::prims::actor_node::Dest;
 use crate::interp::prims::actor_node_remote::{check_name, node_of, timeout_of};
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::Timeout;
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 /// `Actor named: #name on: aNode` (a proxy resolving the name on that node at each send).
 pub struct RemoteName {
@@ -134,9 +134,9 @@ pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
 
 /// Intercepts sends to a [`RemoteName`] (called from `actor_send::intercept`).
 pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
-    let rn = crate::interp::actor_handle::downcast::<RemoteName>(recv)?;
+    let rn = crate::interp::actor::handle::downcast::<RemoteName>(recv)?;
     let s = sel.as_str();
-    let own = crate::interp::actor_behaviour::chain_defines(&rn.class, sel);
+    let own = crate::interp::actor::behaviour::chain_defines(&rn.class, sel);
     if !own {
         match s {
             "isRemote" => return Some(Ok(Value::True)),
@@ -178,7 +178,7 @@ fn resolve(ctx: &mut Ctx, node: Sym, name: Sym) -> EvalResult {
         Ok(Some(v)) => match &v {
             Value::Tuple(t) if t.len() == 2 => {
                 let cname = t[0].as_sym();
-                match crate::interp::actor_handle::downcast::<
+                match crate::interp::actor::handle::downcast::<
                     crate::interp::prims::actor_node_remote::RemoteActor,
                 >(&t[1])
                 {
@@ -227,7 +227,7 @@ fn call_remote(
     };
     if node == d.node_name() {
         let actor = ctx.prog.core.actor.clone();
-        let h = crate::interp::actor_send::resolve_name(ctx, name, &actor)?;
+        let h = crate::interp::actor::send::resolve_name(ctx, name, &actor)?;
         return ctx.send(&h, sel, args);
     }
     d.send_remote(ctx, node, Dest::Name(name), sel, args, t)

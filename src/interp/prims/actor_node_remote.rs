@@ -21,15 +21,15 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use crate::interp::actor_handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::{error_value, spawn_actor};
+use crate::interp::prims::actor::spawn_actor;
 use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution};
 use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::{class_arg, sym_arg};
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::Timeout;
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 /// An actor process on another node.
 pub struct RemoteActor {
@@ -471,7 +471,7 @@ fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Opti
     let s = sel.as_str();
     let (node, number) = (ra.node, ra.number);
     // A method the local class of that name defines in bt runs there, whatever its name.
-    let own = crate::interp::actor_behaviour::chain_defines(&ra.class, sel);
+    let own = crate::interp::actor::behaviour::chain_defines(&ra.class, sel);
     if !own {
         match s {
             "node" => return Some(node_value(ctx, node)),
@@ -563,9 +563,4 @@ pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Res
         Err(u) => return Some(Err(u)),
     };
     Some(d.cast_remote(ctx, node, dest, sel, args))
-}
-
-/// The error value of a failed lookup (for `Result error:`).
-pub fn lookup_error(ctx: &Ctx, kind: ErrorKind, msg: String) -> Value {
-    error_value(ctx, kind, msg)
 }
