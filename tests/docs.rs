@@ -214,6 +214,24 @@ fn every_public_library_declaration_is_documented() {
     let mut files = Vec::new();
     walk(&root.join("stdlib"), "bt", &mut files);
     assert!(files.len() > 30, "{} library files", files.len());
+    // A class may be declared in more than one file (Observer.bt adds selectors to classes
+    // of ProcessNavigation.bt): its comment is needed on one of the declarations, and not at
+    // all while one of them is in an undocumented file.
+    let opts = bt::syntax::Options {
+        allow_primitives: true,
+    };
+    let mut class_docs: std::collections::HashMap<String, (bool, bool)> = Default::default();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(f).unwrap();
+        for item in bt::syntax::parse_with(&src, opts).0.items {
+            if let Item::Class(c) = item {
+                let e = class_docs.entry(c.name.name).or_default();
+                e.0 |= c.doc.is_some_and(|d| !d.trim().is_empty());
+                e.1 |= UNDOCUMENTED_FILES.contains(&name.as_str());
+            }
+        }
+    }
     let mut missing = Vec::new();
     let mut counted = 0;
     for f in &files {
@@ -222,9 +240,6 @@ fn every_public_library_declaration_is_documented() {
             continue;
         }
         let src = std::fs::read_to_string(f).unwrap();
-        let opts = bt::syntax::Options {
-            allow_primitives: true,
-        };
         let (module, diags) = bt::syntax::parse_with(&src, opts);
         assert!(diags.is_empty(), "stdlib/{name} does not parse: {diags:?}");
         let line = |at: u32| src[..at as usize].lines().count().max(1);
@@ -238,7 +253,10 @@ fn every_public_library_declaration_is_documented() {
         for item in &module.items {
             match item {
                 Item::Class(c) if !c.modifiers.internal => {
-                    check(&c.doc, c.span.start, format!("class {}", c.name.name));
+                    match class_docs[&c.name.name] {
+                        (_, true) | (true, _) => {}
+                        (false, _) => check(&c.doc, c.span.start, format!("class {}", c.name.name)),
+                    }
                     for mem in &c.members {
                         match mem {
                             Member::Field(s) => {
