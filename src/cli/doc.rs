@@ -141,10 +141,16 @@ fn class_doc(file: &str, src: &str, c: &ClassDecl) -> ClassDoc {
 }
 
 /// Adds a second declaration of the same class to its doc: members not yet documented are
-/// appended; the class comment, modifiers and file come from the first declaration that has
-/// a class comment.
+/// appended; the class comment, modifiers and file come from the declaration that has a
+/// class comment (without one on either, from the one declaring more members).
 fn merge_class(old: &mut ClassDoc, new: ClassDoc) {
-    if old.doc.is_empty() && !new.doc.is_empty() {
+    let members = |d: &ClassDoc| d.slots.len() + d.methods.len();
+    let prefer_new = if old.doc.is_empty() == new.doc.is_empty() {
+        old.doc.is_empty() && members(&new) > members(old)
+    } else {
+        old.doc.is_empty()
+    };
+    if prefer_new {
         old.doc = new.doc;
         old.file = new.file;
         old.modifiers = new.modifiers;
