@@ -296,3 +296,26 @@ fn every_public_library_declaration_is_documented() {
         missing.join("\n")
     );
 }
+
+/// Doc comments are user documentation (`bt doc`, `Integer doc`, `:help`, hover): they do not
+/// cite sections of the language specification, which users do not have.
+#[test]
+fn library_doc_comments_do_not_cite_the_spec() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("stdlib"), "bt", &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if UNDOCUMENTED_FILES.contains(&name.as_str()) {
+            continue;
+        }
+        let src = std::fs::read_to_string(f).unwrap();
+        for (i, l) in src.lines().enumerate() {
+            if l.trim_start().starts_with("///") && l.contains("LANGUAGE.md") {
+                bad.push(format!("stdlib/{name}:{}: {}", i + 1, l.trim()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
