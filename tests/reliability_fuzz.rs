@@ -155,10 +155,14 @@ fn checker_never_panics_on_mutated_programs() {
 }
 
 /// Runs one program; answers the exit code, or None when it had to be killed at the deadline.
+/// Its temp directory is the mutant's own (removed with it): a mutated example that skips its
+/// clean-up (examples/config.bt makes a directory under `File tempDirectory`) leaves nothing.
 fn run_child(path: &std::path::Path) -> Result<Option<i32>, String> {
+    let tmp = path.parent().unwrap_or(std::path::Path::new("."));
     let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
         .arg("run")
         .arg(path)
+        .env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
