@@ -106,8 +106,22 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        let req = msg.as_request();
+        if let Some(Request::Job) = req {
+            // A job run as this actor (a peer's call, `crate::dist::peer`): it answers its
+            // caller itself and restores the state when the method it runs raises.
+            let job = msg
+                .args
+                .first()
+                .and_then(downcast::<JobBox>)
+                .and_then(|b| b.job.lock().take());
+            if let Some(job) = job {
+                self.run(cx, |ctx, _| job(ctx));
+            }
+            return Ok(Value::Nil);
+        }
         self.saved.clone_from(&self.fields);
-        let init = matches!(msg.as_request(), Some(Request::Initialize));
+        let init = matches!(req, Some(Request::Initialize));
         let class = self.class.clone();
         let mut crash = None;
         let r = self.run(cx, |ctx, me| {

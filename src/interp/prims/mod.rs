@@ -33,6 +33,7 @@ macro_rules! ordering_prims {
 pub mod actor;
 pub mod actor_node;
 pub mod actor_node_peer;
+pub mod actor_node_remote;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
@@ -50,8 +51,10 @@ pub mod exception;
 pub mod fault;
 pub mod file;
 pub mod file_lines;
+pub mod global_names;
 pub mod json;
 pub mod json_parse;
+pub mod node_query;
 pub mod number;
 pub mod object;
 pub mod observer;
@@ -95,6 +98,8 @@ pub fn register_all(p: &mut Prims) {
     // TranscriptStream, Workspace actors).
     actor::register(p);
     actor_node::register(p);
+    node_query::register(p);
+    global_names::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);
