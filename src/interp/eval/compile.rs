@@ -311,19 +311,19 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| {
                 let lv = lo.run(c, f)?;
                 let rv = ro.run(c, f)?;
-                match (lv, rv) {
-                    (Value::Int(x), Value::Int(y)) => match c.int_op(opk, x, y) {
-                        Some(v) => Ok(v),
-                        None => {
-                            c.set_loc(loc);
-                            c.send_impl(&Value::Int(x), sel, &[Value::Int(y)])
-                        }
-                    },
-                    (lv, rv) => {
-                        c.set_loc(loc);
-                        c.send_impl(&lv, sel, std::slice::from_ref(&rv))
+                if let (Value::Int(x), Value::Int(y)) = (&lv, &rv) {
+                    if let Some(v) = c.int_op(opk, *x, *y) {
+                        // Immediates: no drop glue.
+                        std::mem::forget(lv);
+                        std::mem::forget(rv);
+                        return Ok(v);
                     }
                 }
+                c.set_loc(loc);
+                let r = c.send_impl(&lv, sel, std::slice::from_ref(&rv));
+                drop_fast(lv);
+                drop_fast(rv);
+                r
             })
         }
         Node::If(n) => {
@@ -515,6 +515,7 @@ pub fn compile(n: Node) -> Op {
                 c.read_field(f.recv, name, idx)
             })
         }
+        Node::Field(fd) if fd.mode == FieldMode::Actor => compile_actor_field(*fd),
         Node::List(items) if !items.is_empty() => {
             let ops: Vec<Op> = items.into_iter().map(compile).collect();
             op(move |c, f| {
@@ -526,6 +527,21 @@ pub fn compile(n: Node) -> Op {
             })
         }
         other => walk(other),
+    }
+}
+
+/// `self.name` / `self.name := e` on the running actor's state slots.
+fn compile_actor_field(mut fd: crate::interp::eval::code::FieldNode) -> Op {
+    let (name, i, loc) = (fd.name, fd.idx as usize, fd.loc);
+    match fd.value.take() {
+        None => op(move |c, f| c.actor_field_get(f, &fd)),
+        Some(e) => {
+            let e = compile(e);
+            op(move |c, f| {
+                let v = e.run(c, f)?;
+                c.actor_field_set(f, name, i, loc, v)
+            })
+        }
     }
 }
 
