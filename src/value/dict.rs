@@ -9,7 +9,10 @@
 //! * **Flat** (the usual one): a hash table in the style of CPython's compact dict: an index of
 //!   `u32` slots (open addressing, CPython's perturbed probe sequence) over a vector of entries
 //!   kept in insertion order, keyed by [`term_hash`] (Integers hash to themselves, so runs of
-//!   nearby Integer keys touch nearby memory). Ordered iteration walks the entries directly
+//!   nearby Integer keys touch nearby memory). Entries are 32 bytes (key and value; the hash
+//!   is recomputed on a rebuild, and a probe compares keys directly) in a chunked vector
+//!   (`dict_chunks.rs`: growing never copies), and the index is rebuilt half full, so a
+//!   million-entry table is ~40 MB at its peak. Ordered iteration walks the entries directly
 //!   while they were inserted in ascending term order (tracked on every insert), otherwise a
 //!   permutation sorted by `term_cmp`, computed on first use and cached until the next change.
 //! * **Tree**: the persistent `imbl::OrdMap`, for dictionaries updated while shared. A shared

@@ -80,7 +80,9 @@ impl<T> Chunks<T> {
 
     #[inline]
     pub(super) fn get_mut(&mut self, i: usize) -> Option<&mut T> {
-        self.chunks.get_mut(i >> SHIFT).and_then(|c| c.get_mut(i & MASK))
+        self.chunks
+            .get_mut(i >> SHIFT)
+            .and_then(|c| c.get_mut(i & MASK))
     }
 
     pub(super) fn iter(&self) -> Iter<'_, T> {

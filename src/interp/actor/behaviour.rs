@@ -62,14 +62,26 @@ impl BtActor {
     /// Runs `f` as this actor (its state in the context, `self` its handle).
     fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
         let me = self.me(cx);
-        let mut ctx = self.sys.take_ctx();
-        ctx.actor_fields = std::mem::take(&mut self.fields);
-        ctx.proc.actor = Some(me.clone());
-        let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
-        self.fields = std::mem::take(&mut ctx.actor_fields);
-        self.sys.put_ctx(ctx);
-        r
+        run_as(&self.sys, me, &mut self.fields, cx, f)
     }
+}
+
+/// Runs `f` in a pooled context as the actor `me` with state `fields` (moved into the context
+/// for the run and back).
+fn run_as<R>(
+    sys: &Arc<ActorSys>,
+    me: Value,
+    fields: &mut Vec<Value>,
+    cx: &mut Cx<'_>,
+    f: impl FnOnce(&mut Ctx, &Value) -> R,
+) -> R {
+    let mut ctx = sys.take_ctx();
+    ctx.actor_fields = std::mem::take(fields);
+    ctx.proc.actor = Some(me.clone());
+    let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
+    *fields = std::mem::take(&mut ctx.actor_fields);
+    sys.put_ctx(ctx);
+    r
 }
 
 /// `initialize` for every class of the chain that defines it, parent first.
@@ -108,9 +120,10 @@ impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         self.saved.clone_from(&self.fields);
         let init = matches!(msg.as_request(), Some(Request::Initialize));
-        let class = self.class.clone();
+        let me = self.me(cx);
+        let class = &self.class;
         let mut crash = None;
-        let r = self.run(cx, |ctx, me| {
+        let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
             let sel = if init {
                 ctx.prog.syms.initialize
             } else {

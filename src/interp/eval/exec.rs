@@ -654,7 +654,10 @@ impl Ctx {
             return Ok(v);
         }
         if i < self.actor_fields.len() {
-            self.actor_fields[i] = fast_clone(&v);
+            drop_fast(std::mem::replace(
+                &mut self.actor_fields[i],
+                fast_clone(&v),
+            ));
             Ok(v)
         } else {
             self.set_loc(loc);
