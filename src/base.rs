@@ -6,7 +6,10 @@
 //! | [`span`] | `Span`: a byte range in one source file |
 //! | [`sym`] | `Sym`: interned symbols and selectors |
 //! | [`diagnostic`] | diagnostics as data (code, severity, labels, notes); the one renderer |
+//! | [`tls_files`] | the TLS configuration file of `--dist-tls`/`--observe-tls` and PEM loading |
 
 pub mod diagnostic;
 pub mod span;
 pub mod sym;
+#[cfg(any(feature = "dist", feature = "observe"))]
+pub mod tls_files;

@@ -7,6 +7,7 @@
 //! | [`routes`] | what each `GET` answers: the page, `/runtime/processes`, events, status |
 //! | [`page`] | the live page (HTML/JS/CSS compiled into the binary, no external asset) |
 //! | [`client`] | a tiny blocking HTTP client (tests, `bt top`) |
+//! | [`tls`] | HTTPS (`--observe-tls CONFIG`): the server's certificate, optional client certificates |
 //! | [`top`] | `bt top` / `bt observe --tty`: a refreshing text tree |
 //!
 //! The server never touches a live process: it takes snapshots through a [`TreeSource`]
@@ -25,6 +26,7 @@ pub mod client;
 pub mod page;
 pub mod routes;
 pub mod server;
+pub mod tls;
 pub mod top;
 
 use std::time::Duration;
@@ -34,6 +36,7 @@ use crate::runtime::supervisor::Supervision;
 use crate::runtime::Pid;
 
 pub use server::ObserveServer;
+pub use tls::ObserveTls;
 
 /// Where the observer gets its data.
 pub trait TreeSource: Send + Sync + 'static {

@@ -166,9 +166,17 @@ fn reduction_limit_escapes_neither_on_do_nor_ensure() {
     assert_eq!(int(&e, "6 * 7"), 42);
 }
 
+/// A deadline short enough to make the tests quick. Only evaluations that can never finish
+/// (so trip whatever the machine's load) run under it.
+const TRIP: Duration = Duration::from_millis(50);
+
+/// A deadline for engines whose evaluations must also *succeed*: a few ms of work each, so
+/// they finish within it on a loaded machine too; each evaluation expected to trip costs it.
+const ROOMY: Duration = Duration::from_secs(1);
+
 #[test]
 fn deadline_stops_an_infinite_loop() {
-    let e = Engine::builder().timeout(Duration::from_millis(50)).build();
+    let e = Engine::builder().timeout(TRIP).build();
     let er = err(&e, "[true] whileTrue: []");
     assert_eq!(er.limit, Some(Limit::Deadline));
     assert_eq!(er.kind, "deadline");
@@ -176,7 +184,9 @@ fn deadline_stops_an_infinite_loop() {
     assert_eq!(er.limit, Some(Limit::Deadline));
     let er = err(&e, "[[true] whileTrue: []] ensure: [2]");
     assert_eq!(er.limit, Some(Limit::Deadline));
-    // Recursion that never ends (caught stack overflows, retried) is stopped as well.
+    // Recursion that never ends (caught stack overflows, retried) is stopped as well, and the
+    // engine goes on.
+    let e = Engine::builder().timeout(ROOMY).build();
     e.eval(SPIN).unwrap();
     let er = err(&e, "Spin go: 0");
     assert_eq!(er.limit, Some(Limit::Deadline));
@@ -185,8 +195,7 @@ fn deadline_stops_an_infinite_loop() {
 
 #[test]
 fn deadline_stops_a_blocked_evaluation() {
-    let e = Engine::builder().timeout(Duration::from_millis(50)).build();
-    e.eval("kept := 5").unwrap();
+    let e = Engine::builder().timeout(TRIP).build();
     let er = err(&e, "Timer sleep: 100000000\n1");
     assert_eq!(er.limit, Some(Limit::Deadline));
     let er = err(
@@ -199,7 +208,11 @@ fn deadline_stops_a_blocked_evaluation() {
         "[Timer sleep: 100000000] on: nil do: [:x | Timer sleep: 100000000]",
     );
     assert_eq!(er.limit, Some(Limit::Deadline));
-    // The bindings survive and the engine goes on.
+    // The bindings survive a blocked evaluation's deadline and the engine goes on.
+    let e = Engine::builder().timeout(ROOMY).build();
+    e.eval("kept := 5").unwrap();
+    let er = err(&e, "Timer sleep: 100000000\n1");
+    assert_eq!(er.limit, Some(Limit::Deadline));
     assert_eq!(int(&e, "kept + 1"), 6);
     e.eval("Transcript showCr: \"after\"").unwrap();
     assert_eq!(e.take_output(), "after\n");
@@ -226,7 +239,7 @@ fn actors_run_under_the_limits_too() {
         Some("reduction_limit")
     );
     // Under a deadline the waiting evaluation ends, and so does the actor's message.
-    let e = Engine::builder().timeout(Duration::from_millis(50)).build();
+    let e = Engine::builder().timeout(ROOMY).build();
     e.eval(spinner).unwrap();
     e.eval("s := Spinner spawn").unwrap();
     let er = err(&e, "s spin");

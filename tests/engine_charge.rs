@@ -131,20 +131,23 @@ fn regex_and_binary_work_over_huge_inputs_is_charged() {
 
 #[test]
 fn actors_inside_huge_primitives_do_not_starve_others() {
-    // Fairness without a clock: two actors (as many as the runtime has workers) each run one
-    // huge `asList` and count themselves done afterwards. The main program sleeps so both
-    // start, then must get a worker back — and an answer from a third actor — while both
-    // are still inside their primitive: the done count is 0. Without charging, neither
-    // would yield before its List was built and the count would be at least 1.
+    // Fairness without a clock: two actors (as many as the runtime has workers) each count
+    // themselves started, run one huge `asList` and count themselves done afterwards. The
+    // main program waits until both have started, then must get a worker back — and an
+    // answer from a third actor — while both are still inside their primitive: the done
+    // count is 0. Without charging, neither would yield before its List was built and the
+    // count would be at least 1.
     let e = Engine::builder().build();
     e.eval(
-        "Actor subclass: Bulk\n  big => (1 to: 20000000) asList size. (AtomicCounter named: #bulkDone) increment\n  ping => #pong\n",
+        "Actor subclass: Bulk\n  big => (AtomicCounter named: #bulkStarted) increment. (1 to: 20000000) asList size. (AtomicCounter named: #bulkDone) increment\n  ping => #pong\n",
     )
     .unwrap();
-    e.eval("done := AtomicCounter new: #bulkDone").unwrap();
+    e.eval("done := AtomicCounter new: #bulkDone\nstarted := AtomicCounter new: #bulkStarted")
+        .unwrap();
     e.eval("a := Bulk spawn\nb := Bulk spawn\np := Bulk spawn")
         .unwrap();
-    e.eval("a big!\nb big!\nTimer sleep: 100").unwrap();
+    e.eval("a big!\nb big!\n[started value < 2] whileTrue: [Timer sleep: 1]")
+        .unwrap();
     assert_eq!(e.eval("p ping").unwrap().as_text(), Some("pong"));
     assert_eq!(int(&e, "done value"), 0);
 }

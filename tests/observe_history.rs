@@ -4,44 +4,18 @@
 
 use std::sync::Arc;
 
+use bt::runtime::snapshot::default_snapshot;
 use bt::runtime::snapshot::diff::{diff, to_json};
-use bt::runtime::snapshot::{default_snapshot, SnapOptions};
 use bt::runtime::supervisor::Strategy;
 use bt::runtime::supervisor::{
-    ChildSpec, RestartKind, RestartType, StartFn, SupHandle, Supervision, SupervisorSpec,
+    ChildSpec, RestartKind, RestartType, SupHandle, Supervision, SupervisorSpec,
 };
-use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout};
+use bt::runtime::{Cx, ExitReason, ProcRef, Timeout};
 use bt::value::{Sym, Value};
 
-fn rt() -> Runtime {
-    Runtime::new(Config {
-        workers: 2,
-        manual_clock: true,
-        log: Arc::new(|_: &str| {}),
-        ..Config::default()
-    })
-    .unwrap()
-}
-
-fn worker(class: &'static str) -> StartFn {
-    Arc::new(move |cx: &mut Cx<'_>, _a: &Value| {
-        let opts = SpawnOpts {
-            info: Value::sym(class),
-            ..SpawnOpts::default()
-        };
-        Ok(cx
-            .rt()
-            .spawn_opts(
-                Box::new(handler(|_cx: &mut Cx<'_>, _m: Message| Ok(Value::Nil))),
-                opts,
-            )
-            .unwrap())
-    })
-}
-
-fn child(class: &'static str, r: RestartType) -> ChildSpec {
-    ChildSpec::worker(class, Value::sym(class), worker(class)).with_restart(r)
-}
+#[path = "common/rt.rs"]
+mod rt;
+use rt::{child, quiet, quiet_runtime as rt};
 
 /// App (oneForOne): Logger (permanent, `logger`), Workers (oneForAll: A, B permanent, C
 /// temporary), Once (temporary).
@@ -69,13 +43,6 @@ fn app(sup: &Supervision, cx: &mut Cx<'_>, history: usize) -> SupHandle {
     .with_history_limit(history);
     sup.supervise(cx, Arc::new(spec), Some(Sym::new("App")))
         .unwrap()
-}
-
-fn quiet() -> SnapOptions {
-    SnapOptions {
-        warn: Arc::new(|_: &str| {}),
-        ..SnapOptions::default()
-    }
 }
 
 fn id(h: &SupHandle, name: &str) -> ProcRef {

@@ -6,32 +6,22 @@
 //! Each case runs the `bt` binary as a child process, so a native stack overflow fails the
 //! case instead of killing the test harness.
 
-use std::process::Command;
+use std::time::Duration;
+
+#[path = "common/bt_run.rs"]
+mod bt_run;
 
 const N: usize = 1_000_000;
 
 /// Runs `src` as a script and answers (exit code or signal description, stdout, stderr).
 fn run_bt(src: &str) -> (String, String, String) {
-    let dir = std::env::temp_dir().join(format!("bt-rely-deep-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("case{:x}.bt", fxhash(src)));
-    std::fs::write(&path, src).expect("write script");
-    let out = Command::new(env!("CARGO_BIN_EXE_bt"))
-        .arg("run")
-        .arg(&path)
-        .output()
-        .expect("run bt");
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_dir(&dir);
-    let status = match out.status.code() {
+    let name = format!("case{:x}", fxhash(src));
+    let r = bt_run::bt_script("rely-deep", &["run"], &name, src, Duration::from_secs(300));
+    let status = match r.code() {
         Some(c) => format!("exit {c}"),
-        None => format!("signal ({:?})", out.status),
+        None => format!("signal ({:?})", r.status),
     };
-    (
-        status,
-        String::from_utf8_lossy(&out.stdout).into_owned(),
-        String::from_utf8_lossy(&out.stderr).into_owned(),
-    )
+    (status, r.stdout, r.stderr)
 }
 
 fn fxhash(s: &str) -> u64 {

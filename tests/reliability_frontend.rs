@@ -7,55 +7,17 @@
 //! Timing is `bench/frontend_scaling.rs`'s job; the deadline here only turns a hang into a
 //! failure.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+#[path = "common/bt_run.rs"]
+mod bt_run;
 
 use bt::diagnostic::{line_col, LineIndex, MAX_RENDERED};
 
 /// Runs `bt ARGS FILE` on `src` with a generous deadline; answers (exit code, stdout, stderr).
 fn bt_on(args: &[&str], name: &str, src: &str) -> (i32, String, String) {
-    let dir = std::env::temp_dir().join(format!("bt-rely-fe-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("{name}.bt"));
-    std::fs::write(&path, src).expect("write source");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
-        .args(args)
-        .arg(&path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn bt");
-    let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    let deadline = Instant::now() + Duration::from_secs(300);
-    let status = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(&dir);
-            panic!("bt {args:?} on {name} did not finish in 300 s");
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let _ = std::fs::remove_dir_all(&dir);
-    (
-        status.code().unwrap_or(-1),
-        t_out.join().unwrap(),
-        t_err.join().unwrap(),
-    )
+    let r = bt_run::bt_script("rely-fe", args, name, src, Duration::from_secs(300));
+    (r.code().unwrap_or(-1), r.stdout, r.stderr)
 }
 
 fn error_headers(stderr: &str) -> usize {

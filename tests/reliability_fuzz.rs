@@ -14,21 +14,9 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-}
+#[path = "common/rng.rs"]
+mod rng;
+use rng::Rng;
 
 fn secs(default: u64) -> Duration {
     Duration::from_secs(
@@ -167,10 +155,14 @@ fn checker_never_panics_on_mutated_programs() {
 }
 
 /// Runs one program; answers the exit code, or None when it had to be killed at the deadline.
+/// Its temp directory is the mutant's own (removed with it): a mutated example that skips its
+/// clean-up (examples/config.bt makes a directory under `File tempDirectory`) leaves nothing.
 fn run_child(path: &std::path::Path) -> Result<Option<i32>, String> {
+    let tmp = path.parent().unwrap_or(std::path::Path::new("."));
     let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
         .arg("run")
         .arg(path)
+        .env("TMPDIR", tmp)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

@@ -3,54 +3,15 @@
 //!
 //! Runs the `bt` binary as a child process; deadlines only turn a hang into a failure.
 
-use std::io::Read;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Runs `src`; answers (exit code, stdout, stderr, seconds taken) or panics after `limit`.
-fn run_script(name: &str, src: &str, limit: Duration) -> (Option<i32>, String, String, f64) {
-    let dir = std::env::temp_dir().join(format!("bt-rely-rt-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("{name}.bt"));
-    std::fs::write(&path, src).expect("write");
-    let start = Instant::now();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
-        .arg("run")
-        .arg(&path)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn bt");
-    let (mut so, mut se) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
-    let t_out = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = so.read_to_string(&mut s);
-        s
-    });
-    let t_err = std::thread::spawn(move || {
-        let mut s = String::new();
-        let _ = se.read_to_string(&mut s);
-        s
-    });
-    let code = loop {
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st.code();
-        }
-        if start.elapsed() > limit {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(&dir);
-            panic!(
-                "{name}: bt did not exit within {limit:?}\nstdout:\n{}\nstderr:\n{}",
-                t_out.join().unwrap(),
-                t_err.join().unwrap()
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
-    };
-    let secs = start.elapsed().as_secs_f64();
-    let _ = std::fs::remove_dir_all(&dir);
-    (code, t_out.join().unwrap(), t_err.join().unwrap(), secs)
+#[path = "common/bt_run.rs"]
+mod bt_run;
+
+/// Runs `src`; answers (exit code, stdout, stderr) or panics after `limit`.
+fn run_script(name: &str, src: &str, limit: Duration) -> (Option<i32>, String, String) {
+    let r = bt_run::bt_script("rely-rt", &["run"], name, src, limit);
+    (r.code(), r.stdout, r.stderr)
 }
 
 /// An actor that reports it started, then spends minutes in one bignum conversion (a single
@@ -74,7 +35,7 @@ fn program_exit_does_not_wait_for_an_actor_inside_a_long_primitive() {
         wait_started()
     );
     // Before the fix the exit joined the worker thread: minutes.
-    let (code, out, err, _) = run_script("exit", &src, Duration::from_secs(30));
+    let (code, out, err) = run_script("exit", &src, Duration::from_secs(30));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "exiting\n");
 }
@@ -86,7 +47,7 @@ fn the_script_ending_does_not_wait_for_an_actor_inside_a_long_primitive() {
          Transcript showCr: \"done\"\n",
         wait_started()
     );
-    let (code, out, err, _) = run_script("end", &src, Duration::from_secs(30));
+    let (code, out, err) = run_script("end", &src, Duration::from_secs(30));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "done\n");
 }
@@ -114,7 +75,7 @@ Transcript showCr: "queued"
 gate increment
 Transcript showCr: a n printString
 "#;
-    let (code, out, err, _) = run_script("perform", src, Duration::from_secs(60));
+    let (code, out, err) = run_script("perform", src, Duration::from_secs(60));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "queued\n11\n");
 }
@@ -160,7 +121,7 @@ gate increment
 Transcript showCr: s n printString
 app stop
 "#;
-    let (code, out, err, _) = run_script("mailbox", src, Duration::from_secs(60));
+    let (code, out, err) = run_script("mailbox", src, Duration::from_secs(60));
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "100\n900\ntrue\n0\n100\n");
 }

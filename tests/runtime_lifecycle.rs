@@ -8,39 +8,18 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use bt::runtime::{
-    handler, Behaviour, CallError, Config, Cx, ExitReason, JoinError, Message, NameError, ProcRef,
+    handler, Behaviour, CallError, Cx, ExitReason, JoinError, Message, NameError, ProcRef,
     ProcStatus, Runtime, Signal, SpawnOpts, Timeout,
 };
 use bt::value::{Sym, Value};
 
-fn runtime(workers: usize) -> Runtime {
-    Runtime::new(Config {
-        workers,
-        manual_clock: true,
-        ..Config::default()
-    })
-    .unwrap()
-}
-
-fn wait_until(what: &str, f: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "timed out waiting for {what}"
-        );
-        std::thread::yield_now();
-    }
-}
-
-fn msg(sel: &str, args: Vec<Value>) -> Message {
-    Message::named(sel, args)
-}
+#[path = "common/rt.rs"]
+mod rt;
+use rt::{manual_runtime as runtime, msg, wait_until};
 
 type Log = Arc<Mutex<Vec<String>>>;
 

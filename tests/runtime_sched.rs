@@ -7,7 +7,6 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use bt::runtime::{
     handler, Behaviour, CallError, Config, Cx, ExitReason, JoinError, Message, ProcStatus, Runtime,
@@ -15,30 +14,9 @@ use bt::runtime::{
 };
 use bt::value::Value;
 
-fn runtime(workers: usize) -> Runtime {
-    Runtime::new(Config {
-        workers,
-        manual_clock: true,
-        ..Config::default()
-    })
-    .unwrap()
-}
-
-/// Spins until `f` holds (bounded so a bug fails instead of hanging).
-fn wait_until(what: &str, f: impl Fn() -> bool) {
-    let start = Instant::now();
-    while !f() {
-        assert!(
-            start.elapsed() < Duration::from_secs(120),
-            "timed out waiting for {what}"
-        );
-        std::thread::yield_now();
-    }
-}
-
-fn msg(sel: &str, args: Vec<Value>) -> Message {
-    Message::named(sel, args)
-}
+#[path = "common/rt.rs"]
+mod rt;
+use rt::{manual_runtime as runtime, msg, wait_until};
 
 fn int(v: &Value) -> i64 {
     v.as_int().expect("an Integer")

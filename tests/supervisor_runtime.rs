@@ -14,16 +14,6 @@ use bt::runtime::supervisor::{
 use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, Timeout};
 use bt::value::{Sym, Value};
 
-fn rt() -> Runtime {
-    Runtime::new(Config {
-        workers: 2,
-        manual_clock: true,
-        log: Arc::new(|_: &str| {}),
-        ..Config::default()
-    })
-    .unwrap()
-}
-
 /// A worker that answers `ping` with `#pong`.
 fn worker() -> StartFn {
     Arc::new(|cx: &mut Cx<'_>, _args: &Value| {
@@ -58,6 +48,10 @@ fn until(cx: &mut Cx<'_>, mut f: impl FnMut() -> bool) {
 }
 
 use RestartType::{Permanent, Temporary, Transient};
+
+#[path = "common/rt.rs"]
+mod rt;
+use rt::quiet_runtime as rt;
 
 #[test]
 fn one_for_one_restarts_only_the_crashed_child() {

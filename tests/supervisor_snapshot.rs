@@ -13,39 +13,12 @@ use bt::runtime::snapshot::{
 use bt::runtime::supervisor::{
     await_exit, ChildSpec, RestartType, StartFn, SupHandle, Supervision, SupervisorSpec,
 };
-use bt::runtime::{handler, Config, Cx, ExitReason, Message, ProcRef, Runtime, SpawnOpts, Timeout};
+use bt::runtime::{handler, Config, Cx, ExitReason, Message, Runtime, SpawnOpts, Timeout};
 use bt::value::{Sym, Value};
 
-fn rt() -> Runtime {
-    Runtime::new(Config {
-        workers: 2,
-        manual_clock: true,
-        log: Arc::new(|_: &str| {}),
-        ..Config::default()
-    })
-    .unwrap()
-}
-
-fn spawn_worker(cx: &mut Cx<'_>, class: &str) -> ProcRef {
-    let opts = SpawnOpts {
-        info: Value::sym(class),
-        ..SpawnOpts::default()
-    };
-    cx.rt()
-        .spawn_opts(
-            Box::new(handler(|_cx: &mut Cx<'_>, _m: Message| Ok(Value::Nil))),
-            opts,
-        )
-        .unwrap()
-}
-
-fn worker(class: &'static str) -> StartFn {
-    Arc::new(move |cx: &mut Cx<'_>, _a: &Value| Ok(spawn_worker(cx, class)))
-}
-
-fn child(class: &'static str, r: RestartType) -> ChildSpec {
-    ChildSpec::worker(class, Value::sym(class), worker(class)).with_restart(r)
-}
+#[path = "common/rt.rs"]
+mod rt;
+use rt::{child, quiet, quiet_runtime as rt, spawn_worker};
 
 fn app(sup: &Supervision, cx: &mut Cx<'_>) -> SupHandle {
     let pool = SupervisorSpec::dynamic(
@@ -64,13 +37,6 @@ fn app(sup: &Supervision, cx: &mut Cx<'_>) -> SupHandle {
     );
     sup.supervise(cx, Arc::new(spec), Some(Sym::new("App")))
         .unwrap()
-}
-
-fn quiet() -> SnapOptions {
-    SnapOptions {
-        warn: Arc::new(|_: &str| {}),
-        ..SnapOptions::default()
-    }
 }
 
 fn pids(s: &Snapshot) -> Vec<String> {

@@ -13,8 +13,8 @@ use std::path::Path;
 
 // Moved down a layer (the interpreter and the test runner need them); re-exported here for the
 // CLI and for one session of branches that name them here.
-pub(crate) use crate::check::manifest::manifest_dir;
-pub(crate) use crate::interp::checker::standard_checker;
+use crate::check::manifest::manifest_dir;
+use crate::interp::checker::standard_checker;
 
 /// Options of `bt check`.
 #[derive(Clone, Debug)]

@@ -207,7 +207,7 @@ pub(crate) fn library() -> &'static BTreeMap<String, ClassDoc> {
             }
         }
         // Superclasses of the classes only the run time declares (Object, Boolean, Actor …).
-        let vm = crate::interp::Vm::new(crate::interp::VmOptions::default());
+        let vm = crate::interp::Interpreter::new(crate::interp::InterpreterOptions::default());
         for c in vm.prog.all_classes() {
             let name = c.name.as_str().to_string();
             if name.starts_with("__") {

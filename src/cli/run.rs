@@ -1,5 +1,6 @@
 //! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
-//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR] [--name NAME@HOST | --sname NAME]
+//! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR [--observe-tls CONFIG]]
+//! [--name NAME@HOST | --sname NAME]
 //! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
 //! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1, 8.12).
 //!
@@ -49,6 +50,9 @@ pub(crate) struct RunArgs {
     /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
     #[arg(long, value_name = "ADDR")]
     pub(crate) observe: Option<String>,
+    /// Serve --observe over HTTPS with the certificate in CONFIG (any address, not only loopback)
+    #[arg(long, value_name = "CONFIG", requires = "observe")]
+    pub(crate) observe_tls: Option<String>,
     /// Run as a distribution node named NAME@HOST
     #[arg(long, value_name = "NAME@HOST", value_parser = node_name)]
     pub(crate) name: Option<String>,
@@ -273,9 +277,22 @@ pub(crate) fn run_with(
             let source =
                 std::sync::Arc::new(crate::observe::SupervisionSource::new(vm.supervision()));
             let cfg = crate::observe::ObserveConfig::default();
-            match crate::observe::ObserveServer::start(addr, source, cfg) {
+            let tls = match o
+                .observe_tls
+                .as_deref()
+                .map(|p| crate::observe::ObserveTls::load(std::path::Path::new(p)))
+            {
+                None => None,
+                Some(Ok(t)) => Some(t),
+                Some(Err(e)) => {
+                    let _ = writeln!(err, "bt run: {e}");
+                    return 2;
+                }
+            };
+            let scheme = if tls.is_some() { "https" } else { "http" };
+            match crate::observe::ObserveServer::start_with(addr, source, cfg, tls) {
                 Ok(s) => {
-                    eprintln!("observing on http://{}/", s.local_addr());
+                    eprintln!("observing on {scheme}://{}/", s.local_addr());
                     Some(s)
                 }
                 Err(e) => {

@@ -39,7 +39,8 @@ Object subclass: Maker
   class twice => [:x | x * 2]
 "#;
 
-fn vm_with(src: &str) -> Interpreter {
+/// An interpreter with `src` loaded (no warnings, no errors) and its output dropped.
+pub(super) fn vm_with(src: &str) -> Interpreter {
     let vm = Interpreter::new(InterpreterOptions::default());
     vm.set_output(Box::new(|_| {}));
     let rep = vm.load_unit(&[("fixture.bt".to_string(), src.to_string())]);
@@ -500,10 +501,10 @@ fn envelopes_of_builtin_natives_are_refused() {
     assert_eq!(vm.display(&n), "Node(x)");
 }
 
-/// xorshift64*: deterministic, no dependency.
-struct Rng(u64);
+/// xorshift64*: deterministic, no dependency (the codec fuzz loops share it).
+pub(super) struct Rng(pub(super) u64);
 impl Rng {
-    fn next(&mut self) -> u64 {
+    pub(super) fn next(&mut self) -> u64 {
         self.0 ^= self.0 >> 12;
         self.0 ^= self.0 << 25;
         self.0 ^= self.0 >> 27;

@@ -6,23 +6,17 @@ use eetf::Term;
 
 use super::etf::{self, from_term, term_bytes, to_term, MAX_PEER_ATOMS};
 use super::etf_check;
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Sym, Value};
-use crate::interp::{Vm, VmOptions};
+use super::tests::{vm_with, Rng};
+use crate::interp::Interpreter;
+use crate::value::order::strict_eq;
+use crate::value::{Sym, Value};
 
-fn vm() -> Vm {
-    let vm = Vm::new(VmOptions::default());
-    vm.set_output(Box::new(|_| {}));
-    let rep = vm.load_unit(&[(
-        "fixture.bt".to_string(),
-        "Value subclass: Point\n  field: x = 0\n  field: y = 0\n".to_string(),
-    )]);
-    assert!(rep.error.is_none() && rep.warnings.is_empty());
-    vm
+fn vm() -> Interpreter {
+    vm_with("Value subclass: Point\n  field: x = 0\n  field: y = 0\n")
 }
 
 /// `v` → term → bytes → checked decode → value, in the main process.
-fn round_trip(vm: &Vm, src: &str) -> (Value, Value) {
+fn round_trip(vm: &Interpreter, src: &str) -> (Value, Value) {
     let v = vm
         .eval("t", src)
         .unwrap_or_else(|e| panic!("{src}: {}", e.message()));
@@ -135,16 +129,6 @@ fn peer_atoms_are_capped() {
     let grown = Sym::interned() - before;
     assert!(grown <= MAX_PEER_ATOMS, "{grown}");
     assert_eq!(last, "'peer_atom_9999_zq'");
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
 }
 
 /// Random bytes and damaged valid terms: the checked decoder answers Ok or Err, never

@@ -137,13 +137,8 @@ fn structs_become_symbol_keyed_dictionaries() {
 
 #[test]
 fn value_instances_read_as_structs() {
-    let vm = Interpreter::new(InterpreterOptions::default());
-    vm.set_output(Box::new(|_| {}));
-    let rep = vm.load_unit(&[(
-        "f.bt".into(),
-        "Value subclass: Db\n  field: host = \"x\"\n  field: pool = 2\n".into(),
-    )]);
-    assert!(rep.error.is_none() && rep.warnings.is_empty());
+    let vm =
+        super::tests::vm_with("Value subclass: Db\n  field: host = \"x\"\n  field: pool = 2\n");
     let v = vm.eval("t", "#(Db new, Db new withPool: 9)").expect("eval");
     let dbs: Vec<Db> = to_rust(&v).expect("to_rust");
     assert_eq!(

@@ -25,9 +25,9 @@ use erl_dist::term::PidOrAtom;
 
 use super::handshake::Stream;
 use super::net::{self, mpsc, oneshot, AsyncReadExt, AsyncWriteExt};
-use super::node::{node_err, Inner, Once};
+use super::node::{node_err, Inner, Once, Peer};
 use crate::codec::etf_check;
-use crate::interp::prims::actor_node::{CallReply, NodeError, Target};
+use crate::interp::prims::actor_node::{CallReply, Inbound, NodeError, Target};
 
 /// Longest frame accepted from a peer (an 8 MiB message and then some).
 pub const MAX_FRAME: usize = 64 << 20;
@@ -375,29 +375,43 @@ fn monitor(inner: &Arc<Inner>, peer: &str, from: Pid, to: PidOrAtom, reference: 
         inner.send_to(peer, frame(m));
         return;
     };
-    let weak: Weak<Inner> = Arc::downgrade(inner);
-    let peer_s = peer.to_string();
     let k2 = key.clone();
-    let id = ib.watch(
+    let id = watch_for_peer(
+        inner,
+        &*ib,
+        peer,
         number,
-        Box::new(move |reason| {
-            let Some(inner) = weak.upgrade() else { return };
-            let live = inner
-                .state
-                .lock()
-                .peers
-                .get_mut(&peer_s)
-                .and_then(|p| p.watches.remove(&k2))
-                .is_some();
-            if live {
-                let m = Message::monitor_p_exit(to, from, reference, reason);
-                inner.send_to(&peer_s, frame(m));
-            }
-        }),
+        move |p| p.watches.remove(&k2).is_some(),
+        move |reason| Message::monitor_p_exit(to, from, reference, reason),
     );
     if let Some(p) = inner.state.lock().peers.get_mut(peer) {
         p.watches.insert(key, id);
     }
+}
+
+/// Watches local process `number` for `peer` (a monitor or a link it holds here): when the
+/// process ends, `take` removes the peer's record of the watch and, if it was still there
+/// (not demonitored, unlinked or dropped with the connection), the peer gets `notice(reason)`.
+fn watch_for_peer(
+    inner: &Arc<Inner>,
+    ib: &dyn Inbound,
+    peer: &str,
+    number: u64,
+    take: impl FnOnce(&mut Peer) -> bool + Send + 'static,
+    notice: impl FnOnce(Term) -> Message + Send + 'static,
+) -> u64 {
+    let weak: Weak<Inner> = Arc::downgrade(inner);
+    let peer_s = peer.to_string();
+    ib.watch(
+        number,
+        Box::new(move |reason| {
+            let Some(inner) = weak.upgrade() else { return };
+            let live = inner.state.lock().peers.get_mut(&peer_s).is_some_and(take);
+            if live {
+                inner.send_to(&peer_s, frame(notice(reason)));
+            }
+        }),
+    )
 }
 
 fn pid_key(p: &Pid) -> Vec<u8> {
@@ -410,24 +424,14 @@ fn link(inner: &Arc<Inner>, peer: &str, from: Pid, to: Pid) {
         return;
     };
     let key = (pid_key(&from), number);
-    let weak: Weak<Inner> = Arc::downgrade(inner);
-    let peer_s = peer.to_string();
     let k2 = key.clone();
-    let id = ib.watch(
+    let id = watch_for_peer(
+        inner,
+        &*ib,
+        peer,
         number,
-        Box::new(move |reason| {
-            let Some(inner) = weak.upgrade() else { return };
-            let live = inner
-                .state
-                .lock()
-                .peers
-                .get_mut(&peer_s)
-                .and_then(|p| p.links.remove(&k2))
-                .is_some();
-            if live {
-                inner.send_to(&peer_s, frame(Message::exit(to, from, reason)));
-            }
-        }),
+        move |p| p.links.remove(&k2).is_some(),
+        move |reason| Message::exit(to, from, reason),
     );
     if let Some(p) = inner.state.lock().peers.get_mut(peer) {
         p.links.insert(key, id);

@@ -2,7 +2,8 @@
 //! with `erl -proto_dist inet_tls -ssl_dist_optfile FILE`.
 //!
 //! CONFIG is a small text file of `key = value` lines (`#` starts a comment), named after
-//! the `ssl_dist_optfile` options it mirrors:
+//! the `ssl_dist_optfile` options it mirrors (read by `crate::base::tls_files`, which
+//! `--observe-tls` shares; `cacertfile` is required here):
 //!
 //! ```text
 //! certfile   = /path/node.pem     # this node's certificate chain (PEM)
@@ -15,15 +16,15 @@
 //! acceptor requires a client certificate, the initiator checks the server's certificate
 //! against the host part of the node name (a DNS name or an IP address in its SANs).
 
-use std::io::BufReader;
 use std::path::Path;
 use std::sync::Arc;
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
+use rustls::pki_types::{CertificateDer, ServerName};
 use rustls::{ClientConfig, RootCertStore, ServerConfig};
 
 use super::handshake::Stream;
 use super::net::TcpStream;
+use crate::base::tls_files::{certs, TlsFiles};
 
 /// A loaded `--dist-tls` configuration.
 pub struct Tls {
@@ -35,64 +36,18 @@ fn provider() -> Arc<rustls::crypto::CryptoProvider> {
     Arc::new(rustls::crypto::ring::default_provider())
 }
 
-fn certs(path: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
-    let v: Result<Vec<_>, _> = rustls_pemfile::certs(&mut BufReader::new(f)).collect();
-    let v = v.map_err(|e| format!("--dist-tls: bad certificate in {path}: {e}"))?;
-    if v.is_empty() {
-        return Err(format!("--dist-tls: no certificate in {path}"));
-    }
-    Ok(v)
-}
-
-fn key(path: &str) -> Result<PrivateKeyDer<'static>, String> {
-    let f =
-        std::fs::File::open(path).map_err(|e| format!("--dist-tls: cannot read {path}: {e}"))?;
-    rustls_pemfile::private_key(&mut BufReader::new(f))
-        .map_err(|e| format!("--dist-tls: bad key in {path}: {e}"))?
-        .ok_or_else(|| format!("--dist-tls: no private key in {path}"))
-}
-
 impl Tls {
     /// Reads the configuration file and the files it names.
     pub fn load(path: &Path) -> Result<Tls, String> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("--dist-tls: cannot read {}: {e}", path.display()))?;
-        let (mut cert, mut keyf, mut ca, mut verify) = (None, None, None, true);
-        for (i, line) in text.lines().enumerate() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            let Some((k, v)) = line.split_once('=') else {
-                return Err(format!(
-                    "--dist-tls: {}:{}: expected key = value",
-                    path.display(),
-                    i + 1
-                ));
-            };
-            let v = v.trim().to_string();
-            match k.trim() {
-                "certfile" => cert = Some(v),
-                "keyfile" => keyf = Some(v),
-                "cacertfile" => ca = Some(v),
-                "verify" => verify = v != "verify_none",
-                other => {
-                    return Err(format!(
-                        "--dist-tls: {}:{}: unknown key '{other}'",
-                        path.display(),
-                        i + 1
-                    ))
-                }
-            }
-        }
-        let cert = cert.ok_or("--dist-tls: certfile is missing")?;
-        let keyf = keyf.unwrap_or_else(|| cert.clone());
-        let ca = ca.ok_or("--dist-tls: cacertfile is missing")?;
-        let chain = certs(&cert)?;
+        let files = TlsFiles::read("--dist-tls", path)?;
+        let verify = files.verify;
+        let ca = files
+            .cacertfile
+            .clone()
+            .ok_or("--dist-tls: cacertfile is missing")?;
+        let chain = files.chain()?;
         let mut roots = RootCertStore::empty();
-        for c in certs(&ca)? {
+        for c in certs("--dist-tls", &ca)? {
             roots
                 .add(c)
                 .map_err(|e| format!("--dist-tls: bad CA certificate in {ca}: {e}"))?;
@@ -114,7 +69,7 @@ impl Tls {
             server_b.with_no_client_auth()
         };
         let server = server_b
-            .with_single_cert(chain.clone(), key(&keyf)?)
+            .with_single_cert(chain.clone(), files.key()?)
             .map_err(|e| format!("--dist-tls: {e}"))?;
         let client_b = ClientConfig::builder_with_provider(p)
             .with_safe_default_protocol_versions()
@@ -127,7 +82,7 @@ impl Tls {
                 .with_custom_certificate_verifier(Arc::new(NoVerify(provider())))
         };
         let client = client_b
-            .with_client_auth_cert(chain, key(&keyf)?)
+            .with_client_auth_cert(chain, files.key()?)
             .map_err(|e| format!("--dist-tls: {e}"))?;
         Ok(Tls {
             client: tokio_rustls::TlsConnector::from(Arc::new(client)),

@@ -9,7 +9,7 @@
 //! outstanding, so they cannot grow a mailbox without bound).
 
 use crate::interp::eval::{Ctx, Unwind};
-use crate::interp::value::{ClassRef, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 /// The mailbox limit declared by `cls` (0: unlimited).
 pub fn of_class(ctx: &mut Ctx, cls: &ClassRef) -> Result<usize, Unwind> {

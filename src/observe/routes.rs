@@ -86,10 +86,22 @@ pub fn route(
     bound: SocketAddr,
     max_roots: usize,
 ) -> Reply {
+    route_checked(method, path, query, host_ok(host, bound), max_roots)
+}
+
+/// [`route`] with the Host check already decided (`host_ok`: the server over TLS also
+/// accepts the names its certificate is valid for, `crate::observe::tls`).
+pub fn route_checked(
+    method: &str,
+    path: &str,
+    query: Option<&str>,
+    host_ok: bool,
+    max_roots: usize,
+) -> Reply {
     if method != "GET" {
         return Reply::error(405, "only GET is served");
     }
-    if !host_ok(host, bound) {
+    if !host_ok {
         return Reply::error(421, "the Host header does not name this server");
     }
     match path {

@@ -2,8 +2,9 @@
 //! thread, snapshots on at most [`ObserveConfig::max_snapshots`] blocking threads).
 //!
 //! Every connection is its own task, so a slow or idle client never holds up another. Limits:
-//! loopback addresses only (no TLS yet), at most `max_connections` connections (the next
-//! ones get `503` and are closed), one request per connection (no keep-alive), the request
+//! loopback addresses only unless TLS is configured ([`crate::observe::tls`]; the TLS
+//! handshake must finish within `header_timeout`), at most `max_connections` connections (the
+//! next ones get `503` and are closed; over TLS they are just closed), one request per connection (no keep-alive), the request
 //! head within `header_timeout` and `max_head_bytes` (hyper answers `431` past it), a
 //! deadline for the whole exchange, bounded event streams. Bodies are never read. Nothing is
 //! served from disk: the page is compiled in ([`crate::observe::page`]).
@@ -26,6 +27,7 @@ use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{mpsc, Semaphore};
 
 use crate::observe::routes::{self, Reply};
+use crate::observe::tls::ObserveTls;
 use crate::observe::{ObserveConfig, TreeSource};
 use crate::runtime::snapshot::json::to_json_page;
 use crate::runtime::snapshot::Snapshot;
@@ -37,11 +39,23 @@ pub struct ObserveServer {
 }
 
 impl ObserveServer {
-    /// Binds `addr` (a loopback address; port 0 picks a free one) and serves `source`.
+    /// Binds `addr` (a loopback address; port 0 picks a free one) and serves `source` over
+    /// plain HTTP.
     pub fn start(
         addr: &str,
         source: Arc<dyn TreeSource>,
         cfg: ObserveConfig,
+    ) -> std::io::Result<ObserveServer> {
+        Self::start_with(addr, source, cfg, None)
+    }
+
+    /// Binds `addr` and serves `source`: over HTTPS with `tls` (any address), else over plain
+    /// HTTP on a loopback address only.
+    pub fn start_with(
+        addr: &str,
+        source: Arc<dyn TreeSource>,
+        cfg: ObserveConfig,
+        tls: Option<ObserveTls>,
     ) -> std::io::Result<ObserveServer> {
         let rt = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(1)
@@ -52,11 +66,11 @@ impl ObserveServer {
             .build()?;
         let std_listener = std::net::TcpListener::bind(addr)?;
         let local = std_listener.local_addr()?;
-        if !local.ip().is_loopback() {
+        if tls.is_none() && !local.ip().is_loopback() {
             return Err(std::io::Error::new(
                 std::io::ErrorKind::PermissionDenied,
                 format!(
-                    "--observe serves only on a loopback address (no TLS is configured), not {local}"
+                    "--observe serves only on a loopback address without TLS (add --observe-tls CONFIG), not {local}"
                 ),
             ));
         }
@@ -73,6 +87,7 @@ impl ObserveServer {
             turned_away: Arc::new(Semaphore::new(64)),
             cfg,
             bound: local,
+            tls,
         });
         rt.spawn(accept_loop(listener, shared));
         Ok(ObserveServer {
@@ -105,6 +120,8 @@ struct Shared {
     snaps: Arc<Semaphore>,
     /// Connections being turned away with a 503 (past it they are just closed).
     turned_away: Arc<Semaphore>,
+    /// HTTPS: every connection starts with a TLS handshake.
+    tls: Option<ObserveTls>,
 }
 
 impl Shared {
@@ -130,10 +147,21 @@ async fn accept_loop(listener: TcpListener, sh: Arc<Shared>) {
             Ok(permit) => {
                 let sh = sh.clone();
                 tokio::spawn(async move {
-                    serve(stream, sh).await;
+                    match sh.tls.clone() {
+                        None => serve(stream, sh).await,
+                        Some(tls) => {
+                            let hs = tls.acceptor.accept(stream);
+                            if let Ok(Ok(s)) = tokio::time::timeout(sh.cfg.header_timeout, hs).await
+                            {
+                                serve(s, sh).await;
+                            }
+                        }
+                    }
                     drop(permit);
                 });
             }
+            // Over TLS a plain-text 503 would be noise to the client: just close.
+            Err(_) if sh.tls.is_some() => drop(stream),
             Err(_) => {
                 if let Ok(p) = sh.turned_away.clone().try_acquire_owned() {
                     tokio::spawn(async move {
@@ -173,7 +201,10 @@ async fn busy(mut stream: TcpStream) {
     .await;
 }
 
-async fn serve(stream: TcpStream, sh: Arc<Shared>) {
+async fn serve<S>(stream: S, sh: Arc<Shared>)
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let streaming = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let mut builder = http1::Builder::new();
     builder
@@ -236,12 +267,16 @@ async fn respond(
     streaming: Arc<std::sync::atomic::AtomicBool>,
 ) -> Resp {
     let host = req.headers().get(HOST).and_then(|h| h.to_str().ok());
-    let reply = routes::route(
+    let host_ok = routes::host_ok(host, sh.bound)
+        || sh
+            .tls
+            .as_ref()
+            .is_some_and(|t| t.host_ok(host, sh.bound.port()));
+    let reply = routes::route_checked(
         req.method().as_str(),
         req.uri().path(),
         req.uri().query(),
-        host,
-        sh.bound,
+        host_ok,
         sh.cfg.max_roots,
     );
     match reply {

@@ -2,7 +2,7 @@
 //! spec name and exception class. User code raises any kind it likes
 //! (`Exception signalKind: #my_kind …`): those are [`ErrorKind::Other`].
 
-use crate::interp::value::Sym;
+use crate::value::Sym;
 
 /// The exception class a kind maps to (5.10 table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -118,15 +118,10 @@ const PRECHECK_REDUCTIONS: usize = (1 << 20) >> CHARGE_SHIFT;
 
 /// Units for appending `args` (Strings) to `acc` in place: the appended bytes, plus a copy
 /// of `acc` when it is shared (the append copies it first).
-pub fn append_units(
-    acc: &crate::interp::value::Value,
-    args: &[crate::interp::value::Value],
-) -> usize {
+pub fn append_units(acc: &crate::value::Value, args: &[crate::value::Value]) -> usize {
     let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
     let copy = match acc {
-        crate::interp::value::Value::Str(s) if crate::interp::value::Ref::strong_count(s) > 1 => {
-            s.len()
-        }
+        crate::value::Value::Str(s) if crate::value::Ref::strong_count(s) > 1 => s.len(),
         _ => 0,
     };
     extra + copy

@@ -2,22 +2,22 @@
 //! `withTimeout:` proxies, state reflection, Pid, Reference and `Workspace actors`.
 //!
 //! Lifecycle and name selectors run in the caller's process on the handle; `fieldAt:` and
-//! friends run inside the actor (see `interp::actor_send`).
+//! friends run inside the actor (see `interp::actor::send`).
 
-use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
-use crate::interp::actor_behaviour::{
+use crate::interp::actor::behaviour::{
     has_initialize, initialize_message, BtActor, TranscriptActor,
 };
-use crate::interp::actor_handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
-use crate::interp::actor_send::{call_error, handle_for, resolve_name, transfer_in};
-use crate::interp::actor_slots::{nil_slot_error, nil_typed_slot};
+use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
+use crate::interp::actor::send::{call_error, handle_for, resolve_name, transfer_in};
+use crate::interp::actor::slots::{nil_slot_error, nil_typed_slot};
+use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::{class_arg, sym_arg, sym_list};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{CallError, ExitReason, NameError, ProcRef, SpawnOpts, Timeout};
+use crate::value::{ClassRef, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let a = "Actor";
@@ -456,7 +456,7 @@ pub fn spawn_actor(
                 sys.rt.kill(&p);
                 let msg = match &exc_field(&e, F_MESSAGE) {
                     Value::Str(s) => s.to_string(),
-                    _ => crate::interp::actor_send::describe_exception(&e),
+                    _ => crate::interp::actor::send::describe_exception(&e),
                 };
                 return Err(ctx.err(
                     ErrorKind::InstantiationError,

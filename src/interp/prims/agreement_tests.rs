@@ -19,9 +19,9 @@ use crate::check::types::Hierarchy;
 use crate::check::Checker;
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Prims;
-use crate::interp::value::{ClassRef, Sym};
-use crate::interp::{Vm, VmOptions};
+use crate::interp::{Interpreter, InterpreterOptions};
 use crate::syntax::ast::{Item, Member, MethodDecl};
+use crate::value::{ClassRef, Sym};
 
 type Key = (String, bool, String);
 
@@ -102,13 +102,13 @@ fn every_primitive_is_declared_and_every_declaration_is_registered() {
     );
 }
 
-fn vm() -> Vm {
-    Vm::new(VmOptions::default())
+fn vm() -> Interpreter {
+    Interpreter::new(InterpreterOptions::default())
 }
 
 /// Whether the run time finds a method for `sel` on a side of `c` (the class side falls back
 /// to the instance side of `Class`, as sends do).
-fn runtime_understands(vm: &Vm, c: &ClassRef, class_side: bool, sel: Sym) -> bool {
+fn runtime_understands(vm: &Interpreter, c: &ClassRef, class_side: bool, sel: Sym) -> bool {
     if class_side {
         c.lookup_class_side(sel).is_some() || vm.prog.core.class.lookup(sel).is_some()
     } else {

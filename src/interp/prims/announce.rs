@@ -39,18 +39,18 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
+use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::send::{describe_exception, transfer, transfer_in};
 use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
-use crate::interp::actor_handle::{downcast, native};
-use crate::interp::actor_send::{describe_exception, transfer, transfer_in};
-use crate::interp::dict::Dict;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor_node::{node_value, PeerEvents};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::parallel::{spawn_job, Job};
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::{CallError, Timeout};
 use crate::runtime::{Cx, SpawnOpts};
+use crate::value::dict::Dict;
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
@@ -76,7 +76,7 @@ struct Sub {
 impl Sub {
     /// Whether `unsubscribe: x` names this subscription.
     fn subscriber_is(&self, x: &Value) -> bool {
-        use crate::interp::order::strict_eq;
+        use crate::value::order::strict_eq;
         match &self.action {
             Action::Send(_, target) => strict_eq(target, x),
             Action::Block(b) => match (b, x) {

@@ -4,12 +4,12 @@
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{downcast, native, CounterVal};
 use crate::interp::actor::sys_of;
-use crate::interp::actor_handle::{downcast, native, CounterVal};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::sym_arg;
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let c = "AtomicCounter";

@@ -7,7 +7,6 @@ use std::cmp::Ordering;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::order::term_cmp;
 use crate::interp::prims::codec;
 use crate::interp::prims::fault::{
     fault_value, lift, result_error, result_ok, str_arg, Fault, Res,
@@ -17,7 +16,8 @@ use crate::interp::prims::registry::Cost;
 use crate::interp::prims::string::pure::{check_index, iolist_bytes, too_long, MAX_STRING_BYTES};
 use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, part, seq_items};
 use crate::interp::print::binary_string;
-use crate::interp::value::{Ref, Value};
+use crate::value::order::term_cmp;
+use crate::value::{Ref, Value};
 
 /// The receiver's bytes (a Binary receiver is guaranteed by dispatch).
 fn recv(v: &Value) -> Res<&[u8]> {
@@ -106,21 +106,7 @@ fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     Ok(Value::Nil)
 }
 
-fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
-    Ok(Value::bool(ok(compare(r, &a[0]))))
-}
-fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Less)
-}
-fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Greater)
-}
-fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Greater)
-}
-fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Less)
-}
+ordering_prims!();
 
 fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, bytes_from_list("Binary withAll:", &a[0]).map(bin))

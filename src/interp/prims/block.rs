@@ -4,7 +4,7 @@
 use crate::interp::error::is_exception;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::seq_arg;
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let b = "Block";

@@ -3,13 +3,13 @@
 
 use crate::interp::eval::{Ctx, Prims};
 use crate::interp::prims::value_of;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 fn truthy(ctx: &Ctx, v: &Value, sel: &str) -> Result<bool, crate::interp::eval::Unwind> {
     match v {
         Value::True => Ok(true),
         Value::False => Ok(false),
-        other => Err(ctx.dnu_error(other, crate::interp::value::Sym::new(sel))),
+        other => Err(ctx.dnu_error(other, crate::value::Sym::new(sel))),
     }
 }
 

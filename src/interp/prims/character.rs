@@ -7,7 +7,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{lift, Res};
 use crate::interp::prims::number::integer::to_char;
 use crate::interp::prims::number::unary_prim;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// `$a` printString: `$` followed by the character itself (also for control characters).
 pub fn print_char(c: char) -> String {

@@ -4,7 +4,7 @@
 use crate::interp::class::{Builtin, ClassKind};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::value::{ClassRef, Instance, Ref, Value};
+use crate::value::{ClassRef, Instance, Ref, Value};
 
 pub fn register(p: &mut Prims) {
     p.add_class("Object", "new", |ctx, r, _| {

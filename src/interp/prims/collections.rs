@@ -1,6 +1,6 @@
 //! Collection primitives (LANGUAGE.md 9.7, 9.8): List, Array, Dictionary, Set, Bag, Queue,
 //! Tuple, Interval and the lazy Stream, over the persistent `imbl` structures of
-//! [`Value`](crate::interp::value::Value).
+//! [`Value`](crate::value::Value).
 //!
 //! Conventions:
 //! * Every collection is immutable: an "update" answers a new collection. Updates are written
@@ -18,7 +18,7 @@ use std::sync::OnceLock;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::{Key, Ref, Sym, Value};
+use crate::value::{Key, Ref, Sym, Value};
 
 pub mod dict;
 pub mod generic;

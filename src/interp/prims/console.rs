@@ -10,7 +10,7 @@
 use std::io::{BufRead, Write};
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::value::Value;
+use crate::value::Value;
 
 pub fn register(p: &mut Prims) {
     let c = "Console";

@@ -1,10 +1,10 @@
 //! Duration (LANGUAGE.md 9.9): a length of time in whole milliseconds; also the helpers that
 //! read a time argument (Integer ms or Duration) and a call timeout (`#infinity` too).
 
-use crate::interp::actor_handle::{downcast, native, DurationVal};
+use crate::interp::actor::handle::{downcast, native, DurationVal};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::Value;
 use crate::runtime::Timeout;
+use crate::value::Value;
 
 pub fn register(p: &mut Prims) {
     let d = "Duration";

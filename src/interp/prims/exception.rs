@@ -10,7 +10,7 @@ use crate::interp::error::{
 };
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::sym_arg;
-use crate::interp::value::{Instance, Value};
+use crate::value::{Instance, Value};
 
 pub fn register(p: &mut Prims) {
     let e = "Exception";

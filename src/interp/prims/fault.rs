@@ -7,7 +7,7 @@
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::value::{Sym, Value};
+use crate::value::{Sym, Value};
 
 /// Why a helper could not answer a value.
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -6,6 +6,30 @@
 //! same class and side — the declaration the checker reads — and may be registered once:
 //! `agreement_tests` fails otherwise (see NOTES.md, "How to add a primitive").
 
+/// Defines the ordering primitives `lt` `gt` `le` `ge` (`<` `>` `<=` `>=`) of a module over
+/// its `compare(&Value, &Value) -> Ordering` (the class's own order, term order for a
+/// receiver and argument of different kinds). Needs `Ordering`, `Ctx`, `EvalResult` and
+/// `Value` in scope.
+macro_rules! ordering_prims {
+    () => {
+        fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
+            Ok(Value::bool(ok(compare(r, &a[0]))))
+        }
+        fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+            cmp_prim(r, a, |o| o == Ordering::Less)
+        }
+        fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+            cmp_prim(r, a, |o| o == Ordering::Greater)
+        }
+        fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+            cmp_prim(r, a, |o| o != Ordering::Greater)
+        }
+        fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+            cmp_prim(r, a, |o| o != Ordering::Less)
+        }
+    };
+}
+
 pub mod actor;
 pub mod actor_node;
 pub mod actor_node_peer;
@@ -46,8 +70,6 @@ pub mod transcript;
 
 #[cfg(test)]
 mod agreement_tests;
-#[cfg(test)]
-mod batteries_tests;
 
 use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::interp::value::{ClassRef, Sym, Value};

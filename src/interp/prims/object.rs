@@ -4,10 +4,10 @@
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{sel_arity, Ctx, EvalResult, Prims, Unwind};
-use crate::interp::order;
 use crate::interp::prims::{class_arg, seq_arg, sym_arg, sym_list, value_with_optional};
 use crate::interp::print;
-use crate::interp::value::Value;
+use crate::value::order;
+use crate::value::Value;
 
 /// The units (`interp::eval::charge`) of walking a value's top level: a Value's worth per
 /// element of a collection, a unit per byte of a String or Binary, nothing otherwise.

@@ -8,7 +8,7 @@
 
 use std::sync::Arc;
 
-use crate::interp::actor_handle::{downcast, native, PidVal};
+use crate::interp::actor::handle::{downcast, native, PidVal};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::supervision::snap::{Repr, Shared, SnapVal};

@@ -19,13 +19,13 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::interp::actor::send::{transfer, transfer_in};
 use crate::interp::actor::{need_cx, sys_of, with_fresh_ctx, ActorSys};
-use crate::interp::actor_send::{transfer, transfer_in};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
-use crate::interp::value::Value;
 use crate::runtime::{CallError, Cx, ProcRef, SpawnOpts, Timeout};
+use crate::value::Value;
 
 pub fn register(p: &mut Prims) {
     let c = "Parallel";

@@ -8,7 +8,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Method, Prims, Unwind};
 use crate::interp::prims::{sym_arg, sym_list};
 use crate::interp::program::Program;
-use crate::interp::value::{ClassRef, Native, NativeObj, Ref, Sym, Value};
+use crate::value::{ClassRef, Native, NativeObj, Ref, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let c = "Class";

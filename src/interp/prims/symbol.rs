@@ -5,11 +5,11 @@
 use std::cmp::Ordering;
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::order::term_cmp;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::unary_prim;
 use crate::interp::prims::string::pure::g_len;
-use crate::interp::value::Value;
+use crate::value::order::term_cmp;
+use crate::value::Value;
 
 /// printString of a Symbol.
 pub fn print_symbol(name: &str) -> String {
@@ -79,21 +79,7 @@ fn value2(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     ctx.send(&a[0], sel, &a[1..2])
 }
 
-fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
-    Ok(Value::bool(ok(compare(r, &a[0]))))
-}
-fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Less)
-}
-fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Greater)
-}
-fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Greater)
-}
-fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Less)
-}
+ordering_prims!();
 
 pub fn register(p: &mut Prims) {
     let c = "Symbol";

@@ -3,12 +3,12 @@
 
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::interp::actor::handle::{downcast, native, TimerVal};
+use crate::interp::actor::send::{transfer, transfer_in};
 use crate::interp::actor::{cx_of, run_block_logged, sys_of};
-use crate::interp::actor_handle::{downcast, native, TimerVal};
-use crate::interp::actor_send::{transfer, transfer_in};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::period_arg;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 

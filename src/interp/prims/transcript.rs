@@ -6,14 +6,14 @@
 
 use std::sync::Arc;
 
+use crate::interp::actor::behaviour::TranscriptActor;
+use crate::interp::actor::handle::{downcast, ActorRef};
+use crate::interp::actor::send::call_error;
 use crate::interp::actor::{cx_of, sys_of, ActorSys};
-use crate::interp::actor_behaviour::TranscriptActor;
-use crate::interp::actor_handle::{downcast, ActorRef};
-use crate::interp::actor_send::call_error;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::{Message, ProcRef, SpawnOpts, Timeout};
+use crate::value::{ClassRef, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let t = "TranscriptStream";

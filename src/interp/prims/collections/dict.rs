@@ -2,11 +2,11 @@
 //! term order (part 12, decision 6); `at:put:`/`removeKey:`/`merge:` answer new Dictionaries;
 //! `do:`, `collect:`, `select:`, `reject:` work on values and keep the keys.
 
-use crate::interp::dict::{self as store, Dict};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::{Meter, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::{Ref, Value};
+use crate::value::dict::{self as store, Dict};
+use crate::value::{Ref, Value};
 
 use super::{arg, expected, on_copy, test1};
 
@@ -283,7 +283,7 @@ fn remove_key_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResu
 
 fn find_key(m: &Dict, x: &Value) -> Option<Value> {
     m.iter()
-        .find(|(_, v)| crate::interp::order::strict_eq(v, x))
+        .find(|(_, v)| crate::value::order::strict_eq(v, x))
         .map(|(k, _)| k.clone())
 }
 

@@ -7,8 +7,8 @@ use std::cmp::Ordering;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::{ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::order::{num_cmp, rank, term_cmp};
-use crate::interp::value::{Ref, Value};
+use crate::value::order::{num_cmp, rank, term_cmp};
+use crate::value::{Ref, Value};
 
 use super::{
     arg, class_name, elems, empty_err, expected, sels, set, size_of, species_of, test1, Species,

@@ -8,8 +8,8 @@ use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Interval, Ref, Value};
+use crate::value::order::strict_eq;
+use crate::value::{Interval, Ref, Value};
 
 use super::{arg, empty_err, expected, index_arg, stream};
 

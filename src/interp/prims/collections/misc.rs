@@ -4,7 +4,7 @@
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::{Ref, Sym, Value};
+use crate::value::{Ref, Sym, Value};
 
 use super::seq::random_below;
 use super::{arg, block_arity, elems_arg, expected, index_arg, on_copy};
@@ -44,7 +44,7 @@ fn queue_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 /// Queue `enqueue:` in place (see [`super::InPlaceFn`]).
 pub fn enqueue_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::Queue(q) => crate::interp::value::make_mut(q).push_back(arg(args, 0).clone()),
+        Value::Queue(q) => crate::value::make_mut(q).push_back(arg(args, 0).clone()),
         other => return Err(expected(ctx, "enqueue:", "a Queue receiver", other)),
     }
     Ok(recv.clone())

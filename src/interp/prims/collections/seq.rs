@@ -5,11 +5,11 @@
 
 use std::cell::Cell;
 
-use crate::interp::array::ArrayData;
 use crate::interp::eval::charge::{Meter, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::order::strict_eq;
-use crate::interp::value::{Key, Ref, Value};
+use crate::value::array::ArrayData;
+use crate::value::order::strict_eq;
+use crate::value::{Key, Ref, Value};
 
 use super::generic::precedes;
 use super::sort::merge_sort;
@@ -96,7 +96,7 @@ enum View<'a> {
 /// Iterator over a [`View`].
 enum ViewIter<'a> {
     L(imbl::vector::Iter<'a, Value>),
-    A(crate::interp::array::Iter<'a>),
+    A(crate::value::array::Iter<'a>),
 }
 
 impl<'a> Iterator for ViewIter<'a> {
@@ -661,7 +661,7 @@ fn group_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
         let k = ctx.call_block(block, std::slice::from_ref(e))?;
         groups.entry(Key(k)).or_default().push_back(e.clone());
     }
-    let out: crate::interp::dict::Dict = groups
+    let out: crate::value::dict::Dict = groups
         .into_iter()
         .map(|(k, g)| (k.0, same_kind(recv, g)))
         .collect();
@@ -714,8 +714,8 @@ fn keys_and_values_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
 /// List/Array `add:` in place (see [`super::InPlaceFn`]).
 pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::List(l) => crate::interp::value::make_mut(l).push_back(arg(args, 0).clone()),
-        Value::Array(a) => crate::interp::value::make_mut(a).push(arg(args, 0).clone()),
+        Value::List(l) => crate::value::make_mut(l).push_back(arg(args, 0).clone()),
+        Value::Array(a) => crate::value::make_mut(a).push(arg(args, 0).clone()),
         other => return Err(expected(ctx, "add:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -724,8 +724,8 @@ pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResu
 /// List/Array `addFirst:` in place.
 pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
-        Value::List(l) => crate::interp::value::make_mut(l).push_front(arg(args, 0).clone()),
-        Value::Array(a) => crate::interp::value::make_mut(a).insert(0, arg(args, 0).clone()),
+        Value::List(l) => crate::value::make_mut(l).push_front(arg(args, 0).clone()),
+        Value::Array(a) => crate::value::make_mut(a).insert(0, arg(args, 0).clone()),
         other => return Err(expected(ctx, "addFirst:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -737,11 +737,11 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
     match recv {
         Value::Array(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
-            crate::interp::value::make_mut(a).set(i, arg(args, 1).clone());
+            crate::value::make_mut(a).set(i, arg(args, 1).clone());
         }
         Value::List(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
-            crate::interp::value::make_mut(a).set(i, arg(args, 1).clone());
+            crate::value::make_mut(a).set(i, arg(args, 1).clone());
         }
         other => return Err(expected(ctx, "at:put:", "an Array receiver", other)),
     }

@@ -4,7 +4,7 @@
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::KEYED;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::value::{Key, Ref, Value};
+use crate::value::{Key, Ref, Value};
 
 use super::{arg, elems_arg, expected, on_copy, set_from, stream};
 

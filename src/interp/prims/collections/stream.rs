@@ -9,7 +9,7 @@ use std::any::Any;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::print::simple_print;
-use crate::interp::value::{ClassRef, Native, NativeObj, Ref, Value};
+use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
 
 use super::generic::{add, not_found};
 use super::{arg, count_arg, elems, expected, graphemes, test1};

@@ -5,7 +5,7 @@
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{lift, Fault, Res};
 use crate::interp::prims::number::pure::{self as num, num, Num, Round};
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// The fractional part, keeping the sign (`-2.5 fractionPart` is `-0.5`).
 pub fn fraction_part(v: &Value) -> Res {

@@ -16,7 +16,7 @@ use crate::interp::prims::number::compare;
 use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
 use crate::interp::prims::number::units::{self, Growth};
 use crate::interp::prims::registry::Cost;
-use crate::interp::value::{Interval, Ref, Value};
+use crate::value::{Interval, Ref, Value};
 
 /// The receiver or argument as an integer view, else `type_error`.
 fn int<'a>(what: &str, v: &'a Value) -> Res<Num<'a>> {

@@ -7,10 +7,10 @@
 use std::cmp::Ordering;
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::order::term_cmp;
 use crate::interp::prims::fault::{int_arg, Fault, Res};
 use crate::interp::prims::number::pure::{self as num, num, Op, Round};
-use crate::interp::value::Value;
+use crate::value::order::term_cmp;
+use crate::value::Value;
 
 /// Numeric comparison between numbers (Characters by code point), term order otherwise.
 pub fn compare(a: &Value, b: &Value) -> Ordering {
@@ -25,12 +25,12 @@ macro_rules! binary_prim {
     ($($name:ident => $f:expr;)*) => {$(
         fn $name(
             ctx: &mut $crate::interp::eval::Ctx,
-            r: &$crate::interp::value::Value,
-            a: &[$crate::interp::value::Value],
+            r: &$crate::value::Value,
+            a: &[$crate::value::Value],
         ) -> $crate::interp::eval::EvalResult {
             let f: fn(
-                &$crate::interp::value::Value,
-                &$crate::interp::value::Value,
+                &$crate::value::Value,
+                &$crate::value::Value,
             ) -> $crate::interp::prims::fault::Res = $f;
             $crate::interp::prims::fault::lift(ctx, f(r, &a[0]))
         }
@@ -42,10 +42,10 @@ macro_rules! unary_prim {
     ($($name:ident => $f:expr;)*) => {$(
         fn $name(
             ctx: &mut $crate::interp::eval::Ctx,
-            r: &$crate::interp::value::Value,
-            _a: &[$crate::interp::value::Value],
+            r: &$crate::value::Value,
+            _a: &[$crate::value::Value],
         ) -> $crate::interp::eval::EvalResult {
-            let f: fn(&$crate::interp::value::Value) -> $crate::interp::prims::fault::Res = $f;
+            let f: fn(&$crate::value::Value) -> $crate::interp::prims::fault::Res = $f;
             $crate::interp::prims::fault::lift(ctx, f(r))
         }
     )*};
@@ -188,22 +188,7 @@ fn decimal_places_of(x: &Value, places: &Value) -> Res {
     }
 }
 
-fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
-    Ok(Value::bool(ok(compare(r, &a[0]))))
-}
-
-fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Less)
-}
-fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Greater)
-}
-fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Greater)
-}
-fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Less)
-}
+ordering_prims!();
 
 /// `max:` answers the argument on a tie (Smalltalk's `self > x ifTrue: [self] ifFalse: [x]`).
 fn max(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {

@@ -16,7 +16,7 @@ use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::print::format_float;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// Integers larger than this many bits are refused (`runtime_error`) rather than exhausting
 /// memory: 2^28 bits is a 32 MiB number.

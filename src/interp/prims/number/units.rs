@@ -5,7 +5,7 @@
 //! errs towards charging). Machine Integers and Floats are never charged (one discriminant
 //! test each).
 
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// How a big-Integer primitive's work grows with its operands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -12,13 +12,13 @@ use std::cmp::Ordering;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::order::term_cmp;
 use crate::interp::prims::codec;
 use crate::interp::prims::fault::{article_class, int_arg, lift, text_arg, Fault, Res};
 use crate::interp::prims::number::pure as num;
 use crate::interp::prims::number::{binary_prim, unary_prim};
 use crate::interp::prims::string::pure::{self as text, g_len, graphemes};
-use crate::interp::value::{Ref, Value};
+use crate::value::order::term_cmp;
+use crate::value::{Ref, Value};
 
 pub mod pure;
 pub mod regex;
@@ -142,7 +142,7 @@ pub fn append_owned(mut recv: Value, arg: &Value) -> Res {
             if (s.len() + t.len()) as i64 > text::MAX_STRING_BYTES {
                 return Err(text::too_long());
             }
-            match crate::interp::value::unique_mut(s) {
+            match crate::value::unique_mut(s) {
                 Some(owned) => {
                     owned.push_str(t);
                     Ok(recv)
@@ -339,21 +339,7 @@ fn part_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, f())
 }
 
-fn cmp_prim(r: &Value, a: &[Value], ok: fn(Ordering) -> bool) -> EvalResult {
-    Ok(Value::bool(ok(compare(r, &a[0]))))
-}
-fn lt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Less)
-}
-fn gt(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o == Ordering::Greater)
-}
-fn le(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Greater)
-}
-fn ge(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    cmp_prim(r, a, |o| o != Ordering::Less)
-}
+ordering_prims!();
 
 // ---- iteration -------------------------------------------------------------------------
 

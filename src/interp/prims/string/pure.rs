@@ -11,7 +11,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::pure as num;
 use crate::interp::print::quote_string;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// Strings longer than this (in bytes) are refused (`runtime_error`) rather than exhausting
 /// memory.

@@ -16,7 +16,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::fault::{lift, str_arg, Fault, Res};
 use crate::interp::prims::string::recv;
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// Compiled patterns kept at most.
 pub const CACHE_SIZE: usize = 256;
@@ -237,7 +237,7 @@ pub fn register(p: &mut Prims) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::interp::value::Sym;
+    use crate::value::Sym;
 
     #[test]
     fn compile_and_match() {

@@ -3,7 +3,7 @@
 
 use crate::interp::eval::charge::ELEM;
 
-use crate::interp::value::Value;
+use crate::value::Value;
 
 /// The bytes of work a String primitive's inputs stand for: the receiver's and each String
 /// argument's bytes; a List/Array argument (`join:`, `withAll:` …) its elements and their

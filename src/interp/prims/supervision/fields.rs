@@ -7,12 +7,12 @@
 
 use std::sync::Arc;
 
-use crate::interp::actor_handle::downcast;
+use crate::interp::actor::handle::downcast;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::supervision::nav::hand_built;
 use crate::interp::prims::supervision::snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
-use crate::interp::value::Value;
+use crate::value::Value;
 
 fn snap<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
     downcast::<SnapVal>(r).ok_or_else(|| {

@@ -12,7 +12,6 @@ use crate::interp::actor::sys_of;
 use crate::interp::actor_handle::{downcast, PidVal};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::order;
 use crate::interp::prims::actor::error_value;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::supervision::fields;
@@ -23,6 +22,7 @@ use crate::runtime::snapshot::{
     self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions, Snapshot,
     Totals, DEFAULT_LIMIT,
 };
+use crate::value::order;
 
 fn class(ctx: &Ctx, name: &str) -> ClassRef {
     ctx.prog
