@@ -312,7 +312,7 @@ Transcript showCr: (s echo: #{#k => "v", 2 => #[3]}) printString
 Transcript showCr: ((s echo: 100 factorial) =:= 100 factorial) printString
 Transcript showCr: (s echo: n) printString
 Transcript showCr: ([s fail] on: Error do: [:e | e kind printString ++ " " ++ e message]) printString
-Transcript showCr: ([(Actor named: #nobody on: n) unwrap foo] on: Error do: [:e | e kind]) printString
+Transcript showCr: (Actor named: #nobody on: n) error kind printString
 big := "x" repeat: 8388608
 Transcript showCr: (s sizeOf: big) printString
 Transcript showCr: (s echo: big) size printString
@@ -323,7 +323,7 @@ Transcript showCr: (s echo: big) size printString
     assert_eq!(
         lines(&out),
         [
-            "Actor(Actor, registered, store on store@localhost)",
+            "Actor(Store, registered, store, store@localhost)",
             "42",
             "42",
             "#(1, \"two\", #three, 4.5, nil, true)",
@@ -334,7 +334,7 @@ Transcript showCr: (s echo: big) size printString
             "true",
             "Node(store@localhost)",
             "\"#user_error no luck\"",
-            "#no_such_process",
+            "#name_not_registered",
             "8388608",
             "8388608",
         ]

@@ -191,3 +191,131 @@ fn the_class_reference_is_current() {
         );
     }
 }
+
+/// The library files whose declarations are not yet all documented, with who is editing
+/// them. Every other `stdlib/*.bt` file must document each public declaration.
+// Being edited by the `remote` and `cluster` engineers; the coordinator documents them once
+// those branches have landed (then this list becomes empty).
+const UNDOCUMENTED_FILES: [&str; 5] = [
+    "Actor.bt",
+    "Node.bt",
+    "ProcessNavigation.bt",
+    "Supervisor.bt",
+    "SupervisionSpec.bt",
+];
+
+/// Every public declaration of the built-in library (`stdlib/*.bt`) has a `///` doc comment:
+/// classes, protocols, type aliases, `field:` slots and methods. Not public: `internal`
+/// classes and methods, `__`-prefixed selectors, `classState:` and an actor's `state:`.
+#[test]
+fn every_public_library_declaration_is_documented() {
+    use bt::syntax::ast::{Item, Member, MethodDecl};
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("stdlib"), "bt", &mut files);
+    assert!(files.len() > 30, "{} library files", files.len());
+    // A class may be declared in more than one file (Observer.bt adds selectors to classes
+    // of ProcessNavigation.bt): its comment is needed on one of the declarations, and not at
+    // all while one of them is in an undocumented file.
+    let opts = bt::syntax::Options {
+        allow_primitives: true,
+    };
+    let mut class_docs: std::collections::HashMap<String, (bool, bool)> = Default::default();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        let src = std::fs::read_to_string(f).unwrap();
+        for item in bt::syntax::parse_with(&src, opts).0.items {
+            if let Item::Class(c) = item {
+                let e = class_docs.entry(c.name.name).or_default();
+                e.0 |= c.doc.is_some_and(|d| !d.trim().is_empty());
+                e.1 |= UNDOCUMENTED_FILES.contains(&name.as_str());
+            }
+        }
+    }
+    let mut missing = Vec::new();
+    let mut counted = 0;
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if UNDOCUMENTED_FILES.contains(&name.as_str()) {
+            continue;
+        }
+        let src = std::fs::read_to_string(f).unwrap();
+        let (module, diags) = bt::syntax::parse_with(&src, opts);
+        assert!(diags.is_empty(), "stdlib/{name} does not parse: {diags:?}");
+        let line = |at: u32| src[..at as usize].lines().count().max(1);
+        let mut check = |doc: &Option<String>, at: u32, what: String| {
+            counted += 1;
+            if doc.as_deref().is_none_or(|d| d.trim().is_empty()) {
+                missing.push(format!("stdlib/{name}:{}: {what}", line(at)));
+            }
+        };
+        let public = |m: &MethodDecl| !m.internal && !m.selector.starts_with("__");
+        for item in &module.items {
+            match item {
+                Item::Class(c) if !c.modifiers.internal => {
+                    match class_docs[&c.name.name] {
+                        (_, true) | (true, _) => {}
+                        (false, _) => check(&c.doc, c.span.start, format!("class {}", c.name.name)),
+                    }
+                    for mem in &c.members {
+                        match mem {
+                            Member::Field(s) => {
+                                check(&s.doc, s.span.start, format!("field {}", s.name.name))
+                            }
+                            Member::Method(m) if public(m) => check(
+                                &m.doc,
+                                m.span.start,
+                                format!("{} >> {}", c.name.name, m.selector),
+                            ),
+                            _ => {}
+                        }
+                    }
+                }
+                Item::Method(sm) if public(&sm.method) => check(
+                    &sm.method.doc,
+                    sm.method.span.start,
+                    format!("{} >> {}", sm.class_name.name, sm.method.selector),
+                ),
+                Item::Protocol(p) => check(
+                    &p.doc,
+                    p.name.span.start,
+                    format!("protocol {}", p.name.name),
+                ),
+                Item::TypeAlias(t) if !t.internal => {
+                    check(&t.doc, t.name.span.start, format!("type {}", t.name.name))
+                }
+                _ => {}
+            }
+        }
+    }
+    assert!(counted > 500, "only {counted} declarations seen");
+    assert!(
+        missing.is_empty(),
+        "{} of {counted} public library declarations have no `///` doc comment:\n{}",
+        missing.len(),
+        missing.join("\n")
+    );
+}
+
+/// Doc comments are user documentation (`bt doc`, `Integer doc`, `:help`, hover): they do not
+/// cite sections of the language specification, which users do not have.
+#[test]
+fn library_doc_comments_do_not_cite_the_spec() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(&root.join("stdlib"), "bt", &mut files);
+    let mut bad = Vec::new();
+    for f in &files {
+        let name = f.file_name().unwrap().to_string_lossy().into_owned();
+        if UNDOCUMENTED_FILES.contains(&name.as_str()) {
+            continue;
+        }
+        let src = std::fs::read_to_string(f).unwrap();
+        for (i, l) in src.lines().enumerate() {
+            if l.trim_start().starts_with("///") && l.contains("LANGUAGE.md") {
+                bad.push(format!("stdlib/{name}:{}: {}", i + 1, l.trim()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

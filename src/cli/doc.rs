@@ -140,6 +140,34 @@ fn class_doc(file: &str, src: &str, c: &ClassDecl) -> ClassDoc {
     d
 }
 
+/// Adds a second declaration of the same class to its doc: members not yet documented are
+/// appended; the class comment, modifiers and file come from the declaration that has a
+/// class comment (without one on either, from the one declaring more members).
+fn merge_class(old: &mut ClassDoc, new: ClassDoc) {
+    let members = |d: &ClassDoc| d.slots.len() + d.methods.len();
+    let prefer_new = if old.doc.is_empty() == new.doc.is_empty() {
+        old.doc.is_empty() && members(&new) > members(old)
+    } else {
+        old.doc.is_empty()
+    };
+    if prefer_new {
+        old.doc = new.doc;
+        old.file = new.file;
+        old.modifiers = new.modifiers;
+        old.superclass = new.superclass;
+    }
+    for s in new.slots {
+        if !old.slots.iter().any(|o| o.name == s.name) {
+            old.slots.push(s);
+        }
+    }
+    for m in new.methods {
+        if old.method(&m.selector, m.class_side).is_none() {
+            old.methods.push(m);
+        }
+    }
+}
+
 /// Class docs of the classes (and standalone methods) declared in `files`, by class name.
 pub(crate) fn docs_for_sources(
     files: &[(String, String)],
@@ -156,7 +184,15 @@ pub(crate) fn docs_for_sources(
             match item {
                 Item::Class(c) => {
                     let d = class_doc(path, src, c);
-                    out.insert(d.name.clone(), d);
+                    match out.get_mut(&d.name) {
+                        // A class declared in two files (Observer.bt adds selectors to the
+                        // snapshot classes): one page with the members of both; the header
+                        // comes from the declaration that has a class comment.
+                        Some(old) => merge_class(old, d),
+                        None => {
+                            out.insert(d.name.clone(), d);
+                        }
+                    }
                 }
                 Item::Method(sm) => extra.push((
                     sm.class_name.name.clone(),

@@ -12,6 +12,7 @@
 //! | Tuple | tuple |
 //! | Dictionary | map |
 //! | actor or Pid of this node | pid (`<N.Number.0>` of this node, with its creation) |
+//! | actor or Pid of another node | that node's pid |
 //! | Value instance (exceptions included) | map: `'$beamtalk_class' => ClassName`, `'$beamtalk_version' => ShapeVersion`, one atom key per field |
 //! | any other value (Array, Set, Bag, Queue, Character, Binary, Duration, Node, Result, Interval, Stream, class, Object instance, name proxy …) | `{'$bt', 1, WireBytes}`: the value in bt's own wire format v1 ([`super::wire`]), so two bt nodes round-trip it exactly |
 //! | an opaque term received earlier | that term, unchanged |
@@ -26,7 +27,8 @@
 //! integers as in the table; a `'$beamtalk_class'` map becomes an instance of that class
 //! (fields the class lacks are dropped, missing ones are nil; `shape_version_ahead` if the
 //! version is newer than the local class); a pid of this node becomes the actor (or Pid)
-//! of that process; anything else (funs, ports, references, pids of other nodes, improper
+//! of that process; a pid of another node a remote actor handle (on a named node); anything
+//! else (funs, ports, references, improper
 //! lists, bit strings) becomes an opaque value that prints in Erlang syntax and is sent
 //! back as the same term.
 //!
@@ -45,6 +47,7 @@ use super::walk::{classify, Item, RefKind, MAX_DEPTH};
 use crate::interp::actor_handle::{native, ActorRef, PidVal};
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Ctx;
+use crate::interp::prims::actor_node_remote::{remote_actor, RemoteActor, RemotePid};
 use crate::interp::value::{ClassRef, Instance, NativeObj, Sym, Value};
 
 /// New Symbols that atoms from peers may create in this process's lifetime.
@@ -79,6 +82,16 @@ pub fn node_id(ctx: &Ctx) -> NodeId {
     }
 }
 
+/// An Erlang pid of process `number` on `node` (incarnation `creation`).
+fn peer_pid(node: Sym, number: u64, creation: u32) -> eetf::Pid {
+    eetf::Pid::new(
+        node.as_str(),
+        (number & 0xffff_ffff) as u32,
+        (number >> 32) as u32,
+        creation,
+    )
+}
+
 /// An Erlang pid for a local process number.
 pub fn local_pid(me: &NodeId, number: u64) -> eetf::Pid {
     eetf::Pid::new(
@@ -100,7 +113,13 @@ fn bin(b: &[u8]) -> Term {
 /// Encodes `v` (found at `root`, for error paths) as a term.
 pub fn to_term(ctx: &Ctx, v: &Value, root: &str) -> Result<Term, CodecError> {
     let me = node_id(ctx);
-    Enc { ctx, me, root }.term(v, 0)
+    Enc { ctx, me, root }.term(v, 0).map_err(|e| {
+        // The wire walker keeps the path from the root (`arg1[2]{#k}`): ask it where.
+        match super::wire::encode_in(ctx, v, root) {
+            Err(w) if w.kind == e.kind => w,
+            _ => e,
+        }
+    })
 }
 
 struct Enc<'a> {
@@ -131,8 +150,16 @@ impl Enc<'_> {
             ));
         }
         if let Value::Native(n) = v {
-            if let Some(o) = n.0.as_any().downcast_ref::<ErlTerm>() {
+            let any = n.0.as_any();
+            if let Some(o) = any.downcast_ref::<ErlTerm>() {
                 return Ok(o.term.clone());
+            }
+            // Processes of other nodes are pids of those nodes (8.12).
+            if let Some(a) = any.downcast_ref::<RemoteActor>() {
+                return Ok(Term::from(peer_pid(a.node, a.number, a.creation)));
+            }
+            if let Some(p) = any.downcast_ref::<RemotePid>() {
+                return Ok(Term::from(peer_pid(p.node, p.number, p.creation)));
             }
         }
         let node = Sym::new(&self.me.name);
@@ -312,6 +339,16 @@ impl Dec<'_> {
                 let number = (p.id as u64) | ((p.serial as u64) << 32);
                 match local_process(ctx, number) {
                     Some(v) => v,
+                    None => opaque(ctx, t),
+                }
+            }
+            // A process of another node: a remote actor handle (class unknown here).
+            Term::Pid(p) if p.node.name != self.me.name && ctx.prog.dist.get().is_some() => {
+                match peer_symbol(&p.node.name) {
+                    Some(node) => {
+                        let number = (p.id as u64) | ((p.serial as u64) << 32);
+                        remote_actor(ctx, node, number, p.creation, None)
+                    }
                     None => opaque(ctx, t),
                 }
             }

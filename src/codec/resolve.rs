@@ -1,6 +1,7 @@
-//! Turning decoded references back into values: the [`RefResolver`] trait (the future `dist`
-//! layer implements it with connections to peers) and [`LocalResolver`], which resolves
-//! references to this node's processes and answers `node_down` for any other node.
+//! Turning decoded references back into values: the [`RefResolver`] trait and
+//! [`LocalResolver`], which resolves references to this node's processes; on a named node a
+//! reference to another node's process becomes a remote handle of that node (8.4), without
+//! distribution it is `node_down`.
 
 use std::sync::Arc;
 
@@ -33,10 +34,11 @@ impl LocalResolver {
     /// The resolver of the actor system `ctx` runs in.
     pub fn new(ctx: &Ctx) -> LocalResolver {
         let sys = ctx.proc.sys.clone();
-        let node = sys
-            .as_ref()
-            .map(|s| s.node_name)
-            .unwrap_or_else(|| Sym::new(NO_NODE));
+        let node = match (ctx.prog.dist.get(), sys.as_ref()) {
+            (Some(d), _) => d.node_name(),
+            (None, Some(s)) => s.node_name,
+            (None, None) => Sym::new(NO_NODE),
+        };
         LocalResolver { sys, node }
     }
 }
@@ -64,6 +66,11 @@ impl RefResolver for LocalResolver {
 
     fn resolve(&self, ctx: &mut Ctx, r: &WireRef) -> Result<Value, CodecError> {
         if r.node != self.node {
+            if ctx.prog.dist.get().is_some() {
+                if let Some(v) = remote(ctx, r) {
+                    return Ok(v);
+                }
+            }
             return Err(CodecError::new(
                 kind::NODE_DOWN,
                 format!("node {} is not connected", r.node),
@@ -141,4 +148,38 @@ impl RefResolver for LocalResolver {
             }),
         })
     }
+}
+
+/// A reference to another node's process on a named node (8.4): a remote actor, pid or name
+/// proxy of that node (a name proxy keeps resolving there). None for supervisor handles and
+/// monitor references, which do not cross to third nodes.
+fn remote(ctx: &Ctx, r: &WireRef) -> Option<Value> {
+    use crate::interp::prims::{actor_node_peer, actor_node_remote};
+    Some(match r.kind {
+        RefKind::Actor | RefKind::Proxy => {
+            let v = actor_node_remote::remote_actor(ctx, r.node, r.number, 0, Some(r.class));
+            if r.kind == RefKind::Proxy {
+                let a =
+                    crate::interp::actor::handle::downcast::<actor_node_remote::RemoteActor>(&v)?;
+                native(actor_node_remote::RemoteActor {
+                    node: a.node,
+                    index: a.index,
+                    number: a.number,
+                    creation: a.creation,
+                    class: a.class.clone(),
+                    class_name: a.class_name,
+                    timeout: match r.extra {
+                        u64::MAX => Timeout::Infinity,
+                        ms => Timeout::Ms(ms),
+                    },
+                    proxy: true,
+                })
+            } else {
+                v
+            }
+        }
+        RefKind::Pid => actor_node_remote::remote_pid(ctx, r.node, r.number, 0),
+        RefKind::Name => actor_node_peer::remote_name(ctx, r.node, r.name?, r.class),
+        RefKind::Supervisor | RefKind::Monitor => return None,
+    })
 }

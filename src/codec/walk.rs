@@ -38,6 +38,8 @@ use crate::interp::actor::handle::{
 };
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Closure;
+use crate::interp::prims::actor_node_peer::RemoteName;
+use crate::interp::prims::actor_node_remote::{RemoteActor, RemotePid};
 use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
 use crate::interp::prims::supervision::SupRef;
 use crate::runtime::{Pid, Timeout};
@@ -333,6 +335,46 @@ fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
             pid,
             r.id,
         )));
+    }
+    // Handles of other nodes' processes travel as references to those nodes (8.4: a name
+    // proxy keeps resolving on its origin node).
+    if let Some(a) = downcast::<RemoteActor>(v) {
+        let (kind, extra) = match (a.proxy, a.timeout) {
+            (false, _) => (RefKind::Actor, 0),
+            (true, Timeout::Ms(ms)) => (RefKind::Proxy, ms),
+            (true, Timeout::Infinity) => (RefKind::Proxy, u64::MAX),
+        };
+        let pid = Pid {
+            node: 0,
+            number: a.number,
+            service: false,
+        };
+        return Ok(Item::Ref(pid_ref(kind, a.node, a.class_name, pid, extra)));
+    }
+    if let Some(p) = downcast::<RemotePid>(v) {
+        let pid = Pid {
+            node: 0,
+            number: p.number,
+            service: false,
+        };
+        return Ok(Item::Ref(pid_ref(
+            RefKind::Pid,
+            p.node,
+            p.class.name,
+            pid,
+            0,
+        )));
+    }
+    if let Some(n) = downcast::<RemoteName>(v) {
+        return Ok(Item::Ref(WireRef {
+            kind: RefKind::Name,
+            node: n.node,
+            class: n.class_name,
+            number: 0,
+            service: false,
+            name: Some(n.name),
+            extra: 0,
+        }));
     }
     if let Some(d) = downcast::<DurationVal>(v) {
         return Ok(Item::Duration(d.ms));

@@ -24,7 +24,7 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 
 use super::handshake::Stream;
-use super::net::{self, mpsc, oneshot, AsyncReadExt, AsyncWriteExt};
+use super::net::{self, mpsc, AsyncReadExt, AsyncWriteExt};
 use super::node::{node_err, Inner, Once, Peer};
 use crate::codec::etf_check;
 use crate::interp::prims::actor_node::{CallReply, Inbound, NodeError, Target};
@@ -164,7 +164,9 @@ async fn writer(mut w: WriteHalf, mut rx: OutRx, idle: Duration) {
     let _ = w.shutdown().await;
 }
 
-async fn reader(inner: Arc<Inner>, mut r: ReadHalf, name: String, conn: u64) {
+async fn reader(inner: Arc<Inner>, r: ReadHalf, name: String, conn: u64) {
+    // Frames are small and come in bursts: one read fills many (fewer system calls).
+    let mut r = net::BufReader::with_capacity(64 << 10, r);
     let tick = inner.net_tick;
     let reason = loop {
         let len = match net::timeout(tick, r.read_u32()).await {
@@ -361,8 +363,9 @@ fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term)
 
 /// `erlang:monitor(process, Pid | {Name, Node})` from a peer process.
 fn monitor(inner: &Arc<Inner>, peer: &str, from: Pid, to: PidOrAtom, reference: Reference) {
-    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel") {
-        return; // this node's net_kernel (answered in `to_local`) never exits
+    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel" || a.name == super::remote::SERVICE)
+    {
+        return; // this node's net_kernel and node service (no processes) never exit
     }
     let Some(ib) = inner.inbound() else { return };
     let number = match &to {
@@ -463,38 +466,65 @@ fn exit(inner: &Arc<Inner>, peer: &str, from: &Pid, to: &Pid, reason: Term) {
     }
 }
 
+/// Where an outgoing call or cast goes: a registered name or a pid on the peer.
+#[derive(Clone, Debug)]
+pub enum CallDest {
+    Name(String),
+    Pid(Pid),
+}
+
+impl CallDest {
+    fn proc(&self) -> PidOrAtom {
+        match self {
+            CallDest::Name(n) => PidOrAtom::Atom(Atom::from(n.as_str())),
+            CallDest::Pid(p) => PidOrAtom::Pid(p.clone()),
+        }
+    }
+    /// `#name` or `<0.7.0>`, for messages.
+    fn label(&self) -> String {
+        match self {
+            CallDest::Name(n) => format!("#{n}"),
+            CallDest::Pid(p) => format!("process <{}.{}>", p.id, p.serial),
+        }
+    }
+}
+
 /// An outgoing call waiting for its reply.
 pub struct PendingCall {
     pub peer: String,
-    name: String,
+    dest: CallDest,
     bt: bool,
     from: Pid,
     reference: Reference,
     done: Option<Once<Result<CallReply, NodeError>>>,
-    /// Wakes the task timing the call when it ends early.
-    wake: Option<oneshot::Sender<()>>,
+    /// The call's deadline (removed when it ends) and its length.
+    deadline: Option<(
+        (net::Instant, u64),
+        Duration,
+        Arc<super::deadline::Deadlines>,
+    )>,
+}
+
+impl PendingCall {
+    fn clear_deadline(&mut self) {
+        if let Some((key, _, d)) = self.deadline.take() {
+            d.remove(key);
+        }
+    }
 }
 
 impl PendingCall {
     pub fn fail(mut self, e: NodeError) {
-        if let Some(w) = self.wake.take() {
-            let _ = w.send(());
-        }
+        self.clear_deadline();
         if let Some(d) = self.done.take() {
             d.call(Err(e));
         }
     }
 
     fn finish(mut self, inner: &Inner, reply: Term) {
-        let m = Message::demonitor_p(
-            self.from.clone(),
-            PidOrAtom::Atom(Atom::from(self.name.as_str())),
-            self.reference.clone(),
-        );
+        self.clear_deadline();
+        let m = Message::demonitor_p(self.from.clone(), self.dest.proc(), self.reference.clone());
         inner.send_to(&self.peer, frame(m));
-        if let Some(w) = self.wake.take() {
-            let _ = w.send(());
-        }
         if let Some(d) = self.done.take() {
             d.call(Ok(CallReply {
                 term: reply,
@@ -504,30 +534,41 @@ impl PendingCall {
     }
 }
 
-/// The monitor behind a call fired: the callee is not there (`noproc`) or exited.
+/// The monitor behind a call fired: the callee is not there (`noproc`) or exited. Or a
+/// monitor this node's processes set on a peer process (`watch`) fired.
 fn call_down(inner: &Inner, r: &Reference, reason: Term) {
     let Some(n) = call_number(inner, r) else {
         return;
     };
     let Some(c) = inner.calls.lock().remove(&n) else {
+        let w = inner.watches.lock().remove(&n);
+        if let Some(w) = w {
+            (w.down)(reason);
+        }
         return;
     };
-    let e = match &reason {
-        Term::Atom(a) if a.name == "noproc" => node_err(
+    let e = match (&reason, &c.dest) {
+        (Term::Atom(a), CallDest::Name(name)) if a.name == "noproc" => node_err(
             "no_such_process",
-            format!("no process is registered as #{} on {}", c.name, c.peer),
+            format!("no process is registered as #{name} on {}", c.peer),
             None,
         ),
-        Term::Atom(a) if a.name == "noconnection" => node_err(
+        (Term::Atom(a), CallDest::Pid(_)) if a.name == "noproc" => node_err(
+            "actor_dead",
+            format!("{} on {} is not alive", c.dest.label(), c.peer),
+            None,
+        ),
+        (Term::Atom(a), _) if a.name == "noconnection" => node_err(
             "node_down",
             format!("the connection to {} was lost", c.peer),
             None,
         ),
-        other => node_err(
+        (other, _) => node_err(
             "actor_dead",
             format!(
-                "#{} on {} exited ({other}) before answering",
-                c.name, c.peer
+                "{} on {} exited ({other}) before answering",
+                c.dest.label(),
+                c.peer
             ),
             None,
         ),
@@ -535,49 +576,64 @@ fn call_down(inner: &Inner, r: &Reference, reason: Term) {
     c.fail(e);
 }
 
-/// `gen_server:call({name, to}, request)` from local process `from`, on a connected node.
+/// `gen_server:call({name, to}, request)` (or to a pid there) from local process `from`,
+/// on a connected node.
+#[allow(clippy::too_many_arguments)]
 pub(crate) async fn call(
     inner: Arc<Inner>,
     from: u64,
     to: String,
-    name: String,
+    dest: CallDest,
     request: Term,
     timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
 ) {
+    start_call(&inner, from, &to, &dest, request, timeout, done);
+}
+
+/// The synchronous half of [`call`] (any thread): registers the pending call and queues the
+/// monitor and the request. None when the link is gone (`done` has failed `node_down`).
+pub(crate) fn start_call(
+    inner: &Arc<Inner>,
+    from: u64,
+    to: &str,
+    dest: &CallDest,
+    request: Term,
+    timeout: Option<Duration>,
+    done: Once<Result<CallReply, NodeError>>,
+) -> bool {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
-    let reference = my_ref(&inner, n);
-    let from_pid = my_pid(&inner, from);
-    let bt = inner.state.lock().peers.get(&to).is_some_and(|p| p.bt);
-    let (wake, woken) = oneshot::channel();
+    let reference = my_ref(inner, n);
+    let from_pid = my_pid(inner, from);
+    let bt = inner.state.lock().peers.get(to).is_some_and(|p| p.bt);
+    let deadline = timeout.map(|t| {
+        let key = inner.deadlines.add(n, t);
+        (key, t, inner.deadlines.clone())
+    });
     inner.calls.lock().insert(
         n,
         PendingCall {
-            peer: to.clone(),
-            name: name.clone(),
+            peer: to.to_string(),
+            dest: dest.clone(),
             bt,
             from: from_pid.clone(),
             reference: reference.clone(),
             done: Some(done),
-            wake: Some(wake),
+            deadline,
         },
     );
-    let mon = Message::monitor_p(
-        from_pid.clone(),
-        PidOrAtom::Atom(Atom::from(name.as_str())),
-        reference.clone(),
-    );
+    let mon = Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone());
     let tag = Term::from(reference);
     let msg = Term::from(Tuple::from(vec![
         atom("$gen_call"),
         Term::from(Tuple::from(vec![Term::from(from_pid.clone()), tag])),
         request,
     ]));
-    let sent = inner.send_to(&to, frame(mon))
-        && inner.send_to(
-            &to,
-            frame(Message::reg_send(from_pid, Atom::from(name.as_str()), msg)),
-        );
+    let m = match dest {
+        CallDest::Name(name) => Message::reg_send(from_pid, Atom::from(name.as_str()), msg),
+        CallDest::Pid(p) => Message::send(p.clone(), msg),
+    };
+    let sent = inner.send_to(to, frame(mon)) && inner.send_to(to, frame(m));
     if !sent {
         if let Some(c) = inner.calls.lock().remove(&n) {
             c.fail(node_err(
@@ -586,27 +642,105 @@ pub(crate) async fn call(
                 None,
             ));
         }
-        return;
+        return false;
     }
-    if let Some(t) = timeout {
-        if net::timeout(t, woken).await.is_ok() {
-            return; // answered (or failed) in time
-        }
-        let c = inner.calls.lock().remove(&n);
-        if let Some(c) = c {
-            let ms = t.as_millis();
-            c.fail(node_err(
-                "timeout",
-                format!("#{name} on {to} did not answer within {ms} ms"),
-                None,
-            ));
-        }
+    true
+}
+
+/// Call `n`'s deadline passed (`super::deadline::reap`): it fails with `timeout` and stops
+/// watching the callee (a late reply finds no pending call and is dropped).
+pub(crate) fn expire(inner: &Inner, n: u64) {
+    let c = inner.calls.lock().remove(&n);
+    if let Some(mut c) = c {
+        let ms = c.deadline.as_ref().map(|d| d.1.as_millis()).unwrap_or(0);
+        c.deadline = None; // already removed by the reaper
+        let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
+        inner.send_to(&c.peer, frame(m));
+        let msg = format!(
+            "{} on {} did not answer within {ms} ms",
+            c.dest.label(),
+            c.peer
+        );
+        c.fail(node_err(
+            "timeout",
+            msg,
+            Some("Use withTimeout: to wait longer"),
+        ));
     }
 }
 
-/// `gen_server:cast({name, to}, request)` on a connected node.
-pub(crate) fn cast(inner: &Inner, from: u64, to: &str, name: &str, request: Term) {
+/// `gen_server:cast({name, to}, request)` (or to a pid there) on a connected node.
+pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request: Term) {
     let msg = Term::from(Tuple::from(vec![atom("$gen_cast"), request]));
-    let m = Message::reg_send(my_pid(inner, from), Atom::from(name), msg);
+    let m = match dest {
+        CallDest::Name(name) => {
+            Message::reg_send(my_pid(inner, from), Atom::from(name.as_str()), msg)
+        }
+        CallDest::Pid(p) => Message::send(p.clone(), msg),
+    };
     inner.send_to(to, frame(m));
+}
+
+/// A monitor a local process holds on a peer process (8.3): `down` gets the `'DOWN'`
+/// reason, or `noconnection` when the link is lost.
+pub struct Watch {
+    pub peer: String,
+    from: Pid,
+    to: Pid,
+    reference: Reference,
+    pub down: Box<dyn FnOnce(Term) + Send>,
+}
+
+/// Monitors `to` on connected peer `peer` from local process `from`: answers the watch id.
+pub(crate) fn watch(
+    inner: &Inner,
+    from: u64,
+    peer: &str,
+    to: Pid,
+    down: Box<dyn FnOnce(Term) + Send>,
+) -> u64 {
+    let n = inner.serial.fetch_add(1, Ordering::Relaxed);
+    let reference = my_ref(inner, n);
+    let from = my_pid(inner, from);
+    let m = Message::monitor_p(from.clone(), PidOrAtom::Pid(to.clone()), reference.clone());
+    inner.watches.lock().insert(
+        n,
+        Watch {
+            peer: peer.to_string(),
+            from,
+            to,
+            reference,
+            down,
+        },
+    );
+    if !inner.send_to(peer, frame(m)) {
+        let w = inner.watches.lock().remove(&n);
+        if let Some(w) = w {
+            (w.down)(atom("noconnection"));
+        }
+    }
+    n
+}
+
+/// Cancels a watch; true if it had not fired.
+pub(crate) fn unwatch(inner: &Inner, id: u64) -> bool {
+    let w = inner.watches.lock().remove(&id);
+    match w {
+        Some(w) => {
+            let m = Message::demonitor_p(w.from, PidOrAtom::Pid(w.to), w.reference);
+            inner.send_to(&w.peer, frame(m));
+            true
+        }
+        None => false,
+    }
+}
+
+/// A pid of process `number` on peer `node` of incarnation `creation`.
+pub fn peer_pid(node: &str, number: u64, creation: u32) -> Pid {
+    Pid::new(
+        node,
+        (number & 0xffff_ffff) as u32,
+        (number >> 32) as u32,
+        creation,
+    )
 }

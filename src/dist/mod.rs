@@ -15,23 +15,31 @@
 //! * [`cookie`] — `BT_COOKIE`, `--cookie-file`, `~/.erlang.cookie`.
 //! * [`handshake`] — handshake version 6 (`erl_dist`), visibility (bt↔bt visible,
 //!   bt↔Erlang hidden), simultaneous connects, TLS framing.
+//! * [`deadline`] — the deadlines of outgoing calls (one timer task per node).
 //! * [`conn`] — a live connection: frames, ticks, control messages (ping, gen_server calls
 //!   and casts, monitors, links, exits).
 //! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
 //!   NodeUp/NodeDown, the `Distribution` operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
-//!   links, exits) and the network half of `Actor named:on:` sends.
+//!   links, exits); calls to actors go straight into the actor's mailbox.
+//! * [`service`] — the node service `'$bt_node'` (remote spawn, lookups; a table other
+//!   modules extend with [`service::register_op`]).
+//! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
+//!   and monitors of peer processes (8.3, 8.8).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
 pub mod conn;
 pub mod cookie;
+pub mod deadline;
 pub mod epmd;
 pub mod epmd_server;
 pub mod handshake;
 pub mod net;
 pub mod node;
 pub mod peer;
+pub mod remote;
+pub mod service;
 mod sys;
 pub mod tls;
 

@@ -3,13 +3,14 @@
 //! gives `erl_dist` (written against futures-io) a tokio stream.
 
 pub use tokio::io::{
-    split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf, ReadHalf, WriteHalf,
+    split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf, ReadHalf,
+    WriteHalf,
 };
 pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};
 pub use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex, Notify, Semaphore};
 pub use tokio::task::AbortHandle;
-pub use tokio::time::{interval, sleep, timeout, Instant};
+pub use tokio::time::{interval, sleep, sleep_until, timeout, Instant};
 pub use tokio::{select, spawn};
 pub use tokio_util::compat::{Compat, FuturesAsyncReadCompatExt, TokioAsyncReadCompatExt};
 

@@ -24,16 +24,19 @@ use eetf::Term;
 use erl_dist::handshake::HandshakeStatus;
 use parking_lot::Mutex;
 
-use super::conn::{self, Outbox, PendingCall};
+use super::conn::{self, CallDest, Outbox, PendingCall, Watch};
 use super::epmd::{self, Registration};
 use super::handshake::{self, Agreed, HsError, Me, Stream};
 use super::net::{
     self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener, TcpStream,
 };
 use super::tls::Tls;
+use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::prims::actor_node::Dest;
 use crate::interp::prims::actor_node::{
     valid_node_name, CallReply, Distribution, Done, Inbound, NodeError, PeerEvents,
 };
+use crate::interp::value::Value;
 use crate::value::Sym;
 
 /// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
@@ -89,6 +92,17 @@ pub(crate) struct Inner {
     refusals: Mutex<(Option<Instant>, u64)>,
     /// Outgoing calls awaiting a reply, by reference number.
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
+    /// Monitors local processes hold on peer processes, by reference number.
+    pub(crate) watches: Mutex<HashMap<u64, Watch>>,
+    /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
+    pub(crate) deadlines: Arc<super::deadline::Deadlines>,
+}
+
+impl State {
+    /// The connection index of `node` (0 if never connected).
+    pub(crate) fn index_of(&self, node: &str) -> u32 {
+        self.indexes.get(node).copied().unwrap_or(0)
+    }
 }
 
 #[derive(Default)]
@@ -106,6 +120,8 @@ pub(crate) struct Peer {
     index: u32,
     pub(crate) visible: bool,
     pub(crate) bt: bool,
+    /// The peer's incarnation (its pids carry it).
+    pub(crate) creation: u32,
     pub(crate) out: Outbox,
     /// What the peer watches here: its monitors (by reference) and links, as watch ids.
     pub(crate) watches: HashMap<Vec<u32>, u64>,
@@ -197,7 +213,10 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
         refusals: Mutex::new((None, 0)),
         calls: Mutex::new(HashMap::new()),
+        watches: Mutex::new(HashMap::new()),
+        deadlines: Arc::new(super::deadline::Deadlines::default()),
     });
+    rt.spawn(super::deadline::reap(inner.clone()));
     rt.spawn(accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
         inner,
@@ -223,6 +242,8 @@ impl DistNode {
             rt.shutdown_background();
         }
         let calls: Vec<PendingCall> = self.inner.calls.lock().drain().map(|(_, c)| c).collect();
+        // Watches end with their callbacks unrun: the program is stopping.
+        self.inner.watches.lock().clear();
         for c in calls {
             c.fail(node_err(
                 "node_down",
@@ -234,7 +255,7 @@ impl DistNode {
 
     /// Runs `f` on the node's runtime; after `shutdown` it is dropped unrun (a [`Once`]
     /// inside then answers its default).
-    fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F) {
+    pub(crate) fn spawn<F: Future<Output = ()> + Send + 'static>(&self, f: F) {
         if self.rt.lock().is_some() {
             self.handle.spawn(f);
         }
@@ -277,7 +298,7 @@ impl<T> Drop for Once<T> {
     }
 }
 
-fn stopped(node: &str) -> NodeError {
+pub(crate) fn stopped(node: &str) -> NodeError {
     node_err(
         "node_down",
         format!("cannot connect to {node}: distribution has stopped"),
@@ -482,6 +503,7 @@ impl Inner {
                     index,
                     visible: agreed.visible,
                     bt: agreed.bt,
+                    creation: agreed.creation,
                     out,
                     watches: HashMap::new(),
                     links: HashMap::new(),
@@ -526,6 +548,18 @@ impl Inner {
                 format!("the connection to {name} was lost"),
                 None,
             ));
+        }
+        let lost: Vec<Watch> = {
+            let mut ws = self.watches.lock();
+            let ids: Vec<u64> = ws
+                .iter()
+                .filter(|(_, w)| w.peer == name)
+                .map(|(id, _)| *id)
+                .collect();
+            ids.iter().filter_map(|id| ws.remove(id)).collect()
+        };
+        for w in lost {
+            (w.down)(conn::atom("noconnection"));
         }
     }
 
@@ -730,19 +764,85 @@ impl Distribution for DistNode {
             if let Err(e) = inner.ensure(&to).await {
                 return done.call(Err(e));
             }
-            conn::call(inner, from, to, name, request, timeout, done).await;
+            conn::call(
+                inner,
+                from,
+                to,
+                CallDest::Name(name),
+                request,
+                timeout,
+                done,
+            )
+            .await;
         });
     }
 
     fn remote_call(
         &self,
-        ctx: &mut crate::interp::eval::Ctx,
+        ctx: &mut Ctx,
         node: Sym,
         name: Sym,
         sel: Sym,
-        args: &[crate::interp::value::Value],
-    ) -> crate::interp::eval::EvalResult {
-        super::peer::call_remote(self, ctx, node, name, sel, args)
+        args: &[Value],
+    ) -> EvalResult {
+        let t = crate::runtime::Timeout::DEFAULT;
+        super::remote::send(self, ctx, node, Dest::Name(name), sel, args, t)
+    }
+
+    fn index_of(&self, node: &str) -> Option<u32> {
+        self.inner.state.lock().indexes.get(node).copied()
+    }
+
+    fn peer_creation(&self, node: &str) -> Option<u32> {
+        self.inner.state.lock().peers.get(node).map(|p| p.creation)
+    }
+
+    fn send_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        dest: Dest,
+        sel: Sym,
+        args: &[Value],
+        timeout: crate::runtime::Timeout,
+    ) -> EvalResult {
+        super::remote::send(self, ctx, node, dest, sel, args, timeout)
+    }
+
+    fn cast_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        dest: Dest,
+        sel: Sym,
+        args: &[Value],
+    ) -> Result<(), Unwind> {
+        super::remote::cast(self, ctx, node, dest, sel, args)
+    }
+
+    fn service(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        op: &str,
+        args: &[Value],
+    ) -> Result<Option<Value>, Unwind> {
+        super::remote::service(self, ctx, node, op, args)
+    }
+
+    fn watch_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        number: u64,
+        creation: u32,
+        block: Value,
+    ) -> Result<u64, Unwind> {
+        super::remote::watch(self, ctx, node, number, creation, block)
+    }
+
+    fn unwatch_remote(&self, id: u64) -> bool {
+        conn::unwatch(&self.inner, id)
     }
 
     fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {
@@ -750,7 +850,7 @@ impl Distribution for DistNode {
         let (to, name) = (node.to_string(), name.to_string());
         self.spawn(async move {
             if inner.ensure(&to).await.is_ok() {
-                conn::cast(&inner, from, &to, &name, request);
+                conn::cast(&inner, from, &to, &CallDest::Name(name), request);
             }
         });
     }

@@ -7,29 +7,38 @@
 //!   (the exception as a `'$beamtalk_class'` map); `gen_server:cast(…, {cast, Selector,
 //!   Args})` sends without waiting; monitors and links watch processes; exit signals reach
 //!   them. [`install`] puts it in place.
-//! * [`call_remote`] — the network half of a send through `Actor named: #name on: aNode`.
+//!
+//! A call to a bt actor is delivered straight into the actor's mailbox as a job that runs in
+//! the actor (arguments decoded there, the method run as any message — its state rolled back
+//! when it raises — and the reply encoded and sent from there); a reply that cannot be
+//! encoded answers `not_serialisable` (the method's changes are kept: it completed). Calls
+//! to other processes, and to the node service `'$bt_node'` ([`super::service`]), run in a
+//! fresh process.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
-use eetf::{Atom, List, Term, Tuple};
+use eetf::{Term, Tuple};
 use parking_lot::Mutex;
 
 use crate::codec::etf::{self, atom};
-use crate::interp::actor::{await_external, ActorSys, Done};
-use crate::interp::actor_handle::ActorRef;
+use crate::interp::actor::handle::ActorRef;
+use crate::interp::actor::handle::JobBox;
+use crate::interp::actor::{ActorSys, Done};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::{CallReply, Distribution, Inbound, NodeError, Target};
+use crate::interp::prims::actor_node::{Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
-use crate::interp::value::{Sym, Value};
 use crate::runtime::{ExitReason, Pid, ProcRef};
+use crate::value::{Sym, Value};
 
 /// Installs this program's [`BtInbound`] in its distribution layer (a named node calls it
 /// once, from the main process, before any statement runs).
 pub fn install(ctx: &Ctx) {
     if let (Some(d), Some(sys)) = (ctx.prog.dist.get(), ctx.proc.sys.as_ref()) {
+        // Interned before a peer can address it (peers' names are only looked up).
+        service_name();
         d.set_inbound(Arc::new(BtInbound::new(sys)));
     }
 }
@@ -60,6 +69,55 @@ impl BtInbound {
             }),
         }
     }
+}
+
+/// The interned name of the node service.
+fn service_name() -> Sym {
+    static S: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    *S.get_or_init(|| Sym::new(super::remote::SERVICE))
+}
+
+/// A request `{Op, [Args]}` to the node service, run in a fresh process.
+fn service_call(sys: &Arc<ActorSys>, request: Term, reply: Done<Term>) {
+    let Some((op, args)) = request_parts(&request, false) else {
+        return reply(error_term(
+            "badarg",
+            "expected {Op, Args} with an atom and a list",
+        ));
+    };
+    let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
+    let s2 = slot.clone();
+    let job = Box::new(move |ctx: &mut Ctx| {
+        let mut vals = Vec::with_capacity(args.len());
+        let mut bad = None;
+        for (i, a) in args.iter().enumerate() {
+            match etf::from_term(ctx, a, &format!("arg{}", i + 1)) {
+                Ok(v) => vals.push(v),
+                Err(e) => {
+                    bad = Some(e.to_unwind(ctx));
+                    break;
+                }
+            }
+        }
+        let r = match bad {
+            Some(u) => Err(u),
+            None => super::service::run(ctx, &op, &vals),
+        };
+        let t = reply_term(ctx, r);
+        if let Some(f) = s2.lock().take() {
+            f(t);
+        }
+        Ok(Value::Nil)
+    });
+    spawn_job(sys, "dist", job, move |o| {
+        if let Some(f) = slot.lock().take() {
+            let why = match o {
+                Outcome::Exited(_) => "the request's process was killed",
+                _ => "the request ended without a reply",
+            };
+            f(error_term("actor_dead", why));
+        }
+    });
 }
 
 /// `{error, Reason}` built without a process (no program classes needed).
@@ -142,7 +200,14 @@ fn reply_term(ctx: &mut Ctx, r: EvalResult) -> Term {
     match r {
         Ok(v) => match etf::to_term(ctx, &v, "result") {
             Ok(t) => Term::from(Tuple::from(vec![atom("ok"), t])),
-            Err(e) => error_term(e.kind, &e.message),
+            // The result cannot cross (8.6): the caller gets the error, the state stays.
+            Err(e) => match e.to_unwind(ctx) {
+                Unwind::Error(exc) => match etf::to_term(ctx, &exc, "error") {
+                    Ok(t) => Term::from(Tuple::from(vec![atom("error"), t])),
+                    Err(_) => error_term(e.kind, &e.message),
+                },
+                _ => error_term(e.kind, &e.message),
+            },
         },
         Err(Unwind::Error(exc)) => match etf::to_term(ctx, &exc, "error") {
             Ok(t) => Term::from(Tuple::from(vec![atom("error"), t])),
@@ -170,11 +235,97 @@ pub fn reason_term(ctx: &Ctx, r: &ExitReason) -> Term {
     }
 }
 
+/// Calls a reply callback exactly once: with the reply, or — dropped unanswered (the job's
+/// message was dropped because the actor exited) — with `actor_dead`.
+struct ReplyOnce(Option<Done<Term>>);
+
+impl ReplyOnce {
+    fn send(mut self, t: Term) {
+        if let Some(f) = self.0.take() {
+            f(t);
+        }
+    }
+}
+
+impl Drop for ReplyOnce {
+    fn drop(&mut self) {
+        if let Some(f) = self.0.take() {
+            f(error_term(
+                "actor_dead",
+                "the actor exited before answering",
+            ));
+        }
+    }
+}
+
+/// An error reply carrying a proper exception (kind, message) built in `ctx`.
+fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
+    let exc = crate::interp::prims::actor::error_value(ctx, kind, message);
+    reply_term(ctx, Err(Unwind::Error(exc)))
+}
+
+/// A user actor (its messages run bt methods) — one that can take a job in its mailbox.
+fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
+    match p.info() {
+        Value::Class(c) if c.builtin == crate::interp::class::Builtin::None => Some(c.clone()),
+        _ => None,
+    }
+}
+
+/// Runs request `sel`/`args` inside the actor whose process runs `ctx`: as a message of
+/// its own (state rolled back when the method raises), answering the reply term.
+fn run_in_actor(ctx: &mut Ctx, class: &crate::value::ClassRef, sel: &str, args: &[Term]) -> Term {
+    let Some(sym) = Sym::lookup(sel) else {
+        return error_reply(
+            ctx,
+            ErrorKind::DoesNotUnderstand,
+            format!("{} does not understand #{sel}", class.name),
+        );
+    };
+    if sel_arity(sel) != args.len() {
+        let m = format!(
+            "Wrong number of arguments: {sel} expects {} but was called with {}",
+            sel_arity(sel),
+            args.len()
+        );
+        return error_reply(ctx, ErrorKind::ArityMismatch, m);
+    }
+    let mut vals = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let root = format!("arg{}", i + 1);
+        match etf::from_term(ctx, a, &root) {
+            Ok(v) => vals.push(v),
+            Err(e) => {
+                let u = e.to_unwind(ctx);
+                return reply_term(ctx, Err(u));
+            }
+        }
+    }
+    let me = ctx.proc.actor.clone().unwrap_or(Value::Nil);
+    let saved = ctx.actor_fields.clone();
+    let r = ctx.send(&me, sym, &vals);
+    match r {
+        Ok(v) => reply_term(ctx, Ok(v)),
+        Err(Unwind::Error(e)) => {
+            ctx.actor_fields = saved;
+            let e = crate::interp::actor::send::prefix_error(e, class, sym);
+            reply_term(ctx, Err(Unwind::Error(e)))
+        }
+        Err(u) => {
+            ctx.actor_fields = saved;
+            reply_term(ctx, Err(u))
+        }
+    }
+}
+
 impl Inbound for BtInbound {
     fn call(&self, target: Target, request: Term, reply: Done<Term>) {
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));
         };
+        if target == Target::Name(service_name()) {
+            return service_call(&sys, request, reply);
+        }
         let Some(p) = self.proc(&sys, target) else {
             return reply(error_term("no_such_process", "no such process"));
         };
@@ -184,6 +335,22 @@ impl Inbound for BtInbound {
                 "expected {Selector, Args} with an atom and a list",
             ));
         };
+        if let Some(class) = is_bt_actor(&p) {
+            // Straight into the actor's mailbox: no process of its own, two fewer wakes.
+            let reply = ReplyOnce(Some(reply));
+            let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
+                let t = run_in_actor(ctx, &class, &sel, &args);
+                reply.send(t);
+            });
+            let boxed = crate::interp::actor::handle::native(JobBox {
+                job: Mutex::new(Some(job)),
+                class: sys.prog.core.object.clone(),
+            });
+            // Not delivered (the actor exited): the job drops and answers `actor_dead`.
+            sys.rt
+                .cast(&p, crate::interp::actor::behaviour::job_message(boxed));
+            return;
+        }
         let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
         let s2 = slot.clone();
         let job = Box::new(move |ctx: &mut Ctx| {
@@ -215,12 +382,31 @@ impl Inbound for BtInbound {
         let Some((sel, args)) = request_parts(&request, true) else {
             return;
         };
+        if let Some(class) = is_bt_actor(&p) {
+            let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
+                let t = run_in_actor(ctx, &class, &sel, &args);
+                if let Term::Tuple(t) = &t {
+                    if matches!(t.elements.first(), Some(Term::Atom(a)) if a.name != "ok") {
+                        let why = t.elements.get(1).map(|e| e.to_string()).unwrap_or_default();
+                        let msg = format!("error in a cast from a peer to {}: {why}", class.name);
+                        crate::interp::actor::cx_log(ctx, &msg);
+                    }
+                }
+            });
+            let boxed = crate::interp::actor::handle::native(JobBox {
+                job: Mutex::new(Some(job)),
+                class: sys.prog.core.object.clone(),
+            });
+            sys.rt
+                .cast(&p, crate::interp::actor::behaviour::job_message(boxed));
+            return;
+        }
         let job = Box::new(move |ctx: &mut Ctx| run_request(ctx, p, &sel, &args));
         spawn_job(&sys, "dist", job, |o| {
             if let Outcome::Err(e) = o {
                 eprintln!(
                     "bt: error in a cast from a peer: {}",
-                    crate::interp::actor_send::describe_exception(&e)
+                    crate::interp::actor::send::describe_exception(&e)
                 );
             }
         });
@@ -285,74 +471,5 @@ impl Inbound for BtInbound {
             service: true,
         };
         sys.rt.exit(&p, from, r);
-    }
-}
-
-fn raise(ctx: &Ctx, e: NodeError) -> Unwind {
-    match e.hint {
-        Some(h) => ctx.err_hint(ErrorKind::from_name(e.kind), e.message, &h),
-        None => ctx.err(ErrorKind::from_name(e.kind), e.message),
-    }
-}
-
-/// A sync send through the Erlang distribution: `gen_server:call({name, node}, {sel, args})`
-/// from the process `ctx` runs in (suspended meanwhile).
-pub fn call_remote(
-    d: &dyn Distribution,
-    ctx: &mut Ctx,
-    node: Sym,
-    name: Sym,
-    sel: Sym,
-    args: &[Value],
-) -> EvalResult {
-    let mut targs = Vec::with_capacity(args.len());
-    for (i, a) in args.iter().enumerate() {
-        let root = format!("arg{}", i + 1);
-        targs.push(etf::to_term(ctx, a, &root).map_err(|e| e.to_unwind(ctx))?);
-    }
-    let request = Term::from(Tuple::from(vec![
-        Term::from(Atom::from(sel.as_str())),
-        Term::from(List::from(targs)),
-    ]));
-    let from = ctx.pid;
-    let timeout = Some(std::time::Duration::from_millis(5000));
-    let r: Result<CallReply, NodeError> =
-        await_external(ctx, "the distribution layer", move |done| {
-            d.call_name(from, node.as_str(), name.as_str(), request, timeout, done)
-        })?;
-    let reply = r.map_err(|e| raise(ctx, e))?;
-    if !reply.bt_peer {
-        return etf::from_term(ctx, &reply.term, "result").map_err(|e| e.to_unwind(ctx));
-    }
-    match &reply.term {
-        Term::Tuple(t) if t.elements.len() == 2 => match &t.elements[0] {
-            Term::Atom(a) if a.name == "ok" => {
-                etf::from_term(ctx, &t.elements[1], "result").map_err(|e| e.to_unwind(ctx))
-            }
-            Term::Atom(a) if a.name == "error" => {
-                let exc =
-                    etf::from_term(ctx, &t.elements[1], "error").map_err(|e| e.to_unwind(ctx))?;
-                if matches!(exc, Value::Object(_)) {
-                    Err(Unwind::Error(exc))
-                } else {
-                    Err(ctx.err(
-                        ErrorKind::RuntimeError,
-                        format!("{node} answered an error: {}", reply.term),
-                    ))
-                }
-            }
-            Term::Atom(a) if a.name == "exit" => Err(ctx.err(
-                ErrorKind::ActorDead,
-                format!("#{name} on {node} exited while answering"),
-            )),
-            _ => Err(ctx.err(
-                ErrorKind::RuntimeError,
-                format!("unexpected reply from {node}: {}", reply.term),
-            )),
-        },
-        other => Err(ctx.err(
-            ErrorKind::RuntimeError,
-            format!("unexpected reply from {node}: {other}"),
-        )),
     }
 }

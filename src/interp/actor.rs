@@ -175,6 +175,7 @@ pub struct ActorSys {
     pub rt: RtHandle,
     pub prog: Arc<Program>,
     /// Boxed: a context is a few hundred bytes, moved in and out of the pool per message.
+    #[allow(clippy::vec_box)] // the Box is the point: contexts move in and out by pointer
     pool: Mutex<Vec<Box<Ctx>>>,
     class_locks: Mutex<HashMap<usize, (ClassRef, Arc<ProcLock>)>>,
     /// The current transcript (`TranscriptStream current`).

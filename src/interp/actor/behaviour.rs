@@ -118,8 +118,22 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        let req = msg.as_request();
+        if let Some(Request::Job) = req {
+            // A job run as this actor (a peer's call, `crate::dist::peer`): it answers its
+            // caller itself and restores the state when the method it runs raises.
+            let job = msg
+                .args
+                .first()
+                .and_then(downcast::<JobBox>)
+                .and_then(|b| b.job.lock().take());
+            if let Some(job) = job {
+                self.run(cx, |ctx, _| job(ctx));
+            }
+            return Ok(Value::Nil);
+        }
         self.saved.clone_from(&self.fields);
-        let init = matches!(msg.as_request(), Some(Request::Initialize));
+        let init = matches!(req, Some(Request::Initialize));
         let me = self.me(cx);
         let class = &self.class;
         let mut crash = None;
@@ -131,8 +145,8 @@ impl Behaviour for BtActor {
             };
             let r = if init {
                 // Answers the index of a typed slot left nil (5.5), or nil.
-                run_initialize(ctx, me, &class).map(|_| {
-                    match nil_typed_slot(&ctx.prog, &class, &ctx.actor_fields) {
+                run_initialize(ctx, me, class).map(|_| {
+                    match nil_typed_slot(&ctx.prog, class, &ctx.actor_fields) {
                         Some(i) => Value::Int(i as i64),
                         None => Value::Nil,
                     }
@@ -142,7 +156,7 @@ impl Behaviour for BtActor {
             };
             match r {
                 Ok(v) => Ok(transfer_in(ctx, &v)),
-                Err(Unwind::Error(e)) => Err(prefix_error(e, &class, sel)),
+                Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
                 Err(Unwind::Return { .. }) => Err(runtime_error(
                     ctx,
                     "non-local return from a method that has already returned",
@@ -168,7 +182,7 @@ impl Behaviour for BtActor {
                         let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
                         if let Unwind::Error(e) = ctx.err(ErrorKind::from_name(kind), m) {
-                            return Err(prefix_error(e, &class, sel));
+                            return Err(prefix_error(e, class, sel));
                         }
                     }
                     Err(Value::Nil)

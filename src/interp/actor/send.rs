@@ -65,6 +65,12 @@ pub fn intercept(
     if any.is::<crate::interp::prims::actor_node_peer::RemoteName>() {
         return crate::interp::prims::actor_node_peer::intercept(ctx, recv, sel, args);
     }
+    if any.is::<crate::interp::prims::actor_node_remote::RemoteActor>()
+        || any.is::<crate::interp::prims::actor_node_remote::RemotePid>()
+        || any.is::<crate::interp::prims::actor_node_remote::RemoteRef>()
+    {
+        return crate::interp::prims::actor_node_remote::intercept(ctx, recv, sel, args);
+    }
     if let Some(nr) = any.downcast_ref::<NameRef>() {
         if NAME_LOCAL.contains(&sel.as_str()) {
             return None;
@@ -177,7 +183,8 @@ pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Res
         let sys = sys_of(ctx).ok()?;
         sys.rt.whereis(nr.name)?
     } else {
-        return None;
+        // Remote actors and remote name proxies (8.3).
+        return crate::interp::prims::actor_node_remote::cast(ctx, recv, sel, args);
     };
     if !goes_remote(ctx, recv, sel) {
         return None;

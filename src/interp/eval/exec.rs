@@ -654,10 +654,7 @@ impl Ctx {
             return Ok(v);
         }
         if i < self.actor_fields.len() {
-            drop_fast(std::mem::replace(
-                &mut self.actor_fields[i],
-                fast_clone(&v),
-            ));
+            drop_fast(std::mem::replace(&mut self.actor_fields[i], fast_clone(&v)));
             Ok(v)
         } else {
             self.set_loc(loc);

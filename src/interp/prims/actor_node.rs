@@ -11,7 +11,7 @@
 use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Ctx, EvalResult, Prims};
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::target;
 use crate::interp::value::{ClassRef, Instance, Sym, Value};
 
@@ -79,6 +79,7 @@ pub fn register(p: &mut Prims) {
     p.add(n, "connect", connect);
 
     p.add_class("Actor", "named:on:", super::actor_node_peer::named_on);
+    super::actor_node_remote::register(p);
     p.add("Pid", "node", |ctx, _, _| current(ctx));
     p.add("Actor", "node", |ctx, r, _| {
         target(ctx, r)?;
@@ -110,6 +111,14 @@ pub type PeerEvents = std::sync::Arc<dyn Fn(&str, Option<&str>) + Send + Sync>;
 pub enum Target {
     Name(Sym),
     Number(u64),
+}
+
+/// Where a message for another node goes (8.3): the actor registered under a name there,
+/// or a process by number (with the creation of the node incarnation it belongs to).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dest {
+    Name(Sym),
+    Pid { number: u64, creation: u32 },
 }
 
 /// What `call_name` answers: the reply term, and whether the peer is a bt node (whose
@@ -182,6 +191,69 @@ pub trait Distribution: Send + Sync {
             message: format!("cannot reach {node}"),
             hint: None,
         }))
+    }
+    /// The connection index of `node` (8.1), if this node ever connected to it.
+    fn index_of(&self, _node: &str) -> Option<u32> {
+        None
+    }
+    /// The creation (incarnation) of connected peer `node`.
+    fn peer_creation(&self, _node: &str) -> Option<u32> {
+        None
+    }
+    /// A sync send `sel` with `args` to `dest` on `node` (another node), from the process
+    /// `ctx` runs in: arguments are encoded first (`not_serialisable` before anything is
+    /// sent), the caller is suspended until the reply or `timeout`, errors are raised here
+    /// with their kind (8.3, 8.8).
+    fn send_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _dest: Dest,
+        _sel: Sym,
+        _args: &[Value],
+        _timeout: crate::runtime::Timeout,
+    ) -> EvalResult {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
+    /// A cast (`!`) to `dest` on `node`: encoded here, then fire and forget.
+    fn cast_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _dest: Dest,
+        _sel: Sym,
+        _args: &[Value],
+    ) -> Result<(), Unwind> {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
+    /// A request `op` with `args` to the node service (`'$bt_node'`) of bt node `node`
+    /// (connecting if needed): its answer, or the error it raised. `Ok(None)` when `node` is
+    /// not a bt node (an Erlang peer has no such service).
+    fn service(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _op: &str,
+        _args: &[Value],
+    ) -> Result<Option<Value>, Unwind> {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
+    /// Monitors process `number` on `node`: `block` runs (in a fresh process) with the exit
+    /// reason when it exits, `#noproc` if it is not running, `#noconnection` when the link
+    /// is lost (8.3). Answers an id for [`Distribution::unwatch_remote`].
+    fn watch_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _number: u64,
+        _creation: u32,
+        _block: Value,
+    ) -> Result<u64, Unwind> {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
+    /// Cancels a [`Distribution::watch_remote`]; true if it had not fired.
+    fn unwatch_remote(&self, _id: u64) -> bool {
+        false
     }
     /// `gen_server:cast({name, node}, request)`: fire and forget (connects if needed).
     fn cast_name(&self, _from: u64, _node: &str, _name: &str, _request: eetf::Term) {}

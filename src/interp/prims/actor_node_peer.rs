@@ -1,21 +1,30 @@
-//! `Actor named: #name on: aNode` (LANGUAGE.md 8.3, 8.12): a proxy ([`RemoteName`]) whose
-//! every send is a synchronous call to the actor registered as `name` on that node — to a bt
-//! node it runs the actor's method there and re-raises its errors here; to an Erlang node it
-//! is a `gen_server:call({name, node}, {Selector, Args})` answering the reply term as a value.
-//! The network side is `Distribution::remote_call` (implemented in `crate::dist::peer`).
+//! `Actor named: #name on: aNode` (LANGUAGE.md 8.3, 8.4, 8.12): a proxy ([`RemoteName`])
+//! resolving the name on that node at each send — to a bt node a send runs the actor's
+//! method there and re-raises its errors here; to an Erlang node it is a
+//! `gen_server:call({name, node}, {Selector, Args})` answering the reply term as a value.
+//! Against a bt node `named:on:` first checks there that the name is registered (and of the
+//! class asked for), as `named:` does locally. A local name proxy sent to another node
+//! arrives as a `RemoteName` of its origin node (the codec's resolver), so it keeps resolving
+//! there. The network side is `Distribution::send_remote` (implemented in `crate::dist`).
 
 use std::any::Any;
 
-use crate::interp::actor_handle::native;
+use crate::interp::actor::handle::native;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
+use crate::interp::prims::actor_node::Dest;
+use crate::interp::prims::actor_node_remote::{check_name, node_of, timeout_of};
+use crate::runtime::Timeout;
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 /// `Actor named: #name on: aNode` (a proxy resolving the name on that node at each send).
 pub struct RemoteName {
     pub node: Sym,
     pub name: Sym,
     pub class: ClassRef,
+    /// The class name of the actor found there (the local class may not exist).
+    pub class_name: Sym,
+    pub timeout: Timeout,
 }
 
 impl NativeObj for RemoteName {
@@ -24,8 +33,8 @@ impl NativeObj for RemoteName {
     }
     fn print_string(&self) -> String {
         format!(
-            "Actor({}, registered, {} on {})",
-            self.class.name, self.name, self.node
+            "Actor({}, registered, {}, {})",
+            self.class_name, self.name, self.node
         )
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
@@ -59,8 +68,6 @@ const LOCAL_SELECTORS: &[&str] = &[
     "~=",
     "hash",
     "class",
-    "isRemote",
-    "node",
     "unwrap",
     "isNil",
     "notNil",
@@ -68,7 +75,12 @@ const LOCAL_SELECTORS: &[&str] = &[
     "isKindOf:",
 ];
 
-/// `Actor named: #name on: aNode`: `Result(proxy, Error)`; no network until a send.
+/// Handle selectors a [`RemoteName`] applies to the actor the name denotes now.
+const RESOLVED: &[&str] = &["pid", "isAlive", "stop", "kill", "monitor", "onExit:"];
+
+/// `Actor named: #name on: aNode`: `Result(proxy, Error)`. On the current node it is
+/// `named:`; on a bt node the name is checked there (`name_not_registered`, `wrong_class`,
+/// `node_down`); an Erlang peer is not asked.
 pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let class = match r {
         Value::Class(c) => c.clone(),
@@ -81,32 +93,131 @@ pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             return Err(ctx.type_err(format!("named:on: expects a Symbol name, not {n}")));
         }
     };
-    let node = match crate::interp::prims::actor_node::node_arg(ctx, &a[1]) {
-        Some(n) => n,
-        None => {
-            let n = ctx.class_name_of(&a[1]);
-            return Err(ctx.type_err(format!("named:on: expects a Node, not {n}")));
-        }
+    let node = node_of(ctx, &a[1], "named:on:")?;
+    if node == crate::interp::prims::actor_node::current_name(ctx) {
+        return ctx.send(r, Sym::new("named:"), &a[..1]);
+    }
+    let class_name = match check_name(ctx, node, name, &class) {
+        Ok(found) => found.unwrap_or(class.name),
+        Err(crate::interp::eval::Unwind::Error(e)) => return Ok(ctx.make_error(e)),
+        Err(u) => return Err(u),
     };
-    Ok(ctx.make_ok(native(RemoteName { node, name, class })))
+    let class = ctx
+        .prog
+        .class_by_sym(class_name)
+        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
+        .unwrap_or(class);
+    Ok(ctx.make_ok(native(RemoteName {
+        node,
+        name,
+        class,
+        class_name,
+        timeout: Timeout::DEFAULT,
+    })))
+}
+
+/// A [`RemoteName`] built by the codec (a local name proxy that crossed from `node`).
+pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
+    let class = ctx
+        .prog
+        .class_by_sym(class_name)
+        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
+        .unwrap_or_else(|| ctx.prog.core.actor.clone());
+    native(RemoteName {
+        node,
+        name,
+        class,
+        class_name,
+        timeout: Timeout::DEFAULT,
+    })
 }
 
 /// Intercepts sends to a [`RemoteName`] (called from `actor_send::intercept`).
 pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
-    let rn = crate::interp::actor_handle::downcast::<RemoteName>(recv)?;
+    let rn = crate::interp::actor::handle::downcast::<RemoteName>(recv)?;
     let s = sel.as_str();
-    match s {
-        "isRemote" => return Some(Ok(Value::True)),
-        "node" => return Some(crate::interp::prims::actor_node::node_value(ctx, rn.node)),
-        _ if LOCAL_SELECTORS.contains(&s) => return None,
-        _ => {}
+    let own = crate::interp::actor::behaviour::chain_defines(&rn.class, sel);
+    if !own {
+        match s {
+            "isRemote" => return Some(Ok(Value::True)),
+            "node" => return Some(crate::interp::prims::actor_node::node_value(ctx, rn.node)),
+            "registeredName" => return Some(Ok(Value::Symbol(rn.name))),
+            "withTimeout:" => {
+                let t = match timeout_of(ctx, args.first().unwrap_or(&Value::Nil)) {
+                    Ok(t) => t,
+                    Err(u) => return Some(Err(u)),
+                };
+                return Some(Ok(native(RemoteName {
+                    node: rn.node,
+                    name: rn.name,
+                    class: rn.class.clone(),
+                    class_name: rn.class_name,
+                    timeout: t,
+                })));
+            }
+            _ if RESOLVED.contains(&s) => {
+                let (node, name) = (rn.node, rn.name);
+                let r = resolve(ctx, node, name).and_then(|h| ctx.send(&h, sel, args));
+                return Some(r);
+            }
+            _ if LOCAL_SELECTORS.contains(&s) => return None,
+            _ => {}
+        }
     }
-    let (node, name) = (rn.node, rn.name);
-    Some(call_remote(ctx, node, name, sel, args))
+    let (node, name, t) = (rn.node, rn.name, rn.timeout);
+    Some(call_remote(ctx, node, name, sel, args, t))
+}
+
+/// The actor registered as `name` on `node` now (`no_such_process` if none).
+fn resolve(ctx: &mut Ctx, node: Sym, name: Sym) -> EvalResult {
+    let Some(d) = ctx.prog.dist.get().cloned() else {
+        return Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")));
+    };
+    let r = d.service(ctx, node, "whereis", &[Value::Symbol(name), Value::Nil]);
+    match r {
+        Ok(Some(v)) => match &v {
+            Value::Tuple(t) if t.len() == 2 => {
+                let cname = t[0].as_sym();
+                match crate::interp::actor::handle::downcast::<
+                    crate::interp::prims::actor_node_remote::RemoteActor,
+                >(&t[1])
+                {
+                    Some(ra) => Ok(crate::interp::prims::actor_node_remote::remote_actor(
+                        ctx,
+                        node,
+                        ra.number,
+                        ra.creation,
+                        cname,
+                    )),
+                    None => Err(ctx.err(ErrorKind::RuntimeError, "unexpected answer")),
+                }
+            }
+            _ => Err(ctx.err(ErrorKind::RuntimeError, "unexpected answer")),
+        },
+        Ok(None) => Err(ctx.err(ErrorKind::RuntimeError, format!("{node} is not a bt node"))),
+        Err(crate::interp::eval::Unwind::Error(e))
+            if crate::interp::error::exc_field(&e, crate::interp::error::F_KIND)
+                .as_sym()
+                .is_some_and(|k| k.as_str() == "name_not_registered") =>
+        {
+            Err(ctx.err(
+                ErrorKind::NoSuchProcess,
+                format!("no process is registered as #{name} on {node}"),
+            ))
+        }
+        Err(u) => Err(u),
+    }
 }
 
 /// A sync send through the node's distribution layer.
-fn call_remote(ctx: &mut Ctx, node: Sym, name: Sym, sel: Sym, args: &[Value]) -> EvalResult {
+fn call_remote(
+    ctx: &mut Ctx,
+    node: Sym,
+    name: Sym,
+    sel: Sym,
+    args: &[Value],
+    t: Timeout,
+) -> EvalResult {
     let Some(d) = ctx.prog.dist.get().cloned() else {
         return Err(ctx.err_hint(
             ErrorKind::NodeDown,
@@ -116,8 +227,8 @@ fn call_remote(ctx: &mut Ctx, node: Sym, name: Sym, sel: Sym, args: &[Value]) ->
     };
     if node == d.node_name() {
         let actor = ctx.prog.core.actor.clone();
-        let h = crate::interp::actor_send::resolve_name(ctx, name, &actor)?;
+        let h = crate::interp::actor::send::resolve_name(ctx, name, &actor)?;
         return ctx.send(&h, sel, args);
     }
-    d.remote_call(ctx, node, name, sel, args)
+    d.send_remote(ctx, node, Dest::Name(name), sel, args, t)
 }

@@ -1,0 +1,300 @@
+//! The calling side of remote actors (LANGUAGE.md 8.3, 8.6, 8.8): sync sends, casts,
+//! node-service requests and monitors from a bt process to processes on another node.
+//!
+//! A send encodes its arguments first (so `not_serialisable`, with its path, is raised
+//! before anything leaves), then suspends only the calling process while
+//! [`super::conn::call`] waits for the reply on the node's network runtime. Replies from a
+//! bt peer are `{ok, Value}`, `{error, Exception}` or `{exit, Reason}`; from an Erlang peer
+//! the reply term itself is the value. Failures: `node_down` (cannot connect, or the link
+//! dropped while waiting — pending calls fail at once), `actor_dead` (the process is not
+//! running or exited before answering), `no_such_process` (no such registered name),
+//! `timeout` (with the hint to use `withTimeout:`).
+
+use std::time::Duration;
+
+use eetf::{Atom, List, Term, Tuple};
+
+use super::conn::{self, peer_pid, CallDest};
+use super::node::{stopped, DistNode, Inner, Once};
+use crate::codec::etf;
+use crate::interp::actor::await_external;
+use crate::interp::error::ErrorKind;
+use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::prims::actor_node::{CallReply, Dest, NodeError};
+use crate::interp::prims::parallel::{spawn_job, Outcome};
+use crate::runtime::Timeout;
+use crate::value::{Sym, Value};
+
+/// The registered name of every bt node's service process (`crate::dist::service`).
+pub const SERVICE: &str = "$bt_node";
+/// How long a node-service request may take (a remote spawn runs `initialize` there).
+pub const SERVICE_TIMEOUT: Duration = Duration::from_millis(5000);
+
+pub(crate) fn raise(ctx: &Ctx, e: NodeError) -> Unwind {
+    match e.hint {
+        Some(h) => ctx.err_hint(ErrorKind::from_name(e.kind), e.message, &h),
+        None => ctx.err(ErrorKind::from_name(e.kind), e.message),
+    }
+}
+
+/// `{Selector, [Args]}` (`{cast, Selector, [Args]}` for a cast), raising `not_serialisable`
+/// with the argument's path when one cannot cross.
+fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool) -> Result<Term, Unwind> {
+    let mut targs = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let root = format!("arg{}", i + 1);
+        targs.push(etf::to_term(ctx, a, &root).map_err(|e| e.to_unwind(ctx))?);
+    }
+    let mut parts = Vec::with_capacity(3);
+    if cast {
+        parts.push(etf::atom("cast"));
+    }
+    parts.push(Term::from(Atom::from(sel.as_str())));
+    parts.push(Term::from(List::from(targs)));
+    Ok(Term::from(Tuple::from(parts)))
+}
+
+fn call_dest(inner: &Inner, node: &str, dest: Dest) -> CallDest {
+    match dest {
+        Dest::Name(n) => CallDest::Name(n.as_str().to_string()),
+        Dest::Pid { number, creation } => {
+            let creation = match creation {
+                0 => inner
+                    .state
+                    .lock()
+                    .peers
+                    .get(node)
+                    .map(|p| p.creation)
+                    .unwrap_or(0),
+                c => c,
+            };
+            CallDest::Pid(peer_pid(node, number, creation))
+        }
+    }
+}
+
+/// A call of `request` to `dest` on `node` (connecting first), answering its reply.
+fn call(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    dest: Dest,
+    request: Term,
+    timeout: Option<Duration>,
+) -> Result<Result<CallReply, NodeError>, Unwind> {
+    let from = ctx.pid;
+    let to = node.as_str().to_string();
+    let inner = d.inner.clone();
+    await_external(ctx, "the distribution layer", move |done| {
+        let done = Once::new(done, Err(stopped(&to)));
+        if inner.state.lock().peers.contains_key(&to) {
+            // Connected: queue the request from this thread (sends stay in order with
+            // casts and other calls of this process); only the timer is a task.
+            let cd = call_dest(&inner, &to, dest);
+            conn::start_call(&inner, from, &to, &cd, request, timeout, done);
+            return;
+        }
+        d.spawn(async move {
+            if let Err(e) = inner.ensure(&to).await {
+                return done.call(Err(e));
+            }
+            // A pid needs the peer's creation, known once connected.
+            let cd = call_dest(&inner, &to, dest);
+            conn::call(inner, from, to, cd, request, timeout, done).await;
+        });
+    })
+}
+
+/// A sync send to `dest` on `node` (8.3): the reply's value, or its error raised here.
+pub(crate) fn send(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    dest: Dest,
+    sel: Sym,
+    args: &[Value],
+    timeout: Timeout,
+) -> EvalResult {
+    let req = request(ctx, sel, args, false)?;
+    let t = match timeout {
+        Timeout::Ms(ms) => Some(Duration::from_millis(ms)),
+        Timeout::Infinity => None,
+    };
+    let r = call(d, ctx, node, dest, req, t)?;
+    let reply = r.map_err(|mut e| {
+        let who = match dest {
+            Dest::Name(n) => format!("#{n} on {node}"),
+            Dest::Pid { number, .. } => {
+                let k = d.inner.state.lock().index_of(node.as_str());
+                format!("<{k}.{number}.0> on {node}")
+            }
+        };
+        match e.kind {
+            "timeout" => {
+                let ms = t.map(|t| t.as_millis()).unwrap_or(0);
+                e.message = format!("{who} did not answer '{sel}' within {ms} ms");
+            }
+            "actor_dead" if e.message.ends_with("is not alive") => {
+                e.message = format!("{who} is not alive");
+            }
+            _ => {}
+        }
+        raise(ctx, e)
+    })?;
+    decode_reply(ctx, node, &reply)
+}
+
+/// A cast (`!`) to `dest` on `node`: encoded here, then fire and forget.
+pub(crate) fn cast(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    dest: Dest,
+    sel: Sym,
+    args: &[Value],
+) -> Result<(), Unwind> {
+    let req = request(ctx, sel, args, true)?;
+    let from = ctx.pid;
+    let inner = d.inner.clone();
+    let to = node.as_str().to_string();
+    if inner.state.lock().peers.contains_key(&to) {
+        // Connected: queued from this thread, in order with this process's other sends.
+        let cd = call_dest(&inner, &to, dest);
+        conn::cast(&inner, from, &to, &cd, req);
+        return Ok(());
+    }
+    d.spawn(async move {
+        if inner.ensure(&to).await.is_err() {
+            return;
+        }
+        let cd = call_dest(&inner, &to, dest);
+        conn::cast(&inner, from, &to, &cd, req);
+    });
+    Ok(())
+}
+
+/// Is `node` a bt peer? Connects first (`node_down` raised when it cannot).
+fn bt_peer(d: &DistNode, ctx: &mut Ctx, node: Sym) -> Result<bool, Unwind> {
+    let inner = d.inner.clone();
+    let to = node.as_str().to_string();
+    if let Some(bt) = inner.state.lock().peers.get(&to).map(|p| p.bt) {
+        return Ok(bt); // connected: no trip through the network runtime
+    }
+    let r = await_external(ctx, "the distribution layer", move |done| {
+        let done = Once::new(done, Err(stopped(&to)));
+        d.spawn(async move {
+            let r = inner.ensure(&to).await;
+            let bt = inner.state.lock().peers.get(&to).map(|p| p.bt);
+            done.call(r.map(|_| bt.unwrap_or(false)));
+        });
+    })?;
+    r.map_err(|e| raise(ctx, e))
+}
+
+/// A request to the node service of bt node `node`; `Ok(None)` if it is not a bt node.
+pub(crate) fn service(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    op: &str,
+    args: &[Value],
+) -> Result<Option<Value>, Unwind> {
+    if !bt_peer(d, ctx, node)? {
+        return Ok(None);
+    }
+    let req = request(ctx, Sym::new(op), args, false)?;
+    let dest = Dest::Name(Sym::new(SERVICE));
+    let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT))?;
+    let reply = r.map_err(|e| {
+        // The service itself is always registered: `no_such_process` cannot mean the name.
+        raise(ctx, e)
+    })?;
+    decode_reply(ctx, node, &reply).map(Some)
+}
+
+/// Monitors process `number` on `node`: `block` runs with the reason in a fresh process.
+pub(crate) fn watch(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    number: u64,
+    creation: u32,
+    block: Value,
+) -> Result<u64, Unwind> {
+    let sys = crate::interp::actor::sys_of(ctx)?;
+    let block = crate::interp::actor::send::transfer_in(ctx, &block);
+    let from = ctx.pid;
+    // Connects if needed; an unreachable node is a lost connection.
+    let connected = bt_peer(d, ctx, node).is_ok();
+    let down: Box<dyn FnOnce(Term) + Send> = Box::new(move |reason: Term| {
+        let job = Box::new(move |ctx: &mut Ctx| {
+            let v = etf::from_term(ctx, &reason, "reason").unwrap_or(Value::sym("error"));
+            ctx.call_block(&block, &[v])
+        });
+        spawn_job(&sys, "monitor", job, |o| {
+            if let Outcome::Err(e) = o {
+                eprintln!(
+                    "bt: error in a monitor callback: {}",
+                    crate::interp::actor::send::describe_exception(&e)
+                );
+            }
+        });
+    });
+    if !connected {
+        down(etf::atom("noconnection"));
+        return Ok(0);
+    }
+    let pid = match call_dest(&d.inner, node.as_str(), Dest::Pid { number, creation }) {
+        CallDest::Pid(p) => p,
+        CallDest::Name(_) => return Ok(0),
+    };
+    Ok(conn::watch(&d.inner, from, node.as_str(), pid, down))
+}
+
+/// A reply term as the caller's value or raised error.
+pub(crate) fn decode_reply(ctx: &mut Ctx, node: Sym, reply: &CallReply) -> EvalResult {
+    if !reply.bt_peer {
+        return etf::from_term(ctx, &reply.term, "result").map_err(|e| e.to_unwind(ctx));
+    }
+    let unexpected = |ctx: &Ctx, t: &Term| {
+        ctx.err(
+            ErrorKind::RuntimeError,
+            format!("unexpected reply from {node}: {t}"),
+        )
+    };
+    let Term::Tuple(t) = &reply.term else {
+        return Err(unexpected(ctx, &reply.term));
+    };
+    let [Term::Atom(tag), body] = &t.elements[..] else {
+        return Err(unexpected(ctx, &reply.term));
+    };
+    match tag.name.as_str() {
+        "ok" => etf::from_term(ctx, body, "result").map_err(|e| e.to_unwind(ctx)),
+        "error" => {
+            let exc = etf::from_term(ctx, body, "error").map_err(|e| e.to_unwind(ctx))?;
+            if matches!(exc, Value::Object(_)) {
+                return Err(Unwind::Error(exc));
+            }
+            // `#{kind => K, message => M}` from a node that could not build an exception.
+            if let Value::Dict(m) = &exc {
+                let kind = m.get(&Value::sym("kind")).and_then(|k| k.as_sym());
+                let msg = match m.get(&Value::sym("message")) {
+                    Some(Value::Str(s)) => s.to_string(),
+                    _ => format!("{node} answered an error"),
+                };
+                if let Some(k) = kind {
+                    return Err(ctx.err(ErrorKind::from_name(k.as_str()), msg));
+                }
+            }
+            Err(ctx.err(
+                ErrorKind::RuntimeError,
+                format!("{node} answered an error: {}", reply.term),
+            ))
+        }
+        "exit" => Err(ctx.err(
+            ErrorKind::ActorDead,
+            format!("the process on {node} exited while answering"),
+        )),
+        _ => Err(unexpected(ctx, &reply.term)),
+    }
+}

@@ -1,0 +1,566 @@
+//! Remote actors (LANGUAGE.md 8.3, 8.4, 8.8, 10.1): handles of processes on other nodes and
+//! the `on:` variants of spawn and lookup.
+//!
+//! * [`RemoteActor`] — an actor on another node (from `spawnOn:`, a lookup, or a pid that
+//!   arrived in a message). Sends through it are ordinary sends: sync by default
+//!   (`Distribution::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
+//!   the target node's service; `monitor`/`onExit:` watch the process over the link
+//!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
+//!   connection index (8.1).
+//! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
+//! * The primitives `spawnOn:`, `spawnWith:on:`, `spawnAs:on:`, `spawnWith:as:on:` and
+//!   `allRegisteredOn:`: on `Node current` they are the local selectors answering Results;
+//!   on another node they go to that node's service (`'$bt_node'`, `crate::dist::service`),
+//!   which resolves the class by name there (`class_not_found`) and spawns exactly as a
+//!   local spawn. Remote actors are never linked to their creator.
+//!
+//! The network side is the [`Distribution`] trait (implemented in `crate::dist`).
+
+use std::any::Any;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+
+use crate::interp::actor::handle::{downcast, native};
+use crate::interp::error::ErrorKind;
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::prims::actor::spawn_actor;
+use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution};
+use crate::interp::prims::actor_node_peer::RemoteName;
+use crate::interp::prims::{class_arg, sym_arg};
+use crate::runtime::Timeout;
+use crate::value::{ClassRef, NativeObj, Sym, Value};
+
+/// An actor process on another node.
+pub struct RemoteActor {
+    pub node: Sym,
+    /// The peer's connection index when the handle was made (for printing, 10.1).
+    pub index: u32,
+    pub number: u64,
+    pub creation: u32,
+    /// The class of that name on this node, else Actor.
+    pub class: ClassRef,
+    /// The actor's class name on its node.
+    pub class_name: Sym,
+    pub timeout: Timeout,
+    /// A `withTimeout:` proxy.
+    pub proxy: bool,
+}
+
+impl RemoteActor {
+    /// `K.7.0`.
+    pub fn pid_label(&self) -> String {
+        format!("{}.{}.0", self.index, self.number)
+    }
+    pub fn dest(&self) -> Dest {
+        Dest::Pid {
+            number: self.number,
+            creation: self.creation,
+        }
+    }
+}
+
+impl NativeObj for RemoteActor {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("Actor({}, {})", self.class_name, self.pid_label())
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<RemoteActor>()
+            .is_some_and(|o| {
+                o.node == self.node && o.number == self.number && o.proxy == self.proxy
+            })
+    }
+    fn hash_code(&self) -> u64 {
+        self.number ^ ((self.node.index() as u64) << 40)
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (
+            5,
+            vec![self.index as u64, self.number, 0, 1 + self.proxy as u64],
+        )
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A process id on another node: `<K.7.0>`.
+pub struct RemotePid {
+    pub node: Sym,
+    pub index: u32,
+    pub number: u64,
+    pub creation: u32,
+    pub class: ClassRef,
+}
+
+impl NativeObj for RemotePid {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("<{}.{}.0>", self.index, self.number)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<RemotePid>()
+            .is_some_and(|o| o.node == self.node && o.number == self.number)
+    }
+    fn hash_code(&self) -> u64 {
+        self.number ^ ((self.node.index() as u64) << 40)
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (5, vec![self.index as u64, self.number, 0, 0])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+/// A monitor of a process on another node (`aRemoteActor monitor`): watching starts with
+/// `whenDown:`.
+pub struct RemoteRef {
+    pub node: Sym,
+    pub number: u64,
+    pub creation: u32,
+    pub id: u64,
+    pub class: ClassRef,
+    /// The watch of `whenDown:` (for `demonitor`).
+    pub watch: Mutex<Option<u64>>,
+}
+
+impl NativeObj for RemoteRef {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("#Ref<{}>", self.id)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<RemoteRef>()
+            .is_some_and(|o| o.id == self.id)
+    }
+    fn hash_code(&self) -> u64 {
+        self.id
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        (6, vec![self.id])
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+fn dist(ctx: &Ctx, node: Sym) -> Result<Arc<dyn Distribution>, Unwind> {
+    match ctx.prog.dist.get() {
+        Some(d) => Ok(d.clone()),
+        None => Err(ctx.err_hint(
+            ErrorKind::NodeDown,
+            format!("cannot reach {node}"),
+            "start bt with --name to enable distribution",
+        )),
+    }
+}
+
+/// Class names of remote actors this node has seen (a pid alone carries none): a pid that
+/// comes back in a message is printed with its class. Bounded: cleared when full.
+fn known_classes() -> &'static Mutex<std::collections::HashMap<(Sym, u64), Sym>> {
+    static K: std::sync::OnceLock<Mutex<std::collections::HashMap<(Sym, u64), Sym>>> =
+        std::sync::OnceLock::new();
+    K.get_or_init(|| Mutex::new(std::collections::HashMap::new()))
+}
+
+const KNOWN_LIMIT: usize = 65_536;
+
+/// A handle of actor `number` on `node` (class by name on this node, else Actor).
+pub fn remote_actor(
+    ctx: &Ctx,
+    node: Sym,
+    number: u64,
+    creation: u32,
+    class_name: Option<Sym>,
+) -> Value {
+    let class_name = {
+        let mut k = known_classes().lock();
+        match class_name {
+            Some(c) if c != ctx.prog.core.actor.name => {
+                if k.len() >= KNOWN_LIMIT {
+                    k.clear();
+                }
+                k.insert((node, number), c);
+                Some(c)
+            }
+            other => k.get(&(node, number)).copied().or(other),
+        }
+    };
+    let d = ctx.prog.dist.get();
+    let index = d.and_then(|d| d.index_of(node.as_str())).unwrap_or(0);
+    let creation = match creation {
+        0 => d.and_then(|d| d.peer_creation(node.as_str())).unwrap_or(0),
+        c => c,
+    };
+    let class = class_name
+        .and_then(|n| ctx.prog.class_by_sym(n))
+        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
+        .unwrap_or_else(|| ctx.prog.core.actor.clone());
+    native(RemoteActor {
+        node,
+        index,
+        number,
+        creation,
+        class_name: class_name.unwrap_or(class.name),
+        class,
+        timeout: Timeout::DEFAULT,
+        proxy: false,
+    })
+}
+
+/// A pid of process `number` on `node`.
+pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
+    let index = ctx
+        .prog
+        .dist
+        .get()
+        .and_then(|d| d.index_of(node.as_str()))
+        .unwrap_or(0);
+    let class = ctx
+        .prog
+        .class_named("Pid")
+        .unwrap_or_else(|| ctx.prog.core.object.clone());
+    native(RemotePid {
+        node,
+        index,
+        number,
+        creation,
+        class,
+    })
+}
+
+pub fn register(p: &mut Prims) {
+    let a = "Actor";
+    p.add_class(a, "spawnOn:", |ctx, r, a| {
+        spawn_on(ctx, r, &a[0], None, None)
+    });
+    p.add_class(a, "spawnWith:on:", |ctx, r, a| {
+        spawn_on(ctx, r, &a[1], Some(&a[0]), None)
+    });
+    p.add_class(a, "spawnAs:on:", |ctx, r, a| {
+        let n = sym_arg(ctx, &a[0], "spawnAs:on: name")?;
+        spawn_on(ctx, r, &a[1], None, Some(n))
+    });
+    p.add_class(a, "spawnWith:as:on:", |ctx, r, a| {
+        let n = sym_arg(ctx, &a[1], "spawnWith:as:on: name")?;
+        spawn_on(ctx, r, &a[2], Some(&a[0]), Some(n))
+    });
+    p.add_class(a, "allRegisteredOn:", all_registered_on);
+}
+
+/// The name of a Node argument, or a `type_error`.
+pub fn node_of(ctx: &Ctx, v: &Value, what: &str) -> Result<Sym, Unwind> {
+    node_arg(ctx, v).ok_or_else(|| {
+        let n = ctx.class_name_of(v);
+        ctx.type_err(format!("{what} expects a Node, not {n}"))
+    })
+}
+
+/// Is `node` this node?
+fn is_current(ctx: &Ctx, node: Sym) -> bool {
+    node == crate::interp::prims::actor_node::current_name(ctx)
+}
+
+/// An error raised by `f` as a `Result error:`; other unwinds pass.
+fn as_result(ctx: &Ctx, r: EvalResult) -> EvalResult {
+    match r {
+        Ok(v) => Ok(ctx.make_ok(v)),
+        Err(Unwind::Error(e)) => Ok(ctx.make_error(e)),
+        Err(u) => Err(u),
+    }
+}
+
+fn spawn_on(
+    ctx: &mut Ctx,
+    r: &Value,
+    node: &Value,
+    init: Option<&Value>,
+    name: Option<Sym>,
+) -> EvalResult {
+    let cls = class_arg(ctx, r, "spawn receiver")?;
+    let node = node_of(ctx, node, "spawnOn:")?;
+    if let Some(v) = init {
+        if !matches!(v, Value::Dict(_)) {
+            let n = ctx.class_name_of(v);
+            return Err(ctx.type_err(format!("spawnWith: expects a Dictionary, not {n}")));
+        }
+    }
+    if is_current(ctx, node) {
+        let r = match spawn_actor(ctx, &cls, init, name) {
+            Ok(Ok(h)) => Ok(h),
+            Ok(Err(e)) => Err(Unwind::Error(e)),
+            Err(u) => Err(u),
+        };
+        return as_result(ctx, r);
+    }
+    let args = [
+        Value::Symbol(cls.name),
+        init.cloned().unwrap_or(Value::Nil),
+        name.map(Value::Symbol).unwrap_or(Value::Nil),
+    ];
+    let r = service(ctx, node, "spawn", &args).and_then(|v| found_actor(ctx, node, &v));
+    as_result(ctx, r)
+}
+
+/// A node-service request that must reach a bt node.
+fn service(ctx: &mut Ctx, node: Sym, op: &str, args: &[Value]) -> EvalResult {
+    let d = dist(ctx, node)?;
+    match d.service(ctx, node, op, args)? {
+        Some(v) => Ok(v),
+        None => Err(ctx.err(
+            ErrorKind::ClassNotFound,
+            format!("{node} is not a bt node: it has no bt classes"),
+        )),
+    }
+}
+
+/// `{ClassName, anActor}` from the node service → a remote actor handle of that class.
+fn found_actor(ctx: &Ctx, node: Sym, v: &Value) -> EvalResult {
+    let (cname, h) = match v {
+        Value::Tuple(t) if t.len() == 2 => (t[0].as_sym(), &t[1]),
+        _ => (None, v),
+    };
+    match downcast::<RemoteActor>(h) {
+        Some(ra) => Ok(remote_actor(ctx, node, ra.number, ra.creation, cname)),
+        None => Err(ctx.err(
+            ErrorKind::RuntimeError,
+            format!("unexpected answer from {node}"),
+        )),
+    }
+}
+
+fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let node = node_of(ctx, &a[0], "allRegisteredOn:")?;
+    if is_current(ctx, node) {
+        let all = ctx.send(r, Sym::new("allRegistered"), &[]);
+        return as_result(ctx, all);
+    }
+    let r = service(ctx, node, "registered", &[]).and_then(|v| match &v {
+        Value::List(l) => {
+            let mut out = Vec::with_capacity(l.len());
+            for e in l.iter() {
+                out.push(found_actor(ctx, node, e)?);
+            }
+            Ok(Value::list(out))
+        }
+        _ => Err(ctx.err(
+            ErrorKind::RuntimeError,
+            format!("unexpected answer from {node}"),
+        )),
+    });
+    as_result(ctx, r)
+}
+
+/// `named:on:` against a bt node: checks there that the name is registered (and of the
+/// class asked for); `Ok(None)` for an Erlang peer (no check: it has no bt classes).
+pub fn check_name(
+    ctx: &mut Ctx,
+    node: Sym,
+    name: Sym,
+    class: &ClassRef,
+) -> Result<Option<Sym>, Unwind> {
+    let d = dist(ctx, node)?;
+    let want = if Arc::ptr_eq(class, &ctx.prog.core.actor) {
+        Value::Nil
+    } else {
+        Value::Symbol(class.name)
+    };
+    let found = d.service(ctx, node, "whereis", &[Value::Symbol(name), want])?;
+    match &found {
+        Some(Value::Tuple(t)) if t.len() == 2 => Ok(t[0].as_sym()),
+        _ => Ok(None),
+    }
+}
+
+/// Selectors a remote handle answers from the handle, without a message.
+const HANDLE_LOCAL: &[&str] = &[
+    "printString",
+    "displayString",
+    "printOn:",
+    "=",
+    "==",
+    "~=",
+    "~~",
+    "=:=",
+    "=/=",
+    "hash",
+    "class",
+    "isNil",
+    "notNil",
+    "yourself",
+    "isKindOf:",
+    "isMemberOf:",
+    "respondsTo:",
+];
+
+/// Sends to a [`RemoteActor`], [`RemotePid`] or [`RemoteRef`] (from `actor_send::intercept`).
+pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+    if let Some(ra) = downcast::<RemoteActor>(recv) {
+        return actor_send(ctx, ra, sel, args);
+    }
+    if let Some(p) = downcast::<RemotePid>(recv) {
+        let (node, number) = (p.node, p.number);
+        return Some(match sel.as_str() {
+            "node" => node_value(ctx, node),
+            "isAlive" => alive(ctx, node, number),
+            "kill" => service(ctx, node, "kill", &[Value::Int(number as i64)]),
+            "asString" => Ok(Value::str(p.print_string())),
+            _ => return None,
+        });
+    }
+    if let Some(rr) = downcast::<RemoteRef>(recv) {
+        return Some(match sel.as_str() {
+            "whenDown:" => {
+                let (node, number, creation) = (rr.node, rr.number, rr.creation);
+                let d = match dist(ctx, node) {
+                    Ok(d) => d,
+                    Err(u) => return Some(Err(u)),
+                };
+                let block = a0(args);
+                match d.watch_remote(ctx, node, number, creation, block) {
+                    Ok(id) => {
+                        if let Some(rr) = downcast::<RemoteRef>(recv) {
+                            *rr.watch.lock() = Some(id);
+                        }
+                        Ok(recv.clone())
+                    }
+                    Err(u) => Err(u),
+                }
+            }
+            "demonitor" => {
+                let id = rr.watch.lock().take();
+                if let (Some(id), Some(d)) = (id, ctx.prog.dist.get()) {
+                    d.unwatch_remote(id);
+                }
+                Ok(Value::True)
+            }
+            "asString" => Ok(Value::str(rr.print_string())),
+            _ => return None,
+        });
+    }
+    None
+}
+
+fn a0(args: &[Value]) -> Value {
+    args.first().cloned().unwrap_or(Value::Nil)
+}
+
+fn alive(ctx: &mut Ctx, node: Sym, number: u64) -> EvalResult {
+    match service(ctx, node, "alive", &[Value::Int(number as i64)]) {
+        Ok(v) => Ok(Value::bool(matches!(v, Value::True))),
+        Err(Unwind::Error(_)) => Ok(Value::False),
+        Err(u) => Err(u),
+    }
+}
+
+fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+    let s = sel.as_str();
+    let (node, number) = (ra.node, ra.number);
+    // A method the local class of that name defines in bt runs there, whatever its name.
+    let own = crate::interp::actor::behaviour::chain_defines(&ra.class, sel);
+    if !own {
+        match s {
+            "node" => return Some(node_value(ctx, node)),
+            "isRemote" => return Some(Ok(Value::True)),
+            "pid" => return Some(Ok(remote_pid(ctx, node, number, ra.creation))),
+            "isAlive" => return Some(alive(ctx, node, number)),
+            "stop" | "kill" => {
+                if ra.proxy {
+                    return Some(Ok(Value::sym("ok")));
+                }
+                return Some(
+                    service(ctx, node, s, &[Value::Int(number as i64)]).map(|_| Value::sym("ok")),
+                );
+            }
+            "monitor" => {
+                let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
+                let class = ctx
+                    .prog
+                    .class_named("Reference")
+                    .unwrap_or_else(|| ctx.prog.core.object.clone());
+                return Some(Ok(native(RemoteRef {
+                    node,
+                    number,
+                    creation: ra.creation,
+                    id,
+                    class,
+                    watch: Mutex::new(None),
+                })));
+            }
+            "onExit:" => {
+                let d = match dist(ctx, node) {
+                    Ok(d) => d,
+                    Err(u) => return Some(Err(u)),
+                };
+                let r = d.watch_remote(ctx, node, number, ra.creation, a0(args));
+                return Some(r.map(|_| Value::sym("ok")));
+            }
+            "withTimeout:" => return Some(with_timeout(ctx, ra, &a0(args))),
+            "asString" => return Some(Ok(Value::str(ra.print_string()))),
+            _ if HANDLE_LOCAL.contains(&s) => return None,
+            _ => {}
+        }
+    }
+    let d = match dist(ctx, node) {
+        Ok(d) => d,
+        Err(u) => return Some(Err(u)),
+    };
+    Some(d.send_remote(ctx, node, ra.dest(), sel, args, ra.timeout))
+}
+
+fn with_timeout(ctx: &mut Ctx, ra: &RemoteActor, v: &Value) -> EvalResult {
+    let timeout = timeout_of(ctx, v)?;
+    Ok(native(RemoteActor {
+        node: ra.node,
+        index: ra.index,
+        number: ra.number,
+        creation: ra.creation,
+        class: ra.class.clone(),
+        class_name: ra.class_name,
+        timeout,
+        proxy: true,
+    }))
+}
+
+/// A `withTimeout:` argument: milliseconds, a Duration or `#infinity`.
+pub fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
+    match v.as_sym() {
+        Some(_) => crate::interp::prims::duration::timeout_arg(ctx, v),
+        None => Ok(Timeout::Ms(crate::interp::prims::duration::period_arg(
+            ctx,
+            v,
+            "withTimeout:",
+            false,
+        )?)),
+    }
+}
+
+/// The cast hook for remote handles (`actor_send::cast`): `Some` when `recv` is one.
+pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {
+    let (node, dest) = if let Some(ra) = downcast::<RemoteActor>(recv) {
+        (ra.node, ra.dest())
+    } else if let Some(rn) = downcast::<RemoteName>(recv) {
+        (rn.node, Dest::Name(rn.name))
+    } else {
+        return None;
+    };
+    let d = match dist(ctx, node) {
+        Ok(d) => d,
+        Err(u) => return Some(Err(u)),
+    };
+    Some(d.cast_remote(ctx, node, dest, sel, args))
+}
