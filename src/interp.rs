@@ -36,16 +36,6 @@ pub mod print;
 pub mod program;
 pub mod stdlib;
 
-// Old paths still written by branches in flight (remote, cluster): `interp::value` (now
-// `crate::value`) and the actor files (now `interp::actor::{behaviour, handle, send}`). Only
-// files those branches edit still use them; once they have merged, run
-//   sed -i -E 's/\b(crate|bt)::interp::value\b/\1::value/g;
-//              s/\binterp::actor_(behaviour|handle|send)\b/interp::actor::\1/g' $(git ls-files '*.rs')
-// and delete these two lines. (`interp::{array, dict, order, actor_slots, vm, Vm, VmOptions}`
-// and the `cli::check` re-exports are gone.)
-pub use crate::value;
-pub use actor::{behaviour as actor_behaviour, handle as actor_handle, send as actor_send};
-
 pub use interpreter::{BtError, Interpreter, InterpreterOptions, LoadReport, TraceFrame};
 
 #[cfg(test)]

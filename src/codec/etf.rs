@@ -45,11 +45,11 @@ use num_traits::ToPrimitive;
 
 use super::error::{kind, CodecError};
 use super::walk::{classify, Item, RefKind, MAX_DEPTH};
-use crate::interp::actor_handle::{native, ActorRef, PidVal};
+use crate::interp::actor::handle::{native, ActorRef, PidVal};
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Ctx;
 use crate::interp::prims::actor_node_remote::{remote_actor, RemoteActor, RemotePid};
-use crate::interp::value::{ClassRef, Instance, NativeObj, Sym, Value};
+use crate::value::{ClassRef, Instance, NativeObj, Sym, Value};
 
 /// New Symbols that atoms from peers may create in this process's lifetime.
 pub const MAX_PEER_ATOMS: usize = 4096;

@@ -276,8 +276,8 @@ fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
 
 /// A registered name from a peer: only names already interned can be registered, so no
 /// Symbol is created for it.
-fn name_sym(name: &str) -> crate::interp::value::Sym {
-    crate::interp::value::Sym::lookup(name).unwrap_or(crate::interp::value::Sym::NONE)
+fn name_sym(name: &str) -> crate::value::Sym {
+    crate::value::Sym::lookup(name).unwrap_or(crate::value::Sym::NONE)
 }
 
 /// `{'$gen_call', {From, Tag}, Request}` → (From, Tag, Request).

@@ -29,8 +29,8 @@ use super::node::Inner;
 use crate::codec::etf::atom;
 use crate::interp::actor::ActorSys;
 use crate::interp::prims::actor_node::NodeError;
-use crate::interp::value::{Sym, Value};
 use crate::runtime::{ExitReason, ProcRef};
+use crate::value::{Sym, Value};
 
 /// The exit reason of a registrant that lost its global name on a heal.
 pub const CONFLICT_REASON: &str = "globalNameConflict";

@@ -36,8 +36,8 @@ use crate::interp::prims::actor_node::Dest;
 use crate::interp::prims::actor_node::{
     valid_node_name, CallReply, Distribution, Done, Inbound, NodeError, PeerEvents,
 };
-use crate::interp::value::Value;
 use crate::value::Sym;
+use crate::value::Value;
 
 /// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -875,7 +875,7 @@ impl Distribution for DistNode {
         ctx: &mut crate::interp::eval::Ctx,
         node: Sym,
         sel: &str,
-        args: &[crate::interp::value::Value],
+        args: &[crate::value::Value],
         timeout_ms: u64,
     ) -> crate::interp::eval::EvalResult {
         super::query::query(self, ctx, node, sel, args, timeout_ms)

@@ -39,9 +39,9 @@ use crate::interp::prims::actor_node::{CallReply, Distribution, Inbound, NodeErr
 use crate::interp::prims::actor_node_remote::remote_actor;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::node_query::{manifest_value, shape_manifest};
-use crate::interp::value::{Sym, Value};
 use crate::runtime::snapshot::{self, is_runtime_process, transfer, SnapOptions};
 use crate::runtime::Pid;
+use crate::value::{Sym, Value};
 
 /// The reserved name of the query service on every bt node.
 pub const SERVICE: &str = "$bt_query";
@@ -659,7 +659,7 @@ fn pid_number(v: &Value) -> Option<u64> {
     if let Some(p) = crate::interp::prims::node_query::as_remote_pid(v) {
         return Some(p.number);
     }
-    if let Some(a) = crate::interp::actor_handle::downcast::<
+    if let Some(a) = crate::interp::actor::handle::downcast::<
         crate::interp::prims::actor_node_remote::RemoteActor,
     >(v)
     {

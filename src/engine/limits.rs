@@ -28,7 +28,7 @@
 //!   `max_reductions`) and deadline counted from its own start, plus the engine-wide limits;
 //!   when one trips, the actor crashes with the limit's kind as exit reason (its supervisor
 //!   restarts it as configured) and a caller waiting on the message gets an error of that
-//!   kind (`actor_behaviour`).
+//!   kind (`actor::behaviour`).
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::target;
-use crate::interp::value::{ClassRef, Instance, Sym, Value};
+use crate::value::{ClassRef, Instance, Sym, Value};
 
 /// The name of a node that was not started with `--name` (8.1).
 pub const NO_NODE: &str = "nonode@nohost";

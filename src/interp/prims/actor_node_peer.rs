@@ -132,7 +132,7 @@ pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
     })
 }
 
-/// Intercepts sends to a [`RemoteName`] (called from `actor_send::intercept`).
+/// Intercepts sends to a [`RemoteName`] (called from `actor::send::intercept`).
 pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
     let rn = crate::interp::actor::handle::downcast::<RemoteName>(recv)?;
     let s = sel.as_str();

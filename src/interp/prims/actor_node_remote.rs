@@ -407,7 +407,7 @@ const HANDLE_LOCAL: &[&str] = &[
     "respondsTo:",
 ];
 
-/// Sends to a [`RemoteActor`], [`RemotePid`] or [`RemoteRef`] (from `actor_send::intercept`).
+/// Sends to a [`RemoteActor`], [`RemotePid`] or [`RemoteRef`] (from `actor::send::intercept`).
 pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
     if let Some(ra) = downcast::<RemoteActor>(recv) {
         return actor_send(ctx, ra, sel, args);
@@ -549,7 +549,7 @@ pub fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     }
 }
 
-/// The cast hook for remote handles (`actor_send::cast`): `Some` when `recv` is one.
+/// The cast hook for remote handles (`actor::send::cast`): `Some` when `recv` is one.
 pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {
     let (node, dest) = if let Some(ra) = downcast::<RemoteActor>(recv) {
         (ra.node, ra.dest())

@@ -9,14 +9,14 @@
 
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{downcast, ActorRef};
 use crate::interp::actor::sys_of;
-use crate::interp::actor_handle::{downcast, ActorRef};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::actor::error_value_hinted;
 use crate::interp::prims::actor_node::{current_name, node_value, Distribution};
-use crate::interp::value::{Sym, Value};
 use crate::runtime::supervisor::StartFn;
+use crate::value::{Sym, Value};
 
 const NO_DIST_HINT: &str = "start bt with --name to enable distribution";
 

@@ -75,7 +75,7 @@ pub mod transcript;
 mod agreement_tests;
 
 use crate::interp::eval::{Ctx, Prims, Unwind};
-use crate::interp::value::{ClassRef, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 /// Registers every primitive module.
 pub fn register_all(p: &mut Prims) {

@@ -10,8 +10,8 @@
 //! pids (`prims::actor_node_remote`): they print with the connection index of their node
 //! (10.1) and know their Node.
 
+use crate::interp::actor::handle::{downcast, ActorRef, PidVal};
 use crate::interp::actor::sys_of;
-use crate::interp::actor_handle::{downcast, ActorRef, PidVal};
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
@@ -19,9 +19,9 @@ use crate::interp::prims::actor::error_value_hinted;
 use crate::interp::prims::actor_node::{current_name, node_arg, node_value};
 pub use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::interp::prims::collections::dict_from_pairs;
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::is_runtime_process;
 use crate::runtime::Pid;
+use crate::value::{ClassRef, Sym, Value};
 
 /// How long a per-node query waits for its answer (the default send timeout, 5.6).
 pub const QUERY_TIMEOUT_MS: u64 = 5000;

@@ -16,8 +16,8 @@ use std::collections::HashMap;
 
 use crate::interp::eval::{Ctx, PrimFn, Unwind};
 use crate::interp::prims::number::units as big;
-use crate::interp::value::Value;
 use crate::value::Sym;
+use crate::value::Value;
 
 /// How the work of a primitive grows with its inputs: the units charged before it runs (a
 /// byte is one unit, see `interp::eval::charge`).

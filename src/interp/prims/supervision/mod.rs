@@ -13,17 +13,17 @@ pub mod snap;
 
 use std::sync::{Arc, Weak};
 
+use crate::interp::actor::handle::{downcast, native, pid_label, ActorRef};
 use crate::interp::actor::{need_cx, sys_of, with_fresh_ctx, ActorSys};
-use crate::interp::actor_handle::{downcast, native, pid_label, ActorRef};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::{error_value, pid_value, spawn_actor, target};
 use crate::interp::prims::{class_arg, seq_arg};
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::supervisor::{
     AutoShutdown, ChildSpec, RestartType, Shutdown, StartFn, Strategy, SupError, SupHandle,
     SupervisorSpec,
 };
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 /// A handle on one run of a supervisor (`Supervisor(App, 0.5.0)`).
 pub struct SupRef {

@@ -10,8 +10,8 @@
 
 use std::sync::Arc;
 
+use crate::interp::actor::handle::{downcast, PidVal};
 use crate::interp::actor::sys_of;
-use crate::interp::actor_handle::{downcast, PidVal};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::error_value;
@@ -19,12 +19,12 @@ use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::supervision::fields;
 use crate::interp::prims::supervision::snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
 use crate::interp::prims::supervision::{sup_value, SupRef};
-use crate::interp::value::{ClassRef, Sym, Value};
 use crate::runtime::snapshot::{
     self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions, Snapshot,
     Totals, DEFAULT_LIMIT,
 };
 use crate::value::order;
+use crate::value::{ClassRef, Sym, Value};
 
 fn class(ctx: &Ctx, name: &str) -> ClassRef {
     ctx.prog

@@ -17,11 +17,11 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use crate::interp::actor_handle::{downcast, native, PidVal};
+use crate::interp::actor::handle::{downcast, native, PidVal};
 use crate::interp::print;
-use crate::interp::value::{ClassRef, NativeObj, Sym, Value};
 use crate::runtime::snapshot::{NodeKind, NodeState, SnapNode, Snapshot, SupInfo};
 use crate::value::order;
+use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 /// The declared fields of a SupervisionNode, in declaration order.
 pub const NODE_FIELDS: [&str; 5] = [
