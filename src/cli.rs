@@ -70,9 +70,9 @@ pub(crate) enum Command {
     /// The live process tree of a program run with `bt run --observe ADDR`, in the terminal
     #[cfg(feature = "observe")]
     Top(TopArgs),
-    /// The same as `bt top` (`bt observe --tty ADDR`)
+    /// Serve the live tree of another node (`bt observe NODE`), or `bt top` (`--tty ADDR`)
     #[cfg(feature = "observe")]
-    Observe(TopArgs),
+    Observe(ObserveArgs),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell)
     Completions(complete::CompletionArgs),
 }
@@ -104,6 +104,57 @@ pub(crate) struct TopArgs {
     /// Text output on the terminal (the only kind; accepted for `bt observe --tty`)
     #[arg(long)]
     pub(crate) tty: bool,
+}
+
+/// `bt observe NODE` / `bt observe --tty ADDR` arguments.
+#[cfg(feature = "observe")]
+#[derive(clap::Args, Debug, Clone)]
+pub(crate) struct ObserveArgs {
+    /// The node to observe (NAME@HOST), or with `--tty` the address given to `bt run --observe`
+    #[arg(value_name = "NODE|ADDR")]
+    pub(crate) target: String,
+    /// Where to serve the page for NODE (a loopback address; port 0 picks a free one)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    pub(crate) addr: String,
+    /// Print the current tree once and exit (JSON for NODE, text with `--tty`)
+    #[arg(long)]
+    pub(crate) once: bool,
+    /// Text output on the terminal: the same as `bt top ADDR`
+    #[arg(long)]
+    pub(crate) tty: bool,
+    /// This observer's own (hidden) node name; default bt_observe_PID@HOST of NODE
+    #[arg(long, value_name = "NAME@HOST")]
+    pub(crate) name: Option<String>,
+    /// Read the cluster cookie from this file (BT_COOKIE still wins)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) cookie_file: Option<std::path::PathBuf>,
+}
+
+#[cfg(feature = "observe")]
+fn observe_main(a: ObserveArgs) -> i32 {
+    if a.tty {
+        let top = TopArgs {
+            addr: a.target,
+            once: a.once,
+            tty: true,
+        };
+        return crate::observe::top::main(&top.args());
+    }
+    #[cfg(feature = "dist")]
+    {
+        crate::observe::remote::main(crate::observe::remote::Args {
+            target: a.target,
+            addr: a.addr,
+            once: a.once,
+            name: a.name,
+            cookie_file: a.cookie_file,
+        })
+    }
+    #[cfg(not(feature = "dist"))]
+    {
+        eprintln!("bt observe NODE: built without distribution (cargo feature `dist`)");
+        2
+    }
 }
 
 #[cfg(feature = "observe")]
@@ -181,7 +232,9 @@ pub(crate) fn dispatch(cli: Cli) -> i32 {
         #[cfg(feature = "dist")]
         Some(Command::Epmd(a)) => epmd::main(&a.args),
         #[cfg(feature = "observe")]
-        Some(Command::Top(a)) | Some(Command::Observe(a)) => crate::observe::top::main(&a.args()),
+        Some(Command::Top(a)) => crate::observe::top::main(&a.args()),
+        #[cfg(feature = "observe")]
+        Some(Command::Observe(a)) => observe_main(a),
         Some(Command::Completions(a)) => complete::main(a),
     }
 }

@@ -9,6 +9,7 @@
 //! | [`client`] | a tiny blocking HTTP client (tests, `bt top`) |
 //! | [`tls`] | HTTPS (`--observe-tls CONFIG`): the server's certificate, optional client certificates |
 //! | [`top`] | `bt top` / `bt observe --tty`: a refreshing text tree |
+//! | `remote` | `bt observe NODE`: the tree of another node, asked over distribution |
 //!
 //! The server never touches a live process: it takes snapshots through a [`TreeSource`]
 //! (`runtime::snapshot`), answers `status` lazily from the process record, and computes
@@ -24,6 +25,8 @@
 
 pub mod client;
 pub mod page;
+#[cfg(feature = "dist")]
+pub mod remote;
 pub mod routes;
 pub mod server;
 pub mod tls;

@@ -17,11 +17,13 @@ impl<'a> Walker<'a> {
         if self.is_library() {
             return;
         }
+        // A known-remote variable that still holds the spawn's or lookup's Result is not a
+        // remote actor: `r ifOk: [...] ifError: [...]`, `r unwrapOr: x` are Result sends.
         let remote_recv = match &s.recv.kind {
-            ExprKind::Var(n) => self
-                .scopes
-                .lookup(n)
-                .is_some_and(|i| self.scopes.vars[i].remote),
+            ExprKind::Var(n) => self.scopes.lookup(n).is_some_and(|i| {
+                let v = &self.scopes.vars[i];
+                v.remote && !is_result(&v.ty)
+            }),
             _ => false,
         };
         if remote_recv {
@@ -32,20 +34,31 @@ impl<'a> Walker<'a> {
         }
         match &s.recv_ty {
             Ty::Meta(c) if s.selector.starts_with("spawnWith:") => {
-                let global = s.selector.contains("scope:")
-                    && s.args
-                        .last()
-                        .is_some_and(|a| matches!(&a.kind, ExprKind::Symbol(x) if x == "global"));
-                let remote = s.selector.ends_with("on:") || global;
-                if let Some(ExprKind::Dict(pairs)) = s.args.first().map(|a| &a.kind) {
-                    for (_, v) in pairs {
-                        let t = self.literal_or_known_type(v);
-                        if remote {
-                            self.remote_arg(v, &t);
-                        } else {
-                            self.local_crossing(v, &t);
+                // The state goes to another node only with `on:`; a `scope: #global` spawn
+                // creates its actor here (8.5), so its state crosses a process boundary only.
+                let remote = s.selector.ends_with("on:");
+                match s.args.first().map(|a| &a.kind) {
+                    Some(ExprKind::Dict(pairs)) => {
+                        for (_, v) in pairs {
+                            let t = self.literal_or_known_type(v);
+                            if remote {
+                                self.remote_arg(v, &t);
+                            } else {
+                                self.local_crossing(v, &t);
+                            }
                         }
                     }
+                    // A state Dictionary held in a variable: what its type says it holds.
+                    Some(_) => {
+                        if let (Some(a), Some(t)) = (s.args.first(), s.arg_tys.first()) {
+                            if remote {
+                                self.remote_arg(a, t);
+                            } else {
+                                self.local_crossing(a, t);
+                            }
+                        }
+                    }
+                    None => {}
                 }
                 let _ = c;
             }
@@ -164,6 +177,11 @@ impl<'a> Walker<'a> {
         }
         out
     }
+}
+
+/// Is `t` a Result type (what a remote spawn or lookup answers before `unwrap`)?
+fn is_result(t: &Ty) -> bool {
+    matches!(t, Ty::Inst(c, _) if c == "Result")
 }
 
 fn process_bound(text: &str, t: &Ty, span: Span) -> Diagnostic {

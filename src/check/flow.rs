@@ -3,7 +3,7 @@
 
 use std::collections::HashSet;
 
-use super::infer::{Facts, Walker, REMOTE_SOURCES};
+use super::infer::{Facts, Walker, REMOTE_FLOW, REMOTE_SOURCES};
 use super::types::Ty;
 use crate::syntax::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind};
 
@@ -156,8 +156,11 @@ impl<'a> Walker<'a> {
                         }
                     }
                 }
-                matches!(selector.as_str(), "unwrap" | "value" | "withTimeout:")
-                    && self.is_remote_expr(receiver)
+                // `unwrap`, `value`, `withTimeout:` (`ifOk:ifError:` passes it to its block
+                // parameter instead: sends.rs).
+                let flows = selector != "ifOk:ifError:"
+                    && REMOTE_FLOW.iter().any(|(_, s)| *s == selector.as_str());
+                flows && self.is_remote_expr(receiver)
             }
             _ => false,
         }

@@ -58,6 +58,18 @@ pub const REMOTE_SOURCES: &[&str] = &[
     "named:on:",
 ];
 
+/// The `scope:` selectors that are known-remote sources with the literal `#global` (4.8).
+pub const SCOPE_SOURCES: &[&str] = &["spawnAs:scope:", "spawnWith:as:scope:", "named:scope:"];
+
+/// Selectors through which the known-remote fact flows (4.8), and the classes they are
+/// sent to: a Result (`unwrap`, `value`, `ifOk:ifError:`) or an actor (`withTimeout:`).
+pub const REMOTE_FLOW: &[(&str, &str)] = &[
+    ("Result", "unwrap"),
+    ("Result", "value"),
+    ("Result", "ifOk:ifError:"),
+    ("Actor", "withTimeout:"),
+];
+
 impl<'a> Walker<'a> {
     pub fn new(table: &'a ClassTable, src: &'a str, origin: Origin) -> Walker<'a> {
         Walker {

@@ -15,7 +15,7 @@ pub enum Tier {
     Unknown,
 }
 
-const SENDABLE: &[&str] = &[
+pub(crate) const SENDABLE: &[&str] = &[
     "Number",
     "Integer",
     "Float",
@@ -32,7 +32,7 @@ const SENDABLE: &[&str] = &[
     "Reference",
 ];
 
-const COLLECTIONS: &[&str] = &[
+pub(crate) const COLLECTIONS: &[&str] = &[
     "List",
     "Array",
     "Set",

@@ -197,3 +197,47 @@ fn never_panics_on_truncated_sources() {
     }
     assert!(checked > 1000);
 }
+
+/// 4.8: a variable holding the *Result* of a remote spawn is not a remote actor — sends to
+/// it (`ifOk:ifError:`, `valueOr:`; the issue's `unwrapOr:` is spelled `valueOr:` here) are Result sends; the ok-block's parameter is.
+#[test]
+fn remote_result_sends_are_not_remote_sends() {
+    let ch = Checker::new();
+    let o = CheckOptions::default();
+    let base = "Actor subclass: R\n  run: b => b value\n\nn := Node current\n";
+    for tail in [
+        "r := R spawnOn: n\nr ifOk: [:c | c] ifError: [:e | e]\n",
+        "r := R spawnOn: n\nx := r valueOr: nil\n",
+        "r := R spawnWith: #{} on: n\nx := r valueOrDo: [:e | nil]\n",
+        "r := R spawnAs: #g scope: #global\nr ifOk: [:c | 1] ifError: [:e | 2]\n",
+        "r := R named: #g on: n\nr ifOk: [:c | 1] ifError: [:e | 2]\n",
+    ] {
+        let ds = check_with(&ch, &format!("{base}{tail}"), &o);
+        assert!(ds.is_empty(), "{tail}: {:?}", codes(&ds));
+    }
+    let src = format!("{base}r := R spawnOn: n\nr ifOk: [:c | c run: [1]] ifError: [:e | e]\n");
+    assert_eq!(codes(&check_with(&ch, &src, &o)), vec!["H0501"]);
+    let src = format!("{base}r := R spawnOn: n\nc := r unwrap\nc run: [1]\n");
+    assert_eq!(codes(&check_with(&ch, &src, &o)), vec!["H0501"]);
+}
+
+/// 4.8: the state Dictionary of a `scope: #global` spawn is created on this node (no
+/// warning); a node-bound value inside a state Dictionary held in a variable is reported
+/// for `spawnWith:on:` as it is for a literal one.
+#[test]
+fn spawn_state_dictionaries_and_provenance() {
+    let ch = Checker::new();
+    let o = CheckOptions::default();
+    let base = "Actor subclass: H\n  state: counter = nil\n\nc := AtomicCounter new: #hits\n";
+    let global = format!("{base}h := H spawnWith: #{{#counter => c}} as: #h scope: #global\n");
+    let ds = check_with(&ch, &global, &o);
+    assert!(ds.is_empty(), "{:?}", codes(&ds));
+    let var = format!("{base}d := #{{#counter => c}}\nh := H spawnWith: d on: Node current\n");
+    assert_eq!(codes(&check_with(&ch, &var, &o)), vec!["W0502"]);
+    let var_as =
+        format!("{base}d := #{{#counter => c}}\nh := H spawnWith: d as: #x on: Node current\n");
+    assert_eq!(codes(&check_with(&ch, &var_as, &o)), vec!["W0502"]);
+    // A Dictionary of plain data in a variable is fine.
+    let fine = format!("{base}d := #{{#counter => 1}}\nh := H spawnWith: d on: Node current\n");
+    assert!(check_with(&ch, &fine, &o).is_empty());
+}

@@ -239,7 +239,8 @@ pub(crate) fn run_with(
             match crate::dist::start(opts) {
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
-                    vm.run(|ctx, _| crate::dist::peer::install(ctx));
+                    let n2 = n.clone();
+                    vm.run(move |ctx, _| crate::dist::query::install(ctx, &n2));
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {

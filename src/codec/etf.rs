@@ -25,7 +25,8 @@
 //! unknown atoms stay opaque values, so a peer cannot grow the symbol table without bound.
 //! Binaries become Strings when they are UTF-8, else Binaries; lists, tuples, maps and
 //! integers as in the table; a `'$beamtalk_class'` map becomes an instance of that class
-//! (fields the class lacks are dropped, missing ones are nil; `shape_version_ahead` if the
+//! (fields the class lacks are dropped, missing ones take their defaults — 8.7's migration,
+//! `shape_migration_failed` when a typed field has none; `shape_version_ahead` if the
 //! version is newer than the local class); a pid of this node becomes the actor (or Pid)
 //! of that process; a pid of another node a remote actor handle (on a named node); anything
 //! else (funs, ports, references, improper
@@ -383,12 +384,42 @@ impl Dec<'_> {
                 ));
             }
         }
+        // An older envelope is migrated forward by field name (8.7): a field it lacks takes
+        // its default, or nil when its type admits nil (else `shape_migration_failed`).
         let mut fields = Vec::with_capacity(class.field_names.len());
-        for name in class.field_names.iter() {
-            fields.push(match m.map.get(&atom(name.as_str())) {
-                Some(x) => self.value(ctx, x, d)?,
-                None => Value::Nil,
-            });
+        let mut defaults: Option<Vec<Value>> = None;
+        for (i, name) in class.field_names.iter().enumerate() {
+            if let Some(x) = m.map.get(&atom(name.as_str())) {
+                fields.push(self.value(ctx, x, d)?);
+                continue;
+            }
+            let migration_failed = |why: &str| {
+                CodecError::new(
+                    kind::SHAPE_MIGRATION_FAILED,
+                    format!("cannot migrate {cls} at {}: {why}", self.root),
+                    self.root,
+                )
+            };
+            if class.field_defaults.get(i).is_some_and(|d| d.is_some()) {
+                if defaults.is_none() {
+                    defaults = Some(match &ctx.instantiate(&class) {
+                        Ok(Value::Object(o)) => o.fields.to_vec(),
+                        _ => return Err(migration_failed("a field default raised")),
+                    });
+                }
+                let v = defaults.as_ref().and_then(|d| d.get(i).cloned());
+                fields.push(v.unwrap_or(Value::Nil));
+            } else if class
+                .typed_slots
+                .iter()
+                .any(|t| t.name == *name && !super::wire_decode::admits_nil(&t.ty))
+            {
+                return Err(migration_failed(&format!(
+                    "field {name} has no default and its type excludes nil"
+                )));
+            } else {
+                fields.push(Value::Nil);
+            }
         }
         Ok(Value::Object(Arc::new(Instance {
             class,

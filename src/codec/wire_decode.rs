@@ -83,7 +83,7 @@ fn small(code: u8) -> Value {
 }
 
 /// Whether a declared type admits nil (unknown or generic names are taken to admit it).
-fn admits_nil(t: &TypeExpr) -> bool {
+pub(crate) fn admits_nil(t: &TypeExpr) -> bool {
     match &t.kind {
         TypeKind::Nil | TypeKind::Error => true,
         TypeKind::Named { name, .. } => {

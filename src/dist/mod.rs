@@ -22,6 +22,10 @@
 //!   NodeUp/NodeDown, the `Distribution` operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
+//! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
+//! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
+//! * [`query`] — the per-node query service `'$bt_query'` (8.10: actors, supervisors,
+//!   process trees, shape manifests, status) and the asking side of those queries.
 //! * [`service`] — the node service `'$bt_node'` (remote spawn, lookups; a table other
 //!   modules extend with [`service::register_op`]).
 //! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
@@ -34,12 +38,15 @@ pub mod cookie;
 pub mod deadline;
 pub mod epmd;
 pub mod epmd_server;
+pub mod global;
 pub mod handshake;
 pub mod net;
 pub mod node;
 pub mod peer;
+pub mod query;
 pub mod remote;
 pub mod service;
+pub mod shapes;
 mod sys;
 pub mod tls;
 

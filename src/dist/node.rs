@@ -92,6 +92,10 @@ pub(crate) struct Inner {
     refusals: Mutex<(Option<Instant>, u64)>,
     /// Outgoing calls awaiting a reply, by reference number.
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
+    /// This node's view of the global registry (8.5, [`super::global`]).
+    pub(crate) global: super::global::Global,
+    /// Peers' shape manifests and the skews announced (8.7, 8.9, [`super::shapes`]).
+    pub(crate) shapes: super::shapes::Shapes,
     /// Monitors local processes hold on peer processes, by reference number.
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
     /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
@@ -213,6 +217,8 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
         refusals: Mutex::new((None, 0)),
         calls: Mutex::new(HashMap::new()),
+        global: Default::default(),
+        shapes: Default::default(),
         watches: Mutex::new(HashMap::new()),
         deadlines: Arc::new(super::deadline::Deadlines::default()),
     });
@@ -352,6 +358,11 @@ fn handshake_error(to: &str, e: HsError) -> NodeError {
 }
 
 impl Inner {
+    /// The connection index of `name` (8.1), if this node ever connected to it.
+    pub(crate) fn index_of(&self, name: &str) -> Option<u32> {
+        self.state.lock().indexes.get(name).copied()
+    }
+
     pub(crate) fn inbound(&self) -> Option<Arc<dyn Inbound>> {
         self.inbound.lock().clone()
     }
@@ -584,6 +595,8 @@ impl Inner {
 
     /// Reports a visible peer's link change (never called with the state lock held).
     fn peer_event(&self, name: &str, down: Option<&str>) {
+        super::global::peer_event(self, name, down);
+        super::shapes::peer_event(self, name, down);
         let f = self.events.lock().clone();
         if let Some(f) = f {
             f(name, down);
@@ -843,6 +856,29 @@ impl Distribution for DistNode {
 
     fn unwatch_remote(&self, id: u64) -> bool {
         conn::unwatch(&self.inner, id)
+    }
+
+    fn global_register(&self, name: Sym, proc: &crate::runtime::ProcRef) -> Result<(), NodeError> {
+        super::global::register(&self.inner, name, proc)
+    }
+
+    fn classes_reloaded(&self) {
+        super::shapes::reloaded(&self.inner);
+    }
+
+    fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {
+        super::global::whereis(&self.inner, name)
+    }
+
+    fn query(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        node: Sym,
+        sel: &str,
+        args: &[crate::interp::value::Value],
+        timeout_ms: u64,
+    ) -> crate::interp::eval::EvalResult {
+        super::query::query(self, ctx, node, sel, args, timeout_ms)
     }
 
     fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {

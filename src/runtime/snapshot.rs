@@ -15,6 +15,7 @@
 
 pub mod diff;
 pub mod json;
+pub mod transfer;
 
 use std::sync::Arc;
 use std::time::Instant;

@@ -270,6 +270,36 @@ pub trait Distribution: Send + Sync {
     ) -> EvalResult {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
+    /// Registers the live local process `proc` under the cluster-wide name `name` (8.5) and
+    /// tells the connected visible bt nodes: `name_registered` when the cluster's registry
+    /// already holds it, `reserved_name` for `bt_` names.
+    fn global_register(&self, name: Sym, _proc: &crate::runtime::ProcRef) -> Result<(), NodeError> {
+        Err(NodeError {
+            kind: "node_down",
+            message: format!("cannot register #{name} globally"),
+            hint: None,
+        })
+    }
+    /// This node loaded code: compare shape manifests with the peers again (8.9).
+    fn classes_reloaded(&self) {}
+    /// Who holds the cluster-wide name `name`: (node, process number there).
+    fn global_whereis(&self, _name: Sym) -> Option<(Sym, u64)> {
+        None
+    }
+    /// A per-node query (8.10, `prims::node_query`) answered by `node`'s query service,
+    /// from the process `ctx` runs in (suspended meanwhile, at most `timeout_ms`): the ok
+    /// value, or the error to put in the Result (`node_down`, `timeout`, …) as an
+    /// `Unwind::Error`.
+    fn query(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        _sel: &str,
+        _args: &[Value],
+        _timeout_ms: u64,
+    ) -> EvalResult {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
 }
 
 /// `aNode connect`: a Result (8.2).

@@ -261,3 +261,34 @@ fn the_checker_reads_classes_only_from_the_stdlib() {
         .all(|c| c.inst.is_empty() && c.class.is_empty()));
     let _ = Side::Instance;
 }
+
+/// The selectors and classes the checker names in its own code (known-remote sources and
+/// flow of 4.8, sendability tiers of 4.7) exist at run time, so the two cannot drift.
+#[test]
+fn the_checkers_own_selector_and_class_lists_exist_at_run_time() {
+    use crate::check::infer::{REMOTE_FLOW, REMOTE_SOURCES, SCOPE_SOURCES};
+    use crate::check::sendability::{COLLECTIONS, SENDABLE};
+    let vm = vm();
+    let mut missing = Vec::new();
+    let actor = vm.prog.class_named("Actor").expect("Actor");
+    for sel in REMOTE_SOURCES.iter().chain(SCOPE_SOURCES) {
+        if !runtime_understands(&vm, &actor, true, Sym::new(sel)) {
+            missing.push(format!("Actor class>>{sel}"));
+        }
+    }
+    for (class, sel) in REMOTE_FLOW {
+        match vm.prog.class_named(class) {
+            Some(c) if runtime_understands(&vm, &c, false, Sym::new(sel)) => {}
+            _ => missing.push(format!("{class}>>{sel}")),
+        }
+    }
+    for class in SENDABLE.iter().chain(COLLECTIONS) {
+        if vm.prog.class_named(class).is_none() {
+            missing.push(format!("class {class}"));
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "the checker names what the run time does not have: {missing:?}"
+    );
+}

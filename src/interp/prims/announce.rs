@@ -30,7 +30,8 @@
 //!   `announce:`, from a fresh process) as NodeUp / NodeDown (reason `connectionClosed`,
 //!   `disconnect`, …). NodeUp/NodeDown/NodeShapeSkew are declared in stdlib/Announcement.bt.
 //!   Two changes in quick succession are announced from separate processes, so their
-//!   handlers are not ordered. NodeShapeSkew is declared but not yet announced.
+//!   handlers are not ordered. NodeShapeSkew is announced by the distribution layer
+//!   (`crate::dist::shapes`) through [`announce_shape_skew`].
 //! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
 
 use std::any::Any;
@@ -317,6 +318,43 @@ fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
             });
         });
     })
+}
+
+/// NodeShapeSkew (8.9): one announcement per (class, local version, remote version) that
+/// differs with `node`, from a fresh process (called by the distribution layer).
+pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64, i64)>) {
+    let s2 = sys.clone();
+    let opts = SpawnOpts {
+        label: "callback",
+        ..SpawnOpts::default()
+    };
+    sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
+        run_logged(&s2, cx, |ctx| {
+            let Some(class) = ctx.prog.class_named("NodeShapeSkew") else {
+                return Ok(Value::Nil);
+            };
+            let sys = sys_of(ctx)?;
+            let ann = system_announcer(ctx, &sys);
+            for (name, local, remote) in &skews {
+                let n = node_value(ctx, node)?;
+                let dict: Dict = [
+                    (Value::sym("node"), n),
+                    (Value::sym("className"), Value::Symbol(*name)),
+                    (Value::sym("localVersion"), Value::Int(*local)),
+                    (Value::sym("remoteVersion"), Value::Int(*remote)),
+                ]
+                .into_iter()
+                .collect();
+                let ev = ctx.send(
+                    &Value::Class(class.clone()),
+                    Sym::new("new:"),
+                    &[Value::Dict(Arc::new(dict))],
+                )?;
+                announce(ctx, &ann, &ev, None)?;
+            }
+            Ok(Value::Nil)
+        });
+    });
 }
 
 fn core_of(ctx: &Ctx, r: &Value) -> Result<Arc<Core>, Unwind> {

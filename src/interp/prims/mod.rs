@@ -51,8 +51,10 @@ pub mod exception;
 pub mod fault;
 pub mod file;
 pub mod file_lines;
+pub mod global_names;
 pub mod json;
 pub mod json_parse;
+pub mod node_query;
 pub mod number;
 pub mod object;
 pub mod observer;
@@ -96,6 +98,8 @@ pub fn register_all(p: &mut Prims) {
     // TranscriptStream, Workspace actors).
     actor::register(p);
     actor_node::register(p);
+    node_query::register(p);
+    global_names::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);

@@ -263,7 +263,11 @@ fn child_spec(
         inner.id = Sym::new(&id);
         ChildSpec::supervisor(Arc::new(inner))
     } else {
-        let mut w = ChildSpec::worker(&id, Value::Class(cls.clone()), start_fn(sys.clone(), cls));
+        let mut start = start_fn(sys.clone(), cls.clone());
+        if let Some(n) = global_name(ctx, v, name.as_deref())? {
+            start = n(start);
+        }
+        let mut w = ChildSpec::worker(&id, Value::Class(cls.clone()), start);
         w.args = args;
         w
     };
@@ -275,6 +279,40 @@ fn child_spec(
         spec = spec.with_name(&n);
     }
     Ok(spec)
+}
+
+/// `scope:` of a SupervisionSpec (8.5): None for `#local`; for `#global`, what wraps the
+/// child's start so that each (re)start registers it cluster-wide.
+#[allow(clippy::type_complexity)]
+fn global_name(
+    ctx: &mut Ctx,
+    v: &Value,
+    name: Option<&str>,
+) -> Result<Option<Box<dyn FnOnce(StartFn) -> StartFn>>, Unwind> {
+    let scope = ctx.send(v, Sym::new("scope"), &[])?;
+    match &scope {
+        Value::Nil => return Ok(None),
+        Value::Symbol(s) if s.as_str() == "local" => return Ok(None),
+        Value::Symbol(s) if s.as_str() == "global" => {}
+        other => {
+            let shown = ctx.print_string(other)?;
+            return Err(ctx.type_err(format!("scope must be #local or #global, got {shown}")));
+        }
+    }
+    let Some(name) = name else {
+        return Ok(None); // no name: nothing to register
+    };
+    let Some(d) = ctx.prog.dist.get().cloned() else {
+        return Err(ctx.err_hint(
+            ErrorKind::NodeDown,
+            format!("cannot register #{name} globally: this node is not distributed"),
+            "start bt with --name to enable distribution",
+        ));
+    };
+    let name = Sym::new(name);
+    Ok(Some(Box::new(move |start| {
+        crate::interp::prims::global_names::global_start(start, name, d)
+    })))
 }
 
 fn supervise(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {

@@ -4,7 +4,9 @@
 //! The value type is [`SnapVal`] (snap.rs); the generated field protocol of 5.2
 //! (constructors, `with…:`, `fieldNames`, `fieldAt:`) is in fields.rs. Only
 //! `status` and `asSupervisor` contact the live runtime again; `on:` answers the `default`
-//! snapshot for `Node current` and `node_down` for any other Node (no distribution yet).
+//! snapshot for `Node current` and asks any other Node for its own (8.10,
+//! `prims::node_query`): the nodes of such a tree carry that Node, their pids print with
+//! its connection index, and `status` goes over the wire when called.
 
 use std::sync::Arc;
 
@@ -110,6 +112,10 @@ fn take(
 }
 
 fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
+    // A process of another node: the snapshot is taken there (7.1, 8.10).
+    if let Some((node, number)) = crate::interp::prims::node_query::remote_process(root) {
+        return remote_from(ctx, node, number, limit);
+    }
     let pid = if let Some(s) = downcast::<SupRef>(root) {
         s.h.pid()
     } else if let Some(p) = downcast::<PidVal>(root) {
@@ -150,13 +156,8 @@ fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     }
     let here = current_node(ctx);
     if !order::strict_eq(node, &here) {
-        let shown = ctx.print_string(node)?;
-        let e = error_value(
-            ctx,
-            ErrorKind::NodeDown,
-            format!("{shown} is not connected"),
-        );
-        return Ok(ctx.make_error(e));
+        // Another node: its `default` snapshot, over the connection (8.10).
+        return remote_on(ctx, node);
     }
     let sys = sys_of(ctx)?;
     let v = take(ctx, Some(DEFAULT_LIMIT), |o| {
@@ -164,6 +165,67 @@ fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     })
     .unwrap_or(Value::Nil);
     Ok(ctx.make_ok(v))
+}
+
+/// `ProcessNavigation on:` another node: its `processes` query, seen as a navigation.
+fn remote_on(ctx: &mut Ctx, node: &Value) -> EvalResult {
+    let r = ctx.send(node, Sym::new("processes"), &[])?;
+    let ok = ctx.send(&r, Sym::new("isOk"), &[])?;
+    if !matches!(ok, Value::True) {
+        return Ok(r);
+    }
+    let tree = ctx.send(&r, Sym::new("unwrap"), &[])?;
+    let s = snap_of(ctx, &tree)?;
+    let nav = s.with_repr(Repr::Nav { nodes: None }).value();
+    Ok(ctx.make_ok(nav))
+}
+
+/// `ProcessNavigation from:` a process of `node`: the subtree taken there.
+fn remote_from(ctx: &mut Ctx, node: Sym, number: u64, limit: Option<usize>) -> EvalResult {
+    let Some(d) = ctx.prog.dist.get().cloned() else {
+        let e = error_value(ctx, ErrorKind::NodeDown, format!("cannot reach {node}"));
+        return Ok(ctx.make_error(e));
+    };
+    let lim = limit.map_or(Value::sym("infinity"), |l| Value::Int(l as i64));
+    let args = [Value::Int(number as i64), lim];
+    match d.query(
+        ctx,
+        node,
+        "from:",
+        &args,
+        crate::interp::prims::node_query::QUERY_TIMEOUT_MS,
+    ) {
+        Ok(tree) => {
+            let s = snap_of(ctx, &tree)?;
+            let nav = s.with_repr(Repr::Nav { nodes: None }).value();
+            Ok(ctx.make_ok(nav))
+        }
+        Err(Unwind::Error(e)) => Ok(ctx.make_error(e)),
+        Err(u) => Err(u),
+    }
+}
+
+/// A snapshot taken on another node (`node`, a Node value), as its SupervisionTree: class
+/// names map to this node's classes of that name where there is one (8.10).
+pub fn remote_tree(ctx: &mut Ctx, mut snap: Snapshot, node: Value) -> Value {
+    fn classes(ctx: &Ctx, n: &mut crate::runtime::snapshot::SnapNode) {
+        if let Value::Symbol(s) = &n.class {
+            if let Some(c) = ctx.prog.class_by_sym(*s) {
+                n.class = Value::Class(c);
+            }
+        }
+        for c in &mut n.children {
+            classes(ctx, c);
+        }
+    }
+    for r in &mut snap.roots {
+        classes(ctx, r);
+    }
+    SnapVal {
+        sh: shared(ctx, snap, node),
+        repr: Repr::Tree { flat: None },
+    }
+    .value()
 }
 
 fn opt_int(v: Option<u64>) -> Value {
@@ -228,6 +290,12 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
             }
         }
         "status" => {
+            if let Some(rp) = crate::interp::prims::node_query::as_remote_pid(&s.field(0)) {
+                if s.state() != NodeState::Running {
+                    return Ok(Value::Nil);
+                }
+                return Ok(crate::interp::prims::node_query::remote_status(ctx, rp));
+            }
             let sys = sys_of(ctx)?;
             let pid = downcast::<PidVal>(&s.field(0)).map(|p| p.proc.pid());
             match pid.filter(|_| s.state() == NodeState::Running) {
@@ -269,7 +337,10 @@ fn node_vals(list: &[Value]) -> impl Iterator<Item = &SnapVal> {
 fn pid_string(v: &Value) -> Value {
     match downcast::<PidVal>(v) {
         Some(p) => Value::str(p.proc.pid().to_string()),
-        None => Value::Nil,
+        None => match crate::interp::prims::node_query::as_remote_pid(v) {
+            Some(p) => Value::str(format!("<{}.{}.0>", p.index, p.number)),
+            None => Value::Nil,
+        },
     }
 }
 

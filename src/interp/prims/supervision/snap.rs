@@ -119,7 +119,22 @@ impl SnapVal {
             return (**f).clone();
         }
         match self.data() {
-            Some(n) => record_fields(n, &self.sh.classes.pid),
+            Some(n) => {
+                let mut f = record_fields(n, &self.sh.classes.pid);
+                // A process of another node (a snapshot taken there, 8.10).
+                if let (Value::Nil, Some(pid)) = (&f[0], n.pid) {
+                    if pid.node != 0 && !self.sh.snap.node.is_empty() {
+                        f[0] = native(crate::interp::prims::node_query::RemotePid {
+                            node: Sym::new(&self.sh.snap.node),
+                            index: pid.node,
+                            number: pid.number,
+                            creation: 0,
+                            class: self.sh.classes.pid.clone(),
+                        });
+                    }
+                }
+                f
+            }
             None => default_fields(),
         }
     }
