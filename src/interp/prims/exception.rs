@@ -10,7 +10,7 @@ use crate::interp::error::{
 };
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::sym_arg;
-use crate::value::{Instance, Value};
+use crate::value::{ClassRef, Instance, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let e = "Exception";
@@ -35,13 +35,29 @@ pub fn register(p: &mut Prims) {
         let inst = new_instance(ctx, r)?;
         signal(ctx, &inst, Some(&a[0]))
     });
-    p.add_class(e, "signalKind:message:", |ctx, _, a| {
+    p.add_class(e, "signalKind:message:", |ctx, r, a| {
         let kind = sym_arg(ctx, &a[0], "kind")?;
         let msg = ctx.display_string(&a[1])?;
         let origin = ctx.acts.last().map(|x| x.class);
-        Err(ctx.err_full(ErrorKind::from(kind), msg, None, None, origin))
+        let Some(class) = own_class(ctx, r, kind) else {
+            return Err(ctx.err_full(ErrorKind::from(kind), msg, None, None, origin));
+        };
+        let v = make_exception(
+            &ctx.prog,
+            &class,
+            kind,
+            msg,
+            None,
+            None,
+            origin,
+            None,
+            ctx.stack_trace(),
+        );
+        let v = ctx.with_locations(v);
+        ctx.note_raise(&v);
+        Err(crate::interp::eval::Unwind::Error(v))
     });
-    p.add_class(e, "signalKind:class:selector:hint:", |ctx, _, a| {
+    p.add_class(e, "signalKind:class:selector:hint:", |ctx, r, a| {
         let kind = sym_arg(ctx, &a[0], "kind")?;
         let cls = sym_arg(ctx, &a[1], "class")?;
         let sel = match &a[2] {
@@ -52,7 +68,8 @@ pub fn register(p: &mut Prims) {
             Value::Nil => None,
             v => Some(ctx.display_string(v)?),
         };
-        let class = class_for_kind(&ctx.prog, ErrorKind::from(kind));
+        let class = own_class(ctx, r, kind)
+            .unwrap_or_else(|| class_for_kind(&ctx.prog, ErrorKind::from(kind)));
         let v = make_exception(
             &ctx.prog,
             &class,
@@ -68,6 +85,25 @@ pub fn register(p: &mut Prims) {
         ctx.note_raise(&v);
         Err(crate::interp::eval::Unwind::Error(v))
     });
+}
+
+/// The class `signalKind:…` sent to `recv` raises when it is not the one the run time maps
+/// `kind` to: the receiver itself unless that mapped class already is (or inherits from) it.
+/// So `Exception`/`Error signalKind: #type_error …` raise a TypeError while
+/// `MyError signalKind: …` raises a MyError.
+fn own_class(ctx: &Ctx, recv: &Value, kind: Sym) -> Option<ClassRef> {
+    let Value::Class(c) = recv else { return None };
+    let mapped = class_for_kind(&ctx.prog, ErrorKind::from(kind));
+    if mapped.inherits_or_is(c) || !is_exception_class(ctx, c) {
+        None
+    } else {
+        Some(c.clone())
+    }
+}
+
+/// True when `c` is Exception or one of its subclasses.
+fn is_exception_class(ctx: &Ctx, c: &ClassRef) -> bool {
+    c.inherits_or_is(&ctx.prog.core.exception)
 }
 
 fn new_instance(ctx: &mut Ctx, r: &Value) -> EvalResult {

@@ -464,10 +464,19 @@ fn remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     }
 }
 
-/// `with: other collect: [:a :b | …]` over the common length.
+/// `with: other collect: [:a :b | …]`; collections of different sizes raise `user_error`
+/// (as Pharo's `errorSizeMismatch`).
 fn with_collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "with:collect:", recv)?;
     let other = elems_arg(ctx, "with:collect:", arg(args, 0))?;
+    if v.len() != other.len() {
+        let msg = format!(
+            "with:collect: needs collections of the same size ({} and {})",
+            v.len(),
+            other.len()
+        );
+        return Err(ctx.err(crate::interp::error::ErrorKind::UserError, msg));
+    }
     let block = arg(args, 1);
     let mut out = Vector::new();
     for (a, b) in v.iter().zip(other) {
