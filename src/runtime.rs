@@ -22,6 +22,10 @@
 //!   mappings; the kernel allows ~65k): beyond the cap, work waits for a free stack (see
 //!   Limits).
 //! * A handler panic is caught and becomes an actor crash (reason `{#panic, msg}`).
+//! * The worker and timer threads start on first need (`threads`), and a thread outside
+//!   the pool may run one process itself as the **guest** ([`RtHandle::send_and_drive`],
+//!   `sched/guest.rs`): an embedding engine's evaluations run on the host's thread, so an
+//!   engine that starts no actor or timer never starts a thread.
 //!
 //! # Example
 //!
@@ -137,6 +141,7 @@ mod shutdown;
 pub mod snapshot;
 mod stack;
 pub mod supervisor;
+mod threads;
 mod types;
 mod waiter;
 
@@ -147,6 +152,7 @@ pub use clock::TimerRef;
 pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
+pub use sched::{GuestDone, GuestStacks};
 pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,
     Signal, SupervisorRequest, Timeout,

@@ -155,18 +155,30 @@ pub fn fast_clone(v: &Value) -> Value {
     }
 }
 
+/// Whether `v` owns nothing (no reference count, no heap data).
+#[inline(always)]
+pub fn is_immediate(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Nil
+            | Value::True
+            | Value::False
+            | Value::Int(_)
+            | Value::Float(_)
+            | Value::Char(_)
+            | Value::Symbol(_)
+    )
+}
+
 /// Drops a value, skipping the out-of-line drop for immediates.
 #[inline(always)]
 pub fn drop_fast(v: Value) {
-    match v {
-        Value::Nil
-        | Value::True
-        | Value::False
-        | Value::Int(_)
-        | Value::Float(_)
-        | Value::Char(_)
-        | Value::Symbol(_) => {}
-        other => drop(other),
+    if is_immediate(&v) {
+        // Nothing to free; `forget` also skips the drop glue, which a `match` arm that does
+        // not move `v` would still run (Value has a Drop impl, so the glue is a call).
+        std::mem::forget(v);
+    } else {
+        drop(v);
     }
 }
 
@@ -176,6 +188,11 @@ pub fn drop_fast(v: Value) {
 pub trait NativeObj: Send + Sync + Any {
     /// The bt class this object is an instance of.
     fn class(&self) -> ClassRef;
+    /// The class by reference when the object holds it (method dispatch then needs no
+    /// reference-count traffic); `None` falls back to [`NativeObj::class`].
+    fn class_ref(&self) -> Option<&ClassRef> {
+        None
+    }
     /// Default printString (used when no user override applies).
     fn print_string(&self) -> String;
     /// Structural/identity equality with another native of the same concrete type.

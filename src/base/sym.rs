@@ -11,15 +11,23 @@ use parking_lot::RwLock;
 pub struct Sym(std::num::NonZeroU64);
 
 struct Interner {
-    map: std::collections::HashMap<&'static str, Sym>,
+    /// foldhash (seeded per process): SipHash made interning a tenth of engine start-up.
+    map: std::collections::HashMap<&'static str, Sym, foldhash::fast::RandomState>,
     names: Vec<&'static str>,
+}
+
+thread_local! {
+    /// Symbols this thread interned or looked up through [`Sym::new`] (entries are never
+    /// removed: the shared table is append-only too).
+    static LOCAL: std::cell::RefCell<std::collections::HashMap<&'static str, Sym, foldhash::fast::RandomState>> =
+        std::cell::RefCell::new(std::collections::HashMap::default());
 }
 
 fn interner() -> &'static RwLock<Interner> {
     static I: OnceLock<RwLock<Interner>> = OnceLock::new();
     I.get_or_init(|| {
         RwLock::new(Interner {
-            map: std::collections::HashMap::new(),
+            map: std::collections::HashMap::default(),
             names: Vec::new(),
         })
     })
@@ -28,18 +36,29 @@ fn interner() -> &'static RwLock<Interner> {
 impl Sym {
     /// Interns `s` (append-only, thread-safe; names live for the process).
     pub fn new(s: &str) -> Sym {
-        if let Some(&i) = interner().read().map.get(s) {
+        // A per-thread front of the table: loading code interns thousands of names, and the
+        // shared table's lock was a visible part of starting an engine.
+        if let Ok(Some(i)) = LOCAL.try_with(|m| m.borrow().get(s).copied()) {
             return i;
         }
+        let (i, name) = Sym::new_shared(s);
+        let _ = LOCAL.try_with(|m| m.borrow_mut().insert(name, i));
+        i
+    }
+
+    fn new_shared(s: &str) -> (Sym, &'static str) {
+        if let Some((&name, &i)) = interner().read().map.get_key_value(s) {
+            return (i, name);
+        }
         let mut w = interner().write();
-        if let Some(&i) = w.map.get(s) {
-            return i;
+        if let Some((&name, &i)) = w.map.get_key_value(s) {
+            return (i, name);
         }
         let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
         let i = Sym::from_index(w.names.len());
         w.names.push(leaked);
         w.map.insert(leaked, i);
-        i
+        (i, leaked)
     }
     /// The symbol for `s` if it is already interned (never grows the table: distribution
     /// uses it for names and atoms a peer sends).

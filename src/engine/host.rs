@@ -71,6 +71,39 @@ impl FromValue for Value {
     }
 }
 
+/// Converts argument `v` to `T`: the common scalar types (i64, bool, f64, String) directly
+/// when the Value has exactly that shape, everything else (and every mismatch, for its error
+/// message) through [`FromValue`] — serde, which costs a deserializer per argument.
+#[inline]
+pub(crate) fn arg<T: FromValue + 'static>(v: &Value) -> Result<T, crate::codec::CodecError> {
+    use std::any::Any;
+    let mut out: Option<T> = None;
+    let slot: &mut dyn Any = &mut out;
+    if let Some(s) = slot.downcast_mut::<Option<i64>>() {
+        if let Value::Int(n) = v {
+            *s = Some(*n);
+        }
+    } else if let Some(s) = slot.downcast_mut::<Option<bool>>() {
+        match v {
+            Value::True => *s = Some(true),
+            Value::False => *s = Some(false),
+            _ => {}
+        }
+    } else if let Some(s) = slot.downcast_mut::<Option<f64>>() {
+        if let Value::Float(f) = v {
+            *s = Some(f.get());
+        }
+    } else if let Some(s) = slot.downcast_mut::<Option<String>>() {
+        if let Value::Str(t) = v {
+            *s = Some(t.as_str().to_string());
+        }
+    }
+    match out {
+        Some(x) => Ok(x),
+        None => T::from_value(v),
+    }
+}
+
 /// A value a host function answers.
 pub trait IntoValue {
     fn into_value(self) -> Result<Value, HostError>;
@@ -92,7 +125,13 @@ macro_rules! into_value_serde {
     )*};
 }
 
-into_value_serde!(i8, i16, i32, u8, u16, u32, u64, i128, u128, usize, isize, f32, char, String);
+into_value_serde!(i8, i16, i32, u8, u16, u32, u64, i128, u128, usize, isize, f32, char);
+
+impl IntoValue for String {
+    fn into_value(self) -> Result<Value, HostError> {
+        Ok(Value::str(self))
+    }
+}
 
 impl IntoValue for i64 {
     fn into_value(self) -> Result<Value, HostError> {
@@ -102,7 +141,7 @@ impl IntoValue for i64 {
 
 impl IntoValue for f64 {
     fn into_value(self) -> Result<Value, HostError> {
-        via_serde(&self)
+        Ok(Value::float(self))
     }
 }
 
@@ -233,7 +272,7 @@ macro_rules! typed_host_fn {
                                 format!("expected {} argument(s), got {}", $n, args.len()),
                             ));
                         }
-                        $(let $a = $a::from_value(&args[$i]).map_err(|e| arg_error($i + 1, e))?;)*
+                        $(let $a = arg::<$a>(&args[$i]).map_err(|e| arg_error($i + 1, e))?;)*
                         self($($a),*).into_value()
                     }, args)
                 })
@@ -450,6 +489,26 @@ mod tests {
         assert_eq!(header("Bad:"), None);
         assert_eq!(header(""), None);
         assert_eq!(header("a::"), None);
+    }
+
+    #[test]
+    fn scalar_arguments_convert_directly_and_mismatches_like_serde() {
+        assert_eq!(arg::<i64>(&Value::Int(7)).ok(), Some(7));
+        assert_eq!(arg::<bool>(&Value::True).ok(), Some(true));
+        assert_eq!(arg::<f64>(&Value::float(1.5)).ok(), Some(1.5));
+        assert_eq!(arg::<String>(&Value::str("x")).ok().as_deref(), Some("x"));
+        // Not the exact shape: serde decides (conversion or the error naming the type).
+        let direct = arg::<i64>(&Value::str("7")).err().map(|e| e.message);
+        let serde = crate::codec::to_rust::<i64>(&Value::str("7"))
+            .err()
+            .map(|e| e.message);
+        assert!(direct.is_some());
+        assert_eq!(direct, serde);
+        assert_eq!(
+            arg::<f64>(&Value::Int(2)).ok(),
+            crate::codec::to_rust::<f64>(&Value::Int(2)).ok()
+        );
+        assert!(arg::<u8>(&Value::Int(300)).is_err());
     }
 
     #[test]

@@ -174,7 +174,9 @@ pub(crate) fn preempt(ctx: &mut Ctx) -> Result<(), Unwind> {
 pub struct ActorSys {
     pub rt: RtHandle,
     pub prog: Arc<Program>,
-    pool: Mutex<Vec<Ctx>>,
+    /// Boxed: a context is a few hundred bytes, moved in and out of the pool per message.
+    #[allow(clippy::vec_box)] // the Box is the point: contexts move in and out by pointer
+    pool: Mutex<Vec<Box<Ctx>>>,
     class_locks: Mutex<HashMap<usize, (ClassRef, Arc<ProcLock>)>>,
     /// The current transcript (`TranscriptStream current`).
     pub transcript: Mutex<Option<ProcRef>>,
@@ -214,9 +216,9 @@ impl ActorSys {
     }
 
     /// A context for a process run (from the pool, or a new small one).
-    pub fn take_ctx(self: &Arc<Self>) -> Ctx {
+    pub fn take_ctx(self: &Arc<Self>) -> Box<Ctx> {
         let mut c = self.pool.lock().pop().unwrap_or_else(|| {
-            let mut c = Ctx::new(self.prog.clone());
+            let mut c = Box::new(Ctx::new(self.prog.clone()));
             c.cache.truncate(POOLED_CACHE);
             c.cache.shrink_to_fit();
             c.stack.shrink_to(64);
@@ -234,7 +236,7 @@ impl ActorSys {
     }
 
     /// Gives a context back after a run.
-    pub fn put_ctx(&self, mut c: Ctx) {
+    pub fn put_ctx(&self, mut c: Box<Ctx>) {
         c.stack.clear();
         c.cells.clear();
         c.acts.clear();

@@ -63,8 +63,8 @@ pub struct Class {
     pub kind: ClassKind,
     /// All field (Value) or state (Actor) slot names, inherited first.
     pub field_names: Vec<Sym>,
-    pub methods: RwLock<HashMap<Sym, Method>>,
-    pub class_methods: RwLock<HashMap<Sym, Method>>,
+    pub methods: RwLock<MethodTable>,
+    pub class_methods: RwLock<MethodTable>,
     /// `classState:` variables declared by this class (name, current value).
     pub class_state: Mutex<Vec<(Sym, Value)>>,
     /// Field defaults aligned with `field_names` (inherited first); None = nil.
@@ -88,6 +88,10 @@ pub struct Class {
     /// of subclasses, are rejected by the value codec (8.6).
     pub handle_scope: Option<Sym>,
 }
+
+/// A method dictionary: selector → method (foldhash: symbols are small integers, and SipHash
+/// was a visible part of loading the library into every program).
+pub type MethodTable = HashMap<Sym, Method, foldhash::fast::RandomState>;
 
 /// A `state:`/`field:` slot declared `name :: Type` without a default.
 #[derive(Clone, Debug)]
@@ -146,8 +150,8 @@ impl Class {
             superclass,
             kind,
             field_names,
-            methods: RwLock::new(HashMap::new()),
-            class_methods: RwLock::new(HashMap::new()),
+            methods: RwLock::new(MethodTable::default()),
+            class_methods: RwLock::new(MethodTable::default()),
             class_state: Mutex::new(Vec::new()),
             field_defaults,
             is_abstract,

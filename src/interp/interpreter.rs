@@ -23,7 +23,7 @@ use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
 use crate::interp::program::Program;
-use crate::runtime::{Config, ProcRef, Runtime, SpawnOpts};
+use crate::runtime::{Config, GuestDone, GuestStacks, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
 
 #[derive(Clone, Debug)]
@@ -64,6 +64,9 @@ pub struct LoadReport {
 
 pub struct Interpreter {
     pub prog: Arc<Program>,
+    /// Coroutine stacks of the calling thread when it runs the main process itself (see
+    /// `try_run`); locked for the length of one job.
+    guest: Mutex<GuestStacks>,
     session: Mutex<Session>,
     sys: Arc<ActorSys>,
     /// The main program's process.
@@ -114,6 +117,15 @@ impl Drop for Interpreter {
     }
 }
 
+/// Sets a job's `done` signal when the job is over, also when it is dropped without running.
+struct DoneOnDrop(GuestDone);
+
+impl Drop for DoneOnDrop {
+    fn drop(&mut self) {
+        self.0.set();
+    }
+}
+
 /// Starts the main program's process (`<0.1.0>` in a fresh runtime).
 fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
     let mut ctx = Ctx::new(sys.prog.clone());
@@ -152,6 +164,7 @@ impl Interpreter {
         let main = spawn_main(&sys);
         let mut vm = Interpreter {
             prog: prog.clone(),
+            guest: Mutex::new(GuestStacks::default()),
             session: Mutex::new(Session::default()),
             sys,
             main: Mutex::new(main),
@@ -188,8 +201,15 @@ impl Interpreter {
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
     ) -> Result<R, String> {
         let sess = std::mem::take(&mut *self.session.lock());
-        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        // The job leaves its answer here and sets `done` when it is over (answered, or
+        // dropped unrun because the main process died).
+        type Answer<R> = Arc<Mutex<Option<(Result<R, String>, Session)>>>;
+        let answer: Answer<R> = Arc::new(Mutex::new(None));
+        let done = GuestDone::new();
+        let signal = DoneOnDrop(done.clone());
+        let slot = answer.clone();
         let job: Job = Box::new(move |ctx: &mut Ctx| {
+            let _signal = signal;
             let mut sess = sess;
             let r =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
@@ -200,7 +220,7 @@ impl Interpreter {
                             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                             .unwrap_or_else(|| "panic".to_string())
                     });
-            let _ = tx.send((r, sess));
+            *slot.lock() = Some((r, sess));
         });
         let msg = job_message(native(JobBox {
             job: Mutex::new(Some(job)),
@@ -213,13 +233,28 @@ impl Interpreter {
             }
             m.clone()
         };
-        self.sys.rt.cast(&main, msg);
-        match rx.recv() {
-            Ok((r, s)) => {
+        // The calling thread runs the main process itself when it can (no hand-off to a
+        // worker and back: `runtime::sched::guest`); else the job goes to the pool.
+        let undelivered = match self.guest.try_lock() {
+            Some(mut stacks) => self
+                .sys
+                .rt
+                .send_and_drive(&mut stacks, &main, msg, &done)
+                .err(),
+            None => Some(msg),
+        };
+        if let Some(msg) = undelivered {
+            self.sys.rt.cast(&main, msg);
+        }
+        // Dropped unrun (the main process no longer accepts messages) sets it too.
+        done.wait();
+        let answered = answer.lock().take();
+        match answered {
+            Some((r, s)) => {
                 *self.session.lock() = s;
                 r
             }
-            Err(_) => {
+            None => {
                 // The main process died while running the job (killed): start a fresh one
                 // for the next job and report.
                 *self.main.lock() = spawn_main(&self.sys);
@@ -229,24 +264,28 @@ impl Interpreter {
     }
 
     fn load_stdlib(&self) -> Vec<String> {
-        let units: Vec<SourceUnit> = crate::interp::stdlib::FILES
-            .iter()
-            .map(|(name, src)| {
-                let (module, _diags) = crate::syntax::parse_with(
-                    src,
-                    crate::syntax::Options {
-                        allow_primitives: true,
-                    },
-                );
-                SourceUnit {
-                    path: format!("stdlib/{name}"),
-                    src: src.to_string(),
-                    module,
-                    file: crate::interp::eval::code::NO_FILE,
-                    stdlib: true,
-                }
-            })
-            .collect();
+        // Parsed once per process: the library's syntax trees depend on nothing but its text.
+        static PARSED: std::sync::OnceLock<Vec<SourceUnit>> = std::sync::OnceLock::new();
+        let units: &'static [SourceUnit] = PARSED.get_or_init(|| {
+            crate::interp::stdlib::FILES
+                .iter()
+                .map(|(name, src)| {
+                    let (module, _diags) = crate::syntax::parse_with(
+                        src,
+                        crate::syntax::Options {
+                            allow_primitives: true,
+                        },
+                    );
+                    SourceUnit {
+                        path: format!("stdlib/{name}"),
+                        src: src.to_string(),
+                        module,
+                        file: crate::interp::eval::code::NO_FILE,
+                        stdlib: true,
+                    }
+                })
+                .collect()
+        });
         let report = self.load_parsed(units, true);
         let mut w: Vec<String> = report
             .warnings
@@ -344,7 +383,10 @@ impl Interpreter {
         report
     }
 
-    fn load_parsed(&self, units: Vec<SourceUnit>, stdlib: bool) -> LoadReport {
+    fn load_parsed<U>(&self, units: U, stdlib: bool) -> LoadReport
+    where
+        U: std::ops::Deref<Target = [SourceUnit]> + Send + 'static,
+    {
         let prog = self.prog.clone();
         let r = self.try_run(move |ctx, session| {
             let mut report = LoadReport::default();

@@ -429,9 +429,9 @@ fn lower_method(
         };
         let cname = class.name.as_str();
         let f = table
-            .iter()
-            .find(|((c, s), _)| *c == cname && (*s == p.name || *s == md.selector))
-            .map(|(_, f)| *f);
+            .get(&(cname, p.name.as_str()))
+            .or_else(|| table.get(&(cname, md.selector.as_str())))
+            .copied();
         return match f {
             Some(f) => Ok(PendingMethod {
                 class: class.clone(),

@@ -9,7 +9,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
-use crate::interp::eval::{Method, Prims};
+use crate::interp::eval::Method;
 use crate::interp::interpreter::InterpreterOptions;
 use crate::value::{ClassRef, Sym, Value};
 
@@ -144,7 +144,8 @@ pub struct Program {
     pub syms: Syms,
     /// Bumped whenever a method dictionary or the class table changes (method caches).
     pub epoch: AtomicU64,
-    pub prims: Prims,
+    /// The primitive tables (shared by every program of the process).
+    pub prims: &'static crate::interp::prims::registry::SharedPrims,
     pub files: RwLock<Vec<SourceFile>>,
     pub protocols: RwLock<BTreeMap<Sym, ProtocolInfo>>,
     pub opts: InterpreterOptions,
@@ -169,7 +170,7 @@ pub struct Program {
     graveyard: Mutex<Vec<Retired>>,
     /// Host functions by (defining class name, selector), installed by an embedder; their
     /// methods are the primitive `engine::host::call` (per program, no global registry).
-    pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn>>,
+    pub host_fns: RwLock<HashMap<(Sym, Sym), HostFn, foldhash::fast::RandomState>>,
     /// Set (once) by an embedder with limits: makes the preemption hook (and its reduction
     /// step) installed for the length of one run — a main-program job (`MainActor`, given
     /// the main process), an actor's message or a timer/monitor callback
@@ -416,8 +417,7 @@ impl Program {
             ge: Sym::new(">="),
             add: Sym::new("+"),
         };
-        let mut prims = Prims::default();
-        crate::interp::prims::register_all(&mut prims);
+        let prims = crate::interp::prims::registry::shared();
         let prog = Program {
             classes: RwLock::new(table),
             core,
@@ -441,7 +441,7 @@ impl Program {
             object_serial: AtomicU64::new(1),
             unit_blocks: RwLock::new(HashMap::new()),
             graveyard: Mutex::new(Vec::new()),
-            host_fns: RwLock::new(HashMap::new()),
+            host_fns: RwLock::new(HashMap::default()),
             ctx_hook: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
@@ -459,29 +459,16 @@ impl Program {
     /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
     /// selectors the class already defines are left alone.
     pub fn install_prims(&self, c: &ClassRef, keep_existing: bool) {
-        let name = c.name.as_str();
-        {
-            let mut m = c.methods.write();
-            for ((cn, sel), f) in &self.prims.instance {
-                if *cn == name {
-                    let s = Sym::new(sel);
-                    if !(keep_existing && m.contains_key(&s)) {
-                        if let Some(old) = m.insert(s, Method::Prim(*f)) {
-                            self.retire(Retired::Method(old));
-                        }
-                    }
-                }
+        for (class_side, table) in [(false, &c.methods), (true, &c.class_methods)] {
+            let prims = self.prims.of_class(c.name, class_side);
+            if prims.is_empty() {
+                continue;
             }
-        }
-        {
-            let mut m = c.class_methods.write();
-            for ((cn, sel), f) in &self.prims.class_side {
-                if *cn == name {
-                    let s = Sym::new(sel);
-                    if !(keep_existing && m.contains_key(&s)) {
-                        if let Some(old) = m.insert(s, Method::Prim(*f)) {
-                            self.retire(Retired::Method(old));
-                        }
+            let mut m = table.write();
+            for (s, f) in prims {
+                if !(keep_existing && m.contains_key(s)) {
+                    if let Some(old) = m.insert(*s, Method::Prim(*f)) {
+                        self.retire(Retired::Method(old));
                     }
                 }
             }

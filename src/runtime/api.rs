@@ -5,18 +5,17 @@
 use std::marker::PhantomData;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::runtime::clock::{TimerRef, Timers};
+use crate::runtime::clock::TimerRef;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     deliver_exit, enqueue, fire_monitor, push_signal, Behaviour, Body, Envelope, ExitHook, Monitor,
     MonitorAction, ProcRef, Sched,
 };
-use crate::runtime::sched::{Shared, Worker};
+use crate::runtime::sched::Shared;
 use crate::runtime::stack::max_map_count;
 use crate::runtime::types::{
     CallError, ExitReason, JoinError, Message, NameError, Pid, ProcStatus, Signal,
@@ -58,10 +57,17 @@ pub const DEFAULT_STACK_SIZE: usize = if cfg!(debug_assertions) {
     64 << 20
 };
 
+/// The available cores, asked once per process (it reads cgroup files: a visible part of
+/// starting an embedding engine).
+fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}
+
 impl Default for Config {
     fn default() -> Self {
         Config {
-            workers: std::thread::available_parallelism().map_or(2, |n| n.get()),
+            workers: cores(),
             stack_size: DEFAULT_STACK_SIZE,
             max_coroutines: 0,
             pooled_stacks_per_worker: 64,
@@ -123,11 +129,12 @@ pub struct RtHandle(pub(crate) Arc<Shared>);
 /// runtime down.
 pub struct Runtime {
     handle: RtHandle,
-    threads: Vec<JoinHandle<()>>,
 }
 
 impl Runtime {
-    /// Starts the worker threads (and the timer thread on the real clock).
+    /// A runtime; its worker threads (and the timer thread on the real clock) start when
+    /// first needed. Errors are kept for callers (a thread that cannot start is logged and
+    /// tried again at the next wake-up).
     pub fn new(mut cfg: Config) -> std::io::Result<Runtime> {
         let maps = max_map_count().unwrap_or(65_530);
         let workers = cfg.workers.clamp(1, 64);
@@ -140,28 +147,11 @@ impl Runtime {
         } else {
             cfg.max_coroutines.min(by_maps)
         };
-        let manual = cfg.manual_clock;
         let shared = Arc::new(Shared::new(cfg, max_cos));
-        let mut threads = Vec::new();
-        for i in 0..workers {
-            let sh = shared.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name(format!("bt-worker-{i}"))
-                    .spawn(move || Worker::new(i, sh).run())?,
-            );
-        }
-        if !manual {
-            let sh = shared.clone();
-            threads.push(
-                std::thread::Builder::new()
-                    .name("bt-timer".into())
-                    .spawn(move || Timers::run_thread(sh))?,
-            );
-        }
+        // The worker and timer threads start on first need (`runtime::threads`).
+        shared.threads.set_owner(&shared);
         Ok(Runtime {
             handle: RtHandle(shared),
-            threads,
         })
     }
 
@@ -218,12 +208,15 @@ impl Runtime {
         sh.wake_all();
         // Join the workers that are free; a worker stuck inside a resume is left to finish
         // on its own (it holds what it uses): process exit must not wait for it.
-        let workers = sh.workers.len();
-        for (i, t) in self.threads.drain(..).enumerate() {
-            let busy = i < workers && sh.workers[i].driving.load(Ordering::Relaxed) != 0;
+        let (workers, timer) = sh.threads.take();
+        for (i, t) in workers.into_iter().enumerate() {
+            let busy = sh.workers[i].driving.load(Ordering::Relaxed) != 0;
             if !busy {
                 let _ = t.join();
             }
+        }
+        if let Some(t) = timer {
+            let _ = t.join();
         }
         sh.names.lock().clear();
     }
@@ -653,6 +646,7 @@ impl RtHandle {
     where
         F: FnOnce(&mut Cx<'_>) + Send + 'static,
     {
+        self.0.threads.ensure_timer();
         self.0.timers.after(self.now_ms() + ms, Box::new(f))
     }
 
@@ -661,6 +655,7 @@ impl RtHandle {
     where
         F: Fn(&mut Cx<'_>) + Send + Sync + 'static,
     {
+        self.0.threads.ensure_timer();
         self.0
             .timers
             .every(self.now_ms() + ms.max(1), ms, Arc::new(f))
@@ -697,8 +692,23 @@ impl RtHandle {
         (self.0.live_cos.load(Ordering::SeqCst), self.0.max_cos)
     }
 
+    /// Delivers `msg` to `p` and runs `p` on the calling thread until `done` is set (a guest
+    /// worker, `sched::guest`): an embedding host's call without two thread hand-offs.
+    /// `Err(msg)` when the calling thread cannot be the guest (a worker of this runtime, or
+    /// the runtime is stopping): nothing was delivered. `Ok(false)`: `p` no longer accepts
+    /// messages (the message is dropped).
+    pub fn send_and_drive(
+        &self,
+        stacks: &mut crate::runtime::sched::GuestStacks,
+        p: &ProcRef,
+        msg: Message,
+        done: &crate::runtime::sched::GuestDone,
+    ) -> Result<bool, Message> {
+        crate::runtime::sched::drive_guest(&self.0, stacks, p, msg, done)
+    }
+
     /// Worker threads.
     pub fn workers(&self) -> usize {
-        self.0.workers.len()
+        self.0.workers.len() - 1 // the last queue is the guest's
     }
 }

@@ -39,6 +39,10 @@ use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::Sym;
 
+mod guest;
+pub(crate) use guest::drive as drive_guest;
+pub use guest::{GuestDone, GuestStacks};
+
 /// What a coroutine tells its worker when it suspends.
 pub(crate) enum Suspend {
     /// Preempted (or `yield_now`): run again after the others queued.
@@ -72,7 +76,12 @@ thread_local! {
 pub(crate) struct Shared {
     pub cfg: Config,
     id: usize,
+    /// The workers' queues, then the guest queue (`guest`: a caller running one process).
     pub workers: Box<[WorkerQ]>,
+    /// The thread driving the guest queue now, if any.
+    guest_thread: Mutex<Option<Thread>>,
+    /// The worker and timer threads, started on first need (`runtime::threads`).
+    pub(crate) threads: crate::runtime::threads::Threads,
     injector: Mutex<VecDeque<ProcRef>>,
     parked: AtomicU64,
     pub shutdown: AtomicBool,
@@ -104,13 +113,15 @@ impl Shared {
         let clock = Clock::new(cfg.manual_clock);
         Shared {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
-            workers: (0..n)
+            workers: (0..n + 1)
                 .map(|_| WorkerQ {
                     q: Mutex::new(VecDeque::new()),
                     thread: OnceLock::new(),
                     driving: AtomicU64::new(0),
                 })
                 .collect(),
+            guest_thread: Mutex::new(None),
+            threads: Default::default(),
             injector: Mutex::new(VecDeque::new()),
             parked: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
@@ -165,7 +176,9 @@ impl Shared {
             .q
             .lock()
             .push_back(Task::Resume { slot, gen });
-        if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
+        if worker == self.guest_index() {
+            self.unpark_guest();
+        } else if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
             self.unpark(worker);
         }
     }
@@ -178,6 +191,7 @@ impl Shared {
 
     /// Wakes one parked worker, if any, so it can steal queued work.
     pub(crate) fn wake_one(&self) {
+        self.threads.ensure_workers();
         let parked = self.parked.load(Ordering::SeqCst);
         if parked != 0 {
             self.unpark(parked.trailing_zeros() as usize);

@@ -133,11 +133,15 @@ pub(super) fn approx_sp() -> usize {
 
 /// The kernel's limit on memory mappings per process (`vm.max_map_count`), if readable.
 pub(super) fn max_map_count() -> Option<usize> {
-    std::fs::read_to_string("/proc/sys/vm/max_map_count")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
+    // Read once per process (a file read per runtime showed in engine start-up).
+    static MAPS: std::sync::OnceLock<Option<usize>> = std::sync::OnceLock::new();
+    *MAPS.get_or_init(|| {
+        std::fs::read_to_string("/proc/sys/vm/max_map_count")
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
+    })
 }
 
 #[cfg(test)]

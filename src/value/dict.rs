@@ -9,7 +9,10 @@
 //! * **Flat** (the usual one): a hash table in the style of CPython's compact dict: an index of
 //!   `u32` slots (open addressing, CPython's perturbed probe sequence) over a vector of entries
 //!   kept in insertion order, keyed by [`term_hash`] (Integers hash to themselves, so runs of
-//!   nearby Integer keys touch nearby memory). Ordered iteration walks the entries directly
+//!   nearby Integer keys touch nearby memory). Entries are 32 bytes (key and value; the hash
+//!   is recomputed on a rebuild, and a probe compares keys directly) in a chunked vector
+//!   (`dict_chunks.rs`: growing never copies), and the index is rebuilt half full, so a
+//!   million-entry table is ~40 MB at its peak. Ordered iteration walks the entries directly
 //!   while they were inserted in ascending term order (tracked on every insert), otherwise a
 //!   permutation sorted by `term_cmp`, computed on first use and cached until the next change.
 //! * **Tree**: the persistent `imbl::OrdMap`, for dictionaries updated while shared. A shared
@@ -26,6 +29,10 @@ use std::sync::OnceLock;
 
 use crate::value::order::{term_cmp, term_hash};
 use crate::value::{Key, Ref, Value};
+
+#[path = "dict_chunks.rs"]
+mod chunks;
+use chunks::Chunks;
 
 type Map = imbl::OrdMap<Key, Value>;
 
@@ -50,9 +57,10 @@ enum Repr {
     Tree(Tree),
 }
 
+/// A key and its value. The hash is not stored (it is recomputed when the index is rebuilt:
+/// Integers hash to themselves), so an entry is 32 bytes.
 #[derive(Clone)]
 struct Entry {
-    hash: u64,
     key: Value,
     value: Value,
 }
@@ -61,7 +69,7 @@ struct Entry {
 struct Flat {
     /// In insertion order; `None` is a removed entry (compacted away on the next rebuild).
     /// Invariant: empty, or the last element is `Some`.
-    entries: Vec<Option<Entry>>,
+    entries: Chunks<Option<Entry>>,
     /// Positions in `entries`, [`EMPTY`] or [`DUMMY`]; a power of two long, or empty before
     /// the first insert.
     index: Vec<u32>,
@@ -90,7 +98,7 @@ impl Default for Dict {
     }
 }
 
-/// Whether two keys are `=:=` (their hashes already agree).
+/// Whether two keys are `=:=`.
 #[inline]
 fn same_key(a: &Value, b: &Value) -> bool {
     match (a, b) {
@@ -132,9 +140,9 @@ impl Probes {
     }
 }
 
-/// An index length with room for `n` entries at most 1/3 full.
+/// An index length with room for `n` entries at most half full (it grows again at 2/3).
 fn index_len_for(n: usize) -> usize {
-    (n.saturating_mul(3)).next_power_of_two().max(MIN_INDEX)
+    (n.saturating_mul(2)).next_power_of_two().max(MIN_INDEX)
 }
 
 enum Probe {
@@ -147,7 +155,7 @@ enum Probe {
 impl Flat {
     fn with_capacity(n: usize) -> Flat {
         Flat {
-            entries: Vec::with_capacity(n),
+            entries: Chunks::with_capacity(n),
             sorted: true,
             ..Flat::default()
         }
@@ -178,8 +186,8 @@ impl Flat {
                 EMPTY => return None,
                 DUMMY => {}
                 ix => {
-                    if let Some(e) = &self.entries[ix as usize] {
-                        if e.hash == h && same_key(&e.key, k) {
+                    if let Some(Some(e)) = self.entries.get(ix as usize) {
+                        if same_key(&e.key, k) {
                             return Some(ix as usize);
                         }
                     }
@@ -208,8 +216,8 @@ impl Flat {
                     dummy.get_or_insert(i);
                 }
                 ix => {
-                    if let Some(e) = &self.entries[ix as usize] {
-                        if e.hash == h && same_key(&e.key, k) {
+                    if let Some(Some(e)) = self.entries.get(ix as usize) {
+                        if same_key(&e.key, k) {
                             return Probe::Found { ix: ix as usize };
                         }
                     }
@@ -218,7 +226,7 @@ impl Flat {
         }
     }
 
-    /// The index slot that points at `entries[ix]` (which has hash `h`).
+    /// The index slot that points at `entries[ix]` (whose key has hash `h`).
     fn slot_of(&self, h: u64, ix: usize) -> Option<usize> {
         let mut probes = Probes::new(h, self.index.len() - 1);
         loop {
@@ -241,7 +249,7 @@ impl Flat {
         let mask = len - 1;
         for (j, e) in self.entries.iter().enumerate() {
             let Some(e) = e else { continue };
-            let mut probes = Probes::new(e.hash, mask);
+            let mut probes = Probes::new(term_hash(&e.key), mask);
             let mut i = probes.next_slot();
             while self.index[i] != EMPTY {
                 i = probes.next_slot();
@@ -269,7 +277,7 @@ impl Flat {
         match self.probe(h, &k) {
             Probe::Found { ix } => {
                 self.tree.take();
-                let e = self.entries[ix].as_mut()?;
+                let e = self.entries.get_mut(ix)?.as_mut()?;
                 Some(std::mem::replace(&mut e.value, v))
             }
             Probe::Vacant { slot, fresh } => {
@@ -283,11 +291,7 @@ impl Flat {
                 self.changed();
                 // Entries beyond u32 range would need hundreds of GiB.
                 self.index[slot] = self.entries.len() as u32;
-                self.entries.push(Some(Entry {
-                    hash: h,
-                    key: k,
-                    value: v,
-                }));
+                self.entries.push(Some(Entry { key: k, value: v }));
                 self.live += 1;
                 if fresh {
                     self.filled += 1;
@@ -306,7 +310,7 @@ impl Flat {
         let slot = self.slot_of(h, ix)?;
         self.index[slot] = DUMMY;
         self.changed();
-        let e = self.entries[ix].take()?;
+        let e = self.entries.get_mut(ix)?.take()?;
         self.live -= 1;
         // Keep the last element live (so `insert` can compare with it).
         while let Some(None) = self.entries.last() {
@@ -322,16 +326,21 @@ impl Flat {
 
     fn get(&self, k: &Value) -> Option<&Value> {
         let ix = self.find(term_hash(k), k)?;
-        self.entries[ix].as_ref().map(|e| &e.value)
+        self.entries.get(ix)?.as_ref().map(|e| &e.value)
     }
 
     /// Positions of the live entries in term order of their keys.
     fn order(&self) -> &[u32] {
         self.order.get_or_init(|| {
             let mut o: Vec<u32> = (0..self.entries.len() as u32)
-                .filter(|&i| self.entries[i as usize].is_some())
+                .filter(|&i| matches!(self.entries.get(i as usize), Some(Some(_))))
                 .collect();
-            let key = |i: &u32| self.entries[*i as usize].as_ref().map(|e| &e.key);
+            let key = |i: &u32| {
+                self.entries
+                    .get(*i as usize)
+                    .and_then(Option::as_ref)
+                    .map(|e| &e.key)
+            };
             o.sort_unstable_by(|a, b| match (key(a), key(b)) {
                 (Some(x), Some(y)) => term_cmp(x, y),
                 _ => Ordering::Equal,
@@ -513,8 +522,8 @@ impl Dict {
 pub struct Iter<'a>(IterRepr<'a>);
 
 enum IterRepr<'a> {
-    Entries(std::slice::Iter<'a, Option<Entry>>),
-    Ordered(std::slice::Iter<'a, u32>, &'a [Option<Entry>]),
+    Entries(chunks::Iter<'a, Option<Entry>>),
+    Ordered(std::slice::Iter<'a, u32>, &'a Chunks<Option<Entry>>),
     Tree(imbl::ordmap::Iter<'a, Key, Value>),
 }
 

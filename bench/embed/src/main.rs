@@ -67,7 +67,9 @@ fn bt_rows() -> [f64; 4] {
     e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
     let host_calls = best(CALLS as u64, || {
         let v = e
-            .eval(&format!("s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"))
+            .eval(&format!(
+                "s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"
+            ))
             .unwrap();
         assert_eq!(v.as_i64(), Some(CALLS));
     });
@@ -97,7 +99,9 @@ fn rhai_rows() -> [f64; 4] {
     e.register_fn("inc", |n: i64| n + 1);
     let host_calls = best(CALLS as u64, || {
         let v: i64 = e
-            .eval(&format!("let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"))
+            .eval(&format!(
+                "let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"
+            ))
             .unwrap();
         assert_eq!(v, CALLS);
     });
@@ -129,12 +133,17 @@ fn lua_rows() -> [f64; 4] {
     lua.globals().set("inc", inc).unwrap();
     let host_calls = best(CALLS as u64, || {
         let v: i64 = lua
-            .load(format!("local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"))
+            .load(format!(
+                "local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"
+            ))
             .eval()
             .unwrap();
         assert_eq!(v, CALLS);
     });
-    let f: mlua::Function = lua.load("return function(x) return x + 1 end").eval().unwrap();
+    let f: mlua::Function = lua
+        .load("return function(x) return x + 1 end")
+        .eval()
+        .unwrap();
     let script_calls = best(CALLS as u64, || {
         let mut x: i64 = 0;
         for _ in 0..CALLS {
@@ -145,7 +154,40 @@ fn lua_rows() -> [f64; 4] {
     [create, config, host_calls, script_calls]
 }
 
+/// `bt-embed-bench profile ROW` (create, config, host, script): runs only bt's row, long
+/// enough for `perf record`.
+fn profile(row: &str) {
+    let e = bt::Engine::builder().check(false).build();
+    e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
+    let f = e.compile_fn(&["x"], "x + 1").unwrap();
+    for _ in 0..20 {
+        match row {
+            "create" => (0..10).for_each(|_| drop(std::hint::black_box(bt::Engine::new()))),
+            "config" => (0..1000).for_each(|_| {
+                std::hint::black_box(e.eval(BT_CONFIG).unwrap());
+            }),
+            "host" => {
+                e.eval(&format!(
+                    "s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"
+                ))
+                .unwrap();
+            }
+            "script" => {
+                let mut x = bt::Value::Int(0);
+                for _ in 0..CALLS / 10 {
+                    x = e.run(&f, &[x]).unwrap();
+                }
+            }
+            other => panic!("unknown row {other}: create, config, host, script"),
+        }
+    }
+}
+
 fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 3 && args[1] == "profile" {
+        return profile(&args[2]);
+    }
     let rows = [
         "engine creation",
         "10-line config eval",

@@ -62,14 +62,26 @@ impl BtActor {
     /// Runs `f` as this actor (its state in the context, `self` its handle).
     fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
         let me = self.me(cx);
-        let mut ctx = self.sys.take_ctx();
-        ctx.actor_fields = std::mem::take(&mut self.fields);
-        ctx.proc.actor = Some(me.clone());
-        let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
-        self.fields = std::mem::take(&mut ctx.actor_fields);
-        self.sys.put_ctx(ctx);
-        r
+        run_as(&self.sys, me, &mut self.fields, cx, f)
     }
+}
+
+/// Runs `f` in a pooled context as the actor `me` with state `fields` (moved into the context
+/// for the run and back).
+fn run_as<R>(
+    sys: &Arc<ActorSys>,
+    me: Value,
+    fields: &mut Vec<Value>,
+    cx: &mut Cx<'_>,
+    f: impl FnOnce(&mut Ctx, &Value) -> R,
+) -> R {
+    let mut ctx = sys.take_ctx();
+    ctx.actor_fields = std::mem::take(fields);
+    ctx.proc.actor = Some(me.clone());
+    let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
+    *fields = std::mem::take(&mut ctx.actor_fields);
+    sys.put_ctx(ctx);
+    r
 }
 
 /// `initialize` for every class of the chain that defines it, parent first.
@@ -122,9 +134,10 @@ impl Behaviour for BtActor {
         }
         self.saved.clone_from(&self.fields);
         let init = matches!(req, Some(Request::Initialize));
-        let class = self.class.clone();
+        let me = self.me(cx);
+        let class = &self.class;
         let mut crash = None;
-        let r = self.run(cx, |ctx, me| {
+        let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
             let sel = if init {
                 ctx.prog.syms.initialize
             } else {
@@ -132,8 +145,8 @@ impl Behaviour for BtActor {
             };
             let r = if init {
                 // Answers the index of a typed slot left nil (5.5), or nil.
-                run_initialize(ctx, me, &class).map(|_| {
-                    match nil_typed_slot(&ctx.prog, &class, &ctx.actor_fields) {
+                run_initialize(ctx, me, class).map(|_| {
+                    match nil_typed_slot(&ctx.prog, class, &ctx.actor_fields) {
                         Some(i) => Value::Int(i as i64),
                         None => Value::Nil,
                     }
@@ -143,7 +156,7 @@ impl Behaviour for BtActor {
             };
             match r {
                 Ok(v) => Ok(transfer_in(ctx, &v)),
-                Err(Unwind::Error(e)) => Err(prefix_error(e, &class, sel)),
+                Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
                 Err(Unwind::Return { .. }) => Err(runtime_error(
                     ctx,
                     "non-local return from a method that has already returned",
@@ -169,7 +182,7 @@ impl Behaviour for BtActor {
                         let kind = kind.as_str();
                         let m = format!("{} exceeded", kind.replace('_', " "));
                         if let Unwind::Error(e) = ctx.err(ErrorKind::from_name(kind), m) {
-                            return Err(prefix_error(e, &class, sel));
+                            return Err(prefix_error(e, class, sel));
                         }
                     }
                     Err(Value::Nil)

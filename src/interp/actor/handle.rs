@@ -73,6 +73,9 @@ impl NativeObj for ActorRef {
     fn class(&self) -> ClassRef {
         self.class.clone()
     }
+    fn class_ref(&self) -> Option<&ClassRef> {
+        Some(&self.class)
+    }
     fn print_string(&self) -> String {
         self.label()
     }

@@ -60,8 +60,7 @@ pub fn intercept(
         if a.proc.pid().number == ctx.pid || !goes_remote(ctx, recv, sel) {
             return None;
         }
-        let (proc, class, t) = (a.proc.clone(), a.class.clone(), a.timeout);
-        return Some(remote_call(ctx, &proc, &class, sel, args, t));
+        return Some(remote_call(ctx, &a.proc, &a.class, sel, args, a.timeout));
     }
     if any.is::<crate::interp::prims::actor_node_peer::RemoteName>() {
         return crate::interp::prims::actor_node_peer::intercept(ctx, recv, sel, args);

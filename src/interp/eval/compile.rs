@@ -5,7 +5,8 @@
 //! semantics.
 //!
 //! Files: this one (expressions, statements, sends), `operand` (Integer operands, conditions,
-//! arguments and `local at: k` read without a dynamic call), `update` (in-place updates of a
+//! arguments and `local at: k` read without a dynamic call), `shapes` (monomorphic closures
+//! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
 //! local collection or String).
 
 use std::sync::Arc;
@@ -22,6 +23,7 @@ use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
 
 mod operand;
+mod shapes;
 mod update;
 
 use operand::*;
@@ -118,13 +120,16 @@ fn compile_effect(n: Node) -> Eff {
                 return compile_effect(Node::SetVar(VarRef::Local(d), e));
             };
             let slow = compile(*e);
-            Eff::IntSet(Box::new(IntSet {
-                d: d as usize,
-                op: opk,
-                l,
-                r,
-                slow,
-            }))
+            match shapes::int_set(d as usize, opk, &l, &r, slow) {
+                Ok(eff) => eff,
+                Err(slow) => Eff::IntSet(Box::new(IntSet {
+                    d: d as usize,
+                    op: opk,
+                    l,
+                    r,
+                    slow,
+                })),
+            }
         }
         Node::SetVar(r, e) => {
             let e = compile(*e);
@@ -311,27 +316,28 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| {
                 let lv = lo.run(c, f)?;
                 let rv = ro.run(c, f)?;
-                match (lv, rv) {
-                    (Value::Int(x), Value::Int(y)) => match c.int_op(opk, x, y) {
-                        Some(v) => Ok(v),
-                        None => {
-                            c.set_loc(loc);
-                            c.send_impl(&Value::Int(x), sel, &[Value::Int(y)])
-                        }
-                    },
-                    (lv, rv) => {
-                        c.set_loc(loc);
-                        c.send_impl(&lv, sel, std::slice::from_ref(&rv))
+                if let (Value::Int(x), Value::Int(y)) = (&lv, &rv) {
+                    if let Some(v) = c.int_op(opk, *x, *y) {
+                        // Immediates: no drop glue.
+                        std::mem::forget(lv);
+                        std::mem::forget(rv);
+                        return Ok(v);
                     }
                 }
+                c.set_loc(loc);
+                let r = c.send_impl(&lv, sel, std::slice::from_ref(&rv));
+                drop_fast(lv);
+                drop_fast(rv);
+                r
             })
         }
         Node::If(n) => {
             let n = *n;
             let (kind, sel, loc) = (n.kind, n.sel, n.loc);
             let recv = Cond::new(n.recv);
-            let a = compile(n.a);
-            let b = compile(n.b);
+            // Branches that are a local or a constant run without a dynamic call.
+            let a = Arg::new(n.a);
+            let b = Arg::new(n.b);
             op(move |c, f| {
                 let t = match recv.eval(c, f)? {
                     Ok(t) => t,
@@ -379,6 +385,15 @@ pub fn compile(n: Node) -> Op {
             let (while_true, loc) = (w.while_true, w.loc);
             let cond = Cond::new(w.cond);
             let body = compile_effect(w.body);
+            let parts = shapes::WhileParts {
+                while_true,
+                loc,
+                body,
+            };
+            let (cond, body) = match shapes::int_while(cond, parts) {
+                Ok(o) => return o,
+                Err((cond, parts)) => (cond, parts.body),
+            };
             op(move |c, f| loop {
                 let go = match cond.eval(c, f)? {
                     Ok(t) => t == while_true,
@@ -515,6 +530,7 @@ pub fn compile(n: Node) -> Op {
                 c.read_field(f.recv, name, idx)
             })
         }
+        Node::Field(fd) if fd.mode == FieldMode::Actor => compile_actor_field(*fd),
         Node::List(items) if !items.is_empty() => {
             let ops: Vec<Op> = items.into_iter().map(compile).collect();
             op(move |c, f| {
@@ -526,6 +542,21 @@ pub fn compile(n: Node) -> Op {
             })
         }
         other => walk(other),
+    }
+}
+
+/// `self.name` / `self.name := e` on the running actor's state slots.
+fn compile_actor_field(mut fd: crate::interp::eval::code::FieldNode) -> Op {
+    let (name, i, loc) = (fd.name, fd.idx as usize, fd.loc);
+    match fd.value.take() {
+        None => op(move |c, f| c.actor_field_get(f, &fd)),
+        Some(e) => {
+            let e = compile(e);
+            op(move |c, f| {
+                let v = e.run(c, f)?;
+                c.actor_field_set(f, name, i, loc, v)
+            })
+        }
     }
 }
 

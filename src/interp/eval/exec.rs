@@ -619,6 +619,54 @@ impl Ctx {
             .into())
     }
 
+    /// `self.name` of the running actor: its state slot (or, in a block that crossed to
+    /// another process, that block's copy of the state, 2.7).
+    #[inline]
+    pub(crate) fn actor_field_get(&mut self, f: &Frame, fd: &FieldNode) -> Flow {
+        let i = fd.idx as usize;
+        if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
+            return Ok(st.lock().get(i).cloned().unwrap_or(Value::Nil));
+        }
+        match self.actor_fields.get(i) {
+            Some(v) => Ok(fast_clone(v)),
+            None => {
+                let recv = self.exec(&fd.recv, f)?;
+                self.read_field(&recv, fd.name, i)
+            }
+        }
+    }
+
+    /// `self.name := v` in an actor (see [`Ctx::actor_field_get`]); answers `v`.
+    #[inline]
+    pub(crate) fn actor_field_set(
+        &mut self,
+        f: &Frame,
+        name: crate::value::Sym,
+        i: usize,
+        loc: Loc,
+        v: Value,
+    ) -> Flow {
+        if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
+            let st = st.clone();
+            if let Some(slot) = st.lock().get_mut(i) {
+                *slot = v.clone();
+            }
+            return Ok(v);
+        }
+        if i < self.actor_fields.len() {
+            drop_fast(std::mem::replace(&mut self.actor_fields[i], fast_clone(&v)));
+            Ok(v)
+        } else {
+            self.set_loc(loc);
+            Err(self
+                .err(
+                    ErrorKind::RuntimeError,
+                    format!("no state slot '{name}' in this process"),
+                )
+                .into())
+        }
+    }
+
     fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
         match fd.mode {
             FieldMode::Value if fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
@@ -644,47 +692,13 @@ impl Ctx {
                     }
                 }
             }
-            FieldMode::Actor => {
-                let i = fd.idx as usize;
-                if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
-                    // A block that crossed processes: its own copy of the actor's state (2.7).
-                    let st = st.clone();
-                    return match &fd.value {
-                        None => Ok(st.lock().get(i).cloned().unwrap_or(Value::Nil)),
-                        Some(e) => {
-                            let v = self.exec(e, f)?;
-                            if let Some(slot) = st.lock().get_mut(i) {
-                                *slot = v.clone();
-                            }
-                            Ok(v)
-                        }
-                    };
+            FieldMode::Actor => match &fd.value {
+                None => self.actor_field_get(f, fd),
+                Some(e) => {
+                    let v = self.exec(e, f)?;
+                    self.actor_field_set(f, fd.name, fd.idx as usize, fd.loc, v)
                 }
-                match &fd.value {
-                    None => match self.actor_fields.get(i) {
-                        Some(v) => Ok(v.clone()),
-                        None => {
-                            let recv = self.exec(&fd.recv, f)?;
-                            self.read_field(&recv, fd.name, i)
-                        }
-                    },
-                    Some(e) => {
-                        let v = self.exec(e, f)?;
-                        if i < self.actor_fields.len() {
-                            self.actor_fields[i] = v.clone();
-                            Ok(v)
-                        } else {
-                            self.set_loc(fd.loc);
-                            Err(self
-                                .err(
-                                    ErrorKind::RuntimeError,
-                                    format!("no state slot '{}' in this process", fd.name),
-                                )
-                                .into())
-                        }
-                    }
-                }
-            }
+            },
             FieldMode::ClassVar => {
                 let recv = self.exec(&fd.recv, f)?;
                 let cls = match &recv {

@@ -67,10 +67,13 @@ impl Ctx {
             Value::Class(k) => (k, true),
             Value::Meta(_) => (&c.metaclass, false),
             Value::Block(_) => (&c.block, false),
-            Value::Native(n) => {
-                *tmp = Some(n.0.class());
-                (tmp.as_ref().unwrap_or(&c.object), false)
-            }
+            Value::Native(n) => match n.0.class_ref() {
+                Some(k) => (k, false),
+                None => {
+                    *tmp = Some(n.0.class());
+                    (tmp.as_ref().unwrap_or(&c.object), false)
+                }
+            },
         }
     }
 
@@ -288,7 +291,7 @@ impl Ctx {
     pub(crate) fn send_at(&mut self, recv: &Value, sel: Sym, base: usize) -> Flow {
         if let Value::Native(_) = recv {
             // Actor handles and proxies: `send_impl` routes them through the runtime.
-            let args: Vec<Value> = self.stack.drain(base..).collect();
+            let args: smallvec::SmallVec<[Value; 4]> = self.stack.drain(base..).collect();
             return self.send_impl(recv, sel, &args);
         }
         if let Err(e) = self.tick() {
@@ -497,10 +500,25 @@ impl Ctx {
         base: usize,
     ) -> Flow {
         let code = &cm.code;
+        if code.special {
+            return self.invoke_special(cm, defc, recv, base);
+        }
+        let r = self.activation(cm, defc, recv, base, |c, f| code.op.run(c, f))?;
+        Ok(r.unwrap_or_else(|answer| answer))
+    }
+
+    /// [`Ctx::invoke_at`] for a method that rebinds `self` or touches class state (kept out
+    /// of line so the common activation stays small).
+    #[inline(never)]
+    fn invoke_special(
+        &mut self,
+        cm: &CompiledMethod,
+        defc: &Class,
+        recv: &Value,
+        base: usize,
+    ) -> Flow {
+        let code = &cm.code;
         let r = self.activation(cm, defc, recv, base, |c, f| {
-            if !code.special {
-                return code.op.run(c, f);
-            }
             if let Some(sv) = code.self_var {
                 c.set_var(f, sv, recv.clone());
             }

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use crate::interp::eval::{Ctx, PrimFn, Unwind};
 use crate::interp::prims::number::units as big;
 use crate::interp::value::Value;
+use crate::value::Sym;
 
 /// How the work of a primitive grows with its inputs: the units charged before it runs (a
 /// byte is one unit, see `interp::eval::charge`).
@@ -103,7 +104,7 @@ impl Prim {
 }
 
 /// (class name, selector) → primitive.
-pub type PrimTable = HashMap<(&'static str, &'static str), Prim>;
+pub type PrimTable = HashMap<(&'static str, &'static str), Prim, foldhash::fast::RandomState>;
 
 /// The primitive tables of a program.
 #[derive(Default)]
@@ -160,4 +161,52 @@ impl Prims {
         };
         table.get(&(class, selector)).copied()
     }
+}
+
+/// The primitive tables every program uses, registered once per process (they depend on
+/// nothing but the code), with a per-class index: creating a program (an `Engine`, a test
+/// interpreter) neither registers them again nor scans them once per class.
+pub struct SharedPrims {
+    pub prims: Prims,
+    /// (class name, class side?) → its primitives by selector (interned once).
+    by_class: HashMap<(Sym, bool), Vec<(Sym, Prim)>>,
+}
+
+impl SharedPrims {
+    /// The primitives of `class` on one side (empty when it has none).
+    pub fn of_class(&self, class: Sym, class_side: bool) -> &[(Sym, Prim)] {
+        self.by_class
+            .get(&(class, class_side))
+            .map(|v| v.as_slice())
+            .unwrap_or(&[])
+    }
+}
+
+impl std::ops::Deref for SharedPrims {
+    type Target = Prims;
+    fn deref(&self) -> &Prims {
+        &self.prims
+    }
+}
+
+/// The process's primitive tables (see [`SharedPrims`]).
+pub fn shared() -> &'static SharedPrims {
+    static SHARED: std::sync::OnceLock<SharedPrims> = std::sync::OnceLock::new();
+    SHARED.get_or_init(|| {
+        let mut prims = Prims::default();
+        crate::interp::prims::register_all(&mut prims);
+        let mut by_class: HashMap<(Sym, bool), Vec<(Sym, Prim)>> = HashMap::new();
+        for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
+            for ((c, s), p) in table {
+                by_class
+                    .entry((Sym::new(c), side))
+                    .or_default()
+                    .push((Sym::new(s), *p));
+            }
+        }
+        for v in by_class.values_mut() {
+            v.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
+        }
+        SharedPrims { prims, by_class }
+    })
 }

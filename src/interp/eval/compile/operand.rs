@@ -159,6 +159,8 @@ pub(super) fn int_cmp_op(op: BinOp) -> bool {
 pub(super) enum Arg {
     IntBin(BinOp, IntSrc, IntSrc, Op),
     Const(Value),
+    /// A local slot's value.
+    Local(usize),
     Other(Op),
 }
 
@@ -168,6 +170,7 @@ impl Arg {
             Node::Const(v @ (Value::Int(_) | Value::True | Value::False | Value::Nil)) => {
                 return Arg::Const(v.clone())
             }
+            Node::Var(VarRef::Local(i)) => return Arg::Local(*i as usize),
             Node::Bin(b) if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
                 if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
                     let opk = b.op;
@@ -191,6 +194,7 @@ impl Arg {
                 slow.run(c, f)
             }
             Arg::Const(v) => Ok(fast_clone(v)),
+            Arg::Local(i) => Ok(fast_clone(&c.stack[f.base + i])),
             Arg::Other(o) => o.run(c, f),
         }
     }
