@@ -192,18 +192,6 @@ fn the_class_reference_is_current() {
     }
 }
 
-/// The library files whose declarations are not yet all documented, with who is editing
-/// them. Every other `stdlib/*.bt` file must document each public declaration.
-// Being edited by the `remote` and `cluster` engineers; the coordinator documents them once
-// those branches have landed (then this list becomes empty).
-const UNDOCUMENTED_FILES: [&str; 5] = [
-    "Actor.bt",
-    "Node.bt",
-    "ProcessNavigation.bt",
-    "Supervisor.bt",
-    "SupervisionSpec.bt",
-];
-
 /// Every public declaration of the built-in library (`stdlib/*.bt`) has a `///` doc comment:
 /// classes, protocols, type aliases, `field:` slots and methods. Not public: `internal`
 /// classes and methods, `__`-prefixed selectors, `classState:` and an actor's `state:`.
@@ -215,20 +203,17 @@ fn every_public_library_declaration_is_documented() {
     walk(&root.join("stdlib"), "bt", &mut files);
     assert!(files.len() > 30, "{} library files", files.len());
     // A class may be declared in more than one file (Observer.bt adds selectors to classes
-    // of ProcessNavigation.bt): its comment is needed on one of the declarations, and not at
-    // all while one of them is in an undocumented file.
+    // of ProcessNavigation.bt): its comment is needed on one of the declarations.
     let opts = bt::syntax::Options {
         allow_primitives: true,
     };
-    let mut class_docs: std::collections::HashMap<String, (bool, bool)> = Default::default();
+    let mut class_docs: std::collections::HashMap<String, bool> = Default::default();
     for f in &files {
-        let name = f.file_name().unwrap().to_string_lossy().into_owned();
         let src = std::fs::read_to_string(f).unwrap();
         for item in bt::syntax::parse_with(&src, opts).0.items {
             if let Item::Class(c) = item {
                 let e = class_docs.entry(c.name.name).or_default();
-                e.0 |= c.doc.is_some_and(|d| !d.trim().is_empty());
-                e.1 |= UNDOCUMENTED_FILES.contains(&name.as_str());
+                *e |= c.doc.is_some_and(|d| !d.trim().is_empty());
             }
         }
     }
@@ -236,9 +221,6 @@ fn every_public_library_declaration_is_documented() {
     let mut counted = 0;
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        if UNDOCUMENTED_FILES.contains(&name.as_str()) {
-            continue;
-        }
         let src = std::fs::read_to_string(f).unwrap();
         let (module, diags) = bt::syntax::parse_with(&src, opts);
         assert!(diags.is_empty(), "stdlib/{name} does not parse: {diags:?}");
@@ -253,9 +235,8 @@ fn every_public_library_declaration_is_documented() {
         for item in &module.items {
             match item {
                 Item::Class(c) if !c.modifiers.internal => {
-                    match class_docs[&c.name.name] {
-                        (_, true) | (true, _) => {}
-                        (false, _) => check(&c.doc, c.span.start, format!("class {}", c.name.name)),
+                    if !class_docs[&c.name.name] {
+                        check(&c.doc, c.span.start, format!("class {}", c.name.name));
                     }
                     for mem in &c.members {
                         match mem {
@@ -307,9 +288,6 @@ fn library_doc_comments_do_not_cite_the_spec() {
     let mut bad = Vec::new();
     for f in &files {
         let name = f.file_name().unwrap().to_string_lossy().into_owned();
-        if UNDOCUMENTED_FILES.contains(&name.as_str()) {
-            continue;
-        }
         let src = std::fs::read_to_string(f).unwrap();
         for (i, l) in src.lines().enumerate() {
             if l.trim_start().starts_with("///") && l.contains("LANGUAGE.md") {
