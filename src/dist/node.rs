@@ -544,15 +544,7 @@ impl Inner {
                 ib.unwatch(*id);
             }
         }
-        let failed: Vec<PendingCall> = {
-            let mut calls = self.calls.lock();
-            let ids: Vec<u64> = calls
-                .iter()
-                .filter(|(_, c)| c.peer == name)
-                .map(|(id, _)| *id)
-                .collect();
-            ids.iter().filter_map(|id| calls.remove(id)).collect()
-        };
+        let failed: Vec<PendingCall> = take_where(&mut self.calls.lock(), |c| c.peer == name);
         for c in failed {
             c.fail(node_err(
                 "node_down",
@@ -560,15 +552,7 @@ impl Inner {
                 None,
             ));
         }
-        let lost: Vec<Watch> = {
-            let mut ws = self.watches.lock();
-            let ids: Vec<u64> = ws
-                .iter()
-                .filter(|(_, w)| w.peer == name)
-                .map(|(id, _)| *id)
-                .collect();
-            ids.iter().filter_map(|id| ws.remove(id)).collect()
-        };
+        let lost: Vec<Watch> = take_where(&mut self.watches.lock(), |w| w.peer == name);
         for w in lost {
             (w.down)(conn::atom("noconnection"));
         }
@@ -890,6 +874,12 @@ impl Distribution for DistNode {
             }
         });
     }
+}
+
+/// Removes and answers the entries of `map` that `pred` selects (the calls or watches of one
+/// peer when its link drops).
+fn take_where<T>(map: &mut HashMap<u64, T>, pred: impl Fn(&T) -> bool) -> Vec<T> {
+    map.extract_if(|_, v| pred(v)).map(|(_, v)| v).collect()
 }
 
 #[cfg(test)]

@@ -23,7 +23,10 @@ use crate::value::{ClassRef, Instance, Native, Sym, Value};
 /// Built-in selectors of Actor that run inside the actor (they touch its state).
 const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];
 /// Selectors a name proxy answers itself, without resolving its name.
-const NAME_LOCAL: &[&str] = &[
+const NAME_LOCAL: &[&str] = &["registeredName", "isRegistered"];
+/// Selectors any actor reference (a name proxy, a remote handle) answers from the reference
+/// itself: printing, identity and class tests.
+pub(crate) const REFERENCE_LOCAL: &[&str] = &[
     "printString",
     "displayString",
     "printOn:",
@@ -40,8 +43,6 @@ const NAME_LOCAL: &[&str] = &[
     "yourself",
     "isKindOf:",
     "isMemberOf:",
-    "registeredName",
-    "isRegistered",
 ];
 
 /// The send hook of `Ctx::send_impl`: `Some(result)` when the runtime handles the send.
@@ -72,7 +73,7 @@ pub fn intercept(
         return crate::interp::prims::actor_node_remote::intercept(ctx, recv, sel, args);
     }
     if let Some(nr) = any.downcast_ref::<NameRef>() {
-        if NAME_LOCAL.contains(&sel.as_str()) {
+        if REFERENCE_LOCAL.contains(&sel.as_str()) || NAME_LOCAL.contains(&sel.as_str()) {
             return None;
         }
         let (name, class) = (nr.name, nr.class.clone());

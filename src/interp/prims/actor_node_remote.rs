@@ -22,6 +22,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::send::REFERENCE_LOCAL;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::spawn_actor;
@@ -387,25 +388,7 @@ pub fn check_name(
 }
 
 /// Selectors a remote handle answers from the handle, without a message.
-const HANDLE_LOCAL: &[&str] = &[
-    "printString",
-    "displayString",
-    "printOn:",
-    "=",
-    "==",
-    "~=",
-    "~~",
-    "=:=",
-    "=/=",
-    "hash",
-    "class",
-    "isNil",
-    "notNil",
-    "yourself",
-    "isKindOf:",
-    "isMemberOf:",
-    "respondsTo:",
-];
+const HANDLE_LOCAL: &[&str] = &["respondsTo:"];
 
 /// Sends to a [`RemoteActor`], [`RemotePid`] or [`RemoteRef`] (from `actor::send::intercept`).
 pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
@@ -511,7 +494,7 @@ fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Opti
             }
             "withTimeout:" => return Some(with_timeout(ctx, ra, &a0(args))),
             "asString" => return Some(Ok(Value::str(ra.print_string()))),
-            _ if HANDLE_LOCAL.contains(&s) => return None,
+            _ if REFERENCE_LOCAL.contains(&s) || HANDLE_LOCAL.contains(&s) => return None,
             _ => {}
         }
     }
