@@ -240,7 +240,7 @@ pub(crate) fn run_with(
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
                     let n2 = n.clone();
-                    vm.run(move |ctx, _| crate::dist::query::install(ctx, &n2));
+                    vm.run(move |ctx, _| crate::dist::service::install(ctx, &n2));
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {

@@ -1,12 +1,6 @@
-//! One live connection (LANGUAGE.md 8.8, 8.12): framing, ticks, and the control messages a
-//! bt node handles.
-//!
-//! Frames are a 4-byte length then, for a message, the pass-through byte 112, a control
-//! term and an optional payload term (no atom cache, no fragments: bt advertises neither);
-//! a zero length is a tick. The writer task sends a tick whenever it has been idle for a
-//! quarter of `--net-tick`; the reader drops the connection (`#netTickTimeout`) when nothing
-//! arrives for `--net-tick`. Frames longer than [`MAX_FRAME`] end the connection; every
-//! frame is checked by `codec::etf_check` before it is decoded.
+//! One live connection's control messages (LANGUAGE.md 8.8, 8.12): what a bt node does
+//! with each message a peer sends, and the calls, casts and monitors it sends. The bytes
+//! (frames, ticks, the output queue) are in [`super::conn_io`].
 //!
 //! Handled control messages: `REG_SEND` to `net_kernel` (`{is_auth, Node}` → `yes`: what
 //! `net_adm:ping` asks) and to registered bt actors (`gen_server` calls and casts, 8.12);
@@ -15,7 +9,7 @@
 //! actor's exit reason); `MONITOR_P_EXIT` for the monitors behind this node's calls;
 //! `LINK`/`UNLINK_ID` and `EXIT`/`EXIT2` between peer and bt processes. Others are ignored.
 
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -23,179 +17,14 @@ use eetf::{Atom, Pid, Reference, Term, Tuple};
 use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 
-use super::handshake::Stream;
-use super::net::{self, mpsc, AsyncReadExt, AsyncWriteExt};
+pub(crate) use super::conn_io::start;
+pub use super::conn_io::{frame, queue_limit, ConnIo, Outbox, MAX_FRAME};
+use super::net;
 use super::node::{node_err, Inner, Once, Peer};
-use crate::codec::etf_check;
 use crate::interp::prims::actor_node::{CallReply, Inbound, NodeError, Target};
-
-/// Longest frame accepted from a peer (an 8 MiB message and then some).
-pub const MAX_FRAME: usize = 64 << 20;
-/// Default bound of a connection's output queue.
-pub const DEFAULT_QUEUE_LIMIT: usize = 64 << 20;
-
-/// The output-queue bound: `BT_DIST_QUEUE_LIMIT` bytes (tests), else 64 MiB.
-pub fn queue_limit() -> usize {
-    std::env::var("BT_DIST_QUEUE_LIMIT")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(DEFAULT_QUEUE_LIMIT)
-}
 
 pub fn atom(s: &str) -> Term {
     Term::from(Atom::from(s))
-}
-
-/// A connection's output queue: encoded frames, bounded in bytes.
-pub struct Outbox {
-    tx: mpsc::UnboundedSender<Vec<u8>>,
-    queued: Arc<AtomicUsize>,
-    limit: usize,
-    closed: Arc<AtomicBool>,
-}
-
-pub struct OutRx {
-    rx: mpsc::UnboundedReceiver<Vec<u8>>,
-    queued: Arc<AtomicUsize>,
-    closed: Arc<AtomicBool>,
-}
-
-impl Outbox {
-    pub fn new() -> (Outbox, OutRx) {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let queued = Arc::new(AtomicUsize::new(0));
-        let closed = Arc::new(AtomicBool::new(false));
-        (
-            Outbox {
-                tx,
-                queued: queued.clone(),
-                limit: queue_limit(),
-                closed: closed.clone(),
-            },
-            OutRx { rx, queued, closed },
-        )
-    }
-
-    /// Queues a frame; false if the queue is over its bound.
-    pub fn push(&self, frame: Vec<u8>) -> bool {
-        let n = frame.len();
-        let before = self.queued.fetch_add(n, Ordering::Relaxed);
-        if before + n > self.limit && before > 0 {
-            self.queued.fetch_sub(n, Ordering::Relaxed);
-            return false;
-        }
-        self.tx.send(frame).is_ok()
-    }
-
-    /// Asks the writer to close the connection.
-    pub fn close(&self) {
-        self.closed.store(true, Ordering::Relaxed);
-        let _ = self.tx.send(Vec::new());
-    }
-}
-
-/// A control message (with its payload) as a frame.
-pub fn frame(m: Message) -> Vec<u8> {
-    let mut b = vec![0, 0, 0, 0, 112];
-    // Encoding to a Vec fails only for atoms over 255 characters: send nothing then.
-    if m.write_into(&mut b).is_err() {
-        return Vec::new();
-    }
-    let n = (b.len() - 4) as u32;
-    b[..4].copy_from_slice(&n.to_be_bytes());
-    b
-}
-
-/// Starts the reader and writer tasks of a connection to `name`; aborting both closes it.
-pub(crate) fn start(
-    inner: Arc<Inner>,
-    s: Stream,
-    name: String,
-    conn: u64,
-    rx: OutRx,
-) -> [net::AbortHandle; 2] {
-    let (r, w) = net_split(s);
-    let tick = inner.net_tick;
-    let w = net::spawn(writer(w, rx, tick / 4));
-    let r = net::spawn(reader(inner, r, name, conn));
-    [w.abort_handle(), r.abort_handle()]
-}
-
-type ReadHalf = net::ReadHalf<Stream>;
-type WriteHalf = net::WriteHalf<Stream>;
-
-fn net_split(s: Stream) -> (ReadHalf, WriteHalf) {
-    net::split(s)
-}
-
-async fn writer(mut w: WriteHalf, mut rx: OutRx, idle: Duration) {
-    loop {
-        match net::timeout(idle, rx.rx.recv()).await {
-            Ok(Some(f)) => {
-                if rx.closed.load(Ordering::Relaxed) {
-                    break;
-                }
-                let n = f.len();
-                if n > 0 && w.write_all(&f).await.is_err() {
-                    break;
-                }
-                rx.queued.fetch_sub(n, Ordering::Relaxed);
-                // Batch what is already queued before flushing.
-                let mut failed = false;
-                while let Ok(f) = rx.rx.try_recv() {
-                    if rx.closed.load(Ordering::Relaxed) || w.write_all(&f).await.is_err() {
-                        failed = true;
-                        break;
-                    }
-                    rx.queued.fetch_sub(f.len(), Ordering::Relaxed);
-                }
-                if failed || w.flush().await.is_err() {
-                    break;
-                }
-            }
-            Ok(None) => break,
-            Err(_) => {
-                if w.write_all(&[0, 0, 0, 0]).await.is_err() || w.flush().await.is_err() {
-                    break;
-                }
-            }
-        }
-    }
-    let _ = w.shutdown().await;
-}
-
-async fn reader(inner: Arc<Inner>, r: ReadHalf, name: String, conn: u64) {
-    // Frames are small and come in bursts: one read fills many (fewer system calls).
-    let mut r = net::BufReader::with_capacity(64 << 10, r);
-    let tick = inner.net_tick;
-    let reason = loop {
-        let len = match net::timeout(tick, r.read_u32()).await {
-            Err(_) => break "netTickTimeout",
-            Ok(Err(_)) => break "connectionClosed",
-            Ok(Ok(n)) => n as usize,
-        };
-        if len == 0 {
-            continue; // a tick
-        }
-        if len > MAX_FRAME {
-            break "protocol";
-        }
-        let mut body = vec![0u8; len];
-        match net::timeout(tick, r.read_exact(&mut body)).await {
-            Ok(Ok(_)) => {}
-            Err(_) => break "netTickTimeout",
-            Ok(Err(_)) => break "connectionClosed",
-        }
-        if body[0] != 112 || etf_check::check_frame(&body[1..]).is_err() {
-            break "protocol";
-        }
-        match Message::read_from(&mut &body[1..]) {
-            Ok(m) => handle(&inner, &name, m),
-            Err(erl_dist::message::RecvError::UnsupportedOp { .. }) => {}
-            Err(_) => break "protocol",
-        }
-    };
-    inner.detach(&name, conn, reason);
 }
 
 /// Is `p` a pid of this node (this incarnation)? Its process number.
@@ -233,7 +62,7 @@ fn call_number(inner: &Inner, r: &Reference) -> Option<u64> {
     Some(r.id[0] as u64 | ((r.id[1] as u64) << 18))
 }
 
-fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
+pub(super) fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
     match m {
         Message::RegSend(m) => to_local(
             inner,
@@ -363,7 +192,7 @@ fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term)
 
 /// `erlang:monitor(process, Pid | {Name, Node})` from a peer process.
 fn monitor(inner: &Arc<Inner>, peer: &str, from: Pid, to: PidOrAtom, reference: Reference) {
-    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel" || a.name == super::remote::SERVICE)
+    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel" || a.name == super::service::SERVICE)
     {
         return; // this node's net_kernel and node service (no processes) never exit
     }
@@ -494,6 +323,9 @@ pub struct PendingCall {
     pub peer: String,
     dest: CallDest,
     bt: bool,
+    /// A monitor on the callee backs the call (Erlang peers; a bt peer answers
+    /// `{error, noproc}` or `actor_dead` itself, so no monitor frames cross).
+    monitored: bool,
     from: Pid,
     reference: Reference,
     done: Option<Once<Result<CallReply, NodeError>>>,
@@ -523,8 +355,15 @@ impl PendingCall {
 
     fn finish(mut self, inner: &Inner, reply: Term) {
         self.clear_deadline();
-        let m = Message::demonitor_p(self.from.clone(), self.dest.proc(), self.reference.clone());
-        inner.send_to(&self.peer, frame(m));
+        if self.monitored {
+            let m =
+                Message::demonitor_p(self.from.clone(), self.dest.proc(), self.reference.clone());
+            inner.send_to(&self.peer, frame(m));
+        }
+        if self.bt && is_noproc(&reply) {
+            let e = down_error(&self, &atom("noproc"));
+            return self.fail(e);
+        }
         if let Some(d) = self.done.take() {
             d.call(Ok(CallReply {
                 term: reply,
@@ -547,7 +386,19 @@ fn call_down(inner: &Inner, r: &Reference, reason: Term) {
         }
         return;
     };
-    let e = match (&reason, &c.dest) {
+    let e = down_error(&c, &reason);
+    c.fail(e);
+}
+
+/// `{error, noproc}`: a bt peer's answer when the callee is not there.
+fn is_noproc(t: &Term) -> bool {
+    matches!(t, Term::Tuple(t) if matches!(&t.elements[..],
+        [Term::Atom(e), Term::Atom(r)] if e.name == "error" && r.name == "noproc"))
+}
+
+/// Why call `c` failed when its callee is down with `reason` (8.8).
+fn down_error(c: &PendingCall, reason: &Term) -> NodeError {
+    match (reason, &c.dest) {
         (Term::Atom(a), CallDest::Name(name)) if a.name == "noproc" => node_err(
             "no_such_process",
             format!("no process is registered as #{name} on {}", c.peer),
@@ -572,8 +423,7 @@ fn call_down(inner: &Inner, r: &Reference, reason: Term) {
             ),
             None,
         ),
-    };
-    c.fail(e);
+    }
 }
 
 /// `gen_server:call({name, to}, request)` (or to a pid there) from local process `from`,
@@ -616,13 +466,14 @@ pub(crate) fn start_call(
             peer: to.to_string(),
             dest: dest.clone(),
             bt,
+            monitored: !bt,
             from: from_pid.clone(),
             reference: reference.clone(),
             done: Some(done),
             deadline,
         },
     );
-    let mon = Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone());
+    let mon = (!bt).then(|| Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone()));
     let tag = Term::from(reference);
     let msg = Term::from(Tuple::from(vec![
         atom("$gen_call"),
@@ -633,7 +484,10 @@ pub(crate) fn start_call(
         CallDest::Name(name) => Message::reg_send(from_pid, Atom::from(name.as_str()), msg),
         CallDest::Pid(p) => Message::send(p.clone(), msg),
     };
-    let sent = inner.send_to(to, frame(mon)) && inner.send_to(to, frame(m));
+    // One push (one write): the monitor, if any, then the request.
+    let mut bytes = mon.map(frame).unwrap_or_default();
+    bytes.extend_from_slice(&frame(m));
+    let sent = inner.send_to(to, bytes);
     if !sent {
         if let Some(c) = inner.calls.lock().remove(&n) {
             c.fail(node_err(
@@ -654,8 +508,10 @@ pub(crate) fn expire(inner: &Inner, n: u64) {
     if let Some(mut c) = c {
         let ms = c.deadline.as_ref().map(|d| d.1.as_millis()).unwrap_or(0);
         c.deadline = None; // already removed by the reaper
-        let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
-        inner.send_to(&c.peer, frame(m));
+        if c.monitored {
+            let m = Message::demonitor_p(c.from.clone(), c.dest.proc(), c.reference.clone());
+            inner.send_to(&c.peer, frame(m));
+        }
         let msg = format!(
             "{} on {} did not answer within {ms} ms",
             c.dest.label(),

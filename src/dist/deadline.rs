@@ -13,32 +13,37 @@ use parking_lot::Mutex;
 use super::net::{self, Instant, Notify};
 use super::node::Inner;
 
+/// How long the timer task sleeps when no call is pending (so the next call's deadline is
+/// usually later than its wake-up and needs no notification).
+const IDLE: Duration = Duration::from_secs(1);
+
 /// The pending deadlines: `(when, call number)`, earliest first.
 #[derive(Default)]
 pub struct Deadlines {
-    set: Mutex<BTreeSet<(Instant, u64)>>,
-    /// Told when a deadline earlier than all others arrives.
+    /// The deadlines, and when the timer task will wake next.
+    set: Mutex<(BTreeSet<(Instant, u64)>, Option<Instant>)>,
+    /// Told when a deadline earlier than the timer task's next wake-up arrives.
     earlier: Notify,
 }
 
 impl Deadlines {
     /// Call `n` times out `after` from now; answers the key for [`Deadlines::remove`].
+    /// Wakes the timer task only when it would sleep past this deadline.
     pub fn add(&self, n: u64, after: Duration) -> (Instant, u64) {
         let key = (Instant::now() + after, n);
-        let first = {
+        let earlier = {
             let mut s = self.set.lock();
-            let first = s.first().is_none_or(|f| key < *f);
-            s.insert(key);
-            first
+            s.0.insert(key);
+            s.1.is_none_or(|wake| key.0 < wake)
         };
-        if first {
+        if earlier {
             self.earlier.notify_one();
         }
         key
     }
 
     pub fn remove(&self, key: (Instant, u64)) {
-        self.set.lock().remove(&key);
+        self.set.lock().0.remove(&key);
     }
 
     /// The calls whose deadline has passed (removed).
@@ -46,32 +51,35 @@ impl Deadlines {
         let now = Instant::now();
         let mut s = self.set.lock();
         let mut out = Vec::new();
-        while let Some(&(at, n)) = s.first() {
+        while let Some(&(at, n)) = s.0.first() {
             if at > now {
                 break;
             }
-            s.pop_first();
+            s.0.pop_first();
             out.push(n);
         }
         out
     }
 
-    fn first(&self) -> Option<Instant> {
-        self.set.lock().first().map(|k| k.0)
+    /// When the timer task wakes next (the earliest deadline, or [`IDLE`] from now).
+    fn arm(&self) -> Instant {
+        let mut s = self.set.lock();
+        let at =
+            s.0.first()
+                .map(|k| k.0)
+                .unwrap_or_else(|| Instant::now() + IDLE);
+        s.1 = Some(at);
+        at
     }
 }
 
 /// The node's timer task: fails calls whose deadline passed with `timeout`.
 pub(crate) async fn reap(inner: Arc<Inner>) {
     loop {
-        match inner.deadlines.first() {
-            None => inner.deadlines.earlier.notified().await,
-            Some(at) => {
-                net::select! {
-                    _ = net::sleep_until(at) => {}
-                    _ = inner.deadlines.earlier.notified() => {}
-                }
-            }
+        let at = inner.deadlines.arm();
+        net::select! {
+            _ = net::sleep_until(at) => {}
+            _ = inner.deadlines.earlier.notified() => {}
         }
         for n in inner.deadlines.due() {
             super::conn::expire(&inner, n);

@@ -4,7 +4,7 @@
 //! Each named bt node keeps a replicated view of the global registry: name → the holding
 //! node, process number and start time of the registrant. A node registers only its own
 //! processes; it tells every connected **visible** bt peer at once (`globalAdd`, a cast to
-//! the peer's query service `'$bt_query'`, [`super::query`]) and again when a peer comes up
+//! the peer's query service `'$bt_node'`, [`super::service`]) and again when a peer comes up
 //! (every name it holds), and withdraws a name when its process exits (`globalRemove`).
 //! Names held by a node that goes down leave the view. Hidden nodes are never told and
 //! never tell (8.11).
@@ -108,7 +108,7 @@ fn entry_term(name: Sym, e: &Entry) -> Term {
 /// Sends `{Query, Args}` as a cast to `peer`'s query service.
 fn tell(inner: &Inner, peer: &str, q: &str, args: Vec<Term>) {
     let request = Term::from(Tuple::from(vec![atom(q), Term::from(List::from(args))]));
-    let dest = super::conn::CallDest::Name(super::query::SERVICE.to_string());
+    let dest = super::conn::CallDest::Name(super::service::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }
 
@@ -231,8 +231,9 @@ pub(crate) fn peer_event(inner: &Inner, peer: &str, down: Option<&str>) {
     }
 }
 
-/// A registry message from a peer (`globalAdd` / `globalRemove`); true if it was one.
-pub(crate) fn handle(inner: &Inner, q: &str, args: &[Term]) -> bool {
+/// A registry message from a peer (`globalAdd` / `globalRemove`, casts to the node
+/// service).
+pub(crate) fn handle(inner: &Inner, q: &str, args: &[Term]) {
     match q {
         "globalAdd" => {
             for t in args {
@@ -240,7 +241,6 @@ pub(crate) fn handle(inner: &Inner, q: &str, args: &[Term]) -> bool {
                     add(inner, name, e);
                 }
             }
-            true
         }
         "globalRemove" => {
             if let [Term::Atom(n), Term::Atom(node), num] = args {
@@ -253,9 +253,8 @@ pub(crate) fn handle(inner: &Inner, q: &str, args: &[Term]) -> bool {
                     }
                 }
             }
-            true
         }
-        _ => false,
+        _ => {}
     }
 }
 

@@ -34,9 +34,32 @@ pub const BT_FLAG: u64 = 1 << 60;
 const MAX_HANDSHAKE_MSG: usize = 1024;
 
 /// A byte stream a connection runs on (TCP, or TLS over TCP).
-pub trait Io: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> Io for T {}
+pub trait Io: AsyncRead + AsyncWrite + Unpin + Send + 'static {
+    /// Is this a plain TCP stream? (Its frames can then be written from any thread.)
+    fn is_tcp(&self) -> bool;
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send>;
+}
+impl<T: AsyncRead + AsyncWrite + Unpin + Send + 'static> Io for T {
+    fn is_tcp(&self) -> bool {
+        std::any::TypeId::of::<T>() == std::any::TypeId::of::<super::net::TcpStream>()
+    }
+    fn into_any(self: Box<Self>) -> Box<dyn std::any::Any + Send> {
+        self
+    }
+}
 pub type Stream = Box<dyn Io>;
+
+/// The plain TCP stream inside `s`, or `s` itself (TLS).
+pub fn into_tcp(s: Stream) -> Result<super::net::TcpStream, Stream> {
+    if !Io::is_tcp(&*s) {
+        return Err(s);
+    }
+    match Io::into_any(s).downcast::<super::net::TcpStream>() {
+        Ok(t) => Ok(*t),
+        // Unreachable: `is_tcp` checked the type.
+        Err(_) => unreachable!("is_tcp said TcpStream"),
+    }
+}
 
 /// What this node says about itself.
 #[derive(Clone)]

@@ -16,36 +16,44 @@
 //! * [`handshake`] — handshake version 6 (`erl_dist`), visibility (bt↔bt visible,
 //!   bt↔Erlang hidden), simultaneous connects, TLS framing.
 //! * [`deadline`] — the deadlines of outgoing calls (one timer task per node).
-//! * [`conn`] — a live connection: frames, ticks, control messages (ping, gen_server calls
+//! * [`conn_io`] — a live connection's bytes: frames, ticks, the output queue written from
+//!   the sending thread, the reader polling briefly while replies are awaited.
+//! * [`conn`] — a live connection's control messages (ping, gen_server calls
 //!   and casts, monitors, links, exits).
-//! * [`node`] — the node: listener, connection table and indexes, dialing, hardening caps,
-//!   NodeUp/NodeDown, the `Distribution` operations.
+//! * [`node`] — the node: start, connection table and indexes, NodeUp/NodeDown;
+//!   [`dial`] — dialing and accepting, hardening caps; [`node_api`] — the `Distribution`
+//!   operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
 //! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
 //! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
-//! * [`query`] — the per-node query service `'$bt_query'` (8.10: actors, supervisors,
-//!   process trees, shape manifests, status) and the asking side of those queries.
-//! * [`service`] — the node service `'$bt_node'` (remote spawn, lookups; a table other
-//!   modules extend with [`service::register_op`]).
+//! * [`service`] — the node service `'$bt_node'`: one table of operations other nodes ask
+//!   of this node (remote spawn and lookups in [`service_ops`], the per-node queries of
+//!   [`query`], registry and manifest casts), answered without a service process.
+//! * [`query`] — the per-node queries (8.10: actors, supervisors, process trees, shape
+//!   manifests, status) and the asking side of those queries.
 //! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
 //!   and monitors of peer processes (8.3, 8.8).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
 pub mod conn;
+pub mod conn_io;
 pub mod cookie;
 pub mod deadline;
+pub mod dial;
 pub mod epmd;
 pub mod epmd_server;
 pub mod global;
 pub mod handshake;
 pub mod net;
 pub mod node;
+pub mod node_api;
 pub mod peer;
 pub mod query;
 pub mod remote;
 pub mod service;
+pub mod service_ops;
 pub mod shapes;
 mod sys;
 pub mod tls;

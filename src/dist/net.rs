@@ -6,6 +6,7 @@ pub use tokio::io::{
     split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf, ReadHalf,
     WriteHalf,
 };
+pub use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};
 pub use tokio::sync::{mpsc, oneshot, Mutex as AsyncMutex, Notify, Semaphore};

@@ -1,7 +1,9 @@
-//! A named node (LANGUAGE.md 8.1, 8.2, 8.8, 8.11, 8.12): the listener, the port-mapper
-//! registration, the connection table with connection indexes, dialing and accepting, and
-//! the [`Distribution`] operations the Node primitives call. What travels on a connection
-//! once it is up is in [`super::conn`].
+//! A named node (LANGUAGE.md 8.1, 8.2, 8.8, 8.11, 8.12): starting it (listener, port-mapper
+//! registration), the connection table with connection indexes, attaching and dropping
+//! links (NodeUp/NodeDown, pending calls failed at once), and queueing frames to peers.
+//! Making connections is in [`super::dial`], the
+//! [`Distribution`](crate::interp::prims::actor_node::Distribution) operations the Node
+//! primitives call in [`super::node_api`], what travels on a connection in [`super::conn`].
 //!
 //! Network work runs on a small tokio runtime owned by the node (one worker thread). Link
 //! operations run there as tasks and answer through a callback (`Done`); the primitives
@@ -16,28 +18,20 @@
 
 use std::collections::HashMap;
 use std::future::Future;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::AtomicU64;
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use eetf::Term;
-use erl_dist::handshake::HandshakeStatus;
 use parking_lot::Mutex;
 
-use super::conn::{self, CallDest, Outbox, PendingCall, Watch};
+use super::conn::{self, Outbox, PendingCall, Watch};
 use super::epmd::{self, Registration};
-use super::handshake::{self, Agreed, HsError, Me, Stream};
-use super::net::{
-    self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener, TcpStream,
-};
+use super::handshake::{Agreed, Me, Stream};
+use super::net::{self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener};
 use super::tls::Tls;
-use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::Dest;
-use crate::interp::prims::actor_node::{
-    valid_node_name, CallReply, Distribution, Done, Inbound, NodeError, PeerEvents,
-};
+use crate::interp::prims::actor_node::{valid_node_name, Done, Inbound, NodeError, PeerEvents};
 use crate::value::Sym;
-use crate::value::Value;
 
 /// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
 pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -47,10 +41,6 @@ pub const PING_TIMEOUT: Duration = Duration::from_millis(5000);
 pub const MAX_UNAUTHENTICATED: usize = 32;
 /// Longest an incoming connection may take to authenticate.
 pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-
-const COOKIE_HINT: &str =
-    "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)";
-const TLS_HINT: &str = "configure TLS distribution or use a tunnel";
 
 /// How to start a node.
 #[derive(Clone, Debug, Default)]
@@ -85,11 +75,11 @@ pub(crate) struct Inner {
     pub(crate) state: Mutex<State>,
     pub(crate) serial: AtomicU64,
     /// One dial at a time per target, so processes connecting at once share one link.
-    dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
-    events: Mutex<Option<PeerEvents>>,
+    pub(super) dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
+    pub(super) events: Mutex<Option<PeerEvents>>,
     pub(crate) inbound: Mutex<Option<Arc<dyn Inbound>>>,
-    unauth: Arc<Semaphore>,
-    refusals: Mutex<(Option<Instant>, u64)>,
+    pub(super) unauth: Arc<Semaphore>,
+    pub(super) refusals: Mutex<(Option<Instant>, u64)>,
     /// Outgoing calls awaiting a reply, by reference number.
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
     /// This node's view of the global registry (8.5, [`super::global`]).
@@ -116,12 +106,12 @@ pub(crate) struct State {
     indexes: HashMap<String, u32>,
     last_index: u32,
     /// Targets this node is dialing right now (simultaneous connects).
-    dialing: HashMap<String, u64>,
+    pub(super) dialing: HashMap<String, u64>,
 }
 
 pub(crate) struct Peer {
     pub(crate) conn: u64,
-    index: u32,
+    pub(super) index: u32,
     pub(crate) visible: bool,
     pub(crate) bt: bool,
     /// The peer's incarnation (its pids carry it).
@@ -223,7 +213,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         deadlines: Arc::new(super::deadline::Deadlines::default()),
     });
     rt.spawn(super::deadline::reap(inner.clone()));
-    rt.spawn(accept_loop(inner.clone(), listener));
+    rt.spawn(super::dial::accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
         inner,
         handle: rt.handle().clone(),
@@ -312,190 +302,25 @@ pub(crate) fn stopped(node: &str) -> NodeError {
     )
 }
 
-/// Whether `host` is a loopback host: `Some(true/false)`, or None if it does not resolve.
-pub(crate) async fn is_loopback_host(host: &str) -> Option<bool> {
-    if host.eq_ignore_ascii_case("localhost") {
-        return Some(true);
-    }
-    if let Ok(ip) = host.parse::<std::net::IpAddr>() {
-        return Some(ip.is_loopback());
-    }
-    let addrs: Vec<_> = net::lookup_host((host, 0)).await.ok()?.collect();
-    if addrs.is_empty() {
-        return None;
-    }
-    Some(addrs.iter().all(|a| a.ip().is_loopback()))
-}
-
-fn handshake_error(to: &str, e: HsError) -> NodeError {
-    match e {
-        HsError::Cookie => node_err(
-            "node_down",
-            format!("{to} refused the connection: authentication failed"),
-            Some(COOKIE_HINT),
-        ),
-        HsError::Refused(m) => node_err(
-            "node_down",
-            format!("{to} refused the connection: {m}"),
-            None,
-        ),
-        HsError::Closed => node_err(
-            "node_down",
-            format!("{to} closed the connection during the handshake (wrong cookie?)"),
-            Some(COOKIE_HINT),
-        ),
-        HsError::Simultaneous => node_err(
-            "node_down",
-            format!("cannot connect to {to}: simultaneous connect"),
-            None,
-        ),
-        HsError::Other(m) => node_err(
-            "node_down",
-            format!("cannot connect to {to}: {m}"),
-            Some(COOKIE_HINT),
-        ),
-    }
-}
-
 impl Inner {
     /// The connection index of `name` (8.1), if this node ever connected to it.
     pub(crate) fn index_of(&self, name: &str) -> Option<u32> {
         self.state.lock().indexes.get(name).copied()
     }
 
+    /// Does this node wait for a reply to one of its calls? (Readers then poll briefly.)
+    pub(crate) fn awaiting(&self) -> bool {
+        !self.calls.lock().is_empty()
+    }
+
     pub(crate) fn inbound(&self) -> Option<Arc<dyn Inbound>> {
         self.inbound.lock().clone()
     }
 
-    /// Logs a refused connection attempt, at most once a second.
-    fn refused(&self, what: &str) {
-        let mut g = self.refusals.lock();
-        let now = Instant::now();
-        let due =
-            g.0.is_none_or(|t| now.duration_since(t) >= Duration::from_secs(1));
-        if due {
-            let more = std::mem::take(&mut g.1);
-            g.0 = Some(now);
-            drop(g);
-            let extra = if more > 0 {
-                format!(" ({more} more refused attempts not shown)")
-            } else {
-                String::new()
-            };
-            eprintln!("bt: {} refused a connection: {what}{extra}", self.me.name);
-        } else {
-            g.1 += 1;
-        }
-    }
-
-    /// The connection to `to`, made if needed (bounded by [`CONNECT_TIMEOUT`]).
-    pub(crate) async fn ensure(self: &Arc<Self>, to: &str) -> Result<(), NodeError> {
-        if to == self.me.name || self.state.lock().peers.contains_key(to) {
-            return Ok(());
-        }
-        match net::timeout(CONNECT_TIMEOUT, self.clone().dial(to.to_string())).await {
-            Ok(r) => r,
-            Err(_) => Err(node_err(
-                "node_down",
-                format!(
-                    "cannot connect to {to}: no answer within {} ms",
-                    CONNECT_TIMEOUT.as_millis()
-                ),
-                None,
-            )),
-        }
-    }
-
-    /// Connects to `to`: host policy (8.11), port-mapper lookup, TCP (+TLS), handshake.
-    async fn dial(self: Arc<Self>, to: String) -> Result<(), NodeError> {
-        if !valid_node_name(&to) {
-            return Err(node_err(
-                "node_down",
-                format!("cannot connect to {to}: not a node name"),
-                Some("expected name@host"),
-            ));
-        }
-        let (short, host) = to.split_once('@').unwrap_or((&to, ""));
-        match is_loopback_host(host).await {
-            Some(true) => {}
-            Some(false) if self.tls.is_some() => {}
-            Some(false) => {
-                return Err(node_err(
-                    "insecure_distribution",
-                    format!("cannot connect to {to}: {host} is not a loopback address and this node does not run TLS distribution"),
-                    Some(TLS_HINT),
-                ))
-            }
-            None => {
-                return Err(node_err(
-                    "node_down",
-                    format!("cannot connect to {to}: unknown host {host}"),
-                    None,
-                ))
-            }
-        }
-        let gate = self.dialing.lock().entry(to.clone()).or_default().clone();
-        let _turn = gate.lock().await;
-        if self.state.lock().peers.contains_key(&to) {
-            return Ok(()); // another process of this node connected meanwhile
-        }
-        let found = epmd::lookup(host, self.epmd_port, short)
-            .await
-            .map_err(|m| node_err("node_down", format!("cannot connect to {to}: {m}"), None))?;
-        let Some((port, bt)) = found else {
-            return Err(node_err(
-                "node_down",
-                format!("cannot connect to {to}: no such node is registered on {host}"),
-                None,
-            ));
-        };
-        let tcp = TcpStream::connect((host, port))
-            .await
-            .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
-        let _ = tcp.set_nodelay(true);
-        let stream: Stream = match &self.tls {
-            Some(t) => t
-                .connect(host, tcp)
-                .await
-                .map_err(|m| node_err("node_down", format!("cannot connect to {to}: {m}"), None))?,
-            None => Box::new(tcp),
-        };
-        let ticket = self.serial.fetch_add(1, Ordering::Relaxed);
-        self.state.lock().dialing.insert(to.clone(), ticket);
-        let r = handshake::initiate(stream, &self.me, bt).await;
-        {
-            let mut st = self.state.lock();
-            if st.dialing.get(&to) == Some(&ticket) {
-                st.dialing.remove(&to);
-            }
-        }
-        match r {
-            Ok((s, agreed)) => {
-                self.attach(s, agreed);
-                Ok(())
-            }
-            // The peer's own connection to us wins: wait for it.
-            Err(HsError::Simultaneous) => {
-                for _ in 0..100 {
-                    if self.state.lock().peers.contains_key(&to) {
-                        return Ok(());
-                    }
-                    net::sleep(Duration::from_millis(20)).await;
-                }
-                Err(node_err(
-                    "node_down",
-                    format!("cannot connect to {to}: simultaneous connect did not settle"),
-                    None,
-                ))
-            }
-            Err(e) => Err(handshake_error(&to, e)),
-        }
-    }
-
     /// Installs a handshaken connection as the link to its peer and starts its tasks.
-    fn attach(self: &Arc<Self>, s: Stream, agreed: Agreed) {
+    pub(super) fn attach(self: &Arc<Self>, s: Stream, agreed: Agreed) {
         let conn = self.serial.fetch_add(1, Ordering::Relaxed);
-        let (out, rx) = Outbox::new();
+        let (out, io) = Outbox::new(s);
         let old = {
             let mut st = self.state.lock();
             let index = match st.indexes.get(&agreed.name) {
@@ -515,7 +340,7 @@ impl Inner {
                     visible: agreed.visible,
                     bt: agreed.bt,
                     creation: agreed.creation,
-                    out,
+                    out: out.clone(),
                     watches: HashMap::new(),
                     links: HashMap::new(),
                     tasks: Vec::new(),
@@ -529,7 +354,7 @@ impl Inner {
             self.peer_event(&agreed.name, None);
         }
         let name = agreed.name.clone();
-        let tasks = conn::start(self.clone(), s, agreed.name, conn, rx);
+        let tasks = conn::start(self.clone(), io, out, agreed.name, conn);
         match self.state.lock().peers.get_mut(&name) {
             Some(p) if p.conn == conn => p.tasks.extend(tasks),
             // Replaced or dropped already: close this connection.
@@ -538,7 +363,7 @@ impl Inner {
     }
 
     /// Drops what a finished connection left: the peer's watches, and calls waiting on it.
-    fn forget(&self, name: &str, p: Peer) {
+    pub(super) fn forget(&self, name: &str, p: Peer) {
         if let Some(ib) = self.inbound() {
             for id in p.watches.values().chain(p.links.values()) {
                 ib.unwatch(*id);
@@ -578,7 +403,7 @@ impl Inner {
     }
 
     /// Reports a visible peer's link change (never called with the state lock held).
-    fn peer_event(&self, name: &str, down: Option<&str>) {
+    pub(super) fn peer_event(&self, name: &str, down: Option<&str>) {
         super::global::peer_event(self, name, down);
         super::shapes::peer_event(self, name, down);
         let f = self.events.lock().clone();
@@ -590,13 +415,15 @@ impl Inner {
     /// Queues a frame to `name` (any live connection). False if there is none, or its
     /// queue is full (the connection is then dropped).
     pub(crate) fn send_to(&self, name: &str, frame: Vec<u8>) -> bool {
-        let (ok, conn) = {
+        // The frame is written (or queued) outside the table's lock.
+        let (out, conn) = {
             let st = self.state.lock();
             match st.peers.get(name) {
-                Some(p) => (p.out.push(frame), p.conn),
+                Some(p) => (p.out.clone(), p.conn),
                 None => return false,
             }
         };
+        let ok = out.push(frame);
         if !ok {
             eprintln!(
                 "bt: {} stopped reading; disconnecting it (output queue full)",
@@ -608,290 +435,8 @@ impl Inner {
     }
 }
 
-async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
-    loop {
-        match l.accept().await {
-            Ok((s, addr)) => {
-                let Ok(permit) = inner.unauth.clone().try_acquire_owned() else {
-                    inner.refused(&format!(
-                        "too many unauthenticated connections (from {addr})"
-                    ));
-                    continue;
-                };
-                let inner = inner.clone();
-                net::spawn(async move {
-                    let r = net::timeout(HANDSHAKE_TIMEOUT, accepted(inner.clone(), s)).await;
-                    drop(permit);
-                    match r {
-                        Ok(Ok(())) => {}
-                        Ok(Err(m)) => inner.refused(&format!("{m} (from {addr})")),
-                        Err(_) => inner.refused(&format!("handshake timed out (from {addr})")),
-                    }
-                });
-            }
-            // Out of descriptors and the like: back off a little and keep serving.
-            Err(_) => net::sleep(Duration::from_millis(20)).await,
-        }
-    }
-}
-
-async fn accepted(inner: Arc<Inner>, tcp: TcpStream) -> Result<(), String> {
-    let _ = tcp.set_nodelay(true);
-    let mut s: Stream = match &inner.tls {
-        Some(t) => t.accept(tcp).await?,
-        None => Box::new(tcp),
-    };
-    let peeked = handshake::peek_name(&mut s, inner.me.tls)
-        .await
-        .map_err(|e| format!("{e:?}"))?;
-    let status = {
-        let st = inner.state.lock();
-        if st.dialing.contains_key(&peeked.name) {
-            // Both sides dial: the connection opened by the smaller name stays.
-            if inner.me.name < peeked.name {
-                HandshakeStatus::Nok
-            } else {
-                HandshakeStatus::OkSimultaneous
-            }
-        } else {
-            HandshakeStatus::Ok
-        }
-    };
-    let who = peeked.name.clone();
-    match handshake::accept(s, &inner.me, peeked, status).await {
-        Ok((s, agreed)) => {
-            inner.attach(s, agreed);
-            Ok(())
-        }
-        Err(HsError::Simultaneous) => Ok(()),
-        Err(HsError::Cookie) => Err(format!("{who}: the cookie does not match")),
-        Err(e) => Err(format!("{who}: {e:?}")),
-    }
-}
-
-impl Distribution for DistNode {
-    fn node_name(&self) -> Sym {
-        self.inner.sym
-    }
-
-    fn creation(&self) -> u32 {
-        self.inner.me.creation
-    }
-
-    fn connect(&self, node: &str, done: Done<Result<(), NodeError>>) {
-        let done = Once::new(done, Err(stopped(node)));
-        let inner = self.inner.clone();
-        let to = node.to_string();
-        self.spawn(async move { done.call(inner.ensure(&to).await) });
-    }
-
-    fn disconnect(&self, node: &str) -> bool {
-        let peer = self.inner.state.lock().peers.remove(node);
-        match peer {
-            Some(p) => {
-                let visible = p.visible;
-                p.out.close();
-                self.inner.forget(node, p);
-                if visible {
-                    self.inner.peer_event(node, Some("disconnect"));
-                }
-                true
-            }
-            None => false,
-        }
-    }
-
-    fn is_connected(&self, node: &str) -> bool {
-        self.inner.state.lock().peers.contains_key(node)
-    }
-
-    fn ping(&self, node: &str, done: Done<bool>) {
-        if node == self.inner.me.name {
-            return done(true);
-        }
-        let request = Term::from(eetf::Tuple::from(vec![
-            conn::atom("is_auth"),
-            conn::atom(&self.inner.me.name),
-        ]));
-        self.call_name(
-            0,
-            node,
-            "net_kernel",
-            request,
-            Some(PING_TIMEOUT),
-            Box::new(move |r| {
-                done(matches!(r, Ok(CallReply { term: Term::Atom(a), .. }) if a.name == "yes"))
-            }),
-        );
-    }
-
-    fn set_peer_events(&self, events: PeerEvents) {
-        *self.inner.events.lock() = Some(events);
-    }
-
-    fn set_inbound(&self, inbound: Arc<dyn Inbound>) {
-        *self.inner.inbound.lock() = Some(inbound);
-    }
-
-    fn connected(&self) -> Vec<String> {
-        let st = self.inner.state.lock();
-        let mut v: Vec<(u32, &String)> = st
-            .peers
-            .iter()
-            .filter(|(_, p)| p.visible)
-            .map(|(n, p)| (p.index, n))
-            .collect();
-        v.sort();
-        v.into_iter().map(|(_, n)| n.clone()).collect()
-    }
-
-    fn call_name(
-        &self,
-        from: u64,
-        node: &str,
-        name: &str,
-        request: Term,
-        timeout: Option<Duration>,
-        done: Done<Result<CallReply, NodeError>>,
-    ) {
-        let done = Once::new(done, Err(stopped(node)));
-        let inner = self.inner.clone();
-        let (to, name) = (node.to_string(), name.to_string());
-        self.spawn(async move {
-            if let Err(e) = inner.ensure(&to).await {
-                return done.call(Err(e));
-            }
-            conn::call(
-                inner,
-                from,
-                to,
-                CallDest::Name(name),
-                request,
-                timeout,
-                done,
-            )
-            .await;
-        });
-    }
-
-    fn remote_call(
-        &self,
-        ctx: &mut Ctx,
-        node: Sym,
-        name: Sym,
-        sel: Sym,
-        args: &[Value],
-    ) -> EvalResult {
-        let t = crate::runtime::Timeout::DEFAULT;
-        super::remote::send(self, ctx, node, Dest::Name(name), sel, args, t)
-    }
-
-    fn index_of(&self, node: &str) -> Option<u32> {
-        self.inner.state.lock().indexes.get(node).copied()
-    }
-
-    fn peer_creation(&self, node: &str) -> Option<u32> {
-        self.inner.state.lock().peers.get(node).map(|p| p.creation)
-    }
-
-    fn send_remote(
-        &self,
-        ctx: &mut Ctx,
-        node: Sym,
-        dest: Dest,
-        sel: Sym,
-        args: &[Value],
-        timeout: crate::runtime::Timeout,
-    ) -> EvalResult {
-        super::remote::send(self, ctx, node, dest, sel, args, timeout)
-    }
-
-    fn cast_remote(
-        &self,
-        ctx: &mut Ctx,
-        node: Sym,
-        dest: Dest,
-        sel: Sym,
-        args: &[Value],
-    ) -> Result<(), Unwind> {
-        super::remote::cast(self, ctx, node, dest, sel, args)
-    }
-
-    fn service(
-        &self,
-        ctx: &mut Ctx,
-        node: Sym,
-        op: &str,
-        args: &[Value],
-    ) -> Result<Option<Value>, Unwind> {
-        super::remote::service(self, ctx, node, op, args)
-    }
-
-    fn watch_remote(
-        &self,
-        ctx: &mut Ctx,
-        node: Sym,
-        number: u64,
-        creation: u32,
-        block: Value,
-    ) -> Result<u64, Unwind> {
-        super::remote::watch(self, ctx, node, number, creation, block)
-    }
-
-    fn unwatch_remote(&self, id: u64) -> bool {
-        conn::unwatch(&self.inner, id)
-    }
-
-    fn global_register(&self, name: Sym, proc: &crate::runtime::ProcRef) -> Result<(), NodeError> {
-        super::global::register(&self.inner, name, proc)
-    }
-
-    fn classes_reloaded(&self) {
-        super::shapes::reloaded(&self.inner);
-    }
-
-    fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {
-        super::global::whereis(&self.inner, name)
-    }
-
-    fn query(
-        &self,
-        ctx: &mut crate::interp::eval::Ctx,
-        node: Sym,
-        sel: &str,
-        args: &[crate::value::Value],
-        timeout_ms: u64,
-    ) -> crate::interp::eval::EvalResult {
-        super::query::query(self, ctx, node, sel, args, timeout_ms)
-    }
-
-    fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {
-        let inner = self.inner.clone();
-        let (to, name) = (node.to_string(), name.to_string());
-        self.spawn(async move {
-            if inner.ensure(&to).await.is_ok() {
-                conn::cast(&inner, from, &to, &CallDest::Name(name), request);
-            }
-        });
-    }
-}
-
 /// Removes and answers the entries of `map` that `pred` selects (the calls or watches of one
 /// peer when its link drops).
 fn take_where<T>(map: &mut HashMap<u64, T>, pred: impl Fn(&T) -> bool) -> Vec<T> {
     map.extract_if(|_, v| pred(v)).map(|(_, v)| v).collect()
-}
-
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn loopback_hosts() {
-        let rt = crate::dist::net::current_thread().unwrap();
-        let is_loopback_host = |h: &str| rt.block_on(super::is_loopback_host(h));
-        assert_eq!(is_loopback_host("localhost"), Some(true));
-        assert_eq!(is_loopback_host("127.0.0.1"), Some(true));
-        assert_eq!(is_loopback_host("::1"), Some(true));
-        assert_eq!(is_loopback_host("10.1.2.3"), Some(false));
-        assert_eq!(is_loopback_host("192.0.2.7"), Some(false));
-    }
 }

@@ -6,14 +6,14 @@
 //!   actor's method in a fresh process and replies `{ok, Result}` or `{error, Exception}`
 //!   (the exception as a `'$beamtalk_class'` map); `gen_server:cast(…, {cast, Selector,
 //!   Args})` sends without waiting; monitors and links watch processes; exit signals reach
-//!   them. [`install`] puts it in place.
+//!   them. [`super::service::install`] puts it in place.
 //!
 //! A call to a bt actor is delivered straight into the actor's mailbox as a job that runs in
 //! the actor (arguments decoded there, the method run as any message — its state rolled back
 //! when it raises — and the reply encoded and sent from there); a reply that cannot be
 //! encoded answers `not_serialisable` (the method's changes are kept: it completed). Calls
-//! to other processes, and to the node service `'$bt_node'` ([`super::service`]), run in a
-//! fresh process.
+//! to other processes run in a fresh process; the node service `'$bt_node'` is answered by
+//! [`super::service::NodeInbound`] before calls reach this handler.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -32,16 +32,6 @@ use crate::interp::prims::actor_node::{Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::runtime::{ExitReason, Pid, ProcRef};
 use crate::value::{Sym, Value};
-
-/// Installs this program's [`BtInbound`] in its distribution layer (a named node calls it
-/// once, from the main process, before any statement runs).
-pub fn install(ctx: &Ctx) {
-    if let (Some(d), Some(sys)) = (ctx.prog.dist.get(), ctx.proc.sys.as_ref()) {
-        // Interned before a peer can address it (peers' names are only looked up).
-        service_name();
-        d.set_inbound(Arc::new(BtInbound::new(sys)));
-    }
-}
 
 /// The [`Inbound`] of a program: holds its actor system weakly (the node outlives nothing).
 pub struct BtInbound {
@@ -71,57 +61,8 @@ impl BtInbound {
     }
 }
 
-/// The interned name of the node service.
-fn service_name() -> Sym {
-    static S: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
-    *S.get_or_init(|| Sym::new(super::remote::SERVICE))
-}
-
-/// A request `{Op, [Args]}` to the node service, run in a fresh process.
-fn service_call(sys: &Arc<ActorSys>, request: Term, reply: Done<Term>) {
-    let Some((op, args)) = request_parts(&request, false) else {
-        return reply(error_term(
-            "badarg",
-            "expected {Op, Args} with an atom and a list",
-        ));
-    };
-    let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
-    let s2 = slot.clone();
-    let job = Box::new(move |ctx: &mut Ctx| {
-        let mut vals = Vec::with_capacity(args.len());
-        let mut bad = None;
-        for (i, a) in args.iter().enumerate() {
-            match etf::from_term(ctx, a, &format!("arg{}", i + 1)) {
-                Ok(v) => vals.push(v),
-                Err(e) => {
-                    bad = Some(e.to_unwind(ctx));
-                    break;
-                }
-            }
-        }
-        let r = match bad {
-            Some(u) => Err(u),
-            None => super::service::run(ctx, &op, &vals),
-        };
-        let t = reply_term(ctx, r);
-        if let Some(f) = s2.lock().take() {
-            f(t);
-        }
-        Ok(Value::Nil)
-    });
-    spawn_job(sys, "dist", job, move |o| {
-        if let Some(f) = slot.lock().take() {
-            let why = match o {
-                Outcome::Exited(_) => "the request's process was killed",
-                _ => "the request ended without a reply",
-            };
-            f(error_term("actor_dead", why));
-        }
-    });
-}
-
 /// `{error, Reason}` built without a process (no program classes needed).
-fn error_term(kind: &str, message: &str) -> Term {
+pub(super) fn error_term(kind: &str, message: &str) -> Term {
     let mut m = HashMap::new();
     m.insert(atom("kind"), atom(kind));
     m.insert(
@@ -135,7 +76,7 @@ fn error_term(kind: &str, message: &str) -> Term {
 }
 
 /// Splits `{Selector, Args}` (or `{cast, Selector, Args}` with `cast`).
-fn request_parts(t: &Term, cast: bool) -> Option<(String, Vec<Term>)> {
+pub(super) fn request_parts(t: &Term, cast: bool) -> Option<(String, Vec<Term>)> {
     let Term::Tuple(tu) = t else { return None };
     let e = &tu.elements[..];
     let (sel, args) = match (cast, e) {
@@ -196,7 +137,7 @@ fn run_request(ctx: &mut Ctx, p: ProcRef, sel: &str, args: &[Term]) -> EvalResul
 }
 
 /// A reply term for a job's outcome, built inside the job's process.
-fn reply_term(ctx: &mut Ctx, r: EvalResult) -> Term {
+pub(super) fn reply_term(ctx: &mut Ctx, r: EvalResult) -> Term {
     match r {
         Ok(v) => match etf::to_term(ctx, &v, "result") {
             Ok(t) => Term::from(Tuple::from(vec![atom("ok"), t])),
@@ -323,11 +264,9 @@ impl Inbound for BtInbound {
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));
         };
-        if target == Target::Name(service_name()) {
-            return service_call(&sys, request, reply);
-        }
         let Some(p) = self.proc(&sys, target) else {
-            return reply(error_term("no_such_process", "no such process"));
+            // The caller makes `no_such_process` (a name) or `actor_dead` (a pid) of it.
+            return reply(Term::from(Tuple::from(vec![atom("error"), atom("noproc")])));
         };
         let Some((sel, args)) = request_parts(&request, false) else {
             return reply(error_term(

@@ -1,13 +1,11 @@
-//! The per-node query service (LANGUAGE.md 8.10): what a node answers when a peer asks for
-//! its actors, supervisors, process tree, shape manifest or a process's status, and the
-//! asking side of those queries.
+//! The per-node queries (LANGUAGE.md 8.10): what a node answers when a peer asks for its
+//! actors, supervisors, process tree, shape manifest or a process's status — operations of
+//! the node service `'$bt_node'` ([`super::service`], [`super::service::Op::Table`]) — and
+//! the asking side of those queries.
 //!
-//! Every named bt node serves the reserved registered name [`SERVICE`] (`'$bt_query'`),
-//! as a `gen_server`: `gen_server:call({'$bt_query', Node}, {Query, Args})` answers
-//! `{ok, Answer}` or `{error, {Kind, Message}}`. It is not a process: [`QueryInbound`] wraps
-//! the program's [`Inbound`] and answers calls to that name itself, on the connection's
-//! task (each answer is a read of the runtime's tables: no bt process is involved, and a
-//! busy actor never delays it). A monitor on the name never fires. Queries:
+//! `gen_server:call({'$bt_node', Node}, {Query, Args})` answers `{ok, Answer}` or
+//! `{error, {Kind, Message}}`, on the connection's task (each answer is a read of the
+//! runtime's tables: no bt process is involved, and a busy actor never delays it). Queries:
 //!
 //! | request | answer |
 //! |---|---|
@@ -24,8 +22,6 @@
 //! An Erlang node has no such service: asking it answers `node_down` ("not a bt node").
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use eetf::{Atom, Binary, FixInteger, List, Map, Term, Tuple};
@@ -35,7 +31,7 @@ use crate::codec::etf::{atom, local_pid, NodeId};
 use crate::interp::actor::{await_external, ActorSys, Done};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::prims::actor_node::{CallReply, Distribution, Inbound, NodeError, Target};
+use crate::interp::prims::actor_node::{CallReply, Distribution, NodeError};
 use crate::interp::prims::actor_node_remote::remote_actor;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::node_query::{manifest_value, shape_manifest};
@@ -43,123 +39,20 @@ use crate::runtime::snapshot::{self, is_runtime_process, transfer, SnapOptions};
 use crate::runtime::Pid;
 use crate::value::{Sym, Value};
 
-/// The reserved name of the query service on every bt node.
-pub const SERVICE: &str = "$bt_query";
-/// The process number the service resolves to for monitors (never a real process).
-const SENTINEL: u64 = u64::MAX >> 1;
-/// Watch ids of monitors on the service (never fire), apart from the program's.
-const WATCH_BIT: u64 = 1 << 63;
+use super::service::{Answer, SERVICE};
 
-/// Installs the program's inbound handler ([`crate::dist::peer::BtInbound`]) wrapped by
-/// the query service. A named node calls it once, from the main process, before any
-/// statement runs.
-pub fn install(ctx: &Ctx, node: &Arc<DistNode>) {
-    // The program's own handler first (it interns the node service's name).
-    super::peer::install(ctx);
-    if let Some(sys) = ctx.proc.sys.as_ref() {
-        let inner: Arc<dyn Inbound> = Arc::new(super::peer::BtInbound::new(sys));
-        node.inner.global.set_sys(sys);
-        let q = QueryInbound::new(inner, sys, Arc::downgrade(&node.inner));
-        node.set_inbound(Arc::new(q));
-    }
-}
-
-/// An [`Inbound`] that answers the query service and hands everything else on.
-pub struct QueryInbound {
-    inner: Arc<dyn Inbound>,
-    sys: Weak<ActorSys>,
-    node: Weak<super::node::Inner>,
-    service: Sym,
-    watches: AtomicU64,
-}
-
-impl QueryInbound {
-    pub(crate) fn new(
-        inner: Arc<dyn Inbound>,
-        sys: &Arc<ActorSys>,
-        node: Weak<super::node::Inner>,
-    ) -> QueryInbound {
-        QueryInbound {
-            inner,
-            sys: Arc::downgrade(sys),
-            node,
-            // Interned now: the connection only looks names up (a peer cannot create them).
-            service: Sym::new(SERVICE),
-            watches: AtomicU64::new(0),
-        }
-    }
-
-    fn is_service(&self, t: Target) -> bool {
-        matches!(t, Target::Name(n) if n == self.service) || matches!(t, Target::Number(SENTINEL))
-    }
-}
-
-impl Inbound for QueryInbound {
-    fn call(&self, target: Target, request: Term, reply: Done<Term>) {
-        if !self.is_service(target) {
-            return self.inner.call(target, request, reply);
-        }
-        let node = self.node.upgrade();
-        let answer = match self.sys.upgrade() {
-            Some(sys) => answer(&sys, node.as_deref(), &request),
-            None => Err(("node_down", "the node is stopping".to_string())),
-        };
-        reply(match answer {
-            Ok(t) => Term::from(Tuple::from(vec![atom("ok"), t])),
-            Err((kind, msg)) => Term::from(Tuple::from(vec![
-                atom("error"),
-                Term::from(Tuple::from(vec![
-                    atom(kind),
-                    Term::from(Binary::from(msg.into_bytes())),
-                ])),
-            ])),
-        });
-    }
-
-    fn cast(&self, target: Target, request: Term) {
-        if !self.is_service(target) {
-            return self.inner.cast(target, request);
-        }
-        // Global-registry messages (8.5, [`super::global`]) and shape manifests (8.9).
-        if let (Some((q, args)), Some(node)) = (parts(&request), self.node.upgrade()) {
-            if q == "shapes" {
-                super::shapes::received(&node, &args);
-            } else {
-                super::global::handle(&node, q, &args);
-            }
-        }
-    }
-
-    fn resolve(&self, target: Target) -> Option<u64> {
-        if self.is_service(target) {
-            return Some(SENTINEL);
-        }
-        self.inner.resolve(target)
-    }
-
-    fn watch(&self, number: u64, down: Done<Term>) -> u64 {
-        if number == SENTINEL {
-            drop(down); // the service never exits
-            return WATCH_BIT | self.watches.fetch_add(1, Ordering::Relaxed);
-        }
-        self.inner.watch(number, down)
-    }
-
-    fn unwatch(&self, id: u64) -> bool {
-        if id & WATCH_BIT != 0 {
-            return true;
-        }
-        self.inner.unwatch(id)
-    }
-
-    fn exit(&self, number: u64, reason: Term) {
-        if number != SENTINEL {
-            self.inner.exit(number, reason);
-        }
-    }
-}
-
-type Answer = Result<Term, (&'static str, String)>;
+/// The queries this module answers for the node service ([`super::service`]).
+pub(super) const QUERIES: [&str; 9] = [
+    "actors",
+    "actorsOf:",
+    "actorAt:",
+    "supervisors",
+    "processes",
+    "from:",
+    "shapeManifest",
+    "status",
+    "globalWhereis",
+];
 
 fn me(sys: &ActorSys) -> NodeId {
     match sys.prog.dist.get() {
@@ -202,24 +95,6 @@ fn class_is(c: &Value, name: &str) -> bool {
     false
 }
 
-/// Splits `{Query, Args}`.
-fn parts(t: &Term) -> Option<(&str, Vec<Term>)> {
-    let Term::Tuple(tu) = t else { return None };
-    let [Term::Atom(q), args] = &tu.elements[..] else {
-        return None;
-    };
-    let args = match args {
-        Term::List(l) => l.elements.clone(),
-        Term::ByteList(b) => b
-            .bytes
-            .iter()
-            .map(|&x| Term::from(FixInteger::from(x as i32)))
-            .collect(),
-        _ => return None,
-    };
-    Some((q.name.as_str(), args))
-}
-
 /// Live user processes with `label`, in spawn order.
 fn live(sys: &ActorSys, label: &str) -> Vec<crate::runtime::ProcRef> {
     sys.rt
@@ -231,10 +106,12 @@ fn live(sys: &ActorSys, label: &str) -> Vec<crate::runtime::ProcRef> {
 }
 
 /// The answer to one query (the term inside `{ok, …}`), computed from the runtime's tables.
-fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> Answer {
-    let Some((q, args)) = parts(request) else {
-        return Err(("badarg", "expected {Query, Args}".into()));
-    };
+pub(super) fn answer(
+    sys: &ActorSys,
+    node: Option<&super::node::Inner>,
+    q: &str,
+    args: &[Term],
+) -> Answer {
     let me = me(sys);
     // `{Pid, ClassName}`: the asker makes actor handles of its class of that name.
     let one = |p: &crate::runtime::ProcRef| {
@@ -269,7 +146,7 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
             )
         }
         "actorAt:" => {
-            let found = number_arg(&args)
+            let found = number_arg(args)
                 .map(|number| Pid {
                     node: 0,
                     number,
@@ -298,7 +175,7 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
             Term::from(Binary::from(transfer::encode(&s)))
         }
         "from:" => {
-            let Some(number) = number_arg(&args) else {
+            let Some(number) = number_arg(args) else {
                 return Err(("type_error", "from: expects a process number".into()));
             };
             let limit = match args.get(1) {
@@ -332,7 +209,7 @@ fn answer(sys: &ActorSys, node: Option<&super::node::Inner>, request: &Term) -> 
             ))
         }
         "status" => {
-            let st = number_arg(&args).and_then(|number| {
+            let st = number_arg(args).and_then(|number| {
                 snapshot::status(
                     &sys.rt,
                     Pid {

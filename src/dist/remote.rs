@@ -25,8 +25,7 @@ use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
 
-/// The registered name of every bt node's service process (`crate::dist::service`).
-pub const SERVICE: &str = "$bt_node";
+pub use super::service::SERVICE;
 /// How long a node-service request may take (a remote spawn runs `initialize` there).
 pub const SERVICE_TIMEOUT: Duration = Duration::from_millis(5000);
 

@@ -1,190 +1,283 @@
-//! The node service (LANGUAGE.md 8.3, 8.4): what other bt nodes ask of this node as a
-//! whole — spawn an actor of a class named by its name, look a registered name up, list
-//! the registered actors, ask whether a process is alive, stop or kill one.
+//! The node service `'$bt_node'` (LANGUAGE.md 8.3, 8.4, 8.5, 8.9, 8.10): everything other
+//! bt nodes ask of this node as a whole, in one table of operations — remote spawn and
+//! lookups ([`super::service_ops`]), the per-node queries ([`super::query`]), and the casts
+//! of the global registry ([`super::global`]) and of shape manifests ([`super::shapes`]).
 //!
-//! Every bt node answers gen_server-style calls to the reserved registered name
-//! `'$bt_node'` ([`super::remote::SERVICE`]): a request is `{Op, [Args]}` and the reply is
-//! `{ok, Value}` or `{error, Exception}`, exactly as for a call to an actor, so the calling
-//! side decodes both the same way (`super::remote::decode_reply`). The service is not a bt
-//! process: [`super::peer::BtInbound`] recognises the name and runs the operation in a fresh
-//! bt process (an operation may run `initialize` or wait for a stop).
+//! Every bt node answers gen_server calls and casts to the reserved registered name
+//! [`SERVICE`]: a request is `{Op, [Args]}`. The service is not a bt process:
+//! [`NodeInbound`] wraps the program's [`Inbound`] ([`super::peer::BtInbound`]), recognises
+//! the name and runs the operation; a monitor on the name never fires. An operation is one
+//! of (the [`Op`] kinds):
 //!
-//! Operations are a table ([`register_op`]): other parts of the distribution layer (per-node
-//! queries, global names) add theirs without touching this file's dispatch. Ops are plain
-//! functions of a bt context and the decoded argument values; they answer a value or raise
-//! an error with a kind.
+//! | kind | runs | reply |
+//! |---|---|---|
+//! | [`Op::Table`] | on the connection's task, from the runtime's tables (terms in, term out) | `{ok, T}` / `{error, {Kind, Message}}` |
+//! | [`Op::Bt`] | with a pooled bt context on the connection's task when `inline` says so (`spawn` of a class without `initialize`, lookups), else in a fresh bt process (`stop`, a spawn that runs `initialize`) | `{ok, Value}` / `{error, Exception}`, as a call to an actor |
+//! | [`Op::Cast`] | on the connection's task (a `gen_server:cast`) | none |
+//!
+//! A spawn answers without any process of the service: the actor is created from the
+//! connection's task and the reply frame is written to the socket from there (or, with
+//! `initialize`, from the process that ran it). A new operation is one line in the table
+//! (`table()`), pointing at its module.
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
-use parking_lot::RwLock;
+use eetf::{Binary, Term, Tuple};
+use parking_lot::{Mutex, RwLock};
 
-use crate::interp::actor::handle::ActorRef;
-use crate::interp::actor::{need_cx, sys_of};
-use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor::{error_value, spawn_actor};
-use crate::runtime::{Pid, ProcRef, Timeout};
-use crate::value::{ClassRef, Sym, Value};
+use super::node::{DistNode, Inner};
+use super::peer::{error_term, reply_term, request_parts};
+use crate::codec::etf::{self, atom};
+use crate::interp::actor::{ActorSys, Done};
+use crate::interp::eval::{Ctx, EvalResult};
+use crate::interp::prims::actor_node::{Distribution, Inbound, Target};
+use crate::interp::prims::parallel::{spawn_job, Outcome};
+use crate::value::{Sym, Value};
 
-/// A node-service operation: the decoded arguments → the answer (or a raised error).
-pub type OpFn = fn(&mut Ctx, &[Value]) -> EvalResult;
+/// The reserved registered name of every bt node's service.
+pub const SERVICE: &str = "$bt_node";
+/// The process number the service resolves to for monitors (never a real process).
+const SENTINEL: u64 = u64::MAX >> 1;
+/// Watch ids of monitors on the service (never fire), apart from the program's.
+const WATCH_BIT: u64 = 1 << 63;
 
-fn table() -> &'static RwLock<HashMap<&'static str, OpFn>> {
-    static OPS: OnceLock<RwLock<HashMap<&'static str, OpFn>>> = OnceLock::new();
+/// What a [`Op::Table`] operation answers: the term inside `{ok, …}`, or kind and message.
+pub type Answer = Result<Term, (&'static str, String)>;
+
+/// An operation of the node service.
+#[derive(Clone, Copy)]
+pub(crate) enum Op {
+    /// Answered from the runtime's tables: `(system, node, op name, argument terms)`.
+    Table(fn(&ActorSys, Option<&Inner>, &str, &[Term]) -> Answer),
+    /// Runs bt code on the decoded arguments; `inline` tells whether it may run without a
+    /// process of its own (else it gets a fresh one).
+    Bt {
+        run: fn(&mut Ctx, &[Value]) -> EvalResult,
+        inline: fn(&Ctx, &[Value]) -> bool,
+    },
+    /// A cast: `(node, op name, argument terms)`.
+    Cast(fn(&Inner, &str, &[Term])),
+}
+
+fn always(_: &Ctx, _: &[Value]) -> bool {
+    true
+}
+
+fn never(_: &Ctx, _: &[Value]) -> bool {
+    false
+}
+
+fn table() -> &'static RwLock<HashMap<&'static str, Op>> {
+    static OPS: OnceLock<RwLock<HashMap<&'static str, Op>>> = OnceLock::new();
     OPS.get_or_init(|| {
-        let mut m: HashMap<&'static str, OpFn> = HashMap::new();
-        m.insert("spawn", spawn);
-        m.insert("whereis", whereis);
-        m.insert("registered", registered);
-        m.insert("alive", alive);
-        m.insert("stop", stop);
-        m.insert("kill", kill);
+        use super::service_ops as s;
+        let mut m: HashMap<&'static str, Op> = HashMap::new();
+        let bt = |run, inline| Op::Bt { run, inline };
+        m.insert("spawn", bt(s::spawn, s::spawn_inline));
+        m.insert("whereis", bt(s::whereis, always));
+        m.insert("registered", bt(s::registered, always));
+        m.insert("alive", bt(s::alive, always));
+        m.insert("kill", bt(s::kill, always));
+        m.insert("stop", bt(s::stop, never));
+        for q in super::query::QUERIES {
+            m.insert(q, Op::Table(super::query::answer));
+        }
+        m.insert("globalAdd", Op::Cast(super::global::handle));
+        m.insert("globalRemove", Op::Cast(super::global::handle));
+        m.insert("shapes", Op::Cast(super::shapes::received));
         RwLock::new(m)
     })
 }
 
-/// Adds (or replaces) operation `name` of the node service.
-pub fn register_op(name: &'static str, f: OpFn) {
-    table().write().insert(name, f);
-}
-
 /// The operation called `name`, if any.
-pub fn op(name: &str) -> Option<OpFn> {
+pub(crate) fn op(name: &str) -> Option<Op> {
     table().read().get(name).copied()
 }
 
-/// Runs operation `name` (a `does_not_understand` error when there is none).
-pub fn run(ctx: &mut Ctx, name: &str, args: &[Value]) -> EvalResult {
-    match op(name) {
-        Some(f) => f(ctx, args),
-        None => Err(ctx.err(
-            ErrorKind::DoesNotUnderstand,
-            format!("the node service has no operation #{name}"),
-        )),
+/// Installs the program's inbound handler ([`super::peer::BtInbound`]) wrapped by the node
+/// service. A named node calls it once, from the main process, before any statement runs.
+pub fn install(ctx: &Ctx, node: &Arc<DistNode>) {
+    if let Some(sys) = ctx.proc.sys.as_ref() {
+        let inner: Arc<dyn Inbound> = Arc::new(super::peer::BtInbound::new(sys));
+        node.inner.global.set_sys(sys);
+        let q = NodeInbound::new(inner, sys, Arc::downgrade(&node.inner));
+        node.set_inbound(Arc::new(q));
     }
 }
 
-fn sym(ctx: &Ctx, v: Option<&Value>, what: &str) -> Result<Sym, Unwind> {
-    match v {
-        Some(Value::Symbol(s)) => Ok(*s),
-        _ => Err(ctx.type_err(format!("node service: {what} must be a Symbol"))),
+/// An [`Inbound`] that answers the node service and hands everything else on.
+pub struct NodeInbound {
+    inner: Arc<dyn Inbound>,
+    sys: Weak<ActorSys>,
+    node: Weak<Inner>,
+    service: Sym,
+    watches: AtomicU64,
+}
+
+impl NodeInbound {
+    pub(crate) fn new(inner: Arc<dyn Inbound>, sys: &Arc<ActorSys>, node: Weak<Inner>) -> Self {
+        NodeInbound {
+            inner,
+            sys: Arc::downgrade(sys),
+            node,
+            // Interned now: the connection only looks names up (a peer cannot create them).
+            service: Sym::new(SERVICE),
+            watches: AtomicU64::new(0),
+        }
+    }
+
+    fn is_service(&self, t: Target) -> bool {
+        matches!(t, Target::Name(n) if n == self.service) || matches!(t, Target::Number(SENTINEL))
     }
 }
 
-fn number(ctx: &Ctx, v: Option<&Value>) -> Result<u64, Unwind> {
-    match v {
-        Some(Value::Int(i)) if *i >= 0 => Ok(*i as u64),
-        _ => Err(ctx.type_err("node service: a process number must be an Integer")),
+fn table_reply(a: Answer) -> Term {
+    match a {
+        Ok(t) => Term::from(Tuple::from(vec![atom("ok"), t])),
+        Err((kind, msg)) => Term::from(Tuple::from(vec![
+            atom("error"),
+            Term::from(Tuple::from(vec![
+                atom(kind),
+                Term::from(Binary::from(msg.into_bytes())),
+            ])),
+        ])),
     }
 }
 
-fn class_of_proc(ctx: &Ctx, p: &ProcRef) -> ClassRef {
-    match p.info() {
-        Value::Class(c) => c.clone(),
-        _ => ctx.prog.core.actor.clone(),
-    }
-}
-
-/// `{ClassName, anActor}`: what spawn and lookups answer (the pid alone has no class).
-fn found(ctx: &Ctx, p: ProcRef) -> Value {
-    let class = class_of_proc(ctx, &p);
-    Value::tuple(vec![Value::Symbol(class.name), ActorRef::value(p, class)])
-}
-
-/// `spawn: [ClassName, StateDictionary | nil, Name | nil]`: spawns as a local spawn does.
-fn spawn(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
-    let cname = sym(ctx, a.first(), "the class name")?;
-    let me = crate::interp::prims::actor_node::current_name(ctx);
-    let cls = ctx
-        .prog
-        .class_by_sym(cname)
-        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor));
-    let Some(cls) = cls else {
-        return Err(ctx.err_hint(
-            ErrorKind::ClassNotFound,
-            format!("class {cname} is not loaded on {me}"),
-            "load the class's source on that node too",
-        ));
-    };
-    let init = match a.get(1) {
-        None | Some(Value::Nil) => None,
-        Some(v) => Some(v.clone()),
-    };
-    let name = match a.get(2) {
-        None | Some(Value::Nil) => None,
-        v => Some(sym(ctx, v, "the name")?),
-    };
-    match spawn_actor(ctx, &cls, init.as_ref(), name)? {
-        Ok(h) => Ok(Value::tuple(vec![Value::Symbol(cls.name), h])),
-        Err(e) => Err(Unwind::Error(e)),
-    }
-}
-
-/// `whereis: [Name, ExpectedClassName | nil]`: the registered actor, checked as `named:`.
-fn whereis(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
-    let name = sym(ctx, a.first(), "the name")?;
-    let sys = sys_of(ctx)?;
-    let me = crate::interp::prims::actor_node::current_name(ctx);
-    let Some(p) = sys.rt.whereis(name) else {
-        let e = error_value(
-            ctx,
-            ErrorKind::NameNotRegistered,
-            format!("no actor registered as #{name} on {me}"),
-        );
-        return Err(Unwind::Error(e));
-    };
-    let got = class_of_proc(ctx, &p);
-    if let Some(Value::Symbol(want)) = a.get(1) {
-        if let Some(want) = ctx.prog.class_by_sym(*want) {
-            if !got.inherits_or_is(&want) {
-                let e = error_value(
-                    ctx,
-                    ErrorKind::WrongClass,
-                    format!("#{name} is a {}, not a {}", got.name, want.name),
-                );
-                return Err(Unwind::Error(e));
+impl Inbound for NodeInbound {
+    fn call(&self, target: Target, request: Term, reply: Done<Term>) {
+        if !self.is_service(target) {
+            return self.inner.call(target, request, reply);
+        }
+        let Some(sys) = self.sys.upgrade() else {
+            return reply(error_term("node_down", "the node is stopping"));
+        };
+        let Some((name, args)) = request_parts(&request, false) else {
+            return reply(error_term(
+                "badarg",
+                "expected {Op, Args} with an atom and a list",
+            ));
+        };
+        match op(&name) {
+            Some(Op::Table(f)) => {
+                let node = self.node.upgrade();
+                reply(table_reply(f(&sys, node.as_deref(), &name, &args)))
+            }
+            Some(Op::Bt { run, inline }) => run_bt(&sys, run, inline, args, reply),
+            Some(Op::Cast(_)) | None => {
+                let msg = format!("no operation #{name}");
+                reply(table_reply(Err(("does_not_understand", msg))))
             }
         }
     }
-    Ok(found(ctx, p))
-}
 
-/// `registered: []`: `{ClassName, anActor}` for every name-registered actor.
-fn registered(ctx: &mut Ctx, _a: &[Value]) -> EvalResult {
-    let sys = sys_of(ctx)?;
-    let all = sys.rt.registered(false);
-    Ok(Value::list(all.into_iter().map(|(_, p)| found(ctx, p))))
-}
-
-fn proc_of(ctx: &Ctx, a: &[Value]) -> Result<Option<ProcRef>, Unwind> {
-    let n = number(ctx, a.first())?;
-    let sys = sys_of(ctx)?;
-    Ok(sys.rt.lookup(Pid {
-        node: 0,
-        number: n,
-        service: false,
-    }))
-}
-
-/// `alive: [Number]`.
-fn alive(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
-    Ok(Value::bool(proc_of(ctx, a)?.is_some_and(|p| p.is_alive())))
-}
-
-/// `stop: [Number]`: a graceful stop, answered once the process has exited.
-fn stop(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
-    if let Some(p) = proc_of(ctx, a)? {
-        let cx = need_cx(ctx)?;
-        let _ = cx.stop(&p, Timeout::Ms(4000));
+    fn cast(&self, target: Target, request: Term) {
+        if !self.is_service(target) {
+            return self.inner.cast(target, request);
+        }
+        let (Some((name, args)), Some(node)) =
+            (request_parts(&request, false), self.node.upgrade())
+        else {
+            return;
+        };
+        if let Some(Op::Cast(f)) = op(&name) {
+            f(&node, &name, &args);
+        }
     }
-    Ok(Value::sym("ok"))
+
+    fn resolve(&self, target: Target) -> Option<u64> {
+        if self.is_service(target) {
+            return Some(SENTINEL);
+        }
+        self.inner.resolve(target)
+    }
+
+    fn watch(&self, number: u64, down: Done<Term>) -> u64 {
+        if number == SENTINEL {
+            drop(down); // the service never exits
+            return WATCH_BIT | self.watches.fetch_add(1, Ordering::Relaxed);
+        }
+        self.inner.watch(number, down)
+    }
+
+    fn unwatch(&self, id: u64) -> bool {
+        if id & WATCH_BIT != 0 {
+            return true;
+        }
+        self.inner.unwatch(id)
+    }
+
+    fn exit(&self, number: u64, reason: Term) {
+        if number != SENTINEL {
+            self.inner.exit(number, reason);
+        }
+    }
 }
 
-/// `kill: [Number]`.
-fn kill(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
-    if let Some(p) = proc_of(ctx, a)? {
-        sys_of(ctx)?.rt.kill(&p);
+/// Decodes the arguments in `ctx`: their values, or the reply term of the failure.
+fn decode_args(ctx: &mut Ctx, args: &[Term]) -> Result<Vec<Value>, Term> {
+    let mut vals = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        match etf::from_term(ctx, a, &format!("arg{}", i + 1)) {
+            Ok(v) => vals.push(v),
+            Err(e) => {
+                let u = e.to_unwind(ctx);
+                return Err(reply_term(ctx, Err(u)));
+            }
+        }
     }
-    Ok(Value::sym("ok"))
+    Ok(vals)
+}
+
+/// Runs a [`Op::Bt`] operation: here with a pooled context when `inline` allows, else in a
+/// fresh process.
+fn run_bt(
+    sys: &Arc<ActorSys>,
+    run: fn(&mut Ctx, &[Value]) -> EvalResult,
+    inline: fn(&Ctx, &[Value]) -> bool,
+    args: Vec<Term>,
+    reply: Done<Term>,
+) {
+    let mut ctx = sys.take_ctx();
+    let vals = match decode_args(&mut ctx, &args) {
+        Ok(v) => v,
+        Err(t) => {
+            sys.put_ctx(ctx);
+            return reply(t);
+        }
+    };
+    if inline(&ctx, &vals) {
+        let r = run(&mut ctx, &vals);
+        let t = reply_term(&mut ctx, r);
+        sys.put_ctx(ctx);
+        return reply(t);
+    }
+    sys.put_ctx(ctx);
+    drop(vals);
+    let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
+    let s2 = slot.clone();
+    let job = Box::new(move |ctx: &mut Ctx| {
+        let t = match decode_args(ctx, &args) {
+            Ok(vals) => {
+                let r = run(ctx, &vals);
+                reply_term(ctx, r)
+            }
+            Err(t) => t,
+        };
+        if let Some(f) = s2.lock().take() {
+            f(t);
+        }
+        Ok(Value::Nil)
+    });
+    spawn_job(sys, "dist", job, move |o| {
+        if let Some(f) = slot.lock().take() {
+            let why = match o {
+                Outcome::Exited(_) => "the request's process was killed",
+                _ => "the request ended without a reply",
+            };
+            f(error_term("actor_dead", why));
+        }
+    });
 }

@@ -50,7 +50,7 @@ fn send_manifest(inner: &Inner, peer: &str, m: Term) {
             m,
         ])),
     ]));
-    let dest = super::conn::CallDest::Name(super::query::SERVICE.to_string());
+    let dest = super::conn::CallDest::Name(super::service::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }
 
@@ -85,8 +85,8 @@ pub(crate) fn reloaded(inner: &Inner) {
     }
 }
 
-/// A peer's manifest arrived (`{shapes, [Node, Map]}`).
-pub(crate) fn received(inner: &Inner, args: &[Term]) {
+/// A peer's manifest arrived (`{shapes, [Node, Map]}`, a cast to the node service).
+pub(crate) fn received(inner: &Inner, _op: &str, args: &[Term]) {
     let [Term::Atom(node), Term::Map(m)] = args else {
         return;
     };

@@ -1,0 +1,403 @@
+//! The bytes of a live connection (LANGUAGE.md 8.12): frames in and out, ticks, the
+//! bounded output queue. What the frames mean is in [`super::conn`].
+//!
+//! Frames are a 4-byte length then, for a message, the pass-through byte 112, a control
+//! term and an optional payload term (no atom cache, no fragments: bt advertises neither);
+//! a zero length is a tick. A writer task sends a tick whenever it has been idle for a
+//! quarter of `--net-tick`; the reader drops the connection (`#netTickTimeout`) when nothing
+//! arrives for `--net-tick`. Frames longer than [`MAX_FRAME`] end the connection; every
+//! frame is checked by `codec::etf_check` before it is decoded.
+//!
+//! **Latency** (issue 13/14 speed). On plain TCP a frame is written from the thread that
+//! makes it (see [`Outbox`]), and the reader, while this node waits for replies on any
+//! connection, polls its socket for [`SPIN`] before it sleeps in the reactor: a reply that
+//! arrives within that time costs no reactor wake-up (as BEAM schedulers busy-wait before
+//! sleeping). With no call pending the reader sleeps at once.
+
+use std::io::Read;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use erl_dist::message::Message;
+use parking_lot::Mutex;
+
+use super::conn::handle;
+use super::handshake::Stream;
+use super::net::{self, AsyncReadExt, AsyncWriteExt};
+use super::node::Inner;
+use crate::codec::etf_check;
+
+/// How long a reader polls its socket for a reply before sleeping in the reactor.
+pub const SPIN: Duration = Duration::from_micros(60);
+
+/// Longest frame accepted from a peer (an 8 MiB message and then some).
+pub const MAX_FRAME: usize = 64 << 20;
+/// Default bound of a connection's output queue.
+pub const DEFAULT_QUEUE_LIMIT: usize = 64 << 20;
+
+/// The output-queue bound: `BT_DIST_QUEUE_LIMIT` bytes (tests), else 64 MiB.
+pub fn queue_limit() -> usize {
+    std::env::var("BT_DIST_QUEUE_LIMIT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_QUEUE_LIMIT)
+}
+
+/// A connection's output queue: encoded frames, bounded in bytes. Cheap to clone (shared).
+///
+/// On plain TCP a frame is written to the socket **from the sending thread** when nothing
+/// is queued before it (a non-blocking write: a bt worker answering a peer's call, or a
+/// process making one, wakes no other thread); what the socket does not take at once is
+/// queued for the connection's writer task, and later frames queue behind it so the order
+/// stays. Under TLS every frame goes through the writer task.
+#[derive(Clone)]
+pub struct Outbox(Arc<OutShared>);
+
+struct OutShared {
+    q: Mutex<OutQ>,
+    queued: AtomicUsize,
+    limit: usize,
+    closed: AtomicBool,
+    /// Tells the writer task that frames are queued (or the connection closes).
+    wake: net::Notify,
+    /// Plain TCP: the socket's write half, written from any thread.
+    direct: Option<net::OwnedWriteHalf>,
+}
+
+#[derive(Default)]
+struct OutQ {
+    frames: std::collections::VecDeque<Vec<u8>>,
+    /// Bytes of the first frame already written.
+    at: usize,
+}
+
+/// What the connection's tasks run on, made from a handshaken stream with its [`Outbox`].
+pub enum ConnIo {
+    /// Plain TCP: the read half, and a duplicate of the socket for polling reads.
+    Tcp(net::OwnedReadHalf, Option<std::net::TcpStream>),
+    /// TLS: the stream's halves.
+    Other(Box<dyn net::AsyncRead + Unpin + Send>, WriteHalf),
+}
+
+impl Outbox {
+    /// The output queue of a connection on `s`, and the reader/writer sides for [`start`].
+    pub fn new(s: Stream) -> (Outbox, ConnIo) {
+        let (direct, io) = match super::handshake::into_tcp(s) {
+            Ok(tcp) => {
+                // A duplicate descriptor of the same (non-blocking) socket.
+                let dup = std::os::fd::AsFd::as_fd(&tcp)
+                    .try_clone_to_owned()
+                    .ok()
+                    .map(std::net::TcpStream::from);
+                let (r, w) = tcp.into_split();
+                (Some(w), ConnIo::Tcp(r, dup))
+            }
+            Err(s) => {
+                let (r, w) = net::split(s);
+                (None, ConnIo::Other(Box::new(r), w))
+            }
+        };
+        let shared = OutShared {
+            q: Mutex::new(OutQ::default()),
+            queued: AtomicUsize::new(0),
+            limit: queue_limit(),
+            closed: AtomicBool::new(false),
+            wake: net::Notify::new(),
+            direct,
+        };
+        (Outbox(Arc::new(shared)), io)
+    }
+
+    /// Sends or queues a frame (several concatenated frames are one push); false if the
+    /// queue is over its bound or the connection is closing.
+    pub fn push(&self, frame: Vec<u8>) -> bool {
+        let o = &*self.0;
+        if o.closed.load(Ordering::Relaxed) {
+            return false;
+        }
+        let n = frame.len();
+        let mut q = o.q.lock();
+        if q.frames.is_empty() {
+            if let Some(w) = &o.direct {
+                let done = match w.try_write(&frame) {
+                    Ok(k) => k,
+                    // WouldBlock, or an error the writer task will meet and close on.
+                    Err(_) => 0,
+                };
+                if done == n {
+                    return true;
+                }
+                o.queued.fetch_add(n, Ordering::Relaxed);
+                q.frames.push_back(frame);
+                q.at = done;
+                drop(q);
+                o.wake.notify_one();
+                return true;
+            }
+        }
+        let before = o.queued.fetch_add(n, Ordering::Relaxed);
+        if before + n > o.limit && before > 0 {
+            o.queued.fetch_sub(n, Ordering::Relaxed);
+            return false;
+        }
+        q.frames.push_back(frame);
+        let first = q.frames.len() == 1;
+        drop(q);
+        if first || o.direct.is_none() {
+            o.wake.notify_one();
+        }
+        true
+    }
+
+    /// Asks the writer to close the connection.
+    pub fn close(&self) {
+        self.0.closed.store(true, Ordering::Relaxed);
+        self.0.wake.notify_one();
+    }
+}
+
+/// A control message (with its payload) as a frame.
+pub fn frame(m: Message) -> Vec<u8> {
+    let mut b = vec![0, 0, 0, 0, 112];
+    // Encoding to a Vec fails only for atoms over 255 characters: send nothing then.
+    if m.write_into(&mut b).is_err() {
+        return Vec::new();
+    }
+    let n = (b.len() - 4) as u32;
+    b[..4].copy_from_slice(&n.to_be_bytes());
+    b
+}
+
+/// Starts the reader and writer tasks of a connection to `name`; aborting both closes it.
+pub(crate) fn start(
+    inner: Arc<Inner>,
+    io: ConnIo,
+    out: Outbox,
+    name: String,
+    conn: u64,
+) -> [net::AbortHandle; 2] {
+    let tick = inner.net_tick;
+    let (w, r) = match io {
+        ConnIo::Tcp(r, dup) => (
+            net::spawn(direct_writer(out, tick / 4)),
+            net::spawn(tcp_reader(inner, r, dup, name, conn)),
+        ),
+        ConnIo::Other(r, w) => (
+            net::spawn(writer(w, out, tick / 4)),
+            net::spawn(reader(inner, r, name, conn)),
+        ),
+    };
+    [w.abort_handle(), r.abort_handle()]
+}
+
+type WriteHalf = net::WriteHalf<Stream>;
+
+/// Takes every queued frame (TLS writer).
+fn take_all(o: &OutShared) -> Vec<Vec<u8>> {
+    let mut q = o.q.lock();
+    q.at = 0;
+    q.frames.drain(..).collect()
+}
+
+/// The writer task under TLS: writes what is queued, flushes, ticks when idle.
+async fn writer(mut w: WriteHalf, out: Outbox, idle: Duration) {
+    let o = &*out.0;
+    loop {
+        let woken = net::timeout(idle, o.wake.notified()).await.is_ok();
+        if o.closed.load(Ordering::Relaxed) {
+            break;
+        }
+        let frames = take_all(o);
+        if !woken && frames.is_empty() {
+            if w.write_all(&[0, 0, 0, 0]).await.is_err() || w.flush().await.is_err() {
+                break;
+            }
+            continue;
+        }
+        let mut failed = false;
+        for f in frames {
+            if w.write_all(&f).await.is_err() {
+                failed = true;
+                break;
+            }
+            o.queued.fetch_sub(f.len(), Ordering::Relaxed);
+        }
+        if failed || w.flush().await.is_err() {
+            break;
+        }
+    }
+    let _ = w.shutdown().await;
+}
+
+/// The writer task on plain TCP: writes what senders could not write directly (waiting
+/// for the socket to take more), and a tick when a quarter of `--net-tick` passes without
+/// being woken (a tick is harmless even when frames went out directly meanwhile).
+async fn direct_writer(out: Outbox, idle: Duration) {
+    let o = &*out.0;
+    let Some(w) = &o.direct else { return };
+    loop {
+        if net::timeout(idle, o.wake.notified()).await.is_err() {
+            out.push(vec![0, 0, 0, 0]);
+        }
+        loop {
+            if o.closed.load(Ordering::Relaxed) {
+                return;
+            }
+            let r = {
+                let mut q = o.q.lock();
+                let at = q.at;
+                let Some(f) = q.frames.front() else { break };
+                let len = f.len();
+                match w.try_write(&f[at..]) {
+                    Ok(k) => {
+                        q.at += k;
+                        if q.at >= len {
+                            q.frames.pop_front();
+                            q.at = 0;
+                            o.queued.fetch_sub(len, Ordering::Relaxed);
+                        }
+                        Ok(())
+                    }
+                    Err(e) => Err(e),
+                }
+            };
+            match r {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                    if w.writable().await.is_err() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+}
+
+/// The reader under TLS: frames through a buffered reader.
+async fn reader(
+    inner: Arc<Inner>,
+    r: Box<dyn net::AsyncRead + Unpin + Send>,
+    name: String,
+    conn: u64,
+) {
+    // Frames are small and come in bursts: one read fills many (fewer system calls).
+    let mut r = net::BufReader::with_capacity(64 << 10, r);
+    let tick = inner.net_tick;
+    let reason = loop {
+        let len = match net::timeout(tick, r.read_u32()).await {
+            Err(_) => break "netTickTimeout",
+            Ok(Err(_)) => break "connectionClosed",
+            Ok(Ok(n)) => n as usize,
+        };
+        if len == 0 {
+            continue; // a tick
+        }
+        if len > MAX_FRAME {
+            break "protocol";
+        }
+        let mut body = vec![0u8; len];
+        match net::timeout(tick, r.read_exact(&mut body)).await {
+            Ok(Ok(_)) => {}
+            Err(_) => break "netTickTimeout",
+            Ok(Err(_)) => break "connectionClosed",
+        }
+        if let Err(why) = frame_in(&inner, &name, &body) {
+            break why;
+        }
+    };
+    inner.detach(&name, conn, reason);
+}
+
+/// One frame's body (after the length): handled, or why the connection ends.
+fn frame_in(inner: &Arc<Inner>, name: &str, body: &[u8]) -> Result<(), &'static str> {
+    if body.first() != Some(&112) || etf_check::check_frame(&body[1..]).is_err() {
+        return Err("protocol");
+    }
+    match Message::read_from(&mut &body[1..]) {
+        Ok(m) => handle(inner, name, m),
+        Err(erl_dist::message::RecvError::UnsupportedOp { .. }) => {}
+        Err(_) => return Err("protocol"),
+    }
+    Ok(())
+}
+
+/// Handles the complete frames at the start of `buf`; answers how many bytes they took.
+fn frames_in(inner: &Arc<Inner>, name: &str, buf: &[u8]) -> Result<usize, &'static str> {
+    let mut at = 0;
+    while buf.len() - at >= 4 {
+        let len = u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]) as usize;
+        if len > MAX_FRAME {
+            return Err("protocol");
+        }
+        if buf.len() - at - 4 < len {
+            break;
+        }
+        if len > 0 {
+            frame_in(inner, name, &buf[at + 4..at + 4 + len])?;
+        }
+        at += 4 + len;
+    }
+    Ok(at)
+}
+
+/// The reader on plain TCP: frames out of a growing buffer; polls the socket for [`SPIN`]
+/// while this node waits for a reply, else (and then) sleeps until it is readable.
+async fn tcp_reader(
+    inner: Arc<Inner>,
+    r: net::OwnedReadHalf,
+    dup: Option<std::net::TcpStream>,
+    name: String,
+    conn: u64,
+) {
+    let tick = inner.net_tick;
+    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
+    let mut chunk = vec![0u8; 64 << 10];
+    let reason = 'conn: loop {
+        match frames_in(&inner, &name, &buf) {
+            Ok(used) => {
+                buf.drain(..used);
+            }
+            Err(why) => break why,
+        }
+        // A frame is incomplete (or none has started): read more.
+        if let Some(d) = dup.as_ref().filter(|_| inner.awaiting()) {
+            let until = Instant::now() + SPIN;
+            let mut d = d;
+            loop {
+                match d.read(&mut chunk) {
+                    Ok(0) => break 'conn "connectionClosed",
+                    Ok(n) => {
+                        buf.extend_from_slice(&chunk[..n]);
+                        continue 'conn;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                    Err(_) => break 'conn "connectionClosed",
+                }
+                if Instant::now() >= until {
+                    break;
+                }
+                std::hint::spin_loop();
+            }
+        }
+        loop {
+            match net::timeout(tick, r.readable()).await {
+                Err(_) => break 'conn "netTickTimeout",
+                Ok(Err(_)) => break 'conn "connectionClosed",
+                Ok(Ok(())) => {}
+            }
+            match r.try_read(&mut chunk) {
+                Ok(0) => break 'conn "connectionClosed",
+                Ok(n) => {
+                    buf.extend_from_slice(&chunk[..n]);
+                    break;
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
+                Err(_) => break 'conn "connectionClosed",
+            }
+        }
+    };
+    inner.detach(&name, conn, reason);
+}

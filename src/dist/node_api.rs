@@ -1,0 +1,224 @@
+//! The [`Distribution`] operations of a named node (LANGUAGE.md 8.1–8.10): what the Node
+//! and remote-actor primitives call through `Program::dist`. Connection work runs on the
+//! node's network runtime ([`super::dial`], [`super::conn`]); sends and service requests
+//! are in [`super::remote`], queries in [`super::query`], global names in [`super::global`].
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use eetf::Term;
+
+use super::conn::{self, CallDest};
+use super::node::{stopped, DistNode, Once, PING_TIMEOUT};
+use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::prims::actor_node::{
+    CallReply, Dest, Distribution, Done, Inbound, NodeError, PeerEvents,
+};
+use crate::value::{Sym, Value};
+
+impl Distribution for DistNode {
+    fn node_name(&self) -> Sym {
+        self.inner.sym
+    }
+
+    fn creation(&self) -> u32 {
+        self.inner.me.creation
+    }
+
+    fn connect(&self, node: &str, done: Done<Result<(), NodeError>>) {
+        let done = Once::new(done, Err(stopped(node)));
+        let inner = self.inner.clone();
+        let to = node.to_string();
+        self.spawn(async move { done.call(inner.ensure(&to).await) });
+    }
+
+    fn disconnect(&self, node: &str) -> bool {
+        let peer = self.inner.state.lock().peers.remove(node);
+        match peer {
+            Some(p) => {
+                let visible = p.visible;
+                p.out.close();
+                self.inner.forget(node, p);
+                if visible {
+                    self.inner.peer_event(node, Some("disconnect"));
+                }
+                true
+            }
+            None => false,
+        }
+    }
+
+    fn is_connected(&self, node: &str) -> bool {
+        self.inner.state.lock().peers.contains_key(node)
+    }
+
+    fn ping(&self, node: &str, done: Done<bool>) {
+        if node == self.inner.me.name {
+            return done(true);
+        }
+        let request = Term::from(eetf::Tuple::from(vec![
+            conn::atom("is_auth"),
+            conn::atom(&self.inner.me.name),
+        ]));
+        self.call_name(
+            0,
+            node,
+            "net_kernel",
+            request,
+            Some(PING_TIMEOUT),
+            Box::new(move |r| {
+                done(matches!(r, Ok(CallReply { term: Term::Atom(a), .. }) if a.name == "yes"))
+            }),
+        );
+    }
+
+    fn set_peer_events(&self, events: PeerEvents) {
+        *self.inner.events.lock() = Some(events);
+    }
+
+    fn set_inbound(&self, inbound: Arc<dyn Inbound>) {
+        *self.inner.inbound.lock() = Some(inbound);
+    }
+
+    fn connected(&self) -> Vec<String> {
+        let st = self.inner.state.lock();
+        let mut v: Vec<(u32, &String)> = st
+            .peers
+            .iter()
+            .filter(|(_, p)| p.visible)
+            .map(|(n, p)| (p.index, n))
+            .collect();
+        v.sort();
+        v.into_iter().map(|(_, n)| n.clone()).collect()
+    }
+
+    fn call_name(
+        &self,
+        from: u64,
+        node: &str,
+        name: &str,
+        request: Term,
+        timeout: Option<Duration>,
+        done: Done<Result<CallReply, NodeError>>,
+    ) {
+        let done = Once::new(done, Err(stopped(node)));
+        let inner = self.inner.clone();
+        let (to, name) = (node.to_string(), name.to_string());
+        self.spawn(async move {
+            if let Err(e) = inner.ensure(&to).await {
+                return done.call(Err(e));
+            }
+            conn::call(
+                inner,
+                from,
+                to,
+                CallDest::Name(name),
+                request,
+                timeout,
+                done,
+            )
+            .await;
+        });
+    }
+
+    fn remote_call(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        name: Sym,
+        sel: Sym,
+        args: &[Value],
+    ) -> EvalResult {
+        let t = crate::runtime::Timeout::DEFAULT;
+        super::remote::send(self, ctx, node, Dest::Name(name), sel, args, t)
+    }
+
+    fn index_of(&self, node: &str) -> Option<u32> {
+        self.inner.index_of(node)
+    }
+
+    fn peer_creation(&self, node: &str) -> Option<u32> {
+        self.inner.state.lock().peers.get(node).map(|p| p.creation)
+    }
+
+    fn send_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        dest: Dest,
+        sel: Sym,
+        args: &[Value],
+        timeout: crate::runtime::Timeout,
+    ) -> EvalResult {
+        super::remote::send(self, ctx, node, dest, sel, args, timeout)
+    }
+
+    fn cast_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        dest: Dest,
+        sel: Sym,
+        args: &[Value],
+    ) -> Result<(), Unwind> {
+        super::remote::cast(self, ctx, node, dest, sel, args)
+    }
+
+    fn service(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        op: &str,
+        args: &[Value],
+    ) -> Result<Option<Value>, Unwind> {
+        super::remote::service(self, ctx, node, op, args)
+    }
+
+    fn watch_remote(
+        &self,
+        ctx: &mut Ctx,
+        node: Sym,
+        number: u64,
+        creation: u32,
+        block: Value,
+    ) -> Result<u64, Unwind> {
+        super::remote::watch(self, ctx, node, number, creation, block)
+    }
+
+    fn unwatch_remote(&self, id: u64) -> bool {
+        conn::unwatch(&self.inner, id)
+    }
+
+    fn global_register(&self, name: Sym, proc: &crate::runtime::ProcRef) -> Result<(), NodeError> {
+        super::global::register(&self.inner, name, proc)
+    }
+
+    fn classes_reloaded(&self) {
+        super::shapes::reloaded(&self.inner);
+    }
+
+    fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {
+        super::global::whereis(&self.inner, name)
+    }
+
+    fn query(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        node: Sym,
+        sel: &str,
+        args: &[crate::value::Value],
+        timeout_ms: u64,
+    ) -> crate::interp::eval::EvalResult {
+        super::query::query(self, ctx, node, sel, args, timeout_ms)
+    }
+
+    fn cast_name(&self, from: u64, node: &str, name: &str, request: Term) {
+        let inner = self.inner.clone();
+        let (to, name) = (node.to_string(), name.to_string());
+        self.spawn(async move {
+            if inner.ensure(&to).await.is_ok() {
+                conn::cast(&inner, from, &to, &CallDest::Name(name), request);
+            }
+        });
+    }
+}
