@@ -157,7 +157,11 @@ impl Enc<'_> {
             }
             // Processes of other nodes are pids of those nodes (8.12).
             if let Some(a) = any.downcast_ref::<RemoteActor>() {
-                return Ok(Term::from(peer_pid(a.node, a.number, a.creation)));
+                let pid = peer_pid(a.node, a.number, a.creation);
+                if a.class_name != self.ctx.prog.core.actor.name {
+                    super::etf_classes::note(&pid, a.class_name);
+                }
+                return Ok(Term::from(pid));
             }
             if let Some(p) = any.downcast_ref::<RemotePid>() {
                 return Ok(Term::from(peer_pid(p.node, p.number, p.creation)));
@@ -226,7 +230,11 @@ impl Enc<'_> {
                 Term::from(Map::from(out))
             }
             Item::Ref(r) if matches!(r.kind, RefKind::Actor | RefKind::Pid) && r.node == node => {
-                Term::from(local_pid(&self.me, r.number))
+                let pid = local_pid(&self.me, r.number);
+                if r.kind == RefKind::Actor {
+                    super::etf_classes::note(&pid, r.class);
+                }
+                Term::from(pid)
             }
             _ => self.tagged(v)?,
         })

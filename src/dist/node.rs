@@ -127,6 +127,7 @@ pub(crate) struct Peer {
 
 impl Drop for Peer {
     fn drop(&mut self) {
+        self.out.close();
         for t in &self.tasks {
             t.abort();
         }

@@ -77,11 +77,24 @@ pub(super) fn error_term(kind: &str, message: &str) -> Term {
 
 /// Splits `{Selector, Args}` (or `{cast, Selector, Args}` with `cast`).
 pub(super) fn request_parts(t: &Term, cast: bool) -> Option<(String, Vec<Term>)> {
+    request_with_classes(t, cast).map(|(s, a, _)| (s, a))
+}
+
+/// Splits a request that may carry a bt peer's class table (`codec::etf_classes`):
+/// `{Selector, Args, Classes}` (`{cast, Selector, Args, Classes}`).
+pub(super) fn request_with_classes(
+    t: &Term,
+    cast: bool,
+) -> Option<(String, Vec<Term>, Option<Term>)> {
     let Term::Tuple(tu) = t else { return None };
     let e = &tu.elements[..];
-    let (sel, args) = match (cast, e) {
-        (false, [s, a]) => (s, a),
-        (true, [Term::Atom(c), s, a]) if c.name == "cast" => (s, a),
+    let (sel, args, classes) = match (cast, e) {
+        (false, [s, a]) => (s, a, None),
+        (false, [s, a, c @ Term::List(_)]) => (s, a, Some(c.clone())),
+        (true, [Term::Atom(c), s, a]) if c.name == "cast" => (s, a, None),
+        (true, [Term::Atom(c), s, a, t @ Term::List(_)]) if c.name == "cast" => {
+            (s, a, Some(t.clone()))
+        }
         _ => return None,
     };
     let Term::Atom(sel) = sel else { return None };
@@ -94,7 +107,7 @@ pub(super) fn request_parts(t: &Term, cast: bool) -> Option<(String, Vec<Term>)>
             .collect(),
         _ => return None,
     };
-    Some((sel.name.clone(), args))
+    Some((sel.name.clone(), args, classes))
 }
 
 /// How many arguments `sel` takes (binary selectors 1, keywords one per colon).
@@ -165,6 +178,18 @@ pub(super) fn reply_term(ctx: &mut Ctx, r: EvalResult) -> Term {
     }
 }
 
+/// [`reply_term`] for a bt caller: a result carries the class table of the actors in it
+/// (`{ok, Value, Classes}`, `codec::etf_classes`).
+fn reply_with_classes(ctx: &mut Ctx, r: EvalResult) -> Term {
+    match r {
+        Ok(v) => match crate::codec::etf_classes::collect(|| etf::to_term(ctx, &v, "result")) {
+            (Ok(t), table) => Term::from(Tuple::from(vec![atom("ok"), t, table])),
+            (Err(_), _) => reply_term(ctx, Ok(v)),
+        },
+        r => reply_term(ctx, r),
+    }
+}
+
 /// An exit reason as a term (`normal`, `killed`, the exception map …).
 pub fn reason_term(ctx: &Ctx, r: &ExitReason) -> Term {
     match r {
@@ -215,7 +240,13 @@ fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
 
 /// Runs request `sel`/`args` inside the actor whose process runs `ctx`: as a message of
 /// its own (state rolled back when the method raises), answering the reply term.
-fn run_in_actor(ctx: &mut Ctx, class: &crate::value::ClassRef, sel: &str, args: &[Term]) -> Term {
+fn run_in_actor(
+    ctx: &mut Ctx,
+    class: &crate::value::ClassRef,
+    sel: &str,
+    args: &[Term],
+    classes: Option<&Term>,
+) -> Term {
     let Some(sym) = Sym::lookup(sel) else {
         return error_reply(
             ctx,
@@ -230,6 +261,9 @@ fn run_in_actor(ctx: &mut Ctx, class: &crate::value::ClassRef, sel: &str, args: 
             args.len()
         );
         return error_reply(ctx, ErrorKind::ArityMismatch, m);
+    }
+    if let (Some(t), Some(d)) = (classes, ctx.prog.dist.get()) {
+        crate::codec::etf_classes::remember(d.node_name().as_str(), t);
     }
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
@@ -246,6 +280,7 @@ fn run_in_actor(ctx: &mut Ctx, class: &crate::value::ClassRef, sel: &str, args: 
     let saved = ctx.actor_fields.clone();
     let r = ctx.send(&me, sym, &vals);
     match r {
+        Ok(v) if classes.is_some() => reply_with_classes(ctx, Ok(v)),
         Ok(v) => reply_term(ctx, Ok(v)),
         Err(Unwind::Error(e)) => {
             ctx.actor_fields = saved;
@@ -268,7 +303,7 @@ impl Inbound for BtInbound {
             // The caller makes `no_such_process` (a name) or `actor_dead` (a pid) of it.
             return reply(Term::from(Tuple::from(vec![atom("error"), atom("noproc")])));
         };
-        let Some((sel, args)) = request_parts(&request, false) else {
+        let Some((sel, args, classes)) = request_with_classes(&request, false) else {
             return reply(error_term(
                 "badarg",
                 "expected {Selector, Args} with an atom and a list",
@@ -278,7 +313,7 @@ impl Inbound for BtInbound {
             // Straight into the actor's mailbox: no process of its own, two fewer wakes.
             let reply = ReplyOnce(Some(reply));
             let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
-                let t = run_in_actor(ctx, &class, &sel, &args);
+                let t = run_in_actor(ctx, &class, &sel, &args, classes.as_ref());
                 reply.send(t);
             });
             let boxed = crate::interp::actor::handle::native(JobBox {
@@ -318,12 +353,12 @@ impl Inbound for BtInbound {
         let Some(p) = self.proc(&sys, target) else {
             return;
         };
-        let Some((sel, args)) = request_parts(&request, true) else {
+        let Some((sel, args, classes)) = request_with_classes(&request, true) else {
             return;
         };
         if let Some(class) = is_bt_actor(&p) {
             let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
-                let t = run_in_actor(ctx, &class, &sel, &args);
+                let t = run_in_actor(ctx, &class, &sel, &args, classes.as_ref());
                 if let Term::Tuple(t) = &t {
                     if matches!(t.elements.first(), Some(Term::Atom(a)) if a.name != "ok") {
                         let why = t.elements.get(1).map(|e| e.to_string()).unwrap_or_default();

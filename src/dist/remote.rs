@@ -37,20 +37,39 @@ pub(crate) fn raise(ctx: &Ctx, e: NodeError) -> Unwind {
 }
 
 /// `{Selector, [Args]}` (`{cast, Selector, [Args]}` for a cast), raising `not_serialisable`
-/// with the argument's path when one cannot cross.
-fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool) -> Result<Term, Unwind> {
-    let mut targs = Vec::with_capacity(args.len());
-    for (i, a) in args.iter().enumerate() {
-        let root = format!("arg{}", i + 1);
-        targs.push(etf::to_term(ctx, a, &root).map_err(|e| e.to_unwind(ctx))?);
-    }
-    let mut parts = Vec::with_capacity(3);
+/// with the argument's path when one cannot cross. To a bt peer (`bt`) it carries the class
+/// table of the actors in the arguments (`codec::etf_classes`), which also asks for one in
+/// the reply.
+fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool, bt: bool) -> Result<Term, Unwind> {
+    let (targs, table) = crate::codec::etf_classes::collect(|| {
+        let mut targs = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            let root = format!("arg{}", i + 1);
+            targs.push(etf::to_term(ctx, a, &root)?);
+        }
+        Ok::<_, crate::codec::CodecError>(targs)
+    });
+    let targs = targs.map_err(|e| e.to_unwind(ctx))?;
+    let mut parts = Vec::with_capacity(4);
     if cast {
         parts.push(etf::atom("cast"));
     }
     parts.push(Term::from(Atom::from(sel.as_str())));
     parts.push(Term::from(List::from(targs)));
+    if bt {
+        parts.push(table);
+    }
     Ok(Term::from(Tuple::from(parts)))
+}
+
+/// Is `node` a connected bt peer? (No trip through the network runtime.)
+fn connected_bt(d: &DistNode, node: Sym) -> bool {
+    d.inner
+        .state
+        .lock()
+        .peers
+        .get(node.as_str())
+        .is_some_and(|p| p.bt)
 }
 
 fn call_dest(inner: &Inner, node: &str, dest: Dest) -> CallDest {
@@ -114,7 +133,7 @@ pub(crate) fn send(
     args: &[Value],
     timeout: Timeout,
 ) -> EvalResult {
-    let req = request(ctx, sel, args, false)?;
+    let req = request(ctx, sel, args, false, connected_bt(d, node))?;
     let t = match timeout {
         Timeout::Ms(ms) => Some(Duration::from_millis(ms)),
         Timeout::Infinity => None,
@@ -152,7 +171,7 @@ pub(crate) fn cast(
     sel: Sym,
     args: &[Value],
 ) -> Result<(), Unwind> {
-    let req = request(ctx, sel, args, true)?;
+    let req = request(ctx, sel, args, true, connected_bt(d, node))?;
     let from = ctx.pid;
     let inner = d.inner.clone();
     let to = node.as_str().to_string();
@@ -201,7 +220,7 @@ pub(crate) fn service(
     if !bt_peer(d, ctx, node)? {
         return Ok(None);
     }
-    let req = request(ctx, Sym::new(op), args, false)?;
+    let req = request(ctx, Sym::new(op), args, false, false)?;
     let dest = Dest::Name(Sym::new(SERVICE));
     let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT))?;
     let reply = r.map_err(|e| {
@@ -264,8 +283,16 @@ pub(crate) fn decode_reply(ctx: &mut Ctx, node: Sym, reply: &CallReply) -> EvalR
     let Term::Tuple(t) = &reply.term else {
         return Err(unexpected(ctx, &reply.term));
     };
-    let [Term::Atom(tag), body] = &t.elements[..] else {
-        return Err(unexpected(ctx, &reply.term));
+    let (tag, body) = match &t.elements[..] {
+        [Term::Atom(tag), body] => (tag, body),
+        // A result with the class table of its actors (`codec::etf_classes`).
+        [Term::Atom(tag), body, table] if tag.name == "ok" => {
+            if let Some(d) = ctx.prog.dist.get() {
+                crate::codec::etf_classes::remember(d.node_name().as_str(), table);
+            }
+            (tag, body)
+        }
+        _ => return Err(unexpected(ctx, &reply.term)),
     };
     match tag.name.as_str() {
         "ok" => etf::from_term(ctx, body, "result").map_err(|e| e.to_unwind(ctx)),

@@ -180,6 +180,16 @@ fn known_classes() -> &'static Mutex<std::collections::HashMap<(Sym, u64), Sym>>
 
 const KNOWN_LIMIT: usize = 65_536;
 
+/// Remembers that actor `number` on `node` is of class `class` (a class table from a
+/// peer, `codec::etf_classes`, or a handle made with its class).
+pub fn remember_class(node: Sym, number: u64, class: Sym) {
+    let mut k = known_classes().lock();
+    if k.len() >= KNOWN_LIMIT {
+        k.clear();
+    }
+    k.insert((node, number), class);
+}
+
 /// A handle of actor `number` on `node` (class by name on this node, else Actor).
 pub fn remote_actor(
     ctx: &Ctx,
@@ -188,18 +198,16 @@ pub fn remote_actor(
     creation: u32,
     class_name: Option<Sym>,
 ) -> Value {
-    let class_name = {
-        let mut k = known_classes().lock();
-        match class_name {
-            Some(c) if c != ctx.prog.core.actor.name => {
-                if k.len() >= KNOWN_LIMIT {
-                    k.clear();
-                }
-                k.insert((node, number), c);
-                Some(c)
-            }
-            other => k.get(&(node, number)).copied().or(other),
+    let class_name = match class_name {
+        Some(c) if c != ctx.prog.core.actor.name => {
+            remember_class(node, number, c);
+            Some(c)
         }
+        other => known_classes()
+            .lock()
+            .get(&(node, number))
+            .copied()
+            .or(other),
     };
     let d = ctx.prog.dist.get();
     let index = d.and_then(|d| d.index_of(node.as_str())).unwrap_or(0);
