@@ -21,9 +21,15 @@ const SERVER: &str = r#"Actor subclass: Counter
   hang => Transcript showCr: "hanging". Timer sleep: 60000
   nap => Timer sleep: 300. self.n
   apply: b to: x => b value: x
+  sibling => Counter spawn
+  withLog: l => #(l, Counter spawn)
 
 Object subclass: Shared
   class square => [:x | x * x]
+
+Object subclass: Finder
+  class find: c => c apply: [:x | ^x * 2] to: 21. 0
+  class stale => [:x | ^x]
 
 Actor subclass: Worker
   state: jobs = 0
@@ -66,6 +72,10 @@ Actor subclass: Missing
 
 Object subclass: Shared
   class square => [:x | x * x]
+
+Object subclass: Finder
+  class find: c => c apply: [:x | ^x * 2] to: 21. 0
+  class stale => [:x | ^x]
 
 Actor subclass: Log
   state: items = #()
@@ -116,6 +126,14 @@ Transcript showCr: (h echo: log) printString
 Transcript showCr: (h echo: (Log named: #log) unwrap) printString
 Transcript showCr: (h sizeOf: (Log named: #log) unwrap) printString
 Transcript showCr: (h echo: c) printString
+// An actor this node meets first in a reply prints with its class (a class table travels
+// with actors between bt nodes).
+Transcript showCr: c sibling printString
+Transcript showCr: (c withLog: log) printString
+// 8.6: a `^` in a block run on the other node during the call returns from its home
+// method here; one whose home has returned raises runtime_error.
+Transcript showCr: (Finder find: c) printString
+Transcript showCr: (try value: [c apply: Finder stale to: 1])
 c stop
 Transcript showCr: c isAlive printString
 Transcript showCr: (try value: [c value])
@@ -168,6 +186,10 @@ Transcript showCr: (try value: [c value])
             "Actor(Log, registered, log)",
             "0",
             "Actor(Counter, 1.N.0)",
+            "Actor(Counter, 1.N.0)",
+            "#(Actor(Log, 0.N.0), Actor(Counter, 1.N.0))",
+            "42",
+            "#runtime_error non-local return from a method that has already returned",
             "false",
             "#actor_dead <1.N.0> on bee@localhost is not alive",
         ],

@@ -158,6 +158,19 @@ fn find_code(prog: &Program, id: &BlockId) -> Option<(DefinedIn, Arc<FnCode>)> {
     (code.nparams == id.arity).then_some((owner, code))
 }
 
+thread_local! {
+    static HOME: std::cell::Cell<u64> = const { std::cell::Cell::new(u64::MAX) };
+}
+
+/// Runs `f` (which decodes values) giving the blocks it decodes the home `home` (a remote
+/// call's relay, LANGUAGE.md 8.6 "Non-local return").
+pub fn with_home<R>(home: u64, f: impl FnOnce() -> R) -> R {
+    let outer = HOME.with(|h| h.replace(home));
+    let r = f();
+    HOME.with(|h| h.set(outer));
+    r
+}
+
 /// A block for `id` in this program: the real code with `recv` and `captured`, or (when the
 /// code is not here at the same version) a block of the same arity raising
 /// `remote_code_mismatch` when invoked.
@@ -176,8 +189,9 @@ pub fn resolve(ctx: &Ctx, id: &BlockId, recv: Value, captured: Vec<Value>) -> Va
                 code,
                 recv,
                 upvals: upvals.into_boxed_slice(),
-                // A `^` in a block that crossed to another node has no live home here.
-                home: u64::MAX,
+                // A `^` in a block that crossed to another node has no live home here,
+                // unless it came in a sync call that relays it ([`with_home`]).
+                home: HOME.with(|h| h.get()),
                 mside: owner.as_ref().is_some_and(|o| o.1),
                 mclass: owner.map(|o| o.0),
                 serial,

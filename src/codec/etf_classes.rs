@@ -28,7 +28,12 @@ pub fn collect<R>(f: impl FnOnce() -> R) -> (R, Term) {
     let items: Vec<Term> = found
         .unwrap_or_default()
         .into_iter()
-        .map(|(p, c)| Term::from(Tuple::from(vec![Term::from(p), Term::from(Atom::from(c.as_str()))])))
+        .map(|(p, c)| {
+            Term::from(Tuple::from(vec![
+                Term::from(p),
+                Term::from(Atom::from(c.as_str())),
+            ]))
+        })
         .collect();
     (r, Term::from(List::from(items)))
 }
@@ -45,7 +50,8 @@ pub(crate) fn note(p: &Pid, class: Sym) {
 }
 
 /// Records a peer's class table: actors of other nodes listed there print with their
-/// class when their pids are decoded. Class names are looked up, never created.
+/// class when their pids are decoded. Names count against the cap on peer atoms
+/// (`etf::peer_symbol`).
 pub fn remember(me: &str, table: &Term) {
     let Term::List(l) = table else { return };
     for e in l.elements.iter().take(4096) {
@@ -56,8 +62,8 @@ pub fn remember(me: &str, table: &Term) {
         if p.node.name == me {
             continue; // this node's own actors decode as themselves
         }
-        let (Some(node), Some(class)) = (super::etf::peer_symbol(&p.node.name), Sym::lookup(&c.name))
-        else {
+        let peer = super::etf::peer_symbol;
+        let (Some(node), Some(class)) = (peer(&p.node.name), peer(&c.name)) else {
             continue;
         };
         let number = (p.id as u64) | ((p.serial as u64) << 32);

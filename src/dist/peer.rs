@@ -265,10 +265,19 @@ fn run_in_actor(
     if let (Some(t), Some(d)) = (classes, ctx.prog.dist.get()) {
         crate::codec::etf_classes::remember(d.node_name().as_str(), t);
     }
+    // A bt caller (it sends a class table) relays a `^` of its blocks back (8.6): they get
+    // this call's remote home.
+    let home = classes.map(|_| {
+        static CALLS: AtomicU64 = AtomicU64::new(1);
+        crate::interp::eval::REMOTE_HOME | (CALLS.fetch_add(1, Ordering::Relaxed) & ((1 << 62) - 1))
+    });
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let root = format!("arg{}", i + 1);
-        match etf::from_term(ctx, a, &root) {
+        let v = crate::codec::block::with_home(home.unwrap_or(u64::MAX), || {
+            etf::from_term(ctx, a, &root)
+        });
+        match v {
             Ok(v) => vals.push(v),
             Err(e) => {
                 let u = e.to_unwind(ctx);
@@ -282,6 +291,22 @@ fn run_in_actor(
     match r {
         Ok(v) if classes.is_some() => reply_with_classes(ctx, Ok(v)),
         Ok(v) => reply_term(ctx, Ok(v)),
+        // A `^` of the caller's block: `{nlr, Value}` returns from its home method there.
+        // The method did not fail: its changes stay.
+        Err(Unwind::Return { value, home: h }) if Some(h) == home => {
+            match etf::to_term(ctx, &value, "result") {
+                Ok(t) => Term::from(Tuple::from(vec![atom("nlr"), t])),
+                Err(e) => {
+                    let u = e.to_unwind(ctx);
+                    reply_term(ctx, Err(u))
+                }
+            }
+        }
+        Err(Unwind::Return { .. }) => {
+            ctx.actor_fields = saved;
+            let m = "non-local return from a method that has already returned".to_string();
+            error_reply(ctx, ErrorKind::RuntimeError, m)
+        }
         Err(Unwind::Error(e)) => {
             ctx.actor_fields = saved;
             let e = crate::interp::actor::send::prefix_error(e, class, sym);

@@ -134,6 +134,16 @@ pub(crate) fn send(
     timeout: Timeout,
 ) -> EvalResult {
     let req = request(ctx, sel, args, false, connected_bt(d, node))?;
+    // The live homes of the blocks sent: a `^` relayed from the callee returns there (8.6).
+    let mut homes: Vec<u64> = args
+        .iter()
+        .filter_map(|a| match a {
+            Value::Block(c) if c.home != u64::MAX && ctx.home_live(c.home) => Some(c.home),
+            _ => None,
+        })
+        .collect();
+    homes.sort_unstable();
+    homes.dedup();
     let t = match timeout {
         Timeout::Ms(ms) => Some(Duration::from_millis(ms)),
         Timeout::Infinity => None,
@@ -159,6 +169,20 @@ pub(crate) fn send(
         }
         raise(ctx, e)
     })?;
+    if let Term::Tuple(t) = &reply.term {
+        if let [Term::Atom(tag), v] = &t.elements[..] {
+            if tag.name == "nlr" && reply.bt_peer {
+                let value = etf::from_term(ctx, v, "result").map_err(|e| e.to_unwind(ctx))?;
+                return match homes[..] {
+                    [home] => Err(Unwind::Return { value, home }),
+                    _ => Err(ctx.err(
+                        ErrorKind::RuntimeError,
+                        "non-local return from a method that has already returned",
+                    )),
+                };
+            }
+        }
+    }
     decode_reply(ctx, node, &reply)
 }
 

@@ -29,6 +29,7 @@ use crate::value::{ClassRef, Sym, Value};
 
 pub use code::{CompiledMethod, FnCode, Loc};
 pub use send::sel_arity;
+pub(crate) use send::REMOTE_HOME;
 
 pub type EvalResult = Result<Value, Unwind>;
 

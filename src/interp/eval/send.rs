@@ -36,6 +36,11 @@ fn cache_index(key: usize, sel: Sym) -> usize {
     (h ^ (h >> 11)) & (super::CACHE_SIZE - 1)
 }
 
+/// Homes of blocks that arrived in a remote sync call (`REMOTE_HOME | call`, LANGUAGE.md
+/// 8.6): a `^` in them unwinds to the call's handler, which relays it to the caller's node
+/// (`crate::dist::peer`).
+pub(crate) const REMOTE_HOME: u64 = 1 << 62;
+
 impl Ctx {
     /// The dispatch key of a receiver: class pointer, low bit set for class-side receivers.
     #[inline]
@@ -612,9 +617,10 @@ impl Ctx {
         r
     }
 
-    /// Is the method activation `home` still running in this process?
+    /// Is the method activation `home` still running in this process? A home on the other
+    /// side of a remote call ([`REMOTE_HOME`]) is taken as live: the call relays the `^`.
     pub(crate) fn home_live(&self, home: u64) -> bool {
-        self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
+        home >> 62 == 1 || self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
     }
 
     /// `super sel args` from a method defined in `mclass` on side `mside`.
