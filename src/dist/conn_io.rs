@@ -121,11 +121,8 @@ impl Outbox {
         let mut q = o.q.lock();
         if q.frames.is_empty() {
             if let Some(w) = &o.direct {
-                let done = match w.try_write(&frame) {
-                    Ok(k) => k,
-                    // WouldBlock, or an error the writer task will meet and close on.
-                    Err(_) => 0,
-                };
+                // WouldBlock, or an error the writer task will meet and close on: 0.
+                let done = w.try_write(&frame).unwrap_or_default();
                 if done == n {
                     return true;
                 }

@@ -17,11 +17,14 @@ use super::node::Inner;
 /// usually later than its wake-up and needs no notification).
 const IDLE: Duration = Duration::from_secs(1);
 
-/// The pending deadlines: `(when, call number)`, earliest first.
+/// The deadlines (`(when, call number)`, earliest first), and when the timer task will
+/// wake next.
+type Pending = (BTreeSet<(Instant, u64)>, Option<Instant>);
+
+/// The pending deadlines of a node's calls.
 #[derive(Default)]
 pub struct Deadlines {
-    /// The deadlines, and when the timer task will wake next.
-    set: Mutex<(BTreeSet<(Instant, u64)>, Option<Instant>)>,
+    set: Mutex<Pending>,
     /// Told when a deadline earlier than the timer task's next wake-up arrives.
     earlier: Notify,
 }
