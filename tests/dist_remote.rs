@@ -284,6 +284,11 @@ fn a_remote_supervisor_restarts_a_monitored_child() {
   size => self.items size
 
 n := (Node named: #'bee@localhost') unwrap
+// Supervisor selectors through the handles `aNode supervisors` answers.
+sup := (n supervisors) unwrap first
+Transcript showCr: sup printString
+Transcript showCr: sup childCount printString
+Transcript showCr: sup children printString
 w := (Actor named: #worker on: n) unwrap
 w work. w work
 Transcript showCr: w jobs printString
@@ -303,7 +308,20 @@ Transcript showCr: w jobs printString
     );
     let (code, out, err) = env.run(COOKIE, &["--name", "ant@localhost", &client]);
     assert_eq!(code, 0, "{err}");
-    assert_eq!(lines(&out), ["2", "#(#killed)", "false", "0", "1"], "{err}");
+    assert_eq!(
+        lines(&wild(&out)),
+        [
+            "Actor(WorkSup, 1.N.0)",
+            "1",
+            "#(#Worker)",
+            "2",
+            "#(#killed)",
+            "false",
+            "0",
+            "1"
+        ],
+        "{err}"
+    );
 }
 
 /// examples/cluster: the work queue on one node, workers under a supervisor on another; the

@@ -141,11 +141,22 @@ fn run_request(ctx: &mut Ctx, p: ProcRef, sel: &str, args: &[Term]) -> EvalResul
         let root = format!("arg{}", i + 1);
         vals.push(etf::from_term(ctx, a, &root).map_err(|e| e.to_unwind(ctx))?);
     }
-    let class = match p.info() {
-        Value::Class(c) => c.clone(),
-        _ => ctx.prog.core.actor.clone(),
+    // A supervisor answers through its supervisor handle (`aNode supervisors`).
+    let sup = ctx
+        .proc
+        .sys
+        .as_ref()
+        .and_then(|sys| sys.supervision.by_pid(p.pid()));
+    let h = match sup {
+        Some(s) => crate::interp::prims::supervision::sup_value(ctx, s),
+        None => {
+            let class = match p.info() {
+                Value::Class(c) => c.clone(),
+                _ => ctx.prog.core.actor.clone(),
+            };
+            ActorRef::value(p, class)
+        }
     };
-    let h = ActorRef::value(p, class);
     ctx.send(&h, sym, &vals)
 }
 
@@ -230,10 +241,16 @@ fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
     reply_term(ctx, Err(Unwind::Error(exc)))
 }
 
-/// A user actor (its messages run bt methods) — one that can take a job in its mailbox.
+/// A user actor (its messages run bt methods) — one that can take a job in its mailbox
+/// (a supervisor's class is a user class too, but not an actor class).
 fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
     match p.info() {
-        Value::Class(c) if c.builtin == crate::interp::class::Builtin::None => Some(c.clone()),
+        Value::Class(c)
+            if c.builtin == crate::interp::class::Builtin::None
+                && c.kind == crate::interp::class::ClassKind::Actor =>
+        {
+            Some(c.clone())
+        }
         _ => None,
     }
 }
