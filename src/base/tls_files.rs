@@ -32,6 +32,17 @@ pub struct TlsFiles {
 impl TlsFiles {
     /// Reads and parses the configuration file at `path` (`certfile` is required).
     pub fn read(flag: &'static str, path: &Path) -> Result<TlsFiles, String> {
+        Self::parse(flag, path, true)
+    }
+
+    /// As [`TlsFiles::read`] for a client (`bt top --tls`), whose own certificate is needed
+    /// only by servers that ask for one: a missing `certfile` leaves `certfile` and
+    /// `keyfile` empty.
+    pub fn read_client(flag: &'static str, path: &Path) -> Result<TlsFiles, String> {
+        Self::parse(flag, path, false)
+    }
+
+    fn parse(flag: &'static str, path: &Path, need_cert: bool) -> Result<TlsFiles, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{flag}: cannot read {}: {e}", path.display()))?;
         let (mut cert, mut keyf, mut ca, mut verify) = (None, None, None, true);
@@ -62,7 +73,11 @@ impl TlsFiles {
                 }
             }
         }
-        let certfile = cert.ok_or_else(|| format!("{flag}: certfile is missing"))?;
+        let certfile = match cert {
+            Some(c) => c,
+            None if !need_cert => String::new(),
+            None => return Err(format!("{flag}: certfile is missing")),
+        };
         Ok(TlsFiles {
             flag,
             keyfile: keyf.unwrap_or_else(|| certfile.clone()),
@@ -134,6 +149,11 @@ mod tests {
             parse("keyfile = /k\n").unwrap_err(),
             "--x-tls: certfile is missing"
         );
+        let dir = crate::scratch::dir("tls-files-client");
+        let p = dir.join("client.conf");
+        std::fs::write(&p, "cacertfile = /ca.pem\n").unwrap();
+        let c = TlsFiles::read_client("--x-tls", &p).unwrap();
+        assert_eq!((c.certfile.as_str(), c.keyfile.as_str()), ("", ""));
         let e = TlsFiles::read("--x-tls", Path::new("/nonexistent/tls.conf")).unwrap_err();
         assert!(
             e.starts_with("--x-tls: cannot read /nonexistent/tls.conf"),

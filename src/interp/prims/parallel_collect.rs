@@ -111,7 +111,10 @@ pub(crate) fn collect(ctx: &mut Ctx, elems: Vec<Value>, block: &Value, limit: us
                 let r = r.as_sym().map_or("abnormal", |s| s.as_str());
                 return Err(ctx.err(
                     ErrorKind::ActorDead,
-                    format!("parallelCollect: the block for element {} exited: {r}", i + 1),
+                    format!(
+                        "parallelCollect: the block for element {} exited: {r}",
+                        i + 1
+                    ),
                 ));
             }
             None => {
