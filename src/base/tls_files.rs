@@ -15,7 +15,12 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::DigitallySignedStruct;
 
 /// A parsed configuration file (paths as written; nothing is read yet).
 #[derive(Clone, Debug)]
@@ -115,6 +120,56 @@ pub fn key(flag: &str, path: &str) -> Result<PrivateKeyDer<'static>, String> {
     rustls_pemfile::private_key(&mut BufReader::new(f))
         .map_err(|e| format!("{flag}: bad key in {path}: {e}"))?
         .ok_or_else(|| format!("{flag}: no private key in {path}"))
+}
+
+/// The client side of `verify = verify_none`: accepts any server certificate (handshake
+/// signatures are still checked). Shared by the clients that read this file format.
+#[derive(Debug)]
+pub struct NoVerify(pub Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
 }
 
 #[cfg(test)]

@@ -34,13 +34,12 @@
 //!   (`crate::dist::shapes`) through [`announce_shape_skew`].
 //! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
 
-use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native, native_by_key};
 use crate::interp::actor::send::{describe_exception, transfer, transfer_in};
 use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
 use crate::interp::error::ErrorKind;
@@ -51,7 +50,7 @@ use crate::interp::prims::parallel::{spawn_job, Job};
 use crate::runtime::{CallError, Timeout};
 use crate::runtime::{Cx, SpawnOpts};
 use crate::value::dict::Dict;
-use crate::value::{ClassRef, NativeObj, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
@@ -114,42 +113,18 @@ fn order_key(class: &ClassRef, id: u64) -> (u8, Vec<u64>) {
     (9, k)
 }
 
-/// The NativeObj impl of a handle whose identity is a numeric id (equal iff the ids are equal,
-/// printed as its class name, ordered by class name then id).
-macro_rules! id_handle {
-    ($ty:ty, |$v:ident| $id:expr, $salt:expr) => {
-        impl NativeObj for $ty {
-            fn class(&self) -> ClassRef {
-                self.class.clone()
-            }
-            fn print_string(&self) -> String {
-                self.class.name.as_str().to_string()
-            }
-            fn equals(&self, other: &dyn NativeObj) -> bool {
-                let $v = self;
-                let mine = $id;
-                other
-                    .as_any()
-                    .downcast_ref::<$ty>()
-                    .is_some_and(|$v| $id == mine)
-            }
-            fn hash_code(&self) -> u64 {
-                let $v = self;
-                $id ^ $salt
-            }
-            fn order_key(&self) -> (u8, Vec<u64>) {
-                let $v = self;
-                order_key(&self.class, $id)
-            }
-            fn as_any(&self) -> &dyn Any {
-                self
-            }
-        }
-    };
-}
-
-id_handle!(AnnouncerVal, |v| v.core.id, 0xA7_0000_0000);
-id_handle!(SubscriptionVal, |v| v.sub.id, 0x5B_0000_0000);
+native_by_key!(AnnouncerVal {
+    key: |v| v.core.id,
+    print: |v| v.class.name.as_str().to_string(),
+    hash: |v| v.core.id ^ 0xA7_0000_0000,
+    order: |v| order_key(&v.class, v.core.id),
+});
+native_by_key!(SubscriptionVal {
+    key: |v| v.sub.id,
+    print: |v| v.class.name.as_str().to_string(),
+    hash: |v| v.sub.id ^ 0x5B_0000_0000,
+    order: |v| order_key(&v.class, v.sub.id),
+});
 
 pub fn register(p: &mut Prims) {
     let a = "Announcer";

@@ -21,12 +21,12 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::collections::expected;
-use super::parallel::{spawn_job, Job, Outcome};
+use super::parallel::{kill_after_wait, spawn_job, unfinished, Job, Outcome};
 use crate::interp::actor::send::transfer_in;
 use crate::interp::actor::{need_cx, sys_of, ActorSys};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::runtime::{CallError, Completion, ProcRef, Timeout};
+use crate::runtime::{Completion, ProcRef, Timeout};
 use crate::value::Value;
 
 /// The `maxConcurrency:` argument: a positive Integer (a huge one means no limit).
@@ -84,23 +84,13 @@ pub(crate) fn collect(ctx: &mut Ctx, elems: Vec<Value>, block: &Value, limit: us
             start_next(&s2, &st2, &c);
         }
     });
-    let unfinished: Vec<ProcRef> = {
+    let unfinished = {
         let mut g = st.lock();
         g.closed = true;
         g.pending.clear();
-        g.procs
-            .iter()
-            .zip(&g.outs)
-            .filter(|(_, o)| o.is_none())
-            .filter_map(|(p, _)| p.clone())
-            .collect()
+        unfinished(&g.procs, &g.outs)
     };
-    for p in &unfinished {
-        sys.rt.kill(p);
-    }
-    if let Err(CallError::Exiting(reason)) = waited {
-        return Err(Unwind::Exit(reason.to_value()));
-    }
+    kill_after_wait(&sys, &unfinished, waited)?;
     let outs = std::mem::take(&mut st.lock().outs);
     let mut results = Vec::with_capacity(n);
     for (i, o) in outs.into_iter().enumerate() {
