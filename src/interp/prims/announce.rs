@@ -262,42 +262,31 @@ fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
         };
         let node = Sym::new(node);
         let down = down.map(Sym::new);
-        let s2 = sys.clone();
-        let opts = SpawnOpts {
-            label: "callback",
-            ..SpawnOpts::default()
-        };
-        sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
-            run_logged(&s2, cx, |ctx| {
-                let n = node_value(ctx, node)?;
-                let mut pairs = vec![(Value::sym("node"), n)];
-                let cls = match down {
-                    None => "NodeUp",
-                    Some(r) => {
-                        pairs.push((Value::sym("reason"), Value::Symbol(r)));
-                        "NodeDown"
-                    }
-                };
-                let Some(class) = ctx.prog.class_named(cls) else {
-                    return Ok(Value::Nil);
-                };
-                let dict: Dict = pairs.into_iter().collect();
-                let ev = ctx.send(
-                    &Value::Class(class),
-                    Sym::new("new:"),
-                    &[Value::Dict(Arc::new(dict))],
-                )?;
-                let sys = sys_of(ctx)?;
-                let ann = system_announcer(ctx, &sys);
-                announce(ctx, &ann, &ev, None)
-            });
+        announce_in_callback(&sys, move |ctx| {
+            let n = node_value(ctx, node)?;
+            let mut pairs = vec![(Value::sym("node"), n)];
+            let cls = match down {
+                None => "NodeUp",
+                Some(r) => {
+                    pairs.push((Value::sym("reason"), Value::Symbol(r)));
+                    "NodeDown"
+                }
+            };
+            Ok(vec![(cls, pairs)])
         });
     })
 }
 
-/// NodeShapeSkew (8.9): one announcement per (class, local version, remote version) that
-/// differs with `node`, from a fresh process (called by the distribution layer).
-pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64, i64)>) {
+/// The events of one [`announce_in_callback`]: a class name and its fields for `new:`.
+type Events = Vec<(&'static str, Vec<(Value, Value)>)>;
+
+/// Announces on the SystemAnnouncer, from a fresh `callback` process (errors logged), the
+/// events `build` describes, each made with `Class new: aDictionary`; classes that are not
+/// loaded are skipped.
+fn announce_in_callback(
+    sys: &Arc<ActorSys>,
+    build: impl FnOnce(&mut Ctx) -> Result<Events, Unwind> + Send + 'static,
+) {
     let s2 = sys.clone();
     let opts = SpawnOpts {
         label: "callback",
@@ -305,23 +294,16 @@ pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64,
     };
     sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
         run_logged(&s2, cx, |ctx| {
-            let Some(class) = ctx.prog.class_named("NodeShapeSkew") else {
-                return Ok(Value::Nil);
-            };
+            let events = build(ctx)?;
             let sys = sys_of(ctx)?;
             let ann = system_announcer(ctx, &sys);
-            for (name, local, remote) in &skews {
-                let n = node_value(ctx, node)?;
-                let dict: Dict = [
-                    (Value::sym("node"), n),
-                    (Value::sym("className"), Value::Symbol(*name)),
-                    (Value::sym("localVersion"), Value::Int(*local)),
-                    (Value::sym("remoteVersion"), Value::Int(*remote)),
-                ]
-                .into_iter()
-                .collect();
+            for (cls, pairs) in events {
+                let Some(class) = ctx.prog.class_named(cls) else {
+                    continue;
+                };
+                let dict: Dict = pairs.into_iter().collect();
                 let ev = ctx.send(
-                    &Value::Class(class.clone()),
+                    &Value::Class(class),
                     Sym::new("new:"),
                     &[Value::Dict(Arc::new(dict))],
                 )?;
@@ -329,6 +311,26 @@ pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64,
             }
             Ok(Value::Nil)
         });
+    });
+}
+
+/// NodeShapeSkew (8.9): one announcement per (class, local version, remote version) that
+/// differs with `node`, from a fresh process (called by the distribution layer).
+pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64, i64)>) {
+    announce_in_callback(sys, move |ctx| {
+        let n = node_value(ctx, node)?;
+        Ok(skews
+            .iter()
+            .map(|(name, local, remote)| {
+                let pairs = vec![
+                    (Value::sym("node"), n.clone()),
+                    (Value::sym("className"), Value::Symbol(*name)),
+                    (Value::sym("localVersion"), Value::Int(*local)),
+                    (Value::sym("remoteVersion"), Value::Int(*remote)),
+                ];
+                ("NodeShapeSkew", pairs)
+            })
+            .collect())
     });
 }
 
