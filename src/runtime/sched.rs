@@ -8,6 +8,9 @@
 //!   to the worker that created them (kept in that worker's slot table, never shared), so a
 //!   coroutine never changes threads and needs no `unsafe impl Send`. A wake-up for it is
 //!   pushed to its owner's queue.
+//! * A sync call to an idle process puts its Run task at the *front* of the caller's worker
+//!   queue (`schedule_next`): the caller suspends next, so the callee runs at once on the
+//!   same thread, and the caller's resumption queues at the back like any wake-up.
 //! * Preemption: a coroutine that uses its reduction budget yields and goes to the back of
 //!   its worker's queue behind whatever became runnable meanwhile.
 //! * Timeouts of waits are kept in the worker's slots (O(1) to arm and disarm); the worker
