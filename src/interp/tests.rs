@@ -148,3 +148,40 @@ fn odd_inputs_never_panic() {
         }
     }
 }
+
+/// Dropping values (`value::deep_drop`): a chain of instances (each the only holder of the next) and a List of leaf-only
+/// instances both drop on a small stack.
+#[test]
+fn instance_chains_and_lists_of_instances_drop_on_a_small_stack() {
+    use crate::value::Value;
+    let t = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(|| {
+            let class: crate::value::ClassRef =
+                crate::value::Ref::new(crate::interp::class::Class::new(
+                    crate::value::Sym::new("DeepDropNode"),
+                    None,
+                    crate::interp::class::ClassKind::Value,
+                    &[],
+                    false,
+                    false,
+                    crate::interp::class::Builtin::None,
+                ));
+            let make = |fields: Vec<Value>| {
+                Value::Object(crate::value::Ref::new(crate::value::Instance {
+                    class: class.clone(),
+                    fields: fields.into(),
+                }))
+            };
+            let mut x = make(vec![Value::Int(0), Value::Nil]);
+            for i in 0..300_000 {
+                x = make(vec![Value::Int(i), x]);
+            }
+            drop(x);
+            let pts = Value::list((0..100_000).map(|i| make(vec![Value::Int(i), Value::str("p")])));
+            drop(pts);
+        })
+        .expect("thread");
+    t.join()
+        .expect("dropping deep values must not overflow the stack");
+}
