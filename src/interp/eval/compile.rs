@@ -22,6 +22,7 @@ use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
 
+mod fused;
 mod operand;
 mod shapes;
 mod update;
@@ -399,10 +400,23 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::While(w) => {
-            let w = *w;
-            let (while_true, loc) = (w.while_true, w.loc);
-            let cond = Cond::new(w.cond);
-            let body = compile_effect(w.body);
+            let crate::interp::eval::code::WhileNode {
+                cond,
+                body,
+                while_true,
+                loc,
+                ..
+            } = *w;
+            let (cond, body) = if fused::fusable(&cond, &body) {
+                match fused::compile_fused(cond, body, while_true, loc) {
+                    Ok(o) => return o,
+                    Err(back) => back,
+                }
+            } else {
+                (cond, body)
+            };
+            let cond = Cond::new(cond);
+            let body = compile_effect(body);
             let parts = shapes::WhileParts {
                 while_true,
                 loc,

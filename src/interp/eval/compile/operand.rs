@@ -287,23 +287,32 @@ impl LocalAt {
         let (sel, loc) = (self.sel, self.loc);
         let k = self.key.run(c, f)?;
         let slot = f.base + self.slot;
-        if let Value::Int(k) = &k {
-            let k = (*k as usize).wrapping_sub(1);
+        let idx = match &k {
+            Value::Int(ki) => Some((*ki as usize).wrapping_sub(1)),
+            _ => None,
+        };
+        if let Some(i) = idx {
             match &c.stack[slot] {
                 Value::Array(a)
-                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
+                    if i < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
                 {
                     c.tick()?;
                     if let Value::Array(a) = &c.stack[slot] {
-                        return Ok(fast_clone(&a[k]));
+                        let v = fast_clone(&a[i]);
+                        // The key is an Integer: no drop glue.
+                        std::mem::forget(k);
+                        return Ok(v);
                     }
                 }
                 Value::List(a)
-                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
+                    if i < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
                 {
                     c.tick()?;
                     if let Value::List(a) = &c.stack[slot] {
-                        return Ok(fast_clone(&a[k]));
+                        let v = fast_clone(&a[i]);
+                        // The key is an Integer: no drop glue.
+                        std::mem::forget(k);
+                        return Ok(v);
                     }
                 }
                 _ => {}
@@ -315,7 +324,9 @@ impl LocalAt {
             c.tick()?;
             if let Value::Dict(d) = &c.stack[slot] {
                 if let Some(v) = d.get(&k) {
-                    return Ok(fast_clone(v));
+                    let v = fast_clone(v);
+                    drop_fast(k);
+                    return Ok(v);
                 }
             }
             // A missing key: the primitive raises `key_error`.
