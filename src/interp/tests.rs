@@ -186,28 +186,40 @@ fn instance_chains_and_lists_of_instances_drop_on_a_small_stack() {
         .expect("dropping deep values must not overflow the stack");
 }
 
-/// Fused Integer loops (`eval::compile::fused`): an overflow in the middle of an iteration
-/// finishes on the general path (LargeInteger), non-Integer locals run the general loop, and
-/// the values are in the variables afterwards.
+/// Fused Integer loops (`eval::compile::fused`, method locals only): an overflow in the
+/// middle of an iteration finishes on the general path (LargeInteger), non-Integer locals run
+/// the general loop, and the variables hold the final values afterwards.
 #[test]
 fn fused_integer_loops_promote_on_overflow_and_fall_back() {
     let vm = Interpreter::new(InterpreterOptions::default());
-    let v = vm
-        .eval(
-            "t",
-            "i := 0\ns := 4611686018427387904\n[i < 3] whileTrue: [\n  s := s + s\n  i := i + 1]\n{s. i}",
-        )
-        .unwrap();
-    assert_eq!(vm.display(&v), "{36893488147419103232, 3}");
-    let v = vm
-        .eval("t", "j := 0.5\n[j < 3] whileTrue: [j := j + 1]\nj")
-        .unwrap();
+    vm.eval(
+        "t",
+        "Object subclass: FuseT
+  class big =>
+    i := 0
+    s := 4611686018427387904
+    [i < 3] whileTrue: [
+      s := s + s
+      i := i + 1]
+    s printString ++ \" \" ++ i printString
+  class float =>
+    j := 0.5
+    [j < 3] whileTrue: [j := j + 1]
+    j
+  class down =>
+    k := 10
+    m := 0
+    [k > 0] whileTrue: [
+      m := m + k
+      k := k - 1]
+    m * 100 + k
+",
+    )
+    .unwrap();
+    let v = vm.eval("t", "FuseT big").unwrap();
+    assert_eq!(vm.display(&v), "36893488147419103232 3");
+    let v = vm.eval("t", "FuseT float").unwrap();
     assert_eq!(vm.display(&v), "3.5");
-    let v = vm
-        .eval(
-            "t",
-            "k := 10\nm := 0\n[k > 0] whileTrue: [\n  m := m + k\n  k := k - 1]\n{k. m}",
-        )
-        .unwrap();
-    assert_eq!(vm.display(&v), "{0, 55}");
+    let v = vm.eval("t", "FuseT down").unwrap();
+    assert_eq!(vm.display(&v), "5500");
 }
