@@ -152,17 +152,6 @@ enum Probe {
     Vacant { slot: usize, fresh: bool },
 }
 
-impl Drop for Flat {
-    /// Frees the entries without the out-of-line drop of every immediate key and value
-    /// (a million Integer-keyed entries paid two calls each).
-    fn drop(&mut self) {
-        for e in std::mem::take(&mut self.entries).into_iter().flatten() {
-            crate::value::drop_fast(e.key);
-            crate::value::drop_fast(e.value);
-        }
-    }
-}
-
 impl Flat {
     fn with_capacity(n: usize) -> Flat {
         Flat {
@@ -383,12 +372,12 @@ impl Dict {
     /// `value_drop.rs`); cached copies go too.
     pub fn drain_into(self, mut f: impl FnMut(Value)) {
         let map = match self.repr {
-            Repr::Flat(mut fl) => {
-                for e in std::mem::take(&mut fl.entries).into_iter().flatten() {
+            Repr::Flat(fl) => {
+                for e in fl.entries.into_iter().flatten() {
                     f(e.key);
                     f(e.value);
                 }
-                fl.tree.take()
+                fl.tree.into_inner()
             }
             Repr::Tree(t) => Some(t.map),
         };

@@ -287,32 +287,23 @@ impl LocalAt {
         let (sel, loc) = (self.sel, self.loc);
         let k = self.key.run(c, f)?;
         let slot = f.base + self.slot;
-        let idx = match &k {
-            Value::Int(ki) => Some((*ki as usize).wrapping_sub(1)),
-            _ => None,
-        };
-        if let Some(i) = idx {
+        if let Value::Int(k) = &k {
+            let k = (*k as usize).wrapping_sub(1);
             match &c.stack[slot] {
                 Value::Array(a)
-                    if i < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
+                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
                 {
                     c.tick()?;
                     if let Value::Array(a) = &c.stack[slot] {
-                        let v = fast_clone(&a[i]);
-                        // The key is an Integer: no drop glue.
-                        std::mem::forget(k);
-                        return Ok(v);
+                        return Ok(fast_clone(&a[k]));
                     }
                 }
                 Value::List(a)
-                    if i < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
+                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
                 {
                     c.tick()?;
                     if let Value::List(a) = &c.stack[slot] {
-                        let v = fast_clone(&a[i]);
-                        // The key is an Integer: no drop glue.
-                        std::mem::forget(k);
-                        return Ok(v);
+                        return Ok(fast_clone(&a[k]));
                     }
                 }
                 _ => {}
@@ -324,9 +315,7 @@ impl LocalAt {
             c.tick()?;
             if let Value::Dict(d) = &c.stack[slot] {
                 if let Some(v) = d.get(&k) {
-                    let v = fast_clone(v);
-                    drop_fast(k);
-                    return Ok(v);
+                    return Ok(fast_clone(v));
                 }
             }
             // A missing key: the primitive raises `key_error`.
