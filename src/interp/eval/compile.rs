@@ -4,7 +4,8 @@
 //! else falls back to the tree-walker [`Ctx::exec`] over the node, which stays the reference
 //! semantics.
 //!
-//! Files: this one (expressions, statements, sends), `operand` (Integer operands, conditions,
+//! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
+//! register file), `operand` (Integer operands, conditions,
 //! arguments and `local at: k` read without a dynamic call), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
 //! local collection or String).
