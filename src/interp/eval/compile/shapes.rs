@@ -211,6 +211,8 @@ pub(super) struct IfParts {
 
 /// `a cmp b ifTrue: [...] ifFalse: [...]` (operands locals or literals, e.g. `n < 2` in a
 /// recursive method) with a monomorphic comparison. `Err` hands the parts back.
+// Runs once per site at compile time; the parts go back by value to be compiled as usual.
+#[allow(clippy::result_large_err)]
 pub(super) fn int_if(cond: Cond, p: IfParts) -> Result<Op, (Cond, IfParts)> {
     let (op, l, r) = match &cond {
         Cond::IntCmp(op, l, r, _) if simple(l) && simple(r) => (*op, l, r),
