@@ -87,6 +87,9 @@ pub struct Class {
     /// `handleScope: #process | #node` declared by this class (4.7); such values, and those
     /// of subclasses, are rejected by the value codec (8.6).
     pub handle_scope: Option<Sym>,
+    /// The keyword constructor over all fields (`x:y:`; `Sym::NONE` without fields): the
+    /// evaluator builds such instances straight from the arguments.
+    pub ctor_sel: Sym,
 }
 
 /// A method dictionary: selector → method (foldhash: symbols are small integers, and SipHash
@@ -145,6 +148,16 @@ impl Class {
             }
         }
         let typed = superclass_typed_slots(superclass.as_ref(), own_fields);
+        let ctor_sel = if field_names.is_empty() {
+            Sym::NONE
+        } else {
+            Sym::new(
+                &field_names
+                    .iter()
+                    .map(|f| format!("{f}:"))
+                    .collect::<String>(),
+            )
+        };
         Class {
             name,
             superclass,
@@ -165,6 +178,7 @@ impl Class {
             type_params: 0,
             typed_slots: typed,
             handle_scope: None,
+            ctor_sel,
         }
     }
 

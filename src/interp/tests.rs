@@ -148,3 +148,78 @@ fn odd_inputs_never_panic() {
         }
     }
 }
+
+/// Dropping values (`value::deep_drop`): a chain of instances (each the only holder of the next) and a List of leaf-only
+/// instances both drop on a small stack.
+#[test]
+fn instance_chains_and_lists_of_instances_drop_on_a_small_stack() {
+    use crate::value::Value;
+    let t = std::thread::Builder::new()
+        .stack_size(256 << 10)
+        .spawn(|| {
+            let class: crate::value::ClassRef =
+                crate::value::Ref::new(crate::interp::class::Class::new(
+                    crate::value::Sym::new("DeepDropNode"),
+                    None,
+                    crate::interp::class::ClassKind::Value,
+                    &[],
+                    false,
+                    false,
+                    crate::interp::class::Builtin::None,
+                ));
+            let make = |fields: Vec<Value>| {
+                Value::Object(crate::value::Ref::new(crate::value::Instance {
+                    class: class.clone(),
+                    fields: fields.into(),
+                }))
+            };
+            let mut x = make(vec![Value::Int(0), Value::Nil]);
+            for i in 0..300_000 {
+                x = make(vec![Value::Int(i), x]);
+            }
+            drop(x);
+            let pts = Value::list((0..100_000).map(|i| make(vec![Value::Int(i), Value::str("p")])));
+            drop(pts);
+        })
+        .expect("thread");
+    t.join()
+        .expect("dropping deep values must not overflow the stack");
+}
+
+/// Fused Integer loops (`eval::compile::fused`, method locals only): an overflow in the
+/// middle of an iteration finishes on the general path (LargeInteger), non-Integer locals run
+/// the general loop, and the variables hold the final values afterwards.
+#[test]
+fn fused_integer_loops_promote_on_overflow_and_fall_back() {
+    let vm = Interpreter::new(InterpreterOptions::default());
+    vm.eval(
+        "t",
+        "Object subclass: FuseT
+  class big =>
+    i := 0
+    s := 4611686018427387904
+    [i < 3] whileTrue: [
+      s := s + s
+      i := i + 1]
+    s printString ++ \" \" ++ i printString
+  class float =>
+    j := 0.5
+    [j < 3] whileTrue: [j := j + 1]
+    j
+  class down =>
+    k := 10
+    m := 0
+    [k > 0] whileTrue: [
+      m := m + k
+      k := k - 1]
+    m * 100 + k
+",
+    )
+    .unwrap();
+    let v = vm.eval("t", "FuseT big").unwrap();
+    assert_eq!(vm.display(&v), "36893488147419103232 3");
+    let v = vm.eval("t", "FuseT float").unwrap();
+    assert_eq!(vm.display(&v), "3.5");
+    let v = vm.eval("t", "FuseT down").unwrap();
+    assert_eq!(vm.display(&v), "5500");
+}

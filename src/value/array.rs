@@ -130,7 +130,12 @@ impl ArrayData {
     pub fn set(&mut self, i: usize, v: Value) {
         match &mut self.0 {
             Repr::Bytes(b) => match encode(&v) {
-                Some(code) => b[i] = code,
+                Some(code) => {
+                    b[i] = code;
+                    // An immediate: nothing to free, and `forget` skips the out-of-line drop
+                    // glue (Value has a Drop impl) that the sieve's marking loop paid per store.
+                    std::mem::forget(v);
+                }
                 None => self.wide_mut()[i] = v,
             },
             Repr::Wide(w) => drop_fast(std::mem::replace(&mut w[i], v)),

@@ -30,12 +30,31 @@ fn is_deep_child(v: &Value) -> bool {
         Value::List(r) | Value::Queue(r) => Ref::strong_count(r) == 1,
         Value::Tuple(r) => Ref::strong_count(r) == 1,
         Value::Array(r) => Ref::strong_count(r) == 1 && !r.is_compact(),
-        Value::Object(r) => Ref::strong_count(r) == 1,
+        // An instance whose fields hold no container frees only leaves: the glue goes one
+        // level down and stops, so it need not go through the worklist (a List of a million
+        // Points is then freed by the glue, without moving every Point into the worklist).
+        Value::Object(r) => Ref::strong_count(r) == 1 && r.fields.iter().any(is_container),
         Value::Dict(r) => Ref::strong_count(r) == 1,
         Value::Set(r) => Ref::strong_count(r) == 1,
         Value::Bag(r) => Ref::strong_count(r) == 1,
         _ => false,
     }
+}
+
+/// Whether `v` is a container (shared or not): an element whose drop may go further down.
+#[inline(always)]
+fn is_container(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::List(_)
+            | Value::Queue(_)
+            | Value::Tuple(_)
+            | Value::Array(_)
+            | Value::Object(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Bag(_)
+    )
 }
 
 /// Whether freeing `v` would free a container holding another container it alone holds.

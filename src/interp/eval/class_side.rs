@@ -133,12 +133,7 @@ impl Ctx {
                 )
                 .into());
         }
-        let s = sel.as_str();
-        let all_fields = args.len() == c.field_names.len()
-            && s.split(':')
-                .zip(c.field_names.iter())
-                .all(|(k, f)| k == f.as_str());
-        if all_fields {
+        if sel == c.ctor_sel && args.len() == c.field_names.len() {
             return Ok(Value::Object(Arc::new(Instance {
                 class: c.clone(),
                 fields: args.iter().cloned().collect(),
@@ -149,7 +144,7 @@ impl Ctx {
             return Ok(base);
         };
         let mut fields = inst.fields.to_vec();
-        for (k, v) in s.split(':').filter(|k| !k.is_empty()).zip(args) {
+        for (k, v) in sel.as_str().split(':').filter(|k| !k.is_empty()).zip(args) {
             if let Some(i) = c.field_index(Sym::new(k)) {
                 fields[i] = v.clone();
             }

@@ -4,7 +4,8 @@
 //! else falls back to the tree-walker [`Ctx::exec`] over the node, which stays the reference
 //! semantics.
 //!
-//! Files: this one (expressions, statements, sends), `operand` (Integer operands, conditions,
+//! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
+//! register file), `operand` (Integer operands, conditions,
 //! arguments and `local at: k` read without a dynamic call), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
 //! local collection or String).
@@ -22,6 +23,7 @@ use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
 
+mod fused;
 mod operand;
 mod shapes;
 mod update;
@@ -196,6 +198,21 @@ fn non_boolean(
     c.dnu(r, sel, &args)
 }
 
+/// The value of an inlined `ifTrue:`/`ifFalse:`/`and:`/`or:` whose condition was `t`.
+#[inline(always)]
+fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, b: &Arg) -> Flow {
+    match (kind, t) {
+        (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
+        (IfKind::IfTrue, false) => Ok(Value::False),
+        (IfKind::IfFalse, true) => Ok(Value::True),
+        (IfKind::IfTrueIfFalse, true) => a.run(c, f),
+        (IfKind::IfTrueIfFalse, false) => b.run(c, f),
+        (IfKind::And, true) | (IfKind::Or, false) => a.run(c, f),
+        (IfKind::And, false) => Ok(Value::False),
+        (IfKind::Or, true) => Ok(Value::True),
+    }
+}
+
 /// Compiles a function body (nested blocks are compiled already).
 pub fn compile_body(code: &mut FnCode) {
     let body = std::mem::take(&mut code.body);
@@ -338,21 +355,24 @@ pub fn compile(n: Node) -> Op {
             // Branches that are a local or a constant run without a dynamic call.
             let a = Arg::new(n.a);
             let b = Arg::new(n.b);
+            let parts = shapes::IfParts {
+                kind,
+                sel,
+                loc,
+                a,
+                b,
+            };
+            let (recv, parts) = match shapes::int_if(recv, parts) {
+                Ok(o) => return o,
+                Err(back) => back,
+            };
+            let shapes::IfParts { a, b, .. } = parts;
             op(move |c, f| {
                 let t = match recv.eval(c, f)? {
                     Ok(t) => t,
                     Err(r) => return non_boolean(c, &r, sel, loc),
                 };
-                match (kind, t) {
-                    (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
-                    (IfKind::IfTrue, false) => Ok(Value::False),
-                    (IfKind::IfFalse, true) => Ok(Value::True),
-                    (IfKind::IfTrueIfFalse, true) => a.run(c, f),
-                    (IfKind::IfTrueIfFalse, false) => b.run(c, f),
-                    (IfKind::And, true) | (IfKind::Or, false) => a.run(c, f),
-                    (IfKind::And, false) => Ok(Value::False),
-                    (IfKind::Or, true) => Ok(Value::True),
-                }
+                if_branch(c, f, kind, t, &a, &b)
             })
         }
         Node::IfNil(n) => {
@@ -381,10 +401,23 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::While(w) => {
-            let w = *w;
-            let (while_true, loc) = (w.while_true, w.loc);
-            let cond = Cond::new(w.cond);
-            let body = compile_effect(w.body);
+            let crate::interp::eval::code::WhileNode {
+                cond,
+                body,
+                while_true,
+                loc,
+                ..
+            } = *w;
+            let (cond, body) = if fused::fusable(&cond, &body) {
+                match fused::compile_fused(cond, body, while_true, loc) {
+                    Ok(o) => return o,
+                    Err(back) => back,
+                }
+            } else {
+                (cond, body)
+            };
+            let cond = Cond::new(cond);
+            let body = compile_effect(body);
             let parts = shapes::WhileParts {
                 while_true,
                 loc,
@@ -531,6 +564,23 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::Field(fd) if fd.mode == FieldMode::Actor => compile_actor_field(*fd),
+        Node::Global(name, loc) => {
+            // A class name: resolved once per program epoch (the class table only changes
+            // with a bump of the epoch).
+            let cache = crate::interp::eval::hit::GlobalCache::default();
+            op(move |c, _| {
+                let epoch = c.prog.epoch.load(Ordering::Acquire);
+                if let Some(k) = cache.get(epoch) {
+                    return Ok(Value::Class(k.clone()));
+                }
+                c.set_loc(loc);
+                let v = c.global(name)?;
+                if let Value::Class(k) = &v {
+                    cache.fill(&c.prog, epoch, k.clone());
+                }
+                Ok(v)
+            })
+        }
         Node::List(items) if !items.is_empty() => {
             let ops: Vec<Op> = items.into_iter().map(compile).collect();
             op(move |c, f| {
@@ -606,6 +656,10 @@ fn compile_send(s: SendNode) -> Op {
             .next()
             .map(Arg::new)
             .unwrap_or(Arg::Const(Value::Nil));
+        let a0 = match shapes::self_send_arith(a0, sel, loc) {
+            Ok(o) => return o,
+            Err(a0) => a0,
+        };
         let ic = InlineCache::default();
         return op(move |c, f| {
             let v = a0.run(c, f)?;

@@ -120,6 +120,58 @@ impl Drop for InlineCache {
     }
 }
 
+/// A global-name site's cache (`Point` in `Point x: 1 y: 2`): the class the name resolved to
+/// at a program epoch. Every change of the class table bumps the epoch, so a hit at the
+/// current epoch is what the table lookup would answer. Entries are published and retired as
+/// in [`InlineCache`].
+#[derive(Default)]
+pub(crate) struct GlobalCache {
+    entry: AtomicPtr<GlobalEntry>,
+}
+
+struct GlobalEntry {
+    epoch: u64,
+    class: ClassRef,
+}
+
+impl GlobalCache {
+    /// The cached class when it is valid at `epoch`.
+    #[inline(always)]
+    pub(crate) fn get(&self, epoch: u64) -> Option<&ClassRef> {
+        let p = self.entry.load(Ordering::Acquire);
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: non-null entries were published by `fill` from `Box::into_raw` and are never
+        // freed while the program that owns this site's code lives (replaced ones are retired).
+        let e = unsafe { &*p };
+        (e.epoch == epoch).then_some(&e.class)
+    }
+
+    /// Records that the name meant `class` at `epoch`.
+    pub(crate) fn fill(&self, prog: &crate::interp::program::Program, epoch: u64, class: ClassRef) {
+        let new = Box::into_raw(Box::new(GlobalEntry { epoch, class }));
+        let old = self.entry.swap(new, Ordering::AcqRel);
+        if !old.is_null() {
+            // SAFETY: as in `InlineCache::fill`: `old` came from `Box::into_raw`, readers may
+            // still hold it, so it is retired rather than freed.
+            let b = unsafe { Box::from_raw(old) };
+            prog.retire(crate::interp::program::Retired::Other(b));
+        }
+    }
+}
+
+impl Drop for GlobalCache {
+    fn drop(&mut self) {
+        let p = *self.entry.get_mut();
+        if !p.is_null() {
+            // SAFETY: the code owning this cache is being dropped, so no reader holds the
+            // current entry; it came from `Box::into_raw`.
+            drop(unsafe { Box::from_raw(p) });
+        }
+    }
+}
+
 impl Hit {
     /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the
     /// program of the context that will use the hit.

@@ -435,6 +435,18 @@ impl Ctx {
                         ));
                     }
                 }
+                // `Point x: 1 y: 2`: the arguments become the fields (no copies).
+                HitKind::Constructor => {
+                    if let Value::Class(c) = recv {
+                        if sel == c.ctor_sel && n == c.field_names.len() && !c.is_abstract {
+                            let fields: crate::value::Fields = self.stack.drain(base..).collect();
+                            return Ok(Value::Object(Arc::new(Instance {
+                                class: c.clone(),
+                                fields,
+                            })));
+                        }
+                    }
+                }
                 HitKind::Setter(i) if n == 1 => {
                     if let Value::Object(inst) = recv {
                         let a = self.stack.pop().unwrap_or(Value::Nil);

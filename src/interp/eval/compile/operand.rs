@@ -131,10 +131,14 @@ impl Cond {
             Cond::LocalAt(la) => la.run(c, f)?,
             Cond::Other(o) => o.run(c, f)?,
         };
-        Ok(match v {
-            Value::True => Ok(true),
-            Value::False => Ok(false),
-            other => Err(other),
+        Ok(match &v {
+            Value::True | Value::False => {
+                let t = matches!(v, Value::True);
+                // An immediate: skip the out-of-line drop glue.
+                std::mem::forget(v);
+                Ok(t)
+            }
+            _ => Err(v),
         })
     }
 }

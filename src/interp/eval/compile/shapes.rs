@@ -199,3 +199,99 @@ fn looping<C: Compare, X: Rd, Y: Rd>(x: X, y: Y) -> MakeLoop {
         })
     })
 }
+
+/// The parts of an inlined `ifTrue:`/`ifFalse:`/`and:`/`or:` expression the shapes need.
+pub(super) struct IfParts {
+    pub(super) kind: IfKind,
+    pub(super) sel: crate::value::Sym,
+    pub(super) loc: crate::interp::eval::code::Loc,
+    pub(super) a: Arg,
+    pub(super) b: Arg,
+}
+
+/// `a cmp b ifTrue: [...] ifFalse: [...]` (operands locals or literals, e.g. `n < 2` in a
+/// recursive method) with a monomorphic comparison. `Err` hands the parts back.
+// Runs once per site at compile time; the parts go back by value to be compiled as usual.
+#[allow(clippy::result_large_err)]
+pub(super) fn int_if(cond: Cond, p: IfParts) -> Result<Op, (Cond, IfParts)> {
+    let (op, l, r) = match &cond {
+        Cond::IntCmp(op, l, r, _) if simple(l) && simple(r) => (*op, l, r),
+        _ => return Err((cond, p)),
+    };
+    let made = match op {
+        BinOp::Lt => with_operands!(l, r, |x, y| branching::<LtOp, _, _>(x, y)),
+        BinOp::Le => with_operands!(l, r, |x, y| branching::<LeOp, _, _>(x, y)),
+        BinOp::Gt => with_operands!(l, r, |x, y| branching::<GtOp, _, _>(x, y)),
+        BinOp::Ge => with_operands!(l, r, |x, y| branching::<GeOp, _, _>(x, y)),
+        BinOp::Eq | BinOp::StrictEq => with_operands!(l, r, |x, y| branching::<EqOp, _, _>(x, y)),
+        BinOp::Ne | BinOp::StrictNe => with_operands!(l, r, |x, y| branching::<NeOp, _, _>(x, y)),
+        _ => return Err((cond, p)),
+    };
+    Ok(made(cond, p))
+}
+
+/// A branch builder for one comparison shape.
+type MakeIf = Box<dyn FnOnce(Cond, IfParts) -> Op>;
+
+fn branching<C: Compare, X: Rd, Y: Rd>(x: X, y: Y) -> MakeIf {
+    Box::new(move |cond, p| {
+        let IfParts {
+            kind,
+            sel,
+            loc,
+            a,
+            b,
+        } = p;
+        op(move |c, f| {
+            let t = match (x.rd(c, f), y.rd(c, f)) {
+                (Some(u), Some(v)) if !overridden(c) => C::cmp(u, v),
+                _ => match cond.eval(c, f)? {
+                    Ok(t) => t,
+                    Err(r) => return non_boolean(c, &r, sel, loc),
+                },
+            };
+            if_branch(c, f, kind, t, &a, &b)
+        })
+    })
+}
+
+/// `self sel: (a op b)` (op `+ - *`, operands locals or literals: `self fib: n - 1`) with the
+/// argument computed by a monomorphic closure. `Err` hands the argument back.
+pub(super) fn self_send_arith(
+    arg: Arg,
+    sel: crate::value::Sym,
+    loc: crate::interp::eval::code::Loc,
+) -> Result<Op, Arg> {
+    let (op, l, r) = match &arg {
+        Arg::IntBin(op, l, r, _) if simple(l) && simple(r) => (*op, l, r),
+        _ => return Err(arg),
+    };
+    let made = match op {
+        BinOp::Add => with_operands!(l, r, |x, y| self_sending::<AddOp, _, _>(x, y)),
+        BinOp::Sub => with_operands!(l, r, |x, y| self_sending::<SubOp, _, _>(x, y)),
+        BinOp::Mul => with_operands!(l, r, |x, y| self_sending::<MulOp, _, _>(x, y)),
+        _ => return Err(arg),
+    };
+    Ok(made(arg, sel, loc))
+}
+
+type MakeSend = Box<dyn FnOnce(Arg, crate::value::Sym, crate::interp::eval::code::Loc) -> Op>;
+
+fn self_sending<A: Arith, X: Rd, Y: Rd>(x: X, y: Y) -> MakeSend {
+    Box::new(move |arg, sel, loc| {
+        let ic = InlineCache::default();
+        op(move |c, f| {
+            let v = match (x.rd(c, f), y.rd(c, f)) {
+                (Some(u), Some(w)) if !overridden(c) => match A::ar(u, w) {
+                    Some(z) => Value::Int(z),
+                    None => arg.run(c, f)?,
+                },
+                _ => arg.run(c, f)?,
+            };
+            let base = c.stack.len();
+            c.stack.push(v);
+            c.set_loc(loc);
+            c.send_cached(&ic, f.recv, sel, base)
+        })
+    })
+}

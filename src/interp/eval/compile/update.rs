@@ -130,6 +130,8 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
         // lent to the send as owned, so a Value-class `withX:` copy can reuse it.
         let i = i as usize;
         let ic2 = InlineCache::default();
+        let list_ic = InlineCache::default();
+        let list_add = name == "add:" && args.len() == 1;
         let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
         return op(move |c, f| {
             let base = c.stack.len();
@@ -138,6 +140,26 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
                 c.stack.push(v);
             }
             let slot = f.base + i;
+            if list_add
+                && matches!(&c.stack[slot], Value::List(_))
+                && c.builtin_prim_at(&list_ic, &c.prog.core.list, sel)
+            {
+                // `l := l add: e` on a local List: append the argument itself (moved, no
+                // lookup, no reference-count traffic); copied first only when shared.
+                if let Err(e) = c.tick() {
+                    c.stack.truncate(base);
+                    return Err(e.into());
+                }
+                let v = c.stack.pop().unwrap_or(Value::Nil);
+                if let Value::List(l) = &mut c.stack[slot] {
+                    crate::value::make_mut(l).push_back(v);
+                }
+                return Ok(if keep {
+                    c.stack[slot].clone()
+                } else {
+                    Value::Nil
+                });
+            }
             if !matches!(&c.stack[slot], Value::Object(_)) {
                 return rest(c, f, base);
             }
