@@ -73,6 +73,86 @@ fn kind_from(sup: Option<&ClassRef>) -> ClassKind {
 
 /// Installs the declarations of every file in `units` (classes across the whole set first).
 pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
+    install(prog, units, false, &|_, _| None)
+}
+
+/// [`install_declarations`] for the built-in library, parsed once per process: its methods
+/// are lowered on first use (`interp::lazy_method`) and their documentation is read from
+/// the syntax trees ([`library_doc`]) instead of being copied into every program.
+pub fn install_library(prog: &Program, units: &'static [SourceUnit]) -> Installed {
+    LIBRARY_DOCS.get_or_init(|| library_docs(units));
+    install(prog, units, true, &|c, md| {
+        Some(Method::Lazy(Arc::new(
+            crate::interp::lazy_method::LazyMethod::new(c, md),
+        )))
+    })
+}
+
+/// Documentation of the library's methods by (class, class side, selector).
+type LibraryDocs = HashMap<(Sym, bool, Sym), &'static str, foldhash::fast::RandomState>;
+
+static LIBRARY_DOCS: std::sync::OnceLock<LibraryDocs> = std::sync::OnceLock::new();
+
+fn library_docs(units: &'static [SourceUnit]) -> LibraryDocs {
+    let mut out = LibraryDocs::default();
+    for u in units {
+        for it in &u.module.items {
+            match it {
+                Item::Class(c) => {
+                    let cname = Sym::new(&c.name.name);
+                    for m in &c.members {
+                        if let Member::Method(md) = m {
+                            if let Some(d) = &md.doc {
+                                out.insert((cname, md.class_side, Sym::new(&md.selector)), d);
+                            }
+                        }
+                    }
+                }
+                Item::Method(sm) => {
+                    if let Some(d) = &sm.method.doc {
+                        let key = (
+                            Sym::new(&sm.class_name.name),
+                            sm.class_side,
+                            Sym::new(&sm.method.selector),
+                        );
+                        out.insert(key, d);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The documentation comment the built-in library gives `class>>sel` (the class side with
+/// `class_side`), when its method there is still the library's (a primitive or a method
+/// lowered on first use): library docs are not copied into each program's `method_docs`.
+pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static str> {
+    let table = if class_side {
+        class.class_methods.read()
+    } else {
+        class.methods.read()
+    };
+    match table.get(&sel)? {
+        Method::Lazy(l) => l.doc(),
+        Method::Prim(_) => LIBRARY_DOCS
+            .get()?
+            .get(&(class.name, class_side, sel))
+            .copied(),
+        _ => None,
+    }
+}
+
+/// Makes the method of a library declaration when it is not lowered now (`install_library`).
+type LazyFn<'u> = dyn Fn(&ClassRef, &'u ast::MethodDecl) -> Option<Method> + 'u;
+
+fn install<'u>(
+    prog: &Program,
+    units: &'u [SourceUnit],
+    library: bool,
+    lazy: &LazyFn<'u>,
+) -> Installed {
     let mut diags: Vec<Vec<Diagnostic>> = units.iter().map(|_| Vec::new()).collect();
 
     // 1. Classes, in dependency order across all files.
@@ -143,8 +223,25 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
         let file = units[fi].file;
         for m in &decl.members {
             if let Member::Method(md) = m {
+                if md.primitive.is_none() {
+                    if let Some(method) = lazy(c, md) {
+                        methods[fi].push(PendingMethod {
+                            class: c.clone(),
+                            class_side: md.class_side,
+                            selector: Sym::new(&md.selector),
+                            method,
+                            doc: None,
+                        });
+                        continue;
+                    }
+                }
                 match lower_method(prog, c, md, file, units[fi].stdlib) {
-                    Ok(pm) => methods[fi].push(pm),
+                    Ok(mut pm) => {
+                        if library {
+                            pm.doc = None; // `library_doc`
+                        }
+                        methods[fi].push(pm)
+                    }
                     Err(mut d) => diags[fi].append(&mut d),
                 }
             }
@@ -482,15 +579,36 @@ fn install_method(prog: &Program, pm: PendingMethod) {
         prog.arith_overridden
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    if let Some(d) = pm.doc {
-        let key = if pm.class_side {
-            format!("class {}", pm.selector)
+    // A library `@primitive` declaration of the primitive the class already has (installed
+    // with the class, `Program::install_prims`): nothing to replace.
+    if let Method::Prim(p) = &pm.method {
+        let table = if pm.class_side {
+            &pm.class.class_methods
         } else {
-            pm.selector.as_str().to_string()
+            &pm.class.methods
         };
-        pm.class.method_docs.write().insert(key, d);
+        let same = matches!(table.read().get(&pm.selector),
+            Some(Method::Prim(q)) if q.f as usize == p.f as usize && q.cost == p.cost);
+        if same {
+            if let Some(d) = pm.doc {
+                insert_doc(&pm.class, pm.class_side, pm.selector, d);
+            }
+            return;
+        }
+    }
+    if let Some(d) = pm.doc {
+        insert_doc(&pm.class, pm.class_side, pm.selector, d);
     }
     prog.set_method(&pm.class, pm.class_side, pm.selector, pm.method);
+}
+
+fn insert_doc(class: &ClassRef, class_side: bool, sel: Sym, d: String) {
+    let key = if class_side {
+        format!("class {sel}")
+    } else {
+        sel.as_str().to_string()
+    };
+    class.method_docs.write().insert(key, d);
 }
 
 /// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
