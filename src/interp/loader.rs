@@ -73,7 +73,7 @@ fn kind_from(sup: Option<&ClassRef>) -> ClassKind {
 
 /// Installs the declarations of every file in `units` (classes across the whole set first).
 pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
-    install(prog, units, false, &|_, _| None)
+    install(prog, units, false, &|_, _, _| None)
 }
 
 /// [`install_declarations`] for the built-in library, parsed once per process: its methods
@@ -81,11 +81,45 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
 /// the syntax trees ([`library_doc`]) instead of being copied into every program.
 pub fn install_library(prog: &Program, units: &'static [SourceUnit]) -> Installed {
     LIBRARY_DOCS.get_or_init(|| library_docs(units));
-    install(prog, units, true, &|c, md| {
-        Some(Method::Lazy(Arc::new(
-            crate::interp::lazy_method::LazyMethod::new(c, md),
-        )))
+    install(prog, units, true, &|prog, c, md| {
+        if md.primitive.is_some() {
+            return library_prim(prog, c, md);
+        }
+        let l = crate::interp::lazy_method::LazyMethod::new(c, md);
+        Some((l.selector, Method::Lazy(Arc::new(l))))
     })
+}
+
+/// The primitive a library `@primitive` declaration binds, with its selector: looked up once
+/// per process (the library's declarations are `'static`, so their address is the key).
+/// None when it names no primitive (the ordinary path reports it).
+fn library_prim(
+    prog: &Program,
+    c: &ClassRef,
+    md: &'static ast::MethodDecl,
+) -> Option<(Sym, Method)> {
+    type Memo = HashMap<
+        usize,
+        Option<(Sym, crate::interp::prims::registry::Prim)>,
+        foldhash::fast::RandomState,
+    >;
+    static MEMO: std::sync::OnceLock<parking_lot::RwLock<Memo>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    let key = md as *const ast::MethodDecl as usize;
+    // A class of the library's name: the same declaration resolves the same way.
+    if let Some(r) = memo.read().get(&key) {
+        return r.map(|(s, p)| (s, Method::Prim(p)));
+    }
+    let r = match lower_method(prog, c, md, NO_FILE, true) {
+        Ok(PendingMethod {
+            selector,
+            method: Method::Prim(p),
+            ..
+        }) => Some((selector, p)),
+        _ => None,
+    };
+    memo.write().insert(key, r);
+    r.map(|(s, p)| (s, Method::Prim(p)))
 }
 
 /// Documentation of the library's methods by (class, class side, selector).
@@ -145,7 +179,7 @@ pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static
 }
 
 /// Makes the method of a library declaration when it is not lowered now (`install_library`).
-type LazyFn<'u> = dyn Fn(&ClassRef, &'u ast::MethodDecl) -> Option<Method> + 'u;
+type LazyFn<'u> = dyn Fn(&Program, &ClassRef, &'u ast::MethodDecl) -> Option<(Sym, Method)> + 'u;
 
 fn install<'u>(
     prog: &Program,
@@ -223,17 +257,15 @@ fn install<'u>(
         let file = units[fi].file;
         for m in &decl.members {
             if let Member::Method(md) = m {
-                if md.primitive.is_none() {
-                    if let Some(method) = lazy(c, md) {
-                        methods[fi].push(PendingMethod {
-                            class: c.clone(),
-                            class_side: md.class_side,
-                            selector: Sym::new(&md.selector),
-                            method,
-                            doc: None,
-                        });
-                        continue;
-                    }
+                if let Some((selector, method)) = lazy(prog, c, md) {
+                    methods[fi].push(PendingMethod {
+                        class: c.clone(),
+                        class_side: md.class_side,
+                        selector,
+                        method,
+                        doc: None,
+                    });
+                    continue;
                 }
                 match lower_method(prog, c, md, file, units[fi].stdlib) {
                     Ok(mut pm) => {
@@ -627,16 +659,42 @@ pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
         let mut m = c.methods.write();
         for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
             m.entry(*f).or_insert(Method::Getter(i as u32));
-            let setter = Sym::new(&Class::setter_name(f.as_str()));
-            m.entry(setter).or_insert(Method::Setter(i as u32));
+            m.entry(setter_sym(*f)).or_insert(Method::Setter(i as u32));
         }
     }
-    let ctor: String = c.field_names.iter().map(|f| format!("{f}:")).collect();
     c.class_methods
         .write()
-        .entry(Sym::new(&ctor))
+        .entry(constructor_sym(&c.field_names))
         .or_insert(Method::Constructor);
     prog.bump();
+}
+
+type SymMemo<K> = parking_lot::RwLock<HashMap<K, Sym, foldhash::fast::RandomState>>;
+
+/// `withX:` for field `x`, interned once per process (every program installs the library's
+/// accessors).
+fn setter_sym(field: Sym) -> Sym {
+    static MEMO: std::sync::OnceLock<SymMemo<Sym>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.read().get(&field) {
+        return *s;
+    }
+    let s = Sym::new(&Class::setter_name(field.as_str()));
+    memo.write().insert(field, s);
+    s
+}
+
+/// The keyword constructor `a:b:` over all fields, interned once per process per field list.
+fn constructor_sym(fields: &[Sym]) -> Sym {
+    static MEMO: std::sync::OnceLock<SymMemo<Vec<Sym>>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.read().get(fields) {
+        return *s;
+    }
+    let ctor: String = fields.iter().map(|f| format!("{f}:")).collect();
+    let s = Sym::new(&ctor);
+    memo.write().insert(fields.to_vec(), s);
+    s
 }
 
 /// The class derived from `base` that adds field `name` (TestCase `self.x :=`, 2.7).
