@@ -31,9 +31,7 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
     let text = &src[start..end];
     let bytes = src.as_bytes();
     let mut out = Lexed {
-        // About one token per 4-5 bytes of code: growing the vector once (a realloc of a
-        // few hundred bytes) was a tenth of lexing a short embedded config.
-        tokens: Vec::with_capacity(text.len() / 3 + 8),
+        tokens: Vec::with_capacity(text.len() / 6 + 8),
         docs: Vec::new(),
         diags: Vec::new(),
     };
