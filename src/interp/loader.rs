@@ -198,7 +198,12 @@ fn install<'u>(
             }
         }
     }
-    let declared_names: Vec<String> = pending.iter().map(|(_, c)| c.name.name.clone()).collect();
+    // Compared as symbols: the library declares ~90 classes, so these scans run thousands
+    // of times per program.
+    let declared_names: Vec<Sym> = pending
+        .iter()
+        .map(|(_, c)| Sym::new(&c.name.name))
+        .collect();
     // (class, previous, file, decl index in `pending order`)
     let mut created: Vec<(ClassRef, Option<ClassRef>, usize, &ClassDecl, bool)> = Vec::new();
     let mut progress = true;
@@ -207,11 +212,12 @@ fn install<'u>(
         let mut rest = Vec::new();
         for (fi, decl) in pending {
             let sname = decl.superclass.name.as_str();
+            let ssym = Sym::new(sname);
             let sup: Option<Option<ClassRef>> = if sname == "nil" {
                 Some(None)
-            } else if let Some((c, ..)) = created.iter().find(|(c, ..)| c.name.as_str() == sname) {
+            } else if let Some((c, ..)) = created.iter().find(|(c, ..)| c.name == ssym) {
                 Some(Some(c.clone()))
-            } else if declared_names.iter().any(|n| n == sname) && sname != decl.name.name {
+            } else if declared_names.contains(&ssym) && sname != decl.name.name {
                 None // declared in this unit, not created yet
             } else {
                 prog.class_named(sname).map(Some)
@@ -250,7 +256,21 @@ fn install<'u>(
     }
 
     // 3. Lower every method of every file.
-    let mut methods: Vec<Vec<PendingMethod>> = units.iter().map(|_| Vec::new()).collect();
+    let mut methods: Vec<Vec<PendingMethod>> = units
+        .iter()
+        .map(|u| {
+            let n = u
+                .module
+                .items
+                .iter()
+                .map(|it| match it {
+                    Item::Class(c) => c.members.len(),
+                    _ => 1,
+                })
+                .sum();
+            Vec::with_capacity(n)
+        })
+        .collect();
     let mut protocols: Vec<Vec<ProtocolInfo>> = units.iter().map(|_| Vec::new()).collect();
     for (c, _, fi, decl, _) in &created {
         let fi = *fi;
@@ -284,9 +304,10 @@ fn install<'u>(
             match it {
                 Item::Method(sm) => {
                     let cname = &sm.class_name.name;
+                    let csym = Sym::new(cname);
                     let cls = created
                         .iter()
-                        .find(|(c, ..)| c.name.as_str() == cname)
+                        .find(|(c, ..)| c.name == csym)
                         .map(|(c, ..)| c.clone())
                         .or_else(|| prog.class_named(cname));
                     match cls {
