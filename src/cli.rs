@@ -104,6 +104,15 @@ pub(crate) struct TopArgs {
     /// Text output on the terminal (the only kind; accepted for `bt observe --tty`)
     #[arg(long)]
     pub(crate) tty: bool,
+    /// HTTPS: the CA that signed the observer's certificate (PEM)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) ca: Option<String>,
+    /// HTTPS: a `--observe-tls`-style file (cacertfile; certfile/keyfile for mutual TLS)
+    #[arg(long, value_name = "CONFIG")]
+    pub(crate) tls: Option<String>,
+    /// HTTPS: the name the observer's certificate must carry (default: ADDR's host)
+    #[arg(long, value_name = "NAME")]
+    pub(crate) server_name: Option<String>,
 }
 
 /// `bt observe NODE` / `bt observe --tty ADDR` arguments.
@@ -137,6 +146,9 @@ fn observe_main(a: ObserveArgs) -> i32 {
             addr: a.target,
             once: a.once,
             tty: true,
+            ca: None,
+            tls: None,
+            server_name: None,
         };
         return crate::observe::top::main(&top.args());
     }
@@ -163,6 +175,15 @@ impl TopArgs {
         let mut v = vec![self.addr.clone()];
         if self.once {
             v.push("--once".into());
+        }
+        for (flag, val) in [
+            ("--ca", &self.ca),
+            ("--tls", &self.tls),
+            ("--server-name", &self.server_name),
+        ] {
+            if let Some(x) = val {
+                v.extend([flag.to_string(), x.clone()]);
+            }
         }
         v
     }

@@ -30,6 +30,7 @@ pub mod remote;
 pub mod routes;
 pub mod server;
 pub mod tls;
+pub mod tls_client;
 pub mod top;
 
 use std::time::Duration;

@@ -376,3 +376,89 @@ fn bt_run_serves_the_observer_over_https() {
         "{err}"
     );
 }
+
+/// `bt top ARGS… --once` against the observer: (exit code, stdout, stderr).
+fn top(args: &[&str]) -> (i32, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_bt"))
+        .arg("top")
+        .args(args)
+        .arg("--once")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run bt top");
+    (
+        out.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn bt_top_reads_an_observer_over_https() {
+    let p = pki("top");
+    let ca = p.dir.write("ca-copy.pem", &p.ca_pem);
+    let rogue_ca = p
+        .dir
+        .write("rogue-ca.pem", &self::ca("another CA").cert.pem());
+    let (cert, key) = &p.client;
+    let cert = p.dir.write("client.pem", cert);
+    let key = p.dir.write("client.key", key);
+    let client_conf = p.dir.write(
+        "client.conf",
+        &format!("certfile = {cert}\nkeyfile = {key}\ncacertfile = {ca}\n"),
+    );
+    let trusting_conf = p.dir.write(
+        "trusting.conf",
+        &format!("certfile = {cert}\nkeyfile = {key}\nverify = verify_none\n"),
+    );
+    let ca_only_conf = p.dir.write("ca-only.conf", &format!("cacertfile = {ca}\n"));
+
+    // Server authentication only: the CA is enough; the name comes from ADDR or --server-name.
+    let srv = start("0.0.0.0:0", &p.conf);
+    let port = srv.local_addr().port();
+    let https = format!("https://127.0.0.1:{port}/");
+    let shown = |r: &(i32, String, String)| {
+        r.0 == 0
+            && r.1.starts_with("bt top · nonode@nohost · 0 supervisors")
+            && r.1.contains("(no processes)")
+    };
+    let r = top(&[&https, "--ca", &ca]);
+    assert!(shown(&r), "{r:?}");
+    let r = top(&[
+        &format!("127.0.0.1:{port}"),
+        "--server-name",
+        "observer.test",
+        "--ca",
+        &ca,
+    ]);
+    assert!(shown(&r), "{r:?}");
+    let r = top(&[&https, "--tls", &ca_only_conf]);
+    assert!(shown(&r), "{r:?}");
+    // A server whose certificate the CA did not sign, or that is not valid for the name.
+    let r = top(&[&https, "--ca", &rogue_ca]);
+    assert_eq!(r.0, 1, "{r:?}");
+    assert!(r.2.contains("TLS handshake with 127.0.0.1 failed"), "{r:?}");
+    let r = top(&[&https, "--ca", &ca, "--server-name", "elsewhere.test"]);
+    assert_eq!(r.0, 1, "{r:?}");
+    // HTTPS without a CA is a usage error; plain HTTP on the TLS port gets no tree.
+    let r = top(&[&https]);
+    assert_eq!(r.0, 2, "{r:?}");
+    assert!(r.2.contains("--ca FILE"), "{r:?}");
+    let r = top(&[&format!("127.0.0.1:{port}")]);
+    assert_eq!(r.0, 1, "{r:?}");
+    let r = top(&[&https, "--ca", "/nowhere/ca.pem"]);
+    assert_eq!(r.0, 2, "{r:?}");
+    assert!(r.2.contains("cannot read /nowhere/ca.pem"), "{r:?}");
+    drop(srv);
+
+    // Mutual TLS: the client's certificate comes from --tls CONFIG.
+    let srv = start("0.0.0.0:0", &p.mutual_conf);
+    let https = format!("https://127.0.0.1:{}", srv.local_addr().port());
+    let r = top(&[&https, "--tls", &client_conf]);
+    assert!(shown(&r), "{r:?}");
+    let r = top(&[&https, "--tls", &trusting_conf]);
+    assert!(shown(&r), "{r:?}");
+    let r = top(&[&https, "--ca", &ca]);
+    assert_eq!(r.0, 1, "a client without a certificate is refused: {r:?}");
+    assert!(r.1.is_empty(), "{r:?}");
+}

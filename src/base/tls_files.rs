@@ -15,7 +15,12 @@
 use std::io::BufReader;
 use std::path::Path;
 
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use std::sync::Arc;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::DigitallySignedStruct;
 
 /// A parsed configuration file (paths as written; nothing is read yet).
 #[derive(Clone, Debug)]
@@ -32,6 +37,17 @@ pub struct TlsFiles {
 impl TlsFiles {
     /// Reads and parses the configuration file at `path` (`certfile` is required).
     pub fn read(flag: &'static str, path: &Path) -> Result<TlsFiles, String> {
+        Self::parse(flag, path, true)
+    }
+
+    /// As [`TlsFiles::read`] for a client (`bt top --tls`), whose own certificate is needed
+    /// only by servers that ask for one: a missing `certfile` leaves `certfile` and
+    /// `keyfile` empty.
+    pub fn read_client(flag: &'static str, path: &Path) -> Result<TlsFiles, String> {
+        Self::parse(flag, path, false)
+    }
+
+    fn parse(flag: &'static str, path: &Path, need_cert: bool) -> Result<TlsFiles, String> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("{flag}: cannot read {}: {e}", path.display()))?;
         let (mut cert, mut keyf, mut ca, mut verify) = (None, None, None, true);
@@ -62,7 +78,11 @@ impl TlsFiles {
                 }
             }
         }
-        let certfile = cert.ok_or_else(|| format!("{flag}: certfile is missing"))?;
+        let certfile = match cert {
+            Some(c) => c,
+            None if !need_cert => String::new(),
+            None => return Err(format!("{flag}: certfile is missing")),
+        };
         Ok(TlsFiles {
             flag,
             keyfile: keyf.unwrap_or_else(|| certfile.clone()),
@@ -102,6 +122,56 @@ pub fn key(flag: &str, path: &str) -> Result<PrivateKeyDer<'static>, String> {
         .ok_or_else(|| format!("{flag}: no private key in {path}"))
 }
 
+/// The client side of `verify = verify_none`: accepts any server certificate (handshake
+/// signatures are still checked). Shared by the clients that read this file format.
+#[derive(Debug)]
+pub struct NoVerify(pub Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerify {
+    fn verify_server_cert(
+        &self,
+        _: &CertificateDer<'_>,
+        _: &[CertificateDer<'_>],
+        _: &ServerName<'_>,
+        _: &[u8],
+        _: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(
+            message,
+            cert,
+            dss,
+            &self.0.signature_verification_algorithms,
+        )
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<rustls::SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,6 +204,11 @@ mod tests {
             parse("keyfile = /k\n").unwrap_err(),
             "--x-tls: certfile is missing"
         );
+        let dir = crate::scratch::dir("tls-files-client");
+        let p = dir.join("client.conf");
+        std::fs::write(&p, "cacertfile = /ca.pem\n").unwrap();
+        let c = TlsFiles::read_client("--x-tls", &p).unwrap();
+        assert_eq!((c.certfile.as_str(), c.keyfile.as_str()), ("", ""));
         let e = TlsFiles::read("--x-tls", Path::new("/nonexistent/tls.conf")).unwrap_err();
         assert!(
             e.starts_with("--x-tls: cannot read /nonexistent/tls.conf"),

@@ -4,23 +4,49 @@
 //! redraw marks what changed since the previous one: `+` added, `↻` restarted, `Δ` state
 //! changed; removed nodes are listed under the tree.
 //!
-//! `--once` prints the current tree once and exits (scripts, tests).
+//! `--once` prints the current tree once and exits (scripts, tests). An observer served with
+//! `--observe-tls` is read over HTTPS (`https://ADDR`, `--ca FILE`, `--tls CONFIG`,
+//! `--server-name NAME`: `super::tls_client`).
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, IsTerminal, Write};
+use std::io::{BufRead, BufReader, IsTerminal, Read, Write};
 use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use serde_json::Value;
 
-const USAGE: &str = "usage: bt top ADDR [--once]   (ADDR as given to `bt run --observe ADDR`)";
+use super::tls_client::{self, ClientTls};
+
+const USAGE: &str = "usage: bt top [https://]ADDR [--once] [--ca FILE] [--tls CONFIG] \
+                     [--server-name NAME]   (ADDR as given to `bt run --observe ADDR`)";
+
+/// A connection to the observer, plain or TLS.
+trait Conn: Read + Write {}
+impl<T: Read + Write> Conn for T {}
 
 /// Entry point of `bt top` / `bt observe --tty`; answers the exit code.
 pub fn main(args: &[String]) -> i32 {
     let mut addr = None;
     let mut once = false;
-    for a in args {
+    let mut tls = ClientTls::default();
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut value = |what: &str| match it.next() {
+            Some(v) => Ok(v.clone()),
+            None => Err(format!("bt top: {a} needs {what}\n{USAGE}")),
+        };
+        let set = match a.as_str() {
+            "--ca" => value("a FILE").map(|v| tls.ca = Some(v.into())),
+            "--tls" => value("a CONFIG file").map(|v| tls.config = Some(v.into())),
+            "--server-name" => value("a NAME").map(|v| tls.server_name = Some(v)),
+            _ => Ok(()),
+        };
+        if let Err(e) = set {
+            eprintln!("{e}");
+            return 2;
+        }
         match a.as_str() {
+            "--ca" | "--tls" | "--server-name" => {}
             "--once" => once = true,
             "--tty" => {}
             "-h" | "--help" => {
@@ -38,15 +64,31 @@ pub fn main(args: &[String]) -> i32 {
         eprintln!("{USAGE}");
         return 2;
     };
+    let https = addr.starts_with("https://") || tls.any();
     let addr = addr
         .trim_start_matches("http://")
+        .trim_start_matches("https://")
         .trim_end_matches('/')
         .to_string();
     let Some(sock) = addr.to_socket_addrs().ok().and_then(|mut a| a.next()) else {
         eprintln!("bt top: cannot resolve {addr}");
         return 2;
     };
-    match follow(sock, once) {
+    let tls = if https {
+        // The name the certificate must carry: --server-name, else ADDR's host.
+        let host = addr.rsplit_once(':').map_or(addr.as_str(), |(h, _)| h);
+        let name = tls.server_name.clone().unwrap_or_else(|| host.to_string());
+        match tls.client_config() {
+            Ok(cfg) => Some((cfg, name)),
+            Err(e) => {
+                eprintln!("{e}");
+                return 2;
+            }
+        }
+    } else {
+        None
+    };
+    match follow(sock, tls, once) {
         Ok(()) => 0,
         Err(e) => {
             eprintln!("bt top: {addr}: {e}");
@@ -55,13 +97,31 @@ pub fn main(args: &[String]) -> i32 {
     }
 }
 
-/// Reads `/runtime/events` and draws each `tree` event.
-fn follow(addr: SocketAddr, once: bool) -> std::io::Result<()> {
-    let mut s = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+/// Reads `/runtime/events` (over TLS to the server named in `tls` when given) and draws
+/// each `tree` event.
+fn follow(
+    addr: SocketAddr,
+    tls: Option<(rustls::ClientConfig, String)>,
+    once: bool,
+) -> std::io::Result<()> {
+    let tcp = TcpStream::connect_timeout(&addr, Duration::from_secs(5))?;
+    let (mut s, host): (Box<dyn Conn>, String) = match tls {
+        None => (Box::new(tcp), addr.to_string()),
+        Some((cfg, name)) => {
+            let s = tls_client::connect(cfg, &name, tcp).map_err(std::io::Error::other)?;
+            let host = if name.contains(':') && !name.starts_with('[') {
+                format!("[{name}]:{}", addr.port())
+            } else {
+                format!("{name}:{}", addr.port())
+            };
+            (Box::new(s), host)
+        }
+    };
     write!(
         s,
-        "GET /runtime/events HTTP/1.1\r\nHost: {addr}\r\nAccept: text/event-stream\r\n\r\n"
+        "GET /runtime/events HTTP/1.1\r\nHost: {host}\r\nAccept: text/event-stream\r\n\r\n"
     )?;
+    s.flush()?;
     let mut r = BufReader::new(s);
     let mut status = String::new();
     r.read_line(&mut status)?;

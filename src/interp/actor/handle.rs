@@ -137,36 +137,65 @@ impl NativeObj for NameRef {
     }
 }
 
+/// Implements [`NativeObj`] for a handle that holds its `class` and whose identity is a key:
+/// equal iff the keys are equal (same concrete type), with the given printString, hash and
+/// term-order key. Each part is a closure-like `|v| expr` over the object.
+macro_rules! native_by_key {
+    ($ty:ty {
+        key: |$k:ident| $key:expr,
+        print: |$p:ident| $print:expr,
+        hash: |$h:ident| $hash:expr,
+        order: |$o:ident| $order:expr $(,)?
+    }) => {
+        impl $crate::value::NativeObj for $ty {
+            fn class(&self) -> $crate::value::ClassRef {
+                self.class.clone()
+            }
+            fn print_string(&self) -> String {
+                let $p = self;
+                $print
+            }
+            fn equals(&self, other: &dyn $crate::value::NativeObj) -> bool {
+                let mine = {
+                    let $k = self;
+                    $key
+                };
+                other
+                    .as_any()
+                    .downcast_ref::<$ty>()
+                    .is_some_and(|$k| $key == mine)
+            }
+            fn hash_code(&self) -> u64 {
+                let $h = self;
+                $hash
+            }
+            fn order_key(&self) -> (u8, Vec<u64>) {
+                let $o = self;
+                $order
+            }
+            fn as_any(&self) -> &dyn std::any::Any {
+                self
+            }
+        }
+    };
+}
+pub(crate) use native_by_key;
+
 /// A process id.
 pub struct PidVal {
     pub proc: ProcRef,
     pub class: ClassRef,
 }
 
-impl NativeObj for PidVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        self.proc.pid().to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<PidVal>()
-            .is_some_and(|o| o.proc.pid() == self.proc.pid())
-    }
-    fn hash_code(&self) -> u64 {
-        self.proc.pid().number.wrapping_mul(31)
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        let p = self.proc.pid();
+native_by_key!(PidVal {
+    key: |v| v.proc.pid(),
+    print: |v| v.proc.pid().to_string(),
+    hash: |v| v.proc.pid().number.wrapping_mul(31),
+    order: |v| {
+        let p = v.proc.pid();
         (5, vec![p.node as u64, p.number, u64::from(p.service), 0])
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+    },
+});
 
 /// A monitor reference (`#Ref<N>`).
 pub struct RefVal {
@@ -175,29 +204,12 @@ pub struct RefVal {
     pub class: ClassRef,
 }
 
-impl NativeObj for RefVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        format!("#Ref<{}>", self.id)
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<RefVal>()
-            .is_some_and(|o| o.id == self.id)
-    }
-    fn hash_code(&self) -> u64 {
-        self.id
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (3, vec![self.id])
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+native_by_key!(RefVal {
+    key: |v| v.id,
+    print: |v| format!("#Ref<{}>", v.id),
+    hash: |v| v.id,
+    order: |v| (3, vec![v.id]),
+});
 
 /// A Timer (`after:do:` / `every:do:`).
 pub struct TimerVal {
@@ -206,29 +218,12 @@ pub struct TimerVal {
     pub class: ClassRef,
 }
 
-impl NativeObj for TimerVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        "Timer".to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<TimerVal>()
-            .is_some_and(|o| o.serial == self.serial)
-    }
-    fn hash_code(&self) -> u64 {
-        self.serial
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (9, name_key("Timer", &[self.serial]))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+native_by_key!(TimerVal {
+    key: |v| v.serial,
+    print: |_v| "Timer".to_string(),
+    hash: |v| v.serial,
+    order: |v| (9, name_key("Timer", &[v.serial])),
+});
 
 /// A length of time in milliseconds.
 pub struct DurationVal {
@@ -236,29 +231,12 @@ pub struct DurationVal {
     pub class: ClassRef,
 }
 
-impl NativeObj for DurationVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        crate::interp::prims::duration::print_duration(self.ms)
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<DurationVal>()
-            .is_some_and(|o| o.ms == self.ms)
-    }
-    fn hash_code(&self) -> u64 {
-        self.ms as u64 ^ 0xD0_0000
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (9, name_key("Duration", &[(self.ms as u64) ^ (1 << 63)]))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+native_by_key!(DurationVal {
+    key: |v| v.ms,
+    print: |v| crate::interp::prims::duration::print_duration(v.ms),
+    hash: |v| v.ms as u64 ^ 0xD0_0000,
+    order: |v| (9, name_key("Duration", &[(v.ms as u64) ^ (1 << 63)])),
+});
 
 /// An AtomicCounter handle (the value lives in the actor system, by name).
 pub struct CounterVal {
@@ -266,30 +244,15 @@ pub struct CounterVal {
     pub class: ClassRef,
 }
 
-impl NativeObj for CounterVal {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        format!("AtomicCounter({})", self.name)
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<CounterVal>()
-            .is_some_and(|o| o.name == self.name)
-    }
-    fn hash_code(&self) -> u64 {
-        self.name.index() as u64 ^ 0xC0_0000
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        let k: Vec<u64> = self.name.as_str().chars().map(|c| c as u64).collect();
+native_by_key!(CounterVal {
+    key: |v| v.name,
+    print: |v| format!("AtomicCounter({})", v.name),
+    hash: |v| v.name.index() as u64 ^ 0xC0_0000,
+    order: |v| {
+        let k: Vec<u64> = v.name.as_str().chars().map(|c| c as u64).collect();
         (9, name_key("AtomicCounter", &k))
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+    },
+});
 
 /// Rank-9 keys sort by class name first: the name's characters, a 0 separator, then `rest`.
 fn name_key(class: &str, rest: &[u64]) -> Vec<u64> {

@@ -34,13 +34,12 @@
 //!   (`crate::dist::shapes`) through [`announce_shape_skew`].
 //! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
 
-use std::any::Any;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
 use parking_lot::Mutex;
 
-use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::handle::{downcast, native, native_by_key};
 use crate::interp::actor::send::{describe_exception, transfer, transfer_in};
 use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
 use crate::interp::error::ErrorKind;
@@ -51,7 +50,7 @@ use crate::interp::prims::parallel::{spawn_job, Job};
 use crate::runtime::{CallError, Timeout};
 use crate::runtime::{Cx, SpawnOpts};
 use crate::value::dict::Dict;
-use crate::value::{ClassRef, NativeObj, Sym, Value};
+use crate::value::{ClassRef, Sym, Value};
 
 static SERIAL: AtomicU64 = AtomicU64::new(1);
 
@@ -114,42 +113,18 @@ fn order_key(class: &ClassRef, id: u64) -> (u8, Vec<u64>) {
     (9, k)
 }
 
-/// The NativeObj impl of a handle whose identity is a numeric id (equal iff the ids are equal,
-/// printed as its class name, ordered by class name then id).
-macro_rules! id_handle {
-    ($ty:ty, |$v:ident| $id:expr, $salt:expr) => {
-        impl NativeObj for $ty {
-            fn class(&self) -> ClassRef {
-                self.class.clone()
-            }
-            fn print_string(&self) -> String {
-                self.class.name.as_str().to_string()
-            }
-            fn equals(&self, other: &dyn NativeObj) -> bool {
-                let $v = self;
-                let mine = $id;
-                other
-                    .as_any()
-                    .downcast_ref::<$ty>()
-                    .is_some_and(|$v| $id == mine)
-            }
-            fn hash_code(&self) -> u64 {
-                let $v = self;
-                $id ^ $salt
-            }
-            fn order_key(&self) -> (u8, Vec<u64>) {
-                let $v = self;
-                order_key(&self.class, $id)
-            }
-            fn as_any(&self) -> &dyn Any {
-                self
-            }
-        }
-    };
-}
-
-id_handle!(AnnouncerVal, |v| v.core.id, 0xA7_0000_0000);
-id_handle!(SubscriptionVal, |v| v.sub.id, 0x5B_0000_0000);
+native_by_key!(AnnouncerVal {
+    key: |v| v.core.id,
+    print: |v| v.class.name.as_str().to_string(),
+    hash: |v| v.core.id ^ 0xA7_0000_0000,
+    order: |v| order_key(&v.class, v.core.id),
+});
+native_by_key!(SubscriptionVal {
+    key: |v| v.sub.id,
+    print: |v| v.class.name.as_str().to_string(),
+    hash: |v| v.sub.id ^ 0x5B_0000_0000,
+    order: |v| order_key(&v.class, v.sub.id),
+});
 
 pub fn register(p: &mut Prims) {
     let a = "Announcer";
@@ -287,42 +262,31 @@ fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
         };
         let node = Sym::new(node);
         let down = down.map(Sym::new);
-        let s2 = sys.clone();
-        let opts = SpawnOpts {
-            label: "callback",
-            ..SpawnOpts::default()
-        };
-        sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
-            run_logged(&s2, cx, |ctx| {
-                let n = node_value(ctx, node)?;
-                let mut pairs = vec![(Value::sym("node"), n)];
-                let cls = match down {
-                    None => "NodeUp",
-                    Some(r) => {
-                        pairs.push((Value::sym("reason"), Value::Symbol(r)));
-                        "NodeDown"
-                    }
-                };
-                let Some(class) = ctx.prog.class_named(cls) else {
-                    return Ok(Value::Nil);
-                };
-                let dict: Dict = pairs.into_iter().collect();
-                let ev = ctx.send(
-                    &Value::Class(class),
-                    Sym::new("new:"),
-                    &[Value::Dict(Arc::new(dict))],
-                )?;
-                let sys = sys_of(ctx)?;
-                let ann = system_announcer(ctx, &sys);
-                announce(ctx, &ann, &ev, None)
-            });
+        announce_in_callback(&sys, move |ctx| {
+            let n = node_value(ctx, node)?;
+            let mut pairs = vec![(Value::sym("node"), n)];
+            let cls = match down {
+                None => "NodeUp",
+                Some(r) => {
+                    pairs.push((Value::sym("reason"), Value::Symbol(r)));
+                    "NodeDown"
+                }
+            };
+            Ok(vec![(cls, pairs)])
         });
     })
 }
 
-/// NodeShapeSkew (8.9): one announcement per (class, local version, remote version) that
-/// differs with `node`, from a fresh process (called by the distribution layer).
-pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64, i64)>) {
+/// The events of one [`announce_in_callback`]: a class name and its fields for `new:`.
+type Events = Vec<(&'static str, Vec<(Value, Value)>)>;
+
+/// Announces on the SystemAnnouncer, from a fresh `callback` process (errors logged), the
+/// events `build` describes, each made with `Class new: aDictionary`; classes that are not
+/// loaded are skipped.
+fn announce_in_callback(
+    sys: &Arc<ActorSys>,
+    build: impl FnOnce(&mut Ctx) -> Result<Events, Unwind> + Send + 'static,
+) {
     let s2 = sys.clone();
     let opts = SpawnOpts {
         label: "callback",
@@ -330,23 +294,16 @@ pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64,
     };
     sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
         run_logged(&s2, cx, |ctx| {
-            let Some(class) = ctx.prog.class_named("NodeShapeSkew") else {
-                return Ok(Value::Nil);
-            };
+            let events = build(ctx)?;
             let sys = sys_of(ctx)?;
             let ann = system_announcer(ctx, &sys);
-            for (name, local, remote) in &skews {
-                let n = node_value(ctx, node)?;
-                let dict: Dict = [
-                    (Value::sym("node"), n),
-                    (Value::sym("className"), Value::Symbol(*name)),
-                    (Value::sym("localVersion"), Value::Int(*local)),
-                    (Value::sym("remoteVersion"), Value::Int(*remote)),
-                ]
-                .into_iter()
-                .collect();
+            for (cls, pairs) in events {
+                let Some(class) = ctx.prog.class_named(cls) else {
+                    continue;
+                };
+                let dict: Dict = pairs.into_iter().collect();
                 let ev = ctx.send(
-                    &Value::Class(class.clone()),
+                    &Value::Class(class),
                     Sym::new("new:"),
                     &[Value::Dict(Arc::new(dict))],
                 )?;
@@ -354,6 +311,26 @@ pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64,
             }
             Ok(Value::Nil)
         });
+    });
+}
+
+/// NodeShapeSkew (8.9): one announcement per (class, local version, remote version) that
+/// differs with `node`, from a fresh process (called by the distribution layer).
+pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64, i64)>) {
+    announce_in_callback(sys, move |ctx| {
+        let n = node_value(ctx, node)?;
+        Ok(skews
+            .iter()
+            .map(|(name, local, remote)| {
+                let pairs = vec![
+                    (Value::sym("node"), n.clone()),
+                    (Value::sym("className"), Value::Symbol(*name)),
+                    (Value::sym("localVersion"), Value::Int(*local)),
+                    (Value::sym("remoteVersion"), Value::Int(*remote)),
+                ];
+                ("NodeShapeSkew", pairs)
+            })
+            .collect())
     });
 }
 

@@ -59,6 +59,7 @@ pub mod number;
 pub mod object;
 pub mod observer;
 pub mod parallel;
+pub mod parallel_collect;
 pub mod protocol;
 pub mod random;
 pub mod reflection;

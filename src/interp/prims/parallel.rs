@@ -228,24 +228,39 @@ fn run(
             st2.lock().procs[i] = Some(p);
         }
     });
-    // Kill what is still running (never while holding the lock: killing may run hooks).
-    let unfinished: Vec<ProcRef> = {
+    let unfinished = {
         let mut g = st.lock();
         g.closed = true;
-        g.procs
-            .iter()
-            .zip(&g.outs)
-            .filter(|(_, o)| o.is_none())
-            .filter_map(|(p, _)| p.clone())
-            .collect()
+        unfinished(&g.procs, &g.outs)
     };
-    for p in &unfinished {
+    kill_after_wait(&sys, &unfinished, waited)?;
+    Ok(st)
+}
+
+/// The processes of `procs` whose outcome in `outs` has not come in.
+pub(crate) fn unfinished(procs: &[Option<ProcRef>], outs: &[Option<Outcome>]) -> Vec<ProcRef> {
+    procs
+        .iter()
+        .zip(outs)
+        .filter(|(_, o)| o.is_none())
+        .filter_map(|(p, _)| p.clone())
+        .collect()
+}
+
+/// After the caller's wait: kills the `unfinished` blocks (never while holding a lock:
+/// killing may run hooks), and turns the caller's own exit during the wait into an unwind.
+pub(crate) fn kill_after_wait(
+    sys: &ActorSys,
+    unfinished: &[ProcRef],
+    waited: Result<Value, CallError>,
+) -> Result<(), Unwind> {
+    for p in unfinished {
         sys.rt.kill(p);
     }
-    if let Err(CallError::Exiting(reason)) = waited {
-        return Err(Unwind::Exit(reason.to_value()));
+    match waited {
+        Err(CallError::Exiting(reason)) => Err(Unwind::Exit(reason.to_value())),
+        _ => Ok(()),
     }
-    Ok(st)
 }
 
 /// The Result of one finished (or unfinished) block.

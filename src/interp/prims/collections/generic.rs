@@ -532,28 +532,13 @@ fn species(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     })
 }
 
-/// `parallelCollect:` (and `…maxConcurrency:`): for now the block runs for each element in
-/// turn in the calling process; results come back in order, and when some raise, the first
-/// failure in element order is re-raised after all elements have been processed.
+/// `parallelCollect:` (and `…maxConcurrency:`): one process per element, see
+/// `prims::parallel_collect`.
 fn parallel_collect(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let block = arg(args, 0);
-    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0).min(CAPACITY_HINT_MAX));
-    let mut first_err: Option<Unwind> = None;
-    for e in items(ctx, recv)? {
-        ctx.tick()?;
-        match ctx.call_block(block, &[e]) {
-            Ok(v) => out.push(v),
-            Err(Unwind::Error(x)) => {
-                if first_err.is_none() {
-                    first_err = Some(Unwind::Error(x));
-                }
-                out.push(Value::Nil);
-            }
-            Err(other) => return Err(other),
-        }
-    }
-    match first_err {
-        Some(e) => Err(e),
-        None => Ok(Value::List(Ref::new(out.into_iter().collect()))),
-    }
+    let limit = match args.get(1) {
+        Some(n) => crate::interp::prims::parallel_collect::limit_arg(ctx, n)?,
+        None => usize::MAX,
+    };
+    let elems: Vec<Value> = items(ctx, recv)?.collect();
+    crate::interp::prims::parallel_collect::collect(ctx, elems, arg(args, 0), limit)
 }
