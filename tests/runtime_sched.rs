@@ -420,6 +420,33 @@ fn casts_are_fifo_per_sender_and_a_call_is_a_barrier() {
     }
 }
 
+/// A sync call hands the worker to the idle callee at once (it runs next, on the caller's
+/// worker), ahead of work queued before the call; the caller's resumption queues behind that
+/// work. One worker, so the order is deterministic.
+#[test]
+fn a_sync_call_runs_the_idle_callee_next_on_the_same_worker() {
+    let rt = runtime(1);
+    let order = Arc::new(parking_lot::Mutex::new(Vec::new()));
+    let recorder = |name: &'static str| {
+        let order = order.clone();
+        handler(move |_cx: &mut Cx<'_>, _m: Message| {
+            order.lock().push(name);
+            Ok(Value::Nil)
+        })
+    };
+    let queued = rt.spawn(recorder("queued"));
+    let callee = rt.spawn(recorder("callee"));
+    let o = order.clone();
+    rt.block_on(move |cx| {
+        cx.cast(&queued, msg("note", vec![]));
+        cx.call(&callee, msg("note", vec![]), Timeout::Infinity)
+            .unwrap();
+        o.lock().push("caller");
+    })
+    .unwrap();
+    assert_eq!(*order.lock(), vec!["callee", "queued", "caller"]);
+}
+
 /// A panic in a handler is an actor crash: the caller gets actor_dead, the reason is data,
 /// and the runtime goes on.
 #[test]

@@ -224,6 +224,8 @@ pub(crate) fn run_with(
         ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
+    // The program is one long job: run it beside its actors on the pool (see the method).
+    vm.run_main_on_pool(true);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
     #[cfg(feature = "dist")]
     let _node = match &o.name {

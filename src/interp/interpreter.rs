@@ -67,6 +67,8 @@ pub struct Interpreter {
     /// Coroutine stacks of the calling thread when it runs the main process itself (see
     /// `try_run`); locked for the length of one job.
     guest: Mutex<GuestStacks>,
+    /// Jobs go to the worker pool instead of the calling thread (`run_main_on_pool`).
+    main_on_pool: std::sync::atomic::AtomicBool,
     session: Mutex<Session>,
     sys: Arc<ActorSys>,
     /// The main program's process.
@@ -165,6 +167,7 @@ impl Interpreter {
         let mut vm = Interpreter {
             prog: prog.clone(),
             guest: Mutex::new(GuestStacks::default()),
+            main_on_pool: std::sync::atomic::AtomicBool::new(false),
             session: Mutex::new(Session::default()),
             sys,
             main: Mutex::new(main),
@@ -181,6 +184,17 @@ impl Interpreter {
     /// The runtime handle of this Interpreter (embedders, tests).
     pub fn runtime(&self) -> crate::runtime::RtHandle {
         self.sys.rt.clone()
+    }
+
+    /// Runs the main program's jobs on the worker pool instead of on the calling thread.
+    /// The calling thread as guest (the default) saves two thread hand-offs per job, which
+    /// suits short jobs (an embedder's `eval`); but actors the job talks to run on the pool,
+    /// so each sync send from the job is a round trip between two threads. `bt run`, whose
+    /// one job is the whole program, sets this: the main process then shares a worker with
+    /// the actors it calls (`runtime::sched`, sync calls run the callee next).
+    pub fn run_main_on_pool(&self, on: bool) {
+        self.main_on_pool
+            .store(on, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// Runs `f` with the main process context, as a job of the main program's process.
@@ -235,7 +249,8 @@ impl Interpreter {
         };
         // The calling thread runs the main process itself when it can (no hand-off to a
         // worker and back: `runtime::sched::guest`); else the job goes to the pool.
-        let undelivered = match self.guest.try_lock() {
+        let on_pool = self.main_on_pool.load(std::sync::atomic::Ordering::Relaxed);
+        let undelivered = match self.guest.try_lock().filter(|_| !on_pool) {
             Some(mut stacks) => self
                 .sys
                 .rt

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use corosensei::Yielder;
 
 use crate::runtime::api::RtHandle;
-use crate::runtime::process::{enqueue, Envelope, ProcRef};
+use crate::runtime::process::{enqueue_call, Envelope, ProcRef};
 use crate::runtime::sched::{Shared, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
@@ -173,6 +173,11 @@ impl<'y> Cx<'y> {
             }
             g.waiting = Some(w.clone());
         }
+        self.suspend_on(w, deadline)
+    }
+
+    /// [`Cx::wait`] for a waiter already registered as this process's `waiting`.
+    fn suspend_on(&mut self, w: &Arc<Waiter>, deadline: Option<u64>) -> Result<Value, CallError> {
         if w.set_target(self.wake) {
             self.note_sp();
             let timeout = deadline.map(|d| (d, w.clone()));
@@ -196,16 +201,36 @@ impl<'y> Cx<'y> {
         if self.would_deadlock(to.pid()) {
             return Err(CallError::Deadlock);
         }
-        let w = Waiter::new(Some(self.pid()), self.current.clone());
+        // The reply slot: the one this process waited on last time when nobody else holds
+        // it any more (the usual case: the callee dropped it when it answered), else a new
+        // one. Registered as `waiting` (what a kill completes) in the same lock.
+        let w = {
+            let mut g = self.me.0.inner.lock();
+            if let Some(r) = &g.reason {
+                return Err(CallError::Exiting(r.clone()));
+            }
+            let w = match g.waiting.take() {
+                Some(mut old) => match Arc::get_mut(&mut old) {
+                    Some(x) if x.caller == Some(self.me.0.pid) => {
+                        x.reset(self.current.clone());
+                        old
+                    }
+                    _ => Waiter::new(Some(self.me.0.pid), self.current.clone()),
+                },
+                None => Waiter::new(Some(self.me.0.pid), self.current.clone()),
+            };
+            g.waiting = Some(w.clone());
+            w
+        };
         let env = Envelope::User {
             msg,
             reply: Some(w.clone()),
         };
-        if enqueue(self.shared(), to, env).is_err() {
+        if enqueue_call(self.shared(), to, env).is_err() {
             return Err(CallError::ActorDead);
         }
         let d = self.deadline(t);
-        self.wait(&w, d)
+        self.suspend_on(&w, d)
     }
 
     /// An asynchronous send. FIFO with every other send from this process to `to`. Answers

@@ -300,6 +300,17 @@ fn arg_bytes(v: &Value) -> usize {
 /// Puts an envelope in the mailbox and schedules the process if it was idle. Gives the
 /// envelope back if the process no longer accepts messages.
 pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(), Envelope> {
+    enqueue_as(shared, p, env, false)
+}
+
+/// [`enqueue`] for a sync call whose caller suspends next: an idle target is run next on
+/// this worker ([`Shared::schedule_next`]) instead of behind the queued work.
+pub(crate) fn enqueue_call(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(), Envelope> {
+    enqueue_as(shared, p, env, true)
+}
+
+#[inline]
+fn enqueue_as(shared: &Shared, p: &ProcRef, env: Envelope, next: bool) -> Result<(), Envelope> {
     let schedule = {
         let mut g = p.0.inner.lock();
         if !g.accepting {
@@ -325,7 +336,11 @@ pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(),
         }
     };
     if schedule {
-        shared.schedule(p.clone());
+        if next {
+            shared.schedule_next(p.clone());
+        } else {
+            shared.schedule(p.clone());
+        }
     }
     Ok(())
 }

@@ -8,6 +8,9 @@
 //!   to the worker that created them (kept in that worker's slot table, never shared), so a
 //!   coroutine never changes threads and needs no `unsafe impl Send`. A wake-up for it is
 //!   pushed to its owner's queue.
+//! * A sync call to an idle process puts its Run task at the *front* of the caller's worker
+//!   queue (`schedule_next`): the caller suspends next, so the callee runs at once on the
+//!   same thread, and the caller's resumption queues at the back like any wake-up.
 //! * Preemption: a coroutine that uses its reduction budget yields and goes to the back of
 //!   its worker's queue behind whatever became runnable meanwhile.
 //! * Timeouts of waits are kept in the worker's slots (O(1) to arm and disarm); the worker
@@ -163,6 +166,21 @@ impl Shared {
                     self.wake_one();
                 }
             }
+            None => {
+                self.injector.lock().push_back(p);
+                self.wake_one();
+            }
+        }
+    }
+
+    /// Like [`Shared::schedule`] for the target of a sync call whose caller is about to
+    /// suspend: on a worker it goes to the *front* of the worker's own queue, so the callee
+    /// runs right after the caller suspends, on the same thread (no hand-off, no wake-up; the
+    /// caller's resumption then queues at the back, behind the work that was waiting). Idle
+    /// workers are not woken for it: this worker takes it next. Elsewhere as `schedule`.
+    pub(crate) fn schedule_next(&self, p: ProcRef) {
+        match self.current_worker() {
+            Some(w) => self.workers[w].q.lock().push_front(Task::Run(p)),
             None => {
                 self.injector.lock().push_back(p);
                 self.wake_one();
@@ -388,6 +406,8 @@ pub(crate) struct Worker {
     next_deadline: u64,
     ticks: u32,
     warned_mmap: bool,
+    /// Serial number of the last resume (`WorkerQ::driving`; per worker, no shared counter).
+    resumes: u64,
 }
 
 impl Worker {
@@ -401,6 +421,7 @@ impl Worker {
             next_deadline: u64::MAX,
             ticks: 0,
             warned_mmap: false,
+            resumes: 0,
         }
     }
 
@@ -596,9 +617,9 @@ impl Worker {
     }
 
     fn drive(&mut self, slot: u32, mut co: Co) {
-        static RESUMES: AtomicU64 = AtomicU64::new(1);
+        self.resumes += 1;
         let me = &self.shared.workers[self.id].driving;
-        me.store(RESUMES.fetch_add(1, Ordering::Relaxed), Ordering::Relaxed);
+        me.store(self.resumes, Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
         self.shared.workers[self.id]
             .driving

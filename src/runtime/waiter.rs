@@ -54,6 +54,16 @@ impl Waiter {
         })
     }
 
+    /// Makes a completed waiter that nobody else references ready for the next call of the
+    /// same caller (`Cx::call` reuses its reply slot instead of allocating one per call).
+    pub(crate) fn reset(&mut self, parent: Option<Arc<Waiter>>) {
+        let s = self.state.get_mut();
+        s.done = false;
+        s.result = None;
+        s.target = None;
+        self.parent = parent;
+    }
+
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.
     /// Answers whether this call completed it.
     pub(crate) fn complete(&self, shared: &Shared, r: Result<Value, CallError>) -> bool {
