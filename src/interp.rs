@@ -27,6 +27,7 @@ pub mod class;
 pub mod error;
 pub mod eval;
 pub mod interpreter;
+pub mod lazy_method;
 pub mod loader;
 pub mod lower;
 pub mod mailbox_limit;

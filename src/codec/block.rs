@@ -76,7 +76,13 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
                 c.methods.read()
             };
             for (sel, m) in table.iter() {
-                if let Method::Compiled(cm) = m {
+                // A library method not lowered yet cannot have made this block.
+                let cm = match m {
+                    Method::Compiled(cm) => Some(cm),
+                    Method::Lazy(l) => l.get(),
+                    _ => None,
+                };
+                if let Some(cm) = cm {
                     if cm.code.blocks.iter().any(|x| Arc::ptr_eq(x, &b.code)) {
                         return BlockId {
                             origin: Origin::Method {
@@ -131,7 +137,7 @@ fn find_code(prog: &Program, id: &BlockId) -> Option<(DefinedIn, Arc<FnCode>)> {
                 } else {
                     c.methods.read()
                 };
-                t.get(selector).cloned()?
+                t.get(selector).map(Method::forced)?
             };
             let Method::Compiled(cm) = m else {
                 return None;

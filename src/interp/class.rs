@@ -231,7 +231,7 @@ impl Class {
         let mut c = Some(self);
         while let Some(k) = c {
             if let Some(m) = k.methods.read().get(&sel) {
-                return Some((m.clone(), k.clone()));
+                return Some((m.forced(), k.clone()));
             }
             c = k.superclass.as_ref();
         }
@@ -243,7 +243,7 @@ impl Class {
         let mut c = Some(self);
         while let Some(k) = c {
             if let Some(m) = k.class_methods.read().get(&sel) {
-                return Some((m.clone(), k.clone()));
+                return Some((m.forced(), k.clone()));
             }
             c = k.superclass.as_ref();
         }

@@ -119,11 +119,31 @@ pub enum Method {
     Setter(u32),
     /// Class-side keyword constructor over all fields.
     Constructor,
+    /// A library method lowered on first use (`interp::lazy_method`); readers see it as
+    /// `Compiled` through [`Method::forced`].
+    Lazy(Arc<crate::interp::lazy_method::LazyMethod>),
 }
 
 impl Method {
     pub fn is_prim(&self) -> bool {
         matches!(self, Method::Prim(_))
+    }
+
+    /// The method as it runs: a `Lazy` one lowered (on first use) into `Compiled`.
+    pub fn forced(&self) -> Method {
+        match self {
+            Method::Lazy(l) => Method::Compiled(l.force().clone()),
+            m => m.clone(),
+        }
+    }
+
+    /// The compiled method, lowering a lazy one.
+    pub fn compiled(&self) -> Option<Arc<CompiledMethod>> {
+        match self {
+            Method::Compiled(cm) => Some(cm.clone()),
+            Method::Lazy(l) => Some(l.force().clone()),
+            _ => None,
+        }
     }
 
     /// A primitive of constant cost.

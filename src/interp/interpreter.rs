@@ -301,7 +301,7 @@ impl Interpreter {
                 })
                 .collect()
         });
-        let report = self.load_parsed(units, true);
+        let report = self.load_parsed(units, Some(units));
         let mut w: Vec<String> = report
             .warnings
             .into_iter()
@@ -387,7 +387,7 @@ impl Interpreter {
                 !bad[i - 1]
             });
         }
-        let r = self.load_parsed(units, false);
+        let r = self.load_parsed(units, None);
         report.warnings.extend(r.warnings);
         report.findings.extend(r.findings);
         report.error = report.error.or(r.error);
@@ -398,14 +398,20 @@ impl Interpreter {
         report
     }
 
-    fn load_parsed<U>(&self, units: U, stdlib: bool) -> LoadReport
+    /// Loads parsed units; `library` is the built-in library (the same units), whose
+    /// methods are lowered on first use (`loader::install_library`).
+    fn load_parsed<U>(&self, units: U, library: Option<&'static [SourceUnit]>) -> LoadReport
     where
         U: std::ops::Deref<Target = [SourceUnit]> + Send + 'static,
     {
         let prog = self.prog.clone();
+        let stdlib = library.is_some();
         let r = self.try_run(move |ctx, session| {
             let mut report = LoadReport::default();
-            let inst = loader::install_declarations(&prog, &units);
+            let inst = match library {
+                Some(lib) => loader::install_library(&prog, lib),
+                None => loader::install_declarations(&prog, &units),
+            };
             for p in &inst.problems {
                 report
                     .warnings

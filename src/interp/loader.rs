@@ -73,6 +73,120 @@ fn kind_from(sup: Option<&ClassRef>) -> ClassKind {
 
 /// Installs the declarations of every file in `units` (classes across the whole set first).
 pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
+    install(prog, units, false, &|_, _, _| None)
+}
+
+/// [`install_declarations`] for the built-in library, parsed once per process: its methods
+/// are lowered on first use (`interp::lazy_method`) and their documentation is read from
+/// the syntax trees ([`library_doc`]) instead of being copied into every program.
+pub fn install_library(prog: &Program, units: &'static [SourceUnit]) -> Installed {
+    LIBRARY_DOCS.get_or_init(|| library_docs(units));
+    install(prog, units, true, &|prog, c, md| {
+        if md.primitive.is_some() {
+            return library_prim(prog, c, md);
+        }
+        let l = crate::interp::lazy_method::LazyMethod::new(c, md);
+        Some((l.selector, Method::Lazy(Arc::new(l))))
+    })
+}
+
+/// The primitive a library `@primitive` declaration binds, with its selector: looked up once
+/// per process (the library's declarations are `'static`, so their address is the key).
+/// None when it names no primitive (the ordinary path reports it).
+fn library_prim(
+    prog: &Program,
+    c: &ClassRef,
+    md: &'static ast::MethodDecl,
+) -> Option<(Sym, Method)> {
+    type Memo = HashMap<
+        usize,
+        Option<(Sym, crate::interp::prims::registry::Prim)>,
+        foldhash::fast::RandomState,
+    >;
+    static MEMO: std::sync::OnceLock<parking_lot::RwLock<Memo>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    let key = md as *const ast::MethodDecl as usize;
+    // A class of the library's name: the same declaration resolves the same way.
+    if let Some(r) = memo.read().get(&key) {
+        return r.map(|(s, p)| (s, Method::Prim(p)));
+    }
+    let r = match lower_method(prog, c, md, NO_FILE, true) {
+        Ok(PendingMethod {
+            selector,
+            method: Method::Prim(p),
+            ..
+        }) => Some((selector, p)),
+        _ => None,
+    };
+    memo.write().insert(key, r);
+    r.map(|(s, p)| (s, Method::Prim(p)))
+}
+
+/// Documentation of the library's methods by (class, class side, selector).
+type LibraryDocs = HashMap<(Sym, bool, Sym), &'static str, foldhash::fast::RandomState>;
+
+static LIBRARY_DOCS: std::sync::OnceLock<LibraryDocs> = std::sync::OnceLock::new();
+
+fn library_docs(units: &'static [SourceUnit]) -> LibraryDocs {
+    let mut out = LibraryDocs::default();
+    for u in units {
+        for it in &u.module.items {
+            match it {
+                Item::Class(c) => {
+                    let cname = Sym::new(&c.name.name);
+                    for m in &c.members {
+                        if let Member::Method(md) = m {
+                            if let Some(d) = &md.doc {
+                                out.insert((cname, md.class_side, Sym::new(&md.selector)), d);
+                            }
+                        }
+                    }
+                }
+                Item::Method(sm) => {
+                    if let Some(d) = &sm.method.doc {
+                        let key = (
+                            Sym::new(&sm.class_name.name),
+                            sm.class_side,
+                            Sym::new(&sm.method.selector),
+                        );
+                        out.insert(key, d);
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
+/// The documentation comment the built-in library gives `class>>sel` (the class side with
+/// `class_side`), when its method there is still the library's (a primitive or a method
+/// lowered on first use): library docs are not copied into each program's `method_docs`.
+pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static str> {
+    let table = if class_side {
+        class.class_methods.read()
+    } else {
+        class.methods.read()
+    };
+    match table.get(&sel)? {
+        Method::Lazy(l) => l.doc(),
+        Method::Prim(_) => LIBRARY_DOCS
+            .get()?
+            .get(&(class.name, class_side, sel))
+            .copied(),
+        _ => None,
+    }
+}
+
+/// Makes the method of a library declaration when it is not lowered now (`install_library`).
+type LazyFn<'u> = dyn Fn(&Program, &ClassRef, &'u ast::MethodDecl) -> Option<(Sym, Method)> + 'u;
+
+fn install<'u>(
+    prog: &Program,
+    units: &'u [SourceUnit],
+    library: bool,
+    lazy: &LazyFn<'u>,
+) -> Installed {
     let mut diags: Vec<Vec<Diagnostic>> = units.iter().map(|_| Vec::new()).collect();
 
     // 1. Classes, in dependency order across all files.
@@ -84,7 +198,12 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
             }
         }
     }
-    let declared_names: Vec<String> = pending.iter().map(|(_, c)| c.name.name.clone()).collect();
+    // Compared as symbols: the library declares ~90 classes, so these scans run thousands
+    // of times per program.
+    let declared_names: Vec<Sym> = pending
+        .iter()
+        .map(|(_, c)| Sym::new(&c.name.name))
+        .collect();
     // (class, previous, file, decl index in `pending order`)
     let mut created: Vec<(ClassRef, Option<ClassRef>, usize, &ClassDecl, bool)> = Vec::new();
     let mut progress = true;
@@ -93,11 +212,12 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
         let mut rest = Vec::new();
         for (fi, decl) in pending {
             let sname = decl.superclass.name.as_str();
+            let ssym = Sym::new(sname);
             let sup: Option<Option<ClassRef>> = if sname == "nil" {
                 Some(None)
-            } else if let Some((c, ..)) = created.iter().find(|(c, ..)| c.name.as_str() == sname) {
+            } else if let Some((c, ..)) = created.iter().find(|(c, ..)| c.name == ssym) {
                 Some(Some(c.clone()))
-            } else if declared_names.iter().any(|n| n == sname) && sname != decl.name.name {
+            } else if declared_names.contains(&ssym) && sname != decl.name.name {
                 None // declared in this unit, not created yet
             } else {
                 prog.class_named(sname).map(Some)
@@ -136,15 +256,44 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
     }
 
     // 3. Lower every method of every file.
-    let mut methods: Vec<Vec<PendingMethod>> = units.iter().map(|_| Vec::new()).collect();
+    let mut methods: Vec<Vec<PendingMethod>> = units
+        .iter()
+        .map(|u| {
+            let n = u
+                .module
+                .items
+                .iter()
+                .map(|it| match it {
+                    Item::Class(c) => c.members.len(),
+                    _ => 1,
+                })
+                .sum();
+            Vec::with_capacity(n)
+        })
+        .collect();
     let mut protocols: Vec<Vec<ProtocolInfo>> = units.iter().map(|_| Vec::new()).collect();
     for (c, _, fi, decl, _) in &created {
         let fi = *fi;
         let file = units[fi].file;
         for m in &decl.members {
             if let Member::Method(md) = m {
+                if let Some((selector, method)) = lazy(prog, c, md) {
+                    methods[fi].push(PendingMethod {
+                        class: c.clone(),
+                        class_side: md.class_side,
+                        selector,
+                        method,
+                        doc: None,
+                    });
+                    continue;
+                }
                 match lower_method(prog, c, md, file, units[fi].stdlib) {
-                    Ok(pm) => methods[fi].push(pm),
+                    Ok(mut pm) => {
+                        if library {
+                            pm.doc = None; // `library_doc`
+                        }
+                        methods[fi].push(pm)
+                    }
                     Err(mut d) => diags[fi].append(&mut d),
                 }
             }
@@ -155,9 +304,10 @@ pub fn install_declarations(prog: &Program, units: &[SourceUnit]) -> Installed {
             match it {
                 Item::Method(sm) => {
                     let cname = &sm.class_name.name;
+                    let csym = Sym::new(cname);
                     let cls = created
                         .iter()
-                        .find(|(c, ..)| c.name.as_str() == cname)
+                        .find(|(c, ..)| c.name == csym)
                         .map(|(c, ..)| c.clone())
                         .or_else(|| prog.class_named(cname));
                     match cls {
@@ -482,15 +632,36 @@ fn install_method(prog: &Program, pm: PendingMethod) {
         prog.arith_overridden
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
-    if let Some(d) = pm.doc {
-        let key = if pm.class_side {
-            format!("class {}", pm.selector)
+    // A library `@primitive` declaration of the primitive the class already has (installed
+    // with the class, `Program::install_prims`): nothing to replace.
+    if let Method::Prim(p) = &pm.method {
+        let table = if pm.class_side {
+            &pm.class.class_methods
         } else {
-            pm.selector.as_str().to_string()
+            &pm.class.methods
         };
-        pm.class.method_docs.write().insert(key, d);
+        let same = matches!(table.read().get(&pm.selector),
+            Some(Method::Prim(q)) if q.f as usize == p.f as usize && q.cost == p.cost);
+        if same {
+            if let Some(d) = pm.doc {
+                insert_doc(&pm.class, pm.class_side, pm.selector, d);
+            }
+            return;
+        }
+    }
+    if let Some(d) = pm.doc {
+        insert_doc(&pm.class, pm.class_side, pm.selector, d);
     }
     prog.set_method(&pm.class, pm.class_side, pm.selector, pm.method);
+}
+
+fn insert_doc(class: &ClassRef, class_side: bool, sel: Sym, d: String) {
+    let key = if class_side {
+        format!("class {sel}")
+    } else {
+        sel.as_str().to_string()
+    };
+    class.method_docs.write().insert(key, d);
 }
 
 /// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
@@ -509,16 +680,42 @@ pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
         let mut m = c.methods.write();
         for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
             m.entry(*f).or_insert(Method::Getter(i as u32));
-            let setter = Sym::new(&Class::setter_name(f.as_str()));
-            m.entry(setter).or_insert(Method::Setter(i as u32));
+            m.entry(setter_sym(*f)).or_insert(Method::Setter(i as u32));
         }
     }
-    let ctor: String = c.field_names.iter().map(|f| format!("{f}:")).collect();
     c.class_methods
         .write()
-        .entry(Sym::new(&ctor))
+        .entry(constructor_sym(&c.field_names))
         .or_insert(Method::Constructor);
     prog.bump();
+}
+
+type SymMemo<K> = parking_lot::RwLock<HashMap<K, Sym, foldhash::fast::RandomState>>;
+
+/// `withX:` for field `x`, interned once per process (every program installs the library's
+/// accessors).
+fn setter_sym(field: Sym) -> Sym {
+    static MEMO: std::sync::OnceLock<SymMemo<Sym>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.read().get(&field) {
+        return *s;
+    }
+    let s = Sym::new(&Class::setter_name(field.as_str()));
+    memo.write().insert(field, s);
+    s
+}
+
+/// The keyword constructor `a:b:` over all fields, interned once per process per field list.
+fn constructor_sym(fields: &[Sym]) -> Sym {
+    static MEMO: std::sync::OnceLock<SymMemo<Vec<Sym>>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.read().get(fields) {
+        return *s;
+    }
+    let ctor: String = fields.iter().map(|f| format!("{f}:")).collect();
+    let s = Sym::new(&ctor);
+    memo.write().insert(fields.to_vec(), s);
+    s
 }
 
 /// The class derived from `base` that adds field `name` (TestCase `self.x :=`, 2.7).

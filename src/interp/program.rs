@@ -465,6 +465,7 @@ impl Program {
                 continue;
             }
             let mut m = table.write();
+            m.reserve(prims.len());
             for (s, f) in prims {
                 if !(keep_existing && m.contains_key(s)) {
                     if let Some(old) = m.insert(*s, Method::Prim(*f)) {

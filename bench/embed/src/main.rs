@@ -183,10 +183,54 @@ fn profile(row: &str) {
     }
 }
 
+/// `bt-embed-bench profile-peer ENGINE ROW` (rhai or lua; create, config, script): the
+/// peer's row with the same loop counts as [`profile`], so instruction counts compare
+/// (`valgrind --tool=callgrind` or `perf stat -e instructions` on both).
+fn profile_peer(engine: &str, row: &str) {
+    let rhai_e = rhai::Engine::new();
+    let ast = rhai_e.compile("fn f(x) { x + 1 }").unwrap();
+    let mut scope = rhai::Scope::new();
+    let lua = mlua::Lua::new();
+    let lf: mlua::Function = lua
+        .load("return function(x) return x + 1 end")
+        .eval()
+        .unwrap();
+    for _ in 0..20 {
+        match (engine, row) {
+            ("rhai", "create") => {
+                (0..10).for_each(|_| drop(std::hint::black_box(rhai::Engine::new())))
+            }
+            ("lua", "create") => (0..10).for_each(|_| drop(std::hint::black_box(mlua::Lua::new()))),
+            ("rhai", "config") => (0..1000).for_each(|_| {
+                std::hint::black_box(rhai_e.eval::<rhai::Map>(RHAI_CONFIG).unwrap());
+            }),
+            ("lua", "config") => (0..1000).for_each(|_| {
+                std::hint::black_box(lua.load(LUA_CONFIG).eval::<mlua::Table>().unwrap());
+            }),
+            ("rhai", "script") => {
+                let mut x: i64 = 0;
+                for _ in 0..CALLS / 10 {
+                    x = rhai_e.call_fn(&mut scope, &ast, "f", (x,)).unwrap();
+                }
+            }
+            ("lua", "script") => {
+                let mut x: i64 = 0;
+                for _ in 0..CALLS / 10 {
+                    x = lf.call(x).unwrap();
+                }
+            }
+            other => panic!("unknown peer row {other:?}: rhai|lua create|config|script"),
+        }
+    }
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 3 && args[1] == "profile" {
         return profile(&args[2]);
+    }
+    if args.len() == 4 && args[1] == "profile-peer" {
+        return profile_peer(&args[2], &args[3]);
     }
     let rows = [
         "engine creation",

@@ -91,7 +91,11 @@ fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, 
         if c.builtin != Builtin::None {
             continue;
         }
-        let m = c.methods.read().get(&sel).cloned();
+        let m = c
+            .methods
+            .read()
+            .get(&sel)
+            .map(crate::interp::eval::Method::forced);
         if let Some(m) = m {
             ctx.call_method(&m, c, me, sel, &[]).map_err(|b| *b)?;
         }

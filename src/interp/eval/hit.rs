@@ -179,6 +179,8 @@ impl Hit {
         let kind = match m {
             Method::Prim(p) => HitKind::Prim(*p),
             Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
+            // Lowered now if not yet; the lazy method (installed or retired) keeps it.
+            Method::Lazy(l) => HitKind::Compiled(Arc::as_ptr(l.force())),
             Method::Getter(i) => HitKind::Getter(*i),
             Method::Setter(i) => HitKind::Setter(*i),
             Method::Constructor => HitKind::Constructor,

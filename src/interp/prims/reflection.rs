@@ -180,6 +180,9 @@ pub fn register(p: &mut Prims) {
             if let Some(d) = k.method_docs.read().get(&key) {
                 return Ok(Value::str(d.clone()));
             }
+            if let Some(d) = crate::interp::loader::library_doc(&k, side, sel) {
+                return Ok(Value::str(d.to_string()));
+            }
         }
         Ok(Value::Nil)
     });
@@ -445,9 +448,9 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
     // Own methods first, then inherited ones (labelled with the class asked: `Integer>>+`).
     let found = c.chain().into_iter().find_map(|k| {
         if side {
-            k.class_methods.read().get(&sel).cloned()
+            k.class_methods.read().get(&sel).map(Method::forced)
         } else {
-            k.methods.read().get(&sel).cloned()
+            k.methods.read().get(&sel).map(Method::forced)
         }
     });
     let Some(m) = found else {

@@ -24,13 +24,36 @@ use std::time::Duration;
 
 use super::{Shared, Task, Worker, CURRENT_WORKER};
 use crate::runtime::process::{enqueue, Envelope, ProcRef};
-use crate::runtime::stack::PooledStack;
 use crate::runtime::types::Message;
 
-/// Coroutine stacks a guest keeps between calls (owned by the caller, e.g. an Interpreter),
-/// so a call does not map a fresh stack.
+/// What a guest keeps between calls (owned by the caller, e.g. an Interpreter): the
+/// worker state of its last call — its coroutine slots and pooled stacks — so a call neither
+/// maps a fresh stack nor allocates a worker (a script function called from the host is a
+/// few hundred nanoseconds, and the worker's allocations were a visible part of it).
 #[derive(Default)]
-pub struct GuestStacks(Vec<PooledStack>);
+pub struct GuestStacks(Option<IdleWorker>);
+
+/// A guest's worker between calls: no coroutine in any slot.
+struct IdleWorker(Worker);
+
+// SAFETY: a Worker is not Send only because its slots may hold coroutines (stackful, pinned
+// to the thread that started them). An IdleWorker is made only by `IdleWorker::new`, which
+// refuses a worker with a coroutine in any slot; what is left (slot generations, free
+// list, pooled stacks, the runtime's `Arc<Shared>`) is plain data that may move threads.
+#[allow(unsafe_code)]
+unsafe impl Send for IdleWorker {}
+
+impl IdleWorker {
+    fn new(mut w: Worker) -> Option<IdleWorker> {
+        if w.slots.iter().any(|s| s.co.is_some()) {
+            return None;
+        }
+        for s in &mut w.slots {
+            s.timeout = None;
+        }
+        Some(IdleWorker(w))
+    }
+}
 
 /// Set once when the caller's job is over (it answered, or it was dropped unrun); wakes the
 /// thread that made it.
@@ -112,8 +135,13 @@ pub(crate) fn drive(
         *sh.guest_thread.lock() = None;
         return Ok(false);
     }
-    let mut w = Worker::new(g, sh.clone());
-    w.pool = std::mem::take(&mut stacks.0);
+    // The worker of the previous call on this runtime (its slots are all free: the loop
+    // below only ends when no coroutine started here is left).
+    let mut w = match stacks.0.take() {
+        Some(IdleWorker(w)) if Arc::ptr_eq(&w.shared, sh) && w.id == g => w,
+        _ => Worker::new(g, sh.clone()),
+    };
+    w.next_deadline = u64::MAX;
     loop {
         let task = sh.workers[g].q.lock().pop_front();
         match task {
@@ -143,6 +171,6 @@ pub(crate) fn drive(
         }
     }
     *sh.guest_thread.lock() = None;
-    stacks.0 = std::mem::take(&mut w.pool);
+    stacks.0 = IdleWorker::new(w);
     Ok(true)
 }

@@ -1,0 +1,138 @@
+//! Library methods lowered on first use ([`LazyMethod`], `Method::Lazy`).
+//!
+//! Every program (every `bt::Engine`) has its own class table and its own lowered code — a
+//! script may redefine library methods, and send sites carry inline caches that point into
+//! their program (`eval::hit`). Lowering all ~1,700 methods of the built-in library into each
+//! new program was two thirds of creating an engine, for the few dozen a typical embedding
+//! runs. So the library's methods are installed as `Method::Lazy`: the method's `&'static`
+//! syntax tree (the library is parsed once per process, `Interpreter::load_stdlib`) and a
+//! weak reference to its class; the first lookup lowers it (`Class::lookup`, or any reader
+//! through [`crate::interp::eval::Method::forced`]) and keeps the result for the life of the
+//! method. The code is still this program's own, so isolation is unchanged
+//! (tests/engine_isolation.rs).
+//!
+//! The owner of the lowering (fields, class variables) is read from the class when the method
+//! is first used. For library classes this is what loading saw, except when a user extends a
+//! built-in class in place with new `classState:` variables of the same names a library method
+//! reads as globals — such a method then sees the class variable.
+
+use std::sync::{Arc, OnceLock, Weak};
+
+use crate::interp::class::Class;
+use crate::interp::eval::code::{CompiledMethod, NO_FILE};
+use crate::interp::lower::{Lowerer, Owner};
+use crate::syntax::ast::MethodDecl;
+use crate::value::Sym;
+
+/// A library method not lowered yet (or lowered on first use; see the module doc).
+pub struct LazyMethod {
+    pub selector: Sym,
+    pub class_side: bool,
+    decl: &'static MethodDecl,
+    class: Weak<Class>,
+    code: OnceLock<Arc<CompiledMethod>>,
+}
+
+impl std::fmt::Debug for LazyMethod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "LazyMethod({}, lowered: {})",
+            self.selector,
+            self.code.get().is_some()
+        )
+    }
+}
+
+impl LazyMethod {
+    pub fn new(class: &Arc<Class>, decl: &'static MethodDecl) -> LazyMethod {
+        LazyMethod {
+            selector: Sym::new(&decl.selector),
+            class_side: decl.class_side,
+            decl,
+            class: Arc::downgrade(class),
+            code: OnceLock::new(),
+        }
+    }
+
+    /// The lowered method, when it has been used.
+    pub fn get(&self) -> Option<&Arc<CompiledMethod>> {
+        self.code.get()
+    }
+
+    /// The method's documentation comment.
+    pub fn doc(&self) -> Option<&'static str> {
+        self.decl.doc.as_deref()
+    }
+
+    /// The lowered method (lowered now on first use).
+    pub fn force(&self) -> &Arc<CompiledMethod> {
+        self.code.get_or_init(|| {
+            let md = self.decl;
+            let owner = match self.class.upgrade() {
+                Some(c) => Owner::of_class(&c, md.class_side),
+                // Only a retired method of a dropped class: nothing can run it.
+                None => Owner::toplevel(),
+            };
+            let code = match Lowerer::new(NO_FILE, owner).method(md) {
+                Ok(code) => code,
+                // The library lowers without errors (the test below lowers every method);
+                // should one not, it runs an empty body.
+                Err(_) => Arc::new(crate::interp::eval::FnCode {
+                    nparams: md.params.len() as u32,
+                    nslots: md.params.len() as u32,
+                    ..Default::default()
+                }),
+            };
+            Arc::new(CompiledMethod {
+                selector: self.selector,
+                code,
+                class_side: md.class_side,
+                source: md.source.clone(),
+                doc: md.doc.clone(),
+                sealed: md.sealed,
+            })
+        })
+    }
+
+    /// Lowers the method now and reports what lowering said (tests).
+    pub fn check(&self) -> Result<(), Vec<crate::diagnostic::Diagnostic>> {
+        let md = self.decl;
+        let owner = match self.class.upgrade() {
+            Some(c) => Owner::of_class(&c, md.class_side),
+            None => Owner::toplevel(),
+        };
+        Lowerer::new(NO_FILE, owner).method(md).map(|_| ())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::interp::eval::Method;
+
+    #[test]
+    fn every_library_method_lowers_and_is_installed_lazily() {
+        let vm = crate::interp::Interpreter::new(Default::default());
+        let classes: Vec<_> = vm.prog.classes.read().values().cloned().collect();
+        let (mut lazy, mut eager) = (0, 0);
+        for c in classes {
+            for table in [&c.methods, &c.class_methods] {
+                for (sel, m) in table.read().iter() {
+                    match m {
+                        Method::Lazy(l) => {
+                            lazy += 1;
+                            if let Err(d) = l.check() {
+                                panic!("{}>>{sel} does not lower: {:?}", c.name, d[0].message);
+                            }
+                        }
+                        Method::Compiled(_) => eager += 1,
+                        _ => {}
+                    }
+                }
+            }
+        }
+        assert!(lazy > 100, "{lazy} lazy library methods");
+        // Only standalone library methods (`Foo >> bar`) are lowered when the library loads.
+        assert!(eager < 50, "{eager} library methods lowered up front");
+    }
+}
