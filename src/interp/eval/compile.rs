@@ -428,14 +428,7 @@ pub fn compile(n: Node) -> Op {
                 Err((cond, parts)) => (cond, parts.body),
             };
             op(move |c, f| loop {
-                let go = match cond.eval(c, f)? {
-                    Ok(t) => t == while_true,
-                    Err(other) => {
-                        c.set_loc(loc);
-                        let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
-                        return Err(c.dnu_error(&other, crate::value::Sym::new(sel)).into());
-                    }
-                };
+                let go = cond.loop_truth(c, f, while_true, loc)? == while_true;
                 if !go {
                     return Ok(Value::Nil);
                 }

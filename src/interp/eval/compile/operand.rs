@@ -141,6 +141,26 @@ impl Cond {
             _ => Err(v),
         })
     }
+
+    /// The condition of a `whileTrue:` (`while_true`) or `whileFalse:` loop as a Boolean; a
+    /// non-Boolean is `doesNotUnderstand: #ifTrue:` (`#ifFalse:`) reported at `loc`.
+    #[inline(always)]
+    pub(super) fn loop_truth(
+        &self,
+        c: &mut Ctx,
+        f: &Frame,
+        while_true: bool,
+        loc: crate::interp::eval::code::Loc,
+    ) -> Result<bool, Box<Unwind>> {
+        match self.eval(c, f)? {
+            Ok(t) => Ok(t),
+            Err(other) => {
+                c.set_loc(loc);
+                let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
+                Err(c.dnu_error(&other, crate::value::Sym::new(sel)).into())
+            }
+        }
+    }
 }
 
 pub(super) fn int_cmp_op(op: BinOp) -> bool {

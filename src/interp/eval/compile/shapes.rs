@@ -182,14 +182,7 @@ fn looping<C: Compare, X: Rd, Y: Rd>(x: X, y: Y) -> MakeLoop {
             let t = match (x.rd(c, f), y.rd(c, f)) {
                 (Some(a), Some(b)) if !overridden(c) => C::cmp(a, b),
                 // The general condition (a send, or `doesNotUnderstand` for a non-Boolean).
-                _ => match cond.eval(c, f)? {
-                    Ok(t) => t,
-                    Err(other) => {
-                        c.set_loc(loc);
-                        let sel = if while_true { "ifTrue:" } else { "ifFalse:" };
-                        return Err(c.dnu_error(&other, crate::value::Sym::new(sel)).into());
-                    }
-                },
+                _ => cond.loop_truth(c, f, while_true, loc)?,
             };
             if t != while_true {
                 return Ok(Value::Nil);
