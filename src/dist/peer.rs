@@ -243,6 +243,17 @@ fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
 
 /// A user actor (its messages run bt methods) — one that can take a job in its mailbox
 /// (a supervisor's class is a user class too, but not an actor class).
+/// Hands `job` to the bt actor `p` as a message: it runs inside the actor, between its other
+/// messages. A job that is not delivered (the actor exited) is dropped.
+fn cast_job(sys: &ActorSys, p: &ProcRef, job: crate::interp::actor::handle::Job) {
+    let boxed = crate::interp::actor::handle::native(JobBox {
+        job: Mutex::new(Some(job)),
+        class: sys.prog.core.object.clone(),
+    });
+    sys.rt
+        .cast(p, crate::interp::actor::behaviour::job_message(boxed));
+}
+
 fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
     match p.info() {
         Value::Class(c)
@@ -358,13 +369,8 @@ impl Inbound for BtInbound {
                 let t = run_in_actor(ctx, &class, &sel, &args, classes.as_ref());
                 reply.send(t);
             });
-            let boxed = crate::interp::actor::handle::native(JobBox {
-                job: Mutex::new(Some(job)),
-                class: sys.prog.core.object.clone(),
-            });
             // Not delivered (the actor exited): the job drops and answers `actor_dead`.
-            sys.rt
-                .cast(&p, crate::interp::actor::behaviour::job_message(boxed));
+            cast_job(&sys, &p, job);
             return;
         }
         let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
@@ -409,12 +415,7 @@ impl Inbound for BtInbound {
                     }
                 }
             });
-            let boxed = crate::interp::actor::handle::native(JobBox {
-                job: Mutex::new(Some(job)),
-                class: sys.prog.core.object.clone(),
-            });
-            sys.rt
-                .cast(&p, crate::interp::actor::behaviour::job_message(boxed));
+            cast_job(&sys, &p, job);
             return;
         }
         let job = Box::new(move |ctx: &mut Ctx| run_request(ctx, p, &sel, &args));
