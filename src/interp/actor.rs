@@ -13,6 +13,7 @@
 //!
 //! Submodules: [`handle`] (actor handles, pids, references and other runtime values),
 //! [`send`] (sends and casts to actors, copying blocks across processes, error mapping),
+//! [`relay`] (non-local return through actor sends),
 //! [`behaviour`] (the behaviours: user actors, the main program, transcripts), [`slots`]
 //! (typed state slots checked after `initialize`).
 
@@ -21,6 +22,7 @@
 
 pub mod behaviour;
 pub mod handle;
+pub mod relay;
 pub mod send;
 pub mod slots;
 
@@ -64,6 +66,9 @@ pub struct ProcSlot {
     pub sys: Option<Arc<ActorSys>>,
     /// The actor whose handler is running (its handle value), if any.
     pub actor: Option<Value>,
+    /// Relay homes live in this run: those of the blocks that came with the message being
+    /// handled ([`relay`]).
+    pub relays: Vec<u64>,
 }
 
 impl ProcSlot {
@@ -243,6 +248,7 @@ impl ActorSys {
         c.depth = 0;
         c.actor_fields.clear();
         c.proc.actor = None;
+        c.proc.relays.clear();
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
         }

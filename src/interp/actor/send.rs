@@ -126,7 +126,8 @@ pub fn remote_call(
     args: &[Value],
     t: Timeout,
 ) -> EvalResult {
-    let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
+    // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
+    let (args, relays) = crate::interp::actor::relay::prepare_args(ctx, args);
     let r = match cx_of(ctx) {
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
@@ -136,7 +137,8 @@ pub fn remote_call(
             ))
         }
     };
-    r.map_err(|e| call_error(ctx, e, proc, class, sel, t))
+    let v = r.map_err(|e| call_error(ctx, e, proc, class, sel, t))?;
+    crate::interp::actor::relay::unwrap_reply(ctx, v, &relays)
 }
 
 /// The exception (or exit) for a failed call.
