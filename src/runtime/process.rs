@@ -474,13 +474,19 @@ enum Next {
 pub(crate) fn run_body(cx: &mut Cx<'_>) {
     let p = cx.me();
     let shared = cx.shared();
-    let body = {
+    // An actor's first message is taken in the same lock that takes its behaviour.
+    let (body, first) = {
         let mut g = p.0.inner.lock();
         if g.reason.is_some() {
             return;
         }
         g.sched = Sched::Running;
-        g.body.take()
+        let body = g.body.take();
+        let first = match body {
+            Some(Body::Actor(_)) => next_of(&mut g),
+            _ => None,
+        };
+        (body, first)
     };
     match body {
         None => {}
@@ -491,26 +497,44 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
             };
             finish(shared, p, reason);
         }
-        Some(Body::Actor(b)) => actor_loop(cx, shared, p, b),
+        Some(Body::Actor(b)) => actor_loop(cx, shared, p, b, first),
     }
 }
 
-fn actor_loop(cx: &mut Cx<'_>, shared: &Arc<Shared>, p: &ProcRef, mut b: Box<dyn Behaviour>) {
+/// What an actor does next (under its lock): control signals first, then the mailbox.
+/// `None` when there is nothing to do (the caller makes the process idle).
+#[inline]
+fn next_of(g: &mut Inner) -> Option<Next> {
+    Some(if g.reason.is_some() {
+        Next::Done
+    } else if let Some(s) = g.pop_control() {
+        g.current = None;
+        Next::Signal(s)
+    } else {
+        match g.mailbox.pop_front()? {
+            Envelope::User { msg, reply } => {
+                g.current = reply.clone();
+                Next::Msg(msg, reply)
+            }
+            Envelope::Stop(r) => Next::Stop(r),
+        }
+    })
+}
+
+fn actor_loop(
+    cx: &mut Cx<'_>,
+    shared: &Arc<Shared>,
+    p: &ProcRef,
+    mut b: Box<dyn Behaviour>,
+    mut first: Option<Next>,
+) {
     loop {
-        let next = {
-            let mut g = p.0.inner.lock();
-            if g.reason.is_some() {
-                Next::Done
-            } else if let Some(s) = g.pop_control() {
-                g.current = None;
-                Next::Signal(s)
-            } else {
-                match g.mailbox.pop_front() {
-                    Some(Envelope::User { msg, reply }) => {
-                        g.current = reply.clone();
-                        Next::Msg(msg, reply)
-                    }
-                    Some(Envelope::Stop(r)) => Next::Stop(r),
+        let next = match first.take() {
+            Some(n) => n,
+            None => {
+                let mut g = p.0.inner.lock();
+                match next_of(&mut g) {
+                    Some(n) => n,
                     None => {
                         g.current = None;
                         g.mailbox.release();
