@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::runtime::cx::Cx;
 use crate::runtime::mailbox::Mailbox;
@@ -475,21 +475,18 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
     let p = cx.me();
     let shared = cx.shared();
     // An actor's first message is taken in the same lock that takes its behaviour.
-    let (body, first) = {
-        let mut g = p.0.inner.lock();
-        if g.reason.is_some() {
-            return;
-        }
-        g.sched = Sched::Running;
-        let body = g.body.take();
-        let first = match body {
-            Some(Body::Actor(_)) => next_of(&mut g),
-            _ => None,
-        };
-        (body, first)
-    };
+    let mut g = p.0.inner.lock();
+    if g.reason.is_some() {
+        return;
+    }
+    g.sched = Sched::Running;
+    let body = g.body.take();
+    if let Some(Body::Actor(b)) = body {
+        return actor_loop(cx, shared, p, b, Some(g));
+    }
+    drop(g);
     match body {
-        None => {}
+        None | Some(Body::Actor(_)) => {}
         Some(Body::Task(f)) => {
             let reason = match catch_unwind(AssertUnwindSafe(|| f(cx))) {
                 Ok(()) => cx.requested_exit().unwrap_or(ExitReason::Normal),
@@ -497,13 +494,12 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
             };
             finish(shared, p, reason);
         }
-        Some(Body::Actor(b)) => actor_loop(cx, shared, p, b, first),
     }
 }
 
 /// What an actor does next (under its lock): control signals first, then the mailbox.
 /// `None` when there is nothing to do (the caller makes the process idle).
-#[inline]
+#[inline(always)]
 fn next_of(g: &mut Inner) -> Option<Next> {
     Some(if g.reason.is_some() {
         Next::Done
@@ -526,22 +522,22 @@ fn actor_loop(
     shared: &Arc<Shared>,
     p: &ProcRef,
     mut b: Box<dyn Behaviour>,
-    mut first: Option<Next>,
+    mut locked: Option<MutexGuard<'_, Inner>>,
 ) {
     loop {
-        let next = match first.take() {
-            Some(n) => n,
-            None => {
-                let mut g = p.0.inner.lock();
-                match next_of(&mut g) {
-                    Some(n) => n,
-                    None => {
-                        g.current = None;
-                        g.mailbox.release();
-                        g.sched = Sched::Idle;
-                        g.body = Some(Body::Actor(b));
-                        return;
-                    }
+        let next = {
+            let mut g = match locked.take() {
+                Some(g) => g,
+                None => p.0.inner.lock(),
+            };
+            match next_of(&mut g) {
+                Some(n) => n,
+                None => {
+                    g.current = None;
+                    g.mailbox.release();
+                    g.sched = Sched::Idle;
+                    g.body = Some(Body::Actor(b));
+                    return;
                 }
             }
         };

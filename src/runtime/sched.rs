@@ -22,7 +22,7 @@
 
 use std::any::Any;
 use std::cell::{Cell, RefCell};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -106,7 +106,7 @@ pub(crate) struct Shared {
     /// Length of `stack_waiters`, read without the lock on the hot path.
     stack_waiting: AtomicUsize,
     /// Live processes by (service, number): spawn order within each kind.
-    pub procs: Mutex<BTreeMap<(bool, u64), ProcRef>>,
+    pub procs: Mutex<crate::runtime::proctable::ProcTable>,
     next_number: AtomicU64,
     next_service: AtomicU64,
     pub next_ref: AtomicU64,
@@ -140,7 +140,7 @@ impl Shared {
             stack_waiters: Mutex::new((VecDeque::new(), VecDeque::new())),
             reserve: (max_cos / 8).max(1),
             stack_waiting: AtomicUsize::new(0),
-            procs: Mutex::new(BTreeMap::new()),
+            procs: Mutex::new(Default::default()),
             next_number: AtomicU64::new(1),
             next_service: AtomicU64::new(1),
             next_ref: AtomicU64::new(1),
@@ -176,10 +176,17 @@ impl Shared {
         }
         WORKER_LOCAL.with(|c| {
             let mut c = c.borrow_mut();
-            if !c.as_ref()?.downcast_ref::<T>().is_some_and(fits) {
-                return None;
+            match c.take()?.downcast::<T>() {
+                Ok(t) if fits(&t) => Some(t),
+                Ok(t) => {
+                    *c = Some(t);
+                    None
+                }
+                Err(other) => {
+                    *c = Some(other);
+                    None
+                }
             }
-            c.take()?.downcast::<T>().ok()
         })
     }
 
