@@ -69,6 +69,10 @@ pub struct ProcSlot {
     /// Relay homes live in this run: those of the blocks that came with the message being
     /// handled ([`relay`]).
     pub relays: Vec<u64>,
+    /// The last [`send::goes_remote`] decision for an actor handle: (class, selector,
+    /// program epoch, answer). A loop of calls to one actor decides once. The class is held
+    /// so its address cannot be reused by another class while remembered.
+    pub(crate) remote_memo: Option<(ClassRef, Sym, u64, bool)>,
 }
 
 impl ProcSlot {
@@ -222,7 +226,10 @@ impl ActorSys {
 
     /// A context for a process run (from the pool, or a new small one).
     pub fn take_ctx(self: &Arc<Self>) -> Box<Ctx> {
-        let mut c = self.pool.lock().pop().unwrap_or_else(|| {
+        // The one kept by this worker thread first (no lock), then the shared pool.
+        let mine = |c: &Ctx| c.proc.sys.as_ref().is_some_and(|s| Arc::ptr_eq(s, self));
+        let kept = self.rt.0.worker_local_take::<Ctx>(mine);
+        let mut c = kept.or_else(|| self.pool.lock().pop()).unwrap_or_else(|| {
             let mut c = Box::new(Ctx::new(self.prog.clone()));
             c.cache.truncate(POOLED_CACHE);
             c.cache.shrink_to_fit();
@@ -252,6 +259,9 @@ impl ActorSys {
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
         }
+        let Some(c) = self.rt.0.worker_local_put(c) else {
+            return;
+        };
         let mut p = self.pool.lock();
         if p.len() < POOL_MAX {
             p.push(c);
