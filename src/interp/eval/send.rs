@@ -324,6 +324,36 @@ impl Ctx {
         self.dispatch_at(hit, recv, sel, base)
     }
 
+    /// [`Ctx::send_cached`] for a site whose usual target is a plain compiled method (the
+    /// self-send of a recursive method, `self fib: n - 1`): the activation is inlined here,
+    /// so the call skips `invoke_at`'s own call and the hit's second dispatch. Anything else
+    /// (a primitive, an accessor, a method that rebinds `self` or touches class state, an
+    /// arity mismatch) takes the general `dispatch_at`.
+    #[inline(always)]
+    pub(crate) fn send_cached_compiled(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        sel: Sym,
+        base: usize,
+    ) -> Flow {
+        let key = match self.cached_send_start(recv, sel, base) {
+            Ok(key) => key,
+            Err(done) => return done,
+        };
+        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
+        if let Some(h) = hit {
+            if let Some(cm) = h.compiled() {
+                let code = &cm.code;
+                if !code.special && self.stack.len() - base == code.nparams as usize {
+                    let r = self.activation(cm, h.class(), recv, base, |c, f| code.op.run(c, f))?;
+                    return Ok(r.unwrap_or_else(|answer| answer));
+                }
+            }
+        }
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
     /// The start of a send from a site with an inline cache: the receiver's dispatch key and
     /// the reduction. `Err` holds the whole send's outcome when it ended here (a runtime
     /// object, routed by `send_at`, or a preemption error).

@@ -284,7 +284,7 @@ fn self_sending<A: Arith, X: Rd, Y: Rd>(x: X, y: Y) -> MakeSend {
             let base = c.stack.len();
             c.stack.push(v);
             c.set_loc(loc);
-            c.send_cached(&ic, f.recv, sel, base)
+            c.send_cached_compiled(&ic, f.recv, sel, base)
         })
     })
 }
