@@ -337,12 +337,19 @@ impl Ctx {
         sel: Sym,
         base: usize,
     ) -> Flow {
-        let key = match self.cached_send_start(recv, sel, base) {
-            Ok(key) => key,
-            Err(done) => return done,
+        // `self` in a method is an instance or a class: their dispatch keys without the
+        // general match.
+        let key = match recv {
+            Value::Object(i) => Arc::as_ptr(&i.class) as usize,
+            Value::Class(k) => Arc::as_ptr(k) as usize | 1,
+            _ => return self.send_cached(ic, recv, sel, base),
         };
-        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
-        if let Some(h) = hit {
+        if let Err(e) = self.tick() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(h) = ic.get_ref(key, epoch) {
             if let Some(cm) = h.compiled() {
                 let code = &cm.code;
                 if !code.special && self.stack.len() - base == code.nparams as usize {
@@ -351,6 +358,7 @@ impl Ctx {
                 }
             }
         }
+        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
         self.dispatch_at(hit, recv, sel, base)
     }
 
