@@ -229,18 +229,22 @@ impl Ctx {
         )
     }
 
-    /// Enters one activation (depth and native stack checks).
-    #[inline]
+    /// Enters one activation (depth and native stack checks). Always inlined: out of line
+    /// it cost a call and an `Unwind`-sized result in memory on every activation.
+    #[inline(always)]
     pub(crate) fn enter(&mut self) -> Result<(), Unwind> {
-        if self.depth >= self.max_depth {
-            return Err(self.stack_overflow());
-        }
         let marker = 0u8;
-        if (&marker as *const u8 as usize) < self.stack_limit {
-            return Err(self.stack_overflow());
+        if self.depth >= self.max_depth || (&marker as *const u8 as usize) < self.stack_limit {
+            return Err(self.enter_failed());
         }
         self.depth += 1;
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_failed(&self) -> Unwind {
+        self.stack_overflow()
     }
 
     /// Sets up slots and cells for a function body; answers (slot base, cell base).
