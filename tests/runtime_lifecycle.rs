@@ -551,3 +551,43 @@ fn proc_lock_suspends_waiters_instead_of_blocking_the_worker() {
     assert_eq!(*order.lock(), ["w0", "w2"]);
     assert_eq!(lock.owner(), None);
 }
+
+/// `crash` fails its message and ends the process (what an embedder's limit does to an
+/// actor); `terminate` logs, then holds on the manual clock until the test advances it.
+struct Crasher {
+    log: Log,
+}
+
+impl Behaviour for Crasher {
+    fn handle(&mut self, cx: &mut Cx<'_>, _m: Message) -> Result<Value, Value> {
+        cx.exit_self(ExitReason::Custom(Value::sym("boom")));
+        Err(Value::sym("crashed"))
+    }
+    fn terminate(&mut self, cx: &mut Cx<'_>, _reason: &ExitReason) {
+        self.log.lock().push("terminating".into());
+        let _ = cx.sleep(1000);
+    }
+}
+
+#[test]
+fn a_caller_sees_the_process_its_failed_call_ended_dead() {
+    // The caller of a message that fails and ends the process gets the error only once the
+    // process has stopped (terminate included), so `isAlive` right after answers false.
+    let rt = runtime(2);
+    let log: Log = Default::default();
+    let a = rt.spawn(Crasher { log: log.clone() });
+    let a2 = a.clone();
+    let caller = rt.spawn_task(move |cx| {
+        let r = cx.call(&a2, msg("crash", vec![]), Timeout::Infinity);
+        (r, a2.is_alive())
+    });
+    wait_until("terminate running", || log.lock().len() == 1);
+    rt.advance(1000);
+    let (r, alive) = caller.join().unwrap();
+    match r {
+        Err(CallError::Raised(v)) => assert_eq!(v.as_sym().unwrap().as_str(), "crashed"),
+        other => panic!("expected the raised error, got {other:?}"),
+    }
+    assert!(!alive, "the caller saw the crashed process alive");
+    assert!(matches!(a.exit_reason(), Some(ExitReason::Custom(_))));
+}

@@ -581,6 +581,18 @@ fn actor_loop(
                     }
                     Ok(Err(e)) => match reply {
                         Some(w) => {
+                            // A message that fails and ends this process (an embedder's
+                            // limit crashing the actor): the process stops before its caller
+                            // sees the error, as an Erlang caller sees a crashed server dead
+                            // when its monitor fires.
+                            if let Some(reason) = cx.requested_exit() {
+                                // This caller gets the error, not the `ActorDead` the stop
+                                // gives the message being handled.
+                                p.0.inner.lock().current = None;
+                                stop_after_message(cx, shared, p, &mut b, reason);
+                                w.complete(shared, Err(CallError::Raised(e)));
+                                return;
+                            }
                             w.complete(shared, Err(CallError::Raised(e)));
                         }
                         None => {
@@ -593,14 +605,7 @@ fn actor_loop(
                     },
                 }
                 if let Some(reason) = cx.requested_exit() {
-                    // Messages still queued count as arriving after the stop.
-                    let rest = {
-                        let mut g = p.0.inner.lock();
-                        g.accepting = false;
-                        std::mem::take(&mut g.mailbox)
-                    };
-                    fail_envelopes(shared, rest);
-                    stop_now(cx, shared, p, &mut b, reason);
+                    stop_after_message(cx, shared, p, &mut b, reason);
                     return;
                 }
                 if cx.tick().is_err() {
@@ -609,6 +614,24 @@ fn actor_loop(
             }
         }
     }
+}
+
+/// Ends the process after a message that asked to exit: messages still queued count as
+/// arriving after the stop (their callers get `ActorDead`).
+fn stop_after_message(
+    cx: &mut Cx<'_>,
+    shared: &Shared,
+    p: &ProcRef,
+    b: &mut Box<dyn Behaviour>,
+    reason: ExitReason,
+) {
+    let rest = {
+        let mut g = p.0.inner.lock();
+        g.accepting = false;
+        std::mem::take(&mut g.mailbox)
+    };
+    fail_envelopes(shared, rest);
+    stop_now(cx, shared, p, b, reason);
 }
 
 fn stop_now(
