@@ -44,31 +44,61 @@ pub struct Epmd {
 impl Epmd {
     /// The real `epmd` from Erlang/OTP.
     pub fn erlang() -> Epmd {
-        let port = free_port();
-        let child = Command::new("epmd")
-            .args(["-port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("epmd (Erlang/OTP) must be installed: .ci/run installs erlang-base");
-        wait_listening(port);
-        Epmd { port, child }
+        Epmd::start(|port| {
+            Command::new("epmd")
+                .args(["-port", &port.to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("epmd (Erlang/OTP) must be installed: .ci/run installs erlang-base")
+        })
     }
 
     /// `bt epmd`.
     pub fn bt() -> Epmd {
-        let port = free_port();
-        let child = Command::new(BT)
-            .args(["epmd", "--port", &port.to_string()])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        wait_listening(port);
-        Epmd { port, child }
+        Epmd::start(|port| {
+            Command::new(BT)
+                .args(["epmd", "--port", &port.to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .unwrap()
+        })
     }
+
+    /// Starts a daemon on a free port and waits until it listens. The port is free when
+    /// probed but may be taken (another test's connection) before the daemon binds it; the
+    /// daemon then exits and a new port is tried.
+    fn start(spawn: impl Fn(u16) -> Child) -> Epmd {
+        for _ in 0..5 {
+            let port = free_port();
+            let mut child = spawn(port);
+            if wait_listening_while_running(port, &mut child) {
+                return Epmd { port, child };
+            }
+        }
+        panic!("no port mapper could bind a free port in five tries");
+    }
+}
+
+/// Waits until something accepts connections on 127.0.0.1:`port` while `child` runs:
+/// false when the child exited first.
+fn wait_listening_while_running(port: u16, child: &mut Child) -> bool {
+    let start = Instant::now();
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return false;
+        }
+        if start.elapsed() >= LINE_LIMIT {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("nothing listens on {port}");
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    true
 }
 
 impl Drop for Epmd {
