@@ -155,7 +155,8 @@ fn find_code(prog: &Program, id: &BlockId) -> Option<(DefinedIn, Arc<FnCode>)> {
                     .iter()
                     .rposition(|f| f.path == *path && fingerprint(&f.src) == id.fingerprint)?
             };
-            let blocks = prog.unit_blocks.read().get(&(file as u32))?.clone();
+            let blocks = prog.unit_blocks.read().get(&(file as u32)).cloned();
+            let blocks = blocks.or_else(|| prog.pending_unit_blocks(file as u32))?;
             (None, blocks)
         }
         Origin::Unknown => return None,

@@ -164,6 +164,8 @@ pub struct Program {
     /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
     /// so the value codec can find a top-level block's code again (LANGUAGE.md 8.6).
     pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
+    /// Released and free slots of `files` (`interp::source_gc`).
+    pub(crate) source_gc: Mutex<crate::interp::source_gc::SourceGc>,
     /// Classes and methods replaced or removed while the program runs. They are kept until
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).
@@ -440,6 +442,7 @@ impl Program {
             block_serial: AtomicU64::new(1),
             object_serial: AtomicU64::new(1),
             unit_blocks: RwLock::new(HashMap::new()),
+            source_gc: Mutex::new(Default::default()),
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::default()),
             ctx_hook: std::sync::OnceLock::new(),
@@ -560,13 +563,6 @@ impl Program {
         }
         drop(t);
         self.bump();
-    }
-
-    /// Adds a source file; answers its id.
-    pub fn add_file(&self, path: &str, src: &str) -> u32 {
-        let mut f = self.files.write();
-        f.push(SourceFile::new(path.to_string(), Arc::from(src)));
-        (f.len() - 1) as u32
     }
 
     /// `(path, line, col)` of a location, if it is in a user file.
