@@ -71,3 +71,27 @@ fn errors_from_live_code_still_point_into_its_source() {
     let er = e.eval("Lib boom").unwrap_err();
     assert_eq!(er.location.clone().unwrap().0, "lib.bt");
 }
+
+#[test]
+fn concurrent_jobs_on_one_interpreter_each_get_their_own_answer() {
+    // Jobs borrow from their caller (`interp::main_job`): callers that do not hold the
+    // guest get a job slot of their own.
+    let vm = std::sync::Arc::new(bt::interp::interpreter::Interpreter::new(
+        Default::default(),
+    ));
+    let threads: Vec<_> = (0..4i64)
+        .map(|t| {
+            let vm = vm.clone();
+            std::thread::spawn(move || {
+                for i in 0..100i64 {
+                    let n = t * 1000 + i;
+                    let v = vm.eval("t", &format!("{n} * 2")).unwrap();
+                    assert_eq!(v.as_i64(), Some(n * 2));
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+}

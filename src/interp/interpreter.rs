@@ -249,13 +249,19 @@ impl Interpreter {
         let on_pool = self.main_on_pool.load(std::sync::atomic::Ordering::Relaxed);
         let guest = self.guest.try_lock().filter(|_| !on_pool);
         let mut frame;
+        // The guest lock also reserves the shared slot: a concurrent caller (or a pool run)
+        // gets a slot of its own.
+        let slot = match &guest {
+            Some(_) => self.job_slot.clone(),
+            None => JobSlot::new(),
+        };
         match guest {
             Some(mut stacks) => {
                 // The signal of the previous guest call of this thread, reset (nothing sets
                 // it late: a guest job's message carries no `DoneOnDrop`).
                 let done = stacks.done_for_this_thread();
                 frame = Frame::new(job, done.clone());
-                self.job_slot.put(&mut frame);
+                slot.put(&mut frame);
                 let msg = job_message_in_slot();
                 // Ok: the job is over, or it never runs (the main process exited).
                 if self
@@ -268,22 +274,22 @@ impl Interpreter {
                     // signal, since the message's `DoneOnDrop` may set it late.
                     let fresh = GuestDone::new();
                     frame.set_done(fresh.clone());
-                    self.job_slot.put(&mut frame);
-                    self.job_to_pool(&main, &fresh);
+                    slot.put(&mut frame);
+                    self.job_to_pool(&main, &fresh, &slot);
                     fresh.wait();
                 }
             }
             None => {
                 let done = GuestDone::new();
                 frame = Frame::new(job, done.clone());
-                self.job_slot.put(&mut frame);
-                self.job_to_pool(&main, &done);
+                slot.put(&mut frame);
+                self.job_to_pool(&main, &done, &slot);
                 done.wait();
             }
         }
         // Not started (the main process no longer accepts messages): take it back before
         // `frame` goes.
-        self.job_slot.take_back();
+        slot.take_back();
         match frame.out.take() {
             Some((r, s)) => {
                 *self.session.lock() = s;
@@ -300,9 +306,9 @@ impl Interpreter {
 
     /// Sends the job in the slot to the main process as a message a pool worker runs; the
     /// message sets `done` when it is dropped, run or not.
-    fn job_to_pool(&self, main: &ProcRef, done: &GuestDone) {
+    fn job_to_pool(&self, main: &ProcRef, done: &GuestDone, slot: &Arc<JobSlot>) {
         let signal = DoneOnDrop(done.clone());
-        let slot = self.job_slot.clone();
+        let slot = slot.clone();
         let job: Job = Box::new(move |ctx: &mut Ctx| {
             let _signal = signal;
             slot.run(ctx);

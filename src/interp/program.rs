@@ -88,7 +88,9 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(path: String, src: Arc<str>) -> SourceFile {
-        let mut line_starts = vec![0u32];
+        let lines = src.bytes().filter(|b| *b == b'\n').count();
+        let mut line_starts = Vec::with_capacity(lines + 1);
+        line_starts.push(0u32);
         for (i, b) in src.bytes().enumerate() {
             if b == b'\n' {
                 line_starts.push(i as u32 + 1);
