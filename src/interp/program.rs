@@ -470,6 +470,14 @@ impl Program {
                 continue;
             }
             let mut m = table.write();
+            if m.is_empty() {
+                // A fresh class (every class of a new program): a copy of the table built
+                // once per process, without hashing each selector again.
+                if let Some(t) = prim_table(c.name, class_side) {
+                    *m = t.clone();
+                    continue;
+                }
+            }
             m.reserve(prims.len());
             for (s, f) in prims {
                 if !(keep_existing && m.contains_key(s)) {
@@ -598,4 +606,26 @@ pub fn class_value(prog: &Program, name: &str) -> Value {
     prog.class_named(name)
         .map(Value::Class)
         .unwrap_or(Value::Nil)
+}
+
+/// The primitives of `class` on one side as a method table, built once per process (engine
+/// creation copies it into each program's fresh class instead of inserting ~1,200 selectors).
+fn prim_table(class: Sym, class_side: bool) -> Option<&'static crate::interp::class::MethodTable> {
+    static TABLES: std::sync::OnceLock<
+        HashMap<(Sym, bool), crate::interp::class::MethodTable>,
+    > = std::sync::OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        let shared = crate::interp::prims::registry::shared();
+        let mut out = HashMap::new();
+        for (&key, prims) in shared.by_class_iter() {
+            let mut t = crate::interp::class::MethodTable::default();
+            t.reserve(prims.len());
+            for (s, f) in prims {
+                t.insert(*s, Method::Prim(*f));
+            }
+            out.insert(key, t);
+        }
+        out
+    });
+    tables.get(&(class, class_side))
 }
