@@ -76,9 +76,7 @@ fn errors_from_live_code_still_point_into_its_source() {
 fn concurrent_jobs_on_one_interpreter_each_get_their_own_answer() {
     // Jobs borrow from their caller (`interp::main_job`): callers that do not hold the
     // guest get a job slot of their own.
-    let vm = std::sync::Arc::new(bt::interp::interpreter::Interpreter::new(
-        Default::default(),
-    ));
+    let vm = std::sync::Arc::new(bt::interp::interpreter::Interpreter::new(Default::default()));
     let threads: Vec<_> = (0..4i64)
         .map(|t| {
             let vm = vm.clone();

@@ -611,9 +611,8 @@ pub fn class_value(prog: &Program, name: &str) -> Value {
 /// The primitives of `class` on one side as a method table, built once per process (engine
 /// creation copies it into each program's fresh class instead of inserting ~1,200 selectors).
 fn prim_table(class: Sym, class_side: bool) -> Option<&'static crate::interp::class::MethodTable> {
-    static TABLES: std::sync::OnceLock<
-        HashMap<(Sym, bool), crate::interp::class::MethodTable>,
-    > = std::sync::OnceLock::new();
+    static TABLES: std::sync::OnceLock<HashMap<(Sym, bool), crate::interp::class::MethodTable>> =
+        std::sync::OnceLock::new();
     let tables = TABLES.get_or_init(|| {
         let shared = crate::interp::prims::registry::shared();
         let mut out = HashMap::new();
