@@ -104,6 +104,9 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
             let Some(prog) = prog.filter(|_| file != NO_FILE) else {
                 return unknown;
             };
+            // Sent away, it may come back after every local reference is gone: its code
+            // (and source) stays findable (`interp::source_gc`).
+            prog.pin_block(&b.code);
             let files = prog.files.read();
             match files.get(file as usize) {
                 Some(f) => BlockId {

@@ -14,7 +14,8 @@
 //!   reuses, so the table is bounded by the sources of live code.
 //! * **The value codec** finds a live top-level block of a released-pending file through
 //!   [`Program::pending_unit_blocks`] (instead of `unit_blocks`, which holds its code
-//!   strongly).
+//!   strongly). A block it encodes is pinned ([`Program::pin_block`]): another node may
+//!   send it back after every local reference is gone, so its code and file stay.
 
 use std::sync::{Arc, Weak};
 
@@ -28,6 +29,9 @@ pub struct SourceGc {
     free: Vec<u32>,
     /// File ids released once none of their blocks is alive.
     pending: Vec<(u32, Vec<Weak<FnCode>>)>,
+    /// Top-level blocks the value codec encoded (they may come back from another node):
+    /// kept alive, so their files are never released.
+    pinned: Vec<Arc<FnCode>>,
 }
 
 impl Program {
@@ -60,6 +64,15 @@ impl Program {
         drop(blocks);
         let mut gc = self.source_gc.lock();
         gc.pending.push((id, weak));
+    }
+
+    /// Keeps the code of a top-level block the value codec encoded (see `SourceGc`; also
+    /// while the input that made it still runs, before its release is pending).
+    pub fn pin_block(&self, code: &Arc<FnCode>) {
+        let mut gc = self.source_gc.lock();
+        if !gc.pinned.iter().any(|c| Arc::ptr_eq(c, code)) {
+            gc.pinned.push(code.clone());
+        }
     }
 
     /// The live top-level blocks of a file whose release is pending (the value codec).
