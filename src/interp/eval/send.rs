@@ -629,10 +629,14 @@ impl Ctx {
         r
     }
 
-    /// Is the method activation `home` still running in this process? A home on the other
-    /// side of a remote call ([`REMOTE_HOME`]) is taken as live: the call relays the `^`.
+    /// Is the method activation `home` still running in this process? A relay home
+    /// ([`REMOTE_HOME`], `crate::interp::actor::relay`) is live while the call that brought
+    /// its block is being handled here: that call relays the `^` to its caller.
     pub(crate) fn home_live(&self, home: u64) -> bool {
-        home >> 62 == 1 || self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
+        if home >> 62 == 1 {
+            return self.proc.relays.contains(&home);
+        }
+        self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
     }
 
     /// `super sel args` from a method defined in `mclass` on side `mside`.
