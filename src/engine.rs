@@ -313,9 +313,7 @@ impl Engine {
                 ),
             ));
         }
-        let block = script.block().clone();
-        let args = args.to_vec();
-        self.limited(|vm| script::run(vm, block, args))
+        self.limited(|vm| script::run(vm, script.block(), args))
     }
 
     /// Takes the program output captured since the last call (empty when the engine was
@@ -355,6 +353,15 @@ impl Engine {
         match self.vm.lock().as_ref() {
             Some(vm) => vm.binding_names(),
             None => Vec::new(),
+        }
+    }
+
+    /// Source texts the engine holds now: those of declarations and of blocks still alive
+    /// (an `eval` that declares nothing releases its source once its blocks are gone).
+    pub fn loaded_sources(&self) -> usize {
+        match self.vm.lock().as_ref() {
+            Some(vm) => vm.prog.live_files(),
+            None => 0,
         }
     }
 

@@ -31,10 +31,12 @@ pub mod lazy_method;
 pub mod loader;
 pub mod lower;
 pub mod mailbox_limit;
+pub mod main_job;
 pub mod offload;
 pub mod prims;
 pub mod print;
 pub mod program;
+pub mod source_gc;
 pub mod stdlib;
 
 pub use interpreter::{BtError, Interpreter, InterpreterOptions, LoadReport, TraceFrame};

@@ -104,6 +104,9 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
             let Some(prog) = prog.filter(|_| file != NO_FILE) else {
                 return unknown;
             };
+            // Sent away, it may come back after every local reference is gone: its code
+            // (and source) stays findable (`interp::source_gc`).
+            prog.pin_block(&b.code);
             let files = prog.files.read();
             match files.get(file as usize) {
                 Some(f) => BlockId {
@@ -155,7 +158,8 @@ fn find_code(prog: &Program, id: &BlockId) -> Option<(DefinedIn, Arc<FnCode>)> {
                     .iter()
                     .rposition(|f| f.path == *path && fingerprint(&f.src) == id.fingerprint)?
             };
-            let blocks = prog.unit_blocks.read().get(&(file as u32))?.clone();
+            let blocks = prog.unit_blocks.read().get(&(file as u32)).cloned();
+            let blocks = blocks.or_else(|| prog.pending_unit_blocks(file as u32))?;
             (None, blocks)
         }
         Origin::Unknown => return None,

@@ -73,20 +73,28 @@ impl Limits {
 }
 
 /// Which limit (if any) ended the current evaluation; shared by the engine and the hook.
+/// 0 = none, else 1 + the limit's index in `Limit::ALL` (read on every run: an atomic).
 #[derive(Default)]
 pub struct Trip {
-    tripped: Mutex<Option<Limit>>,
+    tripped: std::sync::atomic::AtomicU8,
 }
 
 impl Trip {
     pub fn reset(&self) {
-        *self.tripped.lock() = None;
+        self.tripped.store(0, Ordering::SeqCst);
     }
     pub fn get(&self) -> Option<Limit> {
-        *self.tripped.lock()
+        match self.tripped.load(Ordering::SeqCst) {
+            0 => None,
+            n => Limit::ALL.get(n as usize - 1).copied(),
+        }
     }
+    /// Sets the first limit that tripped (a later one does not replace it).
     pub(crate) fn set(&self, l: Limit) {
-        self.tripped.lock().get_or_insert(l);
+        let n = Limit::ALL.iter().position(|x| *x == l).map_or(1, |i| i + 1) as u8;
+        let _ = self
+            .tripped
+            .compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst);
     }
 }
 

@@ -57,9 +57,9 @@ pub(crate) fn block_source(params: &[&str], source: &str) -> String {
 }
 
 /// Calls the script's block on the main process.
-pub(crate) fn run(vm: &Vm, block: Value, args: Vec<Value>) -> Result<Value, EngineError> {
+pub(crate) fn run(vm: &Vm, block: &Value, args: &[Value]) -> Result<Value, EngineError> {
     let r = vm.try_run(move |ctx, _| {
-        ctx.call_block(&block, &args)
+        ctx.call_block(block, args)
             .map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
     });
     match r {

@@ -16,12 +16,13 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
-use crate::interp::actor::behaviour::{job_message, MainActor};
+use crate::interp::actor::behaviour::{job_message, job_message_in_slot, MainActor};
 use crate::interp::actor::handle::{native, Job, JobBox};
 use crate::interp::actor::ActorSys;
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
+use crate::interp::main_job::{Frame, JobSlot};
 use crate::interp::program::Program;
 use crate::runtime::{Config, GuestDone, GuestStacks, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
@@ -73,6 +74,8 @@ pub struct Interpreter {
     sys: Arc<ActorSys>,
     /// The main program's process.
     main: Mutex<ProcRef>,
+    /// The job the main process runs next (`interp::main_job`).
+    job_slot: Arc<JobSlot>,
     runtime: Option<Runtime>,
     /// Problems loading the built-in library (should be empty).
     pub stdlib_warnings: Vec<String>,
@@ -129,17 +132,20 @@ impl Drop for DoneOnDrop {
 }
 
 /// Starts the main program's process (`<0.1.0>` in a fresh runtime).
-fn spawn_main(sys: &Arc<ActorSys>) -> ProcRef {
+fn spawn_main(sys: &Arc<ActorSys>, slot: &Arc<JobSlot>) -> ProcRef {
     let mut ctx = Ctx::new(sys.prog.clone());
     ctx.proc.sys = Some(sys.clone());
     let opts = SpawnOpts {
         label: "main",
         ..SpawnOpts::default()
     };
-    match sys
-        .rt
-        .spawn_opts(Box::new(MainActor { ctx: Some(ctx) }), opts)
-    {
+    match sys.rt.spawn_opts(
+        Box::new(MainActor {
+            ctx: Some(ctx),
+            slot: slot.clone(),
+        }),
+        opts,
+    ) {
         Ok(p) => p,
         Err(_) => unreachable!("spawn without a name cannot fail"),
     }
@@ -163,7 +169,8 @@ impl Interpreter {
         let sys = ActorSys::new(runtime.handle(), prog.clone());
         sys.privileged
             .store(privileged, std::sync::atomic::Ordering::Relaxed);
-        let main = spawn_main(&sys);
+        let job_slot = JobSlot::new();
+        let main = spawn_main(&sys, &job_slot);
         let mut vm = Interpreter {
             prog: prog.clone(),
             guest: Mutex::new(GuestStacks::default()),
@@ -171,6 +178,7 @@ impl Interpreter {
             session: Mutex::new(Session::default()),
             sys,
             main: Mutex::new(main),
+            job_slot,
             runtime: Some(runtime),
             stdlib_warnings: Vec::new(),
             checker: Mutex::new(None),
@@ -209,21 +217,21 @@ impl Interpreter {
     }
 
     /// Like [`Interpreter::run`], but a panic inside the evaluator becomes `Err` (the context is reset;
-    /// the bindings are kept).
-    pub fn try_run<R: Send + 'static>(
+    /// the bindings are kept). `f` may borrow from the caller: this returns only once the job
+    /// is over or can no longer run (`interp::main_job`).
+    pub fn try_run<R: Send>(
         &self,
-        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send + 'static,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
     ) -> Result<R, String> {
         let sess = std::mem::take(&mut *self.session.lock());
-        // The job leaves its answer here and sets `done` when it is over (answered, or
-        // dropped unrun because the main process died).
-        type Answer<R> = Arc<Mutex<Option<(Result<R, String>, Session)>>>;
-        let answer: Answer<R> = Arc::new(Mutex::new(None));
-        let done = GuestDone::new();
-        let signal = DoneOnDrop(done.clone());
-        let slot = answer.clone();
-        let job: Job = Box::new(move |ctx: &mut Ctx| {
-            let _signal = signal;
+        let main = {
+            let mut m = self.main.lock();
+            if !m.is_alive() {
+                *m = spawn_main(&self.sys, &self.job_slot);
+            }
+            m.clone()
+        };
+        let job = move |ctx: &mut Ctx| {
             let mut sess = sess;
             let r =
                 std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
@@ -234,37 +242,55 @@ impl Interpreter {
                             .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
                             .unwrap_or_else(|| "panic".to_string())
                     });
-            *slot.lock() = Some((r, sess));
-        });
-        let msg = job_message(native(JobBox {
-            job: Mutex::new(Some(job)),
-            class: self.prog.core.object.clone(),
-        }));
-        let main = {
-            let mut m = self.main.lock();
-            if !m.is_alive() {
-                *m = spawn_main(&self.sys);
-            }
-            m.clone()
+            (r, sess)
         };
         // The calling thread runs the main process itself when it can (no hand-off to a
         // worker and back: `runtime::sched::guest`); else the job goes to the pool.
         let on_pool = self.main_on_pool.load(std::sync::atomic::Ordering::Relaxed);
-        let undelivered = match self.guest.try_lock().filter(|_| !on_pool) {
-            Some(mut stacks) => self
-                .sys
-                .rt
-                .send_and_drive(&mut stacks, &main, msg, &done)
-                .err(),
-            None => Some(msg),
+        let guest = self.guest.try_lock().filter(|_| !on_pool);
+        let mut frame;
+        // The guest lock also reserves the shared slot: a concurrent caller (or a pool run)
+        // gets a slot of its own.
+        let slot = match &guest {
+            Some(_) => self.job_slot.clone(),
+            None => JobSlot::new(),
         };
-        if let Some(msg) = undelivered {
-            self.sys.rt.cast(&main, msg);
+        match guest {
+            Some(mut stacks) => {
+                // The signal of the previous guest call of this thread, reset (nothing sets
+                // it late: a guest job's message carries no `DoneOnDrop`).
+                let done = stacks.done_for_this_thread();
+                frame = Frame::new(job, done.clone());
+                slot.put(&mut frame);
+                let msg = job_message_in_slot();
+                // Ok: the job is over, or it never runs (the main process exited).
+                if self
+                    .sys
+                    .rt
+                    .send_and_drive(&mut stacks, &main, msg, &done)
+                    .is_err()
+                {
+                    // This thread cannot be the guest: a worker runs the job. A fresh
+                    // signal, since the message's `DoneOnDrop` may set it late.
+                    let fresh = GuestDone::new();
+                    frame.set_done(fresh.clone());
+                    slot.put(&mut frame);
+                    self.job_to_pool(&main, &fresh, &slot);
+                    fresh.wait();
+                }
+            }
+            None => {
+                let done = GuestDone::new();
+                frame = Frame::new(job, done.clone());
+                slot.put(&mut frame);
+                self.job_to_pool(&main, &done, &slot);
+                done.wait();
+            }
         }
-        // Dropped unrun (the main process no longer accepts messages) sets it too.
-        done.wait();
-        let answered = answer.lock().take();
-        match answered {
+        // Not started (the main process no longer accepts messages): take it back before
+        // `frame` goes.
+        slot.take_back();
+        match frame.out.take() {
             Some((r, s)) => {
                 *self.session.lock() = s;
                 r
@@ -272,10 +298,26 @@ impl Interpreter {
             None => {
                 // The main process died while running the job (killed): start a fresh one
                 // for the next job and report.
-                *self.main.lock() = spawn_main(&self.sys);
+                *self.main.lock() = spawn_main(&self.sys, &self.job_slot);
                 Err("the main process exited".to_string())
             }
         }
+    }
+
+    /// Sends the job in the slot to the main process as a message a pool worker runs; the
+    /// message sets `done` when it is dropped, run or not.
+    fn job_to_pool(&self, main: &ProcRef, done: &GuestDone, slot: &Arc<JobSlot>) {
+        let signal = DoneOnDrop(done.clone());
+        let slot = slot.clone();
+        let job: Job = Box::new(move |ctx: &mut Ctx| {
+            let _signal = signal;
+            slot.run(ctx);
+        });
+        let msg = job_message(native(JobBox {
+            job: Mutex::new(Some(job)),
+            class: self.prog.core.object.clone(),
+        }));
+        self.sys.rt.cast(main, msg);
     }
 
     fn load_stdlib(&self) -> Vec<String> {
@@ -496,29 +538,51 @@ impl Interpreter {
             file,
             stdlib: false,
         };
+        // An input that declares nothing leaves no code behind but the blocks it made: its
+        // source is released once they are gone (`interp::source_gc`).
+        let releasable = unit
+            .module
+            .items
+            .iter()
+            .all(|it| matches!(it, crate::syntax::ast::Item::Stmt(_)));
         let prog = self.prog.clone();
         let path = path.to_string();
         let src = src.to_string();
+        let release = prog.clone();
         let r = self.try_run(move |ctx, session| {
-            let units = vec![unit];
-            let mut inst = loader::install_declarations(&prog, &units);
-            if !inst.problems.is_empty() {
-                let p = inst.problems.remove(0);
-                return Err(BtError::compile(&path, &src, p.diagnostics));
+            let mut root = None;
+            let r = (|| {
+                let units = vec![unit];
+                let mut inst = loader::install_declarations(&prog, &units);
+                if !inst.problems.is_empty() {
+                    let p = inst.problems.remove(0);
+                    return Err(BtError::compile(&path, &src, p.diagnostics));
+                }
+                if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst)
+                    .into_iter()
+                    .next()
+                {
+                    return Err(top_error(ctx, e));
+                }
+                let code = match loader::lower_statements(&prog, &units[0], session) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => {
+                        return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil))
+                    }
+                    Err(d) => return Err(BtError::compile(&path, &src, d)),
+                };
+                root = Some(code.clone());
+                loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
+            })();
+            if releasable {
+                release.release_file(file, root.as_ref());
             }
-            if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst)
-                .into_iter()
-                .next()
-            {
-                return Err(top_error(ctx, e));
-            }
-            let code = match loader::lower_statements(&prog, &units[0], session) {
-                Ok(Some(c)) => c,
-                Ok(None) => return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil)),
-                Err(d) => return Err(BtError::compile(&path, &src, d)),
-            };
-            loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
+            r
         });
+        if releasable && r.is_err() {
+            // The job did not run (its process died): nothing of the input is alive.
+            self.prog.release_file(file, None);
+        }
         r.unwrap_or_else(|m| Err(internal(&m)))
     }
 

@@ -88,7 +88,9 @@ pub struct SourceFile {
 
 impl SourceFile {
     pub fn new(path: String, src: Arc<str>) -> SourceFile {
-        let mut line_starts = vec![0u32];
+        let lines = src.bytes().filter(|b| *b == b'\n').count();
+        let mut line_starts = Vec::with_capacity(lines + 1);
+        line_starts.push(0u32);
         for (i, b) in src.bytes().enumerate() {
             if b == b'\n' {
                 line_starts.push(i as u32 + 1);
@@ -164,6 +166,8 @@ pub struct Program {
     /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
     /// so the value codec can find a top-level block's code again (LANGUAGE.md 8.6).
     pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
+    /// Released and free slots of `files` (`interp::source_gc`).
+    pub(crate) source_gc: Mutex<crate::interp::source_gc::SourceGc>,
     /// Classes and methods replaced or removed while the program runs. They are kept until
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).
@@ -440,6 +444,7 @@ impl Program {
             block_serial: AtomicU64::new(1),
             object_serial: AtomicU64::new(1),
             unit_blocks: RwLock::new(HashMap::new()),
+            source_gc: Mutex::new(Default::default()),
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::default()),
             ctx_hook: std::sync::OnceLock::new(),
@@ -465,6 +470,14 @@ impl Program {
                 continue;
             }
             let mut m = table.write();
+            if m.is_empty() {
+                // A fresh class (every class of a new program): a copy of the table built
+                // once per process, without hashing each selector again.
+                if let Some(t) = prim_table(c.name, class_side) {
+                    *m = t.clone();
+                    continue;
+                }
+            }
             m.reserve(prims.len());
             for (s, f) in prims {
                 if !(keep_existing && m.contains_key(s)) {
@@ -562,13 +575,6 @@ impl Program {
         self.bump();
     }
 
-    /// Adds a source file; answers its id.
-    pub fn add_file(&self, path: &str, src: &str) -> u32 {
-        let mut f = self.files.write();
-        f.push(SourceFile::new(path.to_string(), Arc::from(src)));
-        (f.len() - 1) as u32
-    }
-
     /// `(path, line, col)` of a location, if it is in a user file.
     pub fn location(&self, loc: crate::interp::eval::Loc) -> Option<(String, usize, usize)> {
         let files = self.files.read();
@@ -600,4 +606,25 @@ pub fn class_value(prog: &Program, name: &str) -> Value {
     prog.class_named(name)
         .map(Value::Class)
         .unwrap_or(Value::Nil)
+}
+
+/// The primitives of `class` on one side as a method table, built once per process (engine
+/// creation copies it into each program's fresh class instead of inserting ~1,200 selectors).
+fn prim_table(class: Sym, class_side: bool) -> Option<&'static crate::interp::class::MethodTable> {
+    static TABLES: std::sync::OnceLock<HashMap<(Sym, bool), crate::interp::class::MethodTable>> =
+        std::sync::OnceLock::new();
+    let tables = TABLES.get_or_init(|| {
+        let shared = crate::interp::prims::registry::shared();
+        let mut out = HashMap::new();
+        for (&key, prims) in shared.by_class_iter() {
+            let mut t = crate::interp::class::MethodTable::default();
+            t.reserve(prims.len());
+            for (s, f) in prims {
+                t.insert(*s, Method::Prim(*f));
+            }
+            out.insert(key, t);
+        }
+        out
+    });
+    tables.get(&(class, class_side))
 }

@@ -26,6 +26,11 @@ pub fn job_message(job: Value) -> Message {
     Message::request(Request::Job, vec![job])
 }
 
+/// The message that runs the job in the main process's `JobSlot` (`interp::main_job`).
+pub fn job_message_in_slot() -> Message {
+    Message::request(Request::Job, Vec::new())
+}
+
 /// An instance of an `Actor subclass:`.
 pub struct BtActor {
     pub sys: Arc<ActorSys>,
@@ -257,6 +262,8 @@ fn runtime_error(ctx: &Ctx, msg: &str) -> Value {
 /// The main program's process: runs each job the `Interpreter` sends it with one persistent context.
 pub struct MainActor {
     pub ctx: Option<Ctx>,
+    /// Where an argument-less job message finds its job (`interp::main_job`).
+    pub slot: Arc<crate::interp::main_job::JobSlot>,
 }
 
 impl Behaviour for MainActor {
@@ -264,12 +271,20 @@ impl Behaviour for MainActor {
         if !matches!(msg.as_request(), Some(Request::Job)) {
             return Ok(Value::Nil);
         }
-        let job = msg
-            .args
-            .first()
-            .and_then(|a| downcast::<JobBox>(a))
-            .and_then(|b| b.job.lock().take());
-        if let (Some(job), Some(ctx)) = (job, self.ctx.as_mut()) {
+        // No argument: the job waits in the shared slot; else it travels in a JobBox.
+        let boxed = match msg.args.first() {
+            None => None,
+            Some(a) => match downcast::<JobBox>(a).and_then(|b| b.job.lock().take()) {
+                Some(j) => Some(j),
+                None => return Ok(Value::Nil),
+            },
+        };
+        let slot = &self.slot;
+        let job = move |ctx: &mut Ctx| match boxed {
+            Some(j) => j(ctx),
+            None => slot.run(ctx),
+        };
+        if let Some(ctx) = self.ctx.as_mut() {
             // An embedder's limits bind each job (`Program::ctx_hook`).
             let hook = ctx.prog.ctx_hook.get().cloned();
             if let Some(make) = hook {

@@ -174,6 +174,11 @@ pub struct SharedPrims {
 
 impl SharedPrims {
     /// The primitives of `class` on one side (empty when it has none).
+    /// Every (class name, side) and its primitives.
+    pub fn by_class_iter(&self) -> impl Iterator<Item = (&(Sym, bool), &Vec<(Sym, Prim)>)> {
+        self.by_class.iter()
+    }
+
     pub fn of_class(&self, class: Sym, class_side: bool) -> &[(Sym, Prim)] {
         self.by_class
             .get(&(class, class_side))

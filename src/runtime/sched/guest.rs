@@ -31,7 +31,26 @@ use crate::runtime::types::Message;
 /// maps a fresh stack nor allocates a worker (a script function called from the host is a
 /// few hundred nanoseconds, and the worker's allocations were a visible part of it).
 #[derive(Default)]
-pub struct GuestStacks(Option<IdleWorker>);
+pub struct GuestStacks(Option<IdleWorker>, Option<GuestDone>);
+
+impl GuestStacks {
+    /// A done signal for a call from this thread: the one of the previous call, reset, when
+    /// it was made on this thread (saves an allocation per call). Only for guest calls,
+    /// whose signal nothing sets after the call is over.
+    pub fn done_for_this_thread(&mut self) -> GuestDone {
+        match &self.1 {
+            Some(d) if d.0 .1.id() == std::thread::current().id() => {
+                d.0 .0.store(false, Ordering::Relaxed);
+                d.clone()
+            }
+            _ => {
+                let d = GuestDone::new();
+                self.1 = Some(d.clone());
+                d
+            }
+        }
+    }
+}
 
 /// A guest's worker between calls: no coroutine in any slot.
 struct IdleWorker(Worker);
@@ -152,7 +171,8 @@ pub(crate) fn drive(
             }
             Some(Task::Resume { slot, gen }) => w.resume(slot, gen),
             None => {
-                if done.is_set() && w.slots.iter().all(|s| s.co.is_none()) {
+                // Over when the job is (or can no longer run: the process exited).
+                if (done.is_set() || !p.is_alive()) && w.slots.iter().all(|s| s.co.is_none()) {
                     break;
                 }
                 let now = sh.clock.now_ms();
