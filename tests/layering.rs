@@ -251,13 +251,24 @@ fn an_upward_import_is_reported() {
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(dir.join("value")).expect("temp dir");
     let write = |rel: &str, text: &str| std::fs::write(dir.join(rel), text).expect("write");
-    write("value.rs", "//! values\nuse crate::base::sym::Sym;\nuse crate::interp::class::Class;\n");
-    write("value/order.rs", "use super::Value; // crate::interp::eval in a comment\n");
+    write(
+        "value.rs",
+        "//! values\nuse crate::base::sym::Sym;\nuse crate::interp::class::Class;\n",
+    );
+    write(
+        "value/order.rs",
+        "use super::Value; // crate::interp::eval in a comment\n",
+    );
     let found = violations(&dir);
     let _ = std::fs::remove_dir_all(&dir);
     let found: Vec<String> = found
         .iter()
-        .map(|v| format!("{}:{} {} -> {} ({})", v.file, v.line, v.from, v.to, v.target))
+        .map(|v| {
+            format!(
+                "{}:{} {} -> {} ({})",
+                v.file, v.line, v.from, v.to, v.target
+            )
+        })
         .collect();
     assert_eq!(
         found,

@@ -84,7 +84,12 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
                     _ => None,
                 };
                 if let Some(cm) = cm {
-                    if cm.code.blocks.iter().any(|x| std::ptr::eq(Arc::as_ptr(x), b.fn_code())) {
+                    if cm
+                        .code
+                        .blocks
+                        .iter()
+                        .any(|x| std::ptr::eq(Arc::as_ptr(x), b.fn_code()))
+                    {
                         return BlockId {
                             origin: Origin::Method {
                                 class: c.name,
