@@ -136,6 +136,7 @@ mod cx;
 mod lock;
 mod mailbox;
 mod process;
+mod proctable;
 mod sched;
 mod shutdown;
 pub mod snapshot;

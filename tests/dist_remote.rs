@@ -30,6 +30,11 @@ Object subclass: Shared
 Object subclass: Finder
   class find: c => c apply: [:x | ^x * 2] to: 21. 0
   class stale => [:x | ^x]
+  class chain: r to: c => r pass: [:x | ^x * 5] to: c. 0
+
+Actor subclass: Ticketed
+  state: ticket = (Counter named: #hits) unwrap increment
+  ticket => self.ticket
 
 Actor subclass: Worker
   state: jobs = 0
@@ -76,6 +81,14 @@ Object subclass: Shared
 Object subclass: Finder
   class find: c => c apply: [:x | ^x * 2] to: 21. 0
   class stale => [:x | ^x]
+  class chain: r to: c => r pass: [:x | ^x * 5] to: c. 0
+
+Actor subclass: Relay
+  pass: b to: c => c apply: b to: 3. #fellThrough
+
+Actor subclass: Ticketed
+  state: ticket = nil
+  ticket => self.ticket
 
 Actor subclass: Log
   state: items = #()
@@ -134,6 +147,10 @@ Transcript showCr: (c withLog: log) printString
 // method here; one whose home has returned raises runtime_error.
 Transcript showCr: (Finder find: c) printString
 Transcript showCr: (try value: [c apply: Finder stale to: 1])
+// 2.8 and 8.6 together: through a local actor, then to the other node, and back.
+Transcript showCr: (Finder chain: Relay spawn to: c) printString
+// A field default that sends to an actor runs in a process there (it did not, once).
+Transcript showCr: (try value: [(Ticketed spawnOn: n) unwrap ticket printString])
 c stop
 Transcript showCr: c isAlive printString
 Transcript showCr: (try value: [c value])
@@ -190,6 +207,8 @@ Transcript showCr: (try value: [c value])
             "#(Actor(Log, 0.N.0), Actor(Counter, 1.N.0))",
             "42",
             "#runtime_error non-local return from a method that has already returned",
+            "15",
+            "1",
             "false",
             "#actor_dead <1.N.0> on bee@localhost is not alive",
         ],

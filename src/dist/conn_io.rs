@@ -10,10 +10,11 @@
 //!
 //! **Latency** (issue 13/14 speed). On plain TCP a frame is written from the thread that
 //! makes it (see [`Outbox`]), and the reader, while this node waits for replies on any
-//! connection, polls its socket for [`SPIN`] before it sleeps in the reactor: a reply that
-//! arrives within that time costs no reactor wake-up (as BEAM schedulers busy-wait before
-//! sleeping). With no call pending the reader sleeps at once, and after four polls that
-//! found nothing it polls only once in 32 waits (no CPU burnt on a loaded machine).
+//! connection (with `BT_DIST_SPIN_US` also right after the peer sent something), polls its
+//! socket for `super::spin::reader_spin()` before it sleeps in the reactor: a frame that arrives within
+//! that time costs no reactor wake-up (as BEAM schedulers busy-wait before sleeping).
+//! Otherwise the reader sleeps at once, and after four polls that found nothing it polls
+//! only once in 32 waits (no CPU burnt on a loaded machine).
 
 use std::io::Read;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -28,9 +29,6 @@ use super::handshake::Stream;
 use super::net::{self, AsyncReadExt, AsyncWriteExt};
 use super::node::Inner;
 use crate::codec::etf_check;
-
-/// How long a reader polls its socket for a reply before sleeping in the reactor.
-pub const SPIN: Duration = Duration::from_micros(60);
 
 /// Longest frame accepted from a peer (an 8 MiB message and then some).
 pub const MAX_FRAME: usize = 64 << 20;
@@ -345,8 +343,9 @@ fn frames_in(inner: &Arc<Inner>, name: &str, buf: &[u8]) -> Result<usize, &'stat
     Ok(at)
 }
 
-/// The reader on plain TCP: frames out of a growing buffer; polls the socket for [`SPIN`]
-/// while this node waits for a reply, else (and then) sleeps until it is readable.
+/// The reader on plain TCP: frames out of a growing buffer; polls the socket for a while
+/// when this node waits for a reply or the peer just sent, else (and then) sleeps until it
+/// is readable.
 async fn tcp_reader(
     inner: Arc<Inner>,
     r: net::OwnedReadHalf,
@@ -359,6 +358,10 @@ async fn tcp_reader(
     let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
     let mut chunk = vec![0u8; 64 << 10];
     let (mut misses, mut waits) = (0u32, 0u32);
+    let spin = super::spin::reader_spin();
+    let after_traffic = super::spin::reader_polls_after_traffic();
+    // Data arrived since the last wait.
+    let mut fresh = false;
     let reason = 'conn: loop {
         match frames_in(&inner, &name, &buf) {
             Ok(used) => {
@@ -373,10 +376,12 @@ async fn tcp_reader(
         // A frame is incomplete (or none has started): read more. Poll first while a reply
         // is awaited — unless the last polls all missed (a loaded machine, a slow callee):
         // then only one wait in 32 polls, to notice when replies come fast again.
+        // A peer that just sent (its calls come one after the other) is polled too.
         waits = waits.wrapping_add(1);
         let poll = misses < 4 || waits.is_multiple_of(32);
-        if let Some(d) = dup.as_ref().filter(|_| poll && inner.awaiting()) {
-            let until = Instant::now() + SPIN;
+        let active = inner.awaiting() || (std::mem::take(&mut fresh) && after_traffic);
+        if let Some(d) = dup.as_ref().filter(|_| poll && active && !spin.is_zero()) {
+            let until = Instant::now() + spin;
             let mut d = d;
             misses = misses.saturating_add(1);
             loop {
@@ -384,6 +389,7 @@ async fn tcp_reader(
                     Ok(0) => break 'conn "connectionClosed",
                     Ok(n) => {
                         misses = 0;
+                        fresh = true;
                         buf.extend_from_slice(&chunk[..n]);
                         continue 'conn;
                     }
@@ -394,7 +400,7 @@ async fn tcp_reader(
                 if Instant::now() >= until {
                     break;
                 }
-                std::hint::spin_loop();
+                super::spin::pause();
             }
         }
         loop {
@@ -406,6 +412,7 @@ async fn tcp_reader(
             match r.try_read(&mut chunk) {
                 Ok(0) => break 'conn "connectionClosed",
                 Ok(n) => {
+                    fresh = true;
                     buf.extend_from_slice(&chunk[..n]);
                     break;
                 }

@@ -55,6 +55,7 @@ pub mod remote;
 pub mod service;
 pub mod service_ops;
 pub mod shapes;
+pub mod spin;
 mod sys;
 pub mod tls;
 

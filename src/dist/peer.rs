@@ -295,10 +295,8 @@ fn run_in_actor(
     }
     // A bt caller (it sends a class table) relays a `^` of its blocks back (8.6): they get
     // this call's remote home.
-    let home = classes.map(|_| {
-        static CALLS: AtomicU64 = AtomicU64::new(1);
-        crate::interp::eval::REMOTE_HOME | (CALLS.fetch_add(1, Ordering::Relaxed) & ((1 << 62) - 1))
-    });
+    let home = classes.map(|_| crate::interp::actor::relay::next_relay_home());
+    ctx.proc.relays.extend(home);
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let root = format!("arg{}", i + 1);

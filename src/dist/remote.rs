@@ -10,6 +10,8 @@
 //! running or exited before answering), `no_such_process` (no such registered name),
 //! `timeout` (with the hint to use `withTimeout:`).
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use eetf::{Atom, List, Term, Tuple};
@@ -17,7 +19,7 @@ use eetf::{Atom, List, Term, Tuple};
 use super::conn::{self, peer_pid, CallDest};
 use super::node::{stopped, DistNode, Inner, Once};
 use crate::codec::etf;
-use crate::interp::actor::await_external;
+use crate::interp::actor::{await_external, Done};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::{CallReply, Dest, NodeError};
@@ -104,14 +106,25 @@ fn call(
     let to = node.as_str().to_string();
     let inner = d.inner.clone();
     await_external(ctx, "the distribution layer", move |done| {
-        let done = Once::new(done, Err(stopped(&to)));
         if inner.state.lock().peers.contains_key(&to) {
             // Connected: queue the request from this thread (sends stay in order with
             // casts and other calls of this process); only the timer is a task.
             let cd = call_dest(&inner, &to, dest);
-            conn::start_call(&inner, from, &to, &cd, request, timeout, done);
+            // Then poll briefly for the reply: one that comes in time resumes this
+            // process without suspending it (no worker wake-up, `super::spin`).
+            let got = Arc::new(AtomicBool::new(false));
+            let g = got.clone();
+            let done: Done<_> = Box::new(move |r| {
+                done(r);
+                g.store(true, Ordering::Release);
+            });
+            let done = Once::new(done, Err(stopped(&to)));
+            if conn::start_call(&inner, from, &to, &cd, request, timeout, done) {
+                super::spin::CALLERS.wait_for(&got);
+            }
             return;
         }
+        let done = Once::new(done, Err(stopped(&to)));
         d.spawn(async move {
             if let Err(e) = inner.ensure(&to).await {
                 return done.call(Err(e));

@@ -137,13 +137,19 @@ pub(super) fn kill(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
 }
 
 /// Can `spawn` run without a process of its own? Yes unless the class runs `initialize`
-/// (the answer waits for it) — a class that is not loaded answers its error at once.
+/// (the answer waits for it) or has a field default that may send (a sync send needs a
+/// process) — a class that is not loaded answers its error at once.
 pub(super) fn spawn_inline(ctx: &Ctx, a: &[Value]) -> bool {
     let Some(Value::Symbol(cname)) = a.first() else {
         return true;
     };
     match ctx.prog.class_by_sym(*cname) {
-        Some(cls) => !crate::interp::actor::behaviour::has_initialize(ctx, &cls),
+        Some(cls) => {
+            cls.field_defaults()
+                .iter()
+                .all(|d| d.as_ref().is_none_or(|c| c.sendless))
+                && !crate::interp::actor::behaviour::has_initialize(ctx, &cls)
+        }
         None => true,
     }
 }

@@ -13,6 +13,7 @@
 //!
 //! Submodules: [`handle`] (actor handles, pids, references and other runtime values),
 //! [`send`] (sends and casts to actors, copying blocks across processes, error mapping),
+//! [`relay`] (non-local return through actor sends),
 //! [`behaviour`] (the behaviours: user actors, the main program, transcripts), [`slots`]
 //! (typed state slots checked after `initialize`).
 
@@ -21,6 +22,7 @@
 
 pub mod behaviour;
 pub mod handle;
+pub mod relay;
 pub mod send;
 pub mod slots;
 
@@ -64,6 +66,13 @@ pub struct ProcSlot {
     pub sys: Option<Arc<ActorSys>>,
     /// The actor whose handler is running (its handle value), if any.
     pub actor: Option<Value>,
+    /// Relay homes live in this run: those of the blocks that came with the message being
+    /// handled ([`relay`]).
+    pub relays: Vec<u64>,
+    /// The last [`send::goes_remote`] decision for an actor handle: (class, selector,
+    /// program epoch, answer). A loop of calls to one actor decides once. The class is held
+    /// so its address cannot be reused by another class while remembered.
+    pub(crate) remote_memo: Option<(ClassRef, Sym, u64, bool)>,
 }
 
 impl ProcSlot {
@@ -217,7 +226,10 @@ impl ActorSys {
 
     /// A context for a process run (from the pool, or a new small one).
     pub fn take_ctx(self: &Arc<Self>) -> Box<Ctx> {
-        let mut c = self.pool.lock().pop().unwrap_or_else(|| {
+        // The one kept by this worker thread first (no lock), then the shared pool.
+        let mine = |c: &Ctx| c.proc.sys.as_ref().is_some_and(|s| Arc::ptr_eq(s, self));
+        let kept = self.rt.0.worker_local_take::<Ctx>(mine);
+        let mut c = kept.or_else(|| self.pool.lock().pop()).unwrap_or_else(|| {
             let mut c = Box::new(Ctx::new(self.prog.clone()));
             c.cache.truncate(POOLED_CACHE);
             c.cache.shrink_to_fit();
@@ -243,9 +255,13 @@ impl ActorSys {
         c.depth = 0;
         c.actor_fields.clear();
         c.proc.actor = None;
+        c.proc.relays.clear();
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
         }
+        let Some(c) = self.rt.0.worker_local_put(c) else {
+            return;
+        };
         let mut p = self.pool.lock();
         if p.len() < POOL_MAX {
             p.push(c);

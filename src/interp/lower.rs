@@ -322,7 +322,12 @@ impl Lowerer {
         self.begin_fn(&[]);
         let body = self.expr(e);
         self.end_fn();
-        self.finish(body)
+        let sendless = sendless(&body);
+        let mut code = self.finish(body)?;
+        if let Some(c) = Arc::get_mut(&mut code) {
+            c.sendless = sendless;
+        }
+        Ok(code)
     }
 
     /// Lowers top-level statements; `bindings` are the session's existing binding names.
@@ -824,6 +829,16 @@ fn expr_has_field_assign(e: &Expr) -> bool {
         ExprKind::ListCons { head, tail } => {
             expr_has_field_assign(head) || expr_has_field_assign(tail)
         }
+        _ => false,
+    }
+}
+
+/// Does evaluating `n` send no message (literals, collection literals of them, blocks)?
+fn sendless(n: &Node) -> bool {
+    match n {
+        Node::Nil | Node::Const(_) | Node::Block(_) => true,
+        Node::List(v) | Node::Array(v) => v.iter().all(sendless),
+        Node::Dict(p) => p.iter().all(|(k, v)| sendless(k) && sendless(v)),
         _ => false,
     }
 }

@@ -13,7 +13,9 @@ use crate::value::{ClassRef, Sym, Value};
 
 /// The mailbox limit declared by `cls` (0: unlimited).
 pub fn of_class(ctx: &mut Ctx, cls: &ClassRef) -> Result<usize, Unwind> {
-    let sel = Sym::new("maxMailbox");
+    // Interned once (symbols are process-wide): a spawn should not hash the name.
+    static SEL: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    let sel = *SEL.get_or_init(|| Sym::new("maxMailbox"));
     let class = Value::Class(cls.clone());
     if !ctx.responds_to(&class, sel) {
         return Ok(0);

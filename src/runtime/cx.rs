@@ -209,15 +209,16 @@ impl<'y> Cx<'y> {
             if let Some(r) = &g.reason {
                 return Err(CallError::Exiting(r.clone()));
             }
+            let wake = Some(self.wake);
             let w = match g.waiting.take() {
                 Some(mut old) => match Arc::get_mut(&mut old) {
                     Some(x) if x.caller == Some(self.me.0.pid) => {
-                        x.reset(self.current.clone());
+                        x.reset(self.current.clone(), wake);
                         old
                     }
-                    _ => Waiter::new(Some(self.me.0.pid), self.current.clone()),
+                    _ => Waiter::new_for(Some(self.me.0.pid), self.current.clone(), wake),
                 },
-                None => Waiter::new(Some(self.me.0.pid), self.current.clone()),
+                None => Waiter::new_for(Some(self.me.0.pid), self.current.clone(), wake),
             };
             g.waiting = Some(w.clone());
             w
@@ -230,7 +231,13 @@ impl<'y> Cx<'y> {
             return Err(CallError::ActorDead);
         }
         let d = self.deadline(t);
-        self.suspend_on(&w, d)
+        // The waker is registered already (above): suspend unconditionally; a reply that
+        // came first has queued this coroutine's resumption on this worker.
+        self.note_sp();
+        let timeout = d.map(|d| (d, w.clone()));
+        self.y.suspend(Suspend::Wait { timeout });
+        self.reductions = 0;
+        w.take()
     }
 
     /// An asynchronous send. FIFO with every other send from this process to `to`. Answers

@@ -12,7 +12,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 
 use crate::runtime::cx::Cx;
 use crate::runtime::mailbox::Mailbox;
@@ -474,16 +474,19 @@ enum Next {
 pub(crate) fn run_body(cx: &mut Cx<'_>) {
     let p = cx.me();
     let shared = cx.shared();
-    let body = {
-        let mut g = p.0.inner.lock();
-        if g.reason.is_some() {
-            return;
-        }
-        g.sched = Sched::Running;
-        g.body.take()
-    };
+    // An actor's first message is taken in the same lock that takes its behaviour.
+    let mut g = p.0.inner.lock();
+    if g.reason.is_some() {
+        return;
+    }
+    g.sched = Sched::Running;
+    let body = g.body.take();
+    if let Some(Body::Actor(b)) = body {
+        return actor_loop(cx, shared, p, b, Some(g));
+    }
+    drop(g);
     match body {
-        None => {}
+        None | Some(Body::Actor(_)) => {}
         Some(Body::Task(f)) => {
             let reason = match catch_unwind(AssertUnwindSafe(|| f(cx))) {
                 Ok(()) => cx.requested_exit().unwrap_or(ExitReason::Normal),
@@ -491,33 +494,50 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
             };
             finish(shared, p, reason);
         }
-        Some(Body::Actor(b)) => actor_loop(cx, shared, p, b),
     }
 }
 
-fn actor_loop(cx: &mut Cx<'_>, shared: &Arc<Shared>, p: &ProcRef, mut b: Box<dyn Behaviour>) {
+/// What an actor does next (under its lock): control signals first, then the mailbox.
+/// `None` when there is nothing to do (the caller makes the process idle).
+#[inline(always)]
+fn next_of(g: &mut Inner) -> Option<Next> {
+    Some(if g.reason.is_some() {
+        Next::Done
+    } else if let Some(s) = g.pop_control() {
+        g.current = None;
+        Next::Signal(s)
+    } else {
+        match g.mailbox.pop_front()? {
+            Envelope::User { msg, reply } => {
+                g.current = reply.clone();
+                Next::Msg(msg, reply)
+            }
+            Envelope::Stop(r) => Next::Stop(r),
+        }
+    })
+}
+
+fn actor_loop(
+    cx: &mut Cx<'_>,
+    shared: &Arc<Shared>,
+    p: &ProcRef,
+    mut b: Box<dyn Behaviour>,
+    mut locked: Option<MutexGuard<'_, Inner>>,
+) {
     loop {
         let next = {
-            let mut g = p.0.inner.lock();
-            if g.reason.is_some() {
-                Next::Done
-            } else if let Some(s) = g.pop_control() {
-                g.current = None;
-                Next::Signal(s)
-            } else {
-                match g.mailbox.pop_front() {
-                    Some(Envelope::User { msg, reply }) => {
-                        g.current = reply.clone();
-                        Next::Msg(msg, reply)
-                    }
-                    Some(Envelope::Stop(r)) => Next::Stop(r),
-                    None => {
-                        g.current = None;
-                        g.mailbox.release();
-                        g.sched = Sched::Idle;
-                        g.body = Some(Body::Actor(b));
-                        return;
-                    }
+            let mut g = match locked.take() {
+                Some(g) => g,
+                None => p.0.inner.lock(),
+            };
+            match next_of(&mut g) {
+                Some(n) => n,
+                None => {
+                    g.current = None;
+                    g.mailbox.release();
+                    g.sched = Sched::Idle;
+                    g.body = Some(Body::Actor(b));
+                    return;
                 }
             }
         };

@@ -20,8 +20,9 @@
 //!   queue until a coroutine finishes. The last eighth is reserved for processes someone is
 //!   blocked on, which are also served first.
 
-use std::cell::Cell;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::any::Any;
+use std::cell::{Cell, RefCell};
+use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
@@ -74,6 +75,11 @@ thread_local! {
     /// (runtime id, worker index) of the current thread, if it is a worker. Plain numbers
     /// only: coroutines never migrate, so this stays true across suspensions.
     static CURRENT_WORKER: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
+    /// One object the code running on this worker thread keeps between process runs (the
+    /// interpreter's evaluation context: no pool lock per message). Only pool workers use
+    /// it (never a guest thread, which belongs to an embedder), and the worker drops it
+    /// when it stops.
+    static WORKER_LOCAL: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
 }
 
 pub(crate) struct Shared {
@@ -100,7 +106,7 @@ pub(crate) struct Shared {
     /// Length of `stack_waiters`, read without the lock on the hot path.
     stack_waiting: AtomicUsize,
     /// Live processes by (service, number): spawn order within each kind.
-    pub procs: Mutex<BTreeMap<(bool, u64), ProcRef>>,
+    pub procs: Mutex<crate::runtime::proctable::ProcTable>,
     next_number: AtomicU64,
     next_service: AtomicU64,
     pub next_ref: AtomicU64,
@@ -134,7 +140,7 @@ impl Shared {
             stack_waiters: Mutex::new((VecDeque::new(), VecDeque::new())),
             reserve: (max_cos / 8).max(1),
             stack_waiting: AtomicUsize::new(0),
-            procs: Mutex::new(BTreeMap::new()),
+            procs: Mutex::new(Default::default()),
             next_number: AtomicU64::new(1),
             next_service: AtomicU64::new(1),
             next_ref: AtomicU64::new(1),
@@ -150,6 +156,55 @@ impl Shared {
     pub(crate) fn current_worker(&self) -> Option<usize> {
         let (rt, w) = CURRENT_WORKER.with(Cell::get);
         (rt == self.id).then_some(w)
+    }
+
+    /// Whether the current thread is one of this runtime's pool workers (not a guest).
+    fn on_pool_worker(&self) -> bool {
+        let (rt, w) = CURRENT_WORKER.with(Cell::get);
+        rt == self.id && w < self.guest_index()
+    }
+
+    /// Takes the object this pool worker thread keeps ([`Shared::worker_local_put`]) if it
+    /// is a `T` for which `fits` holds; `None` on other threads.
+    #[inline]
+    pub(crate) fn worker_local_take<T: 'static>(
+        &self,
+        fits: impl FnOnce(&T) -> bool,
+    ) -> Option<Box<T>> {
+        if !self.on_pool_worker() {
+            return None;
+        }
+        WORKER_LOCAL.with(|c| {
+            let mut c = c.borrow_mut();
+            match c.take()?.downcast::<T>() {
+                Ok(t) if fits(&t) => Some(t),
+                Ok(t) => {
+                    *c = Some(t);
+                    None
+                }
+                Err(other) => {
+                    *c = Some(other);
+                    None
+                }
+            }
+        })
+    }
+
+    /// Keeps `v` on this pool worker thread until the next [`Shared::worker_local_take`];
+    /// gives it back when the thread is no pool worker of this runtime or keeps one already.
+    #[inline]
+    pub(crate) fn worker_local_put<T: 'static>(&self, v: Box<T>) -> Option<Box<T>> {
+        if !self.on_pool_worker() {
+            return Some(v);
+        }
+        WORKER_LOCAL.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.is_some() {
+                return Some(v);
+            }
+            *c = Some(v);
+            None
+        })
     }
 
     /// Makes a process with work runnable: on the current worker's own queue when called
@@ -450,6 +505,7 @@ impl Worker {
                 std::mem::forget(co);
             }
         }
+        drop(WORKER_LOCAL.with(|c| c.borrow_mut().take()));
         CURRENT_WORKER.with(|c| c.set((0, 0)));
     }
 

@@ -520,11 +520,11 @@ fn unsupervised_actors(sup: &Supervision, owned: &[u64]) -> Vec<ProcRef> {
     let table = sup.rt().0.procs.lock();
     let mut j = 0;
     let mut out = Vec::new();
-    for ((_, number), p) in table.range((false, 0)..(true, 0)) {
-        while j < owned.len() && owned[j] < *number {
+    for (number, p) in table.users() {
+        while j < owned.len() && owned[j] < number {
             j += 1;
         }
-        if owned.get(j) == Some(number) {
+        if owned.get(j) == Some(&number) {
             continue;
         }
         if p.label() == "actor" {

@@ -95,7 +95,17 @@ impl Message {
         Message { selector, args }
     }
     /// The control request this message carries; None for a user message.
+    #[inline]
     pub fn as_request(&self) -> Option<Request> {
+        // User selectors all lie below the reserved tags (the lowest tag is TAG_SUP_RETRY).
+        if self.selector.index() < TAG_SUP_RETRY.index() {
+            return None;
+        }
+        self.decode_request()
+    }
+
+    #[inline(never)]
+    fn decode_request(&self) -> Option<Request> {
         let int = |i: usize| self.args.get(i).and_then(Value::as_int).unwrap_or(0);
         let sup = Request::Supervisor;
         Some(match self.selector {

@@ -42,11 +42,21 @@ pub(crate) struct Waiter {
 
 impl Waiter {
     pub(crate) fn new(caller: Option<Pid>, parent: Option<Arc<Waiter>>) -> Arc<Waiter> {
+        Waiter::new_for(caller, parent, None)
+    }
+
+    /// [`Waiter::new`] with the waker already registered (a sync call's reply slot: the
+    /// caller suspends unconditionally, see [`Waiter::reset`]).
+    pub(crate) fn new_for(
+        caller: Option<Pid>,
+        parent: Option<Arc<Waiter>>,
+        target: Option<Wake>,
+    ) -> Arc<Waiter> {
         Arc::new(Waiter {
             state: Mutex::new(State {
                 done: false,
                 result: None,
-                target: None,
+                target,
             }),
             cv: Condvar::new(),
             caller,
@@ -56,11 +66,15 @@ impl Waiter {
 
     /// Makes a completed waiter that nobody else references ready for the next call of the
     /// same caller (`Cx::call` reuses its reply slot instead of allocating one per call).
-    pub(crate) fn reset(&mut self, parent: Option<Arc<Waiter>>) {
+    /// `target` is registered at once (no lock: nobody else holds the waiter): a coroutine
+    /// caller then suspends without checking for an early completion, because a completion
+    /// that comes before the suspension only queues the coroutine's resumption on its own
+    /// worker, which cannot run it before the suspension is done.
+    pub(crate) fn reset(&mut self, parent: Option<Arc<Waiter>>, target: Option<Wake>) {
         let s = self.state.get_mut();
         s.done = false;
         s.result = None;
-        s.target = None;
+        s.target = target;
         self.parent = parent;
     }
 

@@ -142,6 +142,8 @@ impl Behaviour for BtActor {
         let class = &self.class;
         let mut crash = None;
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
+            // Blocks of the caller whose `^` returns there (2.8): live while this runs.
+            ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
             let sel = if init {
                 ctx.prog.syms.initialize
             } else {
@@ -161,6 +163,11 @@ impl Behaviour for BtActor {
             match r {
                 Ok(v) => Ok(transfer_in(ctx, &v)),
                 Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
+                // The method was left by a caller's block: its changes stay (2.8).
+                Err(Unwind::Return { value, home }) if ctx.proc.relays.contains(&home) => {
+                    let value = transfer_in(ctx, &value);
+                    Ok(crate::interp::actor::relay::relayed(ctx, value, home))
+                }
                 Err(Unwind::Return { .. }) => Err(runtime_error(
                     ctx,
                     "non-local return from a method that has already returned",

@@ -58,7 +58,7 @@ pub fn intercept(
         if a.proxy {
             return proxy_send(ctx, a, recv, sel, args);
         }
-        if a.proc.pid().number == ctx.pid || !goes_remote(ctx, recv, sel) {
+        if a.proc.pid().number == ctx.pid || !goes_remote_memo(ctx, &a.class, recv, sel) {
             return None;
         }
         return Some(remote_call(ctx, &a.proc, &a.class, sel, args, a.timeout));
@@ -100,6 +100,21 @@ pub fn resolve_name(ctx: &mut Ctx, name: Sym, class: &ClassRef) -> EvalResult {
     }
 }
 
+/// [`goes_remote`] for an actor handle of class `class`, remembered in the context for the
+/// last (class, selector) until the program's methods change (epoch).
+#[inline]
+fn goes_remote_memo(ctx: &mut Ctx, class: &ClassRef, recv: &Value, sel: Sym) -> bool {
+    let epoch = ctx.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+    if let Some((k, s, e, r)) = &ctx.proc.remote_memo {
+        if Arc::ptr_eq(k, class) && *s == sel && *e == epoch {
+            return *r;
+        }
+    }
+    let r = goes_remote(ctx, recv, sel);
+    ctx.proc.remote_memo = Some((class.clone(), sel, epoch, r));
+    r
+}
+
 /// Does `sel` sent to the actor handle `recv` run inside the actor?
 pub fn goes_remote(ctx: &mut Ctx, recv: &Value, sel: Sym) -> bool {
     match ctx.lookup(recv, sel) {
@@ -126,7 +141,8 @@ pub fn remote_call(
     args: &[Value],
     t: Timeout,
 ) -> EvalResult {
-    let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
+    // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
+    let (args, relays) = crate::interp::actor::relay::prepare_args(ctx, args);
     let r = match cx_of(ctx) {
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
@@ -136,7 +152,8 @@ pub fn remote_call(
             ))
         }
     };
-    r.map_err(|e| call_error(ctx, e, proc, class, sel, t))
+    let v = r.map_err(|e| call_error(ctx, e, proc, class, sel, t))?;
+    crate::interp::actor::relay::unwrap_reply(ctx, v, &relays)
 }
 
 /// The exception (or exit) for a failed call.
@@ -225,8 +242,9 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 /// A value as it crosses to another process: blocks (also inside collections and Value
 /// instances) get fresh cells holding copies of what they captured (2.6); a block that
 /// already carries a copy of its actor's state (below) gets a copy of that copy.
+#[inline]
 pub fn transfer(v: &Value) -> Value {
-    if has_block(v, 0) {
+    if may_hold_block(v) && has_block(v, 0) {
         copy(v, 0, None)
     } else {
         v.clone()
@@ -236,8 +254,9 @@ pub fn transfer(v: &Value) -> Value {
 /// [`transfer`] of a value leaving the process of `ctx`: a block created by the actor
 /// running there also takes a copy of that actor's state slots, which its `self.x` reads
 /// and writes wherever it runs (2.7).
+#[inline]
 pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
-    if has_block(v, 0) {
+    if may_hold_block(v) && has_block(v, 0) {
         copy(v, 0, Some(ctx))
     } else {
         v.clone()
@@ -245,6 +264,22 @@ pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
 }
 
 const COPY_DEPTH: usize = 24;
+
+/// Whether `v` is of a kind [`has_block`] must look into (checked inline: most arguments
+/// are numbers, strings or symbols and need no walk).
+#[inline(always)]
+fn may_hold_block(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::Block(_)
+            | Value::List(_)
+            | Value::Queue(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Object(_)
+    )
+}
 
 fn has_block(v: &Value, d: usize) -> bool {
     if d > COPY_DEPTH {

@@ -78,6 +78,10 @@ pub struct FnCode {
     /// at any depth, sorted by `fid` (the block's ordinal in that source). The value codec
     /// uses it to name a block's code and find it again (LANGUAGE.md 8.6).
     pub blocks: Vec<Arc<FnCode>>,
+    /// A field default made of literals only (constants, collection literals of them,
+    /// blocks): evaluating it sends no message, so it may run outside any process (the
+    /// node service's inline remote spawn, `crate::dist::service_ops`).
+    pub sendless: bool,
 }
 
 /// One compiled method.

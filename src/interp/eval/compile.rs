@@ -659,7 +659,7 @@ fn compile_send(s: SendNode) -> Op {
             let base = c.stack.len();
             c.stack.push(v);
             c.set_loc(loc);
-            c.send_cached(&ic, f.recv, sel, base)
+            c.send_cached_compiled(&ic, f.recv, sel, base)
         });
     }
     let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
@@ -669,7 +669,7 @@ fn compile_send(s: SendNode) -> Op {
             0 => op(move |c, f| {
                 let base = c.stack.len();
                 c.set_loc(loc);
-                c.send_cached(&ic, f.recv, sel, base)
+                c.send_cached_compiled(&ic, f.recv, sel, base)
             }),
             _ => op(move |c, f| {
                 let base = c.stack.len();
@@ -678,7 +678,7 @@ fn compile_send(s: SendNode) -> Op {
                     c.stack.push(v);
                 }
                 c.set_loc(loc);
-                c.send_cached(&ic, f.recv, sel, base)
+                c.send_cached_compiled(&ic, f.recv, sel, base)
             }),
         },
         Node::Var(VarRef::Local(i)) if pure_args => {

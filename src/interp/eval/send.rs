@@ -229,18 +229,22 @@ impl Ctx {
         )
     }
 
-    /// Enters one activation (depth and native stack checks).
-    #[inline]
+    /// Enters one activation (depth and native stack checks). Always inlined: out of line
+    /// it cost a call and an `Unwind`-sized result in memory on every activation.
+    #[inline(always)]
     pub(crate) fn enter(&mut self) -> Result<(), Unwind> {
-        if self.depth >= self.max_depth {
-            return Err(self.stack_overflow());
-        }
         let marker = 0u8;
-        if (&marker as *const u8 as usize) < self.stack_limit {
-            return Err(self.stack_overflow());
+        if self.depth >= self.max_depth || (&marker as *const u8 as usize) < self.stack_limit {
+            return Err(self.enter_failed());
         }
         self.depth += 1;
         Ok(())
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn enter_failed(&self) -> Unwind {
+        self.stack_overflow()
     }
 
     /// Sets up slots and cells for a function body; answers (slot base, cell base).
@@ -320,6 +324,44 @@ impl Ctx {
             Ok(key) => key,
             Err(done) => return done,
         };
+        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// [`Ctx::send_cached`] for a site whose usual target is a plain compiled method (the
+    /// self-send of a recursive method, `self fib: n - 1`): the activation is inlined here,
+    /// so the call skips `invoke_at`'s own call and the hit's second dispatch. Anything else
+    /// (a primitive, an accessor, a method that rebinds `self` or touches class state, an
+    /// arity mismatch) takes the general `dispatch_at`.
+    #[inline(always)]
+    pub(crate) fn send_cached_compiled(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        sel: Sym,
+        base: usize,
+    ) -> Flow {
+        // `self` in a method is an instance or a class: their dispatch keys without the
+        // general match.
+        let key = match recv {
+            Value::Object(i) => Arc::as_ptr(&i.class) as usize,
+            Value::Class(k) => Arc::as_ptr(k) as usize | 1,
+            _ => return self.send_cached(ic, recv, sel, base),
+        };
+        if let Err(e) = self.tick() {
+            self.stack.truncate(base);
+            return Err(e.into());
+        }
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(h) = ic.get_ref(key, epoch) {
+            if let Some(cm) = h.compiled() {
+                let code = &cm.code;
+                if !code.special && self.stack.len() - base == code.nparams as usize {
+                    let r = self.activation(cm, h.class(), recv, base, |c, f| code.op.run(c, f))?;
+                    return Ok(r.unwrap_or_else(|answer| answer));
+                }
+            }
+        }
         let (hit, _) = self.cached_lookup(ic, recv, key, sel);
         self.dispatch_at(hit, recv, sel, base)
     }
@@ -629,10 +671,14 @@ impl Ctx {
         r
     }
 
-    /// Is the method activation `home` still running in this process? A home on the other
-    /// side of a remote call ([`REMOTE_HOME`]) is taken as live: the call relays the `^`.
+    /// Is the method activation `home` still running in this process? A relay home
+    /// ([`REMOTE_HOME`], `crate::interp::actor::relay`) is live while the call that brought
+    /// its block is being handled here: that call relays the `^` to its caller.
     pub(crate) fn home_live(&self, home: u64) -> bool {
-        home >> 62 == 1 || self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
+        if home >> 62 == 1 {
+            return self.proc.relays.contains(&home);
+        }
+        self.acts.binary_search_by_key(&home, |a| a.home).is_ok()
     }
 
     /// `super sel args` from a method defined in `mclass` on side `mside`.

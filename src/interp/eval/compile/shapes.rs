@@ -235,6 +235,24 @@ fn branching<C: Compare, X: Rd, Y: Rd>(x: X, y: Y) -> MakeIf {
             a,
             b,
         } = p;
+        if kind == IfKind::IfTrueIfFalse {
+            // The commonest form (`n < 2 ifTrue: [n] ifFalse: [...]`) without the dispatch on
+            // the kind.
+            return op(move |c, f| {
+                let t = match (x.rd(c, f), y.rd(c, f)) {
+                    (Some(u), Some(v)) if !overridden(c) => C::cmp(u, v),
+                    _ => match cond.eval(c, f)? {
+                        Ok(t) => t,
+                        Err(r) => return non_boolean(c, &r, sel, loc),
+                    },
+                };
+                if t {
+                    a.run(c, f)
+                } else {
+                    b.run(c, f)
+                }
+            });
+        }
         op(move |c, f| {
             let t = match (x.rd(c, f), y.rd(c, f)) {
                 (Some(u), Some(v)) if !overridden(c) => C::cmp(u, v),
@@ -284,7 +302,7 @@ fn self_sending<A: Arith, X: Rd, Y: Rd>(x: X, y: Y) -> MakeSend {
             let base = c.stack.len();
             c.stack.push(v);
             c.set_loc(loc);
-            c.send_cached(&ic, f.recv, sel, base)
+            c.send_cached_compiled(&ic, f.recv, sel, base)
         })
     })
 }
