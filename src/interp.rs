@@ -22,6 +22,7 @@
 //! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |
 
 pub mod actor;
+pub mod block_code;
 pub mod checker;
 pub mod class;
 pub mod error;

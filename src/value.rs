@@ -9,14 +9,17 @@
 //! trait object, so the runtime can add kinds without growing this enum.
 //!
 //! This is the values layer (docs/architecture.md): Value, its collections' storage
-//! ([`array`], [`dict`]) and standard term order ([`order`]). It sits above `base` and below
-//! the runtime. Known exception, listed in tests/layering.rs: `Value::Class`/`Value::Block`
-//! and `Instance` still hold the interpreter's `Class` and `Closure` directly.
+//! ([`array`], [`dict`]), standard term order ([`order`]), and the data of classes
+//! ([`class`]) and block closures ([`block`]). It sits above `base` and below the runtime and
+//! names nothing above it: the interpreter's part of a class is an opaque box in
+//! [`class::Class::rt`], a block's code a [`block::Code`] ("The value cycle").
 
 // unsafe: in-place updates test uniqueness with plain loads of the Arc counts (each block has a SAFETY comment).
 #![allow(unsafe_code)]
 
 pub mod array;
+pub mod block;
+pub mod class;
 pub mod dict;
 pub mod order;
 
@@ -27,7 +30,7 @@ use std::sync::Arc;
 use num_bigint::BigInt;
 
 pub use crate::base::sym::Sym;
-use crate::interp::class::Class;
+use crate::value::class::Class;
 
 /// The one shared-pointer type (change here to change everywhere).
 pub type Ref<T> = Arc<T>;
@@ -235,7 +238,7 @@ pub enum Value {
     Class(ClassRef),
     /// The metaclass of a class (`Foo class`).
     Meta(ClassRef),
-    Block(Ref<crate::interp::eval::Closure>),
+    Block(Ref<crate::value::block::Closure>),
     Native(Ref<Native>),
 }
 

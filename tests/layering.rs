@@ -45,15 +45,9 @@ const MODULES: &[(&str, &str)] = &[
 
 /// Upward imports still present: (file, target module path prefix). Remove an entry when its
 /// import goes; the test fails on an entry that no longer matches anything.
-const KNOWN: &[(&str, &str)] = &[
-    // The value cycle: `Value::Class`/`Value::Meta`/`Instance::class` hold the interpreter's
-    // `Class`, `Value::Block` its `Closure`, and term order reads a class's kind and field
-    // names. Kept on purpose, contained to these files: docs/architecture.md, "The value cycle".
-    ("src/value.rs", "interp::class"),
-    ("src/value.rs", "interp::eval"),
-    ("src/value/order.rs", "interp::class"),
-    ("src/value/order_tests.rs", "interp"),
-];
+/// Empty since session 8: the value cycle (values naming the interpreter's `Class` and
+/// `Closure`) was removed — docs/architecture.md, "The value cycle".
+const KNOWN: &[(&str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<(usize, &'static str)> {
     let mut best: Option<(&str, &'static str)> = None;
@@ -246,6 +240,39 @@ fn layers_import_only_downwards() {
         "layering (bottom to top: {}):\n{}",
         LAYERS.join(" → "),
         report.join("\n")
+    );
+}
+
+/// The scan reports an upward import with its file, line and layers (a tree made on the spot:
+/// the old value cycle, `value.rs` naming the interpreter's `Class`).
+#[test]
+fn an_upward_import_is_reported() {
+    let dir = std::env::temp_dir().join(format!("bt-layering-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(dir.join("value")).expect("temp dir");
+    let write = |rel: &str, text: &str| std::fs::write(dir.join(rel), text).expect("write");
+    write(
+        "value.rs",
+        "//! values\nuse crate::base::sym::Sym;\nuse crate::interp::class::Class;\n",
+    );
+    write(
+        "value/order.rs",
+        "use super::Value; // crate::interp::eval in a comment\n",
+    );
+    let found = violations(&dir);
+    let _ = std::fs::remove_dir_all(&dir);
+    let found: Vec<String> = found
+        .iter()
+        .map(|v| {
+            format!(
+                "{}:{} {} -> {} ({})",
+                v.file, v.line, v.from, v.to, v.target
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        vec!["src/value.rs:3 values -> interp (interp::class::Class)".to_string()]
     );
 }
 

@@ -15,6 +15,7 @@
 
 use std::sync::Arc;
 
+use crate::interp::block_code::code_of;
 use crate::interp::eval::code::{FnCode, Loc, Node, SendNode, NO_FILE};
 use crate::interp::eval::{Closure, Ctx, Method, VarCell};
 use crate::interp::program::Program;
@@ -59,8 +60,8 @@ pub fn fingerprint(text: &str) -> u64 {
 
 /// The identity of `b`'s code. `prog` (when known) names top-level units.
 pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
-    let ordinal = b.code.fid;
-    let arity = b.code.nparams;
+    let ordinal = b.fn_code().fid;
+    let arity = b.fn_code().nparams;
     let unknown = BlockId {
         origin: Origin::Unknown,
         fingerprint: 0,
@@ -71,9 +72,9 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
         Some(c) => {
             // A short read of the method table (no bt code runs while it is held).
             let table = if b.mside {
-                c.class_methods.read()
+                c.class_methods().read()
             } else {
-                c.methods.read()
+                c.methods().read()
             };
             for (sel, m) in table.iter() {
                 // A library method not lowered yet cannot have made this block.
@@ -83,7 +84,12 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
                     _ => None,
                 };
                 if let Some(cm) = cm {
-                    if cm.code.blocks.iter().any(|x| Arc::ptr_eq(x, &b.code)) {
+                    if cm
+                        .code
+                        .blocks
+                        .iter()
+                        .any(|x| std::ptr::eq(Arc::as_ptr(x), b.fn_code()))
+                    {
                         return BlockId {
                             origin: Origin::Method {
                                 class: c.name,
@@ -100,7 +106,7 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
             unknown
         }
         None => {
-            let file = b.code.file;
+            let file = b.fn_code().file;
             let Some(prog) = prog.filter(|_| file != NO_FILE) else {
                 return unknown;
             };
@@ -136,9 +142,9 @@ fn find_code(prog: &Program, id: &BlockId) -> Option<(DefinedIn, Arc<FnCode>)> {
             let c = prog.class_by_sym(*class)?;
             let m = {
                 let t = if *class_side {
-                    c.class_methods.read()
+                    c.class_methods().read()
                 } else {
-                    c.methods.read()
+                    c.methods().read()
                 };
                 t.get(selector).map(Method::forced)?
             };
@@ -196,7 +202,7 @@ pub fn resolve(ctx: &Ctx, id: &BlockId, recv: Value, captured: Vec<Value>) -> Va
                 .map(|v| Arc::new(VarCell::new(v)))
                 .collect();
             return Value::Block(Arc::new(Closure {
-                code,
+                code: code_of(&code),
                 recv,
                 upvals: upvals.into_boxed_slice(),
                 // A `^` in a block that crossed to another node has no live home here,
@@ -257,7 +263,7 @@ fn mismatch_block(ctx: &Ctx, id: &BlockId, serial: u64) -> Value {
     };
     crate::interp::eval::compile::compile_body(&mut code);
     Value::Block(Arc::new(Closure {
-        code: Arc::new(code),
+        code: code_of(&Arc::new(code)),
         recv: Value::Nil,
         upvals: Box::new([]),
         home: u64::MAX,

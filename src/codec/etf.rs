@@ -408,7 +408,7 @@ impl Dec<'_> {
                     self.root,
                 )
             };
-            if class.field_defaults.get(i).is_some_and(|d| d.is_some()) {
+            if class.field_defaults().get(i).is_some_and(|d| d.is_some()) {
                 if defaults.is_none() {
                     defaults = Some(match &ctx.instantiate(&class) {
                         Ok(Value::Object(o)) => o.fields.to_vec(),
@@ -418,7 +418,7 @@ impl Dec<'_> {
                 let v = defaults.as_ref().and_then(|d| d.get(i).cloned());
                 fields.push(v.unwrap_or(Value::Nil));
             } else if class
-                .typed_slots
+                .typed_slots()
                 .iter()
                 .any(|t| t.name == *name && !super::wire_decode::admits_nil(&t.ty))
             {

@@ -430,7 +430,7 @@ impl Decoder<'_, '_, '_> {
                     fields[i] = std::mem::replace(&mut got[p].1, Value::Nil);
                     continue;
                 }
-                if c.field_defaults.get(i).is_some_and(|d| d.is_some()) {
+                if c.field_defaults().get(i).is_some_and(|d| d.is_some()) {
                     if defaults.is_none() {
                         defaults = Some(self.defaults(&c, version, local)?);
                     }
@@ -438,7 +438,7 @@ impl Decoder<'_, '_, '_> {
                         .as_ref()
                         .and_then(|d| d.get(i).cloned())
                         .unwrap_or(Value::Nil);
-                } else if let Some(t) = c.typed_slots.iter().find(|t| t.name == *f) {
+                } else if let Some(t) = c.typed_slots().iter().find(|t| t.name == *f) {
                     if !admits_nil(&t.ty) {
                         return Err(self.migration_failed(
                             &c,

@@ -145,7 +145,7 @@ pub(super) fn spawn_inline(ctx: &Ctx, a: &[Value]) -> bool {
     };
     match ctx.prog.class_by_sym(*cname) {
         Some(cls) => {
-            cls.field_defaults
+            cls.field_defaults()
                 .iter()
                 .all(|d| d.as_ref().is_none_or(|c| c.sendless))
                 && !crate::interp::actor::behaviour::has_initialize(ctx, &cls)

@@ -210,9 +210,9 @@ fn deny_ungranted(vm: &Vm, grants: &[Capability]) -> Vec<Denied> {
             for s in *sels {
                 let sel = Sym::new(s);
                 let table = if *class_side {
-                    &cls.class_methods
+                    &cls.class_methods()
                 } else {
-                    &cls.methods
+                    &cls.methods()
                 };
                 let old = table.read().get(&sel).cloned();
                 if let Some(old) = old {

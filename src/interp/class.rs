@@ -1,7 +1,11 @@
 //! Classes and metaclasses: class-table entries, method dictionaries, class-side state.
 //!
-//! A [`Class`] holds both sides of a class: `methods` (instance side) and `class_methods`
-//! (class side). A class object is `Value::Class(c)`; its metaclass `Foo class` is
+//! A [`Class`] holds both sides of a class: `methods()` (instance side) and `class_methods()`
+//! (class side). The struct itself — identity, name, kind, field names, flags — belongs to the
+//! values layer (`value::class`), so values can hold and order classes without naming the
+//! interpreter; the method dictionaries, field-default code and typed slots are this module's
+//! [`ClassRt`], kept in `Class::rt` and reached through the inherent accessors below (slow
+//! paths only: method caches point at the `Class` itself). A class object is `Value::Class(c)`; its metaclass `Foo class` is
 //! `Value::Meta(c)`. Class-side lookup walks `class_methods` up the superclass chain and then
 //! continues with the instance side of `Class` (so metaclass superclasses parallel the class
 //! chain and end in `Class`, LANGUAGE.md 5.4); messages to a metaclass value go to the instance
@@ -20,77 +24,38 @@
 //!     Class ── Metaclass ; Pid, Reference, Duration, Timer, Supervisor ── DynamicSupervisor, …
 //! ```
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::RwLock;
 use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use crate::interp::eval::code::FnCode;
 use crate::interp::eval::Method;
-use crate::value::{ClassRef, Sym, Value};
+use crate::value::{ClassRef, Sym};
 
-/// What kind of class this is (LANGUAGE.md 5.1): decided by ancestry.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ClassKind {
-    Value,
-    Actor,
-    Object,
-}
+// The class's data (identity, name, kind, fields, flags, docs, class state) is the values
+// layer's; this module adds the interpreter's part and the behaviour that needs it.
+pub use crate::value::class::{Builtin, Class, ClassKind, ClassLock};
 
-/// How instances of a built-in class are represented (decides `new`/`new:` policy).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Builtin {
-    /// A class declared in bt (user or stdlib): instances are `Value::Object`.
-    None,
-    /// Built-in class whose instances are made by Rust code or library constructors only:
-    /// `new`/`new:` raise `instantiation_error`.
-    NoNew,
-    /// Built-in class whose `new` is provided by a primitive (collections …) or is an ordinary
-    /// Object/Value instance (Object, Value, Exception …).
-    Plain,
-    /// Abstract built-in (Number, Collection, Boolean …).
-    Abstract,
-}
-
-/// A re-entrant, per-process class-state lock (LANGUAGE.md 5.4): owner process id and depth.
-#[derive(Default)]
-pub struct ClassLock {
-    pub state: Mutex<(u64, u32)>,
-}
-
-pub struct Class {
-    pub name: Sym,
-    pub superclass: Option<ClassRef>,
-    pub kind: ClassKind,
-    /// All field (Value) or state (Actor) slot names, inherited first.
-    pub field_names: Vec<Sym>,
+/// The interpreter's part of a [`Class`] (kept in `Class::rt`, which the values layer does not
+/// look into): method dictionaries, field-default code and typed slots.
+pub struct ClassRt {
     pub methods: RwLock<MethodTable>,
     pub class_methods: RwLock<MethodTable>,
-    /// `classState:` variables declared by this class (name, current value).
-    pub class_state: Mutex<Vec<(Sym, Value)>>,
     /// Field defaults aligned with `field_names` (inherited first); None = nil.
     pub field_defaults: Vec<Option<Arc<FnCode>>>,
-    pub is_abstract: bool,
-    pub sealed: bool,
-    pub builtin: Builtin,
-    /// True for TestCase and its descendants (self.x := rebinding, 2.7).
-    pub is_testcase: bool,
-    pub doc: RwLock<Option<String>>,
-    /// Docs of methods by selector (instance side, then class side with a `class ` prefix).
-    pub method_docs: RwLock<HashMap<String, String>>,
-    pub subclasses: RwLock<Vec<Weak<Class>>>,
-    pub lock: ClassLock,
-    /// Number of type parameters declared (`Result(T, E)` → 2); informative only.
-    pub type_params: usize,
     /// Slots declared with a type and no default (inherited first; a redeclaration replaces
     /// the inherited entry): checked for nil after an actor's `initialize` (5.5).
     pub typed_slots: Vec<TypedSlot>,
-    /// `handleScope: #process | #node` declared by this class (4.7); such values, and those
-    /// of subclasses, are rejected by the value codec (8.6).
-    pub handle_scope: Option<Sym>,
-    /// The keyword constructor over all fields (`x:y:`; `Sym::NONE` without fields): the
-    /// evaluator builds such instances straight from the arguments.
-    pub ctor_sel: Sym,
 }
+
+/// The part of a class made by something other than [`Class::new`] (a values-layer test):
+/// empty tables, so lookups find nothing instead of failing.
+static EMPTY_RT: std::sync::LazyLock<ClassRt> = std::sync::LazyLock::new(|| ClassRt {
+    methods: RwLock::new(MethodTable::default()),
+    class_methods: RwLock::new(MethodTable::default()),
+    field_defaults: Vec::new(),
+    typed_slots: Vec::new(),
+});
 
 /// A method dictionary: selector → method (foldhash: symbols are small integers, and SipHash
 /// was a visible part of loading the library into every program).
@@ -110,7 +75,7 @@ fn superclass_typed_slots(
 ) -> Vec<TypedSlot> {
     match sup {
         Some(s) => s
-            .typed_slots
+            .typed_slots()
             .iter()
             .filter(|t| !own.iter().any(|(n, _)| *n == t.name))
             .cloned()
@@ -133,11 +98,9 @@ impl Class {
     ) -> Class {
         let mut field_names: Vec<Sym> = Vec::new();
         let mut field_defaults = Vec::new();
-        let mut is_testcase = name.as_str() == "TestCase";
         if let Some(s) = &superclass {
             field_names.extend(s.field_names.iter().copied());
-            field_defaults.extend(s.field_defaults.iter().cloned());
-            is_testcase |= s.is_testcase;
+            field_defaults.extend(s.field_defaults().iter().cloned());
         }
         for (n, d) in own_fields {
             if let Some(i) = field_names.iter().position(|f| f == n) {
@@ -148,89 +111,75 @@ impl Class {
             }
         }
         let typed = superclass_typed_slots(superclass.as_ref(), own_fields);
-        let ctor_sel = if field_names.is_empty() {
-            Sym::NONE
-        } else {
-            Sym::new(
-                &field_names
-                    .iter()
-                    .map(|f| format!("{f}:"))
-                    .collect::<String>(),
-            )
+        let rt = ClassRt {
+            methods: RwLock::new(MethodTable::default()),
+            class_methods: RwLock::new(MethodTable::default()),
+            field_defaults,
+            typed_slots: typed,
         };
-        Class {
+        Class::from_parts(
             name,
             superclass,
             kind,
             field_names,
-            methods: RwLock::new(MethodTable::default()),
-            class_methods: RwLock::new(MethodTable::default()),
-            class_state: Mutex::new(Vec::new()),
-            field_defaults,
             is_abstract,
             sealed,
             builtin,
-            is_testcase,
-            doc: RwLock::new(None),
-            method_docs: RwLock::new(HashMap::new()),
-            subclasses: RwLock::new(Vec::new()),
-            lock: ClassLock::default(),
-            type_params: 0,
-            typed_slots: typed,
-            handle_scope: None,
-            ctor_sel,
+            Box::new(rt),
+        )
+    }
+
+    /// The interpreter's part of this class.
+    #[inline]
+    pub fn rt(&self) -> &ClassRt {
+        match self.rt.downcast_ref::<ClassRt>() {
+            Some(rt) => rt,
+            None => &EMPTY_RT,
         }
+    }
+
+    /// Instance-side method dictionary.
+    #[inline]
+    pub fn methods(&self) -> &RwLock<MethodTable> {
+        &self.rt().methods
+    }
+
+    /// Class-side method dictionary.
+    #[inline]
+    pub fn class_methods(&self) -> &RwLock<MethodTable> {
+        &self.rt().class_methods
+    }
+
+    /// Field defaults aligned with `field_names` (inherited first); None = nil.
+    pub fn field_defaults(&self) -> &[Option<Arc<FnCode>>] {
+        &self.rt().field_defaults
+    }
+
+    /// Typed slots without a default (checked after an actor's `initialize`).
+    pub fn typed_slots(&self) -> &[TypedSlot] {
+        &self.rt().typed_slots
     }
 
     /// Adds the typed, default-less slots declared by this class itself (the loader calls it
     /// once after `new`; `slots` are (name, type) pairs).
     pub fn declare_typed_slots(&mut self, slots: Vec<(Sym, crate::syntax::ast::TypeExpr)>) {
+        let Some(rt) = self.rt.downcast_mut::<ClassRt>() else {
+            return;
+        };
         for (name, ty) in slots {
-            self.typed_slots.retain(|t| t.name != name);
-            self.typed_slots.push(TypedSlot {
+            rt.typed_slots.retain(|t| t.name != name);
+            rt.typed_slots.push(TypedSlot {
                 name,
                 ty: Arc::new(ty),
             });
         }
     }
 
-    pub fn name_str(&self) -> &'static str {
-        self.name.as_str()
-    }
-
-    /// Index of a field by name.
-    pub fn field_index(&self, name: Sym) -> Option<usize> {
-        self.field_names.iter().position(|f| *f == name)
-    }
-
-    /// The superclass chain starting with this class.
-    pub fn chain(self: &ClassRef) -> Vec<ClassRef> {
-        let mut out = vec![self.clone()];
-        let mut c = self.superclass.clone();
-        while let Some(k) = c {
-            c = k.superclass.clone();
-            out.push(k);
-        }
-        out
-    }
-
-    /// True when `self` is `other` or inherits from it.
-    pub fn inherits_or_is(&self, other: &Class) -> bool {
-        let mut c: Option<&Class> = Some(self);
-        while let Some(k) = c {
-            if std::ptr::eq(k, other) {
-                return true;
-            }
-            c = k.superclass.as_deref();
-        }
-        false
-    }
-
     /// Instance-side lookup up the chain: the method and the class that defines it.
     pub fn lookup(self: &ClassRef, sel: Sym) -> Option<(Method, ClassRef)> {
         let mut c = Some(self);
         while let Some(k) = c {
-            if let Some(m) = k.methods.read().get(&sel) {
+            if let Some(m) = k.methods().read().get(&sel) {
                 return Some((m.forced(), k.clone()));
             }
             c = k.superclass.as_ref();
@@ -242,55 +191,11 @@ impl Class {
     pub fn lookup_class_side(self: &ClassRef, sel: Sym) -> Option<(Method, ClassRef)> {
         let mut c = Some(self);
         while let Some(k) = c {
-            if let Some(m) = k.class_methods.read().get(&sel) {
+            if let Some(m) = k.class_methods().read().get(&sel) {
                 return Some((m.forced(), k.clone()));
             }
             c = k.superclass.as_ref();
         }
         None
-    }
-
-    /// Finds a class variable visible from this class (own first, then superclasses):
-    /// the class that declares it.
-    pub fn class_var_owner(self: &ClassRef, name: Sym) -> Option<ClassRef> {
-        let mut c = Some(self);
-        while let Some(k) = c {
-            if k.class_state.lock().iter().any(|(n, _)| *n == name) {
-                return Some(k.clone());
-            }
-            c = k.superclass.as_ref();
-        }
-        None
-    }
-
-    /// Live direct subclasses, sorted by name.
-    pub fn live_subclasses(&self) -> Vec<ClassRef> {
-        let mut v: Vec<ClassRef> = self
-            .subclasses
-            .read()
-            .iter()
-            .filter_map(Weak::upgrade)
-            .collect();
-        v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
-        v.dedup_by(|a, b| Arc::ptr_eq(a, b));
-        v
-    }
-
-    /// Selector-name of the `with`-setter for a field: `x` → `withX:`.
-    pub fn setter_name(field: &str) -> String {
-        let mut s = String::from("with");
-        let mut cs = field.chars();
-        if let Some(c) = cs.next() {
-            s.extend(c.to_uppercase());
-            s.push_str(cs.as_str());
-        }
-        s.push(':');
-        s
-    }
-}
-
-impl std::fmt::Debug for Class {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "Class({})", self.name)
     }
 }

@@ -82,30 +82,9 @@ impl Unwind {
     }
 }
 
-/// A captured variable: shared by the declaring activation and its closures.
-pub type VarCell = parking_lot::Mutex<Value>;
-
-/// A block closure.
-pub struct Closure {
-    pub code: Arc<FnCode>,
-    /// `self` of the activation that created the block.
-    pub recv: Value,
-    pub upvals: Box<[Arc<VarCell>]>,
-    /// The method activation a `^` inside returns from.
-    pub home: u64,
-    /// Class defining the enclosing method (for `super` and fields), and its side.
-    pub mclass: Option<ClassRef>,
-    pub mside: bool,
-    /// Creation order (standard term order of blocks, 5.12).
-    pub serial: u64,
-}
-
-impl Closure {
-    /// Number of parameters (`Block/N`).
-    pub fn arity(&self) -> usize {
-        self.code.nparams as usize
-    }
-}
+// Closures and captured cells are values-layer types (`Value::Block` holds them); their code
+// is this layer's `FnCode`, reached through `Closure::fn_code` (interp/block_code.rs).
+pub use crate::value::block::{Closure, VarCell};
 
 /// A method in a method dictionary.
 #[derive(Clone)]

@@ -7,7 +7,7 @@
 //! the coroutine's remaining native stack and raises `stack_overflow` before running out, so
 //! a native overflow cannot happen.
 
-// `BtError` is the documented error of the program API (NOTES.md); it is built once per failed
+// `BtError` is the documented error of the program API (docs/architecture.md); it is built once per failed
 // unit, so its size does not matter.
 #![allow(clippy::result_large_err)]
 

@@ -116,7 +116,7 @@ mod tests {
         let classes: Vec<_> = vm.prog.classes.read().values().cloned().collect();
         let (mut lazy, mut eager) = (0, 0);
         for c in classes {
-            for table in [&c.methods, &c.class_methods] {
+            for table in [&c.methods(), &c.class_methods()] {
                 for (sel, m) in table.read().iter() {
                     match m {
                         Method::Lazy(l) => {

@@ -164,9 +164,9 @@ fn library_docs(units: &'static [SourceUnit]) -> LibraryDocs {
 /// lowered on first use): library docs are not copied into each program's `method_docs`.
 pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static str> {
     let table = if class_side {
-        class.class_methods.read()
+        class.class_methods().read()
     } else {
-        class.methods.read()
+        class.methods().read()
     };
     match table.get(&sel)? {
         Method::Lazy(l) => l.doc(),
@@ -387,10 +387,10 @@ fn install<'u>(
         // the new method tables from their next message (3.1).
         if let (_, Some(prev), _, _, false) = &created[*idx] {
             if prev.builtin == Builtin::None && !Arc::ptr_eq(prev, c) {
-                let m = c.methods.read().clone();
-                let old = std::mem::replace(&mut *prev.methods.write(), m);
-                let cm = c.class_methods.read().clone();
-                let old_c = std::mem::replace(&mut *prev.class_methods.write(), cm);
+                let m = c.methods().read().clone();
+                let old = std::mem::replace(&mut *prev.methods().write(), m);
+                let cm = c.class_methods().read().clone();
+                let old_c = std::mem::replace(&mut *prev.class_methods().write(), cm);
                 for (_, x) in old.into_iter().chain(old_c) {
                     prog.retire(crate::interp::program::Retired::Method(x));
                 }
@@ -636,9 +636,9 @@ fn install_method(prog: &Program, pm: PendingMethod) {
     // with the class, `Program::install_prims`): nothing to replace.
     if let Method::Prim(p) = &pm.method {
         let table = if pm.class_side {
-            &pm.class.class_methods
+            &pm.class.class_methods()
         } else {
-            &pm.class.methods
+            &pm.class.methods()
         };
         let same = matches!(table.read().get(&pm.selector),
             Some(Method::Prim(q)) if q.f as usize == p.f as usize && q.cost == p.cost);
@@ -677,13 +677,13 @@ pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
         .map(|s| s.field_names.len())
         .unwrap_or(0);
     {
-        let mut m = c.methods.write();
+        let mut m = c.methods().write();
         for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
             m.entry(*f).or_insert(Method::Getter(i as u32));
             m.entry(setter_sym(*f)).or_insert(Method::Setter(i as u32));
         }
     }
-    c.class_methods
+    c.class_methods()
         .write()
         .entry(constructor_sym(&c.field_names))
         .or_insert(Method::Constructor);

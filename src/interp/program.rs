@@ -464,7 +464,7 @@ impl Program {
     /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
     /// selectors the class already defines are left alone.
     pub fn install_prims(&self, c: &ClassRef, keep_existing: bool) {
-        for (class_side, table) in [(false, &c.methods), (true, &c.class_methods)] {
+        for (class_side, table) in [(false, &c.methods()), (true, &c.class_methods())] {
             let prims = self.prims.of_class(c.name, class_side);
             if prims.is_empty() {
                 continue;
@@ -498,9 +498,9 @@ impl Program {
     /// Installs (or replaces) a method; the replaced one is retired.
     pub fn set_method(&self, c: &ClassRef, class_side: bool, sel: Sym, m: Method) {
         let table = if class_side {
-            &c.class_methods
+            &c.class_methods()
         } else {
-            &c.methods
+            &c.methods()
         };
         let old = table.write().insert(sel, m);
         if let Some(old) = old {
@@ -512,9 +512,9 @@ impl Program {
     /// Removes a method (retiring it); answers whether it existed.
     pub fn remove_method(&self, c: &ClassRef, class_side: bool, sel: Sym) -> bool {
         let table = if class_side {
-            &c.class_methods
+            &c.class_methods()
         } else {
-            &c.methods
+            &c.methods()
         };
         let old = table.write().remove(&sel);
         self.bump();

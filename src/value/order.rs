@@ -19,7 +19,7 @@ use std::hash::Hasher;
 use num_bigint::BigInt;
 use num_traits::{FromPrimitive, Signed, ToPrimitive};
 
-use crate::interp::class::{Class, ClassKind};
+use crate::value::class::{Class, ClassKind};
 use crate::value::{Instance, Interval, Key, Ref, Value};
 
 /// The rank of a value in the standard term order (5.12, 1 = lowest).

@@ -1,7 +1,7 @@
 //! Unit tests of the standard term order and the equalities.
 
 use super::*;
-use crate::interp::class::{Class, ClassKind};
+use crate::value::class::{Builtin, Class, ClassKind};
 use crate::value::{ClassRef, Instance, Key, Sym};
 use num_bigint::BigInt;
 use std::cmp::Ordering::{Equal, Greater, Less};
@@ -23,16 +23,16 @@ fn set(v: Vec<Value>) -> Value {
 }
 
 pub(crate) fn class(name: &str, kind: ClassKind, fields: &[&str]) -> ClassRef {
-    let fields: Vec<(Sym, Option<std::sync::Arc<crate::interp::eval::FnCode>>)> =
-        fields.iter().map(|f| (Sym::new(f), None)).collect();
-    Ref::new(Class::new(
+    // A class as the values layer knows it: data only (no interpreter part).
+    Ref::new(Class::from_parts(
         Sym::new(name),
         None,
         kind,
-        &fields,
+        fields.iter().map(|f| Sym::new(f)).collect(),
         false,
         false,
-        crate::interp::class::Builtin::None,
+        Builtin::None,
+        Box::new(()),
     ))
 }
 

@@ -97,7 +97,7 @@ fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, 
             continue;
         }
         let m = c
-            .methods
+            .methods()
             .read()
             .get(&sel)
             .map(crate::interp::eval::Method::forced);
@@ -112,7 +112,7 @@ fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, 
 pub fn chain_defines(class: &ClassRef, sel: Sym) -> bool {
     let mut c: Option<&ClassRef> = Some(class);
     while let Some(k) = c {
-        if k.builtin == Builtin::None && k.methods.read().contains_key(&sel) {
+        if k.builtin == Builtin::None && k.methods().read().contains_key(&sel) {
             return true;
         }
         c = k.superclass.as_ref();

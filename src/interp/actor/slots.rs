@@ -15,7 +15,7 @@ use crate::value::{ClassRef, Value};
 
 /// Index (into `cls.typed_slots`) of the first typed slot left nil in `fields`, if any.
 pub fn nil_typed_slot(prog: &Program, cls: &ClassRef, fields: &[Value]) -> Option<usize> {
-    cls.typed_slots.iter().position(|t| {
+    cls.typed_slots().iter().position(|t| {
         cls.field_index(t.name)
             .and_then(|i| fields.get(i))
             .is_some_and(Value::is_nil)
@@ -25,7 +25,7 @@ pub fn nil_typed_slot(prog: &Program, cls: &ClassRef, fields: &[Value]) -> Optio
 
 /// The `instantiation_error` for typed slot `idx` of `cls` left nil.
 pub fn nil_slot_error(ctx: &Ctx, cls: &ClassRef, idx: usize) -> Unwind {
-    let Some(t) = cls.typed_slots.get(idx) else {
+    let Some(t) = cls.typed_slots().get(idx) else {
         return ctx.err(
             ErrorKind::InstantiationError,
             format!("Cannot spawn {}", cls.name),

@@ -104,7 +104,7 @@ impl Ctx {
     /// A new instance of a Value/Object class with its field defaults evaluated.
     pub fn instantiate(&mut self, c: &ClassRef) -> crate::interp::eval::EvalResult {
         let mut fields = Vec::with_capacity(c.field_names.len());
-        for d in c.field_defaults.iter() {
+        for d in c.field_defaults().iter() {
             match d {
                 Some(code) => {
                     let code = code.clone();

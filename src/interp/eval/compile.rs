@@ -618,7 +618,7 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
         .block_serial
         .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     Value::Block(Arc::new(Closure {
-        code: code.clone(),
+        code: crate::interp::block_code::code_of(code),
         recv: f.recv.clone(),
         upvals,
         home: f.home,

@@ -641,7 +641,7 @@ impl Ctx {
 
     /// Runs a block closure.
     pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
-        let code = &c.code;
+        let code = c.fn_code();
         if args.len() != code.nparams as usize {
             return Err(self
                 .err(

@@ -385,7 +385,7 @@ pub fn spawn_actor(
         ));
     }
     let mut fields = Vec::with_capacity(cls.field_names.len());
-    for d in cls.field_defaults.iter() {
+    for d in cls.field_defaults().iter() {
         match d {
             Some(code) => {
                 let code = code.clone();

@@ -168,8 +168,8 @@ fn every_method_of_a_library_class_is_declared() {
             continue;
         };
         for (side, methods, map) in [
-            (false, c.methods.read().clone(), &info.inst),
-            (true, c.class_methods.read().clone(), &info.class),
+            (false, c.methods().read().clone(), &info.inst),
+            (true, c.class_methods().read().clone(), &info.class),
         ] {
             for sel in methods.keys() {
                 if !map.contains_key(sel.as_str()) {

@@ -4,7 +4,7 @@
 //! calls them all when the class table is built, and every registered primitive is installed
 //! on its class. Each one must be declared in `stdlib/*.bt` as `selector => @primitive` on the
 //! same class and side — the declaration the checker reads — and may be registered once:
-//! `agreement_tests` fails otherwise (see NOTES.md, "How to add a primitive").
+//! `agreement_tests` fails otherwise (see docs/architecture.md, "How to add a primitive").
 
 /// Defines the ordering primitives `lt` `gt` `le` `ge` (`<` `>` `<=` `>=`) of a module over
 /// its `compare(&Value, &Value) -> Ordering` (the class's own order, term order for a

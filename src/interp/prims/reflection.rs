@@ -236,9 +236,9 @@ pub fn register(p: &mut Prims) {
         let sel = sym_arg(ctx, &a[0], "removeSelector: argument")?;
         let (me, side) = split(ctx, r)?;
         let own = if side {
-            me.class_methods.read().contains_key(&sel)
+            me.class_methods().read().contains_key(&sel)
         } else {
-            me.methods.read().contains_key(&sel)
+            me.methods().read().contains_key(&sel)
         };
         let old = if own {
             compiled_method(ctx, &me, side, sel)?
@@ -352,9 +352,9 @@ fn subclasses(r: &Value) -> Vec<Value> {
 
 fn table_keys(c: &ClassRef, side: bool) -> Vec<Sym> {
     if side {
-        c.class_methods.read().keys().copied().collect()
+        c.class_methods().read().keys().copied().collect()
     } else {
-        c.methods.read().keys().copied().collect()
+        c.methods().read().keys().copied().collect()
     }
 }
 
@@ -448,9 +448,9 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
     // Own methods first, then inherited ones (labelled with the class asked: `Integer>>+`).
     let found = c.chain().into_iter().find_map(|k| {
         if side {
-            k.class_methods.read().get(&sel).map(Method::forced)
+            k.class_methods().read().get(&sel).map(Method::forced)
         } else {
-            k.methods.read().get(&sel).map(Method::forced)
+            k.methods().read().get(&sel).map(Method::forced)
         }
     });
     let Some(m) = found else {
