@@ -112,7 +112,7 @@ pub fn identity(b: &Closure, prog: Option<&Program>) -> BlockId {
             };
             // Sent away, it may come back after every local reference is gone: its code
             // (and source) stays findable (`interp::source_gc`).
-            prog.pin_block(&b.code);
+            prog.pin_block(&b.fn_code_arc());
             let files = prog.files.read();
             match files.get(file as usize) {
                 Some(f) => BlockId {
