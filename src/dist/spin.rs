@@ -3,12 +3,12 @@
 //! of suspending at once — a reply that arrives within that time resumes the caller with
 //! no thread wake-up (BEAM schedulers busy-wait the same way before they sleep).
 //!
-//! By default only a connection's reader polls (for [`READER_SPIN`], while this node
-//! waits for a reply). `BT_DIST_SPIN_US=N` (experimental, for machines with cores to
-//! spare) makes callers poll too, and readers also right after their peer sent, for N
-//! microseconds; `0` turns all polling off. On the shared 2-core development machine
-//! (load ~7) caller polling did not lower the thread switches per round trip and cost CPU,
-//! so it is off by default (docs/remote-actors.md, "Latency").
+//! Callers and readers poll for [`DEFAULT_SPIN`] by default (callers while their reply is
+//! due, readers while replies are due and right after their peer sent);
+//! `BT_DIST_SPIN_US=N` sets the time, `0` turns all polling off. On a quiet machine this
+//! took the bt↔bt round trip of `bench/remote_pingpong.sh` from 80–200 µs to 20–70 µs
+//! (docs/remote-actors.md, "Latency"); on a loaded machine the adaptive back-off below
+//! keeps it from burning CPU.
 //!
 //! Adaptive, so a loaded machine or a slow callee burns little CPU: after [`MISSES_OFF`]
 //! waits that timed out, only one wait in [`RETRY_EVERY`] polls (to notice when replies
@@ -19,37 +19,37 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// How long a connection's reader polls for a reply by default.
-pub const READER_SPIN: Duration = Duration::from_micros(60);
+/// How long callers and readers poll unless `BT_DIST_SPIN_US` says otherwise.
+pub const DEFAULT_SPIN: Duration = Duration::from_micros(100);
 /// Consecutive timed-out polls after which polling is mostly off.
 const MISSES_OFF: u32 = 4;
 /// While mostly off, one wait in this many still polls.
 const RETRY_EVERY: u32 = 32;
 
-/// `BT_DIST_SPIN_US`, if set.
-pub fn configured() -> Option<Duration> {
-    static T: OnceLock<Option<Duration>> = OnceLock::new();
+/// The polling time: `BT_DIST_SPIN_US` if set (and a number), else [`DEFAULT_SPIN`].
+pub fn configured() -> Duration {
+    static T: OnceLock<Duration> = OnceLock::new();
     *T.get_or_init(|| {
         std::env::var("BT_DIST_SPIN_US")
             .ok()
             .and_then(|v| v.parse().ok())
-            .map(Duration::from_micros)
+            .map_or(DEFAULT_SPIN, Duration::from_micros)
     })
 }
 
 /// How long a caller polls for its reply (zero: it suspends at once).
 pub fn caller_spin() -> Duration {
-    configured().unwrap_or(Duration::ZERO)
+    configured()
 }
 
 /// How long a reader polls its socket.
 pub fn reader_spin() -> Duration {
-    configured().unwrap_or(READER_SPIN)
+    configured()
 }
 
 /// Does a reader also poll right after its peer sent (not only while replies are due)?
 pub fn reader_polls_after_traffic() -> bool {
-    configured().is_some()
+    !configured().is_zero()
 }
 
 /// The hit/miss history of one kind of wait.
