@@ -581,7 +581,11 @@ fn a_caller_sees_the_process_its_failed_call_ended_dead() {
         let r = cx.call(&a2, msg("crash", vec![]), Timeout::Infinity);
         (r, a2.is_alive())
     });
-    wait_until("terminate running", || log.lock().len() == 1);
+    // Terminate has logged and is asleep on the manual clock (advancing before the sleep
+    // registers would leave it asleep for good).
+    wait_until("terminate asleep", || {
+        log.lock().len() == 1 && a.status() == ProcStatus::Waiting
+    });
     rt.advance(1000);
     let (r, alive) = caller.join().unwrap();
     match r {
