@@ -550,13 +550,7 @@ fn actor_loop(
                 }
                 if let Some(reason) = cx.requested_exit() {
                     // `exit_self` from a signal handler (a supervisor giving up).
-                    let rest = {
-                        let mut g = p.0.inner.lock();
-                        g.accepting = false;
-                        std::mem::take(&mut g.mailbox)
-                    };
-                    fail_envelopes(shared, rest);
-                    stop_now(cx, shared, p, &mut b, reason);
+                    stop_after_message(cx, shared, p, &mut b, reason);
                     return;
                 }
             }
@@ -616,8 +610,8 @@ fn actor_loop(
     }
 }
 
-/// Ends the process after a message that asked to exit: messages still queued count as
-/// arriving after the stop (their callers get `ActorDead`).
+/// Ends the process after a message or signal that asked to exit: messages still queued
+/// count as arriving after the stop (their callers get `ActorDead`).
 fn stop_after_message(
     cx: &mut Cx<'_>,
     shared: &Shared,

@@ -181,6 +181,38 @@ macro_rules! native_by_key {
 }
 pub(crate) use native_by_key;
 
+/// `NativeObj` for a value that only carries something between the runtime's parts inside a
+/// message (a job, a relayed `^`) and never reaches bt code as data: equal only to itself,
+/// printed as `$print`, sorting after everything else.
+macro_rules! native_carrier {
+    ($ty:ty, $print:expr) => {
+        impl $crate::value::NativeObj for $ty {
+            fn class(&self) -> $crate::value::ClassRef {
+                self.class.clone()
+            }
+            fn print_string(&self) -> String {
+                $print.to_string()
+            }
+            fn equals(&self, other: &dyn $crate::value::NativeObj) -> bool {
+                std::ptr::eq(
+                    self as *const $ty as *const u8,
+                    other.as_any() as *const dyn std::any::Any as *const u8,
+                )
+            }
+            fn hash_code(&self) -> u64 {
+                0
+            }
+            fn order_key(&self) -> (u8, Vec<u64>) {
+                (9, Vec::new())
+            }
+            fn as_any(&self) -> &dyn std::any::Any {
+                self
+            }
+        }
+    };
+}
+pub(crate) use native_carrier;
+
 /// A process id.
 pub struct PidVal {
     pub proc: ProcRef,
@@ -271,26 +303,4 @@ pub struct JobBox {
     pub class: ClassRef,
 }
 
-impl NativeObj for JobBox {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        "Job".to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        std::ptr::eq(
-            self as *const JobBox as *const u8,
-            other.as_any() as *const dyn Any as *const u8,
-        )
-    }
-    fn hash_code(&self) -> u64 {
-        0
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (9, Vec::new())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+native_carrier!(JobBox, "Job");

@@ -16,13 +16,12 @@
 //! A relayed block stored by the actor and run later (in another message) finds its relay
 //! home dead and raises `runtime_error` at the `^`, as for any returned home.
 
-use std::any::Any;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, REMOTE_HOME};
-use crate::value::{ClassRef, NativeObj, Value};
+use crate::value::{ClassRef, Value};
 
 /// A fresh relay home (`REMOTE_HOME | n`), never handed out twice by this OS process.
 pub fn next_relay_home() -> u64 {
@@ -86,29 +85,7 @@ pub struct Relayed {
     pub class: ClassRef,
 }
 
-impl NativeObj for Relayed {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        "a non-local return".to_string()
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        std::ptr::eq(
-            self as *const Relayed as *const u8,
-            other.as_any() as *const dyn Any as *const u8,
-        )
-    }
-    fn hash_code(&self) -> u64 {
-        0
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (9, Vec::new())
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+crate::interp::actor::handle::native_carrier!(Relayed, "a non-local return");
 
 /// The handler's answer for a `^` to `home`, one of its message's relay homes.
 pub fn relayed(ctx: &Ctx, value: Value, home: u64) -> Value {
