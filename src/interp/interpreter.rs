@@ -261,7 +261,12 @@ impl Interpreter {
                 // it late: a guest job's message carries no `DoneOnDrop`).
                 let done = stacks.done_for_this_thread();
                 frame = Frame::new(job, done.clone());
-                slot.put(&mut frame);
+                // SAFETY: `frame` lives to the end of this function and is touched only after
+                // `send_and_drive` (the job is over or never ran) and `take_back` below.
+                #[allow(unsafe_code)]
+                unsafe {
+                    slot.put(&mut frame)
+                };
                 let msg = job_message_in_slot();
                 // Ok: the job is over, or it never runs (the main process exited).
                 if self
@@ -274,7 +279,11 @@ impl Interpreter {
                     // signal, since the message's `DoneOnDrop` may set it late.
                     let fresh = GuestDone::new();
                     frame.set_done(fresh.clone());
-                    slot.put(&mut frame);
+                    // SAFETY: as above; the caller waits on `fresh` before touching it.
+                    #[allow(unsafe_code)]
+                    unsafe {
+                        slot.put(&mut frame)
+                    };
                     self.job_to_pool(&main, &fresh, &slot);
                     fresh.wait();
                 }
@@ -282,7 +291,12 @@ impl Interpreter {
             None => {
                 let done = GuestDone::new();
                 frame = Frame::new(job, done.clone());
-                slot.put(&mut frame);
+                // SAFETY: `frame` lives to the end of this function; this thread waits on
+                // `done` (set when the job is over or its message dropped) before touching it.
+                #[allow(unsafe_code)]
+                unsafe {
+                    slot.put(&mut frame)
+                };
                 self.job_to_pool(&main, &done, &slot);
                 done.wait();
             }

@@ -79,9 +79,13 @@ impl JobSlot {
         Arc::new(JobSlot::default())
     }
 
-    /// Puts `frame`'s job in the slot. The caller must not touch `frame` until the job is
-    /// over (its done signal is set) or [`JobSlot::take_back`] answered true.
-    pub fn put<F: FnOnce(&mut Ctx) -> R + Send, R: Send>(&self, frame: &mut Frame<F, R>) {
+    /// Puts `frame`'s job in the slot.
+    ///
+    /// # Safety
+    /// The caller must keep `frame` alive and must not touch it until the job is over (its
+    /// done signal is set) or [`JobSlot::take_back`] answered true.
+    #[allow(unsafe_code)]
+    pub unsafe fn put<F: FnOnce(&mut Ctx) -> R + Send, R: Send>(&self, frame: &mut Frame<F, R>) {
         *self.0.lock() = Some(RawJob {
             data: frame as *mut Frame<F, R> as *mut (),
             call: trampoline::<F, R>,
