@@ -1,4 +1,4 @@
-//! The static checker (LANGUAGE.md part 4): findings as data, many per run.
+//! The static checker: findings as data, many per run.
 //!
 //! ```text
 //! declarations ─▶ ClassTable (built-ins + stdlib + loaded units + this unit)

@@ -1,5 +1,5 @@
 //! The embedding API: [`Engine`] runs bt scripts inside a Rust program (configuration,
-//! automation) — DESIGN.md §9. The user guide is docs/embedding.md.
+//! automation). The user guide is docs/embedding.md.
 //!
 //! ```
 //! let engine = bt::Engine::builder().max_reductions(1_000_000).build();
@@ -341,7 +341,7 @@ impl Engine {
         })
     }
 
-    /// The REPL's display of a value (LANGUAGE.md 10.3: Strings quoted, …), under the
+    /// The REPL's display of a value, under the
     /// engine's limits (a display a limit ended reads `<printString failed: …>`).
     pub fn display(&self, v: &Value) -> String {
         self.limited(|vm| Ok(vm.display(v)))

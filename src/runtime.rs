@@ -1,6 +1,6 @@
 //! The actor runtime: green processes on a small pool of worker threads.
 //!
-//! # Shape (DESIGN.md §5)
+//! # Shape
 //!
 //! * A **process** is an actor (a [`Behaviour`] handling one message at a time) or a task (a
 //!   closure run once: the main program, a REPL line, a timer or monitor callback). An idle

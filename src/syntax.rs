@@ -79,8 +79,7 @@ pub fn needs_more(src: &str) -> bool {
     )
 }
 
-/// Whether a line starting with `next_line` continues the previous expression (LANGUAGE.md
-/// 2.1): it starts with a binary operator, a keyword, `;`, or a closing bracket.
+/// Whether a line starting with `next_line` continues the previous expression: it starts with a binary operator, a keyword, `;`, or a closing bracket.
 pub fn line_continues(next_line: &str) -> bool {
     let lexed = lexer::lex(next_line);
     match lexed.tokens.first().map(|t| t.kind) {

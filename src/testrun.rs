@@ -1,4 +1,4 @@
-//! `bt test`: expression files and TestCase suites (LANGUAGE.md part 11, issue 4).
+//! `bt test`: expression files and TestCase suites.
 //!
 //! ```text
 //! discover ─▶ for each file: supervise ══(process)══▶ child ─▶ worker ─▶ Interpreter

@@ -346,7 +346,7 @@ impl Value {
 }
 
 /// A Value used as a Dictionary key or Set element: ordered by the standard term order
-/// (LANGUAGE.md 5.12), equal exactly when `=:=`.
+///, equal exactly when `=:=`.
 #[derive(Clone)]
 #[repr(transparent)]
 pub struct Key(pub Value);

@@ -1,4 +1,4 @@
-//! Console (LANGUAGE.md 9.10): standard output and error, and reading lines from standard
+//! Console: standard output and error, and reading lines from standard
 //! input — run through the `bt` binary with piped streams.
 
 use std::io::Write;

@@ -1,4 +1,4 @@
-//! Distribution between bt nodes (LANGUAGE.md 8.1, 8.2, 8.8, 8.9, 8.11, 8.12): real `bt`
+//! Distribution between bt nodes: real `bt`
 //! processes on 127.0.0.1 speaking Erlang distribution through a private port mapper
 //! (`bt epmd` or Erlang's `epmd` on a fresh port), with a test cookie. Harness:
 //! tests/dist_common.

@@ -1,4 +1,4 @@
-//! Cluster features between real `bt` nodes on loopback (LANGUAGE.md 8.5, 8.7, 8.9, 8.10):
+//! Cluster features between real `bt` nodes on loopback:
 //! per-node queries and `ProcessNavigation on:` of a remote node, `bt observe NODE`,
 //! global names, shape manifests. Harness: tests/dist_common (private port mapper, HOME in
 //! a temporary directory, every child killed by a guard).

@@ -1,4 +1,4 @@
-//! bt and Erlang nodes in one cluster (LANGUAGE.md 8.12): real `erl` (OTP 25+, installed by
+//! bt and Erlang nodes in one cluster: real `erl` (OTP 25+, installed by
 //! `.ci/run`) and `bt` processes on 127.0.0.1 with Erlang's `epmd` on a private port.
 //! These pin the reply encoding an Erlang caller sees (docs/erlang-interop.md).
 

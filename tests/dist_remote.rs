@@ -1,4 +1,4 @@
-//! Remote actors between real bt nodes (LANGUAGE.md 8.3, 8.4, 8.6, 8.8, 10.1): remote spawn
+//! Remote actors between real bt nodes: remote spawn
 //! and lookup, sends, casts and replies, errors relayed with their kind, `not_serialisable`,
 //! timeouts, failure kinds (`node_down`, `actor_dead`, `timeout`, `no_such_process`), a node
 //! killed mid-call, monitors across nodes and a supervisor on one node restarting a child

@@ -1,4 +1,4 @@
-//! TLS distribution (`--dist-tls`, LANGUAGE.md 8.11, 8.12): certificates generated per test
+//! TLS distribution (`--dist-tls`): certificates generated per test
 //! (rcgen: a CA, node certificates for localhost/127.0.0.1, and a rogue certificate from
 //! another CA); bt↔bt and bt↔`erl -proto_dist inet_tls` (erlang-ssl, installed by `.ci/run`).
 

@@ -1,4 +1,4 @@
-//! File is a capability (LANGUAGE.md 13): an embedded script is denied `File` until the host
+//! File is a capability: an embedded script is denied `File` until the host
 //! grants `Capability::File`; the denial is a `capability_denied` exception.
 
 use bt::interp::prims::capability::Capability;

@@ -1,5 +1,4 @@
-//! Lifecycle, names, timers and introspection of the native runtime (LANGUAGE.md 5.6–5.9,
-//! 9.9): kill overtakes queued messages, stop is handled after them, monitors and exit
+//! Lifecycle, names, timers and introspection of the native runtime: kill overtakes queued messages, stop is handled after them, monitors and exit
 //! callbacks run in fresh processes, links and trapped exit signals, control signals before
 //! user messages, the name registry, timers on the manual clock, process snapshots.
 //!

@@ -1,4 +1,4 @@
-//! Scheduler requirements of DESIGN.md §5, shown on the native runtime: thousands of sync
+//! Scheduler requirements, shown on the native runtime: thousands of sync
 //! calls suspended at once, deep native recursion in a handler, preemption, deadlock
 //! detection, timeouts, FIFO order, panics as crashes, the stack cap.
 //!

@@ -1,4 +1,4 @@
-//! Native supervisors on the runtime (LANGUAGE.md 6): strategies, restart types, intensity
+//! Native supervisors on the runtime: strategies, restart types, intensity
 //! and escalation, nested supervisors, shutdown timeouts, auto-shutdown, dynamic children,
 //! restart bookkeeping. Children are `FnBehaviour` actors crashed from the test process with
 //! `kill`/`exit` (delivered synchronously), then a `sync` barrier waits until the supervisor

@@ -1,4 +1,4 @@
-//! Process snapshots (LANGUAGE.md 7): scopes, `from:` outcomes, `#restarting` nodes,
+//! Process snapshots: scopes, `from:` outcomes, `#restarting` nodes,
 //! tombstones, the child cap, lazy status, the JSON schema (pinned by a golden file), the
 //! `--observe` HTTP responder, and snapshots racing with crashing children.
 

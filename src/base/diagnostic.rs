@@ -1,7 +1,7 @@
 //! Diagnostics as data, and the one place that renders them.
 //!
 //! Every stage (lexer, parser, checker, loader) reports problems as [`Diagnostic`] values with a
-//! stable code (LANGUAGE.md 4.9), a severity, byte spans and an optional hint. Nothing prints
+//! stable code, a severity, byte spans and an optional hint. Nothing prints
 //! until [`render`] (human, via ariadne) or [`Diagnostic::to_json`] (machine) is called.
 
 use crate::base::span::Span;
@@ -32,7 +32,7 @@ pub struct Label {
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagnostic {
-    /// Stable code, e.g. `E0101` (LANGUAGE.md 4.9).
+    /// Stable code, e.g. `E0101`.
     pub code: &'static str,
     /// Checker category (`type`, `dnu`, `unused`, …) or None for hard errors.
     pub category: Option<&'static str>,

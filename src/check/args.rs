@@ -1,4 +1,4 @@
-//! Argument checks (LANGUAGE.md 4.5): declared parameter types, protocol conformance, and
+//! Argument checks: declared parameter types, protocol conformance, and
 //! `spawnWith:` maps against the actor's `state:` slots (4.4).
 
 use super::classtable::{Kind, MethodInfo, Side};

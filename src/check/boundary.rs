@@ -1,4 +1,4 @@
-//! Process boundaries (LANGUAGE.md 4.7) and known-remote receivers (4.8): which arguments
+//! Process boundaries and known-remote receivers (4.8): which arguments
 //! cross to another process or node, and what their sendability tier says about it.
 
 use super::classtable::Kind;

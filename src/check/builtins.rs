@@ -1,5 +1,5 @@
 //! What the checker knows about the built-in classes that is not a class protocol: the root
-//! of the hierarchy and the kinds of the root classes (LANGUAGE.md 5.1). Every built-in class,
+//! of the hierarchy and the kinds of the root classes. Every built-in class,
 //! its superclass, modifiers, selectors and signatures come from the declarations of
 //! `stdlib/*.bt` ([`super::library::STDLIB`]), which the interpreter loads over its primitives
 //! — one declaration per built-in. A library class's declared selectors are its whole protocol

@@ -25,7 +25,7 @@ impl Origin {
     }
 }
 
-/// The class kinds of LANGUAGE.md 5.1.
+/// The class kinds
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
     Value,

@@ -1,4 +1,4 @@
-//! Declaration checks (LANGUAGE.md 3.1–3.4): unknown and sealed superclasses, data keywords for
+//! Declaration checks: unknown and sealed superclasses, data keywords for
 //! the class kind, forbidden equality definitions, `Self` as a parameter type, sealed
 //! overrides, typed classes, suspicious overrides, internal visibility and type aliases.
 

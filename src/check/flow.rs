@@ -1,4 +1,4 @@
-//! Flow facts over variables: narrowing (LANGUAGE.md 4.6), the known-remote fact (4.8), and the
+//! Flow facts over variables: narrowing, the known-remote fact (4.8), and the
 //! small syntactic helpers the walker uses (names a body assigns or reads, literals).
 
 use std::collections::HashSet;

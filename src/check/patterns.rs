@@ -1,4 +1,4 @@
-//! `match:` and `matchExhaustive:` (LANGUAGE.md 2.10): arm bindings with their narrowed types,
+//! `match:` and `matchExhaustive:`: arm bindings with their narrowed types,
 //! the exhaustiveness proof (E0401) and the missing-variant check for constructor patterns of
 //! a sealed type (E0402).
 

@@ -1,4 +1,4 @@
-//! Variables and scopes (LANGUAGE.md 2.6): locals are declared by their first assignment, in
+//! Variables and scopes: locals are declared by their first assignment, in
 //! the method or block activation where that happens; the literal blocks of the control-flow
 //! selectors are *inline* scopes (their parameters are theirs, their assignments belong to the
 //! enclosing activation).

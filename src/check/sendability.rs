@@ -1,4 +1,4 @@
-//! Sendability tiers (LANGUAGE.md 4.7): which static types may cross a process or node
+//! Sendability tiers: which static types may cross a process or node
 //! boundary. A Value or collection type takes the weakest tier of its fields or elements;
 //! `Unknown` never makes anything weaker (the checker stays silent about what it cannot see).
 

@@ -1,4 +1,4 @@
-//! The checker's type language (LANGUAGE.md 4.2): what a static type is, how it prints, and
+//! The checker's type language: what a static type is, how it prints, and
 //! the one question argument checks ask — "can a value of this type be an instance of that?".
 //!
 //! Types are small trees over class *names* (the class table answers ancestry questions).
@@ -205,7 +205,7 @@ pub fn may_conform(actual: &Ty, expected: &Ty, h: &dyn Hierarchy) -> bool {
 
 /// Class-against-class: either may be the other's ancestor (a variable of a superclass type may
 /// hold a subclass instance). A DynamicSupervisor is accepted where a Supervisor is expected
-/// (LANGUAGE.md 4.5 names both as supervisor handles).
+/// (both are supervisor handles).
 fn class_may_conform(a: &str, e: &str, h: &dyn Hierarchy) -> bool {
     if a == e {
         return true;

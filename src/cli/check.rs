@@ -3,7 +3,7 @@
 //! Exit status 1 when any error was found (or a warning, with `--warnings-as-errors`).
 //!
 //! Each file is its own load unit, except that the `*.bt` files of a directory holding a
-//! `bt.toml` manifest form one unit (a package, LANGUAGE.md 3.5); the manifest's
+//! `bt.toml` manifest form one unit (a package); the manifest's
 //! `[diagnostics]` table sets category levels, which `--diagnostics` overrides.
 
 use crate::check::{self, SourceFile};
@@ -117,7 +117,7 @@ fn is_library_file(path: &str) -> bool {
     in_stdlib && crate::interp::stdlib::FILES.iter().any(|(f, _)| *f == name)
 }
 
-/// What a test file is checked against, as `bt test` would load it (LANGUAGE.md 11): the
+/// What a test file is checked against, as `bt test` would load it: the
 /// `*.bt` files of a `fixtures` directory next to it, then its `// @load PATH` lines (resolved
 /// against the working directory, then the file's directory). Unreadable files are skipped.
 fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {

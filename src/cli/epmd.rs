@@ -1,4 +1,4 @@
-//! `bt epmd [--port N] [-names | -kill]` (LANGUAGE.md 8.12): runs the EPMD-compatible port
+//! `bt epmd [--port N] [-names | -kill]`: runs the EPMD-compatible port
 //! mapper (`crate::dist::epmd_server`) on 127.0.0.1 — the port is `--port`, else
 //! `ERL_EPMD_PORT`, else 4369 — or, like `epmd -names` / `epmd -kill`, asks the one running
 //! there for its registered names or to stop. A named node starts `bt epmd` itself when no

@@ -1,4 +1,4 @@
-//! `bt repl` (and plain `bt`): an interactive session (LANGUAGE.md 3.5, 10.3).
+//! `bt repl` (and plain `bt`): an interactive session.
 //!
 //! Line editing and history (rustyline, `~/.bt_history`); input continues over several lines
 //! while it is incomplete (`syntax::needs_more`) and, for a class or method definition, until

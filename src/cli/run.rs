@@ -2,7 +2,7 @@
 //! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR [--observe-tls CONFIG]]
 //! [--name NAME@HOST | --sname NAME]
 //! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
-//! [-- ARGS...]` (LANGUAGE.md 3.5, 8.1, 8.12).
+//! [-- ARGS...]`.
 //!
 //! `--name` (or `--sname`, host = this host's short name) makes the process an Erlang
 //! distribution node (`crate::dist`) before any statement runs; `--hidden` makes it a hidden

@@ -1,4 +1,4 @@
-//! Block identity on the wire (LANGUAGE.md 8.6 "Blocks").
+//! Block identity on the wire.
 //!
 //! A block crosses as a reference to its code plus copies of `self` and its captured values.
 //! The code is named by where it was written — the defining class, side and selector of the
@@ -179,7 +179,7 @@ thread_local! {
 }
 
 /// Runs `f` (which decodes values) giving the blocks it decodes the home `home` (a remote
-/// call's relay, LANGUAGE.md 8.6 "Non-local return").
+/// call's relay).
 pub fn with_home<R>(home: u64, f: impl FnOnce() -> R) -> R {
     let outer = HOME.with(|h| h.replace(home));
     let r = f();

@@ -9,7 +9,7 @@ use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
 use crate::value::{Sym, Value};
 
-/// Kinds the codec raises (all RuntimeErrors, LANGUAGE.md 8.8).
+/// Kinds the codec raises (all RuntimeErrors).
 pub mod kind {
     pub const NOT_SERIALISABLE: &str = "not_serialisable";
     pub const CLASS_NOT_FOUND: &str = "class_not_found";

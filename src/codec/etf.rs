@@ -1,4 +1,4 @@
-//! Values ↔ Erlang terms (LANGUAGE.md 8.12): what a bt value is on the Erlang distribution
+//! Values ↔ Erlang terms: what a bt value is on the Erlang distribution
 //! wire, and what a term from a peer becomes in bt.
 //!
 //! | bt value | Erlang term |

@@ -1,5 +1,4 @@
-//! A bounded pre-check of Erlang external term format bytes (LANGUAGE.md 8.12 "decoding any
-//! bytes never panics and is bounded in memory").
+//! A bounded pre-check of Erlang external term format bytes.
 //!
 //! The term decoder of `eetf` trusts its input: it reserves `Vec`s of the length a header
 //! claims, recurses once per nesting level, panics on a distribution header or an atom-cache

@@ -1,4 +1,4 @@
-//! The classes of actors that cross between bt nodes as pids (LANGUAGE.md 8.12, 10.1).
+//! The classes of actors that cross between bt nodes as pids.
 //!
 //! An actor crosses as a plain Erlang pid, which names no class, so an actor a bt node
 //! meets for the first time would print as `Actor(Actor, K.N.0)`. Between bt nodes a

@@ -1,4 +1,4 @@
-//! The one value codec (LANGUAGE.md 8.6, 8.7; DESIGN.md §8, §9): how a run-time [`Value`]
+//! The one value codec: how a run-time [`Value`]
 //! leaves the interpreter — as bytes for another node, or as a Rust value for an embedder.
 //!
 //! - [`walk`]: the one walker. It decides what is copied, what is a reference (actors, pids,

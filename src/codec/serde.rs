@@ -1,4 +1,4 @@
-//! Values ⇄ Rust types through serde (DESIGN.md §9: "a script's Dictionary becomes a config
+//! Values ⇄ Rust types through serde ("a script's Dictionary becomes a config
 //! struct").
 //!
 //! [`to_rust`] deserializes any `T: DeserializeOwned` from a `&Value` (the deserializer in

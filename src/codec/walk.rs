@@ -1,4 +1,4 @@
-//! The one walker over run-time values (LANGUAGE.md 8.6).
+//! The one walker over run-time values.
 //!
 //! [`classify`] decides, in one place, what every kind of [`Value`] is on the wire:
 //!

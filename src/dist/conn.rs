@@ -1,4 +1,4 @@
-//! One live connection's control messages (LANGUAGE.md 8.8, 8.12): what a bt node does
+//! One live connection's control messages: what a bt node does
 //! with each message a peer sends, and the calls, casts and monitors it sends. The bytes
 //! (frames, ticks, the output queue) are in [`super::conn_io`].
 //!

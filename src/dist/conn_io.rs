@@ -1,4 +1,4 @@
-//! The bytes of a live connection (LANGUAGE.md 8.12): frames in and out, ticks, the
+//! The bytes of a live connection: frames in and out, ticks, the
 //! bounded output queue. What the frames mean is in [`super::conn`].
 //!
 //! Frames are a 4-byte length then, for a message, the pass-through byte 112, a control

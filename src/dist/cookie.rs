@@ -1,4 +1,4 @@
-//! The cluster cookie (LANGUAGE.md 8.11, 8.12): the shared secret of the Erlang
+//! The cluster cookie: the shared secret of the Erlang
 //! distribution handshake. In order: `BT_COOKIE`, else the file given with
 //! `--cookie-file PATH`, else `~/.erlang.cookie` — the file `erl` uses, so `erl` and `bt`
 //! started by one user share a cookie. A missing `~/.erlang.cookie` is created (mode 0400,

@@ -1,5 +1,4 @@
-//! Deadlines of this node's outgoing calls (LANGUAGE.md 5.6, 8.8: the default 5000 ms and
-//! `withTimeout:`): one timer task per node ([`reap`]) instead of one per call, so a call
+//! Deadlines of this node's outgoing calls: one timer task per node ([`reap`]) instead of one per call, so a call
 //! queued from a bt process wakes nothing but the connection's writer. A call's deadline
 //! is removed when it ends; the task sleeps until the earliest deadline left and fails the
 //! calls still pending then with `timeout`.

@@ -1,4 +1,4 @@
-//! Making connections (LANGUAGE.md 8.1, 8.11, 8.12): dialing a node (host policy, port
+//! Making connections: dialing a node (host policy, port
 //! mapper lookup, TCP and TLS, the handshake, simultaneous connects) and accepting peers
 //! (the listener, the cap on unauthenticated connections and their time, refused attempts
 //! logged with throttling). A handshaken connection is handed to [`Inner::attach`].

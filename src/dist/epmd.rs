@@ -1,4 +1,4 @@
-//! The port mapper, client side (LANGUAGE.md 8.12): a node registers its name and port with
+//! The port mapper, client side: a node registers its name and port with
 //! EPMD on its host (`ERL_EPMD_PORT`, default 4369) and keeps the registration connection
 //! open for its lifetime; peers are looked up there. When no port mapper answers, the node
 //! starts `bt epmd` ([`super::epmd_server`]) as a detached daemon that outlives it, as `erl`

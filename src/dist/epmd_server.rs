@@ -1,4 +1,4 @@
-//! `bt epmd` (LANGUAGE.md 8.12): an EPMD-compatible port mapper bound to 127.0.0.1, for
+//! `bt epmd`: an EPMD-compatible port mapper bound to 127.0.0.1, for
 //! machines without Erlang. It speaks the requests nodes and the `epmd` tool use —
 //! `ALIVE2_REQ` (register; the name stays registered while that connection is open),
 //! `PORT_PLEASE2_REQ` (look up), `NAMES_REQ` (`epmd -names`), `DUMP_REQ` and `KILL_REQ`

@@ -1,4 +1,4 @@
-//! Cluster-wide names (LANGUAGE.md 8.5): `spawnAs: #name scope: #global`, `named: #name
+//! Cluster-wide names: `spawnAs: #name scope: #global`, `named: #name
 //! scope: #global`, and supervision specs with `scope: #global`.
 //!
 //! Each named bt node keeps a replicated view of the global registry: name → the holding

@@ -1,4 +1,4 @@
-//! Distribution (LANGUAGE.md part 8, DESIGN.md §8): a `bt` process started with
+//! Distribution: a `bt` process started with
 //! `--name NAME@HOST` (or `--sname NAME`) becomes an **Erlang distribution node**, so bt
 //! nodes form clusters with each other and with Erlang and Elixir nodes (8.12). This stage
 //! sits above the interpreter and the runtime: it implements the

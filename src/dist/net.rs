@@ -1,4 +1,4 @@
-//! The one module that names tokio (STYLE.md "Runtime"): the async I/O, timers, channels
+//! The one module that names tokio: the async I/O, timers, channels
 //! and runtime types the distribution layer uses, under local names, and the adapter that
 //! gives `erl_dist` (written against futures-io) a tokio stream.
 

@@ -1,4 +1,4 @@
-//! A named node (LANGUAGE.md 8.1, 8.2, 8.8, 8.11, 8.12): starting it (listener, port-mapper
+//! A named node: starting it (listener, port-mapper
 //! registration), the connection table with connection indexes, attaching and dropping
 //! links (NodeUp/NodeDown, pending calls failed at once), and queueing frames to peers.
 //! Making connections is in [`super::dial`], the

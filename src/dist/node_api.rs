@@ -1,4 +1,4 @@
-//! The [`Distribution`] operations of a named node (LANGUAGE.md 8.1–8.10): what the Node
+//! The [`Distribution`] operations of a named node: what the Node
 //! and remote-actor primitives call through `Program::dist`. Connection work runs on the
 //! node's network runtime ([`super::dial`], [`super::conn`]); sends and service requests
 //! are in [`super::remote`], queries in [`super::query`], global names in [`super::global`].

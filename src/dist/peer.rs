@@ -1,4 +1,4 @@
-//! Erlang peers and bt actors (LANGUAGE.md 8.12): the interpreter-facing side of a named
+//! Erlang peers and bt actors: the interpreter-facing side of a named
 //! node, in the distribution layer because it converts values to terms (`codec::etf`).
 //!
 //! * [`BtInbound`] — what the distribution layer asks of local processes when a peer

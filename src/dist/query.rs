@@ -1,4 +1,4 @@
-//! The per-node queries (LANGUAGE.md 8.10): what a node answers when a peer asks for its
+//! The per-node queries: what a node answers when a peer asks for its
 //! actors, supervisors, process tree, shape manifest or a process's status — operations of
 //! the node service `'$bt_node'` ([`super::service`], [`super::service::Op::Table`]) — and
 //! the asking side of those queries.

@@ -1,4 +1,4 @@
-//! The calling side of remote actors (LANGUAGE.md 8.3, 8.6, 8.8): sync sends, casts,
+//! The calling side of remote actors: sync sends, casts,
 //! node-service requests and monitors from a bt process to processes on another node.
 //!
 //! A send encodes its arguments first (so `not_serialisable`, with its path, is raised

@@ -1,4 +1,4 @@
-//! The node service `'$bt_node'` (LANGUAGE.md 8.3, 8.4, 8.5, 8.9, 8.10): everything other
+//! The node service `'$bt_node'`: everything other
 //! bt nodes ask of this node as a whole, in one table of operations — remote spawn and
 //! lookups ([`super::service_ops`]), the per-node queries ([`super::query`]), and the casts
 //! of the global registry ([`super::global`]) and of shape manifests ([`super::shapes`]).

@@ -1,6 +1,5 @@
-//! The bt-value operations of the node service ([`super::service`], LANGUAGE.md 8.3,
-//! 8.4): spawn an actor of a class named by its name, look a registered name up, list the
-//! registered actors, ask whether a process is alive, stop or kill one. Each is a plain
+//! The bt-value operations of the node service ([`super::service`]): spawn an actor of a
+//! class named by its name, look a registered name up, list the registered actors, ask whether a process is alive, stop or kill one. Each is a plain
 //! function of a bt context and the decoded argument values, answering a value or raising
 //! an error with a kind.
 

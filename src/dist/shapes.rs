@@ -1,4 +1,4 @@
-//! Shape manifests between nodes (LANGUAGE.md 8.7, 8.9): each bt node tells a visible bt
+//! Shape manifests between nodes: each bt node tells a visible bt
 //! peer the shape version of every Value class it has loaded when the link comes up, and
 //! tells its peers again after it loads code (a class may have been reloaded at another
 //! version). A node compares each manifest it receives with its own and announces one

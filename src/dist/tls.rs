@@ -1,4 +1,4 @@
-//! TLS distribution (`--dist-tls CONFIG`, LANGUAGE.md 8.11, 8.12) with rustls, interoperable
+//! TLS distribution (`--dist-tls CONFIG`) with rustls, interoperable
 //! with `erl -proto_dist inet_tls -ssl_dist_optfile FILE`.
 //!
 //! CONFIG is a small text file of `key = value` lines (`#` starts a comment), named after

@@ -461,7 +461,7 @@ fn token_len(s: &str) -> usize {
 }
 
 /// An error answered by a host function: raised in the script as an exception of the class
-/// mapped from `kind` (LANGUAGE.md 5.10; an unlisted kind is an `Error`), which `on:do:`
+/// mapped from `kind` (an unlisted kind is an `Error`), which `on:do:`
 /// catches like any other.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HostError {

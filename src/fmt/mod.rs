@@ -1,6 +1,6 @@
 //! `bt fmt`: the one canonical layout of a bt source file.
 //!
-//! The grammar is newline- and column-sensitive (LANGUAGE.md 2.1), so the formatter works on
+//! The grammar is newline- and column-sensitive, so the formatter works on
 //! lines and never moves a token to another line or changes the relative indentation of a
 //! declaration's lines. What it does:
 //!

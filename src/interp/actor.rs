@@ -193,7 +193,7 @@ pub struct ActorSys {
     pub stdout_transcript: Mutex<Option<ProcRef>>,
     /// AtomicCounter values by name.
     pub counters: Mutex<HashMap<Sym, Arc<AtomicI64>>>,
-    /// The supervisors of this runtime (LANGUAGE.md part 6).
+    /// The supervisors of this runtime.
     pub supervision: crate::runtime::supervisor::Supervision,
     /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
     pub privileged: std::sync::atomic::AtomicBool,

@@ -8,7 +8,7 @@
 //! paths only: method caches point at the `Class` itself). A class object is `Value::Class(c)`; its metaclass `Foo class` is
 //! `Value::Meta(c)`. Class-side lookup walks `class_methods` up the superclass chain and then
 //! continues with the instance side of `Class` (so metaclass superclasses parallel the class
-//! chain and end in `Class`, LANGUAGE.md 5.4); messages to a metaclass value go to the instance
+//! chain and end in `Class`); messages to a metaclass value go to the instance
 //! side of `Metaclass`.
 //!
 //! Built-in hierarchy (created in Rust by `interp::program::bootstrap`; kinds in brackets):

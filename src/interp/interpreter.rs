@@ -29,7 +29,7 @@ use crate::value::Value;
 
 #[derive(Clone, Debug)]
 pub struct InterpreterOptions {
-    /// Nested activations before `stack_overflow` (LANGUAGE.md 5.10).
+    /// Nested activations before `stack_overflow`.
     pub max_depth: usize,
     /// Pid numbers restart per Interpreter (golden tests).
     pub deterministic_pids: bool,
@@ -600,7 +600,7 @@ impl Interpreter {
         r.unwrap_or_else(|m| Err(internal(&m)))
     }
 
-    /// Top-level display (LANGUAGE.md 10.3).
+    /// Top-level display.
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
         self.try_run(

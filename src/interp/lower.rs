@@ -1,6 +1,6 @@
-//! Lowering: AST → the evaluator's [`Node`] form (DESIGN.md §3).
+//! Lowering: AST → the evaluator's [`Node`] form.
 //!
-//! Two phases. Phase 1 walks the AST with the scoping rules of LANGUAGE.md 2.6 (a local is
+//! Two phases. Phase 1 walks the AST with the scoping rules (a local is
 //! declared by its first assignment, in source order; a first assignment inside a real block is
 //! local to it; the literal blocks of the control-flow selectors are inlined and their first
 //! assignments belong to the enclosing scope) and emits `VarRef::Pending(id)`. Once a whole

@@ -1,4 +1,4 @@
-//! Printing (LANGUAGE.md part 10): the default `printString` of every built-in kind, the
+//! Printing: the default `printString` of every built-in kind, the
 //! Float rule, `displayString` defaults, and the top-level display with its JSON rendering of
 //! Lists (what every `// =>` expectation compares against).
 //!

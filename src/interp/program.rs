@@ -164,7 +164,7 @@ pub struct Program {
     pub block_serial: AtomicU64,
     pub object_serial: AtomicU64,
     /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
-    /// so the value codec can find a top-level block's code again (LANGUAGE.md 8.6).
+    /// so the value codec can find a top-level block's code again.
     pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
     /// Released and free slots of `files` (`interp::source_gc`).
     pub(crate) source_gc: Mutex<crate::interp::source_gc::SourceGc>,

@@ -1,4 +1,4 @@
-//! A process-aware lock for class-side state (LANGUAGE.md 5.4): re-entrant within one
+//! A process-aware lock for class-side state: re-entrant within one
 //! process, and a process waiting for it **suspends** (its worker thread keeps running other
 //! processes). An OS mutex would block the worker while the holder is itself suspended in a
 //! sync send, which can stall the whole pool.

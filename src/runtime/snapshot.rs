@@ -1,4 +1,4 @@
-//! Process snapshots (LANGUAGE.md part 7, DESIGN.md §7): an immutable picture of the live
+//! Process snapshots: an immutable picture of the live
 //! supervision trees, taken by walking the supervisors once.
 //!
 //! For each supervisor the walk copies what it needs out of the [`Book`] under its lock,

@@ -1,4 +1,4 @@
-//! Native supervisors (LANGUAGE.md part 6, DESIGN.md §6) with OTP's vocabulary.
+//! Native supervisors with OTP's vocabulary.
 //!
 //! * [`history`] — the bounded restart history of each child (for snapshots and the observer).
 //! * [`intensity`] — the restart-intensity tracker: a small pure type, time passed in.

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use crate::value::{Sym, Value};
 
 /// A process id. Prints as `<node.number.0>`, or `<node.number.1>` for a runtime service
-/// process (services are numbered by a counter of their own, LANGUAGE.md 7.1). Ordered by
+/// process (services are numbered by a counter of their own). Ordered by
 /// node, then number, then service flag (the term order of 5.12 for pids).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Pid {
@@ -149,7 +149,7 @@ pub enum Request {
     Supervisor(SupervisorRequest),
 }
 
-/// What a supervisor's handle asks its process for (DESIGN.md 6: the supervisor is a process
+/// What a supervisor's handle asks its process for (the supervisor is a process
 /// and its handle talks to it only through these).
 #[derive(Clone, Debug)]
 pub enum SupervisorRequest {
@@ -236,7 +236,7 @@ pub enum Timeout {
 }
 
 impl Timeout {
-    /// The default of LANGUAGE.md 5.6: 5000 ms.
+    /// The default: 5000 ms.
     pub const DEFAULT: Timeout = Timeout::Ms(5000);
 }
 
@@ -298,7 +298,7 @@ pub enum Signal {
     },
 }
 
-/// Errors of the name registry (LANGUAGE.md 5.9 kinds).
+/// Errors of the name registry.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NameError {
     /// `name_registered`: the name is taken by a live process.

@@ -3,7 +3,7 @@
 //! Conventions:
 //! - `parse_*` functions answer `PResult<T>`; `Err(Recover)` means "a diagnostic has been
 //!   reported, resynchronise" and is caught at statement, element or member level.
-//! - Line structure (LANGUAGE.md 2.1, 3.2) is applied through a *fence*: while a member or a
+//! - Line structure is applied through a *fence*: while a member or a
 //!   top-level statement is parsed, tokens beyond its boundary (a line at or left of the member
 //!   column, or a column-0 declaration at top level) look like end of input, so no rule can
 //!   run past them and recovery never crosses a member.

@@ -1,7 +1,7 @@
 //! Token kinds (the logos automaton) and the [`Token`] record the parser reads.
 //!
 //! Tokens carry no payload: the parser reads the text through the byte span. Line structure
-//! (LANGUAGE.md 1.1, 2.1, 3.2) is kept in each token as `line`, `col` and the `FIRST` flag
+//! is kept in each token as `line`, `col` and the `FIRST` flag
 //! (first token on its line).
 
 use logos::Logos;

@@ -1,6 +1,6 @@
 //! Interpreter self-check without the test-runner process machinery: runs the `// =>` files
 //! of `tests/golden/eval/core` through [`Interpreter::eval`] in this process (a small reader of
-//! the LANGUAGE.md 11.1 format). It lives in the test runner's layer because it reuses the
+//! the golden-file format). It lives in the test runner's layer because it reuses the
 //! runner's expectation rules. `CORE_FILTER=name cargo test --lib golden_eval_core`.
 
 use crate::interp::{BtError, Interpreter, InterpreterOptions};

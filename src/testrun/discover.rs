@@ -1,4 +1,4 @@
-//! Finding test files and deciding what each one is (LANGUAGE.md part 11): directories are
+//! Finding test files and deciding what each one is: directories are
 //! searched recursively (skipping `fixtures` and hidden directories), `.btscript` files are
 //! expression files, and a `.bt` file is a suite when one of its classes descends from
 //! TestCase, an expression file when a line outside `///` comments is a `// =>` expectation,

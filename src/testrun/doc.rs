@@ -1,4 +1,4 @@
-//! Documentation examples: the `// =>` lines inside `///` comments (LANGUAGE.md part 11).
+//! Documentation examples: the `// =>` lines inside `///` comments.
 //!
 //! Convention: within a run of `///` lines, paragraphs are separated by blank doc lines and by
 //! Markdown fence lines (```` ``` ````). A paragraph holding a `// =>` line is an example: its

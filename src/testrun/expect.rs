@@ -1,4 +1,4 @@
-//! `// =>` expectations (LANGUAGE.md 11.1): parsing, unescaping, `_` wildcards and `ERROR:`
+//! `// =>` expectations: parsing, unescaping, `_` wildcards and `ERROR:`
 //! matching, plus the inverse escaping used when blessing.
 
 /// What a `// =>` line asks for.

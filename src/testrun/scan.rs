@@ -1,14 +1,13 @@
-//! The two questions the expression-file splitter asks the front end (LANGUAGE.md 11.1 with
-//! 2.1): is this text syntactically incomplete, and does the next line continue it? The
+//! The two questions the expression-file splitter asks the front end: is this text syntactically incomplete, and does the next line continue it? The
 //! tests pin the answers the runner relies on.
 
-/// Whether `src` is incomplete (the front end's answer, LANGUAGE.md 2.1).
+/// Whether `src` is incomplete (the front end's answer).
 pub(crate) fn needs_more(src: &str) -> bool {
     crate::syntax::needs_more(src)
 }
 
 /// Whether a line starting with `next` continues the statement before it (the front end's
-/// answer, LANGUAGE.md 2.1).
+/// answer).
 pub(crate) fn line_continues(next: &str) -> bool {
     crate::syntax::line_continues(next)
 }

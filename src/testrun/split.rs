@@ -1,4 +1,4 @@
-//! Splits an expression file (LANGUAGE.md 11.1) into cases, `@load` lines, declarations and
+//! Splits an expression file into cases, `@load` lines, declarations and
 //! problems, keeping line numbers so reports and blessing point at the source.
 //!
 //! Rules: lines are trimmed for classification; blank lines and `//` comments are skipped

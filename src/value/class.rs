@@ -17,7 +17,7 @@ use std::sync::{Arc, Weak};
 
 use crate::value::{ClassRef, Sym, Value};
 
-/// What kind of class this is (LANGUAGE.md 5.1): decided by ancestry.
+/// What kind of class this is: decided by ancestry.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ClassKind {
     Value,
@@ -40,7 +40,7 @@ pub enum Builtin {
     Abstract,
 }
 
-/// A re-entrant, per-process class-state lock (LANGUAGE.md 5.4): owner process id and depth.
+/// A re-entrant, per-process class-state lock: owner process id and depth.
 #[derive(Default)]
 pub struct ClassLock {
     pub state: Mutex<(u64, u32)>,

@@ -1,4 +1,4 @@
-//! The storage behind `Value::Dict` (LANGUAGE.md 9.8): keys compared with `=:=` and visited
+//! The storage behind `Value::Dict`: keys compared with `=:=` and visited
 //! in the standard term order (5.12).
 //!
 //! Everything outside this module uses the API of [`Dict`] (lookups by `&Value`, ordered

@@ -1,4 +1,4 @@
-//! Standard term order (LANGUAGE.md 5.12) and the equalities `=:=` / `==` (2.3).
+//! Standard term order and the equalities `=:=` / `==` (2.3).
 //!
 //! * [`term_cmp`] is the total order Sets and Dictionaries keep their keys in, and the order
 //!   `sort` uses for built-in values. Two values compare `Equal` exactly when they are `=:=`.
@@ -41,7 +41,7 @@ pub fn rank(v: &Value) -> u8 {
     }
 }
 
-/// Compares two values in the standard term order (LANGUAGE.md 5.12).
+/// Compares two values in the standard term order.
 #[inline]
 pub fn term_cmp(a: &Value, b: &Value) -> Ordering {
     // Fast path for the commonest Dictionary keys (inlined into the B-tree searches).
@@ -389,7 +389,7 @@ pub(super) fn sorted_fields(x: &Instance) -> Vec<(&'static str, &Value)> {
     v
 }
 
-/// `=:=` (LANGUAGE.md 2.3): exact and structural. Agrees with [`term_cmp`] `== Equal`.
+/// `=:=`: exact and structural. Agrees with [`term_cmp`] `== Equal`.
 pub fn strict_eq(a: &Value, b: &Value) -> bool {
     eq_at(a, b, false, 0)
 }

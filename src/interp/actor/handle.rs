@@ -1,7 +1,7 @@
 //! Runtime values as [`NativeObj`]s: actor handles (also `withTimeout:` proxies), name-resolving
 //! proxies, Pids, References, Timers, Durations and AtomicCounter handles.
 //!
-//! Identity and order follow LANGUAGE.md 5.12: actors and pids by process number (a Pid
+//! Identity and order: actors and pids by process number (a Pid
 //! before the actor handles of the same process), name proxies last by name; References by
 //! creation; Durations with the library objects, by length.
 

@@ -1,4 +1,4 @@
-//! Non-local return through actor sends (LANGUAGE.md 2.8, 8.6): a `^` in a block that a
+//! Non-local return through actor sends: a `^` in a block that a
 //! caller passed to an actor in a sync send returns from the block's home method in the
 //! caller, through the actor's method.
 //!

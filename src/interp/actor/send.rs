@@ -1,4 +1,4 @@
-//! Sends and casts to actors (LANGUAGE.md 5.6, 2.11): which sends go through the runtime,
+//! Sends and casts to actors: which sends go through the runtime,
 //! how arguments cross processes (blocks get a copy of what they captured), and how call
 //! failures and escaped exceptions map to bt exceptions (5.10).
 //!

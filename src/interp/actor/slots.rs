@@ -1,4 +1,4 @@
-//! The typed-state check of spawn (LANGUAGE.md 5.5): after initialisation every `state:` slot
+//! The typed-state check of spawn: after initialisation every `state:` slot
 //! declared with a type, without a default, whose type does not admit nil, must be non-nil;
 //! otherwise spawn raises `instantiation_error` naming the class, with a hint naming the slot
 //! and its type.

@@ -1,4 +1,4 @@
-//! The kinds of exceptions bt itself raises (LANGUAGE.md 5.10), as an enum with each kind's
+//! The kinds of exceptions bt itself raises, as an enum with each kind's
 //! spec name and exception class. User code raises any kind it likes
 //! (`Exception signalKind: #my_kind …`): those are [`ErrorKind::Other`].
 
@@ -15,7 +15,7 @@ pub enum KindClass {
 
 macro_rules! kinds {
     ($($(#[$doc:meta])* $v:ident = $name:literal => $class:ident,)*) => {
-        /// A kind of exception (LANGUAGE.md 5.10).
+        /// A kind of exception.
         #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
         pub enum ErrorKind {
             $($(#[$doc])* $v,)*
@@ -101,7 +101,7 @@ kinds! {
     Signal = "signal" => Error,
     /// A failed test assertion.
     AssertionFailed = "assertion_failed" => Error,
-    /// File system failures of the batteries (LANGUAGE.md 13; their class is Error).
+    /// File system failures of the batteries.
     FileNotFound = "file_not_found" => Error,
     IsADirectory = "is_a_directory" => Error,
     IoError = "io_error" => Error,

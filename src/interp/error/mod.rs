@@ -1,4 +1,4 @@
-//! Exceptions as values (LANGUAGE.md 5.10): error kinds ([`kind::ErrorKind`]) and their classes, building exception
+//! Exceptions as values: error kinds ([`kind::ErrorKind`]) and their classes, building exception
 //! instances, arithmetic faults, Results, and turning an uncaught exception into a
 //! [`BtError`].
 

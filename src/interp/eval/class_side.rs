@@ -1,5 +1,5 @@
 //! Class-side machinery of dispatch: class-state methods run under the class lock and roll
-//! class variables back when they raise (LANGUAGE.md 5.4); instantiation with field defaults
+//! class variables back when they raise; instantiation with field defaults
 //! and the Value-class keyword constructor.
 
 use std::sync::Arc;

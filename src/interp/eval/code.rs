@@ -1,4 +1,4 @@
-//! The lowered form the evaluator walks (DESIGN.md §3 "lowering").
+//! The lowered form the evaluator walks.
 //!
 //! Locals are resolved to slots: a variable no inner block captures lives in a stack slot
 //! (`VarRef::Local`); a captured one lives in a heap cell shared with the closures
@@ -76,7 +76,7 @@ pub struct FnCode {
     pub file: u32,
     /// On the root of a lowering (method, top-level unit, default): every real block in it,
     /// at any depth, sorted by `fid` (the block's ordinal in that source). The value codec
-    /// uses it to name a block's code and find it again (LANGUAGE.md 8.6).
+    /// uses it to name a block's code and find it again.
     pub blocks: Vec<Arc<FnCode>>,
     /// A field default made of literals only (constants, collection literals of them,
     /// blocks): evaluating it sends no message, so it may run outside any process (the

@@ -1,5 +1,5 @@
 //! Node evaluation: variables, sends (with Integer fast paths), literals, fields, blocks, and
-//! the inlined control-flow selectors of LANGUAGE.md 2.6 / 5.11.
+//! the inlined control-flow selectors
 
 use std::sync::Arc;
 

@@ -36,9 +36,8 @@ fn cache_index(key: usize, sel: Sym) -> usize {
     (h ^ (h >> 11)) & (super::CACHE_SIZE - 1)
 }
 
-/// Homes of blocks that arrived in a remote sync call (`REMOTE_HOME | call`, LANGUAGE.md
-/// 8.6): a `^` in them unwinds to the call's handler, which relays it to the caller's node
-/// (`crate::dist::peer`).
+/// Homes of blocks that arrived in a remote sync call (`REMOTE_HOME | call`): a `^` in them
+/// unwinds to the call's handler, which relays it to the caller's node (`crate::dist::peer`).
 pub(crate) const REMOTE_HOME: u64 = 1 << 62;
 
 impl Ctx {

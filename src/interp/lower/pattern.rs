@@ -1,4 +1,4 @@
-//! Lowering `match:` arms and patterns (LANGUAGE.md part 2): pattern variables are declared
+//! Lowering `match:` arms and patterns: pattern variables are declared
 //! in the arm's own scope; literals become constant values.
 
 use super::*;

@@ -1,4 +1,4 @@
-//! Actor primitives (LANGUAGE.md 5.5–5.9, 9.9): spawning, lifecycle, monitors, names,
+//! Actor primitives: spawning, lifecycle, monitors, names,
 //! `withTimeout:` proxies, state reflection, Pid, Reference and `Workspace actors`.
 //!
 //! Lifecycle and name selectors run in the caller's process on the handle; `fieldAt:` and

@@ -1,4 +1,4 @@
-//! Node (LANGUAGE.md 8.2, 8.3): `Node current`, `Node named:` validation, printing, the
+//! Node: `Node current`, `Node named:` validation, printing, the
 //! `node`/`isRemote` selectors of pids and actors, and the link protocol (`connect`,
 //! `disconnect`, `isConnected`, `ping`, `Node connected`). A Node is a sealed Value instance
 //! with one field, `name` (a Symbol), so equality, hashing and order are those of Value

@@ -1,4 +1,4 @@
-//! `Actor named: #name on: aNode` (LANGUAGE.md 8.3, 8.4, 8.12): a proxy ([`RemoteName`])
+//! `Actor named: #name on: aNode`: a proxy ([`RemoteName`])
 //! resolving the name on that node at each send — to a bt node a send runs the actor's
 //! method there and re-raises its errors here; to an Erlang node it is a
 //! `gen_server:call({name, node}, {Selector, Args})` answering the reply term as a value.

@@ -1,4 +1,4 @@
-//! Remote actors (LANGUAGE.md 8.3, 8.4, 8.8, 10.1): handles of processes on other nodes and
+//! Remote actors: handles of processes on other nodes and
 //! the `on:` variants of spawn and lookup.
 //!
 //! * [`RemoteActor`] — an actor on another node (from `spawnOn:`, a lookup, or a pid that

@@ -1,4 +1,4 @@
-//! Announcements (LANGUAGE.md 9.10, 8.9): Announcer, Subscription, SystemAnnouncer.
+//! Announcements: Announcer, Subscription, SystemAnnouncer.
 //!
 //! An Announcer is a node-bound handle ([`AnnouncerVal`]) to a shared subscription list. The
 //! list is behind a `parking_lot` mutex that is held only to add, remove or select

@@ -1,4 +1,4 @@
-//! AtomicCounter (LANGUAGE.md 9.9): node-wide named counters, updated atomically from any
+//! AtomicCounter: node-wide named counters, updated atomically from any
 //! process without messages.
 
 use std::sync::atomic::{AtomicI64, Ordering};

@@ -1,4 +1,4 @@
-//! Binary primitives (LANGUAGE.md 9.5): raw bytes, 1-based `at:`, 0-based `byteAt:`, the
+//! Binary primitives: raw bytes, 1-based `at:`, 0-based `byteAt:`, the
 //! hex/base64/base64url encoders, and decoders that answer `Result ok:` / `Result error:`
 //! (with a `parse_error` exception) instead of raising. Primitives linear in their input are
 //! registered with `.cost(Cost::InputBytes)`: its bytes are charged first (`registry::Cost`).

@@ -1,5 +1,4 @@
-//! Capabilities an embedding host grants (LANGUAGE.md 13: "File is a capability"; DESIGN.md
-//! 9): what a program may touch outside its own values.
+//! Capabilities an embedding host grants: what a program may touch outside its own values.
 //!
 //! `bt run`, `bt test` and the REPL grant everything (the program is not embedded); a program
 //! run by an embedder (`Program::embedded`, set by `bt::Engine`) has only what the host

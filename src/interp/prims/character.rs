@@ -1,4 +1,4 @@
-//! Character primitives (LANGUAGE.md 9.3, part 12 decision 1). Character is a subclass of
+//! Character primitives. Character is a subclass of
 //! Integer: the Integer primitives see a Character as its code point and answer Integers
 //! (`$a + 1` is `98`); this module adds what differs — construction, printing (`$a`),
 //! conversion and case mapping, which answer Characters.

@@ -1,4 +1,4 @@
-//! Byte encoders and decoders for Binary and String (LANGUAGE.md 9.4, 9.5): lower-case hex,
+//! Byte encoders and decoders for Binary and String: lower-case hex,
 //! RFC 4648 base64 (standard alphabet, padded) and base64url (URL-safe alphabet; padded on
 //! output, padding optional on input). Decoders answer `Err(message)` for malformed input; the
 //! primitives wrap it as a `parse_error` inside `Result error:`.

@@ -1,4 +1,4 @@
-//! Collection primitives (LANGUAGE.md 9.7, 9.8): List, Array, Dictionary, Set, Bag, Queue,
+//! Collection primitives: List, Array, Dictionary, Set, Bag, Queue,
 //! Tuple, Interval and the lazy Stream, over the persistent `imbl` structures of
 //! [`Value`](crate::value::Value).
 //!

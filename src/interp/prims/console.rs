@@ -1,4 +1,4 @@
-//! Console (LANGUAGE.md 9.10, class side only): `print:`/`printLine:` write `displayString` to
+//! Console: `print:`/`printLine:` write `displayString` to
 //! the program's standard output (the same sink as the standard-output Transcript, so an
 //! embedder capturing output sees it), `error:`/`errorLine:` to standard error, `flush`, and
 //! `readLine`/`readLine:` (a String without the line end, or nil at end of input).

@@ -1,4 +1,4 @@
-//! `DateTime` (LANGUAGE.md 13): an immutable UTC instant with nanosecond precision, on the
+//! `DateTime`: an immutable UTC instant with nanosecond precision, on the
 //! `time` crate (no calendar code here). Constructors (`year:month:day:`, `…hour:minute:
 //! second:`, `fromString:` → Result, `fromTimestamp:`, `fromTimestampMs:`, `now`), accessors,
 //! arithmetic (`addSeconds:`/`addMinutes:`/`addHours:`/`addDays:`, `addMonths:`/`addYears:`

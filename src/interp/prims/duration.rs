@@ -1,4 +1,4 @@
-//! Duration (LANGUAGE.md 9.9): a length of time in whole milliseconds; also the helpers that
+//! Duration: a length of time in whole milliseconds; also the helpers that
 //! read a time argument (Integer ms or Duration) and a call timeout (`#infinity` too).
 
 use crate::interp::actor::handle::{downcast, native, DurationVal};

@@ -3,7 +3,7 @@
 //!
 //! Helpers return [`Res`] so they can be unit-tested without an evaluator; a primitive turns a
 //! [`Fault`] into a language exception with [`Fault::raise`] (through `Ctx`, which maps a kind
-//! to its exception class, LANGUAGE.md 5.10).
+//! to its exception class).
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
@@ -41,7 +41,7 @@ impl Fault {
         ))
     }
 
-    /// `index_out_of_bounds` with the message of LANGUAGE.md 5.10.
+    /// `index_out_of_bounds` with the message
     pub fn index(index: impl std::fmt::Display, size: usize) -> Fault {
         Fault::Kind(
             ErrorKind::IndexOutOfBounds,

@@ -1,4 +1,4 @@
-//! `File` (LANGUAGE.md 13): class-side file-system access over `std::fs`. Paths are Strings,
+//! `File`: class-side file-system access over `std::fs`. Paths are Strings,
 //! relative to the working directory.
 //!
 //! * Every primitive passes [`capability::require`] with `Capability::File` first (the one check

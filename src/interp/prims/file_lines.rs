@@ -1,4 +1,4 @@
-//! Lazy line reading for `File` (LANGUAGE.md 13): the Streams of `File lines:` and of a
+//! Lazy line reading for `File`: the Streams of `File lines:` and of a
 //! `FileHandle` lent by `File open: path do: [:h | …]`.
 //!
 //! A line is read only when a traversal pulls it (`BufReader::read_until`), so `take:`,

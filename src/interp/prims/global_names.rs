@@ -1,4 +1,4 @@
-//! Cluster-wide names (LANGUAGE.md 8.5), the language side: `spawnAs:scope:`,
+//! Cluster-wide names, the language side: `spawnAs:scope:`,
 //! `spawnWith:as:scope:` and `named:scope:` with `#global` (stdlib/Actor.bt routes them
 //! here), and supervision specs with `scope: #global` ([`global_start`] wraps a child's
 //! start so each (re)start registers the new process).

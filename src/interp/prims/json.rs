@@ -1,4 +1,4 @@
-//! `Json` (LANGUAGE.md 13): `Json parse:` answers a Result (reader in `json_parse.rs`);
+//! `Json`: `Json parse:` answers a Result (reader in `json_parse.rs`);
 //! `Json generate:` / `Json prettyPrint:` write what JSON can hold and raise `type_error`
 //! naming the path of anything else. Also the default `asJson` of Value instances (the
 //! JsonRepresentable protocol): a Dictionary of field name → value.

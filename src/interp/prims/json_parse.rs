@@ -1,4 +1,4 @@
-//! The JSON reader behind `Json parse:` (LANGUAGE.md 13): text → bt values directly (objects →
+//! The JSON reader behind `Json parse:`: text → bt values directly (objects →
 //! Dictionaries with String keys, arrays → Lists, integers of any size → Integer, numbers with
 //! a fraction or exponent → Float, `null` → nil). Errors carry a 1-based line and column
 //! (counted in characters).

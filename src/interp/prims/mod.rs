@@ -110,7 +110,7 @@ pub fn register_all(p: &mut Prims) {
     supervision::nav::register(p);
     parallel::register(p);
     announce::register(p);
-    // Batteries (LANGUAGE.md 13).
+    // Batteries.
     json::register(p);
     file::register(p);
     datetime::register(p);

@@ -1,4 +1,4 @@
-//! Per-node queries (LANGUAGE.md 8.10): `aNode actors`, `actorsOf:`, `actorAt:`,
+//! Per-node queries: `aNode actors`, `actorsOf:`, `actorAt:`,
 //! `processes`, `supervisors`, `shapeManifest` and `shapeSkew`. Each answers a Result and
 //! never raises: failures are `Result error:` values (`node_down`, `timeout`,
 //! `insecure_distribution`, …).

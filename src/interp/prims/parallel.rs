@@ -1,4 +1,4 @@
-//! Parallel (LANGUAGE.md 9.9): `all:`, `all:timeout:` and `any:` run each block of a List in
+//! Parallel: `all:`, `all:timeout:` and `any:` run each block of a List in
 //! its own process while the caller is suspended (`Cx::wait_external`, no worker thread
 //! blocks), and answer Results.
 //!

@@ -1,4 +1,4 @@
-//! `parallelCollect:` and `parallelCollect:maxConcurrency:` (LANGUAGE.md 9.7): the block runs
+//! `parallelCollect:` and `parallelCollect:maxConcurrency:`: the block runs
 //! for each element in a process of its own (at most `maxConcurrency` at a time) while the
 //! caller is suspended (`Cx::wait_external`); the answer is the List of results in element
 //! order, or — when some blocks raised — the first failure in element order, raised once

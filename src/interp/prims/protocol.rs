@@ -1,4 +1,4 @@
-//! Protocols as objects (LANGUAGE.md 3.4, 13). A name declared with `Protocol define:` (the
+//! Protocols as objects. A name declared with `Protocol define:` (the
 //! stdlib declares Printable, Comparable, JsonRepresentable) evaluates to a protocol object
 //! when no class has that name ([`global`], asked by the evaluator's global lookup). The object
 //! answers `name`, `requiredMethods` (Symbols, following `extending:`), `extending`,

@@ -1,4 +1,4 @@
-//! `Random` (LANGUAGE.md 13): pseudo-random generators. `Random new` is seeded from the
+//! `Random`: pseudo-random generators. `Random new` is seeded from the
 //! operating system; `Random seed: anInteger` gives the same sequence on every platform and
 //! every run: xoshiro256++ (`rand_xoshiro`) seeded through SplitMix64
 //! (`SeedableRng::seed_from_u64`), floats from the top 53 bits of a draw, ranges by `rand`'s

@@ -1,4 +1,4 @@
-//! `Regex` (LANGUAGE.md 13): a compiled regular expression as an immutable value.
+//! `Regex`: a compiled regular expression as an immutable value.
 //! `Regex from: aString` / `from:options:` answer `Result ok:` a Regex, or `Result error:` a
 //! `regex_error` exception for an invalid pattern. A Regex is accepted wherever the String
 //! regex selectors (9.4, `string_regex.rs`) take a pattern String. Two Regexes are equal when

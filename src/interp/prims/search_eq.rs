@@ -1,7 +1,7 @@
 //! Element equality for collection searches (`includes:`, `occurrencesOf:`, `indexOf:`,
 //! Dictionary value search): when the searched-for value is an instance whose class defines
 //! `=` in bt, the search sends `x = element` (the Smalltalk order) and honours it; otherwise
-//! elements compare with `=:=` as before (LANGUAGE.md 9.7, issue 17 item 7).
+//! elements compare with `=:=` as before.
 
 use crate::interp::eval::{Ctx, Method, Unwind};
 use crate::value::order::strict_eq;

@@ -1,4 +1,4 @@
-//! Symbol primitives (LANGUAGE.md 9.5): interned names. `printString` is `#` + name, never
+//! Symbol primitives: interned names. `printString` is `#` + name, never
 //! quoted (`#hello world`); `displayString` and `asString` are the name; comparisons are by
 //! name (code points) between Symbols and by term order otherwise.
 

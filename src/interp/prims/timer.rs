@@ -1,4 +1,4 @@
-//! Timer (LANGUAGE.md 9.9): `after:do:` and `every:do:` run a block in a fresh process (on a
+//! Timer: `after:do:` and `every:do:` run a block in a fresh process (on a
 //! copy of what it captured); `sleep:` suspends the current process. Also the Time clocks.
 
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -1,4 +1,4 @@
-//! TranscriptStream (LANGUAGE.md 9.10): an actor class. The standard-output transcript is a
+//! TranscriptStream: an actor class. The standard-output transcript is a
 //! runtime service process writing through the program's output sink (so `Transcript show:`
 //! under `bt run` reaches stdout, and a test runner's redirection captures it); `spawn`
 //! creates capturing transcripts. `show:` computes `displayString` in the caller, then

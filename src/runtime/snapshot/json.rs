@@ -1,4 +1,4 @@
-//! The JSON form of a snapshot (LANGUAGE.md 7.5), schema `bt.processes/1`.
+//! The JSON form of a snapshot, schema `bt.processes/1`.
 //!
 //! Written directly into one String (no intermediate tree, no per-node Strings): a
 //! 100,000-node snapshot serialises in a few tens of ms. Keys come out in the order of 7.5;

@@ -1,4 +1,4 @@
-//! Snapshots between nodes (LANGUAGE.md 8.10): the bytes a node answers when a peer asks
+//! Snapshots between nodes: the bytes a node answers when a peer asks
 //! for its `ProcessNavigation default` tree, and the [`Snapshot`] the asking node rebuilds
 //! from them.
 //!

@@ -1,5 +1,5 @@
 //! The live roster and the restart bookkeeping of one supervisor as **one** structure
-//! ([`Book`]), plus the strategy decisions as pure functions over it (6.4, DESIGN.md §6).
+//! ([`Book`]), plus the strategy decisions as pure functions over it.
 //!
 //! Facts that must survive a restart are keyed by an identity that survives it: a static
 //! child's position in the declaration ([`ChildKey::Static`]), a dynamic child's spawn number

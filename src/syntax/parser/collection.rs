@@ -1,4 +1,4 @@
-//! Collection literals (LANGUAGE.md 2.8): `#(…)` Lists, `#[…]` Arrays, `{…}` tuples (an error
+//! Collection literals: `#(…)` Lists, `#[…]` Arrays, `{…}` tuples (an error
 //! as an expression) and `#{k => v}` Dictionaries.
 
 use super::expr::mk;

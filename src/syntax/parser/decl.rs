@@ -1,4 +1,4 @@
-//! Declarations (LANGUAGE.md part 3): the top level, class definitions and their members,
+//! Declarations: the top level, class definitions and their members,
 //! method headers and bodies, standalone methods, protocols and type aliases.
 
 use super::{Fence, PResult, Parser, Recover};

@@ -1,4 +1,4 @@
-//! Expressions (LANGUAGE.md 2.2–2.8): assignment, cascades, keyword/binary/unary sends with
+//! Expressions: assignment, cascades, keyword/binary/unary sends with
 //! the precedence table of 2.2, primaries and blocks. Statements are in `stmt`, collection
 //! literals in `collection`.
 
@@ -7,7 +7,7 @@ use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::*;
 use crate::syntax::token::Tok;
 
-/// Binding power and right-associativity of a binary selector (LANGUAGE.md 2.2).
+/// Binding power and right-associativity of a binary selector.
 pub(crate) fn binding_power(op: &str) -> Option<(u8, bool)> {
     Some(match op {
         "**" => (50, true),
@@ -300,7 +300,7 @@ impl<'s> Parser<'s> {
         ))
     }
 
-    /// `k1: a k2: b …` — parts merge across lines (LANGUAGE.md 2.1).
+    /// `k1: a k2: b …` — parts merge across lines.
     pub(super) fn keyword_parts(&mut self) -> PResult<(String, Span, Vec<Expr>)> {
         let mut selector = String::with_capacity(24);
         let mut args = Vec::with_capacity(2);

@@ -1,5 +1,5 @@
 //! Literal tokens to AST: integers (decimal, radix, arbitrary size), floats, characters,
-//! symbols, and strings with `{expr}` interpolation (LANGUAGE.md 1.4–1.7, 2.4).
+//! symbols, and strings with `{expr}` interpolation.
 
 use super::expr::mk;
 use super::{PResult, Parser};

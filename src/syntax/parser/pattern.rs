@@ -1,4 +1,4 @@
-//! Patterns (LANGUAGE.md 2.9, 2.10): match arms with guards, destructuring targets and binary
+//! Patterns: match arms with guards, destructuring targets and binary
 //! segment patterns.
 
 use super::expr::mk;

@@ -1,4 +1,4 @@
-//! Statements (LANGUAGE.md 2.1, 2.11): statement sequences and their ends, recovery inside a
+//! Statements: statement sequences and their ends, recovery inside a
 //! statement, `@expect` and other directives, misplaced `@primitive`.
 
 use super::expr::mk;

@@ -1,4 +1,4 @@
-//! Type annotations (LANGUAGE.md 4.2): names, generics, `Self`, metaclasses, singleton
+//! Type annotations: names, generics, `Self`, metaclasses, singleton
 //! symbols, unions (loosest), and left-associative `&` / `\` (which may not be mixed without
 //! parentheses).
 

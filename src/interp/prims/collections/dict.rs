@@ -1,4 +1,4 @@
-//! Dictionary `#{ }` (LANGUAGE.md 9.8): keys compared with `=:=` and kept in the standard
+//! Dictionary `#{ }`: keys compared with `=:=` and kept in the standard
 //! term order (part 12, decision 6); `at:put:`/`removeKey:`/`merge:` answer new Dictionaries;
 //! `do:`, `collect:`, `select:`, `reject:` work on values and keep the keys.
 

@@ -1,4 +1,4 @@
-//! The Collection protocol (LANGUAGE.md 9.7) for every built-in collection, over
+//! The Collection protocol for every built-in collection, over
 //! [`elems`]: iteration, species-preserving `collect:`/`select:`/`reject:`, searching,
 //! folding and conversions. Dictionary overrides the selectors whose answers keep keys.
 

@@ -1,4 +1,4 @@
-//! Interval `a to: b [by: s]` (LANGUAGE.md 9.8): an inclusive arithmetic progression with
+//! Interval `a to: b [by: s]`: an inclusive arithmetic progression with
 //! Integer or Float bounds, never materialised. Integer from/step give Integer elements (`1 to:
 //! 2.5` is 1, 2); a Float from or step gives Floats. `at:` outside `1..size` raises
 //! `index_out_of_bounds`, also when the Interval is empty. (`to:`/`to:by:` themselves are

@@ -1,4 +1,4 @@
-//! Queue and Tuple (LANGUAGE.md 9.8). A Queue is a persistent FIFO (`enqueue:` answers a new
+//! Queue and Tuple. A Queue is a persistent FIFO (`enqueue:` answers a new
 //! Queue, `dequeue` a Tuple `{element, restQueue}`); a Tuple is a fixed sequence with the
 //! `{#ok, v}` / `{#error, r}` result conventions (`isOk`, `unwrap`, …).
 

@@ -1,4 +1,4 @@
-//! List `#( )` and Array `#[ ]` (LANGUAGE.md 9.8): indexed access with the shared errors,
+//! List `#( )` and Array `#[ ]`: indexed access with the shared errors,
 //! slicing, sorting, grouping and the updates `add:`, `addFirst:` and Array `at:put:`. Both
 //! classes get the same selectors (an Array answers Arrays) except `at:put:`, which only Array
 //! has.

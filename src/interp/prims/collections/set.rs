@@ -1,4 +1,4 @@
-//! Set and Bag (LANGUAGE.md 9.8): elements compared with `=:=` (so `1` and `1.0` are
+//! Set and Bag: elements compared with `=:=` (so `1` and `1.0` are
 //! distinct) and kept in the standard term order. A Bag maps each element to its count.
 
 use crate::interp::error::ErrorKind;

@@ -1,4 +1,4 @@
-//! The lazy Stream (LANGUAGE.md 9.8, 10.1): a source (`Stream from: n`, `from:by:`, `on:`)
+//! The lazy Stream: a source (`Stream from: n`, `from:by:`, `on:`)
 //! plus a chain of pending steps (`select:`, `collect:`, `reject:`, `drop:`), each answering a
 //! new Stream. Nothing runs until a terminal operation (`take:`, `do:`, `inject:into:`,
 //! `detect:`, `asList`, …) pulls elements one at a time, so infinite sources work as long as
@@ -137,7 +137,7 @@ impl NativeObj for StreamObj {
     }
 }
 
-/// A Stream taken apart for the value codec (LANGUAGE.md 8.6: copied, blocks included):
+/// A Stream taken apart for the value codec:
 /// source tag (0 `from:`, 1 `from:by:`, 2 `on:` a sequence, 3 `on:` a String's graphemes,
 /// 4 `on:` a Set) with its values, then the steps (0 select, 1 collect, 2 reject, 3 drop).
 pub struct StreamParts {

@@ -1,4 +1,4 @@
-//! Float primitives (LANGUAGE.md 9.2): the class constants and the Float-only selectors.
+//! Float primitives: the class constants and the Float-only selectors.
 //! Arithmetic, comparisons, rounding and the functions are shared with Integer
 //! (`prims::number`). There are no infinities or NaN: `Float infinity` is an arithmetic fault.
 

@@ -1,4 +1,4 @@
-//! Integer primitives (LANGUAGE.md 9.2): bit operations, factorial, gcd/lcm, code-point
+//! Integer primitives: bit operations, factorial, gcd/lcm, code-point
 //! classification, radix printing, the counting loops and Interval construction.
 //!
 //! The loops (`timesRepeat:`, `to:do:`, `to:by:do:`) are the fallback for non-literal blocks

@@ -1,4 +1,4 @@
-//! Number primitives shared by Integer, Float and Character (LANGUAGE.md 9.2, 2.3).
+//! Number primitives shared by Integer, Float and Character.
 //!
 //! Arithmetic answers an Integer for two Integers and a Float otherwise; a non-number argument
 //! is an arithmetic fault (`1 + "x"`). Comparisons are numeric between numbers and fall back

@@ -1,5 +1,4 @@
-//! The pure numeric core behind Number, Integer, Float and Character (LANGUAGE.md 9.2, 9.3,
-//! part 12 decisions 4 and 5).
+//! The pure numeric core behind Number, Integer, Float and Character.
 //!
 //! Integers take an `i64` fast path with checked operations; on overflow they move to `BigInt`
 //! and every result is normalised back through [`Value::from_bigint`]. Every Float result goes

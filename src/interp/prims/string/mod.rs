@@ -1,4 +1,4 @@
-//! String primitives (LANGUAGE.md 9.4): a sealed, immutable value class, always valid UTF-8,
+//! String primitives: a sealed, immutable value class, always valid UTF-8,
 //! whose elements are grapheme clusters, each represented as a one-grapheme String.
 //!
 //! The pure work lives in [`crate::interp::prims::string::pure`]; this module checks arguments, builds

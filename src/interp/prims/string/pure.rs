@@ -1,4 +1,4 @@
-//! Pure text helpers behind the String primitives (LANGUAGE.md 9.4): grapheme-cluster
+//! Pure text helpers behind the String primitives: grapheme-cluster
 //! measuring and indexing, splitting, padding, percent-encoding and iolists.
 //!
 //! Strings are measured in extended grapheme clusters. A string that is ASCII and holds no

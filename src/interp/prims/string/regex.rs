@@ -1,4 +1,4 @@
-//! The regex selectors of String (LANGUAGE.md 9.4) over the `regex` crate: Perl-style syntax
+//! The regex selectors of String over the `regex` crate: Perl-style syntax
 //! without backreferences or look-around. An invalid pattern raises `regex_error`.
 //!
 //! `matchesRegex:` answers whether the pattern matches anywhere in the receiver (anchor with

@@ -1,4 +1,4 @@
-//! The generated field protocol (LANGUAGE.md 5.2, part 7 "Fields and snapshot data") of the
+//! The generated field protocol of the
 //! snapshot Value classes: `ProcessNavigation` (field `nodes`), `SupervisionTree`
 //! (`flatNodes`) and `SupervisionNode` (`pid registeredName kind behaviourClass
 //! childCount`): `new`, `new:`, the keyword constructor, `with…:` copy-setters,

@@ -1,4 +1,4 @@
-//! Supervisor primitives (LANGUAGE.md part 6): the class-side lifecycle of `Supervisor` and
+//! Supervisor primitives: the class-side lifecycle of `Supervisor` and
 //! `DynamicSupervisor` subclasses (`supervise`, `current`) and the supervisor-handle protocol.
 //!
 //! A supervisor class's configuration (`children`, `strategy`, …) is read by sending those

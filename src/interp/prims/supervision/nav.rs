@@ -1,4 +1,4 @@
-//! Process navigation (LANGUAGE.md part 7): `ProcessNavigation`, `SupervisionTree` and
+//! Process navigation: `ProcessNavigation`, `SupervisionTree` and
 //! `SupervisionNode` as native values wrapping one immutable [`Snapshot`].
 //!
 //! The value type is [`SnapVal`] (snap.rs); the generated field protocol of 5.2

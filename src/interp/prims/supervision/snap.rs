@@ -1,5 +1,5 @@
 //! The value behind `ProcessNavigation`, `SupervisionTree` and `SupervisionNode`
-//! (LANGUAGE.md part 7): one native type, [`SnapVal`], over a shared immutable [`Snapshot`].
+//!: one native type, [`SnapVal`], over a shared immutable [`Snapshot`].
 //!
 //! Each is a Value class whose declared fields (7, "Fields and snapshot data") are
 //! `nodes`, `flatNodes` and `pid registeredName kind behaviourClass childCount`; everything
