@@ -335,25 +335,19 @@ impl Interpreter {
     }
 
     fn load_stdlib(&self) -> Vec<String> {
-        // Parsed once per process: the library's syntax trees depend on nothing but its text.
+        // Parsed once per process (shared with the checker): the library's syntax trees depend
+        // on nothing but its text.
         static PARSED: std::sync::OnceLock<Vec<SourceUnit>> = std::sync::OnceLock::new();
         let units: &'static [SourceUnit] = PARSED.get_or_init(|| {
             crate::interp::stdlib::FILES
                 .iter()
-                .map(|(name, src)| {
-                    let (module, _diags) = crate::syntax::parse_with(
-                        src,
-                        crate::syntax::Options {
-                            allow_primitives: true,
-                        },
-                    );
-                    SourceUnit {
-                        path: format!("stdlib/{name}"),
-                        src: src.to_string(),
-                        module,
-                        file: crate::interp::eval::code::NO_FILE,
-                        stdlib: true,
-                    }
+                .zip(crate::check::library::parsed())
+                .map(|((name, src), module)| SourceUnit {
+                    path: format!("stdlib/{name}"),
+                    src: std::borrow::Cow::Borrowed(src),
+                    module: std::borrow::Cow::Borrowed(module),
+                    file: crate::interp::eval::code::NO_FILE,
+                    stdlib: true,
                 })
                 .collect()
         });
@@ -388,8 +382,8 @@ impl Interpreter {
             let file = self.prog.add_file(path, src);
             units.push(SourceUnit {
                 path: path.clone(),
-                src: src.clone(),
-                module,
+                src: src.clone().into(),
+                module: std::borrow::Cow::Owned(module),
                 file,
                 stdlib: false,
             });
@@ -547,8 +541,8 @@ impl Interpreter {
         let file = self.prog.add_file(path, src);
         let unit = SourceUnit {
             path: path.to_string(),
-            src: src.to_string(),
-            module,
+            src: src.to_string().into(),
+            module: std::borrow::Cow::Owned(module),
             file,
             stdlib: false,
         };
