@@ -39,6 +39,8 @@ use crate::value::{Key, Ref, Value};
 mod chunks;
 #[path = "dict_flat.rs"]
 mod flat;
+#[path = "dict_pages.rs"]
+mod pages;
 use flat::{same_key, Entry, Flat, IntEntry, Slot};
 
 type Map = imbl::OrdMap<Key, Value>;
@@ -261,7 +263,11 @@ impl Dict {
         if let Repr::Tree(t) = &mut self.repr {
             t.unique_updates += 1;
             if t.unique_updates >= t.map.len() + SMALL {
-                let d: Dict = t.map.iter().map(|(k, v)| (k.0.clone(), v.clone())).collect();
+                let d: Dict = t
+                    .map
+                    .iter()
+                    .map(|(k, v)| (k.0.clone(), v.clone()))
+                    .collect();
                 *self = d;
             }
         }

@@ -300,7 +300,9 @@ impl<E: Slot> Flat<E> {
         if self.live != self.entries.len() {
             self.entries.retain(Option::is_some);
         }
-        // A fresh vector rather than a resize: the old index is freed first, not copied.
+        // A fresh vector rather than a resize: the old index is freed first (its pages given
+        // back at once), not copied.
+        super::pages::release(&mut self.index);
         self.index = Vec::new();
         self.index.resize(len, EMPTY);
         let mask = len - 1;

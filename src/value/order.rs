@@ -626,7 +626,8 @@ fn hash_into(v: &Value, h: &mut TermHasher, depth: u32) {
             h.write_usize(x.len());
             let mut sum = 0u64;
             for (k, e) in x.iter_unordered() {
-                sum = sum.wrapping_add(fold_mul(term_hash_at(&k, d) ^ SEED, term_hash_at(e, d) | 1));
+                sum =
+                    sum.wrapping_add(fold_mul(term_hash_at(&k, d) ^ SEED, term_hash_at(e, d) | 1));
             }
             h.write_u64(sum);
         }

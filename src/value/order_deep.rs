@@ -210,11 +210,7 @@ fn cmp_shallow<'a>(a: &'a Value, b: &'a Value) -> Shallow<'a> {
                     .find(|o| o.is_ne())
                 {
                     Some(o) => Shallow::Done(o),
-                    None => descend(
-                        Box::new(x.values()),
-                        Box::new(y.values()),
-                        Ordering::Equal,
-                    ),
+                    None => descend(Box::new(x.values()), Box::new(y.values()), Ordering::Equal),
                 },
             },
             o => Shallow::Done(o),
