@@ -87,7 +87,7 @@ fn flat_table_agrees_with_an_ordered_map() {
 #[test]
 fn ascending_inserts_stay_sorted_and_removals_keep_order() {
     let mut d: Dict = (0..1000).map(|i| (int(i * 7), int(i))).collect();
-    assert!(matches!(&d.repr, Repr::Flat(f) if f.sorted));
+    assert!(matches!(&d.repr, Repr::Int(f) if f.sorted));
     for i in (0..1000).step_by(3) {
         assert_eq!(d.remove(&int(i * 7)).and_then(|v| v.as_int()), Some(i));
     }
@@ -135,8 +135,8 @@ fn shared_updates_leave_the_original_and_do_not_copy_large_tables() {
     assert!(!a.is_flat());
     assert_eq!(a.get(&int(5)).and_then(Value::as_int), Some(-5));
     assert_eq!(base.get(&int(5)).and_then(Value::as_int), Some(5));
-    let Repr::Flat(f) = &base.repr else {
-        panic!("the original stays flat")
+    let Repr::Int(f) = &base.repr else {
+        panic!("the original stays flat (Integer-keyed)")
     };
     assert!(f.tree.get().is_some());
     // Shared updates of the tree share structure; each version stays intact.
@@ -234,4 +234,24 @@ fn an_integer_keyed_table_widens_in_place() {
         .collect();
     assert_eq!(got, vec![(0, 0), (1, 1), (2, 4), (3, 9), (4, 16)]);
     assert!(e.iter().all(|(k, _)| k.stored().is_none()));
+}
+
+#[test]
+fn a_table_that_outgrows_large_indexes_keeps_every_entry() {
+    // Past 2^16 index slots each outgrown index has its pages given back (`dict_pages.rs`)
+    // before it is freed; the table must not notice.
+    let n = 200_000i64;
+    let mut d = Dict::new();
+    for i in 0..n {
+        d.insert(int(i * 7), int(i));
+    }
+    assert_eq!(d.len(), n as usize);
+    assert!((0..n).all(|i| d.get(&int(i * 7)).and_then(Value::as_int) == Some(i)));
+    let mut g = Dict::new();
+    for i in 0..n {
+        g.insert(Value::str(format!("k{i}")), int(i));
+    }
+    assert!((0..n)
+        .step_by(97)
+        .all(|i| g.get(&Value::str(format!("k{i}"))).and_then(Value::as_int) == Some(i)));
 }
