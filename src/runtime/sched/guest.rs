@@ -58,8 +58,13 @@ impl GuestStacks {
     /// it was made on this thread (saves an allocation per call). Only for guest calls,
     /// whose signal nothing sets after the call is over.
     pub fn done_for_this_thread(&mut self) -> GuestDone {
+        thread_local! {
+            /// This thread's id, without cloning its `Thread` handle (two atomics) per call.
+            static ME: std::thread::ThreadId = std::thread::current().id();
+        }
+        let me = ME.with(|t| *t);
         match &self.1 {
-            Some(d) if d.0 .1.id() == std::thread::current().id() => {
+            Some(d) if d.0 .1.id() == me => {
                 d.0 .0.store(false, Ordering::Relaxed);
                 d.clone()
             }
