@@ -371,22 +371,7 @@ fn install<'u>(
         }
     }
 
-    // 5. Install methods, accessors and protocols of the good files. Each class's tables
-    // are sized once for the methods this unit adds (the library's ~1,500 methods grew
-    // them by rehashing at every engine start).
-    for (c, _, fi, decl, _) in &created {
-        if !ok_files.contains(fi) {
-            continue;
-        }
-        let side = |cs: bool| {
-            decl.members
-                .iter()
-                .filter(|m| matches!(m, Member::Method(md) if md.class_side == cs))
-                .count()
-        };
-        c.methods().write().reserve(side(false));
-        c.class_methods().write().reserve(side(true));
-    }
+    // 5. Install methods, accessors and protocols of the good files.
     for &fi in &ok_files {
         for pm in methods[fi].drain(..) {
             install_method(prog, pm);

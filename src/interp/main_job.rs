@@ -91,7 +91,10 @@ impl JobSlot {
 
     /// Removes a job that did not start; answers whether there was one.
     pub fn take_back(&self) -> bool {
-        !self.0.swap(std::ptr::null_mut(), Ordering::AcqRel).is_null()
+        !self
+            .0
+            .swap(std::ptr::null_mut(), Ordering::AcqRel)
+            .is_null()
     }
 
     /// Runs the job in the slot, if any (the main process).

@@ -478,12 +478,7 @@ impl Program {
                     continue;
                 }
             }
-            // Only a table that keeps nothing grows by all of them: an extended class
-            // (`keep_existing`) usually holds them already, and reserving would double its
-            // table for nothing (a rehash per library class at every engine start).
-            if !keep_existing {
-                m.reserve(prims.len());
-            }
+            m.reserve(prims.len());
             for (s, f) in prims {
                 if !(keep_existing && m.contains_key(s)) {
                     if let Some(old) = m.insert(*s, Method::Prim(*f)) {

@@ -427,7 +427,9 @@ pub(crate) fn drive(
                 sh.wake_one();
             }
             Some(Task::Resume { slot, gen })
-                if runner.as_ref().is_some_and(|r| r.slot == slot && r.gen == gen) =>
+                if runner
+                    .as_ref()
+                    .is_some_and(|r| r.slot == slot && r.gen == gen) =>
             {
                 w.slots[slot as usize].timeout = None;
                 if let Some(r) = runner.as_mut() {
