@@ -6,7 +6,8 @@
 //!
 //! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
 //! register file), `operand` (Integer operands, conditions,
-//! arguments and `local at: k` read without a dynamic call), `shapes` (monomorphic closures
+//! arguments and `local at: k` read without a dynamic call), `selfsend` (one-argument
+//! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
 //! local collection or String).
 
@@ -25,6 +26,7 @@ use crate::value::Value;
 
 mod fused;
 mod operand;
+mod selfsend;
 mod shapes;
 mod update;
 
@@ -329,24 +331,7 @@ pub fn compile(n: Node) -> Op {
                     c.send_impl(&lv, sel, std::slice::from_ref(&rv))
                 });
             }
-            let (lo, ro) = (compile(b.lhs), compile(b.rhs));
-            op(move |c, f| {
-                let lv = lo.run(c, f)?;
-                let rv = ro.run(c, f)?;
-                if let (Value::Int(x), Value::Int(y)) = (&lv, &rv) {
-                    if let Some(v) = c.int_op(opk, *x, *y) {
-                        // Immediates: no drop glue.
-                        std::mem::forget(lv);
-                        std::mem::forget(rv);
-                        return Ok(v);
-                    }
-                }
-                c.set_loc(loc);
-                let r = c.send_impl(&lv, sel, std::slice::from_ref(&rv));
-                drop_fast(lv);
-                drop_fast(rv);
-                r
-            })
+            selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc)
         }
         Node::If(n) => {
             let n = *n;
@@ -649,18 +634,8 @@ fn compile_send(s: SendNode) -> Op {
             .next()
             .map(Arg::new)
             .unwrap_or(Arg::Const(Value::Nil));
-        let a0 = match shapes::self_send_arith(a0, sel, loc) {
-            Ok(o) => return o,
-            Err(a0) => a0,
-        };
-        let ic = InlineCache::default();
-        return op(move |c, f| {
-            let v = a0.run(c, f)?;
-            let base = c.stack.len();
-            c.stack.push(v);
-            c.set_loc(loc);
-            c.send_cached_compiled(&ic, f.recv, sel, base)
-        });
+        let s = selfsend::SelfSend::new(a0, sel, loc);
+        return op(move |c, f| s.run(c, f));
     }
     let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
     let ic = InlineCache::default();
