@@ -5,7 +5,8 @@
 //! semantics.
 //!
 //! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
-//! register file), `operand` (Integer operands, conditions,
+//! register file), `guard` (method bodies `n < 2 ifTrue: [..] ifFalse: [..]` run inline by
+//! a self-send's activation), `operand` (Integer operands, conditions,
 //! arguments and `local at: k` read without a dynamic call), `selfsend` (one-argument
 //! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
@@ -25,11 +26,13 @@ use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
 
 mod fused;
+mod guard;
 mod operand;
 mod selfsend;
 mod shapes;
 mod update;
 
+pub use guard::Guard;
 use operand::*;
 use update::*;
 
@@ -229,7 +232,15 @@ pub fn compile_body(code: &mut FnCode) {
             code.op = compile(Node::Send(s));
             return;
         }
-        code.op = compile(body);
+        match guard::Guard::of(body) {
+            Ok(g) => {
+                let g = Arc::new(g);
+                let g2 = g.clone();
+                code.op = op(move |c, f| g2.run(c, f));
+                code.guard = Some(g);
+            }
+            Err(body) => code.op = compile(body),
+        }
     } else {
         // Top-level units run statement by statement (a `^` ends one statement).
         let stmts = match body {

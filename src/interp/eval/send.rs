@@ -358,7 +358,11 @@ impl Ctx {
         if let Some((cm, defc)) = ic.get_plain(key, epoch) {
             debug_assert_eq!(self.stack.len() - base, cm.code.nparams as usize);
             let code = &cm.code;
-            let r = self.activation(cm, defc, recv, base, |c, f| code.op.run(c, f))?;
+            let r = self.activation(cm, defc, recv, base, |c, f| match &code.guard {
+                // A guard body without the call into its closure.
+                Some(g) => g.run(c, f),
+                None => code.op.run(c, f),
+            })?;
             return Ok(r.unwrap_or_else(|answer| answer));
         }
         let (hit, _) = self.cached_lookup(ic, recv, key, sel);
