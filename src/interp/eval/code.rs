@@ -58,6 +58,9 @@ pub struct FnCode {
     pub body: Node,
     /// The compiled body.
     pub op: crate::interp::eval::compile::Op,
+    /// A method body `local cmp literal ifTrue: [..] ifFalse: [..]`, which a self-send's
+    /// activation runs inline (`op` runs the same guard).
+    pub guard: Option<Arc<crate::interp::eval::compile::Guard>>,
     /// A top-level unit's statements, compiled one by one.
     pub stmts: Vec<crate::interp::eval::compile::Op>,
     /// A top-level unit (runs statement by statement).

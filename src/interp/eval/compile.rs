@@ -5,8 +5,10 @@
 //! semantics.
 //!
 //! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
-//! register file), `operand` (Integer operands, conditions,
-//! arguments and `local at: k` read without a dynamic call), `shapes` (monomorphic closures
+//! register file), `guard` (method bodies `n < 2 ifTrue: [..] ifFalse: [..]` run inline by
+//! a self-send's activation), `operand` (Integer operands, conditions,
+//! arguments and `local at: k` read without a dynamic call), `selfsend` (one-argument
+//! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
 //! local collection or String).
 
@@ -24,10 +26,13 @@ use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
 
 mod fused;
+mod guard;
 mod operand;
+mod selfsend;
 mod shapes;
 mod update;
 
+pub use guard::Guard;
 use operand::*;
 use update::*;
 
@@ -227,7 +232,15 @@ pub fn compile_body(code: &mut FnCode) {
             code.op = compile(Node::Send(s));
             return;
         }
-        code.op = compile(body);
+        match guard::Guard::of(body) {
+            Ok(g) => {
+                let g = Arc::new(g);
+                let g2 = g.clone();
+                code.op = op(move |c, f| g2.run(c, f));
+                code.guard = Some(g);
+            }
+            Err(body) => code.op = compile(body),
+        }
     } else {
         // Top-level units run statement by statement (a `^` ends one statement).
         let stmts = match body {
@@ -329,24 +342,7 @@ pub fn compile(n: Node) -> Op {
                     c.send_impl(&lv, sel, std::slice::from_ref(&rv))
                 });
             }
-            let (lo, ro) = (compile(b.lhs), compile(b.rhs));
-            op(move |c, f| {
-                let lv = lo.run(c, f)?;
-                let rv = ro.run(c, f)?;
-                if let (Value::Int(x), Value::Int(y)) = (&lv, &rv) {
-                    if let Some(v) = c.int_op(opk, *x, *y) {
-                        // Immediates: no drop glue.
-                        std::mem::forget(lv);
-                        std::mem::forget(rv);
-                        return Ok(v);
-                    }
-                }
-                c.set_loc(loc);
-                let r = c.send_impl(&lv, sel, std::slice::from_ref(&rv));
-                drop_fast(lv);
-                drop_fast(rv);
-                r
-            })
+            selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc)
         }
         Node::If(n) => {
             let n = *n;
@@ -649,18 +645,8 @@ fn compile_send(s: SendNode) -> Op {
             .next()
             .map(Arg::new)
             .unwrap_or(Arg::Const(Value::Nil));
-        let a0 = match shapes::self_send_arith(a0, sel, loc) {
-            Ok(o) => return o,
-            Err(a0) => a0,
-        };
-        let ic = InlineCache::default();
-        return op(move |c, f| {
-            let v = a0.run(c, f)?;
-            let base = c.stack.len();
-            c.stack.push(v);
-            c.set_loc(loc);
-            c.send_cached_compiled(&ic, f.recv, sel, base)
-        });
+        let s = selfsend::SelfSend::new(a0, sel, loc);
+        return op(move |c, f| s.run(c, f));
     }
     let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
     let ic = InlineCache::default();

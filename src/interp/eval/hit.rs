@@ -56,7 +56,18 @@ struct IcEntry {
     key: usize,
     epoch: u64,
     hit: Hit,
+    /// The method when the hit is a plain compiled method (`special` unset) whose parameter
+    /// count is the selector's arity, else null: a send that pushed the selector's arguments
+    /// runs it with no further test ([`InlineCache::get_plain`]).
+    plain: *const CompiledMethod,
 }
+
+// SAFETY: `plain` points, like the Hit's own pointers, at a `CompiledMethod` owned by the
+// Program (`Send + Sync`, never freed while the Program lives); an entry is immutable once
+// published.
+unsafe impl Send for IcEntry {}
+// SAFETY: as above.
+unsafe impl Sync for IcEntry {}
 
 /// After this many misses a site is megamorphic and stops caching (the per-process method
 /// cache still serves it).
@@ -86,10 +97,11 @@ impl InlineCache {
         (e.key == key && e.epoch == epoch).then_some(e.hit)
     }
 
-    /// [`InlineCache::get`] by reference (the hot self-send reads the method straight from
-    /// the entry instead of copying the hit out).
+    /// The plain compiled method (and its defining class) cached for dispatch key `key` at
+    /// `epoch`: a compiled method without `special` whose parameter count is the arity of
+    /// the site's selector. The self-send fast path runs it without looking at the hit.
     #[inline(always)]
-    pub(crate) fn get_ref(&self, key: usize, epoch: u64) -> Option<&Hit> {
+    pub(crate) fn get_plain(&self, key: usize, epoch: u64) -> Option<(&CompiledMethod, &Class)> {
         let p = self.entry.load(Ordering::Acquire);
         if p.is_null() {
             return None;
@@ -97,7 +109,12 @@ impl InlineCache {
         // SAFETY: as in `get`: published by `fill`, never freed while the program (which owns
         // the code holding this cache, and so outlives `&self`) lives.
         let e = unsafe { &*p };
-        (e.key == key && e.epoch == epoch).then_some(&e.hit)
+        if e.key != key || e.epoch != epoch || e.plain.is_null() {
+            return None;
+        }
+        // SAFETY: `plain` is the hit's compiled method (or null, excluded above), installed
+        // in or retired into the Program like every method a hit points at (module doc).
+        Some((unsafe { &*e.plain }, e.hit.class()))
     }
 
     /// Records a hit for later sends from this site.
@@ -111,7 +128,18 @@ impl InlineCache {
         if self.misses.fetch_add(1, Ordering::Relaxed) >= MAX_MISSES {
             return;
         }
-        let new = Box::into_raw(Box::new(IcEntry { key, epoch, hit }));
+        let plain = match hit.compiled() {
+            Some(cm) if !cm.code.special && cm.code.nparams == u32::from(hit.nargs) => {
+                cm as *const CompiledMethod
+            }
+            _ => std::ptr::null(),
+        };
+        let new = Box::into_raw(Box::new(IcEntry {
+            key,
+            epoch,
+            hit,
+            plain,
+        }));
         let old = self.entry.swap(new, Ordering::AcqRel);
         if !old.is_null() {
             // SAFETY: `old` came from `Box::into_raw` and is no longer reachable from this cache;

@@ -328,7 +328,8 @@ impl Ctx {
     }
 
     /// [`Ctx::send_cached`] for a site whose usual target is a plain compiled method (the
-    /// self-send of a recursive method, `self fib: n - 1`): the activation is inlined here,
+    /// self-send of a recursive method, `self fib: n - 1`). The caller pushed exactly the
+    /// selector's arguments at `base` (a self-send site always does). The activation is inlined here,
     /// so the call skips `invoke_at`'s own call and the hit's second dispatch. Anything else
     /// (a primitive, an accessor, a method that rebinds `self` or touches class state, an
     /// arity mismatch) takes the general `dispatch_at`.
@@ -352,14 +353,17 @@ impl Ctx {
             return Err(e.into());
         }
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-        if let Some(h) = ic.get_ref(key, epoch) {
-            if let Some(cm) = h.compiled() {
-                let code = &cm.code;
-                if !code.special && self.stack.len() - base == code.nparams as usize {
-                    let r = self.activation(cm, h.class(), recv, base, |c, f| code.op.run(c, f))?;
-                    return Ok(r.unwrap_or_else(|answer| answer));
-                }
-            }
+        // Every caller pushed exactly the selector's arguments, and a plain entry's method
+        // takes that many: no arity test here.
+        if let Some((cm, defc)) = ic.get_plain(key, epoch) {
+            debug_assert_eq!(self.stack.len() - base, cm.code.nparams as usize);
+            let code = &cm.code;
+            let r = self.activation(cm, defc, recv, base, |c, f| match &code.guard {
+                // A guard body without the call into its closure.
+                Some(g) => g.run(c, f),
+                None => code.op.run(c, f),
+            })?;
+            return Ok(r.unwrap_or_else(|answer| answer));
         }
         let (hit, _) = self.cached_lookup(ic, recv, key, sel);
         self.dispatch_at(hit, recv, sel, base)

@@ -179,7 +179,9 @@ pub(super) fn int_cmp_op(op: BinOp) -> bool {
 
 /// An argument of a fast-path site: `local op literal` Integer arithmetic and constants are
 /// produced without a dynamic call; anything else (or an overflow, or overridden Integer
-/// arithmetic) runs the compiled expression.
+/// arithmetic) runs the compiled expression. A plain byte tag (`repr(u8)`) instead of a niche
+/// in the operands: `run` dispatches with one byte load instead of decoding the niche.
+#[repr(u8)]
 pub(super) enum Arg {
     IntBin(BinOp, IntSrc, IntSrc, Op),
     Const(Value),
