@@ -28,6 +28,14 @@
 //! never reaches the allocator. Between two checks a script allocates at most one step's
 //! worth: a few hundred KiB.
 //!
+//! **Per actor.** With `EngineBuilder::actor_max_memory` each actor has an account of its
+//! own whose counts also go to its engine's ([`new_child_account`]); the thread is charged to
+//! it while the actor's message runs, and [`in_coroutine`] (the runtime's one hook, at every
+//! coroutine resume) keeps that per coroutine, so a suspended actor's account is not charged
+//! for what other processes allocate on the thread meanwhile. What an actor's memory is, and
+//! the re-base that corrects drift from values moving between actors:
+//! `interp::actor::memlimit`.
+//!
 //! **Installing.** A Rust program chooses its global allocator, so the host installs it:
 //! `#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();` (or
 //! wrapping another allocator with [`CountingAlloc::new`]). Without it, `max_memory` still
@@ -257,27 +265,22 @@ pub fn enable_coroutine_accounts() {
 #[derive(Default, Debug)]
 pub struct CoAccount(Option<&'static Account>);
 
-/// The runtime's one hook (`runtime::sched::Worker::drive`): runs `resume` (one resume of a
-/// coroutine) charged to the account the coroutine was charged to when it last suspended,
-/// and gives the thread its own account back afterwards, so an actor's account follows its
-/// coroutine across suspensions (a sync call, `Timer sleep:`, preemption) while other
-/// coroutines run on the thread in between. `suspended` tells from the result whether the
-/// coroutine will be resumed again (else its account is forgotten). Without per-actor
-/// limits in the process this is one predictable branch.
+/// True once per-actor memory limits exist in this process (see [`in_coroutine`]): the
+/// runtime's one predictable branch per resume.
 #[inline(always)]
-pub fn in_coroutine<R>(
-    saved: &mut CoAccount,
-    resume: impl FnOnce() -> R,
-    suspended: impl FnOnce(&R) -> bool,
-) -> R {
-    if !CO_ACCOUNTS.load(Ordering::Relaxed) {
-        return resume();
-    }
-    in_coroutine_slow(saved, resume, suspended)
+pub fn coroutine_accounts() -> bool {
+    CO_ACCOUNTS.load(Ordering::Relaxed)
 }
 
+/// The runtime's one hook (`runtime::sched::Worker::drive`, taken when
+/// [`coroutine_accounts`]): runs `resume` (one resume of a coroutine) charged to the account
+/// the coroutine was charged to when it last suspended, and gives the thread its own account
+/// back afterwards, so an actor's account follows its coroutine across suspensions (a sync
+/// call, `Timer sleep:`, preemption) while other coroutines run on the thread in between.
+/// `suspended` tells from the result whether the coroutine will be resumed again (else its
+/// account is forgotten).
 #[inline(never)]
-fn in_coroutine_slow<R>(
+pub fn in_coroutine<R>(
     saved: &mut CoAccount,
     resume: impl FnOnce() -> R,
     suspended: impl FnOnce(&R) -> bool,

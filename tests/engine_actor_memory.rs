@@ -162,7 +162,10 @@ fn run_child(name: &str) -> (String, usize, String, String) {
 fn assert_actor_contained(name: &str, after: &str) {
     let (kind, peak, limit, got_after) = run_child(name);
     assert_eq!(kind, "memory_limit", "{name}");
-    assert_eq!(limit, "None", "{name}: the evaluation itself is not over any limit");
+    assert_eq!(
+        limit, "None",
+        "{name}: the evaluation itself is not over any limit"
+    );
     assert!(
         peak < ACTOR_LIMIT + SLACK,
         "{name}: host peak RSS grew {} MiB (actor limit {} MiB + {} MiB)",
@@ -235,10 +238,7 @@ fn values_an_actor_gives_away_do_not_count_against_it() {
     )
     .unwrap();
     assert_eq!(
-        int(
-            &e,
-            "m := Maker spawn. 1 to: 200 do: [:i | m make]. m n"
-        ),
+        int(&e, "m := Maker spawn. 1 to: 200 do: [:i | m make]. m n"),
         200
     );
     // An actor freeing what others allocated gains no room from it: it still cannot keep

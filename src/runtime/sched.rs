@@ -680,11 +680,15 @@ impl Worker {
         let me = &self.shared.workers[self.id].driving;
         me.store(self.resumes, Ordering::Relaxed);
         // Per-actor memory accounts follow their coroutine (one branch when unused).
-        let r = crate::memory::in_coroutine(
-            &mut self.slots[slot as usize].mem,
-            || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
-            |r| matches!(r, Ok(CoroutineResult::Yield(_))),
-        );
+        let r = if crate::memory::coroutine_accounts() {
+            crate::memory::in_coroutine(
+                &mut self.slots[slot as usize].mem,
+                || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
+                |r| matches!(r, Ok(CoroutineResult::Yield(_))),
+            )
+        } else {
+            catch_unwind(AssertUnwindSafe(|| co.resume(())))
+        };
         self.shared.workers[self.id]
             .driving
             .store(0, Ordering::Relaxed);

@@ -131,16 +131,55 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        // With `actor_max_memory` the message runs charged to the actor's account.
+        let scope = if crate::memory::coroutine_accounts() {
+            self.memory_scope()
+        } else {
+            None
+        };
+        let sel = msg.selector;
+        let r = self.handle_message(cx, msg);
+        match scope {
+            None => r,
+            Some(scope) => self.after_memory(cx, scope, sel, r),
+        }
+    }
+
+    fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
+        self.terminate_actor(cx, reason)
+    }
+
+    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
+        self.log_cast_failure(cx, selector, error)
+    }
+}
+
+impl BtActor {
+    /// Charges the thread to the actor's memory account (made on the first message) when
+    /// its engine sets `actor_max_memory` (`memlimit`).
+    #[cold]
+    #[inline(never)]
+    fn memory_scope(&mut self) -> Option<crate::memory::Scope> {
         if self.mem.is_none() {
+            self.sys.prog.actor_memory.get()?;
             self.mem = crate::interp::actor::memlimit::ActorMem::for_program(&self.sys.prog);
         }
-        let Some(acct) = self.mem.as_ref().map(|m| m.account()) else {
-            return self.handle_message(cx, msg);
-        };
-        // The message runs charged to the actor's account (`memlimit`).
-        let sel = msg.selector;
-        let scope = crate::memory::Scope::enter(Some(acct));
-        let r = self.handle_message(cx, msg);
+        let acct = self.mem.as_ref()?.account();
+        Some(crate::memory::Scope::enter(Some(acct)))
+    }
+
+    /// After a message under `actor_max_memory`: when the state the message left is over
+    /// the limit, the message fails and the actor crashes with `#memory_limit`, as when the
+    /// limit trips during the message.
+    #[cold]
+    #[inline(never)]
+    fn after_memory(
+        &mut self,
+        cx: &mut Cx<'_>,
+        scope: crate::memory::Scope,
+        sel: Sym,
+        r: Result<Value, Value>,
+    ) -> Result<Value, Value> {
         drop(scope);
         let over = self
             .mem
@@ -149,8 +188,6 @@ impl Behaviour for BtActor {
         if !over {
             return r;
         }
-        // The state the message left is over the limit: the message fails and the actor
-        // crashes with `#memory_limit`, as when the limit trips during the message.
         if r.is_ok() {
             std::mem::swap(&mut self.fields, &mut self.saved);
         }
@@ -171,17 +208,8 @@ impl Behaviour for BtActor {
         Err(prefix_error(e, &self.class, sel))
     }
 
-    fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
-        self.terminate_actor(cx, reason)
-    }
-
-    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
-        self.log_cast_failure(cx, selector, error)
-    }
-}
-
-impl BtActor {
     /// One message (see `Behaviour::handle`; the memory account is set around it).
+    #[inline(always)]
     fn handle_message(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         let req = msg.as_request();
         if let Some(Request::Job) = req {
