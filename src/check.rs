@@ -187,7 +187,8 @@ impl Checker {
         let table = LIBRARY
             .get_or_init(|| {
                 let mut c = Checker::bare();
-                c.add_stdlib_sources(library::STDLIB);
+                let modules: Vec<&ast::Module> = library::parsed().iter().collect();
+                c.add_stdlib(&modules);
                 c.table
             })
             .clone();

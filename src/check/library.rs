@@ -65,3 +65,21 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("Tuple.bt", include_str!("../../stdlib/Tuple.bt")),
     ("Types.bt", include_str!("../../stdlib/Types.bt")),
 ];
+
+/// The syntax trees of [`STDLIB`] (in its order), parsed once per process with `@primitive`
+/// bodies allowed and shared by everything that reads the library (the checker's class table,
+/// the interpreter's loader): a process parses the library once, not once per reader. Files
+/// that fail to parse contribute what was recovered.
+pub fn parsed() -> &'static [crate::syntax::ast::Module] {
+    static PARSED: std::sync::OnceLock<Vec<crate::syntax::ast::Module>> =
+        std::sync::OnceLock::new();
+    PARSED.get_or_init(|| {
+        let opts = crate::syntax::Options {
+            allow_primitives: true,
+        };
+        STDLIB
+            .iter()
+            .map(|(_, src)| crate::syntax::parse_with(src, opts).0)
+            .collect()
+    })
+}

@@ -212,7 +212,7 @@ impl Enc<'_> {
                 }
                 let mut out = std::collections::HashMap::new();
                 for (k, x) in m.iter() {
-                    out.insert(self.term(k, d)?, self.term(x, d)?);
+                    out.insert(self.term(&k, d)?, self.term(x, d)?);
                 }
                 Term::from(Map::from(out))
             }

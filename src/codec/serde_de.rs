@@ -70,7 +70,7 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
             Item::Dict(d) => visitor.visit_map(Map {
                 it: d
                     .iter()
-                    .map(|(k, x)| (KeyDe::Value(k), x))
+                    .map(|(k, x)| (KeyDe::of(&k), x))
                     .collect::<Vec<_>>()
                     .into_iter(),
                 cur: None,
@@ -141,7 +141,10 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
             Value::Str(s) => visitor.visit_enum(s.as_str().into_deserializer()),
             Value::Dict(d) if d.len() == 1 => {
                 let (k, x) = d.iter().next().ok_or_else(|| Error::new("empty"))?;
-                visitor.visit_enum(Enum { key: k, content: x })
+                visitor.visit_enum(Enum {
+                    key: KeyDe::of(&k),
+                    content: x,
+                })
             }
             _ => Err(Error::new(
                 "expected a Symbol or a one-entry Dictionary for an enum",
@@ -173,15 +176,73 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
 #[derive(Clone, Copy)]
 enum KeyDe<'de> {
     Value(&'de Value),
+    /// An Integer key of a Dictionary that stores its keys as `i64`s.
+    Int(i64),
     Name(Sym),
 }
 
-impl KeyDe<'_> {
+impl<'de> KeyDe<'de> {
+    fn of(k: &crate::value::dict::KeyRef<'de>) -> KeyDe<'de> {
+        match k.stored() {
+            Some(v) => KeyDe::Value(v),
+            None => KeyDe::Int(k.as_int().unwrap_or(0)),
+        }
+    }
+
     fn seg(self) -> Seg {
         match self {
             KeyDe::Value(k) => Seg::Key(k.clone()),
+            KeyDe::Int(i) => Seg::Key(Value::Int(i)),
             KeyDe::Name(n) => Seg::Field(n),
         }
+    }
+
+    fn deserialize<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, Error> {
+        match self {
+            KeyDe::Value(kv) => seed.deserialize(ValueDe(kv)),
+            KeyDe::Int(i) => seed.deserialize(IntDe(i)),
+            KeyDe::Name(n) => seed.deserialize(de::value::BorrowedStrDeserializer::new(n.as_str())),
+        }
+    }
+}
+
+/// An Integer key that is not stored as a `Value`: deserializes exactly as [`ValueDe`] of
+/// `Value::Int` does.
+struct IntDe(i64);
+
+impl<'de> de::Deserializer<'de> for IntDe {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_i64(self.0)
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_some(self)
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _: &'static str,
+        _: &'static [&'static str],
+        _: V,
+    ) -> Result<V::Value, Error> {
+        Err(Error::new(
+            "expected a Symbol or a one-entry Dictionary for an enum",
+        ))
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes
+        byte_buf unit unit_struct seq tuple tuple_struct map struct identifier ignored_any
     }
 }
 
@@ -227,11 +288,7 @@ impl<'de> de::MapAccess<'de> for Map<'de> {
             return Ok(None);
         };
         self.cur = Some((k, v));
-        let r = match k {
-            KeyDe::Value(kv) => seed.deserialize(ValueDe(kv)),
-            KeyDe::Name(n) => seed.deserialize(de::value::BorrowedStrDeserializer::new(n.as_str())),
-        };
-        r.map(Some).map_err(|e| e.at(k.seg()))
+        k.deserialize(seed).map(Some).map_err(|e| e.at(k.seg()))
     }
     fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, Error> {
         let Some((k, v)) = self.cur.take() else {
@@ -246,7 +303,7 @@ impl<'de> de::MapAccess<'de> for Map<'de> {
 
 /// `#{#Variant => content}`.
 struct Enum<'de> {
-    key: &'de Value,
+    key: KeyDe<'de>,
     content: &'de Value,
 }
 
@@ -254,7 +311,7 @@ impl<'de> de::EnumAccess<'de> for Enum<'de> {
     type Error = Error;
     type Variant = Self;
     fn variant_seed<V: DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Self), Error> {
-        let v = seed.deserialize(ValueDe(self.key))?;
+        let v = self.key.deserialize(seed)?;
         Ok((v, self))
     }
 }
@@ -264,16 +321,16 @@ impl<'de> de::VariantAccess<'de> for Enum<'de> {
     fn unit_variant(self) -> Result<(), Error> {
         match self.content {
             Value::Nil => Ok(()),
-            _ => Err(Error::new("a unit variant takes no content").at(Seg::Key(self.key.clone()))),
+            _ => Err(Error::new("a unit variant takes no content").at(self.key.seg())),
         }
     }
     fn newtype_variant_seed<T: DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, Error> {
         seed.deserialize(ValueDe(self.content))
-            .map_err(|e| e.at(Seg::Key(self.key.clone())))
+            .map_err(|e| e.at(self.key.seg()))
     }
     fn tuple_variant<V: Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value, Error> {
         de::Deserializer::deserialize_seq(ValueDe(self.content), visitor)
-            .map_err(|e| e.at(Seg::Key(self.key.clone())))
+            .map_err(|e| e.at(self.key.seg()))
     }
     fn struct_variant<V: Visitor<'de>>(
         self,
@@ -281,7 +338,7 @@ impl<'de> de::VariantAccess<'de> for Enum<'de> {
         visitor: V,
     ) -> Result<V::Value, Error> {
         de::Deserializer::deserialize_map(ValueDe(self.content), visitor)
-            .map_err(|e| e.at(Seg::Key(self.key.clone())))
+            .map_err(|e| e.at(self.key.seg()))
     }
 }
 

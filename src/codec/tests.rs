@@ -192,8 +192,8 @@ fn dictionary_term_order_is_kept() {
     let (Value::Dict(a), Value::Dict(b)) = (&v, &back) else {
         panic!("not Dictionaries");
     };
-    let ka: Vec<String> = a.keys().map(|k| vm.display(k)).collect();
-    let kb: Vec<String> = b.keys().map(|k| vm.display(k)).collect();
+    let ka: Vec<String> = a.keys().map(|k| vm.display(&k)).collect();
+    let kb: Vec<String> = b.keys().map(|k| vm.display(&k)).collect();
     assert_eq!(ka, kb);
 }
 

@@ -506,10 +506,12 @@ fn visit<'a>(
         Item::Tuple(t) => indexed(t.iter()),
         Item::Set(s) => indexed(s.iter().map(|k| &k.0)),
         Item::Dict(d) => Box::new(d.iter().flat_map(|(k, x)| {
-            [
-                Step::Val(Seg::Key(k.clone()), k),
-                Step::Val(Seg::Key(k.clone()), x),
-            ]
+            let key = match k.stored() {
+                Some(r) => Step::Val(Seg::Key(k.to_value()), r),
+                // An Integer key the Dictionary stores as its `i64`.
+                None => Step::Owned(Seg::Key(k.to_value()), k.to_value()),
+            };
+            [key, Step::Val(Seg::Key(k.to_value()), x)]
         })),
         Item::Bag(b) => Box::new(
             b.iter()

@@ -51,8 +51,11 @@ impl Value {
         }
     }
 
-    /// The entries of a Dictionary in standard term order (None for other values).
-    pub fn entries(&self) -> Option<impl Iterator<Item = (&Value, &Value)> + '_> {
+    /// The entries of a Dictionary in standard term order (None for other values). A key
+    /// dereferences to its `Value` (`k.clone()` or `k.to_value()` for an owned one).
+    pub fn entries(
+        &self,
+    ) -> Option<impl Iterator<Item = (crate::value::dict::KeyRef<'_>, &Value)> + '_> {
         match self {
             Value::Dict(d) => Some(d.iter()),
             _ => None,

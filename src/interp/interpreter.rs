@@ -251,9 +251,13 @@ impl Interpreter {
         let mut frame;
         // The guest lock also reserves the shared slot: a concurrent caller (or a pool run)
         // gets a slot of its own.
-        let slot = match &guest {
-            Some(_) => self.job_slot.clone(),
-            None => JobSlot::new(),
+        let own_slot;
+        let slot: &Arc<JobSlot> = match &guest {
+            Some(_) => &self.job_slot,
+            None => {
+                own_slot = JobSlot::new();
+                &own_slot
+            }
         };
         match guest {
             Some(mut stacks) => {
@@ -284,7 +288,7 @@ impl Interpreter {
                     unsafe {
                         slot.put(&mut frame)
                     };
-                    self.job_to_pool(&main, &fresh, &slot);
+                    self.job_to_pool(&main, &fresh, slot);
                     fresh.wait();
                 }
             }
@@ -297,7 +301,7 @@ impl Interpreter {
                 unsafe {
                     slot.put(&mut frame)
                 };
-                self.job_to_pool(&main, &done, &slot);
+                self.job_to_pool(&main, &done, slot);
                 done.wait();
             }
         }
@@ -335,25 +339,19 @@ impl Interpreter {
     }
 
     fn load_stdlib(&self) -> Vec<String> {
-        // Parsed once per process: the library's syntax trees depend on nothing but its text.
+        // Parsed once per process (shared with the checker): the library's syntax trees depend
+        // on nothing but its text.
         static PARSED: std::sync::OnceLock<Vec<SourceUnit>> = std::sync::OnceLock::new();
         let units: &'static [SourceUnit] = PARSED.get_or_init(|| {
             crate::interp::stdlib::FILES
                 .iter()
-                .map(|(name, src)| {
-                    let (module, _diags) = crate::syntax::parse_with(
-                        src,
-                        crate::syntax::Options {
-                            allow_primitives: true,
-                        },
-                    );
-                    SourceUnit {
-                        path: format!("stdlib/{name}"),
-                        src: src.to_string(),
-                        module,
-                        file: crate::interp::eval::code::NO_FILE,
-                        stdlib: true,
-                    }
+                .zip(crate::check::library::parsed())
+                .map(|((name, src), module)| SourceUnit {
+                    path: format!("stdlib/{name}"),
+                    src: std::borrow::Cow::Borrowed(src),
+                    module: std::borrow::Cow::Borrowed(module),
+                    file: crate::interp::eval::code::NO_FILE,
+                    stdlib: true,
                 })
                 .collect()
         });
@@ -388,8 +386,8 @@ impl Interpreter {
             let file = self.prog.add_file(path, src);
             units.push(SourceUnit {
                 path: path.clone(),
-                src: src.clone(),
-                module,
+                src: src.clone().into(),
+                module: std::borrow::Cow::Owned(module),
                 file,
                 stdlib: false,
             });
@@ -547,8 +545,8 @@ impl Interpreter {
         let file = self.prog.add_file(path, src);
         let unit = SourceUnit {
             path: path.to_string(),
-            src: src.to_string(),
-            module,
+            src: src.to_string().into(),
+            module: std::borrow::Cow::Owned(module),
             file,
             stdlib: false,
         };

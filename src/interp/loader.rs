@@ -20,8 +20,10 @@ use crate::value::{ClassRef, Sym, Value};
 /// One parsed file of a unit.
 pub struct SourceUnit {
     pub path: String,
-    pub src: String,
-    pub module: Module,
+    /// The text (borrowed for the built-in library, which is in the binary).
+    pub src: std::borrow::Cow<'static, str>,
+    /// The syntax tree (borrowed for the built-in library: `check::library::parsed`).
+    pub module: std::borrow::Cow<'static, Module>,
     /// File id in the program's file table (`NO_FILE` for the built-in library).
     pub file: u32,
     pub stdlib: bool,
@@ -358,7 +360,7 @@ fn install<'u>(
             problems.push(FileProblem {
                 path: u.path.clone(),
                 diagnostics: errs,
-                src: u.src.clone(),
+                src: u.src.to_string(),
             });
         }
     }

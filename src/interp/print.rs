@@ -217,7 +217,7 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                 if i > 0 {
                     out.push_str(", ");
                 }
-                let (pk, pe) = (element_print(ctx, k)?, element_print(ctx, e)?);
+                let (pk, pe) = (element_print(ctx, &k)?, element_print(ctx, e)?);
                 m.step(
                     ctx,
                     2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len(),

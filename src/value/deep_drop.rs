@@ -73,7 +73,7 @@ fn needs_deep_drop(v: &Value) -> bool {
             Ref::strong_count(r) == 1
                 && !r.is_empty()
                 && r.iter_unordered()
-                    .any(|(k, e)| is_deep_child(k) || is_deep_child(e))
+                    .any(|(k, e)| is_deep_child(&k) || is_deep_child(e))
         }
         Value::Set(r) => Ref::strong_count(r) == 1 && r.iter().any(|k| is_deep_child(&k.0)),
         Value::Bag(r) => Ref::strong_count(r) == 1 && r.keys().any(|k| is_deep_child(&k.0)),

@@ -6,6 +6,8 @@
 
 use super::*;
 use crate::value::order::strict_eq;
+use crate::value::order::term_cmp;
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
 fn int(i: i64) -> Value {
@@ -85,17 +87,17 @@ fn flat_table_agrees_with_an_ordered_map() {
 #[test]
 fn ascending_inserts_stay_sorted_and_removals_keep_order() {
     let mut d: Dict = (0..1000).map(|i| (int(i * 7), int(i))).collect();
-    assert!(matches!(&d.repr, Repr::Flat(f) if f.sorted));
+    assert!(matches!(&d.repr, Repr::Int(f) if f.sorted));
     for i in (0..1000).step_by(3) {
         assert_eq!(d.remove(&int(i * 7)).and_then(|v| v.as_int()), Some(i));
     }
-    assert!(matches!(&d.repr, Repr::Flat(f) if f.sorted));
-    let keys: Vec<i64> = d.keys().filter_map(Value::as_int).collect();
+    assert!(matches!(&d.repr, Repr::Int(f) if f.sorted));
+    let keys: Vec<i64> = d.keys().filter_map(|k| k.as_int()).collect();
     let want: Vec<i64> = (0..1000).filter(|i| i % 3 != 0).map(|i| i * 7).collect();
     assert_eq!(keys, want);
     d.insert(int(-1), int(0));
-    assert_eq!(d.keys().next().and_then(Value::as_int), Some(-1));
-    assert_eq!(d.keys().last().and_then(Value::as_int), Some(998 * 7));
+    assert_eq!(d.keys().next().and_then(|k| k.as_int()), Some(-1));
+    assert_eq!(d.keys().last().and_then(|k| k.as_int()), Some(998 * 7));
 }
 
 #[test]
@@ -133,8 +135,8 @@ fn shared_updates_leave_the_original_and_do_not_copy_large_tables() {
     assert!(!a.is_flat());
     assert_eq!(a.get(&int(5)).and_then(Value::as_int), Some(-5));
     assert_eq!(base.get(&int(5)).and_then(Value::as_int), Some(5));
-    let Repr::Flat(f) = &base.repr else {
-        panic!("the original stays flat")
+    let Repr::Int(f) = &base.repr else {
+        panic!("the original stays flat (Integer-keyed)")
     };
     assert!(f.tree.get().is_some());
     // Shared updates of the tree share structure; each version stays intact.
@@ -162,9 +164,9 @@ fn shared_updates_leave_the_original_and_do_not_copy_large_tables() {
     }
     assert!(a.is_flat());
     assert_eq!(a.len(), before.len());
-    let after: Vec<&Value> = a.keys().collect();
+    let after: Vec<Value> = a.keys().map(|k| k.to_value()).collect();
     for ((k, _), k2) in before.iter().zip(after) {
-        assert!(strict_eq(k, k2));
+        assert!(strict_eq(k, &k2));
     }
 }
 
@@ -184,7 +186,7 @@ fn unordered_inserts_iterate_in_term_order() {
     let d: Dict = keys.iter().map(|k| (k.clone(), Value::Nil)).collect();
     let mut want: Vec<Key> = keys.iter().cloned().map(Key).collect();
     want.sort();
-    let got: Vec<&Value> = d.keys().collect();
+    let got: Vec<Value> = d.keys().map(|k| k.to_value()).collect();
     assert_eq!(got.len(), want.len());
     for (g, w) in got.iter().zip(&want) {
         assert!(strict_eq(g, &w.0));
@@ -197,4 +199,59 @@ fn a_value_seen_as_a_key_is_the_same_value() {
     let k = Key::from_ref(&v);
     assert!(std::ptr::eq(&k.0, &v));
     assert_eq!(k.0.as_str(), Some("k"));
+}
+
+#[test]
+fn an_integer_keyed_table_widens_in_place() {
+    let mut d = Dict::new();
+    for i in 0..100 {
+        d.insert(int(i * 3), int(i));
+    }
+    for i in 0..50 {
+        d.remove(&int(i * 6));
+    }
+    assert!(d.is_int_keyed());
+    // No other key is `=:=` to an Integer.
+    assert!(d.get(&Value::float(3.0)).is_none());
+    assert!(d.remove(&Value::float(3.0)).is_none());
+    d.insert(Value::float(3.0), int(-1));
+    assert!(!d.is_int_keyed() && d.is_flat());
+    assert_eq!(d.len(), 51);
+    assert_eq!(d.get(&int(3)).and_then(Value::as_int), Some(1));
+    assert_eq!(d.get(&Value::float(3.0)).and_then(Value::as_int), Some(-1));
+    assert!(d.get(&int(6)).is_none());
+    let keys: Vec<Value> = d.keys().map(|k| k.to_value()).collect();
+    assert_eq!(keys.len(), 51);
+    for w in keys.windows(2) {
+        assert_eq!(term_cmp(&w[0], &w[1]), Ordering::Less);
+    }
+    // Keys handed out by an Integer-keyed table are the Integers themselves.
+    let e: Dict = (0..5).map(|i| (int(i), int(i * i))).collect();
+    assert!(e.is_int_keyed());
+    let got: Vec<(i64, i64)> = e
+        .iter()
+        .filter_map(|(k, v)| Some((k.as_int()?, v.as_int()?)))
+        .collect();
+    assert_eq!(got, vec![(0, 0), (1, 1), (2, 4), (3, 9), (4, 16)]);
+    assert!(e.iter().all(|(k, _)| k.stored().is_none()));
+}
+
+#[test]
+fn a_table_that_outgrows_large_indexes_keeps_every_entry() {
+    // Past 2^16 index slots each outgrown index has its pages given back (`dict_pages.rs`)
+    // before it is freed; the table must not notice.
+    let n = 200_000i64;
+    let mut d = Dict::new();
+    for i in 0..n {
+        d.insert(int(i * 7), int(i));
+    }
+    assert_eq!(d.len(), n as usize);
+    assert!((0..n).all(|i| d.get(&int(i * 7)).and_then(Value::as_int) == Some(i)));
+    let mut g = Dict::new();
+    for i in 0..n {
+        g.insert(Value::str(format!("k{i}")), int(i));
+    }
+    assert!((0..n)
+        .step_by(97)
+        .all(|i| g.get(&Value::str(format!("k{i}"))).and_then(Value::as_int) == Some(i)));
 }

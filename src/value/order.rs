@@ -99,7 +99,7 @@ fn term_cmp_general(a: &Value, b: &Value, depth: u32) -> Ordering {
             (Value::Dict(x), Value::Dict(y)) => x
                 .len()
                 .cmp(&y.len())
-                .then_with(|| seq_cmp(x.keys(), y.keys(), depth))
+                .then_with(|| key_cmp(x, y, depth))
                 .then_with(|| seq_cmp(x.values(), y.values(), depth)),
             _ => native_or_subrank_cmp(a, b),
         },
@@ -126,6 +126,15 @@ fn term_cmp_general(a: &Value, b: &Value, depth: u32) -> Ordering {
 }
 
 /// Lexicographic comparison; a proper prefix comes first.
+/// The keys of two Dictionaries of the same size compared in order (the first difference).
+fn key_cmp(x: &crate::value::dict::Dict, y: &crate::value::dict::Dict, depth: u32) -> Ordering {
+    x.keys()
+        .zip(y.keys())
+        .map(|(a, b)| term_cmp_at(&a, &b, depth + 1))
+        .find(|o| o.is_ne())
+        .unwrap_or(Ordering::Equal)
+}
+
 fn seq_cmp<'a>(
     mut xs: impl Iterator<Item = &'a Value>,
     mut ys: impl Iterator<Item = &'a Value>,
@@ -439,7 +448,7 @@ fn eq_at(a: &Value, b: &Value, loose: bool, depth: u32) -> bool {
             Ref::ptr_eq(x, y)
                 || (x.len() == y.len()
                     && x.iter().zip(y.iter()).all(|((k1, v1), (k2, v2))| {
-                        eq_with(k1, k2, loose) && eq_with(v1, v2, loose)
+                        eq_with(&k1, &k2, loose) && eq_with(v1, v2, loose)
                     }))
         }
         (V::Set(x), V::Set(y)) => {
@@ -617,7 +626,8 @@ fn hash_into(v: &Value, h: &mut TermHasher, depth: u32) {
             h.write_usize(x.len());
             let mut sum = 0u64;
             for (k, e) in x.iter_unordered() {
-                sum = sum.wrapping_add(fold_mul(term_hash_at(k, d) ^ SEED, term_hash_at(e, d) | 1));
+                sum =
+                    sum.wrapping_add(fold_mul(term_hash_at(&k, d) ^ SEED, term_hash_at(e, d) | 1));
             }
             h.write_u64(sum);
         }

@@ -75,7 +75,15 @@ fn eq_shallow<'a>(
                     return false;
                 }
                 for ((k1, v1), (k2, v2)) in x.iter().zip(y.iter()) {
-                    work.push((k1, k2));
+                    match (k1.stored(), k2.stored()) {
+                        (Some(k1), Some(k2)) => work.push((k1, k2)),
+                        // An Integer key is a leaf: compared here.
+                        _ => {
+                            if !eq_iter(&k1, &k2, loose) {
+                                return false;
+                            }
+                        }
+                    }
                     work.push((v1, v2));
                 }
             }
@@ -188,11 +196,23 @@ fn cmp_shallow<'a>(a: &'a Value, b: &'a Value) -> Shallow<'a> {
             o => Shallow::Done(o),
         },
         (V::Dict(x), V::Dict(y)) => match x.len().cmp(&y.len()) {
-            Ordering::Equal => descend(
-                Box::new(x.keys().chain(x.values())),
-                Box::new(y.keys().chain(y.values())),
-                Ordering::Equal,
-            ),
+            Ordering::Equal => match (x.stored_keys(), y.stored_keys()) {
+                (Some(kx), Some(ky)) => descend(
+                    Box::new(kx.chain(x.values())),
+                    Box::new(ky.chain(y.values())),
+                    Ordering::Equal,
+                ),
+                // One side's keys are all Integers (leaves): its keys compare shallowly.
+                _ => match x
+                    .keys()
+                    .zip(y.keys())
+                    .map(|(a, b)| super::term_cmp(&a, &b))
+                    .find(|o| o.is_ne())
+                {
+                    Some(o) => Shallow::Done(o),
+                    None => descend(Box::new(x.values()), Box::new(y.values()), Ordering::Equal),
+                },
+            },
             o => Shallow::Done(o),
         },
         (V::List(x), V::List(y)) => {
@@ -257,6 +277,8 @@ enum W<'a> {
     Bytes(&'a [u8]),
     /// Compute `term_hash` of a value on its own (a Dictionary entry's key or value).
     Sub(&'a Value),
+    /// A `Sub` of an Integer (a key the Dictionary stores as its `i64`).
+    SubInt(i64),
     /// The value of a `Sub` is complete: pop its hasher, keep the result.
     FinishSub,
     /// Fold the last two results (key, value) into the current Dictionary's sum.
@@ -285,6 +307,7 @@ pub(super) fn hash_iter(v: &Value, h: &mut TermHasher) {
                     work.push(W::Val(v));
                 }
             },
+            W::SubInt(i) => results.push(i as u64),
             W::FinishSub => {
                 let t = hs.pop().map_or(0, |t| t.0);
                 results.push(fold_mul(t, MUL));
@@ -350,7 +373,13 @@ fn hash_shallow<'a>(v: &'a Value, h: &mut TermHasher, sums: &mut Vec<u64>, work:
             push_in_order(
                 work,
                 x.iter_unordered()
-                    .flat_map(|(k, e)| [W::Sub(k), W::Sub(e), W::Combine])
+                    .flat_map(|(k, e)| {
+                        let k = match k.stored() {
+                            Some(k) => W::Sub(k),
+                            None => W::SubInt(k.as_int().unwrap_or(0)),
+                        };
+                        [k, W::Sub(e), W::Combine]
+                    })
                     .chain(std::iter::once(W::DictEnd)),
             );
         }

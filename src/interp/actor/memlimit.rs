@@ -144,10 +144,8 @@ pub fn deep_size(roots: &[Value], cap: usize) -> usize {
             Value::Array(a) if !a.is_compact() => work.extend(a.iter()),
             Value::Tuple(t) => work.extend(t.iter()),
             Value::Dict(d) => {
-                for (k, e) in d.iter_unordered() {
-                    work.push(k);
-                    work.push(e);
-                }
+                // Keys: their slots are in `own_size`; a String key's bytes are not walked.
+                work.extend(d.iter_unordered().map(|(_, e)| e));
             }
             Value::Set(s) => work.extend(s.iter().map(|k| &k.0)),
             Value::Bag(b) => work.extend(b.keys().map(|k| &k.0)),

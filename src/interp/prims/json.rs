@@ -188,7 +188,7 @@ impl Writer {
                 self.indent += 1;
                 let mut first = true;
                 for (k, x) in d.iter() {
-                    let key = match k {
+                    let key = match &*k {
                         Value::Str(s) => s.to_string(),
                         Value::Symbol(s) => s.as_str().to_string(),
                         other => {

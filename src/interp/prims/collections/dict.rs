@@ -84,7 +84,7 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 fn keys(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let m = map_of(ctx, "keys", recv)?;
     Ok(Value::List(Ref::new(
-        ctx.collect_charged(m.keys().cloned(), ELEM)?,
+        ctx.collect_charged(m.keys().map(|k| k.to_value()), ELEM)?,
     )))
 }
 
@@ -225,7 +225,7 @@ fn keys_do(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let block = arg(args, 0);
     for k in m.keys() {
         ctx.tick()?;
-        ctx.call_block(block, std::slice::from_ref(k))?;
+        ctx.call_block(block, std::slice::from_ref(&*k))?;
     }
     Ok(Value::Nil)
 }
