@@ -1,7 +1,8 @@
 //! A host application running supervised automation actors (issue 16): rules written in bt
 //! run in actors under a supervisor, read sensors and raise alerts through typed host
 //! functions, and run under limits — a runaway rule crashes its actor with
-//! `reduction_limit`, the supervisor restarts it, and the host keeps going. Scripts get no
+//! `reduction_limit`, a hoarding one with `memory_limit`, the supervisor restarts it, and
+//! the host keeps going. Scripts get no
 //! capability but timers (no files, console input or network).
 //!
 //!   cargo run --example embed_automation
@@ -30,6 +31,8 @@ Actor subclass: Watcher
   checks => self.checks
   // A rule with a bug: loops for ever. The engine's per-actor budget stops it.
   runaway => [true] whileTrue: [self.checks := self.checks + 1]
+  // Another bug: keeps every reading it ever made. The per-actor memory limit stops it.
+  hoard => l := #(). [true] whileTrue: [l := l add: ("reading" repeat: 100000)]
 
 Supervisor subclass: Plant
   class children => #(Watcher)
@@ -48,6 +51,7 @@ fn main() {
         .actor_max_reductions(200_000) // each message a rule handles
         .timeout(Duration::from_secs(5))
         .max_memory(64 << 20)
+        .actor_max_memory(4 << 20) // the memory each rule actor may hold
         .grant(Capability::Timers)
         .try_build()
         .expect("engine");
@@ -102,6 +106,15 @@ fn main() {
         "restarted watcher, checks so far: {}",
         engine.display(&restarted)
     );
+    // A rule that hoards memory: the same, with `memory_limit`.
+    let e = engine.eval("w hoard").unwrap_err();
+    println!("hoarding rule: {} ({})", e.kind, e.class_name);
+    engine
+        .eval(
+            "[((plant which: Watcher) unwrap ifNil: [w]) =:= w] whileTrue: [Timer sleep: 1]. \
+             w := (plant which: Watcher) unwrap",
+        )
+        .expect("restarted");
     let v = engine.eval("w check: \"tank\" above: 50").expect("check");
     println!("tank {}", engine.display(&v));
 

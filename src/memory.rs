@@ -28,6 +28,14 @@
 //! never reaches the allocator. Between two checks a script allocates at most one step's
 //! worth: a few hundred KiB.
 //!
+//! **Per actor.** With `EngineBuilder::actor_max_memory` each actor has an account of its
+//! own whose counts also go to its engine's ([`new_child_account`]); the thread is charged to
+//! it while the actor's message runs, and [`in_coroutine`] (the runtime's one hook, at every
+//! coroutine resume) keeps that per coroutine, so a suspended actor's account is not charged
+//! for what other processes allocate on the thread meanwhile. What an actor's memory is, and
+//! the re-base that corrects drift from values moving between actors:
+//! `interp::actor::memlimit`.
+//!
 //! **Installing.** A Rust program chooses its global allocator, so the host installs it:
 //! `#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();` (or
 //! wrapping another allocator with [`CountingAlloc::new`]). Without it, `max_memory` still
@@ -39,7 +47,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
-use std::sync::atomic::{AtomicBool, AtomicIsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, Ordering};
 
 /// Bytes a thread accumulates before adding them to its account.
 pub const FLUSH: isize = 32 * 1024;
@@ -75,11 +83,14 @@ pub fn installed() -> bool {
     INSTALLED.load(Ordering::Relaxed)
 }
 
-/// The live bytes charged to one engine, and its limit.
+/// The live bytes charged to one engine (or one actor of it), and its limit.
 #[derive(Debug)]
 pub struct Account {
     used: AtomicIsize,
     limit: AtomicIsize,
+    /// An actor's account adds every count to its engine's account too (`None` for an
+    /// engine's own account, or an actor of an engine without `max_memory`).
+    parent: AtomicPtr<Account>,
 }
 
 impl Account {
@@ -98,8 +109,37 @@ impl Account {
         self.used.load(Ordering::Relaxed) > self.limit.load(Ordering::Relaxed)
     }
 
+    /// The engine account an actor's account also counts into.
+    pub fn parent(&self) -> Option<&'static Account> {
+        let p = self.parent.load(Ordering::Relaxed);
+        // SAFETY: `parent` is null or points at an account leaked by `new_account` (never
+        // freed).
+        unsafe { p.as_ref() }
+    }
+
+    /// True when this account or the one it counts into is over its limit.
+    pub fn over_any(&self) -> bool {
+        self.over() || self.parent().is_some_and(Account::over)
+    }
+
+    /// Re-bases the count to `bytes` (an actor's state measured by a deep size, see
+    /// `interp::actor::memlimit`); the parent's count is the allocator's and stays.
+    pub fn set_used(&self, bytes: usize) {
+        flush();
+        self.used
+            .store(bytes.min(isize::MAX as usize) as isize, Ordering::Relaxed);
+    }
+
+    /// The count, negative when this account freed more than it allocated.
+    pub fn used_signed(&self) -> isize {
+        self.used.load(Ordering::Relaxed)
+    }
+
     fn add(&self, n: isize) {
         self.used.fetch_add(n, Ordering::Relaxed);
+        if let Some(p) = self.parent() {
+            p.add(n);
+        }
     }
 }
 
@@ -109,12 +149,22 @@ static FREE: parking_lot::Mutex<Vec<&'static Account>> = parking_lot::Mutex::new
 
 /// An engine's account (reused from a dropped engine when one is free).
 pub fn new_account(limit: usize) -> &'static Account {
+    new_child_account(limit, None)
+}
+
+/// An account that also counts into `parent` (an actor's, under its engine's).
+pub fn new_child_account(limit: usize, parent: Option<&'static Account>) -> &'static Account {
     let a = FREE.lock().pop().unwrap_or_else(|| {
         Box::leak(Box::new(Account {
             used: AtomicIsize::new(0),
             limit: AtomicIsize::new(0),
+            parent: AtomicPtr::new(std::ptr::null_mut()),
         }))
     });
+    let p = parent.map_or(std::ptr::null_mut(), |p| {
+        p as *const Account as *mut Account
+    });
+    a.parent.store(p, Ordering::Relaxed);
     a.used.store(0, Ordering::Relaxed);
     a.limit
         .store(limit.min(isize::MAX as usize) as isize, Ordering::Relaxed);
@@ -124,6 +174,7 @@ pub fn new_account(limit: usize) -> &'static Account {
 /// Gives an account back (its engine and the engine's threads are gone).
 pub fn release_account(a: &'static Account) {
     a.limit.store(isize::MAX, Ordering::Relaxed);
+    a.parent.store(std::ptr::null_mut(), Ordering::Relaxed);
     FREE.lock().push(a);
 }
 
@@ -182,9 +233,79 @@ pub fn would_exceed(bytes: usize) -> bool {
     match current() {
         Some(a) => {
             flush();
-            a.used().saturating_add(bytes) > a.limit()
+            let past = |a: &Account| a.used().saturating_add(bytes) > a.limit();
+            past(a) || a.parent().is_some_and(past)
         }
         None => false,
+    }
+}
+
+/// Is `engine`'s account, or the account the current thread is charged to (an actor's, see
+/// [`in_coroutine`]), over its limit? Asked by the engine's preemption hook.
+pub fn over(engine: Option<&Account>) -> bool {
+    if engine.is_none() && !CO_ACCOUNTS.load(Ordering::Relaxed) {
+        return false;
+    }
+    flush();
+    engine.is_some_and(Account::over) || current().is_some_and(Account::over_any)
+}
+
+/// Set once an engine with per-actor memory limits exists: from then on every coroutine
+/// resume switches the thread's account ([`in_coroutine`]).
+static CO_ACCOUNTS: AtomicBool = AtomicBool::new(false);
+
+/// Turns on the per-coroutine account switch (an engine with `actor_max_memory` calls it;
+/// it stays on for the process).
+pub fn enable_coroutine_accounts() {
+    CO_ACCOUNTS.store(true, Ordering::Relaxed);
+}
+
+/// The account a suspended coroutine was charged to (the runtime keeps one per coroutine
+/// slot; see [`in_coroutine`]).
+#[derive(Default, Debug)]
+pub struct CoAccount(Option<&'static Account>);
+
+/// True once per-actor memory limits exist in this process (see [`in_coroutine`]): the
+/// runtime's one predictable branch per resume.
+#[inline(always)]
+pub fn coroutine_accounts() -> bool {
+    CO_ACCOUNTS.load(Ordering::Relaxed)
+}
+
+/// The runtime's one hook (`runtime::sched::Worker::drive`, taken when
+/// [`coroutine_accounts`]): runs `resume` (one resume of a coroutine) charged to the account
+/// the coroutine was charged to when it last suspended, and gives the thread its own account
+/// back afterwards, so an actor's account follows its coroutine across suspensions (a sync
+/// call, `Timer sleep:`, preemption) while other coroutines run on the thread in between.
+/// `suspended` tells from the result whether the coroutine will be resumed again (else its
+/// account is forgotten).
+#[inline(never)]
+pub fn in_coroutine<R>(
+    saved: &mut CoAccount,
+    resume: impl FnOnce() -> R,
+    suspended: impl FnOnce(&R) -> bool,
+) -> R {
+    let outer = current();
+    let inner = saved.0.take().or(outer);
+    if !same(inner, outer) {
+        set_current(inner);
+    }
+    let r = resume();
+    let left = current();
+    if suspended(&r) && !same(left, outer) {
+        saved.0 = left;
+    }
+    if !same(left, outer) {
+        set_current(outer);
+    }
+    r
+}
+
+fn same(a: Option<&'static Account>, b: Option<&'static Account>) -> bool {
+    match (a, b) {
+        (Some(x), Some(y)) => std::ptr::eq(x, y),
+        (None, None) => true,
+        _ => false,
     }
 }
 

@@ -63,6 +63,7 @@ fn embed_automation_runs_supervised_rules_under_limits() {
     assert!(out.contains("unknown sensor: not_found"), "{out}");
     assert!(out.contains("runaway rule: reduction_limit"), "{out}");
     assert!(out.contains("restarted watcher, checks so far: 0"), "{out}");
+    assert!(out.contains("hoarding rule: memory_limit"), "{out}");
     assert!(out.contains("tank 40.0"), "{out}");
     assert!(out.contains("alerts: [\"boiler at 93\"]"), "{out}");
     assert!(out.contains("memory in use under the limit: true"), "{out}");

@@ -80,6 +80,18 @@ impl EngineBuilder {
         self
     }
 
+    /// Limits the memory each actor holds to about `bytes`: its state between messages and
+    /// what a message allocates while it runs (see `bt::interp::actor::memlimit`). An actor
+    /// that outgrows it crashes with exit reason `#memory_limit` into its supervisor (its
+    /// state rolled back) and a caller waiting on the message gets a `memory_limit` error;
+    /// the host, the calling script and other actors go on. Every actor has its own account
+    /// (also those an actor spawns); [`Self::max_memory`] still bounds them all together.
+    /// Needs [`crate::CountingAlloc`] like `max_memory`.
+    pub fn actor_max_memory(mut self, bytes: usize) -> Self {
+        self.limits.actor_max_memory = Some(bytes);
+        self
+    }
+
     /// Nested activations before the catchable `stack_overflow` (default 10,000).
     pub fn max_depth(mut self, n: usize) -> Self {
         self.max_depth = n.max(1);
@@ -137,7 +149,9 @@ impl EngineBuilder {
     /// [`Self::build`], refusing a memory limit the host cannot enforce (no
     /// [`crate::CountingAlloc`] installed): kind `memory_accounting_unavailable`.
     pub fn try_build(self) -> Result<Engine, EngineError> {
-        if self.limits.max_memory.is_some() && !crate::memory::installed() {
+        let wants_memory =
+            self.limits.max_memory.is_some() || self.limits.actor_max_memory.is_some();
+        if wants_memory && !crate::memory::installed() {
             return Err(EngineError::usage(
                 "memory_accounting_unavailable",
                 "max_memory needs bt::CountingAlloc as the global allocator".to_string(),
@@ -170,6 +184,10 @@ impl EngineBuilder {
             .store(true, std::sync::atomic::Ordering::Relaxed);
         let denied = deny_ungranted(&vm, &grants);
         let account = self.limits.max_memory.map(crate::memory::new_account);
+        if let Some(bytes) = self.limits.actor_max_memory {
+            crate::memory::enable_coroutine_accounts();
+            let _ = vm.prog.actor_memory.set((bytes, account));
+        }
         let shared = Arc::new(Shared::new(self.limits, account));
         // Every main-program job, actor message and timer/monitor callback runs under the
         // hooks (limits, cancellation, shutdown, the memory account).

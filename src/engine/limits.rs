@@ -52,6 +52,7 @@ pub struct Limits {
     pub actor_max_reductions: Option<u64>,
     pub timeout: Option<Duration>,
     pub max_memory: Option<usize>,
+    pub actor_max_memory: Option<usize>,
     pub total_reductions: Option<u64>,
 }
 
@@ -142,10 +143,8 @@ impl Shared {
         {
             return Some(Limit::Budget);
         }
-        if self.account.is_some_and(|a| {
-            crate::memory::flush();
-            a.over()
-        }) {
+        // The engine's account, or the running actor's (`actor_max_memory`).
+        if crate::memory::over(self.account) {
             return Some(Limit::Memory);
         }
         None

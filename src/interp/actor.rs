@@ -22,6 +22,7 @@
 
 pub mod behaviour;
 pub mod handle;
+pub mod memlimit;
 pub mod relay;
 pub mod send;
 pub mod slots;

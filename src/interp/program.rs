@@ -180,6 +180,9 @@ pub struct Program {
     /// the main process), an actor's message or a timer/monitor callback
     /// (`ActorSys::take_ctx`, given None).
     pub ctx_hook: std::sync::OnceLock<CtxHookFactory>,
+    /// Set (once) by an embedder with `actor_max_memory`: each actor's limit in bytes and
+    /// the engine's account its account counts into (`interp::actor::memlimit`).
+    pub actor_memory: std::sync::OnceLock<(usize, Option<&'static crate::memory::Account>)>,
     /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
     /// message instead of ending the host process.
     pub embedded: AtomicBool,
@@ -448,6 +451,7 @@ impl Program {
             graveyard: Mutex::new(Vec::new()),
             host_fns: RwLock::new(HashMap::default()),
             ctx_hook: std::sync::OnceLock::new(),
+            actor_memory: std::sync::OnceLock::new(),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
             capabilities: Default::default(),

@@ -449,6 +449,8 @@ struct Slot {
     gen: u32,
     co: Option<Co>,
     timeout: Option<(u64, Arc<Waiter>)>,
+    /// The memory account the coroutine is charged to while suspended (per-actor limits).
+    mem: crate::memory::CoAccount,
 }
 
 /// One worker thread's private state.
@@ -640,6 +642,7 @@ impl Worker {
                     gen: 0,
                     co: None,
                     timeout: None,
+                    mem: Default::default(),
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -676,7 +679,16 @@ impl Worker {
         self.resumes += 1;
         let me = &self.shared.workers[self.id].driving;
         me.store(self.resumes, Ordering::Relaxed);
-        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        // Per-actor memory accounts follow their coroutine (one branch when unused).
+        let r = if crate::memory::coroutine_accounts() {
+            crate::memory::in_coroutine(
+                &mut self.slots[slot as usize].mem,
+                || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
+                |r| matches!(r, Ok(CoroutineResult::Yield(_))),
+            )
+        } else {
+            catch_unwind(AssertUnwindSafe(|| co.resume(())))
+        };
         self.shared.workers[self.id]
             .driving
             .store(0, Ordering::Relaxed);

@@ -38,6 +38,9 @@ pub struct BtActor {
     pub fields: Vec<Value>,
     saved: Vec<Value>,
     me: Option<Value>,
+    /// The actor's memory account when its engine sets `actor_max_memory` (made on the
+    /// first message; `memlimit`).
+    mem: Option<crate::interp::actor::memlimit::ActorMem>,
 }
 
 impl BtActor {
@@ -55,6 +58,7 @@ impl BtActor {
             fields,
             saved: Vec::new(),
             me,
+            mem: None,
         }
     }
 
@@ -127,6 +131,86 @@ pub fn has_initialize(ctx: &Ctx, class: &ClassRef) -> bool {
 
 impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        // With `actor_max_memory` the message runs charged to the actor's account.
+        let scope = if crate::memory::coroutine_accounts() {
+            self.memory_scope()
+        } else {
+            None
+        };
+        let sel = msg.selector;
+        let r = self.handle_message(cx, msg);
+        match scope {
+            None => r,
+            Some(scope) => self.after_memory(cx, scope, sel, r),
+        }
+    }
+
+    fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
+        self.terminate_actor(cx, reason)
+    }
+
+    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
+        self.log_cast_failure(cx, selector, error)
+    }
+}
+
+impl BtActor {
+    /// Charges the thread to the actor's memory account (made on the first message) when
+    /// its engine sets `actor_max_memory` (`memlimit`).
+    #[cold]
+    #[inline(never)]
+    fn memory_scope(&mut self) -> Option<crate::memory::Scope> {
+        if self.mem.is_none() {
+            self.sys.prog.actor_memory.get()?;
+            self.mem = crate::interp::actor::memlimit::ActorMem::for_program(&self.sys.prog);
+        }
+        let acct = self.mem.as_ref()?.account();
+        Some(crate::memory::Scope::enter(Some(acct)))
+    }
+
+    /// After a message under `actor_max_memory`: when the state the message left is over
+    /// the limit, the message fails and the actor crashes with `#memory_limit`, as when the
+    /// limit trips during the message.
+    #[cold]
+    #[inline(never)]
+    fn after_memory(
+        &mut self,
+        cx: &mut Cx<'_>,
+        scope: crate::memory::Scope,
+        sel: Sym,
+        r: Result<Value, Value>,
+    ) -> Result<Value, Value> {
+        drop(scope);
+        let over = self
+            .mem
+            .as_mut()
+            .is_some_and(|m| m.after_message(&self.fields));
+        if !over {
+            return r;
+        }
+        if r.is_ok() {
+            std::mem::swap(&mut self.fields, &mut self.saved);
+        }
+        let kind = ErrorKind::from_name("memory_limit");
+        let prog = &self.sys.prog;
+        let e = make_exception(
+            prog,
+            &class_for_kind(prog, kind),
+            kind.sym(),
+            "memory limit exceeded".to_string(),
+            None,
+            None,
+            None,
+            None,
+            Value::list(Vec::new()),
+        );
+        cx.exit_self(ExitReason::Custom(Value::Symbol(kind.sym())));
+        Err(prefix_error(e, &self.class, sel))
+    }
+
+    /// One message (see `Behaviour::handle`; the memory account is set around it).
+    #[inline(always)]
+    fn handle_message(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         let req = msg.as_request();
         if let Some(Request::Job) = req {
             // A job run as this actor (a peer's call, `crate::dist::peer`): it answers its
@@ -214,7 +298,7 @@ impl Behaviour for BtActor {
         r
     }
 
-    fn terminate(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
+    fn terminate_actor(&mut self, cx: &mut Cx<'_>, reason: &ExitReason) {
         let sel = Sym::new("terminate:");
         if !chain_defines(&self.class, sel) {
             return;
@@ -230,7 +314,7 @@ impl Behaviour for BtActor {
         }
     }
 
-    fn cast_failed(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
+    fn log_cast_failure(&mut self, cx: &mut Cx<'_>, selector: Sym, error: Value) {
         if error.is_nil() {
             return;
         }

@@ -167,6 +167,7 @@ impl Runner {
             gen: 0,
             co: None,
             timeout: None,
+            mem: Default::default(),
         });
         let slot = (w.slots.len() - 1) as u32;
         let gen = w.slots[slot as usize].gen;

@@ -1,0 +1,188 @@
+//! Per-actor memory limits (`EngineBuilder::actor_max_memory`, issue 16): what an actor's
+//! memory is, and the check after each message.
+//!
+//! **What an actor's memory is.** Each actor with a limit has its own
+//! [`crate::memory::Account`], a child of the engine's account (when the engine has
+//! `max_memory`: everything an actor counts also counts there, so the engine-wide limit still
+//! holds over all actors). The account counts the bytes allocated minus the bytes freed while
+//! the actor's coroutine runs: `BtActor::handle` charges the thread to it for the length of a
+//! message, and the runtime switches the thread's account at every coroutine resume
+//! (`memory::in_coroutine`, the one hook in `runtime::sched`), so the account follows the
+//! actor across a sync call, `Timer sleep:` or preemption while other processes run on the
+//! thread in between. The engine's preemption hook compares it with its limit every step of
+//! reductions, and `Ctx::charge` refuses a bulk step (one huge primitive) that would take it
+//! past the limit before it allocates: a bomb inside one message stops within one step.
+//!
+//! **Values that move.** Counting allocations is right within a message but drifts across
+//! messages: a value the actor allocated and gave away (a reply, a cast argument) and that
+//! another process frees stays counted here; a value another process allocated that this
+//! actor frees is credited here. So after a message, when the count has passed half the
+//! limit (or is below zero), it is re-based to the **deep size of the actor's state**
+//! ([`deep_size`]): between messages an actor holds its state and nothing else. If the state
+//! itself is over the limit the message fails with `memory_limit` and the actor crashes (its
+//! state rolled back, as for any crash). A value received and kept thus counts for the
+//! receiver from the next re-base on. The next re-base waits until the count has grown by half
+//! the room left, so the walk costs at most a few passes over the state per limit's worth of
+//! allocation.
+
+use crate::memory::Account;
+use crate::value::{Ref, Value};
+
+/// An actor's account and the count at which the next re-base happens.
+pub struct ActorMem {
+    acct: &'static Account,
+    limit: usize,
+    rebase_at: isize,
+}
+
+impl ActorMem {
+    /// An account for a new actor of a program whose engine set `actor_max_memory`.
+    pub fn for_program(prog: &crate::interp::program::Program) -> Option<ActorMem> {
+        let &(limit, parent) = prog.actor_memory.get()?;
+        Some(ActorMem {
+            acct: crate::memory::new_child_account(limit, parent),
+            limit,
+            rebase_at: half(limit),
+        })
+    }
+
+    /// The account the actor's messages are charged to.
+    pub fn account(&self) -> &'static Account {
+        self.acct
+    }
+
+    /// After a message: re-bases the count to the deep size of `state` when it drifted far
+    /// (see the module doc); answers true when the state is over the limit.
+    pub fn after_message(&mut self, state: &[Value]) -> bool {
+        crate::memory::flush();
+        let used = self.acct.used_signed();
+        if (0..=self.rebase_at).contains(&used) {
+            return false;
+        }
+        let size = deep_size(state, self.limit.saturating_add(1));
+        self.acct.set_used(size);
+        let room = self.limit.saturating_sub(size);
+        self.rebase_at = half(self.limit).max(to_isize(size.saturating_add(room / 2)));
+        size > self.limit
+    }
+}
+
+impl Drop for ActorMem {
+    fn drop(&mut self) {
+        crate::memory::release_account(self.acct);
+    }
+}
+
+fn half(limit: usize) -> isize {
+    to_isize(limit / 2)
+}
+
+fn to_isize(n: usize) -> isize {
+    n.min(isize::MAX as usize) as isize
+}
+
+/// Bytes of one value's own storage (headers and elements, not what the elements point to).
+fn own_size(v: &Value) -> usize {
+    const V: usize = std::mem::size_of::<Value>();
+    const ARC: usize = 16;
+    match v {
+        Value::BigInt(b) => ARC + 32 + (b.bits() as usize).div_ceil(8),
+        Value::Str(s) => ARC + 24 + s.capacity(),
+        Value::Binary(b) => ARC + 24 + b.capacity(),
+        Value::List(l) | Value::Queue(l) => ARC + 64 + l.len() * V,
+        Value::Array(a) if a.is_compact() => ARC + 32 + a.len(),
+        Value::Array(a) => ARC + 32 + a.len() * V,
+        Value::Tuple(t) => ARC + 24 + t.capacity() * V,
+        Value::Dict(d) => ARC + 64 + d.len() * 2 * V,
+        Value::Set(s) => ARC + 64 + s.len() * V,
+        Value::Bag(b) => ARC + 64 + b.len() * (V + 8),
+        Value::Interval(_) => ARC + 3 * V + 8,
+        Value::Object(o) => ARC + 8 + std::mem::size_of_val(&o.fields) + o.fields.len() * V,
+        Value::Block(b) => ARC + std::mem::size_of_val(&**b) + b.upvals.len() * (ARC + V),
+        // Immediates, symbols, classes and natives (handles, host objects) are not the
+        // actor's to count.
+        _ => 0,
+    }
+}
+
+/// Whether `r` was already counted (a shared reference is counted once per walk).
+fn first_visit<T>(r: &Ref<T>, seen: &mut std::collections::HashSet<usize>) -> bool {
+    Ref::strong_count(r) == 1 || seen.insert(Ref::as_ptr(r) as *const () as usize)
+}
+
+/// The approximate heap bytes reachable from `roots` (each shared part once), walked
+/// iteratively (deep structures do not recurse); stops early once past `cap`.
+pub fn deep_size(roots: &[Value], cap: usize) -> usize {
+    let mut seen = std::collections::HashSet::new();
+    let mut work: Vec<&Value> = roots.iter().collect();
+    let mut total = 0usize;
+    while let Some(v) = work.pop() {
+        let fresh = match v {
+            Value::BigInt(r) => first_visit(r, &mut seen),
+            Value::Str(r) => first_visit(r, &mut seen),
+            Value::Binary(r) => first_visit(r, &mut seen),
+            Value::List(r) | Value::Queue(r) => first_visit(r, &mut seen),
+            Value::Array(r) => first_visit(r, &mut seen),
+            Value::Tuple(r) => first_visit(r, &mut seen),
+            Value::Dict(r) => first_visit(r, &mut seen),
+            Value::Set(r) => first_visit(r, &mut seen),
+            Value::Bag(r) => first_visit(r, &mut seen),
+            Value::Interval(r) => first_visit(r, &mut seen),
+            Value::Object(r) => first_visit(r, &mut seen),
+            Value::Block(r) => first_visit(r, &mut seen),
+            _ => false,
+        };
+        if !fresh {
+            continue;
+        }
+        total = total.saturating_add(own_size(v));
+        if total > cap {
+            break;
+        }
+        match v {
+            Value::List(l) | Value::Queue(l) => work.extend(l.iter()),
+            Value::Array(a) if !a.is_compact() => work.extend(a.iter()),
+            Value::Tuple(t) => work.extend(t.iter()),
+            Value::Dict(d) => {
+                // Keys: their slots are in `own_size`; a String key's bytes are not walked.
+                work.extend(d.iter_unordered().map(|(_, e)| e));
+            }
+            Value::Set(s) => work.extend(s.iter().map(|k| &k.0)),
+            Value::Bag(b) => work.extend(b.keys().map(|k| &k.0)),
+            Value::Object(o) => work.extend(o.fields.iter()),
+            _ => {}
+        }
+    }
+    total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn deep_size_counts_contents_and_shared_parts_once() {
+        let s = Value::str("x".repeat(10_000));
+        let one = deep_size(std::slice::from_ref(&s), usize::MAX);
+        assert!((10_000..10_200).contains(&one), "{one}");
+        // The same String twice in a List: counted once.
+        let l = Value::list(vec![s.clone(), s.clone()]);
+        let two = deep_size(&[l], usize::MAX);
+        assert!(two < one + 300, "{two}");
+        // Two distinct Strings: counted twice.
+        let l = Value::list(vec![s, Value::str("y".repeat(10_000))]);
+        assert!(deep_size(&[l], usize::MAX) > 20_000);
+    }
+
+    #[test]
+    fn deep_size_walks_a_deep_structure_without_recursing_and_stops_at_the_cap() {
+        let mut v = Value::Nil;
+        for i in 0..200_000 {
+            v = Value::list(vec![v, Value::Int(i)]);
+        }
+        let full = deep_size(std::slice::from_ref(&v), usize::MAX);
+        assert!(full > 200_000 * 32, "{full}");
+        let capped = deep_size(std::slice::from_ref(&v), 1000);
+        assert!(capped < 2000, "{capped}");
+    }
+}
