@@ -38,7 +38,7 @@ use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     finish, run_body, Body, ExitHook, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
 };
-use crate::runtime::stack::PooledStack;
+use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::Sym;
@@ -52,7 +52,14 @@ pub(crate) enum Suspend {
     /// Preempted (or `yield_now`): run again after the others queued.
     Yield,
     /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
-    Wait { timeout: Option<(u64, Arc<Waiter>)> },
+    /// `next`: a sync call's idle callee, which the worker runs at once (the hand-off that
+    /// replaces a trip through the queue).
+    Wait {
+        timeout: Option<(u64, Arc<Waiter>)>,
+        next: Option<ProcRef>,
+    },
+    /// A runner finished its process's run and can run another one (see [`Worker::start`]).
+    Idle,
 }
 
 pub(crate) enum Task {
@@ -62,6 +69,9 @@ pub(crate) enum Task {
 
 pub(crate) struct WorkerQ {
     q: Mutex<VecDeque<Task>>,
+    /// `q`'s length, written under its lock and read without it (pool workers only: the
+    /// guest loop pops without updating it).
+    len: AtomicUsize,
     thread: OnceLock<Thread>,
     /// A number for the coroutine resume this worker is inside, 0 when it is between
     /// resumes: shutdown tells a worker stuck in one long resume (an opaque library call)
@@ -80,7 +90,18 @@ thread_local! {
     /// it (never a guest thread, which belongs to an embedder), and the worker drops it
     /// when it stops.
     static WORKER_LOCAL: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+    /// A resumption (slot, generation) a coroutine on this pool worker queued for another
+    /// coroutine of the same worker while the worker's queue was empty: run next, without
+    /// the queue's lock (`Shared::push_resume`; taken at the top of the worker loop).
+    static LOCAL_NEXT: Cell<Option<(u32, u32)>> = const { Cell::new(None) };
+    /// The process (and its wake-up address) a runner coroutine picks up when it is started
+    /// or resumed from the spares (`Worker::start_one`); empty when a spare is retired.
+    static HANDOFF: RefCell<Option<(ProcRef, Wake)>> = const { RefCell::new(None) };
 }
+
+/// Idle runner coroutines a pool worker keeps for the next process run (each holds one
+/// stack, like a pooled stack; more would only pin memory).
+const MAX_SPARES: usize = 1;
 
 pub(crate) struct Shared {
     pub cfg: Config,
@@ -125,6 +146,7 @@ impl Shared {
             workers: (0..n + 1)
                 .map(|_| WorkerQ {
                     q: Mutex::new(VecDeque::new()),
+                    len: AtomicUsize::new(0),
                     thread: OnceLock::new(),
                     driving: AtomicU64::new(0),
                 })
@@ -159,7 +181,7 @@ impl Shared {
     }
 
     /// Whether the current thread is one of this runtime's pool workers (not a guest).
-    fn on_pool_worker(&self) -> bool {
+    pub(crate) fn on_pool_worker(&self) -> bool {
         let (rt, w) = CURRENT_WORKER.with(Cell::get);
         rt == self.id && w < self.guest_index()
     }
@@ -212,12 +234,7 @@ impl Shared {
     pub(crate) fn schedule(&self, p: ProcRef) {
         match self.current_worker() {
             Some(w) => {
-                let busy = {
-                    let mut q = self.workers[w].q.lock();
-                    q.push_back(Task::Run(p));
-                    q.len() > 1
-                };
-                if busy {
+                if self.push_task(w, Task::Run(p), false) > 1 {
                     self.wake_one();
                 }
             }
@@ -228,6 +245,20 @@ impl Shared {
         }
     }
 
+    /// Pushes a task on worker `w`'s queue (front or back); answers the new length.
+    #[inline]
+    fn push_task(&self, w: usize, t: Task, front: bool) -> usize {
+        let wq = &self.workers[w];
+        let mut q = wq.q.lock();
+        if front {
+            q.push_front(t);
+        } else {
+            q.push_back(t);
+        }
+        wq.len.store(q.len(), Ordering::Relaxed);
+        q.len()
+    }
+
     /// Like [`Shared::schedule`] for the target of a sync call whose caller is about to
     /// suspend: on a worker it goes to the *front* of the worker's own queue, so the callee
     /// runs right after the caller suspends, on the same thread (no hand-off, no wake-up; the
@@ -235,7 +266,9 @@ impl Shared {
     /// workers are not woken for it: this worker takes it next. Elsewhere as `schedule`.
     pub(crate) fn schedule_next(&self, p: ProcRef) {
         match self.current_worker() {
-            Some(w) => self.workers[w].q.lock().push_front(Task::Run(p)),
+            Some(w) => {
+                self.push_task(w, Task::Run(p), true);
+            }
             None => {
                 self.injector.lock().push_back(p);
                 self.wake_one();
@@ -244,11 +277,21 @@ impl Shared {
     }
 
     /// Queues the resumption of a coroutine on the worker that owns it.
+    /// From a coroutine running on that very pool worker while its queue is empty (a callee
+    /// answering its caller on the same thread), the resumption is kept in `LOCAL_NEXT`
+    /// instead: it is next either way, and this skips the queue's lock twice.
     pub(crate) fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
-        self.workers[worker]
-            .q
-            .lock()
-            .push_back(Task::Resume { slot, gen });
+        let wq = &self.workers[worker];
+        if self.current_worker() == Some(worker)
+            && worker < self.guest_index()
+            && wq.driving.load(Ordering::Relaxed) != 0
+            && wq.len.load(Ordering::Relaxed) == 0
+            && LOCAL_NEXT.with(|c| c.get().is_none())
+        {
+            LOCAL_NEXT.with(|c| c.set(Some((slot, gen))));
+            return;
+        }
+        self.push_task(worker, Task::Resume { slot, gen }, false);
         if worker == self.guest_index() {
             self.unpark_guest();
         } else if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
@@ -463,6 +506,11 @@ pub(crate) struct Worker {
     warned_mmap: bool,
     /// Serial number of the last resume (`WorkerQ::driving`; per worker, no shared counter).
     resumes: u64,
+    /// Idle runner coroutines (slot, coroutine) kept for the next process run (pool workers
+    /// only, at most [`MAX_SPARES`]); not counted in `live_cos`.
+    spares: Vec<(u32, Co)>,
+    /// A sync call's callee handed over with its caller's suspension, run next.
+    run_next: Option<ProcRef>,
 }
 
 impl Worker {
@@ -477,6 +525,8 @@ impl Worker {
             ticks: 0,
             warned_mmap: false,
             resumes: 0,
+            spares: Vec::new(),
+            run_next: None,
         }
     }
 
@@ -492,12 +542,21 @@ impl Worker {
                 let now = self.shared.clock.now_ms();
                 self.check_deadlines(now);
             }
+            if let Some((slot, gen)) = LOCAL_NEXT.with(Cell::take) {
+                self.resume(slot, gen);
+                continue;
+            }
             match self.next_task() {
                 Some(Task::Run(p)) => self.start(p),
                 Some(Task::Resume { slot, gen }) => self.resume(slot, gen),
                 None => self.idle(),
             }
         }
+        // Spare runners hold no process: resumed with nothing to run, they return.
+        for (_, mut co) in std::mem::take(&mut self.spares) {
+            let _ = co.resume(());
+        }
+        LOCAL_NEXT.with(|c| c.set(None));
         // Coroutines still suspended at shutdown ignored their kill: leak their stacks rather
         // than force-unwinding foreign frames.
         for s in &mut self.slots {
@@ -516,8 +575,14 @@ impl Worker {
                 return Some(Task::Run(p));
             }
         }
-        if let Some(t) = sh.workers[self.id].q.lock().pop_front() {
-            return Some(t);
+        let wq = &sh.workers[self.id];
+        if wq.len.load(Ordering::Relaxed) != 0 {
+            let mut q = wq.q.lock();
+            let t = q.pop_front();
+            wq.len.store(q.len(), Ordering::Relaxed);
+            if t.is_some() {
+                return t;
+            }
         }
         if let Some(p) = sh.injector.lock().pop_front() {
             return Some(Task::Run(p));
@@ -529,9 +594,12 @@ impl Worker {
         let n = self.shared.workers.len();
         for i in 1..n {
             let v = (self.id + i) % n;
-            let mut q = self.shared.workers[v].q.lock();
+            let wq = &self.shared.workers[v];
+            let mut q = wq.q.lock();
             if let Some(pos) = q.iter().position(|t| matches!(t, Task::Run(_))) {
-                if let Some(Task::Run(p)) = q.remove(pos) {
+                let t = q.remove(pos);
+                wq.len.store(q.len(), Ordering::Relaxed);
+                if let Some(Task::Run(p)) = t {
                     return Some(p);
                 }
             }
@@ -602,11 +670,36 @@ impl Worker {
         self.next_deadline = next;
     }
 
+    /// Runs `p` (a Run task), then whatever that handed over (a sync call's callee).
     fn start(&mut self, p: ProcRef) {
+        self.start_one(p);
+        self.run_handed_over();
+    }
+
+    /// Continues a suspended coroutine, then whatever that handed over.
+    fn resume(&mut self, slot: u32, gen: u32) {
+        self.resume_one(slot, gen);
+        self.run_handed_over();
+    }
+
+    /// Runs the callees that sync calls handed to this worker with their suspension (a
+    /// loop, not recursion: a chain of calls hands over one callee after another).
+    fn run_handed_over(&mut self) {
+        while let Some(p) = self.run_next.take() {
+            self.start_one(p);
+        }
+    }
+
+    /// Starts a process run on a **runner** coroutine: a spare one from an earlier run when
+    /// this worker keeps one (no coroutine set-up, no stack from the pool), else a new one.
+    /// A runner runs one process run (`run_body`), then on a pool worker suspends with
+    /// `Suspend::Idle` to be kept for the next run (`drive`); on the guest, or after a run
+    /// that went deep into its stack, it returns and is retired.
+    fn start_one(&mut self, p: ProcRef) {
         if !p.is_alive() {
             return;
         }
-        let sh = self.shared.clone();
+        let sh = &self.shared;
         let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
         if live + sh.reserve >= sh.max_cos {
             // Near the cap: the last `reserve` stacks only go to processes someone waits on.
@@ -617,6 +710,17 @@ impl Worker {
                 return;
             }
         }
+        if let Some((slot, co)) = self.spares.pop() {
+            let wake = Wake::Co {
+                worker: self.id,
+                slot,
+                gen: self.slots[slot as usize].gen,
+            };
+            HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
+            self.drive(slot, co);
+            return;
+        }
+        let sh = self.shared.clone();
         let stack = match self.pool.pop() {
             Some(s) => s,
             None => match PooledStack::new(sh.cfg.stack_size) {
@@ -644,23 +748,35 @@ impl Worker {
                 (self.slots.len() - 1) as u32
             }
         };
-        let gen = self.slots[slot as usize].gen;
         let wake = Wake::Co {
             worker: self.id,
             slot,
-            gen,
+            gen: self.slots[slot as usize].gen,
         };
+        let reusable = self.id < sh.guest_index() && sh.cfg.pooled_stacks_per_worker > 0;
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
+        HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
-            let mut cx = Cx::new(y, &rt, &p, wake, low, top);
-            run_body(&mut cx);
-            cx.deepest()
+            let mut deepest = top;
+            while let Some((p, wake)) = HANDOFF.with(|h| h.borrow_mut().take()) {
+                let mut cx = Cx::new(y, &rt, &p, wake, low, top);
+                run_body(&mut cx);
+                deepest = deepest.min(cx.deepest());
+                drop(cx);
+                drop(p);
+                // Deep use: return, so `retire` trims the stack before pooling it.
+                if !reusable || top - deepest > KEEP_RESIDENT {
+                    break;
+                }
+                y.suspend(Suspend::Idle);
+            }
+            deepest
         });
         self.drive(slot, co);
     }
 
-    fn resume(&mut self, slot: u32, gen: u32) {
+    fn resume_one(&mut self, slot: u32, gen: u32) {
         let Some(s) = self.slots.get_mut(slot as usize) else {
             return;
         };
@@ -685,21 +801,40 @@ impl Worker {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
                 s.co = Some(co);
                 let gen = s.gen;
-                let busy = {
-                    let mut q = self.shared.workers[self.id].q.lock();
-                    q.push_back(Task::Resume { slot, gen });
-                    q.len() > 1
-                };
-                if busy {
+                if self
+                    .shared
+                    .push_task(self.id, Task::Resume { slot, gen }, false)
+                    > 1
+                {
                     self.shared.wake_one();
                 }
             }
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout, next })) => {
                 s.co = Some(co);
                 if let Some((d, _)) = &timeout {
                     self.next_deadline = self.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
+                if next.is_some() {
+                    self.run_next = next;
+                }
+            }
+            Ok(CoroutineResult::Yield(Suspend::Idle)) => {
+                // The run is over (the process is idle or exited): a new generation for the
+                // slot (late wake-ups of the run are ignored), and the runner is kept.
+                s.gen = s.gen.wrapping_add(1);
+                s.timeout = None;
+                self.retire_count();
+                if self.spares.len() < MAX_SPARES
+                    && self.shared.stack_waiting.load(Ordering::Relaxed) == 0
+                {
+                    self.spares.push((slot, co));
+                } else {
+                    // Nothing to pick up: it returns.
+                    let _ = co.resume(());
+                    self.free_runner(slot, co, 0);
+                }
+                self.serve_stack_waiter();
             }
             Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
             Err(e) => {
@@ -711,6 +846,14 @@ impl Worker {
     }
 
     fn retire(&mut self, slot: u32, co: Co, deepest: usize) {
+        self.free_runner(slot, co, deepest);
+        self.retire_count();
+        self.serve_stack_waiter();
+    }
+
+    /// Gives a finished coroutine's stack to the pool (trimmed after deep use) and frees its
+    /// slot.
+    fn free_runner(&mut self, slot: u32, co: Co, deepest: usize) {
         if co.done() {
             let mut stack = co.into_stack();
             if deepest != 0 {
@@ -727,12 +870,12 @@ impl Worker {
         s.co = None;
         s.timeout = None;
         self.free.push(slot);
-        self.retire_count();
+    }
+
+    /// A coroutine ended: a process waiting for a stack may start now.
+    fn serve_stack_waiter(&mut self) {
         if let Some(p) = self.shared.next_stack_waiter() {
-            self.shared.workers[self.id]
-                .q
-                .lock()
-                .push_back(Task::Run(p));
+            self.shared.push_task(self.id, Task::Run(p), false);
         }
     }
 
