@@ -17,8 +17,8 @@
 //!
 //! Endpoints (all `GET`; anything else is 405):
 //! * `/` — the live page; `/app.js`, `/style.css` — its script and style.
-//! * `/runtime/processes[?offset=N&limit=M]` — `ProcessNavigation default tree asJson`
-//!  ; more roots than the cap (1000) are paged, with a `page` key.
+//! * `/runtime/processes[?offset=N&limit=M]` — `ProcessNavigation default tree asJson`;
+//!   more roots than the cap (1000) are paged, with a `page` key.
 //! * `/runtime/events` — server-sent events: `tree` events carrying
 //!   `{"tree":TREE,"idents":[…],"diff":DIFF|null}` whenever the tree changed.
 //! * `/runtime/status?pid=0.5.0` — the lazy status of one process (7.3), or `null`.
