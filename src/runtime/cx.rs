@@ -182,10 +182,7 @@ impl<'y> Cx<'y> {
         if w.set_target(self.wake) {
             self.note_sp();
             let timeout = deadline.map(|d| (d, w.clone()));
-            self.y.suspend(Suspend::Wait {
-                timeout,
-                next: None,
-            });
+            self.y.suspend(Suspend::Wait { timeout });
         }
         self.reductions = 0;
         w.take()
@@ -237,7 +234,7 @@ impl<'y> Cx<'y> {
             reply: Some(w.clone()),
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
-        // below hands it over: no queue traffic).
+        // below hands it over, `Suspend::Call`: no queue traffic).
         let next = match enqueue_call(self.shared(), to, env) {
             Ok(next) => next,
             Err(_) => return Err(CallError::ActorDead),
@@ -247,7 +244,10 @@ impl<'y> Cx<'y> {
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         let timeout = d.map(|d| (d, w.clone()));
-        self.y.suspend(Suspend::Wait { timeout, next });
+        self.y.suspend(match next {
+            Some(next) => Suspend::Call { timeout, next },
+            None => Suspend::Wait { timeout },
+        });
         self.reductions = 0;
         w.take()
     }

@@ -13,7 +13,7 @@
 //!   pushed to its owner's queue — or, from a coroutine of the same pool worker while that
 //!   queue is empty, kept in `LOCAL_NEXT` and run next without the queue's lock.
 //! * A sync call to an idle process on a pool worker hands the callee to the worker with
-//!   the caller's suspension (`Suspend::Wait::next`): the callee runs at once on the same
+//!   the caller's suspension (`Suspend::Call`): the callee runs at once on the same
 //!   thread, ahead of queued work, and the caller's resumption queues at the back like any
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
 //!   `schedule_next`).
@@ -55,11 +55,12 @@ pub(crate) enum Suspend {
     /// Preempted (or `yield_now`): run again after the others queued.
     Yield,
     /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
-    /// `next`: a sync call's idle callee, which the worker runs at once (the hand-off that
-    /// replaces a trip through the queue).
-    Wait {
+    Wait { timeout: Option<(u64, Arc<Waiter>)> },
+    /// [`Suspend::Wait`] for a sync call whose idle callee `next` the worker runs at once
+    /// (the hand-off that replaces a trip through the queue; pool workers only).
+    Call {
         timeout: Option<(u64, Arc<Waiter>)>,
-        next: Option<ProcRef>,
+        next: ProcRef,
     },
     /// A runner finished its process's run and can run another one (see [`Worker::start`]).
     Idle,

@@ -341,15 +341,20 @@ impl Worker {
                     self.shared.wake_one();
                 }
             }
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout, next })) => {
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
                 s.co = Some(co);
                 if let Some((d, _)) = &timeout {
                     self.next_deadline = self.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
-                if next.is_some() {
-                    self.run_next = next;
+            }
+            Ok(CoroutineResult::Yield(Suspend::Call { timeout, next })) => {
+                s.co = Some(co);
+                if let Some((d, _)) = &timeout {
+                    self.next_deadline = self.next_deadline.min(*d);
                 }
+                s.timeout = timeout;
+                self.run_next = Some(next);
             }
             Ok(CoroutineResult::Yield(Suspend::Idle)) => {
                 // The run is over (the process is idle or exited): a new generation for the
