@@ -234,7 +234,7 @@ impl<'y> Cx<'y> {
             reply: Some(w.clone()),
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
-        // below hands it over, `Suspend::Call`: no queue traffic).
+        // below hands it over through `sched::RUN_NEXT`: no queue traffic).
         let next = match enqueue_call(self.shared(), to, env) {
             Ok(next) => next,
             Err(_) => return Err(CallError::ActorDead),
@@ -244,10 +244,10 @@ impl<'y> Cx<'y> {
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         let timeout = d.map(|d| (d, w.clone()));
-        self.y.suspend(match next {
-            Some(next) => Suspend::Call { timeout, next },
-            None => Suspend::Wait { timeout },
-        });
+        if next.is_some() {
+            crate::runtime::sched::RUN_NEXT.with(|c| c.set(next));
+        }
+        self.y.suspend(Suspend::Wait { timeout });
         self.reductions = 0;
         w.take()
     }

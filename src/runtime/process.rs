@@ -308,7 +308,7 @@ pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(),
 
 /// [`enqueue`] for a sync call whose caller suspends next. An idle target made runnable
 /// comes back as `Some` when the caller is on a pool worker: the caller hands it to its
-/// worker with its suspension (`Suspend::Call`), which runs it at once on the same
+/// worker with its suspension (`sched::RUN_NEXT`), which runs it at once on the same
 /// thread, with no queue traffic. Elsewhere it is scheduled as by [`enqueue`].
 pub(crate) fn enqueue_call(
     shared: &Shared,

@@ -5,7 +5,7 @@
 //!   run it, so idle workers steal Run tasks. A process runs on at most one coroutine at a
 //!   time (its `sched` flag), so handlers of one actor never overlap. A runner is made on a
 //!   pooled stack; when its process run ends (the process idle) a pool worker keeps it as a
-//!   spare for the next run (`Suspend::Idle`, at most [`MAX_SPARES`]; not counted as live)
+//!   spare for the next run (`RUNNER_IDLE`, at most [`MAX_SPARES`]; not counted as live)
 //!   instead of retiring it, so a message to an idle actor starts no coroutine.
 //! * A **Resume** task continues a suspended coroutine. Suspended coroutines are **pinned**
 //!   to the worker that created them (kept in that worker's slot table, never shared), so a
@@ -13,7 +13,7 @@
 //!   pushed to its owner's queue — or, from a coroutine of the same pool worker while that
 //!   queue is empty, kept in `LOCAL_NEXT` and run next without the queue's lock.
 //! * A sync call to an idle process on a pool worker hands the callee to the worker with
-//!   the caller's suspension (`Suspend::Call`): the callee runs at once on the same
+//!   the caller's suspension (`RUN_NEXT`): the callee runs at once on the same
 //!   thread, ahead of queued work, and the caller's resumption queues at the back like any
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
 //!   `schedule_next`).
@@ -56,14 +56,6 @@ pub(crate) enum Suspend {
     Yield,
     /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
     Wait { timeout: Option<(u64, Arc<Waiter>)> },
-    /// [`Suspend::Wait`] for a sync call whose idle callee `next` the worker runs at once
-    /// (the hand-off that replaces a trip through the queue; pool workers only).
-    Call {
-        timeout: Option<(u64, Arc<Waiter>)>,
-        next: ProcRef,
-    },
-    /// A runner finished its process's run and can run another one (see [`Worker::start`]).
-    Idle,
 }
 
 pub(crate) enum Task {
@@ -101,6 +93,13 @@ thread_local! {
     /// The process (and its wake-up address) a runner coroutine picks up when it is started
     /// or resumed from the spares (`Worker::start_one`); empty when a spare is retired.
     static HANDOFF: RefCell<Option<(ProcRef, Wake)>> = const { RefCell::new(None) };
+    /// Set by a coroutine just before it suspends (read by the `drive` that resumed it, on
+    /// this thread, right after): the idle callee of a sync call, which the worker runs at
+    /// once (`Cx::call`'s hand-off, pool workers only) …
+    pub(crate) static RUN_NEXT: Cell<Option<ProcRef>> = const { Cell::new(None) };
+    /// … or, for a runner coroutine, that its process run is over and it can run another
+    /// one (it suspends with `Suspend::Wait` without a waiter; see `Worker::start_one`).
+    static RUNNER_IDLE: Cell<bool> = const { Cell::new(false) };
 }
 
 /// Idle runner coroutines a pool worker keeps for the next process run (each holds one

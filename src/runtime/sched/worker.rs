@@ -10,7 +10,10 @@ use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::{Shared, Suspend, Task, CURRENT_WORKER, HANDOFF, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
+use super::{
+    Shared, Suspend, Task, CURRENT_WORKER, HANDOFF, LOCAL_NEXT, MAX_SPARES, RUNNER_IDLE, RUN_NEXT,
+    WORKER_LOCAL,
+};
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{run_body, ProcRef};
@@ -225,7 +228,7 @@ impl Worker {
     /// Starts a process run on a **runner** coroutine: a spare one from an earlier run when
     /// this worker keeps one (no coroutine set-up, no stack from the pool), else a new one.
     /// A runner runs one process run (`run_body`), then on a pool worker suspends with
-    /// `Suspend::Idle` to be kept for the next run (`drive`); on the guest, or after a run
+    /// `RUNNER_IDLE` set to be kept for the next run (`drive`); on the guest, or after a run
     /// that went deep into its stack, it returns and is retired.
     fn start_one(&mut self, p: ProcRef) {
         if !p.is_alive() {
@@ -301,7 +304,8 @@ impl Worker {
                 if !reusable || top - deepest > KEEP_RESIDENT {
                     break;
                 }
-                y.suspend(Suspend::Idle);
+                RUNNER_IDLE.with(|c| c.set(true));
+                y.suspend(Suspend::Wait { timeout: None });
             }
             deepest
         });
@@ -342,36 +346,17 @@ impl Worker {
                 }
             }
             Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
+                if RUNNER_IDLE.with(|c| c.replace(false)) {
+                    return self.runner_idle(slot, co);
+                }
                 s.co = Some(co);
                 if let Some((d, _)) = &timeout {
                     self.next_deadline = self.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
-            }
-            Ok(CoroutineResult::Yield(Suspend::Call { timeout, next })) => {
-                s.co = Some(co);
-                if let Some((d, _)) = &timeout {
-                    self.next_deadline = self.next_deadline.min(*d);
+                if let Some(p) = RUN_NEXT.with(Cell::take) {
+                    self.run_next = Some(p);
                 }
-                s.timeout = timeout;
-                self.run_next = Some(next);
-            }
-            Ok(CoroutineResult::Yield(Suspend::Idle)) => {
-                // The run is over (the process is idle or exited): a new generation for the
-                // slot (late wake-ups of the run are ignored), and the runner is kept.
-                s.gen = s.gen.wrapping_add(1);
-                s.timeout = None;
-                self.retire_count();
-                if self.spares.len() < MAX_SPARES
-                    && self.shared.stack_waiting.load(Ordering::Relaxed) == 0
-                {
-                    self.spares.push((slot, co));
-                } else {
-                    // Nothing to pick up: it returns.
-                    let _ = co.resume(());
-                    self.free_runner(slot, co, 0);
-                }
-                self.serve_stack_waiter();
             }
             Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
             Err(e) => {
@@ -380,6 +365,24 @@ impl Worker {
                 self.retire(slot, co, 0);
             }
         }
+    }
+
+    /// A runner's process run is over (the process idle or exited): a new generation for
+    /// the slot (late wake-ups of the run are ignored), and the runner is kept as a spare.
+    fn runner_idle(&mut self, slot: u32, mut co: Co) {
+        let s = &mut self.slots[slot as usize];
+        s.gen = s.gen.wrapping_add(1);
+        s.timeout = None;
+        self.retire_count();
+        if self.spares.len() < MAX_SPARES && self.shared.stack_waiting.load(Ordering::Relaxed) == 0
+        {
+            self.spares.push((slot, co));
+        } else {
+            // Nothing to pick up: it returns.
+            let _ = co.resume(());
+            self.free_runner(slot, co, 0);
+        }
+        self.serve_stack_waiter();
     }
 
     fn retire(&mut self, slot: u32, co: Co, deepest: usize) {
