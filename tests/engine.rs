@@ -588,3 +588,32 @@ fn eval_as_turns_a_dictionary_into_a_config_struct() {
     assert_eq!(port.as_i64(), Some(8080));
     assert_eq!(bt::to_rust::<ServerCfg>(&v).unwrap(), cfg);
 }
+
+#[test]
+fn script_calls_wait_and_resume_on_any_host_thread() {
+    // The guest's resident runner (runtime/sched/guest.rs) lends the main process its stack
+    // between calls: a call whose first step is a timed wait wakes at its deadline, a reply
+    // from an actor resumes it, a deep call gives its stack back, and calls from another
+    // host thread use the same runner.
+    let e = Arc::new(Engine::new());
+    assert_eq!(int(&e, "Timer sleep: 1. 7"), 7);
+    e.eval(SPINNER).unwrap();
+    e.eval(DEEP).unwrap();
+    e.eval("a := Spinner spawn").unwrap();
+    let f = e
+        .compile_fn(
+            &["x"],
+            "Timer sleep: 1. (a ping) == #pong ifTrue: [x + 1] ifFalse: [0]",
+        )
+        .unwrap();
+    assert_eq!(e.run(&f, &[Value::Int(1)]).unwrap().as_i64(), Some(2));
+    assert_eq!(int(&e, "Deep down: 3000"), 3000);
+    let (e2, f2) = (e.clone(), f.clone());
+    let other = std::thread::spawn(move || {
+        (0..3)
+            .map(|i| e2.run(&f2, &[Value::Int(i)]).unwrap().as_i64())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(other.join().unwrap(), vec![Some(1), Some(2), Some(3)]);
+    assert_eq!(e.run(&f, &[Value::Int(9)]).unwrap().as_i64(), Some(10));
+}

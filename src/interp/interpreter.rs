@@ -251,9 +251,13 @@ impl Interpreter {
         let mut frame;
         // The guest lock also reserves the shared slot: a concurrent caller (or a pool run)
         // gets a slot of its own.
-        let slot = match &guest {
-            Some(_) => self.job_slot.clone(),
-            None => JobSlot::new(),
+        let own_slot;
+        let slot: &Arc<JobSlot> = match &guest {
+            Some(_) => &self.job_slot,
+            None => {
+                own_slot = JobSlot::new();
+                &own_slot
+            }
         };
         match guest {
             Some(mut stacks) => {
@@ -284,7 +288,7 @@ impl Interpreter {
                     unsafe {
                         slot.put(&mut frame)
                     };
-                    self.job_to_pool(&main, &fresh, &slot);
+                    self.job_to_pool(&main, &fresh, slot);
                     fresh.wait();
                 }
             }
@@ -297,7 +301,7 @@ impl Interpreter {
                 unsafe {
                     slot.put(&mut frame)
                 };
-                self.job_to_pool(&main, &done, &slot);
+                self.job_to_pool(&main, &done, slot);
                 done.wait();
             }
         }

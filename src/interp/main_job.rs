@@ -13,31 +13,26 @@
 //!   pool worker when the guest is busy: then the message carries a `JobBox` as before, so a
 //!   message dropped unrun still sets the done signal (`DoneOnDrop` in the interpreter).
 
+use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 
 use crate::interp::eval::Ctx;
 
-/// A borrowed job: `call(data, ctx)` runs it (see the module doc).
+/// A borrowed job: `call(data, ctx)` runs it (see the module doc). It lives in its
+/// [`Frame`], so the slot holds one pointer (an atomic swap to take, no lock).
 struct RawJob {
     data: *mut (),
     call: unsafe fn(*mut (), &mut Ctx),
 }
 
-// SAFETY: a RawJob points at a `Frame` on the stack of a thread blocked in
-// `Interpreter::try_run` until the job is over; the frame's closure and result are `Send`
-// (bounds of `JobSlot::put`), so running it on another thread is what a boxed `Send` job
-// did.
-#[allow(unsafe_code)]
-unsafe impl Send for RawJob {}
-
-/// The main process's next job, shared by the Interpreter and its `MainActor`.
+/// The main process's next job, shared by the Interpreter and its `MainActor`: a pointer to
+/// the `RawJob` inside the caller's [`Frame`], or null.
 #[derive(Default)]
-pub struct JobSlot(Mutex<Option<RawJob>>);
+pub struct JobSlot(AtomicPtr<RawJob>);
 
 /// A job and its result, on the calling thread's stack.
 pub struct Frame<F, R> {
+    raw: RawJob,
     f: Option<F>,
     pub out: Option<R>,
     done: crate::runtime::GuestDone,
@@ -46,6 +41,10 @@ pub struct Frame<F, R> {
 impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
     pub fn new(f: F, done: crate::runtime::GuestDone) -> Frame<F, R> {
         Frame {
+            raw: RawJob {
+                data: std::ptr::null_mut(),
+                call: trampoline::<F, R>,
+            },
             f: Some(f),
             out: None,
             done,
@@ -86,27 +85,32 @@ impl JobSlot {
     /// done signal is set) or [`JobSlot::take_back`] answered true.
     #[allow(unsafe_code)]
     pub unsafe fn put<F: FnOnce(&mut Ctx) -> R + Send, R: Send>(&self, frame: &mut Frame<F, R>) {
-        *self.0.lock() = Some(RawJob {
-            data: frame as *mut Frame<F, R> as *mut (),
-            call: trampoline::<F, R>,
-        });
+        frame.raw.data = frame as *mut Frame<F, R> as *mut ();
+        self.0.store(&mut frame.raw, Ordering::Release);
     }
 
     /// Removes a job that did not start; answers whether there was one.
     pub fn take_back(&self) -> bool {
-        self.0.lock().take().is_some()
+        !self
+            .0
+            .swap(std::ptr::null_mut(), Ordering::AcqRel)
+            .is_null()
     }
 
     /// Runs the job in the slot, if any (the main process).
     pub fn run(&self, ctx: &mut Ctx) {
-        let job = self.0.lock().take();
-        if let Some(j) = job {
-            // SAFETY: `put`'s contract keeps the frame alive and untouched until the job is
-            // over, which `call` signals last.
-            #[allow(unsafe_code)]
-            unsafe {
-                (j.call)(j.data, ctx)
-            }
+        let job = self.0.swap(std::ptr::null_mut(), Ordering::AcqRel);
+        if job.is_null() {
+            return;
+        }
+        // SAFETY: `put`'s contract keeps the frame (and the `RawJob` in it) alive and
+        // untouched until the job is over, which `call` signals last; the swap above made
+        // this the only run of it. The fields are copied out before the call, which may
+        // end the frame's life.
+        #[allow(unsafe_code)]
+        unsafe {
+            let (call, data) = ((*job).call, (*job).data);
+            call(data, ctx)
         }
     }
 }

@@ -48,6 +48,7 @@ mod guest;
 mod worker;
 pub(crate) use guest::drive as drive_guest;
 pub use guest::{GuestDone, GuestStacks};
+use worker::Slot;
 pub(crate) use worker::Worker;
 
 /// What a coroutine tells its worker when it suspends.

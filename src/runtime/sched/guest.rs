@@ -16,15 +16,35 @@
 //! * Wake-ups for guest coroutines unpark the thread registered for the call
 //!   (`Shared::guest_thread`); the guest never appears in the `parked` mask, so
 //!   `wake_one` never picks it to steal work.
+//! * **The resident runner** (session 9). Starting a coroutine per call (a stack from the
+//!   pool, a slot, the coroutine's set-up, its retirement) and passing the process through
+//!   the guest queue was most of a small script call's cost. So the guest keeps one
+//!   coroutine parked between calls, the [`Runner`]: when the message finds the process
+//!   idle, [`drive`] marks it scheduled itself (no queue) and resumes the runner, which runs
+//!   the process's ordinary body (`run_body`: the message, then whatever queued meanwhile)
+//!   and parks again. The process is unchanged between calls — idle, its behaviour in its
+//!   record — so anything else may message, stop or kill it; the runner only lends it a
+//!   stack. It has a slot of its own in the guest worker (its wake-ups come back as
+//!   `Resume` tasks like any coroutine's), is not counted in `live_cos` (it never holds a
+//!   process between calls, so shutdown need not wait for it), and ends when the process it
+//!   served is replaced, when a call used its stack deeper than the resident part
+//!   (`KEEP_RESIDENT`: the stack is trimmed back into the pool), or with its owner.
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::Thread;
 use std::time::Duration;
 
-use super::{Shared, Task, Worker, CURRENT_WORKER};
-use crate::runtime::process::{enqueue, Envelope, ProcRef};
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
+use crate::runtime::api::RtHandle;
+use crate::runtime::cx::Cx;
+use crate::runtime::process::{run_body, Envelope, ProcRef, Sched};
+use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
+use crate::runtime::waiter::Wake;
 
 /// What a guest keeps between calls (owned by the caller, e.g. an Interpreter): the
 /// worker state of its last call — its coroutine slots and pooled stacks — so a call neither
@@ -38,8 +58,13 @@ impl GuestStacks {
     /// it was made on this thread (saves an allocation per call). Only for guest calls,
     /// whose signal nothing sets after the call is over.
     pub fn done_for_this_thread(&mut self) -> GuestDone {
+        thread_local! {
+            /// This thread's id, without cloning its `Thread` handle (two atomics) per call.
+            static ME: std::thread::ThreadId = std::thread::current().id();
+        }
+        let me = ME.with(|t| *t);
         match &self.1 {
-            Some(d) if d.0 .1.id() == std::thread::current().id() => {
+            Some(d) if d.0 .1.id() == me => {
                 d.0 .0.store(false, Ordering::Relaxed);
                 d.clone()
             }
@@ -52,25 +77,235 @@ impl GuestStacks {
     }
 }
 
-/// A guest's worker between calls: no coroutine in any slot.
-struct IdleWorker(Worker);
+/// A guest's worker between calls: no coroutine in any slot, and its resident runner (if
+/// any) parked at its idle point.
+struct IdleWorker(Worker, Option<Runner>);
 
 // SAFETY: a Worker is not Send only because its slots may hold coroutines (stackful, pinned
 // to the thread that started them). An IdleWorker is made only by `IdleWorker::new`, which
 // refuses a worker with a coroutine in any slot; what is left (slot generations, free
 // list, pooled stacks, the runtime's `Arc<Shared>`) is plain data that may move threads.
+// The runner is `Send` on its own terms (see its impl).
 #[allow(unsafe_code)]
 unsafe impl Send for IdleWorker {}
 
 impl IdleWorker {
-    fn new(mut w: Worker) -> Option<IdleWorker> {
+    fn new(mut w: Worker, runner: Option<Runner>) -> Option<IdleWorker> {
         if w.slots.iter().any(|s| s.co.is_some()) {
             return None;
         }
         for s in &mut w.slots {
             s.timeout = None;
         }
-        Some(IdleWorker(w))
+        Some(IdleWorker(w, runner))
+    }
+}
+
+type RunnerCo = Coroutine<(), Suspend, (), PooledStack>;
+
+/// What the guest and its runner tell each other (same thread; plain loads and stores).
+#[derive(Default)]
+struct RunnerIo {
+    /// Set before a resume that should run the process (it was marked scheduled for us).
+    go: AtomicBool,
+    /// Set before the resume that ends the runner.
+    quit: AtomicBool,
+    /// True while parked between runs (a `Wait` suspension mid-run leaves it false).
+    idle: AtomicBool,
+    /// Lowest stack pointer any run reached (the stack is trimmed when it is too deep).
+    deepest: AtomicUsize,
+}
+
+/// The coroutine the guest keeps parked between calls (see the module doc).
+struct Runner {
+    co: Option<RunnerCo>,
+    /// The process it runs (the runner ends when its owner's main process is replaced).
+    proc: ProcRef,
+    /// Its own slot in the guest worker: wake-ups arrive as `Resume { slot, gen }`.
+    slot: u32,
+    gen: u32,
+    top: usize,
+    io: Arc<RunnerIo>,
+}
+
+// SAFETY: a Runner is only moved between threads while parked at its idle point (an
+// `IdleWorker` holds it only then: `drive` returns only once the runner is idle, and ends it
+// otherwise). Its frames there are corosensei's entry and the loop in `Runner::start`,
+// which holds only `Send` data (the runtime handle, the process handle, the `RunnerIo`) and
+// reads no thread-local (the run itself is in `run_once`, never inlined, whose frames are
+// gone while parked), so resuming it on another thread reads nothing of the old one.
+#[allow(unsafe_code)]
+unsafe impl Send for Runner {}
+
+/// One run of the process on the runner's stack (never inlined: see `Runner`'s Send).
+#[inline(never)]
+fn run_once(
+    y: &Yielder<(), Suspend>,
+    rt: &RtHandle,
+    p: &ProcRef,
+    wake: Wake,
+    stack: (usize, usize),
+    io: &RunnerIo,
+) {
+    let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
+    run_body(&mut cx);
+    let d = cx.deepest();
+    if d < io.deepest.load(Ordering::Relaxed) {
+        io.deepest.store(d, Ordering::Relaxed);
+    }
+}
+
+impl Runner {
+    /// A runner for `p` on a stack of `w`'s pool, in a new slot of `w`; None when no stack
+    /// can be mapped (the caller starts the process the ordinary way, which reports it).
+    fn start(w: &mut Worker, p: &ProcRef) -> Option<Runner> {
+        let stack = match w.pool.pop() {
+            Some(s) => s,
+            None => PooledStack::new(w.shared.cfg.stack_size).ok()?,
+        };
+        w.slots.push(Slot {
+            gen: 0,
+            co: None,
+            timeout: None,
+        });
+        let slot = (w.slots.len() - 1) as u32;
+        let gen = w.slots[slot as usize].gen;
+        let wake = Wake::Co {
+            worker: w.id,
+            slot,
+            gen,
+        };
+        let (low, top) = (stack.usable_low(), stack.top());
+        let io = Arc::new(RunnerIo {
+            deepest: AtomicUsize::new(top),
+            ..RunnerIo::default()
+        });
+        let (rt, me, io2) = (RtHandle(w.shared.clone()), p.clone(), io.clone());
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| loop {
+            if io2.quit.load(Ordering::Relaxed) {
+                return;
+            }
+            if io2.go.swap(false, Ordering::Relaxed) {
+                run_once(y, &rt, &me, wake, (low, top), &io2);
+            }
+            io2.idle.store(true, Ordering::Relaxed);
+            y.suspend(Suspend::Wait { timeout: None });
+            io2.idle.store(false, Ordering::Relaxed);
+        });
+        Some(Runner {
+            co: Some(co),
+            proc: p.clone(),
+            slot,
+            gen,
+            top,
+            io,
+        })
+    }
+
+    fn is_idle(&self) -> bool {
+        self.io.idle.load(Ordering::Relaxed)
+    }
+
+    /// Whether a run went deeper than the part of a stack kept resident.
+    fn too_deep(&self) -> bool {
+        self.io.deepest.load(Ordering::Relaxed) < self.top.saturating_sub(KEEP_RESIDENT)
+    }
+
+    /// Resumes the runner on `w` (a job, or a wake-up of a run suspended in a wait).
+    /// False when the coroutine is over (it panicked outside the process's own handlers).
+    fn resume(&mut self, w: &mut Worker) -> bool {
+        let Some(co) = self.co.as_mut() else {
+            return false;
+        };
+        w.resumes += 1;
+        let me = &w.shared.workers[w.id].driving;
+        me.store(w.resumes, Ordering::Relaxed);
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        w.shared.workers[w.id].driving.store(0, Ordering::Relaxed);
+        let s = &mut w.slots[self.slot as usize];
+        match r {
+            Ok(CoroutineResult::Yield(Suspend::Yield)) => {
+                let (slot, gen) = (self.slot, self.gen);
+                w.shared.workers[w.id]
+                    .q
+                    .lock()
+                    .push_back(Task::Resume { slot, gen });
+                true
+            }
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
+                if let Some((d, _)) = &timeout {
+                    w.next_deadline = w.next_deadline.min(*d);
+                }
+                s.timeout = timeout;
+                true
+            }
+            Ok(CoroutineResult::Return(())) => false,
+            Err(e) => {
+                let msg = crate::runtime::process::panic_message(&e);
+                (w.shared.cfg.log)(&format!("runtime: coroutine failed: {msg}"));
+                self.co = None;
+                false
+            }
+        }
+    }
+
+    /// Ends a parked runner; its stack (None if it was not parked: then it is leaked, like a
+    /// worker's coroutines left at shutdown, rather than unwound on foreign frames).
+    fn finish(&mut self) -> Option<PooledStack> {
+        let mut co = self.co.take()?;
+        if !self.is_idle() {
+            std::mem::forget(co);
+            return None;
+        }
+        self.io.quit.store(true, Ordering::Relaxed);
+        match catch_unwind(AssertUnwindSafe(|| co.resume(()))) {
+            Ok(CoroutineResult::Return(())) if co.done() => Some(co.into_stack()),
+            _ => {
+                std::mem::forget(co);
+                None
+            }
+        }
+    }
+
+    /// Ends the runner and gives its stack (trimmed) and slot back to `w`.
+    fn end(mut self, w: &mut Worker) {
+        let deepest = self.io.deepest.load(Ordering::Relaxed);
+        if let Some(mut stack) = self.finish() {
+            stack.trim(deepest);
+            if w.pool.len() < w.shared.cfg.pooled_stacks_per_worker {
+                w.pool.push(stack);
+            }
+        }
+        if let Some(s) = w.slots.get_mut(self.slot as usize) {
+            s.gen = s.gen.wrapping_add(1);
+            s.co = None;
+            s.timeout = None;
+            w.free.push(self.slot);
+        }
+    }
+}
+
+impl Drop for Runner {
+    fn drop(&mut self) {
+        drop(self.finish());
+    }
+}
+
+/// Puts the job message in `p`'s mailbox; `Ok(true)` when `p` was idle and is now marked
+/// scheduled for the caller to run (no queue), `Ok(false)` when it is already scheduled or
+/// running elsewhere (its runner takes the message). No mailbox limit: the caller waits for
+/// this job, which must not be dropped like an excess cast.
+fn deliver(p: &ProcRef, msg: Message) -> Result<bool, Message> {
+    let mut g = p.0.inner.lock();
+    if !g.accepting {
+        return Err(msg);
+    }
+    g.mailbox.push_back(Envelope::User { msg, reply: None });
+    if g.sched == Sched::Idle {
+        g.sched = Sched::Scheduled;
+        Ok(true)
+    } else {
+        Ok(false)
     }
 }
 
@@ -150,17 +385,39 @@ pub(crate) fn drive(
     let g = sh.guest_index();
     let _identity = Identity(CURRENT_WORKER.with(|c| c.replace((sh.id, g))));
     *sh.guest_thread.lock() = Some(std::thread::current());
-    if enqueue(sh, p, Envelope::User { msg, reply: None }).is_err() {
-        *sh.guest_thread.lock() = None;
-        return Ok(false);
-    }
     // The worker of the previous call on this runtime (its slots are all free: the loop
-    // below only ends when no coroutine started here is left).
-    let mut w = match stacks.0.take() {
-        Some(IdleWorker(w)) if Arc::ptr_eq(&w.shared, sh) && w.id == g => w,
-        _ => Worker::new(g, sh.clone()),
+    // below only ends when no coroutine started here is left) and its parked runner.
+    let (mut w, mut runner) = match stacks.0.take() {
+        Some(IdleWorker(w, r)) if Arc::ptr_eq(&w.shared, sh) && w.id == g => (w, r),
+        _ => (Worker::new(g, sh.clone()), None),
     };
+    if let Some(r) = runner.take_if(|r| r.proc != *p) {
+        r.end(&mut w);
+    }
+    // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
+    match deliver(p, msg) {
+        Err(_) => {
+            *sh.guest_thread.lock() = None;
+            stacks.0 = IdleWorker::new(w, runner);
+            return Ok(false);
+        }
+        Ok(false) => {}
+        Ok(true) => {
+            if runner.is_none() {
+                runner = Runner::start(&mut w, p);
+            }
+            match runner.as_mut() {
+                Some(r) => {
+                    r.io.go.store(true, Ordering::Relaxed);
+                    if !r.resume(&mut w) {
+                        runner = None;
+                    }
+                }
+                None => w.start(p.clone()),
+            }
+        }
+    }
     loop {
         let task = sh.workers[g].q.lock().pop_front();
         match task {
@@ -169,10 +426,26 @@ pub(crate) fn drive(
                 sh.injector.lock().push_back(q);
                 sh.wake_one();
             }
+            Some(Task::Resume { slot, gen })
+                if runner
+                    .as_ref()
+                    .is_some_and(|r| r.slot == slot && r.gen == gen) =>
+            {
+                w.slots[slot as usize].timeout = None;
+                if let Some(r) = runner.as_mut() {
+                    if !r.resume(&mut w) {
+                        runner = None;
+                    }
+                }
+            }
             Some(Task::Resume { slot, gen }) => w.resume(slot, gen),
             None => {
                 // Over when the job is (or can no longer run: the process exited).
-                if (done.is_set() || !p.is_alive()) && w.slots.iter().all(|s| s.co.is_none()) {
+                let runner_idle = runner.as_ref().is_none_or(Runner::is_idle);
+                if (done.is_set() || !p.is_alive())
+                    && runner_idle
+                    && w.slots.iter().all(|s| s.co.is_none())
+                {
                     break;
                 }
                 let now = sh.clock.now_ms();
@@ -191,6 +464,9 @@ pub(crate) fn drive(
         }
     }
     *sh.guest_thread.lock() = None;
-    stacks.0 = IdleWorker::new(w);
+    if let Some(r) = runner.take_if(|r| r.too_deep()) {
+        r.end(&mut w);
+    }
+    stacks.0 = IdleWorker::new(w, runner);
     Ok(true)
 }
