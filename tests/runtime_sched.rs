@@ -447,6 +447,40 @@ fn a_sync_call_runs_the_idle_callee_next_on_the_same_worker() {
     assert_eq!(*order.lock(), vec!["callee", "queued", "caller"]);
 }
 
+/// Sync round trips on one worker: the caller hands its idle callee to the worker (which
+/// runs it at once on a kept runner coroutine) and the reply resumes the caller next. A chain
+/// caller -> front -> back uses three coroutines at most, every call answers in order, and
+/// none is left live afterwards (kept runners do not count as live).
+#[test]
+fn chained_round_trips_on_one_worker_reuse_runners_and_retire_them() {
+    let rt = runtime(1);
+    let peak = Arc::new(AtomicUsize::new(0));
+    let p = peak.clone();
+    let back = rt.spawn(handler(move |cx: &mut Cx<'_>, m: Message| {
+        p.fetch_max(cx.rt().coroutines().0, Ordering::SeqCst);
+        Ok(Value::Int(int(&m.args[0]) * 2))
+    }));
+    let front = rt.spawn(handler(move |cx: &mut Cx<'_>, m: Message| {
+        let v = cx
+            .call(&back, msg("double:", m.args.clone()), Timeout::Infinity)
+            .map_err(|_| Value::Nil)?;
+        Ok(Value::Int(int(&v) + 1))
+    }));
+    let sum = rt
+        .block_on(move |cx| {
+            (0..500)
+                .map(|i| {
+                    let v = cx.call(&front, msg("f:", vec![Value::Int(i)]), Timeout::Infinity);
+                    int(&v.unwrap())
+                })
+                .sum::<i64>()
+        })
+        .unwrap();
+    assert_eq!(sum, (0..500).map(|i| 2 * i + 1).sum::<i64>());
+    assert_eq!(peak.load(Ordering::SeqCst), 3, "caller, front and back");
+    wait_until("all coroutines retired", || rt.coroutines().0 == 0);
+}
+
 /// A panic in a handler is an actor crash: the caller gets actor_dead, the reason is data,
 /// and the runtime goes on.
 #[test]

@@ -25,7 +25,6 @@ pub struct Cx<'y> {
     rt: &'y RtHandle,
     me: &'y ProcRef,
     wake: Wake,
-    current: Option<Arc<Waiter>>,
     reductions: u32,
     budget: u32,
     /// Lowest address handlers may use (usable stack bottom + red zone).
@@ -49,7 +48,6 @@ impl<'y> Cx<'y> {
             rt,
             me,
             wake,
-            current: None,
             reductions: 0,
             budget,
             floor: stack_low + RED_ZONE,
@@ -82,8 +80,11 @@ impl<'y> Cx<'y> {
         (self.rt.0.cfg.log)(line)
     }
 
-    pub(crate) fn set_current(&mut self, w: Option<Arc<Waiter>>) {
-        self.current = w;
+    /// The reply waiter of the message being handled (the head of this process's waiting
+    /// chain), kept in the process record (`Inner::current`) only: read under its lock by
+    /// the calls that need it.
+    fn current(&self) -> Option<Arc<Waiter>> {
+        self.me.0.inner.lock().current.clone()
     }
 
     /// Lowest stack pointer observed (for trimming the stack when it returns to the pool).
@@ -190,7 +191,7 @@ impl<'y> Cx<'y> {
     /// Whether a sync call to `target` from here would deadlock: the target is this process
     /// or is waiting (directly or transitively) on it.
     pub fn would_deadlock(&self, target: Pid) -> bool {
-        target == self.pid() || chain_contains(self.current.as_ref(), target)
+        target == self.pid() || chain_contains(self.current().as_ref(), target)
     }
 
     /// A synchronous call: queues `msg` for `to` and suspends until the reply, the timeout,
@@ -198,27 +199,32 @@ impl<'y> Cx<'y> {
     /// with `Deadlock` without sending (so does a call to self: run self-sends directly).
     pub fn call(&mut self, to: &ProcRef, msg: Message, t: Timeout) -> Result<Value, CallError> {
         self.check_alive()?;
-        if self.would_deadlock(to.pid()) {
+        if to.pid() == self.pid() {
             return Err(CallError::Deadlock);
         }
         // The reply slot: the one this process waited on last time when nobody else holds
         // it any more (the usual case: the callee dropped it when it answered), else a new
-        // one. Registered as `waiting` (what a kill completes) in the same lock.
+        // one. Registered as `waiting` (what a kill completes) in the same lock, which also
+        // holds the waiting chain's head (`current`).
         let w = {
             let mut g = self.me.0.inner.lock();
             if let Some(r) = &g.reason {
                 return Err(CallError::Exiting(r.clone()));
             }
+            if chain_contains(g.current.as_ref(), to.pid()) {
+                return Err(CallError::Deadlock);
+            }
             let wake = Some(self.wake);
+            let parent = g.current.clone();
             let w = match g.waiting.take() {
                 Some(mut old) => match Arc::get_mut(&mut old) {
                     Some(x) if x.caller == Some(self.me.0.pid) => {
-                        x.reset(self.current.clone(), wake);
+                        x.reset(parent, wake);
                         old
                     }
-                    _ => Waiter::new_for(Some(self.me.0.pid), self.current.clone(), wake),
+                    _ => Waiter::new_for(Some(self.me.0.pid), parent, wake),
                 },
-                None => Waiter::new_for(Some(self.me.0.pid), self.current.clone(), wake),
+                None => Waiter::new_for(Some(self.me.0.pid), parent, wake),
             };
             g.waiting = Some(w.clone());
             w
@@ -227,14 +233,20 @@ impl<'y> Cx<'y> {
             msg,
             reply: Some(w.clone()),
         };
-        if enqueue_call(self.shared(), to, env).is_err() {
-            return Err(CallError::ActorDead);
-        }
+        // `Some`: the target was idle and this pool worker runs it next (the suspension
+        // below hands it over through `sched::RUN_NEXT`: no queue traffic).
+        let next = match enqueue_call(self.shared(), to, env) {
+            Ok(next) => next,
+            Err(_) => return Err(CallError::ActorDead),
+        };
         let d = self.deadline(t);
         // The waker is registered already (above): suspend unconditionally; a reply that
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         let timeout = d.map(|d| (d, w.clone()));
+        if next.is_some() {
+            crate::runtime::sched::RUN_NEXT.with(|c| c.set(next));
+        }
         self.y.suspend(Suspend::Wait { timeout });
         self.reductions = 0;
         w.take()
@@ -265,7 +277,7 @@ impl<'y> Cx<'y> {
             self.exit_self(reason);
             return Ok(());
         }
-        let w = Waiter::new(Some(self.pid()), self.current.clone());
+        let w = Waiter::new(Some(self.pid()), self.current());
         if !self.rt.request_stop(to, Some(w.clone()), reason) {
             return Ok(());
         }

@@ -300,49 +300,60 @@ fn arg_bytes(v: &Value) -> usize {
 /// Puts an envelope in the mailbox and schedules the process if it was idle. Gives the
 /// envelope back if the process no longer accepts messages.
 pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(), Envelope> {
-    enqueue_as(shared, p, env, false)
+    if let Some(p) = enqueue_as(p, env, false)? {
+        shared.schedule(p);
+    }
+    Ok(())
 }
 
-/// [`enqueue`] for a sync call whose caller suspends next: an idle target is run next on
-/// this worker ([`Shared::schedule_next`]) instead of behind the queued work.
-pub(crate) fn enqueue_call(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(), Envelope> {
-    enqueue_as(shared, p, env, true)
-}
-
-#[inline]
-fn enqueue_as(shared: &Shared, p: &ProcRef, env: Envelope, next: bool) -> Result<(), Envelope> {
-    let schedule = {
-        let mut g = p.0.inner.lock();
-        if !g.accepting {
-            return Err(env);
+/// [`enqueue`] for a sync call whose caller suspends next. An idle target made runnable
+/// comes back as `Some` when the caller is on a pool worker: the caller hands it to its
+/// worker with its suspension (`sched::RUN_NEXT`), which runs it at once on the same
+/// thread, with no queue traffic. Elsewhere it is scheduled as by [`enqueue`].
+pub(crate) fn enqueue_call(
+    shared: &Shared,
+    p: &ProcRef,
+    env: Envelope,
+) -> Result<Option<ProcRef>, Envelope> {
+    match enqueue_as(p, env, true)? {
+        Some(p) if shared.on_pool_worker() => Ok(Some(p)),
+        Some(p) => {
+            shared.schedule_next(p);
+            Ok(None)
         }
-        // Overflow policy (issue 15): with a limit (`maxMailbox`), a *cast* that finds the
-        // mailbox holding that many messages is dropped and counted (`dropped_casts`); the
-        // sender is not told (a cast never is). Synchronous sends always queue: each caller
-        // has at most one outstanding, so they cannot grow the mailbox without bound.
+        None => Ok(None),
+    }
+}
+
+/// Queues `env`; `Some(handle)` when that made an idle process runnable (the caller
+/// schedules it).
+#[inline]
+fn enqueue_as(p: &ProcRef, env: Envelope, call: bool) -> Result<Option<ProcRef>, Envelope> {
+    let mut g = p.0.inner.lock();
+    if !g.accepting {
+        return Err(env);
+    }
+    // Overflow policy (issue 15): with a limit (`maxMailbox`), a *cast* that finds the
+    // mailbox holding that many messages is dropped and counted (`dropped_casts`); the
+    // sender is not told (a cast never is). Synchronous sends always queue: each caller
+    // has at most one outstanding, so they cannot grow the mailbox without bound.
+    if !call {
         let full = matches!(env, Envelope::User { reply: None, .. })
             && g.extra.as_ref().is_some_and(|x| x.max_mailbox > 0)
             && g.mailbox.len() >= g.extra.as_ref().map_or(usize::MAX, |x| x.max_mailbox);
         if full {
             g.extra().dropped += 1;
-            return Ok(());
-        }
-        g.mailbox.push_back(env);
-        if g.sched == Sched::Idle {
-            g.sched = Sched::Scheduled;
-            true
-        } else {
-            false
-        }
-    };
-    if schedule {
-        if next {
-            shared.schedule_next(p.clone());
-        } else {
-            shared.schedule(p.clone());
+            return Ok(None);
         }
     }
-    Ok(())
+    g.mailbox.push_back(env);
+    if g.sched == Sched::Idle {
+        g.sched = Sched::Scheduled;
+        drop(g);
+        Ok(Some(p.clone()))
+    } else {
+        Ok(None)
+    }
 }
 
 /// Pushes a control signal and schedules the process if idle. False if it has exited.
@@ -512,7 +523,10 @@ fn next_of(g: &mut Inner) -> Option<Next> {
                 g.current = reply.clone();
                 Next::Msg(msg, reply)
             }
-            Envelope::Stop(r) => Next::Stop(r),
+            Envelope::Stop(r) => {
+                g.current = None;
+                Next::Stop(r)
+            }
         }
     })
 }
@@ -560,9 +574,7 @@ fn actor_loop(
             }
             Next::Msg(msg, reply) => {
                 let selector = msg.selector;
-                cx.set_current(reply.clone());
                 let r = catch_unwind(AssertUnwindSafe(|| b.handle(cx, msg)));
-                cx.set_current(None);
                 match r {
                     Err(e) => {
                         finish(shared, p, ExitReason::Panic(panic_message(&e).into()));

@@ -1,16 +1,22 @@
 //! The scheduler: a small pool of worker threads, each driving coroutines from its own run
 //! queue.
 //!
-//! * A **Run** task starts a coroutine (on a pooled stack) for a process that has work; any
-//!   worker may run it, so idle workers steal Run tasks. A process runs on at most one
-//!   coroutine at a time (its `sched` flag), so handlers of one actor never overlap.
+//! * A **Run** task runs a process that has work on a **runner** coroutine; any worker may
+//!   run it, so idle workers steal Run tasks. A process runs on at most one coroutine at a
+//!   time (its `sched` flag), so handlers of one actor never overlap. A runner is made on a
+//!   pooled stack; when its process run ends (the process idle) a pool worker keeps it as a
+//!   spare for the next run (`RUNNER_IDLE`, at most [`MAX_SPARES`]; not counted as live)
+//!   instead of retiring it, so a message to an idle actor starts no coroutine.
 //! * A **Resume** task continues a suspended coroutine. Suspended coroutines are **pinned**
 //!   to the worker that created them (kept in that worker's slot table, never shared), so a
 //!   coroutine never changes threads and needs no `unsafe impl Send`. A wake-up for it is
-//!   pushed to its owner's queue.
-//! * A sync call to an idle process puts its Run task at the *front* of the caller's worker
-//!   queue (`schedule_next`): the caller suspends next, so the callee runs at once on the
-//!   same thread, and the caller's resumption queues at the back like any wake-up.
+//!   pushed to its owner's queue — or, from a coroutine of the same pool worker while that
+//!   queue is empty, kept in `LOCAL_NEXT` and run next without the queue's lock.
+//! * A sync call to an idle process on a pool worker hands the callee to the worker with
+//!   the caller's suspension (`RUN_NEXT`): the callee runs at once on the same
+//!   thread, ahead of queued work, and the caller's resumption queues at the back like any
+//!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
+//!   `schedule_next`).
 //! * Preemption: a coroutine that uses its reduction budget yields and goes to the back of
 //!   its worker's queue behind whatever became runnable meanwhile.
 //! * Timeouts of waits are kept in the worker's slots (O(1) to arm and disarm); the worker
@@ -23,29 +29,27 @@
 use std::any::Any;
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
-use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::thread::Thread;
-use std::time::Duration;
 
-use corosensei::{Coroutine, CoroutineResult, Yielder};
 use parking_lot::{Condvar, Mutex};
 
-use crate::runtime::api::{Config, RtHandle, SpawnOpts};
+use crate::runtime::api::{Config, SpawnOpts};
 use crate::runtime::clock::{Clock, Timers};
-use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    finish, run_body, Body, ExitHook, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
+    finish, Body, ExitHook, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
 };
-use crate::runtime::stack::PooledStack;
-use crate::runtime::types::{CallError, ExitReason, NameError, Pid};
+use crate::runtime::types::{ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::Sym;
 
 mod guest;
+mod worker;
 pub(crate) use guest::drive as drive_guest;
 pub use guest::{GuestDone, GuestStacks};
+use worker::Slot;
+pub(crate) use worker::Worker;
 
 /// What a coroutine tells its worker when it suspends.
 pub(crate) enum Suspend {
@@ -62,6 +66,9 @@ pub(crate) enum Task {
 
 pub(crate) struct WorkerQ {
     q: Mutex<VecDeque<Task>>,
+    /// `q`'s length, written under its lock and read without it (pool workers only: the
+    /// guest loop pops without updating it).
+    len: AtomicUsize,
     thread: OnceLock<Thread>,
     /// A number for the coroutine resume this worker is inside, 0 when it is between
     /// resumes: shutdown tells a worker stuck in one long resume (an opaque library call)
@@ -80,7 +87,25 @@ thread_local! {
     /// it (never a guest thread, which belongs to an embedder), and the worker drops it
     /// when it stops.
     static WORKER_LOCAL: RefCell<Option<Box<dyn Any>>> = const { RefCell::new(None) };
+    /// A resumption (slot, generation) a coroutine on this pool worker queued for another
+    /// coroutine of the same worker while the worker's queue was empty: run next, without
+    /// the queue's lock (`Shared::push_resume`; taken at the top of the worker loop).
+    static LOCAL_NEXT: Cell<Option<(u32, u32)>> = const { Cell::new(None) };
+    /// The process (and its wake-up address) a runner coroutine picks up when it is started
+    /// or resumed from the spares (`Worker::start_one`); empty when a spare is retired.
+    static HANDOFF: RefCell<Option<(ProcRef, Wake)>> = const { RefCell::new(None) };
+    /// Set by a coroutine just before it suspends (read by the `drive` that resumed it, on
+    /// this thread, right after): the idle callee of a sync call, which the worker runs at
+    /// once (`Cx::call`'s hand-off, pool workers only) …
+    pub(crate) static RUN_NEXT: Cell<Option<ProcRef>> = const { Cell::new(None) };
+    /// … or, for a runner coroutine, that its process run is over and it can run another
+    /// one (it suspends with `Suspend::Wait` without a waiter; see `Worker::start_one`).
+    static RUNNER_IDLE: Cell<bool> = const { Cell::new(false) };
 }
+
+/// Idle runner coroutines a pool worker keeps for the next process run (each holds one
+/// stack, like a pooled stack; more would only pin memory).
+const MAX_SPARES: usize = 1;
 
 pub(crate) struct Shared {
     pub cfg: Config,
@@ -125,6 +150,7 @@ impl Shared {
             workers: (0..n + 1)
                 .map(|_| WorkerQ {
                     q: Mutex::new(VecDeque::new()),
+                    len: AtomicUsize::new(0),
                     thread: OnceLock::new(),
                     driving: AtomicU64::new(0),
                 })
@@ -159,7 +185,7 @@ impl Shared {
     }
 
     /// Whether the current thread is one of this runtime's pool workers (not a guest).
-    fn on_pool_worker(&self) -> bool {
+    pub(crate) fn on_pool_worker(&self) -> bool {
         let (rt, w) = CURRENT_WORKER.with(Cell::get);
         rt == self.id && w < self.guest_index()
     }
@@ -212,12 +238,7 @@ impl Shared {
     pub(crate) fn schedule(&self, p: ProcRef) {
         match self.current_worker() {
             Some(w) => {
-                let busy = {
-                    let mut q = self.workers[w].q.lock();
-                    q.push_back(Task::Run(p));
-                    q.len() > 1
-                };
-                if busy {
+                if self.push_task(w, Task::Run(p), false) > 1 {
                     self.wake_one();
                 }
             }
@@ -228,6 +249,20 @@ impl Shared {
         }
     }
 
+    /// Pushes a task on worker `w`'s queue (front or back); answers the new length.
+    #[inline]
+    fn push_task(&self, w: usize, t: Task, front: bool) -> usize {
+        let wq = &self.workers[w];
+        let mut q = wq.q.lock();
+        if front {
+            q.push_front(t);
+        } else {
+            q.push_back(t);
+        }
+        wq.len.store(q.len(), Ordering::Relaxed);
+        q.len()
+    }
+
     /// Like [`Shared::schedule`] for the target of a sync call whose caller is about to
     /// suspend: on a worker it goes to the *front* of the worker's own queue, so the callee
     /// runs right after the caller suspends, on the same thread (no hand-off, no wake-up; the
@@ -235,7 +270,9 @@ impl Shared {
     /// workers are not woken for it: this worker takes it next. Elsewhere as `schedule`.
     pub(crate) fn schedule_next(&self, p: ProcRef) {
         match self.current_worker() {
-            Some(w) => self.workers[w].q.lock().push_front(Task::Run(p)),
+            Some(w) => {
+                self.push_task(w, Task::Run(p), true);
+            }
             None => {
                 self.injector.lock().push_back(p);
                 self.wake_one();
@@ -244,11 +281,21 @@ impl Shared {
     }
 
     /// Queues the resumption of a coroutine on the worker that owns it.
+    /// From a coroutine running on that very pool worker while its queue is empty (a callee
+    /// answering its caller on the same thread), the resumption is kept in `LOCAL_NEXT`
+    /// instead: it is next either way, and this skips the queue's lock twice.
     pub(crate) fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
-        self.workers[worker]
-            .q
-            .lock()
-            .push_back(Task::Resume { slot, gen });
+        let wq = &self.workers[worker];
+        if self.current_worker() == Some(worker)
+            && worker < self.guest_index()
+            && wq.driving.load(Ordering::Relaxed) != 0
+            && wq.len.load(Ordering::Relaxed) == 0
+            && LOCAL_NEXT.with(|c| c.get().is_none())
+        {
+            LOCAL_NEXT.with(|c| c.set(Some((slot, gen))));
+            return;
+        }
+        self.push_task(worker, Task::Resume { slot, gen }, false);
         if worker == self.guest_index() {
             self.unpark_guest();
         } else if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
@@ -440,319 +487,5 @@ impl Shared {
             ..SpawnOpts::default()
         };
         let _ = self.spawn_proc(Body::Task(f), opts, None);
-    }
-}
-
-type Co = Coroutine<(), Suspend, usize, PooledStack>;
-
-struct Slot {
-    gen: u32,
-    co: Option<Co>,
-    timeout: Option<(u64, Arc<Waiter>)>,
-    /// The memory account the coroutine is charged to while suspended (per-actor limits).
-    mem: crate::memory::CoAccount,
-}
-
-/// One worker thread's private state.
-pub(crate) struct Worker {
-    id: usize,
-    shared: Arc<Shared>,
-    slots: Vec<Slot>,
-    free: Vec<u32>,
-    pool: Vec<PooledStack>,
-    next_deadline: u64,
-    ticks: u32,
-    warned_mmap: bool,
-    /// Serial number of the last resume (`WorkerQ::driving`; per worker, no shared counter).
-    resumes: u64,
-}
-
-impl Worker {
-    pub(super) fn new(id: usize, shared: Arc<Shared>) -> Worker {
-        Worker {
-            id,
-            shared,
-            slots: Vec::new(),
-            free: Vec::new(),
-            pool: Vec::new(),
-            next_deadline: u64::MAX,
-            ticks: 0,
-            warned_mmap: false,
-            resumes: 0,
-        }
-    }
-
-    /// The worker loop; returns at shutdown.
-    pub(super) fn run(mut self) {
-        let _ = self.shared.workers[self.id]
-            .thread
-            .set(std::thread::current());
-        CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
-        while !self.shared.shutdown.load(Ordering::Acquire) {
-            self.ticks = self.ticks.wrapping_add(1);
-            if self.ticks.is_multiple_of(64) {
-                let now = self.shared.clock.now_ms();
-                self.check_deadlines(now);
-            }
-            match self.next_task() {
-                Some(Task::Run(p)) => self.start(p),
-                Some(Task::Resume { slot, gen }) => self.resume(slot, gen),
-                None => self.idle(),
-            }
-        }
-        // Coroutines still suspended at shutdown ignored their kill: leak their stacks rather
-        // than force-unwinding foreign frames.
-        for s in &mut self.slots {
-            if let Some(co) = s.co.take() {
-                std::mem::forget(co);
-            }
-        }
-        drop(WORKER_LOCAL.with(|c| c.borrow_mut().take()));
-        CURRENT_WORKER.with(|c| c.set((0, 0)));
-    }
-
-    fn next_task(&mut self) -> Option<Task> {
-        let sh = &self.shared;
-        if self.ticks.is_multiple_of(61) {
-            if let Some(p) = sh.injector.lock().pop_front() {
-                return Some(Task::Run(p));
-            }
-        }
-        if let Some(t) = sh.workers[self.id].q.lock().pop_front() {
-            return Some(t);
-        }
-        if let Some(p) = sh.injector.lock().pop_front() {
-            return Some(Task::Run(p));
-        }
-        self.steal().map(Task::Run)
-    }
-
-    fn steal(&self) -> Option<ProcRef> {
-        let n = self.shared.workers.len();
-        for i in 1..n {
-            let v = (self.id + i) % n;
-            let mut q = self.shared.workers[v].q.lock();
-            if let Some(pos) = q.iter().position(|t| matches!(t, Task::Run(_))) {
-                if let Some(Task::Run(p)) = q.remove(pos) {
-                    return Some(p);
-                }
-            }
-        }
-        None
-    }
-
-    fn has_work(&self) -> bool {
-        let sh = &self.shared;
-        !sh.workers[self.id].q.lock().is_empty()
-            || !sh.injector.lock().is_empty()
-            || sh
-                .workers
-                .iter()
-                .any(|w| w.q.lock().iter().any(|t| matches!(t, Task::Run(_))))
-    }
-
-    fn idle(&mut self) {
-        let sh = self.shared.clone();
-        let now = sh.clock.now_ms();
-        self.check_deadlines(now);
-        let waiting_for_stack = sh.stack_waiting.load(Ordering::SeqCst) > 0;
-        if waiting_for_stack {
-            if let Some(p) = sh.next_stack_waiter() {
-                self.start(p);
-                return;
-            }
-        }
-        let bit = 1u64 << self.id;
-        sh.parked.fetch_or(bit, Ordering::SeqCst);
-        if self.has_work() || sh.shutdown.load(Ordering::SeqCst) {
-            sh.parked.fetch_and(!bit, Ordering::SeqCst);
-            return;
-        }
-        let mut wait_ms = None;
-        if !sh.clock.is_manual() && self.next_deadline != u64::MAX {
-            wait_ms = Some(self.next_deadline.saturating_sub(now).max(1));
-        }
-        if waiting_for_stack {
-            wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
-        }
-        match wait_ms {
-            Some(ms) => std::thread::park_timeout(Duration::from_millis(ms)),
-            None => std::thread::park(),
-        }
-        sh.parked.fetch_and(!bit, Ordering::SeqCst);
-        let now = sh.clock.now_ms();
-        self.check_deadlines(now);
-    }
-
-    /// Completes every wait whose deadline has passed with `Timeout`.
-    fn check_deadlines(&mut self, now: u64) {
-        if now < self.next_deadline {
-            return;
-        }
-        let mut next = u64::MAX;
-        for s in &mut self.slots {
-            if let Some((d, _)) = &s.timeout {
-                if *d <= now {
-                    if let Some((_, w)) = s.timeout.take() {
-                        w.complete(&self.shared, Err(CallError::Timeout));
-                    }
-                } else {
-                    next = next.min(*d);
-                }
-            }
-        }
-        self.next_deadline = next;
-    }
-
-    fn start(&mut self, p: ProcRef) {
-        if !p.is_alive() {
-            return;
-        }
-        let sh = self.shared.clone();
-        let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
-        if live + sh.reserve >= sh.max_cos {
-            // Near the cap: the last `reserve` stacks only go to processes someone waits on.
-            let serving = Shared::is_serving(&p);
-            if live >= sh.max_cos || !serving {
-                sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-                sh.defer_for_stack(p, serving);
-                return;
-            }
-        }
-        let stack = match self.pool.pop() {
-            Some(s) => s,
-            None => match PooledStack::new(sh.cfg.stack_size) {
-                Ok(s) => s,
-                Err(e) => {
-                    if !self.warned_mmap {
-                        self.warned_mmap = true;
-                        (sh.cfg.log)(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
-                    }
-                    self.retire_count();
-                    let serving = Shared::is_serving(&p);
-                    sh.defer_for_stack(p, serving);
-                    return;
-                }
-            },
-        };
-        let slot = match self.free.pop() {
-            Some(i) => i,
-            None => {
-                self.slots.push(Slot {
-                    gen: 0,
-                    co: None,
-                    timeout: None,
-                    mem: Default::default(),
-                });
-                (self.slots.len() - 1) as u32
-            }
-        };
-        let gen = self.slots[slot as usize].gen;
-        let wake = Wake::Co {
-            worker: self.id,
-            slot,
-            gen,
-        };
-        let rt = RtHandle(sh);
-        let (low, top) = (stack.usable_low(), stack.top());
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
-            let mut cx = Cx::new(y, &rt, &p, wake, low, top);
-            run_body(&mut cx);
-            cx.deepest()
-        });
-        self.drive(slot, co);
-    }
-
-    fn resume(&mut self, slot: u32, gen: u32) {
-        let Some(s) = self.slots.get_mut(slot as usize) else {
-            return;
-        };
-        if s.gen != gen {
-            return;
-        }
-        let Some(co) = s.co.take() else { return };
-        s.timeout = None;
-        self.drive(slot, co);
-    }
-
-    fn drive(&mut self, slot: u32, mut co: Co) {
-        self.resumes += 1;
-        let me = &self.shared.workers[self.id].driving;
-        me.store(self.resumes, Ordering::Relaxed);
-        // Per-actor memory accounts follow their coroutine (one branch when unused).
-        let r = if crate::memory::coroutine_accounts() {
-            crate::memory::in_coroutine(
-                &mut self.slots[slot as usize].mem,
-                || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
-                |r| matches!(r, Ok(CoroutineResult::Yield(_))),
-            )
-        } else {
-            catch_unwind(AssertUnwindSafe(|| co.resume(())))
-        };
-        self.shared.workers[self.id]
-            .driving
-            .store(0, Ordering::Relaxed);
-        let s = &mut self.slots[slot as usize];
-        match r {
-            Ok(CoroutineResult::Yield(Suspend::Yield)) => {
-                s.co = Some(co);
-                let gen = s.gen;
-                let busy = {
-                    let mut q = self.shared.workers[self.id].q.lock();
-                    q.push_back(Task::Resume { slot, gen });
-                    q.len() > 1
-                };
-                if busy {
-                    self.shared.wake_one();
-                }
-            }
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
-                s.co = Some(co);
-                if let Some((d, _)) = &timeout {
-                    self.next_deadline = self.next_deadline.min(*d);
-                }
-                s.timeout = timeout;
-            }
-            Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
-            Err(e) => {
-                let msg = crate::runtime::process::panic_message(&e);
-                (self.shared.cfg.log)(&format!("runtime: coroutine failed: {msg}"));
-                self.retire(slot, co, 0);
-            }
-        }
-    }
-
-    fn retire(&mut self, slot: u32, co: Co, deepest: usize) {
-        if co.done() {
-            let mut stack = co.into_stack();
-            if deepest != 0 {
-                stack.trim(deepest);
-            }
-            if self.pool.len() < self.shared.cfg.pooled_stacks_per_worker {
-                self.pool.push(stack);
-            }
-        } else {
-            std::mem::forget(co);
-        }
-        let s = &mut self.slots[slot as usize];
-        s.gen = s.gen.wrapping_add(1);
-        s.co = None;
-        s.timeout = None;
-        self.free.push(slot);
-        self.retire_count();
-        if let Some(p) = self.shared.next_stack_waiter() {
-            self.shared.workers[self.id]
-                .q
-                .lock()
-                .push_back(Task::Run(p));
-        }
-    }
-
-    fn retire_count(&self) {
-        let sh = &self.shared;
-        if sh.live_cos.fetch_sub(1, Ordering::SeqCst) == 1 && sh.stopping.load(Ordering::SeqCst) {
-            let _g = sh.drained.0.lock();
-            sh.drained.1.notify_all();
-        }
     }
 }

@@ -1,0 +1,443 @@
+//! A worker thread's private side of the scheduler (see the parent module's docs): its slot
+//! table of pinned coroutines, the runner coroutines that run process runs (kept as spares
+//! between runs), the hand-off of a sync call's callee, and the loop that takes tasks.
+
+use std::cell::Cell;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::Duration;
+
+use corosensei::{Coroutine, CoroutineResult, Yielder};
+
+use super::{
+    Shared, Suspend, Task, CURRENT_WORKER, HANDOFF, LOCAL_NEXT, MAX_SPARES, RUNNER_IDLE, RUN_NEXT,
+    WORKER_LOCAL,
+};
+use crate::runtime::api::RtHandle;
+use crate::runtime::cx::Cx;
+use crate::runtime::process::{run_body, ProcRef};
+use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
+use crate::runtime::types::CallError;
+use crate::runtime::waiter::{Waiter, Wake};
+
+type Co = Coroutine<(), Suspend, usize, PooledStack>;
+
+pub(super) struct Slot {
+    pub(super) gen: u32,
+    pub(super) co: Option<Co>,
+    pub(super) timeout: Option<(u64, Arc<Waiter>)>,
+    /// The memory account the coroutine is charged to while suspended (per-actor limits).
+    pub(super) mem: crate::memory::CoAccount,
+}
+
+/// One worker thread's private state.
+pub(crate) struct Worker {
+    pub(super) id: usize,
+    pub(super) shared: Arc<Shared>,
+    pub(super) slots: Vec<Slot>,
+    pub(super) free: Vec<u32>,
+    pub(super) pool: Vec<PooledStack>,
+    pub(super) next_deadline: u64,
+    pub(super) ticks: u32,
+    pub(super) warned_mmap: bool,
+    /// Serial number of the last resume (`WorkerQ::driving`; per worker, no shared counter).
+    pub(super) resumes: u64,
+    /// Idle runner coroutines (slot, coroutine) kept for the next process run (pool workers
+    /// only, at most [`MAX_SPARES`]); not counted in `live_cos`.
+    pub(super) spares: Vec<(u32, Co)>,
+    /// A sync call's callee handed over with its caller's suspension, run next.
+    pub(super) run_next: Option<ProcRef>,
+}
+
+impl Worker {
+    pub(crate) fn new(id: usize, shared: Arc<Shared>) -> Worker {
+        Worker {
+            id,
+            shared,
+            slots: Vec::new(),
+            free: Vec::new(),
+            pool: Vec::new(),
+            next_deadline: u64::MAX,
+            ticks: 0,
+            warned_mmap: false,
+            resumes: 0,
+            spares: Vec::new(),
+            run_next: None,
+        }
+    }
+
+    /// The worker loop; returns at shutdown.
+    pub(crate) fn run(mut self) {
+        let _ = self.shared.workers[self.id]
+            .thread
+            .set(std::thread::current());
+        CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
+        while !self.shared.shutdown.load(Ordering::Acquire) {
+            self.ticks = self.ticks.wrapping_add(1);
+            if self.ticks.is_multiple_of(64) {
+                let now = self.shared.clock.now_ms();
+                self.check_deadlines(now);
+            }
+            if let Some((slot, gen)) = LOCAL_NEXT.with(Cell::take) {
+                self.resume(slot, gen);
+                continue;
+            }
+            match self.next_task() {
+                Some(Task::Run(p)) => self.start(p),
+                Some(Task::Resume { slot, gen }) => self.resume(slot, gen),
+                None => self.idle(),
+            }
+        }
+        // Spare runners hold no process: resumed with nothing to run, they return.
+        for (_, mut co) in std::mem::take(&mut self.spares) {
+            let _ = co.resume(());
+        }
+        LOCAL_NEXT.with(|c| c.set(None));
+        // Coroutines still suspended at shutdown ignored their kill: leak their stacks rather
+        // than force-unwinding foreign frames.
+        for s in &mut self.slots {
+            if let Some(co) = s.co.take() {
+                std::mem::forget(co);
+            }
+        }
+        drop(WORKER_LOCAL.with(|c| c.borrow_mut().take()));
+        CURRENT_WORKER.with(|c| c.set((0, 0)));
+    }
+
+    fn next_task(&mut self) -> Option<Task> {
+        let sh = &self.shared;
+        if self.ticks.is_multiple_of(61) {
+            if let Some(p) = sh.injector.lock().pop_front() {
+                return Some(Task::Run(p));
+            }
+        }
+        let wq = &sh.workers[self.id];
+        if wq.len.load(Ordering::Relaxed) != 0 {
+            let mut q = wq.q.lock();
+            let t = q.pop_front();
+            wq.len.store(q.len(), Ordering::Relaxed);
+            if t.is_some() {
+                return t;
+            }
+        }
+        if let Some(p) = sh.injector.lock().pop_front() {
+            return Some(Task::Run(p));
+        }
+        self.steal().map(Task::Run)
+    }
+
+    fn steal(&self) -> Option<ProcRef> {
+        let n = self.shared.workers.len();
+        for i in 1..n {
+            let v = (self.id + i) % n;
+            let wq = &self.shared.workers[v];
+            let mut q = wq.q.lock();
+            if let Some(pos) = q.iter().position(|t| matches!(t, Task::Run(_))) {
+                let t = q.remove(pos);
+                wq.len.store(q.len(), Ordering::Relaxed);
+                if let Some(Task::Run(p)) = t {
+                    return Some(p);
+                }
+            }
+        }
+        None
+    }
+
+    fn has_work(&self) -> bool {
+        let sh = &self.shared;
+        !sh.workers[self.id].q.lock().is_empty()
+            || !sh.injector.lock().is_empty()
+            || sh
+                .workers
+                .iter()
+                .any(|w| w.q.lock().iter().any(|t| matches!(t, Task::Run(_))))
+    }
+
+    fn idle(&mut self) {
+        let sh = self.shared.clone();
+        let now = sh.clock.now_ms();
+        self.check_deadlines(now);
+        let waiting_for_stack = sh.stack_waiting.load(Ordering::SeqCst) > 0;
+        if waiting_for_stack {
+            if let Some(p) = sh.next_stack_waiter() {
+                self.start(p);
+                return;
+            }
+        }
+        let bit = 1u64 << self.id;
+        sh.parked.fetch_or(bit, Ordering::SeqCst);
+        if self.has_work() || sh.shutdown.load(Ordering::SeqCst) {
+            sh.parked.fetch_and(!bit, Ordering::SeqCst);
+            return;
+        }
+        let mut wait_ms = None;
+        if !sh.clock.is_manual() && self.next_deadline != u64::MAX {
+            wait_ms = Some(self.next_deadline.saturating_sub(now).max(1));
+        }
+        if waiting_for_stack {
+            wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
+        }
+        match wait_ms {
+            Some(ms) => std::thread::park_timeout(Duration::from_millis(ms)),
+            None => std::thread::park(),
+        }
+        sh.parked.fetch_and(!bit, Ordering::SeqCst);
+        let now = sh.clock.now_ms();
+        self.check_deadlines(now);
+    }
+
+    /// Completes every wait whose deadline has passed with `Timeout`.
+    pub(super) fn check_deadlines(&mut self, now: u64) {
+        if now < self.next_deadline {
+            return;
+        }
+        let mut next = u64::MAX;
+        for s in &mut self.slots {
+            if let Some((d, _)) = &s.timeout {
+                if *d <= now {
+                    if let Some((_, w)) = s.timeout.take() {
+                        w.complete(&self.shared, Err(CallError::Timeout));
+                    }
+                } else {
+                    next = next.min(*d);
+                }
+            }
+        }
+        self.next_deadline = next;
+    }
+
+    /// Runs `p` (a Run task), then whatever that handed over (a sync call's callee).
+    pub(super) fn start(&mut self, p: ProcRef) {
+        self.start_one(p);
+        self.run_handed_over();
+    }
+
+    /// Continues a suspended coroutine, then whatever that handed over.
+    pub(super) fn resume(&mut self, slot: u32, gen: u32) {
+        self.resume_one(slot, gen);
+        self.run_handed_over();
+    }
+
+    /// Runs the callees that sync calls handed to this worker with their suspension (a
+    /// loop, not recursion: a chain of calls hands over one callee after another).
+    fn run_handed_over(&mut self) {
+        while let Some(p) = self.run_next.take() {
+            self.start_one(p);
+        }
+    }
+
+    /// Starts a process run on a **runner** coroutine: a spare one from an earlier run when
+    /// this worker keeps one (no coroutine set-up, no stack from the pool), else a new one.
+    /// A runner runs one process run (`run_body`), then on a pool worker suspends with
+    /// `RUNNER_IDLE` set to be kept for the next run (`drive`); on the guest, or after a run
+    /// that went deep into its stack, it returns and is retired.
+    fn start_one(&mut self, p: ProcRef) {
+        if !p.is_alive() {
+            return;
+        }
+        let sh = &self.shared;
+        let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
+        if live + sh.reserve >= sh.max_cos {
+            // Near the cap: the last `reserve` stacks only go to processes someone waits on.
+            let serving = Shared::is_serving(&p);
+            if live >= sh.max_cos || !serving {
+                sh.live_cos.fetch_sub(1, Ordering::SeqCst);
+                sh.defer_for_stack(p, serving);
+                return;
+            }
+        }
+        if let Some((slot, co)) = self.spares.pop() {
+            let wake = Wake::Co {
+                worker: self.id,
+                slot,
+                gen: self.slots[slot as usize].gen,
+            };
+            HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
+            self.drive(slot, co);
+            return;
+        }
+        let sh = self.shared.clone();
+        let stack = match self.pool.pop() {
+            Some(s) => s,
+            None => match PooledStack::new(sh.cfg.stack_size) {
+                Ok(s) => s,
+                Err(e) => {
+                    if !self.warned_mmap {
+                        self.warned_mmap = true;
+                        (sh.cfg.log)(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
+                    }
+                    self.retire_count();
+                    let serving = Shared::is_serving(&p);
+                    sh.defer_for_stack(p, serving);
+                    return;
+                }
+            },
+        };
+        let slot = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                self.slots.push(Slot {
+                    gen: 0,
+                    co: None,
+                    timeout: None,
+                    mem: Default::default(),
+                });
+                (self.slots.len() - 1) as u32
+            }
+        };
+        let wake = Wake::Co {
+            worker: self.id,
+            slot,
+            gen: self.slots[slot as usize].gen,
+        };
+        let reusable = self.id < sh.guest_index() && sh.cfg.pooled_stacks_per_worker > 0;
+        let rt = RtHandle(sh);
+        let (low, top) = (stack.usable_low(), stack.top());
+        HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
+            let mut deepest = top;
+            while let Some((p, wake)) = HANDOFF.with(|h| h.borrow_mut().take()) {
+                let mut cx = Cx::new(y, &rt, &p, wake, low, top);
+                run_body(&mut cx);
+                deepest = deepest.min(cx.deepest());
+                drop(cx);
+                drop(p);
+                // Deep use: return, so `retire` trims the stack before pooling it.
+                if !reusable || top - deepest > KEEP_RESIDENT {
+                    break;
+                }
+                RUNNER_IDLE.with(|c| c.set(true));
+                y.suspend(Suspend::Wait { timeout: None });
+            }
+            deepest
+        });
+        self.drive(slot, co);
+    }
+
+    fn resume_one(&mut self, slot: u32, gen: u32) {
+        let Some(s) = self.slots.get_mut(slot as usize) else {
+            return;
+        };
+        if s.gen != gen {
+            return;
+        }
+        let Some(co) = s.co.take() else { return };
+        s.timeout = None;
+        self.drive(slot, co);
+    }
+
+    fn drive(&mut self, slot: u32, mut co: Co) {
+        self.resumes += 1;
+        let me = &self.shared.workers[self.id].driving;
+        me.store(self.resumes, Ordering::Relaxed);
+        // Per-actor memory accounts follow their coroutine (one branch when unused).
+        let r = if crate::memory::coroutine_accounts() {
+            crate::memory::in_coroutine(
+                &mut self.slots[slot as usize].mem,
+                || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
+                |r| matches!(r, Ok(CoroutineResult::Yield(_))),
+            )
+        } else {
+            catch_unwind(AssertUnwindSafe(|| co.resume(())))
+        };
+        self.shared.workers[self.id]
+            .driving
+            .store(0, Ordering::Relaxed);
+        let s = &mut self.slots[slot as usize];
+        match r {
+            Ok(CoroutineResult::Yield(Suspend::Yield)) => {
+                s.co = Some(co);
+                let gen = s.gen;
+                if self
+                    .shared
+                    .push_task(self.id, Task::Resume { slot, gen }, false)
+                    > 1
+                {
+                    self.shared.wake_one();
+                }
+            }
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
+                if RUNNER_IDLE.with(|c| c.replace(false)) {
+                    return self.runner_idle(slot, co);
+                }
+                s.co = Some(co);
+                if let Some((d, _)) = &timeout {
+                    self.next_deadline = self.next_deadline.min(*d);
+                }
+                s.timeout = timeout;
+                if let Some(p) = RUN_NEXT.with(Cell::take) {
+                    self.run_next = Some(p);
+                }
+            }
+            Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
+            Err(e) => {
+                let msg = crate::runtime::process::panic_message(&e);
+                (self.shared.cfg.log)(&format!("runtime: coroutine failed: {msg}"));
+                self.retire(slot, co, 0);
+            }
+        }
+    }
+
+    /// A runner's process run is over (the process idle or exited): a new generation for
+    /// the slot (late wake-ups of the run are ignored), and the runner is kept as a spare.
+    fn runner_idle(&mut self, slot: u32, mut co: Co) {
+        let s = &mut self.slots[slot as usize];
+        s.gen = s.gen.wrapping_add(1);
+        s.timeout = None;
+        // The next process this runner runs starts with the thread's own account.
+        s.mem = Default::default();
+        self.retire_count();
+        if self.spares.len() < MAX_SPARES && self.shared.stack_waiting.load(Ordering::Relaxed) == 0
+        {
+            self.spares.push((slot, co));
+        } else {
+            // Nothing to pick up: it returns.
+            let _ = co.resume(());
+            self.free_runner(slot, co, 0);
+        }
+        self.serve_stack_waiter();
+    }
+
+    fn retire(&mut self, slot: u32, co: Co, deepest: usize) {
+        self.free_runner(slot, co, deepest);
+        self.retire_count();
+        self.serve_stack_waiter();
+    }
+
+    /// Gives a finished coroutine's stack to the pool (trimmed after deep use) and frees its
+    /// slot.
+    fn free_runner(&mut self, slot: u32, co: Co, deepest: usize) {
+        if co.done() {
+            let mut stack = co.into_stack();
+            if deepest != 0 {
+                stack.trim(deepest);
+            }
+            if self.pool.len() < self.shared.cfg.pooled_stacks_per_worker {
+                self.pool.push(stack);
+            }
+        } else {
+            std::mem::forget(co);
+        }
+        let s = &mut self.slots[slot as usize];
+        s.gen = s.gen.wrapping_add(1);
+        s.co = None;
+        s.timeout = None;
+        self.free.push(slot);
+    }
+
+    /// A coroutine ended: a process waiting for a stack may start now.
+    fn serve_stack_waiter(&mut self) {
+        if let Some(p) = self.shared.next_stack_waiter() {
+            self.shared.push_task(self.id, Task::Run(p), false);
+        }
+    }
+
+    fn retire_count(&self) {
+        let sh = &self.shared;
+        if sh.live_cos.fetch_sub(1, Ordering::SeqCst) == 1 && sh.stopping.load(Ordering::SeqCst) {
+            let _g = sh.drained.0.lock();
+            sh.drained.1.notify_all();
+        }
+    }
+}
