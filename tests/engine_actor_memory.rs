@@ -9,9 +9,10 @@
 //! the engine's own limit is set four times higher, so a bomb that escaped the actor's limit
 //! would show there. Nothing here asserts a time.
 
-use std::process::Command;
-
+#[path = "common/child.rs"]
+mod child;
 mod common;
+use child::{run_child, status_kb};
 use common::{err, int};
 
 use bt::Engine;
@@ -26,16 +27,6 @@ const ENGINE_LIMIT: usize = 4 * ACTOR_LIMIT;
 /// What the host may grow beyond the actor's limit: allocator slack, one check interval of
 /// growth, thread stacks touched by the run.
 const SLACK: usize = 40 << 20;
-
-fn status_kb(field: &str) -> usize {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0)
-        * 1024
-}
 
 const SETUP: &str = r#"
 Actor subclass: Bomb
@@ -127,41 +118,13 @@ fn actor_memory_child() {
     );
 }
 
-/// Runs one scenario in a child process; answers (kind, peak growth, limit, after).
-fn run_child(name: &str) -> (String, usize, String, String) {
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args([
-            "--exact",
-            "actor_memory_child",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env("BT_ACTOR_MEM", name)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let Some(line) = text.lines().find_map(|l| l.strip_prefix("RESULT ")) else {
-        panic!(
-            "{name}: child did not report (status {:?}):\n{text}\n{}",
-            out.status,
-            String::from_utf8_lossy(&out.stderr)
-        )
-    };
-    let mut it = line.split_whitespace();
-    let kind = it.next().unwrap_or("").to_string();
-    let peak = it.next().and_then(|p| p.parse().ok()).unwrap_or(usize::MAX);
-    let limit = it.next().unwrap_or("").to_string();
-    let after = it.next().unwrap_or("").to_string();
-    (kind, peak, limit, after)
-}
-
 /// The scenario's actor crashed with `memory_limit` (the caller got that kind, not an
 /// engine limit), the host stayed under the actor's limit plus a constant, the supervisor
 /// restarted it and the other actor kept its state.
 fn assert_actor_contained(name: &str, after: &str) {
-    let (kind, peak, limit, got_after) = run_child(name);
-    assert_eq!(kind, "memory_limit", "{name}");
+    let r = run_child("actor_memory_child", "BT_ACTOR_MEM", name);
+    let (kind, peak, limit, got_after) = (r.kind, r.peak, r.limit, r.after);
+    assert_eq!(kind, "memory_limit", "{name}: {}", r.detail);
     assert_eq!(
         limit, "None",
         "{name}: the evaluation itself is not over any limit"
@@ -214,8 +177,9 @@ fn the_engine_limit_holds_over_all_actors_together() {
     // 100 children keeping 8 MB each: every one is under its own limit, together they
     // pass the engine's. The failing child crashes; the engine's account stays over while
     // the others live, so no "after" is asserted.
-    let (kind, peak, _limit, _after) = run_child("many_children");
-    assert_eq!(kind, "memory_limit");
+    let r = run_child("actor_memory_child", "BT_ACTOR_MEM", "many_children");
+    let (kind, peak) = (r.kind, r.peak);
+    assert_eq!(kind, "memory_limit", "{}", r.detail);
     assert!(
         peak < ENGINE_LIMIT + SLACK,
         "host peak RSS grew {} MiB (engine limit {} MiB + {} MiB)",

@@ -7,10 +7,12 @@
 //! assert on the child's own peak RSS (`VmHWM`), so other tests of this binary do not disturb
 //! the figure. Nothing here asserts a time.
 
-use std::process::Command;
 use std::time::Duration;
 
+#[path = "common/child.rs"]
+mod child;
 mod common;
+use child::{run_child, status_kb};
 use common::{err, int};
 
 use bt::engine::Capability;
@@ -24,17 +26,6 @@ const LIMIT: usize = 64 << 20;
 /// What the host may grow beyond the limit: allocator slack (freed pages glibc keeps), one
 /// check interval of growth, thread stacks touched by the run.
 const SLACK: usize = 40 << 20;
-
-/// `VmHWM` / `VmRSS` of this process in bytes.
-fn status_kb(field: &str) -> usize {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0)
-        * 1024
-}
 
 const HOG: &str = r#"
 Actor subclass: Hog
@@ -98,41 +89,6 @@ fn memory_child() {
     );
 }
 
-/// Runs one scenario in a child process; answers (kind, peak growth, limit, after).
-fn run_child(name: &str) -> (String, usize, String, String) {
-    let exe = std::env::current_exe().unwrap();
-    let out = Command::new(exe)
-        .args(["--exact", "memory_child", "--nocapture", "--test-threads=1"])
-        .env("BT_MEM_SCENARIO", name)
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).to_string();
-    let line = text
-        .lines()
-        .find_map(|l| l.strip_prefix("RESULT "))
-        .map(|l| {
-            let detail = text
-                .lines()
-                .find(|l| l.starts_with("DETAIL "))
-                .unwrap_or("");
-            format!("{l} {}", detail.replace(' ', "_"))
-        })
-        .unwrap_or_else(|| {
-            panic!(
-                "{name}: child did not report (status {:?}):\n{text}\n{}",
-                out.status,
-                String::from_utf8_lossy(&out.stderr)
-            )
-        })
-        .to_string();
-    let mut it = line.split_whitespace();
-    let kind = it.next().unwrap_or("").to_string();
-    let peak = it.next().and_then(|p| p.parse().ok()).unwrap_or(usize::MAX);
-    let limit = it.next().unwrap_or("").to_string();
-    let after = it.next().unwrap_or("").to_string();
-    (kind, peak, limit, after)
-}
-
 /// A bomb in the main program ends the evaluation with the `Memory` limit; one in an actor
 /// crashes the actor and the evaluation gets an error of kind `memory_limit` from it.
 fn assert_bomb_contained(name: &str, expect_kind: &str) {
@@ -140,8 +96,9 @@ fn assert_bomb_contained(name: &str, expect_kind: &str) {
 }
 
 fn assert_contained(name: &str, expect_kind: &str, expect_limit: &str) {
-    let (kind, peak, limit, after) = run_child(name);
-    assert_eq!(kind, expect_kind, "{name}");
+    let r = run_child("memory_child", "BT_MEM_SCENARIO", name);
+    let (kind, peak, limit, after) = (r.kind, r.peak, r.limit, r.after);
+    assert_eq!(kind, expect_kind, "{name}: {}", r.detail);
     assert!(
         peak < LIMIT + SLACK,
         "{name}: host peak RSS grew {} MiB (limit {} MiB + {} MiB)",
