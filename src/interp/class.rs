@@ -25,7 +25,6 @@
 //! ```
 
 use parking_lot::RwLock;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::interp::eval::code::FnCode;
@@ -57,9 +56,9 @@ static EMPTY_RT: std::sync::LazyLock<ClassRt> = std::sync::LazyLock::new(|| Clas
     typed_slots: Vec::new(),
 });
 
-/// A method dictionary: selector → method (foldhash: symbols are small integers, and SipHash
-/// was a visible part of loading the library into every program).
-pub type MethodTable = HashMap<Sym, Method, foldhash::fast::RandomState>;
+/// A method dictionary: selector → method, over the library's shared table for a class made
+/// from the library image (`interp::method_table`).
+pub use crate::interp::method_table::MethodTable;
 
 /// A `state:`/`field:` slot declared `name :: Type` without a default.
 #[derive(Clone, Debug)]

@@ -152,7 +152,21 @@ fn spawn_main(sys: &Arc<ActorSys>, slot: &Arc<JobSlot>) -> ProcRef {
 }
 
 impl Interpreter {
+    /// A program with the built-in library: a copy of the process's library image
+    /// (`interp::library_image`), or loaded into this program (the first of the process).
     pub fn new(opts: InterpreterOptions) -> Interpreter {
+        Interpreter::start(opts, crate::interp::library_image::for_new_program())
+    }
+
+    /// A program that loads the built-in library itself (not from the image).
+    pub(crate) fn loading_library(opts: InterpreterOptions) -> Interpreter {
+        Interpreter::start(opts, None)
+    }
+
+    fn start(
+        opts: InterpreterOptions,
+        image: Option<&'static crate::interp::library_image::LibraryImage>,
+    ) -> Interpreter {
         // Coroutine stacks are lazily committed reservations sized for the depth limit
         // (10,000 activations by default); `--max-depth` scales them.
         let mut cfg = Config::default();
@@ -161,7 +175,10 @@ impl Interpreter {
             cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
         }
         let privileged = opts.privileged;
-        let prog = Arc::new(Program::bootstrap(opts));
+        let prog = Arc::new(match image {
+            Some(img) => Program::from_image(opts, img),
+            None => Program::bootstrap(opts),
+        });
         let runtime = match Runtime::new(cfg) {
             Ok(rt) => rt,
             Err(e) => panic!("bt: cannot start the actor runtime: {e}"),
@@ -185,7 +202,10 @@ impl Interpreter {
             check_opts: Mutex::new(crate::check::CheckOptions::default()),
             findings: Mutex::new(Vec::new()),
         };
-        vm.stdlib_warnings = vm.load_stdlib();
+        vm.stdlib_warnings = match image {
+            Some(img) => img.warnings.clone(),
+            None => vm.load_stdlib(),
+        };
         vm
     }
 

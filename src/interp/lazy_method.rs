@@ -46,13 +46,24 @@ impl std::fmt::Debug for LazyMethod {
 
 impl LazyMethod {
     pub fn new(class: &Arc<Class>, decl: &'static MethodDecl) -> LazyMethod {
+        LazyMethod::with_class(Arc::downgrade(class), decl)
+    }
+
+    /// A library method of the class `class` refers to (a program's slot of a shared base
+    /// table, `interp::method_table`).
+    pub fn with_class(class: Weak<Class>, decl: &'static MethodDecl) -> LazyMethod {
         LazyMethod {
             selector: Sym::new(&decl.selector),
             class_side: decl.class_side,
             decl,
-            class: Arc::downgrade(class),
+            class,
             code: OnceLock::new(),
         }
+    }
+
+    /// The method's declaration (the library's syntax tree).
+    pub fn decl(&self) -> &'static MethodDecl {
+        self.decl
     }
 
     /// The lowered method, when it has been used.

@@ -124,6 +124,21 @@ fn library_prim(
     r.map(|(s, p)| (s, Method::Prim(p)))
 }
 
+/// The method of a library standalone declaration (`Foo >> bar`, `Foo class >> bar`) with its
+/// side set, made once per process (the library's syntax trees are `'static`, so the
+/// declaration's address is the key), so it can be lowered on first use like the others.
+fn library_standalone(sm: &ast::StandaloneMethod) -> &'static ast::MethodDecl {
+    type Memo = HashMap<usize, &'static ast::MethodDecl, foldhash::fast::RandomState>;
+    static MEMO: std::sync::OnceLock<parking_lot::Mutex<Memo>> = std::sync::OnceLock::new();
+    let key = sm as *const ast::StandaloneMethod as usize;
+    let mut memo = MEMO.get_or_init(Default::default).lock();
+    memo.entry(key).or_insert_with(|| {
+        let mut md = sm.method.clone();
+        md.class_side = sm.class_side;
+        Box::leak(Box::new(md))
+    })
+}
+
 /// Documentation of the library's methods by (class, class side, selector).
 type LibraryDocs = HashMap<(Sym, bool, Sym), &'static str, foldhash::fast::RandomState>;
 
@@ -313,6 +328,22 @@ fn install<'u>(
                         .map(|(c, ..)| c.clone())
                         .or_else(|| prog.class_named(cname));
                     match cls {
+                        Some(c) if library => {
+                            let md = library_standalone(sm);
+                            match lazy(prog, &c, md) {
+                                Some((selector, method)) => methods[fi].push(PendingMethod {
+                                    class: c,
+                                    class_side: md.class_side,
+                                    selector,
+                                    method,
+                                    doc: None,
+                                }),
+                                None => match lower_method(prog, &c, md, u.file, u.stdlib) {
+                                    Ok(pm) => methods[fi].push(pm),
+                                    Err(mut d) => diags[fi].append(&mut d),
+                                },
+                            }
+                        }
                         Some(c) => {
                             let mut md = sm.method.clone();
                             md.class_side = sm.class_side;
@@ -681,14 +712,13 @@ pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
     {
         let mut m = c.methods().write();
         for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
-            m.entry(*f).or_insert(Method::Getter(i as u32));
-            m.entry(setter_sym(*f)).or_insert(Method::Setter(i as u32));
+            m.insert_if_absent(*f, Method::Getter(i as u32));
+            m.insert_if_absent(setter_sym(*f), Method::Setter(i as u32));
         }
     }
     c.class_methods()
         .write()
-        .entry(constructor_sym(&c.field_names))
-        .or_insert(Method::Constructor);
+        .insert_if_absent(constructor_sym(&c.field_names), Method::Constructor);
     prog.bump();
 }
 

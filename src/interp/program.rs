@@ -53,6 +53,7 @@ pub struct Core {
 }
 
 /// Selectors interned once.
+#[derive(Clone)]
 pub struct Syms {
     pub print_string: Sym,
     pub display_string: Sym,
@@ -361,71 +362,23 @@ impl Program {
             }
             table.insert(c.name, c);
         }
-        let g = |n: &str| table[&Sym::new(n)].clone();
-        let core = Core {
-            proto_object: g("ProtoObject"),
-            object: g("Object"),
-            value: g("Value"),
-            actor: g("Actor"),
-            class: g("Class"),
-            metaclass: g("Metaclass"),
-            undefined: g("UndefinedObject"),
-            boolean: g("Boolean"),
-            true_: g("True"),
-            false_: g("False"),
-            number: g("Number"),
-            integer: g("Integer"),
-            float: g("Float"),
-            character: g("Character"),
-            string: g("String"),
-            symbol: g("Symbol"),
-            binary: g("Binary"),
-            block: g("Block"),
-            collection: g("Collection"),
-            list: g("List"),
-            array: g("Array"),
-            tuple: g("Tuple"),
-            dictionary: g("Dictionary"),
-            set: g("Set"),
-            bag: g("Bag"),
-            queue: g("Queue"),
-            interval: g("Interval"),
-            exception: g("Exception"),
-            error: g("Error"),
-            runtime_error: g("RuntimeError"),
-            type_error: g("TypeError"),
-            instantiation_error: g("InstantiationError"),
-            result: g("Result"),
-            compiled_method: g("CompiledMethod"),
-            testcase: g("TestCase"),
-        };
-        let syms = Syms {
-            print_string: Sym::new("printString"),
-            display_string: Sym::new("displayString"),
-            dnu: Sym::new("doesNotUnderstand:args:"),
-            new: Sym::new("new"),
-            current: Sym::new("current"),
-            initialize: Sym::new("initialize"),
-            value: Sym::new("value"),
-            signal: Sym::new("signal"),
-            user_error: Sym::new("user_error"),
-            badarith: Sym::new("badarith"),
-            if_true: Sym::new("ifTrue:"),
-            if_false: Sym::new("ifFalse:"),
-            if_true_if_false: Sym::new("ifTrue:ifFalse:"),
-            if_false_if_true: Sym::new("ifFalse:ifTrue:"),
-            and: Sym::new("and:"),
-            or: Sym::new("or:"),
-            while_true: Sym::new("whileTrue:"),
-            while_false: Sym::new("whileFalse:"),
-            times_repeat: Sym::new("timesRepeat:"),
-            to_do: Sym::new("to:do:"),
-            le: Sym::new("<="),
-            ge: Sym::new(">="),
-            add: Sym::new("+"),
-        };
+        let prog = Program::assemble(opts, table);
+        let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
+        for c in names {
+            prog.install_prims(&c, false);
+        }
+        crate::interp::loader::install_value_accessors(&prog, &prog.core.exception);
+        crate::interp::loader::install_value_accessors(&prog, &prog.core.result);
+        prog
+    }
+
+    /// A program over the class table `table` (which holds the built-in classes), with
+    /// nothing else loaded.
+    pub(crate) fn assemble(opts: InterpreterOptions, table: HashMap<Sym, ClassRef>) -> Program {
+        let core = core_of(&table);
+        let syms = Syms::get();
         let prims = crate::interp::prims::registry::shared();
-        let prog = Program {
+        Program {
             classes: RwLock::new(table),
             core,
             syms,
@@ -455,14 +408,7 @@ impl Program {
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
             capabilities: Default::default(),
-        };
-        let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
-        for c in names {
-            prog.install_prims(&c, false);
         }
-        crate::interp::loader::install_value_accessors(&prog, &prog.core.exception);
-        crate::interp::loader::install_value_accessors(&prog, &prog.core.result);
-        prog
     }
 
     /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
@@ -631,4 +577,79 @@ fn prim_table(class: Sym, class_side: bool) -> Option<&'static crate::interp::cl
         out
     });
     tables.get(&(class, class_side))
+}
+
+/// The built-in classes the evaluator reaches directly, from a class table that has them.
+fn core_of(table: &HashMap<Sym, ClassRef>) -> Core {
+    let g = |n: &str| table[&Sym::new(n)].clone();
+    Core {
+        proto_object: g("ProtoObject"),
+        object: g("Object"),
+        value: g("Value"),
+        actor: g("Actor"),
+        class: g("Class"),
+        metaclass: g("Metaclass"),
+        undefined: g("UndefinedObject"),
+        boolean: g("Boolean"),
+        true_: g("True"),
+        false_: g("False"),
+        number: g("Number"),
+        integer: g("Integer"),
+        float: g("Float"),
+        character: g("Character"),
+        string: g("String"),
+        symbol: g("Symbol"),
+        binary: g("Binary"),
+        block: g("Block"),
+        collection: g("Collection"),
+        list: g("List"),
+        array: g("Array"),
+        tuple: g("Tuple"),
+        dictionary: g("Dictionary"),
+        set: g("Set"),
+        bag: g("Bag"),
+        queue: g("Queue"),
+        interval: g("Interval"),
+        exception: g("Exception"),
+        error: g("Error"),
+        runtime_error: g("RuntimeError"),
+        type_error: g("TypeError"),
+        instantiation_error: g("InstantiationError"),
+        result: g("Result"),
+        compiled_method: g("CompiledMethod"),
+        testcase: g("TestCase"),
+    }
+}
+
+impl Syms {
+    /// The selectors, interned once per process.
+    fn get() -> Syms {
+        static SYMS: std::sync::OnceLock<Syms> = std::sync::OnceLock::new();
+        SYMS.get_or_init(|| Syms {
+            print_string: Sym::new("printString"),
+            display_string: Sym::new("displayString"),
+            dnu: Sym::new("doesNotUnderstand:args:"),
+            new: Sym::new("new"),
+            current: Sym::new("current"),
+            initialize: Sym::new("initialize"),
+            value: Sym::new("value"),
+            signal: Sym::new("signal"),
+            user_error: Sym::new("user_error"),
+            badarith: Sym::new("badarith"),
+            if_true: Sym::new("ifTrue:"),
+            if_false: Sym::new("ifFalse:"),
+            if_true_if_false: Sym::new("ifTrue:ifFalse:"),
+            if_false_if_true: Sym::new("ifFalse:ifTrue:"),
+            and: Sym::new("and:"),
+            or: Sym::new("or:"),
+            while_true: Sym::new("whileTrue:"),
+            while_false: Sym::new("whileFalse:"),
+            times_repeat: Sym::new("timesRepeat:"),
+            to_do: Sym::new("to:do:"),
+            le: Sym::new("<="),
+            ge: Sym::new(">="),
+            add: Sym::new("+"),
+        })
+        .clone()
+    }
 }
