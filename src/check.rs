@@ -22,6 +22,7 @@ pub mod classtable;
 pub mod decls;
 pub mod flow;
 pub mod infer;
+pub mod layered;
 pub mod library;
 pub mod manifest;
 pub mod patterns;
@@ -189,6 +190,7 @@ impl Checker {
                 let mut c = Checker::bare();
                 let modules: Vec<&ast::Module> = library::parsed().iter().collect();
                 c.add_stdlib(&modules);
+                c.table.freeze();
                 c.table
             })
             .clone();

@@ -5,6 +5,7 @@
 
 use std::collections::{HashMap, HashSet};
 
+use super::layered::Layered;
 use super::types::{Hierarchy, Ty};
 use crate::syntax::ast::{self, Span, TypeExpr, TypeKind};
 
@@ -136,12 +137,13 @@ pub struct ProtocolInfo {
     pub extending: Option<String>,
 }
 
-/// All classes, aliases and protocols visible to a unit.
+/// All classes, aliases and protocols visible to a unit. Copies share the library's entries
+/// (`freeze`, [`Layered`]): a copy holds only what it adds or changes.
 #[derive(Clone, Debug, Default)]
 pub struct ClassTable {
-    pub classes: HashMap<String, ClassInfo>,
-    pub aliases: HashMap<String, AliasInfo>,
-    pub protocols: HashMap<String, ProtocolInfo>,
+    pub classes: Layered<ClassInfo>,
+    pub aliases: Layered<AliasInfo>,
+    pub protocols: Layered<ProtocolInfo>,
 }
 
 /// Which side of a class a send goes to.
@@ -182,6 +184,14 @@ pub fn arity(selector: &str) -> usize {
 }
 
 impl ClassTable {
+    /// Makes every entry part of a shared base: copies of this table then share it (the
+    /// library's table, built once per process by `Checker::new`).
+    pub fn freeze(&mut self) {
+        self.classes.freeze();
+        self.aliases.freeze();
+        self.protocols.freeze();
+    }
+
     /// The root classes alone (see [`super::builtins`]); `Checker::new` adds the stdlib.
     pub fn roots() -> ClassTable {
         let mut t = ClassTable::default();
