@@ -127,7 +127,11 @@ impl<V> Layered<V> {
     where
         V: Clone,
     {
-        let all: HashMap<String, V> = self.iter().map(|(k, v)| (k.clone(), v.clone())).collect();
+        let all: HashMap<String, V> = if self.base.is_none() {
+            std::mem::take(&mut self.own) // nothing shared yet: no copy
+        } else {
+            self.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
         self.base = Some(Arc::new(all));
         self.own.clear();
         self.removed.clear();

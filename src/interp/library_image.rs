@@ -321,7 +321,7 @@ mod tests {
                 .find(|(_, m)| matches!(m, Method::Lazy(_)))
             {
                 let code = l.force();
-                assert!(code.code.nparams as usize == l.decl().params.len());
+                assert_eq!(code.code.nparams as usize, l.decl().params.len(), "{n}");
             }
         }
         let protos = |p: &Program| -> Vec<Sym> { p.protocols.read().keys().copied().collect() };

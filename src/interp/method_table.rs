@@ -151,6 +151,9 @@ impl MethodTable {
 
     /// Installs `m`, answering the method it replaces.
     pub fn insert(&mut self, sel: Sym, m: Method) -> Option<Method> {
+        if self.base.is_none() {
+            return self.own.insert(sel, m);
+        }
         let old = self.get(&sel).cloned();
         self.own.insert(sel, m);
         self.hidden.retain(|s| *s != sel);
@@ -167,6 +170,9 @@ impl MethodTable {
 
     /// Removes the method for `sel`, answering it.
     pub fn remove(&mut self, sel: &Sym) -> Option<Method> {
+        if self.base.is_none() {
+            return self.own.remove(sel);
+        }
         let old = self.get(sel).cloned();
         self.own.remove(sel);
         if self.base_entry(sel).is_some() {
