@@ -43,6 +43,18 @@ pub(crate) fn raise(ctx: &Ctx, e: NodeError) -> Unwind {
 /// table of the actors in the arguments (`codec::etf_classes`), which also asks for one in
 /// the reply.
 fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool, bt: bool) -> Result<Term, Unwind> {
+    request_in(ctx, sel, args, cast, bt, Vec::new())
+}
+
+/// [`request`] carrying the waiting chain `chain` to a bt peer (`super::chain`).
+fn request_in(
+    ctx: &Ctx,
+    sel: Sym,
+    args: &[Value],
+    cast: bool,
+    bt: bool,
+    chain: Vec<eetf::Pid>,
+) -> Result<Term, Unwind> {
     let (targs, table) = crate::codec::etf_classes::collect(|| {
         let mut targs = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
@@ -59,7 +71,7 @@ fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool, bt: bool) -> Result<
     parts.push(Term::from(Atom::from(sel.as_str())));
     parts.push(Term::from(List::from(targs)));
     if bt {
-        parts.push(table);
+        parts.push(super::chain::attach(table, chain));
     }
     Ok(Term::from(Tuple::from(parts)))
 }
@@ -146,7 +158,30 @@ pub(crate) fn send(
     args: &[Value],
     timeout: Timeout,
 ) -> EvalResult {
-    let req = request(ctx, sel, args, false, connected_bt(d, node))?;
+    // Connected first (when not yet), so that a bt peer gets the class table and the
+    // waiting chain from the first call on.
+    let bt = bt_peer(d, ctx, node)?;
+    let chain = match bt {
+        true => super::chain::outgoing(&d.inner, ctx),
+        false => Vec::new(),
+    };
+    if let Dest::Pid { number, creation } = dest {
+        // The target waits on this process already (through other nodes): a cycle (5.6).
+        if super::chain::holds(&chain, node, number) {
+            let who = crate::interp::prims::actor_node_remote::remote_actor(
+                ctx, node, number, creation, None,
+            );
+            use crate::interp::prims::actor_node_remote::RemoteActor;
+            let who = crate::interp::actor::handle::downcast::<RemoteActor>(&who)
+                .map(crate::value::NativeObj::print_string)
+                .unwrap_or_default();
+            return Err(ctx.err(
+                ErrorKind::DeadlockDetected,
+                super::chain::message(&who, sel.as_str()),
+            ));
+        }
+    }
+    let req = request_in(ctx, sel, args, false, bt, chain)?;
     // The live homes of the blocks sent: a `^` relayed from the callee returns there (8.6).
     let mut homes: Vec<u64> = args
         .iter()

@@ -147,9 +147,9 @@ fn table_reply(a: Answer) -> Term {
 }
 
 impl Inbound for NodeInbound {
-    fn call(&self, target: Target, request: Term, reply: Done<Term>) {
+    fn call(&self, target: Target, from: &eetf::Pid, request: Term, reply: Done<Term>) {
         if !self.is_service(target) {
-            return self.inner.call(target, request, reply);
+            return self.inner.call(target, from, request, reply);
         }
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));
