@@ -307,11 +307,14 @@ fn run_in_actor(
     // this call's remote home.
     let home = classes.map(|_| crate::interp::actor::relay::next_relay_home());
     ctx.proc.relays.extend(home);
+    let pids = classes
+        .map(crate::codec::etf_classes::pids_of)
+        .unwrap_or_default();
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let root = format!("arg{}", i + 1);
         let v = crate::codec::block::with_home(home.unwrap_or(u64::MAX), || {
-            etf::from_term(ctx, a, &root)
+            crate::codec::etf_classes::with_pids(pids.clone(), || etf::from_term(ctx, a, &root))
         });
         match v {
             Ok(v) => vals.push(v),

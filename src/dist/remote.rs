@@ -182,14 +182,13 @@ pub(crate) fn send(
         }
     }
     let req = request_in(ctx, sel, args, false, bt, chain)?;
-    // The live homes of the blocks sent: a `^` relayed from the callee returns there (8.6).
-    let mut homes: Vec<u64> = args
-        .iter()
-        .filter_map(|a| match a {
-            Value::Block(c) if c.home != u64::MAX && ctx.home_live(c.home) => Some(c.home),
-            _ => None,
-        })
-        .collect();
+    // The live homes of the blocks sent, also inside collections and Value instances: a
+    // `^` relayed from the callee returns there (8.6; the callee's node gives every block
+    // of the request the call's relay home).
+    let mut homes = Vec::new();
+    for a in args {
+        live_homes(ctx, a, 0, &mut homes);
+    }
     homes.sort_unstable();
     homes.dedup();
     let t = match timeout {
@@ -232,6 +231,27 @@ pub(crate) fn send(
         }
     }
     decode_reply(ctx, node, &reply)
+}
+
+/// Collects the live homes of the blocks in `v` (as deep as the encoder goes).
+fn live_homes(ctx: &Ctx, v: &Value, d: usize, out: &mut Vec<u64>) {
+    if d > 64 {
+        return;
+    }
+    let mut each = |x: &Value| live_homes(ctx, x, d + 1, out);
+    match v {
+        Value::Block(c) => {
+            if c.home != u64::MAX && ctx.home_live(c.home) {
+                out.push(c.home);
+            }
+        }
+        Value::List(l) | Value::Queue(l) => l.iter().for_each(each),
+        Value::Array(l) => l.iter().for_each(each),
+        Value::Tuple(t) => t.iter().for_each(each),
+        Value::Dict(m) => m.values().for_each(each),
+        Value::Object(i) => i.fields.iter().for_each(&mut each),
+        _ => {}
+    }
 }
 
 /// A cast (`!`) to `dest` on `node`: encoded here, then fire and forget.
@@ -355,19 +375,20 @@ pub(crate) fn decode_reply(ctx: &mut Ctx, node: Sym, reply: &CallReply) -> EvalR
     let Term::Tuple(t) = &reply.term else {
         return Err(unexpected(ctx, &reply.term));
     };
-    let (tag, body) = match &t.elements[..] {
-        [Term::Atom(tag), body] => (tag, body),
+    let (tag, body, pids) = match &t.elements[..] {
+        [Term::Atom(tag), body] => (tag, body, Vec::new()),
         // A result with the class table of its actors (`codec::etf_classes`).
         [Term::Atom(tag), body, table] if tag.name == "ok" => {
             if let Some(d) = ctx.prog.dist.get() {
                 crate::codec::etf_classes::remember(d.node_name().as_str(), table);
             }
-            (tag, body)
+            (tag, body, crate::codec::etf_classes::pids_of(table))
         }
         _ => return Err(unexpected(ctx, &reply.term)),
     };
     match tag.name.as_str() {
-        "ok" => etf::from_term(ctx, body, "result").map_err(|e| e.to_unwind(ctx)),
+        "ok" => crate::codec::etf_classes::with_pids(pids, || etf::from_term(ctx, body, "result"))
+            .map_err(|e| e.to_unwind(ctx)),
         "error" => {
             let exc = etf::from_term(ctx, body, "error").map_err(|e| e.to_unwind(ctx))?;
             if matches!(exc, Value::Object(_)) {

@@ -80,6 +80,7 @@ fn table() -> &'static RwLock<HashMap<&'static str, Op>> {
         m.insert("registered", bt(s::registered, always));
         m.insert("alive", bt(s::alive, always));
         m.insert("kill", bt(s::kill, always));
+        m.insert("exit", bt(s::exit, always));
         m.insert("stop", bt(s::stop, never));
         for q in super::query::QUERIES {
             m.insert(q, Op::Table(super::query::answer));
