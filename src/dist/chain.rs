@@ -88,8 +88,8 @@ pub(crate) fn attach(table: Term, chain: Vec<Pid>) -> Term {
 
 /// The chain of a request from a bt peer: its caller `from`, then the chain its class table
 /// carries. `me` is this node's name: its processes on the chain are listed by number.
-pub(crate) fn incoming(me: &str, from: &Pid, table: &Term) -> RemoteChain {
-    let mut wire = vec![from.clone()];
+pub(crate) fn incoming(me: &str, from: Pid, table: &Term) -> RemoteChain {
+    let mut wire = vec![from];
     if let Term::List(l) = table {
         let found = l.elements.iter().rev().find_map(|e| match e {
             Term::Tuple(t) => match &t.elements[..] {
@@ -142,7 +142,7 @@ mod tests {
             Term::from(Atom::from("Counter")),
         ]))]));
         let t = attach(table.clone(), vec![pid("a@h", 5), pid("c@h", 6)]);
-        let c = incoming("a@h", &pid("b@h", 7), &t);
+        let c = incoming("a@h", pid("b@h", 7), &t);
         let wire = c.wire.downcast_ref::<Vec<Pid>>().unwrap();
         assert_eq!(wire, &vec![pid("b@h", 7), pid("a@h", 5), pid("c@h", 6)]);
         assert_eq!(c.local, vec![5]);
@@ -150,7 +150,7 @@ mod tests {
         assert!(!holds(wire, Sym::new("c@h"), 5));
         // No chain: the table is unchanged (nothing more on the wire).
         assert_eq!(attach(table.clone(), Vec::new()), table);
-        let c = incoming("a@h", &pid("b@h", 7), &table);
+        let c = incoming("a@h", pid("b@h", 7), &table);
         assert_eq!(c.wire.downcast_ref::<Vec<Pid>>().unwrap().len(), 1);
     }
 
@@ -158,12 +158,12 @@ mod tests {
     fn a_peer_cannot_send_an_endless_chain() {
         let many = (0..5000).map(|i| pid("x@h", i)).collect();
         let t = attach(Term::from(List::nil()), many);
-        let c = incoming("x@h", &pid("b@h", 1), &t);
+        let c = incoming("x@h", pid("b@h", 1), &t);
         assert_eq!(c.local.len(), MAX - 1);
         let junk = Term::from(List::from(vec![Term::from(Tuple::from(vec![
             Term::from(Atom::from(TAG)),
             Term::from(List::from(vec![Term::from(Atom::from("notapid"))])),
         ]))]));
-        assert!(incoming("x@h", &pid("b@h", 1), &junk).local.is_empty());
+        assert!(incoming("x@h", pid("b@h", 1), &junk).local.is_empty());
     }
 }

@@ -151,10 +151,9 @@ fn to_local(
         let Some(ib) = inner.inbound() else { return };
         let weak = Arc::downgrade(inner);
         let peer = peer.to_string();
-        let caller = from.clone();
         ib.call(
             target,
-            &caller,
+            from.clone(),
             req,
             Box::new(move |reply| {
                 if let Some(inner) = weak.upgrade() {

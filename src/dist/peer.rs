@@ -359,7 +359,7 @@ fn run_in_actor(
 }
 
 impl Inbound for BtInbound {
-    fn call(&self, target: Target, from: &eetf::Pid, request: Term, reply: Done<Term>) {
+    fn call(&self, target: Target, from: eetf::Pid, request: Term, reply: Done<Term>) {
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));
         };

@@ -148,7 +148,7 @@ fn table_reply(a: Answer) -> Term {
 }
 
 impl Inbound for NodeInbound {
-    fn call(&self, target: Target, from: &eetf::Pid, request: Term, reply: Done<Term>) {
+    fn call(&self, target: Target, from: eetf::Pid, request: Term, reply: Done<Term>) {
         if !self.is_service(target) {
             return self.inner.call(target, from, request, reply);
         }
