@@ -240,11 +240,7 @@ fn live_homes(ctx: &Ctx, v: &Value, d: usize, out: &mut Vec<u64>) {
     }
     let mut each = |x: &Value| live_homes(ctx, x, d + 1, out);
     match v {
-        Value::Block(c) => {
-            if c.home != u64::MAX && ctx.home_live(c.home) {
-                out.push(c.home);
-            }
-        }
+        Value::Block(c) if c.home != u64::MAX && ctx.home_live(c.home) => out.push(c.home),
         Value::List(l) | Value::Queue(l) => l.iter().for_each(each),
         Value::Array(l) => l.iter().for_each(each),
         Value::Tuple(t) => t.iter().for_each(each),
