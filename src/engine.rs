@@ -119,8 +119,7 @@ impl Engine {
         }
         self.limited(|vm| {
             vm.eval(path, source).map_err(|e| {
-                EngineError::from_bt(e, Some((path.to_string(), Arc::from(source))))
-                    .and_source(vm)
+                EngineError::from_bt(e, Some((path.to_string(), Arc::from(source)))).and_source(vm)
             })
         })
     }

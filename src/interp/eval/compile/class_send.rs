@@ -25,7 +25,7 @@ use crate::interp::eval::code::Loc;
 use crate::interp::eval::exec::drop_fast;
 use crate::interp::eval::hit::{HitKind, InlineCache};
 use crate::interp::eval::{Ctx, Flow};
-use crate::interp::prims::registry::Prim;
+use crate::interp::prims::registry::{Cost, Prim};
 use crate::value::{Sym, Value};
 
 /// Refills after which a site stops caching (each refill retires an entry until the program
@@ -163,6 +163,8 @@ fn call(c: &mut Ctx, e: &Entry, epoch: u64, sel: Sym, loc: Loc, args: &[Value]) 
     c.set_loc(loc);
     c.cur_sel = sel;
     c.cur_cls = e.defc;
-    e.prim.cost.charge(c, &e.recv, args)?;
+    if e.prim.cost != Cost::Free {
+        e.prim.cost.charge(c, &e.recv, args)?;
+    }
     (e.prim.f)(c, &e.recv, args).map_err(Box::new)
 }
