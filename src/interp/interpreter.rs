@@ -543,6 +543,13 @@ impl Interpreter {
             checker.remember(&[file]);
         }
         let file = self.prog.add_file(path, src);
+        // An input that declares nothing leaves no code behind but the blocks it made: its
+        // source is released once they are gone (`interp::source_gc`). It installs nothing
+        // either, so it leaves the program epoch (every method and inline cache) alone.
+        let releasable = module
+            .items
+            .iter()
+            .all(|it| matches!(it, crate::syntax::ast::Item::Stmt(_)));
         let unit = SourceUnit {
             path: path.to_string(),
             src: src.to_string().into(),
@@ -550,44 +557,36 @@ impl Interpreter {
             file,
             stdlib: false,
         };
-        // An input that declares nothing leaves no code behind but the blocks it made: its
-        // source is released once they are gone (`interp::source_gc`).
-        let releasable = unit
-            .module
-            .items
-            .iter()
-            .all(|it| matches!(it, crate::syntax::ast::Item::Stmt(_)));
-        let prog = self.prog.clone();
-        let path = path.to_string();
-        let src = src.to_string();
-        let release = prog.clone();
-        let r = self.try_run(move |ctx, session| {
+        let prog = &self.prog;
+        let r = self.try_run(|ctx, session| {
             let mut root = None;
             let r = (|| {
-                let units = vec![unit];
-                let mut inst = loader::install_declarations(&prog, &units);
-                if !inst.problems.is_empty() {
-                    let p = inst.problems.remove(0);
-                    return Err(BtError::compile(&path, &src, p.diagnostics));
-                }
-                if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst)
-                    .into_iter()
-                    .next()
-                {
-                    return Err(top_error(ctx, e));
-                }
-                let code = match loader::lower_statements(&prog, &units[0], session) {
-                    Ok(Some(c)) => c,
-                    Ok(None) => {
-                        return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil))
+                let units = std::slice::from_ref(&unit);
+                let mut last_class = None;
+                if !releasable {
+                    let mut inst = loader::install_declarations(prog, units);
+                    if !inst.problems.is_empty() {
+                        let p = inst.problems.remove(0);
+                        return Err(BtError::compile(path, src, p.diagnostics));
                     }
-                    Err(d) => return Err(BtError::compile(&path, &src, d)),
+                    if let Some((_, e)) = loader::init_class_state(ctx, units, &inst)
+                        .into_iter()
+                        .next()
+                    {
+                        return Err(top_error(ctx, e));
+                    }
+                    last_class = inst.last_class();
+                }
+                let code = match loader::lower_statements(prog, &unit, session) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => return Ok(last_class.map(Value::Class).unwrap_or(Value::Nil)),
+                    Err(d) => return Err(BtError::compile(path, src, d)),
                 };
                 root = Some(code.clone());
                 loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
             })();
             if releasable {
-                release.release_file(file, root.as_ref());
+                prog.release_file(file, root.as_ref());
             }
             r
         });
