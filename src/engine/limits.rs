@@ -340,8 +340,10 @@ impl Watchdog {
     pub fn begin(&self) -> u64 {
         let id = self.next.load(Ordering::Relaxed).wrapping_add(1) & (u64::MAX >> ID_SHIFT);
         self.next.store(id, Ordering::Relaxed);
+        // A plain store: every other change of the word is a read-modify-write, which sees
+        // either the old evaluation or this one.
         self.word
-            .store((id << ID_SHIFT) | RUNNING, Ordering::SeqCst);
+            .store((id << ID_SHIFT) | RUNNING, Ordering::Release);
         id
     }
 
