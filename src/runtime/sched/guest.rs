@@ -13,9 +13,14 @@
 //! * Coroutines started here are pinned here like any worker's: the guest keeps driving
 //!   (resumes, deadlines of its waits) until the caller's `done` is set *and* none of its
 //!   coroutines is left, so nothing is stranded when the caller returns.
-//! * Wake-ups for guest coroutines unpark the thread registered for the call
-//!   (`Shared::guest_thread`); the guest never appears in the `parked` mask, so
-//!   `wake_one` never picks it to steal work.
+//! * Wake-ups for guest coroutines unpark the registered guest thread
+//!   (`Shared::guest_thread`: set by a call from a thread other than the last one, left in
+//!   place after the call); the guest never appears in the `parked` mask, so `wake_one`
+//!   never picks it to steal work.
+//! * **In place** (session 10). The worker of the last call stays in its `GuestStacks` and
+//!   is used there (no move of the worker and its runner per call); a call that unwinds
+//!   with a coroutine still in a slot leaks the worker (`InPlace`) instead of keeping one
+//!   that must not change threads.
 //! * **The resident runner** (session 9). Starting a coroutine per call (a stack from the
 //!   pool, a slot, the coroutine's set-up, its retirement) and passing the process through
 //!   the guest queue was most of a small script call's cost. So the guest keeps one
@@ -47,9 +52,10 @@ use crate::runtime::types::Message;
 use crate::runtime::waiter::Wake;
 
 /// What a guest keeps between calls (owned by the caller, e.g. an Interpreter): the
-/// worker state of its last call — its coroutine slots and pooled stacks — so a call neither
-/// maps a fresh stack nor allocates a worker (a script function called from the host is a
-/// few hundred nanoseconds, and the worker's allocations were a visible part of it).
+/// worker state of its last call — its coroutine slots, pooled stacks and parked runner —
+/// so a call neither maps a fresh stack nor allocates a worker (a script function called
+/// from the host is a couple of hundred nanoseconds, and the worker's allocations were a
+/// visible part of it), and the thread it registered as the guest.
 #[derive(Default)]
 pub struct GuestStacks {
     idle: Option<IdleWorker>,
