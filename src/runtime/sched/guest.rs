@@ -215,10 +215,8 @@ impl Runner {
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
                 let (slot, gen) = (self.slot, self.gen);
-                w.shared.workers[w.id]
-                    .q
-                    .lock()
-                    .push_back(Task::Resume { slot, gen });
+                w.shared
+                    .push_task(w.id, Task::Resume { slot, gen }, false);
                 true
             }
             Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
@@ -435,7 +433,7 @@ pub(crate) fn drive(
         }
     }
     loop {
-        let task = sh.workers[g].q.lock().pop_front();
+        let task = pop_guest(&sh.workers[g]);
         match task {
             Some(Task::Run(q)) if q == *p => w.start(q),
             Some(Task::Run(q)) => {
@@ -487,6 +485,21 @@ pub(crate) fn drive(
     }
     keep.disarm();
     Ok(true)
+}
+
+/// The next task on the guest queue. Its length is kept exact under its lock (every push
+/// goes through `Shared::push_task`, every pop through here), so an empty queue — the usual
+/// case once the job is over — is seen without taking the lock. A task pushed by another
+/// thread just after the check is seen by the locked check before the guest parks (or, if
+/// the call is over, is a late wake-up of the idle runner, as it could be before).
+fn pop_guest(wq: &super::WorkerQ) -> Option<Task> {
+    if wq.len.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let mut q = wq.q.lock();
+    let t = q.pop_front();
+    wq.len.store(q.len(), Ordering::Relaxed);
+    t
 }
 
 /// The guest worker while a call uses it in place. An `IdleWorker` may move between threads
