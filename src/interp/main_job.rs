@@ -8,9 +8,12 @@
 //! * **Why borrowing is sound.** `Interpreter::try_run` does not return before the job
 //!   either ran (the trampoline sets the done signal last) or can no longer run: the main
 //!   process exited, or the job was taken back out of the slot. Only one job is in flight
-//!   per Interpreter (the guest lock and the session hand-over serialise callers).
-//! * **Who runs it.** The calling thread as the guest worker (`runtime::sched::guest`), or a
-//!   pool worker when the guest is busy: then the message carries a `JobBox` as before, so a
+//!   per Interpreter: the caller holds the lock of its [`MainState`] (main process,
+//!   session, guest worker) for the length of the job, one lock per call.
+//! * **Who runs it** ([`run_in_main`]). The calling thread as the guest worker
+//!   (`runtime::sched::guest`; the job signals it with a plain store), or a pool worker
+//!   when the Interpreter runs its main program on the pool (`bt run`) or the caller is a
+//!   worker of the same runtime: then the message carries a `JobBox` as before, so a
 //!   message dropped unrun still sets the done signal (`DoneOnDrop` in the interpreter).
 
 use std::sync::atomic::{AtomicPtr, Ordering};
