@@ -403,9 +403,7 @@ impl Engine {
         self.shared
             .shutdown
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.shared
-            .watchdog
-            .fire(&self.rt, None, &self.shared.trip, Limit::Shutdown);
+        self.shared.watchdog.fire(&self.rt, None, Limit::Shutdown);
         if host::in_host_fn(self.id()) {
             // Called from a host function of this engine: the evaluation unwinds at its next
             // step and the Vm goes with the engine.
@@ -443,15 +441,14 @@ impl Engine {
             return Err(self.limit_error(l));
         }
         let _mem = crate::memory::Scope::enter(sh.account);
-        sh.trip.reset();
+        // One store starts the evaluation (clears the trip); one swap ends it.
         let id = sh.watchdog.begin();
         let timer = sh
             .limits
             .timeout
             .map(|t| Watchdog::arm(sh, &self.rt, id, t));
         let r = f(vm);
-        sh.watchdog.end(timer);
-        let tripped = sh.trip.get().or_else(|| match &r {
+        let tripped = sh.watchdog.end(timer).or_else(|| match &r {
             // A bulk step refused up front by the memory account (`Ctx::charge`).
             Err(e) if e.message.contains("#memory_limit") => Some(Limit::Memory),
             _ => None,
