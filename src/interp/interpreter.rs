@@ -22,9 +22,9 @@ use crate::interp::actor::ActorSys;
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
-use crate::interp::main_job::{JobSlot, MainState};
+use crate::interp::main_job::{Guest, JobSlot, MainState};
 use crate::interp::program::Program;
-use crate::runtime::{Config, GuestDone, GuestStacks, ProcRef, Runtime, SpawnOpts};
+use crate::runtime::{Config, GuestDone, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
 
 #[derive(Clone, Debug)]
@@ -173,8 +173,7 @@ impl Interpreter {
             main: Mutex::new(MainState {
                 main,
                 session: Session::default(),
-                stacks: GuestStacks::default(),
-                signal: None,
+                guest: Guest::default(),
             }),
             main_on_pool: std::sync::atomic::AtomicBool::new(false),
             sys,
@@ -248,8 +247,7 @@ impl Interpreter {
         let out = crate::interp::main_job::run_in_main(
             &self.sys.rt,
             &self.job_slot,
-            &mut st.stacks,
-            &mut st.signal,
+            &mut st.guest,
             main,
             on_pool,
             job,

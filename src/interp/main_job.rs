@@ -28,6 +28,12 @@ use crate::runtime::GuestDone;
 pub struct MainState {
     pub main: crate::runtime::ProcRef,
     pub session: crate::interp::loader::Session,
+    pub guest: Guest,
+}
+
+/// The calling thread's guest worker and done signal (kept between calls).
+#[derive(Default)]
+pub struct Guest {
     pub stacks: crate::runtime::GuestStacks,
     pub signal: Option<GuestDone>,
 }
@@ -56,10 +62,6 @@ enum Signal {
     /// The caller sleeps until a pool worker ran the job.
     Remote(GuestDone),
 }
-
-// SAFETY: `Local` points at a `GuestDone` (Send + Sync) that outlives the job (see there).
-#[allow(unsafe_code)]
-unsafe impl Send for Signal {}
 
 /// A job and its result, on the calling thread's stack.
 pub struct Frame<F, R> {
@@ -122,8 +124,7 @@ unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R>(data: *mut (), ctx: &mut Ctx) 
 pub fn run_in_main<F, R>(
     rt: &crate::runtime::RtHandle,
     slot: &JobSlot,
-    stacks: &mut crate::runtime::GuestStacks,
-    signal: &mut Option<GuestDone>,
+    guest: &mut Guest,
     main: &crate::runtime::ProcRef,
     on_pool: bool,
     job: F,
@@ -134,6 +135,7 @@ where
     R: Send,
 {
     if !on_pool {
+        let Guest { stacks, signal } = guest;
         // The signal of this thread's previous guest call, reset (nothing sets it late: a
         // guest job's message carries no `DoneOnDrop`).
         if !signal.as_ref().is_some_and(GuestDone::is_this_thread) {

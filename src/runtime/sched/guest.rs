@@ -215,8 +215,7 @@ impl Runner {
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
                 let (slot, gen) = (self.slot, self.gen);
-                w.shared
-                    .push_task(w.id, Task::Resume { slot, gen }, false);
+                w.shared.push_task(w.id, Task::Resume { slot, gen }, false);
                 true
             }
             Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
