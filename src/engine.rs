@@ -113,14 +113,13 @@ impl Engine {
 
     /// [`Engine::eval`] with `path` naming the source in locations and diagnostics.
     pub fn eval_named(&self, path: &str, source: &str) -> Result<Value, EngineError> {
-        let src: Arc<str> = Arc::from(source);
         // Before the deadline starts: refusing is instant, the parse would not be.
-        if let Some(e) = self.literal_guard(path, &src) {
+        if let Some(e) = self.literal_guard(path, source) {
             return Err(e);
         }
         self.limited(|vm| {
             vm.eval(path, source).map_err(|e| {
-                EngineError::from_bt(e, Some((path.to_string(), src.clone()))).and_source(vm)
+                EngineError::from_bt(e, Some((path.to_string(), Arc::from(source)))).and_source(vm)
             })
         })
     }
@@ -404,9 +403,7 @@ impl Engine {
         self.shared
             .shutdown
             .store(true, std::sync::atomic::Ordering::SeqCst);
-        self.shared
-            .watchdog
-            .fire(&self.rt, None, &self.shared.trip, Limit::Shutdown);
+        self.shared.watchdog.fire(&self.rt, None, Limit::Shutdown);
         if host::in_host_fn(self.id()) {
             // Called from a host function of this engine: the evaluation unwinds at its next
             // step and the Vm goes with the engine.
@@ -444,15 +441,14 @@ impl Engine {
             return Err(self.limit_error(l));
         }
         let _mem = crate::memory::Scope::enter(sh.account);
-        sh.trip.reset();
+        // One store starts the evaluation (clears the trip); one swap ends it.
         let id = sh.watchdog.begin();
         let timer = sh
             .limits
             .timeout
             .map(|t| Watchdog::arm(sh, &self.rt, id, t));
         let r = f(vm);
-        sh.watchdog.end(timer);
-        let tripped = sh.trip.get().or_else(|| match &r {
+        let tripped = sh.watchdog.end(timer).or_else(|| match &r {
             // A bulk step refused up front by the memory account (`Ctx::charge`).
             Err(e) if e.message.contains("#memory_limit") => Some(Limit::Memory),
             _ => None,
@@ -486,7 +482,7 @@ impl Engine {
 
     /// A source whose literals are too long to parse within limits (see
     /// [`MAX_LITERAL_DIGITS`]); only with a reduction, time or budget limit set.
-    fn literal_guard(&self, path: &str, src: &Arc<str>) -> Option<EngineError> {
+    fn literal_guard(&self, path: &str, src: &str) -> Option<EngineError> {
         let lim = &self.shared.limits;
         if lim.max_reductions.is_none() && lim.timeout.is_none() && lim.total_reductions.is_none() {
             return None;
@@ -511,7 +507,7 @@ impl Engine {
                     let bt = crate::interp::BtError::compile(path, src, vec![d]);
                     return Some(EngineError::from_bt(
                         bt,
-                        Some((path.to_string(), src.clone())),
+                        Some((path.to_string(), Arc::from(src))),
                     ));
                 }
             } else {

@@ -131,10 +131,16 @@ receive after infinity -> ok end."#;
     erl.expect("ready");
     let client = env.script(
         "client.bt",
-        r#"n := (Node named: #'e@127.0.0.1') unwrap
+        r#"// An actor others wait on: its calls to bt nodes would carry the waiting chain; an
+// Erlang process sees the plain request.
+Actor subclass: Fwd
+  ask: e => e info: "y"
+
+n := (Node named: #'e@127.0.0.1') unwrap
 Transcript showCr: n ping printString
 e := (Actor named: #echo on: n) unwrap
 Transcript showCr: (e info: "x") printString
+Transcript showCr: (Fwd spawn ask: e) printString
 Transcript showCr: (e add: 3 to: #(1, 2)) printString
 Transcript showCr: (e status) printString
 Transcript showCr: n isConnected printString
@@ -149,6 +155,7 @@ Transcript showCr: ([(Actor named: #nobody on: n) unwrap info: 1] on: Error do: 
         [
             "true",
             "{#got, {#info:, #(\"x\")}}",
+            "{#got, {#info:, #(\"y\")}}",
             "{#got, {#add:to:, #(3, #(1, 2))}}",
             "{#got, {#status, #()}}",
             "true",

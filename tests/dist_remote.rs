@@ -21,6 +21,9 @@ const SERVER: &str = r#"Actor subclass: Counter
   hang => Transcript showCr: "hanging". Timer sleep: 60000
   nap => Timer sleep: 300. self.n
   apply: b to: x => b value: x
+  applyAll: bs to: x => bs collect: [:b | b value: x]
+  applyAt: d to: x => (d at: #a) value: x
+  describe: x => x printString
   sibling => Counter spawn
   withLog: l => #(l, Counter spawn)
 
@@ -31,6 +34,8 @@ Object subclass: Finder
   class find: c => c apply: [:x | ^x * 2] to: 21. 0
   class stale => [:x | ^x]
   class chain: r to: c => r pass: [:x | ^x * 5] to: c. 0
+  class findAll: c => c applyAll: #([:x | x], [:x | ^x * 10]) to: 2. 0
+  class findAt: c => c applyAt: #{#a => [:x | ^x * 100]} to: 2. 0
 
 Actor subclass: Ticketed
   state: ticket = (Counter named: #hits) unwrap increment
@@ -356,4 +361,86 @@ fn the_cluster_example_runs_on_two_nodes() {
     let (code, out, err) = env.run(COOKIE, &["--name", "queue@localhost", example]);
     assert_eq!(code, 0, "{err}");
     assert_eq!(out, want, "{err}");
+}
+
+/// Pids cross as Pids (8.6: a reference to the process, printed with the receiver's
+/// connection index) and answer the Pid protocol there; a `^` in a block inside a
+/// collection argument returns from its home method here (8.6).
+#[test]
+fn pids_cross_as_pids_and_nested_blocks_return_home() {
+    let epmd = Epmd::bt();
+    let env = Env::new("rpids", epmd.port);
+    let _b = env.serve_src("bee@localhost", COOKIE, &[], SERVER);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Counter
+  state: n = 0
+  value => self.n
+  echo: x => x
+  describe: x => x printString
+  applyAll: bs to: x => bs collect: [:b | b value: x]
+  applyAt: d to: x => (d at: #a) value: x
+
+Actor subclass: Log
+  state: items = #()
+  add: x => self.items := self.items add: x
+  items => self.items
+  size => self.items size
+
+Object subclass: Finder
+  class find: c => c apply: [:x | ^x * 2] to: 21. 0
+  class stale => [:x | ^x]
+  class chain: r to: c => r pass: [:x | ^x * 5] to: c. 0
+  class findAll: c => c applyAll: #([:x | x], [:x | ^x * 10]) to: 2. 0
+  class findAt: c => c applyAt: #{#a => [:x | ^x * 100]} to: 2. 0
+
+n := (Node named: #'bee@localhost') unwrap
+c := (Counter spawnOn: n) unwrap
+l := Counter spawn
+Transcript showCr: (c echo: c pid) printString
+Transcript showCr: (c echo: c pid) class printString
+Transcript showCr: (c describe: c pid)
+Transcript showCr: (c describe: l pid)
+Transcript showCr: ((c echo: l pid) =:= l pid) printString
+Transcript showCr: (c echo: #(l, l pid)) printString
+Transcript showCr: (c echo: l) printString
+t := (Counter spawnOn: n) unwrap
+log := Log spawn
+t onExit: [:r | log add: r]
+tp := t pid
+Transcript showCr: tp isAlive printString
+Transcript showCr: (tp exit: #bye) printString
+[log size < 1] whileTrue: [Timer sleep: 5]
+Transcript showCr: log items printString
+Transcript showCr: (tp exit: #bye) printString
+Transcript showCr: tp kill printString
+Transcript showCr: (Counter spawnOn: n) unwrap pid kill printString
+Transcript showCr: (Finder findAll: c) printString
+Transcript showCr: (Finder findAt: c) printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "ant@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&wild(&out)),
+        [
+            "<1.N.0>",
+            "Pid",
+            "<0.N.0>",
+            "<1.N.0>",
+            "true",
+            // A pid met as an actor and as a Pid in one payload arrives as the actor.
+            "#(Actor(Counter, 0.N.0), Actor(Counter, 0.N.0))",
+            "Actor(Counter, 0.N.0)",
+            "true",
+            "true",
+            "#(#bye)",
+            "false",
+            "false",
+            "true",
+            "20",
+            "200",
+        ],
+        "{err}"
+    );
 }

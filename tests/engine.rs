@@ -259,6 +259,37 @@ fn a_deadline_that_passes_before_the_job_starts_still_stops_it() {
 }
 
 #[test]
+fn a_blocked_script_call_ended_by_its_deadline_keeps_the_bindings_and_the_next_calls_run() {
+    // The watchdog kills the main process of a blocked call (one word per evaluation,
+    // engine/limits.rs); the bindings live with the Interpreter, not in the killed job, and
+    // the next calls get a fresh main process and an untripped evaluation.
+    let e = Engine::builder().timeout(TRIP).build();
+    e.eval("keep := 41").unwrap();
+    let blocked = e.compile_fn(&["x"], "Timer sleep: 100000000. x").unwrap();
+    let quick = e.compile_fn(&["x"], "keep + x").unwrap();
+    for _ in 0..3 {
+        let er = e.run(&blocked, &[Value::Int(1)]).unwrap_err();
+        assert_eq!(er.limit, Some(Limit::Deadline));
+        assert_eq!(e.run(&quick, &[Value::Int(1)]).unwrap().as_i64(), Some(42));
+    }
+    assert_eq!(int(&e, "keep"), 41);
+}
+
+#[test]
+fn a_cancel_before_a_call_does_not_stop_it_and_a_trip_does_not_outlive_its_call() {
+    let e = Engine::builder().max_reductions(10_000).build();
+    let f = e.compile_fn(&["x"], "x + 1").unwrap();
+    let spin = e.compile_fn(&[], "[true] whileTrue: []").unwrap();
+    e.cancel_handle().cancel();
+    assert_eq!(e.run(&f, &[Value::Int(1)]).unwrap().as_i64(), Some(2));
+    let er = e.run(&spin, &[]).unwrap_err();
+    assert_eq!(er.limit, Some(Limit::Reductions));
+    for i in 0..3 {
+        assert_eq!(e.run(&f, &[Value::Int(i)]).unwrap().as_i64(), Some(i + 1));
+    }
+}
+
+#[test]
 fn printing_runs_under_the_limits() {
     let e = Engine::builder().max_reductions(100_000).build();
     e.eval("Value subclass: Loud\n  printString => [true] whileTrue: []. \"never\"\n")

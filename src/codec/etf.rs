@@ -48,7 +48,7 @@ use super::walk::{classify, Item, RefKind, MAX_DEPTH};
 use crate::interp::actor::handle::{native, ActorRef, PidVal};
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Ctx;
-use crate::interp::prims::actor_node_remote::{remote_actor, RemoteActor, RemotePid};
+use crate::interp::prims::actor_node_remote::{remote_actor, remote_pid, RemoteActor, RemotePid};
 use crate::value::{ClassRef, Instance, NativeObj, Sym, Value};
 
 /// New Symbols that atoms from peers may create in this process's lifetime.
@@ -164,7 +164,9 @@ impl Enc<'_> {
                 return Ok(Term::from(pid));
             }
             if let Some(p) = any.downcast_ref::<RemotePid>() {
-                return Ok(Term::from(peer_pid(p.node, p.number, p.creation)));
+                let pid = peer_pid(p.node, p.number, p.creation);
+                super::etf_classes::note_pid(&pid);
+                return Ok(Term::from(pid));
             }
         }
         let node = Sym::new(&self.me.name);
@@ -233,6 +235,8 @@ impl Enc<'_> {
                 let pid = local_pid(&self.me, r.number);
                 if r.kind == RefKind::Actor {
                     super::etf_classes::note(&pid, r.class);
+                } else {
+                    super::etf_classes::note_pid(&pid);
                 }
                 Term::from(pid)
             }
@@ -346,7 +350,7 @@ impl Dec<'_> {
             }
             Term::Pid(p) if p.node.name == self.me.name && p.creation == self.me.creation => {
                 let number = (p.id as u64) | ((p.serial as u64) << 32);
-                match local_process(ctx, number) {
+                match local_process(ctx, number, super::etf_classes::is_pid(p)) {
                     Some(v) => v,
                     None => opaque(ctx, t),
                 }
@@ -356,7 +360,11 @@ impl Dec<'_> {
                 match peer_symbol(&p.node.name) {
                     Some(node) => {
                         let number = (p.id as u64) | ((p.serial as u64) << 32);
-                        remote_actor(ctx, node, number, p.creation, None)
+                        if super::etf_classes::is_pid(p) {
+                            remote_pid(ctx, node, number, p.creation)
+                        } else {
+                            remote_actor(ctx, node, number, p.creation, None)
+                        }
                     }
                     None => opaque(ctx, t),
                 }
@@ -436,8 +444,8 @@ impl Dec<'_> {
     }
 }
 
-/// The actor (or Pid, for a non-actor process) of a live local process.
-fn local_process(ctx: &Ctx, number: u64) -> Option<Value> {
+/// The actor (or Pid, for a non-actor process or when `as_pid`) of a live local process.
+fn local_process(ctx: &Ctx, number: u64, as_pid: bool) -> Option<Value> {
     let sys = ctx.proc.sys.as_ref()?;
     let pid = crate::runtime::Pid {
         node: 0,
@@ -446,7 +454,7 @@ fn local_process(ctx: &Ctx, number: u64) -> Option<Value> {
     };
     let p = sys.rt.lookup(pid)?;
     Some(match p.info() {
-        Value::Class(c) => ActorRef::value(p.clone(), c.clone()),
+        Value::Class(c) if !as_pid => ActorRef::value(p.clone(), c.clone()),
         _ => {
             let class = ctx
                 .prog

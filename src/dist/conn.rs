@@ -33,7 +33,7 @@ fn local_number(inner: &Inner, p: &Pid) -> Option<u64> {
         .then_some((p.id as u64) | ((p.serial as u64) << 32))
 }
 
-fn my_pid(inner: &Inner, number: u64) -> Pid {
+pub(super) fn my_pid(inner: &Inner, number: u64) -> Pid {
     Pid::new(
         inner.me.name.as_str(),
         (number & 0xffff_ffff) as u32,
@@ -153,6 +153,7 @@ fn to_local(
         let peer = peer.to_string();
         ib.call(
             target,
+            from.clone(),
             req,
             Box::new(move |reply| {
                 if let Some(inner) = weak.upgrade() {

@@ -33,10 +33,12 @@
 //! * [`query`] — the per-node queries (8.10: actors, supervisors, process trees, shape
 //!   manifests, status) and the asking side of those queries.
 //! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
-//!   and monitors of peer processes (8.3, 8.8).
+//!   and monitors of peer processes (8.3, 8.8); [`chain`] — the waiting chain bt↔bt calls
+//!   carry (deadlock detection across nodes).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
+pub mod chain;
 pub mod conn;
 pub mod conn_io;
 pub mod cookie;

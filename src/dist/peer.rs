@@ -30,7 +30,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::{Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
-use crate::runtime::{ExitReason, Pid, ProcRef};
+use crate::runtime::{ExitReason, Pid, ProcRef, RemoteChain};
 use crate::value::{Sym, Value};
 
 /// The [`Inbound`] of a program: holds its actor system weakly (the node outlives nothing).
@@ -245,13 +245,23 @@ fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
 /// (a supervisor's class is a user class too, but not an actor class).
 /// Hands `job` to the bt actor `p` as a message: it runs inside the actor, between its other
 /// messages. A job that is not delivered (the actor exited) is dropped.
-fn cast_job(sys: &ActorSys, p: &ProcRef, job: crate::interp::actor::handle::Job) {
+/// With `chain` (a bt caller's waiting chain, `super::chain`) the actor's own waiting chain
+/// ends in it while the job runs.
+fn cast_job(
+    sys: &ActorSys,
+    p: &ProcRef,
+    job: crate::interp::actor::handle::Job,
+    chain: Option<RemoteChain>,
+) {
     let boxed = crate::interp::actor::handle::native(JobBox {
         job: Mutex::new(Some(job)),
         class: sys.prog.core.object.clone(),
     });
-    sys.rt
-        .cast(p, crate::interp::actor::behaviour::job_message(boxed));
+    let msg = crate::interp::actor::behaviour::job_message(boxed);
+    match chain {
+        Some(c) => sys.rt.cast_waited(p, msg, Arc::new(c)),
+        None => sys.rt.cast(p, msg),
+    };
 }
 
 fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
@@ -297,11 +307,14 @@ fn run_in_actor(
     // this call's remote home.
     let home = classes.map(|_| crate::interp::actor::relay::next_relay_home());
     ctx.proc.relays.extend(home);
+    let pids = classes
+        .map(crate::codec::etf_classes::pids_of)
+        .unwrap_or_default();
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
         let root = format!("arg{}", i + 1);
         let v = crate::codec::block::with_home(home.unwrap_or(u64::MAX), || {
-            etf::from_term(ctx, a, &root)
+            crate::codec::etf_classes::with_pids(pids.clone(), || etf::from_term(ctx, a, &root))
         });
         match v {
             Ok(v) => vals.push(v),
@@ -346,7 +359,7 @@ fn run_in_actor(
 }
 
 impl Inbound for BtInbound {
-    fn call(&self, target: Target, request: Term, reply: Done<Term>) {
+    fn call(&self, target: Target, from: eetf::Pid, request: Term, reply: Done<Term>) {
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));
         };
@@ -361,6 +374,23 @@ impl Inbound for BtInbound {
             ));
         };
         if let Some(class) = is_bt_actor(&p) {
+            // A bt caller (it sends a class table) carries its waiting chain: a target on it
+            // closes a cycle through nodes (5.6, 8.3).
+            let chain = match (&classes, sys.prog.dist.get()) {
+                (Some(t), Some(d)) => {
+                    let c = super::chain::incoming(d.node_name().as_str(), from, t);
+                    if c.local.contains(&p.pid().number) {
+                        let who = match target {
+                            Target::Name(n) => format!("#{n} on {}", d.node_name()),
+                            Target::Number(n) => format!("<0.{n}.0> on {}", d.node_name()),
+                        };
+                        let msg = super::chain::message(&who, &sel);
+                        return reply(error_term("deadlock_detected", &msg));
+                    }
+                    Some(c)
+                }
+                _ => None,
+            };
             // Straight into the actor's mailbox: no process of its own, two fewer wakes.
             let reply = ReplyOnce(Some(reply));
             let job: crate::interp::actor::handle::Job = Box::new(move |ctx: &mut Ctx| {
@@ -368,7 +398,7 @@ impl Inbound for BtInbound {
                 reply.send(t);
             });
             // Not delivered (the actor exited): the job drops and answers `actor_dead`.
-            cast_job(&sys, &p, job);
+            cast_job(&sys, &p, job, chain);
             return;
         }
         let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
@@ -413,7 +443,7 @@ impl Inbound for BtInbound {
                     }
                 }
             });
-            cast_job(&sys, &p, job);
+            cast_job(&sys, &p, job, None);
             return;
         }
         let job = Box::new(move |ctx: &mut Ctx| run_request(ctx, p, &sel, &args));

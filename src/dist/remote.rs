@@ -43,6 +43,18 @@ pub(crate) fn raise(ctx: &Ctx, e: NodeError) -> Unwind {
 /// table of the actors in the arguments (`codec::etf_classes`), which also asks for one in
 /// the reply.
 fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool, bt: bool) -> Result<Term, Unwind> {
+    request_in(ctx, sel, args, cast, bt, Vec::new())
+}
+
+/// [`request`] carrying the waiting chain `chain` to a bt peer (`super::chain`).
+fn request_in(
+    ctx: &Ctx,
+    sel: Sym,
+    args: &[Value],
+    cast: bool,
+    bt: bool,
+    chain: Vec<eetf::Pid>,
+) -> Result<Term, Unwind> {
     let (targs, table) = crate::codec::etf_classes::collect(|| {
         let mut targs = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
@@ -59,7 +71,7 @@ fn request(ctx: &Ctx, sel: Sym, args: &[Value], cast: bool, bt: bool) -> Result<
     parts.push(Term::from(Atom::from(sel.as_str())));
     parts.push(Term::from(List::from(targs)));
     if bt {
-        parts.push(table);
+        parts.push(super::chain::attach(table, chain));
     }
     Ok(Term::from(Tuple::from(parts)))
 }
@@ -146,15 +158,37 @@ pub(crate) fn send(
     args: &[Value],
     timeout: Timeout,
 ) -> EvalResult {
-    let req = request(ctx, sel, args, false, connected_bt(d, node))?;
-    // The live homes of the blocks sent: a `^` relayed from the callee returns there (8.6).
-    let mut homes: Vec<u64> = args
-        .iter()
-        .filter_map(|a| match a {
-            Value::Block(c) if c.home != u64::MAX && ctx.home_live(c.home) => Some(c.home),
-            _ => None,
-        })
-        .collect();
+    // Connected first (when not yet), so that a bt peer gets the class table and the
+    // waiting chain from the first call on.
+    let bt = bt_peer(d, ctx, node)?;
+    let chain = match bt {
+        true => super::chain::outgoing(&d.inner, ctx),
+        false => Vec::new(),
+    };
+    if let Dest::Pid { number, creation } = dest {
+        // The target waits on this process already (through other nodes): a cycle (5.6).
+        if super::chain::holds(&chain, node, number) {
+            let who = crate::interp::prims::actor_node_remote::remote_actor(
+                ctx, node, number, creation, None,
+            );
+            use crate::interp::prims::actor_node_remote::RemoteActor;
+            let who = crate::interp::actor::handle::downcast::<RemoteActor>(&who)
+                .map(crate::value::NativeObj::print_string)
+                .unwrap_or_default();
+            return Err(ctx.err(
+                ErrorKind::DeadlockDetected,
+                super::chain::message(&who, sel.as_str()),
+            ));
+        }
+    }
+    let req = request_in(ctx, sel, args, false, bt, chain)?;
+    // The live homes of the blocks sent, also inside collections and Value instances: a
+    // `^` relayed from the callee returns there (8.6; the callee's node gives every block
+    // of the request the call's relay home).
+    let mut homes = Vec::new();
+    for a in args {
+        live_homes(ctx, a, 0, &mut homes);
+    }
     homes.sort_unstable();
     homes.dedup();
     let t = match timeout {
@@ -197,6 +231,23 @@ pub(crate) fn send(
         }
     }
     decode_reply(ctx, node, &reply)
+}
+
+/// Collects the live homes of the blocks in `v` (as deep as the encoder goes).
+fn live_homes(ctx: &Ctx, v: &Value, d: usize, out: &mut Vec<u64>) {
+    if d > 64 {
+        return;
+    }
+    let mut each = |x: &Value| live_homes(ctx, x, d + 1, out);
+    match v {
+        Value::Block(c) if c.home != u64::MAX && ctx.home_live(c.home) => out.push(c.home),
+        Value::List(l) | Value::Queue(l) => l.iter().for_each(each),
+        Value::Array(l) => l.iter().for_each(each),
+        Value::Tuple(t) => t.iter().for_each(each),
+        Value::Dict(m) => m.values().for_each(each),
+        Value::Object(i) => i.fields.iter().for_each(&mut each),
+        _ => {}
+    }
 }
 
 /// A cast (`!`) to `dest` on `node`: encoded here, then fire and forget.
@@ -320,19 +371,20 @@ pub(crate) fn decode_reply(ctx: &mut Ctx, node: Sym, reply: &CallReply) -> EvalR
     let Term::Tuple(t) = &reply.term else {
         return Err(unexpected(ctx, &reply.term));
     };
-    let (tag, body) = match &t.elements[..] {
-        [Term::Atom(tag), body] => (tag, body),
+    let (tag, body, pids) = match &t.elements[..] {
+        [Term::Atom(tag), body] => (tag, body, Vec::new()),
         // A result with the class table of its actors (`codec::etf_classes`).
         [Term::Atom(tag), body, table] if tag.name == "ok" => {
             if let Some(d) = ctx.prog.dist.get() {
                 crate::codec::etf_classes::remember(d.node_name().as_str(), table);
             }
-            (tag, body)
+            (tag, body, crate::codec::etf_classes::pids_of(table))
         }
         _ => return Err(unexpected(ctx, &reply.term)),
     };
     match tag.name.as_str() {
-        "ok" => etf::from_term(ctx, body, "result").map_err(|e| e.to_unwind(ctx)),
+        "ok" => crate::codec::etf_classes::with_pids(pids, || etf::from_term(ctx, body, "result"))
+            .map_err(|e| e.to_unwind(ctx)),
         "error" => {
             let exc = etf::from_term(ctx, body, "error").map_err(|e| e.to_unwind(ctx))?;
             if matches!(exc, Value::Object(_)) {

@@ -80,6 +80,7 @@ fn table() -> &'static RwLock<HashMap<&'static str, Op>> {
         m.insert("registered", bt(s::registered, always));
         m.insert("alive", bt(s::alive, always));
         m.insert("kill", bt(s::kill, always));
+        m.insert("exit", bt(s::exit, always));
         m.insert("stop", bt(s::stop, never));
         for q in super::query::QUERIES {
             m.insert(q, Op::Table(super::query::answer));
@@ -147,9 +148,9 @@ fn table_reply(a: Answer) -> Term {
 }
 
 impl Inbound for NodeInbound {
-    fn call(&self, target: Target, request: Term, reply: Done<Term>) {
+    fn call(&self, target: Target, from: eetf::Pid, request: Term, reply: Done<Term>) {
         if !self.is_service(target) {
-            return self.inner.call(target, request, reply);
+            return self.inner.call(target, from, request, reply);
         }
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));

@@ -1,5 +1,5 @@
 //! The bt-value operations of the node service ([`super::service`]): spawn an actor of a
-//! class named by its name, look a registered name up, list the registered actors, ask whether a process is alive, stop or kill one. Each is a plain
+//! class named by its name, look a registered name up, list the registered actors, ask whether a process is alive, stop, kill or signal one. Each is a plain
 //! function of a bt context and the decoded argument values, answering a value or raising
 //! an error with a kind.
 
@@ -127,12 +127,28 @@ pub(super) fn stop(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
     Ok(Value::sym("ok"))
 }
 
-/// `kill: [Number]`.
+/// `kill: [Number]`: true if the process was alive (as a local `aPid kill`).
 pub(super) fn kill(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
-    if let Some(p) = proc_of(ctx, a)? {
-        sys_of(ctx)?.rt.kill(&p);
-    }
-    Ok(Value::sym("ok"))
+    Ok(Value::bool(match proc_of(ctx, a)? {
+        Some(p) => sys_of(ctx)?.rt.kill(&p),
+        None => false,
+    }))
+}
+
+/// `exit: [Number, Reason]`: an exit signal from a process of another node (as a local
+/// `aPid exit: reason`; `#kill` kills, `#normal` is ignored unless the process traps exits).
+pub(super) fn exit(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
+    let Some(p) = proc_of(ctx, a)? else {
+        return Ok(Value::False);
+    };
+    let reason = crate::runtime::ExitReason::from_value(a.get(1).cloned().unwrap_or(Value::Nil));
+    // The sender lives on another node: a pid that is no local process.
+    let from = Pid {
+        node: 1,
+        number: 0,
+        service: true,
+    };
+    Ok(Value::bool(sys_of(ctx)?.rt.exit(&p, from, reason)))
 }
 
 /// Can `spawn` run without a process of its own? Yes unless the class runs `initialize`

@@ -28,6 +28,7 @@ use std::sync::Arc;
 use crate::engine::error::HostError;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
+use crate::interp::host_cache::HostKey;
 use crate::interp::program::HostFn as ProgHostFn;
 use crate::value::Value;
 
@@ -235,7 +236,7 @@ where
         None
     }
     fn into_closure(self) -> ProgHostFn {
-        Arc::new(move |ctx, _recv, args| run(ctx, &|a: &[Value]| self(a), args))
+        Arc::new(move |ctx, _recv, args| run(ctx, |a: &[Value]| self(a), args))
     }
 }
 
@@ -265,7 +266,7 @@ macro_rules! typed_host_fn {
             #[allow(unused_variables, non_snake_case)]
             fn into_closure(self) -> ProgHostFn {
                 Arc::new(move |ctx, _recv, args| {
-                    run(ctx, &|args: &[Value]| {
+                    run(ctx, |args: &[Value]| {
                         if args.len() != $n {
                             return Err(HostError::new(
                                 "arity_mismatch",
@@ -290,16 +291,39 @@ typed_host_fn!(5; A1 0, A2 1, A3 2, A4 3, A5 4);
 typed_host_fn!(6; A1 0, A2 1, A3 2, A4 3, A5 4, A6 5);
 
 /// The primitive behind every host method.
-pub(crate) fn call(ctx: &mut Ctx, _recv: &Value, args: &[Value]) -> EvalResult {
-    let key = (ctx.cur_cls, ctx.cur_sel);
-    let f = ctx.prog.host_fns.read().get(&key).cloned();
-    match f {
-        Some(f) => f(ctx, _recv, args),
-        None => Err(ctx.err(
-            ErrorKind::DoesNotUnderstand,
-            format!("{} class does not understand '{}'", key.0, key.1),
-        )),
-    }
+pub(crate) fn call(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    let key = (ctx.cur_cls, ctx.cur_sel, false);
+    call_cached(ctx, key, recv, args, |ctx, key| {
+        let f = ctx.prog.host_fns.read().get(&(key.0, key.1)).cloned();
+        f.ok_or_else(|| {
+            ctx.err(
+                ErrorKind::DoesNotUnderstand,
+                format!("{} class does not understand '{}'", key.0, key.1),
+            )
+        })
+    })
+}
+
+/// Calls the host function of `key` (class, selector, instance side): the context's cached one when it
+/// is of the current program epoch (`interp::host_cache`: no lock, hash or reference count per
+/// call), else the one `find` looks up in `Program::host_fns`, which is then cached.
+#[inline(always)]
+pub(crate) fn call_cached(
+    ctx: &mut Ctx,
+    key: HostKey,
+    recv: &Value,
+    args: &[Value],
+    find: impl FnOnce(&mut Ctx, HostKey) -> Result<ProgHostFn, crate::interp::eval::Unwind>,
+) -> EvalResult {
+    let epoch = ctx.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+    let f = match ctx.host_cache.take(epoch, key) {
+        Some(f) => f,
+        None => find(ctx, key)?,
+    };
+    let r = f(ctx, recv, args);
+    // Back into the cache (a nested call through this context may have cached another).
+    ctx.host_cache.put(epoch, key, f);
+    r
 }
 
 /// Resets the thread's host-call mark when a host function ends (also by a panic).
@@ -318,30 +342,38 @@ impl Drop for HostCallMark {
 }
 
 /// Runs a host closure; its error (or panic) becomes a language exception.
+#[inline(always)]
 pub(crate) fn run(
     ctx: &mut Ctx,
-    f: &dyn Fn(&[Value]) -> Result<Value, HostError>,
+    f: impl Fn(&[Value]) -> Result<Value, HostError>,
     args: &[Value],
 ) -> EvalResult {
     let r = {
         let _mark = HostCallMark::enter(engine_id(ctx));
         std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(args)))
     };
-    let e = match r {
-        Ok(Ok(v)) => return Ok(v),
-        Ok(Err(e)) => e,
-        Err(p) => {
-            let m = p
-                .downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".to_string());
-            HostError::new("host_error", format!("host function panicked: {m}"))
-        }
-    };
-    Err(raise(ctx, e))
+    match r {
+        Ok(Ok(v)) => Ok(v),
+        Ok(Err(e)) => Err(raise(ctx, e)),
+        Err(p) => Err(panicked(ctx, p)),
+    }
 }
 
+/// A host function's panic as a `host_error` exception.
+#[cold]
+fn panicked(ctx: &mut Ctx, p: Box<dyn std::any::Any + Send>) -> crate::interp::eval::Unwind {
+    let m = p
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".to_string());
+    raise(
+        ctx,
+        HostError::new("host_error", format!("host function panicked: {m}")),
+    )
+}
+
+#[cold]
 fn raise(ctx: &mut Ctx, e: HostError) -> crate::interp::eval::Unwind {
     let kind = if valid_kind(&e.kind) {
         e.kind.as_str()

@@ -253,15 +253,21 @@ host_ctor!(4; A1 0, A2 1, A3 2, A4 3);
 
 /// The primitive behind every instance-side host method.
 pub(crate) fn call_instance(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let key = (instance_key(ctx.cur_cls.as_str()), ctx.cur_sel);
-    let f = ctx.prog.host_fns.read().get(&key).cloned();
-    match f {
-        Some(f) => f(ctx, recv, args),
-        None => Err(ctx.err(
-            ErrorKind::DoesNotUnderstand,
-            format!("{} does not understand '{}'", ctx.cur_cls, key.1),
-        )),
-    }
+    let key = (ctx.cur_cls, ctx.cur_sel, true);
+    host::call_cached(ctx, key, recv, args, |ctx, key| {
+        let f = ctx
+            .prog
+            .host_fns
+            .read()
+            .get(&(instance_key(key.0.as_str()), key.1))
+            .cloned();
+        f.ok_or_else(|| {
+            ctx.err(
+                ErrorKind::DoesNotUnderstand,
+                format!("{} does not understand '{}'", key.0, key.1),
+            )
+        })
+    })
 }
 
 /// The `host_fns` key of an instance-side method of `class`.

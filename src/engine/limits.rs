@@ -4,7 +4,9 @@
 //! * **Where they are checked.** The engine sets `Program::ctx_hook` ([`hook_factory`]): at
 //!   the start of every main-program job (`MainActor`) and of every pooled-context run (an
 //!   actor's message, a timer or monitor callback; `ActorSys::take_ctx`) the context gets a
-//!   preemption hook (`Ctx::preempt`) with a fresh [`Guard`]. The evaluator calls the hook
+//!   preemption hook (`Ctx::preempt`): a fresh [`Guard`] for an actor run; for the main
+//!   program one hook per context for its life, re-armed per job ([`Shared::check_main`]:
+//!   its state is in [`Shared`], so a script call allocates nothing and clones no `Arc`). The evaluator calls the hook
 //!   every `step` reductions from `Ctx::tick`'s slow path, and bulk primitives reach it
 //!   through `Ctx::charge`, so a limit costs nothing per reduction; a small reduction limit
 //!   lowers the step to itself.
@@ -73,37 +75,9 @@ impl Limits {
     }
 }
 
-/// Which limit (if any) ended the current evaluation; shared by the engine and the hook.
-/// 0 = none, else 1 + the limit's index in `Limit::ALL` (read on every run: an atomic).
-#[derive(Default)]
-pub struct Trip {
-    tripped: std::sync::atomic::AtomicU8,
-}
-
-impl Trip {
-    pub fn reset(&self) {
-        self.tripped.store(0, Ordering::SeqCst);
-    }
-    pub fn get(&self) -> Option<Limit> {
-        match self.tripped.load(Ordering::SeqCst) {
-            0 => None,
-            n => Limit::ALL.get(n as usize - 1).copied(),
-        }
-    }
-    /// Sets the first limit that tripped (a later one does not replace it).
-    pub(crate) fn set(&self, l: Limit) {
-        let n = Limit::ALL.iter().position(|x| *x == l).map_or(1, |i| i + 1) as u8;
-        let _ = self
-            .tripped
-            .compare_exchange(0, n, Ordering::SeqCst, Ordering::SeqCst);
-    }
-}
-
 /// The state every guard of one engine shares.
 pub struct Shared {
     pub limits: Limits,
-    /// The current main-program evaluation's trip.
-    pub trip: Trip,
     /// Bumped by each cancel: a run started before the bump stops.
     pub cancel_epoch: AtomicU64,
     pub shutdown: AtomicBool,
@@ -111,20 +85,40 @@ pub struct Shared {
     pub total_used: AtomicU64,
     /// The engine's memory account (`max_memory`).
     pub account: Option<&'static Account>,
-    /// Set when a bulk step was refused for memory (`memory::would_exceed` ran out of room).
+    /// The current evaluation: its trip, whether its job started, the main process to kill.
     pub watchdog: Watchdog,
+    /// The guard state of the main program's current job (see [`MainRun`]).
+    main: MainRun,
+    /// Time origin of [`MainRun::deadline`].
+    t0: Instant,
+}
+
+/// The guard of main-program jobs, kept in [`Shared`] rather than in the hook: the main
+/// context keeps one hook for its life and each job only re-arms these (plain stores, no
+/// allocation, no reference count; jobs of one engine never overlap — the engine's lock).
+#[derive(Default)]
+struct MainRun {
+    /// Reductions between hook calls for this job.
+    step: AtomicU64,
+    /// Reductions counted so far by this job.
+    used: AtomicU64,
+    /// The job's deadline in ns after `Shared::t0`, plus one (0: none).
+    deadline: AtomicU64,
+    /// The cancel epoch the job started in.
+    epoch: AtomicU64,
 }
 
 impl Shared {
     pub fn new(limits: Limits, account: Option<&'static Account>) -> Shared {
         Shared {
             limits,
-            trip: Trip::default(),
             cancel_epoch: AtomicU64::new(0),
             shutdown: AtomicBool::new(false),
             total_used: AtomicU64::new(0),
             account,
             watchdog: Watchdog::default(),
+            main: MainRun::default(),
+            t0: Instant::now(),
         }
     }
 
@@ -154,6 +148,58 @@ impl Shared {
     pub fn exhausted(&self) -> Option<Limit> {
         self.engine_limit(self.cancel_epoch.load(Ordering::Relaxed))
     }
+
+    /// The limit that ended the current evaluation, if any.
+    pub fn tripped(&self) -> Option<Limit> {
+        self.watchdog.tripped()
+    }
+
+    /// Re-arms the main guard for a job starting now with `step` reductions per hook call.
+    fn arm_main(&self, step: u32) {
+        let m = &self.main;
+        m.step.store(step as u64, Ordering::Relaxed);
+        m.used.store(0, Ordering::Relaxed);
+        m.epoch
+            .store(self.cancel_epoch.load(Ordering::Relaxed), Ordering::Relaxed);
+        if let Some(t) = self.limits.timeout {
+            let at = (Instant::now() + t).saturating_duration_since(self.t0);
+            let ns = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX - 1);
+            m.deadline.store(ns + 1, Ordering::Relaxed);
+        }
+    }
+
+    /// The main guard, called every step of a main-program job (the job's hook).
+    pub fn check_main(&self) -> Result<(), Unwind> {
+        if let Some(l) = self.tripped() {
+            return Err(limit_unwind(l));
+        }
+        let m = &self.main;
+        let step = m.step.load(Ordering::Relaxed);
+        let used = m.used.load(Ordering::Relaxed).saturating_add(step);
+        m.used.store(used, Ordering::Relaxed);
+        if self.limits.total_reductions.is_some() {
+            self.total_used.fetch_add(step, Ordering::Relaxed);
+        }
+        let l = self
+            .engine_limit(m.epoch.load(Ordering::Relaxed))
+            .or_else(|| {
+                if self.limits.max_reductions.is_some_and(|x| used >= x) {
+                    return Some(Limit::Reductions);
+                }
+                let d = m.deadline.load(Ordering::Relaxed);
+                if d != 0 && self.t0.elapsed().as_nanos() >= (d - 1) as u128 {
+                    return Some(Limit::Deadline);
+                }
+                None
+            });
+        if let Some(l) = l {
+            self.watchdog.set_trip(l);
+        }
+        match self.tripped() {
+            Some(l) => Err(limit_unwind(l)),
+            None => Ok(()),
+        }
+    }
 }
 
 /// Cancels an engine's evaluations from any thread ([`crate::Engine::cancel_handle`]).
@@ -169,9 +215,7 @@ impl CancelHandle {
     /// normally. Cancelling when nothing runs has no effect.
     pub fn cancel(&self) {
         self.shared.cancel_epoch.fetch_add(1, Ordering::SeqCst);
-        self.shared
-            .watchdog
-            .fire(&self.rt, None, &self.shared.trip, Limit::Cancelled);
+        self.shared.watchdog.fire(&self.rt, None, Limit::Cancelled);
     }
 }
 
@@ -192,58 +236,36 @@ pub fn limit_kind(u: &Unwind) -> Option<&'static str> {
     Limit::from_kind(k.as_str()).map(Limit::kind)
 }
 
-/// The state of the hook for one run (a main-program job, an actor message, a callback).
+/// The guard of one actor message or timer/monitor callback (main-program jobs use
+/// [`Shared::check_main`]).
 pub struct Guard {
     step: u64,
     used: u64,
     max: Option<u64>,
     deadline: Option<Instant>,
     epoch: u64,
-    /// A main-program job: trips the engine's current evaluation.
-    main: bool,
     own: Option<Limit>,
     shared: Arc<Shared>,
 }
 
 impl Guard {
-    /// A guard for a run starting now (`main`: a main-program job).
-    pub fn start(shared: Arc<Shared>, main: bool, step: u32) -> Guard {
+    /// A guard for an actor run starting now.
+    pub fn start(shared: Arc<Shared>, step: u32) -> Guard {
         let l = &shared.limits;
         Guard {
             step: step as u64,
             used: 0,
-            max: if main {
-                l.max_reductions
-            } else {
-                l.actor_max()
-            },
+            max: l.actor_max(),
             deadline: l.timeout.map(|t| Instant::now() + t),
             epoch: shared.cancel_epoch.load(Ordering::Relaxed),
-            main,
             own: None,
             shared,
         }
     }
 
-    fn tripped(&self) -> Option<Limit> {
-        if self.main {
-            self.shared.trip.get()
-        } else {
-            self.own
-        }
-    }
-
-    fn trip(&mut self, l: Limit) {
-        if self.main {
-            self.shared.trip.set(l);
-        } else {
-            self.own.get_or_insert(l);
-        }
-    }
-
     /// Called every `step` reductions.
     pub fn check(&mut self) -> Result<(), Unwind> {
-        if let Some(l) = self.tripped() {
+        if let Some(l) = self.own {
             return Err(limit_unwind(l));
         }
         self.used = self.used.saturating_add(self.step);
@@ -262,41 +284,82 @@ impl Guard {
             }
         });
         if let Some(l) = l {
-            self.trip(l);
+            self.own.get_or_insert(l);
         }
-        match self.tripped() {
+        match self.own {
             Some(l) => Err(limit_unwind(l)),
             None => Ok(()),
         }
     }
 }
 
-/// Kills a blocked evaluation when its deadline passes or it is cancelled (see the module
-/// doc).
+/// The current evaluation in one word, and what ends it from outside: the deadline timer,
+/// a [`CancelHandle`], [`crate::Engine::shutdown`]. Per call the engine pays one store
+/// ([`Watchdog::begin`]), one read-modify-write when the job starts
+/// ([`Watchdog::job_started`]) and one at the end ([`Watchdog::end`]); the locks are taken
+/// only by a firing and by the first job of a new main process.
+///
+/// The word: bits 0–7 the trip (0 none, else 1 + the limit's index in `Limit::ALL`), bit 8
+/// an evaluation runs, bit 9 its job started in the main process, bit 10 a firing is
+/// killing that process, bits 16– the evaluation's id (to tell a late deadline timer from
+/// the evaluation it was armed for). All transitions are on this one word, so a firing and
+/// the job's start are ordered: either the firing sees the job started (and kills the main
+/// process, which fails a blocked wait) or the job's start sees the trip (and stops at its
+/// first reduction).
 #[derive(Default)]
 pub struct Watchdog {
-    state: Mutex<WatchState>,
+    word: AtomicU64,
+    /// Ids of evaluations (written under the engine's lock only: a load and a store).
     next: AtomicU64,
+    /// Held by a firing from its check to its kill; `end` waits on it when a firing is on.
+    firing: Mutex<()>,
+    /// The main process the jobs run in, recorded when it changes (its pid number first).
+    main_pid: AtomicU64,
+    main: Mutex<Option<ProcRef>>,
 }
 
-#[derive(Default)]
-struct WatchState {
-    /// The evaluation running now, if any.
-    eval: Option<u64>,
-    /// The main process, once a job of that evaluation started in it (killing it before
-    /// would drop the queued job, and the session with it).
-    main: Option<ProcRef>,
+const TRIP_BITS: u64 = 0xff;
+const RUNNING: u64 = 1 << 8;
+const STARTED: u64 = 1 << 9;
+const FIRING: u64 = 1 << 10;
+const ID_SHIFT: u32 = 16;
+
+fn trip_code(l: Limit) -> u64 {
+    Limit::ALL.iter().position(|x| *x == l).map_or(1, |i| i + 1) as u64
+}
+
+fn trip_of(word: u64) -> Option<Limit> {
+    match word & TRIP_BITS {
+        0 => None,
+        n => Limit::ALL.get(n as usize - 1).copied(),
+    }
 }
 
 impl Watchdog {
-    /// An evaluation starts: answers its id.
+    /// An evaluation starts (the engine's lock held): answers its id. Clears the trip.
     pub fn begin(&self) -> u64 {
-        let id = self.next.fetch_add(1, Ordering::Relaxed);
-        *self.state.lock() = WatchState {
-            eval: Some(id),
-            main: None,
-        };
+        let id = self.next.load(Ordering::Relaxed).wrapping_add(1) & (u64::MAX >> ID_SHIFT);
+        self.next.store(id, Ordering::Relaxed);
+        // A plain store: every other change of the word is a read-modify-write, which sees
+        // either the old evaluation or this one.
+        self.word
+            .store((id << ID_SHIFT) | RUNNING, Ordering::Release);
         id
+    }
+
+    /// The limit that tripped the current (or last) evaluation.
+    pub fn tripped(&self) -> Option<Limit> {
+        trip_of(self.word.load(Ordering::Acquire))
+    }
+
+    /// Sets the first limit that tripped the evaluation (a later one does not replace it).
+    pub(crate) fn set_trip(&self, l: Limit) {
+        let code = trip_code(l);
+        let _ = self
+            .word
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
+                (w & TRIP_BITS == 0).then_some(w | code)
+            });
     }
 
     /// Arms the deadline timer of evaluation `id` of the engine with `shared` state.
@@ -305,79 +368,106 @@ impl Watchdog {
         let sh = shared.clone();
         let killer = rt.clone();
         rt.after(ms.max(1), move |_cx| {
-            sh.watchdog
-                .fire(&killer, Some(id), &sh.trip, Limit::Deadline);
+            sh.watchdog.fire(&killer, Some(id), Limit::Deadline);
         })
     }
 
     /// Trips evaluation `id` (or whichever runs, for None) with `l` and kills its main process
     /// when a job of it has started.
-    pub fn fire(&self, rt: &RtHandle, id: Option<u64>, trip: &Trip, l: Limit) {
-        // Holding the lock: the evaluation cannot finish and a later one cannot start
-        // between the check and the kill.
-        let g = self.state.lock();
-        if g.eval.is_some() && (id.is_none() || g.eval == id) {
-            trip.set(l);
-            if let Some(main) = &g.main {
+    pub fn fire(&self, rt: &RtHandle, id: Option<u64>, l: Limit) {
+        let _firing = self.firing.lock();
+        let code = trip_code(l);
+        let r = self
+            .word
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |w| {
+                let ours = w & RUNNING != 0 && id.is_none_or(|i| w >> ID_SHIFT == i);
+                ours.then(|| {
+                    let t = if w & TRIP_BITS == 0 { code } else { 0 };
+                    w | t | FIRING
+                })
+            });
+        let Ok(old) = r else { return };
+        if old & STARTED != 0 {
+            // The evaluation cannot end meanwhile: `end` waits for `firing`.
+            if let Some(main) = self.main.lock().as_ref() {
                 rt.kill(main);
             }
         }
+        self.word.fetch_and(!FIRING, Ordering::SeqCst);
     }
 
-    /// A main-program job started in `main`.
-    fn job_started(&self, main: &ProcRef) {
-        let mut g = self.state.lock();
-        if g.eval.is_some() {
-            g.main = Some(main.clone());
+    /// A main-program job started in `main`: answers the trip already set, if any.
+    fn job_started(&self, main: &ProcRef) -> Option<Limit> {
+        let pid = main.pid().number;
+        if self.main_pid.load(Ordering::Relaxed) != pid {
+            *self.main.lock() = Some(main.clone());
+            self.main_pid.store(pid, Ordering::Relaxed);
         }
+        let w = self.word.fetch_or(STARTED, Ordering::SeqCst);
+        trip_of(w)
     }
 
-    /// The evaluation ended.
-    pub fn end(&self, timer: Option<TimerRef>) {
-        *self.state.lock() = WatchState::default();
+    /// The evaluation ended: answers the limit that tripped it.
+    pub fn end(&self, timer: Option<TimerRef>) -> Option<Limit> {
         if let Some(t) = timer {
             t.cancel();
         }
+        let old = self.word.swap(0, Ordering::SeqCst);
+        if old & FIRING != 0 {
+            // A firing is killing the main process: let it finish before the next
+            // evaluation can start in that process.
+            drop(self.firing.lock());
+        }
+        trip_of(old)
     }
 }
 
 /// The hooks of an engine (`Program::ctx_hook`): a main-program job counts against the
-/// engine's current evaluation; an actor message or callback gets limits of its own; both
-/// see the engine-wide limits. Each run also charges its thread to the engine's memory
-/// account (the engine's worker threads run only its processes).
+/// engine's current evaluation (one hook per main context, re-armed per job); an actor
+/// message or callback gets a guard of its own; both see the engine-wide limits. Each run
+/// also charges its thread to the engine's memory account (the engine's worker threads run
+/// only its processes).
 pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFactory {
-    Arc::new(move |main: Option<&ProcRef>| {
-        if let Some(a) = shared.account {
-            if crate::memory::current().is_none() {
-                crate::memory::set_current(Some(a));
+    Arc::new(
+        move |main: Option<&ProcRef>, slot: &mut Option<crate::interp::eval::PreemptHook>| {
+            if let Some(a) = shared.account {
+                if crate::memory::current().is_none() {
+                    crate::memory::set_current(Some(a));
+                }
             }
-        }
-        let l = &shared.limits;
-        let (is_main, mut step) = match main {
-            Some(p) => {
-                shared.watchdog.job_started(p);
-                (true, l.step(l.max_reductions))
+            let l = &shared.limits;
+            let Some(p) = main else {
+                let mut step = l.step(l.actor_max());
+                // A run that would stop at once stops at its first reduction.
+                if shared.exhausted().is_some() {
+                    step = 1;
+                }
+                // Every run pays one step up front against the total budget: runs shorter
+                // than a step (a small message, a timer tick) never reach the hook and would
+                // be free.
+                if l.total_reductions.is_some() {
+                    shared.total_used.fetch_add(step as u64, Ordering::Relaxed);
+                }
+                let mut guard = Guard::start(shared.clone(), step);
+                *slot = Some(Box::new(move || guard.check()));
+                return step;
+            };
+            let stopped = shared.watchdog.job_started(p).is_some();
+            let mut step = l.step(l.max_reductions);
+            if stopped || shared.exhausted().is_some() {
+                step = 1;
             }
-            None => (false, l.step(l.actor_max())),
-        };
-        // A run that would stop at once stops at its first reduction.
-        let stopped = if main.is_some() {
-            shared.trip.get().is_some()
-        } else {
-            false
-        };
-        if stopped || shared.exhausted().is_some() {
-            step = 1;
-        }
-        // Every run pays one step up front against the total budget: runs shorter than a
-        // step (a small message, a timer tick) never reach the hook and would be free.
-        if l.total_reductions.is_some() {
-            shared.total_used.fetch_add(step as u64, Ordering::Relaxed);
-        }
-        let mut guard = Guard::start(shared.clone(), is_main, step);
-        let hook: crate::interp::eval::PreemptHook = Box::new(move || guard.check());
-        (hook, step)
-    })
+            if l.total_reductions.is_some() {
+                shared.total_used.fetch_add(step as u64, Ordering::Relaxed);
+            }
+            shared.arm_main(step);
+            if slot.is_none() {
+                let sh = shared.clone();
+                *slot = Some(Box::new(move || sh.check_main()));
+            }
+            step
+        },
+    )
 }
 
 #[cfg(test)]
@@ -396,14 +486,20 @@ mod tests {
         };
         assert_eq!(limits.step(limits.max_reductions), 4000);
         let sh = shared(limits);
-        let mut g = Guard::start(sh.clone(), true, 4000);
-        assert!(g.check().is_ok()); // 4000
-        assert!(g.check().is_ok()); // 8000
-        assert!(g.check().is_err()); // 12000 >= 10000
-        assert_eq!(sh.trip.get(), Some(Limit::Reductions));
-        assert!(g.check().is_err());
-        sh.trip.reset();
-        assert_eq!(sh.trip.get(), None);
+        sh.watchdog.begin();
+        sh.arm_main(4000);
+        assert!(sh.check_main().is_ok()); // 4000
+        assert!(sh.check_main().is_ok()); // 8000
+        assert!(sh.check_main().is_err()); // 12000 >= 10000
+        assert_eq!(sh.tripped(), Some(Limit::Reductions));
+        assert!(sh.check_main().is_err());
+        assert_eq!(sh.watchdog.end(None), Some(Limit::Reductions));
+        assert_eq!(sh.tripped(), None);
+        // The next job counts from zero again.
+        sh.watchdog.begin();
+        sh.arm_main(4000);
+        assert!(sh.check_main().is_ok());
+        assert_eq!(sh.watchdog.end(None), None);
     }
 
     #[test]
@@ -413,7 +509,15 @@ mod tests {
             ..Limits::default()
         };
         assert_eq!(limits.step(limits.max_reductions), 5);
-        let mut g = Guard::start(shared(limits), true, 5);
+        let sh = shared(limits);
+        sh.watchdog.begin();
+        sh.arm_main(5);
+        assert!(sh.check_main().is_err());
+        let l = Limits {
+            actor_max_reductions: Some(3),
+            ..Limits::default()
+        };
+        let mut g = Guard::start(shared(l), l.step(l.actor_max()));
         assert!(g.check().is_err());
     }
 
@@ -424,9 +528,33 @@ mod tests {
             ..Limits::default()
         };
         let sh = shared(limits);
-        let mut g = Guard::start(sh.clone(), true, 4000);
-        assert!(matches!(g.check(), Err(Unwind::Exit(_))));
-        assert_eq!(sh.trip.get(), Some(Limit::Deadline));
+        sh.watchdog.begin();
+        sh.arm_main(4000);
+        assert!(matches!(sh.check_main(), Err(Unwind::Exit(_))));
+        assert_eq!(sh.tripped(), Some(Limit::Deadline));
+        let mut g = Guard::start(sh.clone(), 4000);
+        assert!(g.check().is_err());
+    }
+
+    #[test]
+    fn a_firing_trips_only_its_own_evaluation_and_the_first_trip_stays() {
+        let rt = crate::runtime::Runtime::new(crate::runtime::Config::default()).unwrap();
+        let sh = shared(Limits::default());
+        let w = &sh.watchdog;
+        // Nothing runs: no effect.
+        w.fire(&rt.handle(), None, Limit::Cancelled);
+        assert_eq!(w.tripped(), None);
+        let id = w.begin();
+        // A late timer of an earlier evaluation: no effect.
+        w.fire(&rt.handle(), Some(id.wrapping_sub(1)), Limit::Deadline);
+        assert_eq!(w.tripped(), None);
+        w.fire(&rt.handle(), Some(id), Limit::Deadline);
+        w.set_trip(Limit::Reductions);
+        assert_eq!(w.tripped(), Some(Limit::Deadline));
+        assert_eq!(w.end(None), Some(Limit::Deadline));
+        w.begin();
+        assert_eq!(w.tripped(), None);
+        assert_eq!(w.end(None), None);
     }
 
     #[test]
@@ -436,22 +564,22 @@ mod tests {
             ..Limits::default()
         };
         let sh = shared(limits);
-        let mut a = Guard::start(sh.clone(), false, 4000);
-        let mut b = Guard::start(sh.clone(), false, 4000);
+        let mut a = Guard::start(sh.clone(), 4000);
+        let mut b = Guard::start(sh.clone(), 4000);
         assert!(a.check().is_ok());
         assert!(b.check().is_ok());
         assert!(a.check().is_err()); // 12000 over both
         assert!(b.check().is_err());
-        assert_eq!(sh.trip.get(), None); // actors do not trip the evaluation
+        assert_eq!(sh.tripped(), None); // actors do not trip the evaluation
         assert_eq!(sh.exhausted(), Some(Limit::Budget));
     }
 
     #[test]
     fn cancelling_stops_runs_started_before_only() {
         let sh = shared(Limits::default());
-        let mut before = Guard::start(sh.clone(), false, 4000);
+        let mut before = Guard::start(sh.clone(), 4000);
         sh.cancel_epoch.fetch_add(1, Ordering::SeqCst);
-        let mut after = Guard::start(sh.clone(), false, 4000);
+        let mut after = Guard::start(sh.clone(), 4000);
         assert!(before.check().is_err());
         assert!(after.check().is_ok());
     }

@@ -241,8 +241,7 @@ impl ActorSys {
         });
         // An embedder's limits (`Program::ctx_hook`) bind each run of a pooled context.
         if let Some(make) = self.prog.ctx_hook.get() {
-            let (h, step) = make(None);
-            c.preempt = Some(h);
+            let step = make(None, &mut c.preempt);
             c.restart_budget(step);
         }
         c

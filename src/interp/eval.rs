@@ -202,6 +202,8 @@ pub struct Ctx {
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
     pub(crate) cur_sel: Sym,
     pub(crate) cur_cls: Sym,
+    /// The host function called last (`engine::host`, `interp::host_cache`).
+    pub(crate) host_cache: crate::interp::host_cache::HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.
     pub proc: crate::interp::actor::ProcSlot,
 }
@@ -243,6 +245,7 @@ impl Ctx {
             err_loc: std::cell::Cell::new(None),
             cur_sel: Sym::new("value"),
             cur_cls: Sym::new("Object"),
+            host_cache: Default::default(),
             proc: Default::default(),
         }
     }

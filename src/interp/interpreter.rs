@@ -16,15 +16,15 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::diagnostic::Diagnostic;
-use crate::interp::actor::behaviour::{job_message, job_message_in_slot, MainActor};
+use crate::interp::actor::behaviour::{job_message, MainActor};
 use crate::interp::actor::handle::{native, Job, JobBox};
 use crate::interp::actor::ActorSys;
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
-use crate::interp::main_job::{Frame, JobSlot};
+use crate::interp::main_job::{Guest, JobSlot, MainState};
 use crate::interp::program::Program;
-use crate::runtime::{Config, GuestDone, GuestStacks, ProcRef, Runtime, SpawnOpts};
+use crate::runtime::{Config, GuestDone, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
 
 #[derive(Clone, Debug)]
@@ -65,15 +65,12 @@ pub struct LoadReport {
 
 pub struct Interpreter {
     pub prog: Arc<Program>,
-    /// Coroutine stacks of the calling thread when it runs the main process itself (see
-    /// `try_run`); locked for the length of one job.
-    guest: Mutex<GuestStacks>,
+    /// The main process, the session and the guest worker (`main_job::MainState`); locked
+    /// for the length of one job (jobs of the main process run one at a time anyway).
+    main: Mutex<MainState>,
     /// Jobs go to the worker pool instead of the calling thread (`run_main_on_pool`).
     main_on_pool: std::sync::atomic::AtomicBool,
-    session: Mutex<Session>,
     sys: Arc<ActorSys>,
-    /// The main program's process.
-    main: Mutex<ProcRef>,
     /// The job the main process runs next (`interp::main_job`).
     job_slot: Arc<JobSlot>,
     runtime: Option<Runtime>,
@@ -190,11 +187,13 @@ impl Interpreter {
         let main = spawn_main(&sys, &job_slot);
         let mut vm = Interpreter {
             prog: prog.clone(),
-            guest: Mutex::new(GuestStacks::default()),
+            main: Mutex::new(MainState {
+                main,
+                session: Session::default(),
+                guest: Guest::default(),
+            }),
             main_on_pool: std::sync::atomic::AtomicBool::new(false),
-            session: Mutex::new(Session::default()),
             sys,
-            main: Mutex::new(main),
             job_slot,
             runtime: Some(runtime),
             stdlib_warnings: Vec::new(),
@@ -243,100 +242,43 @@ impl Interpreter {
         &self,
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
     ) -> Result<R, String> {
-        let sess = std::mem::take(&mut *self.session.lock());
-        let main = {
-            let mut m = self.main.lock();
-            if !m.is_alive() {
-                *m = spawn_main(&self.sys, &self.job_slot);
-            }
-            m.clone()
-        };
+        // One lock for the call: jobs of the main process run one at a time.
+        let mut g = self.main.lock();
+        let st = &mut *g;
+        if !st.main.is_alive() {
+            st.main = spawn_main(&self.sys, &self.job_slot);
+        }
+        let sess = &mut st.session;
         let job = move |ctx: &mut Ctx| {
-            let mut sess = sess;
-            let r =
-                std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, &mut sess)))
-                    .map_err(|p| {
-                        ctx.reset_after_panic();
-                        p.downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                            .unwrap_or_else(|| "panic".to_string())
-                    });
-            (r, sess)
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, sess))).map_err(
+                |p| {
+                    ctx.reset_after_panic();
+                    p.downcast_ref::<String>()
+                        .cloned()
+                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                        .unwrap_or_else(|| "panic".to_string())
+                },
+            )
         };
         // The calling thread runs the main process itself when it can (no hand-off to a
         // worker and back: `runtime::sched::guest`); else the job goes to the pool.
         let on_pool = self.main_on_pool.load(std::sync::atomic::Ordering::Relaxed);
-        let guest = self.guest.try_lock().filter(|_| !on_pool);
-        let mut frame;
-        // The guest lock also reserves the shared slot: a concurrent caller (or a pool run)
-        // gets a slot of its own.
-        let own_slot;
-        let slot: &Arc<JobSlot> = match &guest {
-            Some(_) => &self.job_slot,
-            None => {
-                own_slot = JobSlot::new();
-                &own_slot
-            }
-        };
-        match guest {
-            Some(mut stacks) => {
-                // The signal of the previous guest call of this thread, reset (nothing sets
-                // it late: a guest job's message carries no `DoneOnDrop`).
-                let done = stacks.done_for_this_thread();
-                frame = Frame::new(job, done.clone());
-                // SAFETY: `frame` lives to the end of this function and is touched only after
-                // `send_and_drive` (the job is over or never ran) and `take_back` below.
-                #[allow(unsafe_code)]
-                unsafe {
-                    slot.put(&mut frame)
-                };
-                let msg = job_message_in_slot();
-                // Ok: the job is over, or it never runs (the main process exited).
-                if self
-                    .sys
-                    .rt
-                    .send_and_drive(&mut stacks, &main, msg, &done)
-                    .is_err()
-                {
-                    // This thread cannot be the guest: a worker runs the job. A fresh
-                    // signal, since the message's `DoneOnDrop` may set it late.
-                    let fresh = GuestDone::new();
-                    frame.set_done(fresh.clone());
-                    // SAFETY: as above; the caller waits on `fresh` before touching it.
-                    #[allow(unsafe_code)]
-                    unsafe {
-                        slot.put(&mut frame)
-                    };
-                    self.job_to_pool(&main, &fresh, slot);
-                    fresh.wait();
-                }
-            }
-            None => {
-                let done = GuestDone::new();
-                frame = Frame::new(job, done.clone());
-                // SAFETY: `frame` lives to the end of this function; this thread waits on
-                // `done` (set when the job is over or its message dropped) before touching it.
-                #[allow(unsafe_code)]
-                unsafe {
-                    slot.put(&mut frame)
-                };
-                self.job_to_pool(&main, &done, slot);
-                done.wait();
-            }
-        }
-        // Not started (the main process no longer accepts messages): take it back before
-        // `frame` goes.
-        slot.take_back();
-        match frame.out.take() {
-            Some((r, s)) => {
-                *self.session.lock() = s;
-                r
-            }
+        let main = &st.main;
+        let out = crate::interp::main_job::run_in_main(
+            &self.sys.rt,
+            &self.job_slot,
+            &mut st.guest,
+            main,
+            on_pool,
+            job,
+            |done| self.job_to_pool(main, done, &self.job_slot),
+        );
+        match out {
+            Some(r) => r,
             None => {
                 // The main process died while running the job (killed): start a fresh one
                 // for the next job and report.
-                *self.main.lock() = spawn_main(&self.sys, &self.job_slot);
+                st.main = spawn_main(&self.sys, &self.job_slot);
                 Err("the main process exited".to_string())
             }
         }
@@ -563,6 +505,13 @@ impl Interpreter {
             checker.remember(&[file]);
         }
         let file = self.prog.add_file(path, src);
+        // An input that declares nothing leaves no code behind but the blocks it made: its
+        // source is released once they are gone (`interp::source_gc`). It installs nothing
+        // either, so it leaves the program epoch (every method and inline cache) alone.
+        let releasable = module
+            .items
+            .iter()
+            .all(|it| matches!(it, crate::syntax::ast::Item::Stmt(_)));
         let unit = SourceUnit {
             path: path.to_string(),
             src: src.to_string().into(),
@@ -570,44 +519,36 @@ impl Interpreter {
             file,
             stdlib: false,
         };
-        // An input that declares nothing leaves no code behind but the blocks it made: its
-        // source is released once they are gone (`interp::source_gc`).
-        let releasable = unit
-            .module
-            .items
-            .iter()
-            .all(|it| matches!(it, crate::syntax::ast::Item::Stmt(_)));
-        let prog = self.prog.clone();
-        let path = path.to_string();
-        let src = src.to_string();
-        let release = prog.clone();
-        let r = self.try_run(move |ctx, session| {
+        let prog = &self.prog;
+        let r = self.try_run(|ctx, session| {
             let mut root = None;
             let r = (|| {
-                let units = vec![unit];
-                let mut inst = loader::install_declarations(&prog, &units);
-                if !inst.problems.is_empty() {
-                    let p = inst.problems.remove(0);
-                    return Err(BtError::compile(&path, &src, p.diagnostics));
-                }
-                if let Some((_, e)) = loader::init_class_state(ctx, &units, &inst)
-                    .into_iter()
-                    .next()
-                {
-                    return Err(top_error(ctx, e));
-                }
-                let code = match loader::lower_statements(&prog, &units[0], session) {
-                    Ok(Some(c)) => c,
-                    Ok(None) => {
-                        return Ok(inst.last_class().map(Value::Class).unwrap_or(Value::Nil))
+                let units = std::slice::from_ref(&unit);
+                let mut last_class = None;
+                if !releasable {
+                    let mut inst = loader::install_declarations(prog, units);
+                    if !inst.problems.is_empty() {
+                        let p = inst.problems.remove(0);
+                        return Err(BtError::compile(path, src, p.diagnostics));
                     }
-                    Err(d) => return Err(BtError::compile(&path, &src, d)),
+                    if let Some((_, e)) = loader::init_class_state(ctx, units, &inst)
+                        .into_iter()
+                        .next()
+                    {
+                        return Err(top_error(ctx, e));
+                    }
+                    last_class = inst.last_class();
+                }
+                let code = match loader::lower_statements(prog, &unit, session) {
+                    Ok(Some(c)) => c,
+                    Ok(None) => return Ok(last_class.map(Value::Class).unwrap_or(Value::Nil)),
+                    Err(d) => return Err(BtError::compile(path, src, d)),
                 };
                 root = Some(code.clone());
                 loader::run_statements(ctx, &code, session, true).map_err(|e| top_error(ctx, e))
             })();
             if releasable {
-                release.release_file(file, root.as_ref());
+                prog.release_file(file, root.as_ref());
             }
             r
         });
@@ -682,13 +623,16 @@ impl Interpreter {
 
     /// The names of the current top-level bindings (REPL completion, tests).
     pub fn binding_names(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .session
-            .lock()
-            .cells
-            .keys()
-            .map(|s| s.as_str().to_string())
-            .collect();
+        // Empty while a job runs (as when the session was lent to the job).
+        let mut v: Vec<String> = match self.main.try_lock() {
+            Some(st) => st
+                .session
+                .cells
+                .keys()
+                .map(|s| s.as_str().to_string())
+                .collect(),
+            None => Vec::new(),
+        };
         v.sort();
         v
     }

@@ -8,15 +8,35 @@
 //! * **Why borrowing is sound.** `Interpreter::try_run` does not return before the job
 //!   either ran (the trampoline sets the done signal last) or can no longer run: the main
 //!   process exited, or the job was taken back out of the slot. Only one job is in flight
-//!   per Interpreter (the guest lock and the session hand-over serialise callers).
-//! * **Who runs it.** The calling thread as the guest worker (`runtime::sched::guest`), or a
-//!   pool worker when the guest is busy: then the message carries a `JobBox` as before, so a
+//!   per Interpreter: the caller holds the lock of its [`MainState`] (main process,
+//!   session, guest worker) for the length of the job, one lock per call.
+//! * **Who runs it** ([`run_in_main`]). The calling thread as the guest worker
+//!   (`runtime::sched::guest`; the job signals it with a plain store), or a pool worker
+//!   when the Interpreter runs its main program on the pool (`bt run`) or the caller is a
+//!   worker of the same runtime: then the message carries a `JobBox` as before, so a
 //!   message dropped unrun still sets the done signal (`DoneOnDrop` in the interpreter).
 
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
 use crate::interp::eval::Ctx;
+use crate::runtime::GuestDone;
+
+/// What the main program's jobs share, behind one lock of the Interpreter held for the
+/// length of a job (one lock per call, not one per part): the main process, the top-level
+/// bindings, and the calling thread's guest worker and done signal.
+pub struct MainState {
+    pub main: crate::runtime::ProcRef,
+    pub session: crate::interp::loader::Session,
+    pub guest: Guest,
+}
+
+/// The calling thread's guest worker and done signal (kept between calls).
+#[derive(Default)]
+pub struct Guest {
+    pub stacks: crate::runtime::GuestStacks,
+    pub signal: Option<GuestDone>,
+}
 
 /// A borrowed job: `call(data, ctx)` runs it (see the module doc). It lives in its
 /// [`Frame`], so the slot holds one pointer (an atomic swap to take, no lock).
@@ -30,16 +50,29 @@ struct RawJob {
 #[derive(Default)]
 pub struct JobSlot(AtomicPtr<RawJob>);
 
+/// How a job tells its caller it is over.
+enum Signal {
+    /// The caller drives the main process itself (`runtime::sched::guest`) and checks this
+    /// signal after each resume: when the job runs on the caller's thread (the usual case)
+    /// a plain store, no wake-up and no reference count. The signal is the caller's (its
+    /// per-Interpreter cache) and outlives the job: the caller cannot return before the
+    /// signal is set. A job that ran on a pool worker instead (the process was already
+    /// scheduled there) signals through a clone, which also wakes the caller.
+    Local(*const GuestDone),
+    /// The caller sleeps until a pool worker ran the job.
+    Remote(GuestDone),
+}
+
 /// A job and its result, on the calling thread's stack.
 pub struct Frame<F, R> {
     raw: RawJob,
     f: Option<F>,
     pub out: Option<R>,
-    done: crate::runtime::GuestDone,
+    done: Signal,
 }
 
 impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
-    pub fn new(f: F, done: crate::runtime::GuestDone) -> Frame<F, R> {
+    fn new(f: F, done: Signal) -> Frame<F, R> {
         Frame {
             raw: RawJob {
                 data: std::ptr::null_mut(),
@@ -49,11 +82,6 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
             out: None,
             done,
         }
-    }
-
-    /// Replaces the signal set when the job is over (before the job is put in a slot).
-    pub fn set_done(&mut self, done: crate::runtime::GuestDone) {
-        self.done = done;
     }
 }
 
@@ -68,9 +96,101 @@ unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R>(data: *mut (), ctx: &mut Ctx) 
     if let Some(f) = frame.f.take() {
         frame.out = Some(f(ctx));
     }
-    // The caller may free the frame as soon as the flag is set: signal through a copy.
-    let done = frame.done.clone();
-    done.set();
+    match &frame.done {
+        Signal::Local(d) => {
+            // SAFETY: see `Signal::Local`: the caller waits for this signal.
+            let d = unsafe { &**d };
+            if d.is_this_thread() {
+                d.set_local();
+            } else {
+                // The caller may return (and reuse the signal) once it is set: a copy.
+                let done = d.clone();
+                done.set();
+            }
+        }
+        Signal::Remote(d) => {
+            // The caller may free the frame as soon as the flag is set: signal through a copy.
+            let done = d.clone();
+            done.set();
+        }
+    }
+}
+
+/// Runs `job` as the main process's next job and answers its result, or None when it
+/// never ran or did not finish (the main process exited). The calling thread runs the main
+/// process itself when it can (`on_pool` false; `RtHandle::send_and_drive`), else `to_pool`
+/// sends the job in `slot` to it as a message a pool worker runs. The caller holds the lock
+/// that makes it the only user of `slot` and `stacks`.
+pub fn run_in_main<F, R>(
+    rt: &crate::runtime::RtHandle,
+    slot: &JobSlot,
+    guest: &mut Guest,
+    main: &crate::runtime::ProcRef,
+    on_pool: bool,
+    job: F,
+    to_pool: impl FnOnce(&GuestDone),
+) -> Option<R>
+where
+    F: FnOnce(&mut Ctx) -> R + Send,
+    R: Send,
+{
+    if !on_pool {
+        let Guest { stacks, signal } = guest;
+        // The signal of this thread's previous guest call, reset (nothing sets it late: a
+        // guest job's message carries no `DoneOnDrop`).
+        if !signal.as_ref().is_some_and(GuestDone::is_this_thread) {
+            *signal = Some(GuestDone::new());
+        }
+        let done = signal.as_ref().unwrap_or_else(|| unreachable!());
+        done.reset();
+        let mut frame = Frame::new(job, Signal::Local(done));
+        // SAFETY: `frame` lives to the end of this block and is touched only after
+        // `send_and_drive` (the job is over or never ran) and `take_back` below.
+        #[allow(unsafe_code)]
+        unsafe {
+            slot.put(&mut frame)
+        };
+        let msg = crate::interp::actor::behaviour::job_message_in_slot();
+        // Ok: the job is over, or it never runs (the main process exited).
+        match rt.send_and_drive(stacks, main, msg, done) {
+            Ok(_) => {
+                if frame.out.is_none() {
+                    slot.take_back();
+                }
+                return frame.out.take();
+            }
+            Err(_) => {
+                // This thread cannot be the guest (a worker of this runtime): a pool worker
+                // runs the job.
+                slot.take_back();
+                let job = frame.f.take()?;
+                return run_on_pool(slot, job, to_pool);
+            }
+        }
+    }
+    run_on_pool(slot, job, to_pool)
+}
+
+/// The job as a message a pool worker runs; this thread sleeps until it is over.
+fn run_on_pool<F, R>(slot: &JobSlot, job: F, to_pool: impl FnOnce(&GuestDone)) -> Option<R>
+where
+    F: FnOnce(&mut Ctx) -> R + Send,
+    R: Send,
+{
+    let done = GuestDone::new();
+    let mut frame = Frame::new(job, Signal::Remote(done.clone()));
+    // SAFETY: `frame` lives to the end of this function; this thread waits on `done` (set
+    // when the job is over or its message dropped) before touching it.
+    #[allow(unsafe_code)]
+    unsafe {
+        slot.put(&mut frame)
+    };
+    to_pool(&done);
+    done.wait();
+    // Not started (the main process no longer accepts messages): take it back before
+    // `frame` goes.
+    slot.take_back();
+    frame.out.take()
 }
 
 impl JobSlot {

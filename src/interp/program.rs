@@ -195,8 +195,11 @@ pub struct Program {
 }
 
 /// See [`Program::ctx_hook`].
+/// Called with the main process (a main-program job) or None (an actor run) and the
+/// context's hook slot, which it fills (or, for the main context, may keep filled from the
+/// previous job: one hook per main context); answers the reduction step.
 pub type CtxHookFactory = Arc<
-    dyn Fn(Option<&crate::runtime::ProcRef>) -> (crate::interp::eval::PreemptHook, u32)
+    dyn Fn(Option<&crate::runtime::ProcRef>, &mut Option<crate::interp::eval::PreemptHook>) -> u32
         + Send
         + Sync,
 >;

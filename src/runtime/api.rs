@@ -20,7 +20,7 @@ use crate::runtime::stack::max_map_count;
 use crate::runtime::types::{
     CallError, ExitReason, JoinError, Message, NameError, Pid, ProcStatus, Signal,
 };
-use crate::runtime::waiter::Waiter;
+use crate::runtime::waiter::{RemoteChain, Waiter};
 use crate::value::{Sym, Value};
 
 /// Where log lines (failed casts, runtime warnings) go.
@@ -386,6 +386,14 @@ impl RtHandle {
     /// An asynchronous send from anywhere; false if the target takes no messages.
     pub fn cast(&self, to: &ProcRef, msg: Message) -> bool {
         enqueue(&self.0, to, Envelope::User { msg, reply: None }).is_ok()
+    }
+
+    /// [`RtHandle::cast`] of a message that callers on another node wait on (the message
+    /// answers them itself): while `to` handles it, its waiting chain ends in `chain`, so a
+    /// sync call back to one of them fails with `Deadlock` (deadlock detection across nodes).
+    pub fn cast_waited(&self, to: &ProcRef, msg: Message, chain: Arc<RemoteChain>) -> bool {
+        let reply = Some(Waiter::new_remote(chain));
+        enqueue(&self.0, to, Envelope::User { msg, reply }).is_ok()
     }
 
     /// Asks `to` to stop after the messages already queued; later sends fail. `waiter`, if

@@ -16,7 +16,7 @@ use crate::runtime::process::{enqueue_call, Envelope, ProcRef};
 use crate::runtime::sched::{Shared, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
-use crate::runtime::waiter::{chain_contains, Waiter, Wake};
+use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, Waiter, Wake};
 use crate::value::Value;
 
 /// The context of the running process (see the module docs).
@@ -192,6 +192,13 @@ impl<'y> Cx<'y> {
     /// or is waiting (directly or transitively) on it.
     pub fn would_deadlock(&self, target: Pid) -> bool {
         target == self.pid() || chain_contains(self.current().as_ref(), target)
+    }
+
+    /// The processes waiting (directly or transitively) on the message this process is
+    /// handling, nearest first, and the part of that chain on other nodes: what a remote call
+    /// carries so that the callee's node can detect a cycle through nodes.
+    pub fn waiting_chain(&self) -> (Vec<Pid>, Option<Arc<RemoteChain>>) {
+        chain_of(self.current().as_ref())
     }
 
     /// A synchronous call: queues `msg` for `to` and suspends until the reply, the timeout,

@@ -66,8 +66,8 @@ pub(crate) enum Task {
 
 pub(crate) struct WorkerQ {
     q: Mutex<VecDeque<Task>>,
-    /// `q`'s length, written under its lock and read without it (pool workers only: the
-    /// guest loop pops without updating it).
+    /// `q`'s length, written under its lock and read without it (every push and pop
+    /// updates it, the guest loop's too: `guest::pop_guest`).
     len: AtomicUsize,
     thread: OnceLock<Thread>,
     /// A number for the coroutine resume this worker is inside, 0 when it is between

@@ -6,8 +6,10 @@
 //!
 //! Reply waiters double as the links of the **waiting chain** used for deadlock detection:
 //! each records the process that waits (`caller`) and the reply waiter of the message that
-//! process was handling when it made the call (`parent`).
+//! process was handling when it made the call (`parent`). A message that came from a caller
+//! on another node ends its chain in a [`RemoteChain`] (deadlock detection across nodes).
 
+use std::any::Any;
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -38,6 +40,18 @@ pub(crate) struct Waiter {
     pub caller: Option<Pid>,
     /// The reply waiter of the message `caller` was handling when it made the call.
     pub parent: Option<Arc<Waiter>>,
+    /// For a message from a caller on another node: the processes waiting on it there.
+    pub remote: Option<Arc<RemoteChain>>,
+}
+
+/// The end of a waiting chain that lies on other nodes: the processes (of any node) waiting
+/// on a call that came from another node. The distribution layer makes it from the request
+/// and sends it on with the remote calls made while that call is handled.
+pub struct RemoteChain {
+    /// Numbers of this node's processes on the chain (it left this node and came back).
+    pub local: Vec<u64>,
+    /// The whole chain in the distribution layer's form (opaque here).
+    pub wire: Box<dyn Any + Send + Sync>,
 }
 
 impl Waiter {
@@ -61,6 +75,23 @@ impl Waiter {
             cv: Condvar::new(),
             caller,
             parent,
+            remote: None,
+        })
+    }
+
+    /// The reply slot of a message from a caller on another node, which nobody here waits
+    /// on: it only ends the chain of whoever handles the message.
+    pub(crate) fn new_remote(chain: Arc<RemoteChain>) -> Arc<Waiter> {
+        Arc::new(Waiter {
+            state: Mutex::new(State {
+                done: false,
+                result: None,
+                target: None,
+            }),
+            cv: Condvar::new(),
+            caller: None,
+            parent: None,
+            remote: Some(chain),
         })
     }
 
@@ -135,13 +166,33 @@ impl Waiter {
     }
 }
 
-/// Whether `pid` is waiting somewhere along the chain starting at `w`.
+/// Whether `pid` is waiting somewhere along the chain starting at `w` (on this node, or
+/// on the chain's part that came from other nodes).
 pub(crate) fn chain_contains(mut w: Option<&Arc<Waiter>>, pid: Pid) -> bool {
     while let Some(x) = w {
         if x.caller == Some(pid) {
             return true;
         }
+        if let Some(r) = &x.remote {
+            return pid.node == 0 && !pid.service && r.local.contains(&pid.number);
+        }
         w = x.parent.as_ref();
     }
     false
+}
+
+/// The processes waiting along the chain starting at `w`, nearest first, and the part of
+/// the chain on other nodes.
+pub(crate) fn chain_of(mut w: Option<&Arc<Waiter>>) -> (Vec<Pid>, Option<Arc<RemoteChain>>) {
+    let mut pids = Vec::new();
+    while let Some(x) = w {
+        if let Some(p) = x.caller {
+            pids.push(p);
+        }
+        if let Some(r) = &x.remote {
+            return (pids, Some(r.clone()));
+        }
+        w = x.parent.as_ref();
+    }
+    (pids, None)
 }

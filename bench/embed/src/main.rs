@@ -1,7 +1,8 @@
 //! Embedding benchmark: bt's `Engine` against Rhai and mlua (Lua 5.4), measured in the same
 //! run. Four rows: creating an engine, evaluating a 10-line config, 100,000 host-function
 //! calls from a script, 100,000 script-function calls from the host. Prints ns per
-//! operation (best of 5 rounds) and bt's ratio to each peer.
+//! operation (best of 5 rounds) and bt's ratio to each peer. `--only create|config|host|script`
+//! measures one row (all three engines), `profile ROW` runs bt's row alone (for callgrind).
 
 use std::time::Instant;
 
@@ -52,105 +53,153 @@ return {
   verbose = false
 }"#;
 
-fn bt_rows() -> [f64; 4] {
-    let create = best(10, || {
-        for _ in 0..10 {
-            drop(std::hint::black_box(bt::Engine::new()));
-        }
-    });
+fn bt_rows(want: &dyn Fn(usize) -> bool) -> [f64; 4] {
+    let create = if want(0) {
+        best(10, || {
+            for _ in 0..10 {
+                drop(std::hint::black_box(bt::Engine::new()));
+            }
+        })
+    } else {
+        f64::NAN
+    };
     let e = bt::Engine::builder().check(false).build();
-    let config = best(200, || {
-        for _ in 0..200 {
-            std::hint::black_box(e.eval(BT_CONFIG).unwrap());
-        }
-    });
+    let config = if want(1) {
+        best(200, || {
+            for _ in 0..200 {
+                std::hint::black_box(e.eval(BT_CONFIG).unwrap());
+            }
+        })
+    } else {
+        f64::NAN
+    };
     e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
-    let host_calls = best(CALLS as u64, || {
-        let v = e
-            .eval(&format!(
-                "s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"
-            ))
-            .unwrap();
-        assert_eq!(v.as_i64(), Some(CALLS));
-    });
+    let host_calls = if want(2) {
+        best(CALLS as u64, || {
+            let v = e
+                .eval(&format!(
+                    "s := 0. 1 to: {CALLS} do: [:i | s := Host inc: s]. s"
+                ))
+                .unwrap();
+            assert_eq!(v.as_i64(), Some(CALLS));
+        })
+    } else {
+        f64::NAN
+    };
     let f = e.compile_fn(&["x"], "x + 1").unwrap();
-    let script_calls = best(CALLS as u64, || {
-        let mut x = bt::Value::Int(0);
-        for _ in 0..CALLS {
-            x = e.run(&f, &[x]).unwrap();
-        }
-        assert_eq!(x.as_i64(), Some(CALLS));
-    });
+    let script_calls = if want(3) {
+        best(CALLS as u64, || {
+            let mut x = bt::Value::Int(0);
+            for _ in 0..CALLS {
+                x = e.run(&f, &[x]).unwrap();
+            }
+            assert_eq!(x.as_i64(), Some(CALLS));
+        })
+    } else {
+        f64::NAN
+    };
     [create, config, host_calls, script_calls]
 }
 
-fn rhai_rows() -> [f64; 4] {
-    let create = best(100, || {
-        for _ in 0..100 {
-            drop(std::hint::black_box(rhai::Engine::new()));
-        }
-    });
+fn rhai_rows(want: &dyn Fn(usize) -> bool) -> [f64; 4] {
+    let create = if want(0) {
+        best(100, || {
+            for _ in 0..100 {
+                drop(std::hint::black_box(rhai::Engine::new()));
+            }
+        })
+    } else {
+        f64::NAN
+    };
     let mut e = rhai::Engine::new();
-    let config = best(200, || {
-        for _ in 0..200 {
-            std::hint::black_box(e.eval::<rhai::Map>(RHAI_CONFIG).unwrap());
-        }
-    });
+    let config = if want(1) {
+        best(200, || {
+            for _ in 0..200 {
+                std::hint::black_box(e.eval::<rhai::Map>(RHAI_CONFIG).unwrap());
+            }
+        })
+    } else {
+        f64::NAN
+    };
     e.register_fn("inc", |n: i64| n + 1);
-    let host_calls = best(CALLS as u64, || {
-        let v: i64 = e
-            .eval(&format!(
-                "let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"
-            ))
-            .unwrap();
-        assert_eq!(v, CALLS);
-    });
+    let host_calls = if want(2) {
+        best(CALLS as u64, || {
+            let v: i64 = e
+                .eval(&format!(
+                    "let s = 0; for i in 1..={CALLS} {{ s = inc(s); }} s"
+                ))
+                .unwrap();
+            assert_eq!(v, CALLS);
+        })
+    } else {
+        f64::NAN
+    };
     let ast = e.compile("fn f(x) { x + 1 }").unwrap();
     let mut scope = rhai::Scope::new();
-    let script_calls = best(CALLS as u64, || {
-        let mut x: i64 = 0;
-        for _ in 0..CALLS {
-            x = e.call_fn(&mut scope, &ast, "f", (x,)).unwrap();
-        }
-        assert_eq!(x, CALLS);
-    });
+    let script_calls = if want(3) {
+        best(CALLS as u64, || {
+            let mut x: i64 = 0;
+            for _ in 0..CALLS {
+                x = e.call_fn(&mut scope, &ast, "f", (x,)).unwrap();
+            }
+            assert_eq!(x, CALLS);
+        })
+    } else {
+        f64::NAN
+    };
     [create, config, host_calls, script_calls]
 }
 
-fn lua_rows() -> [f64; 4] {
-    let create = best(100, || {
-        for _ in 0..100 {
-            drop(std::hint::black_box(mlua::Lua::new()));
-        }
-    });
+fn lua_rows(want: &dyn Fn(usize) -> bool) -> [f64; 4] {
+    let create = if want(0) {
+        best(100, || {
+            for _ in 0..100 {
+                drop(std::hint::black_box(mlua::Lua::new()));
+            }
+        })
+    } else {
+        f64::NAN
+    };
     let lua = mlua::Lua::new();
-    let config = best(200, || {
-        for _ in 0..200 {
-            std::hint::black_box(lua.load(LUA_CONFIG).eval::<mlua::Table>().unwrap());
-        }
-    });
+    let config = if want(1) {
+        best(200, || {
+            for _ in 0..200 {
+                std::hint::black_box(lua.load(LUA_CONFIG).eval::<mlua::Table>().unwrap());
+            }
+        })
+    } else {
+        f64::NAN
+    };
     let inc = lua.create_function(|_, n: i64| Ok(n + 1)).unwrap();
     lua.globals().set("inc", inc).unwrap();
-    let host_calls = best(CALLS as u64, || {
-        let v: i64 = lua
-            .load(format!(
-                "local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"
-            ))
-            .eval()
-            .unwrap();
-        assert_eq!(v, CALLS);
-    });
+    let host_calls = if want(2) {
+        best(CALLS as u64, || {
+            let v: i64 = lua
+                .load(format!(
+                    "local s = 0 for i = 1, {CALLS} do s = inc(s) end return s"
+                ))
+                .eval()
+                .unwrap();
+            assert_eq!(v, CALLS);
+        })
+    } else {
+        f64::NAN
+    };
     let f: mlua::Function = lua
         .load("return function(x) return x + 1 end")
         .eval()
         .unwrap();
-    let script_calls = best(CALLS as u64, || {
-        let mut x: i64 = 0;
-        for _ in 0..CALLS {
-            x = f.call(x).unwrap();
-        }
-        assert_eq!(x, CALLS);
-    });
+    let script_calls = if want(3) {
+        best(CALLS as u64, || {
+            let mut x: i64 = 0;
+            for _ in 0..CALLS {
+                x = f.call(x).unwrap();
+            }
+            assert_eq!(x, CALLS);
+        })
+    } else {
+        f64::NAN
+    };
     [create, config, host_calls, script_calls]
 }
 
@@ -238,12 +287,25 @@ fn main() {
         "host fn call from script",
         "script fn call from host",
     ];
-    let b = bt_rows();
-    let r = rhai_rows();
-    let l = lua_rows();
+    // `--only ROW` (create, config, host, script): measure that row only (the others
+    // print NaN), e.g. for same-run A/B of one row on a loaded machine.
+    let only = match args.iter().position(|a| a == "--only") {
+        Some(i) => match args.get(i + 1).map(String::as_str) {
+            Some("create") => Some(0),
+            Some("config") => Some(1),
+            Some("host") => Some(2),
+            Some("script") => Some(3),
+            other => panic!("--only {other:?}: create, config, host or script"),
+        },
+        None => None,
+    };
+    let want = move |i: usize| only.is_none_or(|o| o == i);
+    let b = bt_rows(&want);
+    let r = rhai_rows(&want);
+    let l = lua_rows(&want);
     println!("| ns/op | bt | rhai | lua 5.4 (mlua) | bt/rhai | bt/lua |");
     println!("|---|---|---|---|---|---|");
-    for i in 0..4 {
+    for i in (0..4).filter(|i| want(*i)) {
         println!(
             "| {} | {:.0} | {:.0} | {:.0} | {:.2} | {:.2} |",
             rows[i],

@@ -369,17 +369,13 @@ impl Behaviour for MainActor {
             None => slot.run(ctx),
         };
         if let Some(ctx) = self.ctx.as_mut() {
-            // An embedder's limits bind each job (`Program::ctx_hook`).
-            let hook = ctx.prog.ctx_hook.get().cloned();
-            if let Some(make) = hook {
-                let (h, step) = make(Some(cx.me()));
-                ctx.preempt = Some(h);
+            // An embedder's limits bind each job (`Program::ctx_hook`); the main context
+            // keeps its hook between jobs (re-armed here), so a job allocates nothing.
+            if let Some(make) = ctx.prog.ctx_hook.get() {
+                let step = make(Some(cx.me()), &mut ctx.preempt);
                 ctx.restart_budget(step);
             }
             in_process(ctx, cx, job);
-            if ctx.preempt.take().is_some() {
-                ctx.restart_budget(crate::interp::actor::DEFAULT_BUDGET);
-            }
             // Whatever a job left behind (it always unwinds fully) must not leak into the next.
             ctx.depth = 0;
         }

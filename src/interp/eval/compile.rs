@@ -7,7 +7,8 @@
 //! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
 //! register file), `guard` (method bodies `n < 2 ifTrue: [..] ifFalse: [..]` run inline by
 //! a self-send's activation), `operand` (Integer operands, conditions,
-//! arguments and `local at: k` read without a dynamic call), `selfsend` (one-argument
+//! arguments and `local at: k` read without a dynamic call), `class_send` (a class name's
+//! primitive called without the general send), `selfsend` (one-argument
 //! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
 //! local collection or String).
@@ -25,6 +26,7 @@ use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
 
+mod class_send;
 mod fused;
 mod guard;
 mod operand;
@@ -684,6 +686,8 @@ fn compile_send(s: SendNode) -> Op {
                 r
             })
         }
+        // `Host inc: s`: a class name's primitive without the general send (`class_send`).
+        Node::Global(..) if args.len() <= 2 => class_send::compile(compile(recv), sel, args, loc),
         recv => {
             let r = compile(recv);
             op(move |c, f| {

@@ -133,9 +133,10 @@ pub struct CallReply {
 /// distribution layer asks of local processes when a peer addresses them. Every method
 /// returns at once; work runs in bt processes.
 pub trait Inbound: Send + Sync {
-    /// A `gen_server:call` request (`{Selector, Args}`) to `target`; `reply` gets the reply
-    /// term (`{ok, Value}` or `{error, Exception}`), exactly once.
-    fn call(&self, target: Target, request: eetf::Term, reply: Done<eetf::Term>);
+    /// A `gen_server:call` request (`{Selector, Args}`) from the peer process `from` to
+    /// `target`; `reply` gets the reply term (`{ok, Value}` or `{error, Exception}`),
+    /// exactly once.
+    fn call(&self, target: Target, from: eetf::Pid, request: eetf::Term, reply: Done<eetf::Term>);
     /// A `gen_server:cast` request (`{cast, Selector, Args}`) to `target`.
     fn cast(&self, target: Target, request: eetf::Term);
     /// The process number of `target` if it is alive.

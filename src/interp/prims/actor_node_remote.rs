@@ -408,7 +408,13 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
         return Some(match sel.as_str() {
             "node" => node_value(ctx, node),
             "isAlive" => alive(ctx, node, number),
-            "kill" => service(ctx, node, "kill", &[Value::Int(number as i64)]),
+            // Booleans, as for a local Pid (an older node answers `#ok` to `kill`).
+            "kill" => service(ctx, node, "kill", &[Value::Int(number as i64)])
+                .map(|v| Value::bool(!matches!(v, Value::False))),
+            "exit:" => {
+                let args = [Value::Int(number as i64), a0(args)];
+                service(ctx, node, "exit", &args).map(|v| Value::bool(matches!(v, Value::True)))
+            }
             "asString" => Ok(Value::str(p.print_string())),
             _ => return None,
         });

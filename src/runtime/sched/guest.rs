@@ -13,9 +13,14 @@
 //! * Coroutines started here are pinned here like any worker's: the guest keeps driving
 //!   (resumes, deadlines of its waits) until the caller's `done` is set *and* none of its
 //!   coroutines is left, so nothing is stranded when the caller returns.
-//! * Wake-ups for guest coroutines unpark the thread registered for the call
-//!   (`Shared::guest_thread`); the guest never appears in the `parked` mask, so
-//!   `wake_one` never picks it to steal work.
+//! * Wake-ups for guest coroutines unpark the registered guest thread
+//!   (`Shared::guest_thread`: set by a call from a thread other than the last one, left in
+//!   place after the call); the guest never appears in the `parked` mask, so `wake_one`
+//!   never picks it to steal work.
+//! * **In place** (session 10). The worker of the last call stays in its `GuestStacks` and
+//!   is used there (no move of the worker and its runner per call); a call that unwinds
+//!   with a coroutine still in a slot leaks the worker (`InPlace`) instead of keeping one
+//!   that must not change threads.
 //! * **The resident runner** (session 9). Starting a coroutine per call (a stack from the
 //!   pool, a slot, the coroutine's set-up, its retirement) and passing the process through
 //!   the guest queue was most of a small script call's cost. So the guest keeps one
@@ -47,34 +52,26 @@ use crate::runtime::types::Message;
 use crate::runtime::waiter::Wake;
 
 /// What a guest keeps between calls (owned by the caller, e.g. an Interpreter): the
-/// worker state of its last call — its coroutine slots and pooled stacks — so a call neither
-/// maps a fresh stack nor allocates a worker (a script function called from the host is a
-/// few hundred nanoseconds, and the worker's allocations were a visible part of it).
+/// worker state of its last call — its coroutine slots, pooled stacks and parked runner —
+/// so a call neither maps a fresh stack nor allocates a worker (a script function called
+/// from the host is a couple of hundred nanoseconds, and the worker's allocations were a
+/// visible part of it), and the thread it registered as the guest.
 #[derive(Default)]
-pub struct GuestStacks(Option<IdleWorker>, Option<GuestDone>);
+pub struct GuestStacks {
+    idle: Option<IdleWorker>,
+    /// The thread registered as the runtime's guest thread by the last call (runtime id,
+    /// thread): registered again only when it changes.
+    registered: Option<(usize, std::thread::ThreadId)>,
+}
 
-impl GuestStacks {
-    /// A done signal for a call from this thread: the one of the previous call, reset, when
-    /// it was made on this thread (saves an allocation per call). Only for guest calls,
-    /// whose signal nothing sets after the call is over.
-    pub fn done_for_this_thread(&mut self) -> GuestDone {
-        thread_local! {
-            /// This thread's id, without cloning its `Thread` handle (two atomics) per call.
-            static ME: std::thread::ThreadId = std::thread::current().id();
-        }
-        let me = ME.with(|t| *t);
-        match &self.1 {
-            Some(d) if d.0 .1.id() == me => {
-                d.0 .0.store(false, Ordering::Relaxed);
-                d.clone()
-            }
-            _ => {
-                let d = GuestDone::new();
-                self.1 = Some(d.clone());
-                d
-            }
-        }
-    }
+thread_local! {
+    /// This thread's id, without cloning its `Thread` handle (two atomics) per call.
+    static ME: std::thread::ThreadId = std::thread::current().id();
+}
+
+/// The calling thread's id (cached per thread).
+fn this_thread() -> std::thread::ThreadId {
+    ME.with(|t| *t)
 }
 
 /// A guest's worker between calls: no coroutine in any slot, and its resident runner (if
@@ -82,24 +79,13 @@ impl GuestStacks {
 struct IdleWorker(Worker, Option<Runner>);
 
 // SAFETY: a Worker is not Send only because its slots may hold coroutines (stackful, pinned
-// to the thread that started them). An IdleWorker is made only by `IdleWorker::new`, which
-// refuses a worker with a coroutine in any slot; what is left (slot generations, free
-// list, pooled stacks, the runtime's `Arc<Shared>`) is plain data that may move threads.
-// The runner is `Send` on its own terms (see its impl).
+// to the thread that started them). A `GuestStacks` keeps its IdleWorker between calls only
+// with no coroutine in any slot (`drive` returns only then, and `InPlace` drops a worker
+// left otherwise by an unwinding call); what is left (slot generations, free list, pooled
+// stacks, the runtime's `Arc<Shared>`) is plain data that may move threads. The runner is
+// `Send` on its own terms (see its impl).
 #[allow(unsafe_code)]
 unsafe impl Send for IdleWorker {}
-
-impl IdleWorker {
-    fn new(mut w: Worker, runner: Option<Runner>) -> Option<IdleWorker> {
-        if w.slots.iter().any(|s| s.co.is_some()) {
-            return None;
-        }
-        for s in &mut w.slots {
-            s.timeout = None;
-        }
-        Some(IdleWorker(w, runner))
-    }
-}
 
 type RunnerCo = Coroutine<(), Suspend, (), PooledStack>;
 
@@ -186,7 +172,9 @@ impl Runner {
             if io2.quit.load(Ordering::Relaxed) {
                 return;
             }
-            if io2.go.swap(false, Ordering::Relaxed) {
+            // Same thread as the guest: a load and a store, no read-modify-write.
+            if io2.go.load(Ordering::Relaxed) {
+                io2.go.store(false, Ordering::Relaxed);
                 run_once(y, &rt, &me, wake, (low, top), &io2);
             }
             io2.idle.store(true, Ordering::Relaxed);
@@ -227,10 +215,7 @@ impl Runner {
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
                 let (slot, gen) = (self.slot, self.gen);
-                w.shared.workers[w.id]
-                    .q
-                    .lock()
-                    .push_back(Task::Resume { slot, gen });
+                w.shared.push_task(w.id, Task::Resume { slot, gen }, false);
                 true
             }
             Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
@@ -333,6 +318,22 @@ impl GuestDone {
         self.0 .1.unpark();
     }
 
+    /// Marks the job over, from the thread that waits for it (its guest loop checks the
+    /// flag after each resume: no wake-up needed).
+    pub fn set_local(&self) {
+        self.0 .0.store(true, Ordering::Release);
+    }
+
+    /// Clears the signal for another call (nothing may set it late).
+    pub fn reset(&self) {
+        self.0 .0.store(false, Ordering::Relaxed);
+    }
+
+    /// Whether the calling thread is the one this signal wakes.
+    pub fn is_this_thread(&self) -> bool {
+        self.0 .1.id() == this_thread()
+    }
+
     pub fn is_set(&self) -> bool {
         self.0 .0.load(Ordering::Acquire)
     }
@@ -385,34 +386,45 @@ pub(crate) fn drive(
     }
     let g = sh.guest_index();
     let _identity = Identity(CURRENT_WORKER.with(|c| c.replace((sh.id, g))));
-    *sh.guest_thread.lock() = Some(std::thread::current());
-    // The worker of the previous call on this runtime (its slots are all free: the loop
-    // below only ends when no coroutine started here is left) and its parked runner.
-    let (mut w, mut runner) = match stacks.0.take() {
-        Some(IdleWorker(w, r)) if Arc::ptr_eq(&w.shared, sh) && w.id == g => (w, r),
-        _ => (Worker::new(g, sh.clone()), None),
+    // Wake-ups for guest coroutines unpark this thread. It stays registered after the
+    // call (a late wake-up is a spurious unpark, which every park loop tolerates), so a
+    // host calling from one thread registers once.
+    let me = (sh.id, this_thread());
+    if stacks.registered != Some(me) {
+        *sh.guest_thread.lock() = Some(std::thread::current());
+        stacks.registered = Some(me);
+    }
+    // The worker of the previous call on this runtime, used in place (its slots are all
+    // free: the loop below only ends when no coroutine started here is left) and its
+    // parked runner.
+    if !stacks
+        .idle
+        .as_ref()
+        .is_some_and(|i| Arc::ptr_eq(&i.0.shared, sh) && i.0.id == g)
+    {
+        stacks.idle = Some(IdleWorker(Worker::new(g, sh.clone()), None));
+    }
+    let keep = InPlace(&mut stacks.idle);
+    let Some(IdleWorker(w, runner)) = keep.0.as_mut() else {
+        unreachable!("set above")
     };
     if let Some(r) = runner.take_if(|r| r.proc != *p) {
-        r.end(&mut w);
+        r.end(w);
     }
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
     match deliver(p, msg) {
-        Err(_) => {
-            *sh.guest_thread.lock() = None;
-            stacks.0 = IdleWorker::new(w, runner);
-            return Ok(false);
-        }
+        Err(_) => return Ok(false),
         Ok(false) => {}
         Ok(true) => {
             if runner.is_none() {
-                runner = Runner::start(&mut w, p);
+                *runner = Runner::start(w, p);
             }
             match runner.as_mut() {
                 Some(r) => {
                     r.io.go.store(true, Ordering::Relaxed);
-                    if !r.resume(&mut w) {
-                        runner = None;
+                    if !r.resume(w) {
+                        *runner = None;
                     }
                 }
                 None => w.start(p.clone()),
@@ -420,7 +432,7 @@ pub(crate) fn drive(
         }
     }
     loop {
-        let task = sh.workers[g].q.lock().pop_front();
+        let task = pop_guest(&sh.workers[g]);
         match task {
             Some(Task::Run(q)) if q == *p => w.start(q),
             Some(Task::Run(q)) => {
@@ -434,8 +446,8 @@ pub(crate) fn drive(
             {
                 w.slots[slot as usize].timeout = None;
                 if let Some(r) = runner.as_mut() {
-                    if !r.resume(&mut w) {
-                        runner = None;
+                    if !r.resume(w) {
+                        *runner = None;
                     }
                 }
             }
@@ -464,10 +476,51 @@ pub(crate) fn drive(
             }
         }
     }
-    *sh.guest_thread.lock() = None;
     if let Some(r) = runner.take_if(|r| r.too_deep()) {
-        r.end(&mut w);
+        r.end(w);
     }
-    stacks.0 = IdleWorker::new(w, runner);
+    for s in &mut w.slots {
+        s.timeout = None;
+    }
+    keep.disarm();
     Ok(true)
+}
+
+/// The next task on the guest queue. Its length is kept exact under its lock (every push
+/// goes through `Shared::push_task`, every pop through here), so an empty queue — the usual
+/// case once the job is over — is seen without taking the lock. A task pushed by another
+/// thread just after the check is seen by the locked check before the guest parks (or, if
+/// the call is over, is a late wake-up of the idle runner, as it could be before).
+fn pop_guest(wq: &super::WorkerQ) -> Option<Task> {
+    if wq.len.load(Ordering::Acquire) == 0 {
+        return None;
+    }
+    let mut q = wq.q.lock();
+    let t = q.pop_front();
+    wq.len.store(q.len(), Ordering::Relaxed);
+    t
+}
+
+/// The guest worker while a call uses it in place. An `IdleWorker` may move between threads
+/// only with no coroutine in a slot: should a call unwind with one still there (a panic
+/// the runtime did not catch), the worker is leaked rather than kept.
+struct InPlace<'a>(&'a mut Option<IdleWorker>);
+
+impl InPlace<'_> {
+    fn disarm(self) {
+        std::mem::forget(self);
+    }
+}
+
+impl Drop for InPlace<'_> {
+    fn drop(&mut self) {
+        let busy = self.0.as_ref().is_some_and(|IdleWorker(w, r)| {
+            w.slots.iter().any(|s| s.co.is_some()) || r.as_ref().is_some_and(|r| !r.is_idle())
+        });
+        if busy {
+            if let Some(w) = self.0.take() {
+                std::mem::forget(w);
+            }
+        }
+    }
 }

@@ -48,6 +48,9 @@ pub(crate) const MAX_LITERAL_DIGITS: usize = 10_000;
 /// E0101 when an Integer literal has more digits than [`MAX_LITERAL_DIGITS`] in a radix
 /// that is not a power of two.
 fn literal_too_long(text: &str, radix_form: bool, span: Span) -> Option<Diagnostic> {
+    if !radix_form && text.len() <= MAX_LITERAL_DIGITS {
+        return None;
+    }
     let t = text.trim_start_matches('-');
     let (radix, digits) = match t.split_once('r') {
         Some((r, d)) if radix_form => (r.parse::<u32>().unwrap_or(10), d),
