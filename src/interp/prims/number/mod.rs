@@ -55,6 +55,7 @@ pub(crate) use {binary_prim, unary_prim};
 
 pub mod float;
 pub mod integer;
+pub mod big;
 pub mod pure;
 pub(crate) mod units;
 use crate::interp::prims::registry::Cost;
