@@ -286,11 +286,15 @@ mod tests {
     #[test]
     fn deep_size_counts_string_keys_and_measures_roots_together_once() {
         let key = Value::str("k".repeat(50_000));
-        let d = crate::interp::prims::collections::dict_from_pairs(vec![(key.clone(), Value::Int(1))]);
+        let d =
+            crate::interp::prims::collections::dict_from_pairs(vec![(key.clone(), Value::Int(1))]);
         let size = deep_size(std::slice::from_ref(&d), usize::MAX);
         assert!(size > 50_000, "{size}");
         // The key and a message carrying it again, measured together: counted once.
-        let both = deep_size_all(&[std::slice::from_ref(&d), std::slice::from_ref(&key)], usize::MAX);
+        let both = deep_size_all(
+            &[std::slice::from_ref(&d), std::slice::from_ref(&key)],
+            usize::MAX,
+        );
         assert!(both < size + 200, "{both} vs {size}");
     }
 

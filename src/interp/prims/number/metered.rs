@@ -34,9 +34,11 @@ fn big_pair<'a>(r: &'a Value, a: &'a Value) -> Option<(Cow<'a, BigInt>, Cow<'a, 
     }
 }
 
-/// Refuses a step that would allocate about `bytes` past the memory limit of the running
+/// Refuses an operation whose result has about `bits` bits when the result and the pieces'
+/// temporaries (three times the result's bytes) would pass the memory limit of the running
 /// engine or actor.
-fn room_for(bytes: u64) -> Result<(), Unwind> {
+fn room_for(bits: u64) -> Result<(), Unwind> {
+    let bytes = bits.saturating_mul(3) / 8;
     if crate::memory::would_exceed(bytes.min(usize::MAX as u64) as usize) {
         return Err(Unwind::limit("memory_limit"));
     }
@@ -61,7 +63,7 @@ pub fn mul(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             if bits > MAX_INT_BITS {
                 return lift(ctx, Err(num::too_large()));
             }
-            room_for(bits / 4)?;
+            room_for(bits)?;
             big(big::mul_int(&x, &y, &mut |u| ctx.charge(u))?)
         }
         _ => charged(ctx, r, a, |r, a| num::arith(Op::Mul, r, a)),
@@ -80,7 +82,7 @@ fn division(
         return None;
     }
     Some((|| {
-        room_for(x.bits() / 4)?;
+        room_for(x.bits())?;
         big(pick(&x, &y, &mut |u| ctx.charge(u))?)
     })())
 }
@@ -109,7 +111,7 @@ fn gcd_or_lcm(ctx: &mut Ctx, r: &Value, a: &[Value], lcm: bool) -> EvalResult {
     if let Some((x, y)) = big_pair(r, &a[0]) {
         if x.bits().max(y.bits()) > GCD_SMALL_BITS {
             let (p, q) = (x.magnitude(), y.magnitude());
-            room_for((x.bits() + y.bits()) / 4)?;
+            room_for(x.bits() + y.bits())?;
             let mut m = |u| ctx.charge(u);
             let g = if lcm {
                 gcd::lcm(p, q, &mut m)?
@@ -149,7 +151,7 @@ pub fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             if bits > MAX_INT_BITS {
                 return lift(ctx, Err(num::too_large()));
             }
-            room_for(bits / 4)?;
+            room_for(bits)?;
             return big(big::pow_int(&base, *e as u64, &mut |u| ctx.charge(u))?);
         }
         if base.bits() > 1 && *e > 0 {
@@ -227,7 +229,7 @@ pub fn parse_integer(ctx: &mut Ctx, s: &str) -> Result<Option<Value>, Unwind> {
     if body.len() as u64 > MAX_INT_BITS / 3 {
         return Err(num::too_large().raise(ctx));
     }
-    room_for(body.len() as u64)?;
+    room_for(body.len() as u64 * 4)?;
     let m = radix::parse_decimal(body.as_bytes(), &mut |u| ctx.charge(u))?;
     let sign = if s.starts_with('-') {
         Sign::Minus

@@ -53,10 +53,10 @@ macro_rules! unary_prim {
 
 pub(crate) use {binary_prim, unary_prim};
 
+pub mod big;
 pub mod float;
 pub mod integer;
 pub mod metered;
-pub mod big;
 pub mod pure;
 pub(crate) mod units;
 use crate::interp::prims::registry::Cost;

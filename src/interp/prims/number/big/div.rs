@@ -18,7 +18,10 @@ pub const BASE_WORK: u64 = if cfg!(test) { 1 << 16 } else { 1 << 32 };
 /// True when `a / b` is one num-bigint call.
 pub fn small_division(a: &BigUint, b: &BigUint) -> bool {
     let (an, bn) = (a.bits(), b.bits());
-    an.saturating_sub(bn).saturating_add(64).saturating_mul(bn.max(64)) <= BASE_WORK
+    an.saturating_sub(bn)
+        .saturating_add(64)
+        .saturating_mul(bn.max(64))
+        <= BASE_WORK
 }
 
 fn base(a: &BigUint, b: &BigUint, m: &mut Meter) -> Result<(BigUint, BigUint), Unwind> {

@@ -93,7 +93,11 @@ fn add_at(acc: &mut [u32], at: usize, x: &BigUint) {
 
 /// `a * b`, exactly, calling `m` between pieces of bounded work (see the module doc).
 pub fn mul(a: &BigUint, b: &BigUint, m: &mut Meter) -> Result<BigUint, Unwind> {
-    let (x, y) = if digits(a) <= digits(b) { (a, b) } else { (b, a) };
+    let (x, y) = if digits(a) <= digits(b) {
+        (a, b)
+    } else {
+        (b, a)
+    };
     let (lx, ly) = (digits(x), digits(y));
     if lx == 0 {
         return Ok(BigUint::zero());

@@ -99,8 +99,16 @@ fn gcds_agree_with_num_bigint() {
                 // A common factor makes the answer non-trivial.
                 let f = r.big(sa.min(sb) / 2 + 1);
                 let (a, b) = (r.big(sa) * &f, r.big(sb) * &f);
-                assert_eq!(gcd::gcd(&a, &b, &mut m).ok().unwrap(), a.gcd(&b), "gcd {a} {b}");
-                assert_eq!(gcd::lcm(&a, &b, &mut m).ok().unwrap(), a.lcm(&b), "lcm {a} {b}");
+                assert_eq!(
+                    gcd::gcd(&a, &b, &mut m).ok().unwrap(),
+                    a.gcd(&b),
+                    "gcd {a} {b}"
+                );
+                assert_eq!(
+                    gcd::lcm(&a, &b, &mut m).ok().unwrap(),
+                    a.lcm(&b),
+                    "lcm {a} {b}"
+                );
             }
         }
     }
@@ -116,7 +124,11 @@ fn powers_printing_and_parsing_agree_with_num_bigint() {
     let mut m = free();
     for e in [0u64, 1, 2, 3, 17, 100, 333] {
         let b = r.signed(12);
-        assert_eq!(pow_int(&b, e, &mut m).ok().unwrap(), b.pow(e as u32), "{b} ** {e}");
+        assert_eq!(
+            pow_int(&b, e, &mut m).ok().unwrap(),
+            b.pow(e as u32),
+            "{b} ** {e}"
+        );
     }
     for &s in &SIZES {
         for _ in 0..3 {
@@ -194,9 +206,7 @@ fn every_operation_checks_between_pieces_of_bounded_work() {
     checks_between_bounded_pieces("div", 4 * leaf, &|m| div::div_rem(&a, &b, m).map(drop));
     checks_between_bounded_pieces("gcd", 4 * leaf, &|m| gcd::gcd(&a, &b, m).map(drop));
     checks_between_bounded_pieces("pow", leaf, &|m| pow(&b, 5, m).map(drop));
-    checks_between_bounded_pieces("print", 4 * leaf, &|m| {
-        radix::to_radix(&a, 10, m).map(drop)
-    });
+    checks_between_bounded_pieces("print", 4 * leaf, &|m| radix::to_radix(&a, 10, m).map(drop));
     let text = a.to_str_radix(10);
     checks_between_bounded_pieces("parse", leaf, &|m| {
         radix::parse_decimal(text.as_bytes(), m).map(drop)
