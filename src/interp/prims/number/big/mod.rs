@@ -29,7 +29,7 @@
 //! common small and medium case costs what it did.
 
 use num_bigint::{BigInt, BigUint, Sign};
-use num_traits::{One, Zero};
+use num_traits::{One, Signed, Zero};
 
 use crate::interp::eval::Unwind;
 
@@ -166,10 +166,15 @@ fn toom3(x: &BigUint, y: &BigUint, m: &mut Meter) -> Result<BigUint, Unwind> {
     c3 = ((&c2 - &c3) >> 1usize) + (&rinf << 1usize);
     c2 = c2 + &c1 - &rinf;
     c1 -= &c3;
-    let s = 32 * k;
-    let r = r0 + (c1 << s) + (c2 << (2 * s)) + (c3 << (3 * s)) + (rinf << (4 * s));
+    // The coefficients of a product of non-negative numbers are non-negative: added in
+    // place at their offsets (no shifted temporaries).
+    let mut acc = vec![0u32; digits(x) + digits(y) + 2];
+    for (i, c) in [r0, c1, c2, c3, rinf].iter().enumerate() {
+        debug_assert!(!c.is_negative(), "Toom-3 coefficient below zero");
+        add_at(&mut acc, i * k, c.magnitude());
+    }
     m(16 * (digits(x) + digits(y)))?;
-    Ok(r.into_parts().1)
+    Ok(BigUint::new(acc))
 }
 
 /// `base ** e` by repeated squaring through [`mul`] (the caller has refused results over

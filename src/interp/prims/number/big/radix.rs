@@ -1,60 +1,83 @@
 //! Interruptible printing and parsing of huge Integers (see `big`'s module doc).
 //!
-//! Printing in a radix that is not a power of two divides by a power of the radix again and
-//! again (quadratic, as num-bigint's own printing): here one division per check, the power
-//! chosen so that one division is at most about [`STEP_WORK`] limb operations. Decimal
-//! parsing splits the digits in halves, `hi · 10^len(lo) + lo`, with the products and the
+//! Printing in a radix that is not a power of two splits the number by the squares of a
+//! power of the radix (divide and conquer, as num-bigint does), each division through
+//! `big::div` (pieces of bounded work). Decimal parsing splits the digits in halves, `hi · 10^len(lo) + lo`, with the products and the
 //! powers through `big::mul` (num-bigint's parse is quadratic: 3 s for a million digits).
 
 use std::collections::HashMap;
 
 use num_bigint::BigUint;
-use num_integer::Integer as _;
 use num_traits::Zero;
 
 use super::{digits, Meter};
 use crate::interp::eval::Unwind;
 
-/// 32-bit digit operations of one printing step (about a millisecond).
-const STEP_WORK: usize = if cfg!(test) { 64 } else { 1 << 21 };
 /// Numbers of at most this many 32-bit digits print in one num-bigint call.
 pub const PRINT_LEAF: usize = if cfg!(test) { 4 } else { 512 };
 /// Digit strings of at most this many digits parse in one num-bigint call.
 pub const PARSE_LEAF: usize = if cfg!(test) { 40 } else { 4000 };
 
-/// `x` in `radix` (2–36, lower-case digits), calling `m` between steps.
+/// `x` in `radix` (2–36, lower-case digits), calling `m` between steps: divide and conquer
+/// by the squares of a power of the radix (as num-bigint does), each division through
+/// `big::div`, num-bigint's printing for the pieces.
 pub fn to_radix(x: &BigUint, radix: u32, m: &mut Meter) -> Result<String, Unwind> {
     let n = digits(x);
     if n <= PRINT_LEAF || radix.is_power_of_two() {
         m(super::product_units(n, n / 16 + 1))?;
         return Ok(x.to_str_radix(radix));
     }
-    // The divisor radix^k of about `len` digits: a step is n · len digit operations.
-    let len = (STEP_WORK / n).clamp(1, 256);
-    let per_digit = (radix as f64).log2() / 32.0;
-    let k = ((len as f64 / per_digit) as usize).max(1);
-    let base = BigUint::from(radix).pow(k as u32);
-    let mut chunks: Vec<String> = Vec::new();
-    let mut rest = x.clone();
-    while rest >= base {
-        let (q, r) = rest.div_rem(&base);
-        m(super::product_units(digits(&rest), digits(&base)))?;
-        let s = r.to_str_radix(radix);
-        chunks.push(format!("{}{s}", "0".repeat(k - s.len())));
-        rest = q;
+    // bases[i] = radix^(k · 2^i), the last one about half of x.
+    let k = (64.0 / (radix as f64).log2()).floor() as usize;
+    let mut bases = vec![(BigUint::from(radix).pow(k as u32), k)];
+    loop {
+        let (b, p) = bases.last().cloned().unwrap_or_default();
+        if 2 * digits(&b) > n + 1 {
+            break;
+        }
+        let sq = super::mul(&b, &b, m)?;
+        bases.push((sq, 2 * p));
     }
-    let mut out = rest.to_str_radix(radix);
-    if rest.is_zero() {
-        out.clear();
-    }
-    out.reserve(chunks.len() * k);
-    for c in chunks.iter().rev() {
-        out.push_str(c);
-    }
-    if out.is_empty() {
-        out.push('0');
-    }
+    let mut out = String::with_capacity(n * 10);
+    print_rec(x, radix, &bases, None, &mut out, m)?;
     Ok(out)
+}
+
+/// Appends `x` to `out`, left-padded with zeros to `width` digits when given.
+fn print_rec(
+    x: &BigUint,
+    radix: u32,
+    bases: &[(BigUint, usize)],
+    width: Option<usize>,
+    out: &mut String,
+    m: &mut Meter,
+) -> Result<(), Unwind> {
+    let n = digits(x);
+    // The largest base not above x (x < that base squared, so the quotient is below it).
+    let l = bases.iter().rposition(|(b, _)| b <= x);
+    let Some(l) = l.filter(|_| n > PRINT_LEAF) else {
+        m(super::product_units(n, n / 16 + 1))?;
+        let s = if x.is_zero() {
+            String::new()
+        } else {
+            x.to_str_radix(radix)
+        };
+        let w = width.unwrap_or(1).max(s.len());
+        out.extend(std::iter::repeat_n('0', w - s.len()));
+        out.push_str(&s);
+        return Ok(());
+    };
+    let (b, p) = &bases[l];
+    let (q, r) = super::div::div_rem(x, b, m)?;
+    print_rec(
+        &q,
+        radix,
+        bases,
+        width.map(|w| w.saturating_sub(*p)),
+        out,
+        m,
+    )?;
+    print_rec(&r, radix, bases, Some(*p), out, m)
 }
 
 /// The value of decimal `digits` (ASCII `0`–`9` only), calling `m` between pieces.
