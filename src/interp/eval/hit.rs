@@ -52,14 +52,36 @@ pub(crate) struct InlineCache {
     misses: AtomicU32,
 }
 
-struct IcEntry {
+pub(crate) struct IcEntry {
     key: usize,
     epoch: u64,
     hit: Hit,
     /// The method when the hit is a plain compiled method (`special` unset) whose parameter
     /// count is the selector's arity, else null: a send that pushed the selector's arguments
-    /// runs it with no further test ([`InlineCache::get_plain`]).
+    /// runs it with no further test ([`IcEntry::plain`]).
     plain: *const CompiledMethod,
+}
+
+impl IcEntry {
+    /// The plain compiled method (a compiled method without `special` whose parameter count
+    /// is the arity of the site's selector) and its defining class, if the hit is one: a
+    /// send that pushed the selector's arguments runs it without looking at the hit.
+    #[inline(always)]
+    pub(crate) fn plain(&self) -> Option<(&CompiledMethod, &Class)> {
+        if self.plain.is_null() {
+            return None;
+        }
+        // SAFETY: `plain` is the hit's compiled method (non-null here), installed in or
+        // retired into the Program like every method a hit points at (module doc); `&self`
+        // is an entry that lives as long as that Program.
+        Some((unsafe { &*self.plain }, self.hit.class()))
+    }
+
+    /// The cached hit.
+    #[inline(always)]
+    pub(crate) fn hit(&self) -> Hit {
+        self.hit
+    }
 }
 
 // SAFETY: `plain` points, like the Hit's own pointers, at a `CompiledMethod` owned by the
@@ -97,11 +119,10 @@ impl InlineCache {
         (e.key == key && e.epoch == epoch).then_some(e.hit)
     }
 
-    /// The plain compiled method (and its defining class) cached for dispatch key `key` at
-    /// `epoch`: a compiled method without `special` whose parameter count is the arity of
-    /// the site's selector. The self-send fast path runs it without looking at the hit.
+    /// The entry cached for dispatch key `key` at `epoch`, read once: the self-send fast path
+    /// asks it for the plain method ([`IcEntry::plain`]) and falls back to its hit.
     #[inline(always)]
-    pub(crate) fn get_plain(&self, key: usize, epoch: u64) -> Option<(&CompiledMethod, &Class)> {
+    pub(crate) fn entry(&self, key: usize, epoch: u64) -> Option<&IcEntry> {
         let p = self.entry.load(Ordering::Acquire);
         if p.is_null() {
             return None;
@@ -109,12 +130,7 @@ impl InlineCache {
         // SAFETY: as in `get`: published by `fill`, never freed while the program (which owns
         // the code holding this cache, and so outlives `&self`) lives.
         let e = unsafe { &*p };
-        if e.key != key || e.epoch != epoch || e.plain.is_null() {
-            return None;
-        }
-        // SAFETY: `plain` is the hit's compiled method (or null, excluded above), installed
-        // in or retired into the Program like every method a hit points at (module doc).
-        Some((unsafe { &*e.plain }, e.hit.class()))
+        (e.key == key && e.epoch == epoch).then_some(e)
     }
 
     /// Records a hit for later sends from this site.

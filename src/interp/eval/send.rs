@@ -354,18 +354,24 @@ impl Ctx {
         }
         let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
         // Every caller pushed exactly the selector's arguments, and a plain entry's method
-        // takes that many: no arity test here.
-        if let Some((cm, defc)) = ic.get_plain(key, epoch) {
-            debug_assert_eq!(self.stack.len() - base, cm.code.nparams as usize);
-            let code = &cm.code;
-            let r = self.activation(cm, defc, recv, base, |c, f| match &code.guard {
-                // A guard body without the call into its closure.
-                Some(g) => g.run(c, f),
-                None => code.op.run(c, f),
-            })?;
-            return Ok(r.unwrap_or_else(|answer| answer));
-        }
-        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
+        // takes that many: no arity test here. One read of the cache entry serves all three
+        // outcomes.
+        let hit = match ic.entry(key, epoch) {
+            Some(e) => {
+                if let Some((cm, defc)) = e.plain() {
+                    debug_assert_eq!(self.stack.len() - base, cm.code.nparams as usize);
+                    let code = &cm.code;
+                    let r = self.activation(cm, defc, recv, base, |c, f| match &code.guard {
+                        // A guard body without the call into its closure.
+                        Some(g) => g.run(c, f),
+                        None => code.op.run(c, f),
+                    })?;
+                    return Ok(r.unwrap_or_else(|answer| answer));
+                }
+                Some(e.hit())
+            }
+            None => self.cache_miss(ic, recv, key, epoch, sel),
+        };
         self.dispatch_at(hit, recv, sel, base)
     }
 
@@ -403,11 +409,24 @@ impl Ctx {
         if let Some(h) = ic.get(key, epoch) {
             return (Some(h), epoch);
         }
+        (self.cache_miss(ic, recv, key, epoch, sel), epoch)
+    }
+
+    /// A send site's cache missed: the full lookup, recorded in the site's cache.
+    #[inline(never)]
+    fn cache_miss(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        key: usize,
+        epoch: u64,
+        sel: Sym,
+    ) -> Option<Hit> {
         let hit = self.lookup(recv, sel);
         if let Some(h) = hit {
             ic.fill(&self.prog, key, epoch, h);
         }
-        (hit, epoch)
+        hit
     }
 
     /// Whether `sel` sent to an instance of the built-in class `cls` (a receiver the caller
