@@ -33,7 +33,6 @@ pub mod loader;
 pub mod lower;
 pub mod mailbox_limit;
 pub mod main_job;
-pub mod offload;
 pub mod prims;
 pub mod print;
 pub mod program;
