@@ -27,7 +27,7 @@ impl Rng {
         let d: Vec<u32> = (0..n)
             .map(|_| match style {
                 0 => u32::MAX,
-                1 if self.next() % 3 == 0 => 0,
+                1 if self.next().is_multiple_of(3) => 0,
                 _ => self.next() as u32,
             })
             .collect();
@@ -36,7 +36,7 @@ impl Rng {
 
     fn signed(&mut self, digits: usize) -> BigInt {
         let m = self.big(digits);
-        if self.next() % 2 == 0 {
+        if self.next().is_multiple_of(2) {
             -BigInt::from(m)
         } else {
             BigInt::from(m)
