@@ -269,16 +269,16 @@ const HUGE: &str = "a := (1 bitShift: 67108864) - 12345. b := (1 bitShift: 67000
 
 /// One of each interruptible huge-Integer operation.
 const HUGE_OPS: [&str; 11] = [
-    "a * b",
-    "a div: c",
-    "a mod: c",
-    "a rem: c",
-    "a gcd: b",
-    "a lcm: c",
-    "3 ** 60000000",
+    "(a * b) isNil",
+    "((a * b) div: c) isNil",
+    "((a * b) mod: c) isNil",
+    "((a * b) rem: c) isNil",
+    "(a gcd: b) isNil",
+    "(a lcm: c) isNil",
+    "(3 ** 60000000) isNil",
     "a printString size",
     "(a printString: 7) size",
-    "digits asInteger",
+    "digits asInteger isNil",
     "(a * a) printString size",
 ];
 
