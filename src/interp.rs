@@ -36,7 +36,6 @@ pub mod lower;
 pub mod mailbox_limit;
 pub mod main_job;
 pub mod method_table;
-pub mod offload;
 pub mod prims;
 pub mod print;
 pub mod program;

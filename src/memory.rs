@@ -130,6 +130,13 @@ impl Account {
             .store(bytes.min(isize::MAX as usize) as isize, Ordering::Relaxed);
     }
 
+    /// Adds `bytes` to this account's own count only (values an actor received: the parent
+    /// counted them when they were allocated; `interp::actor::memlimit`).
+    pub fn count_received(&self, bytes: usize) {
+        self.used
+            .fetch_add(bytes.min(isize::MAX as usize) as isize, Ordering::Relaxed);
+    }
+
     /// The count, negative when this account freed more than it allocated.
     pub fn used_signed(&self) -> isize {
         self.used.load(Ordering::Relaxed)

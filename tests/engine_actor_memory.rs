@@ -44,6 +44,9 @@ Actor subclass: Bomb
   keep: n => self.kept := (self.kept ifNil: [#()]) add: ("x" repeat: n). self.kept size
   child => (Bomb spawn) doubling
   children => 1 to: 100 do: [:i | (Bomb spawn) keep: 8000000]
+  hoard: s => self.kept := (self.kept ifNil: [#()]) add: s. self.kept size
+  capture: n => s := "x" repeat: n. self.kept := (self.kept ifNil: [#()]) add: [s size]. self.kept size
+  keys: n => d := self.kept ifNil: [#{}]. self.kept := d at: d size printString ++ ("x" repeat: n) put: 1. self.kept size
 
 Actor subclass: Other
   state: n = 0
@@ -69,6 +72,9 @@ fn scenario(name: &str) -> &'static str {
         "state_growth" => "1 to: 100 do: [:i | b keep: 3000000]",
         "spawned_child" => "b child",
         "many_children" => "b children",
+        "hoard" => "1 to: 100 do: [:i | b hoard: (\"x\" repeat: 3000000)]",
+        "capture" => "1 to: 100 do: [:i | b capture: 3000000]",
+        "keys" => "1 to: 100 do: [:i | b keys: 3000000]",
         _ => "nil",
     }
 }
@@ -164,6 +170,21 @@ fn one_huge_primitive_in_an_actor_is_refused_before_it_allocates() {
 #[test]
 fn state_growing_message_by_message_meets_the_actor_limit() {
     assert_actor_contained("state_growth", CRASHED);
+}
+
+#[test]
+fn an_actor_hoarding_what_it_is_sent_meets_its_limit() {
+    // The Strings are allocated by the calling script (the engine's account); the actor
+    // only keeps them. They count for it from delivery on.
+    assert_actor_contained("hoard", CRASHED);
+}
+
+#[test]
+fn block_captures_and_string_keys_count_in_the_state() {
+    // Each message keeps a block capturing a fresh 3 MB String, or a 3 MB String key: the
+    // re-base after a message measures both.
+    assert_actor_contained("capture", CRASHED);
+    assert_actor_contained("keys", CRASHED);
 }
 
 #[test]

@@ -5,9 +5,12 @@
 //! Memory tests run each bomb in a child process (this test binary re-run with
 //! `BT_MEM_SCENARIO` set, see [`memory_child`]) that installs [`bt::CountingAlloc`], and
 //! assert on the child's own peak RSS (`VmHWM`), so other tests of this binary do not disturb
-//! the figure. Nothing here asserts a time.
+//! the figure. The huge-Integer tests (end of the file) assert generous upper bounds on the
+//! time from a deadline or a cancel to the end of an operation that would run for minutes.
 
-use std::time::Duration;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 #[path = "common/child.rs"]
 mod child;
@@ -53,6 +56,8 @@ fn scenario(name: &str) -> &'static str {
         "actor" => "h := Hog spawn. h grow",
         "many_actors" => "1 to: 100000 do: [:i | (Hog spawn) keep: (\"x\" repeat: 100000)]",
         "dictionary" => "d := #{}. 1 to: 10 ** 9 do: [:i | d := d at: i put: i printString]",
+        "huge_product" => "a := (1 bitShift: 100000000) - 1. (a * a) size",
+        "huge_power" => "(3 ** 100000000) size",
         _ => "nil",
     }
 }
@@ -139,6 +144,12 @@ fn catch_all_handlers_and_ensure_blocks_do_not_escape_the_memory_limit() {
 fn one_huge_primitive_is_refused_before_it_allocates() {
     assert_bomb_contained("huge_primitive", "memory_limit");
     assert_bomb_contained("huge_array", "memory_limit");
+}
+
+#[test]
+fn a_huge_integer_result_is_refused_before_it_allocates() {
+    assert_bomb_contained("huge_product", "memory_limit");
+    assert_bomb_contained("huge_power", "memory_limit");
 }
 
 #[test]
@@ -250,4 +261,123 @@ fn spawned_actors_and_timers_do_not_outlive_the_total_budget() {
     // Shutdown then ends the runtime; nothing is left running.
     e.shutdown();
     assert_eq!(err(&e, "1").limit, Some(Limit::Shutdown));
+}
+
+/// Huge operands (8 MiB, 8 MiB, 4 MiB, 20 million decimal digits): each operation below
+/// takes seconds to hours in one piece.
+const HUGE: &str = "a := (1 bitShift: 67108864) - 12345. b := (1 bitShift: 67000000) - 777. c := (1 bitShift: 33554432) + 4321. digits := \"7\" repeat: 20000000. 0";
+
+/// One of each interruptible huge-Integer operation.
+const HUGE_OPS: [&str; 11] = [
+    "(a * b) isNil",
+    "((a * b) div: c) isNil",
+    "((a * b) mod: c) isNil",
+    "((a * b) rem: c) isNil",
+    "(a gcd: b) isNil",
+    "(a lcm: c) isNil",
+    "(3 ** 60000000) isNil",
+    "a printString size",
+    "(a printString: 7) size",
+    "digits asInteger isNil",
+    "(a * a) printString size",
+];
+
+/// How long an interrupted operation may take to end: generous for a loaded machine and an
+/// unoptimised build; each operation's pieces are milliseconds, the whole seconds to hours.
+const PROMPT: Duration = Duration::from_secs(5);
+
+#[test]
+fn a_deadline_ends_each_huge_integer_operation_promptly() {
+    let e = Engine::builder()
+        .timeout(Duration::from_millis(300))
+        .build();
+    e.eval(HUGE).unwrap();
+    for op in HUGE_OPS {
+        let t = Instant::now();
+        let er = err(&e, op);
+        let took = t.elapsed();
+        eprintln!("{op}: {took:?}");
+        assert_eq!(er.limit, Some(Limit::Deadline), "{op}: {er}");
+        assert!(took < PROMPT, "{op}: ended after {took:?}");
+    }
+    assert_eq!(int(&e, "3 + 4"), 7);
+}
+
+/// Runs `op` on another thread and stops it with `stop` once it started; answers the error
+/// and the time from `stop` to the end.
+fn stopped_from_another_thread(
+    e: &Arc<Engine>,
+    op: &str,
+    started: &Arc<AtomicUsize>,
+    stop: impl FnOnce(),
+) -> (bt::EngineError, Duration) {
+    let before = started.load(Ordering::SeqCst);
+    let e2 = e.clone();
+    let src = format!("Host started. {op}");
+    let t = std::thread::spawn(move || e2.eval(&src));
+    while started.load(Ordering::SeqCst) == before {
+        std::thread::yield_now();
+    }
+    let at = Instant::now();
+    stop();
+    let er = t.join().unwrap().unwrap_err();
+    (er, at.elapsed())
+}
+
+fn engine_with_started_hook() -> (Arc<Engine>, Arc<AtomicUsize>) {
+    let e = Arc::new(Engine::new());
+    let started = Arc::new(AtomicUsize::new(0));
+    let s = started.clone();
+    e.register_fn("Host", "started", move || {
+        s.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    e.eval(HUGE).unwrap();
+    (e, started)
+}
+
+#[test]
+fn a_cancel_from_another_thread_ends_each_huge_integer_operation_promptly() {
+    let (e, started) = engine_with_started_hook();
+    let h = e.cancel_handle();
+    for op in HUGE_OPS {
+        let (er, took) = stopped_from_another_thread(&e, op, &started, || h.cancel());
+        assert_eq!(er.limit, Some(Limit::Cancelled), "{op}: {er}");
+        assert!(took < PROMPT, "{op}: ended {took:?} after the cancel");
+    }
+    assert_eq!(int(&e, "3 + 4"), 7);
+}
+
+#[test]
+fn shutdown_ends_a_huge_integer_operation_promptly() {
+    let (e, started) = engine_with_started_hook();
+    let e2 = e.clone();
+    let (er, took) = stopped_from_another_thread(&e, "a * b", &started, move || e2.shutdown());
+    assert_eq!(er.limit, Some(Limit::Shutdown), "{er}");
+    assert!(took < PROMPT, "ended {took:?} after the shutdown");
+}
+
+#[test]
+fn huge_integer_results_stay_exact() {
+    // Above the pieces' leaf sizes (a few hundred thousand bits), checked by identities.
+    let e = Engine::new();
+    e.eval("x := (7 ** 120000) + 12345. y := (3 ** 150000) - 1. p := x * y. 0")
+        .unwrap();
+    let t = |src: &str| e.eval(src).unwrap().as_bool();
+    assert_eq!(t("(p div: y) =:= x and: [(p rem: y) =:= 0]"), Some(true));
+    assert_eq!(
+        t("((p + 5) mod: x) =:= 5 and: [((p negated + 5) div: x) =:= (1 - y)]"),
+        Some(true)
+    );
+    assert_eq!(t("((x * 6) gcd: (y * 6)) =:= (6 * (x gcd: y))"), Some(true));
+    assert_eq!(t("(p printString asInteger) =:= p"), Some(true));
+    assert_eq!(
+        t("((7 ** 120000) printString: 7) =:= (\"1\" ++ (\"0\" repeat: 120000))"),
+        Some(true)
+    );
+    assert_eq!(
+        t("((10 ** 100000) printString size) =:= 100001"),
+        Some(true)
+    );
+    assert_eq!(t("((2 ** 300000) * (2 ** 300000)) =:= (2 ** 600000) and: [((3 ** 200000) gcd: (6 ** 100000)) =:= (3 ** 100000)]"), Some(true));
 }

@@ -133,7 +133,7 @@ impl Behaviour for BtActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
         // With `actor_max_memory` the message runs charged to the actor's account.
         let scope = if crate::memory::coroutine_accounts() {
-            self.memory_scope()
+            self.memory_scope(&msg.args)
         } else {
             None
         };
@@ -156,16 +156,19 @@ impl Behaviour for BtActor {
 
 impl BtActor {
     /// Charges the thread to the actor's memory account (made on the first message) when
-    /// its engine sets `actor_max_memory` (`memlimit`).
+    /// its engine sets `actor_max_memory`, and counts the message's values `args` to it
+    /// (`memlimit`).
     #[cold]
     #[inline(never)]
-    fn memory_scope(&mut self) -> Option<crate::memory::Scope> {
+    fn memory_scope(&mut self, args: &[Value]) -> Option<crate::memory::Scope> {
         if self.mem.is_none() {
             self.sys.prog.actor_memory.get()?;
             self.mem = crate::interp::actor::memlimit::ActorMem::for_program(&self.sys.prog);
         }
-        let acct = self.mem.as_ref()?.account();
-        Some(crate::memory::Scope::enter(Some(acct)))
+        let mem = self.mem.as_mut()?;
+        let scope = crate::memory::Scope::enter(Some(mem.account()));
+        mem.before_message(&self.fields, args);
+        Some(scope)
     }
 
     /// After a message under `actor_max_memory`: when the state the message left is over

@@ -20,10 +20,19 @@
 //! limit (or is below zero), it is re-based to the **deep size of the actor's state**
 //! ([`deep_size`]): between messages an actor holds its state and nothing else. If the state
 //! itself is over the limit the message fails with `memory_limit` and the actor crashes (its
-//! state rolled back, as for any crash). A value received and kept thus counts for the
-//! receiver from the next re-base on. The next re-base waits until the count has grown by half
-//! the room left, so the walk costs at most a few passes over the state per limit's worth of
-//! allocation.
+//! state rolled back, as for any crash). The next re-base waits until the count has grown by
+//! half the room left, so the walk costs at most a few passes over the state per limit's
+//! worth of allocation.
+//!
+//! **Values received.** A message's values count for the receiver when it is delivered
+//! ([`ActorMem::before_message`]: their deep size is added to the actor's own count, not
+//! to the engine's, which counted them when they were allocated), so an actor that hoards
+//! what it is sent meets its limit as one that allocates does; when the value is dropped
+//! after the message the free credits it back. When the addition would pass the re-base
+//! point, the count is re-based to the state and the message measured together, so a value
+//! the state already holds and a message brings again is counted once. The deep size
+//! walks Dictionary keys (a String key's text) and what blocks capture (their receiver and
+//! the values of their captured variables).
 
 use crate::memory::Account;
 use crate::value::{Ref, Value};
@@ -60,10 +69,37 @@ impl ActorMem {
             return false;
         }
         let size = deep_size(state, self.limit.saturating_add(1));
+        self.rebase(size);
+        size > self.limit
+    }
+}
+
+impl ActorMem {
+    /// Before a message: its values count for the actor from delivery on (a value it keeps
+    /// is then already counted, and the re-base below and after the message measures it
+    /// once). When the count would pass `rebase_at`, it is re-based to the deep size of the
+    /// state and the message together, so a value the state already holds and the message
+    /// brings again counts once.
+    pub fn before_message(&mut self, state: &[Value], args: &[Value]) {
+        if !args.iter().any(on_heap) {
+            return;
+        }
+        let cap = self.limit.saturating_add(1);
+        let received = deep_size(args, cap);
+        crate::memory::flush();
+        let used = self.acct.used_signed();
+        if used.saturating_add(to_isize(received)) <= self.rebase_at {
+            self.acct.count_received(received);
+            return;
+        }
+        let size = deep_size_all(&[state, args], cap);
+        self.rebase(size);
+    }
+
+    fn rebase(&mut self, size: usize) {
         self.acct.set_used(size);
         let room = self.limit.saturating_sub(size);
         self.rebase_at = half(self.limit).max(to_isize(size.saturating_add(room / 2)));
-        size > self.limit
     }
 }
 
@@ -110,50 +146,123 @@ fn first_visit<T>(r: &Ref<T>, seen: &mut std::collections::HashSet<usize>) -> bo
     Ref::strong_count(r) == 1 || seen.insert(Ref::as_ptr(r) as *const () as usize)
 }
 
+/// True for a value with heap storage of its own (what [`deep_size`] may count).
+fn on_heap(v: &Value) -> bool {
+    matches!(
+        v,
+        Value::BigInt(_)
+            | Value::Str(_)
+            | Value::Binary(_)
+            | Value::List(_)
+            | Value::Queue(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Set(_)
+            | Value::Bag(_)
+            | Value::Interval(_)
+            | Value::Object(_)
+            | Value::Block(_)
+    )
+}
+
 /// The approximate heap bytes reachable from `roots` (each shared part once), walked
-/// iteratively (deep structures do not recurse); stops early once past `cap`.
+/// iteratively (deep structures do not recurse); stops early once past `cap`. Dictionary
+/// keys (a String key's text) and what a block captures (its receiver and the values in
+/// its captured variables) are part of it.
 pub fn deep_size(roots: &[Value], cap: usize) -> usize {
-    let mut seen = std::collections::HashSet::new();
-    let mut work: Vec<&Value> = roots.iter().collect();
-    let mut total = 0usize;
-    while let Some(v) = work.pop() {
-        let fresh = match v {
-            Value::BigInt(r) => first_visit(r, &mut seen),
-            Value::Str(r) => first_visit(r, &mut seen),
-            Value::Binary(r) => first_visit(r, &mut seen),
-            Value::List(r) | Value::Queue(r) => first_visit(r, &mut seen),
-            Value::Array(r) => first_visit(r, &mut seen),
-            Value::Tuple(r) => first_visit(r, &mut seen),
-            Value::Dict(r) => first_visit(r, &mut seen),
-            Value::Set(r) => first_visit(r, &mut seen),
-            Value::Bag(r) => first_visit(r, &mut seen),
-            Value::Interval(r) => first_visit(r, &mut seen),
-            Value::Object(r) => first_visit(r, &mut seen),
-            Value::Block(r) => first_visit(r, &mut seen),
-            _ => false,
-        };
-        if !fresh {
-            continue;
-        }
-        total = total.saturating_add(own_size(v));
-        if total > cap {
+    deep_size_all(&[roots], cap)
+}
+
+/// [`deep_size`] of several root sets walked together: a part reachable from two of them
+/// counts once.
+pub fn deep_size_all(roots: &[&[Value]], cap: usize) -> usize {
+    let mut w = Walk {
+        seen: std::collections::HashSet::new(),
+        total: 0,
+        cap,
+        cells: Vec::new(),
+    };
+    for r in roots {
+        w.walk(r.iter());
+    }
+    // Values read out of captured variables (cloned from their cells, so they are walked
+    // as owned roots; a cell's value met twice counts once through `seen`).
+    while let Some(v) = w.cells.pop() {
+        if w.total > w.cap {
             break;
         }
-        match v {
-            Value::List(l) | Value::Queue(l) => work.extend(l.iter()),
-            Value::Array(a) if !a.is_compact() => work.extend(a.iter()),
-            Value::Tuple(t) => work.extend(t.iter()),
-            Value::Dict(d) => {
-                // Keys: their slots are in `own_size`; a String key's bytes are not walked.
-                work.extend(d.iter_unordered().map(|(_, e)| e));
+        w.walk(std::iter::once(&v));
+    }
+    w.total
+}
+
+struct Walk {
+    seen: std::collections::HashSet<usize>,
+    total: usize,
+    cap: usize,
+    cells: Vec<Value>,
+}
+
+impl Walk {
+    fn walk<'a>(&mut self, roots: impl Iterator<Item = &'a Value>) {
+        let seen = &mut self.seen;
+        let mut work: Vec<&Value> = roots.filter(|v| on_heap(v)).collect();
+        while let Some(v) = work.pop() {
+            let fresh = match v {
+                Value::BigInt(r) => first_visit(r, seen),
+                Value::Str(r) => first_visit(r, seen),
+                Value::Binary(r) => first_visit(r, seen),
+                Value::List(r) | Value::Queue(r) => first_visit(r, seen),
+                Value::Array(r) => first_visit(r, seen),
+                Value::Tuple(r) => first_visit(r, seen),
+                Value::Dict(r) => first_visit(r, seen),
+                Value::Set(r) => first_visit(r, seen),
+                Value::Bag(r) => first_visit(r, seen),
+                Value::Interval(r) => first_visit(r, seen),
+                Value::Object(r) => first_visit(r, seen),
+                Value::Block(r) => first_visit(r, seen),
+                _ => false,
+            };
+            if !fresh {
+                continue;
             }
-            Value::Set(s) => work.extend(s.iter().map(|k| &k.0)),
-            Value::Bag(b) => work.extend(b.keys().map(|k| &k.0)),
-            Value::Object(o) => work.extend(o.fields.iter()),
-            _ => {}
+            self.total = self.total.saturating_add(own_size(v));
+            if self.total > self.cap {
+                return;
+            }
+            match v {
+                Value::List(l) | Value::Queue(l) => work.extend(l.iter()),
+                Value::Array(a) if !a.is_compact() => work.extend(a.iter()),
+                Value::Tuple(t) => work.extend(t.iter()),
+                Value::Dict(d) => {
+                    // Key slots are in `own_size`; a stored key's own storage (a String
+                    // key's text) is walked with the values.
+                    for (k, e) in d.iter_unordered() {
+                        if let Some(k) = k.stored() {
+                            work.push(k);
+                        }
+                        work.push(e);
+                    }
+                }
+                Value::Set(s) => work.extend(s.iter().map(|k| &k.0)),
+                Value::Bag(b) => work.extend(b.keys().map(|k| &k.0)),
+                Value::Object(o) => work.extend(o.fields.iter()),
+                Value::Block(b) => {
+                    work.push(&b.recv);
+                    for c in b.upvals.iter() {
+                        // A cell locked by a running block is skipped (never waited for).
+                        if let Some(g) = c.try_lock() {
+                            if on_heap(&g) {
+                                self.cells.push(g.clone());
+                            }
+                        }
+                    }
+                }
+                _ => {}
+            }
         }
     }
-    total
 }
 
 #[cfg(test)]
@@ -172,6 +281,21 @@ mod tests {
         // Two distinct Strings: counted twice.
         let l = Value::list(vec![s, Value::str("y".repeat(10_000))]);
         assert!(deep_size(&[l], usize::MAX) > 20_000);
+    }
+
+    #[test]
+    fn deep_size_counts_string_keys_and_measures_roots_together_once() {
+        let key = Value::str("k".repeat(50_000));
+        let d =
+            crate::interp::prims::collections::dict_from_pairs(vec![(key.clone(), Value::Int(1))]);
+        let size = deep_size(std::slice::from_ref(&d), usize::MAX);
+        assert!(size > 50_000, "{size}");
+        // The key and a message carrying it again, measured together: counted once.
+        let both = deep_size_all(
+            &[std::slice::from_ref(&d), std::slice::from_ref(&key)],
+            usize::MAX,
+        );
+        assert!(both < size + 200, "{both} vs {size}");
     }
 
     #[test]

@@ -12,9 +12,9 @@ use num_traits::{Signed, ToPrimitive, Zero};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
-use crate::interp::prims::number::compare;
 use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
 use crate::interp::prims::number::units::{self, Growth};
+use crate::interp::prims::number::{compare, metered};
 use crate::interp::prims::registry::Cost;
 use crate::value::{Interval, Ref, Value};
 
@@ -390,18 +390,15 @@ binary_prim! {
     bit_xor => |r, a| bit_op(Bit::Xor, r, a);
     bit_shift_p => bit_shift;
     bit_at_p => bit_at;
-    gcd_p => |r, a| gcd(r, a, false);
-    lcm_p => |r, a| gcd(r, a, true);
-    radix => |r, a| Ok(Value::str(num::to_radix(r, int_arg("printString:", a)?)?));
-    radix_prefixed => |r: &Value, a: &Value| {
-        let base = int_arg("printStringRadix:", a)?;
-        let s = num::to_radix(r, base)?;
-        Ok(Value::str(match s.strip_prefix('-') {
-            Some(d) => format!("-{base}r{d}"),
-            None => format!("{base}r{s}"),
-        }))
-    };
     to => |r, a| interval(r, a, None);
+}
+
+fn radix(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    metered::radix_string(ctx, r, a, false)
+}
+
+fn radix_prefixed(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    metered::radix_string(ctx, r, a, true)
 }
 
 fn to_by(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -514,8 +511,9 @@ pub fn register(p: &mut Prims) {
     p.add(c, "bitNot", bit_not_p).cost(Cost::BigLinear);
     p.add(c, "bitAt:", bit_at_p);
     p.add(c, "factorial", factorial_p);
-    p.add(c, "gcd:", gcd_p).cost(Cost::BigProduct);
-    p.add(c, "lcm:", lcm_p).cost(Cost::BigProduct);
+    // Huge operands run in pieces that pay as they go (metered.rs).
+    p.add(c, "gcd:", metered::gcd_p);
+    p.add(c, "lcm:", metered::lcm_p);
     p.add(c, "isLetter", is_letter);
     p.add(c, "isDigit", is_digit);
     p.add(c, "isUppercase", is_uppercase);
@@ -525,10 +523,9 @@ pub fn register(p: &mut Prims) {
     p.add(c, "asCharacter", as_character);
     p.add(c, "isPrime", is_prime_p);
     p.add(c, "atRandom", at_random_p);
-    p.add(c, "printString:", radix).cost(Cost::BigProduct);
-    p.add(c, "radix:", radix).cost(Cost::BigProduct);
-    p.add(c, "printStringRadix:", radix_prefixed)
-        .cost(Cost::BigProduct);
+    p.add(c, "printString:", radix);
+    p.add(c, "radix:", radix);
+    p.add(c, "printStringRadix:", radix_prefixed);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
     // Intervals and counting loops work from any number (Float bounds included, 9.8).

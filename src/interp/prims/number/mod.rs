@@ -53,72 +53,18 @@ macro_rules! unary_prim {
 
 pub(crate) use {binary_prim, unary_prim};
 
+pub mod big;
 pub mod float;
 pub mod integer;
+pub mod metered;
 pub mod pure;
 pub(crate) mod units;
 use crate::interp::prims::registry::Cost;
 
-/// `**` / `raisedTo:`: an exact Integer power is charged up front by the size of its result
-/// (about twice its bytes: squaring up to it), see `interp::eval::charge`.
-fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    if let (Value::BigInt(_) | Value::Int(_), Value::Int(e)) = (r, &a[0]) {
-        let base_bits = match r {
-            Value::BigInt(b) => b.bits(),
-            Value::Int(i) => 64 - i.unsigned_abs().leading_zeros() as u64,
-            _ => 0,
-        };
-        if base_bits > 1 && *e > 0 {
-            let bits = base_bits
-                .saturating_mul(*e as u64)
-                .min(num::MAX_INT_BITS + 1);
-            ctx.charge((bits / 4) as usize)?;
-        }
-    }
-    // A huge power runs off the worker (interp/offload.rs), so the worker's other
-    // processes are not stuck behind it.
-    let units = power_units(r, &a[0]);
-    let (x, y) = (r.clone(), a[0].clone());
-    let res = crate::interp::offload::run(ctx, units, move || num::power(&x, &y))?;
-    crate::interp::prims::fault::lift(ctx, res)
-}
-
-/// The charge units of an exact Integer power (0 for anything else).
-fn power_units(r: &Value, e: &Value) -> usize {
-    let base_bits = match r {
-        Value::BigInt(b) => b.bits(),
-        Value::Int(i) => 64 - i.unsigned_abs().leading_zeros() as u64,
-        _ => return 0,
-    };
-    match e {
-        Value::Int(e) if base_bits > 1 && *e > 0 => {
-            (base_bits
-                .saturating_mul(*e as u64)
-                .min(num::MAX_INT_BITS + 1)
-                / 4) as usize
-        }
-        _ => 0,
-    }
-}
-
-/// printString: the decimal printing of a huge Integer runs off the worker (offload.rs).
-fn print_string_offloaded(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    if let Value::BigInt(_) = r {
-        let units = Cost::BigProduct.units(r, a);
-        let v = r.clone();
-        return crate::interp::offload::run(ctx, units, move || Value::str(num::int_string(&v)));
-    }
-    print_string(ctx, r, a)
-}
-
 binary_prim! {
     add => |r, a| num::arith(Op::Add, r, a);
     sub => |r, a| num::arith(Op::Sub, r, a);
-    mul => |r, a| num::arith(Op::Mul, r, a);
     div => num::divide;
-    quo => num::quo;
-    rem => num::rem;
-    modulo => num::modulo;
     round_to => |r, a| num::round_to(r, a, Round::Nearest);
     truncate_to => |r, a| num::round_to(r, a, Round::Truncate);
     atan2 => atan2_of;
@@ -148,7 +94,6 @@ unary_prim! {
     asin => |r| num::float_fn(r, f64::asin);
     acos => |r| num::float_fn(r, f64::acos);
     atan => |r| num::float_fn(r, f64::atan);
-    print_string => |r: &Value| Ok(Value::str(num::int_string(r)));
     itself => |r: &Value| Ok(r.clone());
 }
 
@@ -219,17 +164,19 @@ pub fn register(p: &mut Prims) {
     let c = "Number";
     p.add(c, "+", add).cost(Cost::BigLinear);
     p.add(c, "-", sub).cost(Cost::BigLinear);
-    p.add(c, "*", mul).cost(Cost::BigProduct);
+    // `*`, the division family, `**` and printing charge themselves: small operands up
+    // front as `Cost::BigProduct`, huge ones piece by piece (metered.rs).
+    p.add(c, "*", metered::mul);
     p.add(c, "/", div).cost(Cost::BigProduct);
-    p.add(c, "%", rem).cost(Cost::BigProduct);
-    p.add(c, "rem:", rem).cost(Cost::BigProduct);
-    p.add(c, "mod:", modulo).cost(Cost::BigProduct);
-    p.add(c, "div:", quo).cost(Cost::BigProduct);
-    p.add(c, "quo:", quo).cost(Cost::BigProduct);
-    p.add(c, "\\\\", modulo).cost(Cost::BigProduct);
+    p.add(c, "%", metered::rem);
+    p.add(c, "rem:", metered::rem);
+    p.add(c, "mod:", metered::modulo);
+    p.add(c, "div:", metered::quo);
+    p.add(c, "quo:", metered::quo);
+    p.add(c, "\\\\", metered::modulo);
     p.add(c, "value", itself);
-    p.add(c, "**", pow);
-    p.add(c, "raisedTo:", pow);
+    p.add(c, "**", metered::pow);
+    p.add(c, "raisedTo:", metered::pow);
     p.add(c, "<", lt).cost(Cost::BigLinear);
     p.add(c, ">", gt).cost(Cost::BigLinear);
     p.add(c, "<=", le).cost(Cost::BigLinear);
@@ -266,10 +213,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "atan", atan);
     p.add(c, "arcTan", atan);
     p.add(c, "atan2:", atan2);
-    p.add(c, "printString", print_string_offloaded)
-        .cost(Cost::BigProduct);
-    p.add(c, "asString", print_string_offloaded)
-        .cost(Cost::BigProduct);
+    p.add(c, "printString", metered::print_string);
+    p.add(c, "asString", metered::print_string);
     p.add(c, "printShowingDecimalPlaces:", decimal_places);
 }
 

@@ -104,7 +104,8 @@ fn pair<'a>(a: &'a Value, b: &'a Value) -> Res<(Num<'a>, Num<'a>)> {
     }
 }
 
-fn too_large() -> Fault {
+/// The fault of a result over [`MAX_INT_BITS`].
+pub(crate) fn too_large() -> Fault {
     Fault::Kind(
         ErrorKind::RuntimeError,
         format!("integer too large: the result would need more than {MAX_INT_BITS} bits"),

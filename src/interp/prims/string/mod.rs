@@ -15,7 +15,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::codec;
 use crate::interp::prims::fault::{article_class, int_arg, lift, text_arg, Fault, Res};
 use crate::interp::prims::number::pure as num;
-use crate::interp::prims::number::{binary_prim, unary_prim};
+use crate::interp::prims::number::{binary_prim, metered, unary_prim};
 use crate::interp::prims::string::pure::{self as text, g_len, graphemes};
 use crate::value::order::term_cmp;
 use crate::value::{Ref, Value};
@@ -202,14 +202,7 @@ unary_prim! {
     words => |r| Ok(strs(text::words(recv(r)?)));
     is_digit => |r| Ok(Value::bool(text::is_digits(recv(r)?)));
     is_alpha => |r| Ok(Value::bool(text::is_alpha(recv(r)?)));
-    as_integer => |r| Ok(num::parse_integer(recv(r)?).unwrap_or(Value::Nil));
     as_float => |r| Ok(num::parse_float(recv(r)?).map_or(Value::Nil, Value::float));
-    as_number => |r| {
-        let s = recv(r)?;
-        Ok(num::parse_integer(s)
-            .or_else(|| num::parse_float(s).map(Value::float))
-            .unwrap_or(Value::Nil))
-    };
     as_symbol => |r| Ok(Value::sym(recv(r)?));
     as_list => |r| Ok(strs(graphemes(recv(r)?)));
     as_array => |r| Ok(Value::array(graphemes(recv(r)?).into_iter().map(Value::str)));
@@ -651,9 +644,10 @@ pub fn register(p: &mut Prims) {
         ("join:", join, Cost::InputBytes),
         ("isDigit", is_digit, Cost::InputBytes),
         ("isAlpha", is_alpha, Cost::InputBytes),
-        ("asInteger", as_integer, Cost::InputBytes),
+        // Metered: a huge digit string parses in pieces (number/metered.rs).
+        ("asInteger", metered::as_integer, Cost::InputBytes),
         ("asFloat", as_float, Cost::InputBytes),
-        ("asNumber", as_number, Cost::InputBytes),
+        ("asNumber", metered::as_number, Cost::InputBytes),
         ("asAtom", as_symbol, Cost::InputBytes),
         ("asSymbol", as_symbol, Cost::InputBytes),
         ("asList", as_list, Cost::InputBytes),
