@@ -228,7 +228,21 @@ fn a_child_caught_mid_restart_is_a_restarting_node() {
         let n: &SnapNode = &s.roots[0].children[0];
         assert_eq!((n.pid, n.state), (None, NodeState::Restarting));
         assert_eq!(s.roots[0].child_count, 0);
-        rth.advance(1000);
+        // The child shows as restarting before its start function reaches `sleep`, so one
+        // `advance` could come before the sleep's deadline exists (and leave it asleep for
+        // good). Advance until the restart has finished: the sleep ends at the first advance
+        // after it began.
+        let mut running = false;
+        for _ in 0..1_000_000 {
+            rth.advance(1000);
+            let s = default_snapshot(&sup, &quiet());
+            if s.roots[0].children[0].state == NodeState::Running {
+                running = true;
+                break;
+            }
+            let _ = cx.yield_now();
+        }
+        assert!(running, "the restart finished");
         h.sync(cx).unwrap();
         let s = default_snapshot(&sup, &quiet());
         assert_eq!(s.roots[0].children[0].state, NodeState::Running);
