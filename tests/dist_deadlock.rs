@@ -62,14 +62,6 @@ Transcript showCr: (f visit: b with: h) printString
 Transcript showCr: (b visit: f) printString
 "#;
 
-/// `<0.7.0>` / `1.7.0` → `<0.N.0>` / `1.N.0`: process numbers vary with scheduling.
-fn wild(s: &str) -> String {
-    regex::Regex::new(r"(\d+)\.\d+\.0")
-        .unwrap()
-        .replace_all(s, "$1.N.0")
-        .into_owned()
-}
-
 #[test]
 fn cycles_through_other_nodes_fail_at_once() {
     let epmd = Epmd::bt();

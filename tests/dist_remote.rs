@@ -57,15 +57,6 @@ Counter spawnAs: #hits
 Transcript showCr: "ready"
 "#;
 
-/// Process numbers vary with scheduling: `Actor(Counter, 1.7.0)` → `Actor(Counter, 1.N.0)`
-/// (the connection index stays).
-fn wild(s: &str) -> String {
-    regex::Regex::new(r"(\d+)\.\d+\.0")
-        .unwrap()
-        .replace_all(s, "$1.N.0")
-        .into_owned()
-}
-
 #[test]
 fn remote_spawn_lookup_and_sends() {
     let epmd = Epmd::bt();

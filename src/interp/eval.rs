@@ -14,6 +14,7 @@ pub mod charge;
 mod class_side;
 pub mod code;
 pub mod compile;
+mod entry;
 mod exec;
 mod hit;
 mod owned;

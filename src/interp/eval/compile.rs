@@ -692,14 +692,29 @@ fn compile_send(s: SendNode) -> Op {
             let r = compile(recv);
             op(move |c, f| {
                 let rv = r.run(c, f)?;
-                let base = c.stack.len();
-                for a in &args {
-                    let v = a.run(c, f)?;
-                    c.stack.push(v);
-                }
-                c.set_loc(loc);
-                c.send_cached(&ic, &rv, sel, base)
+                send_general(c, f, &ic, &rv, sel, &args, loc)
             })
         }
     }
+}
+
+/// The general send: the arguments pushed in order, then the cached send to `rv` (also the
+/// fallback of `class_send`).
+#[inline(always)]
+fn send_general(
+    c: &mut Ctx,
+    f: &Frame,
+    ic: &InlineCache,
+    rv: &Value,
+    sel: crate::value::Sym,
+    args: &[Arg],
+    loc: crate::interp::eval::code::Loc,
+) -> Flow {
+    let base = c.stack.len();
+    for a in args {
+        let v = a.run(c, f)?;
+        c.stack.push(v);
+    }
+    c.set_loc(loc);
+    c.send_cached(ic, rv, sel, base)
 }

@@ -248,7 +248,7 @@ impl Ctx {
 
     /// Sets up slots and cells for a function body; answers (slot base, cell base).
     #[inline]
-    fn push_frame(&mut self, code: &FnCode, args: &[Value]) -> (usize, usize) {
+    pub(super) fn push_frame(&mut self, code: &FnCode, args: &[Value]) -> (usize, usize) {
         let base = self.stack.len();
         self.stack.extend_from_slice(args);
         let cbase = self.frame_at(code, base);
@@ -760,96 +760,5 @@ impl Ctx {
     /// Does `recv` understand `sel` (ignoring doesNotUnderstand: overrides)?
     pub fn responds_to(&mut self, recv: &Value, sel: Sym) -> bool {
         self.lookup(recv, sel).is_some()
-    }
-
-    /// Runs a parameterless function body (field default, classState default, top-level
-    /// unit without bindings) as its own activation with `self` = `recv`.
-    pub(crate) fn run_fn(
-        &mut self,
-        code: &Arc<FnCode>,
-        recv: &Value,
-        mclass: Option<&ClassRef>,
-    ) -> Flow {
-        self.enter()?;
-        let (base, cbase) = self.push_frame(code, &[]);
-        let home = self.new_home();
-        self.acts.push(Activation {
-            home,
-            class: mclass.map(|c| c.name).unwrap_or(self.prog.core.object.name),
-            sel: Sym::new("default"),
-            class_side: true,
-            call_loc: self.cur_loc,
-        });
-        let f = Frame {
-            recv,
-            base,
-            cbase,
-            upvals: &[],
-            home,
-            mclass: mclass.map(|c| &**c),
-            mside: true,
-        };
-        let r = code.op.run(self, &f);
-        self.acts.pop();
-        self.pop_frame(base, cbase);
-        self.depth -= 1;
-        match r {
-            Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                Unwind::Return { value, .. } => Ok(value),
-                other => Err(Box::new(other)),
-            },
-            r => r,
-        }
-    }
-
-    /// Runs a top-level unit whose cells are the given session bindings.
-    pub(crate) fn run_toplevel(&mut self, code: &Arc<FnCode>, cells: Vec<Arc<VarCell>>) -> Flow {
-        self.enter()?;
-        let base = self.stack.len();
-        let cbase = self.cells.len();
-        self.stack.resize(base + code.nslots as usize, Value::Nil);
-        self.cells.extend(cells);
-        let home = self.new_home();
-        self.acts.push(Activation {
-            home,
-            class: Sym::new("UndefinedObject"),
-            sel: Sym::new("doIt"),
-            class_side: false,
-            call_loc: self.cur_loc,
-        });
-        let recv = Value::Nil;
-        let f = Frame {
-            recv: &recv,
-            base,
-            cbase,
-            upvals: &[],
-            home,
-            mclass: None,
-            mside: false,
-        };
-        // Statement by statement: a top-level `^` ends only its own statement (2.8).
-        let mut r = Ok(Value::Nil);
-        for s in &code.stmts {
-            r = match s.run(self, &f) {
-                Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                    Unwind::Return { value, .. } => Ok(value),
-                    other => Err(Box::new(other)),
-                },
-                other => other,
-            };
-            if r.is_err() {
-                break;
-            }
-        }
-        self.acts.pop();
-        self.pop_frame(base, cbase);
-        self.depth -= 1;
-        match r {
-            Err(b) if matches!(&*b, Unwind::Return { home: h, .. } if *h == home) => match *b {
-                Unwind::Return { value, .. } => Ok(value),
-                other => Err(Box::new(other)),
-            },
-            r => r,
-        }
     }
 }

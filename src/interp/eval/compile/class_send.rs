@@ -141,13 +141,7 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
                 }
             }
         }
-        let base = c.stack.len();
-        for a in &args {
-            let v = a.run(c, f)?;
-            c.stack.push(v);
-        }
-        c.set_loc(loc);
-        c.send_cached(&ic, &rv, sel, base)
+        super::send_general(c, f, &ic, &rv, sel, &args, loc)
     })
 }
 
