@@ -186,10 +186,10 @@ impl Runtime {
             let deadline = std::time::Instant::now() + grace;
             let mut stuck = super::shutdown::Stuck::new(sh.workers.len());
             let mut g = sh.drained.0.lock();
-            while sh.live_cos.load(Ordering::SeqCst) > 0 {
+            while sh.busy_cos() > 0 {
                 // Coroutines still alive only because their worker is inside one long call
                 // (they were told to exit and would at their next check point): stop waiting.
-                if sh.live_cos.load(Ordering::SeqCst) <= stuck.count(&sh.workers) {
+                if sh.busy_cos() <= stuck.count(&sh.workers) {
                     break;
                 }
                 let slice = std::time::Instant::now() + super::shutdown::POLL;
@@ -697,7 +697,7 @@ impl RtHandle {
 
     /// Coroutines alive now (running or suspended), and the cap.
     pub fn coroutines(&self) -> (usize, usize) {
-        (self.0.live_cos.load(Ordering::SeqCst), self.0.max_cos)
+        (self.0.busy_cos(), self.0.max_cos)
     }
 
     /// Delivers `msg` to `p` and runs `p` on the calling thread until `done` is set (a guest

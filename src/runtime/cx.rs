@@ -121,6 +121,18 @@ impl<'y> Cx<'y> {
         }
     }
 
+    /// Whether the next [`Cx::tick`] yields.
+    #[inline]
+    pub(crate) fn tick_due(&self) -> bool {
+        self.reductions + 1 >= self.budget
+    }
+
+    /// Whether `exit_self` asked this process to exit (not taken: see `requested_exit`).
+    #[inline]
+    pub(crate) fn exit_requested(&self) -> bool {
+        self.exit.is_some()
+    }
+
     /// Yields to other runnable processes now.
     pub fn yield_now(&mut self) -> Result<(), Exiting> {
         self.reductions = 0;

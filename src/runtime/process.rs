@@ -475,7 +475,8 @@ pub(crate) fn deliver_exit(shared: &Shared, to: &ProcRef, from: Pid, reason: Exi
 
 enum Next {
     Signal(Signal),
-    Msg(Message, Option<Arc<Waiter>>),
+    /// A message, and whether its caller waits for a reply (the reply waiter is `current`).
+    Msg(Message, bool),
     Stop(ExitReason),
     Done,
 }
@@ -520,8 +521,9 @@ fn next_of(g: &mut Inner) -> Option<Next> {
     } else {
         match g.mailbox.pop_front()? {
             Envelope::User { msg, reply } => {
-                g.current = reply.clone();
-                Next::Msg(msg, reply)
+                let sync = reply.is_some();
+                g.current = reply;
+                Next::Msg(msg, sync)
             }
             Envelope::Stop(r) => {
                 g.current = None;
@@ -538,23 +540,33 @@ fn actor_loop(
     mut b: Box<dyn Behaviour>,
     mut locked: Option<MutexGuard<'_, Inner>>,
 ) {
+    // The reply to the message just handled: its waiter is still `current` (the only
+    // reference), taken and completed with the lock the next step takes anyway.
+    let mut answer: Option<Result<Value, CallError>> = None;
     loop {
-        let next = {
+        let (next, replied) = {
             let mut g = match locked.take() {
                 Some(g) => g,
                 None => p.0.inner.lock(),
             };
+            let replied = match answer {
+                Some(_) => g.current.take(),
+                None => None,
+            };
             match next_of(&mut g) {
-                Some(n) => n,
+                Some(n) => (n, replied),
                 None => {
                     g.current = None;
                     g.mailbox.release();
                     g.sched = Sched::Idle;
                     g.body = Some(Body::Actor(b));
+                    drop(g);
+                    answer_with(shared, replied, answer);
                     return;
                 }
             }
         };
+        answer_with(shared, replied, answer.take());
         match next {
             Next::Done => return,
             Next::Signal(s) => {
@@ -572,7 +584,7 @@ fn actor_loop(
                 stop_now(cx, shared, p, &mut b, reason);
                 return;
             }
-            Next::Msg(msg, reply) => {
+            Next::Msg(msg, sync) => {
                 let selector = msg.selector;
                 let r = catch_unwind(AssertUnwindSafe(|| b.handle(cx, msg)));
                 match r {
@@ -581,12 +593,12 @@ fn actor_loop(
                         return;
                     }
                     Ok(Ok(v)) => {
-                        if let Some(w) = reply {
-                            w.complete(shared, Ok(v));
+                        if sync {
+                            answer = Some(Ok(v));
                         }
                     }
-                    Ok(Err(e)) => match reply {
-                        Some(w) => {
+                    Ok(Err(e)) => match sync {
+                        true => {
                             // A message that fails and ends this process (an embedder's
                             // limit crashing the actor): the process stops before its caller
                             // sees the error, as an Erlang caller sees a crashed server dead
@@ -594,14 +606,14 @@ fn actor_loop(
                             if let Some(reason) = cx.requested_exit() {
                                 // This caller gets the error, not the `ActorDead` the stop
                                 // gives the message being handled.
-                                p.0.inner.lock().current = None;
+                                let w = p.0.inner.lock().current.take();
                                 stop_after_message(cx, shared, p, &mut b, reason);
-                                w.complete(shared, Err(CallError::Raised(e)));
+                                answer_with(shared, w, Some(Err(CallError::Raised(e))));
                                 return;
                             }
-                            w.complete(shared, Err(CallError::Raised(e)));
+                            answer = Some(Err(CallError::Raised(e)));
                         }
-                        None => {
+                        false => {
                             if catch_unwind(AssertUnwindSafe(|| b.cast_failed(cx, selector, e)))
                                 .is_err()
                             {
@@ -609,6 +621,12 @@ fn actor_loop(
                             }
                         }
                     },
+                }
+                // The reply goes out now (not with the next lock) before a stop, which fails
+                // whatever is `current`, and before a preemption.
+                if answer.is_some() && (cx.exit_requested() || cx.tick_due()) {
+                    let w = p.0.inner.lock().current.take();
+                    answer_with(shared, w, answer.take());
                 }
                 if let Some(reason) = cx.requested_exit() {
                     stop_after_message(cx, shared, p, &mut b, reason);
@@ -619,6 +637,14 @@ fn actor_loop(
                 }
             }
         }
+    }
+}
+
+/// Completes the reply waiter `w` (taken from `current`) with `answer`, if both are there.
+#[inline]
+fn answer_with(shared: &Shared, w: Option<Arc<Waiter>>, answer: Option<Result<Value, CallError>>) {
+    if let (Some(w), Some(a)) = (w, answer) {
+        w.complete(shared, a);
     }
 }
 

@@ -5,8 +5,9 @@
 //!   run it, so idle workers steal Run tasks. A process runs on at most one coroutine at a
 //!   time (its `sched` flag), so handlers of one actor never overlap. A runner is made on a
 //!   pooled stack; when its process run ends (the process idle) a pool worker keeps it as a
-//!   spare for the next run (`RUNNER_IDLE`, at most [`MAX_SPARES`]; not counted as live)
-//!   instead of retiring it, so a message to an idle actor starts no coroutine.
+//!   spare for the next run (`RUNNER_IDLE`, at most [`MAX_SPARES`]; counted in `live_cos`
+//!   but not busy, `busy_cos`) instead of retiring it, so a message to an idle actor starts
+//!   no coroutine and touches no shared counter.
 //! * A **Resume** task continues a suspended coroutine. Suspended coroutines are **pinned**
 //!   to the worker that created them (kept in that worker's slot table, never shared), so a
 //!   coroutine never changes threads and needs no `unsafe impl Send`. A wake-up for it is
@@ -74,6 +75,9 @@ pub(crate) struct WorkerQ {
     /// resumes: shutdown tells a worker stuck in one long resume (an opaque library call)
     /// from one that keeps yielding, and does not wait for the former (issue 15).
     pub driving: AtomicU64,
+    /// Spare runners this worker keeps (written by the worker only, plain stores): they are
+    /// counted in `Shared::live_cos` but are not busy (`Shared::busy_cos`).
+    spares: AtomicUsize,
 }
 
 static NEXT_RUNTIME_ID: AtomicUsize = AtomicUsize::new(1);
@@ -153,6 +157,7 @@ impl Shared {
                     len: AtomicUsize::new(0),
                     thread: OnceLock::new(),
                     driving: AtomicU64::new(0),
+                    spares: AtomicUsize::new(0),
                 })
                 .collect(),
             guest_thread: Mutex::new(None),
@@ -179,6 +184,22 @@ impl Shared {
     }
 
     /// The worker index if the current thread is one of this runtime's workers.
+    /// Coroutines alive and not kept as spare runners (running or suspended): what the
+    /// stack cap limits and shutdown drains. `live_cos` counts the spares too, so a message
+    /// that a spare runner runs touches no shared counter.
+    pub(crate) fn busy_cos(&self) -> usize {
+        let live = self.live_cos.load(Ordering::SeqCst);
+        live.saturating_sub(self.spare_cos())
+    }
+
+    /// Spare runners kept by all workers (each worker's own count, read without locks).
+    pub(crate) fn spare_cos(&self) -> usize {
+        self.workers
+            .iter()
+            .map(|w| w.spares.load(Ordering::Relaxed))
+            .sum()
+    }
+
     pub(crate) fn current_worker(&self) -> Option<usize> {
         let (rt, w) = CURRENT_WORKER.with(Cell::get);
         (rt == self.id).then_some(w)
@@ -455,7 +476,7 @@ impl Shared {
         if self.stack_waiting.load(Ordering::SeqCst) == 0 {
             return None;
         }
-        let live = self.live_cos.load(Ordering::SeqCst);
+        let live = self.busy_cos();
         let mut q = self.stack_waiters.lock();
         let p = if live >= self.max_cos {
             None

@@ -8,8 +8,15 @@
 //! each records the process that waits (`caller`) and the reply waiter of the message that
 //! process was handling when it made the call (`parent`). A message that came from a caller
 //! on another node ends its chain in a [`RemoteChain`] (deadlock detection across nodes).
+//!
+//! `unsafe`: the result and waker cells are guarded by one atomic state word instead of a
+//! mutex (two locked instructions fewer per sync call); the protocol is at `Waiter`'s
+//! `Sync` impl.
+#![allow(unsafe_code)]
 
 use std::any::Any;
+use std::cell::UnsafeCell;
+use std::sync::atomic::{AtomicU8, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
@@ -27,14 +34,26 @@ pub(crate) enum Wake {
     Thread,
 }
 
-struct State {
-    done: bool,
-    result: Option<Result<Value, CallError>>,
-    target: Option<Wake>,
-}
+/// `state` bits. A completion first *claims* the waiter (`CLAIMED`: only one completion
+/// counts), then writes the result and publishes it (`READY`). A waker is published with
+/// `TARGET` after it is written; the completion wakes it when it sees the bit as it sets
+/// `READY`. The two cells are only ever touched under these rules (see `Waiter`'s `Sync`).
+const CLAIMED: u8 = 1;
+const READY: u8 = 2;
+const TARGET: u8 = 4;
 
+/// A reply slot: one state word instead of a lock (a sync call's round trip costs one
+/// locked instruction here, in [`Waiter::complete`]).
 pub(crate) struct Waiter {
-    state: Mutex<State>,
+    state: AtomicU8,
+    /// Written once by the completion that claimed the waiter, before `READY`; read (taken)
+    /// by the waiter after it saw `READY`.
+    result: UnsafeCell<Option<Result<Value, CallError>>>,
+    /// Written before `TARGET` is set (or with exclusive access in [`Waiter::reset`]),
+    /// read by the completion only after it saw `TARGET`.
+    target: UnsafeCell<Option<Wake>>,
+    /// Only for OS-thread waits ([`Waiter::wait_thread`]): the condition variable's lock.
+    thread_lock: Mutex<()>,
     cv: Condvar,
     /// The process waiting on this (for reply waiters), for deadlock detection.
     pub caller: Option<Pid>,
@@ -43,6 +62,15 @@ pub(crate) struct Waiter {
     /// For a message from a caller on another node: the processes waiting on it there.
     pub remote: Option<Arc<RemoteChain>>,
 }
+
+// SAFETY: the two `UnsafeCell`s are accessed under the `state` protocol only: `result` is
+// written by the single completion that set `CLAIMED` (no other writer or reader exists
+// until it sets `READY` with release ordering) and read by the waiter after an acquire load
+// saw `READY` (no writer after that: every later completion fails its claim); `target` is
+// written only while `TARGET` is clear by the one party waiting (or through `&mut self`)
+// and read by a completion only after an acquire read-modify-write saw `TARGET`. Everything
+// else is `Sync` (`Value` and `CallError` are `Send + Sync`).
+unsafe impl Sync for Waiter {}
 
 /// The end of a waiting chain that lies on other nodes: the processes (of any node) waiting
 /// on a call that came from another node. The distribution layer makes it from the request
@@ -59,6 +87,24 @@ impl Waiter {
         Waiter::new_for(caller, parent, None)
     }
 
+    fn make(
+        caller: Option<Pid>,
+        parent: Option<Arc<Waiter>>,
+        target: Option<Wake>,
+        remote: Option<Arc<RemoteChain>>,
+    ) -> Waiter {
+        Waiter {
+            state: AtomicU8::new(if target.is_some() { TARGET } else { 0 }),
+            result: UnsafeCell::new(None),
+            target: UnsafeCell::new(target),
+            thread_lock: Mutex::new(()),
+            cv: Condvar::new(),
+            caller,
+            parent,
+            remote,
+        }
+    }
+
     /// [`Waiter::new`] with the waker already registered (a sync call's reply slot: the
     /// caller suspends unconditionally, see [`Waiter::reset`]).
     pub(crate) fn new_for(
@@ -66,64 +112,62 @@ impl Waiter {
         parent: Option<Arc<Waiter>>,
         target: Option<Wake>,
     ) -> Arc<Waiter> {
-        Arc::new(Waiter {
-            state: Mutex::new(State {
-                done: false,
-                result: None,
-                target,
-            }),
-            cv: Condvar::new(),
-            caller,
-            parent,
-            remote: None,
-        })
+        Arc::new(Waiter::make(caller, parent, target, None))
     }
 
     /// The reply slot of a message from a caller on another node, which nobody here waits
     /// on: it only ends the chain of whoever handles the message.
     pub(crate) fn new_remote(chain: Arc<RemoteChain>) -> Arc<Waiter> {
-        Arc::new(Waiter {
-            state: Mutex::new(State {
-                done: false,
-                result: None,
-                target: None,
-            }),
-            cv: Condvar::new(),
-            caller: None,
-            parent: None,
-            remote: Some(chain),
-        })
+        Arc::new(Waiter::make(None, None, None, Some(chain)))
     }
 
     /// Makes a completed waiter that nobody else references ready for the next call of the
     /// same caller (`Cx::call` reuses its reply slot instead of allocating one per call).
-    /// `target` is registered at once (no lock: nobody else holds the waiter): a coroutine
-    /// caller then suspends without checking for an early completion, because a completion
-    /// that comes before the suspension only queues the coroutine's resumption on its own
-    /// worker, which cannot run it before the suspension is done.
+    /// `target` is registered at once (no atomics: nobody else holds the waiter): a
+    /// coroutine caller then suspends without checking for an early completion, because a
+    /// completion that comes before the suspension only queues the coroutine's resumption
+    /// on its own worker, which cannot run it before the suspension is done.
     pub(crate) fn reset(&mut self, parent: Option<Arc<Waiter>>, target: Option<Wake>) {
-        let s = self.state.get_mut();
-        s.done = false;
-        s.result = None;
-        s.target = target;
+        *self.state.get_mut() = if target.is_some() { TARGET } else { 0 };
+        *self.result.get_mut() = None;
+        *self.target.get_mut() = target;
         self.parent = parent;
     }
 
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.
     /// Answers whether this call completed it.
     pub(crate) fn complete(&self, shared: &Shared, r: Result<Value, CallError>) -> bool {
-        let target = {
-            let mut s = self.state.lock();
-            if s.done {
-                return false;
+        let prev = self.state.fetch_or(CLAIMED, Ordering::AcqRel);
+        if prev & CLAIMED != 0 {
+            return false;
+        }
+        // SAFETY: this call set `CLAIMED`, so it is the only writer of `result`, and nobody
+        // reads it before `READY` is published below (see the `Sync` impl).
+        unsafe { *self.result.get() = Some(r) };
+        let target = if prev & TARGET != 0 {
+            // The waker was published already and nothing else changes the word now (other
+            // completions only re-set `CLAIMED`): a plain release store publishes the result.
+            self.state
+                .store(CLAIMED | READY | TARGET, Ordering::Release);
+            // SAFETY: `TARGET` was seen (acquire), so the write of `target` happened before
+            // and no write follows it (it is written only while `TARGET` is clear).
+            unsafe { *self.target.get() }
+        } else {
+            // A waker may be registering concurrently: publish with a read-modify-write, and
+            // wake it if it got there first.
+            let before = self.state.fetch_or(READY, Ordering::AcqRel);
+            if before & TARGET != 0 {
+                // SAFETY: as above (`TARGET` seen by an acquire read-modify-write).
+                unsafe { *self.target.get() }
+            } else {
+                None
             }
-            s.done = true;
-            s.result = Some(r);
-            s.target.take()
         };
         match target {
             Some(Wake::Co { worker, slot, gen }) => shared.push_resume(worker, slot, gen),
             Some(Wake::Thread) => {
+                // Under the lock the thread checks `READY` in, so the notice is not lost.
+                drop(self.thread_lock.lock());
                 self.cv.notify_all();
             }
             None => {}
@@ -132,37 +176,54 @@ impl Waiter {
     }
 
     pub(crate) fn is_done(&self) -> bool {
-        self.state.lock().done
+        self.state.load(Ordering::Acquire) & CLAIMED != 0
     }
 
     /// Registers who to wake. Answers false (and registers nothing) if already complete, in
-    /// which case the waiter must not suspend.
+    /// which case the waiter must not suspend. Called at most once per waiter and only by
+    /// the one party waiting on it (or again with the same `Wake::Thread`).
     pub(crate) fn set_target(&self, w: Wake) -> bool {
-        let mut s = self.state.lock();
-        if s.done {
+        let s = self.state.load(Ordering::Acquire);
+        if s & READY != 0 {
             return false;
         }
-        s.target = Some(w);
-        true
+        if s & TARGET == 0 {
+            // SAFETY: `TARGET` is clear, so no completion reads `target` yet, and only the
+            // one waiting party writes it (see the `Sync` impl).
+            unsafe { *self.target.get() = Some(w) };
+        }
+        let prev = self.state.fetch_or(TARGET, Ordering::AcqRel);
+        // Claimed but not yet published: that completion sees `TARGET` and wakes us.
+        prev & READY == 0
     }
 
-    /// Takes the result after completion.
+    /// Takes the result after completion (`actor_dead` if there is none).
     pub(crate) fn take(&self) -> Result<Value, CallError> {
-        self.state
-            .lock()
-            .result
-            .take()
-            .unwrap_or(Err(CallError::ActorDead))
+        loop {
+            let s = self.state.load(Ordering::Acquire);
+            if s & READY != 0 {
+                // SAFETY: `READY` was seen (acquire): the claiming completion's write is
+                // visible and no other write follows (see the `Sync` impl). Only the one
+                // waiting party takes.
+                return unsafe { (*self.result.get()).take() }.unwrap_or(Err(CallError::ActorDead));
+            }
+            if s & CLAIMED == 0 {
+                return Err(CallError::ActorDead);
+            }
+            // Claimed, not yet published: the completion is between two instructions.
+            std::thread::yield_now();
+        }
     }
 
     /// Blocks the calling OS thread until completion, then takes the result.
     pub(crate) fn wait_thread(&self) -> Result<Value, CallError> {
-        let mut s = self.state.lock();
-        while !s.done {
-            s.target = Some(Wake::Thread);
-            self.cv.wait(&mut s);
+        if self.set_target(Wake::Thread) {
+            let mut g = self.thread_lock.lock();
+            while self.state.load(Ordering::Acquire) & READY == 0 {
+                self.cv.wait(&mut g);
+            }
         }
-        s.result.take().unwrap_or(Err(CallError::ActorDead))
+        self.take()
     }
 }
 

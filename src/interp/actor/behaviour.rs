@@ -62,15 +62,18 @@ impl BtActor {
         }
     }
 
-    fn me(&mut self, cx: &Cx<'_>) -> Value {
-        self.me
-            .get_or_insert_with(|| ActorRef::value(cx.me().clone(), self.class.clone()))
-            .clone()
+    /// Makes the actor's own handle if the spawner did not.
+    fn ensure_me(&mut self, cx: &Cx<'_>) {
+        if self.me.is_none() {
+            self.me = Some(ActorRef::value(cx.me().clone(), self.class.clone()));
+        }
     }
 
     /// Runs `f` as this actor (its state in the context, `self` its handle).
     fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
-        let me = self.me(cx);
+        self.ensure_me(cx);
+        let nil = Value::Nil;
+        let me = self.me.as_ref().unwrap_or(&nil);
         run_as(&self.sys, me, &mut self.fields, cx, f)
     }
 }
@@ -79,7 +82,7 @@ impl BtActor {
 /// for the run and back).
 fn run_as<R>(
     sys: &Arc<ActorSys>,
-    me: Value,
+    me: &Value,
     fields: &mut Vec<Value>,
     cx: &mut Cx<'_>,
     f: impl FnOnce(&mut Ctx, &Value) -> R,
@@ -87,7 +90,7 @@ fn run_as<R>(
     let mut ctx = sys.take_ctx();
     ctx.actor_fields = std::mem::take(fields);
     ctx.proc.actor = Some(me.clone());
-    let r = in_process(&mut ctx, cx, |ctx| f(ctx, &me));
+    let r = in_process(&mut ctx, cx, |ctx| f(ctx, me));
     *fields = std::mem::take(&mut ctx.actor_fields);
     sys.put_ctx(ctx);
     r
@@ -230,7 +233,9 @@ impl BtActor {
         }
         self.saved.clone_from(&self.fields);
         let init = matches!(req, Some(Request::Initialize));
-        let me = self.me(cx);
+        self.ensure_me(cx);
+        let nil = Value::Nil;
+        let me = self.me.as_ref().unwrap_or(&nil);
         let class = &self.class;
         let mut crash = None;
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {

@@ -44,7 +44,8 @@ pub(crate) struct Worker {
     /// Serial number of the last resume (`WorkerQ::driving`; per worker, no shared counter).
     pub(super) resumes: u64,
     /// Idle runner coroutines (slot, coroutine) kept for the next process run (pool workers
-    /// only, at most [`MAX_SPARES`]); not counted in `live_cos`.
+    /// only, at most [`MAX_SPARES`]); counted in `live_cos` (a run on a spare changes no
+    /// shared counter), their number mirrored in `WorkerQ::spares` (`Shared::busy_cos`).
     pub(super) spares: Vec<(u32, Co)>,
     /// A sync call's callee handed over with its caller's suspension, run next.
     pub(super) run_next: Option<ProcRef>,
@@ -92,7 +93,9 @@ impl Worker {
         // Spare runners hold no process: resumed with nothing to run, they return.
         for (_, mut co) in std::mem::take(&mut self.spares) {
             let _ = co.resume(());
+            self.shared.live_cos.fetch_sub(1, Ordering::SeqCst);
         }
+        self.note_spares();
         LOCAL_NEXT.with(|c| c.set(None));
         // Coroutines still suspended at shutdown ignored their kill: leak their stacks rather
         // than force-unwinding foreign frames.
@@ -237,17 +240,18 @@ impl Worker {
             return;
         }
         let sh = &self.shared;
-        let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
-        if live + sh.reserve >= sh.max_cos {
-            // Near the cap: the last `reserve` stacks only go to processes someone waits on.
-            let serving = Shared::is_serving(&p);
-            if live >= sh.max_cos || !serving {
-                sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-                sh.defer_for_stack(p, serving);
-                return;
-            }
-        }
         if let Some((slot, co)) = self.spares.pop() {
+            // A spare is counted in `live_cos` already: only the cap check (plain loads).
+            let busy = sh.busy_cos();
+            if busy + sh.reserve >= sh.max_cos {
+                let serving = Shared::is_serving(&p);
+                if busy >= sh.max_cos || !serving {
+                    self.spares.push((slot, co));
+                    sh.defer_for_stack(p, serving);
+                    return;
+                }
+            }
+            self.note_spares();
             let wake = Wake::Co {
                 worker: self.id,
                 slot,
@@ -256,6 +260,17 @@ impl Worker {
             HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
             self.drive(slot, co);
             return;
+        }
+        let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
+        let busy = live.saturating_sub(sh.spare_cos());
+        if busy + sh.reserve >= sh.max_cos {
+            // Near the cap: the last `reserve` stacks only go to processes someone waits on.
+            let serving = Shared::is_serving(&p);
+            if busy >= sh.max_cos || !serving {
+                sh.live_cos.fetch_sub(1, Ordering::SeqCst);
+                sh.defer_for_stack(p, serving);
+                return;
+            }
         }
         let sh = self.shared.clone();
         let stack = match self.pool.pop() {
@@ -387,14 +402,17 @@ impl Worker {
         s.timeout = None;
         // The next process this runner runs starts with the thread's own account.
         s.mem = Default::default();
-        self.retire_count();
         if self.spares.len() < MAX_SPARES && self.shared.stack_waiting.load(Ordering::Relaxed) == 0
         {
+            // Stays counted in `live_cos`; no longer busy.
             self.spares.push((slot, co));
+            self.note_spares();
+            self.notify_if_stopping();
         } else {
             // Nothing to pick up: it returns.
             let _ = co.resume(());
             self.free_runner(slot, co, 0);
+            self.retire_count();
         }
         self.serve_stack_waiter();
     }
@@ -434,10 +452,24 @@ impl Worker {
     }
 
     fn retire_count(&self) {
+        self.shared.live_cos.fetch_sub(1, Ordering::SeqCst);
+        self.notify_if_stopping();
+    }
+
+    /// While the runtime stops, tells the drain (`Runtime::stop_threads`, which waits for
+    /// `busy_cos` to reach 0) that a coroutine stopped being busy.
+    fn notify_if_stopping(&self) {
         let sh = &self.shared;
-        if sh.live_cos.fetch_sub(1, Ordering::SeqCst) == 1 && sh.stopping.load(Ordering::SeqCst) {
+        if sh.stopping.load(Ordering::SeqCst) {
             let _g = sh.drained.0.lock();
             sh.drained.1.notify_all();
         }
+    }
+
+    /// Mirrors the number of spares for `Shared::busy_cos` (only this worker writes it).
+    fn note_spares(&self) {
+        self.shared.workers[self.id]
+            .spares
+            .store(self.spares.len(), Ordering::Relaxed);
     }
 }
