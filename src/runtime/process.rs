@@ -542,16 +542,17 @@ fn actor_loop(
 ) {
     // The reply to the message just handled: its waiter is still `current` (the only
     // reference), taken and completed with the lock the next step takes anyway.
-    let mut answer: Option<Result<Value, CallError>> = None;
+    let mut answer: Option<Result<Value, Value>> = None;
     loop {
         let (next, replied) = {
             let mut g = match locked.take() {
                 Some(g) => g,
                 None => p.0.inner.lock(),
             };
-            let replied = match answer {
-                Some(_) => g.current.take(),
-                None => None,
+            let replied = if answer.is_some() {
+                g.current.take()
+            } else {
+                None
             };
             match next_of(&mut g) {
                 Some(n) => (n, replied),
@@ -561,12 +562,16 @@ fn actor_loop(
                     g.sched = Sched::Idle;
                     g.body = Some(Body::Actor(b));
                     drop(g);
-                    answer_with(shared, replied, answer);
+                    if let Some(a) = answer {
+                        answer_with(shared, replied, a);
+                    }
                     return;
                 }
             }
         };
-        answer_with(shared, replied, answer.take());
+        if let Some(a) = answer.take() {
+            answer_with(shared, replied, a);
+        }
         match next {
             Next::Done => return,
             Next::Signal(s) => {
@@ -608,10 +613,10 @@ fn actor_loop(
                                 // gives the message being handled.
                                 let w = p.0.inner.lock().current.take();
                                 stop_after_message(cx, shared, p, &mut b, reason);
-                                answer_with(shared, w, Some(Err(CallError::Raised(e))));
+                                answer_with(shared, w, Err(e));
                                 return;
                             }
-                            answer = Some(Err(CallError::Raised(e)));
+                            answer = Some(Err(e));
                         }
                         false => {
                             if catch_unwind(AssertUnwindSafe(|| b.cast_failed(cx, selector, e)))
@@ -626,7 +631,9 @@ fn actor_loop(
                 // whatever is `current`, and before a preemption.
                 if answer.is_some() && (cx.exit_requested() || cx.tick_due()) {
                     let w = p.0.inner.lock().current.take();
-                    answer_with(shared, w, answer.take());
+                    if let Some(a) = answer.take() {
+                        answer_with(shared, w, a);
+                    }
                 }
                 if let Some(reason) = cx.requested_exit() {
                     stop_after_message(cx, shared, p, &mut b, reason);
@@ -640,11 +647,12 @@ fn actor_loop(
     }
 }
 
-/// Completes the reply waiter `w` (taken from `current`) with `answer`, if both are there.
-#[inline]
-fn answer_with(shared: &Shared, w: Option<Arc<Waiter>>, answer: Option<Result<Value, CallError>>) {
-    if let (Some(w), Some(a)) = (w, answer) {
-        w.complete(shared, a);
+/// Completes the reply waiter `w` (taken from `current`; none after a kill) with a
+/// message's result (`Err`: the exception the caller re-raises).
+#[inline(always)]
+fn answer_with(shared: &Shared, w: Option<Arc<Waiter>>, answer: Result<Value, Value>) {
+    if let Some(w) = w {
+        w.complete(shared, answer.map_err(CallError::Raised));
     }
 }
 

@@ -297,6 +297,7 @@ impl BtActor {
                 }
             }
         });
+        crate::interp::actor::send::recycle_args(msg.args);
         if r.is_err() {
             std::mem::swap(&mut self.fields, &mut self.saved);
         }

@@ -142,7 +142,13 @@ pub fn remote_call(
     t: Timeout,
 ) -> EvalResult {
     // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
-    let (args, relays) = crate::interp::actor::relay::prepare_args(ctx, args);
+    let (args, relays) = if args.iter().any(|a| matches!(a, Value::Block(_))) {
+        crate::interp::actor::relay::prepare_args(ctx, args)
+    } else {
+        let mut v = spare_args();
+        v.extend(args.iter().map(|a| transfer_in(ctx, a)));
+        (v, Vec::new())
+    };
     let r = match cx_of(ctx) {
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
@@ -154,6 +160,35 @@ pub fn remote_call(
     };
     let v = r.map_err(|e| call_error(ctx, e, proc, class, sel, t))?;
     crate::interp::actor::relay::unwrap_reply(ctx, v, &relays)
+}
+
+thread_local! {
+    /// An emptied argument vector of a message this thread handled, reused by the next sync
+    /// call made here (`remote_call`): no allocation per call in a ping-pong.
+    static SPARE_ARGS: std::cell::Cell<Vec<Value>> = const { std::cell::Cell::new(Vec::new()) };
+}
+
+/// Most argument slots a kept vector may have (more would only pin memory).
+const SPARE_ARGS_MAX: usize = 4;
+
+/// A vector for a call's arguments: the thread's spare one, else a new (empty) one.
+fn spare_args() -> Vec<Value> {
+    SPARE_ARGS.with(|c| c.take())
+}
+
+/// Keeps a handled message's argument vector for the next call from this thread (its
+/// values are dropped now). Not with per-actor memory accounts, where a vector allocated by
+/// one actor must be freed where it was counted.
+pub fn recycle_args(mut v: Vec<Value>) {
+    if v.capacity() == 0 || v.capacity() > SPARE_ARGS_MAX || crate::memory::coroutine_accounts()
+    {
+        return;
+    }
+    v.clear();
+    SPARE_ARGS.with(|c| {
+        let old = c.replace(v);
+        drop(old);
+    });
 }
 
 /// The exception (or exit) for a failed call.

@@ -241,11 +241,12 @@ impl Worker {
         }
         let sh = &self.shared;
         if let Some((slot, co)) = self.spares.pop() {
-            // A spare is counted in `live_cos` already: only the cap check (plain loads).
-            let busy = sh.busy_cos();
-            if busy + sh.reserve >= sh.max_cos {
+            // A spare is counted in `live_cos` already: only the cap check (plain loads;
+            // the busy count is at most `live_cos`, so far below the cap that is enough).
+            if sh.live_cos.load(Ordering::Relaxed) + sh.reserve >= sh.max_cos {
+                let busy = sh.busy_cos();
                 let serving = Shared::is_serving(&p);
-                if busy >= sh.max_cos || !serving {
+                if busy + sh.reserve >= sh.max_cos && (busy >= sh.max_cos || !serving) {
                     self.spares.push((slot, co));
                     sh.defer_for_stack(p, serving);
                     return;
