@@ -6,7 +6,9 @@ use std::collections::VecDeque;
 use std::sync::Arc;
 
 use crate::interp::actor::handle::{downcast, ActorRef, JobBox};
-use crate::interp::actor::send::{describe_exception, prefix_error, transfer_in};
+use crate::interp::actor::send::{
+    describe_exception, prefix_error, transfer_in, transfer_in_owned,
+};
 use crate::interp::actor::slots::nil_typed_slot;
 use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
 use crate::interp::class::Builtin;
@@ -72,9 +74,10 @@ impl BtActor {
     /// Runs `f` as this actor (its state in the context, `self` its handle).
     fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
         self.ensure_me(cx);
-        let nil = Value::Nil;
-        let me = self.me.as_ref().unwrap_or(&nil);
-        run_as(&self.sys, me, &mut self.fields, cx, f)
+        match self.me.as_ref() {
+            Some(me) => run_as(&self.sys, me, &mut self.fields, cx, f),
+            None => run_as(&self.sys, &Value::Nil, &mut self.fields, cx, f),
+        }
     }
 }
 
@@ -234,8 +237,9 @@ impl BtActor {
         self.saved.clone_from(&self.fields);
         let init = matches!(req, Some(Request::Initialize));
         self.ensure_me(cx);
-        let nil = Value::Nil;
-        let me = self.me.as_ref().unwrap_or(&nil);
+        let Some(me) = self.me.as_ref() else {
+            return Ok(Value::Nil); // not reached: `ensure_me` made the handle
+        };
         let class = &self.class;
         let mut crash = None;
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
@@ -258,7 +262,7 @@ impl BtActor {
                 ctx.send(me, msg.selector, &msg.args)
             };
             match r {
-                Ok(v) => Ok(transfer_in(ctx, &v)),
+                Ok(v) => Ok(transfer_in_owned(ctx, v)),
                 Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
                 // The method was left by a caller's block: its changes stay (2.8).
                 Err(Unwind::Return { value, home }) if ctx.proc.relays.contains(&home) => {

@@ -180,8 +180,7 @@ fn spare_args() -> Vec<Value> {
 /// values are dropped now). Not with per-actor memory accounts, where a vector allocated by
 /// one actor must be freed where it was counted.
 pub fn recycle_args(mut v: Vec<Value>) {
-    if v.capacity() == 0 || v.capacity() > SPARE_ARGS_MAX || crate::memory::coroutine_accounts()
-    {
+    if v.capacity() == 0 || v.capacity() > SPARE_ARGS_MAX || crate::memory::coroutine_accounts() {
         return;
     }
     v.clear();
@@ -295,6 +294,17 @@ pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
         copy(v, 0, Some(ctx))
     } else {
         v.clone()
+    }
+}
+
+/// [`transfer_in`] of a value the caller gives up: moved, not cloned, when it holds no
+/// block (a reply, usually).
+#[inline]
+pub fn transfer_in_owned(ctx: &Ctx, v: Value) -> Value {
+    if may_hold_block(&v) && has_block(&v, 0) {
+        copy(&v, 0, Some(ctx))
+    } else {
+        v
     }
 }
 
