@@ -28,7 +28,6 @@ use std::sync::Arc;
 use crate::engine::error::HostError;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::host_cache::HostKey;
 use crate::interp::program::HostFn as ProgHostFn;
 use crate::value::Value;
 

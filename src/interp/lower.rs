@@ -341,12 +341,16 @@ impl Lowerer {
     ) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
         self.toplevel = true;
         self.begin_fn(&[]);
+        // Sized up front: growing these vectors cost more than lowering a short input.
+        self.vars.reserve(bindings.len() + 8);
+        self.fns[0].owned.reserve(bindings.len() + 8);
+        self.scopes[0][0].names.reserve(bindings.len() + 8);
         for &(b, shared) in bindings {
             let id = self.new_var(0, None, Some(b));
             self.vars[id as usize].captured = shared;
             self.scopes[0][0].names.push((b.as_str().to_string(), id));
         }
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(stmts.len());
         for s in stmts {
             if let Some(n) = self.stmt(s) {
                 body.push(n);

@@ -72,10 +72,13 @@ impl Ctx {
         }
         self.cells.extend(cells);
         let home = self.new_home();
+        // Interned once (two per-thread table lookups per input otherwise).
+        static DOIT: std::sync::OnceLock<(Sym, Sym)> = std::sync::OnceLock::new();
+        let (class, sel) = *DOIT.get_or_init(|| (Sym::new("UndefinedObject"), Sym::new("doIt")));
         self.acts.push(Activation {
             home,
-            class: Sym::new("UndefinedObject"),
-            sel: Sym::new("doIt"),
+            class,
+            sel,
             class_side: false,
             call_loc: self.cur_loc,
         });
