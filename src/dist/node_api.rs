@@ -116,6 +116,7 @@ impl Distribution for DistNode {
                 request,
                 timeout,
                 done,
+                None,
             )
             .await;
         });

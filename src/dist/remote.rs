@@ -113,6 +113,7 @@ fn call(
     dest: Dest,
     request: Term,
     timeout: Option<Duration>,
+    waiting: Option<Vec<eetf::Pid>>,
 ) -> Result<Result<CallReply, NodeError>, Unwind> {
     let from = ctx.pid;
     let to = node.as_str().to_string();
@@ -131,7 +132,7 @@ fn call(
                 g.store(true, Ordering::Release);
             });
             let done = Once::new(done, Err(stopped(&to)));
-            if conn::start_call(&inner, from, &to, &cd, request, timeout, done) {
+            if conn::start_call(&inner, from, &to, &cd, request, timeout, done, waiting) {
                 super::spin::CALLERS.wait_for(&got);
             }
             return;
@@ -143,7 +144,7 @@ fn call(
             }
             // A pid needs the peer's creation, known once connected.
             let cd = call_dest(&inner, &to, dest);
-            conn::call(inner, from, to, cd, request, timeout, done).await;
+            conn::call(inner, from, to, cd, request, timeout, done, waiting).await;
         });
     })
 }
@@ -161,10 +162,10 @@ pub(crate) fn send(
     // Connected first (when not yet), so that a bt peer gets the class table and the
     // waiting chain from the first call on.
     let bt = bt_peer(d, ctx, node)?;
-    let chain = match bt {
-        true => super::chain::outgoing(&d.inner, ctx),
-        false => Vec::new(),
-    };
+    // To a bt peer the chain travels with the request; to an Erlang peer it stays with the
+    // pending call, for a call back from the callee (`super::erl_wait`).
+    let mut chain = super::chain::outgoing(&d.inner, ctx);
+    let waiting = (!bt).then(|| std::mem::take(&mut chain));
     if let Dest::Pid { number, creation } = dest {
         // The target waits on this process already (through other nodes): a cycle (5.6).
         if super::chain::holds(&chain, node, number) {
@@ -195,7 +196,7 @@ pub(crate) fn send(
         Timeout::Ms(ms) => Some(Duration::from_millis(ms)),
         Timeout::Infinity => None,
     };
-    let r = call(d, ctx, node, dest, req, t)?;
+    let r = call(d, ctx, node, dest, req, t, waiting)?;
     let reply = r.map_err(|mut e| {
         let who = match dest {
             Dest::Name(n) => format!("#{n} on {node}"),
@@ -310,7 +311,7 @@ pub(crate) fn service(
     }
     let req = request(ctx, Sym::new(op), args, false, false)?;
     let dest = Dest::Name(Sym::new(SERVICE));
-    let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT))?;
+    let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT), None)?;
     let reply = r.map_err(|e| {
         // The service itself is always registered: `no_such_process` cannot mean the name.
         raise(ctx, e)

@@ -137,6 +137,20 @@ pub trait Inbound: Send + Sync {
     /// `target`; `reply` gets the reply term (`{ok, Value}` or `{error, Exception}`),
     /// exactly once.
     fn call(&self, target: Target, from: eetf::Pid, request: eetf::Term, reply: Done<eetf::Term>);
+    /// [`Inbound::call`] from a process of an Erlang peer that the processes `waits` (of
+    /// this node first, nearest first) are waiting on through their calls to it: a target
+    /// among them closes a cycle (`deadlock_detected`, `crate::dist::erl_wait`).
+    fn call_waited(
+        &self,
+        target: Target,
+        from: eetf::Pid,
+        request: eetf::Term,
+        waits: Vec<eetf::Pid>,
+        reply: Done<eetf::Term>,
+    ) {
+        let _ = waits;
+        self.call(target, from, request, reply)
+    }
     /// A `gen_server:cast` request (`{cast, Selector, Args}`) to `target`.
     fn cast(&self, target: Target, request: eetf::Term);
     /// The process number of `target` if it is alive.
