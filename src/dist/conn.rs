@@ -554,23 +554,24 @@ pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request:
 pub struct Watch {
     pub peer: String,
     from: Pid,
-    to: Pid,
+    to: PidOrAtom,
     reference: Reference,
     pub down: Box<dyn FnOnce(Term) + Send>,
 }
 
-/// Monitors `to` on connected peer `peer` from local process `from`: answers the watch id.
+/// Monitors `to` (a pid or a registered name) on connected peer `peer` from local process
+/// `from`: answers the watch id.
 pub(crate) fn watch(
     inner: &Inner,
     from: u64,
     peer: &str,
-    to: Pid,
+    to: PidOrAtom,
     down: Box<dyn FnOnce(Term) + Send>,
 ) -> u64 {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
     let reference = my_ref(inner, n);
     let from = my_pid(inner, from);
-    let m = Message::monitor_p(from.clone(), PidOrAtom::Pid(to.clone()), reference.clone());
+    let m = Message::monitor_p(from.clone(), to.clone(), reference.clone());
     inner.watches.lock().insert(
         n,
         Watch {
@@ -595,7 +596,7 @@ pub(crate) fn unwatch(inner: &Inner, id: u64) -> bool {
     let w = inner.watches.lock().remove(&id);
     match w {
         Some(w) => {
-            let m = Message::demonitor_p(w.from, PidOrAtom::Pid(w.to), w.reference);
+            let m = Message::demonitor_p(w.from, w.to, w.reference);
             inner.send_to(&w.peer, frame(m));
             true
         }

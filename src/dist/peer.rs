@@ -249,7 +249,10 @@ fn error_later(sys: &Arc<ActorSys>, kind: ErrorKind, message: String, reply: Don
     });
     spawn_job(sys, "dist", job, move |_| {
         if let Some(f) = slot.lock().take() {
-            f(error_term(kind.name(), "the node could not build the error"));
+            f(error_term(
+                kind.name(),
+                "the node could not build the error",
+            ));
         }
     });
 }
@@ -408,7 +411,9 @@ impl Inbound for BtInbound {
             // closes a cycle through nodes (5.6, 8.3).
             // So does an Erlang caller that processes here wait on (`super::erl_wait`).
             let chain = match (&classes, sys.prog.dist.get()) {
-                (Some(t), Some(d)) => Some((super::chain::incoming(d.node_name().as_str(), from, t), d)),
+                (Some(t), Some(d)) => {
+                    Some((super::chain::incoming(d.node_name().as_str(), from, t), d))
+                }
                 (None, Some(d)) if !waits.is_empty() => {
                     let me = d.node_name();
                     Some((super::chain::from_erlang(me.as_str(), from, waits), d))

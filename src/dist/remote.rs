@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eetf::{Atom, List, Term, Tuple};
+use erl_dist::term::PidOrAtom;
 
 use super::conn::{self, peer_pid, CallDest};
 use super::node::{stopped, DistNode, Inner, Once};
@@ -319,13 +320,13 @@ pub(crate) fn service(
     decode_reply(ctx, node, &reply).map(Some)
 }
 
-/// Monitors process `number` on `node`: `block` runs with the reason in a fresh process.
+/// Monitors process `dest` on `node` (a pid, or a registered name there: an Erlang monitor
+/// by name, `{Name, Node}`): `block` runs with the reason in a fresh process.
 pub(crate) fn watch(
     d: &DistNode,
     ctx: &mut Ctx,
     node: Sym,
-    number: u64,
-    creation: u32,
+    dest: Dest,
     block: Value,
 ) -> Result<u64, Unwind> {
     let sys = crate::interp::actor::sys_of(ctx)?;
@@ -351,11 +352,11 @@ pub(crate) fn watch(
         down(etf::atom("noconnection"));
         return Ok(0);
     }
-    let pid = match call_dest(&d.inner, node.as_str(), Dest::Pid { number, creation }) {
-        CallDest::Pid(p) => p,
-        CallDest::Name(_) => return Ok(0),
+    let to = match call_dest(&d.inner, node.as_str(), dest) {
+        CallDest::Pid(p) => PidOrAtom::Pid(p),
+        CallDest::Name(n) => PidOrAtom::Atom(Atom::from(n.as_str())),
     };
-    Ok(conn::watch(&d.inner, from, node.as_str(), pid, down))
+    Ok(conn::watch(&d.inner, from, node.as_str(), to, down))
 }
 
 /// A reply term as the caller's value or raised error.

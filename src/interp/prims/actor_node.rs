@@ -253,15 +253,15 @@ pub trait Distribution: Send + Sync {
     ) -> Result<Option<Value>, Unwind> {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
-    /// Monitors process `number` on `node`: `block` runs (in a fresh process) with the exit
-    /// reason when it exits, `#noproc` if it is not running, `#noconnection` when the link
-    /// is lost (8.3). Answers an id for [`Distribution::unwatch_remote`].
+    /// Monitors process `dest` on `node` (a pid, or a registered name on an Erlang peer):
+    /// `block` runs (in a fresh process) with the exit reason when it exits, `#noproc` if
+    /// it is not running, `#noconnection` when the link is lost (8.3). Answers an id for
+    /// [`Distribution::unwatch_remote`].
     fn watch_remote(
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _number: u64,
-        _creation: u32,
+        _dest: Dest,
         _block: Value,
     ) -> Result<u64, Unwind> {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
