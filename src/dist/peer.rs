@@ -328,7 +328,9 @@ fn run_in_actor(
     // A bt caller (it sends a class table) relays a `^` of its blocks back (8.6): they get
     // this call's remote home.
     let home = classes.map(|_| crate::interp::actor::relay::next_relay_home());
-    ctx.proc.relays.extend(home);
+    if let Some(h) = home {
+        ctx.proc.relays.push(h);
+    }
     let pids = classes
         .map(crate::codec::etf_classes::pids_of)
         .unwrap_or_default();

@@ -39,30 +39,66 @@ pub fn is_relay(home: u64) -> bool {
 /// `send::transfer_in` copies).
 const DEPTH: usize = 24;
 
-/// The relay homes of the blocks that arrived in a message: direct arguments, and blocks
-/// inside collection arguments (Lists, Arrays, Queues, Tuples, Dictionary values, Value
-/// fields).
-pub fn message_relays(args: &[Value]) -> Vec<u64> {
-    let mut out = Vec::new();
-    for a in args {
-        relays_in(a, 0, &mut out);
-    }
-    out
+/// The relay homes live while a message is handled: those of the blocks that arrived as
+/// direct arguments, found when the message starts, and those of blocks inside its
+/// collection arguments (Lists, Arrays, Queues, Tuples, Dictionary values, Value fields),
+/// looked for only when a relay home is asked about (a `^` to one, or passing such a block
+/// on) — so a message with a large collection argument is not walked for them.
+#[derive(Default)]
+pub struct Relays {
+    homes: Vec<u64>,
+    nested: Vec<Value>,
 }
 
-fn relays_in(v: &Value, d: usize, out: &mut Vec<u64>) {
-    if d > DEPTH {
-        return;
+impl Relays {
+    /// Is relay home `home` live in this message?
+    pub fn contains(&self, home: &u64) -> bool {
+        self.homes.contains(home) || self.nested.iter().any(|v| holds_relay(v, *home, 0))
     }
-    let mut each = |x: &Value| relays_in(x, d + 1, out);
+
+    /// Adds a relay home live for the whole message (a remote call's, `crate::dist::peer`).
+    pub fn push(&mut self, home: u64) {
+        self.homes.push(home);
+    }
+
+    pub fn clear(&mut self) {
+        self.homes.clear();
+        self.nested.clear();
+    }
+}
+
+/// The relay homes of the blocks that arrived in a message (see [`Relays`]).
+pub fn message_relays(args: &[Value]) -> Relays {
+    let mut r = Relays::default();
+    for a in args {
+        match a {
+            Value::Block(c) if is_relay(c.home) => r.homes.push(c.home),
+            Value::List(_)
+            | Value::Queue(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Object(_) => r.nested.push(a.clone()),
+            _ => {}
+        }
+    }
+    r
+}
+
+/// Does `v` hold a block whose home is relay home `home`?
+fn holds_relay(v: &Value, home: u64, d: usize) -> bool {
+    if d > DEPTH {
+        return false;
+    }
+    let each = |x: &Value| holds_relay(x, home, d + 1);
     match v {
-        Value::Block(c) if is_relay(c.home) => out.push(c.home),
-        Value::List(l) | Value::Queue(l) => l.iter().for_each(each),
-        Value::Array(l) => l.iter().for_each(each),
-        Value::Tuple(t) => t.iter().for_each(each),
-        Value::Dict(m) => m.values().for_each(each),
-        Value::Object(i) => i.fields.iter().for_each(&mut each),
-        _ => {}
+        Value::Block(c) => c.home == home,
+        Value::List(l) | Value::Queue(l) => l.iter().any(each),
+        Value::Array(l) => l.iter().any(each),
+        Value::Tuple(t) => t.iter().any(each),
+        Value::Dict(m) => m.values().any(each),
+        Value::Object(i) => i.fields.iter().any(each),
+        _ => false,
     }
 }
 
