@@ -45,44 +45,51 @@ const DEPTH: usize = 24;
 /// looked for only when a relay home is asked about (a `^` to one, or passing such a block
 /// on) — so a message with a large collection argument is not walked for them.
 #[derive(Default)]
-pub struct Relays {
-    homes: Vec<u64>,
-    nested: Vec<Value>,
+pub struct Relays(Vec<Held>);
+
+/// One entry of [`Relays`] (one vector: a message without blocks or collections costs what
+/// a list of homes did).
+enum Held {
+    Home(u64),
+    Nested(Value),
 }
 
 impl Relays {
     /// Is relay home `home` live in this message?
     pub fn contains(&self, home: &u64) -> bool {
-        self.homes.contains(home) || self.nested.iter().any(|v| holds_relay(v, *home, 0))
+        self.0.iter().any(|h| match h {
+            Held::Home(x) => x == home,
+            Held::Nested(v) => holds_relay(v, *home, 0),
+        })
     }
 
     /// Adds a relay home live for the whole message (a remote call's, `crate::dist::peer`).
     pub fn push(&mut self, home: u64) {
-        self.homes.push(home);
+        self.0.push(Held::Home(home));
     }
 
     pub fn clear(&mut self) {
-        self.homes.clear();
-        self.nested.clear();
+        self.0.clear();
     }
 }
 
 /// The relay homes of the blocks that arrived in a message (see [`Relays`]).
+#[inline]
 pub fn message_relays(args: &[Value]) -> Relays {
-    let mut r = Relays::default();
+    let mut r = Vec::new();
     for a in args {
         match a {
-            Value::Block(c) if is_relay(c.home) => r.homes.push(c.home),
+            Value::Block(c) if is_relay(c.home) => r.push(Held::Home(c.home)),
             Value::List(_)
             | Value::Queue(_)
             | Value::Array(_)
             | Value::Tuple(_)
             | Value::Dict(_)
-            | Value::Object(_) => r.nested.push(a.clone()),
+            | Value::Object(_) => r.push(Held::Nested(a.clone())),
             _ => {}
         }
     }
-    r
+    Relays(r)
 }
 
 /// Does `v` hold a block whose home is relay home `home`?
