@@ -46,7 +46,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
-use crate::runtime::process::{run_body, Envelope, ProcRef, Sched};
+use crate::runtime::process::{
+    claim_idle, run_body, run_lent, Behaviour, Envelope, ProcRef, Sched,
+};
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
 use crate::runtime::waiter::Wake;
@@ -94,6 +96,9 @@ type RunnerCo = Coroutine<(), Suspend, (), PooledStack>;
 struct RunnerIo {
     /// Set before a resume that should run the process (it was marked scheduled for us).
     go: AtomicBool,
+    /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
+    /// behaviour and the message to hand it (no mailbox round trip).
+    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Message)>>,
     /// Set before the resume that ends the runner.
     quit: AtomicBool,
     /// True while parked between runs (a `Wait` suspension mid-run leaves it false).
@@ -134,7 +139,10 @@ fn run_once(
     io: &RunnerIo,
 ) {
     let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
-    run_body(&mut cx);
+    match io.lent.take() {
+        Some((b, msg)) => run_lent(&mut cx, b, msg),
+        None => run_body(&mut cx),
+    }
     let d = cx.deepest();
     if d < io.deepest.load(Ordering::Relaxed) {
         io.deepest.store(d, Ordering::Relaxed);
@@ -413,23 +421,20 @@ pub(crate) fn drive(
     }
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
-    match deliver(p, msg) {
-        Err(_) => return Ok(false),
-        Ok(false) => {}
-        Ok(true) => {
-            if runner.is_none() {
-                *runner = Runner::start(w, p);
-            }
-            match runner.as_mut() {
-                Some(r) => {
-                    r.io.go.store(true, Ordering::Relaxed);
-                    if !r.resume(w) {
-                        *runner = None;
-                    }
-                }
-                None => w.start(p.clone()),
-            }
+    // The usual case: the runner is parked and the process idle with nothing queued. One
+    // lock claims it and the runner gets the message by hand (`process::run_lent`).
+    let claimed = match runner.as_mut() {
+        Some(r) => claim_idle(p).map(|b| (r, b)),
+        None => None,
+    };
+    if let Some((r, b)) = claimed {
+        r.io.lent.set(Some((b, msg)));
+        r.io.go.store(true, Ordering::Relaxed);
+        if !r.resume(w) {
+            *runner = None;
         }
+    } else if !deliver_and_start(w, runner, p, msg) {
+        return Ok(false);
     }
     loop {
         let task = pop_guest(&sh.workers[g]);
@@ -484,6 +489,36 @@ pub(crate) fn drive(
     }
     keep.disarm();
     Ok(true)
+}
+
+/// The ordinary start of a guest call: the message goes into `p`'s mailbox and, when that
+/// makes `p` runnable, the runner (started if need be) runs `run_body`. False when `p` no
+/// longer accepts messages.
+fn deliver_and_start(
+    w: &mut Worker,
+    runner: &mut Option<Runner>,
+    p: &ProcRef,
+    msg: Message,
+) -> bool {
+    match deliver(p, msg) {
+        Err(_) => return false,
+        Ok(false) => {}
+        Ok(true) => {
+            if runner.is_none() {
+                *runner = Runner::start(w, p);
+            }
+            match runner.as_mut() {
+                Some(r) => {
+                    r.io.go.store(true, Ordering::Relaxed);
+                    if !r.resume(w) {
+                        *runner = None;
+                    }
+                }
+                None => w.start(p.clone()),
+            }
+        }
+    }
+    true
 }
 
 /// The next task on the guest queue. Its length is kept exact under its lock (every push
