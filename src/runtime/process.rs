@@ -493,7 +493,7 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
     g.sched = Sched::Running;
     let body = g.body.take();
     if let Some(Body::Actor(b)) = body {
-        return actor_loop(cx, shared, p, b, Some(g), None);
+        return actor_loop(cx, shared, p, b, Some(g));
     }
     drop(g);
     match body {
@@ -538,10 +538,31 @@ pub(crate) fn claim_idle(p: &ProcRef) -> Option<Box<dyn Behaviour>> {
 /// whatever arrived meanwhile, then the process idles with its behaviour back in its record,
 /// or it exits). A kill while the message runs finds no behaviour in the record; the run
 /// ends at the next lock, dropping it.
-pub(crate) fn run_lent(cx: &mut Cx<'_>, b: Box<dyn Behaviour>, msg: Message) {
+pub(crate) fn run_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, msg: Message) {
     let p = cx.me();
     let shared = cx.shared();
-    actor_loop(cx, shared, p, b, None, Some(Next::Msg(msg, None)));
+    // `actor_loop`'s handling of a cast, without building a `Next`.
+    let selector = msg.selector;
+    match catch_unwind(AssertUnwindSafe(|| b.handle(cx, msg))) {
+        Err(e) => {
+            finish(shared, p, ExitReason::Panic(panic_message(&e).into()));
+            return;
+        }
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            if catch_unwind(AssertUnwindSafe(|| b.cast_failed(cx, selector, e))).is_err() {
+                cx.log("cast_failed hook panicked");
+            }
+        }
+    }
+    if let Some(reason) = cx.requested_exit() {
+        stop_after_message(cx, shared, p, &mut b, reason);
+        return;
+    }
+    if cx.tick().is_err() {
+        return; // killed while preempted: finish already ran
+    }
+    actor_loop(cx, shared, p, b, None);
 }
 
 /// What an actor does next (under its lock): control signals first, then the mailbox.
@@ -573,12 +594,9 @@ fn actor_loop(
     p: &ProcRef,
     mut b: Box<dyn Behaviour>,
     mut locked: Option<MutexGuard<'_, Inner>>,
-    mut first: Option<Next>,
 ) {
     loop {
-        let next = if let Some(n) = first.take() {
-            n
-        } else {
+        let next = {
             let mut g = match locked.take() {
                 Some(g) => g,
                 None => p.0.inner.lock(),
