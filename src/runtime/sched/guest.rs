@@ -559,3 +559,58 @@ impl Drop for InPlace<'_> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{handler, Config, Runtime};
+    use crate::value::Value;
+    use std::sync::atomic::AtomicUsize;
+
+    /// The guest's fast path is conditional: a call claims the idle process and hands the
+    /// runner its message (`process::claim_idle`), and anything else delivers the message to
+    /// the mailbox as before. Both must give the same run.
+    #[test]
+    fn claimed_and_delivered_calls_run_the_same() {
+        let rt = Runtime::new(Config::default()).unwrap();
+        let h = rt.handle();
+        let jobs = Arc::new(AtomicUsize::new(0));
+        let extras = Arc::new(AtomicUsize::new(0));
+        let done = GuestDone::new();
+        let (j, x, d) = (jobs.clone(), extras.clone(), done.clone());
+        let p = h.spawn(handler(move |cx, msg| {
+            if msg.selector.as_str() == "extra" {
+                x.fetch_add(1, Ordering::SeqCst);
+                return Ok(Value::Nil);
+            }
+            // A message to itself arrives while the process runs: handled in the same
+            // run, before the process idles again.
+            let me = cx.me().clone();
+            cx.cast(&me, Message::named("extra", Vec::new()));
+            j.fetch_add(1, Ordering::SeqCst);
+            d.set_local();
+            Ok(Value::Nil)
+        }));
+        let mut stacks = GuestStacks::default();
+        for i in 1..=3 {
+            done.reset();
+            // The first call starts the runner through the mailbox; later calls claim.
+            let claimable = stacks.idle.as_ref().is_some_and(|w| w.1.is_some());
+            assert_eq!(claimable, i > 1);
+            let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
+            assert!(matches!(r, Ok(true)));
+            assert!(done.is_set());
+            assert_eq!(jobs.load(Ordering::SeqCst), i);
+            assert_eq!(extras.load(Ordering::SeqCst), i);
+            assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
+        }
+        // A killed process cannot be claimed and takes no message.
+        h.kill(&p);
+        done.reset();
+        let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
+        assert!(matches!(r, Ok(false)));
+        assert_eq!(jobs.load(Ordering::SeqCst), 3);
+        drop(stacks);
+        rt.shutdown();
+    }
+}
