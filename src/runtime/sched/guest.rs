@@ -116,7 +116,8 @@ struct Runner {
     slot: u32,
     gen: u32,
     top: usize,
-    io: Arc<RunnerIo>,
+    /// Shared with the coroutine only (`Rc`: both move together; see the Send impl).
+    io: std::rc::Rc<RunnerIo>,
 }
 
 // SAFETY: a Runner is only moved between threads while parked at its idle point (an
@@ -124,7 +125,9 @@ struct Runner {
 // otherwise). Its frames there are corosensei's entry and the loop in `Runner::start`,
 // which holds only `Send` data (the runtime handle, the process handle, the `RunnerIo`) and
 // reads no thread-local (the run itself is in `run_once`, never inlined, whose frames are
-// gone while parked), so resuming it on another thread reads nothing of the old one.
+// gone while parked), so resuming it on another thread reads nothing of the old one. The
+// `RunnerIo` (not `Sync`: its `lent` cell) is shared by this struct and the coroutine only,
+// which move together; its `Rc` count is touched only by the thread holding the Runner.
 #[allow(unsafe_code)]
 unsafe impl Send for Runner {}
 
@@ -171,7 +174,7 @@ impl Runner {
             gen,
         };
         let (low, top) = (stack.usable_low(), stack.top());
-        let io = Arc::new(RunnerIo {
+        let io = std::rc::Rc::new(RunnerIo {
             deepest: AtomicUsize::new(top),
             ..RunnerIo::default()
         });
