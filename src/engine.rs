@@ -424,7 +424,10 @@ impl Engine {
     /// Runs `f` (the engine's jobs on the Vm) as one evaluation under the limits: the hooks
     /// of `limits::hook_factory` count its jobs' reductions, the watchdog its deadline and
     /// cancellation; a limit that tripped decides the result.
-    fn limited<R>(&self, f: impl FnOnce(&Vm) -> Result<R, EngineError>) -> Result<R, EngineError> {
+    fn limited<R>(
+        &self,
+        f: impl FnOnce(&mut Vm) -> Result<R, EngineError>,
+    ) -> Result<R, EngineError> {
         if host::in_host_fn(self.id()) {
             return Err(EngineError::usage(
                 "reentrant_call",
@@ -432,8 +435,10 @@ impl Engine {
             )
             .with_hint("return a value and let the script continue, or use another Engine"));
         }
-        let guard = self.vm.lock();
-        let Some(vm) = guard.as_ref() else {
+        // The engine's lock gives the Vm to this evaluation alone (`&mut`): its jobs reach
+        // the main process without the Interpreter's own lock (`Interpreter::try_run_mut`).
+        let mut guard = self.vm.lock();
+        let Some(vm) = guard.as_mut() else {
             return Err(self.stopped());
         };
         let sh = &self.shared;

@@ -158,4 +158,4 @@ pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,
     Signal, SupervisorRequest, Timeout,
 };
-pub use waiter::RemoteChain;
+pub use waiter::{RemoteChain, WaitedBy};

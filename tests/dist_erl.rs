@@ -187,3 +187,78 @@ fn wrong_cookie_between_bt_and_erlang() {
     assert!(log.contains("the cookie does not match"), "{log}");
     erl.kill();
 }
+
+/// `monitor` / `whenDown:` / `demonitor` and `onExit:` from bt on Erlang processes, by pid
+/// and through a name proxy (`MONITOR_P` by name): the block gets the Erlang exit reason,
+/// `#noproc` for a name nobody holds, `#noconnection` when the Erlang node goes away.
+#[test]
+fn bt_monitors_erlang_processes() {
+    let epmd = Epmd::erlang();
+    let env = Env::new("btmon", epmd.port);
+    let code = r#"Worker = fun() -> receive {'$gen_call', From, {'quit:', [R]}} -> gen:reply(From, ok), exit(R) end end,
+Loop = fun L() -> receive
+    {'$gen_call', From, {spawnWorker, []}} -> gen:reply(From, spawn(Worker)), L();
+    {'$gen_call', From, {'spawnWorkerAs:', [N]}} -> register(N, spawn(Worker)), gen:reply(From, ok), L()
+  end end,
+register(e, spawn(Loop)),
+io:format("ready~n"),
+receive after infinity -> ok end."#;
+    let mut erl = env.erl("e@127.0.0.1", COOKIE, &[], code);
+    erl.expect("ready");
+    let client = env.script(
+        "client.bt",
+        r#"n := (Node named: #'e@127.0.0.1') unwrap
+e := (Actor named: #e on: n) unwrap
+show := [:tag | [:r | Transcript showCr: "{tag} {r printString}"]]
+w1 := e spawnWorker
+(w1 monitor) whenDown: (show value: "pid monitor")
+w1 quit: #boom
+w2 := e spawnWorker
+w2 onExit: (show value: "pid onExit")
+w2 quit: #normal
+e spawnWorkerAs: #w3
+w3 := (Actor named: #w3 on: n) unwrap
+(w3 monitor) whenDown: (show value: "name monitor")
+w3 onExit: (show value: "name onExit")
+w3 quit: #bye
+((Actor named: #nobody on: n) unwrap monitor) whenDown: (show value: "nobody")
+w4 := e spawnWorker
+m := (w4 monitor) whenDown: (show value: "demonitored")
+Transcript showCr: m demonitor printString
+w4 quit: #gone
+(e monitor) whenDown: (show value: "e monitor")
+e onExit: (show value: "e onExit")
+ep := e spawnWorker
+(ep monitor) whenDown: (show value: "worker monitor")
+Transcript showCr: "set"
+"#,
+    );
+    let mut bt = env.spawn(COOKIE, &["--name", "bt@127.0.0.1", "--serve", &client]);
+    let mut got: Vec<String> = (0..7).map(|_| bt.line()).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "name monitor #bye",
+            "name onExit #bye",
+            "nobody #noproc",
+            "pid monitor #boom",
+            "pid onExit #normal",
+            "set",
+            "true",
+        ]
+    );
+    erl.kill();
+    let mut got: Vec<String> = (0..3).map(|_| bt.line()).collect();
+    got.sort();
+    assert_eq!(
+        got,
+        [
+            "e monitor #noconnection",
+            "e onExit #noconnection",
+            "worker monitor #noconnection",
+        ]
+    );
+    let (rest, err) = bt.drain();
+    assert!(rest.is_empty(), "{rest:?} {err}");
+}

@@ -110,6 +110,19 @@ pub(crate) fn incoming(me: &str, from: Pid, table: &Term) -> RemoteChain {
             );
         }
     }
+    made(me, wire)
+}
+
+/// The chain of a call from a process `from` of an Erlang peer that the processes `waits`
+/// wait on (`super::erl_wait`): `from`, then `waits`.
+pub(crate) fn from_erlang(me: &str, from: Pid, waits: Vec<Pid>) -> RemoteChain {
+    let mut wire = Vec::with_capacity(waits.len() + 1);
+    wire.push(from);
+    wire.extend(waits.into_iter().take(MAX - 1));
+    made(me, wire)
+}
+
+fn made(me: &str, wire: Vec<Pid>) -> RemoteChain {
     let local = wire
         .iter()
         .filter(|p| p.node.name == me)

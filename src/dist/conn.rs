@@ -150,18 +150,17 @@ fn to_local(
         }
         let Some(ib) = inner.inbound() else { return };
         let weak = Arc::downgrade(inner);
-        let peer = peer.to_string();
-        ib.call(
-            target,
-            from.clone(),
-            req,
-            Box::new(move |reply| {
-                if let Some(inner) = weak.upgrade() {
-                    let t = Term::from(Tuple::from(vec![tag, reply]));
-                    inner.send_to(&peer, frame(Message::send(from, t)));
-                }
-            }),
-        );
+        let peer_s = peer.to_string();
+        let to = from.clone();
+        let reply: crate::interp::actor::Done<Term> = Box::new(move |reply| {
+            if let Some(inner) = weak.upgrade() {
+                let t = Term::from(Tuple::from(vec![tag, reply]));
+                inner.send_to(&peer_s, frame(Message::send(to, t)));
+            }
+        });
+        // A caller that processes of this node wait on (through an Erlang peer) carries
+        // them along: a cycle back to one of them fails at once (`super::erl_wait`).
+        super::erl_wait::call(inner, peer, ib, target, from, req, reply);
         return;
     }
     if let Some(req) = gen_cast(&msg) {
@@ -322,14 +321,18 @@ impl CallDest {
 /// An outgoing call waiting for its reply.
 pub struct PendingCall {
     pub peer: String,
-    dest: CallDest,
+    pub(super) dest: CallDest,
     bt: bool,
     /// A monitor on the callee backs the call (Erlang peers; a bt peer answers
     /// `{error, noproc}` or `actor_dead` itself, so no monitor frames cross).
     monitored: bool,
-    from: Pid,
+    pub(super) from: Pid,
     reference: Reference,
     done: Option<Once<Result<CallReply, NodeError>>>,
+    /// A call of a bt process to an Erlang peer: the processes waiting on the caller
+    /// (`super::chain::outgoing`), so that a call back from the callee can be seen to close
+    /// a cycle (`super::erl_wait`). Counted in `Inner::erl_calls` while pending.
+    pub(super) waiting: Option<(Vec<Pid>, super::erl_wait::Counted)>,
     /// The call's deadline (removed when it ends) and its length.
     deadline: Option<(
         (net::Instant, u64),
@@ -438,12 +441,16 @@ pub(crate) async fn call(
     request: Term,
     timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
+    waiting: Option<Vec<Pid>>,
 ) {
-    start_call(&inner, from, &to, &dest, request, timeout, done);
+    start_call(&inner, from, &to, &dest, request, timeout, done, waiting);
 }
 
 /// The synchronous half of [`call`] (any thread): registers the pending call and queues the
 /// monitor and the request. None when the link is gone (`done` has failed `node_down`).
+/// `waiting`: the processes waiting on the caller, for a call to an Erlang peer (a cycle
+/// back through the callee is then seen, `super::erl_wait`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn start_call(
     inner: &Arc<Inner>,
     from: u64,
@@ -452,6 +459,7 @@ pub(crate) fn start_call(
     request: Term,
     timeout: Option<Duration>,
     done: Once<Result<CallReply, NodeError>>,
+    waiting: Option<Vec<Pid>>,
 ) -> bool {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
     let reference = my_ref(inner, n);
@@ -472,6 +480,9 @@ pub(crate) fn start_call(
             reference: reference.clone(),
             done: Some(done),
             deadline,
+            waiting: waiting
+                .filter(|_| !bt)
+                .map(|w| (w, super::erl_wait::Counted::new(inner))),
         },
     );
     let mon = (!bt).then(|| Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone()));
@@ -543,23 +554,24 @@ pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request:
 pub struct Watch {
     pub peer: String,
     from: Pid,
-    to: Pid,
+    to: PidOrAtom,
     reference: Reference,
     pub down: Box<dyn FnOnce(Term) + Send>,
 }
 
-/// Monitors `to` on connected peer `peer` from local process `from`: answers the watch id.
+/// Monitors `to` (a pid or a registered name) on connected peer `peer` from local process
+/// `from`: answers the watch id.
 pub(crate) fn watch(
     inner: &Inner,
     from: u64,
     peer: &str,
-    to: Pid,
+    to: PidOrAtom,
     down: Box<dyn FnOnce(Term) + Send>,
 ) -> u64 {
     let n = inner.serial.fetch_add(1, Ordering::Relaxed);
     let reference = my_ref(inner, n);
     let from = my_pid(inner, from);
-    let m = Message::monitor_p(from.clone(), PidOrAtom::Pid(to.clone()), reference.clone());
+    let m = Message::monitor_p(from.clone(), to.clone(), reference.clone());
     inner.watches.lock().insert(
         n,
         Watch {
@@ -584,7 +596,7 @@ pub(crate) fn unwatch(inner: &Inner, id: u64) -> bool {
     let w = inner.watches.lock().remove(&id);
     match w {
         Some(w) => {
-            let m = Message::demonitor_p(w.from, PidOrAtom::Pid(w.to), w.reference);
+            let m = Message::demonitor_p(w.from, w.to, w.reference);
             inner.send_to(&w.peer, frame(m));
             true
         }

@@ -46,6 +46,7 @@ pub mod deadline;
 pub mod dial;
 pub mod epmd;
 pub mod epmd_server;
+pub mod erl_wait;
 pub mod global;
 pub mod handshake;
 pub mod net;

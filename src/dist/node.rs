@@ -90,6 +90,9 @@ pub(crate) struct Inner {
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
     /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
     pub(crate) deadlines: Arc<super::deadline::Deadlines>,
+    /// How many calls to Erlang peers are pending (`super::erl_wait`: zero spares the
+    /// scan of the pending calls when a call comes in).
+    pub(crate) erl_calls: Arc<std::sync::atomic::AtomicUsize>,
 }
 
 impl State {
@@ -212,6 +215,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         shapes: Default::default(),
         watches: Mutex::new(HashMap::new()),
         deadlines: Arc::new(super::deadline::Deadlines::default()),
+        erl_calls: Default::default(),
     });
     rt.spawn(super::deadline::reap(inner.clone()));
     rt.spawn(super::dial::accept_loop(inner.clone(), listener));

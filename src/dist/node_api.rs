@@ -116,6 +116,7 @@ impl Distribution for DistNode {
                 request,
                 timeout,
                 done,
+                None,
             )
             .await;
         });
@@ -178,11 +179,10 @@ impl Distribution for DistNode {
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        number: u64,
-        creation: u32,
+        dest: Dest,
         block: Value,
     ) -> Result<u64, Unwind> {
-        super::remote::watch(self, ctx, node, number, creation, block)
+        super::remote::watch(self, ctx, node, dest, block)
     }
 
     fn unwatch_remote(&self, id: u64) -> bool {

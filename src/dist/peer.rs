@@ -235,6 +235,28 @@ impl Drop for ReplyOnce {
     }
 }
 
+/// `reply` gets an error reply with a proper exception (kind, message), built in a fresh
+/// process (the exception's class is the program's).
+fn error_later(sys: &Arc<ActorSys>, kind: ErrorKind, message: String, reply: Done<Term>) {
+    let slot: Arc<Mutex<Option<Done<Term>>>> = Arc::new(Mutex::new(Some(reply)));
+    let s2 = slot.clone();
+    let job = Box::new(move |ctx: &mut Ctx| {
+        let t = error_reply(ctx, kind, message);
+        if let Some(f) = s2.lock().take() {
+            f(t);
+        }
+        Ok(Value::Nil)
+    });
+    spawn_job(sys, "dist", job, move |_| {
+        if let Some(f) = slot.lock().take() {
+            f(error_term(
+                kind.name(),
+                "the node could not build the error",
+            ));
+        }
+    });
+}
+
 /// An error reply carrying a proper exception (kind, message) built in `ctx`.
 fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
     let exc = crate::interp::prims::actor::error_value(ctx, kind, message);
@@ -306,7 +328,9 @@ fn run_in_actor(
     // A bt caller (it sends a class table) relays a `^` of its blocks back (8.6): they get
     // this call's remote home.
     let home = classes.map(|_| crate::interp::actor::relay::next_relay_home());
-    ctx.proc.relays.extend(home);
+    if let Some(h) = home {
+        ctx.proc.relays.push(h);
+    }
     let pids = classes
         .map(crate::codec::etf_classes::pids_of)
         .unwrap_or_default();
@@ -360,6 +384,17 @@ fn run_in_actor(
 
 impl Inbound for BtInbound {
     fn call(&self, target: Target, from: eetf::Pid, request: Term, reply: Done<Term>) {
+        self.call_waited(target, from, request, Vec::new(), reply)
+    }
+
+    fn call_waited(
+        &self,
+        target: Target,
+        from: eetf::Pid,
+        request: Term,
+        waits: Vec<eetf::Pid>,
+        reply: Done<Term>,
+    ) {
         let Some(sys) = self.sys.upgrade() else {
             return reply(error_term("node_down", "the node is stopping"));
         };
@@ -376,20 +411,32 @@ impl Inbound for BtInbound {
         if let Some(class) = is_bt_actor(&p) {
             // A bt caller (it sends a class table) carries its waiting chain: a target on it
             // closes a cycle through nodes (5.6, 8.3).
+            // So does an Erlang caller that processes here wait on (`super::erl_wait`).
             let chain = match (&classes, sys.prog.dist.get()) {
                 (Some(t), Some(d)) => {
-                    let c = super::chain::incoming(d.node_name().as_str(), from, t);
-                    if c.local.contains(&p.pid().number) {
-                        let who = match target {
-                            Target::Name(n) => format!("#{n} on {}", d.node_name()),
-                            Target::Number(n) => format!("<0.{n}.0> on {}", d.node_name()),
-                        };
-                        let msg = super::chain::message(&who, &sel);
-                        return reply(error_term("deadlock_detected", &msg));
-                    }
-                    Some(c)
+                    Some((super::chain::incoming(d.node_name().as_str(), from, t), d))
+                }
+                (None, Some(d)) if !waits.is_empty() => {
+                    let me = d.node_name();
+                    Some((super::chain::from_erlang(me.as_str(), from, waits), d))
                 }
                 _ => None,
+            };
+            let chain = match chain {
+                Some((c, d)) if c.local.contains(&p.pid().number) => {
+                    let who = match target {
+                        Target::Name(n) => format!("#{n} on {}", d.node_name()),
+                        Target::Number(n) => format!("<0.{n}.0> on {}", d.node_name()),
+                    };
+                    let msg = super::chain::message(&who, &sel);
+                    if classes.is_some() {
+                        return reply(error_term("deadlock_detected", &msg));
+                    }
+                    // An Erlang caller gets the exception map (docs/erlang-interop.md),
+                    // built in a process of its own.
+                    return error_later(&sys, ErrorKind::DeadlockDetected, msg, reply);
+                }
+                c => c.map(|(c, _)| c),
             };
             // Straight into the actor's mailbox: no process of its own, two fewer wakes.
             let reply = ReplyOnce(Some(reply));

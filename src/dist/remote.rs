@@ -15,6 +15,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use eetf::{Atom, List, Term, Tuple};
+use erl_dist::term::PidOrAtom;
 
 use super::conn::{self, peer_pid, CallDest};
 use super::node::{stopped, DistNode, Inner, Once};
@@ -113,6 +114,7 @@ fn call(
     dest: Dest,
     request: Term,
     timeout: Option<Duration>,
+    waiting: Option<Vec<eetf::Pid>>,
 ) -> Result<Result<CallReply, NodeError>, Unwind> {
     let from = ctx.pid;
     let to = node.as_str().to_string();
@@ -131,7 +133,7 @@ fn call(
                 g.store(true, Ordering::Release);
             });
             let done = Once::new(done, Err(stopped(&to)));
-            if conn::start_call(&inner, from, &to, &cd, request, timeout, done) {
+            if conn::start_call(&inner, from, &to, &cd, request, timeout, done, waiting) {
                 super::spin::CALLERS.wait_for(&got);
             }
             return;
@@ -143,7 +145,7 @@ fn call(
             }
             // A pid needs the peer's creation, known once connected.
             let cd = call_dest(&inner, &to, dest);
-            conn::call(inner, from, to, cd, request, timeout, done).await;
+            conn::call(inner, from, to, cd, request, timeout, done, waiting).await;
         });
     })
 }
@@ -161,10 +163,10 @@ pub(crate) fn send(
     // Connected first (when not yet), so that a bt peer gets the class table and the
     // waiting chain from the first call on.
     let bt = bt_peer(d, ctx, node)?;
-    let chain = match bt {
-        true => super::chain::outgoing(&d.inner, ctx),
-        false => Vec::new(),
-    };
+    // To a bt peer the chain travels with the request; to an Erlang peer it stays with the
+    // pending call, for a call back from the callee (`super::erl_wait`).
+    let mut chain = super::chain::outgoing(&d.inner, ctx);
+    let waiting = (!bt).then(|| std::mem::take(&mut chain));
     if let Dest::Pid { number, creation } = dest {
         // The target waits on this process already (through other nodes): a cycle (5.6).
         if super::chain::holds(&chain, node, number) {
@@ -195,7 +197,7 @@ pub(crate) fn send(
         Timeout::Ms(ms) => Some(Duration::from_millis(ms)),
         Timeout::Infinity => None,
     };
-    let r = call(d, ctx, node, dest, req, t)?;
+    let r = call(d, ctx, node, dest, req, t, waiting)?;
     let reply = r.map_err(|mut e| {
         let who = match dest {
             Dest::Name(n) => format!("#{n} on {node}"),
@@ -310,7 +312,7 @@ pub(crate) fn service(
     }
     let req = request(ctx, Sym::new(op), args, false, false)?;
     let dest = Dest::Name(Sym::new(SERVICE));
-    let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT))?;
+    let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT), None)?;
     let reply = r.map_err(|e| {
         // The service itself is always registered: `no_such_process` cannot mean the name.
         raise(ctx, e)
@@ -318,13 +320,13 @@ pub(crate) fn service(
     decode_reply(ctx, node, &reply).map(Some)
 }
 
-/// Monitors process `number` on `node`: `block` runs with the reason in a fresh process.
+/// Monitors process `dest` on `node` (a pid, or a registered name there: an Erlang monitor
+/// by name, `{Name, Node}`): `block` runs with the reason in a fresh process.
 pub(crate) fn watch(
     d: &DistNode,
     ctx: &mut Ctx,
     node: Sym,
-    number: u64,
-    creation: u32,
+    dest: Dest,
     block: Value,
 ) -> Result<u64, Unwind> {
     let sys = crate::interp::actor::sys_of(ctx)?;
@@ -350,11 +352,11 @@ pub(crate) fn watch(
         down(etf::atom("noconnection"));
         return Ok(0);
     }
-    let pid = match call_dest(&d.inner, node.as_str(), Dest::Pid { number, creation }) {
-        CallDest::Pid(p) => p,
-        CallDest::Name(_) => return Ok(0),
+    let to = match call_dest(&d.inner, node.as_str(), dest) {
+        CallDest::Pid(p) => PidOrAtom::Pid(p),
+        CallDest::Name(n) => PidOrAtom::Atom(Atom::from(n.as_str())),
     };
-    Ok(conn::watch(&d.inner, from, node.as_str(), pid, down))
+    Ok(conn::watch(&d.inner, from, node.as_str(), to, down))
 }
 
 /// A reply term as the caller's value or raised error.

@@ -174,6 +174,20 @@ impl Inbound for NodeInbound {
         }
     }
 
+    fn call_waited(
+        &self,
+        target: Target,
+        from: eetf::Pid,
+        request: Term,
+        waits: Vec<eetf::Pid>,
+        reply: Done<Term>,
+    ) {
+        if !self.is_service(target) {
+            return self.inner.call_waited(target, from, request, waits, reply);
+        }
+        self.call(target, from, request, reply)
+    }
+
     fn cast(&self, target: Target, request: Term) {
         if !self.is_service(target) {
             return self.inner.cast(target, request);

@@ -91,6 +91,8 @@ pub struct Shared {
     main: MainRun,
     /// Time origin of [`MainRun::deadline`].
     t0: Instant,
+    /// `limits.step(limits.max_reductions)`, computed once (the hook re-arms every job).
+    main_step: u32,
 }
 
 /// The guard of main-program jobs, kept in [`Shared`] rather than in the hook: the main
@@ -119,6 +121,7 @@ impl Shared {
             watchdog: Watchdog::default(),
             main: MainRun::default(),
             t0: Instant::now(),
+            main_step: limits.step(limits.max_reductions),
         }
     }
 
@@ -453,7 +456,7 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
                 return step;
             };
             let stopped = shared.watchdog.job_started(p).is_some();
-            let mut step = l.step(l.max_reductions);
+            let mut step = shared.main_step;
             if stopped || shared.exhausted().is_some() {
                 step = 1;
             }

@@ -57,8 +57,8 @@ pub(crate) fn block_source(params: &[&str], source: &str) -> String {
 }
 
 /// Calls the script's block on the main process.
-pub(crate) fn run(vm: &Vm, block: &Value, args: &[Value]) -> Result<Value, EngineError> {
-    let r = vm.try_run(move |ctx, _| {
+pub(crate) fn run(vm: &mut Vm, block: &Value, args: &[Value]) -> Result<Value, EngineError> {
+    let r = vm.try_run_mut(move |ctx, _| {
         ctx.call_block(block, args)
             .map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
     });

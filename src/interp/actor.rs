@@ -69,7 +69,7 @@ pub struct ProcSlot {
     pub actor: Option<Value>,
     /// Relay homes live in this run: those of the blocks that came with the message being
     /// handled ([`relay`]).
-    pub relays: Vec<u64>,
+    pub relays: relay::Relays,
     /// The last [`send::goes_remote`] decision for an actor handle: (class, selector,
     /// program epoch, answer). A loop of calls to one actor decides once. The class is held
     /// so its address cannot be reused by another class while remembered.

@@ -274,10 +274,8 @@ impl Ctx {
     /// Calls a block with arguments (`arity_mismatch` checked).
     pub fn call_block(&mut self, block: &Value, args: &[Value]) -> EvalResult {
         match block {
-            Value::Block(c) => {
-                let c = c.clone();
-                self.invoke_block(&c, args).map_err(|b| *b)
-            }
+            // The caller's reference keeps the block alive for the call: no count.
+            Value::Block(c) => self.invoke_block(c, args).map_err(|b| *b),
             other => {
                 let name = self.class_name_of(other);
                 Err(self.type_err(format!("expected a Block, got {name}")))

@@ -148,6 +148,67 @@ fn spawn_main(sys: &Arc<ActorSys>, slot: &Arc<JobSlot>) -> ProcRef {
     }
 }
 
+/// A job of the main process (see [`Interpreter::try_run`]); the caller is the only user of
+/// `st` for its length.
+fn run_job<R: Send>(
+    sys: &Arc<ActorSys>,
+    job_slot: &Arc<JobSlot>,
+    on_pool: bool,
+    st: &mut MainState,
+    f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
+) -> Result<R, String> {
+    if !st.main.is_alive() {
+        st.main = spawn_main(sys, job_slot);
+    }
+    let sess = &mut st.session;
+    let job = move |ctx: &mut Ctx| {
+        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, sess))).map_err(|p| {
+            ctx.reset_after_panic();
+            p.downcast_ref::<String>()
+                .cloned()
+                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "panic".to_string())
+        })
+    };
+    // The calling thread runs the main process itself when it can (no hand-off to a worker
+    // and back: `runtime::sched::guest`); else the job goes to the pool.
+    let main = &st.main;
+    let out = crate::interp::main_job::run_in_main(
+        &sys.rt,
+        job_slot,
+        &mut st.guest,
+        main,
+        on_pool,
+        job,
+        |done| job_to_pool(sys, main, done, job_slot),
+    );
+    match out {
+        Some(r) => r,
+        None => {
+            // The main process died while running the job (killed): start a fresh one for
+            // the next job and report.
+            st.main = spawn_main(sys, job_slot);
+            Err("the main process exited".to_string())
+        }
+    }
+}
+
+/// Sends the job in the slot to the main process as a message a pool worker runs; the
+/// message sets `done` when it is dropped, run or not.
+fn job_to_pool(sys: &ActorSys, main: &ProcRef, done: &GuestDone, slot: &Arc<JobSlot>) {
+    let signal = DoneOnDrop(done.clone());
+    let slot = slot.clone();
+    let job: Job = Box::new(move |ctx: &mut Ctx| {
+        let _signal = signal;
+        slot.run(ctx);
+    });
+    let msg = job_message(native(JobBox {
+        job: Mutex::new(Some(job)),
+        class: sys.prog.core.object.clone(),
+    }));
+    sys.rt.cast(main, msg);
+}
+
 impl Interpreter {
     /// A program with the built-in library: a copy of the process's library image
     /// (`interp::library_image`), or loaded into this program (the first of the process).
@@ -244,60 +305,18 @@ impl Interpreter {
     ) -> Result<R, String> {
         // One lock for the call: jobs of the main process run one at a time.
         let mut g = self.main.lock();
-        let st = &mut *g;
-        if !st.main.is_alive() {
-            st.main = spawn_main(&self.sys, &self.job_slot);
-        }
-        let sess = &mut st.session;
-        let job = move |ctx: &mut Ctx| {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, sess))).map_err(
-                |p| {
-                    ctx.reset_after_panic();
-                    p.downcast_ref::<String>()
-                        .cloned()
-                        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                        .unwrap_or_else(|| "panic".to_string())
-                },
-            )
-        };
-        // The calling thread runs the main process itself when it can (no hand-off to a
-        // worker and back: `runtime::sched::guest`); else the job goes to the pool.
         let on_pool = self.main_on_pool.load(std::sync::atomic::Ordering::Relaxed);
-        let main = &st.main;
-        let out = crate::interp::main_job::run_in_main(
-            &self.sys.rt,
-            &self.job_slot,
-            &mut st.guest,
-            main,
-            on_pool,
-            job,
-            |done| self.job_to_pool(main, done, &self.job_slot),
-        );
-        match out {
-            Some(r) => r,
-            None => {
-                // The main process died while running the job (killed): start a fresh one
-                // for the next job and report.
-                st.main = spawn_main(&self.sys, &self.job_slot);
-                Err("the main process exited".to_string())
-            }
-        }
+        run_job(&self.sys, &self.job_slot, on_pool, &mut g, f)
     }
 
-    /// Sends the job in the slot to the main process as a message a pool worker runs; the
-    /// message sets `done` when it is dropped, run or not.
-    fn job_to_pool(&self, main: &ProcRef, done: &GuestDone, slot: &Arc<JobSlot>) {
-        let signal = DoneOnDrop(done.clone());
-        let slot = slot.clone();
-        let job: Job = Box::new(move |ctx: &mut Ctx| {
-            let _signal = signal;
-            slot.run(ctx);
-        });
-        let msg = job_message(native(JobBox {
-            job: Mutex::new(Some(job)),
-            class: self.prog.core.object.clone(),
-        }));
-        self.sys.rt.cast(main, msg);
+    /// [`Interpreter::try_run`] for a caller that has the Interpreter to itself (an `Engine`
+    /// holds its own lock around its Vm): the main state is reached without a lock.
+    pub fn try_run_mut<R: Send>(
+        &mut self,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
+    ) -> Result<R, String> {
+        let on_pool = *self.main_on_pool.get_mut();
+        run_job(&self.sys, &self.job_slot, on_pool, self.main.get_mut(), f)
     }
 
     fn load_stdlib(&self) -> Vec<String> {

@@ -16,7 +16,7 @@ use crate::runtime::process::{enqueue_call, Envelope, ProcRef};
 use crate::runtime::sched::{Shared, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
-use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, Waiter, Wake};
+use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, WaitedBy, Waiter, Wake};
 use crate::value::Value;
 
 /// The context of the running process (see the module docs).
@@ -204,6 +204,19 @@ impl<'y> Cx<'y> {
     /// or is waiting (directly or transitively) on it.
     pub fn would_deadlock(&self, target: Pid) -> bool {
         target == self.pid() || chain_contains(self.current().as_ref(), target)
+    }
+
+    /// A link saying "this process waits on the holder" (its waiting chain behind it), for
+    /// a task it starts and then waits for without a call (`Parallel`, `announceAndWait:`).
+    pub fn waited_by_me(&self) -> WaitedBy {
+        WaitedBy(Waiter::new(Some(self.pid()), self.current()))
+    }
+
+    /// Makes `w` the head of this task's waiting chain (a task started by a process that
+    /// waits on it, [`Cx::waited_by_me`]): a sync call back to that process is then a cycle.
+    /// Only for task processes (an actor's chain is its current message's).
+    pub fn set_waited_by(&mut self, w: WaitedBy) {
+        self.me.0.inner.lock().current = Some(w.0);
     }
 
     /// The processes waiting (directly or transitively) on the message this process is

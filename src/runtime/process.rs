@@ -509,6 +509,63 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
     }
 }
 
+/// Claims an idle actor process with nothing queued for the calling thread's guest runner
+/// (`sched::guest`), in one lock: marks it running and lends its behaviour out, so the
+/// guest hands it one message directly ([`run_lent`]) instead of queueing the message and
+/// scheduling the process (the lock that delivers it and the lock in which `run_body` takes
+/// it back out become this one). `None` when the process is not idle, has mail or control
+/// signals, or no longer accepts messages: the caller delivers the ordinary way.
+pub(crate) fn claim_idle(p: &ProcRef) -> Option<Box<dyn Behaviour>> {
+    let mut g = p.0.inner.lock();
+    if !g.accepting
+        || g.reason.is_some()
+        || g.sched != Sched::Idle
+        || g.mailbox.len() != 0
+        || g.has_control()
+        || !matches!(g.body, Some(Body::Actor(_)))
+    {
+        return None;
+    }
+    let Some(Body::Actor(b)) = g.body.take() else {
+        return None;
+    };
+    g.sched = Sched::Running;
+    g.current = None;
+    Some(b)
+}
+
+/// The run of a process claimed by [`claim_idle`]: `msg` (a cast: no reply) is handled as
+/// the first message, then the run goes on as [`run_body`]'s would (control signals and
+/// whatever arrived meanwhile, then the process idles with its behaviour back in its record,
+/// or it exits). A kill while the message runs finds no behaviour in the record; the run
+/// ends at the next lock, dropping it.
+pub(crate) fn run_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, msg: Message) {
+    let p = cx.me();
+    let shared = cx.shared();
+    // `actor_loop`'s handling of a cast, without building a `Next`.
+    let selector = msg.selector;
+    match catch_unwind(AssertUnwindSafe(|| b.handle(cx, msg))) {
+        Err(e) => {
+            finish(shared, p, ExitReason::Panic(panic_message(&e).into()));
+            return;
+        }
+        Ok(Ok(_)) => {}
+        Ok(Err(e)) => {
+            if catch_unwind(AssertUnwindSafe(|| b.cast_failed(cx, selector, e))).is_err() {
+                cx.log("cast_failed hook panicked");
+            }
+        }
+    }
+    if let Some(reason) = cx.requested_exit() {
+        stop_after_message(cx, shared, p, &mut b, reason);
+        return;
+    }
+    if cx.tick().is_err() {
+        return; // killed while preempted: finish already ran
+    }
+    actor_loop(cx, shared, p, b, None);
+}
+
 /// What an actor does next (under its lock): control signals first, then the mailbox.
 /// `None` when there is nothing to do (the caller makes the process idle).
 #[inline(always)]

@@ -65,6 +65,20 @@ impl Message {
     pub fn named(selector: &str, args: Vec<Value>) -> Message {
         Message::new(Sym::new(selector), args)
     }
+    /// `Message::request(Request::Job, Vec::new())` without the general encoder (a script
+    /// call from an embedding host makes one per call).
+    #[inline]
+    pub fn job() -> Message {
+        Message {
+            selector: TAG_JOB,
+            args: Vec::new(),
+        }
+    }
+    /// Whether this is a [`Request::Job`] (without decoding the request).
+    #[inline]
+    pub fn is_job(&self) -> bool {
+        self.selector == TAG_JOB
+    }
     /// A control-path request. A [`Request::Job`] carries its job as the one argument in
     /// `args`; the other requests ignore `args`.
     pub fn request(request: Request, args: Vec<Value>) -> Message {

@@ -82,6 +82,13 @@ pub struct RemoteChain {
     pub wire: Box<dyn Any + Send + Sync>,
 }
 
+/// A link of a waiting chain that a process hands to a task it waits for without a call
+/// (a `Parallel` block, an `announceAndWait:` handler): the task's calls then see the
+/// process (and whatever waits on it) as waiting on them ([`crate::runtime::Cx::waited_by_me`],
+/// [`crate::runtime::Cx::set_waited_by`]).
+#[derive(Clone)]
+pub struct WaitedBy(pub(crate) Arc<Waiter>);
+
 impl Waiter {
     pub(crate) fn new(caller: Option<Pid>, parent: Option<Arc<Waiter>>) -> Arc<Waiter> {
         Waiter::new_for(caller, parent, None)

@@ -30,7 +30,7 @@ pub fn job_message(job: Value) -> Message {
 
 /// The message that runs the job in the main process's `JobSlot` (`interp::main_job`).
 pub fn job_message_in_slot() -> Message {
-    Message::request(Request::Job, Vec::new())
+    Message::job()
 }
 
 /// An instance of an `Actor subclass:`.
@@ -365,7 +365,7 @@ pub struct MainActor {
 
 impl Behaviour for MainActor {
     fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-        if !matches!(msg.as_request(), Some(Request::Job)) {
+        if !msg.is_job() {
             return Ok(Value::Nil);
         }
         // No argument: the job waits in the shared slot; else it travels in a JobBox.

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, REMOTE_HOME};
-use crate::value::{ClassRef, Value};
+use crate::value::{ClassRef, Instance, Value};
 
 /// A fresh relay home (`REMOTE_HOME | n`), never handed out twice by this OS process.
 pub fn next_relay_home() -> u64 {
@@ -35,42 +35,209 @@ pub fn is_relay(home: u64) -> bool {
     home >> 62 == 1
 }
 
-/// The relay homes of the blocks that arrived as direct arguments of a message.
-pub fn message_relays(args: &[Value]) -> Vec<u64> {
-    args.iter()
-        .filter_map(|a| match a {
-            Value::Block(c) if is_relay(c.home) => Some(c.home),
-            _ => None,
+/// How deep inside collection arguments blocks get relay homes (as deep as
+/// `send::transfer_in` copies).
+const DEPTH: usize = 24;
+
+/// The relay homes live while a message is handled: those of the blocks that arrived as
+/// direct arguments, found when the message starts, and those of blocks inside its
+/// collection arguments (Lists, Arrays, Queues, Tuples, Dictionary values, Value fields),
+/// looked for only when a relay home is asked about (a `^` to one, or passing such a block
+/// on) — so a message with a large collection argument is not walked for them.
+#[derive(Default)]
+pub struct Relays(Vec<Held>);
+
+/// One entry of [`Relays`] (one vector: a message without blocks or collections costs what
+/// a list of homes did).
+enum Held {
+    Home(u64),
+    Nested(Value),
+}
+
+impl Relays {
+    /// Is relay home `home` live in this message?
+    pub fn contains(&self, home: &u64) -> bool {
+        self.0.iter().any(|h| match h {
+            Held::Home(x) => x == home,
+            Held::Nested(v) => holds_relay(v, *home, 0),
         })
-        .collect()
+    }
+
+    /// Adds a relay home live for the whole message (a remote call's, `crate::dist::peer`).
+    pub fn push(&mut self, home: u64) {
+        self.0.push(Held::Home(home));
+    }
+
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+}
+
+/// The relay homes of the blocks that arrived in a message (see [`Relays`]).
+#[inline]
+pub fn message_relays(args: &[Value]) -> Relays {
+    let mut r = Vec::new();
+    for a in args {
+        match a {
+            Value::Block(c) if is_relay(c.home) => r.push(Held::Home(c.home)),
+            Value::List(_)
+            | Value::Queue(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Object(_) => r.push(Held::Nested(a.clone())),
+            _ => {}
+        }
+    }
+    Relays(r)
+}
+
+/// Does `v` hold a block whose home is relay home `home`?
+fn holds_relay(v: &Value, home: u64, d: usize) -> bool {
+    if d > DEPTH {
+        return false;
+    }
+    let each = |x: &Value| holds_relay(x, home, d + 1);
+    match v {
+        Value::Block(c) => c.home == home,
+        Value::List(l) | Value::Queue(l) => l.iter().any(each),
+        Value::Array(l) => l.iter().any(each),
+        Value::Tuple(t) => t.iter().any(each),
+        Value::Dict(m) => m.values().any(each),
+        Value::Object(i) => i.fields.iter().any(each),
+        _ => false,
+    }
+}
+
+/// Are `a` and `b` the same collection (not copied)?
+fn shared(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::List(x), Value::List(y)) | (Value::Queue(x), Value::Queue(y)) => Arc::ptr_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => Arc::ptr_eq(x, y),
+        (Value::Tuple(x), Value::Tuple(y)) => Arc::ptr_eq(x, y),
+        (Value::Dict(x), Value::Dict(y)) => Arc::ptr_eq(x, y),
+        (Value::Object(x), Value::Object(y)) => Arc::ptr_eq(x, y),
+        _ => false,
+    }
+}
+
+/// Does collection `v` hold a block whose home is live in `ctx`?
+fn holds_live_block(ctx: &Ctx, v: &Value, d: usize) -> bool {
+    if d > DEPTH {
+        return false;
+    }
+    let each = |x: &Value| holds_live_block(ctx, x, d + 1);
+    match v {
+        Value::Block(c) => c.home != u64::MAX && ctx.home_live(c.home),
+        Value::List(l) | Value::Queue(l) => l.iter().any(each),
+        Value::Array(l) => l.iter().any(each),
+        Value::Tuple(t) => t.iter().any(each),
+        Value::Dict(m) => m.values().any(each),
+        Value::Object(i) => i.fields.iter().any(each),
+        _ => false,
+    }
+}
+
+/// Copy `c` of a block whose home `home` is live in the caller, with a fresh relay home.
+fn relay_block(c: &Closure, home: u64, map: &mut Vec<(u64, u64)>) -> Value {
+    let relay = next_relay_home();
+    map.push((relay, home));
+    Value::Block(Arc::new(Closure {
+        code: c.code.clone(),
+        recv: c.recv.clone(),
+        upvals: c.upvals.clone(),
+        home: relay,
+        mclass: c.mclass.clone(),
+        mside: c.mside,
+        serial: c.serial,
+    }))
+}
+
+/// `copy` (the crossing copy of `orig`, same shape) with relay homes for the blocks that
+/// have a live home in `orig`.
+fn relay_nested(
+    ctx: &Ctx,
+    orig: &Value,
+    copy: &Value,
+    d: usize,
+    map: &mut Vec<(u64, u64)>,
+) -> Value {
+    if d > DEPTH {
+        return copy.clone();
+    }
+    let mut each = |o: &Value, c: &Value| relay_nested(ctx, o, c, d + 1, map);
+    match (orig, copy) {
+        (Value::Block(o), Value::Block(c)) if o.home != u64::MAX && ctx.home_live(o.home) => {
+            relay_block(c, o.home, map)
+        }
+        (Value::List(o), Value::List(c)) => Value::List(Arc::new(
+            o.iter().zip(c.iter()).map(|(o, c)| each(o, c)).collect(),
+        )),
+        (Value::Queue(o), Value::Queue(c)) => Value::Queue(Arc::new(
+            o.iter().zip(c.iter()).map(|(o, c)| each(o, c)).collect(),
+        )),
+        (Value::Array(o), Value::Array(c)) => Value::Array(Arc::new(
+            o.iter().zip(c.iter()).map(|(o, c)| each(o, c)).collect(),
+        )),
+        (Value::Tuple(o), Value::Tuple(c)) => {
+            Value::tuple(o.iter().zip(c.iter()).map(|(o, c)| each(o, c)).collect())
+        }
+        (Value::Dict(o), Value::Dict(c)) => Value::Dict(Arc::new(
+            c.iter()
+                .map(|(k, cv)| {
+                    let v = match o.get(&k) {
+                        Some(ov) => each(ov, cv),
+                        None => cv.clone(),
+                    };
+                    (k.clone(), v)
+                })
+                .collect::<crate::value::dict::Dict>(),
+        )),
+        (Value::Object(o), Value::Object(c)) => Value::Object(Arc::new(Instance {
+            class: c.class.clone(),
+            fields: o
+                .fields
+                .iter()
+                .zip(c.fields.iter())
+                .map(|(o, c)| each(o, c))
+                .collect(),
+        })),
+        _ => copy.clone(),
+    }
 }
 
 /// The arguments of a sync call as they cross (see [`super::send::transfer_in`]), with a
-/// relay home for each block whose home is live here; answers the (relay, home) pairs.
+/// relay home for each block whose home is live here, directly an argument or inside a
+/// collection argument; answers the (relay, home) pairs.
 pub fn prepare_args(ctx: &Ctx, args: &[Value]) -> (Vec<Value>, Vec<(u64, u64)>) {
     let mut map = Vec::new();
     let out = args
         .iter()
-        .map(|a| {
-            let v = super::send::transfer_in(ctx, a);
-            match (a, &v) {
-                (Value::Block(orig), Value::Block(c))
-                    if orig.home != u64::MAX && ctx.home_live(orig.home) =>
-                {
-                    let relay = next_relay_home();
-                    map.push((relay, orig.home));
-                    Value::Block(Arc::new(Closure {
-                        code: c.code.clone(),
-                        recv: c.recv.clone(),
-                        upvals: c.upvals.clone(),
-                        home: relay,
-                        mclass: c.mclass.clone(),
-                        mside: c.mside,
-                        serial: c.serial,
-                    }))
+        .map(|a| match a {
+            Value::Block(orig) => {
+                let v = super::send::transfer_in(ctx, a);
+                match &v {
+                    Value::Block(c) if orig.home != u64::MAX && ctx.home_live(orig.home) => {
+                        relay_block(c, orig.home, &mut map)
+                    }
+                    _ => v,
                 }
-                _ => v,
             }
+            Value::List(_)
+            | Value::Queue(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Object(_) => {
+                let v = super::send::transfer_in(ctx, a);
+                // Only a copied collection can hold a block (`transfer_in` shares others).
+                if !shared(&v, a) && holds_live_block(ctx, a, 0) {
+                    relay_nested(ctx, a, &v, 0, &mut map)
+                } else {
+                    v
+                }
+            }
+            _ => super::send::transfer_in(ctx, a),
         })
         .collect();
     (out, map)

@@ -137,6 +137,20 @@ pub trait Inbound: Send + Sync {
     /// `target`; `reply` gets the reply term (`{ok, Value}` or `{error, Exception}`),
     /// exactly once.
     fn call(&self, target: Target, from: eetf::Pid, request: eetf::Term, reply: Done<eetf::Term>);
+    /// [`Inbound::call`] from a process of an Erlang peer that the processes `waits` (of
+    /// this node first, nearest first) are waiting on through their calls to it: a target
+    /// among them closes a cycle (`deadlock_detected`, `crate::dist::erl_wait`).
+    fn call_waited(
+        &self,
+        target: Target,
+        from: eetf::Pid,
+        request: eetf::Term,
+        waits: Vec<eetf::Pid>,
+        reply: Done<eetf::Term>,
+    ) {
+        let _ = waits;
+        self.call(target, from, request, reply)
+    }
     /// A `gen_server:cast` request (`{cast, Selector, Args}`) to `target`.
     fn cast(&self, target: Target, request: eetf::Term);
     /// The process number of `target` if it is alive.
@@ -239,15 +253,15 @@ pub trait Distribution: Send + Sync {
     ) -> Result<Option<Value>, Unwind> {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
-    /// Monitors process `number` on `node`: `block` runs (in a fresh process) with the exit
-    /// reason when it exits, `#noproc` if it is not running, `#noconnection` when the link
-    /// is lost (8.3). Answers an id for [`Distribution::unwatch_remote`].
+    /// Monitors process `dest` on `node` (a pid, or a registered name on an Erlang peer):
+    /// `block` runs (in a fresh process) with the exit reason when it exits, `#noproc` if
+    /// it is not running, `#noconnection` when the link is lost (8.3). Answers an id for
+    /// [`Distribution::unwatch_remote`].
     fn watch_remote(
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _number: u64,
-        _creation: u32,
+        _dest: Dest,
         _block: Value,
     ) -> Result<u64, Unwind> {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))

@@ -11,7 +11,7 @@ use std::any::Any;
 
 use crate::interp::actor::handle::native;
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Ctx, EvalResult};
+use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::Dest;
 use crate::interp::prims::actor_node_remote::{check_name, node_of, timeout_of};
 use crate::runtime::Timeout;
@@ -157,7 +157,31 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
             }
             _ if RESOLVED.contains(&s) => {
                 let (node, name) = (rn.node, rn.name);
-                let r = resolve(ctx, node, name).and_then(|h| ctx.send(&h, sel, args));
+                let r = match resolve_opt(ctx, node, name) {
+                    Ok(Some(h)) => ctx.send(&h, sel, args),
+                    // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
+                    // Node})` (the process registered under the name when it arrives).
+                    Ok(None) if s == "monitor" => {
+                        Ok(crate::interp::prims::actor_node_remote::remote_ref(
+                            ctx,
+                            node,
+                            Dest::Name(name),
+                        ))
+                    }
+                    Ok(None) if s == "onExit:" => {
+                        let block = args.first().cloned().unwrap_or(Value::Nil);
+                        crate::interp::prims::actor_node_remote::on_exit(
+                            ctx,
+                            node,
+                            Dest::Name(name),
+                            block,
+                        )
+                    }
+                    Ok(None) => {
+                        Err(ctx.err(ErrorKind::RuntimeError, format!("{node} is not a bt node")))
+                    }
+                    Err(u) => Err(u),
+                };
                 return Some(r);
             }
             _ if LOCAL_SELECTORS.contains(&s) => return None,
@@ -168,12 +192,20 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
     Some(call_remote(ctx, node, name, sel, args, t))
 }
 
-/// The actor registered as `name` on `node` now (`no_such_process` if none).
-fn resolve(ctx: &mut Ctx, node: Sym, name: Sym) -> EvalResult {
+/// The actor registered as `name` on bt node `node` now (`no_such_process` if none);
+/// `None` when `node` is not a bt node.
+fn resolve_opt(ctx: &mut Ctx, node: Sym, name: Sym) -> Result<Option<Value>, Unwind> {
     let Some(d) = ctx.prog.dist.get().cloned() else {
         return Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")));
     };
     let r = d.service(ctx, node, "whereis", &[Value::Symbol(name), Value::Nil]);
+    match r {
+        Ok(None) => Ok(None),
+        r => resolved(ctx, node, name, r).map(Some),
+    }
+}
+
+fn resolved(ctx: &mut Ctx, node: Sym, name: Sym, r: Result<Option<Value>, Unwind>) -> EvalResult {
     match r {
         Ok(Some(v)) => match &v {
             Value::Tuple(t) if t.len() == 2 => {

@@ -127,8 +127,8 @@ impl NativeObj for RemotePid {
 /// `whenDown:`.
 pub struct RemoteRef {
     pub node: Sym,
-    pub number: u64,
-    pub creation: u32,
+    /// The monitored process: a pid there, or (an Erlang peer's) registered name.
+    pub dest: Dest,
     pub id: u64,
     pub class: ClassRef,
     /// The watch of `whenDown:` (for `demonitor`).
@@ -422,13 +422,13 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
     if let Some(rr) = downcast::<RemoteRef>(recv) {
         return Some(match sel.as_str() {
             "whenDown:" => {
-                let (node, number, creation) = (rr.node, rr.number, rr.creation);
+                let (node, dest) = (rr.node, rr.dest);
                 let d = match dist(ctx, node) {
                     Ok(d) => d,
                     Err(u) => return Some(Err(u)),
                 };
                 let block = a0(args);
-                match d.watch_remote(ctx, node, number, creation, block) {
+                match d.watch_remote(ctx, node, dest, block) {
                     Ok(id) => {
                         if let Some(rr) = downcast::<RemoteRef>(recv) {
                             *rr.watch.lock() = Some(id);
@@ -450,6 +450,30 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
         });
     }
     None
+}
+
+/// `monitor` on a process of `node` (by pid, or an Erlang peer's registered name): a
+/// Reference whose `whenDown:` starts watching.
+pub fn remote_ref(ctx: &Ctx, node: Sym, dest: Dest) -> Value {
+    let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
+    let class = ctx
+        .prog
+        .class_named("Reference")
+        .unwrap_or_else(|| ctx.prog.core.object.clone());
+    native(RemoteRef {
+        node,
+        dest,
+        id,
+        class,
+        watch: Mutex::new(None),
+    })
+}
+
+/// `onExit:` on a process of `node`: `block` runs with its exit reason (8.3).
+pub fn on_exit(ctx: &mut Ctx, node: Sym, dest: Dest, block: Value) -> EvalResult {
+    let d = dist(ctx, node)?;
+    d.watch_remote(ctx, node, dest, block)
+        .map(|_| Value::sym("ok"))
 }
 
 fn a0(args: &[Value]) -> Value {
@@ -483,29 +507,8 @@ fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Opti
                     service(ctx, node, s, &[Value::Int(number as i64)]).map(|_| Value::sym("ok")),
                 );
             }
-            "monitor" => {
-                let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
-                let class = ctx
-                    .prog
-                    .class_named("Reference")
-                    .unwrap_or_else(|| ctx.prog.core.object.clone());
-                return Some(Ok(native(RemoteRef {
-                    node,
-                    number,
-                    creation: ra.creation,
-                    id,
-                    class,
-                    watch: Mutex::new(None),
-                })));
-            }
-            "onExit:" => {
-                let d = match dist(ctx, node) {
-                    Ok(d) => d,
-                    Err(u) => return Some(Err(u)),
-                };
-                let r = d.watch_remote(ctx, node, number, ra.creation, a0(args));
-                return Some(r.map(|_| Value::sym("ok")));
-            }
+            "monitor" => return Some(Ok(remote_ref(ctx, node, ra.dest()))),
+            "onExit:" => return Some(on_exit(ctx, node, ra.dest(), a0(args))),
             "withTimeout:" => return Some(with_timeout(ctx, ra, &a0(args))),
             "asString" => return Some(Ok(Value::str(ra.print_string()))),
             _ if REFERENCE_LOCAL.contains(&s) || HANDLE_LOCAL.contains(&s) => return None,

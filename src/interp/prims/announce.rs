@@ -469,6 +469,8 @@ fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> Eval
         };
         let s2 = sys.clone();
         let cx = need_cx(ctx)?;
+        // The handler's process has this one waiting on it: a sync send back is a cycle.
+        let job = crate::interp::prims::parallel::waited_job(cx.waited_by_me(), job);
         let waited = cx.wait_external(t, move |c| {
             spawn_job(&s2, "callback", job, move |_| c.complete(Value::Nil));
         });

@@ -99,6 +99,19 @@ pub(crate) fn spawn_job(
     h.proc().clone()
 }
 
+/// A job whose process has `by`'s process waiting on it (its waiting chain starts there).
+pub(crate) fn waited_job(
+    by: crate::runtime::WaitedBy,
+    f: impl FnOnce(&mut Ctx) -> EvalResult + Send + 'static,
+) -> Job {
+    Box::new(move |ctx: &mut Ctx| {
+        if let Some(cx) = crate::interp::actor::cx_of(ctx) {
+            cx.set_waited_by(by);
+        }
+        f(ctx)
+    })
+}
+
 fn run_job(ctx: &mut Ctx, job: Job) -> Outcome {
     match job(ctx) {
         Ok(v) => Outcome::Ok(transfer(&v)),
@@ -196,10 +209,13 @@ fn run(
     let cx = need_cx(ctx)?;
     let st2 = st.clone();
     let s2 = sys.clone();
+    // The blocks' processes carry the caller as waiting on them: a sync send back to it is
+    // a cycle (`deadlock_detected`, 5.6).
+    let by = cx.waited_by_me();
     let waited = cx.wait_external(t, move |c| {
         for (i, block) in blocks.into_iter().enumerate() {
             let (st3, c2) = (st2.clone(), c.clone());
-            let job: Job = Box::new(move |ctx: &mut Ctx| ctx.call_block(&block, &[]));
+            let job = waited_job(by.clone(), move |ctx| ctx.call_block(&block, &[]));
             let p = spawn_job(&s2, "worker", job, move |o| {
                 let ok = matches!(o, Outcome::Ok(_));
                 let decided = {

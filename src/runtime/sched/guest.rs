@@ -46,7 +46,9 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
-use crate::runtime::process::{run_body, Envelope, ProcRef, Sched};
+use crate::runtime::process::{
+    claim_idle, run_body, run_lent, Behaviour, Envelope, ProcRef, Sched,
+};
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
 use crate::runtime::waiter::Wake;
@@ -94,6 +96,9 @@ type RunnerCo = Coroutine<(), Suspend, (), PooledStack>;
 struct RunnerIo {
     /// Set before a resume that should run the process (it was marked scheduled for us).
     go: AtomicBool,
+    /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
+    /// behaviour and the message to hand it (no mailbox round trip).
+    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Message)>>,
     /// Set before the resume that ends the runner.
     quit: AtomicBool,
     /// True while parked between runs (a `Wait` suspension mid-run leaves it false).
@@ -111,7 +116,8 @@ struct Runner {
     slot: u32,
     gen: u32,
     top: usize,
-    io: Arc<RunnerIo>,
+    /// Shared with the coroutine only (`Rc`: both move together; see the Send impl).
+    io: std::rc::Rc<RunnerIo>,
 }
 
 // SAFETY: a Runner is only moved between threads while parked at its idle point (an
@@ -119,7 +125,9 @@ struct Runner {
 // otherwise). Its frames there are corosensei's entry and the loop in `Runner::start`,
 // which holds only `Send` data (the runtime handle, the process handle, the `RunnerIo`) and
 // reads no thread-local (the run itself is in `run_once`, never inlined, whose frames are
-// gone while parked), so resuming it on another thread reads nothing of the old one.
+// gone while parked), so resuming it on another thread reads nothing of the old one. The
+// `RunnerIo` (not `Sync`: its `lent` cell) is shared by this struct and the coroutine only,
+// which move together; its `Rc` count is touched only by the thread holding the Runner.
 #[allow(unsafe_code)]
 unsafe impl Send for Runner {}
 
@@ -134,7 +142,10 @@ fn run_once(
     io: &RunnerIo,
 ) {
     let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
-    run_body(&mut cx);
+    match io.lent.take() {
+        Some((b, msg)) => run_lent(&mut cx, b, msg),
+        None => run_body(&mut cx),
+    }
     let d = cx.deepest();
     if d < io.deepest.load(Ordering::Relaxed) {
         io.deepest.store(d, Ordering::Relaxed);
@@ -163,7 +174,7 @@ impl Runner {
             gen,
         };
         let (low, top) = (stack.usable_low(), stack.top());
-        let io = Arc::new(RunnerIo {
+        let io = std::rc::Rc::new(RunnerIo {
             deepest: AtomicUsize::new(top),
             ..RunnerIo::default()
         });
@@ -413,23 +424,20 @@ pub(crate) fn drive(
     }
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
-    match deliver(p, msg) {
-        Err(_) => return Ok(false),
-        Ok(false) => {}
-        Ok(true) => {
-            if runner.is_none() {
-                *runner = Runner::start(w, p);
-            }
-            match runner.as_mut() {
-                Some(r) => {
-                    r.io.go.store(true, Ordering::Relaxed);
-                    if !r.resume(w) {
-                        *runner = None;
-                    }
-                }
-                None => w.start(p.clone()),
-            }
+    // The usual case: the runner is parked and the process idle with nothing queued. One
+    // lock claims it and the runner gets the message by hand (`process::run_lent`).
+    let claimed = match runner.as_mut() {
+        Some(r) => claim_idle(p).map(|b| (r, b)),
+        None => None,
+    };
+    if let Some((r, b)) = claimed {
+        r.io.lent.set(Some((b, msg)));
+        r.io.go.store(true, Ordering::Relaxed);
+        if !r.resume(w) {
+            *runner = None;
         }
+    } else if !deliver_and_start(w, runner, p, msg) {
+        return Ok(false);
     }
     loop {
         let task = pop_guest(&sh.workers[g]);
@@ -486,6 +494,36 @@ pub(crate) fn drive(
     Ok(true)
 }
 
+/// The ordinary start of a guest call: the message goes into `p`'s mailbox and, when that
+/// makes `p` runnable, the runner (started if need be) runs `run_body`. False when `p` no
+/// longer accepts messages.
+fn deliver_and_start(
+    w: &mut Worker,
+    runner: &mut Option<Runner>,
+    p: &ProcRef,
+    msg: Message,
+) -> bool {
+    match deliver(p, msg) {
+        Err(_) => return false,
+        Ok(false) => {}
+        Ok(true) => {
+            if runner.is_none() {
+                *runner = Runner::start(w, p);
+            }
+            match runner.as_mut() {
+                Some(r) => {
+                    r.io.go.store(true, Ordering::Relaxed);
+                    if !r.resume(w) {
+                        *runner = None;
+                    }
+                }
+                None => w.start(p.clone()),
+            }
+        }
+    }
+    true
+}
+
 /// The next task on the guest queue. Its length is kept exact under its lock (every push
 /// goes through `Shared::push_task`, every pop through here), so an empty queue — the usual
 /// case once the job is over — is seen without taking the lock. A task pushed by another
@@ -522,5 +560,60 @@ impl Drop for InPlace<'_> {
                 std::mem::forget(w);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::runtime::{handler, Config, Runtime};
+    use crate::value::Value;
+    use std::sync::atomic::AtomicUsize;
+
+    /// The guest's fast path is conditional: a call claims the idle process and hands the
+    /// runner its message (`process::claim_idle`), and anything else delivers the message to
+    /// the mailbox as before. Both must give the same run.
+    #[test]
+    fn claimed_and_delivered_calls_run_the_same() {
+        let rt = Runtime::new(Config::default()).unwrap();
+        let h = rt.handle();
+        let jobs = Arc::new(AtomicUsize::new(0));
+        let extras = Arc::new(AtomicUsize::new(0));
+        let done = GuestDone::new();
+        let (j, x, d) = (jobs.clone(), extras.clone(), done.clone());
+        let p = h.spawn(handler(move |cx, msg| {
+            if msg.selector.as_str() == "extra" {
+                x.fetch_add(1, Ordering::SeqCst);
+                return Ok(Value::Nil);
+            }
+            // A message to itself arrives while the process runs: handled in the same
+            // run, before the process idles again.
+            let me = cx.me().clone();
+            cx.cast(&me, Message::named("extra", Vec::new()));
+            j.fetch_add(1, Ordering::SeqCst);
+            d.set_local();
+            Ok(Value::Nil)
+        }));
+        let mut stacks = GuestStacks::default();
+        for i in 1..=3 {
+            done.reset();
+            // The first call starts the runner through the mailbox; later calls claim.
+            let claimable = stacks.idle.as_ref().is_some_and(|w| w.1.is_some());
+            assert_eq!(claimable, i > 1);
+            let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
+            assert!(matches!(r, Ok(true)));
+            assert!(done.is_set());
+            assert_eq!(jobs.load(Ordering::SeqCst), i);
+            assert_eq!(extras.load(Ordering::SeqCst), i);
+            assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
+        }
+        // A killed process cannot be claimed and takes no message.
+        h.kill(&p);
+        done.reset();
+        let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
+        assert!(matches!(r, Ok(false)));
+        assert_eq!(jobs.load(Ordering::SeqCst), 3);
+        drop(stacks);
+        rt.shutdown();
     }
 }

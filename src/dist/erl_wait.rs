@@ -1,0 +1,138 @@
+//! Deadlock detection through Erlang processes (LANGUAGE 5.6, 8.3): a call from an
+//! Erlang process that bt processes are waiting on.
+//!
+//! Erlang peers carry no waiting chain ([`super::chain`] is bt↔bt only), but this node knows
+//! its own side of a cycle: a bt process B that sync-calls an Erlang process E waits on E,
+//! and so does everything waiting on B (B's waiting chain, kept with the pending call,
+//! `PendingCall::waiting`). When E (the `gen_server:call`'s `From`) then calls a process of
+//! this node, the call carries that list as E's waiting chain ([`Inbound::call_waited`]):
+//! a target on it closes a cycle and the call is answered `deadlock_detected` at once (the
+//! Erlang caller gets `{error, Exception}`); otherwise the target handles the call with the
+//! chain as the end of its own, so that a call it makes back to B fails as a local cycle.
+//!
+//! B may have called E by pid (compared with `From` directly) or by registered name
+//! (`Actor named: #e on: erlNode`): then this node asks E's node who `From` is
+//! (`rpc`: `erlang:process_info(From, registered_name)` to its `rex` server) before the
+//! call is handed on — only when such a call is pending to that peer, so the usual call
+//! pays one atomic load ([`Counted`]). Only `From` itself is recognised, not a process E
+//! spawned or called in turn.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use eetf::{Atom, List, Pid, Term, Tuple};
+
+use super::conn::{atom, start_call, CallDest};
+use super::node::{Inner, Once};
+use crate::interp::actor::Done;
+use crate::interp::prims::actor_node::{Inbound, Target};
+
+/// How long the question to the peer's `rex` may take before the call is handed on as
+/// if nobody waited on its caller.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(2000);
+
+/// A pending call to an Erlang peer, counted in `Inner::erl_calls` until it is dropped.
+pub(crate) struct Counted(Arc<AtomicUsize>);
+
+impl Counted {
+    pub(crate) fn new(inner: &Inner) -> Counted {
+        inner.erl_calls.fetch_add(1, Ordering::Relaxed);
+        Counted(inner.erl_calls.clone())
+    }
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// What this node's pending calls to `peer` say about the processes waiting on `from`:
+/// the chain of the calls made to `from` by pid, and (name, chain) of those made by name.
+fn scan(inner: &Inner, peer: &str, from: &Pid) -> (Vec<Pid>, Vec<(String, Vec<Pid>)>) {
+    let mut direct = Vec::new();
+    let mut named = Vec::new();
+    for c in inner.calls.lock().values() {
+        let Some((waiting, _)) = &c.waiting else {
+            continue;
+        };
+        if c.peer != peer {
+            continue;
+        }
+        let chain = || std::iter::once(c.from.clone()).chain(waiting.iter().cloned());
+        match &c.dest {
+            CallDest::Pid(p) if p == from => direct.extend(chain()),
+            CallDest::Pid(_) => {}
+            CallDest::Name(n) => named.push((n.clone(), chain().collect())),
+        }
+    }
+    (direct, named)
+}
+
+/// Hands a `gen_server:call` from `from` (a process of `peer`) to `target` with the
+/// processes of this node waiting on `from`, asking `from`'s node for its registered name
+/// first when calls to a name there are pending.
+pub(super) fn call(
+    inner: &Arc<Inner>,
+    peer: &str,
+    ib: Arc<dyn Inbound>,
+    target: Target,
+    from: Pid,
+    req: Term,
+    reply: Done<Term>,
+) {
+    if inner.erl_calls.load(Ordering::Relaxed) == 0 {
+        return ib.call(target, from, req, reply);
+    }
+    let (mut chain, named) = scan(inner, peer, &from);
+    if named.is_empty() {
+        return ib.call_waited(target, from, req, chain, reply);
+    }
+    // `rpc:call(Node, erlang, process_info, [From, registered_name])` through `rex`.
+    let request = Term::from(Tuple::from(vec![
+        atom("call"),
+        atom("erlang"),
+        atom("process_info"),
+        Term::from(List::from(vec![
+            Term::from(from.clone()),
+            atom("registered_name"),
+        ])),
+        atom("user"),
+    ]));
+    let caller = named[0].1[0].clone();
+    let number = (caller.id as u64) | ((caller.serial as u64) << 32);
+    let f2 = from.clone();
+    let done: Done<Result<_, _>> = Box::new(move |r| {
+        let name = match r {
+            Ok(crate::interp::prims::actor_node::CallReply {
+                term: Term::Tuple(t),
+                ..
+            }) => match &t.elements[..] {
+                [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
+                    Some(name.clone())
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        for (n, c) in named {
+            if Some(&n) == name.as_ref() {
+                chain.extend(c);
+            }
+        }
+        ib.call_waited(target, f2, req, chain, reply);
+    });
+    let done = Once::new(done, Err(super::node::stopped(peer)));
+    let rex = CallDest::Name("rex".to_string());
+    start_call(
+        inner,
+        number,
+        peer,
+        &rex,
+        request,
+        Some(PROBE_TIMEOUT),
+        done,
+        None,
+    );
+}
