@@ -1,4 +1,8 @@
 //! Interned symbols and selectors ([`Sym`]): one global, append-only, thread-safe table.
+//!
+//! Interning takes the table's lock (with a per-thread front); reading a symbol's text
+//! ([`Sym::as_str`]) takes none: names are kept in segments that never move (segment `k`
+//! holds `FIRST << k` names), each name slot written once, so a read is two acquire loads.
 
 use std::fmt;
 use std::sync::OnceLock;
@@ -13,7 +17,37 @@ pub struct Sym(std::num::NonZeroU64);
 struct Interner {
     /// foldhash (seeded per process): SipHash made interning a tenth of engine start-up.
     map: std::collections::HashMap<&'static str, Sym, foldhash::fast::RandomState>,
-    names: Vec<&'static str>,
+    /// How many names are interned (the next index).
+    len: usize,
+}
+
+/// Size of the first name segment; segment `k` holds `FIRST << k` names.
+const FIRST: usize = 1024;
+/// Number of segments: room for `FIRST * (2^SEGMENTS - 1)` names, far past what memory holds.
+const SEGMENTS: usize = 40;
+
+/// One name slot, written once under the interner's write lock, read without a lock.
+type Slot = OnceLock<&'static str>;
+
+/// The name segments, allocated on demand and never freed or moved (like the names).
+static NAMES: [OnceLock<&'static [Slot]>; SEGMENTS] = [const { OnceLock::new() }; SEGMENTS];
+
+/// Segment and offset of name index `i`, None past the last segment.
+#[inline]
+fn slot_of(i: usize) -> Option<(usize, usize)> {
+    let j = i.checked_add(FIRST)?;
+    let k = (usize::BITS - 1 - j.leading_zeros()) as usize - FIRST.trailing_zeros() as usize;
+    (k < SEGMENTS).then(|| (k, j - (FIRST << k)))
+}
+
+/// The slot of name index `i`, allocating its segment (called under the write lock).
+fn slot_for_write(i: usize) -> Option<&'static Slot> {
+    let (k, off) = slot_of(i)?;
+    let seg = NAMES[k].get_or_init(|| {
+        let v: Vec<Slot> = (0..FIRST << k).map(|_| OnceLock::new()).collect();
+        Box::leak(v.into_boxed_slice())
+    });
+    seg.get(off)
 }
 
 thread_local! {
@@ -28,7 +62,7 @@ fn interner() -> &'static RwLock<Interner> {
     I.get_or_init(|| {
         RwLock::new(Interner {
             map: std::collections::HashMap::default(),
-            names: Vec::new(),
+            len: 0,
         })
     })
 }
@@ -55,8 +89,11 @@ impl Sym {
             return (i, name);
         }
         let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
-        let i = Sym::from_index(w.names.len());
-        w.names.push(leaked);
+        let i = Sym::from_index(w.len);
+        // Published before the symbol can be handed out (the write lock orders it too).
+        let fresh = slot_for_write(w.len).is_some_and(|slot| slot.set(leaked).is_ok());
+        assert!(fresh, "symbol table full");
+        w.len += 1;
         w.map.insert(leaked, i);
         (i, leaked)
     }
@@ -67,7 +104,7 @@ impl Sym {
     }
     /// How many symbols are interned (tests bound what peers can add).
     pub fn interned() -> usize {
-        interner().read().names.len()
+        interner().read().len
     }
     fn from_index(i: usize) -> Sym {
         Sym(std::num::NonZeroU64::MIN.saturating_add(i as u64))
@@ -86,14 +123,28 @@ impl Sym {
     pub fn index(self) -> usize {
         (self.0.get() - 1) as usize
     }
-    /// The text; `""` for [`Sym::NONE`].
+    /// The text; `""` for [`Sym::NONE`] and the reserved symbols. Takes no lock.
+    #[inline]
     pub fn as_str(self) -> &'static str {
-        interner()
-            .read()
-            .names
-            .get(self.index())
-            .copied()
-            .unwrap_or("")
+        match Sym::read_slot(self.index()) {
+            Some(s) => s,
+            None => Sym::as_str_locked(self.index()),
+        }
+    }
+
+    #[inline]
+    fn read_slot(i: usize) -> Option<&'static str> {
+        let (k, off) = slot_of(i)?;
+        NAMES[k].get()?.get(off)?.get().copied()
+    }
+
+    /// A symbol whose slot this thread does not see yet (it came over a path that did not
+    /// order memory with the interning thread) or that is not interned (reserved, NONE): the
+    /// lock orders the read after the write.
+    #[cold]
+    fn as_str_locked(i: usize) -> &'static str {
+        let _r = interner().read();
+        Sym::read_slot(i).unwrap_or("")
     }
 }
 
@@ -106,5 +157,38 @@ impl fmt::Debug for Sym {
 impl fmt::Display for Sym {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slots_cover_segment_boundaries() {
+        assert_eq!(slot_of(0), Some((0, 0)));
+        assert_eq!(slot_of(FIRST - 1), Some((0, FIRST - 1)));
+        assert_eq!(slot_of(FIRST), Some((1, 0)));
+        assert_eq!(slot_of(3 * FIRST - 1), Some((1, 2 * FIRST - 1)));
+        assert_eq!(slot_of(3 * FIRST), Some((2, 0)));
+        assert_eq!(slot_of(Sym::NONE.index()), None);
+        assert_eq!(slot_of(Sym::reserved(3).index()), None);
+    }
+
+    #[test]
+    fn names_read_back_across_threads_and_segments() {
+        // Enough names to fill the first segment whatever other tests interned.
+        let names: Vec<String> = (0..FIRST + 10).map(|i| format!("sym-test-{i}")).collect();
+        let syms: Vec<Sym> = std::thread::scope(|s| {
+            let h = s.spawn(|| names.iter().map(|n| Sym::new(n)).collect::<Vec<_>>());
+            h.join().unwrap()
+        });
+        for (n, s) in names.iter().zip(&syms) {
+            assert_eq!(s.as_str(), n);
+            assert_eq!(Sym::new(n), *s);
+        }
+        assert!(Sym::interned() >= FIRST + 10);
+        assert_eq!(Sym::NONE.as_str(), "");
+        assert_eq!(Sym::reserved(1).as_str(), "");
     }
 }

@@ -28,7 +28,6 @@ use std::sync::Arc;
 use crate::engine::error::HostError;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::host_cache::HostKey;
 use crate::interp::program::HostFn as ProgHostFn;
 use crate::value::Value;
 
@@ -290,41 +289,11 @@ typed_host_fn!(4; A1 0, A2 1, A3 2, A4 3);
 typed_host_fn!(5; A1 0, A2 1, A3 2, A4 3, A5 4);
 typed_host_fn!(6; A1 0, A2 1, A3 2, A4 3, A5 4, A6 5);
 
-/// The primitive behind every host method.
-pub(crate) fn call(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let key = (ctx.cur_cls, ctx.cur_sel, false);
-    call_cached(ctx, key, recv, args, |ctx, key| {
-        let f = ctx.prog.host_fns.read().get(&(key.0, key.1)).cloned();
-        f.ok_or_else(|| {
-            ctx.err(
-                ErrorKind::DoesNotUnderstand,
-                format!("{} class does not understand '{}'", key.0, key.1),
-            )
-        })
-    })
-}
+/// The primitive behind every host method (in `interp::host_cache`, so that a class-name
+/// send site can recognise it and call the host function directly).
+pub(crate) use crate::interp::host_cache::call;
 
-/// Calls the host function of `key` (class, selector, instance side): the context's cached one when it
-/// is of the current program epoch (`interp::host_cache`: no lock, hash or reference count per
-/// call), else the one `find` looks up in `Program::host_fns`, which is then cached.
-#[inline(always)]
-pub(crate) fn call_cached(
-    ctx: &mut Ctx,
-    key: HostKey,
-    recv: &Value,
-    args: &[Value],
-    find: impl FnOnce(&mut Ctx, HostKey) -> Result<ProgHostFn, crate::interp::eval::Unwind>,
-) -> EvalResult {
-    let epoch = ctx.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-    let f = match ctx.host_cache.take(epoch, key) {
-        Some(f) => f,
-        None => find(ctx, key)?,
-    };
-    let r = f(ctx, recv, args);
-    // Back into the cache (a nested call through this context may have cached another).
-    ctx.host_cache.put(epoch, key, f);
-    r
-}
+pub(crate) use crate::interp::host_cache::call_cached;
 
 /// Resets the thread's host-call mark when a host function ends (also by a panic).
 struct HostCallMark(usize);

@@ -719,7 +719,12 @@ pub fn lower_statements(
     if stmts.is_empty() {
         return Ok(None);
     }
-    let bindings: Vec<Sym> = session.cells.keys().copied().collect();
+    // A cell some live closure holds (besides the session) stays a cell in this unit.
+    let bindings: Vec<(Sym, bool)> = session
+        .cells
+        .iter()
+        .map(|(k, c)| (*k, Arc::strong_count(c) > 1))
+        .collect();
     let file = if unit.stdlib { NO_FILE } else { unit.file };
     let code = Lowerer::new(file, Owner::toplevel()).toplevel(&stmts, &bindings)?;
     if file != NO_FILE && !code.blocks.is_empty() {
@@ -760,13 +765,31 @@ pub fn run_statements(
     while all.len() < code.ncells as usize {
         all.push(Arc::new(VarCell::new(Value::Nil)));
     }
-    let r = ctx.run_toplevel(code, all).map_err(|b| *b);
+    // Bindings in stack slots: in from their cells now, back (or into new cells) after.
+    let mut slots: Vec<Value> = code
+        .toplevel_slots
+        .iter()
+        .map(|(_, n)| match session.cells.get(n) {
+            Some(c) => c.lock().clone(),
+            None => Value::Nil,
+        })
+        .collect();
+    let r = ctx.run_toplevel(code, all, &mut slots).map_err(|b| *b);
     if r.is_err() && rollback {
         for (c, v) in cells.iter().zip(snapshot) {
             *c.lock() = v;
         }
         for n in new_names {
             session.cells.remove(&n);
+        }
+    } else {
+        for ((_, n), v) in code.toplevel_slots.iter().zip(slots) {
+            match session.cells.get(n) {
+                Some(c) => drop(std::mem::replace(&mut *c.lock(), v)),
+                None => {
+                    session.cells.insert(*n, Arc::new(VarCell::new(v)));
+                }
+            }
         }
     }
     r

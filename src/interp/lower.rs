@@ -241,9 +241,6 @@ impl Lowerer {
             None
         };
         let id = self.new_var(fid, None, binding);
-        if binding.is_some() {
-            self.vars[id as usize].captured = true;
-        }
         let scopes = self.scopes.last_mut().unwrap();
         let base = scopes.iter_mut().rev().find(|s| s.base).unwrap();
         base.names.push((name.to_string(), id));
@@ -330,20 +327,30 @@ impl Lowerer {
         Ok(code)
     }
 
-    /// Lowers top-level statements; `bindings` are the session's existing binding names.
+    /// Lowers top-level statements; `bindings` are the session's existing binding names,
+    /// each with whether its cell is shared (a live closure of an earlier unit holds it).
+    ///
+    /// A binding that no block of this unit captures and whose cell is not shared is a stack
+    /// slot while the unit runs (`FnCode::toplevel_slots`: loaded from the session before,
+    /// stored back after), since nothing but this unit's own code can reach it meanwhile;
+    /// every other binding is its session cell.
     pub fn toplevel(
         mut self,
         stmts: &[&Stmt],
-        bindings: &[Sym],
+        bindings: &[(Sym, bool)],
     ) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
         self.toplevel = true;
         self.begin_fn(&[]);
-        for b in bindings {
-            let id = self.new_var(0, None, Some(*b));
-            self.vars[id as usize].captured = true;
+        // Sized up front: growing these vectors cost more than lowering a short input.
+        self.vars.reserve(bindings.len() + 8);
+        self.fns[0].owned.reserve(bindings.len() + 8);
+        self.scopes[0][0].names.reserve(bindings.len() + 8);
+        for &(b, shared) in bindings {
+            let id = self.new_var(0, None, Some(b));
+            self.vars[id as usize].captured = shared;
             self.scopes[0][0].names.push((b.as_str().to_string(), id));
         }
-        let mut body = Vec::new();
+        let mut body = Vec::with_capacity(stmts.len());
         for s in stmts {
             if let Some(n) = self.stmt(s) {
                 body.push(n);

@@ -84,32 +84,42 @@ pub struct Syms {
 pub struct SourceFile {
     pub path: String,
     pub src: Arc<str>,
-    line_starts: Vec<u32>,
+    /// Where each line starts, computed on the first `line_col` (most inputs of an embedder's
+    /// `eval` never report a position, and scanning them for lines was per-eval work).
+    line_starts: std::sync::OnceLock<Vec<u32>>,
 }
 
 impl SourceFile {
     pub fn new(path: String, src: Arc<str>) -> SourceFile {
-        let lines = src.bytes().filter(|b| *b == b'\n').count();
-        let mut line_starts = Vec::with_capacity(lines + 1);
-        line_starts.push(0u32);
-        for (i, b) in src.bytes().enumerate() {
-            if b == b'\n' {
-                line_starts.push(i as u32 + 1);
-            }
-        }
         SourceFile {
             path,
             src,
-            line_starts,
+            line_starts: std::sync::OnceLock::new(),
         }
     }
+
+    fn line_starts(&self) -> &[u32] {
+        self.line_starts.get_or_init(|| {
+            std::iter::once(0u32)
+                .chain(
+                    self.src
+                        .bytes()
+                        .enumerate()
+                        .filter(|(_, b)| *b == b'\n')
+                        .map(|(i, _)| i as u32 + 1),
+                )
+                .collect()
+        })
+    }
+
     /// 1-based line and column (in characters) of a byte offset.
     pub fn line_col(&self, pos: u32) -> (usize, usize) {
-        let line = match self.line_starts.binary_search(&pos) {
+        let line_starts = self.line_starts();
+        let line = match line_starts.binary_search(&pos) {
             Ok(i) => i,
             Err(i) => i - 1,
         };
-        let start = self.line_starts[line] as usize;
+        let start = line_starts[line] as usize;
         let end = (pos as usize).min(self.src.len());
         let col = self
             .src

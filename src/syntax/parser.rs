@@ -81,6 +81,7 @@ pub(super) fn parse_module(src: &str, opts: Options) -> (Module, Vec<Diagnostic>
     let mut p = Parser::new(src, lexed, opts, 0);
     let module = p.module();
     p.report_unattached_docs();
+    lexer::give_back(std::mem::take(&mut p.toks));
     let mut diags = p.diags;
     diags.sort_by_key(|d| (d.span.start, d.span.end));
     (module, diags)

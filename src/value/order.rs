@@ -65,7 +65,9 @@ fn term_cmp_at(a: &Value, b: &Value, depth: u32) -> Ordering {
 
 fn term_cmp_general(a: &Value, b: &Value, depth: u32) -> Ordering {
     match (a, b) {
+        // Two Symbols: by text (what rank 2 below answers), without the rank walk.
         (Value::Symbol(x), Value::Symbol(y)) if x == y => return Ordering::Equal,
+        (Value::Symbol(x), Value::Symbol(y)) => return x.as_str().cmp(y.as_str()),
         (Value::Str(x), Value::Str(y)) => return x.as_bytes().cmp(y.as_bytes()),
         _ => {}
     }

@@ -54,6 +54,9 @@ pub struct FnCode {
     pub self_var: Option<VarRef>,
     /// Top-level units: the binding name of each cell (cells are session bindings).
     pub toplevel_names: Vec<Sym>,
+    /// Top-level units: the bindings that live in a stack slot while the unit runs (slot,
+    /// name), loaded from and stored back to the session (`Lowerer::toplevel`).
+    pub toplevel_slots: Vec<(u32, Sym)>,
     /// The body as lowered (moved into `op`/`stmts` when compiled).
     pub body: Node,
     /// The compiled body.

@@ -54,18 +54,31 @@ impl Ctx {
         own_return(r, home)
     }
 
-    /// Runs a top-level unit whose cells are the given session bindings.
-    pub(crate) fn run_toplevel(&mut self, code: &Arc<FnCode>, cells: Vec<Arc<VarCell>>) -> Flow {
+    /// Runs a top-level unit whose cells are the given session bindings. `slots` holds the
+    /// values of the bindings kept in stack slots (`FnCode::toplevel_slots`, same order): they
+    /// are moved in before the unit runs and back out after it, whatever its outcome.
+    pub(crate) fn run_toplevel(
+        &mut self,
+        code: &Arc<FnCode>,
+        cells: Vec<Arc<VarCell>>,
+        slots: &mut [Value],
+    ) -> Flow {
         self.enter()?;
         let base = self.stack.len();
         let cbase = self.cells.len();
         self.stack.resize(base + code.nslots as usize, Value::Nil);
+        for (&(i, _), v) in code.toplevel_slots.iter().zip(slots.iter_mut()) {
+            self.stack[base + i as usize] = std::mem::replace(v, Value::Nil);
+        }
         self.cells.extend(cells);
         let home = self.new_home();
+        // Interned once (two per-thread table lookups per input otherwise).
+        static DOIT: std::sync::OnceLock<(Sym, Sym)> = std::sync::OnceLock::new();
+        let (class, sel) = *DOIT.get_or_init(|| (Sym::new("UndefinedObject"), Sym::new("doIt")));
         self.acts.push(Activation {
             home,
-            class: Sym::new("UndefinedObject"),
-            sel: Sym::new("doIt"),
+            class,
+            sel,
             class_side: false,
             call_loc: self.cur_loc,
         });
@@ -86,6 +99,9 @@ impl Ctx {
             if r.is_err() {
                 break;
             }
+        }
+        for (&(i, _), v) in code.toplevel_slots.iter().zip(slots.iter_mut()) {
+            *v = std::mem::replace(&mut self.stack[base + i as usize], Value::Nil);
         }
         self.acts.pop();
         self.pop_frame(base, cbase);

@@ -11,10 +11,12 @@ impl Lowerer {
         for (fid, f) in self.fns.iter().enumerate() {
             let mut slot = f.nparams;
             let mut cell = 0u32;
-            // Bindings of a top-level unit take the first cells, in declaration order.
+            // Captured bindings of a top-level unit take the first cells, in declaration
+            // order (the others are slots like any local).
+            let cell_binding = |info: &VarInfo| info.binding.is_some() && info.captured;
             if self.toplevel && fid == 0 {
                 for &v in &f.owned {
-                    if self.vars[v as usize].binding.is_some() {
+                    if cell_binding(&self.vars[v as usize]) {
                         pos[v as usize] = cell;
                         cell += 1;
                     }
@@ -22,7 +24,7 @@ impl Lowerer {
             }
             for &v in &f.owned {
                 let info = &self.vars[v as usize];
-                if info.binding.is_some() && self.toplevel && fid == 0 {
+                if cell_binding(info) && self.toplevel && fid == 0 {
                     continue;
                 }
                 if info.captured {
@@ -65,8 +67,13 @@ impl Lowerer {
         let mut nslots = f.nparams;
         let mut ncells = 0;
         let mut names = Vec::new();
+        let mut slot_names = Vec::new();
         for &v in &f.owned {
             let info = &self.vars[v as usize];
+            if let (true, Some(b), false) = (self.toplevel && fid == 0, info.binding, info.captured)
+            {
+                slot_names.push((layout[v as usize], b));
+            }
             if info.captured {
                 ncells = ncells.max(layout[v as usize] + 1);
                 if let Some(p) = info.param {
@@ -81,6 +88,7 @@ impl Lowerer {
         }
         names.sort_by_key(|(i, _)| *i);
         code.toplevel_names = names.into_iter().map(|(_, b)| b).collect();
+        code.toplevel_slots = slot_names;
         code.nslots = nslots;
         code.ncells = ncells;
         let mut body = std::mem::take(&mut code.body);

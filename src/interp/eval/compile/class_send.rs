@@ -12,6 +12,9 @@
 //! Anything else (a compiled method, an accessor, a name that is not a class, an epoch
 //! change while the arguments ran) takes the general path, which also fills the entry.
 //!
+//! A host function's site keeps the function itself (no lookup in the context's
+//! `interp::host_cache` per call); a registration changes the epoch like any method change.
+//!
 //! Entries are published and retired like the inline caches' (`eval::hit`): a replaced
 //! entry goes to the program's graveyard, since another process may still be reading it.
 
@@ -39,6 +42,9 @@ struct Entry {
     prim: Prim,
     /// The name of the class defining the primitive (`Ctx::cur_cls` while it runs).
     defc: Sym,
+    /// When the primitive is the host trampoline (`interp::host_cache::call`): the host
+    /// function it would find for `defc` and the selector, called directly.
+    host: Option<crate::interp::program::HostFn>,
 }
 
 /// The site's cache (see the module doc).
@@ -130,11 +136,18 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
             if let Some(h) = c.lookup(&rv, sel) {
                 if let HitKind::Prim(p) = h.kind {
                     if usize::from(h.nargs) == args.len() {
+                        let defc = h.class().name;
+                        let host = if crate::interp::host_cache::is_host_call(p.f) {
+                            c.prog.host_fns.read().get(&(defc, sel)).cloned()
+                        } else {
+                            None
+                        };
                         let e = Entry {
                             epoch,
                             recv: rv.clone(),
                             prim: p,
-                            defc: h.class().name,
+                            defc,
+                            host,
                         };
                         site.fill(&c.prog, e);
                     }
@@ -159,6 +172,9 @@ fn call(c: &mut Ctx, e: &Entry, epoch: u64, sel: Sym, loc: Loc, args: &[Value]) 
     c.cur_cls = e.defc;
     if e.prim.cost != Cost::Free {
         e.prim.cost.charge(c, &e.recv, args)?;
+    }
+    if let Some(h) = &e.host {
+        return h(c, &e.recv, args).map_err(Box::new);
     }
     (e.prim.f)(c, &e.recv, args).map_err(Box::new)
 }
