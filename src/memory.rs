@@ -91,6 +91,9 @@ pub struct Account {
     /// An actor's account adds every count to its engine's account too (`None` for an
     /// engine's own account, or an actor of an engine without `max_memory`).
     parent: AtomicPtr<Account>,
+    /// True for an actor's account ([`new_actor_account`]): values its sync calls answer
+    /// count for it when received (`interp::actor::memlimit::count_reply`).
+    actor: AtomicBool,
 }
 
 impl Account {
@@ -137,6 +140,11 @@ impl Account {
             .fetch_add(bytes.min(isize::MAX as usize) as isize, Ordering::Relaxed);
     }
 
+    /// True for an actor's account (see [`new_actor_account`]).
+    pub fn is_actor(&self) -> bool {
+        self.actor.load(Ordering::Relaxed)
+    }
+
     /// The count, negative when this account freed more than it allocated.
     pub fn used_signed(&self) -> isize {
         self.used.load(Ordering::Relaxed)
@@ -159,15 +167,26 @@ pub fn new_account(limit: usize) -> &'static Account {
     new_child_account(limit, None)
 }
 
-/// An account that also counts into `parent` (an actor's, under its engine's).
+/// An account that also counts into `parent`.
 pub fn new_child_account(limit: usize, parent: Option<&'static Account>) -> &'static Account {
+    make_account(limit, parent, false)
+}
+
+/// An actor's account, counting into its engine's `parent` when the engine has a limit.
+pub fn new_actor_account(limit: usize, parent: Option<&'static Account>) -> &'static Account {
+    make_account(limit, parent, true)
+}
+
+fn make_account(limit: usize, parent: Option<&'static Account>, actor: bool) -> &'static Account {
     let a = FREE.lock().pop().unwrap_or_else(|| {
         Box::leak(Box::new(Account {
             used: AtomicIsize::new(0),
             limit: AtomicIsize::new(0),
             parent: AtomicPtr::new(std::ptr::null_mut()),
+            actor: AtomicBool::new(false),
         }))
     });
+    a.actor.store(actor, Ordering::Relaxed);
     let p = parent.map_or(std::ptr::null_mut(), |p| {
         p as *const Account as *mut Account
     });
@@ -182,6 +201,7 @@ pub fn new_child_account(limit: usize, parent: Option<&'static Account>) -> &'st
 pub fn release_account(a: &'static Account) {
     a.limit.store(isize::MAX, Ordering::Relaxed);
     a.parent.store(std::ptr::null_mut(), Ordering::Relaxed);
+    a.actor.store(false, Ordering::Relaxed);
     FREE.lock().push(a);
 }
 

@@ -47,6 +47,11 @@ Actor subclass: Bomb
   hoard: s => self.kept := (self.kept ifNil: [#()]) add: s. self.kept size
   capture: n => s := "x" repeat: n. self.kept := (self.kept ifNil: [#()]) add: [s size]. self.kept size
   keys: n => d := self.kept ifNil: [#{}]. self.kept := d at: d size printString ++ ("x" repeat: n) put: 1. self.kept size
+  repliesIn: m => l := #(). 1 to: 100 do: [:i | l := l add: (m make: 3000000)]. l size
+  keepReply: m => self.kept := (self.kept ifNil: [#()]) add: (m make: 3000000). self.kept size
+
+Actor subclass: Maker
+  make: n => "x" repeat: n
 
 Actor subclass: Other
   state: n = 0
@@ -75,6 +80,8 @@ fn scenario(name: &str) -> &'static str {
         "hoard" => "1 to: 100 do: [:i | b hoard: (\"x\" repeat: 3000000)]",
         "capture" => "1 to: 100 do: [:i | b capture: 3000000]",
         "keys" => "1 to: 100 do: [:i | b keys: 3000000]",
+        "replies_in_a_message" => "b repliesIn: maker",
+        "replies_kept" => "1 to: 100 do: [:i | b keepReply: maker]",
         _ => "nil",
     }
 }
@@ -93,7 +100,7 @@ fn actor_memory_child() {
         .try_build()
         .unwrap();
     e.eval(SETUP).unwrap();
-    e.eval("sup := Sup supervise unwrap. b := (sup which: Bomb) unwrap. other := Other spawn. other bump. b ping")
+    e.eval("sup := Sup supervise unwrap. b := (sup which: Bomb) unwrap. other := Other spawn. other bump. maker := Maker spawn. b ping")
         .unwrap();
     let base = status_kb("VmRSS:");
     let r = e.eval(scenario(&name));
@@ -185,6 +192,14 @@ fn block_captures_and_string_keys_count_in_the_state() {
     // re-base after a message measures both.
     assert_actor_contained("capture", CRASHED);
     assert_actor_contained("keys", CRASHED);
+}
+
+#[test]
+fn replies_to_an_actors_own_calls_count_for_it_when_received() {
+    // The Strings are allocated by another actor (`Maker`) and answered to the Bomb's sync
+    // calls: kept in a local during one message, or in the state across messages.
+    assert_actor_contained("replies_in_a_message", CRASHED);
+    assert_actor_contained("replies_kept", CRASHED);
 }
 
 #[test]

@@ -58,6 +58,7 @@ fn scenario(name: &str) -> &'static str {
         "dictionary" => "d := #{}. 1 to: 10 ** 9 do: [:i | d := d at: i put: i printString]",
         "huge_product" => "a := (1 bitShift: 100000000) - 1. (a * a) size",
         "huge_power" => "(3 ** 100000000) size",
+        "huge_padding" => "(5 printPaddedWith: $0 to: 1000000000) size",
         _ => "nil",
     }
 }
@@ -150,6 +151,8 @@ fn one_huge_primitive_is_refused_before_it_allocates() {
 fn a_huge_integer_result_is_refused_before_it_allocates() {
     assert_bomb_contained("huge_product", "memory_limit");
     assert_bomb_contained("huge_power", "memory_limit");
+    // The padding of `printPaddedWith:to:` is paid for before it is built.
+    assert_bomb_contained("huge_padding", "memory_limit");
 }
 
 #[test]
@@ -264,11 +267,24 @@ fn spawned_actors_and_timers_do_not_outlive_the_total_budget() {
 }
 
 /// Huge operands (8 MiB, 8 MiB, 4 MiB, 20 million decimal digits): each operation below
-/// takes seconds to hours in one piece.
-const HUGE: &str = "a := (1 bitShift: 67108864) - 12345. b := (1 bitShift: 67000000) - 777. c := (1 bitShift: 33554432) + 4321. digits := \"7\" repeat: 20000000. 0";
+/// takes seconds to hours in one piece. Made one per evaluation (each within a 300 ms
+/// deadline on a loaded machine).
+const HUGE: [&str; 4] = [
+    "a := (1 bitShift: 67108864) - 12345. 0",
+    "b := (1 bitShift: 67000000) - 777. 0",
+    "c := (1 bitShift: 33554432) + 4321. 0",
+    "digits := \"7\" repeat: 20000000. 0",
+];
 
-/// One of each interruptible huge-Integer operation.
-const HUGE_OPS: [&str; 11] = [
+fn make_huge(e: &Engine) {
+    for src in HUGE {
+        e.eval(src).unwrap();
+    }
+}
+
+/// One of each interruptible huge-Integer operation (the last three print through the
+/// metered radix conversion too).
+const HUGE_OPS: [&str; 14] = [
     "(a * b) isNil",
     "((a * b) div: c) isNil",
     "((a * b) mod: c) isNil",
@@ -280,6 +296,9 @@ const HUGE_OPS: [&str; 11] = [
     "(a printString: 7) size",
     "digits asInteger isNil",
     "(a * a) printString size",
+    "(a printShowingDecimalPlaces: 2) size",
+    "(a printPaddedWith: $0 to: 10) size",
+    "(Json generate: #(1, a)) size",
 ];
 
 /// How long an interrupted operation may take to end: generous for a loaded machine and an
@@ -291,7 +310,7 @@ fn a_deadline_ends_each_huge_integer_operation_promptly() {
     let e = Engine::builder()
         .timeout(Duration::from_millis(300))
         .build();
-    e.eval(HUGE).unwrap();
+    make_huge(&e);
     for op in HUGE_OPS {
         let t = Instant::now();
         let er = err(&e, op);
@@ -332,7 +351,7 @@ fn engine_with_started_hook() -> (Arc<Engine>, Arc<AtomicUsize>) {
         s.fetch_add(1, Ordering::SeqCst);
     })
     .unwrap();
-    e.eval(HUGE).unwrap();
+    make_huge(&e);
     (e, started)
 }
 
@@ -380,4 +399,76 @@ fn huge_integer_results_stay_exact() {
         Some(true)
     );
     assert_eq!(t("((2 ** 300000) * (2 ** 300000)) =:= (2 ** 600000) and: [((3 ** 200000) gcd: (6 ** 100000)) =:= (3 ** 100000)]"), Some(true));
+}
+
+/// Seeded decimal digit strings of 1 to 14,000 digits (the metered printing's leaf is
+/// about 4,900 digits, its parse's 4,000), some negative.
+fn decimal_cases() -> Vec<String> {
+    let mut x = 0x5eed_1234_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::new();
+    for len in [
+        1, 2, 18, 19, 20, 40, 300, 4000, 4100, 4932, 5000, 9000, 14000,
+    ] {
+        for _ in 0..2 {
+            let mut s = String::new();
+            if next() % 3 == 0 {
+                s.push('-');
+            }
+            s.push(char::from(b'1' + (next() % 9) as u8));
+            for _ in 1..len {
+                // Runs of zeros and nines now and then (borrows across pieces).
+                let d = match next() % 8 {
+                    0 => 0,
+                    1 => 9,
+                    _ => next() % 10,
+                };
+                s.push(char::from(b'0' + d as u8));
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[test]
+fn huge_integer_printing_by_pieces_matches_the_one_call_result() {
+    // The one-call result of each is the digit string itself.
+    let e = Engine::new();
+    let text = |src: &str| match e.eval(src) {
+        Ok(v) => v.as_text().map(str::to_string).unwrap_or_default(),
+        Err(er) => panic!("{src}: {er}"),
+    };
+    for s in decimal_cases() {
+        e.eval(&format!("n := \"{s}\" asInteger. 0")).unwrap();
+        let (sign, digits) = match s.strip_prefix('-') {
+            Some(d) => ("-", d),
+            None => ("", s.as_str()),
+        };
+        let len = s.len();
+        assert_eq!(text("n printShowingDecimalPlaces: 0"), s, "{len}");
+        assert_eq!(
+            text("n printShowingDecimalPlaces: 3"),
+            format!("{s}.000"),
+            "{len}"
+        );
+        let w = len + 7;
+        let pad = "0".repeat(w - len);
+        assert_eq!(
+            text(&format!("n printPaddedWith: $0 to: {w}")),
+            format!("{sign}{pad}{digits}"),
+            "{len}"
+        );
+        assert_eq!(text("n printPaddedWith: $* to: 1"), s, "{len}");
+        assert_eq!(
+            text("Json generate: #{\"n\" => n}"),
+            format!("{{\"n\":{s}}}"),
+            "{len}"
+        );
+    }
 }

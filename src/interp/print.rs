@@ -200,6 +200,10 @@ pub fn field<'a>(o: &'a Instance, name: &str) -> Option<&'a Value> {
 /// The default printString of every built-in kind (10.1). Elements of containers are printed
 /// with `ctx.print_string`, honouring user overrides.
 pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+    if let Value::BigInt(_) = v {
+        // A huge Integer prints in metered pieces (a limit lands between them).
+        return crate::interp::prims::number::metered::int_string(ctx, v);
+    }
     if let Some(s) = simple_print(v) {
         return Ok(s);
     }

@@ -33,6 +33,27 @@
 //! the state already holds and a message brings again is counted once. The deep size
 //! walks Dictionary keys (a String key's text) and what blocks capture (their receiver and
 //! the values of their captured variables).
+//!
+//! **Replies.** A value the actor's own sync call answers counts for it when the reply
+//! arrives ([`count_reply`], called by `actor::send::remote_call`), like a message's values
+//! at delivery, and the send fails with `memory_limit` at once when that takes the count
+//! past the limit: an actor keeping what its calls answer (in a local during one message or
+//! in its state) meets its limit as one that allocates does. Past half the limit only what
+//! the state does not already hold is added.
+//!
+//! **Shared values count for every actor that holds them** (decided in session 11).
+//! Values are immutable and shared by reference, so a value one actor sent another is one
+//! allocation both hold; each actor's count includes it. Charging the receiver only for
+//! what it does not share with the sender would be unsafe: when the sender later drops
+//! its reference nothing is freed (the receiver still holds it) and no account hears of
+//! it, so two actors passing values back and forth could keep any amount alive under limits
+//! each of them meets. Counting for each holder never understates what an actor keeps
+//! alive, matches Erlang (a message is copied into the receiver's heap and
+//! `max_heap_size` counts the copy), and cannot end the host early: the engine's
+//! `max_memory` counts real bytes once (the allocator). The cost: size an actor's limit
+//! for everything it holds, as if messages were copied. Within one actor a value is counted
+//! once (the walk visits each shared part once; the re-bases measure state and message
+//! together).
 
 use crate::memory::Account;
 use crate::value::{Ref, Value};
@@ -49,7 +70,7 @@ impl ActorMem {
     pub fn for_program(prog: &crate::interp::program::Program) -> Option<ActorMem> {
         let &(limit, parent) = prog.actor_memory.get()?;
         Some(ActorMem {
-            acct: crate::memory::new_child_account(limit, parent),
+            acct: crate::memory::new_actor_account(limit, parent),
             limit,
             rebase_at: half(limit),
         })
@@ -101,6 +122,45 @@ impl ActorMem {
         let room = self.limit.saturating_sub(size);
         self.rebase_at = half(self.limit).max(to_isize(size.saturating_add(room / 2)));
     }
+}
+
+/// A value the running actor's sync call answered (`actor::send::remote_call`): it counts
+/// for the actor from now on, as a message's values do from delivery, so an actor that
+/// keeps what its calls answer — in a local during one message or in its state across
+/// messages — meets its limit as one that allocates does (the callee allocated the value,
+/// so the actor's allocation count never saw it). A drop credits it back. When the count
+/// passes half the limit, only what `state` (the actor's fields) does not already hold is
+/// added, so a value kept and answered again is counted once. Nothing happens outside an
+/// actor with a limit (the thread's account is then an engine's, which counted the value
+/// when it was allocated). Answers true when the count is now over the limit: the caller
+/// fails the send with `memory_limit` at once (a loop of calls may run no reduction check
+/// before it keeps the next reply).
+#[cold]
+#[inline(never)]
+pub fn count_reply(state: &[Value], reply: &Value) -> bool {
+    if !on_heap(reply) {
+        return false;
+    }
+    let Some(acct) = crate::memory::current().filter(|a| a.is_actor()) else {
+        return false;
+    };
+    let limit = acct.limit();
+    let cap = limit.saturating_add(1);
+    let received = deep_size(std::slice::from_ref(reply), cap);
+    crate::memory::flush();
+    let near = acct.used_signed().saturating_add(to_isize(received)) > half(limit);
+    let add = if near && state.iter().any(on_heap) {
+        let held = deep_size(state, cap);
+        let both = deep_size_all(
+            &[state, std::slice::from_ref(reply)],
+            cap.saturating_add(held),
+        );
+        both.saturating_sub(held)
+    } else {
+        received
+    };
+    acct.count_received(add);
+    acct.over_any()
 }
 
 impl Drop for ActorMem {
@@ -296,6 +356,40 @@ mod tests {
             usize::MAX,
         );
         assert!(both < size + 200, "{both} vs {size}");
+    }
+
+    #[test]
+    fn a_reply_counts_for_an_actor_once_and_only_in_an_actor() {
+        let kept = Value::str("k".repeat(300_000));
+        let fresh = Value::str("f".repeat(300_000));
+        let state = [kept.clone()];
+        // An engine's account (not an actor's): the allocator counted the reply already.
+        let engine = crate::memory::new_account(1 << 20);
+        {
+            let _s = crate::memory::Scope::enter(Some(engine));
+            assert!(!count_reply(&state, &fresh));
+            assert_eq!(engine.used_signed(), 0);
+        }
+        crate::memory::release_account(engine);
+        let actor = crate::memory::new_actor_account(1 << 20, None);
+        let _s = crate::memory::Scope::enter(Some(actor));
+        // Under half the limit: the reply's deep size.
+        assert!(!count_reply(&state, &fresh));
+        let one = actor.used_signed();
+        assert!((300_000..300_200).contains(&one), "{one}");
+        // Past half: a reply the state already holds adds (almost) nothing, a fresh one
+        // its size, and the account reports when it is over.
+        assert!(!count_reply(&state, &fresh));
+        let two = actor.used_signed();
+        assert!(!count_reply(&state, &kept));
+        assert!(
+            actor.used_signed() - two < 200,
+            "{}",
+            actor.used_signed() - two
+        );
+        assert!(count_reply(&state, &Value::str("g".repeat(600_000))));
+        drop(_s);
+        crate::memory::release_account(actor);
     }
 
     #[test]

@@ -159,6 +159,12 @@ pub fn remote_call(
         }
     };
     let v = r.map_err(|e| call_error(ctx, e, proc, class, sel, t))?;
+    // Under `actor_max_memory` a reply counts for the calling actor (`memlimit`).
+    if crate::memory::coroutine_accounts()
+        && crate::interp::actor::memlimit::count_reply(&ctx.actor_fields, &v)
+    {
+        return Err(Unwind::limit("memory_limit"));
+    }
     crate::interp::actor::relay::unwrap_reply(ctx, v, &relays)
 }
 

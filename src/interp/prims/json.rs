@@ -160,8 +160,9 @@ impl Writer {
             Value::True => self.out.extend_from_slice(b"true"),
             Value::False => self.out.extend_from_slice(b"false"),
             Value::Int(i) => self.out.extend_from_slice(i.to_string().as_bytes()),
-            Value::BigInt(b) => {
-                let s = b.to_string();
+            Value::BigInt(_) => {
+                // Huge Integers print in metered pieces (a limit lands between them).
+                let s = crate::interp::prims::number::metered::int_string(ctx, v)?;
                 self.meter.step(ctx, s.len())?;
                 self.out.extend_from_slice(s.as_bytes());
             }

@@ -321,24 +321,34 @@ pub fn classify(v: &Value, test: fn(char) -> bool) -> Value {
     Value::bool(code_point_char(v).is_some_and(test))
 }
 
-/// `printPaddedWith: $0 to: 5`.
+/// `printPaddedWith: $0 to: 5` (the digits printed in one call: the unit tests' path).
+#[cfg(test)]
 pub fn padded(a: &Value, pad: &Value, width: &Value) -> Res {
+    let (pad, width) = pad_args(a, pad, width)?;
+    Ok(pad_digits(&num::int_string(a), pad, width))
+}
+
+/// The checked pad Character and width of `printPaddedWith:to:` (the receiver an Integer).
+fn pad_args(a: &Value, pad: &Value, width: &Value) -> Res<(char, usize)> {
     let pad = code_point_char(pad)
         .ok_or_else(|| Fault::expected("printPaddedWith:to:", "a Character", pad))?;
     let width = int_arg("printPaddedWith:to:", width)?;
     if width > crate::interp::prims::string::pure::MAX_STRING_BYTES {
         return Err(crate::interp::prims::string::pure::too_long());
     }
-    let width = width.max(0) as usize;
     int("printPaddedWith:to:", a)?;
-    let s = num::int_string(a);
+    Ok((pad, width.max(0) as usize))
+}
+
+/// The decimal digits `s` (with their sign) padded with `pad` after the sign to `width`.
+fn pad_digits(s: &str, pad: char, width: usize) -> Value {
     let (sign, digits) = match s.strip_prefix('-') {
         Some(d) => ("-", d),
-        None => ("", s.as_str()),
+        None => ("", s),
     };
     let len = sign.len() + digits.len();
     let fill: String = std::iter::repeat_n(pad, width.saturating_sub(len)).collect();
-    Ok(Value::str(format!("{sign}{fill}{digits}")))
+    Value::str(format!("{sign}{fill}{digits}"))
 }
 
 /// A number for an Interval bound (Characters become their code point).
@@ -405,8 +415,14 @@ fn to_by(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, interval(r, &a[0], Some(&a[1])))
 }
 
+/// `printPaddedWith:to:`: the padding paid for before it is built (a width of 10**9 is a
+/// bulk step a memory limit refuses), a huge Integer's digits from the metered radix
+/// conversion (`metered::int_string`), so a limit lands between its pieces.
 fn padded_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    lift(ctx, padded(r, &a[0], &a[1]))
+    let (pad, width) = pad_args(r, &a[0], &a[1]).map_err(|f| f.raise(ctx))?;
+    ctx.charge(width.saturating_mul(pad.len_utf8()))?;
+    let s = metered::int_string(ctx, r)?;
+    Ok(pad_digits(&s, pad, width))
 }
 
 fn factorial_p(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
