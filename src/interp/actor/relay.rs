@@ -206,6 +206,22 @@ fn relay_nested(
     }
 }
 
+/// Can argument `a` carry a block across a send (a block, or a collection or Value
+/// instance that may hold one)? Only then does a call need [`prepare_args`].
+#[inline]
+pub fn may_hold_block(a: &Value) -> bool {
+    matches!(
+        a,
+        Value::Block(_)
+            | Value::List(_)
+            | Value::Queue(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Dict(_)
+            | Value::Object(_)
+    )
+}
+
 /// The arguments of a sync call as they cross (see [`super::send::transfer_in`]), with a
 /// relay home for each block whose home is live here, directly an argument or inside a
 /// collection argument; answers the (relay, home) pairs.
