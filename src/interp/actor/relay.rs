@@ -59,7 +59,7 @@ impl Relays {
     pub fn contains(&self, home: &u64) -> bool {
         self.0.iter().any(|h| match h {
             Held::Home(x) => x == home,
-            Held::Nested(v) => holds_relay(v, *home, 0),
+            Held::Nested(v) => holds_relay(v, *home),
         })
     }
 
@@ -92,14 +92,14 @@ pub fn message_relays(args: &[Value]) -> Relays {
     Relays(r)
 }
 
-/// Does `v` hold a block whose home is relay home `home`?
-fn holds_relay(v: &Value, home: u64, d: usize) -> bool {
+/// Does `v` hold (up to [`DEPTH`] levels down) a block for which `p` holds?
+fn holds_block(v: &Value, d: usize, p: &dyn Fn(&Closure) -> bool) -> bool {
     if d > DEPTH {
         return false;
     }
-    let each = |x: &Value| holds_relay(x, home, d + 1);
+    let each = |x: &Value| holds_block(x, d + 1, p);
     match v {
-        Value::Block(c) => c.home == home,
+        Value::Block(c) => p(c),
         Value::List(l) | Value::Queue(l) => l.iter().any(each),
         Value::Array(l) => l.iter().any(each),
         Value::Tuple(t) => t.iter().any(each),
@@ -107,6 +107,11 @@ fn holds_relay(v: &Value, home: u64, d: usize) -> bool {
         Value::Object(i) => i.fields.iter().any(each),
         _ => false,
     }
+}
+
+/// Does `v` hold a block whose home is relay home `home`?
+fn holds_relay(v: &Value, home: u64) -> bool {
+    holds_block(v, 0, &|c| c.home == home)
 }
 
 /// Are `a` and `b` the same collection (not copied)?
@@ -122,20 +127,8 @@ fn shared(a: &Value, b: &Value) -> bool {
 }
 
 /// Does collection `v` hold a block whose home is live in `ctx`?
-fn holds_live_block(ctx: &Ctx, v: &Value, d: usize) -> bool {
-    if d > DEPTH {
-        return false;
-    }
-    let each = |x: &Value| holds_live_block(ctx, x, d + 1);
-    match v {
-        Value::Block(c) => c.home != u64::MAX && ctx.home_live(c.home),
-        Value::List(l) | Value::Queue(l) => l.iter().any(each),
-        Value::Array(l) => l.iter().any(each),
-        Value::Tuple(t) => t.iter().any(each),
-        Value::Dict(m) => m.values().any(each),
-        Value::Object(i) => i.fields.iter().any(each),
-        _ => false,
-    }
+fn holds_live_block(ctx: &Ctx, v: &Value) -> bool {
+    holds_block(v, 0, &|c| c.home != u64::MAX && ctx.home_live(c.home))
 }
 
 /// Copy `c` of a block whose home `home` is live in the caller, with a fresh relay home.
@@ -206,22 +199,6 @@ fn relay_nested(
     }
 }
 
-/// Can argument `a` carry a block across a send (a block, or a collection or Value
-/// instance that may hold one)? Only then does a call need [`prepare_args`].
-#[inline]
-pub fn may_hold_block(a: &Value) -> bool {
-    matches!(
-        a,
-        Value::Block(_)
-            | Value::List(_)
-            | Value::Queue(_)
-            | Value::Array(_)
-            | Value::Tuple(_)
-            | Value::Dict(_)
-            | Value::Object(_)
-    )
-}
-
 /// The arguments of a sync call as they cross (see [`super::send::transfer_in`]), with a
 /// relay home for each block whose home is live here, directly an argument or inside a
 /// collection argument; answers the (relay, home) pairs.
@@ -247,7 +224,7 @@ pub fn prepare_args(ctx: &Ctx, args: &[Value]) -> (Vec<Value>, Vec<(u64, u64)>) 
             | Value::Object(_) => {
                 let v = super::send::transfer_in(ctx, a);
                 // Only a copied collection can hold a block (`transfer_in` shares others).
-                if !shared(&v, a) && holds_live_block(ctx, a, 0) {
+                if !shared(&v, a) && holds_live_block(ctx, a) {
                     relay_nested(ctx, a, &v, 0, &mut map)
                 } else {
                     v

@@ -142,7 +142,7 @@ pub fn remote_call(
     t: Timeout,
 ) -> EvalResult {
     // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
-    let (args, relays) = if args.iter().any(crate::interp::actor::relay::may_hold_block) {
+    let (args, relays) = if args.iter().any(may_hold_block) {
         crate::interp::actor::relay::prepare_args(ctx, args)
     } else {
         let mut v = spare_args();
