@@ -204,35 +204,34 @@ fn relay_nested(
 /// collection argument; answers the (relay, home) pairs.
 pub fn prepare_args(ctx: &Ctx, args: &[Value]) -> (Vec<Value>, Vec<(u64, u64)>) {
     let mut map = Vec::new();
-    let out = args
-        .iter()
-        .map(|a| match a {
-            Value::Block(orig) => {
-                let v = super::send::transfer_in(ctx, a);
-                match &v {
-                    Value::Block(c) if orig.home != u64::MAX && ctx.home_live(orig.home) => {
-                        relay_block(c, orig.home, &mut map)
-                    }
-                    _ => v,
+    // The thread's spare argument vector (`send::spare_args`): no allocation per call.
+    let mut out = super::send::spare_args();
+    out.extend(args.iter().map(|a| match a {
+        Value::Block(orig) => {
+            let v = super::send::transfer_in(ctx, a);
+            match &v {
+                Value::Block(c) if orig.home != u64::MAX && ctx.home_live(orig.home) => {
+                    relay_block(c, orig.home, &mut map)
                 }
+                _ => v,
             }
-            Value::List(_)
-            | Value::Queue(_)
-            | Value::Array(_)
-            | Value::Tuple(_)
-            | Value::Dict(_)
-            | Value::Object(_) => {
-                let v = super::send::transfer_in(ctx, a);
-                // Only a copied collection can hold a block (`transfer_in` shares others).
-                if !shared(&v, a) && holds_live_block(ctx, a) {
-                    relay_nested(ctx, a, &v, 0, &mut map)
-                } else {
-                    v
-                }
+        }
+        Value::List(_)
+        | Value::Queue(_)
+        | Value::Array(_)
+        | Value::Tuple(_)
+        | Value::Dict(_)
+        | Value::Object(_) => {
+            let v = super::send::transfer_in(ctx, a);
+            // Only a copied collection can hold a block (`transfer_in` shares others).
+            if !shared(&v, a) && holds_live_block(ctx, a) {
+                relay_nested(ctx, a, &v, 0, &mut map)
+            } else {
+                v
             }
-            _ => super::send::transfer_in(ctx, a),
-        })
-        .collect();
+        }
+        _ => super::send::transfer_in(ctx, a),
+    }));
     (out, map)
 }
 

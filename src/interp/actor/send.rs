@@ -142,13 +142,7 @@ pub fn remote_call(
     t: Timeout,
 ) -> EvalResult {
     // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
-    let (args, relays) = if args.iter().any(may_hold_block) {
-        crate::interp::actor::relay::prepare_args(ctx, args)
-    } else {
-        let mut v = spare_args();
-        v.extend(args.iter().map(|a| transfer_in(ctx, a)));
-        (v, Vec::new())
-    };
+    let (args, relays) = crate::interp::actor::relay::prepare_args(ctx, args);
     let r = match cx_of(ctx) {
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
@@ -178,7 +172,7 @@ thread_local! {
 const SPARE_ARGS_MAX: usize = 4;
 
 /// A vector for a call's arguments: the thread's spare one, else a new (empty) one.
-fn spare_args() -> Vec<Value> {
+pub(super) fn spare_args() -> Vec<Value> {
     SPARE_ARGS.with(|c| c.take())
 }
 
