@@ -32,6 +32,7 @@ mod guard;
 mod operand;
 mod selfsend;
 mod shapes;
+mod store_loop;
 mod update;
 
 pub use guard::Guard;
@@ -467,8 +468,8 @@ pub fn compile(n: Node) -> Op {
             let from = compile(t.from);
             let to = compile(t.to);
             let by = t.by.map(compile);
-            // The generic path needs the body as a node for the tree-walker.
-            let body = compile_effect(t.body);
+            // `[:j | a := a at: j + k put: v]` runs as a fused store (`store_loop`).
+            let body = store_loop::LoopBody::new(var, t.body);
             op(move |c, f| {
                 let a = from.run(c, f)?;
                 let b = to.run(c, f)?;
@@ -495,7 +496,7 @@ pub fn compile(n: Node) -> Op {
                             Some(v) => c.bind_param(f, v, Value::Int(i)),
                             None => {}
                         }
-                        body.run(c, f)?;
+                        body.run(c, f, i)?;
                         c.tick()?;
                         match i.checked_add(s) {
                             Some(n) => i = n,
@@ -505,6 +506,7 @@ pub fn compile(n: Node) -> Op {
                     return Ok(Value::Nil);
                 }
                 c.set_loc(loc);
+                let body = body.general();
                 c.generic_loop(&a, &b, &s, var, &|c, f| body.run(c, f), f)
             })
         }
@@ -669,6 +671,25 @@ fn compile_send(s: SendNode) -> Op {
                 c.send_cached_compiled(&ic, f.recv, sel, base)
             }),
         },
+        Node::Var(VarRef::Local(i)) if pure_args && args.is_empty() => {
+            // `p x`: a unary send to a local, a Value-class getter read in place.
+            let i = i as usize;
+            op(move |c, f| {
+                let slot = f.base + i;
+                if let Some(k) = c.cached_getter(&ic, &c.stack[slot]) {
+                    c.tick()?;
+                    if let Value::Object(inst) = &c.stack[slot] {
+                        return Ok(fast_clone(inst.fields.get(k).unwrap_or(&Value::Nil)));
+                    }
+                }
+                let base = c.stack.len();
+                let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+                c.set_loc(loc);
+                let r = c.send_cached(&ic, &recv, sel, base);
+                c.stack[slot] = recv;
+                r
+            })
+        }
         Node::Var(VarRef::Local(i)) if pure_args => {
             let i = i as usize;
             op(move |c, f| {

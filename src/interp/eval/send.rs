@@ -375,6 +375,26 @@ impl Ctx {
         self.dispatch_at(hit, recv, sel, base)
     }
 
+    /// The field index when `recv` is an instance and the site's cache holds a Value-class
+    /// getter for its class at the current epoch (the caller then reads the field after the
+    /// send's reduction; anything else takes the cached send).
+    #[inline(always)]
+    pub(crate) fn cached_getter(
+        &self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+    ) -> Option<usize> {
+        let Value::Object(i) = recv else {
+            return None;
+        };
+        let key = Arc::as_ptr(&i.class) as usize;
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        match ic.get(key, epoch)?.kind {
+            HitKind::Getter(k) => Some(k as usize),
+            _ => None,
+        }
+    }
+
     /// The start of a send from a site with an inline cache: the receiver's dispatch key and
     /// the reduction. `Err` holds the whole send's outcome when it ended here (a runtime
     /// object, routed by `send_at`, or a preemption error).
