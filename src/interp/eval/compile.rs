@@ -35,6 +35,7 @@ mod shapes;
 mod store_loop;
 mod update;
 
+pub(crate) use guard::Decided;
 pub use guard::Guard;
 use operand::*;
 use update::*;
@@ -236,7 +237,8 @@ pub fn compile_body(code: &mut FnCode) {
             return;
         }
         match guard::Guard::of(body) {
-            Ok(g) => {
+            Ok(mut g) => {
+                g.set_params(code.nparams);
                 let g = Arc::new(g);
                 let g2 = g.clone();
                 code.op = op(move |c, f| g2.run(c, f));

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
+use crate::interp::eval::compile::Decided;
 use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::eval::{
     Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
@@ -288,6 +289,17 @@ impl Ctx {
         }
     }
 
+    /// Drops the arguments a send pushed at `stack[base..]` (a call answered without an
+    /// activation).
+    #[inline(always)]
+    fn pop_args(&mut self, base: usize) {
+        while self.stack.len() > base {
+            if let Some(v) = self.stack.pop() {
+                crate::interp::eval::exec::drop_fast(v);
+            }
+        }
+    }
+
     #[inline(never)]
     fn pop_cells(&mut self, cbase: usize) {
         self.cells.truncate(cbase);
@@ -361,10 +373,25 @@ impl Ctx {
                 if let Some((cm, defc)) = e.plain() {
                     debug_assert_eq!(self.stack.len() - base, cm.code.nparams as usize);
                     let code = &cm.code;
-                    let r = self.activation(cm, defc, recv, base, |c, f| match &code.guard {
+                    // A guard body decided from the pushed arguments: a leaf arm (`[n]`,
+                    // `[0]`) answers without an activation — unless the depth limit would
+                    // end the call, which the activation then raises.
+                    let arm = match &code.guard {
+                        Some(g) => match g.decide(self, base) {
+                            Decided::Leaf(v) if self.depth < self.max_depth => {
+                                self.pop_args(base);
+                                return Ok(v);
+                            }
+                            Decided::Arm(t) => Some(t),
+                            _ => None,
+                        },
+                        None => None,
+                    };
+                    let r = self.activation(cm, defc, recv, base, |c, f| match (arm, &code.guard) {
+                        (Some(t), Some(g)) => g.run_arm(t, c, f),
                         // A guard body without the call into its closure.
-                        Some(g) => g.run(c, f),
-                        None => code.op.run(c, f),
+                        (_, Some(g)) => g.run(c, f),
+                        (_, None) => code.op.run(c, f),
                     })?;
                     return Ok(r.unwrap_or_else(|answer| answer));
                 }
