@@ -21,7 +21,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef,
 };
-use crate::interp::eval::exec::{drop_fast, fast_clone};
+use crate::interp::eval::exec::{drop_fast, fast_clone, field_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
@@ -552,7 +552,7 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| {
                 if let Value::Object(inst) = f.recv {
                     if inst.class.field_names.get(idx) == Some(&name) {
-                        return Ok(fast_clone(inst.fields.get(idx).unwrap_or(&Value::Nil)));
+                        return Ok(field_clone(&inst.fields, idx));
                     }
                 }
                 c.read_field(f.recv, name, idx)
@@ -681,7 +681,7 @@ fn compile_send(s: SendNode) -> Op {
                 if let Some(k) = c.cached_getter(&ic, &c.stack[slot]) {
                     c.tick()?;
                     if let Value::Object(inst) = &c.stack[slot] {
-                        return Ok(fast_clone(inst.fields.get(k).unwrap_or(&Value::Nil)));
+                        return Ok(field_clone(&inst.fields, k));
                     }
                 }
                 let base = c.stack.len();

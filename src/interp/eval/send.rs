@@ -541,8 +541,9 @@ impl Ctx {
                 // Value-class accessors without the generic argument shuffle.
                 HitKind::Getter(i) if n == 0 => {
                     if let Value::Object(inst) = recv {
-                        return Ok(crate::interp::eval::exec::fast_clone(
-                            inst.fields.get(i as usize).unwrap_or(&Value::Nil),
+                        return Ok(crate::interp::eval::exec::field_clone(
+                            &inst.fields,
+                            i as usize,
                         ));
                     }
                 }

@@ -132,10 +132,13 @@ fn do_(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
         // block's parameter slot (no boxed iterator, no second count per element).
         match recv {
             Value::List(l) => {
-                for e in l.iter() {
-                    ctx.tick()?;
-                    ctx.invoke_block(b, std::slice::from_ref(e))
-                        .map_err(|u| *u)?;
+                // Leaf by leaf, in order: a slice walk instead of a tree lookup per element.
+                for leaf in l.leaves() {
+                    for e in leaf {
+                        ctx.tick()?;
+                        ctx.invoke_block(b, std::slice::from_ref(e))
+                            .map_err(|u| *u)?;
+                    }
                 }
                 return Ok(Value::Nil);
             }
