@@ -5,8 +5,9 @@
 
 use crate::interp::{Interpreter, InterpreterOptions};
 
+/// The printString of `src`'s value, or the error kind.
 fn show(vm: &Interpreter, src: &str) -> String {
-    match vm.eval("t", src) {
+    match vm.eval("t", &format!("({src}) printString")) {
         Ok(v) => vm.display(&v),
         Err(e) => format!("ERROR {}", e.kind()),
     }

@@ -470,47 +470,12 @@ pub fn compile(n: Node) -> Op {
             let from = compile(t.from);
             let to = compile(t.to);
             let by = t.by.map(compile);
-            // `[:j | a := a at: j + k put: v]` runs as a fused store (`store_loop`).
-            let body = store_loop::LoopBody::new(var, t.body);
-            op(move |c, f| {
-                let a = from.run(c, f)?;
-                let b = to.run(c, f)?;
-                let s = match &by {
-                    Some(o) => o.run(c, f)?,
-                    None => Value::Int(1),
-                };
-                if let (Value::Int(a), Value::Int(b), Value::Int(s)) = (&a, &b, &s) {
-                    let (a, b, s) = (*a, *b, *s);
-                    if s == 0 {
-                        return Ok(Value::Nil);
-                    }
-                    let mut i = a;
-                    while (s > 0 && i <= b) || (s < 0 && i >= b) {
-                        match var {
-                            Some(VarRef::Local(k)) => {
-                                let slot = &mut c.stack[f.base + k as usize];
-                                if let Value::Int(old) = slot {
-                                    *old = i;
-                                } else {
-                                    drop_fast(std::mem::replace(slot, Value::Int(i)));
-                                }
-                            }
-                            Some(v) => c.bind_param(f, v, Value::Int(i)),
-                            None => {}
-                        }
-                        body.run(c, f, i)?;
-                        c.tick()?;
-                        match i.checked_add(s) {
-                            Some(n) => i = n,
-                            None => break,
-                        }
-                    }
-                    return Ok(Value::Nil);
-                }
-                c.set_loc(loc);
-                let body = body.general();
-                c.generic_loop(&a, &b, &s, var, &|c, f| body.run(c, f), f)
-            })
+            // `[:j | a := a at: j + k put: v]` runs as a fused store (`store_loop`); each
+            // body kind gets a loop closure of its own.
+            match store_loop::StoreBody::of(var, t.body) {
+                Ok(store) => to_do(from, to, by, var, loc, store),
+                Err(body) => to_do(from, to, by, var, loc, compile_effect(body)),
+            }
         }
         Node::Return(e) => {
             let e = compile(*e);
@@ -628,6 +593,58 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
         mside: f.mside,
         serial,
     }))
+}
+
+/// `from to: to [by: by] do: body` with the loop variable `var`: Integer bounds run the loop
+/// here (the variable written in place, one reduction per iteration), anything else the
+/// generic loop over the body's general statement.
+fn to_do<B: store_loop::LoopBody>(
+    from: Op,
+    to: Op,
+    by: Option<Op>,
+    var: Option<VarRef>,
+    loc: crate::interp::eval::code::Loc,
+    body: B,
+) -> Op {
+    op(move |c, f| {
+        let a = from.run(c, f)?;
+        let b = to.run(c, f)?;
+        let s = match &by {
+            Some(o) => o.run(c, f)?,
+            None => Value::Int(1),
+        };
+        if let (Value::Int(a), Value::Int(b), Value::Int(s)) = (&a, &b, &s) {
+            let (a, b, s) = (*a, *b, *s);
+            if s == 0 {
+                return Ok(Value::Nil);
+            }
+            let mut i = a;
+            while (s > 0 && i <= b) || (s < 0 && i >= b) {
+                match var {
+                    Some(VarRef::Local(k)) => {
+                        let slot = &mut c.stack[f.base + k as usize];
+                        if let Value::Int(old) = slot {
+                            *old = i;
+                        } else {
+                            drop_fast(std::mem::replace(slot, Value::Int(i)));
+                        }
+                    }
+                    Some(v) => c.bind_param(f, v, Value::Int(i)),
+                    None => {}
+                }
+                body.step(c, f, i)?;
+                c.tick()?;
+                match i.checked_add(s) {
+                    Some(n) => i = n,
+                    None => break,
+                }
+            }
+            return Ok(Value::Nil);
+        }
+        c.set_loc(loc);
+        let body = body.general();
+        c.generic_loop(&a, &b, &s, var, &|c, f| body.run(c, f), f)
+    })
 }
 
 fn compile_send(s: SendNode) -> Op {

@@ -26,47 +26,52 @@ pub(super) struct StoreBody {
     general: Eff,
 }
 
-/// The loop body as run by the `to:do:` closure: an ordinary statement or a fused store.
-pub(super) enum LoopBody {
-    Eff(Eff),
-    Store(Box<StoreBody>),
+/// A `to:do:` body as the loop closure runs it (`compile::to_do`, one closure per kind): an
+/// ordinary statement or a fused store.
+pub(super) trait LoopBody: Send + Sync + 'static {
+    /// One iteration with the loop variable at `i` (already stored in its slot).
+    fn step(&self, c: &mut Ctx, f: &Frame, i: i64) -> Result<(), Box<Unwind>>;
+    /// The body as an ordinary statement (the generic loop over non-Integer bounds).
+    fn general(&self) -> &Eff;
 }
 
-impl LoopBody {
-    /// The body of a `to:do:` loop whose variable is the local `var`.
-    pub(super) fn new(var: Option<VarRef>, body: Node) -> LoopBody {
+impl LoopBody for Eff {
+    #[inline(always)]
+    fn step(&self, c: &mut Ctx, f: &Frame, _: i64) -> Result<(), Box<Unwind>> {
+        self.run(c, f)
+    }
+    fn general(&self) -> &Eff {
+        self
+    }
+}
+
+impl LoopBody for StoreBody {
+    #[inline(always)]
+    fn step(&self, c: &mut Ctx, f: &Frame, i: i64) -> Result<(), Box<Unwind>> {
+        self.run(c, f, i)
+    }
+    fn general(&self) -> &Eff {
+        &self.general
+    }
+}
+
+impl StoreBody {
+    /// The fused store of a `to:do:` loop whose variable is `var`, or the body back when it
+    /// has another shape.
+    pub(super) fn of(var: Option<VarRef>, body: Node) -> Result<StoreBody, Node> {
         match store_shape(var, &body) {
-            Some((arr, add, val, sel)) => LoopBody::Store(Box::new(StoreBody {
+            Some((arr, add, val, sel)) => Ok(StoreBody {
                 arr,
                 add,
                 val,
                 sel,
                 ic: InlineCache::default(),
                 general: compile_effect(body),
-            })),
-            None => LoopBody::Eff(compile_effect(body)),
+            }),
+            None => Err(body),
         }
     }
 
-    /// One iteration with the loop variable at `i` (already stored in its slot).
-    #[inline(always)]
-    pub(super) fn run(&self, c: &mut Ctx, f: &Frame, i: i64) -> Result<(), Box<Unwind>> {
-        match self {
-            LoopBody::Eff(e) => e.run(c, f),
-            LoopBody::Store(s) => s.run(c, f, i),
-        }
-    }
-
-    /// The body as an ordinary statement (the generic loop over non-Integer bounds).
-    pub(super) fn general(&self) -> &Eff {
-        match self {
-            LoopBody::Eff(e) => e,
-            LoopBody::Store(s) => &s.general,
-        }
-    }
-}
-
-impl StoreBody {
     #[inline(always)]
     fn run(&self, c: &mut Ctx, f: &Frame, i: i64) -> Result<(), Box<Unwind>> {
         if !c.prog.arith_overridden.load(Ordering::Relaxed) {
