@@ -24,8 +24,14 @@ fn constructor_and_getter_sites_follow_redefinition() {
     )
     .unwrap();
     // Filled by the first calls, hit by the later ones.
-    assert_eq!(show(&vm, "(1 to: 3) collect: [:i | M make: i]"), "#(P(a: 1, b: 2), P(a: 2, b: 3), P(a: 3, b: 4))");
-    assert_eq!(show(&vm, "(1 to: 3) collect: [:i | M second: i]"), "#(10, 20, 30)");
+    assert_eq!(
+        show(&vm, "(1 to: 3) collect: [:i | M make: i]"),
+        "#(P(a: 1, b: 2), P(a: 2, b: 3), P(a: 3, b: 4))"
+    );
+    assert_eq!(
+        show(&vm, "(1 to: 3) collect: [:i | M second: i]"),
+        "#(10, 20, 30)"
+    );
     // A class-side method now answers `a:b:`; an instance method replaces the getter `b`.
     vm.eval("t", "P class >> a: x b: y => x * 100\nP >> b => #mine\n")
         .unwrap();

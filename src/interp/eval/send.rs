@@ -387,12 +387,13 @@ impl Ctx {
                         },
                         None => None,
                     };
-                    let r = self.activation(cm, defc, recv, base, |c, f| match (arm, &code.guard) {
-                        (Some(t), Some(g)) => g.run_arm(t, c, f),
-                        // A guard body without the call into its closure.
-                        (_, Some(g)) => g.run(c, f),
-                        (_, None) => code.op.run(c, f),
-                    })?;
+                    let r =
+                        self.activation(cm, defc, recv, base, |c, f| match (arm, &code.guard) {
+                            (Some(t), Some(g)) => g.run_arm(t, c, f),
+                            // A guard body without the call into its closure.
+                            (_, Some(g)) => g.run(c, f),
+                            (_, None) => code.op.run(c, f),
+                        })?;
                     return Ok(r.unwrap_or_else(|answer| answer));
                 }
                 Some(e.hit())

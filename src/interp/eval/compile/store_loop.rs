@@ -94,10 +94,7 @@ impl StoreBody {
 
 /// `(array slot, addend, value, selector)` when `body` is `arr := arr at: j ± k put: v` with
 /// `j` the loop variable `var`, `arr` another local and `v` an immediate constant.
-fn store_shape(
-    var: Option<VarRef>,
-    body: &Node,
-) -> Option<(usize, i64, Value, crate::value::Sym)> {
+fn store_shape(var: Option<VarRef>, body: &Node) -> Option<(usize, i64, Value, crate::value::Sym)> {
     let Some(VarRef::Local(j)) = var else {
         return None;
     };
@@ -117,9 +114,7 @@ fn store_shape(
     let add = match &p.args[0] {
         Node::Var(VarRef::Local(s)) if *s == j => 0,
         Node::Bin(b) => match (&b.lhs, &b.rhs, b.op) {
-            (Node::Var(VarRef::Local(s)), Node::Const(Value::Int(k)), BinOp::Add) if *s == j => {
-                *k
-            }
+            (Node::Var(VarRef::Local(s)), Node::Const(Value::Int(k)), BinOp::Add) if *s == j => *k,
             (Node::Var(VarRef::Local(s)), Node::Const(Value::Int(k)), BinOp::Sub)
                 if *s == j && *k != i64::MIN =>
             {
