@@ -22,6 +22,7 @@ mod hit;
 mod owned;
 mod pattern;
 mod send;
+mod site;
 
 use std::sync::Arc;
 

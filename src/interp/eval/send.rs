@@ -403,26 +403,6 @@ impl Ctx {
         self.dispatch_at(hit, recv, sel, base)
     }
 
-    /// The field index when `recv` is an instance and the site's cache holds a Value-class
-    /// getter for its class at the current epoch (the caller then reads the field after the
-    /// send's reduction; anything else takes the cached send).
-    #[inline(always)]
-    pub(crate) fn cached_getter(
-        &self,
-        ic: &crate::interp::eval::hit::InlineCache,
-        recv: &Value,
-    ) -> Option<usize> {
-        let Value::Object(i) = recv else {
-            return None;
-        };
-        let key = Arc::as_ptr(&i.class) as usize;
-        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-        match ic.get(key, epoch)?.kind {
-            HitKind::Getter(k) => Some(k as usize),
-            _ => None,
-        }
-    }
-
     /// The start of a send from a site with an inline cache: the receiver's dispatch key and
     /// the reduction. `Err` holds the whole send's outcome when it ended here (a runtime
     /// object, routed by `send_at`, or a preemption error).
@@ -475,31 +455,6 @@ impl Ctx {
             ic.fill(&self.prog, key, epoch, h);
         }
         hit
-    }
-
-    /// Whether `sel` sent to an instance of the built-in class `cls` (a receiver the caller
-    /// has already matched by kind) runs a primitive, through the site's inline cache. Fast
-    /// paths use it to skip the send only when no user method overrides the primitive.
-    #[inline(always)]
-    pub(crate) fn builtin_prim_at(
-        &self,
-        ic: &crate::interp::eval::hit::InlineCache,
-        cls: &ClassRef,
-        sel: Sym,
-    ) -> bool {
-        let key = Arc::as_ptr(cls) as usize;
-        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-        if let Some(h) = ic.get(key, epoch) {
-            return h.is_prim();
-        }
-        match self.lookup_in(cls, false, sel) {
-            Some((m, d)) => {
-                let h = Hit::new(&m, &d, sel);
-                ic.fill(&self.prog, key, epoch, h);
-                h.is_prim()
-            }
-            None => false,
-        }
     }
 
     /// The dispatch key of a receiver (None for runtime objects, which the actor runtime routes).
