@@ -4,7 +4,8 @@
 //! * [`RemoteActor`] — an actor on another node (from `spawnOn:`, a lookup, or a pid that
 //!   arrived in a message). Sends through it are ordinary sends: sync by default
 //!   (`Distribution::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
-//!   the target node's service; `monitor`/`onExit:` watch the process over the link
+//!   the target node's service (on an Erlang node: exit signals and `rex`,
+//!   [`super::actor_node_erl`]); `monitor`/`onExit:` watch the process over the link
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
 //!   connection index (8.1).
 //! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
