@@ -72,6 +72,10 @@ w4 := e spawnWorker
 show value: w4 kill
 show value: (e reasonOf: w4)
 show value: (w4 pid exit: #normal)
+// erlang:registered() there, as name proxies.
+all := (Actor allRegisteredOn: n) unwrap
+show value: ((all collect: [:x | x registeredName]) includes: #e)
+show value: (all detect: [:x | x registeredName =:= #e]) printString
 "#;
 
 #[test]
@@ -118,6 +122,8 @@ fn handles_of_erlang_processes_answer_pid_is_alive_stop_and_kill() {
             "#ok",
             "#killed",
             "false",
+            "true",
+            "\"Actor(Actor, registered, e, e@127.0.0.1)\"",
         ],
         "{err}"
     );

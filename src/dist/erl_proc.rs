@@ -15,6 +15,7 @@
 //!   exits and is still running after the handle's timeout (5000 ms, `withTimeout:`),
 //!   `exit(Pid, kill)`; it answers once the process has exited (5.7: "`stop` answers once
 //!   the actor has exited").
+//! * `Actor allRegisteredOn:`: `erlang:registered()` there (name proxies, sorted).
 //! * A Pid's `exit: reason`: `is_process_alive`, then `exit(Pid, Reason)`; answers whether
 //!   it was alive (a process that traps exits gets `{'EXIT', From, Reason}` as a message).
 
@@ -52,6 +53,10 @@ pub(crate) fn run(d: &DistNode, ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalRe
                 other => Err(unexpected(ctx, node, &other)),
             }
         }
+        ErlProc::Registered => {
+            let t = rpc_n(d, ctx, node, "registered", Vec::new())?;
+            crate::codec::etf::from_term(ctx, &t, "result").map_err(|e| e.to_unwind(ctx))
+        }
         ErlProc::Alive(dest) => alive(d, ctx, node, dest).map(Value::bool),
         ErlProc::Signal(dest, reason) => {
             let reason =
@@ -78,11 +83,23 @@ pub(crate) fn run(d: &DistNode, ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalRe
 
 /// `erlang:Fun(Arg)` on `node` through its `rex` server.
 fn rpc(d: &DistNode, ctx: &mut Ctx, node: Sym, fun: &str, arg: Term) -> Result<Term, Unwind> {
+    rpc_n(d, ctx, node, fun, vec![arg])
+}
+
+/// `erlang:Fun(Args…)` on `node` through its `rex` server (`rpc:call/4`'s request).
+fn rpc_n(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    fun: &str,
+    args: Vec<Term>,
+) -> Result<Term, Unwind> {
+    let arity = args.len();
     let request = Term::from(Tuple::from(vec![
         atom("call"),
         atom("erlang"),
         atom(fun),
-        Term::from(List::from(vec![arg])),
+        Term::from(List::from(args)),
         atom("user"),
     ]));
     let rex = Dest::Name(Sym::new("rex"));
@@ -91,7 +108,7 @@ fn rpc(d: &DistNode, ctx: &mut Ctx, node: Sym, fun: &str, arg: Term) -> Result<T
     if let Term::Tuple(t) = &reply.term {
         if let [Term::Atom(a), why] = &t.elements[..] {
             if a.name == "badrpc" {
-                let msg = format!("erlang:{fun}/1 on {node} failed: {why}");
+                let msg = format!("erlang:{fun}/{arity} on {node} failed: {why}");
                 return Err(ctx.err(ErrorKind::RuntimeError, msg));
             }
         }

@@ -126,6 +126,8 @@ pub enum Dest {
 pub enum ErlProc {
     /// `erlang:whereis(Name)` there: a Pid, or nil when nobody holds the name.
     Whereis(Sym),
+    /// `erlang:registered()` there: a List of Symbols.
+    Registered,
     /// `erlang:is_process_alive(Pid)` there: a Boolean.
     Alive(Dest),
     /// `exit(Pid, Reason)` (an `EXIT2` signal from the caller): a Boolean, whether the

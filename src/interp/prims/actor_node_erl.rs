@@ -3,7 +3,8 @@
 //! sent. A bt node answers these through its node service; an Erlang node has none, so
 //! they become what an Erlang user writes (`crate::dist::erl_proc`): `erlang:whereis/1`
 //! and `erlang:is_process_alive/1` through the node's `rex`, `exit(Pid, shutdown)` /
-//! `exit(Pid, kill)` as distribution exit signals, answering once the process has exited.
+//! `exit(Pid, kill)` as distribution exit signals, answering once the process has exited;
+//! `Actor allRegisteredOn: erlNode` is `erlang:registered()` there, as name proxies.
 
 use crate::interp::actor::handle::downcast;
 use crate::interp::error::ErrorKind;
@@ -12,6 +13,23 @@ use crate::interp::prims::actor_node::{Dest, ErlProc};
 use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
+
+/// `Actor allRegisteredOn: erlNode`: a name proxy (`Actor named: #x on: erlNode`) for each
+/// name `erlang:registered()` answers there, sorted by name.
+pub fn registered(ctx: &mut Ctx, node: Sym) -> EvalResult {
+    let names = erl(ctx, node, ErlProc::Registered)?;
+    let mut names: Vec<Sym> = match &names {
+        Value::List(l) => l.iter().filter_map(Value::as_sym).collect(),
+        _ => Vec::new(),
+    };
+    names.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+    let actor = ctx.prog.core.actor.name;
+    let proxies = names
+        .into_iter()
+        .map(|n| crate::interp::prims::actor_node_peer::remote_name(ctx, node, n, actor))
+        .collect::<Vec<_>>();
+    Ok(Value::list(proxies))
+}
 
 /// Runs `op` on Erlang node `node`.
 pub fn erl(ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalResult {

@@ -360,7 +360,16 @@ fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         let all = ctx.send(r, Sym::new("allRegistered"), &[]);
         return as_result(ctx, all);
     }
-    let r = service(ctx, node, "registered", &[]).and_then(|v| match &v {
+    let r = match bt_service(ctx, node, "registered", &[]) {
+        Ok(Some(v)) => Ok(v),
+        // An Erlang node: `erlang:registered()`, as name proxies (`actor_node_erl`).
+        Ok(None) => {
+            let r = crate::interp::prims::actor_node_erl::registered(ctx, node);
+            return as_result(ctx, r);
+        }
+        Err(u) => Err(u),
+    };
+    let r = r.and_then(|v| match &v {
         Value::List(l) => {
             let mut out = Vec::with_capacity(l.len());
             for e in l.iter() {
