@@ -141,19 +141,23 @@ pub(super) fn call(
     let f2 = from.clone();
     let weak = Arc::downgrade(inner);
     let done: Done<Result<_, _>> = Box::new(move |r| {
-        let name = match r {
-            Ok(crate::interp::prims::actor_node::CallReply {
-                term: Term::Tuple(t),
-                ..
-            }) => match &t.elements[..] {
-                [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
-                    Some(name.clone())
-                }
-                _ => None,
+        // `{registered_name, Name}`; `[]` (no name) and `undefined` (exited) are answers
+        // too. A failed question (timeout, `badrpc`) is not remembered: asked again later.
+        let (name, answered) = match r {
+            Ok(crate::interp::prims::actor_node::CallReply { term, .. }) => match &term {
+                Term::Tuple(t) => match &t.elements[..] {
+                    [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
+                        (Some(name.clone()), true)
+                    }
+                    _ => (None, false),
+                },
+                Term::List(l) => (None, l.elements.is_empty()),
+                Term::Atom(a) => (None, a.name == "undefined"),
+                _ => (None, false),
             },
-            _ => None,
+            Err(_) => (None, false),
         };
-        if let Some(inner) = weak.upgrade() {
+        if let (true, Some(inner)) = (answered, weak.upgrade()) {
             let numbers: Vec<u64> = named.iter().map(|(n, _, _)| *n).collect();
             remember(&inner, &numbers, &f2, &name);
         }
