@@ -20,7 +20,7 @@ use std::sync::Arc;
 use crate::diagnostic::Diagnostic;
 use crate::interp::class::ClassKind;
 use crate::interp::eval::code::*;
-use crate::syntax::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind};
+use crate::syntax::ast::{self, Expr, ExprKind, Name, Span, Stmt, StmtKind};
 use crate::value::{ClassRef, Sym, Value};
 
 /// What the code being lowered belongs to.
@@ -82,7 +82,8 @@ struct FnInfo {
 
 struct Scope {
     base: bool,
-    names: Vec<(String, u32)>,
+    /// Inline names (no allocation for the usual short one).
+    names: Vec<(Name, u32)>,
 }
 
 pub struct Lowerer {
@@ -204,7 +205,7 @@ impl Lowerer {
         let nfn = self.scopes.len();
         for fi in (0..nfn).rev() {
             for sc in self.scopes[fi].iter().rev() {
-                if let Some((_, id)) = sc.names.iter().rev().find(|(n, _)| n == name) {
+                if let Some((_, id)) = sc.names.iter().rev().find(|(n, _)| n.as_str() == name) {
                     let id = *id;
                     self.note_use(id);
                     return Some(id);
@@ -243,7 +244,7 @@ impl Lowerer {
         let id = self.new_var(fid, None, binding);
         let scopes = self.scopes.last_mut().unwrap();
         let base = scopes.iter_mut().rev().find(|s| s.base).unwrap();
-        base.names.push((name.to_string(), id));
+        base.names.push((Name::new(name), id));
         id
     }
 
@@ -257,7 +258,7 @@ impl Lowerer {
             .last_mut()
             .unwrap()
             .names
-            .push((name.to_string(), id));
+            .push((Name::new(name), id));
         id
     }
 
@@ -348,7 +349,7 @@ impl Lowerer {
         for &(b, shared) in bindings {
             let id = self.new_var(0, None, Some(b));
             self.vars[id as usize].captured = shared;
-            self.scopes[0][0].names.push((b.as_str().to_string(), id));
+            self.scopes[0][0].names.push((Name::new(b.as_str()), id));
         }
         let mut body = Vec::with_capacity(stmts.len());
         for s in stmts {
