@@ -383,7 +383,11 @@ fn top_level_assigned(e: &ast::Expr, out: &mut Vec<String>) {
         K::Destructure { pattern, value } => {
             let mut ids = Vec::new();
             patterns::pattern_vars(pattern, &mut ids);
-            out.extend(ids.into_iter().map(|i| i.name.to_string()).filter(|n| n != "_"));
+            out.extend(
+                ids.into_iter()
+                    .map(|i| i.name.to_string())
+                    .filter(|n| n != "_"),
+            );
             top_level_assigned(value, out);
         }
         K::Send {

@@ -542,7 +542,11 @@ impl ClassTable {
         info.sealed |= c.modifiers.sealed;
         info.typed |= c.modifiers.typed;
         info.internal |= c.modifiers.internal;
-        info.type_params = c.type_params.iter().map(|p| p.name.name.to_string()).collect();
+        info.type_params = c
+            .type_params
+            .iter()
+            .map(|p| p.name.name.to_string())
+            .collect();
         info.handle_scope = match c.handle_scope.as_ref().map(|h| h.name.as_str()) {
             Some("process") | Some("#process") => Some(HandleScope::Process),
             Some("node") | Some("#node") => Some(HandleScope::Node),
@@ -557,7 +561,11 @@ impl ClassTable {
     }
 
     fn fill_members(&mut self, c: &ast::ClassDecl, origin: Origin) {
-        let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.to_string()).collect();
+        let tps: Vec<String> = c
+            .type_params
+            .iter()
+            .map(|p| p.name.name.to_string())
+            .collect();
         let mut slots = Vec::new();
         let mut class_vars = Vec::new();
         let mut inst = Vec::new();

@@ -123,7 +123,11 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
     if table.kind_of(name) == Some(Kind::Value) {
         field_case_clashes(w, c);
     }
-    let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.to_string()).collect();
+    let tps: Vec<String> = c
+        .type_params
+        .iter()
+        .map(|p| p.name.name.to_string())
+        .collect();
     for m in &c.members {
         match m {
             ast::Member::Field(s) => {

@@ -244,8 +244,11 @@ impl<'a> Walker<'a> {
                         let t = self.expr(def);
                         self.scopes.pop();
                         if let Some(decl) = &s.ty {
-                            let tps: Vec<String> =
-                                c.type_params.iter().map(|p| p.name.name.to_string()).collect();
+                            let tps: Vec<String> = c
+                                .type_params
+                                .iter()
+                                .map(|p| p.name.name.to_string())
+                                .collect();
                             let dt = self.table.resolve(decl, &tps);
                             self.check_assignable(&t, &dt, def, &format!("`{}`", s.name.name));
                         }

@@ -14,6 +14,7 @@
 mod inline;
 mod pattern;
 mod resolve;
+mod scratch;
 
 use std::sync::Arc;
 
@@ -99,6 +100,8 @@ pub struct Lowerer {
     touches_class_state: bool,
     /// Every real block lowered so far (any depth), for [`FnCode::blocks`] of the root.
     blocks: std::cell::RefCell<Vec<Arc<FnCode>>>,
+    /// Spare inner vectors (`scratch.rs`: reused per thread).
+    pool: scratch::Pool,
 }
 
 const BINOPS: &[(&str, BinOp)] = &[
@@ -133,18 +136,20 @@ fn lit_block<'a>(e: &'a Expr, ns: &[usize]) -> Option<&'a ast::Block> {
 
 impl Lowerer {
     pub fn new(file: u32, owner: Owner) -> Lowerer {
+        let s = scratch::take();
         Lowerer {
             file,
             owner,
             toplevel: false,
             diags: Vec::new(),
-            vars: Vec::new(),
-            fns: Vec::new(),
-            fn_stack: Vec::new(),
-            scopes: Vec::new(),
+            vars: s.vars,
+            fns: s.fns,
+            fn_stack: s.fn_stack,
+            scopes: s.scopes,
             self_var: None,
             blocks: Default::default(),
             touches_class_state: false,
+            pool: s.pool,
         }
     }
 
@@ -165,15 +170,15 @@ impl Lowerer {
 
     fn begin_fn(&mut self, params: &[ast::Param]) -> u32 {
         let fid = self.fns.len() as u32;
+        let (owned, free) = (self.pool.u32s(), self.pool.u32s());
         self.fns.push(FnInfo {
             nparams: params.len() as u32,
-            ..FnInfo::default()
+            owned,
+            free,
         });
         self.fn_stack.push(fid);
-        self.scopes.push(vec![Scope {
-            base: true,
-            names: Vec::new(),
-        }]);
+        let base = self.pool.base_scope();
+        self.scopes.push(base);
         for (i, p) in params.iter().enumerate() {
             let id = self.new_var(fid, Some(i as u32), None);
             self.scopes.last_mut().unwrap()[0]
@@ -185,7 +190,9 @@ impl Lowerer {
 
     fn end_fn(&mut self) {
         self.fn_stack.pop();
-        self.scopes.pop();
+        if let Some(s) = self.scopes.pop() {
+            self.pool.put_scopes(s);
+        }
     }
 
     fn new_var(&mut self, owner: u32, param: Option<u32>, binding: Option<Sym>) -> u32 {
@@ -263,14 +270,17 @@ impl Lowerer {
     }
 
     fn push_scope(&mut self) {
-        self.scopes.last_mut().unwrap().push(Scope {
-            base: false,
-            names: Vec::new(),
-        });
+        let names = self.pool.names();
+        self.scopes
+            .last_mut()
+            .unwrap()
+            .push(Scope { base: false, names });
     }
 
     fn pop_scope(&mut self) {
-        self.scopes.last_mut().unwrap().pop();
+        if let Some(s) = self.scopes.last_mut().unwrap().pop() {
+            self.pool.put_names(s.names);
+        }
     }
 
     fn in_block(&self) -> bool {
@@ -361,9 +371,9 @@ impl Lowerer {
         self.finish(Node::Seq(body))
     }
 
-    fn finish(self, body: Node) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+    fn finish(mut self, body: Node) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
         if !self.diags.is_empty() {
-            return Err(self.diags);
+            return Err(std::mem::take(&mut self.diags));
         }
         let mut code = FnCode {
             body,
