@@ -63,7 +63,7 @@ fn symbols_and_strings_either_side_of_the_inline_limit_keep_their_text() {
         }
     }
     // Escapes and interpolation around the limit.
-    assert_eq!(printed(&e, r#""say ""hi"" \{ok}" size"#), "14");
+    assert_eq!(printed(&e, r#""say ""hi"" \{ok}" size"#), "13");
     assert_eq!(printed(&e, r#""say ""hi"" \{ok}""#), r#""say ""hi"" {ok}""#);
     let long = "y".repeat(30);
     assert_eq!(
