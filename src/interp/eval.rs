@@ -18,6 +18,7 @@ pub mod code;
 pub mod compile;
 mod entry;
 mod exec;
+mod field;
 mod hit;
 mod owned;
 mod pattern;

@@ -21,7 +21,8 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef,
 };
-use crate::interp::eval::exec::{drop_fast, fast_clone, field_clone};
+use crate::interp::eval::exec::{drop_fast, fast_clone};
+use crate::interp::eval::field::field_clone;
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;

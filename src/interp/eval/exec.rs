@@ -4,11 +4,9 @@
 use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::code::{
-    BinOp, FieldMode, FieldNode, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE,
-};
+use crate::interp::eval::code::{BinOp, IfKind, InterpPart, Loc, Node, VarRef, NO_FILE};
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind, VarCell};
-use crate::value::{Instance, Ref, Sym, Value};
+use crate::value::{Ref, Sym, Value};
 
 impl Ctx {
     #[inline]
@@ -625,183 +623,6 @@ impl Ctx {
             )
             .into())
     }
-
-    /// `self.name` of the running actor: its state slot (or, in a block that crossed to
-    /// another process, that block's copy of the state, 2.7).
-    #[inline]
-    pub(crate) fn actor_field_get(&mut self, f: &Frame, fd: &FieldNode) -> Flow {
-        let i = fd.idx as usize;
-        if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
-            return Ok(st.lock().get(i).cloned().unwrap_or(Value::Nil));
-        }
-        match self.actor_fields.get(i) {
-            Some(v) => Ok(fast_clone(v)),
-            None => {
-                let recv = self.exec(&fd.recv, f)?;
-                self.read_field(&recv, fd.name, i)
-            }
-        }
-    }
-
-    /// `self.name := v` in an actor (see [`Ctx::actor_field_get`]); answers `v`.
-    #[inline]
-    pub(crate) fn actor_field_set(
-        &mut self,
-        f: &Frame,
-        name: crate::value::Sym,
-        i: usize,
-        loc: Loc,
-        v: Value,
-    ) -> Flow {
-        if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
-            let st = st.clone();
-            if let Some(slot) = st.lock().get_mut(i) {
-                *slot = v.clone();
-            }
-            return Ok(v);
-        }
-        if i < self.actor_fields.len() {
-            drop_fast(std::mem::replace(&mut self.actor_fields[i], fast_clone(&v)));
-            Ok(v)
-        } else {
-            self.set_loc(loc);
-            Err(self
-                .err(
-                    ErrorKind::RuntimeError,
-                    format!("no state slot '{name}' in this process"),
-                )
-                .into())
-        }
-    }
-
-    fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
-        match fd.mode {
-            FieldMode::Value if fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
-                if let Value::Object(inst) = f.recv {
-                    let i = fd.idx as usize;
-                    if inst.class.field_names.get(i) == Some(&fd.name) {
-                        return Ok(field_clone(&inst.fields, i));
-                    }
-                }
-                self.read_field(f.recv, fd.name, fd.idx as usize)
-            }
-            FieldMode::Value | FieldMode::Rebind => {
-                let recv = self.exec(&fd.recv, f)?;
-                match &fd.value {
-                    None => self.read_field(&recv, fd.name, fd.idx as usize),
-                    Some(e) => {
-                        let v = self.exec(e, f)?;
-                        let updated = self.with_field(&recv, fd.name, v.clone())?;
-                        if let Node::Var(r) = &fd.recv {
-                            self.set_var(f, *r, updated);
-                        }
-                        Ok(v)
-                    }
-                }
-            }
-            FieldMode::Actor => match &fd.value {
-                None => self.actor_field_get(f, fd),
-                Some(e) => {
-                    let v = self.exec(e, f)?;
-                    self.actor_field_set(f, fd.name, fd.idx as usize, fd.loc, v)
-                }
-            },
-            FieldMode::ClassVar => {
-                let recv = self.exec(&fd.recv, f)?;
-                let cls = match &recv {
-                    Value::Class(c) => c.clone(),
-                    _ => match f.mclass {
-                        Some(c) => crate::interp::eval::hit::class_arc(c),
-                        None => {
-                            return Err(self
-                                .err(
-                                    ErrorKind::RuntimeError,
-                                    "class variable outside a class method",
-                                )
-                                .into())
-                        }
-                    },
-                };
-                let owner = match cls.class_var_owner(fd.name) {
-                    Some(o) => o,
-                    None => {
-                        self.set_loc(fd.loc);
-                        return Err(self
-                            .err(
-                                ErrorKind::RuntimeError,
-                                format!("Undefined class variable '{}' in {}", fd.name, cls.name),
-                            )
-                            .into());
-                    }
-                };
-                match &fd.value {
-                    None => {
-                        let st = owner.class_state.lock();
-                        Ok(st
-                            .iter()
-                            .find(|(n, _)| *n == fd.name)
-                            .map(|(_, v)| v.clone())
-                            .unwrap_or(Value::Nil))
-                    }
-                    Some(e) => {
-                        let v = self.exec(e, f)?;
-                        let mut st = owner.class_state.lock();
-                        if let Some(slot) = st.iter_mut().find(|(n, _)| *n == fd.name) {
-                            slot.1 = v.clone();
-                        }
-                        Ok(v)
-                    }
-                }
-            }
-        }
-    }
-
-    /// Reads field `name` (index hint `idx`) of a Value instance.
-    pub(crate) fn read_field(&mut self, recv: &Value, name: Sym, idx: usize) -> Flow {
-        if let Value::Object(inst) = recv {
-            if inst.class.field_names.get(idx) == Some(&name) {
-                return Ok(inst.fields.get(idx).cloned().unwrap_or(Value::Nil));
-            }
-            if let Some(i) = inst.class.field_index(name) {
-                return Ok(inst.fields.get(i).cloned().unwrap_or(Value::Nil));
-            }
-        }
-        let n = self.class_name_of(recv);
-        Err(self
-            .err(ErrorKind::KeyError, format!("{n} has no field '{name}'"))
-            .into())
-    }
-
-    /// A copy of a (TestCase) Value instance with field `name` set, adding the field through a
-    /// derived class when the class does not declare it (2.7).
-    pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> Flow {
-        let Value::Object(inst) = recv else {
-            let n = self.class_name_of(recv);
-            return Err(self
-                .err(
-                    ErrorKind::ImmutableValue,
-                    format!("cannot set field '{name}' of {n}"),
-                )
-                .into());
-        };
-        if let Some(i) = inst.class.field_index(name) {
-            let mut fields = inst.fields.to_vec();
-            fields.resize(inst.class.field_names.len().max(fields.len()), Value::Nil);
-            fields[i] = v;
-            return Ok(Value::Object(Arc::new(Instance {
-                class: inst.class.clone(),
-                fields: fields.into(),
-            })));
-        }
-        let derived = crate::interp::loader::derived_class(&self.prog, &inst.class, name);
-        let mut fields = inst.fields.to_vec();
-        fields.resize(derived.field_names.len() - 1, Value::Nil);
-        fields.push(v);
-        Ok(Value::Object(Arc::new(Instance {
-            class: derived,
-            fields: fields.into(),
-        })))
-    }
 }
 
 /// The body of a counting loop, run once per iteration.
@@ -824,15 +645,4 @@ fn performed_message(sel: Sym, args: &[Value]) -> Option<(Sym, Vec<Value>)> {
         _ => return None,
     };
     (super::send::sel_arity(target.as_str()) == rest.len()).then_some((target, rest))
-}
-
-/// Field `i` of an instance's fields, or `nil` past the end. Not
-/// `fast_clone(fields.get(i).unwrap_or(&Value::Nil))`: that builds a temporary `nil` whose
-/// drop is an out-of-line call on every read (`Value` has a `Drop` impl).
-#[inline(always)]
-pub(crate) fn field_clone(fields: &[Value], i: usize) -> Value {
-    match fields.get(i) {
-        Some(v) => fast_clone(v),
-        None => Value::Nil,
-    }
 }

@@ -497,7 +497,7 @@ impl Ctx {
                 // Value-class accessors without the generic argument shuffle.
                 HitKind::Getter(i) if n == 0 => {
                     if let Value::Object(inst) = recv {
-                        return Ok(crate::interp::eval::exec::field_clone(
+                        return Ok(crate::interp::eval::field::field_clone(
                             &inst.fields,
                             i as usize,
                         ));
