@@ -47,7 +47,7 @@ use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    claim_idle, run_body, run_lent, Behaviour, Envelope, ProcRef, Sched,
+    claim_idle, run_body, run_lent, run_lent_job, Behaviour, Envelope, LentJob, ProcRef, Sched,
 };
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
@@ -97,8 +97,8 @@ struct RunnerIo {
     /// Set before a resume that should run the process (it was marked scheduled for us).
     go: AtomicBool,
     /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
-    /// behaviour and the message to hand it (no mailbox round trip).
-    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Message)>>,
+    /// behaviour and the message or job to hand it (no mailbox round trip).
+    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Work)>>,
     /// Set before the resume that ends the runner.
     quit: AtomicBool,
     /// True while parked between runs (a `Wait` suspension mid-run leaves it false).
@@ -143,7 +143,8 @@ fn run_once(
 ) {
     let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
     match io.lent.take() {
-        Some((b, msg)) => run_lent(&mut cx, b, msg),
+        Some((b, Work::Job(job))) => run_lent_job(&mut cx, b, job),
+        Some((b, Work::Msg(msg))) => run_lent(&mut cx, b, msg),
         None => run_body(&mut cx),
     }
     let d = cx.deepest();
@@ -380,6 +381,13 @@ impl Drop for Identity {
     }
 }
 
+/// What a guest call hands its process: a message, or a job lent to the process directly
+/// when it can be claimed ([`drive_job`]).
+pub(crate) enum Work {
+    Msg(Message),
+    Job(LentJob),
+}
+
 /// Delivers `msg` to `p` and, if that makes `p` runnable, runs it on this thread until `done`
 /// is set and no coroutine started here is left (see the module doc). `Err(msg)`, having
 /// delivered nothing, when this thread is already a worker of this runtime or the runtime is
@@ -392,8 +400,36 @@ pub(crate) fn drive(
     msg: Message,
     done: &GuestDone,
 ) -> Result<bool, Message> {
+    let mut msg = Some(msg);
+    let r = drive_work(sh, stacks, p, None, &mut || msg.take(), done);
+    r.map_err(|()| msg.take().unwrap_or_else(Message::job))
+}
+
+/// [`drive`] for a job: when the runner is parked and `p` can be claimed, the runner hands
+/// `job` to `p`'s behaviour directly (`Behaviour::run_job`: no message, no job slot); else
+/// `fallback` makes the message that carries it and the call goes on as [`drive`]. `Err`,
+/// having called nothing, as for [`drive`].
+pub(crate) fn drive_job(
+    sh: &Arc<Shared>,
+    stacks: &mut GuestStacks,
+    p: &ProcRef,
+    job: LentJob,
+    fallback: &mut dyn FnMut() -> Option<Message>,
+    done: &GuestDone,
+) -> Result<bool, ()> {
+    drive_work(sh, stacks, p, Some(job), fallback, done)
+}
+
+fn drive_work(
+    sh: &Arc<Shared>,
+    stacks: &mut GuestStacks,
+    p: &ProcRef,
+    job: Option<LentJob>,
+    msg: &mut dyn FnMut() -> Option<Message>,
+    done: &GuestDone,
+) -> Result<bool, ()> {
     if sh.current_worker().is_some() || sh.stopping.load(Ordering::SeqCst) {
-        return Err(msg);
+        return Err(());
     }
     let g = sh.guest_index();
     let _identity = Identity(CURRENT_WORKER.with(|c| c.replace((sh.id, g))));
@@ -425,19 +461,31 @@ pub(crate) fn drive(
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
     // The usual case: the runner is parked and the process idle with nothing queued. One
-    // lock claims it and the runner gets the message by hand (`process::run_lent`).
+    // lock claims it and the runner gets the job or message by hand (`process::run_lent`).
     let claimed = match runner.as_mut() {
         Some(r) => claim_idle(p).map(|b| (r, b)),
         None => None,
     };
     if let Some((r, b)) = claimed {
-        r.io.lent.set(Some((b, msg)));
+        let work = match job {
+            Some(j) => Work::Job(j),
+            None => match msg() {
+                Some(m) => Work::Msg(m),
+                None => unreachable!("drive passes its message"),
+            },
+        };
+        r.io.lent.set(Some((b, work)));
         r.io.go.store(true, Ordering::Relaxed);
         if !r.resume(w) {
             *runner = None;
         }
-    } else if !deliver_and_start(w, runner, p, msg) {
-        return Ok(false);
+    } else {
+        let Some(m) = msg() else {
+            unreachable!("the job's fallback makes its message")
+        };
+        if !deliver_and_start(w, runner, p, m) {
+            return Ok(false);
+        }
     }
     loop {
         let task = pop_guest(&sh.workers[g]);
