@@ -402,8 +402,10 @@ impl Watchdog {
         self.word.fetch_and(!FIRING, Ordering::SeqCst);
     }
 
-    /// A main-program job started in `main`: answers the trip already set, if any.
-    fn job_started(&self, main: &ProcRef) -> Option<Limit> {
+    /// A main-program job started in `main`: answers the trip already set, if any, and
+    /// whether an evaluation runs (`Engine::limited`, which checked the engine-wide limits
+    /// just before).
+    fn job_started(&self, main: &ProcRef) -> (Option<Limit>, bool) {
         let pid = main.pid().number;
         if self.main_pid.load(Ordering::Relaxed) != pid {
             *self.main.lock() = Some(main.clone());
@@ -411,7 +413,8 @@ impl Watchdog {
         }
         // A load: a firing that this misses kills `main` (recorded above, under the lock a
         // firing takes to read it when it changed), which ends this job.
-        trip_of(self.word.load(Ordering::Acquire))
+        let w = self.word.load(Ordering::Acquire);
+        (trip_of(w), w & RUNNING != 0)
     }
 
     /// The evaluation ended: answers the limit that tripped it.
@@ -459,9 +462,11 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
                 *slot = Some(Box::new(move || guard.check()));
                 return step;
             };
-            let stopped = shared.watchdog.job_started(p).is_some();
+            let (trip, in_eval) = shared.watchdog.job_started(p);
             let mut step = shared.main_step;
-            if stopped || shared.exhausted().is_some() {
+            // Inside an evaluation `Engine::limited` checked the engine-wide limits a moment
+            // ago (a shutdown or cancel since then set the trip).
+            if trip.is_some() || (!in_eval && shared.exhausted().is_some()) {
                 step = 1;
             }
             if l.total_reductions.is_some() {
