@@ -664,4 +664,94 @@ mod tests {
         drop(stacks);
         rt.shutdown();
     }
+
+    /// A behaviour that runs lent jobs and, for the delivered path, job messages; each job
+    /// casts a message to its own process and signals the caller.
+    struct Lender {
+        lent: Arc<AtomicUsize>,
+        mailed: Arc<AtomicUsize>,
+        extras: Arc<AtomicUsize>,
+        done: GuestDone,
+    }
+
+    impl Lender {
+        fn job(&self, cx: &mut Cx<'_>, counter: &AtomicUsize) {
+            let me = cx.me().clone();
+            cx.cast(&me, Message::named("extra", Vec::new()));
+            counter.fetch_add(1, Ordering::SeqCst);
+            self.done.set_local();
+        }
+    }
+
+    impl Behaviour for Lender {
+        fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+            match msg.selector.as_str() {
+                "extra" => {
+                    self.extras.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => self.job(cx, &self.mailed),
+            }
+            Ok(Value::Nil)
+        }
+
+        fn run_job(&mut self, cx: &mut Cx<'_>, job: LentJob) {
+            // The job is the address of `done`'s flag holder in this test: lent as is.
+            assert_eq!(job.0 as usize, 0x1000);
+            self.job(cx, &self.lent);
+        }
+    }
+
+    /// `drive_job` lends the job when it can claim the process and falls back to a message
+    /// otherwise (the first call starts the runner through the mailbox); both run the job
+    /// once and handle what it sent meanwhile in the same run.
+    #[test]
+    fn lent_jobs_and_their_fallback_messages_run_the_same() {
+        let rt = Runtime::new(Config::default()).unwrap();
+        let h = rt.handle();
+        let lent = Arc::new(AtomicUsize::new(0));
+        let mailed = Arc::new(AtomicUsize::new(0));
+        let extras = Arc::new(AtomicUsize::new(0));
+        let done = GuestDone::new();
+        let p = h.spawn(Lender {
+            lent: lent.clone(),
+            mailed: mailed.clone(),
+            extras: extras.clone(),
+            done: done.clone(),
+        });
+        let mut stacks = GuestStacks::default();
+        let job = LentJob(0x1000 as *mut ());
+        let mut fallbacks = 0;
+        for i in 1..=3 {
+            done.reset();
+            let mut fallback = || {
+                fallbacks += 1;
+                Some(Message::named("job", Vec::new()))
+            };
+            let r = h.drive_job(&mut stacks, &p, job, &mut fallback, &done);
+            assert!(matches!(r, Ok(true)));
+            assert!(done.is_set());
+            // The first call has no runner yet: delivered; later ones claim and lend.
+            let ran = (mailed.load(Ordering::SeqCst), lent.load(Ordering::SeqCst));
+            assert_eq!(ran, (1, i - 1));
+            assert_eq!(extras.load(Ordering::SeqCst), i);
+            assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
+        }
+        assert_eq!(fallbacks, 1);
+        // A killed process is not claimed: the fallback's message is refused, nothing runs.
+        h.kill(&p);
+        done.reset();
+        let mut fallback = || {
+            fallbacks += 1;
+            Some(Message::named("job", Vec::new()))
+        };
+        let r = h.drive_job(&mut stacks, &p, job, &mut fallback, &done);
+        assert!(matches!(r, Ok(false)));
+        assert_eq!(fallbacks, 2);
+        assert_eq!(
+            (mailed.load(Ordering::SeqCst), lent.load(Ordering::SeqCst)),
+            (1, 2)
+        );
+        drop(stacks);
+        rt.shutdown();
+    }
 }
