@@ -34,6 +34,11 @@
 //!   process between calls, so shutdown need not wait for it), and ends when the process it
 //!   served is replaced, when a call used its stack deeper than the resident part
 //!   (`KEEP_RESIDENT`: the stack is trimmed back into the pool), or with its owner.
+//! * **Lent jobs** (session 12, [`drive_job`]). A caller that has a job rather than a
+//!   message (the Interpreter's main-program jobs) lends it: when the runner is parked and
+//!   the process can be claimed, the runner hands the job to the process's behaviour
+//!   (`Behaviour::run_job`) with no message and no job slot; otherwise the caller's
+//!   fallback makes the message that carries the job and the call goes on as [`drive`].
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -402,6 +407,7 @@ pub(crate) fn drive(
 ) -> Result<bool, Message> {
     let mut msg = Some(msg);
     let r = drive_work(sh, stacks, p, None, &mut || msg.take(), done);
+    // `Err`: nothing was taken, the message is still here.
     r.map_err(|()| msg.take().unwrap_or_else(Message::job))
 }
 
