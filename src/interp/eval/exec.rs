@@ -263,8 +263,15 @@ impl Ctx {
             }
             Node::Dict(pairs) => {
                 let mut m = crate::value::dict::Dict::new();
-                for (k, v) in pairs {
+                for (i, (k, v)) in pairs.iter().enumerate() {
                     let k = self.exec(k, f)?;
+                    if i == 0 {
+                        // Sized once for the literal, in the form its first key asks for.
+                        m = crate::value::dict::Dict::with_capacity(
+                            pairs.len(),
+                            matches!(k, Value::Int(_)),
+                        );
+                    }
                     let v = self.exec(v, f)?;
                     m.insert(k, v);
                 }
