@@ -152,7 +152,7 @@ pub use api::{
 pub use clock::TimerRef;
 pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
-pub use process::{handler, Behaviour, FnBehaviour, ProcRef};
+pub use process::{handler, Behaviour, FnBehaviour, LentJob, ProcRef};
 pub use sched::{GuestDone, GuestStacks};
 pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,

@@ -298,17 +298,20 @@ impl Guard {
 
 /// The current evaluation in one word, and what ends it from outside: the deadline timer,
 /// a [`CancelHandle`], [`crate::Engine::shutdown`]. Per call the engine pays one store
-/// ([`Watchdog::begin`]), one read-modify-write when the job starts
-/// ([`Watchdog::job_started`]) and one at the end ([`Watchdog::end`]); the locks are taken
-/// only by a firing and by the first job of a new main process.
+/// ([`Watchdog::begin`]), one load when the job starts ([`Watchdog::job_started`]) and one
+/// read-modify-write at the end ([`Watchdog::end`]); the locks are taken only by a firing
+/// and by the first job of a new main process.
 ///
 /// The word: bits 0–7 the trip (0 none, else 1 + the limit's index in `Limit::ALL`), bit 8
-/// an evaluation runs, bit 9 its job started in the main process, bit 10 a firing is
-/// killing that process, bits 16– the evaluation's id (to tell a late deadline timer from
-/// the evaluation it was armed for). All transitions are on this one word, so a firing and
-/// the job's start are ordered: either the firing sees the job started (and kills the main
-/// process, which fails a blocked wait) or the job's start sees the trip (and stops at its
-/// first reduction).
+/// an evaluation runs, bit 9 a firing kills the main process (set with bit 8 by `begin`:
+/// every evaluation runs its jobs there), bit 10 a firing is killing that process, bits
+/// 16– the evaluation's id (to tell a late deadline timer from the evaluation it was
+/// armed for). A firing during an evaluation always kills the recorded main process
+/// (which fails a blocked wait; a job that had not started yet then never runs, or runs
+/// in a fresh main process and finds the trip at its start and stops at its first
+/// reduction). Session 11 set bit 9 with a `fetch_or` at each job's start, so that a
+/// firing before the job only tripped it; that was one locked instruction per call, and a
+/// firing is rare.
 #[derive(Default)]
 pub struct Watchdog {
     word: AtomicU64,
@@ -346,7 +349,7 @@ impl Watchdog {
         // A plain store: every other change of the word is a read-modify-write, which sees
         // either the old evaluation or this one.
         self.word
-            .store((id << ID_SHIFT) | RUNNING, Ordering::Release);
+            .store((id << ID_SHIFT) | RUNNING | STARTED, Ordering::Release);
         id
     }
 
@@ -399,15 +402,19 @@ impl Watchdog {
         self.word.fetch_and(!FIRING, Ordering::SeqCst);
     }
 
-    /// A main-program job started in `main`: answers the trip already set, if any.
-    fn job_started(&self, main: &ProcRef) -> Option<Limit> {
+    /// A main-program job started in `main`: answers the trip already set, if any, and
+    /// whether an evaluation runs (`Engine::limited`, which checked the engine-wide limits
+    /// just before).
+    fn job_started(&self, main: &ProcRef) -> (Option<Limit>, bool) {
         let pid = main.pid().number;
         if self.main_pid.load(Ordering::Relaxed) != pid {
             *self.main.lock() = Some(main.clone());
             self.main_pid.store(pid, Ordering::Relaxed);
         }
-        let w = self.word.fetch_or(STARTED, Ordering::SeqCst);
-        trip_of(w)
+        // A load: a firing that this misses kills `main` (recorded above, under the lock a
+        // firing takes to read it when it changed), which ends this job.
+        let w = self.word.load(Ordering::Acquire);
+        (trip_of(w), w & RUNNING != 0)
     }
 
     /// The evaluation ended: answers the limit that tripped it.
@@ -455,9 +462,11 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
                 *slot = Some(Box::new(move || guard.check()));
                 return step;
             };
-            let stopped = shared.watchdog.job_started(p).is_some();
+            let (trip, in_eval) = shared.watchdog.job_started(p);
             let mut step = shared.main_step;
-            if stopped || shared.exhausted().is_some() {
+            // Inside an evaluation `Engine::limited` checked the engine-wide limits a moment
+            // ago (a shutdown or cancel since then set the trip).
+            if trip.is_some() || (!in_eval && shared.exhausted().is_some()) {
                 step = 1;
             }
             if l.total_reductions.is_some() {

@@ -10,6 +10,11 @@
 //!   process exited, or the job was taken back out of the slot. Only one job is in flight
 //!   per Interpreter: the caller holds the lock of its [`MainState`] (main process,
 //!   session, guest worker) for the length of the job, one lock per call.
+//! * **Lent, usually** (session 12). On the guest's claimed path (the main process idle,
+//!   the runner parked: every call but the first into a fresh main process) the job is not
+//!   put in the slot and no message is sent: the guest hands `MainActor::run_job` a pointer
+//!   to the frame's `RawJob` (`Frame::lend`, [`run_lent`]); the slot and the message are
+//!   the fallback (`RtHandle::drive_job`).
 //! * **Who runs it** ([`run_in_main`]). The calling thread as the guest worker
 //!   (`runtime::sched::guest`; the job signals it with a plain store), or a pool worker
 //!   when the Interpreter runs its main program on the pool (`bt run`) or the caller is a
@@ -72,6 +77,14 @@ pub struct Frame<F, R> {
 }
 
 impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
+    /// The frame's job as the main process's behaviour gets it on the claimed path
+    /// (`MainActor::run_job` → [`run_lent`]): a pointer to its `RawJob`. The frame must stay
+    /// where it is and untouched until the job is over or can no longer run.
+    fn lend(&mut self) -> crate::runtime::LentJob {
+        self.raw.data = self as *mut Frame<F, R> as *mut ();
+        crate::runtime::LentJob(&mut self.raw as *mut RawJob as *mut ())
+    }
+
     fn new(f: F, done: Signal) -> Frame<F, R> {
         Frame {
             raw: RawJob {
@@ -144,25 +157,29 @@ where
         let done = signal.as_ref().unwrap_or_else(|| unreachable!());
         done.reset();
         let mut frame = Frame::new(job, Signal::Local(done));
-        // SAFETY: `frame` lives to the end of this block and is touched only after
-        // `send_and_drive` (the job is over or never ran) and `take_back` below.
-        #[allow(unsafe_code)]
-        unsafe {
-            slot.put(&mut frame)
+        let lent = frame.lend();
+        // Only when the main process cannot be claimed: the job goes in the slot and an
+        // argument-less job message to the mailbox (`MainActor::handle` takes it).
+        let mut fallback = || {
+            // SAFETY: as for `lend`: the frame outlives the call, and `take_back` below
+            // removes a job that did not run before the frame goes.
+            #[allow(unsafe_code)]
+            unsafe {
+                slot.put_lent(lent)
+            };
+            Some(crate::interp::actor::behaviour::job_message_in_slot())
         };
-        let msg = crate::interp::actor::behaviour::job_message_in_slot();
         // Ok: the job is over, or it never runs (the main process exited).
-        match rt.send_and_drive(stacks, main, msg, done) {
+        match rt.drive_job(stacks, main, lent, &mut fallback, done) {
             Ok(_) => {
                 if frame.out.is_none() {
                     slot.take_back();
                 }
                 return frame.out.take();
             }
-            Err(_) => {
+            Err(()) => {
                 // This thread cannot be the guest (a worker of this runtime): a pool worker
                 // runs the job.
-                slot.take_back();
                 let job = frame.f.take()?;
                 return run_on_pool(slot, job, to_pool);
             }
@@ -209,6 +226,15 @@ impl JobSlot {
         self.0.store(&mut frame.raw, Ordering::Release);
     }
 
+    /// Puts a job lent by [`Frame::lend`] in the slot.
+    ///
+    /// # Safety
+    /// As for [`JobSlot::put`].
+    #[allow(unsafe_code)]
+    unsafe fn put_lent(&self, job: crate::runtime::LentJob) {
+        self.0.store(job.0 as *mut RawJob, Ordering::Release);
+    }
+
     /// Removes a job that did not start; answers whether there was one.
     pub fn take_back(&self) -> bool {
         !self
@@ -225,12 +251,26 @@ impl JobSlot {
         }
         // SAFETY: `put`'s contract keeps the frame (and the `RawJob` in it) alive and
         // untouched until the job is over, which `call` signals last; the swap above made
-        // this the only run of it. The fields are copied out before the call, which may
-        // end the frame's life.
+        // this the only run of it.
         #[allow(unsafe_code)]
         unsafe {
-            let (call, data) = ((*job).call, (*job).data);
-            call(data, ctx)
+            run_lent(crate::runtime::LentJob(job as *mut ()), ctx)
         }
     }
+}
+
+/// Runs a job lent by [`Frame::lend`] (the claimed path: the main process's behaviour got
+/// it from the guest directly, no slot).
+///
+/// # Safety
+/// `job` comes from [`Frame::lend`] of a frame whose owner waits for its done signal, and
+/// this is the job's only run. The fields are copied out before the call, which may end
+/// the frame's life.
+#[allow(unsafe_code)]
+pub unsafe fn run_lent(job: crate::runtime::LentJob, ctx: &mut Ctx) {
+    let job = job.0 as *mut RawJob;
+    // SAFETY: see the function's contract.
+    let (call, data) = unsafe { ((*job).call, (*job).data) };
+    // SAFETY: `call` is the trampoline made for `data`'s frame type.
+    unsafe { call(data, ctx) }
 }

@@ -715,6 +715,22 @@ impl RtHandle {
         crate::runtime::sched::drive_guest(&self.0, stacks, p, msg, done)
     }
 
+    /// [`RtHandle::send_and_drive`] for a job the calling thread lends `p`: when the guest's
+    /// runner is parked and `p` is idle with nothing queued, `p`'s behaviour runs `job`
+    /// directly (`Behaviour::run_job`); else `fallback` makes the message carrying the job
+    /// and it is delivered as by `send_and_drive`. `Err(())`, having called nothing, when
+    /// the calling thread cannot be the guest.
+    pub(crate) fn drive_job(
+        &self,
+        stacks: &mut crate::runtime::sched::GuestStacks,
+        p: &ProcRef,
+        job: crate::runtime::process::LentJob,
+        fallback: &mut dyn FnMut() -> Option<Message>,
+        done: &crate::runtime::sched::GuestDone,
+    ) -> Result<bool, ()> {
+        crate::runtime::sched::drive_guest_job(&self.0, stacks, p, job, fallback, done)
+    }
+
     /// Worker threads.
     pub fn workers(&self) -> usize {
         self.0.workers.len() - 1 // the last queue is the guest's

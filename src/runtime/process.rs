@@ -46,7 +46,20 @@ pub trait Behaviour: Send + 'static {
             error
         ));
     }
+
+    /// Runs a job lent by the guest thread that claimed this process
+    /// (`RtHandle::drive_job`): what a message carrying the job would do, without the
+    /// message. Only behaviours whose owners lend jobs implement it (the main program's);
+    /// the default does nothing.
+    fn run_job(&mut self, _cx: &mut Cx<'_>, _job: LentJob) {}
 }
+
+/// A job the guest thread lends a process it claimed (`RtHandle::drive_job`): an opaque
+/// pointer into the waiting caller's stack that the process's behaviour knows how to run
+/// ([`Behaviour::run_job`]). The caller does not return before the job ran or can no
+/// longer run.
+#[derive(Clone, Copy, Debug)]
+pub struct LentJob(pub *mut ());
 
 /// A behaviour from a closure: `handler(|cx, msg| Ok(...))`.
 pub struct FnBehaviour<F>(pub F);
@@ -556,6 +569,28 @@ pub(crate) fn run_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, msg: Message)
             }
         }
     }
+    after_lent(cx, b);
+}
+
+/// [`run_lent`] for a job instead of a message ([`Behaviour::run_job`]): the job runs as a
+/// cast carrying it would (a panic crashes the process), then the run goes on the same way.
+pub(crate) fn run_lent_job(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, job: LentJob) {
+    if let Err(e) = catch_unwind(AssertUnwindSafe(|| b.run_job(cx, job))) {
+        finish(
+            cx.shared(),
+            cx.me(),
+            ExitReason::Panic(panic_message(&e).into()),
+        );
+        return;
+    }
+    after_lent(cx, b);
+}
+
+/// What follows the lent message or job: a requested exit, the reduction tick, then
+/// `actor_loop` (what arrived meanwhile, then idle with the behaviour back in the record).
+fn after_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>) {
+    let p = cx.me();
+    let shared = cx.shared();
     if let Some(reason) = cx.requested_exit() {
         stop_after_message(cx, shared, p, &mut b, reason);
         return;

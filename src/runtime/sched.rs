@@ -47,7 +47,7 @@ use crate::value::Sym;
 
 mod guest;
 mod worker;
-pub(crate) use guest::drive as drive_guest;
+pub(crate) use guest::{drive as drive_guest, drive_job as drive_guest_job};
 pub use guest::{GuestDone, GuestStacks};
 use worker::Slot;
 pub(crate) use worker::Worker;

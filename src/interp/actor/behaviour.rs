@@ -377,23 +377,38 @@ impl Behaviour for MainActor {
             },
         };
         let slot = &self.slot;
-        let job = move |ctx: &mut Ctx| match boxed {
+        run_main_job(self.ctx.as_mut(), cx, move |ctx: &mut Ctx| match boxed {
             Some(j) => j(ctx),
             None => slot.run(ctx),
-        };
-        if let Some(ctx) = self.ctx.as_mut() {
-            // An embedder's limits bind each job (`Program::ctx_hook`); the main context
-            // keeps its hook between jobs (re-armed here), so a job allocates nothing.
-            if let Some(make) = ctx.prog.ctx_hook.get() {
-                let step = make(Some(cx.me()), &mut ctx.preempt);
-                ctx.restart_budget(step);
-            }
-            in_process(ctx, cx, job);
-            // Whatever a job left behind (it always unwinds fully) must not leak into the next.
-            ctx.depth = 0;
-        }
+        });
         Ok(Value::Nil)
     }
+
+    /// A job lent on the guest's claimed path (`interp::main_job`): as `handle` of a job
+    /// message, without the message and the slot.
+    fn run_job(&mut self, cx: &mut Cx<'_>, job: crate::runtime::LentJob) {
+        // SAFETY: the guest lends only jobs made by `main_job::Frame::lend`, whose caller
+        // waits until the job is over; this is its only run.
+        #[allow(unsafe_code)]
+        run_main_job(self.ctx.as_mut(), cx, move |ctx: &mut Ctx| unsafe {
+            crate::interp::main_job::run_lent(job, ctx)
+        });
+    }
+}
+
+/// Runs one job in the main context.
+#[inline(always)]
+fn run_main_job(ctx: Option<&mut Ctx>, cx: &mut Cx<'_>, job: impl FnOnce(&mut Ctx)) {
+    let Some(ctx) = ctx else { return };
+    // An embedder's limits bind each job (`Program::ctx_hook`); the main context keeps its
+    // hook between jobs (re-armed here), so a job allocates nothing.
+    if let Some(make) = ctx.prog.ctx_hook.get() {
+        let step = make(Some(cx.me()), &mut ctx.preempt);
+        ctx.restart_budget(step);
+    }
+    in_process(ctx, cx, job);
+    // Whatever a job left behind (it always unwinds fully) must not leak into the next.
+    ctx.depth = 0;
 }
 
 /// Lines kept by a transcript (`recent`).

@@ -34,6 +34,11 @@
 //!   process between calls, so shutdown need not wait for it), and ends when the process it
 //!   served is replaced, when a call used its stack deeper than the resident part
 //!   (`KEEP_RESIDENT`: the stack is trimmed back into the pool), or with its owner.
+//! * **Lent jobs** (session 12, [`drive_job`]). A caller that has a job rather than a
+//!   message (the Interpreter's main-program jobs) lends it: when the runner is parked and
+//!   the process can be claimed, the runner hands the job to the process's behaviour
+//!   (`Behaviour::run_job`) with no message and no job slot; otherwise the caller's
+//!   fallback makes the message that carries the job and the call goes on as [`drive`].
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -47,7 +52,7 @@ use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    claim_idle, run_body, run_lent, Behaviour, Envelope, ProcRef, Sched,
+    claim_idle, run_body, run_lent, run_lent_job, Behaviour, Envelope, LentJob, ProcRef, Sched,
 };
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
@@ -97,8 +102,8 @@ struct RunnerIo {
     /// Set before a resume that should run the process (it was marked scheduled for us).
     go: AtomicBool,
     /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
-    /// behaviour and the message to hand it (no mailbox round trip).
-    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Message)>>,
+    /// behaviour and the message or job to hand it (no mailbox round trip).
+    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Work)>>,
     /// Set before the resume that ends the runner.
     quit: AtomicBool,
     /// True while parked between runs (a `Wait` suspension mid-run leaves it false).
@@ -143,7 +148,8 @@ fn run_once(
 ) {
     let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
     match io.lent.take() {
-        Some((b, msg)) => run_lent(&mut cx, b, msg),
+        Some((b, Work::Job(job))) => run_lent_job(&mut cx, b, job),
+        Some((b, Work::Msg(msg))) => run_lent(&mut cx, b, msg),
         None => run_body(&mut cx),
     }
     let d = cx.deepest();
@@ -380,6 +386,13 @@ impl Drop for Identity {
     }
 }
 
+/// What a guest call hands its process: a message, or a job lent to the process directly
+/// when it can be claimed ([`drive_job`]).
+pub(crate) enum Work {
+    Msg(Message),
+    Job(LentJob),
+}
+
 /// Delivers `msg` to `p` and, if that makes `p` runnable, runs it on this thread until `done`
 /// is set and no coroutine started here is left (see the module doc). `Err(msg)`, having
 /// delivered nothing, when this thread is already a worker of this runtime or the runtime is
@@ -392,8 +405,37 @@ pub(crate) fn drive(
     msg: Message,
     done: &GuestDone,
 ) -> Result<bool, Message> {
+    let mut msg = Some(msg);
+    let r = drive_work(sh, stacks, p, None, &mut || msg.take(), done);
+    // `Err`: nothing was taken, the message is still here.
+    r.map_err(|()| msg.take().unwrap_or_else(Message::job))
+}
+
+/// [`drive`] for a job: when the runner is parked and `p` can be claimed, the runner hands
+/// `job` to `p`'s behaviour directly (`Behaviour::run_job`: no message, no job slot); else
+/// `fallback` makes the message that carries it and the call goes on as [`drive`]. `Err`,
+/// having called nothing, as for [`drive`].
+pub(crate) fn drive_job(
+    sh: &Arc<Shared>,
+    stacks: &mut GuestStacks,
+    p: &ProcRef,
+    job: LentJob,
+    fallback: &mut dyn FnMut() -> Option<Message>,
+    done: &GuestDone,
+) -> Result<bool, ()> {
+    drive_work(sh, stacks, p, Some(job), fallback, done)
+}
+
+fn drive_work(
+    sh: &Arc<Shared>,
+    stacks: &mut GuestStacks,
+    p: &ProcRef,
+    job: Option<LentJob>,
+    msg: &mut dyn FnMut() -> Option<Message>,
+    done: &GuestDone,
+) -> Result<bool, ()> {
     if sh.current_worker().is_some() || sh.stopping.load(Ordering::SeqCst) {
-        return Err(msg);
+        return Err(());
     }
     let g = sh.guest_index();
     let _identity = Identity(CURRENT_WORKER.with(|c| c.replace((sh.id, g))));
@@ -425,19 +467,31 @@ pub(crate) fn drive(
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
     // The usual case: the runner is parked and the process idle with nothing queued. One
-    // lock claims it and the runner gets the message by hand (`process::run_lent`).
+    // lock claims it and the runner gets the job or message by hand (`process::run_lent`).
     let claimed = match runner.as_mut() {
         Some(r) => claim_idle(p).map(|b| (r, b)),
         None => None,
     };
     if let Some((r, b)) = claimed {
-        r.io.lent.set(Some((b, msg)));
+        let work = match job {
+            Some(j) => Work::Job(j),
+            None => match msg() {
+                Some(m) => Work::Msg(m),
+                None => unreachable!("drive passes its message"),
+            },
+        };
+        r.io.lent.set(Some((b, work)));
         r.io.go.store(true, Ordering::Relaxed);
         if !r.resume(w) {
             *runner = None;
         }
-    } else if !deliver_and_start(w, runner, p, msg) {
-        return Ok(false);
+    } else {
+        let Some(m) = msg() else {
+            unreachable!("the job's fallback makes its message")
+        };
+        if !deliver_and_start(w, runner, p, m) {
+            return Ok(false);
+        }
     }
     loop {
         let task = pop_guest(&sh.workers[g]);
@@ -613,6 +667,96 @@ mod tests {
         let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
         assert!(matches!(r, Ok(false)));
         assert_eq!(jobs.load(Ordering::SeqCst), 3);
+        drop(stacks);
+        rt.shutdown();
+    }
+
+    /// A behaviour that runs lent jobs and, for the delivered path, job messages; each job
+    /// casts a message to its own process and signals the caller.
+    struct Lender {
+        lent: Arc<AtomicUsize>,
+        mailed: Arc<AtomicUsize>,
+        extras: Arc<AtomicUsize>,
+        done: GuestDone,
+    }
+
+    impl Lender {
+        fn job(&self, cx: &mut Cx<'_>, counter: &AtomicUsize) {
+            let me = cx.me().clone();
+            cx.cast(&me, Message::named("extra", Vec::new()));
+            counter.fetch_add(1, Ordering::SeqCst);
+            self.done.set_local();
+        }
+    }
+
+    impl Behaviour for Lender {
+        fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+            match msg.selector.as_str() {
+                "extra" => {
+                    self.extras.fetch_add(1, Ordering::SeqCst);
+                }
+                _ => self.job(cx, &self.mailed),
+            }
+            Ok(Value::Nil)
+        }
+
+        fn run_job(&mut self, cx: &mut Cx<'_>, job: LentJob) {
+            // The job is the address of `done`'s flag holder in this test: lent as is.
+            assert_eq!(job.0 as usize, 0x1000);
+            self.job(cx, &self.lent);
+        }
+    }
+
+    /// `drive_job` lends the job when it can claim the process and falls back to a message
+    /// otherwise (the first call starts the runner through the mailbox); both run the job
+    /// once and handle what it sent meanwhile in the same run.
+    #[test]
+    fn lent_jobs_and_their_fallback_messages_run_the_same() {
+        let rt = Runtime::new(Config::default()).unwrap();
+        let h = rt.handle();
+        let lent = Arc::new(AtomicUsize::new(0));
+        let mailed = Arc::new(AtomicUsize::new(0));
+        let extras = Arc::new(AtomicUsize::new(0));
+        let done = GuestDone::new();
+        let p = h.spawn(Lender {
+            lent: lent.clone(),
+            mailed: mailed.clone(),
+            extras: extras.clone(),
+            done: done.clone(),
+        });
+        let mut stacks = GuestStacks::default();
+        let job = LentJob(0x1000 as *mut ());
+        let mut fallbacks = 0;
+        for i in 1..=3 {
+            done.reset();
+            let mut fallback = || {
+                fallbacks += 1;
+                Some(Message::named("job", Vec::new()))
+            };
+            let r = h.drive_job(&mut stacks, &p, job, &mut fallback, &done);
+            assert!(matches!(r, Ok(true)));
+            assert!(done.is_set());
+            // The first call has no runner yet: delivered; later ones claim and lend.
+            let ran = (mailed.load(Ordering::SeqCst), lent.load(Ordering::SeqCst));
+            assert_eq!(ran, (1, i - 1));
+            assert_eq!(extras.load(Ordering::SeqCst), i);
+            assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
+        }
+        assert_eq!(fallbacks, 1);
+        // A killed process is not claimed: the fallback's message is refused, nothing runs.
+        h.kill(&p);
+        done.reset();
+        let mut fallback = || {
+            fallbacks += 1;
+            Some(Message::named("job", Vec::new()))
+        };
+        let r = h.drive_job(&mut stacks, &p, job, &mut fallback, &done);
+        assert!(matches!(r, Ok(false)));
+        assert_eq!(fallbacks, 2);
+        assert_eq!(
+            (mailed.load(Ordering::SeqCst), lent.load(Ordering::SeqCst)),
+            (1, 2)
+        );
         drop(stacks);
         rt.shutdown();
     }

@@ -1,0 +1,179 @@
+//! Script calls from the host (`Engine::run`) on both of the guest's paths
+//! (docs/internals/embedding.md "Session 12"): a call that finds the main process idle lends
+//! it the job directly (`Behaviour::run_job`, the usual case), and the first call into a
+//! fresh main process — after a limit or a cancel killed the last one — delivers the job as
+//! a message that starts the guest's runner. Every case runs on both paths and must end the
+//! same: results, errors and their kinds, limits, depth, host functions, re-entry, panics,
+//! actors the call spawns.
+
+use std::sync::Arc;
+
+use bt::engine::Script;
+use bt::{Engine, HostError, Value};
+
+const CLASSES: &str = r#"
+Actor subclass: Tally
+  state: n = 0
+  add: k => self.n := self.n + k
+  total => self.n
+
+Object subclass: Deep
+  class down: n => n == 0 ifTrue: [0] ifFalse: [1 + (self down: n - 1)]
+"#;
+
+/// One call's outcome, comparable across paths.
+fn outcome(e: &Engine, s: &Script, args: &[Value]) -> String {
+    match e.run(s, args) {
+        Ok(v) => format!("ok {}", e.display(&v)),
+        Err(er) => format!("error {} {:?}", er.kind, er.limit),
+    }
+}
+
+struct Fixture {
+    e: Arc<Engine>,
+    cases: Vec<(Script, Vec<Value>)>,
+    /// A call the host cancels from inside (a host function): it kills the main process,
+    /// so the next call goes to a fresh one (the delivered path).
+    killed: Script,
+}
+
+fn fixture() -> Fixture {
+    let e = Arc::new(
+        Engine::builder()
+            .max_reductions(1_000_000)
+            .max_depth(300)
+            .build(),
+    );
+    e.eval(CLASSES).unwrap();
+    e.register_fn("Host", "inc:", |n: i64| n + 1).unwrap();
+    e.register_fn("Host", "boom", || -> i64 { panic!("host bug") })
+        .unwrap();
+    let weak = Arc::downgrade(&e);
+    e.register_fn("Host", "reenter", move || -> Result<i64, HostError> {
+        let e = weak.upgrade().ok_or("gone")?;
+        let f = e
+            .compile("1")
+            .map_err(|er| HostError::new("host_error", er.kind.clone()))?;
+        match e.run(&f, &[]) {
+            Ok(v) => Ok(v.as_i64().unwrap_or(0)),
+            Err(er) => Err(HostError::new("host_error", er.kind.clone())),
+        }
+    })
+    .unwrap();
+    let h = e.cancel_handle();
+    e.register_fn("Host", "cancel", move || {
+        h.cancel();
+        0i64
+    })
+    .unwrap();
+    let fun = |params: &[&str], src: &str| e.compile_fn(params, src).unwrap();
+    let cases = vec![
+        (fun(&["x"], "x + 1"), vec![Value::Int(41)]),
+        (
+            fun(&["x", "y"], "x ++ y"),
+            vec![Value::str("a"), Value::str("b")],
+        ),
+        (fun(&["x"], "x foo"), vec![Value::Int(1)]),
+        (fun(&["x"], "1 / x"), vec![Value::Int(0)]),
+        (
+            fun(&["x"], "[1 / x] on: Error do: [:er | er kind]"),
+            vec![Value::Int(0)],
+        ),
+        (fun(&[], "[true] whileTrue: []"), vec![]),
+        (fun(&[], "[[true] whileTrue: []] ensure: [1]"), vec![]),
+        (fun(&["x"], "Deep down: x"), vec![Value::Int(100)]),
+        (fun(&["x"], "Deep down: x"), vec![Value::Int(100_000)]),
+        (fun(&["x"], "Host inc: (Host inc: x)"), vec![Value::Int(1)]),
+        (fun(&[], "Host boom"), vec![]),
+        (
+            fun(&[], "[Host boom] on: Error do: [:er | er kind]"),
+            vec![],
+        ),
+        (fun(&[], "Host reenter"), vec![]),
+        (
+            fun(&["x"], "t := Tally spawn. t add: x. t add: x. t total"),
+            vec![Value::Int(21)],
+        ),
+        (
+            fun(&["x"], "(1 to: x) inject: 0 into: [:a :b | a + b]"),
+            vec![Value::Int(100)],
+        ),
+        (fun(&["x"], "x"), vec![]),
+    ];
+    let killed = fun(&[], "Host cancel. [true] whileTrue: []");
+    Fixture { e, cases, killed }
+}
+
+#[test]
+fn lent_and_delivered_calls_end_the_same() {
+    let f = fixture();
+    let e = &f.e;
+    // Claimed path: the runner is warm and the main process idle before each call.
+    let claimed: Vec<String> = f.cases.iter().map(|(s, a)| outcome(e, s, a)).collect();
+    let again: Vec<String> = f.cases.iter().map(|(s, a)| outcome(e, s, a)).collect();
+    assert_eq!(claimed, again);
+    // Delivered path: a cancelled call kills the main process before each case.
+    let mut delivered = Vec::new();
+    for (s, a) in &f.cases {
+        assert_eq!(
+            outcome(e, &f.killed, &[]),
+            "error cancelled Some(Cancelled)"
+        );
+        delivered.push(outcome(e, s, a));
+    }
+    assert_eq!(claimed, delivered);
+    // What the cases answer (so that "the same" is not "the same failure").
+    let expect = [
+        "ok 42",
+        "ok ab",
+        "error does_not_understand None",
+        "error type_error None",
+        "ok type_error",
+        "error reduction_limit Some(Reductions)",
+        "error reduction_limit Some(Reductions)",
+        "ok 100",
+        "error stack_overflow None",
+        "ok 3",
+        "error host_error None",
+        "ok host_error",
+        "error host_error None",
+        "ok 42",
+        "ok 5050",
+        "error arity_mismatch None",
+    ];
+    assert_eq!(claimed, expect);
+    // The host function calling back into its engine got `reentrant_call` on both paths.
+    let reenter = &f.cases[12].0;
+    for kill_first in [false, true] {
+        if kill_first {
+            assert_eq!(
+                outcome(e, &f.killed, &[]),
+                "error cancelled Some(Cancelled)"
+            );
+        }
+        let er = e.run(reenter, &[]).unwrap_err();
+        assert!(er.message.contains("reentrant_call"), "{er}");
+    }
+}
+
+#[test]
+fn calls_after_a_kill_run_on_a_fresh_main_process_and_keep_the_bindings() {
+    let f = fixture();
+    let e = &f.e;
+    e.eval("kept := 1").unwrap();
+    let read = e.compile_fn(&["x"], "kept + x").unwrap();
+    for i in 0..4 {
+        assert_eq!(
+            outcome(e, &f.killed, &[]),
+            "error cancelled Some(Cancelled)"
+        );
+        // Delivered, then claimed, then claimed.
+        for _ in 0..3 {
+            assert_eq!(
+                e.run(&read, &[Value::Int(i)]).unwrap().as_i64(),
+                Some(1 + i)
+            );
+        }
+    }
+    assert_eq!(e.eval("kept").unwrap().as_i64(), Some(1));
+}
