@@ -65,8 +65,9 @@ pub struct ProcSlot {
     cx: Option<CxPtr>,
     /// The actor system of the Interpreter this context belongs to.
     pub sys: Option<Arc<ActorSys>>,
-    /// The actor whose handler is running (its handle value), if any.
-    pub actor: Option<Value>,
+    /// The actor whose handler is running (its handle value), if any: lent for one run
+    /// ([`ProcSlot::actor`]).
+    actor: Option<Lent>,
     /// Relay homes live in this run: those of the blocks that came with the message being
     /// handled ([`relay`]).
     pub relays: relay::Relays,
@@ -82,6 +83,41 @@ impl ProcSlot {
     pub fn in_runtime(&self) -> bool {
         self.cx.is_some()
     }
+
+    /// The handle of the actor whose handler is running, if any.
+    #[inline]
+    pub fn actor(&self) -> Option<&Value> {
+        self.actor.as_ref().map(|l| &*l.0)
+    }
+}
+
+/// An actor's own handle lent to a context for one run: a bitwise copy that is never
+/// dropped, so lending it costs no reference-count traffic (a clone and an out-of-line drop
+/// per message before). Made only by [`run_lending`], which takes it back before it returns
+/// (also when the run unwinds), while the lender's reference keeps the handle alive.
+struct Lent(std::mem::ManuallyDrop<Value>);
+
+/// Runs `f` with `me` lent to `ctx` as the running actor ([`ProcSlot::actor`]).
+#[inline]
+pub(crate) fn run_lending<R>(ctx: &mut Ctx, me: &Value, f: impl FnOnce(&mut Ctx) -> R) -> R {
+    /// Takes the lent copy back out of the context, also when `f` unwinds.
+    struct Back<'c>(&'c mut Ctx);
+    impl Drop for Back<'_> {
+        #[inline]
+        fn drop(&mut self) {
+            // A `Lent` owns nothing: dropping it (ManuallyDrop) never touches the handle.
+            self.0.proc.actor = None;
+        }
+    }
+    // SAFETY: the copy shares `me`'s reference without counting it. That is sound while
+    // `me` stays alive, which the borrow guarantees for this call, and while the copy is
+    // never dropped as a Value: it sits in `ManuallyDrop`, is reachable only as `&Value`
+    // (`ProcSlot::actor`), so whoever needs it longer clones it (a counted reference), and
+    // `Back` removes it from the context before this call returns or unwinds.
+    let lent = Lent(std::mem::ManuallyDrop::new(unsafe { std::ptr::read(me) }));
+    let back = Back(ctx);
+    back.0.proc.actor = Some(lent);
+    f(&mut *back.0)
 }
 
 /// The running process's runtime context, if the context runs in a process.
@@ -156,7 +192,7 @@ pub fn detached_state<'v>(ctx: &Ctx, recv: &'v Value) -> Option<&'v Arc<Mutex<Ve
     let Value::Native(n) = recv else {
         return None;
     };
-    if let Some(Value::Native(me)) = &ctx.proc.actor {
+    if let Some(Value::Native(me)) = ctx.proc.actor() {
         if Arc::ptr_eq(me, n) {
             return None;
         }
@@ -254,7 +290,6 @@ impl ActorSys {
         c.acts.clear();
         c.depth = 0;
         c.actor_fields.clear();
-        c.proc.actor = None;
         c.proc.relays.clear();
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);

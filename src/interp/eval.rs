@@ -31,6 +31,8 @@ use crate::value::{ClassRef, Sym, Value};
 pub use code::{CompiledMethod, FnCode, Loc};
 pub use send::sel_arity;
 pub(crate) use send::REMOTE_HOME;
+/// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
+pub(crate) use hit::Hit;
 
 pub type EvalResult = Result<Value, Unwind>;
 
