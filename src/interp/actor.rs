@@ -409,3 +409,38 @@ pub fn cx_log(ctx: &mut Ctx, line: &str) {
         None => eprintln!("{line}"),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        let prog = crate::interp::program::Program::bootstrap(Default::default());
+        Ctx::new(Arc::new(prog))
+    }
+
+    /// A lent handle is visible for the run only and costs the handle no reference: after
+    /// the run, also one that unwinds, the count is what it was and the context holds none.
+    #[test]
+    fn a_lent_handle_is_taken_back_also_when_the_run_unwinds() {
+        let mut c = ctx();
+        let me = Value::str("me");
+        let Value::Str(r) = &me else { unreachable!() };
+        let count = Arc::strong_count(r);
+        let kept = run_lending(&mut c, &me, |c| {
+            assert!(matches!(c.proc.actor(), Some(Value::Str(s)) if s.as_str() == "me"));
+            assert_eq!(Arc::strong_count(r), count, "lending counts no reference");
+            // A longer-lived copy is a counted clone.
+            c.proc.actor().cloned()
+        });
+        assert!(c.proc.actor().is_none());
+        assert_eq!(Arc::strong_count(r), count + 1);
+        drop(kept);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_lending(&mut c, &me, |_| panic!("handler panics"))
+        }));
+        assert!(unwound.is_err());
+        assert!(c.proc.actor().is_none());
+        assert_eq!(Arc::strong_count(r), count);
+    }
+}
