@@ -75,6 +75,11 @@ pub struct ProcSlot {
     /// program epoch, answer). A loop of calls to one actor decides once. The class is held
     /// so its address cannot be reused by another class while remembered.
     pub(crate) remote_memo: Option<(ClassRef, Sym, u64, bool)>,
+    /// The method the last actor message handled with this context ran: (the actor's
+    /// class, selector, program epoch, method). Messages of one selector to actors of one
+    /// class look the method up once (`behaviour::dispatch`); kept here, not per actor, so an
+    /// idle actor does not grow. The class is held so its address cannot be reused.
+    pub(crate) last_method: Option<(ClassRef, Sym, u64, crate::interp::eval::Hit)>,
 }
 
 impl ProcSlot {

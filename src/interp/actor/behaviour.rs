@@ -14,7 +14,7 @@ use crate::interp::actor::{in_process, run_lending, with_fresh_ctx, ActorSys};
 use crate::interp::class::Builtin;
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, make_exception};
-use crate::interp::eval::{Ctx, Hit, Unwind};
+use crate::interp::eval::{Ctx, Unwind};
 use crate::runtime::{Behaviour, Cx, ExitReason, Message, Request};
 use crate::value::{drop_fast, fast_clone, ClassRef, Sym, Value};
 
@@ -40,9 +40,6 @@ pub struct BtActor {
     pub fields: Vec<Value>,
     saved: Vec<Value>,
     me: Option<Value>,
-    /// The method the last message ran: (selector, program epoch, method). A stream of one
-    /// message to one actor looks its method up once (`dispatch`).
-    last: Option<(Sym, u64, Hit)>,
     /// The actor's memory account when its engine sets `actor_max_memory` (made on the
     /// first message; `memlimit`).
     mem: Option<crate::interp::actor::memlimit::ActorMem>,
@@ -63,7 +60,6 @@ impl BtActor {
             fields,
             saved: Vec::new(),
             me,
-            last: None,
             mem: None,
         }
     }
@@ -118,25 +114,27 @@ fn snapshot(saved: &mut Vec<Value>, fields: &[Value]) {
     }
 }
 
-/// Runs message `sel` with `args` on the actor `me` (what `ctx.send(me, sel, args)` does in
-/// the actor's own process, where the handle's send is not intercepted): one reduction, the
-/// method looked up (or the one of the last message, when the selector and the program's
-/// epoch are the same), and a compiled method's arguments moved onto the stack, not copied.
+/// Runs message `sel` with `args` on the actor `me` of class `class` (what `ctx.send(me,
+/// sel, args)` does in the actor's own process, where the handle's send is not
+/// intercepted): one reduction, the method looked up (or the one the last actor message in
+/// this context ran, when class, selector and the program's epoch are the same:
+/// `ProcSlot::last_method`, kept by the pooled context, not by each actor), and a compiled
+/// method's arguments moved onto the stack, not copied.
 #[inline(always)]
 fn dispatch(
     ctx: &mut Ctx,
+    class: &ClassRef,
     me: &Value,
     sel: Sym,
     args: &mut Vec<Value>,
-    last: &mut Option<(Sym, u64, Hit)>,
 ) -> Result<Value, Unwind> {
     ctx.tick()?;
     let epoch = ctx.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-    let hit = match *last {
-        Some((s, e, h)) if s == sel && e == epoch => h,
+    let hit = match &ctx.proc.last_method {
+        Some((c, s, e, h)) if *s == sel && *e == epoch && Arc::ptr_eq(c, class) => *h,
         _ => match ctx.lookup(me, sel) {
             Some(h) => {
-                *last = Some((sel, epoch, h));
+                ctx.proc.last_method = Some((class.clone(), sel, epoch, h));
                 h
             }
             None => return ctx.dnu(me, sel, args).map_err(|b| *b),
@@ -312,7 +310,6 @@ impl BtActor {
             return Ok(Value::Nil); // not reached: `ensure_me` made the handle
         };
         let class = &self.class;
-        let last = &mut self.last;
         let mut crash = None;
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
             // Blocks of the caller whose `^` returns there (2.8): live while this runs. (A
@@ -334,7 +331,7 @@ impl BtActor {
                     }
                 })
             } else {
-                dispatch(ctx, me, msg.selector, &mut msg.args, last)
+                dispatch(ctx, class, me, msg.selector, &mut msg.args)
             };
             match r {
                 Ok(v) => Ok(transfer_in_owned(ctx, v)),
