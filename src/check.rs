@@ -377,13 +377,17 @@ fn top_level_assigned(e: &ast::Expr, out: &mut Vec<String>) {
     use ast::ExprKind as K;
     match &e.kind {
         K::Assign { name, value, .. } => {
-            out.push(name.name.clone());
+            out.push(name.name.to_string());
             top_level_assigned(value, out);
         }
         K::Destructure { pattern, value } => {
             let mut ids = Vec::new();
             patterns::pattern_vars(pattern, &mut ids);
-            out.extend(ids.into_iter().map(|i| i.name).filter(|n| n != "_"));
+            out.extend(
+                ids.into_iter()
+                    .map(|i| i.name.to_string())
+                    .filter(|n| n != "_"),
+            );
             top_level_assigned(value, out);
         }
         K::Send {

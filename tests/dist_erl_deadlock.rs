@@ -18,9 +18,20 @@ Loop = fun L() -> receive
         gen:reply(From, Show(catch gen_server:call({Name, B}, {value, []}))), L();
     {'$gen_call', From, {'callPid:', [Pid]}} ->
         gen:reply(From, Show(catch gen_server:call(Pid, {value, []}))), L();
+    {'$gen_call', From, {'callBackTwice:', [Name]}} ->
+        R1 = Show(catch gen_server:call({Name, B}, {value, []})),
+        gen:reply(From, [R1, Show(catch gen_server:call({Name, B}, {value, []}))]), L();
     {'$gen_call', From, {whoami, []}} -> gen:reply(From, self()), L()
   end end,
 register(e, spawn(Loop)),
+% Counts the questions bt asks `rex` (who is this caller?), from a trace of what it receives.
+Count = fun C(N) -> receive
+    {trace, _, 'receive', {'$gen_call', _, {call, erlang, process_info, _, _}}} -> C(N + 1);
+    {'$gen_call', From, {count, []}} -> gen:reply(From, N), C(N);
+    _ -> C(N)
+  end end,
+register(cnt, spawn(fun() -> Count(0) end)),
+erlang:trace(whereis(rex), true, ['receive', {tracer, whereis(cnt)}]),
 io:format("ready~n"),
 receive after infinity -> ok end."#;
 
@@ -30,6 +41,7 @@ const BT_CLIENT: &str = r#"Actor subclass: Front
   state: e = nil
   value => 42
   ask: e name: n => e callBack: n
+  askTwice: e name: n => e callBackTwice: n
   askSelf: e => e callPid: self
   via: h ask: e => h ask: e name: #front
 
@@ -57,7 +69,13 @@ Transcript showCr: (try value: [f askSelf: e]) printString
 Transcript showCr: (try value: [f via: h ask: e]) printString
 // `e` calls #relay, which is not waiting, but #relay then calls #front, which is.
 Transcript showCr: (try value: [f ask: e name: #relay]) printString
+// Twice in one call: the second call back is known to come from `e` (`rex` asked once).
+cnt := (Actor named: #cnt on: n) unwrap
+c0 := cnt count
+Transcript showCr: (try value: [f askTwice: e name: #front]) printString
 // No cycle: answered.
+Transcript showCr: (try value: [f askTwice: e name: #other]) printString
+Transcript showCr: "rex asked {cnt count - c0} times"
 Transcript showCr: (try value: [f ask: e name: #other]) printString
 Transcript showCr: (try value: [r ask: e name: #other]) printString
 "#;
@@ -86,6 +104,13 @@ fn a_cycle_through_an_erlang_process_fails_at_once() {
             &dl("deadlock: #front on bt@127.0.0.1"),
             // Detected by #relay's local call: its caller `e` carries the chain.
             &dl("Relay>>value: deadlock: Actor(Front, 0.N.0)"),
+            &format!(
+                "#({}, {})",
+                dl("deadlock: #front on bt@127.0.0.1"),
+                dl("deadlock: #front on bt@127.0.0.1")
+            ),
+            "#({#ok, 42}, {#ok, 42})",
+            "rex asked 2 times",
             "{#ok, 42}",
             "{#ok, 42}",
         ],

@@ -220,7 +220,7 @@ fn every_public_library_declaration_is_documented() {
         let src = std::fs::read_to_string(f).unwrap();
         for item in bt::syntax::parse_with(&src, opts).0.items {
             if let Item::Class(c) = item {
-                let e = class_docs.entry(c.name.name).or_default();
+                let e = class_docs.entry(c.name.name.to_string()).or_default();
                 *e |= c.doc.is_some_and(|d| !d.trim().is_empty());
             }
         }
@@ -243,7 +243,7 @@ fn every_public_library_declaration_is_documented() {
         for item in &module.items {
             match item {
                 Item::Class(c) if !c.modifiers.internal => {
-                    if !class_docs[&c.name.name] {
+                    if !class_docs[c.name.name.as_str()] {
                         check(&c.doc, c.span.start, format!("class {}", c.name.name));
                     }
                     for mem in &c.members {

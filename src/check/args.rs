@@ -190,11 +190,11 @@ impl<'a> Walker<'a> {
             ExprKind::Float(_) => Ty::inst("Float"),
             ExprKind::Str(_) | ExprKind::Interp(_) => Ty::inst("String"),
             ExprKind::Char(_) => Ty::inst("Character"),
-            ExprKind::Symbol(s) => Ty::Sym(s.clone()),
+            ExprKind::Symbol(s) => Ty::Sym(s.to_string()),
             ExprKind::Block(_) => Ty::inst("Block"),
             ExprKind::Var(n) => match self.scopes.lookup(n) {
                 Some(i) => self.scopes.vars[i].ty.clone(),
-                None if self.table.is_class(n) => Ty::Meta(n.clone()),
+                None if self.table.is_class(n) => Ty::Meta(n.to_string()),
                 None => Ty::Dynamic,
             },
             ExprKind::SelfRef => self.self_type(),

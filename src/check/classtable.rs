@@ -443,7 +443,7 @@ impl ClassTable {
                     ast::Item::Class(c) => self.declare_class(c, *origin),
                     ast::Item::TypeAlias(a) => {
                         self.aliases.insert(
-                            a.name.name.clone(),
+                            a.name.name.to_string(),
                             AliasInfo {
                                 ty: a.ty.clone(),
                                 internal: a.internal,
@@ -453,7 +453,7 @@ impl ClassTable {
                     }
                     ast::Item::Protocol(p) => {
                         self.protocols.insert(
-                            p.name.name.clone(),
+                            p.name.name.to_string(),
                             ProtocolInfo {
                                 selectors: p
                                     .signatures
@@ -461,7 +461,7 @@ impl ClassTable {
                                     .filter(|s| !s.class_side)
                                     .map(|s| s.selector.clone())
                                     .collect(),
-                                extending: p.extending.as_ref().map(|e| e.name.clone()),
+                                extending: p.extending.as_ref().map(|e| e.name.to_string()),
                             },
                         );
                     }
@@ -508,7 +508,7 @@ impl ClassTable {
             .iter()
             .flat_map(|(m, _)| m.items.iter())
             .filter_map(|i| match i {
-                ast::Item::Class(c) => Some(c.name.name.clone()),
+                ast::Item::Class(c) => Some(c.name.name.to_string()),
                 _ => None,
             })
             .collect();
@@ -542,7 +542,11 @@ impl ClassTable {
         info.sealed |= c.modifiers.sealed;
         info.typed |= c.modifiers.typed;
         info.internal |= c.modifiers.internal;
-        info.type_params = c.type_params.iter().map(|p| p.name.name.clone()).collect();
+        info.type_params = c
+            .type_params
+            .iter()
+            .map(|p| p.name.name.to_string())
+            .collect();
         info.handle_scope = match c.handle_scope.as_ref().map(|h| h.name.as_str()) {
             Some("process") | Some("#process") => Some(HandleScope::Process),
             Some("node") | Some("#node") => Some(HandleScope::Node),
@@ -553,11 +557,15 @@ impl ClassTable {
             info.slots.clear();
             info.class_vars.clear();
         }
-        self.classes.insert(name.clone(), info);
+        self.classes.insert(name.to_string(), info);
     }
 
     fn fill_members(&mut self, c: &ast::ClassDecl, origin: Origin) {
-        let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.clone()).collect();
+        let tps: Vec<String> = c
+            .type_params
+            .iter()
+            .map(|p| p.name.name.to_string())
+            .collect();
         let mut slots = Vec::new();
         let mut class_vars = Vec::new();
         let mut inst = Vec::new();
@@ -565,12 +573,12 @@ impl ClassTable {
         for m in &c.members {
             match m {
                 ast::Member::Field(s) | ast::Member::State(s) => slots.push(SlotInfo {
-                    name: s.name.name.clone(),
+                    name: s.name.name.to_string(),
                     ty: s.ty.as_ref().map(|t| self.resolve(t, &tps)),
                     has_default: s.default.is_some(),
                 }),
                 ast::Member::ClassState(s) => class_vars.push(SlotInfo {
-                    name: s.name.name.clone(),
+                    name: s.name.name.to_string(),
                     ty: s.ty.as_ref().map(|t| self.resolve(t, &tps)),
                     has_default: s.default.is_some(),
                 }),

@@ -71,7 +71,7 @@ fn field_case_clashes(w: &mut Walker, c: &ast::ClassDecl) {
                 )),
             );
         }
-        seen.push((name.clone(), None));
+        seen.push((name.to_string(), None));
     }
 }
 
@@ -123,7 +123,11 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
     if table.kind_of(name) == Some(Kind::Value) {
         field_case_clashes(w, c);
     }
-    let tps: Vec<String> = c.type_params.iter().map(|p| p.name.name.clone()).collect();
+    let tps: Vec<String> = c
+        .type_params
+        .iter()
+        .map(|p| p.name.name.to_string())
+        .collect();
     for m in &c.members {
         match m {
             ast::Member::Field(s) => {
@@ -455,7 +459,7 @@ pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
                 .with_hint("choose another name for the alias"),
             );
         }
-        let mut path = vec![name.clone()];
+        let mut path = vec![name.to_string()];
         if let Some(cycle) = alias_cycle(table, name, &a.ty, &mut path, &mut HashSet::new()) {
             w.push(
                 Diagnostic::error(

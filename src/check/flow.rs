@@ -72,9 +72,9 @@ impl<'a> Walker<'a> {
                 if let Some((idx, t)) = var_of(receiver) {
                     match &rhs.kind {
                         ExprKind::Symbol(s) => {
-                            yes.push((idx, Ty::Sym(s.clone())));
+                            yes.push((idx, Ty::Sym(s.to_string())));
                             if let Ty::Union(ms) = &t {
-                                let sym = Ty::Sym(s.clone());
+                                let sym = Ty::Sym(s.to_string());
                                 no.push((
                                     idx,
                                     Ty::union(ms.iter().filter(|m| **m != sym).cloned().collect()),
@@ -233,14 +233,14 @@ pub fn assigned_names(e: &Expr, out: &mut Vec<String>) {
     };
     match &e.kind {
         ExprKind::Assign { name, value, .. } => {
-            out.push(name.name.clone());
+            out.push(name.name.to_string());
             assigned_names(value, out);
         }
         ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => assigned_names(value, out),
         ExprKind::Destructure { pattern, value } => {
             let mut ids = Vec::new();
             super::patterns::pattern_vars(pattern, &mut ids);
-            out.extend(ids.into_iter().map(|i| i.name));
+            out.extend(ids.into_iter().map(|i| i.name.to_string()));
             assigned_names(value, out);
         }
         ExprKind::Send { receiver, args, .. } => {
@@ -296,7 +296,7 @@ pub fn assigned_names(e: &Expr, out: &mut Vec<String>) {
 /// Free variable names read inside a block (candidates for captured variables).
 pub fn read_names(e: &Expr, out: &mut Vec<(String, Span)>) {
     match &e.kind {
-        ExprKind::Var(n) => out.push((n.clone(), e.span)),
+        ExprKind::Var(n) => out.push((n.to_string(), e.span)),
         ExprKind::SelfRef | ExprKind::Field(_) => out.push(("self".into(), e.span)),
         ExprKind::Assign { value, .. }
         | ExprKind::FieldAssign { value, .. }

@@ -159,7 +159,7 @@ impl<'a> Walker<'a> {
                 ast::Item::Method(sm) => {
                     super::decls::check_standalone(self, sm);
                     self.ctx = MethodCtx {
-                        class: Some(sm.class_name.name.clone()),
+                        class: Some(sm.class_name.name.to_string()),
                         class_side: sm.class_side,
                         selector: Some(sm.method.selector.clone()),
                     };
@@ -200,7 +200,7 @@ impl<'a> Walker<'a> {
     pub fn add_expect(&mut self, x: &ast::Expect, target: Span) {
         if CATEGORIES.contains(&x.category.name.as_str()) {
             self.expects.push(ExpectSite {
-                category: x.category.name.clone(),
+                category: x.category.name.to_string(),
                 span: x.span,
                 target,
             });
@@ -227,7 +227,7 @@ impl<'a> Walker<'a> {
             match m {
                 ast::Member::Method(md) => {
                     self.ctx = MethodCtx {
-                        class: Some(c.name.name.clone()),
+                        class: Some(c.name.name.to_string()),
                         class_side: md.class_side,
                         selector: Some(md.selector.clone()),
                     };
@@ -236,7 +236,7 @@ impl<'a> Walker<'a> {
                 ast::Member::Field(s) | ast::Member::State(s) | ast::Member::ClassState(s) => {
                     if let Some(def) = &s.default {
                         self.ctx = MethodCtx {
-                            class: Some(c.name.name.clone()),
+                            class: Some(c.name.name.to_string()),
                             class_side: matches!(m, ast::Member::ClassState(_)),
                             selector: None,
                         };
@@ -244,8 +244,11 @@ impl<'a> Walker<'a> {
                         let t = self.expr(def);
                         self.scopes.pop();
                         if let Some(decl) = &s.ty {
-                            let tps: Vec<String> =
-                                c.type_params.iter().map(|p| p.name.name.clone()).collect();
+                            let tps: Vec<String> = c
+                                .type_params
+                                .iter()
+                                .map(|p| p.name.name.to_string())
+                                .collect();
                             let dt = self.table.resolve(decl, &tps);
                             self.check_assignable(&t, &dt, def, &format!("`{}`", s.name.name));
                         }
@@ -419,7 +422,7 @@ impl<'a> Walker<'a> {
                 Ty::inst("String")
             }
             ExprKind::Char(_) => Ty::inst("Character"),
-            ExprKind::Symbol(s) => Ty::Sym(s.clone()),
+            ExprKind::Symbol(s) => Ty::Sym(s.to_string()),
             ExprKind::Var(name) => self.var_read(name, e.span),
             ExprKind::Field(name) => self.field_type(name),
             ExprKind::Assign { name, ty, value } => self.assign(name, ty.as_deref(), value),
@@ -578,7 +581,7 @@ impl<'a> Walker<'a> {
         let report_unused = !self.scopes.at_top_level() && !self.is_library() && name.name != "_";
         let tps = self.class_type_params();
         let declared = ty.map(|t| self.table.resolve(t, &tps));
-        self.assigning.push(name.name.clone());
+        self.assigning.push(name.name.to_string());
         let vt = self.expr(value);
         self.assigning.pop();
         let remote = self.is_remote_expr(value);
@@ -598,7 +601,7 @@ impl<'a> Walker<'a> {
             None => {
                 self.scopes.declare(
                     Var {
-                        name: name.name.clone(),
+                        name: name.name.to_string(),
                         ty: new_ty,
                         declared,
                         read: false,
@@ -698,7 +701,7 @@ impl<'a> Walker<'a> {
                 None => {
                     self.scopes.declare(
                         Var {
-                            name: id.name.clone(),
+                            name: id.name.to_string(),
                             ty: Ty::Dynamic,
                             declared: None,
                             read: false,
@@ -812,7 +815,7 @@ impl<'a> Walker<'a> {
 
 fn param_var(name: &ast::Ident, ty: Ty) -> Var {
     Var {
-        name: name.name.clone(),
+        name: name.name.to_string(),
         ty,
         declared: None,
         read: false,

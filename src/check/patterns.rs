@@ -144,13 +144,13 @@ impl<'a> Walker<'a> {
                 || w.scopes
                     .stack
                     .last()
-                    .is_some_and(|s| s.names.contains_key(&id.name))
+                    .is_some_and(|s| s.names.contains_key(id.name.as_str()))
             {
                 return;
             }
             w.scopes.declare(
                 Var {
-                    name: id.name.clone(),
+                    name: id.name.to_string(),
                     ty,
                     declared: None,
                     read: false,

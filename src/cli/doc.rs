@@ -94,7 +94,7 @@ fn type_text(src: &str, d: &SlotDecl) -> Option<String> {
 fn slot_doc(kind: &'static str, src: &str, d: &SlotDecl) -> SlotDoc {
     SlotDoc {
         kind,
-        name: d.name.name.clone(),
+        name: d.name.name.to_string(),
         ty: type_text(src, d),
         doc: d.doc.clone().unwrap_or_default(),
     }
@@ -111,8 +111,8 @@ fn method_doc(m: &MethodDecl, class_side: bool) -> MethodDoc {
 
 fn class_doc(file: &str, src: &str, c: &ClassDecl) -> ClassDoc {
     let mut d = ClassDoc {
-        name: c.name.name.clone(),
-        superclass: Some(c.superclass.name.clone()),
+        name: c.name.name.to_string(),
+        superclass: Some(c.superclass.name.to_string()),
         doc: c.doc.clone().unwrap_or_default(),
         file: file.to_string(),
         ..Default::default()
@@ -195,7 +195,7 @@ pub(crate) fn docs_for_sources(
                     }
                 }
                 Item::Method(sm) => extra.push((
-                    sm.class_name.name.clone(),
+                    sm.class_name.name.to_string(),
                     method_doc(&sm.method, sm.class_side || sm.method.class_side),
                 )),
                 _ => {}

@@ -333,6 +333,9 @@ pub struct PendingCall {
     /// (`super::chain::outgoing`), so that a call back from the callee can be seen to close
     /// a cycle (`super::erl_wait`). Counted in `Inner::erl_calls` while pending.
     pub(super) waiting: Option<(Vec<Pid>, super::erl_wait::Counted)>,
+    /// A call to a registered name on an Erlang peer: the peer processes already asked
+    /// about while it is pending, with the name each held (`super::erl_wait`).
+    pub(super) probed: Vec<(Pid, Option<String>)>,
     /// The call's deadline (removed when it ends) and its length.
     deadline: Option<(
         (net::Instant, u64),
@@ -483,6 +486,7 @@ pub(crate) fn start_call(
             waiting: waiting
                 .filter(|_| !bt)
                 .map(|w| (w, super::erl_wait::Counted::new(inner))),
+            probed: Vec::new(),
         },
     );
     let mon = (!bt).then(|| Message::monitor_p(from_pid.clone(), dest.proc(), reference.clone()));

@@ -14,8 +14,10 @@
 //! (`Actor named: #e on: erlNode`): then this node asks E's node who `From` is
 //! (`rpc`: `erlang:process_info(From, registered_name)` to its `rex` server) before the
 //! call is handed on — only when such a call is pending to that peer, so the usual call
-//! pays one atomic load ([`Counted`]). Only `From` itself is recognised, not a process E
-//! spawned or called in turn.
+//! pays one atomic load ([`Counted`]). The answer is remembered with each pending call it
+//! was asked for (`PendingCall::probed`), so further calls from the same process while
+//! that call is pending cost no more questions. Only `From` itself is recognised, not a
+//! process E spawned or called in turn (docs/remote-actors.md "Deadlocks" says why).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -48,12 +50,19 @@ impl Drop for Counted {
     }
 }
 
+/// At most this many peer processes are remembered per pending call (`PendingCall`'s
+/// `probed`); more are asked about again.
+const PROBED_LIMIT: usize = 16;
+
 /// What this node's pending calls to `peer` say about the processes waiting on `from`:
-/// the chain of the calls made to `from` by pid, and (name, chain) of those made by name.
-fn scan(inner: &Inner, peer: &str, from: &Pid) -> (Vec<Pid>, Vec<(String, Vec<Pid>)>) {
+/// the chain of the calls made to `from` by pid, or by a name `from` was seen to hold while
+/// the call is pending, and (call number, name, chain) of those made by a name `from` has
+/// not been asked about yet.
+#[allow(clippy::type_complexity)]
+fn scan(inner: &Inner, peer: &str, from: &Pid) -> (Vec<Pid>, Vec<(u64, String, Vec<Pid>)>) {
     let mut direct = Vec::new();
     let mut named = Vec::new();
-    for c in inner.calls.lock().values() {
+    for (n, c) in inner.calls.lock().iter() {
         let Some((waiting, _)) = &c.waiting else {
             continue;
         };
@@ -64,10 +73,37 @@ fn scan(inner: &Inner, peer: &str, from: &Pid) -> (Vec<Pid>, Vec<(String, Vec<Pi
         match &c.dest {
             CallDest::Pid(p) if p == from => direct.extend(chain()),
             CallDest::Pid(_) => {}
-            CallDest::Name(n) => named.push((n.clone(), chain().collect())),
+            CallDest::Name(name) => match known(&c.probed, from) {
+                Some(held) if held == Some(name.as_str()) => direct.extend(chain()),
+                Some(_) => {}
+                None => named.push((*n, name.clone(), chain().collect())),
+            },
         }
     }
     (direct, named)
+}
+
+/// What an earlier question about `from` answered during this call: `Some(name held)`.
+fn known<'a>(probed: &'a [(Pid, Option<String>)], from: &Pid) -> Option<Option<&'a str>> {
+    probed
+        .iter()
+        .find(|(p, _)| p == from)
+        .map(|(_, n)| n.as_deref())
+}
+
+/// Remembers in each still-pending call of `numbers` that `from` holds `name` (None: no
+/// name), so a later call from `from` while they are pending is not asked about again.
+/// Sound as the question itself: the callee of a pending call is fixed, and a process
+/// can hold the callee's name only once the callee gave it up.
+fn remember(inner: &Inner, numbers: &[u64], from: &Pid, name: &Option<String>) {
+    let mut calls = inner.calls.lock();
+    for n in numbers {
+        if let Some(c) = calls.get_mut(n) {
+            if c.probed.len() < PROBED_LIMIT {
+                c.probed.push((from.clone(), name.clone()));
+            }
+        }
+    }
 }
 
 /// Hands a `gen_server:call` from `from` (a process of `peer`) to `target` with the
@@ -100,23 +136,32 @@ pub(super) fn call(
         ])),
         atom("user"),
     ]));
-    let caller = named[0].1[0].clone();
+    let caller = named[0].2[0].clone();
     let number = (caller.id as u64) | ((caller.serial as u64) << 32);
     let f2 = from.clone();
+    let weak = Arc::downgrade(inner);
     let done: Done<Result<_, _>> = Box::new(move |r| {
-        let name = match r {
-            Ok(crate::interp::prims::actor_node::CallReply {
-                term: Term::Tuple(t),
-                ..
-            }) => match &t.elements[..] {
-                [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
-                    Some(name.clone())
-                }
-                _ => None,
+        // `{registered_name, Name}`; `[]` (no name) and `undefined` (exited) are answers
+        // too. A failed question (timeout, `badrpc`) is not remembered: asked again later.
+        let (name, answered) = match r {
+            Ok(crate::interp::prims::actor_node::CallReply { term, .. }) => match &term {
+                Term::Tuple(t) => match &t.elements[..] {
+                    [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
+                        (Some(name.clone()), true)
+                    }
+                    _ => (None, false),
+                },
+                Term::List(l) => (None, l.elements.is_empty()),
+                Term::Atom(a) => (None, a.name == "undefined"),
+                _ => (None, false),
             },
-            _ => None,
+            Err(_) => (None, false),
         };
-        for (n, c) in named {
+        if let (true, Some(inner)) = (answered, weak.upgrade()) {
+            let numbers: Vec<u64> = named.iter().map(|(n, _, _)| *n).collect();
+            remember(&inner, &numbers, &f2, &name);
+        }
+        for (_, n, c) in named {
             if Some(&n) == name.as_ref() {
                 chain.extend(c);
             }

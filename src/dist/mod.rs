@@ -34,7 +34,8 @@
 //!   manifests, status) and the asking side of those queries.
 //! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
 //!   and monitors of peer processes (8.3, 8.8); [`chain`] — the waiting chain bt↔bt calls
-//!   carry (deadlock detection across nodes).
+//!   carry (deadlock detection across nodes); [`erl_wait`] — cycles through Erlang
+//!   processes; [`erl_proc`] — `pid`/`isAlive`/`stop`/`kill` of Erlang processes.
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -46,6 +47,7 @@ pub mod deadline;
 pub mod dial;
 pub mod epmd;
 pub mod epmd_server;
+pub mod erl_proc;
 pub mod erl_wait;
 pub mod global;
 pub mod handshake;

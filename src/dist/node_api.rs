@@ -12,7 +12,7 @@ use super::conn::{self, CallDest};
 use super::node::{stopped, DistNode, Once, PING_TIMEOUT};
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor_node::{
-    CallReply, Dest, Distribution, Done, Inbound, NodeError, PeerEvents,
+    CallReply, Dest, Distribution, Done, ErlProc, Inbound, NodeError, PeerEvents,
 };
 use crate::value::{Sym, Value};
 
@@ -183,6 +183,10 @@ impl Distribution for DistNode {
         block: Value,
     ) -> Result<u64, Unwind> {
         super::remote::watch(self, ctx, node, dest, block)
+    }
+
+    fn erl_process(&self, ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalResult {
+        super::erl_proc::run(self, ctx, node, op)
     }
 
     fn unwatch_remote(&self, id: u64) -> bool {

@@ -87,7 +87,7 @@ fn connected_bt(d: &DistNode, node: Sym) -> bool {
         .is_some_and(|p| p.bt)
 }
 
-fn call_dest(inner: &Inner, node: &str, dest: Dest) -> CallDest {
+pub(super) fn call_dest(inner: &Inner, node: &str, dest: Dest) -> CallDest {
     match dest {
         Dest::Name(n) => CallDest::Name(n.as_str().to_string()),
         Dest::Pid { number, creation } => {
@@ -107,7 +107,7 @@ fn call_dest(inner: &Inner, node: &str, dest: Dest) -> CallDest {
 }
 
 /// A call of `request` to `dest` on `node` (connecting first), answering its reply.
-fn call(
+pub(super) fn call(
     d: &DistNode,
     ctx: &mut Ctx,
     node: Sym,
@@ -282,7 +282,7 @@ pub(crate) fn cast(
 }
 
 /// Is `node` a bt peer? Connects first (`node_down` raised when it cannot).
-fn bt_peer(d: &DistNode, ctx: &mut Ctx, node: Sym) -> Result<bool, Unwind> {
+pub(super) fn bt_peer(d: &DistNode, ctx: &mut Ctx, node: Sym) -> Result<bool, Unwind> {
     let inner = d.inner.clone();
     let to = node.as_str().to_string();
     if let Some(bt) = inner.state.lock().peers.get(&to).map(|p| p.bt) {

@@ -10,6 +10,8 @@
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring),
 //! `charge` (reductions for bulk work in primitives: `Ctx::charge`).
 
+#[cfg(test)]
+mod cache_tests;
 pub mod charge;
 mod class_side;
 pub mod code;
@@ -20,6 +22,7 @@ mod hit;
 mod owned;
 mod pattern;
 mod send;
+mod site;
 
 use std::sync::Arc;
 

@@ -707,7 +707,8 @@ pub fn lower_statements(
     unit: &SourceUnit,
     session: &Session,
 ) -> Result<Option<Arc<FnCode>>, Vec<Diagnostic>> {
-    let stmts: Vec<&ast::Stmt> = unit
+    // On the stack for a short input (two allocations of a 10-line config eval otherwise).
+    let stmts: smallvec::SmallVec<[&ast::Stmt; 8]> = unit
         .module
         .items
         .iter()
@@ -720,7 +721,7 @@ pub fn lower_statements(
         return Ok(None);
     }
     // A cell some live closure holds (besides the session) stays a cell in this unit.
-    let bindings: Vec<(Sym, bool)> = session
+    let bindings: smallvec::SmallVec<[(Sym, bool); 16]> = session
         .cells
         .iter()
         .map(|(k, c)| (*k, Arc::strong_count(c) > 1))

@@ -14,13 +14,14 @@
 mod inline;
 mod pattern;
 mod resolve;
+mod scratch;
 
 use std::sync::Arc;
 
 use crate::diagnostic::Diagnostic;
 use crate::interp::class::ClassKind;
 use crate::interp::eval::code::*;
-use crate::syntax::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind};
+use crate::syntax::ast::{self, Expr, ExprKind, Name, Span, Stmt, StmtKind};
 use crate::value::{ClassRef, Sym, Value};
 
 /// What the code being lowered belongs to.
@@ -82,7 +83,8 @@ struct FnInfo {
 
 struct Scope {
     base: bool,
-    names: Vec<(String, u32)>,
+    /// Inline names (no allocation for the usual short one).
+    names: Vec<(Name, u32)>,
 }
 
 pub struct Lowerer {
@@ -98,6 +100,8 @@ pub struct Lowerer {
     touches_class_state: bool,
     /// Every real block lowered so far (any depth), for [`FnCode::blocks`] of the root.
     blocks: std::cell::RefCell<Vec<Arc<FnCode>>>,
+    /// Spare inner vectors (`scratch.rs`: reused per thread).
+    pool: scratch::Pool,
 }
 
 const BINOPS: &[(&str, BinOp)] = &[
@@ -132,18 +136,20 @@ fn lit_block<'a>(e: &'a Expr, ns: &[usize]) -> Option<&'a ast::Block> {
 
 impl Lowerer {
     pub fn new(file: u32, owner: Owner) -> Lowerer {
+        let s = scratch::take();
         Lowerer {
             file,
             owner,
             toplevel: false,
             diags: Vec::new(),
-            vars: Vec::new(),
-            fns: Vec::new(),
-            fn_stack: Vec::new(),
-            scopes: Vec::new(),
+            vars: s.vars,
+            fns: s.fns,
+            fn_stack: s.fn_stack,
+            scopes: s.scopes,
             self_var: None,
             blocks: Default::default(),
             touches_class_state: false,
+            pool: s.pool,
         }
     }
 
@@ -164,15 +170,15 @@ impl Lowerer {
 
     fn begin_fn(&mut self, params: &[ast::Param]) -> u32 {
         let fid = self.fns.len() as u32;
+        let (owned, free) = (self.pool.u32s(), self.pool.u32s());
         self.fns.push(FnInfo {
             nparams: params.len() as u32,
-            ..FnInfo::default()
+            owned,
+            free,
         });
         self.fn_stack.push(fid);
-        self.scopes.push(vec![Scope {
-            base: true,
-            names: Vec::new(),
-        }]);
+        let base = self.pool.base_scope();
+        self.scopes.push(base);
         for (i, p) in params.iter().enumerate() {
             let id = self.new_var(fid, Some(i as u32), None);
             self.scopes.last_mut().unwrap()[0]
@@ -184,7 +190,9 @@ impl Lowerer {
 
     fn end_fn(&mut self) {
         self.fn_stack.pop();
-        self.scopes.pop();
+        if let Some(s) = self.scopes.pop() {
+            self.pool.put_scopes(s);
+        }
     }
 
     fn new_var(&mut self, owner: u32, param: Option<u32>, binding: Option<Sym>) -> u32 {
@@ -204,7 +212,7 @@ impl Lowerer {
         let nfn = self.scopes.len();
         for fi in (0..nfn).rev() {
             for sc in self.scopes[fi].iter().rev() {
-                if let Some((_, id)) = sc.names.iter().rev().find(|(n, _)| n == name) {
+                if let Some((_, id)) = sc.names.iter().rev().find(|(n, _)| n.as_str() == name) {
                     let id = *id;
                     self.note_use(id);
                     return Some(id);
@@ -243,7 +251,7 @@ impl Lowerer {
         let id = self.new_var(fid, None, binding);
         let scopes = self.scopes.last_mut().unwrap();
         let base = scopes.iter_mut().rev().find(|s| s.base).unwrap();
-        base.names.push((name.to_string(), id));
+        base.names.push((Name::new(name), id));
         id
     }
 
@@ -257,19 +265,22 @@ impl Lowerer {
             .last_mut()
             .unwrap()
             .names
-            .push((name.to_string(), id));
+            .push((Name::new(name), id));
         id
     }
 
     fn push_scope(&mut self) {
-        self.scopes.last_mut().unwrap().push(Scope {
-            base: false,
-            names: Vec::new(),
-        });
+        let names = self.pool.names();
+        self.scopes
+            .last_mut()
+            .unwrap()
+            .push(Scope { base: false, names });
     }
 
     fn pop_scope(&mut self) {
-        self.scopes.last_mut().unwrap().pop();
+        if let Some(s) = self.scopes.last_mut().unwrap().pop() {
+            self.pool.put_names(s.names);
+        }
     }
 
     fn in_block(&self) -> bool {
@@ -348,7 +359,7 @@ impl Lowerer {
         for &(b, shared) in bindings {
             let id = self.new_var(0, None, Some(b));
             self.vars[id as usize].captured = shared;
-            self.scopes[0][0].names.push((b.as_str().to_string(), id));
+            self.scopes[0][0].names.push((Name::new(b.as_str()), id));
         }
         let mut body = Vec::with_capacity(stmts.len());
         for s in stmts {
@@ -360,9 +371,9 @@ impl Lowerer {
         self.finish(Node::Seq(body))
     }
 
-    fn finish(self, body: Node) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
+    fn finish(mut self, body: Node) -> Result<Arc<FnCode>, Vec<Diagnostic>> {
         if !self.diags.is_empty() {
-            return Err(self.diags);
+            return Err(std::mem::take(&mut self.diags));
         }
         let mut code = FnCode {
             body,

@@ -96,23 +96,38 @@ impl Program {
         if gc.pending.is_empty() {
             return;
         }
-        let mut freed = Vec::new();
-        gc.pending.retain(|(id, w)| {
+        // Freed ids go straight onto the free list (no vector per sweep: one runs per eval).
+        let SourceGc { free, pending, .. } = gc;
+        let before = free.len();
+        pending.retain(|(id, w)| {
             let live = w.iter().any(|b| b.strong_count() > 0);
             if !live {
-                freed.push(*id);
+                free.push(*id);
             }
             live
         });
-        if freed.is_empty() {
+        if free.len() == before {
             return;
         }
         let mut f = self.files.write();
-        for id in freed {
-            if let Some(slot) = f.get_mut(id as usize) {
-                *slot = SourceFile::new(String::new(), Arc::from(""));
-                gc.free.push(id);
+        let mut k = before;
+        while k < free.len() {
+            match f.get_mut(free[k] as usize) {
+                Some(slot) => {
+                    *slot = SourceFile::new(String::new(), empty_source());
+                    k += 1;
+                }
+                None => {
+                    free.swap_remove(k);
+                }
             }
         }
     }
+}
+
+/// The text of a released file's tombstone: one shared empty source (an `Arc<str>` made per
+/// release was an allocation per eval).
+fn empty_source() -> Arc<str> {
+    static EMPTY: std::sync::OnceLock<Arc<str>> = std::sync::OnceLock::new();
+    EMPTY.get_or_init(|| Arc::from("")).clone()
 }

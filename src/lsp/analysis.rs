@@ -121,7 +121,7 @@ pub(crate) fn declarations(text: &str) -> Vec<Decl> {
             Item::Class(c) => {
                 out.push(Decl {
                     kind: DeclKind::Class,
-                    name: c.name.name.clone(),
+                    name: c.name.name.to_string(),
                     class: None,
                     name_span: c.name.span,
                     span: c.span,
@@ -137,8 +137,8 @@ pub(crate) fn declarations(text: &str) -> Vec<Decl> {
                             };
                             out.push(Decl {
                                 kind: DeclKind::Slot,
-                                name: s.name.name.clone(),
-                                class: Some(c.name.name.clone()),
+                                name: s.name.name.to_string(),
+                                class: Some(c.name.name.to_string()),
                                 name_span: s.name.span,
                                 span: s.span,
                                 detail: format!("{kind}: {}", s.name.name),
@@ -147,7 +147,7 @@ pub(crate) fn declarations(text: &str) -> Vec<Decl> {
                         Member::Method(md) => out.push(Decl {
                             kind: DeclKind::Method,
                             name: md.selector.clone(),
-                            class: Some(c.name.name.clone()),
+                            class: Some(c.name.name.to_string()),
                             name_span: md.selector_span,
                             span: md.span,
                             detail: doc::method_header(md),
@@ -159,7 +159,7 @@ pub(crate) fn declarations(text: &str) -> Vec<Decl> {
             Item::Method(sm) => out.push(Decl {
                 kind: DeclKind::Method,
                 name: sm.method.selector.clone(),
-                class: Some(sm.class_name.name.clone()),
+                class: Some(sm.class_name.name.to_string()),
                 name_span: sm.method.selector_span,
                 span: sm.method.span,
                 detail: doc::method_header(&sm.method),

@@ -1,7 +1,7 @@
 //! The abstract syntax tree: what the parser produces and every later stage reads.
 //!
-//! Conventions: every node carries a byte [`Span`] into its source file; selectors are kept as
-//! plain `String`s here (the interpreter interns them when it lowers); recovery nodes
+//! Conventions: every node carries a byte [`Span`] into its source file; names and selectors are
+//! inline strings ([`Name`]) here (the interpreter interns them when it lowers); recovery nodes
 //! (`ExprKind::Error`, `Pattern::Error`) let later stages keep going after a syntax error.
 //! Nothing in this module knows about values or evaluation.
 
@@ -9,10 +9,15 @@ use num_bigint::BigInt;
 
 pub use crate::base::span::Span;
 
+/// A name, selector or short literal text in the tree: a string stored inline up to 24 bytes,
+/// so the usual identifier, selector and symbol cost no allocation (a 10-line config has ~30
+/// of them); it dereferences to `str`.
+pub type Name = compact_str::CompactString;
+
 /// A name with the place it was written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
-    pub name: String,
+    pub name: Name,
     pub span: Span,
 }
 
@@ -194,7 +199,7 @@ pub struct Block {
 /// One message of a cascade: `; sel` or `; key: arg`.
 #[derive(Clone, Debug)]
 pub struct CascadePart {
-    pub selector: String,
+    pub selector: Name,
     pub selector_span: Span,
     pub args: Vec<Expr>,
     pub span: Span,
@@ -220,16 +225,16 @@ pub enum ExprKind {
     /// An integer literal beyond i64.
     BigInt(Box<BigInt>),
     Float(f64),
-    Str(String),
+    Str(Name),
     /// A string with `{expr}` interpolation.
     Interp(Vec<InterpPart>),
     Char(char),
     /// `#foo`, `#at:put:`, `#+`, `#'a b'` — the symbol's name without `#`.
-    Symbol(String),
+    Symbol(Name),
     /// A variable or class name.
-    Var(String),
+    Var(Name),
     /// `self.name` (read).
-    Field(String),
+    Field(Name),
     /// `x := e`, `x :: T := e` (the annotation is rare: boxed to keep `Expr` small).
     Assign {
         name: Ident,
@@ -249,7 +254,7 @@ pub enum ExprKind {
     /// Unary, binary or keyword send.
     Send {
         receiver: Box<Expr>,
-        selector: String,
+        selector: Name,
         selector_span: Span,
         args: Vec<Expr>,
     },

@@ -141,7 +141,7 @@ fn item_s(item: &Item) -> S {
     match item {
         Item::Class(c) => class_s(c),
         Item::Method(m) => {
-            let mut v = vec![atom("extend"), atom(&m.class_name.name)];
+            let mut v = vec![atom("extend"), atom(m.class_name.name.as_str())];
             if m.class_side {
                 v.push(atom("class"));
             }
@@ -149,9 +149,9 @@ fn item_s(item: &Item) -> S {
             list(v)
         }
         Item::Protocol(p) => {
-            let mut v = vec![atom("protocol"), atom(&p.name.name)];
+            let mut v = vec![atom("protocol"), atom(p.name.name.as_str())];
             if let Some(e) = &p.extending {
-                v.push(list(vec![atom("extending"), atom(&e.name)]));
+                v.push(list(vec![atom("extending"), atom(e.name.as_str())]));
             }
             doc_s(&p.doc, &mut v);
             for s in &p.signatures {
@@ -170,7 +170,7 @@ fn item_s(item: &Item) -> S {
             list(v)
         }
         Item::TypeAlias(a) => {
-            let mut v = vec![atom("type"), atom(&a.name.name)];
+            let mut v = vec![atom("type"), atom(a.name.name.as_str())];
             if a.internal {
                 v.push(atom("internal"));
             }
@@ -183,8 +183,8 @@ fn item_s(item: &Item) -> S {
 }
 
 fn class_s(c: &ClassDecl) -> S {
-    let mut v = vec![atom("class"), atom(&c.name.name)];
-    let mut sup = vec![atom("super"), atom(&c.superclass.name)];
+    let mut v = vec![atom("class"), atom(c.name.name.as_str())];
+    let mut sup = vec![atom("super"), atom(c.superclass.name.as_str())];
     sup.extend(c.super_args.iter().map(type_s));
     v.push(list(sup));
     let m = &c.modifiers;
@@ -206,14 +206,14 @@ fn class_s(c: &ClassDecl) -> S {
             .type_params
             .iter()
             .map(|p| match &p.bound {
-                Some(b) => list(vec![atom(&p.name.name), type_s(b)]),
-                None => atom(&p.name.name),
+                Some(b) => list(vec![atom(p.name.name.as_str()), type_s(b)]),
+                None => atom(p.name.name.as_str()),
             })
             .collect();
         v.push(tagged("type-params", ps));
     }
     if let Some(h) = &c.handle_scope {
-        v.push(list(vec![atom("handle-scope"), atom(&h.name)]));
+        v.push(list(vec![atom("handle-scope"), atom(h.name.as_str())]));
     }
     doc_s(&c.doc, &mut v);
     for m in &c.members {
@@ -222,14 +222,14 @@ fn class_s(c: &ClassDecl) -> S {
             Member::State(s) => slot_s("state", s),
             Member::ClassState(s) => slot_s("class-state", s),
             Member::Method(m) => method_s(m),
-            Member::Expect(e) => list(vec![atom("expect"), atom(&e.category.name)]),
+            Member::Expect(e) => list(vec![atom("expect"), atom(e.category.name.as_str())]),
         });
     }
     list(v)
 }
 
 fn slot_s(tag: &str, s: &SlotDecl) -> S {
-    let mut v = vec![atom(tag), atom(&s.name.name)];
+    let mut v = vec![atom(tag), atom(s.name.name.as_str())];
     if let Some(t) = &s.ty {
         v.push(list(vec![atom("type"), type_s(t)]));
     }
@@ -245,8 +245,8 @@ fn params_s(ps: &[Param]) -> S {
         "params",
         ps.iter()
             .map(|p| match &p.ty {
-                Some(t) => list(vec![atom(&p.name.name), type_s(t)]),
-                None => atom(&p.name.name),
+                Some(t) => list(vec![atom(p.name.name.as_str()), type_s(t)]),
+                None => atom(p.name.name.as_str()),
             })
             .collect(),
     )
@@ -271,7 +271,7 @@ fn method_s(m: &MethodDecl) -> S {
     }
     doc_s(&m.doc, &mut v);
     if let Some(p) = &m.primitive {
-        v.push(list(vec![atom("primitive"), atom(&p.name)]));
+        v.push(list(vec![atom("primitive"), atom(p.name.as_str())]));
     } else {
         v.push(tagged("body", m.body.iter().map(stmt_s).collect()));
     }
@@ -282,7 +282,7 @@ fn stmt_s(s: &Stmt) -> S {
     match &s.kind {
         StmtKind::Expr(e) => expr_s(e),
         StmtKind::Cast(e) => list(vec![atom("cast"), expr_s(e)]),
-        StmtKind::Expect(e) => list(vec![atom("expect"), atom(&e.category.name)]),
+        StmtKind::Expect(e) => list(vec![atom("expect"), atom(e.category.name.as_str())]),
     }
 }
 
@@ -309,10 +309,10 @@ fn expr_s(e: &Expr) -> S {
         ),
         ExprKind::Char(c) => list(vec![atom("char"), atom(quote(&c.to_string()))]),
         ExprKind::Symbol(s) => atom(symbol(s)),
-        ExprKind::Var(v) => atom(v),
+        ExprKind::Var(v) => atom(v.as_str()),
         ExprKind::Field(f) => atom(format!("self.{f}")),
         ExprKind::Assign { name, ty, value } => {
-            let mut v = vec![atom(":="), atom(&name.name)];
+            let mut v = vec![atom(":="), atom(name.name.as_str())];
             if let Some(t) = ty {
                 v.push(list(vec![atom("type"), type_s(t)]));
             }
@@ -333,14 +333,14 @@ fn expr_s(e: &Expr) -> S {
             args,
             ..
         } => {
-            let mut v = vec![atom("send"), expr_s(receiver), atom(selector)];
+            let mut v = vec![atom("send"), expr_s(receiver), atom(selector.as_str())];
             v.extend(args.iter().map(expr_s));
             list(v)
         }
         ExprKind::Cascade { receiver, parts } => {
             let mut v = vec![atom("cascade"), expr_s(receiver)];
             for p in parts {
-                let mut pv = vec![atom(&p.selector)];
+                let mut pv = vec![atom(p.selector.as_str())];
                 pv.extend(p.args.iter().map(expr_s));
                 v.push(list(pv));
             }
@@ -392,7 +392,7 @@ fn expr_s(e: &Expr) -> S {
 
 fn rest_s(v: &mut Vec<S>, rest: &Option<Ident>) {
     if let Some(r) = rest {
-        v.push(list(vec![atom("rest"), atom(&r.name)]));
+        v.push(list(vec![atom("rest"), atom(r.name.as_str())]));
     }
 }
 
@@ -401,8 +401,8 @@ fn pattern_s(p: &Pattern) -> S {
         Pattern::Wildcard(_) => atom("_"),
         Pattern::Literal(e) => expr_s(e),
         Pattern::Nil(_) => atom("nil"),
-        Pattern::Bind(i) => atom(&i.name),
-        Pattern::Typed { name, ty } => list(vec![atom("::"), atom(&name.name), type_s(ty)]),
+        Pattern::Bind(i) => atom(i.name.as_str()),
+        Pattern::Typed { name, ty } => list(vec![atom("::"), atom(name.name.as_str()), type_s(ty)]),
         Pattern::Tuple(ps, _) => tagged("tuple-pat", ps.iter().map(pattern_s).collect()),
         Pattern::Array { elems, rest, .. } => {
             let mut v = vec![atom("array-pat")];
@@ -430,7 +430,7 @@ fn pattern_s(p: &Pattern) -> S {
                 .map(|s| {
                     let mut v = vec![atom("seg")];
                     v.push(match &s.value {
-                        BinSegValue::Bind(i) => atom(&i.name),
+                        BinSegValue::Bind(i) => atom(i.name.as_str()),
                         BinSegValue::Wildcard => atom("_"),
                         BinSegValue::Int(n) => atom(n.to_string()),
                     });

@@ -157,7 +157,7 @@ pub(crate) fn class_headers(src: &str) -> Vec<(String, String)> {
         .items
         .iter()
         .filter_map(|item| match item {
-            Item::Class(c) => Some((c.superclass.name.clone(), c.name.name.clone())),
+            Item::Class(c) => Some((c.superclass.name.to_string(), c.name.name.to_string())),
             _ => None,
         })
         .collect()

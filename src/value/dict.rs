@@ -145,6 +145,18 @@ impl Dict {
         }
     }
 
+    /// An empty dictionary with room for `n` entries, in the representation for Integer
+    /// keys when `int_keys` (a `#{…}` literal sizes its table by its first key).
+    pub fn with_capacity(n: usize, int_keys: bool) -> Dict {
+        Dict {
+            repr: if int_keys {
+                Repr::Int(Flat::presized(n))
+            } else {
+                Repr::Flat(Flat::presized(n))
+            },
+        }
+    }
+
     /// Moves every key and value out to `f` (the iterative drop of deep values,
     /// `value_drop.rs`); cached copies go too.
     pub fn drain_into(self, mut f: impl FnMut(Value)) {

@@ -213,6 +213,16 @@ impl<E: Slot> Flat<E> {
 
     /// The same table with every entry mapped by `f` (keys keep their hashes and order, so the
     /// index stays valid); the caches are dropped.
+    /// An empty table with room for `n` entries and its index already sized for them (a
+    /// literal `#{…}` of `n` pairs fills it without a rebuild).
+    pub(super) fn presized(n: usize) -> Flat<E> {
+        let mut f = Flat::with_capacity(n);
+        if n > 0 {
+            f.index.resize(index_len_for(n), EMPTY);
+        }
+        f
+    }
+
     pub(super) fn map_entries<F: Slot>(self, mut f: impl FnMut(E) -> F) -> Flat<F> {
         let mut entries = Chunks::with_capacity(self.entries.len());
         for e in self.entries {

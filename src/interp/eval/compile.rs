@@ -21,7 +21,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{
     BinOp, FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef,
 };
-use crate::interp::eval::exec::{drop_fast, fast_clone};
+use crate::interp::eval::exec::{drop_fast, fast_clone, field_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
 use crate::value::Value;
@@ -32,8 +32,10 @@ mod guard;
 mod operand;
 mod selfsend;
 mod shapes;
+mod store_loop;
 mod update;
 
+pub(crate) use guard::Decided;
 pub use guard::Guard;
 use operand::*;
 use update::*;
@@ -235,7 +237,8 @@ pub fn compile_body(code: &mut FnCode) {
             return;
         }
         match guard::Guard::of(body) {
-            Ok(g) => {
+            Ok(mut g) => {
+                g.set_params(code.nparams);
                 let g = Arc::new(g);
                 let g2 = g.clone();
                 code.op = op(move |c, f| g2.run(c, f));
@@ -467,46 +470,12 @@ pub fn compile(n: Node) -> Op {
             let from = compile(t.from);
             let to = compile(t.to);
             let by = t.by.map(compile);
-            // The generic path needs the body as a node for the tree-walker.
-            let body = compile_effect(t.body);
-            op(move |c, f| {
-                let a = from.run(c, f)?;
-                let b = to.run(c, f)?;
-                let s = match &by {
-                    Some(o) => o.run(c, f)?,
-                    None => Value::Int(1),
-                };
-                if let (Value::Int(a), Value::Int(b), Value::Int(s)) = (&a, &b, &s) {
-                    let (a, b, s) = (*a, *b, *s);
-                    if s == 0 {
-                        return Ok(Value::Nil);
-                    }
-                    let mut i = a;
-                    while (s > 0 && i <= b) || (s < 0 && i >= b) {
-                        match var {
-                            Some(VarRef::Local(k)) => {
-                                let slot = &mut c.stack[f.base + k as usize];
-                                if let Value::Int(old) = slot {
-                                    *old = i;
-                                } else {
-                                    drop_fast(std::mem::replace(slot, Value::Int(i)));
-                                }
-                            }
-                            Some(v) => c.bind_param(f, v, Value::Int(i)),
-                            None => {}
-                        }
-                        body.run(c, f)?;
-                        c.tick()?;
-                        match i.checked_add(s) {
-                            Some(n) => i = n,
-                            None => break,
-                        }
-                    }
-                    return Ok(Value::Nil);
-                }
-                c.set_loc(loc);
-                c.generic_loop(&a, &b, &s, var, &|c, f| body.run(c, f), f)
-            })
+            // `[:j | a := a at: j + k put: v]` runs as a fused store (`store_loop`); each
+            // body kind gets a loop closure of its own.
+            match store_loop::StoreBody::of(var, t.body) {
+                Ok(store) => to_do(from, to, by, var, loc, store),
+                Err(body) => to_do(from, to, by, var, loc, compile_effect(body)),
+            }
         }
         Node::Return(e) => {
             let e = compile(*e);
@@ -548,7 +517,7 @@ pub fn compile(n: Node) -> Op {
             op(move |c, f| {
                 if let Value::Object(inst) = f.recv {
                     if inst.class.field_names.get(idx) == Some(&name) {
-                        return Ok(fast_clone(inst.fields.get(idx).unwrap_or(&Value::Nil)));
+                        return Ok(field_clone(&inst.fields, idx));
                     }
                 }
                 c.read_field(f.recv, name, idx)
@@ -626,6 +595,58 @@ pub(crate) fn make_closure(c: &mut Ctx, f: &Frame, code: &Arc<FnCode>) -> Value 
     }))
 }
 
+/// `from to: to [by: by] do: body` with the loop variable `var`: Integer bounds run the loop
+/// here (the variable written in place, one reduction per iteration), anything else the
+/// generic loop over the body's general statement.
+fn to_do<B: store_loop::LoopBody>(
+    from: Op,
+    to: Op,
+    by: Option<Op>,
+    var: Option<VarRef>,
+    loc: crate::interp::eval::code::Loc,
+    body: B,
+) -> Op {
+    op(move |c, f| {
+        let a = from.run(c, f)?;
+        let b = to.run(c, f)?;
+        let s = match &by {
+            Some(o) => o.run(c, f)?,
+            None => Value::Int(1),
+        };
+        if let (Value::Int(a), Value::Int(b), Value::Int(s)) = (&a, &b, &s) {
+            let (a, b, s) = (*a, *b, *s);
+            if s == 0 {
+                return Ok(Value::Nil);
+            }
+            let mut i = a;
+            while (s > 0 && i <= b) || (s < 0 && i >= b) {
+                match var {
+                    Some(VarRef::Local(k)) => {
+                        let slot = &mut c.stack[f.base + k as usize];
+                        if let Value::Int(old) = slot {
+                            *old = i;
+                        } else {
+                            drop_fast(std::mem::replace(slot, Value::Int(i)));
+                        }
+                    }
+                    Some(v) => c.bind_param(f, v, Value::Int(i)),
+                    None => {}
+                }
+                body.step(c, f, i)?;
+                c.tick()?;
+                match i.checked_add(s) {
+                    Some(n) => i = n,
+                    None => break,
+                }
+            }
+            return Ok(Value::Nil);
+        }
+        c.set_loc(loc);
+        let body = body.general();
+        c.generic_loop(&a, &b, &s, var, &|c, f| body.run(c, f), f)
+    })
+}
+
 fn compile_send(s: SendNode) -> Op {
     let SendNode {
         recv,
@@ -669,6 +690,25 @@ fn compile_send(s: SendNode) -> Op {
                 c.send_cached_compiled(&ic, f.recv, sel, base)
             }),
         },
+        Node::Var(VarRef::Local(i)) if pure_args && args.is_empty() => {
+            // `p x`: a unary send to a local, a Value-class getter read in place.
+            let i = i as usize;
+            op(move |c, f| {
+                let slot = f.base + i;
+                if let Some(k) = c.cached_getter(&ic, &c.stack[slot]) {
+                    c.tick()?;
+                    if let Value::Object(inst) = &c.stack[slot] {
+                        return Ok(field_clone(&inst.fields, k));
+                    }
+                }
+                let base = c.stack.len();
+                let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
+                c.set_loc(loc);
+                let r = c.send_cached(&ic, &recv, sel, base);
+                c.stack[slot] = recv;
+                r
+            })
+        }
         Node::Var(VarRef::Local(i)) if pure_args => {
             let i = i as usize;
             op(move |c, f| {

@@ -263,8 +263,15 @@ impl Ctx {
             }
             Node::Dict(pairs) => {
                 let mut m = crate::value::dict::Dict::new();
-                for (k, v) in pairs {
+                for (i, (k, v)) in pairs.iter().enumerate() {
                     let k = self.exec(k, f)?;
+                    if i == 0 {
+                        // Sized once for the literal, in the form its first key asks for.
+                        m = crate::value::dict::Dict::with_capacity(
+                            pairs.len(),
+                            matches!(k, Value::Int(_)),
+                        );
+                    }
                     let v = self.exec(v, f)?;
                     m.insert(k, v);
                 }
@@ -673,7 +680,7 @@ impl Ctx {
                 if let Value::Object(inst) = f.recv {
                     let i = fd.idx as usize;
                     if inst.class.field_names.get(i) == Some(&fd.name) {
-                        return Ok(fast_clone(inst.fields.get(i).unwrap_or(&Value::Nil)));
+                        return Ok(field_clone(&inst.fields, i));
                     }
                 }
                 self.read_field(f.recv, fd.name, fd.idx as usize)
@@ -817,4 +824,15 @@ fn performed_message(sel: Sym, args: &[Value]) -> Option<(Sym, Vec<Value>)> {
         _ => return None,
     };
     (super::send::sel_arity(target.as_str()) == rest.len()).then_some((target, rest))
+}
+
+/// Field `i` of an instance's fields, or `nil` past the end. Not
+/// `fast_clone(fields.get(i).unwrap_or(&Value::Nil))`: that builds a temporary `nil` whose
+/// drop is an out-of-line call on every read (`Value` has a `Drop` impl).
+#[inline(always)]
+pub(crate) fn field_clone(fields: &[Value], i: usize) -> Value {
+    match fields.get(i) {
+        Some(v) => fast_clone(v),
+        None => Value::Nil,
+    }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
+use crate::interp::eval::compile::Decided;
 use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::eval::{
     Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
@@ -288,6 +289,17 @@ impl Ctx {
         }
     }
 
+    /// Drops the arguments a send pushed at `stack[base..]` (a call answered without an
+    /// activation).
+    #[inline(always)]
+    fn pop_args(&mut self, base: usize) {
+        while self.stack.len() > base {
+            if let Some(v) = self.stack.pop() {
+                crate::interp::eval::exec::drop_fast(v);
+            }
+        }
+    }
+
     #[inline(never)]
     fn pop_cells(&mut self, cbase: usize) {
         self.cells.truncate(cbase);
@@ -361,11 +373,27 @@ impl Ctx {
                 if let Some((cm, defc)) = e.plain() {
                     debug_assert_eq!(self.stack.len() - base, cm.code.nparams as usize);
                     let code = &cm.code;
-                    let r = self.activation(cm, defc, recv, base, |c, f| match &code.guard {
-                        // A guard body without the call into its closure.
-                        Some(g) => g.run(c, f),
-                        None => code.op.run(c, f),
-                    })?;
+                    // A guard body decided from the pushed arguments: a leaf arm (`[n]`,
+                    // `[0]`) answers without an activation — unless the depth limit would
+                    // end the call, which the activation then raises.
+                    let arm = match &code.guard {
+                        Some(g) => match g.decide(self, base) {
+                            Decided::Leaf(v) if self.depth < self.max_depth => {
+                                self.pop_args(base);
+                                return Ok(v);
+                            }
+                            Decided::Arm(t) => Some(t),
+                            _ => None,
+                        },
+                        None => None,
+                    };
+                    let r =
+                        self.activation(cm, defc, recv, base, |c, f| match (arm, &code.guard) {
+                            (Some(t), Some(g)) => g.run_arm(t, c, f),
+                            // A guard body without the call into its closure.
+                            (_, Some(g)) => g.run(c, f),
+                            (_, None) => code.op.run(c, f),
+                        })?;
                     return Ok(r.unwrap_or_else(|answer| answer));
                 }
                 Some(e.hit())
@@ -429,31 +457,6 @@ impl Ctx {
         hit
     }
 
-    /// Whether `sel` sent to an instance of the built-in class `cls` (a receiver the caller
-    /// has already matched by kind) runs a primitive, through the site's inline cache. Fast
-    /// paths use it to skip the send only when no user method overrides the primitive.
-    #[inline(always)]
-    pub(crate) fn builtin_prim_at(
-        &self,
-        ic: &crate::interp::eval::hit::InlineCache,
-        cls: &ClassRef,
-        sel: Sym,
-    ) -> bool {
-        let key = Arc::as_ptr(cls) as usize;
-        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
-        if let Some(h) = ic.get(key, epoch) {
-            return h.is_prim();
-        }
-        match self.lookup_in(cls, false, sel) {
-            Some((m, d)) => {
-                let h = Hit::new(&m, &d, sel);
-                ic.fill(&self.prog, key, epoch, h);
-                h.is_prim()
-            }
-            None => false,
-        }
-    }
-
     /// The dispatch key of a receiver (None for runtime objects, which the actor runtime routes).
     #[inline(always)]
     pub(crate) fn dispatch_key(&self, v: &Value) -> Option<usize> {
@@ -494,8 +497,9 @@ impl Ctx {
                 // Value-class accessors without the generic argument shuffle.
                 HitKind::Getter(i) if n == 0 => {
                     if let Value::Object(inst) = recv {
-                        return Ok(crate::interp::eval::exec::fast_clone(
-                            inst.fields.get(i as usize).unwrap_or(&Value::Nil),
+                        return Ok(crate::interp::eval::exec::field_clone(
+                            &inst.fields,
+                            i as usize,
                         ));
                     }
                 }

@@ -121,6 +121,29 @@ pub enum Dest {
     Pid { number: u64, creation: u32 },
 }
 
+/// A process operation on an Erlang node ([`Distribution::erl_process`]).
+#[derive(Clone, Debug)]
+pub enum ErlProc {
+    /// `erlang:whereis(Name)` there: a Pid, or nil when nobody holds the name.
+    Whereis(Sym),
+    /// `erlang:registered()` there: a List of Symbols.
+    Registered,
+    /// `erlang:is_process_alive(Pid)` there: a Boolean.
+    Alive(Dest),
+    /// `exit(Pid, Reason)` (an `EXIT2` signal from the caller): a Boolean, whether the
+    /// process was alive just before.
+    Signal(Dest, Value),
+    /// `exit(Pid, kill)`, or with `kill` false a supervisor's shutdown: `exit(Pid,
+    /// shutdown)`, then `exit(Pid, kill)` if it is still running after `timeout`. Answers
+    /// (a Boolean, whether it was alive) once the process has exited; `timeout` when it
+    /// has not after the last signal.
+    Stop {
+        dest: Dest,
+        kill: bool,
+        timeout: crate::runtime::Timeout,
+    },
+}
+
 /// What `call_name` answers: the reply term, and whether the peer is a bt node (whose
 /// replies are `{ok, Value}` / `{error, Exception}`, 8.12).
 #[derive(Clone, Debug)]
@@ -251,6 +274,13 @@ pub trait Distribution: Send + Sync {
         _op: &str,
         _args: &[Value],
     ) -> Result<Option<Value>, Unwind> {
+        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
+    }
+    /// A process operation on `node` when it is a plain Erlang node (no node service there,
+    /// so `service` answered `None`): `erlang:whereis/1` and `erlang:is_process_alive/1`
+    /// through its `rex` server, exit signals (`EXIT2`) as `exit/2` sends them
+    /// (`crate::dist::erl_proc`).
+    fn erl_process(&self, ctx: &mut Ctx, node: Sym, _op: ErlProc) -> EvalResult {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
     /// Monitors process `dest` on `node` (a pid, or a registered name on an Erlang peer):

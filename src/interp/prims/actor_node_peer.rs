@@ -157,6 +157,7 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
             }
             _ if RESOLVED.contains(&s) => {
                 let (node, name) = (rn.node, rn.name);
+                let timeout = rn.timeout;
                 let r = match resolve_opt(ctx, node, name) {
                     Ok(Some(h)) => ctx.send(&h, sel, args),
                     // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
@@ -177,8 +178,9 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
                             block,
                         )
                     }
+                    // An Erlang peer: `erlang:whereis/1`, exit signals (`actor_node_erl`).
                     Ok(None) => {
-                        Err(ctx.err(ErrorKind::RuntimeError, format!("{node} is not a bt node")))
+                        crate::interp::prims::actor_node_erl::name_op(ctx, node, name, s, timeout)
                     }
                     Err(u) => Err(u),
                 };

@@ -4,7 +4,8 @@
 //! * [`RemoteActor`] — an actor on another node (from `spawnOn:`, a lookup, or a pid that
 //!   arrived in a message). Sends through it are ordinary sends: sync by default
 //!   (`Distribution::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
-//!   the target node's service; `monitor`/`onExit:` watch the process over the link
+//!   the target node's service (on an Erlang node: exit signals and `rex`,
+//!   [`super::actor_node_erl`]); `monitor`/`onExit:` watch the process over the link
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
 //!   connection index (8.1).
 //! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
@@ -26,7 +27,8 @@ use crate::interp::actor::send::REFERENCE_LOCAL;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::spawn_actor;
-use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution};
+use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution, ErlProc};
+use crate::interp::prims::actor_node_erl::erl;
 use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::{class_arg, sym_arg};
 use crate::runtime::Timeout;
@@ -358,7 +360,16 @@ fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         let all = ctx.send(r, Sym::new("allRegistered"), &[]);
         return as_result(ctx, all);
     }
-    let r = service(ctx, node, "registered", &[]).and_then(|v| match &v {
+    let r = match bt_service(ctx, node, "registered", &[]) {
+        Ok(Some(v)) => Ok(v),
+        // An Erlang node: `erlang:registered()`, as name proxies (`actor_node_erl`).
+        Ok(None) => {
+            let r = crate::interp::prims::actor_node_erl::registered(ctx, node);
+            return as_result(ctx, r);
+        }
+        Err(u) => Err(u),
+    };
+    let r = r.and_then(|v| match &v {
         Value::List(l) => {
             let mut out = Vec::with_capacity(l.len());
             for e in l.iter() {
@@ -405,15 +416,26 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
     }
     if let Some(p) = downcast::<RemotePid>(recv) {
         let (node, number) = (p.node, p.number);
+        let dest = Dest::Pid {
+            number,
+            creation: p.creation,
+        };
         return Some(match sel.as_str() {
             "node" => node_value(ctx, node),
-            "isAlive" => alive(ctx, node, number),
+            "isAlive" => alive(ctx, node, dest),
             // Booleans, as for a local Pid (an older node answers `#ok` to `kill`).
-            "kill" => service(ctx, node, "kill", &[Value::Int(number as i64)])
-                .map(|v| Value::bool(!matches!(v, Value::False))),
+            "kill" => match bt_service(ctx, node, "kill", &[Value::Int(number as i64)]) {
+                Ok(Some(v)) => Ok(Value::bool(!matches!(v, Value::False))),
+                Ok(None) => erl(ctx, node, erl_stop(dest, true, Timeout::DEFAULT)),
+                Err(u) => Err(u),
+            },
             "exit:" => {
                 let args = [Value::Int(number as i64), a0(args)];
-                service(ctx, node, "exit", &args).map(|v| Value::bool(matches!(v, Value::True)))
+                match bt_service(ctx, node, "exit", &args) {
+                    Ok(Some(v)) => Ok(Value::bool(matches!(v, Value::True))),
+                    Ok(None) => erl(ctx, node, ErlProc::Signal(dest, args[1].clone())),
+                    Err(u) => Err(u),
+                }
             }
             "asString" => Ok(Value::str(p.print_string())),
             _ => return None,
@@ -480,9 +502,29 @@ fn a0(args: &[Value]) -> Value {
     args.first().cloned().unwrap_or(Value::Nil)
 }
 
-fn alive(ctx: &mut Ctx, node: Sym, number: u64) -> EvalResult {
-    match service(ctx, node, "alive", &[Value::Int(number as i64)]) {
-        Ok(v) => Ok(Value::bool(matches!(v, Value::True))),
+/// A node-service request; `Ok(None)` when `node` is an Erlang node.
+fn bt_service(ctx: &mut Ctx, node: Sym, op: &str, args: &[Value]) -> Result<Option<Value>, Unwind> {
+    let d = dist(ctx, node)?;
+    d.service(ctx, node, op, args)
+}
+
+fn erl_stop(dest: Dest, kill: bool, timeout: Timeout) -> ErlProc {
+    ErlProc::Stop {
+        dest,
+        kill,
+        timeout,
+    }
+}
+
+/// `isAlive` of process `dest` (a pid) of `node`: its node service, or on an Erlang node
+/// `erlang:is_process_alive/1`; false when the node cannot say.
+fn alive(ctx: &mut Ctx, node: Sym, dest: Dest) -> EvalResult {
+    let Dest::Pid { number, .. } = dest else {
+        return Ok(Value::False);
+    };
+    match bt_service(ctx, node, "alive", &[Value::Int(number as i64)]) {
+        Ok(Some(v)) => Ok(Value::bool(matches!(v, Value::True))),
+        Ok(None) => crate::interp::prims::actor_node_erl::alive(ctx, node, dest),
         Err(Unwind::Error(_)) => Ok(Value::False),
         Err(u) => Err(u),
     }
@@ -498,13 +540,24 @@ fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Opti
             "node" => return Some(node_value(ctx, node)),
             "isRemote" => return Some(Ok(Value::True)),
             "pid" => return Some(Ok(remote_pid(ctx, node, number, ra.creation))),
-            "isAlive" => return Some(alive(ctx, node, number)),
+            "isAlive" => return Some(alive(ctx, node, ra.dest())),
             "stop" | "kill" => {
                 if ra.proxy {
                     return Some(Ok(Value::sym("ok")));
                 }
                 return Some(
-                    service(ctx, node, s, &[Value::Int(number as i64)]).map(|_| Value::sym("ok")),
+                    match bt_service(ctx, node, s, &[Value::Int(number as i64)]) {
+                        Ok(Some(_)) => Ok(Value::sym("ok")),
+                        // An Erlang process: exit signals (`actor_node_erl`).
+                        Ok(None) => crate::interp::prims::actor_node_erl::stop(
+                            ctx,
+                            node,
+                            ra.dest(),
+                            s == "kill",
+                            ra.timeout,
+                        ),
+                        Err(u) => Err(u),
+                    },
                 );
             }
             "monitor" => return Some(Ok(remote_ref(ctx, node, ra.dest()))),

@@ -48,7 +48,7 @@ fn declared_primitives() -> BTreeSet<Key> {
     let mut out = BTreeSet::new();
     let mut add = |class: &str, md: &MethodDecl, side: bool, path: &str| {
         if let Some(p) = &md.primitive {
-            let fresh = out.insert((class.to_string(), side, p.name.clone()));
+            let fresh = out.insert((class.to_string(), side, p.name.to_string()));
             assert!(fresh, "{path}: {class}>>{} declared twice", md.selector);
         }
     };

@@ -32,6 +32,7 @@ macro_rules! ordering_prims {
 
 pub mod actor;
 pub mod actor_node;
+pub mod actor_node_erl;
 pub mod actor_node_peer;
 pub mod actor_node_remote;
 pub mod announce;

@@ -14,6 +14,9 @@
 //!   the block is a `runtime_error` (its home method is in another process).
 //! * When the caller itself is killed while it waits, the running blocks are killed and the
 //!   ones not yet started never start.
+//! * Each block's process carries the caller's waiting chain (as `Parallel all:` does): a
+//!   block that sync-sends back to the caller, or to an actor waiting on it, raises
+//!   `deadlock_detected` at once instead of a timeout.
 
 use std::collections::VecDeque;
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use super::collections::expected;
-use super::parallel::{kill_after_wait, spawn_job, unfinished, Job, Outcome};
+use super::parallel::{kill_after_wait, spawn_job, unfinished, waited_job, Job, Outcome};
 use crate::interp::actor::send::transfer_in;
 use crate::interp::actor::{need_cx, sys_of, ActorSys};
 use crate::interp::error::ErrorKind;
@@ -47,6 +50,9 @@ pub(crate) fn limit_arg(ctx: &Ctx, v: &Value) -> Result<usize, Unwind> {
 struct Batch {
     /// The block, ready to cross to another process.
     block: Value,
+    /// The caller, waiting on every block's process (5.6: a block's sync send back to it,
+    /// or to anything waiting on it, closes a cycle and raises `deadlock_detected`).
+    by: crate::runtime::WaitedBy,
     /// Elements not started yet, with their index.
     pending: VecDeque<(usize, Value)>,
     outs: Vec<Option<Outcome>>,
@@ -65,8 +71,10 @@ pub(crate) fn collect(ctx: &mut Ctx, elems: Vec<Value>, block: &Value, limit: us
         return Ok(Value::list([]));
     }
     let sys = sys_of(ctx)?;
+    let by = need_cx(ctx)?.waited_by_me();
     let st = Arc::new(Mutex::new(Batch {
         block: transfer_in(ctx, block),
+        by,
         pending: elems
             .iter()
             .map(|e| transfer_in(ctx, e))
@@ -121,17 +129,17 @@ pub(crate) fn collect(ctx: &mut Ctx, elems: Vec<Value>, block: &Value, limit: us
 /// Starts the next pending element, if any, in a fresh process; its completion records the
 /// outcome and starts the next one, and the last completion resumes the caller.
 fn start_next(sys: &Arc<ActorSys>, st: &Arc<Mutex<Batch>>, c: &Completion) {
-    let (i, elem, block) = {
+    let (i, elem, block, by) = {
         let mut g = st.lock();
         if g.closed {
             return;
         }
         match g.pending.pop_front() {
-            Some((i, e)) => (i, e, g.block.clone()),
+            Some((i, e)) => (i, e, g.block.clone(), g.by.clone()),
             None => return,
         }
     };
-    let job: Job = Box::new(move |ctx: &mut Ctx| ctx.call_block(&block, &[elem]));
+    let job: Job = waited_job(by, move |ctx: &mut Ctx| ctx.call_block(&block, &[elem]));
     let (st2, s2, c2) = (st.clone(), sys.clone(), c.clone());
     let p = spawn_job(sys, "worker", job, move |o| {
         let done = {

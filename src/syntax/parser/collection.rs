@@ -17,7 +17,7 @@ impl<'s> Parser<'s> {
             _ => (Tok::RBrace, "`}`"),
         };
         let open_col = self.line_indent(self.pos - 1);
-        let mut elems = Vec::new();
+        let mut elems = Vec::with_capacity(self.count_elements());
         let mut tail = None;
         let end;
         loop {
@@ -108,11 +108,35 @@ impl<'s> Parser<'s> {
             && matches!(self.peek_at(1), Tok::Assign | Tok::ColonColon)
     }
 
+    /// How many elements the collection literal just opened seems to hold: its commas at
+    /// bracket depth 0 plus one, looking at most `LOOK` tokens ahead (the vector is sized once
+    /// instead of growing 0 → 4 → 8; a wrong guess only costs a reallocation).
+    fn count_elements(&self) -> usize {
+        const LOOK: usize = 256;
+        let mut depth = 0u32;
+        let mut n = 1;
+        for t in self.toks[self.pos..].iter().take(LOOK) {
+            match t.kind {
+                k if k.is_open() => depth += 1,
+                k if k.is_close() => {
+                    if depth == 0 {
+                        return n;
+                    }
+                    depth -= 1;
+                }
+                Tok::Comma if depth == 0 => n += 1,
+                Tok::Eof => return n,
+                _ => {}
+            }
+        }
+        4
+    }
+
     /// `#{key => value, …}`.
     pub(super) fn dict_literal(&mut self) -> PResult<Expr> {
         let open = self.bump();
         let open_col = self.line_indent(self.pos - 1);
-        let mut entries = Vec::new();
+        let mut entries = Vec::with_capacity(self.count_elements());
         let end;
         loop {
             if self.peek() == Tok::RBrace {

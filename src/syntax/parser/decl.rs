@@ -138,7 +138,7 @@ impl<'s> Parser<'s> {
         }
         let t = self.bump();
         Ok(Ident {
-            name: self.src[t.span().range()].to_string(),
+            name: Name::new(&self.src[t.span().range()]),
             span: t.span(),
         })
     }
@@ -286,7 +286,7 @@ impl<'s> Parser<'s> {
             "handleScope:" => {
                 if matches!(self.peek(), Tok::Symbol) {
                     let s = self.bump();
-                    let name = self.src[s.start as usize + 1..s.end as usize].to_string();
+                    let name = Name::new(&self.src[s.start as usize + 1..s.end as usize]);
                     if name != "process" && name != "node" {
                         self.report(
                             Diagnostic::error(
@@ -494,12 +494,12 @@ impl<'s> Parser<'s> {
                     let text = &self.src[n.span().range()];
                     let text = text.trim_start_matches('#').trim_matches('"');
                     Ident {
-                        name: text.to_string(),
+                        name: Name::new(text),
                         span: n.span(),
                     }
                 }
                 _ => Ident {
-                    name: h.selector.clone(),
+                    name: Name::new(&h.selector),
                     span: d.span(),
                 },
             };
@@ -587,7 +587,7 @@ impl<'s> Parser<'s> {
             Tok::Ident => {
                 let n = self.bump();
                 let name = Ident {
-                    name: self.src[n.span().range()].to_string(),
+                    name: Name::new(&self.src[n.span().range()]),
                     span: n.span(),
                 };
                 let ty = match self.peek() {
@@ -625,7 +625,7 @@ impl<'s> Parser<'s> {
                 let k = self.bump();
                 let text = &self.src[k.start as usize..k.end as usize - 1];
                 let name = Ident {
-                    name: text.to_string(),
+                    name: Name::new(text),
                     span: Span::new(k.start as usize, k.end as usize - 1),
                 };
                 self.report(

@@ -49,7 +49,7 @@ impl<'s> Parser<'s> {
                     let value = self.expr()?;
                     let span = s.span().to(value.span);
                     let name = Ident {
-                        name: self.src[f.span().range()].to_string(),
+                        name: Name::new(&self.src[f.span().range()]),
                         span: f.span(),
                     };
                     return Ok(mk(
@@ -132,7 +132,7 @@ impl<'s> Parser<'s> {
             return Err(self.error(format!("cannot assign to `{name_text}`"), t.span()));
         }
         let name = Ident {
-            name: name_text.to_string(),
+            name: Name::new(name_text),
             span: t.span(),
         };
         let ty = if self.peek() == Tok::ColonColon {
@@ -208,7 +208,7 @@ impl<'s> Parser<'s> {
             Tok::Ident => {
                 let t = self.bump();
                 Ok(CascadePart {
-                    selector: self.src[t.span().range()].to_string(),
+                    selector: Name::new(&self.src[t.span().range()]),
                     selector_span: t.span(),
                     args: Vec::new(),
                     span: t.span(),
@@ -301,8 +301,8 @@ impl<'s> Parser<'s> {
     }
 
     /// `k1: a k2: b …` — parts merge across lines.
-    pub(super) fn keyword_parts(&mut self) -> PResult<(String, Span, Vec<Expr>)> {
-        let mut selector = String::with_capacity(24);
+    pub(super) fn keyword_parts(&mut self) -> PResult<(Name, Span, Vec<Expr>)> {
+        let mut selector = Name::const_new("");
         let mut args = Vec::with_capacity(2);
         let first = self.tok().span();
         let mut last = first;
@@ -349,7 +349,7 @@ impl<'s> Parser<'s> {
             *lhs = mk(
                 ExprKind::Send {
                     receiver: Box::new(l),
-                    selector: op.to_string(),
+                    selector: Name::new(op),
                     selector_span: t.span(),
                     args: vec![rhs],
                 },
@@ -376,7 +376,7 @@ impl<'s> Parser<'s> {
             e = mk(
                 ExprKind::Send {
                     receiver: Box::new(e),
-                    selector: self.src[t.span().range()].to_string(),
+                    selector: Name::new(&self.src[t.span().range()]),
                     selector_span: t.span(),
                     args: Vec::new(),
                 },
@@ -405,7 +405,7 @@ impl<'s> Parser<'s> {
                             self.bump();
                             self.bump();
                             let f = self.bump();
-                            let name = self.src[f.span().range()].to_string();
+                            let name = Name::new(&self.src[f.span().range()]);
                             return Ok(mk(ExprKind::Field(name), t.span().to(f.span())));
                         }
                         ExprKind::SelfRef
@@ -414,7 +414,7 @@ impl<'s> Parser<'s> {
                     "nil" => ExprKind::Nil,
                     "true" => ExprKind::True,
                     "false" => ExprKind::False,
-                    _ => ExprKind::Var(text.to_string()),
+                    _ => ExprKind::Var(Name::new(text)),
                 };
                 self.bump();
                 Ok(mk(kind, t.span()))
@@ -506,7 +506,7 @@ impl<'s> Parser<'s> {
             }
             let n = self.bump();
             let name = Ident {
-                name: self.src[n.span().range()].to_string(),
+                name: Name::new(&self.src[n.span().range()]),
                 span: n.span(),
             };
             let ty = if self.peek() == Tok::ColonColon {

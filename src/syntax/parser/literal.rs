@@ -102,10 +102,10 @@ impl<'s> Parser<'s> {
                 }
             },
             Tok::Char => ExprKind::Char(char_value(text)),
-            Tok::Symbol => ExprKind::Symbol(text[1..].to_string()),
+            Tok::Symbol => ExprKind::Symbol(Name::new(&text[1..])),
             Tok::QuotedSymbol => {
                 let inner = &text[2..text.len() - 1];
-                ExprKind::Symbol(inner.replace("''", "'"))
+                ExprKind::Symbol(Name::from(inner.replace("''", "'")))
             }
             Tok::Str => return Ok(self.string(span)),
             _ => ExprKind::Error,
@@ -119,7 +119,8 @@ impl<'s> Parser<'s> {
         let b = src.as_bytes();
         let (start, end) = (span.start as usize + 1, span.end as usize - 1);
         let mut parts: Vec<InterpPart> = Vec::new();
-        let mut buf = String::new();
+        // Inline up to 24 bytes: a short literal without escapes costs no allocation.
+        let mut buf = Name::const_new("");
         let mut run = start;
         let mut i = start;
         let mut bad = false;
@@ -165,7 +166,7 @@ impl<'s> Parser<'s> {
                         }
                         Some(j) => {
                             if !buf.is_empty() {
-                                parts.push(InterpPart::Lit(std::mem::take(&mut buf)));
+                                parts.push(InterpPart::Lit(std::mem::take(&mut buf).into()));
                             }
                             if !bad {
                                 parts.push(InterpPart::Expr(self.interpolated(i + 1, j)));
@@ -201,7 +202,7 @@ impl<'s> Parser<'s> {
             return mk(ExprKind::Str(buf), span);
         }
         if !buf.is_empty() {
-            parts.push(InterpPart::Lit(buf));
+            parts.push(InterpPart::Lit(buf.into()));
         }
         mk(ExprKind::Interp(parts), span)
     }

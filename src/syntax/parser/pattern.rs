@@ -118,7 +118,7 @@ impl<'s> Parser<'s> {
                 let value = self.keyword_expr()?;
                 let span = t.span().to(value.span);
                 let name = Ident {
-                    name: self.src[t.span().range()].to_string(),
+                    name: Name::new(&self.src[t.span().range()]),
                     span: t.span(),
                 };
                 Ok(mk(
@@ -183,7 +183,7 @@ impl<'s> Parser<'s> {
                 }
                 self.bump();
                 let name = Ident {
-                    name: text.to_string(),
+                    name: Name::new(text),
                     span: t.span(),
                 };
                 if self.peek() == Tok::ColonColon {
@@ -276,7 +276,7 @@ impl<'s> Parser<'s> {
                 }
                 let n = self.bump();
                 rest = Some(Ident {
-                    name: self.src[n.span().range()].to_string(),
+                    name: Name::new(&self.src[n.span().range()]),
                     span: n.span(),
                 });
             } else {
@@ -324,7 +324,7 @@ impl<'s> Parser<'s> {
                     let name = self.text();
                     if name.starts_with(|c: char| c.is_ascii_uppercase()) {
                         self.bump();
-                        mk(ExprKind::Var(name.to_string()), t.span())
+                        mk(ExprKind::Var(Name::new(name)), t.span())
                     } else {
                         return Err(self.error_hint(
                             format!("bare lower-case name `{name}` used as a dictionary key"),
@@ -382,7 +382,7 @@ impl<'s> Parser<'s> {
             Tok::Keyword => {
                 // `name:N` lexes as the keyword `name:` then N.
                 self.bump();
-                let name = self.src[t.start as usize..t.end as usize - 1].to_string();
+                let name = Name::new(&self.src[t.start as usize..t.end as usize - 1]);
                 size = Some(self.seg_size()?);
                 if name == "_" {
                     BinSegValue::Wildcard
@@ -395,7 +395,7 @@ impl<'s> Parser<'s> {
             }
             Tok::Ident => {
                 self.bump();
-                let name = self.src[t.span().range()].to_string();
+                let name = Name::new(&self.src[t.span().range()]);
                 if self.peek() == Tok::Colon {
                     self.bump();
                     size = Some(self.seg_size()?);

@@ -247,7 +247,7 @@ impl<'s> Parser<'s> {
         }
         let c = self.bump();
         let category = Ident {
-            name: self.src[c.span().range()].to_string(),
+            name: Name::new(&self.src[c.span().range()]),
             span: c.span(),
         };
         Ok(Expect {

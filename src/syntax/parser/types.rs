@@ -147,7 +147,7 @@ impl<'s> Parser<'s> {
                 let e = self.literal()?;
                 match e.kind {
                     ExprKind::Symbol(s) => TypeExpr {
-                        kind: TypeKind::Symbol(s),
+                        kind: TypeKind::Symbol(s.to_string()),
                         span: e.span,
                     },
                     _ => TypeExpr {

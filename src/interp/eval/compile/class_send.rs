@@ -39,6 +39,18 @@ struct Entry {
     epoch: u64,
     /// The class the name resolved to, as the receiver.
     recv: Value,
+    /// What the send runs: the primitive, or (`Point x: 1 y: 2`) the class's keyword
+    /// constructor over all its fields.
+    target: Target,
+}
+
+enum Target {
+    Prim(PrimEntry),
+    /// The Value-class constructor: the arguments become the new instance's fields.
+    Ctor,
+}
+
+struct PrimEntry {
     prim: Prim,
     /// The name of the class defining the primitive (`Ctx::cur_cls` while it runs).
     defc: Sym,
@@ -65,6 +77,12 @@ impl Site {
         // into its graveyard); the caller's context holds that program.
         let e = unsafe { &*p };
         (e.epoch == epoch).then_some(e)
+    }
+
+    /// Whether the site still takes entries (it stops after [`MAX_FILLS`]).
+    #[inline(always)]
+    fn open(&self) -> bool {
+        self.fills.load(Ordering::Relaxed) < MAX_FILLS
     }
 
     fn fill(&self, prog: &crate::interp::program::Program, e: Entry) {
@@ -103,6 +121,9 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
     op(move |c, f| {
         let epoch = c.prog.epoch.load(Ordering::Acquire);
         if let Some(e) = site.get(epoch) {
+            if let Target::Ctor = e.target {
+                return construct(c, e, epoch, sel, loc, f, &args);
+            }
             match args.as_slice() {
                 [] => return call(c, e, epoch, sel, loc, &[]),
                 [a] => {
@@ -132,8 +153,18 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
         }
         // The general path (as `compile_send`'s), filling the site on the way.
         let rv = recv.run(c, f)?;
-        if matches!(rv, Value::Class(_)) && args.len() <= 2 {
+        if matches!(rv, Value::Class(_)) && args.len() <= 2 && site.open() {
             if let Some(h) = c.lookup(&rv, sel) {
+                if let (HitKind::Constructor, Value::Class(k)) = (h.kind, &rv) {
+                    if sel == k.ctor_sel && args.len() == k.field_names.len() && !k.is_abstract {
+                        let e = Entry {
+                            epoch,
+                            recv: rv.clone(),
+                            target: Target::Ctor,
+                        };
+                        site.fill(&c.prog, e);
+                    }
+                }
                 if let HitKind::Prim(p) = h.kind {
                     if usize::from(h.nargs) == args.len() {
                         let defc = h.class().name;
@@ -145,9 +176,11 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
                         let e = Entry {
                             epoch,
                             recv: rv.clone(),
-                            prim: p,
-                            defc,
-                            host,
+                            target: Target::Prim(PrimEntry {
+                                prim: p,
+                                defc,
+                                host,
+                            }),
                         };
                         site.fill(&c.prog, e);
                     }
@@ -158,10 +191,45 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
     })
 }
 
+/// `Point x: a y: b` from a filled site: the arguments evaluated in order become the fields
+/// of the new instance (as `Ctx::dispatch_at` builds it for a `Constructor` hit, without the
+/// stack, the lookup or a count on the class for the receiver); a program change while the
+/// arguments ran sends the message the general way.
+#[inline(always)]
+fn construct(
+    c: &mut Ctx,
+    e: &Entry,
+    epoch: u64,
+    sel: Sym,
+    loc: Loc,
+    f: &crate::interp::eval::Frame,
+    args: &[Arg],
+) -> Flow {
+    let mut fields = crate::value::Fields::new();
+    for a in args {
+        fields.push(a.run(c, f)?);
+    }
+    if c.prog.epoch.load(Ordering::Acquire) != epoch {
+        c.set_loc(loc);
+        return c.send(&e.recv, sel, &fields).map_err(Box::new);
+    }
+    c.tick()?;
+    let Value::Class(k) = &e.recv else {
+        return Ok(Value::Nil);
+    };
+    Ok(Value::Object(std::sync::Arc::new(crate::value::Instance {
+        class: k.clone(),
+        fields,
+    })))
+}
+
 /// The primitive of entry `e` on its receiver (as `Ctx::call_hit` runs a primitive); a
 /// program change while the arguments ran sends the message the general way.
 #[inline(always)]
 fn call(c: &mut Ctx, e: &Entry, epoch: u64, sel: Sym, loc: Loc, args: &[Value]) -> Flow {
+    let Target::Prim(p) = &e.target else {
+        return Ok(Value::Nil);
+    };
     if c.prog.epoch.load(Ordering::Acquire) != epoch {
         c.set_loc(loc);
         return c.send(&e.recv, sel, args).map_err(Box::new);
@@ -169,12 +237,12 @@ fn call(c: &mut Ctx, e: &Entry, epoch: u64, sel: Sym, loc: Loc, args: &[Value]) 
     c.tick()?;
     c.set_loc(loc);
     c.cur_sel = sel;
-    c.cur_cls = e.defc;
-    if e.prim.cost != Cost::Free {
-        e.prim.cost.charge(c, &e.recv, args)?;
+    c.cur_cls = p.defc;
+    if p.prim.cost != Cost::Free {
+        p.prim.cost.charge(c, &e.recv, args)?;
     }
-    if let Some(h) = &e.host {
+    if let Some(h) = &p.host {
         return h(c, &e.recv, args).map_err(Box::new);
     }
-    (e.prim.f)(c, &e.recv, args).map_err(Box::new)
+    (p.prim.f)(c, &e.recv, args).map_err(Box::new)
 }

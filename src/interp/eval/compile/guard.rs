@@ -20,6 +20,23 @@ pub struct Guard {
     cond: Cond,
     sel: crate::value::Sym,
     loc: crate::interp::eval::code::Loc,
+    /// The tested local is a parameter (set by `compile_body`): a self-send can decide the
+    /// guard from the argument it pushed, before the activation ([`Guard::decide`]).
+    on_param: bool,
+}
+
+/// What a self-send learns from a guard before the callee's activation
+/// ([`Guard::decide`]).
+pub(crate) enum Decided {
+    /// The chosen arm answers a constant or the tested parameter itself: the answer, with no
+    /// activation needed (nothing in it can fail, send or look at the frame).
+    Leaf(Value),
+    /// The chosen arm (`true`: the `ifTrue:` one), to run in the activation without testing
+    /// again ([`Guard::run_arm`]).
+    Arm(bool),
+    /// Not decided here (a non-Integer argument, overridden arithmetic): the activation runs
+    /// the whole body.
+    General,
 }
 
 impl std::fmt::Debug for Guard {
@@ -79,7 +96,43 @@ impl Guard {
             cond: Cond::new(n.recv),
             sel: n.sel,
             loc: n.loc,
+            on_param: false,
         })
+    }
+
+    /// Notes that the method has `nparams` parameters (the first slots).
+    pub(super) fn set_params(&mut self, nparams: u32) {
+        self.on_param = self.slot < nparams as usize;
+    }
+
+    /// The guard decided from the arguments a self-send pushed at `stack[base..]` (the
+    /// callee's parameter slots to be). Same test as [`Guard::run`]; nothing between this and
+    /// the activation can change Integer arithmetic.
+    #[inline(always)]
+    pub(crate) fn decide(&self, c: &Ctx, base: usize) -> Decided {
+        if !self.on_param {
+            return Decided::General;
+        }
+        let x = match c.stack.get(base + self.slot) {
+            Some(Value::Int(x)) if !c.prog.arith_overridden.load(Ordering::Relaxed) => *x,
+            _ => return Decided::General,
+        };
+        let t = ((x.wrapping_sub(self.lo) as u64) <= self.span) != self.neg;
+        match if t { &self.a } else { &self.b } {
+            Arg::Local(s) if *s == self.slot => Decided::Leaf(Value::Int(x)),
+            Arg::Const(v) => Decided::Leaf(fast_clone(v)),
+            _ => Decided::Arm(t),
+        }
+    }
+
+    /// Runs one arm (chosen by [`Guard::decide`]) in the activation `f`.
+    #[inline(always)]
+    pub(crate) fn run_arm(&self, t: bool, c: &mut Ctx, f: &Frame) -> Flow {
+        if t {
+            self.a.run(c, f)
+        } else {
+            self.b.run(c, f)
+        }
     }
 
     /// Runs the body in the activation `f`.

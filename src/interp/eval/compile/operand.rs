@@ -183,6 +183,10 @@ pub(super) fn int_cmp_op(op: BinOp) -> bool {
 /// in the operands: `run` dispatches with one byte load instead of decoding the niche.
 #[repr(u8)]
 pub(super) enum Arg {
+    /// `local + k` or `local - k` (as `local + (-k)`): slot, addend, the general expression
+    /// (a non-Integer, an overflow, overridden Integer arithmetic). The commonest argument
+    /// shape (`a at: j + 1`, `self fib: n - 1`): one test of the slot, no operand dispatch.
+    LocalAdd(usize, i64, Op),
     IntBin(BinOp, IntSrc, IntSrc, Op),
     Const(Value),
     /// A local slot's value.
@@ -200,6 +204,16 @@ impl Arg {
             Node::Bin(b) if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
                 if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
                     let opk = b.op;
+                    match (opk, &l, &r) {
+                        (BinOp::Add, IntSrc::Local(s), IntSrc::Lit(k)) => {
+                            return Arg::LocalAdd(*s, *k, compile(n));
+                        }
+                        // `n - k` overflows exactly when `n + (-k)` does.
+                        (BinOp::Sub, IntSrc::Local(s), IntSrc::Lit(k)) if *k != i64::MIN => {
+                            return Arg::LocalAdd(*s, -*k, compile(n));
+                        }
+                        _ => {}
+                    }
                     return Arg::IntBin(opk, l, r, compile(n));
                 }
             }
@@ -211,6 +225,15 @@ impl Arg {
     #[inline(always)]
     pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
         match self {
+            Arg::LocalAdd(s, k, slow) => match &c.stack[f.base + s] {
+                Value::Int(i) if !c.prog.arith_overridden.load(Ordering::Relaxed) => {
+                    match i.checked_add(*k) {
+                        Some(z) => Ok(Value::Int(z)),
+                        None => slow.run(c, f),
+                    }
+                }
+                _ => slow.run(c, f),
+            },
             Arg::IntBin(opk, l, r, slow) => {
                 if let (Some(x), Some(y)) = (read_int(c, f, l), read_int(c, f, r)) {
                     if let Some(z) = int_arith(c, *opk, x, y) {
@@ -309,24 +332,30 @@ impl LocalAt {
         let (sel, loc) = (self.sel, self.loc);
         let k = self.key.run(c, f)?;
         let slot = f.base + self.slot;
-        if let Value::Int(k) = &k {
-            let k = (*k as usize).wrapping_sub(1);
+        if let Value::Int(ki) = &k {
+            let ki = (*ki as usize).wrapping_sub(1);
             match &c.stack[slot] {
                 Value::Array(a)
-                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
+                    if ki < a.len()
+                        && c.builtin_prim_at(&self.prim_ic, &c.prog.core.array, sel) =>
                 {
+                    // An Integer key: no drop glue.
+                    std::mem::forget(k);
                     c.tick()?;
                     if let Value::Array(a) = &c.stack[slot] {
-                        return Ok(fast_clone(&a[k]));
+                        return Ok(fast_clone(&a[ki]));
                     }
+                    return Ok(Value::Nil);
                 }
                 Value::List(a)
-                    if k < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
+                    if ki < a.len() && c.builtin_prim_at(&self.prim_ic, &c.prog.core.list, sel) =>
                 {
+                    std::mem::forget(k);
                     c.tick()?;
                     if let Value::List(a) = &c.stack[slot] {
-                        return Ok(fast_clone(&a[k]));
+                        return Ok(fast_clone(&a[ki]));
                     }
+                    return Ok(Value::Nil);
                 }
                 _ => {}
             }

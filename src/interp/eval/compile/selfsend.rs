@@ -30,13 +30,7 @@ impl SelfSend {
         loc: crate::interp::eval::code::Loc,
     ) -> SelfSend {
         let arg = match arg {
-            Arg::IntBin(BinOp::Add, IntSrc::Local(s), IntSrc::Lit(k), slow) => {
-                SelfArg::LocalAdd(s, k, slow)
-            }
-            Arg::IntBin(BinOp::Sub, IntSrc::Local(s), IntSrc::Lit(k), slow) if k != i64::MIN => {
-                // `n - k` overflows exactly when `n + (-k)` does.
-                SelfArg::LocalAdd(s, -k, slow)
-            }
+            Arg::LocalAdd(s, k, slow) => SelfArg::LocalAdd(s, k, slow),
             other => SelfArg::Any(other),
         };
         SelfSend {

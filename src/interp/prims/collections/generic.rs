@@ -127,6 +127,32 @@ fn not_empty(_: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 
 fn do_(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let block = arg(args, 0);
+    if let Value::Block(b) = block {
+        // A List or Array and a block: the elements by reference, each cloned once into the
+        // block's parameter slot (no boxed iterator, no second count per element).
+        match recv {
+            Value::List(l) => {
+                // Leaf by leaf, in order: a slice walk instead of a tree lookup per element.
+                for leaf in l.leaves() {
+                    for e in leaf {
+                        ctx.tick()?;
+                        ctx.invoke_block(b, std::slice::from_ref(e))
+                            .map_err(|u| *u)?;
+                    }
+                }
+                return Ok(Value::Nil);
+            }
+            Value::Array(a) => {
+                for e in a.iter() {
+                    ctx.tick()?;
+                    ctx.invoke_block(b, std::slice::from_ref(e))
+                        .map_err(|u| *u)?;
+                }
+                return Ok(Value::Nil);
+            }
+            _ => {}
+        }
+    }
     for e in items(ctx, recv)? {
         ctx.tick()?;
         ctx.call_block(block, &[e])?;

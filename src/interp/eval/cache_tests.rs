@@ -1,0 +1,52 @@
+//! The send-site caches added for Value classes (`compile/class_send.rs` constructor entries,
+//! getter sends on a local in `compile.rs`) follow a class that is extended or redefined at
+//! runtime: every such change bumps the program epoch, and a site then answers what an
+//! uncached send would.
+
+use crate::interp::{Interpreter, InterpreterOptions};
+
+/// The printString of `src`'s value, or the error kind.
+fn show(vm: &Interpreter, src: &str) -> String {
+    match vm.eval("t", &format!("({src}) printString")) {
+        Ok(v) => vm.display(&v),
+        Err(e) => format!("ERROR {}", e.kind()),
+    }
+}
+
+#[test]
+fn constructor_and_getter_sites_follow_redefinition() {
+    let vm = Interpreter::new(InterpreterOptions::default());
+    vm.eval(
+        "t",
+        "Value subclass: P\n  field: a = 0\n  field: b = 0\n\n\
+         Object subclass: M\n  class make: n => P a: n b: n + 1\n  \
+         class second: n =>\n    p := P a: n b: n * 10\n    p b\n",
+    )
+    .unwrap();
+    // Filled by the first calls, hit by the later ones.
+    assert_eq!(
+        show(&vm, "(1 to: 3) collect: [:i | M make: i]"),
+        "#(P(a: 1, b: 2), P(a: 2, b: 3), P(a: 3, b: 4))"
+    );
+    assert_eq!(
+        show(&vm, "(1 to: 3) collect: [:i | M second: i]"),
+        "#(10, 20, 30)"
+    );
+    // A class-side method now answers `a:b:`; an instance method replaces the getter `b`.
+    vm.eval("t", "P class >> a: x b: y => x * 100\nP >> b => #mine\n")
+        .unwrap();
+    assert_eq!(show(&vm, "M make: 2"), "200");
+    vm.eval("t", "P class >> a: x b: y => self new\n").unwrap();
+    assert_eq!(show(&vm, "M second: 2"), "#mine");
+    // Redefined with the fields in another order: `a:b:` is no constructor any more.
+    vm.eval("t", "Value subclass: P\n  field: b = 0\n  field: a = 0\n")
+        .unwrap();
+    let uncached = show(&vm, "P a: 1 b: 2");
+    assert!(uncached.starts_with("ERROR"), "{uncached}");
+    assert_eq!(show(&vm, "M make: 1"), uncached);
+    // And back to a constructor with both fields: the site refills.
+    vm.eval("t", "Value subclass: P\n  field: a = 0\n  field: b = 0\n")
+        .unwrap();
+    assert_eq!(show(&vm, "M make: 5"), "P(a: 5, b: 6)");
+    assert_eq!(show(&vm, "M second: 5"), "50");
+}
