@@ -348,7 +348,7 @@ fn run_in_actor(
             }
         }
     }
-    let me = ctx.proc.actor.clone().unwrap_or(Value::Nil);
+    let me = ctx.proc.actor().cloned().unwrap_or(Value::Nil);
     let saved = ctx.actor_fields.clone();
     let r = ctx.send(&me, sym, &vals);
     match r {

@@ -65,8 +65,9 @@ pub struct ProcSlot {
     cx: Option<CxPtr>,
     /// The actor system of the Interpreter this context belongs to.
     pub sys: Option<Arc<ActorSys>>,
-    /// The actor whose handler is running (its handle value), if any.
-    pub actor: Option<Value>,
+    /// The actor whose handler is running (its handle value), if any: lent for one run
+    /// ([`ProcSlot::actor`]).
+    actor: Option<Lent>,
     /// Relay homes live in this run: those of the blocks that came with the message being
     /// handled ([`relay`]).
     pub relays: relay::Relays,
@@ -74,6 +75,11 @@ pub struct ProcSlot {
     /// program epoch, answer). A loop of calls to one actor decides once. The class is held
     /// so its address cannot be reused by another class while remembered.
     pub(crate) remote_memo: Option<(ClassRef, Sym, u64, bool)>,
+    /// The method the last actor message handled with this context ran: (the actor's
+    /// class, selector, program epoch, method). Messages of one selector to actors of one
+    /// class look the method up once (`behaviour::dispatch`); kept here, not per actor, so an
+    /// idle actor does not grow. The class is held so its address cannot be reused.
+    pub(crate) last_method: Option<(ClassRef, Sym, u64, crate::interp::eval::Hit)>,
 }
 
 impl ProcSlot {
@@ -82,6 +88,41 @@ impl ProcSlot {
     pub fn in_runtime(&self) -> bool {
         self.cx.is_some()
     }
+
+    /// The handle of the actor whose handler is running, if any.
+    #[inline]
+    pub fn actor(&self) -> Option<&Value> {
+        self.actor.as_ref().map(|l| &*l.0)
+    }
+}
+
+/// An actor's own handle lent to a context for one run: a bitwise copy that is never
+/// dropped, so lending it costs no reference-count traffic (a clone and an out-of-line drop
+/// per message before). Made only by [`run_lending`], which takes it back before it returns
+/// (also when the run unwinds), while the lender's reference keeps the handle alive.
+struct Lent(std::mem::ManuallyDrop<Value>);
+
+/// Runs `f` with `me` lent to `ctx` as the running actor ([`ProcSlot::actor`]).
+#[inline]
+pub(crate) fn run_lending<R>(ctx: &mut Ctx, me: &Value, f: impl FnOnce(&mut Ctx) -> R) -> R {
+    /// Takes the lent copy back out of the context, also when `f` unwinds.
+    struct Back<'c>(&'c mut Ctx);
+    impl Drop for Back<'_> {
+        #[inline]
+        fn drop(&mut self) {
+            // A `Lent` owns nothing: dropping it (ManuallyDrop) never touches the handle.
+            self.0.proc.actor = None;
+        }
+    }
+    // SAFETY: the copy shares `me`'s reference without counting it. That is sound while
+    // `me` stays alive, which the borrow guarantees for this call, and while the copy is
+    // never dropped as a Value: it sits in `ManuallyDrop`, is reachable only as `&Value`
+    // (`ProcSlot::actor`), so whoever needs it longer clones it (a counted reference), and
+    // `Back` removes it from the context before this call returns or unwinds.
+    let lent = Lent(std::mem::ManuallyDrop::new(unsafe { std::ptr::read(me) }));
+    let back = Back(ctx);
+    back.0.proc.actor = Some(lent);
+    f(&mut *back.0)
 }
 
 /// The running process's runtime context, if the context runs in a process.
@@ -156,7 +197,7 @@ pub fn detached_state<'v>(ctx: &Ctx, recv: &'v Value) -> Option<&'v Arc<Mutex<Ve
     let Value::Native(n) = recv else {
         return None;
     };
-    if let Some(Value::Native(me)) = &ctx.proc.actor {
+    if let Some(Value::Native(me)) = ctx.proc.actor() {
         if Arc::ptr_eq(me, n) {
             return None;
         }
@@ -254,7 +295,6 @@ impl ActorSys {
         c.acts.clear();
         c.depth = 0;
         c.actor_fields.clear();
-        c.proc.actor = None;
         c.proc.relays.clear();
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
@@ -372,5 +412,40 @@ pub fn cx_log(ctx: &mut Ctx, line: &str) {
     match cx_of(ctx) {
         Some(cx) => cx.log(line),
         None => eprintln!("{line}"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ctx() -> Ctx {
+        let prog = crate::interp::program::Program::bootstrap(Default::default());
+        Ctx::new(Arc::new(prog))
+    }
+
+    /// A lent handle is visible for the run only and costs the handle no reference: after
+    /// the run, also one that unwinds, the count is what it was and the context holds none.
+    #[test]
+    fn a_lent_handle_is_taken_back_also_when_the_run_unwinds() {
+        let mut c = ctx();
+        let me = Value::str("me");
+        let Value::Str(r) = &me else { unreachable!() };
+        let count = Arc::strong_count(r);
+        let kept = run_lending(&mut c, &me, |c| {
+            assert!(matches!(c.proc.actor(), Some(Value::Str(s)) if s.as_str() == "me"));
+            assert_eq!(Arc::strong_count(r), count, "lending counts no reference");
+            // A longer-lived copy is a counted clone.
+            c.proc.actor().cloned()
+        });
+        assert!(c.proc.actor().is_none());
+        assert_eq!(Arc::strong_count(r), count + 1);
+        drop(kept);
+        let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            run_lending(&mut c, &me, |_| panic!("handler panics"))
+        }));
+        assert!(unwound.is_err());
+        assert!(c.proc.actor().is_none());
+        assert_eq!(Arc::strong_count(r), count);
     }
 }

@@ -33,6 +33,8 @@ use crate::interp::program::Program;
 use crate::value::{ClassRef, Sym, Value};
 
 pub use code::{CompiledMethod, FnCode, Loc};
+/// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
+pub(crate) use hit::Hit;
 pub use send::sel_arity;
 pub(crate) use send::REMOTE_HOME;
 

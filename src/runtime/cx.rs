@@ -249,7 +249,8 @@ impl<'y> Cx<'y> {
             let wake = Some(self.wake);
             let parent = g.current.clone();
             let w = match g.waiting.take() {
-                Some(mut old) => match Arc::get_mut(&mut old) {
+                // `unique_mut`: `Arc::get_mut` without its locked compare-and-swap.
+                Some(mut old) => match crate::value::unique_mut(&mut old) {
                     Some(x) if x.caller == Some(self.me.0.pid) => {
                         x.reset(parent, wake);
                         old

@@ -10,13 +10,13 @@ use crate::interp::actor::send::{
     describe_exception, prefix_error, transfer_in, transfer_in_owned,
 };
 use crate::interp::actor::slots::nil_typed_slot;
-use crate::interp::actor::{in_process, with_fresh_ctx, ActorSys};
+use crate::interp::actor::{in_process, run_lending, with_fresh_ctx, ActorSys};
 use crate::interp::class::Builtin;
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, make_exception};
 use crate::interp::eval::{Ctx, Unwind};
 use crate::runtime::{Behaviour, Cx, ExitReason, Message, Request};
-use crate::value::{ClassRef, Sym, Value};
+use crate::value::{drop_fast, fast_clone, ClassRef, Sym, Value};
 
 /// The message that runs `initialize` in a new actor (a lifecycle request, not a selector).
 pub fn initialize_message() -> Message {
@@ -82,7 +82,8 @@ impl BtActor {
 }
 
 /// Runs `f` in a pooled context as the actor `me` with state `fields` (moved into the context
-/// for the run and back).
+/// for the run and back; `me` is lent to it, not cloned: `run_lending`).
+#[inline(always)]
 fn run_as<R>(
     sys: &Arc<ActorSys>,
     me: &Value,
@@ -91,12 +92,80 @@ fn run_as<R>(
     f: impl FnOnce(&mut Ctx, &Value) -> R,
 ) -> R {
     let mut ctx = sys.take_ctx();
-    ctx.actor_fields = std::mem::take(fields);
-    ctx.proc.actor = Some(me.clone());
-    let r = in_process(&mut ctx, cx, |ctx| f(ctx, me));
-    *fields = std::mem::take(&mut ctx.actor_fields);
+    std::mem::swap(&mut ctx.actor_fields, fields);
+    let r = run_lending(&mut ctx, me, |ctx| in_process(ctx, cx, |ctx| f(ctx, me)));
+    std::mem::swap(&mut ctx.actor_fields, fields);
     sys.put_ctx(ctx);
     r
+}
+
+/// The rollback copy of the actor's state before a message (`saved`, put back when the
+/// message fails): element by element, immediates copied inline, when the shape is the
+/// same as last time (always, for an actor whose state slots are fixed).
+#[inline(always)]
+fn snapshot(saved: &mut Vec<Value>, fields: &[Value]) {
+    if saved.len() != fields.len() {
+        saved.clear();
+        saved.extend_from_slice(fields);
+        return;
+    }
+    for (s, f) in saved.iter_mut().zip(fields) {
+        drop_fast(std::mem::replace(s, fast_clone(f)));
+    }
+}
+
+/// Runs message `sel` with `args` on the actor `me` of class `class` (what `ctx.send(me,
+/// sel, args)` does in the actor's own process, where the handle's send is not
+/// intercepted): one reduction, the method looked up (or the one the last actor message in
+/// this context ran, when class, selector and the program's epoch are the same:
+/// `ProcSlot::last_method`, kept by the pooled context, not by each actor), and a compiled
+/// method's arguments moved onto the stack, not copied.
+#[inline(always)]
+fn dispatch(
+    ctx: &mut Ctx,
+    class: &ClassRef,
+    me: &Value,
+    sel: Sym,
+    args: &mut Vec<Value>,
+) -> Result<Value, Unwind> {
+    ctx.tick()?;
+    let epoch = ctx.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+    let hit = match &ctx.proc.last_method {
+        Some((c, s, e, h)) if *s == sel && *e == epoch && Arc::ptr_eq(c, class) => *h,
+        _ => match ctx.lookup(me, sel) {
+            Some(h) => {
+                ctx.proc.last_method = Some((class.clone(), sel, epoch, h));
+                h
+            }
+            None => return ctx.dnu(me, sel, args).map_err(|b| *b),
+        },
+    };
+    if let Some(cm) = hit.compiled() {
+        if cm.code.nparams as usize == args.len() {
+            let base = ctx.stack.len();
+            ctx.stack.append(args);
+            return ctx.invoke_at(cm, hit.class(), me, base).map_err(|b| *b);
+        }
+    }
+    ctx.call_hit(hit, me, sel, args).map_err(|b| *b)
+}
+
+/// Whether a message with these arguments can bring relay homes (a block, or a collection
+/// that may hold one: `relay::message_relays`).
+#[inline(always)]
+fn may_carry_relays(args: &[Value]) -> bool {
+    args.iter().any(|a| {
+        matches!(
+            a,
+            Value::Block(_)
+                | Value::List(_)
+                | Value::Queue(_)
+                | Value::Array(_)
+                | Value::Tuple(_)
+                | Value::Dict(_)
+                | Value::Object(_)
+        )
+    })
 }
 
 /// `initialize` for every class of the chain that defines it, parent first.
@@ -219,7 +288,7 @@ impl BtActor {
 
     /// One message (see `Behaviour::handle`; the memory account is set around it).
     #[inline(always)]
-    fn handle_message(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+    fn handle_message(&mut self, cx: &mut Cx<'_>, mut msg: Message) -> Result<Value, Value> {
         let req = msg.as_request();
         if let Some(Request::Job) = req {
             // A job run as this actor (a peer's call, `crate::dist::peer`): it answers its
@@ -234,7 +303,7 @@ impl BtActor {
             }
             return Ok(Value::Nil);
         }
-        self.saved.clone_from(&self.fields);
+        snapshot(&mut self.saved, &self.fields);
         let init = matches!(req, Some(Request::Initialize));
         self.ensure_me(cx);
         let Some(me) = self.me.as_ref() else {
@@ -243,8 +312,11 @@ impl BtActor {
         let class = &self.class;
         let mut crash = None;
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
-            // Blocks of the caller whose `^` returns there (2.8): live while this runs.
-            ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
+            // Blocks of the caller whose `^` returns there (2.8): live while this runs. (A
+            // context comes from the pool with none.)
+            if may_carry_relays(&msg.args) {
+                ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
+            }
             let sel = if init {
                 ctx.prog.syms.initialize
             } else {
@@ -259,7 +331,7 @@ impl BtActor {
                     }
                 })
             } else {
-                ctx.send(me, msg.selector, &msg.args)
+                dispatch(ctx, class, me, msg.selector, &mut msg.args)
             };
             match r {
                 Ok(v) => Ok(transfer_in_owned(ctx, v)),

@@ -18,7 +18,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::error::{exc_field, F_KIND, F_MESSAGE, F_SELECTOR, F_TRACE};
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, VarCell};
 use crate::runtime::{CallError, Message, ProcRef, Timeout};
-use crate::value::{ClassRef, Instance, Native, Sym, Value};
+use crate::value::{fast_clone, ClassRef, Instance, Native, Sym, Value};
 
 /// Built-in selectors of Actor that run inside the actor (they touch its state).
 const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];
@@ -141,8 +141,31 @@ pub fn remote_call(
     args: &[Value],
     t: Timeout,
 ) -> EvalResult {
+    // Arguments that cannot hold a block (numbers, strings, symbols, handles …) cross as
+    // they are and bring no relay homes: no walk, no map.
+    if !args.iter().any(may_hold_block) {
+        let mut out = spare_args();
+        out.extend(args.iter().map(fast_clone));
+        let v = call_with(ctx, proc, class, sel, out, t)?;
+        return checked_reply(ctx, v);
+    }
     // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
     let (args, relays) = crate::interp::actor::relay::prepare_args(ctx, args);
+    let v = call_with(ctx, proc, class, sel, args, t)?;
+    let v = checked_reply(ctx, v)?;
+    crate::interp::actor::relay::unwrap_reply(ctx, v, &relays)
+}
+
+/// The runtime's sync call of `sel` with the prepared `args` (see [`remote_call`]).
+#[inline(always)]
+fn call_with(
+    ctx: &mut Ctx,
+    proc: &ProcRef,
+    class: &ClassRef,
+    sel: Sym,
+    args: Vec<Value>,
+    t: Timeout,
+) -> EvalResult {
     let r = match cx_of(ctx) {
         Some(cx) => cx.call(proc, Message::new(sel, args), t),
         None => {
@@ -152,14 +175,19 @@ pub fn remote_call(
             ))
         }
     };
-    let v = r.map_err(|e| call_error(ctx, e, proc, class, sel, t))?;
-    // Under `actor_max_memory` a reply counts for the calling actor (`memlimit`).
+    r.map_err(|e| call_error(ctx, e, proc, class, sel, t))
+}
+
+/// A reply as the caller receives it: under `actor_max_memory` it counts for the calling
+/// actor (`memlimit`).
+#[inline(always)]
+fn checked_reply(ctx: &Ctx, v: Value) -> EvalResult {
     if crate::memory::coroutine_accounts()
         && crate::interp::actor::memlimit::count_reply(&ctx.actor_fields, &v)
     {
         return Err(Unwind::limit("memory_limit"));
     }
-    crate::interp::actor::relay::unwrap_reply(ctx, v, &relays)
+    Ok(v)
 }
 
 thread_local! {
@@ -293,7 +321,7 @@ pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
     if may_hold_block(v) && has_block(v, 0) {
         copy(v, 0, Some(ctx))
     } else {
-        v.clone()
+        fast_clone(v)
     }
 }
 
