@@ -150,24 +150,6 @@ fn dispatch(
     ctx.call_hit(hit, me, sel, args).map_err(|b| *b)
 }
 
-/// Whether a message with these arguments can bring relay homes (a block, or a collection
-/// that may hold one: `relay::message_relays`).
-#[inline(always)]
-fn may_carry_relays(args: &[Value]) -> bool {
-    args.iter().any(|a| {
-        matches!(
-            a,
-            Value::Block(_)
-                | Value::List(_)
-                | Value::Queue(_)
-                | Value::Array(_)
-                | Value::Tuple(_)
-                | Value::Dict(_)
-                | Value::Object(_)
-        )
-    })
-}
-
 /// `initialize` for every class of the chain that defines it, parent first.
 fn run_initialize(ctx: &mut Ctx, me: &Value, class: &ClassRef) -> Result<Value, Unwind> {
     let sel = ctx.prog.syms.initialize;
@@ -314,7 +296,7 @@ impl BtActor {
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
             // Blocks of the caller whose `^` returns there (2.8): live while this runs. (A
             // context comes from the pool with none.)
-            if may_carry_relays(&msg.args) {
+            if msg.args.iter().any(super::send::may_hold_block) {
                 ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
             }
             let sel = if init {

@@ -339,9 +339,10 @@ pub fn transfer_in_owned(ctx: &Ctx, v: Value) -> Value {
 const COPY_DEPTH: usize = 24;
 
 /// Whether `v` is of a kind [`has_block`] must look into (checked inline: most arguments
-/// are numbers, strings or symbols and need no walk).
+/// are numbers, strings or symbols and need no walk); also whether a message argument can
+/// bring relay homes (`relay::message_relays`).
 #[inline(always)]
-fn may_hold_block(v: &Value) -> bool {
+pub(super) fn may_hold_block(v: &Value) -> bool {
     matches!(
         v,
         Value::Block(_)
