@@ -82,14 +82,7 @@ Transcript showCr: (try value: [r ask: e name: #other]) printString
 
 #[test]
 fn a_cycle_through_an_erlang_process_fails_at_once() {
-    let epmd = Epmd::erlang();
-    let env = Env::new("erldeadlock", epmd.port);
-    let mut erl = env.erl("e@127.0.0.1", COOKIE, &[], ERL);
-    erl.expect("ready");
-    let client = env.script("client.bt", BT_CLIENT);
-    let (status, out, err) = env.run(COOKIE, &["--name", "bt@127.0.0.1", &client]);
-    erl.kill();
-    assert_eq!(status, 0, "{err}");
+    let (out, err) = run_bt_against_erl("erldeadlock", ERL, BT_CLIENT);
     let pids = regex::Regex::new(r"\b0\.\d+\.0\b").unwrap();
     let out = pids.replace_all(&out, "0.N.0");
     let dl = |who: &str| {

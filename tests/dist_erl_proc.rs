@@ -80,14 +80,7 @@ show value: (all detect: [:x | x registeredName =:= #e]) printString
 
 #[test]
 fn handles_of_erlang_processes_answer_pid_is_alive_stop_and_kill() {
-    let epmd = Epmd::erlang();
-    let env = Env::new("erlproc", epmd.port);
-    let mut erl = env.erl("e@127.0.0.1", COOKIE, &[], ERL);
-    erl.expect("ready");
-    let client = env.script("client.bt", BT_CLIENT);
-    let (status, out, err) = env.run(COOKIE, &["--name", "bt@127.0.0.1", &client]);
-    erl.kill();
-    assert_eq!(status, 0, "{err}");
+    let (out, err) = run_bt_against_erl("erlproc", ERL, BT_CLIENT);
     let pids = regex::Regex::new(r"<1\.\d+\.0>").unwrap();
     let out = pids.replace_all(&out, "<1.N.0>");
     assert_eq!(

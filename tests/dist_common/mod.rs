@@ -205,6 +205,22 @@ impl Drop for Env {
     }
 }
 
+/// Starts `erl` as `e@127.0.0.1` with a private port mapper running `erl_code` (which
+/// prints "ready" once set up), runs the bt script `client` as `bt@127.0.0.1` against it,
+/// ends the Erlang node and answers bt's standard output and error after checking that bt
+/// exited 0.
+pub fn run_bt_against_erl(tag: &str, erl_code: &str, client: &str) -> (String, String) {
+    let epmd = Epmd::erlang();
+    let env = Env::new(tag, epmd.port);
+    let mut erl = env.erl("e@127.0.0.1", COOKIE, &[], erl_code);
+    erl.expect("ready");
+    let client = env.script("client.bt", client);
+    let (status, out, err) = env.run(COOKIE, &["--name", "bt@127.0.0.1", &client]);
+    erl.kill();
+    assert_eq!(status, 0, "{err}");
+    (out, err)
+}
+
 /// A child process, killed when dropped.
 pub struct Proc {
     pub child: Child,
