@@ -177,3 +177,101 @@ fn calls_after_a_kill_run_on_a_fresh_main_process_and_keep_the_bindings() {
     }
     assert_eq!(e.eval("kept").unwrap().as_i64(), Some(1));
 }
+
+/// Calls that suspend mid-way (sync calls to an actor the call spawned, a timer sleep)
+/// resume on the guest's runner and release the main process like a call that never
+/// suspends (session 13: the release after a lent job is `process::after_lent`'s own lock
+/// unless mail or a signal arrived): on the lent path, on the delivered path after a kill,
+/// and the calls after them are lent again.
+#[test]
+fn calls_that_suspend_mid_way_resume_and_release_the_main_process() {
+    let f = fixture();
+    let e = &f.e;
+    let s = e
+        .compile_fn(
+            &["x"],
+            "t := Tally spawn. t add: x. Timer sleep: 1. t add: x. t total",
+        )
+        .unwrap();
+    let plain = &f.cases[0];
+    for kill_first in [false, true, false] {
+        if kill_first {
+            assert_eq!(
+                outcome(e, &f.killed, &[]),
+                "error cancelled Some(Cancelled)"
+            );
+        }
+        for _ in 0..3 {
+            assert_eq!(outcome(e, &s, &[Value::Int(4)]), "ok 8");
+            assert_eq!(outcome(e, &plain.0, &plain.1), "ok 42");
+        }
+    }
+}
+
+/// A cancel from another thread while a call runs (spinning or blocked in a wait) ends it
+/// with `cancelled`; its `ensure:` block runs first (uncatchable: the result is still the
+/// limit), and the calls after it work — on the lent path and after a kill.
+#[test]
+fn a_cancel_from_another_thread_ends_a_running_call_after_its_ensure_block() {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::mpsc;
+    let e = Arc::new(Engine::builder().build());
+    e.eval(CLASSES).unwrap();
+    let (started_tx, started_rx) = mpsc::channel::<()>();
+    let started_tx = std::sync::Mutex::new(started_tx);
+    e.register_fn("Host", "started", move || {
+        let _ = started_tx.lock().unwrap().send(());
+        0i64
+    })
+    .unwrap();
+    let cleaned = Arc::new(AtomicUsize::new(0));
+    let c = cleaned.clone();
+    e.register_fn("Host", "cleaned", move || {
+        c.fetch_add(1, Ordering::SeqCst);
+        0i64
+    })
+    .unwrap();
+    let spin = e
+        .compile("[Host started. [true] whileTrue: []] ensure: [Host cleaned]")
+        .unwrap();
+    let blocked = e
+        .compile("[Host started. Timer sleep: 100000000] ensure: [Host cleaned]")
+        .unwrap();
+    let plain = e.compile_fn(&["x"], "x + 1").unwrap();
+    let h = e.cancel_handle();
+    let canceller = std::thread::spawn(move || {
+        // One cancel per call that reports it started (the channel closes with the engine).
+        while started_rx.recv().is_ok() {
+            h.cancel();
+        }
+    });
+    let mut runs = 0;
+    for s in [&spin, &blocked, &spin, &blocked] {
+        // Warm: the call before is lent the main process (or, after a cancel, delivered).
+        assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
+        assert_eq!(outcome(&e, s, &[]), "error cancelled Some(Cancelled)");
+        runs += 1;
+        assert_eq!(cleaned.load(Ordering::SeqCst), runs);
+    }
+    assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
+    drop(e);
+    canceller.join().unwrap();
+}
+
+/// A deadline firing on the lent path (a call that spins, one blocked in a wait) ends the
+/// call with `deadline`, and the calls after it answer (1 s: roomy enough for the calls that
+/// must answer on a loaded machine; only the three that never finish wait for it).
+#[test]
+fn a_deadline_on_the_lent_path_ends_the_call_and_the_next_calls_answer() {
+    let e = Engine::builder()
+        .timeout(std::time::Duration::from_secs(1))
+        .build();
+    let plain = e.compile_fn(&["x"], "x + 1").unwrap();
+    let spin = e.compile("[true] whileTrue: []").unwrap();
+    let blocked = e.compile("Timer sleep: 100000000").unwrap();
+    for s in [&spin, &blocked, &spin] {
+        assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
+        assert_eq!(outcome(&e, s, &[]), "error deadline Some(Deadline)");
+    }
+    assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
+}

@@ -56,11 +56,16 @@ pub(crate) fn block_source(params: &[&str], source: &str) -> String {
     s
 }
 
-/// Calls the script's block on the main process.
+/// Calls the script's block on the main process (the block's code directly,
+/// `Ctx::invoke_block`: what `Ctx::call_block` does for a block, one call less).
+#[inline(always)]
 pub(crate) fn run(vm: &mut Vm, block: &Value, args: &[Value]) -> Result<Value, EngineError> {
     let r = vm.try_run_mut(move |ctx, _| {
-        ctx.call_block(block, args)
-            .map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
+        let r = match block {
+            Value::Block(c) => ctx.invoke_block(c, args).map_err(|u| *u),
+            other => ctx.call_block(other, args),
+        };
+        r.map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
     });
     match r {
         Ok(r) => r,

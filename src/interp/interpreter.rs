@@ -150,6 +150,7 @@ fn spawn_main(sys: &Arc<ActorSys>, slot: &Arc<JobSlot>) -> ProcRef {
 
 /// A job of the main process (see [`Interpreter::try_run`]); the caller is the only user of
 /// `st` for its length.
+#[inline(always)]
 fn run_job<R: Send>(
     sys: &Arc<ActorSys>,
     job_slot: &Arc<JobSlot>,
@@ -311,6 +312,7 @@ impl Interpreter {
 
     /// [`Interpreter::try_run`] for a caller that has the Interpreter to itself (an `Engine`
     /// holds its own lock around its Vm): the main state is reached without a lock.
+    #[inline(always)]
     pub fn try_run_mut<R: Send>(
         &mut self,
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,

@@ -134,6 +134,7 @@ unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R>(data: *mut (), ctx: &mut Ctx) 
 /// process itself when it can (`on_pool` false; `RtHandle::send_and_drive`), else `to_pool`
 /// sends the job in `slot` to it as a message a pool worker runs. The caller holds the lock
 /// that makes it the only user of `slot` and `stacks`.
+#[inline(always)]
 pub fn run_in_main<F, R>(
     rt: &crate::runtime::RtHandle,
     slot: &JobSlot,

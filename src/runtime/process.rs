@@ -528,6 +528,7 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
 /// scheduling the process (the lock that delivers it and the lock in which `run_body` takes
 /// it back out become this one). `None` when the process is not idle, has mail or control
 /// signals, or no longer accepts messages: the caller delivers the ordinary way.
+#[inline]
 pub(crate) fn claim_idle(p: &ProcRef) -> Option<Box<dyn Behaviour>> {
     let mut g = p.0.inner.lock();
     if !g.accepting
@@ -543,7 +544,10 @@ pub(crate) fn claim_idle(p: &ProcRef) -> Option<Box<dyn Behaviour>> {
         return None;
     };
     g.sched = Sched::Running;
-    g.current = None;
+    // Always empty for an idle actor (its last run cleared it); no drop when it is.
+    if g.current.is_some() {
+        g.current = None;
+    }
     Some(b)
 }
 
@@ -574,6 +578,9 @@ pub(crate) fn run_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, msg: Message)
 
 /// [`run_lent`] for a job instead of a message ([`Behaviour::run_job`]): the job runs as a
 /// cast carrying it would (a panic crashes the process), then the run goes on the same way.
+/// Inlined into the guest runner's run (`sched::guest::run_once`): the claim's job and its
+/// release are one function of the runner (session 13).
+#[inline(always)]
 pub(crate) fn run_lent_job(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, job: LentJob) {
     if let Err(e) = catch_unwind(AssertUnwindSafe(|| b.run_job(cx, job))) {
         finish(
@@ -588,6 +595,9 @@ pub(crate) fn run_lent_job(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, job: Lent
 
 /// What follows the lent message or job: a requested exit, the reduction tick, then
 /// `actor_loop` (what arrived meanwhile, then idle with the behaviour back in the record).
+/// The usual case — nothing arrived, no signal, not killed — is the release alone, in the
+/// one lock `actor_loop` would take first (it gets that lock when there is more to do).
+#[inline(always)]
 fn after_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>) {
     let p = cx.me();
     let shared = cx.shared();
@@ -598,7 +608,18 @@ fn after_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>) {
     if cx.tick().is_err() {
         return; // killed while preempted: finish already ran
     }
-    actor_loop(cx, shared, p, b, None);
+    let mut g = p.0.inner.lock();
+    if g.reason.is_none() && !g.has_control() && g.mailbox.len() == 0 {
+        // `actor_loop`'s idle step (`next_of` found nothing).
+        if g.current.is_some() {
+            g.current = None;
+        }
+        g.mailbox.release();
+        g.sched = Sched::Idle;
+        g.body = Some(Body::Actor(b));
+        return;
+    }
+    actor_loop(cx, shared, p, b, Some(g));
 }
 
 /// What an actor does next (under its lock): control signals first, then the mailbox.

@@ -227,7 +227,7 @@ impl Runner {
         let me = &w.shared.workers[w.id].driving;
         me.store(w.resumes, Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
-        w.shared.workers[w.id].driving.store(0, Ordering::Relaxed);
+        me.store(0, Ordering::Relaxed);
         let s = &mut w.slots[self.slot as usize];
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
@@ -480,7 +480,11 @@ fn drive_work(
                 None => unreachable!("drive passes its message"),
             },
         };
-        r.io.lent.set(Some((b, work)));
+        // `replace`, not `set`: the cell is always empty here (`run_once` takes it), so no
+        // drop of its old value is called.
+        if let Some(was) = r.io.lent.replace(Some((b, work))) {
+            drop(was);
+        }
         r.io.go.store(true, Ordering::Relaxed);
         if !r.resume(w) {
             *runner = None;
