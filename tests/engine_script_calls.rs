@@ -239,9 +239,13 @@ fn a_cancel_from_another_thread_ends_a_running_call_after_its_ensure_block() {
         .unwrap();
     let plain = e.compile_fn(&["x"], "x + 1").unwrap();
     let h = e.cancel_handle();
+    let calls = 4;
     let canceller = std::thread::spawn(move || {
-        // One cancel per call that reports it started (the channel closes with the engine).
-        while started_rx.recv().is_ok() {
+        // One cancel per call, once it reports it started.
+        for _ in 0..calls {
+            if started_rx.recv().is_err() {
+                return;
+            }
             h.cancel();
         }
     });
@@ -253,8 +257,8 @@ fn a_cancel_from_another_thread_ends_a_running_call_after_its_ensure_block() {
         runs += 1;
         assert_eq!(cleaned.load(Ordering::SeqCst), runs);
     }
+    assert_eq!(runs, calls);
     assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
-    drop(e);
     canceller.join().unwrap();
 }
 

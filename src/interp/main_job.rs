@@ -176,7 +176,13 @@ where
                 if frame.out.is_none() {
                     slot.take_back();
                 }
-                return frame.out.take();
+                let out = frame.out.take();
+                // The usual end: the job ran (its closure is gone) and the signal is a
+                // pointer, so the frame holds nothing to drop; no drop call for it.
+                if frame.f.is_none() {
+                    std::mem::forget(frame);
+                }
+                return out;
             }
             Err(()) => {
                 // This thread cannot be the guest (a worker of this runtime): a pool worker

@@ -63,7 +63,7 @@ impl<T> Mailbox<T> {
     }
 
     /// Gives back the overflow buffer if the mailbox is empty (an idle process keeps none).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn release(&mut self) {
         if self.first.is_none() && self.rest.capacity() > 0 {
             self.rest = VecDeque::new();

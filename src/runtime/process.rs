@@ -616,7 +616,10 @@ fn after_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>) {
         }
         g.mailbox.release();
         g.sched = Sched::Idle;
-        g.body = Some(Body::Actor(b));
+        // The body is empty while lent (nothing else puts one back): no drop call for it.
+        if let Some(old) = g.body.replace(Body::Actor(b)) {
+            drop(old);
+        }
         return;
     }
     actor_loop(cx, shared, p, b, Some(g));
