@@ -39,6 +39,8 @@
 //!   the process can be claimed, the runner hands the job to the process's behaviour
 //!   (`Behaviour::run_job`) with no message and no job slot; otherwise the caller's
 //!   fallback makes the message that carries the job and the call goes on as [`drive`].
+//!   Since session 13 the lent job's run and the process's release are one function of the
+//!   runner (`run_once`, with `process::run_lent_job` and its release inlined).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
