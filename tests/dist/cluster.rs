@@ -1,9 +1,9 @@
 //! Cluster features between real `bt` nodes on loopback:
 //! per-node queries and `ProcessNavigation on:` of a remote node, `bt observe NODE`,
-//! global names, shape manifests. Harness: tests/dist_common (private port mapper, HOME in
+//! global names, shape manifests. Harness: tests/dist/dist_common.rs (private port mapper, HOME in
 //! a temporary directory, every child killed by a guard).
 
-mod dist_common;
+use crate::dist_common;
 
 use dist_common::*;
 

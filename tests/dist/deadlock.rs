@@ -2,10 +2,10 @@
 //! waiting cycle through other nodes fails at once with `deadlock_detected`, as a local one
 //! does, instead of timing out. Cycles of two nodes (by handle and through a name proxy),
 //! of three nodes, one that leaves a node and re-enters it, one through a local actor
-//! first; chains without a cycle still answer. Harness: tests/dist_common (private port
+//! first; chains without a cycle still answer. Harness: tests/dist/dist_common.rs (private port
 //! mapper, children killed by guards).
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 /// A serving node: `#back` calls what it is given, so a caller waiting on it that is

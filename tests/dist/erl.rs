@@ -2,7 +2,7 @@
 //! `.ci/run`) and `bt` processes on 127.0.0.1 with Erlang's `epmd` on a private port.
 //! These pin the reply encoding an Erlang caller sees (docs/erlang-interop.md).
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 /// The bt side of most tests: a registered counter and a victim actor.

@@ -2,9 +2,9 @@
 //! "Deadlocks"): a bt actor waits on an Erlang gen_server that calls back a bt process
 //! waiting on it — the call back is answered `{error, #{kind => deadlock_detected, …}}` at
 //! once instead of both calls timing out. Real `erl` (OTP 25+) and `bt` on 127.0.0.1 with
-//! a private `epmd` (tests/dist_common; no sleeps, children killed by guards).
+//! a private `epmd` (tests/dist/dist_common.rs; no sleeps, children killed by guards).
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 /// The Erlang side: `e` calls back whatever it is asked to and answers what it got,

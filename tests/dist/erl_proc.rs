@@ -3,10 +3,10 @@
 //! (`erlang:whereis/1` via `rex`) and on pids an Erlang process sent; `stop` is
 //! `exit(Pid, shutdown)` then `exit(Pid, kill)` after the timeout, `kill` is
 //! `exit(Pid, kill)`, both answering once the process has exited. Real `erl` (OTP 25+)
-//! and `bt` on 127.0.0.1 with a private `epmd` (tests/dist_common; no sleeps, children
+//! and `bt` on 127.0.0.1 with a private `epmd` (tests/dist/dist_common.rs; no sleeps, children
 //! killed by guards).
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 /// `e` starts idle processes (registered or not, trapping exits or not), monitors each and

@@ -1,9 +1,9 @@
 //! What a node does with peers that misbehave (issue 13 "Hardening"): connections that
 //! never authenticate are capped in number and time, refusals are logged with throttling,
 //! and a peer that never reads its replies is disconnected once its output queue is full
-//! instead of growing the node without bound. Harness: tests/dist_common.
+//! instead of growing the node without bound. Harness: tests/dist/dist_common.rs.
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 use std::io::Read;

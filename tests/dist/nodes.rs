@@ -1,9 +1,9 @@
 //! Distribution between bt nodes: real `bt`
 //! processes on 127.0.0.1 speaking Erlang distribution through a private port mapper
 //! (`bt epmd` or Erlang's `epmd` on a fresh port), with a test cookie. Harness:
-//! tests/dist_common.
+//! tests/dist/dist_common.rs.
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 #[test]

@@ -4,7 +4,7 @@
 //! run against it, and their output must be what the README shows. No BT_COOKIE: bt creates
 //! `~/.erlang.cookie` (HOME is the test's directory) and `erl` reads the same file.
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 use std::process::{Command, Stdio};

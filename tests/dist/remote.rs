@@ -2,10 +2,10 @@
 //! and lookup, sends, casts and replies, errors relayed with their kind, `not_serialisable`,
 //! timeouts, failure kinds (`node_down`, `actor_dead`, `timeout`, `no_such_process`), a node
 //! killed mid-call, monitors across nodes and a supervisor on one node restarting a child
-//! another node monitors. Harness: tests/dist_common (private port mapper, children killed
+//! another node monitors. Harness: tests/dist/dist_common.rs (private port mapper, children killed
 //! by guards).
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 /// The serving node of these tests: a counter class, a self-registering supervised worker.
@@ -346,7 +346,7 @@ fn the_cluster_example_runs_on_two_nodes() {
     let epmd = Epmd::bt();
     let env = Env::new("rcluster", epmd.port);
     let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster/cluster.bt");
-    let want = include_str!("../examples/cluster/cluster.stdout");
+    let want = include_str!("../../examples/cluster/cluster.stdout");
     let mut w = env.spawn(COOKIE, &["--name", "workers@localhost", "--serve", example]);
     w.expect("ready");
     let (code, out, err) = env.run(COOKIE, &["--name", "queue@localhost", example]);

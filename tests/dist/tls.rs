@@ -2,7 +2,7 @@
 //! (rcgen: a CA, node certificates for localhost/127.0.0.1, and a rogue certificate from
 //! another CA); bt↔bt and bt↔`erl -proto_dist inet_tls` (erlang-ssl, installed by `.ci/run`).
 
-mod dist_common;
+use crate::dist_common;
 use dist_common::*;
 
 use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};

@@ -4,21 +4,20 @@
 //! grows message by message — while the host, the calling script and other actors go on.
 //!
 //! The bombs run in a child process (this test binary re-run with `BT_ACTOR_MEM` set, see
-//! [`actor_memory_child`]) that installs [`bt::CountingAlloc`]; the child reports its own peak
+//! [`actor_memory_child`]) with [`bt::CountingAlloc`] (tests/engine/main.rs); the child reports its own peak
 //! RSS (`VmHWM`) over its baseline, which must stay under the *actor's* limit plus a constant:
 //! the engine's own limit is set four times higher, so a bomb that escaped the actor's limit
 //! would show there. Nothing here asserts a time.
 
-#[path = "common/child.rs"]
-mod child;
-mod common;
+use crate::child;
+use crate::common;
 use child::{run_child, status_kb};
 use common::{err, int};
 
 use bt::Engine;
 
-#[global_allocator]
-static ALLOC: bt::CountingAlloc = bt::CountingAlloc::system();
+/// The child-side test's full name in this binary (tests/engine/main.rs).
+const CHILD: &str = "actor_memory::actor_memory_child";
 
 /// Each actor's limit in the child.
 const ACTOR_LIMIT: usize = 24 << 20;
@@ -135,7 +134,7 @@ fn actor_memory_child() {
 /// engine limit), the host stayed under the actor's limit plus a constant, the supervisor
 /// restarted it and the other actor kept its state.
 fn assert_actor_contained(name: &str, after: &str) {
-    let r = run_child("actor_memory_child", "BT_ACTOR_MEM", name);
+    let r = run_child(CHILD, "BT_ACTOR_MEM", name);
     let (kind, peak, limit, got_after) = (r.kind, r.peak, r.limit, r.after);
     assert_eq!(kind, "memory_limit", "{name}: {}", r.detail);
     assert_eq!(
@@ -213,7 +212,7 @@ fn the_engine_limit_holds_over_all_actors_together() {
     // 100 children keeping 8 MB each: every one is under its own limit, together they
     // pass the engine's. The failing child crashes; the engine's account stays over while
     // the others live, so no "after" is asserted.
-    let r = run_child("actor_memory_child", "BT_ACTOR_MEM", "many_children");
+    let r = run_child(CHILD, "BT_ACTOR_MEM", "many_children");
     let (kind, peak) = (r.kind, r.peak);
     assert_eq!(kind, "memory_limit", "{}", r.detail);
     assert!(

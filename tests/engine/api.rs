@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{err, int};
 
 use bt::engine::{Capability, EngineErrorKind, HostError};

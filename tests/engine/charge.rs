@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-mod common;
+use crate::common;
 use common::{err, int};
 
 use bt::{Engine, Limit};

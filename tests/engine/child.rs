@@ -1,7 +1,7 @@
 //! Helpers for the memory-limit tests that run each scenario in a child process of the test
-//! binary itself (`tests/engine_limits.rs`, `tests/engine_actor_memory.rs`), which include it
-//! with `#[path = "common/child.rs"] mod child;`: the child's peak RSS is its own, so a bomb
-//! that escaped its limit shows as a high peak instead of taking the test runner down.
+//! binary itself (`limits`, `actor_memory`; `use crate::child;`): the child's peak RSS is its
+//! own, not disturbed by the tests running beside it in the parent, and a bomb that escaped
+//! its limit shows as a high peak instead of taking the test runner down.
 
 use std::process::Command;
 
@@ -27,7 +27,8 @@ pub(crate) struct ChildResult {
 }
 
 /// Runs the test `child_test` of this binary alone with `env_var=scenario` and parses its
-/// report (panics with the child's output when it did not report).
+/// report (panics with the child's output when it did not report). `child_test` is the
+/// test's full name in this binary, `MODULE::test_name`.
 pub(crate) fn run_child(child_test: &str, env_var: &str, scenario: &str) -> ChildResult {
     let exe = std::env::current_exe().unwrap();
     let out = Command::new(exe)

@@ -1,4 +1,4 @@
-//! Helpers shared by the embedding-API test files (`tests/engine*.rs`).
+//! Helpers shared by the embedding-API tests (the modules of `tests/engine/`).
 
 use bt::{Engine, EngineError};
 

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-mod common;
+use crate::common;
 use common::{err, int};
 
 use bt::engine::Capability;

@@ -3,7 +3,7 @@
 //! handlers, `ensure:` blocks, spawned actors, one huge primitive and memory bombs.
 //!
 //! Memory tests run each bomb in a child process (this test binary re-run with
-//! `BT_MEM_SCENARIO` set, see [`memory_child`]) that installs [`bt::CountingAlloc`], and
+//! `BT_MEM_SCENARIO` set, see [`memory_child`]) with [`bt::CountingAlloc`] (tests/engine/main.rs), and
 //! assert on the child's own peak RSS (`VmHWM`), so other tests of this binary do not disturb
 //! the figure. The huge-Integer tests (end of the file) assert generous upper bounds on the
 //! time from a deadline or a cancel to the end of an operation that would run for minutes.
@@ -12,17 +12,16 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-#[path = "common/child.rs"]
-mod child;
-mod common;
+use crate::child;
+use crate::common;
 use child::{run_child, status_kb};
 use common::{err, int};
 
 use bt::engine::Capability;
 use bt::{Engine, Limit};
 
-#[global_allocator]
-static ALLOC: bt::CountingAlloc = bt::CountingAlloc::system();
+/// The child-side test's full name in this binary (tests/engine/main.rs).
+const CHILD: &str = "limits::memory_child";
 
 /// The memory limit of the bomb scenarios.
 const LIMIT: usize = 64 << 20;
@@ -102,7 +101,7 @@ fn assert_bomb_contained(name: &str, expect_kind: &str) {
 }
 
 fn assert_contained(name: &str, expect_kind: &str, expect_limit: &str) {
-    let r = run_child("memory_child", "BT_MEM_SCENARIO", name);
+    let r = run_child(CHILD, "BT_MEM_SCENARIO", name);
     let (kind, peak, limit, after) = (r.kind, r.peak, r.limit, r.after);
     assert_eq!(kind, expect_kind, "{name}: {}", r.detail);
     assert!(

@@ -5,7 +5,7 @@
 //! made before or after it, on any thread — and that lazily lowered library code belongs to
 //! the engine that lowered it.
 
-mod common;
+use crate::common;
 use common::{err, int};
 
 use bt::Engine;

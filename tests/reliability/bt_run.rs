@@ -1,7 +1,7 @@
 //! Runs the `bt` binary on a script written to a private temp directory, as a child process
 //! with a deadline: a hang becomes a failure naming what it printed, a crash is a status,
-//! not a dead test harness. Shared by the `tests/reliability_*.rs` files, which include it
-//! with `#[path = "common/bt_run.rs"] mod bt_run;`.
+//! not a dead test harness. Shared by the modules of `tests/reliability/` (`use
+//! crate::bt_run;`).
 
 use std::io::Read;
 use std::process::{Command, ExitStatus, Stdio};

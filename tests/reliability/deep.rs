@@ -8,8 +8,7 @@
 
 use std::time::Duration;
 
-#[path = "common/bt_run.rs"]
-mod bt_run;
+use crate::bt_run;
 
 const N: usize = 1_000_000;
 

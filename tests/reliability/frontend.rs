@@ -9,8 +9,7 @@
 
 use std::time::Duration;
 
-#[path = "common/bt_run.rs"]
-mod bt_run;
+use crate::bt_run;
 
 use bt::diagnostic::{line_col, LineIndex, MAX_RENDERED};
 

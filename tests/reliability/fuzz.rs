@@ -14,8 +14,7 @@ use std::io::Read;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::rng;
 use rng::Rng;
 
 fn secs(default: u64) -> Duration {

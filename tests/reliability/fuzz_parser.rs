@@ -6,8 +6,7 @@
 use bt::syntax;
 use std::time::{Duration, Instant};
 
-#[path = "common/rng.rs"]
-mod rng;
+use crate::rng;
 use rng::Rng;
 
 const VOCAB: &[&str] = &[

@@ -1,5 +1,5 @@
-//! xorshift64*: the deterministic PRNG of the fuzz tests (`tests/fuzz_parser.rs`,
-//! `tests/reliability_fuzz.rs`, which include it with `#[path = "common/rng.rs"] mod rng;`).
+//! xorshift64*: the deterministic PRNG of the fuzz tests (`fuzz_parser` and `fuzz` in
+//! `tests/reliability/`; `use crate::rng;`).
 //! No dependency, the same sequence everywhere for a seed.
 #![allow(dead_code)]
 

@@ -5,8 +5,7 @@
 
 use std::time::Duration;
 
-#[path = "common/bt_run.rs"]
-mod bt_run;
+use crate::bt_run;
 
 /// Runs `src`; answers (exit code, stdout, stderr) or panics after `limit`.
 fn run_script(name: &str, src: &str, limit: Duration) -> (Option<i32>, String, String) {

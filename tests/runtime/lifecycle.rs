@@ -16,8 +16,7 @@ use bt::runtime::{
 };
 use bt::value::{Sym, Value};
 
-#[path = "common/rt.rs"]
-mod rt;
+use crate::rt;
 use rt::{manual_runtime as runtime, msg, wait_until};
 
 type Log = Arc<Mutex<Vec<String>>>;

@@ -13,8 +13,7 @@ use bt::runtime::supervisor::{
 use bt::runtime::{Cx, ExitReason, ProcRef, Timeout};
 use bt::value::{Sym, Value};
 
-#[path = "common/rt.rs"]
-mod rt;
+use crate::rt;
 use rt::{child, quiet, quiet_runtime as rt};
 
 /// App (oneForOne): Logger (permanent, `logger`), Workers (oneForAll: A, B permanent, C

@@ -1,8 +1,7 @@
-//! Helpers for the tests that drive `bt::runtime` directly (`tests/runtime_*.rs`,
-//! `tests/supervisor_*.rs`, `tests/observe_history.rs`), which include it with
-//! `#[path = "common/rt.rs"] mod rt;`: runtimes on the manual (test) clock, a bounded wait
-//! for a condition, the worker a supervisor spec starts, snapshot options without warnings.
-//! Each file uses a subset.
+//! Helpers for the tests that drive `bt::runtime` directly (`lifecycle`, `sched`,
+//! `supervisor`, `snapshot`, `observe_history` in `tests/runtime/`; `use crate::rt;`):
+//! runtimes on the manual (test) clock, a bounded wait for a condition, the worker a
+//! supervisor spec starts, snapshot options without warnings. Each module uses a subset.
 #![allow(dead_code)]
 
 use std::sync::Arc;

@@ -14,8 +14,7 @@ use bt::runtime::{
 };
 use bt::value::Value;
 
-#[path = "common/rt.rs"]
-mod rt;
+use crate::rt;
 use rt::{manual_runtime as runtime, msg, wait_until};
 
 fn int(v: &Value) -> i64 {

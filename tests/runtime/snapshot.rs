@@ -16,8 +16,7 @@ use bt::runtime::supervisor::{
 use bt::runtime::{handler, Config, Cx, ExitReason, Message, Runtime, SpawnOpts, Timeout};
 use bt::value::{Sym, Value};
 
-#[path = "common/rt.rs"]
-mod rt;
+use crate::rt;
 use rt::{child, quiet, quiet_runtime as rt, spawn_worker};
 
 fn app(sup: &Supervision, cx: &mut Cx<'_>) -> SupHandle {

@@ -49,8 +49,7 @@ fn until(cx: &mut Cx<'_>, mut f: impl FnMut() -> bool) {
 
 use RestartType::{Permanent, Temporary, Transient};
 
-#[path = "common/rt.rs"]
-mod rt;
+use crate::rt;
 use rt::quiet_runtime as rt;
 
 #[test]
