@@ -5,7 +5,7 @@
 //! one edit here: a [`Command`] variant (its doc comment is the help line) and its arm in
 //! [`dispatch`]. Adding a flag is one field in the subcommand's struct.
 //!
-//! Conventions (tests/cli.rs checks each): `-h`/`--help` on every subcommand, `bt help CMD`,
+//! Conventions (tests/lang/cli.rs checks each): `-h`/`--help` on every subcommand, `bt help CMD`,
 //! `-V`/`--version`, suggestions for misspelled commands and flags, usage errors exit 2, colour
 //! only on a terminal and never with `NO_COLOR` set.
 

@@ -10,7 +10,7 @@
 //!
 //! # Layers
 //!
-//! Bottom to top; each imports only from below (enforced by `tests/layering.rs`; see
+//! Bottom to top; each imports only from below (enforced by `tests/lang/layering.rs`; see
 //! docs/architecture.md):
 //!
 //! | layer | modules | what lives there |

@@ -2,7 +2,7 @@
 //! library's declarations (`stdlib/*.bt`: classes, fields, methods with their signatures and
 //! `///` documentation comments, standalone methods) plus the selectors bound directly to
 //! Rust primitives. docs/reference/ is this command's output (`bt doc --out docs/reference`),
-//! kept current by tests/docs.rs.
+//! kept current by tests/lang/docs.rs.
 //!
 //! The model ([`ClassDoc`]) is also what `bt lsp` hover and the REPL's `:help` show.
 

@@ -14,7 +14,7 @@
 //!
 //! Lines that start inside a multi-line string or block comment are never touched. The result
 //! is idempotent and parses to the same AST with the same diagnostics, which
-//! [`format_source`] verifies before answering (tests/fmt.rs checks both on every golden
+//! [`format_source`] verifies before answering (tests/lang/fmt.rs checks both on every golden
 //! file, example and library file).
 
 use logos::Logos;

@@ -9,7 +9,7 @@
 //! weak reference to its class; the first lookup lowers it (`Class::lookup`, or any reader
 //! through [`crate::interp::eval::Method::forced`]) and keeps the result for the life of the
 //! method. The code is still this program's own, so isolation is unchanged
-//! (tests/engine_isolation.rs). A program made from the library image
+//! (tests/engine/isolation.rs). A program made from the library image
 //! (`interp::library_image`) makes a library method's `LazyMethod` only when the method is
 //! first read (its slot in `interp::method_table`).
 //!

@@ -19,7 +19,7 @@
 //! tables read through the shared base tables (`interp::method_table`): a program that
 //! extends, redefines or removes a library method changes only its own entries, and library
 //! methods are lowered into the program's own code on first use as before. Engines stay
-//! isolated (tests/engine_shared_library.rs).
+//! isolated (tests/engine/shared_library.rs).
 //!
 //! The first program of a process loads the library itself ([`for_new_program`] answers None):
 //! a `bt run` makes one program, and building the image costs a load plus the copy. The

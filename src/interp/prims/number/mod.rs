@@ -252,7 +252,7 @@ mod tests {
             log_base_of(&Value::Int(8), &Value::Int(1)).err(),
             Some(Fault::Arith)
         );
-        // The printing itself is a context primitive (tests/engine_limits.rs).
+        // The printing itself is a context primitive (tests/engine/limits.rs).
         assert_eq!(places_arg(&Value::Int(2)), Ok(2));
         assert!(places_arg(&Value::Int(101)).is_err());
     }

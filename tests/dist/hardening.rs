@@ -1,0 +1,131 @@
+//! What a node does with peers that misbehave (issue 13 "Hardening"): connections that
+//! never authenticate are capped in number and time, refusals are logged with throttling,
+//! and a peer that never reads its replies is disconnected once its output queue is full
+//! instead of growing the node without bound. Harness: tests/dist/dist_common.rs.
+
+use crate::dist_common;
+use dist_common::*;
+
+use std::io::Read;
+use std::time::Duration;
+
+/// 32 connections may sit in the handshake; more are closed at once; the waiting ones are
+/// closed after the handshake timeout; the node keeps serving.
+#[test]
+fn unauthenticated_connections_are_capped_in_number_and_time() {
+    let epmd = Epmd::bt();
+    let env = Env::new("unauth", epmd.port);
+    let mut srv = env.serve("guarded@localhost", COOKIE, &[]);
+    // The node's port, from the port mapper.
+    let rt = bt::dist::net::current_thread().unwrap();
+    let port = rt
+        .block_on(bt::dist::epmd::lookup("127.0.0.1", epmd.port, "guarded"))
+        .unwrap()
+        .unwrap()
+        .0;
+    let idle: Vec<std::net::TcpStream> = (0..32)
+        .map(|_| std::net::TcpStream::connect(("127.0.0.1", port)).unwrap())
+        .collect();
+    // Once the node has accepted those, one more is refused: closed without a byte.
+    let mut refused = false;
+    for _ in 0..50 {
+        let mut extra = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+        extra
+            .set_read_timeout(Some(Duration::from_secs(2)))
+            .unwrap();
+        let mut b = [0u8; 1];
+        if let Ok(0) = extra.read(&mut b) {
+            refused = true;
+            break;
+        }
+    }
+    assert!(refused, "a 33rd unauthenticated connection was not refused");
+    // The idle ones are closed by the handshake timeout (5 s).
+    let mut first = idle.into_iter().next().unwrap();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let mut b = [0u8; 1];
+    assert!(matches!(first.read(&mut b), Ok(0) | Err(_)));
+    // Still serving.
+    let ping = env.script(
+        "p.bt",
+        "Transcript showCr: (Node named: #'guarded@localhost') value ping printString\n",
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "friend@localhost", &ping]);
+    assert_eq!((code, out.as_str()), (0, "true\n"), "{err}");
+    let log = srv.kill();
+    assert!(
+        log.contains("too many unauthenticated connections"),
+        "{log}"
+    );
+    // Throttled: far fewer lines than refusals.
+    assert!(log.lines().count() < 20, "{log}");
+}
+
+/// A peer that sends requests and never reads the replies: the node disconnects it when
+/// the connection's output queue passes its bound (here `BT_DIST_QUEUE_LIMIT` = 64 KiB).
+#[test]
+fn a_peer_that_never_reads_is_disconnected() {
+    use bt::dist::net::{AsyncWriteExt, TcpStream, TokioAsyncReadCompatExt};
+    use erl_dist::handshake::ClientSideHandshake;
+    use erl_dist::node::{Creation, LocalNode};
+    use erl_dist::term::{Atom, Pid, Reference, Term, Tuple};
+
+    let epmd = Epmd::bt();
+    let env = Env::new("noread", epmd.port);
+    let file = env.script("serve.bt", "Transcript showCr: \"ready\"\n");
+    let mut cmd = env.command(COOKIE, &["--name", "busy@localhost", "--serve", &file]);
+    cmd.env("BT_DIST_QUEUE_LIMIT", "65536");
+    let mut srv = Proc::start(cmd);
+    srv.expect("ready");
+    let rt = bt::dist::net::current_thread().unwrap();
+    let sent = rt.block_on(async {
+        let port = bt::dist::epmd::lookup("127.0.0.1", epmd.port, "busy")
+            .await
+            .unwrap()
+            .unwrap()
+            .0;
+        let s = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+        let me = LocalNode::new("greedy@localhost".parse().unwrap(), Creation::new(7));
+        let mut hs = ClientSideHandshake::new(s.compat(), me, COOKIE);
+        hs.execute_send_name(6).await.unwrap();
+        let (s, _) = hs.execute_rest(true).await.unwrap();
+        let mut s = s.into_inner();
+        let from = Pid::new("greedy@localhost", 1, 0, 7);
+        let call = |i: u32| {
+            let r = Reference {
+                node: Atom::from("greedy@localhost"),
+                id: vec![i, 0, 0],
+                creation: 7,
+            };
+            let msg = Term::from(Tuple::from(vec![
+                Term::from(Atom::from("$gen_call")),
+                Term::from(Tuple::from(vec![Term::from(from.clone()), Term::from(r)])),
+                Term::from(Tuple::from(vec![
+                    Term::from(Atom::from("is_auth")),
+                    Term::from(Atom::from("greedy@localhost")),
+                ])),
+            ]));
+            let m =
+                erl_dist::message::Message::reg_send(from.clone(), Atom::from("net_kernel"), msg);
+            bt::dist::conn::frame(m)
+        };
+        // Send until the node hangs up (at most 2M requests, ~200 MB of replies unread).
+        let mut n = 0u32;
+        let batch: Vec<u8> = (0..1000).flat_map(call).collect();
+        while n < 2_000_000 {
+            if s.write_all(&batch).await.is_err() {
+                break;
+            }
+            n += 1000;
+        }
+        n
+    });
+    assert!(
+        sent < 2_000_000,
+        "the node never disconnected the greedy peer"
+    );
+    let log = srv.kill();
+    assert!(log.contains("greedy@localhost stopped reading"), "{log}");
+}

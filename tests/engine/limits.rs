@@ -1,0 +1,473 @@
+//! Limits no script escapes (issue 16): memory, reductions per evaluation and per actor,
+//! the engine's total budget, deadlines over parsing and in-place appends — against catch-all
+//! handlers, `ensure:` blocks, spawned actors, one huge primitive and memory bombs.
+//!
+//! Memory tests run each bomb in a child process (this test binary re-run with
+//! `BT_MEM_SCENARIO` set, see [`memory_child`]) with [`bt::CountingAlloc`] (tests/engine/main.rs), and
+//! assert on the child's own peak RSS (`VmHWM`), so other tests of this binary do not disturb
+//! the figure. The huge-Integer tests (end of the file) assert generous upper bounds on the
+//! time from a deadline or a cancel to the end of an operation that would run for minutes.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use crate::child;
+use crate::common;
+use child::{run_child, status_kb};
+use common::{err, int};
+
+use bt::engine::Capability;
+use bt::{Engine, Limit};
+
+/// The child-side test's full name in this binary (tests/engine/main.rs).
+const CHILD: &str = "limits::memory_child";
+
+/// The memory limit of the bomb scenarios.
+const LIMIT: usize = 64 << 20;
+/// What the host may grow beyond the limit: allocator slack (freed pages glibc keeps), one
+/// check interval of growth, thread stacks touched by the run.
+const SLACK: usize = 40 << 20;
+
+const HOG: &str = r#"
+Actor subclass: Hog
+  state: kept = nil
+  grow => s := "x". [true] whileTrue: [s := s ++ s]
+  keep: x => self.kept := x
+
+Object subclass: Deep
+  class nest: n => l := nil. 1 to: n do: [:i | l := #[l, i]]. l
+"#;
+
+/// The bomb scenarios: the script each runs.
+fn scenario(name: &str) -> &'static str {
+    match name {
+        "as_list" => "(1 to: 10 ** 9) asList size",
+        "doubling" => "s := \"x\". [true] whileTrue: [s := s ++ s]",
+        "doubling_copy" => "s := \"x\". t := s. [true] whileTrue: [t := s. s := s ++ s]",
+        "deep" => "Deep nest: 100000000",
+        "catch_all" => "[(1 to: 10 ** 9) asList] on: Error do: [:e | (1 to: 10 ** 9) asList]",
+        "ensure" => {
+            "[(1 to: 10 ** 9) asList] ensure: [s := \"x\". [true] whileTrue: [s := s ++ s]]"
+        }
+        "huge_primitive" => "(\"x\" repeat: 10 ** 10) size",
+        "huge_array" => "(Array new: 100000000 withAll: \"x\") size",
+        "actor" => "h := Hog spawn. h grow",
+        "many_actors" => "1 to: 100000 do: [:i | (Hog spawn) keep: (\"x\" repeat: 100000)]",
+        "dictionary" => "d := #{}. 1 to: 10 ** 9 do: [:i | d := d at: i put: i printString]",
+        "huge_product" => "a := (1 bitShift: 100000000) - 1. (a * a) size",
+        "huge_power" => "(3 ** 100000000) size",
+        "huge_padding" => "(5 printPaddedWith: $0 to: 1000000000) size",
+        _ => "nil",
+    }
+}
+
+/// The child side: runs `BT_MEM_SCENARIO` under a 64 MiB limit and prints
+/// `RESULT <kind> <peak bytes over the baseline>`. Without the variable (the normal test
+/// run) it has nothing to do.
+#[test]
+fn memory_child() {
+    let Ok(name) = std::env::var("BT_MEM_SCENARIO") else {
+        return;
+    };
+    let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
+    e.eval(HOG).unwrap();
+    e.eval("(1 to: 1000) asList size").unwrap();
+    let base = status_kb("VmRSS:");
+    let r = e.eval(scenario(&name));
+    let peak = status_kb("VmHWM:");
+    let kind = match &r {
+        Ok(_) => "ok".to_string(),
+        Err(er) => {
+            println!("DETAIL {er}");
+            er.kind.clone()
+        }
+    };
+    let limit = r.as_ref().err().and_then(|e| e.limit);
+    // The engine still works after the limit.
+    let after = e.eval("3 + 4").map(|v| v.as_i64());
+    println!(
+        "RESULT {kind} {} {:?} {:?}",
+        peak.saturating_sub(base),
+        limit,
+        after.ok().flatten()
+    );
+}
+
+/// A bomb in the main program ends the evaluation with the `Memory` limit; one in an actor
+/// crashes the actor and the evaluation gets an error of kind `memory_limit` from it.
+fn assert_bomb_contained(name: &str, expect_kind: &str) {
+    assert_contained(name, expect_kind, "Some(Memory)")
+}
+
+fn assert_contained(name: &str, expect_kind: &str, expect_limit: &str) {
+    let r = run_child(CHILD, "BT_MEM_SCENARIO", name);
+    let (kind, peak, limit, after) = (r.kind, r.peak, r.limit, r.after);
+    assert_eq!(kind, expect_kind, "{name}: {}", r.detail);
+    assert!(
+        peak < LIMIT + SLACK,
+        "{name}: host peak RSS grew {} MiB (limit {} MiB + {} MiB)",
+        peak >> 20,
+        LIMIT >> 20,
+        SLACK >> 20
+    );
+    assert_eq!(limit, expect_limit, "{name}");
+    assert_eq!(
+        after, "Some(7)",
+        "{name}: the engine must work after the limit"
+    );
+}
+
+#[test]
+fn an_interval_as_list_bomb_meets_the_memory_limit() {
+    assert_bomb_contained("as_list", "memory_limit");
+}
+
+#[test]
+fn a_doubling_string_meets_the_memory_limit() {
+    assert_bomb_contained("doubling", "memory_limit");
+    assert_bomb_contained("doubling_copy", "memory_limit");
+}
+
+#[test]
+fn a_deep_nested_structure_meets_the_memory_limit() {
+    assert_bomb_contained("deep", "memory_limit");
+}
+
+#[test]
+fn catch_all_handlers_and_ensure_blocks_do_not_escape_the_memory_limit() {
+    assert_bomb_contained("catch_all", "memory_limit");
+    assert_bomb_contained("ensure", "memory_limit");
+}
+
+#[test]
+fn one_huge_primitive_is_refused_before_it_allocates() {
+    assert_bomb_contained("huge_primitive", "memory_limit");
+    assert_bomb_contained("huge_array", "memory_limit");
+}
+
+#[test]
+fn a_huge_integer_result_is_refused_before_it_allocates() {
+    assert_bomb_contained("huge_product", "memory_limit");
+    assert_bomb_contained("huge_power", "memory_limit");
+    // The padding of `printPaddedWith:to:` is paid for before it is built.
+    assert_bomb_contained("huge_padding", "memory_limit");
+}
+
+#[test]
+fn a_dictionary_growing_one_entry_at_a_time_meets_the_memory_limit() {
+    assert_bomb_contained("dictionary", "memory_limit");
+}
+
+#[test]
+fn actors_do_not_escape_the_memory_limit() {
+    // One actor growing: it crashes with #memory_limit; the caller gets that kind.
+    assert_contained("actor", "memory_limit", "None");
+    // Many actors each holding a little: the engine's account is shared.
+    assert_contained("many_actors", "memory_limit", "None");
+}
+
+#[test]
+fn a_memory_limit_needs_the_counting_allocator_or_try_build_says_so() {
+    // This binary installs it, so try_build accepts.
+    assert!(bt::memory::installed());
+    let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
+    assert!(e.memory_used().is_some());
+    assert_eq!(int(&e, "(1 to: 1000) asList size"), 1000);
+}
+
+#[test]
+fn an_in_place_append_pays_for_its_bytes() {
+    // `x := x ++ x` on a local String used to append in place for free.
+    let e = Engine::builder().max_reductions(1_000_000).build();
+    let er = err(&e, "x := \"ab\". [true] whileTrue: [x := x ++ x]. x size");
+    assert_eq!(er.limit, Some(Limit::Reductions), "{er}");
+    let er = err(
+        &e,
+        "x := \"ab\". 1 to: 100 do: [:i | x := x ++ x ++ x]. x size",
+    );
+    assert_eq!(er.limit, Some(Limit::Reductions), "{er}");
+}
+
+#[test]
+fn a_huge_literal_is_refused_before_parsing() {
+    let e = Engine::builder().timeout(Duration::from_secs(2)).build();
+    let src = format!("x := {}", "7".repeat(4_000_000));
+    let er = err(&e, &src);
+    assert!(er.is_compile(), "{er}");
+    assert!(er.message.contains("4000000"), "{}", er.message);
+    // Literals of ordinary size still parse.
+    assert_eq!(
+        int(&e, &format!("{} printString size", "9".repeat(5000))),
+        5000
+    );
+}
+
+#[test]
+fn catch_all_and_ensure_do_not_escape_reductions() {
+    let e = Engine::builder().max_reductions(200_000).build();
+    for src in [
+        "[[true] whileTrue: [1]] on: Error do: [:x | [true] whileTrue: [2]]",
+        "[[true] whileTrue: [1]] on: Exception do: [:x | x retry]",
+        "[[true] whileTrue: [1]] ensure: [[true] whileTrue: [2]]",
+        "[[[true] whileTrue: [1]] ensure: [[true] whileTrue: [2]]] on: Error do: [:x | [true] whileTrue: [3]]",
+    ] {
+        let er = err(&e, src);
+        assert_eq!(er.limit, Some(Limit::Reductions), "{src}: {er}");
+    }
+}
+
+#[test]
+fn a_runaway_actor_crashes_into_its_supervisor() {
+    let e = Engine::builder().actor_max_reductions(100_000).build();
+    e.eval(
+        "Actor subclass: Runaway\n  class supervisionPolicy => #permanent\n  spin => [true] whileTrue: [1]\n  ping => #pong\n\nSupervisor subclass: Sup\n  class children => #(Runaway)\n  class strategy => #oneForOne\n",
+    )
+    .unwrap();
+    e.eval("sup := Sup supervise unwrap. r := (sup which: Runaway) unwrap")
+        .unwrap();
+    let er = err(&e, "r spin");
+    assert_eq!(er.kind, "reduction_limit");
+    assert_eq!(e.eval("r isAlive").unwrap().as_bool(), Some(false));
+    // The supervisor restarted it under a new pid.
+    assert_eq!(
+        e.eval("[((sup which: Runaway) unwrap ifNil: [r]) =:= r] whileTrue: [Timer sleep: 1]. (sup which: Runaway) unwrap ping")
+            .unwrap()
+            .as_text(),
+        Some("pong")
+    );
+}
+
+#[test]
+fn spawned_actors_and_timers_do_not_outlive_the_total_budget() {
+    // A script that leaves an actor looping and a timer firing after the evaluation
+    // returns: the engine's total budget ends both, and every later evaluation says so.
+    let e = Engine::builder()
+        .total_reductions(3_000_000)
+        .grant(Capability::Timers)
+        .build();
+    e.eval(
+        "Actor subclass: Loop\n  state: n = 0\n  go => self.n := self.n + 1. 1 to: 1000 do: [:i | i]. self go!\n",
+    )
+    .unwrap();
+    e.eval("l := Loop spawn. l go!. Timer every: 1 do: [1 to: 1000 do: [:i | i]]")
+        .unwrap();
+    let er = loop {
+        match e.eval("1") {
+            Err(er) => break er,
+            Ok(_) => std::thread::yield_now(),
+        }
+    };
+    assert_eq!(er.limit, Some(Limit::Budget), "{er}");
+    assert_eq!(er.kind, "budget_exhausted");
+    // Shutdown then ends the runtime; nothing is left running.
+    e.shutdown();
+    assert_eq!(err(&e, "1").limit, Some(Limit::Shutdown));
+}
+
+/// Huge operands (8 MiB, 8 MiB, 4 MiB, 20 million decimal digits): each operation below
+/// takes seconds to hours in one piece. Made one per evaluation (each within a 300 ms
+/// deadline on a loaded machine).
+const HUGE: [&str; 4] = [
+    "a := (1 bitShift: 67108864) - 12345. 0",
+    "b := (1 bitShift: 67000000) - 777. 0",
+    "c := (1 bitShift: 33554432) + 4321. 0",
+    "digits := \"7\" repeat: 20000000. 0",
+];
+
+fn make_huge(e: &Engine) {
+    for src in HUGE {
+        e.eval(src).unwrap();
+    }
+}
+
+/// One of each interruptible huge-Integer operation (the last three print through the
+/// metered radix conversion too).
+const HUGE_OPS: [&str; 14] = [
+    "(a * b) isNil",
+    "((a * b) div: c) isNil",
+    "((a * b) mod: c) isNil",
+    "((a * b) rem: c) isNil",
+    "(a gcd: b) isNil",
+    "(a lcm: c) isNil",
+    "(3 ** 60000000) isNil",
+    "a printString size",
+    "(a printString: 7) size",
+    "digits asInteger isNil",
+    "(a * a) printString size",
+    "(a printShowingDecimalPlaces: 2) size",
+    "(a printPaddedWith: $0 to: 10) size",
+    "(Json generate: #(1, a)) size",
+];
+
+/// How long an interrupted operation may take to end: generous for a loaded machine and an
+/// unoptimised build; each operation's pieces are milliseconds, the whole seconds to hours.
+const PROMPT: Duration = Duration::from_secs(5);
+
+#[test]
+fn a_deadline_ends_each_huge_integer_operation_promptly() {
+    let e = Engine::builder()
+        .timeout(Duration::from_millis(300))
+        .build();
+    make_huge(&e);
+    for op in HUGE_OPS {
+        let t = Instant::now();
+        let er = err(&e, op);
+        let took = t.elapsed();
+        eprintln!("{op}: {took:?}");
+        assert_eq!(er.limit, Some(Limit::Deadline), "{op}: {er}");
+        assert!(took < PROMPT, "{op}: ended after {took:?}");
+    }
+    assert_eq!(int(&e, "3 + 4"), 7);
+}
+
+/// Runs `op` on another thread and stops it with `stop` once it started; answers the error
+/// and the time from `stop` to the end.
+fn stopped_from_another_thread(
+    e: &Arc<Engine>,
+    op: &str,
+    started: &Arc<AtomicUsize>,
+    stop: impl FnOnce(),
+) -> (bt::EngineError, Duration) {
+    let before = started.load(Ordering::SeqCst);
+    let e2 = e.clone();
+    let src = format!("Host started. {op}");
+    let t = std::thread::spawn(move || e2.eval(&src));
+    while started.load(Ordering::SeqCst) == before {
+        std::thread::yield_now();
+    }
+    let at = Instant::now();
+    stop();
+    let er = t.join().unwrap().unwrap_err();
+    (er, at.elapsed())
+}
+
+fn engine_with_started_hook() -> (Arc<Engine>, Arc<AtomicUsize>) {
+    let e = Arc::new(Engine::new());
+    let started = Arc::new(AtomicUsize::new(0));
+    let s = started.clone();
+    e.register_fn("Host", "started", move || {
+        s.fetch_add(1, Ordering::SeqCst);
+    })
+    .unwrap();
+    make_huge(&e);
+    (e, started)
+}
+
+#[test]
+fn a_cancel_from_another_thread_ends_each_huge_integer_operation_promptly() {
+    let (e, started) = engine_with_started_hook();
+    let h = e.cancel_handle();
+    for op in HUGE_OPS {
+        let (er, took) = stopped_from_another_thread(&e, op, &started, || h.cancel());
+        assert_eq!(er.limit, Some(Limit::Cancelled), "{op}: {er}");
+        assert!(took < PROMPT, "{op}: ended {took:?} after the cancel");
+    }
+    assert_eq!(int(&e, "3 + 4"), 7);
+}
+
+#[test]
+fn shutdown_ends_a_huge_integer_operation_promptly() {
+    let (e, started) = engine_with_started_hook();
+    let e2 = e.clone();
+    let (er, took) = stopped_from_another_thread(&e, "a * b", &started, move || e2.shutdown());
+    assert_eq!(er.limit, Some(Limit::Shutdown), "{er}");
+    assert!(took < PROMPT, "ended {took:?} after the shutdown");
+}
+
+#[test]
+fn huge_integer_results_stay_exact() {
+    // Above the pieces' leaf sizes (a few hundred thousand bits), checked by identities.
+    let e = Engine::new();
+    e.eval("x := (7 ** 120000) + 12345. y := (3 ** 150000) - 1. p := x * y. 0")
+        .unwrap();
+    let t = |src: &str| e.eval(src).unwrap().as_bool();
+    assert_eq!(t("(p div: y) =:= x and: [(p rem: y) =:= 0]"), Some(true));
+    assert_eq!(
+        t("((p + 5) mod: x) =:= 5 and: [((p negated + 5) div: x) =:= (1 - y)]"),
+        Some(true)
+    );
+    assert_eq!(t("((x * 6) gcd: (y * 6)) =:= (6 * (x gcd: y))"), Some(true));
+    assert_eq!(t("(p printString asInteger) =:= p"), Some(true));
+    assert_eq!(
+        t("((7 ** 120000) printString: 7) =:= (\"1\" ++ (\"0\" repeat: 120000))"),
+        Some(true)
+    );
+    assert_eq!(
+        t("((10 ** 100000) printString size) =:= 100001"),
+        Some(true)
+    );
+    assert_eq!(t("((2 ** 300000) * (2 ** 300000)) =:= (2 ** 600000) and: [((3 ** 200000) gcd: (6 ** 100000)) =:= (3 ** 100000)]"), Some(true));
+}
+
+/// Seeded decimal digit strings of 1 to 14,000 digits (the metered printing's leaf is
+/// about 4,900 digits, its parse's 4,000), some negative.
+fn decimal_cases() -> Vec<String> {
+    let mut x = 0x5eed_1234_u64;
+    let mut next = move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::new();
+    for len in [
+        1, 2, 18, 19, 20, 40, 300, 4000, 4100, 4932, 5000, 9000, 14000,
+    ] {
+        for _ in 0..2 {
+            let mut s = String::new();
+            if next() % 3 == 0 {
+                s.push('-');
+            }
+            s.push(char::from(b'1' + (next() % 9) as u8));
+            for _ in 1..len {
+                // Runs of zeros and nines now and then (borrows across pieces).
+                let d = match next() % 8 {
+                    0 => 0,
+                    1 => 9,
+                    _ => next() % 10,
+                };
+                s.push(char::from(b'0' + d as u8));
+            }
+            out.push(s);
+        }
+    }
+    out
+}
+
+#[test]
+fn huge_integer_printing_by_pieces_matches_the_one_call_result() {
+    // The one-call result of each is the digit string itself.
+    let e = Engine::new();
+    let text = |src: &str| match e.eval(src) {
+        Ok(v) => v.as_text().map(str::to_string).unwrap_or_default(),
+        Err(er) => panic!("{src}: {er}"),
+    };
+    for s in decimal_cases() {
+        e.eval(&format!("n := \"{s}\" asInteger. 0")).unwrap();
+        let (sign, digits) = match s.strip_prefix('-') {
+            Some(d) => ("-", d),
+            None => ("", s.as_str()),
+        };
+        let len = s.len();
+        assert_eq!(text("n printShowingDecimalPlaces: 0"), s, "{len}");
+        assert_eq!(
+            text("n printShowingDecimalPlaces: 3"),
+            format!("{s}.000"),
+            "{len}"
+        );
+        let w = len + 7;
+        let pad = "0".repeat(w - len);
+        assert_eq!(
+            text(&format!("n printPaddedWith: $0 to: {w}")),
+            format!("{sign}{pad}{digits}"),
+            "{len}"
+        );
+        assert_eq!(text("n printPaddedWith: $* to: 1"), s, "{len}");
+        assert_eq!(
+            text("Json generate: #{\"n\" => n}"),
+            format!("{{\"n\":{s}}}"),
+            "{len}"
+        );
+    }
+}

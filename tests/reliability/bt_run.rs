@@ -1,0 +1,81 @@
+//! Runs the `bt` binary on a script written to a private temp directory, as a child process
+//! with a deadline: a hang becomes a failure naming what it printed, a crash is a status,
+//! not a dead test harness. Shared by the modules of `tests/reliability/` (`use
+//! crate::bt_run;`).
+
+use std::io::Read;
+use std::process::{Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// What one run of `bt` did.
+pub(crate) struct Run {
+    pub(crate) status: ExitStatus,
+    pub(crate) stdout: String,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// The exit code (None when a signal ended the process).
+    pub(crate) fn code(&self) -> Option<i32> {
+        self.status.code()
+    }
+}
+
+/// Runs `bt ARGS FILE` where FILE is `NAME.bt` holding `src`, in a temp directory of its own
+/// (`tag` keeps the directories of different test files apart; removed afterwards). Panics
+/// with the output so far if `bt` has not exited after `limit`, killing it first.
+pub(crate) fn bt_script(tag: &str, args: &[&str], name: &str, src: &str, limit: Duration) -> Run {
+    let dir = std::env::temp_dir().join(format!("bt-{tag}-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(format!("{name}.bt"));
+    std::fs::write(&path, src).expect("write script");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
+        .args(args)
+        .arg(&path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn bt");
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = r.read_to_end(&mut s);
+            String::from_utf8_lossy(&s).into_owned()
+        })
+    };
+    let t_out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let t_err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let deadline = Instant::now() + limit;
+    let status = loop {
+        // Polls the child's exit: the sleep paces the poll, it synchronises nothing.
+        if let Some(st) = child.try_wait().expect("wait") {
+            break st;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            let _ = std::fs::remove_dir_all(&dir);
+            let out = t_out.join().unwrap_or_default();
+            let err = t_err.join().unwrap_or_default();
+            panic!(
+                "bt {args:?} on {name} did not exit within {limit:?}\nstdout:\n{}\nstderr ({} bytes):\n{}",
+                head(&out),
+                err.len(),
+                head(&err)
+            );
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let _ = std::fs::remove_dir_all(&dir);
+    Run {
+        status,
+        stdout: t_out.join().unwrap_or_default(),
+        stderr: t_err.join().unwrap_or_default(),
+    }
+}
+
+/// The first 3000 characters of `s` (a panic message stays readable).
+pub(crate) fn head(s: &str) -> String {
+    s.chars().take(3000).collect()
+}
