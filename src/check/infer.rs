@@ -266,7 +266,7 @@ impl<'a> Walker<'a> {
     /// Walks a method body with its parameters in scope.
     pub fn walk_method(&mut self, md: &ast::MethodDecl) {
         self.scopes.push(ScopeKind::Method);
-        let outer_multi = std::mem::replace(&mut self.multi_assigned, multi_assigned(&md.body));
+        let outer_multi = std::mem::replace(&mut self.multi_assigned, multi_assigned(md.body.stmts()));
         let tps = self.class_type_params();
         for p in &md.params {
             let ty =
