@@ -30,6 +30,7 @@ pub mod scope;
 pub mod sendability;
 pub mod sends;
 pub mod types;
+pub mod walk_decls;
 
 #[cfg(test)]
 mod tests;

@@ -13,9 +13,9 @@
 
 pub mod ast;
 pub mod dump;
-pub mod lexer;
 #[cfg(test)]
 mod lazy_tests;
+pub mod lexer;
 mod parser;
 pub mod token;
 

@@ -166,8 +166,11 @@ mod tests {
     /// answers the parser's diagnostic when lowered, and runs an empty body.
     #[test]
     fn a_library_body_with_a_syntax_error_reports_it_when_lowered() {
-        let src: &'static str =
-            Box::leak("Object subclass: A\n  ok => 1\n  bad => 1 + + 2\n".to_string().into_boxed_str());
+        let src: &'static str = Box::leak(
+            "Object subclass: A\n  ok => 1\n  bad => 1 + + 2\n"
+                .to_string()
+                .into_boxed_str(),
+        );
         let opts = crate::syntax::Options {
             allow_primitives: true,
         };

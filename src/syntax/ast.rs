@@ -135,42 +135,46 @@ pub struct MethodDecl {
 /// then [`Body::errors`] (the lexer's are reported with the file, which is lexed whole).
 #[derive(Clone, Default)]
 pub struct Body {
-    stmts: std::sync::OnceLock<(Vec<Stmt>, Vec<crate::diagnostic::Diagnostic>)>,
-    lazy: Option<crate::syntax::LazyBody>,
+    stmts: std::sync::OnceLock<Vec<Stmt>>,
+    /// Boxed: a method declaration stays small (a class's members vector is grown by copying).
+    lazy: Option<Box<crate::syntax::LazyBody>>,
 }
 
 impl Body {
     /// A body parsed with its declaration.
     pub fn parsed(stmts: Vec<Stmt>) -> Body {
         let cell = std::sync::OnceLock::new();
-        let _ = cell.set((stmts, Vec::new()));
-        Body { stmts: cell, lazy: None }
+        let _ = cell.set(stmts);
+        Body {
+            stmts: cell,
+            lazy: None,
+        }
     }
 
     /// A body parsed on first read.
     pub(crate) fn lazy(at: crate::syntax::LazyBody) -> Body {
         Body {
             stmts: std::sync::OnceLock::new(),
-            lazy: Some(at),
+            lazy: Some(Box::new(at)),
         }
-    }
-
-    fn force(&self) -> &(Vec<Stmt>, Vec<crate::diagnostic::Diagnostic>) {
-        self.stmts.get_or_init(|| match &self.lazy {
-            Some(at) => at.parse(),
-            None => (Vec::new(), Vec::new()),
-        })
     }
 
     /// The statements (parsed now if this body is lazy and not read yet).
     pub fn stmts(&self) -> &[Stmt] {
-        &self.force().0
+        self.stmts.get_or_init(|| match &self.lazy {
+            Some(at) => at.parse(),
+            None => Vec::new(),
+        })
     }
 
     /// The syntax errors of a lazily parsed body (parsed now if needed); empty for a body
     /// parsed with its declaration, whose diagnostics came with the file's.
     pub fn errors(&self) -> &[crate::diagnostic::Diagnostic] {
-        &self.force().1
+        self.stmts();
+        match &self.lazy {
+            Some(at) => at.errors(),
+            None => &[],
+        }
     }
 
     /// Whether the body is lazy and has not been parsed yet (tests, statistics).

@@ -46,7 +46,11 @@ fn same_both_ways(src: &'static str, opts: Options) -> (Module, usize) {
     }
     lazy_diags.sort_by_key(|d| (d.span.start, d.span.end));
     assert_eq!(format!("{eager:#?}"), format!("{lazy:#?}"), "tree of {src}");
-    assert_eq!(render(&eager_diags), render(&lazy_diags), "diagnostics of {src}");
+    assert_eq!(
+        render(&eager_diags),
+        render(&lazy_diags),
+        "diagnostics of {src}"
+    );
     (lazy, pending)
 }
 
@@ -56,7 +60,10 @@ fn the_library_parses_the_same_lazily() {
     for (_, src) in crate::check::library::STDLIB {
         let (m, pending) = same_both_ways(src, LIB);
         let bodies = methods(&m).iter().filter(|m| m.primitive.is_none()).count();
-        assert_eq!(pending, bodies, "every non-primitive body waits to be parsed");
+        assert_eq!(
+            pending, bodies,
+            "every non-primitive body waits to be parsed"
+        );
         decls += methods(&m).len();
         lazy += pending;
     }
@@ -133,5 +140,8 @@ fn a_lazy_body_with_an_error_reports_it_when_read() {
     assert_eq!(errs.len(), 1, "{errs:?}");
     assert_eq!(errs[0].code, "E0101");
     assert_eq!(&src[errs[0].span.range()], "+");
-    assert!(ms[2].body.is_pending(), "reading one body parses only that one");
+    assert!(
+        ms[2].body.is_pending(),
+        "reading one body parses only that one"
+    );
 }

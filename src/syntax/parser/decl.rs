@@ -125,6 +125,26 @@ impl<'s> Parser<'s> {
         }
     }
 
+    /// How many members the class body about to be parsed seems to have: the lines starting
+    /// at the first member's column up to the next column-0 line. The members vector is sized
+    /// once (a library class has up to ~150 members, and growing copies them all).
+    fn count_members(&self) -> usize {
+        let mut col = None;
+        let mut n = 0;
+        for t in &self.toks[self.pos..] {
+            if !t.first() {
+                continue;
+            }
+            if t.col == 0 || t.kind == Tok::Eof {
+                break;
+            }
+            if *col.get_or_insert(t.col) == t.col {
+                n += 1;
+            }
+        }
+        n
+    }
+
     pub(super) fn ident(&mut self, what: &str) -> PResult<Ident> {
         if self.peek() != Tok::Ident {
             return Err(self.expected(what));
@@ -175,6 +195,7 @@ impl<'s> Parser<'s> {
                 self.bump();
             }
         }
+        class.members.reserve(self.count_members());
         let mut member_col: Option<u32> = None;
         loop {
             self.fence = Fence::Col(0);

@@ -36,11 +36,19 @@ pub struct LazyBody {
     pub(super) depth: u32,
     /// The method's `=>` (E0305 points there).
     pub(super) arrow: Span,
+    /// The body's syntax errors, once parsed.
+    pub(super) errors: std::sync::OnceLock<Vec<Diagnostic>>,
 }
 
 impl LazyBody {
-    /// Parses the body: its statements and its own syntax errors, sorted by span.
-    pub(crate) fn parse(&self) -> (Vec<Stmt>, Vec<Diagnostic>) {
+    /// The body's own syntax errors, sorted by span (empty until [`LazyBody::parse`] ran).
+    pub(crate) fn errors(&self) -> &[Diagnostic] {
+        self.errors.get().map_or(&[], |d| d.as_slice())
+    }
+
+    /// Parses the body: answers its statements and keeps its own syntax errors
+    /// ([`LazyBody::errors`]). Called once, by `ast::Body`.
+    pub(crate) fn parse(&self) -> Vec<Stmt> {
         let mut lexed = lexer::lex_from(
             self.src,
             self.from as usize,
@@ -72,6 +80,7 @@ impl LazyBody {
         lexer::give_back(std::mem::take(&mut p.toks));
         let mut diags = p.diags;
         diags.sort_by_key(|d| (d.span.start, d.span.end));
-        (stmts, diags)
+        let _ = self.errors.set(diags);
+        stmts
     }
 }

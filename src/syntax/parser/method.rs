@@ -24,7 +24,6 @@ pub(super) struct Header {
 }
 
 impl<'s> Parser<'s> {
-
     /// `[class] [sealed] [internal] header => body` (the fence is the member column).
     pub(super) fn method(&mut self, doc: Option<String>) -> PResult<MethodDecl> {
         let start = self.tok().start as usize;
@@ -314,6 +313,7 @@ impl<'s> Parser<'s> {
             fence_col,
             depth: self.depth,
             arrow,
+            errors: std::sync::OnceLock::new(),
         }))
     }
 }
