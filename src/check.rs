@@ -23,6 +23,8 @@ pub mod decls;
 pub mod flow;
 pub mod infer;
 pub mod layered;
+#[cfg(test)]
+mod lazy_body_tests;
 pub mod library;
 pub mod manifest;
 pub mod patterns;

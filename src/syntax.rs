@@ -13,8 +13,6 @@
 
 pub mod ast;
 pub mod dump;
-#[cfg(test)]
-mod lazy_tests;
 pub mod lexer;
 mod parser;
 pub mod token;

@@ -131,7 +131,7 @@ pub struct MethodDecl {
 /// source and parses it the first time anything dereferences it (lowering on the method's
 /// first call, `bt parse --ast`, a checker walk), with the same tokens, fence and parser
 /// state the whole-file parse would have had — so its statements and diagnostics are the ones
-/// an eager parse gives (tests in `syntax::lazy_tests`). The body's own syntax errors are
+/// an eager parse gives (tests in `check::lazy_body_tests`). The body's own syntax errors are
 /// then [`Body::errors`] (the lexer's are reported with the file, which is lexed whole).
 #[derive(Clone, Default)]
 pub struct Body {

@@ -9,7 +9,7 @@
 //! of the token that ends the region (so "found the end of the line" reads the same), the
 //! fence is the member column again, the position is the first body token and the previous
 //! token end is the `=>`. The statements and diagnostics are then the eager parse's, which
-//! `syntax::lazy_tests` checks on the whole library and on bodies with syntax errors.
+//! `check::lazy_body_tests` checks on the whole library and on bodies with syntax errors.
 
 use super::{Fence, Options, Parser};
 use crate::diagnostic::Diagnostic;

@@ -1,6 +1,7 @@
-//! Library method bodies parsed on first read (`ast::Body`, `parser/lazy.rs`) give the tree
-//! and the diagnostics of the whole-file parse: on every file of the built-in library and on
-//! sources with syntax errors in method bodies.
+//! Library method bodies parsed on first read (`ast::Body`, `syntax/parser/lazy.rs`) give the
+//! tree and the diagnostics of the whole-file parse: on every file of the built-in library and
+//! on sources with syntax errors in method bodies. (Here rather than in `syntax`: the library's
+//! sources belong to this layer, `check::library`.)
 
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Item, Member, MethodDecl, Module};
