@@ -23,6 +23,8 @@ pub mod decls;
 pub mod flow;
 pub mod infer;
 pub mod layered;
+#[cfg(test)]
+mod lazy_body_tests;
 pub mod library;
 pub mod manifest;
 pub mod patterns;
@@ -30,6 +32,7 @@ pub mod scope;
 pub mod sendability;
 pub mod sends;
 pub mod types;
+pub mod walk_decls;
 
 #[cfg(test)]
 mod tests;

@@ -5,6 +5,9 @@
 
 use std::collections::{HashMap, HashSet};
 
+/// A class side's methods by selector (foldhash: built for every library method at start-up).
+pub type MethodMap = HashMap<String, MethodInfo, foldhash::fast::RandomState>;
+
 use super::layered::Layered;
 use super::types::{Hierarchy, Ty};
 use crate::syntax::ast::{self, Span, TypeExpr, TypeKind};
@@ -90,8 +93,8 @@ pub struct ClassInfo {
     /// `field:` or `state:` slots, in declaration order.
     pub slots: Vec<SlotInfo>,
     pub class_vars: Vec<SlotInfo>,
-    pub inst: HashMap<String, MethodInfo>,
-    pub class: HashMap<String, MethodInfo>,
+    pub inst: MethodMap,
+    pub class: MethodMap,
     /// The instance-side selector list is the whole protocol.
     pub complete_inst: bool,
     pub complete_class: bool,
@@ -113,8 +116,8 @@ impl ClassInfo {
             type_params: Vec::new(),
             slots: Vec::new(),
             class_vars: Vec::new(),
-            inst: HashMap::new(),
-            class: HashMap::new(),
+            inst: MethodMap::default(),
+            class: MethodMap::default(),
             complete_inst: false,
             complete_class: false,
             origin,

@@ -8,7 +8,9 @@
 //! `get_mut` on a base entry copies that one entry into the own layer first; `remove`
 //! hides a base entry.
 
-use std::collections::HashMap;
+/// The maps' hasher: foldhash (the library's ~110 classes and their names are hashed on every
+/// type resolution of the class table's construction; SipHash was a fifth of it).
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 use std::sync::Arc;
 
 /// A `String`-keyed map: own entries over a shared base (see the module doc).
@@ -23,7 +25,7 @@ impl<V> Default for Layered<V> {
     fn default() -> Self {
         Layered {
             base: None,
-            own: HashMap::new(),
+            own: HashMap::default(),
             removed: Vec::new(),
         }
     }

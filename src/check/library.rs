@@ -69,7 +69,8 @@ pub const STDLIB: &[(&str, &str)] = &[
 /// The syntax trees of [`STDLIB`] (in its order), parsed once per process with `@primitive`
 /// bodies allowed and shared by everything that reads the library (the checker's class table,
 /// the interpreter's loader): a process parses the library once, not once per reader. Files
-/// that fail to parse contribute what was recovered.
+/// that fail to parse contribute what was recovered. Method bodies are parsed on first read
+/// (`syntax::parse_library`): a program runs a few dozen of the library's ~1,700 methods.
 pub fn parsed() -> &'static [crate::syntax::ast::Module] {
     static PARSED: std::sync::OnceLock<Vec<crate::syntax::ast::Module>> =
         std::sync::OnceLock::new();
@@ -79,7 +80,7 @@ pub fn parsed() -> &'static [crate::syntax::ast::Module] {
         };
         STDLIB
             .iter()
-            .map(|(_, src)| crate::syntax::parse_with(src, opts).0)
+            .map(|(_, src)| crate::syntax::parse_library(src, opts).0)
             .collect()
     })
 }

@@ -87,10 +87,10 @@ impl LazyMethod {
                 // Only a retired method of a dropped class: nothing can run it.
                 None => Owner::toplevel(),
             };
-            let code = match Lowerer::new(NO_FILE, owner).method(md) {
+            let code = match lower_decl(md, owner) {
                 Ok(code) => code,
-                // The library lowers without errors (the test below lowers every method);
-                // should one not, it runs an empty body.
+                // The library parses and lowers without errors (the test below lowers every
+                // method); should one not, it runs an empty body.
                 Err(_) => Arc::new(crate::interp::eval::FnCode {
                     nparams: md.params.len() as u32,
                     nslots: md.params.len() as u32,
@@ -115,8 +115,21 @@ impl LazyMethod {
             Some(c) => Owner::of_class(&c, md.class_side),
             None => Owner::toplevel(),
         };
-        Lowerer::new(NO_FILE, owner).method(md).map(|_| ())
+        lower_decl(md, owner).map(|_| ())
     }
+}
+
+/// Lowers a library method; a body with syntax errors (parsed now, on first use: see
+/// `ast::Body`) answers them instead.
+fn lower_decl(
+    md: &'static MethodDecl,
+    owner: Owner,
+) -> Result<Arc<crate::interp::eval::FnCode>, Vec<crate::diagnostic::Diagnostic>> {
+    let errors = md.body.errors();
+    if errors.iter().any(|d| d.is_error()) {
+        return Err(errors.to_vec());
+    }
+    Lowerer::new(NO_FILE, owner).method(md)
 }
 
 #[cfg(test)]
@@ -147,5 +160,36 @@ mod tests {
         assert!(lazy > 100, "{lazy} lazy library methods");
         // Only standalone library methods (`Foo >> bar`) are lowered when the library loads.
         assert!(eager < 50, "{eager} library methods lowered up front");
+    }
+
+    /// A library method whose body (parsed on first use, `ast::Body`) has a syntax error
+    /// answers the parser's diagnostic when lowered, and runs an empty body.
+    #[test]
+    fn a_library_body_with_a_syntax_error_reports_it_when_lowered() {
+        let src: &'static str = Box::leak(
+            "Object subclass: A\n  ok => 1\n  bad => 1 + + 2\n"
+                .to_string()
+                .into_boxed_str(),
+        );
+        let opts = crate::syntax::Options {
+            allow_primitives: true,
+        };
+        let (module, diags) = crate::syntax::parse_library(src, opts);
+        assert!(diags.is_empty(), "{diags:?}");
+        let module: &'static crate::syntax::ast::Module = Box::leak(Box::new(module));
+        let crate::syntax::ast::Item::Class(c) = &module.items[0] else {
+            panic!("a class");
+        };
+        let decl = |i: usize| match &c.members[i] {
+            crate::syntax::ast::Member::Method(m) => m,
+            _ => panic!("a method"),
+        };
+        let owner = || crate::interp::lower::Owner::toplevel();
+        assert!(super::lower_decl(decl(0), owner()).is_ok());
+        let errs = super::lower_decl(decl(1), owner()).unwrap_err();
+        assert_eq!(errs[0].code, "E0101", "{errs:?}");
+        let lm = super::LazyMethod::with_class(std::sync::Weak::new(), decl(1));
+        assert!(lm.check().is_err());
+        assert_eq!(lm.force().code.nparams, 0);
     }
 }

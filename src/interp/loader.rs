@@ -4,6 +4,11 @@
 //! A load unit (3.5) installs the declarations of all its files first — superclasses resolved
 //! across the whole set — and then runs the files' statements in order. A file that fails to
 //! parse or compile is left out (a warning); the others still load.
+//!
+//! Here: the unit's declarations (`install`: classes created or extended, methods gathered
+//! and installed, protocols). Submodules: `methods` (lowering and installing one method,
+//! Value-class accessors), `statements` (`classState:` defaults and top-level statements),
+//! `library` (the built-in library's shared, lazily lowered side).
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -18,9 +23,14 @@ use crate::syntax::ast::{self, ClassDecl, Item, Member, Module, Span};
 use crate::value::{ClassRef, Sym, Value};
 
 mod library;
+mod methods;
+mod statements;
 
 use library::library_standalone;
 pub use library::{install_library, library_doc};
+pub use methods::install_value_accessors;
+use methods::{install_method, lower_method};
+pub use statements::{init_class_state, lower_statements, run_statements};
 
 /// One parsed file of a unit.
 pub struct SourceUnit {
@@ -483,161 +493,6 @@ fn is_core_class(prog: &Program, c: &ClassRef) -> bool {
     .any(|x| Arc::ptr_eq(x, c))
 }
 
-/// Lowers one method declaration for `class`.
-fn lower_method(
-    prog: &Program,
-    class: &ClassRef,
-    md: &ast::MethodDecl,
-    file: u32,
-    stdlib: bool,
-) -> Result<PendingMethod, Vec<Diagnostic>> {
-    let selector = Sym::new(&md.selector);
-    if let Some(p) = &md.primitive {
-        let table = if md.class_side {
-            &prog.prims.class_side
-        } else {
-            &prog.prims.instance
-        };
-        let cname = class.name.as_str();
-        let f = table
-            .get(&(cname, p.name.as_str()))
-            .or_else(|| table.get(&(cname, md.selector.as_str())))
-            .copied();
-        return match f {
-            Some(f) => Ok(PendingMethod {
-                class: class.clone(),
-                class_side: md.class_side,
-                selector,
-                method: Method::Prim(f),
-                doc: md.doc.clone(),
-            }),
-            None => Err(vec![Diagnostic::error(
-                "E0308",
-                format!(
-                    "unknown primitive '{}' for {}>>{}",
-                    p.name, cname, md.selector
-                ),
-                p.span,
-            )]),
-        };
-    }
-    let owner = Owner::of_class(class, md.class_side);
-    let code = Lowerer::new(if stdlib { NO_FILE } else { file }, owner).method(md)?;
-    Ok(PendingMethod {
-        class: class.clone(),
-        class_side: md.class_side,
-        selector,
-        method: Method::Compiled(Arc::new(CompiledMethod {
-            selector,
-            code,
-            class_side: md.class_side,
-            source: md.source.clone(),
-            doc: md.doc.clone(),
-            sealed: md.sealed,
-        })),
-        doc: md.doc.clone(),
-    })
-}
-
-fn install_method(prog: &Program, pm: PendingMethod) {
-    // A library `@primitive` declaration binds the primitive already installed: it is not an
-    // override of Integer arithmetic.
-    if !pm.class_side
-        && !matches!(pm.method, Method::Prim(_))
-        && Arc::ptr_eq(&pm.class, &prog.core.integer)
-        && [
-            "+", "-", "*", "<", ">", "<=", ">=", "==", "/=", "=:=", "=/=", "%",
-        ]
-        .contains(&pm.selector.as_str())
-    {
-        prog.arith_overridden
-            .store(true, std::sync::atomic::Ordering::Relaxed);
-    }
-    // A library `@primitive` declaration of the primitive the class already has (installed
-    // with the class, `Program::install_prims`): nothing to replace.
-    if let Method::Prim(p) = &pm.method {
-        let table = if pm.class_side {
-            &pm.class.class_methods()
-        } else {
-            &pm.class.methods()
-        };
-        let same = matches!(table.read().get(&pm.selector),
-            Some(Method::Prim(q)) if q.f as usize == p.f as usize && q.cost == p.cost);
-        if same {
-            if let Some(d) = pm.doc {
-                insert_doc(&pm.class, pm.class_side, pm.selector, d);
-            }
-            return;
-        }
-    }
-    if let Some(d) = pm.doc {
-        insert_doc(&pm.class, pm.class_side, pm.selector, d);
-    }
-    prog.set_method(&pm.class, pm.class_side, pm.selector, pm.method);
-}
-
-fn insert_doc(class: &ClassRef, class_side: bool, sel: Sym, d: String) {
-    let key = if class_side {
-        format!("class {sel}")
-    } else {
-        sel.as_str().to_string()
-    };
-    class.method_docs.write().insert(key, d);
-}
-
-/// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
-/// it declares itself (inherited ones come from the superclass), unless the class defines the
-/// selector.
-pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
-    if c.kind != ClassKind::Value || c.field_names.is_empty() {
-        return;
-    }
-    let inherited = c
-        .superclass
-        .as_ref()
-        .map(|s| s.field_names.len())
-        .unwrap_or(0);
-    {
-        let mut m = c.methods().write();
-        for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
-            m.insert_if_absent(*f, Method::Getter(i as u32));
-            m.insert_if_absent(setter_sym(*f), Method::Setter(i as u32));
-        }
-    }
-    c.class_methods()
-        .write()
-        .insert_if_absent(constructor_sym(&c.field_names), Method::Constructor);
-    prog.bump();
-}
-
-type SymMemo<K> = parking_lot::RwLock<HashMap<K, Sym, foldhash::fast::RandomState>>;
-
-/// `withX:` for field `x`, interned once per process (every program installs the library's
-/// accessors).
-fn setter_sym(field: Sym) -> Sym {
-    static MEMO: std::sync::OnceLock<SymMemo<Sym>> = std::sync::OnceLock::new();
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(s) = memo.read().get(&field) {
-        return *s;
-    }
-    let s = Sym::new(&Class::setter_name(field.as_str()));
-    memo.write().insert(field, s);
-    s
-}
-
-/// The keyword constructor `a:b:` over all fields, interned once per process per field list.
-fn constructor_sym(fields: &[Sym]) -> Sym {
-    static MEMO: std::sync::OnceLock<SymMemo<Vec<Sym>>> = std::sync::OnceLock::new();
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(s) = memo.read().get(fields) {
-        return *s;
-    }
-    let ctor: String = fields.iter().map(|f| format!("{f}:")).collect();
-    let s = Sym::new(&ctor);
-    memo.write().insert(fields.to_vec(), s);
-    s
-}
-
 /// The class derived from `base` that adds field `name` (TestCase `self.x :=`, 2.7).
 pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
     let key = (Arc::as_ptr(base) as usize, name);
@@ -657,143 +512,6 @@ pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
     install_value_accessors(prog, &c);
     d.insert(key, c.clone());
     c
-}
-
-/// Evaluates the `classState:` defaults of the classes a unit created (once, 3.2).
-pub fn init_class_state(
-    ctx: &mut Ctx,
-    units: &[SourceUnit],
-    inst: &Installed,
-) -> Vec<(String, Unwind)> {
-    let mut errors = Vec::new();
-    for (c, _, fi) in &inst.created {
-        let u = &units[*fi];
-        let Some(decl) = u.module.items.iter().find_map(|it| match it {
-            Item::Class(d) if d.name.name == c.name.as_str() => Some(d),
-            _ => None,
-        }) else {
-            continue;
-        };
-        for m in &decl.members {
-            let Member::ClassState(s) = m else { continue };
-            let Some(e) = &s.default else { continue };
-            let owner = Owner::of_class(c, true);
-            let file = if u.stdlib { NO_FILE } else { u.file };
-            // A default that does not compile was reported with the class's file.
-            let Ok(code) = Lowerer::new(file, owner).default_expr(e) else {
-                continue;
-            };
-            match ctx
-                .run_fn(&code, &Value::Class(c.clone()), Some(c))
-                .map_err(|b| *b)
-            {
-                Ok(v) => {
-                    let n = Sym::new(&s.name.name);
-                    let mut st = c.class_state.lock();
-                    if let Some(slot) = st.iter_mut().find(|(k, _)| *k == n) {
-                        slot.1 = v;
-                    }
-                }
-                Err(e) => errors.push((u.path.clone(), e)),
-            }
-        }
-    }
-    errors
-}
-
-/// The top-level statements of a file as one lowered unit.
-pub fn lower_statements(
-    prog: &Program,
-    unit: &SourceUnit,
-    session: &Session,
-) -> Result<Option<Arc<FnCode>>, Vec<Diagnostic>> {
-    // On the stack for a short input (two allocations of a 10-line config eval otherwise).
-    let stmts: smallvec::SmallVec<[&ast::Stmt; 8]> = unit
-        .module
-        .items
-        .iter()
-        .filter_map(|it| match it {
-            Item::Stmt(s) => Some(s),
-            _ => None,
-        })
-        .collect();
-    if stmts.is_empty() {
-        return Ok(None);
-    }
-    // A cell some live closure holds (besides the session) stays a cell in this unit.
-    let bindings: smallvec::SmallVec<[(Sym, bool); 16]> = session
-        .cells
-        .iter()
-        .map(|(k, c)| (*k, Arc::strong_count(c) > 1))
-        .collect();
-    let file = if unit.stdlib { NO_FILE } else { unit.file };
-    let code = Lowerer::new(file, Owner::toplevel()).toplevel(&stmts, &bindings)?;
-    if file != NO_FILE && !code.blocks.is_empty() {
-        prog.unit_blocks.write().insert(file, code.blocks.clone());
-    }
-    Ok(Some(code))
-}
-
-/// Runs a lowered top-level unit statement by statement: a top-level `^` ends its statement.
-/// Answers the value of the last statement. With `rollback`, an error restores the bindings.
-pub fn run_statements(
-    ctx: &mut Ctx,
-    code: &Arc<FnCode>,
-    session: &mut Session,
-    rollback: bool,
-) -> Result<Value, Unwind> {
-    let mut new_names = Vec::new();
-    let cells: Vec<Arc<VarCell>> = code
-        .toplevel_names
-        .iter()
-        .map(|n| {
-            session
-                .cells
-                .entry(*n)
-                .or_insert_with(|| {
-                    new_names.push(*n);
-                    Arc::new(VarCell::new(Value::Nil))
-                })
-                .clone()
-        })
-        .collect();
-    let snapshot: Vec<Value> = if rollback {
-        cells.iter().map(|c| c.lock().clone()).collect()
-    } else {
-        Vec::new()
-    };
-    let mut all = cells.clone();
-    while all.len() < code.ncells as usize {
-        all.push(Arc::new(VarCell::new(Value::Nil)));
-    }
-    // Bindings in stack slots: in from their cells now, back (or into new cells) after.
-    let mut slots: Vec<Value> = code
-        .toplevel_slots
-        .iter()
-        .map(|(_, n)| match session.cells.get(n) {
-            Some(c) => c.lock().clone(),
-            None => Value::Nil,
-        })
-        .collect();
-    let r = ctx.run_toplevel(code, all, &mut slots).map_err(|b| *b);
-    if r.is_err() && rollback {
-        for (c, v) in cells.iter().zip(snapshot) {
-            *c.lock() = v;
-        }
-        for n in new_names {
-            session.cells.remove(&n);
-        }
-    } else {
-        for ((_, n), v) in code.toplevel_slots.iter().zip(slots) {
-            match session.cells.get(n) {
-                Some(c) => drop(std::mem::replace(&mut *c.lock(), v)),
-                None => {
-                    session.cells.insert(*n, Arc::new(VarCell::new(v)));
-                }
-            }
-        }
-    }
-    r
 }
 
 /// Span of the first error diagnostic, for reports.

@@ -112,11 +112,89 @@ pub struct MethodDecl {
     pub ret: Option<TypeExpr>,
     /// `=> @primitive name` (built-in library only): the body is bound to a Rust primitive.
     pub primitive: Option<Ident>,
-    pub body: Vec<Stmt>,
+    /// The statements (read through `Deref<Target = [Stmt]>`; a built-in library method's
+    /// body is parsed on first read, see [`Body`]).
+    pub body: Body,
     /// The whole method, header included.
     pub span: Span,
     /// The source text of the whole method (for `CompiledMethod source`).
     pub source: String,
+}
+
+/// A method body: its statements, parsed with the declaration ([`Body::parsed`]) or, for
+/// the built-in library (`syntax::parse_library`), on first read.
+///
+/// Why: `bt run` parsed the whole library (~190 KB) before running anything, and a program
+/// runs a few dozen of its ~1,700 methods; the declarations (selectors, parameters, types,
+/// docs, spans, source text) are what the checker's class table, the loader, `bt doc` and
+/// reflection read. A lazy body keeps where its method's region lies in the `'static` library
+/// source and parses it the first time anything dereferences it (lowering on the method's
+/// first call, `bt parse --ast`, a checker walk), with the same tokens, fence and parser
+/// state the whole-file parse would have had — so its statements and diagnostics are the ones
+/// an eager parse gives (tests in `check::lazy_body_tests`). The body's own syntax errors are
+/// then [`Body::errors`] (the lexer's are reported with the file, which is lexed whole).
+#[derive(Clone, Default)]
+pub struct Body {
+    stmts: std::sync::OnceLock<Vec<Stmt>>,
+    /// Boxed: a method declaration stays small (a class's members vector is grown by copying).
+    lazy: Option<Box<crate::syntax::LazyBody>>,
+}
+
+impl Body {
+    /// A body parsed with its declaration.
+    pub fn parsed(stmts: Vec<Stmt>) -> Body {
+        let cell = std::sync::OnceLock::new();
+        let _ = cell.set(stmts);
+        Body {
+            stmts: cell,
+            lazy: None,
+        }
+    }
+
+    /// A body parsed on first read.
+    pub(crate) fn lazy(at: crate::syntax::LazyBody) -> Body {
+        Body {
+            stmts: std::sync::OnceLock::new(),
+            lazy: Some(Box::new(at)),
+        }
+    }
+
+    /// The statements (parsed now if this body is lazy and not read yet).
+    pub fn stmts(&self) -> &[Stmt] {
+        self.stmts.get_or_init(|| match &self.lazy {
+            Some(at) => at.parse(),
+            None => Vec::new(),
+        })
+    }
+
+    /// The syntax errors of a lazily parsed body (parsed now if needed); empty for a body
+    /// parsed with its declaration, whose diagnostics came with the file's.
+    pub fn errors(&self) -> &[crate::diagnostic::Diagnostic] {
+        self.stmts();
+        match &self.lazy {
+            Some(at) => at.errors(),
+            None => &[],
+        }
+    }
+
+    /// Whether the body is lazy and has not been parsed yet (tests, statistics).
+    pub fn is_pending(&self) -> bool {
+        self.lazy.is_some() && self.stmts.get().is_none()
+    }
+}
+
+/// The statements (parsing a lazy body), so that a tree prints the same however it was parsed.
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(self.stmts()).finish()
+    }
+}
+
+impl std::ops::Deref for Body {
+    type Target = [Stmt];
+    fn deref(&self) -> &[Stmt] {
+        self.stmts()
+    }
 }
 
 #[derive(Clone, Debug)]

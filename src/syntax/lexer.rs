@@ -55,6 +55,18 @@ pub fn lex(src: &str) -> Lexed {
 /// Lexes `src[start..end]` with spans relative to `src` (used for string interpolation).
 /// `at_line_start` says whether the first token counts as the first on its line.
 pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Lexed {
+    lex_from(src, start, end, start, at_line_start)
+}
+
+/// [`lex_range`] for a range starting inside a line that starts at `line_start` (columns are
+/// counted from there): a lazily parsed method body re-lexes its region this way.
+pub(crate) fn lex_from(
+    src: &str,
+    start: usize,
+    end: usize,
+    line_start: usize,
+    at_line_start: bool,
+) -> Lexed {
     let text = &src[start..end];
     let bytes = src.as_bytes();
     let mut out = Lexed {
@@ -66,7 +78,7 @@ pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Le
     };
     let mut lx = Tok::lexer(text);
     let mut line: u32 = 0;
-    let mut line_start: usize = start;
+    let mut line_start: usize = line_start;
     let mut prev_end: usize = start;
     let mut pending_first = at_line_start;
     let mut last_unexpected_end: usize = usize::MAX;

@@ -11,15 +11,20 @@
 //!   closing brackets do (checked where each loop decides whether to continue).
 //!
 //! Submodules: `expr` (statements and expressions), `literal` (numbers, strings, symbols),
-//! `pattern` (match arms and destructuring), `types` (annotations), `decl` (declarations).
+//! `pattern` (match arms and destructuring), `types` (annotations), `decl` (declarations),
+//! `method` (method headers and bodies), `lazy` (library method bodies parsed on first read).
 
 mod collection;
 mod decl;
 mod expr;
+mod lazy;
 mod literal;
+mod method;
 mod pattern;
 mod stmt;
 mod types;
+
+pub use lazy::LazyBody;
 
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::syntax::ast::{Module, Span};
@@ -73,12 +78,27 @@ pub(crate) struct Parser<'s> {
     last_err: u32,
     /// End of the last consumed token.
     pub(crate) prev_end: u32,
+    /// Library mode: the `'static` source, and method bodies are skipped and parsed on
+    /// first read (`method.rs` `skip_body`, `lazy.rs`).
+    pub(crate) lazy_src: Option<&'static str>,
 }
 
 /// Parses a whole file.
 pub(super) fn parse_module(src: &str, opts: Options) -> (Module, Vec<Diagnostic>) {
+    parse_file(src, opts, None)
+}
+
+/// Parses a file of the built-in library: method bodies are parsed on first read
+/// (`lazy.rs`). The diagnostics are the file's except those of method bodies, which each
+/// body answers when parsed (`ast::Body::errors`).
+pub(super) fn parse_library(src: &'static str, opts: Options) -> (Module, Vec<Diagnostic>) {
+    parse_file(src, opts, Some(src))
+}
+
+fn parse_file(src: &str, opts: Options, lazy: Option<&'static str>) -> (Module, Vec<Diagnostic>) {
     let lexed = lexer::lex(src);
     let mut p = Parser::new(src, lexed, opts, 0);
+    p.lazy_src = lazy;
     let module = p.module();
     p.report_unattached_docs();
     lexer::give_back(std::mem::take(&mut p.toks));
@@ -104,6 +124,7 @@ impl<'s> Parser<'s> {
             opts,
             last_err: u32::MAX,
             prev_end: 0,
+            lazy_src: None,
         }
     }
 

@@ -1,5 +1,6 @@
-//! Declarations: the top level, class definitions and their members,
-//! method headers and bodies, standalone methods, protocols and type aliases.
+//! Declarations: the top level, class definitions and their members (slots, options),
+//! protocols and type aliases. Methods — headers, bodies, standalone `Foo >> bar` — are in
+//! `method.rs`.
 
 use super::{Fence, PResult, Parser, Recover};
 use crate::diagnostic::Diagnostic;
@@ -15,14 +16,6 @@ enum KnownKind {
     Actor,
     Object,
     Unknown,
-}
-
-/// A parsed method header.
-struct Header {
-    selector: String,
-    selector_span: Span,
-    params: Vec<Param>,
-    ret: Option<TypeExpr>,
 }
 
 impl<'s> Parser<'s> {
@@ -114,7 +107,7 @@ impl<'s> Parser<'s> {
 
     /// Ends a region parsed with a fence: anything left before the fence is reported once and
     /// skipped.
-    fn finish_region(&mut self, clean: bool) {
+    pub(super) fn finish_region(&mut self, clean: bool) {
         if self.peek() != Tok::Eof && !clean {
             while self.peek() != Tok::Eof {
                 self.bump();
@@ -132,7 +125,27 @@ impl<'s> Parser<'s> {
         }
     }
 
-    fn ident(&mut self, what: &str) -> PResult<Ident> {
+    /// How many members the class body about to be parsed seems to have: the lines starting
+    /// at the first member's column up to the next column-0 line. The members vector is sized
+    /// once (a library class has up to ~150 members, and growing copies them all).
+    fn count_members(&self) -> usize {
+        let mut col = None;
+        let mut n = 0;
+        for t in &self.toks[self.pos..] {
+            if !t.first() {
+                continue;
+            }
+            if t.col == 0 || t.kind == Tok::Eof {
+                break;
+            }
+            if *col.get_or_insert(t.col) == t.col {
+                n += 1;
+            }
+        }
+        n
+    }
+
+    pub(super) fn ident(&mut self, what: &str) -> PResult<Ident> {
         if self.peek() != Tok::Ident {
             return Err(self.expected(what));
         }
@@ -182,6 +195,7 @@ impl<'s> Parser<'s> {
                 self.bump();
             }
         }
+        class.members.reserve(self.count_members());
         let mut member_col: Option<u32> = None;
         loop {
             self.fence = Fence::Col(0);
@@ -452,227 +466,6 @@ impl<'s> Parser<'s> {
             default,
             span: kw.span().to(end),
         })
-    }
-
-    // ---- methods ----
-
-    /// `[class] [sealed] [internal] header => body` (the fence is the member column).
-    fn method(&mut self, doc: Option<String>) -> PResult<MethodDecl> {
-        let start = self.tok().start as usize;
-        let (mut class_side, mut sealed, mut internal) = (false, false, false);
-        while self.peek() == Tok::Ident
-            && matches!(self.text(), "class" | "sealed" | "internal")
-            && !matches!(
-                self.peek_at(1),
-                Tok::FatArrow | Tok::Arrow | Tok::Eof | Tok::ColonColon
-            )
-        {
-            match self.text() {
-                "class" => class_side = true,
-                "sealed" => sealed = true,
-                _ => internal = true,
-            }
-            self.bump();
-        }
-        let h = self.header()?;
-        if self.peek() != Tok::FatArrow {
-            return Err(self.expected("`=>` after the method header"));
-        }
-        let arrow = self.bump();
-        let mut primitive = None;
-        let body = if self.peek() == Tok::Directive
-            && matches!(self.text(), "@primitive" | "@intrinsic")
-        {
-            let d = self.bump();
-            let dname = &self.src[d.span().range()];
-            if !self.opts.allow_primitives {
-                self.report_primitive_misuse(dname, d.span());
-            }
-            let name = match self.peek() {
-                Tok::Ident | Tok::Str | Tok::Symbol if !self.tok().first() => {
-                    let n = self.bump();
-                    let text = &self.src[n.span().range()];
-                    let text = text.trim_start_matches('#').trim_matches('"');
-                    Ident {
-                        name: Name::new(text),
-                        span: n.span(),
-                    }
-                }
-                _ => Ident {
-                    name: Name::new(&h.selector),
-                    span: d.span(),
-                },
-            };
-            primitive = Some(name);
-            if self.peek() != Tok::Eof {
-                self.expected("the end of the method after the primitive");
-            }
-            Vec::new()
-        } else {
-            self.statements()
-        };
-        if body.is_empty() && primitive.is_none() {
-            self.report(
-                Diagnostic::error("E0305", "empty method body", arrow.span())
-                    .with_label("nothing follows `=>`")
-                    .with_hint("a method answers its last statement; write `=> self` or `=> nil` for a method that does nothing, indented beyond the member column"),
-            );
-        }
-        let end = self.prev_end as usize;
-        let end = end.max(arrow.end as usize);
-        Ok(MethodDecl {
-            doc,
-            class_side,
-            sealed,
-            internal,
-            selector: h.selector,
-            selector_span: h.selector_span,
-            params: h.params,
-            ret: h.ret,
-            primitive,
-            body,
-            span: Span::new(start, end),
-            source: self.src[start..end].to_string(),
-        })
-    }
-
-    /// Unary, binary or keyword header with `::` parameter types and `-> T` return type.
-    fn header(&mut self) -> PResult<Header> {
-        let t = self.tok();
-        let mut params = Vec::new();
-        let (selector, selector_span) = match self.peek() {
-            Tok::Ident => {
-                self.bump();
-                (self.src[t.span().range()].to_string(), t.span())
-            }
-            k if k.is_binop() || matches!(k, Tok::Comma | Tok::ShiftLeft | Tok::Pipe) => {
-                self.bump();
-                params.push(self.param()?);
-                (self.src[t.span().range()].to_string(), t.span())
-            }
-            Tok::Keyword => {
-                let mut sel = String::new();
-                let mut span = t.span();
-                while self.peek() == Tok::Keyword {
-                    let k = self.bump();
-                    span = span.to(k.span());
-                    sel.push_str(&self.src[k.span().range()]);
-                    params.push(self.param()?);
-                }
-                (sel, span)
-            }
-            _ => return Err(self.expected("a method header (`name`, `+ other` or `at: i put: v`)")),
-        };
-        let ret = if self.peek() == Tok::Arrow {
-            self.bump();
-            Some(self.type_expr(true)?)
-        } else if self.peek() == Tok::ColonColon && self.peek_at(1) == Tok::Arrow {
-            self.bump();
-            self.bump();
-            Some(self.type_expr(true)?)
-        } else {
-            None
-        };
-        Ok(Header {
-            selector,
-            selector_span,
-            params,
-            ret,
-        })
-    }
-
-    /// A parameter name with an optional `:: Type`.
-    fn param(&mut self) -> PResult<Param> {
-        match self.peek() {
-            Tok::Ident => {
-                let n = self.bump();
-                let name = Ident {
-                    name: Name::new(&self.src[n.span().range()]),
-                    span: n.span(),
-                };
-                let ty = match self.peek() {
-                    Tok::ColonColon if self.peek_at(1) != Tok::Arrow => {
-                        self.bump();
-                        Some(self.type_expr(true)?)
-                    }
-                    Tok::Colon => {
-                        let c = self.tok();
-                        self.report(
-                            Diagnostic::error(
-                                "E0101",
-                                "expected `::` before the parameter type",
-                                c.span(),
-                            )
-                            .with_hint(format!(
-                                "parameter types use `::`: `{} :: Type`",
-                                name.name
-                            )),
-                        );
-                        self.bump();
-                        Some(self.type_expr(true)?)
-                    }
-                    _ => None,
-                };
-                Ok(Param { name, ty })
-            }
-            Tok::Keyword
-                if self.peek_at(1) == Tok::Ident
-                    && self
-                        .text_at(self.pos + 1)
-                        .starts_with(|c: char| c.is_ascii_uppercase()) =>
-            {
-                // `at: i: Integer` — `i:` lexed as a keyword.
-                let k = self.bump();
-                let text = &self.src[k.start as usize..k.end as usize - 1];
-                let name = Ident {
-                    name: Name::new(text),
-                    span: Span::new(k.start as usize, k.end as usize - 1),
-                };
-                self.report(
-                    Diagnostic::error(
-                        "E0101",
-                        "expected `::` before the parameter type",
-                        Span::new(k.end as usize - 1, k.end as usize),
-                    )
-                    .with_hint(format!("parameter types use `::`: `{text} :: Type`")),
-                );
-                let ty = Some(self.type_expr(true)?);
-                Ok(Param { name, ty })
-            }
-            _ => Err(self.expected("a parameter name")),
-        }
-    }
-
-    /// `Foo >> header => body` / `Foo class >> header => body`.
-    fn standalone(&mut self) -> Option<StandaloneMethod> {
-        let doc = self.take_doc(self.pos);
-        let t = self.tok();
-        self.fence = Fence::Col(t.col);
-        self.fence_exempt = self.pos;
-        let r = (|| -> PResult<StandaloneMethod> {
-            let class_name = self.ident("a class name")?;
-            let class_side = if self.is_word("class") {
-                self.bump();
-                true
-            } else {
-                false
-            };
-            self.expect(Tok::ShiftRight, "`>>`")?;
-            let method = self.method(doc)?;
-            let mut method = method;
-            method.class_side = method.class_side || class_side;
-            Ok(StandaloneMethod {
-                class_name,
-                class_side,
-                method,
-            })
-        })();
-        let clean = r.is_ok();
-        let out = r.ok();
-        self.finish_region(clean);
-        self.fence = Fence::None;
-        self.fence_exempt = usize::MAX;
-        out
     }
 
     // ---- protocols and aliases ----

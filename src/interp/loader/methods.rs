@@ -1,0 +1,164 @@
+//! Installing one method into a class: lowering a declaration (eagerly for user code), the
+//! method table insert with its documentation, and the synthesized accessors of Value
+//! classes (`x`, `withX:`, the keyword constructor). `install` in `loader.rs` decides what
+//! to install; this is how.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::*;
+
+/// Lowers one method declaration for `class`.
+pub(super) fn lower_method(
+    prog: &Program,
+    class: &ClassRef,
+    md: &ast::MethodDecl,
+    file: u32,
+    stdlib: bool,
+) -> Result<PendingMethod, Vec<Diagnostic>> {
+    let selector = Sym::new(&md.selector);
+    if let Some(p) = &md.primitive {
+        let table = if md.class_side {
+            &prog.prims.class_side
+        } else {
+            &prog.prims.instance
+        };
+        let cname = class.name.as_str();
+        let f = table
+            .get(&(cname, p.name.as_str()))
+            .or_else(|| table.get(&(cname, md.selector.as_str())))
+            .copied();
+        return match f {
+            Some(f) => Ok(PendingMethod {
+                class: class.clone(),
+                class_side: md.class_side,
+                selector,
+                method: Method::Prim(f),
+                doc: md.doc.clone(),
+            }),
+            None => Err(vec![Diagnostic::error(
+                "E0308",
+                format!(
+                    "unknown primitive '{}' for {}>>{}",
+                    p.name, cname, md.selector
+                ),
+                p.span,
+            )]),
+        };
+    }
+    let owner = Owner::of_class(class, md.class_side);
+    let code = Lowerer::new(if stdlib { NO_FILE } else { file }, owner).method(md)?;
+    Ok(PendingMethod {
+        class: class.clone(),
+        class_side: md.class_side,
+        selector,
+        method: Method::Compiled(Arc::new(CompiledMethod {
+            selector,
+            code,
+            class_side: md.class_side,
+            source: md.source.clone(),
+            doc: md.doc.clone(),
+            sealed: md.sealed,
+        })),
+        doc: md.doc.clone(),
+    })
+}
+
+pub(super) fn install_method(prog: &Program, pm: PendingMethod) {
+    // A library `@primitive` declaration binds the primitive already installed: it is not an
+    // override of Integer arithmetic.
+    if !pm.class_side
+        && !matches!(pm.method, Method::Prim(_))
+        && Arc::ptr_eq(&pm.class, &prog.core.integer)
+        && [
+            "+", "-", "*", "<", ">", "<=", ">=", "==", "/=", "=:=", "=/=", "%",
+        ]
+        .contains(&pm.selector.as_str())
+    {
+        prog.arith_overridden
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    // A library `@primitive` declaration of the primitive the class already has (installed
+    // with the class, `Program::install_prims`): nothing to replace.
+    if let Method::Prim(p) = &pm.method {
+        let table = if pm.class_side {
+            &pm.class.class_methods()
+        } else {
+            &pm.class.methods()
+        };
+        let same = matches!(table.read().get(&pm.selector),
+            Some(Method::Prim(q)) if q.f as usize == p.f as usize && q.cost == p.cost);
+        if same {
+            if let Some(d) = pm.doc {
+                insert_doc(&pm.class, pm.class_side, pm.selector, d);
+            }
+            return;
+        }
+    }
+    if let Some(d) = pm.doc {
+        insert_doc(&pm.class, pm.class_side, pm.selector, d);
+    }
+    prog.set_method(&pm.class, pm.class_side, pm.selector, pm.method);
+}
+
+pub(super) fn insert_doc(class: &ClassRef, class_side: bool, sel: Sym, d: String) {
+    let key = if class_side {
+        format!("class {sel}")
+    } else {
+        sel.as_str().to_string()
+    };
+    class.method_docs.write().insert(key, d);
+}
+
+/// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
+/// it declares itself (inherited ones come from the superclass), unless the class defines the
+/// selector.
+pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
+    if c.kind != ClassKind::Value || c.field_names.is_empty() {
+        return;
+    }
+    let inherited = c
+        .superclass
+        .as_ref()
+        .map(|s| s.field_names.len())
+        .unwrap_or(0);
+    {
+        let mut m = c.methods().write();
+        for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
+            m.insert_if_absent(*f, Method::Getter(i as u32));
+            m.insert_if_absent(setter_sym(*f), Method::Setter(i as u32));
+        }
+    }
+    c.class_methods()
+        .write()
+        .insert_if_absent(constructor_sym(&c.field_names), Method::Constructor);
+    prog.bump();
+}
+
+type SymMemo<K> = parking_lot::RwLock<HashMap<K, Sym, foldhash::fast::RandomState>>;
+
+/// `withX:` for field `x`, interned once per process (every program installs the library's
+/// accessors).
+fn setter_sym(field: Sym) -> Sym {
+    static MEMO: std::sync::OnceLock<SymMemo<Sym>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.read().get(&field) {
+        return *s;
+    }
+    let s = Sym::new(&Class::setter_name(field.as_str()));
+    memo.write().insert(field, s);
+    s
+}
+
+/// The keyword constructor `a:b:` over all fields, interned once per process per field list.
+fn constructor_sym(fields: &[Sym]) -> Sym {
+    static MEMO: std::sync::OnceLock<SymMemo<Vec<Sym>>> = std::sync::OnceLock::new();
+    let memo = MEMO.get_or_init(Default::default);
+    if let Some(s) = memo.read().get(fields) {
+        return *s;
+    }
+    let ctor: String = fields.iter().map(|f| format!("{f}:")).collect();
+    let s = Sym::new(&ctor);
+    memo.write().insert(fields.to_vec(), s);
+    s
+}
