@@ -36,6 +36,9 @@ fn erl_code(body: &str) -> String {
 
 #[test]
 fn erlang_pings_calls_and_casts_bt_actors() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("erlcalls", epmd.port);
     let _bt = env.serve_src("bt@127.0.0.1", COOKIE, &[], BT_SERVER);
@@ -84,6 +87,9 @@ halt()."#,
 /// reason; `noconnection` when the bt node goes away.
 #[test]
 fn erlang_monitors_and_links_bt_actors() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("erlmon", epmd.port);
     let mut bt = env.serve_src("bt@127.0.0.1", COOKIE, &[], BT_SERVER);
@@ -121,6 +127,9 @@ halt()."#,
 /// `{Selector, Args}`); the link to an Erlang node is hidden.
 #[test]
 fn bt_calls_an_erlang_gen_server() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("btcalls", epmd.port);
     let code = r#"Loop = fun L() -> receive {'$gen_call', From, Req} -> gen:reply(From, {got, Req}), L() end end,
@@ -169,6 +178,9 @@ Transcript showCr: ([(Actor named: #nobody on: n) unwrap info: 1] on: Error do: 
 /// A wrong cookie is refused both ways between bt and Erlang.
 #[test]
 fn wrong_cookie_between_bt_and_erlang() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("erlcookie", epmd.port);
     let mut bt = env.serve("bt@127.0.0.1", COOKIE, &[]);
@@ -193,6 +205,9 @@ fn wrong_cookie_between_bt_and_erlang() {
 /// `#noproc` for a name nobody holds, `#noconnection` when the Erlang node goes away.
 #[test]
 fn bt_monitors_erlang_processes() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("btmon", epmd.port);
     let code = r#"Worker = fun() -> receive {'$gen_call', From, {'quit:', [R]}} -> gen:reply(From, ok), exit(R) end end,

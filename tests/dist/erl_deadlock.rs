@@ -82,6 +82,9 @@ Transcript showCr: (try value: [r ask: e name: #other]) printString
 
 #[test]
 fn a_cycle_through_an_erlang_process_fails_at_once() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let (out, err) = run_bt_against_erl("erldeadlock", ERL, BT_CLIENT);
     let pids = regex::Regex::new(r"\b0\.\d+\.0\b").unwrap();
     let out = pids.replace_all(&out, "0.N.0");

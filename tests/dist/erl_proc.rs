@@ -80,6 +80,9 @@ show value: (all detect: [:x | x registeredName =:= #e]) printString
 
 #[test]
 fn handles_of_erlang_processes_answer_pid_is_alive_stop_and_kill() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let (out, err) = run_bt_against_erl("erlproc", ERL, BT_CLIENT);
     let pids = regex::Regex::new(r"<1\.\d+\.0>").unwrap();
     let out = pids.replace_all(&out, "<1.N.0>");

@@ -25,3 +25,5 @@ mod nodes;
 mod readme;
 mod remote;
 mod tls;
+#[path = "../support/tools.rs"]
+mod tools;

@@ -135,6 +135,9 @@ Transcript showCr: Node connected printString
 
 #[test]
 fn a_killed_peer_is_down_and_unregistered() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("killed", epmd.port);
     let mut srv = env.serve("doomed@localhost", COOKIE, &[]);
@@ -413,6 +416,9 @@ Transcript showCr: (log items at: 6)
 /// `epmd -names`-style queries.
 #[test]
 fn bt_epmd_is_started_when_none_runs() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let port = free_port();
     let env = Env::new("autoepmd", port);
     struct Killer(u16);

@@ -32,6 +32,9 @@ fn counter_node(env: &Env) -> Proc {
 
 #[test]
 fn readme_two_node_example() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let epmd = Epmd::erlang();
@@ -53,6 +56,9 @@ fn readme_two_node_example() {
 
 #[test]
 fn readme_erlang_session() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let readme =
         std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
     let epmd = Epmd::erlang();

@@ -106,6 +106,9 @@ fn tls_between_bt_nodes_and_a_rogue_certificate_refused() {
 
 #[test]
 fn tls_with_erlang_inet_tls_dist() {
+    if !crate::tools::have_erl() {
+        return;
+    }
     let epmd = Epmd::erlang();
     let env = Env::new("tlserl", epmd.port);
     let p = pki(&env);

@@ -24,3 +24,6 @@ mod rt;
 mod sched;
 mod snapshot;
 mod supervisor;
+#[allow(dead_code)] // `have_erl` is for the dist group
+#[path = "../support/tools.rs"]
+mod tools;
