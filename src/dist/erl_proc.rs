@@ -12,8 +12,9 @@
 //!   once the process is gone: a monitor (`MONITOR_P`) set just before the signal, on the
 //!   same connection and so seen first by the process, reports its exit.
 //! * `stop`: a supervisor's shutdown: `exit(Pid, shutdown)`, then, if the process traps
-//!   exits and is still running after the handle's timeout (5000 ms, `withTimeout:`),
-//!   `exit(Pid, kill)`; it answers once the process has exited (5.7: "`stop` answers once
+//!   exits and is still running after 5000 ms (a supervisor's default shutdown time; a
+//!   `withTimeout:` proxy's `stop` stops only the proxy, LANGUAGE 5.8), `exit(Pid, kill)`;
+//!   it answers once the process has exited (5.7: "`stop` answers once
 //!   the actor has exited").
 //! * `Actor allRegisteredOn:`: `erlang:registered()` there (name proxies, sorted).
 //! * A Pid's `exit: reason`: `is_process_alive`, then `exit(Pid, Reason)`; answers whether
@@ -218,7 +219,7 @@ fn stop(
             let e = node_err(
                 "timeout",
                 format!("{label} did not exit within {ms} ms"),
-                Some("Use withTimeout: to wait longer"),
+                Some("Check later with isAlive: the node may be overloaded"),
             );
             if answer(&slot, Err(e)) {
                 conn::unwatch(&i2, watch);

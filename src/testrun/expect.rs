@@ -185,7 +185,18 @@ impl ErrorFacts {
         if self.badarith && (x == "badarith" || x == "type_error") {
             return true;
         }
-        self.message.contains(x) || self.messages.iter().any(|m| m.contains(x))
+        if self.message.contains(x) || self.messages.iter().any(|m| m.contains(x)) {
+            return true;
+        }
+        // X with a `_` wildcard (11.1's rule: not between letters or digits, so kinds such as
+        // `does_not_understand` stay literal) matches anywhere in the message: `ERROR: _`
+        // accepts any error, `ERROR: Cannot _ sealed` a message holding both parts in order.
+        if segments(x).len() > 1 {
+            let anywhere = format!("_{x}_");
+            return matches(&anywhere, &self.message)
+                || self.messages.iter().any(|m| matches(&anywhere, m));
+        }
+        false
     }
 
     /// `ClassName (kind): message` with a `Hint:` line, as in the report of 3.5.
@@ -302,5 +313,14 @@ mod tests {
         };
         assert!(ce.matches("Undefined variable"));
         assert!(ce.matches("second"));
+        // `_` wildcards in X (session 13): anywhere in the message, in order.
+        assert!(e.matches("_"));
+        assert!(ce.matches("_"));
+        assert!(e.matches("bad _ operation"));
+        assert!(e.matches("arith_ op"));
+        assert!(!e.matches("operation _ bad"));
+        assert!(!dnu.matches("does_not_understand_x"));
+        assert!(dnu.matches("String _ '+'"));
+        assert!(ce.matches("Undefined _: y"));
     }
 }

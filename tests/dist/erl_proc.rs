@@ -1,10 +1,10 @@
 //! `pid`, `isAlive`, `stop`, `kill` and a Pid's `kill`/`exit:` on processes of a plain
 //! Erlang node (docs/remote-actors.md "Erlang processes"): through a name proxy
 //! (`erlang:whereis/1` via `rex`) and on pids an Erlang process sent; `stop` is
-//! `exit(Pid, shutdown)` then `exit(Pid, kill)` after the timeout, `kill` is
-//! `exit(Pid, kill)`, both answering once the process has exited. Real `erl` (OTP 25+)
-//! and `bt` on 127.0.0.1 with a private `epmd` (tests/dist/dist_common.rs; no sleeps, children
-//! killed by guards).
+//! `exit(Pid, shutdown)` then `exit(Pid, kill)` after 5000 ms (`stop` on a `withTimeout:`
+//! proxy stops only the proxy: docs/remote-actors.md), `kill` is `exit(Pid, kill)`, both answering
+//! once the process has exited. Real `erl` (OTP 25+) and `bt` on 127.0.0.1 with a private
+//! `epmd` (tests/dist/dist_common.rs; no sleeps, children killed by guards).
 
 use crate::dist_common;
 use dist_common::*;
@@ -45,10 +45,20 @@ show value: (e reasonOf: #a)
 show value: (try value: [a pid])
 show value: (try value: [a stop])
 show value: (try value: [a kill])
-// A process trapping exits outlives `shutdown`: killed after the timeout.
+// A process trapping exits outlives `shutdown`: killed after the timeout (5000 ms).
 e spawnTrapperAs: #t2
-show value: ((Actor named: #t2 on: n) unwrap withTimeout: 50) stop
+show value: (Actor named: #t2 on: n) unwrap stop
 show value: (e reasonOf: #t2)
+// A timeout proxy is an actor of its own (5.8): `stop`/`kill` on it stop only the proxy.
+e spawnTrapperAs: #t3
+t3 := (Actor named: #t3 on: n) unwrap
+p := t3 withTimeout: 50
+show value: p stop
+show value: p kill
+show value: p isAlive
+show value: p == t3
+show value: t3 kill
+show value: (e reasonOf: #t3)
 e spawnAs: #k
 show value: (Actor named: #k on: n) unwrap kill
 show value: (e reasonOf: #k)
@@ -99,6 +109,12 @@ fn handles_of_erlang_processes_answer_pid_is_alive_stop_and_kill() {
             "#no_such_process",
             "#no_such_process",
             "#no_such_process",
+            "#ok",
+            "#killed",
+            "#ok",
+            "#ok",
+            "true",
+            "false",
             "#ok",
             "#killed",
             "#ok",

@@ -25,6 +25,10 @@ pub struct RemoteName {
     /// The class name of the actor found there (the local class may not exist).
     pub class_name: Sym,
     pub timeout: Timeout,
+    /// A `withTimeout:` proxy (5.8): an actor of its own, so `stop` and `kill` stop only
+    /// the proxy (they answer `#ok` and leave the named process alone) and it never equals
+    /// the plain name proxy.
+    pub proxy: bool,
 }
 
 impl NativeObj for RemoteName {
@@ -41,7 +45,7 @@ impl NativeObj for RemoteName {
         other
             .as_any()
             .downcast_ref::<RemoteName>()
-            .is_some_and(|o| o.name == self.name && o.node == self.node)
+            .is_some_and(|o| o.name == self.name && o.node == self.node && o.proxy == self.proxy)
     }
     fn hash_code(&self) -> u64 {
         (self.name.index() as u64) << 20 ^ self.node.index() as u64
@@ -51,6 +55,7 @@ impl NativeObj for RemoteName {
         k.extend(self.node.as_str().chars().map(|c| c as u64));
         k.push(0);
         k.extend(self.name.as_str().chars().map(|c| c as u64));
+        k.push(self.proxy as u64);
         (5, k)
     }
     fn as_any(&self) -> &dyn Any {
@@ -113,6 +118,7 @@ pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         class,
         class_name,
         timeout: Timeout::DEFAULT,
+        proxy: false,
     })))
 }
 
@@ -129,6 +135,7 @@ pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
         class,
         class_name,
         timeout: Timeout::DEFAULT,
+        proxy: false,
     })
 }
 
@@ -153,8 +160,11 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
                     class: rn.class.clone(),
                     class_name: rn.class_name,
                     timeout: t,
+                    proxy: true,
                 })));
             }
+            // 5.8: `stop` on a timeout proxy stops only the proxy (as a local one does).
+            "stop" | "kill" if rn.proxy => return Some(Ok(Value::sym("ok"))),
             _ if RESOLVED.contains(&s) => {
                 let (node, name) = (rn.node, rn.name);
                 let timeout = rn.timeout;

@@ -364,7 +364,22 @@ impl<'s> Parser<'s> {
             if self.peek() == Tok::Eof {
                 return Err(self.unterminated(open.span(), "binary pattern", "`>>`"));
             }
-            segs.push(self.bin_segment()?);
+            if self.peek() == Tok::Str {
+                // `<<"GET ", rest/binary>>`: a string literal stands for one 8-bit literal
+                // segment per UTF-8 byte (Erlang's `<<"ab">>` = `<<$a, $b>>`).
+                let e = self.literal()?;
+                let ExprKind::Str(text) = &e.kind else {
+                    return Err(self.error("an interpolated string is not a pattern", e.span));
+                };
+                segs.extend(text.bytes().map(|b| BinSegment {
+                    value: BinSegValue::Int(i64::from(b)),
+                    size: None,
+                    modifiers: Vec::new(),
+                    span: e.span,
+                }));
+            } else {
+                segs.push(self.bin_segment()?);
+            }
             match self.peek() {
                 Tok::Comma => {
                     self.bump();
