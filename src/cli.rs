@@ -260,6 +260,22 @@ pub(crate) fn dispatch(cli: Cli) -> i32 {
     }
 }
 
+/// Writes a command's text output to standard output. A reader that went away (`bt doc |
+/// head`) ends the output quietly, as for other Unix tools; another write error is reported.
+/// Answers the exit code.
+pub(crate) fn emit(text: &str) -> i32 {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => 0,
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
+        Err(e) => {
+            eprintln!("bt: cannot write to standard output: {e}");
+            1
+        }
+    }
+}
+
 /// The checker flags `bt run` and `bt test` share.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct CheckFlags {

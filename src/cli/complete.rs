@@ -17,6 +17,7 @@ pub(crate) struct CompletionArgs {
 /// Writes the script to standard output.
 pub(crate) fn main(a: CompletionArgs) -> i32 {
     let mut cmd = crate::cli::Cli::command();
-    clap_complete::generate(a.shell, &mut cmd, "bt", &mut std::io::stdout());
-    0
+    let mut script = Vec::new();
+    clap_complete::generate(a.shell, &mut cmd, "bt", &mut script);
+    crate::cli::emit(&String::from_utf8_lossy(&script))
 }

@@ -554,13 +554,14 @@ pub(crate) fn main(a: DocArgs) -> i32 {
             0
         }
         None => {
+            let mut text = String::new();
             for (i, d) in chosen.iter().enumerate() {
                 if i > 0 {
-                    println!();
+                    text.push('\n');
                 }
-                print!("{}", render(d));
+                text.push_str(&render(d));
             }
-            0
+            crate::cli::emit(&text)
         }
     }
 }

@@ -43,6 +43,5 @@ pub(crate) fn main(a: ParseArgs) -> i32 {
     if diags.iter().any(|d| d.is_error()) {
         return 1;
     }
-    print!("{}", syntax::dump::dump_module(&module));
-    0
+    crate::cli::emit(&syntax::dump::dump_module(&module))
 }

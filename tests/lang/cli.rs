@@ -480,3 +480,30 @@ fn repl_help_load_and_multiline_input() {
         "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n[1,2]\nhi ann\nInteger >> factorial -> Integer\n\nA negative receiver raises `type_error`.\n"
     );
 }
+
+/// `bt doc | head`, `bt completions bash | head`: a reader that goes away ends the output
+/// quietly (exit 0, no panic message), as for other Unix tools. The pipe's read end is closed
+/// before the child starts, so every write fails with a broken pipe whatever the output size.
+#[test]
+fn a_closed_output_pipe_ends_quietly() {
+    let s = Scratch::new("pipe");
+    let file = s.file("p.bt", "x := 1 + 2.\n");
+    for args in [
+        &["doc"][..],
+        &["doc", "Integer"],
+        &["completions", "bash"],
+        &["parse", "--ast", &file],
+    ] {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        let o = bt()
+            .args(args)
+            .stdout(writer)
+            .stderr(Stdio::piped())
+            .output()
+            .expect("bt runs");
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(0), "bt {args:?}: {err}");
+        assert!(!err.contains("panicked"), "bt {args:?}: {err}");
+    }
+}
