@@ -8,13 +8,18 @@
 //! pending reference to a stack slot, an owned cell or an upvalue, and fills in the slot/cell
 //! counts and upvalue sources of each function.
 //!
-//! Files: this one (the walk of phase 1), `resolve` (phase 2), `inline` (sends and the inlined
-//! control-flow selectors), `pattern` (`match:` arms and patterns).
+//! Files: this one (the walk of phase 1), `scope` (functions, variables and scopes of phase
+//! 1), `resolve` (phase 2), `inline` (sends and the inlined control-flow selectors), `pattern`
+//! (`match:` arms and patterns), `shape` (syntactic helpers), `scratch` (per-thread vectors).
 
 mod inline;
 mod pattern;
 mod resolve;
+mod scope;
 mod scratch;
+mod shape;
+
+use shape::*;
 
 use std::sync::Arc;
 
@@ -162,129 +167,6 @@ impl Lowerer {
 
     fn error(&mut self, code: &'static str, msg: String, span: Span) {
         self.diags.push(Diagnostic::error(code, msg, span));
-    }
-
-    fn cur_fn(&self) -> u32 {
-        *self.fn_stack.last().unwrap_or(&0)
-    }
-
-    fn begin_fn(&mut self, params: &[ast::Param]) -> u32 {
-        let fid = self.fns.len() as u32;
-        let (owned, free) = (self.pool.u32s(), self.pool.u32s());
-        self.fns.push(FnInfo {
-            nparams: params.len() as u32,
-            owned,
-            free,
-        });
-        self.fn_stack.push(fid);
-        let base = self.pool.base_scope();
-        self.scopes.push(base);
-        for (i, p) in params.iter().enumerate() {
-            let id = self.new_var(fid, Some(i as u32), None);
-            self.scopes.last_mut().unwrap()[0]
-                .names
-                .push((p.name.name.clone(), id));
-        }
-        fid
-    }
-
-    fn end_fn(&mut self) {
-        self.fn_stack.pop();
-        if let Some(s) = self.scopes.pop() {
-            self.pool.put_scopes(s);
-        }
-    }
-
-    fn new_var(&mut self, owner: u32, param: Option<u32>, binding: Option<Sym>) -> u32 {
-        let id = self.vars.len() as u32;
-        self.vars.push(VarInfo {
-            owner,
-            captured: false,
-            param,
-            binding,
-        });
-        self.fns[owner as usize].owned.push(id);
-        id
-    }
-
-    /// Finds a visible variable; marks it captured when it belongs to an enclosing function.
-    fn lookup(&mut self, name: &str) -> Option<u32> {
-        let nfn = self.scopes.len();
-        for fi in (0..nfn).rev() {
-            for sc in self.scopes[fi].iter().rev() {
-                if let Some((_, id)) = sc.names.iter().rev().find(|(n, _)| n.as_str() == name) {
-                    let id = *id;
-                    self.note_use(id);
-                    return Some(id);
-                }
-            }
-        }
-        None
-    }
-
-    /// Records that the current function uses `id` (capture bookkeeping).
-    fn note_use(&mut self, id: u32) {
-        let owner = self.vars[id as usize].owner;
-        let cur = self.cur_fn();
-        if owner != cur {
-            self.vars[id as usize].captured = true;
-            for k in (0..self.fn_stack.len()).rev() {
-                let f = self.fn_stack[k];
-                if f == owner {
-                    break;
-                }
-                if !self.fns[f as usize].free.contains(&id) {
-                    self.fns[f as usize].free.push(id);
-                }
-            }
-        }
-    }
-
-    /// Declares `name` in the current function's base scope.
-    fn declare(&mut self, name: &str) -> u32 {
-        let fid = self.cur_fn();
-        let binding = if self.toplevel && fid == 0 {
-            Some(Sym::new(name))
-        } else {
-            None
-        };
-        let id = self.new_var(fid, None, binding);
-        let scopes = self.scopes.last_mut().unwrap();
-        let base = scopes.iter_mut().rev().find(|s| s.base).unwrap();
-        base.names.push((Name::new(name), id));
-        id
-    }
-
-    /// Declares `name` in the innermost scope (inlined-block parameters, pattern variables).
-    fn declare_inner(&mut self, name: &str) -> u32 {
-        let fid = self.cur_fn();
-        let id = self.new_var(fid, None, None);
-        self.scopes
-            .last_mut()
-            .unwrap()
-            .last_mut()
-            .unwrap()
-            .names
-            .push((Name::new(name), id));
-        id
-    }
-
-    fn push_scope(&mut self) {
-        let names = self.pool.names();
-        self.scopes
-            .last_mut()
-            .unwrap()
-            .push(Scope { base: false, names });
-    }
-
-    fn pop_scope(&mut self) {
-        if let Some(s) = self.scopes.last_mut().unwrap().pop() {
-            self.pool.put_names(s.names);
-        }
-    }
-
-    fn in_block(&self) -> bool {
-        self.fn_stack.len() > 1
     }
 
     fn self_node(&mut self) -> Node {
@@ -716,147 +598,5 @@ impl Lowerer {
             value: value_node,
             loc,
         }))
-    }
-}
-
-/// A statement list as one node (a single statement stands alone).
-fn seq(mut body: Vec<Node>) -> Node {
-    match body.len() {
-        0 => Node::Nil,
-        1 => body.pop().unwrap_or_default(),
-        _ => Node::Seq(body),
-    }
-}
-
-fn type_test(t: &ast::TypeExpr) -> TypeTest {
-    use ast::TypeKind as K;
-    match &t.kind {
-        K::Named { name, .. } => match name.as_str() {
-            "Nil" => TypeTest::Nil,
-            "Object" | "Dynamic" | "Any" | "ProtoObject" => TypeTest::Any,
-            n => TypeTest::Class(Sym::new(n)),
-        },
-        K::Nil => TypeTest::Nil,
-        K::True => TypeTest::Class(Sym::new("True")),
-        K::False => TypeTest::Class(Sym::new("False")),
-        K::Union(ts) => TypeTest::Union(ts.iter().map(type_test).collect()),
-        K::Meta(_) => TypeTest::Class(Sym::new("Class")),
-        _ => TypeTest::Any,
-    }
-}
-
-/// Turns a `^ e` in tail position of a method body into plain `e`.
-fn strip_tail_return(n: &mut Node) {
-    match n {
-        Node::Return(_) => {
-            if let Node::Return(e) = std::mem::take(n) {
-                *n = *e;
-                strip_tail_return(n);
-            }
-        }
-        Node::Seq(v) => {
-            if let Some(last) = v.last_mut() {
-                strip_tail_return(last);
-            }
-        }
-        Node::If(i) if i.kind == IfKind::IfTrueIfFalse => {
-            strip_tail_return(&mut i.a);
-            strip_tail_return(&mut i.b);
-        }
-        Node::Match(m) => {
-            for a in &mut m.arms {
-                strip_tail_return(&mut a.body);
-            }
-        }
-        _ => {}
-    }
-}
-
-/// Does evaluating `e` possibly assign a variable (outside nested real blocks, whose captured
-/// variables are never stack slots)?
-fn expr_assigns(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::Assign { .. } | ExprKind::Destructure { .. } | ExprKind::Match { .. } => true,
-        ExprKind::Block(_) => false,
-        ExprKind::Send { receiver, args, .. } => {
-            // Inlined control-flow blocks run in this activation.
-            expr_assigns(receiver)
-                || args.iter().any(|a| match &a.kind {
-                    ExprKind::Block(b) => b.body.iter().any(|s| match &s.kind {
-                        StmtKind::Expr(x) | StmtKind::Cast(x) => expr_assigns(x),
-                        StmtKind::Expect(_) => false,
-                    }),
-                    _ => expr_assigns(a),
-                })
-        }
-        ExprKind::Cascade { receiver, parts } => {
-            expr_assigns(receiver) || parts.iter().any(|p| p.args.iter().any(expr_assigns))
-        }
-        ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => expr_assigns(value),
-        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => {
-            v.iter().any(expr_assigns)
-        }
-        ExprKind::Dict(v) => v.iter().any(|(k, x)| expr_assigns(k) || expr_assigns(x)),
-        ExprKind::ListCons { head, tail } => expr_assigns(head) || expr_assigns(tail),
-        ExprKind::Interp(parts) => parts
-            .iter()
-            .any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_assigns(x))),
-        _ => false,
-    }
-}
-
-fn stmt_has_field_assign(s: &Stmt) -> bool {
-    match &s.kind {
-        StmtKind::Expr(e) | StmtKind::Cast(e) => expr_has_field_assign(e),
-        StmtKind::Expect(_) => false,
-    }
-}
-
-fn expr_has_field_assign(e: &Expr) -> bool {
-    match &e.kind {
-        ExprKind::FieldAssign { .. } => true,
-        ExprKind::Assign { value, .. } => expr_has_field_assign(value),
-        ExprKind::Destructure { value, .. } => expr_has_field_assign(value),
-        ExprKind::Send { receiver, args, .. } => {
-            expr_has_field_assign(receiver) || args.iter().any(expr_has_field_assign)
-        }
-        ExprKind::Cascade { receiver, parts } => {
-            expr_has_field_assign(receiver)
-                || parts
-                    .iter()
-                    .any(|p| p.args.iter().any(expr_has_field_assign))
-        }
-        ExprKind::Block(b) => b.body.iter().any(stmt_has_field_assign),
-        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => {
-            v.iter().any(expr_has_field_assign)
-        }
-        ExprKind::Dict(v) => v
-            .iter()
-            .any(|(k, x)| expr_has_field_assign(k) || expr_has_field_assign(x)),
-        ExprKind::Match { receiver, arms, .. } => {
-            expr_has_field_assign(receiver)
-                || arms.iter().any(|a| {
-                    expr_has_field_assign(&a.body)
-                        || a.guard.as_ref().is_some_and(expr_has_field_assign)
-                })
-        }
-        ExprKind::Return(x) => expr_has_field_assign(x),
-        ExprKind::Interp(parts) => parts
-            .iter()
-            .any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_has_field_assign(x))),
-        ExprKind::ListCons { head, tail } => {
-            expr_has_field_assign(head) || expr_has_field_assign(tail)
-        }
-        _ => false,
-    }
-}
-
-/// Does evaluating `n` send no message (literals, collection literals of them, blocks)?
-fn sendless(n: &Node) -> bool {
-    match n {
-        Node::Nil | Node::Const(_) | Node::Block(_) => true,
-        Node::List(v) | Node::Array(v) => v.iter().all(sendless),
-        Node::Dict(p) => p.iter().all(|(k, v)| sendless(k) && sendless(v)),
-        _ => false,
     }
 }
