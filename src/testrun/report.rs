@@ -238,6 +238,14 @@ fn describe_failure(f: &FileResult, c: &CaseResult) -> String {
     }
     if let Some(a) = &c.actual {
         s.push_str(&label_block("actual", a));
+        // The two lines read the same when the display holds a backslash (a String in a
+        // List shows `\"`): in an expectation the backslash is an escape.
+        if c.expected.as_deref() == Some(a.as_str()) && a.contains('\\') {
+            s.push_str(
+                "  hint: `\\` in an expectation is an escape: write `\\\\` for a backslash of the \
+                 display (`bt test --bless` writes it so)\n",
+            );
+        }
     }
     if let Some(m) = &c.message {
         s.push_str(&indent(m, "  "));
@@ -290,6 +298,24 @@ mod tests {
         assert_eq!(s.closing_line(), "2 passed, 3 failed, 1 skipped");
         assert_eq!(Summary::new(vec![]).closing_line(), "0 passed, 0 failed");
         assert_eq!(Summary::new(vec![]).exit_code(), 0);
+    }
+
+    /// An expectation copied from an `actual:` holding a backslash fails (the backslash is an
+    /// escape there) although both lines read the same: the report says why.
+    #[test]
+    fn same_looking_lines_get_the_escape_hint() {
+        let mut a = FileResult::new("t/q.btscript");
+        let mut fail = CaseResult::fail("#(\"a\\\"b\")", 1, "value differs");
+        fail.expected = Some(r#"["a\"b"]"#.into());
+        fail.actual = Some(r#"["a\"b"]"#.into());
+        a.cases.push(fail);
+        let text = Summary::new(vec![a]).human();
+        assert!(
+            text.contains("  hint: `\\` in an expectation is an escape"),
+            "{text}"
+        );
+        // Different lines need no hint.
+        assert!(!sample().human().contains("hint:"));
     }
 
     #[test]
