@@ -186,12 +186,16 @@ where
             }
             Err(()) => {
                 // This thread cannot be the guest (a worker of this runtime): a pool worker
-                // runs the job.
+                // runs the job (the process must have its behaviour back for that).
                 let job = frame.f.take()?;
+                stacks.release();
                 return run_on_pool(slot, job, to_pool);
             }
         }
     }
+    // A guest call may have left the main process kept claimed (`Sched::Lent`): give it
+    // back, so the job message below is run.
+    guest.stacks.release();
     run_on_pool(slot, job, to_pool)
 }
 

@@ -420,6 +420,7 @@ impl RtHandle {
                 g.sched = Sched::Scheduled;
                 true
             } else {
+                crate::runtime::process::note_queued(to, &g);
                 false
             }
         };

@@ -21,6 +21,9 @@ use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Sig
 use crate::runtime::waiter::Waiter;
 use crate::value::{Sym, Value};
 
+mod lent;
+pub(crate) use lent::{claim_idle, resume_kept, run_kept_job, run_lent, unlend};
+
 /// What an actor does with its messages. The runtime calls these on the actor's own
 /// coroutine, one message at a time; `self` is the actor's state.
 pub trait Behaviour: Send + 'static {
@@ -105,6 +108,12 @@ pub(crate) enum Sched {
     Idle,
     Scheduled,
     Running,
+    /// Claimed by a guest runner that keeps it between its owner's calls (the main process of
+    /// an embedded engine: `sched::guest`, [`claim_idle`]): the runner holds the behaviour and
+    /// runs each call's job without taking this lock. Senders treat it as running (what they
+    /// queue waits; they set `Proc::lent_mail`, so the next call or the end of the running job
+    /// releases it the ordinary way); its status reads Idle between calls (`Proc::lent_busy`).
+    Lent,
 }
 
 pub(crate) enum MonitorAction {
@@ -185,6 +194,14 @@ pub(crate) struct Proc {
     pub info: Value,
     /// Set when the process exits; read without the lock on hot paths.
     pub exited: AtomicBool,
+    /// For a process its guest keeps claimed (`Sched::Lent`): set, under the lock, by
+    /// whoever queues a message, a control signal or a stop for it ([`note_queued`]); the
+    /// guest reads it without the lock at each call's start and job's end, and clears it
+    /// under the lock when it releases the process.
+    pub lent_mail: AtomicBool,
+    /// A kept (`Sched::Lent`) process is running a job now: its status reads Runnable, else
+    /// Idle. Written by the guest only (plain stores).
+    pub lent_busy: AtomicBool,
     pub inner: Mutex<Inner>,
 }
 
@@ -284,7 +301,14 @@ impl ProcRef {
             ProcStatus::Dead
         } else if g.waiting.as_ref().is_some_and(|w| !w.is_done()) {
             ProcStatus::Waiting
-        } else if g.sched == Sched::Idle {
+        } else if g.sched == Sched::Idle
+            || (g.sched == Sched::Lent
+                && !self.0.lent_busy.load(Ordering::Relaxed)
+                && g.mailbox.len() == 0
+                && !g.has_control())
+        {
+            // A kept process (`Sched::Lent`) between its guest's calls reads as what it is:
+            // idle, unless something waits for it.
             ProcStatus::Idle
         } else {
             ProcStatus::Runnable
@@ -365,7 +389,18 @@ fn enqueue_as(p: &ProcRef, env: Envelope, call: bool) -> Result<Option<ProcRef>,
         drop(g);
         Ok(Some(p.clone()))
     } else {
+        note_queued(p, &g);
         Ok(None)
+    }
+}
+
+/// Tells the guest that keeps `p` claimed (`Sched::Lent`) that something was queued for it:
+/// called, with `p`'s lock held, by whoever queues a message, a signal or a stop for a
+/// process that is not idle.
+#[inline(always)]
+pub(crate) fn note_queued(p: &ProcRef, g: &Inner) {
+    if g.sched == Sched::Lent {
+        p.0.lent_mail.store(true, Ordering::Release);
     }
 }
 
@@ -383,6 +418,7 @@ pub(crate) fn push_signal(shared: &Shared, p: &ProcRef, sig: Signal) -> bool {
             g.sched = Sched::Scheduled;
             true
         } else {
+            note_queued(p, &g);
             false
         }
     };
@@ -520,109 +556,6 @@ pub(crate) fn run_body(cx: &mut Cx<'_>) {
             finish(shared, p, reason);
         }
     }
-}
-
-/// Claims an idle actor process with nothing queued for the calling thread's guest runner
-/// (`sched::guest`), in one lock: marks it running and lends its behaviour out, so the
-/// guest hands it one message directly ([`run_lent`]) instead of queueing the message and
-/// scheduling the process (the lock that delivers it and the lock in which `run_body` takes
-/// it back out become this one). `None` when the process is not idle, has mail or control
-/// signals, or no longer accepts messages: the caller delivers the ordinary way.
-#[inline]
-pub(crate) fn claim_idle(p: &ProcRef) -> Option<Box<dyn Behaviour>> {
-    let mut g = p.0.inner.lock();
-    if !g.accepting
-        || g.reason.is_some()
-        || g.sched != Sched::Idle
-        || g.mailbox.len() != 0
-        || g.has_control()
-        || !matches!(g.body, Some(Body::Actor(_)))
-    {
-        return None;
-    }
-    let Some(Body::Actor(b)) = g.body.take() else {
-        return None;
-    };
-    g.sched = Sched::Running;
-    // Always empty for an idle actor (its last run cleared it); no drop when it is.
-    if g.current.is_some() {
-        g.current = None;
-    }
-    Some(b)
-}
-
-/// The run of a process claimed by [`claim_idle`]: `msg` (a cast: no reply) is handled as
-/// the first message, then the run goes on as [`run_body`]'s would (control signals and
-/// whatever arrived meanwhile, then the process idles with its behaviour back in its record,
-/// or it exits). A kill while the message runs finds no behaviour in the record; the run
-/// ends at the next lock, dropping it.
-pub(crate) fn run_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, msg: Message) {
-    let p = cx.me();
-    let shared = cx.shared();
-    // `actor_loop`'s handling of a cast, without building a `Next`.
-    let selector = msg.selector;
-    match catch_unwind(AssertUnwindSafe(|| b.handle(cx, msg))) {
-        Err(e) => {
-            finish(shared, p, ExitReason::Panic(panic_message(&e).into()));
-            return;
-        }
-        Ok(Ok(_)) => {}
-        Ok(Err(e)) => {
-            if catch_unwind(AssertUnwindSafe(|| b.cast_failed(cx, selector, e))).is_err() {
-                cx.log("cast_failed hook panicked");
-            }
-        }
-    }
-    after_lent(cx, b);
-}
-
-/// [`run_lent`] for a job instead of a message ([`Behaviour::run_job`]): the job runs as a
-/// cast carrying it would (a panic crashes the process), then the run goes on the same way.
-/// Inlined into the guest runner's run (`sched::guest::run_once`): the claim's job and its
-/// release are one function of the runner (session 13).
-#[inline(always)]
-pub(crate) fn run_lent_job(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, job: LentJob) {
-    if let Err(e) = catch_unwind(AssertUnwindSafe(|| b.run_job(cx, job))) {
-        finish(
-            cx.shared(),
-            cx.me(),
-            ExitReason::Panic(panic_message(&e).into()),
-        );
-        return;
-    }
-    after_lent(cx, b);
-}
-
-/// What follows the lent message or job: a requested exit, the reduction tick, then
-/// `actor_loop` (what arrived meanwhile, then idle with the behaviour back in the record).
-/// The usual case — nothing arrived, no signal, not killed — is the release alone, in the
-/// one lock `actor_loop` would take first (it gets that lock when there is more to do).
-#[inline(always)]
-fn after_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>) {
-    let p = cx.me();
-    let shared = cx.shared();
-    if let Some(reason) = cx.requested_exit() {
-        stop_after_message(cx, shared, p, &mut b, reason);
-        return;
-    }
-    if cx.tick().is_err() {
-        return; // killed while preempted: finish already ran
-    }
-    let mut g = p.0.inner.lock();
-    if g.reason.is_none() && !g.has_control() && g.mailbox.len() == 0 {
-        // `actor_loop`'s idle step (`next_of` found nothing).
-        if g.current.is_some() {
-            g.current = None;
-        }
-        g.mailbox.release();
-        g.sched = Sched::Idle;
-        // The body is empty while lent (nothing else puts one back): no drop call for it.
-        if let Some(old) = g.body.replace(Body::Actor(b)) {
-            drop(old);
-        }
-        return;
-    }
-    actor_loop(cx, shared, p, b, Some(g));
 }
 
 /// What an actor does next (under its lock): control signals first, then the mailbox.

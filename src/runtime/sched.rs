@@ -414,6 +414,8 @@ impl Shared {
             label: opts.label,
             info: opts.info,
             exited: AtomicBool::new(false),
+            lent_mail: AtomicBool::new(false),
+            lent_busy: AtomicBool::new(false),
             inner: Mutex::new(Inner {
                 sched: if is_task {
                     Sched::Scheduled

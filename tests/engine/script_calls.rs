@@ -279,3 +279,105 @@ fn a_deadline_on_the_lent_path_ends_the_call_and_the_next_calls_answer() {
     }
     assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
 }
+
+/// Session 14: between calls the main process stays claimed by the guest's runner
+/// (`Sched::Lent`, internals/embedding.md "Session 14"). What the rest of the runtime sees
+/// must not change: the main process reads Idle between calls and Runnable inside one, a
+/// message queued for it between calls is handled (the next call answers and the mailbox
+/// is empty after it), and a kill between calls leaves the next call a fresh main process.
+#[test]
+fn the_kept_main_process_reads_idle_between_calls_and_takes_mail_and_kills() {
+    use bt::runtime::{Message, ProcStatus, ProcessInfo, RtHandle};
+    let vm = bt::interp::interpreter::Interpreter::new(Default::default());
+    let rt = vm.runtime();
+    let main = |rt: &RtHandle| -> ProcessInfo {
+        let mut all = rt
+            .processes(false)
+            .into_iter()
+            .filter(|i| i.label == "main");
+        let m = all.next().expect("a main process");
+        assert!(all.next().is_none(), "one main process");
+        m
+    };
+    let call = |n: i64| {
+        let rt = rt.clone();
+        let (v, inside) = vm.try_run(move |_, _| (n + 1, main(&rt).status)).unwrap();
+        assert_eq!(v, n + 1);
+        assert_eq!(inside, ProcStatus::Runnable);
+    };
+    for n in 0..4 {
+        call(n);
+        assert_eq!(main(&rt).status, ProcStatus::Idle);
+        assert_eq!(
+            vm.eval("t", &format!("{n} * 2")).unwrap().as_i64(),
+            Some(n * 2)
+        );
+    }
+    // Mail between calls: waiting for the next call, then handled.
+    let m = main(&rt);
+    assert!(rt.cast(&m.proc, Message::named("hello", Vec::new())));
+    assert_eq!(main(&rt).mailbox_len, 1);
+    assert_eq!(main(&rt).status, ProcStatus::Runnable);
+    for n in 0..3 {
+        call(n);
+        let m = main(&rt);
+        assert_eq!((m.status, m.mailbox_len), (ProcStatus::Idle, 0));
+    }
+    // A kill between calls: the next call runs in a fresh main process.
+    let old = main(&rt);
+    assert!(rt.kill(&old.proc));
+    assert_eq!(old.proc.status(), ProcStatus::Dead);
+    for n in 0..3 {
+        call(n);
+    }
+    let new = main(&rt);
+    assert_ne!(new.pid, old.pid);
+    assert_eq!(new.status, ProcStatus::Idle);
+}
+
+/// Actors a script spawned keep running between calls (on the pool, calling a host
+/// function) while the host goes on calling scripts on the kept main process; the calls
+/// answer, sync calls to the actor from a call get its state, a cancel between calls (no
+/// evaluation runs) changes nothing, and `shutdown` from another thread between calls
+/// ends the engine: later calls answer `shutdown`.
+#[test]
+fn calls_answer_while_actors_the_script_spawned_run_and_after_a_cancel_or_shutdown() {
+    use std::sync::mpsc;
+    let e = Arc::new(Engine::builder().build());
+    let (tx, rx) = mpsc::channel::<i64>();
+    let tx = std::sync::Mutex::new(tx);
+    e.register_fn("Host", "tick:", move |n: i64| {
+        let _ = tx.lock().unwrap().send(n);
+        0i64
+    })
+    .unwrap();
+    e.eval(
+        "Actor subclass: Ticker\n  state: n = 0\n  go: k => k > 0 ifTrue: [\n    self.n := self.n + 1.\n    Host tick: self.n.\n    self go: k - 1!]\n  count => self.n\n",
+    )
+    .unwrap();
+    e.eval("t := Ticker spawn").unwrap();
+    let start = e.compile_fn(&["k"], "t go: k!. k").unwrap();
+    let count = e.compile("t count").unwrap();
+    let plain = e.compile_fn(&["x"], "x + 1").unwrap();
+    assert_eq!(outcome(&e, &start, &[Value::Int(30)]), "ok 30");
+    // Each tick comes from the actor while no call runs; a call follows each.
+    for i in 1..=30 {
+        assert_eq!(rx.recv().unwrap(), i);
+        assert_eq!(
+            outcome(&e, &plain, &[Value::Int(i)]),
+            format!("ok {}", i + 1)
+        );
+    }
+    assert_eq!(outcome(&e, &count, &[]), "ok 30");
+    // A cancel while nothing runs has no effect on later calls.
+    e.cancel_handle().cancel();
+    assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
+    assert_eq!(outcome(&e, &count, &[]), "ok 30");
+    // Shutdown from another thread while the main process is kept between calls.
+    let e2 = e.clone();
+    std::thread::spawn(move || e2.shutdown()).join().unwrap();
+    assert_eq!(
+        outcome(&e, &plain, &[Value::Int(1)]),
+        "error shutdown Some(Shutdown)"
+    );
+}

@@ -54,7 +54,8 @@ use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    claim_idle, run_body, run_lent, run_lent_job, Behaviour, Envelope, LentJob, ProcRef, Sched,
+    claim_idle, note_queued, resume_kept, run_body, run_kept_job, run_lent, unlend, Behaviour,
+    Envelope, LentJob, ProcRef, Sched,
 };
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
@@ -71,6 +72,17 @@ pub struct GuestStacks {
     /// The thread registered as the runtime's guest thread by the last call (runtime id,
     /// thread): registered again only when it changes.
     registered: Option<(usize, std::thread::ThreadId)>,
+}
+
+impl GuestStacks {
+    /// Gives the behaviour of the process the parked runner keeps claimed (`Sched::Lent`)
+    /// back to it: before its owner reaches the process any other way than a guest call
+    /// (a job message for the pool), which a kept process would never run.
+    pub fn release(&mut self) {
+        if let Some(IdleWorker(_, Some(r))) = self.idle.as_mut() {
+            r.release();
+        }
+    }
 }
 
 thread_local! {
@@ -106,6 +118,9 @@ struct RunnerIo {
     /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
     /// behaviour and the message or job to hand it (no mailbox round trip).
     lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Work)>>,
+    /// The behaviour of the process the runner keeps claimed between calls (`Sched::Lent`,
+    /// `process::run_kept_job` answered it), set only while parked.
+    kept: std::cell::Cell<Option<Box<dyn Behaviour>>>,
     /// Set before the resume that ends the runner.
     quit: AtomicBool,
     /// True while parked between runs (a `Wait` suspension mid-run leaves it false).
@@ -119,6 +134,8 @@ struct Runner {
     co: Option<RunnerCo>,
     /// The process it runs (the runner ends when its owner's main process is replaced).
     proc: ProcRef,
+    /// Its runtime (a kept behaviour is given back to `proc` when the runner ends).
+    shared: Arc<Shared>,
     /// Its own slot in the guest worker: wake-ups arrive as `Resume { slot, gen }`.
     slot: u32,
     gen: u32,
@@ -150,7 +167,14 @@ fn run_once(
 ) {
     let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
     match io.lent.take() {
-        Some((b, Work::Job(job))) => run_lent_job(&mut cx, b, job),
+        Some((b, Work::Kept(job))) => {
+            if let Some(b) = run_kept_job(&mut cx, b, job) {
+                // Empty here (`drive_work` took it): no drop call for the old value.
+                if let Some(was) = io.kept.replace(Some(b)) {
+                    drop(was);
+                }
+            }
+        }
         Some((b, Work::Msg(msg))) => run_lent(&mut cx, b, msg),
         None => run_body(&mut cx),
     }
@@ -203,6 +227,7 @@ impl Runner {
         Some(Runner {
             co: Some(co),
             proc: p.clone(),
+            shared: w.shared.clone(),
             slot,
             gen,
             top,
@@ -272,8 +297,16 @@ impl Runner {
         }
     }
 
+    /// Gives the behaviour of the process it keeps claimed (if any) back to that process.
+    fn release(&mut self) {
+        if let Some(b) = self.io.kept.take() {
+            unlend(&self.shared, &self.proc, b);
+        }
+    }
+
     /// Ends the runner and gives its stack (trimmed) and slot back to `w`.
     fn end(mut self, w: &mut Worker) {
+        self.release();
         let deepest = self.io.deepest.load(Ordering::Relaxed);
         if let Some(mut stack) = self.finish() {
             stack.trim(deepest);
@@ -292,6 +325,7 @@ impl Runner {
 
 impl Drop for Runner {
     fn drop(&mut self) {
+        self.release();
         drop(self.finish());
     }
 }
@@ -310,6 +344,7 @@ fn deliver(p: &ProcRef, msg: Message) -> Result<bool, Message> {
         g.sched = Sched::Scheduled;
         Ok(true)
     } else {
+        note_queued(p, &g);
         Ok(false)
     }
 }
@@ -392,7 +427,9 @@ impl Drop for Identity {
 /// when it can be claimed ([`drive_job`]).
 pub(crate) enum Work {
     Msg(Message),
-    Job(LentJob),
+    /// A job, for a process claimed with `keep` (`Sched::Lent`): the runner keeps it after
+    /// the job when nothing arrived meanwhile (`process::run_kept_job`).
+    Kept(LentJob),
 }
 
 /// Delivers `msg` to `p` and, if that makes `p` runnable, runs it on this thread until `done`
@@ -468,15 +505,25 @@ fn drive_work(
     }
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
-    // The usual case: the runner is parked and the process idle with nothing queued. One
-    // lock claims it and the runner gets the job or message by hand (`process::run_lent`).
+    // The usual case for a job (session 14): the runner kept the process claimed after the
+    // last call (`Sched::Lent`) and nothing was queued for it since: no lock at all. Else
+    // the runner is parked and the process idle with nothing queued: one lock claims it
+    // (and, for a job, keeps it claimed after) and the runner gets the job or message by
+    // hand (`process::run_lent`). Whatever else gives a kept process back first.
     let claimed = match runner.as_mut() {
-        Some(r) => claim_idle(p).map(|b| (r, b)),
+        Some(r) => match r.io.kept.take() {
+            Some(b) if job.is_some() && resume_kept(p) => Some((r, b)),
+            Some(b) => {
+                unlend(sh, p, b);
+                claim_idle(p, job.is_some()).map(|b| (r, b))
+            }
+            None => claim_idle(p, job.is_some()).map(|b| (r, b)),
+        },
         None => None,
     };
     if let Some((r, b)) = claimed {
         let work = match job {
-            Some(j) => Work::Job(j),
+            Some(j) => Work::Kept(j),
             None => match msg() {
                 Some(m) => Work::Msg(m),
                 None => unreachable!("drive passes its message"),
@@ -624,146 +671,4 @@ impl Drop for InPlace<'_> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::runtime::{handler, Config, Runtime};
-    use crate::value::Value;
-    use std::sync::atomic::AtomicUsize;
-
-    /// The guest's fast path is conditional: a call claims the idle process and hands the
-    /// runner its message (`process::claim_idle`), and anything else delivers the message to
-    /// the mailbox as before. Both must give the same run.
-    #[test]
-    fn claimed_and_delivered_calls_run_the_same() {
-        let rt = Runtime::new(Config::default()).unwrap();
-        let h = rt.handle();
-        let jobs = Arc::new(AtomicUsize::new(0));
-        let extras = Arc::new(AtomicUsize::new(0));
-        let done = GuestDone::new();
-        let (j, x, d) = (jobs.clone(), extras.clone(), done.clone());
-        let p = h.spawn(handler(move |cx, msg| {
-            if msg.selector.as_str() == "extra" {
-                x.fetch_add(1, Ordering::SeqCst);
-                return Ok(Value::Nil);
-            }
-            // A message to itself arrives while the process runs: handled in the same
-            // run, before the process idles again.
-            let me = cx.me().clone();
-            cx.cast(&me, Message::named("extra", Vec::new()));
-            j.fetch_add(1, Ordering::SeqCst);
-            d.set_local();
-            Ok(Value::Nil)
-        }));
-        let mut stacks = GuestStacks::default();
-        for i in 1..=3 {
-            done.reset();
-            // The first call starts the runner through the mailbox; later calls claim.
-            let claimable = stacks.idle.as_ref().is_some_and(|w| w.1.is_some());
-            assert_eq!(claimable, i > 1);
-            let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
-            assert!(matches!(r, Ok(true)));
-            assert!(done.is_set());
-            assert_eq!(jobs.load(Ordering::SeqCst), i);
-            assert_eq!(extras.load(Ordering::SeqCst), i);
-            assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
-        }
-        // A killed process cannot be claimed and takes no message.
-        h.kill(&p);
-        done.reset();
-        let r = h.send_and_drive(&mut stacks, &p, Message::named("job", Vec::new()), &done);
-        assert!(matches!(r, Ok(false)));
-        assert_eq!(jobs.load(Ordering::SeqCst), 3);
-        drop(stacks);
-        rt.shutdown();
-    }
-
-    /// A behaviour that runs lent jobs and, for the delivered path, job messages; each job
-    /// casts a message to its own process and signals the caller.
-    struct Lender {
-        lent: Arc<AtomicUsize>,
-        mailed: Arc<AtomicUsize>,
-        extras: Arc<AtomicUsize>,
-        done: GuestDone,
-    }
-
-    impl Lender {
-        fn job(&self, cx: &mut Cx<'_>, counter: &AtomicUsize) {
-            let me = cx.me().clone();
-            cx.cast(&me, Message::named("extra", Vec::new()));
-            counter.fetch_add(1, Ordering::SeqCst);
-            self.done.set_local();
-        }
-    }
-
-    impl Behaviour for Lender {
-        fn handle(&mut self, cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
-            match msg.selector.as_str() {
-                "extra" => {
-                    self.extras.fetch_add(1, Ordering::SeqCst);
-                }
-                _ => self.job(cx, &self.mailed),
-            }
-            Ok(Value::Nil)
-        }
-
-        fn run_job(&mut self, cx: &mut Cx<'_>, job: LentJob) {
-            // The job is the address of `done`'s flag holder in this test: lent as is.
-            assert_eq!(job.0 as usize, 0x1000);
-            self.job(cx, &self.lent);
-        }
-    }
-
-    /// `drive_job` lends the job when it can claim the process and falls back to a message
-    /// otherwise (the first call starts the runner through the mailbox); both run the job
-    /// once and handle what it sent meanwhile in the same run.
-    #[test]
-    fn lent_jobs_and_their_fallback_messages_run_the_same() {
-        let rt = Runtime::new(Config::default()).unwrap();
-        let h = rt.handle();
-        let lent = Arc::new(AtomicUsize::new(0));
-        let mailed = Arc::new(AtomicUsize::new(0));
-        let extras = Arc::new(AtomicUsize::new(0));
-        let done = GuestDone::new();
-        let p = h.spawn(Lender {
-            lent: lent.clone(),
-            mailed: mailed.clone(),
-            extras: extras.clone(),
-            done: done.clone(),
-        });
-        let mut stacks = GuestStacks::default();
-        let job = LentJob(0x1000 as *mut ());
-        let mut fallbacks = 0;
-        for i in 1..=3 {
-            done.reset();
-            let mut fallback = || {
-                fallbacks += 1;
-                Some(Message::named("job", Vec::new()))
-            };
-            let r = h.drive_job(&mut stacks, &p, job, &mut fallback, &done);
-            assert!(matches!(r, Ok(true)));
-            assert!(done.is_set());
-            // The first call has no runner yet: delivered; later ones claim and lend.
-            let ran = (mailed.load(Ordering::SeqCst), lent.load(Ordering::SeqCst));
-            assert_eq!(ran, (1, i - 1));
-            assert_eq!(extras.load(Ordering::SeqCst), i);
-            assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
-        }
-        assert_eq!(fallbacks, 1);
-        // A killed process is not claimed: the fallback's message is refused, nothing runs.
-        h.kill(&p);
-        done.reset();
-        let mut fallback = || {
-            fallbacks += 1;
-            Some(Message::named("job", Vec::new()))
-        };
-        let r = h.drive_job(&mut stacks, &p, job, &mut fallback, &done);
-        assert!(matches!(r, Ok(false)));
-        assert_eq!(fallbacks, 2);
-        assert_eq!(
-            (mailed.load(Ordering::SeqCst), lent.load(Ordering::SeqCst)),
-            (1, 2)
-        );
-        drop(stacks);
-        rt.shutdown();
-    }
-}
+mod tests;
