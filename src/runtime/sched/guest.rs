@@ -40,7 +40,15 @@
 //!   (`Behaviour::run_job`) with no message and no job slot; otherwise the caller's
 //!   fallback makes the message that carries the job and the call goes on as [`drive`].
 //!   Since session 13 the lent job's run and the process's release are one function of the
-//!   runner (`run_once`, with `process::run_lent_job` and its release inlined).
+//!   runner (`run_once`, with the job and its release inlined).
+//! * **Kept** (session 14). A process claimed for a job stays claimed after it
+//!   (`Sched::Lent`, `process::lent`): the runner keeps its behaviour in `RunnerIo::kept`
+//!   while parked, and the next [`drive_job`] resumes it with no lock
+//!   (`process::resume_kept`) unless something was queued for it or it exited; then, and
+//!   whenever the runner ends or its owner needs the process another way
+//!   ([`GuestStacks::release`]), the behaviour goes back to the process record
+//!   (`process::unlend`). A kept process's queued mail is handled at the next call, before
+//!   its job (or at the end of a running job, as before).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};

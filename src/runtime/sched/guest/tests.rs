@@ -156,7 +156,8 @@ impl Behaviour for Keeper {
         let sel = msg.selector.as_str().to_string();
         self.log.lock().push(sel.clone());
         if sel == "job" {
-            self.done.set_local();
+            // `set`, not `set_local`: a delivered job may run on a pool worker.
+            self.done.set();
         } else {
             let _ = self.handled.send(());
         }
@@ -228,13 +229,20 @@ fn kept_processes_run_jobs_without_a_claim_and_give_way_to_mail_and_kills() {
     call(&mut stacks);
     assert!(keeps(&stacks));
     assert_eq!(log.lock()[4..], ["extra", "job", &lent]);
-    // Given back: a cast is run by the pool, with no guest call.
+    // Given back: the pool runs the process, with no guest call (a sync call from a
+    // task: its reply comes once the process is idle again).
+    rx.recv().unwrap(); // "extra"
     stacks.release();
     assert!(!keeps(&stacks));
     assert_eq!(p.status(), ProcStatus::Idle);
-    assert!(h.cast(&p, Message::named("pooled", Vec::new())));
+    let q = p.clone();
+    let t = h.spawn_task(move |cx| {
+        let m = Message::named("pooled", Vec::new());
+        cx.call(&q, m, crate::runtime::Timeout::Infinity).is_ok()
+    });
+    assert!(t.join().unwrap());
     rx.recv().unwrap();
-    rx.recv().unwrap();
+    assert_eq!(p.status(), ProcStatus::Idle);
     assert_eq!(log.lock()[7..], ["pooled"]);
     call(&mut stacks);
     call(&mut stacks);
