@@ -1,6 +1,8 @@
 //! `bt lsp` driven over standard input/output as an editor would: initialize, open a document
-//! with an error (diagnostics published), hover, go to definition, completion, document
-//! symbols, formatting, shutdown.
+//! with an error (diagnostics published), hover, go to definition (also of locals and into
+//! the library), completion, references, highlights, rename, document symbols, formatting,
+//! shutdown; and half-typed code at every cut, which must never stop the server. Each
+//! server writes the library's sources under its own temporary `XDG_CACHE_HOME`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -11,6 +13,8 @@ use serde_json::{json, Value};
 
 struct Server {
     child: Child,
+    /// The server's `XDG_CACHE_HOME` (where it writes the library's sources), removed on drop.
+    cache: std::path::PathBuf,
     stdin: ChildStdin,
     rx: Receiver<Value>,
     next: i64,
@@ -20,19 +24,22 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.cache);
     }
 }
 
 impl Server {
     fn start() -> Server {
-        Server::start_with(&[])
-    }
-
-    /// A server with extra environment variables.
-    fn start_with(env: &[(&str, &std::path::Path)]) -> Server {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let cache = std::env::temp_dir().join(format!(
+            "bt-lsp-cache-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
             .arg("lsp")
-            .envs(env.iter().map(|(k, v)| (k, v)))
+            .env("XDG_CACHE_HOME", &cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -69,6 +76,7 @@ impl Server {
         });
         Server {
             child,
+            cache,
             stdin,
             rx,
             next: 1,
@@ -345,9 +353,8 @@ total printString
 /// "find all references" / "rename symbol" / "go to definition" use them.
 #[test]
 fn references_rename_and_local_definitions() {
-    let dir = std::env::temp_dir().join(format!("bt-lsp-refs-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).unwrap();
+    let tmp = TempDir::new("refs");
+    let dir = &tmp.0;
     // A file beside the open one that uses the class: references and rename reach it.
     std::fs::write(dir.join("other.bt"), "k := Counter spawn\nk add: 5 to: 6\n").unwrap();
     let uri = format!("file://{}/counter.bt", dir.display());
@@ -470,16 +477,14 @@ fn references_rename_and_local_definitions() {
         "{lib}"
     );
     s.shutdown();
-    std::fs::remove_dir_all(&dir).unwrap();
 }
 
 /// Go to definition of a library class or method opens the library's source, written to the
 /// cache directory; a send whose receiver's class is known goes to that class's method.
 #[test]
 fn definition_into_the_library() {
-    let cache = std::env::temp_dir().join(format!("bt-lsp-cache-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&cache);
-    let mut s = Server::start_with(&[("XDG_CACHE_HOME", &cache)]);
+    let mut s = Server::start();
+    let cache = s.cache.clone();
     s.initialize();
     let uri = "file:///tmp/bt-lsp-lib-test/a.bt";
     s.open(
@@ -510,7 +515,6 @@ fn definition_into_the_library() {
         "{d}"
     );
     s.shutdown();
-    std::fs::remove_dir_all(&cache).unwrap();
 }
 
 /// Half-typed code never stops the server: every prefix of some example programs (and a
@@ -561,4 +565,22 @@ fn half_typed_code_never_stops_the_server() {
         }
     }
     s.shutdown();
+}
+
+/// A scratch directory removed when dropped (also when the test fails).
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("bt-lsp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
