@@ -237,7 +237,8 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
             eprintln!("unknown command {t} (try :help)");
             continue;
         }
-        let (result, interrupted) = interrupt::run(|| vm.eval("repl", &input));
+        let mut result = Ok(crate::value::Value::Nil);
+        let ((), interrupted) = interrupt::run(|| result = vm.eval("repl", &input));
         if interrupted {
             eprintln!("interrupted");
             let _ = std::io::stdout().flush();

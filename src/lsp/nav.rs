@@ -164,14 +164,17 @@ pub(crate) fn definition(
     }
 }
 
-/// Every occurrence of the name under `offset`: `(uri, text, occurrence)` over the
-/// workspace (a variable: this document only).
+/// An occurrence in a file: `(uri, text, occurrence)`.
+type Located = (String, String, Occurrence);
+
+/// Every occurrence of the name under `offset` over the workspace (a variable: this
+/// document only).
 fn all_occurrences(
     docs: &HashMap<String, String>,
     uri: &str,
     text: &str,
     offset: usize,
-) -> Option<(Key, Vec<(String, String, Occurrence)>)> {
+) -> Option<(Key, Vec<Located>)> {
     let occs = refs::occurrences(text);
     let key = refs::at(&occs, offset)?.key.clone();
     let mut out = Vec::new();
