@@ -7,7 +7,7 @@
 //! | `definition` | classes, methods (by selector; by the receiver's class when it is known) and fields, in the open documents and the `.bt` files beside them, then in the library; a local variable's first binding |
 //! | `references`, `documentHighlight` | every occurrence of a class, selector (keyword parts), field or local variable ([`refs`]) |
 //! | `prepareRename`, `rename` | the same occurrences rewritten (library classes and selectors refused) |
-//! | `completion` | selectors the receiver before the cursor understands (by its inferred class), else every known selector and class |
+//! | `completion` | selectors the receiver before the cursor understands (by its inferred class); after a receiver of unknown class every selector; where an expression starts the document's variables and the classes |
 //! | `documentSymbol` | classes with their slots and methods, standalone methods |
 //! | `formatting` | the whole document through `bt fmt` |
 //!
@@ -382,7 +382,17 @@ fn completion(text: &str, offset: usize) -> Json {
         }
         return json!({"isIncomplete": false, "items": items});
     }
-    match analysis::receiver_type(text, start) {
+    // The first word of a line starts an expression: no receiver before it.
+    let line_start = text[..start]
+        .rsplit('\n')
+        .next()
+        .is_none_or(|l| l.trim().is_empty());
+    let receiver = if line_start {
+        None
+    } else {
+        analysis::receiver_type(text, start)
+    };
+    match receiver {
         Some((class, class_side)) if classes.contains_key(&class) => {
             for (sel, header, owner) in analysis::selectors_of(&classes, &class, class_side) {
                 if sel.starts_with(prefix) {
@@ -394,7 +404,30 @@ fn completion(text: &str, offset: usize) -> Json {
                 }
             }
         }
+        // A receiver of unknown class (`zzz `, `(a foo) `): every selector known.
+        _ if !line_start && follows_receiver(&text[..start]) => {
+            let mut sels = std::collections::BTreeSet::new();
+            for d in classes.values() {
+                sels.extend(d.methods.iter().map(|m| m.selector.as_str()));
+                sels.extend(d.primitives.iter().map(String::as_str));
+            }
+            for sel in sels.into_iter().filter(|s| s.starts_with(prefix)) {
+                items.push(json!({"label": sel, "kind": 2}));
+            }
+        }
+        // Where an expression starts: the variables of the document, then class names.
         _ => {
+            let mut vars = std::collections::BTreeSet::new();
+            for o in refs::occurrences(text) {
+                if let refs::Key::Var(name, _) = o.key {
+                    if name.starts_with(prefix) && name != prefix {
+                        vars.insert(name);
+                    }
+                }
+            }
+            for v in vars {
+                items.push(json!({"label": v, "kind": 6}));
+            }
             for d in classes.values() {
                 if d.name.starts_with(prefix) {
                     items.push(json!({"label": d.name, "kind": 7}));
@@ -403,6 +436,20 @@ fn completion(text: &str, offset: usize) -> Json {
         }
     }
     json!({"isIncomplete": false, "items": items})
+}
+
+/// Does the text before the word being typed end with a receiver (an identifier, literal or
+/// closing bracket on the same line, not a keyword, `:=` or operator)?
+fn follows_receiver(before: &str) -> bool {
+    let line = before.rsplit('\n').next().unwrap_or("");
+    let t = line.trim_end();
+    if t.len() == line.len() {
+        return false; // no blank before the word: not a message position
+    }
+    let Some(last) = t.chars().last() else {
+        return false;
+    };
+    last.is_ascii_alphanumeric() || last == '_' || matches!(last, ')' | ']' | '}' | '"' | '\'')
 }
 
 fn symbols(text: &str) -> Json {

@@ -584,3 +584,33 @@ impl Drop for TempDir {
         let _ = std::fs::remove_dir_all(&self.0);
     }
 }
+
+/// Completion where the receiver's class is unknown offers every selector; where an
+/// expression starts, the document's variables and the classes (before: classes only, also
+/// after a receiver).
+#[test]
+fn completion_without_a_known_receiver() {
+    let mut s = Server::start();
+    s.initialize();
+    let uri = "file:///tmp/bt-lsp-complete/a.bt";
+    let labels = |c: &Value| -> Vec<String> {
+        c["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    s.open(uri, "total := 3\nmystery printS");
+    let c = s.request("textDocument/completion", at(uri, 1, 14));
+    let l = labels(&c);
+    assert!(l.contains(&"printString".to_string()), "{l:?}");
+    assert!(l.iter().all(|x| x.starts_with("printS")), "{l:?}");
+    s.change(uri, 2, "total := 3\nto");
+    let c = s.request("textDocument/completion", at(uri, 1, 2));
+    assert_eq!(labels(&c), vec!["total".to_string()], "{c}");
+    s.change(uri, 3, "total := 3\nDiction");
+    let c = s.request("textDocument/completion", at(uri, 1, 7));
+    assert_eq!(labels(&c), vec!["Dictionary".to_string()], "{c}");
+    s.shutdown();
+}
