@@ -420,46 +420,143 @@ fn html_escape(s: &str) -> String {
         .replace('>', "&gt;")
 }
 
-/// One class as a self-contained HTML fragment.
-pub(crate) fn to_html(d: &ClassDoc) -> String {
+/// Inline Markdown of a doc comment as HTML: `code` spans; the rest escaped.
+fn html_inline(s: &str) -> String {
+    let mut out = String::new();
+    let mut parts = s.split('`');
+    if let Some(first) = parts.next() {
+        out.push_str(&html_escape(first));
+    }
+    let rest: Vec<&str> = parts.collect();
+    for (i, p) in rest.iter().enumerate() {
+        // An unpaired last backtick stays a backtick.
+        if i % 2 == 0 && i + 1 == rest.len() {
+            out.push('`');
+            out.push_str(&html_escape(p));
+        } else if i % 2 == 0 {
+            out.push_str(&format!("<code>{}</code>", html_escape(p)));
+        } else {
+            out.push_str(&html_escape(p));
+        }
+    }
+    out
+}
+
+/// A doc comment (Markdown: paragraphs, `- ` lists, fenced code, `code` spans) as HTML.
+pub(crate) fn doc_html(doc: &str) -> String {
+    let mut out = String::new();
+    let mut para: Vec<&str> = Vec::new();
+    let mut list = false;
+    let flush = |para: &mut Vec<&str>, out: &mut String| {
+        if !para.is_empty() {
+            let _ = writeln!(out, "<p>{}</p>", html_inline(&para.join(" ")));
+            para.clear();
+        }
+    };
+    let mut lines = doc.lines();
+    while let Some(line) = lines.next() {
+        let t = line.trim();
+        if t.starts_with("```") {
+            flush(&mut para, &mut out);
+            if list {
+                out.push_str("</ul>\n");
+                list = false;
+            }
+            let mut code = String::new();
+            for l in lines.by_ref() {
+                if l.trim_start().starts_with("```") {
+                    break;
+                }
+                code.push_str(l);
+                code.push('\n');
+            }
+            let _ = writeln!(out, "<pre><code>{}</code></pre>", html_escape(&code));
+        } else if let Some(item) = t.strip_prefix("- ") {
+            flush(&mut para, &mut out);
+            if !list {
+                out.push_str("<ul>\n");
+                list = true;
+            }
+            let _ = writeln!(out, "<li>{}</li>", html_inline(item));
+        } else if t.is_empty() {
+            flush(&mut para, &mut out);
+            if list {
+                out.push_str("</ul>\n");
+                list = false;
+            }
+        } else {
+            para.push(t);
+        }
+    }
+    flush(&mut para, &mut out);
+    if list {
+        out.push_str("</ul>\n");
+    }
+    out
+}
+
+/// One class as an HTML fragment; `link` makes the address of another class's section.
+pub(crate) fn to_html(d: &ClassDoc, link: &dyn Fn(&str) -> String) -> String {
     let mut s = String::new();
     let _ = writeln!(s, "<section id=\"{0}\"><h1>{0}</h1>", html_escape(&d.name));
-    if let Some(sup) = &d.superclass {
-        let _ = writeln!(
-            s,
-            "<p><code>{} subclass: {}</code></p>",
-            html_escape(sup),
-            html_escape(&d.name)
-        );
+    let mut line = String::new();
+    if !d.modifiers.is_empty() {
+        line.push_str(&format!("{} ", d.modifiers.join(" ")));
     }
+    match &d.superclass {
+        Some(sup) => {
+            let _ = write!(
+                line,
+                "<code>{} subclass: {}</code> — inherits from <a href=\"{}\">{}</a>",
+                html_escape(sup),
+                html_escape(&d.name),
+                link(sup),
+                html_escape(sup)
+            );
+        }
+        None => line.push_str("the root class"),
+    }
+    if d.file.is_empty() {
+        line.push_str(" · built into the run time");
+    } else {
+        let _ = write!(line, " · declared in <code>{}</code>", html_escape(&d.file));
+    }
+    let _ = writeln!(s, "<p class=\"decl\">{line}</p>");
     if !d.doc.is_empty() {
-        let _ = writeln!(
-            s,
-            "<pre class=\"doc\">{}</pre>",
-            html_escape(&clean_doc(&d.doc))
-        );
+        s.push_str(&doc_html(&clean_doc(&d.doc)));
     }
-    for sl in &d.slots {
-        let _ = writeln!(
-            s,
-            "<p class=\"slot\"><code>{}: {}{}</code> {}</p>",
-            sl.kind,
-            html_escape(&sl.name),
-            sl.ty
-                .as_deref()
-                .map(|t| format!(" :: {}", html_escape(t)))
-                .unwrap_or_default(),
-            html_escape(&sl.doc)
-        );
-    }
-    for m in &d.methods {
-        let _ = writeln!(s, "<h3><code>{}</code></h3>", html_escape(&m.header));
-        if !m.doc.is_empty() {
+    if !d.slots.is_empty() {
+        s.push_str("<h2>Data</h2>\n<ul>\n");
+        for sl in &d.slots {
             let _ = writeln!(
                 s,
-                "<pre class=\"doc\">{}</pre>",
-                html_escape(&clean_doc(&m.doc))
+                "<li><code>{}: {}{}</code> {}</li>",
+                sl.kind,
+                html_escape(&sl.name),
+                sl.ty
+                    .as_deref()
+                    .map(|t| format!(" :: {}", html_escape(t)))
+                    .unwrap_or_default(),
+                html_inline(&sl.doc)
             );
+        }
+        s.push_str("</ul>\n");
+    }
+    for (class_side, title) in [(true, "Class methods"), (false, "Methods")] {
+        let ms: Vec<&MethodDoc> = d
+            .methods
+            .iter()
+            .filter(|m| m.class_side == class_side)
+            .collect();
+        if ms.is_empty() {
+            continue;
+        }
+        let _ = writeln!(s, "<h2>{title}</h2>");
+        for m in ms {
+            let _ = writeln!(s, "<h3><code>{}</code></h3>", html_escape(&m.header));
+            if !m.doc.is_empty() {
+                s.push_str(&doc_html(&clean_doc(&m.doc)));
+            }
         }
     }
     if !d.primitives.is_empty() {
@@ -473,9 +570,16 @@ pub(crate) fn to_html(d: &ClassDoc) -> String {
     s
 }
 
+/// A whole page (one stylesheet for every page).
 fn html_page(title: &str, body: &str) -> String {
     format!(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{}</title></head>\n<body>\n{body}</body></html>\n",
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>{}</title>\n<style>\n\
+         body {{ font-family: system-ui, sans-serif; max-width: 50rem; margin: 2rem auto; \
+         padding: 0 1rem; line-height: 1.45; }}\n\
+         code, pre {{ font-family: ui-monospace, monospace; font-size: 0.92em; }}\n\
+         pre {{ background: #f4f4f4; padding: 0.6rem 0.8rem; overflow-x: auto; }}\n\
+         h3 {{ margin-bottom: 0.2rem; }} section {{ border-bottom: 1px solid #ddd; }}\n\
+         p.decl {{ color: #444; }}\n</style></head>\n<body>\n{body}</body></html>\n",
         html_escape(title)
     )
 }
@@ -507,9 +611,11 @@ pub(crate) fn main(a: DocArgs) -> i32 {
         }
     }
     let ext = if a.html { "html" } else { "md" };
+    // One page per class under --out (links to `Class.html`); on standard output one page
+    // with a section per class (links to `#Class`).
     let render = |d: &ClassDoc| {
         if a.html {
-            html_page(&d.name, &to_html(d))
+            html_page(&d.name, &to_html(d, &|c| format!("{c}.html")))
         } else {
             to_markdown(d)
         }
@@ -552,6 +658,17 @@ pub(crate) fn main(a: DocArgs) -> i32 {
                 }
             }
             0
+        }
+        None if a.html => {
+            let body: String = chosen
+                .iter()
+                .map(|d| to_html(d, &|c| format!("#{c}")))
+                .collect();
+            let title = match chosen.as_slice() {
+                [one] => one.name.clone(),
+                _ => "Class reference".to_string(),
+            };
+            crate::cli::emit(&html_page(&title, &body))
         }
         None => {
             let mut text = String::new();

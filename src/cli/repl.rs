@@ -6,10 +6,13 @@
 //! with the top-level display rules, and an error shows its report (without location) and the
 //! session continues. `:load FILE`, `:help [Class | Class>>selector | selector]`, `:quit`.
 //! Tab completes selectors by the receiver's class, class names and commands
-//! ([`super::repl_help`]).
+//! ([`super::repl_help`]). Ctrl-C while an input runs ends that evaluation (its main process
+//! is killed; the bindings made before stay) and the session goes on
+//! ([`super::repl_interrupt`]).
 
 use std::io::{BufRead, IsTerminal, Write};
 
+use super::repl_interrupt as interrupt;
 use crate::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
 
 const HELP: &str = "\
@@ -176,6 +179,9 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
         ..VmOptions::default()
     });
     let interactive = std::io::stdin().is_terminal();
+    if interactive {
+        interrupt::install(vm.runtime());
+    }
     let session: Session = Default::default();
     let mut source: Box<dyn LineSource> = if interactive {
         match rustyline::Editor::<Helper, rustyline::history::DefaultHistory>::new() {
@@ -217,7 +223,9 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
         }
         if let Some(path) = t.strip_prefix(":load") {
             let path = path.trim();
-            load(&vm, path);
+            if interrupt::run(|| load(&vm, path)).1 {
+                eprintln!("interrupted");
+            }
             if let Ok(src) = std::fs::read_to_string(path) {
                 let mut s = session.borrow_mut();
                 s.push_str(&src);
@@ -229,7 +237,13 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
             eprintln!("unknown command {t} (try :help)");
             continue;
         }
-        let result = vm.eval("repl", &input);
+        let mut result = Ok(crate::value::Value::Nil);
+        let ((), interrupted) = interrupt::run(|| result = vm.eval("repl", &input));
+        if interrupted {
+            eprintln!("interrupted");
+            let _ = std::io::stdout().flush();
+            continue;
+        }
         for f in vm.last_findings() {
             eprint!("{f}");
         }

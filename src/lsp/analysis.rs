@@ -114,7 +114,11 @@ pub(crate) enum DeclKind {
 
 /// Every class, slot and method declared in `text`.
 pub(crate) fn declarations(text: &str) -> Vec<Decl> {
-    let (module, _) = crate::syntax::parse(text);
+    // Library files too: their `=> @primitive` bodies are not errors here.
+    let opts = crate::syntax::Options {
+        allow_primitives: true,
+    };
+    let (module, _) = crate::syntax::parse_with(text, opts);
     let mut out = Vec::new();
     for item in &module.items {
         match item {
@@ -244,8 +248,10 @@ pub(crate) fn receiver_type(text: &str, offset: usize) -> Option<(String, bool)>
         _ => {}
     }
     let start = before
-        .rfind(|c: char| !(word_char(c) || c == '.' || c == '$' || c == '#'))
-        .map(|i| i + 1)
+        .char_indices()
+        .rev()
+        .find(|&(_, c)| !(word_char(c) || c == '.' || c == '$' || c == '#'))
+        .map(|(i, c)| i + c.len_utf8())
         .unwrap_or(0);
     let tok = &before[start..];
     if tok.is_empty() {
@@ -464,6 +470,10 @@ mod tests {
         );
         assert_eq!(receiver_type("y := 3 ", 7), Some(("Integer".into(), false)));
         assert_eq!(receiver_type("P ", 2), Some(("P".into(), true)));
+        // A non-ASCII character just before the receiver (once a panic: a byte index inside
+        // the character).
+        assert_eq!(receiver_type("(× x", 4), None);
+        assert_eq!(receiver_type("×\"a\" ", 6), Some(("String".into(), false)));
         let d = declarations(t);
         assert_eq!(d.iter().filter(|d| d.kind == DeclKind::Method).count(), 1);
     }

@@ -4,14 +4,20 @@
 //! |---|---|
 //! | `didOpen` / `didChange` (full text) / `didClose` | `publishDiagnostics`: parse errors and the checker's findings (`bt check`) |
 //! | `hover` | a class (declaration, doc comment), a method (headers and docs of every class defining it), a variable (inferred class), `self.field` |
-//! | `definition` | classes, methods (by selector) and fields, in the open documents and the `.bt` files beside them |
-//! | `completion` | selectors the receiver before the cursor understands (by its inferred class), else every known selector and class |
+//! | `definition` | classes, methods (by selector; by the receiver's class when it is known) and fields, in the open documents and the `.bt` files beside them, then in the library; a local variable's first binding |
+//! | `references`, `documentHighlight` | every occurrence of a class, selector (keyword parts), field or local variable ([`refs`]) |
+//! | `prepareRename`, `rename` | the same occurrences rewritten (library classes and selectors refused) |
+//! | `completion` | selectors the receiver before the cursor understands (by its inferred class); after a receiver of unknown class every selector; where an expression starts the document's variables and the classes |
 //! | `documentSymbol` | classes with their slots and methods, standalone methods |
 //! | `formatting` | the whole document through `bt fmt` |
 //!
-//! Positions are LSP's (0-based lines, UTF-16 columns); [`analysis`] converts them.
+//! Positions are LSP's (0-based lines, UTF-16 columns); [`analysis`] converts them. A request
+//! whose handler panics is answered with an error (`InternalError`) and the server goes on;
+//! a client that skips the `initialized` notification is served all the same.
 
 pub(crate) mod analysis;
+mod nav;
+mod refs;
 
 use std::collections::HashMap;
 
@@ -48,6 +54,9 @@ fn capabilities() -> Json {
         "textDocumentSync": 1,
         "hoverProvider": true,
         "definitionProvider": true,
+        "referencesProvider": true,
+        "documentHighlightProvider": true,
+        "renameProvider": {"prepareProvider": true},
         "documentSymbolProvider": true,
         "documentFormattingProvider": true,
         "completionProvider": {"triggerCharacters": [" ", "."]}
@@ -60,24 +69,50 @@ pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
         "capabilities": capabilities(),
         "serverInfo": {"name": "bt", "version": env!("CARGO_PKG_VERSION")}
     });
-    let (id, _params) = conn.initialize_start().map_err(|e| e.to_string())?;
-    conn.initialize_finish(id, init)
-        .map_err(|e| e.to_string())?;
+    // The handshake by hand (not `Connection::initialize`): a client that sends a document
+    // before `initialized` is served rather than dropped.
     let mut docs: HashMap<String, String> = HashMap::new();
+    loop {
+        match conn.receiver.recv().map_err(|e| e.to_string())? {
+            Message::Request(req) if req.method == "initialize" => {
+                conn.sender
+                    .send(Message::Response(Response::new_ok(req.id, init)))
+                    .map_err(|e| e.to_string())?;
+                break;
+            }
+            Message::Request(req) => {
+                let resp = Response::new_err(
+                    req.id,
+                    lsp_server::ErrorCode::ServerNotInitialized as i32,
+                    "the server is not initialized yet".to_string(),
+                );
+                conn.sender
+                    .send(Message::Response(resp))
+                    .map_err(|e| e.to_string())?;
+            }
+            Message::Notification(n) if n.method == "exit" => return Ok(()),
+            _ => {}
+        }
+    }
     for msg in &conn.receiver {
         match msg {
             Message::Request(req) => {
                 if conn.handle_shutdown(&req).map_err(|e| e.to_string())? {
                     return Ok(());
                 }
-                let resp = answer(&docs, &req);
+                let resp = guarded(&req, || answer(&docs, &req));
                 conn.sender
                     .send(Message::Response(resp))
                     .map_err(|e| e.to_string())?;
             }
             Message::Notification(n) => {
+                if n.method == "exit" {
+                    return Ok(());
+                }
                 if let Some(uri) = on_notification(&mut docs, &n) {
-                    let diags = diagnostics(&uri, docs.get(&uri).map(String::as_str));
+                    let text = docs.get(&uri).map(String::as_str);
+                    let diags = std::panic::catch_unwind(|| diagnostics(&uri, text))
+                        .unwrap_or_else(|_| json!({"uri": uri, "diagnostics": []}));
                     let note = Notification::new("textDocument/publishDiagnostics".into(), diags);
                     conn.sender
                         .send(Message::Notification(note))
@@ -88,6 +123,22 @@ pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// Runs a request's handler; a panic becomes an error answer (the server goes on).
+fn guarded(req: &Request, f: impl FnOnce() -> Response) -> Response {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|p| {
+        let what = p
+            .downcast_ref::<String>()
+            .cloned()
+            .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+            .unwrap_or_default();
+        Response::new_err(
+            req.id.clone(),
+            lsp_server::ErrorCode::InternalError as i32,
+            format!("bt lsp: {} failed: {what}", req.method),
+        )
+    })
 }
 
 /// Updates the documents; answers the URI whose diagnostics should be published.
@@ -131,7 +182,7 @@ pub(crate) fn uri_path(uri: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
-fn path_uri(path: &std::path::Path) -> String {
+pub(crate) fn path_uri(path: &std::path::Path) -> String {
     format!("file://{}", path.display()).replace(' ', "%20")
 }
 
@@ -179,7 +230,24 @@ fn answer(docs: &HashMap<String, String>, req: &Request) -> Response {
     );
     let result = match req.method.as_str() {
         "textDocument/hover" => hover(text, offset),
-        "textDocument/definition" => definition(docs, &uri, text, offset),
+        "textDocument/definition" => nav::definition(docs, &uri, text, offset),
+        "textDocument/references" => {
+            let decl = p["context"]["includeDeclaration"].as_bool().unwrap_or(true);
+            nav::references(docs, &uri, text, offset, decl)
+        }
+        "textDocument/documentHighlight" => nav::highlights(text, offset),
+        "textDocument/prepareRename" | "textDocument/rename" => {
+            let r = if req.method.ends_with("prepareRename") {
+                nav::prepare_rename(text, offset)
+            } else {
+                let new = p["newName"].as_str().unwrap_or("");
+                nav::rename(docs, &uri, text, offset, new)
+            };
+            return match r {
+                Ok(v) => Response::new_ok(id, v),
+                Err(m) => Response::new_err(id, lsp_server::ErrorCode::RequestFailed as i32, m),
+            };
+        }
         "textDocument/completion" => completion(text, offset),
         "textDocument/documentSymbol" => symbols(text),
         "textDocument/formatting" => formatting(text),
@@ -236,15 +304,45 @@ fn hover(text: &str, offset: usize) -> Json {
             )));
         }
     }
-    // A variable: its inferred class.
+    let occs = refs::occurrences(text);
+    let occ = refs::at(&occs, offset);
+    // A variable: its inferred class, else where it is bound.
     if !word.ends_with(':') && word.starts_with(|c: char| c.is_ascii_lowercase()) {
         if let Some(t) = analysis::variable_type(text, &word) {
             return with_range(markdown(format!("```bt\n{word} :: {t}\n```\n(inferred)")));
         }
+        if let Some(
+            o @ refs::Occurrence {
+                key: refs::Key::Var(..),
+                ..
+            },
+        ) = occ
+        {
+            if let Some(d) = occs.iter().find(|d| d.key == o.key && d.decl) {
+                let line = lines.position(d.spans[0].start as usize).0 + 1;
+                return with_range(markdown(format!(
+                    "```bt\n{word}\n```\nvariable, bound on line {line}"
+                )));
+            }
+        }
     }
+    // A send: the whole selector (a keyword part stands for the selector of its send) and,
+    // when the receiver's class is known, the class answering it.
+    let (word, owner) = match occ {
+        Some(
+            o @ refs::Occurrence {
+                key: refs::Key::Selector(sel),
+                ..
+            },
+        ) => (sel.clone(), nav::owner_of_send(text, o)),
+        _ => (word, None),
+    };
     // A selector: every class defining it (a keyword part matches the selectors holding it).
     let mut parts = Vec::new();
     for d in classes.values() {
+        if owner.as_ref().is_some_and(|o| *o != d.name) {
+            continue;
+        }
         for m in &d.methods {
             let hit = m.selector == word
                 || (word.ends_with(':') && m.selector.split_inclusive(':').any(|p| p == word));
@@ -263,60 +361,6 @@ fn hover(text: &str, offset: usize) -> Json {
         return Json::Null;
     }
     with_range(markdown(parts.join("\n\n---\n\n")))
-}
-
-fn location(uri: &str, text: &str, span: crate::syntax::ast::Span) -> Json {
-    json!({"uri": uri, "range": Lines::new(text).range(span)})
-}
-
-fn definition(docs: &HashMap<String, String>, uri: &str, text: &str, offset: usize) -> Json {
-    let Some((word, span)) = analysis::word_at(text, offset) else {
-        return Json::Null;
-    };
-    // The open documents, then the other .bt files of this document's directory.
-    let mut sources: Vec<(String, String)> =
-        docs.iter().map(|(u, t)| (u.clone(), t.clone())).collect();
-    sources.sort_by_key(|(u, _)| u != uri);
-    if let Some(dir) = std::path::Path::new(&uri_path(uri)).parent() {
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            let mut files: Vec<std::path::PathBuf> = rd.flatten().map(|e| e.path()).collect();
-            files.sort();
-            for f in files {
-                let u = path_uri(&f);
-                if f.extension().is_some_and(|x| x == "bt") && !sources.iter().any(|(s, _)| *s == u)
-                {
-                    if let Ok(t) = std::fs::read_to_string(&f) {
-                        sources.push((u, t));
-                    }
-                }
-            }
-        }
-    }
-    let field = text[..span.start as usize].ends_with("self.");
-    let here_class = analysis::enclosing_class(text, offset);
-    let mut found = Vec::new();
-    for (u, t) in &sources {
-        for d in analysis::declarations(t) {
-            let hit = match d.kind {
-                DeclKind::Class => !field && d.name == word,
-                DeclKind::Slot => field && d.name == word && d.class == here_class,
-                DeclKind::Method => {
-                    !field
-                        && (d.name == word
-                            || (word.ends_with(':')
-                                && d.name.split_inclusive(':').any(|p| p == word)))
-                }
-            };
-            if hit {
-                found.push(location(u, t, d.name_span));
-            }
-        }
-    }
-    match found.len() {
-        0 => Json::Null,
-        1 => found.remove(0),
-        _ => Json::Array(found),
-    }
 }
 
 fn completion(text: &str, offset: usize) -> Json {
@@ -338,7 +382,17 @@ fn completion(text: &str, offset: usize) -> Json {
         }
         return json!({"isIncomplete": false, "items": items});
     }
-    match analysis::receiver_type(text, start) {
+    // The first word of a line starts an expression: no receiver before it.
+    let line_start = text[..start]
+        .rsplit('\n')
+        .next()
+        .is_none_or(|l| l.trim().is_empty());
+    let receiver = if line_start {
+        None
+    } else {
+        analysis::receiver_type(text, start)
+    };
+    match receiver {
         Some((class, class_side)) if classes.contains_key(&class) => {
             for (sel, header, owner) in analysis::selectors_of(&classes, &class, class_side) {
                 if sel.starts_with(prefix) {
@@ -350,7 +404,30 @@ fn completion(text: &str, offset: usize) -> Json {
                 }
             }
         }
+        // A receiver of unknown class (`zzz `, `(a foo) `): every selector known.
+        _ if !line_start && follows_receiver(&text[..start]) => {
+            let mut sels = std::collections::BTreeSet::new();
+            for d in classes.values() {
+                sels.extend(d.methods.iter().map(|m| m.selector.as_str()));
+                sels.extend(d.primitives.iter().map(String::as_str));
+            }
+            for sel in sels.into_iter().filter(|s| s.starts_with(prefix)) {
+                items.push(json!({"label": sel, "kind": 2}));
+            }
+        }
+        // Where an expression starts: the variables of the document, then class names.
         _ => {
+            let mut vars = std::collections::BTreeSet::new();
+            for o in refs::occurrences(text) {
+                if let refs::Key::Var(name, _) = o.key {
+                    if name.starts_with(prefix) && name != prefix {
+                        vars.insert(name);
+                    }
+                }
+            }
+            for v in vars {
+                items.push(json!({"label": v, "kind": 6}));
+            }
             for d in classes.values() {
                 if d.name.starts_with(prefix) {
                     items.push(json!({"label": d.name, "kind": 7}));
@@ -359,6 +436,20 @@ fn completion(text: &str, offset: usize) -> Json {
         }
     }
     json!({"isIncomplete": false, "items": items})
+}
+
+/// Does the text before the word being typed end with a receiver (an identifier, literal or
+/// closing bracket on the same line, not a keyword, `:=` or operator)?
+fn follows_receiver(before: &str) -> bool {
+    let line = before.rsplit('\n').next().unwrap_or("");
+    let t = line.trim_end();
+    if t.len() == line.len() {
+        return false; // no blank before the word: not a message position
+    }
+    let Some(last) = t.chars().last() else {
+        return false;
+    };
+    last.is_ascii_alphanumeric() || last == '_' || matches!(last, ')' | ']' | '}' | '"' | '\'')
 }
 
 fn symbols(text: &str) -> Json {

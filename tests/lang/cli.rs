@@ -507,3 +507,162 @@ fn a_closed_output_pipe_ends_quietly() {
         assert!(!err.contains("panicked"), "bt {args:?}: {err}");
     }
 }
+
+/// `bt repl` in a terminal (a pseudo-terminal, as a user has): the session survives an error
+/// and a Ctrl-C that interrupts a loop which never ends, keeps its bindings, and Ctrl-D ends it
+/// with status 0. Ctrl-C is sent once the loop has printed that it runs, and again while the
+/// output lacks "interrupted"; each wait is a read of the terminal's output with a bound on
+/// the total time. (Before: Ctrl-C ended the whole session.)
+#[test]
+#[allow(unsafe_code)] // openpty, and setsid/TIOCSCTTY in the child: a terminal for the REPL
+fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let (mut master, slave) = {
+        let (mut m, mut s) = (0, 0);
+        // SAFETY: openpty fills two fds; no name, termios or window size is passed.
+        let r = unsafe {
+            libc::openpty(
+                &mut m,
+                &mut s,
+                std::ptr::null_mut(),
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        assert_eq!(r, 0, "openpty");
+        // SAFETY: both fds were just opened and are owned here only.
+        unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
+    };
+    let home = Scratch::new("repl-home");
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_bt"));
+    cmd.arg("repl")
+        .env("HOME", &home.0)
+        .env("TERM", "dumb")
+        .stdin(Stdio::from(slave.try_clone().unwrap()))
+        .stdout(Stdio::from(slave.try_clone().unwrap()))
+        .stderr(Stdio::from(slave));
+    // SAFETY: between fork and exec only async-signal-safe calls: a new session whose
+    // controlling terminal is the pty (so Ctrl-C on it signals the child's process group).
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY as _, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    // Killed and reaped if the test fails (a REPL left in its loop would spin).
+    let mut child = KillOnDrop(cmd.spawn().unwrap());
+    drop(cmd);
+    let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
+    let mut reader = master.try_clone().unwrap();
+    std::thread::spawn(move || {
+        use std::io::Read;
+        let mut b = [0u8; 4096];
+        while let Ok(n) = reader.read(&mut b) {
+            if n == 0 || tx.send(b[..n].to_vec()).is_err() {
+                return;
+            }
+        }
+    });
+    let mut t = Term {
+        rx,
+        seen: String::new(),
+        at: 0,
+        deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
+    };
+    t.expect("bt> ");
+    master.write_all(b"x := 40 + 1\r").unwrap();
+    t.expect("41");
+    master.write_all(b"1 / 0\r").unwrap();
+    t.expect("arithmetic");
+    // The loop announces that it runs (a Ctrl-C typed before the line is read would discard
+    // the line: the terminal flushes pending input on an interrupt).
+    master
+        .write_all(b"Transcript showCr: \"loo\" ++ \"ping\". [true] whileTrue: [x := x]\r")
+        .unwrap();
+    t.expect("looping");
+    loop {
+        master.write_all(b"\x03").unwrap();
+        if t.wait_for("interrupted") {
+            break;
+        }
+    }
+    master.write_all(b"\rx + 1\r").unwrap();
+    t.expect("42");
+    master.write_all(b"\x04").unwrap();
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{}", t.seen);
+}
+
+/// The output of a terminal, read as it comes.
+struct Term {
+    rx: std::sync::mpsc::Receiver<Vec<u8>>,
+    seen: String,
+    /// Where the next search starts (after what was found last).
+    at: usize,
+    deadline: std::time::Instant,
+}
+
+impl Term {
+    /// Reads until `what` appears (true), or until the output pauses (false).
+    fn wait_for(&mut self, what: &str) -> bool {
+        loop {
+            if let Some(i) = self.seen[self.at..].find(what) {
+                self.at += i + what.len();
+                return true;
+            }
+            assert!(
+                std::time::Instant::now() < self.deadline,
+                "no {what:?} in the terminal output:\n{}",
+                self.seen
+            );
+            match self.rx.recv_timeout(std::time::Duration::from_millis(300)) {
+                Ok(b) => self.seen.push_str(&String::from_utf8_lossy(&b)),
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return false,
+                Err(_) => panic!("the terminal closed:\n{}", self.seen),
+            }
+        }
+    }
+
+    fn expect(&mut self, what: &str) {
+        while !self.wait_for(what) {}
+    }
+}
+
+/// `bt doc --html`: the doc comments' Markdown becomes HTML (code blocks, `code` spans — no
+/// fences or backticks left), several classes make one page whose sections link to each
+/// other, and `--out` writes a page per class with an index.
+#[test]
+fn doc_html_renders_markdown_and_makes_one_page() {
+    let o = run(&["doc", "--html", "Integer", "Number"]);
+    assert_eq!(o.status.code(), Some(0));
+    let page = text(&o.stdout);
+    assert_eq!(page.matches("<!doctype html>").count(), 1, "{page}");
+    assert!(!page.contains("```"), "a code fence left as text:\n{page}");
+    assert!(page.contains("<pre><code>3 ** 40\n"), "{page}");
+    assert!(page.contains("<code>type_error</code>"), "{page}");
+    assert!(
+        page.contains("inherits from <a href=\"#Number\">Number</a>"),
+        "{page}"
+    );
+    let s = Scratch::new("dochtml");
+    let out = s.0.join("ref");
+    let o = run(&["doc", "--html", "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(0));
+    let int = std::fs::read_to_string(out.join("Integer.html")).unwrap();
+    assert!(int.contains("<a href=\"Number.html\">Number</a>"), "{int}");
+    assert!(std::fs::read_to_string(out.join("index.html"))
+        .unwrap()
+        .contains("<a href=\"Integer.html\">Integer</a>"));
+}
+
+struct KillOnDrop(std::process::Child);
+
+impl Drop for KillOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}

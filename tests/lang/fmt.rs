@@ -1,5 +1,6 @@
 //! `bt fmt` over every golden source, example and built-in library file: formatting twice
-//! changes nothing, and the formatted text parses to the same AST (the `bt parse --ast` dump).
+//! changes nothing, the formatted text parses to the same AST (the `bt parse --ast` dump),
+//! and every line keeps its text and comments (only indentation and blank lines change).
 //! (Files with syntax errors — parse/err goldens, expression files with error cases — are laid
 //! out too; their diagnostics must not change.)
 
@@ -61,6 +62,21 @@ fn formatting_is_idempotent_and_keeps_the_ast() {
         };
         if twice != once {
             problems.push(format!("{}: not idempotent", f.display()));
+        }
+        // Tokens never move between lines and comments stay: the non-blank lines, without
+        // their leading and trailing blanks, are the same lines in the same order.
+        let words = |t: &str| -> Vec<String> {
+            t.lines()
+                .map(str::trim)
+                .filter(|l| !l.is_empty())
+                .map(str::to_string)
+                .collect()
+        };
+        if words(&src) != words(&once) {
+            problems.push(format!(
+                "{}: a line's text or a comment changed",
+                f.display()
+            ));
         }
         let (after, diags2) = bt::syntax::parse_with(&once, opts);
         if bt::syntax::dump::dump_module(&before) != bt::syntax::dump::dump_module(&after) {

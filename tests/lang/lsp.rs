@@ -1,6 +1,8 @@
 //! `bt lsp` driven over standard input/output as an editor would: initialize, open a document
-//! with an error (diagnostics published), hover, go to definition, completion, document
-//! symbols, formatting, shutdown.
+//! with an error (diagnostics published), hover, go to definition (also of locals and into
+//! the library), completion, references, highlights, rename, document symbols, formatting,
+//! shutdown; and half-typed code at every cut, which must never stop the server. Each
+//! server writes the library's sources under its own temporary `XDG_CACHE_HOME`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -11,6 +13,8 @@ use serde_json::{json, Value};
 
 struct Server {
     child: Child,
+    /// The server's `XDG_CACHE_HOME` (where it writes the library's sources), removed on drop.
+    cache: std::path::PathBuf,
     stdin: ChildStdin,
     rx: Receiver<Value>,
     next: i64,
@@ -20,13 +24,22 @@ impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.cache);
     }
 }
 
 impl Server {
     fn start() -> Server {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let cache = std::env::temp_dir().join(format!(
+            "bt-lsp-cache-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
         let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
             .arg("lsp")
+            .env("XDG_CACHE_HOME", &cache)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -63,6 +76,7 @@ impl Server {
         });
         Server {
             child,
+            cache,
             stdin,
             rx,
             next: 1,
@@ -81,16 +95,52 @@ impl Server {
 
     /// Sends a request and answers its result (other messages in between are skipped).
     fn request(&mut self, method: &str, params: Value) -> Value {
+        let m = self.answer(method, params);
+        assert!(m.get("error").is_none(), "{m}");
+        m["result"].clone()
+    }
+
+    /// Sends a request and answers the whole response (result or error).
+    fn answer(&mut self, method: &str, params: Value) -> Value {
         let id = self.next;
         self.next += 1;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         loop {
             let m = self.recv();
             if m["id"] == json!(id) {
-                assert!(m.get("error").is_none(), "{m}");
-                return m["result"].clone();
+                return m;
             }
         }
+    }
+
+    fn open(&mut self, uri: &str, text: &str) {
+        self.notify(
+            "textDocument/didOpen",
+            json!({"textDocument": {"uri": uri, "languageId": "bt", "version": 1, "text": text}}),
+        );
+        let _ = self.diagnostics();
+    }
+
+    fn change(&mut self, uri: &str, version: i64, text: &str) -> Value {
+        self.notify(
+            "textDocument/didChange",
+            json!({"textDocument": {"uri": uri, "version": version}, "contentChanges": [{"text": text}]}),
+        );
+        self.diagnostics()
+    }
+
+    fn initialize(&mut self) {
+        let _ = self.request(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": {}}),
+        );
+        self.notify("initialized", json!({}));
+    }
+
+    fn shutdown(mut self) {
+        assert!(self.request("shutdown", Value::Null).is_null());
+        self.notify("exit", Value::Null);
+        assert!(self.child.wait().unwrap().success());
     }
 
     fn recv(&mut self) -> Value {
@@ -266,4 +316,301 @@ fn an_editor_session() {
     s.notify("exit", Value::Null);
     let status = s.child.wait().unwrap();
     assert!(status.success());
+}
+
+fn at(uri: &str, line: u32, character: u32) -> Value {
+    json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": character}})
+}
+
+/// `(line, character)` of every location's start, in order.
+fn starts(locs: &Value) -> Vec<(u64, u64)> {
+    locs.as_array()
+        .unwrap_or_else(|| panic!("not a list: {locs}"))
+        .iter()
+        .map(|l| {
+            let s = &l["range"]["start"];
+            (
+                s["line"].as_u64().unwrap(),
+                s["character"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+const COUNTER: &str = "Actor subclass: Counter
+  state: count = 0
+
+  add: n to: m -> Integer => n + m
+  bump => self.count := self.count + (self add: 1 to: 2)
+
+c := Counter spawn
+total := c add: 1 to: 2
+c bump
+total printString
+";
+
+/// References, highlights, rename and the definition of a local variable, as an editor's
+/// "find all references" / "rename symbol" / "go to definition" use them.
+#[test]
+fn references_rename_and_local_definitions() {
+    let tmp = TempDir::new("refs");
+    let dir = &tmp.0;
+    // A file beside the open one that uses the class: references and rename reach it.
+    std::fs::write(dir.join("other.bt"), "k := Counter spawn\nk add: 5 to: 6\n").unwrap();
+    let uri = format!("file://{}/counter.bt", dir.display());
+    let other = format!("file://{}/other.bt", dir.display());
+    let mut s = Server::start();
+    s.initialize();
+    s.open(&uri, COUNTER);
+    let caps_ok = s.answer("textDocument/references", json!({"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}, "context": {"includeDeclaration": true}}));
+    assert!(caps_ok.get("error").is_none(), "{caps_ok}");
+
+    // The keyword selector `add:to:` from its `to:` part: every part of every send and the
+    // header, in both files.
+    let r = s.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 7, "character": 19}, "context": {"includeDeclaration": true}}),
+    );
+    let here: Vec<(u64, u64)> = r
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["uri"] == uri.as_str())
+        .map(|l| {
+            (
+                l["range"]["start"]["line"].as_u64().unwrap(),
+                l["range"]["start"]["character"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        here,
+        vec![(3, 2), (3, 9), (4, 43), (4, 50), (7, 11), (7, 18)],
+        "{r}"
+    );
+    assert_eq!(
+        r.as_array()
+            .unwrap()
+            .iter()
+            .filter(|l| l["uri"] == other.as_str())
+            .count(),
+        2,
+        "{r}"
+    );
+    // Without the declaration.
+    let r = s.request(
+        "textDocument/references",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 7, "character": 12}, "context": {"includeDeclaration": false}}),
+    );
+    assert_eq!(r.as_array().unwrap().len(), 6, "{r}");
+
+    // A field: its declaration and `self.count` reads and writes; highlights the same.
+    let h = s.request("textDocument/documentHighlight", at(&uri, 4, 16));
+    assert_eq!(starts(&h), vec![(1, 9), (4, 15), (4, 29)], "{h}");
+
+    // A local variable: go to its first binding; references stay in its scope (the method's
+    // `n` is not the top level's).
+    let d = s.request("textDocument/definition", at(&uri, 9, 2));
+    assert_eq!(
+        d["range"]["start"],
+        json!({"line": 7, "character": 0}),
+        "{d}"
+    );
+    let d = s.request("textDocument/definition", at(&uri, 3, 29));
+    assert_eq!(
+        d["range"]["start"],
+        json!({"line": 3, "character": 7}),
+        "{d}"
+    );
+    let h = s.request("textDocument/hover", at(&uri, 3, 29));
+    assert!(
+        h["contents"]["value"]
+            .as_str()
+            .unwrap()
+            .contains("bound on line 4"),
+        "{h}"
+    );
+
+    // Rename: a class across files; a keyword selector part by part; a bad name refused;
+    // a library selector refused.
+    let p = s.request("textDocument/prepareRename", at(&uri, 6, 6));
+    assert_eq!(p["start"], json!({"line": 6, "character": 5}), "{p}");
+    let e = s.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 6, "character": 6}, "newName": "Tally"}),
+    );
+    assert_eq!(
+        e["changes"][uri.as_str()].as_array().unwrap().len(),
+        2,
+        "{e}"
+    );
+    assert_eq!(e["changes"][other.as_str()][0]["newText"], "Tally", "{e}");
+    let e = s.request(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 3}, "newName": "plus:and:"}),
+    );
+    let texts: Vec<&str> = e["changes"][uri.as_str()]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["newText"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts,
+        vec!["plus:", "and:", "plus:", "and:", "plus:", "and:"],
+        "{e}"
+    );
+    let bad = s.answer(
+        "textDocument/rename",
+        json!({"textDocument": {"uri": uri}, "position": {"line": 3, "character": 3}, "newName": "plus:"}),
+    );
+    assert!(
+        bad["error"]["message"].as_str().unwrap().contains("part"),
+        "{bad}"
+    );
+    let lib = s.answer("textDocument/prepareRename", at(&uri, 9, 8));
+    assert!(
+        lib["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("library"),
+        "{lib}"
+    );
+    s.shutdown();
+}
+
+/// Go to definition of a library class or method opens the library's source, written to the
+/// cache directory; a send whose receiver's class is known goes to that class's method.
+#[test]
+fn definition_into_the_library() {
+    let mut s = Server::start();
+    let cache = s.cache.clone();
+    s.initialize();
+    let uri = "file:///tmp/bt-lsp-lib-test/a.bt";
+    s.open(
+        uri,
+        "s := \"abc\" reversed\nn := 3 factorial\nd := Dictionary new\n",
+    );
+    let d = s.request("textDocument/definition", at(uri, 2, 6));
+    let target = d["uri"].as_str().unwrap_or_else(|| panic!("{d}"));
+    assert!(target.ends_with("/Dictionary.bt"), "{d}");
+    let path = target.strip_prefix("file://").unwrap();
+    assert!(path.starts_with(cache.to_str().unwrap()), "{d}");
+    let src = std::fs::read_to_string(path).unwrap();
+    let line = d["range"]["start"]["line"].as_u64().unwrap() as usize;
+    assert!(
+        src.lines()
+            .nth(line)
+            .unwrap()
+            .contains("subclass: Dictionary"),
+        "{d}"
+    );
+    // `3 factorial`: Integer's method, not another class's.
+    let d = s.request("textDocument/definition", at(uri, 1, 9));
+    assert!(
+        d["uri"]
+            .as_str()
+            .unwrap_or_else(|| panic!("{d}"))
+            .ends_with("/Integer.bt"),
+        "{d}"
+    );
+    s.shutdown();
+}
+
+/// Half-typed code never stops the server: every prefix of some example programs (and a
+/// non-ASCII character just before the cursor, which once made completion panic) gets an
+/// answer to every request, and a client that forgets `initialized` is served too.
+#[test]
+fn half_typed_code_never_stops_the_server() {
+    let mut s = Server::start();
+    let _ = s.request(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}}),
+    );
+    // No `initialized`: the document is served all the same.
+    let uri = "file:///tmp/bt-lsp-fuzz/a.bt";
+    s.open(uri, "x := 1\n");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts = vec!["/// cost `ceiling(initial × coe".to_string()];
+    for f in [
+        "examples/bank.bt",
+        "examples/matching.bt",
+        "stdlib/RetryPolicy.bt",
+    ] {
+        let src = std::fs::read_to_string(root.join(f)).unwrap();
+        let mut cut = 0;
+        while cut < src.len() {
+            if src.is_char_boundary(cut) {
+                texts.push(src[..cut].to_string());
+            }
+            cut += 97;
+        }
+    }
+    let methods = [
+        "textDocument/hover",
+        "textDocument/completion",
+        "textDocument/definition",
+        "textDocument/references",
+        "textDocument/documentHighlight",
+        "textDocument/documentSymbol",
+        "textDocument/formatting",
+    ];
+    for (v, text) in texts.iter().enumerate() {
+        s.change(uri, v as i64 + 2, text);
+        let line = text.lines().count().saturating_sub(1) as u32;
+        let col = text.lines().last().map_or(0, |l| l.encode_utf16().count()) as u32;
+        for m in methods {
+            let a = s.answer(m, json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"includeDeclaration": true}, "options": {"tabSize": 2, "insertSpaces": true}}));
+            assert!(a.get("error").is_none(), "{m} at the end of {text:?}: {a}");
+        }
+    }
+    s.shutdown();
+}
+
+/// A scratch directory removed when dropped (also when the test fails).
+struct TempDir(std::path::PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> TempDir {
+        let d = std::env::temp_dir().join(format!("bt-lsp-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        std::fs::create_dir_all(&d).unwrap();
+        TempDir(d)
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Completion where the receiver's class is unknown offers every selector; where an
+/// expression starts, the document's variables and the classes (before: classes only, also
+/// after a receiver).
+#[test]
+fn completion_without_a_known_receiver() {
+    let mut s = Server::start();
+    s.initialize();
+    let uri = "file:///tmp/bt-lsp-complete/a.bt";
+    let labels = |c: &Value| -> Vec<String> {
+        c["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| i["label"].as_str().unwrap().to_string())
+            .collect()
+    };
+    s.open(uri, "total := 3\nmystery printS");
+    let c = s.request("textDocument/completion", at(uri, 1, 14));
+    let l = labels(&c);
+    assert!(l.contains(&"printString".to_string()), "{l:?}");
+    assert!(l.iter().all(|x| x.starts_with("printS")), "{l:?}");
+    s.change(uri, 2, "total := 3\nto");
+    let c = s.request("textDocument/completion", at(uri, 1, 2));
+    assert_eq!(labels(&c), vec!["total".to_string()], "{c}");
+    s.change(uri, 3, "total := 3\nDiction");
+    let c = s.request("textDocument/completion", at(uri, 1, 7));
+    assert_eq!(labels(&c), vec!["Dictionary".to_string()], "{c}");
+    s.shutdown();
 }
