@@ -94,6 +94,9 @@ fn make(ctx: &mut Ctx, v: &Value, unit: f64) -> EvalResult {
     let ms = match v {
         Value::Int(i) => (*i as f64) * unit,
         Value::Float(f) => f.get() * unit,
+        // Beyond 64 bits: the range check below rejects it (it read "expects a number, not
+        // Integer" before session 14).
+        Value::BigInt(b) => num_traits::ToPrimitive::to_f64(&**b).unwrap_or(f64::INFINITY) * unit,
         other => {
             let n = ctx.class_name_of(other);
             return Err(ctx.type_err(format!("Duration expects a number, not {n}")));
