@@ -188,6 +188,11 @@ impl Writer {
                 self.out.push(b'{');
                 self.indent += 1;
                 let mut first = true;
+                // A Symbol and a String of the same name would write one JSON name twice
+                // (session 14): remember the names only when both kinds of key are present.
+                let mixed = d.iter().any(|(k, _)| matches!(&*k, Value::Symbol(_)))
+                    && d.iter().any(|(k, _)| matches!(&*k, Value::Str(_)));
+                let mut seen = std::collections::HashSet::new();
                 for (k, x) in d.iter() {
                     let key = match &*k {
                         Value::Str(s) => s.to_string(),
@@ -200,6 +205,18 @@ impl Writer {
                             ))
                         }
                     };
+                    if mixed && !seen.insert(key.clone()) {
+                        let at = if self.path.is_empty() {
+                            String::new()
+                        } else {
+                            format!(" at {}", self.path_text())
+                        };
+                        return Err(ctx.type_err(format!(
+                            "a Dictionary{at} has the key {} as a Symbol and as a String: \
+                             JSON names must be unique",
+                            crate::interp::print::quote_string(&key)
+                        )));
+                    }
                     if !first {
                         self.out.push(b',');
                     }
