@@ -236,13 +236,13 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
         Value::Interval(iv) => Ok(interval_string(iv)),
         Value::Block(b) => Ok(format!("Block/{}", b.arity())),
         Value::Native(n) => Ok(n.0.print_string()),
-        Value::Object(o) => print_instance(ctx, o),
+        Value::Object(o) => print_instance(ctx, v, o),
         _ => Ok(String::new()),
     }
 }
 
 /// Result, exceptions, Value instances (`Point(x: 3, y: 4)`), Object-kind instances.
-fn print_instance(ctx: &mut Ctx, o: &Instance) -> Result<String, Unwind> {
+fn print_instance(ctx: &mut Ctx, v: &Value, o: &Instance) -> Result<String, Unwind> {
     let class = &o.class;
     if class.name.as_str() == "Result" {
         if let (Some(ok), Some(val), Some(err)) =
@@ -256,10 +256,14 @@ fn print_instance(ctx: &mut Ctx, o: &Instance) -> Result<String, Unwind> {
         }
     }
     if inherits_from(class, "Exception") {
-        let msg = match field(o, "message") {
-            Some(Value::Str(s)) => s.to_string(),
-            Some(Value::Nil) | None => class.name.as_str().to_string(),
-            Some(other) => ctx.display_string(other)?,
+        // The message is what `messageText` answers, so a subclass that overrides it (the
+        // Pharo way to give an exception class its text) prints, describes and reports with
+        // it (session 14; the built-in `messageText` answers the field or the class name).
+        let text = ctx.send(v, Sym::new("messageText"), &[])?;
+        let msg = match &text {
+            Value::Str(s) => s.to_string(),
+            Value::Nil => class.name.as_str().to_string(),
+            other => ctx.display_string(other)?,
         };
         return Ok(match field(o, "hint") {
             Some(Value::Str(h)) => format!("{msg}\nHint: {h}"),

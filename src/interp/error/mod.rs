@@ -367,7 +367,13 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
             _ => "signal".to_string(),
         },
     };
-    let message = match &exc_field(exc, F_MESSAGE) {
+    // A class may override `messageText` (Pharo's way to give an exception class its text);
+    // the field is the fallback, as for `kind` (session 14).
+    let text = match ctx.send(exc, Sym::new("messageText"), &[]) {
+        Ok(v) => v,
+        Err(_) => exc_field(exc, F_MESSAGE),
+    };
+    let message = match &text {
         Value::Str(s) => s.as_str().to_string(),
         Value::Nil => class_name.clone(),
         other => ctx.display_string(other).unwrap_or_default(),

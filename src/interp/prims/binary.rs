@@ -40,6 +40,10 @@ pub fn bytes_from_list(what: &str, v: &Value) -> Res<Vec<u8>> {
     seq_items(what, v)?
         .map(|b| match b {
             Value::Int(i) if (0..=255).contains(i) => Ok(*i as u8),
+            // An Integer outside the byte range is named (it read "got an Integer").
+            Value::Int(i) => Err(Fault::Type(format!(
+                "{what} expects byte Integers (0-255), got {i}"
+            ))),
             other => Err(Fault::expected(what, "byte Integers (0-255)", other)),
         })
         .collect()

@@ -93,6 +93,22 @@ fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::
     Ok(())
 }
 
+/// `new` for a library class whose instances only its constructors make (DateTime, Regex,
+/// Protocol): `instantiation_error` "Cannot create X instances with new", with a hint naming
+/// the constructor. Before session 14 these classes inherited Object's `new`, which made an
+/// instance without the native payload, whose every send (printString included) failed.
+pub fn refuse_new(ctx: &Ctx, r: &Value, hint: &str) -> EvalResult {
+    let n = match r {
+        Value::Class(c) => c.name.as_str().to_string(),
+        other => ctx.class_name_of(other),
+    };
+    Err(ctx.err_hint(
+        ErrorKind::InstantiationError,
+        format!("Cannot create {n} instances with new"),
+        hint,
+    ))
+}
+
 /// `new` evaluated for a class value (helpers for other modules).
 pub fn new_instance(ctx: &mut Ctx, c: &ClassRef) -> EvalResult {
     check_new(ctx, c, false)?;

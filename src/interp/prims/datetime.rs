@@ -41,6 +41,13 @@ pub fn register(p: &mut Prims) {
     p.add_class(d, "now", |ctx, _, _| {
         Ok(make(ctx, OffsetDateTime::now_utc()))
     });
+    p.add_class(d, "new", |ctx, r, _| {
+        crate::interp::prims::class::refuse_new(
+            ctx,
+            r,
+            "Use DateTime year:month:day:, fromString:, fromTimestamp: or now",
+        )
+    });
     p.add_class(d, "epoch", |ctx, _, _| {
         Ok(make(ctx, OffsetDateTime::UNIX_EPOCH))
     });
@@ -248,6 +255,9 @@ fn cmp(
 fn int(ctx: &Ctx, what: &str, v: &Value) -> Result<i64, Unwind> {
     match v {
         Value::Int(i) => Ok(*i),
+        // An Integer beyond 64 bits is out of every calendar range (session 14: the message
+        // was "must be an Integer, got an Integer").
+        Value::BigInt(_) => Err(out_of_range(ctx)),
         other => {
             let n = article_class(other);
             Err(ctx.type_err(format!("DateTime {what} must be an Integer, got {n}")))
@@ -304,6 +314,9 @@ fn from_units(ctx: &mut Ctx, v: &Value, unit: i128) -> EvalResult {
         Value::Float(f) if f.get().is_finite() && f.get().abs() < 1e15 => {
             (f.get() * unit as f64).round() as i128
         }
+        Value::BigInt(_) | Value::Float(_) => {
+            return Err(ctx.type_err("timestamp out of range for a DateTime"))
+        }
         other => {
             let n = article_class(other);
             return Err(ctx.type_err(format!("a timestamp must be a number, got {n}")));
@@ -319,8 +332,13 @@ fn offset_ns(ctx: &mut Ctx, r: &Value, delta: i128) -> EvalResult {
     let t = get(ctx, r)?;
     match OffsetDateTime::from_unix_timestamp_nanos(t.unix_timestamp_nanos() + delta) {
         Ok(t) => Ok(make(ctx, t)),
-        Err(_) => Err(ctx.type_err("DateTime arithmetic out of range (years -9999 to 9999)")),
+        Err(_) => Err(out_of_range(ctx)),
     }
+}
+
+/// `type_error` for a calendar result (or count) outside years −9999…9999.
+fn out_of_range(ctx: &Ctx) -> Unwind {
+    ctx.type_err("DateTime arithmetic out of range (years -9999 to 9999)")
 }
 
 /// `addSeconds:` … `addDays:`: an Integer (or Float) count of `unit` nanoseconds.
@@ -334,6 +352,11 @@ fn shift(ctx: &mut Ctx, r: &Value, n: &Value, unit: i128) -> EvalResult {
     };
     match delta {
         Some(d) => offset_ns(ctx, r, d),
+        // A count too large for any DateTime (session 14: "expected a number …, got an
+        // Integer").
+        None if matches!(n, Value::Int(_) | Value::BigInt(_) | Value::Float(_)) => {
+            Err(out_of_range(ctx))
+        }
         None => {
             let n = article_class(n);
             Err(ctx.type_err(format!("expected a number of units to add, got {n}")))
@@ -345,10 +368,18 @@ fn shift(ctx: &mut Ctx, r: &Value, n: &Value, unit: i128) -> EvalResult {
 /// day (January 31 + 1 month = February 28, or 29 in a leap year).
 fn add_months(ctx: &mut Ctx, r: &Value, n: &Value, per: i64) -> EvalResult {
     let t = get(ctx, r)?;
-    let k = int(ctx, "month count", n)?;
+    let k = int(
+        ctx,
+        if per == 12 {
+            "year count"
+        } else {
+            "month count"
+        },
+        n,
+    )?;
     let total = (t.year() as i64) * 12 + (u8::from(t.month()) as i64 - 1) + k.saturating_mul(per);
     let (year, month0) = (total.div_euclid(12), total.rem_euclid(12));
-    let out_of_range = || ctx.type_err("DateTime arithmetic out of range (years -9999 to 9999)");
+    let out_of_range = || out_of_range(ctx);
     let year = i32::try_from(year).map_err(|_| out_of_range())?;
     let month = Month::try_from(month0 as u8 + 1).map_err(|_| out_of_range())?;
     let day = t.day().min(month.length(year));

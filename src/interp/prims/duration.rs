@@ -49,11 +49,15 @@ pub fn register(p: &mut Prims) {
     });
     p.add(d, "+", |ctx, r, a| {
         let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, &a[0])?);
-        Ok(duration(ctx, x.saturating_add(y)))
+        // Past ±2^63 ms is an arithmetic fault, as in `make` (it saturated silently before
+        // session 14).
+        let ms = x.checked_add(y).ok_or_else(|| ctx.arith_err())?;
+        Ok(duration(ctx, ms))
     });
     p.add(d, "-", |ctx, r, a| {
         let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, &a[0])?);
-        Ok(duration(ctx, x.saturating_sub(y)))
+        let ms = x.checked_sub(y).ok_or_else(|| ctx.arith_err())?;
+        Ok(duration(ctx, ms))
     });
     p.add(d, "*", |ctx, r, a| {
         let x = ms_of(ctx, r)? as f64;
@@ -62,7 +66,11 @@ pub fn register(p: &mut Prims) {
             Value::Float(f) => f.get(),
             _ => return Err(ctx.arith_err()),
         };
-        Ok(duration(ctx, (x * k).round() as i64))
+        let ms = (x * k).round();
+        if !ms.is_finite() || ms.abs() > 9.0e18 {
+            return Err(ctx.arith_err());
+        }
+        Ok(duration(ctx, ms as i64))
     });
     p.add(d, "<", |ctx, r, a| cmp(ctx, r, &a[0], |o| o.is_lt()));
     p.add(d, ">", |ctx, r, a| cmp(ctx, r, &a[0], |o| o.is_gt()));
@@ -94,6 +102,9 @@ fn make(ctx: &mut Ctx, v: &Value, unit: f64) -> EvalResult {
     let ms = match v {
         Value::Int(i) => (*i as f64) * unit,
         Value::Float(f) => f.get() * unit,
+        // Beyond 64 bits: the range check below rejects it (it read "expects a number, not
+        // Integer" before session 14).
+        Value::BigInt(b) => num_traits::ToPrimitive::to_f64(&**b).unwrap_or(f64::INFINITY) * unit,
         other => {
             let n = ctx.class_name_of(other);
             return Err(ctx.type_err(format!("Duration expects a number, not {n}")));

@@ -112,6 +112,16 @@ pub fn int_arg(what: &str, v: &Value) -> Res<i64> {
     }
 }
 
+/// The argument as an i64 count that may be clamped (`take:`/`drop:`, which never raise, 9):
+/// an Integer beyond 64 bits saturates to i64::MAX or i64::MIN by its sign.
+pub fn clamped_int_arg(what: &str, v: &Value) -> Res<i64> {
+    match v {
+        Value::BigInt(b) if num_traits::Signed::is_negative(&**b) => Ok(i64::MIN),
+        Value::BigInt(_) => Ok(i64::MAX),
+        other => int_arg(what, other),
+    }
+}
+
 /// The argument as a &str, else `type_error`.
 pub fn str_arg<'a>(what: &str, v: &'a Value) -> Res<&'a str> {
     match v {

@@ -24,6 +24,9 @@ use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
 
 pub fn register(p: &mut Prims) {
     let h = "FileHandle";
+    p.add_class(h, "new", |ctx, r, _| {
+        crate::interp::prims::class::refuse_new(ctx, r, "Use File open: path do: [:handle | …]")
+    });
     p.add(h, "lines", |ctx, r, _| {
         let fh = handle(ctx, r)?;
         require(ctx, Capability::File, "FileHandle lines")?;

@@ -124,6 +124,20 @@ impl Writer {
         ctx.type_err(format!("{what}{at} cannot be written as JSON{why}"))
     }
 
+    /// `type_error` for a Dictionary holding a Symbol and a String of the same name.
+    fn duplicate_key(&self, ctx: &Ctx, name: &str) -> Unwind {
+        let at = if self.path.is_empty() {
+            String::new()
+        } else {
+            format!(" at {}", self.path_text())
+        };
+        ctx.type_err(format!(
+            "a Dictionary{at} has the key {} as a Symbol and as a String: JSON names must be \
+             unique",
+            crate::interp::print::quote_string(name)
+        ))
+    }
+
     fn newline(&mut self) {
         if self.pretty {
             self.out.push(b'\n');
@@ -188,10 +202,24 @@ impl Writer {
                 self.out.push(b'{');
                 self.indent += 1;
                 let mut first = true;
+                // A Symbol and a String of the same name would write one JSON name twice
+                // (session 14). Keys come in term order, Symbols before Strings, so the
+                // Symbol names are remembered as they pass and a String key is checked only
+                // when there were any (an all-String Dictionary pays nothing).
+                let mut symbol_names: std::collections::HashSet<&'static str> =
+                    std::collections::HashSet::new();
                 for (k, x) in d.iter() {
                     let key = match &*k {
-                        Value::Str(s) => s.to_string(),
-                        Value::Symbol(s) => s.as_str().to_string(),
+                        Value::Str(s) => {
+                            if !symbol_names.is_empty() && symbol_names.contains(s.as_str()) {
+                                return Err(self.duplicate_key(ctx, s.as_str()));
+                            }
+                            s.to_string()
+                        }
+                        Value::Symbol(s) => {
+                            symbol_names.insert(s.as_str());
+                            s.as_str().to_string()
+                        }
                         other => {
                             return Err(self.unwritable(
                                 ctx,

@@ -17,6 +17,9 @@ use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let pr = "Protocol";
+    p.add_class(pr, "new", |ctx, r, _| {
+        crate::interp::prims::class::refuse_new(ctx, r, "Use Protocol define: NAME")
+    });
     p.add_class(pr, "isProtocol:", |ctx, _, a| {
         let name = match &a[0] {
             Value::Symbol(s) => Some(*s),

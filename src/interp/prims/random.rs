@@ -33,7 +33,8 @@ pub fn register(p: &mut Prims) {
     });
     p.add_class(r, "seed:", |ctx, _, a| {
         let seed = match &a[0] {
-            Value::Int(i) => *i,
+            Value::Int(i) => *i as u64,
+            Value::BigInt(b) => fold_big_seed(b),
             other => {
                 let n = article_class(other);
                 return Err(ctx.type_err(format!("Random seed: expects an Integer, got {n}")));
@@ -41,8 +42,8 @@ pub fn register(p: &mut Prims) {
         };
         Ok(make(
             ctx,
-            Xoshiro256PlusPlus::seed_from_u64(seed as u64),
-            Some(seed),
+            Xoshiro256PlusPlus::seed_from_u64(seed),
+            Some(a[0].clone()),
         ))
     });
     p.add(r, "next", |ctx, rv, _| {
@@ -74,7 +75,7 @@ pub fn register(p: &mut Prims) {
         Ok(Value::Int(x))
     });
     p.add(r, "seed", |ctx, rv, _| {
-        Ok(get(ctx, rv)?.seed.map_or(Value::Nil, Value::Int))
+        Ok(get(ctx, rv)?.seed.clone().unwrap_or(Value::Nil))
     });
     for c in ["Set", "Bag", "Interval", "String"] {
         p.add(c, "atRandom", collection_at_random);
@@ -85,7 +86,23 @@ pub fn register(p: &mut Prims) {
 pub struct RandomVal {
     class: ClassRef,
     rng: Mutex<Xoshiro256PlusPlus>,
-    seed: Option<i64>,
+    /// The Integer given to `seed:` (any size), or None for an OS-seeded generator.
+    seed: Option<Value>,
+}
+
+/// The 64-bit seed of an Integer beyond i64 (session 14: `Random seed: (2 ** 100)` raised
+/// "expects an Integer, got an Integer"): its magnitude's 64-bit digits folded with a
+/// multiply-xor, the sign mixed in first, so every platform draws the same sequence.
+fn fold_big_seed(b: &num_bigint::BigInt) -> u64 {
+    let (sign, digits) = b.to_u64_digits();
+    let start = if sign == num_bigint::Sign::Minus {
+        !0u64
+    } else {
+        0
+    };
+    digits
+        .iter()
+        .fold(start, |h, d| h.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ d)
 }
 
 impl NativeObj for RandomVal {
@@ -93,8 +110,10 @@ impl NativeObj for RandomVal {
         self.class.clone()
     }
     fn print_string(&self) -> String {
-        match self.seed {
-            Some(s) => format!("Random(seed: {s})"),
+        match &self.seed {
+            Some(Value::Int(s)) => format!("Random(seed: {s})"),
+            Some(Value::BigInt(s)) => format!("Random(seed: {s})"),
+            Some(_) => "Random".to_string(),
             None => "Random".to_string(),
         }
     }
@@ -115,7 +134,7 @@ impl NativeObj for RandomVal {
     }
 }
 
-fn make(ctx: &Ctx, rng: Xoshiro256PlusPlus, seed: Option<i64>) -> Value {
+fn make(ctx: &Ctx, rng: Xoshiro256PlusPlus, seed: Option<Value>) -> Value {
     let class = ctx
         .class_named("Random")
         .unwrap_or_else(|| ctx.prog.core.object.clone());
@@ -136,6 +155,9 @@ fn get<'a>(ctx: &Ctx, v: &'a Value) -> Result<&'a RandomVal, Unwind> {
 fn int(ctx: &Ctx, what: &str, v: &Value) -> Result<i64, Unwind> {
     match v {
         Value::Int(i) => Ok(*i),
+        Value::BigInt(b) => Err(ctx.type_err(format!(
+            "{what}: {b} is out of range (bounds are 64-bit Integers)"
+        ))),
         other => {
             let n = article_class(other);
             Err(ctx.type_err(format!("{what} expects Integers, got {n}")))

@@ -465,6 +465,14 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
             Arc::as_ptr(c) as usize ^ sel.index(),
         ),
     };
+    // A library method's doc comment is kept apart from its body (primitives and lazily
+    // parsed methods): read it as `docForMethod:` does (`doc` answered nil before session 14).
+    let doc = doc.or_else(|| {
+        c.chain()
+            .into_iter()
+            .find_map(|k| crate::interp::loader::library_doc(&k, side, sel))
+            .map(str::to_string)
+    });
     let obj = CompiledMethodObj {
         class: ctx.prog.core.compiled_method.clone(),
         owner: c.clone(),

@@ -18,6 +18,9 @@ use crate::value::{ClassRef, NativeObj, Value};
 pub fn register(p: &mut Prims) {
     let r = "Regex";
     p.add_class(r, "from:", |ctx, _, a| from(ctx, &a[0], Options::default()));
+    p.add_class(r, "new", |ctx, rv, _| {
+        crate::interp::prims::class::refuse_new(ctx, rv, "Use Regex from: aString")
+    });
     p.add_class(r, "from:options:", |ctx, _, a| {
         let o = options(&a[1]).map_err(|f| f.raise(ctx))?;
         from(ctx, &a[0], o)

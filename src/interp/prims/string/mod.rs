@@ -13,7 +13,9 @@ use std::cmp::Ordering;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::codec;
-use crate::interp::prims::fault::{article_class, int_arg, lift, text_arg, Fault, Res};
+use crate::interp::prims::fault::{
+    article_class, clamped_int_arg, int_arg, lift, text_arg, Fault, Res,
+};
 use crate::interp::prims::number::pure as num;
 use crate::interp::prims::number::{binary_prim, metered, unary_prim};
 use crate::interp::prims::string::pure::{self as text, g_len, graphemes};
@@ -232,8 +234,8 @@ unary_prim! {
 binary_prim! {
     concat => concat_strings;
     at => |r, i| Ok(Value::str(text::g_at(recv(r)?, i)?));
-    take => |r, n| Ok(Value::str(text::g_take(recv(r)?, int_arg("take:", n)?)));
-    drop => |r, n| Ok(Value::str(text::g_drop(recv(r)?, int_arg("drop:", n)?)));
+    take => |r, n| Ok(Value::str(text::g_take(recv(r)?, clamped_int_arg("take:", n)?)));
+    drop => |r, n| Ok(Value::str(text::g_drop(recv(r)?, clamped_int_arg("drop:", n)?)));
     last_n => |r, n| Ok(Value::str(text::g_last_n(recv(r)?, int_arg("last:", n)?)));
     repeat => |r, n| Ok(Value::str(text::repeat(recv(r)?, int_arg("repeat:", n)?)?));
     index_of => |r, a| Ok(match a {

@@ -40,8 +40,8 @@ pub fn options(v: &Value) -> Res<Options> {
             Value::Str(s) => s.as_str(),
             other => {
                 return Err(Fault::expected(
-                    "matchesRegex:options:",
-                    "#caseless or #multiline",
+                    "regex options",
+                    "#caseless, #multiline, #dotall or #extended",
                     other,
                 ))
             }
