@@ -80,12 +80,14 @@ impl VarCell {
         }
     }
 
-    /// Runs `f` on the value without the lock when `me` owns the cell; `None` otherwise
-    /// (the caller takes the shared path). See the module notes for the protocol.
+    /// Enters an owned access when `me` owns the cell (`o`, the owner word just loaded,
+    /// names it): answers true with `busy` set, and the caller may then use the value with
+    /// plain accesses until [`VarCell::leave`]. False: take another path (`busy` is clear).
+    /// See the module notes for the protocol.
     #[inline(always)]
-    fn owned_access<R>(&self, me: u64, f: impl FnOnce(*mut Value) -> R) -> Option<R> {
-        if self.owner.load(Ordering::Relaxed) != me {
-            return None;
+    fn enter(&self, me: u64, o: u64) -> bool {
+        if o != me {
+            return false;
         }
         // `me` owns (or owned) the cell, so `me` is the only writer of `busy`.
         self.busy.store(true, Ordering::Relaxed);
@@ -94,27 +96,38 @@ impl VarCell {
         compiler_fence(Ordering::SeqCst);
         if self.owner.load(Ordering::Relaxed) != me {
             self.busy.store(false, Ordering::Release);
-            return None;
+            return false;
         }
-        let r = f(self.value.data_ptr());
-        // Release: the access above happens before a revoker's acquire load of `false`.
+        true
+    }
+
+    /// Ends an owned access begun by a successful [`VarCell::enter`].
+    #[inline(always)]
+    fn leave(&self) {
+        // Release: the access happens before a revoker's acquire load of `false`.
         self.busy.store(false, Ordering::Release);
-        Some(r)
     }
 
     /// The value, for the process whose token is `me` (0 outside any process); `f` makes
     /// the copy (`Value::clone` or a faster equivalent).
     #[inline(always)]
     pub fn get_with(&self, me: u64, f: impl Fn(&Value) -> Value) -> Value {
-        // SAFETY: `owned_access` runs the closure only while `me` owns the cell and has
-        // `busy` set: no other thread touches the value then (a revoker waits for `busy`
-        // to clear; shared-path users lock only after the cell is `SHARED`, which follows
-        // that wait), and `me` is one sequential thread of execution that runs no other
-        // access to this cell inside this one (`f` clones, it does not evaluate).
-        match self.owned_access(me, |p| f(unsafe { &*p })) {
-            Some(v) => v,
-            None => self.get_slow(&f),
+        // Acquire: a cell seen SHARED also shows the writes its former owner made before.
+        let o = self.owner.load(Ordering::Acquire);
+        if self.enter(me, o) {
+            // SAFETY: between `enter` and `leave` `me` owns the cell with `busy` set: no
+            // other thread touches the value then (a revoker waits for `busy` to clear;
+            // shared-path users lock only after the cell is `SHARED`, which follows that
+            // wait), and `me` is one sequential thread of execution that runs no other
+            // access to this cell inside this one (`f` clones, it does not evaluate).
+            let v = f(unsafe { &*self.value.data_ptr() });
+            self.leave();
+            return v;
         }
+        if o == SHARED {
+            return f(&self.value.lock());
+        }
+        self.get_slow(&f)
     }
 
     #[inline(never)]
@@ -126,16 +139,18 @@ impl VarCell {
     /// access), for the process whose token is `me`.
     #[inline(always)]
     pub fn replace(&self, me: u64, v: Value) -> Value {
-        let mut v = Some(v);
-        // SAFETY: as in `get_with`: only `me`, inside its `busy` window, touches the value,
-        // and nothing else borrows it during this swap.
-        let r = self.owned_access(me, |p| unsafe {
-            std::mem::replace(&mut *p, v.take().unwrap_or(Value::Nil))
-        });
-        match r {
-            Some(old) => old,
-            None => self.replace_slow(v.take().unwrap_or(Value::Nil)),
+        let o = self.owner.load(Ordering::Acquire);
+        if self.enter(me, o) {
+            // SAFETY: as in `get_with`: only `me`, between `enter` and `leave`, touches the
+            // value, and nothing else borrows it during this swap.
+            let old = std::mem::replace(unsafe { &mut *self.value.data_ptr() }, v);
+            self.leave();
+            return old;
         }
+        if o == SHARED {
+            return std::mem::replace(&mut *self.value.lock(), v);
+        }
+        self.replace_slow(v)
     }
 
     #[inline(never)]

@@ -44,9 +44,18 @@ fn a_block_moved_to_another_engine_keeps_its_variable() {
     let counter = a.eval("Counter make").expect("block");
     let run_a = a.compile_fn(&["c"], "c value").expect("fn");
     let run_b = b.compile_fn(&["c"], "c value").expect("fn");
-    assert_eq!(int(&a.run(&run_a, &[counter.clone()]).expect("a")), 1);
-    assert_eq!(int(&b.run(&run_b, &[counter.clone()]).expect("b")), 2);
-    assert_eq!(int(&b.run(&run_b, &[counter.clone()]).expect("b")), 3);
+    assert_eq!(
+        int(&a.run(&run_a, std::slice::from_ref(&counter)).expect("a")),
+        1
+    );
+    assert_eq!(
+        int(&b.run(&run_b, std::slice::from_ref(&counter)).expect("b")),
+        2
+    );
+    assert_eq!(
+        int(&b.run(&run_b, std::slice::from_ref(&counter)).expect("b")),
+        3
+    );
     assert_eq!(int(&a.run(&run_a, &[counter]).expect("a")), 4);
 }
 
@@ -120,11 +129,17 @@ fn a_block_outlives_the_process_that_made_it() {
     .expect("fn");
     let counter = e.eval("Counter make").expect("block");
     let run = e.compile_fn(&["c"], "c value").expect("fn");
-    assert_eq!(int(&e.run(&run, &[counter.clone()]).expect("run")), 1);
+    assert_eq!(
+        int(&e.run(&run, std::slice::from_ref(&counter)).expect("run")),
+        1
+    );
     let killed = e
         .compile_fn(&[], "Host cancel. [true] whileTrue: []")
         .expect("fn");
     assert!(e.run(&killed, &[]).is_err());
-    assert_eq!(int(&e.run(&run, &[counter.clone()]).expect("run")), 2);
+    assert_eq!(
+        int(&e.run(&run, std::slice::from_ref(&counter)).expect("run")),
+        2
+    );
     assert_eq!(int(&e.run(&run, &[counter]).expect("run")), 3);
 }

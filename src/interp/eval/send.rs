@@ -266,17 +266,24 @@ impl Ctx {
         }
         let cbase = self.cells.len();
         if code.ncells > 0 {
-            // Owned by this process: used without a lock until another one meets them.
-            let me = self.owner;
-            for _ in 0..code.ncells {
-                self.cells.push(Arc::new(VarCell::owned(Value::Nil, me)));
-            }
-            for &(p, c) in &code.param_cells {
-                let v = self.stack[base + p as usize].clone();
-                drop(self.cells[cbase + c as usize].replace(me, v));
-            }
+            self.make_cells(code, base, cbase);
         }
         cbase
+    }
+
+    /// The cells of a new frame (out of line: most methods have none, and the frame set-up
+    /// of those stays small). Owned by this process: used without a lock until another one
+    /// meets them (`VarCell`).
+    #[inline(never)]
+    fn make_cells(&mut self, code: &FnCode, base: usize, cbase: usize) {
+        let me = self.owner;
+        for _ in 0..code.ncells {
+            self.cells.push(Arc::new(VarCell::owned(Value::Nil, me)));
+        }
+        for &(p, c) in &code.param_cells {
+            let v = self.stack[base + p as usize].clone();
+            drop(self.cells[cbase + c as usize].replace(me, v));
+        }
     }
 
     #[inline(always)]
