@@ -22,6 +22,7 @@ pub mod block;
 pub mod class;
 pub mod dict;
 pub mod order;
+pub mod varcell;
 
 use std::any::Any;
 use std::fmt;

@@ -173,18 +173,28 @@ pub fn await_external<T: Send + 'static>(
     v.ok_or_else(|| ctx.err(ErrorKind::RuntimeError, format!("{what} did not answer")))
 }
 
+/// The token of the process of `cx` for the captured variables it owns (`Ctx::owner`,
+/// `VarCell`): its record's address, unique among live processes, never 0.
+#[inline]
+pub(crate) fn owner_token(cx: &Cx<'_>) -> u64 {
+    Arc::as_ptr(&cx.me().0) as *const () as usize as u64
+}
+
 /// Runs `f` with `ctx` attached to the process of `cx` (pid, native stack, preemption).
 pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
     let prev_cx = ctx.proc.cx.take();
     let prev_pid = ctx.pid;
+    let prev_owner = ctx.owner;
     let prev_limit = ctx.stack_limit;
     ctx.pid = cx.pid().number;
+    ctx.owner = owner_token(cx);
     ctx.set_native_stack_here(cx.stack_remaining());
     let ptr = NonNull::from(&mut *cx).cast::<Cx<'static>>();
     ctx.proc.cx = Some(CxPtr(ptr));
     let r = f(ctx);
     ctx.proc.cx = prev_cx;
     ctx.pid = prev_pid;
+    ctx.owner = prev_owner;
     ctx.stack_limit = prev_limit;
     r
 }

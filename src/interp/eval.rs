@@ -200,6 +200,9 @@ pub struct Ctx {
     pub reduction_count: u64,
     /// This process's number (0 until the runtime assigns one).
     pub pid: u64,
+    /// This process's token for the captured variables it owns (`VarCell`: the address of
+    /// its runtime process record; 0 outside a process, which owns no cells). Set with `pid`.
+    pub owner: u64,
     /// The running actor's `state:` slots (set by the runtime around a handler).
     pub actor_fields: Vec<Value>,
     /// Per-process data of the runtime (its process context, mailbox handle, …).
@@ -243,6 +246,7 @@ impl Ctx {
             preempt: None,
             reduction_count: 0,
             pid: 0,
+            owner: 0,
             actor_fields: Vec::new(),
             ext: None,
             cur_loc: Loc {

@@ -16,8 +16,7 @@ use std::sync::Arc;
 
 use crate::value::{ClassRef, Value};
 
-/// A captured variable: shared by the declaring activation and its closures.
-pub type VarCell = parking_lot::Mutex<Value>;
+pub use crate::value::varcell::VarCell;
 
 /// The compiled code of a block, opaque to the values layer.
 ///

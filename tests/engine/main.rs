@@ -27,6 +27,7 @@
 
 mod actor_memory;
 mod api;
+mod captured;
 mod charge;
 mod child;
 mod common;

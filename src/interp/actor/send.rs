@@ -307,7 +307,7 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 #[inline]
 pub fn transfer(v: &Value) -> Value {
     if may_hold_block(v) && has_block(v, 0) {
-        copy(v, 0, None)
+        copy(v, 0, None, 0)
     } else {
         v.clone()
     }
@@ -319,7 +319,7 @@ pub fn transfer(v: &Value) -> Value {
 #[inline]
 pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
     if may_hold_block(v) && has_block(v, 0) {
-        copy(v, 0, Some(ctx))
+        copy(v, 0, Some(ctx), ctx.owner)
     } else {
         fast_clone(v)
     }
@@ -330,7 +330,7 @@ pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
 #[inline]
 pub fn transfer_in_owned(ctx: &Ctx, v: Value) -> Value {
     if may_hold_block(&v) && has_block(&v, 0) {
-        copy(&v, 0, Some(ctx))
+        copy(&v, 0, Some(ctx), ctx.owner)
     } else {
         v
     }
@@ -370,7 +370,10 @@ fn has_block(v: &Value, d: usize) -> bool {
     }
 }
 
-fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
+/// `from`: the context the value leaves (for the state copy of its actor's blocks, see
+/// `detach`); `me`: the copying process's token (`Ctx::owner`, 0 for none), whose own
+/// cells are read without taking them over (`VarCell`).
+fn copy(v: &Value, d: usize, from: Option<&Ctx>, me: u64) -> Value {
     if d > COPY_DEPTH {
         return v.clone();
     }
@@ -380,13 +383,13 @@ fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
                 .upvals
                 .iter()
                 .map(|cell| {
-                    let inner = cell.lock().clone();
-                    Arc::new(VarCell::new(copy(&inner, d + 1, from)))
+                    let inner = cell.read(me);
+                    Arc::new(VarCell::new(copy(&inner, d + 1, from, me)))
                 })
                 .collect();
             Value::Block(Arc::new(Closure {
                 code: c.code.clone(),
-                recv: detach(&c.recv, d, from),
+                recv: detach(&c.recv, d, from, me),
                 upvals: upvals.into_boxed_slice(),
                 // A `^` in a block that crossed processes has no live home there.
                 home: u64::MAX,
@@ -395,18 +398,24 @@ fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
                 serial: c.serial,
             }))
         }
-        Value::List(l) => Value::List(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
-        Value::Array(l) => Value::Array(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
-        Value::Queue(l) => Value::Queue(Arc::new(l.iter().map(|e| copy(e, d + 1, from)).collect())),
-        Value::Tuple(t) => Value::tuple(t.iter().map(|e| copy(e, d + 1, from)).collect()),
+        Value::List(l) => Value::List(Arc::new(
+            l.iter().map(|e| copy(e, d + 1, from, me)).collect(),
+        )),
+        Value::Array(l) => Value::Array(Arc::new(
+            l.iter().map(|e| copy(e, d + 1, from, me)).collect(),
+        )),
+        Value::Queue(l) => Value::Queue(Arc::new(
+            l.iter().map(|e| copy(e, d + 1, from, me)).collect(),
+        )),
+        Value::Tuple(t) => Value::tuple(t.iter().map(|e| copy(e, d + 1, from, me)).collect()),
         Value::Dict(m) => Value::Dict(Arc::new(
             m.iter()
-                .map(|(k, e)| (k.clone(), copy(e, d + 1, from)))
+                .map(|(k, e)| (k.clone(), copy(e, d + 1, from, me)))
                 .collect::<crate::value::dict::Dict>(),
         )),
         Value::Object(i) => Value::Object(Arc::new(Instance {
             class: i.class.clone(),
-            fields: i.fields.iter().map(|e| copy(e, d + 1, from)).collect(),
+            fields: i.fields.iter().map(|e| copy(e, d + 1, from, me)).collect(),
         })),
         other => other.clone(),
     }
@@ -414,12 +423,13 @@ fn copy(v: &Value, d: usize, from: Option<&Ctx>) -> Value {
 
 /// The `self` of a block crossing processes: an actor handle that carries a copy of the
 /// actor's state (taken from the running actor, or from the copy the block already had).
-fn detach(recv: &Value, d: usize, from: Option<&Ctx>) -> Value {
+fn detach(recv: &Value, d: usize, from: Option<&Ctx>, me: u64) -> Value {
     let Some(a) = downcast::<ActorRef>(recv) else {
         return recv.clone();
     };
-    let copy_all =
-        |fields: &[Value]| -> Vec<Value> { fields.iter().map(|e| copy(e, d + 1, None)).collect() };
+    let copy_all = |fields: &[Value]| -> Vec<Value> {
+        fields.iter().map(|e| copy(e, d + 1, None, me)).collect()
+    };
     let state = if let Some(st) = &a.state {
         copy_all(&st.lock())
     } else {

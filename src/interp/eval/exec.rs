@@ -20,8 +20,8 @@ impl Ctx {
     pub(crate) fn get_var(&self, f: &Frame, r: VarRef) -> Value {
         match r {
             VarRef::Local(i) => fast_clone(&self.stack[f.base + i as usize]),
-            VarRef::Cell(i) => self.cells[f.cbase + i as usize].lock().clone(),
-            VarRef::Upval(i) => f.upvals[i as usize].lock().clone(),
+            VarRef::Cell(i) => self.cells[f.cbase + i as usize].get_with(self.owner, fast_clone),
+            VarRef::Upval(i) => f.upvals[i as usize].get_with(self.owner, fast_clone),
             VarRef::Pending(_) => Value::Nil,
         }
     }
@@ -32,8 +32,8 @@ impl Ctx {
             VarRef::Local(i) => {
                 drop_fast(std::mem::replace(&mut self.stack[f.base + i as usize], v))
             }
-            VarRef::Cell(i) => *self.cells[f.cbase + i as usize].lock() = v,
-            VarRef::Upval(i) => *f.upvals[i as usize].lock() = v,
+            VarRef::Cell(i) => drop_fast(self.cells[f.cbase + i as usize].replace(self.owner, v)),
+            VarRef::Upval(i) => drop_fast(f.upvals[i as usize].replace(self.owner, v)),
             VarRef::Pending(_) => {}
         }
     }
@@ -43,7 +43,9 @@ impl Ctx {
     #[inline(always)]
     pub(crate) fn bind_param(&mut self, f: &Frame, r: VarRef, v: Value) {
         match r {
-            VarRef::Cell(i) => self.cells[f.cbase + i as usize] = Arc::new(VarCell::new(v)),
+            VarRef::Cell(i) => {
+                self.cells[f.cbase + i as usize] = Arc::new(VarCell::owned(v, self.owner))
+            }
             _ => self.set_var(f, r, v),
         }
     }
@@ -497,10 +499,8 @@ impl Ctx {
     pub(crate) fn take_var(&mut self, f: &Frame, r: VarRef) -> Value {
         match r {
             VarRef::Local(i) => std::mem::replace(&mut self.stack[f.base + i as usize], Value::Nil),
-            VarRef::Cell(i) => {
-                std::mem::replace(&mut *self.cells[f.cbase + i as usize].lock(), Value::Nil)
-            }
-            VarRef::Upval(i) => std::mem::replace(&mut *f.upvals[i as usize].lock(), Value::Nil),
+            VarRef::Cell(i) => self.cells[f.cbase + i as usize].replace(self.owner, Value::Nil),
+            VarRef::Upval(i) => f.upvals[i as usize].replace(self.owner, Value::Nil),
             VarRef::Pending(_) => Value::Nil,
         }
     }

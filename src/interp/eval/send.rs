@@ -266,15 +266,24 @@ impl Ctx {
         }
         let cbase = self.cells.len();
         if code.ncells > 0 {
-            for _ in 0..code.ncells {
-                self.cells.push(Arc::new(VarCell::new(Value::Nil)));
-            }
-            for &(p, c) in &code.param_cells {
-                let v = self.stack[base + p as usize].clone();
-                *self.cells[cbase + c as usize].lock() = v;
-            }
+            self.make_cells(code, base, cbase);
         }
         cbase
+    }
+
+    /// The cells of a new frame (out of line: most methods have none, and the frame set-up
+    /// of those stays small). Owned by this process: used without a lock until another one
+    /// meets them (`VarCell`).
+    #[inline(never)]
+    fn make_cells(&mut self, code: &FnCode, base: usize, cbase: usize) {
+        let me = self.owner;
+        for _ in 0..code.ncells {
+            self.cells.push(Arc::new(VarCell::owned(Value::Nil, me)));
+        }
+        for &(p, c) in &code.param_cells {
+            let v = self.stack[base + p as usize].clone();
+            drop(self.cells[cbase + c as usize].replace(me, v));
+        }
     }
 
     #[inline(always)]
@@ -388,12 +397,7 @@ impl Ctx {
                         None => None,
                     };
                     let r =
-                        self.activation(cm, defc, recv, base, |c, f| match (arm, &code.guard) {
-                            (Some(t), Some(g)) => g.run_arm(t, c, f),
-                            // A guard body without the call into its closure.
-                            (_, Some(g)) => g.run(c, f),
-                            (_, None) => code.op.run(c, f),
-                        })?;
+                        self.activation(cm, defc, recv, base, |c, f| plain_body(code, arm, c, f))?;
                     return Ok(r.unwrap_or_else(|answer| answer));
                 }
                 Some(e.hit())
@@ -764,5 +768,17 @@ impl Ctx {
     /// Does `recv` understand `sel` (ignoring doesNotUnderstand: overrides)?
     pub fn responds_to(&mut self, recv: &Value, sel: Sym) -> bool {
         self.lookup(recv, sel).is_some()
+    }
+}
+
+/// The body of a plain method's activation from a self-send: the arm its guard already
+/// chose, the guard body (no call into its closure), or the method's closure. Inlined into
+/// the activation (a call of its own cost ~27 instructions a recursion entry, session 14).
+#[inline(always)]
+fn plain_body(code: &FnCode, arm: Option<bool>, c: &mut Ctx, f: &Frame) -> Flow {
+    match (&code.guard, arm) {
+        (Some(g), Some(t)) => g.run_arm(t, c, f),
+        (Some(g), None) => g.run(c, f),
+        (None, _) => code.op.run(c, f),
     }
 }
