@@ -257,8 +257,12 @@ pub(crate) fn test1(ctx: &mut Ctx, sel: &str, block: &Value, x: &Value) -> Resul
     truth(ctx, sel, &r)
 }
 
-/// The number of parameters a block takes (through `arity`, so any callable works).
-pub(crate) fn block_arity(ctx: &mut Ctx, block: &Value) -> Result<usize, Unwind> {
+/// The number of parameters a block takes (through `arity`, so any callable works); a value
+/// that does not understand `arity` (`sort: #<`) is a `type_error` naming `sel`.
+pub(crate) fn block_arity(ctx: &mut Ctx, sel: &str, block: &Value) -> Result<usize, Unwind> {
+    if !matches!(block, Value::Block(_)) && !ctx.responds_to(block, sels().arity) {
+        return Err(expected(ctx, sel, "a Block", block));
+    }
     let a = ctx.send(block, sels().arity, &[])?;
     Ok(a.as_int().unwrap_or(0).max(0) as usize)
 }

@@ -379,14 +379,22 @@ fn builtin_ordered(v: &Value) -> bool {
     !matches!(v, Value::Object(_))
 }
 
-/// The ordering `sort`, `max` and `min` use: numbers numerically, other built-in values by
-/// term order (Strings and Symbols by code points), user objects through `<=`.
-/// Answers "may `a` precede `b`".
+/// Are `a` and `b` ordered by term order: both built-in values, or an instance and a
+/// built-in value (mixed kinds, 9.8: `#((Duration seconds: 1), (Result ok: 1)) sort`)?
+/// Two instances compare through their own `<=` / `<`.
+#[inline]
+fn by_term_order(a: &Value, b: &Value) -> bool {
+    builtin_ordered(a) || builtin_ordered(b)
+}
+
+/// The ordering `sort`, `max` and `min` use: numbers numerically, other built-in values and
+/// mixed kinds by term order (Strings and Symbols by code points), two instances through
+/// `<=`. Answers "may `a` precede `b`".
 pub(crate) fn precedes(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<bool, Unwind> {
     if is_number(a) && is_number(b) {
         return Ok(num_cmp(a, b) != Ordering::Greater);
     }
-    if builtin_ordered(a) && builtin_ordered(b) {
+    if by_term_order(a, b) {
         return Ok(term_cmp(a, b) != Ordering::Greater);
     }
     let r = ctx.send(a, sels().le, std::slice::from_ref(b))?;
@@ -398,7 +406,7 @@ fn before(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<bool, Unwind> {
     if is_number(a) && is_number(b) {
         return Ok(num_cmp(a, b) == Ordering::Less);
     }
-    if builtin_ordered(a) && builtin_ordered(b) {
+    if by_term_order(a, b) {
         return Ok(term_cmp(a, b) == Ordering::Less);
     }
     let r = ctx.send(a, sels().lt, std::slice::from_ref(b))?;

@@ -39,6 +39,8 @@ enum Prog {
         from: BigInt,
         step: BigInt,
         n: usize,
+        /// The exact number of steps from the first element to the last (`n` saturates).
+        steps: BigInt,
     },
 }
 
@@ -109,17 +111,22 @@ fn prog(iv: &Interval) -> Prog {
             n: int_count(f as i128, t as i128, s as i128),
         },
         _ => {
-            let n = if step.is_zero()
+            let (n, steps) = if step.is_zero()
                 || (step.is_positive() && to < from)
                 || (step.is_negative() && to > from)
             {
-                0
+                (0, BigInt::zero())
             } else {
-                ((&to - &from) / &step + 1u32)
-                    .to_usize()
-                    .unwrap_or(usize::MAX)
+                let steps = (&to - &from) / &step;
+                let n = (&steps + 1u32).to_usize().unwrap_or(usize::MAX);
+                (n, steps)
             };
-            Prog::Big { from, step, n }
+            Prog::Big {
+                from,
+                step,
+                n,
+                steps,
+            }
         }
     }
 }
@@ -128,6 +135,15 @@ impl Prog {
     fn len(&self) -> usize {
         match self {
             Prog::Int { n, .. } | Prog::Float { n, .. } | Prog::Big { n, .. } => *n,
+        }
+    }
+    /// The last element (exact also when the count exceeds the machine range); `len() > 0`.
+    fn last(&self) -> Value {
+        match self {
+            Prog::Big {
+                from, step, steps, ..
+            } => Value::from_bigint(from + step * steps),
+            _ => self.nth(self.len() - 1),
         }
     }
     /// The element at 0-based position `k` (< len).
@@ -221,7 +237,7 @@ fn last(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     if p.len() == 0 {
         return Err(empty_err(ctx, "Interval"));
     }
-    Ok(p.nth(p.len() - 1))
+    Ok(p.last())
 }
 
 fn includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {

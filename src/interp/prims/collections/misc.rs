@@ -191,7 +191,7 @@ fn unwrap_or_else(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
         _ => {
             let reason = payload(t);
             let block = arg(args, 0);
-            if block_arity(ctx, block)? == 1 {
+            if block_arity(ctx, "unwrapOrElse:", block)? == 1 {
                 ctx.call_block(block, &[reason])
             } else {
                 ctx.call_block(block, &[])

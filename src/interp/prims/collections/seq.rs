@@ -244,7 +244,7 @@ fn sort(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn sort_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "sort:", recv)?;
     let block = arg(args, 0);
-    if super::block_arity(ctx, block)? == 1 {
+    if super::block_arity(ctx, "sort:", block)? == 1 {
         let mut keyed = Vec::with_capacity(v.len());
         for e in v.iter() {
             ctx.tick()?;
