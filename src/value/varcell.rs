@@ -318,10 +318,12 @@ mod tests {
     #[test]
     fn the_owner_reads_and_writes_without_the_lock() {
         let c = VarCell::owned(Value::Int(1), 7);
-        assert!(
-            !c.is_shared(),
-            "membarrier is available on the test machines"
-        );
+        // Without `membarrier` (another OS, a sandbox refusing the call, `BT_NO_OWNED_CELLS`)
+        // no cell is ever owned: the shared path is the only one, tested below.
+        assert_eq!(c.is_shared(), !fence_available());
+        if c.is_shared() {
+            return;
+        }
         let held = c.value.lock(); // the owner never takes it
         assert_eq!(int(c.get_with(7, Value::clone)), 1);
         assert_eq!(int(c.replace(7, Value::Int(2))), 1);
