@@ -7,8 +7,8 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Span;
+use crate::syntax::scan::Scanner;
 use crate::syntax::token::{LexError, Tok, Token, DECL_START, FIRST, SPACE_BEFORE};
-use logos::Logos;
 
 /// The output of the lexer.
 #[derive(Debug, Default)]
@@ -76,7 +76,7 @@ pub(crate) fn lex_from(
         docs: Vec::new(),
         diags: Vec::new(),
     };
-    let mut lx = Tok::lexer(text);
+    let mut lx = Scanner::new(text);
     let mut line: u32 = 0;
     let mut line_start: usize = line_start;
     let mut prev_end: usize = start;
@@ -398,31 +398,7 @@ pub fn decl_kind(toks: &[Token], src: &str, i: usize) -> Option<DeclKind> {
     None
 }
 
-// ---- callbacks used by the logos automaton (token.rs) ----
-
-type Lx<'a> = logos::Lexer<'a, Tok>;
-
-pub(crate) fn lex_string(lex: &mut Lx) -> Result<(), LexError> {
-    let rest = lex.remainder().as_bytes();
-    match scan_string(rest, 0, true) {
-        Ok(n) => {
-            lex.bump(n);
-            Ok(())
-        }
-        Err(_) => match scan_string(rest, 0, false) {
-            // An interpolation that never closes: fall back to the plain string end so the
-            // rest of the file still lexes; the parser reports the brace.
-            Ok(n) => {
-                lex.bump(n);
-                Ok(())
-            }
-            Err(n) => {
-                lex.bump(n);
-                Err(LexError::UnterminatedString)
-            }
-        },
-    }
-}
+// ---- string scanning (also used by the parser for interpolations) ----
 
 /// Scans a string body starting after the opening quote; answers the index just past the
 /// closing quote, or `Err(len)` when the input ends first.
@@ -512,71 +488,6 @@ fn scan_interp_at(b: &[u8], mut i: usize, nesting: u32) -> Option<usize> {
         }
     }
     None
-}
-
-pub(crate) fn lex_char(lex: &mut Lx) -> Result<(), LexError> {
-    let rest = lex.remainder();
-    let mut it = rest.chars();
-    match it.next() {
-        None => Err(LexError::BadChar),
-        Some('\\') => match it.next() {
-            Some(c) => {
-                lex.bump(1 + c.len_utf8());
-                Ok(())
-            }
-            None => {
-                lex.bump(1);
-                Err(LexError::BadChar)
-            }
-        },
-        Some(c) => {
-            lex.bump(c.len_utf8());
-            Ok(())
-        }
-    }
-}
-
-pub(crate) fn lex_quoted_symbol(lex: &mut Lx) -> Result<(), LexError> {
-    let b = lex.remainder().as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\'' {
-            if b.get(i + 1) == Some(&b'\'') {
-                i += 2;
-                continue;
-            }
-            lex.bump(i + 1);
-            return Ok(());
-        }
-        i += 1;
-    }
-    lex.bump(b.len());
-    Err(LexError::UnterminatedSymbol)
-}
-
-pub(crate) fn lex_block_comment(lex: &mut Lx) -> Result<(), LexError> {
-    let b = lex.remainder().as_bytes();
-    let mut i = 0;
-    while i + 1 < b.len() {
-        if b[i] == b'*' && b[i + 1] == b'/' {
-            lex.bump(i + 2);
-            return Ok(());
-        }
-        i += 1;
-    }
-    lex.bump(b.len());
-    Err(LexError::UnterminatedComment)
-}
-
-pub(crate) fn lex_single_quote(lex: &mut Lx) -> Result<(), LexError> {
-    let rest = lex.remainder();
-    let line_end = rest.find('\n').unwrap_or(rest.len());
-    let n = match rest[..line_end].find('\'') {
-        Some(j) => j + 1,
-        None => line_end,
-    };
-    lex.bump(n);
-    Err(LexError::SingleQuote)
 }
 
 /// Decodes a character literal's text (`$a`, `$\n`, `$\\`).
