@@ -7,7 +7,7 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Span;
-use crate::syntax::scan::Scanner;
+use crate::syntax::scan::scan;
 use crate::syntax::token::{LexError, Tok, Token, DECL_START, FIRST, SPACE_BEFORE};
 
 /// The output of the lexer.
@@ -67,33 +67,43 @@ pub(crate) fn lex_from(
     line_start: usize,
     at_line_start: bool,
 ) -> Lexed {
-    let text = &src[start..end];
-    let bytes = src.as_bytes();
+    // Scanned with absolute positions over the source up to the region's end.
+    let text = &src[..end];
+    let bytes = text.as_bytes();
     let mut out = Lexed {
         // About one token per 3 bytes of a short script (`#port => base + 80,`): growing the
         // vector once costs more than the lexing of a 10-line config (a realloc).
-        tokens: token_vec(text.len() / 3 + 8),
+        tokens: token_vec((end - start) / 3 + 8),
         docs: Vec::new(),
         diags: Vec::new(),
     };
-    let mut lx = Scanner::new(text);
     let mut line: u32 = 0;
     let mut line_start: usize = line_start;
     let mut prev_end: usize = start;
     let mut pending_first = at_line_start;
     let mut last_unexpected_end: usize = usize::MAX;
-    while let Some(res) = lx.next() {
-        let r = lx.span();
-        let (s, mut e) = (r.start + start, r.end + start);
-        // Line bookkeeping for the gap before the token.
-        let mut space = s > prev_end;
-        for (k, &b) in bytes[prev_end..s].iter().enumerate() {
-            if b == b'\n' {
-                line += 1;
-                line_start = prev_end + k + 1;
-                pending_first = true;
+    loop {
+        // Whitespace before the token, with the line bookkeeping (every path below ends
+        // with `prev_end` at the end of what it consumed).
+        let mut i = prev_end;
+        while i < end {
+            match bytes[i] {
+                b'\n' => {
+                    line += 1;
+                    line_start = i + 1;
+                    pending_first = true;
+                }
+                b' ' | b'\t' | b'\r' | 0x0C => {}
+                _ => break,
             }
+            i += 1;
         }
+        if i >= end {
+            break;
+        }
+        let s = i;
+        let (res, mut e) = scan(text, s);
+        let mut space = s > prev_end;
         let mut kind = match res {
             Ok(k) => k,
             Err(err) => {
@@ -152,7 +162,6 @@ pub(crate) fn lex_from(
                     && bytes[e] == b':'
                     && !(e + 1 < end && matches!(bytes[e + 1], b':' | b'=')) =>
             {
-                lx.bump(1);
                 e += 1;
                 kind = Tok::Keyword;
             }
@@ -230,11 +239,6 @@ pub(crate) fn lex_from(
             count_lines(bytes, s, e, &mut line, &mut line_start);
         }
         prev_end = e;
-    }
-    for &b in &bytes[prev_end..end] {
-        if b == b'\n' {
-            line += 1;
-        }
     }
     out.tokens.push(Token {
         kind: Tok::Eof,

@@ -12,13 +12,16 @@
 use crate::syntax::lexer::scan_string;
 use crate::syntax::token::{LexError, Tok};
 
-/// A token stream over `text` with logos's `next`/`span`/`bump` shape.
+/// A token stream over `text` with logos's `next`/`span` shape (the differential tests;
+/// the lexer calls [`scan`] directly).
+#[cfg(test)]
 pub(crate) struct Scanner<'a> {
     text: &'a str,
     start: usize,
     end: usize,
 }
 
+#[cfg(test)]
 impl<'a> Scanner<'a> {
     pub(crate) fn new(text: &'a str) -> Scanner<'a> {
         Scanner {
@@ -29,7 +32,6 @@ impl<'a> Scanner<'a> {
     }
 
     /// The next token (`Err` for bad input), or `None` at the end of the text.
-    #[inline]
     pub(crate) fn next(&mut self) -> Option<Result<Tok, LexError>> {
         let b = self.text.as_bytes();
         let mut i = self.end;
@@ -46,91 +48,94 @@ impl<'a> Scanner<'a> {
         Some(r)
     }
 
-    /// Byte range of the last token, relative to the text.
-    #[inline]
+    /// Byte range of the last token.
     pub(crate) fn span(&self) -> std::ops::Range<usize> {
         self.start..self.end
     }
+}
 
-    /// Extends the last token by `n` bytes.
-    #[inline]
-    pub(crate) fn bump(&mut self, n: usize) {
-        self.end += n;
+/// Byte classes (bit flags).
+const IDENT: u8 = 1;
+const DIGIT: u8 = 2;
+const ALPHA: u8 = 4;
+const OP: u8 = 8;
+
+static CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        if b.is_ascii_alphabetic() {
+            t[c] |= IDENT | ALPHA;
+        }
+        if b.is_ascii_digit() {
+            t[c] |= IDENT | DIGIT;
+        }
+        if b == b'_' {
+            t[c] |= IDENT;
+        }
+        if matches!(
+            b,
+            b'+' | b'-' | b'*' | b'/' | b'<' | b'>' | b'=' | b'~' | b'%' | b'&' | b'?' | b'\\'
+        ) {
+            t[c] |= OP;
+        }
+        c += 1;
     }
+    t
+};
+
+#[inline(always)]
+fn has(c: u8, class: u8) -> bool {
+    CLASS[c as usize] & class != 0
 }
 
-#[inline]
+#[inline(always)]
 fn is_ident_start(c: u8) -> bool {
-    c.is_ascii_alphabetic() || c == b'_'
+    c == b'_' || has(c, ALPHA)
 }
 
-#[inline]
-fn is_ident(c: u8) -> bool {
-    c.is_ascii_alphanumeric() || c == b'_'
-}
-
-/// Operator characters (`[+\-*/<>=~%&?\\]`).
-#[inline]
-fn is_op(c: u8) -> bool {
-    matches!(
-        c,
-        b'+' | b'-' | b'*' | b'/' | b'<' | b'>' | b'=' | b'~' | b'%' | b'&' | b'?' | b'\\'
-    )
-}
-
-#[inline]
-fn run(b: &[u8], mut i: usize, f: impl Fn(u8) -> bool) -> usize {
-    while i < b.len() && f(b[i]) {
+/// The index past the run of bytes of `class` starting at `i`.
+#[inline(always)]
+fn run(b: &[u8], mut i: usize, class: u8) -> usize {
+    while i < b.len() && has(b[i], class) {
         i += 1;
     }
     i
 }
 
-/// The token starting at byte `i` of `s` (not whitespace) and the index just past it.
-fn scan(s: &str, i: usize) -> (Result<Tok, LexError>, usize) {
+#[inline(always)]
+fn at(b: &[u8], k: usize) -> u8 {
+    b.get(k).copied().unwrap_or(0)
+}
+
+/// The token starting at byte `i` of `s` (not whitespace) and the index just past it. The
+/// text ends where `s` does (the lexer passes the source up to its region's end).
+#[inline]
+pub(crate) fn scan(s: &str, i: usize) -> (Result<Tok, LexError>, usize) {
     let b = s.as_bytes();
-    let at = |k: usize| b.get(k).copied().unwrap_or(0);
-    let c = b[i];
     let one = |t: Tok| (Ok(t), i + 1);
-    match c {
-        b'a'..=b'z' | b'A'..=b'Z' | b'_' => (Ok(Tok::Ident), run(b, i + 1, is_ident)),
+    // No guards on the arms: the match is one jump table.
+    match b[i] {
+        b'a'..=b'z' | b'A'..=b'Z' | b'_' => (Ok(Tok::Ident), run(b, i + 1, IDENT)),
         b'0'..=b'9' => number(b, i),
-        b'-' if at(i + 1).is_ascii_digit() => number(b, i + 1),
-        b'/' if at(i + 1) == b'/' => {
-            let e = memchr::memchr(b'\n', &b[i + 2..]).map_or(b.len(), |k| i + 2 + k);
-            (Ok(Tok::LineComment), e)
-        }
-        b'=' if at(i + 1) == b':' && at(i + 2) == b'=' => (Ok(Tok::BinOp), i + 3),
-        _ if is_op(c) => {
-            let e = run(b, i + 1, is_op);
-            let tok = match &b[i..e] {
-                b"->" => Tok::Arrow,
-                b">>" => Tok::ShiftRight,
-                b"<<" => Tok::ShiftLeft,
-                b"=>" => Tok::FatArrow,
-                b"/*" => return block_comment(b, i),
-                _ => Tok::BinOp,
-            };
-            (Ok(tok), e)
-        }
+        b'#' => hash(b, i),
         b'"' => match string_len(&b[i + 1..]) {
             Ok(n) => (Ok(Tok::Str), i + 1 + n),
             Err(n) => (Err(LexError::UnterminatedString), i + 1 + n),
         },
-        b'$' => char_literal(s, i),
-        b'#' => hash(b, i),
-        b'@' if is_ident_start(at(i + 1)) => (Ok(Tok::Directive), run(b, i + 2, is_ident)),
-        b':' => match at(i + 1) {
+        b':' => match at(b, i + 1) {
             b'=' => (Ok(Tok::Assign), i + 2),
             b':' => (Ok(Tok::ColonColon), i + 2),
             _ => one(Tok::Colon),
         },
-        b'.' if at(i + 1) == b'.' && at(i + 2) == b'.' => (Ok(Tok::Ellipsis), i + 3),
-        b'.' => one(Tok::Dot),
-        b'^' => one(Tok::Caret),
-        b';' => one(Tok::Semi),
-        b'!' => one(Tok::Bang),
-        b'|' => one(Tok::Pipe),
+        b'.' => {
+            if at(b, i + 1) == b'.' && at(b, i + 2) == b'.' {
+                (Ok(Tok::Ellipsis), i + 3)
+            } else {
+                one(Tok::Dot)
+            }
+        }
         b',' => one(Tok::Comma),
         b'(' => one(Tok::LParen),
         b')' => one(Tok::RParen),
@@ -138,6 +143,34 @@ fn scan(s: &str, i: usize) -> (Result<Tok, LexError>, usize) {
         b']' => one(Tok::RBracket),
         b'{' => one(Tok::LBrace),
         b'}' => one(Tok::RBrace),
+        b'^' => one(Tok::Caret),
+        b';' => one(Tok::Semi),
+        b'!' => one(Tok::Bang),
+        b'|' => one(Tok::Pipe),
+        b'-' => {
+            if at(b, i + 1).is_ascii_digit() {
+                number(b, i + 1)
+            } else {
+                operator(b, i)
+            }
+        }
+        b'/' => {
+            if at(b, i + 1) == b'/' {
+                let e = memchr::memchr(b'\n', &b[i + 2..]).map_or(b.len(), |k| i + 2 + k);
+                (Ok(Tok::LineComment), e)
+            } else {
+                operator(b, i)
+            }
+        }
+        b'+' | b'*' | b'<' | b'>' | b'=' | b'~' | b'%' | b'&' | b'?' | b'\\' => operator(b, i),
+        b'$' => char_literal(s, i),
+        b'@' => {
+            if is_ident_start(at(b, i + 1)) {
+                (Ok(Tok::Directive), run(b, i + 2, IDENT))
+            } else {
+                (Err(LexError::Unexpected), i + 1)
+            }
+        }
         b'\'' => {
             // Always an error: to the next `'` on the line (included), else the line end.
             let rest = &b[i + 1..];
@@ -156,19 +189,37 @@ fn scan(s: &str, i: usize) -> (Result<Tok, LexError>, usize) {
     }
 }
 
+/// A run of operator characters at `i` (`=:=` is one operator although `:` is not an
+/// operator character; `->`, `>>`, `<<`, `=>` and `/*` alone are tokens of their own).
+fn operator(b: &[u8], i: usize) -> (Result<Tok, LexError>, usize) {
+    if b[i] == b'=' && at(b, i + 1) == b':' && at(b, i + 2) == b'=' {
+        return (Ok(Tok::BinOp), i + 3);
+    }
+    let e = run(b, i + 1, OP);
+    let tok = if e == i + 2 {
+        match (b[i], b[i + 1]) {
+            (b'-', b'>') => Tok::Arrow,
+            (b'>', b'>') => Tok::ShiftRight,
+            (b'<', b'<') => Tok::ShiftLeft,
+            (b'=', b'>') => Tok::FatArrow,
+            (b'/', b'*') => return block_comment(b, i),
+            _ => Tok::BinOp,
+        }
+    } else {
+        Tok::BinOp
+    };
+    (Ok(tok), e)
+}
+
 /// `-?[0-9]+` (Int), `-?[0-9]+r[0-9A-Za-z]+` (RadixInt), `-?[0-9]+\.[0-9]+(exp)?` and
 /// `-?[0-9]+exp` (Float); `d` is the first digit.
 fn number(b: &[u8], d: usize) -> (Result<Tok, LexError>, usize) {
-    let at = |k: usize| b.get(k).copied().unwrap_or(0);
-    let j = run(b, d, |c| c.is_ascii_digit());
-    if at(j) == b'r' && at(j + 1).is_ascii_alphanumeric() {
-        return (
-            Ok(Tok::RadixInt),
-            run(b, j + 2, |c| c.is_ascii_alphanumeric()),
-        );
+    let j = run(b, d, DIGIT);
+    if at(b, j) == b'r' && at(b, j + 1).is_ascii_alphanumeric() {
+        return (Ok(Tok::RadixInt), run(b, j + 2, DIGIT | ALPHA));
     }
-    if at(j) == b'.' && at(j + 1).is_ascii_digit() {
-        let k = run(b, j + 2, |c| c.is_ascii_digit());
+    if at(b, j) == b'.' && at(b, j + 1).is_ascii_digit() {
+        let k = run(b, j + 2, DIGIT);
         return (Ok(Tok::Float), exponent(b, k).unwrap_or(k));
     }
     match exponent(b, j) {
@@ -179,24 +230,20 @@ fn number(b: &[u8], d: usize) -> (Result<Tok, LexError>, usize) {
 
 /// `[eE][+\-]?[0-9]+` at `j`: the index past it.
 fn exponent(b: &[u8], j: usize) -> Option<usize> {
-    let at = |k: usize| b.get(k).copied().unwrap_or(0);
-    if !matches!(at(j), b'e' | b'E') {
+    if !matches!(at(b, j), b'e' | b'E') {
         return None;
     }
-    let k = if matches!(at(j + 1), b'+' | b'-') {
+    let k = if matches!(at(b, j + 1), b'+' | b'-') {
         j + 2
     } else {
         j + 1
     };
-    at(k)
-        .is_ascii_digit()
-        .then(|| run(b, k + 1, |c| c.is_ascii_digit()))
+    at(b, k).is_ascii_digit().then(|| run(b, k + 1, DIGIT))
 }
 
 /// After `#`: symbols, the collection openers, a quoted symbol, or a lone `#`.
 fn hash(b: &[u8], i: usize) -> (Result<Tok, LexError>, usize) {
-    let at = |k: usize| b.get(k).copied().unwrap_or(0);
-    match at(i + 1) {
+    match at(b, i + 1) {
         b'(' => (Ok(Tok::HashParen), i + 2),
         b'[' => (Ok(Tok::HashBracket), i + 2),
         b'{' => (Ok(Tok::HashBrace), i + 2),
@@ -218,23 +265,23 @@ fn hash(b: &[u8], i: usize) -> (Result<Tok, LexError>, usize) {
             (Err(LexError::UnterminatedSymbol), b.len())
         }
         c if is_ident_start(c) => {
-            let j = run(b, i + 2, is_ident);
-            if at(j) != b':' {
+            let j = run(b, i + 2, IDENT);
+            if at(b, j) != b':' {
                 return (Ok(Tok::Symbol), j);
             }
             // `#at:put:`: as many `name:` parts as follow.
             let mut k = j + 1;
-            while is_ident_start(at(k)) {
-                let m = run(b, k + 1, is_ident);
-                if at(m) != b':' {
+            while is_ident_start(at(b, k)) {
+                let m = run(b, k + 1, IDENT);
+                if at(b, m) != b':' {
                     break;
                 }
                 k = m + 1;
             }
             (Ok(Tok::Symbol), k)
         }
-        b'=' if at(i + 2) == b':' && at(i + 3) == b'=' => (Ok(Tok::Symbol), i + 4),
-        c if is_op(c) => (Ok(Tok::Symbol), run(b, i + 2, is_op)),
+        b'=' if at(b, i + 2) == b':' && at(b, i + 3) == b'=' => (Ok(Tok::Symbol), i + 4),
+        c if has(c, OP) => (Ok(Tok::Symbol), run(b, i + 2, OP)),
         _ => (Ok(Tok::Hash), i + 1),
     }
 }
