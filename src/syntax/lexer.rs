@@ -341,6 +341,13 @@ pub fn decl_kind(toks: &[Token], src: &str, i: usize) -> Option<DeclKind> {
     if kind(i) != Tok::Ident {
         return None;
     }
+    // Every declaration continues with a name, a keyword, `>>` or `(` (never `:=`, `.`…).
+    if !matches!(
+        kind(i + 1),
+        Tok::Ident | Tok::Keyword | Tok::ShiftRight | Tok::LParen
+    ) {
+        return None;
+    }
     match text(i) {
         "Protocol" if kind(i + 1) == Tok::Keyword && text(i + 1) == "define:" => {
             return Some(DeclKind::Protocol)
