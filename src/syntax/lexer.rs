@@ -1,4 +1,4 @@
-//! The lexer: logos tokens plus the line/column bookkeeping
+//! The lexer: the scanner's tokens (`scan.rs`) plus the line/column bookkeeping
 //!
 //! [`lex`] never aborts: bad input becomes a [`Tok::Error`] token and a diagnostic. It also
 //! merges `ident:` into keyword tokens and `pkg@Class` into one identifier, keeps `///` doc
