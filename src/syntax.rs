@@ -1,4 +1,4 @@
-//! The front end: tokens (logos), the parser (hand-written recursive descent with recovery),
+//! The front end: tokens (a hand-written scanner checked against a logos automaton), the parser (hand-written recursive descent with recovery),
 //! the AST with byte spans, and a canonical AST dump for golden tests.
 //!
 //! ```text
@@ -15,6 +15,7 @@ pub mod ast;
 pub mod dump;
 pub mod lexer;
 mod parser;
+mod scan;
 pub mod token;
 
 pub use parser::{LazyBody, Options};

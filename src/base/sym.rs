@@ -61,7 +61,8 @@ fn interner() -> &'static RwLock<Interner> {
     static I: OnceLock<RwLock<Interner>> = OnceLock::new();
     I.get_or_init(|| {
         RwLock::new(Interner {
-            map: std::collections::HashMap::default(),
+            // Sized for the library's names (~1,800 at `bt run` start-up): no rehashing.
+            map: std::collections::HashMap::with_capacity_and_hasher(4096, Default::default()),
             len: 0,
         })
     })
@@ -76,7 +77,14 @@ impl Sym {
             return i;
         }
         let (i, name) = Sym::new_shared(s);
-        let _ = LOCAL.try_with(|m| m.borrow_mut().insert(name, i));
+        let _ = LOCAL.try_with(|m| {
+            let mut m = m.borrow_mut();
+            if m.capacity() == 0 {
+                // The thread that loads the library looks up thousands of names.
+                m.reserve(2048);
+            }
+            m.insert(name, i)
+        });
         i
     }
 

@@ -1,4 +1,4 @@
-//! The lexer: logos tokens plus the line/column bookkeeping
+//! The lexer: the scanner's tokens (`scan.rs`) plus the line/column bookkeeping
 //!
 //! [`lex`] never aborts: bad input becomes a [`Tok::Error`] token and a diagnostic. It also
 //! merges `ident:` into keyword tokens and `pkg@Class` into one identifier, keeps `///` doc
@@ -7,8 +7,8 @@
 
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::Span;
+use crate::syntax::scan::scan;
 use crate::syntax::token::{LexError, Tok, Token, DECL_START, FIRST, SPACE_BEFORE};
-use logos::Logos;
 
 /// The output of the lexer.
 #[derive(Debug, Default)]
@@ -67,33 +67,43 @@ pub(crate) fn lex_from(
     line_start: usize,
     at_line_start: bool,
 ) -> Lexed {
-    let text = &src[start..end];
-    let bytes = src.as_bytes();
+    // Scanned with absolute positions over the source up to the region's end.
+    let text = &src[..end];
+    let bytes = text.as_bytes();
     let mut out = Lexed {
         // About one token per 3 bytes of a short script (`#port => base + 80,`): growing the
         // vector once costs more than the lexing of a 10-line config (a realloc).
-        tokens: token_vec(text.len() / 3 + 8),
+        tokens: token_vec((end - start) / 3 + 8),
         docs: Vec::new(),
         diags: Vec::new(),
     };
-    let mut lx = Tok::lexer(text);
     let mut line: u32 = 0;
     let mut line_start: usize = line_start;
     let mut prev_end: usize = start;
     let mut pending_first = at_line_start;
     let mut last_unexpected_end: usize = usize::MAX;
-    while let Some(res) = lx.next() {
-        let r = lx.span();
-        let (s, mut e) = (r.start + start, r.end + start);
-        // Line bookkeeping for the gap before the token.
-        let mut space = s > prev_end;
-        for (k, &b) in bytes[prev_end..s].iter().enumerate() {
-            if b == b'\n' {
-                line += 1;
-                line_start = prev_end + k + 1;
-                pending_first = true;
+    loop {
+        // Whitespace before the token, with the line bookkeeping (every path below ends
+        // with `prev_end` at the end of what it consumed).
+        let mut i = prev_end;
+        while i < end {
+            match bytes[i] {
+                b'\n' => {
+                    line += 1;
+                    line_start = i + 1;
+                    pending_first = true;
+                }
+                b' ' | b'\t' | b'\r' | 0x0C => {}
+                _ => break,
             }
+            i += 1;
         }
+        if i >= end {
+            break;
+        }
+        let s = i;
+        let (res, mut e) = scan(text, s);
+        let mut space = s > prev_end;
         let mut kind = match res {
             Ok(k) => k,
             Err(err) => {
@@ -152,7 +162,6 @@ pub(crate) fn lex_from(
                     && bytes[e] == b':'
                     && !(e + 1 < end && matches!(bytes[e + 1], b':' | b'=')) =>
             {
-                lx.bump(1);
                 e += 1;
                 kind = Tok::Keyword;
             }
@@ -230,11 +239,6 @@ pub(crate) fn lex_from(
             count_lines(bytes, s, e, &mut line, &mut line_start);
         }
         prev_end = e;
-    }
-    for &b in &bytes[prev_end..end] {
-        if b == b'\n' {
-            line += 1;
-        }
     }
     out.tokens.push(Token {
         kind: Tok::Eof,
@@ -337,6 +341,13 @@ pub fn decl_kind(toks: &[Token], src: &str, i: usize) -> Option<DeclKind> {
     if kind(i) != Tok::Ident {
         return None;
     }
+    // Every declaration continues with a name, a keyword, `>>` or `(` (never `:=`, `.`…).
+    if !matches!(
+        kind(i + 1),
+        Tok::Ident | Tok::Keyword | Tok::ShiftRight | Tok::LParen
+    ) {
+        return None;
+    }
     match text(i) {
         "Protocol" if kind(i + 1) == Tok::Keyword && text(i + 1) == "define:" => {
             return Some(DeclKind::Protocol)
@@ -398,31 +409,7 @@ pub fn decl_kind(toks: &[Token], src: &str, i: usize) -> Option<DeclKind> {
     None
 }
 
-// ---- callbacks used by the logos automaton (token.rs) ----
-
-type Lx<'a> = logos::Lexer<'a, Tok>;
-
-pub(crate) fn lex_string(lex: &mut Lx) -> Result<(), LexError> {
-    let rest = lex.remainder().as_bytes();
-    match scan_string(rest, 0, true) {
-        Ok(n) => {
-            lex.bump(n);
-            Ok(())
-        }
-        Err(_) => match scan_string(rest, 0, false) {
-            // An interpolation that never closes: fall back to the plain string end so the
-            // rest of the file still lexes; the parser reports the brace.
-            Ok(n) => {
-                lex.bump(n);
-                Ok(())
-            }
-            Err(n) => {
-                lex.bump(n);
-                Err(LexError::UnterminatedString)
-            }
-        },
-    }
-}
+// ---- string scanning (also used by the parser for interpolations) ----
 
 /// Scans a string body starting after the opening quote; answers the index just past the
 /// closing quote, or `Err(len)` when the input ends first.
@@ -512,71 +499,6 @@ fn scan_interp_at(b: &[u8], mut i: usize, nesting: u32) -> Option<usize> {
         }
     }
     None
-}
-
-pub(crate) fn lex_char(lex: &mut Lx) -> Result<(), LexError> {
-    let rest = lex.remainder();
-    let mut it = rest.chars();
-    match it.next() {
-        None => Err(LexError::BadChar),
-        Some('\\') => match it.next() {
-            Some(c) => {
-                lex.bump(1 + c.len_utf8());
-                Ok(())
-            }
-            None => {
-                lex.bump(1);
-                Err(LexError::BadChar)
-            }
-        },
-        Some(c) => {
-            lex.bump(c.len_utf8());
-            Ok(())
-        }
-    }
-}
-
-pub(crate) fn lex_quoted_symbol(lex: &mut Lx) -> Result<(), LexError> {
-    let b = lex.remainder().as_bytes();
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'\'' {
-            if b.get(i + 1) == Some(&b'\'') {
-                i += 2;
-                continue;
-            }
-            lex.bump(i + 1);
-            return Ok(());
-        }
-        i += 1;
-    }
-    lex.bump(b.len());
-    Err(LexError::UnterminatedSymbol)
-}
-
-pub(crate) fn lex_block_comment(lex: &mut Lx) -> Result<(), LexError> {
-    let b = lex.remainder().as_bytes();
-    let mut i = 0;
-    while i + 1 < b.len() {
-        if b[i] == b'*' && b[i + 1] == b'/' {
-            lex.bump(i + 2);
-            return Ok(());
-        }
-        i += 1;
-    }
-    lex.bump(b.len());
-    Err(LexError::UnterminatedComment)
-}
-
-pub(crate) fn lex_single_quote(lex: &mut Lx) -> Result<(), LexError> {
-    let rest = lex.remainder();
-    let line_end = rest.find('\n').unwrap_or(rest.len());
-    let n = match rest[..line_end].find('\'') {
-        Some(j) => j + 1,
-        None => line_end,
-    };
-    lex.bump(n);
-    Err(LexError::SingleQuote)
 }
 
 /// Decodes a character literal's text (`$a`, `$\n`, `$\\`).

@@ -3,6 +3,9 @@
 //! Tokens carry no payload: the parser reads the text through the byte span. Line structure
 //! is kept in each token as `line`, `col` and the `FIRST` flag
 //! (first token on its line).
+//!
+//! The `Logos` derive is the reference automaton: the lexer runs the hand-written
+//! `scan::Scanner`, which `scan_tests` checks against it token for token; `fmt` scans with it.
 
 use logos::Logos;
 
@@ -38,9 +41,9 @@ pub enum Tok {
     #[regex(r"-?[0-9]+\.[0-9]+([eE][+\-]?[0-9]+)?")]
     #[regex(r"-?[0-9]+[eE][+\-]?[0-9]+")]
     Float,
-    #[token("\"", crate::syntax::lexer::lex_string)]
+    #[token("\"", callbacks::lex_string)]
     Str,
-    #[token("$", crate::syntax::lexer::lex_char)]
+    #[token("$", callbacks::lex_char)]
     Char,
     /// `#foo`, `#at:put:`, `#+`.
     #[regex(r"#[A-Za-z_][A-Za-z0-9_]*")]
@@ -50,7 +53,7 @@ pub enum Tok {
     #[token("#=:=")]
     Symbol,
     /// `#'any text'`.
-    #[token("#'", crate::syntax::lexer::lex_quoted_symbol)]
+    #[token("#'", callbacks::lex_quoted_symbol)]
     QuotedSymbol,
     #[token("#(")]
     HashParen,
@@ -114,10 +117,10 @@ pub enum Tok {
     /// `// …` (and `/// …`, sorted out by the wrapper).
     #[regex(r"//[^\n]*", priority = 20)]
     LineComment,
-    #[token("/*", crate::syntax::lexer::lex_block_comment, priority = 20)]
+    #[token("/*", callbacks::lex_block_comment, priority = 20)]
     BlockComment,
     /// `'…'`: always an error (single-quoted strings are not supported).
-    #[token("'", crate::syntax::lexer::lex_single_quote)]
+    #[token("'", callbacks::lex_single_quote)]
     SingleQuoted,
 
     /// A documentation comment `/// …` (kept out of the main token vector).
@@ -223,5 +226,97 @@ impl Token {
             start: self.start,
             end: self.end,
         }
+    }
+}
+
+/// The logos automaton's callbacks (strings, characters, quoted symbols, comments).
+mod callbacks {
+    use super::{LexError, Tok};
+    use crate::syntax::lexer::scan_string;
+
+    type Lx<'a> = logos::Lexer<'a, Tok>;
+
+    pub(super) fn lex_string(lex: &mut Lx) -> Result<(), LexError> {
+        let rest = lex.remainder().as_bytes();
+        match scan_string(rest, 0, true) {
+            Ok(n) => {
+                lex.bump(n);
+                Ok(())
+            }
+            Err(_) => match scan_string(rest, 0, false) {
+                Ok(n) => {
+                    lex.bump(n);
+                    Ok(())
+                }
+                Err(n) => {
+                    lex.bump(n);
+                    Err(LexError::UnterminatedString)
+                }
+            },
+        }
+    }
+
+    pub(super) fn lex_char(lex: &mut Lx) -> Result<(), LexError> {
+        let mut it = lex.remainder().chars();
+        match it.next() {
+            None => Err(LexError::BadChar),
+            Some('\\') => match it.next() {
+                Some(c) => {
+                    lex.bump(1 + c.len_utf8());
+                    Ok(())
+                }
+                None => {
+                    lex.bump(1);
+                    Err(LexError::BadChar)
+                }
+            },
+            Some(c) => {
+                lex.bump(c.len_utf8());
+                Ok(())
+            }
+        }
+    }
+
+    pub(super) fn lex_quoted_symbol(lex: &mut Lx) -> Result<(), LexError> {
+        let b = lex.remainder().as_bytes();
+        let mut i = 0;
+        while i < b.len() {
+            if b[i] == b'\'' {
+                if b.get(i + 1) == Some(&b'\'') {
+                    i += 2;
+                    continue;
+                }
+                lex.bump(i + 1);
+                return Ok(());
+            }
+            i += 1;
+        }
+        lex.bump(b.len());
+        Err(LexError::UnterminatedSymbol)
+    }
+
+    pub(super) fn lex_block_comment(lex: &mut Lx) -> Result<(), LexError> {
+        let b = lex.remainder().as_bytes();
+        let mut i = 0;
+        while i + 1 < b.len() {
+            if b[i] == b'*' && b[i + 1] == b'/' {
+                lex.bump(i + 2);
+                return Ok(());
+            }
+            i += 1;
+        }
+        lex.bump(b.len());
+        Err(LexError::UnterminatedComment)
+    }
+
+    pub(super) fn lex_single_quote(lex: &mut Lx) -> Result<(), LexError> {
+        let rest = lex.remainder();
+        let line_end = rest.find('\n').unwrap_or(rest.len());
+        let n = match rest[..line_end].find('\'') {
+            Some(j) => j + 1,
+            None => line_end,
+        };
+        lex.bump(n);
+        Err(LexError::SingleQuote)
     }
 }

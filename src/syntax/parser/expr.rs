@@ -21,6 +21,10 @@ pub(crate) fn binding_power(op: &str) -> Option<(u8, bool)> {
     })
 }
 
+#[cfg(test)]
+#[path = "fast_path_tests.rs"]
+pub(crate) mod fast_path_tests;
+
 pub(crate) fn mk(kind: ExprKind, span: Span) -> Expr {
     Expr { kind, span }
 }
@@ -29,9 +33,38 @@ impl<'s> Parser<'s> {
     /// A full expression: assignment, destructuring, or a cascade.
     pub(crate) fn expr(&mut self) -> PResult<Expr> {
         self.enter()?;
-        let r = self.expr_inner();
+        let r = if self.lone_atom() {
+            // What the descent would answer, without its six levels of calls.
+            self.primary()
+        } else {
+            self.expr_inner()
+        };
         self.leave();
         r
+    }
+
+    /// Whether the current token is a literal or a variable that nothing continues: the
+    /// next token cannot extend it into a send, an assignment or a cascade (a unary
+    /// selector on the same line, a binary operator, a keyword, `;`, `:=`, `::`). The
+    /// descent through cascade, keyword, binary and unary levels would then answer
+    /// `primary()` unchanged (`expr_fast_path` tests compare the trees).
+    fn lone_atom(&self) -> bool {
+        #[cfg(test)]
+        if fast_path_tests::OFF.with(|o| o.get()) {
+            return false;
+        }
+        let kind = self.peek();
+        let ident = match kind {
+            Tok::Int | Tok::Float | Tok::Str | Tok::Char | Tok::Symbol => false,
+            Tok::Ident if self.text() != "self" => true,
+            _ => return false,
+        };
+        match self.peek_at(1) {
+            Tok::BinOp | Tok::Arrow | Tok::ShiftRight | Tok::Keyword | Tok::Semi => false,
+            Tok::Assign | Tok::ColonColon => !ident,
+            Tok::Ident => self.toks[self.pos + 1].first(),
+            _ => true,
+        }
     }
 
     pub(super) fn expr_inner(&mut self) -> PResult<Expr> {

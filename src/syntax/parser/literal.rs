@@ -11,6 +11,19 @@ use num_bigint::BigInt;
 
 /// Integer value of a decimal or radix literal (`-16rFF`).
 pub(crate) fn int_value(text: &str, radix_form: bool) -> ExprKind {
+    // The usual literal: up to 18 decimal digits always fits an i64.
+    if !radix_form && text.len() <= 18 {
+        let (neg, digits) = match text.as_bytes() {
+            [b'-', rest @ ..] => (true, rest),
+            all => (false, all),
+        };
+        if !digits.is_empty() && digits.iter().all(u8::is_ascii_digit) {
+            let v = digits
+                .iter()
+                .fold(0i64, |v, &d| v * 10 + i64::from(d - b'0'));
+            return ExprKind::Int(if neg { -v } else { v });
+        }
+    }
     let (neg, t) = match text.strip_prefix('-') {
         Some(r) => (true, r),
         None => (false, text),
@@ -231,5 +244,36 @@ impl<'s> Parser<'s> {
         };
         self.diags.append(&mut sub.diags);
         e
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_decimal_literals_take_the_fast_path_with_the_same_value() {
+        for t in [
+            "0",
+            "007",
+            "-0",
+            "42",
+            "-42",
+            "999999999999999999",
+            "-999999999999999999",
+            "9223372036854775807",
+            "-9223372036854775808",
+        ] {
+            let want: i64 = t.parse().unwrap();
+            assert!(
+                matches!(int_value(t, false), ExprKind::Int(v) if v == want),
+                "{t}"
+            );
+        }
+        assert!(matches!(
+            int_value("9223372036854775808", false),
+            ExprKind::BigInt(_)
+        ));
+        assert!(matches!(int_value("16rFF", true), ExprKind::Int(255)));
     }
 }
