@@ -20,6 +20,7 @@ pub(crate) mod parse;
 pub(crate) mod repl;
 #[cfg(feature = "repl")]
 pub(crate) mod repl_help;
+#[cfg(feature = "repl")]
 pub(crate) mod repl_interrupt;
 pub(crate) mod run;
 pub(crate) mod test;
