@@ -36,6 +36,9 @@ pub(crate) struct Send {
     pub keywords: Vec<String>,
     /// The receiver's inferred class and side, when known.
     pub receiver: Option<(String, bool)>,
+    /// A word typed right before the cursor after an argument (`d at: 1 pu`): perhaps the
+    /// start of the next keyword.
+    pub partial: Option<String>,
 }
 
 /// The keyword send the cursor at `offset` is typing, if any.
@@ -101,6 +104,17 @@ pub(crate) fn send_at(text: &str, offset: usize) -> Option<Send> {
         }
     }
     let first_kw = *keywords.last()?;
+    let partial = match toks.as_slice() {
+        [.., before, last]
+            if last.kind == Tok::Ident
+                && last.end as usize == offset
+                && before.kind != Tok::Keyword
+                && !last.first() =>
+        {
+            Some(text[last.start as usize..offset].to_string())
+        }
+        _ => None,
+    };
     keywords.reverse();
     let words: Vec<String> = keywords
         .iter()
@@ -128,26 +142,31 @@ pub(crate) fn send_at(text: &str, offset: usize) -> Option<Send> {
     Some(Send {
         keywords: words,
         receiver,
+        partial,
     })
 }
 
-/// `textDocument/signatureHelp`.
-pub(crate) fn signature_help(text: &str, offset: usize) -> Json {
-    let Some(send) = send_at(text, offset) else {
-        return Json::Null;
-    };
-    let classes = analysis::classes_with(text);
+/// A candidate signature: `(owner, class side, selector, header)`.
+type Candidate = (String, bool, String, String);
+
+/// The selectors (of the receiver's class when known and it has some, else of every class)
+/// whose first parts are the typed keywords (and whose next part starts with `partial`).
+fn candidates(
+    classes: &std::collections::BTreeMap<String, doc::ClassDoc>,
+    send: &Send,
+    partial: Option<&str>,
+) -> Vec<Candidate> {
     let typed = &send.keywords;
     let matches = |sel: &str| {
         let parts: Vec<&str> = sel.split_inclusive(':').collect();
         parts.len() >= typed.len()
             && parts.iter().all(|p| p.ends_with(':'))
             && parts.iter().zip(typed).all(|(p, t)| p == t)
+            && partial.is_none_or(|w| parts.get(typed.len()).is_some_and(|p| p.starts_with(w)))
     };
-    // (owner, class side, selector, header)
-    let mut cands: Vec<(String, bool, String, String)> = Vec::new();
+    let mut cands: Vec<Candidate> = Vec::new();
     if let Some((class, side)) = &send.receiver {
-        for (sel, header, owner) in analysis::selectors_of(&classes, class, *side) {
+        for (sel, header, owner) in analysis::selectors_of(classes, class, *side) {
             if matches(&sel) {
                 let side = *side
                     && classes.get(&owner).is_some_and(|d| {
@@ -176,13 +195,33 @@ pub(crate) fn signature_help(text: &str, offset: usize) -> Json {
             }
         }
     }
+    cands
+}
+
+/// `textDocument/signatureHelp`.
+pub(crate) fn signature_help(text: &str, offset: usize) -> Json {
+    let Some(send) = send_at(text, offset) else {
+        return Json::Null;
+    };
+    let classes = analysis::classes_with(text);
+    let typed = &send.keywords;
+    // `d at: 1 pu|`: a word typed after an argument may be the next keyword's start.
+    let (mut cands, active) = match &send.partial {
+        Some(p) => (candidates(&classes, &send, Some(p)), typed.len()),
+        None => (Vec::new(), 0),
+    };
+    let active = if cands.is_empty() {
+        cands = candidates(&classes, &send, None);
+        typed.len() - 1
+    } else {
+        active
+    };
     if cands.is_empty() {
         return Json::Null;
     }
     // The selectors with as many parts as typed first (`at:` before `at:put:`).
     cands.sort_by_key(|c| c.2.matches(':').count());
     cands.truncate(MAX_SIGNATURES);
-    let active = typed.len() - 1;
     let signatures: Vec<Json> = cands
         .iter()
         .map(|(owner, side, sel, header)| {
@@ -273,10 +312,12 @@ pub(crate) fn signature_label(
     (label, params)
 }
 
-/// The declarations of the library's files, once: `(name, kind, class, location)`.
-fn library_symbols() -> &'static [(String, DeclKind, Option<String>, Json)] {
-    static LIB: std::sync::OnceLock<Vec<(String, DeclKind, Option<String>, Json)>> =
-        std::sync::OnceLock::new();
+/// A declared class or method: `(name, kind, class, location)`.
+type Symbol = (String, DeclKind, Option<String>, Json);
+
+/// The declarations of the library's files, once.
+fn library_symbols() -> &'static [Symbol] {
+    static LIB: std::sync::OnceLock<Vec<Symbol>> = std::sync::OnceLock::new();
     LIB.get_or_init(|| {
         let mut out = Vec::new();
         for (u, t) in super::nav::library() {
@@ -286,7 +327,7 @@ fn library_symbols() -> &'static [(String, DeclKind, Option<String>, Json)] {
     })
 }
 
-fn declared(uri: &str, text: &str) -> Vec<(String, DeclKind, Option<String>, Json)> {
+fn declared(uri: &str, text: &str) -> Vec<Symbol> {
     let lines = Lines::new(text);
     analysis::declarations(text)
         .into_iter()
@@ -353,6 +394,20 @@ mod tests {
         let s = send_at(t, t.len()).unwrap();
         assert_eq!(s.keywords, vec!["to:", "do:"]);
         assert_eq!(s.receiver, Some(("Integer".into(), false)));
+        // A word after an argument may start the next keyword.
+        let t = "d := Dictionary new\nd at: 1 pu";
+        assert_eq!(send_at(t, t.len()).unwrap().partial.as_deref(), Some("pu"));
+        let h = signature_help(t, t.len());
+        assert_eq!(h["activeParameter"], 1, "{h}");
+        assert_eq!(
+            h["signatures"][0]["label"],
+            "Dictionary >> at: key put: value"
+        );
+        // … or be a unary send in the argument: the keywords typed stand.
+        let t = "d := Dictionary new\nd at: d si";
+        let h = signature_help(t, t.len());
+        assert_eq!(h["activeParameter"], 0, "{h}");
+        assert_eq!(h["signatures"][0]["label"], "Dictionary >> at: key");
         // Half-typed code never panics.
         let t = "\"abc ×\" at: (  #( 1 ] put: [:x | x ";
         for i in 0..=t.len() {

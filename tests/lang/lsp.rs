@@ -747,15 +747,24 @@ fn signature_help_in_keyword_sends() {
     );
     assert_eq!(h["activeParameter"], 0, "{h}");
 
+    // `d at: 1 pu|`: the half-typed word is taken as the next keyword's start.
+    s.change(uri, 2, "d := Dictionary new\nd at: 1 pu");
+    let h = help(&mut s, 1, 10);
+    assert_eq!(
+        h["signatures"][0]["label"], "Dictionary >> at: key put: value",
+        "{h}"
+    );
+    assert_eq!(h["activeParameter"], 1, "{h}");
+
     // Not in a keyword send: no signature (a unary send, a statement's start, a new line
     // after a complete statement).
-    s.change(uri, 2, "d := Dictionary new\nd size\n");
+    s.change(uri, 3, "d := Dictionary new\nd size\n");
     assert!(help(&mut s, 1, 6).is_null());
     assert!(help(&mut s, 1, 0).is_null());
-    s.change(uri, 3, "d := Dictionary new\nd at: 1 put: 2\n");
+    s.change(uri, 4, "d := Dictionary new\nd at: 1 put: 2\n");
     assert!(help(&mut s, 2, 0).is_null());
     // A selector no class has: nothing, and no error.
-    s.change(uri, 4, "d := Dictionary new\nd zork: 1 blah: ");
+    s.change(uri, 5, "d := Dictionary new\nd zork: 1 blah: ");
     assert!(help(&mut s, 1, 16).is_null());
     s.shutdown();
 }
