@@ -3,13 +3,14 @@
 //! Signature help (`textDocument/signatureHelp`) finds the keyword send the cursor is in with
 //! the lexer: walking back from the cursor at bracket depth 0, the keywords typed so far
 //! (`d at: 1 put: ` → `at:`, `put:`) up to the start of the send (an unmatched opening
-//! bracket, `.`, `:=`, `^`, `=>`, `;`, `|`, or a line that starts a new statement, as
-//! LANGUAGE.md 2.1 has it). What precedes the first keyword is the receiver: when its class
-//! is inferred ([`analysis::receiver_type`], one token or `Foo new`-like) the candidates are
-//! the selectors that class understands whose first parts are the typed keywords; otherwise
-//! every class's. Each signature is the method's header (`Dictionary >> at: key put: value`)
-//! with one parameter per keyword part and the method's doc; the active parameter is the
-//! keyword being typed (the last one before the cursor).
+//! bracket, `.`, `:=`, `^`, `=>`, `;`, `|`, or a line that starts a new statement by the
+//! language's line-continuation rule). What precedes the first keyword is the receiver: when
+//! its class is inferred ([`analysis::receiver_type`], one token or `Foo new`-like) the
+//! candidates are the selectors that class understands whose first parts are the typed
+//! keywords; otherwise every class's. Each signature is the method's header
+//! (`Dictionary >> at: key put: value`) with one parameter per keyword part and the method's
+//! doc; the active parameter is the keyword being typed (the last one before the cursor, or
+//! the next one when a word typed after an argument starts it: `d at: 1 pu`).
 //!
 //! Workspace symbols (`workspace/symbol`) are the classes and methods declared in the open
 //! documents and in the library whose name contains the query (case-insensitive).
@@ -91,7 +92,7 @@ pub(crate) fn send_at(text: &str, offset: usize) -> Option<Send> {
             _ => {}
         }
         // A line whose first token is not a keyword, binary operator or closing bracket
-        // starts a new statement (LANGUAGE.md 2.1).
+        // starts a new statement (the language's line-continuation rule).
         if t.first() && !matches!(t.kind, Tok::Keyword) && !t.kind.is_binop() {
             start = i;
             break;
