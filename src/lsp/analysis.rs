@@ -341,6 +341,13 @@ fn variable_type_in(
     found
 }
 
+/// The inferred class of an expression's text (`Foo new`, `p origin`), as for a variable's
+/// right-hand side.
+pub(crate) fn expression_class(text: &str, e: &str) -> Option<String> {
+    let classes = classes_with(text);
+    expression_type(text, e.trim(), &classes, 0)
+}
+
 fn expression_type(
     text: &str,
     e: &str,

@@ -8,6 +8,8 @@
 //! | `references`, `documentHighlight` | every occurrence of a class, selector (keyword parts), field or local variable ([`refs`]) |
 //! | `prepareRename`, `rename` | the same occurrences rewritten (library classes and selectors refused) |
 //! | `completion` | selectors the receiver before the cursor understands (by its inferred class); after a receiver of unknown class every selector; where an expression starts the document's variables and the classes |
+//! | `signatureHelp` | inside a keyword send, the full selectors (receiver's class when inferred, else every class's) matching the keywords typed, with parameter names and doc; the active parameter is the keyword being typed ([`sig`]) |
+//! | `workspace/symbol` | classes and methods of the open documents and the library whose name contains the query ([`sig`]) |
 //! | `documentSymbol` | classes with their slots and methods, standalone methods |
 //! | `formatting` | the whole document through `bt fmt` |
 //!
@@ -18,6 +20,7 @@
 pub(crate) mod analysis;
 mod nav;
 mod refs;
+mod sig;
 
 use std::collections::HashMap;
 
@@ -59,7 +62,9 @@ fn capabilities() -> Json {
         "renameProvider": {"prepareProvider": true},
         "documentSymbolProvider": true,
         "documentFormattingProvider": true,
-        "completionProvider": {"triggerCharacters": [" ", "."]}
+        "completionProvider": {"triggerCharacters": [" ", "."]},
+        "signatureHelpProvider": {"triggerCharacters": [":"], "retriggerCharacters": [" "]},
+        "workspaceSymbolProvider": true
     })
 }
 
@@ -219,6 +224,10 @@ fn diagnostics(uri: &str, text: Option<&str>) -> Json {
 fn answer(docs: &HashMap<String, String>, req: &Request) -> Response {
     let id = req.id.clone();
     let p = &req.params;
+    if req.method == "workspace/symbol" {
+        let query = p["query"].as_str().unwrap_or("");
+        return Response::new_ok(id, sig::workspace_symbols(docs, query));
+    }
     let uri = p["textDocument"]["uri"].as_str().unwrap_or("").to_string();
     let Some(text) = docs.get(&uri) else {
         return Response::new_ok(id, Json::Null);
@@ -249,6 +258,7 @@ fn answer(docs: &HashMap<String, String>, req: &Request) -> Response {
             };
         }
         "textDocument/completion" => completion(text, offset),
+        "textDocument/signatureHelp" => sig::signature_help(text, offset),
         "textDocument/documentSymbol" => symbols(text),
         "textDocument/formatting" => formatting(text),
         _ => {

@@ -1,8 +1,8 @@
 //! `bt lsp` driven over standard input/output as an editor would: initialize, open a document
 //! with an error (diagnostics published), hover, go to definition (also of locals and into
-//! the library), completion, references, highlights, rename, document symbols, formatting,
-//! shutdown; and half-typed code at every cut, which must never stop the server. Each
-//! server writes the library's sources under its own temporary `XDG_CACHE_HOME`.
+//! the library), completion, signature help, references, highlights, rename, document
+//! symbols, workspace symbols, formatting, shutdown; and half-typed code at every cut, which
+//! must never stop the server. Each server writes the library's sources under its own temporary `XDG_CACHE_HOME`.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::{Child, ChildStdin, Command, Stdio};
@@ -10,6 +10,8 @@ use std::sync::mpsc::{channel, Receiver};
 use std::time::Duration;
 
 use serde_json::{json, Value};
+
+mod sig;
 
 struct Server {
     child: Child,
@@ -554,13 +556,15 @@ fn half_typed_code_never_stops_the_server() {
         "textDocument/documentHighlight",
         "textDocument/documentSymbol",
         "textDocument/formatting",
+        "textDocument/signatureHelp",
+        "workspace/symbol",
     ];
     for (v, text) in texts.iter().enumerate() {
         s.change(uri, v as i64 + 2, text);
         let line = text.lines().count().saturating_sub(1) as u32;
         let col = text.lines().last().map_or(0, |l| l.encode_utf16().count()) as u32;
         for m in methods {
-            let a = s.answer(m, json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"includeDeclaration": true}, "options": {"tabSize": 2, "insertSpaces": true}}));
+            let a = s.answer(m, json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"includeDeclaration": true}, "options": {"tabSize": 2, "insertSpaces": true}, "query": "a"}));
             assert!(a.get("error").is_none(), "{m} at the end of {text:?}: {a}");
         }
     }
