@@ -18,6 +18,25 @@ mod parser;
 mod scan;
 pub mod token;
 
+/// For the front end's tests: calls `f` with the text of every file below `dir` whose
+/// extension is one of `exts` (the project's sources as a corpus).
+#[cfg(test)]
+pub(crate) fn visit_sources(dir: &std::path::Path, exts: &[&str], f: &mut dyn FnMut(&str)) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in rd.flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            visit_sources(&p, exts, f);
+        } else if p.extension().is_some_and(|x| exts.iter().any(|e| x == *e)) {
+            if let Ok(s) = std::fs::read_to_string(&p) {
+                f(&s);
+            }
+        }
+    }
+}
+
 pub use parser::{LazyBody, Options};
 
 use crate::diagnostic::Diagnostic;

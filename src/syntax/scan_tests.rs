@@ -66,22 +66,7 @@ fn library_sources_scan_as_logos_does() {
 }
 
 fn visit(dir: &std::path::Path, f: &mut dyn FnMut(&str)) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    for e in rd.flatten() {
-        let p = e.path();
-        if p.is_dir() {
-            visit(&p, f);
-        } else if p
-            .extension()
-            .is_some_and(|x| x == "bt" || x == "btscript" || x == "txt")
-        {
-            if let Ok(s) = std::fs::read_to_string(&p) {
-                f(&s);
-            }
-        }
-    }
+    crate::syntax::visit_sources(dir, &["bt", "btscript", "txt"], f)
 }
 
 #[test]
