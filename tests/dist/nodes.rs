@@ -399,9 +399,18 @@ Transcript showCr: (log items at: 6)
     c.expect("up frozen@localhost");
     signal(frozen.pid(), libc::SIGSTOP);
     let stopped = std::time::Instant::now();
-    c.expect("down frozen@localhost netTickTimeout");
-    // The reason says the tick timed out; the time shows it was the `--net-tick 2` one
-    // (detected 1.5–2 s after the stop), not the default 60 s — with room for a loaded machine.
+    // The watcher's tick timer finds `frozen` silent: `netTickTimeout`. Both nodes tick at
+    // 2 s, so when the watcher itself was starved for ~1.5 s just before the stop, `frozen`
+    // dropped it first and the watcher reads that close: `connectionClosed` is then the right
+    // reason (pinned alone by `a_resumed_node_reads_its_socket_before_it_times_out`).
+    let down = c.line();
+    assert!(
+        down == "down frozen@localhost netTickTimeout"
+            || down == "down frozen@localhost connectionClosed",
+        "{down}"
+    );
+    // The time shows it was the `--net-tick 2` timer (detected 1.5–2 s after the stop), not
+    // the default 60 s — with room for a loaded machine.
     assert!(
         stopped.elapsed() < std::time::Duration::from_secs(30),
         "{:?}",
