@@ -405,7 +405,24 @@ async fn tcp_reader(
         }
         loop {
             match net::timeout(tick, r.readable()).await {
-                Err(_) => break 'conn "netTickTimeout",
+                // The tick timer fired: the peer was silent only if the socket holds
+                // nothing. After this node could not run for a while (a loaded machine, a
+                // stopped process) the timer and the socket's readiness are both due and
+                // the timer may be seen first; what arrived meanwhile (ticks, frames, the
+                // peer's close) decides, not that order. A real read on the duplicate:
+                // `try_read` trusts the readiness not yet seen and would not read.
+                Err(_) => match read_now(&r, dup.as_ref(), &mut chunk) {
+                    Ok(0) => break 'conn "connectionClosed",
+                    Ok(n) => {
+                        fresh = true;
+                        buf.extend_from_slice(&chunk[..n]);
+                        break;
+                    }
+                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                        break 'conn "netTickTimeout"
+                    }
+                    Err(_) => break 'conn "connectionClosed",
+                },
                 Ok(Err(_)) => break 'conn "connectionClosed",
                 Ok(Ok(())) => {}
             }
@@ -422,4 +439,17 @@ async fn tcp_reader(
         }
     };
     inner.detach(&name, conn, reason);
+}
+
+/// A read that does not wait for readiness: on the duplicate a real `read`, else `try_read`
+/// (which answers `WouldBlock` until the reactor has seen the socket readable).
+fn read_now(
+    r: &net::OwnedReadHalf,
+    dup: Option<&std::net::TcpStream>,
+    chunk: &mut [u8],
+) -> std::io::Result<usize> {
+    match dup {
+        Some(mut d) => d.read(chunk),
+        None => r.try_read(chunk),
+    }
 }
