@@ -4,5 +4,5 @@ mod allocator;
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(bt::cli_main(&args));
+    std::process::exit(bt_cli::cli_main(&args));
 }

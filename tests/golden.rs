@@ -445,11 +445,11 @@ fn hint_allowed(root: &Path, file: &str, line: usize) -> bool {
         return false;
     };
     // Expression files: the case holding the line.
-    for entry in bt::test_support::split(&src) {
-        if let bt::test_support::Entry::Case(c) = entry {
+    for entry in bt_cli::test_support::split(&src) {
+        if let bt_cli::test_support::Entry::Case(c) = entry {
             if (c.line..=c.expect_line).contains(&line) {
                 return c.expect_category.is_some()
-                    || matches!(c.expectation, bt::test_support::Expectation::Error(_));
+                    || matches!(c.expectation, bt_cli::test_support::Expectation::Error(_));
             }
         }
     }

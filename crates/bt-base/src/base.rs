@@ -11,5 +11,5 @@
 pub mod diagnostic;
 pub mod span;
 pub mod sym;
-#[cfg(any(feature = "dist", feature = "observe"))]
+#[cfg(feature = "tls")]
 pub mod tls_files;

@@ -143,7 +143,7 @@ fn remote_fact_needs_every_path() {
 /// many points (and with a line dropped) is parsed and checked.
 #[test]
 fn never_panics_on_truncated_sources() {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/types");
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/golden/types");
     let ch = Checker::new();
     let o = CheckOptions::default();
     let mut checked = 0;

@@ -19,7 +19,7 @@ extern "C" fn remove_root() {
 }
 
 /// A fresh, empty directory `NAME` under the per-process root.
-pub(crate) fn dir(name: &str) -> PathBuf {
+pub fn dir(name: &str) -> PathBuf {
     static HOOK: Once = Once::new();
     HOOK.call_once(|| {
         // SAFETY: `remove_root` is an `extern "C" fn()` with no preconditions; atexit only

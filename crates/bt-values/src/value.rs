@@ -23,6 +23,7 @@ pub mod class;
 pub mod dict;
 pub mod order;
 pub mod varcell;
+mod value_ext;
 
 use std::any::Any;
 use std::fmt;

@@ -30,7 +30,6 @@ pub mod host;
 pub mod host_type;
 pub mod limits;
 mod script;
-mod value_ext;
 
 use std::sync::Arc;
 
