@@ -6,13 +6,13 @@ mod cli;
 mod lsp;
 mod testrun;
 
-#[cfg(test)]
-pub(crate) use bt_base::scratch;
-pub(crate) use bt::{check, diagnostic, fmt, interp, runtime, syntax, value};
 #[cfg(feature = "dist")]
 pub(crate) use bt::dist;
 #[cfg(feature = "observe")]
 pub(crate) use bt::observe;
+pub(crate) use bt::{check, diagnostic, fmt, interp, runtime, syntax, value};
+#[cfg(test)]
+pub(crate) use bt_base::scratch;
 
 /// What the golden harness (`tests/golden.rs`) reads from the test runner: how a `// =>` file
 /// splits into cases. Not an API.

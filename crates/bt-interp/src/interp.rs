@@ -27,7 +27,7 @@ pub mod checker;
 pub mod class;
 pub mod error;
 pub mod eval;
-pub(crate) mod host_cache;
+pub mod host_cache;
 pub mod interpreter;
 pub mod lazy_method;
 pub mod library_image;

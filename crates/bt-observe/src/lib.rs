@@ -6,5 +6,6 @@ pub mod observe;
 pub(crate) use bt_base::base;
 #[cfg(feature = "dist")]
 pub(crate) use bt_dist::dist;
+#[cfg(feature = "dist")]
 pub(crate) use bt_interp::interp;
 pub(crate) use bt_runtime::runtime;

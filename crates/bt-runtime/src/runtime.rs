@@ -144,7 +144,7 @@ mod stack;
 pub mod supervisor;
 mod threads;
 mod types;
-mod waiter;
+pub mod waiter;
 
 pub use api::{
     Config, LogSink, ProcessInfo, RtHandle, Runtime, SpawnOpts, TaskHandle, DEFAULT_STACK_SIZE,

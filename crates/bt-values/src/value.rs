@@ -20,10 +20,11 @@
 pub mod array;
 pub mod block;
 pub mod class;
+pub mod deserialize;
 pub mod dict;
 pub mod order;
-pub mod varcell;
 mod value_ext;
+pub mod varcell;
 
 use std::any::Any;
 use std::fmt;

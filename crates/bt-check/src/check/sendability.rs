@@ -15,7 +15,7 @@ pub enum Tier {
     Unknown,
 }
 
-pub(crate) const SENDABLE: &[&str] = &[
+pub const SENDABLE: &[&str] = &[
     "Number",
     "Integer",
     "Float",
@@ -32,7 +32,7 @@ pub(crate) const SENDABLE: &[&str] = &[
     "Reference",
 ];
 
-pub(crate) const COLLECTIONS: &[&str] = &[
+pub const COLLECTIONS: &[&str] = &[
     "List",
     "Array",
     "Set",

@@ -13,6 +13,8 @@
 //! whose invocation raises `remote_code_mismatch` with the hint of 8.6 — the error appears
 //! where the block runs, as specified.
 
+use crate::interp::block_code::ClosureExt;
+use crate::interp::class::ClassExt;
 use std::sync::Arc;
 
 use crate::interp::block_code::code_of;

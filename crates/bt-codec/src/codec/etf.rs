@@ -35,6 +35,7 @@
 //!
 //! Bytes from the network go through [`super::etf_check`] before `eetf` decodes them.
 
+use crate::interp::class::ClassExt;
 use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

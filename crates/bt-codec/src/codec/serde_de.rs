@@ -110,9 +110,14 @@ impl<'de> de::Deserializer<'de> for ValueDe<'de> {
 
     fn deserialize_newtype_struct<V: Visitor<'de>>(
         self,
-        _: &'static str,
+        name: &'static str,
         visitor: V,
     ) -> Result<V::Value, Error> {
+        if name == crate::value::deserialize::TOKEN {
+            // `Value::deserialize`: the Value itself (value::deserialize).
+            crate::value::deserialize::hand_over(self.0.clone());
+            return visitor.visit_unit();
+        }
         visitor.visit_newtype_struct(self)
     }
 

@@ -6,6 +6,7 @@
 //! `shape_version_ahead`, `shape_migration_failed` for envelopes this node cannot take;
 //! resolver errors for references) carrying the path where it happened.
 
+use crate::interp::class::ClassExt;
 use std::sync::Arc;
 
 use num_bigint::{BigInt, Sign};

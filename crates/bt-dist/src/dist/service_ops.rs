@@ -5,6 +5,7 @@
 
 use crate::interp::actor::handle::ActorRef;
 use crate::interp::actor::{need_cx, sys_of};
+use crate::interp::class::ClassExt;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::actor::{error_value, spawn_actor};

@@ -177,7 +177,7 @@ pub fn await_external<T: Send + 'static>(
 /// `VarCell`): its record's address, unique among live processes, never 0.
 #[inline]
 pub(crate) fn owner_token(cx: &Cx<'_>) -> u64 {
-    Arc::as_ptr(&cx.me().0) as *const () as usize as u64
+    cx.me().addr() as u64
 }
 
 /// Runs `f` with `ctx` attached to the process of `cx` (pid, native stack, preemption).
@@ -280,7 +280,7 @@ impl ActorSys {
     pub fn take_ctx(self: &Arc<Self>) -> Box<Ctx> {
         // The one kept by this worker thread first (no lock), then the shared pool.
         let mine = |c: &Ctx| c.proc.sys.as_ref().is_some_and(|s| Arc::ptr_eq(s, self));
-        let kept = self.rt.0.worker_local_take::<Ctx>(mine);
+        let kept = self.rt.worker_local_take::<Ctx>(mine);
         let mut c = kept.or_else(|| self.pool.lock().pop()).unwrap_or_else(|| {
             let mut c = Box::new(Ctx::new(self.prog.clone()));
             c.cache.truncate(POOLED_CACHE);
@@ -309,7 +309,7 @@ impl ActorSys {
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
         }
-        let Some(c) = self.rt.0.worker_local_put(c) else {
+        let Some(c) = self.rt.worker_local_put(c) else {
             return;
         };
         let mut p = self.pool.lock();

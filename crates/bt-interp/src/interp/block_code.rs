@@ -23,20 +23,32 @@ pub fn code_of(code: &Arc<FnCode>) -> Code {
     Code::new(code.clone())
 }
 
-impl Closure {
+/// The interpreter's side of a values-layer [`Closure`]: its compiled code. Import it to call these on a closure.
+pub trait ClosureExt {
+    /// The block's compiled code.
+    fn fn_code(&self) -> &FnCode;
+
+    /// The block's compiled code as a shared pointer.
+    fn fn_code_arc(&self) -> Arc<FnCode>;
+
+    /// Number of parameters (`Block/N`).
+    fn arity(&self) -> usize;
+}
+
+impl ClosureExt for Closure {
     /// The block's compiled code.
     #[inline(always)]
-    pub fn fn_code(&self) -> &FnCode {
+    fn fn_code(&self) -> &FnCode {
         self.code.get::<FnCode>()
     }
 
     /// The block's compiled code as a shared pointer.
-    pub fn fn_code_arc(&self) -> Arc<FnCode> {
+    fn fn_code_arc(&self) -> Arc<FnCode> {
         self.code.arc::<FnCode>()
     }
 
     /// Number of parameters (`Block/N`).
-    pub fn arity(&self) -> usize {
+    fn arity(&self) -> usize {
         self.fn_code().nparams as usize
     }
 }

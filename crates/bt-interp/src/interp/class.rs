@@ -83,10 +83,50 @@ fn superclass_typed_slots(
     }
 }
 
-impl Class {
+/// The interpreter's side of a values-layer [`Class`]: its [`ClassRt`] (methods, field defaults, typed slots) and lookup. Import it to call these on a class.
+pub trait ClassExt {
     /// A new class; fields are the superclass's fields followed by `own_fields`.
     #[allow(clippy::too_many_arguments)] // a constructor mirroring the declaration's parts
-    pub fn new(
+    fn new(
+        name: Sym,
+        superclass: Option<ClassRef>,
+        kind: ClassKind,
+        own_fields: &[(Sym, Option<Arc<FnCode>>)],
+        is_abstract: bool,
+        sealed: bool,
+        builtin: Builtin,
+    ) -> Class;
+
+    /// The interpreter's part of this class.
+    fn rt(&self) -> &ClassRt;
+
+    /// Instance-side method dictionary.
+    fn methods(&self) -> &RwLock<MethodTable>;
+
+    /// Class-side method dictionary.
+    fn class_methods(&self) -> &RwLock<MethodTable>;
+
+    /// Field defaults aligned with `field_names` (inherited first); None = nil.
+    fn field_defaults(&self) -> &[Option<Arc<FnCode>>];
+
+    /// Typed slots without a default (checked after an actor's `initialize`).
+    fn typed_slots(&self) -> &[TypedSlot];
+
+    /// Adds the typed, default-less slots declared by this class itself (the loader calls it
+    /// once after `new`; `slots` are (name, type) pairs).
+    fn declare_typed_slots(&mut self, slots: Vec<(Sym, crate::syntax::ast::TypeExpr)>);
+
+    /// Instance-side lookup up the chain: the method and the class that defines it.
+    fn lookup(self: &Arc<Self>, sel: Sym) -> Option<(Method, ClassRef)>;
+
+    /// Class-side lookup up the chain (without the `Class` fallback).
+    fn lookup_class_side(self: &Arc<Self>, sel: Sym) -> Option<(Method, ClassRef)>;
+}
+
+impl ClassExt for Class {
+    /// A new class; fields are the superclass's fields followed by `own_fields`.
+    #[allow(clippy::too_many_arguments)] // a constructor mirroring the declaration's parts
+    fn new(
         name: Sym,
         superclass: Option<ClassRef>,
         kind: ClassKind,
@@ -130,7 +170,7 @@ impl Class {
 
     /// The interpreter's part of this class.
     #[inline]
-    pub fn rt(&self) -> &ClassRt {
+    fn rt(&self) -> &ClassRt {
         match self.rt.downcast_ref::<ClassRt>() {
             Some(rt) => rt,
             None => &EMPTY_RT,
@@ -139,29 +179,29 @@ impl Class {
 
     /// Instance-side method dictionary.
     #[inline]
-    pub fn methods(&self) -> &RwLock<MethodTable> {
+    fn methods(&self) -> &RwLock<MethodTable> {
         &self.rt().methods
     }
 
     /// Class-side method dictionary.
     #[inline]
-    pub fn class_methods(&self) -> &RwLock<MethodTable> {
+    fn class_methods(&self) -> &RwLock<MethodTable> {
         &self.rt().class_methods
     }
 
     /// Field defaults aligned with `field_names` (inherited first); None = nil.
-    pub fn field_defaults(&self) -> &[Option<Arc<FnCode>>] {
+    fn field_defaults(&self) -> &[Option<Arc<FnCode>>] {
         &self.rt().field_defaults
     }
 
     /// Typed slots without a default (checked after an actor's `initialize`).
-    pub fn typed_slots(&self) -> &[TypedSlot] {
+    fn typed_slots(&self) -> &[TypedSlot] {
         &self.rt().typed_slots
     }
 
     /// Adds the typed, default-less slots declared by this class itself (the loader calls it
     /// once after `new`; `slots` are (name, type) pairs).
-    pub fn declare_typed_slots(&mut self, slots: Vec<(Sym, crate::syntax::ast::TypeExpr)>) {
+    fn declare_typed_slots(&mut self, slots: Vec<(Sym, crate::syntax::ast::TypeExpr)>) {
         let Some(rt) = self.rt.downcast_mut::<ClassRt>() else {
             return;
         };
@@ -175,7 +215,7 @@ impl Class {
     }
 
     /// Instance-side lookup up the chain: the method and the class that defines it.
-    pub fn lookup(self: &ClassRef, sel: Sym) -> Option<(Method, ClassRef)> {
+    fn lookup(self: &ClassRef, sel: Sym) -> Option<(Method, ClassRef)> {
         let mut c = Some(self);
         while let Some(k) = c {
             if let Some(m) = k.methods().read().get(&sel) {
@@ -187,7 +227,7 @@ impl Class {
     }
 
     /// Class-side lookup up the chain (without the `Class` fallback).
-    pub fn lookup_class_side(self: &ClassRef, sel: Sym) -> Option<(Method, ClassRef)> {
+    fn lookup_class_side(self: &ClassRef, sel: Sym) -> Option<(Method, ClassRef)> {
         let mut c = Some(self);
         while let Some(k) = c {
             if let Some(m) = k.class_methods().read().get(&sel) {

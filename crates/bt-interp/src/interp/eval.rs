@@ -210,8 +210,8 @@ pub struct Ctx {
     pub(crate) cur_loc: Loc,
     /// Where the last exception was created: (exception pointer, location).
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
-    pub(crate) cur_sel: Sym,
-    pub(crate) cur_cls: Sym,
+    pub cur_sel: Sym,
+    pub cur_cls: Sym,
     /// The host function called last (`engine::host`, `interp::host_cache`).
     pub(crate) host_cache: crate::interp::host_cache::HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.

@@ -62,7 +62,7 @@ impl HostCache {
 /// The primitive behind every class-side host method: the host function registered for the
 /// defining class and selector of the send (`Program::host_fns`).
 #[inline(never)]
-pub(crate) fn call(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+pub fn call(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let key = (ctx.cur_cls, ctx.cur_sel, false);
     call_cached(ctx, key, recv, args, |ctx, key| {
         let f = ctx.prog.host_fns.read().get(&(key.0, key.1)).cloned();
@@ -84,7 +84,7 @@ pub(crate) fn is_host_call(f: crate::interp::eval::PrimFn) -> bool {
 /// one when it is of the current program epoch (no lock, hash or reference count per call),
 /// else the one `find` looks up in `Program::host_fns`, which is then cached.
 #[inline(always)]
-pub(crate) fn call_cached(
+pub fn call_cached(
     ctx: &mut Ctx,
     key: HostKey,
     recv: &Value,

@@ -134,6 +134,7 @@ fn lower_decl(
 
 #[cfg(test)]
 mod tests {
+    use crate::interp::class::ClassExt;
     use crate::interp::eval::Method;
 
     #[test]

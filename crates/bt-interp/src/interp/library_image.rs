@@ -28,6 +28,7 @@
 //! holding an object, top-level statements, an eagerly lowered method), no image is made
 //! and every program loads the library as before (`tests` below fails first).
 
+use crate::interp::class::ClassExt;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};

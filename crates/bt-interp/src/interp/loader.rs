@@ -10,6 +10,7 @@
 //! Value-class accessors), `statements` (`classState:` defaults and top-level statements),
 //! `library` (the built-in library's shared, lazily lowered side).
 
+use crate::interp::class::ClassExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 

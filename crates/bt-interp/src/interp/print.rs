@@ -6,6 +6,7 @@
 //! `printString` applies inside them. Pure helpers (`format_float`, `json_string`,
 //! `quote_string`, …) need no `Ctx` and are unit-tested directly.
 
+use crate::interp::block_code::ClosureExt;
 use std::cell::Cell;
 use std::fmt::Write as _;
 

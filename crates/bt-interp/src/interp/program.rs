@@ -2,6 +2,7 @@
 //! protocols, options and the output sink. One `Arc<Program>` per [`Interpreter`](crate::interp::Interpreter);
 //! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it.
 
+use crate::interp::class::ClassExt;
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};

@@ -1,6 +1,7 @@
 //! Interpreter invariants: the stdlib loads, redefinition, REPL bindings, sizes, odd inputs.
 //! (The `tests/golden/eval/core` runner is `testrun::core_golden`.)
 
+use crate::interp::class::ClassExt;
 use crate::interp::{Interpreter, InterpreterOptions};
 
 #[test]

@@ -285,6 +285,20 @@ impl<T: Send + 'static> TaskHandle<T> {
 }
 
 impl RtHandle {
+    /// Takes the object this pool worker thread keeps ([`RtHandle::worker_local_put`]) if
+    /// it is a `T` for which `fits` holds; `None` on other threads.
+    #[inline]
+    pub fn worker_local_take<T: 'static>(&self, fits: impl FnOnce(&T) -> bool) -> Option<Box<T>> {
+        self.0.worker_local_take(fits)
+    }
+
+    /// Keeps `v` on this pool worker thread until the next [`RtHandle::worker_local_take`];
+    /// gives it back when the thread is no pool worker of this runtime or keeps one already.
+    #[inline]
+    pub fn worker_local_put<T: 'static>(&self, v: Box<T>) -> Option<Box<T>> {
+        self.0.worker_local_put(v)
+    }
+
     /// Spawns an actor (idle until its first message).
     pub fn spawn(&self, b: impl Behaviour) -> ProcRef {
         match self.spawn_opts(Box::new(b), SpawnOpts::default()) {
@@ -398,7 +412,7 @@ impl RtHandle {
 
     /// Asks `to` to stop after the messages already queued; later sends fail. `waiter`, if
     /// given, completes once it has exited. False if it had already exited.
-    pub(crate) fn request_stop(
+    pub fn request_stop(
         &self,
         to: &ProcRef,
         waiter: Option<Arc<Waiter>>,
@@ -721,7 +735,7 @@ impl RtHandle {
     /// directly (`Behaviour::run_job`); else `fallback` makes the message carrying the job
     /// and it is delivered as by `send_and_drive`. `Err(())`, having called nothing, when
     /// the calling thread cannot be the guest.
-    pub(crate) fn drive_job(
+    pub fn drive_job(
         &self,
         stacks: &mut crate::runtime::sched::GuestStacks,
         p: &ProcRef,

@@ -210,6 +210,14 @@ pub(crate) struct Proc {
 #[derive(Clone)]
 pub struct ProcRef(pub(crate) Arc<Proc>);
 
+impl ProcRef {
+    /// The address of the process record: unique among live processes, never 0.
+    #[inline]
+    pub fn addr(&self) -> usize {
+        Arc::as_ptr(&self.0) as *const () as usize
+    }
+}
+
 impl PartialEq for ProcRef {
     fn eq(&self, other: &Self) -> bool {
         self.0.pid == other.0.pid

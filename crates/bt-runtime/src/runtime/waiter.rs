@@ -44,7 +44,7 @@ const TARGET: u8 = 4;
 
 /// A reply slot: one state word instead of a lock (a sync call's round trip costs one
 /// locked instruction here, in [`Waiter::complete`]).
-pub(crate) struct Waiter {
+pub struct Waiter {
     state: AtomicU8,
     /// Written once by the completion that claimed the waiter, before `READY`; read (taken)
     /// by the waiter after it saw `READY`.

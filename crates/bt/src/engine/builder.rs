@@ -1,6 +1,7 @@
 //! [`EngineBuilder`]: the options of an [`Engine`] — limits, capabilities, output, checker —
 //! and starting it.
 
+use crate::interp::class::ClassExt;
 use std::sync::Arc;
 use std::time::Duration;
 

@@ -65,11 +65,7 @@ impl<T: serde::de::DeserializeOwned> FromValue for T {
     }
 }
 
-impl FromValue for Value {
-    fn from_value(v: &Value) -> Result<Value, crate::codec::CodecError> {
-        Ok(v.clone())
-    }
-}
+// `Value` itself is a `DeserializeOwned` type (`value::deserialize`): the same Value, shared.
 
 /// Converts argument `v` to `T`: the common scalar types (i64, bool, f64, String) directly
 /// when the Value has exactly that shape, everything else (and every mismatch, for its error
@@ -97,6 +93,8 @@ pub(crate) fn arg<T: FromValue + 'static>(v: &Value) -> Result<T, crate::codec::
         if let Value::Str(t) = v {
             *s = Some(t.as_str().to_string());
         }
+    } else if let Some(s) = slot.downcast_mut::<Option<Value>>() {
+        *s = Some(v.clone());
     }
     match out {
         Some(x) => Ok(x),

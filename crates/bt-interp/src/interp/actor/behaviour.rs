@@ -2,6 +2,7 @@
 //! dispatch, rollback, `initialize`/`terminate:`), the main program ([`MainActor`]: runs the
 //! `Interpreter`'s jobs with one persistent context) and transcripts ([`TranscriptActor`]).
 
+use crate::interp::class::ClassExt;
 use std::collections::VecDeque;
 use std::sync::Arc;
 

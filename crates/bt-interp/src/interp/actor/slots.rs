@@ -7,6 +7,7 @@
 //! `Nil`, `UndefinedObject`, `Object`, `ProtoObject`, `Dynamic`, type parameters and names
 //! that are not classes (protocols, aliases) admit it; a union admits it when a member does.
 
+use crate::interp::class::ClassExt;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;

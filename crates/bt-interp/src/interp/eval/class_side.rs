@@ -2,6 +2,7 @@
 //! class variables back when they raise; instantiation with field defaults
 //! and the Value-class keyword constructor.
 
+use crate::interp::class::ClassExt;
 use std::sync::Arc;
 
 use crate::interp::class::Class;

@@ -290,6 +290,7 @@ pub(crate) fn class_arc(c: &Class) -> ClassRef {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interp::class::ClassExt;
     use crate::value::Sym;
 
     #[test]

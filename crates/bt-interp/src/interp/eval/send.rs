@@ -2,6 +2,8 @@
 //! does-not-understand and value-class accessors. Class-state atomicity and instantiation are
 //! in `class_side`.
 
+use crate::interp::block_code::ClosureExt;
+use crate::interp::class::ClassExt;
 use std::sync::Arc;
 
 use crate::interp::class::Class;
@@ -670,7 +672,7 @@ impl Ctx {
     }
 
     /// Runs a block closure.
-    pub(crate) fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
+    pub fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
         let code = c.fn_code();
         if args.len() != code.nparams as usize {
             return Err(self
@@ -704,7 +706,7 @@ impl Ctx {
     /// Is the method activation `home` still running in this process? A relay home
     /// ([`REMOTE_HOME`], `crate::interp::actor::relay`) is live while the call that brought
     /// its block is being handled here: that call relays the `^` to its caller.
-    pub(crate) fn home_live(&self, home: u64) -> bool {
+    pub fn home_live(&self, home: u64) -> bool {
         if home >> 62 == 1 {
             return self.proc.relays.contains(&home);
         }

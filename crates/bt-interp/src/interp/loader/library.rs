@@ -2,6 +2,7 @@
 //! process), so its primitives, standalone methods and documentation are resolved once and
 //! shared by every program; its other methods are lowered on first use.
 
+use crate::interp::class::ClassExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 

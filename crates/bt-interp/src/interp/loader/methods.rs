@@ -3,6 +3,7 @@
 //! classes (`x`, `withX:`, the keyword constructor). `install` in `loader.rs` decides what
 //! to install; this is how.
 
+use crate::interp::class::ClassExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -11,6 +11,7 @@ use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef, PidVal, 
 use crate::interp::actor::send::{call_error, handle_for, resolve_name, transfer_in};
 use crate::interp::actor::slots::{nil_slot_error, nil_typed_slot};
 use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
+use crate::interp::class::ClassExt;
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};

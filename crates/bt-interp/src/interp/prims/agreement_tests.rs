@@ -11,6 +11,7 @@
 //! * the checker's kind of each library class is the run time's, and its superclass is the
 //!   run time's (except where the run time roots a value class at Object, listed below).
 
+use crate::interp::class::ClassExt;
 use std::collections::BTreeSet;
 
 use crate::check::classtable::{ClassTable, Kind, Side};

@@ -34,6 +34,7 @@
 //!   (`crate::dist::shapes`) through [`announce_shape_skew`].
 //! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
 
+use crate::interp::block_code::ClosureExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 

@@ -1,6 +1,7 @@
 //! Block (9.6, 2.8, 5.10, 5.11): evaluation, loops, `on:do:`, `ensure:`, `ifCurtailed:`, and
 //! the Integer loop selectors for non-literal blocks (literal ones are inlined).
 
+use crate::interp::block_code::ClosureExt;
 use crate::interp::error::is_exception;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::seq_arg;

@@ -381,16 +381,25 @@ mod tests {
     #[test]
     fn stdlib_collection_files_parse_and_bind() {
         let files = [
-            ("Collection", include_str!("../../../../../../stdlib/Collection.bt")),
-            ("List", include_str!("../../../../../../stdlib/List.bt")),
-            ("Array", include_str!("../../../../../../stdlib/Array.bt")),
-            ("Dictionary", include_str!("../../../../../../stdlib/Dictionary.bt")),
-            ("Set", include_str!("../../../../../../stdlib/Set.bt")),
-            ("Bag", include_str!("../../../../../../stdlib/Bag.bt")),
-            ("Queue", include_str!("../../../../../../stdlib/Queue.bt")),
-            ("Tuple", include_str!("../../../../../../stdlib/Tuple.bt")),
-            ("Interval", include_str!("../../../../../../stdlib/Interval.bt")),
-            ("Stream", include_str!("../../../../../../stdlib/Stream.bt")),
+            (
+                "Collection",
+                include_str!("../../../../../stdlib/Collection.bt"),
+            ),
+            ("List", include_str!("../../../../../stdlib/List.bt")),
+            ("Array", include_str!("../../../../../stdlib/Array.bt")),
+            (
+                "Dictionary",
+                include_str!("../../../../../stdlib/Dictionary.bt"),
+            ),
+            ("Set", include_str!("../../../../../stdlib/Set.bt")),
+            ("Bag", include_str!("../../../../../stdlib/Bag.bt")),
+            ("Queue", include_str!("../../../../../stdlib/Queue.bt")),
+            ("Tuple", include_str!("../../../../../stdlib/Tuple.bt")),
+            (
+                "Interval",
+                include_str!("../../../../../stdlib/Interval.bt"),
+            ),
+            ("Stream", include_str!("../../../../../stdlib/Stream.bt")),
         ];
         // A collection's primitives may come from other modules (`atRandom` from `random`).
         let mut prims = crate::interp::eval::Prims::default();

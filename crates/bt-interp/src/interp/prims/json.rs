@@ -12,6 +12,7 @@
 //! (String or Symbol keys) → objects, anything answering `asJson` (Value instances by default,
 //! DateTime as its ISO 8601 string) → what its `asJson` answers.
 
+use crate::interp::class::ClassExt;
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::charge::{Meter, ELEM};

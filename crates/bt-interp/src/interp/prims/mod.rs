@@ -76,6 +76,7 @@ pub mod transcript;
 #[cfg(test)]
 mod agreement_tests;
 
+use crate::interp::block_code::ClosureExt;
 use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::value::{ClassRef, Sym, Value};
 

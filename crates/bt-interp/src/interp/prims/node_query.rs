@@ -12,6 +12,7 @@
 
 use crate::interp::actor::handle::{downcast, ActorRef, PidVal};
 use crate::interp::actor::sys_of;
+use crate::interp::class::ClassExt;
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};

@@ -15,6 +15,7 @@
 //!   `type_error`) before anything is spawned. A List, Array or Tuple of blocks is accepted.
 //! * A block whose process is killed answers `Result error:` with an `actor_dead` exception.
 
+use crate::interp::block_code::ClosureExt;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
@@ -45,7 +46,7 @@ pub fn register(p: &mut Prims) {
 }
 
 /// How a job run by [`spawn_job`] ended.
-pub(crate) enum Outcome {
+pub enum Outcome {
     /// Its value (already [`transfer`]red out of the job's process).
     Ok(Value),
     /// The exception it raised.
@@ -80,7 +81,7 @@ pub(crate) type Job = Box<dyn FnOnce(&mut Ctx) -> EvalResult + Send>;
 /// Runs `job` in a fresh process (label `label`) and calls `done` once with its outcome, from
 /// that process. Errors are not logged here: the caller decides. `Program exit:` inside the job
 /// ends the program as it does in any callback (unless embedded).
-pub(crate) fn spawn_job(
+pub fn spawn_job(
     sys: &Arc<ActorSys>,
     label: &'static str,
     job: Job,

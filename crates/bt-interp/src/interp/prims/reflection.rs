@@ -1,6 +1,7 @@
 //! Reflection on classes and metaclasses (5.4), protocols (3.4) and CompiledMethod (9.10).
 //! Class-side receivers are `Value::Class(c)`; metaclass receivers `Value::Meta(c)`.
 
+use crate::interp::class::ClassExt;
 use std::any::Any;
 use std::sync::Arc;
 

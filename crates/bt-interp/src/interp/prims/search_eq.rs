@@ -3,6 +3,7 @@
 //! `=` in bt, the search sends `x = element` (the Smalltalk order) and honours it; otherwise
 //! elements compare with `=:=` as before.
 
+use crate::interp::class::ClassExt;
 use crate::interp::eval::{Ctx, Method, Unwind};
 use crate::value::order::strict_eq;
 use crate::value::{Sym, Value};
