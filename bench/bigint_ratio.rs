@@ -1,7 +1,7 @@
 //! Benchmark: bt's interruptible huge-Integer operations (`interp::prims::number::big`)
 //! against num-bigint's single calls on the same operands, in the same run.
 //!
-//! `cargo run --release --features bench --example bigint_ratio [ROUNDS]`
+//! `cargo run --profile dist --features bench --example bigint_ratio [ROUNDS]`
 //!
 //! For each operation and size it runs both sides alternately ROUNDS times (default 5) and
 //! prints the best time of each, the ratio bt/num-bigint, the number of checks between

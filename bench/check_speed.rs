@@ -1,7 +1,7 @@
 //! Benchmark: the static checker over the built-in library plus a generated 10,000-line
 //! program (issue 7 budget: under 200 ms in a release build on the project machine).
 //!
-//! `cargo run --release --features bench --example check_speed [LINES]`
+//! `cargo run --profile dist --features bench --example check_speed [LINES]`
 //!
 //! Prints the time to build the standard checker (built-in table + `stdlib/*.bt`), to parse
 //! the program, and to check it; checking must stay linear in the program size, so the

@@ -2,7 +2,7 @@
 //! the diagnostics of generated 1, 2, 4 and 8 MB sources of three shapes and prints each time
 //! and its ratio to the 1 MB time (linear: 8 MB within 10x of 1 MB).
 //!
-//! `cargo run --profile ci --features bench --example frontend_scaling` (or `--release`)
+//! `cargo run --profile ci --features bench --example frontend_scaling` (or `--profile dist`)
 //!
 //! Shapes:
 //! * `literals`: Integer literals of every length up to the 10,000-digit cap

@@ -1,7 +1,7 @@
 #!/bin/sh
 # VmRSS of `bt run bench/idle.bt` holding N idle actors, minus the same with 0 actors.
 # usage: bench/idle_memory.sh [BT] [N]
-BT=${1:-target/release/bt}
+BT=${1:-target/dist/bt}
 N=${2:-100000}
 rss() {
   "$BT" run bench/idle.bt --main Bench -- "$1" > /tmp/bt_idle.$$ &

@@ -3,11 +3,11 @@
 # `Json parse:` vs json.loads, `Json generate:` vs json.dumps (compact, sorted keys — bt writes
 # Dictionaries in term order; UTF-8 output, ensure_ascii=False). Prints each time and the ratio
 # (> 1: bt is faster).
-# Usage: bench/json.sh [RUNS]   (builds bt in release unless BT names a binary; needs python3)
+# Usage: bench/json.sh [RUNS]   (builds bt with the dist profile unless BT names a binary; needs python3)
 set -eu
 cd "$(dirname "$0")/.."
 runs=${1:-5}
-if [ -z "${BT:-}" ]; then cargo build --release -q; BT=${CARGO_TARGET_DIR:-target}/release/bt; fi
+if [ -z "${BT:-}" ]; then cargo build --profile dist -q; BT=${CARGO_TARGET_DIR:-target}/dist/bt; fi
 bt=$BT
 doc=$(mktemp --suffix=.json); trap 'rm -f "$doc"' EXIT
 python3 - "$doc" <<'PY'

@@ -1,7 +1,7 @@
 //! Lex+parse throughput on a generated multi-megabyte source (not a test):
 //!
 //! ```text
-//! cargo run --release --features bench --example parse_throughput [MEGABYTES]
+//! cargo run --profile dist --features bench --example parse_throughput [MEGABYTES]
 //! ```
 //!
 //! Prints MB/s for lexing alone and for lexing plus parsing, by CPU time of this thread (from

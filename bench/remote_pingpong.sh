@@ -5,13 +5,13 @@
 # (`Idle spawnOn: aNode`, which answers once the actor runs) against erl's spawn/4 (which
 # answers at once; one final round trip waits for the last), all in the same run; prints
 # microseconds per operation and ratios (Erlang time / bt time: above 1.0 means bt is faster).
-# Usage: bench/remote_pingpong.sh [N] [M]   (defaults 20000, 5000; builds bt in release if needed)
+# Usage: bench/remote_pingpong.sh [N] [M]   (defaults 20000, 5000; builds bt with the dist profile if needed)
 set -eu
 cd "$(dirname "$0")/.."
 N=${1:-20000}
 M=${2:-5000}
-BT=${BT:-target/release/bt}
-[ -x "$BT" ] || cargo build --release -q
+BT=${BT:-target/dist/bt}
+[ -x "$BT" ] || cargo build --profile dist -q
 DIR=$(mktemp -d)
 PIDS=()
 cleanup() {

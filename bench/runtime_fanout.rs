@@ -1,6 +1,6 @@
 //! Fan-out and idle memory, like the Erlang fanout peer benchmark.
 //!
-//! `cargo run --release --features bench --example runtime_fanout [N]`:
+//! `cargo run --profile dist --features bench --example runtime_fanout [N]`:
 //! * fan-out: spawn N actors, send each one request (a sync call `double: i`), collect the
 //!   replies (sum); prints RESULT, TIME, and µs per actor;
 //! * memory: spawn N idle actors (state: one Integer) and read VmRSS from /proc/self/status

@@ -1,7 +1,7 @@
 //! Sync round trips between two processes: the main program calls a counter actor
 //! (`add: 1`) N times, like the Erlang gen_server peer benchmark (pingpong).
 //!
-//! `cargo run --release --features bench --example runtime_pingpong [N]` prints, per worker count, RESULT,
+//! `cargo run --profile dist --features bench --example runtime_pingpong [N]` prints, per worker count, RESULT,
 //! TIME (s, measured inside the process) and RATE (round trips/s), plus round trips per CPU
 //! second of the whole process.
 

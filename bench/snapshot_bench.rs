@@ -1,6 +1,6 @@
 //! Snapshot time for supervision trees of 1,000 / 10,000 / 100,000 actors (issue 6).
 //!
-//! `cargo run --release --features bench --example snapshot_bench [-- N...]`. Each tree is one top-level
+//! `cargo run --profile dist --features bench --example snapshot_bench [-- N...]`. Each tree is one top-level
 //! supervisor over dynamic pools of 100 workers; the walk uses no child cap
 //! (`from:limit: #infinity`). Prints the median of 5 walks (wall time, and the walking
 //! thread's CPU time, which other load on a shared machine does not inflate), the CPU time

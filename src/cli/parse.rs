@@ -1,4 +1,4 @@
-//! `bt parse --ast [--allow-primitives] FILE`: prints the canonical AST dump (src/syntax/dump.rs) to standard
+//! `bt parse --ast [--allow-primitives] FILE`: prints the canonical AST dump (crates/bt-syntax/src/syntax/dump.rs) to standard
 //! output and any diagnostics to standard error; exit status 1 on a syntax error.
 
 use crate::cli::ColorArg;

@@ -13,7 +13,7 @@
 //! as the host's global allocator, so this binary installs it once, here, for every module
 //! (it used to be declared by `limits` and `actor_memory`, each its own binary). It only
 //! counts: the other modules behave as with the system allocator it wraps. Accounts are per
-//! thread (`src/memory.rs`), so a test's engine is not charged for what neighbouring tests
+//! thread (`crates/bt-base/src/memory.rs`), so a test's engine is not charged for what neighbouring tests
 //! allocate on their own threads.
 //!
 //! **Memory measurements.** The memory-bomb tests of `limits` and `actor_memory` assert on a

@@ -1,9 +1,18 @@
-//! The layers of the crate point one way (docs/architecture.md, "Layers").
+//! The layers point one way (docs/architecture.md, "Layers" and "Crates").
 //!
-//! Every `.rs` file under `src/` belongs to one layer (by its module path, [`LAYERS`]); a file
-//! may name (`crate::…`, `super::…`, `use crate::{…}`) only modules of its own layer or of a
-//! layer below. The scan is textual: comments (`//`, `///`, `//!`) are skipped, string
-//! literals are not parsed (a path inside a string would count — none does).
+//! Each layer is a crate of the workspace (`crates/*`, and the root package for the command
+//! line), so cargo itself refuses an import of a higher layer: a crate can name only the
+//! crates it depends on. Two checks keep that so:
+//!
+//! * **The crate graph** ([`CRATES`]): every `bt`/`bt-*` dependency (normal or dev) in a
+//!   `Cargo.toml` is of a lower layer — a new edge upward (or a cycle through dev-dependencies)
+//!   fails here before anyone builds on it.
+//! * **Files within a crate**: every `.rs` file under a crate's `src/` belongs to one layer (by
+//!   its module path, [`MODULES`]), which must be the crate's own layer (a module stays in the
+//!   crate of its layer); a file may name (`crate::…`, `super::…`, `use crate::{…}`) only
+//!   modules of its own layer or of a layer below. This still matters inside the root crate
+//!   (`testrun` below `cli`). The scan is textual: comments (`//`, `///`, `//!`) are skipped,
+//!   string literals are not parsed (a path inside a string would count — none does).
 //!
 //! A known upward import that cannot be removed yet goes in [`KNOWN`] with a comment saying
 //! why; the test also fails when a `KNOWN` entry no longer occurs, so the list only shrinks.
@@ -18,7 +27,24 @@ const LAYERS: &[&str] = &[
     "testrun", "cli",
 ];
 
-/// Module-path prefix → layer. `lib` and `main` (and the binary's `allocator`) are the top.
+/// Crate (package name, directory) → layer. The root package `bt-cli` holds two layers
+/// (`testrun` below `cli`).
+const CRATES: &[(&str, &str, &str)] = &[
+    ("bt-base", "crates/bt-base", "base"),
+    ("bt-values", "crates/bt-values", "values"),
+    ("bt-runtime", "crates/bt-runtime", "runtime"),
+    ("bt-syntax", "crates/bt-syntax", "syntax"),
+    ("bt-check", "crates/bt-check", "check"),
+    ("bt-interp", "crates/bt-interp", "interp"),
+    ("bt-codec", "crates/bt-codec", "codec"),
+    ("bt-dist", "crates/bt-dist", "dist"),
+    ("bt-observe", "crates/bt-observe", "observe"),
+    ("bt", "crates/bt", "engine"),
+    ("bt-cli", ".", "cli"),
+];
+
+/// Module-path prefix → layer. A crate root (`lib`) is in its crate's layer; `main` (and the
+/// binary's `allocator`) are the top.
 const MODULES: &[(&str, &str)] = &[
     ("base", "base"),
     ("diagnostic", "base"),
@@ -38,15 +64,14 @@ const MODULES: &[(&str, &str)] = &[
     ("cli", "cli"),
     ("lsp", "cli"),
     ("scratch", "base"),
-    ("lib", "cli"),
     ("main", "cli"),
     ("allocator", "cli"),
 ];
 
 /// Upward imports still present: (file, target module path prefix). Remove an entry when its
 /// import goes; the test fails on an entry that no longer matches anything.
-/// Empty since session 8: the value cycle (values naming the interpreter's `Class` and
-/// `Closure`) was removed — docs/architecture.md, "The value cycle".
+/// Empty: the value cycle (values naming the interpreter's `Class` and `Closure`) was
+/// removed — docs/architecture.md, "The value cycle".
 const KNOWN: &[(&str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<(usize, &'static str)> {
@@ -167,19 +192,37 @@ struct Violation {
     to: &'static str,
 }
 
-fn violations(src: &Path) -> Vec<Violation> {
+/// The upward imports of the files under `src` (a crate's source directory, shown as
+/// `shown`). With `home` (the crate's layer), a file whose module is of another layer is
+/// reported too (its `to` is the module's layer).
+fn violations(src: &Path, shown: &str, home: Option<&'static str>) -> Vec<Violation> {
     let mut files = Vec::new();
     rust_files(src, &mut files);
     let mut out = Vec::new();
     for path in files {
         let rel = path.strip_prefix(src).expect("under src");
         let module = module_of(rel);
-        let Some((me, from)) = layer_of(&module) else {
+        let Some((me, from)) = (match (module.as_str(), home) {
+            ("lib", Some(h)) => LAYERS.iter().position(|l| *l == h).map(|i| (i, h)),
+            _ => layer_of(&module),
+        }) else {
             panic!(
-                "{}: module `{module}` is in no layer; add it to MODULES",
+                "{shown}/{}: module `{module}` is in no layer; add it to MODULES",
                 rel.display()
             );
         };
+        if let Some(h) = home {
+            // The root crate holds `testrun` below `cli`; every other crate is one layer.
+            if from != h && !(h == "cli" && from == "testrun") {
+                out.push(Violation {
+                    file: format!("{shown}/{}", rel.display()),
+                    line: 0,
+                    target: module.clone(),
+                    from: h,
+                    to: from,
+                });
+            }
+        }
         let text = std::fs::read_to_string(&path).expect("read source");
         for (n, line) in text.lines().enumerate() {
             if line.trim_start().starts_with("//") {
@@ -189,7 +232,7 @@ fn violations(src: &Path) -> Vec<Violation> {
                 if let Some((them, to)) = layer_of(&target) {
                     if them > me {
                         out.push(Violation {
-                            file: format!("src/{}", rel.display()),
+                            file: format!("{shown}/{}", rel.display()),
                             line: n + 1,
                             target,
                             from,
@@ -203,6 +246,99 @@ fn violations(src: &Path) -> Vec<Violation> {
     out
 }
 
+/// The `bt`/`bt-*` packages a manifest depends on (`[dependencies]`, `[dev-dependencies]`,
+/// `[build-dependencies]`), each with the line it is on.
+fn bt_dependencies(manifest: &str) -> Vec<(String, usize)> {
+    let mut out = Vec::new();
+    let mut in_deps = false;
+    for (n, line) in manifest.lines().enumerate() {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_deps = t.ends_with("dependencies]") && !t.starts_with("[workspace");
+            continue;
+        }
+        if !in_deps || t.starts_with('#') {
+            continue;
+        }
+        let name: String = t
+            .chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '-' || *c == '_')
+            .collect();
+        if name == "bt" || name.starts_with("bt-") {
+            out.push((name, n + 1));
+        }
+    }
+    out
+}
+
+fn crate_layer(package: &str) -> Option<(usize, &'static str)> {
+    let (_, _, layer) = CRATES.iter().find(|(p, _, _)| *p == package)?;
+    LAYERS.iter().position(|l| l == layer).map(|i| (i, *layer))
+}
+
+/// Every edge of the crate graph that does not point to a lower layer.
+fn crate_graph_problems(root: &Path) -> Vec<String> {
+    let mut out = Vec::new();
+    for (package, dir, _) in CRATES {
+        let path = root.join(dir).join("Cargo.toml");
+        let text = std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("read {}: {e}", path.display()));
+        let (me, from) = crate_layer(package).expect("a layer");
+        for (dep, line) in bt_dependencies(&text) {
+            match crate_layer(&dep) {
+                None => out.push(format!(
+                    "{dir}/Cargo.toml:{line}: `{dep}` is in no layer; add it to CRATES"
+                )),
+                Some((them, to)) if them >= me => out.push(format!(
+                    "{dir}/Cargo.toml:{line}: `{package}` (layer {from}) depends on `{dep}` \
+                     (layer {to}), which is not below it"
+                )),
+                Some(_) => {}
+            }
+        }
+    }
+    // Every crate of the workspace is listed.
+    let mut dirs: Vec<_> = std::fs::read_dir(root.join("crates"))
+        .expect("crates/")
+        .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    dirs.sort();
+    for d in dirs {
+        let dir = format!("crates/{d}");
+        if !CRATES.iter().any(|(_, c, _)| *c == dir) {
+            out.push(format!("{dir}: a crate in no layer; add it to CRATES"));
+        }
+    }
+    out
+}
+
+#[test]
+fn crates_depend_only_downwards() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let report = crate_graph_problems(root);
+    assert!(
+        report.is_empty(),
+        "crate graph (bottom to top: {}):\n{}",
+        LAYERS.join(" → "),
+        report.join("\n")
+    );
+}
+
+/// A manifest with an upward edge is reported (the parser sees names in every dependency
+/// table, not in the workspace's shared table).
+#[test]
+fn the_manifest_scan_finds_bt_dependencies() {
+    let manifest = "[package]\nname = \"x\"\n[dependencies]\nbt-base.workspace = true\n\
+                    serde = \"1\"\n# bt-interp in a comment\n[dev-dependencies]\n\
+                    bt-codec = { workspace = true }\n[workspace.dependencies]\nbt = { path = \"crates/bt\" }\n";
+    let found = bt_dependencies(manifest);
+    assert_eq!(
+        found,
+        vec![("bt-base".to_string(), 4), ("bt-codec".to_string(), 8)]
+    );
+    assert!(crate_layer("bt-codec").unwrap().0 > crate_layer("bt-interp").unwrap().0);
+}
+
 fn known(v: &Violation) -> Option<usize> {
     KNOWN.iter().position(|(file, prefix)| {
         v.file == *file
@@ -213,8 +349,16 @@ fn known(v: &Violation) -> Option<usize> {
 
 #[test]
 fn layers_import_only_downwards() {
-    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let found = violations(&src);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut found = Vec::new();
+    for (_, dir, layer) in CRATES {
+        let shown = if *dir == "." {
+            "src".to_string()
+        } else {
+            format!("{dir}/src")
+        };
+        found.extend(violations(&root.join(&shown), &shown, Some(layer)));
+    }
     let mut used = BTreeSet::new();
     let mut report = Vec::new();
     for v in &found {
@@ -222,6 +366,10 @@ fn layers_import_only_downwards() {
             Some(i) => {
                 used.insert(i);
             }
+            None if v.line == 0 => report.push(format!(
+                "{}: module `{}` of layer `{}` is in the crate of layer `{}`; move it",
+                v.file, v.target, v.to, v.from
+            )),
             None => report.push(format!(
                 "{}:{}: layer `{}` imports `crate::{}` from the higher layer `{}`",
                 v.file, v.line, v.from, v.target, v.to
@@ -259,7 +407,7 @@ fn an_upward_import_is_reported() {
         "value/order.rs",
         "use super::Value; // crate::interp::eval in a comment\n",
     );
-    let found = violations(&dir);
+    let found = violations(&dir, "src", None);
     let _ = std::fs::remove_dir_all(&dir);
     let found: Vec<String> = found
         .iter()

@@ -30,8 +30,8 @@
 //! # Example
 //!
 //! ```
-//! use bt::value::Value;
-//! use bt::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
+//! use bt_runtime::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
+//! use bt_values::value::Value;
 //!
 //! let rt = Runtime::new(Config { workers: 1, ..Config::default() }).unwrap();
 //! let mut count = 0;

@@ -4,7 +4,7 @@
 //! Each primitive module's `register(p)` adds its functions with [`Prims::add`] (instance
 //! side) or [`Prims::add_class`]. A primitive must also be declared in `stdlib/*.bt` as
 //! `selector => @primitive` on the same class and side — that declaration is what the checker
-//! reads (`src/check/builtins.rs`); `prims::agreement_tests` fails when the two disagree.
+//! reads (`crates/bt-check/src/check/builtins.rs`); `prims::agreement_tests` fails when the two disagree.
 //! Registering the same (class, side, selector) twice is an error: the second registration is
 //! kept out and recorded in [`Prims::duplicates`], which a test requires to be empty.
 //!
