@@ -300,7 +300,12 @@ fn crate_graph_problems(root: &Path) -> Vec<String> {
     // Every crate of the workspace is listed.
     let mut dirs: Vec<_> = std::fs::read_dir(root.join("crates"))
         .expect("crates/")
-        .map(|e| e.expect("dir entry").file_name().to_string_lossy().into_owned())
+        .map(|e| {
+            e.expect("dir entry")
+                .file_name()
+                .to_string_lossy()
+                .into_owned()
+        })
         .collect();
     dirs.sort();
     for d in dirs {

@@ -23,7 +23,8 @@ pub fn code_of(code: &Arc<FnCode>) -> Code {
     Code::new(code.clone())
 }
 
-/// The interpreter's side of a values-layer [`Closure`]: its compiled code. Import it to call these on a closure.
+/// The interpreter's side of a values-layer [`Closure`]: its compiled code. Import it to call
+/// these on a closure.
 pub trait ClosureExt {
     /// The block's compiled code.
     fn fn_code(&self) -> &FnCode;

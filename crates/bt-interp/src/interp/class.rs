@@ -83,7 +83,8 @@ fn superclass_typed_slots(
     }
 }
 
-/// The interpreter's side of a values-layer [`Class`]: its [`ClassRt`] (methods, field defaults, typed slots) and lookup. Import it to call these on a class.
+/// The interpreter's side of a values-layer [`Class`]: its [`ClassRt`] (methods, field
+/// defaults, typed slots) and lookup. Import it to call these on a class.
 pub trait ClassExt {
     /// A new class; fields are the superclass's fields followed by `own_fields`.
     #[allow(clippy::too_many_arguments)] // a constructor mirroring the declaration's parts
@@ -95,7 +96,7 @@ pub trait ClassExt {
         is_abstract: bool,
         sealed: bool,
         builtin: Builtin,
-    ) -> Class;
+    ) -> Self;
 
     /// The interpreter's part of this class.
     fn rt(&self) -> &ClassRt;

@@ -735,6 +735,7 @@ impl RtHandle {
     /// directly (`Behaviour::run_job`); else `fallback` makes the message carrying the job
     /// and it is delivered as by `send_and_drive`. `Err(())`, having called nothing, when
     /// the calling thread cannot be the guest.
+    #[allow(clippy::result_unit_err)] // `Err(())`: "not the guest", nothing more to say (doc above)
     pub fn drive_job(
         &self,
         stacks: &mut crate::runtime::sched::GuestStacks,
