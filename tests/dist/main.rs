@@ -25,5 +25,6 @@ mod nodes;
 mod readme;
 mod remote;
 mod tls;
+mod wire_values;
 #[path = "../support/tools.rs"]
 mod tools;
