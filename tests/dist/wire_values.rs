@@ -60,11 +60,6 @@ Transcript showCr: (e echo: (Tuple withAll: #(1, -1))) printString
     assert_eq!(status, 0, "{err}");
     assert_eq!(
         lines(&out),
-        [
-            "-7",
-            "#(1, -1)",
-            "#(#(-128, 0), -2147483648)",
-            "{1, -1}"
-        ]
+        ["-7", "#(1, -1)", "#(#(-128, 0), -2147483648)", "{1, -1}"]
     );
 }
