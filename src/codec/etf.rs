@@ -8,17 +8,21 @@
 //! | Float | float |
 //! | String | UTF-8 binary |
 //! | Symbol | atom |
-//! | List | list |
+//! | List | list (built by [`list`]: `eetf` alone would write `[1,-1]` as the byte string `[1,255]`) |
 //! | Tuple | tuple |
 //! | Dictionary | map |
+//! | Binary whose bytes are not UTF-8 | binary |
 //! | actor or Pid of this node | pid (`<N.Number.0>` of this node, with its creation) |
 //! | actor or Pid of another node | that node's pid |
 //! | Value instance (exceptions included) | map: `'$beamtalk_class' => ClassName`, `'$beamtalk_version' => ShapeVersion`, one atom key per field |
-//! | any other value (Array, Set, Bag, Queue, Character, Binary, Duration, Node, Result, Interval, Stream, class, Object instance, name proxy …) | `{'$bt', 1, WireBytes}`: the value in bt's own wire format v1 ([`super::wire`]), so two bt nodes round-trip it exactly |
+//! | any other value (Array, Set, Bag, Queue, Character, UTF-8 Binary, Duration, Node, Result, Interval, Stream, class, Object instance, name proxy …) | `{'$bt', 1, WireBytes}`: the value in bt's own wire format v1 ([`super::wire`]), so two bt nodes round-trip it exactly |
 //! | an opaque term received earlier | that term, unchanged |
 //!
-//! A bt Tuple whose first element is the Symbol `#'$bt'` and a Dictionary holding the key
-//! `#'$beamtalk_class'` also travel as `{'$bt', 1, …}`, so nothing is ambiguous.
+//! A bt Tuple whose first element is the Symbol `#'$bt'`, a Dictionary holding the key
+//! `#'$beamtalk_class'`, the Symbols `#nil`, `#true`, `#false` (their atoms are the
+//! constants), Symbols over 255 characters (Erlang's atom limit) and Binaries that are valid
+//! UTF-8 (they would arrive as Strings) also travel as `{'$bt', 1, …}`, so every value
+//! crosses exactly both ways (tests/dist/wire_property.rs checks it against `erl`).
 //!
 //! From a peer: atoms become Symbols (`true`/`false`/`nil` the constants) — but at most
 //! [`MAX_PEER_ATOMS`] new Symbols per process lifetime are created from peers' atoms; later
