@@ -409,17 +409,16 @@ pub fn peer_symbol(name: &str) -> Option<Sym> {
 }
 
 impl Dec<'_> {
-    fn malformed(&self, what: &str) -> CodecError {
-        CodecError::new(
-            kind::MALFORMED_MESSAGE,
-            format!("{what} at {}", self.root),
-            self.root,
-        )
-    }
-
     fn value(&self, ctx: &mut Ctx, t: &Term, depth: usize) -> Result<Value, CodecError> {
         if depth > MAX_DEPTH {
-            return Err(self.malformed("term nested too deeply"));
+            return Err(CodecError::new(
+                kind::NOT_SERIALISABLE,
+                format!(
+                    "value at {} is nested deeper than {MAX_DEPTH} levels and cannot cross a node boundary",
+                    self.root
+                ),
+                self.root,
+            ));
         }
         let d = depth + 1;
         Ok(match t {
