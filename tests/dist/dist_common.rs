@@ -235,11 +235,18 @@ impl Proc {
         let stdout = child.stdout.take().unwrap();
         let (tx, rx) = mpsc::channel();
         std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(l) = line else { break };
-                if tx.send(l).is_err() {
+            // Lossy: a line that is not UTF-8 must not close the child's output pipe.
+            let mut r = BufReader::new(stdout);
+            let mut buf = Vec::new();
+            while matches!(r.read_until(b'\n', &mut buf), Ok(n) if n > 0) {
+                let l = String::from_utf8_lossy(&buf);
+                if tx
+                    .send(l.trim_end_matches(['\n', '\r']).to_string())
+                    .is_err()
+                {
                     break;
                 }
+                buf.clear();
             }
         });
         Proc { child, lines: rx }

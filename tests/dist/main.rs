@@ -24,6 +24,10 @@ mod hardening;
 mod nodes;
 mod readme;
 mod remote;
+#[path = "../reliability/rng.rs"]
+mod rng;
 mod tls;
 #[path = "../support/tools.rs"]
 mod tools;
+mod wire_property;
+mod wire_values;

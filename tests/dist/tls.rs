@@ -149,3 +149,76 @@ fn tls_with_erlang_inet_tls_dist() {
     assert_eq!((code, out.as_str()), (0, "false\n"), "{err}");
     erl.kill();
 }
+
+/// A node without TLS distribution dialing one with it (Erlang or bt), and a TLS node
+/// dialing one without, are told that one side runs TLS distribution and the other does not
+/// — not that the cookies differ; the accepting bt node logs the same.
+#[test]
+fn tls_mismatch_is_named() {
+    if !crate::tools::have_erl() {
+        return;
+    }
+    let epmd = Epmd::erlang();
+    let env = Env::new("tlsmix", epmd.port);
+    let p = pki(&env);
+    let mut tls_erl = env.erl(
+        "tlserl@localhost",
+        COOKIE,
+        &["-proto_dist", "inet_tls", "-ssl_dist_optfile", &p.erl_opts],
+        "io:format(\"ready~n\"), receive after infinity -> ok end.",
+    );
+    tls_erl.expect("ready");
+    let mut tls_bt = env.serve("tlsbt@localhost", COOKIE, &["--dist-tls", &p.good]);
+    let mut plain_bt = env.serve("plainbt@localhost", COOKIE, &[]);
+    let probe = |target: &str| {
+        env.script(
+            &format!("probe-{target}.bt"),
+            &format!(
+                "e := (Node named: #'{target}@localhost') unwrap connect error\n\
+                 Transcript showCr: e kind printString\n\
+                 Transcript showCr: e message\n\
+                 Transcript showCr: e hint\n"
+            ),
+        )
+    };
+    let hint = "both nodes need TLS distribution (--dist-tls CONFIG, erl -proto_dist inet_tls), or neither";
+    for target in ["tlserl", "tlsbt"] {
+        let (code, out, err) = env.run(COOKIE, &["--name", "plain@localhost", &probe(target)]);
+        assert_eq!(code, 0, "{err}");
+        let want = format!(
+            "cannot connect to {target}@localhost: it runs TLS distribution and this node does not"
+        );
+        assert_eq!(lines(&out), ["#node_down", want.as_str(), hint], "{err}");
+    }
+    let (code, out, err) = env.run(
+        COOKIE,
+        &[
+            "--name",
+            "secure@localhost",
+            "--dist-tls",
+            &p.good,
+            &probe("plainbt"),
+        ],
+    );
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "#node_down",
+            "cannot connect to plainbt@localhost: it closed the connection during the TLS handshake (this node runs TLS distribution; does it?)",
+            hint,
+        ],
+        "{err}"
+    );
+    let log = tls_bt.kill();
+    assert!(
+        log.contains("the peer does not run TLS distribution and this node does"),
+        "{log}"
+    );
+    let log = plain_bt.kill();
+    assert!(
+        log.contains("the peer runs TLS distribution and this node does not"),
+        "{log}"
+    );
+    tls_erl.kill();
+}

@@ -8,17 +8,21 @@
 //! | Float | float |
 //! | String | UTF-8 binary |
 //! | Symbol | atom |
-//! | List | list |
+//! | List | list (built by [`list`]: `eetf` alone would write `[1,-1]` as the byte string `[1,255]`) |
 //! | Tuple | tuple |
 //! | Dictionary | map |
+//! | Binary whose bytes are not UTF-8 | binary |
 //! | actor or Pid of this node | pid (`<N.Number.0>` of this node, with its creation) |
 //! | actor or Pid of another node | that node's pid |
 //! | Value instance (exceptions included) | map: `'$beamtalk_class' => ClassName`, `'$beamtalk_version' => ShapeVersion`, one atom key per field |
-//! | any other value (Array, Set, Bag, Queue, Character, Binary, Duration, Node, Result, Interval, Stream, class, Object instance, name proxy …) | `{'$bt', 1, WireBytes}`: the value in bt's own wire format v1 ([`super::wire`]), so two bt nodes round-trip it exactly |
+//! | any other value (Array, Set, Bag, Queue, Character, UTF-8 Binary, Duration, Node, Result, Interval, Stream, class, Object instance, name proxy …) | `{'$bt', 1, WireBytes}`: the value in bt's own wire format v1 ([`super::wire`]), so two bt nodes round-trip it exactly |
 //! | an opaque term received earlier | that term, unchanged |
 //!
-//! A bt Tuple whose first element is the Symbol `#'$bt'` and a Dictionary holding the key
-//! `#'$beamtalk_class'` also travel as `{'$bt', 1, …}`, so nothing is ambiguous.
+//! A bt Tuple whose first element is the Symbol `#'$bt'`, a Dictionary holding the key
+//! `#'$beamtalk_class'`, the Symbols `#nil`, `#true`, `#false` (their atoms are the
+//! constants), Symbols over 255 characters (Erlang's atom limit) and Binaries that are valid
+//! UTF-8 (they would arrive as Strings) also travel as `{'$bt', 1, …}`, so every value
+//! crosses exactly both ways (tests/dist/wire_property.rs checks it against `erl`).
 //!
 //! From a peer: atoms become Symbols (`true`/`false`/`nil` the constants) — but at most
 //! [`MAX_PEER_ATOMS`] new Symbols per process lifetime are created from peers' atoms; later
@@ -40,7 +44,7 @@ use std::any::Any;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
-use eetf::{Atom, BigInteger, Binary, FixInteger, Float, List, Map, Term, Tuple};
+use eetf::{Atom, BigInteger, Binary, FixInteger, Float, ImproperList, List, Map, Term, Tuple};
 use num_bigint::BigInt;
 use num_traits::ToPrimitive;
 
@@ -104,6 +108,127 @@ pub fn local_pid(me: &NodeId, number: u64) -> eetf::Pid {
     )
 }
 
+/// A proper list term that `eetf` writes as Erlang does. `eetf` writes a list whose
+/// elements are all integers below 256 as a STRING_EXT, one byte each, without checking
+/// for negative ones (`[1,-1]` would arrive as `[1,255]`). Such a list is built as an
+/// improper list whose tail is `[]`: `eetf` writes that as LIST_EXT, the elements and
+/// NIL_EXT — byte for byte what `term_to_binary` answers for the proper list. Every list
+/// bt sends is built here (or by [`exact`]).
+pub fn list(elements: Vec<Term>) -> Term {
+    if string_ext_would_corrupt(&elements) {
+        Term::from(ImproperList::from((elements, Term::from(List::nil()))))
+    } else {
+        Term::from(List::from(elements))
+    }
+}
+
+/// Would `eetf` write these list elements as a STRING_EXT that loses a negative integer?
+fn string_ext_would_corrupt(elements: &[Term]) -> bool {
+    let mut negative = false;
+    for e in elements {
+        match e {
+            Term::FixInteger(i) if i.value < 0x100 => negative |= i.value < 0,
+            _ => return false,
+        }
+    }
+    negative && elements.len() <= u16::MAX as usize
+}
+
+/// `t` with every list that `eetf` would corrupt rebuilt by [`list`]: for terms taken from
+/// a peer and sent on unchanged (opaque values). Nesting is bounded by
+/// [`super::etf_check::MAX_DEPTH`], as the term was decoded.
+pub fn exact(t: &Term) -> Term {
+    if !needs_exact(t) {
+        return t.clone();
+    }
+    match t {
+        Term::List(l) => list(l.elements.iter().map(exact).collect()),
+        Term::ImproperList(l) => Term::from(ImproperList::from((
+            l.elements.iter().map(exact).collect(),
+            exact(&l.last),
+        ))),
+        Term::Tuple(x) => Term::from(Tuple::from(
+            x.elements.iter().map(exact).collect::<Vec<_>>(),
+        )),
+        Term::Map(m) => Term::from(Map::from(
+            m.map
+                .iter()
+                .map(|(k, v)| (exact(k), exact(v)))
+                .collect::<std::collections::HashMap<_, _>>(),
+        )),
+        Term::InternalFun(f) => match &**f {
+            eetf::InternalFun::Old {
+                module,
+                pid,
+                free_vars,
+                index,
+                uniq,
+            } => Term::from(eetf::InternalFun::Old {
+                module: module.clone(),
+                pid: pid.clone(),
+                free_vars: free_vars.iter().map(exact).collect(),
+                index: *index,
+                uniq: *uniq,
+            }),
+            eetf::InternalFun::New {
+                module,
+                arity,
+                pid,
+                free_vars,
+                index,
+                uniq,
+                old_index,
+                old_uniq,
+            } => Term::from(eetf::InternalFun::New {
+                module: module.clone(),
+                arity: *arity,
+                pid: pid.clone(),
+                free_vars: free_vars.iter().map(exact).collect(),
+                index: *index,
+                uniq: *uniq,
+                old_index: *old_index,
+                old_uniq: *old_uniq,
+            }),
+        },
+        _ => t.clone(),
+    }
+}
+
+/// Does `t` hold a list that `eetf` would corrupt? (Iterative: any depth.)
+fn needs_exact(t: &Term) -> bool {
+    let mut todo = vec![t];
+    while let Some(t) = todo.pop() {
+        match t {
+            Term::List(l) => {
+                if string_ext_would_corrupt(&l.elements) {
+                    return true;
+                }
+                todo.extend(&l.elements);
+            }
+            Term::ImproperList(l) => {
+                todo.extend(&l.elements);
+                todo.push(&l.last);
+            }
+            Term::Tuple(x) => todo.extend(&x.elements),
+            Term::Map(m) => m.map.iter().for_each(|(k, v)| {
+                todo.push(k);
+                todo.push(v);
+            }),
+            Term::InternalFun(f) => match &**f {
+                eetf::InternalFun::Old { free_vars, .. }
+                | eetf::InternalFun::New { free_vars, .. } => todo.extend(free_vars),
+            },
+            _ => {}
+        }
+    }
+    false
+}
+
+/// `nil`, `true`, `false`: the atoms of the constants.
+fn is_constant_name(s: &str) -> bool {
+    matches!(s, "nil" | "true" | "false")
+}
+
 pub fn atom(s: &str) -> Term {
     Term::from(Atom::from(s))
 }
@@ -154,7 +279,7 @@ impl Enc<'_> {
         if let Value::Native(n) = v {
             let any = n.0.as_any();
             if let Some(o) = any.downcast_ref::<ErlTerm>() {
-                return Ok(o.term.clone());
+                return Ok(exact(&o.term));
             }
             // Processes of other nodes are pids of those nodes (8.12).
             if let Some(a) = any.downcast_ref::<RemoteActor>() {
@@ -190,14 +315,20 @@ impl Enc<'_> {
                 Ok(x) => Term::from(x),
                 Err(_) => self.tagged(v)?,
             },
+            // `#nil`, `#true`, `#false` are not the constants; an atom holds 255 characters.
+            Item::Symbol(s) if is_constant_name(s.as_str()) || s.as_str().chars().count() > 255 => {
+                self.tagged(v)?
+            }
             Item::Symbol(s) => atom(s.as_str()),
+            // Bytes that read as UTF-8 would come back a String: those travel tagged.
+            Item::Binary(b) if std::str::from_utf8(b).is_err() => bin(b),
             Item::Str(s) => bin(s.as_bytes()),
             Item::List(l) => {
                 let mut out = Vec::with_capacity(l.len());
                 for e in l.iter() {
                     out.push(self.term(e, d)?);
                 }
-                Term::from(List::from(out))
+                list(out)
             }
             Item::Tuple(t) => {
                 if matches!(t.first(), Some(Value::Symbol(s)) if s.as_str() == BT_TAG) {
@@ -279,17 +410,16 @@ pub fn peer_symbol(name: &str) -> Option<Sym> {
 }
 
 impl Dec<'_> {
-    fn malformed(&self, what: &str) -> CodecError {
-        CodecError::new(
-            kind::MALFORMED_MESSAGE,
-            format!("{what} at {}", self.root),
-            self.root,
-        )
-    }
-
     fn value(&self, ctx: &mut Ctx, t: &Term, depth: usize) -> Result<Value, CodecError> {
         if depth > MAX_DEPTH {
-            return Err(self.malformed("term nested too deeply"));
+            return Err(CodecError::new(
+                kind::NOT_SERIALISABLE,
+                format!(
+                    "value at {} is nested deeper than {MAX_DEPTH} levels and cannot cross a node boundary",
+                    self.root
+                ),
+                self.root,
+            ));
         }
         let d = depth + 1;
         Ok(match t {

@@ -46,7 +46,15 @@ fn every_kind_round_trips_exactly() {
         "\"\"",
         "#sym",
         "#'at:put:'",
+        "#nil",
+        "#true",
+        "#false",
         "#(1, #(2, 3), \"x\")",
+        "#(1, -1)",
+        "#(-7)",
+        "#(0, 255, -2147483648)",
+        "Binary withAll: #(255, 0)",
+        "Binary withAll: #(104, 105)",
         "#[1, 2, 3]",
         "Tuple withAll: #(1, #a)",
         "Tuple withAll: #(#'$bt', 1)",
@@ -93,6 +101,79 @@ fn native_terms_are_what_erlang_expects() {
         "'y'=>2",
     ] {
         assert!(p.contains(part), "{p}");
+    }
+}
+
+/// `v` as external term format bytes.
+fn bytes_of(vm: &Interpreter, src: &str) -> Vec<u8> {
+    let v = vm.eval("t", src).unwrap();
+    vm.run(move |ctx, _| term_bytes(&to_term(ctx, &v, "arg1").unwrap()))
+}
+
+/// Erlang's STRING_EXT holds bytes 0..255 only: a list of small integers with a negative
+/// one is a LIST_EXT. The bytes are what `term_to_binary` answers in `erl`.
+#[test]
+fn lists_with_negative_small_integers_are_list_ext() {
+    let vm = vm();
+    assert_eq!(
+        bytes_of(&vm, "#(1, -1)"),
+        [131, 108, 0, 0, 0, 2, 97, 1, 98, 255, 255, 255, 255, 106]
+    );
+    assert_eq!(
+        bytes_of(&vm, "#(-7)"),
+        [131, 108, 0, 0, 0, 1, 98, 255, 255, 255, 249, 106]
+    );
+    // term_to_binary([1,2]) and term_to_binary([256]): unchanged.
+    assert_eq!(bytes_of(&vm, "#(1, 2)"), [131, 107, 0, 2, 1, 2]);
+    assert_eq!(
+        bytes_of(&vm, "#(256)"),
+        [131, 108, 0, 0, 0, 1, 98, 0, 0, 1, 0, 106]
+    );
+    // Lists the dist layer builds (an argument list) take the same path.
+    let args = etf::list(vec![Term::from(eetf::FixInteger::from(-7))]);
+    assert_eq!(
+        term_bytes(&args),
+        [131, 108, 0, 0, 0, 1, 98, 255, 255, 255, 249, 106]
+    );
+}
+
+/// An opaque term from a peer holding a list of small integers with a negative one goes
+/// back as the same bytes.
+#[test]
+fn opaque_terms_with_negative_lists_go_back_exactly() {
+    let vm = vm();
+    // [[1,-1]|x]: an improper list (opaque in bt) holding a proper one.
+    let sent: Vec<u8> = vec![
+        131, 108, 0, 0, 0, 1, 108, 0, 0, 0, 2, 97, 1, 98, 255, 255, 255, 255, 106, 119, 1, 120,
+    ];
+    let back = vm.run(move |ctx, _| {
+        let (t, _) = etf_check::decode(&sent).unwrap();
+        let v = from_term(ctx, &t, "arg1").unwrap();
+        assert_eq!(ctx.print_string(&v).unwrap_or_default(), "[[1,-1]|'x']");
+        (term_bytes(&to_term(ctx, &v, "arg1").unwrap()), sent)
+    });
+    assert_eq!(back.0, back.1);
+}
+
+/// A Binary that is not UTF-8 is an Erlang binary (it comes back a Binary); one that is
+/// UTF-8 would come back a String, so it travels tagged.
+#[test]
+fn binaries_are_erlang_binaries_unless_they_read_as_strings() {
+    let vm = vm();
+    assert_eq!(
+        bytes_of(&vm, "Binary withAll: #(255, 0)"),
+        [131, 109, 0, 0, 0, 2, 255, 0]
+    );
+    assert!(bytes_of(&vm, "Binary withAll: #(104, 105)").starts_with(&[131, 104, 3, 119, 3]));
+}
+
+/// The Symbols `#nil`, `#true` and `#false` are not the constants: they travel tagged.
+#[test]
+fn constant_named_symbols_travel_tagged() {
+    let vm = vm();
+    assert_eq!(bytes_of(&vm, "nil"), [131, 119, 3, b'n', b'i', b'l']);
+    for s in ["#nil", "#true", "#false"] {
+        assert!(bytes_of(&vm, s).starts_with(&[131, 104, 3, 119, 3]), "{s}");
     }
 }
 

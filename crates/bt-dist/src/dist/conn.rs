@@ -103,6 +103,62 @@ pub(super) fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
     }
 }
 
+/// A message from `peer` that nests deeper than this node decodes, decoded with each
+/// too-deep part replaced by `etf_check::CUT_ATOM`. A call is answered with a
+/// `not_serialisable` error, a reply fails the call it answers, any other send is dropped;
+/// other control messages (exit and down reasons) are handled with the cut reason. The log
+/// says why; the link stays up.
+pub(super) fn refuse_deep(inner: &Arc<Inner>, peer: &str, m: Message) {
+    let msg = match &m {
+        Message::RegSend(x) => x.message.clone(),
+        Message::Send(x) => x.message.clone(),
+        Message::SendSender(x) => x.message.clone(),
+        _ => {
+            log_deep(peer, "a control message (handled with its deep part cut)");
+            return handle(inner, peer, m);
+        }
+    };
+    let levels = crate::codec::etf_check::MAX_DEPTH;
+    if let Some((from, tag, _)) = gen_call(&msg) {
+        let why = format!(
+            "the message is nested deeper than {levels} levels (more than a bt node accepts)"
+        );
+        let reply = super::peer::error_term("not_serialisable", &why);
+        let t = Term::from(Tuple::from(vec![tag, reply]));
+        inner.send_to(peer, frame(Message::send(from, t)));
+        return log_deep(peer, "a call (answered with not_serialisable)");
+    }
+    if let Term::Tuple(t) = &msg {
+        if let [Term::Reference(r), _] = &t.elements[..] {
+            if let Some(n) = call_number(inner, r) {
+                let c = inner.calls.lock().remove(&n);
+                if let Some(c) = c {
+                    let why = format!(
+                        "the reply from {} on {peer} is nested deeper than {levels} levels",
+                        c.dest.label()
+                    );
+                    c.refuse(inner, node_err("not_serialisable", why, None));
+                }
+                return log_deep(peer, "a reply (the call fails with not_serialisable)");
+            }
+        }
+    }
+    log_deep(peer, "a message (dropped)");
+}
+
+/// Logs a refused too-deep message: the first, then at each power of two (a peer sending
+/// many cannot flood the log).
+fn log_deep(peer: &str, what: &str) {
+    static REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
+    if n.is_power_of_two() {
+        eprintln!(
+            "bt: refused {what} from {peer}: nested deeper than {} levels ({n} refused so far)",
+            crate::codec::etf_check::MAX_DEPTH
+        );
+    }
+}
+
 /// A registered name from a peer: only names already interned can be registered, so no
 /// Symbol is created for it.
 fn name_sym(name: &str) -> crate::value::Sym {
@@ -360,13 +416,23 @@ impl PendingCall {
         }
     }
 
-    fn finish(mut self, inner: &Inner, reply: Term) {
-        self.clear_deadline();
+    fn demonitor(&self, inner: &Inner) {
         if self.monitored {
             let m =
                 Message::demonitor_p(self.from.clone(), self.dest.proc(), self.reference.clone());
             inner.send_to(&self.peer, frame(m));
         }
+    }
+
+    /// The reply came but cannot be taken (nested too deeply): the call fails with `e`.
+    fn refuse(self, inner: &Inner, e: NodeError) {
+        self.demonitor(inner);
+        self.fail(e);
+    }
+
+    fn finish(mut self, inner: &Inner, reply: Term) {
+        self.clear_deadline();
+        self.demonitor(inner);
         if self.bt && is_noproc(&reply) {
             let e = down_error(&self, &atom("noproc"));
             return self.fail(e);

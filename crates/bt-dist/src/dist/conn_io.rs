@@ -6,7 +6,8 @@
 //! a zero length is a tick. A writer task sends a tick whenever it has been idle for a
 //! quarter of `--net-tick`; the reader drops the connection (`#netTickTimeout`) when nothing
 //! arrives for `--net-tick`. Frames longer than [`MAX_FRAME`] end the connection; every
-//! frame is checked by `codec::etf_check` before it is decoded.
+//! frame is checked by `codec::etf_check` before it is decoded (malformed: the connection
+//! ends; nested too deeply: that message alone is refused).
 //!
 //! **Latency** (issue 13/14 speed). On plain TCP a frame is written from the thread that
 //! makes it (see [`Outbox`]), and the reader, while this node waits for replies on any
@@ -311,12 +312,19 @@ async fn reader(
     inner.detach(&name, conn, reason);
 }
 
-/// One frame's body (after the length): handled, or why the connection ends.
+/// One frame's body (after the length): handled, or why the connection ends. A message
+/// nested deeper than the codec decodes is refused alone ([`super::conn::refuse_deep`]).
 fn frame_in(inner: &Arc<Inner>, name: &str, body: &[u8]) -> Result<(), &'static str> {
-    if body.first() != Some(&112) || etf_check::check_frame(&body[1..]).is_err() {
+    if body.first() != Some(&112) {
         return Err("protocol");
     }
-    match Message::read_from(&mut &body[1..]) {
+    let cut = match etf_check::scan_frame(&body[1..]) {
+        Ok(cut) => cut,
+        Err(_) => return Err("protocol"),
+    };
+    let bytes = cut.as_deref().unwrap_or(&body[1..]);
+    match Message::read_from(&mut &bytes[..]) {
+        Ok(m) if cut.is_some() => super::conn::refuse_deep(inner, name, m),
         Ok(m) => handle(inner, name, m),
         Err(erl_dist::message::RecvError::UnsupportedOp { .. }) => {}
         Err(_) => return Err("protocol"),

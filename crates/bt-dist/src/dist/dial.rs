@@ -18,6 +18,8 @@ use crate::interp::prims::actor_node::{valid_node_name, NodeError};
 const COOKIE_HINT: &str =
     "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)";
 const TLS_HINT: &str = "configure TLS distribution or use a tunnel";
+const TLS_MISMATCH_HINT: &str =
+    "both nodes need TLS distribution (--dist-tls CONFIG, erl -proto_dist inet_tls), or neither";
 
 /// Whether `host` is a loopback host: `Some(true/false)`, or None if it does not resolve.
 pub(crate) async fn is_loopback_host(host: &str) -> Option<bool> {
@@ -50,6 +52,11 @@ fn handshake_error(to: &str, e: HsError) -> NodeError {
             "node_down",
             format!("{to} closed the connection during the handshake (wrong cookie?)"),
             Some(COOKIE_HINT),
+        ),
+        HsError::PeerTls => node_err(
+            "node_down",
+            format!("cannot connect to {to}: it runs TLS distribution and this node does not"),
+            Some(TLS_MISMATCH_HINT),
         ),
         HsError::Simultaneous => node_err(
             "node_down",
@@ -152,10 +159,14 @@ impl Inner {
             .map_err(|e| node_err("node_down", format!("cannot connect to {to}: {e}"), None))?;
         let _ = tcp.set_nodelay(true);
         let stream: Stream = match &self.tls {
-            Some(t) => t
-                .connect(host, tcp)
-                .await
-                .map_err(|m| node_err("node_down", format!("cannot connect to {to}: {m}"), None))?,
+            Some(t) => t.connect(host, tcp).await.map_err(|e| match e {
+                super::tls::TlsError::Closed => node_err(
+                    "node_down",
+                    format!("cannot connect to {to}: it closed the connection during the TLS handshake (this node runs TLS distribution; does it?)"),
+                    Some(TLS_MISMATCH_HINT),
+                ),
+                e => node_err("node_down", format!("cannot connect to {to}: {e}"), None),
+            })?,
             None => Box::new(tcp),
         };
         let ticket = self.serial.fetch_add(1, Ordering::Relaxed);
@@ -221,12 +232,15 @@ pub(super) async fn accept_loop(inner: Arc<Inner>, l: TcpListener) {
 async fn accepted(inner: Arc<Inner>, tcp: TcpStream) -> Result<(), String> {
     let _ = tcp.set_nodelay(true);
     let mut s: Stream = match &inner.tls {
-        Some(t) => t.accept(tcp).await?,
+        Some(t) => t.accept(tcp).await.map_err(|e| e.to_string())?,
         None => Box::new(tcp),
     };
     let peeked = handshake::peek_name(&mut s, inner.me.tls)
         .await
-        .map_err(|e| format!("{e:?}"))?;
+        .map_err(|e| match e {
+            HsError::PeerTls => "the peer runs TLS distribution and this node does not".to_string(),
+            e => format!("{e:?}"),
+        })?;
     let status = {
         let st = inner.state.lock();
         if st.dialing.contains_key(&peeked.name) {

@@ -23,7 +23,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use eetf::{Atom, List, Pid, Term, Tuple};
+use eetf::{Atom, Pid, Term, Tuple};
 use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 use parking_lot::Mutex;
@@ -100,7 +100,7 @@ fn rpc_n(
         atom("call"),
         atom("erlang"),
         atom(fun),
-        Term::from(List::from(args)),
+        crate::codec::etf::list(args),
         atom("user"),
     ]));
     let rex = Dest::Name(Sym::new("rex"));

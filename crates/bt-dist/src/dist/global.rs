@@ -22,7 +22,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Weak};
 
-use eetf::{Atom, FixInteger, List, Term, Tuple};
+use eetf::{Atom, FixInteger, Term, Tuple};
 use parking_lot::Mutex;
 
 use super::node::Inner;
@@ -107,7 +107,7 @@ fn entry_term(name: Sym, e: &Entry) -> Term {
 
 /// Sends `{Query, Args}` as a cast to `peer`'s query service.
 fn tell(inner: &Inner, peer: &str, q: &str, args: Vec<Term>) {
-    let request = Term::from(Tuple::from(vec![atom(q), Term::from(List::from(args))]));
+    let request = Term::from(Tuple::from(vec![atom(q), crate::codec::etf::list(args)]));
     let dest = super::conn::CallDest::Name(super::service::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }

@@ -94,8 +94,29 @@ pub enum HsError {
     /// The peer closed the connection mid-handshake (what an Erlang node does when the
     /// cookie is wrong: it never says so).
     Closed,
+    /// The peer answered with TLS records: it runs TLS distribution and this node does not.
+    PeerTls,
     Other(String),
 }
+
+/// The first byte of a TLS record (content types 20–23). A handshake message without TLS
+/// starts with the high byte of its length, at most 4 (messages are at most
+/// [`MAX_HANDSHAKE_MSG`] bytes), so the two cannot be confused.
+fn is_tls_record_start(b: u8) -> bool {
+    (0x14..=0x17).contains(&b)
+}
+
+/// The I/O error [`Framing`] reports when a peer answers a plain handshake with TLS.
+#[derive(Debug)]
+struct PeerRunsTls;
+
+impl std::fmt::Display for PeerRunsTls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the peer answered with TLS")
+    }
+}
+
+impl std::error::Error for PeerRunsTls {}
 
 fn hs_err(e: HandshakeError) -> HsError {
     match e {
@@ -104,6 +125,9 @@ fn hs_err(e: HandshakeError) -> HsError {
         HandshakeError::NotAllowed => HsError::Refused("not allowed".into()),
         HandshakeError::AlreadyActive => HsError::Refused("already connected".into()),
         HandshakeError::Io(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => HsError::Closed,
+        HandshakeError::Io(e) if e.get_ref().is_some_and(|x| x.is::<PeerRunsTls>()) => {
+            HsError::PeerTls
+        }
         other => HsError::Other(other.to_string()),
     }
 }
@@ -134,7 +158,9 @@ pub async fn initiate(s: Stream, me: &Me, bt_peer: bool) -> Result<(Stream, Agre
         }
     }
     let node = local(me, flags)?;
-    let io = Framing::new(s, me.tls).compat();
+    let mut f = Framing::new(s, me.tls);
+    f.detect_tls = !me.tls;
+    let io = f.compat();
     let mut hs = ClientSideHandshake::new(io, node, &me.cookie);
     let status = hs
         .execute_send_name(erl_dist::LOWEST_DISTRIBUTION_PROTOCOL_VERSION)
@@ -175,7 +201,12 @@ pub async fn peek_name(s: &mut Stream, tls: bool) -> Result<Peeked, HsError> {
     let n = if tls {
         s.read_u32().await.map_err(io)? as usize
     } else {
-        s.read_u16().await.map_err(io)? as usize
+        let n = s.read_u16().await.map_err(io)?;
+        // A TLS ClientHello: the dialer runs TLS distribution.
+        if is_tls_record_start((n >> 8) as u8) {
+            return Err(HsError::PeerTls);
+        }
+        n as usize
     };
     if !(15..=MAX_HANDSHAKE_MSG).contains(&n) {
         return Err(HsError::Other(format!("bad handshake message length {n}")));
@@ -245,6 +276,9 @@ pub async fn accept(
 pub struct Framing {
     inner: Stream,
     tls: bool,
+    /// Dialing without TLS: a first byte that starts a TLS record fails the read with
+    /// [`PeerRunsTls`] (the peer runs TLS distribution).
+    detect_tls: bool,
     replay: Vec<u8>,
     replay_at: usize,
     // Reading under TLS: a 4-byte header being collected, then the body bytes left.
@@ -262,6 +296,7 @@ impl Framing {
         Framing {
             inner,
             tls,
+            detect_tls: false,
             replay: Vec::new(),
             replay_at: 0,
             rhdr: Vec::new(),
@@ -292,7 +327,18 @@ impl AsyncRead for Framing {
             return Poll::Ready(Ok(()));
         }
         if !me.tls {
-            return Pin::new(&mut me.inner).poll_read(cx, buf);
+            let before = buf.filled().len();
+            let r = Pin::new(&mut me.inner).poll_read(cx, buf);
+            if me.detect_tls && matches!(r, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+                me.detect_tls = false;
+                if is_tls_record_start(buf.filled()[before]) {
+                    return Poll::Ready(Err(std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        PeerRunsTls,
+                    )));
+                }
+            }
+            return r;
         }
         loop {
             if !me.rout.is_empty() {

@@ -271,7 +271,7 @@ fn ask(
 ) {
     let request = Term::from(Tuple::from(vec![
         Term::from(Atom::from(q)),
-        Term::from(List::from(args)),
+        crate::codec::etf::list(args),
     ]));
     let who = node.to_string();
     d.call_name(

@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use eetf::{Atom, List, Term, Tuple};
+use eetf::{Atom, Term, Tuple};
 use erl_dist::term::PidOrAtom;
 
 use super::conn::{self, peer_pid, CallDest};
@@ -70,7 +70,7 @@ fn request_in(
         parts.push(etf::atom("cast"));
     }
     parts.push(Term::from(Atom::from(sel.as_str())));
-    parts.push(Term::from(List::from(targs)));
+    parts.push(etf::list(targs));
     if bt {
         parts.push(super::chain::attach(table, chain));
     }

@@ -91,24 +91,65 @@ impl Tls {
     }
 
     /// TLS client side over `tcp`, checking the certificate against `host`.
-    pub async fn connect(&self, host: &str, tcp: TcpStream) -> Result<Stream, String> {
+    pub async fn connect(&self, host: &str, tcp: TcpStream) -> Result<Stream, TlsError> {
         let name = ServerName::try_from(host.to_string())
-            .map_err(|e| format!("bad TLS server name {host}: {e}"))?;
-        let s = self
-            .client
-            .connect(name, tcp)
-            .await
-            .map_err(|e| format!("TLS: {e}"))?;
+            .map_err(|e| TlsError::Other(format!("bad TLS server name {host}: {e}")))?;
+        let s = self.client.connect(name, tcp).await.map_err(|e| {
+            use std::io::ErrorKind as K;
+            match e.kind() {
+                // A node without TLS distribution reads the ClientHello as a handshake
+                // message it cannot take and closes the connection.
+                K::UnexpectedEof | K::ConnectionReset | K::ConnectionAborted => TlsError::Closed,
+                _ => TlsError::Other(format!("TLS: {e}")),
+            }
+        })?;
         Ok(Box::new(s))
     }
 
     /// TLS server side over `tcp` (the peer must present a certificate the CA signed).
-    pub async fn accept(&self, tcp: TcpStream) -> Result<Stream, String> {
-        let s = self
-            .server
-            .accept(tcp)
-            .await
-            .map_err(|e| format!("TLS: {e}"))?;
+    pub async fn accept(&self, tcp: TcpStream) -> Result<Stream, TlsError> {
+        let s = self.server.accept(tcp).await.map_err(|e| {
+            let plain = e
+                .get_ref()
+                .and_then(|x| x.downcast_ref::<rustls::Error>())
+                .is_some_and(|x| {
+                    matches!(
+                        x,
+                        rustls::Error::InvalidMessage(rustls::InvalidMessage::InvalidContentType)
+                    )
+                });
+            if plain {
+                TlsError::Plain
+            } else {
+                TlsError::Other(format!("TLS: {e}"))
+            }
+        })?;
         Ok(Box::new(s))
+    }
+}
+
+/// Why a TLS connection could not be set up.
+#[derive(Debug)]
+pub enum TlsError {
+    /// Dialing: the peer closed the connection during the TLS handshake (what a node
+    /// without TLS distribution does).
+    Closed,
+    /// Accepting: the dialer sent something other than TLS records (a node without TLS
+    /// distribution).
+    Plain,
+    Other(String),
+}
+
+impl std::fmt::Display for TlsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TlsError::Closed => {
+                f.write_str("the peer closed the connection during the TLS handshake")
+            }
+            TlsError::Plain => {
+                f.write_str("the peer does not run TLS distribution and this node does")
+            }
+            TlsError::Other(m) => f.write_str(m),
+        }
     }
 }
