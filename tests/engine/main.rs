@@ -36,6 +36,7 @@ mod examples;
 mod file_capability;
 mod host_calls;
 mod isolation;
+mod limit_escapes;
 mod limits;
 mod script_calls;
 mod shared_library;

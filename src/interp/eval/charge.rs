@@ -54,9 +54,12 @@ impl Ctx {
 
     #[cold]
     fn charge_slow(&mut self, mut r: usize) -> Result<(), Unwind> {
-        // An embedder's memory limit refuses a big step before it allocates (issue 16).
+        if let Some(kind) = self.limit_met() {
+            return Err(self.limit_hit(kind));
+        }
+        // An embedder's memory limit refuses a big step before it allocates.
         if r >= PRECHECK_REDUCTIONS && crate::memory::would_exceed(r << CHARGE_SHIFT) {
-            return Err(Unwind::limit("memory_limit"));
+            return Err(self.limit_hit("memory_limit"));
         }
         loop {
             let left = self.reductions as usize;
@@ -111,6 +114,38 @@ impl Ctx {
         }
     }
 }
+
+impl Ctx {
+    /// The shared pre-charge of every primitive that allocates in proportion to an argument
+    /// (a collection from an Interval, `new:withAll:`, `repeat:`, `join:`, printing, the
+    /// encoders, huge Integers): called with the bytes it is about to allocate, *before* it
+    /// allocates. Refuses with the uncatchable `memory_limit` when they would take the
+    /// running engine's or actor's memory account past its limit (`memory::would_exceed`) or
+    /// pass the engine's largest single step (`EngineBuilder::max_allocation`), so one step
+    /// never reaches the allocator past a limit, with or without the counting allocator.
+    /// Steps under [`RESERVE_FREE`] bytes are not checked (the hook sees their growth).
+    #[inline]
+    pub fn reserve(&mut self, bytes: usize) -> Result<(), Unwind> {
+        if bytes < RESERVE_FREE {
+            return Ok(());
+        }
+        self.reserve_slow(bytes)
+    }
+
+    #[cold]
+    fn reserve_slow(&mut self, bytes: usize) -> Result<(), Unwind> {
+        if let Some(kind) = self.limit_met() {
+            return Err(self.limit_hit(kind));
+        }
+        if bytes > self.prog.max_allocation() || crate::memory::would_exceed(bytes) {
+            return Err(self.limit_hit("memory_limit"));
+        }
+        Ok(())
+    }
+}
+
+/// Bytes below which [`Ctx::reserve`] does not check (the next hook call sees the growth).
+pub const RESERVE_FREE: usize = 64 * 1024;
 
 /// Charges of at least this many reductions (1 MiB of units) are checked against an
 /// embedder's memory limit before the primitive allocates (`memory::would_exceed`).
