@@ -77,6 +77,7 @@ impl Default for Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        self.shared.rt.lock().take();
         // The Vm (its runtime threads) first: then no thread is charged to the account.
         drop(self.vm.get_mut().take());
         if let Some(a) = self.shared.account {
@@ -387,6 +388,17 @@ impl Engine {
         }
     }
 
+    /// The processes the engine's scripts started that are alive now (actors, supervisors,
+    /// timer callbacks running); the main program's own process is not counted.
+    pub fn processes(&self) -> usize {
+        // A process that exits meanwhile may be freed here, with its last reference.
+        let _mem = crate::memory::Scope::enter(self.shared.account);
+        let all = self.rt.user_processes();
+        let n = all.iter().filter(|p| p.label() != "main").count();
+        drop(all);
+        n
+    }
+
     /// Bytes counted against `max_memory` now (None without a memory limit).
     pub fn memory_used(&self) -> Option<usize> {
         self.shared.account.map(|a| {
@@ -443,7 +455,11 @@ impl Engine {
         };
         let sh = &self.shared;
         if let Some(l) = sh.exhausted().filter(|l| *l != Limit::Cancelled) {
-            return Err(self.limit_error(l));
+            // At the memory limit the processes the scripts started stop; their memory comes
+            // back in a moment, and this evaluation runs once it has.
+            if l != Limit::Memory || !sh.recover_memory() {
+                return Err(self.limit_error(l));
+            }
         }
         let _mem = crate::memory::Scope::enter(sh.account);
         // One store starts the evaluation (clears the trip); one swap ends it.

@@ -267,6 +267,19 @@ pub fn would_exceed(bytes: usize) -> bool {
     }
 }
 
+/// Is the account the current thread is charged to (or the engine's it counts into) over
+/// its limit? Asked before a step whose memory the allocator counts but the engine's hook
+/// may not see for a while (a spawn: `Ctx::memory_check`).
+pub fn current_over() -> bool {
+    match current() {
+        Some(a) => {
+            flush();
+            a.over_any()
+        }
+        None => false,
+    }
+}
+
 /// Is `engine`'s account, or the account the current thread is charged to (an actor's, see
 /// [`in_coroutine`]), over its limit? Asked by the engine's preemption hook.
 pub fn over(engine: Option<&Account>) -> bool {

@@ -38,6 +38,8 @@ mod host_calls;
 mod isolation;
 mod limit_escapes;
 mod limits;
+#[path = "../support/memory_rows.rs"]
+mod memory_rows;
 mod script_calls;
 mod shared_library;
 mod sources;

@@ -20,8 +20,11 @@ mod deep;
 mod frontend;
 mod fuzz;
 mod fuzz_parser;
+#[path = "../support/memory_rows.rs"]
+mod memory_rows;
 mod rng;
 mod runtime;
 mod soak;
 mod supervisor;
 mod testrun;
+mod uncounted_memory;

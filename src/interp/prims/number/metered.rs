@@ -184,6 +184,10 @@ pub fn int_string(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 
 /// `printString` / `asString` of a number.
 pub fn print_string(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let Value::BigInt(b) = r {
+        // About 0.302 decimal digits a bit, reserved before they are made.
+        ctx.reserve(usize::try_from(b.bits() / 3 + 2).unwrap_or(usize::MAX))?;
+    }
     if let Some(s) = digits_of(ctx, r, 10)? {
         return Ok(Value::str(s));
     }
@@ -199,6 +203,11 @@ pub fn radix_string(ctx: &mut Ctx, r: &Value, a: &[Value], prefixed: bool) -> Ev
         "printString:"
     };
     let base = crate::interp::prims::fault::int_arg(sel, &a[0]).map_err(|f| f.raise(ctx))?;
+    if let (Value::BigInt(b), 2..=36) = (r, base) {
+        // The digits (and their upper-cased copy), reserved before they are made.
+        let digits = b.bits() / (base as f64).log2().floor().max(1.0) as u64 + 2;
+        ctx.reserve(usize::try_from(digits.saturating_mul(2)).unwrap_or(usize::MAX))?;
+    }
     let s = match (2..=36).contains(&base) {
         true => digits_of(ctx, r, base as u32)?.map(|s| s.to_uppercase()),
         false => None,

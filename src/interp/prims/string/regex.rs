@@ -187,6 +187,17 @@ fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 fn replace(ctx: &mut Ctx, r: &Value, a: &[Value], all: bool) -> EvalResult {
     pay(ctx, r)?;
+    // The copy with every match replaced: at most the receiver plus the replacement once
+    // per match, reserved before it is built (`Ctx::reserve`).
+    if let (Value::Str(s), Value::Str(w)) = (r, &a[1]) {
+        let big = s.len().saturating_mul(w.len()) >= crate::interp::eval::charge::RESERVE_FREE;
+        if big {
+            if let Ok(re) = pat("replaceAllRegex:with:", &a[0]) {
+                let n = if all { re.find_iter(s).count() } else { 1 };
+                ctx.reserve(s.len().saturating_add(n.saturating_mul(w.len())))?;
+            }
+        }
+    }
     let f = || {
         let sel = if all {
             "replaceAllRegex:with:"
