@@ -83,6 +83,32 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "(s replaceAllRegex: \"x\" with: t) size",
     ),
     (
+        "split",
+        "s := \"a,\" repeat: 3000000",
+        "(s split: \",\") size",
+    ),
+    (
+        "lines",
+        "s := (\"a\" ++ String lf) repeat: 3000000",
+        "s lines size",
+    ),
+    ("words", "s := \"a \" repeat: 3000000", "s words size"),
+    (
+        "split_regex",
+        "s := \"a,\" repeat: 3000000",
+        "(s splitRegex: \",\") size",
+    ),
+    (
+        "all_matches",
+        "s := \"a,\" repeat: 3000000",
+        "(s allMatches: \"a\") size",
+    ),
+    (
+        "string_as_list",
+        "s := \"a\" repeat: 6000000",
+        "s asList size",
+    ),
+    (
         "print_nested",
         "a := Array new: 1000 withAll: (\"x\" repeat: 1000). b := Array new: 1000 withAll: a",
         "b printString size",

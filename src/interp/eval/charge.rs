@@ -184,6 +184,11 @@ impl Ctx {
     }
 }
 
+/// About what a short String takes as an element of a List beyond its text: the element,
+/// the shared String's header and the allocation's rounding (`split:`, `lines`, `asList`
+/// of a String: reserved per part).
+pub const PART_BYTES: usize = 64;
+
 /// Elements a builder of unknown size adds between two reports to [`Ctx::built`].
 pub const BUILT_EVERY: usize = 1024;
 

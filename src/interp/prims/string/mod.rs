@@ -200,8 +200,6 @@ unary_prim! {
     trim_left => |r| Ok(Value::str(recv(r)?.trim_start()));
     trim_right => |r| Ok(Value::str(recv(r)?.trim_end()));
     reverse => |r| Ok(Value::str(text::g_reverse(recv(r)?)));
-    lines => |r| Ok(strs(text::lines(recv(r)?)));
-    words => |r| Ok(strs(text::words(recv(r)?)));
     is_digit => |r| Ok(Value::bool(text::is_digits(recv(r)?)));
     is_alpha => |r| Ok(Value::bool(text::is_alpha(recv(r)?)));
     as_float => |r| Ok(num::parse_float(recv(r)?).map_or(Value::Nil, Value::float));
@@ -254,7 +252,6 @@ binary_prim! {
         let (s, t) = (recv(r)?, text_arg("occurrencesOf:", a)?);
         Ok(Value::Int(if t.is_empty() { 0 } else { s.matches(t.as_ref()).count() as i64 }))
     };
-    split => |r, a| Ok(strs(text::split_on(recv(r)?, &text_arg("split:", a)?)));
     pad_left => |r, n| pad_prim(r, n, None, true);
     pad_right => |r, n| pad_prim(r, n, None, false);
     byte_at_p => |r, i| byte_at(recv(r)?.as_bytes(), i);
@@ -296,6 +293,60 @@ fn contains(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             lift(ctx, f())
         }
     }
+}
+
+/// Reserves a List of `parts` Strings holding `text` bytes together (`Ctx::reserve`).
+pub(crate) fn reserve_parts(ctx: &mut Ctx, parts: usize, text: usize) -> Result<(), Unwind> {
+    ctx.reserve(
+        parts
+            .saturating_mul(crate::interp::eval::charge::PART_BYTES)
+            .saturating_add(text),
+    )
+}
+
+/// Whether a receiver of `len` bytes may split into parts worth reserving (counting them
+/// first costs a scan; shorter ones cannot pass `Ctx::reserve`'s threshold).
+pub(crate) fn worth_counting(len: usize) -> bool {
+    len.saturating_mul(crate::interp::eval::charge::PART_BYTES)
+        >= crate::interp::eval::charge::RESERVE_FREE
+}
+
+fn lines(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    if let Value::Str(s) = r {
+        if worth_counting(s.len()) {
+            reserve_parts(ctx, memchr_count(s, b'\n') + 1, s.len())?;
+        }
+    }
+    lift(ctx, recv(r).map(|s| strs(text::lines(s))))
+}
+
+fn words(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    if let Value::Str(s) = r {
+        if worth_counting(s.len()) {
+            reserve_parts(ctx, s.split_whitespace().count(), s.len())?;
+        }
+    }
+    lift(ctx, recv(r).map(|s| strs(text::words(s))))
+}
+
+fn split(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let (Value::Str(s), Value::Str(sep)) = (r, &a[0]) {
+        if worth_counting(s.len()) {
+            let n = if sep.is_empty() {
+                s.len()
+            } else {
+                s.matches(sep.as_str()).count() + 1
+            };
+            reserve_parts(ctx, n, s.len())?;
+        }
+    }
+    let f = || -> Res { Ok(strs(text::split_on(recv(r)?, &text_arg("split:", &a[0])?))) };
+    lift(ctx, f())
+}
+
+/// Occurrences of the byte `b` in `s`.
+fn memchr_count(s: &str, b: u8) -> usize {
+    s.as_bytes().iter().filter(|&&c| c == b).count()
 }
 
 /// `sep join: items`: the result's bytes (the parts and a separator between each two) are
@@ -707,8 +758,9 @@ pub fn register(p: &mut Prims) {
         ("asNumber", metered::as_number, Cost::InputBytes),
         ("asAtom", as_symbol, Cost::InputBytes),
         ("asSymbol", as_symbol, Cost::InputBytes),
-        ("asList", as_list, Cost::Grow(16)),
-        ("asArray", as_array, Cost::Grow(16)),
+        // A String a grapheme: `PART_BYTES` (64) each.
+        ("asList", as_list, Cost::Grow(64)),
+        ("asArray", as_array, Cost::Grow(64)),
         ("asString", itself, Cost::Free),
         ("displayString", itself, Cost::Free),
         ("printString", print_string, Cost::Copy),
