@@ -12,10 +12,13 @@
 //!   lowers the step to itself.
 //! * **Uncatchable.** A tripped guard unwinds as `Unwind::Exit` ([`limit_unwind`]), which
 //!   `on:do:` does not catch. The trip is sticky: every later hook call of the run unwinds
-//!   again, so an `ensure:` block gets at most one step of reductions, and the engine
-//!   reports the limit whatever the script answered.
+//!   again, and so does the run's context (`Ctx::limit_hit`: every later tick or charge),
+//!   so the `ensure:` blocks of the unwind get `CLEANUP_ALLOWANCE` reductions together and
+//!   cannot replace the limit (`Ctx::run_cleanup`); the engine reports the limit whatever
+//!   the script answered.
 //! * **Engine-wide limits** ([`Shared`]) hold across every process of the engine: the memory
-//!   account (`crate::memory`), the total reduction budget (`total_reductions`: every run
+//!   account (`crate::memory`; over it, every process the scripts started is killed:
+//!   [`Shared::stop_for_memory`]), the total reduction budget (`total_reductions`: every run
 //!   adds its steps, at least one; once spent, every run of the engine stops at its first step, timers
 //!   and actors a script left running included), a [`CancelHandle`] (cancels every run that
 //!   started before it fired) and [`crate::Engine::shutdown`].
