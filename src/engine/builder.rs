@@ -104,7 +104,10 @@ impl EngineBuilder {
         self
     }
 
-    /// Nested activations before the catchable `stack_overflow` (default 10,000).
+    /// Nested activations before the catchable `stack_overflow` (default 10,000). Above
+    /// the default the coroutine stacks grow with it (about 6.5 KiB an activation, reserved
+    /// but committed only as used, up to 32 GiB); a depth whose stack cannot be mapped here
+    /// is refused by [`Self::try_build`] (kind `invalid_max_depth`; [`Self::build`] panics).
     pub fn max_depth(mut self, n: usize) -> Self {
         self.max_depth = n.max(1);
         self
@@ -157,8 +160,10 @@ impl EngineBuilder {
     ///
     /// With [`Self::max_memory`] or [`Self::actor_max_memory`] when [`crate::CountingAlloc`]
     /// is not the host's global allocator: such a limit could not be enforced, and an engine
-    /// that accepted it would let a script hold any amount of memory. The message is the
-    /// error [`Self::try_build`] answers instead.
+    /// that accepted it would let a script hold any amount of memory. With a
+    /// [`Self::max_depth`] whose coroutine stack cannot be mapped (every evaluation would
+    /// wait for a stack forever). The message is the error [`Self::try_build`] answers
+    /// instead.
     pub fn build(self) -> Engine {
         match self.try_build() {
             Ok(e) => e,
@@ -186,6 +191,9 @@ impl EngineBuilder {
             .with_hint(
                 "#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();",
             ));
+        }
+        if let Err(m) = crate::interp::interpreter::check_max_depth(self.max_depth, "max_depth") {
+            return Err(EngineError::usage("invalid_max_depth", m));
         }
         Ok(self.start())
     }

@@ -576,3 +576,53 @@ fn an_actor_fork_bomb_stops_at_the_memory_limit_and_the_engine_goes_on() {
         assert_eq!(f[3], "0", "{shape}: processes left: {line}");
     }
 }
+
+/// The child side of the depth test: prints how `try_build` and `build` answer a depth whose
+/// stacks need 32 GiB, and whether an ordinary engine evaluates (run with the address space
+/// limited to 4 GiB).
+#[test]
+fn depth_child() {
+    if std::env::var("BT_DEPTH_CHILD").is_err() {
+        return;
+    }
+    let refused = match Engine::builder().max_depth(1_000_000_000).try_build() {
+        Ok(_) => "accepted".to_string(),
+        Err(e) => format!("{}: {}", e.kind, e.message),
+    };
+    let panicked = std::panic::catch_unwind(|| {
+        Engine::builder().max_depth(1_000_000_000).build();
+    })
+    .is_err();
+    let ok = Engine::builder()
+        .max_depth(20_000)
+        .build()
+        .eval("3 + 4")
+        .map(|v| v.as_i64());
+    println!("\nDEPTH {panicked} {:?} {refused}", ok.ok().flatten());
+}
+
+#[test]
+fn a_max_depth_whose_stack_cannot_be_mapped_is_refused_by_the_builder() {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 4194304 && exec \"$0\" \"$@\""])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "limits::depth_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("BT_DEPTH_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("DEPTH "))
+        .unwrap_or_else(|| panic!("no report: {text}{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(
+        line.starts_with("true Some(7) invalid_max_depth: max_depth 1000000000 needs"),
+        "{line}"
+    );
+    assert!(line.contains("cannot be mapped"), "{line}");
+}
