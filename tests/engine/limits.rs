@@ -203,6 +203,16 @@ fn a_huge_literal_is_refused_before_parsing() {
         int(&e, &format!("{} printString size", "9".repeat(5000))),
         5000
     );
+    // Digits inside a String literal, a comment or a quoted Symbol are no number literal.
+    let digits = "7".repeat(200_000);
+    assert_eq!(int(&e, &format!("\"{digits}\" size")), 200_000);
+    assert_eq!(int(&e, &format!("\"a \"\"{digits}\"\" b\" size")), 200_006);
+    assert_eq!(int(&e, &format!("// {digits}\n/* {digits} */ 3")), 3);
+    assert_eq!(int(&e, &format!("#'{digits}' size")), 200_000);
+    assert_eq!(int(&e, &format!("$\" == $\". \"{digits}\" size")), 200_000);
+    // … but one inside an interpolation is.
+    let er = err(&e, &format!("\"a {{{digits}}} b\" size"));
+    assert!(er.is_compile(), "{er}");
 }
 
 #[test]
