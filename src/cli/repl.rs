@@ -174,6 +174,10 @@ impl Default for ReplArgs {
 /// Runs `bt repl`; answers the process exit status.
 pub(crate) fn main(args: ReplArgs) -> i32 {
     let max_depth = args.max_depth.max(1);
+    if let Err(m) = crate::interp::interpreter::check_max_depth(max_depth, "--max-depth") {
+        eprintln!("bt repl: {m}");
+        return 2;
+    }
     let vm = Vm::new(VmOptions {
         max_depth,
         ..VmOptions::default()

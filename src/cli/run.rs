@@ -218,6 +218,10 @@ pub(crate) fn run_with(
             return 2;
         }
     };
+    if let Err(m) = crate::interp::interpreter::check_max_depth(o.max_depth, "--max-depth") {
+        let _ = writeln!(err, "bt run: {m}");
+        return 2;
+    }
     let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: !o.check.no_check,

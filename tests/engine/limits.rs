@@ -161,10 +161,12 @@ fn a_dictionary_growing_one_entry_at_a_time_meets_the_memory_limit() {
 
 #[test]
 fn actors_do_not_escape_the_memory_limit() {
-    // One actor growing: it crashes with #memory_limit; the caller gets that kind.
+    // One actor growing: its next doubling is refused before it allocates; it crashes with
+    // #memory_limit and the caller gets that kind.
     assert_contained("actor", "memory_limit", "None");
-    // Many actors each holding a little: the engine's account is shared.
-    assert_contained("many_actors", "memory_limit", "None");
+    // Many actors each holding a little: the engine's account is shared; once it is over,
+    // every process the script started stops and the evaluation ends with the limit.
+    assert_contained("many_actors", "memory_limit", "Some(Memory)");
 }
 
 #[test]
@@ -201,6 +203,16 @@ fn a_huge_literal_is_refused_before_parsing() {
         int(&e, &format!("{} printString size", "9".repeat(5000))),
         5000
     );
+    // Digits inside a String literal, a comment or a quoted Symbol are no number literal.
+    let digits = "7".repeat(200_000);
+    assert_eq!(int(&e, &format!("\"{digits}\" size")), 200_000);
+    assert_eq!(int(&e, &format!("\"a \"\"{digits}\"\" b\" size")), 200_006);
+    assert_eq!(int(&e, &format!("// {digits}\n/* {digits} */ 3")), 3);
+    assert_eq!(int(&e, &format!("#'{digits}' size")), 200_000);
+    assert_eq!(int(&e, &format!("$\" == $\". \"{digits}\" size")), 200_000);
+    // … but one inside an interpolation is.
+    let er = err(&e, &format!("\"a {{{digits}}} b\" size"));
+    assert!(er.is_compile(), "{er}");
 }
 
 #[test]
@@ -470,4 +482,157 @@ fn huge_integer_printing_by_pieces_matches_the_one_call_result() {
             "{len}"
         );
     }
+}
+
+/// The child side of the memory table (tests/support/memory_rows.rs) with the counting
+/// allocator: `max_memory`.
+#[test]
+fn memory_row_child() {
+    crate::memory_rows::run_row(|| {
+        Engine::builder()
+            .max_memory(crate::memory_rows::LIMIT)
+            .try_build()
+            .unwrap()
+    });
+}
+
+#[test]
+fn every_step_allocating_in_proportion_to_an_argument_is_refused_before_it_allocates() {
+    let bad = crate::memory_rows::failing_rows("limits::memory_row_child", true);
+    assert!(bad.is_empty(), "\n{}", bad.join("\n"));
+}
+
+/// The child side of the fork bomb: `(Bunny spawn) go!` where every Bunny spawns the next
+/// (and a tree where each spawns two) under `max_memory`. Prints `BOMB <ended> <peak over
+/// the baseline> <3 + 4 afterwards> <processes left>`.
+#[test]
+fn fork_bomb_child() {
+    let Ok(shape) = std::env::var("BT_FORK_BOMB") else {
+        return;
+    };
+    let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
+    let go = match shape.as_str() {
+        "chain" => "go => (Bunny spawn) go!",
+        _ => "go => (Bunny spawn) go!. (Bunny spawn) go!",
+    };
+    e.eval(&format!("Actor subclass: Bunny\n  {go}\n")).unwrap();
+    e.eval("(1 to: 1000) asList size").unwrap();
+    let base = status_kb("VmRSS:");
+    // The evaluation answers at once; the bomb goes on in the background.
+    e.eval("(Bunny spawn) go!").unwrap();
+    // Ended: the limit stopped every process the script started. Polled with a generous
+    // bound (the bomb reaches 64 MiB within seconds on a loaded machine).
+    let start = Instant::now();
+    let ended = loop {
+        if e.processes() == 0 {
+            break true;
+        }
+        if start.elapsed() > Duration::from_secs(120) {
+            break false;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let peak = status_kb("VmHWM:");
+    let after = e.eval("3 + 4").map(|v| v.as_i64());
+    println!(
+        "\nBOMB {ended} {} {:?} {}",
+        peak.saturating_sub(base),
+        after.ok().flatten(),
+        e.processes()
+    );
+}
+
+#[test]
+fn an_actor_fork_bomb_stops_at_the_memory_limit_and_the_engine_goes_on() {
+    for shape in ["chain", "tree"] {
+        let out = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "limits::fork_bomb_child",
+                "--nocapture",
+                "--test-threads=1",
+            ])
+            .env("BT_FORK_BOMB", shape)
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).to_string();
+        let line = text
+            .lines()
+            .find_map(|l| l.strip_prefix("BOMB "))
+            .unwrap_or_else(|| {
+                panic!(
+                    "{shape}: no report ({:?}):\n{text}\n{}",
+                    out.status,
+                    String::from_utf8_lossy(&out.stderr)
+                )
+            });
+        let f: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(f[0], "true", "{shape}: the bomb did not end: {line}");
+        // The account stops the bomb at the limit; its memory is ~150,000 small objects
+        // (process records, behaviours, messages) made and freed across threads, for which
+        // the system allocator's chunk headers and per-thread arenas add up to half again
+        // what the account counts: the bound is twice the limit (before: no bound at all).
+        let peak: usize = f[1].parse().unwrap();
+        assert!(
+            peak < 2 * LIMIT,
+            "{shape}: peak RSS grew {} MiB (twice the limit: {} MiB)",
+            peak >> 20,
+            (2 * LIMIT) >> 20
+        );
+        assert_eq!(
+            f[2], "Some(7)",
+            "{shape}: the next evaluation failed: {line}"
+        );
+        assert_eq!(f[3], "0", "{shape}: processes left: {line}");
+    }
+}
+
+/// The child side of the depth test: prints how `try_build` and `build` answer a depth whose
+/// stacks need 32 GiB, and whether an ordinary engine evaluates (run with the address space
+/// limited to 4 GiB).
+#[test]
+fn depth_child() {
+    if std::env::var("BT_DEPTH_CHILD").is_err() {
+        return;
+    }
+    let refused = match Engine::builder().max_depth(1_000_000_000).try_build() {
+        Ok(_) => "accepted".to_string(),
+        Err(e) => format!("{}: {}", e.kind, e.message),
+    };
+    let panicked = std::panic::catch_unwind(|| {
+        Engine::builder().max_depth(1_000_000_000).build();
+    })
+    .is_err();
+    let ok = Engine::builder()
+        .max_depth(20_000)
+        .build()
+        .eval("3 + 4")
+        .map(|v| v.as_i64());
+    println!("\nDEPTH {panicked} {:?} {refused}", ok.ok().flatten());
+}
+
+#[test]
+fn a_max_depth_whose_stack_cannot_be_mapped_is_refused_by_the_builder() {
+    let out = std::process::Command::new("sh")
+        .args(["-c", "ulimit -v 4194304 && exec \"$0\" \"$@\""])
+        .arg(std::env::current_exe().unwrap())
+        .args([
+            "--exact",
+            "limits::depth_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .env("BT_DEPTH_CHILD", "1")
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let line = text
+        .lines()
+        .find_map(|l| l.strip_prefix("DEPTH "))
+        .unwrap_or_else(|| panic!("no report: {text}{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(
+        line.starts_with("true Some(7) invalid_max_depth: max_depth 1000000000 needs"),
+        "{line}"
+    );
+    assert!(line.contains("cannot be mapped"), "{line}");
 }

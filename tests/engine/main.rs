@@ -2,8 +2,10 @@
 //! --profile ci --test engine`): evaluation and bindings, the API beyond evaluation,
 //! reductions charged by bulk primitives, host calls, isolation between engines of one
 //! process, the shared library image, bounded sources, top-level slots, script calls from the
-//! host, the `File` capability, the limits no script escapes (memory, reductions, deadlines),
-//! per-actor memory limits, and the embedding examples run as child processes.
+//! host, the `File` capability, the limits no script escapes (memory, reductions, deadlines;
+//! `ensure:` blocks and handlers run during their unwind in `limit_escapes`; the memory table
+//! of `../support/memory_rows.rs` and the fork bomb in `limits`), per-actor memory limits,
+//! and the embedding examples run as child processes.
 //!
 //! To add a test: put it in the module of its area, or add a file `tests/engine/NAME.rs` and
 //! a `mod NAME;` line below. Helpers: [`common`] (`int`, `err`), [`child`] (re-running one
@@ -36,7 +38,10 @@ mod examples;
 mod file_capability;
 mod host_calls;
 mod isolation;
+mod limit_escapes;
 mod limits;
+#[path = "../support/memory_rows.rs"]
+mod memory_rows;
 mod script_calls;
 mod shared_library;
 mod sources;

@@ -25,11 +25,33 @@ impl Run {
 /// (`tag` keeps the directories of different test files apart; removed afterwards). Panics
 /// with the output so far if `bt` has not exited after `limit`, killing it first.
 pub(crate) fn bt_script(tag: &str, args: &[&str], name: &str, src: &str, limit: Duration) -> Run {
+    bt_script_in(tag, args, name, src, limit, None)
+}
+
+/// [`bt_script`] with the child's address space limited to `vm_kib` KiB (`ulimit -v`, set by
+/// `sh` before it runs `bt`), when given.
+pub(crate) fn bt_script_in(
+    tag: &str,
+    args: &[&str],
+    name: &str,
+    src: &str,
+    limit: Duration,
+    vm_kib: Option<u64>,
+) -> Run {
     let dir = std::env::temp_dir().join(format!("bt-{tag}-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");
     let path = dir.join(format!("{name}.bt"));
     std::fs::write(&path, src).expect("write script");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
+    let mut cmd = match vm_kib {
+        None => Command::new(env!("CARGO_BIN_EXE_bt")),
+        Some(kib) => {
+            let mut c = Command::new("sh");
+            c.args(["-c", &format!("ulimit -v {kib} && exec \"$0\" \"$@\"")])
+                .arg(env!("CARGO_BIN_EXE_bt"));
+            c
+        }
+    };
+    let mut child = cmd
         .args(args)
         .arg(&path)
         .stdin(Stdio::null())

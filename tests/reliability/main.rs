@@ -2,8 +2,10 @@
 //! reliability`): values nested a million levels deep, a front end linear in its input,
 //! deterministic fuzzing of the lexer and parser (`fuzz_parser`) and of the checker,
 //! evaluator and wire decoder (`fuzz`), prompt program ends, supervisors under very high
-//! restart intensity, `bt test` workers that die with their parent, and a soak of supervised
-//! churn whose resident set must not grow.
+//! restart intensity, `bt test` workers that die with their parent, a soak of supervised
+//! churn whose resident set must not grow, and an embedded engine's memory table in a host
+//! without the counting allocator (`uncounted_memory`: this binary installs no global
+//! allocator; each row runs in a child process, like the soak).
 //!
 //! To add a test: put it in the module of its area, or add a file `tests/reliability/NAME.rs`
 //! and a `mod NAME;` line below. Helpers: [`bt_run`] (a script run by the `bt` binary with a
@@ -20,8 +22,11 @@ mod deep;
 mod frontend;
 mod fuzz;
 mod fuzz_parser;
+#[path = "../support/memory_rows.rs"]
+mod memory_rows;
 mod rng;
 mod runtime;
 mod soak;
 mod supervisor;
 mod testrun;
+mod uncounted_memory;

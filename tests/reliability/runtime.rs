@@ -124,3 +124,44 @@ app stop
     assert_eq!(code, Some(0), "{err}");
     assert_eq!(out, "100\n900\ntrue\n0\n100\n");
 }
+
+/// A `--max-depth` whose coroutine stack cannot be mapped (here: the address space limited to
+/// 4 GiB, the depth asking for 32 GiB) is refused at start with an error naming the flag,
+/// instead of queueing the program until a stack is free — forever. Depths that fit run.
+#[test]
+fn a_max_depth_whose_stack_cannot_be_mapped_is_refused_at_start() {
+    let src = "Transcript showCr: 42 printString\n";
+    let vm = Some(4 << 20);
+    for cmd in [
+        &["run", "--max-depth", "1000000000"][..],
+        &["run", "--max-depth", "2000000"],
+    ] {
+        let r = bt_run::bt_script_in("rely-depth", cmd, "deep", src, Duration::from_secs(60), vm);
+        assert_eq!(r.code(), Some(2), "{cmd:?}: {}\n{}", r.stdout, r.stderr);
+        assert!(
+            r.stderr.contains(&format!("--max-depth {}", cmd[2])),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+        assert!(
+            r.stderr.contains("cannot be mapped"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+        assert!(
+            !r.stderr.contains("work is queued"),
+            "{cmd:?}: {}",
+            r.stderr
+        );
+    }
+    let r = bt_run::bt_script_in(
+        "rely-depth",
+        &["run", "--max-depth", "20000"],
+        "fits",
+        src,
+        Duration::from_secs(60),
+        vm,
+    );
+    assert_eq!(r.code(), Some(0), "{}", r.stderr);
+    assert_eq!(r.stdout, "42\n");
+}

@@ -24,8 +24,10 @@
 //! a bulk primitive: `Ctx::charge`) compares the account with the limit and ends the run
 //! with the uncatchable `memory_limit`; and a single bulk step that would take the account
 //! past the limit is refused *before* it allocates ([`would_exceed`], called by
+//! `Ctx::reserve` before every step that allocates in proportion to an argument, and by
 //! `Ctx::charge` for steps of 1 MiB and more), so one huge primitive (`'x' repeat: 10**10`)
-//! never reaches the allocator. Between two checks a script allocates at most one step's
+//! never reaches the allocator. Over the engine's limit every process its scripts started
+//! stops (`engine::limits::Shared::stop_for_memory`). Between two checks a script allocates at most one step's
 //! worth: a few hundred KiB.
 //!
 //! **Per actor.** With `EngineBuilder::actor_max_memory` each actor has an account of its
@@ -38,9 +40,10 @@
 //!
 //! **Installing.** A Rust program chooses its global allocator, so the host installs it:
 //! `#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();` (or
-//! wrapping another allocator with [`CountingAlloc::new`]). Without it, `max_memory` still
-//! refuses huge single steps up front but cannot see gradual growth; [`installed`] tells, and
-//! `EngineBuilder::try_build` refuses a memory limit it cannot enforce.
+//! wrapping another allocator with [`CountingAlloc::new`]). Without it a memory limit cannot
+//! see gradual growth: [`installed`] tells, `EngineBuilder::try_build` refuses such a limit and
+//! `EngineBuilder::build` panics with the same explanation; `EngineBuilder::max_allocation`
+//! (the largest single step, enforced by the pre-charges alone) needs no allocator.
 
 // The counting allocator implements `GlobalAlloc` (an unsafe trait): the one use of unsafe here.
 #![allow(unsafe_code)]
@@ -262,6 +265,19 @@ pub fn would_exceed(bytes: usize) -> bool {
             flush();
             let past = |a: &Account| a.used().saturating_add(bytes) > a.limit();
             past(a) || a.parent().is_some_and(past)
+        }
+        None => false,
+    }
+}
+
+/// Is the account the current thread is charged to (or the engine's it counts into) over
+/// its limit? Asked before a step whose memory the allocator counts but the engine's hook
+/// may not see for a while (a spawn: `Ctx::memory_check`).
+pub fn current_over() -> bool {
+    match current() {
+        Some(a) => {
+            flush();
+            a.over_any()
         }
         None => false,
     }

@@ -159,3 +159,9 @@ pub use types::{
     Signal, SupervisorRequest, Timeout,
 };
 pub use waiter::{RemoteChain, WaitedBy};
+
+/// Whether a coroutine stack of `size` usable bytes can be mapped here (mapped and unmapped
+/// once): a runtime whose stacks cannot be mapped would queue every process forever.
+pub fn probe_stack(size: usize) -> std::io::Result<()> {
+    stack::probe(size)
+}

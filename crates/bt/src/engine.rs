@@ -76,6 +76,7 @@ impl Default for Engine {
 
 impl Drop for Engine {
     fn drop(&mut self) {
+        self.shared.rt.lock().take();
         // The Vm (its runtime threads) first: then no thread is charged to the account.
         drop(self.vm.get_mut().take());
         if let Some(a) = self.shared.account {
@@ -386,6 +387,17 @@ impl Engine {
         }
     }
 
+    /// The processes the engine's scripts started that are alive now (actors, supervisors,
+    /// timer callbacks running); the main program's own process is not counted.
+    pub fn processes(&self) -> usize {
+        // A process that exits meanwhile may be freed here, with its last reference.
+        let _mem = crate::memory::Scope::enter(self.shared.account);
+        let all = self.rt.user_processes();
+        let n = all.iter().filter(|p| p.label() != "main").count();
+        drop(all);
+        n
+    }
+
     /// Bytes counted against `max_memory` now (None without a memory limit).
     pub fn memory_used(&self) -> Option<usize> {
         self.shared.account.map(|a| {
@@ -442,7 +454,11 @@ impl Engine {
         };
         let sh = &self.shared;
         if let Some(l) = sh.exhausted().filter(|l| *l != Limit::Cancelled) {
-            return Err(self.limit_error(l));
+            // At the memory limit the processes the scripts started stop; their memory comes
+            // back in a moment, and this evaluation runs once it has.
+            if l != Limit::Memory || !sh.recover_memory() {
+                return Err(self.limit_error(l));
+            }
         }
         let _mem = crate::memory::Scope::enter(sh.account);
         // One store starts the evaluation (clears the trip); one swap ends it.
@@ -491,34 +507,20 @@ impl Engine {
         if lim.max_reductions.is_none() && lim.timeout.is_none() && lim.total_reductions.is_none() {
             return None;
         }
-        let b = src.as_bytes();
-        let mut i = 0;
-        while i < b.len() {
-            if b[i].is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) {
-                let start = i;
-                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
-                    i += 1;
-                }
-                if i - start > MAX_LITERAL_DIGITS {
-                    let d = crate::diagnostic::Diagnostic::error(
-                        "E0101",
-                        format!(
-                            "number literal of {} characters is longer than an engine with limits parses ({MAX_LITERAL_DIGITS})",
-                            i - start
-                        ),
-                        crate::base::span::Span::new(start, i),
-                    );
-                    let bt = crate::interp::BtError::compile(path, src, vec![d]);
-                    return Some(EngineError::from_bt(
-                        bt,
-                        Some((path.to_string(), Arc::from(src))),
-                    ));
-                }
-            } else {
-                i += 1;
-            }
-        }
-        None
+        let (start, end) = long_number(src.as_bytes(), MAX_LITERAL_DIGITS)?;
+        let d = crate::diagnostic::Diagnostic::error(
+            "E0101",
+            format!(
+                "number literal of {} characters is longer than an engine with limits parses ({MAX_LITERAL_DIGITS})",
+                end - start
+            ),
+            crate::base::span::Span::new(start, end),
+        );
+        let bt = crate::interp::BtError::compile(path, src, vec![d]);
+        Some(EngineError::from_bt(
+            bt,
+            Some((path.to_string(), Arc::from(src))),
+        ))
     }
 }
 
@@ -543,4 +545,88 @@ impl EngineError {
             None => self,
         }
     }
+}
+
+/// The first run of digits (with the letters and `_` a number literal may hold) longer than
+/// `max` that the lexer would read as a number literal: one linear pass that skips String
+/// bodies (but not the code of their `{…}` interpolations), comments, quoted Symbols and
+/// Character literals, so a long String of digits is no number literal.
+fn long_number(b: &[u8], max: usize) -> Option<(usize, usize)> {
+    // Brace depth of each interpolation entered (innermost last); in a String body when
+    // `in_str`.
+    let mut interps: Vec<u32> = Vec::new();
+    let mut in_str = false;
+    let mut i = 0;
+    while i < b.len() {
+        if in_str {
+            match b[i] {
+                b'"' if b.get(i + 1) == Some(&b'"') => i += 2,
+                b'"' => {
+                    in_str = false;
+                    i += 1;
+                }
+                b'\\' => i += 2,
+                b'{' => {
+                    interps.push(1);
+                    in_str = false;
+                    i += 1;
+                }
+                _ => i += 1,
+            }
+            continue;
+        }
+        match b[i] {
+            b'"' => {
+                in_str = true;
+                i += 1;
+            }
+            b'{' => {
+                if let Some(d) = interps.last_mut() {
+                    *d += 1;
+                }
+                i += 1;
+            }
+            b'}' => {
+                if let Some(d) = interps.last_mut() {
+                    *d -= 1;
+                    if *d == 0 {
+                        interps.pop();
+                        in_str = true;
+                    }
+                }
+                i += 1;
+            }
+            b'/' if b.get(i + 1) == Some(&b'/') => {
+                i = b[i..]
+                    .iter()
+                    .position(|&c| c == b'\n')
+                    .map_or(b.len(), |n| i + n);
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i = b[i + 2..]
+                    .windows(2)
+                    .position(|w| w == b"*/")
+                    .map_or(b.len(), |n| i + 2 + n + 2);
+            }
+            b'#' if b.get(i + 1) == Some(&b'\'') => {
+                i = b[i + 2..]
+                    .iter()
+                    .position(|&c| c == b'\'')
+                    .map_or(b.len(), |n| i + 2 + n + 1);
+            }
+            // `$"`, `${`, `$7`: one Character, whatever it is.
+            b'$' => i += 2,
+            c if c.is_ascii_digit() && (i == 0 || !b[i - 1].is_ascii_alphanumeric()) => {
+                let start = i;
+                while i < b.len() && (b[i].is_ascii_alphanumeric() || b[i] == b'_') {
+                    i += 1;
+                }
+                if i - start > max {
+                    return Some((start, i));
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    None
 }

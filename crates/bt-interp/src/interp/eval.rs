@@ -174,6 +174,10 @@ pub(crate) struct CacheEntry {
 
 const CACHE_SIZE: usize = 1024;
 
+/// Reductions the `ensure:`/`ifCurtailed:` blocks of a run that met a limit (or was killed)
+/// may still use, together, while the exit unwinds ([`Ctx::run_cleanup`]).
+pub const CLEANUP_ALLOWANCE: u32 = 1000;
+
 /// Preemption hook: called every `budget` reductions; may suspend the process (coroutine
 /// yield) or end it with an `Err`.
 pub type PreemptHook = Box<dyn FnMut() -> Result<(), Unwind> + Send>;
@@ -196,6 +200,11 @@ pub struct Ctx {
     /// Reductions between calls of `preempt`.
     pub budget: u32,
     pub preempt: Option<PreemptHook>,
+    /// The embedder's limit that ended this run (`reduction_limit`, `memory_limit`, …), once
+    /// one did: sticky until the next run ([`Ctx::restart_budget`]), so every later tick or
+    /// charge of the run unwinds again and a block run during the unwind (`ensure:`) gets at
+    /// most [`CLEANUP_ALLOWANCE`] reductions (see `Ctx::limit_hit`).
+    pub(crate) limit_hit: Option<&'static str>,
     /// Total reductions counted so far.
     pub reduction_count: u64,
     /// This process's number (0 until the runtime assigns one).
@@ -244,6 +253,7 @@ impl Ctx {
             reductions: 4000,
             budget: 4000,
             preempt: None,
+            limit_hit: None,
             reduction_count: 0,
             pid: 0,
             owner: 0,
@@ -399,22 +409,73 @@ impl Ctx {
 
     #[cold]
     fn tick_slow(&mut self) -> Result<(), Unwind> {
+        if let Some(kind) = self.limit_hit {
+            // The run already met a limit: every tick unwinds again at once.
+            self.reductions = 1;
+            return Err(Unwind::limit(kind));
+        }
         self.reductions = self.budget.max(1);
         self.reduction_count += self.budget as u64;
         if self.proc.in_runtime() {
             crate::interp::actor::preempt(self)?;
         }
         if let Some(h) = self.preempt.as_mut() {
-            h()?;
+            if let Err(u) = h() {
+                return Err(self.note_limit(u));
+            }
         }
         Ok(())
     }
 
     /// Sets the reductions between calls of `preempt` and restarts the count from there
-    /// (the embedding API counts reductions in its hook; `tick` is unchanged).
+    /// (the embedding API counts reductions in its hook; `tick` is unchanged). A new run:
+    /// forgets the limit the last one met.
     pub fn restart_budget(&mut self, budget: u32) {
         self.budget = budget.max(1);
         self.reductions = self.budget;
+        self.limit_hit = None;
+    }
+
+    /// The unwind of an embedder's limit met inside this run (`kind` e.g. `memory_limit`,
+    /// from a bulk step refused before it allocates). The limit is sticky for the rest of the
+    /// run: every later tick or charge unwinds with it again, and what is left of the
+    /// reduction budget shrinks to [`CLEANUP_ALLOWANCE`] for the blocks its unwind runs.
+    pub fn limit_hit(&mut self, kind: &'static str) -> Unwind {
+        if self.limit_hit.is_none() {
+            self.limit_hit = Some(kind);
+            self.reductions = self.reductions.clamp(1, CLEANUP_ALLOWANCE);
+        }
+        Unwind::limit(self.limit_hit.unwrap_or(kind))
+    }
+
+    /// Records `u` as the run's limit when it is one (an unwind from the preemption hook).
+    fn note_limit(&mut self, u: Unwind) -> Unwind {
+        match u.limit_kind() {
+            Some(k) => self.limit_hit(k.as_str()),
+            None => u,
+        }
+    }
+
+    /// The limit this run met, if any (see [`Ctx::limit_hit`]).
+    pub fn limit_met(&self) -> Option<&'static str> {
+        self.limit_hit
+    }
+
+    /// Runs `cleanup` (an `ensure:` or `ifCurtailed:` block) for a body that ended with
+    /// `unwind`. For an exit (a limit, a kill, `Program exit:`) the block runs under at most
+    /// [`CLEANUP_ALLOWANCE`] reductions and whatever it does — raise, return non-locally,
+    /// meet a limit of its own — the exit goes on; nothing can catch it or replace it.
+    /// Otherwise the block's own error or return replaces the body's, as in Smalltalk.
+    pub fn run_cleanup(&mut self, cleanup: &Value, unwind: Unwind) -> Unwind {
+        if !matches!(unwind, Unwind::Exit(_)) {
+            return match self.call_block(cleanup, &[]) {
+                Ok(_) => unwind,
+                Err(u) => u,
+            };
+        }
+        self.reductions = self.reductions.clamp(1, CLEANUP_ALLOWANCE);
+        let _ = self.call_block(cleanup, &[]);
+        unwind
     }
 
     /// Restores a consistent state after a panic escaped an evaluation (the evaluator's

@@ -119,6 +119,34 @@ impl Drop for Interpreter {
     }
 }
 
+/// The coroutine stack a depth limit above the default needs (None: the default stack).
+/// Coroutine stacks are lazily committed reservations sized for the depth limit (10,000
+/// activations by default); `--max-depth` / `max_depth` scales them, up to 32 GiB.
+pub fn stack_for_depth(max_depth: usize) -> Option<usize> {
+    (max_depth > 10_000).then(|| {
+        let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
+        per.saturating_mul(max_depth).min(32 << 30)
+    })
+}
+
+/// Refuses a depth limit whose coroutine stack cannot be mapped here (every process would
+/// wait for a stack forever): the message names the option (`--max-depth`, `max_depth`),
+/// the size and the reason.
+pub fn check_max_depth(max_depth: usize, option: &str) -> Result<(), String> {
+    let Some(size) = stack_for_depth(max_depth) else {
+        return Ok(());
+    };
+    crate::runtime::probe_stack(size).map_err(|e| {
+        format!(
+            "{option} {max_depth} needs coroutine stacks of {} MiB, which cannot be mapped \
+             here ({e}); use a smaller {option} (10,000, the default, needs {} MiB) or \
+             raise the address-space limit (ulimit -v)",
+            size >> 20,
+            crate::runtime::DEFAULT_STACK_SIZE >> 20
+        )
+    })
+}
+
 /// Sets a job's `done` signal when the job is over, also when it is dropped without running.
 struct DoneOnDrop(GuestDone);
 
@@ -226,12 +254,9 @@ impl Interpreter {
         opts: InterpreterOptions,
         image: Option<&'static crate::interp::library_image::LibraryImage>,
     ) -> Interpreter {
-        // Coroutine stacks are lazily committed reservations sized for the depth limit
-        // (10,000 activations by default); `--max-depth` scales them.
         let mut cfg = Config::default();
-        if opts.max_depth > 10_000 {
-            let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
-            cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
+        if let Some(size) = stack_for_depth(opts.max_depth) {
+            cfg.stack_size = size;
         }
         let privileged = opts.privileged;
         let prog = Arc::new(match image {

@@ -170,6 +170,7 @@ fn join_printed<'a>(
         let p = element_print(ctx, e)?;
         // Bulk work is charged (interp::eval::charge): an element plus its bytes.
         m.step(ctx, crate::interp::eval::charge::ELEM + p.len())?;
+        ctx.built(out.len() + p.len())?;
         out.push_str(&p);
     }
     out.push_str(close);
@@ -227,6 +228,7 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
                     ctx,
                     2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len(),
                 )?;
+                ctx.built(out.len() + pk.len() + pe.len())?;
                 out.push_str(&pk);
                 out.push_str(" => ");
                 out.push_str(&pe);

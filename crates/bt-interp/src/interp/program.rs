@@ -195,6 +195,9 @@ pub struct Program {
     /// Set (once) by an embedder with `actor_max_memory`: each actor's limit in bytes and
     /// the engine's account its account counts into (`interp::actor::memlimit`).
     pub actor_memory: std::sync::OnceLock<(usize, Option<&'static crate::memory::Account>)>,
+    /// The most bytes one primitive may allocate in one step (`EngineBuilder::max_allocation`
+    /// and `max_memory`; `usize::MAX` when unlimited), checked by `Ctx::reserve`.
+    pub max_allocation: std::sync::atomic::AtomicUsize,
     /// Set by an embedder (`bt::Engine`): `Program exit:` in an actor or callback fails that
     /// message instead of ending the host process.
     pub embedded: AtomicBool,
@@ -354,6 +357,12 @@ fn specs() -> Vec<Spec> {
 }
 
 impl Program {
+    /// The most bytes one primitive may allocate in one step (see `Program::max_allocation`).
+    #[inline]
+    pub fn max_allocation(&self) -> usize {
+        self.max_allocation.load(Ordering::Relaxed)
+    }
+
     /// Creates the built-in classes and installs the primitives.
     pub fn bootstrap(opts: InterpreterOptions) -> Program {
         let mut table: HashMap<Sym, ClassRef> = HashMap::new();
@@ -419,6 +428,7 @@ impl Program {
             host_fns: RwLock::new(HashMap::default()),
             ctx_hook: std::sync::OnceLock::new(),
             actor_memory: std::sync::OnceLock::new(),
+            max_allocation: std::sync::atomic::AtomicUsize::new(usize::MAX),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
             capabilities: Default::default(),

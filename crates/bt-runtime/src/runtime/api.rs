@@ -659,6 +659,23 @@ impl RtHandle {
             .collect()
     }
 
+    /// Charges every thread this runtime starts from now on to the memory account `a` (an
+    /// embedding engine with `max_memory`; call before the first process runs).
+    pub fn charge_threads_to(&self, a: &'static crate::memory::Account) {
+        self.0.threads.charge_to(a);
+    }
+
+    /// Live user processes (not services) in spawn order, without their details.
+    pub fn user_processes(&self) -> Vec<ProcRef> {
+        self.0
+            .procs
+            .lock()
+            .iter()
+            .filter(|((service, _), _)| !*service)
+            .map(|(_, p)| p.clone())
+            .collect()
+    }
+
     /// Number of live processes (services included).
     pub fn process_count(&self) -> usize {
         self.0.procs.lock().len()

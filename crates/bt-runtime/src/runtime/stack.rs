@@ -103,6 +103,12 @@ impl PooledStack {
     }
 }
 
+/// Maps (and unmaps again) one coroutine stack of `size` usable bytes: whether stacks of
+/// that size can be made here at all (an address-space limit, `vm.overcommit_memory = 2`).
+pub(crate) fn probe(size: usize) -> io::Result<()> {
+    PooledStack::new(size).map(drop)
+}
+
 impl Drop for PooledStack {
     fn drop(&mut self) {
         // SAFETY: the mapping was created by `new` with exactly this range and is no longer

@@ -21,11 +21,28 @@ pub(crate) struct Threads {
     timer_started: AtomicBool,
     workers: Mutex<Vec<JoinHandle<()>>>,
     timer: Mutex<Option<JoinHandle<()>>>,
+    /// The memory account every thread of this runtime is charged to from its start (an
+    /// embedding engine's `max_memory`, `crate::memory`): what its processes allocate and
+    /// free there counts, also when no hooked run has started on the thread yet (a process
+    /// that is stopped before it ever runs is freed by a worker).
+    account: OnceLock<&'static crate::memory::Account>,
 }
 
 impl Threads {
     pub(crate) fn set_owner(&self, sh: &Arc<Shared>) {
         let _ = self.me.set(Arc::downgrade(sh));
+    }
+
+    /// Charges the threads started from now on to `a` (set before any thread starts).
+    pub(crate) fn charge_to(&self, a: &'static crate::memory::Account) {
+        let _ = self.account.set(a);
+    }
+
+    /// Charges the calling thread (just started) to the runtime's account, if any.
+    fn charge_this_thread(account: Option<&'static crate::memory::Account>) {
+        if account.is_some() {
+            crate::memory::set_current(account);
+        }
     }
 
     fn owner(&self) -> Option<Arc<Shared>> {
@@ -42,12 +59,15 @@ impl Threads {
         if self.workers_started.load(Ordering::Acquire) || sh.shutdown.load(Ordering::SeqCst) {
             return;
         }
+        let account = self.account.get().copied();
         for i in hs.len()..sh.cfg.workers {
             let s = sh.clone();
             match std::thread::Builder::new()
                 .name(format!("bt-worker-{i}"))
-                .spawn(move || Worker::new(i, s).run())
-            {
+                .spawn(move || {
+                    Self::charge_this_thread(account);
+                    Worker::new(i, s).run()
+                }) {
                 Ok(h) => hs.push(h),
                 Err(e) => {
                     // Tried again at the next wake-up.
@@ -73,10 +93,13 @@ impl Threads {
             return;
         }
         let s = sh.clone();
+        let account = self.account.get().copied();
         match std::thread::Builder::new()
             .name("bt-timer".into())
-            .spawn(move || Timers::run_thread(s))
-        {
+            .spawn(move || {
+                Self::charge_this_thread(account);
+                Timers::run_thread(s)
+            }) {
             Ok(h) => {
                 *t = Some(h);
                 self.timer_started.store(true, Ordering::Release);

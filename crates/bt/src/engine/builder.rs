@@ -73,11 +73,23 @@ impl EngineBuilder {
 
     /// Limits the heap the engine's scripts hold to about `bytes` (Strings, Binaries,
     /// collections, actors — everything the engine's threads allocate while it runs):
-    /// an evaluation that outgrows it ends with `memory_limit`, an actor crashes into its
-    /// supervisor. Needs [`crate::CountingAlloc`] as the host's global allocator (see
-    /// `crate::memory`); [`Self::try_build`] refuses a memory limit without it.
+    /// an evaluation that outgrows it ends with `memory_limit`; at the limit every process
+    /// the engine's scripts started stops, and the next evaluation runs normally. Needs
+    /// [`crate::CountingAlloc`] as the host's global allocator (see `crate::memory`):
+    /// without it [`Self::try_build`] answers an error and [`Self::build`] panics. Also
+    /// bounds each single step as [`Self::max_allocation`] does.
     pub fn max_memory(mut self, bytes: usize) -> Self {
         self.limits.max_memory = Some(bytes);
+        self
+    }
+
+    /// The most memory one step may allocate at once: a primitive whose result (a String,
+    /// a collection, an Integer, printed or encoded text) would take more than `bytes` is
+    /// refused with `memory_limit` before it allocates (`Ctx::reserve`). Needs no counting
+    /// allocator, but does not bound what many small steps hold together — that is
+    /// [`Self::max_memory`].
+    pub fn max_allocation(mut self, bytes: usize) -> Self {
+        self.limits.max_allocation = Some(bytes);
         self
     }
 
@@ -87,13 +99,16 @@ impl EngineBuilder {
     /// state rolled back) and a caller waiting on the message gets a `memory_limit` error;
     /// the host, the calling script and other actors go on. Every actor has its own account
     /// (also those an actor spawns); [`Self::max_memory`] still bounds them all together.
-    /// Needs [`crate::CountingAlloc`] like `max_memory`.
+    /// Needs [`crate::CountingAlloc`] like `max_memory` (without it [`Self::build`] panics).
     pub fn actor_max_memory(mut self, bytes: usize) -> Self {
         self.limits.actor_max_memory = Some(bytes);
         self
     }
 
-    /// Nested activations before the catchable `stack_overflow` (default 10,000).
+    /// Nested activations before the catchable `stack_overflow` (default 10,000). Above
+    /// the default the coroutine stacks grow with it (about 6.5 KiB an activation, reserved
+    /// but committed only as used, up to 32 GiB); a depth whose stack cannot be mapped here
+    /// is refused by [`Self::try_build`] (kind `invalid_max_depth`; [`Self::build`] panics).
     pub fn max_depth(mut self, n: usize) -> Self {
         self.max_depth = n.max(1);
         self
@@ -140,11 +155,26 @@ impl EngineBuilder {
         self
     }
 
-    /// Starts the engine and loads the standard library. A memory limit without the
-    /// counting allocator installed is kept but only refuses huge single steps (see
-    /// [`Self::try_build`]).
+    /// Starts the engine and loads the standard library.
+    ///
+    /// # Panics
+    ///
+    /// With [`Self::max_memory`] or [`Self::actor_max_memory`] when [`crate::CountingAlloc`]
+    /// is not the host's global allocator: such a limit could not be enforced, and an engine
+    /// that accepted it would let a script hold any amount of memory. With a
+    /// [`Self::max_depth`] whose coroutine stack cannot be mapped (every evaluation would
+    /// wait for a stack forever). The message is the error [`Self::try_build`] answers
+    /// instead.
     pub fn build(self) -> Engine {
-        self.start()
+        match self.try_build() {
+            Ok(e) => e,
+            Err(e) => panic!(
+                "{}: {} ({}; or use EngineBuilder::try_build to handle this as an error)",
+                e.kind,
+                e.message,
+                e.hint.as_deref().unwrap_or_default()
+            ),
+        }
     }
 
     /// [`Self::build`], refusing a memory limit the host cannot enforce (no
@@ -155,11 +185,16 @@ impl EngineBuilder {
         if wants_memory && !crate::memory::installed() {
             return Err(EngineError::usage(
                 "memory_accounting_unavailable",
-                "max_memory needs bt::CountingAlloc as the global allocator".to_string(),
+                "max_memory and actor_max_memory need bt::CountingAlloc as the global \
+                 allocator to see memory a script holds; max_allocation needs none"
+                    .to_string(),
             )
             .with_hint(
                 "#[global_allocator] static A: bt::CountingAlloc = bt::CountingAlloc::system();",
             ));
+        }
+        if let Err(m) = crate::interp::interpreter::check_max_depth(self.max_depth, "max_depth") {
+            return Err(EngineError::usage("invalid_max_depth", m));
         }
         Ok(self.start())
     }
@@ -184,6 +219,15 @@ impl EngineBuilder {
             .embedded
             .store(true, std::sync::atomic::Ordering::Relaxed);
         let denied = deny_ungranted(&vm, &grants);
+        let step_limit = [self.limits.max_allocation, self.limits.max_memory]
+            .into_iter()
+            .flatten()
+            .min();
+        if let Some(bytes) = step_limit {
+            vm.prog
+                .max_allocation
+                .store(bytes, std::sync::atomic::Ordering::Relaxed);
+        }
         let account = self.limits.max_memory.map(crate::memory::new_account);
         if let Some(bytes) = self.limits.actor_max_memory {
             crate::memory::enable_coroutine_accounts();
@@ -196,6 +240,12 @@ impl EngineBuilder {
         let id = Arc::as_ptr(&hook) as *const () as usize;
         let _ = vm.prog.ctx_hook.set(hook);
         let rt = vm.runtime();
+        if let Some(a) = account {
+            rt.charge_threads_to(a);
+        }
+        if account.is_some() {
+            *shared.rt.lock() = Some(rt.clone());
+        }
         Engine {
             vm: Mutex::new(Some(vm)),
             shared,

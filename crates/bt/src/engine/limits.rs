@@ -12,10 +12,13 @@
 //!   lowers the step to itself.
 //! * **Uncatchable.** A tripped guard unwinds as `Unwind::Exit` ([`limit_unwind`]), which
 //!   `on:do:` does not catch. The trip is sticky: every later hook call of the run unwinds
-//!   again, so an `ensure:` block gets at most one step of reductions, and the engine
-//!   reports the limit whatever the script answered.
+//!   again, and so does the run's context (`Ctx::limit_hit`: every later tick or charge),
+//!   so the `ensure:` blocks of the unwind get `CLEANUP_ALLOWANCE` reductions together and
+//!   cannot replace the limit (`Ctx::run_cleanup`); the engine reports the limit whatever
+//!   the script answered.
 //! * **Engine-wide limits** ([`Shared`]) hold across every process of the engine: the memory
-//!   account (`crate::memory`), the total reduction budget (`total_reductions`: every run
+//!   account (`crate::memory`; over it, every process the scripts started is killed:
+//!   [`Shared::stop_for_memory`]), the total reduction budget (`total_reductions`: every run
 //!   adds its steps, at least one; once spent, every run of the engine stops at its first step, timers
 //!   and actors a script left running included), a [`CancelHandle`] (cancels every run that
 //!   started before it fired) and [`crate::Engine::shutdown`].
@@ -47,6 +50,14 @@ use crate::runtime::{ProcRef, RtHandle, TimerRef};
 /// evaluator's default budget, so preemption of other processes is unchanged).
 pub const DEFAULT_STEP: u32 = 4000;
 
+/// How long an evaluation waits for the memory of the processes stopped at the engine's
+/// memory limit to come back ([`Shared::recover_memory`]).
+pub const RECOVERY_WAIT: Duration = Duration::from_secs(2);
+
+/// How long after the last stopped process is gone [`Shared::recover_memory`] still waits
+/// for its memory (dropped on a runtime thread just after it left the process table).
+pub const RECOVERY_SETTLE: Duration = Duration::from_millis(50);
+
 /// The configured limits of an engine.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Limits {
@@ -54,6 +65,7 @@ pub struct Limits {
     pub actor_max_reductions: Option<u64>,
     pub timeout: Option<Duration>,
     pub max_memory: Option<usize>,
+    pub max_allocation: Option<usize>,
     pub actor_max_memory: Option<usize>,
     pub total_reductions: Option<u64>,
 }
@@ -93,6 +105,13 @@ pub struct Shared {
     t0: Instant,
     /// `limits.step(limits.max_reductions)`, computed once (the hook re-arms every job).
     main_step: u32,
+    /// The engine's runtime, what [`Shared::stop_for_memory`] stops (set once it exists,
+    /// with `max_memory` only; taken back when the engine is dropped: the runtime's
+    /// processes hold the program, which holds this).
+    pub rt: Mutex<Option<RtHandle>>,
+    /// Set while the engine's account is over its limit and its processes were told to
+    /// stop (once per time it goes over).
+    memory_stop: AtomicBool,
 }
 
 /// The guard of main-program jobs, kept in [`Shared`] rather than in the hook: the main
@@ -122,11 +141,92 @@ impl Shared {
             main: MainRun::default(),
             t0: Instant::now(),
             main_step: limits.step(limits.max_reductions),
+            rt: Mutex::new(None),
+            memory_stop: AtomicBool::new(false),
         }
     }
 
-    /// An engine-wide limit in force for a run that started at cancel epoch `epoch`.
-    fn engine_limit(&self, epoch: u64) -> Option<Limit> {
+    /// The engine's own account is over `max_memory`: every process the engine's scripts
+    /// started is killed (oldest first, so a supervisor goes before it could restart its
+    /// children; the main program's process is the evaluation's, ended by its trip), and a
+    /// running evaluation ends with `memory_limit` (`kill_main`: the watchdog's firing, for
+    /// a call from another process; the main program's own check trips itself). Once per
+    /// time the account goes over.
+    fn stop_for_memory(&self, kill_main: bool) {
+        if self.memory_stop.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Some(rt) = self.rt.lock().clone() else {
+            return;
+        };
+        // What the killed processes free here is the engine's (also on the host's thread).
+        let _mem = crate::memory::Scope::enter(self.account);
+        if kill_main {
+            self.watchdog.fire(&rt, None, Limit::Memory);
+        }
+        for p in rt.user_processes() {
+            if p.label() != "main" {
+                rt.kill(&p);
+            }
+        }
+    }
+
+    /// Before an evaluation, with the engine's account over `max_memory`: stops every
+    /// process the scripts started (if that has not happened yet) and waits for their memory
+    /// to come back (they exit on the runtime's threads) — while any of them is alive, and
+    /// [`RECOVERY_SETTLE`] after the last, at most [`RECOVERY_WAIT`] in all. True when the
+    /// account is under its limit again (the evaluation may run); false at once when it is
+    /// over with no process to stop (the main program's own bindings hold the memory).
+    pub fn recover_memory(&self) -> bool {
+        let Some(rt) = self.rt.lock().clone() else {
+            return false;
+        };
+        let _mem = crate::memory::Scope::enter(self.account);
+        let start = Instant::now();
+        let mut none_since: Option<Instant> = None;
+        loop {
+            if !self.engine_memory_over(false) {
+                return true;
+            }
+            let alive = rt.user_processes().iter().any(|p| p.label() != "main");
+            let settled = match (alive, none_since) {
+                (true, _) => {
+                    none_since = None;
+                    false
+                }
+                (false, None) => {
+                    none_since = Some(Instant::now());
+                    false
+                }
+                (false, Some(t)) => t.elapsed() >= RECOVERY_SETTLE,
+            };
+            if settled || start.elapsed() >= RECOVERY_WAIT {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
+    /// Is the engine's own account over `max_memory`? Stops its processes the first time
+    /// (see [`Shared::stop_for_memory`]); clears that once the account is back under.
+    fn engine_memory_over(&self, kill_main: bool) -> bool {
+        let Some(a) = self.account else {
+            return false;
+        };
+        crate::memory::flush();
+        if a.over() {
+            self.stop_for_memory(kill_main);
+            return true;
+        }
+        if self.memory_stop.load(Ordering::Relaxed) {
+            self.memory_stop.store(false, Ordering::Relaxed);
+        }
+        false
+    }
+
+    /// An engine-wide limit in force for a run that started at cancel epoch `epoch`
+    /// (`main`: asked by the main program's own check).
+    fn engine_limit(&self, epoch: u64, main: bool) -> Option<Limit> {
         if self.shutdown.load(Ordering::Relaxed) {
             return Some(Limit::Shutdown);
         }
@@ -140,8 +240,9 @@ impl Shared {
         {
             return Some(Limit::Budget);
         }
-        // The engine's account, or the running actor's (`actor_max_memory`).
-        if crate::memory::over(self.account) {
+        // The engine's account (all its processes stop), or the running actor's
+        // (`actor_max_memory`: that actor crashes).
+        if self.engine_memory_over(!main) || crate::memory::over(self.account) {
             return Some(Limit::Memory);
         }
         None
@@ -149,7 +250,7 @@ impl Shared {
 
     /// True when any run starting now would stop at once.
     pub fn exhausted(&self) -> Option<Limit> {
-        self.engine_limit(self.cancel_epoch.load(Ordering::Relaxed))
+        self.engine_limit(self.cancel_epoch.load(Ordering::Relaxed), false)
     }
 
     /// The limit that ended the current evaluation, if any.
@@ -184,7 +285,7 @@ impl Shared {
             self.total_used.fetch_add(step, Ordering::Relaxed);
         }
         let l = self
-            .engine_limit(m.epoch.load(Ordering::Relaxed))
+            .engine_limit(m.epoch.load(Ordering::Relaxed), true)
             .or_else(|| {
                 if self.limits.max_reductions.is_some_and(|x| used >= x) {
                     return Some(Limit::Reductions);
@@ -277,7 +378,7 @@ impl Guard {
                 .total_used
                 .fetch_add(self.step, Ordering::Relaxed);
         }
-        let l = self.shared.engine_limit(self.epoch).or_else(|| {
+        let l = self.shared.engine_limit(self.epoch, false).or_else(|| {
             if self.max.is_some_and(|m| self.used >= m) {
                 Some(Limit::Reductions)
             } else if self.deadline.is_some_and(|d| Instant::now() >= d) {

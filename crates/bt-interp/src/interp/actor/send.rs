@@ -181,11 +181,11 @@ fn call_with(
 /// A reply as the caller receives it: under `actor_max_memory` it counts for the calling
 /// actor (`memlimit`).
 #[inline(always)]
-fn checked_reply(ctx: &Ctx, v: Value) -> EvalResult {
+fn checked_reply(ctx: &mut Ctx, v: Value) -> EvalResult {
     if crate::memory::coroutine_accounts()
         && crate::interp::actor::memlimit::count_reply(&ctx.actor_fields, &v)
     {
-        return Err(Unwind::limit("memory_limit"));
+        return Err(ctx.limit_hit("memory_limit"));
     }
     Ok(v)
 }

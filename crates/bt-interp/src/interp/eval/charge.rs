@@ -54,9 +54,12 @@ impl Ctx {
 
     #[cold]
     fn charge_slow(&mut self, mut r: usize) -> Result<(), Unwind> {
-        // An embedder's memory limit refuses a big step before it allocates (issue 16).
+        if let Some(kind) = self.limit_met() {
+            return Err(self.limit_hit(kind));
+        }
+        // An embedder's memory limit refuses a big step before it allocates.
         if r >= PRECHECK_REDUCTIONS && crate::memory::would_exceed(r << CHARGE_SHIFT) {
-            return Err(Unwind::limit("memory_limit"));
+            return Err(self.limit_hit("memory_limit"));
         }
         loop {
             let left = self.reductions as usize;
@@ -73,31 +76,38 @@ impl Ctx {
 
     /// Collects `items` into `C`, charging `units_each` units per item after every chunk of
     /// about [`CHUNK`] units (each chunk goes in with one `extend`). On a limit the partial
-    /// collection is dropped and the `Unwind` answered.
+    /// collection is dropped and the `Unwind` answered. `units_each` also stands for the
+    /// bytes an item takes in the result: the items the iterator promises
+    /// (`size_hint`) are reserved up front ([`Ctx::reserve`]), the rest reported as built.
     pub fn collect_charged<T, C: Default + Extend<T>>(
         &mut self,
         mut items: impl Iterator<Item = T>,
         units_each: usize,
     ) -> Result<C, Unwind> {
+        self.reserve(items.size_hint().0.saturating_mul(units_each))?;
         let per_chunk = (CHUNK / units_each.max(1)).max(1);
         let mut out = C::default();
+        let mut total = 0usize;
         loop {
             let mut n = 0usize;
             out.extend(items.by_ref().take(per_chunk).inspect(|_| n += 1));
             self.charge(n.saturating_mul(units_each))?;
+            total = total.saturating_add(n);
+            self.built(total.saturating_mul(units_each))?;
             if n < per_chunk {
                 return Ok(out);
             }
         }
     }
 
-    /// [`Ctx::collect_charged`] into a `Vec`, reserving from the size hint (at most
-    /// [`HINT_MAX`]) so the chunks extend in place.
+    /// [`Ctx::collect_charged`] into a `Vec`, reserving capacity from the size hint (at
+    /// most [`HINT_MAX`]) so the chunks extend in place.
     pub fn collect_vec_charged<T>(
         &mut self,
         mut items: impl Iterator<Item = T>,
         units_each: usize,
     ) -> Result<Vec<T>, Unwind> {
+        self.reserve(items.size_hint().0.saturating_mul(units_each))?;
         let per_chunk = (CHUNK / units_each.max(1)).max(1);
         let mut out = Vec::with_capacity(items.size_hint().0.min(HINT_MAX));
         loop {
@@ -105,6 +115,7 @@ impl Ctx {
             out.extend(items.by_ref().take(per_chunk));
             let n = out.len() - before;
             self.charge(n.saturating_mul(units_each))?;
+            self.built(out.len().saturating_mul(units_each))?;
             if n < per_chunk {
                 return Ok(out);
             }
@@ -112,9 +123,98 @@ impl Ctx {
     }
 }
 
+impl Ctx {
+    /// The shared pre-charge of every primitive that allocates in proportion to an argument
+    /// (a collection from an Interval, `new:withAll:`, `repeat:`, `join:`, printing, the
+    /// encoders, huge Integers): called with the bytes it is about to allocate, *before* it
+    /// allocates. Refuses with the uncatchable `memory_limit` when they would take the
+    /// running engine's or actor's memory account past its limit (`memory::would_exceed`) or
+    /// pass the engine's largest single step (`EngineBuilder::max_allocation`), so one step
+    /// never reaches the allocator past a limit, with or without the counting allocator.
+    /// Steps under [`RESERVE_FREE`] bytes are not checked (the hook sees their growth). A
+    /// result whose size is not known up front reports its growth to [`Ctx::built`].
+    #[inline]
+    pub fn reserve(&mut self, bytes: usize) -> Result<(), Unwind> {
+        if bytes < RESERVE_FREE {
+            return Ok(());
+        }
+        self.reserve_slow(bytes)
+    }
+
+    #[cold]
+    fn reserve_slow(&mut self, bytes: usize) -> Result<(), Unwind> {
+        if let Some(kind) = self.limit_met() {
+            return Err(self.limit_hit(kind));
+        }
+        if bytes > self.prog.max_allocation() || crate::memory::would_exceed(bytes) {
+            return Err(self.limit_hit("memory_limit"));
+        }
+        Ok(())
+    }
+
+    /// Before a step the allocator counts but the preemption hook may not reach for a while
+    /// (a spawn: many short messages that each spawn never meet the hook): refuses with
+    /// `memory_limit` once the running engine's or actor's account is over its limit.
+    #[inline]
+    pub fn memory_check(&mut self) -> Result<(), Unwind> {
+        if let Some(kind) = self.limit_met() {
+            return Err(self.limit_hit(kind));
+        }
+        if crate::memory::current_over() {
+            // The embedder's hook sees it too (an engine over its limit stops every process
+            // its scripts started), then this run ends.
+            if let Some(h) = self.preempt.as_mut() {
+                let _ = h();
+            }
+            return Err(self.limit_hit("memory_limit"));
+        }
+        Ok(())
+    }
+
+    /// A result built piece by piece (printing, encoding, filtering, a stream collected)
+    /// has reached `bytes`: refuses with `memory_limit` once that passes the largest single
+    /// step (`EngineBuilder::max_allocation`, or `max_memory`). The account itself is the
+    /// hook's to check (the counting allocator sees the growth). One load and a compare.
+    #[inline]
+    pub fn built(&mut self, bytes: usize) -> Result<(), Unwind> {
+        if bytes > self.prog.max_allocation() {
+            return Err(self.limit_hit("memory_limit"));
+        }
+        Ok(())
+    }
+}
+
+/// About what a short String takes as an element of a List beyond its text: the element,
+/// the shared String's header and the allocation's rounding (`split:`, `lines`, `asList`
+/// of a String: reserved per part).
+pub const PART_BYTES: usize = 64;
+
+/// Elements a builder of unknown size adds between two reports to [`Ctx::built`].
+pub const BUILT_EVERY: usize = 1024;
+
+/// Bytes below which [`Ctx::reserve`] does not check (the next hook call sees the growth).
+pub const RESERVE_FREE: usize = 64 * 1024;
+
 /// Charges of at least this many reductions (1 MiB of units) are checked against an
 /// embedder's memory limit before the primitive allocates (`memory::would_exceed`).
 const PRECHECK_REDUCTIONS: usize = (1 << 20) >> CHARGE_SHIFT;
+
+impl Ctx {
+    /// Pays for appending `args` (Strings) to `acc` in place (`x := x ++ y`): reserves the
+    /// bytes it allocates ([`append_units`]) and reports the String's new size as built.
+    pub fn charge_append(
+        &mut self,
+        acc: &crate::value::Value,
+        args: &[crate::value::Value],
+    ) -> Result<(), Unwind> {
+        let units = append_units(acc, args);
+        self.reserve(units)?;
+        if let crate::value::Value::Str(s) = acc {
+            self.built(s.len().saturating_add(units))?;
+        }
+        self.charge(units)
+    }
+}
 
 /// Units for appending `args` (Strings) to `acc` in place: the appended bytes, plus a copy
 /// of `acc` when it is shared (the append copies it first).

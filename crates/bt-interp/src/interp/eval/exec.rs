@@ -466,7 +466,7 @@ impl Ctx {
             && self.lookup(&acc, p.sel).is_some_and(|h| h.is_prim());
         if fast {
             self.tick()?;
-            self.charge(crate::interp::eval::charge::append_units(&acc, &args))?;
+            self.charge_append(&acc, &args)?;
             if let Value::Str(s) = &mut acc {
                 let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
                 let m = crate::value::make_mut(s);

@@ -365,6 +365,9 @@ pub fn spawn_actor(
     init: Option<&Value>,
     name: Option<Sym>,
 ) -> Result<Result<Value, Value>, Unwind> {
+    // A spawn is charged like any allocation (the counting allocator); a fork bomb of short
+    // messages stops here once the account is over, without waiting for a hook.
+    ctx.memory_check()?;
     let sys = sys_of(ctx)?;
     if is_transcript_class(cls) {
         let opts = SpawnOpts {

@@ -117,6 +117,7 @@ fn with_all(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn from_iolist(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    crate::interp::prims::string::reserve_iolist(ctx, &a[0])?;
     lift(ctx, iolist_bytes(&a[0], "Binary fromIolist:").map(bin))
 }
 
@@ -151,34 +152,32 @@ fn from_base64url(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "Binary";
-    p.add_class(c, "withAll:", with_all).cost(Cost::InputBytes);
-    p.add_class(c, "fromBytes:", with_all)
-        .cost(Cost::InputBytes);
+    p.add_class(c, "withAll:", with_all).cost(Cost::Copy);
+    p.add_class(c, "fromBytes:", with_all).cost(Cost::Copy);
     p.add_class(c, "fromIolist:", from_iolist)
         .cost(Cost::InputBytes);
-    p.add_class(c, "fromHex:", from_hex).cost(Cost::InputBytes);
-    p.add_class(c, "fromBase64:", from_base64)
-        .cost(Cost::InputBytes);
+    p.add_class(c, "fromHex:", from_hex).cost(Cost::Copy);
+    p.add_class(c, "fromBase64:", from_base64).cost(Cost::Copy);
     p.add_class(c, "fromBase64Url:", from_base64url)
-        .cost(Cost::InputBytes);
+        .cost(Cost::Copy);
     p.add(c, "size", size);
     p.add(c, "byteSize", size);
     p.add(c, "isEmpty", is_empty);
     p.add(c, "at:", at);
     p.add(c, "byteAt:", byte_at_p);
-    p.add(c, "part:size:", part_p).cost(Cost::InputBytes);
-    p.add(c, "concat:", concat).cost(Cost::InputBytes);
-    p.add(c, "++", append).cost(Cost::InputBytes);
+    p.add(c, "part:size:", part_p).cost(Cost::Copy);
+    p.add(c, "concat:", concat).cost(Cost::Copy);
+    p.add(c, "++", append).cost(Cost::Copy);
     p.add(c, "toBytes", to_bytes).cost(Cost::ByteValues);
     p.add(c, "asList", to_bytes).cost(Cost::ByteValues);
     p.add(c, "do:", do_each);
-    p.add(c, "asString", as_string).cost(Cost::InputBytes);
+    p.add(c, "asString", as_string).cost(Cost::Copy);
     p.add(c, "isValidUtf8", is_valid_utf8)
         .cost(Cost::InputBytes);
-    p.add(c, "asHex", as_hex).cost(Cost::InputBytes);
-    p.add(c, "asBase64", as_base64).cost(Cost::InputBytes);
-    p.add(c, "asBase64Url", as_base64url).cost(Cost::InputBytes);
-    p.add(c, "printString", print_string).cost(Cost::InputBytes);
+    p.add(c, "asHex", as_hex).cost(Cost::Grow(2));
+    p.add(c, "asBase64", as_base64).cost(Cost::Grow(2));
+    p.add(c, "asBase64Url", as_base64url).cost(Cost::Grow(2));
+    p.add(c, "printString", print_string).cost(Cost::Grow(5));
     p.add(c, "<", lt).cost(Cost::InputBytes);
     p.add(c, ">", gt).cost(Cost::InputBytes);
     p.add(c, "<=", le).cost(Cost::InputBytes);

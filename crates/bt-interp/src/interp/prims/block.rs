@@ -35,17 +35,20 @@ pub fn register(p: &mut Prims) {
         ctx.tick()?;
     });
     p.add(b, "on:do:", on_do);
-    p.add(b, "ensure:", |ctx, r, a| {
-        let res = ctx.call_block(r, &[]);
-        ctx.call_block(&a[0], &[])?;
-        res
+    // An exit (an embedder's limit, a kill) survives whatever the block does:
+    // `Ctx::run_cleanup`.
+    p.add(b, "ensure:", |ctx, r, a| match ctx.call_block(r, &[]) {
+        Ok(v) => {
+            ctx.call_block(&a[0], &[])?;
+            Ok(v)
+        }
+        Err(u) => Err(ctx.run_cleanup(&a[0], u)),
     });
     p.add(b, "ifCurtailed:", |ctx, r, a| {
-        let res = ctx.call_block(r, &[]);
-        if res.is_err() {
-            ctx.call_block(&a[0], &[])?;
+        match ctx.call_block(r, &[]) {
+            Ok(v) => Ok(v),
+            Err(u) => Err(ctx.run_cleanup(&a[0], u)),
         }
-        res
     });
     let i = "Integer";
     p.add(i, "to:do:", |ctx, r, a| {

@@ -170,6 +170,8 @@ impl Writer {
 
     fn value_in(&mut self, ctx: &mut Ctx, v: &Value) -> Result<(), Unwind> {
         self.meter.step(ctx, ELEM)?;
+        // The text so far is one step's result (`Ctx::built`).
+        ctx.built(self.out.len())?;
         match v {
             Value::Nil => self.out.extend_from_slice(b"null"),
             Value::True => self.out.extend_from_slice(b"true"),
@@ -184,6 +186,7 @@ impl Writer {
             Value::Float(f) => self.out.extend_from_slice(format_float(f.get()).as_bytes()),
             Value::Str(s) => {
                 self.meter.step(ctx, s.len())?;
+                ctx.built(self.out.len() + s.len())?;
                 self.string(s);
             }
             Value::Symbol(s) => self.string(s.as_str()),

@@ -29,6 +29,12 @@ pub enum Cost {
     /// Linear in the inputs: the bytes of the receiver and of each String/Binary argument, a
     /// List/Array argument's elements and their bytes (`string::input_units`).
     InputBytes,
+    /// [`Cost::InputBytes`] for a primitive whose result is a new value about as large as
+    /// its inputs (concatenation, a copy, a conversion): those bytes are also reserved
+    /// before it runs (`Ctx::reserve`).
+    Copy,
+    /// [`Cost::Copy`] with a result up to `k` times the inputs' bytes (`asHex`: 2).
+    Grow(u8),
     /// The size of `n` copies of the receiver (`repeat: n`).
     RepeatResult,
     /// The size of a result padded to `n` (`padLeft: n`): `max(n, receiver bytes)`.
@@ -47,7 +53,9 @@ impl Cost {
     pub fn units(self, r: &Value, a: &[Value]) -> usize {
         match self {
             Cost::Free => 0,
-            Cost::InputBytes => crate::interp::prims::string::input_units(r, a),
+            Cost::InputBytes | Cost::Copy | Cost::Grow(_) => {
+                crate::interp::prims::string::input_units(r, a)
+            }
             Cost::RepeatResult | Cost::PadResult => {
                 let n = match a.first() {
                     Some(Value::Int(i)) => (*i).max(0) as usize,
@@ -69,13 +77,30 @@ impl Cost {
         }
     }
 
-    /// Charges the units of a call (nothing for [`Cost::Free`]).
+    /// The bytes of the result a call with `units` units allocates, for the costs that know
+    /// it (reserved before the call: `Ctx::reserve`).
+    fn result_bytes(self, units: usize) -> Option<usize> {
+        match self {
+            Cost::Copy | Cost::RepeatResult | Cost::PadResult | Cost::ByteValues => Some(units),
+            Cost::Grow(k) => Some(units.saturating_mul(k as usize)),
+            _ => None,
+        }
+    }
+
+    /// Charges the units of a call (nothing for [`Cost::Free`]), after reserving the bytes
+    /// of its result when the cost knows them.
     #[inline]
     pub fn charge(self, ctx: &mut Ctx, r: &Value, a: &[Value]) -> Result<(), Unwind> {
         match self {
             Cost::Free => Ok(()),
             Cost::BigLinear | Cost::BigProduct if !big::any_big(r, a) => Ok(()),
-            _ => ctx.charge(self.units(r, a)),
+            _ => {
+                let units = self.units(r, a);
+                if let Some(bytes) = self.result_bytes(units) {
+                    ctx.reserve(bytes)?;
+                }
+                ctx.charge(units)
+            }
         }
     }
 }

@@ -37,10 +37,10 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
             {
                 c.tick()?;
                 // The appended bytes (and a copy when shared) pay like `++` (issue 16).
-                c.charge(crate::interp::eval::charge::append_units(
-                    &c.stack[slot],
-                    &vals,
-                ))?;
+                let acc = std::mem::replace(&mut c.stack[slot], Value::Nil);
+                let paid = c.charge_append(&acc, &vals);
+                c.stack[slot] = acc;
+                paid?;
                 if let Value::Str(s) = &mut c.stack[slot] {
                     let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
                     let m = crate::value::make_mut(s);

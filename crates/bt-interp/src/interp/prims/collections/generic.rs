@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::charge::{ELEM, KEYED};
+use crate::interp::eval::charge::{BUILT_EVERY, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::order::{num_cmp, rank, term_cmp};
 use crate::value::{Ref, Value};
@@ -162,7 +162,9 @@ fn do_(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 /// Applies `block` to every element, in order.
 pub(crate) fn map_all(ctx: &mut Ctx, recv: &Value, block: &Value) -> Result<Vec<Value>, Unwind> {
-    let mut out = Vec::with_capacity(size_of(recv).unwrap_or(0).min(CAPACITY_HINT_MAX));
+    let n = size_of(recv).unwrap_or(0);
+    ctx.reserve(n.saturating_mul(ELEM))?;
+    let mut out = Vec::with_capacity(n.min(CAPACITY_HINT_MAX));
     for e in items(ctx, recv)? {
         ctx.tick()?;
         out.push(ctx.call_block(block, &[e])?);
@@ -188,6 +190,9 @@ pub(crate) fn filter(
         ctx.tick()?;
         if test1(ctx, sel, block, &e)? == keep {
             out.push(e);
+            if out.len() % BUILT_EVERY == 0 {
+                ctx.built(out.len().saturating_mul(ELEM))?;
+            }
         }
     }
     Ok(out)

@@ -129,7 +129,9 @@ fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
             x,
             Value::Nil | Value::True | Value::False | Value::Int(0..=252)
         );
-        ctx.charge(if compact { n } else { n.saturating_mul(ELEM) })?;
+        let bytes = if compact { n } else { n.saturating_mul(ELEM) };
+        ctx.reserve(bytes)?;
+        ctx.charge(bytes)?;
         return Ok(Value::Array(Ref::new(ArrayData::from_elem(x, n))));
     }
     make(ctx, class_kind(recv), std::iter::repeat_n(x, n))

@@ -7,6 +7,7 @@
 use std::any::Any;
 
 use crate::interp::error::ErrorKind;
+use crate::interp::eval::charge::{BUILT_EVERY, ELEM};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::print::simple_print;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
@@ -441,6 +442,9 @@ fn as_list(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let mut c = Cursor::new(s);
     while let Some(x) = c.next(ctx)? {
         out.push_back(x);
+        if out.len() % BUILT_EVERY == 0 {
+            ctx.built(out.len().saturating_mul(ELEM))?;
+        }
     }
     Ok(Value::List(Ref::new(out)))
 }

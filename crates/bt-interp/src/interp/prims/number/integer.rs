@@ -420,7 +420,9 @@ fn to_by(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 /// conversion (`metered::int_string`), so a limit lands between its pieces.
 fn padded_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let (pad, width) = pad_args(r, &a[0], &a[1]).map_err(|f| f.raise(ctx))?;
-    ctx.charge(width.saturating_mul(pad.len_utf8()))?;
+    let bytes = width.saturating_mul(pad.len_utf8());
+    ctx.reserve(bytes)?;
+    ctx.charge(bytes)?;
     let s = metered::int_string(ctx, r)?;
     Ok(pad_digits(&s, pad, width))
 }
@@ -510,6 +512,7 @@ fn charged_bit_shift(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
                 _ => 64,
             };
             let out = bits.saturating_add(*n as u64).min(MAX_INT_BITS + 1);
+            ctx.reserve((out / 8) as usize)?;
             ctx.charge((out / 8) as usize)?;
         }
         _ if units::any_big(r, a) => ctx.charge(units::big_units(r, a, Growth::Linear))?,

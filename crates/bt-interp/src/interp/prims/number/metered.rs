@@ -37,12 +37,9 @@ fn big_pair<'a>(r: &'a Value, a: &'a Value) -> Option<(Cow<'a, BigInt>, Cow<'a, 
 /// Refuses an operation whose result has about `bits` bits when the result and the pieces'
 /// temporaries (three times the result's bytes) would pass the memory limit of the running
 /// engine or actor.
-fn room_for(bits: u64) -> Result<(), Unwind> {
+fn room_for(ctx: &mut Ctx, bits: u64) -> Result<(), Unwind> {
     let bytes = bits.saturating_mul(3) / 8;
-    if crate::memory::would_exceed(bytes.min(usize::MAX as u64) as usize) {
-        return Err(Unwind::limit("memory_limit"));
-    }
-    Ok(())
+    ctx.reserve(bytes.min(usize::MAX as u64) as usize)
 }
 
 /// The old path: the work charged up front, then the pure operation.
@@ -63,7 +60,7 @@ pub fn mul(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             if bits > MAX_INT_BITS {
                 return lift(ctx, Err(num::too_large()));
             }
-            room_for(bits)?;
+            room_for(ctx, bits)?;
             big(big::mul_int(&x, &y, &mut |u| ctx.charge(u))?)
         }
         _ => charged(ctx, r, a, |r, a| num::arith(Op::Mul, r, a)),
@@ -82,7 +79,7 @@ fn division(
         return None;
     }
     Some((|| {
-        room_for(x.bits())?;
+        room_for(ctx, x.bits())?;
         big(pick(&x, &y, &mut |u| ctx.charge(u))?)
     })())
 }
@@ -111,7 +108,7 @@ fn gcd_or_lcm(ctx: &mut Ctx, r: &Value, a: &[Value], lcm: bool) -> EvalResult {
     if let Some((x, y)) = big_pair(r, &a[0]) {
         if x.bits().max(y.bits()) > GCD_SMALL_BITS {
             let (p, q) = (x.magnitude(), y.magnitude());
-            room_for(x.bits() + y.bits())?;
+            room_for(ctx, x.bits() + y.bits())?;
             let mut m = |u| ctx.charge(u);
             let g = if lcm {
                 gcd::lcm(p, q, &mut m)?
@@ -151,7 +148,7 @@ pub fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             if bits > MAX_INT_BITS {
                 return lift(ctx, Err(num::too_large()));
             }
-            room_for(bits)?;
+            room_for(ctx, bits)?;
             return big(big::pow_int(&base, *e as u64, &mut |u| ctx.charge(u))?);
         }
         if base.bits() > 1 && *e > 0 {
@@ -187,6 +184,10 @@ pub fn int_string(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 
 /// `printString` / `asString` of a number.
 pub fn print_string(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let Value::BigInt(b) = r {
+        // About 0.302 decimal digits a bit, reserved before they are made.
+        ctx.reserve(usize::try_from(b.bits() / 3 + 2).unwrap_or(usize::MAX))?;
+    }
     if let Some(s) = digits_of(ctx, r, 10)? {
         return Ok(Value::str(s));
     }
@@ -202,6 +203,11 @@ pub fn radix_string(ctx: &mut Ctx, r: &Value, a: &[Value], prefixed: bool) -> Ev
         "printString:"
     };
     let base = crate::interp::prims::fault::int_arg(sel, &a[0]).map_err(|f| f.raise(ctx))?;
+    if let (Value::BigInt(b), 2..=36) = (r, base) {
+        // The digits (and their upper-cased copy), reserved before they are made.
+        let digits = b.bits() / (base as f64).log2().floor().max(1.0) as u64 + 2;
+        ctx.reserve(usize::try_from(digits.saturating_mul(2)).unwrap_or(usize::MAX))?;
+    }
     let s = match (2..=36).contains(&base) {
         true => digits_of(ctx, r, base as u32)?.map(|s| s.to_uppercase()),
         false => None,
@@ -229,7 +235,7 @@ pub fn parse_integer(ctx: &mut Ctx, s: &str) -> Result<Option<Value>, Unwind> {
     if body.len() as u64 > MAX_INT_BITS / 3 {
         return Err(num::too_large().raise(ctx));
     }
-    room_for(body.len() as u64 * 4)?;
+    room_for(ctx, body.len() as u64 * 4)?;
     let m = radix::parse_decimal(body.as_bytes(), &mut |u| ctx.charge(u))?;
     let sign = if s.starts_with('-') {
         Sign::Minus

@@ -200,8 +200,6 @@ unary_prim! {
     trim_left => |r| Ok(Value::str(recv(r)?.trim_start()));
     trim_right => |r| Ok(Value::str(recv(r)?.trim_end()));
     reverse => |r| Ok(Value::str(text::g_reverse(recv(r)?)));
-    lines => |r| Ok(strs(text::lines(recv(r)?)));
-    words => |r| Ok(strs(text::words(recv(r)?)));
     is_digit => |r| Ok(Value::bool(text::is_digits(recv(r)?)));
     is_alpha => |r| Ok(Value::bool(text::is_alpha(recv(r)?)));
     as_float => |r| Ok(num::parse_float(recv(r)?).map_or(Value::Nil, Value::float));
@@ -254,10 +252,8 @@ binary_prim! {
         let (s, t) = (recv(r)?, text_arg("occurrencesOf:", a)?);
         Ok(Value::Int(if t.is_empty() { 0 } else { s.matches(t.as_ref()).count() as i64 }))
     };
-    split => |r, a| Ok(strs(text::split_on(recv(r)?, &text_arg("split:", a)?)));
     pad_left => |r, n| pad_prim(r, n, None, true);
     pad_right => |r, n| pad_prim(r, n, None, false);
-    join => join_list;
     byte_at_p => |r, i| byte_at(recv(r)?.as_bytes(), i);
     concat_bytes => |r, a| {
         let (s, t) = (recv(r)?.as_bytes(), bytes_arg("concat:", a)?);
@@ -299,7 +295,91 @@ fn contains(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     }
 }
 
+/// Reserves a List of `parts` Strings holding `text` bytes together (`Ctx::reserve`).
+pub(crate) fn reserve_parts(ctx: &mut Ctx, parts: usize, text: usize) -> Result<(), Unwind> {
+    ctx.reserve(
+        parts
+            .saturating_mul(crate::interp::eval::charge::PART_BYTES)
+            .saturating_add(text),
+    )
+}
+
+/// Whether a receiver of `len` bytes may split into parts worth reserving (counting them
+/// first costs a scan; shorter ones cannot pass `Ctx::reserve`'s threshold).
+pub(crate) fn worth_counting(len: usize) -> bool {
+    len.saturating_mul(crate::interp::eval::charge::PART_BYTES)
+        >= crate::interp::eval::charge::RESERVE_FREE
+}
+
+fn lines(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    if let Value::Str(s) = r {
+        if worth_counting(s.len()) {
+            reserve_parts(ctx, memchr_count(s, b'\n') + 1, s.len())?;
+        }
+    }
+    lift(ctx, recv(r).map(|s| strs(text::lines(s))))
+}
+
+fn words(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    if let Value::Str(s) = r {
+        if worth_counting(s.len()) {
+            reserve_parts(ctx, s.split_whitespace().count(), s.len())?;
+        }
+    }
+    lift(ctx, recv(r).map(|s| strs(text::words(s))))
+}
+
+fn split(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let (Value::Str(s), Value::Str(sep)) = (r, &a[0]) {
+        if worth_counting(s.len()) {
+            let n = if sep.is_empty() {
+                s.len()
+            } else {
+                s.matches(sep.as_str()).count() + 1
+            };
+            reserve_parts(ctx, n, s.len())?;
+        }
+    }
+    let f = || -> Res { Ok(strs(text::split_on(recv(r)?, &text_arg("split:", &a[0])?))) };
+    lift(ctx, f())
+}
+
+/// Occurrences of the byte `b` in `s`.
+fn memchr_count(s: &str, b: u8) -> usize {
+    s.as_bytes().iter().filter(|&&c| c == b).count()
+}
+
+/// `sep join: items`: the result's bytes (the parts and a separator between each two) are
+/// reserved before it is built.
+fn join(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let (Value::Str(sep), Ok(items)) = (r, seq_items("join:", &a[0])) {
+        let (n, bytes) = items.fold((0usize, 0usize), |(n, b), v| {
+            let len = match v {
+                Value::Str(s) => s.len(),
+                _ => 4,
+            };
+            (n + 1, b.saturating_add(len))
+        });
+        ctx.reserve(bytes.saturating_add(sep.len().saturating_mul(n.saturating_sub(1))))?;
+    }
+    lift(ctx, join_list(r, &a[0]))
+}
+
+/// The bytes of `s` with every (non-overlapping) `pat` replaced by `with`, as
+/// `str::replace` makes it: counted before the copy is built (`Ctx::reserve`).
+fn replaced_len(s: &str, pat: &str, with: &str) -> usize {
+    if pat.is_empty() || with.len() <= pat.len() {
+        return s.len();
+    }
+    let n = s.matches(pat).count();
+    s.len()
+        .saturating_add(n.saturating_mul(with.len() - pat.len()))
+}
+
 fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    if let (Value::Str(s), Value::Str(p), Value::Str(w)) = (r, &a[0], &a[1]) {
+        ctx.reserve(replaced_len(s, p, w))?;
+    }
     let f = || -> Res {
         let (p, w) = (
             text_arg("replaceAll:with:", &a[0])?,
@@ -542,7 +622,33 @@ fn from_code_points(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, f())
 }
 
+/// Reserves the bytes an iolist flattens to before they are copied (`Ctx::reserve`): a
+/// walk of its nesting, each node paid for (shared sublists count every time they appear,
+/// as in the result), stopped as soon as the bytes pass the largest step allowed.
+pub(crate) fn reserve_iolist(ctx: &mut Ctx, v: &Value) -> Result<(), Unwind> {
+    let cap = ctx.prog.max_allocation();
+    let mut bytes = 0usize;
+    let mut m = crate::interp::eval::charge::Meter::default();
+    let mut stack: Vec<&Value> = vec![v];
+    while let Some(v) = stack.pop() {
+        m.step(ctx, crate::interp::eval::charge::ELEM)?;
+        match v {
+            Value::Str(s) => bytes = bytes.saturating_add(s.len()),
+            Value::Binary(b) => bytes = bytes.saturating_add(b.len()),
+            Value::List(items) => stack.extend(items.iter()),
+            Value::Array(items) => stack.extend(items.iter()),
+            _ => bytes = bytes.saturating_add(1),
+        }
+        if bytes > cap {
+            break;
+        }
+    }
+    m.finish(ctx)?;
+    ctx.reserve(bytes)
+}
+
 fn from_iolist(ctx: &mut Ctx, _r: &Value, a: &[Value]) -> EvalResult {
+    reserve_iolist(ctx, &a[0])?;
     let f = || {
         let bytes = text::iolist_bytes(&a[0], "String fromIolist:")?;
         String::from_utf8(bytes)
@@ -570,10 +676,10 @@ fn space(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
 
 pub fn register(p: &mut Prims) {
     let c = "String";
-    p.add_class(c, "withAll:", with_all).cost(Cost::InputBytes);
+    p.add_class(c, "withAll:", with_all).cost(Cost::Copy);
     p.add_class(c, "fromCodePoint:", from_code_point);
     p.add_class(c, "fromCodePoints:", from_code_points)
-        .cost(Cost::InputBytes);
+        .cost(Cost::Copy);
     p.add_class(c, "fromIolist:", from_iolist)
         .cost(Cost::InputBytes);
     p.add_class(c, "lf", lf);
@@ -591,52 +697,52 @@ pub fn register(p: &mut Prims) {
         (">", gt, Cost::InputBytes),
         ("<=", le, Cost::InputBytes),
         (">=", ge, Cost::InputBytes),
-        ("++", concat, Cost::InputBytes),
-        (",", concat, Cost::InputBytes),
+        ("++", concat, Cost::Copy),
+        (",", concat, Cost::Copy),
         ("repeat:", repeat, Cost::RepeatResult),
         ("size", size, Cost::InputBytes),
         ("length", size, Cost::InputBytes),
         ("at:", at, Cost::InputBytes),
         ("first", first, Cost::Free),
         ("last", last, Cost::InputBytes),
-        ("first:", take, Cost::InputBytes),
-        ("last:", last_n, Cost::InputBytes),
-        ("allButFirst", all_but_first, Cost::InputBytes),
-        ("allButLast", all_but_last, Cost::InputBytes),
-        ("from:to:", from_to, Cost::InputBytes),
-        ("copyFrom:to:", copy_from_to, Cost::InputBytes),
+        ("first:", take, Cost::Copy),
+        ("last:", last_n, Cost::Copy),
+        ("allButFirst", all_but_first, Cost::Copy),
+        ("allButLast", all_but_last, Cost::Copy),
+        ("from:to:", from_to, Cost::Copy),
+        ("copyFrom:to:", copy_from_to, Cost::Copy),
         ("asCharacter", as_character, Cost::Free),
         ("contains:", contains, Cost::InputBytes),
         ("withIndexDo:", each_with_index, Cost::Free),
-        ("asUtf8", as_binary, Cost::InputBytes),
+        ("asUtf8", as_binary, Cost::Copy),
         ("indexOf:", index_of, Cost::InputBytes),
-        ("take:", take, Cost::InputBytes),
-        ("drop:", drop, Cost::InputBytes),
+        ("take:", take, Cost::Copy),
+        ("drop:", drop, Cost::Copy),
         ("isEmpty", is_empty, Cost::Free),
         ("isEmptyOrNil", is_empty, Cost::Free),
         ("isNotEmpty", is_not_empty, Cost::Free),
         ("notEmpty", is_not_empty, Cost::Free),
         ("isBlank", is_blank, Cost::InputBytes),
-        ("uppercase", uppercase, Cost::InputBytes),
-        ("lowercase", lowercase, Cost::InputBytes),
-        ("asUppercase", uppercase, Cost::InputBytes),
-        ("asLowercase", lowercase, Cost::InputBytes),
-        ("capitalize", capitalize, Cost::InputBytes),
-        ("trim", trim, Cost::InputBytes),
-        ("trimSeparators", trim, Cost::InputBytes),
-        ("trimLeft", trim_left, Cost::InputBytes),
-        ("trimRight", trim_right, Cost::InputBytes),
-        ("reverse", reverse, Cost::InputBytes),
-        ("reversed", reverse, Cost::InputBytes),
+        ("uppercase", uppercase, Cost::Copy),
+        ("lowercase", lowercase, Cost::Copy),
+        ("asUppercase", uppercase, Cost::Copy),
+        ("asLowercase", lowercase, Cost::Copy),
+        ("capitalize", capitalize, Cost::Copy),
+        ("trim", trim, Cost::Copy),
+        ("trimSeparators", trim, Cost::Copy),
+        ("trimLeft", trim_left, Cost::Copy),
+        ("trimRight", trim_right, Cost::Copy),
+        ("reverse", reverse, Cost::Copy),
+        ("reversed", reverse, Cost::Copy),
         ("includesSubstring:", includes_substring, Cost::InputBytes),
         ("startsWith:", starts_with, Cost::InputBytes),
         ("endsWith:", ends_with, Cost::InputBytes),
         ("includes:", includes, Cost::InputBytes),
         ("occurrencesOf:", occurrences_of, Cost::InputBytes),
-        ("split:", split, Cost::InputBytes),
-        ("splitOn:", split, Cost::InputBytes),
-        ("lines", lines, Cost::InputBytes),
-        ("words", words, Cost::InputBytes),
+        ("split:", split, Cost::Copy),
+        ("splitOn:", split, Cost::Copy),
+        ("lines", lines, Cost::Copy),
+        ("words", words, Cost::Copy),
         ("replaceAll:with:", replace_all, Cost::InputBytes),
         ("replaceFirst:with:", replace_first, Cost::InputBytes),
         ("padLeft:", pad_left, Cost::PadResult),
@@ -652,13 +758,14 @@ pub fn register(p: &mut Prims) {
         ("asNumber", metered::as_number, Cost::InputBytes),
         ("asAtom", as_symbol, Cost::InputBytes),
         ("asSymbol", as_symbol, Cost::InputBytes),
-        ("asList", as_list, Cost::InputBytes),
-        ("asArray", as_array, Cost::InputBytes),
+        // A String a grapheme: `PART_BYTES` (64) each.
+        ("asList", as_list, Cost::Grow(64)),
+        ("asArray", as_array, Cost::Grow(64)),
         ("asString", itself, Cost::Free),
         ("displayString", itself, Cost::Free),
-        ("printString", print_string, Cost::InputBytes),
-        ("urlEncoded", url_encoded, Cost::InputBytes),
-        ("urlDecoded", url_decoded, Cost::InputBytes),
+        ("printString", print_string, Cost::Copy),
+        ("urlEncoded", url_encoded, Cost::Grow(3)),
+        ("urlDecoded", url_decoded, Cost::Copy),
         ("do:", do_each, Cost::Free),
         ("reverseDo:", reverse_do, Cost::Free),
         ("do:separatedBy:", do_separated, Cost::Free),
@@ -676,13 +783,13 @@ pub fn register(p: &mut Prims) {
         ("inject:into:", inject_into, Cost::Free),
         ("byteSize", byte_size, Cost::Free),
         ("byteAt:", byte_at_p, Cost::InputBytes),
-        ("part:size:", part_p, Cost::InputBytes),
-        ("concat:", concat_bytes, Cost::InputBytes),
-        ("toBytes", to_bytes, Cost::InputBytes),
-        ("asBinary", as_binary, Cost::InputBytes),
-        ("asHex", as_hex, Cost::InputBytes),
-        ("asBase64", as_base64, Cost::InputBytes),
-        ("asBase64Url", as_base64url, Cost::InputBytes),
+        ("part:size:", part_p, Cost::Copy),
+        ("concat:", concat_bytes, Cost::Copy),
+        ("toBytes", to_bytes, Cost::Grow(16)),
+        ("asBinary", as_binary, Cost::Copy),
+        ("asHex", as_hex, Cost::Grow(2)),
+        ("asBase64", as_base64, Cost::Grow(2)),
+        ("asBase64Url", as_base64url, Cost::Grow(2)),
     ] {
         p.add(c, sel, f).cost(cost);
     }

@@ -174,8 +174,29 @@ fn first_match(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     lift(ctx, f())
 }
 
+/// Reserves the List of Strings the matches of `a[0]` in `r` make (`what` names the
+/// selector): counted first for a receiver long enough to matter.
+fn reserve_matches(
+    ctx: &mut Ctx,
+    what: &str,
+    r: &Value,
+    a: &[Value],
+    extra: usize,
+) -> Result<(), Unwind> {
+    if let Value::Str(s) = r {
+        if crate::interp::prims::string::worth_counting(s.len()) {
+            if let Ok(re) = pat(what, &a[0]) {
+                let n = re.find_iter(s).count() + extra;
+                crate::interp::prims::string::reserve_parts(ctx, n, s.len())?;
+            }
+        }
+    }
+    Ok(())
+}
+
 fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     pay(ctx, r)?;
+    reserve_matches(ctx, "allMatches:", r, a, 0)?;
     let f = || {
         let re = pat("allMatches:", &a[0])?;
         Ok(Value::list(
@@ -187,6 +208,17 @@ fn all_matches(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 fn replace(ctx: &mut Ctx, r: &Value, a: &[Value], all: bool) -> EvalResult {
     pay(ctx, r)?;
+    // The copy with every match replaced: at most the receiver plus the replacement once
+    // per match, reserved before it is built (`Ctx::reserve`).
+    if let (Value::Str(s), Value::Str(w)) = (r, &a[1]) {
+        let big = s.len().saturating_mul(w.len()) >= crate::interp::eval::charge::RESERVE_FREE;
+        if big {
+            if let Ok(re) = pat("replaceAllRegex:with:", &a[0]) {
+                let n = if all { re.find_iter(s).count() } else { 1 };
+                ctx.reserve(s.len().saturating_add(n.saturating_mul(w.len())))?;
+            }
+        }
+    }
     let f = || {
         let sel = if all {
             "replaceAllRegex:with:"
@@ -216,6 +248,7 @@ fn replace_all(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 fn split(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     pay(ctx, r)?;
+    reserve_matches(ctx, "splitRegex:", r, a, 1)?;
     let f = || {
         let re = pat("splitRegex:", &a[0])?;
         Ok(Value::list(re.split(recv(r)?).map(Value::str)))
