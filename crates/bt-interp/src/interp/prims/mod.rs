@@ -47,6 +47,7 @@ pub mod codec;
 pub mod collections;
 pub mod console;
 pub mod datetime;
+pub mod erlang;
 pub mod duration;
 pub mod exception;
 pub mod fault;
@@ -117,6 +118,7 @@ pub fn register_all(p: &mut Prims) {
     file::register(p);
     datetime::register(p);
     regex::register(p);
+    erlang::register(p);
     random::register(p);
     protocol::register(p);
     observer::register(p);
