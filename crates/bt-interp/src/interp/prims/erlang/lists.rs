@@ -154,7 +154,10 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         }
         ("keydelete", [k, n, l]) => {
             let (n, mut l) = (idx(n)?, list_fc(l)?);
-            if let Some(p) = l.iter().position(|t| keyfind(k, n, std::slice::from_ref(t)).is_some()) {
+            if let Some(p) = l
+                .iter()
+                .position(|t| keyfind(k, n, std::slice::from_ref(t)).is_some())
+            {
                 l.remove(p);
             }
             Ok(list(l))
@@ -164,7 +167,12 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             if x.len() != y.len() {
                 return Err(Fail::FunctionClause);
             }
-            Ok(list(x.into_iter().zip(y).map(|(a, b)| Value::tuple(vec![a, b])).collect()))
+            Ok(list(
+                x.into_iter()
+                    .zip(y)
+                    .map(|(a, b)| Value::tuple(vec![a, b]))
+                    .collect(),
+            ))
         }
         ("unzip", [l]) => {
             let (mut xs, mut ys) = (Vec::new(), Vec::new());
@@ -216,7 +224,10 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             if n > l.len() {
                 return Err(Fail::Badarg);
             }
-            Ok(Value::tuple(vec![list(l[..n].to_vec()), list(l[n..].to_vec())]))
+            Ok(Value::tuple(vec![
+                list(l[..n].to_vec()),
+                list(l[n..].to_vec()),
+            ]))
         }
         ("foldl", [f, acc, l]) => {
             let mut acc = acc.clone();
@@ -329,5 +340,9 @@ fn seq(ctx: &mut Ctx, from: &Value, to: &Value, step: &Value) -> R {
     }
     let count = ((to as i128 - from as i128) / step as i128 + 1).max(0) as usize;
     ctx.charge(count)?;
-    Ok(list((0..count).map(|i| Value::Int(from + i as i64 * step)).collect()))
+    Ok(list(
+        (0..count)
+            .map(|i| Value::Int(from + i as i64 * step))
+            .collect(),
+    ))
 }

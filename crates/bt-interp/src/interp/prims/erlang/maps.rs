@@ -19,7 +19,10 @@ fn dict(d: Dict) -> Value {
 
 pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     match (f, a) {
-        ("get", [k, m]) => map(m)?.get(k).cloned().ok_or_else(|| Fail::Badkey(k.clone())),
+        ("get", [k, m]) => map(m)?
+            .get(k)
+            .cloned()
+            .ok_or_else(|| Fail::Badkey(k.clone())),
         ("get", [k, m, default]) => Ok(map(m)?.get(k).cloned().unwrap_or_else(|| default.clone())),
         ("find", [k, m]) => Ok(match map(m)?.get(k) {
             Some(v) => Value::tuple(vec![atom("ok"), v.clone()]),
@@ -120,5 +123,8 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
 }
 
 fn pairs(m: &Value) -> Result<Vec<(Value, Value)>, Fail> {
-    Ok(map(m)?.iter().map(|(k, v)| (k.to_value(), v.clone())).collect())
+    Ok(map(m)?
+        .iter()
+        .map(|(k, v)| (k.to_value(), v.clone()))
+        .collect())
 }

@@ -115,9 +115,11 @@ pub fn register(p: &mut Prims) {
         };
         apply(ctx, module.as_str(), sel.as_str(), &args)
     });
-    p.add("ErlangModule", "printString", |ctx, rv, _| match downcast::<ModuleProxy>(rv) {
-        Some(m) => Ok(Value::str(m.print_string())),
-        None => Err(ctx.type_err("expected an ErlangModule")),
+    p.add("ErlangModule", "printString", |ctx, rv, _| {
+        match downcast::<ModuleProxy>(rv) {
+            Some(m) => Ok(Value::str(m.print_string())),
+            None => Err(ctx.type_err("expected an ErlangModule")),
+        }
     });
 }
 

@@ -4,7 +4,7 @@ use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive};
 
 use super::{
-    atom, charlist, chardata, fun, int_arg, is_int, is_num, list, list_arg, num_f64, Fail, R,
+    atom, chardata, charlist, fun, int_arg, is_int, is_num, list, list_arg, num_f64, Fail, R,
 };
 use crate::interp::block_code::ClosureExt;
 use crate::interp::eval::{Ctx, Unwind};
@@ -40,7 +40,9 @@ fn float_to_int(x: f64) -> Result<Value, Fail> {
     if x.abs() < 9.0e18 {
         return Ok(Value::Int(x as i64));
     }
-    num_bigint::BigInt::from_f64_lossy(x).map(int_value).ok_or(Fail::Badarg)
+    num_bigint::BigInt::from_f64_lossy(x)
+        .map(int_value)
+        .ok_or(Fail::Badarg)
 }
 
 trait FromF64 {
@@ -64,7 +66,10 @@ fn is_list(v: &Value) -> bool {
 }
 
 fn is_atom(v: &Value) -> bool {
-    matches!(v, Value::Symbol(_) | Value::Nil | Value::True | Value::False)
+    matches!(
+        v,
+        Value::Symbol(_) | Value::Nil | Value::True | Value::False
+    )
 }
 
 fn atom_name(v: &Value) -> Result<String, Fail> {
@@ -171,7 +176,10 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             _ => Err(Fail::Badarg),
         },
         ("abs", [x]) => match x {
-            V::Int(i) => Ok(i.checked_abs().map(V::Int).unwrap_or_else(|| int_value(BigInt::from(*i).abs()))),
+            V::Int(i) => Ok(i
+                .checked_abs()
+                .map(V::Int)
+                .unwrap_or_else(|| int_value(BigInt::from(*i).abs()))),
             V::BigInt(n) => Ok(int_value(n.abs())),
             V::Float(x) => Ok(V::float(x.get().abs())),
             _ => Err(Fail::Badarg),
@@ -229,9 +237,7 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(l[1..].to_vec()))
         }
         ("integer_to_list", [n]) => Ok(charlist(&big(n).ok_or(Fail::Badarg)?.to_string())),
-        ("integer_to_list", [n, base]) => {
-            Ok(charlist(&radix(n, base)?))
-        }
+        ("integer_to_list", [n, base]) => Ok(charlist(&radix(n, base)?)),
         ("integer_to_binary", [n]) => Ok(V::str(big(n).ok_or(Fail::Badarg)?.to_string())),
         ("integer_to_binary", [n, base]) => Ok(V::str(radix(n, base)?)),
         ("list_to_integer", [l]) => parse_int(&list_text(l)?, 10),
@@ -251,9 +257,8 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         ("atom_to_list", [x]) => Ok(charlist(&atom_name(x)?)),
         ("atom_to_binary", [x]) | ("atom_to_binary", [x, _]) => Ok(V::str(atom_name(x)?)),
         ("list_to_atom" | "list_to_existing_atom", [l]) => Ok(to_atom(&list_text(l)?)),
-        ("binary_to_atom" | "binary_to_existing_atom", [s]) | ("binary_to_atom" | "binary_to_existing_atom", [s, _]) => {
-            Ok(to_atom(&text_arg(s)?))
-        }
+        ("binary_to_atom" | "binary_to_existing_atom", [s])
+        | ("binary_to_atom" | "binary_to_existing_atom", [s, _]) => Ok(to_atom(&text_arg(s)?)),
         ("binary_to_list", [s]) => match s {
             V::Str(s) => Ok(list(s.bytes().map(|c| V::Int(c as i64)).collect())),
             V::Binary(s) => Ok(list(s.iter().map(|c| V::Int(*c as i64)).collect())),
@@ -364,7 +369,10 @@ fn now_ns() -> i64 {
 fn mono_ns() -> i64 {
     use std::sync::OnceLock;
     static START: OnceLock<std::time::Instant> = OnceLock::new();
-    START.get_or_init(std::time::Instant::now).elapsed().as_nanos() as i64
+    START
+        .get_or_init(std::time::Instant::now)
+        .elapsed()
+        .as_nanos() as i64
 }
 
 fn in_unit(ns: i64, unit: &Value) -> Result<i64, Fail> {
@@ -388,7 +396,10 @@ fn erlang_error(ctx: &mut Ctx, reason: &Value) -> Unwind {
         _ => Sym::new("error"),
     };
     let text = crate::interp::print::element_print(ctx, reason).unwrap_or_default();
-    ctx.err(crate::interp::error::ErrorKind::Other(kind), format!("erlang:error/1: {text}"))
+    ctx.err(
+        crate::interp::error::ErrorKind::Other(kind),
+        format!("erlang:error/1: {text}"),
+    )
 }
 
 /// The functions of `math` (Floats in, Floats out; a domain error is `badarith`).

@@ -37,7 +37,10 @@ fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
     if n.is_empty() || from > h.len() {
         return None;
     }
-    h[from..].windows(n.len()).position(|w| w == n).map(|p| p + from)
+    h[from..]
+        .windows(n.len())
+        .position(|w| w == n)
+        .map(|p| p + from)
 }
 
 /// Whether an options list names `opt` (e.g. `#(#global)`).
@@ -132,7 +135,11 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
             if p.is_empty() {
                 return Ok(list(vec![shaped(&t, b)]));
             }
-            let out = if all { t.replace(&p, &r) } else { t.replacen(&p, &r, 1) };
+            let out = if all {
+                t.replace(&p, &r)
+            } else {
+                t.replacen(&p, &r, 1)
+            };
             Ok(shaped(&out, b))
         }
         ("slice", [s, start]) | ("slice", [s, start, _]) => {
@@ -142,7 +149,10 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
                 Some(n) => usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?,
                 None => usize::MAX,
             };
-            Ok(shaped(&t.chars().skip(start).take(len).collect::<String>(), b))
+            Ok(shaped(
+                &t.chars().skip(start).take(len).collect::<String>(),
+                b,
+            ))
         }
         ("to_integer", [s]) => {
             let (t, b) = chars(s)?;
@@ -157,7 +167,8 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
                 true => Ok(Value::tuple(vec![atom("error"), atom("no_integer")])),
                 false => {
                     let n = num.strip_prefix('+').unwrap_or(num);
-                    let v = num_bigint::BigInt::parse_bytes(n.as_bytes(), 10).ok_or(Fail::Badarg)?;
+                    let v =
+                        num_bigint::BigInt::parse_bytes(n.as_bytes(), 10).ok_or(Fail::Badarg)?;
                     let v = match num_traits::ToPrimitive::to_i64(&v) {
                         Some(i) => Value::Int(i),
                         None => Value::BigInt(Ref::new(v)),
@@ -224,14 +235,20 @@ pub(super) fn binary(f: &str, a: &[Value]) -> R {
         ("part", [s, pos, len]) => {
             let b = bytes(s)?;
             let (pos, len) = (int_arg(pos)?, int_arg(len)?);
-            let (lo, hi) = if len >= 0 { (pos, pos + len) } else { (pos + len, pos) };
+            let (lo, hi) = if len >= 0 {
+                (pos, pos + len)
+            } else {
+                (pos + len, pos)
+            };
             if lo < 0 || hi as usize > b.len() {
                 return Err(Fail::Badarg);
             }
             Ok(bin(b[lo as usize..hi as usize].to_vec()))
         }
         ("part", [s, pl]) => match pl {
-            Value::Tuple(t) if t.len() == 2 => binary("part", &[s.clone(), t[0].clone(), t[1].clone()]),
+            Value::Tuple(t) if t.len() == 2 => {
+                binary("part", &[s.clone(), t[0].clone(), t[1].clone()])
+            }
             _ => Err(Fail::Badarg),
         },
         ("copy", [s]) => Ok(bin(bytes(s)?)),
@@ -263,13 +280,22 @@ pub(super) fn binary(f: &str, a: &[Value]) -> R {
             let mut out = Vec::new();
             let mut at = 0;
             while let Some(i) = find(&b, &p, at) {
-                out.push(Value::tuple(vec![Value::Int(i as i64), Value::Int(p.len() as i64)]));
+                out.push(Value::tuple(vec![
+                    Value::Int(i as i64),
+                    Value::Int(p.len() as i64),
+                ]));
                 at = i + p.len();
             }
             Ok(list(out))
         }
-        ("first", [s]) => bytes(s)?.first().map(|c| Value::Int(*c as i64)).ok_or(Fail::Badarg),
-        ("last", [s]) => bytes(s)?.last().map(|c| Value::Int(*c as i64)).ok_or(Fail::Badarg),
+        ("first", [s]) => bytes(s)?
+            .first()
+            .map(|c| Value::Int(*c as i64))
+            .ok_or(Fail::Badarg),
+        ("last", [s]) => bytes(s)?
+            .last()
+            .map(|c| Value::Int(*c as i64))
+            .ok_or(Fail::Badarg),
         ("at", [s, i]) => {
             let b = bytes(s)?;
             usize::try_from(int_arg(i)?)
@@ -278,7 +304,12 @@ pub(super) fn binary(f: &str, a: &[Value]) -> R {
                 .map(|c| Value::Int(*c as i64))
                 .ok_or(Fail::Badarg)
         }
-        ("bin_to_list", [s]) => Ok(list(bytes(s)?.into_iter().map(|c| Value::Int(c as i64)).collect())),
+        ("bin_to_list", [s]) => Ok(list(
+            bytes(s)?
+                .into_iter()
+                .map(|c| Value::Int(c as i64))
+                .collect(),
+        )),
         ("list_to_bin", [l]) => super::modules::erlang_iolist(l),
         _ => Err(Fail::Undef),
     }
