@@ -289,7 +289,7 @@ pub(crate) fn chardata(v: &Value) -> Option<String> {
                 true
             }
             Value::List(l) => l.iter().all(|x| walk(x, out)),
-            Value::Array(a) => a.iter().all(|x| walk(&x, out)),
+            Value::Array(a) => a.iter().all(|x| walk(x, out)),
             _ => false,
         }
     }

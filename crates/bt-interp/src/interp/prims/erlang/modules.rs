@@ -323,7 +323,7 @@ pub(super) fn erlang_iolist(v: &Value) -> R {
             Value::Binary(b) => out.extend_from_slice(b),
             Value::Int(i @ 0..=255) => out.push(*i as u8),
             Value::List(l) => return l.iter().all(|x| walk(x, out)),
-            Value::Array(a) => return a.iter().all(|x| walk(&x, out)),
+            Value::Array(a) => return a.iter().all(|x| walk(x, out)),
             _ => return false,
         }
         true
