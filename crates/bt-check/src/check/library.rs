@@ -48,6 +48,7 @@ pub const STDLIB: &[(&str, &str)] = &[
         "Exception.bt",
         include_str!("../../../../stdlib/Exception.bt"),
     ),
+    ("Erlang.bt", include_str!("../../../../stdlib/Erlang.bt")),
     ("File.bt", include_str!("../../../../stdlib/File.bt")),
     ("Float.bt", include_str!("../../../../stdlib/Float.bt")),
     ("Integer.bt", include_str!("../../../../stdlib/Integer.bt")),

@@ -48,6 +48,15 @@ macro_rules! kinds {
                 match self {
                     $(ErrorKind::$v => KindClass::$class,)*
                     ErrorKind::Other(s) if s.as_str() == "badarith" => KindClass::TypeError,
+                    // The reasons the Erlang class raises (14.6): RuntimeErrors.
+                    ErrorKind::Other(s)
+                        if matches!(
+                            s.as_str(),
+                            "badarg" | "badkey" | "badmap" | "function_clause" | "undef"
+                        ) =>
+                    {
+                        KindClass::RuntimeError
+                    }
                     ErrorKind::Other(_) => KindClass::Error,
                 }
             }

@@ -5,7 +5,7 @@
 //! granted (`EngineBuilder::grant`, `Engine::grant`, on `Program::capabilities`); anything
 //! else raises `capability_denied` naming the capability.
 //!
-//! Two ways to check: a primitive calls [`require`] first (File does, the one check point per
+//! Two ways to check: a primitive calls [`require`] first (File and Erlang do, the one check point per
 //! capability); the capabilities that predate this module (timers, console input,
 //! distribution, `ProcessNavigation system`) are enforced by the engine replacing their
 //! methods with [`denied`] when it does not grant them ([`Capability::selectors`]), so those
@@ -30,15 +30,19 @@ pub enum Capability {
     ProcessNavigationSystem,
     /// `Timer after:do:` and `Timer every:do:` (callbacks that outlive the evaluation).
     Timers,
+    /// The `Erlang` class: calls into Erlang modules (`timer:sleep/1`, the clocks, and with
+    /// an Erlang peer named, any function on that node).
+    Erlang,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 5] = [
+    pub const ALL: [Capability; 6] = [
         Capability::File,
         Capability::ConsoleRead,
         Capability::Distribution,
         Capability::ProcessNavigationSystem,
         Capability::Timers,
+        Capability::Erlang,
     ];
 
     fn bit(self) -> u32 {
@@ -53,6 +57,7 @@ impl Capability {
             Capability::Distribution => "distribution",
             Capability::ProcessNavigationSystem => "ProcessNavigation system",
             Capability::Timers => "timers",
+            Capability::Erlang => "Erlang",
         }
     }
 
@@ -65,6 +70,7 @@ impl Capability {
             Capability::Distribution => &[("Node", false, &["connect", "ping", "disconnect"])],
             Capability::ProcessNavigationSystem => &[("ProcessNavigation", true, &["system"])],
             Capability::Timers => &[("Timer", true, &["after:do:", "every:do:"])],
+            Capability::Erlang => &[],
         }
     }
 }

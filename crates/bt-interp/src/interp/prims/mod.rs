@@ -48,6 +48,7 @@ pub mod collections;
 pub mod console;
 pub mod datetime;
 pub mod duration;
+pub mod erlang;
 pub mod exception;
 pub mod fault;
 pub mod file;
@@ -117,6 +118,7 @@ pub fn register_all(p: &mut Prims) {
     file::register(p);
     datetime::register(p);
     regex::register(p);
+    erlang::register(p);
     random::register(p);
     protocol::register(p);
     observer::register(p);

@@ -1,0 +1,130 @@
+//! `maps`: Dictionaries as Erlang maps. A non-map argument is `{badmap, M}`; a missing key
+//! for `get/2` is `{badkey, K}`.
+
+use super::{atom, fun, list, list_arg, truth, Fail, R};
+use crate::interp::eval::Ctx;
+use crate::value::dict::Dict;
+use crate::value::{Ref, Value};
+
+fn map(v: &Value) -> Result<&Dict, Fail> {
+    match v {
+        Value::Dict(d) => Ok(d),
+        other => Err(Fail::Badmap(other.clone())),
+    }
+}
+
+fn dict(d: Dict) -> Value {
+    Value::Dict(Ref::new(d))
+}
+
+pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
+    match (f, a) {
+        ("get", [k, m]) => map(m)?
+            .get(k)
+            .cloned()
+            .ok_or_else(|| Fail::Badkey(k.clone())),
+        ("get", [k, m, default]) => Ok(map(m)?.get(k).cloned().unwrap_or_else(|| default.clone())),
+        ("find", [k, m]) => Ok(match map(m)?.get(k) {
+            Some(v) => Value::tuple(vec![atom("ok"), v.clone()]),
+            None => atom("error"),
+        }),
+        ("put", [k, v, m]) => {
+            let mut d = map(m)?.clone();
+            d.insert(k.clone(), v.clone());
+            Ok(dict(d))
+        }
+        ("update", [k, v, m]) => {
+            let mut d = map(m)?.clone();
+            if !d.contains_key(k) {
+                return Err(Fail::Badkey(k.clone()));
+            }
+            d.insert(k.clone(), v.clone());
+            Ok(dict(d))
+        }
+        ("remove", [k, m]) => {
+            let mut d = map(m)?.clone();
+            d.remove(k);
+            Ok(dict(d))
+        }
+        ("keys", [m]) => Ok(list(map(m)?.keys().map(|k| k.to_value()).collect())),
+        ("values", [m]) => Ok(list(map(m)?.values().cloned().collect())),
+        ("to_list", [m]) => Ok(list(
+            map(m)?
+                .iter()
+                .map(|(k, v)| Value::tuple(vec![k.to_value(), v.clone()]))
+                .collect(),
+        )),
+        ("from_list", [l]) => {
+            let mut d = Dict::new();
+            for t in list_arg(l)? {
+                match &t {
+                    Value::Tuple(t) if t.len() == 2 => {
+                        d.insert(t[0].clone(), t[1].clone());
+                    }
+                    _ => return Err(Fail::Badarg),
+                }
+            }
+            Ok(dict(d))
+        }
+        ("from_keys", [l, v]) => {
+            let mut d = Dict::new();
+            for k in list_arg(l)? {
+                d.insert(k, v.clone());
+            }
+            Ok(dict(d))
+        }
+        ("is_key", [k, m]) => Ok(Value::bool(map(m)?.contains_key(k))),
+        ("size", [m]) => Ok(Value::Int(map(m)?.len() as i64)),
+        ("new", []) => Ok(dict(Dict::new())),
+        ("merge", [x, y]) => Ok(dict(map(x)?.merged(map(y)?))),
+        ("with", [ks, m]) => {
+            let (ks, m) = (list_arg(ks)?, map(m)?);
+            let mut d = Dict::new();
+            for k in ks {
+                if let Some(v) = m.get(&k) {
+                    d.insert(k, v.clone());
+                }
+            }
+            Ok(dict(d))
+        }
+        ("without", [ks, m]) => {
+            let mut d = map(m)?.clone();
+            for k in list_arg(ks)? {
+                d.remove(&k);
+            }
+            Ok(dict(d))
+        }
+        ("map", [f, m]) => {
+            let mut d = Dict::new();
+            for (k, v) in pairs(m)? {
+                let nv = fun(ctx, f, &[k.clone(), v])?;
+                d.insert(k, nv);
+            }
+            Ok(dict(d))
+        }
+        ("filter", [f, m]) => {
+            let mut d = Dict::new();
+            for (k, v) in pairs(m)? {
+                if truth(&fun(ctx, f, &[k.clone(), v.clone()])?)? {
+                    d.insert(k, v);
+                }
+            }
+            Ok(dict(d))
+        }
+        ("fold", [f, acc, m]) => {
+            let mut acc = acc.clone();
+            for (k, v) in pairs(m)? {
+                acc = fun(ctx, f, &[k, v, acc])?;
+            }
+            Ok(acc)
+        }
+        _ => Err(Fail::Undef),
+    }
+}
+
+fn pairs(m: &Value) -> Result<Vec<(Value, Value)>, Fail> {
+    Ok(map(m)?
+        .iter()
+        .map(|(k, v)| (k.to_value(), v.clone()))
+        .collect())
+}

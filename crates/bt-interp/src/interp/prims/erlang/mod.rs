@@ -1,0 +1,315 @@
+//! The `Erlang` class (14.6): `Erlang lists` answers a module proxy (an `ErlangModule`); a
+//! message to the proxy calls the function named by the selector's first keyword with the
+//! arguments positionally (`Erlang lists seq: 1 with: 10` is `lists:seq(1, 10)`; a unary
+//! message calls the arity-0 function). Terms map as in 8.12: Integers, Floats, Strings
+//! (binaries), Symbols (atoms), `true`/`false`/`nil`, Lists and Arrays (lists), Tuples and
+//! Dictionaries (maps); blocks stand for funs. Charlists (`integer_to_list/1`) are Lists of
+//! Integers, as in Erlang.
+//!
+//! bt implements the pure, commonly used functions of `erlang`, `lists`, `maps`, `string`,
+//! `binary`, `math`, `timer` and `unicode` itself ([`call`]). Errors are raised as Erlang
+//! raises them, as exceptions whose kind is the Erlang reason (`badarg`, `badkey`, `badmap`,
+//! `function_clause`, `undef`; `badarith` keeps its TypeError) and whose class is RuntimeError;
+//! the message names `module:function/arity`. The class is a capability (`Capability::Erlang`)
+//! under an embedding host.
+
+use std::any::Any;
+
+use crate::interp::actor::handle::{downcast, native};
+use crate::interp::error::ErrorKind;
+use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
+use crate::interp::prims::capability::{require, Capability};
+use crate::value::{ClassRef, NativeObj, Sym, Value};
+
+mod lists;
+mod maps;
+mod modules;
+mod text;
+
+/// Why a call failed, as Erlang would report it.
+pub(crate) enum Fail {
+    Badarg,
+    Badarith,
+    Badkey(Value),
+    Badmap(Value),
+    FunctionClause,
+    Undef,
+    /// An exception raised by a block used as a fun (or a limit): passed on unchanged.
+    Raised(Unwind),
+}
+
+impl From<Unwind> for Fail {
+    fn from(u: Unwind) -> Fail {
+        Fail::Raised(u)
+    }
+}
+
+pub(crate) type R = Result<Value, Fail>;
+
+/// The proxy for one Erlang module.
+pub struct ModuleProxy {
+    class: ClassRef,
+    pub module: Sym,
+}
+
+impl NativeObj for ModuleProxy {
+    fn class(&self) -> ClassRef {
+        self.class.clone()
+    }
+    fn print_string(&self) -> String {
+        format!("#ErlangModule<{}>", self.module)
+    }
+    fn equals(&self, other: &dyn NativeObj) -> bool {
+        other
+            .as_any()
+            .downcast_ref::<ModuleProxy>()
+            .is_some_and(|o| o.module == self.module)
+    }
+    fn hash_code(&self) -> u64 {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        self.module.as_str().hash(&mut h);
+        h.finish()
+    }
+    fn order_key(&self) -> (u8, Vec<u64>) {
+        let mut k: Vec<u64> = "ErlangModule".chars().map(|c| c as u64 + 1).collect();
+        k.push(0);
+        k.extend(self.module.as_str().chars().map(|c| c as u64 + 1));
+        (9, k)
+    }
+    fn as_any(&self) -> &dyn Any {
+        self
+    }
+}
+
+pub fn register(p: &mut Prims) {
+    p.add_class("Erlang", "module:", |ctx, _, a| {
+        require(ctx, Capability::Erlang, "Erlang")?;
+        let module = match &a[0] {
+            Value::Symbol(s) => *s,
+            Value::Str(s) => Sym::new(s),
+            other => {
+                let n = crate::interp::prims::fault::article_class(other);
+                return Err(ctx.type_err(format!("Erlang module: expects a Symbol, got {n}")));
+            }
+        };
+        let class = ctx
+            .class_named("ErlangModule")
+            .unwrap_or_else(|| ctx.prog.core.object.clone());
+        Ok(native(ModuleProxy { class, module }))
+    });
+    p.add("ErlangModule", "call:args:", |ctx, rv, a| {
+        let module = match downcast::<ModuleProxy>(rv) {
+            Some(m) => m.module,
+            None => return Err(ctx.type_err("expected an ErlangModule")),
+        };
+        let sel = match &a[0] {
+            Value::Symbol(s) => *s,
+            Value::Str(s) => Sym::new(s),
+            _ => return Err(ctx.type_err("ErlangModule call:args: expects a selector Symbol")),
+        };
+        let args = match &a[1] {
+            Value::List(l) => l.iter().cloned().collect::<Vec<_>>(),
+            Value::Array(x) => x.to_vec(),
+            _ => return Err(ctx.type_err("ErlangModule call:args: expects a List of arguments")),
+        };
+        apply(ctx, module.as_str(), sel.as_str(), &args)
+    });
+    p.add("ErlangModule", "printString", |ctx, rv, _| {
+        match downcast::<ModuleProxy>(rv) {
+            Some(m) => Ok(Value::str(m.print_string())),
+            None => Err(ctx.type_err("expected an ErlangModule")),
+        }
+    });
+}
+
+/// Calls `module:function(args…)`; `selector` is the bt selector (its first keyword names
+/// the function).
+pub fn apply(ctx: &mut Ctx, module: &str, selector: &str, args: &[Value]) -> EvalResult {
+    require(ctx, Capability::Erlang, "Erlang")?;
+    let function = selector.split(':').next().unwrap_or(selector);
+    match call(ctx, module, function, args) {
+        Ok(v) => Ok(v),
+        Err(f) => Err(raise(ctx, module, function, args.len(), f)),
+    }
+}
+
+/// The exception for a failed call.
+fn raise(ctx: &mut Ctx, module: &str, function: &str, arity: usize, f: Fail) -> Unwind {
+    let mfa = format!("{module}:{function}/{arity}");
+    let (reason, detail, hint) = match f {
+        Fail::Raised(u) => return u,
+        Fail::Undef => (
+            "undef",
+            String::new(),
+            if modules::known(module) {
+                format!(
+                    "{module}:{function}/{arity} is not among the functions bt provides; \
+                     check spelling and arity, or name an Erlang peer with --erlang-peer"
+                )
+            } else {
+                format!("Erlang module '{module}' is not available (bt implements erlang, lists, maps, string, binary, math, timer and unicode)")
+            },
+        ),
+        Fail::Badarg => (
+            "badarg",
+            String::new(),
+            "an argument has the wrong type or value".to_string(),
+        ),
+        Fail::Badarith => {
+            return ctx.err_hint(
+                ErrorKind::Other(Sym::new("badarith")),
+                format!("{mfa}: bad arithmetic operation"),
+                "Erlang function raised 'badarith'",
+            )
+        }
+        Fail::Badkey(k) => (
+            "badkey",
+            format!(" {}", print(ctx, &k)),
+            "the key is not in the map".to_string(),
+        ),
+        Fail::Badmap(m) => (
+            "badmap",
+            format!(" {}", print(ctx, &m)),
+            "the argument is not a map".to_string(),
+        ),
+        Fail::FunctionClause => (
+            "function_clause",
+            String::new(),
+            "Erlang function raised 'function_clause'. Check argument types and values".to_string(),
+        ),
+    };
+    ctx.err_full(
+        ErrorKind::Other(Sym::new(reason)),
+        format!("{mfa}: {reason}{detail}"),
+        Some(hint),
+        Some(Sym::new(function)),
+        Some(Sym::new(module)),
+    )
+}
+
+fn print(ctx: &mut Ctx, v: &Value) -> String {
+    crate::interp::print::element_print(ctx, v).unwrap_or_else(|_| "?".to_string())
+}
+
+/// Dispatches to the module implementations.
+pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
+    match module {
+        "erlang" => modules::erlang(ctx, f, a),
+        "math" => modules::math(f, a),
+        "timer" => modules::timer(ctx, f, a),
+        "lists" => lists::call(ctx, f, a),
+        "maps" => maps::call(ctx, f, a),
+        "string" => text::string(f, a),
+        "binary" => text::binary(f, a),
+        "unicode" => text::unicode(f, a),
+        _ => Err(Fail::Undef),
+    }
+}
+
+// ---- helpers shared by the module implementations ----
+
+/// The elements of an Erlang list (a List or an Array), else `badarg`.
+pub(crate) fn list_arg(v: &Value) -> Result<Vec<Value>, Fail> {
+    match v {
+        Value::List(l) => Ok(l.iter().cloned().collect()),
+        Value::Array(a) => Ok(a.to_vec()),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+/// The same, with `function_clause` for a non-list (what the `lists` functions raise).
+pub(crate) fn list_fc(v: &Value) -> Result<Vec<Value>, Fail> {
+    list_arg(v).map_err(|_| Fail::FunctionClause)
+}
+
+pub(crate) fn int_arg(v: &Value) -> Result<i64, Fail> {
+    match v {
+        Value::Int(i) => Ok(*i),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+pub(crate) fn is_int(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::BigInt(_))
+}
+
+pub(crate) fn is_num(v: &Value) -> bool {
+    matches!(v, Value::Int(_) | Value::BigInt(_) | Value::Float(_))
+}
+
+pub(crate) fn num_f64(v: &Value) -> Result<f64, Fail> {
+    use num_traits::ToPrimitive;
+    match v {
+        Value::Int(i) => Ok(*i as f64),
+        Value::BigInt(b) => b.to_f64().ok_or(Fail::Badarith),
+        Value::Float(x) => Ok(x.get()),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+pub(crate) fn list(items: Vec<Value>) -> Value {
+    Value::list(items)
+}
+
+pub(crate) fn atom(s: &str) -> Value {
+    Value::sym(s)
+}
+
+/// A charlist (a List of code points) from text.
+pub(crate) fn charlist(s: &str) -> Value {
+    Value::list(s.chars().map(|c| Value::Int(c as i64)))
+}
+
+/// Text from a charlist or a binary (chardata, flattened); `None` when it is neither.
+pub(crate) fn chardata(v: &Value) -> Option<String> {
+    let mut out = String::new();
+    fn walk(v: &Value, out: &mut String) -> bool {
+        match v {
+            Value::Str(s) => {
+                out.push_str(s);
+                true
+            }
+            Value::Binary(b) => match std::str::from_utf8(b) {
+                Ok(s) => {
+                    out.push_str(s);
+                    true
+                }
+                Err(_) => false,
+            },
+            Value::Int(i) => match u32::try_from(*i).ok().and_then(char::from_u32) {
+                Some(c) => {
+                    out.push(c);
+                    true
+                }
+                None => false,
+            },
+            Value::Char(c) => {
+                out.push(c.get());
+                true
+            }
+            Value::List(l) => l.iter().all(|x| walk(x, out)),
+            Value::Array(a) => a.iter().all(|x| walk(x, out)),
+            _ => false,
+        }
+    }
+    walk(v, &mut out).then_some(out)
+}
+
+/// Applies a fun (a block) to arguments.
+pub(crate) fn fun(ctx: &mut Ctx, f: &Value, args: &[Value]) -> R {
+    match f {
+        Value::Block(_) => Ok(ctx.call_block(f, args)?),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+/// Erlang's truthiness for predicates: only `true` counts; anything else but `false` is an
+/// error in Erlang, `badarg` here.
+pub(crate) fn truth(v: &Value) -> Result<bool, Fail> {
+    match v {
+        Value::True => Ok(true),
+        Value::False => Ok(false),
+        _ => Err(Fail::Badarg),
+    }
+}

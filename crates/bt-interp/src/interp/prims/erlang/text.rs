@@ -1,0 +1,365 @@
+//! `string`, `binary` and `unicode`. `string` functions take chardata (a String or a
+//! charlist) and answer the same shape they were given (a String for a String).
+
+use super::{atom, chardata, charlist, int_arg, list, list_arg, Fail, R};
+use crate::value::{Ref, Value};
+
+/// Text and whether it came as a String (binary) rather than a charlist.
+fn chars(v: &Value) -> Result<(String, bool), Fail> {
+    let bin = matches!(v, Value::Str(_) | Value::Binary(_));
+    chardata(v).map(|s| (s, bin)).ok_or(Fail::Badarg)
+}
+
+fn shaped(s: &str, bin: bool) -> Value {
+    if bin {
+        Value::str(s)
+    } else {
+        charlist(s)
+    }
+}
+
+fn bytes(v: &Value) -> Result<Vec<u8>, Fail> {
+    match v {
+        Value::Str(s) => Ok(s.as_bytes().to_vec()),
+        Value::Binary(b) => Ok(b.to_vec()),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+fn bin(b: Vec<u8>) -> Value {
+    match String::from_utf8(b) {
+        Ok(s) => Value::str(s),
+        Err(e) => Value::Binary(Ref::new(e.into_bytes())),
+    }
+}
+
+fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
+    if n.is_empty() || from > h.len() {
+        return None;
+    }
+    h[from..]
+        .windows(n.len())
+        .position(|w| w == n)
+        .map(|p| p + from)
+}
+
+/// Whether an options list names `opt` (e.g. `#(#global)`).
+fn has_opt(opts: &Value, opt: &str) -> Result<bool, Fail> {
+    Ok(list_arg(opts)?
+        .iter()
+        .any(|o| matches!(o, Value::Symbol(s) if s.as_str() == opt)))
+}
+
+pub(super) fn string(f: &str, a: &[Value]) -> R {
+    match (f, a) {
+        ("uppercase", [s]) => {
+            let (s, b) = chars(s)?;
+            Ok(shaped(&s.to_uppercase(), b))
+        }
+        ("lowercase", [s]) => {
+            let (s, b) = chars(s)?;
+            Ok(shaped(&s.to_lowercase(), b))
+        }
+        ("titlecase", [s]) => {
+            let (s, b) = chars(s)?;
+            let mut it = s.chars();
+            let t = match it.next() {
+                Some(c) => c.to_uppercase().collect::<String>() + it.as_str(),
+                None => String::new(),
+            };
+            Ok(shaped(&t, b))
+        }
+        ("trim", [s]) => {
+            let (s, b) = chars(s)?;
+            Ok(shaped(s.trim(), b))
+        }
+        ("trim", [s, dir]) => {
+            let (s, b) = chars(s)?;
+            let t = match dir {
+                Value::Symbol(d) if d.as_str() == "leading" => s.trim_start(),
+                Value::Symbol(d) if d.as_str() == "trailing" => s.trim_end(),
+                Value::Symbol(d) if d.as_str() == "both" => s.trim(),
+                _ => return Err(Fail::Badarg),
+            };
+            Ok(shaped(t, b))
+        }
+        ("length", [s]) => Ok(Value::Int(chars(s)?.0.chars().count() as i64)),
+        ("reverse", [s]) => {
+            let (s, b) = chars(s)?;
+            Ok(shaped(&s.chars().rev().collect::<String>(), b))
+        }
+        ("is_empty", [s]) => Ok(Value::bool(chars(s)?.0.is_empty())),
+        ("equal", [x, y]) => Ok(Value::bool(chars(x)?.0 == chars(y)?.0)),
+        ("split", [s, sep]) => split(s, sep, false),
+        ("split", [s, sep, how]) => match how {
+            Value::Symbol(h) if h.as_str() == "all" => split(s, sep, true),
+            Value::Symbol(h) if h.as_str() == "leading" => split(s, sep, false),
+            Value::Symbol(h) if h.as_str() == "trailing" => {
+                let (t, b) = chars(s)?;
+                let (p, _) = chars(sep)?;
+                Ok(list(match (p.is_empty(), t.rsplit_once(p.as_str())) {
+                    (false, Some((x, y))) => vec![shaped(x, b), shaped(y, b)],
+                    _ => vec![shaped(&t, b)],
+                }))
+            }
+            _ => Err(Fail::Badarg),
+        },
+        ("lexemes", [s, seps]) => {
+            let (t, b) = chars(s)?;
+            let (d, _) = chars(seps)?;
+            Ok(list(
+                t.split(|c| d.contains(c))
+                    .filter(|x| !x.is_empty())
+                    .map(|x| shaped(x, b))
+                    .collect(),
+            ))
+        }
+        ("find", [s, p]) => {
+            let (t, b) = chars(s)?;
+            let (p, _) = chars(p)?;
+            Ok(match t.find(p.as_str()) {
+                Some(i) => shaped(&t[i..], b),
+                None => atom("nomatch"),
+            })
+        }
+        ("replace", [s, p, r]) | ("replace", [s, p, r, _]) => {
+            let all = match a.get(3) {
+                Some(Value::Symbol(h)) if h.as_str() == "all" => true,
+                Some(Value::Symbol(h)) if matches!(h.as_str(), "leading" | "trailing") => false,
+                Some(_) => return Err(Fail::Badarg),
+                None => false,
+            };
+            let (t, b) = chars(s)?;
+            let (p, _) = chars(p)?;
+            let (r, _) = chars(r)?;
+            if p.is_empty() {
+                return Ok(list(vec![shaped(&t, b)]));
+            }
+            let out = if all {
+                t.replace(&p, &r)
+            } else {
+                t.replacen(&p, &r, 1)
+            };
+            Ok(shaped(&out, b))
+        }
+        ("slice", [s, start]) | ("slice", [s, start, _]) => {
+            let (t, b) = chars(s)?;
+            let start = usize::try_from(int_arg(start)?).map_err(|_| Fail::Badarg)?;
+            let len = match a.get(2) {
+                Some(n) => usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?,
+                None => usize::MAX,
+            };
+            Ok(shaped(
+                &t.chars().skip(start).take(len).collect::<String>(),
+                b,
+            ))
+        }
+        ("to_integer", [s]) => {
+            let (t, b) = chars(s)?;
+            let digits_end = t
+                .char_indices()
+                .skip_while(|(i, c)| *i == 0 && (*c == '-' || *c == '+'))
+                .find(|(_, c)| !c.is_ascii_digit())
+                .map(|(i, _)| i)
+                .unwrap_or(t.len());
+            let num = &t[..digits_end];
+            match num.trim_start_matches(['-', '+']).is_empty() {
+                true => Ok(Value::tuple(vec![atom("error"), atom("no_integer")])),
+                false => {
+                    let n = num.strip_prefix('+').unwrap_or(num);
+                    let v =
+                        num_bigint::BigInt::parse_bytes(n.as_bytes(), 10).ok_or(Fail::Badarg)?;
+                    let v = match num_traits::ToPrimitive::to_i64(&v) {
+                        Some(i) => Value::Int(i),
+                        None => Value::BigInt(Ref::new(v)),
+                    };
+                    Ok(Value::tuple(vec![v, shaped(&t[digits_end..], b)]))
+                }
+            }
+        }
+        ("to_float", [s]) => {
+            let (t, b) = chars(s)?;
+            // The longest prefix that parses as an Erlang float.
+            let mut best = None;
+            for (i, _) in t.char_indices().chain(std::iter::once((t.len(), ' '))) {
+                let p = &t[..i];
+                if p.contains('.') && !p.ends_with('.') && p.parse::<f64>().is_ok() {
+                    best = Some(i);
+                }
+            }
+            Ok(match best {
+                Some(i) => Value::tuple(vec![
+                    Value::float(t[..i].parse::<f64>().unwrap_or(0.0)),
+                    shaped(&t[i..], b),
+                ]),
+                None => Value::tuple(vec![atom("error"), atom("no_float")]),
+            })
+        }
+        ("concat", [x, y]) => {
+            let (x, b) = chars(x)?;
+            let (y, _) = chars(y)?;
+            Ok(shaped(&(x + &y), b))
+        }
+        ("copies", [s, n]) => {
+            let (t, b) = chars(s)?;
+            let n = usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?;
+            if t.len().saturating_mul(n) > 1 << 28 {
+                return Err(Fail::Badarg);
+            }
+            Ok(shaped(&t.repeat(n), b))
+        }
+        _ => Err(Fail::Undef),
+    }
+}
+
+fn split(s: &Value, sep: &Value, all: bool) -> R {
+    let (t, b) = chars(s)?;
+    let (p, _) = chars(sep)?;
+    if p.is_empty() {
+        return Ok(list(vec![shaped(&t, b)]));
+    }
+    Ok(list(if all {
+        t.split(p.as_str()).map(|x| shaped(x, b)).collect()
+    } else {
+        match t.split_once(p.as_str()) {
+            Some((x, y)) => vec![shaped(x, b), shaped(y, b)],
+            None => vec![shaped(&t, b)],
+        }
+    }))
+}
+
+pub(super) fn binary(f: &str, a: &[Value]) -> R {
+    match (f, a) {
+        ("split", [s, p]) => bsplit(s, p, false),
+        ("split", [s, p, opts]) => bsplit(s, p, has_opt(opts, "global")?),
+        ("part", [s, pos, len]) => {
+            let b = bytes(s)?;
+            let (pos, len) = (int_arg(pos)?, int_arg(len)?);
+            let (lo, hi) = if len >= 0 {
+                (pos, pos + len)
+            } else {
+                (pos + len, pos)
+            };
+            if lo < 0 || hi as usize > b.len() {
+                return Err(Fail::Badarg);
+            }
+            Ok(bin(b[lo as usize..hi as usize].to_vec()))
+        }
+        ("part", [s, pl]) => match pl {
+            Value::Tuple(t) if t.len() == 2 => {
+                binary("part", &[s.clone(), t[0].clone(), t[1].clone()])
+            }
+            _ => Err(Fail::Badarg),
+        },
+        ("copy", [s]) => Ok(bin(bytes(s)?)),
+        ("copy", [s, n]) => {
+            let b = bytes(s)?;
+            let n = usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?;
+            if b.len().saturating_mul(n) > 1 << 28 {
+                return Err(Fail::Badarg);
+            }
+            Ok(bin(b.repeat(n)))
+        }
+        ("replace", [s, p, r]) => breplace(s, p, r, false),
+        ("replace", [s, p, r, opts]) => breplace(s, p, r, has_opt(opts, "global")?),
+        ("match", [s, p]) => {
+            let (b, p) = (bytes(s)?, bytes(p)?);
+            if p.is_empty() {
+                return Err(Fail::Badarg);
+            }
+            Ok(match find(&b, &p, 0) {
+                Some(i) => Value::tuple(vec![Value::Int(i as i64), Value::Int(p.len() as i64)]),
+                None => atom("nomatch"),
+            })
+        }
+        ("matches", [s, p]) => {
+            let (b, p) = (bytes(s)?, bytes(p)?);
+            if p.is_empty() {
+                return Err(Fail::Badarg);
+            }
+            let mut out = Vec::new();
+            let mut at = 0;
+            while let Some(i) = find(&b, &p, at) {
+                out.push(Value::tuple(vec![
+                    Value::Int(i as i64),
+                    Value::Int(p.len() as i64),
+                ]));
+                at = i + p.len();
+            }
+            Ok(list(out))
+        }
+        ("first", [s]) => bytes(s)?
+            .first()
+            .map(|c| Value::Int(*c as i64))
+            .ok_or(Fail::Badarg),
+        ("last", [s]) => bytes(s)?
+            .last()
+            .map(|c| Value::Int(*c as i64))
+            .ok_or(Fail::Badarg),
+        ("at", [s, i]) => {
+            let b = bytes(s)?;
+            usize::try_from(int_arg(i)?)
+                .ok()
+                .and_then(|i| b.get(i))
+                .map(|c| Value::Int(*c as i64))
+                .ok_or(Fail::Badarg)
+        }
+        ("bin_to_list", [s]) => Ok(list(
+            bytes(s)?
+                .into_iter()
+                .map(|c| Value::Int(c as i64))
+                .collect(),
+        )),
+        ("list_to_bin", [l]) => super::modules::erlang_iolist(l),
+        _ => Err(Fail::Undef),
+    }
+}
+
+fn bsplit(s: &Value, p: &Value, global: bool) -> R {
+    let (b, p) = (bytes(s)?, bytes(p)?);
+    if p.is_empty() {
+        return Err(Fail::Badarg);
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = find(&b, &p, at) {
+        out.push(bin(b[at..i].to_vec()));
+        at = i + p.len();
+        if !global {
+            break;
+        }
+    }
+    out.push(bin(b[at..].to_vec()));
+    Ok(list(out))
+}
+
+fn breplace(s: &Value, p: &Value, r: &Value, global: bool) -> R {
+    let (b, p, r) = (bytes(s)?, bytes(p)?, bytes(r)?);
+    if p.is_empty() {
+        return Err(Fail::Badarg);
+    }
+    let mut out = Vec::new();
+    let mut at = 0;
+    while let Some(i) = find(&b, &p, at) {
+        out.extend_from_slice(&b[at..i]);
+        out.extend_from_slice(&r);
+        at = i + p.len();
+        if !global {
+            break;
+        }
+    }
+    out.extend_from_slice(&b[at..]);
+    Ok(bin(out))
+}
+
+pub(super) fn unicode(f: &str, a: &[Value]) -> R {
+    match (f, a) {
+        ("characters_to_binary", [s]) | ("characters_to_binary", [s, _]) => {
+            chardata(s).map(Value::str).ok_or(Fail::Badarg)
+        }
+        ("characters_to_list", [s]) | ("characters_to_list", [s, _]) => {
+            chardata(s).map(|t| charlist(&t)).ok_or(Fail::Badarg)
+        }
+        _ => Err(Fail::Undef),
+    }
+}
