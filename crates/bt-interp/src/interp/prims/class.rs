@@ -54,9 +54,15 @@ pub fn register(p: &mut Prims) {
     }
     // `self class spawn` inside a class method: a metaclass forwards its class's actor
     // instance-creation selectors to the class (5.4).
-    p.add("Metaclass", "spawn", |ctx, r, a| forward(ctx, r, "spawn", a));
-    p.add("Metaclass", "spawnWith:", |ctx, r, a| forward(ctx, r, "spawnWith:", a));
-    p.add("Metaclass", "spawnAs:", |ctx, r, a| forward(ctx, r, "spawnAs:", a));
+    p.add("Metaclass", "spawn", |ctx, r, a| {
+        forward(ctx, r, "spawn", a)
+    });
+    p.add("Metaclass", "spawnWith:", |ctx, r, a| {
+        forward(ctx, r, "spawnWith:", a)
+    });
+    p.add("Metaclass", "spawnAs:", |ctx, r, a| {
+        forward(ctx, r, "spawnAs:", a)
+    });
     p.add("Metaclass", "spawnWith:as:", |ctx, r, a| {
         forward(ctx, r, "spawnWith:as:", a)
     });

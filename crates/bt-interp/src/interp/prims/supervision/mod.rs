@@ -176,7 +176,7 @@ fn class_method_start_fn(sys: Weak<ActorSys>, cls: ClassRef, sel: Sym) -> StartF
                     Some(a) => Ok(a.proc.clone()),
                     None => {
                         let n = ctx.class_name_of(&h);
-                        Err(Value::str(&format!(
+                        Err(Value::str(format!(
                             "{}>>{sel} must answer an actor, not {n}",
                             cls.name
                         )))
