@@ -260,8 +260,9 @@ pub enum Pat {
     Bind(VarRef, bool),
     Typed(Option<(VarRef, bool)>, TypeTest),
     Tuple(Vec<Pat>),
-    Array(Vec<Pat>, Option<(VarRef, bool)>),
-    List(Vec<Pat>, Option<(VarRef, bool)>),
+    /// Elements and the `...rest` element: `None` without one, `Some(None)` for `..._`.
+    Array(Vec<Pat>, Option<Option<(VarRef, bool)>>),
+    List(Vec<Pat>, Option<Option<(VarRef, bool)>>),
     Dict(Vec<(Value, Pat)>),
     ResultOk(Box<Pat>),
     ResultErr(Box<Pat>),

@@ -109,13 +109,16 @@ impl Ctx {
                 _ => Err(Miss::No),
             },
             Pat::Array(ps, rest) | Pat::List(ps, rest) => {
-                let items: Vec<Value> = match (p, v) {
-                    (Pat::Array(..), Value::Array(a)) => a.iter().cloned().collect(),
-                    (Pat::List(..), Value::List(a)) => a.iter().cloned().collect(),
+                // A List pattern also matches an Array; in a destructuring assignment an
+                // Array pattern without `...rest` binds a prefix of a longer Array.
+                let (items, is_array): (Vec<Value>, bool) = match (p, v) {
+                    (_, Value::Array(a)) => (a.iter().cloned().collect(), true),
+                    (Pat::List(..), Value::List(a)) => (a.iter().cloned().collect(), false),
                     _ => return Ok(Err(Miss::No)),
                 };
                 let fits = match rest {
                     Some(_) => items.len() >= ps.len(),
+                    None if destructure && matches!(p, Pat::Array(..)) => items.len() >= ps.len(),
                     None => items.len() == ps.len(),
                 };
                 if !fits {
@@ -125,16 +128,16 @@ impl Ctx {
                     return Ok(Err(m));
                 }
                 match rest {
-                    Some((r, first)) => {
+                    Some(Some((r, first))) => {
                         let tail = &items[ps.len()..];
-                        let tv = if matches!(p, Pat::Array(..)) {
+                        let tv = if is_array {
                             Value::Array(Ref::new(tail.to_vec().into()))
                         } else {
                             Value::List(Ref::new(tail.iter().cloned().collect()))
                         };
                         ok(self.bind_or_check(f, *r, *first, &tv))
                     }
-                    None => Ok(()),
+                    _ => Ok(()),
                 }
             }
             Pat::Dict(entries) => match v {

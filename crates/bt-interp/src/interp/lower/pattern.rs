@@ -112,12 +112,12 @@ impl Lowerer {
             }
             ast::Pattern::Array { elems, rest, .. } => {
                 let ps = elems.iter().map(|x| self.pattern(x, seen, d)).collect();
-                let r = rest.as_ref().and_then(|r| self.opt_var(r, seen, d));
+                let r = rest.as_ref().map(|r| self.opt_var(r, seen, d));
                 Pat::Array(ps, r)
             }
             ast::Pattern::List { elems, rest, .. } => {
                 let ps = elems.iter().map(|x| self.pattern(x, seen, d)).collect();
-                let r = rest.as_ref().and_then(|r| self.opt_var(r, seen, d));
+                let r = rest.as_ref().map(|r| self.opt_var(r, seen, d));
                 Pat::List(ps, r)
             }
             ast::Pattern::Dict(entries, _) => Pat::Dict(

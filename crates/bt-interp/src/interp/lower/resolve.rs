@@ -117,7 +117,9 @@ impl Lowerer {
             Pat::Tuple(ps) => ps.iter_mut().for_each(|p| self.fix_pat(p, fid, layout)),
             Pat::Array(ps, rest) | Pat::List(ps, rest) => {
                 ps.iter_mut().for_each(|p| self.fix_pat(p, fid, layout));
-                self.fix_opt(rest, fid, layout);
+                if let Some(rest) = rest {
+                    self.fix_opt(rest, fid, layout);
+                }
             }
             Pat::Dict(es) => es
                 .iter_mut()

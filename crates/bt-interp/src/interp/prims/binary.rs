@@ -63,6 +63,7 @@ unary_prim! {
     as_string => |r| String::from_utf8(recv(r)?.to_vec())
         .map(Value::str)
         .map_err(|_| Fault::Type("Binary asString: the bytes are not valid UTF-8".into()));
+    as_string_unchecked => |r| Ok(Value::str(String::from_utf8_lossy(recv(r)?).into_owned()));
     is_valid_utf8 => |r| Ok(Value::bool(std::str::from_utf8(recv(r)?).is_ok()));
     as_hex => |r| Ok(Value::str(codec::hex_encode(recv(r)?)));
     as_base64 => |r| Ok(Value::str(codec::base64_encode(recv(r)?)));
@@ -172,6 +173,7 @@ pub fn register(p: &mut Prims) {
     p.add(c, "asList", to_bytes).cost(Cost::ByteValues);
     p.add(c, "do:", do_each);
     p.add(c, "asString", as_string).cost(Cost::Copy);
+    p.add(c, "asStringUnchecked", as_string_unchecked).cost(Cost::Copy);
     p.add(c, "isValidUtf8", is_valid_utf8)
         .cost(Cost::InputBytes);
     p.add(c, "asHex", as_hex).cost(Cost::Grow(2));

@@ -52,6 +52,29 @@ pub fn register(p: &mut Prims) {
             ))
         });
     }
+    // `self class spawn` inside a class method: a metaclass forwards its class's actor
+    // instance-creation selectors to the class (5.4).
+    p.add("Metaclass", "spawn", |ctx, r, a| {
+        forward(ctx, r, "spawn", a)
+    });
+    p.add("Metaclass", "spawnWith:", |ctx, r, a| {
+        forward(ctx, r, "spawnWith:", a)
+    });
+    p.add("Metaclass", "spawnAs:", |ctx, r, a| {
+        forward(ctx, r, "spawnAs:", a)
+    });
+    p.add("Metaclass", "spawnWith:as:", |ctx, r, a| {
+        forward(ctx, r, "spawnWith:as:", a)
+    });
+}
+
+/// Sends `sel` to the class of the metaclass `r`.
+fn forward(ctx: &mut Ctx, r: &Value, sel: &str, a: &[Value]) -> EvalResult {
+    let Value::Meta(c) = r else {
+        let n = ctx.class_name_of(r);
+        return Err(ctx.type_err(format!("{sel} needs a metaclass receiver, not {n}")));
+    };
+    ctx.send(&Value::Class(c.clone()), crate::value::Sym::new(sel), a)
 }
 
 fn receiver_class(ctx: &Ctx, r: &Value) -> Result<ClassRef, crate::interp::eval::Unwind> {

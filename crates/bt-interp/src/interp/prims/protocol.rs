@@ -11,7 +11,7 @@ use std::any::Any;
 
 use crate::interp::actor::handle::{downcast, native};
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Ctx, Prims};
+use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::reflection::conforms;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
@@ -54,16 +54,9 @@ pub fn register(p: &mut Prims) {
         let cls = Value::Class(protocol_class(ctx));
         ctx.send(&cls, req, &[Value::Symbol(name)])
     });
-    p.add(pr, "extending", |ctx, r, _| {
-        let name = me(ctx, r)?;
-        let ext = ctx
-            .prog
-            .protocols
-            .read()
-            .get(&name)
-            .and_then(|p| p.extending);
-        Ok(ext.and_then(|e| global(ctx, e)).unwrap_or(Value::Nil))
-    });
+    p.add(pr, "extending", extending);
+    // A protocol's superclass is the protocol it extends (nil for none).
+    p.add(pr, "superclass", extending);
     p.add(pr, "isConformedToBy:", |ctx, r, a| {
         let name = me(ctx, r)?;
         let c = match &a[0] {
@@ -79,6 +72,18 @@ pub fn register(p: &mut Prims) {
             ))
         });
     }
+}
+
+/// The protocol a protocol object extends, or nil.
+fn extending(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    let name = me(ctx, r)?;
+    let ext = ctx
+        .prog
+        .protocols
+        .read()
+        .get(&name)
+        .and_then(|p| p.extending);
+    Ok(ext.and_then(|e| global(ctx, e)).unwrap_or(Value::Nil))
 }
 
 /// A declared protocol as a value.

@@ -281,21 +281,28 @@ fn remove_key_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResu
     }
 }
 
-fn find_key(m: &Dict, x: &Value) -> Option<Value> {
-    m.iter()
-        .find(|(_, v)| crate::value::order::strict_eq(v, x))
-        .map(|(k, _)| k.clone())
+/// The first key (in key order) whose value equals `x`: `=:=`, or `x`'s own `=` when its class
+/// defines one (see `search_eq`).
+fn find_key(ctx: &mut Ctx, m: &Dict, x: &Value) -> Result<Option<Value>, Unwind> {
+    let eq = crate::interp::prims::search_eq::user_eq(x);
+    for (k, v) in m.iter() {
+        ctx.tick()?;
+        if crate::interp::prims::search_eq::matches(ctx, eq, v, x)? {
+            return Ok(Some(k.clone()));
+        }
+    }
+    Ok(None)
 }
 
-/// `keyAtValue: v`: the first key (in key order) whose value is `=:=` v, or nil.
+/// `keyAtValue: v`: the first key (in key order) whose value equals v, or nil.
 fn key_at_value(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let m = map_of(ctx, "keyAtValue:", recv)?;
-    Ok(find_key(m, arg(args, 0)).unwrap_or(Value::Nil))
+    let m = map_of(ctx, "keyAtValue:", recv)?.clone();
+    Ok(find_key(ctx, &m, arg(args, 0))?.unwrap_or(Value::Nil))
 }
 
 fn key_at_value_if_absent(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
-    let m = map_of(ctx, "keyAtValue:ifAbsent:", recv)?;
-    match find_key(m, arg(args, 0)) {
+    let m = map_of(ctx, "keyAtValue:ifAbsent:", recv)?.clone();
+    match find_key(ctx, &m, arg(args, 0))? {
         Some(k) => Ok(k),
         None => ctx.call_block(arg(args, 1), &[]),
     }

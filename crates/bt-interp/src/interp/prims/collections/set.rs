@@ -92,7 +92,21 @@ fn set_from_list(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 
 fn set_includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let s = set_of(ctx, "includes:", recv)?;
-    Ok(Value::bool(s.contains(&Key(arg(args, 0).clone()))))
+    let x = arg(args, 0);
+    if s.contains(&Key(x.clone())) {
+        return Ok(Value::True);
+    }
+    // A class with its own `=`: equal elements need not be `=:=` (see `search_eq`).
+    let eq = crate::interp::prims::search_eq::user_eq(x);
+    if eq.is_some() {
+        for k in s.clone().iter() {
+            ctx.tick()?;
+            if crate::interp::prims::search_eq::matches(ctx, eq, &k.0, x)? {
+                return Ok(Value::True);
+            }
+        }
+    }
+    Ok(Value::False)
 }
 
 /// Set `add:` in place (see [`super::InPlaceFn`]).
@@ -191,7 +205,20 @@ fn occurrences_of(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 fn bag_includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let b = bag_of(ctx, "includes:", recv)?;
-    Ok(Value::bool(b.contains_key(&Key(arg(args, 0).clone()))))
+    let x = arg(args, 0);
+    if b.contains_key(&Key(x.clone())) {
+        return Ok(Value::True);
+    }
+    let eq = crate::interp::prims::search_eq::user_eq(x);
+    if eq.is_some() {
+        for k in b.clone().keys() {
+            ctx.tick()?;
+            if crate::interp::prims::search_eq::matches(ctx, eq, &k.0, x)? {
+                return Ok(Value::True);
+            }
+        }
+    }
+    Ok(Value::False)
 }
 
 fn bag_add_n(ctx: &mut Ctx, recv: &mut Value, x: &Value, n: usize) -> EvalResult {

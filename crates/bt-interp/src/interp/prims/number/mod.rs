@@ -146,20 +146,39 @@ ordering_prims!();
 
 /// `max:` answers the argument on a tie (Smalltalk's `self > x ifTrue: [self] ifFalse: [x]`).
 fn max(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    Ok(if compare(r, &a[0]) == Ordering::Greater {
-        r.clone()
-    } else {
-        a[0].clone()
-    })
+    Ok(char_mix(
+        r,
+        &a[0],
+        if compare(r, &a[0]) == Ordering::Greater {
+            r
+        } else {
+            &a[0]
+        },
+    ))
+}
+
+/// The result of `max:`/`min:`: a Character compared with a non-Character answers its code
+/// point (Integer arithmetic answers Integers, 9.3); two Characters answer a Character.
+fn char_mix(r: &Value, x: &Value, chosen: &Value) -> Value {
+    match chosen {
+        Value::Char(c) if !matches!((r, x), (Value::Char(_), Value::Char(_))) => {
+            Value::Int(c.get() as i64)
+        }
+        other => other.clone(),
+    }
 }
 
 /// `min:` answers the argument on a tie.
 fn min(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    Ok(if compare(r, &a[0]) == Ordering::Less {
-        r.clone()
-    } else {
-        a[0].clone()
-    })
+    Ok(char_mix(
+        r,
+        &a[0],
+        if compare(r, &a[0]) == Ordering::Less {
+            r
+        } else {
+            &a[0]
+        },
+    ))
 }
 
 /// `between: lo and: hi`, inclusive.

@@ -156,6 +156,40 @@ fn start_fn(sys: Weak<ActorSys>, cls: ClassRef) -> StartFn {
     })
 }
 
+/// The [`StartFn`] of a spec with `classMethod` (6.3): sends that class method to the class,
+/// with the spec's `args` as its arguments (a List or Array positionally, nil for none, any
+/// other value as the one argument); the method must answer an actor.
+fn class_method_start_fn(sys: Weak<ActorSys>, cls: ClassRef, sel: Sym) -> StartFn {
+    Arc::new(move |cx, args| {
+        let Some(sys) = sys.upgrade() else {
+            return Err(Value::str("the runtime is shutting down"));
+        };
+        let argv: Vec<Value> = match args {
+            Value::Nil => Vec::new(),
+            Value::List(l) => l.iter().cloned().collect(),
+            Value::Array(a) => a.iter().cloned().collect(),
+            other => vec![(*other).clone()],
+        };
+        with_fresh_ctx(&sys, cx, |ctx| {
+            match ctx.send(&Value::Class(cls.clone()), sel, &argv) {
+                Ok(h) => match downcast::<ActorRef>(&h) {
+                    Some(a) => Ok(a.proc.clone()),
+                    None => {
+                        let n = ctx.class_name_of(&h);
+                        Err(Value::str(format!(
+                            "{}>>{sel} must answer an actor, not {n}",
+                            cls.name
+                        )))
+                    }
+                },
+                Err(Unwind::Error(e)) => Err(e),
+                Err(Unwind::Exit(v)) => Err(v),
+                Err(Unwind::Return { value, .. }) => Err(value),
+            }
+        })
+    })
+}
+
 /// Builds the native spec of a supervisor class from its class-side configuration.
 fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorSpec, Unwind> {
     if depth > 64 {
@@ -263,7 +297,10 @@ fn child_spec(
         inner.id = Sym::new(&id);
         ChildSpec::supervisor(Arc::new(inner))
     } else {
-        let mut start = start_fn(sys.clone(), cls.clone());
+        let mut start = match ctx.send(v, Sym::new("classMethod"), &[])? {
+            Value::Symbol(sel) => class_method_start_fn(sys.clone(), cls.clone(), sel),
+            _ => start_fn(sys.clone(), cls.clone()),
+        };
         if let Some(n) = global_name(ctx, v, name.as_deref())? {
             start = n(start);
         }
