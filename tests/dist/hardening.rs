@@ -7,7 +7,7 @@ use crate::dist_common;
 use dist_common::*;
 
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// 32 connections may sit in the handshake; more are closed at once; the waiting ones are
 /// closed after the handshake timeout; the node keeps serving.
@@ -128,4 +128,46 @@ fn a_peer_that_never_reads_is_disconnected() {
     );
     let log = srv.kill();
     assert!(log.contains("greedy@localhost stopped reading"), "{log}");
+}
+
+/// 100,000 casts of an unknown selector from a peer: each fails on the serving node, and
+/// its log holds a bounded number of lines (a per-site budget per second and a count of the
+/// rest), not one line per cast.
+#[test]
+fn a_flood_of_failing_casts_from_a_peer_writes_a_bounded_log() {
+    let epmd = Epmd::bt();
+    let env = Env::new("castflood", epmd.port);
+    let server = "Actor subclass: Counter\n  state: n = 0\n  value => self.n\n\
+                  Transcript showCr: \"ready\"\n";
+    let mut srv = env.serve_src("flood@localhost", COOKIE, &[], server);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Counter
+  state: n = 0
+  value => self.n
+n := (Node named: #'flood@localhost') unwrap
+c := (Counter spawnOn: n) unwrap
+100000 timesRepeat: [c noSuchThing!]
+Transcript showCr: (c withTimeout: 120000) value printString
+"#,
+    );
+    let started = Instant::now();
+    let (code, out, err) = env.run(COOKIE, &["--name", "caster@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "0");
+    let log = srv.kill();
+    let secs = started.elapsed().as_secs() + 2;
+    let failed = log
+        .lines()
+        .filter(|l| l.contains("error in a cast from a peer"))
+        .count();
+    assert!(failed > 0, "{log}");
+    // At most 20 lines per site and second, plus one count line per second.
+    let bound = 21 * secs as usize;
+    assert!(
+        log.lines().count() <= bound,
+        "{} lines in {secs} s (bound {bound}):\n{}",
+        log.lines().count(),
+        &log[..log.len().min(2000)]
+    );
 }

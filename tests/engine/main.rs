@@ -37,6 +37,7 @@ mod file_capability;
 mod host_calls;
 mod isolation;
 mod limits;
+mod logs;
 mod script_calls;
 mod shared_library;
 mod sources;

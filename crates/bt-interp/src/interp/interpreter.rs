@@ -37,6 +37,8 @@ pub struct InterpreterOptions {
     pub privileged: bool,
     /// Run the static checker before each unit.
     pub check: bool,
+    /// Where the runtime log goes (None: the `log` facade).
+    pub log: Option<bt_base::base::log::LogTarget>,
 }
 
 impl Default for InterpreterOptions {
@@ -46,6 +48,7 @@ impl Default for InterpreterOptions {
             deterministic_pids: true,
             privileged: true,
             check: true,
+            log: None,
         }
     }
 }
@@ -229,6 +232,9 @@ impl Interpreter {
         // Coroutine stacks are lazily committed reservations sized for the depth limit
         // (10,000 activations by default); `--max-depth` scales them.
         let mut cfg = Config::default();
+        if let Some(t) = &opts.log {
+            cfg.log = t.0.clone();
+        }
         if opts.max_depth > 10_000 {
             let per = crate::runtime::DEFAULT_STACK_SIZE / 10_000;
             cfg.stack_size = per.saturating_mul(opts.max_depth).min(32 << 30);
