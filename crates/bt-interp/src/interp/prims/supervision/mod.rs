@@ -156,6 +156,63 @@ fn start_fn(sys: Weak<ActorSys>, cls: ClassRef) -> StartFn {
     })
 }
 
+/// What a supervisor answers when a start method hands it an actor on another node.
+pub const REMOTE_CHILD_REFUSED: &str = "a supervisor never owns a child on another node: \
+remote children are started by the remote node's own supervisors";
+
+/// The [`StartFn`] of a spec with `classMethod`: sends that class-side selector with the
+/// spec's `args` (a List) and supervises the local actor it answers (a `Result` is
+/// unwrapped). An actor on another node is refused ([`REMOTE_CHILD_REFUSED`]): the supervisor
+/// would monitor a process it cannot start again.
+fn class_method_start_fn(sys: Weak<ActorSys>, cls: ClassRef, sel: Sym) -> StartFn {
+    Arc::new(move |cx, args| {
+        let Some(sys) = sys.upgrade() else {
+            return Err(Value::str("the runtime is shutting down"));
+        };
+        let args: Vec<Value> = match args {
+            Value::Nil => Vec::new(),
+            Value::List(_) | Value::Array(_) => snap::elements(args),
+            v => vec![(*v).clone()],
+        };
+        with_fresh_ctx(&sys, cx, |ctx| {
+            let r = ctx.send(&Value::Class(cls.clone()), sel, &args);
+            let v = match r {
+                Ok(v) => v,
+                Err(Unwind::Error(e)) => return Err(e),
+                Err(Unwind::Exit(v)) => return Err(v),
+                Err(Unwind::Return { value, .. }) => return Err(value),
+            };
+            let v = match ctx.send(&v, Sym::new("isOk"), &[]) {
+                Ok(Value::True) => ctx.send(&v, Sym::new("unwrap"), &[]).unwrap_or(v),
+                _ => v,
+            };
+            if let Some(a) = downcast::<ActorRef>(&v) {
+                if a.proc.pid().node == 0 {
+                    return Ok(a.proc.clone());
+                }
+                return Err(error_value(
+                    ctx,
+                    ErrorKind::RuntimeError,
+                    REMOTE_CHILD_REFUSED.to_string(),
+                ));
+            }
+            if downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(&v).is_some() {
+                return Err(error_value(
+                    ctx,
+                    ErrorKind::RuntimeError,
+                    REMOTE_CHILD_REFUSED.to_string(),
+                ));
+            }
+            let n = ctx.class_name_of(&v);
+            Err(error_value(
+                ctx,
+                ErrorKind::RuntimeError,
+                format!("{} class>>{sel} answered {n}, not an actor", cls.name),
+            ))
+        })
+    })
+}
+
 /// Builds the native spec of a supervisor class from its class-side configuration.
 fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorSpec, Unwind> {
     if depth > 64 {
@@ -263,7 +320,10 @@ fn child_spec(
         inner.id = Sym::new(&id);
         ChildSpec::supervisor(Arc::new(inner))
     } else {
-        let mut start = start_fn(sys.clone(), cls.clone());
+        let mut start = match sym_of(ctx, v, "classMethod")? {
+            Some(m) => class_method_start_fn(sys.clone(), cls.clone(), Sym::new(&m)),
+            None => start_fn(sys.clone(), cls.clone()),
+        };
         if let Some(n) = global_name(ctx, v, name.as_deref())? {
             start = n(start);
         }
