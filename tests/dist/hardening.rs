@@ -171,3 +171,78 @@ Transcript showCr: (c withTimeout: 120000) value printString
         &log[..log.len().min(2000)]
     );
 }
+
+/// Sends one port-mapper request on a fresh connection and keeps the connection.
+fn epmd_request(port: u16, req: &[u8]) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(LINE_LIMIT)).unwrap();
+    let mut b = (req.len() as u16).to_be_bytes().to_vec();
+    b.extend_from_slice(req);
+    s.write_all(&b).unwrap();
+    s
+}
+
+/// An `ALIVE2_REQ` for `name` at `port`.
+fn alive2(name: &str, port: u16) -> Vec<u8> {
+    let mut r = vec![120];
+    r.extend_from_slice(&port.to_be_bytes());
+    r.extend_from_slice(&[77, 0, 0, 6, 0, 5]);
+    r.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    r.extend_from_slice(name.as_bytes());
+    r.extend_from_slice(&[0, 0]);
+    r
+}
+
+/// The whole answer of a one-shot request (the daemon closes the connection).
+fn epmd_answer(port: u16, req: &[u8]) -> Vec<u8> {
+    let mut s = epmd_request(port, req);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+/// `bt epmd` under a registration flood from one process: 1,100 registrations held open;
+/// the daemon answers queries (`names` included) throughout, refuses registrations past its
+/// bound instead of locking clients out, and refuses a kill request (`NO`, as epmd does)
+/// while names are registered.
+#[test]
+fn bt_epmd_keeps_answering_under_a_registration_flood_and_refuses_kill() {
+    let epmd = Epmd::bt();
+    let mut held = Vec::new();
+    let mut accepted = 0;
+    for i in 0..1100u16 {
+        let mut s = epmd_request(epmd.port, &alive2(&format!("flood{i}"), 20000 + i));
+        let mut head = [0u8; 2];
+        if s.read_exact(&mut head).is_ok() && head == [118, 0] {
+            accepted += 1;
+        }
+        held.push(s);
+    }
+    assert!(accepted > 0);
+    // Queries are answered while the registrations are held.
+    let names = epmd_answer(epmd.port, &[110]);
+    assert!(names.len() > 4, "no names answer");
+    let text = String::from_utf8_lossy(&names[4..]).to_string();
+    assert_eq!(text.lines().count(), accepted, "{accepted} accepted");
+    assert!(text.contains("name flood0 at port 20000"));
+    let port_please = epmd_answer(epmd.port, b"zflood0");
+    assert_eq!(port_please.first(), Some(&119));
+    // A kill request is refused while names are registered.
+    assert_eq!(epmd_answer(epmd.port, &[107]), b"NO");
+    assert_eq!(epmd_answer(epmd.port, &[110]).len(), names.len());
+    // Once every registration is gone, a kill request is obeyed.
+    drop(held);
+    let mut left = usize::MAX;
+    for _ in 0..10_000 {
+        left = String::from_utf8_lossy(&epmd_answer(epmd.port, &[110])[4..])
+            .lines()
+            .count();
+        if left == 0 {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    assert_eq!(left, 0);
+    assert_eq!(epmd_answer(epmd.port, &[107]), b"OK");
+}
