@@ -23,6 +23,7 @@ pub(crate) mod repl_help;
 #[cfg(feature = "repl")]
 pub(crate) mod repl_interrupt;
 pub(crate) mod run;
+pub(crate) mod stderr_log;
 pub(crate) mod test;
 
 use clap::{Parser, Subcommand};

@@ -7,7 +7,7 @@ use crate::dist_common;
 use dist_common::*;
 
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// 32 connections may sit in the handshake; more are closed at once; the waiting ones are
 /// closed after the handshake timeout; the node keeps serving.
@@ -128,4 +128,121 @@ fn a_peer_that_never_reads_is_disconnected() {
     );
     let log = srv.kill();
     assert!(log.contains("greedy@localhost stopped reading"), "{log}");
+}
+
+/// 100,000 casts of an unknown selector from a peer: each fails on the serving node, and
+/// its log holds a bounded number of lines (a per-site budget per second and a count of the
+/// rest), not one line per cast.
+#[test]
+fn a_flood_of_failing_casts_from_a_peer_writes_a_bounded_log() {
+    let epmd = Epmd::bt();
+    let env = Env::new("castflood", epmd.port);
+    let server = "Actor subclass: Counter\n  state: n = 0\n  value => self.n\n\
+                  Transcript showCr: \"ready\"\n";
+    let mut srv = env.serve_src("flood@localhost", COOKIE, &[], server);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Counter
+  state: n = 0
+  value => self.n
+n := (Node named: #'flood@localhost') unwrap
+c := (Counter spawnOn: n) unwrap
+100000 timesRepeat: [c noSuchThing!]
+Transcript showCr: (c withTimeout: 120000) value printString
+"#,
+    );
+    let started = Instant::now();
+    let (code, out, err) = env.run(COOKIE, &["--name", "caster@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(out.trim(), "0");
+    let log = srv.kill();
+    let secs = started.elapsed().as_secs() + 2;
+    let failed = log
+        .lines()
+        .filter(|l| l.contains("error in a cast from a peer"))
+        .count();
+    assert!(failed > 0, "{log}");
+    // At most 20 lines per site and second, plus one count line per second.
+    let bound = 21 * secs as usize;
+    assert!(
+        log.lines().count() <= bound,
+        "{} lines in {secs} s (bound {bound}):\n{}",
+        log.lines().count(),
+        &log[..log.len().min(2000)]
+    );
+}
+
+/// Sends one port-mapper request on a fresh connection and keeps the connection.
+fn epmd_request(port: u16, req: &[u8]) -> std::net::TcpStream {
+    use std::io::Write;
+    let mut s = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    s.set_read_timeout(Some(LINE_LIMIT)).unwrap();
+    let mut b = (req.len() as u16).to_be_bytes().to_vec();
+    b.extend_from_slice(req);
+    s.write_all(&b).unwrap();
+    s
+}
+
+/// An `ALIVE2_REQ` for `name` at `port`.
+fn alive2(name: &str, port: u16) -> Vec<u8> {
+    let mut r = vec![120];
+    r.extend_from_slice(&port.to_be_bytes());
+    r.extend_from_slice(&[77, 0, 0, 6, 0, 5]);
+    r.extend_from_slice(&(name.len() as u16).to_be_bytes());
+    r.extend_from_slice(name.as_bytes());
+    r.extend_from_slice(&[0, 0]);
+    r
+}
+
+/// The whole answer of a one-shot request (the daemon closes the connection).
+fn epmd_answer(port: u16, req: &[u8]) -> Vec<u8> {
+    let mut s = epmd_request(port, req);
+    let mut out = Vec::new();
+    let _ = s.read_to_end(&mut out);
+    out
+}
+
+/// `bt epmd` under a registration flood from one process: 1,100 registrations held open;
+/// the daemon answers queries (`names` included) throughout, refuses registrations past its
+/// bound instead of locking clients out, and refuses a kill request (`NO`, as epmd does)
+/// while names are registered.
+#[test]
+fn bt_epmd_keeps_answering_under_a_registration_flood_and_refuses_kill() {
+    let epmd = Epmd::bt();
+    let mut held = Vec::new();
+    let mut accepted = 0;
+    for i in 0..1100u16 {
+        let mut s = epmd_request(epmd.port, &alive2(&format!("flood{i}"), 20000 + i));
+        let mut head = [0u8; 2];
+        if s.read_exact(&mut head).is_ok() && head == [118, 0] {
+            accepted += 1;
+        }
+        held.push(s);
+    }
+    assert!(accepted > 0);
+    // Queries are answered while the registrations are held.
+    let names = epmd_answer(epmd.port, &[110]);
+    assert!(names.len() > 4, "no names answer");
+    let text = String::from_utf8_lossy(&names[4..]).to_string();
+    assert_eq!(text.lines().count(), accepted, "{accepted} accepted");
+    assert!(text.contains("name flood0 at port 20000"));
+    let port_please = epmd_answer(epmd.port, b"zflood0");
+    assert_eq!(port_please.first(), Some(&119));
+    // A kill request is refused while names are registered.
+    assert_eq!(epmd_answer(epmd.port, &[107]), b"NO");
+    assert_eq!(epmd_answer(epmd.port, &[110]).len(), names.len());
+    // Once every registration is gone, a kill request is obeyed.
+    drop(held);
+    let mut left = usize::MAX;
+    for _ in 0..10_000 {
+        left = String::from_utf8_lossy(&epmd_answer(epmd.port, &[110])[4..])
+            .lines()
+            .count();
+        if left == 0 {
+            break;
+        }
+        std::thread::yield_now();
+    }
+    assert_eq!(left, 0);
+    assert_eq!(epmd_answer(epmd.port, &[107]), b"OK");
 }

@@ -483,9 +483,16 @@ fn bt_epmd_is_started_when_none_runs() {
     struct Killer(u16);
     impl Drop for Killer {
         fn drop(&mut self) {
-            let _ = std::process::Command::new(BT)
-                .args(["epmd", "--port", &self.0.to_string(), "-kill"])
-                .output();
+            // Refused while the node's name is still registered (its connection closing).
+            for _ in 0..1000 {
+                let out = std::process::Command::new(BT)
+                    .args(["epmd", "--port", &self.0.to_string(), "-kill"])
+                    .output();
+                if !matches!(&out, Ok(o) if String::from_utf8_lossy(&o.stderr).contains("not allowed"))
+                {
+                    break;
+                }
+            }
         }
     }
     let _k = Killer(port);

@@ -435,3 +435,46 @@ Transcript showCr: (Finder findAt: c) printString
         "{err}"
     );
 }
+
+/// A supervisor never owns a child on another node: a SupervisionSpec whose start method
+/// answers a remote actor is refused (`supervisor_start_failed`, the message naming the
+/// rule), not replaced by a local child; the same spec answering a local actor starts it.
+#[test]
+fn a_spec_whose_start_method_answers_a_remote_actor_is_refused() {
+    let epmd = Epmd::bt();
+    let env = Env::new("remotechild", epmd.port);
+    let _b = env.serve_src("bee@localhost", COOKIE, &[], SERVER);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Counter
+  state: n = 0
+  value => self.n
+  class startOn: name => (Counter spawnOn: (Node named: name) unwrap) unwrap
+  class startHere: k => Counter spawnWith: #{#n => k}
+
+Supervisor subclass: Remote
+  class children => #((SupervisionSpec id: #c actorClass: Counter restart: #permanent args: #(#'bee@localhost') shutdown: nil classMethod: #startOn: name: nil))
+
+Supervisor subclass: Local
+  class children => #((SupervisionSpec id: #c actorClass: Counter restart: #permanent args: #(7) shutdown: nil classMethod: #startHere: name: nil))
+
+r := Remote supervise
+Transcript showCr: r isError printString
+Transcript showCr: r error kind printString
+Transcript showCr: r error message
+l := Local supervise
+Transcript showCr: l isOk printString
+Transcript showCr: (l unwrap which: #c) unwrap value printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "sup@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    let lines = lines(&out);
+    assert_eq!(lines[0], "true", "{out}\n{err}");
+    assert_eq!(lines[1], "#supervisor_start_failed", "{out}");
+    assert!(
+        lines[2].contains("remote children are started by the remote node's own supervisors"),
+        "{out}"
+    );
+    assert_eq!(&lines[3..], ["true", "7"], "{out}\n{err}");
+}

@@ -42,6 +42,7 @@ mod limit_escapes;
 mod limits;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
+mod logs;
 mod script_calls;
 mod shared_library;
 mod sources;

@@ -6,9 +6,11 @@
 //! | [`span`] | `Span`: a byte range in one source file |
 //! | [`sym`] | `Sym`: interned symbols and selectors |
 //! | [`diagnostic`] | diagnostics as data (code, severity, labels, notes); the one renderer |
+//! | [`log`] | the runtime log: rate-limited per call site, through the `log` facade |
 //! | [`tls_files`] | the TLS configuration file of `--dist-tls`/`--observe-tls` and PEM loading |
 
 pub mod diagnostic;
+pub mod log;
 pub mod span;
 pub mod sym;
 #[cfg(feature = "tls")]

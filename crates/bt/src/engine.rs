@@ -57,6 +57,8 @@ pub struct Engine {
     rt: crate::runtime::RtHandle,
     /// Captured program output (`Transcript show:`), when capturing.
     output: Option<Arc<Mutex<String>>>,
+    /// The runtime log kept for the host (`take_logs`).
+    logs: Arc<Mutex<LogBuffer>>,
     /// Tells this engine's host functions apart on a thread (`host::in_host_fn`).
     id: usize,
     /// Methods replaced because their capability is not granted (`Engine::grant` restores).
@@ -67,6 +69,35 @@ pub struct Engine {
 /// converting a decimal literal is quadratic in its length and cannot be interrupted, so a
 /// 4M-digit literal would run far past any deadline. 100,000 digits convert in ~10 ms.
 pub const MAX_LITERAL_DIGITS: usize = 100_000;
+
+/// Log lines an engine keeps for [`Engine::take_logs`] before it drops further ones.
+pub const MAX_KEPT_LOG_LINES: usize = 10_000;
+
+/// The log lines kept for the host.
+#[derive(Default)]
+pub(crate) struct LogBuffer {
+    lines: Vec<String>,
+    dropped: u64,
+}
+
+impl LogBuffer {
+    /// The runtime's log sink: into the buffer (bounded), and to the `log` facade.
+    pub(crate) fn sink(buf: &Arc<Mutex<LogBuffer>>) -> crate::base::log::LogSink {
+        let b = buf.clone();
+        let facade = crate::base::log::facade();
+        Arc::new(move |line: &str| {
+            {
+                let mut g = b.lock();
+                if g.lines.len() < MAX_KEPT_LOG_LINES {
+                    g.lines.push(line.to_string());
+                } else {
+                    g.dropped += 1;
+                }
+            }
+            facade(line)
+        })
+    }
+}
 
 impl Default for Engine {
     fn default() -> Self {
@@ -322,6 +353,21 @@ impl Engine {
             Some(b) => std::mem::take(&mut *b.lock()),
             None => String::new(),
         }
+    }
+
+    /// Takes the runtime log lines kept since the last call (failed casts, supervisor
+    /// reports, actor errors …): already rate-limited per call site, at most
+    /// [`MAX_KEPT_LOG_LINES`] kept (then a line counting the lines dropped). The engine
+    /// never writes them to standard error; each line also goes to the `log` facade (target
+    /// `bt`, level warn) for a host that installed a logger.
+    pub fn take_logs(&self) -> Vec<String> {
+        let mut b = self.logs.lock();
+        let mut lines = std::mem::take(&mut b.lines);
+        if b.dropped > 0 {
+            lines.push(format!("… {} more log lines dropped", b.dropped));
+            b.dropped = 0;
+        }
+        lines
     }
 
     /// The value's `printString` (user overrides honoured), under the engine's limits.

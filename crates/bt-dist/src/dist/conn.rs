@@ -152,10 +152,10 @@ fn log_deep(peer: &str, what: &str) {
     static REFUSED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = REFUSED.fetch_add(1, Ordering::Relaxed) + 1;
     if n.is_power_of_two() {
-        eprintln!(
+        crate::base::log::warn(&format!(
             "bt: refused {what} from {peer}: nested deeper than {} levels ({n} refused so far)",
             crate::codec::etf_check::MAX_DEPTH
-        );
+        ));
     }
 }
 

@@ -87,7 +87,10 @@ impl Inner {
             } else {
                 String::new()
             };
-            eprintln!("bt: {} refused a connection: {what}{extra}", self.me.name);
+            crate::base::log::warn(&format!(
+                "bt: {} refused a connection: {what}{extra}",
+                self.me.name
+            ));
         } else {
             g.1 += 1;
         }

@@ -150,6 +150,9 @@ pub fn kill(port: u16) -> Result<(), String> {
             .map_err(|e| format!("epmd: cannot connect to local epmd on port {port}: {e}"))?;
         match timeout(EPMD_TIMEOUT, c.kill()).await {
             Ok(Ok(s)) if s == "OK" => Ok(()),
+            Ok(Ok(s)) if s == "NO" => {
+                Err("epmd: Killing not allowed - living nodes in database.".into())
+            }
             Ok(Ok(s)) => Err(format!("epmd: {s}")),
             Ok(Err(e)) => Err(format!("epmd: {e}")),
             Err(_) => Err("epmd: no answer".into()),

@@ -7,8 +7,12 @@
 //! It trusts nothing a client sends: requests are length-bounded and must arrive within
 //! [`REQUEST_TIMEOUT`], names must be 1–255 bytes of `[A-Za-z0-9_.-]`, a name is held by one
 //! live registration at a time (no squatting over a live node; a dead node's name frees
-//! when its connection closes), and at most [`MAX_CONNECTIONS`] connections are served at
-//! once.
+//! when its connection closes). Registrations and requests draw on separate budgets: at most
+//! [`MAX_REGISTRATIONS`] names are held at once (one per connection; a registration past the
+//! bound is refused and its connection closed) and at most [`MAX_CONNECTIONS`] other
+//! connections are served at once, so a flood of registrations — from one process or many —
+//! never locks out a query (`names`, a node's lookup). Like epmd, a kill request is refused
+//! (`NO`) while names are registered.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -22,8 +26,10 @@ use super::net::{
 
 /// Longest a client may take to send a request.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(5);
-/// Connections served at once (registrations included).
+/// Connections reading or answering a request at once (held registrations not counted).
 pub const MAX_CONNECTIONS: usize = 1024;
+/// Names registered at once (each holds its connection open).
+pub const MAX_REGISTRATIONS: usize = 512;
 
 const ALIVE2_REQ: u8 = 120;
 const ALIVE2_X_RESP: u8 = 118;
@@ -50,6 +56,7 @@ struct State {
     nodes: Mutex<HashMap<String, Entry>>,
     next: Mutex<(u64, u32)>,
     stop: Notify,
+    registrations: Arc<Semaphore>,
 }
 
 /// Runs the daemon on 127.0.0.1:`port` until killed (`epmd -kill` or a signal).
@@ -75,6 +82,7 @@ pub async fn serve(l: TcpListener) {
         nodes: Mutex::new(HashMap::new()),
         next: Mutex::new((1, seed | 1)),
         stop: Notify::new(),
+        registrations: Arc::new(Semaphore::new(MAX_REGISTRATIONS)),
     });
     let slots = Arc::new(Semaphore::new(MAX_CONNECTIONS));
     loop {
@@ -91,8 +99,7 @@ pub async fn serve(l: TcpListener) {
         };
         let st = st.clone();
         super::net::spawn(async move {
-            let _permit = permit;
-            let _ = client(st, s).await;
+            let _ = client(st, s, permit).await;
         });
     }
 }
@@ -104,7 +111,11 @@ fn valid_name(n: &[u8]) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'-'))
 }
 
-async fn client(st: Arc<State>, mut s: TcpStream) -> std::io::Result<()> {
+async fn client(
+    st: Arc<State>,
+    mut s: TcpStream,
+    permit: super::net::OwnedSemaphorePermit,
+) -> std::io::Result<()> {
     let req = match timeout(REQUEST_TIMEOUT, async {
         let n = s.read_u16().await? as usize;
         let mut b = vec![0u8; n];
@@ -120,7 +131,14 @@ async fn client(st: Arc<State>, mut s: TcpStream) -> std::io::Result<()> {
         return Ok(());
     };
     match tag {
-        ALIVE2_REQ => register(st, s, body).await,
+        ALIVE2_REQ => {
+            // A held registration takes a registration slot, not a request slot.
+            drop(permit);
+            match st.registrations.clone().try_acquire_owned() {
+                Ok(held) => register(st, s, body, held).await,
+                Err(_) => s.write_all(&[ALIVE2_X_RESP, 1, 0, 0, 0, 0]).await,
+            }
+        }
         PORT_PLEASE2_REQ => {
             let e = st
                 .nodes
@@ -165,6 +183,9 @@ async fn client(st: Arc<State>, mut s: TcpStream) -> std::io::Result<()> {
             s.write_all(&out).await
         }
         KILL_REQ => {
+            if !st.nodes.lock().is_empty() {
+                return s.write_all(b"NO").await;
+            }
             s.write_all(b"OK").await?;
             st.stop.notify_one();
             Ok(())
@@ -175,7 +196,12 @@ async fn client(st: Arc<State>, mut s: TcpStream) -> std::io::Result<()> {
 }
 
 /// `ALIVE2_REQ`: registers the name for as long as this connection stays open.
-async fn register(st: Arc<State>, mut s: TcpStream, b: &[u8]) -> std::io::Result<()> {
+async fn register(
+    st: Arc<State>,
+    mut s: TcpStream,
+    b: &[u8],
+    _held: super::net::OwnedSemaphorePermit,
+) -> std::io::Result<()> {
     let parsed = (|| {
         let u16at =
             |i: usize| -> Option<u16> { Some(u16::from_be_bytes([*b.get(i)?, *b.get(i + 1)?])) };

@@ -430,10 +430,10 @@ impl Inner {
         };
         let ok = out.push(frame);
         if !ok {
-            eprintln!(
+            crate::base::log::warn(&format!(
                 "bt: {} stopped reading; disconnecting it (output queue full)",
                 name
-            );
+            ));
             self.detach(name, conn, "outputQueueFull");
         }
         ok

@@ -494,12 +494,13 @@ impl Inbound for BtInbound {
             return;
         }
         let job = Box::new(move |ctx: &mut Ctx| run_request(ctx, p, &sel, &args));
-        spawn_job(&sys, "dist", job, |o| {
+        let rt = sys.rt.clone();
+        spawn_job(&sys, "dist", job, move |o| {
             if let Outcome::Err(e) = o {
-                eprintln!(
+                rt.log(&format!(
                     "bt: error in a cast from a peer: {}",
                     crate::interp::actor::send::describe_exception(&e)
-                );
+                ));
             }
         });
     }

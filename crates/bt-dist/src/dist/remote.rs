@@ -341,10 +341,10 @@ pub(crate) fn watch(
         });
         spawn_job(&sys, "monitor", job, |o| {
             if let Outcome::Err(e) = o {
-                eprintln!(
+                crate::base::log::warn(&format!(
                     "bt: error in a monitor callback: {}",
                     crate::interp::actor::send::describe_exception(&e)
-                );
+                ));
             }
         });
     });

@@ -417,11 +417,12 @@ pub fn run_logged(
     });
 }
 
-/// Writes a line to the runtime log (standard error).
+/// Writes a line to the runtime log (rate-limited per call site; `base::log`).
+#[track_caller]
 pub fn cx_log(ctx: &mut Ctx, line: &str) {
     match cx_of(ctx) {
         Some(cx) => cx.log(line),
-        None => eprintln!("{line}"),
+        None => bt_base::base::log::warn(line),
     }
 }
 

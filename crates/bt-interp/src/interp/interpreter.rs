@@ -37,6 +37,8 @@ pub struct InterpreterOptions {
     pub privileged: bool,
     /// Run the static checker before each unit.
     pub check: bool,
+    /// Where the runtime log goes (None: the `log` facade).
+    pub log: Option<bt_base::base::log::LogTarget>,
 }
 
 impl Default for InterpreterOptions {
@@ -46,6 +48,7 @@ impl Default for InterpreterOptions {
             deterministic_pids: true,
             privileged: true,
             check: true,
+            log: None,
         }
     }
 }
@@ -255,6 +258,9 @@ impl Interpreter {
         image: Option<&'static crate::interp::library_image::LibraryImage>,
     ) -> Interpreter {
         let mut cfg = Config::default();
+        if let Some(t) = &opts.log {
+            cfg.log = t.0.clone();
+        }
         if let Some(size) = stack_for_depth(opts.max_depth) {
             cfg.stack_size = size;
         }

@@ -24,7 +24,7 @@ use crate::runtime::waiter::{RemoteChain, Waiter};
 use crate::value::{Sym, Value};
 
 /// Where log lines (failed casts, runtime warnings) go.
-pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
+pub use bt_base::base::log::LogSink;
 
 /// Runtime configuration. `Config::default()` suits `bt run`; tests usually set
 /// `manual_clock` and a small `workers`.
@@ -74,7 +74,7 @@ impl Default for Config {
             reductions: 2000,
             manual_clock: false,
             node: 0,
-            log: Arc::new(|line: &str| eprintln!("{line}")),
+            log: bt_base::base::log::facade(),
         }
     }
 }
@@ -285,6 +285,13 @@ impl<T: Send + 'static> TaskHandle<T> {
 }
 
 impl RtHandle {
+    /// Writes a line to the runtime's log sink, rate-limited per call site
+    /// (`base::log::Limiter`).
+    #[track_caller]
+    pub fn log(&self, line: &str) {
+        self.0.log(line)
+    }
+
     /// Takes the object this pool worker thread keeps ([`RtHandle::worker_local_put`]) if
     /// it is a `T` for which `fits` holds; `None` on other threads.
     #[inline]

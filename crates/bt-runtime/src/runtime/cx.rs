@@ -75,9 +75,10 @@ impl<'y> Cx<'y> {
         &self.rt.0
     }
 
-    /// Writes a line to the runtime's log sink.
+    /// Writes a line to the runtime's log sink, rate-limited per call site.
+    #[track_caller]
     pub fn log(&self, line: &str) {
-        (self.rt.0.cfg.log)(line)
+        self.rt.0.log(line)
     }
 
     /// The reply waiter of the message being handled (the head of this process's waiting

@@ -143,9 +143,17 @@ pub(crate) struct Shared {
     pub clock: Clock,
     pub timers: Timers,
     pub drained: (Mutex<()>, Condvar),
+    /// Rate limits of the log lines, per call site.
+    log_limit: bt_base::base::log::Limiter,
 }
 
 impl Shared {
+    /// Writes a line to the configured sink, rate-limited per call site.
+    #[track_caller]
+    pub(crate) fn log(&self, line: &str) {
+        self.log_limit.write(&self.cfg.log, line)
+    }
+
     pub(crate) fn new(cfg: Config, max_cos: usize) -> Shared {
         let n = cfg.workers.clamp(1, 64);
         let clock = Clock::new(cfg.manual_clock);
@@ -177,6 +185,7 @@ impl Shared {
             next_ref: AtomicU64::new(1),
             names: Mutex::new(HashMap::new()),
             clock,
+            log_limit: Default::default(),
             timers: Timers::default(),
             drained: (Mutex::new(()), Condvar::new()),
             cfg,

@@ -235,7 +235,7 @@ impl Default for SnapOptions {
         SnapOptions {
             limit: Some(DEFAULT_LIMIT),
             node: "nonode@nohost".to_string(),
-            warn: Arc::new(|line: &str| eprintln!("{line}")),
+            warn: bt_base::base::log::facade(),
         }
     }
 }

@@ -71,7 +71,7 @@ impl Threads {
                 Ok(h) => hs.push(h),
                 Err(e) => {
                     // Tried again at the next wake-up.
-                    (sh.cfg.log)(&format!("runtime: cannot start a worker thread: {e}"));
+                    sh.log(&format!("runtime: cannot start a worker thread: {e}"));
                     return;
                 }
             }
@@ -104,7 +104,7 @@ impl Threads {
                 *t = Some(h);
                 self.timer_started.store(true, Ordering::Release);
             }
-            Err(e) => (sh.cfg.log)(&format!("runtime: cannot start the timer thread: {e}")),
+            Err(e) => sh.log(&format!("runtime: cannot start the timer thread: {e}")),
         }
     }
 

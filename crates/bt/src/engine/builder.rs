@@ -201,12 +201,15 @@ impl EngineBuilder {
 
     fn start(self) -> Engine {
         let grants = self.grants.clone();
+        let logs = Arc::new(Mutex::new(super::LogBuffer::default()));
         let vm = Vm::new(VmOptions {
             max_depth: self.max_depth,
             deterministic_pids: true,
             privileged: grants.contains(&Capability::ProcessNavigationSystem),
             check: self.check,
+            log: Some(crate::base::log::LogTarget(super::LogBuffer::sink(&logs))),
         });
+        super::host::quiet_host_panics();
         let output = if self.capture_output {
             let buf = Arc::new(Mutex::new(String::new()));
             let b = buf.clone();
@@ -251,6 +254,7 @@ impl EngineBuilder {
             shared,
             rt,
             output,
+            logs,
             id,
             denied: Mutex::new(denied),
         }

@@ -308,6 +308,21 @@ impl Drop for HostCallMark {
     }
 }
 
+/// Installs (once per process) a panic hook that stays silent for a panic inside a host
+/// function — it is caught and raised as a `host_error` exception — and hands every other
+/// panic to the hook installed before.
+pub(crate) fn quiet_host_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let prev = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if HOST_CALL.try_with(|c| c.get() == 0).unwrap_or(true) {
+                prev(info)
+            }
+        }));
+    });
+}
+
 /// Runs a host closure; its error (or panic) becomes a language exception.
 #[inline(always)]
 pub(crate) fn run(

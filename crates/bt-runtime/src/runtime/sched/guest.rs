@@ -280,7 +280,7 @@ impl Runner {
             Ok(CoroutineResult::Return(())) => false,
             Err(e) => {
                 let msg = crate::runtime::process::panic_message(&e);
-                (w.shared.cfg.log)(&format!("runtime: coroutine failed: {msg}"));
+                w.shared.log(&format!("runtime: coroutine failed: {msg}"));
                 self.co = None;
                 false
             }

@@ -281,7 +281,7 @@ impl Worker {
                 Err(e) => {
                     if !self.warned_mmap {
                         self.warned_mmap = true;
-                        (sh.cfg.log)(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
+                        sh.log(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
                     }
                     self.retire_count();
                     let serving = Shared::is_serving(&p);
@@ -389,7 +389,8 @@ impl Worker {
             Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
             Err(e) => {
                 let msg = crate::runtime::process::panic_message(&e);
-                (self.shared.cfg.log)(&format!("runtime: coroutine failed: {msg}"));
+                self.shared
+                    .log(&format!("runtime: coroutine failed: {msg}"));
                 self.retire(slot, co, 0);
             }
         }

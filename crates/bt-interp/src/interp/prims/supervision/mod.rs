@@ -156,36 +156,59 @@ fn start_fn(sys: Weak<ActorSys>, cls: ClassRef) -> StartFn {
     })
 }
 
-/// The [`StartFn`] of a spec with `classMethod` (6.3): sends that class method to the class,
-/// with the spec's `args` as its arguments (a List or Array positionally, nil for none, any
-/// other value as the one argument); the method must answer an actor.
+/// What a supervisor answers when a start method hands it an actor on another node.
+pub const REMOTE_CHILD_REFUSED: &str = "a supervisor never owns a child on another node: \
+remote children are started by the remote node's own supervisors";
+
+/// The [`StartFn`] of a spec with `classMethod`: sends that class-side selector with the
+/// spec's `args` (a List) and supervises the local actor it answers (a `Result` is
+/// unwrapped). An actor on another node is refused ([`REMOTE_CHILD_REFUSED`]): the supervisor
+/// would monitor a process it cannot start again.
 fn class_method_start_fn(sys: Weak<ActorSys>, cls: ClassRef, sel: Sym) -> StartFn {
     Arc::new(move |cx, args| {
         let Some(sys) = sys.upgrade() else {
             return Err(Value::str("the runtime is shutting down"));
         };
-        let argv: Vec<Value> = match args {
+        let args: Vec<Value> = match args {
             Value::Nil => Vec::new(),
-            Value::List(l) => l.iter().cloned().collect(),
-            Value::Array(a) => a.iter().cloned().collect(),
-            other => vec![(*other).clone()],
+            Value::List(_) | Value::Array(_) => snap::elements(args),
+            v => vec![(*v).clone()],
         };
         with_fresh_ctx(&sys, cx, |ctx| {
-            match ctx.send(&Value::Class(cls.clone()), sel, &argv) {
-                Ok(h) => match downcast::<ActorRef>(&h) {
-                    Some(a) => Ok(a.proc.clone()),
-                    None => {
-                        let n = ctx.class_name_of(&h);
-                        Err(Value::str(format!(
-                            "{}>>{sel} must answer an actor, not {n}",
-                            cls.name
-                        )))
-                    }
-                },
-                Err(Unwind::Error(e)) => Err(e),
-                Err(Unwind::Exit(v)) => Err(v),
-                Err(Unwind::Return { value, .. }) => Err(value),
+            let r = ctx.send(&Value::Class(cls.clone()), sel, &args);
+            let v = match r {
+                Ok(v) => v,
+                Err(Unwind::Error(e)) => return Err(e),
+                Err(Unwind::Exit(v)) => return Err(v),
+                Err(Unwind::Return { value, .. }) => return Err(value),
+            };
+            let v = match ctx.send(&v, Sym::new("isOk"), &[]) {
+                Ok(Value::True) => ctx.send(&v, Sym::new("unwrap"), &[]).unwrap_or(v),
+                _ => v,
+            };
+            if let Some(a) = downcast::<ActorRef>(&v) {
+                if a.proc.pid().node == 0 {
+                    return Ok(a.proc.clone());
+                }
+                return Err(error_value(
+                    ctx,
+                    ErrorKind::RuntimeError,
+                    REMOTE_CHILD_REFUSED.to_string(),
+                ));
             }
+            if downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(&v).is_some() {
+                return Err(error_value(
+                    ctx,
+                    ErrorKind::RuntimeError,
+                    REMOTE_CHILD_REFUSED.to_string(),
+                ));
+            }
+            let n = ctx.class_name_of(&v);
+            Err(error_value(
+                ctx,
+                ErrorKind::RuntimeError,
+                format!("{} class>>{sel} answered {n}, not an actor", cls.name),
+            ))
         })
     })
 }
@@ -297,9 +320,9 @@ fn child_spec(
         inner.id = Sym::new(&id);
         ChildSpec::supervisor(Arc::new(inner))
     } else {
-        let mut start = match ctx.send(v, Sym::new("classMethod"), &[])? {
-            Value::Symbol(sel) => class_method_start_fn(sys.clone(), cls.clone(), sel),
-            _ => start_fn(sys.clone(), cls.clone()),
+        let mut start = match sym_of(ctx, v, "classMethod")? {
+            Some(m) => class_method_start_fn(sys.clone(), cls.clone(), Sym::new(&m)),
+            None => start_fn(sys.clone(), cls.clone()),
         };
         if let Some(n) = global_name(ctx, v, name.as_deref())? {
             start = n(start);
