@@ -454,6 +454,81 @@ fn fmt_rewrites_checks_and_reads_stdin() {
     assert_eq!(text(&o.stdout), tidy);
 }
 
+/// `bt fmt` and `bt fmt --check` on a file that does not parse, or that holds NUL bytes (not
+/// a text file): the diagnostics on standard error, exit status 1, the file untouched — also
+/// when the layout would have changed it — and the well-formed files beside it still
+/// formatted. (Before: exit 0, and a file of NUL bytes was "formatted".)
+#[test]
+fn fmt_refuses_files_that_do_not_parse_or_hold_nul_bytes() {
+    let s = Scratch::new("fmt-broken");
+    let broken = "x := (   \n\n\n\ny := 2\n";
+    let nuls = format!("{}\n\n\n", "\0".repeat(100));
+    let nul_in_string = "x := \"a\0b\"   \n\n\n";
+    let b = s.file("broken.bt", broken);
+    let n = s.file("nuls.bt", &nuls);
+    let ns = s.file("nulstr.bt", nul_in_string);
+    let ok = s.file("ok.bt", "x := 1   \n");
+    for check in [true, false] {
+        let mut args = vec!["fmt"];
+        if check {
+            args.push("--check");
+        }
+        args.push(".");
+        let o = bt().current_dir(&s.0).args(&args).output().unwrap();
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "bt {args:?}: {out}{err}");
+        assert!(
+            err.contains("./broken.bt:1:6: error:") && err.contains("does not parse"),
+            "bt {args:?}: {err}"
+        );
+        assert!(
+            err.contains("./nuls.bt:1:1: error:") && err.contains("NUL"),
+            "bt {args:?}: {err}"
+        );
+        assert!(
+            err.contains("./nulstr.bt:1:8: error:"),
+            "bt {args:?}: {err}"
+        );
+        assert!(!err.contains('\0'), "a NUL byte echoed: {err:?}");
+        for f in ["broken", "nuls", "nulstr"] {
+            assert!(!out.contains(f), "bt {args:?} listed {f}: {out}");
+        }
+        if check {
+            assert_eq!(out, "./ok.bt\n");
+        } else {
+            assert_eq!(out, "formatted ./ok.bt\n");
+        }
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), broken);
+        assert_eq!(std::fs::read_to_string(&n).unwrap(), nuls);
+        assert_eq!(std::fs::read_to_string(&ns).unwrap(), nul_in_string);
+    }
+    assert_eq!(std::fs::read_to_string(&ok).unwrap(), "x := 1\n");
+    for check in [true, false] {
+        let mut args = vec!["fmt", "-"];
+        if check {
+            args.push("--check");
+        }
+        let mut child = bt()
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(broken.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(text(&o.stdout), "", "nothing formatted is written");
+        assert!(err.contains("<stdin>:1:6: error:"), "{err}");
+    }
+}
+
 #[test]
 fn repl_help_load_and_multiline_input() {
     let s = Scratch::new("repl");
