@@ -58,7 +58,7 @@ fn is_library(p: &Path) -> bool {
 
 /// Why `src` is not laid out at all: a NUL byte (the file is not text) or a syntax error.
 /// Empty when it may be formatted. Only the parser's errors count, not the checker's.
-fn refusal(src: &str, library: bool) -> Vec<Diagnostic> {
+pub(crate) fn refusal(src: &str, library: bool) -> Vec<Diagnostic> {
     if let Some(at) = src.find('\0') {
         let d = Diagnostic::error(
             "E0101",
