@@ -588,32 +588,41 @@ fn a_closed_output_pipe_ends_quietly() {
 /// with status 0. Ctrl-C is sent once the loop has printed that it runs, and again while the
 /// output lacks "interrupted"; each wait is a read of the terminal's output with a bound on
 /// the total time. (Before: Ctrl-C ended the whole session.)
-#[test]
+/// `bt repl` in a new pseudo-terminal (200 columns) of type `term`, its own session whose
+/// controlling terminal the pty is (so `\x03` typed there is a SIGINT when the terminal is in
+/// cooked mode); HOME is `home` (the history file). Answers the master side to type on, the
+/// child (killed and reaped on drop) and its output.
 #[allow(unsafe_code)] // openpty, and setsid/TIOCSCTTY in the child: a terminal for the REPL
-fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
+fn repl_in_a_pty(term: &str, home: &Scratch) -> (std::fs::File, KillOnDrop, Term) {
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
-    let (mut master, slave) = {
+    let (master, slave) = {
         let (mut m, mut s) = (0, 0);
-        // SAFETY: openpty fills two fds; no name, termios or window size is passed.
+        let size = libc::winsize {
+            ws_row: 40,
+            ws_col: 200,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty fills two fds; no name or termios is passed, the size is read.
         let r = unsafe {
             libc::openpty(
                 &mut m,
                 &mut s,
                 std::ptr::null_mut(),
                 std::ptr::null(),
-                std::ptr::null(),
+                &size,
             )
         };
         assert_eq!(r, 0, "openpty");
         // SAFETY: both fds were just opened and are owned here only.
         unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
     };
-    let home = Scratch::new("repl-home");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bt"));
     cmd.arg("repl")
         .env("HOME", &home.0)
-        .env("TERM", "dumb")
+        .env("TERM", term)
+        .env_remove("NO_COLOR")
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave));
@@ -628,7 +637,7 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
         });
     }
     // Killed and reaped if the test fails (a REPL left in its loop would spin).
-    let mut child = KillOnDrop(cmd.spawn().unwrap());
+    let child = KillOnDrop(cmd.spawn().unwrap());
     drop(cmd);
     let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
     let mut reader = master.try_clone().unwrap();
@@ -641,12 +650,19 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
             }
         }
     });
-    let mut t = Term {
+    let t = Term {
         rx,
         seen: String::new(),
         at: 0,
         deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
     };
+    (master, child, t)
+}
+
+#[test]
+fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
+    let home = Scratch::new("repl-home");
+    let (mut master, mut child, mut t) = repl_in_a_pty("dumb", &home);
     t.expect("bt> ");
     master.write_all(b"x := 40 + 1\r").unwrap();
     t.expect("41");
@@ -669,6 +685,63 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
     master.write_all(b"\x04").unwrap();
     let status = child.0.wait().unwrap();
     assert!(status.success(), "{status:?}\n{}", t.seen);
+}
+
+/// REPL input in a terminal, typed and pasted, with real key sequences: Ctrl-C at the
+/// continuation prompt drops the half-typed input, as does a `:break` line (empty lines do
+/// not: the input is still open); a class pasted in one piece without bracketed paste — empty
+/// lines between its members, statements after it — arrives whole and in order, as do lines
+/// typed ahead of the prompt and, on a terminal with bracketed paste, a bracketed paste. Each
+/// in a raw-mode terminal (`TERM=xterm`: the line editor reads the keys) and a cooked one
+/// (`TERM=dumb`: Ctrl-C is a SIGINT). (Before: Ctrl-C left the prompt at `...>` with the
+/// next line glued on; the paste kept its first line only.)
+#[test]
+fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
+    const PASTE: &[u8] = b"Value subclass: Pair\r  field: a = 0\r  field: b = 0\r\r  sum => self.a + self.b\r\r  twice => self sum * 2\r\r(Pair a: 40 b: 2) sum\r6 * 8\r(Pair a: 25 b: 2) twice\r";
+    for term in ["xterm", "dumb"] {
+        let home = Scratch::new(&format!("repl-input-{term}"));
+        let (mut m, mut child, mut t) = repl_in_a_pty(term, &home);
+        t.expect("bt> ");
+        m.write_all(b"\"abc\" reverseDo:\r").unwrap();
+        t.expect("...> ");
+        m.write_all(b"\r").unwrap();
+        t.expect("...> ");
+        m.write_all(b"\x03").unwrap();
+        t.expect("bt> ");
+        m.write_all(b"20 + 22\r").unwrap();
+        t.expect("42");
+        t.expect("bt> ");
+        m.write_all(b"#(1,\r").unwrap();
+        t.expect("...> ");
+        m.write_all(b":break\r").unwrap();
+        t.expect("bt> ");
+        m.write_all(b"30 + 13\r").unwrap();
+        t.expect("43");
+        t.expect("bt> ");
+        m.write_all(PASTE).unwrap();
+        for want in ["42", "48", "54"] {
+            t.expect(want);
+        }
+        t.expect("bt> ");
+        // Typed ahead: each line written at once, none waits for its prompt.
+        for line in ["x := 5\r", "y := x * 11\r", "y + 1\r"] {
+            m.write_all(line.as_bytes()).unwrap();
+        }
+        t.expect("56");
+        if term == "xterm" {
+            t.expect("bt> ");
+            m.write_all(b"\x1b[200~Value subclass: Box\n  field: v = 0\n\n  doubled => self.v * 2\n\x1b[201~\r")
+                .unwrap();
+            t.expect("Box");
+            t.expect("bt> ");
+            m.write_all(b"(Box v: 31) doubled\r").unwrap();
+            t.expect("62");
+        }
+        t.expect("bt> ");
+        m.write_all(b"\x04").unwrap();
+        let status = child.0.wait().unwrap();
+        assert!(status.success(), "{term}: {status:?}\n{}", t.seen);
+    }
 }
 
 /// The output of a terminal, read as it comes.
