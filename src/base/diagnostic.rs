@@ -188,15 +188,44 @@ pub const MAX_SHOWN_LINE: usize = 160;
 /// How many characters of a long line are shown before the first label.
 const LEAD: usize = 40;
 
+/// The first `max` characters of `text` and how many characters follow them (0 when
+/// `text` is not longer).
+pub fn split_cap(text: &str, max: usize) -> (&str, usize) {
+    match text.char_indices().nth(max) {
+        None => (text, 0),
+        Some((at, _)) => (&text[..at], text[at..].chars().count()),
+    }
+}
+
 /// `text` cut to `max` characters, the rest counted: `"abc… 1234 more characters"`.
 pub fn cap_quote(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
-    match text.char_indices().nth(max) {
-        None => std::borrow::Cow::Borrowed(text),
-        Some((at, _)) => {
-            let more = text[at..].chars().count();
-            std::borrow::Cow::Owned(format!("{}… {more} more characters", &text[..at]))
-        }
+    match split_cap(text, max) {
+        (_, 0) => std::borrow::Cow::Borrowed(text),
+        (head, more) => std::borrow::Cow::Owned(format!("{head}… {more} more characters")),
     }
+}
+
+/// `text` cut in the middle when longer than `max` characters, its start (three quarters)
+/// and end kept: `"abc … 1234 more characters … xyz"` (a message's end often says what
+/// went wrong).
+pub fn cap_middle(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let head = max * 3 / 4;
+    let tail = max - head;
+    let start = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
+    let end = text
+        .char_indices()
+        .nth(n - tail)
+        .map_or(text.len(), |(i, _)| i);
+    std::borrow::Cow::Owned(format!(
+        "{} … {} more characters … {}",
+        &text[..start],
+        n - head - tail,
+        &text[end..]
+    ))
 }
 
 /// Shown as a picture, not as itself, in a source excerpt: a control character (a terminal

@@ -814,3 +814,56 @@ impl Drop for KillOnDrop {
         let _ = self.0.wait();
     }
 }
+
+/// What a message quotes is cut, the rest counted ("… N more characters"): an 8M-digit
+/// literal's diagnostic (the source line with its underline), a 1M-character string that is
+/// not a date, a 1M-character key that is not in a Dictionary, a 1M-character selector sent
+/// by `perform:`, the path of a too-deep `Json generate:`. (Before: 24 MB of stderr for the
+/// literal, the whole string or key repeated, 512 path segments.)
+#[test]
+fn messages_cut_what_they_quote() {
+    let s = Scratch::new("quote-cap");
+    let lit = s.file("lit.bt", &format!("x := {}\n", "9".repeat(8_000_000)));
+    let o = run(&["check", &lit]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.len() < 4_000, "{} bytes of stderr", err.len());
+    assert!(
+        err.contains("Integer literal too long") && err.contains("… 7999845 more characters"),
+        "{err}"
+    );
+    let long = "x".repeat(1_000_000);
+    for (what, expr, needle) in [
+        (
+            "a date",
+            "(DateTime fromString: s) unwrap",
+            "not an ISO 8601 date-time",
+        ),
+        ("a key", "Dictionary new at: s", "key not found"),
+        ("a selector", "3 perform: s asSymbol", "does not understand"),
+    ] {
+        let f = s.file("q.bt", &format!("s := \"{long}\".\n{expr}\n"));
+        let o = run(&["run", &f]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(err.len() < 2_000, "{what}: {} bytes of stderr", err.len());
+        assert!(
+            err.contains(needle) && err.contains("more characters"),
+            "{what}: {err}"
+        );
+    }
+    let f = s.file(
+        "deep.bt",
+        "a := #(1).\n600 timesRepeat: [a := Array with: a].\nJson generate: a\n",
+    );
+    let o = run(&["run", &f]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.len() < 400, "{} bytes: {err}", err.len());
+    assert!(
+        err.contains("[1][1]")
+            && err.contains("more levels")
+            && err.contains("nested deeper than 512"),
+        "{err}"
+    );
+}
