@@ -182,7 +182,8 @@ fn load(vm: &Vm, path: &str) {
                 eprint!("{f}");
             }
             if let Some(e) = &rep.error {
-                eprintln!("{}", e.report());
+                // As `bt run` shows it: the stack (when inside methods) and the location.
+                eprintln!("{}", e.report_with_traceback());
             } else {
                 for (_, w) in &rep.warnings {
                     eprintln!("{}", w.trim_end());

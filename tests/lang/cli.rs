@@ -867,3 +867,102 @@ fn messages_cut_what_they_quote() {
         "{err}"
     );
 }
+
+/// `bt test` without a PATH where there is no `test/` directory says what it looked for and
+/// how to name files (before: "bt test: test: no such file or directory").
+#[test]
+fn test_without_a_test_directory_says_what_it_looked_for() {
+    let s = Scratch::new("no-test-dir");
+    let o = bt().current_dir(&s.0).arg("test").output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no `test` directory here") && err.contains("bt test PATH"),
+        "{err}"
+    );
+}
+
+/// `bt run -h` shows that a FILE (or `-e TEXT`, or `-`) is required (before: `[FILE]`).
+#[test]
+fn run_help_shows_the_file_as_required() {
+    let o = run(&["run", "-h"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("Usage: bt run [OPTIONS] <FILE | - | -e TEXT> [ARGS]..."),
+        "{out}"
+    );
+}
+
+/// `:load` of a file whose statements fail inside methods shows the traceback, as `bt run`
+/// does (before: the one-line report only).
+#[test]
+fn repl_load_errors_show_the_traceback() {
+    let s = Scratch::new("repl-load-tb");
+    s.file(
+        "boom.bt",
+        "Object subclass: A\n  boom => nil foo\n  go => self boom\n\nA new go\n",
+    );
+    let mut child = bt()
+        .current_dir(&s.0)
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b":load boom.bt\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("Traceback (innermost last):") && err.contains("A>>boom"),
+        "{err}"
+    );
+    assert!(
+        err.contains("boom.bt:2:11: RuntimeError (does_not_understand)"),
+        "{err}"
+    );
+}
+
+/// `assert: 4 / 2 equals: 2` fails (strict equality) and says why: an Integer and a Float
+/// are never `equals:`, `/` answers a Float.
+#[test]
+fn assert_equals_explains_integer_and_float() {
+    let s = Scratch::new("int-float");
+    let f = s.file(
+        "div_test.bt",
+        "TestCase subclass: DivTest\n  testHalf => self assert: 4 / 2 equals: 2\n",
+    );
+    let o = run(&["test", &f]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("Expected 2, got 2.0 (a Float; 2 is an Integer: `assert:equals:` is strict, so they differ; `/` always answers a Float: use `div:` for an Integer quotient)"),
+        "{out}"
+    );
+}
+
+/// Habits from other Smalltalks get a pointer to bt's way: `Time millisecondClock`,
+/// `OrderedCollection`, `printNl`.
+#[test]
+fn smalltalk_habits_get_a_pointer() {
+    let s = Scratch::new("habits");
+    let f = s.file(
+        "h.bt",
+        "t := Time millisecondClock\nc := OrderedCollection new\n3 printNl\nd := Date today\n",
+    );
+    let o = run(&["check", &f]);
+    let err = text(&o.stderr);
+    for want in [
+        "Hint: in bt: `Time monotonicMs` (for intervals) or `Time nowMs` (since the Unix epoch)",
+        "Hint: in bt: `List` (`l := l add: x`: a List is a value; `add:` answers a new one)",
+        "Hint: in bt: `Transcript showCr: x printString`",
+        "Hint: in bt: `DateTime` (`DateTime now`)",
+    ] {
+        assert!(err.contains(want), "{want}\n{err}");
+    }
+}
