@@ -1,11 +1,16 @@
 //! `bt fmt [--check] [PATH...]`: rewrites `.bt`/`.btscript` files in the canonical layout of
 //! [`crate::fmt`] (directories are searched; `-` formats standard input to standard output).
 //! With `--check` nothing is written: the files that would change are listed and the exit
-//! status is 1 when there are any. A file the formatter cannot lay out without changing how
-//! it parses is reported and left alone (exit status 1).
+//! status is 1 when there are any. A file that does not parse, or that holds a NUL byte (not
+//! a text file), is refused with its diagnostics and never rewritten, with or without
+//! `--check`; so is a file the formatter cannot lay out without changing how it parses
+//! (exit status 1 in both cases; the other files are still formatted).
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+use crate::base::span::Span;
+use crate::diagnostic::{self, Diagnostic};
 
 /// `bt fmt` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -51,6 +56,40 @@ fn is_library(p: &Path) -> bool {
         .is_some_and(|n| n == "stdlib")
 }
 
+/// Why `src` is not laid out at all: a NUL byte (the file is not text) or a syntax error.
+/// Empty when it may be formatted. Only the parser's errors count, not the checker's.
+pub(crate) fn refusal(src: &str, library: bool) -> Vec<Diagnostic> {
+    if let Some(at) = src.find('\0') {
+        let d = Diagnostic::error(
+            "E0101",
+            "a NUL byte: this is not a bt source file",
+            Span::new(at, at + 1),
+        )
+        .with_hint("bt fmt rewrites text files only; this one is left as it is");
+        return vec![d];
+    }
+    let opts = crate::syntax::Options {
+        allow_primitives: library,
+    };
+    let (_, diags) = crate::syntax::parse_with(src, opts);
+    diags.into_iter().filter(Diagnostic::is_error).collect()
+}
+
+/// Prints why `name` is left as it is; answers the exit status (1).
+fn refuse(name: &str, src: &str, errors: &[Diagnostic]) -> i32 {
+    eprint!(
+        "{}",
+        diagnostic::render(name, src, errors, diagnostic::ColorChoice::Auto)
+    );
+    let why = if src.contains('\0') {
+        "is not a text file"
+    } else {
+        "does not parse"
+    };
+    eprintln!("bt fmt: {name} {why}; left as it is");
+    1
+}
+
 /// Runs `bt fmt`; answers the exit status.
 pub(crate) fn main(a: FmtArgs) -> i32 {
     if a.paths.iter().any(|p| p == "-") {
@@ -58,6 +97,10 @@ pub(crate) fn main(a: FmtArgs) -> i32 {
         if let Err(e) = std::io::stdin().read_to_string(&mut src) {
             eprintln!("bt fmt: cannot read standard input: {e}");
             return 2;
+        }
+        let errors = refusal(&src, false);
+        if !errors.is_empty() {
+            return refuse("<stdin>", &src, &errors);
         }
         return match crate::fmt::format_source(&src, false) {
             Ok(s) if a.check => i32::from(s != src),
@@ -93,6 +136,11 @@ pub(crate) fn main(a: FmtArgs) -> i32 {
                 continue;
             }
         };
+        let errors = refusal(&src, is_library(f));
+        if !errors.is_empty() {
+            status = refuse(&f.display().to_string(), &src, &errors);
+            continue;
+        }
         match crate::fmt::format_source(&src, is_library(f)) {
             Ok(s) if s == src => {}
             Ok(_) if a.check => {

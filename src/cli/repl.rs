@@ -2,7 +2,11 @@
 //!
 //! Line editing and history (rustyline, `~/.bt_history`); input continues over several lines
 //! while it is incomplete (`syntax::needs_more`) and, for a class or method definition, until
-//! an empty line. Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
+//! an empty line; indented lines right after a definition's empty line add to it (the
+//! definition is evaluated again, whole: a class pasted with empty lines between members).
+//! Ctrl-C or a `:break` line at the continuation prompt drops the input typed so far. Lines
+//! typed or pasted ahead arrive whole and in order (rustyline's `buffer-redux` feature keeps
+//! what its reader read past a line end for the next read). Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
 //! with the top-level display rules, and an error shows its report (without location) and the
 //! session continues. `:load FILE`, `:help [Class | Class>>selector | selector]`, `:quit`.
 //! Tab completes selectors by the receiver's class, class names and commands
@@ -19,6 +23,8 @@ const HELP: &str = "\
 Enter bt expressions; the value is shown after each one.
   x := 3 + 4          bindings persist for the session
   Object subclass: Foo   (indented members follow; finish with an empty line)
+Input that is not finished continues on the next line (prompt ...>); Ctrl-C or :break
+there drops it.
 Commands:
   :load FILE          load a .bt file (classes, methods, statements)
   :help               this text
@@ -26,7 +32,7 @@ Commands:
   :help String>>size  one method (also `Foo class>>new`, or just a selector)
   :quit               leave (also Ctrl-D)
 Tab completes selectors (for the receiver before the cursor), class names and commands;
-input that is not finished continues on the next line; history is kept in ~/.bt_history.";
+history is kept in ~/.bt_history.";
 
 /// The session's text so far (inputs that ran), shared with the completer.
 type Session = std::rc::Rc<std::cell::RefCell<String>>;
@@ -63,6 +69,8 @@ fn starts_definition(line: &str) -> bool {
 
 enum Input {
     Line(String),
+    /// Ctrl-C at the prompt (read by the line editor).
+    Interrupted,
     Eof,
 }
 
@@ -92,7 +100,7 @@ impl LineSource for Editor {
     fn read(&mut self, prompt: &str) -> Input {
         match self.ed.readline(prompt) {
             Ok(l) => Input::Line(l),
-            Err(rustyline::error::ReadlineError::Interrupted) => Input::Line(String::new()),
+            Err(rustyline::error::ReadlineError::Interrupted) => Input::Interrupted,
             Err(_) => Input::Eof,
         }
     }
@@ -104,32 +112,63 @@ impl LineSource for Editor {
     }
 }
 
-/// Reads one complete input (several lines when needed); None at end of input.
-fn read_input(src: &mut dyn LineSource) -> Option<String> {
-    let first = match src.read("bt> ") {
-        Input::Line(l) => l,
-        Input::Eof => return None,
-    };
-    if first.trim_start().starts_with(':') {
-        // A command is one line (`:help Foo>>bar:` ends with a keyword, not an open send).
-        return Some(first);
-    }
-    let mut buf = first.clone();
-    let definition = starts_definition(&first);
+/// Typed at a continuation prompt, drops the input typed so far (as Ctrl-C does).
+const BREAK: &str = ":break";
+
+/// A line that continues the definition entered just before it (an indented member after
+/// the blank line that ended the definition: a pasted class with blank lines between its
+/// members).
+fn continues_definition(line: &str) -> bool {
+    line.starts_with([' ', '\t']) && !line.trim().is_empty()
+}
+
+/// Reads one complete input (several lines when needed); None at end of input. Ctrl-C, or a
+/// [`BREAK`] line, drops what was typed so far (the answer is then empty). `after_definition`:
+/// the input before was a definition, so an indented first line continues it (read as a
+/// definition: up to an empty line).
+fn read_input(src: &mut dyn LineSource, after_definition: bool) -> Option<String> {
+    let mut buf = String::new();
+    let mut definition = false;
     loop {
-        let more = crate::syntax::needs_more(&buf) || definition;
-        if !more {
-            break;
+        let prompt = if buf.is_empty() { "bt> " } else { "...> " };
+        let (input, cancelled) = interrupt::prompt(|| src.read(prompt));
+        if cancelled {
+            // A Ctrl-C on a cooked terminal: what was typed before it is dropped; the
+            // line read was typed after it.
+            buf.clear();
+            definition = false;
         }
-        match src.read("...> ") {
-            Input::Line(l) => {
-                if definition && l.trim().is_empty() && !crate::syntax::needs_more(&buf) {
-                    break;
-                }
-                buf.push('\n');
-                buf.push_str(&l);
-            }
+        let line = match input {
+            Input::Line(l) => l,
+            Input::Interrupted => return Some(String::new()),
+            Input::Eof if buf.is_empty() => return None,
             Input::Eof => break,
+        };
+        if buf.is_empty() {
+            if line.trim_start().starts_with(':') || line.trim().is_empty() {
+                // A command is one line (`:help Foo>>bar:` ends with a keyword, not an
+                // open send).
+                return Some(line);
+            }
+            definition =
+                starts_definition(&line) || (after_definition && continues_definition(&line));
+            // A pasted piece (several lines at once) that parses whole needs no empty line.
+            if line.contains('\n') && !crate::syntax::needs_more(&line) {
+                return Some(line);
+            }
+            buf = line;
+        } else {
+            if line.trim() == BREAK {
+                return Some(String::new());
+            }
+            if definition && line.trim().is_empty() && !crate::syntax::needs_more(&buf) {
+                break;
+            }
+            buf.push('\n');
+            buf.push_str(&line);
+        }
+        if !(definition || crate::syntax::needs_more(&buf)) {
+            break;
         }
     }
     Some(buf)
@@ -143,7 +182,8 @@ fn load(vm: &Vm, path: &str) {
                 eprint!("{f}");
             }
             if let Some(e) = &rep.error {
-                eprintln!("{}", e.report());
+                // As `bt run` shows it: the stack (when inside methods) and the location.
+                eprintln!("{}", e.report_with_traceback());
             } else {
                 for (_, w) in &rep.warnings {
                     eprintln!("{}", w.trim_end());
@@ -207,12 +247,22 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
     } else {
         Box::new(Plain(std::io::stdin().lock()))
     };
-    while let Some(input) = read_input(source.as_mut()) {
-        let t = input.trim();
-        if t.is_empty() {
+    // The last input when it was a definition (the next may add indented members to it).
+    let mut last_definition: Option<String> = None;
+    while let Some(mut input) = read_input(source.as_mut(), last_definition.is_some()) {
+        if input.trim().is_empty() {
             continue;
         }
         source.remember(&input);
+        match last_definition.take() {
+            Some(before) if continues_definition(&input) => {
+                input = format!("{before}\n\n{input}");
+                last_definition = Some(input.clone());
+            }
+            _ if starts_definition(&input) => last_definition = Some(input.clone()),
+            _ => {}
+        }
+        let t = input.trim();
         match t {
             ":quit" | ":q" | ":exit" => break,
             ":help" | ":h" => {

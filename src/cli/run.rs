@@ -25,9 +25,13 @@ use std::io::{Read, Write};
 use crate::interp::{BtError, Interpreter, InterpreterOptions};
 use crate::value::Value;
 
-/// `bt run` arguments.
+/// `bt run` arguments. The usage line says a program is required: a FILE, `-` or `-e TEXT`
+/// (clap would show the optional `[FILE]` of the field).
 #[derive(clap::Args, Debug, Clone, Default)]
-#[command(after_help = crate::cli::EXIT_CODES)]
+#[command(
+    after_help = crate::cli::EXIT_CODES,
+    override_usage = "bt run [OPTIONS] <FILE | - | -e TEXT> [ARGS]..."
+)]
 pub(crate) struct RunArgs {
     /// The program file; `-` reads the program from standard input
     #[arg(value_name = "FILE", required_unless_present = "eval")]

@@ -86,6 +86,17 @@ pub(crate) fn main(args: TestArgs) -> i32 {
     if let Some(spec) = &args.worker {
         return testrun::child::main(spec);
     }
+    if args.paths.is_empty() && !std::path::Path::new("test").is_dir() {
+        let here = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_else(|_| ".".into());
+        eprintln!(
+            "bt test: no `test` directory here ({here}); without a PATH, bt test runs the tests \
+             under ./test.\nName the files or directories to test: bt test PATH… (*.btscript, *.bt \
+             files with `// =>` lines, TestCase suites)"
+        );
+        return 2;
+    }
     match testrun::run(&args.options()) {
         Ok(code) => code,
         Err(testrun::UsageError(e)) => {

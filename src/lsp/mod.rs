@@ -15,12 +15,15 @@
 //!
 //! Positions are LSP's (0-based lines, UTF-16 columns); [`analysis`] converts them. A request
 //! whose handler panics is answered with an error (`InternalError`) and the server goes on;
-//! a client that skips the `initialized` notification is served all the same.
+//! a client that skips the `initialized` notification is served all the same. Frames that
+//! are not messages (bad headers, a body that is not JSON, too long) are answered with
+//! JSON-RPC errors and the server goes on ([`transport`]).
 
 pub(crate) mod analysis;
 mod nav;
 mod refs;
 mod sig;
+mod transport;
 
 use std::collections::HashMap;
 
@@ -37,9 +40,10 @@ pub(crate) struct LspArgs {
     pub stdio: bool,
 }
 
-/// Runs the server on standard input/output until the client exits.
+/// Runs the server on standard input/output until the client exits: status 0 after `exit`,
+/// 1 (with a line on standard error) when the input ends without it.
 pub(crate) fn main(_a: LspArgs) -> i32 {
-    let (conn, io) = Connection::stdio();
+    let (conn, io) = transport::stdio();
     let code = match serve(&conn) {
         Ok(()) => 0,
         Err(e) => {
@@ -77,8 +81,9 @@ pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
     // The handshake by hand (not `Connection::initialize`): a client that sends a document
     // before `initialized` is served rather than dropped.
     let mut docs: HashMap<String, String> = HashMap::new();
+    let closed = || "the input ended without `exit`".to_string();
     loop {
-        match conn.receiver.recv().map_err(|e| e.to_string())? {
+        match conn.receiver.recv().map_err(|_| closed())? {
             Message::Request(req) if req.method == "initialize" => {
                 conn.sender
                     .send(Message::Response(Response::new_ok(req.id, init)))
@@ -127,7 +132,7 @@ pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
             Message::Response(_) => {}
         }
     }
-    Ok(())
+    Err(closed())
 }
 
 /// Runs a request's handler; a panic becomes an error answer (the server goes on).
@@ -513,7 +518,11 @@ fn symbols(text: &str) -> Json {
     Json::Array(out)
 }
 
+/// The whole document through `bt fmt`; nothing for a document that does not parse.
 fn formatting(text: &str) -> Json {
+    if !crate::cli::fmt::refusal(text, false).is_empty() {
+        return json!([]);
+    }
     match crate::fmt::format_source(text, false) {
         Ok(new) if new != text => {
             let end = Lines::new(text).position(text.len());

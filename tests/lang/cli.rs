@@ -454,6 +454,81 @@ fn fmt_rewrites_checks_and_reads_stdin() {
     assert_eq!(text(&o.stdout), tidy);
 }
 
+/// `bt fmt` and `bt fmt --check` on a file that does not parse, or that holds NUL bytes (not
+/// a text file): the diagnostics on standard error, exit status 1, the file untouched — also
+/// when the layout would have changed it — and the well-formed files beside it still
+/// formatted. (Before: exit 0, and a file of NUL bytes was "formatted".)
+#[test]
+fn fmt_refuses_files_that_do_not_parse_or_hold_nul_bytes() {
+    let s = Scratch::new("fmt-broken");
+    let broken = "x := (   \n\n\n\ny := 2\n";
+    let nuls = format!("{}\n\n\n", "\0".repeat(100));
+    let nul_in_string = "x := \"a\0b\"   \n\n\n";
+    let b = s.file("broken.bt", broken);
+    let n = s.file("nuls.bt", &nuls);
+    let ns = s.file("nulstr.bt", nul_in_string);
+    let ok = s.file("ok.bt", "x := 1   \n");
+    for check in [true, false] {
+        let mut args = vec!["fmt"];
+        if check {
+            args.push("--check");
+        }
+        args.push(".");
+        let o = bt().current_dir(&s.0).args(&args).output().unwrap();
+        let (out, err) = (text(&o.stdout), text(&o.stderr));
+        assert_eq!(o.status.code(), Some(1), "bt {args:?}: {out}{err}");
+        assert!(
+            err.contains("./broken.bt:1:6: error:") && err.contains("does not parse"),
+            "bt {args:?}: {err}"
+        );
+        assert!(
+            err.contains("./nuls.bt:1:1: error:") && err.contains("NUL"),
+            "bt {args:?}: {err}"
+        );
+        assert!(
+            err.contains("./nulstr.bt:1:8: error:"),
+            "bt {args:?}: {err}"
+        );
+        assert!(!err.contains('\0'), "a NUL byte echoed: {err:?}");
+        for f in ["broken", "nuls", "nulstr"] {
+            assert!(!out.contains(f), "bt {args:?} listed {f}: {out}");
+        }
+        if check {
+            assert_eq!(out, "./ok.bt\n");
+        } else {
+            assert_eq!(out, "formatted ./ok.bt\n");
+        }
+        assert_eq!(std::fs::read_to_string(&b).unwrap(), broken);
+        assert_eq!(std::fs::read_to_string(&n).unwrap(), nuls);
+        assert_eq!(std::fs::read_to_string(&ns).unwrap(), nul_in_string);
+    }
+    assert_eq!(std::fs::read_to_string(&ok).unwrap(), "x := 1\n");
+    for check in [true, false] {
+        let mut args = vec!["fmt", "-"];
+        if check {
+            args.push("--check");
+        }
+        let mut child = bt()
+            .args(&args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(broken.as_bytes())
+            .unwrap();
+        let o = child.wait_with_output().unwrap();
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert_eq!(text(&o.stdout), "", "nothing formatted is written");
+        assert!(err.contains("<stdin>:1:6: error:"), "{err}");
+    }
+}
+
 #[test]
 fn repl_help_load_and_multiline_input() {
     let s = Scratch::new("repl");
@@ -513,32 +588,41 @@ fn a_closed_output_pipe_ends_quietly() {
 /// with status 0. Ctrl-C is sent once the loop has printed that it runs, and again while the
 /// output lacks "interrupted"; each wait is a read of the terminal's output with a bound on
 /// the total time. (Before: Ctrl-C ended the whole session.)
-#[test]
+/// `bt repl` in a new pseudo-terminal (200 columns) of type `term`, its own session whose
+/// controlling terminal the pty is (so `\x03` typed there is a SIGINT when the terminal is in
+/// cooked mode); HOME is `home` (the history file). Answers the master side to type on, the
+/// child (killed and reaped on drop) and its output.
 #[allow(unsafe_code)] // openpty, and setsid/TIOCSCTTY in the child: a terminal for the REPL
-fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
+fn repl_in_a_pty(term: &str, home: &Scratch) -> (std::fs::File, KillOnDrop, Term) {
     use std::os::fd::{FromRawFd, OwnedFd};
     use std::os::unix::process::CommandExt;
-    let (mut master, slave) = {
+    let (master, slave) = {
         let (mut m, mut s) = (0, 0);
-        // SAFETY: openpty fills two fds; no name, termios or window size is passed.
+        let size = libc::winsize {
+            ws_row: 40,
+            ws_col: 200,
+            ws_xpixel: 0,
+            ws_ypixel: 0,
+        };
+        // SAFETY: openpty fills two fds; no name or termios is passed, the size is read.
         let r = unsafe {
             libc::openpty(
                 &mut m,
                 &mut s,
                 std::ptr::null_mut(),
                 std::ptr::null(),
-                std::ptr::null(),
+                &size,
             )
         };
         assert_eq!(r, 0, "openpty");
         // SAFETY: both fds were just opened and are owned here only.
         unsafe { (std::fs::File::from_raw_fd(m), OwnedFd::from_raw_fd(s)) }
     };
-    let home = Scratch::new("repl-home");
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bt"));
     cmd.arg("repl")
         .env("HOME", &home.0)
-        .env("TERM", "dumb")
+        .env("TERM", term)
+        .env_remove("NO_COLOR")
         .stdin(Stdio::from(slave.try_clone().unwrap()))
         .stdout(Stdio::from(slave.try_clone().unwrap()))
         .stderr(Stdio::from(slave));
@@ -553,7 +637,7 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
         });
     }
     // Killed and reaped if the test fails (a REPL left in its loop would spin).
-    let mut child = KillOnDrop(cmd.spawn().unwrap());
+    let child = KillOnDrop(cmd.spawn().unwrap());
     drop(cmd);
     let (tx, rx) = std::sync::mpsc::channel::<Vec<u8>>();
     let mut reader = master.try_clone().unwrap();
@@ -566,12 +650,19 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
             }
         }
     });
-    let mut t = Term {
+    let t = Term {
         rx,
         seen: String::new(),
         at: 0,
         deadline: std::time::Instant::now() + std::time::Duration::from_secs(120),
     };
+    (master, child, t)
+}
+
+#[test]
+fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
+    let home = Scratch::new("repl-home");
+    let (mut master, mut child, mut t) = repl_in_a_pty("dumb", &home);
     t.expect("bt> ");
     master.write_all(b"x := 40 + 1\r").unwrap();
     t.expect("41");
@@ -594,6 +685,63 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
     master.write_all(b"\x04").unwrap();
     let status = child.0.wait().unwrap();
     assert!(status.success(), "{status:?}\n{}", t.seen);
+}
+
+/// REPL input in a terminal, typed and pasted, with real key sequences: Ctrl-C at the
+/// continuation prompt drops the half-typed input, as does a `:break` line (empty lines do
+/// not: the input is still open); a class pasted in one piece without bracketed paste — empty
+/// lines between its members, statements after it — arrives whole and in order, as do lines
+/// typed ahead of the prompt and, on a terminal with bracketed paste, a bracketed paste. Each
+/// in a raw-mode terminal (`TERM=xterm`: the line editor reads the keys) and a cooked one
+/// (`TERM=dumb`: Ctrl-C is a SIGINT). (Before: Ctrl-C left the prompt at `...>` with the
+/// next line glued on; the paste kept its first line only.)
+#[test]
+fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
+    const PASTE: &[u8] = b"Value subclass: Pair\r  field: a = 0\r  field: b = 0\r\r  sum => self.a + self.b\r\r  twice => self sum * 2\r\r(Pair a: 40 b: 2) sum\r6 * 8\r(Pair a: 25 b: 2) twice\r";
+    for term in ["xterm", "dumb"] {
+        let home = Scratch::new(&format!("repl-input-{term}"));
+        let (mut m, mut child, mut t) = repl_in_a_pty(term, &home);
+        t.expect("bt> ");
+        m.write_all(b"\"abc\" reverseDo:\r").unwrap();
+        t.expect("...> ");
+        m.write_all(b"\r").unwrap();
+        t.expect("...> ");
+        m.write_all(b"\x03").unwrap();
+        t.expect("bt> ");
+        m.write_all(b"20 + 22\r").unwrap();
+        t.expect("42");
+        t.expect("bt> ");
+        m.write_all(b"#(1,\r").unwrap();
+        t.expect("...> ");
+        m.write_all(b":break\r").unwrap();
+        t.expect("bt> ");
+        m.write_all(b"30 + 13\r").unwrap();
+        t.expect("43");
+        t.expect("bt> ");
+        m.write_all(PASTE).unwrap();
+        for want in ["42", "48", "54"] {
+            t.expect(want);
+        }
+        t.expect("bt> ");
+        // Typed ahead: each line written at once, none waits for its prompt.
+        for line in ["x := 5\r", "y := x * 11\r", "y + 1\r"] {
+            m.write_all(line.as_bytes()).unwrap();
+        }
+        t.expect("56");
+        if term == "xterm" {
+            t.expect("bt> ");
+            m.write_all(b"\x1b[200~Value subclass: Box\n  field: v = 0\n\n  doubled => self.v * 2\n\x1b[201~\r")
+                .unwrap();
+            t.expect("Box");
+            t.expect("bt> ");
+            m.write_all(b"(Box v: 31) doubled\r").unwrap();
+            t.expect("62");
+        }
+        t.expect("bt> ");
+        m.write_all(b"\x04").unwrap();
+        let status = child.0.wait().unwrap();
+        assert!(status.success(), "{term}: {status:?}\n{}", t.seen);
+    }
 }
 
 /// The output of a terminal, read as it comes.
@@ -664,5 +812,157 @@ impl Drop for KillOnDrop {
     fn drop(&mut self) {
         let _ = self.0.kill();
         let _ = self.0.wait();
+    }
+}
+
+/// What a message quotes is cut, the rest counted ("… N more characters"): an 8M-digit
+/// literal's diagnostic (the source line with its underline), a 1M-character string that is
+/// not a date, a 1M-character key that is not in a Dictionary, a 1M-character selector sent
+/// by `perform:`, the path of a too-deep `Json generate:`. (Before: 24 MB of stderr for the
+/// literal, the whole string or key repeated, 512 path segments.)
+#[test]
+fn messages_cut_what_they_quote() {
+    let s = Scratch::new("quote-cap");
+    let lit = s.file("lit.bt", &format!("x := {}\n", "9".repeat(8_000_000)));
+    let o = run(&["check", &lit]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.len() < 4_000, "{} bytes of stderr", err.len());
+    assert!(
+        err.contains("Integer literal too long") && err.contains("… 7999845 more characters"),
+        "{err}"
+    );
+    let long = "x".repeat(1_000_000);
+    for (what, expr, needle) in [
+        (
+            "a date",
+            "(DateTime fromString: s) unwrap",
+            "not an ISO 8601 date-time",
+        ),
+        ("a key", "Dictionary new at: s", "key not found"),
+        ("a selector", "3 perform: s asSymbol", "does not understand"),
+    ] {
+        let f = s.file("q.bt", &format!("s := \"{long}\".\n{expr}\n"));
+        let o = run(&["run", &f]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{what}");
+        assert!(err.len() < 2_000, "{what}: {} bytes of stderr", err.len());
+        assert!(
+            err.contains(needle) && err.contains("more characters"),
+            "{what}: {err}"
+        );
+    }
+    let f = s.file(
+        "deep.bt",
+        "a := #(1).\n600 timesRepeat: [a := Array with: a].\nJson generate: a\n",
+    );
+    let o = run(&["run", &f]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(err.len() < 400, "{} bytes: {err}", err.len());
+    assert!(
+        err.contains("[1][1]")
+            && err.contains("more levels")
+            && err.contains("nested deeper than 512"),
+        "{err}"
+    );
+}
+
+/// `bt test` without a PATH where there is no `test/` directory says what it looked for and
+/// how to name files (before: "bt test: test: no such file or directory").
+#[test]
+fn test_without_a_test_directory_says_what_it_looked_for() {
+    let s = Scratch::new("no-test-dir");
+    let o = bt().current_dir(&s.0).arg("test").output().unwrap();
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("no `test` directory here") && err.contains("bt test PATH"),
+        "{err}"
+    );
+}
+
+/// `bt run -h` shows that a FILE (or `-e TEXT`, or `-`) is required (before: `[FILE]`).
+#[test]
+fn run_help_shows_the_file_as_required() {
+    let o = run(&["run", "-h"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("Usage: bt run [OPTIONS] <FILE | - | -e TEXT> [ARGS]..."),
+        "{out}"
+    );
+}
+
+/// `:load` of a file whose statements fail inside methods shows the traceback, as `bt run`
+/// does (before: the one-line report only).
+#[test]
+fn repl_load_errors_show_the_traceback() {
+    let s = Scratch::new("repl-load-tb");
+    s.file(
+        "boom.bt",
+        "Object subclass: A\n  boom => nil foo\n  go => self boom\n\nA new go\n",
+    );
+    let mut child = bt()
+        .current_dir(&s.0)
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b":load boom.bt\n")
+        .unwrap();
+    let o = child.wait_with_output().unwrap();
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("Traceback (innermost last):") && err.contains("A>>boom"),
+        "{err}"
+    );
+    assert!(
+        err.contains("boom.bt:2:11: RuntimeError (does_not_understand)"),
+        "{err}"
+    );
+}
+
+/// `assert: 4 / 2 equals: 2` fails (strict equality) and says why: an Integer and a Float
+/// are never `equals:`, `/` answers a Float.
+#[test]
+fn assert_equals_explains_integer_and_float() {
+    let s = Scratch::new("int-float");
+    let f = s.file(
+        "div_test.bt",
+        "TestCase subclass: DivTest\n  testHalf => self assert: 4 / 2 equals: 2\n",
+    );
+    let o = run(&["test", &f]);
+    let out = text(&o.stdout);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("Expected 2, got 2.0 (a Float; 2 is an Integer: `assert:equals:` is strict, so they differ; `/` always answers a Float: use `div:` for an Integer quotient)"),
+        "{out}"
+    );
+}
+
+/// Habits from other Smalltalks get a pointer to bt's way: `Time millisecondClock`,
+/// `OrderedCollection`, `printNl`.
+#[test]
+fn smalltalk_habits_get_a_pointer() {
+    let s = Scratch::new("habits");
+    let f = s.file(
+        "h.bt",
+        "t := Time millisecondClock\nc := OrderedCollection new\n3 printNl\nd := Date today\n",
+    );
+    let o = run(&["check", &f]);
+    let err = text(&o.stderr);
+    for want in [
+        "Hint: in bt: `Time monotonicMs` (for intervals) or `Time nowMs` (since the Unix epoch)",
+        "Hint: in bt: `List` (`l := l add: x`: a List is a value; `add:` answers a new one)",
+        "Hint: in bt: `Transcript showCr: x printString`",
+        "Hint: in bt: `DateTime` (`DateTime now`)",
+    ] {
+        assert!(err.contains(want), "{want}\n{err}");
     }
 }

@@ -312,6 +312,17 @@ fn an_editor_session() {
         edits[0]["newText"], "Object subclass: A\n  m => 1\n",
         "{edits}"
     );
+    // A document that does not parse is not formatted (as `bt fmt` refuses it).
+    s.notify(
+        "textDocument/didChange",
+        json!({"textDocument": {"uri": URI, "version": 5}, "contentChanges": [{"text": "x := (   \n\n\n"}]}),
+    );
+    let _ = s.diagnostics();
+    let edits = s.request(
+        "textDocument/formatting",
+        json!({"textDocument": {"uri": URI}, "options": {"tabSize": 2, "insertSpaces": true}}),
+    );
+    assert_eq!(edits, json!([]), "{edits}");
 
     let r = s.request("shutdown", Value::Null);
     assert!(r.is_null());
@@ -617,4 +628,141 @@ fn completion_without_a_known_receiver() {
     let c = s.request("textDocument/completion", at(uri, 1, 7));
     assert_eq!(labels(&c), vec!["Dictionary".to_string()], "{c}");
     s.shutdown();
+}
+
+/// The limit of a message body (`Content-Length`) that `bt lsp` reads; longer bodies are
+/// skipped without being kept.
+const MAX_BODY: usize = 32 << 20;
+
+impl Server {
+    fn raw(&mut self, bytes: &[u8]) {
+        self.stdin.write_all(bytes).unwrap();
+        self.stdin.flush().unwrap();
+    }
+
+    /// The next message that is not a notification: an answer or an error.
+    fn reply(&mut self) -> Value {
+        loop {
+            let m = self.recv();
+            if m.get("method").is_none() {
+                return m;
+            }
+        }
+    }
+}
+
+fn frame(body: &[u8]) -> Vec<u8> {
+    let mut f = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
+    f.extend_from_slice(body);
+    f
+}
+
+/// Frames that are not messages get JSON-RPC errors and the server goes on: a body that is
+/// not JSON (-32700), not UTF-8 (-32700), nested 100,000 deep (-32700), JSON that is not a
+/// message (-32600, with its id when it has one), headers without a length or with a negative
+/// one, a header line of a megabyte, a body over the limit (skipped, not kept: -32600). After
+/// each, a request is answered. (Before: the server ended with status 0 and no answer, or
+/// aborted on allocating the announced length.)
+#[test]
+fn malformed_frames_are_answered_and_the_server_goes_on() {
+    let mut s = Server::start();
+    s.initialize();
+    s.open(URI, SRC);
+    let error_of = |m: &Value| (m["id"].clone(), m["error"]["code"].as_i64());
+    let deep = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"textDocument/hover\",\"params\":{}{}}}",
+        "[".repeat(100_000),
+        "]".repeat(100_000)
+    );
+    let long_header = format!("X-Long: {}\r\n\r\n", "y".repeat(1 << 20));
+    let cases: Vec<(&str, Vec<u8>, Value, i64)> = vec![
+        ("not JSON", frame(b"hello there"), Value::Null, -32700),
+        (
+            "not UTF-8",
+            frame(b"{\"jsonrpc\":\"2.0\",\"method\":\"\xff\xfe\"}"),
+            Value::Null,
+            -32700,
+        ),
+        (
+            "nested 100,000 deep",
+            frame(deep.as_bytes()),
+            Value::Null,
+            -32700,
+        ),
+        ("an array", frame(b"[1, 2]"), Value::Null, -32600),
+        (
+            "a method that is not a string",
+            frame(b"{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":5}"),
+            json!(7),
+            -32600,
+        ),
+        (
+            "no Content-Length",
+            b"Content-Type: application/json\r\n\r\n".to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (
+            "a negative Content-Length",
+            b"Content-Length: -5\r\n\r\n".to_vec(),
+            Value::Null,
+            -32700,
+        ),
+        (
+            "a header line of a megabyte",
+            long_header.into_bytes(),
+            Value::Null,
+            -32700,
+        ),
+    ];
+    for (what, bytes, id, code) in cases {
+        s.raw(&bytes);
+        let m = s.reply();
+        assert_eq!(error_of(&m), (id, Some(code)), "{what}: {m}");
+        let h = s.request("textDocument/hover", pos(9, 0));
+        assert!(h["contents"]["value"].is_string(), "{what}: then {h}");
+    }
+    // A body over the limit: answered at once, then read and dropped.
+    s.raw(format!("Content-Length: {}\r\n\r\n", MAX_BODY + 1).as_bytes());
+    let m = s.reply();
+    assert_eq!(error_of(&m), (Value::Null, Some(-32600)), "{m}");
+    s.raw(&vec![b' '; MAX_BODY + 1]);
+    let h = s.request("textDocument/hover", pos(9, 0));
+    assert!(h["contents"]["value"].is_string(), "after a long body: {h}");
+    s.shutdown();
+}
+
+/// A length the server could not allocate (`99999999999`) is answered at once, without
+/// waiting for the body; the end of the input without `exit` ends the server with status 1,
+/// not 0.
+#[test]
+fn an_impossible_length_is_answered_and_a_closed_input_is_an_error() {
+    let mut s = Server::start();
+    s.initialize();
+    s.raw(b"Content-Length: 99999999999\r\n\r\n{}");
+    let m = s.reply();
+    assert_eq!(m["error"]["code"], json!(-32600), "{m}");
+    assert!(m["id"].is_null(), "{m}");
+    drop(s);
+    let cache = std::env::temp_dir().join(format!("bt-lsp-eof-{}", std::process::id()));
+    let mut child = Command::new(env!("CARGO_BIN_EXE_bt"))
+        .arg("lsp")
+        .env("XDG_CACHE_HOME", &cache)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let init =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"capabilities": {}}});
+    let mut stdin = child.stdin.take().unwrap();
+    stdin
+        .write_all(&frame(init.to_string().as_bytes()))
+        .unwrap();
+    drop(stdin);
+    let o = child.wait_with_output().unwrap();
+    let _ = std::fs::remove_dir_all(&cache);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(err.contains("without `exit`"), "{err}");
 }

@@ -88,3 +88,63 @@ fn bt_top_prints_the_tree_of_a_running_program() {
     assert!(text.contains("1 restarts"), "{text}");
     writeln!(stdin, "quit").unwrap();
 }
+
+/// `bt top ADDR` (following, not `--once`) when the observed program ends: it says so,
+/// shows the tree as it was at the end, and exits with status 0. (Before: it exited 0 with no
+/// word, its last frame still showing everything running.)
+#[test]
+fn bt_top_says_when_the_program_ended() {
+    let mut bt = Command::new(env!("CARGO_BIN_EXE_bt"))
+        .args(["run", "examples/observer.bt", "--observe", "127.0.0.1:0"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = bt.stdin.take().unwrap();
+    let mut err = BufReader::new(bt.stderr.take().unwrap());
+    let mut out = BufReader::new(bt.stdout.take().unwrap());
+    let _guard = Kill(bt);
+    let mut line = String::new();
+    err.read_line(&mut line).unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("observing on http://")
+        .unwrap()
+        .trim_end_matches('/')
+        .to_string();
+    let mut said = String::new();
+    out.read_line(&mut said).unwrap();
+    assert!(said.starts_with("App is running"), "{said}");
+    let top = Command::new(env!("CARGO_BIN_EXE_bt"))
+        .args(["top", &addr])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut top = Kill(top);
+    let mut top_out = BufReader::new(top.0.stdout.take().unwrap());
+    // The first frame is drawn: top follows the program.
+    let mut first = String::new();
+    top_out.read_line(&mut first).unwrap();
+    assert!(first.starts_with("bt top · "), "{first}");
+    writeln!(stdin, "quit").unwrap();
+    stdin.flush().unwrap();
+    let mut rest = String::new();
+    std::io::Read::read_to_string(&mut top_out, &mut rest).unwrap();
+    let status = top.0.wait().unwrap();
+    let mut top_err = String::new();
+    std::io::Read::read_to_string(&mut top.0.stderr.take().unwrap(), &mut top_err).unwrap();
+    assert!(status.success(), "{status:?} {top_err}\n{rest}");
+    let last = rest.rsplit_once("bt top · ").map_or("", |(_, frame)| frame);
+    assert!(
+        last.contains("3 supervisors, 6 workers") && last.contains("App <0.2.0>"),
+        "the final tree:\n{rest}"
+    );
+    assert!(
+        last.trim_end()
+            .ends_with("the program ended; these are its processes' last states"),
+        "{rest}"
+    );
+}

@@ -177,6 +177,197 @@ impl ColorChoice {
     }
 }
 
+/// A message, label or hint is shown up to this many characters (a message that quotes a
+/// whole input stays readable); the rest is counted.
+pub const MAX_MESSAGE: usize = 400;
+
+/// A source line in an excerpt is shown up to about this many characters around what its
+/// labels point at; the rest is counted ("… N more characters").
+pub const MAX_SHOWN_LINE: usize = 160;
+
+/// How many characters of a long line are shown before the first label.
+const LEAD: usize = 40;
+
+/// The first `max` characters of `text` and how many characters follow them (0 when
+/// `text` is not longer).
+pub fn split_cap(text: &str, max: usize) -> (&str, usize) {
+    match text.char_indices().nth(max) {
+        None => (text, 0),
+        Some((at, _)) => (&text[..at], text[at..].chars().count()),
+    }
+}
+
+/// `text` cut to `max` characters, the rest counted: `"abc… 1234 more characters"`.
+pub fn cap_quote(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    match split_cap(text, max) {
+        (_, 0) => std::borrow::Cow::Borrowed(text),
+        (head, more) => std::borrow::Cow::Owned(format!("{head}… {more} more characters")),
+    }
+}
+
+/// `text` cut in the middle when longer than `max` characters, its start (three quarters)
+/// and end kept: `"abc … 1234 more characters … xyz"` (a message's end often says what
+/// went wrong).
+pub fn cap_middle(text: &str, max: usize) -> std::borrow::Cow<'_, str> {
+    let n = text.chars().count();
+    if n <= max {
+        return std::borrow::Cow::Borrowed(text);
+    }
+    let head = max * 3 / 4;
+    let tail = max - head;
+    let start = text.char_indices().nth(head).map_or(text.len(), |(i, _)| i);
+    let end = text
+        .char_indices()
+        .nth(n - tail)
+        .map_or(text.len(), |(i, _)| i);
+    std::borrow::Cow::Owned(format!(
+        "{} … {} more characters … {}",
+        &text[..start],
+        n - head - tail,
+        &text[end..]
+    ))
+}
+
+/// Shown as a picture, not as itself, in a source excerpt: a control character (a terminal
+/// could act on it) or a character ariadne would take for a line end (`\n`, `\t` and the
+/// `\r` of a `\r\n` stay).
+fn hidden(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t') || c == '\u{2028}' || c == '\u{2029}'
+}
+
+fn has_hidden(src: &str) -> bool {
+    let b = src.as_bytes();
+    src.char_indices()
+        .any(|(i, c)| hidden(c) && !(c == '\r' && b.get(i + 1) == Some(&b'\n')))
+}
+
+/// The picture of a hidden character: `␀`…`␟` for C0 controls, `␡`, else `�`.
+fn picture(c: char) -> char {
+    match c as u32 {
+        n @ 0..=0x1f => char::from_u32(0x2400 + n).unwrap_or('\u{fffd}'),
+        0x7f => '\u{2421}',
+        _ => '\u{fffd}',
+    }
+}
+
+/// What ariadne is given instead of the whole source when a diagnostic points into a long
+/// line or the source holds hidden characters: every line the labels touch, cut to a window
+/// of [`MAX_SHOWN_LINE`] characters with hidden characters as pictures, and an empty line for
+/// every other line (so line numbers stay right).
+struct Excerpt<'a> {
+    text: String,
+    /// Per shown line: (source start, source end, excerpt start, excerpt end of the window).
+    windows: Vec<(usize, usize, usize, usize)>,
+    src: &'a str,
+}
+
+impl<'a> Excerpt<'a> {
+    /// None when the whole source can be shown as it is.
+    fn of(
+        src: &'a str,
+        lines: &LineIndex,
+        spans: &[std::ops::Range<usize>],
+        hidden_in_file: bool,
+    ) -> Option<Excerpt<'a>> {
+        let line_of = |o: usize| lines.starts.partition_point(|&s| s <= o).max(1) - 1;
+        let line_range = |l: usize| {
+            let a = lines.starts[l];
+            let mut b = lines.starts.get(l + 1).map_or(src.len(), |&n| n - 1);
+            if src[a..b].ends_with('\r') {
+                b -= 1;
+            }
+            a..b
+        };
+        let mut touched: Vec<usize> = Vec::new();
+        for s in spans {
+            let (a, b) = (
+                line_of(s.start),
+                line_of(s.end.saturating_sub(1).max(s.start)),
+            );
+            touched.extend([a, b]);
+            if b > a {
+                touched.push(a + 1);
+            }
+        }
+        touched.sort_unstable();
+        touched.dedup();
+        let long = touched
+            .iter()
+            .any(|&l| line_range(l).len() > MAX_SHOWN_LINE);
+        if !long && !hidden_in_file {
+            return None;
+        }
+        let mut text = String::new();
+        let mut windows = Vec::new();
+        let mut next = 0;
+        for &l in &touched {
+            text.extend(std::iter::repeat_n('\n', l - next));
+            next = l + 1;
+            let r = line_range(l);
+            let line = &src[r.clone()];
+            let n = line.chars().count();
+            let (ws, we) = if n <= MAX_SHOWN_LINE {
+                (r.start, r.end)
+            } else {
+                let first = spans
+                    .iter()
+                    .flat_map(|s| [s.start, s.end])
+                    .filter(|o| r.contains(o))
+                    .min()
+                    .unwrap_or(r.start);
+                let first_char = src[r.start..first].chars().count();
+                let skip = first_char.saturating_sub(LEAD).min(n - MAX_SHOWN_LINE);
+                let at = |k: usize| {
+                    line.char_indices()
+                        .nth(k)
+                        .map_or(r.end, |(i, _)| r.start + i)
+                };
+                (at(skip), at(skip + MAX_SHOWN_LINE))
+            };
+            if ws > r.start {
+                text.push('…');
+            }
+            let xs = text.len();
+            text.extend(
+                src[ws..we]
+                    .chars()
+                    .map(|c| if hidden(c) { picture(c) } else { c }),
+            );
+            windows.push((ws, we, xs, text.len()));
+            if we < r.end {
+                let more = src[we..r.end].chars().count();
+                text.push_str(&format!("… {more} more characters"));
+            }
+        }
+        text.push('\n');
+        Some(Excerpt { text, windows, src })
+    }
+
+    /// Where source offset `o` is in the excerpt (a point outside a window goes to its edge).
+    fn map(&self, o: usize) -> usize {
+        let i = self.windows.partition_point(|w| w.0 <= o).max(1) - 1;
+        let Some(&(ws, we, xs, xe)) = self.windows.get(i) else {
+            return 0;
+        };
+        if o <= ws {
+            xs
+        } else if o >= we {
+            xe
+        } else {
+            xs + self.src[ws..o]
+                .chars()
+                .map(|c| {
+                    if hidden(c) {
+                        picture(c).len_utf8()
+                    } else {
+                        c.len_utf8()
+                    }
+                })
+                .sum::<usize>()
+        }
+    }
+}
+
 /// Renders diagnostics for a human: `file:line:col: severity: message`, the source snippet with
 /// labels (ariadne), then `Hint: …`. Deterministic without colour, so golden files can pin it.
 pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -> String {
@@ -189,13 +380,16 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
     // rebuilding them per diagnostic made many errors cost errors x file size).
     let lines = LineIndex::new(src);
     let mut cache = (file, Source::from(src));
+    // A source with characters a terminal could act on, or that ariadne counts as line ends,
+    // is always shown through an excerpt (pictures for them, lines numbered as here).
+    let hidden_in_file = has_hidden(src);
     let rest = sorted.split_off(sorted.len().min(MAX_RENDERED));
     for d in sorted {
         let (line, col) = lines.line_col(src, d.span.start);
         out.push_str(&format!(
             "{file}:{line}:{col}: {}: {}\n",
             d.severity.as_str(),
-            d.message
+            cap_quote(&d.message, MAX_MESSAGE)
         ));
         let kind = match d.severity {
             Severity::Error => ReportKind::Error,
@@ -203,8 +397,8 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
             Severity::Hint => ReportKind::Advice,
         };
         let clamp = |s: Span| {
-            let a = (s.start as usize).min(src.len());
-            let b = (s.end as usize).min(src.len()).max(a);
+            let a = floor_char_boundary(src, (s.start as usize).min(src.len()));
+            let b = floor_char_boundary(src, (s.end as usize).min(src.len())).max(a);
             a..b
         };
         let label_text = if d.label.is_empty() {
@@ -212,28 +406,51 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
         } else {
             d.label.clone()
         };
-        let mut report = Report::build(kind, file, clamp(d.span).start)
+        let mut spans = vec![clamp(d.span)];
+        spans.extend(d.secondary.iter().map(|l| clamp(l.span)));
+        let excerpt = Excerpt::of(src, &lines, &spans, hidden_in_file);
+        let at = |r: &std::ops::Range<usize>| match &excerpt {
+            Some(e) => e.map(r.start)..e.map(r.end),
+            None => r.clone(),
+        };
+        let mut report = Report::build(kind, file, at(&spans[0]).start)
             .with_config(
                 Config::default()
                     .with_color(colored)
                     .with_index_type(ariadne::IndexType::Byte)
                     .with_compact(true),
             )
-            .with_message(&d.message)
-            .with_label(ALabel::new((file, clamp(d.span))).with_message(label_text));
-        for l in &d.secondary {
-            report = report.with_label(ALabel::new((file, clamp(l.span))).with_message(&l.message));
+            .with_message(cap_quote(&d.message, MAX_MESSAGE))
+            .with_label(
+                ALabel::new((file, at(&spans[0])))
+                    .with_message(cap_quote(&label_text, MAX_MESSAGE)),
+            );
+        for (l, span) in d.secondary.iter().zip(&spans[1..]) {
+            report = report.with_label(
+                ALabel::new((file, at(span))).with_message(cap_quote(&l.message, MAX_MESSAGE)),
+            );
         }
         let mut buf = Vec::new();
-        let _ = report.finish().write(&mut cache, &mut buf);
+        let _ = match &excerpt {
+            Some(e) => report
+                .finish()
+                .write(&mut (file, Source::from(e.text.as_str())), &mut buf),
+            None => report.finish().write(&mut cache, &mut buf),
+        };
         let text = String::from_utf8_lossy(&buf);
-        // ariadne repeats the title line; keep its snippet only.
+        // ariadne repeats the title line; keep its snippet only. Its `[file:line:col]` counts
+        // in the excerpt: say where it is in the file.
         for l in text.lines().skip(1) {
-            out.push_str(l.trim_end());
+            match l.split_once("╭─[") {
+                Some((margin, _)) if excerpt.is_some() => {
+                    out.push_str(&format!("{margin}╭─[{file}:{line}:{col}]"));
+                }
+                _ => out.push_str(l.trim_end()),
+            }
             out.push('\n');
         }
         if let Some(h) = &d.hint {
-            out.push_str(&format!("Hint: {h}\n"));
+            out.push_str(&format!("Hint: {}\n", cap_quote(h, MAX_MESSAGE)));
         }
     }
     if !rest.is_empty() {

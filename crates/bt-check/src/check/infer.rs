@@ -278,11 +278,13 @@ impl<'a> Walker<'a> {
                 span,
             )
             .with_label("unknown class name");
-            let hint = match did_you_mean(name, self.table.class_names().map(String::as_str)) {
-                Some(s) => format!(
+            let suggestion = did_you_mean(name, self.table.class_names().map(String::as_str));
+            let hint = match (super::sends::habit(name), suggestion) {
+                (Some(h), _) => format!("in bt: {h}"),
+                (None, Some(s)) => format!(
                     "did you mean `{s}`? (the name is looked up again when the statement runs)"
                 ),
-                None => "the name is looked up when the statement runs; if it still names no class then, it raises class_not_found".to_string(),
+                (None, None) => "the name is looked up when the statement runs; if it still names no class then, it raises class_not_found".to_string(),
             };
             d = d.with_hint(hint);
             self.push(d);

@@ -426,9 +426,10 @@ impl<'a> Walker<'a> {
                 .map(String::as_str)
                 .filter(|c| arity(c) == n && related(c)),
         );
-        let hint = match suggestion {
-            Some(sug) => format!("did you mean `{sug}`?"),
-            None => format!("{shown} and its superclasses define no `{}`", s.selector),
+        let hint = match (habit(s.selector), suggestion) {
+            (Some(h), _) => format!("in bt: {h}"),
+            (None, Some(sug)) => format!("did you mean `{sug}`?"),
+            (None, None) => format!("{shown} and its superclasses define no `{}`", s.selector),
         };
         self.push(
             Diagnostic::hint_diag(
@@ -554,5 +555,23 @@ fn unreachable_block() -> &'static Block {
     EMPTY.get_or_init(|| Block {
         params: Vec::new(),
         body: Vec::new(),
+    })
+}
+
+/// Selectors and class names of other Smalltalks (Pharo, Squeak, GNU Smalltalk) that bt
+/// spells differently: what to write in bt (the hint of an unknown selector or class name).
+pub(crate) fn habit(name: &str) -> Option<&'static str> {
+    Some(match name {
+        "millisecondClock" | "millisecondClockValue" | "millisecondsSinceStartup" => {
+            "`Time monotonicMs` (for intervals) or `Time nowMs` (since the Unix epoch)"
+        }
+        "printNl" | "displayNl" => "`Transcript showCr: x printString`",
+        "OrderedCollection" => {
+            "`List` (`l := l add: x`: a List is a value; `add:` answers a new one)"
+        }
+        "Date" | "DateAndTime" => "`DateTime` (`DateTime now`)",
+        "Smalltalk" => "`System` (`System arguments`, `System getEnv:`)",
+        "IdentityDictionary" => "`Dictionary`",
+        _ => return None,
     })
 }

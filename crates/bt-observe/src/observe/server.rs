@@ -32,10 +32,45 @@ use crate::observe::{ObserveConfig, TreeSource};
 use crate::runtime::snapshot::json::to_json_page;
 use crate::runtime::snapshot::Snapshot;
 
-/// A running observer; dropping it stops it (open connections are dropped).
+/// A running observer; dropping it stops it: each event stream gets a last `end` event with
+/// the tree as it is then (the observed program ended), then open connections are dropped.
 pub struct ObserveServer {
     addr: SocketAddr,
     rt: Option<tokio::runtime::Runtime>,
+    ended: tokio::sync::watch::Sender<bool>,
+    live: Arc<Live>,
+}
+
+/// How many event streams are open (their connections not yet closed), to wait for their
+/// `end` events when the server stops.
+#[derive(Default)]
+struct Live {
+    n: std::sync::Mutex<usize>,
+    zero: std::sync::Condvar,
+}
+
+impl Live {
+    fn add(&self, d: isize) {
+        let mut n = self.n.lock().unwrap_or_else(|e| e.into_inner());
+        *n = n.saturating_add_signed(d);
+        if *n == 0 {
+            self.zero.notify_all();
+        }
+    }
+}
+
+/// Counts a connection among the open event streams once it turned into one, until dropped.
+struct LiveGuard {
+    live: Arc<Live>,
+    streaming: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Drop for LiveGuard {
+    fn drop(&mut self) {
+        if self.streaming.load(std::sync::atomic::Ordering::SeqCst) {
+            self.live.add(-1);
+        }
+    }
 }
 
 impl ObserveServer {
@@ -79,7 +114,11 @@ impl ObserveServer {
             let _g = rt.enter();
             TcpListener::from_std(std_listener)?
         };
+        let (ended, ended_rx) = tokio::sync::watch::channel(false);
+        let live = Arc::new(Live::default());
         let shared = Arc::new(Shared {
+            ended: ended_rx,
+            live: live.clone(),
             source,
             conns: Arc::new(Semaphore::new(cfg.max_connections)),
             streams: Arc::new(Semaphore::new(cfg.max_streams)),
@@ -93,6 +132,8 @@ impl ObserveServer {
         Ok(ObserveServer {
             addr: local,
             rt: Some(rt),
+            ended,
+            live,
         })
     }
 
@@ -104,6 +145,14 @@ impl ObserveServer {
 
 impl Drop for ObserveServer {
     fn drop(&mut self) {
+        // The event streams send their `end` event and close; wait for them (a client that
+        // does not read is not waited for long).
+        let _ = self.ended.send(true);
+        let n = self.live.n.lock().unwrap_or_else(|e| e.into_inner());
+        let _ = self
+            .live
+            .zero
+            .wait_timeout_while(n, Duration::from_secs(2), |n| *n > 0);
         // Shutting the runtime down drops the accept loop and every connection task.
         if let Some(rt) = self.rt.take() {
             rt.shutdown_timeout(Duration::from_secs(1));
@@ -122,6 +171,9 @@ struct Shared {
     turned_away: Arc<Semaphore>,
     /// HTTPS: every connection starts with a TLS handshake.
     tls: Option<ObserveTls>,
+    /// Becomes true when the server stops (the observed program ended).
+    ended: tokio::sync::watch::Receiver<bool>,
+    live: Arc<Live>,
 }
 
 impl Shared {
@@ -206,6 +258,10 @@ where
     S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
 {
     let streaming = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let _live = LiveGuard {
+        live: sh.live.clone(),
+        streaming: streaming.clone(),
+    };
     let mut builder = http1::Builder::new();
     builder
         .timer(TokioTimer::new())
@@ -317,6 +373,7 @@ async fn respond(
                 "{\"error\":\"too many event streams\"}".into(),
             ),
             Ok(permit) => {
+                sh.live.add(1);
                 streaming.store(true, std::sync::atomic::Ordering::SeqCst);
                 let (tx, rx) = mpsc::channel::<Bytes>(1);
                 tokio::spawn(events(sh.clone(), tx, permit));
@@ -329,8 +386,9 @@ async fn respond(
 }
 
 /// Feeds one event stream: a `tree` event at once, then one whenever the tree changed
-/// (looked at every `interval`), a comment every 15 s to keep proxies from closing it. Ends
-/// when the client goes away or stops reading for 10 s.
+/// (looked at every `interval`), a comment every 15 s to keep proxies from closing it. When
+/// the server stops (the observed program ended) a last `end` event carries the tree as it
+/// is then, and the stream closes. Ends when the client goes away or stops reading for 10 s.
 async fn events(
     sh: Arc<Shared>,
     tx: mpsc::Sender<Bytes>,
@@ -339,6 +397,7 @@ async fn events(
     let mut prev: Option<Snapshot> = None;
     let mut prev_key = String::new();
     let mut quiet = Duration::ZERO;
+    let mut ended = sh.ended.clone();
     let send = |b: Bytes| {
         let tx = tx.clone();
         async move {
@@ -352,10 +411,17 @@ async fn events(
         return;
     }
     loop {
+        // The server stopping (or gone) ends the stream after one more tree.
+        let end = *ended.borrow() || ended.has_changed().is_err();
         let Some(cur) = sh.snapshot().await else {
             return;
         };
         let cur = routes::capped(cur, sh.cfg.max_roots);
+        if end {
+            let data = routes::event_json(prev.as_ref(), &cur);
+            let _ = send(Bytes::from(format!("event: end\ndata: {data}\n\n"))).await;
+            return;
+        }
         let key = routes::tree_key(&cur);
         if prev.is_none() || key != prev_key {
             let data = routes::event_json(prev.as_ref(), &cur);
@@ -372,7 +438,8 @@ async fn events(
             }
             quiet = Duration::ZERO;
         }
-        tokio::time::sleep(sh.cfg.interval).await;
+        // The next look: after `interval`, or at once when the server stops.
+        let _ = tokio::time::timeout(sh.cfg.interval, ended.changed()).await;
         quiet += sh.cfg.interval;
     }
 }

@@ -4,6 +4,10 @@
 //! redraw marks what changed since the previous one: `+` added, `↻` restarted, `Δ` state
 //! changed; removed nodes are listed under the tree.
 //!
+//! When the observed program ends the observer sends a last `end` event: the tree is drawn
+//! once more with [`ENDED`] under it and `bt top` exits with status 0; a connection closed
+//! without it is an error (status 1, the last frame stays on the screen).
+//!
 //! `--once` prints the current tree once and exits (scripts, tests). An observer served with
 //! `--observe-tls` is read over HTTPS (`https://ADDR`, `--ca FILE`, `--tls CONFIG`,
 //! `--server-name NAME`: `super::tls_client`).
@@ -19,6 +23,9 @@ use super::tls_client::{self, ClientTls};
 
 const USAGE: &str = "usage: bt top [https://]ADDR [--once] [--ca FILE] [--tls CONFIG] \
                      [--server-name NAME]   (ADDR as given to `bt run --observe ADDR`)";
+
+/// Under the last frame, when the observer said the program ended.
+pub const ENDED: &str = "the program ended; these are its processes' last states\n";
 
 /// A connection to the observer, plain or TLS.
 trait Conn: Read + Write {}
@@ -133,19 +140,33 @@ fn follow(
     }
     let tty = std::io::stdout().is_terminal() && !once;
     let mut line = String::new();
+    // The name of the event whose data comes next (`tree`, or `end` when the program ended).
+    let mut kind = String::new();
     loop {
         line.clear();
         if r.read_line(&mut line)? == 0 {
-            return Ok(());
+            return Err(std::io::Error::other(
+                "the observer closed the connection without saying the program ended (it was \
+                 killed, or the network failed); the states above are the last ones seen",
+            ));
+        }
+        let l = line.trim_end();
+        if let Some(k) = l.strip_prefix("event: ") {
+            kind = k.to_string();
+            continue;
         }
         // Chunked transfer: the size lines are not JSON and are skipped with the rest.
-        let Some(data) = line.trim_end().strip_prefix("data: ") else {
+        let Some(data) = l.strip_prefix("data: ") else {
             continue;
         };
         let Ok(ev) = serde_json::from_str::<Value>(data) else {
             continue;
         };
-        let text = render(&ev);
+        let ended = kind == "end";
+        let mut text = render(&ev);
+        if ended {
+            text.push_str(ENDED);
+        }
         let mut out = std::io::stdout().lock();
         if tty {
             // Home the cursor and clear the screen, then draw.
@@ -153,7 +174,7 @@ fn follow(
         }
         write!(out, "{text}")?;
         out.flush()?;
-        if once {
+        if once || ended {
             return Ok(());
         }
     }

@@ -4,6 +4,9 @@
 
 use crate::diagnostic::Diagnostic;
 
+/// A report shows at most this many characters of a message (the exception keeps it whole).
+pub const MAX_REPORTED: usize = 600;
+
 /// An error that reached the top of a unit.
 #[derive(Clone, Debug)]
 pub enum BtError {
@@ -150,20 +153,22 @@ impl BtError {
         matches!(self, BtError::Uncaught(u) if u.badarith)
     }
 
-    /// `ClassName (kind): message` plus `Hint: …` (3.5), without the location.
+    /// `ClassName (kind): message` plus `Hint: …` (3.5), without the location. A message or
+    /// hint longer than [`MAX_REPORTED`] characters is cut in the middle, the cut counted.
     pub fn report(&self) -> String {
+        let cap = |t: &str| crate::diagnostic::cap_middle(t, MAX_REPORTED).into_owned();
         let mut s = if self.is_compile() {
-            format!("error: {}", self.message())
+            format!("error: {}", cap(&self.message()))
         } else {
             format!(
                 "{} ({}): {}",
                 self.class_name(),
                 self.kind(),
-                self.message()
+                cap(&self.message())
             )
         };
         if let Some(h) = self.hint() {
-            s.push_str(&format!("\nHint: {h}"));
+            s.push_str(&format!("\nHint: {}", cap(h)));
         }
         s
     }

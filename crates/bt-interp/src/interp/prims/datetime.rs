@@ -457,10 +457,7 @@ fn from_string(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
         Some(t) => Ok(ctx.make_ok(make(ctx, t))),
         None => match ctx.err(
             ErrorKind::ParseError,
-            format!(
-                "not an ISO 8601 date-time: {}",
-                crate::interp::print::quote_string(&s)
-            ),
+            format!("not an ISO 8601 date-time: {}", quote_capped(&s)),
         ) {
             Unwind::Error(exc) => Ok(ctx.make_error(exc)),
             other => Err(other),
@@ -498,5 +495,16 @@ mod tests {
         );
         assert!(parse_iso("2026-02-30T00:00:00Z").is_none());
         assert!(parse_iso("yesterday").is_none());
+    }
+}
+
+/// `"text"` for a message, at most 80 characters of it (`"abc…"… N more characters`).
+pub(crate) fn quote_capped(s: &str) -> String {
+    match crate::diagnostic::split_cap(s, 80) {
+        (_, 0) => crate::interp::print::quote_string(s),
+        (head, more) => format!(
+            "{}… {more} more characters",
+            crate::interp::print::quote_string(head)
+        ),
     }
 }

@@ -23,7 +23,10 @@ pub fn register(p: &mut Prims) {
         };
         match parse_iso(&s) {
             Some(ms) => Ok(duration(ctx, ms)),
-            None => Err(ctx.type_err(format!("not an ISO 8601 duration: \"{s}\""))),
+            None => Err(ctx.type_err(format!(
+                "not an ISO 8601 duration: {}",
+                super::datetime::quote_capped(&s)
+            ))),
         }
     });
     p.add(d, "asMilliseconds", |ctx, r, _| {

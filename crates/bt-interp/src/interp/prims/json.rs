@@ -92,9 +92,18 @@ struct Writer {
 const MAX_DEPTH: usize = 512;
 
 impl Writer {
+    /// The path to where the writer is (`[2].name`); of a deep one the first and last six
+    /// steps, the ones between counted.
     fn path_text(&self) -> String {
         let mut s = String::new();
-        for seg in &self.path {
+        let n = self.path.len();
+        for (i, seg) in self.path.iter().enumerate() {
+            if n > 12 && (6..n - 6).contains(&i) {
+                if i == 6 {
+                    s.push_str(&format!("…({} more levels)…", n - 12));
+                }
+                continue;
+            }
             match seg {
                 Seg::Index(i) => s.push_str(&format!("[{i}]")),
                 Seg::Key(k) => {

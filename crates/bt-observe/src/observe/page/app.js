@@ -188,6 +188,17 @@
   const es = new EventSource('/runtime/events');
   es.onopen = () => { live.textContent = 'live'; live.classList.remove('off'); };
   es.onerror = () => { live.textContent = 'reconnecting…'; live.classList.add('off'); };
+  // The program ended: its last tree, then no reconnecting.
+  es.addEventListener('end', (ev) => {
+    es.close();
+    const d = JSON.parse(ev.data);
+    st.tree = d.tree;
+    st.idents = d.idents;
+    st.diff = d.diff;
+    render();
+    live.textContent = 'program ended';
+    live.classList.add('off');
+  });
   es.addEventListener('tree', (ev) => {
     const d = JSON.parse(ev.data);
     st.tree = d.tree;

@@ -100,7 +100,7 @@ pub(crate) fn key_error(ctx: &mut Ctx, key: &Value) -> Unwind {
     match ctx.print_string(key) {
         Ok(k) => ctx.err_hint(
             ErrorKind::KeyError,
-            format!("key not found: {k}"),
+            format!("key not found: {}", crate::diagnostic::cap_quote(&k, 200)),
             "Use 'includesKey:' to test first, or 'at:ifAbsent:' to supply a default.",
         ),
         Err(e) => e,
