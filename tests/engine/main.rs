@@ -40,9 +40,9 @@ mod host_calls;
 mod isolation;
 mod limit_escapes;
 mod limits;
+mod logs;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
-mod logs;
 mod script_calls;
 mod shared_library;
 mod sources;

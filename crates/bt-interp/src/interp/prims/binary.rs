@@ -173,7 +173,8 @@ pub fn register(p: &mut Prims) {
     p.add(c, "asList", to_bytes).cost(Cost::ByteValues);
     p.add(c, "do:", do_each);
     p.add(c, "asString", as_string).cost(Cost::Copy);
-    p.add(c, "asStringUnchecked", as_string_unchecked).cost(Cost::Copy);
+    p.add(c, "asStringUnchecked", as_string_unchecked)
+        .cost(Cost::Copy);
     p.add(c, "isValidUtf8", is_valid_utf8)
         .cost(Cost::InputBytes);
     p.add(c, "asHex", as_hex).cost(Cost::Grow(2));
