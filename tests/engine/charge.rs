@@ -86,12 +86,16 @@ fn big_integers_and_printing_meet_the_reduction_limit() {
 
 #[test]
 fn a_huge_primitive_meets_the_deadline() {
-    // 10^11 elements: without charging this would run (and allocate) until memory ran out;
-    // the deadline is checked at the budget crossings the charges make.
+    // 10^11 elements: without charging this would run until memory ran out; the deadline
+    // is checked at the budget crossings the charges make.
     let e = Engine::builder().timeout(Duration::from_millis(50)).build();
-    let er = err(&e, "(1 to: 100000000000) asList size");
+    let er = err(&e, "((1 to: 100000000000) select: [:i | i < 0]) size");
     assert_eq!(er.limit, Some(Limit::Deadline), "{er}");
     assert_eq!(er.kind, "deadline");
+    // A List of them (1.6 TB) is larger than any machine: refused before it starts.
+    let er = err(&e, "(1 to: 100000000000) asList size");
+    assert_eq!(er.limit, Some(Limit::Memory), "{er}");
+    assert!(er.message.contains("machine's memory"), "{er}");
     let er = err(&e, "(1 to: 500000000) inject: 0 into: [:a :b | a + b]");
     assert_eq!(er.kind, "deadline");
 }

@@ -165,3 +165,29 @@ fn a_max_depth_whose_stack_cannot_be_mapped_is_refused_at_start() {
     assert_eq!(r.code(), Some(0), "{}", r.stderr);
     assert_eq!(r.stdout, "42\n");
 }
+
+/// With no limit at all (`bt run`), one step larger than the machine's memory is refused
+/// before it allocates — and before it pays its reductions, which took days for
+/// `"x" repeat: 2 ** 50` — with a `memory_limit` error and status 1, never an abort.
+#[test]
+fn a_step_larger_than_the_machine_is_refused_at_once_under_bt_run() {
+    for (name, step) in [
+        ("repeat", "(\"x\" repeat: 2 ** 50) size"),
+        ("as_list", "(1 to: 2 ** 50) asList size"),
+        ("pad", "(\"x\" padLeft: 2 ** 50) size"),
+        (
+            "handled",
+            "([(\"x\" repeat: 2 ** 50) size] on: Error do: [:e | 0])",
+        ),
+    ] {
+        let src = format!("Transcript showCr: {step} printString\n");
+        let (code, out, err) = run_script(name, &src, Duration::from_secs(60));
+        assert_eq!(code, Some(1), "{name}: {out}{err}");
+        assert!(err.contains("memory_limit"), "{name}: {err}");
+        assert!(
+            !err.contains("panicked") && !err.contains("abort"),
+            "{name}: {err}"
+        );
+        assert_eq!(out, "", "{name}");
+    }
+}

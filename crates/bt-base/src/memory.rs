@@ -257,6 +257,26 @@ impl Drop for Scope {
     }
 }
 
+/// The machine's physical memory in bytes (asked once; `usize::MAX` when unknown): no single
+/// step larger than this can succeed, limit or not (`Ctx::reserve`).
+pub fn machine_memory() -> usize {
+    static MEM: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *MEM.get_or_init(|| {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let (pages, size) = unsafe {
+            (
+                libc::sysconf(libc::_SC_PHYS_PAGES),
+                libc::sysconf(libc::_SC_PAGESIZE),
+            )
+        };
+        if pages <= 0 || size <= 0 {
+            usize::MAX
+        } else {
+            (pages as usize).saturating_mul(size as usize)
+        }
+    })
+}
+
 /// Would `bytes` more take the current thread's account past its limit? Asked before a bulk
 /// step allocates (`Ctx::charge`).
 pub fn would_exceed(bytes: usize) -> bool {

@@ -515,8 +515,12 @@ impl Engine {
             .map(|t| Watchdog::arm(sh, &self.rt, id, t));
         let r = f(vm);
         let tripped = sh.watchdog.end(timer).or_else(|| match &r {
-            // A bulk step refused up front by the memory account (`Ctx::charge`).
-            Err(e) if e.message.contains("#memory_limit") => Some(Limit::Memory),
+            // A limit the run met itself (a step refused before it allocated: `Ctx::reserve`).
+            Err(e) => match e.error_kind {
+                EngineErrorKind::Limit(l) => Some(l),
+                _ if e.message.contains("#memory_limit") => Some(Limit::Memory),
+                _ => None,
+            },
             _ => None,
         });
         if let Some(l) = tripped {
@@ -532,10 +536,14 @@ impl Engine {
                 format!("more than {} reductions", lim.max_reductions.unwrap_or(0))
             }
             Limit::Deadline => format!("still running after {:?}", lim.timeout.unwrap_or_default()),
-            Limit::Memory => format!(
-                "more than {} bytes in use",
-                self.shared.account.map(|a| a.limit()).unwrap_or(0)
-            ),
+            Limit::Memory => match (self.shared.account, lim.max_allocation) {
+                (Some(a), _) => format!("more than {} bytes in use", a.limit()),
+                (None, Some(n)) => format!("a single step of more than {n} bytes"),
+                (None, None) => format!(
+                    "a single step larger than this machine's memory ({} bytes)",
+                    crate::memory::machine_memory()
+                ),
+            },
             Limit::Cancelled => "cancelled by the host".to_string(),
             Limit::Budget => format!(
                 "more than {} reductions over the engine's life",

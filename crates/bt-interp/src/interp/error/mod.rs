@@ -342,6 +342,22 @@ pub fn to_bt_error(ctx: &mut Ctx, u: Unwind) -> BtError {
             "runtime_error",
             "non-local return from a method that has already returned",
         ),
+        Unwind::Exit(_) if u.limit_kind().is_some() => {
+            // A limit (an embedder's, or a step larger than the machine's memory).
+            let kind = u.limit_kind().map_or("limit", |k| k.as_str());
+            let mut e = BtError::simple(
+                "LimitExceeded",
+                kind,
+                &format!("{} exceeded", kind.replace('_', " ")),
+            );
+            if let (BtError::Uncaught(u), "memory_limit") = (&mut e, kind) {
+                u.hint = Some(
+                    "one step would allocate more than the memory limit (or the machine's memory) allows"
+                        .to_string(),
+                );
+            }
+            e
+        }
         Unwind::Exit(v) => {
             let msg = ctx.default_print(&v).unwrap_or_else(|_| "exit".to_string());
             BtError::simple("RuntimeError", "exit", &format!("process exited: {msg}"))

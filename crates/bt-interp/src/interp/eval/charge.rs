@@ -130,7 +130,9 @@ impl Ctx {
     /// allocates. Refuses with the uncatchable `memory_limit` when they would take the
     /// running engine's or actor's memory account past its limit (`memory::would_exceed`) or
     /// pass the engine's largest single step (`EngineBuilder::max_allocation`), so one step
-    /// never reaches the allocator past a limit, with or without the counting allocator.
+    /// never reaches the allocator past a limit, with or without the counting allocator. A
+    /// step larger than the machine's memory is refused the same way, with no limit set
+    /// (`bt run`: `"x" repeat: 2 ** 50` used to pay its reductions for days first).
     /// Steps under [`RESERVE_FREE`] bytes are not checked (the hook sees their growth). A
     /// result whose size is not known up front reports its growth to [`Ctx::built`].
     #[inline]
@@ -146,7 +148,10 @@ impl Ctx {
         if let Some(kind) = self.limit_met() {
             return Err(self.limit_hit(kind));
         }
-        if bytes > self.prog.max_allocation() || crate::memory::would_exceed(bytes) {
+        if bytes > self.prog.max_allocation()
+            || bytes > crate::memory::machine_memory()
+            || crate::memory::would_exceed(bytes)
+        {
             return Err(self.limit_hit("memory_limit"));
         }
         Ok(())
