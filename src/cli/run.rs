@@ -387,7 +387,7 @@ mod tests {
         assert_eq!(out, "before\n");
         assert_eq!(
             err,
-            "FILE:3:1: TypeError (type_error): bad arithmetic operation\nHint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
+            "FILE:3:1: TypeError (type_error): bad arithmetic operation\n`1 / 0`: division by zero\nHint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
         );
     }
 

@@ -66,6 +66,7 @@ pub(crate) fn facts(e: &BtError) -> ErrorFacts {
         compile: e.is_compile(),
         messages: e.diagnostics().iter().map(|d| d.message.clone()).collect(),
         traceback: e.traceback(),
+        detail: e.detail().map(str::to_string),
     }
 }
 

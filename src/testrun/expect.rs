@@ -169,6 +169,8 @@ pub(crate) struct ErrorFacts {
     pub messages: Vec<String>,
     /// The bt stack (`BtError::traceback`), shown for a case that failed with an error.
     pub traceback: String,
+    /// The operation of an arithmetic fault (`BtError::detail`), shown under the first line.
+    pub detail: Option<String>,
 }
 
 impl ErrorFacts {
@@ -206,6 +208,10 @@ impl ErrorFacts {
         } else {
             format!("{} ({}): {}", self.class_name, self.kind, self.message)
         };
+        if let Some(d) = &self.detail {
+            s.push('\n');
+            s.push_str(d);
+        }
         if let Some(h) = &self.hint {
             s.push_str("\nHint: ");
             s.push_str(h);

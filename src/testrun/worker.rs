@@ -422,6 +422,9 @@ pub(crate) fn judge(
 /// The hint and the traceback of an error a case failed with.
 fn error_detail(e: &ErrorFacts) -> Option<String> {
     let mut parts = Vec::new();
+    if let Some(d) = &e.detail {
+        parts.push(d.clone());
+    }
     if let Some(h) = &e.hint {
         parts.push(format!("Hint: {h}"));
     }

@@ -966,3 +966,65 @@ fn smalltalk_habits_get_a_pointer() {
         assert!(err.contains(want), "{want}\n{err}");
     }
 }
+
+/// An arithmetic fault's report names the operation: the operator, the operands' values and
+/// classes, and "division by zero" when that is the cause — for `bt run`, the REPL and a
+/// failing `bt test` case. The exception itself is unchanged (kind `type_error`, message
+/// "bad arithmetic operation", the fixed hint). (Before: `3 + "x"` and `1 / 0` read alike.)
+#[test]
+fn arithmetic_errors_name_the_operation() {
+    let s = Scratch::new("arith-detail");
+    for (src, line) in [
+        ("1 / 0\n", "`1 / 0`: division by zero"),
+        ("x := 7\nx rem: 0\n", "`7 rem: 0`: division by zero"),
+        (
+            "3 + \"x\"\n",
+            "`3 + \"x\"`: Integer + String, and \"x\" is not a number",
+        ),
+        (
+            "Object subclass: Half\n  of: n => 2 / n\n\nHalf new of: nil\n",
+            "`2 / nil`: Integer / UndefinedObject, and nil is not a number",
+        ),
+    ] {
+        let f = s.file("a.bt", src);
+        let o = run(&["run", "--no-check", &f]);
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!(
+                "TypeError (type_error): bad arithmetic operation\n{line}\nHint: Arithmetic requires numbers;"
+            )),
+            "{src}: {err}"
+        );
+    }
+    let mut child = bt()
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"10 / 0\n").unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(
+        text(&o.stderr).contains("bad arithmetic operation\n`10 / 0`: division by zero\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    let f = s.file("t.btscript", "5 / 0\n// => 1\n");
+    let o = run(&["test", &f]);
+    assert!(
+        text(&o.stdout).contains("`5 / 0`: division by zero"),
+        "{}",
+        text(&o.stdout)
+    );
+    // Code that inspects the exception sees what the spec fixes.
+    let o = run(&[
+        "run",
+        "-e",
+        "Transcript showCr: ([1 / 0] on: Error do: [:e | e messageText ++ \"|\" ++ e hint])",
+    ]);
+    assert_eq!(
+        text(&o.stdout),
+        "bad arithmetic operation|Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
+    );
+}

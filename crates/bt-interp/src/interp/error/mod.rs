@@ -267,6 +267,56 @@ pub(crate) fn arith_fault(ctx: &Ctx) -> Unwind {
     Unwind::Error(v)
 }
 
+/// [`arith_fault`] of the binary operation `r SEL a` (SEL the running selector): the same
+/// exception, and the operation remembered for the printed report ([`arith_detail`]).
+pub(crate) fn arith_fault_on(ctx: &Ctx, r: &Value, a: &Value) -> Unwind {
+    let u = arith_fault(ctx);
+    if let Unwind::Error(Value::Object(i)) = &u {
+        let detail = arith_detail(ctx.cur_sel.as_str(), r, a);
+        *ctx.err_detail.borrow_mut() = Some((Arc::as_ptr(i) as usize, detail));
+    }
+    u
+}
+
+/// The line under an arithmetic fault's report: `` `1 / 0`: division by zero ``, or
+/// `` `3 + "x"`: Integer + String, and "x" is not a number `` (operands of other classes
+/// are shown by class: `an Account`; long ones are cut).
+pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
+    use crate::interp::prims::fault::{article_class, class_name};
+    use crate::interp::prims::number::pure::num;
+    let shown = |v: &Value| match crate::interp::print::simple_print(v) {
+        Some(s) => crate::diagnostic::cap_quote(&s, 40).into_owned(),
+        None => article_class(v),
+    };
+    let expr = format!("`{} {sel} {}`", shown(r), shown(a));
+    let zero = match a {
+        Value::Int(0) => true,
+        Value::Float(f) => f.get() == 0.0,
+        _ => false,
+    };
+    let division = matches!(
+        sel,
+        "/" | "%" | "\\\\" | "rem:" | "mod:" | "div:" | "quo:" | "reciprocal"
+    );
+    match (num(r).is_some(), num(a).is_some()) {
+        (true, true) if division && zero => format!("{expr}: division by zero"),
+        (true, true) => format!(
+            "{expr}: {} {sel} {} has no number as its answer",
+            class_name(r),
+            class_name(a)
+        ),
+        (rn, _) => {
+            let bad = if rn { a } else { r };
+            format!(
+                "{expr}: {} {sel} {}, and {} is not a number",
+                class_name(r),
+                class_name(a),
+                shown(bad)
+            )
+        }
+    }
+}
+
 /// `Result ok: v` / `Result error: v`.
 pub fn make_result(ctx: &Ctx, ok: bool, v: Value) -> Value {
     let class = ctx.prog.core.result.clone();
@@ -406,6 +456,12 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         (Some((p, l)), Value::Object(i)) if p == Arc::as_ptr(i) as usize => l,
         _ => ctx.cur_loc,
     };
+    let detail = match (ctx.err_detail.borrow().as_ref(), exc) {
+        (Some((p, d)), Value::Object(i)) if badarith && *p == Arc::as_ptr(i) as usize => {
+            Some(d.clone())
+        }
+        _ => None,
+    };
     BtError::Uncaught(Uncaught {
         class_name,
         kind,
@@ -414,6 +470,7 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         selector,
         location: prog.location(loc),
         badarith,
+        detail,
         trace: trace_frames(exc),
     })
 }

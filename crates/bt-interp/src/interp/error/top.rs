@@ -40,6 +40,9 @@ pub struct Uncaught {
     pub location: Option<(String, usize, usize)>,
     /// An arithmetic fault (raw reason `badarith`): matches `badarith` in expectations.
     pub badarith: bool,
+    /// The operation of an arithmetic fault, shown under the report's first line:
+    /// `` `1 / 0`: division by zero `` (not part of the exception).
+    pub detail: Option<String>,
     /// The bt stack when raised, innermost first.
     pub trace: Vec<TraceFrame>,
 }
@@ -66,6 +69,7 @@ impl BtError {
             selector: None,
             location: None,
             badarith: false,
+            detail: None,
             trace: Vec::new(),
         })
     }
@@ -148,12 +152,21 @@ impl BtError {
         }
     }
 
+    /// The line under the report's first line: an arithmetic fault's operation.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            BtError::Uncaught(u) => u.detail.as_deref(),
+            _ => None,
+        }
+    }
+
     /// An arithmetic fault (raw reason `badarith`).
     pub fn is_badarith(&self) -> bool {
         matches!(self, BtError::Uncaught(u) if u.badarith)
     }
 
-    /// `ClassName (kind): message` plus `Hint: …` (3.5), without the location. A message or
+    /// `ClassName (kind): message`, the [`BtError::detail`] line of an arithmetic fault, and
+    /// `Hint: …` (3.5), without the location. A message or
     /// hint longer than [`MAX_REPORTED`] characters is cut in the middle, the cut counted.
     pub fn report(&self) -> String {
         let cap = |t: &str| crate::diagnostic::cap_middle(t, MAX_REPORTED).into_owned();
@@ -167,6 +180,10 @@ impl BtError {
                 cap(&self.message())
             )
         };
+        if let Some(d) = self.detail() {
+            s.push('\n');
+            s.push_str(d);
+        }
         if let Some(h) = self.hint() {
             s.push_str(&format!("\nHint: {}", cap(h)));
         }

@@ -60,6 +60,15 @@ pub fn lift(ctx: &Ctx, r: Res) -> EvalResult {
     r.map_err(|f| f.raise(ctx))
 }
 
+/// [`lift`] for a binary operation `r SEL a[0]`: an arithmetic fault remembers the operation
+/// for the printed report (`` `1 / 0`: division by zero ``).
+pub fn lift_op(ctx: &Ctx, r: &Value, a: &Value, res: Res) -> EvalResult {
+    match res {
+        Err(Fault::Arith) => Err(crate::interp::error::arith_fault_on(ctx, r, a)),
+        other => lift(ctx, other),
+    }
+}
+
 /// The class name of a built-in value, without needing the class table (user instances and
 /// classes report their own class name).
 pub fn class_name(v: &Value) -> String {

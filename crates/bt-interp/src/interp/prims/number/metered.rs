@@ -16,7 +16,7 @@ use num_bigint::{BigInt, Sign};
 use num_traits::Zero;
 
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::fault::{lift, Fault, Res};
+use crate::interp::prims::fault::{lift, lift_op, Fault, Res};
 use crate::interp::prims::number::big::{self, div, gcd, radix};
 use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
 use crate::interp::prims::number::units;
@@ -45,7 +45,7 @@ fn room_for(ctx: &mut Ctx, bits: u64) -> Result<(), Unwind> {
 /// The old path: the work charged up front, then the pure operation.
 fn charged(ctx: &mut Ctx, r: &Value, a: &[Value], f: fn(&Value, &Value) -> Res) -> EvalResult {
     Cost::BigProduct.charge(ctx, r, a)?;
-    lift(ctx, f(r, &a[0]))
+    lift_op(ctx, r, &a[0], f(r, &a[0]))
 }
 
 fn big(v: BigInt) -> EvalResult {
@@ -155,7 +155,7 @@ pub fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             ctx.charge((bits.min(MAX_INT_BITS + 1) / 4) as usize)?;
         }
     }
-    lift(ctx, num::power(r, &a[0]))
+    lift_op(ctx, r, &a[0], num::power(r, &a[0]))
 }
 
 /// The digits of an Integer in `radix` (lower case), metered when it is huge.

@@ -32,7 +32,7 @@ macro_rules! binary_prim {
                 &$crate::value::Value,
                 &$crate::value::Value,
             ) -> $crate::interp::prims::fault::Res = $f;
-            $crate::interp::prims::fault::lift(ctx, f(r, &a[0]))
+            $crate::interp::prims::fault::lift_op(ctx, r, &a[0], f(r, &a[0]))
         }
     )*};
 }
