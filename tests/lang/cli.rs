@@ -457,7 +457,7 @@ fn fmt_rewrites_checks_and_reads_stdin() {
 /// `bt fmt` and `bt fmt --check` on a file that does not parse, or that holds NUL bytes (not
 /// a text file): the diagnostics on standard error, exit status 1, the file untouched — also
 /// when the layout would have changed it — and the well-formed files beside it still
-/// formatted. (Before: exit 0, and a file of NUL bytes was "formatted".)
+/// formatted.
 #[test]
 fn fmt_refuses_files_that_do_not_parse_or_hold_nul_bytes() {
     let s = Scratch::new("fmt-broken");
@@ -583,11 +583,6 @@ fn a_closed_output_pipe_ends_quietly() {
     }
 }
 
-/// `bt repl` in a terminal (a pseudo-terminal, as a user has): the session survives an error
-/// and a Ctrl-C that interrupts a loop which never ends, keeps its bindings, and Ctrl-D ends it
-/// with status 0. Ctrl-C is sent once the loop has printed that it runs, and again while the
-/// output lacks "interrupted"; each wait is a read of the terminal's output with a bound on
-/// the total time. (Before: Ctrl-C ended the whole session.)
 /// `bt repl` in a new pseudo-terminal (200 columns) of type `term`, its own session whose
 /// controlling terminal the pty is (so `\x03` typed there is a SIGINT when the terminal is in
 /// cooked mode); HOME is `home` (the history file). Answers the master side to type on, the
@@ -659,6 +654,11 @@ fn repl_in_a_pty(term: &str, home: &Scratch) -> (std::fs::File, KillOnDrop, Term
     (master, child, t)
 }
 
+/// `bt repl` in a terminal (a pseudo-terminal, as a user has): the session survives an error
+/// and a Ctrl-C that interrupts a loop which never ends, keeps its bindings, and Ctrl-D ends it
+/// with status 0. Ctrl-C is sent once the loop has printed that it runs, and again while the
+/// output lacks "interrupted"; each wait is a read of the terminal's output with a bound on
+/// the total time.
 #[test]
 fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
     let home = Scratch::new("repl-home");
@@ -693,8 +693,7 @@ fn repl_in_a_terminal_survives_errors_and_ctrl_c() {
 /// lines between its members, statements after it — arrives whole and in order, as do lines
 /// typed ahead of the prompt and, on a terminal with bracketed paste, a bracketed paste. Each
 /// in a raw-mode terminal (`TERM=xterm`: the line editor reads the keys) and a cooked one
-/// (`TERM=dumb`: Ctrl-C is a SIGINT). (Before: Ctrl-C left the prompt at `...>` with the
-/// next line glued on; the paste kept its first line only.)
+/// (`TERM=dumb`: Ctrl-C is a SIGINT).
 #[test]
 fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
     const PASTE: &[u8] = b"Value subclass: Pair\r  field: a = 0\r  field: b = 0\r\r  sum => self.a + self.b\r\r  twice => self sum * 2\r\r(Pair a: 40 b: 2) sum\r6 * 8\r(Pair a: 25 b: 2) twice\r";
@@ -818,8 +817,7 @@ impl Drop for KillOnDrop {
 /// What a message quotes is cut, the rest counted ("… N more characters"): an 8M-digit
 /// literal's diagnostic (the source line with its underline), a 1M-character string that is
 /// not a date, a 1M-character key that is not in a Dictionary, a 1M-character selector sent
-/// by `perform:`, the path of a too-deep `Json generate:`. (Before: 24 MB of stderr for the
-/// literal, the whole string or key repeated, 512 path segments.)
+/// by `perform:`, the path of a too-deep `Json generate:`.
 #[test]
 fn messages_cut_what_they_quote() {
     let s = Scratch::new("quote-cap");
@@ -869,7 +867,7 @@ fn messages_cut_what_they_quote() {
 }
 
 /// `bt test` without a PATH where there is no `test/` directory says what it looked for and
-/// how to name files (before: "bt test: test: no such file or directory").
+/// how to name files.
 #[test]
 fn test_without_a_test_directory_says_what_it_looked_for() {
     let s = Scratch::new("no-test-dir");
@@ -882,7 +880,7 @@ fn test_without_a_test_directory_says_what_it_looked_for() {
     );
 }
 
-/// `bt run -h` shows that a FILE (or `-e TEXT`, or `-`) is required (before: `[FILE]`).
+/// `bt run -h` shows that a FILE (or `-e TEXT`, or `-`) is required.
 #[test]
 fn run_help_shows_the_file_as_required() {
     let o = run(&["run", "-h"]);
@@ -894,7 +892,7 @@ fn run_help_shows_the_file_as_required() {
 }
 
 /// `:load` of a file whose statements fail inside methods shows the traceback, as `bt run`
-/// does (before: the one-line report only).
+/// does.
 #[test]
 fn repl_load_errors_show_the_traceback() {
     let s = Scratch::new("repl-load-tb");
@@ -970,7 +968,7 @@ fn smalltalk_habits_get_a_pointer() {
 /// An arithmetic fault's report names the operation: the operator, the operands' values and
 /// classes, and "division by zero" when that is the cause — for `bt run`, the REPL and a
 /// failing `bt test` case. The exception itself is unchanged (kind `type_error`, message
-/// "bad arithmetic operation", the fixed hint). (Before: `3 + "x"` and `1 / 0` read alike.)
+/// "bad arithmetic operation", the fixed hint).
 #[test]
 fn arithmetic_errors_name_the_operation() {
     let s = Scratch::new("arith-detail");

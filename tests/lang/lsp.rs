@@ -601,8 +601,7 @@ impl Drop for TempDir {
 }
 
 /// Completion where the receiver's class is unknown offers every selector; where an
-/// expression starts, the document's variables and the classes (before: classes only, also
-/// after a receiver).
+/// expression starts, the document's variables and the classes.
 #[test]
 fn completion_without_a_known_receiver() {
     let mut s = Server::start();
@@ -661,8 +660,7 @@ fn frame(body: &[u8]) -> Vec<u8> {
 /// not JSON (-32700), not UTF-8 (-32700), nested 100,000 deep (-32700), JSON that is not a
 /// message (-32600, with its id when it has one), headers without a length or with a negative
 /// one, a header line of a megabyte, a body over the limit (skipped, not kept: -32600). After
-/// each, a request is answered. (Before: the server ended with status 0 and no answer, or
-/// aborted on allocating the announced length.)
+/// each, a request is answered.
 #[test]
 fn malformed_frames_are_answered_and_the_server_goes_on() {
     let mut s = Server::start();

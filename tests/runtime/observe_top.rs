@@ -90,8 +90,7 @@ fn bt_top_prints_the_tree_of_a_running_program() {
 }
 
 /// `bt top ADDR` (following, not `--once`) when the observed program ends: it says so,
-/// shows the tree as it was at the end, and exits with status 0. (Before: it exited 0 with no
-/// word, its last frame still showing everything running.)
+/// shows the tree as it was at the end, and exits with status 0.
 #[test]
 fn bt_top_says_when_the_program_ended() {
     let mut bt = Command::new(env!("CARGO_BIN_EXE_bt"))
