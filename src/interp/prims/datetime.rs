@@ -465,6 +465,17 @@ fn from_string(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
     }
 }
 
+/// `"text"` for a message, at most 80 characters of it (`"abc…"… N more characters`).
+pub(crate) fn quote_capped(s: &str) -> String {
+    match crate::diagnostic::split_cap(s, 80) {
+        (_, 0) => crate::interp::print::quote_string(s),
+        (head, more) => format!(
+            "{}… {more} more characters",
+            crate::interp::print::quote_string(head)
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,16 +506,5 @@ mod tests {
         );
         assert!(parse_iso("2026-02-30T00:00:00Z").is_none());
         assert!(parse_iso("yesterday").is_none());
-    }
-}
-
-/// `"text"` for a message, at most 80 characters of it (`"abc…"… N more characters`).
-pub(crate) fn quote_capped(s: &str) -> String {
-    match crate::diagnostic::split_cap(s, 80) {
-        (_, 0) => crate::interp::print::quote_string(s),
-        (head, more) => format!(
-            "{}… {more} more characters",
-            crate::interp::print::quote_string(head)
-        ),
     }
 }
