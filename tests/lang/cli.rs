@@ -1030,8 +1030,7 @@ fn arithmetic_errors_name_the_operation() {
 }
 
 /// A cast that fails is logged with where it failed; a call to an actor that has ended says
-/// why it ended (its exit reason) in the hint. (Before: the log had no location, and
-/// `actor_dead` only "is not alive".)
+/// why it ended (its exit reason) in the hint; the message itself stays "… is not alive".
 #[test]
 fn failed_casts_and_dead_actors_say_where_and_why() {
     let s = Scratch::new("casts");
