@@ -1026,3 +1026,27 @@ fn arithmetic_errors_name_the_operation() {
         "bad arithmetic operation|Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
     );
 }
+
+/// A cast that fails is logged with where it failed; a call to an actor that has ended says
+/// why it ended (its exit reason) in the hint; the message itself stays "… is not alive".
+#[test]
+fn failed_casts_and_dead_actors_say_where_and_why() {
+    let s = Scratch::new("casts");
+    let f = s.file(
+        "c.bt",
+        "Actor subclass: C\n  boom => 1 / 0\n  ok => 1\n\nc := C spawn\nc boom!\nc ok\nk := C spawn\nk kill\nk ok\n",
+    );
+    let o = run(&["run", "--no-check", &f]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("error in cast boom to Actor(C, 0.2.0) at ")
+            && err.contains("c.bt:2:11: TypeError (type_error): C>>boom: bad arithmetic operation"),
+        "{err}"
+    );
+    assert!(
+        err.contains(
+            "RuntimeError (actor_dead): Actor(C, 0.3.0) is not alive\nHint: it ended with reason #killed"
+        ),
+        "{err}"
+    );
+}

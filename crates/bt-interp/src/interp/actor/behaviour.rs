@@ -386,8 +386,17 @@ impl BtActor {
         if error.is_nil() {
             return;
         }
+        // Where it failed: the innermost located frame of the exception.
+        let at = match &crate::interp::error::exc_field(&error, crate::interp::error::F_LOCS) {
+            Value::List(l) => l.iter().find_map(|v| match v {
+                Value::Str(s) => Some(format!(" at {}", s.as_str())),
+                _ => None,
+            }),
+            _ => None,
+        }
+        .unwrap_or_default();
         cx.log(&format!(
-            "error in cast {} to Actor({}, {}): {}",
+            "error in cast {} to Actor({}, {}){at}: {}",
             selector,
             self.class.name,
             crate::interp::actor::handle::pid_label(cx.pid()),

@@ -246,12 +246,28 @@ pub fn call_error(
                 "Use withTimeout: to wait longer",
             )
         }
-        CallError::ActorDead => ctx.err(ErrorKind::ActorDead, format!("{label} is not alive")),
+        CallError::ActorDead => match proc.exit_reason() {
+            // Why it ended, when it has (a call queued while it stops has no reason yet).
+            Some(r) => ctx.err_hint(
+                ErrorKind::ActorDead,
+                format!("{label} is not alive"),
+                format!("it ended with reason {}", reason_text(&r)),
+            ),
+            None => ctx.err(ErrorKind::ActorDead, format!("{label} is not alive")),
+        },
         CallError::Deadlock => ctx.err(
             ErrorKind::DeadlockDetected,
             format!("deadlock: {label} is already waiting on this process ('{sel}')"),
         ),
     }
+}
+
+/// An exit reason as bt prints it: `#killed`, `#normal`, or the custom value's printString.
+fn reason_text(r: &crate::runtime::ExitReason) -> String {
+    let v = r.to_value();
+    crate::interp::print::simple_print(&v)
+        .map(|s| crate::diagnostic::cap_quote(&s, 80).into_owned())
+        .unwrap_or_else(|| r.to_string())
 }
 
 /// The cast hook of `Ctx::cast`: `Some` when the receiver is an actor whose method runs in
