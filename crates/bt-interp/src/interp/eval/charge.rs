@@ -364,8 +364,10 @@ mod tests {
         let (mut c, calls) = hooked(100, 3);
         let built = Arc::new(AtomicUsize::new(0));
         let b = built.clone();
+        // An iterator whose length is not known up front (a known length past the machine's
+        // memory is refused before the first element, below).
         let r: Result<Vec<u64>, _> = c.collect_charged(
-            (0..u64::MAX).inspect(move |_| {
+            std::iter::successors(Some(0u64), |x| Some(x + 1)).inspect(move |_| {
                 b.fetch_add(1, Ordering::Relaxed);
             }),
             ELEM,
@@ -375,5 +377,14 @@ mod tests {
         // Stopped within a chunk of the third budget (300 reductions = 1200 elements).
         let n = built.load(Ordering::Relaxed);
         assert!((1100..=1300).contains(&n), "built {n}");
+
+        let (mut c, calls) = hooked(100, 3);
+        let r: Result<Vec<u64>, _> = c.collect_charged(0..u64::MAX, ELEM);
+        assert!(r.is_err());
+        assert_eq!(
+            calls.load(Ordering::Relaxed),
+            0,
+            "refused before collecting"
+        );
     }
 }
