@@ -1,4 +1,4 @@
-//! Benchmark (issue 15): the front end stays linear in its input. Parses, checks and renders
+//! Benchmark: the front end stays linear in its input. Parses, checks and renders
 //! the diagnostics of generated 1, 2, 4 and 8 MB sources of three shapes and prints each time
 //! and its ratio to the 1 MB time (linear: 8 MB within 10x of 1 MB).
 //!

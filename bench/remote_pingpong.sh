@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Remote ping-pong and remote spawn (issues 13, 14): N synchronous round trips between two
+# Remote ping-pong and remote spawn: N synchronous round trips between two
 # bt nodes on loopback (through `Actor named: #echo on: aNode` and through the handle of an
 # actor spawned there) against two erl nodes doing gen_server:call, and M remote spawns
 # (`Idle spawnOn: aNode`, which answers once the actor runs) against erl's spawn/4 (which

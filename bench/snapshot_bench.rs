@@ -1,4 +1,4 @@
-//! Snapshot time for supervision trees of 1,000 / 10,000 / 100,000 actors (issue 6).
+//! Snapshot time for supervision trees of 1,000 / 10,000 / 100,000 actors.
 //!
 //! `cargo run --profile dist --features bench --example snapshot_bench [-- N...]`. Each tree is one top-level
 //! supervisor over dynamic pools of 100 workers; the walk uses no child cap

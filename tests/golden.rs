@@ -40,7 +40,7 @@ struct Rule {
     /// For sources that hold their own expectations (`// =>` lines): the `bt` arguments that
     /// rewrite them in place under `BLESS=1` (the exit status is not checked then).
     bless_args: Option<fn(&str) -> Vec<String>>,
-    /// The checker must not cry wolf (issue 7): no checker error or warning on stderr, and
+    /// The checker must not cry wolf: no checker error or warning on stderr, and
     /// hints only on cases that expect `ERROR:` or follow an `@expect`.
     quiet: bool,
 }

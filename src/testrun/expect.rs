@@ -319,7 +319,7 @@ mod tests {
         };
         assert!(ce.matches("Undefined variable"));
         assert!(ce.matches("second"));
-        // `_` wildcards in X (session 13): anywhere in the message, in order.
+        // `_` wildcards in X: anywhere in the message, in order.
         assert!(e.matches("_"));
         assert!(ce.matches("_"));
         assert!(e.matches("bad _ operation"));

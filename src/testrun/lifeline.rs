@@ -1,4 +1,4 @@
-//! A worker's lifeline to its `bt test` parent (issue 15): a worker must not outlive the
+//! A worker's lifeline to its `bt test` parent: a worker must not outlive the
 //! process that started it (a killed `bt test` used to leave workers spinning with ppid 1).
 //!
 //! The parent starts each worker with a pipe as stdin that it never writes to and sets

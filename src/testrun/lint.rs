@@ -1,4 +1,4 @@
-//! Warnings about `// =>` lines that `bt test` will not run (issue 18): an expectation written
+//! Warnings about `// =>` lines that `bt test` will not run: an expectation written
 //! after code on the same line (`x foo   // => 3`) is a plain comment in a `.bt` file, and a
 //! TestCase suite runs its test methods, not its `// =>` lines. Without a warning such a file
 //! reports `0 passed, 0 failed` and looks green.

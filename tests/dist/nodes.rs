@@ -424,8 +424,7 @@ Transcript showCr: (log items at: 6)
 /// A node that could not run for longer than its net tick (stopped here; a starved process
 /// alike) reads what its socket holds before it calls the peer silent: the peer timed it
 /// out and closed the connection meanwhile, so the reason is `connectionClosed`, not
-/// `netTickTimeout` (session 14: the reason no longer depends on whether the tick timer or
-/// the socket's readiness is seen first on wake-up).
+/// `netTickTimeout`.
 #[test]
 fn a_resumed_node_reads_its_socket_before_it_times_out() {
     let epmd = Epmd::bt();

@@ -1,5 +1,5 @@
 //! Captured variables met by a process other than the one that made them, through the
-//! embedding API (session 14, `VarCell`): a cell is owned by its process and used without a
+//! embedding API: a cell is owned by its process and used without a
 //! lock there; any other process that reaches it must see its value and keep its writes
 //! (the cell is taken over, never answered as `nil`). The in-language paths are in
 //! `tests/golden/eval/actors/captured.btscript`.

@@ -1,4 +1,4 @@
-//! The embedding examples run as tests (issue 16): `examples/embed_config.rs` and
+//! The embedding examples run as tests: `examples/embed_config.rs` and
 //! `examples/embed_automation.rs`, built by `cargo test` next to the test binaries.
 
 use std::path::PathBuf;

@@ -1,4 +1,4 @@
-//! Limits no script escapes (issue 16): memory, reductions per evaluation and per actor,
+//! Limits no script escapes: memory, reductions per evaluation and per actor,
 //! the engine's total budget, deadlines over parsing and in-place appends — against catch-all
 //! handlers, `ensure:` blocks, spawned actors, one huge primitive and memory bombs.
 //!

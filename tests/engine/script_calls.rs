@@ -180,8 +180,7 @@ fn calls_after_a_kill_run_on_a_fresh_main_process_and_keep_the_bindings() {
 
 /// Calls that suspend mid-way (sync calls to an actor the call spawned, a timer sleep)
 /// resume on the guest's runner and release the main process like a call that never
-/// suspends (session 13: the release after a lent job is `process::after_lent`'s own lock
-/// unless mail or a signal arrived): on the lent path, on the delivered path after a kill,
+/// suspends: on the lent path, on the delivered path after a kill,
 /// and the calls after them are lent again.
 #[test]
 fn calls_that_suspend_mid_way_resume_and_release_the_main_process() {
@@ -280,7 +279,7 @@ fn a_deadline_on_the_lent_path_ends_the_call_and_the_next_calls_answer() {
     assert_eq!(outcome(&e, &plain, &[Value::Int(1)]), "ok 2");
 }
 
-/// Session 14: between calls the main process stays claimed by the guest's runner
+/// between calls the main process stays claimed by the guest's runner
 /// (`Sched::Lent`, internals/embedding.md "Session 14"). What the rest of the runtime sees
 /// must not change: the main process reads Idle between calls and Runnable inside one, a
 /// message queued for it between calls is handled (the next call answers and the mailbox

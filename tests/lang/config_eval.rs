@@ -1,4 +1,4 @@
-//! The front end's compact forms on the config-eval path (session 12): names, selectors,
+//! The front end's compact forms on the config-eval path: names, selectors,
 //! symbols and string literals stored inline up to 24 bytes and on the heap beyond; collection
 //! literals sized by a look-ahead guess; `#{…}` literals presizing their Dictionary by the
 //! first key. Each case is checked against what a user sees (the printed value), across both

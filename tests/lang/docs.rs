@@ -1,4 +1,4 @@
-//! Every example in the documentation runs (issue 18): each fenced ```` ```bt ```` block of
+//! Every example in the documentation runs: each fenced ```` ```bt ```` block of
 //! README.md and docs/**/*.md is written to a file of its own; a block with `// =>` lines or a
 //! TestCase suite is run with `bt test` (each expectation and test must pass), any other block
 //! with `bt run` (it must exit 0). (docs/reference/ is generated from the library's doc

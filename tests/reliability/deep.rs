@@ -1,4 +1,4 @@
-//! Reliability (issue 15, finding 1): values nested a million levels deep go through every
+//! Reliability: values nested a million levels deep go through every
 //! walk — drop, `=`/`=:=`/`==`, `hash`, term order (Set/Dictionary keys), printString,
 //! displayString, interpolation — without crashing the process. Walks that build text may
 //! answer a catchable `stack_overflow` instead of the text; nothing may die of a signal.

@@ -1,4 +1,4 @@
-//! Reliability (issue 15, finding 2): the front end stays linear in its input. Inputs that
+//! Reliability: the front end stays linear in its input. Inputs that
 //! used to take seconds to minutes (a 4M-digit Integer literal; 16,000 lines with an error
 //! each; 3,000 lines each indented one more space with an error each) are checked here for
 //! what the fixes guarantee: the literal is a prompt compile error, at most

@@ -1,4 +1,4 @@
-//! Reliability suite (issue 15, deliverable 8): a time-bounded fuzz of the checker, the
+//! Reliability suite: a time-bounded fuzz of the checker, the
 //! evaluator and the wire decoder (the parser alone is `fuzz_parser.rs`). Deterministic
 //! (fixed-seed xorshift), a few seconds each; `BT_FUZZ_SECS` runs longer, `BT_FUZZ_SEED`
 //! explores other inputs.

@@ -1,4 +1,4 @@
-//! The reliability suite (issue 15), one test binary (`cargo test --profile ci --test
+//! The reliability suite, one test binary (`cargo test --profile ci --test
 //! reliability`): values nested a million levels deep, a front end linear in its input,
 //! deterministic fuzzing of the lexer and parser (`fuzz_parser`) and of the checker,
 //! evaluator and wire decoder (`fuzz`), prompt program ends, supervisors under very high

@@ -1,4 +1,4 @@
-//! Reliability (issue 15, findings 5 and 6): the program ends promptly even while an actor is
+//! Reliability: the program ends promptly even while an actor is
 //! inside a long primitive, and `perform:` cast with `!` queues instead of waiting.
 //!
 //! Runs the `bt` binary as a child process; deadlines only turn a hang into a failure.

@@ -1,4 +1,4 @@
-//! Reliability suite (issue 15, deliverable 8): a soak of supervised churn, casts and
+//! Reliability suite: a soak of supervised churn, casts and
 //! snapshots for a fixed count of rounds, asserting that the resident set does not grow
 //! between two checkpoints.
 //!

@@ -1,4 +1,4 @@
-//! Reliability (issue 15, finding 3): a supervisor whose child keeps failing `initialize`
+//! Reliability: a supervisor whose child keeps failing `initialize`
 //! under a very high intensity (`maxRestarts 1000000`, `restartWindow 1`) must still answer
 //! `stop` promptly, log each failure with the error's class, kind and message, keep its log
 //! rate-limited, and let the program exit when the script ends.

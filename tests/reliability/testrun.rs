@@ -1,4 +1,4 @@
-//! Reliability (issue 15, finding 4): `bt test` workers die with their parent. A worker
+//! Reliability: `bt test` workers die with their parent. A worker
 //! spinning in `[true] whileTrue: []` used to keep running with ppid 1 after `kill -9` of
 //! the `bt test` process.
 

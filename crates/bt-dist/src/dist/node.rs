@@ -10,7 +10,7 @@
 //! suspend only the calling bt process meanwhile. Connects are bounded by
 //! [`CONNECT_TIMEOUT`], pings and calls by their timeouts.
 //!
-//! Hardening (issue 13): at most [`MAX_UNAUTHENTICATED`] connections may be in the
+//! Hardening: at most [`MAX_UNAUTHENTICATED`] connections may be in the
 //! handshake at once, each for at most [`HANDSHAKE_TIMEOUT`]; refused attempts are logged to
 //! standard error at most once a second (with a count of the ones not logged); each
 //! connection's output queue is bounded ([`super::conn::queue_limit`]) — a peer that stops

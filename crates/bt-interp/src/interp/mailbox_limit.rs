@@ -1,4 +1,4 @@
-//! `maxMailbox` (issue 15): an actor class may bound how many casts its instances' mailboxes
+//! `maxMailbox`: an actor class may bound how many casts its instances' mailboxes
 //! hold with a class-side method answering an Integer — `class maxMailbox => 10000`. Without
 //! one (or with nil or 0) the mailbox is unlimited, as in Erlang.
 //!

@@ -10,7 +10,7 @@
 //!   process exited, or the job was taken back out of the slot. Only one job is in flight
 //!   per Interpreter: the caller holds the lock of its [`MainState`] (main process,
 //!   session, guest worker) for the length of the job, one lock per call.
-//! * **Lent, usually** (session 12). On the guest's claimed path (the main process idle,
+//! * **Lent, usually**. On the guest's claimed path (the main process idle,
 //!   the runner parked: every call but the first into a fresh main process) the job is not
 //!   put in the slot and no message is sent: the guest hands `MainActor::run_job` a pointer
 //!   to the frame's `RawJob` (`Frame::lend`, [`run_lent`]); the slot and the message are

@@ -145,7 +145,7 @@ pub fn interval_string(iv: &Interval) -> String {
 /// rendered from their handle (`Actor(Counter, 0.7.0)`) without being sent a message.
 pub fn element_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     // Printing recurses natively once per level of nesting: a value nested deeper than the
-    // stack allows raises a catchable `stack_overflow` instead of crashing (issue 15).
+    // stack allows raises a catchable `stack_overflow` instead of crashing.
     ctx.check_native_stack()?;
     if let Value::Native(n) = v {
         if n.0.class().kind == ClassKind::Actor {
@@ -261,7 +261,7 @@ fn print_instance(ctx: &mut Ctx, v: &Value, o: &Instance) -> Result<String, Unwi
     if inherits_from(class, "Exception") {
         // The message is what `messageText` answers, so a subclass that overrides it (the
         // Pharo way to give an exception class its text) prints, describes and reports with
-        // it (session 14; the built-in `messageText` answers the field or the class name).
+        // it.
         let text = ctx.send(v, Sym::new("messageText"), &[])?;
         let msg = match &text {
             Value::Str(s) => s.to_string(),

@@ -1,4 +1,4 @@
-//! `bt observe NODE` (issue 19): the observer of another node. It starts
+//! `bt observe NODE`: the observer of another node. It starts
 //! a hidden distribution node of its own (8.11: tooling takes no part in `Node connected`,
 //! NodeUp/NodeDown or global names), connects to NODE, and serves NODE's supervision tree
 //! with the same HTTP server and page as `bt run --observe` ([`super::server`]). Each

@@ -378,7 +378,7 @@ fn enqueue_as(p: &ProcRef, env: Envelope, call: bool) -> Result<Option<ProcRef>,
     if !g.accepting {
         return Err(env);
     }
-    // Overflow policy (issue 15): with a limit (`maxMailbox`), a *cast* that finds the
+    // Overflow policy: with a limit (`maxMailbox`), a *cast* that finds the
     // mailbox holding that many messages is dropped and counted (`dropped_casts`); the
     // sender is not told (a cast never is). Synchronous sends always queue: each caller
     // has at most one outstanding, so they cannot grow the mailbox without bound.

@@ -73,7 +73,7 @@ pub(crate) struct WorkerQ {
     thread: OnceLock<Thread>,
     /// A number for the coroutine resume this worker is inside, 0 when it is between
     /// resumes: shutdown tells a worker stuck in one long resume (an opaque library call)
-    /// from one that keeps yielding, and does not wait for the former (issue 15).
+    /// from one that keeps yielding, and does not wait for the former.
     pub driving: AtomicU64,
     /// Spare runners this worker keeps (written by the worker only, plain stores): they are
     /// counted in `Shared::live_cos` but are not busy (`Shared::busy_cos`).

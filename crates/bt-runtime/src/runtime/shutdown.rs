@@ -1,4 +1,4 @@
-//! Shutdown helper (issue 15): telling a worker stuck inside one long coroutine resume — an
+//! Shutdown helper: telling a worker stuck inside one long coroutine resume — an
 //! opaque library call such as a huge bignum `printString`, which no reduction check point
 //! can interrupt — from one that is merely busy, so the runtime's drop (and with it `bt run`'s
 //! exit) does not wait seconds for work nobody will see.

@@ -1,7 +1,5 @@
 //! The raw token scanner: a hand-written byte loop that answers the same tokens as the
-//! logos automaton derived on [`Tok`] (session 14: about a third of the instructions; the
-//! logos derive stays as the reference the differential tests compare against, and `fmt`
-//! uses it).
+//! logos automaton derived on [`Tok`].
 //!
 //! The rules are logos's: the longest match wins, and between equal lengths the token with
 //! the higher priority (`//` comments over operators, `->`/`>>`/`<<`/`=>` over an operator

@@ -1,4 +1,4 @@
-//! Dropping values without recursing on the native stack (issue 15).
+//! Dropping values without recursing on the native stack.
 //!
 //! A [`Value`] freed as the last reference to a container frees its elements, and those their
 //! elements: the compiler's drop glue recurses once per level of nesting, so a List nested a

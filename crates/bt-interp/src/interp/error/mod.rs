@@ -434,7 +434,7 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         },
     };
     // A class may override `messageText` (Pharo's way to give an exception class its text);
-    // the field is the fallback, as for `kind` (session 14).
+    // the field is the fallback, as for `kind`.
     let text = match ctx.send(exc, Sym::new("messageText"), &[]) {
         Ok(v) => v,
         Err(_) => exc_field(exc, F_MESSAGE),

@@ -255,8 +255,7 @@ fn cmp(
 fn int(ctx: &Ctx, what: &str, v: &Value) -> Result<i64, Unwind> {
     match v {
         Value::Int(i) => Ok(*i),
-        // An Integer beyond 64 bits is out of every calendar range (session 14: the message
-        // was "must be an Integer, got an Integer").
+        // An Integer beyond 64 bits is out of every calendar range.
         Value::BigInt(_) => Err(out_of_range(ctx)),
         other => {
             let n = article_class(other);
@@ -352,8 +351,7 @@ fn shift(ctx: &mut Ctx, r: &Value, n: &Value, unit: i128) -> EvalResult {
     };
     match delta {
         Some(d) => offset_ns(ctx, r, d),
-        // A count too large for any DateTime (session 14: "expected a number …, got an
-        // Integer").
+        // A count too large for any DateTime.
         None if matches!(n, Value::Int(_) | Value::BigInt(_) | Value::Float(_)) => {
             Err(out_of_range(ctx))
         }

@@ -216,7 +216,7 @@ impl Writer {
                 self.indent += 1;
                 let mut first = true;
                 // A Symbol and a String of the same name would write one JSON name twice
-                // (session 14). Keys come in term order, Symbols before Strings, so the
+                // Keys come in term order, Symbols before Strings, so the
                 // Symbol names are remembered as they pass and a String key is checked only
                 // when there were any (an all-String Dictionary pays nothing).
                 let mut symbol_names: std::collections::HashSet<&'static str> =

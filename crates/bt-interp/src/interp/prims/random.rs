@@ -90,7 +90,7 @@ pub struct RandomVal {
     seed: Option<Value>,
 }
 
-/// The 64-bit seed of an Integer beyond i64 (session 14: `Random seed: (2 ** 100)` raised
+/// The 64-bit seed of an Integer beyond i64 (`Random seed: (2 ** 100)` raised
 /// "expects an Integer, got an Integer"): its magnitude's 64-bit digits folded with a
 /// multiply-xor, the sign mixed in first, so every platform draws the same sequence.
 fn fold_big_seed(b: &num_bigint::BigInt) -> u64 {

@@ -3,7 +3,7 @@
 //! with the behaviour in hand ([`claim_idle`], [`run_lent`], [`run_kept_job`]), then
 //! releases it the way `actor_loop` would.
 //!
-//! **Kept** (session 14). A process claimed for a job is marked `Sched::Lent` instead of
+//! **Kept**. A process claimed for a job is marked `Sched::Lent` instead of
 //! `Running`: after the job the runner keeps its behaviour (parked with the runner between
 //! its owner's calls) and the next call's job runs with no lock at all ([`resume_kept`]:
 //! two loads and a store) — until something is queued for the process (`Proc::lent_mail`,

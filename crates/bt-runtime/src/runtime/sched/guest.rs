@@ -17,11 +17,11 @@
 //!   (`Shared::guest_thread`: set by a call from a thread other than the last one, left in
 //!   place after the call); the guest never appears in the `parked` mask, so `wake_one`
 //!   never picks it to steal work.
-//! * **In place** (session 10). The worker of the last call stays in its `GuestStacks` and
+//! * **In place**. The worker of the last call stays in its `GuestStacks` and
 //!   is used there (no move of the worker and its runner per call); a call that unwinds
 //!   with a coroutine still in a slot leaks the worker (`InPlace`) instead of keeping one
 //!   that must not change threads.
-//! * **The resident runner** (session 9). Starting a coroutine per call (a stack from the
+//! * **The resident runner**. Starting a coroutine per call (a stack from the
 //!   pool, a slot, the coroutine's set-up, its retirement) and passing the process through
 //!   the guest queue was most of a small script call's cost. So the guest keeps one
 //!   coroutine parked between calls, the [`Runner`]: when the message finds the process
@@ -34,14 +34,14 @@
 //!   process between calls, so shutdown need not wait for it), and ends when the process it
 //!   served is replaced, when a call used its stack deeper than the resident part
 //!   (`KEEP_RESIDENT`: the stack is trimmed back into the pool), or with its owner.
-//! * **Lent jobs** (session 12, [`drive_job`]). A caller that has a job rather than a
+//! * **Lent jobs**. A caller that has a job rather than a
 //!   message (the Interpreter's main-program jobs) lends it: when the runner is parked and
 //!   the process can be claimed, the runner hands the job to the process's behaviour
 //!   (`Behaviour::run_job`) with no message and no job slot; otherwise the caller's
 //!   fallback makes the message that carries the job and the call goes on as [`drive`].
 //!   Since session 13 the lent job's run and the process's release are one function of the
 //!   runner (`run_once`, with the job and its release inlined).
-//! * **Kept** (session 14). A process claimed for a job stays claimed after it
+//! * **Kept**. A process claimed for a job stays claimed after it
 //!   (`Sched::Lent`, `process::lent`): the runner keeps its behaviour in `RunnerIo::kept`
 //!   while parked, and the next [`drive_job`] resumes it with no lock
 //!   (`process::resume_kept`) unless something was queued for it or it exited; then, and
@@ -513,7 +513,7 @@ fn drive_work(
     }
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
-    // The usual case for a job (session 14): the runner kept the process claimed after the
+    // The usual case for a job: the runner kept the process claimed after the
     // last call (`Sched::Lent`) and nothing was queued for it since: no lock at all. Else
     // the runner is parked and the process idle with nothing queued: one lock claims it
     // (and, for a job, keeps it claimed after) and the runner gets the job or message by

@@ -1,4 +1,4 @@
-//! What a supervisor writes to the log when a restart fails (issue 15): the error's class,
+//! What a supervisor writes to the log when a restart fails: the error's class,
 //! kind and message (not `<value>`), at most [`LINES_PER_SECOND`] lines a second per
 //! supervisor, with a count of the lines left out.
 //!

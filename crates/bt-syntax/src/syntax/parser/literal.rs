@@ -51,7 +51,7 @@ pub(crate) fn int_value(text: &str, radix_form: bool) -> ExprKind {
     }
 }
 
-/// The most digits a literal in a radix that is not a power of two may have (issue 15):
+/// The most digits a literal in a radix that is not a power of two may have:
 /// converting decimal digits to binary costs time quadratic in their number (4M digits took
 /// 24 s), so a longer literal is a compile error rather than a front end that stalls. Like
 /// Python's 4300-digit limit on `int(str)`, but in the source only; power-of-two radixes

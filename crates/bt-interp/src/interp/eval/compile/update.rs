@@ -36,7 +36,7 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
                 && c.builtin_prim_at(&ic, &c.prog.core.string, sel)
             {
                 c.tick()?;
-                // The appended bytes (and a copy when shared) pay like `++` (issue 16).
+                // The appended bytes (and a copy when shared) pay like `++`.
                 let acc = std::mem::replace(&mut c.stack[slot], Value::Nil);
                 let paid = c.charge_append(&acc, &vals);
                 c.stack[slot] = acc;

@@ -1,5 +1,5 @@
 //! The guest's unit tests: claimed and delivered calls, lent jobs and their fallback,
-//! kept processes (session 14).
+//! kept processes.
 
 use super::*;
 use crate::runtime::{handler, Config, Runtime};
@@ -182,7 +182,7 @@ fn keeps(stacks: &GuestStacks) -> bool {
     has
 }
 
-/// Session 14: after a lent job the runner keeps the process claimed (`Sched::Lent`) and
+/// after a lent job the runner keeps the process claimed (`Sched::Lent`) and
 /// the next jobs run without a claim or a release. Between calls the process reads Idle
 /// (Runnable inside a job); mail queued meanwhile is handled before the next job, in
 /// order; a kill between calls leaves nothing to run; `GuestStacks::release` gives the

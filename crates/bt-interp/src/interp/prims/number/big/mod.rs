@@ -1,4 +1,4 @@
-//! Big-Integer arithmetic a limit can interrupt (issue 16): multiplication, division, gcd,
+//! Big-Integer arithmetic a limit can interrupt: multiplication, division, gcd,
 //! powers, radix printing and decimal parsing of huge Integers, split into pieces of bounded
 //! work with a check between them.
 //!
