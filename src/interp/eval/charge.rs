@@ -361,12 +361,16 @@ mod tests {
         assert_eq!(v.len(), 10_000);
         assert_eq!(c.reductions, 4000 - 2500);
 
+        // An endless source that promises nothing (no size hint): stopped by the hook.
         let (mut c, calls) = hooked(100, 3);
         let built = Arc::new(AtomicUsize::new(0));
         let b = built.clone();
+        let mut k = 0u64;
         let r: Result<Vec<u64>, _> = c.collect_charged(
-            (0..u64::MAX).inspect(move |_| {
+            std::iter::from_fn(move || {
                 b.fetch_add(1, Ordering::Relaxed);
+                k += 1;
+                Some(k)
             }),
             ELEM,
         );
@@ -375,5 +379,12 @@ mod tests {
         // Stopped within a chunk of the third budget (300 reductions = 1200 elements).
         let n = built.load(Ordering::Relaxed);
         assert!((1100..=1300).contains(&n), "built {n}");
+
+        // A source promising more than any machine holds is refused before it starts.
+        let (mut c, calls) = hooked(100, usize::MAX);
+        let r: Result<Vec<u64>, _> = c.collect_charged(0..u64::MAX, ELEM);
+        let kind = r.err().and_then(|u| u.limit_kind()).map(|k| k.as_str());
+        assert_eq!(kind, Some("memory_limit"));
+        assert_eq!(calls.load(Ordering::Relaxed), 0);
     }
 }
