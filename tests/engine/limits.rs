@@ -295,7 +295,7 @@ fn make_huge(e: &Engine) {
 
 /// One of each interruptible huge-Integer operation (the last three print through the
 /// metered radix conversion too).
-const HUGE_OPS: [&str; 14] = [
+const HUGE_OPS: [&str; 15] = [
     "(a * b) isNil",
     "((a * b) div: c) isNil",
     "((a * b) mod: c) isNil",
@@ -310,6 +310,7 @@ const HUGE_OPS: [&str; 14] = [
     "(a printShowingDecimalPlaces: 2) size",
     "(a printPaddedWith: $0 to: 10) size",
     "(Json generate: #(1, a)) size",
+    "(Json parse: digits) isNil",
 ];
 
 /// How long an interrupted operation may take to end: generous for a loaded machine and an
@@ -479,6 +480,13 @@ fn huge_integer_printing_by_pieces_matches_the_one_call_result() {
         assert_eq!(
             text("Json generate: #{\"n\" => n}"),
             format!("{{\"n\":{s}}}"),
+            "{len}"
+        );
+        assert_eq!(
+            text(&format!(
+                "((Json parse: \"[{s}]\") unwrap first =:= n) printString"
+            )),
+            "true",
             "{len}"
         );
     }

@@ -361,14 +361,16 @@ mod tests {
         assert_eq!(v.len(), 10_000);
         assert_eq!(c.reductions, 4000 - 2500);
 
+        // An endless source that promises nothing (no size hint): stopped by the hook.
         let (mut c, calls) = hooked(100, 3);
         let built = Arc::new(AtomicUsize::new(0));
         let b = built.clone();
-        // An iterator whose length is not known up front (a known length past the machine's
-        // memory is refused before the first element, below).
+        let mut k = 0u64;
         let r: Result<Vec<u64>, _> = c.collect_charged(
-            std::iter::successors(Some(0u64), |x| Some(x + 1)).inspect(move |_| {
+            std::iter::from_fn(move || {
                 b.fetch_add(1, Ordering::Relaxed);
+                k += 1;
+                Some(k)
             }),
             ELEM,
         );
@@ -378,13 +380,11 @@ mod tests {
         let n = built.load(Ordering::Relaxed);
         assert!((1100..=1300).contains(&n), "built {n}");
 
-        let (mut c, calls) = hooked(100, 3);
+        // A source promising more than any machine holds is refused before it starts.
+        let (mut c, calls) = hooked(100, usize::MAX);
         let r: Result<Vec<u64>, _> = c.collect_charged(0..u64::MAX, ELEM);
-        assert!(r.is_err());
-        assert_eq!(
-            calls.load(Ordering::Relaxed),
-            0,
-            "refused before collecting"
-        );
+        let kind = r.err().and_then(|u| u.limit_kind()).map(|k| k.as_str());
+        assert_eq!(kind, Some("memory_limit"));
+        assert_eq!(calls.load(Ordering::Relaxed), 0);
     }
 }

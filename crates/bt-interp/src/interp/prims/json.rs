@@ -38,11 +38,18 @@ fn parse(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
             return Err(ctx.type_err(format!("Json parse: expects a String, got {n}")));
         }
     };
-    // The reader is linear in the input: a reduction per 64 bytes, up front.
+    // The reader is linear in the input: a reduction per 64 bytes, up front. A huge Integer
+    // is read by the metered parser (interruptible pieces, not one quadratic call).
     ctx.charge(text.len())?;
-    match json_parse::parse(&text) {
+    let parsed = {
+        let mut big =
+            |digits: &str| crate::interp::prims::number::metered::parse_integer(ctx, digits);
+        json_parse::parse_with(&text, &mut big)
+    };
+    match parsed {
         Ok(v) => Ok(ctx.make_ok(v)),
-        Err(e) => match ctx.err(ErrorKind::ParseError, e.to_string()) {
+        Err(json_parse::Failed::Stopped(u)) => Err(u),
+        Err(json_parse::Failed::Syntax(e)) => match ctx.err(ErrorKind::ParseError, e.to_string()) {
             Unwind::Error(exc) => Ok(ctx.make_error(exc)),
             other => Err(other),
         },

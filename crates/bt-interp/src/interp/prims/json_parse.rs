@@ -37,31 +37,74 @@ impl std::fmt::Display for ParseError {
 
 /// Parses one JSON document (surrounding whitespace allowed, nothing else after it).
 pub fn parse(src: &str) -> Result<Value, ParseError> {
+    let mut whole =
+        |text: &str| Ok::<_, ()>(BigInt::parse_bytes(text.as_bytes(), 10).map(Value::from_bigint));
+    parse_with(src, &mut whole).map_err(|e| match e {
+        Failed::Syntax(p) => p,
+        Failed::Stopped(()) => unreachable_stop(),
+    })
+}
+
+/// Why [`parse_with`] failed: the text, or the big-Integer reader stopped it.
+#[derive(Debug)]
+pub enum Failed<E> {
+    Syntax(ParseError),
+    Stopped(E),
+}
+
+fn unreachable_stop() -> ParseError {
+    ParseError {
+        line: 0,
+        column: 0,
+        message: "stopped".to_string(),
+    }
+}
+
+/// Reads an Integer too long for a machine word from its decimal text (sign included):
+/// `Ok(None)` is an invalid number. `Json parse:` passes the metered parser, so a
+/// million-digit number is read in interruptible pieces rather than by one quadratic call.
+pub type BigReader<'r, E> = dyn FnMut(&str) -> Result<Option<Value>, E> + 'r;
+
+/// [`parse`] with the Integers longer than a machine word read by `big`; its error stops the
+/// parse (an embedder's limit).
+pub fn parse_with<E>(src: &str, big: &mut BigReader<'_, E>) -> Result<Value, Failed<E>> {
     let mut r = Reader {
         s: src.as_bytes(),
         src,
         i: 0,
         depth: 0,
+        big,
+        stopped: None,
     };
-    r.ws();
-    let v = r.value()?;
-    r.ws();
-    if r.i < r.s.len() {
-        return Err(r.fail("unexpected text after the JSON value"));
+    let out = (|| {
+        r.ws();
+        let v = r.value()?;
+        r.ws();
+        if r.i < r.s.len() {
+            return Err(r.fail("unexpected text after the JSON value"));
+        }
+        Ok(v)
+    })();
+    match (out, r.stopped.take()) {
+        (_, Some(e)) => Err(Failed::Stopped(e)),
+        (Ok(v), None) => Ok(v),
+        (Err(p), None) => Err(Failed::Syntax(p)),
     }
-    Ok(v)
 }
 
-struct Reader<'a> {
+struct Reader<'a, 'r, E> {
     s: &'a [u8],
     src: &'a str,
     i: usize,
     depth: usize,
+    big: &'r mut BigReader<'r, E>,
+    /// The big-Integer reader's error, once it stopped the parse.
+    stopped: Option<E>,
 }
 
 type R<T> = Result<T, ParseError>;
 
-impl<'a> Reader<'a> {
+impl<'a, 'r, E> Reader<'a, 'r, E> {
     fn fail(&self, msg: &str) -> ParseError {
         self.fail_at(self.i, msg)
     }
@@ -356,9 +399,13 @@ impl<'a> Reader<'a> {
             }
             Ok(Value::Int(if int_start > start { -v } else { v }))
         } else {
-            match BigInt::parse_bytes(text.as_bytes(), 10) {
-                Some(b) => Ok(Value::from_bigint(b)),
-                None => Err(self.fail_at(start, "invalid number")),
+            match (self.big)(text) {
+                Ok(Some(v)) => Ok(v),
+                Ok(None) => Err(self.fail_at(start, "invalid number")),
+                Err(e) => {
+                    self.stopped = Some(e);
+                    Err(self.fail_at(start, "stopped"))
+                }
             }
         }
     }
