@@ -1,8 +1,8 @@
 //! Integration tests of the language's front end and tools, one test binary (`cargo test
 //! --profile ci --test lang`): the grammar file against the parser, syntax-error recovery,
 //! `bt fmt`, every documentation example, the config-eval compact forms, the crate's layers,
-//! the slim (no-default-features) dependency graph, and the `bt` command line, console, and
-//! language server driven as child processes.
+//! the slim (no-default-features) dependency graph, the unsafe-code inventory, and the `bt`
+//! command line, console, and language server driven as child processes.
 //!
 //! To add a test: put it in the module of its area, or add a file `tests/lang/NAME.rs` and a
 //! `mod NAME;` line below. Test names are `MODULE::test_name` (`cargo test --profile ci
@@ -23,3 +23,4 @@ mod layering;
 mod lsp;
 mod slim_build;
 mod syntax_recovery;
+mod unsafe_inventory;
