@@ -57,6 +57,7 @@ fn no_default_features_leaves_out_the_network_and_the_command_line() {
         "clap_complete",
         "strsim",
         "lsp-server",
+        "logos",
         "bt-dist",
         "bt-observe",
         "bt-cli",

@@ -15,7 +15,7 @@ pub mod ast;
 pub mod dump;
 pub mod lexer;
 mod parser;
-mod scan;
+pub(crate) mod scan;
 pub mod token;
 
 /// For the front end's tests: calls `f` with the text of every file below `dir` whose

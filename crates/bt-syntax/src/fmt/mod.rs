@@ -17,8 +17,7 @@
 //! [`format_source`] verifies before answering (tests/lang/fmt.rs checks both on every golden
 //! file, example and library file).
 
-use logos::Logos;
-
+use crate::syntax::scan::Scanner;
 use crate::syntax::token::Tok;
 
 /// Why a source was not formatted.
@@ -81,7 +80,7 @@ impl Line<'_> {
 fn multiline_spans(src: &str) -> (Vec<(usize, usize)>, Vec<usize>) {
     let mut out = Vec::new();
     let mut blank_chars = Vec::new();
-    let mut lx = Tok::lexer(src);
+    let mut lx = Scanner::new(src);
     while let Some(t) = lx.next() {
         let r = lx.span();
         if t == Ok(Tok::Char) && src[r.clone()].ends_with(char::is_whitespace) {

@@ -1,5 +1,5 @@
 //! The raw token scanner: a hand-written byte loop that answers the same tokens as the
-//! logos automaton derived on [`Tok`].
+//! logos automaton derived on [`Tok`] in test builds.
 //!
 //! The rules are logos's: the longest match wins, and between equal lengths the token with
 //! the higher priority (`//` comments over operators, `->`/`>>`/`<<`/`=>` over an operator
@@ -10,16 +10,14 @@
 use crate::syntax::lexer::scan_string;
 use crate::syntax::token::{LexError, Tok};
 
-/// A token stream over `text` with logos's `next`/`span` shape (the differential tests;
-/// the lexer calls [`scan`] directly).
-#[cfg(test)]
+/// A token stream over `text` with logos's `next`/`span` shape (`fmt` and the differential
+/// tests; the lexer calls [`scan`] directly).
 pub(crate) struct Scanner<'a> {
     text: &'a str,
     start: usize,
     end: usize,
 }
 
-#[cfg(test)]
 impl<'a> Scanner<'a> {
     pub(crate) fn new(text: &'a str) -> Scanner<'a> {
         Scanner {

@@ -4,9 +4,11 @@
 //! is kept in each token as `line`, `col` and the `FIRST` flag
 //! (first token on its line).
 //!
-//! The `Logos` derive is the reference automaton: the lexer runs the hand-written
-//! `scan::Scanner`, which `scan_tests` checks against it token for token; `fmt` scans with it.
+//! The `Logos` derive (test builds only: logos is a dev-dependency) is the reference
+//! automaton: the lexer and `fmt` run the hand-written `scan::Scanner`, which `scan_tests`
+//! checks against the automaton token for token.
 
+#[cfg(test)]
 use logos::Logos;
 
 /// Why the lexer produced an error token. `Default` is an unexpected character.
@@ -22,105 +24,106 @@ pub enum LexError {
 }
 
 /// Token kinds. Variants without a pattern are produced by the wrapper in `lexer.rs`.
-#[derive(Logos, Clone, Copy, Debug, PartialEq, Eq, Hash)]
-#[logos(error = LexError)]
-#[logos(skip r"[ \t\r\n\x0C]+")]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(test, derive(Logos))]
+#[cfg_attr(test, logos(error = LexError))]
+#[cfg_attr(test, logos(skip r"[ \t\r\n\x0C]+"))]
 pub enum Tok {
-    #[regex(r"[A-Za-z_][A-Za-z0-9_]*")]
+    #[cfg_attr(test, regex(r"[A-Za-z_][A-Za-z0-9_]*"))]
     Ident,
     /// `at:` — an identifier immediately followed by `:` (not `:=` / `::`). Made by the wrapper.
     Keyword,
     /// `@expect`, `@primitive`, `@intrinsic`.
-    #[regex(r"@[A-Za-z_][A-Za-z0-9_]*")]
+    #[cfg_attr(test, regex(r"@[A-Za-z_][A-Za-z0-9_]*"))]
     Directive,
 
-    #[regex(r"-?[0-9]+")]
+    #[cfg_attr(test, regex(r"-?[0-9]+"))]
     Int,
-    #[regex(r"-?[0-9]+r[0-9A-Za-z]+")]
+    #[cfg_attr(test, regex(r"-?[0-9]+r[0-9A-Za-z]+"))]
     RadixInt,
-    #[regex(r"-?[0-9]+\.[0-9]+([eE][+\-]?[0-9]+)?")]
-    #[regex(r"-?[0-9]+[eE][+\-]?[0-9]+")]
+    #[cfg_attr(test, regex(r"-?[0-9]+\.[0-9]+([eE][+\-]?[0-9]+)?"))]
+    #[cfg_attr(test, regex(r"-?[0-9]+[eE][+\-]?[0-9]+"))]
     Float,
-    #[token("\"", callbacks::lex_string)]
+    #[cfg_attr(test, token("\"", callbacks::lex_string))]
     Str,
-    #[token("$", callbacks::lex_char)]
+    #[cfg_attr(test, token("$", callbacks::lex_char))]
     Char,
     /// `#foo`, `#at:put:`, `#+`.
-    #[regex(r"#[A-Za-z_][A-Za-z0-9_]*")]
-    #[regex(r"#([A-Za-z_][A-Za-z0-9_]*:)+")]
-    #[regex(r"#[+\-*/<>=~%&?\\]+")]
-    #[token("#,")]
-    #[token("#=:=")]
+    #[cfg_attr(test, regex(r"#[A-Za-z_][A-Za-z0-9_]*"))]
+    #[cfg_attr(test, regex(r"#([A-Za-z_][A-Za-z0-9_]*:)+"))]
+    #[cfg_attr(test, regex(r"#[+\-*/<>=~%&?\\]+"))]
+    #[cfg_attr(test, token("#,"))]
+    #[cfg_attr(test, token("#=:="))]
     Symbol,
     /// `#'any text'`.
-    #[token("#'", callbacks::lex_quoted_symbol)]
+    #[cfg_attr(test, token("#'", callbacks::lex_quoted_symbol))]
     QuotedSymbol,
-    #[token("#(")]
+    #[cfg_attr(test, token("#("))]
     HashParen,
-    #[token("#[")]
+    #[cfg_attr(test, token("#["))]
     HashBracket,
-    #[token("#{")]
+    #[cfg_attr(test, token("#{"))]
     HashBrace,
     /// A lone `#` (a lexical error, reported by the wrapper).
-    #[token("#")]
+    #[cfg_attr(test, token("#"))]
     Hash,
 
     /// A run of operator characters: `+`, `==`, `<=`, `++`, `=:=` …
-    #[regex(r"[+\-*/<>=~%&?\\]+")]
-    #[token("=:=", priority = 10)]
+    #[cfg_attr(test, regex(r"[+\-*/<>=~%&?\\]+"))]
+    #[cfg_attr(test, token("=:=", priority = 10))]
     BinOp,
     /// `->` (binary operator of power 3; also return types and match arms).
-    #[token("->", priority = 10)]
+    #[cfg_attr(test, token("->", priority = 10))]
     Arrow,
     /// `>>` (binary operator of power 5; also standalone method definitions).
-    #[token(">>", priority = 10)]
+    #[cfg_attr(test, token(">>", priority = 10))]
     ShiftRight,
     /// `<<` (opens a binary pattern).
-    #[token("<<", priority = 10)]
+    #[cfg_attr(test, token("<<", priority = 10))]
     ShiftLeft,
     /// `=>` (method arrow, dictionary entries).
-    #[token("=>", priority = 10)]
+    #[cfg_attr(test, token("=>", priority = 10))]
     FatArrow,
-    #[token(":=")]
+    #[cfg_attr(test, token(":="))]
     Assign,
-    #[token("::")]
+    #[cfg_attr(test, token("::"))]
     ColonColon,
-    #[token(":")]
+    #[cfg_attr(test, token(":"))]
     Colon,
-    #[token("^")]
+    #[cfg_attr(test, token("^"))]
     Caret,
-    #[token(";")]
+    #[cfg_attr(test, token(";"))]
     Semi,
-    #[token(".")]
+    #[cfg_attr(test, token("."))]
     Dot,
-    #[token("...")]
+    #[cfg_attr(test, token("..."))]
     Ellipsis,
-    #[token("!")]
+    #[cfg_attr(test, token("!"))]
     Bang,
-    #[token("|")]
+    #[cfg_attr(test, token("|"))]
     Pipe,
-    #[token(",")]
+    #[cfg_attr(test, token(","))]
     Comma,
-    #[token("(")]
+    #[cfg_attr(test, token("("))]
     LParen,
-    #[token(")")]
+    #[cfg_attr(test, token(")"))]
     RParen,
-    #[token("[")]
+    #[cfg_attr(test, token("["))]
     LBracket,
-    #[token("]")]
+    #[cfg_attr(test, token("]"))]
     RBracket,
-    #[token("{")]
+    #[cfg_attr(test, token("{"))]
     LBrace,
-    #[token("}")]
+    #[cfg_attr(test, token("}"))]
     RBrace,
 
     /// `// …` (and `/// …`, sorted out by the wrapper).
-    #[regex(r"//[^\n]*", priority = 20)]
+    #[cfg_attr(test, regex(r"//[^\n]*", priority = 20))]
     LineComment,
-    #[token("/*", callbacks::lex_block_comment, priority = 20)]
+    #[cfg_attr(test, token("/*", callbacks::lex_block_comment, priority = 20))]
     BlockComment,
     /// `'…'`: always an error (single-quoted strings are not supported).
-    #[token("'", callbacks::lex_single_quote)]
+    #[cfg_attr(test, token("'", callbacks::lex_single_quote))]
     SingleQuoted,
 
     /// A documentation comment `/// …` (kept out of the main token vector).
@@ -230,6 +233,7 @@ impl Token {
 }
 
 /// The logos automaton's callbacks (strings, characters, quoted symbols, comments).
+#[cfg(test)]
 mod callbacks {
     use super::{LexError, Tok};
     use crate::syntax::lexer::scan_string;
