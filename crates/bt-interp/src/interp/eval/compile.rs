@@ -223,9 +223,29 @@ fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, b: &Arg) ->
     }
 }
 
+/// `BT_EVAL=walk` in the environment: every body runs on the tree walker alone, the
+/// reference semantics, with none of the compiled shapes — the oracle the goldens are also
+/// run through (`BT_EVAL=walk cargo test --profile ci --test golden`). Read once.
+fn walk_only() -> bool {
+    static WALK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *WALK.get_or_init(|| std::env::var_os("BT_EVAL").is_some_and(|v| v == "walk"))
+}
+
 /// Compiles a function body (nested blocks are compiled already).
 pub fn compile_body(code: &mut FnCode) {
     let body = std::mem::take(&mut code.body);
+    if walk_only() {
+        if code.is_toplevel {
+            let stmts = match body {
+                Node::Seq(v) => v,
+                other => vec![other],
+            };
+            code.stmts = stmts.into_iter().map(walk).collect();
+        } else {
+            code.op = walk(body);
+        }
+        return;
+    }
     if !code.is_toplevel {
         if let Node::Send(s) = body {
             if matches!(s.recv, Node::SelfRef) && s.args.len() == 1 {
