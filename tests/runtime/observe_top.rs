@@ -3,7 +3,7 @@
 //! after a crash the restart and its history.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 struct Kill(Child);
 
@@ -27,8 +27,16 @@ fn top(addr: &str) -> String {
     String::from_utf8(out.stdout).unwrap()
 }
 
-#[test]
-fn bt_top_prints_the_tree_of_a_running_program() {
+/// `bt run examples/observer.bt --observe` once its tree is built: the observer's address,
+/// the program's stdin and stdout, and the guard that ends it.
+struct Observed {
+    addr: String,
+    stdin: ChildStdin,
+    out: BufReader<ChildStdout>,
+    _guard: Kill,
+}
+
+fn observed() -> Observed {
     let mut bt = Command::new(env!("CARGO_BIN_EXE_bt"))
         .args(["run", "examples/observer.bt", "--observe", "127.0.0.1:0"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
@@ -37,10 +45,10 @@ fn bt_top_prints_the_tree_of_a_running_program() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut stdin = bt.stdin.take().unwrap();
+    let stdin = bt.stdin.take().unwrap();
     let mut err = BufReader::new(bt.stderr.take().unwrap());
     let mut out = BufReader::new(bt.stdout.take().unwrap());
-    let _guard = Kill(bt);
+    let guard = Kill(bt);
     let mut line = String::new();
     err.read_line(&mut line).unwrap();
     let addr = line
@@ -53,6 +61,23 @@ fn bt_top_prints_the_tree_of_a_running_program() {
     let mut said = String::new();
     out.read_line(&mut said).unwrap();
     assert!(said.starts_with("App is running"), "{said}");
+    Observed {
+        addr,
+        stdin,
+        out,
+        _guard: guard,
+    }
+}
+
+#[test]
+fn bt_top_prints_the_tree_of_a_running_program() {
+    let Observed {
+        addr,
+        mut stdin,
+        mut out,
+        _guard,
+    } = observed();
+    let mut said = String::new();
 
     let text = top(&addr);
     let lines: Vec<&str> = text.lines().collect();
@@ -93,29 +118,12 @@ fn bt_top_prints_the_tree_of_a_running_program() {
 /// shows the tree as it was at the end, and exits with status 0.
 #[test]
 fn bt_top_says_when_the_program_ended() {
-    let mut bt = Command::new(env!("CARGO_BIN_EXE_bt"))
-        .args(["run", "examples/observer.bt", "--observe", "127.0.0.1:0"])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdin = bt.stdin.take().unwrap();
-    let mut err = BufReader::new(bt.stderr.take().unwrap());
-    let mut out = BufReader::new(bt.stdout.take().unwrap());
-    let _guard = Kill(bt);
-    let mut line = String::new();
-    err.read_line(&mut line).unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("observing on http://")
-        .unwrap()
-        .trim_end_matches('/')
-        .to_string();
-    let mut said = String::new();
-    out.read_line(&mut said).unwrap();
-    assert!(said.starts_with("App is running"), "{said}");
+    let Observed {
+        addr,
+        mut stdin,
+        out: _out,
+        _guard,
+    } = observed();
     let top = Command::new(env!("CARGO_BIN_EXE_bt"))
         .args(["top", &addr])
         .stdout(Stdio::piped())
