@@ -14,7 +14,7 @@
 //!   the runner parked: every call but the first into a fresh main process) the job is not
 //!   put in the slot and no message is sent: the guest hands `MainActor::run_job` a pointer
 //!   to the frame's `RawJob` (`Frame::lend`, [`run_lent`]); the slot and the message are
-//!   the fallback (`RtHandle::drive_job`). Since session 14 the guest keeps the main process
+//!   the fallback (`RtHandle::drive_job`). The guest keeps the main process
 //!   claimed between calls (`runtime::process::lent`), so a call takes no lock of the
 //!   process record; before a job goes to the pool instead, [`run_in_main`] gives the
 //!   process back (`GuestStacks::release`), or its job message would never run.
