@@ -21,5 +21,6 @@ mod fmt;
 mod grammar;
 mod layering;
 mod lsp;
+mod provenance;
 mod slim_build;
 mod syntax_recovery;
