@@ -21,7 +21,7 @@ const SKIP_DIRS: &[&str] = &[
 /// ordinary words pass: a REPL "session", "issue" as a verb, "helper" functions.
 fn patterns() -> Vec<Regex> {
     [
-        [r"(?i)\bsessions?", r" [0-9]+"].concat(),
+        [r"(?i)\bsessions?", r"[ -][0-9]+"].concat(),
         ["(?i)coordi", "nator"].concat(),
         ["(?i)work", "tree"].concat(),
         [r"(?i)\bissues?", r" #?[0-9]+"].concat(),
@@ -91,6 +91,7 @@ fn the_patterns_catch_history_and_pass_ordinary_words() {
     for s in [
         ["measured in sess", "ion 12"].concat(),
         ["Sess", "ions 7 and 8"].concat(),
+        ["the sess", "ion-13 code"].concat(),
         ["see iss", "ue 16 row 4"].concat(),
         ["(iss", "ue #3)"].concat(),
         ["merged by the coord", "inator"].concat(),
