@@ -2,8 +2,8 @@
 //! `Interpreter` puts a borrowed job (a pointer to a closure on the calling thread's stack
 //! and its trampoline) in the [`JobSlot`] it shares with the main process's `MainActor`,
 //! sends the process an argument-less `Request::Job` message and waits until the job is
-//! over. An embedder's `Engine::run` of a small script was mostly allocations before: a
-//! boxed job, an answer slot, a done signal, a job object and its message, per call.
+//! over. Otherwise an embedder's `Engine::run` of a small script would be mostly
+//! allocations: a boxed job, an answer slot, a done signal, a job object and its message.
 //!
 //! * **Why borrowing is sound.** `Interpreter::try_run` does not return before the job
 //!   either ran (the trampoline sets the done signal last) or can no longer run: the main
