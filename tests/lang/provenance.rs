@@ -9,13 +9,7 @@ use regex::Regex;
 use std::path::Path;
 
 /// Directory names never walked: build output, version control, vendored code.
-const SKIP_DIRS: &[&str] = &[
-    "target",
-    ".git",
-    "vendor",
-    "node_modules",
-    "cargo-timings",
-];
+const SKIP_DIRS: &[&str] = &["target", ".git", "vendor", "node_modules", "cargo-timings"];
 
 /// The patterns, each built from pieces so this file does not match itself. Tight enough that
 /// ordinary words pass: a REPL "session", "issue" as a verb, "helper" functions.
@@ -59,7 +53,9 @@ fn no_file_tells_how_bt_was_built() {
     walk(root, &mut files);
     files.sort();
     assert!(
-        files.iter().any(|f| f.ends_with("tests/lang/provenance.rs")),
+        files
+            .iter()
+            .any(|f| f.ends_with("tests/lang/provenance.rs")),
         "the walk must reach this file"
     );
     let pats = patterns();
