@@ -36,6 +36,10 @@ fn walk(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
             continue;
         };
         let name = e.file_name();
+        // `.git` is a directory in a clone and a file in a linked checkout: skip both.
+        if name == ".git" {
+            continue;
+        }
         if kind.is_dir() {
             if !SKIP_DIRS.contains(&name.to_string_lossy().as_ref()) {
                 walk(&path, out);
