@@ -1,5 +1,5 @@
 //! Benchmark: the static checker over the built-in library plus a generated 10,000-line
-//! program (issue 7 budget: under 200 ms in a release build on the project machine).
+//! program (budget: under 200 ms in an optimised build on the project machine).
 //!
 //! `cargo run --profile dist --features bench --example check_speed [LINES]`
 //!

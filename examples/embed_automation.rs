@@ -1,4 +1,4 @@
-//! A host application running supervised automation actors (issue 16): rules written in bt
+//! A host application running supervised automation actors: rules written in bt
 //! run in actors under a supervisor, read sensors and raise alerts through typed host
 //! functions, and run under limits — a runaway rule crashes its actor with
 //! `reduction_limit`, a hoarding one with `memory_limit`, the supervisor restarts it, and

@@ -1,4 +1,4 @@
-//! A typed application config loaded from a `.bt` file (issue 16): the host registers typed
+//! A typed application config loaded from a `.bt` file: the host registers typed
 //! validators, evaluates the file under limits with no capabilities, converts the result
 //! to a Rust struct with serde, and renders every kind of error with miette — a checker
 //! error, a validation error raised at the line that set the value, a conversion error

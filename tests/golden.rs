@@ -396,7 +396,7 @@ fn run_trial(rule: &Rule, root: &Path, rel: &str, stem: &str) -> Result<(), Fail
     }
 }
 
-/// The checker findings on `stderr` that break the "does not cry wolf" rule of issue 7: any
+/// The checker findings on `stderr` that break the "does not cry wolf" rule: any
 /// error or warning, and a hint unless it is on a case expecting `ERROR:` or on a statement
 /// that follows an `@expect` line.
 fn checker_noise(root: &Path, stderr: &str) -> Vec<String> {
@@ -409,7 +409,7 @@ fn checker_noise(root: &Path, stderr: &str) -> Vec<String> {
             continue;
         }
         out.push(format!(
-            "checker {severity} on a golden (issue 7: the checker must not cry wolf; add \
+            "checker {severity} on a golden (the checker must not cry wolf; add \
              `@expect CATEGORY` where the mistake is deliberate):\n  {line}"
         ));
     }

@@ -1,6 +1,6 @@
 //! Results of a `bt test` run and their two renderings: the human report (one line per file,
 //! then the failures, then exactly `N passed, N failed[, N skipped]`) and the `--json`
-//! document of issue 4.
+//! document.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,4 +1,4 @@
-//! What a node does with peers that misbehave (issue 13 "Hardening"): connections that
+//! What a node does with peers that misbehave: connections that
 //! never authenticate are capped in number and time, refusals are logged with throttling,
 //! and a peer that never reads its replies is disconnected once its output queue is full
 //! instead of growing the node without bound. Harness: tests/dist/dist_common.rs.

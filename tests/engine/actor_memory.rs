@@ -1,4 +1,4 @@
-//! Per-actor memory limits (`EngineBuilder::actor_max_memory`, issue 16): an actor that
+//! Per-actor memory limits (`EngineBuilder::actor_max_memory`): an actor that
 //! outgrows its limit crashes with `#memory_limit` into its supervisor — against catch-all
 //! handlers, `ensure:` blocks, spawned actors, one huge primitive, memory bombs and state that
 //! grows message by message — while the host, the calling script and other actors go on.

@@ -4,8 +4,8 @@
 //! (the cell is taken over, never answered as `nil`). The in-language paths are in
 //! `tests/golden/eval/actors/captured.btscript`.
 //!
-//! Each test here failed on the unmerged session-13 branch `evalperf6`, whose cells read
-//! `nil` (and dropped writes) when another process met them.
+//! Each test here fails on an implementation whose cells read `nil` (and drop writes) when
+//! another process meets them.
 
 use std::sync::Arc;
 

@@ -103,8 +103,8 @@ fn a_huge_primitive_meets_the_deadline() {
 #[test]
 fn an_actor_running_a_huge_primitive_meets_its_limit() {
     // An actor's message is limited like an evaluation: a bulk primitive inside it ends the
-    // message with an error of the limit's kind, and the actor crashes (issue 16: a runaway
-    // actor goes to its supervisor).
+    // message with an error of the limit's kind, and the actor crashes (a runaway actor goes
+    // to its supervisor).
     let e = Engine::builder().max_reductions(20_000).build();
     e.eval("Actor subclass: Bulk\n  big => (1 to: 50000000) asList size\n  ping => #pong\n")
         .unwrap();

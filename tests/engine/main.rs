@@ -12,8 +12,8 @@
 //! test of this binary as a child process).
 //!
 //! **The global allocator.** `max_memory` and `actor_max_memory` need [`bt::CountingAlloc`]
-//! as the host's global allocator, so this binary installs it once, here, for every module
-//! (it used to be declared by `limits` and `actor_memory`, each its own binary). It only
+//! as the host's global allocator, so this binary installs it once, here, for every module.
+//! It only
 //! counts: the other modules behave as with the system allocator it wraps. Accounts are per
 //! thread (`crates/bt-base/src/memory.rs`), so a test's engine is not charged for what neighbouring tests
 //! allocate on their own threads.

@@ -1,5 +1,5 @@
 //! Script calls from the host (`Engine::run`) on both of the guest's paths
-//! (docs/internals/embedding.md "Session 12"): a call that finds the main process idle lends
+//! (docs/internals/embedding.md "Speed"): a call that finds the main process idle lends
 //! it the job directly (`Behaviour::run_job`, the usual case), and the first call into a
 //! fresh main process — after a limit or a cancel killed the last one — delivers the job as
 //! a message that starts the guest's runner. Every case runs on both paths and must end the
@@ -280,7 +280,7 @@ fn a_deadline_on_the_lent_path_ends_the_call_and_the_next_calls_answer() {
 }
 
 /// between calls the main process stays claimed by the guest's runner
-/// (`Sched::Lent`, internals/embedding.md "Session 14"). What the rest of the runtime sees
+/// (`Sched::Lent`, internals/embedding.md "Speed"). What the rest of the runtime sees
 /// must not change: the main process reads Idle between calls and Runnable inside one, a
 /// message queued for it between calls is handled (the next call answers and the mailbox
 /// is empty after it), and a kill between calls leaves the next call a fresh main process.

@@ -70,8 +70,8 @@ const MODULES: &[(&str, &str)] = &[
 
 /// Upward imports still present: (file, target module path prefix). Remove an entry when its
 /// import goes; the test fails on an entry that no longer matches anything.
-/// Empty: the value cycle (values naming the interpreter's `Class` and `Closure`) was
-/// removed — docs/architecture.md, "The value cycle".
+/// Empty: the values layer names neither the interpreter's class part nor its block code —
+/// docs/architecture.md, "Classes and blocks in the values layer".
 const KNOWN: &[(&str, &str)] = &[];
 
 fn layer_of(module: &str) -> Option<(usize, &'static str)> {

@@ -1,4 +1,4 @@
-//! Restart history and snapshot diffs (the observer, issue 19) on a manual test clock, so
+//! Restart history and snapshot diffs (the observer) on a manual test clock, so
 //! every time stamp is deterministic: the JSON of a tree with histories and of a diff are
 //! pinned by golden files under tests/golden/observe/ (`BLESS=1` rewrites them).
 

@@ -1,4 +1,4 @@
-//! The observer over HTTPS (`--observe ADDR --observe-tls CONFIG`, issue 19): certificates
+//! The observer over HTTPS (`--observe ADDR --observe-tls CONFIG`): certificates
 //! made per test with rcgen (a CA, the server's certificate for localhost/127.0.0.1/
 //! observer.test, a client certificate, and a rogue client certificate from another CA).
 //!

@@ -12,7 +12,8 @@
 //! ([`array`], [`dict`]), standard term order ([`order`]), and the data of classes
 //! ([`class`]) and block closures ([`block`]). It sits above `base` and below the runtime and
 //! names nothing above it: the interpreter's part of a class is an opaque box in
-//! [`class::Class::rt`], a block's code a [`block::Code`] ("The value cycle").
+//! [`class::Class::rt`], a block's code a [`block::Code`] (docs/architecture.md, "Classes and
+//! blocks in the values layer").
 
 // unsafe: in-place updates test uniqueness with plain loads of the Arc counts (each block has a SAFETY comment).
 #![allow(unsafe_code)]

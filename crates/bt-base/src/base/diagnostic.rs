@@ -376,8 +376,8 @@ pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -
     let mut out = String::new();
     let mut sorted: Vec<&Diagnostic> = diags.iter().collect();
     sorted.sort_by_key(|d| (d.span.start, d.span.end));
-    // One line index and one ariadne source per file, however many diagnostics (issue 15:
-    // rebuilding them per diagnostic made many errors cost errors x file size).
+    // One line index and one ariadne source per file, however many diagnostics
+    // (rebuilding them per diagnostic would make many errors cost errors x file size).
     let lines = LineIndex::new(src);
     let mut cache = (file, Source::from(src));
     // A source with characters a terminal could act on, or that ariadne counts as line ends,

@@ -199,7 +199,7 @@ fn never_panics_on_truncated_sources() {
 }
 
 /// 4.8: a variable holding the *Result* of a remote spawn is not a remote actor — sends to
-/// it (`ifOk:ifError:`, `valueOr:`; the issue's `unwrapOr:` is spelled `valueOr:` here) are Result sends; the ok-block's parameter is.
+/// it (`ifOk:ifError:`, `valueOr:`, which other Result APIs call `unwrapOr:`) are Result sends; the ok-block's parameter is.
 #[test]
 fn remote_result_sends_are_not_remote_sends() {
     let ch = Checker::new();

@@ -9,7 +9,7 @@
 //! frame is checked by `codec::etf_check` before it is decoded (malformed: the connection
 //! ends; nested too deeply: that message alone is refused).
 //!
-//! **Latency** (issue 13/14 speed). On plain TCP a frame is written from the thread that
+//! **Latency**. On plain TCP a frame is written from the thread that
 //! makes it (see [`Outbox`]), and the reader, while this node waits for replies on any
 //! connection (with `BT_DIST_SPIN_US` also right after the peer sent something), polls its
 //! socket for `super::spin::reader_spin()` before it sleeps in the reactor: a frame that arrives within

@@ -1,4 +1,4 @@
-//! Busy-waiting for a reply before sleeping (issue 13/14 speed): a process that made a
+//! Busy-waiting for a reply before sleeping: a process that made a
 //! remote call may keep its worker thread for a short while, polling for the reply, instead
 //! of suspending at once — a reply that arrives within that time resumes the caller with
 //! no thread wake-up (BEAM schedulers busy-wait the same way before they sleep).

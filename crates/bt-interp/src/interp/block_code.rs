@@ -3,7 +3,8 @@
 //!
 //! `value::block::BlockCode` is an `unsafe` trait with exactly one implementor — this one —
 //! which is what lets `Code::get` hand back `&FnCode` with a plain pointer cast on every block
-//! call (docs/architecture.md, "The value cycle"). Do not implement it for anything else.
+//! call (docs/architecture.md, "Classes and blocks in the values layer"). Do not implement it
+//! for anything else.
 
 // unsafe: the one `unsafe impl` of `value::block::BlockCode` (its contract is stated there).
 #![allow(unsafe_code)]

@@ -2,8 +2,8 @@
 //! `Interpreter` puts a borrowed job (a pointer to a closure on the calling thread's stack
 //! and its trampoline) in the [`JobSlot`] it shares with the main process's `MainActor`,
 //! sends the process an argument-less `Request::Job` message and waits until the job is
-//! over. An embedder's `Engine::run` of a small script was mostly allocations before: a
-//! boxed job, an answer slot, a done signal, a job object and its message, per call.
+//! over. Otherwise an embedder's `Engine::run` of a small script would be mostly
+//! allocations: a boxed job, an answer slot, a done signal, a job object and its message.
 //!
 //! * **Why borrowing is sound.** `Interpreter::try_run` does not return before the job
 //!   either ran (the trampoline sets the done signal last) or can no longer run: the main
@@ -14,7 +14,7 @@
 //!   the runner parked: every call but the first into a fresh main process) the job is not
 //!   put in the slot and no message is sent: the guest hands `MainActor::run_job` a pointer
 //!   to the frame's `RawJob` (`Frame::lend`, [`run_lent`]); the slot and the message are
-//!   the fallback (`RtHandle::drive_job`). Since session 14 the guest keeps the main process
+//!   the fallback (`RtHandle::drive_job`). The guest keeps the main process
 //!   claimed between calls (`runtime::process::lent`), so a call takes no lock of the
 //!   process record; before a job goes to the pool instead, [`run_in_main`] gives the
 //!   process back (`GuestStacks::release`), or its job message would never run.

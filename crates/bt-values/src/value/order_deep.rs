@@ -1,7 +1,7 @@
 //! The walks of [`super`] (term order, `=:=`/`==`, hash) for values nested deeper than
 //! [`DEEP`] levels: the same answers, computed with an explicit stack on the heap instead of
-//! the native one (issue 15: a List nested a million levels deep crashed `=`, `hash`, Set
-//! insertion …).
+//! the native one (a List nested a million levels deep would overflow it in `=`, `hash`,
+//! Set insertion …).
 //!
 //! The recursive walks in `order.rs` stay the fast path; they count the nesting and hand a
 //! subtree over to the functions here once it is [`DEEP`] levels down. So these must agree

@@ -26,8 +26,8 @@
 //!
 //! Only the owner ever writes `busy` (a process checks that a cell names it before touching
 //! the flag), and an access runs no user code and never yields, so a revoker waits a few
-//! instructions at most. Where `membarrier` is not available every cell is made shared (the
-//! lock of earlier sessions), never owned.
+//! instructions at most. Where `membarrier` is not available every cell is made shared (always
+//! locked), never owned.
 
 // unsafe: the owner's plain access to the value, and the `membarrier` system call.
 #![allow(unsafe_code)]

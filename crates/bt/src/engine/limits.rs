@@ -410,9 +410,8 @@ impl Guard {
 /// armed for). A firing during an evaluation always kills the recorded main process
 /// (which fails a blocked wait; a job that had not started yet then never runs, or runs
 /// in a fresh main process and finds the trip at its start and stops at its first
-/// reduction). Session 11 set bit 9 with a `fetch_or` at each job's start, so that a
-/// firing before the job only tripped it; that was one locked instruction per call, and a
-/// firing is rare.
+/// reduction). Setting bit 9 with a `fetch_or` at each job's start, so that a firing before
+/// the job only tripped it, would cost one locked instruction per call, and a firing is rare.
 #[derive(Default)]
 pub struct Watchdog {
     word: AtomicU64,

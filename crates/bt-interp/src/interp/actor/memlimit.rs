@@ -1,4 +1,4 @@
-//! Per-actor memory limits (`EngineBuilder::actor_max_memory`, issue 16): what an actor's
+//! Per-actor memory limits (`EngineBuilder::actor_max_memory`): what an actor's
 //! memory is, and the check after each message.
 //!
 //! **What an actor's memory is.** Each actor with a limit has its own
@@ -41,7 +41,7 @@
 //! in its state) meets its limit as one that allocates does. Past half the limit only what
 //! the state does not already hold is added.
 //!
-//! **Shared values count for every actor that holds them** (decided in session 11).
+//! **Shared values count for every actor that holds them**.
 //! Values are immutable and shared by reference, so a value one actor sent another is one
 //! allocation both hold; each actor's count includes it. Charging the receiver only for
 //! what it does not share with the sender would be unsafe: when the sender later drops

@@ -775,7 +775,7 @@ impl Ctx {
 
 /// The body of a plain method's activation from a self-send: the arm its guard already
 /// chose, the guard body (no call into its closure), or the method's closure. Inlined into
-/// the activation (a call of its own cost ~27 instructions a recursion entry, session 14).
+/// the activation (a call of its own would cost ~27 instructions a recursion entry).
 #[inline(always)]
 fn plain_body(code: &FnCode, arm: Option<bool>, c: &mut Ctx, f: &Frame) -> Flow {
     match (&code.guard, arm) {

@@ -118,8 +118,8 @@ fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::
 
 /// `new` for a library class whose instances only its constructors make (DateTime, Regex,
 /// Protocol): `instantiation_error` "Cannot create X instances with new", with a hint naming
-/// the constructor. Before session 14 these classes inherited Object's `new`, which made an
-/// instance without the native payload, whose every send (printString included) failed.
+/// the constructor. Object's `new` would make an instance without the native payload, whose
+/// every send (printString included) would fail.
 pub fn refuse_new(ctx: &Ctx, r: &Value, hint: &str) -> EvalResult {
     let n = match r {
         Value::Class(c) => c.name.as_str().to_string(),

@@ -52,8 +52,7 @@ pub fn register(p: &mut Prims) {
     });
     p.add(d, "+", |ctx, r, a| {
         let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, &a[0])?);
-        // Past ±2^63 ms is an arithmetic fault, as in `make` (it saturated silently before
-        // session 14).
+        // Past ±2^63 ms is an arithmetic fault, as in `make` (never a silent saturation).
         let ms = x.checked_add(y).ok_or_else(|| ctx.arith_err())?;
         Ok(duration(ctx, ms))
     });
@@ -105,8 +104,7 @@ fn make(ctx: &mut Ctx, v: &Value, unit: f64) -> EvalResult {
     let ms = match v {
         Value::Int(i) => (*i as f64) * unit,
         Value::Float(f) => f.get() * unit,
-        // Beyond 64 bits: the range check below rejects it (it read "expects a number, not
-        // Integer" before session 14).
+        // Beyond 64 bits: the range check below rejects it with the out-of-range message.
         Value::BigInt(b) => num_traits::ToPrimitive::to_f64(&**b).unwrap_or(f64::INFINITY) * unit,
         other => {
             let n = ctx.class_name_of(other);
@@ -156,8 +154,7 @@ pub fn ms_arg(ctx: &Ctx, v: &Value) -> Result<u64, Unwind> {
 }
 
 /// A call timeout: Integer ms, Duration or `#infinity`.
-/// A period argument that must make sense (issue 17: Timer and Duration arguments are
-/// validated): Integer ms or a Duration; negative raises `type_error`, and so does zero unless
+/// A period argument that must make sense (Timer and Duration arguments are validated): Integer ms or a Duration; negative raises `type_error`, and so does zero unless
 /// `zero_ok`. `what` names the send in the message.
 pub fn period_arg(ctx: &Ctx, v: &Value, what: &str, zero_ok: bool) -> Result<u64, Unwind> {
     let ms = match v {

@@ -468,7 +468,7 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
         ),
     };
     // A library method's doc comment is kept apart from its body (primitives and lazily
-    // parsed methods): read it as `docForMethod:` does (`doc` answered nil before session 14).
+    // parsed methods): read it as `docForMethod:` does.
     let doc = doc.or_else(|| {
         c.chain()
             .into_iter()

@@ -39,7 +39,7 @@
 //!   the process can be claimed, the runner hands the job to the process's behaviour
 //!   (`Behaviour::run_job`) with no message and no job slot; otherwise the caller's
 //!   fallback makes the message that carries the job and the call goes on as [`drive`].
-//!   Since session 13 the lent job's run and the process's release are one function of the
+//!   The lent job's run and the process's release are one function of the
 //!   runner (`run_once`, with the job and its release inlined).
 //! * **Kept**. A process claimed for a job stays claimed after it
 //!   (`Sched::Lent`, `process::lent`): the runner keeps its behaviour in `RunnerIo::kept`

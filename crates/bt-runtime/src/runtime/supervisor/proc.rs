@@ -641,8 +641,8 @@ impl SupervisorProc {
     /// Starts the children `pending` in order. A start that fails is logged and counted
     /// against the intensity like a crash; the rest are retried through this process's own
     /// mailbox (`bt_retry`, as OTP's `try_again_restart`), so a `stop`, a kill or an exit
-    /// signal that arrived meanwhile is handled first (issue 15: retrying in a loop here kept
-    /// the supervisor deaf to `stop` for as long as the starts kept failing).
+    /// signal that arrived meanwhile is handled first (retrying in a loop here would keep the
+    /// supervisor deaf to `stop` for as long as the starts kept failing).
     fn start_pending(&self, cx: &mut Cx<'_>, pending: &[usize]) {
         for (k, &i) in pending.iter().enumerate() {
             let still_due = {

@@ -5,7 +5,7 @@
 //! deadline, a `CancelHandle`, `Engine::shutdown`, a reduction or memory limit or the
 //! actor's preemption comes between pieces instead of after the whole operation.
 //!
-//! Operands under `big`'s leaf sizes take the old path unchanged: the work charged up front
+//! Operands under `big`'s leaf sizes take the direct path: the work charged up front
 //! (`Cost::BigProduct`, one `any_big` test for machine Integers and Floats) and one pure
 //! call. A result that would pass an embedder's memory limit is refused before the
 //! operation allocates (`memory::would_exceed`, as `Ctx::charge` does for bulk steps).
@@ -23,7 +23,7 @@ use crate::interp::prims::number::units;
 use crate::interp::prims::registry::Cost;
 use crate::value::Value;
 
-/// Both operands as Integers when at least one is a big Integer (else None: the old path).
+/// Both operands as Integers when at least one is a big Integer (else None: the direct path).
 fn big_pair<'a>(r: &'a Value, a: &'a Value) -> Option<(Cow<'a, BigInt>, Cow<'a, BigInt>)> {
     if !units::any_big(r, std::slice::from_ref(a)) {
         return None;
@@ -42,7 +42,7 @@ fn room_for(ctx: &mut Ctx, bits: u64) -> Result<(), Unwind> {
     ctx.reserve(bytes.min(usize::MAX as u64) as usize)
 }
 
-/// The old path: the work charged up front, then the pure operation.
+/// The direct path: the work charged up front, then the pure operation.
 fn charged(ctx: &mut Ctx, r: &Value, a: &[Value], f: fn(&Value, &Value) -> Res) -> EvalResult {
     Cost::BigProduct.charge(ctx, r, a)?;
     lift_op(ctx, r, &a[0], f(r, &a[0]))
@@ -67,7 +67,7 @@ pub fn mul(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     }
 }
 
-/// The division family on huge Integers (`None`: the old path).
+/// The division family on huge Integers (`None`: the direct path).
 fn division(
     ctx: &mut Ctx,
     r: &Value,

@@ -27,7 +27,7 @@
 //!   divide and conquer over the digit string through [`mul`].
 //!
 //! Results are exact (property tests against num-bigint in `tests.rs`). Operands under the
-//! leaf sizes take the caller's old path (one num-bigint call, charged up front), so the
+//! leaf sizes take the caller's direct path (one num-bigint call, charged up front), so the
 //! common small and medium case costs what it did.
 
 use num_bigint::{BigInt, BigUint, Sign};
