@@ -26,6 +26,7 @@ mod readme;
 mod remote;
 #[path = "../reliability/rng.rs"]
 mod rng;
+mod rpc;
 mod tls;
 #[path = "../support/tools.rs"]
 mod tools;

@@ -36,6 +36,7 @@
 //!   and monitors of peer processes (8.3, 8.8); [`chain`] — the waiting chain bt↔bt calls
 //!   carry (deadlock detection across nodes); [`erl_wait`] — cycles through Erlang
 //!   processes; [`erl_proc`] — `pid`/`isAlive`/`stop`/`kill` of Erlang processes.
+//! * [`rpc`] — `erpc`/`rpc`/`spawn/4` from Erlang and Elixir into bt classes (`SPAWN_REQUEST`).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -57,6 +58,7 @@ pub mod node_api;
 pub mod peer;
 pub mod query;
 pub mod remote;
+pub mod rpc;
 pub mod service;
 pub mod service_ops;
 pub mod shapes;
