@@ -20,6 +20,7 @@ mod dist_common;
 mod erl;
 mod erl_deadlock;
 mod erl_proc;
+mod groups;
 mod hardening;
 mod nodes;
 mod readme;

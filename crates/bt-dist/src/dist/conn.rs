@@ -212,6 +212,9 @@ fn to_local(
     msg: Term,
     name: Option<&str>,
 ) {
+    if name == Some(super::pg::NAME) || matches!(target, Target::Number(super::pg::NUMBER)) {
+        return super::pg::received(inner, peer, msg);
+    }
     if let Some((from, tag, req)) = gen_call(&msg) {
         if name == Some("net_kernel") {
             // `net_adm:ping`: `{is_auth, Node}` → `yes`.

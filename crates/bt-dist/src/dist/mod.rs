@@ -25,6 +25,7 @@
 //!   operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
+//! * [`pg`] — process groups: this node's side of Erlang's `pg` protocol (14.1).
 //! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
 //! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
 //! * [`service`] — the node service `'$bt_node'`: one table of operations other nodes ask
@@ -56,6 +57,7 @@ pub mod net;
 pub mod node;
 pub mod node_api;
 pub mod peer;
+pub mod pg;
 pub mod query;
 pub mod remote;
 pub mod rpc;

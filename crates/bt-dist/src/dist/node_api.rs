@@ -201,6 +201,22 @@ impl Distribution for DistNode {
         super::shapes::reloaded(&self.inner);
     }
 
+    fn group_changed(&self, group: Sym, number: u64, count: usize, join: bool) {
+        super::pg::local_changed(&self.inner, group, number, count, join);
+    }
+
+    fn group_remote_members(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        group: Sym,
+    ) -> Vec<crate::value::Value> {
+        super::pg::remote_members(&self.inner, ctx, group)
+    }
+
+    fn group_remote_which(&self, ctx: &mut crate::interp::eval::Ctx) -> Vec<Sym> {
+        super::pg::remote_which(&self.inner, ctx)
+    }
+
     fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {
         super::global::whereis(&self.inner, name)
     }
