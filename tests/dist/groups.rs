@@ -102,3 +102,32 @@ halt()."#;
     erl.expect("[]");
     assert_eq!(erl.finish().0, 0);
 }
+
+/// examples/cluster/pool.bt: workers on three nodes (each supervising its own) in one group;
+/// the pool keeps serving when a node is killed and uses it again once it is restarted.
+#[test]
+fn the_pool_example_survives_a_node_and_uses_it_again() {
+    let epmd = Epmd::bt();
+    let env = Env::new("pool", epmd.port);
+    let example = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/cluster/pool.bt");
+    let serve = |name: &str| {
+        let mut p = env.spawn(COOKIE, &["--name", name, "--serve", example]);
+        p.expect("ready");
+        p
+    };
+    let _p1 = serve("pool1@localhost");
+    let mut p2 = serve("pool2@localhost");
+    let _p3 = serve("pool3@localhost");
+    let mut main = env.spawn(COOKIE, &["--name", "main@localhost", example]);
+    main.expect("6 workers on 3 nodes");
+    main.expect("12 jobs, sum 650, done on 3 nodes");
+    main.expect("kill pool2");
+    p2.kill();
+    main.expect("pool2 is down: 4 workers");
+    main.expect("12 jobs, sum 650, done on 2 nodes");
+    main.expect("restart pool2");
+    let _p2 = serve("pool2@localhost");
+    main.expect("pool2 is back: 6 workers");
+    main.expect("12 jobs, sum 650, done on 3 nodes");
+    assert_eq!(main.finish().0, 0);
+}

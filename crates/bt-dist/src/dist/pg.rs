@@ -90,10 +90,18 @@ pub(super) fn received(inner: &Arc<Inner>, peer: &str, msg: Term) {
     let Term::Tuple(t) = &msg else { return };
     match &t.elements[..] {
         [Term::Atom(a), Term::Pid(p)] if a.name == "discover" => {
-            let sync = tuple(vec![atom("sync"), Term::from(me(inner)), local_groups(inner)]);
+            let sync = tuple(vec![
+                atom("sync"),
+                Term::from(me(inner)),
+                local_groups(inner),
+            ]);
             send(inner, p, tuple(vec![atom("$gen_cast"), sync]));
             if add_scope(inner, peer, p) {
-                send(inner, p, tuple(vec![atom("discover"), Term::from(me(inner))]));
+                send(
+                    inner,
+                    p,
+                    tuple(vec![atom("discover"), Term::from(me(inner))]),
+                );
             }
         }
         [Term::Atom(a), Term::Tuple(c)] if a.name == "$gen_cast" => {
@@ -212,7 +220,10 @@ fn local_groups(inner: &Inner) -> Term {
     let groups = snapshot
         .into_iter()
         .map(|(g, ns)| {
-            let ps = ns.into_iter().map(|n| Term::from(my_pid(inner, n))).collect();
+            let ps = ns
+                .into_iter()
+                .map(|n| Term::from(my_pid(inner, n)))
+                .collect();
             tuple(vec![atom(g.as_str()), etf::list(ps)])
         })
         .collect();
@@ -231,9 +242,20 @@ pub(super) fn local_changed(inner: &Inner, group: Sym, number: u64, count: usize
     let msg = if join {
         tuple(vec![atom("join"), Term::from(me(inner)), g, who])
     } else {
-        tuple(vec![atom("leave"), Term::from(me(inner)), who, etf::list(vec![g])])
+        tuple(vec![
+            atom("leave"),
+            Term::from(me(inner)),
+            who,
+            etf::list(vec![g]),
+        ])
     };
-    let scopes: Vec<Pid> = inner.pg.remote.lock().values().map(|s| s.pid.clone()).collect();
+    let scopes: Vec<Pid> = inner
+        .pg
+        .remote
+        .lock()
+        .values()
+        .map(|s| s.pid.clone())
+        .collect();
     for s in scopes {
         send(inner, &s, msg.clone());
     }
@@ -249,9 +271,7 @@ pub(super) fn remote_members(inner: &Inner, ctx: &mut Ctx, group: Sym) -> Vec<Va
         .filter_map(|s| s.groups.get(group.as_str()))
         .flat_map(|l| l.iter().cloned())
         .collect();
-    all.sort_by(|a, b| {
-        (&a.node.name, a.serial, a.id).cmp(&(&b.node.name, b.serial, b.id))
-    });
+    all.sort_by(|a, b| (&a.node.name, a.serial, a.id).cmp(&(&b.node.name, b.serial, b.id)));
     all.into_iter()
         .filter_map(|p| etf::from_term(ctx, &Term::from(p), "member").ok())
         .collect()

@@ -122,7 +122,11 @@ pub fn register(p: &mut Prims) {
 }
 
 fn empty(ctx: &mut Ctx, g: Sym) -> Value {
-    let e = error_value(ctx, ErrorKind::NotFound, format!("group #{g} has no members"));
+    let e = error_value(
+        ctx,
+        ErrorKind::NotFound,
+        format!("group #{g} has no members"),
+    );
     ctx.make_error(e)
 }
 
