@@ -22,6 +22,7 @@ mod erl_deadlock;
 mod erl_proc;
 mod groups;
 mod hardening;
+mod heal;
 mod nodes;
 mod readme;
 mod remote;

@@ -25,6 +25,7 @@
 //!   operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
+//! * [`seeds`] — `--connect`: seed nodes kept connected, reconnecting with backoff (14.3).
 //! * [`pg`] — process groups: this node's side of Erlang's `pg` protocol (14.1).
 //! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
 //! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
@@ -61,6 +62,7 @@ pub mod pg;
 pub mod query;
 pub mod remote;
 pub mod rpc;
+pub mod seeds;
 pub mod service;
 pub mod service_ops;
 pub mod shapes;

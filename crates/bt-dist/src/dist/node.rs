@@ -88,6 +88,8 @@ pub(crate) struct Inner {
     pub(crate) shapes: super::shapes::Shapes,
     /// The other nodes' process-group scopes and members (14.1, [`super::pg`]).
     pub(crate) pg: super::pg::Pg,
+    /// Bumped whenever a link is lost (the seed keepers wait on it, [`super::seeds`]).
+    pub(crate) downs: super::net::watch::Sender<u64>,
     /// Monitors local processes hold on peer processes, by reference number.
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
     /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
@@ -216,6 +218,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         global: Default::default(),
         shapes: Default::default(),
         pg: Default::default(),
+        downs: super::net::watch::channel(0).0,
         watches: Mutex::new(HashMap::new()),
         deadlines: Arc::new(super::deadline::Deadlines::default()),
         erl_calls: Default::default(),
@@ -416,6 +419,7 @@ impl Inner {
             if visible {
                 self.peer_event(name, Some(reason));
             }
+            self.downs.send_modify(|n| *n += 1);
         }
     }
 

@@ -42,6 +42,7 @@ impl Distribution for DistNode {
                 if visible {
                     self.inner.peer_event(node, Some("disconnect"));
                 }
+                self.inner.downs.send_modify(|n| *n += 1);
                 true
             }
             None => false,
@@ -199,6 +200,10 @@ impl Distribution for DistNode {
 
     fn classes_reloaded(&self) {
         super::shapes::reloaded(&self.inner);
+    }
+
+    fn global_lost(&self, name: Sym) -> Option<Sym> {
+        super::global::lost(&self.inner, name)
     }
 
     fn group_changed(&self, group: Sym, number: u64, count: usize, join: bool) {

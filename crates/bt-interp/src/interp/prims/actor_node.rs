@@ -331,6 +331,11 @@ pub trait Distribution: Send + Sync {
     fn global_whereis(&self, _name: Sym) -> Option<(Sym, u64)> {
         None
     }
+    /// The node that held the cluster-wide name `name` when its link was lost (a lookup
+    /// then answers `node_down`, not `name_not_registered`), until it reconnects.
+    fn global_lost(&self, _name: Sym) -> Option<Sym> {
+        None
+    }
     /// Process groups (14.1): local process `number` joined (`join`) or left `group`
     /// (`count` times: a process that dies leaves every membership it held). The
     /// distribution layer tells the `pg` scopes of the other nodes.
