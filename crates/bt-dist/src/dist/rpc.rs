@@ -252,10 +252,7 @@ fn run(ctx: &mut Ctx, kind: &Kind, m: &str, f: &str, a: &[Term]) -> Term {
         ]);
         etf::list(vec![frame])
     };
-    let reply = match outcome {
-        None => None,
-        Some(r) => Some(super::peer::reply_term(ctx, r)),
-    };
+    let reply = outcome.map(|r| super::peer::reply_term(ctx, r));
     match kind {
         Kind::Call(r) => match reply {
             None => tuple(vec![r.clone(), atom("error"), atom("undef"), stack()]),
