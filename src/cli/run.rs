@@ -78,6 +78,10 @@ pub(crate) struct RunArgs {
     /// Keep the node answering connections after the program ends (needs --name)
     #[arg(long)]
     pub(crate) serve: bool,
+    /// Seed nodes to keep connected: connected at start, reconnected with backoff after a
+    /// NodeDown (comma-separated NAME@HOST; also BT_CONNECT; needs --name)
+    #[arg(long, value_name = "NODE,...", value_delimiter = ',', value_parser = node_name, env = "BT_CONNECT")]
+    pub(crate) connect: Vec<String>,
 }
 
 /// A number of at least 1.
@@ -196,6 +200,7 @@ pub(crate) fn run_with(
             (o.net_tick.is_some(), "--net-tick"),
             (o.cookie_file.is_some(), "--cookie-file"),
             (o.dist_tls.is_some(), "--dist-tls"),
+            (!o.connect.is_empty(), "--connect"),
         ]
         .into_iter()
         .find_map(|(on, f)| on.then_some(f));
@@ -251,6 +256,7 @@ pub(crate) fn run_with(
                     let _ = vm.prog.dist.set(n.clone());
                     let n2 = n.clone();
                     vm.run(move |ctx, _| crate::dist::service::install(ctx, &n2));
+                    n.keep_connected(o.connect.clone());
                     Some(crate::dist::NodeGuard(n))
                 }
                 Err(m) => {

@@ -20,12 +20,15 @@ mod dist_common;
 mod erl;
 mod erl_deadlock;
 mod erl_proc;
+mod groups;
 mod hardening;
+mod heal;
 mod nodes;
 mod readme;
 mod remote;
 #[path = "../reliability/rng.rs"]
 mod rng;
+mod rpc;
 mod tls;
 #[path = "../support/tools.rs"]
 mod tools;

@@ -7,7 +7,8 @@
 //! `SEND` of `gen_server` requests to a bt pid and of replies to this node's outgoing calls;
 //! `MONITOR_P`/`DEMONITOR_P` on bt processes (by pid or registered name; `'DOWN'` carries the
 //! actor's exit reason); `MONITOR_P_EXIT` for the monitors behind this node's calls;
-//! `LINK`/`UNLINK_ID` and `EXIT`/`EXIT2` between peer and bt processes. Others are ignored.
+//! `LINK`/`UNLINK_ID` and `EXIT`/`EXIT2` between peer and bt processes; `SPAWN_REQUEST`
+//! (`erpc`, `rpc`, `spawn/4` into bt classes: [`super::rpc`]). Others are ignored.
 
 use std::sync::atomic::Ordering;
 use std::sync::{Arc, Weak};
@@ -99,6 +100,20 @@ pub(super) fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
         Message::Exit2(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
         Message::PayloadExit(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
         Message::PayloadExit2(m) => exit(inner, peer, &m.from_pid, &m.to_pid, m.reason),
+        Message::SpawnRequest(m) => {
+            super::rpc::spawn_request(inner, peer, super::rpc::SpawnReq::from_message(m))
+        }
+        Message::SpawnRequestTt(m) => {
+            let m = erl_dist::message::SpawnRequest {
+                req_id: m.req_id,
+                from_pid: m.from_pid,
+                group_leader: m.group_leader,
+                mfa: m.mfa,
+                opt_list: m.opt_list,
+                arg_list: m.arg_list,
+            };
+            super::rpc::spawn_request(inner, peer, super::rpc::SpawnReq::from_message(m))
+        }
         _ => {}
     }
 }
@@ -197,6 +212,9 @@ fn to_local(
     msg: Term,
     name: Option<&str>,
 ) {
+    if name == Some(super::pg::NAME) || matches!(target, Target::Number(super::pg::NUMBER)) {
+        return super::pg::received(inner, peer, msg);
+    }
     if let Some((from, tag, req)) = gen_call(&msg) {
         if name == Some("net_kernel") {
             // `net_adm:ping`: `{is_auth, Node}` → `yes`.

@@ -327,7 +327,11 @@ fn frame_in(inner: &Arc<Inner>, name: &str, body: &[u8]) -> Result<(), &'static 
         Ok(m) if cut.is_some() => super::conn::refuse_deep(inner, name, m),
         Ok(m) => handle(inner, name, m),
         Err(erl_dist::message::RecvError::UnsupportedOp { .. }) => {}
-        Err(_) => return Err("protocol"),
+        // A spawn request whose argument list is a byte string (`erl_dist` wants a list).
+        Err(_) => match super::rpc::SpawnReq::from_bytes(bytes) {
+            Some(req) => super::rpc::spawn_request(inner, name, req),
+            None => return Err("protocol"),
+        },
     }
     Ok(())
 }

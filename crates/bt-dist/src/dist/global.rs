@@ -6,7 +6,10 @@
 //! processes; it tells every connected **visible** bt peer at once (`globalAdd`, a cast to
 //! the peer's query service `'$bt_node'`, [`super::service`]) and again when a peer comes up
 //! (every name it holds), and withdraws a name when its process exits (`globalRemove`).
-//! Names held by a node that goes down leave the view. Hidden nodes are never told and
+//! Names held by a node that goes down leave the view; they are remembered as lost, so that
+//! a lookup answers `node_down` (the holder may well be alive) until the node reconnects —
+//! then its `globalAdd` brings them back and the conflict rule settles any name registered
+//! on both sides meanwhile. Hidden nodes are never told and
 //! never tell (8.11).
 //!
 //! **Conflicts.** When a node learns of a registration of a name its view already gives to
@@ -59,6 +62,9 @@ impl Entry {
 #[derive(Default)]
 pub(crate) struct Global {
     table: Mutex<HashMap<Sym, Entry>>,
+    /// Names whose holder's node lost its link: name → that node (until it comes back or
+    /// the name is registered anew).
+    lost: Mutex<HashMap<Sym, String>>,
     sys: Mutex<Weak<ActorSys>>,
 }
 
@@ -162,6 +168,7 @@ pub(crate) fn register(inner: &Arc<Inner>, name: Sym, proc: &ProcRef) -> Result<
         }
         t.insert(name, e.clone());
     }
+    g.lost.lock().remove(&name);
     // Withdraw the name when the process exits.
     let weak = Arc::downgrade(inner);
     let number = e.number;
@@ -214,6 +221,8 @@ pub(crate) fn peer_event(inner: &Inner, peer: &str, down: Option<&str>) {
     }
     match down {
         None => {
+            // Back: its names come with its `globalAdd` (and `globalWhereis` answers meanwhile).
+            inner.global.lost.lock().retain(|_, n| n != peer);
             let mine: Vec<Term> = {
                 let t = inner.global.table.lock();
                 t.iter()
@@ -226,9 +235,25 @@ pub(crate) fn peer_event(inner: &Inner, peer: &str, down: Option<&str>) {
             }
         }
         Some(_) => {
-            inner.global.table.lock().retain(|_, e| e.node != peer);
+            let mut gone = Vec::new();
+            inner.global.table.lock().retain(|n, e| {
+                let keep = e.node != peer;
+                if !keep {
+                    gone.push(*n);
+                }
+                keep
+            });
+            let mut lost = inner.global.lost.lock();
+            for n in gone {
+                lost.insert(n, peer.to_string());
+            }
         }
     }
+}
+
+/// The node that held `name` when its link was lost, if it has not come back since.
+pub(crate) fn lost(inner: &Inner, name: Sym) -> Option<Sym> {
+    inner.global.lost.lock().get(&name).map(|n| Sym::new(n))
 }
 
 /// A registry message from a peer (`globalAdd` / `globalRemove`, casts to the node
@@ -276,6 +301,7 @@ fn parse_entry(t: &Term) -> Option<(Sym, Entry)> {
 
 /// Applies a peer's registration to the view, with the conflict rule.
 fn add(inner: &Inner, name: Sym, e: Entry) {
+    inner.global.lost.lock().remove(&name);
     if e.node == inner.me.name {
         return; // only this node speaks for its own processes
     }

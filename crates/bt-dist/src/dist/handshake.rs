@@ -136,6 +136,9 @@ fn base_flags() -> DistributionFlags {
     DistributionFlags::mandatory()
         | DistributionFlags::DIST_MONITOR
         | DistributionFlags::DIST_MONITOR_NAME
+        // `erpc`/`rpc`/`spawn/4` from Erlang send SPAWN_REQUEST (`super::rpc`); without
+        // this flag Erlang answers `notsup` itself.
+        | DistributionFlags::SPAWN
 }
 
 fn local(me: &Me, flags: DistributionFlags) -> Result<LocalNode, HsError> {

@@ -25,6 +25,8 @@
 //!   operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
+//! * [`seeds`] — `--connect`: seed nodes kept connected, reconnecting with backoff (14.3).
+//! * [`pg`] — process groups: this node's side of Erlang's `pg` protocol (14.1).
 //! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
 //! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
 //! * [`service`] — the node service `'$bt_node'`: one table of operations other nodes ask
@@ -36,6 +38,7 @@
 //!   and monitors of peer processes (8.3, 8.8); [`chain`] — the waiting chain bt↔bt calls
 //!   carry (deadlock detection across nodes); [`erl_wait`] — cycles through Erlang
 //!   processes; [`erl_proc`] — `pid`/`isAlive`/`stop`/`kill` of Erlang processes.
+//! * [`rpc`] — `erpc`/`rpc`/`spawn/4` from Erlang and Elixir into bt classes (`SPAWN_REQUEST`).
 //!
 //! Values cross as Erlang terms through [`crate::codec::etf`].
 
@@ -55,8 +58,11 @@ pub mod net;
 pub mod node;
 pub mod node_api;
 pub mod peer;
+pub mod pg;
 pub mod query;
 pub mod remote;
+pub mod rpc;
+pub mod seeds;
 pub mod service;
 pub mod service_ops;
 pub mod shapes;

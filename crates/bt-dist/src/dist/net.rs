@@ -10,7 +10,7 @@ pub use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
 pub use tokio::net::{lookup_host, TcpListener, TcpStream};
 pub use tokio::runtime::{Builder as RuntimeBuilder, Handle, Runtime};
 pub use tokio::sync::{
-    mpsc, oneshot, Mutex as AsyncMutex, Notify, OwnedSemaphorePermit, Semaphore,
+    mpsc, oneshot, watch, Mutex as AsyncMutex, Notify, OwnedSemaphorePermit, Semaphore,
 };
 pub use tokio::task::AbortHandle;
 pub use tokio::time::{interval, sleep, sleep_until, timeout, Instant};

@@ -86,6 +86,10 @@ pub(crate) struct Inner {
     pub(crate) global: super::global::Global,
     /// Peers' shape manifests and the skews announced (8.7, 8.9, [`super::shapes`]).
     pub(crate) shapes: super::shapes::Shapes,
+    /// The other nodes' process-group scopes and members (14.1, [`super::pg`]).
+    pub(crate) pg: super::pg::Pg,
+    /// Bumped whenever a link is lost (the seed keepers wait on it, [`super::seeds`]).
+    pub(crate) downs: super::net::watch::Sender<u64>,
     /// Monitors local processes hold on peer processes, by reference number.
     pub(crate) watches: Mutex<HashMap<u64, Watch>>,
     /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
@@ -213,6 +217,8 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         calls: Mutex::new(HashMap::new()),
         global: Default::default(),
         shapes: Default::default(),
+        pg: Default::default(),
+        downs: super::net::watch::channel(0).0,
         watches: Mutex::new(HashMap::new()),
         deadlines: Arc::new(super::deadline::Deadlines::default()),
         erl_calls: Default::default(),
@@ -360,10 +366,19 @@ impl Inner {
         }
         let name = agreed.name.clone();
         let tasks = conn::start(self.clone(), io, out, agreed.name, conn);
-        match self.state.lock().peers.get_mut(&name) {
-            Some(p) if p.conn == conn => p.tasks.extend(tasks),
+        let live = match self.state.lock().peers.get_mut(&name) {
+            Some(p) if p.conn == conn => {
+                p.tasks.extend(tasks);
+                true
+            }
             // Replaced or dropped already: close this connection.
-            _ => tasks.iter().for_each(|t| t.abort()),
+            _ => {
+                tasks.iter().for_each(|t| t.abort());
+                false
+            }
+        };
+        if live {
+            super::pg::peer_up(self, &name);
         }
     }
 
@@ -404,6 +419,7 @@ impl Inner {
             if visible {
                 self.peer_event(name, Some(reason));
             }
+            self.downs.send_modify(|n| *n += 1);
         }
     }
 

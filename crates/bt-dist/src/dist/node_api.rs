@@ -42,6 +42,7 @@ impl Distribution for DistNode {
                 if visible {
                     self.inner.peer_event(node, Some("disconnect"));
                 }
+                self.inner.downs.send_modify(|n| *n += 1);
                 true
             }
             None => false,
@@ -199,6 +200,26 @@ impl Distribution for DistNode {
 
     fn classes_reloaded(&self) {
         super::shapes::reloaded(&self.inner);
+    }
+
+    fn global_lost(&self, name: Sym) -> Option<Sym> {
+        super::global::lost(&self.inner, name)
+    }
+
+    fn group_changed(&self, group: Sym, number: u64, count: usize, join: bool) {
+        super::pg::local_changed(&self.inner, group, number, count, join);
+    }
+
+    fn group_remote_members(
+        &self,
+        ctx: &mut crate::interp::eval::Ctx,
+        group: Sym,
+    ) -> Vec<crate::value::Value> {
+        super::pg::remote_members(&self.inner, ctx, group)
+    }
+
+    fn group_remote_which(&self, ctx: &mut crate::interp::eval::Ctx) -> Vec<Sym> {
+        super::pg::remote_which(&self.inner, ctx)
     }
 
     fn global_whereis(&self, name: Sym) -> Option<(Sym, u64)> {

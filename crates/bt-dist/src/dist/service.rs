@@ -114,6 +114,7 @@ pub struct NodeInbound {
     sys: Weak<ActorSys>,
     node: Weak<Inner>,
     service: Sym,
+    pg: Sym,
     watches: AtomicU64,
 }
 
@@ -125,6 +126,7 @@ impl NodeInbound {
             node,
             // Interned now: the connection only looks names up (a peer cannot create them).
             service: Sym::new(SERVICE),
+            pg: Sym::new(super::pg::NAME),
             watches: AtomicU64::new(0),
         }
     }
@@ -206,12 +208,18 @@ impl Inbound for NodeInbound {
         if self.is_service(target) {
             return Some(SENTINEL);
         }
+        // The process-group scope (`super::pg`), by pid or by its name.
+        if matches!(target, Target::Number(super::pg::NUMBER))
+            || matches!(target, Target::Name(n) if n == self.pg)
+        {
+            return Some(super::pg::NUMBER);
+        }
         self.inner.resolve(target)
     }
 
     fn watch(&self, number: u64, down: Done<Term>) -> u64 {
-        if number == SENTINEL {
-            drop(down); // the service never exits
+        if number == SENTINEL || number == super::pg::NUMBER {
+            drop(down); // the service and the group scope never exit
             return WATCH_BIT | self.watches.fetch_add(1, Ordering::Relaxed);
         }
         self.inner.watch(number, down)
@@ -225,7 +233,7 @@ impl Inbound for NodeInbound {
     }
 
     fn exit(&self, number: u64, reason: Term) {
-        if number != SENTINEL {
+        if number != SENTINEL && number != super::pg::NUMBER {
             self.inner.exit(number, reason);
         }
     }

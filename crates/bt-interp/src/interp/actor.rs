@@ -255,6 +255,8 @@ pub struct ActorSys {
     pub node_class: Option<ClassRef>,
     /// `SystemAnnouncer current` (made on first use; `prims::announce`).
     pub system_announcer: Mutex<Option<Value>>,
+    /// This node's process-group memberships (14.1, `prims::process_group`).
+    pub groups: crate::interp::prims::process_group::Groups,
 }
 
 impl ActorSys {
@@ -272,6 +274,7 @@ impl ActorSys {
             node_name: Sym::new(crate::interp::prims::actor_node::NO_NODE),
             node_class,
             system_announcer: Mutex::new(None),
+            groups: Default::default(),
             rt,
         })
     }

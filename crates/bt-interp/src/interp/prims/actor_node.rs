@@ -331,6 +331,23 @@ pub trait Distribution: Send + Sync {
     fn global_whereis(&self, _name: Sym) -> Option<(Sym, u64)> {
         None
     }
+    /// The node that held the cluster-wide name `name` when its link was lost (a lookup
+    /// then answers `node_down`, not `name_not_registered`), until it reconnects.
+    fn global_lost(&self, _name: Sym) -> Option<Sym> {
+        None
+    }
+    /// Process groups (14.1): local process `number` joined (`join`) or left `group`
+    /// (`count` times: a process that dies leaves every membership it held). The
+    /// distribution layer tells the `pg` scopes of the other nodes.
+    fn group_changed(&self, _group: Sym, _number: u64, _count: usize, _join: bool) {}
+    /// The members of `group` on other nodes, as actor handles made in `ctx`.
+    fn group_remote_members(&self, _ctx: &mut Ctx, _group: Sym) -> Vec<Value> {
+        Vec::new()
+    }
+    /// The groups with a member on another node.
+    fn group_remote_which(&self, _ctx: &mut Ctx) -> Vec<Sym> {
+        Vec::new()
+    }
     /// A per-node query (8.10, `prims::node_query`) answered by `node`'s query service,
     /// from the process `ctx` runs in (suspended meanwhile, at most `timeout_ms`): the ok
     /// value, or the error to put in the Result (`node_down`, `timeout`, …) as an

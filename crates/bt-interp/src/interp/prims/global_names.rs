@@ -130,6 +130,15 @@ fn named_global(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         );
     };
     let Some(node) = holder(ctx, &d, name) else {
+        // Held by a node whose link is lost: it may well be alive there (8.8).
+        if let Some(gone) = d.global_lost(name) {
+            return fail(
+                ctx,
+                ErrorKind::NodeDown,
+                format!("#{name} is registered globally on {gone}, which is not connected"),
+                Some("the name comes back when the node reconnects; retry later"),
+            );
+        }
         return fail(
             ctx,
             ErrorKind::NameNotRegistered,

@@ -62,6 +62,7 @@ pub mod object;
 pub mod observer;
 pub mod parallel;
 pub mod parallel_collect;
+pub mod process_group;
 pub mod protocol;
 pub mod random;
 pub mod reflection;
@@ -104,6 +105,7 @@ pub fn register_all(p: &mut Prims) {
     actor_node::register(p);
     node_query::register(p);
     global_names::register(p);
+    process_group::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);
