@@ -322,7 +322,7 @@ impl ClassTable {
             out.extend(map.keys().cloned());
         }
         if side == Side::Class {
-            for name in ["Class", "Object"] {
+            for name in ["Class", "Behaviour", "Object"] {
                 if let Some(o) = self.classes.get(name) {
                     out.extend(o.inst.keys().cloned());
                 }

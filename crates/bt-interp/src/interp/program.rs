@@ -276,7 +276,8 @@ fn specs() -> Vec<Spec> {
         spec("Value", "Object", KValue, Plain),
         spec("Actor", "Object", KActor, Plain),
         spec("Server", "Actor", KActor, Plain),
-        spec("Class", "Object", KObject, NoNew),
+        spec("Behaviour", "Object", KObject, Abstract),
+        spec("Class", "Behaviour", KObject, NoNew),
         spec("Metaclass", "Class", KObject, NoNew),
         spec("Number", "Object", KValue, Abstract),
         spec("Integer", "Number", KValue, NoNew),
@@ -521,8 +522,18 @@ impl Program {
             subs.retain(|w| w.upgrade().map(|k| k.name != c.name).unwrap_or(false));
             subs.push(Arc::downgrade(&c));
         }
-        let old = self.classes.write().insert(c.name, c);
+        let old = self.classes.write().insert(c.name, c.clone());
         if let Some(old) = old {
+            // The subclasses of a redefined class are the new class's subclasses (3.1).
+            if !Arc::ptr_eq(&old, &c) {
+                let moved: Vec<_> = old.subclasses.read().clone();
+                let mut subs = c.subclasses.write();
+                for w in moved {
+                    if w.upgrade().is_some() && !subs.iter().any(|k| Weak::ptr_eq(k, &w)) {
+                        subs.push(w);
+                    }
+                }
+            }
             self.retire(Retired::Class(old));
         }
         self.bump();

@@ -151,7 +151,9 @@ impl Class {
     pub fn inherits_or_is(&self, other: &Class) -> bool {
         let mut c: Option<&Class> = Some(self);
         while let Some(k) = c {
-            if std::ptr::eq(k, other) {
+            // By identity, or by name: a redefined class replaces the one its subclasses
+            // and instances were made from (3.1).
+            if std::ptr::eq(k, other) || k.name == other.name {
                 return true;
             }
             c = k.superclass.as_deref();

@@ -288,11 +288,11 @@ fn atom_name(v: &Value) -> (&'static str, bool) {
     }
 }
 
-fn class_key(v: &Value) -> (&'static str, bool, usize) {
+fn class_key(v: &Value) -> (&'static str, bool) {
     match v {
-        Value::Class(c) => (c.name.as_str(), false, addr(c)),
-        Value::Meta(c) => (c.name.as_str(), true, addr(c)),
-        _ => ("", false, 0),
+        Value::Class(c) => (c.name.as_str(), false),
+        Value::Meta(c) => (c.name.as_str(), true),
+        _ => ("", false),
     }
 }
 
@@ -484,7 +484,10 @@ fn eq_at(a: &Value, b: &Value, loose: bool, depth: u32) -> bool {
                     .zip(fy.iter())
                     .all(|(p, q)| p.0 == q.0 && eq_with(p.1, q.1, loose))
         }
-        (V::Class(x), V::Class(y)) | (V::Meta(x), V::Meta(y)) => Ref::ptr_eq(x, y),
+        // A class is its name: a redefinition replaces the class under that name (3.1).
+        (V::Class(x), V::Class(y)) | (V::Meta(x), V::Meta(y)) => {
+            Ref::ptr_eq(x, y) || x.name == y.name
+        }
         (V::Block(x), V::Block(y)) => Ref::ptr_eq(x, y),
         (V::Native(x), V::Native(y)) => Ref::ptr_eq(x, y) || x.0.equals(&*y.0),
         _ => false,
@@ -496,8 +499,8 @@ fn eq_at(a: &Value, b: &Value, loose: bool, depth: u32) -> bool {
 ///
 /// Integers hash to themselves (as in Python), so runs of nearby Integer keys land in nearby
 /// table slots; the table's probe sequence mixes the high bits in. Everything else is mixed
-/// (folded 128-bit multiplies). Values equal only to themselves (blocks, classes, Object-kind
-/// instances) hash by identity, so hashes are not stable across runs. Floats are finite here
+/// (folded 128-bit multiplies). Classes hash by name. Values equal only to themselves (blocks,
+/// Object-kind instances) hash by identity, so hashes are not stable across runs. Floats are finite here
 /// (arithmetic raises instead of producing NaN), so `0.0`/`-0.0` is the only special case.
 #[inline]
 pub fn term_hash(v: &Value) -> u64 {
@@ -657,8 +660,11 @@ fn hash_into(v: &Value, h: &mut TermHasher, depth: u32) {
                 h.write_usize(addr(o));
             }
         }
-        V::Class(c) => h.write_usize(addr(c)),
-        V::Meta(c) => h.write_usize(addr(c) ^ 1),
+        V::Class(c) => h.write(c.name.as_str().as_bytes()),
+        V::Meta(c) => {
+            h.write(c.name.as_str().as_bytes());
+            h.write_u8(1);
+        }
         V::Block(b) => h.write_usize(addr(b)),
         V::Native(_) => {}
     }

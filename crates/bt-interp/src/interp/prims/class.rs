@@ -15,33 +15,19 @@ pub fn register(p: &mut Prims) {
     p.add_class("Object", "new:", |ctx, r, a| {
         let c = receiver_class(ctx, r)?;
         check_new(ctx, &c, true)?;
-        if c.kind == ClassKind::Object {
-            return Err(ctx.err(
-                ErrorKind::InstantiationError,
-                format!("{} does not take new: — use new", c.name),
-            ));
-        }
-        let Value::Dict(d) = &a[0] else {
-            let n = ctx.class_name_of(&a[0]);
-            return Err(ctx.type_err(format!(
-                "new: expects a Dictionary of field values, not {n}"
-            )));
-        };
-        let d = d.clone();
-        let inst = ctx.instantiate(&c)?;
-        let Value::Object(o) = &inst else {
-            return Ok(inst);
-        };
-        let mut fields = o.fields.to_vec();
-        for (i, f) in c.field_names.iter().enumerate() {
-            if let Some(v) = d.get(&Value::Symbol(*f)) {
-                fields[i] = v.clone();
-            }
-        }
-        Ok(Value::Object(Ref::new(Instance {
-            class: c,
-            fields: fields.into(),
-        })))
+        new_with(ctx, &c, &a[0])
+    });
+    // The instance side of Behaviour: reached by a class whose class side has no `new` of
+    // its own (ProtoObject and `nil subclass:` roots), with the same checks.
+    p.add("Behaviour", "new", |ctx, r, _| {
+        let c = receiver_class(ctx, r)?;
+        check_new(ctx, &c, false)?;
+        ctx.instantiate(&c)
+    });
+    p.add("Behaviour", "new:", |ctx, r, a| {
+        let c = receiver_class(ctx, r)?;
+        check_new(ctx, &c, true)?;
+        new_with(ctx, &c, &a[0])
     });
     for m in ["new", "new:"] {
         p.add("Metaclass", m, |ctx, r, _| {
@@ -118,8 +104,7 @@ fn check_new(ctx: &Ctx, c: &ClassRef, keyed: bool) -> Result<(), crate::interp::
 
 /// `new` for a library class whose instances only its constructors make (DateTime, Regex,
 /// Protocol): `instantiation_error` "Cannot create X instances with new", with a hint naming
-/// the constructor. Object's `new` would make an instance without the native payload, whose
-/// every send (printString included) would fail.
+/// the constructor (an instance without its native payload would fail every send).
 pub fn refuse_new(ctx: &Ctx, r: &Value, hint: &str) -> EvalResult {
     let n = match r {
         Value::Class(c) => c.name.as_str().to_string(),
@@ -136,4 +121,36 @@ pub fn refuse_new(ctx: &Ctx, r: &Value, hint: &str) -> EvalResult {
 pub fn new_instance(ctx: &mut Ctx, c: &ClassRef) -> EvalResult {
     check_new(ctx, c, false)?;
     ctx.instantiate(c)
+}
+
+/// `new:` after the checks: object classes refuse it; value classes take a Dictionary of
+/// field values.
+fn new_with(ctx: &mut Ctx, c: &ClassRef, arg: &Value) -> EvalResult {
+        if c.kind == ClassKind::Object {
+            return Err(ctx.err(
+                ErrorKind::InstantiationError,
+                format!("{} does not take new: — use new", c.name),
+            ));
+        }
+        let Value::Dict(d) = arg else {
+            let n = ctx.class_name_of(arg);
+            return Err(ctx.type_err(format!(
+                "new: expects a Dictionary of field values, not {n}"
+            )));
+        };
+        let d = d.clone();
+        let inst = ctx.instantiate(c)?;
+        let Value::Object(o) = &inst else {
+            return Ok(inst);
+        };
+        let mut fields = o.fields.to_vec();
+        for (i, f) in c.field_names.iter().enumerate() {
+            if let Some(v) = d.get(&Value::Symbol(*f)) {
+                fields[i] = v.clone();
+            }
+        }
+        Ok(Value::Object(Ref::new(Instance {
+            class: c.clone(),
+            fields: fields.into(),
+        })))
 }

@@ -13,6 +13,7 @@ use crate::value::{ClassRef, Native, NativeObj, Ref, Sym, Value};
 
 pub fn register(p: &mut Prims) {
     let c = "Class";
+    let b = "Behaviour";
     p.add(c, "name", |_ctx, r, _| {
         Ok(match r {
             Value::Meta(c) => Value::sym(&format!("{} class", c.name)),
@@ -27,8 +28,8 @@ pub fn register(p: &mut Prims) {
         Ok(Value::str(class_label(r)))
     });
     p.add(c, "asString", |_ctx, r, _| Ok(Value::str(class_label(r))));
-    p.add(c, "superclass", |ctx, r, _| Ok(superclass(ctx, r)));
-    p.add(c, "allSuperclasses", |ctx, r, _| {
+    p.add(b, "superclass", |ctx, r, _| Ok(superclass(ctx, r)));
+    p.add(b, "allSuperclasses", |ctx, r, _| {
         let mut out = Vec::new();
         let mut cur = superclass(ctx, r);
         while !cur.is_nil() {
@@ -37,7 +38,7 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::list(out))
     });
-    p.add(c, "superclassChain", |ctx, r, _| {
+    p.add(b, "superclassChain", |ctx, r, _| {
         let stop_meta = matches!(r, Value::Meta(_));
         let mut out = Vec::new();
         let mut cur = r.clone();
@@ -59,8 +60,8 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::list(out))
     });
-    p.add(c, "subclasses", |_ctx, r, _| Ok(Value::list(subclasses(r))));
-    p.add(c, "allSubclasses", |_ctx, r, _| {
+    p.add(b, "subclasses", |_ctx, r, _| Ok(Value::list(subclasses(r))));
+    p.add(b, "allSubclasses", |_ctx, r, _| {
         let mut out = Vec::new();
         let mut stack: Vec<Value> = subclasses(r).into_iter().rev().collect();
         while let Some(s) = stack.pop() {
@@ -69,7 +70,7 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::list(out))
     });
-    p.add(c, "inheritsFrom:", |ctx, r, a| {
+    p.add(b, "inheritsFrom:", |ctx, r, a| {
         let (me, side) = split(ctx, r)?;
         let other = match &a[0] {
             Value::Class(k) if !side => k.clone(),
@@ -80,7 +81,7 @@ pub fn register(p: &mut Prims) {
             !Arc::ptr_eq(&me, &other) && me.inherits_or_is(&other),
         ))
     });
-    p.add(c, "includesBehaviour:", |ctx, r, a| {
+    p.add(b, "includesBehaviour:", |ctx, r, a| {
         let (me, side) = split(ctx, r)?;
         Ok(Value::bool(match &a[0] {
             Value::Class(k) if !side => me.inherits_or_is(k),
@@ -88,34 +89,44 @@ pub fn register(p: &mut Prims) {
             _ => false,
         }))
     });
-    p.add(c, "methods", |ctx, r, _| {
+    p.add(b, "methods", |ctx, r, _| {
         let (me, side) = split(ctx, r)?;
         Ok(sym_list(sorted(table_keys(&me, side))))
     });
-    p.add(c, "allMethods", |ctx, r, _| {
+    p.add(b, "allMethods", |ctx, r, _| {
         let (me, side) = split(ctx, r)?;
         let mut all = Vec::new();
         for k in me.chain() {
             all.extend(table_keys(&k, side));
         }
+        if side {
+            // A metaclass's chain continues through Class and Behaviour (5.4).
+            for k in ctx.prog.core.class.chain() {
+                all.extend(table_keys(&k, false));
+            }
+        }
         Ok(sym_list(sorted(all)))
     });
-    p.add(c, "selectors", |ctx, r, _| {
+    p.add(b, "localClassMethods", |ctx, r, _| {
+        let (me, _) = split(ctx, r)?;
+        Ok(sym_list(sorted(table_keys(&me, true))))
+    });
+    p.add(b, "selectors", |ctx, r, _| {
         let (me, side) = split(ctx, r)?;
         Ok(sym_list(sorted(table_keys(&me, side))))
     });
-    p.add(c, "canUnderstand:", |ctx, r, a| {
+    p.add(b, "canUnderstand:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "canUnderstand: argument")?;
         let (me, side) = split(ctx, r)?;
         // Instances of `me` (for a metaclass: the class itself) understand `sel`?
         Ok(Value::bool(ctx.lookup_in(&me, side, sel).is_some()))
     });
-    p.add(c, "includesSelector:", |ctx, r, a| {
+    p.add(b, "includesSelector:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "includesSelector: argument")?;
         let (me, side) = split(ctx, r)?;
         Ok(Value::bool(table_keys(&me, side).contains(&sel)))
     });
-    p.add(c, "whichClassIncludesSelector:", |ctx, r, a| {
+    p.add(b, "whichClassIncludesSelector:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "whichClassIncludesSelector: argument")?;
         let (me, side) = split(ctx, r)?;
         for k in me.chain() {
@@ -127,9 +138,16 @@ pub fn register(p: &mut Prims) {
                 });
             }
         }
+        if side {
+            for k in ctx.prog.core.class.chain() {
+                if table_keys(&k, false).contains(&sel) {
+                    return Ok(Value::Class(k));
+                }
+            }
+        }
         Ok(Value::Nil)
     });
-    p.add(c, "fieldNames", |ctx, r, _| {
+    p.add(b, "fieldNames", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
         let inherited = me
             .superclass
@@ -138,16 +156,16 @@ pub fn register(p: &mut Prims) {
             .unwrap_or(0);
         Ok(sym_list(me.field_names.iter().skip(inherited).copied()))
     });
-    p.add(c, "allFieldNames", |ctx, r, _| {
+    p.add(b, "allFieldNames", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
         Ok(sym_list(me.field_names.iter().copied()))
     });
-    p.add(c, "classVarNames", |ctx, r, _| {
+    p.add(b, "classVarNames", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
         let names: Vec<Sym> = me.class_state.lock().iter().map(|(n, _)| *n).collect();
         Ok(sym_list(names))
     });
-    p.add(c, "allClassVarNames", |ctx, r, _| {
+    p.add(b, "allClassVarNames", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
         let mut names = Vec::new();
         for k in me.chain().into_iter().rev() {
@@ -204,7 +222,7 @@ pub fn register(p: &mut Prims) {
             .collect();
         Ok(sym_list(sorted(ok)))
     });
-    p.add(c, "isBehaviour", |_, _, _| Ok(Value::True));
+    p.add(b, "isBehaviour", |_, _, _| Ok(Value::True));
     p.add(c, "isClass", |_ctx, r, _| {
         Ok(Value::bool(matches!(r, Value::Class(_))))
     });
@@ -214,7 +232,7 @@ pub fn register(p: &mut Prims) {
     p.add(c, "isMetaclass", |_ctx, r, _| {
         Ok(Value::bool(matches!(r, Value::Meta(_))))
     });
-    p.add(c, "isAbstract", |ctx, r, _| {
+    p.add(b, "isAbstract", |ctx, r, _| {
         Ok(Value::bool(split(ctx, r)?.0.is_abstract))
     });
     p.add(c, "thisClass", |ctx, r, _| {
@@ -223,17 +241,17 @@ pub fn register(p: &mut Prims) {
     p.add(c, "instanceClass", |ctx, r, _| {
         Ok(Value::Class(split(ctx, r)?.0))
     });
-    p.add(c, ">>", |ctx, r, a| {
+    p.add(b, ">>", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], ">> argument")?;
         let (me, side) = split(ctx, r)?;
         compiled_method(ctx, &me, side, sel)
     });
-    p.add(c, "compiledMethodAt:", |ctx, r, a| {
+    p.add(b, "compiledMethodAt:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "compiledMethodAt: argument")?;
         let (me, side) = split(ctx, r)?;
         compiled_method(ctx, &me, side, sel)
     });
-    p.add(c, "removeSelector:", |ctx, r, a| {
+    p.add(b, "removeSelector:", |ctx, r, a| {
         let sel = sym_arg(ctx, &a[0], "removeSelector: argument")?;
         let (me, side) = split(ctx, r)?;
         let own = if side {
@@ -249,7 +267,7 @@ pub fn register(p: &mut Prims) {
         let removed = ctx.prog.remove_method(&me, side, sel);
         Ok(if removed { old } else { Value::Nil })
     });
-    p.add(c, "kind", |ctx, r, _| {
+    p.add(b, "kind", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
         Ok(Value::sym(match me.kind {
             crate::interp::class::ClassKind::Value => "value",
@@ -333,11 +351,22 @@ fn split(ctx: &Ctx, r: &Value) -> Result<(ClassRef, bool), Unwind> {
     }
 }
 
+/// The class registered under `c`'s name now (`c` itself unless it was redefined, 3.1).
+fn current(ctx: &Ctx, c: &ClassRef) -> ClassRef {
+    match ctx.prog.class_by_sym(c.name) {
+        Some(k) if !Arc::ptr_eq(&k, c) => k,
+        _ => c.clone(),
+    }
+}
+
 fn superclass(ctx: &Ctx, r: &Value) -> Value {
     match r {
-        Value::Class(c) => c.superclass.clone().map(Value::Class).unwrap_or(Value::Nil),
+        Value::Class(c) => match &c.superclass {
+            Some(s) => Value::Class(current(ctx, s)),
+            None => Value::Nil,
+        },
         Value::Meta(c) => match &c.superclass {
-            Some(s) => Value::Meta(s.clone()),
+            Some(s) => Value::Meta(current(ctx, s)),
             None => Value::Class(ctx.prog.core.class.clone()),
         },
         _ => Value::Nil,

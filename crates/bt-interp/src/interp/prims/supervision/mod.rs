@@ -556,14 +556,14 @@ pub fn register(p: &mut Prims) {
         let n = ctx.class_name_of(r);
         Err(ctx.err(
             ErrorKind::from_name("subclass_responsibility"),
-            format!("{n} class must implement children"),
+            format!("{n} must implement children"),
         ))
     });
     p.add_class("DynamicSupervisor", "childClass", |ctx, r, _| {
         let n = ctx.class_name_of(r);
         Err(ctx.err(
             ErrorKind::from_name("subclass_responsibility"),
-            format!("{n} class must implement childClass"),
+            format!("{n} must implement childClass"),
         ))
     });
     p.add_class("Actor", "supervisionPolicy", |_, _, _| {
