@@ -126,31 +126,31 @@ pub fn new_instance(ctx: &mut Ctx, c: &ClassRef) -> EvalResult {
 /// `new:` after the checks: object classes refuse it; value classes take a Dictionary of
 /// field values.
 fn new_with(ctx: &mut Ctx, c: &ClassRef, arg: &Value) -> EvalResult {
-        if c.kind == ClassKind::Object {
-            return Err(ctx.err(
-                ErrorKind::InstantiationError,
-                format!("{} does not take new: — use new", c.name),
-            ));
+    if c.kind == ClassKind::Object {
+        return Err(ctx.err(
+            ErrorKind::InstantiationError,
+            format!("{} does not take new: — use new", c.name),
+        ));
+    }
+    let Value::Dict(d) = arg else {
+        let n = ctx.class_name_of(arg);
+        return Err(ctx.type_err(format!(
+            "new: expects a Dictionary of field values, not {n}"
+        )));
+    };
+    let d = d.clone();
+    let inst = ctx.instantiate(c)?;
+    let Value::Object(o) = &inst else {
+        return Ok(inst);
+    };
+    let mut fields = o.fields.to_vec();
+    for (i, f) in c.field_names.iter().enumerate() {
+        if let Some(v) = d.get(&Value::Symbol(*f)) {
+            fields[i] = v.clone();
         }
-        let Value::Dict(d) = arg else {
-            let n = ctx.class_name_of(arg);
-            return Err(ctx.type_err(format!(
-                "new: expects a Dictionary of field values, not {n}"
-            )));
-        };
-        let d = d.clone();
-        let inst = ctx.instantiate(c)?;
-        let Value::Object(o) = &inst else {
-            return Ok(inst);
-        };
-        let mut fields = o.fields.to_vec();
-        for (i, f) in c.field_names.iter().enumerate() {
-            if let Some(v) = d.get(&Value::Symbol(*f)) {
-                fields[i] = v.clone();
-            }
-        }
-        Ok(Value::Object(Ref::new(Instance {
-            class: c.clone(),
-            fields: fields.into(),
-        })))
+    }
+    Ok(Value::Object(Ref::new(Instance {
+        class: c.clone(),
+        fields: fields.into(),
+    })))
 }
