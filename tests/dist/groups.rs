@@ -131,3 +131,30 @@ fn the_pool_example_survives_a_node_and_uses_it_again() {
     main.expect("12 jobs, sum 650, done on 3 nodes");
     assert_eq!(main.finish().0, 0);
 }
+
+/// bt sees an Erlang node's members, and loses them when that node goes down.
+#[test]
+fn erlang_members_leave_when_their_node_goes_down() {
+    if !crate::tools::have_erl() {
+        return;
+    }
+    let erl = r#"{ok, _} = pg:start_link(),
+E1 = spawn(fun() -> receive stop -> ok end end),
+ok = pg:join(workers, E1),
+register(quitter, spawn(fun() -> receive _ -> erlang:halt() end end)),
+io:format("ready~n"),
+receive after infinity -> ok end."#;
+    let client = r#"n := (Node named: #'e@127.0.0.1') unwrap
+n connect unwrap
+[(ProcessGroup members: #workers) size =:= 1] whileFalse: [Timer sleep: 5]
+m := (ProcessGroup members: #workers) first
+Transcript showCr: (m node =:= n) printString
+Transcript showCr: ProcessGroup which printString
+Transcript showCr: (ProcessGroup localMembers: #workers) size printString
+[(Actor named: #quitter on: n) unwrap quit] on: Error do: [:e | nil]
+[(ProcessGroup members: #workers) isEmpty] whileFalse: [Timer sleep: 5]
+Transcript showCr: ProcessGroup which printString
+"#;
+    let (out, _) = run_bt_against_erl("pgdown", erl, client);
+    assert_eq!(lines(&out), ["true", "#(#workers)", "0", "#()"]);
+}
