@@ -15,6 +15,7 @@ pub(crate) mod doc;
 #[cfg(feature = "dist")]
 pub(crate) mod epmd;
 pub(crate) mod fmt;
+pub(crate) mod max_memory;
 pub(crate) mod parse;
 #[cfg(feature = "repl")]
 pub(crate) mod repl;

@@ -1,4 +1,4 @@
-//! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
+//! `bt run FILE [--main Class] [--max-depth N] [--max-memory SIZE] [--no-check] [--warnings-as-errors]
 //! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR [--observe-tls CONFIG]]
 //! [--name NAME@HOST | --sname NAME]
 //! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
@@ -22,6 +22,7 @@
 
 use std::io::{Read, Write};
 
+use crate::cli::max_memory::MaxMemory;
 use crate::interp::{BtError, Interpreter, InterpreterOptions};
 use crate::value::Value;
 
@@ -49,6 +50,10 @@ pub(crate) struct RunArgs {
     /// Deepest call nesting before a stack_overflow error
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive)]
     pub(crate) max_depth: usize,
+    /// The most memory the program may hold, like 512M or 2G (default: 3/4 of the machine's
+    /// or cgroup's memory; also BT_MAX_MEMORY); past it the program ends with memory_limit
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::max_memory::parse_size)]
+    pub(crate) max_memory: Option<usize>,
     #[command(flatten)]
     pub(crate) check: crate::cli::CheckFlags,
     /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
@@ -147,10 +152,12 @@ fn program_source(o: &mut RunArgs) -> Result<(String, String), String> {
     }
 }
 
-fn report(e: &BtError, err: &mut dyn Write) -> i32 {
+fn report(e: &BtError, limit: &MaxMemory, err: &mut dyn Write) -> i32 {
     if let Some(code) = e.exit_code() {
         return code;
     }
+    let mut e = e.clone();
+    crate::cli::max_memory::explain(&mut e, limit);
     let _ = writeln!(err, "{}", e.report_with_traceback());
     1
 }
@@ -226,12 +233,21 @@ pub(crate) fn run_with(
         let _ = writeln!(err, "bt run: {m}");
         return 2;
     }
+    let limit = match crate::cli::max_memory::resolve(o.max_memory) {
+        Ok(l) => l,
+        Err(m) => {
+            let _ = writeln!(err, "bt run: {m}");
+            return 2;
+        }
+    };
     let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: !o.check.no_check,
         ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
+    // The memory limit counts from here: the program's own memory, not the library's.
+    crate::cli::max_memory::install(&vm, &limit, &path);
     // The program is one long job: run it beside its actors on the pool (see the method).
     vm.run_main_on_pool(true);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
@@ -324,7 +340,7 @@ pub(crate) fn run_with(
             }
             return 1;
         }
-        return report(e, err);
+        return report(e, &limit, err);
     }
     if !rep.warnings.is_empty() {
         for (_, w) in &rep.warnings {
@@ -335,7 +351,7 @@ pub(crate) fn run_with(
     if let Some(cls) = &o.main {
         let list = Value::list(o.args.iter().map(|a| Value::str(a.clone())));
         if let Err(e) = vm.send_to_class(cls, "main:", vec![list]) {
-            return report(&e, err);
+            return report(&e, &limit, err);
         }
     }
     if o.serve {

@@ -25,6 +25,7 @@ mod fuzz_parser;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
 mod rng;
+mod run_memory;
 mod runtime;
 mod soak;
 mod supervisor;
