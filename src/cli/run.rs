@@ -56,6 +56,8 @@ pub(crate) struct RunArgs {
     pub(crate) max_memory: Option<usize>,
     #[command(flatten)]
     pub(crate) check: crate::cli::CheckFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: Sandbox,
     /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
     #[arg(long, value_name = "ADDR")]
     pub(crate) observe: Option<String>,
@@ -83,6 +85,86 @@ pub(crate) struct RunArgs {
     /// Keep the node answering connections after the program ends (needs --name)
     #[arg(long)]
     pub(crate) serve: bool,
+}
+
+/// `--sandbox` and the `--allow-*` flags that grant capabilities back (any of them turns the
+/// sandbox on).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct Sandbox {
+    /// Deny the program files, environment variables, host facts and the network; the
+    /// --allow-* flags grant them back
+    #[arg(long)]
+    pub(crate) sandbox: bool,
+    /// Let the program read inside these directories (or files); alone, everywhere
+    #[arg(long, value_name = "PATH,...", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub(crate) allow_read: Option<Vec<String>>,
+    /// Let the program write inside these directories (or files); alone, everywhere
+    #[arg(long, value_name = "PATH,...", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub(crate) allow_write: Option<Vec<String>>,
+    /// Let the program read these environment variables; alone, all of them
+    #[arg(long, value_name = "NAME,...", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub(crate) allow_env: Option<Vec<String>>,
+    /// Let the program use the network and distribution (Node connect, --name)
+    #[arg(long)]
+    pub(crate) allow_net: bool,
+    /// Let the program read host facts (System hostname, System pid)
+    #[arg(long)]
+    pub(crate) allow_sys: bool,
+}
+
+impl Sandbox {
+    /// True when the program runs sandboxed.
+    fn on(&self) -> bool {
+        self.sandbox
+            || self.allow_read.is_some()
+            || self.allow_write.is_some()
+            || self.allow_env.is_some()
+            || self.allow_net
+            || self.allow_sys
+    }
+
+    /// Puts the sandbox in force on `grants` (when it is on).
+    fn apply(&self, grants: &crate::interp::prims::capability::Grants) {
+        use crate::interp::prims::capability::Capability;
+        if !self.on() {
+            return;
+        }
+        grants.sandbox();
+        let dirs = |v: &Option<Vec<String>>| -> Vec<std::path::PathBuf> {
+            match v {
+                None => Vec::new(),
+                Some(list) if list.iter().all(|d| d.is_empty()) => vec!["/".into()],
+                Some(list) => list
+                    .iter()
+                    .filter(|d| !d.is_empty())
+                    .map(std::path::PathBuf::from)
+                    .collect(),
+            }
+        };
+        for d in dirs(&self.allow_read) {
+            grants.allow_read(&d);
+        }
+        for d in dirs(&self.allow_write) {
+            grants.allow_write(&d);
+        }
+        match &self.allow_env {
+            Some(names) if names.iter().all(|n| n.is_empty()) => grants.grant(Capability::Env),
+            Some(names) => names
+                .iter()
+                .filter(|n| !n.is_empty())
+                .for_each(|n| grants.allow_env(n)),
+            None => {}
+        }
+        if self.allow_net {
+            grants.grant(Capability::Distribution);
+        }
+        if self.allow_sys {
+            grants.grant(Capability::Sys);
+        }
+    }
 }
 
 /// A number of at least 1.
@@ -211,6 +293,13 @@ pub(crate) fn run_with(
             return 2;
         }
     }
+    if o.sandbox.on() && !o.sandbox.allow_net && o.name.is_some() {
+        let _ = writeln!(
+            err,
+            "bt run: --name under --sandbox needs --allow-net (a node talks to the network)"
+        );
+        return 2;
+    }
     let (path, src) = match program_source(&mut o) {
         Ok(p) => p,
         Err(m) => {
@@ -246,6 +335,7 @@ pub(crate) fn run_with(
         ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
+    o.sandbox.apply(&vm.prog.capabilities);
     // The memory limit counts from here: the program's own memory, not the library's.
     crate::cli::max_memory::install(&vm, &limit, &path);
     // The program is one long job: run it beside its actors on the pool (see the method).

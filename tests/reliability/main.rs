@@ -27,6 +27,7 @@ mod memory_rows;
 mod rng;
 mod run_memory;
 mod runtime;
+mod sandbox;
 mod soak;
 mod supervisor;
 mod testrun;
