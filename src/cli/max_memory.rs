@@ -252,15 +252,16 @@ fn message(limit: &MaxMemory) -> String {
     )
 }
 
-/// The error's hint: the flag that raises the limit.
+/// The error's hint: the flag that raises the limit, with twice the limit as a SIZE.
 fn hint(limit: &MaxMemory) -> String {
-    let more = format_size(limit.bytes.saturating_mul(2));
+    let twice = limit.bytes.saturating_mul(2);
+    let more = if twice >= 1 << 30 {
+        format!("{}G", twice.div_ceil(1 << 30))
+    } else {
+        format!("{}M", twice.div_ceil(1 << 20))
+    };
     format!(
-        "raise the limit with bt run --max-memory SIZE (or BT_MAX_MEMORY=SIZE), e.g. --max-memory {}",
-        more.replace(" GiB", "G")
-            .replace(" MiB", "M")
-            .replace(" KiB", "K")
-            .replace(" TiB", "T")
+        "raise the limit with bt run --max-memory SIZE (or BT_MAX_MEMORY=SIZE), e.g. --max-memory {more}"
     )
 }
 
@@ -329,5 +330,10 @@ mod tests {
         assert!(message(&l).contains("64 MiB"), "{}", message(&l));
         assert!(message(&l).contains("--max-memory"));
         assert!(hint(&l).contains("--max-memory 128M"), "{}", hint(&l));
+        let big = MaxMemory {
+            bytes: (17 << 30) + (700 << 20),
+            source: Source::Default,
+        };
+        assert!(hint(&big).ends_with("--max-memory 36G"), "{}", hint(&big));
     }
 }

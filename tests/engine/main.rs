@@ -43,6 +43,7 @@ mod limits;
 mod logs;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
+mod printing;
 mod script_calls;
 mod shared_library;
 mod sources;
