@@ -41,6 +41,7 @@ mod isolation;
 mod limit_escapes;
 mod limits;
 mod logs;
+mod many_classes;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
 mod printing;

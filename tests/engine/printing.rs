@@ -14,7 +14,11 @@ fn deeply_nested_containers_print_exactly() {
     for (make, open, close) in [("#(x)", "#(", ")"), ("#[x]", "#[", "]")] {
         let src = format!("x := {open}{close}\n1 to: 3000 do: [:i | x := {make}]\nx printString");
         let v = e.eval(&src).unwrap_or_else(|err| panic!("{make}: {err}"));
-        assert_eq!(v.as_str(), Some(nested_text(3000, open, close).as_str()), "{make}");
+        assert_eq!(
+            v.as_str(),
+            Some(nested_text(3000, open, close).as_str()),
+            "{make}"
+        );
     }
     let v = e
         .eval("d := #{}\n1 to: 2000 do: [:i | d := #{#k => d}]\nd printString size")
