@@ -420,3 +420,17 @@ fn host_types_are_classes_with_methods_and_fields_passed_by_handle() {
     );
     assert_eq!(err(&e, "Bank audit: 3").kind, "type_error");
 }
+
+/// `Engine::display` of a List shows its elements as values (`#(1.5, nil, "s")`), not as
+/// the REPL's JSON strings (`["1.5","nil","s"]`); other values display as in the REPL.
+#[test]
+fn display_shows_floats_and_nil_inside_collections_as_values() {
+    let e = Engine::new();
+    let show = |src: &str| e.display(&e.eval(src).unwrap());
+    assert_eq!(show("#(1.5, nil, \"s\", #sym, 2)"), "#(1.5, nil, \"s\", #sym, 2)");
+    assert_eq!(show("#(#(1.5), #[nil])"), "#(#(1.5), #[nil])");
+    assert_eq!(show("#{#a => 1.5}"), "#{#a => 1.5}");
+    assert_eq!(show("1.5"), "1.5");
+    assert_eq!(show("nil"), "nil");
+    assert_eq!(show("\"text\""), "text");
+}

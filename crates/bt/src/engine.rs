@@ -386,11 +386,21 @@ impl Engine {
         })
     }
 
-    /// The REPL's display of a value, under the
-    /// engine's limits (a display a limit ended reads `<printString failed: …>`).
+    /// A value as text for the host, under the engine's limits (a display a limit ended
+    /// reads `<printString failed: …>`): the REPL's display (Strings without quotes,
+    /// Symbols without `#`), except that a List shows its `printString`
+    /// (`#(1.5, nil, "s")`) — the REPL's JSON rendering would show Floats and nil inside it
+    /// as strings.
     pub fn display(&self, v: &Value) -> String {
-        self.limited(|vm| Ok(vm.display(v)))
-            .unwrap_or_else(|e| format!("<printString failed: {e}>"))
+        let list = matches!(v, Value::List(_));
+        self.limited(|vm| {
+            Ok(if list {
+                vm.print_string(v)
+            } else {
+                vm.display(v)
+            })
+        })
+        .unwrap_or_else(|e| format!("<printString failed: {e}>"))
     }
 
     /// The names of the top-level bindings made so far.
