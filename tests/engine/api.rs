@@ -284,6 +284,8 @@ fn typed_host_functions_convert_arguments_and_results() {
     let er = err(&e, "Host url: #{#host => \"db\", #port => \"x\"}");
     assert!(er.message.contains("argument 1"), "{}", er.message);
     assert!(er.message.contains("port"), "{}", er.message);
+    // The path is named once.
+    assert_eq!(er.message.matches("port").count(), 1, "{}", er.message);
     // A HostError keeps its kind and hint; scripts catch it.
     let er = err(&e, "Host check: -1");
     assert_eq!(er.kind, "out_of_range");
