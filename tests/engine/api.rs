@@ -436,3 +436,20 @@ fn display_shows_floats_and_nil_inside_collections_as_values() {
     assert_eq!(show("nil"), "nil");
     assert_eq!(show("\"text\""), "text");
 }
+
+/// What host functions capture is released by `shutdown()` (the engine value may live on).
+#[test]
+fn host_function_captures_are_released_at_shutdown() {
+    let e = Engine::new();
+    let held = std::sync::Arc::new(vec![0u8; 1024]);
+    let h = held.clone();
+    e.register_fn("Host", "size", move || h.len() as i64).unwrap();
+    assert_eq!(int(&e, "Host size"), 1024);
+    // An actor and a block still alive at shutdown do not keep them either.
+    e.eval("Actor subclass: Keeper\n  state: b = nil\n  keep: x => self.b := x\n\nk := Keeper spawn\nk keep: [Host size]")
+        .unwrap();
+    assert!(std::sync::Arc::strong_count(&held) > 1);
+    e.shutdown();
+    assert_eq!(std::sync::Arc::strong_count(&held), 1);
+    assert!(e.eval("1").is_err());
+}
