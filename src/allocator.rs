@@ -1,4 +1,6 @@
-//! The `bt` binary's global allocator: mimalloc through its plain entry points.
+//! The `bt` binary's global allocator: mimalloc through its plain entry points, counted by
+//! `bt::CountingAlloc` so `bt run --max-memory` sees what a program holds
+//! (src/cli/max_memory.rs).
 //!
 //! It lives in the binary, not the library, so an embedder linking `bt` keeps its own
 //! allocator. The one module of the binary that needs `unsafe` (allocator calls).
@@ -6,9 +8,9 @@
 
 /// Faster small allocations (value instances, closures) than the system allocator, and
 /// per-thread heaps for the worker threads every actor runs on (glibc grows a thread arena one
-/// `mprotect` at a time).
+/// `mprotect` at a time). The count costs a thread-local add per allocation.
 #[global_allocator]
-static GLOBAL: Mi = Mi;
+static GLOBAL: bt::CountingAlloc<Mi> = bt::CountingAlloc::new(Mi);
 
 /// mimalloc through its plain entry points when the alignment is the natural one: the
 /// `mimalloc` crate always calls the `_aligned` variants, which take a slower path

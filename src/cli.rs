@@ -15,6 +15,7 @@ pub(crate) mod doc;
 #[cfg(feature = "dist")]
 pub(crate) mod epmd;
 pub(crate) mod fmt;
+pub(crate) mod max_memory;
 pub(crate) mod parse;
 #[cfg(feature = "repl")]
 pub(crate) mod repl;
@@ -48,6 +49,8 @@ pub(crate) struct Cli {
 }
 
 /// The subcommands; the doc comment of each is its line in `bt --help`.
+// One value per process, parsed once: the size of `bt run`'s flags costs nothing.
+#[allow(clippy::large_enum_variant)]
 #[derive(Subcommand, Debug)]
 pub(crate) enum Command {
     /// Run a program file (`-` reads standard input; `-e EXPR` runs text)

@@ -1,4 +1,4 @@
-//! `bt run FILE [--main Class] [--max-depth N] [--no-check] [--warnings-as-errors]
+//! `bt run FILE [--main Class] [--max-depth N] [--max-memory SIZE] [--no-check] [--warnings-as-errors]
 //! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR [--observe-tls CONFIG]]
 //! [--name NAME@HOST | --sname NAME]
 //! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
@@ -22,6 +22,7 @@
 
 use std::io::{Read, Write};
 
+use crate::cli::max_memory::MaxMemory;
 use crate::interp::{BtError, Interpreter, InterpreterOptions};
 use crate::value::Value;
 
@@ -49,8 +50,14 @@ pub(crate) struct RunArgs {
     /// Deepest call nesting before a stack_overflow error
     #[arg(long, value_name = "N", default_value_t = 10_000, value_parser = positive)]
     pub(crate) max_depth: usize,
+    /// The most memory the program may hold, like 512M or 2G (default: 3/4 of the machine's
+    /// or cgroup's memory; also BT_MAX_MEMORY); past it the program ends with memory_limit
+    #[arg(long, value_name = "SIZE", value_parser = crate::cli::max_memory::parse_size)]
+    pub(crate) max_memory: Option<usize>,
     #[command(flatten)]
     pub(crate) check: crate::cli::CheckFlags,
+    #[command(flatten)]
+    pub(crate) sandbox: Sandbox,
     /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
     #[arg(long, value_name = "ADDR")]
     pub(crate) observe: Option<String>,
@@ -82,6 +89,86 @@ pub(crate) struct RunArgs {
     /// NodeDown (comma-separated NAME@HOST; also BT_CONNECT; needs --name)
     #[arg(long, value_name = "NODE,...", value_delimiter = ',', value_parser = node_name, env = "BT_CONNECT")]
     pub(crate) connect: Vec<String>,
+}
+
+/// `--sandbox` and the `--allow-*` flags that grant capabilities back (any of them turns the
+/// sandbox on).
+#[derive(clap::Args, Debug, Clone, Default)]
+pub(crate) struct Sandbox {
+    /// Deny the program files, environment variables, host facts and the network; the
+    /// --allow-* flags grant them back
+    #[arg(long)]
+    pub(crate) sandbox: bool,
+    /// Let the program read inside these directories (or files); alone, everywhere
+    #[arg(long, value_name = "PATH,...", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub(crate) allow_read: Option<Vec<String>>,
+    /// Let the program write inside these directories (or files); alone, everywhere
+    #[arg(long, value_name = "PATH,...", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub(crate) allow_write: Option<Vec<String>>,
+    /// Let the program read these environment variables; alone, all of them
+    #[arg(long, value_name = "NAME,...", num_args = 0..=1, require_equals = true,
+          value_delimiter = ',', action = clap::ArgAction::Append)]
+    pub(crate) allow_env: Option<Vec<String>>,
+    /// Let the program use the network and distribution (Node connect, --name)
+    #[arg(long)]
+    pub(crate) allow_net: bool,
+    /// Let the program read host facts (System hostname, System pid)
+    #[arg(long)]
+    pub(crate) allow_sys: bool,
+}
+
+impl Sandbox {
+    /// True when the program runs sandboxed.
+    fn on(&self) -> bool {
+        self.sandbox
+            || self.allow_read.is_some()
+            || self.allow_write.is_some()
+            || self.allow_env.is_some()
+            || self.allow_net
+            || self.allow_sys
+    }
+
+    /// Puts the sandbox in force on `grants` (when it is on).
+    fn apply(&self, grants: &crate::interp::prims::capability::Grants) {
+        use crate::interp::prims::capability::Capability;
+        if !self.on() {
+            return;
+        }
+        grants.sandbox();
+        let dirs = |v: &Option<Vec<String>>| -> Vec<std::path::PathBuf> {
+            match v {
+                None => Vec::new(),
+                Some(list) if list.iter().all(|d| d.is_empty()) => vec!["/".into()],
+                Some(list) => list
+                    .iter()
+                    .filter(|d| !d.is_empty())
+                    .map(std::path::PathBuf::from)
+                    .collect(),
+            }
+        };
+        for d in dirs(&self.allow_read) {
+            grants.allow_read(&d);
+        }
+        for d in dirs(&self.allow_write) {
+            grants.allow_write(&d);
+        }
+        match &self.allow_env {
+            Some(names) if names.iter().all(|n| n.is_empty()) => grants.grant(Capability::Env),
+            Some(names) => names
+                .iter()
+                .filter(|n| !n.is_empty())
+                .for_each(|n| grants.allow_env(n)),
+            None => {}
+        }
+        if self.allow_net {
+            grants.grant(Capability::Distribution);
+        }
+        if self.allow_sys {
+            grants.grant(Capability::Sys);
+        }
+    }
 }
 
 /// A number of at least 1.
@@ -151,10 +238,12 @@ fn program_source(o: &mut RunArgs) -> Result<(String, String), String> {
     }
 }
 
-fn report(e: &BtError, err: &mut dyn Write) -> i32 {
+fn report(e: &BtError, limit: &MaxMemory, err: &mut dyn Write) -> i32 {
     if let Some(code) = e.exit_code() {
         return code;
     }
+    let mut e = e.clone();
+    crate::cli::max_memory::explain(&mut e, limit);
     let _ = writeln!(err, "{}", e.report_with_traceback());
     1
 }
@@ -209,6 +298,13 @@ pub(crate) fn run_with(
             return 2;
         }
     }
+    if o.sandbox.on() && !o.sandbox.allow_net && o.name.is_some() {
+        let _ = writeln!(
+            err,
+            "bt run: --name under --sandbox needs --allow-net (a node talks to the network)"
+        );
+        return 2;
+    }
     let (path, src) = match program_source(&mut o) {
         Ok(p) => p,
         Err(m) => {
@@ -231,12 +327,22 @@ pub(crate) fn run_with(
         let _ = writeln!(err, "bt run: {m}");
         return 2;
     }
+    let limit = match crate::cli::max_memory::resolve(o.max_memory) {
+        Ok(l) => l,
+        Err(m) => {
+            let _ = writeln!(err, "bt run: {m}");
+            return 2;
+        }
+    };
     let vm = Interpreter::new(InterpreterOptions {
         max_depth: o.max_depth,
         check: !o.check.no_check,
         ..InterpreterOptions::default()
     });
     vm.set_check_options(check_options);
+    o.sandbox.apply(&vm.prog.capabilities);
+    // The memory limit counts from here: the program's own memory, not the library's.
+    crate::cli::max_memory::install(&vm, &limit, &path);
     // The program is one long job: run it beside its actors on the pool (see the method).
     vm.run_main_on_pool(true);
     // `--name`: become a node before any statement runs (the guard unregisters on return).
@@ -330,7 +436,7 @@ pub(crate) fn run_with(
             }
             return 1;
         }
-        return report(e, err);
+        return report(e, &limit, err);
     }
     if !rep.warnings.is_empty() {
         for (_, w) in &rep.warnings {
@@ -341,7 +447,7 @@ pub(crate) fn run_with(
     if let Some(cls) = &o.main {
         let list = Value::list(o.args.iter().map(|a| Value::str(a.clone())));
         if let Err(e) = vm.send_to_class(cls, "main:", vec![list]) {
-            return report(&e, err);
+            return report(&e, &limit, err);
         }
     }
     if o.serve {

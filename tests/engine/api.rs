@@ -284,6 +284,8 @@ fn typed_host_functions_convert_arguments_and_results() {
     let er = err(&e, "Host url: #{#host => \"db\", #port => \"x\"}");
     assert!(er.message.contains("argument 1"), "{}", er.message);
     assert!(er.message.contains("port"), "{}", er.message);
+    // The path is named once.
+    assert_eq!(er.message.matches("port").count(), 1, "{}", er.message);
     // A HostError keeps its kind and hint; scripts catch it.
     let er = err(&e, "Host check: -1");
     assert_eq!(er.kind, "out_of_range");
@@ -419,4 +421,95 @@ fn host_types_are_classes_with_methods_and_fields_passed_by_handle() {
         Some("ada: 50")
     );
     assert_eq!(err(&e, "Bank audit: 3").kind, "type_error");
+}
+
+/// `Engine::display` of a List shows its elements as values (`#(1.5, nil, "s")`), not as
+/// the REPL's JSON strings (`["1.5","nil","s"]`); other values display as in the REPL.
+#[test]
+fn display_shows_floats_and_nil_inside_collections_as_values() {
+    let e = Engine::new();
+    let show = |src: &str| e.display(&e.eval(src).unwrap());
+    assert_eq!(
+        show("#(1.5, nil, \"s\", #sym, 2)"),
+        "#(1.5, nil, \"s\", #sym, 2)"
+    );
+    assert_eq!(show("#(#(1.5), #[nil])"), "#(#(1.5), #[nil])");
+    assert_eq!(show("#{#a => 1.5}"), "#{#a => 1.5}");
+    assert_eq!(show("1.5"), "1.5");
+    assert_eq!(show("nil"), "nil");
+    assert_eq!(show("\"text\""), "text");
+}
+
+/// What host functions capture is released by `shutdown()` (the engine value may live on).
+#[test]
+fn host_function_captures_are_released_at_shutdown() {
+    let e = Engine::new();
+    let held = std::sync::Arc::new(vec![0u8; 1024]);
+    let h = held.clone();
+    e.register_fn("Host", "size", move || h.len() as i64)
+        .unwrap();
+    assert_eq!(int(&e, "Host size"), 1024);
+    // An actor and a block still alive at shutdown do not keep them either.
+    e.eval("Actor subclass: Keeper\n  state: b = nil\n  keep: x => self.b := x\n\nk := Keeper spawn\nk keep: [Host size]")
+        .unwrap();
+    assert!(std::sync::Arc::strong_count(&held) > 1);
+    e.shutdown();
+    assert_eq!(std::sync::Arc::strong_count(&held), 1);
+    assert!(e.eval("1").is_err());
+}
+
+/// Polls `f` to completion on this thread (parks between polls; woken by the future).
+fn block_on<F: std::future::Future>(f: F) -> F::Output {
+    struct Unpark(std::thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: std::sync::Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(std::sync::Arc::new(Unpark(std::thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut f = std::pin::pin!(f);
+    loop {
+        if let std::task::Poll::Ready(v) = f.as_mut().poll(&mut cx) {
+            return v;
+        }
+        std::thread::park();
+    }
+}
+
+/// The host calls and casts to an actor handle a script answered, also from async code.
+#[test]
+fn the_host_calls_and_casts_to_an_actor_handle() {
+    let e = std::sync::Arc::new(Engine::new());
+    let counter = e
+        .eval("Actor subclass: Counter\n  state: n = 0\n  add: k => self.n := self.n + k\n  n => self.n\n  boom => nil foo\n\nCounter spawn")
+        .unwrap();
+    assert_eq!(
+        e.send(&counter, "add:", &[bt::Value::Int(5)])
+            .unwrap()
+            .as_i64(),
+        Some(5)
+    );
+    e.cast(&counter, "add:", &[bt::Value::Int(2)]).unwrap();
+    // A sync call after the cast is answered after it (one mailbox, in order).
+    assert_eq!(e.send(&counter, "n", &[]).unwrap().as_i64(), Some(7));
+    let er = e.send(&counter, "boom", &[]).unwrap_err();
+    assert_eq!(er.kind, "does_not_understand", "{er}");
+    let er = e
+        .send(&counter, "nosuch:", &[bt::Value::Int(1)])
+        .unwrap_err();
+    assert_eq!(er.kind, "does_not_understand", "{er}");
+    // Any value, not only actors.
+    assert_eq!(
+        e.send(&bt::Value::Int(6), "*", &[bt::Value::Int(7)])
+            .unwrap()
+            .as_i64(),
+        Some(42)
+    );
+    // The async variant.
+    let v = block_on(e.send_async(&counter, "add:", &[bt::Value::Int(3)])).unwrap();
+    assert_eq!(v.as_i64(), Some(10));
+    e.shutdown();
+    assert!(e.send(&counter, "n", &[]).is_err());
+    assert!(block_on(e.send_async(&counter, "n", &[])).is_err());
 }

@@ -41,8 +41,10 @@ mod isolation;
 mod limit_escapes;
 mod limits;
 mod logs;
+mod many_classes;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
+mod printing;
 mod script_calls;
 mod shared_library;
 mod sources;

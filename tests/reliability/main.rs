@@ -25,7 +25,9 @@ mod fuzz_parser;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
 mod rng;
+mod run_memory;
 mod runtime;
+mod sandbox;
 mod soak;
 mod supervisor;
 mod testrun;

@@ -173,6 +173,88 @@ impl Engine {
         })
     }
 
+    /// Sends `selector` with `args` to `receiver` — any value a script answered, an actor
+    /// handle included (`e.send(&counter, "increment", &[])`: a synchronous call to the
+    /// actor, as `counter increment` in a script) — under the engine's limits. The error of
+    /// an actor's failed message (or of a dead actor) is the answer's error.
+    pub fn send(
+        &self,
+        receiver: &Value,
+        selector: &str,
+        args: &[Value],
+    ) -> Result<Value, EngineError> {
+        let (recv, sel, args) = (receiver.clone(), Sym::new(selector), args.to_vec());
+        self.limited(move |vm| {
+            let r = vm.try_run_mut(move |ctx, _| {
+                ctx.send(&recv, sel, &args).map_err(|u| {
+                    EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None)
+                })
+            });
+            match r {
+                Ok(r) => r,
+                Err(m) => Err(EngineError::usage("internal_error", m)),
+            }
+        })
+    }
+
+    /// Casts `selector` with `args` to `receiver` (`counter increment!` in a script): an
+    /// actor queues the message and this returns at once, without its answer; any other
+    /// value is sent the message synchronously.
+    pub fn cast(
+        &self,
+        receiver: &Value,
+        selector: &str,
+        args: &[Value],
+    ) -> Result<(), EngineError> {
+        let (recv, sel, args) = (receiver.clone(), Sym::new(selector), args.to_vec());
+        self.limited(move |vm| {
+            let r = vm.try_run_mut(move |ctx, _| {
+                ctx.cast(&recv, sel, &args).map_err(|u| {
+                    EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None)
+                })
+            });
+            match r {
+                Ok(r) => r,
+                Err(m) => Err(EngineError::usage("internal_error", m)),
+            }
+        })
+    }
+
+    /// [`Self::send`] as a future, for async hosts: the send runs on a thread of its own
+    /// (the engine's evaluation lock and the wait for an actor's reply never block the
+    /// caller's executor thread); the future completes with the answer. Needs the engine in
+    /// an `Arc`.
+    pub fn send_async(
+        self: &Arc<Self>,
+        receiver: &Value,
+        selector: &str,
+        args: &[Value],
+    ) -> SendFuture {
+        let state = Arc::new(Mutex::new(SendState::default()));
+        let (engine, st) = (self.clone(), state.clone());
+        let (recv, sel, args) = (receiver.clone(), selector.to_string(), args.to_vec());
+        let spawned = std::thread::Builder::new()
+            .name("bt-send".into())
+            .spawn(move || {
+                let r = engine.send(&recv, &sel, &args);
+                let waker = {
+                    let mut g = st.lock();
+                    g.result = Some(r);
+                    g.waker.take()
+                };
+                if let Some(w) = waker {
+                    w.wake();
+                }
+            });
+        if let Err(e) = spawned {
+            state.lock().result = Some(Err(EngineError::usage(
+                "internal_error",
+                format!("cannot start a thread for the send: {e}"),
+            )));
+        }
+        SendFuture { state }
+    }
+
     /// Makes `f` answer the class-side message `selector` of `class` (created as an Object
     /// subclass when it does not exist): `engine.register_fn("Host", "double:", …)` then
     /// `Host double: 21` in a script. `f` is either a closure over Rust types
@@ -386,11 +468,21 @@ impl Engine {
         })
     }
 
-    /// The REPL's display of a value, under the
-    /// engine's limits (a display a limit ended reads `<printString failed: …>`).
+    /// A value as text for the host, under the engine's limits (a display a limit ended
+    /// reads `<printString failed: …>`): the REPL's display (Strings without quotes,
+    /// Symbols without `#`), except that a List shows its `printString`
+    /// (`#(1.5, nil, "s")`) — the REPL's JSON rendering would show Floats and nil inside it
+    /// as strings.
     pub fn display(&self, v: &Value) -> String {
-        self.limited(|vm| Ok(vm.display(v)))
-            .unwrap_or_else(|e| format!("<printString failed: {e}>"))
+        let list = matches!(v, Value::List(_));
+        self.limited(|vm| {
+            Ok(if list {
+                vm.print_string(v)
+            } else {
+                vm.display(v)
+            })
+        })
+        .unwrap_or_else(|e| format!("<printString failed: {e}>"))
     }
 
     /// The names of the top-level bindings made so far.
@@ -683,4 +775,39 @@ fn long_number(b: &[u8], max: usize) -> Option<(usize, usize)> {
         }
     }
     None
+}
+
+#[derive(Default)]
+struct SendState {
+    result: Option<Result<Value, EngineError>>,
+    waker: Option<std::task::Waker>,
+}
+
+/// The future of [`Engine::send_async`]: the answer of the send.
+pub struct SendFuture {
+    state: Arc<Mutex<SendState>>,
+}
+
+impl std::future::Future for SendFuture {
+    type Output = Result<Value, EngineError>;
+
+    fn poll(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
+        let mut g = self.state.lock();
+        match g.result.take() {
+            Some(r) => std::task::Poll::Ready(r),
+            None => {
+                g.waker = Some(cx.waker().clone());
+                std::task::Poll::Pending
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for SendFuture {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SendFuture")
+    }
 }

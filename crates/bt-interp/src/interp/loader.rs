@@ -116,12 +116,15 @@ fn install<'u>(
     }
     // Compared as symbols: the library declares ~90 classes, so these scans run thousands
     // of times per program.
-    let declared_names: Vec<Sym> = pending
+    // Sets and maps, not lists: a unit may declare tens of thousands of classes, and each
+    // class looks its superclass up here (a scan made loading quadratic).
+    let declared_names: std::collections::HashSet<Sym> = pending
         .iter()
         .map(|(_, c)| Sym::new(&c.name.name))
         .collect();
     // (class, previous, file, decl index in `pending order`)
     let mut created: Vec<(ClassRef, Option<ClassRef>, usize, &ClassDecl, bool)> = Vec::new();
+    let mut created_by_name: HashMap<Sym, ClassRef> = HashMap::new();
     let mut progress = true;
     while progress && !pending.is_empty() {
         progress = false;
@@ -131,7 +134,7 @@ fn install<'u>(
             let ssym = Sym::new(sname);
             let sup: Option<Option<ClassRef>> = if sname == "nil" {
                 Some(None)
-            } else if let Some((c, ..)) = created.iter().find(|(c, ..)| c.name == ssym) {
+            } else if let Some(c) = created_by_name.get(&ssym) {
                 Some(Some(c.clone()))
             } else if declared_names.contains(&ssym) && sname != decl.name.name {
                 None // declared in this unit, not created yet
@@ -143,6 +146,7 @@ fn install<'u>(
                     progress = true;
                     let (c, prev, extended) =
                         create_class(prog, units[fi].file, decl, sup, &mut diags[fi]);
+                    created_by_name.insert(c.name, c.clone());
                     created.push((c, prev, fi, decl, extended));
                 }
                 None => rest.push((fi, decl)),
@@ -295,8 +299,9 @@ fn install<'u>(
         }
     }
     let mut created_ok = Vec::new();
+    let ok_set: std::collections::HashSet<usize> = ok_files.iter().copied().collect();
     for (idx, (c, prev, fi, _decl, extended)) in created.iter().enumerate() {
-        if ok_files.contains(fi) {
+        if ok_set.contains(fi) {
             created_ok.push((c.clone(), idx, *fi));
         } else if !extended {
             prog.unregister_class(c, prev.clone());

@@ -155,26 +155,107 @@ pub fn element_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     ctx.print_string(v)
 }
 
-fn join_printed<'a>(
+/// Appends `open`, the elements' printStrings separated by `, `, and `close` to `out`.
+/// Elements that are containers printed the built-in way are written straight into `out`
+/// ([`element_print_into`]): printing a value nested `d` deep copies each character once,
+/// not once per level.
+fn join_printed_into<'a>(
     ctx: &mut Ctx,
+    out: &mut String,
     open: &str,
     items: impl Iterator<Item = &'a Value>,
     close: &str,
-) -> Result<String, Unwind> {
-    let mut out = String::from(open);
+) -> Result<(), Unwind> {
+    out.push_str(open);
     let mut m = crate::interp::eval::charge::Meter::default();
     for (i, e) in items.enumerate() {
         if i > 0 {
             out.push_str(", ");
         }
-        let p = element_print(ctx, e)?;
-        // Bulk work is charged (interp::eval::charge): an element plus its bytes.
-        m.step(ctx, crate::interp::eval::charge::ELEM + p.len())?;
-        ctx.built(out.len() + p.len())?;
-        out.push_str(&p);
+        let before = out.len();
+        let own = element_print_into(ctx, e, out)?;
+        // Bulk work is charged (interp::eval::charge): an element plus the bytes printed
+        // here (a container written in place paid for its own).
+        let bytes = if own { out.len() - before } else { 0 };
+        m.step(ctx, crate::interp::eval::charge::ELEM + bytes)?;
+        ctx.built(out.len())?;
     }
     out.push_str(close);
-    Ok(out)
+    Ok(())
+}
+
+/// Appends the printString of `v`, an element of a container, to `out` (see
+/// [`element_print`]). A List, Array, Tuple, Queue, Set or Dictionary whose `printString`
+/// is the built-in one (no override or extension up its class chain) is printed into `out`
+/// directly (answers false: it paid for its bytes); everything else through
+/// [`element_print`] (answers true).
+fn element_print_into(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<bool, Unwind> {
+    let container = matches!(
+        v,
+        Value::List(_)
+            | Value::Array(_)
+            | Value::Tuple(_)
+            | Value::Queue(_)
+            | Value::Set(_)
+            | Value::Dict(_)
+    );
+    if container && builtin_print(ctx, v) {
+        ctx.check_native_stack()?;
+        container_print_into(ctx, v, out)?;
+        return Ok(false);
+    }
+    let p = element_print(ctx, v)?;
+    out.push_str(&p);
+    Ok(true)
+}
+
+/// True when `v`'s `printString` is the built-in one (`Object`'s primitive).
+fn builtin_print(ctx: &Ctx, v: &Value) -> bool {
+    use crate::interp::class::ClassExt;
+    let sel = ctx.prog.syms.print_string;
+    match ctx.class_of(v).lookup(sel) {
+        Some((crate::interp::eval::Method::Prim(_), holder)) => holder.name.as_str() == "Object",
+        _ => false,
+    }
+}
+
+/// The built-in printString of a container, appended to `out`.
+fn container_print_into(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> {
+    match v {
+        Value::List(l) => join_printed_into(ctx, out, "#(", l.iter(), ")"),
+        Value::Array(a) => join_printed_into(ctx, out, "#[", a.iter(), "]"),
+        Value::Tuple(t) => join_printed_into(ctx, out, "{", t.iter(), "}"),
+        Value::Queue(q) => join_printed_into(ctx, out, "Queue(", q.iter(), ")"),
+        Value::Set(s) => join_printed_into(ctx, out, "Set(", s.iter().map(|k| &k.0), ")"),
+        Value::Dict(d) => {
+            out.push_str("#{");
+            let mut m = crate::interp::eval::charge::Meter::default();
+            for (i, (k, e)) in d.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                let at_key = out.len();
+                let own_key = element_print_into(ctx, &k, out)?;
+                let key_bytes = if own_key { out.len() - at_key } else { 0 };
+                out.push_str(" => ");
+                let at_value = out.len();
+                let own_value = element_print_into(ctx, e, out)?;
+                let value_bytes = if own_value { out.len() - at_value } else { 0 };
+                m.step(
+                    ctx,
+                    2 * crate::interp::eval::charge::ELEM + key_bytes + value_bytes,
+                )?;
+                ctx.built(out.len())?;
+            }
+            out.push('}');
+            Ok(())
+        }
+        other => {
+            let p = default_print(ctx, other)?;
+            out.push_str(&p);
+            Ok(())
+        }
+    }
 }
 
 /// Whether `c` is `name` or inherits from it.
@@ -210,32 +291,17 @@ pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
         return Ok(s);
     }
     match v {
-        Value::List(l) => join_printed(ctx, "#(", l.iter(), ")"),
-        Value::Array(a) => join_printed(ctx, "#[", a.iter(), "]"),
-        Value::Tuple(t) => join_printed(ctx, "{", t.iter(), "}"),
-        Value::Queue(q) => join_printed(ctx, "Queue(", q.iter(), ")"),
-        Value::Set(s) => join_printed(ctx, "Set(", s.iter().map(|k| &k.0), ")"),
-        Value::Bag(_) => Ok("Bag".into()),
-        Value::Dict(d) => {
-            let mut out = String::from("#{");
-            let mut m = crate::interp::eval::charge::Meter::default();
-            for (i, (k, e)) in d.iter().enumerate() {
-                if i > 0 {
-                    out.push_str(", ");
-                }
-                let (pk, pe) = (element_print(ctx, &k)?, element_print(ctx, e)?);
-                m.step(
-                    ctx,
-                    2 * crate::interp::eval::charge::ELEM + pk.len() + pe.len(),
-                )?;
-                ctx.built(out.len() + pk.len() + pe.len())?;
-                out.push_str(&pk);
-                out.push_str(" => ");
-                out.push_str(&pe);
-            }
-            out.push('}');
+        Value::List(_)
+        | Value::Array(_)
+        | Value::Tuple(_)
+        | Value::Queue(_)
+        | Value::Set(_)
+        | Value::Dict(_) => {
+            let mut out = String::new();
+            container_print_into(ctx, v, &mut out)?;
             Ok(out)
         }
+        Value::Bag(_) => Ok("Bag".into()),
         Value::Interval(iv) => Ok(interval_string(iv)),
         Value::Block(b) => Ok(format!("Block/{}", b.arity())),
         Value::Native(n) => Ok(n.0.print_string()),

@@ -519,7 +519,11 @@ impl Program {
     pub fn register_class(&self, c: ClassRef) {
         if let Some(p) = &c.superclass {
             let mut subs = p.subclasses.write();
-            subs.retain(|w| w.upgrade().map(|k| k.name != c.name).unwrap_or(false));
+            // Only a replaced class leaves an entry to drop (and dead ones go with it): a
+            // scan per new class made loading many siblings quadratic.
+            if self.classes.read().contains_key(&c.name) {
+                subs.retain(|w| w.upgrade().map(|k| k.name != c.name).unwrap_or(false));
+            }
             subs.push(Arc::downgrade(&c));
         }
         let old = self.classes.write().insert(c.name, c.clone());

@@ -22,6 +22,9 @@ pub struct EngineBuilder {
     capture_output: bool,
     check: bool,
     grants: Vec<Capability>,
+    read_dirs: Vec<std::path::PathBuf>,
+    write_dirs: Vec<std::path::PathBuf>,
+    env_names: Vec<String>,
 }
 
 impl Default for EngineBuilder {
@@ -32,6 +35,9 @@ impl Default for EngineBuilder {
             capture_output: true,
             check: true,
             grants: Vec::new(),
+            read_dirs: Vec::new(),
+            write_dirs: Vec::new(),
+            env_names: Vec::new(),
         }
     }
 }
@@ -128,13 +134,40 @@ impl EngineBuilder {
         self
     }
 
-    /// Grants a capability (none is granted by default): `File`, Console reading,
-    /// distribution, `ProcessNavigation system`, timers. A send needing one that is not
-    /// granted raises `capability_denied` naming it.
+    /// Grants a capability (none is granted by default): `File` (the whole file system;
+    /// scoped: [`Self::allow_read`], [`Self::allow_write`]), `Env` (every environment
+    /// variable; scoped: [`Self::allow_env`]), `Sys` (`System hostname`, `pid`), Console
+    /// reading, distribution, `ProcessNavigation system`, timers, `Erlang`. A send needing
+    /// one that is not granted raises `capability_denied` naming it and how to grant it.
     pub fn grant(mut self, c: Capability) -> Self {
         if !self.grants.contains(&c) {
             self.grants.push(c);
         }
+        self
+    }
+
+    /// Lets scripts read files inside `dir` and below it (`File readAll:`, `lines:`,
+    /// `listDirectory:`, `exists:` …) without granting the whole file system. The check
+    /// resolves `..`, symlinks and relative paths first, so none of them leads out of
+    /// `dir`; `dir` itself is resolved when the engine starts. Reading anywhere else raises
+    /// `capability_denied` naming the path. Repeat for more directories.
+    pub fn allow_read(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        self.read_dirs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Lets scripts write inside `dir` and below it (`writeAll:contents:`,
+    /// `appendAll:contents:`, `mkdir:`, `delete:`, `rename:to:` …), scoped like
+    /// [`Self::allow_read`]. Writing does not imply reading.
+    pub fn allow_write(mut self, dir: impl AsRef<std::path::Path>) -> Self {
+        self.write_dirs.push(dir.as_ref().to_path_buf());
+        self
+    }
+
+    /// Lets scripts read the environment variable `name` (`System getEnv:`); every
+    /// variable is `grant(Capability::Env)`.
+    pub fn allow_env(mut self, name: impl Into<String>) -> Self {
+        self.env_names.push(name.into());
         self
     }
 
@@ -222,6 +255,15 @@ impl EngineBuilder {
             .embedded
             .store(true, std::sync::atomic::Ordering::Relaxed);
         let denied = deny_ungranted(&vm, &grants);
+        for d in &self.read_dirs {
+            vm.prog.capabilities.allow_read(d);
+        }
+        for d in &self.write_dirs {
+            vm.prog.capabilities.allow_write(d);
+        }
+        for n in &self.env_names {
+            vm.prog.capabilities.allow_env(n);
+        }
         let step_limit = [self.limits.max_allocation, self.limits.max_memory]
             .into_iter()
             .flatten()

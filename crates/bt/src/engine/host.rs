@@ -244,7 +244,13 @@ pub(crate) fn arg_error(i: usize, e: crate::codec::CodecError) -> HostError {
     } else {
         format!(" {}", e.path)
     };
-    let mut h = HostError::new("type_error", format!("argument {i}{at}: {}", e.message));
+    // The codec's message may end with the same path (" at {#port}"): name it once.
+    let suffix = format!(" at {}", e.path);
+    let msg = match e.message.strip_suffix(&suffix) {
+        Some(m) if !e.path.is_empty() => m,
+        _ => e.message.as_str(),
+    };
+    let mut h = HostError::new("type_error", format!("argument {i}{at}: {msg}"));
     h.hint = e.hint;
     h
 }

@@ -13,12 +13,28 @@ pub fn init_class_state(
     inst: &Installed,
 ) -> Vec<(String, Unwind)> {
     let mut errors = Vec::new();
+    // The declarations with a `classState:` default, by (file, name): looked up once per
+    // created class (a scan of the file's items per class made loading quadratic).
+    let mut with_defaults: HashMap<(usize, &str), &ast::ClassDecl> = HashMap::new();
+    for (fi, u) in units.iter().enumerate() {
+        for it in &u.module.items {
+            if let Item::Class(d) = it {
+                let has_default = d
+                    .members
+                    .iter()
+                    .any(|m| matches!(m, Member::ClassState(s) if s.default.is_some()));
+                if has_default {
+                    with_defaults.insert((fi, d.name.name.as_str()), d);
+                }
+            }
+        }
+    }
+    if with_defaults.is_empty() {
+        return errors;
+    }
     for (c, _, fi) in &inst.created {
         let u = &units[*fi];
-        let Some(decl) = u.module.items.iter().find_map(|it| match it {
-            Item::Class(d) if d.name.name == c.name.as_str() => Some(d),
-            _ => None,
-        }) else {
+        let Some(decl) = with_defaults.get(&(*fi, c.name.as_str())).copied() else {
             continue;
         };
         for m in &decl.members {

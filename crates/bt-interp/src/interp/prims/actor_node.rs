@@ -8,6 +8,7 @@
 //! [`Distribution`] trait object a named node installs in `Program::dist`. Without it
 //! (no `--name`) the node is `nonode@nohost` and `connect` answers `node_down` (8.1).
 
+use crate::interp::prims::capability::{require, Capability};
 use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
@@ -57,6 +58,7 @@ pub fn register(p: &mut Prims) {
         ))
     });
     p.add(n, "ping", |ctx, r, _| {
+        require(ctx, Capability::Distribution, "Node ping")?;
         let name = node_name(r);
         if name == current_name(ctx) {
             return Ok(Value::True);
@@ -71,6 +73,7 @@ pub fn register(p: &mut Prims) {
         }
     });
     p.add(n, "disconnect", |ctx, r, _| {
+        require(ctx, Capability::Distribution, "Node disconnect")?;
         let d = ctx.prog.dist.get().cloned();
         Ok(Value::bool(
             d.is_some_and(|d| d.disconnect(node_name(r).as_str())),
@@ -366,6 +369,7 @@ pub trait Distribution: Send + Sync {
 
 /// `aNode connect`: a Result (8.2).
 fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
+    require(ctx, Capability::Distribution, "Node connect")?;
     let name = node_name(r);
     let res = match ctx.prog.dist.get().cloned() {
         Some(d) => await_external(ctx, "the distribution layer", move |done| {

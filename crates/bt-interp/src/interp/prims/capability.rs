@@ -1,17 +1,33 @@
-//! Capabilities an embedding host grants: what a program may touch outside its own values.
+//! Capabilities: what a program may touch outside its own values.
 //!
-//! `bt run`, `bt test` and the REPL grant everything (the program is not embedded); a program
-//! run by an embedder (`Program::embedded`, set by `bt::Engine`) has only what the host
-//! granted (`EngineBuilder::grant`, `Engine::grant`, on `Program::capabilities`); anything
-//! else raises `capability_denied` naming the capability.
+//! `bt run`, `bt test` and the REPL grant everything unless `bt run --sandbox` (or an
+//! `--allow-*` flag) asks for a sandbox; a program run by an embedder (`Program::embedded`,
+//! set by `bt::Engine`) has only what the host granted (`EngineBuilder::grant`,
+//! `allow_read`, `allow_write`, `allow_env`; `Engine::grant`). Both fill
+//! `Program::capabilities` ([`Grants`]); anything not granted raises `capability_denied`
+//! naming the capability and the flag (or builder method) that grants it.
 //!
-//! Two ways to check: a primitive calls [`require`] first (File and Erlang do, the one check point per
-//! capability); the capabilities that predate this module (timers, console input,
-//! distribution, `ProcessNavigation system`) are enforced by the engine replacing their
-//! methods with [`denied`] when it does not grant them ([`Capability::selectors`]), so those
-//! primitives need no check of their own.
+//! **Scopes.** File access is granted whole ([`Capability::File`]) or per directory, reading
+//! and writing separately ([`Grants::allow_read`], [`Grants::allow_write`]): a path is allowed
+//! when it lies inside one of the directories after canonicalisation ([`check_path`]: `..`,
+//! symlinks and relative paths are resolved before the comparison, both for the place the
+//! path names and, when it exists, for what it finally resolves to), so neither `..` nor a
+//! symlink leads out. Environment variables are granted whole ([`Capability::Env`]) or by
+//! name ([`Grants::allow_env`]); host facts (`System hostname`, `System pid`) are
+//! [`Capability::Sys`]; `Node connect`/`ping`/`disconnect` are [`Capability::Distribution`]
+//! (`--allow-net`). A check happens at the send; a directory swapped for a symlink between
+//! the check and the operation is not guarded against (the program would have to create
+//! the symlink inside a directory it may write, pointing outside, in that window).
+//!
+//! Two ways to check: a primitive calls [`require`] (or [`require_path`], [`require_env`])
+//! first (File, System, Node and Erlang do); the capabilities that predate this module
+//! (timers, console input, `ProcessNavigation system`) are enforced by the engine replacing
+//! their methods with [`denied`] when it does not grant them ([`Capability::selectors`]).
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+
+use parking_lot::RwLock;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
@@ -20,7 +36,8 @@ use crate::value::Value;
 /// What a host may grant.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Capability {
-    /// The `File` class: reading, writing and listing the file system.
+    /// The `File` class: reading, writing and listing the whole file system (scoped file
+    /// access is [`Grants::allow_read`] / [`Grants::allow_write`]).
     File,
     /// `Console readLine` / `readLine:` (reading the host's standard input).
     ConsoleRead,
@@ -33,16 +50,22 @@ pub enum Capability {
     /// The `Erlang` class: calls into Erlang modules (`timer:sleep/1`, the clocks, and with
     /// an Erlang peer named, any function on that node).
     Erlang,
+    /// Every environment variable (`System getEnv:`; by name: [`Grants::allow_env`]).
+    Env,
+    /// Facts about the host: `System hostname`, `System pid`.
+    Sys,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 8] = [
         Capability::File,
         Capability::ConsoleRead,
         Capability::Distribution,
         Capability::ProcessNavigationSystem,
         Capability::Timers,
         Capability::Erlang,
+        Capability::Env,
+        Capability::Sys,
     ];
 
     fn bit(self) -> u32 {
@@ -58,8 +81,41 @@ impl Capability {
             Capability::ProcessNavigationSystem => "ProcessNavigation system",
             Capability::Timers => "timers",
             Capability::Erlang => "Erlang",
+            Capability::Env => "environment",
+            Capability::Sys => "host facts",
         }
     }
+
+    /// How to grant it: the `bt run` flag and the builder call.
+    pub fn how_to_grant(self) -> &'static str {
+        match self {
+            Capability::File => {
+                "bt run --allow-read=DIR / --allow-write=DIR; EngineBuilder::allow_read, \
+                 allow_write or grant(Capability::File)"
+            }
+            Capability::Env => "bt run --allow-env[=NAME]; EngineBuilder::allow_env(NAME) or grant(Capability::Env)",
+            Capability::Sys => "bt run --allow-sys; EngineBuilder::grant(Capability::Sys)",
+            Capability::Distribution => {
+                "bt run --allow-net; EngineBuilder::grant(Capability::Distribution)"
+            }
+            Capability::ConsoleRead => "EngineBuilder::grant(Capability::ConsoleRead)",
+            Capability::ProcessNavigationSystem => {
+                "EngineBuilder::grant(Capability::ProcessNavigationSystem)"
+            }
+            Capability::Timers => "EngineBuilder::grant(Capability::Timers)",
+            Capability::Erlang => "EngineBuilder::grant(Capability::Erlang)",
+        }
+    }
+
+    /// The capabilities `bt run --sandbox` denies until an `--allow-*` flag grants them
+    /// back (the others — timers, console input, the process tree, the pure `Erlang`
+    /// functions — stay: they touch nothing outside the program).
+    pub const SANDBOXED: [Capability; 4] = [
+        Capability::File,
+        Capability::Env,
+        Capability::Sys,
+        Capability::Distribution,
+    ];
 
     /// The sends the engine denies by replacing their methods: (class, class side?,
     /// selectors). File checks in its own primitives ([`require`]).
@@ -70,30 +126,114 @@ impl Capability {
             Capability::Distribution => &[("Node", false, &["connect", "ping", "disconnect"])],
             Capability::ProcessNavigationSystem => &[("ProcessNavigation", true, &["system"])],
             Capability::Timers => &[("Timer", true, &["after:do:", "every:do:"])],
-            Capability::Erlang => &[],
+            Capability::Erlang | Capability::Env | Capability::Sys => &[],
         }
     }
 }
 
-/// The capabilities an embedding host granted (ignored when the program is not embedded).
+/// File access: reading or writing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+impl Access {
+    fn flag(self) -> &'static str {
+        match self {
+            Access::Read => "--allow-read",
+            Access::Write => "--allow-write",
+        }
+    }
+    fn verb(self) -> &'static str {
+        match self {
+            Access::Read => "reading",
+            Access::Write => "writing",
+        }
+    }
+    fn builder(self) -> &'static str {
+        match self {
+            Access::Read => "EngineBuilder::allow_read",
+            Access::Write => "EngineBuilder::allow_write",
+        }
+    }
+}
+
+/// The directories and variable names of scoped grants.
+#[derive(Default, Debug, Clone)]
+pub struct Scopes {
+    /// Canonical directories whose contents may be read.
+    pub read: Vec<PathBuf>,
+    /// Canonical directories whose contents may be written.
+    pub write: Vec<PathBuf>,
+    /// Environment variables that may be read.
+    pub env: Vec<String>,
+}
+
+/// The capabilities granted to a program (see the module doc).
 #[derive(Default, Debug)]
-pub struct Grants(AtomicU32);
+pub struct Grants {
+    bits: AtomicU32,
+    /// Set by `bt run --sandbox`: the grants are enforced although the program is not
+    /// embedded.
+    sandboxed: AtomicBool,
+    scopes: RwLock<Scopes>,
+}
 
 impl Grants {
     pub fn grant(&self, c: Capability) {
-        self.0.fetch_or(c.bit(), Ordering::Relaxed);
+        self.bits.fetch_or(c.bit(), Ordering::Relaxed);
     }
     pub fn revoke(&self, c: Capability) {
-        self.0.fetch_and(!c.bit(), Ordering::Relaxed);
+        self.bits.fetch_and(!c.bit(), Ordering::Relaxed);
     }
     pub fn has(&self, c: Capability) -> bool {
-        self.0.load(Ordering::Relaxed) & c.bit() != 0
+        self.bits.load(Ordering::Relaxed) & c.bit() != 0
     }
+    /// Enforces the grants outside an engine (`bt run --sandbox`): grants everything but
+    /// [`Capability::SANDBOXED`].
+    pub fn sandbox(&self) {
+        for c in Capability::ALL {
+            if !Capability::SANDBOXED.contains(&c) {
+                self.grant(c);
+            }
+        }
+        self.sandboxed.store(true, Ordering::Relaxed);
+    }
+    /// True under `bt run --sandbox`.
+    pub fn is_sandboxed(&self) -> bool {
+        self.sandboxed.load(Ordering::Relaxed)
+    }
+    /// Allows reading inside `dir` (and below it), resolved now: `..` and symlinks in
+    /// `dir` are followed once, here.
+    pub fn allow_read(&self, dir: &Path) {
+        let d = canonical(dir);
+        self.scopes.write().read.push(d);
+    }
+    /// Allows writing inside `dir` (and below it): creating, replacing, appending,
+    /// deleting and renaming there.
+    pub fn allow_write(&self, dir: &Path) {
+        let d = canonical(dir);
+        self.scopes.write().write.push(d);
+    }
+    /// Allows reading the environment variable `name`.
+    pub fn allow_env(&self, name: &str) {
+        self.scopes.write().env.push(name.to_string());
+    }
+    /// The scoped grants.
+    pub fn scopes(&self) -> Scopes {
+        self.scopes.read().clone()
+    }
+}
+
+/// Whether grants are enforced for the running program (an engine's, or a sandbox).
+fn enforced(ctx: &Ctx) -> bool {
+    ctx.prog.embedded.load(Ordering::Relaxed) || ctx.prog.capabilities.is_sandboxed()
 }
 
 /// Whether the running program may use `c`.
 pub fn granted(ctx: &Ctx, c: Capability) -> bool {
-    !ctx.prog.embedded.load(Ordering::Relaxed) || ctx.prog.capabilities.has(c)
+    !enforced(ctx) || ctx.prog.capabilities.has(c)
 }
 
 /// The `capability_denied` exception for `what` (the send) needing `c`.
@@ -101,7 +241,7 @@ fn denial(ctx: &Ctx, c: Capability, what: &str) -> Unwind {
     ctx.err_hint(
         ErrorKind::CapabilityDenied,
         format!("{what}: the {} capability is not granted", c.name()),
-        format!("the embedding host must grant Capability::{c:?} before scripts may use it"),
+        format!("grant it with {}", c.how_to_grant()),
     )
 }
 
@@ -111,6 +251,126 @@ pub fn require(ctx: &Ctx, c: Capability, what: &str) -> Result<(), Unwind> {
         return Ok(());
     }
     Err(denial(ctx, c, what))
+}
+
+/// The check point of a path: `Ok` when the whole file system is granted, or `path` lies
+/// inside a directory granted for `access` (see [`check_path`]); else `capability_denied`
+/// naming the send, the path and the flag.
+pub fn require_path(ctx: &Ctx, access: Access, what: &str, path: &str) -> Result<(), Unwind> {
+    if granted(ctx, Capability::File) {
+        return Ok(());
+    }
+    let scopes = ctx.prog.capabilities.scopes.read();
+    let dirs = match access {
+        Access::Read => &scopes.read,
+        Access::Write => &scopes.write,
+    };
+    if !dirs.is_empty() && check_path(Path::new(path), dirs) {
+        return Ok(());
+    }
+    let granted_dirs = if dirs.is_empty() {
+        "none is granted".to_string()
+    } else {
+        let names: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        format!("granted: {}", names.join(", "))
+    };
+    let cap = match access {
+        Access::Read => "file-read",
+        Access::Write => "file-write",
+    };
+    Err(ctx.err_hint(
+        ErrorKind::CapabilityDenied,
+        format!(
+            "{what} '{path}': {} there needs the {cap} capability, which covers only the directories granted by {} ({granted_dirs})",
+            access.verb(),
+            access.flag()
+        ),
+        format!(
+            "grant the directory with bt run {}=DIR (or {}); `..` and symlinks are resolved before the check",
+            access.flag(),
+            access.builder()
+        ),
+    ))
+}
+
+/// The check point of an environment variable.
+pub fn require_env(ctx: &Ctx, what: &str, name: &str) -> Result<(), Unwind> {
+    if granted(ctx, Capability::Env)
+        || ctx
+            .prog
+            .capabilities
+            .scopes
+            .read()
+            .env
+            .iter()
+            .any(|n| n == name)
+    {
+        return Ok(());
+    }
+    Err(ctx.err_hint(
+        ErrorKind::CapabilityDenied,
+        format!("{what} '{name}': the environment capability is not granted for this variable"),
+        format!(
+            "grant it with bt run --allow-env={name} (or --allow-env for every variable; EngineBuilder::allow_env)"
+        ),
+    ))
+}
+
+/// `dir` made absolute and canonical as far as it exists (the rest appended as written).
+pub fn canonical(dir: &Path) -> PathBuf {
+    let abs = absolute(dir);
+    lenient(&abs).unwrap_or(abs)
+}
+
+/// `p` relative to the working directory when it is relative (no resolution).
+fn absolute(p: &Path) -> PathBuf {
+    if p.is_absolute() {
+        return p.to_path_buf();
+    }
+    match std::env::current_dir() {
+        Ok(d) => d.join(p),
+        Err(_) => p.to_path_buf(),
+    }
+}
+
+/// `abs` canonicalised through its longest existing ancestor, the missing rest appended;
+/// None when the missing rest holds `..` (it cannot be resolved, so it is not allowed).
+fn lenient(abs: &Path) -> Option<PathBuf> {
+    let mut rest = Vec::new();
+    let mut cur = abs;
+    loop {
+        if let Ok(c) = cur.canonicalize() {
+            let mut out = c;
+            for name in rest.iter().rev() {
+                out.push(name);
+            }
+            return Some(out);
+        }
+        // `file_name` is None for a path ending in `..` (or the root).
+        rest.push(cur.file_name()?.to_owned());
+        cur = cur.parent()?;
+    }
+}
+
+/// True when `path` lies inside one of `dirs` (canonical directories): both the place it
+/// names (its directory resolved, its last name as written — what a rename or delete acts
+/// on) and, when it exists, what it resolves to (what an open reads or appends to). A
+/// symlink that cannot be resolved (dangling) is refused: opening it could create its
+/// target anywhere.
+pub fn check_path(path: &Path, dirs: &[PathBuf]) -> bool {
+    let abs = absolute(path);
+    let inside = |p: &Path| dirs.iter().any(|d| p.starts_with(d));
+    let place = match (abs.parent(), abs.file_name()) {
+        (Some(parent), Some(name)) => lenient(parent).map(|p| p.join(name)),
+        _ => lenient(&abs),
+    };
+    if !place.as_deref().is_some_and(inside) {
+        return false;
+    }
+    match std::fs::symlink_metadata(&abs) {
+        Err(_) => true,
+        Ok(_) => abs.canonicalize().is_ok_and(|t| inside(&t)),
+    }
 }
 
 /// The primitive that replaces a method needing a capability the program lacks: finds the

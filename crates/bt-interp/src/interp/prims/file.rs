@@ -1,8 +1,10 @@
 //! `File`: class-side file-system access over `std::fs`. Paths are Strings,
 //! relative to the working directory.
 //!
-//! * Every primitive passes [`capability::require`] with `Capability::File` first (the one check
-//!   point an embedding host controls).
+//! * Every primitive passes the capability check first ([`path_arg`]: the whole file system
+//!   granted, or the path inside a directory granted for reading or writing,
+//!   `capability::require_path`) — the one check point an embedding host or `bt run
+//!   --sandbox` controls.
 //! * Failures answer `Result error:` with an exception of kind `file_not_found`,
 //!   `permission_denied`, `is_a_directory` or `io_error` whose message names the path; text that
 //!   is not UTF-8 is `type_error` (read it with `readBinary:`). Predicates (`exists:` …) answer
@@ -19,7 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::capability::{require, Capability};
+use crate::interp::prims::capability::{granted, require, require_path, Access, Capability};
 use crate::interp::prims::fault::article_class;
 use crate::interp::prims::file_lines;
 use crate::value::{Ref, Value};
@@ -27,15 +29,15 @@ use crate::value::{Ref, Value};
 pub fn register(p: &mut Prims) {
     let f = "File";
     p.add_class(f, "exists:", |ctx, _, a| {
-        let p = path_arg(ctx, "File exists:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File exists:", &a[0])?;
         Ok(Value::bool(Path::new(&p).exists()))
     });
     p.add_class(f, "isFile:", |ctx, _, a| {
-        let p = path_arg(ctx, "File isFile:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File isFile:", &a[0])?;
         Ok(Value::bool(Path::new(&p).is_file()))
     });
     p.add_class(f, "isDirectory:", |ctx, _, a| {
-        let p = path_arg(ctx, "File isDirectory:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File isDirectory:", &a[0])?;
         Ok(Value::bool(Path::new(&p).is_dir()))
     });
     p.add_class(f, "readAll:", read_all);
@@ -43,23 +45,23 @@ pub fn register(p: &mut Prims) {
     p.add_class(f, "writeAll:contents:", write_all);
     p.add_class(f, "appendAll:contents:", append_all);
     p.add_class(f, "size:", |ctx, _, a| {
-        let p = path_arg(ctx, "File size:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File size:", &a[0])?;
         let r = std::fs::metadata(&p).map(|m| Value::Int(m.len() as i64));
         answer(ctx, &p, r)
     });
     p.add_class(f, "listDirectory:", list_directory);
     p.add_class(f, "mkdir:", |ctx, _, a| {
-        let p = path_arg(ctx, "File mkdir:", &a[0])?;
+        let p = path_arg(ctx, Access::Write, "File mkdir:", &a[0])?;
         let r = std::fs::create_dir(&p).map(|_| Value::str(p.clone()));
         answer(ctx, &p, r)
     });
     p.add_class(f, "mkdirAll:", |ctx, _, a| {
-        let p = path_arg(ctx, "File mkdirAll:", &a[0])?;
+        let p = path_arg(ctx, Access::Write, "File mkdirAll:", &a[0])?;
         let r = std::fs::create_dir_all(&p).map(|_| Value::str(p.clone()));
         answer(ctx, &p, r)
     });
     p.add_class(f, "delete:", |ctx, _, a| {
-        let p = path_arg(ctx, "File delete:", &a[0])?;
+        let p = path_arg(ctx, Access::Write, "File delete:", &a[0])?;
         let r = if Path::new(&p).is_dir() {
             std::fs::remove_dir(&p)
         } else {
@@ -68,7 +70,7 @@ pub fn register(p: &mut Prims) {
         answer(ctx, &p, r.map(|_| Value::str(p.clone())))
     });
     p.add_class(f, "deleteAll:", |ctx, _, a| {
-        let p = path_arg(ctx, "File deleteAll:", &a[0])?;
+        let p = path_arg(ctx, Access::Write, "File deleteAll:", &a[0])?;
         let r = match std::fs::symlink_metadata(&p) {
             Ok(m) if m.is_dir() => std::fs::remove_dir_all(&p),
             Ok(_) => std::fs::remove_file(&p),
@@ -77,31 +79,24 @@ pub fn register(p: &mut Prims) {
         answer(ctx, &p, r.map(|_| Value::str(p.clone())))
     });
     p.add_class(f, "rename:to:", |ctx, _, a| {
-        let from = path_arg(ctx, "File rename:to:", &a[0])?;
-        let to = path_arg(ctx, "File rename:to:", &a[1])?;
+        let from = path_arg(ctx, Access::Write, "File rename:to:", &a[0])?;
+        let to = path_arg(ctx, Access::Write, "File rename:to:", &a[1])?;
         let r = std::fs::rename(&from, &to).map(|_| Value::str(to.clone()));
         answer(ctx, &from, r)
     });
     p.add_class(f, "absolutePath:", |ctx, _, a| {
-        let p = path_arg(ctx, "File absolutePath:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File absolutePath:", &a[0])?;
         let r = std::path::absolute(&p).map(|x| Value::str(clean(&x)));
         answer(ctx, &p, r)
     });
     p.add_class(f, "cwd", |ctx, _, _| {
-        require(ctx, Capability::File, "File cwd")?;
-        match std::env::current_dir() {
-            Ok(d) => Ok(Value::str(d.to_string_lossy().into_owned())),
-            Err(e) => Err(ctx.err(ErrorKind::IoError, format!("File cwd: {e}"))),
-        }
+        dir_answer(ctx, "File cwd", std::env::current_dir())
     });
     p.add_class(f, "tempDirectory", |ctx, _, _| {
-        require(ctx, Capability::File, "File tempDirectory")?;
-        Ok(Value::str(
-            std::env::temp_dir().to_string_lossy().into_owned(),
-        ))
+        dir_answer(ctx, "File tempDirectory", Ok(std::env::temp_dir()))
     });
     p.add_class(f, "lines:", |ctx, _, a| {
-        let p = path_arg(ctx, "File lines:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File lines:", &a[0])?;
         // Fail now (as a Result) when the file cannot be opened; read nothing yet.
         if let Err(e) = std::fs::File::open(&p).and_then(|f| check_not_dir(&f)) {
             return fail(ctx, &p, &e);
@@ -110,7 +105,7 @@ pub fn register(p: &mut Prims) {
         Ok(ctx.make_ok(s))
     });
     p.add_class(f, "open:do:", |ctx, _, a| {
-        let p = path_arg(ctx, "File open:do:", &a[0])?;
+        let p = path_arg(ctx, Access::Read, "File open:do:", &a[0])?;
         let file = match std::fs::File::open(&p).and_then(|f| check_not_dir(&f).map(|_| f)) {
             Ok(f) => f,
             Err(e) => return fail(ctx, &p, &e),
@@ -120,15 +115,36 @@ pub fn register(p: &mut Prims) {
     file_lines::register(p);
 }
 
-/// The path argument (a String), after the capability check.
-pub fn path_arg(ctx: &Ctx, what: &str, v: &Value) -> Result<String, Unwind> {
-    require(ctx, Capability::File, what)?;
+/// The path argument (a String), after the capability check for `access` to it.
+pub fn path_arg(ctx: &Ctx, access: Access, what: &str, v: &Value) -> Result<String, Unwind> {
+    if !granted(ctx, Capability::File) {
+        let s = ctx.prog.capabilities.scopes();
+        if s.read.is_empty() && s.write.is_empty() {
+            require(ctx, Capability::File, what)?;
+        }
+    }
     match v {
-        Value::Str(s) => Ok(s.to_string()),
+        Value::Str(s) => {
+            require_path(ctx, access, what, s)?;
+            Ok(s.to_string())
+        }
         other => {
             let n = article_class(other);
             Err(ctx.type_err(format!("{what} expects a path String, got {n}")))
         }
+    }
+}
+
+/// A directory the program learns about (`File cwd`, `File tempDirectory`): answered when
+/// it may be read.
+fn dir_answer(ctx: &Ctx, what: &str, d: std::io::Result<PathBuf>) -> EvalResult {
+    match d {
+        Ok(d) => {
+            let s = d.to_string_lossy().into_owned();
+            require_path(ctx, Access::Read, what, &s)?;
+            Ok(Value::str(s))
+        }
+        Err(e) => Err(ctx.err(ErrorKind::IoError, format!("{what}: {e}"))),
     }
 }
 
@@ -205,7 +221,7 @@ fn read_bytes(ctx: &mut Ctx, p: &str) -> std::io::Result<Vec<u8>> {
 }
 
 fn read_all(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
-    let p = path_arg(ctx, "File readAll:", &a[0])?;
+    let p = path_arg(ctx, Access::Read, "File readAll:", &a[0])?;
     let r = read_bytes(ctx, &p).and_then(|b| {
         String::from_utf8(b)
             .map(Value::str)
@@ -215,7 +231,7 @@ fn read_all(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn read_binary(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
-    let p = path_arg(ctx, "File readBinary:", &a[0])?;
+    let p = path_arg(ctx, Access::Read, "File readBinary:", &a[0])?;
     let r = read_bytes(ctx, &p).map(|b| Value::Binary(Ref::new(b)));
     answer(ctx, &p, r)
 }
@@ -235,7 +251,7 @@ fn contents<'a>(ctx: &Ctx, what: &str, v: &'a Value) -> Result<&'a [u8], Unwind>
 }
 
 fn write_all(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
-    let p = path_arg(ctx, "File writeAll:contents:", &a[0])?;
+    let p = path_arg(ctx, Access::Write, "File writeAll:contents:", &a[0])?;
     let bytes = contents(ctx, "File writeAll:contents:", &a[1])?;
     ctx.charge(bytes.len())?;
     let r = write_atomic(Path::new(&p), bytes).map(|_| Value::str(p.clone()));
@@ -243,7 +259,7 @@ fn write_all(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn append_all(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
-    let p = path_arg(ctx, "File appendAll:contents:", &a[0])?;
+    let p = path_arg(ctx, Access::Write, "File appendAll:contents:", &a[0])?;
     let bytes = contents(ctx, "File appendAll:contents:", &a[1])?;
     ctx.charge(bytes.len())?;
     let r = (|| {
@@ -311,7 +327,7 @@ pub fn write_atomic(target: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 fn list_directory(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
-    let p = path_arg(ctx, "File listDirectory:", &a[0])?;
+    let p = path_arg(ctx, Access::Read, "File listDirectory:", &a[0])?;
     let r = (|| -> std::io::Result<Value> {
         let mut names = Vec::new();
         for e in std::fs::read_dir(&p)? {

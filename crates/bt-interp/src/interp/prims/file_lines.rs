@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::capability::{require, Capability};
+use crate::interp::prims::capability::{require_path, Access};
 use crate::interp::prims::collections::stream::{stream_external, ExternalCursor, ExternalSource};
 use crate::interp::prims::file::io_fault;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
@@ -29,13 +29,13 @@ pub fn register(p: &mut Prims) {
     });
     p.add(h, "lines", |ctx, r, _| {
         let fh = handle(ctx, r)?;
-        require(ctx, Capability::File, "FileHandle lines")?;
+        require_path(ctx, Access::Read, "FileHandle lines", &fh.path)?;
         let src: Arc<dyn ExternalSource> = Arc::new(HandleLines(fh.state.clone()));
         stream_external(ctx, src)
     });
     p.add(h, "readLine", |ctx, r, _| {
         let fh = handle(ctx, r)?;
-        require(ctx, Capability::File, "FileHandle readLine")?;
+        require_path(ctx, Access::Read, "FileHandle readLine", &fh.path)?;
         let st = fh.state.clone();
         let mut g = st.lock();
         let line = next_line(ctx, &mut g)?;
@@ -105,7 +105,7 @@ impl ExternalCursor for OwnCursor {
 
 impl ExternalSource for PathLines {
     fn open(&self, ctx: &mut Ctx) -> Result<Box<dyn ExternalCursor>, Unwind> {
-        require(ctx, Capability::File, "File lines:")?;
+        require_path(ctx, Access::Read, "File lines:", &self.0)?;
         match std::fs::File::open(&self.0) {
             Ok(f) => Ok(Box::new(OwnCursor(Reading {
                 path: self.0.clone(),

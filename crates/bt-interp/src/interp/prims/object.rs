@@ -249,6 +249,7 @@ fn error(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 /// `System` and `Program` (9.9): arguments, environment and exit (the clocks of `Time` are in
 /// `timer.rs`).
 fn system(p: &mut Prims) {
+    use crate::interp::prims::capability::{require, require_env, Capability};
     let s = "System";
     p.add_class(s, "arguments", |ctx, _, _| {
         Ok(Value::list(
@@ -257,10 +258,12 @@ fn system(p: &mut Prims) {
     });
     p.add_class(s, "getEnv:", |ctx, _, a| {
         let k = ctx.display_string(&a[0])?;
+        require_env(ctx, "System getEnv:", &k)?;
         Ok(std::env::var(k).map(Value::str).unwrap_or(Value::Nil))
     });
     p.add_class(s, "getEnv:default:", |ctx, _, a| {
         let k = ctx.display_string(&a[0])?;
+        require_env(ctx, "System getEnv:default:", &k)?;
         Ok(std::env::var(k)
             .map(Value::str)
             .unwrap_or_else(|_| a[1].clone()))
@@ -268,13 +271,15 @@ fn system(p: &mut Prims) {
     p.add_class(s, "osFamily", |_, _, _| {
         Ok(Value::str(std::env::consts::FAMILY))
     });
-    p.add_class(s, "hostname", |_, _, _| {
+    p.add_class(s, "hostname", |ctx, _, _| {
+        require(ctx, Capability::Sys, "System hostname")?;
         let h = std::fs::read_to_string("/proc/sys/kernel/hostname")
             .or_else(|_| std::fs::read_to_string("/etc/hostname"))
             .unwrap_or_else(|_| "localhost".into());
         Ok(Value::str(h.trim()))
     });
-    p.add_class(s, "pid", |_, _, _| {
+    p.add_class(s, "pid", |ctx, _, _| {
+        require(ctx, Capability::Sys, "System pid")?;
         Ok(Value::Int(std::process::id() as i64))
     });
     let pg = "Program";
