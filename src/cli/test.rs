@@ -35,6 +35,18 @@ pub(crate) struct TestArgs {
     /// Rewrite the `// =>` lines of failing cases with the actual results
     #[arg(long)]
     pub(crate) bless: bool,
+    /// Run each file's processes on one deterministic scheduler seeded with N, under a
+    /// virtual clock (same seed, same interleaving and output); with --explore, the first
+    /// of the K consecutive seeds tried (default 1)
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+    /// Run each test under K deterministic schedules (PCT and random walk) and report every
+    /// failure with the seed and the command that replays it
+    #[arg(long, value_name = "K")]
+    pub(crate) explore: Option<u32>,
+    /// With --seed or --explore: crash each actor at a message boundary with probability P
+    #[arg(long, value_name = "P", value_parser = probability)]
+    pub(crate) inject_crashes: Option<f64>,
     /// Internal: run as the worker process of a parent `bt test` (JSON spec)
     #[arg(long, hide = true, value_name = "SPEC")]
     pub(crate) worker: Option<String>,
@@ -51,6 +63,14 @@ fn seconds(v: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A probability in [0, 1].
+fn probability(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("must be a probability between 0 and 1: {v}")),
+    }
+}
+
 impl TestArgs {
     /// The runner's options.
     pub(crate) fn options(&self) -> Options {
@@ -65,6 +85,9 @@ impl TestArgs {
             doc_examples: self.doc_examples,
             bless: self.bless,
             paths: self.paths.clone(),
+            seed: self.seed,
+            explore: self.explore,
+            inject_crashes: self.inject_crashes,
         }
     }
 }
