@@ -72,6 +72,8 @@ pub(crate) struct Options {
     pub explore: Option<u32>,
     /// `--inject-crashes P` (with a seed or exploration).
     pub inject_crashes: Option<f64>,
+    /// `--step-budget N`: the livelock limit (with a seed or exploration).
+    pub step_budget: Option<u64>,
 }
 
 impl Default for Options {
@@ -90,6 +92,7 @@ impl Default for Options {
             seed: None,
             explore: None,
             inject_crashes: None,
+            step_budget: None,
         }
     }
 }
@@ -159,6 +162,7 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
         seed,
         explore,
         inject_crashes,
+        step_budget: opts.step_budget,
     }))
 }
 

@@ -47,6 +47,10 @@ pub(crate) struct TestArgs {
     /// With --seed or --explore: crash each actor at a message boundary with probability P
     #[arg(long, value_name = "P", value_parser = probability)]
     pub(crate) inject_crashes: Option<f64>,
+    /// With --seed or --explore: scheduling steps one expression or test may take before
+    /// it fails as a livelock (default 500000)
+    #[arg(long, value_name = "N")]
+    pub(crate) step_budget: Option<u64>,
     /// Internal: run as the worker process of a parent `bt test` (JSON spec)
     #[arg(long, hide = true, value_name = "SPEC")]
     pub(crate) worker: Option<String>,
@@ -88,6 +92,7 @@ impl TestArgs {
             seed: self.seed,
             explore: self.explore,
             inject_crashes: self.inject_crashes,
+            step_budget: self.step_budget,
         }
     }
 }

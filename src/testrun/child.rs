@@ -55,9 +55,13 @@ impl VmEngine {
         let opts = InterpreterOptions {
             deterministic_pids: true,
             check: spec.check,
-            sim: seed.map(|s| SimConfig {
-                crash_p: spec.inject_crashes,
-                ..SimConfig::new(s)
+            sim: seed.map(|s| {
+                let d = SimConfig::new(s);
+                SimConfig {
+                    crash_p: spec.inject_crashes,
+                    step_budget: spec.step_budget.unwrap_or(d.step_budget),
+                    ..d
+                }
             }),
             ..InterpreterOptions::default()
         };
@@ -118,7 +122,8 @@ impl Engine for VmEngine {
             self.steps.set((index, rt.sim_steps()));
             // A deadlock or livelock ended the main process: say so instead.
             if let Some(v) = rt.sim_take_verdict() {
-                let kind = v.split(':').next().unwrap_or("deadlock").to_string();
+                let (kind, text) = v.split_once(": ").unwrap_or(("deadlock", &v));
+                let (kind, v) = (kind.to_string(), text.to_string());
                 let mut f = match &r {
                     Err(e) => facts(e),
                     Ok(_) => ErrorFacts::default(),
@@ -276,6 +281,9 @@ pub(crate) fn replay_command(spec: &WorkerSpec, seed: u64, name: &str) -> String
     );
     if spec.inject_crashes > 0.0 {
         cmd.push_str(&format!(" --inject-crashes {}", spec.inject_crashes));
+    }
+    if let Some(n) = spec.step_budget {
+        cmd.push_str(&format!(" --step-budget {n}"));
     }
     cmd
 }

@@ -370,6 +370,7 @@ mod tests {
             seed: None,
             explore: 0,
             inject_crashes: 0.0,
+            step_budget: None,
         }
     }
 

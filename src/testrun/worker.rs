@@ -134,6 +134,9 @@ pub(crate) struct WorkerSpec {
     /// Probability of an injected actor crash at each message boundary.
     #[serde(default)]
     pub inject_crashes: f64,
+    /// Scheduling steps a step may take before it is a livelock (None: the default).
+    #[serde(default)]
+    pub step_budget: Option<u64>,
 }
 
 /// `timed out after 30 s` (whole seconds shown without a fraction).

@@ -73,6 +73,7 @@ fn spec(path: &str, kind: FileKind) -> WorkerSpec {
         seed: None,
         explore: 0,
         inject_crashes: 0.0,
+        step_budget: None,
     }
 }
 

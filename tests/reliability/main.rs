@@ -26,6 +26,7 @@ mod fuzz_parser;
 mod memory_rows;
 mod rng;
 mod runtime;
+mod schedules;
 mod soak;
 mod supervisor;
 mod testrun;

@@ -75,7 +75,7 @@ impl SimConfig {
         SimConfig {
             seed,
             strategy,
-            step_budget: 2_000_000,
+            step_budget: 500_000,
             crash_p: 0.0,
         }
     }
@@ -281,8 +281,9 @@ impl Shared {
         self.sim.as_ref().and_then(|s| s.core.lock().verdict.take())
     }
 
-    /// Processes waiting on something and what: the report of a deadlock or livelock.
-    fn waiting_report(&self) -> String {
+    /// Processes waiting on something and what (and those still runnable): the report of
+    /// a deadlock or livelock.
+    fn waiting_report(&self, runnable: &[String]) -> String {
         let procs: Vec<ProcRef> = {
             let t = self.procs.lock();
             let mut v: Vec<ProcRef> = t.values().cloned().collect();
@@ -310,7 +311,7 @@ impl Shared {
                 if let Envelope::User { reply: Some(w), .. } = e {
                     holders.push((
                         Arc::as_ptr(w) as usize,
-                        format!("{} (queued behind {i} messages)", name(p)),
+                        format!("{} (queued, {i} messages ahead)", name(p)),
                     ));
                 }
             }
@@ -330,11 +331,14 @@ impl Shared {
                 .iter()
                 .find(|(k, _)| *k == key)
                 .map(|(_, h)| format!("waits for a reply from {h}"))
-                .unwrap_or_else(|| "waits (a receive, a join or an outside event)".into());
+                .unwrap_or_else(|| "waits (a sleep, a join or an outside event)".into());
             lines.push(format!("  {} {on}", name(p)));
         }
         if lines.is_empty() {
             lines.push("  (no process is waiting on another)".into());
+        }
+        for r in runnable {
+            lines.push(format!("  {r} is runnable"));
         }
         lines.join("\n")
     }
@@ -426,7 +430,7 @@ impl Worker {
                     continue;
                 }
                 idle_polls = 0;
-                let report = sh.waiting_report();
+                let report = sh.waiting_report(&[]);
                 sh.sim_fail_main(format!(
                     "deadlock: every process is blocked and no timer is due (virtual time {} ms)\n{report}",
                     sh.clock.now_ms()
@@ -435,8 +439,8 @@ impl Worker {
             }
             idle_polls = 0;
             keys.clear();
-            {
-                let core = sim.core.lock();
+            let (i, crash, over) = {
+                let mut core = sim.core.lock();
                 for t in &ready {
                     keys.push(match t {
                         Task::Run(p) => p.0.pid.number,
@@ -447,9 +451,6 @@ impl Worker {
                             .unwrap_or(1 << 40 | u64::from(*slot)),
                     });
                 }
-            }
-            let (i, crash, over) = {
-                let mut core = sim.core.lock();
                 let i = core.pick(&keys);
                 let crash = matches!(&ready[i], Task::Run(p) if p.0.label == "actor")
                     && core.rng.chance(sim.cfg.crash_p);
@@ -460,7 +461,23 @@ impl Worker {
                 (i, crash, over)
             };
             if over {
-                let report = sh.waiting_report();
+                let mut runnable: Vec<String> = ready
+                    .iter()
+                    .filter_map(|t| match t {
+                        Task::Run(p) => Some(p.0.pid.number),
+                        Task::Resume { slot, .. } => sim.core.lock().slot_owner.get(slot).copied(),
+                    })
+                    .filter_map(|n| {
+                        let p = sh.procs.lock().get(&(false, n)).cloned()?;
+                        Some(match p.0.info.class_object_name() {
+                            Some(c) => format!("{} {} {}", p.0.pid, p.0.label, c.as_str()),
+                            None => format!("{} {}", p.0.pid, p.0.label),
+                        })
+                    })
+                    .collect();
+                runnable.sort();
+                runnable.dedup();
+                let report = sh.waiting_report(&runnable);
                 sh.sim_fail_main(format!(
                     "livelock: the job took more than {} scheduling steps (virtual time {} ms)\n{report}",
                     sim.cfg.step_budget,
