@@ -280,6 +280,14 @@ impl<T: Send + 'static> TaskHandle<T> {
         if self.rt.0.current_worker().is_some() {
             return Err(JoinError::OnWorkerThread);
         }
+        if self.rt.0.sim.is_some() {
+            // The deterministic scheduler runs while an outside thread waits (its gate).
+            let w = self.done.clone();
+            self.rt.0.sim_wait_for(Box::new(move || w.is_done()));
+            let r = self.done.wait_thread();
+            self.rt.0.sim_job_over();
+            return self.result(r);
+        }
         let r = self.done.wait_thread();
         self.result(r)
     }

@@ -126,8 +126,8 @@ pub(crate) struct Core {
     steps: u64,
     /// Steps since the current job began (livelock budget).
     job_steps: u64,
-    /// Jobs of outside threads not yet over: the worker runs while one is.
-    jobs: Vec<GuestDone>,
+    /// Whether each outside thread's job is over: the worker runs while one is not.
+    jobs: Vec<Box<dyn Fn() -> bool + Send>>,
     verdict: Option<String>,
     /// The process each coroutine slot runs (PCT keys of `Resume` tasks).
     slot_owner: HashMap<u32, u64>,
@@ -224,7 +224,7 @@ impl Core {
 
     /// Whether an outside thread waits for a job (finished jobs are forgotten).
     fn gate_open(&mut self) -> bool {
-        self.jobs.retain(|d| !d.is_set());
+        self.jobs.retain(|over| !over());
         !self.jobs.is_empty()
     }
 }
@@ -241,9 +241,15 @@ impl Shared {
     /// Registers an outside thread's job (the worker runs while one is outstanding) and
     /// wakes the worker.
     pub(crate) fn sim_job(&self, done: &GuestDone) {
+        let d = done.clone();
+        self.sim_wait_for(Box::new(move || d.is_set()));
+    }
+
+    /// [`Shared::sim_job`] for any outside wait: `over` tells when it is over.
+    pub(crate) fn sim_wait_for(&self, over: Box<dyn Fn() -> bool + Send>) {
         if let Some(s) = &self.sim {
             let mut c = s.core.lock();
-            c.jobs.push(done.clone());
+            c.jobs.push(over);
             c.job_steps = 0;
             c.paused = false;
             drop(c);
@@ -407,9 +413,16 @@ impl Worker {
                     ready.push(Task::Run(p));
                     continue;
                 }
-                // Virtual time: jump to the earliest deadline.
-                let next = self
-                    .next_deadline
+                // Virtual time: jump to the earliest deadline of a wait still armed (the
+                // cached `next_deadline` may be of a wait that has completed since) or of a
+                // timer.
+                let waits = self
+                    .slots
+                    .iter()
+                    .filter_map(|s| s.timeout.as_ref().map(|(d, _)| *d))
+                    .min();
+                let next = waits
+                    .unwrap_or(u64::MAX)
                     .min(sh.timers.next_due().unwrap_or(u64::MAX));
                 if next != u64::MAX {
                     let now = sh.clock.set_at_least(next);
