@@ -180,6 +180,28 @@ mod tests {
     }
 
     #[test]
+    fn parses_the_schedule_options() {
+        let o = parse_args(&args(&[
+            "--seed",
+            "81723",
+            "--explore",
+            "200",
+            "--inject-crashes",
+            "0.05",
+            "--step-budget",
+            "1000",
+        ]))
+        .unwrap();
+        assert_eq!(o.seed, Some(81723));
+        assert_eq!(o.explore, Some(200));
+        assert_eq!(o.inject_crashes, Some(0.05));
+        assert_eq!(o.step_budget, Some(1000));
+        assert!(parse_args(&args(&["--inject-crashes", "1.5"])).is_err());
+        assert!(parse_args(&args(&["--seed", "-1"])).is_err());
+        assert!(parse_args(&args(&["--explore", "x"])).is_err());
+    }
+
+    #[test]
     fn usage_errors() {
         assert!(parse_args(&args(&["--bogus"])).is_err());
         assert!(parse_args(&args(&["--load"])).is_err());

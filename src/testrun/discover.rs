@@ -236,6 +236,19 @@ mod tests {
     use super::*;
 
     #[test]
+    fn schedule_pins_are_read_from_comment_lines() {
+        let src = "// @seed 41\n/// @explore 9\nx := 1\n  // @explore 200\n// @seed nope\n";
+        assert_eq!(
+            schedule_pins(src),
+            SchedulePins {
+                seed: Some(41),
+                explore: Some(200)
+            }
+        );
+        assert_eq!(schedule_pins("1 + 1\n"), SchedulePins::default());
+    }
+
+    #[test]
     fn classification() {
         let p = Path::new("t.bt");
         let suite = "TestCase subclass: ATest\n  testOne => self assert: true\n";

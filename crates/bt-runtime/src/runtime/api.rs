@@ -777,6 +777,12 @@ impl RtHandle {
         self.0.sim_reseed(salt)
     }
 
+    /// A number from the deterministic scheduler's PRNG (seeds of `Random new` under it);
+    /// None when not simulated.
+    pub fn sim_random(&self) -> Option<u64> {
+        self.0.sim.as_ref().map(|s| s.core.lock().draw())
+    }
+
     /// Scheduling steps since the last [`RtHandle::sim_reseed`] (0 when not simulated).
     pub fn sim_steps(&self) -> u64 {
         self.0.sim_steps()

@@ -183,6 +183,11 @@ impl Core {
         }
     }
 
+    /// A number for the program (`Random new`'s seed).
+    pub(crate) fn draw(&mut self) -> u64 {
+        self.rng.next_u64()
+    }
+
     /// A process run's reduction budget: mostly small, so runs are preempted inside
     /// handlers, sometimes the ordinary one.
     pub(crate) fn budget(&mut self) -> u32 {
