@@ -240,3 +240,33 @@ fn a_file_pins_its_seed_and_exploration() {
     assert_eq!(case["status"], "fail", "{}", r.stdout);
     assert!(case["schedule"]["replay"].is_string(), "{}", r.stdout);
 }
+
+#[test]
+fn injected_crashes_come_from_the_seed_and_replay() {
+    let (code, out, err) = bt_test(&[
+        "--explore",
+        "30",
+        "--inject-crashes",
+        "0.3",
+        "--json",
+        "test/fixed_test.bt",
+    ]);
+    assert_eq!(code, Some(1), "{out}{err}");
+    let doc = json(&out);
+    let case = &doc["files"][0]["cases"][0];
+    assert!(
+        case["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("injected_crash"),
+        "{out}"
+    );
+    let replay = case["schedule"]["replay"].as_str().expect("replay");
+    assert!(replay.ends_with("--inject-crashes 0.3"), "{replay}");
+    // The replay (its arguments after `bt test`) fails the same way twice.
+    let args: Vec<&str> = replay.split_whitespace().skip(2).collect();
+    let a = bt_test(&args);
+    assert_eq!(a.0, Some(1), "{}{}", a.1, a.2);
+    assert!(a.1.contains("injected_crash"), "{}", a.1);
+    assert_eq!(bt_test(&args), a);
+}
