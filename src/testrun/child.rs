@@ -63,6 +63,9 @@ impl VmEngine {
                     ..d
                 }
             }),
+            // Exploring runs the file many times: its runtime log (failed casts …) too.
+            log: (spec.explore > 0)
+                .then(|| crate::base::log::LogTarget(std::sync::Arc::new(|_: &str| {}))),
             ..InterpreterOptions::default()
         };
         let vm = Interpreter::new(opts);
@@ -288,14 +291,31 @@ pub(crate) fn replay_command(spec: &WorkerSpec, seed: u64, name: &str) -> String
     cmd
 }
 
+/// Schedules tried after every case has failed, looking for shorter failing ones.
+const SHRINK_WINDOW: u32 = 32;
+
+/// What `--explore` keeps of one case: its last pass, or its shortest failure.
+struct Found {
+    result: CaseResult,
+    bless: Option<Bless>,
+    seed: u64,
+    steps: u64,
+    /// The schedule (1-based) it came from.
+    at: u32,
+    /// Failing schedules seen for this case.
+    fails: u32,
+}
+
 /// `--explore K`: runs the file under K schedules (seeds `--seed`, default 1, and the next
-/// K - 1 numbers),
-/// each in a fresh interpreter with the program's output discarded, and reports per case
-/// the first schedule it failed under (with the command that replays it), else its pass.
+/// K - 1 numbers), each in a fresh interpreter with the program's output discarded, and
+/// reports per case its pass, or its failure under the shortest failing schedule found (the
+/// fewest scheduling steps) with the command that replays it. Once every case has failed,
+/// [`SHRINK_WINDOW`] more schedules are tried for shorter failures, then it stops.
 fn explore(spec: &WorkerSpec) {
     let base = spec.seed.unwrap_or(1);
     let k = spec.explore;
-    let mut verdict: BTreeMap<usize, (CaseResult, Option<Bless>)> = BTreeMap::new();
+    let mut found: BTreeMap<usize, Found> = BTreeMap::new();
+    let mut all_failed_at: Option<u32> = None;
     for i in 0..k {
         let seed = base.wrapping_add(u64::from(i));
         let mut engine = VmEngine::new(spec, Some(seed));
@@ -331,48 +351,84 @@ fn explore(spec: &WorkerSpec) {
             worker::run(&mut engine, spec, &mut tap);
         }
         drop(engine);
-        for (index, mut result, bless) in sink.cases {
-            if verdict
-                .get(&index)
-                .is_some_and(|(r, _)| r.status == Status::Fail)
-            {
-                continue;
-            }
+        for (index, result, bless) in sink.cases {
             let steps = per_case
                 .iter()
                 .find(|(x, _)| *x == index)
                 .map_or(0, |(_, s)| *s);
-            let mut schedule = Schedule {
-                seed,
-                steps,
-                schedules: i + 1,
-                replay: None,
-            };
-            if result.status == Status::Fail {
-                let cmd = replay_command(spec, seed, &result.name);
-                let why = result.message.take().unwrap_or_default();
-                result.message = Some(format!(
-                    "failed under schedule {} of {k} (seed {seed}, {steps} steps); replay:\n  {cmd}{}{why}",
-                    i + 1,
-                    if why.is_empty() { "" } else { "\n" }
-                ));
-                schedule.replay = Some(cmd);
+            let failed = result.status == Status::Fail;
+            let fails = found.get(&index).map_or(0, |f| f.fails) + u32::from(failed);
+            match found.get_mut(&index) {
+                Some(f) if f.result.status == Status::Fail => {
+                    f.fails = fails;
+                    if !failed || steps >= f.steps {
+                        continue;
+                    }
+                }
+                _ => {}
             }
-            result.schedule = Some(schedule);
-            verdict.insert(index, (result, bless));
+            found.insert(
+                index,
+                Found {
+                    result,
+                    bless,
+                    seed,
+                    steps,
+                    at: i + 1,
+                    fails,
+                },
+            );
         }
         if sink.file_error {
             break;
         }
-        if !verdict.is_empty() && verdict.values().all(|(r, _)| r.status != Status::Pass) {
+        let all_failed =
+            !found.is_empty() && found.values().all(|f| f.result.status != Status::Pass);
+        if all_failed && all_failed_at.is_none() {
+            all_failed_at = Some(i);
+        }
+        if all_failed_at.is_some_and(|a| i >= a + SHRINK_WINDOW) {
             break;
         }
     }
-    for (index, (result, bless)) in verdict {
+    let tried = |f: &Found| {
+        f.at.max(all_failed_at.map_or(k, |a| (a + SHRINK_WINDOW + 1).min(k)))
+    };
+    for (index, f) in &found {
+        let mut result = f.result.clone();
+        let mut schedule = Schedule {
+            seed: f.seed,
+            steps: f.steps,
+            schedules: if result.status == Status::Fail {
+                tried(f)
+            } else {
+                k
+            },
+            replay: None,
+        };
+        if result.status == Status::Fail {
+            let cmd = replay_command(spec, f.seed, &result.name);
+            let why = result.message.take().unwrap_or_default();
+            let shortest = if f.fails > 1 {
+                format!("; the shortest of {} failing", f.fails)
+            } else {
+                String::new()
+            };
+            result.message = Some(format!(
+                "failed under schedule {} of {} (seed {}, {} steps{shortest}); replay:\n  {cmd}{}{why}",
+                f.at,
+                schedule.schedules,
+                f.seed,
+                f.steps,
+                if why.is_empty() { "" } else { "\n" }
+            ));
+            schedule.replay = Some(cmd);
+        }
+        result.schedule = Some(schedule);
         emit(&Event::Case {
-            index,
+            index: *index,
             result,
-            bless,
+            bless: f.bless.clone(),
         });
     }
     emit(&Event::Done);
