@@ -191,6 +191,11 @@ impl Runtime {
         for p in all {
             crate::runtime::process::finish(sh, &p, ExitReason::Shutdown);
         }
+        // A worker parked at the deterministic scheduler's gate runs again once it sees
+        // `stopping`: tell it now rather than at its next poll.
+        if sh.sim.is_some() {
+            sh.wake_all();
+        }
         sh.timers.shutdown();
         {
             let deadline = std::time::Instant::now() + grace;
