@@ -66,6 +66,14 @@ pub(crate) struct Options {
     /// Rewrite the `// =>` lines of failing cases.
     pub bless: bool,
     pub paths: Vec<PathBuf>,
+    /// `--seed N`: the deterministic scheduler (overrides a file's `// @seed`).
+    pub seed: Option<u64>,
+    /// `--explore K`: K deterministic schedules per file (overrides `// @explore`).
+    pub explore: Option<u32>,
+    /// `--inject-crashes P` (with a seed or exploration).
+    pub inject_crashes: Option<f64>,
+    /// `--step-budget N`: the livelock limit (with a seed or exploration).
+    pub step_budget: Option<u64>,
 }
 
 impl Default for Options {
@@ -81,6 +89,10 @@ impl Default for Options {
             doc_examples: false,
             bless: false,
             paths: Vec::new(),
+            seed: None,
+            explore: None,
+            inject_crashes: None,
+            step_budget: None,
         }
     }
 }
@@ -131,6 +143,11 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
         crate::check::manifest::options_for(file, opts.warnings_as_errors, &opts.diagnostics)?;
     let path = file.display().to_string();
     let filter = opts.filter.clone().filter(|f| !path.contains(f.as_str()));
+    // Schedules: the command line's, else the file's `// @seed N` / `// @explore K`.
+    let pins = discover::schedule_pins(&src);
+    let seed = opts.seed.or(pins.seed);
+    let explore = opts.explore.or(pins.explore).unwrap_or(0);
+    let inject_crashes = opts.inject_crashes.unwrap_or(0.0);
     Ok(Some(WorkerSpec {
         path,
         kind,
@@ -142,6 +159,10 @@ fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerS
         warnings_as_errors: opts.warnings_as_errors,
         diagnostics: levels.level_args(),
         timeout_secs: opts.timeout.as_secs_f64(),
+        seed,
+        explore,
+        inject_crashes,
+        step_budget: opts.step_budget,
     }))
 }
 

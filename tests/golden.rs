@@ -149,6 +149,19 @@ const RULES: &[Rule] = &[
         bless_args: None,
         quiet: false,
     },
+    // The tests of examples/testing run on the deterministic scheduler with seed 1
+    // (`bt test --seed 1`): the racy bank's failure is pinned like any output. The
+    // programs beside them run as other examples do.
+    Rule {
+        prefix: "examples/testing/",
+        exts: &[".bt"],
+        args: args_seeded_test,
+        expect: &[(".stdout", Stream::Stdout), (".stderr", Stream::Stderr)],
+        exit: None,
+        timeout: 120,
+        bless_args: None,
+        quiet: true,
+    },
     // Examples are programs: their output is pinned by `.stdout` (and `.stderr`).
     Rule {
         prefix: "examples/",
@@ -196,6 +209,15 @@ fn args_doc_bless(p: &str) -> Vec<String> {
 
 fn args_run(p: &str) -> Vec<String> {
     vec!["run".into(), p.into()]
+}
+
+/// `bt test --seed 1 FILE` for a file under a `test/` directory, else `bt run FILE`.
+fn args_seeded_test(p: &str) -> Vec<String> {
+    if p.contains("/test/") {
+        vec!["test".into(), "--seed".into(), "1".into(), p.into()]
+    } else {
+        args_run(p)
+    }
 }
 
 /// The whitespace-separated arguments written in a `.cmd` file.

@@ -35,6 +35,22 @@ pub(crate) struct TestArgs {
     /// Rewrite the `// =>` lines of failing cases with the actual results
     #[arg(long)]
     pub(crate) bless: bool,
+    /// Run each file's processes on one deterministic scheduler seeded with N, under a
+    /// virtual clock (same seed, same interleaving and output); with --explore, the first
+    /// of the K consecutive seeds tried (default 1)
+    #[arg(long, value_name = "N")]
+    pub(crate) seed: Option<u64>,
+    /// Run each test under K deterministic schedules (PCT and random walk) and report every
+    /// failure with the seed and the command that replays it
+    #[arg(long, value_name = "K")]
+    pub(crate) explore: Option<u32>,
+    /// With --seed or --explore: crash each actor at a message boundary with probability P
+    #[arg(long, value_name = "P", value_parser = probability)]
+    pub(crate) inject_crashes: Option<f64>,
+    /// With --seed or --explore: scheduling steps one expression or test may take before
+    /// it fails as a livelock (default 500000)
+    #[arg(long, value_name = "N")]
+    pub(crate) step_budget: Option<u64>,
     /// Internal: run as the worker process of a parent `bt test` (JSON spec)
     #[arg(long, hide = true, value_name = "SPEC")]
     pub(crate) worker: Option<String>,
@@ -51,6 +67,14 @@ fn seconds(v: &str) -> Result<Duration, String> {
     Ok(Duration::from_secs_f64(secs))
 }
 
+/// A probability in [0, 1].
+fn probability(v: &str) -> Result<f64, String> {
+    match v.parse::<f64>() {
+        Ok(p) if (0.0..=1.0).contains(&p) => Ok(p),
+        _ => Err(format!("must be a probability between 0 and 1: {v}")),
+    }
+}
+
 impl TestArgs {
     /// The runner's options.
     pub(crate) fn options(&self) -> Options {
@@ -65,6 +89,10 @@ impl TestArgs {
             doc_examples: self.doc_examples,
             bless: self.bless,
             paths: self.paths.clone(),
+            seed: self.seed,
+            explore: self.explore,
+            inject_crashes: self.inject_crashes,
+            step_budget: self.step_budget,
         }
     }
 }
@@ -149,6 +177,28 @@ mod tests {
         let d = parse_args(&[]).unwrap();
         assert!(!d.json && d.check && d.paths.is_empty());
         assert_eq!(d.timeout, Duration::from_secs(30));
+    }
+
+    #[test]
+    fn parses_the_schedule_options() {
+        let o = parse_args(&args(&[
+            "--seed",
+            "81723",
+            "--explore",
+            "200",
+            "--inject-crashes",
+            "0.05",
+            "--step-budget",
+            "1000",
+        ]))
+        .unwrap();
+        assert_eq!(o.seed, Some(81723));
+        assert_eq!(o.explore, Some(200));
+        assert_eq!(o.inject_crashes, Some(0.05));
+        assert_eq!(o.step_budget, Some(1000));
+        assert!(parse_args(&args(&["--inject-crashes", "1.5"])).is_err());
+        assert!(parse_args(&args(&["--seed", "-1"])).is_err());
+        assert!(parse_args(&args(&["--explore", "x"])).is_err());
     }
 
     #[test]

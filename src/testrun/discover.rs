@@ -149,6 +149,30 @@ pub(crate) fn at_loads(src: &str) -> Vec<(usize, String)> {
         .collect()
 }
 
+/// A file's pinned schedules: `// @seed N` and `// @explore K` lines (outside `///`
+/// comments; the last of each counts).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct SchedulePins {
+    pub seed: Option<u64>,
+    pub explore: Option<u32>,
+}
+
+pub(crate) fn schedule_pins(src: &str) -> SchedulePins {
+    let mut pins = SchedulePins::default();
+    for l in src.lines() {
+        let Some(rest) = l.trim().strip_prefix("//") else {
+            continue;
+        };
+        let rest = rest.trim_start();
+        if let Some(n) = rest.strip_prefix("@seed") {
+            pins.seed = n.trim().parse().ok().or(pins.seed);
+        } else if let Some(n) = rest.strip_prefix("@explore") {
+            pins.explore = n.trim().parse().ok().or(pins.explore);
+        }
+    }
+    pins
+}
+
 /// Class definitions `(superclass, name)` of a source, in order (from the parser, which
 /// recovers from errors elsewhere in the file).
 pub(crate) fn class_headers(src: &str) -> Vec<(String, String)> {
@@ -210,6 +234,19 @@ pub(crate) fn classify(file: &Path, src: &str, context: &[String]) -> Option<Fil
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn schedule_pins_are_read_from_comment_lines() {
+        let src = "// @seed 41\n/// @explore 9\nx := 1\n  // @explore 200\n// @seed nope\n";
+        assert_eq!(
+            schedule_pins(src),
+            SchedulePins {
+                seed: Some(41),
+                explore: Some(200)
+            }
+        );
+        assert_eq!(schedule_pins("1 + 1\n"), SchedulePins::default());
+    }
 
     #[test]
     fn classification() {

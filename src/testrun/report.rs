@@ -27,6 +27,23 @@ pub(crate) struct CaseResult {
     pub actual: Option<String>,
     /// Why it failed or was skipped; null for a pass.
     pub message: Option<String>,
+    /// Under the deterministic scheduler: the schedule of this result (absent otherwise).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub schedule: Option<Schedule>,
+}
+
+/// The deterministic schedule a result came from (`--seed`, `--explore`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub(crate) struct Schedule {
+    /// The seed that replays it (`bt test --seed SEED`).
+    pub seed: u64,
+    /// Scheduling steps the test took (for a failure: the step it failed at).
+    pub steps: u64,
+    /// Schedules run for this test (`--explore`: up to and including the failing one).
+    pub schedules: u32,
+    /// The command that replays a failure.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub replay: Option<String>,
 }
 
 impl CaseResult {
@@ -38,6 +55,7 @@ impl CaseResult {
             expected: None,
             actual: None,
             message: None,
+            schedule: None,
         }
     }
     pub(crate) fn fail(
@@ -52,6 +70,7 @@ impl CaseResult {
             expected: None,
             actual: None,
             message: Some(message.into()),
+            schedule: None,
         }
     }
     pub(crate) fn skip(

@@ -367,6 +367,10 @@ mod tests {
             warnings_as_errors: false,
             diagnostics: vec![],
             timeout_secs: 30.0,
+            seed: None,
+            explore: 0,
+            inject_crashes: 0.0,
+            step_budget: None,
         }
     }
 

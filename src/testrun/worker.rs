@@ -38,6 +38,10 @@ pub(crate) trait Engine {
     fn has_class(&mut self, path: &str, name: &str) -> bool {
         self.eval(path, name).is_ok()
     }
+    /// Step `index` (a case or a test) begins: under the deterministic scheduler its
+    /// schedule restarts from the seed mixed with the index, so a test replays the same
+    /// with or without `--filter`.
+    fn begin_step(&mut self, _index: usize) {}
 }
 
 /// Where events go (stdout with a marker in the child; a Vec in tests).
@@ -121,6 +125,18 @@ pub(crate) struct WorkerSpec {
     pub diagnostics: Vec<String>,
     /// Per-step timeout in seconds (for messages only; the parent enforces it).
     pub timeout_secs: f64,
+    /// Run under the deterministic scheduler with this seed (`--seed`, `// @seed`).
+    #[serde(default)]
+    pub seed: Option<u64>,
+    /// Explore this many schedules (`--explore`, `// @explore`); 0: one run.
+    #[serde(default)]
+    pub explore: u32,
+    /// Probability of an injected actor crash at each message boundary.
+    #[serde(default)]
+    pub inject_crashes: f64,
+    /// Scheduling steps a step may take before it is a livelock (None: the default).
+    #[serde(default)]
+    pub step_budget: Option<u64>,
 }
 
 /// `timed out after 30 s` (whole seconds shown without a fraction).
@@ -325,6 +341,7 @@ fn run_expressions(engine: &mut dyn Engine, spec: &WorkerSpec, sink: &mut dyn Si
                     line: case.line,
                     report,
                 });
+                engine.begin_step(index);
                 let outcome = engine.eval(&spec.path, &case.eval_source());
                 if report {
                     let (result, bless) = judge(case, outcome);
@@ -553,6 +570,7 @@ fn run_suite(
             line,
             report: true,
         });
+        engine.begin_step(index);
         let outcome = engine.eval(
             &spec.path,
             &format!("{class} runTest: #{sel} fixture: __btSuiteFixture"),

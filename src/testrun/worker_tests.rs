@@ -70,6 +70,10 @@ fn spec(path: &str, kind: FileKind) -> WorkerSpec {
         warnings_as_errors: false,
         diagnostics: vec![],
         timeout_secs: 30.0,
+        seed: None,
+        explore: 0,
+        inject_crashes: 0.0,
+        step_budget: None,
     }
 }
 

@@ -28,6 +28,7 @@ mod rng;
 mod run_memory;
 mod runtime;
 mod sandbox;
+mod schedules;
 mod soak;
 mod supervisor;
 mod testrun;

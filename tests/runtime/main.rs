@@ -22,6 +22,7 @@ mod observe_tls;
 mod observe_top;
 mod rt;
 mod sched;
+mod sim;
 mod snapshot;
 mod supervisor;
 #[allow(dead_code)] // `have_erl` is for the dist group

@@ -153,6 +153,7 @@ pub use clock::TimerRef;
 pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, LentJob, ProcRef};
+pub use sched::sim::{mix_seed, SimConfig, Strategy};
 pub use sched::{GuestDone, GuestStacks};
 pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,

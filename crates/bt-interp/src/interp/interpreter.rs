@@ -39,6 +39,9 @@ pub struct InterpreterOptions {
     pub check: bool,
     /// Where the runtime log goes (None: the `log` facade).
     pub log: Option<bt_base::base::log::LogTarget>,
+    /// Run every process under the deterministic scheduler (`bt test --seed`): one worker,
+    /// choices from a PRNG, a virtual clock; the main program's jobs then run on the pool.
+    pub sim: Option<crate::runtime::SimConfig>,
 }
 
 impl Default for InterpreterOptions {
@@ -49,6 +52,7 @@ impl Default for InterpreterOptions {
             privileged: true,
             check: true,
             log: None,
+            sim: None,
         }
     }
 }
@@ -265,6 +269,8 @@ impl Interpreter {
             cfg.stack_size = size;
         }
         let privileged = opts.privileged;
+        let simulated = opts.sim.is_some();
+        cfg.sim = opts.sim.clone();
         let prog = Arc::new(match image {
             Some(img) => Program::from_image(opts, img),
             None => Program::bootstrap(opts),
@@ -285,7 +291,8 @@ impl Interpreter {
                 session: Session::default(),
                 guest: Guest::default(),
             }),
-            main_on_pool: std::sync::atomic::AtomicBool::new(false),
+            // Simulated: the calling thread only waits (the one worker makes every choice).
+            main_on_pool: std::sync::atomic::AtomicBool::new(simulated),
             sys,
             job_slot,
             runtime: Some(runtime),

@@ -192,18 +192,23 @@ where
                 // runs the job (the process must have its behaviour back for that).
                 let job = frame.f.take()?;
                 stacks.release();
-                return run_on_pool(slot, job, to_pool);
+                return run_on_pool(rt, slot, job, to_pool);
             }
         }
     }
     // A guest call may have left the main process kept claimed (`Sched::Lent`): give it
     // back, so the job message below is run.
     guest.stacks.release();
-    run_on_pool(slot, job, to_pool)
+    run_on_pool(rt, slot, job, to_pool)
 }
 
 /// The job as a message a pool worker runs; this thread sleeps until it is over.
-fn run_on_pool<F, R>(slot: &JobSlot, job: F, to_pool: impl FnOnce(&GuestDone)) -> Option<R>
+fn run_on_pool<F, R>(
+    rt: &crate::runtime::RtHandle,
+    slot: &JobSlot,
+    job: F,
+    to_pool: impl FnOnce(&GuestDone),
+) -> Option<R>
 where
     F: FnOnce(&mut Ctx) -> R + Send,
     R: Send,
@@ -217,7 +222,7 @@ where
         slot.put(&mut frame)
     };
     to_pool(&done);
-    done.wait();
+    rt.wait_job(&done);
     // Not started (the main process no longer accepts messages): take it back before
     // `frame` goes.
     slot.take_back();

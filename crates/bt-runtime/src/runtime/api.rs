@@ -48,6 +48,9 @@ pub struct Config {
     /// Node connection index printed in pids (0 = this node).
     pub node: u32,
     pub log: LogSink,
+    /// Run under the deterministic scheduler (`sched/sim.rs`): one worker, every choice
+    /// from a PRNG, a virtual clock. Overrides `workers`, `manual_clock` and `reductions`.
+    pub sim: Option<crate::runtime::sched::sim::SimConfig>,
 }
 
 /// Default usable stack size: 64 MiB in release builds, 512 MiB in debug builds.
@@ -75,6 +78,7 @@ impl Default for Config {
             manual_clock: false,
             node: 0,
             log: bt_base::base::log::facade(),
+            sim: None,
         }
     }
 }
@@ -136,6 +140,12 @@ impl Runtime {
     /// first needed. Errors are kept for callers (a thread that cannot start is logged and
     /// tried again at the next wake-up).
     pub fn new(mut cfg: Config) -> std::io::Result<Runtime> {
+        if cfg.sim.is_some() {
+            cfg.workers = 1;
+            cfg.manual_clock = true;
+            // 0: each process run draws its budget from the PRNG (`Cx::new`).
+            cfg.reductions = 0;
+        }
         let maps = max_map_count().unwrap_or(65_530);
         let workers = cfg.workers.clamp(1, 64);
         cfg.workers = workers;
@@ -180,6 +190,11 @@ impl Runtime {
         let all: Vec<ProcRef> = sh.procs.lock().values().cloned().collect();
         for p in all {
             crate::runtime::process::finish(sh, &p, ExitReason::Shutdown);
+        }
+        // A worker parked at the deterministic scheduler's gate runs again once it sees
+        // `stopping`: tell it now rather than at its next poll.
+        if sh.sim.is_some() {
+            sh.wake_all();
         }
         sh.timers.shutdown();
         {
@@ -269,6 +284,14 @@ impl<T: Send + 'static> TaskHandle<T> {
     pub fn join(self) -> Result<T, JoinError> {
         if self.rt.0.current_worker().is_some() {
             return Err(JoinError::OnWorkerThread);
+        }
+        if self.rt.0.sim.is_some() {
+            // The deterministic scheduler runs while an outside thread waits (its gate).
+            let w = self.done.clone();
+            self.rt.0.sim_wait_for(Box::new(move || w.is_done()));
+            let r = self.done.wait_thread();
+            self.rt.0.sim_job_over();
+            return self.result(r);
         }
         let r = self.done.wait_thread();
         self.result(r)
@@ -732,6 +755,48 @@ impl RtHandle {
         self.0.timers.fire_due(&self.0, now);
         self.0.wake_all();
         true
+    }
+
+    /// Waits (this OS thread) until `done` is set by a job this thread gave the runtime.
+    /// Under the deterministic scheduler this also opens its gate: it runs steps only while
+    /// an outside thread waits for a job (`sched/sim.rs`).
+    pub fn wait_job(&self, done: &crate::runtime::sched::GuestDone) {
+        if self.0.sim.is_some() {
+            self.0.sim_job(done);
+            done.wait();
+            self.0.sim_job_over();
+            return;
+        }
+        done.wait();
+    }
+
+    /// Whether this runtime runs under the deterministic scheduler (virtual clock).
+    pub fn is_simulated(&self) -> bool {
+        self.0.sim.is_some()
+    }
+
+    /// Under the deterministic scheduler: restarts its PRNG from the seed mixed with
+    /// `salt` (a test's number), so a test's schedule does not depend on which tests ran
+    /// before it.
+    pub fn sim_reseed(&self, salt: u64) {
+        self.0.sim_reseed(salt)
+    }
+
+    /// A number from the deterministic scheduler's PRNG (seeds of `Random new` under it);
+    /// None when not simulated.
+    pub fn sim_random(&self) -> Option<u64> {
+        self.0.sim.as_ref().map(|s| s.core.lock().draw())
+    }
+
+    /// Scheduling steps since the last [`RtHandle::sim_reseed`] (0 when not simulated).
+    pub fn sim_steps(&self) -> u64 {
+        self.0.sim_steps()
+    }
+
+    /// The deadlock or livelock the deterministic scheduler found since it was last asked
+    /// (it then ended the main program's process): what each process waits on.
+    pub fn sim_take_verdict(&self) -> Option<String> {
+        self.0.sim_take_verdict()
     }
 
     /// Coroutines alive now (running or suspended), and the cap.

@@ -77,6 +77,21 @@ impl Clock {
             slack_ms: if manual { 0 } else { coarse_resolution_ms() },
         }
     }
+    /// The virtual clock of a simulated runtime: manual, its wall time starting at a fixed
+    /// date (`sim::SIM_EPOCH_MS`).
+    pub(crate) fn simulated() -> Clock {
+        Clock {
+            wall0_ms: crate::runtime::sched::sim::SIM_EPOCH_MS,
+            ..Clock::new(true)
+        }
+    }
+    /// Moves a manual clock forward to `ms` (never back); answers the time now.
+    pub(crate) fn set_at_least(&self, ms: u64) -> u64 {
+        match &self.manual {
+            Some(m) => m.fetch_max(ms, Ordering::SeqCst).max(ms),
+            None => self.now_ms(),
+        }
+    }
     /// Added to deadlines so a coarse clock never fires a timeout early.
     pub(crate) fn slack_ms(&self) -> u64 {
         self.slack_ms
@@ -174,6 +189,11 @@ impl Timers {
         });
         self.insert(first, t.clone(), Action::Every(period.max(1), f));
         TimerRef(t)
+    }
+
+    /// The earliest deadline of a pending timer (a cancelled one included).
+    pub(crate) fn next_due(&self) -> Option<u64> {
+        self.heap.lock().due.peek().map(|Reverse((d, _))| *d)
     }
 
     /// Pending timers (cancelled ones not yet due included).

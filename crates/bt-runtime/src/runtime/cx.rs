@@ -42,7 +42,11 @@ impl<'y> Cx<'y> {
         stack_low: usize,
         stack_top: usize,
     ) -> Cx<'y> {
-        let budget = rt.0.cfg.reductions.max(1);
+        // 0 only under the deterministic scheduler: a budget drawn from its PRNG.
+        let budget = match rt.0.cfg.reductions {
+            0 => rt.0.sim_budget(),
+            r => r,
+        };
         Cx {
             y,
             rt,

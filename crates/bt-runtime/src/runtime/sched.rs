@@ -46,6 +46,7 @@ use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::Sym;
 
 mod guest;
+pub(crate) mod sim;
 mod worker;
 pub(crate) use guest::{drive as drive_guest, drive_job as drive_guest_job};
 pub use guest::{GuestDone, GuestStacks};
@@ -145,6 +146,8 @@ pub(crate) struct Shared {
     pub drained: (Mutex<()>, Condvar),
     /// Rate limits of the log lines, per call site.
     log_limit: bt_base::base::log::Limiter,
+    /// The deterministic scheduler's state, when the runtime is simulated (`sim`).
+    pub(crate) sim: Option<Box<sim::Sim>>,
 }
 
 impl Shared {
@@ -156,7 +159,12 @@ impl Shared {
 
     pub(crate) fn new(cfg: Config, max_cos: usize) -> Shared {
         let n = cfg.workers.clamp(1, 64);
-        let clock = Clock::new(cfg.manual_clock);
+        let clock = if cfg.sim.is_some() {
+            Clock::simulated()
+        } else {
+            Clock::new(cfg.manual_clock)
+        };
+        let sim = cfg.sim.clone().map(|c| Box::new(sim::Sim::new(c)));
         Shared {
             id: NEXT_RUNTIME_ID.fetch_add(1, Ordering::Relaxed),
             workers: (0..n + 1)
@@ -188,6 +196,7 @@ impl Shared {
             log_limit: Default::default(),
             timers: Timers::default(),
             drained: (Mutex::new(()), Condvar::new()),
+            sim,
             cfg,
         }
     }

@@ -240,6 +240,7 @@ impl EngineBuilder {
             deterministic_pids: true,
             privileged: grants.contains(&Capability::ProcessNavigationSystem),
             check: self.check,
+            sim: None,
             log: Some(crate::base::log::LogTarget(super::LogBuffer::sink(&logs))),
         });
         super::host::quiet_host_panics();

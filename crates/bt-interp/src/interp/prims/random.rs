@@ -20,9 +20,18 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::fault::article_class;
 use crate::value::{ClassRef, NativeObj, Value};
 
+/// A draw from the deterministic scheduler's PRNG (`bt test --seed`), None otherwise.
+fn sim_draw(ctx: &Ctx) -> Option<u64> {
+    crate::interp::prims::timer::virtual_clock(ctx).and_then(|rt| rt.sim_random())
+}
+
 pub fn register(p: &mut Prims) {
     let r = "Random";
     p.add_class(r, "new", |ctx, _, _| {
+        // Under the deterministic scheduler the seed comes from its PRNG.
+        if let Some(seed) = sim_draw(ctx) {
+            return Ok(make(ctx, Xoshiro256PlusPlus::seed_from_u64(seed), None));
+        }
         let rng = Xoshiro256PlusPlus::from_rng(rand::rngs::OsRng).map_err(|e| {
             ctx.err(
                 ErrorKind::IoError,
@@ -185,6 +194,9 @@ fn collection_at_random(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
         let n = crate::interp::prims::fault::class_name(r);
         return Err(ctx.err(ErrorKind::EmptyCollection, format!("{n} is empty")));
     }
-    let i = rand::thread_rng().gen_range(0..items.len());
+    let i = match sim_draw(ctx) {
+        Some(d) => ((d as u128 * items.len() as u128) >> 64) as usize,
+        None => rand::thread_rng().gen_range(0..items.len()),
+    };
     Ok(items[i].clone())
 }

@@ -30,16 +30,16 @@ pub fn register(p: &mut Prims) {
     });
     // Time (9.9): wall clock and a monotonic clock, as Integers.
     let tm = "Time";
-    p.add_class(tm, "nowS", |_, _, _| Ok(Value::Int(wall_us() / 1_000_000)));
-    p.add_class(tm, "nowMs", |_, _, _| Ok(Value::Int(wall_us() / 1000)));
-    p.add_class(tm, "nowUs", |_, _, _| Ok(Value::Int(wall_us())));
-    p.add_class(tm, "monotonicMs", |_, _, _| {
-        Ok(Value::Int(mono_ns() / 1_000_000))
+    p.add_class(tm, "nowS", |c, _, _| Ok(Value::Int(wall_us(c) / 1_000_000)));
+    p.add_class(tm, "nowMs", |c, _, _| Ok(Value::Int(wall_us(c) / 1000)));
+    p.add_class(tm, "nowUs", |c, _, _| Ok(Value::Int(wall_us(c))));
+    p.add_class(tm, "monotonicMs", |c, _, _| {
+        Ok(Value::Int(mono_ns(c) / 1_000_000))
     });
-    p.add_class(tm, "monotonicUs", |_, _, _| {
-        Ok(Value::Int(mono_ns() / 1000))
+    p.add_class(tm, "monotonicUs", |c, _, _| {
+        Ok(Value::Int(mono_ns(c) / 1000))
     });
-    p.add_class(tm, "monotonicNs", |_, _, _| Ok(Value::Int(mono_ns())));
+    p.add_class(tm, "monotonicNs", |c, _, _| Ok(Value::Int(mono_ns(c))));
     p.add(t, "cancel", |_, r, _| {
         Ok(Value::bool(
             downcast::<TimerVal>(r).is_some_and(|t| t.timer.cancel()),
@@ -52,14 +52,30 @@ pub fn register(p: &mut Prims) {
     });
 }
 
-fn wall_us() -> i64 {
+/// The runtime of a simulated program (`bt test --seed`): its clocks are virtual.
+pub(crate) fn virtual_clock(ctx: &Ctx) -> Option<&crate::runtime::RtHandle> {
+    ctx.proc
+        .sys
+        .as_ref()
+        .map(|s| &s.rt)
+        .filter(|rt| rt.is_simulated())
+}
+
+/// Microseconds since the Unix epoch (virtual under the deterministic scheduler).
+pub(crate) fn wall_us(ctx: &Ctx) -> i64 {
+    if let Some(rt) = virtual_clock(ctx) {
+        return rt.wall_ms() as i64 * 1000;
+    }
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map(|d| d.as_micros() as i64)
         .unwrap_or(0)
 }
 
-fn mono_ns() -> i64 {
+fn mono_ns(ctx: &Ctx) -> i64 {
+    if let Some(rt) = virtual_clock(ctx) {
+        return rt.now_ms() as i64 * 1_000_000;
+    }
     static START: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
     START
         .get_or_init(std::time::Instant::now)

@@ -70,6 +70,9 @@ impl Worker {
 
     /// The worker loop; returns at shutdown.
     pub(crate) fn run(mut self) {
+        if self.shared.sim.is_some() {
+            return self.run_sim();
+        }
         let _ = self.shared.workers[self.id]
             .thread
             .set(std::thread::current());
@@ -235,7 +238,7 @@ impl Worker {
     /// A runner runs one process run (`run_body`), then on a pool worker suspends with
     /// `RUNNER_IDLE` set to be kept for the next run (`drive`); on the guest, or after a run
     /// that went deep into its stack, it returns and is retired.
-    fn start_one(&mut self, p: ProcRef) {
+    pub(super) fn start_one(&mut self, p: ProcRef) {
         if !p.is_alive() {
             return;
         }
@@ -331,7 +334,7 @@ impl Worker {
         self.drive(slot, co);
     }
 
-    fn resume_one(&mut self, slot: u32, gen: u32) {
+    pub(super) fn resume_one(&mut self, slot: u32, gen: u32) {
         let Some(s) = self.slots.get_mut(slot as usize) else {
             return;
         };
@@ -469,7 +472,7 @@ impl Worker {
     }
 
     /// Mirrors the number of spares for `Shared::busy_cos` (only this worker writes it).
-    fn note_spares(&self) {
+    pub(super) fn note_spares(&self) {
         self.shared.workers[self.id]
             .spares
             .store(self.spares.len(), Ordering::Relaxed);
