@@ -259,6 +259,7 @@ pub const EXCEPTION_FIELDS: &[&str] = &[
     "reason",
     "stackTrace",
     "stackLocations",
+    "detail",
 ];
 pub const RESULT_FIELDS: &[&str] = &["okValue", "errReason", "isOk"];
 
