@@ -558,6 +558,13 @@ impl Program {
         Some((f.path.clone(), l, c))
     }
 
+    /// The source line of `loc` with a caret under it (`diagnostic::caret_excerpt`).
+    pub fn caret_excerpt(&self, loc: crate::interp::eval::Loc) -> Option<String> {
+        let files = self.files.read();
+        let f = files.get(loc.file as usize)?;
+        crate::diagnostic::caret_excerpt(&f.src, loc.pos as usize)
+    }
+
     /// Writes text to the program's output (Transcript / show:).
     pub fn write_out(&self, s: &str) {
         (self.out.lock())(s);

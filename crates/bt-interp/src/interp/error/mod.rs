@@ -480,5 +480,6 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         badarith,
         detail,
         trace: trace_frames(exc),
+        excerpt: prog.caret_excerpt(loc),
     })
 }
