@@ -557,7 +557,7 @@ fn repl_help_load_and_multiline_input() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(
         text(&o.stdout),
-        "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n[1,2]\nhi ann\nInteger >> factorial -> Integer\n\nA negative receiver raises `type_error`.\n"
+        "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n#(1, 2)\n\"hi ann\"\nInteger >> factorial -> Integer\n\nA negative receiver raises type_error.\n"
     );
 }
 
@@ -746,6 +746,40 @@ fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
         let status = child.0.wait().unwrap();
         assert!(status.success(), "{term}: {status:?}\n{}", t.seen);
     }
+}
+
+/// The REPL in a terminal shows each value as its `printString` (`#(1, 2.5, nil)`, a String
+/// quoted), not the expectation form of `// =>` lines; and Ctrl-C during an input keeps the
+/// bindings as they were before that input (its assignments are dropped, as documented).
+#[test]
+fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
+    let home = Scratch::new("repl-print");
+    let (mut m, mut child, mut t) = repl_in_a_pty("xterm", &home);
+    t.expect("bt> ");
+    m.write_all(b"#(1, 2.5, nil)\r").unwrap();
+    t.expect("#(1, 2.5, nil)\r\n");
+    m.write_all(b"\"ab\" ++ \"c\"\r").unwrap();
+    t.expect("\"abc\"\r\n");
+    m.write_all(b"#sym\r").unwrap();
+    t.expect("#sym\r\n");
+    m.write_all(b"n := 0\r").unwrap();
+    t.expect("bt> ");
+    m.write_all(b"Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]\r")
+        .unwrap();
+    t.expect("counting");
+    loop {
+        m.write_all(b"\x03").unwrap();
+        if t.wait_for("interrupted") {
+            break;
+        }
+    }
+    t.expect("bt> ");
+    m.write_all(b"n == 0\r").unwrap();
+    t.expect("true");
+    t.expect("bt> ");
+    m.write_all(b"\x04").unwrap();
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{}", t.seen);
 }
 
 /// The output of a terminal, read as it comes.
@@ -1083,4 +1117,82 @@ fn runtime_errors_show_the_line_with_a_caret() {
         "{err}"
     );
     assert!(err.contains(&format!("  {f}:3:15  Foo>>baz\n")), "{err}");
+}
+
+/// A send the checker knows fails (an unknown selector sent to a literal) makes `bt check`
+/// exit 1; a variable receiver stays a hint. The run-time report carries the same
+/// suggestion, and a wrong number of arguments names the selector that exists.
+#[test]
+fn sends_known_to_fail_are_check_errors_with_a_suggestion() {
+    let s = Scratch::new("known-dnu");
+    let f = s.file("a.bt", "3 factorail\n");
+    let o = run(&["check", "--color", "never", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error: `Integer` does not understand `factorail`"),
+        "{}",
+        text(&o.stderr)
+    );
+    let g = s.file("b.bt", "x := 3\nx factorail\n");
+    assert_eq!(run(&["check", &g]).status.code(), Some(0));
+    let o = run(&["run", "--no-check", &f]);
+    assert!(
+        text(&o.stderr)
+            .contains("Integer does not understand 'factorail'\ndid you mean `factorial`?\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    let h = s.file(
+        "c.bt",
+        "Object subclass: Foo\n  bar: a baz: b => a\n\nFoo new bar: 1\n",
+    );
+    let o = run(&["run", "--no-check", &h]);
+    assert!(
+        text(&o.stderr).contains(
+            "Foo does not understand 'bar:'\nFoo has `bar:baz:`, which takes 2 arguments; this send gives 1\n"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// `bt doc FILE` documents the classes of the user's own files, and `bt doc Class` finds a
+/// class that is not in the library in the `.bt` files under the current directory.
+#[test]
+fn doc_documents_the_users_classes() {
+    let s = Scratch::new("userdoc");
+    s.file(
+        "shapes.bt",
+        "/// A square of side `side`.\nValue subclass: Square\n  /// The length of a side.\n  field: side = 1\n  /// The area, side times side.\n  area => self.side * self.side\n",
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["doc", "shapes.bt"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("# Square")
+            && out.contains("A square of side")
+            && out.contains("The area, side times side."),
+        "{out}"
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["doc", "Square"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("The length of a side."));
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["doc", "Squar"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr),
+        "bt doc: no class Squar in the library or the .bt files here (did you mean Square?)\n"
+    );
 }

@@ -395,7 +395,11 @@ pub fn caret_excerpt(src: &str, offset: usize) -> Option<String> {
     };
     let shown = &chars[skip..chars.len().min(skip + MAX_SHOWN_LINE)];
     let show = |c: char| if hidden(c) { picture(c) } else { c };
-    let mut text: String = if skip > 0 { "…".into() } else { String::new() };
+    let mut text: String = if skip > 0 {
+        "…".into()
+    } else {
+        String::new()
+    };
     text.extend(shown.iter().map(|&c| show(c)));
     let more = chars.len() - skip - shown.len();
     if more > 0 {

@@ -394,7 +394,12 @@ impl Lowerer {
                 selector,
                 selector_span,
                 args,
-            } => self.send(receiver, selector, args, at_selector(e.span, *selector_span)),
+            } => self.send(
+                receiver,
+                selector,
+                args,
+                at_selector(e.span, *selector_span),
+            ),
             ExprKind::Cascade { receiver, parts } => {
                 let recv = self.expr(receiver);
                 let parts = parts

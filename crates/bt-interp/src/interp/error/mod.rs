@@ -393,6 +393,36 @@ fn trace_frames(exc: &Value) -> Vec<crate::interp::error::top::TraceFrame> {
         .collect()
 }
 
+/// The report's line under a `does_not_understand` (`shown` = the errorClass, `Foo` or
+/// `Foo class`): the checker's suggestion from the selectors the class understands now —
+/// `did you mean `factorial`?`, or the selector with the same first keyword and another
+/// number of arguments. Made when the report is, so raising stays cheap.
+fn dnu_suggestion(prog: &Program, shown: &str, sel: &str) -> Option<String> {
+    use crate::interp::class::ClassExt;
+    let (name, side) = match shown.strip_suffix(" class") {
+        Some(n) => (n, true),
+        None => (shown, false),
+    };
+    let class = prog.class_named(name)?;
+    let mut chain = class.chain();
+    if side {
+        // A class also understands what every class does (Class, Object).
+        chain.extend(prog.core.class.chain());
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for (i, k) in chain.iter().enumerate() {
+        let table = if side && i < class.chain().len() {
+            k.class_methods().read()
+        } else {
+            k.methods().read()
+        };
+        candidates.extend(table.keys().map(|s| s.as_str().to_string()));
+    }
+    candidates.sort();
+    candidates.dedup();
+    crate::check::sends::selector_hint(sel, &candidates, shown)
+}
+
 /// Turns an uncaught unwind into a [`BtError`].
 pub fn to_bt_error(ctx: &mut Ctx, u: Unwind) -> BtError {
     match u {
@@ -468,6 +498,10 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
     };
     let detail = match &exc_field(exc, F_DETAIL) {
         Value::Str(s) => Some(s.as_str().to_string()),
+        _ if kind == "does_not_understand" => selector.as_deref().and_then(|sel| {
+            let class = exc_field(exc, F_ERROR_CLASS);
+            dnu_suggestion(&prog, class.as_sym()?.as_str(), sel)
+        }),
         _ => None,
     };
     BtError::Uncaught(Uncaught {
