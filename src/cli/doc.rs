@@ -14,8 +14,10 @@ use crate::syntax::ast::{ClassDecl, Item, Member, MethodDecl, SlotDecl};
 /// `bt doc` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct DocArgs {
-    /// Classes to document (default: all)
-    #[arg(value_name = "CLASS")]
+    /// Classes, `.bt` files or directories to document (default: the whole library). A file
+    /// or directory documents its classes; a class not in the library is looked for in the
+    /// `.bt` files given, else in those under the current directory
+    #[arg(value_name = "CLASS | FILE")]
     pub(crate) classes: Vec<String>,
     /// HTML instead of Markdown
     #[arg(long)]
@@ -585,22 +587,74 @@ fn html_page(title: &str, body: &str) -> String {
 }
 
 /// Runs `bt doc`; answers the exit status.
+/// The classes declared in the `.bt` files of `paths` (files, or directories searched).
+fn user_docs(paths: &[&str]) -> Result<BTreeMap<String, ClassDoc>, String> {
+    let mut files = Vec::new();
+    for p in paths {
+        super::check::collect(std::path::Path::new(p), &mut files)
+            .map_err(|e| format!("cannot read {p}: {e}"))?;
+    }
+    let mut texts = Vec::new();
+    for f in files {
+        let src = std::fs::read_to_string(&f).map_err(|e| format!("cannot read {f}: {e}"))?;
+        texts.push((f, src));
+    }
+    Ok(docs_for_sources(&texts, false))
+}
+
+/// An argument naming a file or directory rather than a class.
+fn is_path(arg: &str) -> bool {
+    arg.ends_with(".bt") || arg.contains('/') || std::path::Path::new(arg).is_dir()
+}
+
 pub(crate) fn main(a: DocArgs) -> i32 {
     let lib = library();
+    let (paths, names): (Vec<&str>, Vec<&str>) = a
+        .classes
+        .iter()
+        .map(String::as_str)
+        .partition(|c| is_path(c));
+    // The user's classes: from the files given, or (for a name the library lacks) from the
+    // `.bt` files under the current directory.
+    let wanted_user = !paths.is_empty() || names.iter().any(|n| !lib.contains_key(*n));
+    let search: Vec<&str> = if paths.is_empty() {
+        vec!["."]
+    } else {
+        paths.clone()
+    };
+    let user = if wanted_user {
+        match user_docs(&search) {
+            Ok(u) => u,
+            Err(e) => {
+                eprintln!("bt doc: {e}");
+                return 2;
+            }
+        }
+    } else {
+        BTreeMap::new()
+    };
     let mut chosen: Vec<&ClassDoc> = Vec::new();
     if a.classes.is_empty() {
         chosen.extend(lib.values());
+    } else if names.is_empty() {
+        chosen.extend(user.values());
     } else {
-        for c in &a.classes {
-            match lib.get(c) {
+        for c in names {
+            match user.get(c).or_else(|| lib.get(c)) {
                 Some(d) => chosen.push(d),
                 None => {
                     let near: Vec<&String> = lib
                         .keys()
+                        .chain(user.keys())
                         .filter(|k| strsim::damerau_levenshtein(k, c) <= 2)
                         .collect();
+                    let place = if paths.is_empty() {
+                        "the library or the .bt files here"
+                    } else {
+                        "the library or the files given"
+                    };
                     eprintln!(
-                        "bt doc: no class {c} in the library{}",
+                        "bt doc: no class {c} in {place}{}",
                         near.first()
                             .map(|n| format!(" (did you mean {n}?)"))
                             .unwrap_or_default()

@@ -7,7 +7,7 @@
 //! Ctrl-C or a `:break` line at the continuation prompt drops the input typed so far. Lines
 //! typed or pasted ahead arrive whole and in order (rustyline's `buffer-redux` feature keeps
 //! what its reader read past a line end for the next read). Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
-//! with the top-level display rules, and an error shows its report (without location) and the
+//! as its `printString` ([`Vm::print_string`]), and an error shows its report (without location) and the
 //! session continues. `:load FILE`, `:help [Class | Class>>selector | selector]`, `:quit`.
 //! Tab completes selectors by the receiver's class, class names and commands
 //! ([`super::repl_help`]). Ctrl-C while an input runs ends that evaluation (its main process
@@ -174,6 +174,35 @@ fn read_input(src: &mut dyn LineSource, after_definition: bool) -> Option<String
     Some(buf)
 }
 
+/// Prints `text`; on a terminal, a text longer than 24 lines goes through the pager
+/// (`$PAGER`, else `less -FRX`, which prints a text that fits the screen and exits), as
+/// IEx's `h` does; printed directly when no pager runs.
+fn show_long(text: &str, interactive: bool) {
+    let long = interactive && std::io::stdout().is_terminal() && text.lines().count() > 24;
+    if long {
+        let pager = std::env::var("PAGER")
+            .ok()
+            .filter(|p| !p.trim().is_empty())
+            .unwrap_or_else(|| "less -FRX".to_string());
+        let mut words = pager.split_whitespace();
+        if let Some(cmd) = words.next() {
+            let child = std::process::Command::new(cmd)
+                .args(words)
+                .stdin(std::process::Stdio::piped())
+                .spawn();
+            if let Ok(mut child) = child {
+                if let Some(mut stdin) = child.stdin.take() {
+                    let _ = stdin.write_all(text.as_bytes());
+                    let _ = stdin.write_all(b"\n");
+                }
+                let _ = child.wait();
+                return;
+            }
+        }
+    }
+    println!("{text}");
+}
+
 fn load(vm: &Vm, path: &str) {
     match std::fs::read_to_string(path) {
         Ok(src) => {
@@ -272,7 +301,8 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
             _ => {}
         }
         if let Some(topic) = t.strip_prefix(":help ").or_else(|| t.strip_prefix(":h ")) {
-            println!("{}", super::repl_help::help(&session.borrow(), topic));
+            let text = super::repl_help::help(&session.borrow(), topic);
+            show_long(&super::repl_help::terminal_text(&text), interactive);
             continue;
         }
         if let Some(path) = t.strip_prefix(":load") {
@@ -307,7 +337,7 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
             s.push('\n');
         }
         match result {
-            Ok(v) => println!("{}", vm.display(&v)),
+            Ok(v) => println!("{}", vm.print_string(&v)),
             Err(e) => {
                 if let Some(code) = e.exit_code() {
                     return code;

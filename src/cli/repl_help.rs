@@ -129,9 +129,93 @@ pub(crate) fn help(session: &str, topic: &str) -> String {
     }
 }
 
+/// Markdown (a class page, a method's documentation) as plain text for a terminal: headings
+/// underlined (`#`: `=`, `##`: `-`; deeper ones as they are), code blocks indented four
+/// spaces without their fences, `[text](link)` as its text, backticks of inline code dropped.
+pub(crate) fn terminal_text(md: &str) -> String {
+    let mut out = String::new();
+    let mut in_code = false;
+    for line in md.lines() {
+        if line.trim_start().starts_with("```") {
+            in_code = !in_code;
+            continue;
+        }
+        if in_code {
+            out.push_str("    ");
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
+        let hashes = line.chars().take_while(|&c| c == '#').count();
+        if (1..=6).contains(&hashes) && line[hashes..].starts_with(' ') {
+            let text = inline(line[hashes..].trim());
+            out.push_str(&text);
+            out.push('\n');
+            if hashes <= 2 {
+                let mark = if hashes == 1 { "=" } else { "-" };
+                out.push_str(&mark.repeat(text.chars().count()));
+                out.push('\n');
+            }
+            continue;
+        }
+        out.push_str(&inline(line));
+        out.push('\n');
+    }
+    out.trim_end().to_string()
+}
+
+/// One line of Markdown text: links as their text, inline-code backticks dropped.
+fn inline(line: &str) -> String {
+    let mut out = String::with_capacity(line.len());
+    let mut rest = line;
+    while let Some(i) = rest.find(['[', '`']) {
+        out.push_str(&rest[..i]);
+        let r = &rest[i..];
+        if let Some(code) = r.strip_prefix('`') {
+            match code.find('`') {
+                Some(j) => {
+                    out.push_str(&code[..j]);
+                    rest = &code[j + 1..];
+                }
+                None => {
+                    out.push_str(r);
+                    rest = "";
+                }
+            }
+            continue;
+        }
+        // `[text](target)`
+        let link = r[1..].find("](").and_then(|j| {
+            let close = r[1 + j + 2..].find(')')?;
+            Some((&r[1..1 + j], 1 + j + 2 + close + 1))
+        });
+        match link {
+            Some((text, len)) if !text.contains('[') => {
+                out.push_str(&inline(text));
+                rest = &r[len..];
+            }
+            _ => {
+                out.push('[');
+                rest = &r[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_renders_markdown_for_a_terminal() {
+        let md = "# Integer\n\n`Number subclass: Integer` — inherits from [Number](Number.md)\n\n```bt\n3 ** 2\n// => 9\n```\n\n## Instance side\n\n### `gcd: n`\n\nThe [greatest](x.md) common divisor.";
+        assert_eq!(
+            terminal_text(md),
+            "Integer\n=======\n\nNumber subclass: Integer — inherits from Number\n\n    3 ** 2\n    // => 9\n\nInstance side\n-------------\n\ngcd: n\n\nThe greatest common divisor."
+        );
+    }
 
     #[test]
     fn completes_selectors_by_receiver() {

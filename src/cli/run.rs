@@ -499,7 +499,7 @@ mod tests {
         assert_eq!(out, "before\n");
         assert_eq!(
             err,
-            "FILE:3:1: TypeError (type_error): bad arithmetic operation\n`1 / 0`: division by zero\nHint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
+            "FILE:3:3: TypeError (type_error): bad arithmetic operation\n`1 / 0`: division by zero\n 3 │1 / 0\n   │  ^\nHint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.\n"
         );
     }
 
@@ -508,7 +508,7 @@ mod tests {
         let src = "Object subclass: A\n  boom => nil foo\n\nA new boom\n";
         let (code, _, err) = run_src("dnu", src, &[]);
         assert_eq!(code, 1);
-        assert!(err.contains("FILE:2:11: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
+        assert!(err.contains("FILE:2:15: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n"), "{err}");
     }
 
     #[test]

@@ -34,7 +34,7 @@ fn errors_are_std_errors_with_one_line_display() {
         line.starts_with("RuntimeError (index_out_of_bounds): "),
         "{line}"
     );
-    assert!(line.ends_with("at eval:2:1"), "{line}");
+    assert!(line.ends_with("at eval:2:9"), "{line}");
     assert_eq!(er.error_kind, EngineErrorKind::Exception);
     let er = err(&e, "y := nope + 1");
     assert_eq!(er.error_kind, EngineErrorKind::Compile);

@@ -164,7 +164,7 @@ fn exit_statuses_are_as_documented() {
     assert_eq!(run(&["run", "-e", "1 + 1"]).status.code(), Some(0));
     let o = run(&["run", "-e", "1 / 0"]);
     assert_eq!(o.status.code(), Some(1));
-    assert!(text(&o.stderr).starts_with("-e:1:1: TypeError (type_error)"));
+    assert!(text(&o.stderr).starts_with("-e:1:3: TypeError (type_error)"));
     assert_eq!(
         run(&["run", "-e", "Program exit: 7"]).status.code(),
         Some(7)
@@ -269,16 +269,19 @@ fn uncaught_errors_print_the_bt_stack_innermost_last() {
     assert_eq!(
         text(&o.stdout),
         "#(\"Calc>>half:\", \"Calc>>run\", \"UndefinedObject>>doIt\")\n\
-         #(\"t.bt:2:14\", \"t.bt:3:10\", \"t.bt:11:22\")\n"
+         #(\"t.bt:2:16\", \"t.bt:3:15\", \"t.bt:11:31\")\n"
     );
     assert_eq!(
         text(&o.stderr),
         "Traceback (innermost last):
-  t.bt:13:1  UndefinedObject>>doIt
+  t.bt:13:3  UndefinedObject>>doIt
   -- in actor Counter --
-  t.bt:8:14  Counter>>bump:
-  t.bt:7:30  Counter>>divide:
-t.bt:13:1: TypeError (type_error): Counter>>divide: bad arithmetic operation
+  t.bt:8:19  Counter>>bump:
+  t.bt:7:33  Counter>>divide:
+t.bt:13:3: TypeError (type_error): Counter>>divide: bad arithmetic operation
+`10 / 0`: division by zero
+ 13 │c bump: 0
+    │  ^
 Hint: Arithmetic requires numbers; check for a non-numeric operand or division by zero.
 "
     );
@@ -293,16 +296,18 @@ Hint: Arithmetic requires numbers; check for a non-numeric operand or division b
     assert_eq!(
         text(&o.stderr),
         "Traceback (innermost last):
-  -e:4:1   UndefinedObject>>doIt
-  -e:2:14  A>>boom:
--e:2:14: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'
+  -e:4:7   UndefinedObject>>doIt
+  -e:2:16  A>>boom:
+-e:2:16: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'
+ 2 │  boom: x => x foo
+   │               ^
 Hint: Check spelling or use 'respondsTo:' to verify method exists
 "
     );
     // A top-level error has no stack worth printing.
     let o = run(&["run", "-e", "nil foo"]);
     assert!(
-        text(&o.stderr).starts_with("-e:1:1: RuntimeError"),
+        text(&o.stderr).starts_with("-e:1:5: RuntimeError"),
         "{}",
         text(&o.stderr)
     );
@@ -325,17 +330,17 @@ fn failing_tests_show_the_stack() {
     assert!(
         out.contains(
             "  Traceback (innermost last):
-    ./calc_test.bt:6:27  CalcTest>>testRun
-    ./calc_test.bt:3:10  Calc>>run
-    ./calc_test.bt:2:14  Calc>>half:"
+    ./calc_test.bt:6:36  CalcTest>>testRun
+    ./calc_test.bt:3:15  Calc>>run
+    ./calc_test.bt:2:16  Calc>>half:"
         ),
         "{out}"
     );
     assert!(
         out.contains(
             "  Traceback (innermost last):
-    ./expr.bt:4:1   UndefinedObject>>doIt
-    ./expr.bt:2:14  Calc2>>half:"
+    ./expr.bt:4:11  UndefinedObject>>doIt
+    ./expr.bt:2:16  Calc2>>half:"
         ),
         "{out}"
     );
@@ -552,7 +557,7 @@ fn repl_help_load_and_multiline_input() {
     let o = child.wait_with_output().unwrap();
     assert_eq!(
         text(&o.stdout),
-        "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n[1,2]\nhi ann\nInteger >> factorial -> Integer\n\nA negative receiver raises `type_error`.\n"
+        "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n#(1, 2)\n\"hi ann\"\nInteger >> factorial -> Integer\n\nA negative receiver raises type_error.\n"
     );
 }
 
@@ -743,6 +748,40 @@ fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
     }
 }
 
+/// The REPL in a terminal shows each value as its `printString` (`#(1, 2.5, nil)`, a String
+/// quoted), not the expectation form of `// =>` lines; and Ctrl-C during an input keeps the
+/// bindings as they were before that input (its assignments are dropped, as documented).
+#[test]
+fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
+    let home = Scratch::new("repl-print");
+    let (mut m, mut child, mut t) = repl_in_a_pty("xterm", &home);
+    t.expect("bt> ");
+    m.write_all(b"#(1, 2.5, nil)\r").unwrap();
+    t.expect("#(1, 2.5, nil)\r\n");
+    m.write_all(b"\"ab\" ++ \"c\"\r").unwrap();
+    t.expect("\"abc\"\r\n");
+    m.write_all(b"#sym\r").unwrap();
+    t.expect("#sym\r\n");
+    m.write_all(b"n := 0\r").unwrap();
+    t.expect("bt> ");
+    m.write_all(b"Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]\r")
+        .unwrap();
+    t.expect("counting");
+    loop {
+        m.write_all(b"\x03").unwrap();
+        if t.wait_for("interrupted") {
+            break;
+        }
+    }
+    t.expect("bt> ");
+    m.write_all(b"n == 0\r").unwrap();
+    t.expect("true");
+    t.expect("bt> ");
+    m.write_all(b"\x04").unwrap();
+    let status = child.0.wait().unwrap();
+    assert!(status.success(), "{status:?}\n{}", t.seen);
+}
+
 /// The output of a terminal, read as it comes.
 struct Term {
     rx: std::sync::mpsc::Receiver<Vec<u8>>,
@@ -921,7 +960,7 @@ fn repl_load_errors_show_the_traceback() {
         "{err}"
     );
     assert!(
-        err.contains("boom.bt:2:11: RuntimeError (does_not_understand)"),
+        err.contains("boom.bt:2:15: RuntimeError (does_not_understand): UndefinedObject does not understand 'foo'\n 2 │  boom => nil foo\n   │              ^\n"),
         "{err}"
     );
 }
@@ -989,8 +1028,8 @@ fn arithmetic_errors_name_the_operation() {
         let err = text(&o.stderr);
         assert!(
             err.contains(&format!(
-                "TypeError (type_error): bad arithmetic operation\n{line}\nHint: Arithmetic requires numbers;"
-            )),
+                "TypeError (type_error): bad arithmetic operation\n{line}\n"
+            )) && err.contains("^\nHint: Arithmetic requires numbers;"),
             "{src}: {err}"
         );
     }
@@ -1040,13 +1079,120 @@ fn failed_casts_and_dead_actors_say_where_and_why() {
     let err = text(&o.stderr);
     assert!(
         err.contains("error in cast boom to Actor(C, 0.2.0) at ")
-            && err.contains("c.bt:2:11: TypeError (type_error): C>>boom: bad arithmetic operation"),
+            && err.contains("c.bt:2:13: TypeError (type_error): C>>boom: bad arithmetic operation"),
         "{err}"
     );
     assert!(
         err.contains(
-            "RuntimeError (actor_dead): Actor(C, 0.3.0) is not alive\nHint: it ended with reason #killed"
+            "RuntimeError (actor_dead): Actor(C, 0.3.0) is not alive\n 10 │k ok\n    │  ^\nHint: it ended with reason #killed"
         ),
         "{err}"
+    );
+}
+
+/// A run-time error shows the source line with a caret under the failing send (its
+/// selector), for a file and for `-e` text, with the line's own column in the location.
+#[test]
+fn runtime_errors_show_the_line_with_a_caret() {
+    let o = run(&["run", "--no-check", "-e", "x := 3. y := x foo"]);
+    assert_eq!(
+        text(&o.stderr),
+        "-e:1:16: RuntimeError (does_not_understand): Integer does not understand 'foo'\n \
+         1 │x := 3. y := x foo\n   │               ^\n\
+         Hint: Check spelling or use 'respondsTo:' to verify method exists\n"
+    );
+    let s = Scratch::new("caret");
+    let f = s.file(
+        "a.bt",
+        "Object subclass: Foo\n  bar: x => x / 0\n  baz => self bar: 3\n\nFoo new baz\n",
+    );
+    let o = run(&["run", &f]);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains(&format!(
+            "{f}:2:15: TypeError (type_error): bad arithmetic operation\n\
+             `3 / 0`: division by zero\n \
+             2 │  bar: x => x / 0\n   │              ^\nHint: "
+        )),
+        "{err}"
+    );
+    assert!(err.contains(&format!("  {f}:3:15  Foo>>baz\n")), "{err}");
+}
+
+/// A send the checker knows fails (an unknown selector sent to a literal) makes `bt check`
+/// exit 1; a variable receiver stays a hint. The run-time report carries the same
+/// suggestion, and a wrong number of arguments names the selector that exists.
+#[test]
+fn sends_known_to_fail_are_check_errors_with_a_suggestion() {
+    let s = Scratch::new("known-dnu");
+    let f = s.file("a.bt", "3 factorail\n");
+    let o = run(&["check", "--color", "never", &f]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("error: `Integer` does not understand `factorail`"),
+        "{}",
+        text(&o.stderr)
+    );
+    let g = s.file("b.bt", "x := 3\nx factorail\n");
+    assert_eq!(run(&["check", &g]).status.code(), Some(0));
+    let o = run(&["run", "--no-check", &f]);
+    assert!(
+        text(&o.stderr)
+            .contains("Integer does not understand 'factorail'\ndid you mean `factorial`?\n"),
+        "{}",
+        text(&o.stderr)
+    );
+    let h = s.file(
+        "c.bt",
+        "Object subclass: Foo\n  bar: a baz: b => a\n\nFoo new bar: 1\n",
+    );
+    let o = run(&["run", "--no-check", &h]);
+    assert!(
+        text(&o.stderr).contains(
+            "Foo does not understand 'bar:'\nFoo has `bar:baz:`, which takes 2 arguments; this send gives 1\n"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
+/// `bt doc FILE` documents the classes of the user's own files, and `bt doc Class` finds a
+/// class that is not in the library in the `.bt` files under the current directory.
+#[test]
+fn doc_documents_the_users_classes() {
+    let s = Scratch::new("userdoc");
+    s.file(
+        "shapes.bt",
+        "/// A square of side `side`.\nValue subclass: Square\n  /// The length of a side.\n  field: side = 1\n  /// The area, side times side.\n  area => self.side * self.side\n",
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["doc", "shapes.bt"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("# Square")
+            && out.contains("A square of side")
+            && out.contains("The area, side times side."),
+        "{out}"
+    );
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["doc", "Square"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("The length of a side."));
+    let o = bt()
+        .current_dir(&s.0)
+        .args(["doc", "Squar"])
+        .output()
+        .unwrap();
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(
+        text(&o.stderr),
+        "bt doc: no class Squar in the library or the .bt files here (did you mean Square?)\n"
     );
 }

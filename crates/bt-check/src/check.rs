@@ -366,7 +366,9 @@ pub fn finalize(
                 _ => {}
             }
         }
-        if opts.warnings_as_errors && (d.severity == Severity::Warning || d.code == "H0201") {
+        if opts.warnings_as_errors
+            && (d.severity == Severity::Warning || d.code == "H0201" || d.code == sends::KNOWN_DNU)
+        {
             d.severity = Severity::Error;
         }
         out.push(d);

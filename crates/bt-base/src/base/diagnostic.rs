@@ -368,6 +368,55 @@ impl<'a> Excerpt<'a> {
     }
 }
 
+/// The source line holding byte `offset` with a caret under it, as a report shows where a
+/// run-time error happened (the checker's excerpts look the same):
+///
+/// ```text
+///  2 │y := 4 + (x bar: 2)
+///    │            ^
+/// ```
+///
+/// Hidden characters show as pictures; a line longer than [`MAX_SHOWN_LINE`] characters is
+/// cut to a window around the caret. `None` when `offset` is outside `src`.
+pub fn caret_excerpt(src: &str, offset: usize) -> Option<String> {
+    if offset > src.len() || !src.is_char_boundary(offset) {
+        return None;
+    }
+    let start = src[..offset].rfind('\n').map_or(0, |i| i + 1);
+    let end = src[offset..].find('\n').map_or(src.len(), |i| offset + i);
+    let line = src[start..end].trim_end_matches('\r');
+    let number = src[..start].matches('\n').count() + 1;
+    let chars: Vec<char> = line.chars().collect();
+    let col = src[start..offset].chars().count().min(chars.len());
+    let skip = if chars.len() > MAX_SHOWN_LINE {
+        col.saturating_sub(LEAD).min(chars.len() - MAX_SHOWN_LINE)
+    } else {
+        0
+    };
+    let shown = &chars[skip..chars.len().min(skip + MAX_SHOWN_LINE)];
+    let show = |c: char| if hidden(c) { picture(c) } else { c };
+    let mut text: String = if skip > 0 {
+        "…".into()
+    } else {
+        String::new()
+    };
+    text.extend(shown.iter().map(|&c| show(c)));
+    let more = chars.len() - skip - shown.len();
+    if more > 0 {
+        text.push_str(&format!("… {more} more characters"));
+    }
+    // The caret's indentation copies tabs so it lines up under the same character.
+    let mut pad: String = if skip > 0 { " ".into() } else { String::new() };
+    pad.extend(
+        shown[..col - skip]
+            .iter()
+            .map(|&c| if c == '\t' { '\t' } else { ' ' }),
+    );
+    let num = number.to_string();
+    let gutter = " ".repeat(num.len() + 1);
+    Some(format!(" {num} │{text}\n{gutter} │{pad}^"))
+}
+
 /// Renders diagnostics for a human: `file:line:col: severity: message`, the source snippet with
 /// labels (ariadne), then `Hint: …`. Deterministic without colour, so golden files can pin it.
 pub fn render(file: &str, src: &str, diags: &[Diagnostic], color: ColorChoice) -> String {
@@ -491,4 +540,35 @@ pub fn to_json_indexed(
         "message": d.message,
         "hint": d.hint,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caret_excerpt_points_at_the_offset() {
+        let src = "x := 3\ny := 4 + (x bar: 2)\n";
+        let at = src.find("bar").unwrap();
+        assert_eq!(
+            caret_excerpt(src, at).unwrap(),
+            " 2 │y := 4 + (x bar: 2)\n   │            ^"
+        );
+        // A tab stays a tab under it; a control character shows as its picture.
+        assert_eq!(
+            caret_excerpt("\tx\u{1b} foo", 4).unwrap(),
+            " 1 │\tx␛ foo\n   │\t   ^"
+        );
+        // A long line is cut to a window around the caret.
+        let long = format!("{}boom{}", "a".repeat(300), "b".repeat(300));
+        let x = caret_excerpt(&long, 300).unwrap();
+        let (line, caret) = x.split_once('\n').unwrap();
+        assert!(line.starts_with(" 1 │…") && line.ends_with("… 184 more characters"));
+        let char_at = |t: &str, i: usize| t[..i].chars().count();
+        assert_eq!(
+            char_at(line, line.find("boom").unwrap()),
+            char_at(caret, caret.find('^').unwrap())
+        );
+        assert!(caret_excerpt("abc", 9).is_none());
+    }
 }

@@ -412,28 +412,28 @@ impl<'a> Walker<'a> {
             Side::Instance => class.to_string(),
         };
         let candidates = self.table.all_selectors(class, side);
-        let n = arity(s.selector);
-        // Binary selectors are one or two operator characters, so every other operator is
-        // within edit distance 1: suggest only one that extends or shortens the selector
-        // (`+` → `++`), never an unrelated one (`<` → `,`).
-        let sel = s.selector;
-        let binary = !sel.starts_with(|c: char| c.is_alphanumeric() || c == '_');
-        let related = |c: &str| !binary || c.starts_with(sel) || sel.starts_with(c);
-        let suggestion = did_you_mean(
-            s.selector,
-            candidates
-                .iter()
-                .map(String::as_str)
-                .filter(|c| arity(c) == n && related(c)),
+        let hint = selector_hint(s.selector, &candidates, &shown)
+            .unwrap_or_else(|| format!("{shown} and its superclasses define no `{}`", s.selector));
+        // A literal receiver's class is certain: the send fails whenever it runs, which
+        // `bt check` reports as an error (H0202; `bt run` still runs up to it).
+        let literal = matches!(
+            s.recv.kind,
+            ExprKind::True
+                | ExprKind::False
+                | ExprKind::Int(_)
+                | ExprKind::BigInt(_)
+                | ExprKind::Float(_)
+                | ExprKind::Str(_)
+                | ExprKind::Interp(_)
+                | ExprKind::Char(_)
+                | ExprKind::Symbol(_)
+                | ExprKind::List(_)
+                | ExprKind::Array(_)
+                | ExprKind::Dict(_)
         );
-        let hint = match (habit(s.selector), suggestion) {
-            (Some(h), _) => format!("in bt: {h}"),
-            (None, Some(sug)) => format!("did you mean `{sug}`?"),
-            (None, None) => format!("{shown} and its superclasses define no `{}`", s.selector),
-        };
         self.push(
             Diagnostic::hint_diag(
-                "H0201",
+                if literal { KNOWN_DNU } else { "H0201" },
                 "dnu",
                 format!("`{shown}` does not understand `{}`", s.selector),
                 s.sel_span,
@@ -560,6 +560,58 @@ fn unreachable_block() -> &'static Block {
 
 /// Selectors and class names of other Smalltalks (Pharo, Squeak, GNU Smalltalk) that bt
 /// spells differently: what to write in bt (the hint of an unknown selector or class name).
+/// What to suggest for `sel`, which `shown` (a class, or `Foo class`) does not understand,
+/// given the selectors it does: bt's spelling of another Smalltalk's habit, a selector of the
+/// same arity within a small edit distance (`factorail` → `factorial`), or a keyword selector
+/// with the same first keyword and another number of arguments (`bar:` → `bar:baz:`). The
+/// checker's unknown-selector hint and the run-time report of `does_not_understand` both use it.
+pub fn selector_hint(sel: &str, candidates: &[String], shown: &str) -> Option<String> {
+    if let Some(h) = habit(sel) {
+        return Some(format!("in bt: {h}"));
+    }
+    let n = arity(sel);
+    // Binary selectors are one or two operator characters, so every other operator is
+    // within edit distance 1: suggest only one that extends or shortens the selector
+    // (`+` → `++`), never an unrelated one (`<` → `,`).
+    let binary = !sel.starts_with(|c: char| c.is_alphanumeric() || c == '_');
+    // Nor a comparison for an arithmetic operator (`/` → `/=`) or the other way round.
+    let comparison = |c: &str| matches!(c, "==" | "/=" | "=:=" | "=/=" | "<" | ">" | "<=" | ">=");
+    let related = |c: &str| {
+        !binary || ((c.starts_with(sel) || sel.starts_with(c)) && comparison(c) == comparison(sel))
+    };
+    let same_arity = did_you_mean(
+        sel,
+        candidates
+            .iter()
+            .map(String::as_str)
+            .filter(|c| arity(c) == n && related(c)),
+    );
+    if let Some(sug) = same_arity {
+        return Some(format!("did you mean `{sug}`?"));
+    }
+    // A keyword send with the wrong number of arguments: the selector that starts with (or
+    // is started by) the same keywords.
+    if !sel.ends_with(':') {
+        return None;
+    }
+    let first = sel.split_inclusive(':').next().unwrap_or(sel);
+    let mut found: Vec<&String> = candidates
+        .iter()
+        .filter(|c| arity(c) != n && c.ends_with(':') && c.starts_with(first))
+        .collect();
+    found.sort_by_key(|c| (c.len().abs_diff(sel.len()), c.as_str()));
+    let c = found.first()?;
+    let k = arity(c);
+    Some(format!(
+        "{shown} has `{c}`, which takes {k} argument{}; this send gives {n}",
+        if k == 1 { "" } else { "s" }
+    ))
+}
+
+/// The code of an unknown selector sent to a literal (its class is certain, so the send
+/// fails whenever it runs): a hint where the program runs, an error for `bt check`.
+pub const KNOWN_DNU: &str = "H0202";
+
 pub(crate) fn habit(name: &str) -> Option<&'static str> {
     Some(match name {
         "millisecondClock" | "millisecondClockValue" | "millisecondsSinceStartup" => {

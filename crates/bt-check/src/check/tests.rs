@@ -54,7 +54,7 @@ fn levels_and_warnings_as_errors() {
     let ch = Checker::new();
     let src = "a := ProcessNavigation from: 42\nb := 3 factorail\n";
     let plain = check_with(&ch, src, &CheckOptions::default());
-    assert_eq!(codes(&plain), vec!["W0101", "H0201"]);
+    assert_eq!(codes(&plain), vec!["W0101", "H0202"]);
     assert_eq!(plain[0].severity, Severity::Warning);
 
     let mut o = CheckOptions::default();
@@ -74,7 +74,38 @@ fn levels_and_warnings_as_errors() {
     };
     let ds = check_with(&ch, src, &o);
     assert!(ds.iter().all(|d| d.severity == Severity::Error), "{ds:?}");
-    assert_eq!(codes(&ds), vec!["W0101", "H0201"]);
+    assert_eq!(codes(&ds), vec!["W0101", "H0202"]);
+}
+
+#[test]
+fn unknown_sends_to_literals_and_wrong_argument_counts() {
+    let ch = Checker::new();
+    let o = CheckOptions::default();
+    // A literal receiver: the send is known to fail (H0202); a variable's: H0201.
+    let ds = check_with(
+        &ch,
+        "3 factorail
+x := 3
+x factorail
+",
+        &o,
+    );
+    assert_eq!(codes(&ds), vec!["H0202", "H0201"]);
+    assert_eq!(ds[0].hint.as_deref(), Some("did you mean `factorial`?"));
+    // Too few or too many keywords: the selector that exists.
+    let ds = check_with(
+        &ch,
+        "Object subclass: Foo\n  bar: a baz: b => a\n\nFoo new bar: 1\nFoo new bar: 1 baz: 2 qux: 3\n",
+        &o,
+    );
+    let hints: Vec<_> = ds.iter().filter_map(|d| d.hint.as_deref()).collect();
+    assert_eq!(
+        hints,
+        vec![
+            "Foo has `bar:baz:`, which takes 2 arguments; this send gives 1",
+            "Foo has `bar:baz:`, which takes 2 arguments; this send gives 3",
+        ]
+    );
 }
 
 #[test]

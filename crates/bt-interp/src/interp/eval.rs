@@ -219,9 +219,6 @@ pub struct Ctx {
     pub(crate) cur_loc: Loc,
     /// Where the last exception was created: (exception pointer, location).
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
-    /// What the last arithmetic fault raised here was: (exception pointer, `` `1 / 0`: division
-    /// by zero ``) — for the printed report only, the exception stays as the spec fixes it.
-    pub(crate) err_detail: std::cell::RefCell<Option<(usize, String)>>,
     pub cur_sel: Sym,
     pub cur_cls: Sym,
     /// The host function called last (`engine::host`, `interp::host_cache`).
@@ -267,7 +264,6 @@ impl Ctx {
                 pos: 0,
             },
             err_loc: std::cell::Cell::new(None),
-            err_detail: std::cell::RefCell::new(None),
             cur_sel: Sym::new("value"),
             cur_cls: Sym::new("Object"),
             host_cache: Default::default(),

@@ -640,6 +640,23 @@ impl Interpreter {
         .unwrap_or_else(|m| format!("<internal error: {m}>"))
     }
 
+    /// What the REPL shows for a value: its `printString` (`#(1, 2.5, nil)`, `"abc"`,
+    /// `#sym`); an actor is asked for its own, as [`Interpreter::display`] does.
+    pub fn print_string(&self, v: &Value) -> String {
+        let v = v.clone();
+        self.try_run(move |ctx, _| {
+            let r = match &v {
+                Value::Native(_) => crate::interp::actor::top_display(ctx, &v),
+                _ => ctx.print_string(&v),
+            };
+            match r {
+                Ok(s) => s,
+                Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
+            }
+        })
+        .unwrap_or_else(|m| format!("<internal error: {m}>"))
+    }
+
     /// `System arguments` and `Program commandName`.
     pub fn set_args(&self, command: &str, args: Vec<String>) {
         *self.prog.args.write() = args;

@@ -288,7 +288,7 @@ impl Lowerer {
                 ExprKind::Send {
                     receiver,
                     selector,
-                    selector_span: _,
+                    selector_span,
                     args,
                 } if !matches!(receiver.kind, ExprKind::Super) => {
                     let recv = self.expr(receiver);
@@ -297,7 +297,7 @@ impl Lowerer {
                         recv,
                         sel: Sym::new(selector),
                         args,
-                        loc: self.loc(e.span),
+                        loc: self.loc(at_selector(e.span, *selector_span)),
                         pure_args: false,
                     }))
                 }
@@ -387,12 +387,19 @@ impl Lowerer {
                 let p = self.pattern(pattern, &mut seen, true);
                 Node::Destructure(Box::new((p, v, self.loc(e.span))))
             }
+            // A send is located at its selector (`x foo`: at `foo`), where a report's caret
+            // points.
             ExprKind::Send {
                 receiver,
                 selector,
-                selector_span: _,
+                selector_span,
                 args,
-            } => self.send(receiver, selector, args, e.span),
+            } => self.send(
+                receiver,
+                selector,
+                args,
+                at_selector(e.span, *selector_span),
+            ),
             ExprKind::Cascade { receiver, parts } => {
                 let recv = self.expr(receiver);
                 let parts = parts
@@ -598,5 +605,17 @@ impl Lowerer {
             value: value_node,
             loc,
         }))
+    }
+}
+
+/// The span of a send from its selector on (a send's location is its selector's).
+fn at_selector(send: Span, selector: Span) -> Span {
+    if selector.start >= send.start && selector.start <= send.end {
+        Span {
+            start: selector.start,
+            end: send.end,
+        }
+    } else {
+        send
     }
 }

@@ -259,6 +259,7 @@ pub const EXCEPTION_FIELDS: &[&str] = &[
     "reason",
     "stackTrace",
     "stackLocations",
+    "detail",
 ];
 pub const RESULT_FIELDS: &[&str] = &["okValue", "errReason", "isOk"];
 
@@ -570,6 +571,13 @@ impl Program {
         let f = files.get(loc.file as usize)?;
         let (l, c) = f.line_col(loc.pos);
         Some((f.path.clone(), l, c))
+    }
+
+    /// The source line of `loc` with a caret under it (`diagnostic::caret_excerpt`).
+    pub fn caret_excerpt(&self, loc: crate::interp::eval::Loc) -> Option<String> {
+        let files = self.files.read();
+        let f = files.get(loc.file as usize)?;
+        crate::diagnostic::caret_excerpt(&f.src, loc.pos as usize)
     }
 
     /// Writes text to the program's output (Transcript / show:).

@@ -82,7 +82,7 @@ fn a_runtime_error_in_one_file_does_not_stop_the_others() {
     let rep = vm.load_unit(&files);
     let e = rep.error.expect("the division raises");
     assert_eq!(e.kind(), "type_error");
-    assert_eq!(e.location(), Some(&("a.bt".to_string(), 1, 6)));
+    assert_eq!(e.location(), Some(&("a.bt".to_string(), 1, 8)));
     assert_eq!(vm.display(&vm.eval("t", "y").unwrap()), "2");
 }
 

@@ -250,6 +250,14 @@ impl<'s> Parser<'s> {
         }
         let t = self.tok();
         let msg = format!("expected {what}, found {}", self.found());
+        if self.text() == "=" {
+            // A habit from other languages: bt has no `=` operator.
+            return self.error_hint(
+                msg,
+                t.span(),
+                "bt has no `=`: compare with `==` (equal) or `=:=` (identical), assign with `:=`",
+            );
+        }
         self.error(msg, t.span())
     }
 

@@ -170,7 +170,7 @@ impl EngineError {
         let rendered = if e.is_compile() && !e.diagnostics().is_empty() {
             None
         } else {
-            Some(e.report_with_location())
+            Some(e.report_with_excerpt())
         };
         let mut err = EngineError::new(error_kind, e.class_name(), e.kind(), e.message());
         let info = &mut err.0;

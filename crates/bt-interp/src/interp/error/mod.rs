@@ -20,6 +20,10 @@ pub const F_TRACE: usize = 6;
 /// `stackLocations`: a List parallel to `stackTrace` of `file:line:col` Strings (nil where
 /// unknown); frames that ran in an actor the exception crossed end with ` (actor Class)`.
 pub const F_LOCS: usize = 7;
+/// `detail`: the line a printed report shows under the message (an arithmetic fault's
+/// operation), or nil. Not part of `messageText`, so code that reads the message sees what
+/// the spec fixes.
+pub const F_DETAIL: usize = 8;
 
 pub const ARITH_MESSAGE: &str = "bad arithmetic operation";
 pub const ARITH_HINT: &str =
@@ -251,7 +255,11 @@ impl Ctx {
 }
 
 pub(crate) fn arith_fault(ctx: &Ctx) -> Unwind {
-    let v = make_exception(
+    arith_fault_detailed(ctx, None)
+}
+
+fn arith_fault_detailed(ctx: &Ctx, detail: Option<String>) -> Unwind {
+    let mut v = make_exception(
         &ctx.prog,
         &ctx.prog.core.type_error,
         ErrorKind::TypeError.sym(),
@@ -262,20 +270,22 @@ pub(crate) fn arith_fault(ctx: &Ctx) -> Unwind {
         Some(ctx.prog.syms.badarith),
         ctx.stack_trace(),
     );
+    if let (Some(d), Value::Object(i)) = (detail, &mut v) {
+        if let Some(slot) = Arc::get_mut(i).and_then(|inst| inst.fields.get_mut(F_DETAIL)) {
+            *slot = Value::str(d);
+        }
+    }
     let v = ctx.with_locations(v);
     ctx.note_raise(&v);
     Unwind::Error(v)
 }
 
 /// [`arith_fault`] of the binary operation `r SEL a` (SEL the running selector): the same
-/// exception, and the operation remembered for the printed report ([`arith_detail`]).
+/// exception, with the operation in its `detail` field for the printed report
+/// ([`arith_detail`]); the field travels with the exception (out of an actor, through
+/// `pass` and `signal`).
 pub(crate) fn arith_fault_on(ctx: &Ctx, r: &Value, a: &Value) -> Unwind {
-    let u = arith_fault(ctx);
-    if let Unwind::Error(Value::Object(i)) = &u {
-        let detail = arith_detail(ctx.cur_sel.as_str(), r, a);
-        *ctx.err_detail.borrow_mut() = Some((Arc::as_ptr(i) as usize, detail));
-    }
-    u
+    arith_fault_detailed(ctx, Some(arith_detail(ctx.cur_sel.as_str(), r, a)))
 }
 
 /// The line under an arithmetic fault's report: `` `1 / 0`: division by zero ``, or
@@ -383,6 +393,36 @@ fn trace_frames(exc: &Value) -> Vec<crate::interp::error::top::TraceFrame> {
         .collect()
 }
 
+/// The report's line under a `does_not_understand` (`shown` = the errorClass, `Foo` or
+/// `Foo class`): the checker's suggestion from the selectors the class understands now —
+/// `did you mean `factorial`?`, or the selector with the same first keyword and another
+/// number of arguments. Made when the report is, so raising stays cheap.
+fn dnu_suggestion(prog: &Program, shown: &str, sel: &str) -> Option<String> {
+    use crate::interp::class::ClassExt;
+    let (name, side) = match shown.strip_suffix(" class") {
+        Some(n) => (n, true),
+        None => (shown, false),
+    };
+    let class = prog.class_named(name)?;
+    let mut chain = class.chain();
+    if side {
+        // A class also understands what every class does (Class, Object).
+        chain.extend(prog.core.class.chain());
+    }
+    let mut candidates: Vec<String> = Vec::new();
+    for (i, k) in chain.iter().enumerate() {
+        let table = if side && i < class.chain().len() {
+            k.class_methods().read()
+        } else {
+            k.methods().read()
+        };
+        candidates.extend(table.keys().map(|s| s.as_str().to_string()));
+    }
+    candidates.sort();
+    candidates.dedup();
+    crate::check::sends::selector_hint(sel, &candidates, shown)
+}
+
 /// Turns an uncaught unwind into a [`BtError`].
 pub fn to_bt_error(ctx: &mut Ctx, u: Unwind) -> BtError {
     match u {
@@ -456,10 +496,12 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         (Some((p, l)), Value::Object(i)) if p == Arc::as_ptr(i) as usize => l,
         _ => ctx.cur_loc,
     };
-    let detail = match (ctx.err_detail.borrow().as_ref(), exc) {
-        (Some((p, d)), Value::Object(i)) if badarith && *p == Arc::as_ptr(i) as usize => {
-            Some(d.clone())
-        }
+    let detail = match &exc_field(exc, F_DETAIL) {
+        Value::Str(s) => Some(s.as_str().to_string()),
+        _ if kind == "does_not_understand" => selector.as_deref().and_then(|sel| {
+            let class = exc_field(exc, F_ERROR_CLASS);
+            dnu_suggestion(&prog, class.as_sym()?.as_str(), sel)
+        }),
         _ => None,
     };
     BtError::Uncaught(Uncaught {
@@ -472,5 +514,6 @@ pub fn exception_to_bt_error(ctx: &mut Ctx, exc: &Value) -> BtError {
         badarith,
         detail,
         trace: trace_frames(exc),
+        excerpt: prog.caret_excerpt(loc),
     })
 }

@@ -45,6 +45,9 @@ pub struct Uncaught {
     pub detail: Option<String>,
     /// The bt stack when raised, innermost first.
     pub trace: Vec<TraceFrame>,
+    /// The source line of [`Uncaught::location`] with a caret under the failing send
+    /// (`diagnostic::caret_excerpt`), when the source is known.
+    pub excerpt: Option<String>,
 }
 
 /// One frame of an uncaught error's stack.
@@ -71,6 +74,7 @@ impl BtError {
             badarith: false,
             detail: None,
             trace: Vec::new(),
+            excerpt: None,
         })
     }
 
@@ -235,9 +239,42 @@ impl BtError {
         s
     }
 
-    /// [`BtError::traceback`] followed by [`BtError::report_with_location`].
+    /// The source line with a caret under the failing send, when known (uncaught errors).
+    pub fn excerpt(&self) -> Option<&str> {
+        match self {
+            BtError::Uncaught(u) => u.excerpt.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// [`BtError::report_with_location`] with the innermost frame's source line and a caret
+    /// (the [`BtError::excerpt`]) under the first line and the detail, before the hint.
+    pub fn report_with_excerpt(&self) -> String {
+        let report = self.report_with_location();
+        let Some(x) = self.excerpt() else {
+            return report;
+        };
+        let head_lines = 1 + usize::from(self.detail().is_some());
+        let mut lines = report.splitn(head_lines + 1, '\n');
+        let mut out = String::new();
+        for _ in 0..head_lines {
+            if let Some(l) = lines.next() {
+                out.push_str(l);
+                out.push('\n');
+            }
+        }
+        out.push_str(x);
+        if let Some(rest) = lines.next() {
+            out.push('\n');
+            out.push_str(rest);
+        }
+        out
+    }
+
+    /// [`BtError::traceback`] followed by [`BtError::report_with_excerpt`]: the report of
+    /// `bt run` and the REPL's `:load`.
     pub fn report_with_traceback(&self) -> String {
-        format!("{}{}", self.traceback(), self.report_with_location())
+        format!("{}{}", self.traceback(), self.report_with_excerpt())
     }
 
     /// `Some(code)` when the error is a `Program exit:` request.

@@ -228,7 +228,19 @@ impl<'s> Parser<'s> {
             Ok(e) => {
                 if sub.peek() != Tok::Eof {
                     let t = sub.tok();
-                    if t.kind != Tok::Error {
+                    if t.kind == Tok::Str {
+                        // `"{""a"": 1}"`: braces meant literally (JSON in a string).
+                        sub.report(
+                            Diagnostic::error(
+                                "E0101",
+                                "a string inside `{…}`: braces in a string interpolate an expression",
+                                t.span(),
+                            )
+                            .with_hint(
+                                "`{expr}` in a string inserts the value of expr; write `\\{` for a literal brace",
+                            ),
+                        );
+                    } else if t.kind != Tok::Error {
                         let msg = format!("unexpected {} in interpolation", sub.found());
                         sub.report(
                             Diagnostic::error("E0101", msg, t.span())

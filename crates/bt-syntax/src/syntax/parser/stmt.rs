@@ -115,9 +115,17 @@ impl<'s> Parser<'s> {
                 );
             }
             Tok::Assign => {
+                // `a := 1 b := 2`: the name before `:=` was read as a unary send to `1`.
+                let after_word =
+                    self.pos > 0 && self.toks[self.pos - 1].kind == Tok::Ident && self.pos >= 2;
+                let hint = if after_word {
+                    "missing newline or `.` between statements? (`a := 1. b := 2`)"
+                } else {
+                    "assign to a variable (`x := …`) or a field (`self.x := …`)"
+                };
                 self.report(
                     Diagnostic::error("E0101", "invalid assignment target", t.span())
-                        .with_hint("assign to a variable (`x := …`) or a field (`self.x := …`)"),
+                        .with_hint(hint),
                 );
             }
             Tok::Ident
@@ -132,6 +140,13 @@ impl<'s> Parser<'s> {
                     Diagnostic::error("E0101", msg, t.span())
                         .with_hint("statements are separated by line ends or `.`"),
                 );
+            }
+            _ if text == "=>" => {
+                // `  foo => 1` then `   bar => 2`: the deeper line continues foo's body.
+                let msg = format!("unexpected {}", self.found());
+                self.report(Diagnostic::error("E0101", msg, t.span()).with_hint(
+                    "a method header inside a body: is this member indented differently from the one above? members of a class start at the same column",
+                ));
             }
             _ => {
                 let msg = format!("unexpected {}", self.found());

@@ -1,0 +1,1 @@
+test tests/golden/testrun/trees/arith

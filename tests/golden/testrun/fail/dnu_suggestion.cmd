@@ -1,0 +1,1 @@
+run tests/golden/testrun/trees/run/dnu_suggestion.bt
