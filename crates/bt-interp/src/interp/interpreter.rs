@@ -619,16 +619,6 @@ impl Interpreter {
     }
 
     /// Top-level display.
-    /// `v printString` (honouring overrides; a failure reads `<printString failed: …>`).
-    pub fn print_string(&self, v: &Value) -> String {
-        let v = v.clone();
-        self.try_run(move |ctx, _| match ctx.print_string(&v) {
-            Ok(s) => s,
-            Err(e) => format!("<printString failed: {}>", to_bt_error(ctx, e).report()),
-        })
-        .unwrap_or_else(|m| format!("<internal error: {m}>"))
-    }
-
     pub fn display(&self, v: &Value) -> String {
         let v = v.clone();
         self.try_run(
