@@ -608,11 +608,12 @@ pub fn class_value(prog: &Program, name: &str) -> Value {
 /// The primitives of `class` on one side as a method table, built once per process (engine
 /// creation copies it into each program's fresh class instead of inserting ~1,200 selectors).
 fn prim_table(class: Sym, class_side: bool) -> Option<&'static crate::interp::class::MethodTable> {
-    static TABLES: std::sync::OnceLock<HashMap<(Sym, bool), crate::interp::class::MethodTable>> =
-        std::sync::OnceLock::new();
+    type Tables =
+        HashMap<(Sym, bool), crate::interp::class::MethodTable, foldhash::fast::RandomState>;
+    static TABLES: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
     let tables = TABLES.get_or_init(|| {
         let shared = crate::interp::prims::registry::shared();
-        let mut out = HashMap::new();
+        let mut out = Tables::with_capacity_and_hasher(128, Default::default());
         for (&key, prims) in shared.by_class_iter() {
             let mut t = crate::interp::class::MethodTable::default();
             t.reserve(prims.len());

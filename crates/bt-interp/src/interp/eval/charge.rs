@@ -212,11 +212,19 @@ impl Ctx {
         acc: &crate::value::Value,
         args: &[crate::value::Value],
     ) -> Result<(), Unwind> {
-        let units = append_units(acc, args);
+        let len = match acc {
+            crate::value::Value::Str(s) => s.len(),
+            _ => 0,
+        };
+        self.charge_append_units(append_units(acc, args), len)
+    }
+
+    /// [`Ctx::charge_append`] with the units ([`append_units`]) and the String's length
+    /// measured by the caller, which keeps the String where it is.
+    #[inline]
+    pub fn charge_append_units(&mut self, units: usize, len: usize) -> Result<(), Unwind> {
         self.reserve(units)?;
-        if let crate::value::Value::Str(s) = acc {
-            self.built(s.len().saturating_add(units))?;
-        }
+        self.built(len.saturating_add(units))?;
         self.charge(units)
     }
 }

@@ -170,11 +170,13 @@ impl Prims {
         } else {
             &mut self.instance
         };
-        if table.contains_key(&(class, selector)) {
-            self.duplicates.push((class, selector, class_side));
-            return self.discarded.insert(Prim::free(f));
+        match table.entry((class, selector)) {
+            std::collections::hash_map::Entry::Vacant(v) => v.insert(Prim::free(f)),
+            std::collections::hash_map::Entry::Occupied(_) => {
+                self.duplicates.push((class, selector, class_side));
+                self.discarded.insert(Prim::free(f))
+            }
         }
-        table.entry((class, selector)).or_insert(Prim::free(f))
     }
 
     /// The primitive registered for a class, side and selector.
@@ -194,8 +196,10 @@ impl Prims {
 pub struct SharedPrims {
     pub prims: Prims,
     /// (class name, class side?) → its primitives by selector (interned once).
-    by_class: HashMap<(Sym, bool), Vec<(Sym, Prim)>>,
+    by_class: ByClass,
 }
+
+type ByClass = HashMap<(Sym, bool), Vec<(Sym, Prim)>, foldhash::fast::RandomState>;
 
 impl SharedPrims {
     /// The primitives of `class` on one side (empty when it has none).
@@ -223,9 +227,15 @@ impl std::ops::Deref for SharedPrims {
 pub fn shared() -> &'static SharedPrims {
     static SHARED: std::sync::OnceLock<SharedPrims> = std::sync::OnceLock::new();
     SHARED.get_or_init(|| {
-        let mut prims = Prims::default();
+        // Sized above the registry (~1,340 primitives, most on the instance side), so
+        // registering never rehashes (growing the tables cost ~0.3M instructions).
+        let mut prims = Prims {
+            instance: PrimTable::with_capacity_and_hasher(1536, Default::default()),
+            class_side: PrimTable::with_capacity_and_hasher(384, Default::default()),
+            ..Prims::default()
+        };
         crate::interp::prims::register_all(&mut prims);
-        let mut by_class: HashMap<(Sym, bool), Vec<(Sym, Prim)>> = HashMap::new();
+        let mut by_class: ByClass = HashMap::with_capacity_and_hasher(128, Default::default());
         for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
             for ((c, s), p) in table {
                 by_class

@@ -36,11 +36,13 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
                 && c.builtin_prim_at(&ic, &c.prog.core.string, sel)
             {
                 c.tick()?;
-                // The appended bytes (and a copy when shared) pay like `++`.
-                let acc = std::mem::replace(&mut c.stack[slot], Value::Nil);
-                let paid = c.charge_append(&acc, &vals);
-                c.stack[slot] = acc;
-                paid?;
+                // The appended bytes (and a copy when shared) pay like `++`. Measured in
+                // place: moving the String out of its slot and back ran the drop glue of
+                // the `nil` left behind on every append.
+                let acc = &c.stack[slot];
+                let units = crate::interp::eval::charge::append_units(acc, &vals);
+                let len = acc.as_str().map_or(0, str::len);
+                c.charge_append_units(units, len)?;
                 if let Value::Str(s) = &mut c.stack[slot] {
                     let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
                     let m = crate::value::make_mut(s);
