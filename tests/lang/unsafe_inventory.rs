@@ -129,7 +129,7 @@ fn every_unsafe_block_says_why_it_is_sound() {
                     let t = l.trim_start();
                     t.starts_with("//") || t.starts_with("#[")
                 })
-                .any(|l| says(&l));
+                .any(says);
             let explained = line.contains("SAFETY")
                 || comment_above
                 || lines[i.saturating_sub(8)..i].iter().any(says);
