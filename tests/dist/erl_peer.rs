@@ -69,7 +69,7 @@ fn calls_without_a_native_implementation_run_on_the_erlang_peer() {
             "--name",
             "bt2@127.0.0.1",
             "-e",
-            "Transcript showCr: (Erlang os getenv: \"HOME\") size printString",
+            "Transcript showCr: (Erlang os getenv: (Erlang unicode characters_to_list: \"HOME\")) size printString",
         ],
     );
     c.env("BT_ERLANG_PEER", "e@127.0.0.1");
