@@ -2,14 +2,16 @@
 //! [--diagnostics CATEGORY=LEVEL]... [--observe ADDR [--observe-tls CONFIG]]
 //! [--name NAME@HOST | --sname NAME]
 //! [--hidden] [--serve] [--net-tick SECONDS] [--cookie-file PATH] [--dist-tls CONFIG]
-//! [-- ARGS...]`.
+//! [--erlang-peer NODE] [-- ARGS...]`.
 //!
 //! `--name` (or `--sname`, host = this host's short name) makes the process an Erlang
 //! distribution node (`crate::dist`) before any statement runs; `--hidden` makes it a hidden
 //! node; `--serve` keeps it answering connections after its statements (and `--main`)
 //! finish, until it is killed; `--net-tick` sets the tick time (default 60 s);
 //! `--cookie-file` names the cookie file (`BT_COOKIE` still wins); `--dist-tls` runs TLS
-//! distribution with the given configuration (`crate::dist::tls`).
+//! distribution with the given configuration (`crate::dist::tls`). `--erlang-peer NODE`
+//! forwards `Erlang` calls bt does not implement to that Erlang node (`prims::erlang`); alone
+//! it makes the process a hidden node `bt_PID@PEERHOST` first.
 //!
 //! The static checker runs first (unless `--no-check`): its errors stop the file before any
 //! statement runs and are printed rendered; its warnings and hints go to stderr. Category
@@ -89,6 +91,10 @@ pub(crate) struct RunArgs {
     /// NodeDown (comma-separated NAME@HOST; also BT_CONNECT; needs --name)
     #[arg(long, value_name = "NODE,...", value_delimiter = ',', value_parser = node_name, env = "BT_CONNECT")]
     pub(crate) connect: Vec<String>,
+    /// Forward `Erlang` calls bt has no native implementation of to this Erlang node by rpc
+    /// (also BT_ERLANG_PEER); without --name the process becomes a hidden node first
+    #[arg(long, value_name = "NAME@HOST", value_parser = node_name, env = "BT_ERLANG_PEER")]
+    pub(crate) erlang_peer: Option<String>,
 }
 
 /// `--sandbox` and the `--allow-*` flags that grant capabilities back (any of them turns the
@@ -282,6 +288,13 @@ pub(crate) fn run_with(
     if o.name.is_none() {
         o.name = o.sname.take();
     }
+    // `--erlang-peer` alone: a hidden node named after this process, on the peer's host (so
+    // short and long names match, as Erlang requires).
+    if let (None, Some(peer)) = (&o.name, &o.erlang_peer) {
+        let host = peer.split_once('@').map_or("localhost", |(_, h)| h);
+        o.name = Some(format!("bt_{}@{host}", std::process::id()));
+        o.hidden = true;
+    }
     if o.name.is_none() {
         let flag = [
             (o.hidden, "--hidden"),
@@ -360,6 +373,9 @@ pub(crate) fn run_with(
             match crate::dist::start(opts) {
                 Ok(n) => {
                     let _ = vm.prog.dist.set(n.clone());
+                    if let Some(peer) = &o.erlang_peer {
+                        let _ = vm.prog.erlang_peer.set(crate::value::Sym::new(peer));
+                    }
                     let n2 = n.clone();
                     vm.run(move |ctx, _| crate::dist::service::install(ctx, &n2));
                     n.keep_connected(o.connect.clone());

@@ -19,6 +19,7 @@ mod deadlock;
 mod dist_common;
 mod erl;
 mod erl_deadlock;
+mod erl_peer;
 mod erl_proc;
 mod groups;
 mod hardening;

@@ -79,7 +79,55 @@ pub(crate) fn run(d: &DistNode, ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalRe
             let pid = pid_of(d, node, dest);
             stop(d, ctx, node, pid, kill, timeout).map(Value::bool)
         }
+        ErlProc::Apply {
+            module,
+            function,
+            args,
+        } => {
+            let mut terms = Vec::with_capacity(args.len());
+            for a in &args {
+                terms.push(
+                    crate::codec::etf::to_term(ctx, a, "argument").map_err(|e| e.to_unwind(ctx))?,
+                );
+            }
+            // No time limit, as `rpc:call/4`: the call ends with its answer, or NodeDown
+            // when the connection to the peer is lost.
+            let t = rex_call(
+                d,
+                ctx,
+                node,
+                module.as_str(),
+                function.as_str(),
+                terms,
+                None,
+            )?;
+            crate::codec::etf::from_term(ctx, &t, "result").map_err(|e| e.to_unwind(ctx))
+        }
     }
+}
+
+/// `Module:Fun(Args…)` on `node` through its `rex` server (the request `rpc:call/4`
+/// sends): the reply term as it came (`{badrpc, Reason}` when the call failed).
+fn rex_call(
+    d: &DistNode,
+    ctx: &mut Ctx,
+    node: Sym,
+    module: &str,
+    fun: &str,
+    args: Vec<Term>,
+    timeout: Option<Duration>,
+) -> Result<Term, Unwind> {
+    let request = Term::from(Tuple::from(vec![
+        atom("call"),
+        atom(module),
+        atom(fun),
+        crate::codec::etf::list(args),
+        atom("user"),
+    ]));
+    let rex = Dest::Name(Sym::new("rex"));
+    let r = call(d, ctx, node, rex, request, timeout, None)?;
+    let reply = r.map_err(|e| raise(ctx, e))?;
+    Ok(reply.term)
 }
 
 /// `erlang:Fun(Arg)` on `node` through its `rex` server.
@@ -96,17 +144,8 @@ fn rpc_n(
     args: Vec<Term>,
 ) -> Result<Term, Unwind> {
     let arity = args.len();
-    let request = Term::from(Tuple::from(vec![
-        atom("call"),
-        atom("erlang"),
-        atom(fun),
-        crate::codec::etf::list(args),
-        atom("user"),
-    ]));
-    let rex = Dest::Name(Sym::new("rex"));
-    let r = call(d, ctx, node, rex, request, Some(SERVICE_TIMEOUT), None)?;
-    let reply = r.map_err(|e| raise(ctx, e))?;
-    if let Term::Tuple(t) = &reply.term {
+    let term = rex_call(d, ctx, node, "erlang", fun, args, Some(SERVICE_TIMEOUT))?;
+    if let Term::Tuple(t) = &term {
         if let [Term::Atom(a), why] = &t.elements[..] {
             if a.name == "badrpc" {
                 let msg = format!("erlang:{fun}/{arity} on {node} failed: {why}");
@@ -114,7 +153,7 @@ fn rpc_n(
             }
         }
     }
-    Ok(reply.term)
+    Ok(term)
 }
 
 fn alive(d: &DistNode, ctx: &mut Ctx, node: Sym, dest: Dest) -> Result<bool, Unwind> {

@@ -204,6 +204,9 @@ pub struct Program {
     /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
     /// Node primitives; unset on `nonode@nohost`.
     pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
+    /// The Erlang node `Erlang` calls without a native implementation are forwarded to
+    /// (`bt run --erlang-peer NODE`, `prims::erlang`); unset: such calls are `undef`.
+    pub erlang_peer: std::sync::OnceLock<crate::value::Sym>,
     /// Capabilities an embedding host granted (`prims::capability`; only read when embedded).
     pub capabilities: crate::interp::prims::capability::Grants,
 }
@@ -433,6 +436,7 @@ impl Program {
             max_allocation: std::sync::atomic::AtomicUsize::new(usize::MAX),
             embedded: AtomicBool::new(false),
             dist: std::sync::OnceLock::new(),
+            erlang_peer: std::sync::OnceLock::new(),
             capabilities: Default::default(),
         }
     }

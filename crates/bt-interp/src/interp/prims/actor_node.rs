@@ -145,6 +145,13 @@ pub enum ErlProc {
         kill: bool,
         timeout: crate::runtime::Timeout,
     },
+    /// `Module:Function(Args…)` there, as `rpc:call/4` runs it: the result as a value; a
+    /// failure answers `{badrpc, Reason}` (Erlang's own shape, read by `prims::erlang`).
+    Apply {
+        module: Sym,
+        function: Sym,
+        args: Vec<Value>,
+    },
 }
 
 /// What `call_name` answers: the reply term, and whether the peer is a bt node (whose

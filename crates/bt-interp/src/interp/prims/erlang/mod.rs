@@ -10,8 +10,10 @@
 //! `binary`, `math`, `timer` and `unicode` itself ([`call`]). Errors are raised as Erlang
 //! raises them, as exceptions whose kind is the Erlang reason (`badarg`, `badkey`, `badmap`,
 //! `function_clause`, `undef`; `badarith` keeps its TypeError) and whose class is RuntimeError;
-//! the message names `module:function/arity`. The class is a capability (`Capability::Erlang`)
-//! under an embedding host.
+//! the message names `module:function/arity`. A call with no native implementation runs on
+//! the Erlang peer when one is named (`bt run --erlang-peer NODE`, [`forward`]: `rpc:call/4`
+//! through the distribution layer, its `{badrpc, …}` read back into the same kinds); without
+//! one it is `undef`. The class is a capability (`Capability::Erlang`) under an embedding host.
 
 use std::any::Any;
 
@@ -34,6 +36,9 @@ pub(crate) enum Fail {
     Badmap(Value),
     FunctionClause,
     Undef,
+    /// Another reason a forwarded call failed with (`{badmatch, X}`, an exit reason, …): the
+    /// kind is the reason's atom (its first element for a tuple), the detail the whole term.
+    Other(Sym, String),
     /// An exception raised by a block used as a fun (or a limit): passed on unchanged.
     Raised(Unwind),
 }
@@ -128,9 +133,72 @@ pub fn register(p: &mut Prims) {
 pub fn apply(ctx: &mut Ctx, module: &str, selector: &str, args: &[Value]) -> EvalResult {
     require(ctx, Capability::Erlang, "Erlang")?;
     let function = selector.split(':').next().unwrap_or(selector);
-    match call(ctx, module, function, args) {
-        Ok(v) => Ok(v),
-        Err(f) => Err(raise(ctx, module, function, args.len(), f)),
+    let r = match call(ctx, module, function, args) {
+        Err(Fail::Undef) => match ctx.prog.erlang_peer.get().copied() {
+            Some(peer) => forward(ctx, peer, module, function, args),
+            None => Err(Fail::Undef),
+        },
+        r => r,
+    };
+    r.map_err(|f| raise(ctx, module, function, args.len(), f))
+}
+
+/// `module:function(args…)` run on the Erlang peer by rpc (`rpc:call/4`); a
+/// `{badrpc, Reason}` answer becomes the failure Erlang reported.
+fn forward(ctx: &mut Ctx, peer: Sym, module: &str, function: &str, args: &[Value]) -> R {
+    let op = crate::interp::prims::actor_node::ErlProc::Apply {
+        module: Sym::new(module),
+        function: Sym::new(function),
+        args: args.to_vec(),
+    };
+    let v = crate::interp::prims::actor_node_erl::erl(ctx, peer, op)?;
+    let reason = match &v {
+        Value::Tuple(t)
+            if t.len() == 2 && t[0].as_sym().is_some_and(|s| s.as_str() == "badrpc") =>
+        {
+            t[1].clone()
+        }
+        _ => return Ok(v),
+    };
+    // `{'EXIT', {Reason, Stack}}` for an error, `{'EXIT', Reason}` for an exit; anything
+    // else (`nodedown`, …) is rpc's own reason.
+    let reason = match &reason {
+        Value::Tuple(t) if t.len() == 2 && t[0].as_sym().is_some_and(|s| s.as_str() == "EXIT") => {
+            match &t[1] {
+                Value::Tuple(e) if e.len() == 2 && matches!(e[1], Value::List(_)) => e[0].clone(),
+                r => r.clone(),
+            }
+        }
+        r => r.clone(),
+    };
+    Err(peer_failure(ctx, &reason))
+}
+
+/// The failure for an Erlang error reason from the peer.
+fn peer_failure(ctx: &mut Ctx, reason: &Value) -> Fail {
+    match reason {
+        Value::Symbol(s) => match s.as_str() {
+            "badarg" => Fail::Badarg,
+            "badarith" => Fail::Badarith,
+            "function_clause" => Fail::FunctionClause,
+            "undef" => Fail::Undef,
+            _ => Fail::Other(*s, String::new()),
+        },
+        Value::Tuple(t)
+            if t.len() == 2 && t[0].as_sym().is_some_and(|s| s.as_str() == "badkey") =>
+        {
+            Fail::Badkey(t[1].clone())
+        }
+        Value::Tuple(t)
+            if t.len() == 2 && t[0].as_sym().is_some_and(|s| s.as_str() == "badmap") =>
+        {
+            Fail::Badmap(t[1].clone())
+        }
+        Value::Tuple(t) if t.first().and_then(Value::as_sym).is_some() => {
+            let kind = t[0].as_sym().unwrap_or_else(|| Sym::new("error"));
+            Fail::Other(kind, format!(" {}", print(ctx, reason)))
+        }
+        other => Fail::Other(Sym::new("error"), format!(" {}", print(ctx, other))),
     }
 }
 
@@ -142,15 +210,32 @@ fn raise(ctx: &mut Ctx, module: &str, function: &str, arity: usize, f: Fail) -> 
         Fail::Undef => (
             "undef",
             String::new(),
-            if modules::known(module) {
-                format!(
+            match ctx.prog.erlang_peer.get() {
+                Some(peer) => format!(
+                    "the Erlang peer {peer} has no function {module}:{function}/{arity}; \
+                     check spelling, arity and that the module is loaded there"
+                ),
+                None if modules::known(module) => format!(
                     "{module}:{function}/{arity} is not among the functions bt provides; \
-                     check spelling and arity, or name an Erlang peer with --erlang-peer"
-                )
-            } else {
-                format!("Erlang module '{module}' is not available (bt implements erlang, lists, maps, string, binary, math, timer and unicode)")
+                     check spelling and arity, or name an Erlang peer to run it with \
+                     --erlang-peer NODE"
+                ),
+                None => format!(
+                    "Erlang module '{module}' is not available (bt implements erlang, lists, \
+                     maps, string, binary, math, timer and unicode); name an Erlang peer to \
+                     run it with --erlang-peer NODE"
+                ),
             },
         ),
+        Fail::Other(reason, detail) => {
+            return ctx.err_full(
+                ErrorKind::Other(reason),
+                format!("{mfa}: {reason}{detail}"),
+                Some(format!("Erlang function raised '{reason}'")),
+                Some(Sym::new(function)),
+                Some(Sym::new(module)),
+            )
+        }
         Fail::Badarg => (
             "badarg",
             String::new(),
