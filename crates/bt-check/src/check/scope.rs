@@ -80,23 +80,6 @@ impl Scopes {
             .find_map(|s| s.names.get(name).copied())
     }
 
-    /// Whether a name is visible in an enclosing non-inline activation *other than* the
-    /// innermost one (used to tell captured variables of a block).
-    pub fn lookup_outside_innermost_activation(&self, name: &str) -> Option<usize> {
-        let mut seen_activation = false;
-        for s in self.stack.iter().rev() {
-            if seen_activation {
-                if let Some(i) = s.names.get(name) {
-                    return Some(*i);
-                }
-            }
-            if s.kind != ScopeKind::Inline {
-                seen_activation = true;
-            }
-        }
-        None
-    }
-
     /// Declares a variable in the innermost scope of the given kind set: parameters and pattern
     /// bindings go in the innermost scope, first assignments in the innermost activation.
     pub fn declare(&mut self, var: Var, in_activation: bool) -> usize {

@@ -523,14 +523,6 @@ impl Ctx {
         crate::interp::error::make_result(self, false, reason)
     }
 
-    /// The exception value carried by an error unwind, if any.
-    pub fn exception_of(u: &Unwind) -> Option<&Value> {
-        match u {
-            Unwind::Error(v) => Some(v),
-            _ => None,
-        }
-    }
-
     /// Is `v` an instance of `cls` or a subclass?
     pub fn is_kind_of(&self, v: &Value, cls: &Class) -> bool {
         match v {

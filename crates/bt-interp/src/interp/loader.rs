@@ -20,7 +20,7 @@ use crate::interp::eval::code::{CompiledMethod, FnCode, NO_FILE};
 use crate::interp::eval::{Ctx, Method, Unwind, VarCell};
 use crate::interp::lower::{Lowerer, Owner};
 use crate::interp::program::{Program, ProtocolInfo};
-use crate::syntax::ast::{self, ClassDecl, Item, Member, Module, Span};
+use crate::syntax::ast::{self, ClassDecl, Item, Member, Module};
 use crate::value::{ClassRef, Sym, Value};
 
 mod library;
@@ -75,10 +75,6 @@ pub struct Installed {
     pub ok_files: Vec<usize>,
     /// Classes created, for classState defaults: (class, declaration, file index).
     created: Vec<(ClassRef, usize, usize)>,
-}
-
-fn ident_upper(name: &str) -> bool {
-    name.chars().next().is_some_and(|c| c.is_ascii_uppercase())
 }
 
 /// Kind of a new class from its superclass (5.1).
@@ -518,14 +514,4 @@ pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
     install_value_accessors(prog, &c);
     d.insert(key, c.clone());
     c
-}
-
-/// Span of the first error diagnostic, for reports.
-pub fn first_error_span(d: &[Diagnostic]) -> Option<Span> {
-    d.iter().find(|x| x.is_error()).map(|x| x.span)
-}
-
-/// True if the selector name of a standalone-method target looks like a class.
-pub fn is_class_name(name: &str) -> bool {
-    ident_upper(name)
 }

@@ -174,7 +174,6 @@ pub struct Program {
     /// TestCase classes derived to hold a field added by `self.x :=` (2.7).
     pub derived: Mutex<HashMap<(usize, Sym), ClassRef>>,
     pub block_serial: AtomicU64,
-    pub object_serial: AtomicU64,
     /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
     /// so the value codec can find a top-level block's code again.
     pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
@@ -426,7 +425,6 @@ impl Program {
             arith_overridden: AtomicBool::new(false),
             derived: Mutex::new(HashMap::new()),
             block_serial: AtomicU64::new(1),
-            object_serial: AtomicU64::new(1),
             unit_blocks: RwLock::new(HashMap::new()),
             source_gc: Mutex::new(Default::default()),
             graveyard: Mutex::new(Vec::new()),
@@ -595,18 +593,6 @@ impl Program {
         v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
         v
     }
-
-    /// A fresh identity for an Object-kind instance.
-    pub fn next_object_serial(&self) -> u64 {
-        self.object_serial.fetch_add(1, Ordering::Relaxed)
-    }
-}
-
-/// Convenience for primitives: `Value::Class` of a built-in class by name (nil if absent).
-pub fn class_value(prog: &Program, name: &str) -> Value {
-    prog.class_named(name)
-        .map(Value::Class)
-        .unwrap_or(Value::Nil)
 }
 
 /// The primitives of `class` on one side as a method table, built once per process (engine

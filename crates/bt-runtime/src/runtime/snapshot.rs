@@ -57,9 +57,6 @@ impl NodeKind {
     pub fn is_supervisor(self) -> bool {
         matches!(self, NodeKind::BeamtalkSupervisor | NodeKind::OtpSupervisor)
     }
-    pub fn is_beamtalk(self) -> bool {
-        matches!(self, NodeKind::BeamtalkSupervisor | NodeKind::BeamtalkActor)
-    }
 }
 
 /// `state` of a node (7.3).

@@ -35,13 +35,6 @@ pub fn dump_module(m: &Module) -> String {
     out
 }
 
-/// Renders one expression (tests and debugging).
-pub fn dump_expr(e: &Expr) -> String {
-    let mut out = String::new();
-    render(&expr_s(e), 0, &mut out);
-    out
-}
-
 fn flat_len(s: &S) -> usize {
     match s {
         S::Atom(a) => a.len(),

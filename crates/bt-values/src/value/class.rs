@@ -127,10 +127,6 @@ impl Class {
         }
     }
 
-    pub fn name_str(&self) -> &'static str {
-        self.name.as_str()
-    }
-
     /// Index of a field by name.
     pub fn field_index(&self, name: Sym) -> Option<usize> {
         self.field_names.iter().position(|f| *f == name)

@@ -11,7 +11,7 @@ use crate::interp::actor::send::{
     describe_exception, prefix_error, transfer_in, transfer_in_owned,
 };
 use crate::interp::actor::slots::nil_typed_slot;
-use crate::interp::actor::{in_process, run_lending, with_fresh_ctx, ActorSys};
+use crate::interp::actor::{in_process, run_lending, ActorSys};
 use crate::interp::class::Builtin;
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, make_exception};
@@ -540,10 +540,4 @@ impl Behaviour for TranscriptActor {
             _ => Ok(Value::Nil),
         }
     }
-}
-
-/// Runs the `terminate:`-free body of a callback with a fresh context (kept for symmetry with
-/// the behaviours above: used by monitors and timers through `actor::run_block_logged`).
-pub fn run_in_fresh(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx)) {
-    with_fresh_ctx(sys, cx, f)
 }

@@ -85,18 +85,6 @@ pub fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
     })
 }
 
-/// Whether two values share the same collection storage (the same `Ref`).
-pub fn same_storage(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::List(x), Value::List(y)) | (Value::Queue(x), Value::Queue(y)) => Ref::ptr_eq(x, y),
-        (Value::Array(x), Value::Array(y)) => Ref::ptr_eq(x, y),
-        (Value::Dict(x), Value::Dict(y)) => Ref::ptr_eq(x, y),
-        (Value::Set(x), Value::Set(y)) => Ref::ptr_eq(x, y),
-        (Value::Bag(x), Value::Bag(y)) => Ref::ptr_eq(x, y),
-        _ => false,
-    }
-}
-
 /// Runs an [`InPlaceFn`] on a copy of the receiver (the ordinary, sharing-safe call).
 pub(crate) fn on_copy(f: InPlaceFn, ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let mut r = recv.clone();

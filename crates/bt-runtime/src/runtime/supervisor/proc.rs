@@ -221,11 +221,6 @@ impl Supervision {
         (p.pid() == pid && p.is_alive()).then_some(SupHandle { shared: s, proc: p })
     }
 
-    /// Whether `pid` is (or was, while still listed) a supervisor process.
-    pub fn is_supervisor_pid(&self, pid: Pid) -> bool {
-        self.reg.lock().by_pid.contains_key(&pid)
-    }
-
     /// Every live supervisor's shared record.
     pub(crate) fn all(&self) -> Vec<Arc<SupShared>> {
         self.reg.lock().by_pid.values().cloned().collect()
