@@ -59,15 +59,7 @@ pub(crate) fn bt_script_in(
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn bt");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = r.read_to_end(&mut s);
-            String::from_utf8_lossy(&s).into_owned()
-        })
-    };
-    let t_out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let t_err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let (t_out, t_err) = drain_output(&mut child);
     let deadline = Instant::now() + limit;
     let status = loop {
         // Polls the child's exit: the sleep paces the poll, it synchronises nothing.
@@ -95,6 +87,26 @@ pub(crate) fn bt_script_in(
         stdout: t_out.join().unwrap_or_default(),
         stderr: t_err.join().unwrap_or_default(),
     }
+}
+
+/// Reads a child's piped stdout and stderr to the end on threads of their own (so neither
+/// pipe fills while the caller waits): join the handles once the child has exited.
+pub(crate) fn drain_output(
+    child: &mut std::process::Child,
+) -> (
+    std::thread::JoinHandle<String>,
+    std::thread::JoinHandle<String>,
+) {
+    let drain = |mut r: Box<dyn Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            let _ = r.read_to_end(&mut s);
+            String::from_utf8_lossy(&s).into_owned()
+        })
+    };
+    let out = drain(Box::new(child.stdout.take().expect("stdout")));
+    let err = drain(Box::new(child.stderr.take().expect("stderr")));
+    (out, err)
 }
 
 /// The first 3000 characters of `s` (a panic message stays readable).

@@ -5,7 +5,7 @@
 //! Each row runs the `bt` binary as a child (its peak RSS sampled from `/proc`), with a deadline
 //! that only turns a hang into a failure.
 
-use std::io::Read;
+use crate::bt_run::drain_output;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -37,15 +37,7 @@ fn run(name: &str, args: &[&str], env: &[(&str, &str)], src: &str) -> Run {
         .stderr(Stdio::piped())
         .spawn()
         .expect("spawn bt");
-    let drain = |mut r: Box<dyn Read + Send>| {
-        std::thread::spawn(move || {
-            let mut s = Vec::new();
-            let _ = r.read_to_end(&mut s);
-            String::from_utf8_lossy(&s).into_owned()
-        })
-    };
-    let t_out = drain(Box::new(child.stdout.take().expect("stdout")));
-    let t_err = drain(Box::new(child.stderr.take().expect("stderr")));
+    let (t_out, t_err) = drain_output(&mut child);
     let status_file = format!("/proc/{}/status", child.id());
     let deadline = Instant::now() + Duration::from_secs(120);
     let mut peak = 0;
