@@ -33,7 +33,7 @@ use std::time::Duration;
 
 use parking_lot::{Condvar, Mutex};
 
-use super::{Shared, Task, Worker, CURRENT_WORKER, LOCAL_NEXT, WORKER_LOCAL};
+use super::{Shared, Task, Worker, CURRENT_WORKER, LOCAL_NEXT};
 use crate::runtime::process::{finish, Envelope, ProcRef};
 use crate::runtime::sched::GuestDone;
 use crate::runtime::types::ExitReason;
@@ -532,19 +532,7 @@ impl Worker {
 
     /// As the ordinary loop's end: spare runners return, suspended coroutines are leaked.
     fn stop_sim(mut self) {
-        for (_, mut co) in std::mem::take(&mut self.spares) {
-            let _ = co.resume(());
-            self.shared.live_cos.fetch_sub(1, Ordering::SeqCst);
-        }
-        self.note_spares();
-        LOCAL_NEXT.with(|c| c.set(None));
-        for s in &mut self.slots {
-            if let Some(co) = s.co.take() {
-                std::mem::forget(co);
-            }
-        }
-        drop(WORKER_LOCAL.with(|c| c.borrow_mut().take()));
-        CURRENT_WORKER.with(|c| c.set((0, 0)));
+        self.finish();
     }
 }
 

@@ -93,6 +93,11 @@ impl Worker {
                 None => self.idle(),
             }
         }
+        self.finish();
+    }
+
+    /// The end of a worker loop (the ordinary one and the deterministic one).
+    pub(super) fn finish(&mut self) {
         // Spare runners hold no process: resumed with nothing to run, they return.
         for (_, mut co) in std::mem::take(&mut self.spares) {
             let _ = co.resume(());
