@@ -11,21 +11,8 @@ set -eu
 cd "$(dirname "$0")/.."
 N=${1:-20000}
 R=${2:-5}
-BT=${BT:-target/dist/bt}
-[ -x "$BT" ] || cargo build --profile dist -q
-DIR=$(mktemp -d)
-PIDS=()
-cleanup() {
-  for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
-  wait 2>/dev/null || true
-  rm -rf "$DIR"
-}
-trap cleanup EXIT
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-export ERL_EPMD_PORT=$PORT BT_COOKIE=clustercallsbench HOME=$DIR
-"$BT" epmd --port "$PORT" & PIDS+=($!)
-until "$BT" epmd --port "$PORT" -names >/dev/null 2>&1; do sleep 0.05; done
-wait_ready() { until grep -q ready "$1" 2>/dev/null; do sleep 0.05; done; }
+COOKIE=clustercallsbench
+. bench/cluster_env.sh
 
 # The servers: a bt actor and an Erlang gen_server, both registered as `echo`.
 "$BT" run --name ccbt@127.0.0.1 --serve bench/remote_pingpong_server.bt >"$DIR/bt.out" 2>&1 & PIDS+=($!)
