@@ -4,7 +4,8 @@
 //! crate::bt_run;`).
 
 use std::io::Read;
-use std::process::{Command, ExitStatus, Stdio};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
 use std::time::{Duration, Instant};
 
 /// What one run of `bt` did.
@@ -38,10 +39,7 @@ pub(crate) fn bt_script_in(
     limit: Duration,
     vm_kib: Option<u64>,
 ) -> Run {
-    let dir = std::env::temp_dir().join(format!("bt-{tag}-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("{name}.bt"));
-    std::fs::write(&path, src).expect("write script");
+    let (dir, path) = script_file(tag, name, src);
     let mut cmd = match vm_kib {
         None => Command::new(env!("CARGO_BIN_EXE_bt")),
         Some(kib) => {
@@ -60,26 +58,16 @@ pub(crate) fn bt_script_in(
         .spawn()
         .expect("spawn bt");
     let (t_out, t_err) = drain_output(&mut child);
-    let deadline = Instant::now() + limit;
-    let status = loop {
-        // Polls the child's exit: the sleep paces the poll, it synchronises nothing.
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(&dir);
-            let out = t_out.join().unwrap_or_default();
-            let err = t_err.join().unwrap_or_default();
-            panic!(
-                "bt {args:?} on {name} did not exit within {limit:?}\nstdout:\n{}\nstderr ({} bytes):\n{}",
-                head(&out),
-                err.len(),
-                head(&err)
-            );
-        }
-        std::thread::sleep(Duration::from_millis(10));
+    let Some(status) = wait_until(&mut child, Instant::now() + limit, || {}) else {
+        let _ = std::fs::remove_dir_all(&dir);
+        let out = t_out.join().unwrap_or_default();
+        let err = t_err.join().unwrap_or_default();
+        panic!(
+            "bt {args:?} on {name} did not exit within {limit:?}\nstdout:\n{}\nstderr ({} bytes):\n{}",
+            head(&out),
+            err.len(),
+            head(&err)
+        );
     };
     let _ = std::fs::remove_dir_all(&dir);
     Run {
@@ -89,10 +77,41 @@ pub(crate) fn bt_script_in(
     }
 }
 
+/// A fresh temporary directory holding `NAME.bt` with `src`: (the directory, the file).
+pub(crate) fn script_file(tag: &str, name: &str, src: &str) -> (PathBuf, PathBuf) {
+    let dir = std::env::temp_dir().join(format!("bt-{tag}-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let path = dir.join(format!("{name}.bt"));
+    std::fs::write(&path, src).expect("write script");
+    (dir, path)
+}
+
+/// Waits for `child` until `deadline`, calling `each` before every poll (the short sleep
+/// paces the polls; it synchronises nothing). `None`: the deadline passed and the child was
+/// killed and reaped.
+pub(crate) fn wait_until(
+    child: &mut Child,
+    deadline: Instant,
+    mut each: impl FnMut(),
+) -> Option<ExitStatus> {
+    loop {
+        each();
+        if let Some(st) = child.try_wait().expect("wait") {
+            return Some(st);
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return None;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+}
+
 /// Reads a child's piped stdout and stderr to the end on threads of their own (so neither
 /// pipe fills while the caller waits): join the handles once the child has exited.
 pub(crate) fn drain_output(
-    child: &mut std::process::Child,
+    child: &mut Child,
 ) -> (
     std::thread::JoinHandle<String>,
     std::thread::JoinHandle<String>,

@@ -5,7 +5,7 @@
 //! Each row runs the `bt` binary as a child (its peak RSS sampled from `/proc`), with a deadline
 //! that only turns a hang into a failure.
 
-use crate::bt_run::drain_output;
+use crate::bt_run::{drain_output, script_file, wait_until};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -21,10 +21,7 @@ struct Run {
 
 /// Runs `bt run ARGS FILE` (FILE holds `src`) with the environment variables `env` set.
 fn run(name: &str, args: &[&str], env: &[(&str, &str)], src: &str) -> Run {
-    let dir = std::env::temp_dir().join(format!("bt-runmem-{}-{name}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("temp dir");
-    let path = dir.join(format!("{name}.bt"));
-    std::fs::write(&path, src).expect("write script");
+    let (dir, path) = script_file("runmem", name, src);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_bt"));
     cmd.arg("run").args(args).arg(&path);
     cmd.env_remove("BT_MAX_MEMORY");
@@ -39,23 +36,14 @@ fn run(name: &str, args: &[&str], env: &[(&str, &str)], src: &str) -> Run {
         .expect("spawn bt");
     let (t_out, t_err) = drain_output(&mut child);
     let status_file = format!("/proc/{}/status", child.id());
-    let deadline = Instant::now() + Duration::from_secs(120);
     let mut peak = 0;
-    let status = loop {
-        // The high-water mark only grows; sampled until the child exits (after its last
-        // sample it only reports and exits).
-        peak = peak.max(hwm(&status_file));
-        if let Some(st) = child.try_wait().expect("wait") {
-            break st;
-        }
-        if Instant::now() > deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            let _ = std::fs::remove_dir_all(&dir);
-            panic!("bt run {name} did not exit in time");
-        }
-        // Paces the samples; it synchronises nothing.
-        std::thread::sleep(Duration::from_millis(5));
+    // The high-water mark only grows; sampled until the child exits (after its last sample
+    // it only reports and exits).
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let Some(status) = wait_until(&mut child, deadline, || peak = peak.max(hwm(&status_file)))
+    else {
+        let _ = std::fs::remove_dir_all(&dir);
+        panic!("bt run {name} did not exit in time");
     };
     let _ = std::fs::remove_dir_all(&dir);
     Run {
