@@ -1,6 +1,7 @@
 //! File and Erlang are capabilities: an embedded script is denied `File` (`Erlang`) until the host
 //! grants `Capability::File` (`Capability::Erlang`); the denial is a `capability_denied` exception.
 
+use crate::scoped_tree::Tree;
 use bt::interp::prims::capability::Capability;
 use bt::Engine;
 
@@ -36,34 +37,6 @@ fn erlang_is_denied_until_granted() {
     let v = e.eval("Erlang lists sum: #(1, 2, 3)").unwrap();
     assert_eq!(v.as_i64(), Some(6));
 }
-
-/// A private directory tree for the scoped tests: `in/ok.txt`, `out/secret.txt`, a symlink
-/// `in/link.txt` to the secret and a symlinked directory `in/door` to `out`. Removed on drop.
-struct Tree(std::path::PathBuf);
-
-impl Tree {
-    fn new(tag: &str) -> Tree {
-        let root = std::env::temp_dir().join(format!("bt-scoped-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("in")).unwrap();
-        std::fs::create_dir_all(root.join("out")).unwrap();
-        std::fs::write(root.join("in/ok.txt"), "fine").unwrap();
-        std::fs::write(root.join("out/secret.txt"), "secret").unwrap();
-        std::os::unix::fs::symlink(root.join("out/secret.txt"), root.join("in/link.txt")).unwrap();
-        std::os::unix::fs::symlink(root.join("out"), root.join("in/door")).unwrap();
-        Tree(root)
-    }
-    fn path(&self, rel: &str) -> String {
-        self.0.join(rel).display().to_string()
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The kind a send ends with (`ok` when it answered).
 fn kind_of(e: &Engine, src: &str) -> String {
     match e.eval(src) {

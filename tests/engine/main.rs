@@ -45,6 +45,8 @@ mod many_classes;
 #[path = "../support/memory_rows.rs"]
 mod memory_rows;
 mod printing;
+#[path = "../support/scoped_tree.rs"]
+mod scoped_tree;
 mod script_calls;
 mod shared_library;
 mod sources;

@@ -29,6 +29,8 @@ mod run_memory;
 mod runtime;
 mod sandbox;
 mod schedules;
+#[path = "../support/scoped_tree.rs"]
+mod scoped_tree;
 mod soak;
 mod supervisor;
 mod testrun;

@@ -6,34 +6,7 @@
 use std::time::Duration;
 
 use crate::bt_run;
-
-/// `in/ok.txt`, `out/secret.txt`, the symlinks `in/link.txt` → the secret and `in/door` →
-/// `out`, in a private directory removed on drop.
-struct Tree(std::path::PathBuf);
-
-impl Tree {
-    fn new(tag: &str) -> Tree {
-        let root = std::env::temp_dir().join(format!("bt-sandbox-{tag}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&root);
-        std::fs::create_dir_all(root.join("in")).unwrap();
-        std::fs::create_dir_all(root.join("out")).unwrap();
-        std::fs::write(root.join("in/ok.txt"), "fine").unwrap();
-        std::fs::write(root.join("out/secret.txt"), "secret").unwrap();
-        std::os::unix::fs::symlink(root.join("out/secret.txt"), root.join("in/link.txt")).unwrap();
-        std::os::unix::fs::symlink(root.join("out"), root.join("in/door")).unwrap();
-        Tree(root)
-    }
-    fn path(&self, rel: &str) -> String {
-        self.0.join(rel).display().to_string()
-    }
-}
-
-impl Drop for Tree {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
+use crate::scoped_tree::Tree;
 /// A script printing, per expression, its kind on failure or `ok`.
 fn probes(exprs: &[String]) -> String {
     let mut s = String::new();
