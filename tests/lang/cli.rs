@@ -534,6 +534,20 @@ fn fmt_refuses_files_that_do_not_parse_or_hold_nul_bytes() {
     }
 }
 
+/// `bt repl` in `dir` with `input` piped in (no terminal), run until it ends.
+fn repl_piped(dir: &std::path::Path, input: &[u8]) -> Output {
+    let mut child = bt()
+        .current_dir(dir)
+        .arg("repl")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(input).unwrap();
+    child.wait_with_output().unwrap()
+}
+
 #[test]
 fn repl_help_load_and_multiline_input() {
     let s = Scratch::new("repl");
@@ -541,20 +555,10 @@ fn repl_help_load_and_multiline_input() {
         "lib.bt",
         "Object subclass: Greeter\n  /// Greets.\n  greet: n => \"hi {n}\"\n",
     );
-    let mut child = bt()
-        .current_dir(&s.0)
-        .arg("repl")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b":load lib.bt\n:help Greeter>>greet:\n#(1,\n  2)\n(Greeter new greet: \"ann\")\n:help Integer>>factorial\n:quit\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = repl_piped(
+        &s.0,
+        b":load lib.bt\n:help Greeter>>greet:\n#(1,\n  2)\n(Greeter new greet: \"ann\")\n:help Integer>>factorial\n:quit\n",
+    );
     assert_eq!(
         text(&o.stdout),
         "loaded lib.bt\nGreeter >> greet: n\n\nGreets.\n#(1, 2)\n\"hi ann\"\nInteger >> factorial -> Integer\n\nA negative receiver raises type_error.\n"
@@ -939,21 +943,7 @@ fn repl_load_errors_show_the_traceback() {
         "boom.bt",
         "Object subclass: A\n  boom => nil foo\n  go => self boom\n\nA new go\n",
     );
-    let mut child = bt()
-        .current_dir(&s.0)
-        .arg("repl")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(b":load boom.bt\n")
-        .unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = repl_piped(&s.0, b":load boom.bt\n");
     let err = text(&o.stderr);
     assert!(
         err.contains("Traceback (innermost last):") && err.contains("A>>boom"),
@@ -1033,15 +1023,7 @@ fn arithmetic_errors_name_the_operation() {
             "{src}: {err}"
         );
     }
-    let mut child = bt()
-        .arg("repl")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    child.stdin.take().unwrap().write_all(b"10 / 0\n").unwrap();
-    let o = child.wait_with_output().unwrap();
+    let o = repl_piped(&std::env::temp_dir(), b"10 / 0\n");
     assert!(
         text(&o.stderr).contains("bad arithmetic operation\n`10 / 0`: division by zero\n"),
         "{}",
