@@ -11,7 +11,7 @@
 
 use crate::child;
 use crate::common;
-use child::{run_child, status_kb};
+use child::{run_child, status_bytes};
 use common::{err, int};
 
 use bt::Engine;
@@ -101,9 +101,9 @@ fn actor_memory_child() {
     e.eval(SETUP).unwrap();
     e.eval("sup := Sup supervise unwrap. b := (sup which: Bomb) unwrap. other := Other spawn. other bump. maker := Maker spawn. b ping")
         .unwrap();
-    let base = status_kb("VmRSS:");
+    let base = status_bytes("VmRSS:");
     let r = e.eval(scenario(&name));
-    let peak = status_kb("VmHWM:");
+    let peak = status_bytes("VmHWM:");
     let kind = match &r {
         Ok(_) => "ok".to_string(),
         Err(er) => {

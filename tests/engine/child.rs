@@ -5,16 +5,7 @@
 
 use std::process::Command;
 
-/// A field of `/proc/self/status` (`VmHWM`, `VmRSS`) in bytes (0 when unreadable).
-pub(crate) fn status_kb(field: &str) -> usize {
-    let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    s.lines()
-        .find(|l| l.starts_with(field))
-        .and_then(|l| l.split_whitespace().nth(1))
-        .and_then(|n| n.parse::<usize>().ok())
-        .unwrap_or(0)
-        * 1024
-}
+pub(crate) use crate::memory_rows::status_bytes;
 
 /// What a child reported: its `RESULT kind peak limit after` line and its `DETAIL …` line
 /// (the error's text, empty when it printed none).

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use crate::child;
 use crate::common;
-use child::{run_child, status_kb};
+use child::{run_child, status_bytes};
 use common::{err, int};
 
 use bt::engine::Capability;
@@ -73,9 +73,9 @@ fn memory_child() {
     let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
     e.eval(HOG).unwrap();
     e.eval("(1 to: 1000) asList size").unwrap();
-    let base = status_kb("VmRSS:");
+    let base = status_bytes("VmRSS:");
     let r = e.eval(scenario(&name));
-    let peak = status_kb("VmHWM:");
+    let peak = status_bytes("VmHWM:");
     let kind = match &r {
         Ok(_) => "ok".to_string(),
         Err(er) => {
@@ -525,7 +525,7 @@ fn fork_bomb_child() {
     };
     e.eval(&format!("Actor subclass: Bunny\n  {go}\n")).unwrap();
     e.eval("(1 to: 1000) asList size").unwrap();
-    let base = status_kb("VmRSS:");
+    let base = status_bytes("VmRSS:");
     // The evaluation answers at once; the bomb goes on in the background.
     e.eval("(Bunny spawn) go!").unwrap();
     // Ended: the limit stopped every process the script started. Polled with a generous
@@ -540,7 +540,7 @@ fn fork_bomb_child() {
         }
         std::thread::sleep(Duration::from_millis(5));
     };
-    let peak = status_kb("VmHWM:");
+    let peak = status_bytes("VmHWM:");
     let after = e.eval("3 + 4").map(|v| v.as_i64());
     println!(
         "\nBOMB {ended} {} {:?} {}",

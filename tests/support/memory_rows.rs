@@ -158,7 +158,7 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
 ];
 
 /// A field of `/proc/self/status` (`VmHWM`, `VmRSS`) in bytes (0 when unreadable).
-fn status_bytes(field: &str) -> usize {
+pub(crate) fn status_bytes(field: &str) -> usize {
     let s = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     s.lines()
         .find(|l| l.starts_with(field))
