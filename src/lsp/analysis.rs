@@ -50,14 +50,23 @@ impl<'a> Lines<'a> {
         self.text.len()
     }
 
-    /// An LSP range object for a span.
-    pub(crate) fn range(&self, span: Span) -> serde_json::Value {
-        let (l1, c1) = self.position(span.start as usize);
-        let (l2, c2) = self.position(span.end as usize);
-        serde_json::json!({
-            "start": {"line": l1, "character": c1},
-            "end": {"line": l2, "character": c2}
-        })
+    /// The byte offset of an LSP position (clamped to the text).
+    pub(crate) fn offset_of(&self, p: lsp_types::Position) -> usize {
+        self.offset(p.line, p.character)
+    }
+
+    /// The LSP position of a byte offset.
+    pub(crate) fn lsp_position(&self, offset: usize) -> lsp_types::Position {
+        let (line, character) = self.position(offset);
+        lsp_types::Position { line, character }
+    }
+
+    /// The LSP range of a span.
+    pub(crate) fn range(&self, span: Span) -> lsp_types::Range {
+        lsp_types::Range {
+            start: self.lsp_position(span.start as usize),
+            end: self.lsp_position(span.end as usize),
+        }
     }
 }
 

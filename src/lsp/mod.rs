@@ -27,10 +27,30 @@ mod transport;
 
 use std::collections::HashMap;
 
-use lsp_server::{Connection, Message, Notification, Request, Response};
-use serde_json::{json, Value as Json};
+use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
+use lsp_types::notification::{
+    DidChangeTextDocument, DidCloseTextDocument, DidOpenTextDocument, Exit,
+    Notification as LspNotification, PublishDiagnostics,
+};
+use lsp_types::request::{
+    Completion, DocumentHighlightRequest, DocumentSymbolRequest, Formatting, GotoDefinition,
+    HoverRequest, Initialize, PrepareRenameRequest, References, Rename, Request as LspRequest,
+    SignatureHelpRequest, WorkspaceSymbolRequest,
+};
+use lsp_types::{
+    CompletionItem, CompletionItemKind, CompletionList, CompletionOptions, CompletionResponse,
+    Diagnostic, DiagnosticSeverity, DocumentSymbol, DocumentSymbolResponse, Hover, HoverContents,
+    HoverProviderCapability, InitializeResult, MarkupContent, MarkupKind, NumberOrString, OneOf,
+    PrepareRenameResponse, PublishDiagnosticsParams, Range, RenameOptions, ServerCapabilities,
+    ServerInfo, SignatureHelpOptions, SymbolKind, TextDocumentPositionParams,
+    TextDocumentSyncCapability, TextDocumentSyncKind, TextEdit, Url, WorkDoneProgressOptions,
+    WorkspaceSymbolResponse,
+};
 
 use analysis::{DeclKind, Lines};
+
+/// The open documents: their text by URI.
+pub(crate) type Docs = HashMap<Url, String>;
 
 /// `bt lsp` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
@@ -56,51 +76,66 @@ pub(crate) fn main(_a: LspArgs) -> i32 {
     code
 }
 
-fn capabilities() -> Json {
-    json!({
-        "textDocumentSync": 1,
-        "hoverProvider": true,
-        "definitionProvider": true,
-        "referencesProvider": true,
-        "documentHighlightProvider": true,
-        "renameProvider": {"prepareProvider": true},
-        "documentSymbolProvider": true,
-        "documentFormattingProvider": true,
-        "completionProvider": {"triggerCharacters": [" ", "."]},
-        "signatureHelpProvider": {"triggerCharacters": [":"], "retriggerCharacters": [" "]},
-        "workspaceSymbolProvider": true
-    })
+fn capabilities() -> ServerCapabilities {
+    ServerCapabilities {
+        text_document_sync: Some(TextDocumentSyncCapability::Kind(TextDocumentSyncKind::FULL)),
+        hover_provider: Some(HoverProviderCapability::Simple(true)),
+        definition_provider: Some(OneOf::Left(true)),
+        references_provider: Some(OneOf::Left(true)),
+        document_highlight_provider: Some(OneOf::Left(true)),
+        rename_provider: Some(OneOf::Right(RenameOptions {
+            prepare_provider: Some(true),
+            work_done_progress_options: WorkDoneProgressOptions::default(),
+        })),
+        document_symbol_provider: Some(OneOf::Left(true)),
+        document_formatting_provider: Some(OneOf::Left(true)),
+        completion_provider: Some(CompletionOptions {
+            trigger_characters: Some(vec![" ".into(), ".".into()]),
+            ..CompletionOptions::default()
+        }),
+        signature_help_provider: Some(SignatureHelpOptions {
+            trigger_characters: Some(vec![":".into()]),
+            retrigger_characters: Some(vec![" ".into()]),
+            work_done_progress_options: WorkDoneProgressOptions::default(),
+        }),
+        workspace_symbol_provider: Some(OneOf::Left(true)),
+        ..ServerCapabilities::default()
+    }
 }
 
 /// The protocol loop.
 pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
-    let init = json!({
-        "capabilities": capabilities(),
-        "serverInfo": {"name": "bt", "version": env!("CARGO_PKG_VERSION")}
-    });
+    let init = InitializeResult {
+        capabilities: capabilities(),
+        server_info: Some(ServerInfo {
+            name: "bt".to_string(),
+            version: Some(env!("CARGO_PKG_VERSION").to_string()),
+        }),
+    };
     // The handshake by hand (not `Connection::initialize`): a client that sends a document
-    // before `initialized` is served rather than dropped.
-    let mut docs: HashMap<String, String> = HashMap::new();
+    // before `initialized` is served rather than dropped. The client's `InitializeParams` are
+    // not read (nothing in them changes what the server does).
+    let mut docs = Docs::new();
     let closed = || "the input ended without `exit`".to_string();
     loop {
         match conn.receiver.recv().map_err(|_| closed())? {
-            Message::Request(req) if req.method == "initialize" => {
+            Message::Request(req) if req.method == Initialize::METHOD => {
                 conn.sender
-                    .send(Message::Response(Response::new_ok(req.id, init)))
+                    .send(Message::Response(Response::new_ok(req.id, &init)))
                     .map_err(|e| e.to_string())?;
                 break;
             }
             Message::Request(req) => {
                 let resp = Response::new_err(
                     req.id,
-                    lsp_server::ErrorCode::ServerNotInitialized as i32,
+                    ErrorCode::ServerNotInitialized as i32,
                     "the server is not initialized yet".to_string(),
                 );
                 conn.sender
                     .send(Message::Response(resp))
                     .map_err(|e| e.to_string())?;
             }
-            Message::Notification(n) if n.method == "exit" => return Ok(()),
+            Message::Notification(n) if n.method == Exit::METHOD => return Ok(()),
             _ => {}
         }
     }
@@ -116,14 +151,16 @@ pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
                     .map_err(|e| e.to_string())?;
             }
             Message::Notification(n) => {
-                if n.method == "exit" {
+                if n.method == Exit::METHOD {
                     return Ok(());
                 }
-                if let Some(uri) = on_notification(&mut docs, &n) {
+                if let Some(uri) = on_notification(&mut docs, n) {
                     let text = docs.get(&uri).map(String::as_str);
                     let diags = std::panic::catch_unwind(|| diagnostics(&uri, text))
-                        .unwrap_or_else(|_| json!({"uri": uri, "diagnostics": []}));
-                    let note = Notification::new("textDocument/publishDiagnostics".into(), diags);
+                        .unwrap_or_else(|_| {
+                            PublishDiagnosticsParams::new(uri.clone(), vec![], None)
+                        });
+                    let note = Notification::new(PublishDiagnostics::METHOD.to_string(), diags);
                     conn.sender
                         .send(Message::Notification(note))
                         .map_err(|e| e.to_string())?;
@@ -145,151 +182,183 @@ fn guarded(req: &Request, f: impl FnOnce() -> Response) -> Response {
             .unwrap_or_default();
         Response::new_err(
             req.id.clone(),
-            lsp_server::ErrorCode::InternalError as i32,
+            ErrorCode::InternalError as i32,
             format!("bt lsp: {} failed: {what}", req.method),
         )
     })
 }
 
-/// Updates the documents; answers the URI whose diagnostics should be published.
-fn on_notification(docs: &mut HashMap<String, String>, n: &Notification) -> Option<String> {
-    let uri = n.params["textDocument"]["uri"].as_str()?.to_string();
+/// Updates the documents; answers the URI whose diagnostics should be published. A
+/// notification whose params are not its method's is dropped (there is no answer to carry
+/// an error).
+fn on_notification(docs: &mut Docs, n: Notification) -> Option<Url> {
+    fn params<N: LspNotification>(n: Notification) -> Option<N::Params> {
+        serde_json::from_value(n.params).ok()
+    }
     match n.method.as_str() {
-        "textDocument/didOpen" => {
-            let text = n.params["textDocument"]["text"].as_str()?.to_string();
-            docs.insert(uri.clone(), text);
+        DidOpenTextDocument::METHOD => {
+            let doc = params::<DidOpenTextDocument>(n)?.text_document;
+            docs.insert(doc.uri.clone(), doc.text);
+            Some(doc.uri)
         }
-        "textDocument/didChange" => {
-            let changes = n.params["contentChanges"].as_array()?;
-            let text = changes.last()?["text"].as_str()?.to_string();
-            docs.insert(uri.clone(), text);
+        DidChangeTextDocument::METHOD => {
+            let p = params::<DidChangeTextDocument>(n)?;
+            let text = p.content_changes.into_iter().last()?.text;
+            docs.insert(p.text_document.uri.clone(), text);
+            Some(p.text_document.uri)
         }
-        "textDocument/didClose" => {
+        DidCloseTextDocument::METHOD => {
+            let uri = params::<DidCloseTextDocument>(n)?.text_document.uri;
             docs.remove(&uri);
+            Some(uri)
         }
-        _ => return None,
+        _ => None,
     }
-    Some(uri)
 }
 
-/// A file path for a `file://` URI (percent-escapes decoded).
-pub(crate) fn uri_path(uri: &str) -> String {
-    let p = uri.strip_prefix("file://").unwrap_or(uri);
-    let b = p.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' && i + 2 < b.len() {
-            if let Ok(v) = u8::from_str_radix(&p[i + 1..i + 3], 16) {
-                out.push(v);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(b[i]);
-        i += 1;
+/// The file path of a `file:` URI (percent-escapes decoded); another URI as it is.
+pub(crate) fn uri_path(uri: &Url) -> String {
+    match uri.to_file_path() {
+        Ok(p) => p.to_string_lossy().into_owned(),
+        Err(()) => uri.to_string(),
     }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
-pub(crate) fn path_uri(path: &std::path::Path) -> String {
-    format!("file://{}", path.display()).replace(' ', "%20")
+/// The `file:` URI of an absolute path (None for a relative one).
+pub(crate) fn path_uri(path: &std::path::Path) -> Option<Url> {
+    Url::from_file_path(path).ok()
 }
 
-fn diagnostics(uri: &str, text: Option<&str>) -> Json {
+fn diagnostics(uri: &Url, text: Option<&str>) -> PublishDiagnosticsParams {
     let Some(text) = text else {
-        return json!({"uri": uri, "diagnostics": []});
+        return PublishDiagnosticsParams::new(uri.clone(), vec![], None);
     };
     let path = uri_path(uri);
     let lines = Lines::new(text);
-    let items: Vec<Json> = crate::cli::check::check_source(&path, text)
+    let items: Vec<Diagnostic> = crate::cli::check::check_source(&path, text)
         .iter()
         .map(|d| {
             let severity = match d.severity {
-                crate::diagnostic::Severity::Error => 1,
-                crate::diagnostic::Severity::Warning => 2,
-                crate::diagnostic::Severity::Hint => 4,
+                crate::diagnostic::Severity::Error => DiagnosticSeverity::ERROR,
+                crate::diagnostic::Severity::Warning => DiagnosticSeverity::WARNING,
+                crate::diagnostic::Severity::Hint => DiagnosticSeverity::HINT,
             };
             let mut message = d.message.clone();
             if let Some(h) = &d.hint {
                 message.push_str(&format!("\nHint: {h}"));
             }
-            json!({
-                "range": lines.range(d.span),
-                "severity": severity,
-                "code": d.code,
-                "source": "bt",
-                "message": message,
-            })
+            Diagnostic {
+                range: lines.range(d.span),
+                severity: Some(severity),
+                code: Some(NumberOrString::String(d.code.to_string())),
+                source: Some("bt".to_string()),
+                message,
+                ..Diagnostic::default()
+            }
         })
         .collect();
-    json!({"uri": uri, "diagnostics": items})
+    PublishDiagnosticsParams::new(uri.clone(), items, None)
 }
 
-fn answer(docs: &HashMap<String, String>, req: &Request) -> Response {
+/// Answers a request of type `R`: its params read as `R::Params` (params that are not
+/// answer `InvalidParams`), then `f`'s result (an `Err` answers `RequestFailed`).
+fn typed<R: LspRequest>(
+    req: &Request,
+    f: impl FnOnce(R::Params) -> Result<R::Result, String>,
+) -> Response {
     let id = req.id.clone();
-    let p = &req.params;
-    if req.method == "workspace/symbol" {
-        let query = p["query"].as_str().unwrap_or("");
-        return Response::new_ok(id, sig::workspace_symbols(docs, query));
+    match serde_json::from_value::<R::Params>(req.params.clone()) {
+        Err(e) => Response::new_err(
+            id,
+            ErrorCode::InvalidParams as i32,
+            format!("bt lsp: the params of {} are not valid: {e}", R::METHOD),
+        ),
+        Ok(p) => match f(p) {
+            Ok(r) => Response::new_ok(id, r),
+            Err(m) => Response::new_err(id, ErrorCode::RequestFailed as i32, m),
+        },
     }
-    let uri = p["textDocument"]["uri"].as_str().unwrap_or("").to_string();
-    let Some(text) = docs.get(&uri) else {
-        return Response::new_ok(id, Json::Null);
-    };
-    let lines = Lines::new(text);
-    let offset = lines.offset(
-        p["position"]["line"].as_u64().unwrap_or(0) as u32,
-        p["position"]["character"].as_u64().unwrap_or(0) as u32,
-    );
-    let result = match req.method.as_str() {
-        "textDocument/hover" => hover(text, offset),
-        "textDocument/definition" => nav::definition(docs, &uri, text, offset),
-        "textDocument/references" => {
-            let decl = p["context"]["includeDeclaration"].as_bool().unwrap_or(true);
-            nav::references(docs, &uri, text, offset, decl)
-        }
-        "textDocument/documentHighlight" => nav::highlights(text, offset),
-        "textDocument/prepareRename" | "textDocument/rename" => {
-            let r = if req.method.ends_with("prepareRename") {
-                nav::prepare_rename(text, offset)
-            } else {
-                let new = p["newName"].as_str().unwrap_or("");
-                nav::rename(docs, &uri, text, offset, new)
-            };
-            return match r {
-                Ok(v) => Response::new_ok(id, v),
-                Err(m) => Response::new_err(id, lsp_server::ErrorCode::RequestFailed as i32, m),
-            };
-        }
-        "textDocument/completion" => completion(text, offset),
-        "textDocument/signatureHelp" => sig::signature_help(text, offset),
-        "textDocument/documentSymbol" => symbols(text),
-        "textDocument/formatting" => formatting(text),
-        _ => {
-            return Response::new_err(
-                id,
-                lsp_server::ErrorCode::MethodNotFound as i32,
-                format!("unsupported request {}", req.method),
-            )
-        }
-    };
-    Response::new_ok(id, result)
 }
 
-fn markdown(value: String) -> Json {
-    json!({"contents": {"kind": "markdown", "value": value}})
+/// The open document a position is in, and the position's byte offset in it.
+fn at<'a>(docs: &'a Docs, p: &TextDocumentPositionParams) -> Option<(&'a str, usize)> {
+    let text = docs.get(&p.text_document.uri)?;
+    Some((text, Lines::new(text).offset_of(p.position)))
 }
 
-fn hover(text: &str, offset: usize) -> Json {
-    let Some((word, span)) = analysis::word_at(text, offset) else {
-        return Json::Null;
-    };
+fn answer(docs: &Docs, req: &Request) -> Response {
+    match req.method.as_str() {
+        WorkspaceSymbolRequest::METHOD => typed::<WorkspaceSymbolRequest>(req, |p| {
+            let symbols = sig::workspace_symbols(docs, &p.query);
+            Ok(Some(WorkspaceSymbolResponse::Flat(symbols)))
+        }),
+        HoverRequest::METHOD => typed::<HoverRequest>(req, |p| {
+            Ok(at(docs, &p.text_document_position_params).and_then(|(t, o)| hover(t, o)))
+        }),
+        GotoDefinition::METHOD => typed::<GotoDefinition>(req, |p| {
+            let p = p.text_document_position_params;
+            let uri = &p.text_document.uri;
+            Ok(at(docs, &p).and_then(|(t, o)| nav::definition(docs, uri, t, o)))
+        }),
+        References::METHOD => typed::<References>(req, |p| {
+            let decl = p.context.include_declaration;
+            let p = p.text_document_position;
+            let uri = &p.text_document.uri;
+            Ok(at(docs, &p).and_then(|(t, o)| nav::references(docs, uri, t, o, decl)))
+        }),
+        DocumentHighlightRequest::METHOD => typed::<DocumentHighlightRequest>(req, |p| {
+            Ok(at(docs, &p.text_document_position_params).and_then(|(t, o)| nav::highlights(t, o)))
+        }),
+        PrepareRenameRequest::METHOD => typed::<PrepareRenameRequest>(req, |p| {
+            let Some((t, o)) = at(docs, &p) else {
+                return Ok(None);
+            };
+            nav::prepare_rename(t, o).map(|r| Some(PrepareRenameResponse::Range(r)))
+        }),
+        Rename::METHOD => typed::<Rename>(req, |p| {
+            let pos = p.text_document_position;
+            let Some((t, o)) = at(docs, &pos) else {
+                return Ok(None);
+            };
+            nav::rename(docs, &pos.text_document.uri, t, o, &p.new_name).map(Some)
+        }),
+        Completion::METHOD => typed::<Completion>(req, |p| {
+            Ok(at(docs, &p.text_document_position).map(|(t, o)| completion(t, o)))
+        }),
+        SignatureHelpRequest::METHOD => typed::<SignatureHelpRequest>(req, |p| {
+            Ok(at(docs, &p.text_document_position_params)
+                .and_then(|(t, o)| sig::signature_help(t, o)))
+        }),
+        DocumentSymbolRequest::METHOD => typed::<DocumentSymbolRequest>(req, |p| {
+            Ok(docs.get(&p.text_document.uri).map(|t| symbols(t)))
+        }),
+        Formatting::METHOD => typed::<Formatting>(req, |p| {
+            Ok(docs.get(&p.text_document.uri).map(|t| formatting(t)))
+        }),
+        _ => Response::new_err(
+            req.id.clone(),
+            ErrorCode::MethodNotFound as i32,
+            format!("unsupported request {}", req.method),
+        ),
+    }
+}
+
+fn markdown(value: String) -> HoverContents {
+    HoverContents::Markup(MarkupContent {
+        kind: MarkupKind::Markdown,
+        value,
+    })
+}
+
+fn hover(text: &str, offset: usize) -> Option<Hover> {
+    let (word, span) = analysis::word_at(text, offset)?;
     let classes = analysis::classes_with(text);
     let lines = Lines::new(text);
-    let with_range = |mut h: Json| {
-        h["range"] = lines.range(span);
-        h
+    let with_range = |contents: HoverContents| {
+        Some(Hover {
+            contents,
+            range: Some(lines.range(span)),
+        })
     };
     // `self.field`
     if text[..span.start as usize].ends_with("self.") {
@@ -373,12 +442,22 @@ fn hover(text: &str, offset: usize) -> Json {
         }
     }
     if parts.is_empty() {
-        return Json::Null;
+        return None;
     }
     with_range(markdown(parts.join("\n\n---\n\n")))
 }
 
-fn completion(text: &str, offset: usize) -> Json {
+/// A completion item: a label, its kind and detail.
+fn item(label: &str, kind: CompletionItemKind, detail: Option<String>) -> CompletionItem {
+    CompletionItem {
+        label: label.to_string(),
+        kind: Some(kind),
+        detail,
+        ..CompletionItem::default()
+    }
+}
+
+fn completion(text: &str, offset: usize) -> CompletionResponse {
     // The receiver is what precedes the word being typed.
     let mut start = offset.min(text.len());
     let b = text.as_bytes();
@@ -387,15 +466,22 @@ fn completion(text: &str, offset: usize) -> Json {
     }
     let prefix = &text[start..offset.min(text.len())];
     let classes = analysis::classes_with(text);
-    let mut items: Vec<Json> = Vec::new();
+    let mut items: Vec<CompletionItem> = Vec::new();
+    let list = |items| {
+        CompletionResponse::List(CompletionList {
+            is_incomplete: false,
+            items,
+        })
+    };
     let field_access = text[..start].ends_with("self.");
     if field_access {
         if let Some(d) = analysis::enclosing_class(text, offset).and_then(|c| classes.get(&c)) {
             for s in &d.slots {
-                items.push(json!({"label": s.name, "kind": 5, "detail": format!("{}: {}", s.kind, s.name)}));
+                let detail = format!("{}: {}", s.kind, s.name);
+                items.push(item(&s.name, CompletionItemKind::FIELD, Some(detail)));
             }
         }
-        return json!({"isIncomplete": false, "items": items});
+        return list(items);
     }
     // The first word of a line starts an expression: no receiver before it.
     let line_start = text[..start]
@@ -411,11 +497,9 @@ fn completion(text: &str, offset: usize) -> Json {
         Some((class, class_side)) if classes.contains_key(&class) => {
             for (sel, header, owner) in analysis::selectors_of(&classes, &class, class_side) {
                 if sel.starts_with(prefix) {
-                    items.push(json!({
-                        "label": sel,
-                        "kind": 2,
-                        "detail": format!("{owner}{} >> {header}", if class_side { " class" } else { "" }),
-                    }));
+                    let side = if class_side { " class" } else { "" };
+                    let detail = format!("{owner}{side} >> {header}");
+                    items.push(item(&sel, CompletionItemKind::METHOD, Some(detail)));
                 }
             }
         }
@@ -427,7 +511,7 @@ fn completion(text: &str, offset: usize) -> Json {
                 sels.extend(d.primitives.iter().map(String::as_str));
             }
             for sel in sels.into_iter().filter(|s| s.starts_with(prefix)) {
-                items.push(json!({"label": sel, "kind": 2}));
+                items.push(item(sel, CompletionItemKind::METHOD, None));
             }
         }
         // Where an expression starts: the variables of the document, then class names.
@@ -441,16 +525,16 @@ fn completion(text: &str, offset: usize) -> Json {
                 }
             }
             for v in vars {
-                items.push(json!({"label": v, "kind": 6}));
+                items.push(item(&v, CompletionItemKind::VARIABLE, None));
             }
             for d in classes.values() {
                 if d.name.starts_with(prefix) {
-                    items.push(json!({"label": d.name, "kind": 7}));
+                    items.push(item(&d.name, CompletionItemKind::CLASS, None));
                 }
             }
         }
     }
-    json!({"isIncomplete": false, "items": items})
+    list(items)
 }
 
 /// Does the text before the word being typed end with a receiver (an identifier, literal or
@@ -467,12 +551,34 @@ fn follows_receiver(before: &str) -> bool {
     last.is_ascii_alphanumeric() || last == '_' || matches!(last, ')' | ']' | '}' | '"' | '\'')
 }
 
-fn symbols(text: &str) -> Json {
+/// A document symbol (`deprecated` is a field of the protocol's, left out as `tags` is).
+#[allow(deprecated)]
+fn doc_symbol(
+    name: String,
+    detail: &str,
+    kind: SymbolKind,
+    range: Range,
+    selection_range: Range,
+    children: Option<Vec<DocumentSymbol>>,
+) -> DocumentSymbol {
+    DocumentSymbol {
+        name,
+        detail: Some(detail.to_string()),
+        kind,
+        tags: None,
+        deprecated: None,
+        range,
+        selection_range,
+        children,
+    }
+}
+
+fn symbols(text: &str) -> DocumentSymbolResponse {
     let lines = Lines::new(text);
     let decls = analysis::declarations(text);
-    let mut out: Vec<Json> = Vec::new();
+    let mut out: Vec<DocumentSymbol> = Vec::new();
     for d in decls.iter().filter(|d| d.kind == DeclKind::Class) {
-        let children: Vec<Json> = decls
+        let children: Vec<DocumentSymbol> = decls
             .iter()
             .filter(|m| {
                 m.kind != DeclKind::Class
@@ -481,23 +587,23 @@ fn symbols(text: &str) -> Json {
                     && m.span.end <= d.span.end
             })
             .map(|m| {
-                json!({
-                    "name": m.name,
-                    "detail": m.detail,
-                    "kind": if m.kind == DeclKind::Slot { 8 } else { 6 },
-                    "range": lines.range(m.span),
-                    "selectionRange": lines.range(m.name_span),
-                })
+                let kind = if m.kind == DeclKind::Slot {
+                    SymbolKind::FIELD
+                } else {
+                    SymbolKind::METHOD
+                };
+                let (range, name_range) = (lines.range(m.span), lines.range(m.name_span));
+                doc_symbol(m.name.clone(), &m.detail, kind, range, name_range, None)
             })
             .collect();
-        out.push(json!({
-            "name": d.name,
-            "detail": d.detail,
-            "kind": 5,
-            "range": lines.range(d.span),
-            "selectionRange": lines.range(d.name_span),
-            "children": children,
-        }));
+        out.push(doc_symbol(
+            d.name.clone(),
+            &d.detail,
+            SymbolKind::CLASS,
+            lines.range(d.span),
+            lines.range(d.name_span),
+            Some(children),
+        ));
     }
     for m in decls.iter().filter(|m| {
         m.kind == DeclKind::Method
@@ -507,30 +613,29 @@ fn symbols(text: &str) -> Json {
                     && m.span.end <= c.span.end
             })
     }) {
-        out.push(json!({
-            "name": format!("{} >> {}", m.class.as_deref().unwrap_or("?"), m.name),
-            "detail": m.detail,
-            "kind": 6,
-            "range": lines.range(m.span),
-            "selectionRange": lines.range(m.name_span),
-        }));
+        out.push(doc_symbol(
+            format!("{} >> {}", m.class.as_deref().unwrap_or("?"), m.name),
+            &m.detail,
+            SymbolKind::METHOD,
+            lines.range(m.span),
+            lines.range(m.name_span),
+            None,
+        ));
     }
-    Json::Array(out)
+    DocumentSymbolResponse::Nested(out)
 }
 
 /// The whole document through `bt fmt`; nothing for a document that does not parse.
-fn formatting(text: &str) -> Json {
+fn formatting(text: &str) -> Vec<TextEdit> {
     if !crate::cli::fmt::refusal(text, false).is_empty() {
-        return json!([]);
+        return vec![];
     }
     match crate::fmt::format_source(text, false) {
         Ok(new) if new != text => {
-            let end = Lines::new(text).position(text.len());
-            json!([{
-                "range": {"start": {"line": 0, "character": 0}, "end": {"line": end.0, "character": end.1}},
-                "newText": new
-            }])
+            let lines = Lines::new(text);
+            let whole = Range::new(lines.lsp_position(0), lines.lsp_position(text.len()));
+            vec![TextEdit::new(whole, new)]
         }
-        _ => json!([]),
+        _ => vec![],
     }
 }

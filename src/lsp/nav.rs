@@ -10,22 +10,28 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
-use serde_json::{json, Value as Json};
+use lsp_types::{
+    DocumentHighlight, DocumentHighlightKind, GotoDefinitionResponse, Location, Range, TextEdit,
+    Url, WorkspaceEdit,
+};
 
 use super::analysis::{self, DeclKind, Lines};
 use super::refs::{self, Key, Occurrence};
+use super::Docs;
 
 /// The open documents (this one first), then the other `.bt` files of its directory.
-pub(crate) fn workspace(docs: &HashMap<String, String>, uri: &str) -> Vec<(String, String)> {
-    let mut sources: Vec<(String, String)> =
+pub(crate) fn workspace(docs: &Docs, uri: &Url) -> Vec<(Url, String)> {
+    let mut sources: Vec<(Url, String)> =
         docs.iter().map(|(u, t)| (u.clone(), t.clone())).collect();
-    sources.sort_by(|a, b| (a.0 != uri, &a.0).cmp(&(b.0 != uri, &b.0)));
+    sources.sort_by(|a, b| (a.0 != *uri, &a.0).cmp(&(b.0 != *uri, &b.0)));
     if let Some(dir) = Path::new(&super::uri_path(uri)).parent() {
         if let Ok(rd) = std::fs::read_dir(dir) {
             let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
             files.sort();
             for f in files {
-                let u = super::path_uri(&f);
+                let Some(u) = super::path_uri(&f) else {
+                    continue;
+                };
                 if f.extension().is_some_and(|x| x == "bt") && !sources.iter().any(|(s, _)| *s == u)
                 {
                     if let Ok(t) = std::fs::read_to_string(&f) {
@@ -38,12 +44,17 @@ pub(crate) fn workspace(docs: &HashMap<String, String>, uri: &str) -> Vec<(Strin
     sources
 }
 
-/// The directory the library's sources are written to.
+/// The directory the library's sources are written to (an absolute one: a relative
+/// `XDG_CACHE_HOME` or `HOME` is passed over, as the XDG rules say).
 fn library_dir() -> PathBuf {
     let base = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .map(|h| PathBuf::from(h).join(".cache"))
+                .filter(|p| p.is_absolute())
+        })
         .unwrap_or_else(std::env::temp_dir);
     base.join("bt")
         .join(format!("stdlib-{}", env!("CARGO_PKG_VERSION")))
@@ -51,8 +62,8 @@ fn library_dir() -> PathBuf {
 
 /// The library's files as `(uri, text)`, written to [`library_dir`] (once per process; a
 /// file already there with the same text is left alone). Empty when it cannot be written.
-pub(crate) fn library() -> &'static [(String, String)] {
-    static LIB: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+pub(crate) fn library() -> &'static [(Url, String)] {
+    static LIB: std::sync::OnceLock<Vec<(Url, String)>> = std::sync::OnceLock::new();
     LIB.get_or_init(|| {
         let dir = library_dir();
         if std::fs::create_dir_all(&dir).is_err() {
@@ -63,7 +74,9 @@ pub(crate) fn library() -> &'static [(String, String)] {
             let path = dir.join(name);
             let same = std::fs::read_to_string(&path).is_ok_and(|t| t == *src);
             if same || std::fs::write(&path, src).is_ok() {
-                out.push((super::path_uri(&path), src.to_string()));
+                if let Some(u) = super::path_uri(&path) {
+                    out.push((u, src.to_string()));
+                }
             }
         }
         out
@@ -88,17 +101,17 @@ pub(crate) fn owner_of_send(text: &str, occ: &Occurrence) -> Option<String> {
         .map(|(_, _, owner)| owner)
 }
 
-fn location(uri: &str, text: &str, span: crate::syntax::ast::Span) -> Json {
-    json!({"uri": uri, "range": Lines::new(text).range(span)})
+fn location(uri: &Url, text: &str, span: crate::syntax::ast::Span) -> Location {
+    Location::new(uri.clone(), Lines::new(text).range(span))
 }
 
 /// `textDocument/definition`.
 pub(crate) fn definition(
-    docs: &HashMap<String, String>,
-    uri: &str,
+    docs: &Docs,
+    uri: &Url,
     text: &str,
     offset: usize,
-) -> Json {
+) -> Option<GotoDefinitionResponse> {
     let occs = refs::occurrences(text);
     let occ = refs::at(&occs, offset);
     // A local variable: its first binding in the scope.
@@ -111,16 +124,15 @@ pub(crate) fn definition(
         return occs
             .iter()
             .find(|d| d.key == o.key && d.decl)
-            .map(|d| location(uri, text, d.spans[0]))
-            .unwrap_or(Json::Null);
+            .map(|d| GotoDefinitionResponse::Scalar(location(uri, text, d.spans[0])));
     }
     let (word, span) = match (occ, analysis::word_at(text, offset)) {
         (Some(o), _) => match &o.key {
             Key::Class(n) | Key::Selector(n) | Key::Field(_, n) => (n.clone(), o.spans[0]),
-            Key::Var(..) => return Json::Null,
+            Key::Var(..) => return None,
         },
         (None, Some(w)) => w,
-        (None, None) => return Json::Null,
+        (None, None) => return None,
     };
     let field = matches!(
         occ,
@@ -131,7 +143,7 @@ pub(crate) fn definition(
     ) || text[..span.start as usize].ends_with("self.");
     let here_class = analysis::enclosing_class(text, offset);
     let owner = occ.and_then(|o| owner_of_send(text, o));
-    let find = |sources: &[(String, String)]| {
+    let find = |sources: &[(Url, String)]| {
         let mut found = Vec::new();
         for (u, t) in sources {
             for d in analysis::declarations(t) {
@@ -158,20 +170,20 @@ pub(crate) fn definition(
         found = find(library());
     }
     match found.len() {
-        0 => Json::Null,
-        1 => found.remove(0),
-        _ => Json::Array(found),
+        0 => None,
+        1 => Some(GotoDefinitionResponse::Scalar(found.remove(0))),
+        _ => Some(GotoDefinitionResponse::Array(found)),
     }
 }
 
 /// An occurrence in a file: `(uri, text, occurrence)`.
-type Located = (String, String, Occurrence);
+type Located = (Url, String, Occurrence);
 
 /// Every occurrence of the name under `offset` over the workspace (a variable: this
 /// document only).
 fn all_occurrences(
-    docs: &HashMap<String, String>,
-    uri: &str,
+    docs: &Docs,
+    uri: &Url,
     text: &str,
     offset: usize,
 ) -> Option<(Key, Vec<Located>)> {
@@ -180,12 +192,12 @@ fn all_occurrences(
     let mut out = Vec::new();
     if let Key::Var(..) = key {
         for o in occs.into_iter().filter(|o| o.key == key) {
-            out.push((uri.to_string(), text.to_string(), o));
+            out.push((uri.clone(), text.to_string(), o));
         }
         return Some((key, out));
     }
     for (u, t) in workspace(docs, uri) {
-        let occs = if u == uri {
+        let occs = if u == *uri {
             occs.clone()
         } else {
             refs::occurrences(&t)
@@ -199,15 +211,13 @@ fn all_occurrences(
 
 /// `textDocument/references`.
 pub(crate) fn references(
-    docs: &HashMap<String, String>,
-    uri: &str,
+    docs: &Docs,
+    uri: &Url,
     text: &str,
     offset: usize,
     include_declaration: bool,
-) -> Json {
-    let Some((_, occs)) = all_occurrences(docs, uri, text, offset) else {
-        return Json::Null;
-    };
+) -> Option<Vec<Location>> {
+    let (_, occs) = all_occurrences(docs, uri, text, offset)?;
     let mut out = Vec::new();
     for (u, t, o) in occs {
         if o.decl && !include_declaration {
@@ -217,24 +227,29 @@ pub(crate) fn references(
             out.push(location(&u, &t, *s));
         }
     }
-    Json::Array(out)
+    Some(out)
 }
 
 /// `textDocument/documentHighlight`: the occurrences in this document (a declaration is a
 /// "write", others "read").
-pub(crate) fn highlights(text: &str, offset: usize) -> Json {
+pub(crate) fn highlights(text: &str, offset: usize) -> Option<Vec<DocumentHighlight>> {
     let occs = refs::occurrences(text);
-    let Some(key) = refs::at(&occs, offset).map(|o| o.key.clone()) else {
-        return Json::Null;
-    };
+    let key = refs::at(&occs, offset).map(|o| o.key.clone())?;
     let lines = Lines::new(text);
     let mut out = Vec::new();
     for o in occs.iter().filter(|o| o.key == key) {
         for s in &o.spans {
-            out.push(json!({"range": lines.range(*s), "kind": if o.decl { 3 } else { 2 }}));
+            out.push(DocumentHighlight {
+                range: lines.range(*s),
+                kind: Some(if o.decl {
+                    DocumentHighlightKind::WRITE
+                } else {
+                    DocumentHighlightKind::READ
+                }),
+            });
         }
     }
-    Json::Array(out)
+    Some(out)
 }
 
 /// Why a name cannot be renamed: it is the library's (renaming it would break the program).
@@ -256,7 +271,7 @@ fn library_owned(key: &Key) -> Option<String> {
 }
 
 /// `textDocument/prepareRename`: the range of the name under the cursor, or an error.
-pub(crate) fn prepare_rename(text: &str, offset: usize) -> Result<Json, String> {
+pub(crate) fn prepare_rename(text: &str, offset: usize) -> Result<Range, String> {
     let occs = refs::occurrences(text);
     let Some(o) = refs::at(&occs, offset) else {
         return Err("no name to rename here".to_string());
@@ -276,12 +291,12 @@ pub(crate) fn prepare_rename(text: &str, offset: usize) -> Result<Json, String> 
 
 /// `textDocument/rename`: a workspace edit replacing every occurrence.
 pub(crate) fn rename(
-    docs: &HashMap<String, String>,
-    uri: &str,
+    docs: &Docs,
+    uri: &Url,
     text: &str,
     offset: usize,
     new_name: &str,
-) -> Result<Json, String> {
+) -> Result<WorkspaceEdit, String> {
     let Some((key, occs)) = all_occurrences(docs, uri, text, offset) else {
         return Err("no name to rename here".to_string());
     };
@@ -289,16 +304,16 @@ pub(crate) fn rename(
         return Err(format!("{why}: it cannot be renamed"));
     }
     refs::valid_new_name(&key, new_name)?;
-    let mut changes: serde_json::Map<String, Json> = serde_json::Map::new();
+    let mut changes: HashMap<Url, Vec<TextEdit>> = HashMap::new();
     for (u, t, o) in occs {
         let lines = Lines::new(&t);
-        let edits = changes.entry(u).or_insert_with(|| json!([]));
+        let edits = changes.entry(u).or_default();
         for (i, s) in o.spans.iter().enumerate() {
-            edits.as_array_mut().expect("an array").push(json!({
-                "range": lines.range(*s),
-                "newText": refs::replacement(&key, new_name, i),
-            }));
+            edits.push(TextEdit::new(
+                lines.range(*s),
+                refs::replacement(&key, new_name, i),
+            ));
         }
     }
-    Ok(json!({ "changes": changes }))
+    Ok(WorkspaceEdit::new(changes))
 }

@@ -15,11 +15,13 @@
 //! Workspace symbols (`workspace/symbol`) are the classes and methods declared in the open
 //! documents and in the library whose name contains the query (case-insensitive).
 
-use std::collections::HashMap;
-
-use serde_json::{json, Value as Json};
+use lsp_types::{
+    Documentation, Location, MarkupContent, MarkupKind, ParameterInformation, ParameterLabel,
+    SignatureHelp, SignatureInformation, SymbolInformation, SymbolKind, Url,
+};
 
 use super::analysis::{self, DeclKind, Lines};
+use super::Docs;
 use crate::cli::doc;
 use crate::syntax::token::Tok;
 
@@ -200,10 +202,8 @@ fn candidates(
 }
 
 /// `textDocument/signatureHelp`.
-pub(crate) fn signature_help(text: &str, offset: usize) -> Json {
-    let Some(send) = send_at(text, offset) else {
-        return Json::Null;
-    };
+pub(crate) fn signature_help(text: &str, offset: usize) -> Option<SignatureHelp> {
+    let send = send_at(text, offset)?;
     let classes = analysis::classes_with(text);
     let typed = &send.keywords;
     // `d at: 1 pu|`: a word typed after an argument may be the next keyword's start.
@@ -218,12 +218,13 @@ pub(crate) fn signature_help(text: &str, offset: usize) -> Json {
         active
     };
     if cands.is_empty() {
-        return Json::Null;
+        return None;
     }
+    let active = active as u32;
     // The selectors with as many parts as typed first (`at:` before `at:put:`).
     cands.sort_by_key(|c| c.2.matches(':').count());
     cands.truncate(MAX_SIGNATURES);
-    let signatures: Vec<Json> = cands
+    let signatures: Vec<SignatureInformation> = cands
         .iter()
         .map(|(owner, side, sel, header)| {
             let doc_text = classes
@@ -232,18 +233,31 @@ pub(crate) fn signature_help(text: &str, offset: usize) -> Json {
                 .map(|m| doc::clean_doc(&m.doc))
                 .unwrap_or_default();
             let (label, params) = signature_label(owner, *side, sel, header);
-            let params: Vec<Json> = params
+            let parameters = params
                 .iter()
-                .map(|&(s, e)| json!({"label": [s, e]}))
+                .map(|&(s, e)| ParameterInformation {
+                    label: ParameterLabel::LabelOffsets([s, e]),
+                    documentation: None,
+                })
                 .collect();
-            let mut sig = json!({"label": label, "parameters": params, "activeParameter": active});
-            if !doc_text.is_empty() {
-                sig["documentation"] = json!({"kind": "markdown", "value": doc_text});
+            SignatureInformation {
+                label,
+                documentation: (!doc_text.is_empty()).then(|| {
+                    Documentation::MarkupContent(MarkupContent {
+                        kind: MarkupKind::Markdown,
+                        value: doc_text,
+                    })
+                }),
+                parameters: Some(parameters),
+                active_parameter: Some(active),
             }
-            sig
         })
         .collect();
-    json!({"signatures": signatures, "activeSignature": 0, "activeParameter": active})
+    Some(SignatureHelp {
+        signatures,
+        active_signature: Some(0),
+        active_parameter: Some(active),
+    })
 }
 
 /// The label of a signature (`Dictionary >> at: key put: value`) and, per keyword part, its
@@ -314,7 +328,7 @@ pub(crate) fn signature_label(
 }
 
 /// A declared class or method: `(name, kind, class, location)`.
-type Symbol = (String, DeclKind, Option<String>, Json);
+type Symbol = (String, DeclKind, Option<String>, Location);
 
 /// The declarations of the library's files, once.
 fn library_symbols() -> &'static [Symbol] {
@@ -328,13 +342,13 @@ fn library_symbols() -> &'static [Symbol] {
     })
 }
 
-fn declared(uri: &str, text: &str) -> Vec<Symbol> {
+fn declared(uri: &Url, text: &str) -> Vec<Symbol> {
     let lines = Lines::new(text);
     analysis::declarations(text)
         .into_iter()
         .filter(|d| d.kind != DeclKind::Slot)
         .map(|d| {
-            let loc = json!({"uri": uri, "range": lines.range(d.name_span)});
+            let loc = Location::new(uri.clone(), lines.range(d.name_span));
             (d.name, d.kind, d.class, loc)
         })
         .collect()
@@ -342,9 +356,9 @@ fn declared(uri: &str, text: &str) -> Vec<Symbol> {
 
 /// `workspace/symbol`: classes and methods of the open documents, then of the library,
 /// whose name contains `query` (ignoring case).
-pub(crate) fn workspace_symbols(docs: &HashMap<String, String>, query: &str) -> Json {
+pub(crate) fn workspace_symbols(docs: &Docs, query: &str) -> Vec<SymbolInformation> {
     let q = query.to_lowercase();
-    let mut uris: Vec<&String> = docs.keys().collect();
+    let mut uris: Vec<&Url> = docs.keys().collect();
     uris.sort();
     let mut here = Vec::new();
     for u in uris {
@@ -358,17 +372,23 @@ pub(crate) fn workspace_symbols(docs: &HashMap<String, String>, query: &str) -> 
         if !name.to_lowercase().contains(&q) {
             continue;
         }
-        let mut s = json!({
-            "name": name,
-            "kind": if *kind == DeclKind::Class { 5 } else { 6 },
-            "location": loc,
-        });
-        if let Some(c) = class {
-            s["containerName"] = json!(c);
-        }
-        out.push(s);
+        // `deprecated` is a field of the protocol's (left out, as `tags` is).
+        #[allow(deprecated)]
+        let symbol = SymbolInformation {
+            name: name.clone(),
+            kind: if *kind == DeclKind::Class {
+                SymbolKind::CLASS
+            } else {
+                SymbolKind::METHOD
+            },
+            tags: None,
+            deprecated: None,
+            location: loc.clone(),
+            container_name: class.clone(),
+        };
+        out.push(symbol);
     }
-    Json::Array(out)
+    out
 }
 
 #[cfg(test)]
@@ -398,17 +418,14 @@ mod tests {
         // A word after an argument may start the next keyword.
         let t = "d := Dictionary new\nd at: 1 pu";
         assert_eq!(send_at(t, t.len()).unwrap().partial.as_deref(), Some("pu"));
-        let h = signature_help(t, t.len());
-        assert_eq!(h["activeParameter"], 1, "{h}");
-        assert_eq!(
-            h["signatures"][0]["label"],
-            "Dictionary >> at: key put: value"
-        );
+        let h = signature_help(t, t.len()).unwrap();
+        assert_eq!(h.active_parameter, Some(1), "{h:?}");
+        assert_eq!(h.signatures[0].label, "Dictionary >> at: key put: value");
         // … or be a unary send in the argument: the keywords typed stand.
         let t = "d := Dictionary new\nd at: d si";
-        let h = signature_help(t, t.len());
-        assert_eq!(h["activeParameter"], 0, "{h}");
-        assert_eq!(h["signatures"][0]["label"], "Dictionary >> at: key");
+        let h = signature_help(t, t.len()).unwrap();
+        assert_eq!(h.active_parameter, Some(0), "{h:?}");
+        assert_eq!(h.signatures[0].label, "Dictionary >> at: key");
         // Half-typed code never panics.
         let t = "\"abc ×\" at: (  #( 1 ] put: [:x | x ";
         for i in 0..=t.len() {

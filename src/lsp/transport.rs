@@ -15,7 +15,8 @@
 
 use std::io::{self, BufRead, Read, Write};
 
-use lsp_server::{Connection, Message};
+use lsp_server::{Connection, ErrorCode, Message};
+use lsp_types::notification::{Exit, Notification as _};
 use serde_json::{json, Value as Json};
 
 /// The longest message body read (a document of a few megabytes fits many times).
@@ -25,10 +26,10 @@ pub(crate) const MAX_HEADER_LINE: usize = 1024;
 /// The most header lines of one message.
 pub(crate) const MAX_HEADER_LINES: usize = 32;
 
-/// JSON-RPC's "parse error".
-const PARSE_ERROR: i32 = -32700;
-/// JSON-RPC's "invalid request".
-const INVALID_REQUEST: i32 = -32600;
+/// JSON-RPC's "parse error" (-32700).
+const PARSE_ERROR: i32 = ErrorCode::ParseError as i32;
+/// JSON-RPC's "invalid request" (-32600).
+const INVALID_REQUEST: i32 = ErrorCode::InvalidRequest as i32;
 
 /// What one frame of input was.
 #[derive(Debug)]
@@ -41,7 +42,8 @@ pub(crate) enum Frame {
     },
 }
 
-/// A JSON-RPC error response.
+/// A JSON-RPC error response (by hand: its id may be null, which lsp-server's `Response`
+/// cannot hold).
 fn error(id: Json, code: i32, message: String) -> Json {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
@@ -242,7 +244,7 @@ pub(crate) fn stdio() -> (Connection, std::thread::JoinHandle<()>) {
         loop {
             match read_frame(&mut input) {
                 Ok(Some(Frame::Message(m))) => {
-                    let exit = matches!(&m, Message::Notification(n) if n.method == "exit");
+                    let exit = matches!(&m, Message::Notification(n) if n.method == Exit::METHOD);
                     if to_server.send(m).is_err() || exit {
                         return;
                     }

@@ -575,7 +575,11 @@ fn half_typed_code_never_stops_the_server() {
         let line = text.lines().count().saturating_sub(1) as u32;
         let col = text.lines().last().map_or(0, |l| l.encode_utf16().count()) as u32;
         for m in methods {
-            let a = s.answer(m, json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": {"includeDeclaration": true}, "options": {"tabSize": 2, "insertSpaces": true}, "query": "a"}));
+            // One params object valid for every method: `context` is a references context, a
+            // completion context and a signature-help context at once.
+            let context =
+                json!({"includeDeclaration": true, "triggerKind": 1, "isRetrigger": false});
+            let a = s.answer(m, json!({"textDocument": {"uri": uri}, "position": {"line": line, "character": col}, "context": context, "options": {"tabSize": 2, "insertSpaces": true}, "query": "a"}));
             assert!(a.get("error").is_none(), "{m} at the end of {text:?}: {a}");
         }
     }
@@ -763,4 +767,70 @@ fn an_impossible_length_is_answered_and_a_closed_input_is_an_error() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert_eq!(o.status.code(), Some(1), "{err}");
     assert!(err.contains("without `exit`"), "{err}");
+}
+
+/// A request whose params are not that request's (a field missing or of the wrong type, a
+/// URI that is not one, no params at all) is answered with a JSON-RPC `InvalidParams` error
+/// (-32602) carrying its id, and the server goes on; a notification with such params is
+/// dropped (the document is not opened).
+#[test]
+fn malformed_params_are_answered_with_invalid_params() {
+    let mut s = Server::start();
+    s.initialize();
+    s.open(URI, SRC);
+    let p = json!({"line": 9, "character": 0});
+    let cases: Vec<(&str, Value)> = vec![
+        (
+            "textDocument/hover",
+            json!({"textDocument": 5, "position": p}),
+        ),
+        ("textDocument/hover", json!({"textDocument": {"uri": URI}})),
+        (
+            "textDocument/definition",
+            json!({"textDocument": {"uri": URI}, "position": {"line": "nine", "character": 0}}),
+        ),
+        (
+            "textDocument/references",
+            json!({"textDocument": {"uri": URI}, "position": p}),
+        ),
+        (
+            "textDocument/documentHighlight",
+            json!({"textDocument": {"uri": "not a uri"}, "position": p}),
+        ),
+        ("textDocument/prepareRename", json!([])),
+        (
+            "textDocument/rename",
+            json!({"textDocument": {"uri": URI}, "position": p, "newName": 7}),
+        ),
+        ("textDocument/completion", Value::Null),
+        (
+            "textDocument/signatureHelp",
+            json!({"textDocument": {"uri": URI}, "position": {"line": 9, "character": -1}}),
+        ),
+        ("workspace/symbol", json!({"query": 3})),
+        ("textDocument/documentSymbol", json!({})),
+        (
+            "textDocument/formatting",
+            json!({"textDocument": {"uri": URI}}),
+        ),
+    ];
+    for (method, params) in cases {
+        let id = s.next;
+        let m = s.answer(method, params.clone());
+        assert_eq!(m["id"], json!(id), "{method} {params}: {m}");
+        assert_eq!(m["error"]["code"], json!(-32602), "{method} {params}: {m}");
+        let h = s.request("textDocument/hover", pos(9, 0));
+        assert!(h["contents"]["value"].is_string(), "after {method}: {h}");
+    }
+    // A didOpen whose document has no text: not opened, nothing answered, the server goes on.
+    let other = "file:///tmp/bt-lsp-test/other.bt";
+    s.notify(
+        "textDocument/didOpen",
+        json!({"textDocument": {"uri": other, "languageId": "bt", "version": 1}}),
+    );
+    let h = s.request("textDocument/hover", at(other, 0, 0));
+    assert!(h.is_null(), "{h}");
+    let h = s.request("textDocument/hover", pos(9, 0));
+    assert!(h["contents"]["value"].is_string(), "{h}");
+    s.shutdown();
 }
