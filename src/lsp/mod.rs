@@ -1,4 +1,5 @@
-//! `bt lsp`: a Language Server Protocol server over standard input/output (lsp-server).
+//! `bt lsp`: a Language Server Protocol server over standard input/output (lsp-server for the
+//! transport, lsp-types for the messages).
 //!
 //! | request / notification | answer |
 //! |---|---|
@@ -13,9 +14,18 @@
 //! | `documentSymbol` | classes with their slots and methods, standalone methods |
 //! | `formatting` | the whole document through `bt fmt` |
 //!
+//! Messages are lsp-types' types: each request's params are read as its `Params` type and
+//! its answer is its `Result` type, methods are the `METHOD` constants of
+//! `lsp_types::request` / `lsp_types::notification` ([`answer`], [`on_notification`]). A
+//! request whose params are not its method's (a field missing or of the wrong type, a URI
+//! that is not one) is answered with `InvalidParams`; a notification with such params is
+//! dropped. A request for a document that is not open is answered with null (`workspace/symbol`
+//! looks at the open documents and the library); an unknown method with `MethodNotFound`.
+//!
 //! Positions are LSP's (0-based lines, UTF-16 columns); [`analysis`] converts them. A request
 //! whose handler panics is answered with an error (`InternalError`) and the server goes on;
-//! a client that skips the `initialized` notification is served all the same. Frames that
+//! a client that skips the `initialized` notification is served all the same (its
+//! `InitializeParams` are not read: nothing in them changes the answers). Frames that
 //! are not messages (bad headers, a body that is not JSON, too long) are answered with
 //! JSON-RPC errors and the server goes on ([`transport`]).
 
@@ -113,8 +123,7 @@ pub(crate) fn serve(conn: &Connection) -> Result<(), String> {
         }),
     };
     // The handshake by hand (not `Connection::initialize`): a client that sends a document
-    // before `initialized` is served rather than dropped. The client's `InitializeParams` are
-    // not read (nothing in them changes what the server does).
+    // before `initialized` is served rather than dropped.
     let mut docs = Docs::new();
     let closed = || "the input ended without `exit`".to_string();
     loop {

@@ -242,12 +242,12 @@ pub(crate) fn signature_help(text: &str, offset: usize) -> Option<SignatureHelp>
                 .collect();
             SignatureInformation {
                 label,
-                documentation: (!doc_text.is_empty()).then(|| {
-                    Documentation::MarkupContent(MarkupContent {
+                documentation: (!doc_text.is_empty()).then_some(Documentation::MarkupContent(
+                    MarkupContent {
                         kind: MarkupKind::Markdown,
                         value: doc_text,
-                    })
-                }),
+                    },
+                )),
                 parameters: Some(parameters),
                 active_parameter: Some(active),
             }
