@@ -13,7 +13,7 @@
 //! `:help [Class | Class>>selector | selector]`, `:quit`.
 //! Tab completes selectors by the receiver's class, class names and commands
 //! ([`super::repl_help`]). Ctrl-C while an input runs ends that evaluation (its main process
-//! is killed; the bindings made before stay) and the session goes on
+//! is killed; what it assigned to the session's variables so far stays) and the session goes on
 //! ([`super::repl_interrupt`]).
 
 use std::io::{BufRead, IsTerminal, Write};

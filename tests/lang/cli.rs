@@ -753,10 +753,13 @@ fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
 }
 
 /// The REPL in a terminal shows each value as its `printString` (`#(1, 2.5, nil)`, a String
-/// quoted), not the expectation form of `// =>` lines; and Ctrl-C during an input keeps the
-/// bindings as they were before that input (its assignments are dropped, as documented).
+/// quoted), not the expectation form of `// =>` lines; and Ctrl-C during an input keeps what
+/// that input had assigned to the session's variables before the interrupt (as IEx and
+/// Python do): the loop's counter, a new name assigned before the loop. A new name the
+/// input had not reached stays undefined; an input that fails with an error still leaves
+/// the variables as they were before it.
 #[test]
-fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
+fn repl_shows_print_strings_and_ctrl_c_keeps_what_the_input_assigned() {
     let home = Scratch::new("repl-print");
     let (mut m, mut child, mut t) = repl_in_a_pty("xterm", &home);
     t.expect("bt> ");
@@ -768,8 +771,10 @@ fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
     t.expect("#sym\r\n");
     m.write_all(b"n := 0\r").unwrap();
     t.expect("bt> ");
-    m.write_all(b"Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]\r")
-        .unwrap();
+    m.write_all(
+        b"k := 7. Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]. later := 1\r",
+    )
+    .unwrap();
     t.expect("counting");
     loop {
         m.write_all(b"\x03").unwrap();
@@ -778,8 +783,19 @@ fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
         }
     }
     t.expect("bt> ");
-    m.write_all(b"n == 0\r").unwrap();
-    t.expect("true");
+    m.write_all(b"(n > 0) printString ++ \"/\" ++ k printString\r")
+        .unwrap();
+    t.expect("\"true/7\"");
+    t.expect("bt> ");
+    m.write_all(b"later\r").unwrap();
+    t.expect("Undefined variable: later");
+    t.expect("bt> ");
+    // An error (not an interrupt) still drops what its input assigned.
+    m.write_all(b"k := 8. k := k / 0\r").unwrap();
+    t.expect("division by zero");
+    t.expect("bt> ");
+    m.write_all(b"k\r").unwrap();
+    t.expect("7\r\n");
     t.expect("bt> ");
     m.write_all(b"\x04").unwrap();
     let status = child.0.wait().unwrap();
