@@ -361,7 +361,7 @@ pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
         "/" | "%" | "\\\\" | "rem:" | "mod:" | "div:" | "quo:" | "reciprocal"
     );
     let log_of = |v: &Value| match num(v).map(|n| n.f64()) {
-        Some(x) if x == 0.0 => Some("zero"),
+        Some(0.0) => Some("zero"),
         Some(x) if x < 0.0 => Some("a negative number"),
         _ => None,
     };
