@@ -1189,7 +1189,7 @@ x + \"a\"\nObject subclass: Foo\n  bar => 1 / 0\n\nFoo new bar\n#(1,\n 2) at: 5\
     std::fs::create_dir_all(s.0.join("test")).unwrap();
     s.file(
         "test/t_test.bt",
-        "Object subclass: Helper\n  half: n => n div: 0\n\nTestCase subclass: T\n  testHalf => Helper new half: 4\n  testDnu =>\n    x := 3\n    x frobnicate\n",
+        "Object subclass: Halver\n  half: n => n div: 0\n\nTestCase subclass: T\n  testHalf => Halver new half: 4\n  testDnu =>\n    x := 3\n    x frobnicate\n",
     );
     s.file(
         "test/c.btscript",
