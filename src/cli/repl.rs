@@ -6,12 +6,14 @@
 //! definition is evaluated again, whole: a class pasted with empty lines between members).
 //! Ctrl-C or a `:break` line at the continuation prompt drops the input typed so far. Lines
 //! typed or pasted ahead arrive whole and in order (rustyline's `buffer-redux` feature keeps
-//! what its reader read past a line end for the next read). Each input is evaluated with [`Vm::eval`]: bindings persist, the value is shown
-//! as its `printString` ([`Vm::print_string`]), and an error shows its report (without location) and the
-//! session continues. `:load FILE`, `:help [Class | Class>>selector | selector]`, `:quit`.
+//! what its reader read past a line end for the next read). Each input is evaluated with
+//! [`Vm::eval`]: bindings persist, the value is shown as its `printString`
+//! ([`Vm::print_string`]), and an error shows its report (without location, with the source
+//! line and a caret under the failing send) and the session continues. `:load FILE`,
+//! `:help [Class | Class>>selector | selector]`, `:quit`.
 //! Tab completes selectors by the receiver's class, class names and commands
 //! ([`super::repl_help`]). Ctrl-C while an input runs ends that evaluation (its main process
-//! is killed; the bindings made before stay) and the session goes on
+//! is killed; what it assigned to the session's variables so far stays) and the session goes on
 //! ([`super::repl_interrupt`]).
 
 use std::io::{BufRead, IsTerminal, Write};
@@ -342,7 +344,7 @@ pub(crate) fn main(args: ReplArgs) -> i32 {
                 if let Some(code) = e.exit_code() {
                     return code;
                 }
-                eprintln!("{}", e.report());
+                eprintln!("{}", e.report_with_caret());
             }
         }
         let _ = std::io::stdout().flush();

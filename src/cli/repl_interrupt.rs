@@ -1,6 +1,7 @@
 //! Ctrl-C during an evaluation. The `ctrlc` crate runs our handler on its own thread (its
 //! signal handler only wakes that thread); while an input is being evaluated the handler
-//! kills the interpreter's main process (the process that runs the input), so a long loop
+//! ends the interpreter's main process (the process that runs the input) with the exit
+//! reason `#interrupted`, so a long loop
 //! or a blocked receive ends and the session continues with a fresh main process. At the
 //! prompt the line editor reads Ctrl-C itself (raw mode: no signal). On a terminal the line
 //! editor does not drive (`TERM=dumb`: cooked lines) a Ctrl-C at a prompt is a signal: the
@@ -25,9 +26,14 @@ pub(crate) fn install(rt: crate::runtime::RtHandle) {
     let _ = ctrlc::set_handler(move || {
         if RUNNING.load(Ordering::SeqCst) {
             FIRED.store(true, Ordering::SeqCst);
+            // Ended with the reason `#interrupted` (untrapped, so as final as `kill`): the
+            // input's statements then keep what they assigned (`loader::run_statements`),
+            // where another end (a kill, an embedder's deadline) rolls them back.
+            let reason =
+                crate::runtime::ExitReason::Custom(crate::value::Value::sym("interrupted"));
             for p in rt.processes(true) {
                 if p.label == "main" {
-                    rt.kill(&p.proc);
+                    rt.exit(&p.proc, p.proc.pid(), reason.clone());
                 }
             }
         } else if AT_PROMPT.load(Ordering::SeqCst) {

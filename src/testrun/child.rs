@@ -89,6 +89,7 @@ pub(crate) fn facts(e: &BtError) -> ErrorFacts {
         messages: e.diagnostics().iter().map(|d| d.message.clone()).collect(),
         traceback: e.traceback(),
         detail: e.detail().map(str::to_string),
+        excerpt: e.excerpt().map(str::to_string),
     }
 }
 

@@ -171,6 +171,9 @@ pub(crate) struct ErrorFacts {
     pub traceback: String,
     /// The operation of an arithmetic fault (`BtError::detail`), shown under the first line.
     pub detail: Option<String>,
+    /// The source line with a caret under the failing send (`BtError::excerpt`), shown
+    /// under the detail.
+    pub excerpt: Option<String>,
 }
 
 impl ErrorFacts {
@@ -208,9 +211,9 @@ impl ErrorFacts {
         } else {
             format!("{} ({}): {}", self.class_name, self.kind, self.message)
         };
-        if let Some(d) = &self.detail {
+        for x in [&self.detail, &self.excerpt].into_iter().flatten() {
             s.push('\n');
-            s.push_str(d);
+            s.push_str(x);
         }
         if let Some(h) = &self.hint {
             s.push_str("\nHint: ");

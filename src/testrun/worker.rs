@@ -439,9 +439,7 @@ pub(crate) fn judge(
 /// The hint and the traceback of an error a case failed with.
 fn error_detail(e: &ErrorFacts) -> Option<String> {
     let mut parts = Vec::new();
-    if let Some(d) = &e.detail {
-        parts.push(d.clone());
-    }
+    parts.extend([&e.detail, &e.excerpt].into_iter().flatten().cloned());
     if let Some(h) = &e.hint {
         parts.push(format!("Hint: {h}"));
     }

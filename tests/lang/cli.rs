@@ -753,10 +753,13 @@ fn repl_input_is_dropped_on_ctrl_c_and_kept_whole_when_pasted() {
 }
 
 /// The REPL in a terminal shows each value as its `printString` (`#(1, 2.5, nil)`, a String
-/// quoted), not the expectation form of `// =>` lines; and Ctrl-C during an input keeps the
-/// bindings as they were before that input (its assignments are dropped, as documented).
+/// quoted), not the expectation form of `// =>` lines; and Ctrl-C during an input keeps what
+/// that input had assigned to the session's variables before the interrupt (as IEx and
+/// Python do): the loop's counter, a new name assigned before the loop. A new name the
+/// input had not reached stays undefined; an input that fails with an error still leaves
+/// the variables as they were before it.
 #[test]
-fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
+fn repl_shows_print_strings_and_ctrl_c_keeps_what_the_input_assigned() {
     let home = Scratch::new("repl-print");
     let (mut m, mut child, mut t) = repl_in_a_pty("xterm", &home);
     t.expect("bt> ");
@@ -768,8 +771,10 @@ fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
     t.expect("#sym\r\n");
     m.write_all(b"n := 0\r").unwrap();
     t.expect("bt> ");
-    m.write_all(b"Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]\r")
-        .unwrap();
+    m.write_all(
+        b"k := 7. Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]. later := 1\r",
+    )
+    .unwrap();
     t.expect("counting");
     loop {
         m.write_all(b"\x03").unwrap();
@@ -778,8 +783,19 @@ fn repl_shows_print_strings_and_ctrl_c_keeps_the_bindings_before_the_input() {
         }
     }
     t.expect("bt> ");
-    m.write_all(b"n == 0\r").unwrap();
-    t.expect("true");
+    m.write_all(b"(n > 0) printString ++ \"/\" ++ k printString\r")
+        .unwrap();
+    t.expect("\"true/7\"");
+    t.expect("bt> ");
+    m.write_all(b"later\r").unwrap();
+    t.expect("Undefined variable: later");
+    t.expect("bt> ");
+    // An error (not an interrupt) still drops what its input assigned.
+    m.write_all(b"k := 8. k := k / 0\r").unwrap();
+    t.expect("division by zero");
+    t.expect("bt> ");
+    m.write_all(b"k\r").unwrap();
+    t.expect("7\r\n");
     t.expect("bt> ");
     m.write_all(b"\x04").unwrap();
     let status = child.0.wait().unwrap();
@@ -1048,6 +1064,55 @@ fn arithmetic_errors_name_the_operation() {
     );
 }
 
+/// Every arithmetic fault names its operation in `detail`, not only the binary operators:
+/// the other division selectors (`\\` through `perform:`, `rem:`, `div:`, `quo:`) on small
+/// and big Integers and Floats, unary functions outside their domain or range, `log:`,
+/// `Float infinity` and Duration arithmetic. The REPL prints it under the message.
+#[test]
+fn every_arithmetic_fault_names_its_operation() {
+    let cases: &[(&str, &str)] = &[
+        ("7 perform: #\\\\ with: 0", "`7 \\\\ 0`: division by zero"),
+        ("(2 raisedTo: 100) perform: #\\\\ with: 0", "`1267650600228229401496703205376 \\\\ 0`: division by zero"),
+        ("4.5 perform: #\\\\ with: 0", "`4.5 \\\\ 0`: division by zero"),
+        ("7 rem: 0", "`7 rem: 0`: division by zero"),
+        ("(2 raisedTo: 100) div: 0", "`1267650600228229401496703205376 div: 0`: division by zero"),
+        ("7.5 quo: 0.0", "`7.5 quo: 0.0`: division by zero"),
+        ("3 mod: nil", "`3 mod: nil`: Integer mod: UndefinedObject, and nil is not a number"),
+        ("-1 sqrt", "`-1 sqrt`: the square root of a negative number is not a real number"),
+        ("(2 raisedTo: 100) negated sqrt", "`-1267650600228229401496703205376 sqrt`: the square root of a negative number is not a real number"),
+        ("0 ln", "`0 ln`: the logarithm of zero has no value"),
+        ("-2.5 log10", "`-2.5 log10`: the logarithm of a negative number has no value"),
+        ("2 arcSin", "`2 arcSin`: arcSin is defined from -1 to 1 only"),
+        ("1000 exp", "`1000 exp`: Integer exp has no number as its answer (beyond the range of a Float)"),
+        ("8 log: 1", "`8 log: 1`: a logarithm to base 1 has no value"),
+        ("0 log: 10", "`0 log: 10`: the logarithm of zero has no value"),
+        ("Float infinity", "`Float infinity`: a Float is always finite (there is no infinity or NaN)"),
+        ("(Duration seconds: 1) * \"a\"", "`1s * \"a\"`: Duration * String, and \"a\" is not a number"),
+        ("(Duration milliseconds: 9000000000000000000) + (Duration milliseconds: 9000000000000000000)", "`104166666666d 16h + 104166666666d 16h`: the answer is beyond the range of a Duration (±2^63 ms)"),
+    ];
+    let s = Scratch::new("arith-all");
+    let src: String = cases
+        .iter()
+        .map(|(e, _)| format!("Transcript showCr: ([{e}] on: Error do: [:x | x kind printString ++ \"|\" ++ x detail])\n"))
+        .collect();
+    let f = s.file("a.bt", &src);
+    let o = run(&["run", "--no-check", &f]);
+    let out = text(&o.stdout);
+    let got: Vec<&str> = out.lines().collect();
+    assert_eq!(got.len(), cases.len(), "{out}{}", text(&o.stderr));
+    for ((e, want), line) in cases.iter().zip(got) {
+        assert_eq!(line, format!("#type_error|{want}"), "{e}");
+    }
+    let o = repl_piped(&s.0, b"-1 sqrt\n");
+    assert!(
+        text(&o.stderr).contains(
+            "bad arithmetic operation\n`-1 sqrt`: the square root of a negative number is not a real number\n 1 │-1 sqrt\n   │   ^\n"
+        ),
+        "{}",
+        text(&o.stderr)
+    );
+}
+
 /// A cast that fails is logged with where it failed; a call to an actor that has ended says
 /// why it ended (its exit reason) in the hint; the message itself stays "… is not alive".
 #[test]
@@ -1099,6 +1164,46 @@ fn runtime_errors_show_the_line_with_a_caret() {
         "{err}"
     );
     assert!(err.contains(&format!("  {f}:3:15  Foo>>baz\n")), "{err}");
+}
+
+/// The REPL's error report and `bt test`'s failures show the source line with a caret under
+/// the failing send too: the input's line in the REPL (or the line of a method defined in an
+/// earlier input), the innermost located frame of a TestCase error, the case's line of a
+/// `// =>` case that raised.
+#[test]
+fn repl_and_test_failures_show_the_line_with_a_caret() {
+    let s = Scratch::new("caret-repl");
+    let o = repl_piped(
+        &s.0,
+        b"x := 3
+x + \"a\"\nObject subclass: Foo\n  bar => 1 / 0\n\nFoo new bar\n#(1,\n 2) at: 5\n",
+    );
+    let err = text(&o.stderr);
+    for want in [
+        "`3 + \"a\"`: Integer + String, and \"a\" is not a number\n 1 │x + \"a\"\n   │  ^\nHint: ",
+        "`1 / 0`: division by zero\n 2 │  bar => 1 / 0\n   │           ^\nHint: ",
+        "index out of bounds: 5 (size 2)\n 2 │ 2) at: 5\n   │    ^\n",
+    ] {
+        assert!(err.contains(want), "{want}\n---\n{err}");
+    }
+    std::fs::create_dir_all(s.0.join("test")).unwrap();
+    s.file(
+        "test/t_test.bt",
+        "Object subclass: Halver\n  half: n => n div: 0\n\nTestCase subclass: T\n  testHalf => Halver new half: 4\n  testDnu =>\n    x := 3\n    x frobnicate\n",
+    );
+    s.file(
+        "test/c.btscript",
+        "y := 2\n// => 2\n#(1, y) at: 9\n// => 1\n",
+    );
+    let o = bt().current_dir(&s.0).arg("test").output().unwrap();
+    let out = text(&o.stdout);
+    for want in [
+        "  `4 div: 0`: division by zero\n   2 │  half: n => n div: 0\n     │               ^\n  Hint: ",
+        "  RuntimeError (does_not_understand): Integer does not understand 'frobnicate'\n   8 │    x frobnicate\n     │      ^\n",
+        "  actual:   ERROR: RuntimeError (index_out_of_bounds): index out of bounds: 9 (size 2)\n   3 │#(1, y) at: 9\n     │        ^\n",
+    ] {
+        assert!(out.contains(want), "{want}\n---\n{out}");
+    }
 }
 
 /// A send the checker knows fails (an unknown selector sent to a literal) makes `bt check`

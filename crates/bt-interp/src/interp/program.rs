@@ -582,6 +582,32 @@ impl Program {
         crate::diagnostic::caret_excerpt(&f.src, loc.pos as usize)
     }
 
+    /// The caret excerpt of a `file:line:col` location (a `stackLocations` entry): the most
+    /// recently loaded source of that path that has such a column.
+    pub fn excerpt_at(&self, location: &str) -> Option<String> {
+        let mut it = location.rsplitn(3, ':');
+        let col: usize = it.next()?.parse().ok()?;
+        let line: usize = it.next()?.parse().ok()?;
+        let path = it.next()?;
+        let files = self.files.read();
+        files.iter().rev().filter(|f| f.path == path).find_map(|f| {
+            let start: usize = f
+                .src
+                .split_inclusive('\n')
+                .take(line.checked_sub(1)?)
+                .map(str::len)
+                .sum();
+            let text = f.src.get(start..)?.split('\n').next()?;
+            let (i, _) = text
+                .char_indices()
+                .chain([(text.len(), ' ')])
+                .nth(col - 1)?;
+            (!text.trim().is_empty())
+                .then(|| crate::diagnostic::caret_excerpt(&f.src, start + i))
+                .flatten()
+        })
+    }
+
     /// Writes text to the program's output (Transcript / show:).
     pub fn write_out(&self, s: &str) {
         (self.out.lock())(s);

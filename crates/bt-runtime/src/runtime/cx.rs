@@ -386,4 +386,9 @@ impl Completion {
     pub fn complete(&self, v: Value) {
         self.w.complete(&self.rt.0, Ok(v));
     }
+
+    /// Whether it has fired (or the wait has timed out): a later completion does nothing.
+    pub fn is_done(&self) -> bool {
+        self.w.is_done()
+    }
 }

@@ -258,7 +258,8 @@ pub(crate) fn arith_fault(ctx: &Ctx) -> Unwind {
     arith_fault_detailed(ctx, None)
 }
 
-fn arith_fault_detailed(ctx: &Ctx, detail: Option<String>) -> Unwind {
+/// [`arith_fault`] with `detail` (the line a printed report shows under the message).
+pub(crate) fn arith_fault_detailed(ctx: &Ctx, detail: Option<String>) -> Unwind {
     let mut v = make_exception(
         &ctx.prog,
         &ctx.prog.core.type_error,
@@ -288,16 +289,67 @@ pub(crate) fn arith_fault_on(ctx: &Ctx, r: &Value, a: &Value) -> Unwind {
     arith_fault_detailed(ctx, Some(arith_detail(ctx.cur_sel.as_str(), r, a)))
 }
 
+/// [`arith_fault`] of the unary operation `r SEL` (`-1 sqrt`, `0 ln`, `1000 exp`), with
+/// [`unary_arith_detail`].
+pub(crate) fn arith_fault_of(ctx: &Ctx, r: &Value) -> Unwind {
+    arith_fault_detailed(ctx, Some(unary_arith_detail(ctx.cur_sel.as_str(), r)))
+}
+
+/// An operand as an arithmetic fault's detail shows it: its print string cut at 40
+/// characters, or `a Foo` for a value without a simple one.
+fn arith_operand(v: &Value) -> String {
+    match crate::interp::print::simple_print(v) {
+        Some(s) => crate::diagnostic::cap_quote(&s, 40).into_owned(),
+        None => crate::interp::prims::fault::article_class(v),
+    }
+}
+
+/// The line under a unary arithmetic fault's report: `` `-1 sqrt`: the square root of a
+/// negative number is not a real number ``, `` `0 ln`: the logarithm of zero has no value ``,
+/// `` `1000 exp`: Integer exp has no number as its answer `` (too large for a Float).
+pub fn unary_arith_detail(sel: &str, r: &Value) -> String {
+    use crate::interp::prims::fault::class_name;
+    use crate::interp::prims::number::pure::num;
+    let expr = format!("`{} {sel}`", arith_operand(r));
+    let Some(n) = num(r) else {
+        let shown = arith_operand(r);
+        return format!(
+            "{expr}: {} {sel}, and {shown} is not a number",
+            class_name(r)
+        );
+    };
+    let x = n.f64();
+    // A huge Integer's f64 is ±infinity: its sign is still right.
+    let sign = if x < 0.0 { -1 } else { i32::from(x > 0.0) };
+    match sel {
+        "sqrt" if sign < 0 => {
+            format!("{expr}: the square root of a negative number is not a real number")
+        }
+        "ln" | "log" | "log2" | "log10" if sign <= 0 => {
+            let what = if sign == 0 {
+                "zero"
+            } else {
+                "a negative number"
+            };
+            format!("{expr}: the logarithm of {what} has no value")
+        }
+        "asin" | "acos" | "arcSin" | "arcCos" if x.abs() > 1.0 => {
+            format!("{expr}: {sel} is defined from -1 to 1 only")
+        }
+        _ => format!(
+            "{expr}: {} {sel} has no number as its answer (beyond the range of a Float)",
+            class_name(r)
+        ),
+    }
+}
+
 /// The line under an arithmetic fault's report: `` `1 / 0`: division by zero ``, or
 /// `` `3 + "x"`: Integer + String, and "x" is not a number `` (operands of other classes
 /// are shown by class: `an Account`; long ones are cut).
 pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
-    use crate::interp::prims::fault::{article_class, class_name};
+    use crate::interp::prims::fault::class_name;
     use crate::interp::prims::number::pure::num;
-    let shown = |v: &Value| match crate::interp::print::simple_print(v) {
-        Some(s) => crate::diagnostic::cap_quote(&s, 40).into_owned(),
-        None => article_class(v),
-    };
+    let shown = arith_operand;
     let expr = format!("`{} {sel} {}`", shown(r), shown(a));
     let zero = match a {
         Value::Int(0) => true,
@@ -308,8 +360,24 @@ pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
         sel,
         "/" | "%" | "\\\\" | "rem:" | "mod:" | "div:" | "quo:" | "reciprocal"
     );
+    let log_of = |v: &Value| match num(v).map(|n| n.f64()) {
+        Some(0.0) => Some("zero"),
+        Some(x) if x < 0.0 => Some("a negative number"),
+        _ => None,
+    };
     match (num(r).is_some(), num(a).is_some()) {
         (true, true) if division && zero => format!("{expr}: division by zero"),
+        (true, true) if sel == "log:" && log_of(r).is_some() => {
+            format!(
+                "{expr}: the logarithm of {} has no value",
+                log_of(r).unwrap_or_default()
+            )
+        }
+        (true, true)
+            if sel == "log:" && (log_of(a).is_some() || num(a).is_some_and(|n| n.f64() == 1.0)) =>
+        {
+            format!("{expr}: a logarithm to base {} has no value", shown(a))
+        }
         (true, true) => format!(
             "{expr}: {} {sel} {} has no number as its answer",
             class_name(r),

@@ -250,7 +250,16 @@ impl BtError {
     /// [`BtError::report_with_location`] with the innermost frame's source line and a caret
     /// (the [`BtError::excerpt`]) under the first line and the detail, before the hint.
     pub fn report_with_excerpt(&self) -> String {
-        let report = self.report_with_location();
+        self.with_excerpt(self.report_with_location())
+    }
+
+    /// [`BtError::report`] (no `file:line:col` prefix) with the [`BtError::excerpt`] placed
+    /// as in [`BtError::report_with_excerpt`]: the REPL's report of an input.
+    pub fn report_with_caret(&self) -> String {
+        self.with_excerpt(self.report())
+    }
+
+    fn with_excerpt(&self, report: String) -> String {
         let Some(x) = self.excerpt() else {
             return report;
         };

@@ -98,7 +98,11 @@ pub fn lower_statements(
 }
 
 /// Runs a lowered top-level unit statement by statement: a top-level `^` ends its statement.
-/// Answers the value of the last statement. With `rollback`, an error restores the bindings.
+/// Answers the value of the last statement. With `rollback`, an error restores the bindings
+/// — but not an interrupt (the process ended mid-input with the exit reason `#interrupted`,
+/// the REPL's Ctrl-C): then each
+/// binding keeps the last value the input assigned to it, as in IEx and Python, and a name
+/// the input introduced but had not assigned yet (still nil) is not bound.
 pub fn run_statements(
     ctx: &mut Ctx,
     code: &Arc<FnCode>,
@@ -139,7 +143,27 @@ pub fn run_statements(
         })
         .collect();
     let r = ctx.run_toplevel(code, all, &mut slots).map_err(|b| *b);
-    if r.is_err() && rollback {
+    // Interrupted: every assignment the input made is complete (a binding holds one value),
+    // so what it did so far can stay. Other exits (a kill, an embedder's limit or deadline,
+    // `Program exit:`) and errors roll back.
+    let interrupted =
+        matches!(&r, Err(Unwind::Exit(v)) if v.as_sym() == Some(Sym::new("interrupted")));
+    if interrupted {
+        for n in &new_names {
+            if session.cells.get(n).is_some_and(|c| c.lock().is_nil()) {
+                session.cells.remove(n);
+            }
+        }
+        for ((_, n), v) in code.toplevel_slots.iter().zip(slots) {
+            match session.cells.get(n) {
+                Some(c) => drop(std::mem::replace(&mut *c.lock(), v)),
+                None if !v.is_nil() => {
+                    session.cells.insert(*n, Arc::new(VarCell::new(v)));
+                }
+                None => {}
+            }
+        }
+    } else if r.is_err() && rollback {
         for (c, v) in cells.iter().zip(snapshot) {
             *c.lock() = v;
         }

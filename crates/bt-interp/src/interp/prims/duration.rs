@@ -53,12 +53,16 @@ pub fn register(p: &mut Prims) {
     p.add(d, "+", |ctx, r, a| {
         let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, &a[0])?);
         // Past ±2^63 ms is an arithmetic fault, as in `make` (never a silent saturation).
-        let ms = x.checked_add(y).ok_or_else(|| ctx.arith_err())?;
+        let ms = x
+            .checked_add(y)
+            .ok_or_else(|| out_of_range(ctx, r, &a[0]))?;
         Ok(duration(ctx, ms))
     });
     p.add(d, "-", |ctx, r, a| {
         let (x, y) = (ms_of(ctx, r)?, ms_of(ctx, &a[0])?);
-        let ms = x.checked_sub(y).ok_or_else(|| ctx.arith_err())?;
+        let ms = x
+            .checked_sub(y)
+            .ok_or_else(|| out_of_range(ctx, r, &a[0]))?;
         Ok(duration(ctx, ms))
     });
     p.add(d, "*", |ctx, r, a| {
@@ -66,11 +70,23 @@ pub fn register(p: &mut Prims) {
         let k = match &a[0] {
             Value::Int(i) => *i as f64,
             Value::Float(f) => f.get(),
-            _ => return Err(ctx.arith_err()),
+            other => {
+                let detail = format!(
+                    "`{} * {}`: Duration * {}, and {} is not a number",
+                    print_duration(ms_of(ctx, r)?),
+                    shown(other),
+                    ctx.class_name_of(other),
+                    shown(other)
+                );
+                return Err(crate::interp::error::arith_fault_detailed(
+                    ctx,
+                    Some(detail),
+                ));
+            }
         };
         let ms = (x * k).round();
         if !ms.is_finite() || ms.abs() > 9.0e18 {
-            return Err(ctx.arith_err());
+            return Err(out_of_range(ctx, r, &a[0]));
         }
         Ok(duration(ctx, ms as i64))
     });
@@ -86,6 +102,27 @@ pub fn register(p: &mut Prims) {
     p.add(d, "asString", |ctx, r, _| {
         Ok(Value::str(iso_string(ms_of(ctx, r)?)))
     });
+}
+
+/// An operand of a Duration operation as its arithmetic fault shows it.
+fn shown(v: &Value) -> String {
+    match downcast::<DurationVal>(v) {
+        Some(d) => print_duration(d.ms),
+        None => crate::interp::print::simple_print(v)
+            .map(|s| crate::diagnostic::cap_quote(&s, 40).into_owned())
+            .unwrap_or_else(|| crate::interp::prims::fault::article_class(v)),
+    }
+}
+
+/// The arithmetic fault of a Duration operation whose answer is beyond ±2^63 ms.
+fn out_of_range(ctx: &Ctx, r: &Value, a: &Value) -> Unwind {
+    let sel = ctx.cur_sel.as_str();
+    let detail = format!(
+        "`{} {sel} {}`: the answer is beyond the range of a Duration (±2^63 ms)",
+        shown(r),
+        shown(a)
+    );
+    crate::interp::error::arith_fault_detailed(ctx, Some(detail))
 }
 
 fn same(a: &Value, b: &Value) -> bool {

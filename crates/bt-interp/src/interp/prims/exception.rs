@@ -24,6 +24,16 @@ pub fn register(p: &mut Prims) {
             Ok(m)
         }
     });
+    p.add(e, "sourceExcerpt", |ctx, r, _| {
+        let locs = crate::interp::error::exc_field(r, crate::interp::error::F_LOCS);
+        let Value::List(locs) = &locs else {
+            return Ok(Value::Nil);
+        };
+        let first = locs.iter().find_map(|l| l.as_str().map(str::to_string));
+        Ok(first
+            .and_then(|l| ctx.prog.excerpt_at(&l))
+            .map_or(Value::Nil, Value::str))
+    });
     p.add(e, "description", |ctx, r, _| {
         Ok(Value::str(ctx.print_string(r)?))
     });

@@ -69,6 +69,15 @@ pub fn lift_op(ctx: &Ctx, r: &Value, a: &Value, res: Res) -> EvalResult {
     }
 }
 
+/// [`lift`] for a unary operation `r SEL`: an arithmetic fault names it (`` `-1 sqrt`: the
+/// square root of a negative number is not a real number ``).
+pub fn lift_unary(ctx: &Ctx, r: &Value, res: Res) -> EvalResult {
+    match res {
+        Err(Fault::Arith) => Err(crate::interp::error::arith_fault_of(ctx, r)),
+        other => lift(ctx, other),
+    }
+}
+
 /// The class name of a built-in value, without needing the class table (user instances and
 /// classes report their own class name).
 pub fn class_name(v: &Value) -> String {

@@ -16,7 +16,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 
 use crate::runtime::api::{RtHandle, SpawnOpts};
-use crate::runtime::cx::Cx;
+use crate::runtime::cx::{Completion, Cx};
 use crate::runtime::process::{Behaviour, ProcRef};
 use crate::runtime::supervisor::history::RestartKind;
 use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
@@ -58,11 +58,28 @@ pub fn await_exit(cx: &mut Cx<'_>, p: &ProcRef, t: Timeout) -> Result<ExitReason
     Ok(p.exit_reason().unwrap_or(ExitReason::NoProc))
 }
 
-/// A supervisor's shared record: its book, plus the results of `startChild` requests
-/// waiting to be picked up by their callers.
+/// A supervisor's shared record: its book, the results of `startChild` requests waiting to
+/// be picked up by their callers, and the callers waiting for a child's restarts.
 pub struct SupShared {
     pub book: Mutex<Book>,
     results: Mutex<HashMap<i64, ProcRef>>,
+    watchers: Mutex<Watchers>,
+}
+
+/// Callers suspended in [`SupHandle::await_restarts`]. Lock order: `book` before `watchers`
+/// (the supervisor wakes them after updating the book; a caller registers, then reads it).
+#[derive(Default)]
+struct Watchers {
+    list: Vec<RestartWatch>,
+    /// The supervisor process whose exit hook wakes every watcher (one hook per process).
+    hooked: Option<Pid>,
+}
+
+/// One caller waiting until child `id` has been restarted `count` times.
+struct RestartWatch {
+    id: Sym,
+    count: u64,
+    done: Completion,
 }
 
 impl SupShared {
@@ -70,11 +87,72 @@ impl SupShared {
         Arc::new(SupShared {
             book: Mutex::new(Book::new(spec)),
             results: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(Watchers::default()),
         })
     }
     /// The current (or last) process of this supervisor.
     pub fn proc(&self) -> Option<ProcRef> {
         self.book.lock().proc.clone()
+    }
+
+    /// The running process of child `id` once it has been restarted at least `n` times.
+    fn restarted(&self, id: Sym, n: u64) -> Option<ProcRef> {
+        let b = self.book.lock();
+        let c = &b.children[b.index_of_id(id)?];
+        if c.restart_count >= n && c.is_running() {
+            c.proc.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Registers a caller of [`SupHandle::await_restarts`]; the first one for a supervisor
+    /// process also hooks its exit, which wakes them all.
+    fn watch(self: &Arc<Self>, sup: &ProcRef, id: Sym, count: u64, done: Completion) {
+        let mut w = self.watchers.lock();
+        w.list.retain(|x| !x.done.is_done());
+        w.list.push(RestartWatch { id, count, done });
+        if w.hooked == Some(sup.pid()) {
+            return;
+        }
+        w.hooked = Some(sup.pid());
+        let me = Arc::downgrade(self);
+        let mut g = sup.0.inner.lock();
+        if g.reason.is_some() {
+            return;
+        }
+        g.extra().exit_hooks.push(Box::new(move |_, _| {
+            if let Some(s) = me.upgrade() {
+                let all = std::mem::take(&mut s.watchers.lock().list);
+                for x in all {
+                    x.done.complete(Value::Nil);
+                }
+            }
+        }));
+    }
+
+    /// Wakes the watchers whose child has now been restarted often enough (called by the
+    /// supervisor after each child start).
+    fn wake_watchers(&self) {
+        let due: Vec<Completion> = {
+            let b = self.book.lock();
+            let mut w = self.watchers.lock();
+            if w.list.is_empty() {
+                return;
+            }
+            let (due, keep) = std::mem::take(&mut w.list).into_iter().partition(|x| {
+                x.done.is_done()
+                    || b.index_of_id(x.id).is_some_and(|i| {
+                        let c = &b.children[i];
+                        c.restart_count >= x.count && c.is_running()
+                    })
+            });
+            w.list = keep;
+            due.into_iter().map(|x: RestartWatch| x.done).collect()
+        };
+        for c in due {
+            c.complete(Value::Nil);
+        }
     }
 }
 
@@ -89,6 +167,10 @@ pub enum SupError {
     ChildStartFailed(String),
     /// The supervisor's registered name is taken by another process.
     NameRegistered(Sym),
+    /// There is no child with this id.
+    NoChild(Sym),
+    /// `await_restarts`: the child had not been restarted that often in time.
+    NotRestarted { child: Sym, count: u64 },
     /// The call to the supervisor failed.
     Call(CallError),
 }
@@ -100,6 +182,8 @@ impl SupError {
             SupError::StartFailed { .. } => "supervisor_start_failed",
             SupError::ChildStartFailed(_) => "child_start_failed",
             SupError::NameRegistered(_) => "name_registered",
+            SupError::NoChild(_) => "not_found",
+            SupError::NotRestarted { .. } => "timeout",
             SupError::Call(e) => e.kind().unwrap_or("actor_dead"),
         }
     }
@@ -111,6 +195,16 @@ impl SupError {
             }
             SupError::ChildStartFailed(m) => format!("child failed to start: {m}"),
             SupError::NameRegistered(n) => format!("name {n} is already registered"),
+            SupError::NoChild(id) => format!("the supervisor has no child {id}"),
+            SupError::NotRestarted { child, count } => {
+                let times = if *count == 1 { "once" } else { "times" };
+                let n = if *count == 1 {
+                    String::new()
+                } else {
+                    format!("{count} ")
+                };
+                format!("child {child} was not restarted {n}{times} in time")
+            }
             SupError::Call(e) => format!("{e:?}"),
         }
     }
@@ -396,6 +490,60 @@ impl SupHandle {
         }
     }
 
+    /// Suspends the caller until the static child `id` has been restarted at least `n` times
+    /// since the supervisor started (at once if it already has) and answers its running
+    /// process. `Timeout` when that has not happened in time; `Stale` when the supervisor
+    /// ends first (it gave up, or was stopped).
+    pub fn await_restarts(
+        &self,
+        cx: &mut Cx<'_>,
+        id: Sym,
+        n: u64,
+        t: Timeout,
+    ) -> Result<ProcRef, SupError> {
+        if self.shared.book.lock().index_of_id(id).is_none() {
+            return Err(SupError::NoChild(id));
+        }
+        let deadline = match t {
+            Timeout::Ms(ms) => Some(cx.rt().now_ms().saturating_add(ms)),
+            Timeout::Infinity => None,
+        };
+        loop {
+            self.live()?;
+            if let Some(p) = self.shared.restarted(id, n) {
+                return Ok(p);
+            }
+            let left = match deadline {
+                Some(d) => Timeout::Ms(d.saturating_sub(cx.rt().now_ms())),
+                None => Timeout::Infinity,
+            };
+            let shared = self.shared.clone();
+            let sup = self.proc.clone();
+            let waited = cx.wait_external(left, move |done| {
+                shared.watch(&sup, id, n, done.clone());
+                // The supervisor may have restarted the child (or ended) between the check
+                // above and the registration: look again now that it would wake us.
+                if shared.restarted(id, n).is_some() || !sup.is_alive() {
+                    done.complete(Value::Nil);
+                }
+            });
+            match waited {
+                Ok(_) => {}
+                Err(CallError::Timeout) => {
+                    if let Some(p) = self.shared.restarted(id, n) {
+                        return Ok(p);
+                    }
+                    self.live()?;
+                    return Err(SupError::NotRestarted {
+                        child: id,
+                        count: n,
+                    });
+                }
+                Err(e) => return Err(SupError::Call(e)),
+            }
+        }
+    }
+
     /// A barrier: answers once the supervisor has handled every signal delivered to it
     /// before this call (exit signals are handled before messages).
     pub fn sync(&self, cx: &mut Cx<'_>) -> Result<(), SupError> {
@@ -481,6 +629,7 @@ impl SupervisorProc {
             .book
             .lock()
             .mark_running(idx, proc.clone(), self.now());
+        self.shared.wake_watchers();
         Started::Ok(proc)
     }
 

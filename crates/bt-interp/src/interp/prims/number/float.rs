@@ -3,7 +3,7 @@
 //! (`prims::number`). There are no infinities or NaN: `Float infinity` is an arithmetic fault.
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::prims::fault::{lift, Fault, Res};
+use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::pure::{self as num, num, Num, Round};
 use crate::value::Value;
 
@@ -40,7 +40,14 @@ fn e(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
 
 /// `Float infinity` and `Float nan`: bt has no such values (part 12, decision 5).
 fn no_such_float(ctx: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
-    lift(ctx, Err(Fault::Arith))
+    let detail = format!(
+        "`Float {}`: a Float is always finite (there is no infinity or NaN)",
+        ctx.cur_sel.as_str()
+    );
+    Err(crate::interp::error::arith_fault_detailed(
+        ctx,
+        Some(detail),
+    ))
 }
 
 pub fn register(p: &mut Prims) {

@@ -46,7 +46,7 @@ macro_rules! unary_prim {
             _a: &[$crate::value::Value],
         ) -> $crate::interp::eval::EvalResult {
             let f: fn(&$crate::value::Value) -> $crate::interp::prims::fault::Res = $f;
-            $crate::interp::prims::fault::lift(ctx, f(r))
+            $crate::interp::prims::fault::lift_unary(ctx, r, f(r))
         }
     )*};
 }

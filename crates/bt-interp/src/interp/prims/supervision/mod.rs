@@ -479,6 +479,70 @@ fn id_arg(ctx: &Ctx, v: &Value) -> Result<Sym, Unwind> {
     }
 }
 
+/// The id of the static child named by `v`: a Symbol id, or a class (the child with that id
+/// or of that class; the class name when there is none).
+fn child_id(ctx: &Ctx, h: &SupHandle, v: &Value) -> Result<Sym, Unwind> {
+    let id = id_arg(ctx, v)?;
+    let Value::Class(c) = v else { return Ok(id) };
+    let spec = h.spec();
+    let by_class = spec
+        .children
+        .iter()
+        .find(|k| k.id == id || matches!(&k.class, Value::Class(x) if Arc::ptr_eq(x, c)));
+    Ok(by_class.map_or(id, |k| k.id))
+}
+
+/// `restartCountOf:` — how many times the supervisor has restarted the child.
+fn restart_count_of(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+    let (h, _, _) = sup_of(ctx, r)?;
+    let id = child_id(ctx, &h, &a[0])?;
+    match h.restart_count(id) {
+        Some(n) => Ok(Value::Int(n as i64)),
+        None => Err(raise(ctx, &SupError::NoChild(id))),
+    }
+}
+
+/// `waitForRestartOf:count:timeout:` — suspends the caller (no polling) until the child has
+/// been restarted `count` times: `Result ok: handle`, or an error Result (`timeout`,
+/// `stale_handle` when the supervisor ended first, `not_found` for an unknown child).
+fn wait_for_restart(ctx: &mut Ctx, r: &Value, who: &Value, n: &Value, t: &Value) -> EvalResult {
+    let (h, _, _) = sup_of(ctx, r)?;
+    let id = child_id(ctx, &h, who)?;
+    let count = match n {
+        Value::Int(i) if *i >= 0 => *i as u64,
+        other => {
+            let c = ctx.class_name_of(other);
+            return Err(ctx.type_err(format!(
+                "the restart count must be a non-negative Integer, not {c}"
+            )));
+        }
+    };
+    let t = crate::interp::prims::duration::timeout_arg(ctx, t)?;
+    let res = {
+        let cx = need_cx(ctx)?;
+        h.await_restarts(cx, id, count, t)
+    };
+    match res {
+        Ok(p) => {
+            let class = h
+                .spec()
+                .children
+                .iter()
+                .find(|k| k.id == id)
+                .map_or(Value::Nil, |k| k.class.clone());
+            let v = child_value(ctx, &class, p);
+            Ok(ctx.make_ok(v))
+        }
+        Err(SupError::Call(crate::runtime::CallError::Exiting(reason))) => {
+            Err(Unwind::Exit(reason.to_value()))
+        }
+        Err(e) => {
+            let e = sup_err_value(ctx, &e);
+            Ok(ctx.make_error(e))
+        }
+    }
+}
+
 fn terminate(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let (h, _, _) = sup_of(ctx, r)?;
     let id = id_arg(ctx, &a[0])?;
@@ -587,6 +651,13 @@ pub fn register(p: &mut Prims) {
     p.add(s, "count", child_count);
     p.add(s, "which:", which);
     p.add(s, "terminate:", terminate);
+    p.add(s, "restartCountOf:", restart_count_of);
+    p.add(s, "waitForRestartOf:", |ctx, r, a| {
+        wait_for_restart(ctx, r, &a[0], &Value::Int(1), &Value::Int(5000))
+    });
+    p.add(s, "waitForRestartOf:count:timeout:", |ctx, r, a| {
+        wait_for_restart(ctx, r, &a[0], &a[1], &a[2])
+    });
     p.add(s, "startChild", |ctx, r, _| start_child(ctx, r, Value::Nil));
     p.add(s, "startChild:", |ctx, r, a| {
         if !matches!(a[0], Value::Dict(_)) {
