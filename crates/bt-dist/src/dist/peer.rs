@@ -138,7 +138,7 @@ fn run_request(ctx: &mut Ctx, p: ProcRef, sel: &str, args: &[Term]) -> EvalResul
     }
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
-        let root = format!("arg{}", i + 1);
+        let root = arg_root(i);
         vals.push(etf::from_term(ctx, a, &root).map_err(|e| e.to_unwind(ctx))?);
     }
     // A supervisor answers through its supervisor handle (`aNode supervisors`).
@@ -298,6 +298,16 @@ fn is_bt_actor(p: &ProcRef) -> Option<crate::value::ClassRef> {
     }
 }
 
+/// The path root of argument `i` (0-based) in codec errors: `arg1` … (no allocation for
+/// the first few, which is every call but rare ones).
+pub(crate) fn arg_root(i: usize) -> std::borrow::Cow<'static, str> {
+    const ROOTS: [&str; 6] = ["arg1", "arg2", "arg3", "arg4", "arg5", "arg6"];
+    match ROOTS.get(i) {
+        Some(r) => std::borrow::Cow::Borrowed(r),
+        None => std::borrow::Cow::Owned(format!("arg{}", i + 1)),
+    }
+}
+
 /// Runs request `sel`/`args` inside the actor whose process runs `ctx`: as a message of
 /// its own (state rolled back when the method raises), answering the reply term.
 fn run_in_actor(
@@ -336,7 +346,7 @@ fn run_in_actor(
         .unwrap_or_default();
     let mut vals = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
-        let root = format!("arg{}", i + 1);
+        let root = arg_root(i);
         let v = crate::codec::block::with_home(home.unwrap_or(u64::MAX), || {
             crate::codec::etf_classes::with_pids(pids.clone(), || etf::from_term(ctx, a, &root))
         });
