@@ -12,9 +12,9 @@
 //!
 //! Adaptive, so a loaded machine or a slow callee burns little CPU: after [`MISSES_OFF`]
 //! waits that timed out, only one wait in [`RETRY_EVERY`] polls (to notice when replies
-//! come fast again); a hit turns polling back on. A poll that lost its core (the machine is
-//! busy) stops and counts as a miss ([`Adaptive::poll`]); between probes the thread only
-//! spins ([`pause`]), it never yields.
+//! come fast again); a hit turns polling back on. Between probes the thread yields its core
+//! ([`pause`]); a poll that lost its core for long (the machine is busy) stops and counts as
+//! a miss even when the answer is there ([`Adaptive::poll`]).
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::OnceLock;
@@ -132,14 +132,21 @@ impl Adaptive {
     }
 }
 
-/// Between polls: a few spin-loop hints. Never `sched_yield`: under the EEVDF scheduler
-/// (Linux 6.6 on) every yield pushes the thread's deadline back by a whole slice, so a
-/// thread that yielded thousands of times while polling waits milliseconds for its core
-/// once other threads want it — the reply it polled for then sat unseen (round trips of
-/// 2–6 ms on a busy 2-core machine against 35 µs on a quiet one).
+/// Between polls: lets another runnable thread have this core (two nodes on a 2-core
+/// machine would otherwise spin against the threads doing the work: without the yield a
+/// bt→bt call took 2–3× longer on a busy machine), unless `BT_DIST_SPIN_YIELD=0`.
+/// Under the EEVDF scheduler (Linux 6.6 on) each yield also pushes the thread's deadline
+/// back by a slice, so next to a CPU-bound thread a poller can lose its core for
+/// milliseconds: that poll ends as a miss ([`Adaptive::poll`]), and after a few such
+/// polls stop.
 pub fn pause() {
-    for _ in 0..16 {
-        std::hint::spin_loop();
+    static YIELD: OnceLock<bool> = OnceLock::new();
+    if *YIELD.get_or_init(|| std::env::var("BT_DIST_SPIN_YIELD").map_or(true, |v| v != "0")) {
+        std::thread::yield_now();
+    } else {
+        for _ in 0..16 {
+            std::hint::spin_loop();
+        }
     }
 }
 
