@@ -203,7 +203,7 @@ pub(crate) fn check_files_with(
             if let Ok(text) = std::fs::read_to_string(Path::new(dir).join("bt.toml")) {
                 levels
                     .apply_manifest(&text)
-                    .map_err(|e| format!("{dir}/bt.toml: {e}"))?;
+                    .map_err(|e| format!("{dir}/bt.toml:{e}"))?;
             }
         }
         for l in &opts.levels {

@@ -212,6 +212,44 @@ fn short_name(v: &str) -> Result<String, String> {
     Ok(full)
 }
 
+/// The `[cluster]` table of the nearest `bt.toml` (of FILE; of the current directory for
+/// `-e` and `-`) fills in what neither a flag nor the environment gave: `name`/`sname`,
+/// `cookie_file` (relative to the manifest) and `connect` (flag > `BT_CONNECT` > bt.toml).
+/// Errors name the manifest and the position of the bad value.
+fn cluster_from_manifest(o: &mut RunArgs) -> Result<(), String> {
+    let anchor = match (&o.eval, o.file.as_deref()) {
+        (None, Some(f)) if f != "-" => std::path::PathBuf::from(f),
+        _ => std::path::PathBuf::from("-"),
+    };
+    let Some((dir, m)) = crate::check::manifest::Manifest::nearest(&anchor)? else {
+        return Ok(());
+    };
+    let c = &m.cluster;
+    let at = |v: &crate::check::manifest::Spanned<String>, e: String| {
+        let (line, col) = m.at(v.span().start);
+        format!("{}:{line}:{col}: {e}", dir.join("bt.toml").display())
+    };
+    if o.name.is_none() && o.sname.is_none() {
+        if let Some(n) = &c.name {
+            o.name = Some(node_name(n.get_ref()).map_err(|e| at(n, e))?);
+        } else if let Some(n) = &c.sname {
+            o.name = Some(short_name(n.get_ref()).map_err(|e| at(n, e))?);
+        }
+    }
+    if o.cookie_file.is_none() {
+        if let Some(f) = &c.cookie_file {
+            o.cookie_file = Some(dir.join(f.get_ref()).display().to_string());
+        }
+    }
+    if o.connect.is_empty() {
+        for n in &c.connect {
+            o.connect
+                .push(node_name(n.get_ref()).map_err(|e| at(n, e))?);
+        }
+    }
+    Ok(())
+}
+
 /// `--net-tick SECONDS`.
 fn net_tick(v: &str) -> Result<u64, String> {
     match v.parse::<u64>() {
@@ -285,6 +323,10 @@ pub(crate) fn run_with(
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
 ) -> i32 {
+    if let Err(m) = cluster_from_manifest(&mut o) {
+        let _ = writeln!(err, "bt run: {m}");
+        return 2;
+    }
     if o.name.is_none() {
         o.name = o.sname.take();
     }
@@ -642,6 +684,6 @@ mod tests {
         std::fs::write(dir.join("bt.toml"), "[diagnostics]\ntype = \"loud\"\n").unwrap();
         let (code, err) = run1(&[]);
         assert_eq!(code, 2);
-        assert!(err.contains("bt.toml: unknown level"), "{err}");
+        assert!(err.contains("bt.toml:2:8: unknown level"), "{err}");
     }
 }

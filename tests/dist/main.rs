@@ -24,6 +24,7 @@ mod erl_proc;
 mod groups;
 mod hardening;
 mod heal;
+mod manifest;
 mod nodes;
 mod readme;
 mod remote;

@@ -130,27 +130,13 @@ impl CheckOptions {
         v
     }
 
-    /// The `[diagnostics]` table of a `bt.toml` manifest. Apply it before command-line levels
-    /// (which override it).
+    /// The `[diagnostics]` table of a `bt.toml` manifest (the whole text, parsed as TOML;
+    /// errors begin with `LINE:COL:`). Apply it before command-line levels (which override
+    /// it).
     pub fn apply_manifest(&mut self, toml: &str) -> Result<(), String> {
-        let mut in_table = false;
-        for line in toml.lines() {
-            let line = line.split('#').next().unwrap_or("").trim();
-            if line.is_empty() {
-                continue;
-            }
-            if line.starts_with('[') {
-                in_table = line == "[diagnostics]";
-                continue;
-            }
-            if in_table {
-                if let Some((k, v)) = line.split_once('=') {
-                    let v = v.trim().trim_matches('"');
-                    self.set_level_arg(&format!("{}={v}", k.trim()))?;
-                }
-            }
-        }
-        Ok(())
+        manifest::Manifest::parse(toml)
+            .and_then(|m| m.apply_diagnostics(self))
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -509,5 +495,23 @@ mod api_tests {
         assert_eq!(o.levels.get("sendability"), Some(&Level::Off));
         assert!(o.set_level_arg("bogus=off").is_err());
         assert!(o.set_level_arg("dnu=loud").is_err());
+    }
+
+    /// The manifest is TOML: a `#` inside a string is text, a table header inside a
+    /// multi-line string is text, keys may be quoted.
+    #[test]
+    fn the_manifest_is_read_as_toml() {
+        let mut o = CheckOptions::default();
+        o.apply_manifest(
+            "[package]\nname = \"shop #1\"\ndescription = \"\"\"\n[diagnostics]\ntype = \"off\"\n\"\"\"\n\
+             [diagnostics]\n\"unused\" = \"off\" # quiet\ntype = 'error'\n",
+        )
+        .unwrap();
+        assert_eq!(o.levels.get("type"), Some(&Level::Error));
+        assert_eq!(o.levels.get("unused"), Some(&Level::Off));
+        let e = o
+            .apply_manifest("[diagnostics]\ntype = [\"off\"]\n")
+            .unwrap_err();
+        assert!(e.starts_with("2:8: invalid type"), "{e}");
     }
 }

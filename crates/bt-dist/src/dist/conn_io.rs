@@ -14,10 +14,10 @@
 //! connection (with `BT_DIST_SPIN_US` also right after the peer sent something), polls its
 //! socket for `super::spin::reader_spin()` before it sleeps in the reactor: a frame that arrives within
 //! that time costs no reactor wake-up (as BEAM schedulers busy-wait before sleeping).
-//! Otherwise the reader sleeps at once, and after four polls that found nothing it polls
-//! only once in 32 waits (no CPU burnt on a loaded machine).
+//! Otherwise the reader sleeps at once, and after four polls that found nothing (or lost
+//! the core) it polls only once in 32 waits (no CPU burnt on a loaded machine).
 
-use std::io::Read;
+use std::io::{ErrorKind, Read};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -369,7 +369,8 @@ async fn tcp_reader(
     let tick = inner.net_tick;
     let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
     let mut chunk = vec![0u8; 64 << 10];
-    let (mut misses, mut waits) = (0u32, 0u32);
+    // This reader's poll history (`super::spin::Adaptive`).
+    let polls = super::spin::Adaptive::new();
     let spin = super::spin::reader_spin();
     let after_traffic = super::spin::reader_polls_after_traffic();
     // Data arrived since the last wait.
@@ -386,33 +387,27 @@ async fn tcp_reader(
             return;
         }
         // A frame is incomplete (or none has started): read more. Poll first while a reply
-        // is awaited — unless the last polls all missed (a loaded machine, a slow callee):
-        // then only one wait in 32 polls, to notice when replies come fast again.
-        // A peer that just sent (its calls come one after the other) is polled too.
-        waits = waits.wrapping_add(1);
-        let poll = misses < 4 || waits.is_multiple_of(32);
+        // is awaited — unless the last polls all missed or lost the core (a loaded
+        // machine, a slow callee): then only one wait in 32 polls, to notice when replies
+        // come fast again. A peer that just sent (its calls come one after the other) is
+        // polled too.
         let active = inner.awaiting() || (std::mem::take(&mut fresh) && after_traffic);
-        if let Some(d) = dup.as_ref().filter(|_| poll && active && !spin.is_zero()) {
-            let until = Instant::now() + spin;
+        if let Some(d) = dup.as_ref().filter(|_| active && polls.should_poll()) {
             let mut d = d;
-            misses = misses.saturating_add(1);
-            loop {
-                match d.read(&mut chunk) {
-                    Ok(0) => break 'conn "connectionClosed",
-                    Ok(n) => {
-                        misses = 0;
-                        fresh = true;
-                        buf.extend_from_slice(&chunk[..n]);
-                        continue 'conn;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                    Err(_) => break 'conn "connectionClosed",
+            let got = polls.poll(spin, Instant::now, || match d.read(&mut chunk) {
+                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
+                    None
                 }
-                if Instant::now() >= until {
-                    break;
+                r => Some(r),
+            });
+            match got {
+                None => {}
+                Some(Ok(0)) | Some(Err(_)) => break 'conn "connectionClosed",
+                Some(Ok(n)) => {
+                    fresh = true;
+                    buf.extend_from_slice(&chunk[..n]);
+                    continue 'conn;
                 }
-                super::spin::pause();
             }
         }
         loop {

@@ -59,7 +59,7 @@ fn request_in(
     let (targs, table) = crate::codec::etf_classes::collect(|| {
         let mut targs = Vec::with_capacity(args.len());
         for (i, a) in args.iter().enumerate() {
-            let root = format!("arg{}", i + 1);
+            let root = super::peer::arg_root(i);
             targs.push(etf::to_term(ctx, a, &root)?);
         }
         Ok::<_, crate::codec::CodecError>(targs)
