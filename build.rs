@@ -26,7 +26,13 @@ fn main() {
     }
     let cc = std::env::var("CC").unwrap_or_else(|_| "cc".into());
     let linked = Command::new(cc)
-        .args(["-fPIE", "-pie", "-Wl,-z,pack-relative-relocs", "-Wl,--fatal-warnings", "-o"])
+        .args([
+            "-fPIE",
+            "-pie",
+            "-Wl,-z,pack-relative-relocs",
+            "-Wl,--fatal-warnings",
+            "-o",
+        ])
         .arg(&exe)
         .arg(&src)
         .output()
