@@ -111,16 +111,39 @@ pub const STDLIB: &[(&str, &str)] = &[
 /// the interpreter's loader): a process parses the library once, not once per reader. Files
 /// that fail to parse contribute what was recovered. Method bodies are parsed on first read
 /// (`syntax::parse_library`): a program runs a few dozen of the library's ~1,700 methods.
+///
+/// Two threads share the files (each takes the next unparsed one), so on two cores the
+/// parse — the largest part of start-up — takes about half the wall time; the trees are the
+/// same in the same order whichever thread parsed them (parsing interns nothing). When the
+/// second thread cannot start, the calling thread parses them all.
 pub fn parsed() -> &'static [crate::syntax::ast::Module] {
-    static PARSED: std::sync::OnceLock<Vec<crate::syntax::ast::Module>> =
-        std::sync::OnceLock::new();
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::OnceLock;
+    static PARSED: OnceLock<Vec<crate::syntax::ast::Module>> = OnceLock::new();
     PARSED.get_or_init(|| {
         let opts = crate::syntax::Options {
             allow_primitives: true,
         };
-        STDLIB
-            .iter()
-            .map(|(_, src)| crate::syntax::parse_library(src, opts).0)
+        let next = AtomicUsize::new(0);
+        let slots: Vec<OnceLock<crate::syntax::ast::Module>> =
+            STDLIB.iter().map(|_| OnceLock::new()).collect();
+        let parse_from = |slots: &[OnceLock<crate::syntax::ast::Module>]| loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some((_, src)) = STDLIB.get(i) else { break };
+            let _ = slots[i].set(crate::syntax::parse_library(src, opts).0);
+        };
+        std::thread::scope(|s| {
+            let helper = std::thread::Builder::new()
+                .name("bt-stdlib-parse".into())
+                .spawn_scoped(s, || parse_from(&slots));
+            parse_from(&slots);
+            if let Ok(h) = helper {
+                let _ = h.join();
+            }
+        });
+        slots
+            .into_iter()
+            .map(|m| m.into_inner().unwrap_or_default())
             .collect()
     })
 }

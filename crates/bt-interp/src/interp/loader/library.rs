@@ -18,7 +18,8 @@ use crate::value::{ClassRef, Sym};
 /// are lowered on first use (`interp::lazy_method`) and their documentation is read from
 /// the syntax trees ([`library_doc`]) instead of being copied into every program.
 pub fn install_library(prog: &Program, units: &'static [SourceUnit]) -> Installed {
-    LIBRARY_DOCS.get_or_init(|| library_docs(units));
+    // The documentation map is built on the first doc query, not at start-up.
+    LIBRARY_UNITS.get_or_init(|| units);
     install(prog, units, true, &|prog, c, md| {
         if md.primitive.is_some() {
             return library_prim(prog, c, md);
@@ -79,6 +80,8 @@ pub(super) fn library_standalone(sm: &ast::StandaloneMethod) -> &'static ast::Me
 type LibraryDocs = HashMap<(Sym, bool, Sym), &'static str, foldhash::fast::RandomState>;
 
 static LIBRARY_DOCS: std::sync::OnceLock<LibraryDocs> = std::sync::OnceLock::new();
+/// The library's units, kept by [`install_library`] for [`library_doc`]'s first call.
+static LIBRARY_UNITS: std::sync::OnceLock<&'static [SourceUnit]> = std::sync::OnceLock::new();
 
 fn library_docs(units: &'static [SourceUnit]) -> LibraryDocs {
     let mut out = LibraryDocs::default();
@@ -123,10 +126,13 @@ pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static
     };
     match table.get(&sel)? {
         Method::Lazy(l) => l.doc(),
-        Method::Prim(_) => LIBRARY_DOCS
-            .get()?
-            .get(&(class.name, class_side, sel))
-            .copied(),
+        Method::Prim(_) => {
+            let units = *LIBRARY_UNITS.get()?;
+            LIBRARY_DOCS
+                .get_or_init(|| library_docs(units))
+                .get(&(class.name, class_side, sel))
+                .copied()
+        }
         _ => None,
     }
 }
