@@ -14,7 +14,7 @@ use bt::engine::{Capability, EngineErrorKind, HostError};
 use bt::{Engine, Limit, Value};
 
 /// Renders an error as a host would (`miette::Report`), without colour.
-fn render(e: bt::EngineError) -> String {
+pub(crate) fn render(e: bt::EngineError) -> String {
     let mut out = String::new();
     let handler =
         miette::GraphicalReportHandler::new_themed(miette::GraphicalTheme::unicode_nocolor())

@@ -620,6 +620,48 @@ fn eval_as_turns_a_dictionary_into_a_config_struct() {
     assert_eq!(bt::to_rust::<ServerCfg>(&v).unwrap(), cfg);
 }
 
+#[derive(Debug, serde::Deserialize)]
+#[allow(dead_code)] // read through Deserialize only
+struct AppCfg {
+    name: String,
+    server: ServerCfg,
+}
+
+#[test]
+fn a_config_value_of_the_wrong_type_is_reported_at_its_place_in_the_file() {
+    let e = Engine::new();
+    let src = "base := 8000.\n\
+               cfg := #{#name => \"api\",\n\
+               \x20 #server => #{#name => \"web\", #port => \"eighty\", #tags => #(), #tls => nil}}.\n\
+               cfg\n";
+    let err = e.eval_named_as::<AppCfg>("app.bt", src).unwrap_err();
+    assert_eq!(err.class_name, "TypeError");
+    // The path of the value, and the place of its literal: line 3, column 41 (`"eighty"`).
+    assert!(err.message.contains("{#server}{#port}"), "{}", err.message);
+    assert_eq!(err.location, Some(("app.bt".to_string(), 3, 41)));
+    let out = crate::api::render(err);
+    assert!(out.contains("app.bt:3:41"), "{out}");
+    let line = out
+        .lines()
+        .position(|l| l.contains("#port => \"eighty\""))
+        .unwrap_or_else(|| panic!("{out}"));
+    let caret = out.lines().nth(line + 1).unwrap_or("");
+    assert!(
+        caret.contains('┬') || caret.contains('^'),
+        "no caret under the value:\n{out}"
+    );
+    // A value the script computed: the error points at the expression that made it.
+    let err = e
+        .eval_named_as::<AppCfg>("computed.bt", "#{#name => 3 + 4, #server => nil}")
+        .unwrap_err();
+    assert_eq!(
+        err.location,
+        Some(("computed.bt".to_string(), 1, 12)),
+        "{}",
+        err.message
+    );
+}
+
 #[test]
 fn script_calls_wait_and_resume_on_any_host_thread() {
     // The guest's resident runner (runtime/sched/guest.rs) lends the main process its stack

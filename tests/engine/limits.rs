@@ -521,6 +521,9 @@ fn fork_bomb_child() {
     let e = Engine::builder().max_memory(LIMIT).try_build().unwrap();
     let go = match shape.as_str() {
         "chain" => "go => (Bunny spawn) go!",
+        // Each actor stays inside its message: it holds a coroutine and its stack, memory the
+        // allocator does not see.
+        "sleeper" => "go => (Bunny spawn) go!. (Bunny spawn) go!. Timer sleep: 100000",
         _ => "go => (Bunny spawn) go!. (Bunny spawn) go!",
     };
     e.eval(&format!("Actor subclass: Bunny\n  {go}\n")).unwrap();
@@ -550,9 +553,16 @@ fn fork_bomb_child() {
     );
 }
 
+/// What a fork bomb's peak RSS may exceed its engine's limit by: the account counts each
+/// allocation as the system allocator's chunk and each suspended coroutine's resident stack,
+/// and at the limit every process the script started stops at once, with no spawn after
+/// (measured at a 64 MiB limit, on a loaded machine too: chain and tree 63.8–65.9 MiB,
+/// sleeper 67.5–67.8 MiB).
+const BOMB_SLACK: usize = 12 << 20;
+
 #[test]
 fn an_actor_fork_bomb_stops_at_the_memory_limit_and_the_engine_goes_on() {
-    for shape in ["chain", "tree"] {
+    for shape in ["chain", "tree", "sleeper"] {
         let out = std::process::Command::new(std::env::current_exe().unwrap())
             .args([
                 "--exact",
@@ -579,16 +589,16 @@ fn an_actor_fork_bomb_stops_at_the_memory_limit_and_the_engine_goes_on() {
             });
         let f: Vec<&str> = line.split_whitespace().collect();
         assert_eq!(f[0], "true", "{shape}: the bomb did not end: {line}");
-        // The account stops the bomb at the limit; its memory is ~150,000 small objects
-        // (process records, behaviours, messages) made and freed across threads, for which
-        // the system allocator's chunk headers add to what the account counts (one arena:
-        // 68-82 MiB measured at a 64 MiB limit): the bound is twice the limit.
+        // The account stops the bomb at the limit: ~120,000 small objects (process records,
+        // behaviours, messages) for the tree, a few thousand suspended coroutines for the
+        // sleeper.
         let peak: usize = f[1].parse().unwrap();
         assert!(
-            peak < 2 * LIMIT,
-            "{shape}: peak RSS grew {} MiB (twice the limit: {} MiB)",
+            peak < LIMIT + BOMB_SLACK,
+            "{shape}: peak RSS grew {} MiB (limit {} MiB + {} MiB)",
             peak >> 20,
-            (2 * LIMIT) >> 20
+            LIMIT >> 20,
+            BOMB_SLACK >> 20
         );
         assert_eq!(
             f[2], "Some(7)",

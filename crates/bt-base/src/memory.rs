@@ -9,8 +9,10 @@
 //! is an escape and a missed release is a false limit. The allocator sees both sides of
 //! every allocation, so what it counts is the live heap the engine's threads made.
 //!
-//! **Attribution.** [`CountingAlloc`] adds the size of each allocation (and subtracts each
-//! free) to the [`Account`] the current thread is charged to. An engine with a memory limit
+//! **Attribution.** [`CountingAlloc`] adds the cost of each allocation (its size as the
+//! system allocator's chunk, header and rounding included: [`cost`]) to the [`Account`] the
+//! current thread is charged to, and subtracts it at each free. Memory the allocator does not
+//! see is charged explicitly ([`Account::charge`]: the runtime's coroutine stacks). An engine with a memory limit
 //! charges its runtime's worker threads (set at the start of every run, see
 //! `limits::hook_factory`; those threads run only that engine's processes) and the host
 //! thread for the length of each engine call (parsing, checking, conversions). Counts are
@@ -151,6 +153,12 @@ impl Account {
     /// The count, negative when this account freed more than it allocated.
     pub fn used_signed(&self) -> isize {
         self.used.load(Ordering::Relaxed)
+    }
+
+    /// Adds `bytes` (negative: takes them back) to this account and the one it counts into:
+    /// memory the allocator does not see (coroutine stacks, mapped by the runtime).
+    pub fn charge(&self, bytes: isize) {
+        self.add(bytes);
     }
 
     fn add(&self, n: isize) {
@@ -372,6 +380,16 @@ fn same(a: Option<&'static Account>, b: Option<&'static Account>) -> bool {
     }
 }
 
+/// What an allocation of `size` bytes costs the process: the system allocator's chunk
+/// (the size plus an 8-byte header, rounded up to 16 bytes, at least 32). An engine's live
+/// heap is mostly small objects (process records, messages, boxed values), for which the
+/// header and the rounding add a quarter or more to the requested sizes: counting requested
+/// sizes alone let the resident memory run that far past the limit.
+#[inline(always)]
+fn cost(size: usize) -> isize {
+    (((size + 8 + 15) & !15).max(32)) as isize
+}
+
 #[inline]
 fn count(delta: isize) {
     let _ = CURRENT.try_with(|c| {
@@ -401,7 +419,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
             if !INSTALLED.load(Ordering::Relaxed) {
                 INSTALLED.store(true, Ordering::Relaxed);
             }
-            count(layout.size() as isize);
+            count(cost(layout.size()));
         }
         p
     }
@@ -411,7 +429,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
         // SAFETY: forwarded unchanged (see the impl).
         let p = unsafe { self.inner.alloc_zeroed(layout) };
         if !p.is_null() {
-            count(layout.size() as isize);
+            count(cost(layout.size()));
         }
         p
     }
@@ -420,7 +438,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
     unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
         // SAFETY: forwarded unchanged (see the impl).
         unsafe { self.inner.dealloc(ptr, layout) };
-        count(-(layout.size() as isize));
+        count(-cost(layout.size()));
     }
 
     #[inline]
@@ -428,7 +446,7 @@ unsafe impl<A: GlobalAlloc> GlobalAlloc for CountingAlloc<A> {
         // SAFETY: forwarded unchanged (see the impl).
         let p = unsafe { self.inner.realloc(ptr, layout, new_size) };
         if !p.is_null() {
-            count(new_size as isize - layout.size() as isize);
+            count(cost(new_size) - cost(layout.size()));
         }
         p
     }

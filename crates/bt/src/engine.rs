@@ -30,6 +30,7 @@ pub mod host;
 pub mod host_type;
 pub mod limits;
 mod script;
+mod value_span;
 
 use std::sync::Arc;
 
@@ -138,8 +139,37 @@ impl Engine {
     /// [`Engine::eval`], converting the result to a Rust type with serde (a script's
     /// Dictionary becomes a config struct; see [`crate::codec::to_rust`] for the mapping).
     pub fn eval_as<T: serde::de::DeserializeOwned>(&self, source: &str) -> Result<T, EngineError> {
-        let v = self.eval(source)?;
-        crate::codec::to_rust(&v).map_err(EngineError::from_codec)
+        self.eval_named_as("eval", source)
+    }
+
+    /// [`Engine::eval_named`], converting the result with serde like [`Engine::eval_as`]. A
+    /// value of the wrong type is reported at its place: the error's message names its path
+    /// (`.server.port`), its location is the line and column of the value in `source` (the
+    /// literal the path leads to; an expression that computed it), and its miette rendering
+    /// shows that line with the value underlined.
+    pub fn eval_named_as<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        source: &str,
+    ) -> Result<T, EngineError> {
+        let v = self.eval_named(path, source)?;
+        let _mem = crate::memory::Scope::enter(self.shared.account);
+        crate::codec::to_rust(&v).map_err(|e| {
+            let span = value_span::value_span(source, &e.steps);
+            EngineError::from_codec(e).at_value(path, source, span)
+        })
+    }
+
+    /// Reads a file, evaluates it and converts the result (see [`Engine::eval_named_as`]): a
+    /// config file whose errors point into it.
+    pub fn eval_file_as<T: serde::de::DeserializeOwned>(
+        &self,
+        path: impl AsRef<std::path::Path>,
+    ) -> Result<T, EngineError> {
+        let p = path.as_ref();
+        let src = std::fs::read_to_string(p)
+            .map_err(|e| EngineError::io(format!("cannot read {}: {e}", p.display())))?;
+        self.eval_named_as(&p.display().to_string(), &src)
     }
 
     /// [`Engine::eval`] with `path` naming the source in locations and diagnostics.

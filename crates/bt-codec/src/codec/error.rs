@@ -37,6 +37,22 @@ pub struct CodecError {
     pub message: String,
     pub hint: Option<String>,
     pub path: String,
+    /// `path` step by step, outermost first, when the conversion knows it (`to_rust`): what
+    /// an embedder maps back to the source of the value (`Engine::eval_named_as`).
+    pub steps: Vec<PathStep>,
+}
+
+/// One step of [`CodecError::steps`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathStep {
+    /// A struct field, or a Dictionary entry under a Symbol or String key.
+    Name(String),
+    /// A 1-based element position.
+    Index(usize),
+    /// A Dictionary entry under an Integer key.
+    Int(i64),
+    /// Any other step (an entry under another kind of key).
+    Other,
 }
 
 impl CodecError {
@@ -46,6 +62,7 @@ impl CodecError {
             message: message.into(),
             hint: None,
             path: path.into(),
+            steps: Vec::new(),
         }
     }
 

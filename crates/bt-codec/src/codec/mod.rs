@@ -44,6 +44,6 @@ mod tests_etf;
 mod tests_serde;
 
 pub use self::serde::{from_rust, to_rust};
-pub use error::CodecError;
+pub use error::{CodecError, PathStep};
 pub use resolve::{LocalResolver, RefResolver};
 pub use wire::{decode, decode_local, encode, encode_in, DecodeCtx};

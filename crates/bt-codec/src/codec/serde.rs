@@ -43,7 +43,7 @@ use serde::ser::{self, Serialize};
 use crate::value::dict::Dict;
 use crate::value::{Ref, Sym, Value};
 
-use super::error::{kind, CodecError};
+use super::error::{kind, CodecError, PathStep};
 use super::walk::{Path, Seg};
 
 /// Converts a Value into a Rust value of type `T`.
@@ -78,7 +78,16 @@ impl Error {
     }
     fn into_codec(self) -> CodecError {
         let mut p = Path::new("");
+        let mut steps = Vec::with_capacity(self.rev.len());
         for s in self.rev.into_iter().rev() {
+            steps.push(match &s {
+                Seg::Field(f) => PathStep::Name(f.as_str().to_string()),
+                Seg::Index(i) => PathStep::Index(*i),
+                Seg::Key(Value::Int(i)) => PathStep::Int(*i),
+                Seg::Key(Value::Symbol(k)) => PathStep::Name(k.as_str().to_string()),
+                Seg::Key(Value::Str(k)) => PathStep::Name(k.as_str().to_string()),
+                _ => PathStep::Other,
+            });
             p.push(s);
         }
         let path = p.render();
@@ -87,7 +96,9 @@ impl Error {
         } else {
             format!("{} at {path}", self.msg)
         };
-        CodecError::new(kind::TYPE_ERROR, message, path)
+        let mut e = CodecError::new(kind::TYPE_ERROR, message, path);
+        e.steps = steps;
+        e
     }
 }
 

@@ -416,13 +416,15 @@ impl Ctx {
         }
         self.reductions = self.budget.max(1);
         self.reduction_count += self.budget as u64;
-        if self.proc.in_runtime() {
-            crate::interp::actor::preempt(self)?;
-        }
+        // The embedder's limits first: a run they stop ends here, without first yielding
+        // to the back of the run queue with its coroutine (and its stack) held.
         if let Some(h) = self.preempt.as_mut() {
             if let Err(u) = h() {
                 return Err(self.note_limit(u));
             }
+        }
+        if self.proc.in_runtime() {
+            crate::interp::actor::preempt(self)?;
         }
         Ok(())
     }

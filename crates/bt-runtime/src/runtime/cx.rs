@@ -29,6 +29,7 @@ pub struct Cx<'y> {
     budget: u32,
     /// Lowest address handlers may use (usable stack bottom + red zone).
     floor: usize,
+    top: usize,
     deepest: Cell<usize>,
     exit: Option<ExitReason>,
 }
@@ -55,6 +56,7 @@ impl<'y> Cx<'y> {
             reductions: 0,
             budget,
             floor: stack_low + RED_ZONE,
+            top: stack_top,
             deepest: Cell::new(stack_top),
             exit: None,
         }
@@ -159,8 +161,12 @@ impl<'y> Cx<'y> {
         sp.saturating_sub(self.floor)
     }
 
+    /// Before a suspension: notes the stack pointer, and how deep the coroutine's stack is
+    /// in use for the worker to charge (`Worker::charge_stack`).
     fn note_sp(&self) {
         let _ = self.stack_remaining();
+        let used = self.top.saturating_sub(self.deepest.get());
+        crate::runtime::sched::SUSPEND_DEPTH.with(|c| c.set(used));
     }
 
     fn deadline(&self, t: Timeout) -> Option<u64> {

@@ -69,6 +69,10 @@ impl Seq {
 pub(crate) struct ProcTable {
     users: Seq,
     services: Seq,
+    /// While set, a user process spawned with any other label is killed as it is made
+    /// (`RtHandle::stop_user_processes`); kept here so a spawn and a sweep see each other
+    /// under the table's lock.
+    pub(crate) fence: Option<&'static str>,
 }
 
 impl ProcTable {

@@ -106,6 +106,9 @@ thread_local! {
     /// … or, for a runner coroutine, that its process run is over and it can run another
     /// one (it suspends with `Suspend::Wait` without a waiter; see `Worker::start_one`).
     static RUNNER_IDLE: Cell<bool> = const { Cell::new(false) };
+    /// Bytes of its stack a coroutine had used when it last suspended (set by the
+    /// coroutine, read by the `drive` that resumed it: `Worker::charge_stack`).
+    pub(crate) static SUSPEND_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
 
 /// Idle runner coroutines a pool worker keeps for the next process run (each holds one
@@ -457,7 +460,11 @@ impl Shared {
             names.insert(n, p.clone());
         }
         drop(names);
-        self.procs.lock().insert((opts.service, number), p.clone());
+        let fenced = {
+            let mut t = self.procs.lock();
+            t.insert((opts.service, number), p.clone());
+            !opts.service && t.fence.is_some_and(|keep| keep != opts.label)
+        };
         if let Some(other) = &opts.link {
             let linked = {
                 let mut g = other.0.inner.lock();
@@ -473,6 +480,8 @@ impl Shared {
         }
         if self.stopping.load(Ordering::SeqCst) {
             finish(self, &p, ExitReason::Shutdown);
+        } else if fenced {
+            finish(self, &p, ExitReason::Killed);
         } else if is_task {
             self.schedule(p.clone());
         }

@@ -103,6 +103,26 @@ impl PooledStack {
     }
 }
 
+/// Bytes of the `len` bytes just below `top` (a stack's top, page-aligned) that are resident
+/// now (`mincore`); None when the kernel does not tell.
+pub(super) fn resident_below(top: usize, len: usize) -> Option<usize> {
+    let page = page_size();
+    let pages = len.div_ceil(page);
+    let start = top - pages * page;
+    let mut small = [0u8; 128];
+    let mut big = Vec::new();
+    let v: &mut [u8] = if pages <= small.len() {
+        &mut small[..pages]
+    } else {
+        big.resize(pages, 0);
+        &mut big
+    };
+    // SAFETY: `[start, top)` lies inside one of this module's stack mappings (the caller's
+    // coroutine stack, `len` at most its usable size) and `v` has one byte per page of it.
+    let r = unsafe { libc::mincore(start as *mut libc::c_void, pages * page, v.as_mut_ptr()) };
+    (r == 0).then(|| v.iter().filter(|b| **b & 1 != 0).count() * page)
+}
+
 /// Maps (and unmaps again) one coroutine stack of `size` usable bytes: whether stacks of
 /// that size can be made here at all (an address-space limit, `vm.overcommit_memory = 2`).
 pub(crate) fn probe(size: usize) -> io::Result<()> {

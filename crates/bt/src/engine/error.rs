@@ -119,6 +119,8 @@ pub struct ErrorInfo {
     source: Option<Src>,
     /// The text `bt run` prints for this error, when it came from the program API.
     rendered: Option<String>,
+    /// The byte span of the value a conversion failed on (`EngineError::at_value`).
+    value_span: Option<(usize, usize)>,
 }
 
 /// The file an error's spans point into.
@@ -151,6 +153,7 @@ impl EngineError {
             },
             source: None,
             rendered: None,
+            value_span: None,
         }))
     }
 
@@ -248,6 +251,28 @@ impl EngineError {
         let mut err = EngineError::new(EngineErrorKind::Conversion, "TypeError", e.kind, message);
         err.0.hint = e.hint;
         err
+    }
+
+    /// A conversion error of the value written at `span` of `source` (file `path`): the error
+    /// carries the source, the value's line and column, and a label under the value.
+    pub(crate) fn at_value(
+        mut self,
+        path: &str,
+        source: &str,
+        span: Option<crate::base::span::Span>,
+    ) -> EngineError {
+        let Some(span) = span else { return self };
+        let text: Arc<str> = Arc::from(source);
+        let (line, col) = line_col(&text, span.start as usize);
+        let info = &mut self.0;
+        info.location = Some((path.to_string(), line, col));
+        info.value_span = Some((span.start as usize, span.end as usize));
+        info.source = Some(Src {
+            named: NamedSource::new(path, text.clone()),
+            path: path.to_string(),
+            text,
+        });
+        self
     }
 
     /// True when the error carries the source its spans point into.
@@ -391,6 +416,12 @@ impl miette::Diagnostic for EngineError {
                     out.push(LabeledSpan::new(Some(l.message.clone()), s, n));
                 }
             }
+        } else if let Some((s, e)) = self.value_span {
+            let (s, n) = clamp(s, e);
+            out.push(LabeledSpan::new_primary_with_span(
+                Some("this value".to_string()),
+                (s, n),
+            ));
         } else if let Some((_, line, col)) = &self.location {
             let start = offset_of(src, *line, *col)?;
             let n = token_len(&src[start..]);

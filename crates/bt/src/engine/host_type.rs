@@ -93,6 +93,7 @@ impl<T: Send + 'static> FromValue for HostRef<T> {
             message: format!("expected a {} handle", std::any::type_name::<T>()),
             hint: None,
             path: String::new(),
+            steps: Vec::new(),
         })
     }
 }

@@ -148,10 +148,14 @@ impl Shared {
 
     /// The engine's own account is over `max_memory`: every process the engine's scripts
     /// started is killed (oldest first, so a supervisor goes before it could restart its
-    /// children; the main program's process is the evaluation's, ended by its trip), and a
-    /// running evaluation ends with `memory_limit` (`kill_main`: the watchdog's firing, for
-    /// a call from another process; the main program's own check trips itself). Once per
-    /// time the account goes over.
+    /// children; the main program's process is the evaluation's, ended by its trip) and the
+    /// runtime is fenced, so a process spawned during or after the sweep dies as it is made
+    /// (`RtHandle::stop_user_processes`); a running evaluation ends with `memory_limit`
+    /// (`kill_main`: the watchdog's firing, for a call from another process; the main
+    /// program's own check trips itself). The stop lasts until the next evaluation finds every
+    /// such process gone and the account back under the limit ([`Shared::recover_memory`]):
+    /// meanwhile every run of the engine stops at its first step, so what survived the sweep
+    /// for a moment (a run in progress on another thread) cannot grow the bomb again.
     fn stop_for_memory(&self, kill_main: bool) {
         if self.memory_stop.swap(true, Ordering::AcqRel) {
             return;
@@ -164,31 +168,39 @@ impl Shared {
         if kill_main {
             self.watchdog.fire(&rt, None, Limit::Memory);
         }
-        for p in rt.user_processes() {
-            if p.label() != "main" {
-                rt.kill(&p);
-            }
-        }
+        rt.stop_user_processes("main");
     }
 
-    /// Before an evaluation, with the engine's account over `max_memory`: stops every
-    /// process the scripts started (if that has not happened yet) and waits for their memory
-    /// to come back (they exit on the runtime's threads) — while any of them is alive, and
-    /// [`RECOVERY_SETTLE`] after the last, at most [`RECOVERY_WAIT`] in all. True when the
-    /// account is under its limit again (the evaluation may run); false at once when it is
-    /// over with no process to stop (the main program's own bindings hold the memory).
+    /// Before an evaluation, with the engine stopped at its memory limit: stops every process
+    /// the scripts started (if that has not happened yet) and waits for them to be gone and
+    /// their memory to come back (they exit on the runtime's threads) — while any of them is
+    /// alive, and [`RECOVERY_SETTLE`] after the last, at most [`RECOVERY_WAIT`] in all. True
+    /// when the account is under its limit again with no such process left: the stop ends
+    /// (spawns work again) and the evaluation may run; false when it is still over with no
+    /// process to stop (the main program's own bindings hold the memory).
     pub fn recover_memory(&self) -> bool {
-        let Some(rt) = self.rt.lock().clone() else {
+        let (Some(rt), Some(a)) = (self.rt.lock().clone(), self.account) else {
             return false;
         };
         let _mem = crate::memory::Scope::enter(self.account);
         let start = Instant::now();
         let mut none_since: Option<Instant> = None;
         loop {
-            if !self.engine_memory_over(false) {
-                return true;
+            crate::memory::flush();
+            if a.over() {
+                self.stop_for_memory(false);
             }
             let alive = rt.user_processes().iter().any(|p| p.label() != "main");
+            if !alive && !a.over() {
+                rt.lift_spawn_fence();
+                self.memory_stop.store(false, Ordering::Release);
+                return true;
+            }
+            if alive {
+                // Spawned before the fence by a run that was already past its check: the
+                // fence stays, so a second sweep ends them for good.
+                rt.stop_user_processes("main");
+            }
             let settled = match (alive, none_since) {
                 (true, _) => {
                     none_since = None;
@@ -207,19 +219,20 @@ impl Shared {
         }
     }
 
-    /// Is the engine's own account over `max_memory`? Stops its processes the first time
-    /// (see [`Shared::stop_for_memory`]); clears that once the account is back under.
+    /// Is the engine stopped at its memory limit? Stops its processes the first time its
+    /// account is over (see [`Shared::stop_for_memory`]); stays so until
+    /// [`Shared::recover_memory`] ends the stop.
     fn engine_memory_over(&self, kill_main: bool) -> bool {
         let Some(a) = self.account else {
             return false;
         };
+        if self.memory_stop.load(Ordering::Acquire) {
+            return true;
+        }
         crate::memory::flush();
         if a.over() {
             self.stop_for_memory(kill_main);
             return true;
-        }
-        if self.memory_stop.load(Ordering::Relaxed) {
-            self.memory_stop.store(false, Ordering::Relaxed);
         }
         false
     }

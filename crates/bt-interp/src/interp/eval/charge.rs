@@ -165,6 +165,11 @@ impl Ctx {
         if let Some(kind) = self.limit_met() {
             return Err(self.limit_hit(kind));
         }
+        // A process told to exit (killed at the engine's memory limit, say) whose run has not
+        // reached a check yet starts nothing more: its exit goes on from here.
+        if let Some(r) = crate::interp::actor::cx_of(self).and_then(|cx| cx.exiting()) {
+            return Err(Unwind::Exit(r.to_value()));
+        }
         if crate::memory::current_over() {
             // The embedder's hook sees it too (an engine over its limit stops every process
             // its scripts started), then this run ends.

@@ -93,6 +93,9 @@ fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult 
         let n = ctx.class_name_of(block);
         return Err(ctx.type_err(format!("Timer expects a Block, not {n}")));
     }
+    // A timer starts processes: as a spawn, refused over the memory limit or once the
+    // running process was told to exit.
+    ctx.memory_check()?;
     let sys = sys_of(ctx)?;
     let block = transfer_in(ctx, block);
     let s2 = sys.clone();

@@ -205,6 +205,7 @@ impl Runner {
             co: None,
             timeout: None,
             mem: Default::default(),
+            stack: Default::default(),
         });
         let slot = (w.slots.len() - 1) as u32;
         let gen = w.slots[slot as usize].gen;

@@ -29,7 +29,31 @@ pub(super) struct Slot {
     pub(super) timeout: Option<(u64, Arc<Waiter>)>,
     /// The memory account the coroutine is charged to while suspended (per-actor limits).
     pub(super) mem: crate::memory::CoAccount,
+    /// What the coroutine's stack is charged to its thread's account (see
+    /// [`Worker::charge_stack`]).
+    pub(super) stack: StackCharge,
 }
+
+/// Resident stack pages charged to a memory account: the counting allocator does not see a
+/// coroutine's mapped stack, so a suspended coroutine (a process blocked in a call, a sleep,
+/// a receive, or preempted) is charged for the pages of its stack that are resident when it
+/// first suspends in a run (`mincore` over the top of the stack: the frames the interpreter
+/// checks its depth in are a fraction of what deeper calls touched), and again when it
+/// suspends deeper, until the run is over. The running coroutines (one per worker), the
+/// spares and the pool are a constant per worker and are not charged.
+#[derive(Default)]
+pub(super) struct StackCharge {
+    account: Option<&'static crate::memory::Account>,
+    bytes: usize,
+    /// The top of the coroutine's stack (set when the slot gets a coroutine).
+    top: usize,
+    /// The lowest usable address of that stack.
+    low: usize,
+}
+
+/// Pages below the deepest stack pointer a coroutine was seen at that its frames may have
+/// touched (the frames between two checks of the interpreter).
+const STACK_MARGIN: usize = 8 * 1024;
 
 /// One worker thread's private state.
 pub(crate) struct Worker {
@@ -306,6 +330,7 @@ impl Worker {
                     co: None,
                     timeout: None,
                     mem: Default::default(),
+                    stack: Default::default(),
                 });
                 (self.slots.len() - 1) as u32
             }
@@ -319,6 +344,8 @@ impl Worker {
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
         HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
+        let sc = &mut self.slots[slot as usize].stack;
+        (sc.top, sc.low) = (top, low);
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
             let mut deepest = top;
             while let Some((p, wake)) = HANDOFF.with(|h| h.borrow_mut().take()) {
@@ -369,6 +396,9 @@ impl Worker {
             .driving
             .store(0, Ordering::Relaxed);
         let s = &mut self.slots[slot as usize];
+        if matches!(r, Ok(CoroutineResult::Yield(_))) {
+            Self::charge_stack(&mut s.stack);
+        }
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
                 s.co = Some(co);
@@ -404,10 +434,41 @@ impl Worker {
         }
     }
 
+    /// Charges a coroutine that just suspended for the stack it used (only what is more than
+    /// it is charged already: its pages stay resident until the stack is trimmed), to the
+    /// account of the thread (its engine's; `StackCharge`).
+    fn charge_stack(c: &mut StackCharge) {
+        let depth = crate::runtime::sched::SUSPEND_DEPTH.with(|d| d.replace(0));
+        if c.top == 0 || (c.bytes != 0 && depth + STACK_MARGIN <= c.bytes) {
+            return;
+        }
+        if c.account.is_none() {
+            c.account = crate::memory::current();
+        }
+        let Some(a) = c.account else { return };
+        let window = (depth + STACK_MARGIN).max(KEEP_RESIDENT).min(c.top - c.low);
+        let want = crate::runtime::stack::resident_below(c.top, window)
+            .unwrap_or(window)
+            .max(depth);
+        if want > c.bytes {
+            a.charge((want - c.bytes) as isize);
+            c.bytes = want;
+        }
+    }
+
+    /// Gives back what a coroutine's stack was charged (its run is over).
+    fn uncharge_stack(c: &mut StackCharge) {
+        if let Some(a) = c.account.take() {
+            a.charge(-(c.bytes as isize));
+        }
+        c.bytes = 0;
+    }
+
     /// A runner's process run is over (the process idle or exited): a new generation for
     /// the slot (late wake-ups of the run are ignored), and the runner is kept as a spare.
     fn runner_idle(&mut self, slot: u32, mut co: Co) {
         let s = &mut self.slots[slot as usize];
+        Self::uncharge_stack(&mut s.stack);
         s.gen = s.gen.wrapping_add(1);
         s.timeout = None;
         // The next process this runner runs starts with the thread's own account.
@@ -448,6 +509,7 @@ impl Worker {
             std::mem::forget(co);
         }
         let s = &mut self.slots[slot as usize];
+        Self::uncharge_stack(&mut s.stack);
         s.gen = s.gen.wrapping_add(1);
         s.co = None;
         s.timeout = None;
