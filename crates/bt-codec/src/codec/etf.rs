@@ -82,7 +82,7 @@ pub fn node_id(ctx: &Ctx) -> NodeId {
             creation: d.creation(),
         },
         None => NodeId {
-            name: crate::interp::prims::actor_node::NO_NODE.to_string(),
+            name: crate::interp::distribution::NO_NODE.to_string(),
             creation: 0,
         },
     }

@@ -32,9 +32,9 @@ use super::conn::{self, atom, frame, CallDest};
 use super::node::{node_err, stopped, DistNode, Once};
 use super::remote::{bt_peer, call, call_dest, raise, SERVICE_TIMEOUT};
 use crate::interp::actor::await_external;
+use crate::interp::distribution::{Dest, ErlProc, NodeError};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::{Dest, ErlProc, NodeError};
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
 

@@ -29,9 +29,9 @@ use eetf::{Atom, Binary, FixInteger, List, Map, Term, Tuple};
 use super::node::DistNode;
 use crate::codec::etf::{atom, local_pid, NodeId};
 use crate::interp::actor::{await_external, ActorSys, Done};
+use crate::interp::distribution::{CallReply, ErlangInterop, NodeError};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::prims::actor_node::{CallReply, Distribution, NodeError};
 use crate::interp::prims::actor_node_remote::remote_actor;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::interp::prims::node_query::{manifest_value, shape_manifest};
@@ -408,7 +408,7 @@ pub fn fetch_status(
     })
 }
 
-/// `Distribution::query` of a named node: asks `node` and turns the answer into bt values.
+/// `NodeServices::query` of a named node: asks `node` and turns the answer into bt values.
 pub fn query(
     d: &DistNode,
     ctx: &mut Ctx,

@@ -271,7 +271,7 @@ impl ActorSys {
             counters: Mutex::new(HashMap::new()),
             supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
             privileged: std::sync::atomic::AtomicBool::new(true),
-            node_name: Sym::new(crate::interp::prims::actor_node::NO_NODE),
+            node_name: Sym::new(crate::interp::distribution::NO_NODE),
             node_class,
             system_announcer: Mutex::new(None),
             groups: Default::default(),

@@ -202,7 +202,7 @@ pub struct Program {
     pub embedded: AtomicBool,
     /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
     /// Node primitives; unset on `nonode@nohost`.
-    pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
+    pub dist: std::sync::OnceLock<Arc<dyn crate::interp::distribution::Distribution>>,
     /// The Erlang node `Erlang` calls without a native implementation are forwarded to
     /// (`bt run --erlang-peer NODE`, `prims::erlang`); unset: such calls are `undef`.
     pub erlang_peer: std::sync::OnceLock<crate::value::Sym>,

@@ -7,9 +7,9 @@
 //! `Actor allRegisteredOn: erlNode` is `erlang:registered()` there, as name proxies.
 
 use crate::interp::actor::handle::downcast;
+use crate::interp::distribution::{Dest, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::prims::actor_node::{Dest, ErlProc};
 use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};

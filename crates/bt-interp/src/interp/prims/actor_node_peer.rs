@@ -5,14 +5,14 @@
 //! Against a bt node `named:on:` first checks there that the name is registered (and of the
 //! class asked for), as `named:` does locally. A local name proxy sent to another node
 //! arrives as a `RemoteName` of its origin node (the codec's resolver), so it keeps resolving
-//! there. The network side is `Distribution::send_remote` (implemented in `crate::dist`).
+//! there. The network side is `RemoteActors::send_remote` (implemented in `crate::dist`).
 
 use std::any::Any;
 
 use crate::interp::actor::handle::native;
+use crate::interp::distribution::Dest;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::Dest;
 use crate::interp::prims::actor_node_remote::{check_name, node_of, timeout_of};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};

@@ -3,7 +3,7 @@
 //!
 //! * [`RemoteActor`] — an actor on another node (from `spawnOn:`, a lookup, or a pid that
 //!   arrived in a message). Sends through it are ordinary sends: sync by default
-//!   (`Distribution::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
+//!   (`RemoteActors::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
 //!   the target node's service (on an Erlang node: exit signals and `rex`,
 //!   [`super::actor_node_erl`]); `monitor`/`onExit:` watch the process over the link
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
@@ -15,7 +15,8 @@
 //!   which resolves the class by name there (`class_not_found`) and spawns exactly as a
 //!   local spawn. Remote actors are never linked to their creator.
 //!
-//! The network side is the [`Distribution`] trait (implemented in `crate::dist`).
+//! The network side is the [`Distribution`](crate::interp::distribution::Distribution)
+//! interface (implemented in `crate::dist`).
 
 use std::any::Any;
 use std::sync::Arc;
@@ -24,10 +25,11 @@ use parking_lot::Mutex;
 
 use crate::interp::actor::handle::{downcast, native};
 use crate::interp::actor::send::REFERENCE_LOCAL;
+use crate::interp::distribution::{Dest, Distribution, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::spawn_actor;
-use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution, ErlProc};
+use crate::interp::prims::actor_node::{node_arg, node_value};
 use crate::interp::prims::actor_node_erl::erl;
 use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::{class_arg, sym_arg};

@@ -4,7 +4,7 @@
 //! `insecure_distribution`, …).
 //!
 //! `Node current` is answered here from the runtime; any other node is asked over the
-//! connection through [`Distribution::query`](super::actor_node::Distribution::query)
+//! connection through [`NodeServices::query`](super::actor_node::NodeServices::query)
 //! (implemented by `crate::dist::query`, which talks to the peer's reserved query service).
 //! Actors of another node come back as remote actor handles and snapshot pids as remote
 //! pids (`prims::actor_node_remote`): they print with the connection index of their node

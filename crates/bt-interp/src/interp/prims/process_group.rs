@@ -1,7 +1,7 @@
 //! `ProcessGroup` (14.1): named groups of actors, interoperable with Erlang's `pg` (default
 //! scope). This node's memberships are kept here, in [`Groups`] (one per actor system); the
 //! members on other nodes are the distribution layer's (`crate::dist::pg`, reached through
-//! `Distribution::group_changed` / `group_remote_members` / `group_remote_which`), which
+//! `ProcessGroups::group_changed` / `group_remote_members` / `group_remote_which`), which
 //! also tells the other nodes' `pg` scopes of every change here.
 //!
 //! As in `pg`: joining twice counts twice (and `leave:` removes one membership); a member

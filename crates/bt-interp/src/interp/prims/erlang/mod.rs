@@ -146,7 +146,7 @@ pub fn apply(ctx: &mut Ctx, module: &str, selector: &str, args: &[Value]) -> Eva
 /// `module:function(args…)` run on the Erlang peer by rpc (`rpc:call/4`); a
 /// `{badrpc, Reason}` answer becomes the failure Erlang reported.
 fn forward(ctx: &mut Ctx, peer: Sym, module: &str, function: &str, args: &[Value]) -> R {
-    let op = crate::interp::prims::actor_node::ErlProc::Apply {
+    let op = crate::interp::distribution::ErlProc::Apply {
         module: Sym::new(module),
         function: Sym::new(function),
         args: args.to_vec(),
