@@ -26,6 +26,7 @@ pub mod memlimit;
 pub mod relay;
 pub mod send;
 pub mod slots;
+pub mod target;
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -40,7 +41,8 @@ use crate::interp::program::Program;
 use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
 use crate::value::{ClassRef, Sym, Value};
 
-pub use crate::interp::actor::send::{cast, intercept, top_display};
+pub use crate::interp::actor::send::top_display;
+pub use crate::interp::actor::target::{cast, intercept};
 
 /// The evaluator's reductions between preemptions (`Ctx::new`).
 pub(crate) const DEFAULT_BUDGET: u32 = 4000;

@@ -82,6 +82,7 @@ pub fn register(p: &mut Prims) {
     });
     p.add(n, "connect", connect);
 
+    p.send_target(crate::interp::actor::target::target_of::<super::actor_node_peer::RemoteName>);
     p.add_class("Actor", "named:on:", super::actor_node_peer::named_on);
     super::actor_node_remote::register(p);
     p.add("Pid", "node", |ctx, _, _| current(ctx));

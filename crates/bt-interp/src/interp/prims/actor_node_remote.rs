@@ -18,6 +18,7 @@
 //! The network side is the [`Distribution`](crate::interp::distribution::Distribution)
 //! interface (implemented in `crate::dist`).
 
+use crate::interp::actor::target::{target_of, SendTarget};
 use std::any::Any;
 use std::sync::Arc;
 
@@ -31,7 +32,6 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::actor::spawn_actor;
 use crate::interp::prims::actor_node::{node_arg, node_value};
 use crate::interp::prims::actor_node_erl::erl;
-use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::{class_arg, sym_arg};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
@@ -257,6 +257,9 @@ pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
 }
 
 pub fn register(p: &mut Prims) {
+    p.send_target(target_of::<RemoteActor>);
+    p.send_target(target_of::<RemotePid>);
+    p.send_target(target_of::<RemoteRef>);
     let a = "Actor";
     p.add_class(a, "spawnOn:", |ctx, r, a| {
         spawn_on(ctx, r, &a[0], None, None)
@@ -411,12 +414,27 @@ pub fn check_name(
 /// Selectors a remote handle answers from the handle, without a message.
 const HANDLE_LOCAL: &[&str] = &["respondsTo:"];
 
-/// Sends to a [`RemoteActor`], [`RemotePid`] or [`RemoteRef`] (from `actor::send::intercept`).
-pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
-    if let Some(ra) = downcast::<RemoteActor>(recv) {
-        return actor_send(ctx, ra, sel, args);
+impl SendTarget for RemoteActor {
+    fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        actor_send(ctx, self, sel, args)
     }
-    if let Some(p) = downcast::<RemotePid>(recv) {
+
+    fn cast(
+        &self,
+        ctx: &mut Ctx,
+        _recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Option<Result<(), Unwind>> {
+        cast_to(ctx, self.node, self.dest(), sel, args)
+    }
+}
+
+impl SendTarget for RemotePid {
+    /// What a Pid of another node answers: its node, liveness, `kill`, `exit:` (by the node
+    /// service there, or Erlang's own operations on an Erlang node).
+    fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        let p = self;
         let (node, number) = (p.node, p.number);
         let dest = Dest::Pid {
             number,
@@ -443,8 +461,14 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
             _ => return None,
         });
     }
-    if let Some(rr) = downcast::<RemoteRef>(recv) {
-        return Some(match sel.as_str() {
+}
+
+impl SendTarget for RemoteRef {
+    /// A monitor of a process of another node: `whenDown:` starts watching, `demonitor`
+    /// stops.
+    fn send(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        let rr = self;
+        Some(match sel.as_str() {
             "whenDown:" => {
                 let (node, dest) = (rr.node, rr.dest);
                 let d = match dist(ctx, node) {
@@ -454,9 +478,7 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
                 let block = a0(args);
                 match d.watch_remote(ctx, node, dest, block) {
                     Ok(id) => {
-                        if let Some(rr) = downcast::<RemoteRef>(recv) {
-                            *rr.watch.lock() = Some(id);
-                        }
+                        *rr.watch.lock() = Some(id);
                         Ok(recv.clone())
                     }
                     Err(u) => Err(u),
@@ -471,9 +493,8 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
             }
             "asString" => Ok(Value::str(rr.print_string())),
             _ => return None,
-        });
+        })
     }
-    None
 }
 
 /// `monitor` on a process of `node` (by pid, or an Erlang peer's registered name): a
@@ -604,15 +625,14 @@ pub fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     }
 }
 
-/// The cast hook for remote handles (`actor::send::cast`): `Some` when `recv` is one.
-pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {
-    let (node, dest) = if let Some(ra) = downcast::<RemoteActor>(recv) {
-        (ra.node, ra.dest())
-    } else if let Some(rn) = downcast::<RemoteName>(recv) {
-        (rn.node, Dest::Name(rn.name))
-    } else {
-        return None;
-    };
+/// A cast (`!`) to `dest` on `node` (a remote actor, or a name proxy of another node).
+pub(crate) fn cast_to(
+    ctx: &mut Ctx,
+    node: Sym,
+    dest: Dest,
+    sel: Sym,
+    args: &[Value],
+) -> Option<Result<(), Unwind>> {
     let d = match dist(ctx, node) {
         Ok(d) => d,
         Err(u) => return Some(Err(u)),

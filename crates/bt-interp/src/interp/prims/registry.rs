@@ -14,6 +14,7 @@
 
 use std::collections::HashMap;
 
+use crate::interp::actor::target::TargetOf;
 use crate::interp::eval::{Ctx, PrimFn, Unwind};
 use crate::interp::prims::number::units as big;
 use crate::value::Sym;
@@ -140,6 +141,9 @@ pub struct Prims {
     pub duplicates: Vec<(&'static str, &'static str, bool)>,
     /// Where a duplicate registration's `.cost(..)` lands (never installed).
     discarded: Option<Prim>,
+    /// The kinds of process reference a send to a native value is offered to, in
+    /// registration order (`interp::actor::target`).
+    pub send_targets: Vec<TargetOf>,
 }
 
 impl Prims {
@@ -177,6 +181,13 @@ impl Prims {
                 self.discarded.insert(Prim::free(f))
             }
         }
+    }
+
+    /// Registers a kind of process reference: sends and casts to a native value of that kind
+    /// go through its [`SendTarget`](crate::interp::actor::target::SendTarget) (`p.send_target(
+    /// target_of::<ActorRef>)`).
+    pub fn send_target(&mut self, of: TargetOf) {
+        self.send_targets.push(of);
     }
 
     /// The primitive registered for a class, side and selector.
