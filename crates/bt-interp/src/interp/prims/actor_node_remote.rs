@@ -440,7 +440,7 @@ impl SendTarget for RemotePid {
             number,
             creation: p.creation,
         };
-        return Some(match sel.as_str() {
+        Some(match sel.as_str() {
             "node" => node_value(ctx, node),
             "isAlive" => alive(ctx, node, dest),
             // Booleans, as for a local Pid (an older node answers `#ok` to `kill`).
@@ -459,7 +459,7 @@ impl SendTarget for RemotePid {
             }
             "asString" => Ok(Value::str(p.print_string())),
             _ => return None,
-        });
+        })
     }
 }
 
