@@ -288,12 +288,58 @@ pub(crate) fn arith_fault_on(ctx: &Ctx, r: &Value, a: &Value) -> Unwind {
     arith_fault_detailed(ctx, Some(arith_detail(ctx.cur_sel.as_str(), r, a)))
 }
 
+/// The class name of a built-in value, without needing the class table (user instances and
+/// classes report their own class name).
+pub fn class_name(v: &Value) -> String {
+    let s = match v {
+        Value::Nil => "UndefinedObject",
+        Value::True => "True",
+        Value::False => "False",
+        Value::Int(_) | Value::BigInt(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Char(_) => "Character",
+        Value::Symbol(_) => "Symbol",
+        Value::Str(_) => "String",
+        Value::Binary(_) => "Binary",
+        Value::List(_) => "List",
+        Value::Array(_) => "Array",
+        Value::Tuple(_) => "Tuple",
+        Value::Dict(_) => "Dictionary",
+        Value::Set(_) => "Set",
+        Value::Bag(_) => "Bag",
+        Value::Queue(_) => "Queue",
+        Value::Interval(_) => "Interval",
+        Value::Object(o) => return o.class.name.as_str().to_string(),
+        Value::Class(c) => return format!("{} class", c.name),
+        Value::Meta(_) => "Metaclass",
+        Value::Block(_) => "Block",
+        Value::Native(n) => return n.0.class().name.as_str().to_string(),
+    };
+    s.to_string()
+}
+
+/// `a String`, `an Integer`, `nil`.
+pub fn article_class(v: &Value) -> String {
+    match v {
+        Value::Nil => "nil".to_string(),
+        _ => {
+            let n = class_name(v);
+            let an = n.starts_with(['A', 'E', 'I', 'O', 'U']);
+            format!("{} {n}", if an { "an" } else { "a" })
+        }
+    }
+}
+
 /// The line under an arithmetic fault's report: `` `1 / 0`: division by zero ``, or
 /// `` `3 + "x"`: Integer + String, and "x" is not a number `` (operands of other classes
 /// are shown by class: `an Account`; long ones are cut).
 pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
-    use crate::interp::prims::fault::{article_class, class_name};
-    use crate::interp::prims::number::pure::num;
+    let num = |v: &Value| {
+        matches!(
+            v,
+            Value::Int(_) | Value::Char(_) | Value::BigInt(_) | Value::Float(_)
+        )
+    };
     let shown = |v: &Value| match crate::interp::print::simple_print(v) {
         Some(s) => crate::diagnostic::cap_quote(&s, 40).into_owned(),
         None => article_class(v),
@@ -308,7 +354,7 @@ pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
         sel,
         "/" | "%" | "\\\\" | "rem:" | "mod:" | "div:" | "quo:" | "reciprocal"
     );
-    match (num(r).is_some(), num(a).is_some()) {
+    match (num(r), num(a)) {
         (true, true) if division && zero => format!("{expr}: division by zero"),
         (true, true) => format!(
             "{expr}: {} {sel} {} has no number as its answer",
