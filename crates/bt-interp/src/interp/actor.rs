@@ -21,6 +21,7 @@
 #![allow(unsafe_code)]
 
 pub mod behaviour;
+pub mod groups;
 pub mod handle;
 pub mod memlimit;
 pub mod relay;
@@ -258,7 +259,7 @@ pub struct ActorSys {
     /// `SystemAnnouncer current` (made on first use; `prims::announce`).
     pub system_announcer: Mutex<Option<Value>>,
     /// This node's process-group memberships (14.1, `prims::process_group`).
-    pub groups: crate::interp::prims::process_group::Groups,
+    pub groups: crate::interp::actor::groups::Groups,
 }
 
 impl ActorSys {

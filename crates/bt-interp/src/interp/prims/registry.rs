@@ -15,8 +15,10 @@
 use std::collections::HashMap;
 
 use crate::interp::actor::target::TargetOf;
-use crate::interp::eval::{Ctx, PrimFn, Unwind};
+use crate::interp::eval::{Ctx, EvalResult, PrimFn, Unwind};
 use crate::interp::prims::number::units as big;
+use crate::interp::program::Program;
+use crate::value::ClassRef;
 use crate::value::Sym;
 use crate::value::Value;
 
@@ -144,6 +146,39 @@ pub struct Prims {
     /// The kinds of process reference a send to a native value is offered to, in
     /// registration order (`interp::actor::target`).
     pub send_targets: Vec<TargetOf>,
+    /// What the evaluator asks of primitive modules without naming them.
+    pub hooks: Hooks,
+}
+
+/// A collection update that mutates its receiver (in place when nothing else shares it):
+/// `x := x add: y` runs one when `x` holds a collection whose class keeps the built-in
+/// selector (`prims::collections::in_place`).
+pub type InPlaceFn = fn(&mut Ctx, &mut Value, &[Value]) -> EvalResult;
+
+/// The evaluator's questions to primitive modules, answered by functions those modules
+/// install when they register (so the evaluator, classes, program and errors never name
+/// `prims`). Each has a plain default for a registry without that module.
+#[derive(Clone, Copy)]
+pub struct Hooks {
+    /// The in-place variant of an update selector for this receiver, if it has one.
+    pub in_place: fn(&Value, Sym) -> Option<InPlaceFn>,
+    /// The value of a capitalised name that is no class: a declared protocol's object.
+    pub global: fn(&Ctx, Sym) -> Option<Value>,
+    /// Does class `c` conform to the protocol `name` (a pattern's type test)?
+    pub conforms: fn(&Program, &ClassRef, Sym) -> bool,
+    /// The decimal printString of a big Integer, metered so a limit lands between pieces.
+    pub big_int_string: fn(&mut Ctx, &Value) -> Result<String, Unwind>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks {
+            in_place: |_, _| None,
+            global: |_, _| None,
+            conforms: |_, _, _| false,
+            big_int_string: |_, v| Ok(crate::interp::print::simple_print(v).unwrap_or_default()),
+        }
+    }
 }
 
 impl Prims {

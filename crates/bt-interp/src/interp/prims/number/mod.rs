@@ -189,6 +189,7 @@ fn between(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 pub fn register(p: &mut Prims) {
+    p.hooks.big_int_string = metered::int_string;
     let c = "Number";
     p.add(c, "+", add).cost(Cost::BigLinear);
     p.add(c, "-", sub).cost(Cost::BigLinear);
