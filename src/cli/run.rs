@@ -137,8 +137,8 @@ impl Sandbox {
     }
 
     /// Puts the sandbox in force on `grants` (when it is on).
-    fn apply(&self, grants: &crate::interp::prims::capability::Grants) {
-        use crate::interp::prims::capability::Capability;
+    fn apply(&self, grants: &crate::interp::capability::Grants) {
+        use crate::interp::capability::Capability;
         if !self.on() {
             return;
         }

@@ -15,7 +15,9 @@
 //! when a cycle is broken, and the test fails when it is higher than needed.
 //!
 //! The scan is textual on comment- and string-free code: `use` groups (nested, over several
-//! lines) are expanded, inline `mod name { … }` blocks shift what `super::` means.
+//! lines) are expanded, inline `mod name { … }` blocks shift what `super::` means. Test code
+//! is left out — `#[cfg(test)]` modules, inline or in their own file — since a unit test
+//! may drive a low module through the whole interpreter.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -24,10 +26,12 @@ use std::path::{Path, PathBuf};
 const GOAL: usize = 3;
 
 /// The largest strongly connected component allowed today: bt-interp's core — evaluation,
-/// primitives, actors, program and errors naming each other — is one cycle. This is a
+/// lowering, classes, program, errors, the actor glue and the primitive registry naming each
+/// other — is one cycle (the primitives are outside it: the core reaches them only through
+/// the registry). This is a
 /// ceiling, not the goal: it may only go down. Lower it as cycles are broken (the test says
 /// when); once it reaches [`GOAL`] it stays there.
-const CEILING: usize = 113;
+const CEILING: usize = 40;
 
 /// Code with comments removed and string/char literals emptied (so braces count right).
 fn code_only(text: &str) -> String {
@@ -223,10 +227,14 @@ fn module_files(src: &Path) -> BTreeMap<String, PathBuf> {
         // `#[path]` values are emptied by `code_only`; read them from the raw lines.
         let mut path_attr: Option<String> = None;
         let mut depth = 0usize;
+        let mut test_only = false;
         for (raw, line) in text.lines().zip(code.lines()) {
             let t = line.trim();
             if let Some(p) = raw.trim().strip_prefix("#[path = \"") {
                 path_attr = p.split('"').next().map(str::to_string);
+            }
+            if t == "#[cfg(test)]" {
+                test_only = true;
             }
             let decl = t
                 .trim_start_matches("pub(crate) ")
@@ -252,12 +260,15 @@ fn module_files(src: &Path) -> BTreeMap<String, PathBuf> {
                         } else {
                             format!("{module}::{name}")
                         };
-                        todo.push((m, child));
+                        if !test_only {
+                            todo.push((m, child));
+                        }
                     }
                 }
             }
             if !t.starts_with("#[") {
                 path_attr = None;
+                test_only = false;
             }
             for ch in line.chars() {
                 match ch {
@@ -311,6 +322,28 @@ fn named_paths(code: &str, module: &str, children: &BTreeSet<String>) -> Vec<Nam
             let rest = after.trim_start();
             let name = ident_at(rest);
             if !name.is_empty() && rest[name.len()..].trim_start().starts_with('{') {
+                if code[..i].trim_end().ends_with("#[cfg(test)]") {
+                    // Test code: skip to the end of the module.
+                    let open = i + id.len() + (after.len() - rest.len()) + name.len();
+                    let open = open + code[open..].find('{').unwrap_or(0);
+                    let mut d = 0usize;
+                    let mut j = open;
+                    for (k, ch) in code[open..].char_indices() {
+                        match ch {
+                            '{' => d += 1,
+                            '}' => {
+                                d -= 1;
+                                if d == 0 {
+                                    j = open + k + 1;
+                                    break;
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    i = j.max(i + 1);
+                    continue;
+                }
                 inline.push((depth, name.to_string()));
             }
             i += id.len();
@@ -586,7 +619,9 @@ fn the_scan_expands_use_trees_and_finds_components() {
         .map(|(p, _)| p.join("::"))
         .collect();
     assert_eq!(found, ["m::z::W"]);
-    let code = code_only("mod tests {\n use super::Thing;\n}\n use crate::a::B;");
+    let code = code_only(
+        "mod tests {\n use super::Thing;\n}\n use crate::a::B;\n#[cfg(test)]\nmod t { use crate::c::D; }",
+    );
     let found: Vec<String> = named_paths(&code, "m", &children)
         .iter()
         .map(|(p, _)| p.join("::"))

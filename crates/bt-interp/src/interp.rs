@@ -24,6 +24,7 @@
 
 pub mod actor;
 pub mod block_code;
+pub mod capability;
 pub mod checker;
 pub mod class;
 pub mod distribution;
@@ -41,6 +42,7 @@ pub mod method_table;
 pub mod prims;
 pub mod print;
 pub mod program;
+pub mod registry;
 pub mod source_gc;
 pub mod stdlib;
 

@@ -3,7 +3,7 @@
 //! ([`NameRef`](super::handle::NameRef)), and the references to processes of other nodes
 //! (a remote actor, pid, monitor reference, name proxy). Each implements [`SendTarget`]
 //! where it is defined and registers it with the primitive registry
-//! ([`Prims::send_target`](crate::interp::prims::registry::Prims::send_target)); the
+//! ([`Prims::send_target`](crate::interp::registry::Prims::send_target)); the
 //! evaluator's send of a native value asks the registered kinds in order (local actor
 //! handles first: the common case pays one type test) and the first that recognises the
 //! value decides.

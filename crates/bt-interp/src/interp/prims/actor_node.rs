@@ -9,7 +9,7 @@
 //! in `Program::dist`. Without it (no `--name`) the node is `nonode@nohost` and `connect`
 //! answers `node_down` (8.1).
 
-use crate::interp::prims::capability::{require, Capability};
+use crate::interp::capability::{require, Capability};
 use std::sync::Arc;
 
 use crate::interp::actor::await_external;

@@ -32,7 +32,7 @@ pub mod stream;
 /// A primitive that may update its receiver in place. The evaluator may call it with the only
 /// reference to the receiver (for `x := x at: k put: v`), which makes updates O(1) amortised;
 /// it answers the updated collection and leaves the receiver untouched when it raises.
-pub use crate::interp::prims::registry::InPlaceFn;
+pub use crate::interp::registry::InPlaceFn;
 
 /// Registers every collection primitive.
 pub fn register(p: &mut Prims) {

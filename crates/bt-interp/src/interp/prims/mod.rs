@@ -40,7 +40,6 @@ pub mod atomic;
 pub mod binary;
 pub mod block;
 pub mod boolean;
-pub mod capability;
 pub mod character;
 pub mod class;
 pub mod codec;
@@ -67,7 +66,6 @@ pub mod protocol;
 pub mod random;
 pub mod reflection;
 pub mod regex;
-pub mod registry;
 pub mod search_eq;
 pub mod string;
 pub mod supervision;
@@ -83,6 +81,14 @@ use crate::interp::eval::{Ctx, Prims, Unwind};
 use crate::value::{ClassRef, Sym, Value};
 
 /// Registers every primitive module.
+/// The primitive tables every program uses, registered once per process (they depend on
+/// nothing but the code): what `Program::bootstrap` installs.
+pub fn shared() -> &'static crate::interp::registry::SharedPrims {
+    static SHARED: std::sync::OnceLock<crate::interp::registry::SharedPrims> =
+        std::sync::OnceLock::new();
+    SHARED.get_or_init(|| crate::interp::registry::SharedPrims::build(register_all))
+}
+
 pub fn register_all(p: &mut Prims) {
     object::register(p);
     boolean::register(p);

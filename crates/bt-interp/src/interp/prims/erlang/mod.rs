@@ -18,9 +18,9 @@
 use std::any::Any;
 
 use crate::interp::actor::handle::{downcast, native};
+use crate::interp::capability::{require, Capability};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::capability::{require, Capability};
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 mod lists;

@@ -58,8 +58,7 @@ pub mod float;
 pub mod integer;
 pub mod metered;
 pub mod pure;
-pub(crate) mod units;
-use crate::interp::prims::registry::Cost;
+use crate::interp::registry::Cost;
 
 binary_prim! {
     add => |r, a| num::arith(Op::Add, r, a);

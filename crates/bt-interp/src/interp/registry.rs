@@ -16,11 +16,14 @@ use std::collections::HashMap;
 
 use crate::interp::actor::target::TargetOf;
 use crate::interp::eval::{Ctx, EvalResult, PrimFn, Unwind};
-use crate::interp::prims::number::units as big;
 use crate::interp::program::Program;
 use crate::value::ClassRef;
 use crate::value::Sym;
 use crate::value::Value;
+use big_units as big;
+
+pub mod big_units;
+pub mod input_units;
 
 /// How the work of a primitive grows with its inputs: the units charged before it runs (a
 /// byte is one unit, see `interp::eval::charge`).
@@ -56,9 +59,7 @@ impl Cost {
     pub fn units(self, r: &Value, a: &[Value]) -> usize {
         match self {
             Cost::Free => 0,
-            Cost::InputBytes | Cost::Copy | Cost::Grow(_) => {
-                crate::interp::prims::string::input_units(r, a)
-            }
+            Cost::InputBytes | Cost::Copy | Cost::Grow(_) => input_units::input_units(r, a),
             Cost::RepeatResult | Cost::PadResult => {
                 let n = match a.first() {
                     Some(Value::Int(i)) => (*i).max(0) as usize,
@@ -269,10 +270,10 @@ impl std::ops::Deref for SharedPrims {
     }
 }
 
-/// The process's primitive tables (see [`SharedPrims`]).
-pub fn shared() -> &'static SharedPrims {
-    static SHARED: std::sync::OnceLock<SharedPrims> = std::sync::OnceLock::new();
-    SHARED.get_or_init(|| {
+impl SharedPrims {
+    /// The tables `register` fills (every primitive module's registration,
+    /// `prims::register_all`), indexed by class.
+    pub fn build(register: fn(&mut Prims)) -> SharedPrims {
         // Sized above the registry (~1,340 primitives, most on the instance side), so
         // registering never rehashes (growing the tables cost ~0.3M instructions).
         let mut prims = Prims {
@@ -280,7 +281,7 @@ pub fn shared() -> &'static SharedPrims {
             class_side: PrimTable::with_capacity_and_hasher(384, Default::default()),
             ..Prims::default()
         };
-        crate::interp::prims::register_all(&mut prims);
+        register(&mut prims);
         let mut by_class: ByClass = HashMap::with_capacity_and_hasher(128, Default::default());
         for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
             for ((c, s), p) in table {
@@ -294,5 +295,5 @@ pub fn shared() -> &'static SharedPrims {
             v.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
         }
         SharedPrims { prims, by_class }
-    })
+    }
 }
