@@ -638,15 +638,3 @@ fn the_scan_expands_use_trees_and_finds_components() {
     .collect();
     assert_eq!(components(&g), vec![vec!["a", "b", "c"]]);
 }
-
-#[test]
-#[ignore]
-fn dump_edges() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let g = file_graph(&root.join("crates/bt-interp/src"));
-    for (f, es) in &g {
-        for e in es {
-            println!("EDGE {f} -> {e}");
-        }
-    }
-}
