@@ -102,8 +102,8 @@ fn code_only(text: &str) -> String {
         } else if c == b'\'' {
             // A char literal ('x', '\n', '\u{..}') or a lifetime ('a).
             let rest = &text[i + 1..];
-            let lit_end = if rest.starts_with('\\') {
-                rest[1..].find('\'').map(|e| e + 2)
+            let lit_end = if let Some(escaped) = rest.strip_prefix('\\') {
+                escaped.find('\'').map(|e| e + 2)
             } else {
                 let mut chars = rest.char_indices();
                 match (chars.next(), chars.next()) {
@@ -460,7 +460,7 @@ fn file_graph(src: &Path) -> BTreeMap<String, BTreeSet<String>> {
                 .get(n)
                 .and_then(|item| reexports.get(m.as_str())?.get(item.as_str()));
             match next {
-                Some(target) if target.len() > 0 && *target != &path[..n + 1] => {
+                Some(target) if !target.is_empty() && *target != &path[..n + 1] => {
                     let mut p = target.to_vec();
                     p.extend(path[n + 1..].iter().cloned());
                     path = p;
