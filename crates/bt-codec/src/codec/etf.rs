@@ -51,9 +51,9 @@ use num_traits::ToPrimitive;
 use super::error::{kind, CodecError};
 use super::walk::{classify, Item, RefKind, MAX_DEPTH};
 use crate::interp::actor::handle::{native, ActorRef, PidVal};
+use crate::interp::actor::prims::node::remote::{remote_actor, remote_pid, RemoteActor, RemotePid};
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Ctx;
-use crate::interp::prims::actor_node_remote::{remote_actor, remote_pid, RemoteActor, RemotePid};
 use crate::value::{ClassRef, Instance, NativeObj, Sym, Value};
 
 /// New Symbols that atoms from peers may create in this process's lifetime.

@@ -183,7 +183,7 @@ fn pid_of(d: &DistNode, node: Sym, dest: Dest) -> Pid {
 /// A Pid value for Erlang pid `p` of `node`.
 fn pid_value(ctx: &Ctx, node: Sym, p: &Pid) -> Value {
     let number = (p.id as u64) | ((p.serial as u64) << 32);
-    crate::interp::prims::actor_node_remote::remote_pid(ctx, node, number, p.creation)
+    crate::interp::actor::prims::node::remote::remote_pid(ctx, node, number, p.creation)
 }
 
 fn unexpected(ctx: &Ctx, node: Sym, t: &Term) -> Unwind {

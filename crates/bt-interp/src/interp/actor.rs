@@ -24,6 +24,7 @@ pub mod behaviour;
 pub mod groups;
 pub mod handle;
 pub mod memlimit;
+pub mod prims;
 pub mod relay;
 pub mod send;
 pub mod slots;
@@ -258,7 +259,7 @@ pub struct ActorSys {
     pub node_class: Option<ClassRef>,
     /// `SystemAnnouncer current` (made on first use; `prims::announce`).
     pub system_announcer: Mutex<Option<Value>>,
-    /// This node's process-group memberships (14.1, `prims::process_group`).
+    /// This node's process-group memberships (14.1, `actor::prims::process_group`).
     pub groups: crate::interp::actor::groups::Groups,
 }
 

@@ -245,7 +245,7 @@ pub trait NodeServices: Send + Sync {
     ) -> Result<Option<Value>, Unwind> {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
-    /// A per-node query (8.10, `prims::node_query`) answered by `node`'s query service,
+    /// A per-node query (8.10, `actor::prims::node_query`) answered by `node`'s query service,
     /// from the process `ctx` runs in (suspended meanwhile, at most `timeout_ms`): the ok
     /// value, or the error to put in the Result (`node_down`, `timeout`, …) as an
     /// `Unwind::Error`.

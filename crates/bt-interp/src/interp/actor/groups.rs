@@ -1,5 +1,5 @@
 //! This node's process-group memberships (one [`Groups`] per actor system); the primitives
-//! of `ProcessGroup` that read and change them are `prims::process_group`.
+//! of `ProcessGroup` that read and change them are `actor::prims::process_group`.
 
 use std::collections::{HashMap, HashSet};
 

@@ -1,6 +1,6 @@
 //! Primitive tables: Rust functions bound to selectors of built-in classes.
 //!
-//! Each module exposes `pub fn register(p: &mut Prims)` ([`registry::Prims`]); [`register_all`]
+//! Each module exposes `pub fn register(p: &mut Prims)` ([`Prims`](crate::interp::registry::Prims)); [`register_all`]
 //! calls them all when the class table is built, and every registered primitive is installed
 //! on its class. Each one must be declared in `stdlib/*.bt` as `selector => @primitive` on the
 //! same class and side — the declaration the checker reads — and may be registered once:
@@ -30,11 +30,6 @@ macro_rules! ordering_prims {
     };
 }
 
-pub mod actor;
-pub mod actor_node;
-pub mod actor_node_erl;
-pub mod actor_node_peer;
-pub mod actor_node_remote;
 pub mod announce;
 pub mod atomic;
 pub mod binary;
@@ -52,23 +47,18 @@ pub mod exception;
 pub mod fault;
 pub mod file;
 pub mod file_lines;
-pub mod global_names;
 pub mod json;
 pub mod json_parse;
-pub mod node_query;
 pub mod number;
 pub mod object;
-pub mod observer;
 pub mod parallel;
 pub mod parallel_collect;
-pub mod process_group;
 pub mod protocol;
 pub mod random;
 pub mod reflection;
 pub mod regex;
 pub mod search_eq;
 pub mod string;
-pub mod supervision;
 pub mod symbol;
 pub mod timer;
 pub mod transcript;
@@ -107,18 +97,12 @@ pub fn register_all(p: &mut Prims) {
     collections::register(p);
     // The actor runtime's classes (Actor, Pid, Reference, Timer, Duration, AtomicCounter,
     // TranscriptStream, Workspace actors).
-    actor::register(p);
-    actor_node::register(p);
-    node_query::register(p);
-    global_names::register(p);
-    process_group::register(p);
+    crate::interp::actor::prims::register(p);
     duration::register(p);
     timer::register(p);
     atomic::register(p);
     transcript::register(p);
     console::register(p);
-    supervision::register(p);
-    supervision::nav::register(p);
     parallel::register(p);
     announce::register(p);
     // Batteries.
@@ -129,7 +113,6 @@ pub fn register_all(p: &mut Prims) {
     erlang::register(p);
     random::register(p);
     protocol::register(p);
-    observer::register(p);
 }
 
 /// A Symbol argument (a String is accepted too).

@@ -151,7 +151,7 @@ fn forward(ctx: &mut Ctx, peer: Sym, module: &str, function: &str, args: &[Value
         function: Sym::new(function),
         args: args.to_vec(),
     };
-    let v = crate::interp::prims::actor_node_erl::erl(ctx, peer, op)?;
+    let v = crate::interp::actor::prims::node::erl::erl(ctx, peer, op)?;
     let reason = match &v {
         Value::Tuple(t)
             if t.len() == 2 && t[0].as_sym().is_some_and(|s| s.as_str() == "badrpc") =>

@@ -1,6 +1,7 @@
 //! `ProcessGroup` (14.1): named groups of actors, interoperable with Erlang's `pg` (default
-//! scope). This node's memberships are kept here, in [`Groups`] (one per actor system); the
-//! members on other nodes are the distribution layer's (`crate::dist::pg`, reached through
+//! scope). This node's memberships are kept in
+//! [`Groups`](crate::interp::actor::groups::Groups) (one per actor system); the members on
+//! other nodes are the distribution layer's (`crate::dist::pg`, reached through
 //! `ProcessGroups::group_changed` / `group_remote_members` / `group_remote_which`), which
 //! also tells the other nodes' `pg` scopes of every change here.
 //!
@@ -13,11 +14,11 @@
 
 use std::sync::Arc;
 
+use crate::interp::actor::prims::actor::error_value;
 use crate::interp::actor::send::handle_for;
 use crate::interp::actor::{need_cx, sys_of, ActorSys};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::error_value;
 use crate::interp::prims::seq_arg;
 use crate::value::{Sym, Value};
 

@@ -5,7 +5,7 @@
 //!   arrived in a message). Sends through it are ordinary sends: sync by default
 //!   (`RemoteActors::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
 //!   the target node's service (on an Erlang node: exit signals and `rex`,
-//!   [`super::actor_node_erl`]); `monitor`/`onExit:` watch the process over the link
+//!   [`super::erl`]); `monitor`/`onExit:` watch the process over the link
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
 //!   connection index (8.1).
 //! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
@@ -25,13 +25,13 @@ use std::sync::Arc;
 use parking_lot::Mutex;
 
 use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::prims::actor::spawn_actor;
+use crate::interp::actor::prims::node::erl::erl;
+use crate::interp::actor::prims::node::{node_arg, node_value};
 use crate::interp::actor::send::REFERENCE_LOCAL;
 use crate::interp::distribution::{Dest, Distribution, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::spawn_actor;
-use crate::interp::prims::actor_node::{node_arg, node_value};
-use crate::interp::prims::actor_node_erl::erl;
 use crate::interp::prims::{class_arg, sym_arg};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
@@ -288,7 +288,7 @@ pub fn node_of(ctx: &Ctx, v: &Value, what: &str) -> Result<Sym, Unwind> {
 
 /// Is `node` this node?
 fn is_current(ctx: &Ctx, node: Sym) -> bool {
-    node == crate::interp::prims::actor_node::current_name(ctx)
+    node == crate::interp::actor::prims::node::current_name(ctx)
 }
 
 /// An error raised by `f` as a `Result error:`; other unwinds pass.
@@ -367,9 +367,9 @@ fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     }
     let r = match bt_service(ctx, node, "registered", &[]) {
         Ok(Some(v)) => Ok(v),
-        // An Erlang node: `erlang:registered()`, as name proxies (`actor_node_erl`).
+        // An Erlang node: `erlang:registered()`, as name proxies (`node::erl`).
         Ok(None) => {
-            let r = crate::interp::prims::actor_node_erl::registered(ctx, node);
+            let r = crate::interp::actor::prims::node::erl::registered(ctx, node);
             return as_result(ctx, r);
         }
         Err(u) => Err(u),
@@ -547,7 +547,7 @@ fn alive(ctx: &mut Ctx, node: Sym, dest: Dest) -> EvalResult {
     };
     match bt_service(ctx, node, "alive", &[Value::Int(number as i64)]) {
         Ok(Some(v)) => Ok(Value::bool(matches!(v, Value::True))),
-        Ok(None) => crate::interp::prims::actor_node_erl::alive(ctx, node, dest),
+        Ok(None) => crate::interp::actor::prims::node::erl::alive(ctx, node, dest),
         Err(Unwind::Error(_)) => Ok(Value::False),
         Err(u) => Err(u),
     }
@@ -571,8 +571,8 @@ fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Opti
                 return Some(
                     match bt_service(ctx, node, s, &[Value::Int(number as i64)]) {
                         Ok(Some(_)) => Ok(Value::sym("ok")),
-                        // An Erlang process: exit signals (`actor_node_erl`).
-                        Ok(None) => crate::interp::prims::actor_node_erl::stop(
+                        // An Erlang process: exit signals (`node::erl`).
+                        Ok(None) => crate::interp::actor::prims::node::erl::stop(
                             ctx,
                             node,
                             ra.dest(),

@@ -13,11 +13,15 @@ use crate::interp::capability::{require, Capability};
 use std::sync::Arc;
 
 use crate::interp::actor::await_external;
+use crate::interp::actor::prims::actor::target;
 use crate::interp::distribution::{valid_node_name, NodeError, NO_NODE};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::prims::actor::target;
 use crate::value::{ClassRef, Instance, Sym, Value};
+
+pub mod erl;
+pub mod peer;
+pub mod remote;
 
 const HINT: &str = "expected name@host";
 
@@ -82,9 +86,9 @@ pub fn register(p: &mut Prims) {
     });
     p.add(n, "connect", connect);
 
-    p.send_target(crate::interp::actor::target::target_of::<super::actor_node_peer::RemoteName>);
-    p.add_class("Actor", "named:on:", super::actor_node_peer::named_on);
-    super::actor_node_remote::register(p);
+    p.send_target(crate::interp::actor::target::target_of::<peer::RemoteName>);
+    p.add_class("Actor", "named:on:", peer::named_on);
+    remote::register(p);
     p.add("Pid", "node", |ctx, _, _| current(ctx));
     p.add("Actor", "node", |ctx, r, _| {
         target(ctx, r)?;
@@ -112,7 +116,7 @@ fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     match res {
         Ok(()) => Ok(ctx.make_ok(r.clone())),
         Err(e) => {
-            let v = crate::interp::prims::actor::error_value_hinted(
+            let v = crate::interp::actor::prims::actor::error_value_hinted(
                 ctx,
                 ErrorKind::from_name(e.kind),
                 e.message,
@@ -216,5 +220,5 @@ fn label(r: &Value) -> String {
 }
 
 fn error(ctx: &Ctx, kind: ErrorKind, msg: String, hint: &str) -> Value {
-    crate::interp::prims::actor::error_value_hinted(ctx, kind, msg, Some(hint))
+    crate::interp::actor::prims::actor::error_value_hinted(ctx, kind, msg, Some(hint))
 }

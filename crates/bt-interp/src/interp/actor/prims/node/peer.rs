@@ -11,10 +11,10 @@ use crate::interp::actor::target::SendTarget;
 use std::any::Any;
 
 use crate::interp::actor::handle::native;
+use crate::interp::actor::prims::node::remote::{check_name, node_of, timeout_of};
 use crate::interp::distribution::Dest;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node_remote::{check_name, node_of, timeout_of};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
@@ -100,7 +100,7 @@ pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         }
     };
     let node = node_of(ctx, &a[1], "named:on:")?;
-    if node == crate::interp::prims::actor_node::current_name(ctx) {
+    if node == crate::interp::actor::prims::node::current_name(ctx) {
         return ctx.send(r, Sym::new("named:"), &a[..1]);
     }
     let class_name = match check_name(ctx, node, name, &class) {
@@ -150,7 +150,7 @@ impl SendTarget for RemoteName {
         if !own {
             match s {
                 "isRemote" => return Some(Ok(Value::True)),
-                "node" => return Some(crate::interp::prims::actor_node::node_value(ctx, rn.node)),
+                "node" => return Some(crate::interp::actor::prims::node::node_value(ctx, rn.node)),
                 "registeredName" => return Some(Ok(Value::Symbol(rn.name))),
                 "withTimeout:" => {
                     let t = match timeout_of(ctx, args.first().unwrap_or(&Value::Nil)) {
@@ -176,7 +176,7 @@ impl SendTarget for RemoteName {
                         // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
                         // Node})` (the process registered under the name when it arrives).
                         Ok(None) if s == "monitor" => {
-                            Ok(crate::interp::prims::actor_node_remote::remote_ref(
+                            Ok(crate::interp::actor::prims::node::remote::remote_ref(
                                 ctx,
                                 node,
                                 Dest::Name(name),
@@ -184,15 +184,15 @@ impl SendTarget for RemoteName {
                         }
                         Ok(None) if s == "onExit:" => {
                             let block = args.first().cloned().unwrap_or(Value::Nil);
-                            crate::interp::prims::actor_node_remote::on_exit(
+                            crate::interp::actor::prims::node::remote::on_exit(
                                 ctx,
                                 node,
                                 Dest::Name(name),
                                 block,
                             )
                         }
-                        // An Erlang peer: `erlang:whereis/1`, exit signals (`actor_node_erl`).
-                        Ok(None) => crate::interp::prims::actor_node_erl::name_op(
+                        // An Erlang peer: `erlang:whereis/1`, exit signals (`node::erl`).
+                        Ok(None) => crate::interp::actor::prims::node::erl::name_op(
                             ctx, node, name, s, timeout,
                         ),
                         Err(u) => Err(u),
@@ -214,7 +214,7 @@ impl SendTarget for RemoteName {
         sel: Sym,
         args: &[Value],
     ) -> Option<Result<(), Unwind>> {
-        crate::interp::prims::actor_node_remote::cast_to(
+        crate::interp::actor::prims::node::remote::cast_to(
             ctx,
             self.node,
             Dest::Name(self.name),
@@ -243,10 +243,10 @@ fn resolved(ctx: &mut Ctx, node: Sym, name: Sym, r: Result<Option<Value>, Unwind
             Value::Tuple(t) if t.len() == 2 => {
                 let cname = t[0].as_sym();
                 match crate::interp::actor::handle::downcast::<
-                    crate::interp::prims::actor_node_remote::RemoteActor,
+                    crate::interp::actor::prims::node::remote::RemoteActor,
                 >(&t[1])
                 {
-                    Some(ra) => Ok(crate::interp::prims::actor_node_remote::remote_actor(
+                    Some(ra) => Ok(crate::interp::actor::prims::node::remote::remote_actor(
                         ctx,
                         node,
                         ra.number,
