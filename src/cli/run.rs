@@ -137,8 +137,8 @@ impl Sandbox {
     }
 
     /// Puts the sandbox in force on `grants` (when it is on).
-    fn apply(&self, grants: &crate::interp::prims::capability::Grants) {
-        use crate::interp::prims::capability::Capability;
+    fn apply(&self, grants: &crate::interp::capability::Grants) {
+        use crate::interp::capability::Capability;
         if !self.on() {
             return;
         }
@@ -188,7 +188,7 @@ fn positive(s: &str) -> Result<usize, String> {
 
 /// A valid node name (8.1).
 fn node_name(v: &str) -> Result<String, String> {
-    if crate::interp::prims::actor_node::valid_node_name(v) {
+    if crate::interp::distribution::valid_node_name(v) {
         Ok(v.to_string())
     } else {
         Err(format!(
@@ -204,7 +204,7 @@ fn short_name(v: &str) -> Result<String, String> {
     #[cfg(not(feature = "dist"))]
     let host = "localhost";
     let full = format!("{v}@{host}");
-    if v.contains('@') || !crate::interp::prims::actor_node::valid_node_name(&full) {
+    if v.contains('@') || !crate::interp::distribution::valid_node_name(&full) {
         return Err(format!(
             "invalid node name '{v}' (characters [A-Za-z0-9_.-], no host)"
         ));

@@ -2,7 +2,7 @@
 //! grants `Capability::File` (`Capability::Erlang`); the denial is a `capability_denied` exception.
 
 use crate::scoped_tree::Tree;
-use bt::interp::prims::capability::Capability;
+use bt::interp::capability::Capability;
 use bt::Engine;
 
 #[test]

@@ -21,6 +21,7 @@ mod fmt;
 mod grammar;
 mod layering;
 mod lsp;
+mod module_cycles;
 mod provenance;
 mod slim_build;
 mod syntax_recovery;

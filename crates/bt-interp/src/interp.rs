@@ -14,6 +14,7 @@
 //! | `lower` | AST → evaluator form |
 //! | `eval` | the tree-walker, dispatch, blocks, patterns |
 //! | `loader` | installing declarations, running top-level statements |
+//! | `distribution` | the distribution interface: small traits the network side (`bt-dist`) implements |
 //! | `error` | exceptions as values, kinds → classes, `BtError` |
 //! | `prims` | Rust primitives |
 //! | `print` | printing (part 10) |
@@ -23,8 +24,10 @@
 
 pub mod actor;
 pub mod block_code;
+pub mod capability;
 pub mod checker;
 pub mod class;
+pub mod distribution;
 pub mod error;
 pub mod eval;
 pub mod host_cache;
@@ -39,6 +42,7 @@ pub mod method_table;
 pub mod prims;
 pub mod print;
 pub mod program;
+pub mod registry;
 pub mod source_gc;
 pub mod stdlib;
 

@@ -17,7 +17,7 @@
 //! instances, classes and blocks belong to the engine that made them.
 //!
 //! Limits and capabilities are options of the [`EngineBuilder`] (`builder`); the limits'
-//! design is in `limits` and `crate::memory`, capabilities in `crate::interp::prims::capability`.
+//! design is in `limits` and `crate::memory`, capabilities in `crate::interp::capability`.
 //!
 //! Submodules: `builder` ([`EngineBuilder`]), `error` ([`EngineError`], [`HostError`]),
 //! `limits` (guards, watchdog, [`CancelHandle`]), `host` (host functions: the trampoline,
@@ -43,8 +43,8 @@ pub use host_type::{HostRef, TypeBuilder};
 pub use limits::CancelHandle;
 pub use script::Script;
 
+pub use crate::interp::capability::Capability;
 use crate::interp::eval::Method;
-pub use crate::interp::prims::capability::Capability;
 use crate::interp::Interpreter as Vm;
 use crate::value::{Sym, Value};
 use limits::{Shared, Watchdog};

@@ -51,9 +51,9 @@ use num_traits::ToPrimitive;
 use super::error::{kind, CodecError};
 use super::walk::{classify, Item, RefKind, MAX_DEPTH};
 use crate::interp::actor::handle::{native, ActorRef, PidVal};
+use crate::interp::actor::prims::node::remote::{remote_actor, remote_pid, RemoteActor, RemotePid};
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Ctx;
-use crate::interp::prims::actor_node_remote::{remote_actor, remote_pid, RemoteActor, RemotePid};
 use crate::value::{ClassRef, Instance, NativeObj, Sym, Value};
 
 /// New Symbols that atoms from peers may create in this process's lifetime.
@@ -82,7 +82,7 @@ pub fn node_id(ctx: &Ctx) -> NodeId {
             creation: d.creation(),
         },
         None => NodeId {
-            name: crate::interp::prims::actor_node::NO_NODE.to_string(),
+            name: crate::interp::distribution::NO_NODE.to_string(),
             creation: 0,
         },
     }

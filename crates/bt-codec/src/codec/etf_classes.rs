@@ -138,6 +138,6 @@ pub fn remember(me: &str, table: &Term) {
             continue;
         };
         let number = (p.id as u64) | ((p.serial as u64) << 32);
-        crate::interp::prims::actor_node_remote::remember_class(node, number, class);
+        crate::interp::actor::prims::node::remote::remember_class(node, number, class);
     }
 }

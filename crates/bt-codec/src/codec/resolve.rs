@@ -6,9 +6,9 @@
 use std::sync::Arc;
 
 use crate::interp::actor::handle::{native, ActorRef, NameRef, PidVal, RefVal};
+use crate::interp::actor::prims::supervision::SupRef;
 use crate::interp::actor::ActorSys;
 use crate::interp::eval::Ctx;
-use crate::interp::prims::supervision::SupRef;
 use crate::runtime::{Pid, ProcRef, Timeout};
 use crate::value::{ClassRef, Sym, Value};
 
@@ -154,14 +154,13 @@ impl RefResolver for LocalResolver {
 /// proxy of that node (a name proxy keeps resolving there). None for supervisor handles and
 /// monitor references, which do not cross to third nodes.
 fn remote(ctx: &Ctx, r: &WireRef) -> Option<Value> {
-    use crate::interp::prims::{actor_node_peer, actor_node_remote};
+    use crate::interp::actor::prims::node::{peer, remote};
     Some(match r.kind {
         RefKind::Actor | RefKind::Proxy => {
-            let v = actor_node_remote::remote_actor(ctx, r.node, r.number, 0, Some(r.class));
+            let v = remote::remote_actor(ctx, r.node, r.number, 0, Some(r.class));
             if r.kind == RefKind::Proxy {
-                let a =
-                    crate::interp::actor::handle::downcast::<actor_node_remote::RemoteActor>(&v)?;
-                native(actor_node_remote::RemoteActor {
+                let a = crate::interp::actor::handle::downcast::<remote::RemoteActor>(&v)?;
+                native(remote::RemoteActor {
                     node: a.node,
                     index: a.index,
                     number: a.number,
@@ -178,8 +177,8 @@ fn remote(ctx: &Ctx, r: &WireRef) -> Option<Value> {
                 v
             }
         }
-        RefKind::Pid => actor_node_remote::remote_pid(ctx, r.node, r.number, 0),
-        RefKind::Name => actor_node_peer::remote_name(ctx, r.node, r.name?, r.class),
+        RefKind::Pid => remote::remote_pid(ctx, r.node, r.number, 0),
+        RefKind::Name => peer::remote_name(ctx, r.node, r.name?, r.class),
         RefKind::Supervisor | RefKind::Monitor => return None,
     })
 }

@@ -36,12 +36,12 @@ use num_bigint::BigInt;
 use crate::interp::actor::handle::{
     downcast, ActorRef, CounterVal, DurationVal, NameRef, PidVal, RefVal, TimerVal,
 };
+use crate::interp::actor::prims::node::peer::RemoteName;
+use crate::interp::actor::prims::node::remote::{RemoteActor, RemotePid};
+use crate::interp::actor::prims::supervision::SupRef;
 use crate::interp::class::ClassKind;
 use crate::interp::eval::Closure;
-use crate::interp::prims::actor_node_peer::RemoteName;
-use crate::interp::prims::actor_node_remote::{RemoteActor, RemotePid};
 use crate::interp::prims::collections::stream::{StreamObj, StreamParts};
-use crate::interp::prims::supervision::SupRef;
 use crate::runtime::{Pid, Timeout};
 use crate::value::array::ArrayData;
 use crate::value::dict::Dict;

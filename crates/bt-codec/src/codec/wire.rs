@@ -107,7 +107,7 @@ impl EncodeOpts {
     /// The options of the node `ctx` runs on.
     pub fn of(ctx: &Ctx) -> EncodeOpts {
         EncodeOpts {
-            node: crate::interp::prims::actor_node::current_name(ctx),
+            node: crate::interp::actor::prims::node::current_name(ctx),
             prog: Some(ctx.prog.clone()),
         }
     }

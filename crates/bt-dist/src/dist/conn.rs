@@ -22,7 +22,7 @@ pub(crate) use super::conn_io::start;
 pub use super::conn_io::{frame, queue_limit, ConnIo, Outbox, MAX_FRAME};
 use super::net;
 use super::node::{node_err, Inner, Once, Peer};
-use crate::interp::prims::actor_node::{CallReply, Inbound, NodeError, Target};
+use crate::interp::distribution::{CallReply, Inbound, NodeError, Target};
 
 pub fn atom(s: &str) -> Term {
     Term::from(Atom::from(s))

@@ -13,7 +13,7 @@ use super::epmd;
 use super::handshake::{self, HsError, Stream};
 use super::net::{self, TcpListener, TcpStream};
 use super::node::{node_err, Inner, CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT};
-use crate::interp::prims::actor_node::{valid_node_name, NodeError};
+use crate::interp::distribution::{valid_node_name, NodeError};
 
 const COOKIE_HINT: &str =
     "both nodes need the same cookie (BT_COOKIE, --cookie-file, or ~/.erlang.cookie)";

@@ -32,9 +32,9 @@ use super::conn::{self, atom, frame, CallDest};
 use super::node::{node_err, stopped, DistNode, Once};
 use super::remote::{bt_peer, call, call_dest, raise, SERVICE_TIMEOUT};
 use crate::interp::actor::await_external;
+use crate::interp::distribution::{Dest, ErlProc, NodeError};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::{Dest, ErlProc, NodeError};
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
 
@@ -183,7 +183,7 @@ fn pid_of(d: &DistNode, node: Sym, dest: Dest) -> Pid {
 /// A Pid value for Erlang pid `p` of `node`.
 fn pid_value(ctx: &Ctx, node: Sym, p: &Pid) -> Value {
     let number = (p.id as u64) | ((p.serial as u64) << 32);
-    crate::interp::prims::actor_node_remote::remote_pid(ctx, node, number, p.creation)
+    crate::interp::actor::prims::node::remote::remote_pid(ctx, node, number, p.creation)
 }
 
 fn unexpected(ctx: &Ctx, node: Sym, t: &Term) -> Unwind {

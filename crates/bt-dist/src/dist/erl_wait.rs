@@ -28,7 +28,7 @@ use eetf::{Atom, List, Pid, Term, Tuple};
 use super::conn::{atom, start_call, CallDest};
 use super::node::{Inner, Once};
 use crate::interp::actor::Done;
-use crate::interp::prims::actor_node::{Inbound, Target};
+use crate::interp::distribution::{Inbound, Target};
 
 /// How long the question to the peer's `rex` may take before the call is handed on as
 /// if nobody waited on its caller.
@@ -144,7 +144,7 @@ pub(super) fn call(
         // `{registered_name, Name}`; `[]` (no name) and `undefined` (exited) are answers
         // too. A failed question (timeout, `badrpc`) is not remembered: asked again later.
         let (name, answered) = match r {
-            Ok(crate::interp::prims::actor_node::CallReply { term, .. }) => match &term {
+            Ok(crate::interp::distribution::CallReply { term, .. }) => match &term {
                 Term::Tuple(t) => match &t.elements[..] {
                     [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
                         (Some(name.clone()), true)

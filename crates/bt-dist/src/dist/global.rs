@@ -31,7 +31,7 @@ use parking_lot::Mutex;
 use super::node::Inner;
 use crate::codec::etf::atom;
 use crate::interp::actor::ActorSys;
-use crate::interp::prims::actor_node::NodeError;
+use crate::interp::distribution::NodeError;
 use crate::runtime::{ExitReason, ProcRef};
 use crate::value::{Sym, Value};
 

@@ -2,9 +2,9 @@
 //! `--name NAME@HOST` (or `--sname NAME`) becomes an **Erlang distribution node**, so bt
 //! nodes form clusters with each other and with Erlang and Elixir nodes (8.12). This stage
 //! sits above the interpreter and the runtime: it implements the
-//! [`Distribution`](crate::interp::prims::actor_node::Distribution) trait the Node
+//! [`Distribution`](crate::interp::distribution::Distribution) trait the Node
 //! primitives call through `Program::dist`, and calls the interpreter back through
-//! [`Inbound`](crate::interp::prims::actor_node::Inbound) for what peers ask of local
+//! [`Inbound`](crate::interp::distribution::Inbound) for what peers ask of local
 //! processes. Nothing below depends on it; tokio is named only in [`net`].
 //!
 //! Layers, bottom to top:

@@ -2,7 +2,7 @@
 //! registration), the connection table with connection indexes, attaching and dropping
 //! links (NodeUp/NodeDown, pending calls failed at once), and queueing frames to peers.
 //! Making connections is in [`super::dial`], the
-//! [`Distribution`](crate::interp::prims::actor_node::Distribution) operations the Node
+//! [`Distribution`](crate::interp::distribution::Distribution) operations the Node
 //! primitives call in [`super::node_api`], what travels on a connection in [`super::conn`].
 //!
 //! Network work runs on a small tokio runtime owned by the node (one worker thread). Link
@@ -31,7 +31,8 @@ use super::epmd::{self, Registration};
 use super::handshake::{Agreed, Me, Stream};
 use super::net::{self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener};
 use super::tls::Tls;
-use crate::interp::prims::actor_node::{valid_node_name, Done, Inbound, NodeError, PeerEvents};
+use crate::interp::actor::Done;
+use crate::interp::distribution::{valid_node_name, Inbound, NodeError, PeerEvents};
 use crate::value::Sym;
 
 /// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.

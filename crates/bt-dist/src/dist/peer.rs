@@ -27,9 +27,9 @@ use crate::codec::etf::{self, atom};
 use crate::interp::actor::handle::ActorRef;
 use crate::interp::actor::handle::JobBox;
 use crate::interp::actor::{ActorSys, Done};
+use crate::interp::distribution::{Inbound, Target};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::{Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::runtime::{ExitReason, Pid, ProcRef, RemoteChain};
 use crate::value::{Sym, Value};
@@ -149,7 +149,7 @@ fn run_request(ctx: &mut Ctx, p: ProcRef, sel: &str, args: &[Term]) -> EvalResul
         .as_ref()
         .and_then(|sys| sys.supervision.by_pid(p.pid()));
     let h = match sup {
-        Some(s) => crate::interp::prims::supervision::sup_value(ctx, s),
+        Some(s) => crate::interp::actor::prims::supervision::sup_value(ctx, s),
         None => {
             let class = match p.info() {
                 Value::Class(c) => c.clone(),
@@ -260,7 +260,7 @@ fn error_later(sys: &Arc<ActorSys>, kind: ErrorKind, message: String, reply: Don
 
 /// An error reply carrying a proper exception (kind, message) built in `ctx`.
 fn error_reply(ctx: &mut Ctx, kind: ErrorKind, message: String) -> Term {
-    let exc = crate::interp::prims::actor::error_value(ctx, kind, message);
+    let exc = crate::interp::actor::prims::actor::error_value(ctx, kind, message);
     reply_term(ctx, Err(Unwind::Error(exc)))
 }
 

@@ -17,8 +17,8 @@
 //! the name `pg` are handled here on the connection's task. Erlang's `pg` discovers only
 //! visible nodes and bt↔Erlang links are hidden, so this node sends `discover` to `pg` on
 //! every new link, bt or Erlang. The members of this node live in the actor system
-//! (`prims::process_group::Groups`); changes reach here through
-//! `Distribution::group_changed` and go to every known scope. Groups that are not atoms
+//! (`actor::prims::process_group::Groups`); changes reach here through
+//! `ProcessGroups::group_changed` and go to every known scope. Groups that are not atoms
 //! (Erlang allows any term) are not kept.
 
 use std::collections::HashMap;

@@ -28,13 +28,13 @@ use eetf::{Atom, Binary, FixInteger, List, Map, Term, Tuple};
 
 use super::node::DistNode;
 use crate::codec::etf::{atom, local_pid, NodeId};
+use crate::interp::actor::prims::node::remote::remote_actor;
+use crate::interp::actor::prims::node_query::{manifest_value, shape_manifest};
 use crate::interp::actor::{await_external, ActorSys, Done};
+use crate::interp::distribution::{CallReply, ErlangInterop, NodeError};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::prims::actor_node::{CallReply, Distribution, NodeError};
-use crate::interp::prims::actor_node_remote::remote_actor;
 use crate::interp::prims::collections::dict_from_pairs;
-use crate::interp::prims::node_query::{manifest_value, shape_manifest};
 use crate::runtime::snapshot::{self, is_runtime_process, transfer, SnapOptions};
 use crate::runtime::Pid;
 use crate::value::{Sym, Value};
@@ -408,7 +408,7 @@ pub fn fetch_status(
     })
 }
 
-/// `Distribution::query` of a named node: asks `node` and turns the answer into bt values.
+/// `NodeServices::query` of a named node: asks `node` and turns the answer into bt values.
 pub fn query(
     d: &DistNode,
     ctx: &mut Ctx,
@@ -487,8 +487,8 @@ pub fn query(
         "processes" | "from:" => {
             let snap = decode_snapshot(d, node.as_str(), &t)
                 .map_err(|e| ctx.err(ErrorKind::from_name(e.kind), e.message))?;
-            let nv = crate::interp::prims::node_query::node_of(ctx, node);
-            crate::interp::prims::supervision::nav::remote_tree(ctx, snap, nv)
+            let nv = crate::interp::actor::prims::node_query::node_of(ctx, node);
+            crate::interp::actor::prims::supervision::nav::remote_tree(ctx, snap, nv)
         }
         "shapeManifest" => manifest_value(&manifest_of(&t)),
         "shapeSkew" => {
@@ -533,17 +533,17 @@ pub fn query(
 
 /// The process number a pid-like argument names (a remote pid, a Pid, or `"<0.7.0>"`).
 fn pid_number(v: &Value) -> Option<u64> {
-    if let Some(p) = crate::interp::prims::node_query::as_remote_pid(v) {
+    if let Some(p) = crate::interp::actor::prims::node_query::as_remote_pid(v) {
         return Some(p.number);
     }
     if let Some(a) = crate::interp::actor::handle::downcast::<
-        crate::interp::prims::actor_node_remote::RemoteActor,
+        crate::interp::actor::prims::node::remote::RemoteActor,
     >(v)
     {
         return Some(a.number);
     }
     match v {
-        Value::Str(s) => crate::interp::prims::node_query::parse_pid(s).map(|p| p.number),
+        Value::Str(s) => crate::interp::actor::prims::node_query::parse_pid(s).map(|p| p.number),
         Value::Int(n) if *n >= 0 => Some(*n as u64),
         _ => None,
     }

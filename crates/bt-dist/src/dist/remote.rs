@@ -21,9 +21,9 @@ use super::conn::{self, peer_pid, CallDest};
 use super::node::{stopped, DistNode, Inner, Once};
 use crate::codec::etf;
 use crate::interp::actor::{await_external, Done};
+use crate::interp::distribution::{CallReply, Dest, NodeError};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::{CallReply, Dest, NodeError};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
@@ -170,10 +170,10 @@ pub(crate) fn send(
     if let Dest::Pid { number, creation } = dest {
         // The target waits on this process already (through other nodes): a cycle (5.6).
         if super::chain::holds(&chain, node, number) {
-            let who = crate::interp::prims::actor_node_remote::remote_actor(
+            let who = crate::interp::actor::prims::node::remote::remote_actor(
                 ctx, node, number, creation, None,
             );
-            use crate::interp::prims::actor_node_remote::RemoteActor;
+            use crate::interp::actor::prims::node::remote::RemoteActor;
             let who = crate::interp::actor::handle::downcast::<RemoteActor>(&who)
                 .map(crate::value::NativeObj::print_string)
                 .unwrap_or_default();

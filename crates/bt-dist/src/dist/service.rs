@@ -31,8 +31,8 @@ use super::node::{DistNode, Inner};
 use super::peer::{error_term, reply_term, request_parts};
 use crate::codec::etf::{self, atom};
 use crate::interp::actor::{ActorSys, Done};
+use crate::interp::distribution::{Inbound, NodeLinks, Target};
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::prims::actor_node::{Distribution, Inbound, Target};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::value::{Sym, Value};
 

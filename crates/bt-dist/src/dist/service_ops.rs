@@ -4,11 +4,11 @@
 //! an error with a kind.
 
 use crate::interp::actor::handle::ActorRef;
+use crate::interp::actor::prims::actor::{error_value, spawn_actor};
 use crate::interp::actor::{need_cx, sys_of};
 use crate::interp::class::ClassExt;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor::{error_value, spawn_actor};
 use crate::runtime::{Pid, ProcRef, Timeout};
 use crate::value::{ClassRef, Sym, Value};
 
@@ -42,7 +42,7 @@ fn found(ctx: &Ctx, p: ProcRef) -> Value {
 /// `spawn: [ClassName, StateDictionary | nil, Name | nil]`: spawns as a local spawn does.
 pub(super) fn spawn(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
     let cname = sym(ctx, a.first(), "the class name")?;
-    let me = crate::interp::prims::actor_node::current_name(ctx);
+    let me = crate::interp::actor::prims::node::current_name(ctx);
     let cls = ctx
         .prog
         .class_by_sym(cname)
@@ -72,7 +72,7 @@ pub(super) fn spawn(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
 pub(super) fn whereis(ctx: &mut Ctx, a: &[Value]) -> EvalResult {
     let name = sym(ctx, a.first(), "the name")?;
     let sys = sys_of(ctx)?;
-    let me = crate::interp::prims::actor_node::current_name(ctx);
+    let me = crate::interp::actor::prims::node::current_name(ctx);
     let Some(p) = sys.rt.whereis(name) else {
         let e = error_value(
             ctx,

@@ -17,7 +17,7 @@ use parking_lot::Mutex;
 
 use super::node::Inner;
 use crate::codec::etf::atom;
-use crate::interp::prims::node_query::shape_manifest;
+use crate::interp::actor::prims::node_query::shape_manifest;
 use crate::value::Sym;
 
 /// What a node knows of its peers' shape versions.

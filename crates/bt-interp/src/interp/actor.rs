@@ -21,11 +21,14 @@
 #![allow(unsafe_code)]
 
 pub mod behaviour;
+pub mod groups;
 pub mod handle;
 pub mod memlimit;
+pub mod prims;
 pub mod relay;
 pub mod send;
 pub mod slots;
+pub mod target;
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -40,7 +43,8 @@ use crate::interp::program::Program;
 use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
 use crate::value::{ClassRef, Sym, Value};
 
-pub use crate::interp::actor::send::{cast, intercept, top_display};
+pub use crate::interp::actor::send::top_display;
+pub use crate::interp::actor::target::{cast, intercept};
 
 /// The evaluator's reductions between preemptions (`Ctx::new`).
 pub(crate) const DEFAULT_BUDGET: u32 = 4000;
@@ -255,8 +259,8 @@ pub struct ActorSys {
     pub node_class: Option<ClassRef>,
     /// `SystemAnnouncer current` (made on first use; `prims::announce`).
     pub system_announcer: Mutex<Option<Value>>,
-    /// This node's process-group memberships (14.1, `prims::process_group`).
-    pub groups: crate::interp::prims::process_group::Groups,
+    /// This node's process-group memberships (14.1, `actor::prims::process_group`).
+    pub groups: crate::interp::actor::groups::Groups,
 }
 
 impl ActorSys {
@@ -271,7 +275,7 @@ impl ActorSys {
             counters: Mutex::new(HashMap::new()),
             supervision: crate::runtime::supervisor::Supervision::new(rt.clone()),
             privileged: std::sync::atomic::AtomicBool::new(true),
-            node_name: Sym::new(crate::interp::prims::actor_node::NO_NODE),
+            node_name: Sym::new(crate::interp::distribution::NO_NODE),
             node_class,
             system_announcer: Mutex::new(None),
             groups: Default::default(),
@@ -434,7 +438,10 @@ mod tests {
     use super::*;
 
     fn ctx() -> Ctx {
-        let prog = crate::interp::program::Program::bootstrap(Default::default());
+        let prog = crate::interp::program::Program::bootstrap(
+            Default::default(),
+            crate::interp::prims::shared(),
+        );
         Ctx::new(Arc::new(prog))
     }
 

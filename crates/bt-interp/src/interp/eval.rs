@@ -97,7 +97,7 @@ pub use crate::value::block::{Closure, VarCell};
 #[derive(Clone)]
 pub enum Method {
     /// A Rust primitive and its declared cost.
-    Prim(crate::interp::prims::registry::Prim),
+    Prim(crate::interp::registry::Prim),
     Compiled(Arc<CompiledMethod>),
     /// Value-class field getter (field index).
     Getter(u32),
@@ -134,12 +134,12 @@ impl Method {
 
     /// A primitive of constant cost.
     pub fn prim(f: PrimFn) -> Method {
-        Method::Prim(crate::interp::prims::registry::Prim::free(f))
+        Method::Prim(crate::interp::registry::Prim::free(f))
     }
 }
 
-/// Primitive tables: see [`crate::interp::prims::registry`].
-pub use crate::interp::prims::registry::Prims;
+/// Primitive tables: see [`crate::interp::registry`].
+pub use crate::interp::registry::Prims;
 
 /// One running method activation (for `^` homes and `stackTrace`).
 #[derive(Clone, Copy)]

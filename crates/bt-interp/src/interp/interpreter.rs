@@ -27,37 +27,8 @@ use crate::interp::program::Program;
 use crate::runtime::{Config, GuestDone, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
 
-#[derive(Clone, Debug)]
-pub struct InterpreterOptions {
-    /// Nested activations before `stack_overflow`.
-    pub max_depth: usize,
-    /// Pid numbers restart per Interpreter (golden tests).
-    pub deterministic_pids: bool,
-    /// `ProcessNavigation system` allowed (true under the command line).
-    pub privileged: bool,
-    /// Run the static checker before each unit.
-    pub check: bool,
-    /// Where the runtime log goes (None: the `log` facade).
-    pub log: Option<bt_base::base::log::LogTarget>,
-    /// Run every process under the deterministic scheduler (`bt test --seed`): one worker,
-    /// choices from a PRNG, a virtual clock; the main program's jobs then run on the pool.
-    pub sim: Option<crate::runtime::SimConfig>,
-}
-
-impl Default for InterpreterOptions {
-    fn default() -> Self {
-        InterpreterOptions {
-            max_depth: 10_000,
-            deterministic_pids: true,
-            privileged: true,
-            check: true,
-            log: None,
-            sim: None,
-        }
-    }
-}
-
 pub use crate::interp::error::top::{BtError, TraceFrame};
+pub use crate::interp::program::InterpreterOptions;
 
 /// What loading a set of files produced.
 #[derive(Clone, Debug, Default)]
@@ -278,7 +249,7 @@ impl Interpreter {
         }
         let prog = Arc::new(match image {
             Some(img) => Program::from_image(opts, img),
-            None => Program::bootstrap(opts),
+            None => Program::bootstrap(opts, crate::interp::prims::shared()),
         });
         let runtime = match Runtime::new(cfg) {
             Ok(rt) => rt,

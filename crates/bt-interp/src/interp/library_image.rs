@@ -219,7 +219,7 @@ impl Program {
             table.insert(ci.name, c.clone());
             made.push(c);
         }
-        let prog = Program::assemble(opts, table);
+        let prog = Program::assemble(opts, table, crate::interp::prims::shared());
         *prog.protocols.write() = img.protocols.clone();
         prog.arith_overridden
             .store(img.arith_overridden, Ordering::Relaxed);

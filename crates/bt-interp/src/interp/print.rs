@@ -285,7 +285,7 @@ pub fn field<'a>(o: &'a Instance, name: &str) -> Option<&'a Value> {
 pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     if let Value::BigInt(_) = v {
         // A huge Integer prints in metered pieces (a limit lands between them).
-        return crate::interp::prims::number::metered::int_string(ctx, v);
+        return (ctx.prog.prims.prims.hooks.big_int_string)(ctx, v);
     }
     if let Some(s) = simple_print(v) {
         return Ok(s);

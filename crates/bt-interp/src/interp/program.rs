@@ -11,7 +11,6 @@ use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::eval::Method;
-use crate::interp::interpreter::InterpreterOptions;
 use crate::value::{ClassRef, Sym, Value};
 
 /// Direct references to the built-in classes the evaluator needs on hot paths.
@@ -159,7 +158,7 @@ pub struct Program {
     /// Bumped whenever a method dictionary or the class table changes (method caches).
     pub epoch: AtomicU64,
     /// The primitive tables (shared by every program of the process).
-    pub prims: &'static crate::interp::prims::registry::SharedPrims,
+    pub prims: &'static crate::interp::registry::SharedPrims,
     pub files: RwLock<Vec<SourceFile>>,
     pub protocols: RwLock<BTreeMap<Sym, ProtocolInfo>>,
     pub opts: InterpreterOptions,
@@ -202,12 +201,12 @@ pub struct Program {
     pub embedded: AtomicBool,
     /// The distribution layer of a named node (`bt run --name`, `crate::dist`), used by the
     /// Node primitives; unset on `nonode@nohost`.
-    pub dist: std::sync::OnceLock<Arc<dyn crate::interp::prims::actor_node::Distribution>>,
+    pub dist: std::sync::OnceLock<Arc<dyn crate::interp::distribution::Distribution>>,
     /// The Erlang node `Erlang` calls without a native implementation are forwarded to
     /// (`bt run --erlang-peer NODE`, `prims::erlang`); unset: such calls are `undef`.
     pub erlang_peer: std::sync::OnceLock<crate::value::Sym>,
-    /// Capabilities an embedding host granted (`prims::capability`; only read when embedded).
-    pub capabilities: crate::interp::prims::capability::Grants,
+    /// Capabilities an embedding host granted (`capability`; only read when embedded).
+    pub capabilities: crate::interp::capability::Grants,
 }
 
 /// See [`Program::ctx_hook`].
@@ -250,6 +249,37 @@ const fn spec(name: &'static str, sup: &'static str, kind: ClassKind, builtin: B
 
 use Builtin::{Abstract, NoNew, Plain};
 use ClassKind::{Actor as KActor, Object as KObject, Value as KValue};
+
+/// How an interpreter runs (`Interpreter::new`); kept with the program it configures.
+#[derive(Clone, Debug)]
+pub struct InterpreterOptions {
+    /// Nested activations before `stack_overflow`.
+    pub max_depth: usize,
+    /// Pid numbers restart per Interpreter (golden tests).
+    pub deterministic_pids: bool,
+    /// `ProcessNavigation system` allowed (true under the command line).
+    pub privileged: bool,
+    /// Run the static checker before each unit.
+    pub check: bool,
+    /// Where the runtime log goes (None: the `log` facade).
+    pub log: Option<bt_base::base::log::LogTarget>,
+    /// Run every process under the deterministic scheduler (`bt test --seed`): one worker,
+    /// choices from a PRNG, a virtual clock; the main program's jobs then run on the pool.
+    pub sim: Option<crate::runtime::SimConfig>,
+}
+
+impl Default for InterpreterOptions {
+    fn default() -> Self {
+        InterpreterOptions {
+            max_depth: 10_000,
+            deterministic_pids: true,
+            privileged: true,
+            check: true,
+            log: None,
+            sim: None,
+        }
+    }
+}
 
 /// Exception fields, in order (getters are generated for each).
 pub const EXCEPTION_FIELDS: &[&str] = &[
@@ -368,7 +398,10 @@ impl Program {
     }
 
     /// Creates the built-in classes and installs the primitives.
-    pub fn bootstrap(opts: InterpreterOptions) -> Program {
+    pub fn bootstrap(
+        opts: InterpreterOptions,
+        prims: &'static crate::interp::registry::SharedPrims,
+    ) -> Program {
         let mut table: HashMap<Sym, ClassRef> = HashMap::new();
         for s in specs() {
             let sup = s.sup.map(|n| table[&Sym::new(n)].clone());
@@ -389,7 +422,7 @@ impl Program {
             }
             table.insert(c.name, c);
         }
-        let prog = Program::assemble(opts, table);
+        let prog = Program::assemble(opts, table, prims);
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
         for c in names {
             prog.install_prims(&c, false);
@@ -401,10 +434,13 @@ impl Program {
 
     /// A program over the class table `table` (which holds the built-in classes), with
     /// nothing else loaded.
-    pub(crate) fn assemble(opts: InterpreterOptions, table: HashMap<Sym, ClassRef>) -> Program {
+    pub(crate) fn assemble(
+        opts: InterpreterOptions,
+        table: HashMap<Sym, ClassRef>,
+        prims: &'static crate::interp::registry::SharedPrims,
+    ) -> Program {
         let core = core_of(&table);
         let syms = Syms::get();
-        let prims = crate::interp::prims::registry::shared();
         Program {
             classes: RwLock::new(table),
             core,
@@ -451,7 +487,7 @@ impl Program {
             if m.is_empty() {
                 // A fresh class (every class of a new program): a copy of the table built
                 // once per process, without hashing each selector again.
-                if let Some(t) = prim_table(c.name, class_side) {
+                if let Some(t) = prim_table(self.prims, c.name, class_side) {
                     *m = t.clone();
                     continue;
                 }
@@ -623,12 +659,15 @@ impl Program {
 
 /// The primitives of `class` on one side as a method table, built once per process (engine
 /// creation copies it into each program's fresh class instead of inserting ~1,200 selectors).
-fn prim_table(class: Sym, class_side: bool) -> Option<&'static crate::interp::class::MethodTable> {
+fn prim_table(
+    shared: &'static crate::interp::registry::SharedPrims,
+    class: Sym,
+    class_side: bool,
+) -> Option<&'static crate::interp::class::MethodTable> {
     type Tables =
         HashMap<(Sym, bool), crate::interp::class::MethodTable, foldhash::fast::RandomState>;
     static TABLES: std::sync::OnceLock<Tables> = std::sync::OnceLock::new();
     let tables = TABLES.get_or_init(|| {
-        let shared = crate::interp::prims::registry::shared();
         let mut out = Tables::with_capacity_and_hasher(128, Default::default());
         for (&key, prims) in shared.by_class_iter() {
             let mut t = crate::interp::class::MethodTable::default();

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::dist::{self, DistNode};
-use crate::interp::prims::actor_node::Distribution;
+use crate::interp::distribution::NodeLinks;
 use crate::observe::{ObserveConfig, ObserveServer, TreeSource};
 use crate::runtime::snapshot::{Snapshot, Status};
 use crate::runtime::Pid;

@@ -9,8 +9,8 @@ use parking_lot::Mutex;
 
 use super::limits::{self, Limits, Shared};
 use super::{Engine, EngineError};
+use crate::interp::capability::Capability;
 use crate::interp::eval::Method;
-use crate::interp::prims::capability::Capability;
 use crate::interp::{Interpreter as Vm, InterpreterOptions as VmOptions};
 use crate::value::Sym;
 
@@ -337,7 +337,7 @@ fn deny_ungranted(vm: &Vm, grants: &[Capability]) -> Vec<Denied> {
                         &cls,
                         *class_side,
                         sel,
-                        Method::prim(crate::interp::prims::capability::denied),
+                        Method::prim(crate::interp::capability::denied),
                     );
                 }
             }

@@ -257,6 +257,35 @@ native_by_key!(TimerVal {
     order: |v| (9, name_key("Timer", &[v.serial])),
 });
 
+/// printString: non-zero parts largest first (`1h 30m 15s`, `0ms`, `-2s`).
+pub fn print_duration(ms: i64) -> String {
+    if ms == 0 {
+        return "0ms".to_string();
+    }
+    let neg = ms < 0;
+    let mut rest = ms.unsigned_abs();
+    let mut parts = Vec::new();
+    for (unit, name) in [
+        (86_400_000u64, "d"),
+        (3_600_000, "h"),
+        (60_000, "m"),
+        (1000, "s"),
+        (1, "ms"),
+    ] {
+        let n = rest / unit;
+        rest %= unit;
+        if n > 0 {
+            parts.push(format!("{n}{name}"));
+        }
+    }
+    let s = parts.join(" ");
+    if neg {
+        format!("-{s}")
+    } else {
+        s
+    }
+}
+
 /// A length of time in milliseconds.
 pub struct DurationVal {
     pub ms: i64,
@@ -265,7 +294,7 @@ pub struct DurationVal {
 
 native_by_key!(DurationVal {
     key: |v| v.ms,
-    print: |v| crate::interp::prims::duration::print_duration(v.ms),
+    print: |v| print_duration(v.ms),
     hash: |v| v.ms as u64 ^ 0xD0_0000,
     order: |v| (9, name_key("Duration", &[(v.ms as u64) ^ (1 << 63)])),
 });

@@ -346,8 +346,9 @@ mod tests {
     #[test]
     fn deep_size_counts_string_keys_and_measures_roots_together_once() {
         let key = Value::str("k".repeat(50_000));
-        let d =
-            crate::interp::prims::collections::dict_from_pairs(vec![(key.clone(), Value::Int(1))]);
+        let d = Value::Dict(crate::value::Ref::new(
+            [(key.clone(), Value::Int(1))].into_iter().collect(),
+        ));
         let size = deep_size(std::slice::from_ref(&d), usize::MAX);
         assert!(size > 50_000, "{size}");
         // The key and a message carrying it again, measured together: counted once.

@@ -12,13 +12,14 @@
 use std::sync::Arc;
 
 use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef};
+use crate::interp::actor::target::SendTarget;
 use crate::interp::actor::{cx_of, sys_of};
 use crate::interp::class::{Builtin, ClassKind};
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{exc_field, F_KIND, F_MESSAGE, F_SELECTOR, F_TRACE};
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, VarCell};
 use crate::runtime::{CallError, Message, ProcRef, Timeout};
-use crate::value::{fast_clone, ClassRef, Instance, Native, Sym, Value};
+use crate::value::{fast_clone, ClassRef, Instance, Sym, Value};
 
 /// Built-in selectors of Actor that run inside the actor (they touch its state).
 const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];
@@ -45,41 +46,61 @@ pub(crate) const REFERENCE_LOCAL: &[&str] = &[
     "isMemberOf:",
 ];
 
-/// The send hook of `Ctx::send_impl`: `Some(result)` when the runtime handles the send.
-pub fn intercept(
-    ctx: &mut Ctx,
-    n: &Arc<Native>,
-    recv: &Value,
-    sel: Sym,
-    args: &[Value],
-) -> Option<EvalResult> {
-    let any = n.0.as_any();
-    if let Some(a) = any.downcast_ref::<ActorRef>() {
-        if a.proxy {
-            return proxy_send(ctx, a, recv, sel, args);
+impl SendTarget for ActorRef {
+    /// A send from another process goes through the runtime when the method runs inside
+    /// the actor ([`goes_remote`]); a `withTimeout:` proxy forwards ([`proxy_send`]).
+    #[inline]
+    fn send(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        if self.proxy {
+            return proxy_send(ctx, self, recv, sel, args);
         }
-        if a.proc.pid().number == ctx.pid || !goes_remote_memo(ctx, &a.class, recv, sel) {
+        if self.proc.pid().number == ctx.pid || !goes_remote_memo(ctx, &self.class, recv, sel) {
             return None;
         }
-        return Some(remote_call(ctx, &a.proc, &a.class, sel, args, a.timeout));
+        Some(remote_call(
+            ctx,
+            &self.proc,
+            &self.class,
+            sel,
+            args,
+            self.timeout,
+        ))
     }
-    if any.is::<crate::interp::prims::actor_node_peer::RemoteName>() {
-        return crate::interp::prims::actor_node_peer::intercept(ctx, recv, sel, args);
+
+    fn cast(
+        &self,
+        ctx: &mut Ctx,
+        recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Option<Result<(), Unwind>> {
+        let proc = self.proc.clone();
+        cast_to(ctx, &proc, recv, sel, args)
     }
-    if any.is::<crate::interp::prims::actor_node_remote::RemoteActor>()
-        || any.is::<crate::interp::prims::actor_node_remote::RemotePid>()
-        || any.is::<crate::interp::prims::actor_node_remote::RemoteRef>()
-    {
-        return crate::interp::prims::actor_node_remote::intercept(ctx, recv, sel, args);
-    }
-    if let Some(nr) = any.downcast_ref::<NameRef>() {
+}
+
+impl SendTarget for NameRef {
+    /// Resolves the name at each send (`no_such_process` when nobody holds it) and sends to
+    /// the actor holding it; printing, identity and the name's own queries stay here.
+    fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
         if REFERENCE_LOCAL.contains(&sel.as_str()) || NAME_LOCAL.contains(&sel.as_str()) {
             return None;
         }
-        let (name, class) = (nr.name, nr.class.clone());
-        return Some(resolve_name(ctx, name, &class).and_then(|h| ctx.send(&h, sel, args)));
+        let (name, class) = (self.name, self.class.clone());
+        Some(resolve_name(ctx, name, &class).and_then(|h| ctx.send(&h, sel, args)))
     }
-    None
+
+    fn cast(
+        &self,
+        ctx: &mut Ctx,
+        recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Option<Result<(), Unwind>> {
+        let sys = sys_of(ctx).ok()?;
+        let proc = sys.rt.whereis(self.name)?;
+        cast_to(ctx, &proc, recv, sel, args)
+    }
 }
 
 /// The actor handle currently registered under `name`, or `no_such_process`.
@@ -270,24 +291,21 @@ fn reason_text(r: &crate::runtime::ExitReason) -> String {
         .unwrap_or_else(|| r.to_string())
 }
 
-/// The cast hook of `Ctx::cast`: `Some` when the receiver is an actor whose method runs in
-/// its own process (the message is queued; failures are the actor's to log).
-pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {
-    let target = if let Some(a) = downcast::<ActorRef>(recv) {
-        a.proc.clone()
-    } else if let Some(nr) = downcast::<NameRef>(recv) {
-        let sys = sys_of(ctx).ok()?;
-        sys.rt.whereis(nr.name)?
-    } else {
-        // Remote actors and remote name proxies (8.3).
-        return crate::interp::prims::actor_node_remote::cast(ctx, recv, sel, args);
-    };
+/// A cast to the local actor `target` (the process of `recv`): queued when the method runs
+/// in its own process (failures are the actor's to log); `None` runs it as a sync send.
+fn cast_to(
+    ctx: &mut Ctx,
+    target: &ProcRef,
+    recv: &Value,
+    sel: Sym,
+    args: &[Value],
+) -> Option<Result<(), Unwind>> {
     if !goes_remote(ctx, recv, sel) {
         return None;
     }
     let args: Vec<Value> = args.iter().map(|a| transfer_in(ctx, a)).collect();
     let cx = cx_of(ctx)?;
-    cx.cast(&target, Message::new(sel, args));
+    cx.cast(target, Message::new(sel, args));
     Some(Ok(()))
 }
 

@@ -295,12 +295,25 @@ pub(crate) fn arith_fault_of(ctx: &Ctx, r: &Value) -> Unwind {
     arith_fault_detailed(ctx, Some(unary_arith_detail(ctx.cur_sel.as_str(), r)))
 }
 
+/// A number operand's value as a Float (a huge Integer's is ±infinity; a Character counts
+/// as its code point), or None for a value that is not a number.
+fn num_f64(v: &Value) -> Option<f64> {
+    use num_traits::ToPrimitive;
+    match v {
+        Value::Int(i) => Some(*i as f64),
+        Value::Char(c) => Some(c.get() as f64),
+        Value::BigInt(b) => Some(b.to_f64().unwrap_or(f64::NAN)),
+        Value::Float(f) => Some(f.get()),
+        _ => None,
+    }
+}
+
 /// An operand as an arithmetic fault's detail shows it: its print string cut at 40
 /// characters, or `a Foo` for a value without a simple one.
 fn arith_operand(v: &Value) -> String {
     match crate::interp::print::simple_print(v) {
         Some(s) => crate::diagnostic::cap_quote(&s, 40).into_owned(),
-        None => crate::interp::prims::fault::article_class(v),
+        None => article_class(v),
     }
 }
 
@@ -308,17 +321,14 @@ fn arith_operand(v: &Value) -> String {
 /// negative number is not a real number ``, `` `0 ln`: the logarithm of zero has no value ``,
 /// `` `1000 exp`: Integer exp has no number as its answer `` (too large for a Float).
 pub fn unary_arith_detail(sel: &str, r: &Value) -> String {
-    use crate::interp::prims::fault::class_name;
-    use crate::interp::prims::number::pure::num;
     let expr = format!("`{} {sel}`", arith_operand(r));
-    let Some(n) = num(r) else {
+    let Some(x) = num_f64(r) else {
         let shown = arith_operand(r);
         return format!(
             "{expr}: {} {sel}, and {shown} is not a number",
             class_name(r)
         );
     };
-    let x = n.f64();
     // A huge Integer's f64 is ±infinity: its sign is still right.
     let sign = if x < 0.0 { -1 } else { i32::from(x > 0.0) };
     match sel {
@@ -343,12 +353,52 @@ pub fn unary_arith_detail(sel: &str, r: &Value) -> String {
     }
 }
 
+/// The class name of a built-in value, without needing the class table (user instances and
+/// classes report their own class name).
+pub fn class_name(v: &Value) -> String {
+    let s = match v {
+        Value::Nil => "UndefinedObject",
+        Value::True => "True",
+        Value::False => "False",
+        Value::Int(_) | Value::BigInt(_) => "Integer",
+        Value::Float(_) => "Float",
+        Value::Char(_) => "Character",
+        Value::Symbol(_) => "Symbol",
+        Value::Str(_) => "String",
+        Value::Binary(_) => "Binary",
+        Value::List(_) => "List",
+        Value::Array(_) => "Array",
+        Value::Tuple(_) => "Tuple",
+        Value::Dict(_) => "Dictionary",
+        Value::Set(_) => "Set",
+        Value::Bag(_) => "Bag",
+        Value::Queue(_) => "Queue",
+        Value::Interval(_) => "Interval",
+        Value::Object(o) => return o.class.name.as_str().to_string(),
+        Value::Class(c) => return format!("{} class", c.name),
+        Value::Meta(_) => "Metaclass",
+        Value::Block(_) => "Block",
+        Value::Native(n) => return n.0.class().name.as_str().to_string(),
+    };
+    s.to_string()
+}
+
+/// `a String`, `an Integer`, `nil`.
+pub fn article_class(v: &Value) -> String {
+    match v {
+        Value::Nil => "nil".to_string(),
+        _ => {
+            let n = class_name(v);
+            let an = n.starts_with(['A', 'E', 'I', 'O', 'U']);
+            format!("{} {n}", if an { "an" } else { "a" })
+        }
+    }
+}
+
 /// The line under an arithmetic fault's report: `` `1 / 0`: division by zero ``, or
 /// `` `3 + "x"`: Integer + String, and "x" is not a number `` (operands of other classes
 /// are shown by class: `an Account`; long ones are cut).
 pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
-    use crate::interp::prims::fault::class_name;
-    use crate::interp::prims::number::pure::num;
     let shown = arith_operand;
     let expr = format!("`{} {sel} {}`", shown(r), shown(a));
     let zero = match a {
@@ -360,12 +410,12 @@ pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
         sel,
         "/" | "%" | "\\\\" | "rem:" | "mod:" | "div:" | "quo:" | "reciprocal"
     );
-    let log_of = |v: &Value| match num(v).map(|n| n.f64()) {
+    let log_of = |v: &Value| match num_f64(v) {
         Some(0.0) => Some("zero"),
         Some(x) if x < 0.0 => Some("a negative number"),
         _ => None,
     };
-    match (num(r).is_some(), num(a).is_some()) {
+    match (num_f64(r).is_some(), num_f64(a).is_some()) {
         (true, true) if division && zero => format!("{expr}: division by zero"),
         (true, true) if sel == "log:" && log_of(r).is_some() => {
             format!(
@@ -374,7 +424,7 @@ pub fn arith_detail(sel: &str, r: &Value, a: &Value) -> String {
             )
         }
         (true, true)
-            if sel == "log:" && (log_of(a).is_some() || num(a).is_some_and(|n| n.f64() == 1.0)) =>
+            if sel == "log:" && (log_of(a).is_some() || num_f64(a).is_some_and(|x| x == 1.0)) =>
         {
             format!("{expr}: a logarithm to base {} has no value", shown(a))
         }

@@ -281,7 +281,10 @@ mod tests {
     use std::sync::Arc;
 
     fn ctx() -> Ctx {
-        let prog = crate::interp::program::Program::bootstrap(Default::default());
+        let prog = crate::interp::program::Program::bootstrap(
+            Default::default(),
+            crate::interp::prims::shared(),
+        );
         Ctx::new(Arc::new(prog))
     }
 

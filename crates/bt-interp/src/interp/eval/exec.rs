@@ -417,7 +417,7 @@ impl Ctx {
         if p.name == "++" {
             return self.concat_in_place(p, f, recv, args);
         }
-        let prim = crate::interp::prims::collections::in_place(&recv, p.sel);
+        let prim = (self.prog.prims.prims.hooks.in_place)(&recv, p.sel);
         let builtin = prim.is_some() && self.lookup(&recv, p.sel).is_some_and(|h| h.is_prim());
         self.set_loc(p.loc);
         let r = match prim {
@@ -613,7 +613,7 @@ impl Ctx {
             }
         }
         // A declared protocol's name is its protocol object (3.4).
-        if let Some(p) = crate::interp::prims::protocol::global(self, name) {
+        if let Some(p) = (self.prog.prims.prims.hooks.global)(self, name) {
             return Ok(p);
         }
         Err(self

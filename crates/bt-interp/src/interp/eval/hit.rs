@@ -21,7 +21,7 @@ use crate::value::ClassRef;
 /// A method as cached: a copyable view of [`Method`].
 #[derive(Clone, Copy)]
 pub(crate) enum HitKind {
-    Prim(crate::interp::prims::registry::Prim),
+    Prim(crate::interp::registry::Prim),
     Compiled(*const CompiledMethod),
     Getter(u32),
     Setter(u32),

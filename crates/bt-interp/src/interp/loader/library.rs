@@ -37,11 +37,8 @@ fn library_prim(
     c: &ClassRef,
     md: &'static ast::MethodDecl,
 ) -> Option<(Sym, Method)> {
-    type Memo = HashMap<
-        usize,
-        Option<(Sym, crate::interp::prims::registry::Prim)>,
-        foldhash::fast::RandomState,
-    >;
+    type Memo =
+        HashMap<usize, Option<(Sym, crate::interp::registry::Prim)>, foldhash::fast::RandomState>;
     static MEMO: std::sync::OnceLock<parking_lot::RwLock<Memo>> = std::sync::OnceLock::new();
     let memo = MEMO.get_or_init(Default::default);
     let key = md as *const ast::MethodDecl as usize;

@@ -41,11 +41,12 @@ use std::sync::{Arc, Weak};
 use parking_lot::Mutex;
 
 use crate::interp::actor::handle::{downcast, native, native_by_key};
+use crate::interp::actor::prims::node::node_value;
 use crate::interp::actor::send::{describe_exception, transfer, transfer_in};
 use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
+use crate::interp::distribution::PeerEvents;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor_node::{node_value, PeerEvents};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::parallel::{spawn_job, Job};
 use crate::runtime::{CallError, Timeout};

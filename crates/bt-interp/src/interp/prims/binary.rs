@@ -12,10 +12,10 @@ use crate::interp::prims::fault::{
     fault_value, lift, result_error, result_ok, str_arg, Fault, Res,
 };
 use crate::interp::prims::number::{binary_prim, unary_prim};
-use crate::interp::prims::registry::Cost;
 use crate::interp::prims::string::pure::{check_index, iolist_bytes, too_long, MAX_STRING_BYTES};
 use crate::interp::prims::string::{byte_at, byte_list, bytes_arg, part, seq_items};
 use crate::interp::print::binary_string;
+use crate::interp::registry::Cost;
 use crate::value::order::term_cmp;
 use crate::value::{Ref, Value};
 

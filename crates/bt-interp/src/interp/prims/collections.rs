@@ -32,10 +32,11 @@ pub mod stream;
 /// A primitive that may update its receiver in place. The evaluator may call it with the only
 /// reference to the receiver (for `x := x at: k put: v`), which makes updates O(1) amortised;
 /// it answers the updated collection and leaves the receiver untouched when it raises.
-pub type InPlaceFn = fn(&mut Ctx, &mut Value, &[Value]) -> EvalResult;
+pub use crate::interp::registry::InPlaceFn;
 
 /// Registers every collection primitive.
 pub fn register(p: &mut Prims) {
+    p.hooks.in_place = in_place;
     generic::register(p);
     seq::register(p);
     dict::register(p);

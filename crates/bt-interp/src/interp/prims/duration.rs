@@ -222,34 +222,7 @@ pub fn timeout_arg(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     ms_arg(ctx, v).map(Timeout::Ms)
 }
 
-/// printString: non-zero parts largest first (`1h 30m 15s`, `0ms`, `-2s`).
-pub fn print_duration(ms: i64) -> String {
-    if ms == 0 {
-        return "0ms".to_string();
-    }
-    let neg = ms < 0;
-    let mut rest = ms.unsigned_abs();
-    let mut parts = Vec::new();
-    for (unit, name) in [
-        (86_400_000u64, "d"),
-        (3_600_000, "h"),
-        (60_000, "m"),
-        (1000, "s"),
-        (1, "ms"),
-    ] {
-        let n = rest / unit;
-        rest %= unit;
-        if n > 0 {
-            parts.push(format!("{n}{name}"));
-        }
-    }
-    let s = parts.join(" ");
-    if neg {
-        format!("-{s}")
-    } else {
-        s
-    }
-}
+pub use crate::interp::actor::handle::print_duration;
 
 /// ISO 8601 form: `PT1H30M`, `PT0.250S`, `P1DT2H`, zero `PT0S`.
 pub fn iso_string(ms: i64) -> String {

@@ -78,47 +78,7 @@ pub fn lift_unary(ctx: &Ctx, r: &Value, res: Res) -> EvalResult {
     }
 }
 
-/// The class name of a built-in value, without needing the class table (user instances and
-/// classes report their own class name).
-pub fn class_name(v: &Value) -> String {
-    let s = match v {
-        Value::Nil => "UndefinedObject",
-        Value::True => "True",
-        Value::False => "False",
-        Value::Int(_) | Value::BigInt(_) => "Integer",
-        Value::Float(_) => "Float",
-        Value::Char(_) => "Character",
-        Value::Symbol(_) => "Symbol",
-        Value::Str(_) => "String",
-        Value::Binary(_) => "Binary",
-        Value::List(_) => "List",
-        Value::Array(_) => "Array",
-        Value::Tuple(_) => "Tuple",
-        Value::Dict(_) => "Dictionary",
-        Value::Set(_) => "Set",
-        Value::Bag(_) => "Bag",
-        Value::Queue(_) => "Queue",
-        Value::Interval(_) => "Interval",
-        Value::Object(o) => return o.class.name.as_str().to_string(),
-        Value::Class(c) => return format!("{} class", c.name),
-        Value::Meta(_) => "Metaclass",
-        Value::Block(_) => "Block",
-        Value::Native(n) => return n.0.class().name.as_str().to_string(),
-    };
-    s.to_string()
-}
-
-/// `a String`, `an Integer`, `nil`.
-pub fn article_class(v: &Value) -> String {
-    match v {
-        Value::Nil => "nil".to_string(),
-        _ => {
-            let n = class_name(v);
-            let an = n.starts_with(['A', 'E', 'I', 'O', 'U']);
-            format!("{} {n}", if an { "an" } else { "a" })
-        }
-    }
-}
+pub use crate::interp::error::{article_class, class_name};
 
 /// The argument as an i64 (Integers and Characters), else `type_error`.
 pub fn int_arg(what: &str, v: &Value) -> Res<i64> {

@@ -19,9 +19,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use crate::interp::capability::{granted, require, require_path, Access, Capability};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::capability::{granted, require, require_path, Access, Capability};
 use crate::interp::prims::fault::article_class;
 use crate::interp::prims::file_lines;
 use crate::value::{Ref, Value};

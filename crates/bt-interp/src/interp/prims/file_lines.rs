@@ -15,9 +15,9 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
+use crate::interp::capability::{require_path, Access};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::capability::{require_path, Access};
 use crate::interp::prims::collections::stream::{stream_external, ExternalCursor, ExternalSource};
 use crate::interp::prims::file::io_fault;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Value};

@@ -249,7 +249,7 @@ fn error(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 /// `System` and `Program` (9.9): arguments, environment and exit (the clocks of `Time` are in
 /// `timer.rs`).
 fn system(p: &mut Prims) {
-    use crate::interp::prims::capability::{require, require_env, Capability};
+    use crate::interp::capability::{require, require_env, Capability};
     let s = "System";
     p.add_class(s, "arguments", |ctx, _, _| {
         Ok(Value::list(

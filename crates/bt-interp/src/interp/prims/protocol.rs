@@ -16,6 +16,7 @@ use crate::interp::prims::reflection::conforms;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 pub fn register(p: &mut Prims) {
+    p.hooks.global = global;
     let pr = "Protocol";
     p.add_class(pr, "new", |ctx, r, _| {
         crate::interp::prims::class::refuse_new(ctx, r, "Use Protocol define: NAME")

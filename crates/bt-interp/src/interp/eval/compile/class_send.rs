@@ -28,7 +28,7 @@ use crate::interp::eval::code::Loc;
 use crate::interp::eval::exec::drop_fast;
 use crate::interp::eval::hit::{HitKind, InlineCache};
 use crate::interp::eval::{Ctx, Flow};
-use crate::interp::prims::registry::{Cost, Prim};
+use crate::interp::registry::{Cost, Prim};
 use crate::value::{Sym, Value};
 
 /// Refills after which a site stops caching (each refill retires an entry until the program

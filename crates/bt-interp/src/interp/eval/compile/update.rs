@@ -219,7 +219,7 @@ pub(super) fn in_place_rest(
         let nargs_given = c.stack.len() - base;
         c.set_loc(loc);
         let mut recv = c.take_var(f, var);
-        if let Some(update) = crate::interp::prims::collections::in_place(&recv, sel) {
+        if let Some(update) = (c.prog.prims.prims.hooks.in_place)(&recv, sel) {
             if nargs_given == nargs && c.lookup(&recv, sel).is_some_and(|h| h.is_prim()) {
                 // The collection prim updates `recv` in place when nothing else shares it.
                 let mut av = [Value::Nil, Value::Nil];

@@ -18,9 +18,9 @@
 use std::any::Any;
 
 use crate::interp::actor::handle::{downcast, native};
+use crate::interp::capability::{require, Capability};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::capability::{require, Capability};
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 mod lists;
@@ -146,12 +146,12 @@ pub fn apply(ctx: &mut Ctx, module: &str, selector: &str, args: &[Value]) -> Eva
 /// `module:function(args…)` run on the Erlang peer by rpc (`rpc:call/4`); a
 /// `{badrpc, Reason}` answer becomes the failure Erlang reported.
 fn forward(ctx: &mut Ctx, peer: Sym, module: &str, function: &str, args: &[Value]) -> R {
-    let op = crate::interp::prims::actor_node::ErlProc::Apply {
+    let op = crate::interp::distribution::ErlProc::Apply {
         module: Sym::new(module),
         function: Sym::new(function),
         args: args.to_vec(),
     };
-    let v = crate::interp::prims::actor_node_erl::erl(ctx, peer, op)?;
+    let v = crate::interp::actor::prims::node::erl::erl(ctx, peer, op)?;
     let reason = match &v {
         Value::Tuple(t)
             if t.len() == 2 && t[0].as_sym().is_some_and(|s| s.as_str() == "badrpc") =>

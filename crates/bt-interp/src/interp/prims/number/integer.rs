@@ -13,9 +13,9 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
 use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
-use crate::interp::prims::number::units::{self, Growth};
 use crate::interp::prims::number::{compare, metered};
-use crate::interp::prims::registry::Cost;
+use crate::interp::registry::big_units::{self as units, Growth};
+use crate::interp::registry::Cost;
 use crate::value::{Interval, Ref, Value};
 
 /// The receiver or argument as an integer view, else `type_error`.

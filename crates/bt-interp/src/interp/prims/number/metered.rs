@@ -19,8 +19,8 @@ use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::interp::prims::fault::{lift, lift_op, Fault, Res};
 use crate::interp::prims::number::big::{self, div, gcd, radix};
 use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
-use crate::interp::prims::number::units;
-use crate::interp::prims::registry::Cost;
+use crate::interp::registry::big_units as units;
+use crate::interp::registry::Cost;
 use crate::value::Value;
 
 /// Both operands as Integers when at least one is a big Integer (else None: the direct path).

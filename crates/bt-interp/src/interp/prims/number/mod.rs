@@ -58,8 +58,7 @@ pub mod float;
 pub mod integer;
 pub mod metered;
 pub mod pure;
-pub(crate) mod units;
-use crate::interp::prims::registry::Cost;
+use crate::interp::registry::Cost;
 
 binary_prim! {
     add => |r, a| num::arith(Op::Add, r, a);
@@ -189,6 +188,7 @@ fn between(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 pub fn register(p: &mut Prims) {
+    p.hooks.big_int_string = metered::int_string;
     let c = "Number";
     p.add(c, "+", add).cost(Cost::BigLinear);
     p.add(c, "-", sub).cost(Cost::BigLinear);

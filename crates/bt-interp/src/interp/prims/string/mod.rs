@@ -24,9 +24,7 @@ use crate::value::{Ref, Value};
 
 pub mod pure;
 pub mod regex;
-mod units;
-use crate::interp::prims::registry::Cost;
-pub(crate) use units::input_units;
+use crate::interp::registry::Cost;
 
 /// The receiver's text (a String receiver is guaranteed by dispatch; anything else is a
 /// `type_error` rather than a panic).

@@ -124,7 +124,7 @@ impl SnapVal {
                 // A process of another node (a snapshot taken there, 8.10).
                 if let (Value::Nil, Some(pid)) = (&f[0], n.pid) {
                     if pid.node != 0 && !self.sh.snap.node.is_empty() {
-                        f[0] = native(crate::interp::prims::node_query::RemotePid {
+                        f[0] = native(crate::interp::actor::prims::node_query::RemotePid {
                             node: Sym::new(&self.sh.snap.node),
                             index: pid.node,
                             number: pid.number,

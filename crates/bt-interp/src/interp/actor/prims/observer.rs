@@ -9,9 +9,9 @@
 use std::sync::Arc;
 
 use crate::interp::actor::handle::{downcast, native, PidVal};
+use crate::interp::actor::prims::supervision::snap::{Repr, Shared, SnapVal};
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::collections::dict_from_pairs;
-use crate::interp::prims::supervision::snap::{Repr, Shared, SnapVal};
 use crate::runtime::snapshot::diff::{self, Place, SnapDiff};
 use crate::runtime::snapshot::Snapshot;
 use crate::runtime::supervisor::RestartEvent;

@@ -14,10 +14,16 @@
 
 use std::collections::HashMap;
 
-use crate::interp::eval::{Ctx, PrimFn, Unwind};
-use crate::interp::prims::number::units as big;
+use crate::interp::actor::target::TargetOf;
+use crate::interp::eval::{Ctx, EvalResult, PrimFn, Unwind};
+use crate::interp::program::Program;
+use crate::value::ClassRef;
 use crate::value::Sym;
 use crate::value::Value;
+use big_units as big;
+
+pub mod big_units;
+pub mod input_units;
 
 /// How the work of a primitive grows with its inputs: the units charged before it runs (a
 /// byte is one unit, see `interp::eval::charge`).
@@ -53,9 +59,7 @@ impl Cost {
     pub fn units(self, r: &Value, a: &[Value]) -> usize {
         match self {
             Cost::Free => 0,
-            Cost::InputBytes | Cost::Copy | Cost::Grow(_) => {
-                crate::interp::prims::string::input_units(r, a)
-            }
+            Cost::InputBytes | Cost::Copy | Cost::Grow(_) => input_units::input_units(r, a),
             Cost::RepeatResult | Cost::PadResult => {
                 let n = match a.first() {
                     Some(Value::Int(i)) => (*i).max(0) as usize,
@@ -140,6 +144,42 @@ pub struct Prims {
     pub duplicates: Vec<(&'static str, &'static str, bool)>,
     /// Where a duplicate registration's `.cost(..)` lands (never installed).
     discarded: Option<Prim>,
+    /// The kinds of process reference a send to a native value is offered to, in
+    /// registration order (`interp::actor::target`).
+    pub send_targets: Vec<TargetOf>,
+    /// What the evaluator asks of primitive modules without naming them.
+    pub hooks: Hooks,
+}
+
+/// A collection update that mutates its receiver (in place when nothing else shares it):
+/// `x := x add: y` runs one when `x` holds a collection whose class keeps the built-in
+/// selector (`prims::collections::in_place`).
+pub type InPlaceFn = fn(&mut Ctx, &mut Value, &[Value]) -> EvalResult;
+
+/// The evaluator's questions to primitive modules, answered by functions those modules
+/// install when they register (so the evaluator, classes, program and errors never name
+/// `prims`). Each has a plain default for a registry without that module.
+#[derive(Clone, Copy)]
+pub struct Hooks {
+    /// The in-place variant of an update selector for this receiver, if it has one.
+    pub in_place: fn(&Value, Sym) -> Option<InPlaceFn>,
+    /// The value of a capitalised name that is no class: a declared protocol's object.
+    pub global: fn(&Ctx, Sym) -> Option<Value>,
+    /// Does class `c` conform to the protocol `name` (a pattern's type test)?
+    pub conforms: fn(&Program, &ClassRef, Sym) -> bool,
+    /// The decimal printString of a big Integer, metered so a limit lands between pieces.
+    pub big_int_string: fn(&mut Ctx, &Value) -> Result<String, Unwind>,
+}
+
+impl Default for Hooks {
+    fn default() -> Self {
+        Hooks {
+            in_place: |_, _| None,
+            global: |_, _| None,
+            conforms: |_, _, _| false,
+            big_int_string: |_, v| Ok(crate::interp::print::simple_print(v).unwrap_or_default()),
+        }
+    }
 }
 
 impl Prims {
@@ -177,6 +217,13 @@ impl Prims {
                 self.discarded.insert(Prim::free(f))
             }
         }
+    }
+
+    /// Registers a kind of process reference: sends and casts to a native value of that kind
+    /// go through its [`SendTarget`](crate::interp::actor::target::SendTarget) (`p.send_target(
+    /// target_of::<ActorRef>)`).
+    pub fn send_target(&mut self, of: TargetOf) {
+        self.send_targets.push(of);
     }
 
     /// The primitive registered for a class, side and selector.
@@ -223,10 +270,10 @@ impl std::ops::Deref for SharedPrims {
     }
 }
 
-/// The process's primitive tables (see [`SharedPrims`]).
-pub fn shared() -> &'static SharedPrims {
-    static SHARED: std::sync::OnceLock<SharedPrims> = std::sync::OnceLock::new();
-    SHARED.get_or_init(|| {
+impl SharedPrims {
+    /// The tables `register` fills (every primitive module's registration,
+    /// `prims::register_all`), indexed by class.
+    pub fn build(register: fn(&mut Prims)) -> SharedPrims {
         // Sized above the registry (~1,340 primitives, most on the instance side), so
         // registering never rehashes (growing the tables cost ~0.3M instructions).
         let mut prims = Prims {
@@ -234,7 +281,7 @@ pub fn shared() -> &'static SharedPrims {
             class_side: PrimTable::with_capacity_and_hasher(384, Default::default()),
             ..Prims::default()
         };
-        crate::interp::prims::register_all(&mut prims);
+        register(&mut prims);
         let mut by_class: ByClass = HashMap::with_capacity_and_hasher(128, Default::default());
         for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
             for ((c, s), p) in table {
@@ -248,5 +295,5 @@ pub fn shared() -> &'static SharedPrims {
             v.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
         }
         SharedPrims { prims, by_class }
-    })
+    }
 }

@@ -4,21 +4,21 @@
 //! `insecure_distribution`, …).
 //!
 //! `Node current` is answered here from the runtime; any other node is asked over the
-//! connection through [`Distribution::query`](super::actor_node::Distribution::query)
+//! connection through [`NodeServices::query`](crate::interp::distribution::NodeServices::query)
 //! (implemented by `crate::dist::query`, which talks to the peer's reserved query service).
 //! Actors of another node come back as remote actor handles and snapshot pids as remote
-//! pids (`prims::actor_node_remote`): they print with the connection index of their node
+//! pids (`actor::prims::node::remote`): they print with the connection index of their node
 //! (10.1) and know their Node.
 
 use crate::interp::actor::handle::{downcast, ActorRef, PidVal};
+use crate::interp::actor::prims::actor::error_value_hinted;
+pub use crate::interp::actor::prims::node::remote::RemotePid;
+use crate::interp::actor::prims::node::{current_name, node_arg, node_value};
 use crate::interp::actor::sys_of;
 use crate::interp::class::ClassExt;
 use crate::interp::class::ClassKind;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::error_value_hinted;
-use crate::interp::prims::actor_node::{current_name, node_arg, node_value};
-pub use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::interp::prims::collections::dict_from_pairs;
 use crate::runtime::snapshot::is_runtime_process;
 use crate::runtime::Pid;
@@ -200,7 +200,7 @@ pub fn local(ctx: &mut Ctx, sel: &str, a: &[Value]) -> EvalResult {
             let procs = live(ctx, "supervisor")?;
             Ok(Value::list(procs.into_iter().filter_map(|(p, _)| {
                 let h = sys.supervision.by_pid(p.pid())?;
-                Some(crate::interp::prims::supervision::sup_value(ctx, h))
+                Some(crate::interp::actor::prims::supervision::sup_value(ctx, h))
             })))
         }
         "shapeManifest" => Ok(manifest_value(&shape_manifest(&ctx.prog))),
@@ -268,7 +268,8 @@ pub fn remote_process(v: &Value) -> Option<(Sym, u64)> {
     if let Some(p) = downcast::<RemotePid>(v) {
         return Some((p.node, p.number));
     }
-    downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(v).map(|a| (a.node, a.number))
+    downcast::<crate::interp::actor::prims::node::remote::RemoteActor>(v)
+        .map(|a| (a.node, a.number))
 }
 
 #[cfg(test)]

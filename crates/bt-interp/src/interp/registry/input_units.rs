@@ -13,17 +13,19 @@ pub(crate) fn input_units(r: &Value, a: &[Value]) -> usize {
         match v {
             Value::Str(s) => s.len(),
             Value::Binary(b) => b.len(),
-            Value::List(_) | Value::Array(_) => crate::interp::prims::collections::elems(v)
-                .map(|it| {
-                    it.map(|e| match &e {
-                        Value::Str(s) => s.len() + ELEM,
-                        _ => ELEM,
-                    })
-                    .fold(0usize, usize::saturating_add)
-                })
-                .unwrap_or(0),
+            Value::List(l) => elems_units(l.iter()),
+            Value::Array(l) => elems_units(l.iter()),
             _ => 0,
         }
     };
     a.iter().map(one).fold(one(r), usize::saturating_add)
+}
+
+/// The units of a List/Array argument's elements: each one, plus a String's bytes.
+fn elems_units<'a>(it: impl Iterator<Item = &'a Value>) -> usize {
+    it.map(|e| match e {
+        Value::Str(s) => s.len() + ELEM,
+        _ => ELEM,
+    })
+    .fold(0usize, usize::saturating_add)
 }

@@ -1,7 +1,8 @@
 //! `ProcessGroup` (14.1): named groups of actors, interoperable with Erlang's `pg` (default
-//! scope). This node's memberships are kept here, in [`Groups`] (one per actor system); the
-//! members on other nodes are the distribution layer's (`crate::dist::pg`, reached through
-//! `Distribution::group_changed` / `group_remote_members` / `group_remote_which`), which
+//! scope). This node's memberships are kept in
+//! [`Groups`](crate::interp::actor::groups::Groups) (one per actor system); the members on
+//! other nodes are the distribution layer's (`crate::dist::pg`, reached through
+//! `ProcessGroups::group_changed` / `group_remote_members` / `group_remote_which`), which
 //! also tells the other nodes' `pg` scopes of every change here.
 //!
 //! As in `pg`: joining twice counts twice (and `leave:` removes one membership); a member
@@ -11,53 +12,15 @@
 //! process that is not an actor (the main script) may join too and is listed as an Actor
 //! handle of its process.
 
-use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use parking_lot::Mutex;
-
+use crate::interp::actor::prims::actor::error_value;
 use crate::interp::actor::send::handle_for;
 use crate::interp::actor::{need_cx, sys_of, ActorSys};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::error_value;
 use crate::interp::prims::seq_arg;
-use crate::runtime::ProcRef;
 use crate::value::{Sym, Value};
-
-/// This node's group memberships.
-#[derive(Default)]
-pub struct Groups {
-    inner: Mutex<State>,
-}
-
-#[derive(Default)]
-struct State {
-    /// Members by group, one entry per join (a process joined twice is listed twice).
-    members: HashMap<Sym, Vec<ProcRef>>,
-    /// Processes whose exit is watched (once each).
-    watched: HashSet<u64>,
-    /// The round-robin position of each group (`nextMember:`).
-    next: HashMap<Sym, usize>,
-}
-
-impl Groups {
-    /// Every group with a member here and the process numbers (one per membership).
-    pub fn snapshot(&self) -> Vec<(Sym, Vec<u64>)> {
-        let st = self.inner.lock();
-        st.members
-            .iter()
-            .map(|(g, ps)| (*g, ps.iter().map(|p| p.pid().number).collect()))
-            .collect()
-    }
-
-    fn local(&self, group: Sym) -> Vec<ProcRef> {
-        let st = self.inner.lock();
-        let mut v = st.members.get(&group).cloned().unwrap_or_default();
-        v.sort_by_key(|p| p.pid().number);
-        v
-    }
-}
 
 pub fn register(p: &mut Prims) {
     let c = "ProcessGroup";

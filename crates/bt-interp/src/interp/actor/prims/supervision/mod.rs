@@ -14,10 +14,10 @@ pub mod snap;
 use std::sync::{Arc, Weak};
 
 use crate::interp::actor::handle::{downcast, native, pid_label, ActorRef};
+use crate::interp::actor::prims::actor::{error_value, pid_value, spawn_actor, target};
 use crate::interp::actor::{need_cx, sys_of, with_fresh_ctx, ActorSys};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::{error_value, pid_value, spawn_actor, target};
 use crate::interp::prims::{class_arg, seq_arg};
 use crate::runtime::supervisor::{
     AutoShutdown, ChildSpec, RestartType, Shutdown, StartFn, Strategy, SupError, SupHandle,
@@ -196,7 +196,7 @@ fn class_method_start_fn(sys: Weak<ActorSys>, cls: ClassRef, sel: Sym) -> StartF
                     REMOTE_CHILD_REFUSED.to_string(),
                 ));
             }
-            if downcast::<crate::interp::prims::actor_node_remote::RemoteActor>(&v).is_some() {
+            if downcast::<crate::interp::actor::prims::node::remote::RemoteActor>(&v).is_some() {
                 return Err(error_value(
                     ctx,
                     ErrorKind::RuntimeError,
@@ -221,7 +221,7 @@ fn build_spec(ctx: &mut Ctx, cls: &ClassRef, depth: usize) -> Result<SupervisorS
     let recv = Value::Class(cls.clone());
     let max = int_of(ctx, &recv, "maxRestarts")?;
     let window = int_of(ctx, &recv, "restartWindow")?;
-    let history = crate::interp::prims::observer::history_limit(ctx, &recv)?;
+    let history = crate::interp::actor::prims::observer::history_limit(ctx, &recv)?;
     let sys = Arc::downgrade(&sys_of(ctx)?);
     let name = cls.name.as_str();
     if is_dynamic_class(ctx, cls) {
@@ -371,7 +371,7 @@ fn global_name(
     };
     let name = Sym::new(name);
     Ok(Some(Box::new(move |start| {
-        crate::interp::prims::global_names::global_start(start, name, d)
+        crate::interp::actor::prims::global_names::global_start(start, name, d)
     })))
 }
 

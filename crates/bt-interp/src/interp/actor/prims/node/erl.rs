@@ -7,10 +7,10 @@
 //! `Actor allRegisteredOn: erlNode` is `erlang:registered()` there, as name proxies.
 
 use crate::interp::actor::handle::downcast;
+use crate::interp::actor::prims::node::remote::RemotePid;
+use crate::interp::distribution::{Dest, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
-use crate::interp::prims::actor_node::{Dest, ErlProc};
-use crate::interp::prims::actor_node_remote::RemotePid;
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
 
@@ -26,7 +26,7 @@ pub fn registered(ctx: &mut Ctx, node: Sym) -> EvalResult {
     let actor = ctx.prog.core.actor.name;
     let proxies = names
         .into_iter()
-        .map(|n| crate::interp::prims::actor_node_peer::remote_name(ctx, node, n, actor))
+        .map(|n| crate::interp::actor::prims::node::peer::remote_name(ctx, node, n, actor))
         .collect::<Vec<_>>();
     Ok(Value::list(proxies))
 }

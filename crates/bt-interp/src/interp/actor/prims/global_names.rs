@@ -4,17 +4,18 @@
 //! start so each (re)start registers the new process).
 //!
 //! The registry itself is the distribution layer's (`crate::dist::global`, reached through
-//! `Distribution::global_register` / `global_whereis`). A node started without `--name` has
+//! `GlobalNames::global_register` / `global_whereis`). A node started without `--name` has
 //! no cluster: `#global` answers `node_down` there.
 
 use std::sync::Arc;
 
 use crate::interp::actor::handle::{downcast, ActorRef};
+use crate::interp::actor::prims::actor::error_value_hinted;
+use crate::interp::actor::prims::node::{current_name, node_value};
 use crate::interp::actor::sys_of;
+use crate::interp::distribution::Distribution;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::interp::prims::actor::error_value_hinted;
-use crate::interp::prims::actor_node::{current_name, node_value, Distribution};
 use crate::runtime::supervisor::StartFn;
 use crate::value::{Sym, Value};
 

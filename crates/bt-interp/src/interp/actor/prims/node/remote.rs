@@ -3,9 +3,9 @@
 //!
 //! * [`RemoteActor`] — an actor on another node (from `spawnOn:`, a lookup, or a pid that
 //!   arrived in a message). Sends through it are ordinary sends: sync by default
-//!   (`Distribution::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
+//!   (`RemoteActors::send_remote`), `!` casts, `withTimeout:`; `stop`, `kill`, `isAlive` ask
 //!   the target node's service (on an Erlang node: exit signals and `rex`,
-//!   [`super::actor_node_erl`]); `monitor`/`onExit:` watch the process over the link
+//!   [`super::erl`]); `monitor`/`onExit:` watch the process over the link
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
 //!   connection index (8.1).
 //! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
@@ -15,21 +15,23 @@
 //!   which resolves the class by name there (`class_not_found`) and spawns exactly as a
 //!   local spawn. Remote actors are never linked to their creator.
 //!
-//! The network side is the [`Distribution`] trait (implemented in `crate::dist`).
+//! The network side is the [`Distribution`](crate::interp::distribution::Distribution)
+//! interface (implemented in `crate::dist`).
 
+use crate::interp::actor::target::{target_of, SendTarget};
 use std::any::Any;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::prims::actor::spawn_actor;
+use crate::interp::actor::prims::node::erl::erl;
+use crate::interp::actor::prims::node::{node_arg, node_value};
 use crate::interp::actor::send::REFERENCE_LOCAL;
+use crate::interp::distribution::{Dest, Distribution, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::spawn_actor;
-use crate::interp::prims::actor_node::{node_arg, node_value, Dest, Distribution, ErlProc};
-use crate::interp::prims::actor_node_erl::erl;
-use crate::interp::prims::actor_node_peer::RemoteName;
 use crate::interp::prims::{class_arg, sym_arg};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
@@ -255,6 +257,9 @@ pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
 }
 
 pub fn register(p: &mut Prims) {
+    p.send_target(target_of::<RemoteActor>);
+    p.send_target(target_of::<RemotePid>);
+    p.send_target(target_of::<RemoteRef>);
     let a = "Actor";
     p.add_class(a, "spawnOn:", |ctx, r, a| {
         spawn_on(ctx, r, &a[0], None, None)
@@ -283,7 +288,7 @@ pub fn node_of(ctx: &Ctx, v: &Value, what: &str) -> Result<Sym, Unwind> {
 
 /// Is `node` this node?
 fn is_current(ctx: &Ctx, node: Sym) -> bool {
-    node == crate::interp::prims::actor_node::current_name(ctx)
+    node == crate::interp::actor::prims::node::current_name(ctx)
 }
 
 /// An error raised by `f` as a `Result error:`; other unwinds pass.
@@ -362,9 +367,9 @@ fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     }
     let r = match bt_service(ctx, node, "registered", &[]) {
         Ok(Some(v)) => Ok(v),
-        // An Erlang node: `erlang:registered()`, as name proxies (`actor_node_erl`).
+        // An Erlang node: `erlang:registered()`, as name proxies (`node::erl`).
         Ok(None) => {
-            let r = crate::interp::prims::actor_node_erl::registered(ctx, node);
+            let r = crate::interp::actor::prims::node::erl::registered(ctx, node);
             return as_result(ctx, r);
         }
         Err(u) => Err(u),
@@ -409,18 +414,33 @@ pub fn check_name(
 /// Selectors a remote handle answers from the handle, without a message.
 const HANDLE_LOCAL: &[&str] = &["respondsTo:"];
 
-/// Sends to a [`RemoteActor`], [`RemotePid`] or [`RemoteRef`] (from `actor::send::intercept`).
-pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
-    if let Some(ra) = downcast::<RemoteActor>(recv) {
-        return actor_send(ctx, ra, sel, args);
+impl SendTarget for RemoteActor {
+    fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        actor_send(ctx, self, sel, args)
     }
-    if let Some(p) = downcast::<RemotePid>(recv) {
+
+    fn cast(
+        &self,
+        ctx: &mut Ctx,
+        _recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Option<Result<(), Unwind>> {
+        cast_to(ctx, self.node, self.dest(), sel, args)
+    }
+}
+
+impl SendTarget for RemotePid {
+    /// What a Pid of another node answers: its node, liveness, `kill`, `exit:` (by the node
+    /// service there, or Erlang's own operations on an Erlang node).
+    fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        let p = self;
         let (node, number) = (p.node, p.number);
         let dest = Dest::Pid {
             number,
             creation: p.creation,
         };
-        return Some(match sel.as_str() {
+        Some(match sel.as_str() {
             "node" => node_value(ctx, node),
             "isAlive" => alive(ctx, node, dest),
             // Booleans, as for a local Pid (an older node answers `#ok` to `kill`).
@@ -439,10 +459,16 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
             }
             "asString" => Ok(Value::str(p.print_string())),
             _ => return None,
-        });
+        })
     }
-    if let Some(rr) = downcast::<RemoteRef>(recv) {
-        return Some(match sel.as_str() {
+}
+
+impl SendTarget for RemoteRef {
+    /// A monitor of a process of another node: `whenDown:` starts watching, `demonitor`
+    /// stops.
+    fn send(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        let rr = self;
+        Some(match sel.as_str() {
             "whenDown:" => {
                 let (node, dest) = (rr.node, rr.dest);
                 let d = match dist(ctx, node) {
@@ -452,9 +478,7 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
                 let block = a0(args);
                 match d.watch_remote(ctx, node, dest, block) {
                     Ok(id) => {
-                        if let Some(rr) = downcast::<RemoteRef>(recv) {
-                            *rr.watch.lock() = Some(id);
-                        }
+                        *rr.watch.lock() = Some(id);
                         Ok(recv.clone())
                     }
                     Err(u) => Err(u),
@@ -469,9 +493,8 @@ pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Optio
             }
             "asString" => Ok(Value::str(rr.print_string())),
             _ => return None,
-        });
+        })
     }
-    None
 }
 
 /// `monitor` on a process of `node` (by pid, or an Erlang peer's registered name): a
@@ -524,7 +547,7 @@ fn alive(ctx: &mut Ctx, node: Sym, dest: Dest) -> EvalResult {
     };
     match bt_service(ctx, node, "alive", &[Value::Int(number as i64)]) {
         Ok(Some(v)) => Ok(Value::bool(matches!(v, Value::True))),
-        Ok(None) => crate::interp::prims::actor_node_erl::alive(ctx, node, dest),
+        Ok(None) => crate::interp::actor::prims::node::erl::alive(ctx, node, dest),
         Err(Unwind::Error(_)) => Ok(Value::False),
         Err(u) => Err(u),
     }
@@ -548,8 +571,8 @@ fn actor_send(ctx: &mut Ctx, ra: &RemoteActor, sel: Sym, args: &[Value]) -> Opti
                 return Some(
                     match bt_service(ctx, node, s, &[Value::Int(number as i64)]) {
                         Ok(Some(_)) => Ok(Value::sym("ok")),
-                        // An Erlang process: exit signals (`actor_node_erl`).
-                        Ok(None) => crate::interp::prims::actor_node_erl::stop(
+                        // An Erlang process: exit signals (`node::erl`).
+                        Ok(None) => crate::interp::actor::prims::node::erl::stop(
                             ctx,
                             node,
                             ra.dest(),
@@ -602,15 +625,14 @@ pub fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     }
 }
 
-/// The cast hook for remote handles (`actor::send::cast`): `Some` when `recv` is one.
-pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {
-    let (node, dest) = if let Some(ra) = downcast::<RemoteActor>(recv) {
-        (ra.node, ra.dest())
-    } else if let Some(rn) = downcast::<RemoteName>(recv) {
-        (rn.node, Dest::Name(rn.name))
-    } else {
-        return None;
-    };
+/// A cast (`!`) to `dest` on `node` (a remote actor, or a name proxy of another node).
+pub(crate) fn cast_to(
+    ctx: &mut Ctx,
+    node: Sym,
+    dest: Dest,
+    sel: Sym,
+    args: &[Value],
+) -> Option<Result<(), Unwind>> {
     let d = match dist(ctx, node) {
         Ok(d) => d,
         Err(u) => return Some(Err(u)),

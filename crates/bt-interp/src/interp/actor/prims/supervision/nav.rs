@@ -5,20 +5,20 @@
 //! (constructors, `with…:`, `fieldNames`, `fieldAt:`) is in fields.rs. Only
 //! `status` and `asSupervisor` contact the live runtime again; `on:` answers the `default`
 //! snapshot for `Node current` and asks any other Node for its own (8.10,
-//! `prims::node_query`): the nodes of such a tree carry that Node, their pids print with
+//! `actor::prims::node_query`): the nodes of such a tree carry that Node, their pids print with
 //! its connection index, and `status` goes over the wire when called.
 
 use std::sync::Arc;
 
 use crate::interp::actor::handle::{downcast, PidVal};
+use crate::interp::actor::prims::actor::error_value;
+use crate::interp::actor::prims::supervision::fields;
+use crate::interp::actor::prims::supervision::snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
+use crate::interp::actor::prims::supervision::{sup_value, SupRef};
 use crate::interp::actor::sys_of;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::actor::error_value;
 use crate::interp::prims::collections::dict_from_pairs;
-use crate::interp::prims::supervision::fields;
-use crate::interp::prims::supervision::snap::{Classes, Repr, Shared, SnapVal, NODE_FIELDS};
-use crate::interp::prims::supervision::{sup_value, SupRef};
 use crate::runtime::snapshot::{
     self, default_snapshot, from_pid, system_snapshot, FromError, NodeState, SnapOptions, Snapshot,
     Totals, DEFAULT_LIMIT,
@@ -113,7 +113,7 @@ fn take(
 
 fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
     // A process of another node: the snapshot is taken there (7.1, 8.10).
-    if let Some((node, number)) = crate::interp::prims::node_query::remote_process(root) {
+    if let Some((node, number)) = crate::interp::actor::prims::node_query::remote_process(root) {
         return remote_from(ctx, node, number, limit);
     }
     let pid = if let Some(s) = downcast::<SupRef>(root) {
@@ -193,7 +193,7 @@ fn remote_from(ctx: &mut Ctx, node: Sym, number: u64, limit: Option<usize>) -> E
         node,
         "from:",
         &args,
-        crate::interp::prims::node_query::QUERY_TIMEOUT_MS,
+        crate::interp::actor::prims::node_query::QUERY_TIMEOUT_MS,
     ) {
         Ok(tree) => {
             let s = snap_of(ctx, &tree)?;
@@ -290,11 +290,13 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
             }
         }
         "status" => {
-            if let Some(rp) = crate::interp::prims::node_query::as_remote_pid(&s.field(0)) {
+            if let Some(rp) = crate::interp::actor::prims::node_query::as_remote_pid(&s.field(0)) {
                 if s.state() != NodeState::Running {
                     return Ok(Value::Nil);
                 }
-                return Ok(crate::interp::prims::node_query::remote_status(ctx, rp));
+                return Ok(crate::interp::actor::prims::node_query::remote_status(
+                    ctx, rp,
+                ));
             }
             let sys = sys_of(ctx)?;
             let pid = downcast::<PidVal>(&s.field(0)).map(|p| p.proc.pid());
@@ -337,7 +339,7 @@ fn node_vals(list: &[Value]) -> impl Iterator<Item = &SnapVal> {
 fn pid_string(v: &Value) -> Value {
     match downcast::<PidVal>(v) {
         Some(p) => Value::str(p.proc.pid().to_string()),
-        None => match crate::interp::prims::node_query::as_remote_pid(v) {
+        None => match crate::interp::actor::prims::node_query::as_remote_pid(v) {
             Some(p) => Value::str(format!("<{}.{}.0>", p.index, p.number)),
             None => Value::Nil,
         },

@@ -10,6 +10,7 @@ use crate::interp::actor::behaviour::{
 use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef, PidVal, RefVal};
 use crate::interp::actor::send::{call_error, handle_for, resolve_name, transfer_in};
 use crate::interp::actor::slots::{nil_slot_error, nil_typed_slot};
+use crate::interp::actor::target::target_of;
 use crate::interp::actor::{cx_of, need_cx, run_block_logged, sys_of};
 use crate::interp::class::ClassExt;
 use crate::interp::error::ErrorKind;
@@ -21,6 +22,9 @@ use crate::runtime::{CallError, ExitReason, NameError, ProcRef, SpawnOpts, Timeo
 use crate::value::{ClassRef, Sym, Value};
 
 pub fn register(p: &mut Prims) {
+    // Local actor handles first: the send path tries the kinds in this order.
+    p.send_target(target_of::<ActorRef>);
+    p.send_target(target_of::<NameRef>);
     let a = "Actor";
     p.add_class(a, "spawn", |ctx, r, _| spawn_sel(ctx, r, None, None));
     p.add_class(a, "spawnWith:", |ctx, r, a| {

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 
 use crate::interp::actor::handle::downcast;
+use crate::interp::actor::prims::supervision::nav::hand_built;
+use crate::interp::actor::prims::supervision::snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
-use crate::interp::prims::supervision::nav::hand_built;
-use crate::interp::prims::supervision::snap::{default_fields, Repr, SnapVal, NODE_FIELDS};
 use crate::value::Value;
 
 fn snap<'a>(ctx: &Ctx, r: &'a Value) -> Result<&'a SnapVal, Unwind> {
@@ -161,7 +161,7 @@ pub fn register(p: &mut Prims) {
             match i {
                 Some(i) => Ok(values_of(s)[i].clone()),
                 None => {
-                    let shown = crate::interp::prims::supervision::snap::plain_print(&a[0]);
+                    let shown = crate::interp::actor::prims::supervision::snap::plain_print(&a[0]);
                     Err(ctx.err(ErrorKind::KeyError, format!("key not found: {shown}")))
                 }
             }

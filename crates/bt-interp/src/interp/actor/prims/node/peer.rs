@@ -5,15 +5,16 @@
 //! Against a bt node `named:on:` first checks there that the name is registered (and of the
 //! class asked for), as `named:` does locally. A local name proxy sent to another node
 //! arrives as a `RemoteName` of its origin node (the codec's resolver), so it keeps resolving
-//! there. The network side is `Distribution::send_remote` (implemented in `crate::dist`).
+//! there. The network side is `RemoteActors::send_remote` (implemented in `crate::dist`).
 
+use crate::interp::actor::target::SendTarget;
 use std::any::Any;
 
 use crate::interp::actor::handle::native;
+use crate::interp::actor::prims::node::remote::{check_name, node_of, timeout_of};
+use crate::interp::distribution::Dest;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::prims::actor_node::Dest;
-use crate::interp::prims::actor_node_remote::{check_name, node_of, timeout_of};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
@@ -99,7 +100,7 @@ pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         }
     };
     let node = node_of(ctx, &a[1], "named:on:")?;
-    if node == crate::interp::prims::actor_node::current_name(ctx) {
+    if node == crate::interp::actor::prims::node::current_name(ctx) {
         return ctx.send(r, Sym::new("named:"), &a[..1]);
     }
     let class_name = match check_name(ctx, node, name, &class) {
@@ -139,69 +140,88 @@ pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
     })
 }
 
-/// Intercepts sends to a [`RemoteName`] (called from `actor::send::intercept`).
-pub fn intercept(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
-    let rn = crate::interp::actor::handle::downcast::<RemoteName>(recv)?;
-    let s = sel.as_str();
-    let own = crate::interp::actor::behaviour::chain_defines(&rn.class, sel);
-    if !own {
-        match s {
-            "isRemote" => return Some(Ok(Value::True)),
-            "node" => return Some(crate::interp::prims::actor_node::node_value(ctx, rn.node)),
-            "registeredName" => return Some(Ok(Value::Symbol(rn.name))),
-            "withTimeout:" => {
-                let t = match timeout_of(ctx, args.first().unwrap_or(&Value::Nil)) {
-                    Ok(t) => t,
-                    Err(u) => return Some(Err(u)),
-                };
-                return Some(Ok(native(RemoteName {
-                    node: rn.node,
-                    name: rn.name,
-                    class: rn.class.clone(),
-                    class_name: rn.class_name,
-                    timeout: t,
-                    proxy: true,
-                })));
+impl SendTarget for RemoteName {
+    /// A send to the actor registered under a name on another node: the proxy's own
+    /// protocol here, the rest as a call there.
+    fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
+        let rn = self;
+        let s = sel.as_str();
+        let own = crate::interp::actor::behaviour::chain_defines(&rn.class, sel);
+        if !own {
+            match s {
+                "isRemote" => return Some(Ok(Value::True)),
+                "node" => return Some(crate::interp::actor::prims::node::node_value(ctx, rn.node)),
+                "registeredName" => return Some(Ok(Value::Symbol(rn.name))),
+                "withTimeout:" => {
+                    let t = match timeout_of(ctx, args.first().unwrap_or(&Value::Nil)) {
+                        Ok(t) => t,
+                        Err(u) => return Some(Err(u)),
+                    };
+                    return Some(Ok(native(RemoteName {
+                        node: rn.node,
+                        name: rn.name,
+                        class: rn.class.clone(),
+                        class_name: rn.class_name,
+                        timeout: t,
+                        proxy: true,
+                    })));
+                }
+                // 5.8: `stop` on a timeout proxy stops only the proxy (as a local one does).
+                "stop" | "kill" if rn.proxy => return Some(Ok(Value::sym("ok"))),
+                _ if RESOLVED.contains(&s) => {
+                    let (node, name) = (rn.node, rn.name);
+                    let timeout = rn.timeout;
+                    let r = match resolve_opt(ctx, node, name) {
+                        Ok(Some(h)) => ctx.send(&h, sel, args),
+                        // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
+                        // Node})` (the process registered under the name when it arrives).
+                        Ok(None) if s == "monitor" => {
+                            Ok(crate::interp::actor::prims::node::remote::remote_ref(
+                                ctx,
+                                node,
+                                Dest::Name(name),
+                            ))
+                        }
+                        Ok(None) if s == "onExit:" => {
+                            let block = args.first().cloned().unwrap_or(Value::Nil);
+                            crate::interp::actor::prims::node::remote::on_exit(
+                                ctx,
+                                node,
+                                Dest::Name(name),
+                                block,
+                            )
+                        }
+                        // An Erlang peer: `erlang:whereis/1`, exit signals (`node::erl`).
+                        Ok(None) => crate::interp::actor::prims::node::erl::name_op(
+                            ctx, node, name, s, timeout,
+                        ),
+                        Err(u) => Err(u),
+                    };
+                    return Some(r);
+                }
+                _ if LOCAL_SELECTORS.contains(&s) => return None,
+                _ => {}
             }
-            // 5.8: `stop` on a timeout proxy stops only the proxy (as a local one does).
-            "stop" | "kill" if rn.proxy => return Some(Ok(Value::sym("ok"))),
-            _ if RESOLVED.contains(&s) => {
-                let (node, name) = (rn.node, rn.name);
-                let timeout = rn.timeout;
-                let r = match resolve_opt(ctx, node, name) {
-                    Ok(Some(h)) => ctx.send(&h, sel, args),
-                    // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
-                    // Node})` (the process registered under the name when it arrives).
-                    Ok(None) if s == "monitor" => {
-                        Ok(crate::interp::prims::actor_node_remote::remote_ref(
-                            ctx,
-                            node,
-                            Dest::Name(name),
-                        ))
-                    }
-                    Ok(None) if s == "onExit:" => {
-                        let block = args.first().cloned().unwrap_or(Value::Nil);
-                        crate::interp::prims::actor_node_remote::on_exit(
-                            ctx,
-                            node,
-                            Dest::Name(name),
-                            block,
-                        )
-                    }
-                    // An Erlang peer: `erlang:whereis/1`, exit signals (`actor_node_erl`).
-                    Ok(None) => {
-                        crate::interp::prims::actor_node_erl::name_op(ctx, node, name, s, timeout)
-                    }
-                    Err(u) => Err(u),
-                };
-                return Some(r);
-            }
-            _ if LOCAL_SELECTORS.contains(&s) => return None,
-            _ => {}
         }
+        let (node, name, t) = (rn.node, rn.name, rn.timeout);
+        Some(call_remote(ctx, node, name, sel, args, t))
     }
-    let (node, name, t) = (rn.node, rn.name, rn.timeout);
-    Some(call_remote(ctx, node, name, sel, args, t))
+
+    fn cast(
+        &self,
+        ctx: &mut Ctx,
+        _recv: &Value,
+        sel: Sym,
+        args: &[Value],
+    ) -> Option<Result<(), Unwind>> {
+        crate::interp::actor::prims::node::remote::cast_to(
+            ctx,
+            self.node,
+            Dest::Name(self.name),
+            sel,
+            args,
+        )
+    }
 }
 
 /// The actor registered as `name` on bt node `node` now (`no_such_process` if none);
@@ -223,10 +243,10 @@ fn resolved(ctx: &mut Ctx, node: Sym, name: Sym, r: Result<Option<Value>, Unwind
             Value::Tuple(t) if t.len() == 2 => {
                 let cname = t[0].as_sym();
                 match crate::interp::actor::handle::downcast::<
-                    crate::interp::prims::actor_node_remote::RemoteActor,
+                    crate::interp::actor::prims::node::remote::RemoteActor,
                 >(&t[1])
                 {
-                    Some(ra) => Ok(crate::interp::prims::actor_node_remote::remote_actor(
+                    Some(ra) => Ok(crate::interp::actor::prims::node::remote::remote_actor(
                         ctx,
                         node,
                         ra.number,
