@@ -10,7 +10,7 @@
 //! | module | what lives there |
 //! |---|---|
 //! | [`discover`] | finding test files, fixtures, `--load`/`@load` files; suite or expression file |
-//! | [`scan`] | "is this text incomplete?" and "does the next line continue it?" (2.1) |
+//! | [`scan`] | "is this text incomplete?" and "does the next line continue it?" |
 //! | [`split`] | an expression file as cases, declarations, `@load` lines and problems |
 //! | [`expect`] | `// =>` parsing, unescaping, `_` wildcards, `ERROR:` matching |
 //! | [`lint`] | warnings about `// =>` lines that will not run |

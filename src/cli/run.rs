@@ -186,7 +186,7 @@ fn positive(s: &str) -> Result<usize, String> {
     }
 }
 
-/// A valid node name (8.1).
+/// A valid node name.
 fn node_name(v: &str) -> Result<String, String> {
     if crate::interp::distribution::valid_node_name(v) {
         Ok(v.to_string())
@@ -442,7 +442,7 @@ pub(crate) fn run_with(
         vm.set_output(sink);
     }
     vm.set_args(&path, o.args.clone());
-    // `--observe ADDR`: serve the live page and `GET /runtime/processes` (7.5) while it runs.
+    // `--observe ADDR`: serve the live page and `GET /runtime/processes` while it runs.
     #[cfg(not(feature = "observe"))]
     if o.observe.is_some() {
         let _ = writeln!(
@@ -509,7 +509,7 @@ pub(crate) fn run_with(
         }
     }
     if o.serve {
-        // A serving node answers connections until it is killed (8.1).
+        // A serving node answers connections until it is killed.
         let _ = err.flush();
         loop {
             std::thread::park();

@@ -2,7 +2,7 @@
 //!
 //! Convention: within a run of `///` lines, paragraphs are separated by blank doc lines and by
 //! Markdown fence lines (```` ``` ````). A paragraph holding a `// =>` line is an example: its
-//! lines up to the last `// =>` line are an expression file (11.1), dedented by their common
+//! lines up to the last `// =>` line are an expression file, dedented by their common
 //! indentation. Paragraphs without `// =>` are prose and ignored, so prose and examples must
 //! be separated by a blank `///` line. All examples of one file run in order in one
 //! interpreter, so bindings carry from one example to the next.

@@ -134,7 +134,7 @@ fn segments(pattern: &str) -> Vec<String> {
     segs
 }
 
-/// True when `actual` matches the raw expectation `pattern` (11.1 wildcard rules).
+/// True when `actual` matches the raw expectation `pattern` (the wildcard rules of `// =>` lines).
 pub(crate) fn matches(pattern: &str, actual: &str) -> bool {
     let segs = segments(pattern);
     if segs.len() == 1 {
@@ -193,7 +193,7 @@ impl ErrorFacts {
         if self.message.contains(x) || self.messages.iter().any(|m| m.contains(x)) {
             return true;
         }
-        // X with a `_` wildcard (11.1's rule: not between letters or digits, so kinds such as
+        // X with a `_` wildcard (the rule: not between letters or digits, so kinds such as
         // `does_not_understand` stay literal) matches anywhere in the message: `ERROR: _`
         // accepts any error, `ERROR: Cannot _ sealed` a message holding both parts in order.
         if segments(x).len() > 1 {

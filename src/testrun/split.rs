@@ -3,7 +3,7 @@
 //!
 //! Rules: lines are trimmed for classification; blank lines and `//` comments are skipped
 //! except `// =>` and `// @load PATH`; `@expect CAT` applies to the next expression; an
-//! expression extends while it is incomplete or the next line continues it (2.1). A class
+//! expression extends while it is incomplete or the next line continues it. A class
 //! definition, standalone method, protocol or type alias starting in column 0 also takes the
 //! indented lines below it (its members) and needs no expectation.
 

@@ -1,4 +1,4 @@
-//! Deadlock detection across nodes (LANGUAGE 5.6, 8.3): a sync call that would close a
+//! Deadlock detection across nodes: a sync call that would close a
 //! waiting cycle through other nodes fails at once with `deadlock_detected`, as a local one
 //! does, instead of timing out. Cycles of two nodes (by handle and through a name proxy),
 //! of three nodes, one that leaves a node and re-enters it, one through a local actor

@@ -1,4 +1,4 @@
-//! Deadlock detection through an Erlang process (LANGUAGE 5.6, 8.3; docs/remote-actors.md
+//! Deadlock detection through an Erlang process (docs/remote-actors.md
 //! "Deadlocks"): a bt actor waits on an Erlang gen_server that calls back a bt process
 //! waiting on it — the call back is answered `{error, #{kind => deadlock_detected, …}}` at
 //! once instead of both calls timing out. Real `erl` (OTP 25+) and `bt` on 127.0.0.1 with

@@ -49,7 +49,7 @@ show value: (try value: [a kill])
 e spawnTrapperAs: #t2
 show value: (Actor named: #t2 on: n) unwrap stop
 show value: (e reasonOf: #t2)
-// A timeout proxy is an actor of its own (5.8): `stop`/`kill` on it stop only the proxy.
+// A timeout proxy is an actor of its own: `stop`/`kill` on it stop only the proxy.
 e spawnTrapperAs: #t3
 t3 := (Actor named: #t3 on: n) unwrap
 p := t3 withTimeout: 50

@@ -1,4 +1,4 @@
-//! Healing (14.3): a node stopped past the tick (SIGSTOP) and resumed (SIGCONT). A node
+//! Healing: a node stopped past the tick (SIGSTOP) and resumed (SIGCONT). A node
 //! with a seed list (`--connect`) reconnects by itself with backoff and the global registry
 //! resyncs; while the link is down a global lookup of a name held there answers `node_down`;
 //! a node without seeds reconnects on its next send. Every wait is on an event line.
@@ -63,7 +63,7 @@ fn a_seeded_node_reconnects_after_a_partition_and_the_registry_resyncs() {
     assert_eq!(ant.finish().0, 0);
 }
 
-/// Without seeds, the next send to an actor on the healed node reconnects (8.8).
+/// Without seeds, the next send to an actor on the healed node reconnects.
 #[test]
 fn the_next_send_reconnects_after_a_partition() {
     let epmd = Epmd::bt();

@@ -354,9 +354,9 @@ fn the_cluster_example_runs_on_two_nodes() {
     assert_eq!(out, want, "{err}");
 }
 
-/// Pids cross as Pids (8.6: a reference to the process, printed with the receiver's
+/// Pids cross as Pids (a reference to the process, printed with the receiver's
 /// connection index) and answer the Pid protocol there; a `^` in a block inside a
-/// collection argument returns from its home method here (8.6).
+/// collection argument returns from its home method here.
 #[test]
 fn pids_cross_as_pids_and_nested_blocks_return_home() {
     let epmd = Epmd::bt();

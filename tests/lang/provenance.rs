@@ -110,3 +110,67 @@ fn the_patterns_catch_history_and_pass_ordinary_words() {
         assert!(!hit(s), "should pass: {s}");
     }
 }
+
+/// Prose of comments and Markdown (outside code spans and fences) on one line of `file`.
+fn prose_parts(file: &Path, line: &str, in_fence: &mut bool) -> Option<String> {
+    let ext = file.extension().and_then(|e| e.to_str()).unwrap_or("");
+    let prose = match ext {
+        "md" => {
+            if line.trim_start().starts_with("```") {
+                *in_fence = !*in_fence;
+                return None;
+            }
+            if *in_fence {
+                return None;
+            }
+            line
+        }
+        "rs" | "bt" => {
+            let i = line.find("//")?;
+            if line[..i].matches('"').count() % 2 == 1 {
+                return None;
+            }
+            &line[i..]
+        }
+        _ => return None,
+    };
+    // Code spans hold values (`#(1.5, nil)`), not citations.
+    Some(prose.split('`').step_by(2).collect::<Vec<_>>().join(" "))
+}
+
+/// The language reference lives outside the repository, so no comment or document cites its
+/// section numbers (`(8.12)`, `spec 5.10`): a reader here cannot follow them. Say what the
+/// rule is instead.
+#[test]
+fn no_comment_or_document_cites_section_numbers() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    walk(root, &mut files);
+    files.sort();
+    let sec = r"[1-9][0-9]?\.[0-9]{1,2}";
+    let cite = Regex::new(&format!(
+        r"\((?:see )?(?:spec |section |part |LANGUAGE(?:\.md)? )?{sec}(?:[,;/] ?{sec})*(?:\)|[,;:] )|(?:\bspec|LANGUAGE(?:\.md)?|\bsection) {sec}\b|, {sec}\)"
+    ))
+    .expect("pattern");
+    let mut bad = Vec::new();
+    for f in &files {
+        let Ok(text) = std::fs::read_to_string(f) else {
+            continue;
+        };
+        let mut in_fence = false;
+        for (i, line) in text.lines().enumerate() {
+            let Some(prose) = prose_parts(f, line, &mut in_fence) else {
+                continue;
+            };
+            if cite.is_match(&prose) {
+                let rel = f.strip_prefix(root).unwrap_or(f);
+                bad.push(format!("{}:{}: {}", rel.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "section numbers of a document outside the repository:\n{}",
+        bad.join("\n")
+    );
+}

@@ -44,7 +44,7 @@ use crate::syntax::ast::{self, Span};
 use classtable::{ClassTable, Origin};
 use infer::Walker;
 
-/// The categories `@expect` and `--diagnostics` accept (4.3).
+/// The categories `@expect` and `--diagnostics` accept.
 pub const CATEGORIES: &[&str] = &[
     "dnu",
     "type",
@@ -63,7 +63,7 @@ pub struct ExpectSite {
     pub target: Span,
 }
 
-/// A configured level for a category (4.8).
+/// A configured level for a category.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Level {
     Error,

@@ -17,7 +17,7 @@
 //! | `distribution` | the distribution interface: small traits the network side (`bt-dist`) implements |
 //! | `error` | exceptions as values, kinds → classes, `BtError` |
 //! | `prims` | Rust primitives |
-//! | `print` | printing (part 10) |
+//! | `print` | printing |
 //! | `actor` (+ `actor/`) | running on the actor runtime: processes, actor handles, sends |
 //! | `checker` | the standard checker: stdlib declarations + primitive selectors |
 //! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |

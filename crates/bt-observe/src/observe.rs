@@ -21,7 +21,7 @@
 //!   more roots than the cap (1000) are paged, with a `page` key.
 //! * `/runtime/events` — server-sent events: `tree` events carrying
 //!   `{"tree":TREE,"idents":[…],"diff":DIFF|null}` whenever the tree changed.
-//! * `/runtime/status?pid=0.5.0` — the lazy status of one process (7.3), or `null`.
+//! * `/runtime/status?pid=0.5.0` — the lazy status of one process, or `null`.
 
 pub mod client;
 pub mod page;

@@ -203,7 +203,7 @@ pub trait NativeObj: Send + Sync + Any {
     /// Structural/identity equality with another native of the same concrete type.
     fn equals(&self, other: &dyn NativeObj) -> bool;
     fn hash_code(&self) -> u64;
-    /// Position within its term-order rank (5.12): (rank, key) compared lexicographically.
+    /// Position within its term-order rank: (rank, key) compared lexicographically.
     fn order_key(&self) -> (u8, Vec<u64>);
     fn as_any(&self) -> &dyn Any;
 }

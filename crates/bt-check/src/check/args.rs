@@ -1,5 +1,5 @@
 //! Argument checks: declared parameter types, protocol conformance, and
-//! `spawnWith:` maps against the actor's `state:` slots (4.4).
+//! `spawnWith:` maps against the actor's `state:` slots.
 
 use super::classtable::{Kind, MethodInfo, Side};
 use super::did_you_mean;
@@ -76,7 +76,7 @@ impl<'a> Walker<'a> {
     }
 
     /// An argument for a protocol-typed parameter: its class must understand every selector
-    /// the protocol requires (conformance is structural, 3.4).
+    /// the protocol requires (conformance is structural).
     fn check_protocol_arg(
         &mut self,
         s: &SendSite,
@@ -112,7 +112,7 @@ impl<'a> Walker<'a> {
     }
 
     /// `spawnWith:` given a Dictionary literal: keys against `state:` slots, values against
-    /// typed slots (4.4).
+    /// typed slots.
     fn check_spawn_map(&mut self, s: &SendSite, class: &str) {
         let Some(ExprKind::Dict(pairs)) = s.args.first().map(|a| &a.kind) else {
             return;

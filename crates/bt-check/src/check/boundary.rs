@@ -1,4 +1,4 @@
-//! Process boundaries and known-remote receivers (4.8): which arguments
+//! Process boundaries and known-remote receivers: which arguments
 //! cross to another process or node, and what their sendability tier says about it.
 
 use super::classtable::Kind;
@@ -35,7 +35,7 @@ impl<'a> Walker<'a> {
         match &s.recv_ty {
             Ty::Meta(c) if s.selector.starts_with("spawnWith:") => {
                 // The state goes to another node only with `on:`; a `scope: #global` spawn
-                // creates its actor here (8.5), so its state crosses a process boundary only.
+                // creates its actor here, so its state crosses a process boundary only.
                 let remote = s.selector.ends_with("on:");
                 match s.args.first().map(|a| &a.kind) {
                     Some(ExprKind::Dict(pairs)) => {

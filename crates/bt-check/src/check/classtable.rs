@@ -37,7 +37,7 @@ pub enum Kind {
     Object,
 }
 
-/// Sendability scope declared with `handleScope:` (4.7).
+/// Sendability scope declared with `handleScope:`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HandleScope {
     Process,
@@ -272,7 +272,7 @@ impl ClassTable {
         }
         if side == Side::Class {
             // A class object answers the instance side of `Class` (reflection: `kind`,
-            // `selectors` …), which ends at Object's (5.4).
+            // `selectors` …), which ends at Object's.
             return self.lookup("Class", Side::Instance, selector);
         }
         None
@@ -628,7 +628,7 @@ impl ClassTable {
         }
     }
 
-    /// Value classes get getters, `withX:` setters and a keyword constructor (5.2).
+    /// Value classes get getters, `withX:` setters and a keyword constructor.
     fn generate_accessors(&mut self, name: &str) {
         if self.kind_of(name) != Some(Kind::Value) {
             return;

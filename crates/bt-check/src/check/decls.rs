@@ -14,7 +14,7 @@ use crate::syntax::ast::{self, TypeExpr, TypeKind};
 const EQUALITY: &[&str] = &["==", "/=", "=:=", "=/="];
 
 /// Two names equal but for the case of their first letter (`x` / `X`): their copy-setters
-/// would both be `withX:` (5.2).
+/// would both be `withX:`.
 fn differ_in_first_case_only(a: &str, b: &str) -> bool {
     let mut ca = a.chars();
     let mut cb = b.chars();
@@ -26,7 +26,7 @@ fn differ_in_first_case_only(a: &str, b: &str) -> bool {
     }
 }
 
-/// E0308 (5.2): a Value class's fields, inherited ones included, may not differ only in the
+/// E0308: a Value class's fields, inherited ones included, may not differ only in the
 /// case of their first letter.
 fn field_case_clashes(w: &mut Walker, c: &ast::ClassDecl) {
     let mut seen: Vec<(String, Option<String>)> = w
@@ -428,7 +428,7 @@ pub fn check_internal_class(w: &mut Walker, name: &str, span: crate::syntax::ast
     }
 }
 
-/// Type-alias rules (3.4) over the aliases of one file.
+/// Type-alias rules over the aliases of one file.
 pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
     let table = w.table;
     for item in &m.items {

@@ -1,4 +1,4 @@
-//! Flow facts over variables: narrowing, the known-remote fact (4.8), and the
+//! Flow facts over variables: narrowing, the known-remote fact, and the
 //! small syntactic helpers the walker uses (names a body assigns or reads, literals).
 
 use std::collections::HashSet;
@@ -10,7 +10,7 @@ use crate::syntax::ast::{self, Expr, ExprKind, Span, Stmt, StmtKind};
 impl<'a> Walker<'a> {
     // ---- narrowing ------------------------------------------------------------------------
 
-    /// The narrowings a condition establishes (4.6).
+    /// The narrowings a condition establishes.
     pub fn facts(&self, cond: &Expr) -> Facts {
         let mut f = Facts::default();
         let ExprKind::Send {
@@ -129,7 +129,7 @@ impl<'a> Walker<'a> {
         }
     }
 
-    // ---- known-remote (4.8) ---------------------------------------------------------------
+    // ---- known-remote ---------------------------------------------------------------
 
     pub fn is_remote_expr(&self, e: &Expr) -> bool {
         match &e.kind {

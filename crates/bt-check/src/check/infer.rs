@@ -1,5 +1,5 @@
-//! The body walker: local inference over statements and expressions, scopes (2.6), the inlined
-//! control-flow blocks, narrowing (4.6) and the known-remote flow fact (4.8). Sends are graded
+//! The body walker: local inference over statements and expressions, scopes, the inlined
+//! control-flow blocks, narrowing and the known-remote flow fact. Sends are graded
 //! in [`super::sends`], match expressions in [`super::patterns`]; modules, classes and method
 //! headers in [`super::walk_decls`].
 
@@ -50,7 +50,7 @@ pub struct Facts {
     pub when_false: Vec<(usize, Ty)>,
 }
 
-/// Selectors whose result is a Result holding a possibly remote actor (4.8).
+/// Selectors whose result is a Result holding a possibly remote actor.
 pub const REMOTE_SOURCES: &[&str] = &[
     "spawnOn:",
     "spawnWith:on:",
@@ -59,10 +59,10 @@ pub const REMOTE_SOURCES: &[&str] = &[
     "named:on:",
 ];
 
-/// The `scope:` selectors that are known-remote sources with the literal `#global` (4.8).
+/// The `scope:` selectors that are known-remote sources with the literal `#global`.
 pub const SCOPE_SOURCES: &[&str] = &["spawnAs:scope:", "spawnWith:as:scope:", "named:scope:"];
 
-/// Selectors through which the known-remote fact flows (4.8), and the classes they are
+/// Selectors through which the known-remote fact flows, and the classes they are
 /// sent to: a Result (`unwrap`, `value`, `ifOk:ifError:`) or an actor (`withTimeout:`).
 pub const REMOTE_FLOW: &[(&str, &str)] = &[
     ("Result", "unwrap"),

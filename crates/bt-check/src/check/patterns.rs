@@ -74,7 +74,7 @@ impl<'a> Walker<'a> {
             self.scopes.push(ScopeKind::Inline);
             self.bind_pattern(&arm.pattern, &rt);
             if let Some(g) = &arm.guard {
-                // An exception raised inside a guard makes the guard false (2.10).
+                // An exception raised inside a guard makes the guard false.
                 self.protected += 1;
                 match &g.kind {
                     ExprKind::Block(b) if b.params.is_empty() => {

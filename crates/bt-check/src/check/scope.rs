@@ -3,7 +3,7 @@
 //! selectors are *inline* scopes (their parameters are theirs, their assignments belong to the
 //! enclosing activation).
 //!
-//! Each variable carries its current static type and the known-remote flow fact (4.8). Changes
+//! Each variable carries its current static type and the known-remote flow fact. Changes
 //! made inside a conditional branch or a loop are journaled so that, when the branch ends, the
 //! variable's type becomes the union of what it was before and after (and the remote fact
 //! holds only if it held on every path). The journal makes this cost proportional to the
@@ -35,7 +35,7 @@ pub struct Var {
     pub span: Span,
     /// Reported as W0301 when never read.
     pub report_unused: bool,
-    /// Known-remote flow fact (4.8).
+    /// Known-remote flow fact.
     pub remote: bool,
 }
 

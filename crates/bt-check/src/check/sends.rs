@@ -1,6 +1,6 @@
-//! Message sends: the inlined control-flow selectors (with narrowing), the DNU ladder (4.4),
-//! argument checks (4.5), `spawnWith:` maps, return-type inference, and the process-boundary
-//! and known-remote checks (4.7, 4.8).
+//! Message sends: the inlined control-flow selectors (with narrowing), the DNU ladder,
+//! argument checks, `spawnWith:` maps, return-type inference, and the process-boundary
+//! and known-remote checks.
 
 use super::classtable::{arity, Side};
 use super::did_you_mean;

@@ -275,7 +275,7 @@ fn mismatch_block(ctx: &Ctx, id: &BlockId, serial: u64) -> Value {
     }))
 }
 
-/// Reads the `shapeVersion` a class declares (8.7: a class method answering an integer
+/// Reads the `shapeVersion` a class declares (a class method answering an integer
 /// literal, inherited; default 1). Read from the method's source, so it needs no evaluation.
 pub fn shape_version(c: &ClassRef) -> i64 {
     let Some((Method::Compiled(m), _)) = c.lookup_class_side(Sym::new("shapeVersion")) else {

@@ -1,5 +1,5 @@
 //! [`CodecError`]: what goes wrong while encoding or decoding a value, as data (kind,
-//! message, hint, path), convertible to a language exception with the kind's class (5.10).
+//! message, hint, path), convertible to a language exception with the kind's class.
 
 use std::fmt;
 
@@ -25,7 +25,7 @@ pub mod kind {
     pub const TYPE_ERROR: &str = "type_error";
 }
 
-/// The hint of `remote_code_mismatch` (8.6).
+/// The hint of `remote_code_mismatch`.
 pub const MISMATCH_HINT: &str =
     "the block's defining class is not loaded at the same version on this node";
 
@@ -87,7 +87,7 @@ impl CodecError {
         CodecError::new(kind::MALFORMED_MESSAGE, msg, path)
     }
 
-    /// The exception value (class from the kind, 5.10), e.g. for `Result error:`.
+    /// The exception value (class from the kind), e.g. for `Result error:`.
     pub fn to_exception(&self, prog: &Program) -> Value {
         let class = class_for_kind(prog, ErrorKind::from_name(self.kind));
         make_exception(

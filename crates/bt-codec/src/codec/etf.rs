@@ -29,7 +29,7 @@
 //! unknown atoms stay opaque values, so a peer cannot grow the symbol table without bound.
 //! Binaries become Strings when they are UTF-8, else Binaries; lists, tuples, maps and
 //! integers as in the table; a `'$beamtalk_class'` map becomes an instance of that class
-//! (fields the class lacks are dropped, missing ones take their defaults — 8.7's migration,
+//! (fields the class lacks are dropped, missing ones take their defaults — the shape migration,
 //! `shape_migration_failed` when a typed field has none; `shape_version_ahead` if the
 //! version is newer than the local class); a pid of this node becomes the actor (or Pid)
 //! of that process; a pid of another node a remote actor handle (on a named node); anything
@@ -281,7 +281,7 @@ impl Enc<'_> {
             if let Some(o) = any.downcast_ref::<ErlTerm>() {
                 return Ok(exact(&o.term));
             }
-            // Processes of other nodes are pids of those nodes (8.12).
+            // Processes of other nodes are pids of those nodes.
             if let Some(a) = any.downcast_ref::<RemoteActor>() {
                 let pid = peer_pid(a.node, a.number, a.creation);
                 if a.class_name != self.ctx.prog.core.actor.name {
@@ -531,7 +531,7 @@ impl Dec<'_> {
                 ));
             }
         }
-        // An older envelope is migrated forward by field name (8.7): a field it lacks takes
+        // An older envelope is migrated forward by field name: a field it lacks takes
         // its default, or nil when its type admits nil (else `shape_migration_failed`).
         let mut fields = Vec::with_capacity(class.field_names.len());
         let mut defaults: Option<Vec<Value>> = None;

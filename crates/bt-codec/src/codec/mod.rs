@@ -11,7 +11,7 @@
 //!   blocks ([`block`]) and references ([`RefResolver`]) in the receiving program.
 //! - [`serde`]: [`to_rust`] / [`from_rust`] between Values and Rust
 //!   types.
-//! - [`etf`]: values ↔ Erlang terms for the distribution wire (8.12); [`etf_check`] bounds
+//! - [`etf`]: values ↔ Erlang terms for the distribution wire; [`etf_check`] bounds
 //!   what a peer's bytes may cost before they are decoded.
 //! - [`CodecError`]: kind, message, hint, path; `to_unwind` raises it as a language error.
 //!

@@ -1,6 +1,6 @@
 //! Turning decoded references back into values: the [`RefResolver`] trait and
 //! [`LocalResolver`], which resolves references to this node's processes; on a named node a
-//! reference to another node's process becomes a remote handle of that node (8.4), without
+//! reference to another node's process becomes a remote handle of that node, without
 //! distribution it is `node_down`.
 
 use std::sync::Arc;
@@ -150,7 +150,7 @@ impl RefResolver for LocalResolver {
     }
 }
 
-/// A reference to another node's process on a named node (8.4): a remote actor, pid or name
+/// A reference to another node's process on a named node: a remote actor, pid or name
 /// proxy of that node (a name proxy keeps resolving there). None for supervisor handles and
 /// monitor references, which do not cross to third nodes.
 fn remote(ctx: &Ctx, r: &WireRef) -> Option<Value> {

@@ -263,7 +263,7 @@ fn rejection_names_the_path() {
         let e = round_trip(&vm, v).expect_err(src);
         assert_eq!(e.kind, kind::NOT_SERIALISABLE, "{src}");
         assert_eq!(e.message, want);
-        // Raised as a language exception with the kind's class (5.10).
+        // Raised as a language exception with the kind's class.
         let (k, class) = vm.run(move |ctx, _| match e.to_unwind(ctx) {
             Unwind::Error(x) => (
                 exc_field(&x, F_KIND).as_sym().map(|s| s.as_str()),

@@ -21,7 +21,7 @@
 //! ([`crate::codec::serde`]) pulls instead of being pushed, so it calls [`classify`] per node
 //! and reports paths with the same [`Seg`]s; the rules and the path notation exist only here.
 //!
-//! Path notation (8.6): the root (`arg1`, `result`, `state.key`), then `.field` for Value
+//! Path notation: the root (`arg1`, `result`, `state.key`), then `.field` for Value
 //! fields, `[i]` (1-based) for elements of Lists, Arrays, Tuples, Sets, Bags, Queues and
 //! Stream steps, `{key}` for Dictionary entries (the key's printString), `.from` / `.to` /
 //! `.by` for Interval bounds, `.self` and `.captured[i]` for a block's receiver and captured
@@ -53,7 +53,7 @@ use super::error::CodecError;
 /// `not_serialisable` rather than risking the native stack.
 pub const MAX_DEPTH: usize = 1000;
 
-/// Name of a node without distribution (8.1).
+/// Name of a node without distribution.
 pub const NO_NODE: &str = "nonode@nohost";
 
 /// One step of a [`Path`].
@@ -196,7 +196,7 @@ pub enum Item<'a> {
     Ref(WireRef),
 }
 
-/// Built-in classes whose values are bound to their node or process (8.6 "rejected").
+/// Built-in classes whose values are bound to their node or process.
 const HANDLE_SCOPED: &[&str] = &["AtomicCounter", "Timer", "Announcer", "Subscription"];
 
 /// True when instances of `c` may not leave their node (built-in handles, `handleScope:`).
@@ -336,7 +336,7 @@ fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
             r.id,
         )));
     }
-    // Handles of other nodes' processes travel as references to those nodes (8.4: a name
+    // Handles of other nodes' processes travel as references to those nodes (a name
     // proxy keeps resolving on its origin node).
     if let Some(a) = downcast::<RemoteActor>(v) {
         let (kind, extra) = match (a.proxy, a.timeout) {
@@ -563,7 +563,7 @@ fn visit<'a>(
     }))
 }
 
-/// Field positions in field-NAME order (5.12/10.1: how Value instances print and compare).
+/// Field positions in field-NAME order (how Value instances print and compare).
 pub fn field_order(c: &ClassRef) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..c.field_names.len()).collect();
     idx.sort_by(|&a, &b| c.field_names[a].as_str().cmp(c.field_names[b].as_str()));

@@ -27,7 +27,7 @@
 //! | `0E` | Dictionary | varint n, n × (key, value) in term order |
 //! | `10` | Bag | varint n, n × (value, varint count) |
 //! | `12` | Interval | flags (bit 0: explicit step), from, to, step |
-//! | `13` | Value instance (8.7 envelope) | name class, varint shape version, varint n, n × (name field, value), fields in name order |
+//! | `13` | Value instance (versioned envelope) | name class, varint shape version, varint n, n × (name field, value), fields in name order |
 //! | `14` | Object-kind instance | name class (decoded as a fresh instance) |
 //! | `15` / `16` | class / metaclass | name class |
 //! | `17` | Block | varint arity, origin (`00` method: name class, side byte, name selector; `01` unit: String path; `02` unknown), 8-byte fingerprint, varint ordinal, varint n, value `self`, n captured values |

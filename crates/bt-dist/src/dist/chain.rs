@@ -1,4 +1,4 @@
-//! Deadlock detection across nodes (LANGUAGE 5.6, 8.3): the waiting chain travels with
+//! Deadlock detection across nodes: the waiting chain travels with
 //! bt↔bt sync calls.
 //!
 //! Locally a sync call fails with `deadlock_detected` when its target is already waiting

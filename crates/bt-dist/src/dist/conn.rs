@@ -3,7 +3,7 @@
 //! (frames, ticks, the output queue) are in [`super::conn_io`].
 //!
 //! Handled control messages: `REG_SEND` to `net_kernel` (`{is_auth, Node}` → `yes`: what
-//! `net_adm:ping` asks) and to registered bt actors (`gen_server` calls and casts, 8.12);
+//! `net_adm:ping` asks) and to registered bt actors (`gen_server` calls and casts);
 //! `SEND` of `gen_server` requests to a bt pid and of replies to this node's outgoing calls;
 //! `MONITOR_P`/`DEMONITOR_P` on bt processes (by pid or registered name; `'DOWN'` carries the
 //! actor's exit reason); `MONITOR_P_EXIT` for the monitors behind this node's calls;
@@ -487,7 +487,7 @@ fn is_noproc(t: &Term) -> bool {
         [Term::Atom(e), Term::Atom(r)] if e.name == "error" && r.name == "noproc"))
 }
 
-/// Why call `c` failed when its callee is down with `reason` (8.8).
+/// Why call `c` failed when its callee is down with `reason`.
 fn down_error(c: &PendingCall, reason: &Term) -> NodeError {
     match (reason, &c.dest) {
         (Term::Atom(a), CallDest::Name(name)) if a.name == "noproc" => node_err(
@@ -637,7 +637,7 @@ pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request:
     inner.send_to(to, frame(m));
 }
 
-/// A monitor a local process holds on a peer process (8.3): `down` gets the `'DOWN'`
+/// A monitor a local process holds on a peer process: `down` gets the `'DOWN'`
 /// reason, or `noconnection` when the link is lost.
 pub struct Watch {
     pub peer: String,

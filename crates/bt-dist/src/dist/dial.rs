@@ -114,7 +114,7 @@ impl Inner {
         }
     }
 
-    /// Connects to `to`: host policy (8.11), port-mapper lookup, TCP (+TLS), handshake.
+    /// Connects to `to`: host policy, port-mapper lookup, TCP (+TLS), handshake.
     async fn dial(self: Arc<Self>, to: String) -> Result<(), NodeError> {
         if !valid_node_name(&to) {
             return Err(node_err(

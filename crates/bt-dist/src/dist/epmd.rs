@@ -5,7 +5,7 @@
 //! starts `epmd`, and registers with it.
 //!
 //! bt nodes register with the extra data [`BT_EXTRA`], so a bt node dialing a peer knows
-//! whether it is a bt node (visible link, 8.9) or an Erlang one (hidden link, 8.12).
+//! whether it is a bt node (visible link) or an Erlang one (hidden link).
 
 use std::time::Duration;
 

@@ -1,4 +1,4 @@
-//! Process operations on a plain Erlang node (LANGUAGE 5.7, 8.12): what `pid`, `isAlive`,
+//! Process operations on a plain Erlang node: what `pid`, `isAlive`,
 //! `stop`, `kill` and a Pid's `kill`/`exit:` do when the process lives on an Erlang node,
 //! which has no bt node service (`'$bt_node'`, [`super::service`]) to ask.
 //!
@@ -13,8 +13,8 @@
 //!   same connection and so seen first by the process, reports its exit.
 //! * `stop`: a supervisor's shutdown: `exit(Pid, shutdown)`, then, if the process traps
 //!   exits and is still running after 5000 ms (a supervisor's default shutdown time; a
-//!   `withTimeout:` proxy's `stop` stops only the proxy, LANGUAGE 5.8), `exit(Pid, kill)`;
-//!   it answers once the process has exited (5.7: "`stop` answers once
+//!   `withTimeout:` proxy's `stop` stops only the proxy), `exit(Pid, kill)`;
+//!   it answers once the process has exited ("`stop` answers once
 //!   the actor has exited").
 //! * `Actor allRegisteredOn:`: `erlang:registered()` there (name proxies, sorted).
 //! * A Pid's `exit: reason`: `is_process_alive`, then `exit(Pid, Reason)`; answers whether

@@ -1,4 +1,4 @@
-//! Deadlock detection through Erlang processes (LANGUAGE 5.6, 8.3): a call from an
+//! Deadlock detection through Erlang processes: a call from an
 //! Erlang process that bt processes are waiting on.
 //!
 //! Erlang peers carry no waiting chain ([`super::chain`] is bt↔bt only), but this node knows

@@ -10,7 +10,7 @@
 //! a lookup answers `node_down` (the holder may well be alive) until the node reconnects —
 //! then its `globalAdd` brings them back and the conflict rule settles any name registered
 //! on both sides meanwhile. Hidden nodes are never told and
-//! never tell (8.11).
+//! never tell.
 //!
 //! **Conflicts.** When a node learns of a registration of a name its view already gives to
 //! another process — two partitions healing, or two nodes registering at the same moment

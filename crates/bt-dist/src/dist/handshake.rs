@@ -3,7 +3,7 @@
 //!
 //! What bt adds around the crate:
 //! * **Visibility.** A link between two bt nodes is visible (both send `PUBLISHED` unless
-//!   `--hidden`), a link with an Erlang node is hidden (8.12: bt does not implement
+//!   `--hidden`), a link with an Erlang node is hidden (bt does not implement
 //!   `global`). A bt initiator knows the peer is bt from its EPMD entry and marks its own
 //!   flags with [`BT_FLAG`]; an acceptor reads the initiator's name message first
 //!   ([`peek_name`]) and answers `PUBLISHED` only to a marked, published bt initiator.

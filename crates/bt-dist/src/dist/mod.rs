@@ -1,6 +1,6 @@
 //! Distribution: a `bt` process started with
 //! `--name NAME@HOST` (or `--sname NAME`) becomes an **Erlang distribution node**, so bt
-//! nodes form clusters with each other and with Erlang and Elixir nodes (8.12). This stage
+//! nodes form clusters with each other and with Erlang and Elixir nodes. This stage
 //! sits above the interpreter and the runtime: it implements the
 //! [`Distribution`](crate::interp::distribution::Distribution) trait the Node
 //! primitives call through `Program::dist`, and calls the interpreter back through
@@ -25,17 +25,17 @@
 //!   operations.
 //! * [`peer`] — what peers ask of local bt processes (gen_server calls and casts, monitors,
 //!   links, exits); calls to actors go straight into the actor's mailbox.
-//! * [`seeds`] — `--connect`: seed nodes kept connected, reconnecting with backoff (14.3).
-//! * [`pg`] — process groups: this node's side of Erlang's `pg` protocol (14.1).
-//! * [`global`] — cluster-wide names (8.5): the replicated registry, the conflict rule.
-//! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew (8.7, 8.9).
+//! * [`seeds`] — `--connect`: seed nodes kept connected, reconnecting with backoff.
+//! * [`pg`] — process groups: this node's side of Erlang's `pg` protocol.
+//! * [`global`] — cluster-wide names: the replicated registry, the conflict rule.
+//! * [`shapes`] — shape manifests exchanged with peers, NodeShapeSkew.
 //! * [`service`] — the node service `'$bt_node'`: one table of operations other nodes ask
 //!   of this node (remote spawn and lookups in [`service_ops`], the per-node queries of
 //!   [`query`], registry and manifest casts), answered without a service process.
-//! * [`query`] — the per-node queries (8.10: actors, supervisors, process trees, shape
+//! * [`query`] — the per-node queries (actors, supervisors, process trees, shape
 //!   manifests, status) and the asking side of those queries.
 //! * [`remote`] — the calling side of remote actors: sync sends, casts, service requests
-//!   and monitors of peer processes (8.3, 8.8); [`chain`] — the waiting chain bt↔bt calls
+//!   and monitors of peer processes; [`chain`] — the waiting chain bt↔bt calls
 //!   carry (deadlock detection across nodes); [`erl_wait`] — cycles through Erlang
 //!   processes; [`erl_proc`] — `pid`/`isAlive`/`stop`/`kill` of Erlang processes.
 //! * [`rpc`] — `erpc`/`rpc`/`spawn/4` from Erlang and Elixir into bt classes (`SPAWN_REQUEST`).

@@ -84,11 +84,11 @@ pub(crate) struct Inner {
     pub(super) refusals: Mutex<(Option<Instant>, u64)>,
     /// Outgoing calls awaiting a reply, by reference number.
     pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
-    /// This node's view of the global registry (8.5, [`super::global`]).
+    /// This node's view of the global registry ([`super::global`]).
     pub(crate) global: super::global::Global,
-    /// Peers' shape manifests and the skews announced (8.7, 8.9, [`super::shapes`]).
+    /// Peers' shape manifests and the skews announced ([`super::shapes`]).
     pub(crate) shapes: super::shapes::Shapes,
-    /// The other nodes' process-group scopes and members (14.1, [`super::pg`]).
+    /// The other nodes' process-group scopes and members ([`super::pg`]).
     pub(crate) pg: super::pg::Pg,
     /// Bumped whenever a link is lost (the seed keepers wait on it, [`super::seeds`]).
     pub(crate) downs: super::net::watch::Sender<u64>,
@@ -111,7 +111,7 @@ impl State {
 #[derive(Default)]
 pub(crate) struct State {
     pub(crate) peers: HashMap<String, Peer>,
-    /// Connection indexes (8.1): kept for the node's lifetime.
+    /// Connection indexes: kept for the node's lifetime.
     indexes: HashMap<String, u32>,
     last_index: u32,
     /// Targets this node is dialing right now (simultaneous connects).
@@ -316,7 +316,7 @@ pub(crate) fn stopped(node: &str) -> NodeError {
 }
 
 impl Inner {
-    /// The connection index of `name` (8.1), if this node ever connected to it.
+    /// The connection index of `name`, if this node ever connected to it.
     pub(crate) fn index_of(&self, name: &str) -> Option<u32> {
         self.state.lock().indexes.get(name).copied()
     }

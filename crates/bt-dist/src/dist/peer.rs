@@ -166,7 +166,7 @@ pub(super) fn reply_term(ctx: &mut Ctx, r: EvalResult) -> Term {
     match r {
         Ok(v) => match etf::to_term(ctx, &v, "result") {
             Ok(t) => Term::from(Tuple::from(vec![atom("ok"), t])),
-            // The result cannot cross (8.6): the caller gets the error, the state stays.
+            // The result cannot cross: the caller gets the error, the state stays.
             Err(e) => match e.to_unwind(ctx) {
                 Unwind::Error(exc) => match etf::to_term(ctx, &exc, "error") {
                     Ok(t) => Term::from(Tuple::from(vec![atom("error"), t])),
@@ -336,7 +336,7 @@ fn run_in_actor(
     if let (Some(t), Some(d)) = (classes, ctx.prog.dist.get()) {
         crate::codec::etf_classes::remember(d.node_name().as_str(), t);
     }
-    // A bt caller (it sends a class table) relays a `^` of its blocks back (8.6): they get
+    // A bt caller (it sends a class table) relays a `^` of its blocks back: they get
     // this call's remote home.
     let home = classes.map(|_| crate::interp::actor::relay::next_relay_home());
     if let Some(h) = home {
@@ -421,7 +421,7 @@ impl Inbound for BtInbound {
         };
         if let Some(class) = is_bt_actor(&p) {
             // A bt caller (it sends a class table) carries its waiting chain: a target on it
-            // closes a cycle through nodes (5.6, 8.3).
+            // closes a cycle through nodes.
             // So does an Erlang caller that processes here wait on (`super::erl_wait`).
             let chain = match (&classes, sys.prog.dist.get()) {
                 (Some(t), Some(d)) => {

@@ -1,4 +1,4 @@
-//! Process groups across nodes (14.1): this node's side of Erlang's `pg` protocol (default
+//! Process groups across nodes: this node's side of Erlang's `pg` protocol (default
 //! scope `pg`), so bt and Erlang nodes see each other's group members.
 //!
 //! Each node runs one scope process registered as `pg`; scopes talk in plain messages

@@ -15,8 +15,8 @@
 //! | `{supervisors, []}` | list of `{Pid, ClassName}` of running bt supervisors |
 //! | `{'from:', [Number, Limit]}` | the subtree rooted at that process (`ProcessNavigation from:`), or `stale_handle` |
 //! | `{processes, []}` | the `default` snapshot in the transfer form (`runtime::snapshot::transfer`) |
-//! | `{shapeManifest, []}` | map of Value class name → shape version (8.7) |
-//! | `{globalWhereis, [Name]}` | the node holding the global name in this node's view, or `nil` (8.5) |
+//! | `{shapeManifest, []}` | map of Value class name → shape version |
+//! | `{globalWhereis, [Name]}` | the node holding the global name in this node's view, or `nil` |
 //! | `{status, [Number]}` | `#{module, queueLength, memory, droppedCasts}` of a live process, or `nil` |
 //!
 //! An Erlang node has no such service: asking it answers `node_down` ("not a bt node").

@@ -150,7 +150,7 @@ pub(super) fn call(
     })
 }
 
-/// A sync send to `dest` on `node` (8.3): the reply's value, or its error raised here.
+/// A sync send to `dest` on `node`: the reply's value, or its error raised here.
 pub(crate) fn send(
     d: &DistNode,
     ctx: &mut Ctx,
@@ -168,7 +168,7 @@ pub(crate) fn send(
     let mut chain = super::chain::outgoing(&d.inner, ctx);
     let waiting = (!bt).then(|| std::mem::take(&mut chain));
     if let Dest::Pid { number, creation } = dest {
-        // The target waits on this process already (through other nodes): a cycle (5.6).
+        // The target waits on this process already (through other nodes): a cycle.
         if super::chain::holds(&chain, node, number) {
             let who = crate::interp::actor::prims::node::remote::remote_actor(
                 ctx, node, number, creation, None,
@@ -185,7 +185,7 @@ pub(crate) fn send(
     }
     let req = request_in(ctx, sel, args, false, bt, chain)?;
     // The live homes of the blocks sent, also inside collections and Value instances: a
-    // `^` relayed from the callee returns there (8.6; the callee's node gives every block
+    // `^` relayed from the callee returns there (the callee's node gives every block
     // of the request the call's relay home).
     let mut homes = Vec::new();
     for a in args {

@@ -1,4 +1,4 @@
-//! `rpc` and `erpc` from Erlang and Elixir nodes into bt classes (14.2).
+//! `rpc` and `erpc` from Erlang and Elixir nodes into bt classes.
 //!
 //! `erpc:call(BtNode, 'Calc', 'add:to:', [2, 3])` does not talk to a server: it sends a
 //! `SPAWN_REQUEST` control message for `erpc:execute_call(Ref, M, F, A)` with the options

@@ -1,4 +1,4 @@
-//! Seed nodes (14.3): `bt run --connect NODE[,NODE…]` (or `BT_CONNECT`) names nodes this
+//! Seed nodes: `bt run --connect NODE[,NODE…]` (or `BT_CONNECT`) names nodes this
 //! node keeps connected. It connects to them at start (before the program's first statement,
 //! each attempt bounded by the connect timeout) and, whenever a link to one of them is lost
 //! (or was never made), tries again with exponential backoff: 1 s, doubling up to 30 s,

@@ -204,7 +204,7 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
 }
 
 /// The state copy of a block's `self` when the block crossed from its actor to another
-/// process and runs there (2.7); None in the actor's own process (the common case, decided
+/// process and runs there; None in the actor's own process (the common case, decided
 /// by a pointer comparison first) and for every other receiver.
 #[inline]
 pub fn detached_state<'v>(ctx: &Ctx, recv: &'v Value) -> Option<&'v Arc<Mutex<Vec<Value>>>> {
@@ -251,15 +251,15 @@ pub struct ActorSys {
     pub counters: Mutex<HashMap<Sym, Arc<AtomicI64>>>,
     /// The supervisors of this runtime.
     pub supervision: crate::runtime::supervisor::Supervision,
-    /// Whether the host granted `ProcessNavigation system` (7.1); the `bt` CLI does.
+    /// Whether the host granted `ProcessNavigation system`; the `bt` CLI does.
     pub privileged: std::sync::atomic::AtomicBool,
-    /// This node's name (8.1): `nonode@nohost` until distribution exists.
+    /// This node's name: `nonode@nohost` until distribution exists.
     pub node_name: Sym,
     /// The built-in Node class (a program may declare its own class of that name).
     pub node_class: Option<ClassRef>,
     /// `SystemAnnouncer current` (made on first use; `prims::announce`).
     pub system_announcer: Mutex<Option<Value>>,
-    /// This node's process-group memberships (14.1, `actor::prims::process_group`).
+    /// This node's process-group memberships (`actor::prims::process_group`).
     pub groups: crate::interp::actor::groups::Groups,
 }
 

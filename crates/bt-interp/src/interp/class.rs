@@ -43,7 +43,7 @@ pub struct ClassRt {
     /// Field defaults aligned with `field_names` (inherited first); None = nil.
     pub field_defaults: Vec<Option<Arc<FnCode>>>,
     /// Slots declared with a type and no default (inherited first; a redeclaration replaces
-    /// the inherited entry): checked for nil after an actor's `initialize` (5.5).
+    /// the inherited entry): checked for nil after an actor's `initialize`.
     pub typed_slots: Vec<TypedSlot>,
 }
 

@@ -18,7 +18,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::value::{Sym, Value};
 
-/// The name of a node that was not started with `--name` (8.1).
+/// The name of a node that was not started with `--name`.
 pub const NO_NODE: &str = "nonode@nohost";
 
 /// `name@host`: exactly one `@`, both parts non-empty, characters `[A-Za-z0-9_.-]`.
@@ -45,7 +45,7 @@ pub struct NodeError {
 }
 
 /// Told when a visible peer's link comes up (`None`) or goes down (`Some(reason)`:
-/// `connectionClosed`, `disconnect`, …), on any thread (8.9; `prims::announce` turns it into
+/// `connectionClosed`, `disconnect`, …), on any thread (`prims::announce` turns it into
 /// NodeUp/NodeDown on `SystemAnnouncer current`). Called without any lock held.
 pub type PeerEvents = std::sync::Arc<dyn Fn(&str, Option<&str>) + Send + Sync>;
 
@@ -56,7 +56,7 @@ pub enum Target {
     Number(u64),
 }
 
-/// Where a message for another node goes (8.3): the actor registered under a name there,
+/// Where a message for another node goes: the actor registered under a name there,
 /// or a process by number (with the creation of the node incarnation it belongs to).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dest {
@@ -95,7 +95,7 @@ pub enum ErlProc {
 }
 
 /// What `call_name` answers: the reply term, and whether the peer is a bt node (whose
-/// replies are `{ok, Value}` / `{error, Exception}`, 8.12).
+/// replies are `{ok, Value}` / `{error, Exception}`).
 #[derive(Clone, Debug)]
 pub struct CallReply {
     pub term: eetf::Term,
@@ -155,7 +155,7 @@ pub trait NodeLinks: Send + Sync {
     fn ping(&self, node: &str, done: Done<bool>);
     /// The connected visible nodes, by connection index.
     fn connected(&self) -> Vec<String>;
-    /// The connection index of `node` (8.1), if this node ever connected to it.
+    /// The connection index of `node`, if this node ever connected to it.
     fn index_of(&self, _node: &str) -> Option<u32> {
         None
     }
@@ -175,7 +175,7 @@ pub trait RemoteActors: Send + Sync {
     /// A sync send `sel` with `args` to `dest` on `node` (another node), from the process
     /// `ctx` runs in: arguments are encoded first (`not_serialisable` before anything is
     /// sent), the caller is suspended until the reply or `timeout`, errors are raised here
-    /// with their kind (8.3, 8.8).
+    /// with their kind.
     fn send_remote(
         &self,
         ctx: &mut Ctx,
@@ -200,7 +200,7 @@ pub trait RemoteActors: Send + Sync {
     }
     /// A sync send `sel` with `args` to the actor registered as `name` on `node` (another
     /// node), from the process `ctx` runs in: the values cross as terms, the caller is
-    /// suspended until the reply, errors are raised here (`Actor named:on:`, 8.3).
+    /// suspended until the reply, errors are raised here (`Actor named:on:`).
     fn remote_call(
         &self,
         ctx: &mut Ctx,
@@ -213,7 +213,7 @@ pub trait RemoteActors: Send + Sync {
     }
     /// Monitors process `dest` on `node` (a pid, or a registered name on an Erlang peer):
     /// `block` runs (in a fresh process) with the exit reason when it exits, `#noproc` if
-    /// it is not running, `#noconnection` when the link is lost (8.3). Answers an id for
+    /// it is not running, `#noconnection` when the link is lost. Answers an id for
     /// [`RemoteActors::unwatch_remote`].
     fn watch_remote(
         &self,
@@ -245,7 +245,7 @@ pub trait NodeServices: Send + Sync {
     ) -> Result<Option<Value>, Unwind> {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
-    /// A per-node query (8.10, `actor::prims::node_query`) answered by `node`'s query service,
+    /// A per-node query (`actor::prims::node_query`) answered by `node`'s query service,
     /// from the process `ctx` runs in (suspended meanwhile, at most `timeout_ms`): the ok
     /// value, or the error to put in the Result (`node_down`, `timeout`, …) as an
     /// `Unwind::Error`.
@@ -259,13 +259,13 @@ pub trait NodeServices: Send + Sync {
     ) -> EvalResult {
         Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
     }
-    /// This node loaded code: compare shape manifests with the peers again (8.9).
+    /// This node loaded code: compare shape manifests with the peers again.
     fn classes_reloaded(&self) {}
 }
 
 /// The cluster-wide name registry.
 pub trait GlobalNames: Send + Sync {
-    /// Registers the live local process `proc` under the cluster-wide name `name` (8.5) and
+    /// Registers the live local process `proc` under the cluster-wide name `name` and
     /// tells the connected visible bt nodes: `name_registered` when the cluster's registry
     /// already holds it, `reserved_name` for `bt_` names.
     fn global_register(&self, name: Sym, _proc: &crate::runtime::ProcRef) -> Result<(), NodeError> {
@@ -288,7 +288,7 @@ pub trait GlobalNames: Send + Sync {
 
 /// Process groups spanning nodes.
 pub trait ProcessGroups: Send + Sync {
-    /// Process groups (14.1): local process `number` joined (`join`) or left `group`
+    /// Process groups: local process `number` joined (`join`) or left `group`
     /// (`count` times: a process that dies leaves every membership it held). The
     /// distribution layer tells the `pg` scopes of the other nodes.
     fn group_changed(&self, _group: Sym, _number: u64, _count: usize, _join: bool) {}

@@ -303,7 +303,7 @@ impl Ctx {
         }
     }
 
-    /// An exception of the class mapped from `kind` (5.10).
+    /// An exception of the class mapped from `kind`.
     pub fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Unwind {
         self.raise_kind(kind, msg.into(), None)
     }

@@ -442,7 +442,7 @@ impl Interpreter {
         report.warnings.extend(r.warnings);
         report.findings.extend(r.findings);
         report.error = report.error.or(r.error);
-        // Classes may have been (re)loaded at another shape version (8.9).
+        // Classes may have been (re)loaded at another shape version.
         if let Some(d) = self.prog.dist.get() {
             d.classes_reloaded();
         }

@@ -1,7 +1,7 @@
 //! Loading code into a program: classes, methods (with their synthesized Value-class
 //! accessors), standalone methods, protocols, `classState:` defaults and top-level statements.
 //!
-//! A load unit (3.5) installs the declarations of all its files first — superclasses resolved
+//! A load unit installs the declarations of all its files first — superclasses resolved
 //! across the whole set — and then runs the files' statements in order. A file that fails to
 //! parse or compile is left out (a warning); the others still load.
 //!
@@ -77,7 +77,7 @@ pub struct Installed {
     created: Vec<(ClassRef, usize, usize)>,
 }
 
-/// Kind of a new class from its superclass (5.1).
+/// Kind of a new class from its superclass.
 fn kind_from(sup: Option<&ClassRef>) -> ClassKind {
     match sup {
         Some(s) => s.kind,
@@ -317,7 +317,7 @@ fn install<'u>(
     for (c, idx, _) in &created_ok {
         install_value_accessors(prog, c);
         // A redefined class: existing instances (and subclasses) of the old class object use
-        // the new method tables from their next message (3.1).
+        // the new method tables from their next message.
         if let (_, Some(prev), _, _, false) = &created[*idx] {
             if prev.builtin == Builtin::None && !Arc::ptr_eq(prev, c) {
                 let m = c.methods().read().clone();
@@ -495,7 +495,7 @@ fn is_core_class(prog: &Program, c: &ClassRef) -> bool {
     .any(|x| Arc::ptr_eq(x, c))
 }
 
-/// The class derived from `base` that adds field `name` (TestCase `self.x :=`, 2.7).
+/// The class derived from `base` that adds field `name` (TestCase `self.x :=`).
 pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
     let key = (Arc::as_ptr(base) as usize, name);
     let mut d = prog.derived.lock();

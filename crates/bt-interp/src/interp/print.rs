@@ -15,7 +15,7 @@ use crate::interp::eval::{Ctx, Unwind};
 use crate::value::order::fields_in_name_order;
 use crate::value::{Instance, Interval, Sym, Value};
 
-/// How deep Value instances nest before the rest prints as `...` (10.1).
+/// How deep Value instances nest before the rest prints as `...`.
 pub const MAX_VALUE_NESTING: usize = 5;
 
 thread_local! {
@@ -31,7 +31,7 @@ impl Drop for DepthGuard {
     }
 }
 
-/// The printString of a Float (10.1): shortest round-trip digits, fixed or scientific
+/// The printString of a Float: shortest round-trip digits, fixed or scientific
 /// notation, whichever is shorter (fixed on a tie).
 pub fn format_float(x: f64) -> String {
     if x.is_nan() {
@@ -141,7 +141,7 @@ pub fn interval_string(iv: &Interval) -> String {
     }
 }
 
-/// The printString of a value inside a container (10.1): user overrides apply, but actors are
+/// The printString of a value inside a container: user overrides apply, but actors are
 /// rendered from their handle (`Actor(Counter, 0.7.0)`) without being sent a message.
 pub fn element_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     // Printing recurses natively once per level of nesting: a value nested deeper than the
@@ -280,7 +280,7 @@ pub fn field<'a>(o: &'a Instance, name: &str) -> Option<&'a Value> {
         .and_then(|i| o.fields.get(i))
 }
 
-/// The default printString of every built-in kind (10.1). Elements of containers are printed
+/// The default printString of every built-in kind. Elements of containers are printed
 /// with `ctx.print_string`, honouring user overrides.
 pub fn default_print(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     if let Value::BigInt(_) = v {
@@ -366,7 +366,7 @@ fn print_instance(ctx: &mut Ctx, v: &Value, o: &Instance) -> Result<String, Unwi
     Ok(out)
 }
 
-/// The default displayString (10.2): a String is itself, a Symbol its name, anything else its
+/// The default displayString: a String is itself, a Symbol its name, anything else its
 /// printString (through `ctx.print_string`, so overrides apply).
 pub fn default_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     match v {
@@ -376,7 +376,7 @@ pub fn default_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     }
 }
 
-/// The top-level display of a value (10.3): REPL output and `// =>` expectations.
+/// The top-level display of a value: REPL output and `// =>` expectations.
 pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     match v {
         Value::Str(s) => Ok(s.to_string()),
@@ -406,10 +406,10 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     }
 }
 
-/// How long the top-level display waits for an actor's own printString (10.3).
+/// How long the top-level display waits for an actor's own printString.
 pub const ACTOR_DISPLAY_TIMEOUT_MS: i64 = 1000;
 
-/// The JSON rendering of one List element (10.3), appended to `out`.
+/// The JSON rendering of one List element, appended to `out`.
 fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> {
     ctx.check_native_stack()?;
     match v {

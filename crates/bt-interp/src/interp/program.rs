@@ -130,7 +130,7 @@ impl SourceFile {
     }
 }
 
-/// A declared protocol (3.4).
+/// A declared protocol.
 #[derive(Clone, Debug)]
 pub struct ProtocolInfo {
     pub name: Sym,
@@ -170,7 +170,7 @@ pub struct Program {
     /// Set when a method is installed on a number class with an arithmetic selector: the
     /// evaluator's Integer fast paths are then disabled.
     pub arith_overridden: AtomicBool,
-    /// TestCase classes derived to hold a field added by `self.x :=` (2.7).
+    /// TestCase classes derived to hold a field added by `self.x :=`.
     pub derived: Mutex<HashMap<(usize, Sym), ClassRef>>,
     pub block_serial: AtomicU64,
     /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
@@ -567,7 +567,7 @@ impl Program {
         }
         let old = self.classes.write().insert(c.name, c.clone());
         if let Some(old) = old {
-            // The subclasses of a redefined class are the new class's subclasses (3.1).
+            // The subclasses of a redefined class are the new class's subclasses.
             if !Arc::ptr_eq(&old, &c) {
                 let moved: Vec<_> = old.subclasses.read().clone();
                 let mut subs = c.subclasses.write();

@@ -1,13 +1,13 @@
 //! `bt observe NODE`: the observer of another node. It starts
-//! a hidden distribution node of its own (8.11: tooling takes no part in `Node connected`,
+//! a hidden distribution node of its own (tooling takes no part in `Node connected`,
 //! NodeUp/NodeDown or global names), connects to NODE, and serves NODE's supervision tree
 //! with the same HTTP server and page as `bt run --observe` ([`super::server`]). Each
 //! snapshot is NODE's `default` tree, asked over the connection through NODE's query
 //! service (`crate::dist::query`); `status` of a process is asked when the page asks, and
-//! answers nothing after 1000 ms as locally (7.3). Pids print with this observer's
+//! answers nothing after 1000 ms as locally. Pids print with this observer's
 //! connection index of NODE (`<1.7.0>`).
 //!
-//! `--once` prints NODE's tree once as JSON (7.5) and exits.
+//! `--once` prints NODE's tree once as JSON and exits.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -20,7 +20,7 @@ use crate::runtime::Pid;
 
 /// Longest a snapshot request waits for NODE.
 const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
-/// `status` gives up after this long (7.3).
+/// `status` gives up after this long.
 const STATUS_TIMEOUT: Duration = Duration::from_millis(1000);
 
 /// NODE's tree, asked over the connection.

@@ -29,12 +29,12 @@ use crate::runtime::supervisor::{
 use crate::runtime::types::Pid;
 use crate::value::{Sym, Value};
 
-/// The default per-supervisor child cap (7.1).
+/// The default per-supervisor child cap.
 pub const DEFAULT_LIMIT: usize = 200;
 /// The depth guard (roots are depth 1).
 pub const MAX_DEPTH: usize = 64;
 
-/// `kind` of a node (7.3).
+/// `kind` of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeKind {
     BeamtalkSupervisor,
@@ -59,7 +59,7 @@ impl NodeKind {
     }
 }
 
-/// `state` of a node (7.3).
+/// `state` of a node.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum NodeState {
     Running,
@@ -159,7 +159,7 @@ impl SnapNode {
     }
 }
 
-/// `totals` of a tree (7.2).
+/// `totals` of a tree.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Totals {
     pub supervisors: usize,
@@ -261,7 +261,7 @@ impl FromError {
     }
 }
 
-/// Live status of a process (`status`, 7.3), read from its record without messaging it.
+/// Live status of a process (`status`), read from its record without messaging it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Status {
     /// Class name, or the service/label name for runtime processes.

@@ -28,7 +28,7 @@ pub use intensity::Intensity;
 pub use proc::{await_exit, SupError, SupHandle, Supervision};
 pub use roster::{Book, ChildKey, ChildRecord, ChildState, Decision, EndKind};
 
-/// Whether a child is brought back when it exits (6.4).
+/// Whether a child is brought back when it exits.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RestartType {
     Permanent,
@@ -62,7 +62,7 @@ impl RestartType {
     }
 }
 
-/// Which children a restart takes along (6.4); `SimpleOneForOne` is the dynamic form.
+/// Which children a restart takes along; `SimpleOneForOne` is the dynamic form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
     OneForOne,
@@ -91,7 +91,7 @@ impl Strategy {
     }
 }
 
-/// Whether a supervisor stops itself when significant children end (6.4).
+/// Whether a supervisor stops itself when significant children end.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AutoShutdown {
     Never,
@@ -238,7 +238,7 @@ impl SupervisorSpec {
             history_limit: DEFAULT_HISTORY,
         }
     }
-    /// A dynamic supervisor over `template` (6.2).
+    /// A dynamic supervisor over `template`.
     pub fn dynamic(id: &str, class: Value, template: ChildSpec) -> SupervisorSpec {
         SupervisorSpec {
             strategy: Strategy::SimpleOneForOne,

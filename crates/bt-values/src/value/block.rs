@@ -92,6 +92,6 @@ pub struct Closure {
     /// Class defining the enclosing method (for `super` and fields), and its side.
     pub mclass: Option<ClassRef>,
     pub mside: bool,
-    /// Creation order (standard term order of blocks, 5.12).
+    /// Creation order (standard term order of blocks).
     pub serial: u64,
 }

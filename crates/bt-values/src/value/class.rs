@@ -59,7 +59,7 @@ pub struct Class {
     pub is_abstract: bool,
     pub sealed: bool,
     pub builtin: Builtin,
-    /// True for TestCase and its descendants (self.x := rebinding, 2.7).
+    /// True for TestCase and its descendants (self.x := rebinding).
     pub is_testcase: bool,
     pub doc: RwLock<Option<String>>,
     /// Docs of methods by selector (instance side, then class side with a `class ` prefix).
@@ -68,8 +68,8 @@ pub struct Class {
     pub lock: ClassLock,
     /// Number of type parameters declared (`Result(T, E)` → 2); informative only.
     pub type_params: usize,
-    /// `handleScope: #process | #node` declared by this class (4.7); such values, and those
-    /// of subclasses, are rejected by the value codec (8.6).
+    /// `handleScope: #process | #node` declared by this class; such values, and those
+    /// of subclasses, are rejected by the value codec.
     pub handle_scope: Option<Sym>,
     /// The keyword constructor over all fields (`x:y:`; `Sym::NONE` without fields): the
     /// evaluator builds such instances straight from the arguments.
@@ -148,7 +148,7 @@ impl Class {
         let mut c: Option<&Class> = Some(self);
         while let Some(k) = c {
             // By identity, or by name: a redefined class replaces the one its subclasses
-            // and instances were made from (3.1).
+            // and instances were made from.
             if std::ptr::eq(k, other) || k.name == other.name {
                 return true;
             }

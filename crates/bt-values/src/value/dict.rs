@@ -1,5 +1,5 @@
 //! The storage behind `Value::Dict`: keys compared with `=:=` and visited
-//! in the standard term order (5.12).
+//! in the standard term order.
 //!
 //! Everything outside this module uses the API of [`Dict`] (lookups by `&Value`, ordered
 //! iteration yielding [`KeyRef`] keys, in-place updates on `&mut Dict`) and

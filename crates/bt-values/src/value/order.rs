@@ -1,4 +1,4 @@
-//! Standard term order and the equalities `=:=` / `==` (2.3).
+//! Standard term order and the equalities `=:=` / `==`.
 //!
 //! * [`term_cmp`] is the total order Sets and Dictionaries keep their keys in, and the order
 //!   `sort` uses for built-in values. Two values compare `Equal` exactly when they are `=:=`.
@@ -22,7 +22,7 @@ use num_traits::{FromPrimitive, Signed, ToPrimitive};
 use crate::value::class::{Class, ClassKind};
 use crate::value::{Instance, Interval, Key, Ref, Value};
 
-/// The rank of a value in the standard term order (5.12, 1 = lowest).
+/// The rank of a value in the standard term order (1 = lowest).
 pub fn rank(v: &Value) -> u8 {
     match v {
         Value::Int(_) | Value::BigInt(_) | Value::Float(_) | Value::Char(_) => 1,
@@ -484,7 +484,7 @@ fn eq_at(a: &Value, b: &Value, loose: bool, depth: u32) -> bool {
                     .zip(fy.iter())
                     .all(|(p, q)| p.0 == q.0 && eq_with(p.1, q.1, loose))
         }
-        // A class is its name: a redefinition replaces the class under that name (3.1).
+        // A class is its name: a redefinition replaces the class under that name.
         (V::Class(x), V::Class(y)) | (V::Meta(x), V::Meta(y)) => {
             Ref::ptr_eq(x, y) || x.name == y.name
         }
@@ -579,7 +579,7 @@ fn term_hash_at(v: &Value, depth: u32) -> u64 {
 }
 
 /// Adds `v` to `h`. Values that can be `=:=` only to values of the same variant, so each
-/// variant hashes its own way, after its rank (5.12).
+/// variant hashes its own way, after its rank.
 fn hash_into(v: &Value, h: &mut TermHasher, depth: u32) {
     use Value as V;
     if depth >= order_deep::DEEP {

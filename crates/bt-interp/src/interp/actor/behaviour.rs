@@ -295,7 +295,7 @@ impl BtActor {
         let class = &self.class;
         let mut crash = None;
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
-            // Blocks of the caller whose `^` returns there (2.8): live while this runs. (A
+            // Blocks of the caller whose `^` returns there: live while this runs. (A
             // context comes from the pool with none.)
             if msg.args.iter().any(super::send::may_hold_block) {
                 ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
@@ -306,7 +306,7 @@ impl BtActor {
                 msg.selector
             };
             let r = if init {
-                // Answers the index of a typed slot left nil (5.5), or nil.
+                // Answers the index of a typed slot left nil, or nil.
                 run_initialize(ctx, me, class).map(|_| {
                     match nil_typed_slot(&ctx.prog, class, &ctx.actor_fields) {
                         Some(i) => Value::Int(i as i64),
@@ -319,7 +319,7 @@ impl BtActor {
             match r {
                 Ok(v) => Ok(transfer_in_owned(ctx, v)),
                 Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
-                // The method was left by a caller's block: its changes stay (2.8).
+                // The method was left by a caller's block: its changes stay.
                 Err(Unwind::Return { value, home }) if ctx.proc.relays.contains(&home) => {
                     let value = transfer_in(ctx, &value);
                     Ok(crate::interp::actor::relay::relayed(ctx, value, home))

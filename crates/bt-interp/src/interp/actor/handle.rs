@@ -39,7 +39,7 @@ pub struct ActorRef {
     pub class: ClassRef,
     pub timeout: Timeout,
     pub proxy: bool,
-    /// Set only on the `self` of a block that crossed to another process (2.7): the copy of
+    /// Set only on the `self` of a block that crossed to another process: the copy of
     /// the actor's state slots the block's `self.x` reads and writes there.
     pub state: Option<Arc<Mutex<Vec<Value>>>>,
 }

@@ -1,6 +1,6 @@
 //! Sends and casts to actors: which sends go through the runtime,
 //! how arguments cross processes (blocks get a copy of what they captured), and how call
-//! failures and escaped exceptions map to bt exceptions (5.10).
+//! failures and escaped exceptions map to bt exceptions.
 //!
 //! A send to an actor handle from another process goes to the actor's mailbox when the
 //! selector is one of the actor's own methods (declared in bt on an `Actor` subclass), a
@@ -170,7 +170,7 @@ pub fn remote_call(
         let v = call_with(ctx, proc, class, sel, out, t)?;
         return checked_reply(ctx, v);
     }
-    // Blocks whose home is live here get relay homes: a `^` in them comes back (2.8).
+    // Blocks whose home is live here get relay homes: a `^` in them comes back.
     let (args, relays) = crate::interp::actor::relay::prepare_args(ctx, args);
     let v = call_with(ctx, proc, class, sel, args, t)?;
     let v = checked_reply(ctx, v)?;
@@ -309,7 +309,7 @@ fn cast_to(
     Some(Ok(()))
 }
 
-/// The REPL / `// =>` display of a value (10.3): an actor is asked for its own printString
+/// The REPL / `// =>` display of a value: an actor is asked for its own printString
 /// with a 1000 ms timeout (falling back to its label); everything else as `print::top_display`.
 pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     if let Some(a) = downcast::<ActorRef>(v) {
@@ -336,7 +336,7 @@ pub fn top_display(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
 }
 
 /// A value as it crosses to another process: blocks (also inside collections and Value
-/// instances) get fresh cells holding copies of what they captured (2.6); a block that
+/// instances) get fresh cells holding copies of what they captured; a block that
 /// already carries a copy of its actor's state (below) gets a copy of that copy.
 #[inline]
 pub fn transfer(v: &Value) -> Value {
@@ -349,7 +349,7 @@ pub fn transfer(v: &Value) -> Value {
 
 /// [`transfer`] of a value leaving the process of `ctx`: a block created by the actor
 /// running there also takes a copy of that actor's state slots, which its `self.x` reads
-/// and writes wherever it runs (2.7).
+/// and writes wherever it runs.
 #[inline]
 pub fn transfer_in(ctx: &Ctx, v: &Value) -> Value {
     if may_hold_block(v) && has_block(v, 0) {
@@ -490,7 +490,7 @@ const USER_KINDS: &[ErrorKind] = &[
     ErrorKind::AssertionFailed,
 ];
 
-/// An exception escaping an actor's method, as re-raised in the caller (5.10): a fault
+/// An exception escaping an actor's method, as re-raised in the caller: a fault
 /// raised by bt itself gets `selector` = the innermost method of the actor that was running
 /// and the message prefix `Class>>selector: ` (once).
 pub fn prefix_error(exc: Value, class: &ClassRef, msg_sel: Sym) -> Value {
@@ -575,7 +575,7 @@ pub fn describe_exception(e: &Value) -> String {
     }
 }
 
-/// A send to a `withTimeout:` proxy (5.8): what class TimeoutProxy itself understands (Actor's
+/// A send to a `withTimeout:` proxy: what class TimeoutProxy itself understands (Actor's
 /// and Object's protocol: `stop` stops only the proxy, `printString`, `class`, `pid` …) runs
 /// here; `node`, `isRemote` and every other message go to the target, with the proxy's
 /// timeout when they run inside the target actor.

@@ -4,7 +4,7 @@
 
 use crate::value::Sym;
 
-/// The exception class a kind maps to (5.10 table).
+/// The exception class a kind maps to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum KindClass {
     TypeError,
@@ -48,7 +48,7 @@ macro_rules! kinds {
                 match self {
                     $(ErrorKind::$v => KindClass::$class,)*
                     ErrorKind::Other(s) if s.as_str() == "badarith" => KindClass::TypeError,
-                    // The reasons the Erlang class raises (14.6): RuntimeErrors.
+                    // The reasons the Erlang class raises: RuntimeErrors.
                     ErrorKind::Other(s)
                         if matches!(
                             s.as_str(),

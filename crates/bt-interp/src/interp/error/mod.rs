@@ -35,7 +35,7 @@ pub mod top;
 
 pub use kind::{ErrorKind, KindClass};
 
-/// The class of an error kind (5.10).
+/// The class of an error kind.
 pub fn class_for_kind(prog: &Program, kind: ErrorKind) -> ClassRef {
     let c = &prog.core;
     match kind.class() {
@@ -301,7 +301,7 @@ fn num_f64(v: &Value) -> Option<f64> {
     use num_traits::ToPrimitive;
     match v {
         Value::Int(i) => Some(*i as f64),
-        Value::Char(c) => Some(c.get() as f64),
+        Value::Char(c) => Some(f64::from(u32::from(c.get()))),
         Value::BigInt(b) => Some(b.to_f64().unwrap_or(f64::NAN)),
         Value::Float(f) => Some(f.get()),
         _ => None,

@@ -36,7 +36,7 @@ pub struct Uncaught {
     pub message: String,
     pub hint: Option<String>,
     pub selector: Option<String>,
-    /// `file:line:col` of the innermost send when raised (3.5), if known.
+    /// `file:line:col` of the innermost send when raised, if known.
     pub location: Option<(String, usize, usize)>,
     /// An arithmetic fault (raw reason `badarith`): matches `badarith` in expectations.
     pub badarith: bool,
@@ -170,7 +170,7 @@ impl BtError {
     }
 
     /// `ClassName (kind): message`, the [`BtError::detail`] line of an arithmetic fault, and
-    /// `Hint: …` (3.5), without the location. A message or
+    /// `Hint: …`, without the location. A message or
     /// hint longer than [`MAX_REPORTED`] characters is cut in the middle, the cut counted.
     pub fn report(&self) -> String {
         let cap = |t: &str| crate::diagnostic::cap_middle(t, MAX_REPORTED).into_owned();

@@ -13,7 +13,7 @@ use crate::value::{ClassRef, Instance, Sym, Value};
 
 impl Ctx {
     /// A class method touching class state: holds the class lock (re-entrant per process) and
-    /// rolls the class variables back if it raises (5.4).
+    /// rolls the class variables back if it raises.
     #[allow(clippy::too_many_arguments)] // the parts of an activation
     pub(super) fn run_class_state_method(
         &mut self,
@@ -39,7 +39,7 @@ impl Ctx {
             mside: side,
         };
         if self.proc.in_runtime() {
-            // Under the runtime: a process-aware lock whose waiters suspend (5.4).
+            // Under the runtime: a process-aware lock whose waiters suspend.
             let lock = crate::interp::actor::class_lock(self, &target);
             let guard = crate::interp::actor::lock_proc(self, &lock)?;
             let r = self.exec_rolling_back(&target, code, &f);

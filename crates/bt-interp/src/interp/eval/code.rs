@@ -3,7 +3,7 @@
 //! Locals are resolved to slots: a variable no inner block captures lives in a stack slot
 //! (`VarRef::Local`); a captured one lives in a heap cell shared with the closures
 //! (`VarRef::Cell` in the declaring activation, `VarRef::Upval` inside the blocks). Selectors are
-//! interned. The literal blocks of the control-flow selectors (2.6) are inlined into dedicated
+//! interned. The literal blocks of the control-flow selectors are inlined into dedicated
 //! nodes, so they add no activation. Big variants are boxed to keep [`Node`] small.
 
 use std::sync::Arc;
@@ -50,7 +50,7 @@ pub struct FnCode {
     /// Parameters that are captured: (param slot, cell index); copied into cells on entry.
     pub param_cells: Vec<(u32, u32)>,
     pub upvals: Vec<UpvalSrc>,
-    /// Where `self` lives when the method rebinds it (TestCase `self.x :=`, 2.7).
+    /// Where `self` lives when the method rebinds it (TestCase `self.x :=`).
     pub self_var: Option<VarRef>,
     /// Top-level units: the binding name of each cell (cells are session bindings).
     pub toplevel_names: Vec<Sym>,
@@ -70,7 +70,7 @@ pub struct FnCode {
     pub is_toplevel: bool,
     /// Lowering id (only meaningful while lowering).
     pub fid: u32,
-    /// True when the body reads or writes class state (class methods; 5.4 atomicity).
+    /// True when the body reads or writes class state (class methods: class-state atomicity).
     pub touches_class_state: bool,
     /// `self_var` or `touches_class_state` is set (the activation needs the slow path).
     pub special: bool,

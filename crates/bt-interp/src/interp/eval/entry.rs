@@ -92,7 +92,7 @@ impl Ctx {
             mclass: None,
             mside: false,
         };
-        // Statement by statement: a top-level `^` ends only its own statement (2.8).
+        // Statement by statement: a top-level `^` ends only its own statement.
         let mut r = Ok(Value::Nil);
         for s in &code.stmts {
             r = own_return(s.run(self, &f), home);

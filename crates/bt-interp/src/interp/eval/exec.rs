@@ -590,7 +590,7 @@ impl Ctx {
 
     /// A cast statement: the runtime replaces this for actors; otherwise a synchronous send.
     pub fn cast(&mut self, recv: &Value, sel: Sym, args: &[Value]) -> Result<(), Unwind> {
-        // `a perform: #sel!` casts the performed message itself (2.11: a cast queues).
+        // `a perform: #sel!` casts the performed message itself (a cast queues).
         if let Some((s, a)) = performed_message(sel, args) {
             if let Some(r) = crate::interp::actor::cast(self, recv, s, &a) {
                 return r;
@@ -612,7 +612,7 @@ impl Ctx {
                 return self.send_impl(&Value::Class(t), self.prog.syms.current, &[]);
             }
         }
-        // A declared protocol's name is its protocol object (3.4).
+        // A declared protocol's name is its protocol object.
         if let Some(p) = (self.prog.prims.prims.hooks.global)(self, name) {
             return Ok(p);
         }

@@ -1,6 +1,6 @@
 //! Field access: instance fields (`self.x` of a value object, by index through the site's
 //! cache) and the running actor's state slots (`self.name` in an actor, or a detached copy
-//! in a block that crossed to another process, 2.7). Split out of `exec.rs`, which
+//! in a block that crossed to another process). Split out of `exec.rs`, which
 //! dispatches the field nodes here.
 
 use std::sync::Arc;
@@ -13,7 +13,7 @@ use crate::value::{Instance, Sym, Value};
 
 impl Ctx {
     /// `self.name` of the running actor: its state slot (or, in a block that crossed to
-    /// another process, that block's copy of the state, 2.7).
+    /// another process, that block's copy of the state).
     #[inline]
     pub(crate) fn actor_field_get(&mut self, f: &Frame, fd: &FieldNode) -> Flow {
         let i = fd.idx as usize;
@@ -159,7 +159,7 @@ impl Ctx {
     }
 
     /// A copy of a (TestCase) Value instance with field `name` set, adding the field through a
-    /// derived class when the class does not declare it (2.7).
+    /// derived class when the class does not declare it.
     pub(crate) fn with_field(&mut self, recv: &Value, name: Sym, v: Value) -> Flow {
         let Value::Object(inst) = recv else {
             let n = self.class_name_of(recv);

@@ -1,4 +1,4 @@
-//! Pattern matching (`match:`, 2.10) and destructuring assignment (2.9).
+//! Pattern matching (`match:`) and destructuring assignment.
 
 use crate::interp::error::result_parts;
 use crate::interp::error::ErrorKind;

@@ -111,7 +111,7 @@ pub(super) fn insert_doc(class: &ClassRef, class_side: bool, sel: Sym, d: String
     class.method_docs.write().insert(key, d);
 }
 
-/// Getters, `withX:` setters and the keyword constructor of a Value class (5.2), for the fields
+/// Getters, `withX:` setters and the keyword constructor of a Value class, for the fields
 /// it declares itself (inherited ones come from the superclass), unless the class defines the
 /// selector.
 pub fn install_value_accessors(prog: &Program, c: &ClassRef) {

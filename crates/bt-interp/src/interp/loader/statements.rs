@@ -1,12 +1,12 @@
 //! The running side of a load unit: `classState:` defaults evaluated once per created class
-//! (3.2), and the files' top-level statements lowered and run in order after every
-//! declaration is installed (3.5).
+//!, and the files' top-level statements lowered and run in order after every
+//! declaration is installed.
 
 use std::sync::Arc;
 
 use super::*;
 
-/// Evaluates the `classState:` defaults of the classes a unit created (once, 3.2).
+/// Evaluates the `classState:` defaults of the classes a unit created (once).
 pub fn init_class_state(
     ctx: &mut Ctx,
     units: &[SourceUnit],

@@ -52,7 +52,7 @@ impl Lowerer {
         }))
     }
 
-    /// The control-flow selectors with literal block arguments (2.6).
+    /// The control-flow selectors with literal block arguments.
     pub(super) fn inline(
         &mut self,
         receiver: &Expr,

@@ -14,7 +14,7 @@
 //!   `announceAndWait:` runs the handlers one after another, each in a fresh process, waiting
 //!   for each up to 5000 ms (`announceAndWait:timeout:` sets that per-handler limit; Integer
 //!   ms, Duration or `#infinity`); a handler still running at its limit is logged and left
-//!   running (like a sync send that timed out, 5.6). Both answer the announcement; a class
+//!   running (like a sync send that timed out). Both answer the announcement; a class
 //!   given instead of an instance is instantiated with its defaults (as in Pharo).
 //! * Handler errors are logged to standard error (`error in announcement handler: …`), never
 //!   raised in the announcer.
@@ -32,7 +32,7 @@
 //!   Two changes in quick succession are announced from separate processes, so their
 //!   handlers are not ordered. NodeShapeSkew is announced by the distribution layer
 //!   (`crate::dist::shapes`) through [`announce_shape_skew`].
-//! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`, 10.1).
+//! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`).
 
 use crate::interp::block_code::ClosureExt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -236,7 +236,7 @@ fn new_announcer(class: ClassRef) -> Value {
     })
 }
 
-/// The node's announcer (8.9), made on first use.
+/// The node's announcer, made on first use.
 pub fn system_announcer(ctx: &Ctx, sys: &Arc<ActorSys>) -> Value {
     let mut g = sys.system_announcer.lock();
     match &*g {
@@ -255,7 +255,7 @@ pub fn system_announcer(ctx: &Ctx, sys: &Arc<ActorSys>) -> Value {
     }
 }
 
-/// NodeUp / NodeDown (8.9) for a link change reported by the distribution layer (on its own
+/// NodeUp / NodeDown for a link change reported by the distribution layer (on its own
 /// thread): a fresh process builds the announcement and announces it asynchronously.
 fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
     Arc::new(move |node: &str, down: Option<&str>| {
@@ -316,7 +316,7 @@ fn announce_in_callback(
     });
 }
 
-/// NodeShapeSkew (8.9): one announcement per (class, local version, remote version) that
+/// NodeShapeSkew: one announcement per (class, local version, remote version) that
 /// differs with `node`, from a fresh process (called by the distribution layer).
 pub fn announce_shape_skew(sys: &Arc<ActorSys>, node: Sym, skews: Vec<(Sym, i64, i64)>) {
     announce_in_callback(sys, move |ctx| {

@@ -1,4 +1,4 @@
-//! Block (9.6, 2.8, 5.10, 5.11): evaluation, loops, `on:do:`, `ensure:`, `ifCurtailed:`, and
+//! Block: evaluation, loops, `on:do:`, `ensure:`, `ifCurtailed:`, and
 //! the Integer loop selectors for non-literal blocks (literal ones are inlined).
 
 use crate::interp::block_code::ClosureExt;

@@ -1,4 +1,4 @@
-//! True, False and UndefinedObject (9.6, 5.11, 5.14). The evaluator inlines these selectors
+//! True, False and UndefinedObject. The evaluator inlines these selectors
 //! when their arguments are literal blocks; these primitives serve every other call.
 
 use crate::interp::eval::{Ctx, Prims};

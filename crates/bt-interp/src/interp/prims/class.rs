@@ -1,4 +1,4 @@
-//! Instance creation on the class side (5.1–5.3): `new` and `new:` by class kind, with
+//! Instance creation on the class side: `new` and `new:` by class kind, with
 //! `instantiation_error` for abstract classes, actors and built-ins created otherwise.
 
 use crate::interp::class::{Builtin, ClassKind};
@@ -39,7 +39,7 @@ pub fn register(p: &mut Prims) {
         });
     }
     // `self class spawn` inside a class method: a metaclass forwards its class's actor
-    // instance-creation selectors to the class (5.4).
+    // instance-creation selectors to the class.
     p.add("Metaclass", "spawn", |ctx, r, a| {
         forward(ctx, r, "spawn", a)
     });

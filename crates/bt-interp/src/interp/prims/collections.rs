@@ -8,7 +8,7 @@
 //!   evaluator hands over the only reference, a cheap structural copy otherwise); the ordinary
 //!   primitive wraps them over a clone of the receiver.
 //! * Loops call `ctx.tick()?` and `ctx.call_block` per element and add no depth per iteration.
-//! * The shared errors (5.10) come from [`empty_err`], [`oob_err`] and [`index_arg`].
+//! * The shared errors come from [`empty_err`], [`oob_err`] and [`index_arg`].
 //!
 //! Submodules: `generic` (the Collection protocol shared by every built-in collection), `seq`
 //! (List and Array), `dict`, `set` (Set and Bag), `misc` (Queue and Tuple), `interval`,
@@ -179,7 +179,7 @@ pub(crate) fn oob_err(ctx: &Ctx, index: impl std::fmt::Display, size: usize) -> 
     )
 }
 
-/// Checks an `at:`-style index against `size` with the rules of part 9: below 1 →
+/// Checks an `at:`-style index against `size` with the collection rules: below 1 →
 /// `index_out_of_bounds`; ≥ 1 on an empty receiver → `empty_collection` when `empty_rule`;
 /// above `size` → `index_out_of_bounds`; not an Integer → `type_error`. Answers the 0-based
 /// position.
@@ -313,7 +313,7 @@ pub(crate) fn size_of(v: &Value) -> Option<usize> {
     })
 }
 
-/// What `collect:`/`select:`/`reject:` answer for a receiver (9.7): the receiver's kind, a
+/// What `collect:`/`select:`/`reject:` answer for a receiver: the receiver's kind, a
 /// List for an Interval.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) enum Species {

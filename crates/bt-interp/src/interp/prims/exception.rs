@@ -1,4 +1,4 @@
-//! Exception (5.10): signalling on both sides, re-signal, `signalKind:class:selector:hint:`.
+//! Exception: signalling on both sides, re-signal, `signalKind:class:selector:hint:`.
 //! Accessors (`message kind hint selector errorClass stackTrace`) are the generated getters of
 //! the exception fields; printing lives in `interp::print`.
 

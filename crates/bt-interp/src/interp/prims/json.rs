@@ -3,7 +3,7 @@
 //! naming the path of anything else. Also the default `asJson` of Value instances (the
 //! JsonRepresentable protocol): a Dictionary of field name → value.
 //!
-//! Output is deterministic: Dictionaries are written in their term order (12.6), Value
+//! Output is deterministic: Dictionaries are written in their term order, Value
 //! instances' fields in field-name order, Sets in term order. Floats use the printString
 //! digits (shortest round trip). Strings are escaped by serde_json.
 //!

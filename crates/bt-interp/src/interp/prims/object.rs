@@ -1,4 +1,4 @@
-//! ProtoObject and Object (9.1): equality, class, perform, nil tests, printing, reflection
+//! ProtoObject and Object: equality, class, perform, nil tests, printing, reflection
 //! on instances, `error:` and friends, and transcript output.
 
 use crate::interp::class::ClassKind;
@@ -246,7 +246,7 @@ fn error(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     Err(ctx.user_error(r, msg))
 }
 
-/// `System` and `Program` (9.9): arguments, environment and exit (the clocks of `Time` are in
+/// `System` and `Program`: arguments, environment and exit (the clocks of `Time` are in
 /// `timer.rs`).
 fn system(p: &mut Prims) {
     use crate::interp::capability::{require, require_env, Capability};

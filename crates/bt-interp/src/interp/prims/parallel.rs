@@ -211,7 +211,7 @@ fn run(
     let st2 = st.clone();
     let s2 = sys.clone();
     // The blocks' processes carry the caller as waiting on them: a sync send back to it is
-    // a cycle (`deadlock_detected`, 5.6).
+    // a cycle (`deadlock_detected`).
     let by = cx.waited_by_me();
     let waited = cx.wait_external(t, move |c| {
         for (i, block) in blocks.into_iter().enumerate() {

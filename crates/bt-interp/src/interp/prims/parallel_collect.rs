@@ -50,7 +50,7 @@ pub(crate) fn limit_arg(ctx: &Ctx, v: &Value) -> Result<usize, Unwind> {
 struct Batch {
     /// The block, ready to cross to another process.
     block: Value,
-    /// The caller, waiting on every block's process (5.6: a block's sync send back to it,
+    /// The caller, waiting on every block's process (a block's sync send back to it,
     /// or to anything waiting on it, closes a cycle and raises `deadlock_detected`).
     by: crate::runtime::WaitedBy,
     /// Elements not started yet, with their index.

@@ -1,4 +1,4 @@
-//! Reflection on classes and metaclasses (5.4), protocols (3.4) and CompiledMethod (9.10).
+//! Reflection on classes and metaclasses, protocols and CompiledMethod.
 //! Class-side receivers are `Value::Class(c)`; metaclass receivers `Value::Meta(c)`.
 
 use crate::interp::class::ClassExt;
@@ -101,7 +101,7 @@ pub fn register(p: &mut Prims) {
             all.extend(table_keys(&k, side));
         }
         if side {
-            // A metaclass's chain continues through Class and Behaviour (5.4).
+            // A metaclass's chain continues through Class and Behaviour.
             for k in ctx.prog.core.class.chain() {
                 all.extend(table_keys(&k, false));
             }
@@ -352,7 +352,7 @@ fn split(ctx: &Ctx, r: &Value) -> Result<(ClassRef, bool), Unwind> {
     }
 }
 
-/// The class registered under `c`'s name now (`c` itself unless it was redefined, 3.1).
+/// The class registered under `c`'s name now (`c` itself unless it was redefined).
 fn current(ctx: &Ctx, c: &ClassRef) -> ClassRef {
     match ctx.prog.class_by_sym(c.name) {
         Some(k) if !Arc::ptr_eq(&k, c) => k,

@@ -1,7 +1,7 @@
 //! `Regex`: a compiled regular expression as an immutable value.
 //! `Regex from: aString` / `from:options:` answer `Result ok:` a Regex, or `Result error:` a
 //! `regex_error` exception for an invalid pattern. A Regex is accepted wherever the String
-//! regex selectors (9.4, `string_regex.rs`) take a pattern String. Two Regexes are equal when
+//! regex selectors (`string_regex.rs`) take a pattern String. Two Regexes are equal when
 //! their source and options are. printString: `Regex(/[0-9]+/)` (options after the slash:
 //! `i` caseless, `m` multiline, `s` dotall, `x` extended).
 

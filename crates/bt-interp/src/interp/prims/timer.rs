@@ -28,7 +28,7 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::Nil)
     });
-    // Time (9.9): wall clock and a monotonic clock, as Integers.
+    // Time: wall clock and a monotonic clock, as Integers.
     let tm = "Time";
     p.add_class(tm, "nowS", |c, _, _| Ok(Value::Int(wall_us(c) / 1_000_000)));
     p.add_class(tm, "nowMs", |c, _, _| Ok(Value::Int(wall_us(c) / 1000)));

@@ -4,7 +4,7 @@
 //!
 //! The form is a private JSON document (not the public schema of 7.5, which drops what
 //! diffs need: child keys and ids, declared supervisors). Pids travel as process numbers;
-//! the receiver renumbers them with its connection index for the answering node (10.1),
+//! the receiver renumbers them with its connection index for the answering node,
 //! so a remote tree prints `<2.7.0>` on the node that asked. Processes of another node
 //! have no [`ProcRef`](crate::runtime::process::ProcRef) here: nodes carry `proc: None`,
 //! classes travel by name (the receiver maps a name to its own class when it has one, else

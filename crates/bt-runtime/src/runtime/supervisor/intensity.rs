@@ -1,4 +1,4 @@
-//! Restart intensity (6.4): at most `max` restart operations within a sliding window.
+//! Restart intensity: at most `max` restart operations within a sliding window.
 //!
 //! A pure type: the caller passes the current time (the runtime clock, manual in tests), so
 //! the arithmetic is tested without sleeping.

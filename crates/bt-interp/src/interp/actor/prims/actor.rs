@@ -139,7 +139,7 @@ pub fn register(p: &mut Prims) {
             )?),
         };
         let t = target(ctx, r)?;
-        // A TimeoutProxy of its own class (5.8); its target's class comes from the process.
+        // A TimeoutProxy of its own class; its target's class comes from the process.
         let class = ctx.class_named("TimeoutProxy").unwrap_or(t.class);
         Ok(native(ActorRef {
             proc: t.proc,

@@ -131,7 +131,7 @@ fn named_global(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         );
     };
     let Some(node) = holder(ctx, &d, name) else {
-        // Held by a node whose link is lost: it may well be alive there (8.8).
+        // Held by a node whose link is lost: it may well be alive there.
         if let Some(gone) = d.global_lost(name) {
             return fail(
                 ctx,

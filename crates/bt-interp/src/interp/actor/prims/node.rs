@@ -7,7 +7,7 @@
 //! The network side lives above the interpreter (`crate::dist`) and is reached through the
 //! [`Distribution`](crate::interp::distribution::Distribution) object a named node installs
 //! in `Program::dist`. Without it (no `--name`) the node is `nonode@nohost` and `connect`
-//! answers `node_down` (8.1).
+//! answers `node_down`.
 
 use crate::interp::capability::{require, Capability};
 use std::sync::Arc;
@@ -99,7 +99,7 @@ pub fn register(p: &mut Prims) {
     });
 }
 
-/// `aNode connect`: a Result (8.2).
+/// `aNode connect`: a Result.
 fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     require(ctx, Capability::Distribution, "Node connect")?;
     let name = node_name(r);
@@ -174,7 +174,7 @@ pub fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
     })))
 }
 
-/// `Node named: #'name@host'`: a Result (8.2).
+/// `Node named: #'name@host'`: a Result.
 fn named(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
     let text = match &a[0] {
         Value::Symbol(s) => s.as_str().to_string(),

@@ -8,7 +8,7 @@
 //! (implemented by `crate::dist::query`, which talks to the peer's reserved query service).
 //! Actors of another node come back as remote actor handles and snapshot pids as remote
 //! pids (`actor::prims::node::remote`): they print with the connection index of their node
-//! (10.1) and know their Node.
+//! and know their Node.
 
 use crate::interp::actor::handle::{downcast, ActorRef, PidVal};
 use crate::interp::actor::prims::actor::error_value_hinted;
@@ -24,12 +24,12 @@ use crate::runtime::snapshot::is_runtime_process;
 use crate::runtime::Pid;
 use crate::value::{ClassRef, Sym, Value};
 
-/// How long a per-node query waits for its answer (the default send timeout, 5.6).
+/// How long a per-node query waits for its answer (the default send timeout).
 pub const QUERY_TIMEOUT_MS: u64 = 5000;
-/// How long a remote `status` waits (7.3: nil after 1000 ms).
+/// How long a remote `status` waits (nil after 1000 ms).
 pub const STATUS_TIMEOUT_MS: u64 = 1000;
 
-/// The selectors of 8.10 (and `shapeManifest`, 8.2), as the query service names them.
+/// The selectors of 8.10 (and `shapeManifest`), as the query service names them.
 pub const QUERIES: [&str; 7] = [
     "actors",
     "actorsOf:",
@@ -212,7 +212,7 @@ pub fn local(ctx: &mut Ctx, sel: &str, a: &[Value]) -> EvalResult {
     }
 }
 
-/// `class shapeVersion => N` of a Value class (1 when it declares none, 8.7).
+/// `class shapeVersion => N` of a Value class (1 when it declares none).
 pub fn shape_version(c: &ClassRef) -> i64 {
     use crate::interp::eval::Method;
     let Some((Method::Compiled(m), _)) = c.lookup_class_side(Sym::new("shapeVersion")) else {
@@ -242,7 +242,7 @@ pub fn manifest_value(m: &[(Sym, i64)]) -> Value {
     dict_from_pairs(m.iter().map(|(n, v)| (Value::Symbol(*n), Value::Int(*v))))
 }
 
-/// `status` of a process of another node (7.3): asked over the wire when called, nil when
+/// `status` of a process of another node: asked over the wire when called, nil when
 /// the node does not answer within [`STATUS_TIMEOUT_MS`] or the process is not alive.
 pub fn remote_status(ctx: &mut Ctx, p: &RemotePid) -> Value {
     let Some(d) = ctx.prog.dist.get().cloned() else {

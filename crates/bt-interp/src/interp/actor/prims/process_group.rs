@@ -1,4 +1,4 @@
-//! `ProcessGroup` (14.1): named groups of actors, interoperable with Erlang's `pg` (default
+//! `ProcessGroup`: named groups of actors, interoperable with Erlang's `pg` (default
 //! scope). This node's memberships are kept in
 //! [`Groups`](crate::interp::actor::groups::Groups) (one per actor system); the members on
 //! other nodes are the distribution layer's (`crate::dist::pg`, reached through

@@ -1,5 +1,5 @@
 //! Dictionary `#{ }`: keys compared with `=:=` and kept in the standard
-//! term order (part 12, decision 6); `at:put:`/`removeKey:`/`merge:` answer new Dictionaries;
+//! term order; `at:put:`/`removeKey:`/`merge:` answer new Dictionaries;
 //! `do:`, `collect:`, `select:`, `reject:` work on values and keep the keys.
 
 use crate::interp::error::ErrorKind;
@@ -95,7 +95,7 @@ fn values(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     )))
 }
 
-/// `key_error` for a missing key, with the Dictionary hint (5.10).
+/// `key_error` for a missing key, with the Dictionary hint.
 pub(crate) fn key_error(ctx: &mut Ctx, key: &Value) -> Unwind {
     match ctx.print_string(key) {
         Ok(k) => ctx.err_hint(

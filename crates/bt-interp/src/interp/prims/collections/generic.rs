@@ -219,7 +219,7 @@ fn find(ctx: &mut Ctx, sel: &str, recv: &Value, block: &Value) -> Result<Option<
     Ok(None)
 }
 
-/// `not_found` for `detect:` (5.10).
+/// `not_found` for `detect:`.
 pub(crate) fn not_found(ctx: &Ctx) -> Unwind {
     ctx.err_hint(
         ErrorKind::NotFound,
@@ -385,7 +385,7 @@ fn builtin_ordered(v: &Value) -> bool {
 }
 
 /// Are `a` and `b` ordered by term order: both built-in values, or an instance and a
-/// built-in value (mixed kinds, 9.8: `#((Duration seconds: 1), (Result ok: 1)) sort`)?
+/// built-in value (mixed kinds: `#((Duration seconds: 1), (Result ok: 1)) sort`)?
 /// Two instances compare through their own `<=` / `<`.
 #[inline]
 fn by_term_order(a: &Value, b: &Value) -> bool {

@@ -83,7 +83,7 @@ fn set_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
     Ok(set_from(items))
 }
 
-/// `aSet fromList: aList` answers `aList asSet` (9.8).
+/// `aSet fromList: aList` answers `aList asSet`.
 fn set_from_list(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
     let items = elems_arg(ctx, "fromList:", arg(args, 0))?;
     ctx.charge(items.len().saturating_mul(KEYED))?;

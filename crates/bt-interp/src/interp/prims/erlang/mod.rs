@@ -1,4 +1,4 @@
-//! The `Erlang` class (14.6): `Erlang lists` answers a module proxy (an `ErlangModule`); a
+//! The `Erlang` class: `Erlang lists` answers a module proxy (an `ErlangModule`); a
 //! message to the proxy calls the function named by the selector's first keyword with the
 //! arguments positionally (`Erlang lists seq: 1 with: 10` is `lists:seq(1, 10)`; a unary
 //! message calls the arity-0 function). Terms map as in 8.12: Integers, Floats, Strings

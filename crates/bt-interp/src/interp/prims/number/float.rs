@@ -38,7 +38,7 @@ fn e(_: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
     Ok(Value::float(std::f64::consts::E))
 }
 
-/// `Float infinity` and `Float nan`: bt has no such values (part 12, decision 5).
+/// `Float infinity` and `Float nan`: bt has no such values.
 fn no_such_float(ctx: &mut Ctx, _r: &Value, _a: &[Value]) -> EvalResult {
     let detail = format!(
         "`Float {}`: a Float is always finite (there is no infinity or NaN)",

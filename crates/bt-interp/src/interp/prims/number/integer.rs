@@ -360,7 +360,7 @@ fn bound(what: &str, v: &Value) -> Res {
     }
 }
 
-/// `a to: b` and `a to: b by: step` (a step of 0 raises `user_error`, 9.8).
+/// `a to: b` and `a to: b by: step` (a step of 0 raises `user_error`).
 pub fn interval(from: &Value, to: &Value, step: Option<&Value>) -> Res {
     let what = if step.is_some() { "to:by:" } else { "to:" };
     let from = bound(what, from)?;
@@ -458,7 +458,7 @@ fn to_by_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     count_loop(ctx, r, &a[0], &a[1], &a[2])
 }
 
-/// `from to: to by: step do: block` — nil; a zero step runs the body zero times (5.11).
+/// `from to: to by: step do: block` — nil; a zero step runs the body zero times.
 pub fn count_loop(
     ctx: &mut Ctx,
     from: &Value,
@@ -547,7 +547,7 @@ pub fn register(p: &mut Prims) {
     p.add(c, "printStringRadix:", radix_prefixed);
     p.add(c, "printPaddedWith:to:", padded_p);
     p.add(c, "timesRepeat:", times_repeat);
-    // Intervals and counting loops work from any number (Float bounds included, 9.8).
+    // Intervals and counting loops work from any number (Float bounds included).
     let n = "Number";
     p.add(n, "to:do:", to_do);
     p.add(n, "to:by:do:", to_by_do);

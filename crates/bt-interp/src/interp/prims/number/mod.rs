@@ -157,7 +157,7 @@ fn max(_: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 /// The result of `max:`/`min:`: a Character compared with a non-Character answers its code
-/// point (Integer arithmetic answers Integers, 9.3); two Characters answer a Character.
+/// point (Integer arithmetic answers Integers); two Characters answer a Character.
 fn char_mix(r: &Value, x: &Value, chosen: &Value) -> Value {
     match chosen {
         Value::Char(c) if !matches!((r, x), (Value::Char(_), Value::Char(_))) => {

@@ -96,7 +96,7 @@ pub fn float(x: f64) -> Res {
     }
 }
 
-/// Both operands as numbers; a non-number is an arithmetic fault (5.10).
+/// Both operands as numbers; a non-number is an arithmetic fault.
 fn pair<'a>(a: &'a Value, b: &'a Value) -> Res<(Num<'a>, Num<'a>)> {
     match (num(a), num(b)) {
         (Some(x), Some(y)) => Ok((x, y)),

@@ -53,7 +53,7 @@ fn g_offset(s: &str, n: usize) -> usize {
 }
 
 /// The 0-based position for a 1-based index argument, with the shared collection errors of
-/// part 9: below 1 → `index_out_of_bounds`; on an empty receiver (when `empty_class` is
+/// the collection rules: below 1 → `index_out_of_bounds`; on an empty receiver (when `empty_class` is
 /// given) → `empty_collection`; past the end → `index_out_of_bounds`; not an Integer →
 /// `type_error`.
 pub fn check_index(index: &Value, size: usize, empty_class: Option<&str>) -> Res<usize> {

@@ -71,7 +71,7 @@ pub fn alive(ctx: &mut Ctx, node: Sym, dest: Dest) -> EvalResult {
 }
 
 /// An actor's `stop` (`kill` when `kill`) on a process of Erlang node `node`: `#ok` once
-/// it has exited (also when it was not running: `stop` is idempotent, 5.7).
+/// it has exited (also when it was not running: `stop` is idempotent).
 pub fn stop(ctx: &mut Ctx, node: Sym, dest: Dest, kill: bool, timeout: Timeout) -> EvalResult {
     erl(
         ctx,

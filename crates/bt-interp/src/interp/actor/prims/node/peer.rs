@@ -26,7 +26,7 @@ pub struct RemoteName {
     /// The class name of the actor found there (the local class may not exist).
     pub class_name: Sym,
     pub timeout: Timeout,
-    /// A `withTimeout:` proxy (5.8): an actor of its own, so `stop` and `kill` stop only
+    /// A `withTimeout:` proxy: an actor of its own, so `stop` and `kill` stop only
     /// the proxy (they answer `#ok` and leave the named process alone) and it never equals
     /// the plain name proxy.
     pub proxy: bool,

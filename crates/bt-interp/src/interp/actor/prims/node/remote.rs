@@ -7,7 +7,7 @@
 //!   the target node's service (on an Erlang node: exit signals and `rex`,
 //!   [`super::erl`]); `monitor`/`onExit:` watch the process over the link
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
-//!   connection index (8.1).
+//!   connection index.
 //! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
 //! * The primitives `spawnOn:`, `spawnWith:on:`, `spawnAs:on:`, `spawnWith:as:on:` and
 //!   `allRegisteredOn:`: on `Node current` they are the local selectors answering Results;
@@ -39,7 +39,7 @@ use crate::value::{ClassRef, NativeObj, Sym, Value};
 /// An actor process on another node.
 pub struct RemoteActor {
     pub node: Sym,
-    /// The peer's connection index when the handle was made (for printing, 10.1).
+    /// The peer's connection index when the handle was made (for printing).
     pub index: u32,
     pub number: u64,
     pub creation: u32,
@@ -514,7 +514,7 @@ pub fn remote_ref(ctx: &Ctx, node: Sym, dest: Dest) -> Value {
     })
 }
 
-/// `onExit:` on a process of `node`: `block` runs with its exit reason (8.3).
+/// `onExit:` on a process of `node`: `block` runs with its exit reason.
 pub fn on_exit(ctx: &mut Ctx, node: Sym, dest: Dest, block: Value) -> EvalResult {
     let d = dist(ctx, node)?;
     d.watch_remote(ctx, node, dest, block)

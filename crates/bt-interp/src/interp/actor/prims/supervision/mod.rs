@@ -5,7 +5,7 @@
 //! class-side selectors, and turned into a native [`SupervisorSpec`]; worker children are
 //! started by a [`StartFn`] that runs `spawn`/`spawnWith:` (the same code as
 //! [`spawn_actor`]) in a fresh context inside the supervisor's process. Process navigation
-//! (part 7) lives in the submodule `nav`.
+//! lives in the submodule `nav`.
 
 pub mod fields;
 pub mod nav;
@@ -341,7 +341,7 @@ fn child_spec(
     Ok(spec)
 }
 
-/// `scope:` of a SupervisionSpec (8.5): None for `#local`; for `#global`, what wraps the
+/// `scope:` of a SupervisionSpec: None for `#local`; for `#global`, what wraps the
 /// child's start so that each (re)start registers it cluster-wide.
 #[allow(clippy::type_complexity)]
 fn global_name(

@@ -4,7 +4,7 @@
 //! The value type is [`SnapVal`] (snap.rs); the generated field protocol of 5.2
 //! (constructors, `with…:`, `fieldNames`, `fieldAt:`) is in fields.rs. Only
 //! `status` and `asSupervisor` contact the live runtime again; `on:` answers the `default`
-//! snapshot for `Node current` and asks any other Node for its own (8.10,
+//! snapshot for `Node current` and asks any other Node for its own
 //! `actor::prims::node_query`): the nodes of such a tree carry that Node, their pids print with
 //! its connection index, and `status` goes over the wire when called.
 
@@ -112,7 +112,7 @@ fn take(
 }
 
 fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
-    // A process of another node: the snapshot is taken there (7.1, 8.10).
+    // A process of another node: the snapshot is taken there.
     if let Some((node, number)) = crate::interp::actor::prims::node_query::remote_process(root) {
         return remote_from(ctx, node, number, limit);
     }
@@ -139,7 +139,7 @@ fn from(ctx: &mut Ctx, root: &Value, limit: Option<usize>) -> EvalResult {
     }
 }
 
-/// `ProcessNavigation on: aNode` (8.10): the `default` snapshot taken on that node.
+/// `ProcessNavigation on: aNode`: the `default` snapshot taken on that node.
 fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     let is_node = ctx
         .prog
@@ -156,7 +156,7 @@ fn on(ctx: &mut Ctx, node: &Value) -> EvalResult {
     }
     let here = current_node(ctx);
     if !order::strict_eq(node, &here) {
-        // Another node: its `default` snapshot, over the connection (8.10).
+        // Another node: its `default` snapshot, over the connection.
         return remote_on(ctx, node);
     }
     let sys = sys_of(ctx)?;
@@ -206,7 +206,7 @@ fn remote_from(ctx: &mut Ctx, node: Sym, number: u64, limit: Option<usize>) -> E
 }
 
 /// A snapshot taken on another node (`node`, a Node value), as its SupervisionTree: class
-/// names map to this node's classes of that name where there is one (8.10).
+/// names map to this node's classes of that name where there is one.
 pub fn remote_tree(ctx: &mut Ctx, mut snap: Snapshot, node: Value) -> Value {
     fn classes(ctx: &Ctx, n: &mut crate::runtime::snapshot::SnapNode) {
         if let Value::Symbol(s) = &n.class {

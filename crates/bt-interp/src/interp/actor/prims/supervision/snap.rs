@@ -121,7 +121,7 @@ impl SnapVal {
         match self.data() {
             Some(n) => {
                 let mut f = record_fields(n, &self.sh.classes.pid);
-                // A process of another node (a snapshot taken there, 8.10).
+                // A process of another node (a snapshot taken there).
                 if let (Value::Nil, Some(pid)) = (&f[0], n.pid) {
                     if pid.node != 0 && !self.sh.snap.node.is_empty() {
                         f[0] = native(crate::interp::actor::prims::node_query::RemotePid {

@@ -135,7 +135,7 @@ pub(super) fn flat_map(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResul
     Ok(same_kind(recv, out))
 }
 
-/// `++`: two Lists or two Arrays; any other pairing raises `type_error` (2.3).
+/// `++`: two Lists or two Arrays; any other pairing raises `type_error`.
 pub(super) fn concat(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     match (recv, arg(args, 0)) {
         (Value::List(a), Value::List(b)) => {
