@@ -172,3 +172,37 @@ fn comparing_and_hashing_huge_values_is_charged() {
         1000
     );
 }
+
+/// Growing an Array one element at a time, in a variable or in an actor's state slot, updates
+/// it in place: linear in reductions. A copy of a shared Array pays its elements, so a loop
+/// that keeps every old version (and copies each time) is quadratic and meets the limit.
+#[test]
+fn growing_an_array_element_by_element_is_linear_in_a_variable_and_an_actor_slot() {
+    let e = Engine::builder().max_reductions(1_000_000).build();
+    e.eval(
+        "Actor subclass: Acc\n  state: xs = #[]\n  \
+         fill: n => 1 to: n do: [:i | self.xs := self.xs add: i]. ^self.xs size\n",
+    )
+    .unwrap();
+    assert_eq!(int(&e, "(Acc spawn) fill: 40000"), 40000);
+    assert_eq!(
+        int(
+            &e,
+            "xs := #[]. 1 to: 40000 do: [:i | xs := xs add: i]. xs size"
+        ),
+        40000
+    );
+    // 40,000 copies of up to 40,000 elements: 200M reductions.
+    assert_reductions(
+        &e,
+        "xs := #[]. old := nil. 1 to: 40000 do: [:i | old := xs. xs := xs add: i]. xs size",
+    );
+    // In an actor the limit ends the message (the caller gets an error of its kind).
+    let er = err(
+        &e,
+        "Actor subclass: Keep\n  state: xs = #[]\n  state: old = nil\n  \
+         fill: n => 1 to: n do: [:i | self.old := self.xs. self.xs := self.xs add: i]. ^self.xs size\n\n\
+         (Keep spawn) fill: 40000",
+    );
+    assert_eq!(er.kind, "reduction_limit", "{er}");
+}

@@ -475,15 +475,6 @@ impl Lowerer {
     /// `x := x add: e` and friends on a collection held in `x`: the collection can be updated
     /// in place when nothing else shares it (collections' in-place rule).
     fn in_place(&mut self, name: &str, value: &Expr) -> Option<Node> {
-        const SELECTORS: &[&str] = &[
-            "add:",
-            "addFirst:",
-            "at:put:",
-            "removeKey:",
-            "remove:",
-            "add:withCount:",
-            "enqueue:",
-        ];
         let ExprKind::Send {
             receiver,
             selector,
@@ -524,7 +515,7 @@ impl Lowerer {
                 loc: self.loc(value.span),
             })));
         }
-        if !SELECTORS.contains(&selector.as_str())
+        if !IN_PLACE_SELECTORS.contains(&selector.as_str())
             || !matches!(&receiver.kind, ExprKind::Var(v) if v == name)
         {
             return None;
@@ -619,3 +610,14 @@ fn at_selector(send: Span, selector: Span) -> Span {
         send
     }
 }
+
+/// The selectors `x := x sel: args` updates in place (`collections::in_place`).
+pub(crate) const IN_PLACE_SELECTORS: &[&str] = &[
+    "add:",
+    "addFirst:",
+    "at:put:",
+    "removeKey:",
+    "remove:",
+    "add:withCount:",
+    "enqueue:",
+];

@@ -579,6 +579,28 @@ pub fn compile(n: Node) -> Op {
 /// `self.name` / `self.name := e` on the running actor's state slots.
 fn compile_actor_field(mut fd: crate::interp::eval::code::FieldNode) -> Op {
     let (name, i, loc) = (fd.name, fd.idx as usize, fd.loc);
+    if crate::interp::eval::field::self_update(&fd).is_some() {
+        // `self.name := self.name sel: args` with an in-place selector: the arguments
+        // compiled, the read and the update done by `Ctx::actor_field_update`.
+        let Some(Node::Send(mut send)) = fd.value.take() else {
+            return walk(Node::Nil);
+        };
+        let Node::Field(read) = std::mem::take(&mut send.recv) else {
+            return walk(Node::Nil);
+        };
+        let args: Vec<Op> = std::mem::take(&mut send.args)
+            .into_iter()
+            .map(compile)
+            .collect();
+        return op(move |c, f| {
+            let recv = c.actor_field_get(f, &read)?;
+            let mut vals: smallvec::SmallVec<[Value; 2]> = smallvec::SmallVec::new();
+            for a in &args {
+                vals.push(a.run(c, f)?);
+            }
+            c.actor_field_update(f, &fd, &send, recv, &vals)
+        });
+    }
     match fd.value.take() {
         None => op(move |c, f| c.actor_field_get(f, &fd)),
         Some(e) => {

@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::code::{FieldMode, FieldNode, Loc, Node};
+use crate::interp::eval::code::{FieldMode, FieldNode, Loc, Node, SendNode};
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::{Ctx, Flow, Frame};
 use crate::value::{Instance, Sym, Value};
@@ -60,6 +60,57 @@ impl Ctx {
         }
     }
 
+    /// `self.name := self.name sel: args` in an actor, once the receiver `recv` (the slot's
+    /// value, read before the arguments) and `args` are evaluated. When `sel` is a built-in
+    /// in-place update (`collections::in_place`) and the slot still holds `recv`, the slot
+    /// lets go of its reference first, so a collection nothing else shares is updated in
+    /// place instead of copied (growing a field one element at a time stays linear). On an
+    /// error the slot gets `recv` back; the message's rollback copy is untouched.
+    pub(crate) fn actor_field_update(
+        &mut self,
+        f: &Frame,
+        fd: &FieldNode,
+        send: &SendNode,
+        mut recv: Value,
+        args: &[Value],
+    ) -> Flow {
+        let i = fd.idx as usize;
+        let update = (self.prog.prims.prims.hooks.in_place)(&recv, send.sel);
+        if let Some(op) = update {
+            let held = self
+                .actor_fields
+                .get(i)
+                .is_some_and(|v| same_collection(v, &recv));
+            if held
+                && args.len() == crate::interp::eval::sel_arity(send.sel.as_str())
+                && crate::interp::actor::detached_state(self, f.recv).is_none()
+                && self.lookup(&recv, send.sel).is_some_and(|h| h.is_prim())
+            {
+                self.set_loc(send.loc);
+                drop_fast(std::mem::replace(&mut self.actor_fields[i], Value::Nil));
+                let r = match self.tick() {
+                    Ok(()) => op(self, &mut recv, args),
+                    Err(e) => Err(e),
+                };
+                return match r {
+                    Ok(v) => {
+                        drop(recv);
+                        self.actor_fields[i] = fast_clone(&v);
+                        Ok(v)
+                    }
+                    Err(e) => {
+                        self.actor_fields[i] = recv;
+                        Err(Box::new(e))
+                    }
+                };
+            }
+        }
+        self.set_loc(send.loc);
+        let v = self.send_impl(&recv, send.sel, args)?;
+        drop(recv);
+        self.actor_field_set(f, fd.name, i, fd.loc, v)
+    }
+
     pub(super) fn field(&mut self, fd: &FieldNode, f: &Frame) -> Flow {
         match fd.mode {
             FieldMode::Value if fd.value.is_none() && matches!(fd.recv, Node::SelfRef) => {
@@ -88,6 +139,14 @@ impl Ctx {
             FieldMode::Actor => match &fd.value {
                 None => self.actor_field_get(f, fd),
                 Some(e) => {
+                    if let Some((read, send)) = self_update(fd) {
+                        let recv = self.actor_field_get(f, read)?;
+                        let mut args = Vec::with_capacity(send.args.len());
+                        for a in &send.args {
+                            args.push(self.exec(a, f)?);
+                        }
+                        return self.actor_field_update(f, fd, send, recv, &args);
+                    }
                     let v = self.exec(e, f)?;
                     self.actor_field_set(f, fd.name, fd.idx as usize, fd.loc, v)
                 }
@@ -198,5 +257,36 @@ pub(crate) fn field_clone(fields: &[Value], i: usize) -> Value {
     match fields.get(i) {
         Some(v) => fast_clone(v),
         None => Value::Nil,
+    }
+}
+
+/// The send of an actor-slot assignment `self.name := self.name sel: args` whose selector
+/// has an in-place update (see [`Ctx::actor_field_update`]), with the slot read it sends to.
+pub(crate) fn self_update(fd: &FieldNode) -> Option<(&FieldNode, &SendNode)> {
+    let Some(Node::Send(send)) = &fd.value else {
+        return None;
+    };
+    match &send.recv {
+        Node::Field(read)
+            if read.mode == FieldMode::Actor
+                && read.idx == fd.idx
+                && read.value.is_none()
+                && crate::interp::lower::IN_PLACE_SELECTORS.contains(&send.sel.as_str()) =>
+        {
+            Some((read, send))
+        }
+        _ => None,
+    }
+}
+
+/// Is `a` the same collection object as `b` (one of the kinds with in-place updates)?
+fn same_collection(a: &Value, b: &Value) -> bool {
+    match (a, b) {
+        (Value::List(x), Value::List(y)) | (Value::Queue(x), Value::Queue(y)) => Arc::ptr_eq(x, y),
+        (Value::Array(x), Value::Array(y)) => Arc::ptr_eq(x, y),
+        (Value::Dict(x), Value::Dict(y)) => Arc::ptr_eq(x, y),
+        (Value::Set(x), Value::Set(y)) => Arc::ptr_eq(x, y),
+        (Value::Bag(x), Value::Bag(y)) => Arc::ptr_eq(x, y),
+        _ => false,
     }
 }

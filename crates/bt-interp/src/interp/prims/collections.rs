@@ -47,7 +47,7 @@ pub fn register(p: &mut Prims) {
 }
 
 /// The in-place variant of an update selector for this receiver, if it has one (see
-/// [`InPlaceFn`]). Selectors: List `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
+/// [`InPlaceFn`]). Selectors: List and Array `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
 /// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`.
 pub fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
     struct UpdateSels {
@@ -71,8 +71,8 @@ pub fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
     });
     let sel = selector;
     Some(match recv {
-        Value::List(_) if sel == s.add => seq::add_in_place,
-        Value::List(_) if sel == s.add_first => seq::add_first_in_place,
+        Value::List(_) | Value::Array(_) if sel == s.add => seq::add_in_place,
+        Value::List(_) | Value::Array(_) if sel == s.add_first => seq::add_first_in_place,
         Value::Array(_) if sel == s.at_put => seq::at_put_in_place,
         Value::Dict(_) if sel == s.at_put => dict::at_put_in_place,
         Value::Dict(_) if sel == s.remove_key => dict::remove_key_in_place,

@@ -316,11 +316,27 @@ fn remove(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     }
 }
 
+/// Charges the copy an update of the Array `a` makes first when `a` is shared (a Value an
+/// element; a List's copy shares its structure and stays free).
+#[inline]
+pub(crate) fn charge_shared_copy(
+    ctx: &mut Ctx,
+    a: &crate::value::Ref<crate::value::array::ArrayData>,
+) -> Result<(), Unwind> {
+    if crate::value::Ref::strong_count(a) > 1 || crate::value::Ref::weak_count(a) > 0 {
+        ctx.charge(a.len().saturating_mul(ELEM))?;
+    }
+    Ok(())
+}
+
 /// List/Array `add:` in place (see [`super::InPlaceFn`]).
 pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::List(l) => crate::value::make_mut(l).push_back(arg(args, 0).clone()),
-        Value::Array(a) => crate::value::make_mut(a).push(arg(args, 0).clone()),
+        Value::Array(a) => {
+            charge_shared_copy(ctx, a)?;
+            crate::value::make_mut(a).push(arg(args, 0).clone())
+        }
         other => return Err(expected(ctx, "add:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -330,7 +346,10 @@ pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResu
 pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::List(l) => crate::value::make_mut(l).push_front(arg(args, 0).clone()),
-        Value::Array(a) => crate::value::make_mut(a).insert(0, arg(args, 0).clone()),
+        Value::Array(a) => {
+            charge_shared_copy(ctx, a)?;
+            crate::value::make_mut(a).insert(0, arg(args, 0).clone())
+        }
         other => return Err(expected(ctx, "addFirst:", "a List receiver", other)),
     }
     Ok(recv.clone())
@@ -342,6 +361,7 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
     match recv {
         Value::Array(a) => {
             let i = index_arg(ctx, "at:put:", name, arg(args, 0), a.len(), true)?;
+            charge_shared_copy(ctx, a)?;
             crate::value::make_mut(a).set(i, arg(args, 1).clone());
         }
         Value::List(a) => {
