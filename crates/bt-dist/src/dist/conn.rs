@@ -140,12 +140,16 @@ pub(super) fn refuse_deep(inner: &Arc<Inner>, peer: &str, m: Message) {
         );
         let reply = super::peer::error_term("not_serialisable", &why);
         let t = Term::from(Tuple::from(vec![tag, reply]));
+        // Logged before the answer: whoever the answer wakes may end the program.
+        log_deep(peer, "a call (answered with not_serialisable)");
         inner.send_to(peer, frame(Message::send(from, t)));
-        return log_deep(peer, "a call (answered with not_serialisable)");
+        return;
     }
     if let Term::Tuple(t) = &msg {
         if let [Term::Reference(r), _] = &t.elements[..] {
             if let Some(n) = call_number(inner, r) {
+                // Logged before the call fails: its caller may end the program at once.
+                log_deep(peer, "a reply (the call fails with not_serialisable)");
                 let c = inner.calls.lock().remove(&n);
                 if let Some(c) = c {
                     let why = format!(
@@ -154,7 +158,7 @@ pub(super) fn refuse_deep(inner: &Arc<Inner>, peer: &str, m: Message) {
                     );
                     c.refuse(inner, node_err("not_serialisable", why, None));
                 }
-                return log_deep(peer, "a reply (the call fails with not_serialisable)");
+                return;
             }
         }
     }
