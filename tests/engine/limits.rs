@@ -657,3 +657,28 @@ fn a_max_depth_whose_stack_cannot_be_mapped_is_refused_by_the_builder() {
     );
     assert!(line.contains("cannot be mapped"), "{line}");
 }
+
+/// A stop at the memory limit ends the timers the scripts made as well as their processes:
+/// a timer made before the stop does not start processes again once the next evaluation
+/// lifts the stop.
+#[test]
+fn a_memory_stop_cancels_the_timers_the_scripts_made() {
+    let e = Engine::builder()
+        .max_memory(LIMIT)
+        .grant(Capability::Timers)
+        .build();
+    e.eval("Actor subclass: Bunny\n  go => (Bunny spawn) go!. (Bunny spawn) go!")
+        .unwrap();
+    let both = "t := Timer every: 3600000 do: [nil]. u := Timer after: 3600000 do: [nil]. \
+                (t isActive and: [u isActive]) ifTrue: [1] ifFalse: [0]";
+    assert_eq!(int(&e, both), 1);
+    // The bomb grows until the engine stops at its limit, which also ends the waiting main
+    // program with `memory_limit`.
+    let er = err(&e, "(Bunny spawn) go!. Timer sleep: 3600000");
+    assert_eq!(er.limit, Some(Limit::Memory), "{er}");
+    assert_eq!(
+        int(&e, "(t isActive or: [u isActive]) ifTrue: [1] ifFalse: [0]"),
+        0,
+        "a timer of the stopped scripts is still active"
+    );
+}

@@ -710,8 +710,11 @@ impl RtHandle {
     /// runtime: until [`RtHandle::lift_spawn_fence`], every user process spawned with another
     /// label is killed as it is made. The fence is set under the process table's lock that a
     /// spawn inserts under, so no process escapes the sweep by being spawned during it.
-    /// Answers how many processes it killed.
+    /// The timers the scripts made ([`RtHandle::script_after`], [`RtHandle::script_every`])
+    /// are cancelled too, so none starts a process again once the fence is lifted. Answers
+    /// how many processes it killed.
     pub fn stop_user_processes(&self, keep: &'static str) -> usize {
+        self.0.timers.cancel_scripts();
         let victims: Vec<ProcRef> = {
             let mut t = self.0.procs.lock();
             t.fence = Some(keep);
@@ -739,7 +742,17 @@ impl RtHandle {
         F: FnOnce(&mut Cx<'_>) + Send + 'static,
     {
         self.0.threads.ensure_timer();
-        self.0.timers.after(self.now_ms() + ms, Box::new(f))
+        self.0.timers.after(self.now_ms() + ms, Box::new(f), false)
+    }
+
+    /// [`RtHandle::after`] for a timer a script made (`Timer after:do:`): cancelled by
+    /// [`RtHandle::stop_user_processes`] with the scripts' processes.
+    pub fn script_after<F>(&self, ms: u64, f: F) -> TimerRef
+    where
+        F: FnOnce(&mut Cx<'_>) + Send + 'static,
+    {
+        self.0.threads.ensure_timer();
+        self.0.timers.after(self.now_ms() + ms, Box::new(f), true)
     }
 
     /// Runs `f` in a fresh process every `ms` milliseconds until cancelled.
@@ -750,7 +763,19 @@ impl RtHandle {
         self.0.threads.ensure_timer();
         self.0
             .timers
-            .every(self.now_ms() + ms.max(1), ms, Arc::new(f))
+            .every(self.now_ms() + ms.max(1), ms, Arc::new(f), false)
+    }
+
+    /// [`RtHandle::every`] for a timer a script made (`Timer every:do:`): cancelled by
+    /// [`RtHandle::stop_user_processes`] with the scripts' processes.
+    pub fn script_every<F>(&self, ms: u64, f: F) -> TimerRef
+    where
+        F: Fn(&mut Cx<'_>) + Send + Sync + 'static,
+    {
+        self.0.threads.ensure_timer();
+        self.0
+            .timers
+            .every(self.now_ms() + ms.max(1), ms, Arc::new(f), true)
     }
 
     /// Timers not yet fired (one-shot) or not yet cancelled-and-due (periodic).

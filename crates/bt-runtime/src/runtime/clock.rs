@@ -131,6 +131,9 @@ struct Entry {
 
 pub(crate) struct TimerState {
     active: AtomicBool,
+    /// Made by a script (`Timer after:do:`/`every:do:`), not by the runtime or its host:
+    /// cancelled with the scripts' processes ([`Timers::cancel_scripts`]).
+    script: bool,
 }
 
 #[derive(Default)]
@@ -175,17 +178,19 @@ impl Timers {
         self.cv.notify_all();
     }
 
-    pub(crate) fn after(&self, deadline: u64, f: TaskFn) -> TimerRef {
+    pub(crate) fn after(&self, deadline: u64, f: TaskFn, script: bool) -> TimerRef {
         let t = Arc::new(TimerState {
             active: AtomicBool::new(true),
+            script,
         });
         self.insert(deadline, t.clone(), Action::Once(f));
         TimerRef(t)
     }
 
-    pub(crate) fn every(&self, first: u64, period: u64, f: EveryFn) -> TimerRef {
+    pub(crate) fn every(&self, first: u64, period: u64, f: EveryFn, script: bool) -> TimerRef {
         let t = Arc::new(TimerState {
             active: AtomicBool::new(true),
+            script,
         });
         self.insert(first, t.clone(), Action::Every(period.max(1), f));
         TimerRef(t)
@@ -194,6 +199,15 @@ impl Timers {
     /// The earliest deadline of a pending timer (a cancelled one included).
     pub(crate) fn next_due(&self) -> Option<u64> {
         self.heap.lock().due.peek().map(|Reverse((d, _))| *d)
+    }
+
+    /// Cancels every pending timer a script made; answers how many were active.
+    pub(crate) fn cancel_scripts(&self) -> usize {
+        let h = self.heap.lock();
+        h.entries
+            .values()
+            .filter(|e| e.timer.script && e.timer.active.swap(false, Ordering::SeqCst))
+            .count()
     }
 
     /// Pending timers (cancelled ones not yet due included).

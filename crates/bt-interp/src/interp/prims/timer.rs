@@ -100,12 +100,12 @@ fn schedule(ctx: &mut Ctx, t: &Value, block: &Value, every: bool) -> EvalResult 
     let block = transfer_in(ctx, block);
     let s2 = sys.clone();
     let timer = if every {
-        sys.rt.every(ms, move |cx| {
+        sys.rt.script_every(ms, move |cx| {
             run_block_logged(&s2, cx, &transfer(&block), &[])
         })
     } else {
         sys.rt
-            .after(ms, move |cx| run_block_logged(&s2, cx, &block, &[]))
+            .script_after(ms, move |cx| run_block_logged(&s2, cx, &block, &[]))
     };
     let class = ctx
         .prog
