@@ -113,35 +113,18 @@ impl Default for ObserveConfig {
     }
 }
 
-/// Parses `<0.5.0>`, `0.5.0` (or with `%3C`/`%3E`) into a Pid.
+/// Parses `<0.5.0>`, `0.5.0` (or with `%3C`/`%3E`, as a URL query carries it) into a Pid.
 pub fn parse_pid(s: &str) -> Option<Pid> {
     let s = s.trim();
     let s = s
         .strip_prefix("%3C")
         .or_else(|| s.strip_prefix("%3c"))
-        .or_else(|| s.strip_prefix('<'))
         .unwrap_or(s);
     let s = s
         .strip_suffix("%3E")
         .or_else(|| s.strip_suffix("%3e"))
-        .or_else(|| s.strip_suffix('>'))
         .unwrap_or(s);
-    let mut it = s.split('.');
-    let node = it.next()?.parse().ok()?;
-    let number = it.next()?.parse().ok()?;
-    let service = match it.next()? {
-        "0" => false,
-        "1" => true,
-        _ => return None,
-    };
-    if it.next().is_some() {
-        return None;
-    }
-    Some(Pid {
-        node,
-        number,
-        service,
-    })
+    Pid::parse(s)
 }
 
 #[cfg(test)]

@@ -10,7 +10,7 @@ use crate::value::{Sym, Value};
 
 /// A process id. Prints as `<node.number.0>`, or `<node.number.1>` for a runtime service
 /// process (services are numbered by a counter of their own). Ordered by
-/// node, then number, then service flag (the term order of 5.12 for pids).
+/// node, then number, then service flag (the term order of pids).
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Debug)]
 pub struct Pid {
     /// Node connection index (0 = this node).
@@ -19,6 +19,29 @@ pub struct Pid {
     pub number: u64,
     /// True for the runtime's own service processes.
     pub service: bool,
+}
+
+impl Pid {
+    /// Parses the printed form `<0.7.0>` (or `0.7.0`): node, number and service flag (0 or
+    /// 1); None for anything else.
+    pub fn parse(s: &str) -> Option<Pid> {
+        let s = s.trim();
+        let s = s.strip_prefix('<').unwrap_or(s);
+        let s = s.strip_suffix('>').unwrap_or(s);
+        let mut it = s.split('.');
+        let node = it.next()?.parse().ok()?;
+        let number = it.next()?.parse().ok()?;
+        let service = match it.next()? {
+            "0" => false,
+            "1" => true,
+            _ => return None,
+        };
+        it.next().is_none().then_some(Pid {
+            node,
+            number,
+            service,
+        })
+    }
 }
 
 impl fmt::Display for Pid {

@@ -128,22 +128,7 @@ fn actor_value(p: crate::runtime::ProcRef, info: &Value) -> Option<Value> {
 
 /// Parses `<0.7.0>` (or `0.7.0`) into a Pid.
 pub fn parse_pid(s: &str) -> Option<Pid> {
-    let s = s.trim();
-    let s = s.strip_prefix('<').unwrap_or(s);
-    let s = s.strip_suffix('>').unwrap_or(s);
-    let mut it = s.split('.');
-    let node = it.next()?.parse().ok()?;
-    let number = it.next()?.parse().ok()?;
-    let service = match it.next()? {
-        "0" => false,
-        "1" => true,
-        _ => return None,
-    };
-    it.next().is_none().then_some(Pid {
-        node,
-        number,
-        service,
-    })
+    Pid::parse(s)
 }
 
 /// The queries on this node.
