@@ -771,8 +771,10 @@ fn repl_shows_print_strings_and_ctrl_c_keeps_what_the_input_assigned() {
     t.expect("#sym\r\n");
     m.write_all(b"n := 0\r").unwrap();
     t.expect("bt> ");
+    // The loop announces itself only after it has assigned `n`, so the interrupt that
+    // follows always finds `n > 0` to keep.
     m.write_all(
-        b"k := 7. Transcript showCr: \"cou\" ++ \"nting\". [true] whileTrue: [n := n + 1]. later := 1\r",
+        b"k := 7. [true] whileTrue: [n := n + 1. n = 1000 ifTrue: [Transcript showCr: \"cou\" ++ \"nting\"]]. later := 1\r",
     )
     .unwrap();
     t.expect("counting");
