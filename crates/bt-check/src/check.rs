@@ -257,6 +257,9 @@ impl Checker {
         let units: Vec<(&ast::Module, Origin)> =
             files.iter().map(|f| (f.module, Origin::Loaded)).collect();
         self.table.add_unit(&units);
+        // Shared with the copies later checks make, so a copy stays cheap however many
+        // classes have been loaded.
+        self.table.freeze();
         let mut names = Vec::new();
         for f in files {
             for item in &f.module.items {

@@ -187,8 +187,9 @@ pub fn arity(selector: &str) -> usize {
 }
 
 impl ClassTable {
-    /// Makes every entry part of a shared base: copies of this table then share it (the
-    /// library's table, built once per process by `Checker::new`).
+    /// Makes every entry part of the shared frozen layers: copies of this table then share
+    /// them (the library's table, built once per process by `Checker::new`, and each unit a
+    /// checker remembers).
     pub fn freeze(&mut self) {
         self.classes.freeze();
         self.aliases.freeze();

@@ -1,32 +1,40 @@
-//! [`Layered`]: a map of the checker's class table over a shared, frozen base.
+//! [`Layered`]: a map of the checker's class table over shared, frozen layers.
 //!
 //! Every checker starts from the built-in library's table (`Checker::new`), and every
 //! checked unit works on a copy of its checker's table (`Checker::check_files` adds the
-//! unit's declarations to the copy). Copying ~110 classes with their method maps was a
-//! visible part of a fresh `bt run` and of each checked `eval`, so the library's entries
-//! sit in an `Arc`'d base that copies share, and a copy holds only what it adds or changes:
-//! `get_mut` on a base entry copies that one entry into the own layer first; `remove`
-//! hides a base entry.
+//! unit's declarations to the copy). Copying the classes with their method maps was a
+//! visible part of a fresh `bt run` and of each checked `eval`, so the entries sit in
+//! `Arc`'d frozen layers that copies share, and a copy holds only what it adds or changes:
+//! `get_mut` on a frozen entry copies that one entry into the own layer first; `remove`
+//! leaves a tombstone that hides the frozen entries below it.
+//!
+//! `freeze` (after the library, and after each unit a checker remembers) pushes the own
+//! layer as a new frozen layer and merges the newest layers while a layer is at least half
+//! the size of the one below it, like a log-structured merge: there are at most about
+//! log₂(entries) layers, each entry is copied O(log entries) times over a checker's life,
+//! and a copy of the table costs the number of layers, not the number of classes — an
+//! engine that has loaded thousands of classes checks each `eval` as cheaply as a new one.
 
 /// The maps' hasher: foldhash (the library's ~110 classes and their names are hashed on every
 /// type resolution of the class table's construction; SipHash was a fifth of it).
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 use std::sync::Arc;
 
-/// A `String`-keyed map: own entries over a shared base (see the module doc).
+/// One layer: an entry, or `None` for a key removed at this layer (a tombstone).
+type Layer<V> = HashMap<String, Option<V>>;
+
+/// A `String`-keyed map: own entries over shared frozen layers (see the module doc).
 pub struct Layered<V> {
-    base: Option<Arc<HashMap<String, V>>>,
-    own: HashMap<String, V>,
-    /// Base keys removed here.
-    removed: Vec<String>,
+    /// Oldest first; an entry or tombstone in a newer layer hides the older ones.
+    frozen: Vec<Arc<Layer<V>>>,
+    own: Layer<V>,
 }
 
 impl<V> Default for Layered<V> {
     fn default() -> Self {
         Layered {
-            base: None,
+            frozen: Vec::new(),
             own: HashMap::default(),
-            removed: Vec::new(),
         }
     }
 }
@@ -34,9 +42,8 @@ impl<V> Default for Layered<V> {
 impl<V: Clone> Clone for Layered<V> {
     fn clone(&self) -> Self {
         Layered {
-            base: self.base.clone(),
+            frozen: self.frozen.clone(),
             own: self.own.clone(),
-            removed: self.removed.clone(),
         }
     }
 }
@@ -48,20 +55,20 @@ impl<V: std::fmt::Debug> std::fmt::Debug for Layered<V> {
 }
 
 impl<V> Layered<V> {
-    fn base_get(&self, k: &str) -> Option<&V> {
-        let v = self.base.as_ref()?.get(k)?;
-        if !self.removed.is_empty() && self.removed.iter().any(|r| r == k) {
-            return None;
+    /// The newest slot for `k`: `Some(Some(v))` an entry, `Some(None)` a tombstone.
+    fn slot(&self, k: &str) -> Option<&Option<V>> {
+        if let Some(s) = self.own.get(k) {
+            return Some(s);
         }
-        Some(v)
+        self.frozen.iter().rev().find_map(|l| l.get(k))
     }
 
     pub fn get(&self, k: &str) -> Option<&V> {
-        self.own.get(k).or_else(|| self.base_get(k))
+        self.slot(k)?.as_ref()
     }
 
     pub fn contains_key(&self, k: &str) -> bool {
-        self.own.contains_key(k) || self.base_get(k).is_some()
+        self.get(k).is_some()
     }
 
     pub fn insert(&mut self, k: String, v: V) -> Option<V>
@@ -69,11 +76,10 @@ impl<V> Layered<V> {
         V: Clone,
     {
         let old = match self.own.remove(&k) {
-            Some(o) => Some(o),
-            None => self.base_get(&k).cloned(),
+            Some(o) => o,
+            None => self.get(&k).cloned(),
         };
-        self.removed.retain(|r| *r != k);
-        self.own.insert(k, v);
+        self.own.insert(k, Some(v));
         old
     }
 
@@ -81,31 +87,43 @@ impl<V> Layered<V> {
     where
         V: Clone,
     {
-        let own = self.own.remove(k);
-        let base = self.base_get(k).cloned();
-        if base.is_some() {
-            self.removed.push(k.to_string());
+        let old = match self.own.remove(k) {
+            Some(o) => o,
+            None => self.get(k).cloned(),
+        };
+        if self.frozen.iter().any(|l| l.contains_key(k)) {
+            self.own.insert(k.to_string(), None);
         }
-        own.or(base)
+        old
     }
 
-    /// The entry for `k`, copied into this map's own layer first when it is the base's.
+    /// The entry for `k`, copied into this map's own layer first when it is a frozen one.
     pub fn get_mut(&mut self, k: &str) -> Option<&mut V>
     where
         V: Clone,
     {
         if !self.own.contains_key(k) {
-            let v = self.base_get(k)?.clone();
-            self.own.insert(k.to_string(), v);
+            let v = self.get(k)?.clone();
+            self.own.insert(k.to_string(), Some(v));
         }
-        self.own.get_mut(k)
+        self.own.get_mut(k)?.as_mut()
     }
 
+    /// Every live entry once (the newest one for its key), in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = (&String, &V)> + '_ {
-        let base = self.base.iter().flat_map(|b| b.iter()).filter(|(k, _)| {
-            !self.own.contains_key(k.as_str()) && !self.removed.iter().any(|r| r == *k)
-        });
-        self.own.iter().chain(base)
+        let mut seen: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            Default::default();
+        let mut out = Vec::new();
+        for layer in std::iter::once(&self.own).chain(self.frozen.iter().rev().map(|l| &**l)) {
+            for (k, slot) in layer {
+                if seen.insert(k.as_str()) {
+                    if let Some(v) = slot {
+                        out.push((k, v));
+                    }
+                }
+            }
+        }
+        out.into_iter()
     }
 
     pub fn keys(&self) -> impl Iterator<Item = &String> + '_ {
@@ -124,19 +142,45 @@ impl<V> Layered<V> {
         self.iter().next().is_none()
     }
 
-    /// Makes every entry part of a new shared base (copies of this map then share it).
+    /// How many layers a copy shares (for tests of the merge policy).
+    pub fn frozen_layers(&self) -> usize {
+        self.frozen.len()
+    }
+
+    /// How many entries (and tombstones) a copy of this map clones.
+    pub fn own_len(&self) -> usize {
+        self.own.len()
+    }
+
+    /// Makes the own entries a new shared layer (copies of this map then share it), merging
+    /// the newest layers while one is at least half the size of the one below it.
     pub fn freeze(&mut self)
     where
         V: Clone,
     {
-        let all: HashMap<String, V> = if self.base.is_none() {
-            std::mem::take(&mut self.own) // nothing shared yet: no copy
-        } else {
-            self.iter().map(|(k, v)| (k.clone(), v.clone())).collect()
-        };
-        self.base = Some(Arc::new(all));
-        self.own.clear();
-        self.removed.clear();
+        if self.own.is_empty() {
+            return;
+        }
+        self.frozen.push(Arc::new(std::mem::take(&mut self.own)));
+        while let [.., below, top] = &self.frozen[..] {
+            if top.len() * 2 < below.len() {
+                break;
+            }
+            let top = Arc::unwrap_or_clone(self.frozen.pop().expect("two layers"));
+            let mut merged = Arc::unwrap_or_clone(self.frozen.pop().expect("two layers"));
+            let bottom = self.frozen.is_empty();
+            for (k, slot) in top {
+                match slot {
+                    None if bottom => {
+                        merged.remove(&k);
+                    }
+                    slot => {
+                        merged.insert(k, slot);
+                    }
+                }
+            }
+            self.frozen.push(Arc::new(merged));
+        }
     }
 }
 
@@ -177,5 +221,50 @@ mod tests {
         b.insert("y".into(), vec![4]);
         assert_eq!(b.get("y"), Some(&vec![4]));
         assert_eq!(b.len(), 3);
+    }
+
+    #[test]
+    fn removals_and_changes_survive_freezing_and_merging() {
+        let mut a: Layered<u32> = Layered::default();
+        for i in 0..100 {
+            a.insert(format!("k{i}"), i);
+        }
+        a.freeze();
+        a.remove("k1");
+        *a.get_mut("k2").unwrap() = 200;
+        a.insert("new".into(), 7);
+        let copy = a.clone();
+        a.freeze();
+        for i in 0..300 {
+            a.insert(format!("m{i}"), i);
+            a.freeze();
+        }
+        assert_eq!(a.get("k1"), None);
+        assert_eq!(a.get("k2"), Some(&200));
+        assert_eq!(a.get("k3"), Some(&3));
+        assert_eq!(a.get("new"), Some(&7));
+        assert_eq!(a.get("m299"), Some(&299));
+        assert_eq!(a.len(), 100 - 1 + 1 + 300);
+        assert_eq!(a.iter().filter(|(k, _)| k.as_str() == "k2").count(), 1);
+        // The copy made before is unaffected by the merges.
+        assert_eq!(copy.get("k2"), Some(&200));
+        assert_eq!(copy.get("m0"), None);
+        assert_eq!(copy.len(), 100);
+    }
+
+    #[test]
+    fn a_table_that_grows_one_entry_at_a_time_keeps_few_layers() {
+        let mut a: Layered<u32> = Layered::default();
+        for i in 0..110 {
+            a.insert(format!("lib{i}"), i);
+        }
+        a.freeze();
+        for i in 0..5000 {
+            a.insert(format!("user{i}"), i);
+            a.freeze();
+            assert_eq!(a.own_len(), 0);
+            assert!(a.frozen_layers() <= 14, "{} layers", a.frozen_layers());
+        }
+        assert_eq!(a.len(), 5110);
     }
 }

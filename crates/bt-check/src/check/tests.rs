@@ -49,6 +49,28 @@ fn repl_bindings_and_classes_persist() {
     );
 }
 
+/// An engine or REPL that has loaded many classes checks each new input without copying
+/// them: the checker's table shares what it remembered, and a redefined class still wins.
+#[test]
+fn many_loaded_classes_are_shared_not_copied_by_each_check() {
+    let mut ch = Checker::new();
+    let o = CheckOptions::default();
+    for i in 0..2000 {
+        remember(&mut ch, &format!("Object subclass: C{i}\n  v => {i}\n"));
+    }
+    remember(&mut ch, "Object subclass: C7\n  w => 7\n");
+    let t = ch.table();
+    assert_eq!(t.classes.own_len(), 0);
+    assert!(
+        t.classes.frozen_layers() <= 12,
+        "{}",
+        t.classes.frozen_layers()
+    );
+    assert!(check_with(&ch, "C1999 new v + C7 new w", &o).is_empty());
+    assert_eq!(codes(&check_with(&ch, "C7 new v", &o)), vec!["H0201"]);
+    assert_eq!(codes(&check_with(&ch, "C2000 new", &o)), vec!["W0202"]);
+}
+
 #[test]
 fn levels_and_warnings_as_errors() {
     let ch = Checker::new();
