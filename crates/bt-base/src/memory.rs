@@ -55,7 +55,7 @@ use std::cell::Cell;
 use std::sync::atomic::{AtomicBool, AtomicIsize, AtomicPtr, Ordering};
 
 /// Bytes a thread accumulates before adding them to its account.
-pub const FLUSH: isize = 32 * 1024;
+pub(crate) const FLUSH: isize = 32 * 1024;
 
 /// A global allocator that counts live bytes per engine (see the module doc). Wraps `A`
 /// (the system allocator by default).
@@ -179,7 +179,10 @@ pub fn new_account(limit: usize) -> &'static Account {
 }
 
 /// An account that also counts into `parent`.
-pub fn new_child_account(limit: usize, parent: Option<&'static Account>) -> &'static Account {
+pub(crate) fn new_child_account(
+    limit: usize,
+    parent: Option<&'static Account>,
+) -> &'static Account {
     make_account(limit, parent, false)
 }
 

@@ -95,13 +95,6 @@ impl Diagnostic {
         self.label = label.into();
         self
     }
-    pub fn with_secondary(mut self, span: Span, message: impl Into<String>) -> Diagnostic {
-        self.secondary.push(Label {
-            span,
-            message: message.into(),
-        });
-        self
-    }
     pub fn is_error(&self) -> bool {
         self.severity == Severity::Error
     }
@@ -179,11 +172,11 @@ impl ColorChoice {
 
 /// A message, label or hint is shown up to this many characters (a message that quotes a
 /// whole input stays readable); the rest is counted.
-pub const MAX_MESSAGE: usize = 400;
+pub(crate) const MAX_MESSAGE: usize = 400;
 
 /// A source line in an excerpt is shown up to about this many characters around what its
 /// labels point at; the rest is counted ("… N more characters").
-pub const MAX_SHOWN_LINE: usize = 160;
+pub(crate) const MAX_SHOWN_LINE: usize = 160;
 
 /// How many characters of a long line are shown before the first label.
 const LEAD: usize = 40;

@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 pub type LogSink = Arc<dyn Fn(&str) + Send + Sync>;
 
 /// Lines one call site may write per [`INTERVAL`].
-pub const LINES_PER_INTERVAL: u32 = 20;
+pub(crate) const LINES_PER_INTERVAL: u32 = 20;
 /// The rate-limit interval.
 pub const INTERVAL: Duration = Duration::from_secs(1);
 

@@ -51,7 +51,7 @@ pub struct BlockId {
 }
 
 /// FNV-1a, 64 bits: stable across builds and platforms (unlike `DefaultHasher`).
-pub fn fingerprint(text: &str) -> u64 {
+pub(crate) fn fingerprint(text: &str) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for b in text.bytes() {
         h ^= b as u64;
@@ -236,7 +236,7 @@ pub fn describe(o: &Origin) -> String {
 }
 
 /// The error a mismatched block raises.
-pub fn mismatch_error(id: &BlockId) -> CodecError {
+pub(crate) fn mismatch_error(id: &BlockId) -> CodecError {
     let msg = format!(
         "a block from {} is not loaded at the same version on this node",
         describe(&id.origin)

@@ -11,22 +11,22 @@ use crate::value::{Sym, Value};
 
 /// Kinds the codec raises (all RuntimeErrors).
 pub mod kind {
-    pub const NOT_SERIALISABLE: &str = "not_serialisable";
-    pub const CLASS_NOT_FOUND: &str = "class_not_found";
-    pub const SHAPE_VERSION_AHEAD: &str = "shape_version_ahead";
-    pub const SHAPE_MIGRATION_FAILED: &str = "shape_migration_failed";
-    pub const WIRE_VERSION_UNSUPPORTED: &str = "wire_version_unsupported";
-    pub const REMOTE_CODE_MISMATCH: &str = "remote_code_mismatch";
-    pub const NODE_DOWN: &str = "node_down";
-    pub const ACTOR_DEAD: &str = "actor_dead";
+    pub(crate) const NOT_SERIALISABLE: &str = "not_serialisable";
+    pub(crate) const CLASS_NOT_FOUND: &str = "class_not_found";
+    pub(crate) const SHAPE_VERSION_AHEAD: &str = "shape_version_ahead";
+    pub(crate) const SHAPE_MIGRATION_FAILED: &str = "shape_migration_failed";
+    pub(crate) const WIRE_VERSION_UNSUPPORTED: &str = "wire_version_unsupported";
+    pub(crate) const REMOTE_CODE_MISMATCH: &str = "remote_code_mismatch";
+    pub(crate) const NODE_DOWN: &str = "node_down";
+    pub(crate) const ACTOR_DEAD: &str = "actor_dead";
     /// Truncated or garbled bytes (not a message of any known shape).
-    pub const MALFORMED_MESSAGE: &str = "malformed_message";
+    pub(crate) const MALFORMED_MESSAGE: &str = "malformed_message";
     /// A Value → Rust conversion (serde) whose target type does not fit the value.
-    pub const TYPE_ERROR: &str = "type_error";
+    pub(crate) const TYPE_ERROR: &str = "type_error";
 }
 
 /// The hint of `remote_code_mismatch`.
-pub const MISMATCH_HINT: &str =
+pub(crate) const MISMATCH_HINT: &str =
     "the block's defining class is not loaded at the same version on this node";
 
 /// An encoding or decoding failure. `path` is where in the payload it happened, in the 8.6
@@ -88,7 +88,7 @@ impl CodecError {
     }
 
     /// The exception value (class from the kind), e.g. for `Result error:`.
-    pub fn to_exception(&self, prog: &Program) -> Value {
+    pub(crate) fn to_exception(&self, prog: &Program) -> Value {
         let class = class_for_kind(prog, ErrorKind::from_name(self.kind));
         make_exception(
             prog,

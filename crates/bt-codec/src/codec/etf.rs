@@ -57,13 +57,13 @@ use crate::interp::eval::Ctx;
 use crate::value::{ClassRef, Instance, NativeObj, Sym, Value};
 
 /// New Symbols that atoms from peers may create in this process's lifetime.
-pub const MAX_PEER_ATOMS: usize = 4096;
+pub(crate) const MAX_PEER_ATOMS: usize = 4096;
 /// The tag of bt-only values: `{'$bt', 1, WireBytes}`.
-pub const BT_TAG: &str = "$bt";
+pub(crate) const BT_TAG: &str = "$bt";
 /// The class key of Value-instance maps.
-pub const CLASS_KEY: &str = "$beamtalk_class";
+pub(crate) const CLASS_KEY: &str = "$beamtalk_class";
 /// The shape-version key of Value-instance maps.
-pub const VERSION_KEY: &str = "$beamtalk_version";
+pub(crate) const VERSION_KEY: &str = "$beamtalk_version";
 
 static PEER_ATOMS: AtomicUsize = AtomicUsize::new(0);
 
@@ -75,7 +75,7 @@ pub struct NodeId {
 }
 
 /// The node `ctx` runs on (`nonode@nohost`, creation 0, without distribution).
-pub fn node_id(ctx: &Ctx) -> NodeId {
+pub(crate) fn node_id(ctx: &Ctx) -> NodeId {
     match ctx.prog.dist.get() {
         Some(d) => NodeId {
             name: d.node_name().as_str().to_string(),
@@ -397,7 +397,7 @@ struct Dec<'a> {
 }
 
 /// A Symbol for an atom from a peer, within the budget of [`MAX_PEER_ATOMS`].
-pub fn peer_symbol(name: &str) -> Option<Sym> {
+pub(crate) fn peer_symbol(name: &str) -> Option<Sym> {
     if let Some(s) = Sym::lookup(name) {
         return Some(s);
     }
@@ -597,7 +597,7 @@ fn local_process(ctx: &Ctx, number: u64, as_pid: bool) -> Option<Value> {
 }
 
 /// A term bt has no value for: kept as is, printed in Erlang syntax, sent back unchanged.
-pub struct ErlTerm {
+pub(crate) struct ErlTerm {
     pub term: Term,
     pub class: ClassRef,
 }

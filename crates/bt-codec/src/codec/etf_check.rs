@@ -19,7 +19,7 @@ use std::ops::Range;
 /// list …), with room to spare. The decoder recurses once per level.
 pub const MAX_DEPTH: usize = super::walk::MAX_DEPTH + 16;
 /// Largest decoded size accepted, in bytes (terms × the size of a decoded term + payload bytes).
-pub const MAX_DECODED: usize = 512 << 20;
+pub(crate) const MAX_DECODED: usize = 512 << 20;
 /// What [`scan_frame`] puts in place of a subterm nested deeper than [`MAX_DEPTH`].
 pub const CUT_ATOM: &str = "$bt_nested_too_deeply";
 

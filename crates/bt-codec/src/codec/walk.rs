@@ -128,10 +128,10 @@ pub enum RefKind {
 }
 
 impl RefKind {
-    pub fn code(self) -> u8 {
+    pub(crate) fn code(self) -> u8 {
         self as u8
     }
-    pub fn from_code(c: u8) -> Option<RefKind> {
+    pub(crate) fn from_code(c: u8) -> Option<RefKind> {
         use RefKind::*;
         [Actor, Proxy, Pid, Name, Supervisor, Monitor]
             .get(c as usize)
@@ -200,7 +200,7 @@ pub enum Item<'a> {
 const HANDLE_SCOPED: &[&str] = &["AtomicCounter", "Timer", "Announcer", "Subscription"];
 
 /// True when instances of `c` may not leave their node (built-in handles, `handleScope:`).
-pub fn handle_scoped(c: &ClassRef) -> bool {
+pub(crate) fn handle_scoped(c: &ClassRef) -> bool {
     static SYMS: std::sync::OnceLock<Vec<Sym>> = std::sync::OnceLock::new();
     let syms = SYMS.get_or_init(|| HANDLE_SCOPED.iter().map(|n| Sym::new(n)).collect());
     let mut k = Some(c);
@@ -215,7 +215,7 @@ pub fn handle_scoped(c: &ClassRef) -> bool {
 
 /// A hasher for keys that are already well-spread words (Syms, addresses): one multiply.
 #[derive(Default, Clone, Copy)]
-pub struct WordHasher(u64);
+pub(crate) struct WordHasher(u64);
 
 impl std::hash::Hasher for WordHasher {
     fn finish(&self) -> u64 {
@@ -237,7 +237,7 @@ impl std::hash::Hasher for WordHasher {
 }
 
 /// A map keyed by words, hashed with [`WordHasher`].
-pub type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
+pub(crate) type WordMap<K, V> = HashMap<K, V, std::hash::BuildHasherDefault<WordHasher>>;
 
 fn pid_ref(kind: RefKind, node: Sym, class: Sym, pid: Pid, extra: u64) -> WireRef {
     WireRef {
@@ -407,7 +407,7 @@ pub trait Sink {
 
 /// How many blocks / Streams deep the walk may go: their captured values are snapshots the
 /// walk owns, walked by a nested call (everything else is walked without recursion).
-pub const MAX_OWNED_DEPTH: usize = 64;
+pub(crate) const MAX_OWNED_DEPTH: usize = 64;
 
 /// One step of a container's children.
 enum Step<'a> {
@@ -564,7 +564,7 @@ fn visit<'a>(
 }
 
 /// Field positions in field-NAME order (how Value instances print and compare).
-pub fn field_order(c: &ClassRef) -> Vec<usize> {
+pub(crate) fn field_order(c: &ClassRef) -> Vec<usize> {
     let mut idx: Vec<usize> = (0..c.field_names.len()).collect();
     idx.sort_by(|&a, &b| c.field_names[a].as_str().cmp(c.field_names[b].as_str()));
     idx

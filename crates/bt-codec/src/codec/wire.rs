@@ -52,8 +52,8 @@ use super::walk::{walk, Item, Path, Sink, WordMap, NO_NODE};
 
 pub use super::wire_decode::{decode, DecodeCtx};
 
-pub const MAGIC: u8 = 0xB7;
-pub const WIRE_VERSION: u64 = 1;
+pub(crate) const MAGIC: u8 = 0xB7;
+pub(crate) const WIRE_VERSION: u64 = 1;
 
 pub(crate) mod tag {
     pub(crate) const NIL: u8 = 0x00;
@@ -87,7 +87,7 @@ pub(crate) mod tag {
 
 /// What the encoder needs to know about the sending node.
 #[derive(Clone)]
-pub struct EncodeOpts {
+pub(crate) struct EncodeOpts {
     /// This node's name (references to local processes carry it).
     pub node: Sym,
     /// Names top-level source units in block identities (optional).
@@ -105,7 +105,7 @@ impl Default for EncodeOpts {
 
 impl EncodeOpts {
     /// The options of the node `ctx` runs on.
-    pub fn of(ctx: &Ctx) -> EncodeOpts {
+    pub(crate) fn of(ctx: &Ctx) -> EncodeOpts {
         EncodeOpts {
             node: crate::interp::actor::prims::node::current_name(ctx),
             prog: Some(ctx.prog.clone()),
@@ -140,7 +140,7 @@ pub fn decode_local(ctx: &mut Ctx, bytes: &[u8], root: &str) -> Result<Value, Co
     )
 }
 
-pub fn encode_with(v: &Value, root: &str, opts: &EncodeOpts) -> Result<Vec<u8>, CodecError> {
+pub(crate) fn encode_with(v: &Value, root: &str, opts: &EncodeOpts) -> Result<Vec<u8>, CodecError> {
     let mut enc = Encoder {
         out: Vec::with_capacity(64),
         names: WordMap::default(),

@@ -5,6 +5,6 @@
 //! highlights what the last diff changed, filters by class name and shows a panel for the
 //! selected node (status fetched lazily from `/runtime/status`).
 
-pub const INDEX_HTML: &str = include_str!("page/index.html");
-pub const APP_JS: &str = include_str!("page/app.js");
-pub const STYLE_CSS: &str = include_str!("page/style.css");
+pub(crate) const INDEX_HTML: &str = include_str!("page/index.html");
+pub(crate) const APP_JS: &str = include_str!("page/app.js");
+pub(crate) const STYLE_CSS: &str = include_str!("page/style.css");

@@ -24,7 +24,7 @@ const SNAPSHOT_TIMEOUT: Duration = Duration::from_secs(5);
 const STATUS_TIMEOUT: Duration = Duration::from_millis(1000);
 
 /// NODE's tree, asked over the connection.
-pub struct RemoteSource {
+pub(crate) struct RemoteSource {
     pub node: Arc<DistNode>,
     pub target: String,
 }

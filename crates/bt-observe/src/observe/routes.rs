@@ -52,7 +52,7 @@ impl Reply {
 
 /// Whether `host` (the Host header) names the server at `bound`: a loopback name or the
 /// bound IP, with the bound port. A page served from another name (DNS rebinding) is refused.
-pub fn host_ok(host: Option<&str>, bound: SocketAddr) -> bool {
+pub(crate) fn host_ok(host: Option<&str>, bound: SocketAddr) -> bool {
     let Some(host) = host else { return false };
     let (name, port) = match host.rsplit_once(':') {
         Some((n, p)) if !n.is_empty() && !p.contains(']') => (n, p),
@@ -77,8 +77,10 @@ fn query_param<'a>(query: Option<&'a str>, key: &str) -> Option<&'a str> {
 }
 
 /// Decides the reply to `method path?query` with `host`, for a server bound at `bound` whose
-/// answers carry at most `max_roots` roots.
-pub fn route(
+/// answers carry at most `max_roots` roots (the tests' entry; the server decides the Host
+/// check itself and calls [`route_checked`]).
+#[cfg(test)]
+pub(crate) fn route(
     method: &str,
     path: &str,
     query: Option<&str>,
@@ -89,9 +91,9 @@ pub fn route(
     route_checked(method, path, query, host_ok(host, bound), max_roots)
 }
 
-/// [`route`] with the Host check already decided (`host_ok`: the server over TLS also
+/// Decides the reply to `method path?query`, with the Host check already decided (`host_ok`: the server over TLS also
 /// accepts the names its certificate is valid for, `crate::observe::tls`).
-pub fn route_checked(
+pub(crate) fn route_checked(
     method: &str,
     path: &str,
     query: Option<&str>,
@@ -136,7 +138,7 @@ pub fn route_checked(
 }
 
 /// The body of `/runtime/status`.
-pub fn status_json(pid: crate::runtime::Pid, st: Option<Status>) -> String {
+pub(crate) fn status_json(pid: crate::runtime::Pid, st: Option<Status>) -> String {
     match st {
         None => "null".to_string(),
         Some(st) => {
@@ -190,7 +192,7 @@ pub fn event_json(prev: Option<&Snapshot>, cur: &Snapshot) -> String {
 
 /// A key that is equal for two snapshots showing the same tree (capture time and uptimes
 /// left out): the event stream sends an update only when it changes.
-pub fn tree_key(s: &Snapshot) -> String {
+pub(crate) fn tree_key(s: &Snapshot) -> String {
     fn clear(n: &mut crate::runtime::snapshot::SnapNode) {
         n.uptime_ms = None;
         for c in &mut n.children {

@@ -445,7 +445,7 @@ async fn events(
 }
 
 /// A response body: fixed, or the chunks of an event stream.
-pub enum ObserveBody {
+pub(crate) enum ObserveBody {
     Full(Full<Bytes>),
     Stream(mpsc::Receiver<Bytes>),
 }

@@ -39,7 +39,7 @@ impl ObserveTls {
     }
 
     /// Builds the server configuration from already parsed `files`.
-    pub fn from_files(files: &TlsFiles) -> Result<ObserveTls, String> {
+    pub(crate) fn from_files(files: &TlsFiles) -> Result<ObserveTls, String> {
         let chain = files.chain()?;
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let b = ServerConfig::builder_with_provider(provider.clone())
@@ -75,7 +75,7 @@ impl ObserveTls {
 
     /// Whether `host` (a Host header) is `NAME:port` with a NAME the certificate is valid
     /// for (a DNS name or an IP address in its subject alternative names).
-    pub fn host_ok(&self, host: Option<&str>, port: u16) -> bool {
+    pub(crate) fn host_ok(&self, host: Option<&str>, port: u16) -> bool {
         let Some((name, p)) = host.and_then(|h| h.rsplit_once(':')) else {
             return false;
         };

@@ -24,13 +24,13 @@ use rustls::{ClientConfig, ClientConnection, RootCertStore, StreamOwned};
 use crate::base::tls_files::{certs, NoVerify, TlsFiles};
 
 /// A TLS stream to the observer.
-pub type TlsStream = StreamOwned<ClientConnection, TcpStream>;
+pub(crate) type TlsStream = StreamOwned<ClientConnection, TcpStream>;
 
 const FLAG: &str = "bt top";
 
 /// What `bt top` was told about TLS.
 #[derive(Clone, Debug, Default)]
-pub struct ClientTls {
+pub(crate) struct ClientTls {
     /// `--tls CONFIG`.
     pub config: Option<PathBuf>,
     /// `--ca FILE`.
@@ -41,12 +41,12 @@ pub struct ClientTls {
 
 impl ClientTls {
     /// Whether any TLS option was given.
-    pub fn any(&self) -> bool {
+    pub(crate) fn any(&self) -> bool {
         self.config.is_some() || self.ca.is_some() || self.server_name.is_some()
     }
 
     /// The client configuration these options describe.
-    pub fn client_config(&self) -> Result<ClientConfig, String> {
+    pub(crate) fn client_config(&self) -> Result<ClientConfig, String> {
         let files = match &self.config {
             Some(p) => Some(TlsFiles::read_client("--tls", p)?),
             None => None,

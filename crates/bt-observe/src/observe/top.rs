@@ -25,7 +25,7 @@ const USAGE: &str = "usage: bt top [https://]ADDR [--once] [--ca FILE] [--tls CO
                      [--server-name NAME]   (ADDR as given to `bt run --observe ADDR`)";
 
 /// Under the last frame, when the observer said the program ended.
-pub const ENDED: &str = "the program ended; these are its processes' last states\n";
+pub(crate) const ENDED: &str = "the program ended; these are its processes' last states\n";
 
 /// A connection to the observer, plain or TLS.
 trait Conn: Read + Write {}
