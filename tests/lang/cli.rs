@@ -774,7 +774,7 @@ fn repl_shows_print_strings_and_ctrl_c_keeps_what_the_input_assigned() {
     // The loop announces itself only after it has assigned `n`, so the interrupt that
     // follows always finds `n > 0` to keep.
     m.write_all(
-        b"k := 7. [true] whileTrue: [n := n + 1. n = 1000 ifTrue: [Transcript showCr: \"cou\" ++ \"nting\"]]. later := 1\r",
+        b"k := 7. [true] whileTrue: [n := n + 1. n =:= 1000 ifTrue: [Transcript showCr: \"cou\" ++ \"nting\"]]. later := 1\r",
     )
     .unwrap();
     t.expect("counting");
