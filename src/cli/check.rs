@@ -252,7 +252,7 @@ pub(crate) fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
 
 /// `bt check` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
-#[command(after_help = crate::cli::EXIT_CODES)]
+#[command(after_help = crate::cli::common::EXIT_CODES)]
 pub(crate) struct CheckArgs {
     /// Files or directories (searched for *.bt); default: the current directory
     #[arg(value_name = "PATH")]
@@ -264,13 +264,13 @@ pub(crate) struct CheckArgs {
     #[arg(long, hide = true)]
     pub(crate) json: bool,
     /// When diagnostics use colour
-    #[arg(long, value_enum, default_value_t = crate::cli::ColorArg::Auto)]
-    pub(crate) color: crate::cli::ColorArg,
+    #[arg(long, value_enum, default_value_t = crate::cli::common::ColorArg::Auto)]
+    pub(crate) color: crate::cli::common::ColorArg,
     /// Warnings make the exit status 1
     #[arg(long)]
     pub(crate) warnings_as_errors: bool,
     /// Set a checker category to error, warning, hint or off (after bt.toml)
-    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::level_arg)]
+    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::common::level_arg)]
     pub(crate) diagnostics: Vec<String>,
 }
 

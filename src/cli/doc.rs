@@ -722,7 +722,7 @@ pub(crate) fn main(a: DocArgs) -> i32 {
                 [one] => one.name.clone(),
                 _ => "Class reference".to_string(),
             };
-            crate::cli::emit(&html_page(&title, &body))
+            crate::cli::common::emit(&html_page(&title, &body))
         }
         None => {
             let mut text = String::new();
@@ -732,7 +732,7 @@ pub(crate) fn main(a: DocArgs) -> i32 {
                 }
                 text.push_str(&render(d));
             }
-            crate::cli::emit(&text)
+            crate::cli::common::emit(&text)
         }
     }
 }

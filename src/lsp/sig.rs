@@ -21,7 +21,7 @@ use lsp_types::{
 };
 
 use super::analysis::{self, DeclKind, Lines};
-use super::Docs;
+use super::documents::Docs;
 use crate::cli::doc;
 use crate::syntax::token::Tok;
 
