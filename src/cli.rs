@@ -240,7 +240,7 @@ fn suggest_subcommand(e: &mut clap::Error) {
 }
 
 /// Runs a parsed command line.
-pub(crate) fn dispatch(cli: Cli) -> i32 {
+fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         #[cfg(feature = "repl")]
         None => repl::main(repl::ReplArgs::default()),

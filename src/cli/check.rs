@@ -19,11 +19,11 @@ use crate::interp::checker::standard_checker;
 /// Options of `bt check`.
 #[derive(Clone, Debug)]
 pub(crate) struct CheckOptions {
-    pub color: ColorChoice,
-    pub json: bool,
-    pub warnings_as_errors: bool,
+    pub(crate) color: ColorChoice,
+    pub(crate) json: bool,
+    pub(crate) warnings_as_errors: bool,
     /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
-    pub levels: Vec<String>,
+    pub(crate) levels: Vec<String>,
 }
 
 impl Default for CheckOptions {
@@ -39,17 +39,14 @@ impl Default for CheckOptions {
 
 /// The findings for one file.
 #[derive(Debug)]
-pub(crate) struct FileReport {
-    pub path: String,
-    pub src: String,
-    pub diags: Vec<Diagnostic>,
+struct FileReport {
+    pub(crate) path: String,
+    pub(crate) src: String,
+    pub(crate) diags: Vec<Diagnostic>,
 }
 
 /// Parses and checks one load unit.
-pub(crate) fn check_unit(
-    files: &[(String, String)],
-    opts: &check::CheckOptions,
-) -> Vec<FileReport> {
+fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
     // The built-in library's own files (`stdlib/*.bt`) may use `@primitive` bodies.
     let library = files.iter().all(|(p, _)| is_library_file(p));
     let popts = syntax::Options {
@@ -171,10 +168,7 @@ fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {
 
 /// Checks files (directories are searched recursively for `*.bt`) with options (levels,
 /// warnings-as-errors). Unreadable paths are reported as errors of their own.
-pub(crate) fn check_files_with(
-    paths: &[String],
-    opts: &CheckOptions,
-) -> Result<Vec<FileReport>, String> {
+fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<FileReport>, String> {
     let mut files = Vec::new();
     for p in paths {
         collect(Path::new(p), &mut files).map_err(|e| format!("cannot read {p}: {e}"))?;

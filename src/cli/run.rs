@@ -298,7 +298,7 @@ pub(crate) fn main(args: RunArgs) -> i32 {
 }
 
 /// `bt run` with parsed arguments.
-pub(crate) fn run_with(
+fn run_with(
     mut o: RunArgs,
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,

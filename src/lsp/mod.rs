@@ -64,7 +64,7 @@ use documents::{uri_path, Docs};
 pub(crate) struct LspArgs {
     /// Accepted for editors that pass it; standard input/output is the only transport
     #[arg(long)]
-    pub stdio: bool,
+    pub(crate) stdio: bool,
 }
 
 /// Runs the server on standard input/output until the client exits: status 0 after `exit`,
