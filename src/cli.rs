@@ -10,6 +10,7 @@
 //! only on a terminal and never with `NO_COLOR` set.
 
 pub(crate) mod check;
+pub(crate) mod common;
 pub(crate) mod complete;
 pub(crate) mod doc;
 #[cfg(feature = "dist")]
@@ -29,13 +30,7 @@ pub(crate) mod test;
 
 use clap::{Parser, Subcommand};
 
-/// Exit statuses, shown at the end of `bt --help` (and in docs/guide/cli.md).
-pub(crate) const EXIT_CODES: &str = "\
-Exit status:
-  0    success (all tests passed, no errors found)
-  1    the program raised an uncaught error, a test failed, or the checker found an error
-  2    usage error (unknown option, missing file, bad argument)
-  N    the program called `Program exit: N`";
+use common::EXIT_CODES;
 
 /// bt: a Beamtalk-style language — Smalltalk message syntax, immutable values, actors,
 /// supervisors.
@@ -195,6 +190,13 @@ impl TopArgs {
     }
 }
 
+/// Runs the `bt` command line on `args` (without the program name) and answers the exit
+/// status: what the `bt` binary does.
+pub fn cli_main(args: &[String]) -> i32 {
+    stderr_log::install();
+    main(args)
+}
+
 /// Parses `bt ARGS…` (without the program name) and runs the command; answers the exit
 /// status.
 pub(crate) fn main(args: &[String]) -> i32 {
@@ -238,7 +240,7 @@ fn suggest_subcommand(e: &mut clap::Error) {
 }
 
 /// Runs a parsed command line.
-pub(crate) fn dispatch(cli: Cli) -> i32 {
+fn dispatch(cli: Cli) -> i32 {
     match cli.command {
         #[cfg(feature = "repl")]
         None => repl::main(repl::ReplArgs::default()),
@@ -262,64 +264,8 @@ pub(crate) fn dispatch(cli: Cli) -> i32 {
         Some(Command::Top(a)) => crate::observe::top::main(&a.args()),
         #[cfg(feature = "observe")]
         Some(Command::Observe(a)) => observe_main(a),
-        Some(Command::Completions(a)) => complete::main(a),
-    }
-}
-
-/// Writes a command's text output to standard output. A reader that went away (`bt doc |
-/// head`) ends the output quietly, as for other Unix tools; another write error is reported.
-/// Answers the exit code.
-pub(crate) fn emit(text: &str) -> i32 {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
-        Ok(()) => 0,
-        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => 0,
-        Err(e) => {
-            eprintln!("bt: cannot write to standard output: {e}");
-            1
-        }
-    }
-}
-
-/// The checker flags `bt run` and `bt test` share.
-#[derive(clap::Args, Debug, Clone, Default)]
-pub(crate) struct CheckFlags {
-    /// Do not run the static checker before running
-    #[arg(long)]
-    pub(crate) no_check: bool,
-    /// Checker warnings stop the file like errors
-    #[arg(long)]
-    pub(crate) warnings_as_errors: bool,
-    /// Set a checker category (dnu, type, unused, type_annotation, inheritance, sendability)
-    /// to error, warning, hint or off; the nearest bt.toml's [diagnostics] table applies first
-    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = level_arg)]
-    pub(crate) diagnostics: Vec<String>,
-}
-
-/// Validates a `--diagnostics CATEGORY=LEVEL` argument.
-pub(crate) fn level_arg(s: &str) -> Result<String, String> {
-    crate::check::CheckOptions::default()
-        .set_level_arg(s)
-        .map(|_| s.to_string())
-}
-
-/// `--color`: when rendered diagnostics use ANSI colour.
-#[derive(clap::ValueEnum, Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub(crate) enum ColorArg {
-    /// Colour when standard error is a terminal and NO_COLOR is not set
-    #[default]
-    Auto,
-    Always,
-    Never,
-}
-
-impl From<ColorArg> for crate::diagnostic::ColorChoice {
-    fn from(c: ColorArg) -> Self {
-        match c {
-            ColorArg::Auto => crate::diagnostic::ColorChoice::Auto,
-            ColorArg::Always => crate::diagnostic::ColorChoice::Always,
-            ColorArg::Never => crate::diagnostic::ColorChoice::Never,
+        Some(Command::Completions(a)) => {
+            complete::main(a, <Cli as clap::CommandFactory>::command())
         }
     }
 }

@@ -22,9 +22,4 @@ pub mod test_support {
     pub use crate::testrun::split::{split, Case, Entry};
 }
 
-/// Runs the `bt` command line on `args` (without the program name) and answers the exit
-/// status: what the `bt` binary does.
-pub fn cli_main(args: &[String]) -> i32 {
-    cli::stderr_log::install();
-    cli::main(args)
-}
+pub use cli::cli_main;

@@ -52,28 +52,28 @@ use worker::WorkerSpec;
 /// Everything `bt test` was asked to do.
 #[derive(Clone, Debug)]
 pub(crate) struct Options {
-    pub json: bool,
-    pub loads: Vec<PathBuf>,
-    pub filter: Option<String>,
-    pub timeout: Duration,
-    pub check: bool,
+    pub(crate) json: bool,
+    pub(crate) loads: Vec<PathBuf>,
+    pub(crate) filter: Option<String>,
+    pub(crate) timeout: Duration,
+    pub(crate) check: bool,
     /// Checker warnings count as errors (`--warnings-as-errors`).
-    pub warnings_as_errors: bool,
+    pub(crate) warnings_as_errors: bool,
     /// `--diagnostics CATEGORY=LEVEL` arguments, in order (after the nearest `bt.toml`).
-    pub diagnostics: Vec<String>,
+    pub(crate) diagnostics: Vec<String>,
     /// Run the `///` examples of the given files instead of their tests.
-    pub doc_examples: bool,
+    pub(crate) doc_examples: bool,
     /// Rewrite the `// =>` lines of failing cases.
-    pub bless: bool,
-    pub paths: Vec<PathBuf>,
+    pub(crate) bless: bool,
+    pub(crate) paths: Vec<PathBuf>,
     /// `--seed N`: the deterministic scheduler (overrides a file's `// @seed`).
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// `--explore K`: K deterministic schedules per file (overrides `// @explore`).
-    pub explore: Option<u32>,
+    pub(crate) explore: Option<u32>,
     /// `--inject-crashes P` (with a seed or exploration).
-    pub inject_crashes: Option<f64>,
+    pub(crate) inject_crashes: Option<f64>,
     /// `--step-budget N`: the livelock limit (with a seed or exploration).
-    pub step_budget: Option<u64>,
+    pub(crate) step_budget: Option<u64>,
 }
 
 impl Default for Options {
@@ -99,7 +99,7 @@ impl Default for Options {
 
 /// A usage problem (exit status 2).
 #[derive(Debug)]
-pub(crate) struct UsageError(pub String);
+pub(crate) struct UsageError(pub(crate) String);
 
 /// Plans one file: what it is and what loads with it; None when it is not a test file.
 fn plan(file: &Path, loads: &[PathBuf], opts: &Options) -> Result<Option<WorkerSpec>, String> {

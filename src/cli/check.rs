@@ -19,11 +19,11 @@ use crate::interp::checker::standard_checker;
 /// Options of `bt check`.
 #[derive(Clone, Debug)]
 pub(crate) struct CheckOptions {
-    pub color: ColorChoice,
-    pub json: bool,
-    pub warnings_as_errors: bool,
+    pub(crate) color: ColorChoice,
+    pub(crate) json: bool,
+    pub(crate) warnings_as_errors: bool,
     /// `--diagnostics CATEGORY=LEVEL` arguments, in order.
-    pub levels: Vec<String>,
+    pub(crate) levels: Vec<String>,
 }
 
 impl Default for CheckOptions {
@@ -39,17 +39,14 @@ impl Default for CheckOptions {
 
 /// The findings for one file.
 #[derive(Debug)]
-pub(crate) struct FileReport {
-    pub path: String,
-    pub src: String,
-    pub diags: Vec<Diagnostic>,
+struct FileReport {
+    pub(crate) path: String,
+    pub(crate) src: String,
+    pub(crate) diags: Vec<Diagnostic>,
 }
 
 /// Parses and checks one load unit.
-pub(crate) fn check_unit(
-    files: &[(String, String)],
-    opts: &check::CheckOptions,
-) -> Vec<FileReport> {
+fn check_unit(files: &[(String, String)], opts: &check::CheckOptions) -> Vec<FileReport> {
     // The built-in library's own files (`stdlib/*.bt`) may use `@primitive` bodies.
     let library = files.iter().all(|(p, _)| is_library_file(p));
     let popts = syntax::Options {
@@ -171,10 +168,7 @@ fn context_files(files: &[(String, String)]) -> Vec<(String, String)> {
 
 /// Checks files (directories are searched recursively for `*.bt`) with options (levels,
 /// warnings-as-errors). Unreadable paths are reported as errors of their own.
-pub(crate) fn check_files_with(
-    paths: &[String],
-    opts: &CheckOptions,
-) -> Result<Vec<FileReport>, String> {
+fn check_files_with(paths: &[String], opts: &CheckOptions) -> Result<Vec<FileReport>, String> {
     let mut files = Vec::new();
     for p in paths {
         collect(Path::new(p), &mut files).map_err(|e| format!("cannot read {p}: {e}"))?;
@@ -252,7 +246,7 @@ pub(crate) fn check_source(path: &str, src: &str) -> Vec<Diagnostic> {
 
 /// `bt check` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
-#[command(after_help = crate::cli::EXIT_CODES)]
+#[command(after_help = crate::cli::common::EXIT_CODES)]
 pub(crate) struct CheckArgs {
     /// Files or directories (searched for *.bt); default: the current directory
     #[arg(value_name = "PATH")]
@@ -264,13 +258,13 @@ pub(crate) struct CheckArgs {
     #[arg(long, hide = true)]
     pub(crate) json: bool,
     /// When diagnostics use colour
-    #[arg(long, value_enum, default_value_t = crate::cli::ColorArg::Auto)]
-    pub(crate) color: crate::cli::ColorArg,
+    #[arg(long, value_enum, default_value_t = crate::cli::common::ColorArg::Auto)]
+    pub(crate) color: crate::cli::common::ColorArg,
     /// Warnings make the exit status 1
     #[arg(long)]
     pub(crate) warnings_as_errors: bool,
     /// Set a checker category to error, warning, hint or off (after bt.toml)
-    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::level_arg)]
+    #[arg(long = "diagnostics", value_name = "CATEGORY=LEVEL", value_parser = super::common::level_arg)]
     pub(crate) diagnostics: Vec<String>,
 }
 

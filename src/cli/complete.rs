@@ -4,8 +4,6 @@
 //! bash: `bt completions bash > ~/.local/share/bash-completion/completions/bt`;
 //! zsh: `bt completions zsh > ~/.zfunc/_bt`; fish: `bt completions fish > ~/.config/fish/completions/bt.fish`.
 
-use clap::CommandFactory;
-
 /// `bt completions` arguments.
 #[derive(clap::Args, Debug, Clone)]
 pub(crate) struct CompletionArgs {
@@ -14,10 +12,9 @@ pub(crate) struct CompletionArgs {
     pub(crate) shell: clap_complete::Shell,
 }
 
-/// Writes the script to standard output.
-pub(crate) fn main(a: CompletionArgs) -> i32 {
-    let mut cmd = crate::cli::Cli::command();
+/// Writes the script for `cmd` (the whole `bt` command line) to standard output.
+pub(crate) fn main(a: CompletionArgs, mut cmd: clap::Command) -> i32 {
     let mut script = Vec::new();
     clap_complete::generate(a.shell, &mut cmd, "bt", &mut script);
-    crate::cli::emit(&String::from_utf8_lossy(&script))
+    crate::cli::common::emit(&String::from_utf8_lossy(&script))
 }

@@ -14,7 +14,7 @@ use crate::diagnostic::{self, Diagnostic};
 
 /// `bt fmt` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
-#[command(after_help = crate::cli::EXIT_CODES)]
+#[command(after_help = crate::cli::common::EXIT_CODES)]
 pub(crate) struct FmtArgs {
     /// Files or directories (searched for *.bt and *.btscript); `-` reads standard input;
     /// default: the current directory

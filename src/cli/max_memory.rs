@@ -28,7 +28,7 @@ use bt::memory::{self, Account};
 
 /// The share of the machine's (or cgroup's) memory a program may hold by default: three
 /// quarters, leaving the rest for the system, the allocator's own pages and other programs.
-pub(crate) const DEFAULT_SHARE: (usize, usize) = (3, 4);
+const DEFAULT_SHARE: (usize, usize) = (3, 4);
 
 /// Reductions between two calls of the hook (the evaluator's default preemption step, so
 /// the schedule is unchanged).
@@ -76,7 +76,7 @@ pub(crate) fn parse_size(s: &str) -> Result<usize, String> {
 }
 
 /// `bytes` for a person: `64 MiB`, `1.5 GiB`, `900 KiB`.
-pub(crate) fn format_size(bytes: usize) -> String {
+fn format_size(bytes: usize) -> String {
     const UNITS: [&str; 5] = ["bytes", "KiB", "MiB", "GiB", "TiB"];
     let mut unit = 0;
     let mut v = bytes as f64;
@@ -116,7 +116,7 @@ pub(crate) fn resolve(flag: Option<usize>) -> Result<MaxMemory, String> {
 
 /// [`DEFAULT_SHARE`] of the machine's physical memory, or of this process's cgroup memory
 /// limit when that is lower.
-pub(crate) fn default_limit() -> usize {
+fn default_limit() -> usize {
     let machine = memory::machine_memory();
     let total = cgroup_limit().map_or(machine, |c| c.min(machine));
     let (num, den) = DEFAULT_SHARE;

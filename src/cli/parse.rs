@@ -1,7 +1,7 @@
 //! `bt parse --ast [--allow-primitives] FILE`: prints the canonical AST dump (crates/bt-syntax/src/syntax/dump.rs) to standard
 //! output and any diagnostics to standard error; exit status 1 on a syntax error.
 
-use crate::cli::ColorArg;
+use crate::cli::common::ColorArg;
 use crate::diagnostic::{self, ColorChoice};
 use crate::syntax;
 
@@ -43,5 +43,5 @@ pub(crate) fn main(a: ParseArgs) -> i32 {
     if diags.iter().any(|d| d.is_error()) {
         return 1;
     }
-    crate::cli::emit(&syntax::dump::dump_module(&module))
+    crate::cli::common::emit(&syntax::dump::dump_module(&module))
 }

@@ -9,7 +9,7 @@ use crate::cli::doc;
 use crate::lsp::analysis;
 
 /// The REPL commands (for completion and `:help`).
-pub(crate) const COMMANDS: &[&str] = &[":help", ":load", ":quit"];
+const COMMANDS: &[&str] = &[":help", ":load", ":quit"];
 
 /// `(start, candidates)` for the word ending at `pos` in `line`, given what the session has
 /// entered so far.

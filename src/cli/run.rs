@@ -32,7 +32,7 @@ use crate::value::Value;
 /// (clap would show the optional `[FILE]` of the field).
 #[derive(clap::Args, Debug, Clone, Default)]
 #[command(
-    after_help = crate::cli::EXIT_CODES,
+    after_help = crate::cli::common::EXIT_CODES,
     override_usage = "bt run [OPTIONS] <FILE | - | -e TEXT> [ARGS]..."
 )]
 pub(crate) struct RunArgs {
@@ -57,7 +57,7 @@ pub(crate) struct RunArgs {
     #[arg(long, value_name = "SIZE", value_parser = crate::cli::max_memory::parse_size)]
     pub(crate) max_memory: Option<usize>,
     #[command(flatten)]
-    pub(crate) check: crate::cli::CheckFlags,
+    pub(crate) check: crate::cli::common::CheckFlags,
     #[command(flatten)]
     pub(crate) sandbox: Sandbox,
     /// Serve the process snapshot as JSON at http://ADDR/runtime/processes while running
@@ -297,28 +297,8 @@ pub(crate) fn main(args: RunArgs) -> i32 {
     run_with(args, None, &mut std::io::stderr())
 }
 
-#[cfg(test)]
-/// `bt run ARGS` (arguments after `run`) with its diagnostics written to `err`; with `out`,
-/// program output is captured there instead of going to standard output (tests).
-pub(crate) fn run(
-    args: &[String],
-    out: Option<crate::interp::program::OutputSink>,
-    err: &mut dyn Write,
-) -> i32 {
-    match crate::cli::parse_from(std::iter::once("run".to_string()).chain(args.iter().cloned())) {
-        Ok(crate::cli::Cli {
-            command: Some(crate::cli::Command::Run(a)),
-        }) => run_with(a, out, err),
-        Ok(_) => 2,
-        Err(e) => {
-            let _ = write!(err, "{}", e.render());
-            e.exit_code()
-        }
-    }
-}
-
 /// `bt run` with parsed arguments.
-pub(crate) fn run_with(
+fn run_with(
     mut o: RunArgs,
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
@@ -522,6 +502,26 @@ pub(crate) fn run_with(
 mod tests {
     use super::*;
     use std::sync::{Arc, Mutex};
+
+    /// `bt run ARGS` (arguments after `run`) with its diagnostics written to `err`; with `out`,
+    /// program output is captured there instead of going to standard output (tests).
+    fn run(
+        args: &[String],
+        out: Option<crate::interp::program::OutputSink>,
+        err: &mut dyn Write,
+    ) -> i32 {
+        match crate::cli::parse_from(std::iter::once("run".to_string()).chain(args.iter().cloned()))
+        {
+            Ok(crate::cli::Cli {
+                command: Some(crate::cli::Command::Run(a)),
+            }) => run_with(a, out, err),
+            Ok(_) => 2,
+            Err(e) => {
+                let _ = write!(err, "{}", e.render());
+                e.exit_code()
+            }
+        }
+    }
 
     /// Runs `src` as a file with extra arguments; answers (status, stdout, stderr).
     fn run_src(name: &str, src: &str, extra: &[&str]) -> (i32, String, String) {

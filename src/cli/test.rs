@@ -10,7 +10,7 @@ use crate::testrun::{self, Options};
 /// Runs expression files (*.btscript, and *.bt files with `// =>` lines) and TestCase suites
 /// found under each PATH (default: ./test), skipping directories named `fixtures`.
 #[derive(clap::Args, Debug, Clone, Default)]
-#[command(after_help = crate::cli::EXIT_CODES)]
+#[command(after_help = crate::cli::common::EXIT_CODES)]
 pub(crate) struct TestArgs {
     /// Files or directories to test (default: ./test)
     #[arg(value_name = "PATH")]
@@ -28,7 +28,7 @@ pub(crate) struct TestArgs {
     #[arg(long, value_name = "SECS", default_value = "30", value_parser = seconds)]
     pub(crate) timeout: Duration,
     #[command(flatten)]
-    pub(crate) check: crate::cli::CheckFlags,
+    pub(crate) check: crate::cli::common::CheckFlags,
     /// Run the `// =>` examples inside `///` comments of the given files
     #[arg(long)]
     pub(crate) doc_examples: bool,
@@ -97,18 +97,6 @@ impl TestArgs {
     }
 }
 
-/// Parses `bt test` arguments (after `test`).
-#[cfg(test)]
-pub(crate) fn parse_args(args: &[String]) -> Result<Options, String> {
-    match crate::cli::parse_from(std::iter::once("test".to_string()).chain(args.iter().cloned())) {
-        Ok(crate::cli::Cli {
-            command: Some(crate::cli::Command::Test(a)),
-        }) => Ok(a.options()),
-        Ok(_) => Err("not a test command".into()),
-        Err(e) => Err(e.to_string()),
-    }
-}
-
 /// Runs `bt test`; answers the process exit status (0 all passed, 1 failures, 2 usage).
 pub(crate) fn main(args: TestArgs) -> i32 {
     if let Some(spec) = &args.worker {
@@ -137,6 +125,19 @@ pub(crate) fn main(args: TestArgs) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Parses `bt test` arguments (after `test`).
+    fn parse_args(args: &[String]) -> Result<Options, String> {
+        match crate::cli::parse_from(
+            std::iter::once("test".to_string()).chain(args.iter().cloned()),
+        ) {
+            Ok(crate::cli::Cli {
+                command: Some(crate::cli::Command::Test(a)),
+            }) => Ok(a.options()),
+            Ok(_) => Err("not a test command".into()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
 
     fn args(s: &[&str]) -> Vec<String> {
         s.iter().map(|x| x.to_string()).collect()

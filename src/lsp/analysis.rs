@@ -103,15 +103,15 @@ pub(crate) fn word_at(text: &str, offset: usize) -> Option<(String, Span)> {
 /// A declaration found in a file.
 #[derive(Clone, Debug)]
 pub(crate) struct Decl {
-    pub kind: DeclKind,
-    pub name: String,
+    pub(crate) kind: DeclKind,
+    pub(crate) name: String,
     /// The class a slot or method belongs to.
-    pub class: Option<String>,
+    pub(crate) class: Option<String>,
     /// The span to jump to (the name).
-    pub name_span: Span,
+    pub(crate) name_span: Span,
     /// The whole declaration.
-    pub span: Span,
-    pub detail: String,
+    pub(crate) span: Span,
+    pub(crate) detail: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -30,12 +30,11 @@
 //! JSON-RPC errors and the server goes on ([`transport`]).
 
 pub(crate) mod analysis;
+mod documents;
 mod nav;
 mod refs;
 mod sig;
 mod transport;
-
-use std::collections::HashMap;
 
 use lsp_server::{Connection, ErrorCode, Message, Notification, Request, Response};
 use lsp_types::notification::{
@@ -58,16 +57,14 @@ use lsp_types::{
 };
 
 use analysis::{DeclKind, Lines};
-
-/// The open documents: their text by URI.
-pub(crate) type Docs = HashMap<Url, String>;
+use documents::{uri_path, Docs};
 
 /// `bt lsp` arguments.
 #[derive(clap::Args, Debug, Clone, Default)]
 pub(crate) struct LspArgs {
     /// Accepted for editors that pass it; standard input/output is the only transport
     #[arg(long)]
-    pub stdio: bool,
+    pub(crate) stdio: bool,
 }
 
 /// Runs the server on standard input/output until the client exits: status 0 after `exit`,
@@ -223,19 +220,6 @@ fn on_notification(docs: &mut Docs, n: Notification) -> Option<Url> {
         }
         _ => None,
     }
-}
-
-/// The file path of a `file:` URI (percent-escapes decoded); another URI as it is.
-pub(crate) fn uri_path(uri: &Url) -> String {
-    match uri.to_file_path() {
-        Ok(p) => p.to_string_lossy().into_owned(),
-        Err(()) => uri.to_string(),
-    }
-}
-
-/// The `file:` URI of an absolute path (None for a relative one).
-pub(crate) fn path_uri(path: &std::path::Path) -> Option<Url> {
-    Url::from_file_path(path).ok()
 }
 
 fn diagnostics(uri: &Url, text: Option<&str>) -> PublishDiagnosticsParams {

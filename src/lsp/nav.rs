@@ -16,20 +16,20 @@ use lsp_types::{
 };
 
 use super::analysis::{self, DeclKind, Lines};
+use super::documents::{self, Docs};
 use super::refs::{self, Key, Occurrence};
-use super::Docs;
 
 /// The open documents (this one first), then the other `.bt` files of its directory.
 pub(crate) fn workspace(docs: &Docs, uri: &Url) -> Vec<(Url, String)> {
     let mut sources: Vec<(Url, String)> =
         docs.iter().map(|(u, t)| (u.clone(), t.clone())).collect();
     sources.sort_by(|a, b| (a.0 != *uri, &a.0).cmp(&(b.0 != *uri, &b.0)));
-    if let Some(dir) = Path::new(&super::uri_path(uri)).parent() {
+    if let Some(dir) = Path::new(&documents::uri_path(uri)).parent() {
         if let Ok(rd) = std::fs::read_dir(dir) {
             let mut files: Vec<PathBuf> = rd.flatten().map(|e| e.path()).collect();
             files.sort();
             for f in files {
-                let Some(u) = super::path_uri(&f) else {
+                let Some(u) = documents::path_uri(&f) else {
                     continue;
                 };
                 if f.extension().is_some_and(|x| x == "bt") && !sources.iter().any(|(s, _)| *s == u)
@@ -74,7 +74,7 @@ pub(crate) fn library() -> &'static [(Url, String)] {
             let path = dir.join(name);
             let same = std::fs::read_to_string(&path).is_ok_and(|t| t == *src);
             if same || std::fs::write(&path, src).is_ok() {
-                if let Some(u) = super::path_uri(&path) {
+                if let Some(u) = documents::path_uri(&path) {
                     out.push((u, src.to_string()));
                 }
             }

@@ -33,9 +33,9 @@ pub(crate) enum Key {
 /// variable).
 #[derive(Clone, Debug)]
 pub(crate) struct Occurrence {
-    pub key: Key,
-    pub spans: Vec<Span>,
-    pub decl: bool,
+    pub(crate) key: Key,
+    pub(crate) spans: Vec<Span>,
+    pub(crate) decl: bool,
 }
 
 impl Occurrence {

@@ -21,7 +21,7 @@ use lsp_types::{
 };
 
 use super::analysis::{self, DeclKind, Lines};
-use super::Docs;
+use super::documents::Docs;
 use crate::cli::doc;
 use crate::syntax::token::Tok;
 
@@ -36,16 +36,16 @@ const MAX_SYMBOLS: usize = 256;
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Send {
     /// The keyword parts before the cursor, in order (`["at:", "put:"]`).
-    pub keywords: Vec<String>,
+    pub(crate) keywords: Vec<String>,
     /// The receiver's inferred class and side, when known.
-    pub receiver: Option<(String, bool)>,
+    pub(crate) receiver: Option<(String, bool)>,
     /// A word typed right before the cursor after an argument (`d at: 1 pu`): perhaps the
     /// start of the next keyword.
-    pub partial: Option<String>,
+    pub(crate) partial: Option<String>,
 }
 
 /// The keyword send the cursor at `offset` is typing, if any.
-pub(crate) fn send_at(text: &str, offset: usize) -> Option<Send> {
+fn send_at(text: &str, offset: usize) -> Option<Send> {
     let mut offset = offset.min(text.len());
     while !text.is_char_boundary(offset) {
         offset -= 1;
@@ -264,7 +264,7 @@ pub(crate) fn signature_help(text: &str, offset: usize) -> Option<SignatureHelp>
 /// `[start, end)` in the label in UTF-16 units (the keyword and its parameter, with a type
 /// annotation when the header has one). A header without parameter names (a primitive's
 /// bare selector) gets `_` for each.
-pub(crate) fn signature_label(
+fn signature_label(
     owner: &str,
     class_side: bool,
     selector: &str,

@@ -20,11 +20,11 @@ use lsp_types::notification::{Exit, Notification as _};
 use serde_json::{json, Value as Json};
 
 /// The longest message body read (a document of a few megabytes fits many times).
-pub(crate) const MAX_BODY: u64 = 32 << 20;
+const MAX_BODY: u64 = 32 << 20;
 /// The longest header line kept (`Content-Length: …` and `Content-Type: …` are short).
-pub(crate) const MAX_HEADER_LINE: usize = 1024;
+const MAX_HEADER_LINE: usize = 1024;
 /// The most header lines of one message.
-pub(crate) const MAX_HEADER_LINES: usize = 32;
+const MAX_HEADER_LINES: usize = 32;
 
 /// JSON-RPC's "parse error" (-32700).
 const PARSE_ERROR: i32 = ErrorCode::ParseError as i32;
@@ -33,7 +33,7 @@ const INVALID_REQUEST: i32 = ErrorCode::InvalidRequest as i32;
 
 /// What one frame of input was.
 #[derive(Debug)]
-pub(crate) enum Frame {
+enum Frame {
     Message(Message),
     /// Not a message: the error to answer, then how many body bytes to skip.
     Error {
@@ -86,7 +86,7 @@ fn header_line(r: &mut impl BufRead) -> io::Result<Option<Result<Vec<u8>, usize>
 }
 
 /// Reads the next frame; None at the end of the input.
-pub(crate) fn read_frame(r: &mut impl BufRead) -> io::Result<Option<Frame>> {
+fn read_frame(r: &mut impl BufRead) -> io::Result<Option<Frame>> {
     let mut length: Option<Result<u64, String>> = None;
     let mut problem: Option<String> = None;
     let mut lines = 0usize;
@@ -175,7 +175,7 @@ pub(crate) fn read_frame(r: &mut impl BufRead) -> io::Result<Option<Frame>> {
 }
 
 /// A message, or the error for a body that is not one.
-pub(crate) fn parse_body(body: &[u8]) -> Frame {
+fn parse_body(body: &[u8]) -> Frame {
     let v: Json = match serde_json::from_slice(body) {
         Ok(v) => v,
         Err(e) => {

@@ -35,7 +35,7 @@ impl Sink for StdoutSink {
 }
 
 /// The real interpreter behind [`Engine`].
-pub(crate) struct VmEngine {
+struct VmEngine {
     vm: Interpreter,
     /// Under the deterministic scheduler: (step index, scheduling steps) of the last step.
     steps: Rc<Cell<(usize, u64)>>,
@@ -276,7 +276,7 @@ fn shell_word(s: &str) -> String {
 }
 
 /// The command that replays `name` of `spec` under `seed`.
-pub(crate) fn replay_command(spec: &WorkerSpec, seed: u64, name: &str) -> String {
+fn replay_command(spec: &WorkerSpec, seed: u64, name: &str) -> String {
     let first = name.lines().next().unwrap_or(name).trim();
     let mut cmd = format!(
         "bt test --seed {seed} {} --filter {}",

@@ -153,8 +153,8 @@ pub(crate) fn at_loads(src: &str) -> Vec<(usize, String)> {
 /// comments; the last of each counts).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub(crate) struct SchedulePins {
-    pub seed: Option<u64>,
-    pub explore: Option<u32>,
+    pub(crate) seed: Option<u64>,
+    pub(crate) explore: Option<u32>,
 }
 
 pub(crate) fn schedule_pins(src: &str) -> SchedulePins {

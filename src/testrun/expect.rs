@@ -12,7 +12,7 @@ pub enum Expectation {
 
 impl Expectation {
     /// Parses the text after `// =>`; None when it is not an expectation line at all.
-    pub fn parse_line(line: &str) -> Option<Expectation> {
+    pub(crate) fn parse_line(line: &str) -> Option<Expectation> {
         let rest = line.trim().strip_prefix("// =>")?;
         let text = rest.trim();
         if let Some(x) = text.strip_prefix("ERROR:") {
@@ -22,7 +22,7 @@ impl Expectation {
     }
 
     /// The text as shown in reports (`ERROR: X` or the raw pattern).
-    pub fn describe(&self) -> String {
+    pub(crate) fn describe(&self) -> String {
         match self {
             Expectation::Value(t) => t.clone(),
             Expectation::Error(x) if x.is_empty() => "ERROR:".to_string(),
@@ -158,22 +158,22 @@ pub(crate) fn matches(pattern: &str, actual: &str) -> bool {
 /// The parts of an error that `ERROR: X` and `should:raise:` look at.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct ErrorFacts {
-    pub class_name: String,
-    pub kind: String,
-    pub message: String,
-    pub hint: Option<String>,
+    pub(crate) class_name: String,
+    pub(crate) kind: String,
+    pub(crate) message: String,
+    pub(crate) hint: Option<String>,
     /// An arithmetic fault (raw reason `badarith`).
-    pub badarith: bool,
+    pub(crate) badarith: bool,
     /// A compile error; `messages` holds every diagnostic message.
-    pub compile: bool,
-    pub messages: Vec<String>,
+    pub(crate) compile: bool,
+    pub(crate) messages: Vec<String>,
     /// The bt stack (`BtError::traceback`), shown for a case that failed with an error.
-    pub traceback: String,
+    pub(crate) traceback: String,
     /// The operation of an arithmetic fault (`BtError::detail`), shown under the first line.
-    pub detail: Option<String>,
+    pub(crate) detail: Option<String>,
     /// The source line with a caret under the failing send (`BtError::excerpt`), shown
     /// under the detail.
-    pub excerpt: Option<String>,
+    pub(crate) excerpt: Option<String>,
 }
 
 impl ErrorFacts {

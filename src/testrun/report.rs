@@ -17,33 +17,33 @@ pub(crate) enum Status {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct CaseResult {
     /// The expression (its lines joined with `\n`) or the test selector.
-    pub name: String,
+    pub(crate) name: String,
     /// 1-based line of the expression or test method (0 when unknown, e.g. inherited).
-    pub line: usize,
-    pub status: Status,
+    pub(crate) line: usize,
+    pub(crate) status: Status,
     /// The expectation as written (expression files), else null.
-    pub expected: Option<String>,
+    pub(crate) expected: Option<String>,
     /// What the expression displayed or raised (expression files), else null.
-    pub actual: Option<String>,
+    pub(crate) actual: Option<String>,
     /// Why it failed or was skipped; null for a pass.
-    pub message: Option<String>,
+    pub(crate) message: Option<String>,
     /// Under the deterministic scheduler: the schedule of this result (absent otherwise).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub schedule: Option<Schedule>,
+    pub(crate) schedule: Option<Schedule>,
 }
 
 /// The deterministic schedule a result came from (`--seed`, `--explore`).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Schedule {
     /// The seed that replays it (`bt test --seed SEED`).
-    pub seed: u64,
+    pub(crate) seed: u64,
     /// Scheduling steps the test took (for a failure: the step it failed at).
-    pub steps: u64,
+    pub(crate) steps: u64,
     /// Schedules run for this test (`--explore`: up to and including the failing one).
-    pub schedules: u32,
+    pub(crate) schedules: u32,
     /// The command that replays a failure.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub replay: Option<String>,
+    pub(crate) replay: Option<String>,
 }
 
 impl CaseResult {
@@ -88,21 +88,21 @@ impl CaseResult {
 /// One test file. Field order is the JSON order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct FileResult {
-    pub path: String,
-    pub passed: usize,
-    pub failed: usize,
-    pub skipped: usize,
+    pub(crate) path: String,
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
+    pub(crate) skipped: usize,
     /// Set when the file could not be run (it then counts as one failure).
-    pub error: Option<String>,
-    pub cases: Vec<CaseResult>,
+    pub(crate) error: Option<String>,
+    pub(crate) cases: Vec<CaseResult>,
     /// Load problems of fixtures, `--load` and `@load` files, and other notes.
-    pub warnings: Vec<String>,
+    pub(crate) warnings: Vec<String>,
     /// `--bless`: the cases whose `// =>` lines were rewritten (`LINE: expression => new`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub blessed: Vec<String>,
+    pub(crate) blessed: Vec<String>,
     /// Test class name of a suite (for the human report), not serialised.
     #[serde(skip)]
-    pub test_class: Option<String>,
+    pub(crate) test_class: Option<String>,
 }
 
 impl FileResult {
@@ -127,10 +127,10 @@ impl FileResult {
 /// The whole run. Field order is the JSON order.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Summary {
-    pub passed: usize,
-    pub failed: usize,
-    pub skipped: usize,
-    pub files: Vec<FileResult>,
+    pub(crate) passed: usize,
+    pub(crate) failed: usize,
+    pub(crate) skipped: usize,
+    pub(crate) files: Vec<FileResult>,
 }
 
 impl Summary {
@@ -156,7 +156,7 @@ impl Summary {
     }
 
     /// `N passed, N failed` with `, N skipped` when any were skipped.
-    pub(crate) fn closing_line(&self) -> String {
+    fn closing_line(&self) -> String {
         counts(self.passed, self.failed, self.skipped)
     }
 

@@ -37,9 +37,9 @@ pub struct Case {
     /// 1-based first line of the expression.
     pub line: usize,
     /// The expression's lines as written (comments included), joined with `\n`.
-    pub source: String,
+    pub(crate) source: String,
     /// The expression for reports: its non-blank lines, trimmed, joined with `\n`.
-    pub name: String,
+    pub(crate) name: String,
     /// `@expect` category applying to it, with the line of the directive.
     pub expect_category: Option<(usize, String)>,
     /// 1-based line of the `// =>` line.
@@ -50,7 +50,7 @@ pub struct Case {
 impl Case {
     /// The source to evaluate: blank lines in front so positions match the file, the
     /// `@expect` directive (if any) on the line before the expression.
-    pub fn eval_source(&self) -> String {
+    pub(crate) fn eval_source(&self) -> String {
         padded(
             self.line,
             &self.source,
@@ -107,7 +107,7 @@ fn is_skippable(t: &str) -> bool {
 
 /// True when a line (as written, untrimmed) starts a declaration: a class header, a
 /// standalone method, a protocol or a type alias, in column 0.
-pub(crate) fn is_decl_header(raw: &str) -> bool {
+fn is_decl_header(raw: &str) -> bool {
     if raw.starts_with(char::is_whitespace) {
         return false;
     }
@@ -118,7 +118,7 @@ pub(crate) fn is_decl_header(raw: &str) -> bool {
 }
 
 /// `[modifiers] Super[(Args)] subclass: Name` → (superclass, name).
-pub(crate) fn class_header(raw: &str) -> Option<(String, String)> {
+fn class_header(raw: &str) -> Option<(String, String)> {
     if raw.starts_with(char::is_whitespace) {
         return None;
     }

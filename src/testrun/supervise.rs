@@ -95,10 +95,10 @@ fn partial_marker_suffix(buf: &[u8]) -> usize {
 
 /// How a file run is configured.
 pub(crate) struct Supervisor {
-    pub exe: PathBuf,
-    pub timeout: Duration,
+    pub(crate) exe: PathBuf,
+    pub(crate) timeout: Duration,
     /// Program output goes to stderr instead of stdout (under `--json`).
-    pub output_to_stderr: bool,
+    pub(crate) output_to_stderr: bool,
     /// Warnings already printed (a broken fixture shared by many files is reported once on
     /// stderr; each file's JSON entry still lists it).
     printed: Mutex<HashSet<String>>,
@@ -106,8 +106,8 @@ pub(crate) struct Supervisor {
 
 /// The results of one file plus what `--bless` may rewrite.
 pub(crate) struct FileRun {
-    pub result: FileResult,
-    pub blesses: Vec<Bless>,
+    pub(crate) result: FileResult,
+    pub(crate) blesses: Vec<Bless>,
 }
 
 impl Supervisor {

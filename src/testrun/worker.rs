@@ -23,9 +23,9 @@ use super::split::{self, padded, split_lines, Entry};
 #[derive(Clone, Debug, Default)]
 pub(crate) struct LoadOutcome {
     /// (file, text) for each file that failed to parse, check or run.
-    pub warnings: Vec<(String, String)>,
+    pub(crate) warnings: Vec<(String, String)>,
     /// The first uncaught error of a top-level statement: (file if known, error).
-    pub error: Option<(Option<String>, ErrorFacts)>,
+    pub(crate) error: Option<(Option<String>, ErrorFacts)>,
 }
 
 /// The interpreter as the runner sees it.
@@ -59,11 +59,11 @@ impl Sink for Vec<Event> {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub(crate) struct Bless {
     /// The `// =>` line to rewrite.
-    pub line: usize,
-    pub text: String,
+    pub(crate) line: usize,
+    pub(crate) text: String,
     /// The line of the case it belongs to (for the report of what was rewritten).
     #[serde(default)]
-    pub case_line: usize,
+    pub(crate) case_line: usize,
 }
 
 /// Worker → parent messages.
@@ -105,38 +105,38 @@ pub(crate) enum Event {
 /// What the parent asks a worker to run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub(crate) struct WorkerSpec {
-    pub path: String,
-    pub kind: FileKind,
+    pub(crate) path: String,
+    pub(crate) kind: FileKind,
     /// Fixture files then `--load` files: the load unit run before the file.
-    pub unit: Vec<String>,
+    pub(crate) unit: Vec<String>,
     /// First step whose result is reported; earlier steps are replayed silently.
-    pub resume: usize,
+    pub(crate) resume: usize,
     /// Steps that timed out or crashed: never run again.
-    pub skip: Vec<usize>,
+    pub(crate) skip: Vec<usize>,
     /// Only report cases whose name contains this.
-    pub filter: Option<String>,
+    pub(crate) filter: Option<String>,
     /// Run the static checker.
-    pub check: bool,
+    pub(crate) check: bool,
     /// Checker warnings count as errors.
     #[serde(default)]
-    pub warnings_as_errors: bool,
+    pub(crate) warnings_as_errors: bool,
     /// Checker levels (`CATEGORY=LEVEL`: the manifest's, then the command line's), in order.
     #[serde(default)]
-    pub diagnostics: Vec<String>,
+    pub(crate) diagnostics: Vec<String>,
     /// Per-step timeout in seconds (for messages only; the parent enforces it).
-    pub timeout_secs: f64,
+    pub(crate) timeout_secs: f64,
     /// Run under the deterministic scheduler with this seed (`--seed`, `// @seed`).
     #[serde(default)]
-    pub seed: Option<u64>,
+    pub(crate) seed: Option<u64>,
     /// Explore this many schedules (`--explore`, `// @explore`); 0: one run.
     #[serde(default)]
-    pub explore: u32,
+    pub(crate) explore: u32,
     /// Probability of an injected actor crash at each message boundary.
     #[serde(default)]
-    pub inject_crashes: f64,
+    pub(crate) inject_crashes: f64,
     /// Scheduling steps a step may take before it is a livelock (None: the default).
     #[serde(default)]
-    pub step_budget: Option<u64>,
+    pub(crate) step_budget: Option<u64>,
 }
 
 /// `timed out after 30 s` (whole seconds shown without a fraction).

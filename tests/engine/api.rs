@@ -58,6 +58,49 @@ fn miette_renders_a_runtime_error_with_its_source_line() {
     assert!(out.contains("Arithmetic requires numbers"), "{out}"); // help = hint
 }
 
+/// An arithmetic fault's error names the operation as `bt run` prints it under the message —
+/// the operator, the operands' values and classes, "division by zero" when that is the
+/// cause — in `detail`, in the one-line `Display` and so in a `miette` report.
+#[test]
+fn arithmetic_faults_name_the_operation() {
+    let e = Engine::new();
+    for (src, detail) in [
+        (
+            "3 + \"x\"",
+            "`3 + \"x\"`: Integer + String, and \"x\" is not a number",
+        ),
+        ("x := 7\nx rem: 0", "`7 rem: 0`: division by zero"),
+        (
+            "-1 sqrt",
+            "`-1 sqrt`: the square root of a negative number is not a real number",
+        ),
+    ] {
+        let er = err(&e, src);
+        assert_eq!(er.kind, "type_error");
+        assert_eq!(er.message, "bad arithmetic operation");
+        assert_eq!(er.detail.as_deref(), Some(detail), "{src}");
+        let line = er.to_string();
+        assert!(!line.contains('\n'), "{line}");
+        assert!(
+            line.starts_with(&format!(
+                "TypeError (type_error): bad arithmetic operation: {detail} at eval:"
+            )),
+            "{line}"
+        );
+        assert!(
+            er.report().contains(&format!("\n{detail}\n")),
+            "{}",
+            er.report()
+        );
+        // The report's headline is the `Display` line (wrapped at the render width).
+        let out = render(er).replace("\n  │ ", " ");
+        assert!(out.contains(&line), "{out}");
+    }
+    // Other errors have no detail.
+    let er = err(&e, "#(1, 2) at: 5");
+    assert_eq!(er.detail, None);
+}
+
 #[test]
 fn miette_renders_compile_errors_with_codes_and_spans() {
     let e = Engine::new();

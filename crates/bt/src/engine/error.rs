@@ -2,7 +2,8 @@
 //! value) and [`HostError`] (what a host function answers to raise a language exception).
 //!
 //! An `EngineError` is a `std::error::Error` whose `Display` is one line
-//! (`TypeError (type_error): … at config.bt:3:7`) and a [`miette::Diagnostic`]: with the
+//! (`TypeError (type_error): … at config.bt:3:7`; an arithmetic fault names its operation
+//! there, the [`ErrorInfo::detail`] that `bt run` prints under the message) and a [`miette::Diagnostic`]: with the
 //! script's source, labelled spans (each checker/parser diagnostic, or the send that raised),
 //! a code (`E0201`, `bt::type_error`) and the hint as help, so `miette::Report` renders a
 //! script error in the host with the source line. [`EngineErrorKind`] says what failed.
@@ -108,6 +109,10 @@ pub struct ErrorInfo {
     /// `reduction_limit`, `deadline`, `memory_limit`, `io_error`, `exit`, …
     pub kind: String,
     pub message: String,
+    /// The operation of an arithmetic fault, as `bt run` prints it under the message:
+    /// `` `1 / 0`: division by zero ``, `` `3 + "x"`: Integer + String, and "x" is not a
+    /// number ``. `None` for other errors.
+    pub detail: Option<String>,
     pub hint: Option<String>,
     /// `(file, line, column)` where the error arose, when known.
     pub location: Option<(String, usize, usize)>,
@@ -144,6 +149,7 @@ impl EngineError {
             class_name: class_name.to_string(),
             kind: kind.to_string(),
             message,
+            detail: None,
             hint: None,
             location: None,
             diagnostics: Vec::new(),
@@ -178,6 +184,7 @@ impl EngineError {
         let mut err = EngineError::new(error_kind, e.class_name(), e.kind(), e.message());
         let info = &mut err.0;
         info.rendered = rendered;
+        info.detail = e.detail().map(str::to_string);
         info.hint = e.hint().map(str::to_string);
         info.location = e.location().cloned();
         info.diagnostics = e.diagnostics().to_vec();
@@ -331,7 +338,9 @@ impl EngineError {
 }
 
 /// One line: `Class (kind): message at file:line:col` (a compile error shows its first
-/// diagnostic's code and how many more there are).
+/// diagnostic's code and how many more there are; an arithmetic fault its operation after
+/// the message: `` TypeError (type_error): bad arithmetic operation: `1 / 0`: division by zero
+/// at eval:1:3 ``).
 impl fmt::Display for EngineError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let i = &self.0;
@@ -345,6 +354,9 @@ impl fmt::Display for EngineError {
                 write!(f, "compile error {}: {}", d.code, d.message)?;
             }
             _ => write!(f, "{} ({}): {}", i.class_name, i.kind, i.message)?,
+        }
+        if let Some(d) = &i.detail {
+            write!(f, ": {d}")?;
         }
         if let Some((file, line, col)) = &i.location {
             write!(f, " at {file}:{line}:{col}")?;
