@@ -346,3 +346,14 @@ impl FnCode {
         self.nparams as usize
     }
 }
+
+/// The selectors `x := x sel: args` updates in place (`collections::in_place`).
+pub(crate) const IN_PLACE_SELECTORS: &[&str] = &[
+    "add:",
+    "addFirst:",
+    "at:put:",
+    "removeKey:",
+    "remove:",
+    "add:withCount:",
+    "enqueue:",
+];

@@ -238,7 +238,7 @@ impl Ctx {
                 fields: fields.into(),
             })));
         }
-        let derived = crate::interp::loader::derived_class(&self.prog, &inst.class, name);
+        let derived = self.prog.derived_class(&inst.class, name);
         let mut fields = inst.fields.to_vec();
         fields.resize(derived.field_names.len() - 1, Value::Nil);
         fields.push(v);
@@ -271,7 +271,7 @@ pub(crate) fn self_update(fd: &FieldNode) -> Option<(&FieldNode, &SendNode)> {
             if read.mode == FieldMode::Actor
                 && read.idx == fd.idx
                 && read.value.is_none()
-                && crate::interp::lower::IN_PLACE_SELECTORS.contains(&send.sel.as_str()) =>
+                && crate::interp::eval::code::IN_PLACE_SELECTORS.contains(&send.sel.as_str()) =>
         {
             Some((read, send))
         }
