@@ -18,6 +18,7 @@
 //! | `error` | exceptions as values, kinds → classes, `BtError` |
 //! | `prims` | Rust primitives |
 //! | `print` | printing |
+//! | `process` | a context's process: the process slot of a `Ctx`, preemption, the actor system and its pool of contexts |
 //! | `actor` (+ `actor/`) | running on the actor runtime: processes, actor handles, sends |
 //! | `checker` | the standard checker: stdlib declarations + primitive selectors |
 //! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |
@@ -41,6 +42,7 @@ pub mod main_job;
 pub mod method_table;
 pub mod prims;
 pub mod print;
+pub mod process;
 pub mod program;
 pub mod registry;
 pub mod source_gc;

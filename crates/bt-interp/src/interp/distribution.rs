@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use crate::interp::actor::Done;
+use crate::interp::process::Done;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::value::{Sym, Value};

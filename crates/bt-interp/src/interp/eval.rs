@@ -224,7 +224,7 @@ pub struct Ctx {
     /// The host function called last (`engine::host`, `interp::host_cache`).
     pub(crate) host_cache: crate::interp::host_cache::HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.
-    pub proc: crate::interp::actor::ProcSlot,
+    pub proc: crate::interp::process::ProcSlot,
 }
 
 impl Ctx {
@@ -424,7 +424,7 @@ impl Ctx {
             }
         }
         if self.proc.in_runtime() {
-            crate::interp::actor::preempt(self)?;
+            crate::interp::process::preempt(self)?;
         }
         Ok(())
     }

@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, REMOTE_HOME};
+use crate::interp::process::{holds_block, Held, Relays, DEPTH};
 use crate::value::{ClassRef, Instance, Value};
 
 /// A fresh relay home (`REMOTE_HOME | n`), never handed out twice by this OS process.
@@ -33,44 +34,6 @@ pub fn next_relay_home() -> u64 {
 #[inline]
 pub fn is_relay(home: u64) -> bool {
     home >> 62 == 1
-}
-
-/// How deep inside collection arguments blocks get relay homes (as deep as
-/// `send::transfer_in` copies).
-const DEPTH: usize = 24;
-
-/// The relay homes live while a message is handled: those of the blocks that arrived as
-/// direct arguments, found when the message starts, and those of blocks inside its
-/// collection arguments (Lists, Arrays, Queues, Tuples, Dictionary values, Value fields),
-/// looked for only when a relay home is asked about (a `^` to one, or passing such a block
-/// on) — so a message with a large collection argument is not walked for them.
-#[derive(Default)]
-pub struct Relays(Vec<Held>);
-
-/// One entry of [`Relays`] (one vector: a message without blocks or collections costs what
-/// a list of homes did).
-enum Held {
-    Home(u64),
-    Nested(Value),
-}
-
-impl Relays {
-    /// Is relay home `home` live in this message?
-    pub fn contains(&self, home: &u64) -> bool {
-        self.0.iter().any(|h| match h {
-            Held::Home(x) => x == home,
-            Held::Nested(v) => holds_relay(v, *home),
-        })
-    }
-
-    /// Adds a relay home live for the whole message (a remote call's, `crate::dist::peer`).
-    pub fn push(&mut self, home: u64) {
-        self.0.push(Held::Home(home));
-    }
-
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
 }
 
 /// The relay homes of the blocks that arrived in a message (see [`Relays`]).
@@ -90,28 +53,6 @@ pub fn message_relays(args: &[Value]) -> Relays {
         }
     }
     Relays(r)
-}
-
-/// Does `v` hold (up to [`DEPTH`] levels down) a block for which `p` holds?
-fn holds_block(v: &Value, d: usize, p: &dyn Fn(&Closure) -> bool) -> bool {
-    if d > DEPTH {
-        return false;
-    }
-    let each = |x: &Value| holds_block(x, d + 1, p);
-    match v {
-        Value::Block(c) => p(c),
-        Value::List(l) | Value::Queue(l) => l.iter().any(each),
-        Value::Array(l) => l.iter().any(each),
-        Value::Tuple(t) => t.iter().any(each),
-        Value::Dict(m) => m.values().any(each),
-        Value::Object(i) => i.fields.iter().any(each),
-        _ => false,
-    }
-}
-
-/// Does `v` hold a block whose home is relay home `home`?
-fn holds_relay(v: &Value, home: u64) -> bool {
-    holds_block(v, 0, &|c| c.home == home)
 }
 
 /// Are `a` and `b` the same collection (not copied)?

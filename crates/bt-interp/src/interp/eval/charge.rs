@@ -167,7 +167,7 @@ impl Ctx {
         }
         // A process told to exit (killed at the engine's memory limit, say) whose run has not
         // reached a check yet starts nothing more: its exit goes on from here.
-        if let Some(r) = crate::interp::actor::cx_of(self).and_then(|cx| cx.exiting()) {
+        if let Some(r) = crate::interp::process::cx_of(self).and_then(|cx| cx.exiting()) {
             return Err(Unwind::Exit(r.to_value()));
         }
         if crate::memory::current_over() {
