@@ -318,11 +318,6 @@ impl Ctx {
         self.raise_kind(kind, msg.into(), Some(hint.into()))
     }
 
-    /// An arithmetic fault: `type_error` "bad arithmetic operation", raw reason `badarith`.
-    pub fn arith_err(&self) -> Unwind {
-        crate::interp::error::arith_fault(self)
-    }
-
     pub fn type_err(&self, msg: impl Into<String>) -> Unwind {
         self.err(ErrorKind::TypeError, msg)
     }
@@ -390,11 +385,6 @@ impl Ctx {
             Value::Str(s) => Ok(s.as_str().to_string()),
             other => self.default_print(other),
         }
-    }
-
-    /// The built-in printString of a value (no user override of `v`'s own printString).
-    pub fn default_print(&mut self, v: &Value) -> Result<String, Unwind> {
-        crate::interp::print::default_print(self, v)
     }
 
     /// Counts one reduction; every `budget` reductions calls the preemption hook.
@@ -513,16 +503,6 @@ impl Ctx {
                 self.max_depth
             ),
         )
-    }
-
-    /// Builds `Result ok: v`.
-    pub fn make_ok(&self, v: Value) -> Value {
-        crate::interp::error::make_result(self, true, v)
-    }
-
-    /// Builds `Result error: reason`.
-    pub fn make_error(&self, reason: Value) -> Value {
-        crate::interp::error::make_result(self, false, reason)
     }
 
     /// Is `v` an instance of `cls` or a subclass?

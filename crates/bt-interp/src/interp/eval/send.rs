@@ -761,7 +761,7 @@ impl Ctx {
         self.err_full(
             ErrorKind::DoesNotUnderstand,
             format!("{name} does not understand '{sel}'"),
-            Some(crate::interp::error::DNU_HINT.to_string()),
+            Some(DNU_HINT.to_string()),
             Some(sel),
             Some(cls),
         )
@@ -784,3 +784,6 @@ fn plain_body(code: &FnCode, arm: Option<bool>, c: &mut Ctx, f: &Frame) -> Flow 
         (None, _) => code.op.run(c, f),
     }
 }
+
+/// The hint of a `does_not_understand` error.
+pub(crate) const DNU_HINT: &str = "Check spelling or use 'respondsTo:' to verify method exists";
