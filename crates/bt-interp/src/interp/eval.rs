@@ -24,6 +24,7 @@ mod owned;
 mod pattern;
 mod send;
 mod site;
+pub mod units;
 
 use std::sync::Arc;
 
