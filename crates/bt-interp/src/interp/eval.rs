@@ -36,7 +36,7 @@ use crate::value::{ClassRef, Sym, Value};
 pub use code::{CompiledMethod, FnCode, Loc};
 /// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
 pub(crate) use hit::Hit;
-pub use send::sel_arity;
+pub use code::sel_arity;
 pub(crate) use send::REMOTE_HOME;
 
 pub type EvalResult = Result<Value, Unwind>;

@@ -9,29 +9,13 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
+use crate::interp::eval::code::sel_arity;
 use crate::interp::eval::compile::Decided;
 use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::eval::{
     Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
 };
 use crate::value::{ClassRef, Instance, Sym, Value};
-
-/// Number of arguments a selector takes (`foo` 0, `+` 1, `at:put:` 2).
-pub fn sel_arity(sel: &str) -> usize {
-    let colons = sel.bytes().filter(|b| *b == b':').count();
-    if colons > 0 {
-        colons
-    } else if sel
-        .bytes()
-        .next()
-        .map(|b| b.is_ascii_alphabetic() || b == b'_')
-        .unwrap_or(false)
-    {
-        0
-    } else {
-        1
-    }
-}
 
 #[inline]
 fn cache_index(key: usize, sel: Sym) -> usize {
