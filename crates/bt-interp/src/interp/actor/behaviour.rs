@@ -29,11 +29,6 @@ pub fn job_message(job: Value) -> Message {
     Message::request(Request::Job, vec![job])
 }
 
-/// The message that runs the job in the main process's `JobSlot` (`interp::main_job`).
-pub fn job_message_in_slot() -> Message {
-    Message::job()
-}
-
 /// An instance of an `Actor subclass:`.
 pub struct BtActor {
     pub sys: Arc<ActorSys>,
