@@ -9,7 +9,8 @@
 //! ([`Ctx::detached_state`]).
 //!
 //! Submodules: [`handle`] (actor handles, pids, references and other runtime values),
-//! [`send`] (sends and casts to actors, copying blocks across processes, error mapping),
+//! [`send`] (sends and casts to actors, error mapping),
+//! [`transfer`] (values crossing processes: block copies, recycled argument vectors),
 //! [`relay`] (non-local return through actor sends),
 //! [`behaviour`] (the behaviours: user actors, the main program, transcripts), [`slots`]
 //! (typed state slots checked after `initialize`).
@@ -23,6 +24,7 @@ pub mod relay;
 pub mod send;
 pub mod slots;
 pub mod target;
+pub mod transfer;
 
 use std::sync::Arc;
 

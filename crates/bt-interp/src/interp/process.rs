@@ -361,7 +361,7 @@ pub fn cx_log(ctx: &mut Ctx, line: &str) {
 }
 
 /// How deep inside collection arguments blocks get relay homes (as deep as
-/// `send::transfer_in` copies).
+/// `actor::transfer::transfer_in` copies).
 pub(crate) const DEPTH: usize = 24;
 
 /// The relay homes live while a message is handled: those of the blocks that arrived as

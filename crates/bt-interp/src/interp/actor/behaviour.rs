@@ -292,7 +292,7 @@ impl BtActor {
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
             // Blocks of the caller whose `^` returns there: live while this runs. (A
             // context comes from the pool with none.)
-            if msg.args.iter().any(super::send::may_hold_block) {
+            if msg.args.iter().any(super::transfer::may_hold_block) {
                 ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
             }
             let sel = if init {

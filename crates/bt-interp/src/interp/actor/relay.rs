@@ -2,7 +2,7 @@
 //! caller passed to an actor in a sync send returns from the block's home method in the
 //! caller, through the actor's method.
 //!
-//! A block crossing processes is a copy (`send::transfer_in`). When it is a direct argument
+//! A block crossing processes is a copy (`transfer::transfer_in`). When it is a direct argument
 //! of a sync call and its home method is live in the caller, the copy gets a fresh **relay
 //! home** (`REMOTE_HOME | n`, unique in this OS process) instead of "no home". The actor
 //! handling the call lists the relay homes of its message in its context
@@ -140,12 +140,12 @@ fn relay_nested(
     }
 }
 
-/// The arguments of a sync call as they cross (see [`super::send::transfer_in`]), with a
+/// The arguments of a sync call as they cross (see [`super::transfer::transfer_in`]), with a
 /// relay home for each block whose home is live here, directly an argument or inside a
 /// collection argument; answers the (relay, home) pairs.
 pub fn prepare_args(ctx: &Ctx, args: &[Value]) -> (Vec<Value>, Vec<(u64, u64)>) {
     let mut map = Vec::new();
-    // The thread's spare argument vector (`send::spare_args`): no allocation per call.
+    // The thread's spare argument vector (`transfer::spare_args`): no allocation per call.
     let mut out = super::send::spare_args();
     out.extend(args.iter().map(|a| match a {
         Value::Block(orig) => {
