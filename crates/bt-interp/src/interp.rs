@@ -7,6 +7,12 @@
 //!     ─▶ eval (Ctx: one per process) ⇄ prims (Rust tables) ⇄ stdlib/*.bt
 //! ```
 //!
+//! The modules form layers, lowest first: leaves → core types (`Ctx`, `Program`, method
+//! tables, compiled code, the primitive registry, the process slot) → evaluation (`impl Ctx`:
+//! exec, send, errors, printing) → `lower` → `loader` → `actor` glue → `prims` → the program
+//! API (`interpreter`). A file names only its own layer and those below
+//! (docs/internals/interpreter.md, "Layers"; checked by tests/lang/module_cycles.rs).
+//!
 //! | module | what lives there |
 //! |---|---|
 //! | `class` | classes, metaclasses, method dictionaries |

@@ -8,7 +8,13 @@
 //!
 //! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring),
-//! `charge` (reductions for bulk work in primitives: `Ctx::charge`).
+//! `charge` (reductions for bulk work in primitives: `Ctx::charge`), `units` (the rate of
+//! charging: a leaf).
+//!
+//! Layer: this file, `code`, `compile`, `hit` and `field` are the core types (they name each
+//! other, the program and the registry); `exec`, `send`, `entry`, `owned`, `pattern`,
+//! `class_side`, `site` and `charge` are evaluation, `impl Ctx` blocks above them that no
+//! core file names. Nothing here names lowering, loading, the actor glue or the primitives.
 
 #[cfg(test)]
 mod cache_tests;
@@ -33,10 +39,10 @@ pub use crate::interp::error::ErrorKind;
 use crate::interp::program::Program;
 use crate::value::{ClassRef, Sym, Value};
 
+pub use code::sel_arity;
 pub use code::{CompiledMethod, FnCode, Loc};
 /// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
 pub(crate) use hit::Hit;
-pub use code::sel_arity;
 pub(crate) use send::REMOTE_HOME;
 
 pub type EvalResult = Result<Value, Unwind>;

@@ -8,7 +8,8 @@
 //! syntax tree (the library is parsed once per process, `Interpreter::load_stdlib`) and a
 //! weak reference to its class; the first lookup lowers it (`Class::lookup`, or any reader
 //! through [`crate::interp::eval::Method::forced`]) and keeps the result for the life of the
-//! method. The code is still this program's own, so isolation is unchanged
+//! method. The lowering itself (`LazyMethod::force`) is defined by the lowering layer
+//! (`lower/lazy.rs`); this file is the data. The code is still this program's own, so isolation is unchanged
 //! (tests/engine/isolation.rs). A program made from the library image
 //! (`interp::library_image`) makes a library method's `LazyMethod` only when the method is
 //! first read (its slot in `interp::method_table`).

@@ -493,4 +493,3 @@ fn is_core_class(prog: &Program, c: &ClassRef) -> bool {
     .iter()
     .any(|x| Arc::ptr_eq(x, c))
 }
-

@@ -21,7 +21,7 @@ pub use text::{
 use crate::interp::class::{Class, ClassKind};
 use crate::interp::eval::{Ctx, Unwind};
 use crate::value::order::fields_in_name_order;
-use crate::value::{Instance, Interval, Sym, Value};
+use crate::value::{Instance, Sym, Value};
 
 /// How deep Value instances nest before the rest prints as `...`.
 pub const MAX_VALUE_NESTING: usize = 5;
@@ -351,6 +351,7 @@ fn json_value(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<(), Unwind> 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::Interval;
 
     #[test]
     fn floats_of_the_spec() {

@@ -21,8 +21,8 @@ use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::runtime::{CallError, Message, ProcRef, Timeout};
 use crate::value::{fast_clone, ClassRef, Instance, Sym, Value};
 
-pub use super::transfer::{recycle_args, transfer, transfer_in, transfer_in_owned};
 pub(super) use super::transfer::{may_hold_block, spare_args};
+pub use super::transfer::{recycle_args, transfer, transfer_in, transfer_in_owned};
 
 /// Built-in selectors of Actor that run inside the actor (they touch its state).
 const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];

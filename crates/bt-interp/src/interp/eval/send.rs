@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::code::{CompiledMethod, FnCode};
 use crate::interp::eval::code::sel_arity;
+use crate::interp::eval::code::{CompiledMethod, FnCode};
 use crate::interp::eval::compile::Decided;
 use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::eval::{

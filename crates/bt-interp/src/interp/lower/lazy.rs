@@ -64,4 +64,3 @@ pub(crate) fn lower_decl(
     }
     Lowerer::new(NO_FILE, owner).method(md)
 }
-
