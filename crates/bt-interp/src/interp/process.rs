@@ -360,9 +360,12 @@ pub fn cx_log(ctx: &mut Ctx, line: &str) {
     }
 }
 
+// Relay homes: the part of non-local return through actor sends (`actor::relay`) that a
+// context holds while it handles a message.
+
 /// How deep inside collection arguments blocks get relay homes (as deep as
 /// `actor::transfer::transfer_in` copies).
-pub(crate) const DEPTH: usize = 24;
+pub(crate) const RELAY_DEPTH: usize = 24;
 
 /// The relay homes live while a message is handled: those of the blocks that arrived as
 /// direct arguments, found when the message starts, and those of blocks inside its
@@ -398,9 +401,9 @@ impl Relays {
     }
 }
 
-/// Does `v` hold (up to [`DEPTH`] levels down) a block for which `p` holds?
+/// Does `v` hold (up to [`RELAY_DEPTH`] levels down) a block for which `p` holds?
 pub(crate) fn holds_block(v: &Value, d: usize, p: &dyn Fn(&Closure) -> bool) -> bool {
-    if d > DEPTH {
+    if d > RELAY_DEPTH {
         return false;
     }
     let each = |x: &Value| holds_block(x, d + 1, p);

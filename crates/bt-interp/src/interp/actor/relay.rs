@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, REMOTE_HOME};
-use crate::interp::process::{holds_block, Held, Relays, DEPTH};
+use crate::interp::process::{holds_block, Held, Relays, RELAY_DEPTH};
 use crate::value::{ClassRef, Instance, Value};
 
 /// A fresh relay home (`REMOTE_HOME | n`), never handed out twice by this OS process.
@@ -96,7 +96,7 @@ fn relay_nested(
     d: usize,
     map: &mut Vec<(u64, u64)>,
 ) -> Value {
-    if d > DEPTH {
+    if d > RELAY_DEPTH {
         return copy.clone();
     }
     let mut each = |o: &Value, c: &Value| relay_nested(ctx, o, c, d + 1, map);
