@@ -14,7 +14,7 @@ use bt::Engine;
 /// program of a process loads the library itself).
 fn from_image() {
     assert!(
-        bt::interp::library_image::image().is_some(),
+        bt::interp::Interpreter::library_image().is_some(),
         "the library image could not be built"
     );
 }

@@ -18,6 +18,11 @@
 //! lines) are expanded, inline `mod name { … }` blocks shift what `super::` means. Test code
 //! is left out — `#[cfg(test)]` modules, inline or in their own file — since a unit test
 //! may drive a low module through the whole interpreter.
+//!
+//! On the same graph, bt-interp's files are checked against its layer order
+//! ([`INTERP_LAYERS`]): leaves, the evaluator's core types, evaluation, lowering, loading,
+//! the actor glue, the primitives, the program API — each names only its own layer and the
+//! ones below.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,13 +30,11 @@ use std::path::{Path, PathBuf};
 /// The size no import cycle may exceed once the big ones are broken.
 const GOAL: usize = 3;
 
-/// The largest strongly connected component allowed today: bt-interp's core — evaluation,
-/// lowering, classes, program, errors, the actor glue and the primitive registry naming each
-/// other — is one cycle (the primitives are outside it: the core reaches them only through
-/// the registry). This is a
-/// ceiling, not the goal: it may only go down. Lower it as cycles are broken (the test says
-/// when); once it reaches [`GOAL`] it stays there.
-const CEILING: usize = 40;
+/// The largest strongly connected component allowed today (the command line's modules in
+/// bt-cli; bt-interp's evaluator core, whose types refer to each other through `Ctx`, is
+/// next). This is a ceiling, not the goal: it may only go down. Lower it as cycles are
+/// broken (the test says when); once it reaches [`GOAL`] it stays there.
+const CEILING: usize = 29;
 
 /// Code with comments removed and string/char literals emptied (so braces count right).
 fn code_only(text: &str) -> String {
@@ -637,4 +640,116 @@ fn the_scan_expands_use_trees_and_finds_components() {
     .map(|(k, v)| (k.to_string(), v.into_iter().map(str::to_string).collect()))
     .collect();
     assert_eq!(components(&g), vec![vec!["a", "b", "c"]]);
+}
+
+/// The layers of bt-interp, lowest first (docs/internals/interpreter.md, "Layers"): a file
+/// may name files of its own layer and of the layers below, never above. A file belongs to
+/// the entry with the longest matching path (relative to `crates/bt-interp/src/interp/`; a
+/// path ending in `/` is a directory).
+const INTERP_LAYERS: &[(&str, &[&str])] = &[
+    (
+        "leaves",
+        &[
+            "eval/units.rs",
+            "print/text.rs",
+            "capability/grants.rs",
+            "error/kind.rs",
+            "actor/groups.rs",
+            "registry/big_units.rs",
+            "registry/input_units.rs",
+        ],
+    ),
+    (
+        "core types",
+        &[
+            "eval.rs",
+            "eval/code.rs",
+            "eval/compile.rs",
+            "eval/compile/",
+            "eval/hit.rs",
+            "eval/field.rs",
+            "program.rs",
+            "registry.rs",
+            "method_table.rs",
+            "lazy_method.rs",
+            "class.rs",
+            "block_code.rs",
+            "host_cache.rs",
+            "source_gc.rs",
+            "process.rs",
+            "distribution.rs",
+            "actor/target.rs",
+        ],
+    ),
+    (
+        "evaluation",
+        &[
+            "eval/",
+            "error/",
+            "print.rs",
+            "capability.rs",
+            "program/",
+            "mailbox_limit.rs",
+        ],
+    ),
+    ("lowering", &["lower.rs", "lower/"]),
+    ("loading", &["loader.rs", "loader/"]),
+    ("actor glue", &["actor.rs", "actor/", "main_job.rs"]),
+    ("primitives", &["prims/", "actor/prims.rs", "actor/prims/"]),
+    (
+        "program API",
+        &[
+            "interpreter.rs",
+            "library_image.rs",
+            "checker.rs",
+            "stdlib.rs",
+        ],
+    ),
+];
+
+/// The layer of a file of bt-interp (`interp/…`), if it has one.
+fn interp_layer(file: &str) -> Option<usize> {
+    let rel = file.strip_prefix("interp/")?;
+    let mut best: Option<(usize, usize)> = None;
+    for (i, (_, paths)) in INTERP_LAYERS.iter().enumerate() {
+        for p in *paths {
+            let hit = if p.ends_with('/') {
+                rel.starts_with(p)
+            } else {
+                rel == *p
+            };
+            if hit && best.is_none_or(|(len, _)| p.len() > len) {
+                best = Some((p.len(), i));
+            }
+        }
+    }
+    best.map(|(_, i)| i)
+}
+
+#[test]
+fn the_interpreter_layers_point_one_way() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let graph = file_graph(&root.join("crates/bt-interp/src"));
+    let mut wrong = Vec::new();
+    for (file, names) in &graph {
+        if !file.starts_with("interp/") {
+            continue;
+        }
+        let Some(mine) = interp_layer(file) else {
+            wrong.push(format!(
+                "{file}: in no layer (add it to INTERP_LAYERS and docs/internals/interpreter.md)"
+            ));
+            continue;
+        };
+        for t in names {
+            match interp_layer(t) {
+                Some(theirs) if theirs > mine => wrong.push(format!(
+                    "{file} ({}) names {t} ({}), a higher layer",
+                    INTERP_LAYERS[mine].0, INTERP_LAYERS[theirs].0
+                )),
+                _ => {}
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }

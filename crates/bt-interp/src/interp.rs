@@ -7,6 +7,12 @@
 //!     ─▶ eval (Ctx: one per process) ⇄ prims (Rust tables) ⇄ stdlib/*.bt
 //! ```
 //!
+//! The modules form layers, lowest first: leaves → core types (`Ctx`, `Program`, method
+//! tables, compiled code, the primitive registry, the process slot) → evaluation (`impl Ctx`:
+//! exec, send, errors, printing) → `lower` → `loader` → `actor` glue → `prims` → the program
+//! API (`interpreter`). A file names only its own layer and those below
+//! (docs/internals/interpreter.md, "Layers"; checked by tests/lang/module_cycles.rs).
+//!
 //! | module | what lives there |
 //! |---|---|
 //! | `class` | classes, metaclasses, method dictionaries |
@@ -18,6 +24,7 @@
 //! | `error` | exceptions as values, kinds → classes, `BtError` |
 //! | `prims` | Rust primitives |
 //! | `print` | printing |
+//! | `process` | a context's process: the process slot of a `Ctx`, preemption, the actor system and its pool of contexts |
 //! | `actor` (+ `actor/`) | running on the actor runtime: processes, actor handles, sends |
 //! | `checker` | the standard checker: stdlib declarations + primitive selectors |
 //! | `interpreter` | [`Interpreter`]: one running program (class table, runtime, main process); the API the CLI, REPL, test runner and engine use |
@@ -41,6 +48,7 @@ pub mod main_job;
 pub mod method_table;
 pub mod prims;
 pub mod print;
+pub mod process;
 pub mod program;
 pub mod registry;
 pub mod source_gc;

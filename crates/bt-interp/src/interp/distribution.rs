@@ -13,9 +13,9 @@
 
 use std::sync::Arc;
 
-use crate::interp::actor::Done;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::process::Done;
 use crate::value::{Sym, Value};
 
 /// The name of a node that was not started with `--name`.

@@ -8,7 +8,13 @@
 //!
 //! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring),
-//! `charge` (reductions for bulk work in primitives: `Ctx::charge`).
+//! `charge` (reductions for bulk work in primitives: `Ctx::charge`), `units` (the rate of
+//! charging: a leaf).
+//!
+//! Layer: this file, `code`, `compile`, `hit` and `field` are the core types (they name each
+//! other, the program and the registry); `exec`, `send`, `entry`, `owned`, `pattern`,
+//! `class_side`, `site` and `charge` are evaluation, `impl Ctx` blocks above them that no
+//! core file names. Nothing here names lowering, loading, the actor glue or the primitives.
 
 #[cfg(test)]
 mod cache_tests;
@@ -24,6 +30,7 @@ mod owned;
 mod pattern;
 mod send;
 mod site;
+pub mod units;
 
 use std::sync::Arc;
 
@@ -32,10 +39,10 @@ pub use crate::interp::error::ErrorKind;
 use crate::interp::program::Program;
 use crate::value::{ClassRef, Sym, Value};
 
+pub use code::sel_arity;
 pub use code::{CompiledMethod, FnCode, Loc};
 /// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
 pub(crate) use hit::Hit;
-pub use send::sel_arity;
 pub(crate) use send::REMOTE_HOME;
 
 pub type EvalResult = Result<Value, Unwind>;
@@ -224,7 +231,7 @@ pub struct Ctx {
     /// The host function called last (`engine::host`, `interp::host_cache`).
     pub(crate) host_cache: crate::interp::host_cache::HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.
-    pub proc: crate::interp::actor::ProcSlot,
+    pub proc: crate::interp::process::ProcSlot,
 }
 
 impl Ctx {
@@ -318,11 +325,6 @@ impl Ctx {
         self.raise_kind(kind, msg.into(), Some(hint.into()))
     }
 
-    /// An arithmetic fault: `type_error` "bad arithmetic operation", raw reason `badarith`.
-    pub fn arith_err(&self) -> Unwind {
-        crate::interp::error::arith_fault(self)
-    }
-
     pub fn type_err(&self, msg: impl Into<String>) -> Unwind {
         self.err(ErrorKind::TypeError, msg)
     }
@@ -392,11 +394,6 @@ impl Ctx {
         }
     }
 
-    /// The built-in printString of a value (no user override of `v`'s own printString).
-    pub fn default_print(&mut self, v: &Value) -> Result<String, Unwind> {
-        crate::interp::print::default_print(self, v)
-    }
-
     /// Counts one reduction; every `budget` reductions calls the preemption hook.
     #[inline]
     pub fn tick(&mut self) -> Result<(), Unwind> {
@@ -424,7 +421,7 @@ impl Ctx {
             }
         }
         if self.proc.in_runtime() {
-            crate::interp::actor::preempt(self)?;
+            crate::interp::process::preempt(self)?;
         }
         Ok(())
     }
@@ -513,16 +510,6 @@ impl Ctx {
                 self.max_depth
             ),
         )
-    }
-
-    /// Builds `Result ok: v`.
-    pub fn make_ok(&self, v: Value) -> Value {
-        crate::interp::error::make_result(self, true, v)
-    }
-
-    /// Builds `Result error: reason`.
-    pub fn make_error(&self, reason: Value) -> Value {
-        crate::interp::error::make_result(self, false, reason)
     }
 
     /// Is `v` an instance of `cls` or a subclass?

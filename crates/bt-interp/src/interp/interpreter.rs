@@ -216,11 +216,28 @@ fn job_to_pool(sys: &ActorSys, main: &ProcRef, done: &GuestDone, slot: &Arc<JobS
     sys.rt.cast(main, msg);
 }
 
+/// Loads the library into a template program and keeps what programs can share (the
+/// library image; None when it cannot be shared).
+fn build_library_image() -> Option<crate::interp::library_image::LibraryImage> {
+    let vm = Interpreter::loading_library(InterpreterOptions::default());
+    if !vm.binding_names().is_empty() {
+        return None; // top-level statements of the library: their effects are not copied
+    }
+    crate::interp::library_image::LibraryImage::of(&vm.prog, vm.stdlib_warnings.clone())
+}
+
 impl Interpreter {
     /// A program with the built-in library: a copy of the process's library image
     /// (`interp::library_image`), or loaded into this program (the first of the process).
     pub fn new(opts: InterpreterOptions) -> Interpreter {
-        Interpreter::start(opts, crate::interp::library_image::for_new_program())
+        let image = crate::interp::library_image::for_new_program(build_library_image);
+        Interpreter::start(opts, image)
+    }
+
+    /// The process's library image, built now if it is not yet (None when the library
+    /// cannot be shared; `interp::library_image`).
+    pub fn library_image() -> Option<&'static crate::interp::library_image::LibraryImage> {
+        crate::interp::library_image::image(build_library_image)
     }
 
     /// A program that loads the built-in library itself (not from the image).

@@ -8,7 +8,8 @@
 //! syntax tree (the library is parsed once per process, `Interpreter::load_stdlib`) and a
 //! weak reference to its class; the first lookup lowers it (`Class::lookup`, or any reader
 //! through [`crate::interp::eval::Method::forced`]) and keeps the result for the life of the
-//! method. The code is still this program's own, so isolation is unchanged
+//! method. The lowering itself (`LazyMethod::force`) is defined by the lowering layer
+//! (`lower/lazy.rs`); this file is the data. The code is still this program's own, so isolation is unchanged
 //! (tests/engine/isolation.rs). A program made from the library image
 //! (`interp::library_image`) makes a library method's `LazyMethod` only when the method is
 //! first read (its slot in `interp::method_table`).
@@ -21,8 +22,7 @@
 use std::sync::{Arc, OnceLock, Weak};
 
 use crate::interp::class::Class;
-use crate::interp::eval::code::{CompiledMethod, NO_FILE};
-use crate::interp::lower::{Lowerer, Owner};
+use crate::interp::eval::code::CompiledMethod;
 use crate::syntax::ast::MethodDecl;
 use crate::value::Sym;
 
@@ -30,9 +30,10 @@ use crate::value::Sym;
 pub struct LazyMethod {
     pub selector: Sym,
     pub class_side: bool,
-    decl: &'static MethodDecl,
-    class: Weak<Class>,
-    code: OnceLock<Arc<CompiledMethod>>,
+    pub(crate) decl: &'static MethodDecl,
+    /// The class the method belongs to (its fields and class variables are read when lowering).
+    pub(crate) class: Weak<Class>,
+    pub(crate) code: OnceLock<Arc<CompiledMethod>>,
 }
 
 impl std::fmt::Debug for LazyMethod {
@@ -77,59 +78,6 @@ impl LazyMethod {
     pub fn doc(&self) -> Option<&'static str> {
         self.decl.doc.as_deref()
     }
-
-    /// The lowered method (lowered now on first use).
-    pub fn force(&self) -> &Arc<CompiledMethod> {
-        self.code.get_or_init(|| {
-            let md = self.decl;
-            let owner = match self.class.upgrade() {
-                Some(c) => Owner::of_class(&c, md.class_side),
-                // Only a retired method of a dropped class: nothing can run it.
-                None => Owner::toplevel(),
-            };
-            let code = match lower_decl(md, owner) {
-                Ok(code) => code,
-                // The library parses and lowers without errors (the test below lowers every
-                // method); should one not, it runs an empty body.
-                Err(_) => Arc::new(crate::interp::eval::FnCode {
-                    nparams: md.params.len() as u32,
-                    nslots: md.params.len() as u32,
-                    ..Default::default()
-                }),
-            };
-            Arc::new(CompiledMethod {
-                selector: self.selector,
-                code,
-                class_side: md.class_side,
-                source: md.source.clone(),
-                doc: md.doc.clone(),
-                sealed: md.sealed,
-            })
-        })
-    }
-
-    /// Lowers the method now and reports what lowering said (tests).
-    pub fn check(&self) -> Result<(), Vec<crate::diagnostic::Diagnostic>> {
-        let md = self.decl;
-        let owner = match self.class.upgrade() {
-            Some(c) => Owner::of_class(&c, md.class_side),
-            None => Owner::toplevel(),
-        };
-        lower_decl(md, owner).map(|_| ())
-    }
-}
-
-/// Lowers a library method; a body with syntax errors (parsed now, on first use: see
-/// `ast::Body`) answers them instead.
-fn lower_decl(
-    md: &'static MethodDecl,
-    owner: Owner,
-) -> Result<Arc<crate::interp::eval::FnCode>, Vec<crate::diagnostic::Diagnostic>> {
-    let errors = md.body.errors();
-    if errors.iter().any(|d| d.is_error()) {
-        return Err(errors.to_vec());
-    }
-    Lowerer::new(NO_FILE, owner).method(md)
 }
 
 #[cfg(test)]
@@ -186,8 +134,8 @@ mod tests {
             _ => panic!("a method"),
         };
         let owner = || crate::interp::lower::Owner::toplevel();
-        assert!(super::lower_decl(decl(0), owner()).is_ok());
-        let errs = super::lower_decl(decl(1), owner()).unwrap_err();
+        assert!(crate::interp::lower::lower_decl(decl(0), owner()).is_ok());
+        let errs = crate::interp::lower::lower_decl(decl(1), owner()).unwrap_err();
         assert_eq!(errs[0].code, "E0101", "{errs:?}");
         let lm = super::LazyMethod::with_class(std::sync::Weak::new(), decl(1));
         assert!(lm.check().is_err());

@@ -38,9 +38,8 @@ use parking_lot::{Mutex, RwLock};
 use crate::interp::class::{Builtin, Class, ClassKind, ClassLock, ClassRt, TypedSlot};
 use crate::interp::eval::code::FnCode;
 use crate::interp::eval::Method;
-use crate::interp::interpreter::{Interpreter, InterpreterOptions};
 use crate::interp::method_table::{BaseTable, MethodTable};
-use crate::interp::program::{Program, ProtocolInfo};
+use crate::interp::program::{InterpreterOptions, Program, ProtocolInfo};
 use crate::value::{ClassRef, Sym, Value};
 
 /// The library's classes, methods and protocols as loaded (see the module doc).
@@ -78,86 +77,86 @@ static IMAGE: OnceLock<Option<LibraryImage>> = OnceLock::new();
 static PROGRAMS: AtomicUsize = AtomicUsize::new(0);
 
 /// The image a new program should be made from: None for the first program of the process
-/// (it loads the library itself) and when the library cannot be shared.
-pub fn for_new_program() -> Option<&'static LibraryImage> {
+/// (it loads the library itself) and when the library cannot be shared. `build` makes the
+/// image when it is not yet made (`Interpreter::library_image`: it loads the library into a
+/// template program and takes [`LibraryImage::of`] it).
+pub fn for_new_program(build: fn() -> Option<LibraryImage>) -> Option<&'static LibraryImage> {
     if let Some(img) = IMAGE.get() {
         return img.as_ref();
     }
     if PROGRAMS.fetch_add(1, Ordering::Relaxed) == 0 {
         return None;
     }
-    image()
+    image(build)
 }
 
-/// The image, built now if it is not yet (None when the library cannot be shared).
-pub fn image() -> Option<&'static LibraryImage> {
+/// The image, made now by `build` if it is not yet (None when the library cannot be shared).
+pub fn image(build: fn() -> Option<LibraryImage>) -> Option<&'static LibraryImage> {
     IMAGE.get_or_init(build).as_ref()
 }
 
-/// Loads the library into a template program and keeps what programs can share.
-fn build() -> Option<LibraryImage> {
-    let vm = Interpreter::loading_library(InterpreterOptions::default());
-    if !vm.binding_names().is_empty() {
-        return None; // top-level statements of the library: their effects are not copied
-    }
-    let prog = &vm.prog;
-    let mut classes = prog.all_classes();
-    // Superclasses first (stable by name within a depth).
-    classes.sort_by_key(|c| c.chain().len());
-    let index: HashMap<*const Class, usize> = classes
-        .iter()
-        .enumerate()
-        .map(|(i, c)| (Arc::as_ptr(c), i))
-        .collect();
-    let mut out = Vec::with_capacity(classes.len());
-    for c in &classes {
-        let superclass = match &c.superclass {
-            Some(s) => Some(*index.get(&Arc::as_ptr(s))?),
-            None => None,
-        };
-        let shareable = |d: &Option<Arc<FnCode>>| {
-            d.as_ref()
-                .is_none_or(|code| code.sendless && code.blocks.is_empty())
-        };
-        if !c.field_defaults().iter().all(shareable) {
-            return None;
-        }
-        let class_state = c.class_state.lock().clone();
-        if !class_state
+impl LibraryImage {
+    /// What programs can share of `prog`, a template program that loaded the library
+    /// (with what loading it reported); None when the library holds something a copy
+    /// cannot share (see the module doc).
+    pub fn of(prog: &Program, warnings: Vec<String>) -> Option<LibraryImage> {
+        let mut classes = prog.all_classes();
+        // Superclasses first (stable by name within a depth).
+        classes.sort_by_key(|c| c.chain().len());
+        let index: HashMap<*const Class, usize> = classes
             .iter()
-            .all(|(_, v)| crate::value::is_immediate(v) || matches!(v, Value::Str(_)))
-        {
-            return None;
+            .enumerate()
+            .map(|(i, c)| (Arc::as_ptr(c), i))
+            .collect();
+        let mut out = Vec::with_capacity(classes.len());
+        for c in &classes {
+            let superclass = match &c.superclass {
+                Some(s) => Some(*index.get(&Arc::as_ptr(s))?),
+                None => None,
+            };
+            let shareable = |d: &Option<Arc<FnCode>>| {
+                d.as_ref()
+                    .is_none_or(|code| code.sendless && code.blocks.is_empty())
+            };
+            if !c.field_defaults().iter().all(shareable) {
+                return None;
+            }
+            let class_state = c.class_state.lock().clone();
+            if !class_state
+                .iter()
+                .all(|(_, v)| crate::value::is_immediate(v) || matches!(v, Value::Str(_)))
+            {
+                return None;
+            }
+            out.push(ClassImage {
+                name: c.name,
+                superclass,
+                kind: c.kind,
+                field_names: c.field_names.clone(),
+                class_state,
+                is_abstract: c.is_abstract,
+                sealed: c.sealed,
+                builtin: c.builtin,
+                is_testcase: c.is_testcase,
+                doc: c.doc.read().clone(),
+                method_docs: c.method_docs.read().clone(),
+                type_params: c.type_params,
+                handle_scope: c.handle_scope,
+                ctor_sel: c.ctor_sel,
+                field_defaults: c.field_defaults().to_vec(),
+                typed_slots: c.typed_slots().to_vec(),
+                methods: base_table(&c.methods().read())?,
+                class_methods: base_table(&c.class_methods().read())?,
+            });
         }
-        out.push(ClassImage {
-            name: c.name,
-            superclass,
-            kind: c.kind,
-            field_names: c.field_names.clone(),
-            class_state,
-            is_abstract: c.is_abstract,
-            sealed: c.sealed,
-            builtin: c.builtin,
-            is_testcase: c.is_testcase,
-            doc: c.doc.read().clone(),
-            method_docs: c.method_docs.read().clone(),
-            type_params: c.type_params,
-            handle_scope: c.handle_scope,
-            ctor_sel: c.ctor_sel,
-            field_defaults: c.field_defaults().to_vec(),
-            typed_slots: c.typed_slots().to_vec(),
-            methods: base_table(&c.methods().read())?,
-            class_methods: base_table(&c.class_methods().read())?,
-        });
+        let img = LibraryImage {
+            classes: out,
+            protocols: prog.protocols.read().clone(),
+            arith_overridden: prog.arith_overridden.load(Ordering::Relaxed),
+            warnings,
+        };
+        Some(img)
     }
-    let img = LibraryImage {
-        classes: out,
-        protocols: prog.protocols.read().clone(),
-        arith_overridden: prog.arith_overridden.load(Ordering::Relaxed),
-        warnings: vm.stdlib_warnings.clone(),
-    };
-    drop(vm);
-    Some(img)
 }
 
 /// A loaded method table as a shared base table (None if it holds code lowered already).
@@ -230,12 +229,13 @@ impl Program {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interp::Interpreter;
 
     /// A program made from the image has exactly the classes, methods and protocols of a
     /// program that loaded the library itself.
     #[test]
     fn a_program_from_the_image_equals_a_loaded_one() {
-        let img = image().expect(
+        let img = Interpreter::library_image().expect(
             "the library image could not be built: the library holds something programs \
              cannot share (see interp::library_image)",
         );

@@ -29,7 +29,6 @@ mod statements;
 
 use library::library_standalone;
 pub use library::{install_library, library_doc};
-pub use methods::install_value_accessors;
 use methods::{install_method, lower_method};
 pub use statements::{init_class_state, lower_statements, run_statements};
 
@@ -315,7 +314,7 @@ fn install<'u>(
         }
     }
     for (c, idx, _) in &created_ok {
-        install_value_accessors(prog, c);
+        prog.install_value_accessors(c);
         // A redefined class: existing instances (and subclasses) of the old class object use
         // the new method tables from their next message.
         if let (_, Some(prev), _, _, false) = &created[*idx] {
@@ -493,25 +492,4 @@ fn is_core_class(prog: &Program, c: &ClassRef) -> bool {
     ]
     .iter()
     .any(|x| Arc::ptr_eq(x, c))
-}
-
-/// The class derived from `base` that adds field `name` (TestCase `self.x :=`).
-pub fn derived_class(prog: &Program, base: &ClassRef, name: Sym) -> ClassRef {
-    let key = (Arc::as_ptr(base) as usize, name);
-    let mut d = prog.derived.lock();
-    if let Some(c) = d.get(&key) {
-        return c.clone();
-    }
-    let c = Arc::new(Class::new(
-        base.name,
-        Some(base.clone()),
-        base.kind,
-        &[(name, None)],
-        false,
-        false,
-        Builtin::None,
-    ));
-    install_value_accessors(prog, &c);
-    d.insert(key, c.clone());
-    c
 }

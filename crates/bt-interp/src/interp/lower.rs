@@ -13,12 +13,15 @@
 //! (`match:` arms and patterns), `shape` (syntactic helpers), `scratch` (per-thread vectors).
 
 mod inline;
+mod lazy;
 mod pattern;
 mod resolve;
 mod scope;
 mod scratch;
 mod shape;
 
+#[cfg(test)]
+pub(crate) use lazy::lower_decl;
 use shape::*;
 
 use std::sync::Arc;
@@ -610,14 +613,3 @@ fn at_selector(send: Span, selector: Span) -> Span {
         send
     }
 }
-
-/// The selectors `x := x sel: args` updates in place (`collections::in_place`).
-pub(crate) const IN_PLACE_SELECTORS: &[&str] = &[
-    "add:",
-    "addFirst:",
-    "at:put:",
-    "removeKey:",
-    "remove:",
-    "add:withCount:",
-    "enqueue:",
-];

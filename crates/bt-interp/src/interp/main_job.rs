@@ -171,7 +171,7 @@ where
             unsafe {
                 slot.put_lent(lent)
             };
-            Some(crate::interp::actor::behaviour::job_message_in_slot())
+            Some(job_message_in_slot())
         };
         // Ok: the job is over, or it never runs (the main process exited).
         match rt.drive_job(stacks, main, lent, &mut fallback, done) {
@@ -292,4 +292,10 @@ pub unsafe fn run_lent(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     let (call, data) = unsafe { ((*job).call, (*job).data) };
     // SAFETY: `call` is the trampoline made for `data`'s frame type.
     unsafe { call(data, ctx) }
+}
+
+/// The message that runs the job in the main process's [`JobSlot`] (an argument-less job
+/// request; `MainActor::handle` takes the job from the slot).
+fn job_message_in_slot() -> crate::runtime::Message {
+    crate::runtime::Message::job()
 }

@@ -13,6 +13,8 @@ use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::eval::Method;
 use crate::value::{ClassRef, Sym, Value};
 
+mod value_class;
+
 /// Direct references to the built-in classes the evaluator needs on hot paths.
 pub struct Core {
     pub proto_object: ClassRef,
@@ -427,8 +429,8 @@ impl Program {
         for c in names {
             prog.install_prims(&c, false);
         }
-        crate::interp::loader::install_value_accessors(&prog, &prog.core.exception);
-        crate::interp::loader::install_value_accessors(&prog, &prog.core.result);
+        prog.install_value_accessors(&prog.core.exception);
+        prog.install_value_accessors(&prog.core.result);
         prog
     }
 

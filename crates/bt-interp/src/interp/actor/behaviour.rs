@@ -29,11 +29,6 @@ pub fn job_message(job: Value) -> Message {
     Message::request(Request::Job, vec![job])
 }
 
-/// The message that runs the job in the main process's `JobSlot` (`interp::main_job`).
-pub fn job_message_in_slot() -> Message {
-    Message::job()
-}
-
 /// An instance of an `Actor subclass:`.
 pub struct BtActor {
     pub sys: Arc<ActorSys>,
@@ -297,7 +292,7 @@ impl BtActor {
         let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
             // Blocks of the caller whose `^` returns there: live while this runs. (A
             // context comes from the pool with none.)
-            if msg.args.iter().any(super::send::may_hold_block) {
+            if msg.args.iter().any(super::transfer::may_hold_block) {
                 ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
             }
             let sel = if init {

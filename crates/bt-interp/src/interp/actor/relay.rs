@@ -2,7 +2,7 @@
 //! caller passed to an actor in a sync send returns from the block's home method in the
 //! caller, through the actor's method.
 //!
-//! A block crossing processes is a copy (`send::transfer_in`). When it is a direct argument
+//! A block crossing processes is a copy (`transfer::transfer_in`). When it is a direct argument
 //! of a sync call and its home method is live in the caller, the copy gets a fresh **relay
 //! home** (`REMOTE_HOME | n`, unique in this OS process) instead of "no home". The actor
 //! handling the call lists the relay homes of its message in its context
@@ -21,6 +21,7 @@ use std::sync::Arc;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Closure, Ctx, EvalResult, Unwind, REMOTE_HOME};
+use crate::interp::process::{holds_block, Held, Relays, RELAY_DEPTH};
 use crate::value::{ClassRef, Instance, Value};
 
 /// A fresh relay home (`REMOTE_HOME | n`), never handed out twice by this OS process.
@@ -33,44 +34,6 @@ pub fn next_relay_home() -> u64 {
 #[inline]
 pub fn is_relay(home: u64) -> bool {
     home >> 62 == 1
-}
-
-/// How deep inside collection arguments blocks get relay homes (as deep as
-/// `send::transfer_in` copies).
-const DEPTH: usize = 24;
-
-/// The relay homes live while a message is handled: those of the blocks that arrived as
-/// direct arguments, found when the message starts, and those of blocks inside its
-/// collection arguments (Lists, Arrays, Queues, Tuples, Dictionary values, Value fields),
-/// looked for only when a relay home is asked about (a `^` to one, or passing such a block
-/// on) — so a message with a large collection argument is not walked for them.
-#[derive(Default)]
-pub struct Relays(Vec<Held>);
-
-/// One entry of [`Relays`] (one vector: a message without blocks or collections costs what
-/// a list of homes did).
-enum Held {
-    Home(u64),
-    Nested(Value),
-}
-
-impl Relays {
-    /// Is relay home `home` live in this message?
-    pub fn contains(&self, home: &u64) -> bool {
-        self.0.iter().any(|h| match h {
-            Held::Home(x) => x == home,
-            Held::Nested(v) => holds_relay(v, *home),
-        })
-    }
-
-    /// Adds a relay home live for the whole message (a remote call's, `crate::dist::peer`).
-    pub fn push(&mut self, home: u64) {
-        self.0.push(Held::Home(home));
-    }
-
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
 }
 
 /// The relay homes of the blocks that arrived in a message (see [`Relays`]).
@@ -90,28 +53,6 @@ pub fn message_relays(args: &[Value]) -> Relays {
         }
     }
     Relays(r)
-}
-
-/// Does `v` hold (up to [`DEPTH`] levels down) a block for which `p` holds?
-fn holds_block(v: &Value, d: usize, p: &dyn Fn(&Closure) -> bool) -> bool {
-    if d > DEPTH {
-        return false;
-    }
-    let each = |x: &Value| holds_block(x, d + 1, p);
-    match v {
-        Value::Block(c) => p(c),
-        Value::List(l) | Value::Queue(l) => l.iter().any(each),
-        Value::Array(l) => l.iter().any(each),
-        Value::Tuple(t) => t.iter().any(each),
-        Value::Dict(m) => m.values().any(each),
-        Value::Object(i) => i.fields.iter().any(each),
-        _ => false,
-    }
-}
-
-/// Does `v` hold a block whose home is relay home `home`?
-fn holds_relay(v: &Value, home: u64) -> bool {
-    holds_block(v, 0, &|c| c.home == home)
 }
 
 /// Are `a` and `b` the same collection (not copied)?
@@ -155,7 +96,7 @@ fn relay_nested(
     d: usize,
     map: &mut Vec<(u64, u64)>,
 ) -> Value {
-    if d > DEPTH {
+    if d > RELAY_DEPTH {
         return copy.clone();
     }
     let mut each = |o: &Value, c: &Value| relay_nested(ctx, o, c, d + 1, map);
@@ -199,12 +140,12 @@ fn relay_nested(
     }
 }
 
-/// The arguments of a sync call as they cross (see [`super::send::transfer_in`]), with a
+/// The arguments of a sync call as they cross (see [`super::transfer::transfer_in`]), with a
 /// relay home for each block whose home is live here, directly an argument or inside a
 /// collection argument; answers the (relay, home) pairs.
 pub fn prepare_args(ctx: &Ctx, args: &[Value]) -> (Vec<Value>, Vec<(u64, u64)>) {
     let mut map = Vec::new();
-    // The thread's spare argument vector (`send::spare_args`): no allocation per call.
+    // The thread's spare argument vector (`transfer::spare_args`): no allocation per call.
     let mut out = super::send::spare_args();
     out.extend(args.iter().map(|a| match a {
         Value::Block(orig) => {

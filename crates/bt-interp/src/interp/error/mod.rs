@@ -1,6 +1,10 @@
 //! Exceptions as values: error kinds ([`kind::ErrorKind`]) and their classes, building exception
 //! instances, arithmetic faults, Results, and turning an uncaught exception into a
 //! [`BtError`].
+//!
+//! Layer: above the evaluator's types (it names `eval`, `program`, `class`, `print`); the
+//! evaluator builds exceptions through the `Ctx` methods defined here (`Ctx::err`,
+//! `Ctx::arith_err`, `Ctx::make_ok`, …). `kind` is a leaf every layer may name.
 
 use std::sync::Arc;
 
@@ -28,7 +32,6 @@ pub const F_DETAIL: usize = 8;
 pub const ARITH_MESSAGE: &str = "bad arithmetic operation";
 pub const ARITH_HINT: &str =
     "Arithmetic requires numbers; check for a non-numeric operand or division by zero.";
-pub const DNU_HINT: &str = "Check spelling or use 'respondsTo:' to verify method exists";
 
 pub mod kind;
 pub mod top;
@@ -89,6 +92,21 @@ pub fn is_exception(prog: &Program, v: &Value) -> bool {
 }
 
 impl Ctx {
+    /// An arithmetic fault: `type_error` "bad arithmetic operation", raw reason `badarith`.
+    pub fn arith_err(&self) -> Unwind {
+        arith_fault(self)
+    }
+
+    /// Builds `Result ok: v`.
+    pub fn make_ok(&self, v: Value) -> Value {
+        make_result(self, true, v)
+    }
+
+    /// Builds `Result error: reason`.
+    pub fn make_error(&self, reason: Value) -> Value {
+        make_result(self, false, reason)
+    }
+
     /// Where each activation of [`Ctx::stack_trace`] is (innermost first): the innermost at
     /// the current location, each outer one at the call site it made the inner one from.
     pub(crate) fn stack_locations(&self) -> Value {

@@ -25,16 +25,10 @@
 
 use super::{Ctx, Unwind};
 
-/// log2 of the units one reduction pays for.
-pub const CHARGE_SHIFT: u32 = 6;
-/// Units of work one reduction pays for (a byte is one unit).
-pub const UNITS_PER_REDUCTION: usize = 1 << CHARGE_SHIFT;
-/// Units for one `Value` element copied or built (a Value is 16 bytes).
-pub const ELEM: usize = 16;
-/// Units for one element hashed/ordered into a Set, Bag or Dictionary (one reduction).
-pub const KEYED: usize = 64;
-/// Units a loop accumulates between calls of [`Ctx::charge`] (64 reductions).
-pub const CHUNK: usize = 64 * UNITS_PER_REDUCTION;
+pub use super::units::{
+    append_units, BUILT_EVERY, CHARGE_SHIFT, CHUNK, ELEM, KEYED, PART_BYTES, RESERVE_FREE,
+    UNITS_PER_REDUCTION,
+};
 
 impl Ctx {
     /// Charges the reductions for `units` of work (see the module doc for the rate): deducts
@@ -167,7 +161,7 @@ impl Ctx {
         }
         // A process told to exit (killed at the engine's memory limit, say) whose run has not
         // reached a check yet starts nothing more: its exit goes on from here.
-        if let Some(r) = crate::interp::actor::cx_of(self).and_then(|cx| cx.exiting()) {
+        if let Some(r) = crate::interp::process::cx_of(self).and_then(|cx| cx.exiting()) {
             return Err(Unwind::Exit(r.to_value()));
         }
         if crate::memory::current_over() {
@@ -193,17 +187,6 @@ impl Ctx {
         Ok(())
     }
 }
-
-/// About what a short String takes as an element of a List beyond its text: the element,
-/// the shared String's header and the allocation's rounding (`split:`, `lines`, `asList`
-/// of a String: reserved per part).
-pub const PART_BYTES: usize = 64;
-
-/// Elements a builder of unknown size adds between two reports to [`Ctx::built`].
-pub const BUILT_EVERY: usize = 1024;
-
-/// Bytes below which [`Ctx::reserve`] does not check (the next hook call sees the growth).
-pub const RESERVE_FREE: usize = 64 * 1024;
 
 /// Charges of at least this many reductions (1 MiB of units) are checked against an
 /// embedder's memory limit before the primitive allocates (`memory::would_exceed`).
@@ -232,17 +215,6 @@ impl Ctx {
         self.built(len.saturating_add(units))?;
         self.charge(units)
     }
-}
-
-/// Units for appending `args` (Strings) to `acc` in place: the appended bytes, plus a copy
-/// of `acc` when it is shared (the append copies it first).
-pub fn append_units(acc: &crate::value::Value, args: &[crate::value::Value]) -> usize {
-    let extra: usize = args.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
-    let copy = match acc {
-        crate::value::Value::Str(s) if crate::value::Ref::strong_count(s) > 1 => s.len(),
-        _ => 0,
-    };
-    extra + copy
 }
 
 /// Accumulates units inside a loop and charges them every [`CHUNK`] units.

@@ -40,8 +40,8 @@ impl Ctx {
         };
         if self.proc.in_runtime() {
             // Under the runtime: a process-aware lock whose waiters suspend.
-            let lock = crate::interp::actor::class_lock(self, &target);
-            let guard = crate::interp::actor::lock_proc(self, &lock)?;
+            let lock = crate::interp::process::class_lock(self, &target);
+            let guard = crate::interp::process::lock_proc(self, &lock)?;
             let r = self.exec_rolling_back(&target, code, &f);
             drop(guard);
             return r;

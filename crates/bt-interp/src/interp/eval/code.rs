@@ -346,3 +346,31 @@ impl FnCode {
         self.nparams as usize
     }
 }
+
+/// The selectors `x := x sel: args` updates in place (`collections::in_place`).
+pub(crate) const IN_PLACE_SELECTORS: &[&str] = &[
+    "add:",
+    "addFirst:",
+    "at:put:",
+    "removeKey:",
+    "remove:",
+    "add:withCount:",
+    "enqueue:",
+];
+
+/// Number of arguments a selector takes (`foo` 0, `+` 1, `at:put:` 2).
+pub fn sel_arity(sel: &str) -> usize {
+    let colons = sel.bytes().filter(|b| *b == b':').count();
+    if colons > 0 {
+        colons
+    } else if sel
+        .bytes()
+        .next()
+        .map(|b| b.is_ascii_alphabetic() || b == b'_')
+        .unwrap_or(false)
+    {
+        0
+    } else {
+        1
+    }
+}

@@ -644,5 +644,5 @@ fn performed_message(sel: Sym, args: &[Value]) -> Option<(Sym, Vec<Value>)> {
         ) => (*s, rest.to_vec()),
         _ => return None,
     };
-    (super::send::sel_arity(target.as_str()) == rest.len()).then_some((target, rest))
+    (super::code::sel_arity(target.as_str()) == rest.len()).then_some((target, rest))
 }

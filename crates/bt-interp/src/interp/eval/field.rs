@@ -17,7 +17,7 @@ impl Ctx {
     #[inline]
     pub(crate) fn actor_field_get(&mut self, f: &Frame, fd: &FieldNode) -> Flow {
         let i = fd.idx as usize;
-        if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
+        if let Some(st) = self.detached_state(f.recv) {
             return Ok(st.lock().get(i).cloned().unwrap_or(Value::Nil));
         }
         match self.actor_fields.get(i) {
@@ -39,7 +39,7 @@ impl Ctx {
         loc: Loc,
         v: Value,
     ) -> Flow {
-        if let Some(st) = crate::interp::actor::detached_state(self, f.recv) {
+        if let Some(st) = self.detached_state(f.recv) {
             let st = st.clone();
             if let Some(slot) = st.lock().get_mut(i) {
                 *slot = v.clone();
@@ -83,7 +83,7 @@ impl Ctx {
                 .is_some_and(|v| same_collection(v, &recv));
             if held
                 && args.len() == crate::interp::eval::sel_arity(send.sel.as_str())
-                && crate::interp::actor::detached_state(self, f.recv).is_none()
+                && self.detached_state(f.recv).is_none()
                 && self.lookup(&recv, send.sel).is_some_and(|h| h.is_prim())
             {
                 self.set_loc(send.loc);
@@ -238,7 +238,7 @@ impl Ctx {
                 fields: fields.into(),
             })));
         }
-        let derived = crate::interp::loader::derived_class(&self.prog, &inst.class, name);
+        let derived = self.prog.derived_class(&inst.class, name);
         let mut fields = inst.fields.to_vec();
         fields.resize(derived.field_names.len() - 1, Value::Nil);
         fields.push(v);
@@ -271,7 +271,7 @@ pub(crate) fn self_update(fd: &FieldNode) -> Option<(&FieldNode, &SendNode)> {
             if read.mode == FieldMode::Actor
                 && read.idx == fd.idx
                 && read.value.is_none()
-                && crate::interp::lower::IN_PLACE_SELECTORS.contains(&send.sel.as_str()) =>
+                && crate::interp::eval::code::IN_PLACE_SELECTORS.contains(&send.sel.as_str()) =>
         {
             Some((read, send))
         }

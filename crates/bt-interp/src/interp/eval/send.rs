@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
+use crate::interp::eval::code::sel_arity;
 use crate::interp::eval::code::{CompiledMethod, FnCode};
 use crate::interp::eval::compile::Decided;
 use crate::interp::eval::hit::{Hit, HitKind};
@@ -15,23 +16,6 @@ use crate::interp::eval::{
     Activation, CacheEntry, Closure, Ctx, Flow, Frame, Method, Unwind, VarCell,
 };
 use crate::value::{ClassRef, Instance, Sym, Value};
-
-/// Number of arguments a selector takes (`foo` 0, `+` 1, `at:put:` 2).
-pub fn sel_arity(sel: &str) -> usize {
-    let colons = sel.bytes().filter(|b| *b == b':').count();
-    if colons > 0 {
-        colons
-    } else if sel
-        .bytes()
-        .next()
-        .map(|b| b.is_ascii_alphabetic() || b == b'_')
-        .unwrap_or(false)
-    {
-        0
-    } else {
-        1
-    }
-}
 
 #[inline]
 fn cache_index(key: usize, sel: Sym) -> usize {
@@ -761,7 +745,7 @@ impl Ctx {
         self.err_full(
             ErrorKind::DoesNotUnderstand,
             format!("{name} does not understand '{sel}'"),
-            Some(crate::interp::error::DNU_HINT.to_string()),
+            Some(DNU_HINT.to_string()),
             Some(sel),
             Some(cls),
         )
@@ -784,3 +768,6 @@ fn plain_body(code: &FnCode, arm: Option<bool>, c: &mut Ctx, f: &Frame) -> Flow 
         (None, _) => code.op.run(c, f),
     }
 }
+
+/// The hint of a `does_not_understand` error.
+pub(crate) const DNU_HINT: &str = "Check spelling or use 'respondsTo:' to verify method exists";

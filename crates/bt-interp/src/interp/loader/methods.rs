@@ -4,7 +4,6 @@
 //! to install; this is how.
 
 use crate::interp::class::ClassExt;
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::*;
@@ -109,57 +108,4 @@ pub(super) fn insert_doc(class: &ClassRef, class_side: bool, sel: Sym, d: String
         sel.as_str().to_string()
     };
     class.method_docs.write().insert(key, d);
-}
-
-/// Getters, `withX:` setters and the keyword constructor of a Value class, for the fields
-/// it declares itself (inherited ones come from the superclass), unless the class defines the
-/// selector.
-pub fn install_value_accessors(prog: &Program, c: &ClassRef) {
-    if c.kind != ClassKind::Value || c.field_names.is_empty() {
-        return;
-    }
-    let inherited = c
-        .superclass
-        .as_ref()
-        .map(|s| s.field_names.len())
-        .unwrap_or(0);
-    {
-        let mut m = c.methods().write();
-        for (i, f) in c.field_names.iter().enumerate().skip(inherited) {
-            m.insert_if_absent(*f, Method::Getter(i as u32));
-            m.insert_if_absent(setter_sym(*f), Method::Setter(i as u32));
-        }
-    }
-    c.class_methods()
-        .write()
-        .insert_if_absent(constructor_sym(&c.field_names), Method::Constructor);
-    prog.bump();
-}
-
-type SymMemo<K> = parking_lot::RwLock<HashMap<K, Sym, foldhash::fast::RandomState>>;
-
-/// `withX:` for field `x`, interned once per process (every program installs the library's
-/// accessors).
-fn setter_sym(field: Sym) -> Sym {
-    static MEMO: std::sync::OnceLock<SymMemo<Sym>> = std::sync::OnceLock::new();
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(s) = memo.read().get(&field) {
-        return *s;
-    }
-    let s = Sym::new(&Class::setter_name(field.as_str()));
-    memo.write().insert(field, s);
-    s
-}
-
-/// The keyword constructor `a:b:` over all fields, interned once per process per field list.
-fn constructor_sym(fields: &[Sym]) -> Sym {
-    static MEMO: std::sync::OnceLock<SymMemo<Vec<Sym>>> = std::sync::OnceLock::new();
-    let memo = MEMO.get_or_init(Default::default);
-    if let Some(s) = memo.read().get(fields) {
-        return *s;
-    }
-    let ctor: String = fields.iter().map(|f| format!("{f}:")).collect();
-    let s = Sym::new(&ctor);
-    memo.write().insert(fields.to_vec(), s);
-    s
 }
