@@ -5,7 +5,7 @@
 # ns per operation and the ratios. The tokio program is built from the harness's sources
 # into a temp dir on first use.
 # Usage: BT_SHARED=DIR bench/actors.sh ROUNDS BT [OTHER_BT]
-#   e.g. BT_SHARED=../shared/bench chrt -f 50 bench/actors.sh 5 target/dist/bt
+#   e.g. BT_SHARED=DIR chrt -f 50 bench/actors.sh 5 target/dist/bt
 set -eu
 cd "$(dirname "$0")/.."
 R=$1 A=$2 B=${3:-}
