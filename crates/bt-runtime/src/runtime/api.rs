@@ -624,7 +624,7 @@ impl RtHandle {
             if g.reason.is_some() {
                 return Err(NameError::NoProc);
             }
-            g.name.replace(name)
+            g.extra().name.replace(name)
         };
         if let Some(o) = old {
             names.remove(&o);
@@ -636,7 +636,8 @@ impl RtHandle {
     /// Removes `p`'s name, if any (idempotent).
     pub fn unregister(&self, p: &ProcRef) {
         let mut names = self.0.names.lock();
-        if let Some(n) = p.0.inner.lock().name.take() {
+        let name = p.0.inner.lock().extra.as_mut().and_then(|x| x.name.take());
+        if let Some(n) = name {
             names.remove(&n);
         }
     }
@@ -674,7 +675,7 @@ impl RtHandle {
             .map(|p| {
                 let (name, mailbox_len) = {
                     let g = p.0.inner.lock();
-                    (g.name, g.mailbox.len())
+                    (g.name(), g.mailbox.len())
                 };
                 ProcessInfo {
                     pid: p.pid(),

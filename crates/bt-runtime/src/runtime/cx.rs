@@ -12,7 +12,7 @@ use std::sync::Arc;
 use corosensei::Yielder;
 
 use crate::runtime::api::RtHandle;
-use crate::runtime::process::{enqueue_call, Envelope, ProcRef};
+use crate::runtime::process::{enqueue_call, ProcRef};
 use crate::runtime::sched::{Shared, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
@@ -193,7 +193,7 @@ impl<'y> Cx<'y> {
         {
             let mut g = self.me.0.inner.lock();
             if let Some(r) = &g.reason {
-                return Err(CallError::Exiting(r.clone()));
+                return Err(CallError::Exiting((**r).clone()));
             }
             g.waiting = Some(w.clone());
         }
@@ -252,7 +252,7 @@ impl<'y> Cx<'y> {
         let w = {
             let mut g = self.me.0.inner.lock();
             if let Some(r) = &g.reason {
-                return Err(CallError::Exiting(r.clone()));
+                return Err(CallError::Exiting((**r).clone()));
             }
             if chain_contains(g.current.as_ref(), to.pid()) {
                 return Err(CallError::Deadlock);
@@ -273,15 +273,11 @@ impl<'y> Cx<'y> {
             g.waiting = Some(w.clone());
             w
         };
-        let env = Envelope::User {
-            msg,
-            reply: Some(w.clone()),
-        };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
         // below hands it over through `sched::RUN_NEXT`: no queue traffic).
-        let next = match enqueue_call(self.shared(), to, env) {
+        let next = match enqueue_call(self.shared(), to, msg, w.clone()) {
             Ok(next) => next,
-            Err(_) => return Err(CallError::ActorDead),
+            Err(()) => return Err(CallError::ActorDead),
         };
         let d = self.deadline(t);
         // The waker is registered already (above): suspend unconditionally; a reply that

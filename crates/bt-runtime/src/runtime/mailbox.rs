@@ -2,9 +2,10 @@
 //! message.
 //!
 //! The oldest envelope sits inline in the process record (`first`); only a second queued
-//! envelope allocates the overflow queue, and that buffer is given back when the mailbox
-//! drains ([`Mailbox::release`], called when the process goes idle). So a sync round trip
-//! allocates nothing for the mailbox, and an idle actor keeps no mailbox buffer.
+//! envelope allocates the overflow queue (boxed: an empty mailbox is the inline slot and one
+//! word), and that queue is given back when the mailbox drains ([`Mailbox::release`], called
+//! when the process goes idle). So a sync round trip allocates nothing for the mailbox, and an
+//! idle actor keeps no mailbox buffer.
 //!
 //! Invariant: when `first` is `None`, `rest` is empty — `first` is always the oldest envelope.
 
@@ -13,14 +14,15 @@ use std::collections::VecDeque;
 /// A FIFO of `T` with the oldest element stored inline (see the module docs).
 pub(crate) struct Mailbox<T> {
     first: Option<T>,
-    rest: VecDeque<T>,
+    #[allow(clippy::box_collection)]
+    rest: Option<Box<VecDeque<T>>>,
 }
 
 impl<T> Default for Mailbox<T> {
     fn default() -> Self {
         Mailbox {
             first: None,
-            rest: VecDeque::new(),
+            rest: None,
         }
     }
 }
@@ -28,7 +30,9 @@ impl<T> Default for Mailbox<T> {
 impl<T> Mailbox<T> {
     /// The queued envelopes, oldest first.
     pub(crate) fn iter(&self) -> impl Iterator<Item = &T> {
-        self.first.iter().chain(self.rest.iter())
+        self.first
+            .iter()
+            .chain(self.rest.iter().flat_map(|r| r.iter()))
     }
 
     pub(crate) fn new() -> Self {
@@ -41,7 +45,16 @@ impl<T> Mailbox<T> {
         if self.first.is_none() {
             self.first = Some(v);
         } else {
-            self.rest.push_back(v);
+            self.rest.get_or_insert_with(Default::default).push_back(v);
+        }
+    }
+
+    /// Puts `v` back as the oldest element.
+    pub(crate) fn push_front(&mut self, v: T) {
+        if let Some(old) = self.first.replace(v) {
+            self.rest
+                .get_or_insert_with(Default::default)
+                .push_front(old);
         }
     }
 
@@ -49,7 +62,10 @@ impl<T> Mailbox<T> {
     #[inline]
     pub(crate) fn pop_front(&mut self) -> Option<T> {
         let v = self.first.take()?;
-        self.first = self.rest.pop_front();
+        self.first = match &mut self.rest {
+            Some(r) => r.pop_front(),
+            None => None,
+        };
         Some(v)
     }
 
@@ -59,24 +75,28 @@ impl<T> Mailbox<T> {
     }
 
     pub(crate) fn len(&self) -> usize {
-        usize::from(self.first.is_some()) + self.rest.len()
+        usize::from(self.first.is_some()) + self.rest.as_ref().map_or(0, |r| r.len())
     }
 
     /// Gives back the overflow buffer if the mailbox is empty (an idle process keeps none).
     #[inline(always)]
     pub(crate) fn release(&mut self) {
-        if self.first.is_none() && self.rest.capacity() > 0 {
-            self.rest = VecDeque::new();
+        if self.first.is_none() && self.rest.is_some() {
+            self.rest = None;
         }
     }
 }
 
 impl<T> IntoIterator for Mailbox<T> {
     type Item = T;
-    type IntoIter =
-        std::iter::Chain<std::option::IntoIter<T>, std::collections::vec_deque::IntoIter<T>>;
+    type IntoIter = std::iter::Chain<
+        std::option::IntoIter<T>,
+        std::iter::Flatten<std::option::IntoIter<VecDeque<T>>>,
+    >;
     fn into_iter(self) -> Self::IntoIter {
-        self.first.into_iter().chain(self.rest)
+        self.first
+            .into_iter()
+            .chain(self.rest.map(|r| *r).into_iter().flatten())
     }
 }
 
@@ -121,7 +141,7 @@ mod tests {
         m.release(); // not empty: keeps the buffer
         assert_eq!(m.pop_front(), Some(8));
         m.release();
-        assert_eq!(m.rest.capacity(), 0);
+        assert!(m.rest.is_none());
         m.push_back(9);
         assert_eq!(m.into_iter().collect::<Vec<_>>(), vec![9]);
     }

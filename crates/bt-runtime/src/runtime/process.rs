@@ -1,11 +1,15 @@
 //! Processes: the record of one actor or task, its light mailbox, and what happens when it
 //! runs and when it exits.
 //!
-//! An idle process is just a [`Proc`]: its behaviour (the actor's state), a locked
-//! [`Mailbox`] (one envelope inline, no buffer while idle), a separate control-signal queue
-//! and a scheduling flag. It holds no stack. When a message arrives for an idle process it
-//! is scheduled; a worker then runs [`run_body`] on a pooled coroutine stack, which handles
-//! control signals first and then messages until the mailbox is empty, and returns the stack.
+//! An idle process is just a [`Proc`] (176 bytes): its behaviour (the actor's state), a
+//! locked [`Mailbox`] (one envelope inline, no buffer while idle) and a scheduling flag;
+//! control signals, a name, monitors and links live in a boxed [`Extras`] made on first use.
+//! It holds no stack. When a message arrives for an idle process it is scheduled; a worker
+//! then runs [`run_body`] on a pooled coroutine stack, which handles control signals first
+//! and then messages until the mailbox is empty, and returns the stack. A sync call from a
+//! pool worker to an idle actor with nothing queued claims it instead ([`enqueue_call`]):
+//! the call takes the behaviour in the lock that would have queued the message, and the run
+//! starts with that message without taking the lock again.
 
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
@@ -131,6 +135,12 @@ pub(crate) struct Monitor {
 /// Rarely used per-process data, boxed so an idle actor stays small.
 #[derive(Default)]
 pub(crate) struct Extras {
+    /// The registered name.
+    pub name: Option<Sym>,
+    /// Control signals: handled before user messages.
+    pub control: VecDeque<Signal>,
+    /// A task process's closure until its run takes it.
+    pub task: Option<TaskFn>,
     pub monitors: Vec<Monitor>,
     pub links: Vec<ProcRef>,
     pub stop_waiters: Vec<Arc<Waiter>>,
@@ -142,40 +152,45 @@ pub(crate) struct Extras {
     pub dropped: u64,
 }
 
+/// A process's state under its lock. An idle actor is this, inline in [`Proc`], and its
+/// behaviour: what is rare (exit reason, name, control signals, monitors, links, a task's
+/// closure) is boxed or in [`Extras`].
 pub(crate) struct Inner {
     pub sched: Sched,
-    /// Some once the process has exited.
-    pub reason: Option<ExitReason>,
     /// False once stopping/exited (and always for task processes): new messages are refused.
     pub accepting: bool,
+    /// Some once the process has exited.
+    pub reason: Option<Box<ExitReason>>,
     pub mailbox: Mailbox<Envelope>,
-    /// Control signals (boxed: rare, and an idle actor should stay small: 8 bytes inline
-    /// instead of a 32-byte empty deque).
-    #[allow(clippy::box_collection)]
-    pub control: Option<Box<VecDeque<Signal>>>,
-    /// The behaviour or task closure while not running (taken by the running coroutine).
-    pub body: Option<Body>,
+    /// The actor's behaviour while not running (taken by the running coroutine; a task's
+    /// closure is in `Extras::task`).
+    pub body: Option<Box<dyn Behaviour>>,
     /// Reply waiter of the message being handled (failed with actor_dead on a kill).
     pub current: Option<Arc<Waiter>>,
     /// What the process's coroutine is suspended on (completed on a kill, to wake it).
     pub waiting: Option<Arc<Waiter>>,
-    pub name: Option<Sym>,
     pub extra: Option<Box<Extras>>,
 }
 
 impl Inner {
     /// Whether control signals are queued.
     pub(crate) fn has_control(&self) -> bool {
-        self.control.as_ref().is_some_and(|c| !c.is_empty())
+        self.extra.as_ref().is_some_and(|x| !x.control.is_empty())
     }
 
+    #[inline]
     fn pop_control(&mut self) -> Option<Signal> {
-        let c = self.control.as_mut()?;
-        let s = c.pop_front();
-        if c.is_empty() {
-            self.control = None;
-        }
-        s
+        self.extra.as_mut()?.control.pop_front()
+    }
+
+    /// The registered name.
+    pub(crate) fn name(&self) -> Option<Sym> {
+        self.extra.as_ref().and_then(|x| x.name)
+    }
+
+    /// The exit reason once exited.
+    pub(crate) fn exit_reason(&self) -> Option<ExitReason> {
+        self.reason.as_deref().cloned()
     }
 
     pub(crate) fn extra(&mut self) -> &mut Extras {
@@ -297,11 +312,11 @@ impl ProcRef {
     }
     /// The registered name, if any.
     pub fn name(&self) -> Option<Sym> {
-        self.0.inner.lock().name
+        self.0.inner.lock().name()
     }
     /// The exit reason once exited.
     pub fn exit_reason(&self) -> Option<ExitReason> {
-        self.0.inner.lock().reason.clone()
+        self.0.inner.lock().exit_reason()
     }
     pub fn status(&self) -> ProcStatus {
         let g = self.0.inner.lock();
@@ -351,23 +366,96 @@ pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(),
     Ok(())
 }
 
-/// [`enqueue`] for a sync call whose caller suspends next. An idle target made runnable
-/// comes back as `Some` when the caller is on a pool worker: the caller hands it to its
-/// worker with its suspension (`sched::RUN_NEXT`), which runs it at once on the same
-/// thread, with no queue traffic. Elsewhere it is scheduled as by [`enqueue`].
+/// A process's behaviour claimed with the first message of its run (a sync call to an idle
+/// actor, [`enqueue_call`]; the reply waiter is `Inner::current` already).
+pub(crate) type Claimed = (Box<dyn Behaviour>, Message);
+
+/// A process run handed to a pool worker with a sync caller's suspension
+/// (`sched::RUN_NEXT`): the worker runs it at once on the same thread.
+pub(crate) struct Handed {
+    pub p: ProcRef,
+    /// Set when the call claimed the idle callee: its run starts with this message, no lock.
+    pub first: Option<Claimed>,
+}
+
+/// [`enqueue`] for a sync call (`msg`, answered through `reply`) whose caller suspends
+/// next. On a pool worker an idle target with nothing queued is **claimed** in the same
+/// lock (marked running, its behaviour taken, `reply` made its current message's waiter)
+/// and comes back with the message, so its run needs no lock to start; an idle target with
+/// mail comes back without one. The caller hands it to its worker with its suspension
+/// (`sched::RUN_NEXT`), which runs it at once on the same thread, with no queue traffic.
+/// Elsewhere it is scheduled as by [`enqueue`]. `Err` (nothing queued) when the target no
+/// longer accepts messages.
 pub(crate) fn enqueue_call(
     shared: &Shared,
     p: &ProcRef,
-    env: Envelope,
-) -> Result<Option<ProcRef>, Envelope> {
-    match enqueue_as(p, env, true)? {
-        Some(p) if shared.on_pool_worker() => Ok(Some(p)),
-        Some(p) => {
+    msg: Message,
+    reply: Arc<Waiter>,
+) -> Result<Option<Handed>, ()> {
+    if shared.on_pool_worker() && shared.sim.is_none() {
+        let mut g = p.0.inner.lock();
+        if !g.accepting {
+            return Err(());
+        }
+        if g.sched == Sched::Idle {
+            g.sched = Sched::Running;
+            if g.mailbox.len() == 0 && !g.has_control() {
+                if let Some(b) = g.body.take() {
+                    g.current = Some(reply);
+                    drop(g);
+                    return Ok(Some(Handed {
+                        p: p.clone(),
+                        first: Some((b, msg)),
+                    }));
+                }
+            }
+            g.sched = Sched::Scheduled;
+            g.mailbox.push_back(Envelope::User {
+                msg,
+                reply: Some(reply),
+            });
+            drop(g);
+            return Ok(Some(Handed {
+                p: p.clone(),
+                first: None,
+            }));
+        }
+        g.mailbox.push_back(Envelope::User {
+            msg,
+            reply: Some(reply),
+        });
+        note_queued(p, &g);
+        return Ok(None);
+    }
+    let env = Envelope::User {
+        msg,
+        reply: Some(reply),
+    };
+    match enqueue_as(p, env, true) {
+        Err(_) => Err(()),
+        Ok(Some(p)) => {
             shared.schedule_next(p);
             Ok(None)
         }
-        None => Ok(None),
+        Ok(None) => Ok(None),
     }
+}
+
+/// Undoes a claim ([`enqueue_call`]) whose run cannot start now (no stack): the message
+/// goes back to the front of the mailbox with its reply waiter, the behaviour to the record,
+/// and the process is marked scheduled (the caller queues it). Of an exited process it
+/// drops both (the exit answered the caller).
+pub(crate) fn unclaim(p: &ProcRef, (b, msg): Claimed) {
+    let mut g = p.0.inner.lock();
+    if g.reason.is_some() {
+        drop(g);
+        drop((b, msg));
+        return;
+    }
+    let reply = g.current.take();
+    g.mailbox.push_front(Envelope::User { msg, reply });
+    g.body = Some(b);
+    g.sched = Sched::Scheduled;
 }
 
 /// Queues `env`; `Some(handle)` when that made an idle process runnable (the caller
@@ -419,9 +507,7 @@ pub(crate) fn push_signal(shared: &Shared, p: &ProcRef, sig: Signal) -> bool {
         if g.reason.is_some() {
             return false;
         }
-        g.control
-            .get_or_insert_with(Default::default)
-            .push_back(sig);
+        g.extra().control.push_back(sig);
         if g.sched == Sched::Idle {
             g.sched = Sched::Scheduled;
             true
@@ -446,16 +532,20 @@ pub(crate) fn finish(shared: &Shared, p: &ProcRef, reason: ExitReason) -> bool {
         if g.reason.is_some() {
             return false;
         }
-        g.reason = Some(reason.clone());
+        g.reason = Some(Box::new(reason.clone()));
         g.accepting = false;
         p.0.exited.store(true, Ordering::Release);
-        g.control = None;
+        let mut extra = g.extra.take();
+        let name = extra.as_mut().and_then(|x| {
+            x.control.clear();
+            x.name.take()
+        });
         (
             std::mem::take(&mut g.mailbox),
             g.current.take(),
             g.waiting.take(),
-            g.name.take(),
-            g.extra.take(),
+            name,
+            extra,
             g.body.take(),
         )
     };
@@ -540,23 +630,31 @@ enum Next {
 
 /// The coroutine body of a process run: handle control signals and messages until the
 /// mailbox is empty, or run the task closure once. Never unwinds (panics become crashes).
-pub(crate) fn run_body(cx: &mut Cx<'_>) {
+/// `first`: the behaviour and first message a sync call claimed ([`enqueue_call`]).
+pub(crate) fn run_body(cx: &mut Cx<'_>, first: Option<Claimed>) {
     let p = cx.me();
     let shared = cx.shared();
+    if let Some((b, msg)) = first {
+        // Killed since the claim: the exit answered the caller already.
+        if !p.is_alive() {
+            return;
+        }
+        return actor_loop(cx, shared, p, b, None, Some(msg));
+    }
     // An actor's first message is taken in the same lock that takes its behaviour.
     let mut g = p.0.inner.lock();
     if g.reason.is_some() {
         return;
     }
     g.sched = Sched::Running;
-    let body = g.body.take();
-    if let Some(Body::Actor(b)) = body {
-        return actor_loop(cx, shared, p, b, Some(g));
+    if let Some(b) = g.body.take() {
+        return actor_loop(cx, shared, p, b, Some(g), None);
     }
+    let task = g.extra.as_mut().and_then(|x| x.task.take());
     drop(g);
-    match body {
-        None | Some(Body::Actor(_)) => {}
-        Some(Body::Task(f)) => {
+    match task {
+        None => {}
+        Some(f) => {
             let reason = match catch_unwind(AssertUnwindSafe(|| f(cx))) {
                 Ok(()) => cx.requested_exit().unwrap_or(ExitReason::Normal),
                 Err(e) => ExitReason::Panic(panic_message(&e).into()),
@@ -596,12 +694,16 @@ fn actor_loop(
     p: &ProcRef,
     mut b: Box<dyn Behaviour>,
     mut locked: Option<MutexGuard<'_, Inner>>,
+    mut first: Option<Message>,
 ) {
     // The reply to the message just handled: its waiter is still `current` (the only
     // reference), taken and completed with the lock the next step takes anyway.
     let mut answer: Option<Result<Value, Value>> = None;
     loop {
-        let (next, replied) = {
+        let (next, replied) = if let Some(msg) = first.take() {
+            // A claimed sync call (`run_body`): its waiter is `current` already.
+            (Next::Msg(msg, true), None)
+        } else {
             let mut g = match locked.take() {
                 Some(g) => g,
                 None => p.0.inner.lock(),
@@ -617,7 +719,7 @@ fn actor_loop(
                     g.current = None;
                     g.mailbox.release();
                     g.sched = Sched::Idle;
-                    g.body = Some(Body::Actor(b));
+                    g.body = Some(b);
                     drop(g);
                     if let Some(a) = answer {
                         answer_with(shared, replied, a);
@@ -767,12 +869,51 @@ pub(crate) fn panic_message(e: &Box<dyn std::any::Any + Send>) -> String {
 mod tests {
     use super::*;
 
+    /// A claimed sync call whose run cannot start (no stack) is put back: the message first
+    /// in the mailbox with its reply waiter, the behaviour in the record, the process
+    /// scheduled; its run then answers the caller as an ordinary delivery would.
+    #[test]
+    fn an_unclaimed_call_is_delivered_first() {
+        let rt = crate::runtime::Runtime::new(crate::runtime::Config::default()).unwrap();
+        let h = rt.handle();
+        let p = h.spawn(handler(|_, m: Message| Ok(Value::Int(m.args.len() as i64))));
+        let w = Waiter::new(None, None);
+        let claimed = {
+            let mut g = p.0.inner.lock();
+            assert_eq!(g.sched, Sched::Idle);
+            g.sched = Sched::Running;
+            g.current = Some(w.clone());
+            g.body.take().unwrap()
+        };
+        // A cast that arrives while the call is claimed queues behind it.
+        assert!(h.cast(&p, Message::named("later", Vec::new())));
+        unclaim(&p, (claimed, Message::named("first", vec![Value::Nil; 3])));
+        {
+            let g = p.0.inner.lock();
+            assert_eq!(g.sched, Sched::Scheduled);
+            assert!(g.body.is_some() && g.current.is_none());
+            let sels: Vec<_> = g
+                .mailbox
+                .iter()
+                .map(|e| match e {
+                    Envelope::User { msg, reply } => (msg.selector.as_str(), reply.is_some()),
+                    Envelope::Stop(_) => ("stop", false),
+                })
+                .collect();
+            assert_eq!(sels, vec![("first", true), ("later", false)]);
+        }
+        h.0.schedule(p.clone());
+        assert!(matches!(w.wait_thread(), Ok(Value::Int(3))));
+        rt.shutdown();
+    }
+
     /// An idle actor is this record plus its state and a process-table entry (target: under
     /// 1 KiB in all). Think before growing it: rarely used data goes in `Extras`.
     #[test]
     fn idle_process_record_stays_small() {
         let size = std::mem::size_of::<Proc>();
-        // 240 + the Arc counts = 256 bytes; the mailbox keeps one envelope inline.
-        assert!(size <= 240, "Proc is {size} bytes");
+        // 176 + the Arc counts = 192 bytes (an allocator size class); the mailbox keeps one
+        // envelope inline.
+        assert!(size <= 176, "Proc is {size} bytes");
     }
 }

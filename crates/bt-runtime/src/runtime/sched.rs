@@ -17,7 +17,11 @@
 //!   the caller's suspension (`RUN_NEXT`): the callee runs at once on the same
 //!   thread, ahead of queued work, and the caller's resumption queues at the back like any
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
-//!   `schedule_next`).
+//!   `schedule_next`). A callee with nothing queued is handed over *claimed*, its behaviour
+//!   and the message in hand (`process::enqueue_call`): its run takes no lock to start.
+//! * A runner's suspension at the end of its run charges no stack (only a coroutine that
+//!   stays suspended in a run is charged, `Worker::charge_stack`, and a probe of its
+//!   resident pages is a system call).
 //! * Preemption: a coroutine that uses its reduction budget yields and goes to the back of
 //!   its worker's queue behind whatever became runnable meanwhile.
 //! * Timeouts of waits are kept in the worker's slots (O(1) to arm and disarm); the worker
@@ -39,7 +43,7 @@ use parking_lot::{Condvar, Mutex};
 use crate::runtime::api::{Config, SpawnOpts};
 use crate::runtime::clock::{Clock, Timers};
 use crate::runtime::process::{
-    finish, Body, ExitHook, Extras, Inner, Proc, ProcRef, Sched, TaskFn,
+    finish, Body, Claimed, ExitHook, Extras, Handed, Inner, Proc, ProcRef, Sched, TaskFn,
 };
 use crate::runtime::types::{ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Waiter, Wake};
@@ -98,11 +102,11 @@ thread_local! {
     static LOCAL_NEXT: Cell<Option<(u32, u32)>> = const { Cell::new(None) };
     /// The process (and its wake-up address) a runner coroutine picks up when it is started
     /// or resumed from the spares (`Worker::start_one`); empty when a spare is retired.
-    static HANDOFF: RefCell<Option<(ProcRef, Wake)>> = const { RefCell::new(None) };
+    static HANDOFF: RefCell<Option<(ProcRef, Wake, Option<Claimed>)>> = const { RefCell::new(None) };
     /// Set by a coroutine just before it suspends (read by the `drive` that resumed it, on
     /// this thread, right after): the idle callee of a sync call, which the worker runs at
     /// once (`Cx::call`'s hand-off, pool workers only) …
-    pub(crate) static RUN_NEXT: Cell<Option<ProcRef>> = const { Cell::new(None) };
+    pub(crate) static RUN_NEXT: Cell<Option<Handed>> = const { Cell::new(None) };
     /// … or, for a runner coroutine, that its process run is over and it can run another
     /// one (it suspends with `Suspend::Wait` without a waiter; see `Worker::start_one`).
     static RUNNER_IDLE: Cell<bool> = const { Cell::new(false) };
@@ -421,14 +425,18 @@ impl Shared {
             number,
             service: opts.service,
         };
-        let extra = (opts.trap_exits || opts.link.is_some() || hook.is_some()).then(|| {
-            Box::new(Extras {
-                trap_exits: opts.trap_exits,
-                links: opts.link.iter().cloned().collect(),
-                exit_hooks: hook.into_iter().collect(),
-                ..Default::default()
-            })
-        });
+        let extra =
+            (opts.trap_exits || opts.link.is_some() || hook.is_some() || opts.name.is_some()).then(
+                || {
+                    Box::new(Extras {
+                        name: opts.name,
+                        trap_exits: opts.trap_exits,
+                        links: opts.link.iter().cloned().collect(),
+                        exit_hooks: hook.into_iter().collect(),
+                        ..Default::default()
+                    })
+                },
+            );
         let p = ProcRef(Arc::new(Proc {
             pid,
             started_ms: self.clock.wall_ms(),
@@ -446,16 +454,16 @@ impl Shared {
                 reason: None,
                 accepting: !is_task,
                 mailbox: crate::runtime::mailbox::Mailbox::new(),
-                control: None,
                 body: None,
                 current: None,
                 waiting: None,
-                name: opts.name,
                 extra,
             }),
         }));
-        let body = make(&p);
-        p.0.inner.lock().body = Some(body);
+        match make(&p) {
+            Body::Actor(b) => p.0.inner.lock().body = Some(b),
+            Body::Task(f) => p.0.inner.lock().extra().task = Some(f),
+        }
         if let (Some(n), Some(names)) = (opts.name, names.as_mut()) {
             names.insert(n, p.clone());
         }
@@ -471,7 +479,7 @@ impl Shared {
                 if g.reason.is_none() {
                     g.extra().links.push(p.clone());
                 }
-                g.reason.clone()
+                g.exit_reason()
             };
             if let Some(r) = linked {
                 p.0.inner.lock().extra().links.clear();

@@ -106,6 +106,8 @@ impl PooledStack {
 /// Bytes of the `len` bytes just below `top` (a stack's top, page-aligned) that are resident
 /// now (`mincore`); None when the kernel does not tell.
 pub(super) fn resident_below(top: usize, len: usize) -> Option<usize> {
+    #[cfg(test)]
+    PROBES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let page = page_size();
     let pages = len.div_ceil(page);
     let start = top - pages * page;
@@ -122,6 +124,10 @@ pub(super) fn resident_below(top: usize, len: usize) -> Option<usize> {
     let r = unsafe { libc::mincore(start as *mut libc::c_void, pages * page, v.as_mut_ptr()) };
     (r == 0).then(|| v.iter().filter(|b| **b & 1 != 0).count() * page)
 }
+
+/// Calls of [`resident_below`] (a system call each), for the tests.
+#[cfg(test)]
+pub(crate) static PROBES: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
 
 /// Maps (and unmaps again) one coroutine stack of `size` usable bytes: whether stacks of
 /// that size can be made here at all (an address-space limit, `vm.overcommit_memory = 2`).

@@ -34,11 +34,12 @@ pub struct BtActor {
     pub sys: Arc<ActorSys>,
     pub class: ClassRef,
     pub fields: Vec<Value>,
-    saved: Vec<Value>,
+    /// The rollback copy of `fields` (`snapshot`; a boxed slice: an idle actor stays small).
+    saved: Box<[Value]>,
     me: Option<Value>,
     /// The actor's memory account when its engine sets `actor_max_memory` (made on the
     /// first message; `memlimit`).
-    mem: Option<crate::interp::actor::memlimit::ActorMem>,
+    mem: Option<Box<crate::interp::actor::memlimit::ActorMem>>,
 }
 
 impl BtActor {
@@ -54,7 +55,7 @@ impl BtActor {
             sys,
             class,
             fields,
-            saved: Vec::new(),
+            saved: Box::default(),
             me,
             mem: None,
         }
@@ -99,10 +100,9 @@ fn run_as<R>(
 /// message fails): element by element, immediates copied inline, when the shape is the
 /// same as last time (always, for an actor whose state slots are fixed).
 #[inline(always)]
-fn snapshot(saved: &mut Vec<Value>, fields: &[Value]) {
+fn snapshot(saved: &mut Box<[Value]>, fields: &[Value]) {
     if saved.len() != fields.len() {
-        saved.clear();
-        saved.extend_from_slice(fields);
+        *saved = fields.into();
         return;
     }
     for (s, f) in saved.iter_mut().zip(fields) {
@@ -144,6 +144,13 @@ fn dispatch(
         }
     }
     ctx.call_hit(hit, me, sel, args).map_err(|b| *b)
+}
+
+/// Puts the rollback copy back as the state (the failed state becomes the next copy).
+#[cold]
+fn roll_back(fields: &mut Vec<Value>, saved: &mut Box<[Value]>) {
+    let failed = std::mem::replace(fields, std::mem::take(saved).into_vec());
+    *saved = failed.into_boxed_slice();
 }
 
 /// `initialize` for every class of the chain that defines it, parent first.
@@ -216,7 +223,8 @@ impl BtActor {
     fn memory_scope(&mut self, args: &[Value]) -> Option<crate::memory::Scope> {
         if self.mem.is_none() {
             self.sys.prog.actor_memory.get()?;
-            self.mem = crate::interp::actor::memlimit::ActorMem::for_program(&self.sys.prog);
+            self.mem =
+                crate::interp::actor::memlimit::ActorMem::for_program(&self.sys.prog).map(Box::new);
         }
         let mem = self.mem.as_mut()?;
         let scope = crate::memory::Scope::enter(Some(mem.account()));
@@ -245,7 +253,7 @@ impl BtActor {
             return r;
         }
         if r.is_ok() {
-            std::mem::swap(&mut self.fields, &mut self.saved);
+            roll_back(&mut self.fields, &mut self.saved);
         }
         let kind = ErrorKind::from_name("memory_limit");
         let prog = &self.sys.prog;
@@ -353,7 +361,7 @@ impl BtActor {
         });
         crate::interp::actor::send::recycle_args(msg.args);
         if r.is_err() {
-            std::mem::swap(&mut self.fields, &mut self.saved);
+            roll_back(&mut self.fields, &mut self.saved);
         }
         if let Some(kind) = crash {
             cx.exit_self(crate::runtime::ExitReason::Custom(Value::Symbol(kind)));

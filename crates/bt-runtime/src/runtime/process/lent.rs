@@ -22,8 +22,8 @@ use std::sync::Arc;
 use parking_lot::MutexGuard;
 
 use super::{
-    actor_loop, finish, panic_message, stop_after_message, Behaviour, Body, Inner, LentJob,
-    ProcRef, Sched,
+    actor_loop, finish, panic_message, stop_after_message, Behaviour, Inner, LentJob, ProcRef,
+    Sched,
 };
 use crate::runtime::cx::Cx;
 use crate::runtime::sched::Shared;
@@ -48,13 +48,11 @@ pub(crate) fn claim_idle(p: &ProcRef, keep: bool) -> Option<Box<dyn Behaviour>> 
         || g.sched != Sched::Idle
         || g.mailbox.len() != 0
         || g.has_control()
-        || !matches!(g.body, Some(Body::Actor(_)))
+        || g.body.is_none()
     {
         return None;
     }
-    let Some(Body::Actor(b)) = g.body.take() else {
-        return None;
-    };
+    let b = g.body.take()?;
     if keep {
         p.0.lent_busy.store(true, Ordering::Relaxed);
         g.sched = Sched::Lent;
@@ -94,7 +92,7 @@ pub(crate) fn unlend(shared: &Shared, p: &ProcRef, b: Box<dyn Behaviour>) {
             drop(b);
             return;
         }
-        g.body = Some(Body::Actor(b));
+        g.body = Some(b);
         if g.mailbox.len() != 0 || g.has_control() {
             g.sched = Sched::Scheduled;
             true
@@ -217,10 +215,10 @@ fn release_or_loop(
         g.mailbox.release();
         g.sched = Sched::Idle;
         // The body is empty while lent (nothing else puts one back): no drop call for it.
-        if let Some(old) = g.body.replace(Body::Actor(b)) {
+        if let Some(old) = g.body.replace(b) {
             drop(old);
         }
         return;
     }
-    actor_loop(cx, shared, p, b, Some(g));
+    actor_loop(cx, shared, p, b, Some(g), None);
 }

@@ -184,7 +184,7 @@ fn run_once(
             }
         }
         Some((b, Work::Msg(msg))) => run_lent(&mut cx, b, msg),
-        None => run_body(&mut cx),
+        None => run_body(&mut cx, None),
     }
     let d = cx.deepest();
     if d < io.deepest.load(Ordering::Relaxed) {

@@ -403,8 +403,9 @@ impl Worker {
             if let Some((slot, gen)) = LOCAL_NEXT.with(std::cell::Cell::take) {
                 ready.push(Task::Resume { slot, gen });
             }
-            if let Some(p) = self.run_next.take() {
-                ready.push(Task::Run(p));
+            // (Never a claimed callee: `enqueue_call` does not claim under the simulation.)
+            if let Some(h) = self.run_next.take() {
+                ready.push(Task::Run(h.p));
             }
             {
                 let wq = &sh.workers[self.id];
@@ -514,7 +515,7 @@ impl Worker {
                         None => self.free.last().copied().unwrap_or(self.slots.len() as u32),
                     };
                     sim.core.lock().slot_owner.insert(slot, p.0.pid.number);
-                    self.start_one(p);
+                    self.start_one(p, None);
                 }
                 Task::Resume { slot, gen } => self.resume_one(slot, gen),
             }

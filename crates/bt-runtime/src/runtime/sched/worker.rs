@@ -16,7 +16,7 @@ use super::{
 };
 use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
-use crate::runtime::process::{run_body, ProcRef};
+use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
 use crate::runtime::waiter::{Waiter, Wake};
@@ -45,6 +45,9 @@ pub(super) struct Slot {
 pub(super) struct StackCharge {
     account: Option<&'static crate::memory::Account>,
     bytes: usize,
+    /// The suspension depth (bytes below the top) `bytes` was last measured at, 0 before
+    /// the first measure of a run.
+    probed: usize,
     /// The top of the coroutine's stack (set when the slot gets a coroutine).
     top: usize,
     /// The lowest usable address of that stack.
@@ -72,7 +75,7 @@ pub(crate) struct Worker {
     /// shared counter), their number mirrored in `WorkerQ::spares` (`Shared::busy_cos`).
     pub(super) spares: Vec<(u32, Co)>,
     /// A sync call's callee handed over with its caller's suspension, run next.
-    pub(super) run_next: Option<ProcRef>,
+    pub(super) run_next: Option<Handed>,
 }
 
 impl Worker {
@@ -244,7 +247,7 @@ impl Worker {
 
     /// Runs `p` (a Run task), then whatever that handed over (a sync call's callee).
     pub(super) fn start(&mut self, p: ProcRef) {
-        self.start_one(p);
+        self.start_one(p, None);
         self.run_handed_over();
     }
 
@@ -257,8 +260,8 @@ impl Worker {
     /// Runs the callees that sync calls handed to this worker with their suspension (a
     /// loop, not recursion: a chain of calls hands over one callee after another).
     fn run_handed_over(&mut self) {
-        while let Some(p) = self.run_next.take() {
-            self.start_one(p);
+        while let Some(h) = self.run_next.take() {
+            self.start_one(h.p, h.first);
         }
     }
 
@@ -266,8 +269,9 @@ impl Worker {
     /// this worker keeps one (no coroutine set-up, no stack from the pool), else a new one.
     /// A runner runs one process run (`run_body`), then on a pool worker suspends with
     /// `RUNNER_IDLE` set to be kept for the next run (`drive`); on the guest, or after a run
-    /// that went deep into its stack, it returns and is retired.
-    pub(super) fn start_one(&mut self, p: ProcRef) {
+    /// that went deep into its stack, it returns and is retired. `first`: the behaviour and
+    /// message a sync call claimed (`process::enqueue_call`).
+    pub(super) fn start_one(&mut self, p: ProcRef, first: Option<Claimed>) {
         if !p.is_alive() {
             return;
         }
@@ -277,10 +281,10 @@ impl Worker {
             // the busy count is at most `live_cos`, so far below the cap that is enough).
             if sh.live_cos.load(Ordering::Relaxed) + sh.reserve >= sh.max_cos {
                 let busy = sh.busy_cos();
-                let serving = Shared::is_serving(&p);
+                let serving = first.is_some() || Shared::is_serving(&p);
                 if busy + sh.reserve >= sh.max_cos && (busy >= sh.max_cos || !serving) {
                     self.spares.push((slot, co));
-                    sh.defer_for_stack(p, serving);
+                    Self::defer(sh, p, first, serving);
                     return;
                 }
             }
@@ -290,7 +294,7 @@ impl Worker {
                 slot,
                 gen: self.slots[slot as usize].gen,
             };
-            HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
+            HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake, first)));
             self.drive(slot, co);
             return;
         }
@@ -298,10 +302,10 @@ impl Worker {
         let busy = live.saturating_sub(sh.spare_cos());
         if busy + sh.reserve >= sh.max_cos {
             // Near the cap: the last `reserve` stacks only go to processes someone waits on.
-            let serving = Shared::is_serving(&p);
+            let serving = first.is_some() || Shared::is_serving(&p);
             if busy >= sh.max_cos || !serving {
                 sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-                sh.defer_for_stack(p, serving);
+                Self::defer(sh, p, first, serving);
                 return;
             }
         }
@@ -316,8 +320,8 @@ impl Worker {
                         sh.log(&format!("runtime: cannot map a coroutine stack ({e}); work is queued until a stack is free"));
                     }
                     self.retire_count();
-                    let serving = Shared::is_serving(&p);
-                    sh.defer_for_stack(p, serving);
+                    let serving = first.is_some() || Shared::is_serving(&p);
+                    Self::defer(&sh, p, first, serving);
                     return;
                 }
             },
@@ -343,14 +347,14 @@ impl Worker {
         let reusable = self.id < sh.guest_index() && sh.cfg.pooled_stacks_per_worker > 0;
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
-        HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake)));
+        HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake, first)));
         let sc = &mut self.slots[slot as usize].stack;
         (sc.top, sc.low) = (top, low);
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
             let mut deepest = top;
-            while let Some((p, wake)) = HANDOFF.with(|h| h.borrow_mut().take()) {
+            while let Some((p, wake, first)) = HANDOFF.with(|h| h.borrow_mut().take()) {
                 let mut cx = Cx::new(y, &rt, &p, wake, low, top);
-                run_body(&mut cx);
+                run_body(&mut cx, first);
                 deepest = deepest.min(cx.deepest());
                 drop(cx);
                 drop(p);
@@ -364,6 +368,15 @@ impl Worker {
             deepest
         });
         self.drive(slot, co);
+    }
+
+    /// A run that cannot start now (the stack cap): it waits for a stack, a claimed
+    /// callee as an ordinary scheduled process.
+    fn defer(sh: &Shared, p: ProcRef, first: Option<Claimed>, serving: bool) {
+        if let Some(c) = first {
+            unclaim(&p, c);
+        }
+        sh.defer_for_stack(p, serving);
     }
 
     pub(super) fn resume_one(&mut self, slot: u32, gen: u32) {
@@ -396,7 +409,9 @@ impl Worker {
             .driving
             .store(0, Ordering::Relaxed);
         let s = &mut self.slots[slot as usize];
-        if matches!(r, Ok(CoroutineResult::Yield(_))) {
+        // A runner whose process run is over charges nothing (its run's charge is given
+        // back in `runner_idle`): no stack probe per message.
+        if matches!(r, Ok(CoroutineResult::Yield(_))) && !RUNNER_IDLE.with(Cell::get) {
             Self::charge_stack(&mut s.stack);
         }
         match r {
@@ -439,7 +454,13 @@ impl Worker {
     /// account of the thread (its engine's; `StackCharge`).
     fn charge_stack(c: &mut StackCharge) {
         let depth = crate::runtime::sched::SUSPEND_DEPTH.with(|d| d.replace(0));
-        if c.top == 0 || (c.bytes != 0 && depth + STACK_MARGIN <= c.bytes) {
+        // The depth is the deepest the coroutine's stack pointer was seen at in this run
+        // (it only grows): probed at that depth already, or charged for more than it plus
+        // the margin, there is nothing new to charge.
+        if c.top == 0
+            || (c.probed != 0 && depth <= c.probed)
+            || (c.bytes != 0 && depth + STACK_MARGIN <= c.bytes)
+        {
             return;
         }
         if c.account.is_none() {
@@ -447,6 +468,7 @@ impl Worker {
         }
         let Some(a) = c.account else { return };
         let window = (depth + STACK_MARGIN).max(KEEP_RESIDENT).min(c.top - c.low);
+        c.probed = depth.max(1);
         let want = crate::runtime::stack::resident_below(c.top, window)
             .unwrap_or(window)
             .max(depth);
@@ -462,6 +484,7 @@ impl Worker {
             a.charge(-(c.bytes as isize));
         }
         c.bytes = 0;
+        c.probed = 0;
     }
 
     /// A runner's process run is over (the process idle or exited): a new generation for
@@ -543,5 +566,47 @@ impl Worker {
         self.shared.workers[self.id]
             .spares
             .store(self.spares.len(), Ordering::Relaxed);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::Ordering;
+
+    use crate::runtime::stack::PROBES;
+    use crate::runtime::{handler, Config, Message, Runtime, Timeout};
+    use crate::value::Value;
+
+    /// A sync call to an idle actor runs it on a spare runner, which goes back to the
+    /// spares when the actor idles again. That suspension ends the run: it charges no
+    /// stack (a charge probes the stack's resident pages with a system call, and the run's
+    /// charge is given back at once), so round trips make no probe each.
+    #[test]
+    fn a_runner_going_idle_probes_no_stack() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        h.charge_threads_to(crate::memory::new_account(1 << 40));
+        let callee = h.spawn(handler(|_, _| Ok(Value::Int(1))));
+        let t = h.spawn_task(move |cx| {
+            let call = |cx: &mut crate::runtime::Cx<'_>| {
+                cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+            };
+            // The first calls charge the caller's own stack once.
+            for _ in 0..10 {
+                call(cx).unwrap();
+            }
+            let before = PROBES.load(Ordering::Relaxed);
+            for _ in 0..200 {
+                assert!(matches!(call(cx), Ok(Value::Int(1))));
+            }
+            PROBES.load(Ordering::Relaxed) - before
+        });
+        let probes = t.join().unwrap();
+        assert!(probes < 20, "{probes} stack probes for 200 round trips");
+        rt.shutdown();
     }
 }

@@ -41,7 +41,7 @@ pub fn await_exit(cx: &mut Cx<'_>, p: &ProcRef, t: Timeout) -> Result<ExitReason
     {
         let mut g = p.0.inner.lock();
         if let Some(r) = &g.reason {
-            return Ok(r.clone());
+            return Ok((**r).clone());
         }
         let w2 = w.clone();
         g.extra()
