@@ -3,10 +3,11 @@
 //! (W0102), and the end of an activation (unused variables). Statements and expressions are
 //! walked in [`super::infer`].
 
-use super::flow::{a_an, multi_assigned};
 use super::infer::{item_span, param_var, MethodCtx, Walker};
 use super::scope::{ScopeKind, Var};
+use super::syntactic::multi_assigned;
 use super::types::{may_conform, Ty};
+use super::wording::a_an;
 use super::{did_you_mean, ExpectSite, CATEGORIES};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{self, ExprKind, Span, Stmt, StmtKind};
