@@ -8,7 +8,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::dict::{self as store, Dict};
 use crate::value::{Ref, Value};
 
-use super::{arg, expected, on_copy, test1};
+use super::common::{arg, expected, on_copy, test1};
 
 pub fn register(p: &mut Prims) {
     let c = "Dictionary";
@@ -58,7 +58,7 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
     if let Value::Dict(_) = a {
         return Ok(a.clone());
     }
-    let Some(items) = super::elems(a) else {
+    let Some(items) = super::common::elems(a) else {
         return Err(expected(ctx, "new:", "a Dictionary", a));
     };
     let mut m = Dict::new();

@@ -6,8 +6,8 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{Ref, Sym, Value};
 
+use super::common::{arg, block_arity, elems_arg, expected, index_arg, on_copy};
 use super::seq::random_below;
-use super::{arg, block_arity, elems_arg, expected, index_arg, on_copy};
 
 pub fn register(p: &mut Prims) {
     let c = "Queue";
@@ -108,8 +108,8 @@ fn tuple_nth(ctx: &mut Ctx, recv: &Value, sel: &str, k: usize) -> EvalResult {
     let t = tuple_of(ctx, sel, recv)?;
     match t.get(k) {
         Some(x) => Ok(x.clone()),
-        None if t.is_empty() => Err(super::empty_err(ctx, "Tuple")),
-        None => Err(super::oob_err(ctx, k + 1, t.len())),
+        None if t.is_empty() => Err(super::common::empty_err(ctx, "Tuple")),
+        None => Err(super::common::oob_err(ctx, k + 1, t.len())),
     }
 }
 
@@ -128,7 +128,7 @@ fn tuple_third(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn tuple_at_random(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let t = tuple_of(ctx, "atRandom", recv)?;
     if t.is_empty() {
-        return Err(super::empty_err(ctx, "Tuple"));
+        return Err(super::common::empty_err(ctx, "Tuple"));
     }
     Ok(t[random_below(t.len())].clone())
 }

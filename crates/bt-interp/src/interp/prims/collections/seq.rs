@@ -21,11 +21,12 @@ use crate::value::array::ArrayData;
 use crate::value::order::strict_eq;
 use crate::value::{Ref, Value};
 
+use super::common::{
+    arg, count_arg, elems_arg, empty_err, expected, index_arg, on_copy, oob_err, truth,
+};
 use super::generic::precedes;
 use super::sort::merge_sort;
-use super::{
-    arg, count_arg, elems_arg, empty_err, expected, index_arg, on_copy, oob_err, stream, truth,
-};
+use super::stream;
 
 type Vector = imbl::Vector<Value>;
 
@@ -246,7 +247,7 @@ fn sort(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn sort_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "sort:", recv)?;
     let block = arg(args, 0);
-    if super::block_arity(ctx, "sort:", block)? == 1 {
+    if super::common::block_arity(ctx, "sort:", block)? == 1 {
         let mut keyed = Vec::with_capacity(v.len());
         for e in v.iter() {
             ctx.tick()?;

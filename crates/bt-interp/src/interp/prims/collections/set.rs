@@ -6,7 +6,8 @@ use crate::interp::eval::charge::KEYED;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{Key, Ref, Value};
 
-use super::{arg, elems_arg, expected, on_copy, set_from, stream};
+use super::common::{arg, bag_from, elems_arg, expected, on_copy, set_from};
+use super::stream;
 
 type SetT = imbl::OrdSet<Key>;
 type BagT = imbl::OrdMap<Key, usize>;
@@ -36,15 +37,6 @@ pub fn register(p: &mut Prims) {
     p.add(c, "add:", bag_add);
     p.add(c, "add:withCount:", bag_add_with_count);
     p.add(c, "remove:", bag_remove);
-}
-
-/// A Bag from elements (each occurrence counted).
-pub(crate) fn bag_from(items: Vec<Value>) -> Value {
-    let mut m = BagT::new();
-    for e in items {
-        *m.entry(Key(e)).or_insert(0) += 1;
-    }
-    Value::Bag(Ref::new(m))
 }
 
 fn set_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<SetT>, Unwind> {

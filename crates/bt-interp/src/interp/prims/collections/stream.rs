@@ -12,8 +12,8 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::print::simple_print;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
 
+use super::common::{arg, count_arg, elems, expected, graphemes, test1};
 use super::generic::{add, not_found};
-use super::{arg, count_arg, elems, expected, graphemes, test1};
 
 pub fn register(p: &mut Prims) {
     let c = "Stream";
