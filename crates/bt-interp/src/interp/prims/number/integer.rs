@@ -6,25 +6,18 @@
 //! iteration and never add call depth per iteration.
 
 use num_bigint::BigInt;
-use num_integer::Integer as _;
 use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
-use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
-use crate::interp::prims::number::{compare, metered};
+use crate::interp::prims::number::metered;
+use crate::interp::prims::number::pure::{
+    self as num, code_point_char, compare, int, num, to_char, Num, Op, MAX_INT_BITS,
+};
 use crate::interp::registry::big_units::{self as units, Growth};
 use crate::interp::registry::Cost;
 use crate::value::{Interval, Ref, Value};
-
-/// The receiver or argument as an integer view, else `type_error`.
-fn int<'a>(what: &str, v: &'a Value) -> Res<Num<'a>> {
-    match num(v) {
-        Some(n @ (Num::I(_) | Num::B(_))) => Ok(n),
-        _ => Err(Fault::expected(what, "an Integer", v)),
-    }
-}
 
 /// The bitwise operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -158,22 +151,6 @@ pub fn factorial<E>(n: &Value, mut charge: impl FnMut(usize) -> Result<(), E>) -
     Ok(Ok(Value::from_bigint(acc)))
 }
 
-/// `gcd:` (non-negative) and `lcm:` (non-negative).
-pub fn gcd(a: &Value, b: &Value, lcm: bool) -> Res {
-    let sel = if lcm { "lcm:" } else { "gcd:" };
-    let (x, y) = (int(sel, a)?, int(sel, b)?);
-    let (p, q) = (x.big().unwrap_or_default(), y.big().unwrap_or_default());
-    Ok(Value::from_bigint(if lcm {
-        if p.is_zero() || q.is_zero() {
-            BigInt::zero()
-        } else {
-            p.lcm(&q).abs()
-        }
-    } else {
-        p.gcd(&q)
-    }))
-}
-
 const PRIME_BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
 
 /// Miller–Rabin: deterministic below 2^64 (these bases suffice), and with the same twelve
@@ -288,31 +265,6 @@ pub fn at_random(v: &Value) -> Res {
             "atRandom expects a positive receiver, got {}",
             num::int_string(v)
         ))),
-    }
-}
-
-/// The value as a Unicode scalar value, if it is one.
-pub fn code_point_char(v: &Value) -> Option<char> {
-    match v {
-        Value::Char(c) => Some(c.get()),
-        Value::Int(i) => u32::try_from(*i).ok().and_then(char::from_u32),
-        _ => None,
-    }
-}
-
-/// `asCharacter` / `Character value:`: not a Unicode scalar value → `type_error`.
-pub fn to_char(v: &Value) -> Res {
-    match code_point_char(v) {
-        Some(c) => Ok(Value::ch(c)),
-        None if num(v).is_some() && !matches!(v, Value::Float(_)) => Err(Fault::Type(format!(
-            "{} is not a Unicode scalar value",
-            num::int_string(v)
-        ))),
-        None => Err(Fault::expected(
-            "Character value:",
-            "an Integer code point",
-            v,
-        )),
     }
 }
 
@@ -558,6 +510,7 @@ pub fn register(p: &mut Prims) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interp::prims::number::pure::gcd;
 
     fn s(r: Res) -> String {
         match r {

@@ -119,10 +119,7 @@ fn gcd_or_lcm(ctx: &mut Ctx, r: &Value, a: &[Value], lcm: bool) -> EvalResult {
         }
     }
     Cost::BigProduct.charge(ctx, r, a)?;
-    lift(
-        ctx,
-        crate::interp::prims::number::integer::gcd(r, &a[0], lcm),
-    )
+    lift(ctx, num::gcd(r, &a[0], lcm))
 }
 
 /// `gcd:`.

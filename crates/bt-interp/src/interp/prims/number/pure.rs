@@ -4,6 +4,10 @@
 //! and every result is normalised back through [`Value::from_bigint`]. Every Float result goes
 //! through [`float`], which turns a non-finite value into an arithmetic fault: bt has no
 //! infinities and no NaN. A Character is its code point wherever a number is expected.
+//!
+//! Also here, since the Number, Integer, Character and String primitives all use them: the
+//! numeric-or-term-order [`compare`], [`gcd`]/lcm, and code point ↔ Character
+//! ([`code_point_char`], [`to_char`]). This module names no other primitive module.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -15,6 +19,7 @@ use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::print::format_float;
+use crate::value::order::term_cmp;
 use crate::value::Value;
 
 /// Integers larger than this many bits are refused (`runtime_error`) rather than exhausting
@@ -598,6 +603,63 @@ pub fn int_string(a: &Value) -> String {
         Value::Char(c) => (c.get() as u32).to_string(),
         Value::Float(f) => format_float(f.get()),
         _ => String::new(),
+    }
+}
+
+/// Numeric comparison between numbers (Characters by code point), term order otherwise.
+pub fn compare(a: &Value, b: &Value) -> Ordering {
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => cmp(x, y),
+        _ => term_cmp(a, b),
+    }
+}
+
+/// The receiver or argument as an integer view, else `type_error`.
+pub(crate) fn int<'a>(what: &str, v: &'a Value) -> Res<Num<'a>> {
+    match num(v) {
+        Some(n @ (Num::I(_) | Num::B(_))) => Ok(n),
+        _ => Err(Fault::expected(what, "an Integer", v)),
+    }
+}
+
+/// `gcd:` (non-negative) and `lcm:` (non-negative).
+pub fn gcd(a: &Value, b: &Value, lcm: bool) -> Res {
+    let sel = if lcm { "lcm:" } else { "gcd:" };
+    let (x, y) = (int(sel, a)?, int(sel, b)?);
+    let (p, q) = (x.big().unwrap_or_default(), y.big().unwrap_or_default());
+    Ok(Value::from_bigint(if lcm {
+        if p.is_zero() || q.is_zero() {
+            BigInt::zero()
+        } else {
+            p.lcm(&q).abs()
+        }
+    } else {
+        p.gcd(&q)
+    }))
+}
+
+/// The value as a Unicode scalar value, if it is one.
+pub fn code_point_char(v: &Value) -> Option<char> {
+    match v {
+        Value::Char(c) => Some(c.get()),
+        Value::Int(i) => u32::try_from(*i).ok().and_then(char::from_u32),
+        _ => None,
+    }
+}
+
+/// `asCharacter` / `Character value:`: not a Unicode scalar value → `type_error`.
+pub fn to_char(v: &Value) -> Res {
+    match code_point_char(v) {
+        Some(c) => Ok(Value::ch(c)),
+        None if num(v).is_some() && !matches!(v, Value::Float(_)) => Err(Fault::Type(format!(
+            "{} is not a Unicode scalar value",
+            int_string(v)
+        ))),
+        None => Err(Fault::expected(
+            "Character value:",
+            "an Integer code point",
+            v,
+        )),
     }
 }
 

@@ -370,10 +370,10 @@ pub fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
 pub fn from_code_points<'a>(items: impl IntoIterator<Item = &'a Value>) -> Res<String> {
     let mut out = String::new();
     for v in items {
-        match crate::interp::prims::number::integer::code_point_char(v) {
+        match crate::interp::prims::number::pure::code_point_char(v) {
             Some(c) => out.push(c),
             None => {
-                crate::interp::prims::number::integer::to_char(v)?;
+                crate::interp::prims::number::pure::to_char(v)?;
             }
         }
     }
