@@ -22,7 +22,7 @@ pub mod classtable;
 pub mod decls;
 pub mod flow;
 pub mod infer;
-pub mod layered;
+pub(crate) mod layered;
 #[cfg(test)]
 mod lazy_body_tests;
 pub mod library;
@@ -34,8 +34,8 @@ pub mod sendability;
 pub mod sends;
 pub mod syntactic;
 pub mod types;
-pub mod walk_decls;
-pub mod wording;
+pub(crate) mod walk_decls;
+pub(crate) mod wording;
 
 #[cfg(test)]
 mod tests;
@@ -44,8 +44,8 @@ use crate::diagnostic::{Diagnostic, Severity};
 use crate::syntax::ast;
 use classtable::{ClassTable, Origin};
 use infer::Walker;
-pub use options::{CheckOptions, ExpectSite, Level, CATEGORIES};
-pub use wording::{did_you_mean, edit_distance};
+use options::ExpectSite;
+pub use options::{CheckOptions, Level};
 
 /// One file of a unit to check.
 #[derive(Clone, Copy)]
@@ -124,7 +124,7 @@ impl Checker {
     }
 
     /// Adds the declarations of the built-in library (`stdlib/*.bt`).
-    pub fn add_stdlib(&mut self, modules: &[&ast::Module]) {
+    pub(crate) fn add_stdlib(&mut self, modules: &[&ast::Module]) {
         let units: Vec<(&ast::Module, Origin)> =
             modules.iter().map(|m| (*m, Origin::Stdlib)).collect();
         self.table.add_unit(&units);
@@ -132,7 +132,8 @@ impl Checker {
 
     /// Adds the built-in library from source texts (`(file name, source)`), parsed with
     /// `@primitive` bodies allowed. Files that fail to parse contribute what was recovered.
-    pub fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
+    #[cfg(test)]
+    pub(crate) fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
         let opts = crate::syntax::Options {
             allow_primitives: true,
         };
@@ -232,7 +233,7 @@ impl Checker {
 }
 
 /// `@expect` suppression, stale `@expect`, category levels, `--warnings-as-errors`; sorted.
-pub fn finalize(
+pub(crate) fn finalize(
     mut diags: Vec<Diagnostic>,
     expects: &[ExpectSite],
     opts: &CheckOptions,
@@ -363,6 +364,7 @@ fn top_level_assigned(e: &ast::Expr, out: &mut Vec<String>) {
 #[cfg(test)]
 mod api_tests {
     use super::*;
+    use crate::check::wording::{did_you_mean, edit_distance};
 
     #[test]
     fn distances() {

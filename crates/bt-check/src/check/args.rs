@@ -182,7 +182,7 @@ impl<'a> Walker<'a> {
 
     /// The type of an already-walked expression, recomputed without side effects for the cases
     /// that matter (literals, variables, self); Dynamic otherwise.
-    pub fn literal_or_known_type(&self, e: &Expr) -> Ty {
+    pub(crate) fn literal_or_known_type(&self, e: &Expr) -> Ty {
         match &e.kind {
             ExprKind::Nil => Ty::Nil,
             ExprKind::True => Ty::inst("True"),

@@ -189,7 +189,7 @@ pub fn arity(selector: &str) -> usize {
 impl ClassTable {
     /// Makes every entry part of a shared base: copies of this table then share it (the
     /// library's table, built once per process by `Checker::new`).
-    pub fn freeze(&mut self) {
+    pub(crate) fn freeze(&mut self) {
         self.classes.freeze();
         self.aliases.freeze();
         self.protocols.freeze();
@@ -238,7 +238,7 @@ impl ClassTable {
     }
 
     /// True when the chain reaches a root (no unknown class on the way).
-    pub fn chain_known(&self, name: &str) -> bool {
+    pub(crate) fn chain_known(&self, name: &str) -> bool {
         let mut cur = name;
         for _ in 0..256 {
             let Some(info) = self.classes.get(cur) else {
@@ -301,7 +301,7 @@ impl ClassTable {
     }
 
     /// A class that defines or inherits an override of `doesNotUnderstand:args:`.
-    pub fn has_dnu_override(&self, class: &str, side: Side) -> bool {
+    pub(crate) fn has_dnu_override(&self, class: &str, side: Side) -> bool {
         self.chain(class).iter().any(|info| {
             let map = match side {
                 Side::Instance => &info.inst,
@@ -312,7 +312,7 @@ impl ClassTable {
     }
 
     /// Every selector understood on a side (for did-you-mean).
-    pub fn all_selectors(&self, class: &str, side: Side) -> Vec<String> {
+    pub(crate) fn all_selectors(&self, class: &str, side: Side) -> Vec<String> {
         let mut out: HashSet<String> = HashSet::new();
         for info in self.chain(class) {
             let map = match side {
@@ -335,7 +335,7 @@ impl ClassTable {
 
     /// The first selector a protocol requires (following `extending:`) that instances of the
     /// class certainly do not understand.
-    pub fn protocol_missing(&self, class: &str, protocol: &str) -> Option<String> {
+    pub(crate) fn protocol_missing(&self, class: &str, protocol: &str) -> Option<String> {
         let mut cur = Some(protocol.to_string());
         let mut guard = 0;
         while let Some(p) = cur {
@@ -363,7 +363,7 @@ impl ClassTable {
     }
 
     /// All `field:`/`state:` slots including inherited ones, inherited first.
-    pub fn all_slots(&self, name: &str) -> Vec<&SlotInfo> {
+    pub(crate) fn all_slots(&self, name: &str) -> Vec<&SlotInfo> {
         let mut chain = self.chain(name);
         chain.reverse();
         chain.iter().flat_map(|c| c.slots.iter()).collect()
@@ -439,7 +439,7 @@ impl ClassTable {
 
     /// Adds the declarations of a set of modules (one load unit). Classes may refer to each
     /// other regardless of order: names first, then members, standalone methods, accessors.
-    pub fn add_unit(&mut self, modules: &[(&ast::Module, Origin)]) {
+    pub(crate) fn add_unit(&mut self, modules: &[(&ast::Module, Origin)]) {
         for (m, origin) in modules {
             for item in &m.items {
                 match item {
@@ -685,7 +685,7 @@ impl ClassTable {
     }
 
     /// All class names (for did-you-mean on unknown names).
-    pub fn class_names(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn class_names(&self) -> impl Iterator<Item = &String> {
         self.classes.keys()
     }
 }

@@ -409,7 +409,7 @@ pub fn check_standalone(w: &mut Walker, sm: &ast::StandaloneMethod) {
 }
 
 /// Type-alias rules over the aliases of one file.
-pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
+pub(crate) fn check_aliases(w: &mut Walker, m: &ast::Module) {
     let table = w.table;
     for item in &m.items {
         let ast::Item::TypeAlias(a) = item else {

@@ -73,7 +73,7 @@ pub const REMOTE_FLOW: &[(&str, &str)] = &[
 ];
 
 /// One send as the checker sees it (receiver and arguments already walked).
-pub struct SendSite<'e> {
+pub(crate) struct SendSite<'e> {
     pub recv: &'e Expr,
     pub recv_ty: Ty,
     pub selector: &'e str,
@@ -388,7 +388,7 @@ impl<'a> Walker<'a> {
     }
 
     /// W0102 when a value's type conflicts with a declared type.
-    pub fn check_assignable(&mut self, vt: &Ty, declared: &Ty, value: &Expr, what: &str) {
+    pub(crate) fn check_assignable(&mut self, vt: &Ty, declared: &Ty, value: &Expr, what: &str) {
         if self.is_library() || may_conform(vt, declared, self.table) {
             return;
         }
@@ -411,7 +411,7 @@ impl<'a> Walker<'a> {
     }
 
     /// `U` or `U (literal TEXT)` as used in type messages.
-    pub fn shown_type(&self, t: &Ty, e: &Expr) -> String {
+    pub(crate) fn shown_type(&self, t: &Ty, e: &Expr) -> String {
         if is_literal(e) {
             format!("{} (literal {})", t.widened(), self.text(e.span).trim())
         } else {
@@ -569,7 +569,7 @@ impl<'a> Walker<'a> {
 
     /// Before a loop body or a closure: outer variables assigned inside become `Dynamic`.
     /// E0501 when user code names an internal class of the built-in library.
-    pub fn check_internal_class(&mut self, name: &str, span: Span) {
+    pub(crate) fn check_internal_class(&mut self, name: &str, span: Span) {
         if self.is_library() {
             return;
         }

@@ -125,7 +125,7 @@ impl<V> Layered<V> {
     }
 
     /// Makes every entry part of a new shared base (copies of this map then share it).
-    pub fn freeze(&mut self)
+    pub(crate) fn freeze(&mut self)
     where
         V: Clone,
     {

@@ -102,7 +102,7 @@ impl Manifest {
     }
 
     /// An error at `span` of the text.
-    pub fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ManifestError {
+    pub(crate) fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ManifestError {
         let (line, col) = self.at(span.start);
         ManifestError {
             line,
@@ -113,7 +113,7 @@ impl Manifest {
 
     /// Applies `[diagnostics]` to checker options (before command-line levels, which
     /// override it).
-    pub fn apply_diagnostics(&self, o: &mut CheckOptions) -> Result<(), ManifestError> {
+    pub(crate) fn apply_diagnostics(&self, o: &mut CheckOptions) -> Result<(), ManifestError> {
         for (k, v) in &self.diagnostics {
             o.set_level_arg(&format!("{}={}", k.get_ref(), v.get_ref()))
                 .map_err(|m| {

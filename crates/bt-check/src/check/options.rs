@@ -9,7 +9,7 @@ use super::manifest;
 use crate::syntax::ast::Span;
 
 /// The categories `@expect` and `--diagnostics` accept.
-pub const CATEGORIES: &[&str] = &[
+pub(crate) const CATEGORIES: &[&str] = &[
     "dnu",
     "type",
     "unused",

@@ -37,7 +37,7 @@ fn typed_class(p: &Pattern) -> Option<&str> {
 }
 
 impl<'a> Walker<'a> {
-    pub fn walk_match(
+    pub(crate) fn walk_match(
         &mut self,
         e: &Expr,
         receiver: &Expr,

@@ -27,7 +27,7 @@ const ARITH: &[&str] = &[
 
 impl<'a> Walker<'a> {
     /// A send expression: control flow first, then the generic path.
-    pub fn send_expr(
+    pub(crate) fn send_expr(
         &mut self,
         e: &Expr,
         receiver: &Expr,
@@ -287,7 +287,7 @@ impl<'a> Walker<'a> {
     }
 
     /// The generic send: boundary checks, lookup, DNU ladder, argument checks, return type.
-    pub fn check_send(&mut self, s: &SendSite) -> Ty {
+    pub(crate) fn check_send(&mut self, s: &SendSite) -> Ty {
         self.boundary_checks(s);
         let is_super = matches!(s.recv.kind, ExprKind::Super);
         if is_super

@@ -8,7 +8,7 @@ use std::collections::HashSet;
 use crate::syntax::ast::{self, Expr, ExprKind, Ident, Pattern, Span, Stmt, StmtKind};
 
 /// Every variable a pattern binds, in order (duplicates kept).
-pub fn pattern_vars(p: &Pattern, out: &mut Vec<Ident>) {
+pub(crate) fn pattern_vars(p: &Pattern, out: &mut Vec<Ident>) {
     match p {
         Pattern::Bind(id) => out.push(id.clone()),
         Pattern::Typed { name, .. } => out.push(name.clone()),
@@ -33,7 +33,7 @@ pub fn pattern_vars(p: &Pattern, out: &mut Vec<Ident>) {
 }
 
 /// Names assigned more than once in a statement list (nested blocks included).
-pub fn multi_assigned<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> HashSet<String> {
+pub(crate) fn multi_assigned<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> HashSet<String> {
     let mut names = Vec::new();
     for s in stmts {
         if let StmtKind::Expr(e) | StmtKind::Cast(e) = &s.kind {
@@ -51,7 +51,7 @@ pub fn multi_assigned<'s>(stmts: impl IntoIterator<Item = &'s Stmt>) -> HashSet<
 }
 
 /// A literal (for the "(literal TEXT)" suffix).
-pub fn is_literal(e: &Expr) -> bool {
+pub(crate) fn is_literal(e: &Expr) -> bool {
     matches!(
         e.kind,
         ExprKind::Nil
@@ -67,7 +67,7 @@ pub fn is_literal(e: &Expr) -> bool {
 }
 
 /// The single expression of a one-statement literal block (for `and: [cond]`).
-pub fn block_single_expr(e: &Expr) -> Option<&Expr> {
+pub(crate) fn block_single_expr(e: &Expr) -> Option<&Expr> {
     if let ExprKind::Block(b) = &e.kind {
         if b.params.is_empty() && b.body.len() == 1 {
             if let StmtKind::Expr(x) = &b.body[0].kind {
@@ -79,7 +79,7 @@ pub fn block_single_expr(e: &Expr) -> Option<&Expr> {
 }
 
 /// Names assigned anywhere inside an expression (including nested blocks).
-pub fn assigned_names(e: &Expr, out: &mut Vec<String>) {
+pub(crate) fn assigned_names(e: &Expr, out: &mut Vec<String>) {
     let visit_stmts = |stmts: &[Stmt], out: &mut Vec<String>| {
         for s in stmts {
             if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
@@ -150,7 +150,7 @@ pub fn assigned_names(e: &Expr, out: &mut Vec<String>) {
 }
 
 /// Free variable names read inside a block (candidates for captured variables).
-pub fn read_names(e: &Expr, out: &mut Vec<(String, Span)>) {
+pub(crate) fn read_names(e: &Expr, out: &mut Vec<(String, Span)>) {
     match &e.kind {
         ExprKind::Var(n) => out.push((n.to_string(), e.span)),
         ExprKind::SelfRef | ExprKind::Field(_) => out.push(("self".into(), e.span)),

@@ -3,7 +3,7 @@
 //! Smalltalks bring. Plain text functions: no tree, no types, no class table.
 
 /// Levenshtein distance (for "did you mean").
-pub fn edit_distance(a: &str, b: &str) -> usize {
+pub(crate) fn edit_distance(a: &str, b: &str) -> usize {
     let a: Vec<char> = a.chars().collect();
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -20,7 +20,10 @@ pub fn edit_distance(a: &str, b: &str) -> usize {
 }
 
 /// The closest candidate within edit distance 2 (1 for names of up to three characters).
-pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<String> {
+pub(crate) fn did_you_mean<'c>(
+    name: &str,
+    candidates: impl Iterator<Item = &'c str>,
+) -> Option<String> {
     let limit = if name.chars().count() <= 3 { 1 } else { 2 };
     let mut best: Option<(usize, &str)> = None;
     for c in candidates {
@@ -36,7 +39,7 @@ pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -
 }
 
 /// "an Integer", "a String".
-pub fn a_an(noun: &str) -> String {
+pub(crate) fn a_an(noun: &str) -> String {
     let vowel = noun
         .chars()
         .next()
