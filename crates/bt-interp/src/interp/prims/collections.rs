@@ -25,8 +25,8 @@ pub mod common;
 pub mod dict;
 pub mod generic;
 pub mod interval;
-pub mod misc;
-pub mod progression;
+pub(crate) mod misc;
+pub(crate) mod progression;
 pub mod seq;
 pub mod set;
 pub mod sort;
@@ -53,7 +53,7 @@ pub fn register(p: &mut Prims) {
 /// The in-place variant of an update selector for this receiver, if it has one (see
 /// [`InPlaceFn`]). Selectors: List and Array `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
 /// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`.
-pub fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
+pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
     struct UpdateSels {
         add: Sym,
         add_first: Sym,

@@ -24,8 +24,9 @@ pub mod identity;
 pub mod peer;
 pub mod remote;
 
+pub use identity::current_name;
 use identity::{current, is_node, node_name};
-pub use identity::{current_name, node_arg, node_value};
+pub(crate) use identity::{node_arg, node_value};
 
 const HINT: &str = "expected name@host";
 

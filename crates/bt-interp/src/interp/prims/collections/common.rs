@@ -24,7 +24,7 @@ pub fn dict_from_pairs(pairs: impl IntoIterator<Item = (Value, Value)>) -> Value
 }
 
 /// A Set from elements (duplicates by `=:=` dropped, kept in term order).
-pub fn set_from(items: impl IntoIterator<Item = Value>) -> Value {
+pub(crate) fn set_from(items: impl IntoIterator<Item = Value>) -> Value {
     Value::Set(Ref::new(items.into_iter().map(Key).collect()))
 }
 

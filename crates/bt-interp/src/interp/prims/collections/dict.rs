@@ -137,7 +137,7 @@ fn at_if_present(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 }
 
 /// `at:put:` in place (see [`super::InPlaceFn`]).
-pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Dict(d) => {
             store::insert_shared(d, arg(args, 0).clone(), arg(args, 1).clone());
@@ -148,7 +148,7 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
 }
 
 /// `removeKey:` in place; a missing key is not an error.
-pub fn remove_key_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn remove_key_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Dict(d) => {
             store::remove_shared(d, arg(args, 0));

@@ -9,7 +9,7 @@ use crate::value::{Ref, Sym, Value};
 use super::common::{arg, block_arity, elems_arg, expected, index_arg, on_copy};
 use super::seq::random_below;
 
-pub fn register(p: &mut Prims) {
+pub(crate) fn register(p: &mut Prims) {
     let c = "Queue";
     p.add_class(c, "new", queue_new);
     p.add_class(c, "withAll:", queue_with_all);
@@ -42,7 +42,7 @@ fn queue_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 }
 
 /// Queue `enqueue:` in place (see [`super::InPlaceFn`]).
-pub fn enqueue_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn enqueue_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Queue(q) => crate::value::make_mut(q).push_back(arg(args, 0).clone()),
         other => return Err(expected(ctx, "enqueue:", "a Queue receiver", other)),

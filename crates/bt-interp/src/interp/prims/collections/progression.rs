@@ -147,12 +147,12 @@ impl Prog {
 }
 
 /// Number of elements.
-pub fn len(iv: &Interval) -> usize {
+pub(crate) fn len(iv: &Interval) -> usize {
     prog(iv).len()
 }
 
 /// The exact number of elements as an Integer (beyond the machine range too).
-pub fn size_value(iv: &Interval) -> Value {
+pub(crate) fn size_value(iv: &Interval) -> Value {
     let n = len(iv);
     if n < usize::MAX {
         return Value::Int(n as i64);
@@ -186,7 +186,7 @@ pub fn size_value(iv: &Interval) -> Value {
 }
 
 /// The elements, in order.
-pub fn iter(iv: &Interval) -> impl Iterator<Item = Value> {
+pub(crate) fn iter(iv: &Interval) -> impl Iterator<Item = Value> {
     let p = prog(iv);
     (0..p.len()).map(move |k| p.nth(k))
 }

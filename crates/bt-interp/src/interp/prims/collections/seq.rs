@@ -331,7 +331,7 @@ pub(crate) fn charge_shared_copy(
 }
 
 /// List/Array `add:` in place (see [`super::InPlaceFn`]).
-pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::List(l) => crate::value::make_mut(l).push_back(arg(args, 0).clone()),
         Value::Array(a) => {
@@ -344,7 +344,7 @@ pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResu
 }
 
 /// List/Array `addFirst:` in place.
-pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::List(l) => crate::value::make_mut(l).push_front(arg(args, 0).clone()),
         Value::Array(a) => {
@@ -357,7 +357,7 @@ pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> Ev
 }
 
 /// Array `at:put:` in place: answers the updated Array.
-pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     let name = kind_name(recv);
     match recv {
         Value::Array(a) => {

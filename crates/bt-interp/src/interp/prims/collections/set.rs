@@ -102,7 +102,7 @@ fn set_includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 }
 
 /// Set `add:` in place (see [`super::InPlaceFn`]).
-pub fn set_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn set_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Set(s) => {
             let k = Key(arg(args, 0).clone());
@@ -116,7 +116,7 @@ pub fn set_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> Eval
 }
 
 /// Set `remove:` in place; removing an absent element answers the Set unchanged.
-pub fn set_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn set_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Set(s) => {
             let k = Key(arg(args, 0).clone());
@@ -226,12 +226,16 @@ fn bag_add_n(ctx: &mut Ctx, recv: &mut Value, x: &Value, n: usize) -> EvalResult
 }
 
 /// Bag `add:` in place.
-pub fn bag_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn bag_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     bag_add_n(ctx, recv, arg(args, 0), 1)
 }
 
 /// Bag `add:withCount:` in place; a negative count raises `user_error`.
-pub fn bag_add_with_count_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn bag_add_with_count_in_place(
+    ctx: &mut Ctx,
+    recv: &mut Value,
+    args: &[Value],
+) -> EvalResult {
     let n = match arg(args, 1) {
         Value::Int(n) if *n < 0 => {
             return Err(ctx.err(
@@ -246,7 +250,7 @@ pub fn bag_add_with_count_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Valu
 }
 
 /// Bag `remove:` in place: one occurrence (absent: unchanged).
-pub fn bag_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn bag_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Bag(b) => {
             let k = Key(arg(args, 0).clone());

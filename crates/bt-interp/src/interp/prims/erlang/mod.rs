@@ -32,7 +32,7 @@ mod text;
 use terms::{Fail, R};
 
 /// The proxy for one Erlang module.
-pub struct ModuleProxy {
+pub(crate) struct ModuleProxy {
     class: ClassRef,
     pub module: Sym,
 }

@@ -28,7 +28,7 @@ pub enum Bit {
 }
 
 /// `bitAnd:`, `bitOr:`, `bitXor:` with two's-complement semantics at any size.
-pub fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
+pub(crate) fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
     let sel = match op {
         Bit::And => "bitAnd:",
         Bit::Or => "bitOr:",
@@ -51,7 +51,7 @@ pub fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
 }
 
 /// `bitNot`: `-x - 1`.
-pub fn bit_not(a: &Value) -> Res {
+pub(crate) fn bit_not(a: &Value) -> Res {
     match int("bitNot", a)? {
         Num::I(i) => Ok(Value::Int(!i)),
         n => Ok(Value::from_bigint(
@@ -61,7 +61,7 @@ pub fn bit_not(a: &Value) -> Res {
 }
 
 /// `bitShift: n`: positive shifts left, negative shifts right (rounding toward −∞).
-pub fn bit_shift(a: &Value, n: &Value) -> Res {
+pub(crate) fn bit_shift(a: &Value, n: &Value) -> Res {
     let x = int("bitShift:", a)?;
     let n = match int("bitShift:", n)? {
         Num::I(n) => n,
@@ -101,7 +101,7 @@ pub fn bit_shift(a: &Value, n: &Value) -> Res {
 }
 
 /// `bitAt: i` (1-based): 0 or 1.
-pub fn bit_at(a: &Value, i: &Value) -> Res {
+pub(crate) fn bit_at(a: &Value, i: &Value) -> Res {
     let i = int_arg("bitAt:", i)?;
     if i < 1 {
         return Err(Fault::index(i, 64));
@@ -155,7 +155,7 @@ const PRIME_BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
 
 /// Miller–Rabin: deterministic below 2^64 (these bases suffice), and with the same twelve
 /// bases beyond (a composite passing all of them is not known).
-pub fn is_prime(v: &Value) -> bool {
+pub(crate) fn is_prime(v: &Value) -> bool {
     match num(v) {
         Some(Num::I(n)) => n >= 2 && is_prime_u64(n as u64),
         Some(Num::B(b)) if b.is_positive() => is_prime_big(b),
@@ -250,7 +250,7 @@ fn random_u64() -> u64 {
 }
 
 /// `n atRandom`: a uniformly chosen Integer in 1..n (n ≥ 1, else `type_error`).
-pub fn at_random(v: &Value) -> Res {
+pub(crate) fn at_random(v: &Value) -> Res {
     match int("atRandom", v)? {
         Num::I(n) if n >= 1 => Ok(Value::Int(1 + (random_u64() % n as u64) as i64)),
         Num::B(b) if b.is_positive() => {
@@ -411,7 +411,7 @@ fn to_by_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 /// `from to: to by: step do: block` — nil; a zero step runs the body zero times.
-pub fn count_loop(
+pub(crate) fn count_loop(
     ctx: &mut Ctx,
     from: &Value,
     to: &Value,

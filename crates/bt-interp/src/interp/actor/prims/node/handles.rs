@@ -33,7 +33,7 @@ pub struct RemoteActor {
 
 impl RemoteActor {
     /// `K.7.0`.
-    pub fn pid_label(&self) -> String {
+    pub(crate) fn pid_label(&self) -> String {
         format!("{}.{}.0", self.index, self.number)
     }
     pub fn dest(&self) -> Dest {
@@ -108,7 +108,7 @@ impl NativeObj for RemotePid {
 
 /// A monitor of a process on another node (`aRemoteActor monitor`): watching starts with
 /// `whenDown:`.
-pub struct RemoteRef {
+pub(crate) struct RemoteRef {
     pub node: Sym,
     /// The monitored process: a pid there, or (an Erlang peer's) registered name.
     pub dest: Dest,
@@ -289,7 +289,7 @@ pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
 
 /// `monitor` on a process of `node` (by pid, or an Erlang peer's registered name): a
 /// Reference whose `whenDown:` starts watching.
-pub fn remote_ref(ctx: &Ctx, node: Sym, dest: Dest) -> Value {
+pub(crate) fn remote_ref(ctx: &Ctx, node: Sym, dest: Dest) -> Value {
     let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
     let class = ctx
         .prog

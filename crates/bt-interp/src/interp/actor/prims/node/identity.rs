@@ -44,7 +44,7 @@ pub(crate) fn is_node(ctx: &Ctx, v: &Value) -> bool {
 }
 
 /// A Node value named `name` (not validated).
-pub fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
+pub(crate) fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
     let Some(class) = node_class(ctx) else {
         return Err(ctx.err(ErrorKind::ClassNotFound, "Class 'Node' not found"));
     };
@@ -58,7 +58,7 @@ pub fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
 }
 
 /// The name of a Node argument (None if `v` is not a Node).
-pub fn node_arg(ctx: &Ctx, v: &Value) -> Option<Sym> {
+pub(crate) fn node_arg(ctx: &Ctx, v: &Value) -> Option<Sym> {
     is_node(ctx, v).then(|| node_name(v))
 }
 

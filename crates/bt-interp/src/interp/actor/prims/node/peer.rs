@@ -43,7 +43,7 @@ const RESOLVED: &[&str] = &["pid", "isAlive", "stop", "kill", "monitor", "onExit
 /// `Actor named: #name on: aNode`: `Result(proxy, Error)`. On the current node it is
 /// `named:`; on a bt node the name is checked there (`name_not_registered`, `wrong_class`,
 /// `node_down`); an Erlang peer is not asked.
-pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let class = match r {
         Value::Class(c) => c.clone(),
         _ => return Err(ctx.type_err("named:on: is sent to an actor class")),
@@ -115,7 +115,7 @@ impl SendTarget for RemoteName {
                         // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
                         // Node})` (the process registered under the name when it arrives).
                         Ok(None) if s == "monitor" => {
-                            Ok(crate::interp::actor::prims::node::remote::remote_ref(
+                            Ok(crate::interp::actor::prims::node::handles::remote_ref(
                                 ctx,
                                 node,
                                 Dest::Name(name),
@@ -237,7 +237,13 @@ fn call_remote(
 /// `pid`, `isAlive`, `stop` or `kill` sent to the name proxy of `name` on Erlang node
 /// `node`: the process registered under the name now (`no_such_process` when nobody holds
 /// it; `isAlive` answers false then).
-pub fn name_op(ctx: &mut Ctx, node: Sym, name: Sym, sel: &str, timeout: Timeout) -> EvalResult {
+pub(crate) fn name_op(
+    ctx: &mut Ctx,
+    node: Sym,
+    name: Sym,
+    sel: &str,
+    timeout: Timeout,
+) -> EvalResult {
     if sel == "isAlive" {
         return alive(ctx, node, Dest::Name(name));
     }

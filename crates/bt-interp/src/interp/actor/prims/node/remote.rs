@@ -27,8 +27,9 @@ use crate::interp::actor::handle::{downcast, native};
 use crate::interp::actor::prims::actor::spawn_actor;
 use crate::interp::actor::prims::node::erl::erl;
 pub use crate::interp::actor::prims::node::handles::{
-    remember_class, remote_actor, remote_pid, remote_ref, RemoteActor, RemotePid, RemoteRef,
+    remember_class, remote_actor, remote_pid, RemoteActor, RemotePid,
 };
+use crate::interp::actor::prims::node::handles::{remote_ref, RemoteRef};
 use crate::interp::actor::prims::node::identity::{node_arg, node_value};
 use crate::interp::actor::send::REFERENCE_LOCAL;
 use crate::interp::distribution::{Dest, Distribution, ErlProc};
@@ -185,7 +186,7 @@ fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 /// `named:on:` against a bt node: checks there that the name is registered (and of the
 /// class asked for); `Ok(None)` for an Erlang peer (no check: it has no bt classes).
-pub fn check_name(
+pub(crate) fn check_name(
     ctx: &mut Ctx,
     node: Sym,
     name: Sym,
@@ -389,7 +390,7 @@ fn with_timeout(ctx: &mut Ctx, ra: &RemoteActor, v: &Value) -> EvalResult {
 }
 
 /// A `withTimeout:` argument: milliseconds, a Duration or `#infinity`.
-pub fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
+pub(crate) fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     match v.as_sym() {
         Some(_) => crate::interp::prims::duration::timeout_arg(ctx, v),
         None => Ok(Timeout::Ms(crate::interp::prims::duration::period_arg(
