@@ -31,11 +31,7 @@ fn base(a: &BigUint, b: &BigUint, m: &mut Meter) -> Result<(BigUint, BigUint), U
 }
 
 /// `(a / b, a % b)` for `b > 0`, exactly, calling `m` between pieces of bounded work.
-pub(crate) fn div_rem(
-    a: &BigUint,
-    b: &BigUint,
-    m: &mut Meter,
-) -> Result<(BigUint, BigUint), Unwind> {
+pub fn div_rem(a: &BigUint, b: &BigUint, m: &mut Meter) -> Result<(BigUint, BigUint), Unwind> {
     if b.is_zero() || a < b || small_division(a, b) {
         if b.is_zero() {
             return Ok((BigUint::zero(), a.clone()));

@@ -122,7 +122,7 @@ fn add_at(acc: &mut [u64], at: usize, x: &BigUint) {
 }
 
 /// `a * b`, exactly, calling `m` between pieces of bounded work (see the module doc).
-pub(crate) fn mul(a: &BigUint, b: &BigUint, m: &mut Meter) -> Result<BigUint, Unwind> {
+pub fn mul(a: &BigUint, b: &BigUint, m: &mut Meter) -> Result<BigUint, Unwind> {
     let (x, y) = if digits(a) <= digits(b) {
         (a, b)
     } else {

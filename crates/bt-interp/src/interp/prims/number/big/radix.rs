@@ -21,7 +21,7 @@ pub(crate) const PARSE_LEAF: usize = if cfg!(test) { 40 } else { 4000 };
 /// `x` in `radix` (2–36, lower-case digits), calling `m` between steps: divide and conquer
 /// by the squares of a power of the radix (as num-bigint does), each division through
 /// `big::div`, num-bigint's printing for the pieces.
-pub(crate) fn to_radix(x: &BigUint, radix: u32, m: &mut Meter) -> Result<String, Unwind> {
+pub fn to_radix(x: &BigUint, radix: u32, m: &mut Meter) -> Result<String, Unwind> {
     let n = digits(x);
     if n <= PRINT_LEAF || radix.is_power_of_two() {
         m(super::product_units(n, n / 16 + 1))?;
