@@ -12,9 +12,11 @@
 //!   [`common::index_arg`].
 //!
 //! Submodules: `common` (argument checks, errors and element access every collection module
-//! uses), `progression` (an Interval's size and elements), `generic` (the Collection protocol shared by every built-in collection), `seq`
-//! (List and Array), `dict`, `set` (Set and Bag), `misc` (Queue and Tuple), `interval`,
-//! `stream`, `sort` (a stable merge sort with a fallible comparator).
+//! uses), `progression` (an Interval's size and elements), `generic` (the Collection
+//! protocol shared by every built-in collection), `seq` (List and Array), `dict`, `set` (Set
+//! and Bag), `misc` (Queue and Tuple), `interval`, `stream`, `sort` (a stable merge sort with
+//! a fallible comparator). This file keeps only what is its own: registering them and the
+//! in-place dispatch; the submodules name `common`, never this file.
 
 use std::sync::OnceLock;
 

@@ -2,7 +2,7 @@
 //! Integer or Float bounds, never materialised. Integer from/step give Integer elements (`1 to:
 //! 2.5` is 1, 2); a Float from or step gives Floats. `at:` outside `1..size` raises
 //! `index_out_of_bounds`, also when the Interval is empty. (`to:`/`to:by:` themselves are
-//! Number primitives.)
+//! Number primitives.) The size and elements are computed in `progression.rs`.
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::value::order::strict_eq;
