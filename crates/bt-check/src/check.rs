@@ -22,123 +22,30 @@ pub mod classtable;
 pub mod decls;
 pub mod flow;
 pub mod infer;
-pub mod layered;
+pub(crate) mod layered;
 #[cfg(test)]
 mod lazy_body_tests;
 pub mod library;
 pub mod manifest;
+pub mod options;
 pub mod patterns;
 pub mod scope;
 pub mod sendability;
 pub mod sends;
+pub mod syntactic;
 pub mod types;
-pub mod walk_decls;
+pub(crate) mod walk_decls;
+pub(crate) mod wording;
 
 #[cfg(test)]
 mod tests;
 
-use std::collections::HashMap;
-
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::syntax::ast::{self, Span};
+use crate::syntax::ast;
 use classtable::{ClassTable, Origin};
 use infer::Walker;
-
-/// The categories `@expect` and `--diagnostics` accept.
-pub const CATEGORIES: &[&str] = &[
-    "dnu",
-    "type",
-    "unused",
-    "type_annotation",
-    "inheritance",
-    "sendability",
-    "all",
-];
-
-/// An `@expect category` directive and the span of what it applies to.
-#[derive(Clone, Debug)]
-pub struct ExpectSite {
-    pub category: String,
-    pub span: Span,
-    pub target: Span,
-}
-
-/// A configured level for a category.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Level {
-    Error,
-    Warning,
-    Hint,
-    Off,
-}
-
-impl Level {
-    pub fn parse(s: &str) -> Option<Level> {
-        match s {
-            "error" => Some(Level::Error),
-            "warning" => Some(Level::Warning),
-            "hint" => Some(Level::Hint),
-            "off" => Some(Level::Off),
-            _ => None,
-        }
-    }
-}
-
-/// How findings are graded: per-category levels and `--warnings-as-errors`.
-#[derive(Clone, Debug, Default)]
-pub struct CheckOptions {
-    pub warnings_as_errors: bool,
-    pub levels: HashMap<String, Level>,
-}
-
-impl CheckOptions {
-    /// `CATEGORY=LEVEL` from `--diagnostics`.
-    pub fn set_level_arg(&mut self, arg: &str) -> Result<(), String> {
-        let (cat, level) = arg
-            .split_once('=')
-            .ok_or_else(|| format!("expected CATEGORY=LEVEL, got '{arg}'"))?;
-        let cat = cat.trim();
-        if !CATEGORIES.contains(&cat) || cat == "all" {
-            return Err(format!(
-                "unknown diagnostic category '{cat}' (expected one of dnu, type, unused, type_annotation, inheritance, sendability)"
-            ));
-        }
-        let level = Level::parse(level.trim()).ok_or_else(|| {
-            format!("unknown level '{level}' (expected error, warning, hint or off)")
-        })?;
-        self.levels.insert(cat.to_string(), level);
-        Ok(())
-    }
-
-    /// The levels as `CATEGORY=LEVEL` arguments (sorted), so they can be handed to a worker
-    /// process and applied there with [`CheckOptions::set_level_arg`].
-    pub fn level_args(&self) -> Vec<String> {
-        let mut v: Vec<String> = self
-            .levels
-            .iter()
-            .map(|(c, l)| {
-                let l = match l {
-                    Level::Error => "error",
-                    Level::Warning => "warning",
-                    Level::Hint => "hint",
-                    Level::Off => "off",
-                };
-                format!("{c}={l}")
-            })
-            .collect();
-        v.sort();
-        v
-    }
-
-    /// The `[diagnostics]` table of a `bt.toml` manifest (the whole text, parsed as TOML;
-    /// errors begin with `LINE:COL:`). Apply it before command-line levels (which override
-    /// it).
-    pub fn apply_manifest(&mut self, toml: &str) -> Result<(), String> {
-        manifest::Manifest::parse(toml)
-            .and_then(|m| m.apply_diagnostics(self))
-            .map_err(|e| e.to_string())
-    }
-}
+use options::ExpectSite;
+pub use options::{CheckOptions, Level};
 
 /// One file of a unit to check.
 #[derive(Clone, Copy)]
@@ -217,7 +124,7 @@ impl Checker {
     }
 
     /// Adds the declarations of the built-in library (`stdlib/*.bt`).
-    pub fn add_stdlib(&mut self, modules: &[&ast::Module]) {
+    pub(crate) fn add_stdlib(&mut self, modules: &[&ast::Module]) {
         let units: Vec<(&ast::Module, Origin)> =
             modules.iter().map(|m| (*m, Origin::Stdlib)).collect();
         self.table.add_unit(&units);
@@ -225,7 +132,8 @@ impl Checker {
 
     /// Adds the built-in library from source texts (`(file name, source)`), parsed with
     /// `@primitive` bodies allowed. Files that fail to parse contribute what was recovered.
-    pub fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
+    #[cfg(test)]
+    pub(crate) fn add_stdlib_sources(&mut self, sources: &[(&str, &str)]) {
         let opts = crate::syntax::Options {
             allow_primitives: true,
         };
@@ -328,7 +236,7 @@ impl Checker {
 }
 
 /// `@expect` suppression, stale `@expect`, category levels, `--warnings-as-errors`; sorted.
-pub fn finalize(
+pub(crate) fn finalize(
     mut diags: Vec<Diagnostic>,
     expects: &[ExpectSite],
     opts: &CheckOptions,
@@ -395,7 +303,7 @@ fn top_level_assigned(e: &ast::Expr, out: &mut Vec<String>) {
         }
         K::Destructure { pattern, value } => {
             let mut ids = Vec::new();
-            patterns::pattern_vars(pattern, &mut ids);
+            syntactic::pattern_vars(pattern, &mut ids);
             out.extend(
                 ids.into_iter()
                     .map(|i| i.name.to_string())
@@ -456,42 +364,10 @@ fn top_level_assigned(e: &ast::Expr, out: &mut Vec<String>) {
     }
 }
 
-/// Levenshtein distance (for "did you mean").
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    let mut cur = vec![0; b.len() + 1];
-    for i in 1..=a.len() {
-        cur[0] = i;
-        for j in 1..=b.len() {
-            let cost = usize::from(a[i - 1] != b[j - 1]);
-            cur[j] = (prev[j] + 1).min(cur[j - 1] + 1).min(prev[j - 1] + cost);
-        }
-        std::mem::swap(&mut prev, &mut cur);
-    }
-    prev[b.len()]
-}
-
-/// The closest candidate within edit distance 2 (1 for names of up to three characters).
-pub fn did_you_mean<'c>(name: &str, candidates: impl Iterator<Item = &'c str>) -> Option<String> {
-    let limit = if name.chars().count() <= 3 { 1 } else { 2 };
-    let mut best: Option<(usize, &str)> = None;
-    for c in candidates {
-        if c == name || c.len().abs_diff(name.len()) > limit {
-            continue;
-        }
-        let d = edit_distance(name, c);
-        if d <= limit && best.is_none_or(|(bd, bc)| d < bd || (d == bd && c < bc)) {
-            best = Some((d, c));
-        }
-    }
-    best.map(|(_, c)| c.to_string())
-}
-
 #[cfg(test)]
 mod api_tests {
     use super::*;
+    use crate::check::wording::{did_you_mean, edit_distance};
 
     #[test]
     fn distances() {

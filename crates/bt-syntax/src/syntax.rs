@@ -37,7 +37,7 @@ pub(crate) fn visit_sources(dir: &std::path::Path, exts: &[&str], f: &mut dyn Fn
     }
 }
 
-pub use parser::{LazyBody, Options};
+pub use parser::Options;
 
 use crate::diagnostic::Diagnostic;
 use token::Tok;

@@ -25,7 +25,7 @@ pub mod deserialize;
 pub mod dict;
 pub mod order;
 mod value_ext;
-pub mod varcell;
+pub(crate) mod varcell;
 
 use std::any::Any;
 use std::fmt;

@@ -2,10 +2,11 @@
 //! `spawnWith:` maps against the actor's `state:` slots.
 
 use super::classtable::{Kind, MethodInfo, Side};
-use super::did_you_mean;
+use super::infer::SendSite;
 use super::infer::Walker;
-use super::sends::{target, SendSite};
+use super::sends::target;
 use super::types::{may_conform, Ty};
+use super::wording::{a_an, did_you_mean};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind};
 
@@ -170,7 +171,7 @@ impl<'a> Walker<'a> {
                                 v.span,
                             )
                             .with_label(format!("expected {st}"))
-                            .with_hint(format!("pass {} for #{key}", super::flow::a_an(&st.to_string()))),
+                            .with_hint(format!("pass {} for #{key}", a_an(&st.to_string()))),
                         );
                     }
                 }
@@ -181,7 +182,7 @@ impl<'a> Walker<'a> {
 
     /// The type of an already-walked expression, recomputed without side effects for the cases
     /// that matter (literals, variables, self); Dynamic otherwise.
-    pub fn literal_or_known_type(&self, e: &Expr) -> Ty {
+    pub(crate) fn literal_or_known_type(&self, e: &Expr) -> Ty {
         match &e.kind {
             ExprKind::Nil => Ty::Nil,
             ExprKind::True => Ty::inst("True"),

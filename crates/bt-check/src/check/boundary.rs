@@ -2,10 +2,10 @@
 //! cross to another process or node, and what their sendability tier says about it.
 
 use super::classtable::Kind;
-use super::flow::read_names;
+use super::infer::SendSite;
 use super::infer::Walker;
 use super::sendability::{tier, Tier};
-use super::sends::SendSite;
+use super::syntactic::read_names;
 use super::types::{Hierarchy, Ty};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Block, Expr, ExprKind, Span};

@@ -11,7 +11,7 @@ use super::classtable::{ClassInfo, ClassTable, Kind, Origin};
 /// Classes whose kind is not inherited: the root of the hierarchy and the roots of the three
 /// kinds. Every other class takes its kind from its chain; the stdlib gives each its
 /// superclass.
-pub const ROOT_KINDS: &[(&str, Kind)] = &[
+pub(crate) const ROOT_KINDS: &[(&str, Kind)] = &[
     ("ProtoObject", Kind::Object),
     ("Object", Kind::Object),
     ("Value", Kind::Value),

@@ -190,7 +190,7 @@ impl ClassTable {
     /// Makes every entry part of the shared frozen layers: copies of this table then share
     /// them (the library's table, built once per process by `Checker::new`, and each unit a
     /// checker remembers).
-    pub fn freeze(&mut self) {
+    pub(crate) fn freeze(&mut self) {
         self.classes.freeze();
         self.aliases.freeze();
         self.protocols.freeze();
@@ -239,7 +239,7 @@ impl ClassTable {
     }
 
     /// True when the chain reaches a root (no unknown class on the way).
-    pub fn chain_known(&self, name: &str) -> bool {
+    pub(crate) fn chain_known(&self, name: &str) -> bool {
         let mut cur = name;
         for _ in 0..256 {
             let Some(info) = self.classes.get(cur) else {
@@ -302,7 +302,7 @@ impl ClassTable {
     }
 
     /// A class that defines or inherits an override of `doesNotUnderstand:args:`.
-    pub fn has_dnu_override(&self, class: &str, side: Side) -> bool {
+    pub(crate) fn has_dnu_override(&self, class: &str, side: Side) -> bool {
         self.chain(class).iter().any(|info| {
             let map = match side {
                 Side::Instance => &info.inst,
@@ -313,7 +313,7 @@ impl ClassTable {
     }
 
     /// Every selector understood on a side (for did-you-mean).
-    pub fn all_selectors(&self, class: &str, side: Side) -> Vec<String> {
+    pub(crate) fn all_selectors(&self, class: &str, side: Side) -> Vec<String> {
         let mut out: HashSet<String> = HashSet::new();
         for info in self.chain(class) {
             let map = match side {
@@ -336,7 +336,7 @@ impl ClassTable {
 
     /// The first selector a protocol requires (following `extending:`) that instances of the
     /// class certainly do not understand.
-    pub fn protocol_missing(&self, class: &str, protocol: &str) -> Option<String> {
+    pub(crate) fn protocol_missing(&self, class: &str, protocol: &str) -> Option<String> {
         let mut cur = Some(protocol.to_string());
         let mut guard = 0;
         while let Some(p) = cur {
@@ -364,7 +364,7 @@ impl ClassTable {
     }
 
     /// All `field:`/`state:` slots including inherited ones, inherited first.
-    pub fn all_slots(&self, name: &str) -> Vec<&SlotInfo> {
+    pub(crate) fn all_slots(&self, name: &str) -> Vec<&SlotInfo> {
         let mut chain = self.chain(name);
         chain.reverse();
         chain.iter().flat_map(|c| c.slots.iter()).collect()
@@ -440,7 +440,7 @@ impl ClassTable {
 
     /// Adds the declarations of a set of modules (one load unit). Classes may refer to each
     /// other regardless of order: names first, then members, standalone methods, accessors.
-    pub fn add_unit(&mut self, modules: &[(&ast::Module, Origin)]) {
+    pub(crate) fn add_unit(&mut self, modules: &[(&ast::Module, Origin)]) {
         for (m, origin) in modules {
             for item in &m.items {
                 match item {
@@ -686,7 +686,7 @@ impl ClassTable {
     }
 
     /// All class names (for did-you-mean on unknown names).
-    pub fn class_names(&self) -> impl Iterator<Item = &String> {
+    pub(crate) fn class_names(&self) -> impl Iterator<Item = &String> {
         self.classes.keys()
     }
 }

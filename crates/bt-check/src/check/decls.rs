@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 
 use super::classtable::{ClassTable, Kind, Side};
-use super::did_you_mean;
 use super::infer::Walker;
 use super::types::{may_conform, Ty};
+use super::wording::did_you_mean;
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{self, TypeExpr, TypeKind};
 
@@ -111,7 +111,7 @@ pub fn check_class(w: &mut Walker, c: &ast::ClassDecl) {
                         .with_hint(format!("{sup} is sealed: no subclasses may be defined; wrap it in a field instead")),
                     );
                 }
-                check_internal_class(w, sup, c.superclass.span);
+                w.check_internal_class(sup, c.superclass.span);
             }
         }
     }
@@ -369,7 +369,7 @@ pub fn check_standalone(w: &mut Walker, sm: &ast::StandaloneMethod) {
         }
         return;
     }
-    check_internal_class(w, class, sm.class_name.span);
+    w.check_internal_class(class, sm.class_name.span);
     check_method_decl(w, class, &sm.method, &[]);
     let side = if sm.class_side {
         Side::Class
@@ -408,28 +408,8 @@ pub fn check_standalone(w: &mut Walker, sm: &ast::StandaloneMethod) {
     }
 }
 
-/// E0501 when user code names an internal class of the built-in library.
-pub fn check_internal_class(w: &mut Walker, name: &str, span: crate::syntax::ast::Span) {
-    if w.is_library() {
-        return;
-    }
-    if let Some(info) = w.table.get(name) {
-        if info.internal && info.origin.is_library() {
-            w.push(
-                Diagnostic::error(
-                    "E0501",
-                    format!("Class {name} is internal to its package"),
-                    span,
-                )
-                .with_label("internal class")
-                .with_hint("internal classes are visible only inside their own package"),
-            );
-        }
-    }
-}
-
 /// Type-alias rules over the aliases of one file.
-pub fn check_aliases(w: &mut Walker, m: &ast::Module) {
+pub(crate) fn check_aliases(w: &mut Walker, m: &ast::Module) {
     let table = w.table;
     for item in &m.items {
         let ast::Item::TypeAlias(a) = item else {

@@ -6,10 +6,11 @@
 use std::collections::HashSet;
 
 use super::classtable::{ClassTable, Kind, Origin};
-use super::flow::{a_an, assigned_names, is_literal, read_names};
+use super::options::ExpectSite;
 use super::scope::{ScopeKind, Scopes, Var};
+use super::syntactic::{assigned_names, is_literal, pattern_vars, read_names};
 use super::types::{may_conform, Hierarchy, Ty};
-use super::{did_you_mean, ExpectSite};
+use super::wording::{a_an, did_you_mean, habit};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{self, Block, Expr, ExprKind, Span, Stmt, StmtKind};
 
@@ -70,6 +71,17 @@ pub const REMOTE_FLOW: &[(&str, &str)] = &[
     ("Result", "ifOk:ifError:"),
     ("Actor", "withTimeout:"),
 ];
+
+/// One send as the checker sees it (receiver and arguments already walked).
+pub(crate) struct SendSite<'e> {
+    pub recv: &'e Expr,
+    pub recv_ty: Ty,
+    pub selector: &'e str,
+    pub sel_span: Span,
+    pub args: &'e [Expr],
+    pub arg_tys: Vec<Ty>,
+    pub span: Span,
+}
 
 impl<'a> Walker<'a> {
     pub fn new(table: &'a ClassTable, src: &'a str, origin: Origin) -> Walker<'a> {
@@ -259,7 +271,7 @@ impl<'a> Walker<'a> {
         let first = name.chars().next().unwrap_or('_');
         if first.is_ascii_uppercase() {
             if self.table.is_class(name) {
-                super::decls::check_internal_class(self, name, span);
+                self.check_internal_class(name, span);
                 return Ty::Meta(name.to_string());
             }
             if name == "Transcript" {
@@ -279,7 +291,7 @@ impl<'a> Walker<'a> {
             )
             .with_label("unknown class name");
             let suggestion = did_you_mean(name, self.table.class_names().map(String::as_str));
-            let hint = match (super::sends::habit(name), suggestion) {
+            let hint = match (habit(name), suggestion) {
                 (Some(h), _) => format!("in bt: {h}"),
                 (None, Some(s)) => format!(
                     "did you mean `{s}`? (the name is looked up again when the statement runs)"
@@ -376,7 +388,7 @@ impl<'a> Walker<'a> {
     }
 
     /// W0102 when a value's type conflicts with a declared type.
-    pub fn check_assignable(&mut self, vt: &Ty, declared: &Ty, value: &Expr, what: &str) {
+    pub(crate) fn check_assignable(&mut self, vt: &Ty, declared: &Ty, value: &Expr, what: &str) {
         if self.is_library() || may_conform(vt, declared, self.table) {
             return;
         }
@@ -399,7 +411,7 @@ impl<'a> Walker<'a> {
     }
 
     /// `U` or `U (literal TEXT)` as used in type messages.
-    pub fn shown_type(&self, t: &Ty, e: &Expr) -> String {
+    pub(crate) fn shown_type(&self, t: &Ty, e: &Expr) -> String {
         if is_literal(e) {
             format!("{} (literal {})", t.widened(), self.text(e.span).trim())
         } else {
@@ -449,7 +461,7 @@ impl<'a> Walker<'a> {
     fn bind_destructure(&mut self, p: &ast::Pattern) {
         let report = !self.scopes.at_top_level() && !self.is_library();
         let mut names = Vec::new();
-        super::patterns::pattern_vars(p, &mut names);
+        pattern_vars(p, &mut names);
         let mut seen = HashSet::new();
         for id in names {
             if id.name == "_" || !seen.insert(id.name.clone()) {
@@ -481,7 +493,7 @@ impl<'a> Walker<'a> {
         let mut last = rt.clone();
         for p in parts {
             let arg_tys: Vec<Ty> = p.args.iter().map(|a| self.expr(a)).collect();
-            last = self.check_send(&super::sends::SendSite {
+            last = self.check_send(&SendSite {
                 recv: receiver,
                 recv_ty: rt.clone(),
                 selector: &p.selector,
@@ -556,6 +568,26 @@ impl<'a> Walker<'a> {
     }
 
     /// Before a loop body or a closure: outer variables assigned inside become `Dynamic`.
+    /// E0501 when user code names an internal class of the built-in library.
+    pub(crate) fn check_internal_class(&mut self, name: &str, span: Span) {
+        if self.is_library() {
+            return;
+        }
+        if let Some(info) = self.table.get(name) {
+            if info.internal && info.origin.is_library() {
+                self.push(
+                    Diagnostic::error(
+                        "E0501",
+                        format!("Class {name} is internal to its package"),
+                        span,
+                    )
+                    .with_label("internal class")
+                    .with_hint("internal classes are visible only inside their own package"),
+                );
+            }
+        }
+    }
+
     pub fn forget_assigned(&mut self, body: &[Stmt]) {
         let mut names = Vec::new();
         for s in body {

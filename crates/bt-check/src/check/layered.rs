@@ -143,18 +143,20 @@ impl<V> Layered<V> {
     }
 
     /// How many layers a copy shares (for tests of the merge policy).
-    pub fn frozen_layers(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn frozen_layers(&self) -> usize {
         self.frozen.len()
     }
 
     /// How many entries (and tombstones) a copy of this map clones.
-    pub fn own_len(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn own_len(&self) -> usize {
         self.own.len()
     }
 
     /// Makes the own entries a new shared layer (copies of this map then share it), merging
     /// the newest layers while one is at least half the size of the one below it.
-    pub fn freeze(&mut self)
+    pub(crate) fn freeze(&mut self)
     where
         V: Clone,
     {

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 pub use toml::Spanned;
 
-use crate::check;
+use super::options::CheckOptions;
 
 /// A parsed `bt.toml`.
 #[derive(Debug, Default, Deserialize)]
@@ -102,7 +102,7 @@ impl Manifest {
     }
 
     /// An error at `span` of the text.
-    pub fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ManifestError {
+    pub(crate) fn error_at(&self, span: Range<usize>, message: impl Into<String>) -> ManifestError {
         let (line, col) = self.at(span.start);
         ManifestError {
             line,
@@ -113,7 +113,7 @@ impl Manifest {
 
     /// Applies `[diagnostics]` to checker options (before command-line levels, which
     /// override it).
-    pub fn apply_diagnostics(&self, o: &mut check::CheckOptions) -> Result<(), ManifestError> {
+    pub(crate) fn apply_diagnostics(&self, o: &mut CheckOptions) -> Result<(), ManifestError> {
         for (k, v) in &self.diagnostics {
             o.set_level_arg(&format!("{}={}", k.get_ref(), v.get_ref()))
                 .map_err(|m| {
@@ -130,7 +130,7 @@ impl Manifest {
 
     /// Checks what TOML types cannot say (before anyone uses the values).
     fn check_values(&self, _text: &str) -> Result<(), ManifestError> {
-        let mut probe = check::CheckOptions::default();
+        let mut probe = CheckOptions::default();
         self.apply_diagnostics(&mut probe)?;
         if let (Some(_), Some(s)) = (&self.cluster.name, &self.cluster.sname) {
             return Err(self.error_at(s.span(), "give name or sname, not both"));
@@ -163,8 +163,8 @@ pub fn options_for(
     file: &Path,
     warnings_as_errors: bool,
     levels: &[String],
-) -> Result<check::CheckOptions, String> {
-    let mut o = check::CheckOptions {
+) -> Result<CheckOptions, String> {
+    let mut o = CheckOptions {
         warnings_as_errors,
         ..Default::default()
     };
@@ -197,6 +197,7 @@ pub fn manifest_dir(file: &Path) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::check::Level;
 
     #[test]
     fn a_hash_inside_a_string_is_text_not_a_comment() {
@@ -213,9 +214,9 @@ mod tests {
             .map(|s| s.get_ref().as_str())
             .collect();
         assert_eq!(seeds, ["a@h", "b#c@h"]);
-        let mut o = check::CheckOptions::default();
+        let mut o = CheckOptions::default();
         m.apply_diagnostics(&mut o).unwrap();
-        assert_eq!(o.levels.get("type"), Some(&check::Level::Error));
+        assert_eq!(o.levels.get("type"), Some(&Level::Error));
     }
 
     #[test]

@@ -4,34 +4,10 @@
 
 use super::infer::Walker;
 use super::scope::{ScopeKind, Var};
+use super::syntactic::pattern_vars;
 use super::types::{Hierarchy, Ty};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Expr, ExprKind, Ident, MatchArm, Pattern};
-
-/// Every variable a pattern binds, in order (duplicates kept).
-pub fn pattern_vars(p: &Pattern, out: &mut Vec<Ident>) {
-    match p {
-        Pattern::Bind(id) => out.push(id.clone()),
-        Pattern::Typed { name, .. } => out.push(name.clone()),
-        Pattern::Tuple(ps, _) => ps.iter().for_each(|q| pattern_vars(q, out)),
-        Pattern::Array { elems, rest, .. } | Pattern::List { elems, rest, .. } => {
-            elems.iter().for_each(|q| pattern_vars(q, out));
-            if let Some(r) = rest {
-                out.push(r.clone());
-            }
-        }
-        Pattern::Dict(pairs, _) => pairs.iter().for_each(|(_, q)| pattern_vars(q, out)),
-        Pattern::ResultOk(q, _) | Pattern::ResultError(q, _) => pattern_vars(q, out),
-        Pattern::Binary(segs, _) => {
-            for s in segs {
-                if let crate::syntax::ast::BinSegValue::Bind(id) = &s.value {
-                    out.push(id.clone());
-                }
-            }
-        }
-        Pattern::Wildcard(_) | Pattern::Literal(_) | Pattern::Nil(_) | Pattern::Error(_) => {}
-    }
-}
 
 /// A pattern that matches every value.
 fn irrefutable(p: &Pattern) -> bool {
@@ -61,7 +37,7 @@ fn typed_class(p: &Pattern) -> Option<&str> {
 }
 
 impl<'a> Walker<'a> {
-    pub fn walk_match(
+    pub(crate) fn walk_match(
         &mut self,
         e: &Expr,
         receiver: &Expr,

@@ -101,7 +101,7 @@ impl Scopes {
     }
 
     /// Whether the innermost activation is the top level.
-    pub fn at_top_level(&self) -> bool {
+    pub(crate) fn at_top_level(&self) -> bool {
         self.stack
             .iter()
             .rev()
@@ -122,13 +122,13 @@ impl Scopes {
     }
 
     /// Opens a branch: changes until [`Scopes::end_branch`] are merged with the values before.
-    pub fn begin_branch(&mut self) {
+    pub(crate) fn begin_branch(&mut self) {
         self.journals.push(Vec::new());
     }
 
     /// Closes a branch: each variable changed in it gets the union of its type before and
     /// after; the remote fact survives only if it held on both paths.
-    pub fn end_branch(&mut self) {
+    pub(crate) fn end_branch(&mut self) {
         let Some(j) = self.journals.pop() else { return };
         let mut seen: Vec<usize> = Vec::new();
         for (idx, before, remote_before) in j {

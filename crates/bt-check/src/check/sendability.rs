@@ -45,7 +45,7 @@ pub const COLLECTIONS: &[&str] = &[
 ];
 
 /// The weakest of two tiers (`Unknown` is neutral).
-pub fn weakest(a: Tier, b: Tier) -> Tier {
+pub(crate) fn weakest(a: Tier, b: Tier) -> Tier {
     match (a, b) {
         (Tier::Unknown, x) | (x, Tier::Unknown) => x,
         (x, y) => x.min(y),

@@ -3,23 +3,12 @@
 //! and known-remote checks.
 
 use super::classtable::{arity, Side};
-use super::did_you_mean;
-use super::flow::block_single_expr;
-use super::infer::Walker;
+use super::infer::{SendSite, Walker};
+use super::syntactic::block_single_expr;
 use super::types::Ty;
+use super::wording::{did_you_mean, habit};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{Block, Expr, ExprKind, Span};
-
-/// One send as the checker sees it (receiver and arguments already walked).
-pub struct SendSite<'e> {
-    pub recv: &'e Expr,
-    pub recv_ty: Ty,
-    pub selector: &'e str,
-    pub sel_span: Span,
-    pub args: &'e [Expr],
-    pub arg_tys: Vec<Ty>,
-    pub span: Span,
-}
 
 fn lit_block(e: &Expr) -> Option<&Block> {
     match &e.kind {
@@ -38,7 +27,7 @@ const ARITH: &[&str] = &[
 
 impl<'a> Walker<'a> {
     /// A send expression: control flow first, then the generic path.
-    pub fn send_expr(
+    pub(crate) fn send_expr(
         &mut self,
         e: &Expr,
         receiver: &Expr,
@@ -298,7 +287,7 @@ impl<'a> Walker<'a> {
     }
 
     /// The generic send: boundary checks, lookup, DNU ladder, argument checks, return type.
-    pub fn check_send(&mut self, s: &SendSite) -> Ty {
+    pub(crate) fn check_send(&mut self, s: &SendSite) -> Ty {
         self.boundary_checks(s);
         let is_super = matches!(s.recv.kind, ExprKind::Super);
         if is_super
@@ -611,19 +600,3 @@ pub fn selector_hint(sel: &str, candidates: &[String], shown: &str) -> Option<St
 /// The code of an unknown selector sent to a literal (its class is certain, so the send
 /// fails whenever it runs): a hint where the program runs, an error for `bt check`.
 pub const KNOWN_DNU: &str = "H0202";
-
-pub(crate) fn habit(name: &str) -> Option<&'static str> {
-    Some(match name {
-        "millisecondClock" | "millisecondClockValue" | "millisecondsSinceStartup" => {
-            "`Time monotonicMs` (for intervals) or `Time nowMs` (since the Unix epoch)"
-        }
-        "printNl" | "displayNl" => "`Transcript showCr: x printString`",
-        "OrderedCollection" => {
-            "`List` (`l := l add: x`: a List is a value; `add:` answers a new one)"
-        }
-        "Date" | "DateAndTime" => "`DateTime` (`DateTime now`)",
-        "Smalltalk" => "`System` (`System arguments`, `System getEnv:`)",
-        "IdentityDictionary" => "`Dictionary`",
-        _ => return None,
-    })
-}

@@ -75,7 +75,7 @@ impl Ty {
     }
 
     /// The type without `Nil` members (narrowing after a nil test).
-    pub fn without_nil(&self) -> Ty {
+    pub(crate) fn without_nil(&self) -> Ty {
         match self {
             Ty::Nil => Ty::Never,
             Ty::Union(ms) => Ty::union(ms.iter().filter(|m| **m != Ty::Nil).cloned().collect()),
@@ -89,7 +89,7 @@ impl Ty {
     }
 
     /// Replaces `Self` with the receiver type.
-    pub fn subst_self(&self, recv: &Ty) -> Ty {
+    pub(crate) fn subst_self(&self, recv: &Ty) -> Ty {
         match self {
             Ty::SelfTy => recv.clone(),
             Ty::Inst(n, args) => {
@@ -168,7 +168,7 @@ pub trait Hierarchy {
 /// True when some value of type `actual` may be an instance of `expected` — the negation of a
 /// definite conflict. Unknowns answer true. A union argument conforms only when every member
 /// (other than `Nil`, which narrowing the checker cannot see often removes) may conform.
-pub fn may_conform(actual: &Ty, expected: &Ty, h: &dyn Hierarchy) -> bool {
+pub(crate) fn may_conform(actual: &Ty, expected: &Ty, h: &dyn Hierarchy) -> bool {
     match (actual, expected) {
         (Ty::Dynamic | Ty::Never | Ty::Protocol(_) | Ty::SelfTy, _) => true,
         (_, Ty::Dynamic | Ty::Never | Ty::Protocol(_) | Ty::SelfTy) => true,

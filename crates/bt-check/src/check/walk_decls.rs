@@ -3,17 +3,18 @@
 //! (W0102), and the end of an activation (unused variables). Statements and expressions are
 //! walked in [`super::infer`].
 
-use super::flow::{a_an, multi_assigned};
 use super::infer::{item_span, param_var, MethodCtx, Walker};
+use super::options::{ExpectSite, CATEGORIES};
 use super::scope::{ScopeKind, Var};
+use super::syntactic::multi_assigned;
 use super::types::{may_conform, Ty};
-use super::{did_you_mean, ExpectSite, CATEGORIES};
+use super::wording::{a_an, did_you_mean};
 use crate::diagnostic::Diagnostic;
 use crate::syntax::ast::{self, ExprKind, Span, Stmt, StmtKind};
 
 impl<'a> Walker<'a> {
     /// Walks a whole module: declarations' bodies and the top-level statements.
-    pub fn walk_module(&mut self, m: &ast::Module, known_bindings: &[String]) {
+    pub(crate) fn walk_module(&mut self, m: &ast::Module, known_bindings: &[String]) {
         self.scopes.push(ScopeKind::TopLevel);
         self.multi_assigned = multi_assigned(m.items.iter().filter_map(|i| match i {
             ast::Item::Stmt(s) => Some(s),
@@ -162,7 +163,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Walks a method body with its parameters in scope.
-    pub fn walk_method(&mut self, md: &ast::MethodDecl) {
+    pub(crate) fn walk_method(&mut self, md: &ast::MethodDecl) {
         self.scopes.push(ScopeKind::Method);
         let outer_multi =
             std::mem::replace(&mut self.multi_assigned, multi_assigned(md.body.stmts()));
@@ -209,7 +210,7 @@ impl<'a> Walker<'a> {
     }
 
     /// Pops the innermost activation and reports its unused locals.
-    pub fn end_activation(&mut self) {
+    pub(crate) fn end_activation(&mut self) {
         let kind = self.scopes.stack.last().map(|s| s.kind);
         let vars = self.scopes.pop();
         for idx in vars {
@@ -242,7 +243,7 @@ impl<'a> Walker<'a> {
     }
 
     /// The static type of `self`.
-    pub fn self_type(&self) -> Ty {
+    pub(crate) fn self_type(&self) -> Ty {
         match &self.ctx.class {
             Some(c) if self.table.is_class(c) => {
                 if self.ctx.class_side {

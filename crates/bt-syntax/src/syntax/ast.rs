@@ -137,7 +137,25 @@ pub struct MethodDecl {
 pub struct Body {
     stmts: std::sync::OnceLock<Vec<Stmt>>,
     /// Boxed: a method declaration stays small (a class's members vector is grown by copying).
-    lazy: Option<Box<crate::syntax::LazyBody>>,
+    lazy: Option<Box<dyn DeferredBody>>,
+}
+
+/// A method body not parsed yet: what [`Body`] calls to parse it on first read. The parser
+/// implements it (`parser::LazyBody`); the tree only holds it, so this module names no part
+/// of the parser.
+pub(crate) trait DeferredBody: Send + Sync {
+    /// Parses the body: its statements; its own syntax errors are then [`DeferredBody::errors`].
+    fn parse(&self) -> Vec<Stmt>;
+    /// The body's syntax errors, sorted by span (empty until [`DeferredBody::parse`] ran).
+    fn errors(&self) -> &[crate::diagnostic::Diagnostic];
+    /// A copy (for `Clone` on the tree).
+    fn clone_box(&self) -> Box<dyn DeferredBody>;
+}
+
+impl Clone for Box<dyn DeferredBody> {
+    fn clone(&self) -> Self {
+        self.clone_box()
+    }
 }
 
 impl Body {
@@ -152,10 +170,10 @@ impl Body {
     }
 
     /// A body parsed on first read.
-    pub(crate) fn lazy(at: crate::syntax::LazyBody) -> Body {
+    pub(crate) fn lazy(at: Box<dyn DeferredBody>) -> Body {
         Body {
             stmts: std::sync::OnceLock::new(),
-            lazy: Some(Box::new(at)),
+            lazy: Some(at),
         }
     }
 

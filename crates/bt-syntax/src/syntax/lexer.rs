@@ -54,7 +54,7 @@ pub fn lex(src: &str) -> Lexed {
 
 /// Lexes `src[start..end]` with spans relative to `src` (used for string interpolation).
 /// `at_line_start` says whether the first token counts as the first on its line.
-pub fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Lexed {
+pub(crate) fn lex_range(src: &str, start: usize, end: usize, at_line_start: bool) -> Lexed {
     lex_from(src, start, end, start, at_line_start)
 }
 
@@ -331,7 +331,7 @@ pub enum DeclKind {
 }
 
 /// Recognises the start of a top-level declaration at token `i`.
-pub fn decl_kind(toks: &[Token], src: &str, i: usize) -> Option<DeclKind> {
+pub(crate) fn decl_kind(toks: &[Token], src: &str, i: usize) -> Option<DeclKind> {
     let text = |k: usize| -> &str {
         toks.get(k)
             .map(|t| &src[t.start as usize..t.end as usize])
@@ -502,7 +502,7 @@ fn scan_interp_at(b: &[u8], mut i: usize, nesting: u32) -> Option<usize> {
 }
 
 /// Decodes a character literal's text (`$a`, `$\n`, `$\\`).
-pub fn char_value(text: &str) -> char {
+pub(crate) fn char_value(text: &str) -> char {
     let mut it = text[1..].chars();
     match it.next() {
         Some('\\') => match it.next() {

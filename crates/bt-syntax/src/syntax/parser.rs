@@ -24,8 +24,6 @@ mod pattern;
 mod stmt;
 mod types;
 
-pub use lazy::LazyBody;
-
 use crate::diagnostic::{Diagnostic, Severity};
 use crate::syntax::ast::{Module, Span};
 use crate::syntax::lexer::{self, Lexed};

@@ -201,10 +201,10 @@ impl Tok {
 /// Token flag: first token on its line.
 pub const FIRST: u8 = 1;
 /// Token flag: whitespace (or a comment) directly before the token.
-pub const SPACE_BEFORE: u8 = 2;
+pub(crate) const SPACE_BEFORE: u8 = 2;
 /// Token flag: a column-0 line that starts a declaration (class header, `Foo >> …`,
 /// `Protocol define:`, `type`), used by top-level recovery.
-pub const DECL_START: u8 = 4;
+pub(crate) const DECL_START: u8 = 4;
 
 /// One token: kind, byte span, 0-based line and column (in bytes), flags.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,7 +221,7 @@ impl Token {
     pub fn first(&self) -> bool {
         self.flags & FIRST != 0
     }
-    pub fn space_before(&self) -> bool {
+    pub(crate) fn space_before(&self) -> bool {
         self.flags & SPACE_BEFORE != 0
     }
     pub fn span(&self) -> crate::syntax::ast::Span {

@@ -158,7 +158,7 @@ impl ArrayData {
     }
 
     /// The elements as a `Vec<Value>` to edit in bulk; widens a compact array (once).
-    pub fn wide_mut(&mut self) -> &mut Vec<Value> {
+    pub(crate) fn wide_mut(&mut self) -> &mut Vec<Value> {
         if let Repr::Bytes(b) = &self.0 {
             self.0 = Repr::Wide(b.iter().map(|c| decode(*c).clone()).collect());
         }

@@ -503,7 +503,7 @@ fn eq_at(a: &Value, b: &Value, loose: bool, depth: u32) -> bool {
 /// Object-kind instances) hash by identity, so hashes are not stable across runs. Floats are finite here
 /// (arithmetic raises instead of producing NaN), so `0.0`/`-0.0` is the only special case.
 #[inline]
-pub fn term_hash(v: &Value) -> u64 {
+pub(crate) fn term_hash(v: &Value) -> u64 {
     match v {
         Value::Int(i) => *i as u64,
         _ => term_hash_general(v),

@@ -38,7 +38,7 @@ use std::sync::OnceLock;
 use crate::value::Value;
 
 /// The owner word of a cell every access locks.
-pub const SHARED: u64 = u64::MAX;
+pub(crate) const SHARED: u64 = u64::MAX;
 /// The owner word while a revoker waits for the owner to leave its access.
 const REVOKING: u64 = u64::MAX - 1;
 
@@ -178,7 +178,8 @@ impl VarCell {
     }
 
     /// Is the cell shared (every access locks)?
-    pub fn is_shared(&self) -> bool {
+    #[cfg(test)]
+    fn is_shared(&self) -> bool {
         self.owner.load(Ordering::Acquire) == SHARED
     }
 

@@ -5,7 +5,7 @@
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{lift, Res};
-use crate::interp::prims::number::integer::to_char;
+use crate::interp::prims::number::pure::to_char;
 use crate::interp::prims::number::unary_prim;
 use crate::value::Value;
 

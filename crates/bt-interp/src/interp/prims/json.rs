@@ -213,7 +213,7 @@ impl Writer {
             Value::Queue(q) => self.seq(ctx, q.len(), &mut q.iter())?,
             Value::Set(s) => self.seq(ctx, s.len(), &mut s.iter().map(|k| &k.0))?,
             Value::Bag(_) | Value::Interval(_) => {
-                let items = crate::interp::prims::collections::elems(v)
+                let items = crate::interp::prims::collections::common::elems(v)
                     .map(|it| it.collect::<Vec<Value>>())
                     .unwrap_or_default();
                 self.seq(ctx, items.len(), &mut items.iter())?

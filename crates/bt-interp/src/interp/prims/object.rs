@@ -18,7 +18,7 @@ fn deep_units(v: &Value) -> usize {
         Value::Binary(b) => b.len(),
         Value::Dict(d) => d.len().saturating_mul(2 * ELEM),
         Value::List(_) | Value::Array(_) | Value::Tuple(_) | Value::Set(_) | Value::Queue(_) => {
-            crate::interp::prims::collections::size_of(v)
+            crate::interp::prims::collections::common::size_of(v)
                 .unwrap_or(0)
                 .saturating_mul(ELEM)
         }

@@ -23,7 +23,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 
-use super::collections::expected;
+use super::collections::common::expected;
 use super::parallel::{kill_after_wait, spawn_job, unfinished, waited_job, Job, Outcome};
 use crate::interp::actor::send::transfer_in;
 use crate::interp::actor::{need_cx, sys_of, ActorSys};

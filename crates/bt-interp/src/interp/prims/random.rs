@@ -181,7 +181,7 @@ fn collection_at_random(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
             use unicode_segmentation::UnicodeSegmentation;
             s.graphemes(true).map(Value::str).collect()
         }
-        other => match crate::interp::prims::collections::elems(other) {
+        other => match crate::interp::prims::collections::common::elems(other) {
             Some(it) => it.collect(),
             None => {
                 let n = article_class(other);

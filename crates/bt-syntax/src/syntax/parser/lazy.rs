@@ -13,12 +13,12 @@
 
 use super::{Fence, Options, Parser};
 use crate::diagnostic::Diagnostic;
-use crate::syntax::ast::{Span, Stmt};
+use crate::syntax::ast::{DeferredBody, Span, Stmt};
 use crate::syntax::lexer;
 
 /// Where a lazily parsed method body lies in its `'static` source (see the module doc).
 #[derive(Clone, Debug)]
-pub struct LazyBody {
+pub(crate) struct LazyBody {
     pub(super) src: &'static str,
     pub(super) allow_primitives: bool,
     /// Byte offset of the region's first token.
@@ -40,15 +40,17 @@ pub struct LazyBody {
     pub(super) errors: std::sync::OnceLock<Vec<Diagnostic>>,
 }
 
-impl LazyBody {
-    /// The body's own syntax errors, sorted by span (empty until [`LazyBody::parse`] ran).
-    pub(crate) fn errors(&self) -> &[Diagnostic] {
+impl DeferredBody for LazyBody {
+    fn errors(&self) -> &[Diagnostic] {
         self.errors.get().map_or(&[], |d| d.as_slice())
     }
 
-    /// Parses the body: answers its statements and keeps its own syntax errors
-    /// ([`LazyBody::errors`]). Called once, by `ast::Body`.
-    pub(crate) fn parse(&self) -> Vec<Stmt> {
+    fn clone_box(&self) -> Box<dyn DeferredBody> {
+        Box::new(self.clone())
+    }
+
+    /// Called once, by `ast::Body`.
+    fn parse(&self) -> Vec<Stmt> {
         let mut lexed = lexer::lex_from(
             self.src,
             self.from as usize,

@@ -302,7 +302,7 @@ impl<'s> Parser<'s> {
         } else {
             next.end as usize
         };
-        Some(Body::lazy(LazyBody {
+        Some(Body::lazy(Box::new(LazyBody {
             src,
             allow_primitives: self.opts.allow_primitives,
             from: first.start,
@@ -314,6 +314,6 @@ impl<'s> Parser<'s> {
             depth: self.depth,
             arrow,
             errors: std::sync::OnceLock::new(),
-        }))
+        })))
     }
 }

@@ -10,18 +10,23 @@
 //! answers `node_down`.
 
 use crate::interp::capability::{require, Capability};
-use std::sync::Arc;
 
 use crate::interp::actor::await_external;
 use crate::interp::actor::prims::actor::target;
-use crate::interp::distribution::{valid_node_name, NodeError, NO_NODE};
+use crate::interp::distribution::{valid_node_name, NodeError};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
-use crate::value::{ClassRef, Instance, Sym, Value};
+use crate::value::{Sym, Value};
 
 pub mod erl;
+pub mod handles;
+pub mod identity;
 pub mod peer;
 pub mod remote;
+
+pub use identity::current_name;
+use identity::{current, is_node, node_name};
+pub(crate) use identity::{node_arg, node_value};
 
 const HINT: &str = "expected name@host";
 
@@ -127,53 +132,6 @@ fn connect(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     }
 }
 
-/// This node's name (`nonode@nohost` unless started with `--name`).
-pub fn current_name(ctx: &Ctx) -> Sym {
-    if let Some(d) = ctx.prog.dist.get() {
-        return d.node_name();
-    }
-    match &ctx.proc.sys {
-        Some(sys) => sys.node_name,
-        None => Sym::new(NO_NODE),
-    }
-}
-
-/// The Node value of this node.
-pub fn current(ctx: &mut Ctx) -> EvalResult {
-    let name = current_name(ctx);
-    node_value(ctx, name)
-}
-
-/// The built-in Node class (a program may declare a class of the same name).
-fn node_class(ctx: &Ctx) -> Option<ClassRef> {
-    match &ctx.proc.sys {
-        Some(sys) => sys.node_class.clone(),
-        None => ctx.prog.class_named("Node"),
-    }
-}
-
-/// Is `v` an instance of the built-in Node class?
-fn is_node(ctx: &Ctx, v: &Value) -> bool {
-    match (v, node_class(ctx)) {
-        (Value::Object(i), Some(c)) => Arc::ptr_eq(&i.class, &c),
-        _ => false,
-    }
-}
-
-/// A Node value named `name` (not validated).
-pub fn node_value(ctx: &Ctx, name: Sym) -> EvalResult {
-    let Some(class) = node_class(ctx) else {
-        return Err(ctx.err(ErrorKind::ClassNotFound, "Class 'Node' not found"));
-    };
-    let mut fields = vec![Value::Nil; class.field_names.len().max(1)];
-    let i = class.field_index(Sym::new("name")).unwrap_or(0);
-    fields[i] = Value::Symbol(name);
-    Ok(Value::Object(Arc::new(Instance {
-        class,
-        fields: fields.into(),
-    })))
-}
-
 /// `Node named: #'name@host'`: a Result.
 fn named(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
     let text = match &a[0] {
@@ -195,24 +153,6 @@ fn named(ctx: &mut Ctx, _: &Value, a: &[Value]) -> EvalResult {
     }
     let v = node_value(ctx, Sym::new(&text))?;
     Ok(ctx.make_ok(v))
-}
-
-/// The name of a Node argument (None if `v` is not a Node).
-pub fn node_arg(ctx: &Ctx, v: &Value) -> Option<Sym> {
-    is_node(ctx, v).then(|| node_name(v))
-}
-
-fn node_name(r: &Value) -> Sym {
-    match r {
-        Value::Object(i) => {
-            let idx = i.class.field_index(Sym::new("name")).unwrap_or(0);
-            match i.fields.get(idx) {
-                Some(Value::Symbol(s)) => *s,
-                _ => Sym::new(""),
-            }
-        }
-        _ => Sym::new(""),
-    }
 }
 
 fn label(r: &Value) -> String {

@@ -8,7 +8,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::dict::{self as store, Dict};
 use crate::value::{Ref, Value};
 
-use super::{arg, expected, on_copy, test1};
+use super::common::{arg, expected, on_copy, test1};
 
 pub fn register(p: &mut Prims) {
     let c = "Dictionary";
@@ -58,7 +58,7 @@ fn class_new_from(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
     if let Value::Dict(_) = a {
         return Ok(a.clone());
     }
-    let Some(items) = super::elems(a) else {
+    let Some(items) = super::common::elems(a) else {
         return Err(expected(ctx, "new:", "a Dictionary", a));
     };
     let mut m = Dict::new();
@@ -137,7 +137,7 @@ fn at_if_present(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 }
 
 /// `at:put:` in place (see [`super::InPlaceFn`]).
-pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Dict(d) => {
             store::insert_shared(d, arg(args, 0).clone(), arg(args, 1).clone());
@@ -148,7 +148,7 @@ pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalR
 }
 
 /// `removeKey:` in place; a missing key is not an error.
-pub fn remove_key_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn remove_key_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Dict(d) => {
             store::remove_shared(d, arg(args, 0));

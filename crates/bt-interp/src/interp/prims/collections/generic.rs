@@ -10,8 +10,9 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::order::{num_cmp, rank, term_cmp};
 use crate::value::{Ref, Value};
 
-use super::{
-    arg, class_name, elems, empty_err, expected, sels, set, size_of, species_of, test1, Species,
+use super::common::bag_from;
+use super::common::{
+    arg, class_name, elems, empty_err, expected, sels, size_of, species_of, test1, Species,
 };
 
 /// Largest up-front allocation for a result (an Interval may claim a huge size).
@@ -109,7 +110,7 @@ fn items<'a>(ctx: &Ctx, recv: &'a Value) -> Result<Box<dyn Iterator<Item = Value
 
 fn size(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     if let Value::Interval(iv) = recv {
-        return Ok(super::interval::size_value(iv));
+        return Ok(super::progression::size_value(iv));
     }
     match size_of(recv) {
         Some(n) => Ok(Value::Int(n as i64)),
@@ -403,7 +404,7 @@ pub(crate) fn precedes(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<bool, Unwi
         return Ok(term_cmp(a, b) != Ordering::Greater);
     }
     let r = ctx.send(a, sels().le, std::slice::from_ref(b))?;
-    super::truth(ctx, "<=", &r)
+    super::common::truth(ctx, "<=", &r)
 }
 
 /// Strictly before (for `max`/`min`): `a < b`.
@@ -415,7 +416,7 @@ fn before(ctx: &mut Ctx, a: &Value, b: &Value) -> Result<bool, Unwind> {
         return Ok(term_cmp(a, b) == Ordering::Less);
     }
     let r = ctx.send(a, sels().lt, std::slice::from_ref(b))?;
-    super::truth(ctx, "<", &r)
+    super::common::truth(ctx, "<", &r)
 }
 
 fn extreme(ctx: &mut Ctx, recv: &Value, want_max: bool) -> EvalResult {
@@ -549,7 +550,7 @@ fn as_bag(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
         _ => {
             let it = items(ctx, recv)?;
             let v = ctx.collect_vec_charged(it, KEYED)?;
-            Ok(set::bag_from(v))
+            Ok(bag_from(v))
         }
     }
 }

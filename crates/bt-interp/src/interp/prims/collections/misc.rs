@@ -6,10 +6,10 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{Ref, Sym, Value};
 
+use super::common::{arg, block_arity, elems_arg, expected, index_arg, on_copy};
 use super::seq::random_below;
-use super::{arg, block_arity, elems_arg, expected, index_arg, on_copy};
 
-pub fn register(p: &mut Prims) {
+pub(crate) fn register(p: &mut Prims) {
     let c = "Queue";
     p.add_class(c, "new", queue_new);
     p.add_class(c, "withAll:", queue_with_all);
@@ -42,7 +42,7 @@ fn queue_with_all(ctx: &mut Ctx, _: &Value, args: &[Value]) -> EvalResult {
 }
 
 /// Queue `enqueue:` in place (see [`super::InPlaceFn`]).
-pub fn enqueue_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn enqueue_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Queue(q) => crate::value::make_mut(q).push_back(arg(args, 0).clone()),
         other => return Err(expected(ctx, "enqueue:", "a Queue receiver", other)),
@@ -108,8 +108,8 @@ fn tuple_nth(ctx: &mut Ctx, recv: &Value, sel: &str, k: usize) -> EvalResult {
     let t = tuple_of(ctx, sel, recv)?;
     match t.get(k) {
         Some(x) => Ok(x.clone()),
-        None if t.is_empty() => Err(super::empty_err(ctx, "Tuple")),
-        None => Err(super::oob_err(ctx, k + 1, t.len())),
+        None if t.is_empty() => Err(super::common::empty_err(ctx, "Tuple")),
+        None => Err(super::common::oob_err(ctx, k + 1, t.len())),
     }
 }
 
@@ -128,7 +128,7 @@ fn tuple_third(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn tuple_at_random(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let t = tuple_of(ctx, "atRandom", recv)?;
     if t.is_empty() {
-        return Err(super::empty_err(ctx, "Tuple"));
+        return Err(super::common::empty_err(ctx, "Tuple"));
     }
     Ok(t[random_below(t.len())].clone())
 }

@@ -21,11 +21,12 @@ use crate::value::array::ArrayData;
 use crate::value::order::strict_eq;
 use crate::value::{Ref, Value};
 
+use super::common::{
+    arg, count_arg, elems_arg, empty_err, expected, index_arg, on_copy, oob_err, truth,
+};
 use super::generic::precedes;
 use super::sort::merge_sort;
-use super::{
-    arg, count_arg, elems_arg, empty_err, expected, index_arg, on_copy, oob_err, stream, truth,
-};
+use super::stream;
 
 type Vector = imbl::Vector<Value>;
 
@@ -246,7 +247,7 @@ fn sort(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn sort_by(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "sort:", recv)?;
     let block = arg(args, 0);
-    if super::block_arity(ctx, "sort:", block)? == 1 {
+    if super::common::block_arity(ctx, "sort:", block)? == 1 {
         let mut keyed = Vec::with_capacity(v.len());
         for e in v.iter() {
             ctx.tick()?;
@@ -330,7 +331,7 @@ pub(crate) fn charge_shared_copy(
 }
 
 /// List/Array `add:` in place (see [`super::InPlaceFn`]).
-pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::List(l) => crate::value::make_mut(l).push_back(arg(args, 0).clone()),
         Value::Array(a) => {
@@ -343,7 +344,7 @@ pub fn add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResu
 }
 
 /// List/Array `addFirst:` in place.
-pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::List(l) => crate::value::make_mut(l).push_front(arg(args, 0).clone()),
         Value::Array(a) => {
@@ -356,7 +357,7 @@ pub fn add_first_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> Ev
 }
 
 /// Array `at:put:` in place: answers the updated Array.
-pub fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn at_put_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     let name = kind_name(recv);
     match recv {
         Value::Array(a) => {

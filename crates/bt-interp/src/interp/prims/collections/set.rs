@@ -6,7 +6,8 @@ use crate::interp::eval::charge::KEYED;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{Key, Ref, Value};
 
-use super::{arg, elems_arg, expected, on_copy, set_from, stream};
+use super::common::{arg, bag_from, elems_arg, expected, on_copy, set_from};
+use super::stream;
 
 type SetT = imbl::OrdSet<Key>;
 type BagT = imbl::OrdMap<Key, usize>;
@@ -36,15 +37,6 @@ pub fn register(p: &mut Prims) {
     p.add(c, "add:", bag_add);
     p.add(c, "add:withCount:", bag_add_with_count);
     p.add(c, "remove:", bag_remove);
-}
-
-/// A Bag from elements (each occurrence counted).
-pub(crate) fn bag_from(items: Vec<Value>) -> Value {
-    let mut m = BagT::new();
-    for e in items {
-        *m.entry(Key(e)).or_insert(0) += 1;
-    }
-    Value::Bag(Ref::new(m))
 }
 
 fn set_of<'a>(ctx: &Ctx, sel: &str, v: &'a Value) -> Result<&'a Ref<SetT>, Unwind> {
@@ -110,7 +102,7 @@ fn set_includes(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 }
 
 /// Set `add:` in place (see [`super::InPlaceFn`]).
-pub fn set_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn set_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Set(s) => {
             let k = Key(arg(args, 0).clone());
@@ -124,7 +116,7 @@ pub fn set_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> Eval
 }
 
 /// Set `remove:` in place; removing an absent element answers the Set unchanged.
-pub fn set_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn set_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Set(s) => {
             let k = Key(arg(args, 0).clone());
@@ -234,12 +226,16 @@ fn bag_add_n(ctx: &mut Ctx, recv: &mut Value, x: &Value, n: usize) -> EvalResult
 }
 
 /// Bag `add:` in place.
-pub fn bag_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn bag_add_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     bag_add_n(ctx, recv, arg(args, 0), 1)
 }
 
 /// Bag `add:withCount:` in place; a negative count raises `user_error`.
-pub fn bag_add_with_count_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn bag_add_with_count_in_place(
+    ctx: &mut Ctx,
+    recv: &mut Value,
+    args: &[Value],
+) -> EvalResult {
     let n = match arg(args, 1) {
         Value::Int(n) if *n < 0 => {
             return Err(ctx.err(
@@ -254,7 +250,7 @@ pub fn bag_add_with_count_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Valu
 }
 
 /// Bag `remove:` in place: one occurrence (absent: unchanged).
-pub fn bag_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+pub(crate) fn bag_remove_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
     match recv {
         Value::Bag(b) => {
             let k = Key(arg(args, 0).clone());

@@ -3,7 +3,7 @@
 //! some permutation. The comparator answers "a may precede b".
 
 /// Sorts `items` stably by `le` ("may `a` precede `b`"); the first error stops the sort.
-pub fn merge_sort<T, E>(
+pub(crate) fn merge_sort<T, E>(
     items: Vec<T>,
     mut le: impl FnMut(&T, &T) -> Result<bool, E>,
 ) -> Result<Vec<T>, E> {

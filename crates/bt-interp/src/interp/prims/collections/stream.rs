@@ -12,8 +12,8 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::print::simple_print;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
 
+use super::common::{arg, count_arg, elems, expected, graphemes, test1};
 use super::generic::{add, not_found};
-use super::{arg, count_arg, elems, expected, graphemes, test1};
 
 pub fn register(p: &mut Prims) {
     let c = "Stream";
@@ -51,19 +51,19 @@ enum Source {
 /// A Stream source outside the collections, e.g. the lines of a file read lazily. A traversal
 /// (`do:`, `take:`, `asList` …) calls `open` once and pulls elements until `None`; an error
 /// raises in the traversing process.
-pub trait ExternalSource: Send + Sync {
+pub(crate) trait ExternalSource: Send + Sync {
     fn open(&self, ctx: &mut Ctx) -> Result<Box<dyn ExternalCursor>, Unwind>;
     /// What printString shows inside `Stream(…)`.
     fn describe(&self) -> String;
 }
 
 /// One traversal of an [`ExternalSource`].
-pub trait ExternalCursor: Send {
+pub(crate) trait ExternalCursor: Send {
     fn next(&mut self, ctx: &mut Ctx) -> Result<Option<Value>, Unwind>;
 }
 
 /// A Stream over an external source.
-pub fn stream_external(ctx: &Ctx, src: std::sync::Arc<dyn ExternalSource>) -> EvalResult {
+pub(crate) fn stream_external(ctx: &Ctx, src: std::sync::Arc<dyn ExternalSource>) -> EvalResult {
     make(ctx, Source::External(src), Vec::new())
 }
 
@@ -213,7 +213,7 @@ fn make(ctx: &Ctx, source: Source, ops: Vec<Op>) -> EvalResult {
 
 /// `Stream on: aCollection` / `aCollection stream`: Lists, Arrays, Intervals, Strings, Sets
 /// (and the other built-in collections except Dictionary, which raises `type_error`).
-pub fn stream_on(ctx: &mut Ctx, coll: &Value) -> EvalResult {
+pub(crate) fn stream_on(ctx: &mut Ctx, coll: &Value) -> EvalResult {
     let (src, kind) = match coll {
         Value::Str(s) => (Value::list(graphemes(s)), OnKind::Text),
         Value::Set(_) => (coll.clone(), OnKind::Set),

@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::modules::erl_cmp;
-use super::{fun, int_arg, is_num, list, list_fc, truth, Fail, R};
+use super::terms::{fun, int_arg, is_num, list, list_fc, truth, Fail, R};
 use crate::interp::eval::Ctx;
 use crate::value::order::strict_eq;
 use crate::value::Value;
@@ -136,7 +136,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
                     _ => return Err(Fail::FunctionClause),
                 }
             }
-            Ok(super::charlist(&s))
+            Ok(super::terms::charlist(&s))
         }
         ("flatten", [l]) => {
             let mut out = Vec::new();
@@ -297,7 +297,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             for x in list_fc(l)? {
                 fun(ctx, f, &[x])?;
             }
-            Ok(super::atom("ok"))
+            Ok(super::terms::atom("ok"))
         }
         _ => Err(Fail::Undef),
     }

@@ -1,7 +1,7 @@
 //! `maps`: Dictionaries as Erlang maps. A non-map argument is `{badmap, M}`; a missing key
 //! for `get/2` is `{badkey, K}`.
 
-use super::{atom, fun, list, list_arg, truth, Fail, R};
+use super::terms::{atom, fun, list, list_arg, truth, Fail, R};
 use crate::interp::eval::Ctx;
 use crate::value::dict::Dict;
 use crate::value::{Ref, Value};

@@ -3,7 +3,7 @@
 use num_bigint::BigInt;
 use num_traits::{Signed, ToPrimitive};
 
-use super::{
+use super::terms::{
     atom, chardata, charlist, fun, int_arg, is_int, is_num, list, list_arg, num_f64, Fail, R,
 };
 use crate::interp::block_code::ClosureExt;

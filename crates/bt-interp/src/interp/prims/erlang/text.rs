@@ -1,7 +1,7 @@
 //! `string`, `binary` and `unicode`. `string` functions take chardata (a String or a
 //! charlist) and answer the same shape they were given (a String for a String).
 
-use super::{atom, chardata, charlist, int_arg, list, list_arg, Fail, R};
+use super::terms::{atom, chardata, charlist, int_arg, list, list_arg, Fail, R};
 use crate::value::{Ref, Value};
 
 /// Text and whether it came as a String (binary) rather than a charlist.

@@ -8,7 +8,7 @@ use crate::interp::prims::number::pure::{self as num, num, Num, Round};
 use crate::value::Value;
 
 /// The fractional part, keeping the sign (`-2.5 fractionPart` is `-0.5`).
-pub fn fraction_part(v: &Value) -> Res {
+pub(crate) fn fraction_part(v: &Value) -> Res {
     match num(v) {
         Some(Num::F(f)) => num::float(f.fract()),
         Some(_) => Ok(Value::float(0.0)),
@@ -17,7 +17,7 @@ pub fn fraction_part(v: &Value) -> Res {
 }
 
 /// The integral part as a Float (`-2.5 integerPart` is `-2.0`).
-pub fn integer_part(v: &Value) -> Res {
+pub(crate) fn integer_part(v: &Value) -> Res {
     match num(v) {
         Some(n) => num::float(n.f64().trunc()),
         None => Err(Fault::Arith),

@@ -6,25 +6,18 @@
 //! iteration and never add call depth per iteration.
 
 use num_bigint::BigInt;
-use num_integer::Integer as _;
 use num_traits::{Signed, ToPrimitive, Zero};
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, lift, Fault, Res};
-use crate::interp::prims::number::pure::{self as num, num, Num, Op, MAX_INT_BITS};
-use crate::interp::prims::number::{compare, metered};
+use crate::interp::prims::number::metered;
+use crate::interp::prims::number::pure::{
+    self as num, code_point_char, compare, int, num, to_char, Num, Op, MAX_INT_BITS,
+};
 use crate::interp::registry::big_units::{self as units, Growth};
 use crate::interp::registry::Cost;
 use crate::value::{Interval, Ref, Value};
-
-/// The receiver or argument as an integer view, else `type_error`.
-fn int<'a>(what: &str, v: &'a Value) -> Res<Num<'a>> {
-    match num(v) {
-        Some(n @ (Num::I(_) | Num::B(_))) => Ok(n),
-        _ => Err(Fault::expected(what, "an Integer", v)),
-    }
-}
 
 /// The bitwise operations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -35,7 +28,7 @@ pub enum Bit {
 }
 
 /// `bitAnd:`, `bitOr:`, `bitXor:` with two's-complement semantics at any size.
-pub fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
+pub(crate) fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
     let sel = match op {
         Bit::And => "bitAnd:",
         Bit::Or => "bitOr:",
@@ -58,7 +51,7 @@ pub fn bit_op(op: Bit, a: &Value, b: &Value) -> Res {
 }
 
 /// `bitNot`: `-x - 1`.
-pub fn bit_not(a: &Value) -> Res {
+pub(crate) fn bit_not(a: &Value) -> Res {
     match int("bitNot", a)? {
         Num::I(i) => Ok(Value::Int(!i)),
         n => Ok(Value::from_bigint(
@@ -68,7 +61,7 @@ pub fn bit_not(a: &Value) -> Res {
 }
 
 /// `bitShift: n`: positive shifts left, negative shifts right (rounding toward −∞).
-pub fn bit_shift(a: &Value, n: &Value) -> Res {
+pub(crate) fn bit_shift(a: &Value, n: &Value) -> Res {
     let x = int("bitShift:", a)?;
     let n = match int("bitShift:", n)? {
         Num::I(n) => n,
@@ -108,7 +101,7 @@ pub fn bit_shift(a: &Value, n: &Value) -> Res {
 }
 
 /// `bitAt: i` (1-based): 0 or 1.
-pub fn bit_at(a: &Value, i: &Value) -> Res {
+pub(crate) fn bit_at(a: &Value, i: &Value) -> Res {
     let i = int_arg("bitAt:", i)?;
     if i < 1 {
         return Err(Fault::index(i, 64));
@@ -158,27 +151,11 @@ pub fn factorial<E>(n: &Value, mut charge: impl FnMut(usize) -> Result<(), E>) -
     Ok(Ok(Value::from_bigint(acc)))
 }
 
-/// `gcd:` (non-negative) and `lcm:` (non-negative).
-pub fn gcd(a: &Value, b: &Value, lcm: bool) -> Res {
-    let sel = if lcm { "lcm:" } else { "gcd:" };
-    let (x, y) = (int(sel, a)?, int(sel, b)?);
-    let (p, q) = (x.big().unwrap_or_default(), y.big().unwrap_or_default());
-    Ok(Value::from_bigint(if lcm {
-        if p.is_zero() || q.is_zero() {
-            BigInt::zero()
-        } else {
-            p.lcm(&q).abs()
-        }
-    } else {
-        p.gcd(&q)
-    }))
-}
-
 const PRIME_BASES: [u64; 12] = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37];
 
 /// Miller–Rabin: deterministic below 2^64 (these bases suffice), and with the same twelve
 /// bases beyond (a composite passing all of them is not known).
-pub fn is_prime(v: &Value) -> bool {
+pub(crate) fn is_prime(v: &Value) -> bool {
     match num(v) {
         Some(Num::I(n)) => n >= 2 && is_prime_u64(n as u64),
         Some(Num::B(b)) if b.is_positive() => is_prime_big(b),
@@ -273,7 +250,7 @@ fn random_u64() -> u64 {
 }
 
 /// `n atRandom`: a uniformly chosen Integer in 1..n (n ≥ 1, else `type_error`).
-pub fn at_random(v: &Value) -> Res {
+pub(crate) fn at_random(v: &Value) -> Res {
     match int("atRandom", v)? {
         Num::I(n) if n >= 1 => Ok(Value::Int(1 + (random_u64() % n as u64) as i64)),
         Num::B(b) if b.is_positive() => {
@@ -288,31 +265,6 @@ pub fn at_random(v: &Value) -> Res {
             "atRandom expects a positive receiver, got {}",
             num::int_string(v)
         ))),
-    }
-}
-
-/// The value as a Unicode scalar value, if it is one.
-pub fn code_point_char(v: &Value) -> Option<char> {
-    match v {
-        Value::Char(c) => Some(c.get()),
-        Value::Int(i) => u32::try_from(*i).ok().and_then(char::from_u32),
-        _ => None,
-    }
-}
-
-/// `asCharacter` / `Character value:`: not a Unicode scalar value → `type_error`.
-pub fn to_char(v: &Value) -> Res {
-    match code_point_char(v) {
-        Some(c) => Ok(Value::ch(c)),
-        None if num(v).is_some() && !matches!(v, Value::Float(_)) => Err(Fault::Type(format!(
-            "{} is not a Unicode scalar value",
-            num::int_string(v)
-        ))),
-        None => Err(Fault::expected(
-            "Character value:",
-            "an Integer code point",
-            v,
-        )),
     }
 }
 
@@ -459,7 +411,7 @@ fn to_by_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 /// `from to: to by: step do: block` — nil; a zero step runs the body zero times.
-pub fn count_loop(
+pub(crate) fn count_loop(
     ctx: &mut Ctx,
     from: &Value,
     to: &Value,
@@ -558,6 +510,7 @@ pub fn register(p: &mut Prims) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::interp::prims::number::pure::gcd;
 
     fn s(r: Res) -> String {
         match r {

@@ -53,7 +53,7 @@ fn big(v: BigInt) -> EvalResult {
 }
 
 /// `*`.
-pub fn mul(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn mul(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     match big_pair(r, &a[0]) {
         Some((x, y)) if !big::small_product(x.magnitude(), y.magnitude()) => {
             let bits = x.bits() + y.bits();
@@ -97,7 +97,7 @@ pub fn rem(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 /// `mod:` / `\\`.
-pub fn modulo(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn modulo(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     division(ctx, r, a, div::mod_floor_int).unwrap_or_else(|| charged(ctx, r, a, num::modulo))
 }
 
@@ -119,19 +119,16 @@ fn gcd_or_lcm(ctx: &mut Ctx, r: &Value, a: &[Value], lcm: bool) -> EvalResult {
         }
     }
     Cost::BigProduct.charge(ctx, r, a)?;
-    lift(
-        ctx,
-        crate::interp::prims::number::integer::gcd(r, &a[0], lcm),
-    )
+    lift(ctx, num::gcd(r, &a[0], lcm))
 }
 
 /// `gcd:`.
-pub fn gcd_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn gcd_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     gcd_or_lcm(ctx, r, a, false)
 }
 
 /// `lcm:`.
-pub fn lcm_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn lcm_p(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     gcd_or_lcm(ctx, r, a, true)
 }
 
@@ -140,7 +137,7 @@ const POW_SMALL_BITS: u64 = 32 * big::MUL_LEAF as u64;
 
 /// `**` / `raisedTo:`: an exact power whose result is huge is computed by repeated squaring
 /// through `big::mul`; anything else as before (charged by the size of the result).
-pub fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn pow(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     if let (Some(b @ (Num::I(_) | Num::B(_))), Value::Int(e)) = (num(r), &a[0]) {
         let base = b.big().unwrap_or_default();
         let bits = base.bits().saturating_mul((*e).max(0) as u64);
@@ -175,7 +172,7 @@ fn digits_of(ctx: &mut Ctx, v: &Value, radix: u32) -> Result<Option<String>, Unw
 }
 
 /// The decimal printString of an Integer (metered when huge; any number otherwise).
-pub fn int_string(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
+pub(crate) fn int_string(ctx: &mut Ctx, v: &Value) -> Result<String, Unwind> {
     match digits_of(ctx, v, 10)? {
         Some(s) => Ok(s),
         None => Ok(num::int_string(v)),
@@ -196,7 +193,7 @@ pub fn print_string(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 /// `printString: base` / `radix: base`, and with the `16r` prefix (`prefixed`).
-pub fn radix_string(ctx: &mut Ctx, r: &Value, a: &[Value], prefixed: bool) -> EvalResult {
+pub(crate) fn radix_string(ctx: &mut Ctx, r: &Value, a: &[Value], prefixed: bool) -> EvalResult {
     let sel = if prefixed {
         "printStringRadix:"
     } else {
@@ -227,7 +224,7 @@ pub fn radix_string(ctx: &mut Ctx, r: &Value, a: &[Value], prefixed: bool) -> Ev
 }
 
 /// `"42" asInteger`: as `pure::parse_integer`, metered for long digit strings.
-pub fn parse_integer(ctx: &mut Ctx, s: &str) -> Result<Option<Value>, Unwind> {
+pub(crate) fn parse_integer(ctx: &mut Ctx, s: &str) -> Result<Option<Value>, Unwind> {
     let body = s.strip_prefix(['-', '+']).unwrap_or(s);
     if body.len() <= radix::PARSE_LEAF || !body.bytes().all(|b| b.is_ascii_digit()) {
         return Ok(num::parse_integer(s));
@@ -254,14 +251,14 @@ fn text(ctx: &Ctx, sel: &str, r: &Value) -> Result<Value, Unwind> {
 }
 
 /// String `asInteger`: nil when not an Integer.
-pub fn as_integer(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
+pub(crate) fn as_integer(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
     let v = text(ctx, "asInteger", r)?;
     let s = v.as_str().unwrap_or_default();
     Ok(parse_integer(ctx, s)?.unwrap_or(Value::Nil))
 }
 
 /// String `asNumber`: an Integer, else a Float, else nil.
-pub fn as_number(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
+pub(crate) fn as_number(ctx: &mut Ctx, r: &Value, _a: &[Value]) -> EvalResult {
     let v = text(ctx, "asNumber", r)?;
     let s = v.as_str().unwrap_or_default();
     if let Some(n) = parse_integer(ctx, s)? {

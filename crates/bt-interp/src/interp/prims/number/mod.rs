@@ -8,17 +8,8 @@ use std::cmp::Ordering;
 
 use crate::interp::eval::{Ctx, EvalResult, Prims};
 use crate::interp::prims::fault::{int_arg, Fault, Res};
-use crate::interp::prims::number::pure::{self as num, num, Op, Round};
-use crate::value::order::term_cmp;
+use crate::interp::prims::number::pure::{self as num, compare, num, Op, Round};
 use crate::value::Value;
-
-/// Numeric comparison between numbers (Characters by code point), term order otherwise.
-pub fn compare(a: &Value, b: &Value) -> Ordering {
-    match (num(a), num(b)) {
-        (Some(x), Some(y)) => num::cmp(x, y),
-        _ => term_cmp(a, b),
-    }
-}
 
 /// Defines a one-argument primitive over a pure `fn(&Value, &Value) -> Res`.
 macro_rules! binary_prim {

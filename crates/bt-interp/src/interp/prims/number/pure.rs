@@ -4,6 +4,10 @@
 //! and every result is normalised back through [`Value::from_bigint`]. Every Float result goes
 //! through [`float`], which turns a non-finite value into an arithmetic fault: bt has no
 //! infinities and no NaN. A Character is its code point wherever a number is expected.
+//!
+//! Also here, since the Number, Integer, Character and String primitives all use them: the
+//! numeric-or-term-order [`compare`], [`gcd`]/lcm, and code point ↔ Character
+//! ([`code_point_char`], [`to_char`]). This module names no other primitive module.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -15,11 +19,12 @@ use num_traits::{FromPrimitive, Signed, ToPrimitive, Zero};
 use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::print::format_float;
+use crate::value::order::term_cmp;
 use crate::value::Value;
 
 /// Integers larger than this many bits are refused (`runtime_error`) rather than exhausting
 /// memory: 2^28 bits is a 32 MiB number.
-pub const MAX_INT_BITS: u64 = 1 << 28;
+pub(crate) const MAX_INT_BITS: u64 = 1 << 28;
 
 /// A borrowed view of a numeric value.
 #[derive(Clone, Copy, Debug)]
@@ -64,7 +69,7 @@ impl<'a> Num<'a> {
     }
 
     /// -1, 0 or 1.
-    pub fn signum(self) -> i64 {
+    pub(crate) fn signum(self) -> i64 {
         match self {
             Num::I(i) => i.signum(),
             Num::B(b) => {
@@ -153,7 +158,7 @@ pub fn arith(op: Op, a: &Value, b: &Value) -> Res {
 }
 
 /// `x * 2^e` without intermediate overflow or underflow.
-pub fn ldexp(mut x: f64, mut e: i64) -> f64 {
+pub(crate) fn ldexp(mut x: f64, mut e: i64) -> f64 {
     let up = 2f64.powi(1000);
     let down = 2f64.powi(-1000);
     while e > 1000 && x.is_finite() && x != 0.0 {
@@ -168,7 +173,7 @@ pub fn ldexp(mut x: f64, mut e: i64) -> f64 {
 }
 
 /// a / b as the nearest double, for integers of any size (b ≠ 0).
-pub fn ratio_f64(a: &BigInt, b: &BigInt) -> f64 {
+pub(crate) fn ratio_f64(a: &BigInt, b: &BigInt) -> f64 {
     let k = b.bits() as i64 - a.bits() as i64 + 64;
     let q = if k >= 0 {
         (a << (k as usize)) / b
@@ -264,7 +269,7 @@ pub fn rem(a: &Value, b: &Value) -> Res {
 }
 
 /// `mod:`: remainder with the sign of the divisor (floored division, Smalltalk's `\\`).
-pub fn modulo(a: &Value, b: &Value) -> Res {
+pub(crate) fn modulo(a: &Value, b: &Value) -> Res {
     let (x, y) = pair(a, b)?;
     if x.is_float() || y.is_float() {
         let q = y.f64();
@@ -318,7 +323,7 @@ pub fn power(a: &Value, b: &Value) -> Res {
 }
 
 /// An integer to a non-negative integer power, exactly.
-pub fn int_pow(x: Num, e: u64) -> Res {
+pub(crate) fn int_pow(x: Num, e: u64) -> Res {
     if e == 0 {
         return Ok(Value::Int(1));
     }
@@ -382,11 +387,6 @@ fn cmp_int_float(i: Num, f: f64) -> Ordering {
     }
 }
 
-/// Numeric equality across Integer, Character and Float (`1 == 1.0`), None for non-numbers.
-pub fn num_eq(a: &Value, b: &Value) -> Option<bool> {
-    Some(cmp(num(a)?, num(b)?) == Ordering::Equal)
-}
-
 /// `negated`.
 pub fn negate(a: &Value) -> Res {
     match num(a).ok_or(Fault::Arith)? {
@@ -419,7 +419,7 @@ pub fn float_to_int(f: f64) -> Value {
 }
 
 /// `asFloat`: an Integer too large for a double is an arithmetic fault.
-pub fn to_float(a: &Value) -> Res {
+pub(crate) fn to_float(a: &Value) -> Res {
     float(num(a).ok_or(Fault::Arith)?.f64())
 }
 
@@ -447,7 +447,7 @@ pub fn round(a: &Value, how: Round) -> Res {
 }
 
 /// `roundTo: q` (nearest multiple, half away from zero) and `truncateTo: q`.
-pub fn round_to(a: &Value, q: &Value, how: Round) -> Res {
+pub(crate) fn round_to(a: &Value, q: &Value, how: Round) -> Res {
     let (x, y) = pair(a, q)?;
     if x.is_float() || y.is_float() {
         let q = y.f64();
@@ -507,7 +507,7 @@ pub fn ln(a: &Value) -> Res {
 }
 
 /// Base-2 logarithm.
-pub fn log2(a: &Value) -> Res {
+pub(crate) fn log2(a: &Value) -> Res {
     let (m, e) = parts(num(a).ok_or(Fault::Arith)?);
     float(m.log2() + e as f64)
 }
@@ -522,12 +522,12 @@ pub fn log10(a: &Value) -> Res {
 }
 
 /// Applies a Float function to a number; a non-finite answer is an arithmetic fault.
-pub fn float_fn(a: &Value, f: fn(f64) -> f64) -> Res {
+pub(crate) fn float_fn(a: &Value, f: fn(f64) -> f64) -> Res {
     float(f(num(a).ok_or(Fault::Arith)?.f64()))
 }
 
 /// `"42" asInteger`: optional sign and decimal digits, else None.
-pub fn parse_integer(s: &str) -> Option<Value> {
+pub(crate) fn parse_integer(s: &str) -> Option<Value> {
     let body = s.strip_prefix(['-', '+']).unwrap_or(s);
     if body.is_empty() || !body.bytes().all(|b| b.is_ascii_digit()) {
         return None;
@@ -539,7 +539,7 @@ pub fn parse_integer(s: &str) -> Option<Value> {
 }
 
 /// `"2.5" asFloat`: `[+-]digits[.digits][e[+-]digits]`, finite, else None.
-pub fn parse_float(s: &str) -> Option<f64> {
+pub(crate) fn parse_float(s: &str) -> Option<f64> {
     let b = s.as_bytes();
     let mut i = usize::from(matches!(b.first(), Some(b'+' | b'-')));
     let digits = |i: &mut usize| {
@@ -574,7 +574,7 @@ pub fn parse_float(s: &str) -> Option<f64> {
 }
 
 /// An integer in base 2–36 with upper-case digits (`255` in 16 → `FF`).
-pub fn to_radix(a: &Value, base: i64) -> Res<String> {
+pub(crate) fn to_radix(a: &Value, base: i64) -> Res<String> {
     if !(2..=36).contains(&base) {
         return Err(Fault::Type(format!(
             "radix must be between 2 and 36, got {base}"
@@ -591,13 +591,70 @@ pub fn to_radix(a: &Value, base: i64) -> Res<String> {
 }
 
 /// Decimal printString of an Integer value (Integers and BigInts only).
-pub fn int_string(a: &Value) -> String {
+pub(crate) fn int_string(a: &Value) -> String {
     match a {
         Value::Int(i) => i.to_string(),
         Value::BigInt(b) => b.to_string(),
         Value::Char(c) => (c.get() as u32).to_string(),
         Value::Float(f) => format_float(f.get()),
         _ => String::new(),
+    }
+}
+
+/// Numeric comparison between numbers (Characters by code point), term order otherwise.
+pub fn compare(a: &Value, b: &Value) -> Ordering {
+    match (num(a), num(b)) {
+        (Some(x), Some(y)) => cmp(x, y),
+        _ => term_cmp(a, b),
+    }
+}
+
+/// The receiver or argument as an integer view, else `type_error`.
+pub(crate) fn int<'a>(what: &str, v: &'a Value) -> Res<Num<'a>> {
+    match num(v) {
+        Some(n @ (Num::I(_) | Num::B(_))) => Ok(n),
+        _ => Err(Fault::expected(what, "an Integer", v)),
+    }
+}
+
+/// `gcd:` (non-negative) and `lcm:` (non-negative).
+pub fn gcd(a: &Value, b: &Value, lcm: bool) -> Res {
+    let sel = if lcm { "lcm:" } else { "gcd:" };
+    let (x, y) = (int(sel, a)?, int(sel, b)?);
+    let (p, q) = (x.big().unwrap_or_default(), y.big().unwrap_or_default());
+    Ok(Value::from_bigint(if lcm {
+        if p.is_zero() || q.is_zero() {
+            BigInt::zero()
+        } else {
+            p.lcm(&q).abs()
+        }
+    } else {
+        p.gcd(&q)
+    }))
+}
+
+/// The value as a Unicode scalar value, if it is one.
+pub(crate) fn code_point_char(v: &Value) -> Option<char> {
+    match v {
+        Value::Char(c) => Some(c.get()),
+        Value::Int(i) => u32::try_from(*i).ok().and_then(char::from_u32),
+        _ => None,
+    }
+}
+
+/// `asCharacter` / `Character value:`: not a Unicode scalar value → `type_error`.
+pub(crate) fn to_char(v: &Value) -> Res {
+    match code_point_char(v) {
+        Some(c) => Ok(Value::ch(c)),
+        None if num(v).is_some() && !matches!(v, Value::Float(_)) => Err(Fault::Type(format!(
+            "{} is not a Unicode scalar value",
+            int_string(v)
+        ))),
+        None => Err(Fault::expected(
+            "Character value:",
+            "an Integer code point",
+            v,
+        )),
     }
 }
 

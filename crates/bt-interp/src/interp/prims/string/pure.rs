@@ -15,10 +15,10 @@ use crate::value::Value;
 
 /// Strings longer than this (in bytes) are refused (`runtime_error`) rather than exhausting
 /// memory.
-pub const MAX_STRING_BYTES: i64 = 1 << 30;
+pub(crate) const MAX_STRING_BYTES: i64 = 1 << 30;
 
 /// The `runtime_error` for a String that would exceed [`MAX_STRING_BYTES`].
-pub fn too_long() -> Fault {
+pub(crate) fn too_long() -> Fault {
     Fault::Kind(
         ErrorKind::RuntimeError,
         "string too large: more than 1 GiB".into(),
@@ -26,17 +26,17 @@ pub fn too_long() -> Fault {
 }
 
 /// True when every byte is one grapheme cluster.
-pub fn is_simple(s: &str) -> bool {
+pub(crate) fn is_simple(s: &str) -> bool {
     s.is_ascii() && !s.contains("\r\n")
 }
 
 /// The grapheme clusters of `s`.
-pub fn graphemes(s: &str) -> Vec<&str> {
+pub(crate) fn graphemes(s: &str) -> Vec<&str> {
     s.graphemes(true).collect()
 }
 
 /// Number of grapheme clusters.
-pub fn g_len(s: &str) -> usize {
+pub(crate) fn g_len(s: &str) -> usize {
     if is_simple(s) {
         s.len()
     } else {
@@ -56,7 +56,7 @@ fn g_offset(s: &str, n: usize) -> usize {
 /// the collection rules: below 1 → `index_out_of_bounds`; on an empty receiver (when `empty_class` is
 /// given) → `empty_collection`; past the end → `index_out_of_bounds`; not an Integer →
 /// `type_error`.
-pub fn check_index(index: &Value, size: usize, empty_class: Option<&str>) -> Res<usize> {
+pub(crate) fn check_index(index: &Value, size: usize, empty_class: Option<&str>) -> Res<usize> {
     let i = match index {
         Value::Int(i) => *i,
         Value::BigInt(_) => return Err(Fault::index(num::int_string(index), size)),
@@ -77,7 +77,7 @@ pub fn check_index(index: &Value, size: usize, empty_class: Option<&str>) -> Res
 }
 
 /// `at:` — the grapheme at a 1-based index.
-pub fn g_at<'a>(s: &'a str, index: &Value) -> Res<&'a str> {
+pub(crate) fn g_at<'a>(s: &'a str, index: &Value) -> Res<&'a str> {
     if is_simple(s) {
         let i = check_index(index, s.len(), Some("String"))?;
         return Ok(&s[i..i + 1]);
@@ -88,7 +88,7 @@ pub fn g_at<'a>(s: &'a str, index: &Value) -> Res<&'a str> {
 }
 
 /// `first` / `last`: `empty_collection` on an empty String.
-pub fn g_first(s: &str, last: bool) -> Res<&str> {
+pub(crate) fn g_first(s: &str, last: bool) -> Res<&str> {
     let g = if last {
         s.graphemes(true).next_back()
     } else {
@@ -98,24 +98,24 @@ pub fn g_first(s: &str, last: bool) -> Res<&str> {
 }
 
 /// `take: n` — the first n graphemes (never raises; negative counts as 0).
-pub fn g_take(s: &str, n: i64) -> &str {
+pub(crate) fn g_take(s: &str, n: i64) -> &str {
     &s[..g_offset(s, n.max(0) as usize)]
 }
 
 /// `drop: n` — all but the first n graphemes.
-pub fn g_drop(s: &str, n: i64) -> &str {
+pub(crate) fn g_drop(s: &str, n: i64) -> &str {
     &s[g_offset(s, n.max(0) as usize)..]
 }
 
 /// The last n graphemes.
-pub fn g_last_n(s: &str, n: i64) -> &str {
+pub(crate) fn g_last_n(s: &str, n: i64) -> &str {
     let len = g_len(s);
     g_drop(s, len as i64 - n.max(0))
 }
 
 /// `from: start to: end` (1-based, inclusive): start < 1 raises `index_out_of_bounds`, the
 /// end is clamped to the size, and end < start gives the empty String.
-pub fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+pub(crate) fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
     let len = g_len(s) as i64;
     if start < 1 {
         return Err(Fault::index(start, len as usize));
@@ -129,7 +129,7 @@ pub fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
 
 /// `copyFrom: start to: end` (1-based, inclusive, strict): both ends must lie in 1..size
 /// unless the range is empty (end = start - 1).
-pub fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+pub(crate) fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
     let len = g_len(s) as i64;
     if end == start - 1 && start >= 1 && start <= len + 1 {
         return Ok("");
@@ -146,7 +146,7 @@ pub fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
 }
 
 /// `reverse` by graphemes.
-pub fn g_reverse(s: &str) -> String {
+pub(crate) fn g_reverse(s: &str) -> String {
     s.graphemes(true).rev().collect()
 }
 
@@ -175,13 +175,13 @@ pub fn index_of(s: &str, sub: &str) -> Option<usize> {
 }
 
 /// `includes:` — whether some grapheme equals `g`.
-pub fn includes_grapheme(s: &str, g: &str) -> bool {
+pub(crate) fn includes_grapheme(s: &str, g: &str) -> bool {
     s.graphemes(true).any(|x| x == g)
 }
 
 /// `split:` — pieces between separators, empty pieces kept; an empty separator splits into
 /// graphemes.
-pub fn split_on<'a>(s: &'a str, sep: &str) -> Vec<&'a str> {
+pub(crate) fn split_on<'a>(s: &'a str, sep: &str) -> Vec<&'a str> {
     if sep.is_empty() {
         return graphemes(s);
     }
@@ -223,7 +223,7 @@ pub fn replace_all(s: &str, pat: &str, with: &str) -> String {
 }
 
 /// `replaceFirst:with:`.
-pub fn replace_first(s: &str, pat: &str, with: &str) -> String {
+pub(crate) fn replace_first(s: &str, pat: &str, with: &str) -> String {
     if pat.is_empty() {
         s.to_string()
     } else {
@@ -253,7 +253,7 @@ pub fn pad(s: &str, width: i64, with: &str, left: bool) -> Res<String> {
 }
 
 /// `capitalize` — the first grapheme upper-cased.
-pub fn capitalize(s: &str) -> String {
+pub(crate) fn capitalize(s: &str) -> String {
     match s.graphemes(true).next() {
         Some(g) => g.to_uppercase() + &s[g.len()..],
         None => String::new(),
@@ -261,17 +261,17 @@ pub fn capitalize(s: &str) -> String {
 }
 
 /// `isBlank` — empty or only whitespace.
-pub fn is_blank(s: &str) -> bool {
+pub(crate) fn is_blank(s: &str) -> bool {
     s.chars().all(char::is_whitespace)
 }
 
 /// `isDigit` — non-empty and all ASCII digits.
-pub fn is_digits(s: &str) -> bool {
+pub(crate) fn is_digits(s: &str) -> bool {
     !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// `isAlpha` — non-empty and every grapheme a letter.
-pub fn is_alpha(s: &str) -> bool {
+pub(crate) fn is_alpha(s: &str) -> bool {
     !s.is_empty()
         && s.graphemes(true)
             .all(|g| g.chars().next().is_some_and(char::is_alphabetic))
@@ -291,7 +291,7 @@ pub fn repeat(s: &str, n: i64) -> Res<String> {
 }
 
 /// `urlEncoded` (RFC 3986): unreserved characters kept, every other byte `%XX`.
-pub fn url_encode(s: &str) -> String {
+pub(crate) fn url_encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for &b in s.as_bytes() {
         if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
@@ -304,7 +304,7 @@ pub fn url_encode(s: &str) -> String {
 }
 
 /// `urlDecoded`: `%XX` → byte; malformed escapes or invalid UTF-8 → `parse_error`.
-pub fn url_decode(s: &str) -> Res<String> {
+pub(crate) fn url_decode(s: &str) -> Res<String> {
     let b = s.as_bytes();
     let mut out = Vec::with_capacity(b.len());
     let mut i = 0;
@@ -344,7 +344,7 @@ pub fn url_decode(s: &str) -> Res<String> {
 }
 
 /// The bytes of an iolist: nested Lists/Arrays of Strings, Binaries and byte Integers.
-pub fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
+pub(crate) fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
     let mut out = Vec::new();
     let mut stack: Vec<&Value> = vec![v];
     while let Some(v) = stack.pop() {
@@ -367,13 +367,13 @@ pub fn iolist_bytes(v: &Value, what: &str) -> Res<Vec<u8>> {
 }
 
 /// A String from code points (Integers or Characters); a non-scalar value → `type_error`.
-pub fn from_code_points<'a>(items: impl IntoIterator<Item = &'a Value>) -> Res<String> {
+pub(crate) fn from_code_points<'a>(items: impl IntoIterator<Item = &'a Value>) -> Res<String> {
     let mut out = String::new();
     for v in items {
-        match crate::interp::prims::number::integer::code_point_char(v) {
+        match crate::interp::prims::number::pure::code_point_char(v) {
             Some(c) => out.push(c),
             None => {
-                crate::interp::prims::number::integer::to_char(v)?;
+                crate::interp::prims::number::pure::to_char(v)?;
             }
         }
     }

@@ -4,10 +4,9 @@
 //! they become what an Erlang user writes (`crate::dist::erl_proc`): `erlang:whereis/1`
 //! and `erlang:is_process_alive/1` through the node's `rex`, `exit(Pid, shutdown)` /
 //! `exit(Pid, kill)` as distribution exit signals, answering once the process has exited;
-//! `Actor allRegisteredOn: erlNode` is `erlang:registered()` there, as name proxies.
+//! `Actor allRegisteredOn: erlNode` is `erlang:registered()` there, as name proxies. What a
+//! name proxy does with these is `peer.rs` (`name_op`).
 
-use crate::interp::actor::handle::downcast;
-use crate::interp::actor::prims::node::remote::RemotePid;
 use crate::interp::distribution::{Dest, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult};
@@ -26,7 +25,7 @@ pub fn registered(ctx: &mut Ctx, node: Sym) -> EvalResult {
     let actor = ctx.prog.core.actor.name;
     let proxies = names
         .into_iter()
-        .map(|n| crate::interp::actor::prims::node::peer::remote_name(ctx, node, n, actor))
+        .map(|n| crate::interp::actor::prims::node::handles::remote_name(ctx, node, n, actor))
         .collect::<Vec<_>>();
     Ok(Value::list(proxies))
 }
@@ -36,29 +35,6 @@ pub fn erl(ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalResult {
     match ctx.prog.dist.get().cloned() {
         Some(d) => d.erl_process(ctx, node, op),
         None => Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}"))),
-    }
-}
-
-/// `pid`, `isAlive`, `stop` or `kill` sent to the name proxy of `name` on Erlang node
-/// `node`: the process registered under the name now (`no_such_process` when nobody holds
-/// it; `isAlive` answers false then).
-pub fn name_op(ctx: &mut Ctx, node: Sym, name: Sym, sel: &str, timeout: Timeout) -> EvalResult {
-    if sel == "isAlive" {
-        return alive(ctx, node, Dest::Name(name));
-    }
-    let pid = erl(ctx, node, ErlProc::Whereis(name))?;
-    let Some(dest) = downcast::<RemotePid>(&pid).map(|p| Dest::Pid {
-        number: p.number,
-        creation: p.creation,
-    }) else {
-        return Err(ctx.err(
-            ErrorKind::NoSuchProcess,
-            format!("no process is registered as #{name} on {node}"),
-        ));
-    };
-    match sel {
-        "stop" | "kill" => stop(ctx, node, dest, sel == "kill", timeout),
-        _ => Ok(pid),
     }
 }
 

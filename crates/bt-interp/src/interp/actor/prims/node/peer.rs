@@ -8,61 +8,17 @@
 //! there. The network side is `RemoteActors::send_remote` (implemented in `crate::dist`).
 
 use crate::interp::actor::target::SendTarget;
-use std::any::Any;
 
-use crate::interp::actor::handle::native;
+use crate::interp::actor::handle::{downcast, native};
+use crate::interp::actor::prims::node::erl::{alive, erl, stop};
+use crate::interp::actor::prims::node::handles::RemotePid;
+pub use crate::interp::actor::prims::node::handles::{remote_name, RemoteName};
 use crate::interp::actor::prims::node::remote::{check_name, node_of, timeout_of};
-use crate::interp::distribution::Dest;
+use crate::interp::distribution::{Dest, ErlProc};
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::runtime::Timeout;
-use crate::value::{ClassRef, NativeObj, Sym, Value};
-
-/// `Actor named: #name on: aNode` (a proxy resolving the name on that node at each send).
-pub struct RemoteName {
-    pub node: Sym,
-    pub name: Sym,
-    pub class: ClassRef,
-    /// The class name of the actor found there (the local class may not exist).
-    pub class_name: Sym,
-    pub timeout: Timeout,
-    /// A `withTimeout:` proxy: an actor of its own, so `stop` and `kill` stop only
-    /// the proxy (they answer `#ok` and leave the named process alone) and it never equals
-    /// the plain name proxy.
-    pub proxy: bool,
-}
-
-impl NativeObj for RemoteName {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        format!(
-            "Actor({}, registered, {}, {})",
-            self.class_name, self.name, self.node
-        )
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<RemoteName>()
-            .is_some_and(|o| o.name == self.name && o.node == self.node && o.proxy == self.proxy)
-    }
-    fn hash_code(&self) -> u64 {
-        (self.name.index() as u64) << 20 ^ self.node.index() as u64
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        let mut k = vec![u64::MAX, u64::MAX, u64::MAX, u64::MAX];
-        k.extend(self.node.as_str().chars().map(|c| c as u64));
-        k.push(0);
-        k.extend(self.name.as_str().chars().map(|c| c as u64));
-        k.push(self.proxy as u64);
-        (5, k)
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
+use crate::value::{Sym, Value};
 
 /// Selectors a [`RemoteName`] answers itself instead of forwarding.
 const LOCAL_SELECTORS: &[&str] = &[
@@ -87,7 +43,7 @@ const RESOLVED: &[&str] = &["pid", "isAlive", "stop", "kill", "monitor", "onExit
 /// `Actor named: #name on: aNode`: `Result(proxy, Error)`. On the current node it is
 /// `named:`; on a bt node the name is checked there (`name_not_registered`, `wrong_class`,
 /// `node_down`); an Erlang peer is not asked.
-pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
+pub(crate) fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let class = match r {
         Value::Class(c) => c.clone(),
         _ => return Err(ctx.type_err("named:on: is sent to an actor class")),
@@ -100,7 +56,7 @@ pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         }
     };
     let node = node_of(ctx, &a[1], "named:on:")?;
-    if node == crate::interp::actor::prims::node::current_name(ctx) {
+    if node == crate::interp::actor::prims::node::identity::current_name(ctx) {
         return ctx.send(r, Sym::new("named:"), &a[..1]);
     }
     let class_name = match check_name(ctx, node, name, &class) {
@@ -121,23 +77,6 @@ pub fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         timeout: Timeout::DEFAULT,
         proxy: false,
     })))
-}
-
-/// A [`RemoteName`] built by the codec (a local name proxy that crossed from `node`).
-pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
-    let class = ctx
-        .prog
-        .class_by_sym(class_name)
-        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
-        .unwrap_or_else(|| ctx.prog.core.actor.clone());
-    native(RemoteName {
-        node,
-        name,
-        class,
-        class_name,
-        timeout: Timeout::DEFAULT,
-        proxy: false,
-    })
 }
 
 impl SendTarget for RemoteName {
@@ -176,7 +115,7 @@ impl SendTarget for RemoteName {
                         // An Erlang peer: monitors by name, as `erlang:monitor(process, {Name,
                         // Node})` (the process registered under the name when it arrives).
                         Ok(None) if s == "monitor" => {
-                            Ok(crate::interp::actor::prims::node::remote::remote_ref(
+                            Ok(crate::interp::actor::prims::node::handles::remote_ref(
                                 ctx,
                                 node,
                                 Dest::Name(name),
@@ -192,9 +131,7 @@ impl SendTarget for RemoteName {
                             )
                         }
                         // An Erlang peer: `erlang:whereis/1`, exit signals (`node::erl`).
-                        Ok(None) => crate::interp::actor::prims::node::erl::name_op(
-                            ctx, node, name, s, timeout,
-                        ),
+                        Ok(None) => name_op(ctx, node, name, s, timeout),
                         Err(u) => Err(u),
                     };
                     return Some(r);
@@ -295,4 +232,33 @@ fn call_remote(
         return ctx.send(&h, sel, args);
     }
     d.send_remote(ctx, node, Dest::Name(name), sel, args, t)
+}
+
+/// `pid`, `isAlive`, `stop` or `kill` sent to the name proxy of `name` on Erlang node
+/// `node`: the process registered under the name now (`no_such_process` when nobody holds
+/// it; `isAlive` answers false then).
+pub(crate) fn name_op(
+    ctx: &mut Ctx,
+    node: Sym,
+    name: Sym,
+    sel: &str,
+    timeout: Timeout,
+) -> EvalResult {
+    if sel == "isAlive" {
+        return alive(ctx, node, Dest::Name(name));
+    }
+    let pid = erl(ctx, node, ErlProc::Whereis(name))?;
+    let Some(dest) = downcast::<RemotePid>(&pid).map(|p| Dest::Pid {
+        number: p.number,
+        creation: p.creation,
+    }) else {
+        return Err(ctx.err(
+            ErrorKind::NoSuchProcess,
+            format!("no process is registered as #{name} on {node}"),
+        ));
+    };
+    match sel {
+        "stop" | "kill" => stop(ctx, node, dest, sel == "kill", timeout),
+        _ => Ok(pid),
+    }
 }

@@ -9,6 +9,8 @@
 //!   (`#noconnection` when it drops). Prints `Actor(Counter, K.7.0)`, K the peer's
 //!   connection index.
 //! * [`RemotePid`] (`<K.7.0>`) and [`RemoteRef`] (a monitor of a remote process).
+//!   The handle types themselves (data, printing, order, constructors) are `handles.rs`;
+//!   this module is what sends to them do.
 //! * The primitives `spawnOn:`, `spawnWith:on:`, `spawnAs:on:`, `spawnWith:as:on:` and
 //!   `allRegisteredOn:`: on `Node current` they are the local selectors answering Results;
 //!   on another node they go to that node's service (`'$bt_node'`, `crate::dist::service`),
@@ -19,15 +21,16 @@
 //! interface (implemented in `crate::dist`).
 
 use crate::interp::actor::target::{target_of, SendTarget};
-use std::any::Any;
 use std::sync::Arc;
-
-use parking_lot::Mutex;
 
 use crate::interp::actor::handle::{downcast, native};
 use crate::interp::actor::prims::actor::spawn_actor;
 use crate::interp::actor::prims::node::erl::erl;
-use crate::interp::actor::prims::node::{node_arg, node_value};
+pub use crate::interp::actor::prims::node::handles::{
+    remember_class, remote_actor, remote_pid, RemoteActor, RemotePid,
+};
+use crate::interp::actor::prims::node::handles::{remote_ref, RemoteRef};
+use crate::interp::actor::prims::node::identity::{node_arg, node_value};
 use crate::interp::actor::send::REFERENCE_LOCAL;
 use crate::interp::distribution::{Dest, Distribution, ErlProc};
 use crate::interp::error::ErrorKind;
@@ -35,133 +38,6 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::{class_arg, sym_arg};
 use crate::runtime::Timeout;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
-
-/// An actor process on another node.
-pub struct RemoteActor {
-    pub node: Sym,
-    /// The peer's connection index when the handle was made (for printing).
-    pub index: u32,
-    pub number: u64,
-    pub creation: u32,
-    /// The class of that name on this node, else Actor.
-    pub class: ClassRef,
-    /// The actor's class name on its node.
-    pub class_name: Sym,
-    pub timeout: Timeout,
-    /// A `withTimeout:` proxy.
-    pub proxy: bool,
-}
-
-impl RemoteActor {
-    /// `K.7.0`.
-    pub fn pid_label(&self) -> String {
-        format!("{}.{}.0", self.index, self.number)
-    }
-    pub fn dest(&self) -> Dest {
-        Dest::Pid {
-            number: self.number,
-            creation: self.creation,
-        }
-    }
-}
-
-impl NativeObj for RemoteActor {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        format!("Actor({}, {})", self.class_name, self.pid_label())
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<RemoteActor>()
-            .is_some_and(|o| {
-                o.node == self.node && o.number == self.number && o.proxy == self.proxy
-            })
-    }
-    fn hash_code(&self) -> u64 {
-        self.number ^ ((self.node.index() as u64) << 40)
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (
-            5,
-            vec![self.index as u64, self.number, 0, 1 + self.proxy as u64],
-        )
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// A process id on another node: `<K.7.0>`.
-pub struct RemotePid {
-    pub node: Sym,
-    pub index: u32,
-    pub number: u64,
-    pub creation: u32,
-    pub class: ClassRef,
-}
-
-impl NativeObj for RemotePid {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        format!("<{}.{}.0>", self.index, self.number)
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<RemotePid>()
-            .is_some_and(|o| o.node == self.node && o.number == self.number)
-    }
-    fn hash_code(&self) -> u64 {
-        self.number ^ ((self.node.index() as u64) << 40)
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (5, vec![self.index as u64, self.number, 0, 0])
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
-
-/// A monitor of a process on another node (`aRemoteActor monitor`): watching starts with
-/// `whenDown:`.
-pub struct RemoteRef {
-    pub node: Sym,
-    /// The monitored process: a pid there, or (an Erlang peer's) registered name.
-    pub dest: Dest,
-    pub id: u64,
-    pub class: ClassRef,
-    /// The watch of `whenDown:` (for `demonitor`).
-    pub watch: Mutex<Option<u64>>,
-}
-
-impl NativeObj for RemoteRef {
-    fn class(&self) -> ClassRef {
-        self.class.clone()
-    }
-    fn print_string(&self) -> String {
-        format!("#Ref<{}>", self.id)
-    }
-    fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<RemoteRef>()
-            .is_some_and(|o| o.id == self.id)
-    }
-    fn hash_code(&self) -> u64 {
-        self.id
-    }
-    fn order_key(&self) -> (u8, Vec<u64>) {
-        (6, vec![self.id])
-    }
-    fn as_any(&self) -> &dyn Any {
-        self
-    }
-}
 
 fn dist(ctx: &Ctx, node: Sym) -> Result<Arc<dyn Distribution>, Unwind> {
     match ctx.prog.dist.get() {
@@ -172,88 +48,6 @@ fn dist(ctx: &Ctx, node: Sym) -> Result<Arc<dyn Distribution>, Unwind> {
             "start bt with --name to enable distribution",
         )),
     }
-}
-
-/// Class names of remote actors this node has seen (a pid alone carries none): a pid that
-/// comes back in a message is printed with its class. Bounded: cleared when full.
-fn known_classes() -> &'static Mutex<std::collections::HashMap<(Sym, u64), Sym>> {
-    static K: std::sync::OnceLock<Mutex<std::collections::HashMap<(Sym, u64), Sym>>> =
-        std::sync::OnceLock::new();
-    K.get_or_init(|| Mutex::new(std::collections::HashMap::new()))
-}
-
-const KNOWN_LIMIT: usize = 65_536;
-
-/// Remembers that actor `number` on `node` is of class `class` (a class table from a
-/// peer, `codec::etf_classes`, or a handle made with its class).
-pub fn remember_class(node: Sym, number: u64, class: Sym) {
-    let mut k = known_classes().lock();
-    if k.len() >= KNOWN_LIMIT {
-        k.clear();
-    }
-    k.insert((node, number), class);
-}
-
-/// A handle of actor `number` on `node` (class by name on this node, else Actor).
-pub fn remote_actor(
-    ctx: &Ctx,
-    node: Sym,
-    number: u64,
-    creation: u32,
-    class_name: Option<Sym>,
-) -> Value {
-    let class_name = match class_name {
-        Some(c) if c != ctx.prog.core.actor.name => {
-            remember_class(node, number, c);
-            Some(c)
-        }
-        other => known_classes()
-            .lock()
-            .get(&(node, number))
-            .copied()
-            .or(other),
-    };
-    let d = ctx.prog.dist.get();
-    let index = d.and_then(|d| d.index_of(node.as_str())).unwrap_or(0);
-    let creation = match creation {
-        0 => d.and_then(|d| d.peer_creation(node.as_str())).unwrap_or(0),
-        c => c,
-    };
-    let class = class_name
-        .and_then(|n| ctx.prog.class_by_sym(n))
-        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
-        .unwrap_or_else(|| ctx.prog.core.actor.clone());
-    native(RemoteActor {
-        node,
-        index,
-        number,
-        creation,
-        class_name: class_name.unwrap_or(class.name),
-        class,
-        timeout: Timeout::DEFAULT,
-        proxy: false,
-    })
-}
-
-/// A pid of process `number` on `node`.
-pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
-    let index = ctx
-        .prog
-        .dist
-        .get()
-        .and_then(|d| d.index_of(node.as_str()))
-        .unwrap_or(0);
-    let class = ctx
-        .prog
-        .class_named("Pid")
-        .unwrap_or_else(|| ctx.prog.core.object.clone());
-    native(RemotePid {
-        node,
-        index,
-        number,
-        creation,
-        class,
-    })
 }
 
 pub fn register(p: &mut Prims) {
@@ -392,7 +186,7 @@ fn all_registered_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 /// `named:on:` against a bt node: checks there that the name is registered (and of the
 /// class asked for); `Ok(None)` for an Erlang peer (no check: it has no bt classes).
-pub fn check_name(
+pub(crate) fn check_name(
     ctx: &mut Ctx,
     node: Sym,
     name: Sym,
@@ -497,23 +291,6 @@ impl SendTarget for RemoteRef {
     }
 }
 
-/// `monitor` on a process of `node` (by pid, or an Erlang peer's registered name): a
-/// Reference whose `whenDown:` starts watching.
-pub fn remote_ref(ctx: &Ctx, node: Sym, dest: Dest) -> Value {
-    let id = ctx.proc.sys.as_ref().map(|s| s.rt.make_ref()).unwrap_or(0);
-    let class = ctx
-        .prog
-        .class_named("Reference")
-        .unwrap_or_else(|| ctx.prog.core.object.clone());
-    native(RemoteRef {
-        node,
-        dest,
-        id,
-        class,
-        watch: Mutex::new(None),
-    })
-}
-
 /// `onExit:` on a process of `node`: `block` runs with its exit reason.
 pub fn on_exit(ctx: &mut Ctx, node: Sym, dest: Dest, block: Value) -> EvalResult {
     let d = dist(ctx, node)?;
@@ -613,7 +390,7 @@ fn with_timeout(ctx: &mut Ctx, ra: &RemoteActor, v: &Value) -> EvalResult {
 }
 
 /// A `withTimeout:` argument: milliseconds, a Duration or `#infinity`.
-pub fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
+pub(crate) fn timeout_of(ctx: &Ctx, v: &Value) -> Result<Timeout, Unwind> {
     match v.as_sym() {
         Some(_) => crate::interp::prims::duration::timeout_arg(ctx, v),
         None => Ok(Timeout::Ms(crate::interp::prims::duration::period_arg(

@@ -7,7 +7,7 @@ use crate::interp::eval::charge::{Meter, ELEM, KEYED};
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::value::{Key, Ref, Value};
 
-use super::super::{arg, elems_arg, expected, test1};
+use super::super::common::{arg, elems_arg, expected, test1};
 use super::*;
 
 /// `with: other collect: [:a :b | …]`; collections of different sizes raise `user_error`
@@ -235,7 +235,7 @@ pub(super) fn partition(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResu
             no.push_back(e.clone());
         }
     }
-    Ok(super::super::dict_from_pairs([
+    Ok(super::super::common::dict_from_pairs([
         (Value::str("matching"), same_kind(recv, yes)),
         (Value::str("nonMatching"), same_kind(recv, no)),
     ]))

@@ -7,7 +7,7 @@ use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::value::array::ArrayData;
 use crate::value::{Ref, Value};
 
-use super::super::expected;
+use super::super::common::expected;
 use super::*;
 
 /// A read-only view of a List's (persistent vector) or an Array's (flat vector) elements.

@@ -13,10 +13,10 @@ use crate::interp::eval::Unwind;
 
 /// Quotient bits × divisor bits of the largest piece num-bigint divides in one call:
 /// (2^16 bits)², a 1,024 × 1,024-limb schoolbook division, about a millisecond.
-pub const BASE_WORK: u64 = if cfg!(test) { 1 << 16 } else { 1 << 32 };
+pub(crate) const BASE_WORK: u64 = if cfg!(test) { 1 << 16 } else { 1 << 32 };
 
 /// True when `a / b` is one num-bigint call.
-pub fn small_division(a: &BigUint, b: &BigUint) -> bool {
+pub(crate) fn small_division(a: &BigUint, b: &BigUint) -> bool {
     let (an, bn) = (a.bits(), b.bits());
     an.saturating_sub(bn)
         .saturating_add(64)
@@ -140,7 +140,11 @@ fn div3n2n(
 }
 
 /// Signed division: `(quotient truncated toward zero, remainder with the dividend's sign)`.
-pub fn div_rem_int(a: &BigInt, b: &BigInt, m: &mut Meter) -> Result<(BigInt, BigInt), Unwind> {
+pub(crate) fn div_rem_int(
+    a: &BigInt,
+    b: &BigInt,
+    m: &mut Meter,
+) -> Result<(BigInt, BigInt), Unwind> {
     let (q, r) = div_rem(a.magnitude(), b.magnitude(), m)?;
     let qs = if a.sign() == b.sign() || q.is_zero() {
         num_bigint::Sign::Plus
@@ -154,7 +158,7 @@ pub fn div_rem_int(a: &BigInt, b: &BigInt, m: &mut Meter) -> Result<(BigInt, Big
 }
 
 /// Floored modulo (the sign of the divisor).
-pub fn mod_floor_int(a: &BigInt, b: &BigInt, m: &mut Meter) -> Result<BigInt, Unwind> {
+pub(crate) fn mod_floor_int(a: &BigInt, b: &BigInt, m: &mut Meter) -> Result<BigInt, Unwind> {
     let (_, r) = div_rem_int(a, b, m)?;
     if !r.is_zero() && r.is_negative() != b.is_negative() {
         Ok(r + b)

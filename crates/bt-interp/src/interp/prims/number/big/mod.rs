@@ -43,12 +43,12 @@ mod tests;
 
 /// The check between pieces: called with the units of work just done (one unit a byte,
 /// `interp::eval::charge`); an error (a limit) stops the operation at once.
-pub type Meter<'a> = dyn FnMut(usize) -> Result<(), Unwind> + 'a;
+pub(crate) type Meter<'a> = dyn FnMut(usize) -> Result<(), Unwind> + 'a;
 
 /// Products of at most this many 32-bit digits squared (both sides 12 KiB, about 29,000
 /// decimal digits, or a shorter side against a longer one) are one num-bigint call: about a
 /// millisecond. Unit tests use tiny leaves so that small operands run every path.
-pub const MUL_LEAF: usize = if cfg!(test) { 24 } else { 3072 };
+pub(crate) const MUL_LEAF: usize = if cfg!(test) { 24 } else { 3072 };
 
 /// 32-bit digits of `x`.
 pub fn digits(x: &BigUint) -> usize {
@@ -56,13 +56,13 @@ pub fn digits(x: &BigUint) -> usize {
 }
 
 /// Units of a schoolbook product of `a` and `b` digits (the `Cost::BigProduct` rate).
-pub fn product_units(a: usize, b: usize) -> usize {
+pub(crate) fn product_units(a: usize, b: usize) -> usize {
     let (x, y) = (a.saturating_mul(4), b.saturating_mul(4));
     (x.saturating_mul(y) / 64).saturating_add(x + y)
 }
 
 /// True when a product of `x` and `y` is one num-bigint call (no chunking).
-pub fn small_product(x: &BigUint, y: &BigUint) -> bool {
+pub(crate) fn small_product(x: &BigUint, y: &BigUint) -> bool {
     digits(x).saturating_mul(digits(y)) <= MUL_LEAF * MUL_LEAF
 }
 
@@ -209,7 +209,7 @@ fn toom3(x: &BigUint, y: &BigUint, m: &mut Meter) -> Result<BigUint, Unwind> {
 
 /// `base ** e` by repeated squaring through [`mul`] (the caller has refused results over
 /// the size limit).
-pub fn pow(base: &BigUint, e: u64, m: &mut Meter) -> Result<BigUint, Unwind> {
+pub(crate) fn pow(base: &BigUint, e: u64, m: &mut Meter) -> Result<BigUint, Unwind> {
     if e == 0 {
         return Ok(BigUint::one());
     }
@@ -224,12 +224,12 @@ pub fn pow(base: &BigUint, e: u64, m: &mut Meter) -> Result<BigUint, Unwind> {
 }
 
 /// Signed `a * b` through [`mul`].
-pub fn mul_int(a: &BigInt, b: &BigInt, m: &mut Meter) -> Result<BigInt, Unwind> {
+pub(crate) fn mul_int(a: &BigInt, b: &BigInt, m: &mut Meter) -> Result<BigInt, Unwind> {
     mul_signed(a, b, m)
 }
 
 /// Signed `base ** e` through [`pow`].
-pub fn pow_int(base: &BigInt, e: u64, m: &mut Meter) -> Result<BigInt, Unwind> {
+pub(crate) fn pow_int(base: &BigInt, e: u64, m: &mut Meter) -> Result<BigInt, Unwind> {
     let mag = pow(base.magnitude(), e, m)?;
     let sign = if base.sign() == Sign::Minus && e % 2 == 1 {
         Sign::Minus

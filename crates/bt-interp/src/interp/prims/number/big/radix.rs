@@ -14,9 +14,9 @@ use super::{digits, Meter};
 use crate::interp::eval::Unwind;
 
 /// Numbers of at most this many 32-bit digits print in one num-bigint call.
-pub const PRINT_LEAF: usize = if cfg!(test) { 4 } else { 512 };
+pub(crate) const PRINT_LEAF: usize = if cfg!(test) { 4 } else { 512 };
 /// Digit strings of at most this many digits parse in one num-bigint call.
-pub const PARSE_LEAF: usize = if cfg!(test) { 40 } else { 4000 };
+pub(crate) const PARSE_LEAF: usize = if cfg!(test) { 40 } else { 4000 };
 
 /// `x` in `radix` (2–36, lower-case digits), calling `m` between steps: divide and conquer
 /// by the squares of a power of the radix (as num-bigint does), each division through
@@ -81,7 +81,7 @@ fn print_rec(
 }
 
 /// The value of decimal `digits` (ASCII `0`–`9` only), calling `m` between pieces.
-pub fn parse_decimal(digits: &[u8], m: &mut Meter) -> Result<BigUint, Unwind> {
+pub(crate) fn parse_decimal(digits: &[u8], m: &mut Meter) -> Result<BigUint, Unwind> {
     let mut powers = HashMap::new();
     parse_rec(digits, &mut powers, m)
 }

@@ -1,6 +1,6 @@
 //! The flat (hash) table behind a [`Dict`](super::Dict), generic over its entry type: an index
 //! of `u32` slots (open addressing, CPython's perturbed probe sequence) over a chunked vector of
-//! entries kept in insertion order (see the module doc of `dict.rs`).
+//! entries kept in insertion order (see the module doc of `dict/mod.rs`).
 //!
 //! Two entry types: [`Entry`] (any key: a key `Value` and a value, 32 bytes) and [`IntEntry`]
 //! (an `i64` key and a value, 24 bytes), used while every key of the table is an Integer that
@@ -9,7 +9,7 @@
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
-use super::chunks::Chunks;
+use super::chunked_vec::Chunks;
 use super::{KeyRef, Map};
 use crate::value::order::{term_cmp, term_hash};
 use crate::value::{Key, Value};
@@ -312,7 +312,7 @@ impl<E: Slot> Flat<E> {
         }
         // A fresh vector rather than a resize: the old index is freed first (its pages given
         // back at once), not copied.
-        super::pages::release(&mut self.index);
+        super::page_release::release(&mut self.index);
         self.index = Vec::new();
         self.index.resize(len, EMPTY);
         let mask = len - 1;

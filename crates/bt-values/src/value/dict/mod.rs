@@ -7,7 +7,7 @@
 //! representation can change without touching callers.
 //!
 //! Representations:
-//! * **Flat** (the usual one, `dict_flat.rs`): a hash table in the style of CPython's compact
+//! * **Flat** (the usual one, `hash_table.rs`): a hash table in the style of CPython's compact
 //!   dict: an index of `u32` slots (open addressing, CPython's perturbed probe sequence) over a
 //!   vector of entries kept in insertion order, keyed by [`term_hash`] (Integers hash to
 //!   themselves, so runs of nearby Integer keys touch nearby memory). While every key is an
@@ -15,7 +15,7 @@
 //!   bytes; `Repr::Int`); the first other key turns the table into one of [`Entry`]s (key and
 //!   value, 32 bytes; `Repr::Flat`) in place, keeping the index. The hash is not stored (it is
 //!   recomputed on a rebuild, and a probe compares keys directly); entries sit in a chunked
-//!   vector (`dict_chunks.rs`: growing never copies), and the index is rebuilt half full, so a
+//!   vector (`chunked_vec.rs`: growing never copies), and the index is rebuilt half full, so a
 //!   million-entry Integer-keyed table is ~32 MB. Ordered iteration walks the entries
 //!   directly while they were inserted in ascending term order (tracked on every insert),
 //!   otherwise a permutation sorted by `term_cmp`, computed on first use and cached until the
@@ -28,6 +28,12 @@
 //!   as many times as it has entries turns back into a flat table (amortised O(1)).
 //!
 //! The caches sit in `OnceLock`s: a shared `Dict` is read from several actors at once.
+//!
+//! Files: this one is the API and the choice of representation (flat, tree, the shared
+//! update paths, iteration); `hash_table.rs` the flat table over either entry type;
+//! `chunked_vec.rs` the entry vector that grows without copying; `page_release.rs` gives an
+//! outgrown index's pages back to the system (the one file with `unsafe`); `tests.rs` the
+//! model check.
 
 use std::mem::ManuallyDrop;
 use std::ops::Deref;
@@ -35,13 +41,10 @@ use std::ops::Deref;
 use crate::value::order::term_hash;
 use crate::value::{Key, Ref, Value};
 
-#[path = "dict_chunks.rs"]
-mod chunks;
-#[path = "dict_flat.rs"]
-mod flat;
-#[path = "dict_pages.rs"]
-mod pages;
-use flat::{same_key, Entry, Flat, IntEntry, Slot};
+mod chunked_vec;
+mod hash_table;
+mod page_release;
+use hash_table::{same_key, Entry, Flat, IntEntry, Slot};
 
 type Map = imbl::OrdMap<Key, Value>;
 
@@ -159,7 +162,7 @@ impl Dict {
 
     /// Moves every key and value out to `f` (the iterative drop of deep values,
     /// `value_drop.rs`); cached copies go too.
-    pub fn drain_into(self, mut f: impl FnMut(Value)) {
+    pub(crate) fn drain_into(self, mut f: impl FnMut(Value)) {
         let map = match self.repr {
             Repr::Int(fl) => {
                 for e in fl.entries.into_iter().flatten() {
@@ -348,7 +351,7 @@ impl Dict {
 
     /// Keys in term order as references to stored `Value`s, or None when the table stores
     /// its keys as `i64`s (every key then is an Integer).
-    pub fn stored_keys(&self) -> Option<impl Iterator<Item = &Value> + '_> {
+    pub(crate) fn stored_keys(&self) -> Option<impl Iterator<Item = &Value> + '_> {
         match self.repr {
             Repr::Int(_) => None,
             _ => Some(self.keys().filter_map(|k| k.stored())),
@@ -369,14 +372,15 @@ impl Dict {
         d
     }
 
-    /// Whether the flat (hash) representation is in use (for tests and measurements).
-    pub fn is_flat(&self) -> bool {
+    /// Whether the flat (hash) representation is in use.
+    #[cfg(test)]
+    pub(crate) fn is_flat(&self) -> bool {
         matches!(self.repr, Repr::Flat(_) | Repr::Int(_))
     }
 
-    /// Whether the Integer-keyed flat representation (24-byte entries) is in use (for tests
-    /// and measurements).
-    pub fn is_int_keyed(&self) -> bool {
+    /// Whether the Integer-keyed flat representation (24-byte entries) is in use.
+    #[cfg(test)]
+    fn is_int_keyed(&self) -> bool {
         matches!(self.repr, Repr::Int(_))
     }
 }
@@ -384,12 +388,12 @@ impl Dict {
 /// An iterator over a [`Dict`]'s key/value pairs.
 pub struct Iter<'a>(IterRepr<'a>);
 
-type Entries<E> = chunks::Chunks<Option<E>>;
+type Entries<E> = chunked_vec::Chunks<Option<E>>;
 
 enum IterRepr<'a> {
-    Int(chunks::Iter<'a, Option<IntEntry>>),
+    Int(chunked_vec::Iter<'a, Option<IntEntry>>),
     IntOrdered(std::slice::Iter<'a, u32>, &'a Entries<IntEntry>),
-    Entries(chunks::Iter<'a, Option<Entry>>),
+    Entries(chunked_vec::Iter<'a, Option<Entry>>),
     Ordered(std::slice::Iter<'a, u32>, &'a Entries<Entry>),
     Tree(imbl::ordmap::Iter<'a, Key, Value>),
 }
@@ -482,5 +486,4 @@ pub fn remove_shared(d: &mut Ref<Dict>, k: &Value) -> Option<Value> {
 }
 
 #[cfg(test)]
-#[path = "dict_tests.rs"]
 mod tests;

@@ -238,7 +238,7 @@ fn an_integer_keyed_table_widens_in_place() {
 
 #[test]
 fn a_table_that_outgrows_large_indexes_keeps_every_entry() {
-    // Past 2^16 index slots each outgrown index has its pages given back (`dict_pages.rs`)
+    // Past 2^16 index slots each outgrown index has its pages given back (`page_release.rs`)
     // before it is freed; the table must not notice.
     let n = 200_000i64;
     let mut d = Dict::new();
