@@ -50,6 +50,7 @@ pub mod deadline;
 pub mod dial;
 pub mod epmd;
 pub mod epmd_server;
+pub mod frames;
 pub mod erl_proc;
 pub mod erl_wait;
 pub mod global;
