@@ -131,7 +131,14 @@ fn write_parts(m: &Message, out: &mut Vec<u8>) -> bool {
             reference,
         }) => {
             tuple_header(4, out);
-            int_into(if matches!(m, Message::MonitorP(_)) { 19 } else { 20 }, out);
+            int_into(
+                if matches!(m, Message::MonitorP(_)) {
+                    19
+                } else {
+                    20
+                },
+                out,
+            );
             pid_into(from_pid, out)
                 && match to_proc {
                     PidOrAtom::Pid(p) => pid_into(p, out),
@@ -172,7 +179,10 @@ mod tests {
             t(vec![
                 a("$gen_call"),
                 t(vec![Term::from(pid(1)), tag.clone()]),
-                t(vec![a("add:"), Term::from(List::from(vec![Term::from(FixInteger::from(1))]))]),
+                t(vec![
+                    a("add:"),
+                    Term::from(List::from(vec![Term::from(FixInteger::from(1))])),
+                ]),
             ]),
             t(vec![tag, Term::from(FixInteger::from(-41))]),
             // Outside the fast subset: the frame goes the general way.
