@@ -25,7 +25,12 @@ fn term(rng: &mut Rng, depth: u32, wide: bool) -> Term {
         0 => Term::from(FixInteger::from((rng.next() % 300) as i32)),
         1 => Term::from(FixInteger::from(rng.next() as i32)),
         2 => Term::from(atom(rng)),
-        3 => Term::from(Pid::new(atom(rng).name, rng.next() as u32, 0, rng.next() as u32)),
+        3 => Term::from(Pid::new(
+            atom(rng).name,
+            rng.next() as u32,
+            0,
+            rng.next() as u32,
+        )),
         4 => Term::from(Reference {
             node: atom(rng),
             id: (0..rng.next() % 6).map(|_| rng.next() as u32).collect(),
@@ -38,18 +43,24 @@ fn term(rng: &mut Rng, depth: u32, wide: bool) -> Term {
         8 | 9 => {
             let n = rng.next() % 4;
             Term::from(Tuple::from(
-                (0..n).map(|_| term(rng, depth - 1, wide)).collect::<Vec<_>>(),
+                (0..n)
+                    .map(|_| term(rng, depth - 1, wide))
+                    .collect::<Vec<_>>(),
             ))
         }
         10 => {
             let n = rng.next() % 4;
             Term::from(List::from(
-                (0..n).map(|_| term(rng, depth - 1, wide)).collect::<Vec<_>>(),
+                (0..n)
+                    .map(|_| term(rng, depth - 1, wide))
+                    .collect::<Vec<_>>(),
             ))
         }
         11 => {
             let n = 1 + rng.next() % 3;
-            let elements = (0..n).map(|_| term(rng, depth - 1, wide)).collect::<Vec<_>>();
+            let elements = (0..n)
+                .map(|_| term(rng, depth - 1, wide))
+                .collect::<Vec<_>>();
             match term(rng, depth - 1, wide) {
                 Term::List(l) if l.is_nil() => Term::from(ByteList::from(vec![1u8, 2])),
                 last => Term::from(ImproperList::from((elements, last))),
@@ -108,7 +119,10 @@ fn writes_the_bytes_the_general_encoder_writes() {
             declined += 1;
         }
     }
-    assert!(fast > 2_000 && declined > 100 && lossy > 0, "{fast} {declined} {lossy}");
+    assert!(
+        fast > 2_000 && declined > 100 && lossy > 0,
+        "{fast} {declined} {lossy}"
+    );
 }
 
 #[test]
