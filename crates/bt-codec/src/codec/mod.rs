@@ -12,7 +12,8 @@
 //! - [`serde`]: [`to_rust`] / [`from_rust`] between Values and Rust
 //!   types.
 //! - [`etf`]: values ↔ Erlang terms for the distribution wire; [`etf_check`] bounds
-//!   what a peer's bytes may cost before they are decoded.
+//!   what a peer's bytes may cost before they are decoded; [`etf_fast`] decodes and encodes
+//!   the small terms of a frame's hot path without the general codec's overhead.
 //! - [`CodecError`]: kind, message, hint, path; `to_unwind` raises it as a language error.
 //!
 //! Decoding needs a [`Ctx`](crate::interp::eval::Ctx), so it runs on an interpreter process
@@ -29,6 +30,7 @@ pub mod error;
 pub mod etf;
 pub mod etf_check;
 pub mod etf_classes;
+pub mod etf_fast;
 pub mod resolve;
 pub mod serde;
 mod serde_de;
@@ -40,6 +42,8 @@ mod wire_decode;
 mod tests;
 #[cfg(test)]
 mod tests_etf;
+#[cfg(test)]
+mod tests_etf_fast;
 #[cfg(test)]
 mod tests_serde;
 

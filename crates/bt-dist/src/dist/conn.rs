@@ -134,17 +134,20 @@ pub(super) fn refuse_deep(inner: &Arc<Inner>, peer: &str, m: Message) {
         }
     };
     let levels = crate::codec::etf_check::MAX_DEPTH;
-    if let Some((from, tag, _)) = gen_call(&msg) {
-        let why = format!(
-            "the message is nested deeper than {levels} levels (more than a bt node accepts)"
-        );
-        let reply = super::peer::error_term("not_serialisable", &why);
-        let t = Term::from(Tuple::from(vec![tag, reply]));
-        // Logged before the answer: whoever the answer wakes may end the program.
-        log_deep(peer, "a call (answered with not_serialisable)");
-        inner.send_to(peer, frame(Message::send(from, t)));
-        return;
-    }
+    let msg = match gen_call(msg) {
+        Err(msg) => msg,
+        Ok((from, tag, _)) => {
+            let why = format!(
+                "the message is nested deeper than {levels} levels (more than a bt node accepts)"
+            );
+            let reply = super::peer::error_term("not_serialisable", &why);
+            let t = Term::from(Tuple::from(vec![tag, reply]));
+            // Logged before the answer: whoever the answer wakes may end the program.
+            log_deep(peer, "a call (answered with not_serialisable)");
+            inner.send_to(peer, frame(Message::send(from, t)));
+            return;
+        }
+    };
     if let Term::Tuple(t) = &msg {
         if let [Term::Reference(r), _] = &t.elements[..] {
             if let Some(n) = call_number(inner, r) {
@@ -184,26 +187,37 @@ fn name_sym(name: &str) -> crate::value::Sym {
     crate::value::Sym::lookup(name).unwrap_or(crate::value::Sym::NONE)
 }
 
-/// `{'$gen_call', {From, Tag}, Request}` → (From, Tag, Request).
-fn gen_call(msg: &Term) -> Option<(Pid, Term, Term)> {
-    let Term::Tuple(t) = msg else { return None };
-    let [Term::Atom(a), Term::Tuple(ft), req] = &t.elements[..] else {
-        return None;
-    };
-    if a.name != "$gen_call" {
-        return None;
+/// `{'$gen_call', {From, Tag}, Request}` → (From, Tag, Request), taken apart without
+/// copies; anything else back as it was.
+fn gen_call(msg: Term) -> Result<(Pid, Term, Term), Term> {
+    let Term::Tuple(t) = msg else { return Err(msg) };
+    let [a, ft, req] = <[Term; 3]>::try_from(t.elements).map_err(tuple)?;
+    match (a, ft) {
+        (Term::Atom(a), Term::Tuple(ft)) if a.name == "$gen_call" => {
+            match <[Term; 2]>::try_from(ft.elements) {
+                Ok([Term::Pid(from), tag]) => Ok((from, tag, req)),
+                Ok(ft) => Err(tuple(vec![Term::from(a), tuple(ft.into()), req])),
+                Err(ft) => Err(tuple(vec![Term::from(a), tuple(ft), req])),
+            }
+        }
+        (a, ft) => Err(tuple(vec![a, ft, req])),
     }
-    let [Term::Pid(from), tag] = &ft.elements[..] else {
-        return None;
-    };
-    Some((from.clone(), tag.clone(), req.clone()))
 }
 
-fn gen_cast(msg: &Term) -> Option<Term> {
-    let Term::Tuple(t) = msg else { return None };
-    match &t.elements[..] {
-        [Term::Atom(a), req] if a.name == "$gen_cast" => Some(req.clone()),
-        _ => None,
+fn tuple(elements: Vec<Term>) -> Term {
+    Term::from(Tuple::from(elements))
+}
+
+/// `{'$gen_cast', Request}` → Request; anything else back as it was.
+fn gen_cast(msg: Term) -> Result<Term, Term> {
+    match msg {
+        Term::Tuple(t) if matches!(&t.elements[..], [Term::Atom(a), _] if a.name == "$gen_cast") => {
+            Ok(t.elements
+                .into_iter()
+                .nth(1)
+                .unwrap_or_else(|| atom("undefined")))
+        }
+        other => Err(other),
     }
 }
 
@@ -219,29 +233,32 @@ fn to_local(
     if name == Some(super::pg::NAME) || matches!(target, Target::Number(super::pg::NUMBER)) {
         return super::pg::received(inner, peer, msg);
     }
-    if let Some((from, tag, req)) = gen_call(&msg) {
-        if name == Some("net_kernel") {
-            // `net_adm:ping`: `{is_auth, Node}` → `yes`.
-            let reply = Term::from(Tuple::from(vec![tag, atom("yes")]));
-            inner.send_to(peer, frame(Message::send(from, reply)));
+    let msg = match gen_call(msg) {
+        Err(msg) => msg,
+        Ok((from, tag, req)) => {
+            if name == Some("net_kernel") {
+                // `net_adm:ping`: `{is_auth, Node}` → `yes`.
+                let reply = Term::from(Tuple::from(vec![tag, atom("yes")]));
+                inner.send_to(peer, frame(Message::send(from, reply)));
+                return;
+            }
+            let Some(ib) = inner.inbound() else { return };
+            let weak = Arc::downgrade(inner);
+            let peer_s = peer.to_string();
+            let to = from.clone();
+            let reply: crate::interp::actor::Done<Term> = Box::new(move |reply| {
+                if let Some(inner) = weak.upgrade() {
+                    let t = Term::from(Tuple::from(vec![tag, reply]));
+                    inner.send_to(&peer_s, frame(Message::send(to, t)));
+                }
+            });
+            // A caller that processes of this node wait on (through an Erlang peer) carries
+            // them along: a cycle back to one of them fails at once (`super::erl_wait`).
+            super::erl_wait::call(inner, peer, ib, target, from, req, reply);
             return;
         }
-        let Some(ib) = inner.inbound() else { return };
-        let weak = Arc::downgrade(inner);
-        let peer_s = peer.to_string();
-        let to = from.clone();
-        let reply: crate::interp::actor::Done<Term> = Box::new(move |reply| {
-            if let Some(inner) = weak.upgrade() {
-                let t = Term::from(Tuple::from(vec![tag, reply]));
-                inner.send_to(&peer_s, frame(Message::send(to, t)));
-            }
-        });
-        // A caller that processes of this node wait on (through an Erlang peer) carries
-        // them along: a cycle back to one of them fails at once (`super::erl_wait`).
-        super::erl_wait::call(inner, peer, ib, target, from, req, reply);
-        return;
-    }
-    if let Some(req) = gen_cast(&msg) {
+    };
+    if let Ok(req) = gen_cast(msg) {
         if let Some(ib) = inner.inbound() {
             ib.cast(target, req);
         }
@@ -251,11 +268,12 @@ fn to_local(
 fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term) {
     // A reply to one of this node's calls: `{Ref, Reply}`.
     if let Term::Tuple(t) = &msg {
-        if let [Term::Reference(r), reply] = &t.elements[..] {
+        if let [Term::Reference(r), _] = &t.elements[..] {
             if let Some(n) = call_number(inner, r) {
                 let c = inner.calls.lock().remove(&n);
-                if let Some(c) = c {
-                    c.finish(inner, reply.clone());
+                if let (Some(c), Term::Tuple(mut t)) = (c, msg) {
+                    let reply = t.elements.pop().unwrap_or_else(|| atom("undefined"));
+                    c.finish(inner, reply);
                 }
                 return;
             }

@@ -7,7 +7,8 @@
 //! quarter of `--net-tick`; the reader drops the connection (`#netTickTimeout`) when nothing
 //! arrives for `--net-tick`. Frames longer than [`MAX_FRAME`] end the connection; every
 //! frame is checked by `codec::etf_check` before it is decoded (malformed: the connection
-//! ends; nested too deeply: that message alone is refused).
+//! ends; nested too deeply: that message alone is refused) — except the common small frames
+//! (sends, calls, replies, monitors), which [`super::frames`] reads and writes directly.
 //!
 //! **Latency**. On plain TCP a frame is written from the thread that
 //! makes it (see [`Outbox`]), and the reader, while this node waits for replies on any
@@ -161,9 +162,10 @@ impl Outbox {
 
 /// A control message (with its payload) as a frame.
 pub fn frame(m: Message) -> Vec<u8> {
-    let mut b = vec![0, 0, 0, 0, 112];
+    let mut b = Vec::with_capacity(192);
+    b.extend_from_slice(&[0, 0, 0, 0, 112]);
     // Encoding to a Vec fails only for atoms over 255 characters: send nothing then.
-    if m.write_into(&mut b).is_err() {
+    if !super::frames::write(&m, &mut b) && m.write_into(&mut b).is_err() {
         return Vec::new();
     }
     let n = (b.len() - 4) as u32;
@@ -317,6 +319,11 @@ async fn reader(
 fn frame_in(inner: &Arc<Inner>, name: &str, body: &[u8]) -> Result<(), &'static str> {
     if body.first() != Some(&112) {
         return Err("protocol");
+    }
+    // The common small frames (`super::frames`), else the checked general path.
+    if let Some(m) = super::frames::read(&body[1..]) {
+        handle(inner, name, m);
+        return Ok(());
     }
     let cut = match etf_check::scan_frame(&body[1..]) {
         Ok(cut) => cut,

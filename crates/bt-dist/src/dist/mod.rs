@@ -52,6 +52,7 @@ pub mod epmd;
 pub mod epmd_server;
 pub mod erl_proc;
 pub mod erl_wait;
+pub mod frames;
 pub mod global;
 pub mod handshake;
 pub mod net;
