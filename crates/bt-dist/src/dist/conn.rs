@@ -623,7 +623,7 @@ pub(crate) fn start_call(
     true
 }
 
-/// Call `n`'s deadline passed (`super::deadline::reap`): it fails with `timeout` and stops
+/// Call `n`'s deadline passed (`super::deadline::reap`, started by `super::node::start`): it fails with `timeout` and stops
 /// watching the callee (a late reply finds no pending call and is dropped).
 pub(crate) fn expire(inner: &Inner, n: u64) {
     let c = inner.calls.lock().remove(&n);

@@ -10,7 +10,6 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use super::net::{self, Instant, Notify};
-use super::node::Inner;
 
 /// How long the timer task sleeps when no call is pending (so the next call's deadline is
 /// usually later than its wake-up and needs no notification).
@@ -75,16 +74,17 @@ impl Deadlines {
     }
 }
 
-/// The node's timer task: fails calls whose deadline passed with `timeout`.
-pub(crate) async fn reap(inner: Arc<Inner>) {
+/// The node's timer task: calls `expire` with each call whose deadline passed (the
+/// connection layer fails it with `timeout`).
+pub(crate) async fn reap(deadlines: Arc<Deadlines>, expire: impl Fn(u64)) {
     loop {
-        let at = inner.deadlines.arm();
+        let at = deadlines.arm();
         net::select! {
             _ = net::sleep_until(at) => {}
-            _ = inner.deadlines.earlier.notified() => {}
+            _ = deadlines.earlier.notified() => {}
         }
-        for n in inner.deadlines.due() {
-            super::conn::expire(&inner, n);
+        for n in deadlines.due() {
+            expire(n);
         }
     }
 }

@@ -225,7 +225,10 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         deadlines: Arc::new(super::deadline::Deadlines::default()),
         erl_calls: Default::default(),
     });
-    rt.spawn(super::deadline::reap(inner.clone()));
+    let reaper = inner.clone();
+    rt.spawn(super::deadline::reap(inner.deadlines.clone(), move |n| {
+        conn::expire(&reaper, n)
+    }));
     rt.spawn(super::dial::accept_loop(inner.clone(), listener));
     Ok(Arc::new(DistNode {
         inner,
