@@ -24,7 +24,7 @@
 use eetf::{Atom, List, Pid, Term, Tuple};
 
 use super::conn::my_pid;
-use super::node::Inner;
+use super::state::Inner;
 use crate::interp::eval::Ctx;
 use crate::runtime::RemoteChain;
 use crate::value::Sym;

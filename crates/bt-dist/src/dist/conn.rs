@@ -20,8 +20,8 @@ use erl_dist::term::PidOrAtom;
 
 pub(crate) use super::conn_io::start;
 pub use super::conn_io::{frame, queue_limit, ConnIo, Outbox, MAX_FRAME};
-use super::net;
-use super::node::{node_err, Inner, Once, Peer};
+use super::state::{node_err, Inner, Once, Peer};
+pub use super::state::{CallDest, PendingCall, Watch};
 use crate::interp::distribution::{CallReply, Inbound, NodeError, Target};
 
 pub fn atom(s: &str) -> Term {
@@ -391,13 +391,6 @@ fn exit(inner: &Arc<Inner>, peer: &str, from: &Pid, to: &Pid, reason: Term) {
     }
 }
 
-/// Where an outgoing call or cast goes: a registered name or a pid on the peer.
-#[derive(Clone, Debug)]
-pub enum CallDest {
-    Name(String),
-    Pid(Pid),
-}
-
 impl CallDest {
     fn proc(&self) -> PidOrAtom {
         match self {
@@ -412,32 +405,6 @@ impl CallDest {
             CallDest::Pid(p) => format!("process <{}.{}>", p.id, p.serial),
         }
     }
-}
-
-/// An outgoing call waiting for its reply.
-pub struct PendingCall {
-    pub peer: String,
-    pub(super) dest: CallDest,
-    bt: bool,
-    /// A monitor on the callee backs the call (Erlang peers; a bt peer answers
-    /// `{error, noproc}` or `actor_dead` itself, so no monitor frames cross).
-    monitored: bool,
-    pub(super) from: Pid,
-    reference: Reference,
-    done: Option<Once<Result<CallReply, NodeError>>>,
-    /// A call of a bt process to an Erlang peer: the processes waiting on the caller
-    /// (`super::chain::outgoing`), so that a call back from the callee can be seen to close
-    /// a cycle (`super::erl_wait`). Counted in `Inner::erl_calls` while pending.
-    pub(super) waiting: Option<(Vec<Pid>, super::erl_wait::Counted)>,
-    /// A call to a registered name on an Erlang peer: the peer processes already asked
-    /// about while it is pending, with the name each held (`super::erl_wait`).
-    pub(super) probed: Vec<(Pid, Option<String>)>,
-    /// The call's deadline (removed when it ends) and its length.
-    deadline: Option<(
-        (net::Instant, u64),
-        Duration,
-        Arc<super::deadline::Deadlines>,
-    )>,
 }
 
 impl PendingCall {
@@ -591,7 +558,7 @@ pub(crate) fn start_call(
             deadline,
             waiting: waiting
                 .filter(|_| !bt)
-                .map(|w| (w, super::erl_wait::Counted::new(inner))),
+                .map(|w| (w, super::state::Counted::new(inner))),
             probed: Vec::new(),
         },
     );
@@ -657,16 +624,6 @@ pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request:
         CallDest::Pid(p) => Message::send(p.clone(), msg),
     };
     inner.send_to(to, frame(m));
-}
-
-/// A monitor a local process holds on a peer process: `down` gets the `'DOWN'`
-/// reason, or `noconnection` when the link is lost.
-pub struct Watch {
-    pub peer: String,
-    from: Pid,
-    to: PidOrAtom,
-    reference: Reference,
-    pub down: Box<dyn FnOnce(Term) + Send>,
 }
 
 /// Monitors `to` (a pid or a registered name) on connected peer `peer` from local process

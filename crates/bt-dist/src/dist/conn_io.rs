@@ -29,7 +29,9 @@ use parking_lot::Mutex;
 use super::conn::handle;
 use super::handshake::Stream;
 use super::net::{self, AsyncReadExt, AsyncWriteExt};
-use super::node::Inner;
+use super::state::Inner;
+pub use super::state::Outbox;
+use super::state::{OutQ, OutShared};
 use crate::codec::etf_check;
 
 /// Longest frame accepted from a peer (an 8 MiB message and then some).
@@ -43,34 +45,6 @@ pub fn queue_limit() -> usize {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(DEFAULT_QUEUE_LIMIT)
-}
-
-/// A connection's output queue: encoded frames, bounded in bytes. Cheap to clone (shared).
-///
-/// On plain TCP a frame is written to the socket **from the sending thread** when nothing
-/// is queued before it (a non-blocking write: a bt worker answering a peer's call, or a
-/// process making one, wakes no other thread); what the socket does not take at once is
-/// queued for the connection's writer task, and later frames queue behind it so the order
-/// stays. Under TLS every frame goes through the writer task.
-#[derive(Clone)]
-pub struct Outbox(Arc<OutShared>);
-
-struct OutShared {
-    q: Mutex<OutQ>,
-    queued: AtomicUsize,
-    limit: usize,
-    closed: AtomicBool,
-    /// Tells the writer task that frames are queued (or the connection closes).
-    wake: net::Notify,
-    /// Plain TCP: the socket's write half, written from any thread.
-    direct: Option<net::OwnedWriteHalf>,
-}
-
-#[derive(Default)]
-struct OutQ {
-    frames: std::collections::VecDeque<Vec<u8>>,
-    /// Bytes of the first frame already written.
-    at: usize,
 }
 
 /// What the connection's tasks run on, made from a handshaken stream with its [`Outbox`].

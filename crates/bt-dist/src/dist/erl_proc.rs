@@ -28,9 +28,11 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 use parking_lot::Mutex;
 
-use super::conn::{self, atom, frame, CallDest};
-use super::node::{node_err, stopped, DistNode, Once};
+use super::conn::{self, atom, frame};
+use super::node::DistNode;
 use super::remote::{bt_peer, call, call_dest, raise, SERVICE_TIMEOUT};
+use super::state::CallDest;
+use super::state::{node_err, stopped, Once};
 use crate::interp::actor::await_external;
 use crate::interp::distribution::{Dest, ErlProc, NodeError};
 use crate::interp::error::ErrorKind;

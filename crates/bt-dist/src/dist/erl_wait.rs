@@ -19,14 +19,16 @@
 //! that call is pending cost no more questions. Only `From` itself is recognised, not a
 //! process E spawned or called in turn (docs/remote-actors.md "Deadlocks" says why).
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
 use eetf::{Atom, List, Pid, Term, Tuple};
 
-use super::conn::{atom, start_call, CallDest};
-use super::node::{Inner, Once};
+use super::conn::{atom, start_call};
+use super::state::CallDest;
+use super::state::Counted;
+use super::state::{Inner, Once};
 use crate::interp::actor::Done;
 use crate::interp::distribution::{Inbound, Target};
 
@@ -34,19 +36,10 @@ use crate::interp::distribution::{Inbound, Target};
 /// if nobody waited on its caller.
 const PROBE_TIMEOUT: Duration = Duration::from_millis(2000);
 
-/// A pending call to an Erlang peer, counted in `Inner::erl_calls` until it is dropped.
-pub(crate) struct Counted(Arc<AtomicUsize>);
-
 impl Counted {
     pub(crate) fn new(inner: &Inner) -> Counted {
         inner.erl_calls.fetch_add(1, Ordering::Relaxed);
         Counted(inner.erl_calls.clone())
-    }
-}
-
-impl Drop for Counted {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::Relaxed);
     }
 }
 
@@ -168,7 +161,7 @@ pub(super) fn call(
         }
         ib.call_waited(target, f2, req, chain, reply);
     });
-    let done = Once::new(done, Err(super::node::stopped(peer)));
+    let done = Once::new(done, Err(super::state::stopped(peer)));
     let rex = CallDest::Name("rex".to_string());
     start_call(
         inner,

@@ -22,13 +22,13 @@
 //! so `named: #name on: itsNode` finds it too. This is bt's own protocol between bt nodes;
 //! it does not speak Erlang's `global` module (bt is a hidden node to Erlang nodes).
 
-use std::collections::HashMap;
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 
 use eetf::{Atom, FixInteger, Term, Tuple};
-use parking_lot::Mutex;
 
-use super::node::Inner;
+use super::state::Entry;
+use super::state::Global;
+use super::state::Inner;
 use crate::codec::etf::atom;
 use crate::interp::actor::ActorSys;
 use crate::interp::distribution::NodeError;
@@ -38,16 +38,6 @@ use crate::value::{Sym, Value};
 /// The exit reason of a registrant that lost its global name on a heal.
 pub const CONFLICT_REASON: &str = "globalNameConflict";
 
-#[derive(Clone)]
-struct Entry {
-    node: String,
-    number: u64,
-    /// Unix ms when the registrant started (the conflict rule).
-    started: u64,
-    /// The process, when it is on this node.
-    proc: Option<ProcRef>,
-}
-
 impl Entry {
     fn same(&self, o: &Entry) -> bool {
         self.node == o.node && self.number == o.number
@@ -56,16 +46,6 @@ impl Entry {
     fn beats(&self, o: &Entry) -> bool {
         (self.started, &self.node, self.number) < (o.started, &o.node, o.number)
     }
-}
-
-/// A node's view of the global registry.
-#[derive(Default)]
-pub(crate) struct Global {
-    table: Mutex<HashMap<Sym, Entry>>,
-    /// Names whose holder's node lost its link: name → that node (until it comes back or
-    /// the name is registered anew).
-    lost: Mutex<HashMap<Sym, String>>,
-    sys: Mutex<Weak<ActorSys>>,
 }
 
 impl Global {
@@ -114,7 +94,7 @@ fn entry_term(name: Sym, e: &Entry) -> Term {
 /// Sends `{Query, Args}` as a cast to `peer`'s query service.
 fn tell(inner: &Inner, peer: &str, q: &str, args: Vec<Term>) {
     let request = Term::from(Tuple::from(vec![atom(q), crate::codec::etf::list(args)]));
-    let dest = super::conn::CallDest::Name(super::service::SERVICE.to_string());
+    let dest = super::state::CallDest::Name(super::service::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }
 

@@ -15,6 +15,9 @@
 //! * [`cookie`] — `BT_COOKIE`, `--cookie-file`, `~/.erlang.cookie`.
 //! * [`handshake`] — handshake version 6 (`erl_dist`), visibility (bt↔bt visible,
 //!   bt↔Erlang hidden), simultaneous connects, TLS framing.
+//! * [`state`] — the data of the node and its connections (tables, pending calls and
+//!   monitors, output queues, the per-node registries), named by every layer above and
+//!   naming none of them.
 //! * [`deadline`] — the deadlines of outgoing calls (one timer task per node).
 //! * [`conn_io`] — a live connection's bytes: frames, ticks, the output queue written from
 //!   the sending thread, the reader polling briefly while replies are awaited.
@@ -68,6 +71,7 @@ pub mod service;
 pub mod service_ops;
 pub mod shapes;
 pub mod spin;
+pub mod state;
 mod sys;
 pub mod tls;
 

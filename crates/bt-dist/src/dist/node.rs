@@ -22,17 +22,18 @@ use std::future::Future;
 use std::sync::atomic::AtomicU64;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use super::conn::{self, Outbox, PendingCall, Watch};
+use super::conn::{self, Outbox};
 use super::epmd::{self, Registration};
 use super::handshake::{Agreed, Me, Stream};
-use super::net::{self, AsyncMutex, Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener};
+use super::net::{Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener};
+use super::state::{node_err, Inner, Peer, State};
+use super::state::{PendingCall, Watch};
 use super::tls::Tls;
-use crate::interp::actor::Done;
-use crate::interp::distribution::{valid_node_name, Inbound, NodeError, PeerEvents};
+use crate::interp::distribution::{valid_node_name, Inbound};
 use crate::value::Sym;
 
 /// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
@@ -66,89 +67,6 @@ pub struct DistNode {
     rt: Mutex<Option<Runtime>>,
     registration: Mutex<Option<Registration>>,
     port: u16,
-}
-
-pub(crate) struct Inner {
-    pub(crate) me: Me,
-    pub(crate) sym: Sym,
-    pub(crate) net_tick: Duration,
-    pub(crate) epmd_port: u16,
-    pub(crate) tls: Option<Arc<Tls>>,
-    pub(crate) state: Mutex<State>,
-    pub(crate) serial: AtomicU64,
-    /// One dial at a time per target, so processes connecting at once share one link.
-    pub(super) dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
-    pub(super) events: Mutex<Option<PeerEvents>>,
-    pub(crate) inbound: Mutex<Option<Arc<dyn Inbound>>>,
-    pub(super) unauth: Arc<Semaphore>,
-    pub(super) refusals: Mutex<(Option<Instant>, u64)>,
-    /// Outgoing calls awaiting a reply, by reference number.
-    pub(crate) calls: Mutex<HashMap<u64, PendingCall>>,
-    /// This node's view of the global registry ([`super::global`]).
-    pub(crate) global: super::global::Global,
-    /// Peers' shape manifests and the skews announced ([`super::shapes`]).
-    pub(crate) shapes: super::shapes::Shapes,
-    /// The other nodes' process-group scopes and members ([`super::pg`]).
-    pub(crate) pg: super::pg::Pg,
-    /// Bumped whenever a link is lost (the seed keepers wait on it, [`super::seeds`]).
-    pub(crate) downs: super::net::watch::Sender<u64>,
-    /// Monitors local processes hold on peer processes, by reference number.
-    pub(crate) watches: Mutex<HashMap<u64, Watch>>,
-    /// Deadlines of the pending calls (one timer task: `super::deadline::reap`).
-    pub(crate) deadlines: Arc<super::deadline::Deadlines>,
-    /// How many calls to Erlang peers are pending (`super::erl_wait`: zero spares the
-    /// scan of the pending calls when a call comes in).
-    pub(crate) erl_calls: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl State {
-    /// The connection index of `node` (0 if never connected).
-    pub(crate) fn index_of(&self, node: &str) -> u32 {
-        self.indexes.get(node).copied().unwrap_or(0)
-    }
-}
-
-#[derive(Default)]
-pub(crate) struct State {
-    pub(crate) peers: HashMap<String, Peer>,
-    /// Connection indexes: kept for the node's lifetime.
-    indexes: HashMap<String, u32>,
-    last_index: u32,
-    /// Targets this node is dialing right now (simultaneous connects).
-    pub(super) dialing: HashMap<String, u64>,
-}
-
-pub(crate) struct Peer {
-    pub(crate) conn: u64,
-    pub(super) index: u32,
-    pub(crate) visible: bool,
-    pub(crate) bt: bool,
-    /// The peer's incarnation (its pids carry it).
-    pub(crate) creation: u32,
-    pub(crate) out: Outbox,
-    /// What the peer watches here: its monitors (by reference) and links, as watch ids.
-    pub(crate) watches: HashMap<Vec<u32>, u64>,
-    pub(crate) links: HashMap<(Vec<u8>, u64), u64>,
-    /// The connection's reader and writer tasks: a peer dropped from the table (detached,
-    /// disconnected, over its queue bound, node shut down) closes its connection.
-    tasks: Vec<net::AbortHandle>,
-}
-
-impl Drop for Peer {
-    fn drop(&mut self) {
-        self.out.close();
-        for t in &self.tasks {
-            t.abort();
-        }
-    }
-}
-
-pub(crate) fn node_err(kind: &'static str, message: String, hint: Option<&str>) -> NodeError {
-    NodeError {
-        kind,
-        message,
-        hint: hint.map(str::to_string),
-    }
 }
 
 /// Starts the node: reads the cookie (and TLS configuration), listens (127.0.0.1 unless TLS,
@@ -278,44 +196,6 @@ impl Drop for DistNode {
     fn drop(&mut self) {
         self.shutdown();
     }
-}
-
-/// Calls a [`Done`] exactly once: with the value given, or with `default` if dropped
-/// uncalled (a task dropped by a runtime shutdown), so a waiting process always resumes.
-pub(crate) struct Once<T> {
-    f: Option<Done<T>>,
-    default: Option<T>,
-}
-
-impl<T> Once<T> {
-    pub(crate) fn new(f: Done<T>, default: T) -> Once<T> {
-        Once {
-            f: Some(f),
-            default: Some(default),
-        }
-    }
-
-    pub(crate) fn call(mut self, v: T) {
-        if let Some(f) = self.f.take() {
-            f(v);
-        }
-    }
-}
-
-impl<T> Drop for Once<T> {
-    fn drop(&mut self) {
-        if let (Some(f), Some(d)) = (self.f.take(), self.default.take()) {
-            f(d);
-        }
-    }
-}
-
-pub(crate) fn stopped(node: &str) -> NodeError {
-    node_err(
-        "node_down",
-        format!("cannot connect to {node}: distribution has stopped"),
-        None,
-    )
 }
 
 impl Inner {

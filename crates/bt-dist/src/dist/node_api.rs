@@ -9,8 +9,10 @@ use std::time::Duration;
 
 use eetf::Term;
 
-use super::conn::{self, CallDest};
-use super::node::{stopped, DistNode, Once, PING_TIMEOUT};
+use super::conn;
+use super::node::{DistNode, PING_TIMEOUT};
+use super::state::CallDest;
+use super::state::{stopped, Once};
 use crate::interp::actor::Done;
 use crate::interp::distribution::{
     CallReply, Dest, ErlProc, ErlangInterop, GlobalNames, Inbound, NodeError, NodeLinks,

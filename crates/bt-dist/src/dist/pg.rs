@@ -27,10 +27,11 @@ use std::sync::Arc;
 use eetf::{Atom, Pid, Term, Tuple};
 use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
-use parking_lot::Mutex;
 
 use super::conn::{frame, my_pid};
-use super::node::Inner;
+use super::state::Inner;
+pub use super::state::Pg;
+use super::state::Scope;
 use crate::codec::etf::{self, atom};
 use crate::interp::eval::Ctx;
 use crate::value::{Sym, Value};
@@ -39,17 +40,6 @@ use crate::value::{Sym, Value};
 pub const NUMBER: u64 = (0x7fff_fff0 << 32) | 1;
 /// The registered name of the default scope.
 pub const NAME: &str = "pg";
-
-/// The other nodes' scopes, by node name.
-#[derive(Default)]
-pub struct Pg {
-    remote: Mutex<HashMap<String, Scope>>,
-}
-
-struct Scope {
-    pid: Pid,
-    groups: HashMap<String, Vec<Pid>>,
-}
 
 fn tuple(v: Vec<Term>) -> Term {
     Term::from(Tuple::from(v))

@@ -108,7 +108,7 @@ fn live(sys: &ActorSys, label: &str) -> Vec<crate::runtime::ProcRef> {
 /// The answer to one query (the term inside `{ok, …}`), computed from the runtime's tables.
 pub(super) fn answer(
     sys: &ActorSys,
-    node: Option<&super::node::Inner>,
+    node: Option<&super::state::Inner>,
     q: &str,
     args: &[Term],
 ) -> Answer {

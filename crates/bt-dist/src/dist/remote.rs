@@ -17,8 +17,10 @@ use std::time::Duration;
 use eetf::{Atom, Term, Tuple};
 use erl_dist::term::PidOrAtom;
 
-use super::conn::{self, peer_pid, CallDest};
-use super::node::{stopped, DistNode, Inner, Once};
+use super::conn::{self, peer_pid};
+use super::node::DistNode;
+use super::state::CallDest;
+use super::state::{stopped, Inner, Once};
 use crate::codec::etf;
 use crate::interp::actor::{await_external, Done};
 use crate::interp::distribution::{CallReply, Dest, NodeError};

@@ -28,7 +28,7 @@ use erl_dist::term::PidOrAtom;
 use parking_lot::Mutex;
 
 use super::conn::frame;
-use super::node::Inner;
+use super::state::Inner;
 use crate::codec::etf::{self, atom};
 use crate::interp::actor::cx_of;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};

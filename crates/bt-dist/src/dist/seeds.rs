@@ -14,7 +14,8 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use super::net;
-use super::node::{DistNode, Inner};
+use super::node::DistNode;
+use super::state::Inner;
 
 /// The first wait after a failed attempt or a lost link.
 pub const FIRST_BACKOFF: Duration = Duration::from_secs(1);

@@ -27,8 +27,9 @@ use std::sync::{Arc, OnceLock, Weak};
 use eetf::{Binary, Term, Tuple};
 use parking_lot::{Mutex, RwLock};
 
-use super::node::{DistNode, Inner};
+use super::node::DistNode;
 use super::peer::{error_term, reply_term, request_parts};
+use super::state::Inner;
 use crate::codec::etf::{self, atom};
 use crate::interp::actor::{ActorSys, Done};
 use crate::interp::distribution::{Inbound, NodeLinks, Target};

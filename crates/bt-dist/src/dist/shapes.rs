@@ -10,24 +10,14 @@
 //! Manifests travel as casts to the peer's query service (`{shapes, [Node, #{Class =>
 //! Version}]}`, [`super::query`]).
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use eetf::{Atom, FixInteger, List, Map, Term, Tuple};
-use parking_lot::Mutex;
 
-use super::node::Inner;
+use super::state::Inner;
 use crate::codec::etf::atom;
 use crate::interp::actor::prims::node_query::shape_manifest;
 use crate::value::Sym;
-
-/// What a node knows of its peers' shape versions.
-#[derive(Default)]
-pub(crate) struct Shapes {
-    /// The last manifest each peer sent.
-    peers: Mutex<HashMap<String, HashMap<Sym, i64>>>,
-    /// Skews already announced: (peer, class, local, remote).
-    announced: Mutex<HashSet<(String, Sym, i64, i64)>>,
-}
 
 fn manifest_term(inner: &Inner) -> Option<Term> {
     let sys = inner.global.sys()?;
@@ -50,7 +40,7 @@ fn send_manifest(inner: &Inner, peer: &str, m: Term) {
             m,
         ])),
     ]));
-    let dest = super::conn::CallDest::Name(super::service::SERVICE.to_string());
+    let dest = super::state::CallDest::Name(super::service::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }
 
