@@ -23,8 +23,8 @@
 
 use eetf::{Atom, List, Pid, Term, Tuple};
 
-use super::conn::my_pid;
 use super::state::Inner;
+use super::terms::my_pid;
 use crate::interp::eval::Ctx;
 use crate::runtime::RemoteChain;
 use crate::value::Sym;

@@ -19,49 +19,12 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 
 pub(crate) use super::conn_io::start;
-pub use super::conn_io::{frame, queue_limit, ConnIo, Outbox, MAX_FRAME};
+pub use super::conn_io::{queue_limit, ConnIo, Outbox, MAX_FRAME};
 use super::state::{node_err, Inner, Once, Peer};
 pub use super::state::{CallDest, PendingCall, Watch};
+pub use super::terms::{atom, frame, peer_pid};
+use super::terms::{call_number, local_number, my_pid, my_ref};
 use crate::interp::distribution::{CallReply, Inbound, NodeError, Target};
-
-pub fn atom(s: &str) -> Term {
-    Term::from(Atom::from(s))
-}
-
-/// Is `p` a pid of this node (this incarnation)? Its process number.
-fn local_number(inner: &Inner, p: &Pid) -> Option<u64> {
-    (p.node.name == inner.me.name && p.creation == inner.me.creation)
-        .then_some((p.id as u64) | ((p.serial as u64) << 32))
-}
-
-pub(super) fn my_pid(inner: &Inner, number: u64) -> Pid {
-    Pid::new(
-        inner.me.name.as_str(),
-        (number & 0xffff_ffff) as u32,
-        (number >> 32) as u32,
-        inner.me.creation,
-    )
-}
-
-fn my_ref(inner: &Inner, n: u64) -> Reference {
-    Reference {
-        node: Atom::from(inner.me.name.as_str()),
-        id: vec![(n & 0x3ffff) as u32, (n >> 18) as u32, 0xb7],
-        creation: inner.me.creation,
-    }
-}
-
-/// The call number of a reference this node made.
-fn call_number(inner: &Inner, r: &Reference) -> Option<u64> {
-    if r.node.name != inner.me.name
-        || r.creation != inner.me.creation
-        || r.id.len() != 3
-        || r.id[2] != 0xb7
-    {
-        return None;
-    }
-    Some(r.id[0] as u64 | ((r.id[1] as u64) << 18))
-}
 
 pub(super) fn handle(inner: &Arc<Inner>, peer: &str, m: Message) {
     match m {
@@ -230,7 +193,9 @@ fn to_local(
     msg: Term,
     name: Option<&str>,
 ) {
-    if name == Some(super::pg::NAME) || matches!(target, Target::Number(super::pg::NUMBER)) {
+    if name == Some(super::terms::PG_NAME)
+        || matches!(target, Target::Number(super::terms::PG_NUMBER))
+    {
         return super::pg::received(inner, peer, msg);
     }
     let msg = match gen_call(msg) {
@@ -288,7 +253,7 @@ fn to_pid(inner: &Arc<Inner>, peer: &str, from: Option<Pid>, to: Pid, msg: Term)
 
 /// `erlang:monitor(process, Pid | {Name, Node})` from a peer process.
 fn monitor(inner: &Arc<Inner>, peer: &str, from: Pid, to: PidOrAtom, reference: Reference) {
-    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel" || a.name == super::service::SERVICE)
+    if matches!(&to, PidOrAtom::Atom(a) if a.name == "net_kernel" || a.name == super::terms::SERVICE)
     {
         return; // this node's net_kernel and node service (no processes) never exit
     }
@@ -669,14 +634,4 @@ pub(crate) fn unwatch(inner: &Inner, id: u64) -> bool {
         }
         None => false,
     }
-}
-
-/// A pid of process `number` on peer `node` of incarnation `creation`.
-pub fn peer_pid(node: &str, number: u64, creation: u32) -> Pid {
-    Pid::new(
-        node,
-        (number & 0xffff_ffff) as u32,
-        (number >> 32) as u32,
-        creation,
-    )
 }

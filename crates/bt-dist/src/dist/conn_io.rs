@@ -32,6 +32,7 @@ use super::net::{self, AsyncReadExt, AsyncWriteExt};
 use super::state::Inner;
 pub use super::state::Outbox;
 use super::state::{OutQ, OutShared};
+pub use super::terms::frame;
 use crate::codec::etf_check;
 
 /// Longest frame accepted from a peer (an 8 MiB message and then some).
@@ -132,19 +133,6 @@ impl Outbox {
         self.0.closed.store(true, Ordering::Relaxed);
         self.0.wake.notify_one();
     }
-}
-
-/// A control message (with its payload) as a frame.
-pub fn frame(m: Message) -> Vec<u8> {
-    let mut b = Vec::with_capacity(192);
-    b.extend_from_slice(&[0, 0, 0, 0, 112]);
-    // Encoding to a Vec fails only for atoms over 255 characters: send nothing then.
-    if !super::frames::write(&m, &mut b) && m.write_into(&mut b).is_err() {
-        return Vec::new();
-    }
-    let n = (b.len() - 4) as u32;
-    b[..4].copy_from_slice(&n.to_be_bytes());
-    b
 }
 
 /// Starts the reader and writer tasks of a connection to `name`; aborting both closes it.

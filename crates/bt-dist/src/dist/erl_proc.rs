@@ -28,11 +28,12 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 use parking_lot::Mutex;
 
-use super::conn::{self, atom, frame};
+use super::conn;
 use super::node::DistNode;
 use super::remote::{bt_peer, call, call_dest, raise, SERVICE_TIMEOUT};
 use super::state::CallDest;
 use super::state::{node_err, stopped, Once};
+use super::terms::{atom, frame};
 use crate::interp::actor::await_external;
 use crate::interp::distribution::{Dest, ErlProc, NodeError};
 use crate::interp::error::ErrorKind;
@@ -66,7 +67,7 @@ pub(crate) fn run(d: &DistNode, ctx: &mut Ctx, node: Sym, op: ErlProc) -> EvalRe
                 crate::codec::etf::to_term(ctx, &reason, "reason").map_err(|e| e.to_unwind(ctx))?;
             let was = alive(d, ctx, node, dest)?;
             let pid = pid_of(d, node, dest);
-            let from = conn::my_pid(&d.inner, ctx.pid);
+            let from = super::terms::my_pid(&d.inner, ctx.pid);
             let m = Message::exit2(from, pid, reason);
             d.inner.send_to(node.as_str(), frame(m));
             Ok(Value::bool(was))
@@ -178,7 +179,7 @@ fn pid_of(d: &DistNode, node: Sym, dest: Dest) -> Pid {
     match call_dest(&d.inner, node.as_str(), dest) {
         CallDest::Pid(p) => p,
         // Names are resolved by the caller first (`whereis`); not reached.
-        CallDest::Name(_) => conn::peer_pid(node.as_str(), 0, 0),
+        CallDest::Name(_) => super::terms::peer_pid(node.as_str(), 0, 0),
     }
 }
 
@@ -240,7 +241,7 @@ fn stop(
             answer(&s2, r);
         });
         let watch = conn::watch(&inner, from, &to, PidOrAtom::Pid(pid.clone()), down);
-        let me = conn::my_pid(&inner, from);
+        let me = super::terms::my_pid(&inner, from);
         let signal = |why: &str| frame(Message::exit2(me.clone(), pid.clone(), atom(why)));
         inner.send_to(&to, signal(if kill { "kill" } else { "shutdown" }));
         let Timeout::Ms(ms) = timeout else { return };

@@ -25,10 +25,11 @@ use std::time::Duration;
 
 use eetf::{Atom, List, Pid, Term, Tuple};
 
-use super::conn::{atom, start_call};
+use super::conn::start_call;
 use super::state::CallDest;
 use super::state::Counted;
 use super::state::{Inner, Once};
+use super::terms::atom;
 use crate::interp::actor::Done;
 use crate::interp::distribution::{Inbound, Target};
 

@@ -94,7 +94,7 @@ fn entry_term(name: Sym, e: &Entry) -> Term {
 /// Sends `{Query, Args}` as a cast to `peer`'s query service.
 fn tell(inner: &Inner, peer: &str, q: &str, args: Vec<Term>) {
     let request = Term::from(Tuple::from(vec![atom(q), crate::codec::etf::list(args)]));
-    let dest = super::state::CallDest::Name(super::service::SERVICE.to_string());
+    let dest = super::state::CallDest::Name(super::terms::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }
 

@@ -73,6 +73,7 @@ pub mod shapes;
 pub mod spin;
 pub mod state;
 mod sys;
+pub mod terms;
 pub mod tls;
 
 pub use node::{start, DistNode, Options};

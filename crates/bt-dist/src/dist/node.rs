@@ -284,7 +284,7 @@ impl Inner {
         }
         let lost: Vec<Watch> = take_where(&mut self.watches.lock(), |w| w.peer == name);
         for w in lost {
-            (w.down)(conn::atom("noconnection"));
+            (w.down)(super::terms::atom("noconnection"));
         }
     }
 

@@ -63,8 +63,8 @@ impl NodeLinks for DistNode {
             return done(true);
         }
         let request = Term::from(eetf::Tuple::from(vec![
-            conn::atom("is_auth"),
-            conn::atom(&self.inner.me.name),
+            super::terms::atom("is_auth"),
+            super::terms::atom(&self.inner.me.name),
         ]));
         self.call_name(
             0,

@@ -28,18 +28,14 @@ use eetf::{Atom, Pid, Term, Tuple};
 use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 
-use super::conn::{frame, my_pid};
 use super::state::Inner;
 pub use super::state::Pg;
 use super::state::Scope;
+use super::terms::{frame, my_pid};
+pub use super::terms::{PG_NAME as NAME, PG_NUMBER as NUMBER};
 use crate::codec::etf::{self, atom};
 use crate::interp::eval::Ctx;
 use crate::value::{Sym, Value};
-
-/// The process number of this node's scope (no bt process has it).
-pub const NUMBER: u64 = (0x7fff_fff0 << 32) | 1;
-/// The registered name of the default scope.
-pub const NAME: &str = "pg";
 
 fn tuple(v: Vec<Term>) -> Term {
     Term::from(Tuple::from(v))

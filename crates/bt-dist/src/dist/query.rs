@@ -39,7 +39,8 @@ use crate::runtime::snapshot::{self, is_runtime_process, transfer, SnapOptions};
 use crate::runtime::Pid;
 use crate::value::{Sym, Value};
 
-use super::service::{Answer, SERVICE};
+use super::service::Answer;
+use super::terms::SERVICE;
 
 /// The queries this module answers for the node service ([`super::service`]).
 pub(super) const QUERIES: [&str; 9] = [

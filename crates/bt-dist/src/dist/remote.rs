@@ -17,10 +17,11 @@ use std::time::Duration;
 use eetf::{Atom, Term, Tuple};
 use erl_dist::term::PidOrAtom;
 
-use super::conn::{self, peer_pid};
+use super::conn;
 use super::node::DistNode;
 use super::state::CallDest;
 use super::state::{stopped, Inner, Once};
+use super::terms::peer_pid;
 use crate::codec::etf;
 use crate::interp::actor::{await_external, Done};
 use crate::interp::distribution::{CallReply, Dest, NodeError};
@@ -30,7 +31,7 @@ use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::runtime::Timeout;
 use crate::value::{Sym, Value};
 
-pub use super::service::SERVICE;
+pub use super::terms::SERVICE;
 /// How long a node-service request may take (a remote spawn runs `initialize` there).
 pub const SERVICE_TIMEOUT: Duration = Duration::from_millis(5000);
 

@@ -27,8 +27,8 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 use parking_lot::Mutex;
 
-use super::conn::frame;
 use super::state::Inner;
+use super::terms::frame;
 use crate::codec::etf::{self, atom};
 use crate::interp::actor::cx_of;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
@@ -208,7 +208,7 @@ pub(super) fn spawn_request(inner: &Arc<Inner>, peer: &str, req: SpawnReq) {
             return Ok(Value::Nil);
         };
         let number = cx_of(ctx).map(|cx| cx.pid().number).unwrap_or(0);
-        let me = super::conn::my_pid(&inner, number);
+        let me = super::terms::my_pid(&inner, number);
         if let Some(n) = s2.lock().as_mut() {
             let flags = n.link as i32 | (n.monitor as i32) << 1;
             let m = Message::spawn_reply(

@@ -30,6 +30,7 @@ use parking_lot::{Mutex, RwLock};
 use super::node::DistNode;
 use super::peer::{error_term, reply_term, request_parts};
 use super::state::Inner;
+pub use super::terms::SERVICE;
 use crate::codec::etf::{self, atom};
 use crate::interp::actor::{ActorSys, Done};
 use crate::interp::distribution::{Inbound, NodeLinks, Target};
@@ -37,8 +38,6 @@ use crate::interp::eval::{Ctx, EvalResult};
 use crate::interp::prims::parallel::{spawn_job, Outcome};
 use crate::value::{Sym, Value};
 
-/// The reserved registered name of every bt node's service.
-pub const SERVICE: &str = "$bt_node";
 /// The process number the service resolves to for monitors (never a real process).
 const SENTINEL: u64 = u64::MAX >> 1;
 /// Watch ids of monitors on the service (never fire), apart from the program's.
@@ -127,7 +126,7 @@ impl NodeInbound {
             node,
             // Interned now: the connection only looks names up (a peer cannot create them).
             service: Sym::new(SERVICE),
-            pg: Sym::new(super::pg::NAME),
+            pg: Sym::new(super::terms::PG_NAME),
             watches: AtomicU64::new(0),
         }
     }
@@ -210,16 +209,16 @@ impl Inbound for NodeInbound {
             return Some(SENTINEL);
         }
         // The process-group scope (`super::pg`), by pid or by its name.
-        if matches!(target, Target::Number(super::pg::NUMBER))
+        if matches!(target, Target::Number(super::terms::PG_NUMBER))
             || matches!(target, Target::Name(n) if n == self.pg)
         {
-            return Some(super::pg::NUMBER);
+            return Some(super::terms::PG_NUMBER);
         }
         self.inner.resolve(target)
     }
 
     fn watch(&self, number: u64, down: Done<Term>) -> u64 {
-        if number == SENTINEL || number == super::pg::NUMBER {
+        if number == SENTINEL || number == super::terms::PG_NUMBER {
             drop(down); // the service and the group scope never exit
             return WATCH_BIT | self.watches.fetch_add(1, Ordering::Relaxed);
         }
@@ -234,7 +233,7 @@ impl Inbound for NodeInbound {
     }
 
     fn exit(&self, number: u64, reason: Term) {
-        if number != SENTINEL && number != super::pg::NUMBER {
+        if number != SENTINEL && number != super::terms::PG_NUMBER {
             self.inner.exit(number, reason);
         }
     }

@@ -40,7 +40,7 @@ fn send_manifest(inner: &Inner, peer: &str, m: Term) {
             m,
         ])),
     ]));
-    let dest = super::state::CallDest::Name(super::service::SERVICE.to_string());
+    let dest = super::state::CallDest::Name(super::terms::SERVICE.to_string());
     super::conn::cast(inner, 0, peer, &dest, request);
 }
 
