@@ -219,7 +219,7 @@ fn to_local(
             });
             // A caller that processes of this node wait on (through an Erlang peer) carries
             // them along: a cycle back to one of them fails at once (`super::erl_wait`).
-            super::erl_wait::call(inner, peer, ib, target, from, req, reply);
+            super::erl_wait::call(inner, peer, ib, target, from, req, reply, start_call);
             return;
         }
     };
@@ -589,49 +589,4 @@ pub(crate) fn cast(inner: &Inner, from: u64, to: &str, dest: &CallDest, request:
         CallDest::Pid(p) => Message::send(p.clone(), msg),
     };
     inner.send_to(to, frame(m));
-}
-
-/// Monitors `to` (a pid or a registered name) on connected peer `peer` from local process
-/// `from`: answers the watch id.
-pub(crate) fn watch(
-    inner: &Inner,
-    from: u64,
-    peer: &str,
-    to: PidOrAtom,
-    down: Box<dyn FnOnce(Term) + Send>,
-) -> u64 {
-    let n = inner.serial.fetch_add(1, Ordering::Relaxed);
-    let reference = my_ref(inner, n);
-    let from = my_pid(inner, from);
-    let m = Message::monitor_p(from.clone(), to.clone(), reference.clone());
-    inner.watches.lock().insert(
-        n,
-        Watch {
-            peer: peer.to_string(),
-            from,
-            to,
-            reference,
-            down,
-        },
-    );
-    if !inner.send_to(peer, frame(m)) {
-        let w = inner.watches.lock().remove(&n);
-        if let Some(w) = w {
-            (w.down)(atom("noconnection"));
-        }
-    }
-    n
-}
-
-/// Cancels a watch; true if it had not fired.
-pub(crate) fn unwatch(inner: &Inner, id: u64) -> bool {
-    let w = inner.watches.lock().remove(&id);
-    match w {
-        Some(w) => {
-            let m = Message::demonitor_p(w.from, w.to, w.reference);
-            inner.send_to(&w.peer, frame(m));
-            true
-        }
-        None => false,
-    }
 }

@@ -12,8 +12,8 @@ use erl_dist::handshake::HandshakeStatus;
 use super::epmd;
 use super::handshake::{self, HsError, Stream};
 use super::net::{self, TcpListener, TcpStream};
-use super::node::{CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT};
 use super::state::{node_err, Inner};
+use super::state::{CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT};
 use crate::interp::distribution::{valid_node_name, NodeError};
 
 const COOKIE_HINT: &str =

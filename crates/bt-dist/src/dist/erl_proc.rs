@@ -28,7 +28,6 @@ use erl_dist::message::Message;
 use erl_dist::term::PidOrAtom;
 use parking_lot::Mutex;
 
-use super::conn;
 use super::node::DistNode;
 use super::remote::{bt_peer, call, call_dest, raise, SERVICE_TIMEOUT};
 use super::state::CallDest;
@@ -240,7 +239,7 @@ fn stop(
             };
             answer(&s2, r);
         });
-        let watch = conn::watch(&inner, from, &to, PidOrAtom::Pid(pid.clone()), down);
+        let watch = super::watch::watch(&inner, from, &to, PidOrAtom::Pid(pid.clone()), down);
         let me = super::terms::my_pid(&inner, from);
         let signal = |why: &str| frame(Message::exit2(me.clone(), pid.clone(), atom(why)));
         inner.send_to(&to, signal(if kill { "kill" } else { "shutdown" }));
@@ -264,7 +263,7 @@ fn stop(
                 Some("Check later with isAlive: the node may be overloaded"),
             );
             if answer(&slot, Err(e)) {
-                conn::unwatch(&i2, watch);
+                super::watch::unwatch(&i2, watch);
             }
         });
     })?;

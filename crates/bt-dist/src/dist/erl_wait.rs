@@ -25,13 +25,10 @@ use std::time::Duration;
 
 use eetf::{Atom, List, Pid, Term, Tuple};
 
-use super::conn::start_call;
-use super::state::CallDest;
-use super::state::Counted;
-use super::state::{Inner, Once};
+use super::state::{CallDest, Counted, Inner, Once};
 use super::terms::atom;
 use crate::interp::actor::Done;
-use crate::interp::distribution::{Inbound, Target};
+use crate::interp::distribution::{CallReply, Inbound, NodeError, Target};
 
 /// How long the question to the peer's `rex` may take before the call is handed on as
 /// if nobody waited on its caller.
@@ -100,9 +97,23 @@ fn remember(inner: &Inner, numbers: &[u64], from: &Pid, name: &Option<String>) {
     }
 }
 
+/// Starts an outgoing call (the connection layer's `super::conn::start_call`, handed in
+/// by its caller so this module names no layer above it).
+pub(super) type StartCall = fn(
+    &Arc<Inner>,
+    u64,
+    &str,
+    &CallDest,
+    Term,
+    Option<Duration>,
+    Once<Result<CallReply, NodeError>>,
+    Option<Vec<Pid>>,
+) -> bool;
+
 /// Hands a `gen_server:call` from `from` (a process of `peer`) to `target` with the
 /// processes of this node waiting on `from`, asking `from`'s node for its registered name
-/// first when calls to a name there are pending.
+/// first (a call through `start_call`) when calls to a name there are pending.
+#[allow(clippy::too_many_arguments)]
 pub(super) fn call(
     inner: &Arc<Inner>,
     peer: &str,
@@ -111,6 +122,7 @@ pub(super) fn call(
     from: Pid,
     req: Term,
     reply: Done<Term>,
+    start_call: StartCall,
 ) {
     if inner.erl_calls.load(Ordering::Relaxed) == 0 {
         return ib.call(target, from, req, reply);
@@ -138,7 +150,7 @@ pub(super) fn call(
         // `{registered_name, Name}`; `[]` (no name) and `undefined` (exited) are answers
         // too. A failed question (timeout, `badrpc`) is not remembered: asked again later.
         let (name, answered) = match r {
-            Ok(crate::interp::distribution::CallReply { term, .. }) => match &term {
+            Ok(CallReply { term, .. }) => match &term {
                 Term::Tuple(t) => match &t.elements[..] {
                     [Term::Atom(k), Term::Atom(Atom { name })] if k.name == "registered_name" => {
                         (Some(name.clone()), true)

@@ -75,6 +75,7 @@ pub mod state;
 mod sys;
 pub mod terms;
 pub mod tls;
+pub mod watch;
 
 pub use node::{start, DistNode, Options};
 

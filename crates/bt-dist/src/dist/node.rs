@@ -32,19 +32,15 @@ use super::handshake::{Agreed, Me, Stream};
 use super::net::{Handle, Runtime, RuntimeBuilder, Semaphore, TcpListener};
 use super::state::{node_err, Inner, Peer, State};
 use super::state::{PendingCall, Watch};
+pub use super::state::{CONNECT_TIMEOUT, HANDSHAKE_TIMEOUT};
 use super::tls::Tls;
 use crate::interp::distribution::{valid_node_name, Inbound};
 use crate::value::Sym;
 
-/// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
-pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Longest a `ping` waits for its answer.
 pub const PING_TIMEOUT: Duration = Duration::from_millis(5000);
 /// Connections allowed in the handshake at once.
 pub const MAX_UNAUTHENTICATED: usize = 32;
-/// Longest an incoming connection may take to authenticate.
-pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
-
 /// How to start a node.
 #[derive(Clone, Debug, Default)]
 pub struct Options {

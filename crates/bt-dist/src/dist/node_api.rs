@@ -154,7 +154,7 @@ impl RemoteActors for DistNode {
     }
 
     fn unwatch_remote(&self, id: u64) -> bool {
-        conn::unwatch(&self.inner, id)
+        super::watch::unwatch(&self.inner, id)
     }
 }
 

@@ -155,7 +155,7 @@ fn add_scope(inner: &Arc<Inner>, peer: &str, p: &Pid) -> bool {
             groups: HashMap::new(),
         },
     );
-    super::conn::watch(
+    super::watch::watch(
         inner,
         NUMBER,
         peer,

@@ -359,7 +359,7 @@ pub(crate) fn watch(
         CallDest::Pid(p) => PidOrAtom::Pid(p),
         CallDest::Name(n) => PidOrAtom::Atom(Atom::from(n.as_str())),
     };
-    Ok(conn::watch(&d.inner, from, node.as_str(), to, down))
+    Ok(super::watch::watch(&d.inner, from, node.as_str(), to, down))
 }
 
 /// A reply term as the caller's value or raised error.

@@ -25,6 +25,11 @@ use crate::interp::distribution::{CallReply, Inbound, NodeError, PeerEvents};
 use crate::runtime::ProcRef;
 use crate::value::Sym;
 
+/// Longest a `connect` (port-mapper lookup, TCP connect and handshake) may take.
+pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Longest an incoming connection may take to authenticate.
+pub const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(5);
+
 pub(crate) struct Inner {
     pub(crate) me: Me,
     pub(crate) sym: Sym,
