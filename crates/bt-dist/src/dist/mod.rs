@@ -17,7 +17,8 @@
 //!   bt↔Erlang hidden), simultaneous connects, TLS framing.
 //! * [`state`] — the data of the node and its connections (tables, pending calls and
 //!   monitors, output queues, the per-node registries), named by every layer above and
-//!   naming none of them.
+//!   naming none of them; [`terms`] — this node's pids and references, atoms, frames, the
+//!   service names; [`watch`] — monitors on peer processes.
 //! * [`deadline`] — the deadlines of outgoing calls (one timer task per node).
 //! * [`conn_io`] — a live connection's bytes: frames, ticks, the output queue written from
 //!   the sending thread, the reader polling briefly while replies are awaited.
