@@ -119,19 +119,21 @@
 //! | module | what |
 //! |---|---|
 //! | `types` | [`Pid`], [`Message`], [`ExitReason`], [`CallError`], [`Timeout`], [`Signal`] … |
-//! | `api` | [`Runtime`], [`RtHandle`], [`Config`], [`SpawnOpts`], [`TaskHandle`], names, monitors, links, timers, snapshots |
+//! | `api` | [`Runtime`], [`RtHandle`]'s methods, [`TaskHandle`], names, monitors, links, timers, snapshots |
+//! | `config` | [`Config`], [`SimConfig`]: plain settings (names no other runtime module) |
 //! | `cx` | [`Cx`], the process context: call, cast, stop, sleep, tick, stack check |
 //! | `process` | [`Behaviour`], [`ProcRef`], mailbox, the coroutine body, exit handling |
-//! | `sched` | workers, run queues, coroutine slots, deadlines, stack cap |
+//! | `sched` | `Shared` (the runtime's state), [`RtHandle`] and [`SpawnOpts`] (defined here, used everywhere), workers, run queues, coroutine slots, deadlines, stack cap, starting the threads, firing timers |
 //! | `lock` | [`ProcLock`]: re-entrant per process, waiters suspend (class-side state) |
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
-//! | `clock` | real or manual clock; `after`/`every` timers |
+//! | `clock` | real or manual clock; `after`/`every` timers (generic over their actions) |
 //! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
 //! | `supervisor` | native supervisors: strategies, restart intensity, roster + bookkeeping |
 //! | `snapshot` | process snapshots (`default`/`system`/`from:`), JSON `bt.processes/1`, diffs |
 
 mod api;
 mod clock;
+mod config;
 mod cx;
 mod lock;
 mod mailbox;

@@ -10,12 +10,14 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::runtime::clock::TimerRef;
+pub use crate::runtime::config::{Config, DEFAULT_STACK_SIZE};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     deliver_exit, enqueue, fire_monitor, push_signal, Behaviour, Body, Envelope, ExitHook, Monitor,
     MonitorAction, ProcRef, Sched,
 };
 use crate::runtime::sched::Shared;
+pub use crate::runtime::sched::{RtHandle, SpawnOpts};
 use crate::runtime::stack::max_map_count;
 use crate::runtime::types::{
     CallError, ExitReason, JoinError, Message, NameError, Pid, ProcStatus, Signal,
@@ -24,94 +26,7 @@ use crate::runtime::waiter::{RemoteChain, Waiter};
 use crate::value::{Sym, Value};
 
 /// Where log lines (failed casts, runtime warnings) go.
-pub use bt_base::base::log::LogSink;
-
-/// Runtime configuration. `Config::default()` suits `bt run`; tests usually set
-/// `manual_clock` and a small `workers`.
-#[derive(Clone)]
-pub struct Config {
-    /// Worker threads (default: available cores).
-    pub workers: usize,
-    /// Usable bytes per coroutine stack: a virtual reservation, committed only as touched.
-    /// Sized for 10,000 interpreter activations of up to ~3 KB (release) — larger in debug
-    /// builds, whose frames are several times bigger.
-    pub stack_size: usize,
-    /// Most coroutines alive at once (each stack is two kernel mappings); further work waits
-    /// for a free stack. Default: derived from `vm.max_map_count`.
-    pub max_coroutines: usize,
-    /// Stacks kept for reuse per worker.
-    pub pooled_stacks_per_worker: usize,
-    /// Reductions (`Cx::tick` calls, one per handled message too) before a process yields.
-    pub reductions: u32,
-    /// Time moves only through [`RtHandle::advance`] (deterministic tests).
-    pub manual_clock: bool,
-    /// Node connection index printed in pids (0 = this node).
-    pub node: u32,
-    pub log: LogSink,
-    /// Run under the deterministic scheduler (`sched/sim.rs`): one worker, every choice
-    /// from a PRNG, a virtual clock. Overrides `workers`, `manual_clock` and `reductions`.
-    pub sim: Option<crate::runtime::sched::sim::SimConfig>,
-}
-
-/// Default usable stack size: 64 MiB in release builds, 512 MiB in debug builds.
-pub const DEFAULT_STACK_SIZE: usize = if cfg!(debug_assertions) {
-    512 << 20
-} else {
-    64 << 20
-};
-
-/// The available cores, asked once per process (it reads cgroup files: a visible part of
-/// starting an embedding engine).
-fn cores() -> usize {
-    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
-    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            workers: cores(),
-            stack_size: DEFAULT_STACK_SIZE,
-            max_coroutines: 0,
-            pooled_stacks_per_worker: 64,
-            reductions: 2000,
-            manual_clock: false,
-            node: 0,
-            log: bt_base::base::log::facade(),
-            sim: None,
-        }
-    }
-}
-
-/// Options of [`RtHandle::spawn_opts`] / [`RtHandle::spawn_task_opts`].
-#[derive(Clone)]
-pub struct SpawnOpts {
-    /// Register under this name atomically with the spawn.
-    pub name: Option<Sym>,
-    /// A runtime service: numbered apart (`<0.N.1>`), may use `bt_` names.
-    pub service: bool,
-    /// Kind of process for snapshots (`actor`, `main`, `timer`, `callback`, `worker`, …).
-    pub label: &'static str,
-    /// Free data for snapshots (e.g. the actor's class).
-    pub info: Value,
-    /// Receive exit signals of linked processes as [`Signal::Exit`] instead of dying.
-    pub trap_exits: bool,
-    /// Link to this process at birth.
-    pub link: Option<ProcRef>,
-}
-
-impl Default for SpawnOpts {
-    fn default() -> Self {
-        SpawnOpts {
-            name: None,
-            service: false,
-            label: "actor",
-            info: Value::Nil,
-            trap_exits: false,
-            link: None,
-        }
-    }
-}
+pub use crate::runtime::config::LogSink;
 
 /// One live process, as listed by [`RtHandle::processes`].
 #[derive(Clone, Debug)]
@@ -124,10 +39,6 @@ pub struct ProcessInfo {
     pub mailbox_len: usize,
     pub started_at_ms: u64,
 }
-
-/// A cheap, cloneable handle to a runtime, usable from any thread and any process.
-#[derive(Clone)]
-pub struct RtHandle(pub(crate) Arc<Shared>);
 
 /// Owns a runtime's worker and timer threads. Derefs to [`RtHandle`]. Dropping it shuts the
 /// runtime down.
@@ -800,7 +711,7 @@ impl RtHandle {
         let Some(now) = self.0.clock.advance(ms) else {
             return false;
         };
-        self.0.timers.fire_due(&self.0, now);
+        self.0.fire_timers(now);
         self.0.wake_all();
         true
     }

@@ -4,6 +4,9 @@
 //! `sched`). User timers (`after`, `every`) live here: a heap of deadlines served by one
 //! timer thread on the real clock, or fired by [`crate::runtime::RtHandle::advance`] on the
 //! manual clock. Each firing runs the callback in a fresh process.
+//!
+//! A leaf: the timers are generic over their one-shot and periodic actions (the scheduler's
+//! task closures), and whoever fires them says what firing one does (`Shared::fire_timers`).
 
 // unsafe: the coarse monotonic clock is read through libc (each block has a SAFETY comment).
 #![allow(unsafe_code)]
@@ -15,10 +18,6 @@ use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use parking_lot::{Condvar, Mutex};
-
-use crate::runtime::cx::Cx;
-use crate::runtime::process::TaskFn;
-use crate::runtime::sched::Shared;
 
 /// Milliseconds since the runtime started: real, or advanced only by hand.
 ///
@@ -81,7 +80,7 @@ impl Clock {
     /// date (`sim::SIM_EPOCH_MS`).
     pub(crate) fn simulated() -> Clock {
         Clock {
-            wall0_ms: crate::runtime::sched::sim::SIM_EPOCH_MS,
+            wall0_ms: crate::runtime::config::SIM_EPOCH_MS,
             ..Clock::new(true)
         }
     }
@@ -117,16 +116,20 @@ impl Clock {
     }
 }
 
-pub(crate) type EveryFn = Arc<dyn Fn(&mut Cx<'_>) + Send + Sync>;
-
-enum Action {
-    Once(TaskFn),
-    Every(u64, EveryFn),
+enum Action<O, E> {
+    Once(O),
+    Every(u64, E),
 }
 
-struct Entry {
+/// What a due timer runs: its one-shot action, or (a copy of) its periodic one.
+pub(crate) enum Fired<O, E> {
+    Once(O),
+    Every(E),
+}
+
+struct Entry<O, E> {
     timer: Arc<TimerState>,
-    action: Action,
+    action: Action<O, E>,
 }
 
 pub(crate) struct TimerState {
@@ -136,18 +139,31 @@ pub(crate) struct TimerState {
     script: bool,
 }
 
-#[derive(Default)]
-struct Heap {
+struct Heap<O, E> {
     due: BinaryHeap<Reverse<(u64, u64)>>,
-    entries: HashMap<u64, Entry>,
+    entries: HashMap<u64, Entry<O, E>>,
     next_id: u64,
     shutdown: bool,
 }
 
-#[derive(Default)]
-pub(crate) struct Timers {
-    heap: Mutex<Heap>,
+/// Pending timers whose actions are `O` (one-shot) and `E` (periodic).
+pub(crate) struct Timers<O, E> {
+    heap: Mutex<Heap<O, E>>,
     cv: Condvar,
+}
+
+impl<O, E> Default for Timers<O, E> {
+    fn default() -> Self {
+        Timers {
+            heap: Mutex::new(Heap {
+                due: BinaryHeap::new(),
+                entries: HashMap::new(),
+                next_id: 0,
+                shutdown: false,
+            }),
+            cv: Condvar::new(),
+        }
+    }
 }
 
 /// A pending `after`/`every` timer.
@@ -168,8 +184,8 @@ impl TimerRef {
 /// How many missed periods an `every` timer catches up on after a stall.
 const MAX_CATCH_UP: u64 = 100;
 
-impl Timers {
-    fn insert(&self, deadline: u64, timer: Arc<TimerState>, action: Action) {
+impl<O, E: Clone> Timers<O, E> {
+    fn insert(&self, deadline: u64, timer: Arc<TimerState>, action: Action<O, E>) {
         let mut h = self.heap.lock();
         let id = h.next_id;
         h.next_id += 1;
@@ -178,7 +194,7 @@ impl Timers {
         self.cv.notify_all();
     }
 
-    pub(crate) fn after(&self, deadline: u64, f: TaskFn, script: bool) -> TimerRef {
+    pub(crate) fn after(&self, deadline: u64, f: O, script: bool) -> TimerRef {
         let t = Arc::new(TimerState {
             active: AtomicBool::new(true),
             script,
@@ -187,7 +203,7 @@ impl Timers {
         TimerRef(t)
     }
 
-    pub(crate) fn every(&self, first: u64, period: u64, f: EveryFn, script: bool) -> TimerRef {
+    pub(crate) fn every(&self, first: u64, period: u64, f: E, script: bool) -> TimerRef {
         let t = Arc::new(TimerState {
             active: AtomicBool::new(true),
             script,
@@ -215,8 +231,9 @@ impl Timers {
         self.heap.lock().entries.len()
     }
 
-    /// Fires every timer due at `now`, each in a fresh process.
-    pub(crate) fn fire_due(&self, shared: &Shared, now: u64) {
+    /// Fires every timer due at `now`: hands its action to `fire` (which runs it in a fresh
+    /// process), outside the heap's lock.
+    pub(crate) fn fire_due(&self, now: u64, mut fire: impl FnMut(Fired<O, E>)) {
         loop {
             let (deadline, entry) = {
                 let mut h = self.heap.lock();
@@ -236,13 +253,12 @@ impl Timers {
             match action {
                 Action::Once(f) => {
                     if timer.active.swap(false, Ordering::SeqCst) {
-                        shared.spawn_callback("timer", f);
+                        fire(Fired::Once(f));
                     }
                 }
                 Action::Every(period, f) => {
                     if timer.active.load(Ordering::SeqCst) {
-                        let g = f.clone();
-                        shared.spawn_callback("timer", Box::new(move |cx: &mut Cx<'_>| g(cx)));
+                        fire(Fired::Every(f.clone()));
                         let mut next = deadline + period;
                         if next + period * MAX_CATCH_UP <= now {
                             next = now + period;
@@ -254,12 +270,13 @@ impl Timers {
         }
     }
 
-    /// The timer thread of the real clock.
-    pub(crate) fn run_thread(shared: Arc<Shared>) {
-        let timers = &shared.timers;
+    /// The timer thread of the real clock: reads the time with `now`, fires what is due
+    /// with `fire_due`, sleeps until the next deadline.
+    pub(crate) fn run_thread(&self, now: impl Fn() -> u64, mut fire_due: impl FnMut(u64)) {
+        let timers = self;
         loop {
-            let now = shared.clock.now_ms();
-            timers.fire_due(&shared, now);
+            let now = now();
+            fire_due(now);
             let mut h = timers.heap.lock();
             if h.shutdown {
                 return;

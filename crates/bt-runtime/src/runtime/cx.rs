@@ -11,8 +11,8 @@ use std::sync::Arc;
 
 use corosensei::Yielder;
 
-use crate::runtime::api::RtHandle;
 use crate::runtime::process::{enqueue_call, ProcRef};
+use crate::runtime::sched::RtHandle;
 use crate::runtime::sched::{Shared, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};

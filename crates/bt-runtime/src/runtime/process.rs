@@ -89,6 +89,9 @@ where
 }
 
 pub(crate) type TaskFn = Box<dyn FnOnce(&mut Cx<'_>) + Send>;
+
+/// The action of a periodic timer (`RtHandle::every`), run once per period.
+pub(crate) type EveryFn = Arc<dyn Fn(&mut Cx<'_>) + Send + Sync>;
 pub(crate) type DownFn = Box<dyn FnOnce(&mut Cx<'_>, ExitReason) + Send>;
 pub(crate) type ExitHook = Box<dyn FnOnce(&Shared, &ExitReason) + Send>;
 

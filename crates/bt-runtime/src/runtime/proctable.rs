@@ -7,21 +7,27 @@
 //! spawning and exiting are amortised O(1) and memory stays within twice the live count.
 //! (It replaced a `BTreeMap`, whose insert cost ~600 instructions per spawn.)
 
-use crate::runtime::process::ProcRef;
-
 /// One kind of process (user or service), sorted by number.
-#[derive(Default)]
-struct Seq {
-    slots: Vec<(u64, Option<ProcRef>)>,
+struct Seq<P> {
+    slots: Vec<(u64, Option<P>)>,
     live: usize,
 }
 
-impl Seq {
+impl<P> Default for Seq<P> {
+    fn default() -> Self {
+        Seq {
+            slots: Vec::new(),
+            live: 0,
+        }
+    }
+}
+
+impl<P> Seq<P> {
     fn find(&self, n: u64) -> Result<usize, usize> {
         self.slots.binary_search_by_key(&n, |s| s.0)
     }
 
-    fn insert(&mut self, n: u64, p: ProcRef) -> Option<ProcRef> {
+    fn insert(&mut self, n: u64, p: P) -> Option<P> {
         if self.slots.last().is_none_or(|s| s.0 < n) {
             self.slots.push((n, Some(p)));
             self.live += 1;
@@ -43,7 +49,7 @@ impl Seq {
         }
     }
 
-    fn remove(&mut self, n: u64) -> Option<ProcRef> {
+    fn remove(&mut self, n: u64) -> Option<P> {
         let i = self.find(n).ok()?;
         let old = self.slots[i].1.take()?;
         self.live -= 1;
@@ -53,30 +59,40 @@ impl Seq {
         Some(old)
     }
 
-    fn get(&self, n: u64) -> Option<&ProcRef> {
+    fn get(&self, n: u64) -> Option<&P> {
         self.slots[self.find(n).ok()?].1.as_ref()
     }
 
-    fn iter(&self) -> impl Iterator<Item = (u64, &ProcRef)> {
+    fn iter(&self) -> impl Iterator<Item = (u64, &P)> {
         self.slots
             .iter()
             .filter_map(|(n, p)| p.as_ref().map(|p| (*n, p)))
     }
 }
 
-/// Live processes keyed by `(service, number)` (see the module docs).
-#[derive(Default)]
-pub(crate) struct ProcTable {
-    users: Seq,
-    services: Seq,
+/// Live processes keyed by `(service, number)` (see the module docs). `P` is the process
+/// handle (`ProcRef`); the table only stores it.
+pub(crate) struct ProcTable<P> {
+    users: Seq<P>,
+    services: Seq<P>,
     /// While set, a user process spawned with any other label is killed as it is made
     /// (`RtHandle::stop_user_processes`); kept here so a spawn and a sweep see each other
     /// under the table's lock.
     pub(crate) fence: Option<&'static str>,
 }
 
-impl ProcTable {
-    fn seq(&mut self, service: bool) -> &mut Seq {
+impl<P> Default for ProcTable<P> {
+    fn default() -> Self {
+        ProcTable {
+            users: Seq::default(),
+            services: Seq::default(),
+            fence: None,
+        }
+    }
+}
+
+impl<P> ProcTable<P> {
+    fn seq(&mut self, service: bool) -> &mut Seq<P> {
         if service {
             &mut self.services
         } else {
@@ -84,15 +100,15 @@ impl ProcTable {
         }
     }
 
-    pub(crate) fn insert(&mut self, key: (bool, u64), p: ProcRef) -> Option<ProcRef> {
+    pub(crate) fn insert(&mut self, key: (bool, u64), p: P) -> Option<P> {
         self.seq(key.0).insert(key.1, p)
     }
 
-    pub(crate) fn remove(&mut self, key: &(bool, u64)) -> Option<ProcRef> {
+    pub(crate) fn remove(&mut self, key: &(bool, u64)) -> Option<P> {
         self.seq(key.0).remove(key.1)
     }
 
-    pub(crate) fn get(&self, key: &(bool, u64)) -> Option<&ProcRef> {
+    pub(crate) fn get(&self, key: &(bool, u64)) -> Option<&P> {
         if key.0 {
             self.services.get(key.1)
         } else {
@@ -105,19 +121,19 @@ impl ProcTable {
     }
 
     /// Every live process: user processes in spawn order, then services.
-    pub(crate) fn iter(&self) -> impl Iterator<Item = ((bool, u64), &ProcRef)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = ((bool, u64), &P)> {
         self.users
             .iter()
             .map(|(n, p)| ((false, n), p))
             .chain(self.services.iter().map(|(n, p)| ((true, n), p)))
     }
 
-    pub(crate) fn values(&self) -> impl Iterator<Item = &ProcRef> {
+    pub(crate) fn values(&self) -> impl Iterator<Item = &P> {
         self.iter().map(|(_, p)| p)
     }
 
     /// Live user processes (not services) in spawn order, with their numbers.
-    pub(crate) fn users(&self) -> impl Iterator<Item = (u64, &ProcRef)> {
+    pub(crate) fn users(&self) -> impl Iterator<Item = (u64, &P)> {
         self.users.iter()
     }
 }
@@ -125,6 +141,7 @@ impl ProcTable {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::runtime::process::ProcRef;
     use crate::runtime::{Config, Runtime};
 
     #[test]

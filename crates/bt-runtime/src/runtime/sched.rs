@@ -40,14 +40,15 @@ use std::thread::Thread;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::runtime::api::{Config, SpawnOpts};
-use crate::runtime::clock::{Clock, Timers};
+use crate::runtime::clock::{Clock, Fired, Timers};
+use crate::runtime::config::Config;
+use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    finish, Body, Claimed, ExitHook, Extras, Handed, Inner, Proc, ProcRef, Sched, TaskFn,
+    finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, Sched, TaskFn,
 };
 use crate::runtime::types::{ExitReason, NameError, Pid};
-use crate::runtime::waiter::{Waiter, Wake};
-use crate::value::Sym;
+use crate::runtime::waiter::{Resume, Waiter, Wake};
+use crate::value::{Sym, Value};
 
 mod guest;
 pub(crate) mod sim;
@@ -119,6 +120,40 @@ thread_local! {
 /// stack, like a pooled stack; more would only pin memory).
 const MAX_SPARES: usize = 1;
 
+/// Options of [`RtHandle::spawn_opts`] / [`RtHandle::spawn_task_opts`].
+#[derive(Clone)]
+pub struct SpawnOpts {
+    /// Register under this name atomically with the spawn.
+    pub name: Option<Sym>,
+    /// A runtime service: numbered apart (`<0.N.1>`), may use `bt_` names.
+    pub service: bool,
+    /// Kind of process for snapshots (`actor`, `main`, `timer`, `callback`, `worker`, …).
+    pub label: &'static str,
+    /// Free data for snapshots (e.g. the actor's class).
+    pub info: Value,
+    /// Receive exit signals of linked processes as [`Signal::Exit`] instead of dying.
+    pub trap_exits: bool,
+    /// Link to this process at birth.
+    pub link: Option<ProcRef>,
+}
+
+impl Default for SpawnOpts {
+    fn default() -> Self {
+        SpawnOpts {
+            name: None,
+            service: false,
+            label: "actor",
+            info: Value::Nil,
+            trap_exits: false,
+            link: None,
+        }
+    }
+}
+
+/// A cheap, cloneable handle to a runtime, usable from any thread and any process.
+#[derive(Clone)]
+pub struct RtHandle(pub(crate) Arc<Shared>);
+
 pub(crate) struct Shared {
     pub cfg: Config,
     id: usize,
@@ -127,7 +162,7 @@ pub(crate) struct Shared {
     /// The thread driving the guest queue now, if any.
     guest_thread: Mutex<Option<Thread>>,
     /// The worker and timer threads, started on first need (`runtime::threads`).
-    pub(crate) threads: crate::runtime::threads::Threads,
+    pub(crate) threads: crate::runtime::threads::Threads<Shared>,
     injector: Mutex<VecDeque<ProcRef>>,
     parked: AtomicU64,
     pub shutdown: AtomicBool,
@@ -143,18 +178,95 @@ pub(crate) struct Shared {
     /// Length of `stack_waiters`, read without the lock on the hot path.
     stack_waiting: AtomicUsize,
     /// Live processes by (service, number): spawn order within each kind.
-    pub procs: Mutex<crate::runtime::proctable::ProcTable>,
+    pub procs: Mutex<crate::runtime::proctable::ProcTable<ProcRef>>,
     next_number: AtomicU64,
     next_service: AtomicU64,
     pub next_ref: AtomicU64,
     pub names: Mutex<HashMap<Sym, ProcRef>>,
     pub clock: Clock,
-    pub timers: Timers,
+    pub timers: Timers<TaskFn, EveryFn>,
     pub drained: (Mutex<()>, Condvar),
     /// Rate limits of the log lines, per call site.
     log_limit: bt_base::base::log::Limiter,
     /// The deterministic scheduler's state, when the runtime is simulated (`sim`).
     pub(crate) sim: Option<Box<sim::Sim>>,
+}
+
+/// Starting a runtime's threads, which run the scheduler's workers and timers.
+impl crate::runtime::threads::Threads<Shared> {
+    pub(crate) fn set_owner(&self, sh: &Arc<Shared>) {
+        let _ = self.me.set(Arc::downgrade(sh));
+    }
+
+    fn owner(&self) -> Option<Arc<Shared>> {
+        self.me.get().and_then(std::sync::Weak::upgrade)
+    }
+
+    /// Starts the worker threads unless they run already (or the runtime is shutting down).
+    pub(crate) fn ensure_workers(&self) {
+        if self.workers_started.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(sh) = self.owner() else { return };
+        let mut hs = self.workers.lock();
+        if self.workers_started.load(Ordering::Acquire) || sh.shutdown.load(Ordering::SeqCst) {
+            return;
+        }
+        let account = self.account.get().copied();
+        for i in hs.len()..sh.cfg.workers {
+            let s = sh.clone();
+            match std::thread::Builder::new()
+                .name(format!("bt-worker-{i}"))
+                .spawn(move || {
+                    Self::charge_this_thread(account);
+                    Worker::new(i, s).run()
+                }) {
+                Ok(h) => hs.push(h),
+                Err(e) => {
+                    // Tried again at the next wake-up.
+                    sh.log(&format!("runtime: cannot start a worker thread: {e}"));
+                    return;
+                }
+            }
+        }
+        self.workers_started.store(true, Ordering::Release);
+    }
+
+    /// Starts the timer thread of the real clock unless it runs already.
+    pub(crate) fn ensure_timer(&self) {
+        if self.timer_started.load(Ordering::Acquire) {
+            return;
+        }
+        let Some(sh) = self.owner() else { return };
+        if sh.clock.is_manual() {
+            return;
+        }
+        let mut t = self.timer.lock();
+        if t.is_some() || sh.shutdown.load(Ordering::SeqCst) {
+            return;
+        }
+        let s = sh.clone();
+        let account = self.account.get().copied();
+        match std::thread::Builder::new()
+            .name("bt-timer".into())
+            .spawn(move || {
+                Self::charge_this_thread(account);
+                s.timers
+                    .run_thread(|| s.clock.now_ms(), |now| s.fire_timers(now))
+            }) {
+            Ok(h) => {
+                *t = Some(h);
+                self.timer_started.store(true, Ordering::Release);
+            }
+            Err(e) => sh.log(&format!("runtime: cannot start the timer thread: {e}")),
+        }
+    }
+}
+
+impl Resume for Shared {
+    fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
+        Shared::push_resume(self, worker, slot, gen)
+    }
 }
 
 impl Shared {
@@ -536,6 +648,14 @@ impl Shared {
                 Some(crate::runtime::process::Envelope::Stop(_)) => true,
                 None => false,
             }
+    }
+
+    /// Fires every timer due at `now`, each in a fresh task process.
+    pub(crate) fn fire_timers(&self, now: u64) {
+        self.timers.fire_due(now, |f| match f {
+            Fired::Once(f) => self.spawn_callback("timer", f),
+            Fired::Every(g) => self.spawn_callback("timer", Box::new(move |cx: &mut Cx<'_>| g(cx))),
+        })
     }
 
     /// Runs `f` in a fresh task process (monitor callbacks, timers).

@@ -21,9 +21,22 @@ use std::sync::Arc;
 
 use parking_lot::{Condvar, Mutex};
 
-use crate::runtime::sched::Shared;
 use crate::runtime::types::{CallError, Pid};
 use crate::value::Value;
+
+/// What queues a suspended coroutine's resumption on its worker: the scheduler
+/// (`Shared::push_resume`), handed to [`Waiter::complete`] so this module needs nothing
+/// above it.
+pub(crate) trait Resume {
+    /// Queues the resumption of the coroutine in `slot` (generation `gen`) on `worker`.
+    fn push_resume(&self, worker: usize, slot: u32, gen: u32);
+}
+
+impl<R: Resume + ?Sized> Resume for Arc<R> {
+    fn push_resume(&self, worker: usize, slot: u32, gen: u32) {
+        (**self).push_resume(worker, slot, gen)
+    }
+}
 
 /// Who to wake when a waiter completes.
 #[derive(Clone, Copy, Debug)]
@@ -143,7 +156,7 @@ impl Waiter {
 
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.
     /// Answers whether this call completed it.
-    pub(crate) fn complete(&self, shared: &Shared, r: Result<Value, CallError>) -> bool {
+    pub(crate) fn complete(&self, shared: &impl Resume, r: Result<Value, CallError>) -> bool {
         let prev = self.state.fetch_or(CLAIMED, Ordering::AcqRel);
         if prev & CLAIMED != 0 {
             return false;

@@ -59,12 +59,12 @@ use std::time::Duration;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
-use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     claim_idle, note_queued, resume_kept, run_body, run_kept_job, run_lent, unlend, Behaviour,
     Envelope, LentJob, ProcRef, Sched,
 };
+use crate::runtime::sched::RtHandle;
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::Message;
 use crate::runtime::waiter::Wake;

@@ -39,50 +39,7 @@ use crate::runtime::sched::GuestDone;
 use crate::runtime::types::ExitReason;
 use crate::value::Value;
 
-/// How the deterministic scheduler picks the next step.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
-    /// Uniformly among the runnable steps.
-    Random,
-    /// Probabilistic concurrency testing: the runnable process of highest priority, with
-    /// `depth - 1` priority change points.
-    Pct { depth: u32 },
-}
-
-/// Settings of a deterministic run ([`crate::runtime::Config::sim`]).
-#[derive(Clone, Debug)]
-pub struct SimConfig {
-    pub seed: u64,
-    pub strategy: Strategy,
-    /// Steps one job may take before it is reported as a livelock.
-    pub step_budget: u64,
-    /// Probability that an actor crashes at a message boundary (0: never).
-    pub crash_p: f64,
-}
-
-impl SimConfig {
-    /// The schedule of `seed`, with the default step budget and no crashes. The seed alone
-    /// decides the strategy (so a seed replays without more options): even seeds walk at
-    /// random, odd ones run PCT of depth 1 to 3.
-    pub fn new(seed: u64) -> SimConfig {
-        let strategy = if seed & 1 == 0 {
-            Strategy::Random
-        } else {
-            Strategy::Pct {
-                depth: 1 + ((seed >> 1) % 3) as u32,
-            }
-        };
-        SimConfig {
-            seed,
-            strategy,
-            step_budget: 500_000,
-            crash_p: 0.0,
-        }
-    }
-}
-
-/// The wall time a simulated clock starts at: 2026-01-01T00:00:00Z.
-pub(crate) const SIM_EPOCH_MS: u64 = 1_767_225_600_000;
+pub use crate::runtime::config::{SimConfig, Strategy};
 
 /// SplitMix64: small, fast, and the same on every machine.
 #[derive(Clone, Debug)]
@@ -433,7 +390,7 @@ impl Worker {
                 if next != u64::MAX {
                     let now = sh.clock.set_at_least(next);
                     self.check_deadlines(now);
-                    sh.timers.fire_due(&sh, now);
+                    sh.fire_timers(now);
                     idle_polls = 0;
                     continue;
                 }

@@ -14,9 +14,9 @@ use super::{
     Shared, Suspend, Task, CURRENT_WORKER, HANDOFF, LOCAL_NEXT, MAX_SPARES, RUNNER_IDLE, RUN_NEXT,
     WORKER_LOCAL,
 };
-use crate::runtime::api::RtHandle;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
+use crate::runtime::sched::RtHandle;
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
 use crate::runtime::waiter::{Waiter, Wake};
