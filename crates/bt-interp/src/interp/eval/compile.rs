@@ -1,8 +1,9 @@
 //! Closure compilation: the hot node kinds become nested Rust closures specialised on their
 //! shape (a send to `self` with one argument, `local < literal`, a local receiver lent to the
-//! send …), so evaluating them needs no dispatch on the node kind and no re-checks. Everything
-//! else falls back to the tree-walker [`Ctx::exec`] over the node, which stays the reference
-//! semantics.
+//! send …), so evaluating them needs no dispatch on the node kind and no re-checks. Every
+//! node kind has a compiled form: a compiled body never enters the tree walker
+//! [`Ctx::exec`], which is kept as the reference semantics (`mode`: `BT_EVAL=walk` runs
+//! everything on it, `BT_EVAL=strict` makes an entry into it an error).
 //!
 //! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
 //! register file), `guard` (method bodies `n < 2 ifTrue: [..] ifFalse: [..]` run inline by
@@ -11,7 +12,9 @@
 //! primitive called without the general send), `selfsend` (one-argument
 //! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
 //! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
-//! local collection or String).
+//! local collection or String), `mode` (`BT_EVAL`). This file also holds the rarer kinds:
+//! cast, `super` and cascade sends, literals with evaluated parts, rebinding and
+//! class-variable fields, `match:` and destructuring.
 
 use std::sync::Arc;
 
@@ -19,17 +22,21 @@ use std::sync::atomic::Ordering;
 
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::{
-    BinOp, FieldMode, FnCode, IfKind, Node, SendNode, UpvalSrc, VarRef,
+    BinOp, CascadeNode, FieldMode, FieldNode, FnCode, IfKind, InterpPart, Loc, MatchNode, Node,
+    Pat, SendNode, UpvalSrc, VarRef,
 };
 use crate::interp::eval::exec::{drop_fast, fast_clone};
-use crate::interp::eval::field::field_clone;
+use crate::interp::eval::field::{class_var_get, class_var_set, field_clone};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
-use crate::value::Value;
+use crate::value::dict::Dict;
+use crate::value::{Ref, Sym, Value};
+use smallvec::SmallVec;
 
 mod class_send;
 mod fused;
 mod guard;
+mod mode;
 mod operand;
 mod selfsend;
 mod shapes;
@@ -38,6 +45,7 @@ mod update;
 
 pub(crate) use guard::Decided;
 pub use guard::Guard;
+pub(crate) use mode::{eval_mode, node_kind, EvalMode};
 use operand::*;
 use update::*;
 
@@ -110,7 +118,7 @@ fn op(f: impl Fn(&mut Ctx, &Frame) -> Flow + Send + Sync + 'static) -> Op {
     Op(Box::new(f))
 }
 
-/// Falls back to the tree-walker for this node.
+/// The tree walker over this node (`BT_EVAL=walk` only).
 fn walk(n: Node) -> Op {
     op(move |c, f| c.exec(&n, f))
 }
@@ -223,18 +231,12 @@ fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, b: &Arg) ->
     }
 }
 
-/// `BT_EVAL=walk` in the environment: every body runs on the tree walker alone, the
-/// reference semantics, with none of the compiled shapes — the oracle the goldens are also
-/// run through (`BT_EVAL=walk cargo test --profile ci --test golden`). Read once.
-fn walk_only() -> bool {
-    static WALK: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *WALK.get_or_init(|| std::env::var_os("BT_EVAL").is_some_and(|v| v == "walk"))
-}
-
 /// Compiles a function body (nested blocks are compiled already).
 pub fn compile_body(code: &mut FnCode) {
     let body = std::mem::take(&mut code.body);
-    if walk_only() {
+    // `BT_EVAL=walk`: every body on the tree walker alone, with none of the compiled shapes
+    // — the oracle the goldens are also run through.
+    if eval_mode() == EvalMode::Walk {
         if code.is_toplevel {
             let stmts = match body {
                 Node::Seq(v) => v,
@@ -545,6 +547,7 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::Field(fd) if fd.mode == FieldMode::Actor => compile_actor_field(*fd),
+        Node::Field(fd) => compile_field(*fd),
         Node::Global(name, loc) => {
             // A class name: resolved once per program epoch (the class table only changes
             // with a bump of the epoch).
@@ -572,7 +575,22 @@ pub fn compile(n: Node) -> Op {
                 Ok(Value::List(crate::value::Ref::new(v)))
             })
         }
-        other => walk(other),
+        Node::List(_) => compile_empty_list(),
+        Node::Array(items) => compile_array(items),
+        Node::Dict(pairs) => compile_dict(pairs),
+        Node::Cons(c) => {
+            let (head, tail, loc) = *c;
+            compile_cons(head, tail, loc)
+        }
+        Node::Interp(parts) => compile_interp(parts),
+        Node::Super(s) => compile_super(*s),
+        Node::Cast(s) => compile_cast(*s),
+        Node::Cascade(n) => compile_cascade(*n),
+        Node::Match(m) => compile_match(*m),
+        Node::Destructure(d) => {
+            let (pat, value, loc) = *d;
+            compile_destructure(pat, value, loc)
+        }
     }
 }
 
@@ -583,10 +601,10 @@ fn compile_actor_field(mut fd: crate::interp::eval::code::FieldNode) -> Op {
         // `self.name := self.name sel: args` with an in-place selector: the arguments
         // compiled, the read and the update done by `Ctx::actor_field_update`.
         let Some(Node::Send(mut send)) = fd.value.take() else {
-            return walk(Node::Nil);
+            return Op::default();
         };
         let Node::Field(read) = std::mem::take(&mut send.recv) else {
-            return walk(Node::Nil);
+            return Op::default();
         };
         let args: Vec<Op> = std::mem::take(&mut send.args)
             .into_iter()
@@ -800,4 +818,275 @@ fn send_general(
     }
     c.set_loc(loc);
     c.send_cached(ic, rv, sel, base)
+}
+
+// ---------- the other sends: cast, `super`, cascade ----------
+// Each evaluates its parts in the tree walker's order (receiver, then the arguments left to
+// right) and calls the same context operation (`Ctx::cast`, `Ctx::super_send`,
+// `Ctx::send_impl`).
+
+/// The arguments of one message, evaluated in order.
+struct Args(Box<[Op]>);
+
+impl Args {
+    fn new(args: Vec<crate::interp::eval::code::Node>) -> Args {
+        Args(args.into_iter().map(compile).collect())
+    }
+
+    #[inline]
+    fn eval(&self, c: &mut Ctx, f: &Frame) -> Result<SmallVec<[Value; 4]>, Box<Unwind>> {
+        let mut v = SmallVec::with_capacity(self.0.len());
+        for a in self.0.iter() {
+            v.push(a.run(c, f)?);
+        }
+        Ok(v)
+    }
+}
+
+/// `recv sel: args!` as a statement: queued to an actor, a synchronous send to anything
+/// else; answers nil.
+fn compile_cast(s: SendNode) -> Op {
+    let SendNode {
+        recv,
+        sel,
+        args,
+        loc,
+        ..
+    } = s;
+    let recv = compile(recv);
+    let args = Args::new(args);
+    op(move |c, f| {
+        let r = recv.run(c, f)?;
+        let a = args.eval(c, f)?;
+        c.set_loc(loc);
+        c.cast(&r, sel, &a)?;
+        Ok(Value::Nil)
+    })
+}
+
+/// `super sel: args`: the lookup starts above the method's defining class.
+fn compile_super(s: SendNode) -> Op {
+    let SendNode {
+        recv,
+        sel,
+        args,
+        loc,
+        ..
+    } = s;
+    let recv = compile(recv);
+    let args = Args::new(args);
+    op(move |c, f| {
+        let r = recv.run(c, f)?;
+        let a = args.eval(c, f)?;
+        c.set_loc(loc);
+        c.super_send(f.mclass, f.mside, &r, sel, &a)
+    })
+}
+
+/// `recv m1; m2; …`: every message to the one receiver; answers the last reply.
+fn compile_cascade(n: CascadeNode) -> Op {
+    let recv = compile(n.recv);
+    let parts: Box<[(Sym, Args, Loc)]> = n
+        .parts
+        .into_iter()
+        .map(|(sel, args, loc)| (sel, Args::new(args), loc))
+        .collect();
+    op(move |c, f| {
+        let r = recv.run(c, f)?;
+        let mut last = Value::Nil;
+        for (sel, args, loc) in parts.iter() {
+            let a = args.eval(c, f)?;
+            c.set_loc(*loc);
+            last = c.send_impl(&r, *sel, &a)?;
+        }
+        Ok(last)
+    })
+}
+
+// ---------- literals with evaluated parts ----------
+// `#(a, b)` (Array), `#[]` (an empty List), `#{k => v}` (Dictionary), `#(head | tail)` (a
+// List cons) and `"… {e} …"` (interpolation): the parts left to right, as the walker does.
+
+/// The Dictionary a literal of `len` pairs fills, sized once in the form its first key
+/// asks for.
+pub(crate) fn dict_for_literal(len: usize, first_key: &Value) -> Dict {
+    Dict::with_capacity(len, matches!(first_key, Value::Int(_)))
+}
+
+fn compile_array(items: Vec<Node>) -> Op {
+    let ops: Box<[Op]> = items.into_iter().map(compile).collect();
+    op(move |c, f| {
+        let mut v = Vec::with_capacity(ops.len());
+        for o in ops.iter() {
+            v.push(o.run(c, f)?);
+        }
+        Ok(Value::Array(Ref::new(v.into())))
+    })
+}
+
+fn compile_empty_list() -> Op {
+    op(|_, _| Ok(Value::List(Ref::new(imbl::Vector::new()))))
+}
+
+fn compile_dict(pairs: Vec<(Node, Node)>) -> Op {
+    let pairs: Box<[(Op, Op)]> = pairs
+        .into_iter()
+        .map(|(k, v)| (compile(k), compile(v)))
+        .collect();
+    op(move |c, f| {
+        let mut m = Dict::new();
+        for (i, (k, v)) in pairs.iter().enumerate() {
+            let k = k.run(c, f)?;
+            if i == 0 {
+                m = dict_for_literal(pairs.len(), &k);
+            }
+            let v = v.run(c, f)?;
+            m.insert(k, v);
+        }
+        Ok(Value::Dict(Ref::new(m)))
+    })
+}
+
+fn compile_cons(head: Node, tail: Node, loc: Loc) -> Op {
+    let (head, tail) = (compile(head), compile(tail));
+    op(move |c, f| {
+        let h = head.run(c, f)?;
+        let t = tail.run(c, f)?;
+        c.cons_list(h, &t, loc)
+    })
+}
+
+enum Part {
+    Lit(Box<str>),
+    Expr(Op),
+}
+
+/// `"… {e} …"`: the literal pieces and each expression's `displayString`, concatenated.
+fn compile_interp(parts: Vec<InterpPart>) -> Op {
+    let parts: Box<[Part]> = parts
+        .into_iter()
+        .map(|p| match p {
+            InterpPart::Lit(t) => Part::Lit(t.into()),
+            InterpPart::Expr(e) => Part::Expr(compile(e)),
+        })
+        .collect();
+    op(move |c, f| {
+        let mut s = String::new();
+        for p in parts.iter() {
+            match p {
+                Part::Lit(t) => s.push_str(t),
+                Part::Expr(e) => {
+                    let v = e.run(c, f)?;
+                    let d = c.display_string(&v)?;
+                    s.push_str(&d);
+                }
+            }
+        }
+        Ok(Value::str(s))
+    })
+}
+
+// ---------- rebinding and class-variable fields ----------
+
+/// A field node other than `self.x` of a Value instance and an actor's slot: a Value
+/// instance's field read through the rebinding self variable, a TestCase's rebinding
+/// `self.x` / `self.x := e` (a copy of `self` with the field set, stored back into the self
+/// variable), and a class method's class variables — the walker's operations
+/// (`eval/field.rs`).
+fn compile_field(fd: FieldNode) -> Op {
+    let FieldNode {
+        name,
+        idx,
+        mode,
+        recv,
+        value,
+        loc,
+    } = fd;
+    let idx = idx as usize;
+    // `self`, or the variable a rebinding method keeps it in.
+    let self_var = match &recv {
+        Node::Var(r) => Some(*r),
+        _ => None,
+    };
+    let recv = compile(recv);
+    match (mode, value) {
+        (FieldMode::ClassVar, None) => op(move |c, f| {
+            let r = recv.run(c, f)?;
+            let owner = c.class_var_owner(f, &r, name, loc)?;
+            Ok(class_var_get(&owner, name))
+        }),
+        (FieldMode::ClassVar, Some(e)) => {
+            let e = compile(e);
+            op(move |c, f| {
+                let r = recv.run(c, f)?;
+                let owner = c.class_var_owner(f, &r, name, loc)?;
+                let v = e.run(c, f)?;
+                class_var_set(&owner, name, &v);
+                Ok(v)
+            })
+        }
+        (_, None) => op(move |c, f| {
+            let r = recv.run(c, f)?;
+            c.read_field(&r, name, idx)
+        }),
+        (_, Some(e)) => {
+            let e = compile(e);
+            op(move |c, f| {
+                let r = recv.run(c, f)?;
+                let v = e.run(c, f)?;
+                let updated = c.with_field(&r, name, v.clone())?;
+                if let Some(sv) = self_var {
+                    c.set_var(f, sv, updated);
+                }
+                Ok(v)
+            })
+        }
+    }
+}
+
+// ---------- `match:` and destructuring ----------
+// The patterns stay data, matched by the walker's code (`eval/pattern.rs`); the scrutinee,
+// the guards and the arm bodies are compiled.
+
+struct Arm {
+    pat: Pat,
+    guard: Option<Op>,
+    body: Op,
+}
+
+fn compile_match(m: MatchNode) -> Op {
+    let recv = compile(m.recv);
+    let loc = m.loc;
+    let arms: Box<[Arm]> = m
+        .arms
+        .into_iter()
+        .map(|a| Arm {
+            pat: a.pat,
+            guard: a.guard.map(compile),
+            body: compile(a.body),
+        })
+        .collect();
+    op(move |c, f| {
+        let v = recv.run(c, f)?;
+        for arm in arms.iter() {
+            if !c.pat_matches(&arm.pat, &v, f)? {
+                continue;
+            }
+            if let Some(g) = &arm.guard {
+                if !Ctx::guard_passed(g.run(c, f))? {
+                    continue;
+                }
+            }
+            return arm.body.run(c, f);
+        }
+        c.no_arm_matched(&v, loc)
+    })
+}
+
+fn compile_destructure(pat: Pat, value: Node, loc: Loc) -> Op {
+    let value = compile(value);
+    op(move |c, f| {
+        let v = value.run(c, f)?;
+        c.destructure(&pat, v, loc, f)
+    })
 }

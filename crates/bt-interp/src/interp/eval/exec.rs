@@ -91,7 +91,15 @@ impl Ctx {
         self.exec(n, f)
     }
 
+    /// The tree walker: evaluates `n` directly. The reference semantics; only bodies run
+    /// under `BT_EVAL=walk` come here (compiled bodies never do, and under `BT_EVAL=strict`
+    /// an entry is an error).
     pub(crate) fn exec(&mut self, n: &Node, f: &Frame) -> Flow {
+        if crate::interp::eval::compile::eval_mode()
+            == crate::interp::eval::compile::EvalMode::Strict
+        {
+            return self.walker_entered(n);
+        }
         match n {
             Node::Nil => Ok(Value::Nil),
             Node::Const(v) => Ok(fast_clone(v)),
@@ -206,6 +214,19 @@ impl Ctx {
         }
     }
 
+    /// An entry into the walker under `BT_EVAL=strict`: a node kind without a compiled form.
+    #[cold]
+    #[inline(never)]
+    fn walker_entered(&mut self, n: &Node) -> Flow {
+        let kind = crate::interp::eval::compile::node_kind(n);
+        Err(self
+            .err(
+                ErrorKind::RuntimeError,
+                format!("BT_EVAL=strict: the tree walker was entered for a {kind} node"),
+            )
+            .into())
+    }
+
     /// The less frequent node kinds, kept out of `exec` so its frame stays small.
     #[inline(never)]
     fn exec_cold(&mut self, n: &Node, f: &Frame) -> Flow {
@@ -266,11 +287,7 @@ impl Ctx {
                 for (i, (k, v)) in pairs.iter().enumerate() {
                     let k = self.exec(k, f)?;
                     if i == 0 {
-                        // Sized once for the literal, in the form its first key asks for.
-                        m = crate::value::dict::Dict::with_capacity(
-                            pairs.len(),
-                            matches!(k, Value::Int(_)),
-                        );
+                        m = crate::interp::eval::compile::dict_for_literal(pairs.len(), &k);
                     }
                     let v = self.exec(v, f)?;
                     m.insert(k, v);
@@ -280,22 +297,7 @@ impl Ctx {
             Node::Cons(c) => {
                 let head = self.exec(&c.0, f)?;
                 let tail = self.exec(&c.1, f)?;
-                match &tail {
-                    Value::List(l) => {
-                        let mut l = (**l).clone();
-                        l.push_front(head);
-                        Ok(Value::List(Ref::new(l)))
-                    }
-                    other => {
-                        self.set_loc(c.2);
-                        let n = self.class_name_of(other);
-                        Err(self
-                            .type_err(format!(
-                                "the tail of #(head | tail) must be a List, not {n}"
-                            ))
-                            .into())
-                    }
-                }
+                self.cons_list(head, &tail, c.2)
             }
             Node::Interp(parts) => {
                 let mut s = String::new();
@@ -493,6 +495,26 @@ impl Ctx {
         }
         self.set_var(f, p.var, fast_clone(&acc));
         Ok(acc)
+    }
+
+    /// `#(head | tail)`: a List with `head` in front of the List `tail`.
+    pub(crate) fn cons_list(&mut self, head: Value, tail: &Value, loc: Loc) -> Flow {
+        match tail {
+            Value::List(l) => {
+                let mut l = (**l).clone();
+                l.push_front(head);
+                Ok(Value::List(Ref::new(l)))
+            }
+            other => {
+                self.set_loc(loc);
+                let n = self.class_name_of(other);
+                Err(self
+                    .type_err(format!(
+                        "the tail of #(head | tail) must be a List, not {n}"
+                    ))
+                    .into())
+            }
+        }
     }
 
     /// Moves a variable's value out (leaving nil).

@@ -23,7 +23,7 @@ impl Ctx {
         match self.actor_fields.get(i) {
             Some(v) => Ok(fast_clone(v)),
             None => {
-                let recv = self.exec(&fd.recv, f)?;
+                let recv = self.self_of(&fd.recv, f);
                 self.read_field(&recv, fd.name, i)
             }
         }
@@ -153,51 +153,62 @@ impl Ctx {
             },
             FieldMode::ClassVar => {
                 let recv = self.exec(&fd.recv, f)?;
-                let cls = match &recv {
-                    Value::Class(c) => c.clone(),
-                    _ => match f.mclass {
-                        Some(c) => crate::interp::eval::hit::class_arc(c),
-                        None => {
-                            return Err(self
-                                .err(
-                                    ErrorKind::RuntimeError,
-                                    "class variable outside a class method",
-                                )
-                                .into())
-                        }
-                    },
-                };
-                let owner = match cls.class_var_owner(fd.name) {
-                    Some(o) => o,
-                    None => {
-                        self.set_loc(fd.loc);
-                        return Err(self
-                            .err(
-                                ErrorKind::RuntimeError,
-                                format!("Undefined class variable '{}' in {}", fd.name, cls.name),
-                            )
-                            .into());
-                    }
-                };
+                let owner = self.class_var_owner(f, &recv, fd.name, fd.loc)?;
                 match &fd.value {
-                    None => {
-                        let st = owner.class_state.lock();
-                        Ok(st
-                            .iter()
-                            .find(|(n, _)| *n == fd.name)
-                            .map(|(_, v)| v.clone())
-                            .unwrap_or(Value::Nil))
-                    }
+                    None => Ok(class_var_get(&owner, fd.name)),
                     Some(e) => {
                         let v = self.exec(e, f)?;
-                        let mut st = owner.class_state.lock();
-                        if let Some(slot) = st.iter_mut().find(|(n, _)| *n == fd.name) {
-                            slot.1 = v.clone();
-                        }
+                        class_var_set(&owner, fd.name, &v);
                         Ok(v)
                     }
                 }
             }
+        }
+    }
+
+    /// The class holding class variable `name` for a class method whose receiver is `recv`.
+    pub(crate) fn class_var_owner(
+        &mut self,
+        f: &Frame,
+        recv: &Value,
+        name: Sym,
+        loc: Loc,
+    ) -> Result<crate::value::ClassRef, Box<crate::interp::eval::Unwind>> {
+        let cls = match recv {
+            Value::Class(c) => c.clone(),
+            _ => match f.mclass {
+                Some(c) => crate::interp::eval::hit::class_arc(c),
+                None => {
+                    return Err(self
+                        .err(
+                            ErrorKind::RuntimeError,
+                            "class variable outside a class method",
+                        )
+                        .into())
+                }
+            },
+        };
+        match cls.class_var_owner(name) {
+            Some(o) => Ok(o),
+            None => {
+                self.set_loc(loc);
+                Err(self
+                    .err(
+                        ErrorKind::RuntimeError,
+                        format!("Undefined class variable '{}' in {}", name, cls.name),
+                    )
+                    .into())
+            }
+        }
+    }
+
+    /// `self` as the node `recv` of a field names it (`self`, or the rebinding self
+    /// variable), without evaluating a node.
+    #[inline]
+    pub(crate) fn self_of(&self, recv: &Node, f: &Frame) -> Value {
+        match recv {
+            Node::Var(r) => self.get_var(f, *r),
+            _ => fast_clone(f.recv),
         }
     }
 
@@ -246,6 +257,23 @@ impl Ctx {
             class: derived,
             fields: fields.into(),
         })))
+    }
+}
+
+/// The value of class variable `name` held by `owner`.
+pub(crate) fn class_var_get(owner: &crate::value::class::Class, name: Sym) -> Value {
+    let st = owner.class_state.lock();
+    st.iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, v)| v.clone())
+        .unwrap_or(Value::Nil)
+}
+
+/// Sets class variable `name` held by `owner` to `v`.
+pub(crate) fn class_var_set(owner: &crate::value::class::Class, name: Sym, v: &Value) {
+    let mut st = owner.class_state.lock();
+    if let Some(slot) = st.iter_mut().find(|(n, _)| *n == name) {
+        slot.1 = v.clone();
     }
 }
 

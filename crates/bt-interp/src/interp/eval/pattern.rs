@@ -16,22 +16,44 @@ impl Ctx {
     pub(crate) fn exec_match(&mut self, m: &MatchNode, f: &Frame) -> Flow {
         let v = self.exec(&m.recv, f)?;
         for arm in &m.arms {
-            match self.match_pat(&arm.pat, &v, f, false)? {
-                Ok(()) => {}
-                Err(_) => continue,
+            if !self.pat_matches(&arm.pat, &v, f)? {
+                continue;
             }
             if let Some(g) = &arm.guard {
-                match self.exec(g, f) {
-                    Ok(Value::True) => {}
-                    Ok(_) => continue,
-                    Err(b) if matches!(*b, Unwind::Error(_)) => continue,
-                    Err(e) => return Err(e),
+                if !Ctx::guard_passed(self.exec(g, f))? {
+                    continue;
                 }
             }
             return self.exec(&arm.body, f);
         }
-        self.set_loc(m.loc);
-        let p = self.print_string(&v)?;
+        self.no_arm_matched(&v, m.loc)
+    }
+
+    /// Whether an arm's guard, which answered `r`, lets it through: `true` only; an
+    /// exception raised by the guard counts as a refusal, a non-local return or an exit
+    /// travels on.
+    #[inline]
+    pub(crate) fn guard_passed(r: Flow) -> Result<bool, Box<Unwind>> {
+        match r {
+            Ok(Value::True) => Ok(true),
+            Ok(_) => Ok(false),
+            Err(b) if matches!(*b, Unwind::Error(_)) => Ok(false),
+            Err(e) => Err(e),
+        }
+    }
+
+    /// Does `v` match `p` (binding its variables)? The error is an exception raised while
+    /// matching (an unknown class in a type pattern).
+    #[inline]
+    pub(crate) fn pat_matches(&mut self, p: &Pat, v: &Value, f: &Frame) -> Result<bool, Unwind> {
+        Ok(self.match_pat(p, v, f, false)?.is_ok())
+    }
+
+    /// The error of a `match:` none of whose arms took `v`.
+    #[cold]
+    pub(crate) fn no_arm_matched(&mut self, v: &Value, loc: Loc) -> Flow {
+        self.set_loc(loc);
+        let p = self.print_string(v)?;
         Err(self
             .err(ErrorKind::RuntimeError, format!("no arm matched {p}"))
             .into())
@@ -45,6 +67,12 @@ impl Ctx {
         f: &Frame,
     ) -> Flow {
         let v = self.exec(value, f)?;
+        self.destructure(pat, v, loc, f)
+    }
+
+    /// A destructuring assignment of the evaluated `v` to `pat`: binds its variables and
+    /// answers `v`, or raises (a missing key, a shape that does not match).
+    pub(crate) fn destructure(&mut self, pat: &Pat, v: Value, loc: Loc, f: &Frame) -> Flow {
         match self.match_pat(pat, &v, f, true)? {
             Ok(()) => Ok(v),
             Err(Miss::MissingKey(k)) => {

@@ -100,7 +100,7 @@ impl Cond {
                 let s = *s;
                 match LocalAt::new(s.recv, s.sel, s.args, s.loc) {
                     Some(la) => return Cond::LocalAt(Box::new(la)),
-                    None => return Cond::Other(walk(Node::Nil)),
+                    None => return Cond::Other(Op::default()),
                 }
             }
             n => n,
@@ -289,7 +289,7 @@ pub(super) fn compile_local_at(
 ) -> Op {
     match LocalAt::new(recv, sel, raw_args, loc) {
         Some(la) => op(move |c, f| la.run(c, f)),
-        None => walk(Node::Nil),
+        None => Op::default(),
     }
 }
 

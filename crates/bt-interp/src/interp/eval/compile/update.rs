@@ -80,7 +80,7 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
         // (copied first only when shared); anything unusual takes the general path below.
         let mut args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
         let (Some(a1), Some(a0)) = (args.pop(), args.pop()) else {
-            return walk(Node::Nil);
+            return Op::default();
         };
         let slow = in_place_rest(var, sel, nargs, loc, keep, ic);
         let ic = InlineCache::default();
