@@ -225,12 +225,13 @@ pub enum Value {
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
-    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see [`crate::value::array`]), copied on write when shared.
-    Array(Ref<crate::value::array::ArrayData>),
+    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see
+    /// [`crate::value::array`]), copied on write when shared.
+    Array(Ref<crate::value::array::compact::CompactVec<Value>>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
     /// `#{ }` — keys in standard term order (storage: [`crate::value::dict::Dict`]).
-    Dict(Ref<crate::value::dict::Dict>),
+    Dict(Ref<crate::value::dict::table::Table<Value>>),
     Set(Ref<imbl::OrdSet<Key>>),
     /// Element → count, in term order.
     Bag(Ref<imbl::OrdMap<Key, usize>>),
@@ -349,8 +350,8 @@ impl Value {
     }
 }
 
-/// A Value used as a Dictionary key or Set element: ordered by the standard term order
-///, equal exactly when `=:=`.
+/// A Value used as a Dictionary key or Set element: ordered by the standard term order,
+/// equal exactly when `=:=` (the impls are in [`order`]).
 #[derive(Clone)]
 #[repr(transparent)]
 pub struct Key(pub Value);
@@ -362,23 +363,6 @@ impl Key {
         // SAFETY: `Key` is `#[repr(transparent)]` over `Value`, so both references have the
         // same layout and validity; the lifetime is carried over unchanged.
         unsafe { &*(v as *const Value as *const Key) }
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        crate::value::order::term_cmp(&self.0, &other.0) == std::cmp::Ordering::Equal
-    }
-}
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        crate::value::order::term_cmp(&self.0, &other.0)
     }
 }
 
