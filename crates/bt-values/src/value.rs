@@ -25,7 +25,7 @@ pub mod deserialize;
 pub mod dict;
 pub mod order;
 mod value_ext;
-pub(crate) mod varcell;
+pub mod varcell;
 
 use std::any::Any;
 use std::fmt;
@@ -34,11 +34,16 @@ use std::sync::Arc;
 use num_bigint::BigInt;
 
 pub use crate::base::sym::Sym;
+use crate::value::block::Code;
 use crate::value::class::Class;
 
 /// The one shared-pointer type (change here to change everywhere).
 pub type Ref<T> = Arc<T>;
 pub type ClassRef = Ref<Class>;
+
+/// A captured variable ([`varcell::OwnedCell`]): shared by the declaring activation and its
+/// closures.
+pub type VarCell = crate::value::varcell::OwnedCell<Value>;
 
 /// The contents of `a` to mutate in place when no other `Ref` or weak reference shares it.
 ///
@@ -243,8 +248,24 @@ pub enum Value {
     Class(ClassRef),
     /// The metaclass of a class (`Foo class`).
     Meta(ClassRef),
-    Block(Ref<crate::value::block::Closure>),
+    Block(Ref<Closure>),
     Native(Ref<Native>),
+}
+
+/// A block closure (`Value::Block`): the code is the interpreter's ([`block`]), the rest
+/// is what term order, hashing and the codec read.
+pub struct Closure {
+    pub code: Code,
+    /// `self` of the activation that created the block.
+    pub recv: Value,
+    pub upvals: Box<[Arc<VarCell>]>,
+    /// The method activation a `^` inside returns from.
+    pub home: u64,
+    /// Class defining the enclosing method (for `super` and fields), and its side.
+    pub mclass: Option<ClassRef>,
+    pub mside: bool,
+    /// Creation order (standard term order of blocks).
+    pub serial: u64,
 }
 
 /// Boxed so `Value::Native` stays one word.
