@@ -10,10 +10,17 @@
 //!
 //! This is the values layer (docs/architecture.md): Value, its collections' storage
 //! ([`array`], [`dict`]), standard term order ([`order`]), and the data of classes
-//! ([`class`]) and block closures ([`block`]). It sits above `base` and below the runtime and
-//! names nothing above it: the interpreter's part of a class is an opaque box in
-//! [`class::Class::rt`], a block's code a [`block::Code`] (docs/architecture.md, "Classes and
-//! blocks in the values layer").
+//! ([`class`]) and block closures ([`Closure`], here; its code in [`block`]). It sits above
+//! `base` and below the runtime and names nothing above it: the interpreter's part of a class
+//! is an opaque box in [`class::Class::rt`], a block's code a [`block::Code`]
+//! (docs/architecture.md, "Classes and blocks in the values layer").
+//!
+//! The types are mutually recursive (a Value holds an Array, an Array holds Values), the
+//! files are not: the storage of Arrays ([`array::compact`]), Dictionaries ([`dict::table`])
+//! and captured variables ([`varcell`]) is generic over what it holds, instantiated here for
+//! `Value`, so it names nothing of this file; what orders, compares and hashes Values
+//! ([`order`], with the `Term` impl the Dictionary's table needs) names this file, and this
+//! file names none of it (docs/architecture.md, "Module cycles").
 
 // unsafe: in-place updates test uniqueness with plain loads of the Arc counts (each block has a SAFETY comment).
 #![allow(unsafe_code)]
