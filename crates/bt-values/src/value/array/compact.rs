@@ -12,7 +12,7 @@
 //! callers never care which representation they hold, except that there is no `&[T]` slice or
 //! `&mut T` (use [`CompactVec::set`], or [`CompactVec::wide_mut`] for bulk edits).
 //!
-//! Everything is monomorphised for the one element type (`Value`): no indirection is added.
+//! Everything is monomorphised for the one element type (`Value`): no indirection.
 
 use std::ops::Index;
 

@@ -11,8 +11,8 @@
 //!   dict: an index of `u32` slots (open addressing, CPython's perturbed probe sequence) over a
 //!   vector of entries kept in insertion order, keyed by `term_hash` (Integers hash to
 //!   themselves, so runs of nearby Integer keys touch nearby memory). While every key is an
-//!   Integer that fits in 64 bits the entries are [`IntEntry`]s (an `i64` and a value, 24
-//!   bytes; `Repr::Int`); the first other key turns the table into one of [`Entry`]s (key and
+//!   Integer that fits in 64 bits the entries are `IntEntry`s (an `i64` and a value, 24
+//!   bytes; `Repr::Int`); the first other key turns the table into one of `Entry`s (key and
 //!   value, 32 bytes; `Repr::Flat`) in place, keeping the index. The hash is not stored (it is
 //!   recomputed on a rebuild, and a probe compares keys directly); entries sit in a chunked
 //!   vector (`chunked_vec.rs`: growing never copies), and the index is rebuilt half full, so a
