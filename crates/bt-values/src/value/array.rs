@@ -1,4 +1,4 @@
-//! Array storage (`#[ ]`): a [`CompactVec`] of [`Value`]s, one byte per element while every
+//! Array storage (`#[ ]`): a [`CompactVec`](compact::CompactVec) of [`Value`]s, one byte per element while every
 //! element is `nil`, `true`, `false` or an Integer in `0..=252`.
 //!
 //! Each such element is a code into [`SMALL`], a static table of those immediates. A flag
@@ -40,7 +40,7 @@ const fn small_table() -> [Value; 256] {
 }
 
 impl compact::ByteCoded for Value {
-    /// The byte code of `v`, if it is one of the [`SMALL`] immediates (which own nothing).
+    /// The byte code of `self`, if it is one of the `SMALL` immediates (which own nothing).
     #[inline(always)]
     fn encode(&self) -> Option<u8> {
         match self {

@@ -71,7 +71,7 @@ impl Ord for Key {
     }
 }
 
-/// Dictionaries key Values by the standard term order: [`term_hash`], `=:=` and [`term_cmp`].
+/// Dictionaries key Values by the standard term order: `term_hash`, `=:=` and [`term_cmp`].
 impl Term for Value {
     type Key = Key;
     #[inline(always)]

@@ -13,7 +13,7 @@
 //! owner is not inside an access, and turns the cell **shared**; from then on everybody,
 //! the owner too, uses the cell's mutex. Nobody ever reads a stand-in value or drops a write.
 //!
-//! Why this is sound (the asymmetric Dekker pattern; [`OwnedCell::get_with`] and [`revoke`]):
+//! Why this is sound (the asymmetric Dekker pattern; [`OwnedCell::get_with`] and `revoke`):
 //! the owner stores `busy = true`, then (compiler fence only) loads `owner` and accesses the
 //! value only when it still names itself; the revoker stores `owner = REVOKING`, runs the
 //! barrier, then waits for `busy == false`. The barrier orders, in every other running
@@ -167,7 +167,7 @@ impl<T> OwnedCell<T> {
 
     /// The value under the lock, for code that runs in no particular process (session
     /// bindings, encoding, copies): a cell some process owns is taken over first
-    /// ([`revoke`]). Never hold the guard while evaluating.
+    /// (`revoke`). Never hold the guard while evaluating.
     pub fn lock(&self) -> parking_lot::MutexGuard<'_, T> {
         self.make_shared();
         self.value.lock()
