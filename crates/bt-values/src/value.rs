@@ -10,10 +10,17 @@
 //!
 //! This is the values layer (docs/architecture.md): Value, its collections' storage
 //! ([`array`], [`dict`]), standard term order ([`order`]), and the data of classes
-//! ([`class`]) and block closures ([`block`]). It sits above `base` and below the runtime and
-//! names nothing above it: the interpreter's part of a class is an opaque box in
-//! [`class::Class::rt`], a block's code a [`block::Code`] (docs/architecture.md, "Classes and
-//! blocks in the values layer").
+//! ([`class`]) and block closures ([`Closure`], here; its code in [`block`]). It sits above
+//! `base` and below the runtime and names nothing above it: the interpreter's part of a class
+//! is an opaque box in [`class::Class::rt`], a block's code a [`block::Code`]
+//! (docs/architecture.md, "Classes and blocks in the values layer").
+//!
+//! The types are mutually recursive (a Value holds an Array, an Array holds Values), the
+//! files are not: the storage of Arrays ([`array::compact`]), Dictionaries ([`dict::table`])
+//! and captured variables ([`varcell`]) is generic over what it holds, instantiated here for
+//! `Value`, so it names nothing of this file; what orders, compares and hashes Values
+//! ([`order`], with the `Term` impl the Dictionary's table needs) names this file, and this
+//! file names none of it (docs/architecture.md, "Module cycles").
 
 // unsafe: in-place updates test uniqueness with plain loads of the Arc counts (each block has a SAFETY comment).
 #![allow(unsafe_code)]
@@ -25,7 +32,7 @@ pub mod deserialize;
 pub mod dict;
 pub mod order;
 mod value_ext;
-pub(crate) mod varcell;
+pub mod varcell;
 
 use std::any::Any;
 use std::fmt;
@@ -34,11 +41,16 @@ use std::sync::Arc;
 use num_bigint::BigInt;
 
 pub use crate::base::sym::Sym;
+use crate::value::block::Code;
 use crate::value::class::Class;
 
 /// The one shared-pointer type (change here to change everywhere).
 pub type Ref<T> = Arc<T>;
 pub type ClassRef = Ref<Class>;
+
+/// A captured variable ([`varcell::OwnedCell`]): shared by the declaring activation and its
+/// closures.
+pub type VarCell = crate::value::varcell::OwnedCell<Value>;
 
 /// The contents of `a` to mutate in place when no other `Ref` or weak reference shares it.
 ///
@@ -225,12 +237,13 @@ pub enum Value {
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
-    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see [`crate::value::array`]), copied on write when shared.
-    Array(Ref<crate::value::array::ArrayData>),
+    /// `#[ ]` — an Array: a flat vector (compact for small immediates, see
+    /// [`crate::value::array`]), copied on write when shared.
+    Array(Ref<crate::value::array::compact::CompactVec<Value>>),
     /// `{a, b}` — a Tuple.
     Tuple(Ref<Vec<Value>>),
     /// `#{ }` — keys in standard term order (storage: [`crate::value::dict::Dict`]).
-    Dict(Ref<crate::value::dict::Dict>),
+    Dict(Ref<crate::value::dict::table::Table<Value>>),
     Set(Ref<imbl::OrdSet<Key>>),
     /// Element → count, in term order.
     Bag(Ref<imbl::OrdMap<Key, usize>>),
@@ -242,8 +255,24 @@ pub enum Value {
     Class(ClassRef),
     /// The metaclass of a class (`Foo class`).
     Meta(ClassRef),
-    Block(Ref<crate::value::block::Closure>),
+    Block(Ref<Closure>),
     Native(Ref<Native>),
+}
+
+/// A block closure (`Value::Block`): the code is the interpreter's ([`block`]), the rest
+/// is what term order, hashing and the codec read.
+pub struct Closure {
+    pub code: Code,
+    /// `self` of the activation that created the block.
+    pub recv: Value,
+    pub upvals: Box<[Arc<VarCell>]>,
+    /// The method activation a `^` inside returns from.
+    pub home: u64,
+    /// Class defining the enclosing method (for `super` and fields), and its side.
+    pub mclass: Option<ClassRef>,
+    pub mside: bool,
+    /// Creation order (standard term order of blocks).
+    pub serial: u64,
 }
 
 /// Boxed so `Value::Native` stays one word.
@@ -349,8 +378,8 @@ impl Value {
     }
 }
 
-/// A Value used as a Dictionary key or Set element: ordered by the standard term order
-///, equal exactly when `=:=`.
+/// A Value used as a Dictionary key or Set element: ordered by the standard term order,
+/// equal exactly when `=:=` (the impls are in [`order`]).
 #[derive(Clone)]
 #[repr(transparent)]
 pub struct Key(pub Value);
@@ -362,23 +391,6 @@ impl Key {
         // SAFETY: `Key` is `#[repr(transparent)]` over `Value`, so both references have the
         // same layout and validity; the lifetime is carried over unchanged.
         unsafe { &*(v as *const Value as *const Key) }
-    }
-}
-
-impl PartialEq for Key {
-    fn eq(&self, other: &Self) -> bool {
-        crate::value::order::term_cmp(&self.0, &other.0) == std::cmp::Ordering::Equal
-    }
-}
-impl Eq for Key {}
-impl PartialOrd for Key {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl Ord for Key {
-    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        crate::value::order::term_cmp(&self.0, &other.0)
     }
 }
 

@@ -1,8 +1,10 @@
-//! Block closures as the values layer sees them: captured receiver and cells, home, serial.
+//! Block closures as the values layer sees them: the closure's data — captured receiver and
+//! cells, home, serial — and its code pointer.
 //!
-//! `Value::Block` holds a [`Closure`]. Its compiled code belongs to the interpreter, which
-//! this layer does not name: [`Closure::code`] is a [`Code`], a shared pointer to a type that
-//! implements [`BlockCode`]. Exactly one type does (the interpreter's `FnCode`, in
+//! `Value::Block` holds a [`Closure`] (defined with `Value` in `value.rs`, as it holds a
+//! receiver `Value`; re-exported here with [`VarCell`], the captured-variable cell). Its
+//! compiled code belongs to the interpreter, which this layer does not name: [`Closure::code`]
+//! is a [`Code`] (this file), a shared pointer to a type that implements [`BlockCode`]. Exactly one type does (the interpreter's `FnCode`, in
 //! `interp::block_code`), so [`Code::get`] turns the pointer back into that type with a plain
 //! cast — no virtual call and no type test on a block call. Term order and hashing read only
 //! `serial` and the closure's address.
@@ -14,9 +16,7 @@ use std::any::Any;
 use std::ptr::NonNull;
 use std::sync::Arc;
 
-use crate::value::{ClassRef, Value};
-
-pub use crate::value::varcell::VarCell;
+pub use crate::value::{Closure, VarCell};
 
 /// The compiled code of a block, opaque to the values layer.
 ///
@@ -79,19 +79,4 @@ impl Code {
     pub fn addr(&self) -> *const () {
         self.ptr.as_ptr()
     }
-}
-
-/// A block closure.
-pub struct Closure {
-    pub code: Code,
-    /// `self` of the activation that created the block.
-    pub recv: Value,
-    pub upvals: Box<[Arc<VarCell>]>,
-    /// The method activation a `^` inside returns from.
-    pub home: u64,
-    /// Class defining the enclosing method (for `super` and fields), and its side.
-    pub mclass: Option<ClassRef>,
-    pub mside: bool,
-    /// Creation order (standard term order of blocks).
-    pub serial: u64,
 }

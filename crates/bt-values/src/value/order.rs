@@ -20,6 +20,8 @@ use num_bigint::BigInt;
 use num_traits::{FromPrimitive, Signed, ToPrimitive};
 
 use crate::value::class::{Class, ClassKind};
+use crate::value::dict::table::Term;
+use crate::value::dict::Dict;
 use crate::value::{Instance, Interval, Key, Ref, Value};
 
 /// The rank of a value in the standard term order (1 = lowest).
@@ -49,6 +51,71 @@ pub fn term_cmp(a: &Value, b: &Value) -> Ordering {
         return x.cmp(y);
     }
     term_cmp_general(a, b, 0)
+}
+
+/// Keys (Dictionary trees, Sets, Bags) are ordered by [`term_cmp`]: equal exactly when `=:=`.
+impl PartialEq for Key {
+    fn eq(&self, other: &Self) -> bool {
+        term_cmp(&self.0, &other.0) == Ordering::Equal
+    }
+}
+impl Eq for Key {}
+impl PartialOrd for Key {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl Ord for Key {
+    fn cmp(&self, other: &Self) -> Ordering {
+        term_cmp(&self.0, &other.0)
+    }
+}
+
+/// Dictionaries key Values by the standard term order: `term_hash`, `=:=` and [`term_cmp`].
+impl Term for Value {
+    type Key = Key;
+    #[inline(always)]
+    fn int_key(&self) -> Option<i64> {
+        match self {
+            Value::Int(i) => Some(*i),
+            _ => None,
+        }
+    }
+    #[inline(always)]
+    fn from_int_key(i: i64) -> Value {
+        Value::Int(i)
+    }
+    #[inline]
+    fn key_hash(&self) -> u64 {
+        term_hash(self)
+    }
+    #[inline]
+    fn key_eq(&self, other: &Value) -> bool {
+        match (self, other) {
+            (Value::Int(x), Value::Int(y)) => x == y,
+            _ => term_cmp(self, other) == Ordering::Equal,
+        }
+    }
+    #[inline]
+    fn key_cmp(&self, other: &Value) -> Ordering {
+        term_cmp(self, other)
+    }
+    #[inline(always)]
+    fn into_tree_key(self) -> Key {
+        Key(self)
+    }
+    #[inline(always)]
+    fn as_tree_key(&self) -> &Key {
+        Key::from_ref(self)
+    }
+    #[inline(always)]
+    fn from_tree_key(k: Key) -> Value {
+        k.0
+    }
+    #[inline(always)]
+    fn from_tree_key_ref(k: &Key) -> &Value {
+        &k.0
+    }
 }
 
 /// [`term_cmp`] of elements `depth` levels down.
@@ -129,7 +196,7 @@ fn term_cmp_general(a: &Value, b: &Value, depth: u32) -> Ordering {
 
 /// Lexicographic comparison; a proper prefix comes first.
 /// The keys of two Dictionaries of the same size compared in order (the first difference).
-fn key_cmp(x: &crate::value::dict::Dict, y: &crate::value::dict::Dict, depth: u32) -> Ordering {
+fn key_cmp(x: &Dict, y: &Dict, depth: u32) -> Ordering {
     x.keys()
         .zip(y.keys())
         .map(|(a, b)| term_cmp_at(&a, &b, depth + 1))

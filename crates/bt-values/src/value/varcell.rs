@@ -1,5 +1,5 @@
-//! Captured variables (`VarCell`): owned by one process and used there without a lock, taken
-//! over soundly by any other process that meets one.
+//! Captured variables (`VarCell`, an [`OwnedCell`] of `Value`s): owned by one process and used
+//! there without a lock, taken over soundly by any other process that meets one.
 //!
 //! A variable captured by a block lives in a cell shared by the declaring activation and its
 //! closures. Almost every access comes from the process that made the cell (a method's
@@ -13,7 +13,7 @@
 //! owner is not inside an access, and turns the cell **shared**; from then on everybody,
 //! the owner too, uses the cell's mutex. Nobody ever reads a stand-in value or drops a write.
 //!
-//! Why this is sound (the asymmetric Dekker pattern; [`VarCell::get_with`] and [`revoke`]):
+//! Why this is sound (the asymmetric Dekker pattern; [`OwnedCell::get_with`] and `revoke`):
 //! the owner stores `busy = true`, then (compiler fence only) loads `owner` and accesses the
 //! value only when it still names itself; the revoker stores `owner = REVOKING`, runs the
 //! barrier, then waits for `busy == false`. The barrier orders, in every other running
@@ -35,28 +35,27 @@
 use std::sync::atomic::{compiler_fence, AtomicBool, AtomicU64, Ordering};
 use std::sync::OnceLock;
 
-use crate::value::Value;
-
 /// The owner word of a cell every access locks.
 pub(crate) const SHARED: u64 = u64::MAX;
 /// The owner word while a revoker waits for the owner to leave its access.
 const REVOKING: u64 = u64::MAX - 1;
 
 /// A captured variable: shared by the declaring activation and its closures (module notes).
-pub struct VarCell {
+/// Generic over what it holds (a `Value`; the cell's protocol never looks at it).
+pub struct OwnedCell<T> {
     /// The owning process's token (never 0, [`SHARED`] or `REVOKING`), or one of those two.
     owner: AtomicU64,
     /// Set by the owner around each lock-free access (written by nobody else).
     busy: AtomicBool,
-    value: parking_lot::Mutex<Value>,
+    value: parking_lot::Mutex<T>,
 }
 
-impl VarCell {
+impl<T> OwnedCell<T> {
     /// A shared cell (every access locks): cells made outside any process, copies made for
     /// a block crossing processes, session bindings, decoded blocks.
     #[inline]
-    pub fn new(v: Value) -> VarCell {
-        VarCell {
+    pub fn new(v: T) -> OwnedCell<T> {
+        OwnedCell {
             owner: AtomicU64::new(SHARED),
             busy: AtomicBool::new(false),
             value: parking_lot::Mutex::new(v),
@@ -67,13 +66,13 @@ impl VarCell {
     /// or where the barrier revocation needs is not available). Only code running in that
     /// process passes its token.
     #[inline]
-    pub fn owned(v: Value, me: u64) -> VarCell {
+    pub fn owned(v: T, me: u64) -> OwnedCell<T> {
         let owner = if me != 0 && me < REVOKING && fence_available() {
             me
         } else {
             SHARED
         };
-        VarCell {
+        OwnedCell {
             owner: AtomicU64::new(owner),
             busy: AtomicBool::new(false),
             value: parking_lot::Mutex::new(v),
@@ -82,7 +81,7 @@ impl VarCell {
 
     /// Enters an owned access when `me` owns the cell (`o`, the owner word just loaded,
     /// names it): answers true with `busy` set, and the caller may then use the value with
-    /// plain accesses until [`VarCell::leave`]. False: take another path (`busy` is clear).
+    /// plain accesses until [`OwnedCell::leave`]. False: take another path (`busy` is clear).
     /// See the module notes for the protocol.
     #[inline(always)]
     fn enter(&self, me: u64, o: u64) -> bool {
@@ -101,7 +100,7 @@ impl VarCell {
         true
     }
 
-    /// Ends an owned access begun by a successful [`VarCell::enter`].
+    /// Ends an owned access begun by a successful [`OwnedCell::enter`].
     #[inline(always)]
     fn leave(&self) {
         // Release: the access happens before a revoker's acquire load of `false`.
@@ -111,7 +110,7 @@ impl VarCell {
     /// The value, for the process whose token is `me` (0 outside any process); `f` makes
     /// the copy (`Value::clone` or a faster equivalent).
     #[inline(always)]
-    pub fn get_with(&self, me: u64, f: impl Fn(&Value) -> Value) -> Value {
+    pub fn get_with(&self, me: u64, f: impl Fn(&T) -> T) -> T {
         // Acquire: a cell seen SHARED also shows the writes its former owner made before.
         let o = self.owner.load(Ordering::Acquire);
         if self.enter(me, o) {
@@ -131,14 +130,14 @@ impl VarCell {
     }
 
     #[inline(never)]
-    fn get_slow(&self, f: &impl Fn(&Value) -> Value) -> Value {
+    fn get_slow(&self, f: &impl Fn(&T) -> T) -> T {
         f(&self.lock())
     }
 
     /// Replaces the value and answers the old one (for the caller to drop outside the
     /// access), for the process whose token is `me`.
     #[inline(always)]
-    pub fn replace(&self, me: u64, v: Value) -> Value {
+    pub fn replace(&self, me: u64, v: T) -> T {
         let o = self.owner.load(Ordering::Acquire);
         if self.enter(me, o) {
             // SAFETY: as in `get_with`: only `me`, between `enter` and `leave`, touches the
@@ -154,25 +153,28 @@ impl VarCell {
     }
 
     #[inline(never)]
-    fn replace_slow(&self, v: Value) -> Value {
+    fn replace_slow(&self, v: T) -> T {
         std::mem::replace(&mut *self.lock(), v)
     }
 
     /// The value for `me` (a clone).
-    pub fn read(&self, me: u64) -> Value {
-        self.get_with(me, Value::clone)
+    pub fn read(&self, me: u64) -> T
+    where
+        T: Clone,
+    {
+        self.get_with(me, T::clone)
     }
 
     /// The value under the lock, for code that runs in no particular process (session
     /// bindings, encoding, copies): a cell some process owns is taken over first
-    /// ([`revoke`]). Never hold the guard while evaluating.
-    pub fn lock(&self) -> parking_lot::MutexGuard<'_, Value> {
+    /// (`revoke`). Never hold the guard while evaluating.
+    pub fn lock(&self) -> parking_lot::MutexGuard<'_, T> {
         self.make_shared();
         self.value.lock()
     }
 
-    /// [`VarCell::lock`] that does not wait for another holder of the lock (`None` then).
-    pub fn try_lock(&self) -> Option<parking_lot::MutexGuard<'_, Value>> {
+    /// [`OwnedCell::lock`] that does not wait for another holder of the lock (`None` then).
+    pub fn try_lock(&self) -> Option<parking_lot::MutexGuard<'_, T>> {
         self.make_shared();
         self.value.try_lock()
     }
@@ -196,7 +198,7 @@ impl VarCell {
 /// `SHARED`, with the owner's earlier plain writes visible to this thread.
 #[cold]
 #[inline(never)]
-fn revoke(c: &VarCell) {
+fn revoke<T>(c: &OwnedCell<T>) {
     let mut cur = c.owner.load(Ordering::Acquire);
     loop {
         match cur {
@@ -307,6 +309,7 @@ fn heavy_barrier() {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::value::{Value, VarCell};
     use std::sync::Arc;
 
     fn int(v: Value) -> i64 {

@@ -1,18 +1,16 @@
-//! The flat (hash) table behind a [`Dict`](super::Dict), generic over its entry type: an index
-//! of `u32` slots (open addressing, CPython's perturbed probe sequence) over a chunked vector of
-//! entries kept in insertion order (see the module doc of `dict/mod.rs`).
+//! The flat (hash) table behind a [`Table`](super::table::Table), generic over its entry type:
+//! an index of `u32` slots (open addressing, CPython's perturbed probe sequence) over a chunked
+//! vector of entries kept in insertion order (see the module doc of `dict/mod.rs`).
 //!
-//! Two entry types: [`Entry`] (any key: a key `Value` and a value, 32 bytes) and [`IntEntry`]
-//! (an `i64` key and a value, 24 bytes), used while every key of the table is an Integer that
-//! fits in 64 bits — the commonest Dictionary, and a quarter smaller per entry.
+//! Two entry types: [`Entry`] (any key: a key and a value, 32 bytes for `Value`s) and
+//! [`IntEntry`] (an `i64` key and a value, 24 bytes), used while every key of the table is an
+//! Integer that fits in 64 bits — the commonest Dictionary, and a quarter smaller per entry.
 
 use std::cmp::Ordering;
 use std::sync::OnceLock;
 
 use super::chunked_vec::Chunks;
-use super::{KeyRef, Map};
-use crate::value::order::{term_cmp, term_hash};
-use crate::value::{Key, Value};
+use super::table::{KeyRef, Map, Term};
 
 /// An index slot never used.
 const EMPTY: u32 = u32::MAX;
@@ -23,76 +21,71 @@ pub(super) const MIN_INDEX: usize = 8;
 
 /// What the table needs of an entry.
 pub(super) trait Slot: Clone {
-    /// The key's [`term_hash`].
+    /// What the table holds (keys and values).
+    type V: Term;
+    /// The key's [`Term::key_hash`].
     fn hash(&self) -> u64;
-    /// Whether the two keys are `=:=`.
+    /// Whether the two keys are equal ([`Term::key_eq`]).
     fn same(&self, other: &Self) -> bool;
-    /// The term order of the two keys.
+    /// The order of the two keys ([`Term::key_cmp`]).
     fn cmp_keys(&self, other: &Self) -> Ordering;
-    fn key(&self) -> KeyRef<'_>;
-    fn value(&self) -> &Value;
-    fn value_mut(&mut self) -> &mut Value;
-    fn into_pair(self) -> (Value, Value);
+    fn key(&self) -> KeyRef<'_, Self::V>;
+    fn value(&self) -> &Self::V;
+    fn value_mut(&mut self) -> &mut Self::V;
+    fn into_pair(self) -> (Self::V, Self::V);
 }
 
 /// A key and its value. The hash is not stored (it is recomputed when the index is rebuilt:
-/// Integers hash to themselves), so an entry is 32 bytes.
+/// Integers hash to themselves), so an entry of `Value`s is 32 bytes.
 #[derive(Clone)]
-pub(super) struct Entry {
-    pub(super) key: Value,
-    pub(super) value: Value,
+pub(super) struct Entry<V> {
+    pub(super) key: V,
+    pub(super) value: V,
 }
 
-/// An Integer key (as its `i64`) and its value: 24 bytes.
+/// An Integer key (as its `i64`) and its value: 24 bytes for a `Value`.
 #[derive(Clone)]
-pub(super) struct IntEntry {
+pub(super) struct IntEntry<V> {
     pub(super) key: i64,
-    pub(super) value: Value,
+    pub(super) value: V,
 }
 
-/// Whether two keys are `=:=`.
-#[inline]
-pub(super) fn same_key(a: &Value, b: &Value) -> bool {
-    match (a, b) {
-        (Value::Int(x), Value::Int(y)) => x == y,
-        _ => term_cmp(a, b) == Ordering::Equal,
-    }
-}
-
-impl Slot for Entry {
+impl<V: Term> Slot for Entry<V> {
+    type V = V;
     #[inline]
     fn hash(&self) -> u64 {
-        term_hash(&self.key)
+        self.key.key_hash()
     }
     #[inline]
     fn same(&self, other: &Self) -> bool {
-        same_key(&self.key, &other.key)
+        self.key.key_eq(&other.key)
     }
     #[inline]
     fn cmp_keys(&self, other: &Self) -> Ordering {
-        term_cmp(&self.key, &other.key)
+        self.key.key_cmp(&other.key)
     }
     #[inline]
-    fn key(&self) -> KeyRef<'_> {
+    fn key(&self) -> KeyRef<'_, V> {
         KeyRef::borrowed(&self.key)
     }
     #[inline]
-    fn value(&self) -> &Value {
+    fn value(&self) -> &V {
         &self.value
     }
     #[inline]
-    fn value_mut(&mut self) -> &mut Value {
+    fn value_mut(&mut self) -> &mut V {
         &mut self.value
     }
-    fn into_pair(self) -> (Value, Value) {
+    fn into_pair(self) -> (V, V) {
         (self.key, self.value)
     }
 }
 
-impl Slot for IntEntry {
+impl<V: Term> Slot for IntEntry<V> {
+    type V = V;
     #[inline]
     fn hash(&self) -> u64 {
-        // The same as `term_hash` of the Integer.
+        // The same as `key_hash` of the Integer.
         self.key as u64
     }
     #[inline]
@@ -104,19 +97,19 @@ impl Slot for IntEntry {
         self.key.cmp(&other.key)
     }
     #[inline]
-    fn key(&self) -> KeyRef<'_> {
+    fn key(&self) -> KeyRef<'_, V> {
         KeyRef::int(self.key)
     }
     #[inline]
-    fn value(&self) -> &Value {
+    fn value(&self) -> &V {
         &self.value
     }
     #[inline]
-    fn value_mut(&mut self) -> &mut Value {
+    fn value_mut(&mut self) -> &mut V {
         &mut self.value
     }
-    fn into_pair(self) -> (Value, Value) {
-        (Value::Int(self.key), self.value)
+    fn into_pair(self) -> (V, V) {
+        (V::from_int_key(self.key), self.value)
     }
 }
 
@@ -166,7 +159,7 @@ enum Probe {
 }
 
 #[derive(Clone)]
-pub(super) struct Flat<E> {
+pub(super) struct Flat<E: Slot> {
     /// In insertion order; `None` is a removed entry (compacted away on the next rebuild).
     /// Invariant: empty, or the last element is `Some`.
     pub(super) entries: Chunks<Option<E>>,
@@ -182,7 +175,7 @@ pub(super) struct Flat<E> {
     /// When not `sorted`: positions of the live entries in term order of their keys.
     order: OnceLock<Box<[u32]>>,
     /// The same entries as a persistent tree, made by the first update while shared.
-    pub(super) tree: OnceLock<Map>,
+    pub(super) tree: OnceLock<Map<E::V>>,
 }
 
 impl<E: Slot> Flat<E> {
@@ -211,8 +204,6 @@ impl<E: Slot> Flat<E> {
         }
     }
 
-    /// The same table with every entry mapped by `f` (keys keep their hashes and order, so the
-    /// index stays valid); the caches are dropped.
     /// An empty table with room for `n` entries and its index already sized for them (a
     /// literal `#{…}` of `n` pairs fills it without a rebuild).
     pub(super) fn presized(n: usize) -> Flat<E> {
@@ -223,7 +214,9 @@ impl<E: Slot> Flat<E> {
         f
     }
 
-    pub(super) fn map_entries<F: Slot>(self, mut f: impl FnMut(E) -> F) -> Flat<F> {
+    /// The same table with every entry mapped by `f` (keys keep their hashes and order, so the
+    /// index stays valid); the caches are dropped.
+    pub(super) fn map_entries<F: Slot<V = E::V>>(self, mut f: impl FnMut(E) -> F) -> Flat<F> {
         let mut entries = Chunks::with_capacity(self.entries.len());
         for e in self.entries {
             entries.push(e.map(&mut f));
@@ -339,7 +332,7 @@ impl<E: Slot> Flat<E> {
 
     /// Stores the entry `e` (whose key has hash `h`), answering the value it replaces.
     #[inline]
-    pub(super) fn insert(&mut self, h: u64, e: E) -> Option<Value> {
+    pub(super) fn insert(&mut self, h: u64, e: E) -> Option<E::V> {
         if self.index.is_empty() {
             self.rebuild(MIN_INDEX);
         }
@@ -375,7 +368,7 @@ impl<E: Slot> Flat<E> {
     }
 
     /// Removes the entry at position `ix` (found under hash `h`), answering its value.
-    pub(super) fn remove_at(&mut self, h: u64, ix: usize) -> Option<Value> {
+    pub(super) fn remove_at(&mut self, h: u64, ix: usize) -> Option<E::V> {
         let slot = self.slot_of(h, ix)?;
         self.index[slot] = DUMMY;
         self.changed();
@@ -394,7 +387,7 @@ impl<E: Slot> Flat<E> {
     }
 
     #[inline]
-    pub(super) fn value_at(&self, ix: usize) -> Option<&Value> {
+    pub(super) fn value_at(&self, ix: usize) -> Option<&E::V> {
         self.entries.get(ix)?.as_ref().map(Slot::value)
     }
 
@@ -414,12 +407,12 @@ impl<E: Slot> Flat<E> {
     }
 
     /// The same entries as a persistent tree (made once, then shared).
-    pub(super) fn tree(&self) -> &Map {
+    pub(super) fn tree(&self) -> &Map<E::V> {
         self.tree.get_or_init(|| {
             self.entries
                 .iter()
                 .flatten()
-                .map(|e| (Key(e.key().to_value()), e.value().clone()))
+                .map(|e| (e.key().to_value().into_tree_key(), e.value().clone()))
                 .collect()
         })
     }

@@ -5,8 +5,10 @@
 #![allow(clippy::mutable_key_type)]
 
 use super::*;
+use crate::value::dict::{insert_shared, remove_shared, Dict};
 use crate::value::order::strict_eq;
 use crate::value::order::term_cmp;
+use crate::value::{Key, Ref, Value};
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
 
