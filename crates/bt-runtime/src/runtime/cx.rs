@@ -4,6 +4,9 @@
 //! call; it carries the coroutine's yielder, so sync calls, sleeps, joins and preemption
 //! suspend the coroutine (never the OS thread). It is not `Send` and cannot outlive the
 //! call, so no reference to it survives a suspension on another thread.
+//!
+//! The struct and its accessors are defined in `process.rs`, next to the `Behaviour` whose
+//! handlers take it (re-exported here); this file has its operations.
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;

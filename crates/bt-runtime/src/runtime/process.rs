@@ -10,6 +10,11 @@
 //! pool worker to an idle actor with nothing queued claims it instead ([`enqueue_call`]):
 //! the call takes the behaviour in the lock that would have queued the message, and the run
 //! starts with that message without taking the lock again.
+//!
+//! The [`Cx`] struct is defined here too, with the record its handlers run for (its
+//! operations are `cx.rs`'s); the run itself is `process/run.rs`, a process lent to a
+//! guest's runner `process/lent.rs`. This file and `sched.rs` (`Shared`, which holds
+//! processes) name each other; the rest of the runtime names them.
 
 use std::cell::Cell;
 use std::collections::VecDeque;
