@@ -121,9 +121,9 @@
 //! | `types` | [`Pid`], [`Message`], [`ExitReason`], [`CallError`], [`Timeout`], [`Signal`] … |
 //! | `api` | [`Runtime`], [`RtHandle`]'s methods, [`TaskHandle`], names, monitors, links, timers, snapshots |
 //! | `config` | [`Config`], [`SimConfig`]: plain settings (names no other runtime module) |
-//! | `cx` | [`Cx`], the process context: call, cast, stop, sleep, tick, stack check |
-//! | `process` | [`Behaviour`], [`ProcRef`], mailbox, the coroutine body, exit handling |
-//! | `sched` | `Shared` (the runtime's state), [`RtHandle`] and [`SpawnOpts`] (defined here, used everywhere), workers, run queues, coroutine slots, deadlines, stack cap, starting the threads, firing timers |
+//! | `cx` | [`Cx`]'s operations, the process context: call, cast, stop, sleep, tick, stack check |
+//! | `process` | [`Behaviour`], [`ProcRef`], the [`Cx`] record, mailbox, exit handling; `process/run` the coroutine body, `process/lent` a process lent to a guest |
+//! | `sched` | `Shared` (the runtime's state), [`RtHandle`] and [`SpawnOpts`] (defined here, used everywhere), run queues, stack cap, starting the threads, firing timers; `sched/worker` and `sched/guest` the workers' loops, coroutine slots and deadlines; `sched/sim` the deterministic scheduler (its state: `sched/sim/state`) |
 //! | `lock` | [`ProcLock`]: re-entrant per process, waiters suspend (class-side state) |
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
 //! | `clock` | real or manual clock; `after`/`every` timers (generic over their actions) |

@@ -4,6 +4,9 @@
 //! call; it carries the coroutine's yielder, so sync calls, sleeps, joins and preemption
 //! suspend the coroutine (never the OS thread). It is not `Send` and cannot outlive the
 //! call, so no reference to it survives a suspension on another thread.
+//!
+//! The struct and its accessors are defined in `process.rs`, next to the `Behaviour` whose
+//! handlers take it (re-exported here); this file has its operations.
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -13,26 +16,13 @@ use corosensei::Yielder;
 
 use crate::runtime::process::{enqueue_call, ProcRef};
 use crate::runtime::sched::RtHandle;
-use crate::runtime::sched::{Shared, Suspend};
+use crate::runtime::sched::Suspend;
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
 use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, WaitedBy, Waiter, Wake};
 use crate::value::Value;
 
-/// The context of the running process (see the module docs).
-pub struct Cx<'y> {
-    y: &'y Yielder<(), Suspend>,
-    rt: &'y RtHandle,
-    me: &'y ProcRef,
-    wake: Wake,
-    reductions: u32,
-    budget: u32,
-    /// Lowest address handlers may use (usable stack bottom + red zone).
-    floor: usize,
-    top: usize,
-    deepest: Cell<usize>,
-    exit: Option<ExitReason>,
-}
+pub use crate::runtime::process::Cx;
 
 impl<'y> Cx<'y> {
     pub(crate) fn new(
@@ -60,31 +50,6 @@ impl<'y> Cx<'y> {
             deepest: Cell::new(stack_top),
             exit: None,
         }
-    }
-
-    /// The pid of the running process.
-    pub fn pid(&self) -> Pid {
-        self.me.pid()
-    }
-
-    /// A handle to the running process.
-    pub fn me(&self) -> &'y ProcRef {
-        self.me
-    }
-
-    /// The runtime this process belongs to (spawn, names, timers, monitors …).
-    pub fn rt(&self) -> &'y RtHandle {
-        self.rt
-    }
-
-    pub(crate) fn shared(&self) -> &'y Arc<Shared> {
-        &self.rt.0
-    }
-
-    /// Writes a line to the runtime's log sink, rate-limited per call site.
-    #[track_caller]
-    pub fn log(&self, line: &str) {
-        self.rt.0.log(line)
     }
 
     /// The reply waiter of the message being handled (the head of this process's waiting

@@ -55,7 +55,6 @@ pub(crate) mod sim;
 mod worker;
 pub(crate) use guest::{drive as drive_guest, drive_job as drive_guest_job};
 pub use guest::{GuestDone, GuestStacks};
-use worker::Slot;
 pub(crate) use worker::Worker;
 
 /// What a coroutine tells its worker when it suspends.
@@ -320,6 +319,14 @@ impl Shared {
         }
     }
 
+    /// A process run's reduction budget under the simulation (1 otherwise).
+    pub(crate) fn sim_budget(&self) -> u32 {
+        match &self.sim {
+            Some(s) => s.core.lock().budget(),
+            None => 1,
+        }
+    }
+
     /// The worker index if the current thread is one of this runtime's workers.
     /// Coroutines alive and not kept as spare runners (running or suspended): what the
     /// stack cap limits and shutdown drains. `live_cos` counts the spares too, so a message
@@ -458,6 +465,18 @@ impl Shared {
             self.unpark_guest();
         } else if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
             self.unpark(worker);
+        }
+    }
+
+    /// The index of the guest queue (after the workers').
+    pub(crate) fn guest_index(&self) -> usize {
+        self.workers.len() - 1
+    }
+
+    /// Wakes the thread driving the guest queue (a resume was queued for it).
+    fn unpark_guest(&self) {
+        if let Some(t) = self.guest_thread.lock().as_ref() {
+            t.unpark();
         }
     }
 

@@ -22,7 +22,7 @@ use std::time::Instant;
 
 use crate::runtime::api::{LogSink, ProcessInfo, RtHandle};
 use crate::runtime::process::ProcRef;
-use crate::runtime::supervisor::proc::SupShared;
+use crate::runtime::supervisor::roster::SupShared;
 use crate::runtime::supervisor::{
     AutoShutdown, ChildKey, ChildState, RestartEvent, Strategy, Supervision,
 };
@@ -208,11 +208,6 @@ impl Snapshot {
             r.walk(1, &mut |n, _| v.push(n));
         }
         v
-    }
-
-    /// The JSON form of 7.5.
-    pub fn to_json(&self) -> String {
-        json::to_json(self)
     }
 }
 

@@ -21,10 +21,8 @@ use std::sync::Arc;
 
 use parking_lot::MutexGuard;
 
-use super::{
-    actor_loop, finish, panic_message, stop_after_message, Behaviour, Inner, LentJob, ProcRef,
-    Sched,
-};
+use super::run::{actor_loop, stop_after_message};
+use super::{finish, panic_message, Behaviour, Inner, LentJob, ProcRef, Sched};
 use crate::runtime::cx::Cx;
 use crate::runtime::sched::Shared;
 use crate::runtime::types::{ExitReason, Message};

@@ -58,7 +58,8 @@ use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::{Shared, Slot, Suspend, Task, Worker, CURRENT_WORKER};
+use super::worker::Slot;
+use super::{Shared, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     claim_idle, note_queued, resume_kept, run_body, run_kept_job, run_lent, unlend, Behaviour,
@@ -405,20 +406,6 @@ impl GuestDone {
     pub fn wait(&self) {
         while !self.is_set() {
             std::thread::park();
-        }
-    }
-}
-
-impl Shared {
-    /// The index of the guest queue (after the workers').
-    pub(crate) fn guest_index(&self) -> usize {
-        self.workers.len() - 1
-    }
-
-    /// Wakes the thread driving the guest queue (a resume was queued for it).
-    pub(super) fn unpark_guest(&self) {
-        if let Some(t) = self.guest_thread.lock().as_ref() {
-            t.unpark();
         }
     }
 }

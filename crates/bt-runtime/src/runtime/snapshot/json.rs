@@ -14,6 +14,13 @@ use crate::runtime::supervisor::RestartEvent;
 /// The schema name; changes only on incompatible changes.
 pub const SCHEMA: &str = "bt.processes/1";
 
+impl Snapshot {
+    /// The JSON form of 7.5 ([`to_json`]).
+    pub fn to_json(&self) -> String {
+        to_json(self)
+    }
+}
+
 /// `aTree asJson`.
 pub fn to_json(s: &Snapshot) -> String {
     let t = s.totals();

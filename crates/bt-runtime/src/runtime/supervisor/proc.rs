@@ -3,11 +3,11 @@
 //!
 //! A supervisor is an actor that traps exits and is linked to its children (and to its
 //! parent supervisor). Exit signals are control signals, handled before user messages.
-//! Its roster lives in a [`Book`] behind a lock shared with snapshots and handles, so
-//! queries (`children`, `childCount`, `which:`) and snapshots never message it; operations
-//! that change the roster (`terminate:`, `startChild`, `terminateChild:`) are messages, so
-//! the supervisor alone serialises every change. Locks are never held across a call, a stop
-//! or a child start.
+//! Its roster lives in a [`Book`](crate::runtime::supervisor::Book) behind a lock shared
+//! with snapshots and handles (`roster::SupShared`), so queries (`children`, `childCount`,
+//! `which:`) and snapshots never message it; operations that change the roster
+//! (`terminate:`, `startChild`, `terminateChild:`) are messages, so the supervisor alone
+//! serialises every change. Locks are never held across a call, a stop or a child start.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -16,10 +16,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use parking_lot::Mutex;
 
 use crate::runtime::api::{RtHandle, SpawnOpts};
-use crate::runtime::cx::{Completion, Cx};
+use crate::runtime::cx::Cx;
 use crate::runtime::process::{Behaviour, ProcRef};
 use crate::runtime::supervisor::history::RestartKind;
-use crate::runtime::supervisor::roster::{on_exit, Book, ChildState, Decision, EndKind};
+use crate::runtime::supervisor::roster::{on_exit, ChildState, Decision, EndKind, SupShared};
 use crate::runtime::supervisor::{ChildStart, Shutdown, SupervisorSpec};
 use crate::runtime::types::{
     CallError, ExitReason, Message, Pid, Request, Signal, SupervisorRequest, Timeout,
@@ -56,104 +56,6 @@ pub fn await_exit(cx: &mut Cx<'_>, p: &ProcRef, t: Timeout) -> Result<ExitReason
     };
     cx.wait(&w, deadline)?;
     Ok(p.exit_reason().unwrap_or(ExitReason::NoProc))
-}
-
-/// A supervisor's shared record: its book, the results of `startChild` requests waiting to
-/// be picked up by their callers, and the callers waiting for a child's restarts.
-pub struct SupShared {
-    pub book: Mutex<Book>,
-    results: Mutex<HashMap<i64, ProcRef>>,
-    watchers: Mutex<Watchers>,
-}
-
-/// Callers suspended in [`SupHandle::await_restarts`]. Lock order: `book` before `watchers`
-/// (the supervisor wakes them after updating the book; a caller registers, then reads it).
-#[derive(Default)]
-struct Watchers {
-    list: Vec<RestartWatch>,
-    /// The supervisor process whose exit hook wakes every watcher (one hook per process).
-    hooked: Option<Pid>,
-}
-
-/// One caller waiting until child `id` has been restarted `count` times.
-struct RestartWatch {
-    id: Sym,
-    count: u64,
-    done: Completion,
-}
-
-impl SupShared {
-    pub fn new(spec: Arc<SupervisorSpec>) -> Arc<SupShared> {
-        Arc::new(SupShared {
-            book: Mutex::new(Book::new(spec)),
-            results: Mutex::new(HashMap::new()),
-            watchers: Mutex::new(Watchers::default()),
-        })
-    }
-    /// The current (or last) process of this supervisor.
-    pub fn proc(&self) -> Option<ProcRef> {
-        self.book.lock().proc.clone()
-    }
-
-    /// The running process of child `id` once it has been restarted at least `n` times.
-    fn restarted(&self, id: Sym, n: u64) -> Option<ProcRef> {
-        let b = self.book.lock();
-        let c = &b.children[b.index_of_id(id)?];
-        if c.restart_count >= n && c.is_running() {
-            c.proc.clone()
-        } else {
-            None
-        }
-    }
-
-    /// Registers a caller of [`SupHandle::await_restarts`]; the first one for a supervisor
-    /// process also hooks its exit, which wakes them all.
-    fn watch(self: &Arc<Self>, sup: &ProcRef, id: Sym, count: u64, done: Completion) {
-        let mut w = self.watchers.lock();
-        w.list.retain(|x| !x.done.is_done());
-        w.list.push(RestartWatch { id, count, done });
-        if w.hooked == Some(sup.pid()) {
-            return;
-        }
-        w.hooked = Some(sup.pid());
-        let me = Arc::downgrade(self);
-        let mut g = sup.0.inner.lock();
-        if g.reason.is_some() {
-            return;
-        }
-        g.extra().exit_hooks.push(Box::new(move |_, _| {
-            if let Some(s) = me.upgrade() {
-                let all = std::mem::take(&mut s.watchers.lock().list);
-                for x in all {
-                    x.done.complete(Value::Nil);
-                }
-            }
-        }));
-    }
-
-    /// Wakes the watchers whose child has now been restarted often enough (called by the
-    /// supervisor after each child start).
-    fn wake_watchers(&self) {
-        let due: Vec<Completion> = {
-            let b = self.book.lock();
-            let mut w = self.watchers.lock();
-            if w.list.is_empty() {
-                return;
-            }
-            let (due, keep) = std::mem::take(&mut w.list).into_iter().partition(|x| {
-                x.done.is_done()
-                    || b.index_of_id(x.id).is_some_and(|i| {
-                        let c = &b.children[i];
-                        c.restart_count >= x.count && c.is_running()
-                    })
-            });
-            w.list = keep;
-            due.into_iter().map(|x: RestartWatch| x.done).collect()
-        };
-        for c in due {
-            c.complete(Value::Nil);
-        }
-    }
 }
 
 /// Why a supervisor operation failed; [`SupError::kind`] is the bt error kind.

@@ -4,15 +4,20 @@
 //! Facts that must survive a restart are keyed by an identity that survives it: a static
 //! child's position in the declaration ([`ChildKey::Static`]), a dynamic child's spawn number
 //! ([`ChildKey::Dynamic`]). A nested supervisor's own book hangs off its record in the
-//! parent, so it survives the nested supervisor's restarts.
+//! parent, so it survives the nested supervisor's restarts: that hanging record is
+//! [`SupShared`] (the book behind its lock, with the `startChild` results and the callers
+//! waiting for restarts), defined here because a book holds the nested ones.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+use parking_lot::Mutex;
+
+use crate::runtime::cx::Completion;
 use crate::runtime::process::ProcRef;
 use crate::runtime::supervisor::history::{History, RestartEvent, RestartKind};
 use crate::runtime::supervisor::intensity::Intensity;
-use crate::runtime::supervisor::proc::SupShared;
 use crate::runtime::supervisor::{AutoShutdown, ChildSpec, RestartType, Strategy, SupervisorSpec};
 use crate::runtime::types::{ExitReason, Pid};
 use crate::value::{Sym, Value};
@@ -351,6 +356,104 @@ fn group(book: &Book, failed: usize, range: &[usize]) -> Decision {
         stop,
         retire,
         start,
+    }
+}
+
+/// A supervisor's shared record: its book, the results of `startChild` requests waiting to
+/// be picked up by their callers, and the callers waiting for a child's restarts.
+pub struct SupShared {
+    pub book: Mutex<Book>,
+    pub(super) results: Mutex<HashMap<i64, ProcRef>>,
+    watchers: Mutex<Watchers>,
+}
+
+/// Callers suspended in [`SupHandle::await_restarts`]. Lock order: `book` before `watchers`
+/// (the supervisor wakes them after updating the book; a caller registers, then reads it).
+#[derive(Default)]
+struct Watchers {
+    list: Vec<RestartWatch>,
+    /// The supervisor process whose exit hook wakes every watcher (one hook per process).
+    hooked: Option<Pid>,
+}
+
+/// One caller waiting until child `id` has been restarted `count` times.
+struct RestartWatch {
+    id: Sym,
+    count: u64,
+    done: Completion,
+}
+
+impl SupShared {
+    pub fn new(spec: Arc<SupervisorSpec>) -> Arc<SupShared> {
+        Arc::new(SupShared {
+            book: Mutex::new(Book::new(spec)),
+            results: Mutex::new(HashMap::new()),
+            watchers: Mutex::new(Watchers::default()),
+        })
+    }
+    /// The current (or last) process of this supervisor.
+    pub fn proc(&self) -> Option<ProcRef> {
+        self.book.lock().proc.clone()
+    }
+
+    /// The running process of child `id` once it has been restarted at least `n` times.
+    pub(super) fn restarted(&self, id: Sym, n: u64) -> Option<ProcRef> {
+        let b = self.book.lock();
+        let c = &b.children[b.index_of_id(id)?];
+        if c.restart_count >= n && c.is_running() {
+            c.proc.clone()
+        } else {
+            None
+        }
+    }
+
+    /// Registers a caller of [`SupHandle::await_restarts`]; the first one for a supervisor
+    /// process also hooks its exit, which wakes them all.
+    pub(super) fn watch(self: &Arc<Self>, sup: &ProcRef, id: Sym, count: u64, done: Completion) {
+        let mut w = self.watchers.lock();
+        w.list.retain(|x| !x.done.is_done());
+        w.list.push(RestartWatch { id, count, done });
+        if w.hooked == Some(sup.pid()) {
+            return;
+        }
+        w.hooked = Some(sup.pid());
+        let me = Arc::downgrade(self);
+        let mut g = sup.0.inner.lock();
+        if g.reason.is_some() {
+            return;
+        }
+        g.extra().exit_hooks.push(Box::new(move |_, _| {
+            if let Some(s) = me.upgrade() {
+                let all = std::mem::take(&mut s.watchers.lock().list);
+                for x in all {
+                    x.done.complete(Value::Nil);
+                }
+            }
+        }));
+    }
+
+    /// Wakes the watchers whose child has now been restarted often enough (called by the
+    /// supervisor after each child start).
+    pub(super) fn wake_watchers(&self) {
+        let due: Vec<Completion> = {
+            let b = self.book.lock();
+            let mut w = self.watchers.lock();
+            if w.list.is_empty() {
+                return;
+            }
+            let (due, keep) = std::mem::take(&mut w.list).into_iter().partition(|x| {
+                x.done.is_done()
+                    || b.index_of_id(x.id).is_some_and(|i| {
+                        let c = &b.children[i];
+                        c.restart_count >= x.count && c.is_running()
+                    })
+            });
+            w.list = keep;
+            due.into_iter().map(|x: RestartWatch| x.done).collect()
+        };
+        for c in due {
+            c.complete(Value::Nil);
+        }
     }
 }
 
