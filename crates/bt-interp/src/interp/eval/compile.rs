@@ -37,7 +37,9 @@ mod class_send;
 mod fused;
 mod guard;
 mod mode;
+mod op;
 mod operand;
+mod operand_of;
 mod selfsend;
 mod shapes;
 mod store_loop;
@@ -46,77 +48,11 @@ mod update;
 pub(crate) use guard::Decided;
 pub use guard::Guard;
 pub(crate) use mode::{eval_mode, node_kind, EvalMode};
+use op::{non_boolean, op, Eff};
+pub use op::{Op, TailSelfSend};
 use operand::*;
+use operand_of::compile_local_at;
 use update::*;
-
-type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
-type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
-
-/// A compiled expression.
-pub struct Op(Box<OpFn>);
-
-impl Op {
-    #[inline(always)]
-    pub(crate) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
-        (self.0)(c, f)
-    }
-}
-
-impl Default for Op {
-    fn default() -> Op {
-        Op(Box::new(|_, _| Ok(Value::Nil)))
-    }
-}
-
-impl std::fmt::Debug for Op {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<op>")
-    }
-}
-
-/// A compiled statement whose value is discarded: a closure of its own, an expression whose
-/// value is dropped, or a statement list run in place (no dynamic call for the list itself).
-enum Eff {
-    F(Box<EffFn>),
-    Op(Op),
-    Seq(Box<[Eff]>),
-    /// `x := a op b` on Integer locals/literals, run in place (no dynamic call).
-    IntSet(Box<IntSet>),
-}
-
-impl Eff {
-    #[inline(always)]
-    fn run(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
-        match self {
-            Eff::Seq(v) => {
-                for e in v.iter() {
-                    e.run_one(c, f)?;
-                }
-                Ok(())
-            }
-            e => e.run_one(c, f),
-        }
-    }
-
-    #[inline(always)]
-    fn run_one(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
-        match self {
-            Eff::F(b) => b(c, f),
-            Eff::IntSet(s) => s.run(c, f),
-            Eff::Op(o) => o.run(c, f).map(drop_fast),
-            Eff::Seq(_) => self.run_nested(c, f),
-        }
-    }
-
-    #[inline(never)]
-    fn run_nested(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
-        self.run(c, f)
-    }
-}
-
-fn op(f: impl Fn(&mut Ctx, &Frame) -> Flow + Send + Sync + 'static) -> Op {
-    Op(Box::new(f))
-}
 
 /// The tree walker over this node (`BT_EVAL=walk` only).
 fn walk(n: Node) -> Op {
@@ -201,36 +137,6 @@ fn compile_effect(n: Node) -> Eff {
     }
 }
 
-/// `ifTrue:` and friends sent to a non-Boolean: the send the inlined form stands for (it
-/// raises `doesNotUnderstand` unless the receiver's class defines the selector).
-#[cold]
-fn non_boolean(
-    c: &mut Ctx,
-    r: &Value,
-    sel: crate::value::Sym,
-    loc: crate::interp::eval::code::Loc,
-) -> Flow {
-    c.set_loc(loc);
-    let nargs = crate::interp::eval::sel_arity(sel.as_str());
-    let args = vec![Value::Nil; nargs];
-    c.dnu(r, sel, &args)
-}
-
-/// The value of an inlined `ifTrue:`/`ifFalse:`/`and:`/`or:` whose condition was `t`.
-#[inline(always)]
-fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, b: &Arg) -> Flow {
-    match (kind, t) {
-        (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
-        (IfKind::IfTrue, false) => Ok(Value::False),
-        (IfKind::IfFalse, true) => Ok(Value::True),
-        (IfKind::IfTrueIfFalse, true) => a.run(c, f),
-        (IfKind::IfTrueIfFalse, false) => b.run(c, f),
-        (IfKind::And, true) | (IfKind::Or, false) => a.run(c, f),
-        (IfKind::And, false) => Ok(Value::False),
-        (IfKind::Or, true) => Ok(Value::True),
-    }
-}
-
 /// Compiles a function body (nested blocks are compiled already).
 pub fn compile_body(code: &mut FnCode) {
     let body = std::mem::take(&mut code.body);
@@ -276,20 +182,6 @@ pub fn compile_body(code: &mut FnCode) {
             other => vec![other],
         };
         code.stmts = stmts.into_iter().map(compile).collect();
-    }
-}
-
-/// A method body `self sel: arg`: its argument and the selector, for `Ctx::send_owned`.
-pub struct TailSelfSend {
-    pub(crate) sel: crate::value::Sym,
-    pub(crate) arg: Arc<Op>,
-    /// Caches the lookup of `sel` on the receiver's class.
-    pub(crate) ic: InlineCache,
-}
-
-impl std::fmt::Debug for TailSelfSend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "<self {}>", self.sel.as_str())
     }
 }
 
