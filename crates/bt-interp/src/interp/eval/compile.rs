@@ -5,15 +5,19 @@
 //! [`Ctx::exec`], which is kept as the reference semantics (`mode`: `BT_EVAL=walk` runs
 //! everything on it, `BT_EVAL=strict` makes an entry into it an error).
 //!
-//! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
-//! register file), `guard` (method bodies `n < 2 ifTrue: [..] ifFalse: [..]` run inline by
-//! a self-send's activation), `operand` (Integer operands, conditions,
-//! arguments and `local at: k` read without a dynamic call), `class_send` (a class name's
-//! primitive called without the general send), `selfsend` (one-argument
-//! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
-//! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
-//! local collection or String), `mode` (`BT_EVAL`). This file also holds the rarer kinds:
-//! cast, `super` and cascade sends, literals with evaluated parts, rebinding and
+//! Files: this one (expressions, statements, sends), `op` (the compiled forms `Op` and `Eff`
+//! that `FnCode` and the shape files hold: what the evaluator names instead of this
+//! compiler), `fused` (Integer while loops on a register file), `guard` (method bodies
+//! `n < 2 ifTrue: [..] ifFalse: [..]` run inline by a self-send's activation), `operand`
+//! (Integer operands, conditions, arguments and `local at: k` read without a dynamic call,
+//! and the general send over such arguments), `operand_of` (choosing those forms and guards
+//! for a node, which needs `compile`), `class_send` (a class name's primitive called without
+//! the general send), `selfsend` (one-argument self-sends run inline, also as the operands
+//! of a binary operator), `shapes` (monomorphic closures for the commonest Integer statement
+//! and loop shapes), `update` (in-place updates of a local collection or String), `mode`
+//! (`BT_EVAL`). The run-time files (`op`, `operand`, `guard`, `shapes`, `class_send`) never
+//! name this one; the ones that compile sub-expressions do. This file also holds the rarer
+//! kinds: cast, `super` and cascade sends, literals with evaluated parts, rebinding and
 //! class-variable fields, `match:` and destructuring.
 
 use std::sync::Arc;
@@ -689,27 +693,6 @@ fn compile_send(s: SendNode) -> Op {
             })
         }
     }
-}
-
-/// The general send: the arguments pushed in order, then the cached send to `rv` (also the
-/// fallback of `class_send`).
-#[inline(always)]
-fn send_general(
-    c: &mut Ctx,
-    f: &Frame,
-    ic: &InlineCache,
-    rv: &Value,
-    sel: crate::value::Sym,
-    args: &[Arg],
-    loc: crate::interp::eval::code::Loc,
-) -> Flow {
-    let base = c.stack.len();
-    for a in args {
-        let v = a.run(c, f)?;
-        c.stack.push(v);
-    }
-    c.set_loc(loc);
-    c.send_cached(ic, rv, sel, base)
 }
 
 // ---------- the other sends: cast, `super`, cascade ----------

@@ -1,11 +1,13 @@
 //! Operands the compiled closures read without a dynamic call: Integer locals, literals and
 //! `self` fields ([`IntSrc`]), loop and branch conditions ([`Cond`]), send arguments
 //! ([`Arg`]), `x := a op b` statements ([`IntSet`]) and `local at: k` ([`LocalAt`]). Each
-//! keeps the compiled general expression to fall back on.
+//! keeps the compiled general expression to fall back on. This file runs the forms, with the
+//! two run-time helpers over [`Arg`]s ([`if_branch`] for an inlined `ifTrue:`, [`send_general`]
+//! for a send); which form a node gets is chosen in `operand_of.rs`, which needs the compiler.
 
 use std::sync::atomic::Ordering;
 
-use crate::interp::eval::code::{BinOp, FieldMode, IfKind, Node, VarRef};
+use crate::interp::eval::code::{BinOp, FieldMode, IfKind, Loc, Node, VarRef};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::value::{drop_fast, fast_clone, Value};
@@ -314,4 +316,25 @@ pub(super) fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, 
         (IfKind::And, false) => Ok(Value::False),
         (IfKind::Or, true) => Ok(Value::True),
     }
+}
+
+/// The general send: the arguments pushed in order, then the cached send to `rv` (also the
+/// fallback of `class_send`).
+#[inline(always)]
+pub(super) fn send_general(
+    c: &mut Ctx,
+    f: &Frame,
+    ic: &InlineCache,
+    rv: &Value,
+    sel: crate::value::Sym,
+    args: &[Arg],
+    loc: Loc,
+) -> Flow {
+    let base = c.stack.len();
+    for a in args {
+        let v = a.run(c, f)?;
+        c.stack.push(v);
+    }
+    c.set_loc(loc);
+    c.send_cached(ic, rv, sel, base)
 }
