@@ -15,10 +15,10 @@
 //! the general send), `selfsend` (one-argument self-sends run inline, also as the operands
 //! of a binary operator), `shapes` (monomorphic closures for the commonest Integer statement
 //! and loop shapes), `update` (in-place updates of a local collection or String), `mode`
-//! (`BT_EVAL`). The run-time files (`op`, `operand`, `guard`, `shapes`, `class_send`) never
-//! name this one; the ones that compile sub-expressions do. This file also holds the rarer
-//! kinds: cast, `super` and cascade sends, literals with evaluated parts, rebinding and
-//! class-variable fields, `match:` and destructuring.
+//! (`BT_EVAL`). None of them names this file: the ones that compile sub-expressions get
+//! [`compile`] and `compile_effect` handed in (`op::Sub`, this file's `SUB`). This file also
+//! holds the rarer kinds: cast, `super` and cascade sends, literals with evaluated parts,
+//! rebinding and class-variable fields, `match:` and destructuring.
 
 use std::sync::Arc;
 
@@ -32,7 +32,7 @@ use crate::interp::eval::code::{
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::field::{class_var_get, class_var_set, field_clone};
 use crate::interp::eval::hit::InlineCache;
-use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
+use crate::interp::eval::{Closure, Ctx, Frame, Unwind, VarCell};
 use crate::value::dict::Dict;
 use crate::value::{Ref, Sym, Value};
 use smallvec::SmallVec;
@@ -52,7 +52,7 @@ mod update;
 pub(crate) use guard::Decided;
 pub use guard::Guard;
 pub(crate) use mode::{eval_mode, node_kind, EvalMode};
-use op::{non_boolean, op, Eff};
+use op::{non_boolean, op, Eff, Sub};
 pub use op::{Op, TailSelfSend};
 use operand::*;
 use operand_of::compile_local_at;
@@ -117,7 +117,7 @@ fn compile_effect(n: Node) -> Eff {
         {
             let n = *n;
             let (kind, sel, loc) = (n.kind, n.sel, n.loc);
-            let recv = Cond::new(n.recv);
+            let recv = Cond::new(n.recv, SUB);
             let a = compile_effect(n.a);
             let b = compile_effect(n.b);
             Eff::F(Box::new(move |c, f| {
@@ -135,8 +135,8 @@ fn compile_effect(n: Node) -> Eff {
             }))
         }
         Node::Nil | Node::Const(_) => Eff::F(Box::new(|_, _| Ok(()))),
-        Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
-        Node::InPlace(p) => Eff::Op(compile_concat(*p, false)),
+        Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false, SUB)),
+        Node::InPlace(p) => Eff::Op(compile_concat(*p, false, SUB)),
         other => Eff::Op(compile(other)),
     }
 }
@@ -169,7 +169,7 @@ pub fn compile_body(code: &mut FnCode) {
             code.op = compile(Node::Send(s));
             return;
         }
-        match guard::Guard::of(body) {
+        match guard::Guard::of(body, SUB) {
             Ok(mut g) => {
                 g.set_params(code.nparams);
                 let g = Arc::new(g);
@@ -212,6 +212,12 @@ fn compile_tail_self_send(s: SendNode) -> (Op, TailSelfSend) {
     };
     (body, tail)
 }
+
+/// The compiler's entry points as the shape files get them (see [`Sub`]).
+const SUB: Sub = Sub {
+    expr: compile,
+    effect: compile_effect,
+};
 
 /// Compiles an expression.
 pub fn compile(n: Node) -> Op {
@@ -266,15 +272,15 @@ pub fn compile(n: Node) -> Op {
                     c.send_impl(&lv, sel, std::slice::from_ref(&rv))
                 });
             }
-            selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc)
+            selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc, SUB)
         }
         Node::If(n) => {
             let n = *n;
             let (kind, sel, loc) = (n.kind, n.sel, n.loc);
-            let recv = Cond::new(n.recv);
+            let recv = Cond::new(n.recv, SUB);
             // Branches that are a local or a constant run without a dynamic call.
-            let a = Arg::new(n.a);
-            let b = Arg::new(n.b);
+            let a = Arg::new(n.a, SUB);
+            let b = Arg::new(n.b, SUB);
             let parts = shapes::IfParts {
                 kind,
                 sel,
@@ -329,14 +335,14 @@ pub fn compile(n: Node) -> Op {
                 ..
             } = *w;
             let (cond, body) = if fused::fusable(&cond, &body) {
-                match fused::compile_fused(cond, body, while_true, loc) {
+                match fused::compile_fused(cond, body, while_true, loc, SUB) {
                     Ok(o) => return o,
                     Err(back) => back,
                 }
             } else {
                 (cond, body)
             };
-            let cond = Cond::new(cond);
+            let cond = Cond::new(cond, SUB);
             let body = compile_effect(body);
             let parts = shapes::WhileParts {
                 while_true,
@@ -391,7 +397,7 @@ pub fn compile(n: Node) -> Op {
             let by = t.by.map(compile);
             // `[:j | a := a at: j + k put: v]` runs as a fused store (`store_loop`); each
             // body kind gets a loop closure of its own.
-            match store_loop::StoreBody::of(var, t.body) {
+            match store_loop::StoreBody::of(var, t.body, SUB) {
                 Ok(store) => to_do(from, to, by, var, loc, store),
                 Err(body) => to_do(from, to, by, var, loc, compile_effect(body)),
             }
@@ -425,8 +431,8 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
-        Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true),
-        Node::InPlace(p) => compile_concat(*p, true),
+        Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true, SUB),
+        Node::InPlace(p) => compile_concat(*p, true, SUB),
         Node::Field(fd)
             if fd.mode == FieldMode::Value
                 && fd.value.is_none()
@@ -615,7 +621,7 @@ fn compile_send(s: SendNode) -> Op {
     if let (Node::Var(VarRef::Local(_)), true, 1, "at:") =
         (&recv, pure_args, args.len(), sel.as_str())
     {
-        return compile_local_at(recv, sel, args, loc);
+        return compile_local_at(recv, sel, args, loc, SUB);
     }
     if let (Node::SelfRef, 1) = (&recv, args.len()) {
         // `self sel: arg` (recursion, helpers): the argument without a dynamic call when it
@@ -623,12 +629,12 @@ fn compile_send(s: SendNode) -> Op {
         let a0 = args
             .into_iter()
             .next()
-            .map(Arg::new)
+            .map(|n| Arg::new(n, SUB))
             .unwrap_or(Arg::Const(Value::Nil));
         let s = selfsend::SelfSend::new(a0, sel, loc);
         return op(move |c, f| s.run(c, f));
     }
-    let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
+    let args: Vec<Arg> = args.into_iter().map(|n| Arg::new(n, SUB)).collect();
     let ic = InlineCache::default();
     match recv {
         Node::SelfRef => match args.len() {

@@ -2,12 +2,12 @@
 //! compiled expression, the body of an `FnCode`), `Eff` (a compiled statement whose value is
 //! dropped), [`TailSelfSend`] (the parts of a method body `self sel: arg` that
 //! `Ctx::send_owned` runs itself) and `non_boolean`, the send an inlined `ifTrue:` falls back
-//! on. The shape compilers (the sibling files and `compile.rs`) build these; the evaluator and
+//! on, and [`Sub`], the compiler's entry points handed to the shape files. The shape compilers (the sibling files and `compile.rs`) build these; the evaluator and
 //! the IR in `code.rs` name only this file, not the compilers.
 
 use std::sync::Arc;
 
-use crate::interp::eval::code::Loc;
+use crate::interp::eval::code::{Loc, Node};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::value::{drop_fast, Sym, Value};
@@ -105,4 +105,16 @@ impl std::fmt::Debug for TailSelfSend {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "<self {}>", self.sel.as_str())
     }
+}
+
+/// The compiler's entry points (`compile`, `compile_effect`), handed to the files that build a
+/// form around compiled sub-expressions (`operand_of`, `selfsend`, `fused`, `store_loop`,
+/// `update`) so they need not name `compile.rs`, which names them (it passes `compile::SUB`).
+/// Used only while compiling, never by a compiled closure.
+#[derive(Clone, Copy)]
+pub(super) struct Sub {
+    /// Compiles an expression.
+    pub(super) expr: fn(Node) -> Op,
+    /// Compiles a statement whose value is dropped.
+    pub(super) effect: fn(Node) -> Eff,
 }
