@@ -30,11 +30,12 @@ use std::path::{Path, PathBuf};
 /// The size no import cycle may exceed once the big ones are broken.
 const GOAL: usize = 3;
 
-/// The largest strongly connected component allowed today (the command line's modules in
-/// bt-cli; bt-interp's evaluator core, whose types refer to each other through `Ctx`, is
-/// next). This is a ceiling, not the goal: it may only go down. Lower it as cycles are
-/// broken (the test says when); once it reaches [`GOAL`] it stays there.
-const CEILING: usize = 24;
+/// The largest strongly connected component allowed today (bt-interp's evaluator core: the
+/// types that refer to each other through `Ctx` — the context, the program, classes and
+/// method tables, compiled code and its closures, inline caches, the process slot, the
+/// primitive registry). This is a ceiling, not the goal: it may only go down. Lower it as
+/// cycles are broken (the test says when); once it reaches [`GOAL`] it stays there.
+const CEILING: usize = 13;
 
 /// Code with comments removed and string/char literals emptied (so braces count right).
 fn code_only(text: &str) -> String {

@@ -36,7 +36,7 @@ use std::sync::Arc;
 
 use crate::interp::class::Class;
 pub use crate::interp::error::ErrorKind;
-use crate::interp::program::Program;
+use crate::interp::program::{HostFn, Program};
 use crate::value::{ClassRef, Sym, Value};
 
 pub use code::sel_arity;
@@ -179,6 +179,47 @@ pub(crate) struct CacheEntry {
     hit: Option<hit::Hit>,
 }
 
+/// A host function's key: (class, selector, instance side).
+pub(crate) type HostKey = (Sym, Sym, bool);
+
+/// The host function a context called last, with the program epoch and key it was looked up
+/// at (`interp::host_cache`, which holds what reads and fills it).
+pub(crate) struct HostCache {
+    epoch: u64,
+    key: HostKey,
+    f: Option<HostFn>,
+}
+
+impl Default for HostCache {
+    fn default() -> Self {
+        HostCache {
+            epoch: 0,
+            key: (Sym::NONE, Sym::NONE, false),
+            f: None,
+        }
+    }
+}
+
+impl HostCache {
+    /// Takes the cached function for `key` when it was looked up at `epoch`.
+    #[inline(always)]
+    pub(crate) fn take(&mut self, epoch: u64, key: HostKey) -> Option<HostFn> {
+        if self.epoch == epoch && self.key == key {
+            self.f.take()
+        } else {
+            None
+        }
+    }
+
+    /// Keeps `f` for the next call of `key` at `epoch` (replacing whatever is there).
+    #[inline(always)]
+    pub(crate) fn put(&mut self, epoch: u64, key: HostKey, f: HostFn) {
+        self.epoch = epoch;
+        self.key = key;
+        self.f = Some(f);
+    }
+}
+
 const CACHE_SIZE: usize = 1024;
 
 /// Reductions the `ensure:`/`ifCurtailed:` blocks of a run that met a limit (or was killed)
@@ -229,7 +270,7 @@ pub struct Ctx {
     pub cur_sel: Sym,
     pub cur_cls: Sym,
     /// The host function called last (`engine::host`, `interp::host_cache`).
-    pub(crate) host_cache: crate::interp::host_cache::HostCache,
+    pub(crate) host_cache: HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.
     pub proc: crate::interp::process::ProcSlot,
 }

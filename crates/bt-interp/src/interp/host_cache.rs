@@ -7,58 +7,21 @@
 //! method (`Program::set_method` bumps the epoch), so an entry of the current epoch is what the
 //! table holds. A call moves the function out of the entry while it runs and back after it
 //! (no reference counting), so a nested host call through the same context cannot drop a
-//! running function.
+//! running function. The entry itself ([`HostCache`](crate::interp::eval::HostCache)) is a
+//! field of the context, so its type is declared in `eval.rs` beside the other caches of
+//! `Ctx`; this file holds what reads and fills it.
 //!
 //! [`call`], the primitive every class-side host method is bound to, lives here too: a send
 //! site naming a class (`Host inc: s`, `eval/compile/class_send.rs`) that finds this primitive
 //! keeps the host function itself and calls it without this cache.
 
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Ctx, EvalResult, Unwind};
+use crate::interp::eval::{Ctx, EvalResult, HostKey, Unwind};
 use crate::interp::program::HostFn;
-use crate::value::{Sym, Value};
+use crate::value::Value;
 
 /// A host function's identity in a send: the defining class, the selector, and whether it
 /// is an instance-side method (`engine::host_type`).
-pub(crate) type HostKey = (Sym, Sym, bool);
-
-/// The last host function a context called, with the program epoch it was looked up at.
-pub(crate) struct HostCache {
-    epoch: u64,
-    key: HostKey,
-    f: Option<HostFn>,
-}
-
-impl Default for HostCache {
-    fn default() -> Self {
-        HostCache {
-            epoch: 0,
-            key: (Sym::NONE, Sym::NONE, false),
-            f: None,
-        }
-    }
-}
-
-impl HostCache {
-    /// Takes the cached function for `key` when it was looked up at `epoch`.
-    #[inline(always)]
-    pub(crate) fn take(&mut self, epoch: u64, key: HostKey) -> Option<HostFn> {
-        if self.epoch == epoch && self.key == key {
-            self.f.take()
-        } else {
-            None
-        }
-    }
-
-    /// Keeps `f` for the next call of `key` at `epoch` (replacing whatever is there).
-    #[inline(always)]
-    pub(crate) fn put(&mut self, epoch: u64, key: HostKey, f: HostFn) {
-        self.epoch = epoch;
-        self.key = key;
-        self.f = Some(f);
-    }
-}
-
 /// The primitive behind every class-side host method: the host function registered for the
 /// defining class and selector of the send (`Program::host_fns`).
 #[inline(never)]

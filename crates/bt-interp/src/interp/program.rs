@@ -153,6 +153,19 @@ pub type HostFn = Arc<
         + Sync,
 >;
 
+/// Free slots and files waiting for their blocks to go: the state of `Program::source_gc`,
+/// which `interp::source_gc` (its functions, `impl Program`) keeps.
+#[derive(Default)]
+pub struct SourceGc {
+    /// File ids whose slot holds a tombstone and may be reused.
+    pub(crate) free: Vec<u32>,
+    /// File ids released once none of their blocks is alive.
+    pub(crate) pending: Vec<(u32, Vec<Weak<crate::interp::eval::FnCode>>)>,
+    /// Top-level blocks the value codec encoded (they may come back from another node):
+    /// kept alive, so their files are never released.
+    pub(crate) pinned: Vec<Arc<crate::interp::eval::FnCode>>,
+}
+
 pub struct Program {
     pub classes: RwLock<HashMap<Sym, ClassRef>>,
     pub core: Core,
@@ -179,7 +192,7 @@ pub struct Program {
     /// so the value codec can find a top-level block's code again.
     pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
     /// Released and free slots of `files` (`interp::source_gc`).
-    pub(crate) source_gc: Mutex<crate::interp::source_gc::SourceGc>,
+    pub(crate) source_gc: Mutex<SourceGc>,
     /// Classes and methods replaced or removed while the program runs. They are kept until
     /// the program is dropped, because method caches point at them without counting
     /// (`eval::hit`).

@@ -12,9 +12,9 @@
 //! `p.add("String", "++", concat).cost(Cost::InputBytes)` — and the send path charges those
 //! units (`Ctx::charge`, `interp::eval::charge`) before calling it; see [`Cost`].
 
+use std::any::Any;
 use std::collections::HashMap;
 
-use crate::interp::actor::target::TargetOf;
 use crate::interp::eval::{Ctx, EvalResult, PrimFn, Unwind};
 use crate::interp::program::Program;
 use crate::value::ClassRef;
@@ -24,6 +24,36 @@ use big_units as big;
 
 pub mod big_units;
 pub mod input_units;
+
+/// A process reference as the send path sees it (`interp::actor::target`, which asks the
+/// registered kinds). Declared here, with the list of kinds [`Prims::send_target`] fills.
+pub trait SendTarget: Send + Sync + 'static {
+    /// A sync send of `sel` with `args` to `recv` (the value holding `self`): `Some` with the
+    /// result when the reference handles it (through the runtime, another node, a name
+    /// lookup); `None` for ordinary dispatch on the reference itself (its printing, identity,
+    /// the handle's own protocol).
+    fn send(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult>;
+
+    /// A cast (`!`): `Some` when the message was queued for (or sent to) a process; `None`
+    /// runs it as a sync send.
+    fn cast(
+        &self,
+        _ctx: &mut Ctx,
+        _recv: &Value,
+        _sel: Sym,
+        _args: &[Value],
+    ) -> Option<Result<(), Unwind>> {
+        None
+    }
+}
+
+/// Finds the [`SendTarget`] of a native value's object, if it is of one registered kind.
+pub type TargetOf = fn(&dyn Any) -> Option<&dyn SendTarget>;
+
+/// The [`TargetOf`] of the reference kind `T`.
+pub fn target_of<T: SendTarget>(obj: &dyn Any) -> Option<&dyn SendTarget> {
+    obj.downcast_ref::<T>().map(|t| t as &dyn SendTarget)
+}
 
 /// How the work of a primitive grows with its inputs: the units charged before it runs (a
 /// byte is one unit, see `interp::eval::charge`).
@@ -220,7 +250,7 @@ impl Prims {
     }
 
     /// Registers a kind of process reference: sends and casts to a native value of that kind
-    /// go through its [`SendTarget`](crate::interp::actor::target::SendTarget) (`p.send_target(
+    /// go through its [`SendTarget`] (`p.send_target(
     /// target_of::<ActorRef>)`).
     pub fn send_target(&mut self, of: TargetOf) {
         self.send_targets.push(of);

@@ -20,19 +20,7 @@
 use std::sync::{Arc, Weak};
 
 use crate::interp::eval::FnCode;
-use crate::interp::program::{Program, SourceFile};
-
-/// Free slots and files waiting for their blocks to go (see the module doc).
-#[derive(Default)]
-pub struct SourceGc {
-    /// File ids whose slot holds a tombstone and may be reused.
-    free: Vec<u32>,
-    /// File ids released once none of their blocks is alive.
-    pending: Vec<(u32, Vec<Weak<FnCode>>)>,
-    /// Top-level blocks the value codec encoded (they may come back from another node):
-    /// kept alive, so their files are never released.
-    pinned: Vec<Arc<FnCode>>,
-}
+use crate::interp::program::{Program, SourceFile, SourceGc};
 
 impl Program {
     /// Adds a source file to the table (reusing a released slot) and answers its id.

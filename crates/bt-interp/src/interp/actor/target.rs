@@ -6,41 +6,12 @@
 //! ([`Prims::send_target`](crate::interp::registry::Prims::send_target)); the
 //! evaluator's send of a native value asks the registered kinds in order (local actor
 //! handles first: the common case pays one type test) and the first that recognises the
-//! value decides.
-
-use std::any::Any;
+//! value decides. The trait and the kind finder [`TargetOf`] are declared with the registry
+//! that lists the kinds (`interp::registry`); this file holds the send path that asks them.
 
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
+pub use crate::interp::registry::{target_of, SendTarget, TargetOf};
 use crate::value::{Native, Sym, Value};
-
-/// A process reference as the send path sees it.
-pub trait SendTarget: Send + Sync + 'static {
-    /// A sync send of `sel` with `args` to `recv` (the value holding `self`): `Some` with the
-    /// result when the reference handles it (through the runtime, another node, a name
-    /// lookup); `None` for ordinary dispatch on the reference itself (its printing, identity,
-    /// the handle's own protocol).
-    fn send(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult>;
-
-    /// A cast (`!`): `Some` when the message was queued for (or sent to) a process; `None`
-    /// runs it as a sync send.
-    fn cast(
-        &self,
-        _ctx: &mut Ctx,
-        _recv: &Value,
-        _sel: Sym,
-        _args: &[Value],
-    ) -> Option<Result<(), Unwind>> {
-        None
-    }
-}
-
-/// Finds the [`SendTarget`] of a native value's object, if it is of one registered kind.
-pub type TargetOf = fn(&dyn Any) -> Option<&dyn SendTarget>;
-
-/// The [`TargetOf`] of the reference kind `T`.
-pub fn target_of<T: SendTarget>(obj: &dyn Any) -> Option<&dyn SendTarget> {
-    obj.downcast_ref::<T>().map(|t| t as &dyn SendTarget)
-}
 
 /// The reference `n` is, among the registered kinds.
 #[inline]

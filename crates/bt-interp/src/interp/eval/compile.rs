@@ -5,16 +5,20 @@
 //! [`Ctx::exec`], which is kept as the reference semantics (`mode`: `BT_EVAL=walk` runs
 //! everything on it, `BT_EVAL=strict` makes an entry into it an error).
 //!
-//! Files: this one (expressions, statements, sends), `fused` (Integer while loops on a
-//! register file), `guard` (method bodies `n < 2 ifTrue: [..] ifFalse: [..]` run inline by
-//! a self-send's activation), `operand` (Integer operands, conditions,
-//! arguments and `local at: k` read without a dynamic call), `class_send` (a class name's
-//! primitive called without the general send), `selfsend` (one-argument
-//! self-sends run inline, also as the operands of a binary operator), `shapes` (monomorphic closures
-//! for the commonest Integer statement and loop shapes), `update` (in-place updates of a
-//! local collection or String), `mode` (`BT_EVAL`). This file also holds the rarer kinds:
-//! cast, `super` and cascade sends, literals with evaluated parts, rebinding and
-//! class-variable fields, `match:` and destructuring.
+//! Files: this one (expressions, statements, sends), `op` (the compiled forms `Op` and `Eff`
+//! that `FnCode` and the shape files hold: what the evaluator names instead of this
+//! compiler), `fused` (Integer while loops on a register file), `guard` (method bodies
+//! `n < 2 ifTrue: [..] ifFalse: [..]` run inline by a self-send's activation), `operand`
+//! (Integer operands, conditions, arguments and `local at: k` read without a dynamic call,
+//! and the general send over such arguments), `operand_of` (choosing those forms and guards
+//! for a node, which needs `compile`), `class_send` (a class name's primitive called without
+//! the general send), `selfsend` (one-argument self-sends run inline, also as the operands
+//! of a binary operator), `shapes` (monomorphic closures for the commonest Integer statement
+//! and loop shapes), `update` (in-place updates of a local collection or String), `mode`
+//! (`BT_EVAL`). None of them names this file: the ones that compile sub-expressions get
+//! [`compile`] and `compile_effect` handed in (`op::Sub`, this file's `SUB`). This file also
+//! holds the rarer kinds: cast, `super` and cascade sends, literals with evaluated parts,
+//! rebinding and class-variable fields, `match:` and destructuring.
 
 use std::sync::Arc;
 
@@ -28,7 +32,7 @@ use crate::interp::eval::code::{
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::field::{class_var_get, class_var_set, field_clone};
 use crate::interp::eval::hit::InlineCache;
-use crate::interp::eval::{Closure, Ctx, Flow, Frame, Unwind, VarCell};
+use crate::interp::eval::{Closure, Ctx, Frame, Unwind, VarCell};
 use crate::value::dict::Dict;
 use crate::value::{Ref, Sym, Value};
 use smallvec::SmallVec;
@@ -37,7 +41,9 @@ mod class_send;
 mod fused;
 mod guard;
 mod mode;
+mod op;
 mod operand;
+mod operand_of;
 mod selfsend;
 mod shapes;
 mod store_loop;
@@ -46,77 +52,11 @@ mod update;
 pub(crate) use guard::Decided;
 pub use guard::Guard;
 pub(crate) use mode::{eval_mode, node_kind, EvalMode};
+use op::{non_boolean, op, Eff, Sub};
+pub use op::{Op, TailSelfSend};
 use operand::*;
+use operand_of::compile_local_at;
 use update::*;
-
-type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
-type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
-
-/// A compiled expression.
-pub struct Op(Box<OpFn>);
-
-impl Op {
-    #[inline(always)]
-    pub(crate) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
-        (self.0)(c, f)
-    }
-}
-
-impl Default for Op {
-    fn default() -> Op {
-        Op(Box::new(|_, _| Ok(Value::Nil)))
-    }
-}
-
-impl std::fmt::Debug for Op {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<op>")
-    }
-}
-
-/// A compiled statement whose value is discarded: a closure of its own, an expression whose
-/// value is dropped, or a statement list run in place (no dynamic call for the list itself).
-enum Eff {
-    F(Box<EffFn>),
-    Op(Op),
-    Seq(Box<[Eff]>),
-    /// `x := a op b` on Integer locals/literals, run in place (no dynamic call).
-    IntSet(Box<IntSet>),
-}
-
-impl Eff {
-    #[inline(always)]
-    fn run(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
-        match self {
-            Eff::Seq(v) => {
-                for e in v.iter() {
-                    e.run_one(c, f)?;
-                }
-                Ok(())
-            }
-            e => e.run_one(c, f),
-        }
-    }
-
-    #[inline(always)]
-    fn run_one(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
-        match self {
-            Eff::F(b) => b(c, f),
-            Eff::IntSet(s) => s.run(c, f),
-            Eff::Op(o) => o.run(c, f).map(drop_fast),
-            Eff::Seq(_) => self.run_nested(c, f),
-        }
-    }
-
-    #[inline(never)]
-    fn run_nested(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
-        self.run(c, f)
-    }
-}
-
-fn op(f: impl Fn(&mut Ctx, &Frame) -> Flow + Send + Sync + 'static) -> Op {
-    Op(Box::new(f))
-}
 
 /// The tree walker over this node (`BT_EVAL=walk` only).
 fn walk(n: Node) -> Op {
@@ -177,7 +117,7 @@ fn compile_effect(n: Node) -> Eff {
         {
             let n = *n;
             let (kind, sel, loc) = (n.kind, n.sel, n.loc);
-            let recv = Cond::new(n.recv);
+            let recv = Cond::new(n.recv, SUB);
             let a = compile_effect(n.a);
             let b = compile_effect(n.b);
             Eff::F(Box::new(move |c, f| {
@@ -195,39 +135,9 @@ fn compile_effect(n: Node) -> Eff {
             }))
         }
         Node::Nil | Node::Const(_) => Eff::F(Box::new(|_, _| Ok(()))),
-        Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false)),
-        Node::InPlace(p) => Eff::Op(compile_concat(*p, false)),
+        Node::InPlace(p) if p.name != "++" => Eff::Op(compile_in_place(*p, false, SUB)),
+        Node::InPlace(p) => Eff::Op(compile_concat(*p, false, SUB)),
         other => Eff::Op(compile(other)),
-    }
-}
-
-/// `ifTrue:` and friends sent to a non-Boolean: the send the inlined form stands for (it
-/// raises `doesNotUnderstand` unless the receiver's class defines the selector).
-#[cold]
-fn non_boolean(
-    c: &mut Ctx,
-    r: &Value,
-    sel: crate::value::Sym,
-    loc: crate::interp::eval::code::Loc,
-) -> Flow {
-    c.set_loc(loc);
-    let nargs = crate::interp::eval::sel_arity(sel.as_str());
-    let args = vec![Value::Nil; nargs];
-    c.dnu(r, sel, &args)
-}
-
-/// The value of an inlined `ifTrue:`/`ifFalse:`/`and:`/`or:` whose condition was `t`.
-#[inline(always)]
-fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, b: &Arg) -> Flow {
-    match (kind, t) {
-        (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
-        (IfKind::IfTrue, false) => Ok(Value::False),
-        (IfKind::IfFalse, true) => Ok(Value::True),
-        (IfKind::IfTrueIfFalse, true) => a.run(c, f),
-        (IfKind::IfTrueIfFalse, false) => b.run(c, f),
-        (IfKind::And, true) | (IfKind::Or, false) => a.run(c, f),
-        (IfKind::And, false) => Ok(Value::False),
-        (IfKind::Or, true) => Ok(Value::True),
     }
 }
 
@@ -259,7 +169,7 @@ pub fn compile_body(code: &mut FnCode) {
             code.op = compile(Node::Send(s));
             return;
         }
-        match guard::Guard::of(body) {
+        match guard::Guard::of(body, SUB) {
             Ok(mut g) => {
                 g.set_params(code.nparams);
                 let g = Arc::new(g);
@@ -276,20 +186,6 @@ pub fn compile_body(code: &mut FnCode) {
             other => vec![other],
         };
         code.stmts = stmts.into_iter().map(compile).collect();
-    }
-}
-
-/// A method body `self sel: arg`: its argument and the selector, for `Ctx::send_owned`.
-pub struct TailSelfSend {
-    pub(crate) sel: crate::value::Sym,
-    pub(crate) arg: Arc<Op>,
-    /// Caches the lookup of `sel` on the receiver's class.
-    pub(crate) ic: InlineCache,
-}
-
-impl std::fmt::Debug for TailSelfSend {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "<self {}>", self.sel.as_str())
     }
 }
 
@@ -316,6 +212,12 @@ fn compile_tail_self_send(s: SendNode) -> (Op, TailSelfSend) {
     };
     (body, tail)
 }
+
+/// The compiler's entry points as the shape files get them (see [`Sub`]).
+const SUB: Sub = Sub {
+    expr: compile,
+    effect: compile_effect,
+};
 
 /// Compiles an expression.
 pub fn compile(n: Node) -> Op {
@@ -370,15 +272,15 @@ pub fn compile(n: Node) -> Op {
                     c.send_impl(&lv, sel, std::slice::from_ref(&rv))
                 });
             }
-            selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc)
+            selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc, SUB)
         }
         Node::If(n) => {
             let n = *n;
             let (kind, sel, loc) = (n.kind, n.sel, n.loc);
-            let recv = Cond::new(n.recv);
+            let recv = Cond::new(n.recv, SUB);
             // Branches that are a local or a constant run without a dynamic call.
-            let a = Arg::new(n.a);
-            let b = Arg::new(n.b);
+            let a = Arg::new(n.a, SUB);
+            let b = Arg::new(n.b, SUB);
             let parts = shapes::IfParts {
                 kind,
                 sel,
@@ -433,14 +335,14 @@ pub fn compile(n: Node) -> Op {
                 ..
             } = *w;
             let (cond, body) = if fused::fusable(&cond, &body) {
-                match fused::compile_fused(cond, body, while_true, loc) {
+                match fused::compile_fused(cond, body, while_true, loc, SUB) {
                     Ok(o) => return o,
                     Err(back) => back,
                 }
             } else {
                 (cond, body)
             };
-            let cond = Cond::new(cond);
+            let cond = Cond::new(cond, SUB);
             let body = compile_effect(body);
             let parts = shapes::WhileParts {
                 while_true,
@@ -495,7 +397,7 @@ pub fn compile(n: Node) -> Op {
             let by = t.by.map(compile);
             // `[:j | a := a at: j + k put: v]` runs as a fused store (`store_loop`); each
             // body kind gets a loop closure of its own.
-            match store_loop::StoreBody::of(var, t.body) {
+            match store_loop::StoreBody::of(var, t.body, SUB) {
                 Ok(store) => to_do(from, to, by, var, loc, store),
                 Err(body) => to_do(from, to, by, var, loc, compile_effect(body)),
             }
@@ -529,8 +431,8 @@ pub fn compile(n: Node) -> Op {
             })
         }
         Node::Block(code) => op(move |c, f| Ok(make_closure(c, f, &code))),
-        Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true),
-        Node::InPlace(p) => compile_concat(*p, true),
+        Node::InPlace(p) if p.name != "++" => compile_in_place(*p, true, SUB),
+        Node::InPlace(p) => compile_concat(*p, true, SUB),
         Node::Field(fd)
             if fd.mode == FieldMode::Value
                 && fd.value.is_none()
@@ -719,7 +621,7 @@ fn compile_send(s: SendNode) -> Op {
     if let (Node::Var(VarRef::Local(_)), true, 1, "at:") =
         (&recv, pure_args, args.len(), sel.as_str())
     {
-        return compile_local_at(recv, sel, args, loc);
+        return compile_local_at(recv, sel, args, loc, SUB);
     }
     if let (Node::SelfRef, 1) = (&recv, args.len()) {
         // `self sel: arg` (recursion, helpers): the argument without a dynamic call when it
@@ -727,12 +629,12 @@ fn compile_send(s: SendNode) -> Op {
         let a0 = args
             .into_iter()
             .next()
-            .map(Arg::new)
+            .map(|n| Arg::new(n, SUB))
             .unwrap_or(Arg::Const(Value::Nil));
         let s = selfsend::SelfSend::new(a0, sel, loc);
         return op(move |c, f| s.run(c, f));
     }
-    let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
+    let args: Vec<Arg> = args.into_iter().map(|n| Arg::new(n, SUB)).collect();
     let ic = InlineCache::default();
     match recv {
         Node::SelfRef => match args.len() {
@@ -797,27 +699,6 @@ fn compile_send(s: SendNode) -> Op {
             })
         }
     }
-}
-
-/// The general send: the arguments pushed in order, then the cached send to `rv` (also the
-/// fallback of `class_send`).
-#[inline(always)]
-fn send_general(
-    c: &mut Ctx,
-    f: &Frame,
-    ic: &InlineCache,
-    rv: &Value,
-    sel: crate::value::Sym,
-    args: &[Arg],
-    loc: crate::interp::eval::code::Loc,
-) -> Flow {
-    let base = c.stack.len();
-    for a in args {
-        let v = a.run(c, f)?;
-        c.stack.push(v);
-    }
-    c.set_loc(loc);
-    c.send_cached(ic, rv, sel, base)
 }
 
 // ---------- the other sends: cast, `super`, cascade ----------

@@ -23,7 +23,8 @@
 
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 
-use super::{op, Arg, Op};
+use super::op::{op, Op};
+use super::operand::{send_general, Arg};
 use crate::interp::eval::code::Loc;
 use crate::interp::eval::exec::drop_fast;
 use crate::interp::eval::hit::{HitKind, InlineCache};
@@ -187,7 +188,7 @@ pub(super) fn compile(recv: Op, sel: Sym, args: Vec<Arg>, loc: Loc) -> Op {
                 }
             }
         }
-        super::send_general(c, f, &ic, &rv, sel, &args, loc)
+        send_general(c, f, &ic, &rv, sel, &args, loc)
     })
 }
 

@@ -11,7 +11,14 @@
 //! remaining ones run on the general path ([`IntSet`] statements, the [`Cond`] condition),
 //! which raises or promotes exactly as the unfused loop would.
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::code::{BinOp, Node, VarRef};
+use crate::interp::eval::{Ctx, Flow, Frame};
+use crate::value::Value;
+
+use super::op::{op, Op, Sub};
+use super::operand::{int_cmp_op, int_src, Cond, IntSet};
 
 /// Most registers a fused loop uses (locals and literals together).
 const MAX_REGS: usize = 16;
@@ -108,6 +115,7 @@ pub(super) fn compile_fused(
     body: Node,
     while_true: bool,
     loc: crate::interp::eval::code::Loc,
+    sub: Sub,
 ) -> Result<Op, (Node, Node)> {
     let stmts: Vec<&Node> = match &body {
         Node::Seq(v) => v.iter().collect(),
@@ -144,10 +152,10 @@ pub(super) fn compile_fused(
     let Regs { slots, lits } = regs;
     // The general path: the same statements as `IntSet`s, the condition as a `Cond`.
     let general: Box<[IntSet]> = match body {
-        Node::Seq(v) => v.into_iter().filter_map(int_set_of).collect(),
-        n => int_set_of(n).into_iter().collect(),
+        Node::Seq(v) => v.into_iter().filter_map(|n| int_set_of(n, sub)).collect(),
+        n => int_set_of(n, sub).into_iter().collect(),
     };
-    let cond = Cond::new(cond);
+    let cond = Cond::new(cond, sub);
     Ok(op(move |c, f| {
         let mut r = [0i64; MAX_REGS];
         // Load the locals; any non-Integer: the general loop from the start.
@@ -217,7 +225,7 @@ pub(super) fn compile_fused(
 }
 
 /// A statement [`fusable`] accepted, as an [`IntSet`].
-fn int_set_of(n: Node) -> Option<IntSet> {
+fn int_set_of(n: Node, sub: Sub) -> Option<IntSet> {
     let Node::SetVar(VarRef::Local(d), e) = n else {
         return None;
     };
@@ -230,7 +238,7 @@ fn int_set_of(n: Node) -> Option<IntSet> {
         op,
         l,
         r,
-        slow: compile(*e),
+        slow: (sub.expr)(*e),
     })
 }
 

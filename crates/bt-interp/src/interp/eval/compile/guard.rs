@@ -1,28 +1,34 @@
 //! Guard bodies: a method whose whole body is `local cmp literal ifTrue: [a] ifFalse: [b]`
 //! (`fib: n => n < 2 ifTrue: [n] ifFalse: [...]`, the base case of most recursive methods).
 //! The activation of a self-send runs such a body inline ([`Guard::run`] from
-//! `Ctx::send_cached_compiled`) instead of calling the body's closure; the body's [`Op`] runs
+//! `Ctx::send_cached_compiled`) instead of calling the body's closure; the body's `Op` runs
 //! the same `Guard::run`, so there is one path. The comparison is a range test on the local
 //! (`x < k` is `x` in `[MIN, k - 1]`), decided with no dispatch on the operator.
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::{Ctx, Flow, Frame};
+use crate::value::{fast_clone, Value};
+
+use super::op::non_boolean;
+use super::operand::{Arg, Cond};
 
 /// A compiled guard body (see the module doc).
 pub struct Guard {
-    slot: usize,
+    pub(super) slot: usize,
     /// `x` passes when `(x - lo) as u64 <= span`, negated when `neg`.
-    lo: i64,
-    span: u64,
-    neg: bool,
-    a: Arg,
-    b: Arg,
+    pub(super) lo: i64,
+    pub(super) span: u64,
+    pub(super) neg: bool,
+    pub(super) a: Arg,
+    pub(super) b: Arg,
     /// The condition as a general expression (a non-Integer local, overridden arithmetic).
-    cond: Cond,
-    sel: crate::value::Sym,
-    loc: crate::interp::eval::code::Loc,
+    pub(super) cond: Cond,
+    pub(super) sel: crate::value::Sym,
+    pub(super) loc: crate::interp::eval::code::Loc,
     /// The tested local is a parameter (set by `compile_body`): a self-send can decide the
     /// guard from the argument it pushed, before the activation ([`Guard::decide`]).
-    on_param: bool,
+    pub(super) on_param: bool,
 }
 
 /// What a self-send learns from a guard before the callee's activation
@@ -45,61 +51,7 @@ impl std::fmt::Debug for Guard {
     }
 }
 
-/// The range `[lo, hi]` (and whether the test is negated) of `x op k`.
-fn range(op: BinOp, k: i64) -> Option<(i64, i64, bool)> {
-    Some(match op {
-        BinOp::Lt => match k.checked_sub(1) {
-            Some(h) => (i64::MIN, h, false),
-            None => (i64::MIN, i64::MAX, true),
-        },
-        BinOp::Le => (i64::MIN, k, false),
-        BinOp::Gt => match k.checked_add(1) {
-            Some(l) => (l, i64::MAX, false),
-            None => (i64::MIN, i64::MAX, true),
-        },
-        BinOp::Ge => (k, i64::MAX, false),
-        BinOp::Eq | BinOp::StrictEq => (k, k, false),
-        BinOp::Ne | BinOp::StrictNe => (k, k, true),
-        _ => return None,
-    })
-}
-
 impl Guard {
-    /// The guard of a method body, or the body back when it has another shape.
-    pub(super) fn of(body: Node) -> Result<Guard, Node> {
-        let (op, slot, k) = match &body {
-            Node::If(n) if n.kind == IfKind::IfTrueIfFalse => match &n.recv {
-                Node::Bin(b) => match (&b.lhs, &b.rhs) {
-                    (Node::Var(VarRef::Local(s)), Node::Const(Value::Int(k))) => {
-                        (b.op, *s as usize, *k)
-                    }
-                    _ => return Err(body),
-                },
-                _ => return Err(body),
-            },
-            _ => return Err(body),
-        };
-        let Some((lo, hi, neg)) = range(op, k) else {
-            return Err(body);
-        };
-        let Node::If(n) = body else {
-            return Err(body);
-        };
-        let n = *n;
-        Ok(Guard {
-            slot,
-            lo,
-            span: hi.wrapping_sub(lo) as u64,
-            neg,
-            a: Arg::new(n.a),
-            b: Arg::new(n.b),
-            cond: Cond::new(n.recv),
-            sel: n.sel,
-            loc: n.loc,
-            on_param: false,
-        })
-    }
-
     /// Notes that the method has `nparams` parameters (the first slots).
     pub(super) fn set_params(&mut self, nparams: u32) {
         self.on_param = self.slot < nparams as usize;

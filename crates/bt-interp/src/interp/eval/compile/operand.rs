@@ -1,9 +1,18 @@
 //! Operands the compiled closures read without a dynamic call: Integer locals, literals and
 //! `self` fields ([`IntSrc`]), loop and branch conditions ([`Cond`]), send arguments
 //! ([`Arg`]), `x := a op b` statements ([`IntSet`]) and `local at: k` ([`LocalAt`]). Each
-//! keeps the compiled general expression to fall back on.
+//! keeps the compiled general expression to fall back on. This file runs the forms, with the
+//! two run-time helpers over [`Arg`]s ([`if_branch`] for an inlined `ifTrue:`, [`send_general`]
+//! for a send); which form a node gets is chosen in `operand_of.rs`, which needs the compiler.
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::code::{BinOp, FieldMode, IfKind, Loc, Node, VarRef};
+use crate::interp::eval::hit::InlineCache;
+use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
+use crate::value::{drop_fast, fast_clone, Value};
+
+use super::op::Op;
 
 /// An Integer operand known without evaluation.
 pub(super) enum IntSrc {
@@ -89,33 +98,6 @@ pub(super) enum Cond {
 }
 
 impl Cond {
-    pub(super) fn new(n: Node) -> Cond {
-        let n = match n {
-            Node::Send(s)
-                if s.pure_args
-                    && s.args.len() == 1
-                    && s.sel.as_str() == "at:"
-                    && matches!(s.recv, Node::Var(VarRef::Local(_))) =>
-            {
-                let s = *s;
-                match LocalAt::new(s.recv, s.sel, s.args, s.loc) {
-                    Some(la) => return Cond::LocalAt(Box::new(la)),
-                    None => return Cond::Other(Op::default()),
-                }
-            }
-            n => n,
-        };
-        if let Node::Bin(b) = &n {
-            if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
-                if int_cmp_op(b.op) {
-                    let opk = b.op;
-                    return Cond::IntCmp(opk, l, r, compile(n));
-                }
-            }
-        }
-        Cond::Other(compile(n))
-    }
-
     /// `Some(truth)` for a Boolean, `None` (with the value) for anything else.
     #[inline(always)]
     pub(super) fn eval(&self, c: &mut Ctx, f: &Frame) -> Result<Result<bool, Value>, Box<Unwind>> {
@@ -195,33 +177,6 @@ pub(super) enum Arg {
 }
 
 impl Arg {
-    pub(super) fn new(n: Node) -> Arg {
-        match &n {
-            Node::Const(v @ (Value::Int(_) | Value::True | Value::False | Value::Nil)) => {
-                return Arg::Const(v.clone())
-            }
-            Node::Var(VarRef::Local(i)) => return Arg::Local(*i as usize),
-            Node::Bin(b) if matches!(b.op, BinOp::Add | BinOp::Sub | BinOp::Mul) => {
-                if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
-                    let opk = b.op;
-                    match (opk, &l, &r) {
-                        (BinOp::Add, IntSrc::Local(s), IntSrc::Lit(k)) => {
-                            return Arg::LocalAdd(*s, *k, compile(n));
-                        }
-                        // `n - k` overflows exactly when `n + (-k)` does.
-                        (BinOp::Sub, IntSrc::Local(s), IntSrc::Lit(k)) if *k != i64::MIN => {
-                            return Arg::LocalAdd(*s, -*k, compile(n));
-                        }
-                        _ => {}
-                    }
-                    return Arg::IntBin(opk, l, r, compile(n));
-                }
-            }
-            _ => {}
-        }
-        Arg::Other(compile(n))
-    }
-
     #[inline(always)]
     pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
         match self {
@@ -280,53 +235,20 @@ impl IntSet {
     }
 }
 
-/// `a at: k` on a local Array, List or Dictionary: index directly when `at:` is the primitive.
-pub(super) fn compile_local_at(
-    recv: Node,
-    sel: crate::value::Sym,
-    raw_args: Vec<Node>,
-    loc: crate::interp::eval::code::Loc,
-) -> Op {
-    match LocalAt::new(recv, sel, raw_args, loc) {
-        Some(la) => op(move |c, f| la.run(c, f)),
-        None => Op::default(),
-    }
-}
-
 /// The parts of `a at: k` with `a` a local (see [`compile_local_at`]); also a condition
 /// (`(flags at: i) ifTrue: [...]`) evaluated without a dynamic call.
 pub(super) struct LocalAt {
-    slot: usize,
-    key: Arg,
-    sel: crate::value::Sym,
-    loc: crate::interp::eval::code::Loc,
+    pub(super) slot: usize,
+    pub(super) key: Arg,
+    pub(super) sel: crate::value::Sym,
+    pub(super) loc: crate::interp::eval::code::Loc,
     /// The send's cache (the general path).
-    ic: InlineCache,
+    pub(super) ic: InlineCache,
     /// Whether `at:` is still the primitive on the receiver's class.
-    prim_ic: InlineCache,
+    pub(super) prim_ic: InlineCache,
 }
 
 impl LocalAt {
-    pub(super) fn new(
-        recv: Node,
-        sel: crate::value::Sym,
-        mut raw_args: Vec<Node>,
-        loc: crate::interp::eval::code::Loc,
-    ) -> Option<LocalAt> {
-        let Node::Var(VarRef::Local(i)) = recv else {
-            return None;
-        };
-        let key = raw_args.pop().map(Arg::new)?;
-        Some(LocalAt {
-            slot: i as usize,
-            key,
-            sel,
-            loc,
-            ic: InlineCache::default(),
-            prim_ic: InlineCache::default(),
-        })
-    }
-
     #[inline(always)]
     pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
         let (sel, loc) = (self.sel, self.loc);
@@ -379,4 +301,40 @@ impl LocalAt {
         c.stack[slot] = recv;
         r
     }
+}
+
+/// The value of an inlined `ifTrue:`/`ifFalse:`/`and:`/`or:` whose condition was `t`.
+#[inline(always)]
+pub(super) fn if_branch(c: &mut Ctx, f: &Frame, kind: IfKind, t: bool, a: &Arg, b: &Arg) -> Flow {
+    match (kind, t) {
+        (IfKind::IfTrue, true) | (IfKind::IfFalse, false) => a.run(c, f),
+        (IfKind::IfTrue, false) => Ok(Value::False),
+        (IfKind::IfFalse, true) => Ok(Value::True),
+        (IfKind::IfTrueIfFalse, true) => a.run(c, f),
+        (IfKind::IfTrueIfFalse, false) => b.run(c, f),
+        (IfKind::And, true) | (IfKind::Or, false) => a.run(c, f),
+        (IfKind::And, false) => Ok(Value::False),
+        (IfKind::Or, true) => Ok(Value::True),
+    }
+}
+
+/// The general send: the arguments pushed in order, then the cached send to `rv` (also the
+/// fallback of `class_send`).
+#[inline(always)]
+pub(super) fn send_general(
+    c: &mut Ctx,
+    f: &Frame,
+    ic: &InlineCache,
+    rv: &Value,
+    sel: crate::value::Sym,
+    args: &[Arg],
+    loc: Loc,
+) -> Flow {
+    let base = c.stack.len();
+    for a in args {
+        let v = a.run(c, f)?;
+        c.stack.push(v);
+    }
+    c.set_loc(loc);
+    c.send_cached(ic, rv, sel, base)
 }

@@ -5,7 +5,15 @@
 //! passed through memory per operand. A self-send that is not an operand is wrapped in an
 //! [`Op`] of its own; either way it is the same [`SelfSend::run`] (one path).
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::code::{BinOp, Node, SendNode};
+use crate::interp::eval::hit::InlineCache;
+use crate::interp::eval::{Ctx, Flow, Frame};
+use crate::value::{drop_fast, Value};
+
+use super::op::{op, Op, Sub};
+use super::operand::Arg;
 
 /// The argument of a [`SelfSend`].
 enum SelfArg {
@@ -84,14 +92,14 @@ impl Operand for SelfSend {
 }
 
 /// A one-argument self-send node as a [`SelfSend`]; anything else back as it was.
-pub(super) fn self_send_of(n: Node) -> Result<SelfSend, Node> {
+pub(super) fn self_send_of(n: Node, sub: Sub) -> Result<SelfSend, Node> {
     match n {
         Node::Send(s) if matches!(s.recv, Node::SelfRef) && s.args.len() == 1 => {
             let SendNode { sel, args, loc, .. } = *s;
             let a = args
                 .into_iter()
                 .next()
-                .map(Arg::new)
+                .map(|n| Arg::new(n, sub))
                 .unwrap_or(Arg::Const(Value::Nil));
             Ok(SelfSend::new(a, sel, loc))
         }
@@ -108,12 +116,13 @@ pub(super) fn compile_bin(
     opk: BinOp,
     sel: crate::value::Sym,
     loc: Loc,
+    sub: Sub,
 ) -> Op {
-    match (self_send_of(lhs), self_send_of(rhs)) {
+    match (self_send_of(lhs, sub), self_send_of(rhs, sub)) {
         (Ok(l), Ok(r)) => bin(l, r, opk, sel, loc),
-        (Ok(l), Err(r)) => bin(l, compile(r), opk, sel, loc),
-        (Err(l), Ok(r)) => bin(compile(l), r, opk, sel, loc),
-        (Err(l), Err(r)) => bin(compile(l), compile(r), opk, sel, loc),
+        (Ok(l), Err(r)) => bin(l, (sub.expr)(r), opk, sel, loc),
+        (Err(l), Ok(r)) => bin((sub.expr)(l), r, opk, sel, loc),
+        (Err(l), Err(r)) => bin((sub.expr)(l), (sub.expr)(r), opk, sel, loc),
     }
 }
 

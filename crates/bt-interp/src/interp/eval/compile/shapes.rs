@@ -5,7 +5,14 @@
 //! else keeps the general closures of `compile`/`operand`. Every fast path falls back to the
 //! general code on a non-Integer operand, an overflow or overridden Integer arithmetic.
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::code::{BinOp, IfKind};
+use crate::interp::eval::{Ctx, Frame};
+use crate::value::{drop_fast, Value};
+
+use super::op::{non_boolean, op, Eff, Op};
+use super::operand::{if_branch, Arg, Cond, IntSrc};
 
 /// An Integer operand read without evaluation.
 trait Rd: Send + Sync + 'static {

@@ -11,7 +11,14 @@
 //! The store charges no reduction of its own: the loop's tick per iteration covers it (a
 //! constant-time store; an unfused loop paid two, one for the loop and one for `at:put:`).
 
-use super::*;
+use std::sync::atomic::Ordering;
+
+use crate::interp::eval::code::{BinOp, Node, VarRef};
+use crate::interp::eval::hit::InlineCache;
+use crate::interp::eval::{Ctx, Frame, Unwind};
+use crate::value::{fast_clone, Value};
+
+use super::op::{Eff, Sub};
 
 /// A fused store body (see the module doc).
 pub(super) struct StoreBody {
@@ -58,7 +65,7 @@ impl LoopBody for StoreBody {
 impl StoreBody {
     /// The fused store of a `to:do:` loop whose variable is `var`, or the body back when it
     /// has another shape.
-    pub(super) fn of(var: Option<VarRef>, body: Node) -> Result<StoreBody, Node> {
+    pub(super) fn of(var: Option<VarRef>, body: Node, sub: Sub) -> Result<StoreBody, Node> {
         match store_shape(var, &body) {
             Some((arr, add, val, sel)) => Ok(StoreBody {
                 arr,
@@ -66,7 +73,7 @@ impl StoreBody {
                 val,
                 sel,
                 ic: InlineCache::default(),
-                general: compile_effect(body),
+                general: (sub.effect)(body),
             }),
             None => Err(body),
         }

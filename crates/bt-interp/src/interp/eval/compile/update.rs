@@ -2,12 +2,22 @@
 //! `s := s ++ a ++ b`): done in place when the local holds the only reference and the
 //! selector is the primitive, else the ordinary send.
 
-use super::*;
+use crate::interp::eval::code::VarRef;
+use crate::interp::eval::hit::InlineCache;
+use crate::interp::eval::{Ctx, Flow, Frame};
+use crate::value::{drop_fast, fast_clone, Value};
+
+use super::op::{op, Op, Sub};
+use super::operand::Arg;
 
 /// `s := s ++ a ++ b …`: appends to the String in a local `s` in place when `s` holds the only
 /// reference and String's `++` is the primitive; anything else takes the general path of
 /// `Ctx::concat_in_place`.
-pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
+pub(super) fn compile_concat(
+    p: crate::interp::eval::code::InPlaceNode,
+    keep: bool,
+    sub: Sub,
+) -> Op {
     let crate::interp::eval::code::InPlaceNode {
         var,
         sel,
@@ -15,7 +25,7 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
         args,
         loc,
     } = p;
-    let args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
+    let args: Vec<Arg> = args.into_iter().map(|n| Arg::new(n, sub)).collect();
     let rest = crate::interp::eval::code::InPlaceNode {
         var,
         sel,
@@ -65,7 +75,11 @@ pub(super) fn compile_concat(p: crate::interp::eval::code::InPlaceNode, keep: bo
 }
 
 /// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
-pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: bool) -> Op {
+pub(super) fn compile_in_place(
+    p: crate::interp::eval::code::InPlaceNode,
+    keep: bool,
+    sub: Sub,
+) -> Op {
     let crate::interp::eval::code::InPlaceNode {
         var,
         sel,
@@ -78,7 +92,7 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
     if let (VarRef::Local(i), "at:put:", 2) = (var, name, args.len()) {
         // `a := a at: k put: v` on a local Array: store into the slot's vector directly
         // (copied first only when shared); anything unusual takes the general path below.
-        let mut args: Vec<Arg> = args.into_iter().map(Arg::new).collect();
+        let mut args: Vec<Arg> = args.into_iter().map(|n| Arg::new(n, sub)).collect();
         let (Some(a1), Some(a0)) = (args.pop(), args.pop()) else {
             return Op::default();
         };
@@ -126,7 +140,7 @@ pub(super) fn compile_in_place(p: crate::interp::eval::code::InPlaceNode, keep: 
             slow(c, f, base)
         });
     }
-    let args: Vec<Op> = args.into_iter().map(compile).collect();
+    let args: Vec<Op> = args.into_iter().map(sub.expr).collect();
     if let VarRef::Local(i) = var {
         // An instance in a local (never one of the in-place collections): the receiver is
         // lent to the send as owned, so a Value-class `withX:` copy can reuse it.
