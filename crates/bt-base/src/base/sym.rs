@@ -14,9 +14,26 @@ use parking_lot::RwLock;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(std::num::NonZeroU64);
 
+/// A name table: (name, symbol) entries found by the name's [`hash`], computed once per
+/// [`Sym::new`] for the thread's front and the shared table.
+type Table = hashbrown::HashTable<(&'static str, Sym)>;
+
+/// The hash of a name in every [`Table`]: foldhash, seeded per process (SipHash made interning
+/// a tenth of engine start-up).
+#[inline]
+fn hash(s: &str) -> u64 {
+    use std::hash::BuildHasher;
+    static SEED: OnceLock<foldhash::fast::RandomState> = OnceLock::new();
+    SEED.get_or_init(Default::default).hash_one(s)
+}
+
+/// The hash of an entry, for a table that grows.
+fn rehash(e: &(&'static str, Sym)) -> u64 {
+    hash(e.0)
+}
+
 struct Interner {
-    /// foldhash (seeded per process): SipHash made interning a tenth of engine start-up.
-    map: std::collections::HashMap<&'static str, Sym, foldhash::fast::RandomState>,
+    map: Table,
     /// How many names are interned (the next index).
     len: usize,
 }
@@ -53,8 +70,7 @@ fn slot_for_write(i: usize) -> Option<&'static Slot> {
 thread_local! {
     /// Symbols this thread interned or looked up through [`Sym::new`] (entries are never
     /// removed: the shared table is append-only too).
-    static LOCAL: std::cell::RefCell<std::collections::HashMap<&'static str, Sym, foldhash::fast::RandomState>> =
-        std::cell::RefCell::new(std::collections::HashMap::default());
+    static LOCAL: std::cell::RefCell<Table> = const { std::cell::RefCell::new(Table::new()) };
 }
 
 fn interner() -> &'static RwLock<Interner> {
@@ -62,7 +78,7 @@ fn interner() -> &'static RwLock<Interner> {
     I.get_or_init(|| {
         RwLock::new(Interner {
             // Sized for the library's names (~1,800 at `bt run` start-up): no rehashing.
-            map: std::collections::HashMap::with_capacity_and_hasher(4096, Default::default()),
+            map: Table::with_capacity(4096),
             len: 0,
         })
     })
@@ -73,27 +89,28 @@ impl Sym {
     pub fn new(s: &str) -> Sym {
         // A per-thread front of the table: loading code interns thousands of names, and the
         // shared table's lock was a visible part of starting an engine.
-        if let Ok(Some(i)) = LOCAL.try_with(|m| m.borrow().get(s).copied()) {
+        let h = hash(s);
+        if let Ok(Some(i)) = LOCAL.try_with(|m| m.borrow().find(h, |e| e.0 == s).map(|e| e.1)) {
             return i;
         }
-        let (i, name) = Sym::new_shared(s);
+        let (i, name) = Sym::new_shared(s, h);
         let _ = LOCAL.try_with(|m| {
             let mut m = m.borrow_mut();
             if m.capacity() == 0 {
                 // The thread that loads the library looks up thousands of names.
-                m.reserve(2048);
+                m.reserve(2048, rehash);
             }
-            m.insert(name, i)
+            m.insert_unique(h, (name, i), rehash);
         });
         i
     }
 
-    fn new_shared(s: &str) -> (Sym, &'static str) {
-        if let Some((&name, &i)) = interner().read().map.get_key_value(s) {
+    fn new_shared(s: &str, h: u64) -> (Sym, &'static str) {
+        if let Some(&(name, i)) = interner().read().map.find(h, |e| e.0 == s) {
             return (i, name);
         }
         let mut w = interner().write();
-        if let Some((&name, &i)) = w.map.get_key_value(s) {
+        if let Some(&(name, i)) = w.map.find(h, |e| e.0 == s) {
             return (i, name);
         }
         let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
@@ -102,13 +119,17 @@ impl Sym {
         let fresh = slot_for_write(w.len).is_some_and(|slot| slot.set(leaked).is_ok());
         assert!(fresh, "symbol table full");
         w.len += 1;
-        w.map.insert(leaked, i);
+        w.map.insert_unique(h, (leaked, i), rehash);
         (i, leaked)
     }
     /// The symbol for `s` if it is already interned (never grows the table: distribution
     /// uses it for names and atoms a peer sends).
     pub fn lookup(s: &str) -> Option<Sym> {
-        interner().read().map.get(s).copied()
+        interner()
+            .read()
+            .map
+            .find(hash(s), |e| e.0 == s)
+            .map(|e| e.1)
     }
     /// How many symbols are interned (tests bound what peers can add).
     pub fn interned() -> usize {

@@ -65,6 +65,9 @@ pub(crate) struct Parser<'s> {
     pub(crate) pos: usize,
     docs: Vec<Span>,
     doc_used: Vec<bool>,
+    /// Where the last [`Parser::take_doc`] stopped: declarations are read in order, so the
+    /// next one's block starts there or a little after.
+    doc_next: usize,
     pub(crate) diags: Vec<Diagnostic>,
     pub(crate) fence: Fence,
     /// Token index exempt from the fence (the first token of the region).
@@ -114,6 +117,7 @@ impl<'s> Parser<'s> {
             pos: 0,
             docs: lexed.docs,
             doc_used: vec![false; n],
+            doc_next: 0,
             diags: lexed.diags,
             fence: Fence::None,
             fence_exempt: usize::MAX,
@@ -406,11 +410,19 @@ impl<'s> Parser<'s> {
         }
         let lo = if i == 0 { 0 } else { self.toks[i - 1].end };
         let hi = self.toks[i].start;
-        let first = self.docs.partition_point(|d| d.start < lo);
+        // The first line at or after `lo` (the docs are in order).
+        let mut first = self.doc_next.min(self.docs.len());
+        if first > 0 && self.docs[first - 1].start >= lo {
+            first = self.docs.partition_point(|d| d.start < lo);
+        }
+        while first < self.docs.len() && self.docs[first].start < lo {
+            first += 1;
+        }
         let mut last = first;
         while last < self.docs.len() && self.docs[last].end <= hi {
             last += 1;
         }
+        self.doc_next = last;
         if last == first {
             return None;
         }

@@ -123,7 +123,8 @@ impl<'s> Parser<'s> {
                 (self.src[t.span().range()].to_string(), t.span())
             }
             Tok::Keyword => {
-                let mut sel = String::new();
+                // Room for most selectors (`inject:into:`) without growing.
+                let mut sel = String::with_capacity(16);
                 let mut span = t.span();
                 while self.peek() == Tok::Keyword {
                     let k = self.bump();
