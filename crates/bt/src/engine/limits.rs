@@ -239,6 +239,7 @@ impl Shared {
 
     /// An engine-wide limit in force for a run that started at cancel epoch `epoch`
     /// (`main`: asked by the main program's own check).
+    #[inline]
     fn engine_limit(&self, epoch: u64, main: bool) -> Option<Limit> {
         if self.shutdown.load(Ordering::Relaxed) {
             return Some(Limit::Shutdown);
@@ -262,6 +263,7 @@ impl Shared {
     }
 
     /// True when any run starting now would stop at once.
+    #[inline]
     pub fn exhausted(&self) -> Option<Limit> {
         self.engine_limit(self.cancel_epoch.load(Ordering::Relaxed), false)
     }
