@@ -226,6 +226,7 @@ thread_local! {
 }
 
 /// The account the current thread is charged to.
+#[inline]
 pub fn current() -> Option<&'static Account> {
     CURRENT.try_with(Cell::get).ok().flatten()
 }
@@ -255,16 +256,25 @@ pub struct Scope {
 }
 
 impl Scope {
+    /// Charges the thread to `a` until the scope ends. Entering the account the thread is
+    /// already charged to (an engine called again from the same thread) changes nothing and
+    /// flushes nothing: the pending count already belongs to it.
+    #[inline]
     pub fn enter(a: Option<&'static Account>) -> Scope {
-        Scope {
-            prev: set_current(a),
+        let prev = current();
+        if !same(prev, a) {
+            set_current(a);
         }
+        Scope { prev }
     }
 }
 
 impl Drop for Scope {
+    #[inline]
     fn drop(&mut self) {
-        set_current(self.prev);
+        if !same(current(), self.prev) {
+            set_current(self.prev);
+        }
     }
 }
 
@@ -316,6 +326,7 @@ pub fn current_over() -> bool {
 
 /// Is `engine`'s account, or the account the current thread is charged to (an actor's, see
 /// [`in_coroutine`]), over its limit? Asked by the engine's preemption hook.
+#[inline]
 pub fn over(engine: Option<&Account>) -> bool {
     if engine.is_none() && !CO_ACCOUNTS.load(Ordering::Relaxed) {
         return false;
@@ -375,6 +386,7 @@ pub fn in_coroutine<R>(
     r
 }
 
+#[inline]
 fn same(a: Option<&'static Account>, b: Option<&'static Account>) -> bool {
     match (a, b) {
         (Some(x), Some(y)) => std::ptr::eq(x, y),

@@ -222,10 +222,16 @@ impl Shared {
     /// Is the engine stopped at its memory limit? Stops its processes the first time its
     /// account is over (see [`Shared::stop_for_memory`]); stays so until
     /// [`Shared::recover_memory`] ends the stop.
+    #[inline]
     fn engine_memory_over(&self, kill_main: bool) -> bool {
-        let Some(a) = self.account else {
-            return false;
-        };
+        match self.account {
+            Some(a) => self.account_over(a, kill_main),
+            None => false,
+        }
+    }
+
+    /// [`Shared::engine_memory_over`] for an engine with an account.
+    fn account_over(&self, a: &'static Account, kill_main: bool) -> bool {
         if self.memory_stop.load(Ordering::Acquire) {
             return true;
         }
@@ -239,6 +245,7 @@ impl Shared {
 
     /// An engine-wide limit in force for a run that started at cancel epoch `epoch`
     /// (`main`: asked by the main program's own check).
+    #[inline]
     fn engine_limit(&self, epoch: u64, main: bool) -> Option<Limit> {
         if self.shutdown.load(Ordering::Relaxed) {
             return Some(Limit::Shutdown);
@@ -262,6 +269,7 @@ impl Shared {
     }
 
     /// True when any run starting now would stop at once.
+    #[inline]
     pub fn exhausted(&self) -> Option<Limit> {
         self.engine_limit(self.cancel_epoch.load(Ordering::Relaxed), false)
     }
@@ -560,20 +568,7 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
             }
             let l = &shared.limits;
             let Some(p) = main else {
-                let mut step = l.step(l.actor_max());
-                // A run that would stop at once stops at its first reduction.
-                if shared.exhausted().is_some() {
-                    step = 1;
-                }
-                // Every run pays one step up front against the total budget: runs shorter
-                // than a step (a small message, a timer tick) never reach the hook and would
-                // be free.
-                if l.total_reductions.is_some() {
-                    shared.total_used.fetch_add(step as u64, Ordering::Relaxed);
-                }
-                let mut guard = Guard::start(shared.clone(), step);
-                *slot = Some(Box::new(move || guard.check()));
-                return step;
+                return actor_hook(&shared, slot);
             };
             let (trip, in_eval) = shared.watchdog.job_started(p);
             let mut step = shared.main_step;
@@ -587,12 +582,39 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
             }
             shared.arm_main(step);
             if slot.is_none() {
-                let sh = shared.clone();
-                *slot = Some(Box::new(move || sh.check_main()));
+                main_hook(&shared, slot);
             }
             step
         },
     )
+}
+
+/// The hook of an actor message or callback run: a guard of its own (kept out of line: a
+/// main-program job, the call a host makes, is the hot case).
+#[inline(never)]
+fn actor_hook(shared: &Arc<Shared>, slot: &mut Option<crate::interp::eval::PreemptHook>) -> u32 {
+    let l = &shared.limits;
+    let mut step = l.step(l.actor_max());
+    // A run that would stop at once stops at its first reduction.
+    if shared.exhausted().is_some() {
+        step = 1;
+    }
+    // Every run pays one step up front against the total budget: runs shorter than a step
+    // (a small message, a timer tick) never reach the hook and would be free.
+    if l.total_reductions.is_some() {
+        shared.total_used.fetch_add(step as u64, Ordering::Relaxed);
+    }
+    let mut guard = Guard::start(shared.clone(), step);
+    *slot = Some(Box::new(move || guard.check()));
+    step
+}
+
+/// The main context's hook, made by its first job (later jobs only re-arm `Shared::main`).
+#[cold]
+#[inline(never)]
+fn main_hook(shared: &Arc<Shared>, slot: &mut Option<crate::interp::eval::PreemptHook>) {
+    let sh = shared.clone();
+    *slot = Some(Box::new(move || sh.check_main()));
 }
 
 #[cfg(test)]

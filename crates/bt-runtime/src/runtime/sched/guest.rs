@@ -100,6 +100,7 @@ thread_local! {
 }
 
 /// The calling thread's id (cached per thread).
+#[inline]
 fn this_thread() -> std::thread::ThreadId {
     ME.with(|t| *t)
 }
@@ -394,6 +395,7 @@ impl GuestDone {
     }
 
     /// Whether the calling thread is the one this signal wakes.
+    #[inline]
     pub fn is_this_thread(&self) -> bool {
         self.0 .1.id() == this_thread()
     }
@@ -591,7 +593,9 @@ fn drive_work(
         r.end(w);
     }
     for s in &mut w.slots {
-        s.timeout = None;
+        if s.timeout.is_some() {
+            s.timeout = None;
+        }
     }
     keep.disarm();
     Ok(true)
