@@ -724,9 +724,8 @@ impl Args {
     }
 }
 
-/// `recv sel: args!` as a statement: queued to an actor, a synchronous send to anything
-/// else; answers nil.
-fn compile_cast(s: SendNode) -> Op {
+/// A send's receiver and arguments compiled, with its selector and location.
+fn send_parts(s: SendNode) -> (Op, Sym, Args, Loc) {
     let SendNode {
         recv,
         sel,
@@ -734,8 +733,13 @@ fn compile_cast(s: SendNode) -> Op {
         loc,
         ..
     } = s;
-    let recv = compile(recv);
-    let args = Args::new(args);
+    (compile(recv), sel, Args::new(args), loc)
+}
+
+/// `recv sel: args!` as a statement: queued to an actor, a synchronous send to anything
+/// else; answers nil.
+fn compile_cast(s: SendNode) -> Op {
+    let (recv, sel, args, loc) = send_parts(s);
     op(move |c, f| {
         let r = recv.run(c, f)?;
         let a = args.eval(c, f)?;
@@ -747,15 +751,7 @@ fn compile_cast(s: SendNode) -> Op {
 
 /// `super sel: args`: the lookup starts above the method's defining class.
 fn compile_super(s: SendNode) -> Op {
-    let SendNode {
-        recv,
-        sel,
-        args,
-        loc,
-        ..
-    } = s;
-    let recv = compile(recv);
-    let args = Args::new(args);
+    let (recv, sel, args, loc) = send_parts(s);
     op(move |c, f| {
         let r = recv.run(c, f)?;
         let a = args.eval(c, f)?;
