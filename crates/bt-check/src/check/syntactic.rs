@@ -78,70 +78,56 @@ pub(crate) fn block_single_expr(e: &Expr) -> Option<&Expr> {
     None
 }
 
-/// Names assigned anywhere inside an expression (including nested blocks).
-pub(crate) fn assigned_names(e: &Expr, out: &mut Vec<String>) {
-    let visit_stmts = |stmts: &[Stmt], out: &mut Vec<String>| {
-        for s in stmts {
-            if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
-                assigned_names(x, out);
-            }
-        }
-    };
+/// Calls `f` on each direct sub-expression of `e` that runs where `e` runs or in a block
+/// it holds (assigned and sent values, receivers and arguments, statements of nested
+/// blocks, literal elements, match arms and guards, interpolated parts).
+fn each_sub_expr<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
     match &e.kind {
-        ExprKind::Assign { name, value, .. } => {
-            out.push(name.name.to_string());
-            assigned_names(value, out);
-        }
-        ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => assigned_names(value, out),
-        ExprKind::Destructure { pattern, value } => {
-            let mut ids = Vec::new();
-            pattern_vars(pattern, &mut ids);
-            out.extend(ids.into_iter().map(|i| i.name.to_string()));
-            assigned_names(value, out);
-        }
+        ExprKind::Assign { value, .. }
+        | ExprKind::FieldAssign { value, .. }
+        | ExprKind::Return(value)
+        | ExprKind::Destructure { value, .. } => f(value),
         ExprKind::Send { receiver, args, .. } => {
-            assigned_names(receiver, out);
-            for a in args {
-                assigned_names(a, out);
-            }
+            f(receiver);
+            args.iter().for_each(f);
         }
         ExprKind::Cascade { receiver, parts } => {
-            assigned_names(receiver, out);
+            f(receiver);
             for p in parts {
-                for a in &p.args {
-                    assigned_names(a, out);
+                p.args.iter().for_each(&mut f);
+            }
+        }
+        ExprKind::Block(b) => {
+            for s in &b.body {
+                if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
+                    f(x);
                 }
             }
         }
-        ExprKind::Block(b) => visit_stmts(&b.body, out),
-        ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => {
-            for x in xs {
-                assigned_names(x, out);
-            }
-        }
+        ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => xs.iter().for_each(f),
         ExprKind::ListCons { head, tail } => {
-            assigned_names(head, out);
-            assigned_names(tail, out);
+            f(head);
+            f(tail);
         }
         ExprKind::Dict(pairs) => {
             for (k, v) in pairs {
-                assigned_names(k, out);
-                assigned_names(v, out);
+                f(k);
+                f(v);
             }
         }
         ExprKind::Match { receiver, arms, .. } => {
-            assigned_names(receiver, out);
+            f(receiver);
             for a in arms {
                 if let Some(g) = &a.guard {
-                    assigned_names(g, out);
+                    f(g);
                 }
-                assigned_names(&a.body, out);
+                f(&a.body);
             }
         }
         ExprKind::Interp(parts) => {
             for p in parts {
                 if let ast::InterpPart::Expr(x) = p {
-                    assigned_names(x, out);
+                    f(x);
                 }
             }
         }
@@ -149,67 +135,26 @@ pub(crate) fn assigned_names(e: &Expr, out: &mut Vec<String>) {
     }
 }
 
+/// Names assigned anywhere inside an expression (including nested blocks).
+pub(crate) fn assigned_names(e: &Expr, out: &mut Vec<String>) {
+    match &e.kind {
+        ExprKind::Assign { name, .. } => out.push(name.name.to_string()),
+        ExprKind::Destructure { pattern, .. } => {
+            let mut ids = Vec::new();
+            pattern_vars(pattern, &mut ids);
+            out.extend(ids.into_iter().map(|i| i.name.to_string()));
+        }
+        _ => {}
+    }
+    each_sub_expr(e, |x| assigned_names(x, out));
+}
+
 /// Free variable names read inside a block (candidates for captured variables).
 pub(crate) fn read_names(e: &Expr, out: &mut Vec<(String, Span)>) {
     match &e.kind {
         ExprKind::Var(n) => out.push((n.to_string(), e.span)),
         ExprKind::SelfRef | ExprKind::Field(_) => out.push(("self".into(), e.span)),
-        ExprKind::Assign { value, .. }
-        | ExprKind::FieldAssign { value, .. }
-        | ExprKind::Return(value) => read_names(value, out),
-        ExprKind::Destructure { value, .. } => read_names(value, out),
-        ExprKind::Send { receiver, args, .. } => {
-            read_names(receiver, out);
-            for a in args {
-                read_names(a, out);
-            }
-        }
-        ExprKind::Cascade { receiver, parts } => {
-            read_names(receiver, out);
-            for p in parts {
-                for a in &p.args {
-                    read_names(a, out);
-                }
-            }
-        }
-        ExprKind::Block(b) => {
-            for s in &b.body {
-                if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
-                    read_names(x, out);
-                }
-            }
-        }
-        ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => {
-            for x in xs {
-                read_names(x, out);
-            }
-        }
-        ExprKind::ListCons { head, tail } => {
-            read_names(head, out);
-            read_names(tail, out);
-        }
-        ExprKind::Dict(pairs) => {
-            for (k, v) in pairs {
-                read_names(k, out);
-                read_names(v, out);
-            }
-        }
-        ExprKind::Match { receiver, arms, .. } => {
-            read_names(receiver, out);
-            for a in arms {
-                if let Some(g) = &a.guard {
-                    read_names(g, out);
-                }
-                read_names(&a.body, out);
-            }
-        }
-        ExprKind::Interp(parts) => {
-            for p in parts {
-                if let ast::InterpPart::Expr(x) = p {
-                    read_names(x, out);
-                }
-            }
-        }
         _ => {}
     }
+    each_sub_expr(e, |x| read_names(x, out));
 }

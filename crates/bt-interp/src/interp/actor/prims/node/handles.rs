@@ -272,11 +272,24 @@ pub fn remote_pid(ctx: &Ctx, node: Sym, number: u64, creation: u32) -> Value {
 
 /// A [`RemoteName`] built by the codec (a local name proxy that crossed from `node`).
 pub fn remote_name(ctx: &Ctx, node: Sym, name: Sym, class_name: Sym) -> Value {
+    let actor = ctx.prog.core.actor.clone();
+    remote_name_as(ctx, node, name, class_name, actor)
+}
+
+/// A [`RemoteName`] for `name` on `node` whose class is the local actor class named
+/// `class_name`, or `fallback` where no such actor class is loaded.
+pub(crate) fn remote_name_as(
+    ctx: &Ctx,
+    node: Sym,
+    name: Sym,
+    class_name: Sym,
+    fallback: ClassRef,
+) -> Value {
     let class = ctx
         .prog
         .class_by_sym(class_name)
         .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
-        .unwrap_or_else(|| ctx.prog.core.actor.clone());
+        .unwrap_or(fallback);
     native(RemoteName {
         node,
         name,

@@ -11,8 +11,8 @@ use crate::interp::actor::target::SendTarget;
 
 use crate::interp::actor::handle::{downcast, native};
 use crate::interp::actor::prims::node::erl::{alive, erl, stop};
-use crate::interp::actor::prims::node::handles::RemotePid;
 pub use crate::interp::actor::prims::node::handles::{remote_name, RemoteName};
+use crate::interp::actor::prims::node::handles::{remote_name_as, RemotePid};
 use crate::interp::actor::prims::node::remote::{check_name, node_of, timeout_of};
 use crate::interp::distribution::{Dest, ErlProc};
 use crate::interp::error::ErrorKind;
@@ -64,19 +64,7 @@ pub(crate) fn named_on(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         Err(crate::interp::eval::Unwind::Error(e)) => return Ok(ctx.make_error(e)),
         Err(u) => return Err(u),
     };
-    let class = ctx
-        .prog
-        .class_by_sym(class_name)
-        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
-        .unwrap_or(class);
-    Ok(ctx.make_ok(native(RemoteName {
-        node,
-        name,
-        class,
-        class_name,
-        timeout: Timeout::DEFAULT,
-        proxy: false,
-    })))
+    Ok(ctx.make_ok(remote_name_as(ctx, node, name, class_name, class)))
 }
 
 impl SendTarget for RemoteName {
