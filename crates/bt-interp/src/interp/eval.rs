@@ -276,26 +276,36 @@ pub struct Ctx {
 }
 
 impl Ctx {
+    /// A context for a long evaluation (the main program, a host call): a large inline
+    /// cache and room for deep evaluation stacks.
     pub fn new(prog: Arc<Program>) -> Ctx {
+        Ctx::with_sizes(prog, CACHE_SIZE, 1024, 256)
+    }
+
+    /// A context whose inline cache has `cache` entries (a power of two) and whose operand
+    /// and activation stacks start with room for `stack` and `acts` entries. Each vector is
+    /// allocated at its final size: a process's context made large and shrunk would leave a
+    /// freed hole in the allocator per process, which the long-lived allocations between
+    /// two spawns split (the heap then grows by about the hole per process).
+    pub fn with_sizes(prog: Arc<Program>, cache: usize, stack: usize, acts: usize) -> Ctx {
         let max_depth = prog.opts.max_depth;
-        let mut cache = Vec::with_capacity(CACHE_SIZE);
-        for _ in 0..CACHE_SIZE {
-            cache.push(CacheEntry {
+        let cache = (0..cache)
+            .map(|_| CacheEntry {
                 key: 0,
                 sel: Sym::NONE,
                 cls: None,
                 hit: None,
-            });
-        }
+            })
+            .collect();
         Ctx {
             prog,
-            stack: Vec::with_capacity(1024),
+            stack: Vec::with_capacity(stack),
             cells: Vec::with_capacity(64),
             depth: 0,
             max_depth,
             stack_limit: 0,
             next_home: 1,
-            acts: Vec::with_capacity(256),
+            acts: Vec::with_capacity(acts),
             cache,
             cache_epoch: u64::MAX,
             reductions: 4000,

@@ -251,11 +251,7 @@ impl ActorSys {
         let mine = |c: &Ctx| c.proc.sys.as_ref().is_some_and(|s| Arc::ptr_eq(s, self));
         let kept = self.rt.worker_local_take::<Ctx>(mine);
         let mut c = kept.or_else(|| self.pool.lock().pop()).unwrap_or_else(|| {
-            let mut c = Box::new(Ctx::new(self.prog.clone()));
-            c.cache.truncate(POOLED_CACHE);
-            c.cache.shrink_to_fit();
-            c.stack.shrink_to(64);
-            c.acts.shrink_to(16);
+            let mut c = Box::new(Ctx::with_sizes(self.prog.clone(), POOLED_CACHE, 64, 16));
             c.proc.sys = Some(self.clone());
             c
         });
