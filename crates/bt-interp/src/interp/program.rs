@@ -1,6 +1,8 @@
 //! The program: everything processes share — the class table, primitive tables, source files,
 //! protocols, options and the output sink. One `Arc<Program>` per [`Interpreter`](crate::interp::Interpreter);
-//! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it.
+//! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it. Host functions
+//! take the context as `eval::context::Ctx` (this file holds them and never reads a context,
+//! so it does not name the evaluator).
 
 use crate::interp::class::ClassExt;
 use std::collections::{BTreeMap, HashMap};
@@ -148,7 +150,11 @@ pub type OutputSink = Box<dyn FnMut(&str) + Send>;
 /// A host function registered by an embedder (`bt::Engine::register_fn`): called with the
 /// receiver and the arguments of a send whose method is the host trampoline.
 pub type HostFn = Arc<
-    dyn Fn(&mut crate::interp::eval::Ctx, &Value, &[Value]) -> crate::interp::eval::EvalResult
+    dyn Fn(
+            &mut crate::interp::eval::context::Ctx,
+            &Value,
+            &[Value],
+        ) -> crate::interp::eval::EvalResult
         + Send
         + Sync,
 >;
@@ -669,6 +675,12 @@ impl Program {
         let mut v: Vec<ClassRef> = self.classes.read().values().cloned().collect();
         v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
         v
+    }
+}
+
+impl crate::interp::eval::hit::Retire for Program {
+    fn retire_entry(&self, entry: Box<dyn std::any::Any + Send + Sync>) {
+        self.retire(Retired::Other(entry));
     }
 }
 
