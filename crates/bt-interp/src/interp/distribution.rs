@@ -15,8 +15,7 @@
 
 use std::sync::Arc;
 
-use crate::interp::eval::context::Ctx;
-use crate::interp::eval::{EvalResult, Unwind};
+use crate::interp::eval::context::{Ctx, EvalResult, Unwind};
 use crate::value::{Sym, Value};
 
 /// Receives the outcome of an external operation exactly once, on any thread.

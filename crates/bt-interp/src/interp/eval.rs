@@ -50,8 +50,6 @@ pub use code::sel_arity;
 pub use code::{CompiledMethod, FnCode, Loc};
 pub use context::{EvalResult, PreemptHook, PrimFn, Unwind};
 pub(crate) use context::{Flow, Frame};
-/// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
-pub(crate) use hit::Hit;
 pub(crate) use send::REMOTE_HOME;
 
 // Closures and captured cells are values-layer types (`Value::Block` holds them); their code

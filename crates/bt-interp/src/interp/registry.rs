@@ -17,8 +17,7 @@
 use std::any::Any;
 use std::collections::HashMap;
 
-use crate::interp::eval::context::Ctx;
-use crate::interp::eval::{EvalResult, PrimFn, Unwind};
+use crate::interp::eval::context::{Ctx, EvalResult, PrimFn, Unwind};
 use crate::value::ClassRef;
 use crate::value::Sym;
 use crate::value::Value;
@@ -104,7 +103,7 @@ impl Cost {
                 }
             }
             Cost::ByteValues => match r {
-                Value::Binary(b) => b.len().saturating_mul(crate::interp::eval::charge::ELEM),
+                Value::Binary(b) => b.len().saturating_mul(crate::interp::eval::units::ELEM),
                 _ => 0,
             },
             Cost::BigLinear | Cost::BigProduct if !big::any_big(r, a) => 0,

@@ -52,7 +52,7 @@ pub struct ProcSlot {
     /// class, selector, program epoch, method). Messages of one selector to actors of one
     /// class look the method up once (`behaviour::dispatch`); kept here, not per actor, so an
     /// idle actor does not grow. The class is held so its address cannot be reused.
-    pub(crate) last_method: Option<(ClassRef, Sym, u64, crate::interp::eval::Hit)>,
+    pub(crate) last_method: Option<(ClassRef, Sym, u64, crate::interp::eval::hit::Hit)>,
 }
 
 impl ProcSlot {

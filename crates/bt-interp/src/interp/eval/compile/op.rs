@@ -14,9 +14,8 @@
 use std::sync::Arc;
 
 use crate::interp::eval::code::{BinOp, Loc, Node};
-use crate::interp::eval::context::Ctx;
+use crate::interp::eval::context::{Ctx, Flow, Frame, Unwind};
 use crate::interp::eval::hit::InlineCache;
-use crate::interp::eval::{Flow, Frame, Unwind};
 use crate::value::{drop_fast, Sym, Value};
 
 pub(super) type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
