@@ -30,12 +30,11 @@ use std::path::{Path, PathBuf};
 /// The size no import cycle may exceed once the big ones are broken.
 const GOAL: usize = 3;
 
-/// The largest strongly connected component allowed today (bt-interp's evaluator core: the
-/// types that refer to each other through `Ctx` — the context, the program, classes and
-/// method tables, compiled code and its closures, inline caches, the process slot, the
-/// primitive registry). This is a ceiling, not the goal: it may only go down. Lower it as
-/// cycles are broken (the test says when); once it reaches [`GOAL`] it stays there.
-const CEILING: usize = 13;
+/// The largest strongly connected component allowed: a ceiling that may only go down, and
+/// has reached [`GOAL`] (the largest today is bt-interp's compiled code — `FnCode` holds
+/// compiled forms whose inline caches point back at compiled methods — and several
+/// parent/children pairs).
+const CEILING: usize = 3;
 
 /// Code with comments removed and string/char literals emptied (so braces count right).
 fn code_only(text: &str) -> String {
@@ -652,6 +651,7 @@ const INTERP_LAYERS: &[(&str, &[&str])] = &[
         "leaves",
         &[
             "eval/units.rs",
+            "eval/context.rs",
             "print/text.rs",
             "capability/grants.rs",
             "error/kind.rs",
@@ -678,6 +678,7 @@ const INTERP_LAYERS: &[(&str, &[&str])] = &[
             "host_cache.rs",
             "source_gc.rs",
             "process.rs",
+            "process/slot.rs",
             "distribution.rs",
             "actor/target.rs",
         ],

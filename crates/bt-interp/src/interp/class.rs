@@ -28,7 +28,7 @@ use parking_lot::RwLock;
 use std::sync::Arc;
 
 use crate::interp::eval::code::FnCode;
-use crate::interp::eval::Method;
+use crate::interp::method_table::Method;
 use crate::value::{ClassRef, Sym};
 
 // The class's data (identity, name, kind, fields, flags, docs, class state) is the values

@@ -10,13 +10,16 @@
 //! operations answer through a [`Done`] callback (always called, within their own
 //! timeouts); the primitives suspend the calling process meanwhile
 //! ([`await_external`](crate::interp::actor::await_external)), so no worker thread blocks.
+//! The operations that run in a process take its context, named here as
+//! `eval::context::Ctx`: this file never reads it, so it does not name the evaluator.
 
 use std::sync::Arc;
 
-use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Ctx, EvalResult, Unwind};
-use crate::interp::process::Done;
+use crate::interp::eval::context::{Ctx, EvalResult, Unwind};
 use crate::value::{Sym, Value};
+
+/// Receives the outcome of an external operation exactly once, on any thread.
+pub type Done<T> = Box<dyn FnOnce(T) + Send>;
 
 /// The name of a node that was not started with `--name`.
 pub const NO_NODE: &str = "nonode@nohost";
@@ -180,24 +183,20 @@ pub trait RemoteActors: Send + Sync {
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _dest: Dest,
-        _sel: Sym,
-        _args: &[Value],
-        _timeout: crate::runtime::Timeout,
-    ) -> EvalResult {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+        dest: Dest,
+        sel: Sym,
+        args: &[Value],
+        timeout: crate::runtime::Timeout,
+    ) -> EvalResult;
     /// A cast (`!`) to `dest` on `node`: encoded here, then fire and forget.
     fn cast_remote(
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _dest: Dest,
-        _sel: Sym,
-        _args: &[Value],
-    ) -> Result<(), Unwind> {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+        dest: Dest,
+        sel: Sym,
+        args: &[Value],
+    ) -> Result<(), Unwind>;
     /// A sync send `sel` with `args` to the actor registered as `name` on `node` (another
     /// node), from the process `ctx` runs in: the values cross as terms, the caller is
     /// suspended until the reply, errors are raised here (`Actor named:on:`).
@@ -205,12 +204,10 @@ pub trait RemoteActors: Send + Sync {
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _name: Sym,
-        _sel: Sym,
-        _args: &[Value],
-    ) -> EvalResult {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+        name: Sym,
+        sel: Sym,
+        args: &[Value],
+    ) -> EvalResult;
     /// Monitors process `dest` on `node` (a pid, or a registered name on an Erlang peer):
     /// `block` runs (in a fresh process) with the exit reason when it exits, `#noproc` if
     /// it is not running, `#noconnection` when the link is lost. Answers an id for
@@ -219,11 +216,9 @@ pub trait RemoteActors: Send + Sync {
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _dest: Dest,
-        _block: Value,
-    ) -> Result<u64, Unwind> {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+        dest: Dest,
+        block: Value,
+    ) -> Result<u64, Unwind>;
     /// Cancels a [`RemoteActors::watch_remote`]; true if it had not fired.
     fn unwatch_remote(&self, _id: u64) -> bool {
         false
@@ -240,11 +235,9 @@ pub trait NodeServices: Send + Sync {
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _op: &str,
-        _args: &[Value],
-    ) -> Result<Option<Value>, Unwind> {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+        op: &str,
+        args: &[Value],
+    ) -> Result<Option<Value>, Unwind>;
     /// A per-node query (`actor::prims::node_query`) answered by `node`'s query service,
     /// from the process `ctx` runs in (suspended meanwhile, at most `timeout_ms`): the ok
     /// value, or the error to put in the Result (`node_down`, `timeout`, …) as an
@@ -253,12 +246,10 @@ pub trait NodeServices: Send + Sync {
         &self,
         ctx: &mut Ctx,
         node: Sym,
-        _sel: &str,
-        _args: &[Value],
-        _timeout_ms: u64,
-    ) -> EvalResult {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+        sel: &str,
+        args: &[Value],
+        timeout_ms: u64,
+    ) -> EvalResult;
     /// This node loaded code: compare shape manifests with the peers again.
     fn classes_reloaded(&self) {}
 }
@@ -330,9 +321,7 @@ pub trait ErlangInterop: Send + Sync {
     /// so `service` answered `None`): `erlang:whereis/1` and `erlang:is_process_alive/1`
     /// through its `rex` server, exit signals (`EXIT2`) as `exit/2` sends them
     /// (`crate::dist::erl_proc`).
-    fn erl_process(&self, ctx: &mut Ctx, node: Sym, _op: ErlProc) -> EvalResult {
-        Err(ctx.err(ErrorKind::NodeDown, format!("cannot reach {node}")))
-    }
+    fn erl_process(&self, ctx: &mut Ctx, node: Sym, _op: ErlProc) -> EvalResult;
 }
 
 /// The whole distribution layer as one object (`Program::dist`): every concept trait. Any

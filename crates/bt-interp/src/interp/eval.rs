@@ -9,12 +9,16 @@
 //! Submodules: `code` (the lowered IR), `exec` (node evaluation and inlined control flow),
 //! `send` (dispatch, method cache, activations, DNU), `pattern` (match and destructuring),
 //! `charge` (reductions for bulk work in primitives: `Ctx::charge`), `units` (the rate of
-//! charging: a leaf).
+//! charging: a leaf), `context` (the context's name for the core types below this file, and
+//! `Unwind`, `EvalResult`, `PrimFn`, `Frame`: a leaf).
 //!
-//! Layer: this file, `code`, `compile`, `hit` and `field` are the core types (they name each
-//! other, the program and the registry); `exec`, `send`, `entry`, `owned`, `pattern`,
-//! `class_side`, `site` and `charge` are evaluation, `impl Ctx` blocks above them that no
-//! core file names. Nothing here names lowering, loading, the actor glue or the primitives.
+//! Layer: this file is the top of the core types. It names the program, the method tables,
+//! compiled code (`code`, `compile`'s forms), the inline caches (`hit`), the process slot and
+//! the registry; they name the context only as `context::Ctx`, which this file fixes to
+//! [`Ctx`] (`impl Bind for Evaluator`), so none of them names this file. `field` (listed
+//! with the core types) and `exec`, `send`, `entry`, `owned`, `pattern`, `class_side`, `site`
+//! and `charge` (evaluation) are `impl Ctx` blocks above it that no core data file names.
+//! Nothing here names lowering, loading, the actor glue or the primitives.
 
 #[cfg(test)]
 mod cache_tests;
@@ -22,10 +26,11 @@ pub mod charge;
 mod class_side;
 pub mod code;
 pub mod compile;
+pub mod context;
 mod entry;
 mod exec;
 mod field;
-mod hit;
+pub(crate) mod hit;
 mod owned;
 mod pattern;
 mod send;
@@ -39,111 +44,17 @@ pub use crate::interp::error::ErrorKind;
 use crate::interp::program::{HostFn, Program};
 use crate::value::{ClassRef, Sym, Value};
 
+/// A method in a method dictionary (`interp::method_table`).
+pub use crate::interp::method_table::Method;
 pub use code::sel_arity;
 pub use code::{CompiledMethod, FnCode, Loc};
-/// A looked-up method: an actor remembers the one its last message ran (`actor::behaviour`).
-pub(crate) use hit::Hit;
+pub use context::{EvalResult, PreemptHook, PrimFn, Unwind};
+pub(crate) use context::{Flow, Frame};
 pub(crate) use send::REMOTE_HOME;
-
-pub type EvalResult = Result<Value, Unwind>;
-
-/// The evaluator's internal result: the unwind is boxed so a result is two words and travels
-/// in registers (errors and non-local returns are rare).
-pub(crate) type Flow = Result<Value, Box<Unwind>>;
-pub type PrimFn = fn(&mut Ctx, &Value, &[Value]) -> EvalResult;
-
-/// Non-local exits carried in `Err`: exceptions, `^` from a block, process termination.
-pub enum Unwind {
-    /// A raised exception (an `Instance` of an Exception class).
-    Error(Value),
-    /// `^ value` travelling to the activation `home`.
-    Return { value: Value, home: u64 },
-    /// The process is being killed / stopped. `Program exit: n` travels as
-    /// `Exit(Tuple(#exit, n))` (see [`Unwind::program_exit`]).
-    Exit(Value),
-}
-
-impl Unwind {
-    /// The unwind of `Program exit: code`.
-    pub fn program_exit(code: i64) -> Unwind {
-        Unwind::Exit(Value::tuple(vec![Value::sym("exit"), Value::Int(code)]))
-    }
-    /// `Some(code)` when this is a `Program exit:` unwind.
-    pub fn exit_code(&self) -> Option<i32> {
-        if let Unwind::Exit(Value::Tuple(t)) = self {
-            if t.len() == 2 && t[0].as_sym() == Some(Sym::new("exit")) {
-                return t[1].as_int().map(|c| c as i32);
-            }
-        }
-        None
-    }
-    /// The unwind that ends an evaluation at an embedder's limit (`kind` is e.g.
-    /// `reduction_limit`): a process exit, so `on:do:` cannot catch it.
-    pub fn limit(kind: &'static str) -> Unwind {
-        Unwind::Exit(Value::tuple(vec![
-            Value::sym("engine_limit"),
-            Value::sym(kind),
-        ]))
-    }
-    /// `Some(kind)` when this is a [`Unwind::limit`] unwind.
-    pub fn limit_kind(&self) -> Option<Sym> {
-        if let Unwind::Exit(Value::Tuple(t)) = self {
-            if t.len() == 2 && t[0].as_sym() == Some(Sym::new("engine_limit")) {
-                return t[1].as_sym();
-            }
-        }
-        None
-    }
-}
 
 // Closures and captured cells are values-layer types (`Value::Block` holds them); their code
 // is this layer's `FnCode`, reached through `Closure::fn_code` (interp/block_code.rs).
 pub use crate::value::block::{Closure, VarCell};
-
-/// A method in a method dictionary.
-#[derive(Clone)]
-pub enum Method {
-    /// A Rust primitive and its declared cost.
-    Prim(crate::interp::registry::Prim),
-    Compiled(Arc<CompiledMethod>),
-    /// Value-class field getter (field index).
-    Getter(u32),
-    /// Value-class `withX:` copy-setter (field index).
-    Setter(u32),
-    /// Class-side keyword constructor over all fields.
-    Constructor,
-    /// A library method lowered on first use (`interp::lazy_method`); readers see it as
-    /// `Compiled` through [`Method::forced`].
-    Lazy(Arc<crate::interp::lazy_method::LazyMethod>),
-}
-
-impl Method {
-    pub fn is_prim(&self) -> bool {
-        matches!(self, Method::Prim(_))
-    }
-
-    /// The method as it runs: a `Lazy` one lowered (on first use) into `Compiled`.
-    pub fn forced(&self) -> Method {
-        match self {
-            Method::Lazy(l) => Method::Compiled(l.force().clone()),
-            m => m.clone(),
-        }
-    }
-
-    /// The compiled method, lowering a lazy one.
-    pub fn compiled(&self) -> Option<Arc<CompiledMethod>> {
-        match self {
-            Method::Compiled(cm) => Some(cm.clone()),
-            Method::Lazy(l) => Some(l.force().clone()),
-            _ => None,
-        }
-    }
-
-    /// A primitive of constant cost.
-    pub fn prim(f: PrimFn) -> Method {
-        Method::Prim(crate::interp::registry::Prim::free(f))
-    }
-}
 
 /// Primitive tables: see [`crate::interp::registry`].
 pub use crate::interp::registry::Prims;
@@ -157,17 +68,6 @@ pub(crate) struct Activation {
     pub class_side: bool,
     /// Where the caller was when it made this activation (the call site, for tracebacks).
     pub call_loc: Loc,
-}
-
-/// The run-time context of one activation, passed by reference while a body runs.
-pub(crate) struct Frame<'a> {
-    pub recv: &'a Value,
-    pub base: usize,
-    pub cbase: usize,
-    pub upvals: &'a [Arc<VarCell>],
-    pub home: u64,
-    pub mclass: Option<&'a Class>,
-    pub mside: bool,
 }
 
 pub(crate) struct CacheEntry {
@@ -226,9 +126,10 @@ const CACHE_SIZE: usize = 1024;
 /// may still use, together, while the exit unwinds ([`Ctx::run_cleanup`]).
 pub const CLEANUP_ALLOWANCE: u32 = 1000;
 
-/// Preemption hook: called every `budget` reductions; may suspend the process (coroutine
-/// yield) or end it with an `Err`.
-pub type PreemptHook = Box<dyn FnMut() -> Result<(), Unwind> + Send>;
+// The data modules below name this context as `context::Ctx`.
+impl context::Bind for context::Evaluator {
+    type Ctx = Ctx;
+}
 
 /// The evaluation context of one process.
 pub struct Ctx {
@@ -471,8 +372,9 @@ impl Ctx {
                 return Err(self.note_limit(u));
             }
         }
-        if self.proc.in_runtime() {
-            crate::interp::process::preempt(self)?;
+        // Lets other processes run; a process told to exit unwinds.
+        if let Some(cx) = self.proc.cx() {
+            cx.yield_now().map_err(|e| Unwind::Exit(e.0.to_value()))?;
         }
         Ok(())
     }

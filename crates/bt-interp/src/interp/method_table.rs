@@ -1,5 +1,7 @@
-//! A class side's method dictionary ([`MethodTable`]): this program's own methods over an
-//! optional [`BaseTable`] of the built-in library shared by every program of the process.
+//! Methods ([`Method`]: a primitive, compiled code, an accessor, a library method lowered on
+//! first use) and a class side's method dictionary ([`MethodTable`]): this program's own
+//! methods over an optional [`BaseTable`] of the built-in library shared by every program of
+//! the process.
 //!
 //! Every program (every `bt::Engine`, every `bt run`) has its own classes, and a script may
 //! add, replace or remove methods of library classes. Copying the library's ~3,000 entries
@@ -23,12 +25,75 @@ use std::collections::HashMap;
 use std::sync::{Arc, OnceLock, Weak};
 
 use crate::interp::class::Class;
-use crate::interp::eval::Method;
+use crate::interp::eval::code::CompiledMethod;
+use crate::interp::eval::context::PrimFn;
+use crate::interp::eval::hit::{Hit, HitKind};
 use crate::interp::lazy_method::LazyMethod;
+use crate::interp::registry::Prim;
 use crate::syntax::ast::MethodDecl;
-use crate::value::Sym;
+use crate::value::{ClassRef, Sym};
 
 type Map<V> = HashMap<Sym, V, foldhash::fast::RandomState>;
+
+/// A method in a method dictionary.
+#[derive(Clone)]
+pub enum Method {
+    /// A Rust primitive and its declared cost.
+    Prim(Prim),
+    Compiled(Arc<CompiledMethod>),
+    /// Value-class field getter (field index).
+    Getter(u32),
+    /// Value-class `withX:` copy-setter (field index).
+    Setter(u32),
+    /// Class-side keyword constructor over all fields.
+    Constructor,
+    /// A library method lowered on first use (`interp::lazy_method`); readers see it as
+    /// `Compiled` through [`Method::forced`].
+    Lazy(Arc<LazyMethod>),
+}
+
+impl Method {
+    pub fn is_prim(&self) -> bool {
+        matches!(self, Method::Prim(_))
+    }
+
+    /// The method as it runs: a `Lazy` one lowered (on first use) into `Compiled`.
+    pub fn forced(&self) -> Method {
+        match self {
+            Method::Lazy(l) => Method::Compiled(l.force().clone()),
+            m => m.clone(),
+        }
+    }
+
+    /// The compiled method, lowering a lazy one.
+    pub fn compiled(&self) -> Option<Arc<CompiledMethod>> {
+        match self {
+            Method::Compiled(cm) => Some(cm.clone()),
+            Method::Lazy(l) => Some(l.force().clone()),
+            _ => None,
+        }
+    }
+
+    /// A primitive of constant cost.
+    pub fn prim(f: PrimFn) -> Method {
+        Method::Prim(Prim::free(f))
+    }
+
+    /// A method-cache hit for this method defined in `defc`, sent as `sel`. Both must be
+    /// installed in (or retired into) the program of the context that will use the hit.
+    pub(crate) fn hit(&self, defc: &ClassRef, sel: Sym) -> Hit {
+        let kind = match self {
+            Method::Prim(p) => HitKind::Prim(*p),
+            Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
+            // Lowered now if not yet; the lazy method (installed or retired) keeps it.
+            Method::Lazy(l) => HitKind::Compiled(Arc::as_ptr(l.force())),
+            Method::Getter(i) => HitKind::Getter(*i),
+            Method::Setter(i) => HitKind::Setter(*i),
+            Method::Constructor => HitKind::Constructor,
+        };
+        Hit::new(kind, defc, sel)
+    }
+}
 
 /// The library's methods of one class side, built once per process
 /// (`interp::library_image`) and shared by every program made from the image.

@@ -8,28 +8,38 @@
 //!   returns, so it never outlives the `&mut Cx` it was made from.
 //! * Actors do not keep a `Ctx` while idle: a handler takes one from the system's pool and
 //!   gives it back when the message is done ([`ActorSys::take_ctx`]).
-//! * The reduction counter of the `Ctx` drives preemption ([`preempt`], via `Ctx::tick`),
-//!   and the native stack limit is taken from the coroutine ([`Cx::stack_remaining`]).
+//! * The reduction counter of the `Ctx` drives preemption (`Ctx::tick` yields the process
+//!   it reaches through [`ProcSlot::cx`]), and the native stack limit is taken from the
+//!   coroutine ([`Cx::stack_remaining`]).
 //!
-//! Layer: part of the evaluator's core (a field of `Ctx`). It names the evaluator, the
-//! program and the runtime, never the actor glue above it (`interp::actor`: handles, sends,
-//! behaviours), which re-exports what is here for its callers.
+//! The data — [`ProcSlot`], [`ActorSys`], the relay homes — is `process/slot.rs` (a field of
+//! `Ctx`, below the evaluator); this file is what runs a context in a process.
+//!
+//! Layer: the evaluator's core types, above `eval.rs` (it names `Ctx`). It names the
+//! evaluator, the program and the runtime, never the actor glue above it (`interp::actor`:
+//! handles, sends, behaviours), which re-exports what is here for its callers.
 
-// unsafe: a process's Cx is reached through a pointer valid for one run (each block has a SAFETY comment).
+// unsafe: an actor's handle is lent to its context for one run, uncounted (each block has a SAFETY comment).
 #![allow(unsafe_code)]
 
 use std::collections::HashMap;
 use std::ptr::NonNull;
-use std::sync::atomic::AtomicI64;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
 
 use crate::interp::error::ErrorKind;
-use crate::interp::eval::{Closure, Ctx, Unwind};
+use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::program::Program;
-use crate::runtime::{Cx, ProcLock, ProcLockGuard, ProcRef, RtHandle};
+use crate::runtime::{Cx, ProcLock, ProcLockGuard, RtHandle};
 use crate::value::{ClassRef, Sym, Value};
+
+mod slot;
+
+pub use crate::interp::distribution::Done;
+pub(crate) use slot::{holds_block, Held, RELAY_DEPTH};
+pub use slot::{ActorSys, ProcSlot, Relays};
+use slot::{CxPtr, Lent};
 
 /// The evaluator's reductions between preemptions (`Ctx::new`).
 pub(crate) const DEFAULT_BUDGET: u32 = 4000;
@@ -39,57 +49,11 @@ const POOL_MAX: usize = 256;
 /// stay cheap. Must be a power of two.
 const POOLED_CACHE: usize = 128;
 
-/// A lifetime-erased pointer to the running process's [`Cx`].
-struct CxPtr(NonNull<Cx<'static>>);
-
-// SAFETY: the pointer is set by `in_process` for the duration of one run on one coroutine
-// and cleared before that run returns; while it is set, the `Ctx` holding it is used only
-// by that coroutine (a suspended coroutine never migrates between threads), so the pointer
-// is never dereferenced on another thread or after the `Cx` is gone.
-unsafe impl Send for CxPtr {}
-
-/// Per-context process data (a field of [`Ctx`]).
-#[derive(Default)]
-pub struct ProcSlot {
-    cx: Option<CxPtr>,
-    /// The actor system of the Interpreter this context belongs to.
-    pub sys: Option<Arc<ActorSys>>,
-    /// The actor whose handler is running (its handle value), if any: lent for one run
-    /// ([`ProcSlot::actor`]).
-    actor: Option<Lent>,
-    /// Relay homes live in this run: those of the blocks that came with the message being
-    /// handled ([`relay`]).
-    pub relays: Relays,
-    /// The last [`send::goes_remote`] decision for an actor handle: (class, selector,
-    /// program epoch, answer). A loop of calls to one actor decides once. The class is held
-    /// so its address cannot be reused by another class while remembered.
-    pub(crate) remote_memo: Option<(ClassRef, Sym, u64, bool)>,
-    /// The method the last actor message handled with this context ran: (the actor's
-    /// class, selector, program epoch, method). Messages of one selector to actors of one
-    /// class look the method up once (`behaviour::dispatch`); kept here, not per actor, so an
-    /// idle actor does not grow. The class is held so its address cannot be reused.
-    pub(crate) last_method: Option<(ClassRef, Sym, u64, crate::interp::eval::Hit)>,
+/// The running process's runtime context, if the context runs in a process.
+#[inline]
+pub fn cx_of(ctx: &mut Ctx) -> Option<&mut Cx<'_>> {
+    ctx.proc.cx()
 }
-
-impl ProcSlot {
-    /// True while the context runs inside a runtime process.
-    #[inline]
-    pub fn in_runtime(&self) -> bool {
-        self.cx.is_some()
-    }
-
-    /// The handle of the actor whose handler is running, if any.
-    #[inline]
-    pub fn actor(&self) -> Option<&Value> {
-        self.actor.as_ref().map(|l| &*l.0)
-    }
-}
-
-/// An actor's own handle lent to a context for one run: a bitwise copy that is never
-/// dropped, so lending it costs no reference-count traffic (a clone and an out-of-line drop
-/// per message before). Made only by [`run_lending`], which takes it back before it returns
-/// (also when the run unwinds), while the lender's reference keeps the handle alive.
-struct Lent(std::mem::ManuallyDrop<Value>);
 
 /// Runs `f` with `me` lent to `ctx` as the running actor ([`ProcSlot::actor`]).
 #[inline]
@@ -113,19 +77,6 @@ pub(crate) fn run_lending<R>(ctx: &mut Ctx, me: &Value, f: impl FnOnce(&mut Ctx)
     back.0.proc.actor = Some(lent);
     f(&mut *back.0)
 }
-
-/// The running process's runtime context, if the context runs in a process.
-pub fn cx_of(ctx: &mut Ctx) -> Option<&mut Cx<'_>> {
-    let p = ctx.proc.cx.as_ref()?.0;
-    // SAFETY: `p` was made from a live `&mut Cx` by `in_process`, which is still running
-    // (the pointer is cleared before it returns), and the `Cx` is used only through this
-    // reborrow of `ctx` (exclusive for its lifetime). The erased lifetime is narrowed back to
-    // the borrow of `ctx`.
-    Some(unsafe { &mut *p.as_ptr().cast::<Cx<'_>>() })
-}
-
-/// Receives the outcome of an external operation exactly once, on any thread.
-pub type Done<T> = Box<dyn FnOnce(T) + Send>;
 
 /// Starts an operation that answers on another thread (network I/O, a blocking read) and
 /// waits for its answer: the calling process is suspended (other processes keep the worker);
@@ -186,43 +137,6 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
     ctx.owner = prev_owner;
     ctx.stack_limit = prev_limit;
     r
-}
-
-/// The preemption hook: lets other processes run; a process told to exit unwinds.
-pub(crate) fn preempt(ctx: &mut Ctx) -> Result<(), Unwind> {
-    match cx_of(ctx) {
-        Some(cx) => cx.yield_now().map_err(|e| Unwind::Exit(e.0.to_value())),
-        None => Ok(()),
-    }
-}
-
-/// The actor system of one `Interpreter`: the runtime handle, the context pool, class locks and the
-/// node-wide registries of the concurrency utilities.
-pub struct ActorSys {
-    pub rt: RtHandle,
-    pub prog: Arc<Program>,
-    /// Boxed: a context is a few hundred bytes, moved in and out of the pool per message.
-    #[allow(clippy::vec_box)] // the Box is the point: contexts move in and out by pointer
-    pool: Mutex<Vec<Box<Ctx>>>,
-    class_locks: Mutex<HashMap<usize, (ClassRef, Arc<ProcLock>)>>,
-    /// The current transcript (`TranscriptStream current`).
-    pub transcript: Mutex<Option<ProcRef>>,
-    /// The standard-output transcript.
-    pub stdout_transcript: Mutex<Option<ProcRef>>,
-    /// AtomicCounter values by name.
-    pub counters: Mutex<HashMap<Sym, Arc<AtomicI64>>>,
-    /// The supervisors of this runtime.
-    pub supervision: crate::runtime::supervisor::Supervision,
-    /// Whether the host granted `ProcessNavigation system`; the `bt` CLI does.
-    pub privileged: std::sync::atomic::AtomicBool,
-    /// This node's name: `nonode@nohost` until distribution exists.
-    pub node_name: Sym,
-    /// The built-in Node class (a program may declare its own class of that name).
-    pub node_class: Option<ClassRef>,
-    /// `SystemAnnouncer current` (made on first use; `prims::announce`).
-    pub system_announcer: Mutex<Option<Value>>,
-    /// This node's process-group memberships (`actor::prims::process_group`).
-    pub groups: crate::interp::actor::groups::Groups,
 }
 
 impl ActorSys {
@@ -354,67 +268,4 @@ pub fn cx_log(ctx: &mut Ctx, line: &str) {
         Some(cx) => cx.log(line),
         None => bt_base::base::log::warn(line),
     }
-}
-
-// Relay homes: the part of non-local return through actor sends (`actor::relay`) that a
-// context holds while it handles a message.
-
-/// How deep inside collection arguments blocks get relay homes (as deep as
-/// `actor::transfer::transfer_in` copies).
-pub(crate) const RELAY_DEPTH: usize = 24;
-
-/// The relay homes live while a message is handled: those of the blocks that arrived as
-/// direct arguments, found when the message starts, and those of blocks inside its
-/// collection arguments (Lists, Arrays, Queues, Tuples, Dictionary values, Value fields),
-/// looked for only when a relay home is asked about (a `^` to one, or passing such a block
-/// on) — so a message with a large collection argument is not walked for them.
-#[derive(Default)]
-pub struct Relays(pub(crate) Vec<Held>);
-
-/// One entry of [`Relays`] (one vector: a message without blocks or collections costs what
-/// a list of homes did).
-pub(crate) enum Held {
-    Home(u64),
-    Nested(Value),
-}
-
-impl Relays {
-    /// Is relay home `home` live in this message?
-    pub fn contains(&self, home: &u64) -> bool {
-        self.0.iter().any(|h| match h {
-            Held::Home(x) => x == home,
-            Held::Nested(v) => holds_relay(v, *home),
-        })
-    }
-
-    /// Adds a relay home live for the whole message (a remote call's, `crate::dist::peer`).
-    pub fn push(&mut self, home: u64) {
-        self.0.push(Held::Home(home));
-    }
-
-    pub fn clear(&mut self) {
-        self.0.clear();
-    }
-}
-
-/// Does `v` hold (up to [`RELAY_DEPTH`] levels down) a block for which `p` holds?
-pub(crate) fn holds_block(v: &Value, d: usize, p: &dyn Fn(&Closure) -> bool) -> bool {
-    if d > RELAY_DEPTH {
-        return false;
-    }
-    let each = |x: &Value| holds_block(x, d + 1, p);
-    match v {
-        Value::Block(c) => p(c),
-        Value::List(l) | Value::Queue(l) => l.iter().any(each),
-        Value::Array(l) => l.iter().any(each),
-        Value::Tuple(t) => t.iter().any(each),
-        Value::Dict(m) => m.values().any(each),
-        Value::Object(i) => i.fields.iter().any(each),
-        _ => false,
-    }
-}
-
-/// Does `v` hold a block whose home is relay home `home`?
-fn holds_relay(v: &Value, home: u64) -> bool {
-    holds_block(v, 0, &|c| c.home == home)
 }

@@ -1,6 +1,8 @@
 //! The program: everything processes share — the class table, primitive tables, source files,
 //! protocols, options and the output sink. One `Arc<Program>` per [`Interpreter`](crate::interp::Interpreter);
-//! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it.
+//! each process has its own [`Ctx`](crate::interp::eval::Ctx) pointing at it. Host functions
+//! take the context as `eval::context::Ctx` (this file holds them and never reads a context,
+//! so it does not name the evaluator).
 
 use crate::interp::class::ClassExt;
 use std::collections::{BTreeMap, HashMap};
@@ -10,7 +12,7 @@ use std::sync::{Arc, Weak};
 use parking_lot::{Mutex, RwLock};
 
 use crate::interp::class::{Builtin, Class, ClassKind};
-use crate::interp::eval::Method;
+use crate::interp::method_table::Method;
 use crate::value::{ClassRef, Sym, Value};
 
 mod value_class;
@@ -148,7 +150,11 @@ pub type OutputSink = Box<dyn FnMut(&str) + Send>;
 /// A host function registered by an embedder (`bt::Engine::register_fn`): called with the
 /// receiver and the arguments of a send whose method is the host trampoline.
 pub type HostFn = Arc<
-    dyn Fn(&mut crate::interp::eval::Ctx, &Value, &[Value]) -> crate::interp::eval::EvalResult
+    dyn Fn(
+            &mut crate::interp::eval::context::Ctx,
+            &Value,
+            &[Value],
+        ) -> crate::interp::eval::context::EvalResult
         + Send
         + Sync,
 >;
@@ -160,10 +166,10 @@ pub struct SourceGc {
     /// File ids whose slot holds a tombstone and may be reused.
     pub(crate) free: Vec<u32>,
     /// File ids released once none of their blocks is alive.
-    pub(crate) pending: Vec<(u32, Vec<Weak<crate::interp::eval::FnCode>>)>,
+    pub(crate) pending: Vec<(u32, Vec<Weak<crate::interp::eval::code::FnCode>>)>,
     /// Top-level blocks the value codec encoded (they may come back from another node):
     /// kept alive, so their files are never released.
-    pub(crate) pinned: Vec<Arc<crate::interp::eval::FnCode>>,
+    pub(crate) pinned: Vec<Arc<crate::interp::eval::code::FnCode>>,
 }
 
 pub struct Program {
@@ -190,7 +196,7 @@ pub struct Program {
     pub block_serial: AtomicU64,
     /// The real blocks of each loaded file's top-level code, by file id (`FnCode::blocks`),
     /// so the value codec can find a top-level block's code again.
-    pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::FnCode>>>>,
+    pub unit_blocks: RwLock<HashMap<u32, Vec<Arc<crate::interp::eval::code::FnCode>>>>,
     /// Released and free slots of `files` (`interp::source_gc`).
     pub(crate) source_gc: Mutex<SourceGc>,
     /// Classes and methods replaced or removed while the program runs. They are kept until
@@ -229,7 +235,10 @@ pub struct Program {
 /// context's hook slot, which it fills (or, for the main context, may keep filled from the
 /// previous job: one hook per main context); answers the reduction step.
 pub type CtxHookFactory = Arc<
-    dyn Fn(Option<&crate::runtime::ProcRef>, &mut Option<crate::interp::eval::PreemptHook>) -> u32
+    dyn Fn(
+            Option<&crate::runtime::ProcRef>,
+            &mut Option<crate::interp::eval::context::PreemptHook>,
+        ) -> u32
         + Send
         + Sync,
 >;
@@ -420,7 +429,7 @@ impl Program {
         let mut table: HashMap<Sym, ClassRef> = HashMap::new();
         for s in specs() {
             let sup = s.sup.map(|n| table[&Sym::new(n)].clone());
-            let fields: Vec<(Sym, Option<Arc<crate::interp::eval::FnCode>>)> =
+            let fields: Vec<(Sym, Option<Arc<crate::interp::eval::code::FnCode>>)> =
                 s.fields.iter().map(|f| (Sym::new(f), None)).collect();
             let c = Class::new(
                 Sym::new(s.name),
@@ -619,7 +628,7 @@ impl Program {
     }
 
     /// `(path, line, col)` of a location, if it is in a user file.
-    pub fn location(&self, loc: crate::interp::eval::Loc) -> Option<(String, usize, usize)> {
+    pub fn location(&self, loc: crate::interp::eval::code::Loc) -> Option<(String, usize, usize)> {
         let files = self.files.read();
         let f = files.get(loc.file as usize)?;
         let (l, c) = f.line_col(loc.pos);
@@ -627,7 +636,7 @@ impl Program {
     }
 
     /// The source line of `loc` with a caret under it (`diagnostic::caret_excerpt`).
-    pub fn caret_excerpt(&self, loc: crate::interp::eval::Loc) -> Option<String> {
+    pub fn caret_excerpt(&self, loc: crate::interp::eval::code::Loc) -> Option<String> {
         let files = self.files.read();
         let f = files.get(loc.file as usize)?;
         crate::diagnostic::caret_excerpt(&f.src, loc.pos as usize)
@@ -669,6 +678,12 @@ impl Program {
         let mut v: Vec<ClassRef> = self.classes.read().values().cloned().collect();
         v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
         v
+    }
+}
+
+impl crate::interp::eval::hit::Retire for Program {
+    fn retire_entry(&self, entry: Box<dyn std::any::Any + Send + Sync>) {
+        self.retire(Retired::Other(entry));
     }
 }
 

@@ -10,13 +10,14 @@
 //!
 //! A primitive whose work grows with its inputs declares how at registration —
 //! `p.add("String", "++", concat).cost(Cost::InputBytes)` — and the send path charges those
-//! units (`Ctx::charge`, `interp::eval::charge`) before calling it; see [`Cost`].
+//! units (`Cost::charge`, defined with the charging in `interp::eval::charge`) before calling
+//! it; see [`Cost`]. The functions here take the context as `eval::context::Ctx`: the
+//! registry holds them and never reads a context, so it does not name the evaluator.
 
 use std::any::Any;
 use std::collections::HashMap;
 
-use crate::interp::eval::{Ctx, EvalResult, PrimFn, Unwind};
-use crate::interp::program::Program;
+use crate::interp::eval::context::{Ctx, EvalResult, PrimFn, Unwind};
 use crate::value::ClassRef;
 use crate::value::Sym;
 use crate::value::Value;
@@ -102,7 +103,7 @@ impl Cost {
                 }
             }
             Cost::ByteValues => match r {
-                Value::Binary(b) => b.len().saturating_mul(crate::interp::eval::charge::ELEM),
+                Value::Binary(b) => b.len().saturating_mul(crate::interp::eval::units::ELEM),
                 _ => 0,
             },
             Cost::BigLinear | Cost::BigProduct if !big::any_big(r, a) => 0,
@@ -113,28 +114,11 @@ impl Cost {
 
     /// The bytes of the result a call with `units` units allocates, for the costs that know
     /// it (reserved before the call: `Ctx::reserve`).
-    fn result_bytes(self, units: usize) -> Option<usize> {
+    pub(crate) fn result_bytes(self, units: usize) -> Option<usize> {
         match self {
             Cost::Copy | Cost::RepeatResult | Cost::PadResult | Cost::ByteValues => Some(units),
             Cost::Grow(k) => Some(units.saturating_mul(k as usize)),
             _ => None,
-        }
-    }
-
-    /// Charges the units of a call (nothing for [`Cost::Free`]), after reserving the bytes
-    /// of its result when the cost knows them.
-    #[inline]
-    pub fn charge(self, ctx: &mut Ctx, r: &Value, a: &[Value]) -> Result<(), Unwind> {
-        match self {
-            Cost::Free => Ok(()),
-            Cost::BigLinear | Cost::BigProduct if !big::any_big(r, a) => Ok(()),
-            _ => {
-                let units = self.units(r, a);
-                if let Some(bytes) = self.result_bytes(units) {
-                    ctx.reserve(bytes)?;
-                }
-                ctx.charge(units)
-            }
         }
     }
 }
@@ -196,7 +180,7 @@ pub struct Hooks {
     /// The value of a capitalised name that is no class: a declared protocol's object.
     pub global: fn(&Ctx, Sym) -> Option<Value>,
     /// Does class `c` conform to the protocol `name` (a pattern's type test)?
-    pub conforms: fn(&Program, &ClassRef, Sym) -> bool,
+    pub conforms: fn(&Ctx, &ClassRef, Sym) -> bool,
     /// The decimal printString of a big Integer, metered so a limit lands between pieces.
     pub big_int_string: fn(&mut Ctx, &Value) -> Result<String, Unwind>,
 }

@@ -24,11 +24,34 @@
 //! `Unwind` at once: the half-built value is dropped, never seen (values are immutable).
 
 use super::{Ctx, Unwind};
+use crate::interp::registry::big_units::any_big;
+use crate::interp::registry::Cost;
+use crate::value::Value;
 
 pub use super::units::{
     append_units, BUILT_EVERY, CHARGE_SHIFT, CHUNK, ELEM, KEYED, PART_BYTES, RESERVE_FREE,
     UNITS_PER_REDUCTION,
 };
+
+/// The send path's charge for a primitive call (`registry::Cost`, declared at registration).
+impl Cost {
+    /// Charges the units of a call (nothing for [`Cost::Free`]), after reserving the bytes
+    /// of its result when the cost knows them.
+    #[inline]
+    pub fn charge(self, ctx: &mut Ctx, r: &Value, a: &[Value]) -> Result<(), Unwind> {
+        match self {
+            Cost::Free => Ok(()),
+            Cost::BigLinear | Cost::BigProduct if !any_big(r, a) => Ok(()),
+            _ => {
+                let units = self.units(r, a);
+                if let Some(bytes) = self.result_bytes(units) {
+                    ctx.reserve(bytes)?;
+                }
+                ctx.charge(units)
+            }
+        }
+    }
+}
 
 impl Ctx {
     /// Charges the reductions for `units` of work (see the module doc for the rate): deducts

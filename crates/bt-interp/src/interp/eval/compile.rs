@@ -49,10 +49,10 @@ mod shapes;
 mod store_loop;
 mod update;
 
-pub(crate) use guard::Decided;
-pub use guard::Guard;
 pub(crate) use mode::{eval_mode, node_kind, EvalMode};
-use op::{non_boolean, op, Eff, Sub};
+pub(crate) use op::Decided;
+pub use op::Guard;
+use op::{op, Eff, Sub};
 pub use op::{Op, TailSelfSend};
 use operand::*;
 use operand_of::compile_local_at;
@@ -169,7 +169,7 @@ pub fn compile_body(code: &mut FnCode) {
             code.op = compile(Node::Send(s));
             return;
         }
-        match guard::Guard::of(body, SUB) {
+        match Guard::of(body, SUB) {
             Ok(mut g) => {
                 g.set_params(code.nparams);
                 let g = Arc::new(g);
@@ -462,7 +462,7 @@ pub fn compile(n: Node) -> Op {
                 c.set_loc(loc);
                 let v = c.global(name)?;
                 if let Value::Class(k) = &v {
-                    cache.fill(&c.prog, epoch, k.clone());
+                    cache.fill(&*c.prog, epoch, k.clone());
                 }
                 Ok(v)
             })

@@ -13,12 +13,18 @@
 use std::sync::atomic::{AtomicPtr, AtomicU32, Ordering};
 use std::sync::Arc;
 
-use crate::interp::class::Class;
 use crate::interp::eval::code::CompiledMethod;
-use crate::interp::eval::Method;
+use crate::value::class::Class;
 use crate::value::ClassRef;
 
-/// A method as cached: a copyable view of [`Method`].
+/// Where a replaced cache entry goes: kept alive until the program ends, since readers may
+/// still hold it (`Program::retire`, which implements this).
+pub(crate) trait Retire {
+    /// Keeps `entry` alive for the life of the program.
+    fn retire_entry(&self, entry: Box<dyn std::any::Any + Send + Sync>);
+}
+
+/// A method as cached: a copyable view of [`Method`](crate::interp::method_table::Method).
 #[derive(Clone, Copy)]
 pub(crate) enum HitKind {
     Prim(crate::interp::registry::Prim),
@@ -134,13 +140,7 @@ impl InlineCache {
     }
 
     /// Records a hit for later sends from this site.
-    pub(crate) fn fill(
-        &self,
-        prog: &crate::interp::program::Program,
-        key: usize,
-        epoch: u64,
-        hit: Hit,
-    ) {
+    pub(crate) fn fill(&self, prog: &impl Retire, key: usize, epoch: u64, hit: Hit) {
         if self.misses.fetch_add(1, Ordering::Relaxed) >= MAX_MISSES {
             return;
         }
@@ -162,7 +162,7 @@ impl InlineCache {
             // readers that loaded it earlier may still use it, so it is kept alive (retired)
             // rather than freed.
             let b = unsafe { Box::from_raw(old) };
-            prog.retire(crate::interp::program::Retired::Other(b));
+            prog.retire_entry(b);
         }
     }
 }
@@ -207,14 +207,14 @@ impl GlobalCache {
     }
 
     /// Records that the name meant `class` at `epoch`.
-    pub(crate) fn fill(&self, prog: &crate::interp::program::Program, epoch: u64, class: ClassRef) {
+    pub(crate) fn fill(&self, prog: &impl Retire, epoch: u64, class: ClassRef) {
         let new = Box::into_raw(Box::new(GlobalEntry { epoch, class }));
         let old = self.entry.swap(new, Ordering::AcqRel);
         if !old.is_null() {
             // SAFETY: as in `InlineCache::fill`: `old` came from `Box::into_raw`, readers may
             // still hold it, so it is retired rather than freed.
             let b = unsafe { Box::from_raw(old) };
-            prog.retire(crate::interp::program::Retired::Other(b));
+            prog.retire_entry(b);
         }
     }
 }
@@ -231,19 +231,9 @@ impl Drop for GlobalCache {
 }
 
 impl Hit {
-    /// A hit for `m` defined in `defc`. Both must be installed in (or retired into) the
-    /// program of the context that will use the hit.
-    pub(crate) fn new(m: &Method, defc: &ClassRef, sel: crate::value::Sym) -> Hit {
-        let kind = match m {
-            Method::Prim(p) => HitKind::Prim(*p),
-            Method::Compiled(cm) => HitKind::Compiled(Arc::as_ptr(cm)),
-            // Lowered now if not yet; the lazy method (installed or retired) keeps it.
-            Method::Lazy(l) => HitKind::Compiled(Arc::as_ptr(l.force())),
-            Method::Getter(i) => HitKind::Getter(*i),
-            Method::Setter(i) => HitKind::Setter(*i),
-            Method::Constructor => HitKind::Constructor,
-        };
-        let nargs = crate::interp::eval::sel_arity(sel.as_str()).min(255) as u8;
+    /// A hit for a method of kind `kind` (`Method::hit`) defined in `defc`, sent as `sel`.
+    pub(crate) fn new(kind: HitKind, defc: &ClassRef, sel: crate::value::Sym) -> Hit {
+        let nargs = crate::interp::eval::code::sel_arity(sel.as_str()).min(255) as u8;
         Hit {
             kind,
             defc: Arc::as_ptr(defc),
@@ -331,7 +321,7 @@ mod tests {
             doc: None,
             sealed: false,
         });
-        let h = Hit::new(&Method::Compiled(cm.clone()), &c, Sym::new("foo"));
+        let h = crate::interp::eval::Method::Compiled(cm.clone()).hit(&c, Sym::new("foo"));
         assert!(std::ptr::eq(h.compiled().unwrap(), Arc::as_ptr(&cm)));
         assert!(std::ptr::eq(h.class(), Arc::as_ptr(&c)));
     }

@@ -234,7 +234,7 @@ impl Ctx {
                     // Not a class: maybe a protocol name.
                     if self.prog.protocols.read().contains_key(name) {
                         let cls = self.class_of(v);
-                        (self.prog.prims.prims.hooks.conforms)(&self.prog, &cls, *name)
+                        (self.prog.prims.prims.hooks.conforms)(self, &cls, *name)
                     } else {
                         return Err(self.err(
                             ErrorKind::ClassNotFound,

@@ -107,9 +107,7 @@ impl Ctx {
             return e.hit;
         }
         let cls = cls.clone();
-        let hit = self
-            .lookup_in(&cls, side, sel)
-            .map(|(m, d)| Hit::new(&m, &d, sel));
+        let hit = self.lookup_in(&cls, side, sel).map(|(m, d)| m.hit(&d, sel));
         self.cache[idx] = CacheEntry {
             key,
             sel,
@@ -142,7 +140,7 @@ impl Ctx {
         sel: Sym,
         args: &[Value],
     ) -> Flow {
-        self.call_hit(Hit::new(m, defc, sel), recv, sel, args)
+        self.call_hit(m.hit(defc, sel), recv, sel, args)
     }
 
     /// Runs a looked-up method.
@@ -442,7 +440,7 @@ impl Ctx {
     ) -> Option<Hit> {
         let hit = self.lookup(recv, sel);
         if let Some(h) = hit {
-            ic.fill(&self.prog, key, epoch, h);
+            ic.fill(&*self.prog, key, epoch, h);
         }
         hit
     }

@@ -5,7 +5,7 @@
 
 use std::sync::Arc;
 
-use crate::interp::eval::hit::{Hit, HitKind, InlineCache};
+use crate::interp::eval::hit::{HitKind, InlineCache};
 use crate::interp::eval::Ctx;
 use crate::value::{ClassRef, Sym, Value};
 
@@ -22,8 +22,8 @@ impl Ctx {
         }
         match self.lookup_in(cls, false, sel) {
             Some((m, d)) => {
-                let h = Hit::new(&m, &d, sel);
-                ic.fill(&self.prog, key, epoch, h);
+                let h = m.hit(&d, sel);
+                ic.fill(&*self.prog, key, epoch, h);
                 h.is_prim()
             }
             None => false,

@@ -12,7 +12,7 @@ use crate::interp::program::Program;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Sym, Value};
 
 pub fn register(p: &mut Prims) {
-    p.hooks.conforms = conforms;
+    p.hooks.conforms = |ctx, c, name| conforms(&ctx.prog, c, name);
     let c = "Class";
     let b = "Behaviour";
     p.add(c, "name", |_ctx, r, _| {

@@ -10,46 +10,8 @@ use std::sync::atomic::Ordering;
 use crate::interp::eval::{Ctx, Flow, Frame};
 use crate::value::{fast_clone, Value};
 
-use super::op::non_boolean;
-use super::operand::{Arg, Cond};
-
-/// A compiled guard body (see the module doc).
-pub struct Guard {
-    pub(super) slot: usize,
-    /// `x` passes when `(x - lo) as u64 <= span`, negated when `neg`.
-    pub(super) lo: i64,
-    pub(super) span: u64,
-    pub(super) neg: bool,
-    pub(super) a: Arg,
-    pub(super) b: Arg,
-    /// The condition as a general expression (a non-Integer local, overridden arithmetic).
-    pub(super) cond: Cond,
-    pub(super) sel: crate::value::Sym,
-    pub(super) loc: crate::interp::eval::code::Loc,
-    /// The tested local is a parameter (set by `compile_body`): a self-send can decide the
-    /// guard from the argument it pushed, before the activation ([`Guard::decide`]).
-    pub(super) on_param: bool,
-}
-
-/// What a self-send learns from a guard before the callee's activation
-/// ([`Guard::decide`]).
-pub(crate) enum Decided {
-    /// The chosen arm answers a constant or the tested parameter itself: the answer, with no
-    /// activation needed (nothing in it can fail, send or look at the frame).
-    Leaf(Value),
-    /// The chosen arm (`true`: the `ifTrue:` one), to run in the activation without testing
-    /// again ([`Guard::run_arm`]).
-    Arm(bool),
-    /// Not decided here (a non-Integer argument, overridden arithmetic): the activation runs
-    /// the whole body.
-    General,
-}
-
-impl std::fmt::Debug for Guard {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("<guard>")
-    }
-}
+use super::op::{Arg, Decided, Guard};
+use super::operand::non_boolean;
 
 impl Guard {
     /// Notes that the method has `nparams` parameters (the first slots).

@@ -1,18 +1,22 @@
-//! The compiled forms the lowered code holds and the closure compiler builds: [`Op`] (a
-//! compiled expression, the body of an `FnCode`), `Eff` (a compiled statement whose value is
-//! dropped), [`TailSelfSend`] (the parts of a method body `self sel: arg` that
-//! `Ctx::send_owned` runs itself) and `non_boolean`, the send an inlined `ifTrue:` falls back
-//! on, and [`Sub`], the compiler's entry points handed to the shape files. The shape compilers (the sibling files and `compile.rs`) build these; the evaluator and
-//! the IR in `code.rs` name only this file, not the compilers.
+//! The compiled forms the lowered code holds and the closure compiler builds, as data: [`Op`]
+//! (a compiled expression, the body of an `FnCode`), `Eff` (a compiled statement whose value
+//! is dropped), [`TailSelfSend`] (the parts of a method body `self sel: arg` that
+//! `Ctx::send_owned` runs itself), [`Guard`] (a guard body) and the operand forms (`IntSrc`,
+//! `Cond`, `Arg`, `IntSet`, `LocalAt`), and [`Sub`], the compiler's entry points handed to the
+//! shape files. The shape compilers (the sibling files and `compile.rs`) build these; what
+//! runs a guard or an operand is `guard.rs` and `operand.rs`. The evaluator and the IR in
+//! `code.rs` name only this file, not the compilers.
+//!
+//! Layer: the evaluator's core types. A compiled closure is a function of the context, which
+//! this file names as `eval::context::Ctx` (it stores and calls closures, never reading the
+//! context), so it does not name the evaluator.
 
 use std::sync::Arc;
 
-use crate::interp::eval::code::{Loc, Node};
+use crate::interp::eval::code::{BinOp, Loc, Node};
+use crate::interp::eval::context::{Ctx, Flow, Frame, Unwind};
 use crate::interp::eval::hit::InlineCache;
-use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::value::{drop_fast, Sym, Value};
-
-use super::operand::IntSet;
 
 pub(super) type OpFn = dyn Fn(&mut Ctx, &Frame) -> Flow + Send + Sync;
 pub(super) type EffFn = dyn Fn(&mut Ctx, &Frame) -> Result<(), Box<Unwind>> + Send + Sync;
@@ -83,16 +87,6 @@ pub(super) fn op(f: impl Fn(&mut Ctx, &Frame) -> Flow + Send + Sync + 'static) -
     Op(Box::new(f))
 }
 
-/// `ifTrue:` and friends sent to a non-Boolean: the send the inlined form stands for (it
-/// raises `doesNotUnderstand` unless the receiver's class defines the selector).
-#[cold]
-pub(super) fn non_boolean(c: &mut Ctx, r: &Value, sel: Sym, loc: Loc) -> Flow {
-    c.set_loc(loc);
-    let nargs = crate::interp::eval::sel_arity(sel.as_str());
-    let args = vec![Value::Nil; nargs];
-    c.dnu(r, sel, &args)
-}
-
 /// A method body `self sel: arg`: its argument and the selector, for `Ctx::send_owned`.
 pub struct TailSelfSend {
     pub(crate) sel: Sym,
@@ -117,4 +111,101 @@ pub(super) struct Sub {
     pub(super) expr: fn(Node) -> Op,
     /// Compiles a statement whose value is dropped.
     pub(super) effect: fn(Node) -> Eff,
+}
+
+// The compiled guard body and the operand forms (run by `guard.rs` and `operand.rs`).
+
+/// A compiled guard body (`guard.rs`, which runs it).
+pub struct Guard {
+    pub(super) slot: usize,
+    /// `x` passes when `(x - lo) as u64 <= span`, negated when `neg`.
+    pub(super) lo: i64,
+    pub(super) span: u64,
+    pub(super) neg: bool,
+    pub(super) a: Arg,
+    pub(super) b: Arg,
+    /// The condition as a general expression (a non-Integer local, overridden arithmetic).
+    pub(super) cond: Cond,
+    pub(super) sel: Sym,
+    pub(super) loc: Loc,
+    /// The tested local is a parameter (set by `compile_body`): a self-send can decide the
+    /// guard from the argument it pushed, before the activation ([`Guard::decide`]).
+    pub(super) on_param: bool,
+}
+
+/// What a self-send learns from a guard before the callee's activation
+/// ([`Guard::decide`]).
+pub(crate) enum Decided {
+    /// The chosen arm answers a constant or the tested parameter itself: the answer, with no
+    /// activation needed (nothing in it can fail, send or look at the frame).
+    Leaf(Value),
+    /// The chosen arm (`true`: the `ifTrue:` one), to run in the activation without testing
+    /// again ([`Guard::run_arm`]).
+    Arm(bool),
+    /// Not decided here (a non-Integer argument, overridden arithmetic): the activation runs
+    /// the whole body.
+    General,
+}
+
+impl std::fmt::Debug for Guard {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("<guard>")
+    }
+}
+
+/// An Integer operand known without evaluation.
+pub(super) enum IntSrc {
+    Lit(i64),
+    Local(usize),
+    /// `self.name` of a Value instance: (field index, name).
+    SelfField(usize, Sym),
+}
+
+/// A loop or branch condition: Integer comparisons of locals and literals are decided without
+/// building a Boolean value; anything else is evaluated.
+pub(super) enum Cond {
+    IntCmp(BinOp, IntSrc, IntSrc, Op),
+    LocalAt(Box<LocalAt>),
+    Other(Op),
+}
+
+/// An argument of a fast-path site: `local op literal` Integer arithmetic and constants are
+/// produced without a dynamic call; anything else (or an overflow, or overridden Integer
+/// arithmetic) runs the compiled expression. A plain byte tag (`repr(u8)`) instead of a niche
+/// in the operands: `run` dispatches with one byte load instead of decoding the niche.
+#[repr(u8)]
+pub(super) enum Arg {
+    /// `local + k` or `local - k` (as `local + (-k)`): slot, addend, the general expression
+    /// (a non-Integer, an overflow, overridden Integer arithmetic). The commonest argument
+    /// shape (`a at: j + 1`, `self fib: n - 1`): one test of the slot, no operand dispatch.
+    LocalAdd(usize, i64, Op),
+    IntBin(BinOp, IntSrc, IntSrc, Op),
+    Const(Value),
+    /// A local slot's value.
+    Local(usize),
+    Other(Op),
+}
+
+/// `x := a op b` with `a`, `b` Integer locals or literals: computed and stored without a
+/// Value round trip; an overflow, a non-Integer operand or overridden Integer arithmetic runs
+/// the compiled expression.
+pub(super) struct IntSet {
+    pub(super) d: usize,
+    pub(super) op: BinOp,
+    pub(super) l: IntSrc,
+    pub(super) r: IntSrc,
+    pub(super) slow: Op,
+}
+
+/// The parts of `a at: k` with `a` a local (see [`compile_local_at`]); also a condition
+/// (`(flags at: i) ifTrue: [...]`) evaluated without a dynamic call.
+pub(super) struct LocalAt {
+    pub(super) slot: usize,
+    pub(super) key: Arg,
+    pub(super) sel: Sym,
+    pub(super) loc: Loc,
+    /// The send's cache (the general path).
+    pub(super) ic: InlineCache,
+    /// Whether `at:` is still the primitive on the receiver's class.
+    pub(super) prim_ic: InlineCache,
 }

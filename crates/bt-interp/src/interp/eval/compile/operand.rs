@@ -10,17 +10,9 @@ use std::sync::atomic::Ordering;
 use crate::interp::eval::code::{BinOp, FieldMode, IfKind, Loc, Node, VarRef};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
-use crate::value::{drop_fast, fast_clone, Value};
+use crate::value::{drop_fast, fast_clone, Sym, Value};
 
-use super::op::Op;
-
-/// An Integer operand known without evaluation.
-pub(super) enum IntSrc {
-    Lit(i64),
-    Local(usize),
-    /// `self.name` of a Value instance: (field index, name).
-    SelfField(usize, crate::value::Sym),
-}
+pub(super) use super::op::{Arg, Cond, IntSet, IntSrc, LocalAt};
 
 pub(super) fn int_src(n: &Node) -> Option<IntSrc> {
     match n {
@@ -89,14 +81,6 @@ pub(super) fn int_cmp(c: &Ctx, op: BinOp, x: i64, y: i64) -> Option<bool> {
     }
 }
 
-/// A loop or branch condition: Integer comparisons of locals and literals are decided without
-/// building a Boolean value; anything else is evaluated.
-pub(super) enum Cond {
-    IntCmp(BinOp, IntSrc, IntSrc, Op),
-    LocalAt(Box<LocalAt>),
-    Other(Op),
-}
-
 impl Cond {
     /// `Some(truth)` for a Boolean, `None` (with the value) for anything else.
     #[inline(always)]
@@ -159,23 +143,6 @@ pub(super) fn int_cmp_op(op: BinOp) -> bool {
     )
 }
 
-/// An argument of a fast-path site: `local op literal` Integer arithmetic and constants are
-/// produced without a dynamic call; anything else (or an overflow, or overridden Integer
-/// arithmetic) runs the compiled expression. A plain byte tag (`repr(u8)`) instead of a niche
-/// in the operands: `run` dispatches with one byte load instead of decoding the niche.
-#[repr(u8)]
-pub(super) enum Arg {
-    /// `local + k` or `local - k` (as `local + (-k)`): slot, addend, the general expression
-    /// (a non-Integer, an overflow, overridden Integer arithmetic). The commonest argument
-    /// shape (`a at: j + 1`, `self fib: n - 1`): one test of the slot, no operand dispatch.
-    LocalAdd(usize, i64, Op),
-    IntBin(BinOp, IntSrc, IntSrc, Op),
-    Const(Value),
-    /// A local slot's value.
-    Local(usize),
-    Other(Op),
-}
-
 impl Arg {
     #[inline(always)]
     pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
@@ -204,17 +171,6 @@ impl Arg {
     }
 }
 
-/// `x := a op b` with `a`, `b` Integer locals or literals: computed and stored without a
-/// Value round trip; an overflow, a non-Integer operand or overridden Integer arithmetic runs
-/// the compiled expression.
-pub(super) struct IntSet {
-    pub(super) d: usize,
-    pub(super) op: BinOp,
-    pub(super) l: IntSrc,
-    pub(super) r: IntSrc,
-    pub(super) slow: Op,
-}
-
 impl IntSet {
     #[inline(always)]
     pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Result<(), Box<Unwind>> {
@@ -233,19 +189,6 @@ impl IntSet {
         drop_fast(std::mem::replace(&mut c.stack[f.base + self.d], v));
         Ok(())
     }
-}
-
-/// The parts of `a at: k` with `a` a local (see [`compile_local_at`]); also a condition
-/// (`(flags at: i) ifTrue: [...]`) evaluated without a dynamic call.
-pub(super) struct LocalAt {
-    pub(super) slot: usize,
-    pub(super) key: Arg,
-    pub(super) sel: crate::value::Sym,
-    pub(super) loc: crate::interp::eval::code::Loc,
-    /// The send's cache (the general path).
-    pub(super) ic: InlineCache,
-    /// Whether `at:` is still the primitive on the receiver's class.
-    pub(super) prim_ic: InlineCache,
 }
 
 impl LocalAt {
@@ -301,6 +244,16 @@ impl LocalAt {
         c.stack[slot] = recv;
         r
     }
+}
+
+/// `ifTrue:` and friends sent to a non-Boolean: the send the inlined form stands for (it
+/// raises `doesNotUnderstand` unless the receiver's class defines the selector).
+#[cold]
+pub(super) fn non_boolean(c: &mut Ctx, r: &Value, sel: Sym, loc: Loc) -> Flow {
+    c.set_loc(loc);
+    let nargs = crate::interp::eval::sel_arity(sel.as_str());
+    let args = vec![Value::Nil; nargs];
+    c.dnu(r, sel, &args)
 }
 
 /// The value of an inlined `ifTrue:`/`ifFalse:`/`and:`/`or:` whose condition was `t`.

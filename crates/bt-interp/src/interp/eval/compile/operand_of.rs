@@ -8,7 +8,7 @@ use crate::interp::eval::code::{BinOp, IfKind, Loc, Node, VarRef};
 use crate::interp::eval::hit::InlineCache;
 use crate::value::{Sym, Value};
 
-use super::guard::Guard;
+use super::op::Guard;
 use super::op::{op, Op, Sub};
 use super::operand::{int_cmp_op, int_src, Arg, Cond, IntSrc, LocalAt};
 

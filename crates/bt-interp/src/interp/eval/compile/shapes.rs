@@ -11,8 +11,8 @@ use crate::interp::eval::code::{BinOp, IfKind};
 use crate::interp::eval::{Ctx, Frame};
 use crate::value::{drop_fast, Value};
 
-use super::op::{non_boolean, op, Eff, Op};
-use super::operand::{if_branch, Arg, Cond, IntSrc};
+use super::op::{op, Eff, Op};
+use super::operand::{if_branch, non_boolean, Arg, Cond, IntSrc};
 
 /// An Integer operand read without evaluation.
 trait Rd: Send + Sync + 'static {
