@@ -755,3 +755,125 @@ fn the_interpreter_layers_point_one_way() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
 }
+
+/// The parameters of `code` typed `&Ctx` or `&mut Ctx` (the context alias) in functions with
+/// a body, each with that body: `(name, body)`.
+fn ctx_params_with_bodies(code: &str) -> Vec<(String, String)> {
+    let b = code.as_bytes();
+    let mut out = Vec::new();
+    for pat in [": &mut Ctx", ": &Ctx"] {
+        let mut from = 0;
+        while let Some(k) = code[from..].find(pat) {
+            let at = from + k;
+            from = at + pat.len();
+            if b.get(from).copied().is_some_and(is_ident_byte) {
+                continue; // `&CtxHook…`, another type
+            }
+            let mut s = at;
+            while s > 0 && is_ident_byte(b[s - 1]) {
+                s -= 1;
+            }
+            let name = &code[s..at];
+            if name.is_empty() || name.starts_with('_') {
+                continue;
+            }
+            // Out of the parameter list, then the body (or `;`: a declaration).
+            let mut i = from;
+            let mut depth = 1;
+            while i < b.len() && depth > 0 {
+                match b[i] {
+                    b'(' => depth += 1,
+                    b')' => depth -= 1,
+                    _ => {}
+                }
+                i += 1;
+            }
+            while i < b.len() && b[i] != b'{' && b[i] != b';' {
+                i += 1;
+            }
+            if i >= b.len() || b[i] == b';' {
+                continue;
+            }
+            let start = i;
+            let mut depth = 0;
+            while i < b.len() {
+                match b[i] {
+                    b'{' => depth += 1,
+                    b'}' => {
+                        depth -= 1;
+                        if depth == 0 {
+                            break;
+                        }
+                    }
+                    _ => {}
+                }
+                i += 1;
+            }
+            out.push((name.to_string(), code[start..i.min(b.len())].to_string()));
+        }
+    }
+    out
+}
+
+/// Whether `body` reads a member of `name` (`name.field`, `name.method(…)`).
+fn reads_member(body: &str, name: &str) -> bool {
+    let b = body.as_bytes();
+    let mut from = 0;
+    while let Some(k) = body[from..].find(name) {
+        let at = from + k;
+        from = at + name.len();
+        let before_ok = at == 0 || !is_ident_byte(b[at - 1]) && b[at - 1] != b'.';
+        let dot = b.get(from) == Some(&b'.') && b.get(from + 1).copied().is_some_and(is_ident_byte);
+        if before_ok && dot {
+            return true;
+        }
+    }
+    false
+}
+
+/// The core's data modules name the evaluation context through the `eval::context::Ctx`
+/// alias, which rustc resolves to the real context: the import graph cannot see a field read
+/// or method call through it. They hold and pass on functions of the context and never read
+/// one (what reads a context names `eval::Ctx` and sits above them).
+#[test]
+fn the_core_data_modules_pass_the_context_on_and_never_read_it() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let src = root.join("crates/bt-interp/src");
+    let graph = file_graph(&src);
+    let mut checked = 0;
+    let mut wrong = Vec::new();
+    for (file, names) in &graph {
+        if file == "interp/eval.rs"
+            || !names.contains("interp/eval/context.rs")
+            || names.contains("interp/eval.rs")
+        {
+            continue;
+        }
+        let code = code_only(&std::fs::read_to_string(src.join(file)).unwrap());
+        for (name, body) in ctx_params_with_bodies(&code) {
+            checked += 1;
+            if reads_member(&body, &name) {
+                wrong.push(format!(
+                    "{file}: reads `{name}`, a context named through the alias: name \
+                     `eval::Ctx` and move the function above the core's data modules"
+                ));
+            }
+        }
+    }
+    assert!(
+        checked > 0,
+        "no context parameter found: the scan is broken"
+    );
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+#[test]
+fn the_context_read_scan_sees_member_reads_only() {
+    let code = "fn a(c: &mut Ctx, f: &Frame) -> Flow { (self.f)(c, f) }\n\
+                fn b(ctx: &Ctx) { ctx.depth }\n\
+                fn d(cx: &mut Ctx);";
+    let found = ctx_params_with_bodies(code);
+    assert_eq!(found.len(), 2);
+    assert!(!reads_member(&found[0].1, &found[0].0));
+    assert!(reads_member(&found[1].1, &found[1].0));
+}
