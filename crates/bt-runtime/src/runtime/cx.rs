@@ -16,7 +16,7 @@ use corosensei::Yielder;
 
 use crate::runtime::process::{enqueue_call, ProcRef};
 use crate::runtime::sched::RtHandle;
-use crate::runtime::sched::Suspend;
+use crate::runtime::sched::{Start, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
 use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, WaitedBy, Waiter, Wake};
@@ -26,7 +26,7 @@ pub use crate::runtime::process::Cx;
 
 impl<'y> Cx<'y> {
     pub(crate) fn new(
-        y: &'y Yielder<(), Suspend>,
+        y: &'y Yielder<Start, Suspend>,
         rt: &'y RtHandle,
         me: &'y ProcRef,
         wake: Wake,
@@ -170,7 +170,10 @@ impl<'y> Cx<'y> {
         if w.set_target(self.wake) {
             self.note_sp();
             let timeout = deadline.map(|d| (d, w.clone()));
-            self.y.suspend(Suspend::Wait { timeout });
+            self.y.suspend(Suspend::Wait {
+                timeout,
+                next: None,
+            });
         }
         self.reductions = 0;
         w.take()
@@ -223,23 +226,24 @@ impl<'y> Cx<'y> {
                 return Err(CallError::Deadlock);
             }
             let wake = Some(self.wake);
-            let parent = g.current.clone();
             let w = match g.waiting.take() {
                 // `unique_mut`: `Arc::get_mut` without its locked compare-and-swap.
                 Some(mut old) => match crate::value::unique_mut(&mut old) {
                     Some(x) if x.caller == Some(self.me.0.pid) => {
-                        x.reset(parent, wake);
+                        // The chain's head is usually the one of the last call (the same
+                        // message still being handled): then nothing to re-count.
+                        x.reset(&g.current, wake);
                         old
                     }
-                    _ => Waiter::new_for(Some(self.me.0.pid), parent, wake),
+                    _ => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
                 },
-                None => Waiter::new_for(Some(self.me.0.pid), parent, wake),
+                None => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
             };
             g.waiting = Some(w.clone());
             w
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
-        // below hands it over through `sched::RUN_NEXT`: no queue traffic).
+        // below hands it over: no queue traffic).
         let next = match enqueue_call(self.shared(), to, msg, w.clone()) {
             Ok(next) => next,
             Err(()) => return Err(CallError::ActorDead),
@@ -249,10 +253,7 @@ impl<'y> Cx<'y> {
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         let timeout = d.map(|d| (d, w.clone()));
-        if next.is_some() {
-            crate::runtime::sched::RUN_NEXT.with(|c| c.set(next));
-        }
-        self.y.suspend(Suspend::Wait { timeout });
+        self.y.suspend(Suspend::Wait { timeout, next });
         self.reductions = 0;
         w.take()
     }

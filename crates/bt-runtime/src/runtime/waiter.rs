@@ -147,11 +147,21 @@ impl Waiter {
     /// coroutine caller then suspends without checking for an early completion, because a
     /// completion that comes before the suspension only queues the coroutine's resumption
     /// on its own worker, which cannot run it before the suspension is done.
-    pub(crate) fn reset(&mut self, parent: Option<Arc<Waiter>>, target: Option<Wake>) {
+    /// The new `parent` is counted only when it is not the parent already (a caller making
+    /// several calls while handling one message).
+    #[inline]
+    pub(crate) fn reset(&mut self, parent: &Option<Arc<Waiter>>, target: Option<Wake>) {
         *self.state.get_mut() = if target.is_some() { TARGET } else { 0 };
         *self.result.get_mut() = None;
         *self.target.get_mut() = target;
-        self.parent = parent;
+        let same = match (&self.parent, parent) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.parent = parent.clone();
+        }
     }
 
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.

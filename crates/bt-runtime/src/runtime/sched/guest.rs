@@ -59,7 +59,7 @@ use std::time::Duration;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::worker::Slot;
-use super::{Shared, Suspend, Task, Worker, CURRENT_WORKER};
+use super::{Shared, Start, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     claim_idle, note_queued, resume_kept, run_body, run_kept_job, run_lent, unlend, Behaviour,
@@ -118,7 +118,7 @@ struct IdleWorker(Worker, Option<Runner>);
 #[allow(unsafe_code)]
 unsafe impl Send for IdleWorker {}
 
-type RunnerCo = Coroutine<(), Suspend, (), PooledStack>;
+type RunnerCo = Coroutine<Start, Suspend, (), PooledStack>;
 
 /// What the guest and its runner tell each other (same thread; plain loads and stores).
 #[derive(Default)]
@@ -168,7 +168,7 @@ unsafe impl Send for Runner {}
 /// One run of the process on the runner's stack (never inlined: see `Runner`'s Send).
 #[inline(never)]
 fn run_once(
-    y: &Yielder<(), Suspend>,
+    y: &Yielder<Start, Suspend>,
     rt: &RtHandle,
     p: &ProcRef,
     wake: Wake,
@@ -222,7 +222,7 @@ impl Runner {
             ..RunnerIo::default()
         });
         let (rt, me, io2) = (RtHandle(w.shared.clone()), p.clone(), io.clone());
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| loop {
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<Start, Suspend>, _: Start| loop {
             if io2.quit.load(Ordering::Relaxed) {
                 return;
             }
@@ -232,7 +232,10 @@ impl Runner {
                 run_once(y, &rt, &me, wake, (low, top), &io2);
             }
             io2.idle.store(true, Ordering::Relaxed);
-            y.suspend(Suspend::Wait { timeout: None });
+            y.suspend(Suspend::Wait {
+                timeout: None,
+                next: None,
+            });
             io2.idle.store(false, Ordering::Relaxed);
         });
         Some(Runner {
@@ -264,7 +267,7 @@ impl Runner {
         w.resumes += 1;
         let me = &w.shared.workers[w.id].driving;
         me.store(w.resumes, Ordering::Relaxed);
-        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(None)));
         me.store(0, Ordering::Relaxed);
         let s = &mut w.slots[self.slot as usize];
         match r {
@@ -273,13 +276,16 @@ impl Runner {
                 w.shared.push_task(w.id, Task::Resume { slot, gen }, false);
                 true
             }
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
+            // A guest's coroutines hand over no callee (`Cx::call` claims only on pool
+            // workers) and are no spare runners.
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout, .. })) => {
                 if let Some((d, _)) = &timeout {
                     w.next_deadline = w.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
                 true
             }
+            Ok(CoroutineResult::Yield(Suspend::Idle)) => true,
             Ok(CoroutineResult::Return(())) => false,
             Err(e) => {
                 let msg = crate::runtime::process::panic_message(&e);
@@ -299,7 +305,7 @@ impl Runner {
             return None;
         }
         self.io.quit.store(true, Ordering::Relaxed);
-        match catch_unwind(AssertUnwindSafe(|| co.resume(()))) {
+        match catch_unwind(AssertUnwindSafe(|| co.resume(None))) {
             Ok(CoroutineResult::Return(())) if co.done() => Some(co.into_stack()),
             _ => {
                 std::mem::forget(co);

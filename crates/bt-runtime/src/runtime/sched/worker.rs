@@ -10,10 +10,7 @@ use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::{
-    Shared, Suspend, Task, CURRENT_WORKER, HANDOFF, LOCAL_NEXT, MAX_SPARES, RUNNER_IDLE, RUN_NEXT,
-    WORKER_LOCAL,
-};
+use super::{Shared, Start, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
 use crate::runtime::sched::RtHandle;
@@ -21,7 +18,7 @@ use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
 use crate::runtime::waiter::{Waiter, Wake};
 
-type Co = Coroutine<(), Suspend, usize, PooledStack>;
+type Co = Coroutine<Start, Suspend, usize, PooledStack>;
 
 pub(super) struct Slot {
     pub(super) gen: u32,
@@ -127,7 +124,7 @@ impl Worker {
     pub(super) fn finish(&mut self) {
         // Spare runners hold no process: resumed with nothing to run, they return.
         for (_, mut co) in std::mem::take(&mut self.spares) {
-            let _ = co.resume(());
+            let _ = co.resume(None);
             self.shared.live_cos.fetch_sub(1, Ordering::SeqCst);
         }
         self.note_spares();
@@ -268,7 +265,7 @@ impl Worker {
     /// Starts a process run on a **runner** coroutine: a spare one from an earlier run when
     /// this worker keeps one (no coroutine set-up, no stack from the pool), else a new one.
     /// A runner runs one process run (`run_body`), then on a pool worker suspends with
-    /// `RUNNER_IDLE` set to be kept for the next run (`drive`); on the guest, or after a run
+    /// `Suspend::Idle` to be kept for the next run (`drive`); on the guest, or after a run
     /// that went deep into its stack, it returns and is retired. `first`: the behaviour and
     /// message a sync call claimed (`process::enqueue_call`).
     pub(super) fn start_one(&mut self, p: ProcRef, first: Option<Claimed>) {
@@ -294,8 +291,7 @@ impl Worker {
                 slot,
                 gen: self.slots[slot as usize].gen,
             };
-            HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake, first)));
-            self.drive(slot, co);
+            self.drive(slot, co, Some((p, wake, first)));
             return;
         }
         let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
@@ -347,12 +343,12 @@ impl Worker {
         let reusable = self.id < sh.guest_index() && sh.cfg.pooled_stacks_per_worker > 0;
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
-        HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake, first)));
         let sc = &mut self.slots[slot as usize].stack;
         (sc.top, sc.low) = (top, low);
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<Start, Suspend>, start: Start| {
             let mut deepest = top;
-            while let Some((p, wake, first)) = HANDOFF.with(|h| h.borrow_mut().take()) {
+            let mut start = start;
+            while let Some((p, wake, first)) = start.take() {
                 let mut cx = Cx::new(y, &rt, &p, wake, low, top);
                 run_body(&mut cx, first);
                 deepest = deepest.min(cx.deepest());
@@ -362,12 +358,11 @@ impl Worker {
                 if !reusable || top - deepest > KEEP_RESIDENT {
                     break;
                 }
-                RUNNER_IDLE.with(|c| c.set(true));
-                y.suspend(Suspend::Wait { timeout: None });
+                start = y.suspend(Suspend::Idle);
             }
             deepest
         });
-        self.drive(slot, co);
+        self.drive(slot, co, Some((p, wake, first)));
     }
 
     /// A run that cannot start now (the stack cap): it waits for a stack, a claimed
@@ -388,10 +383,12 @@ impl Worker {
         }
         let Some(co) = s.co.take() else { return };
         s.timeout = None;
-        self.drive(slot, co);
+        self.drive(slot, co, None);
     }
 
-    fn drive(&mut self, slot: u32, mut co: Co) {
+    /// Resumes coroutine `co` of `slot` with `start` (a runner's next process run) and
+    /// files it by what it suspended with.
+    fn drive(&mut self, slot: u32, mut co: Co, start: Start) {
         self.resumes += 1;
         let me = &self.shared.workers[self.id].driving;
         me.store(self.resumes, Ordering::Relaxed);
@@ -399,19 +396,22 @@ impl Worker {
         let r = if crate::memory::coroutine_accounts() {
             crate::memory::in_coroutine(
                 &mut self.slots[slot as usize].mem,
-                || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
+                || catch_unwind(AssertUnwindSafe(|| co.resume(start))),
                 |r| matches!(r, Ok(CoroutineResult::Yield(_))),
             )
         } else {
-            catch_unwind(AssertUnwindSafe(|| co.resume(())))
+            catch_unwind(AssertUnwindSafe(|| co.resume(start)))
         };
         self.shared.workers[self.id]
             .driving
             .store(0, Ordering::Relaxed);
-        let s = &mut self.slots[slot as usize];
         // A runner whose process run is over charges nothing (its run's charge is given
         // back in `runner_idle`): no stack probe per message.
-        if matches!(r, Ok(CoroutineResult::Yield(_))) && !RUNNER_IDLE.with(Cell::get) {
+        if let Ok(CoroutineResult::Yield(Suspend::Idle)) = r {
+            return self.runner_idle(slot, co);
+        }
+        let s = &mut self.slots[slot as usize];
+        if matches!(r, Ok(CoroutineResult::Yield(_))) {
             Self::charge_stack(&mut s.stack);
         }
         match r {
@@ -426,19 +426,17 @@ impl Worker {
                     self.shared.wake_one();
                 }
             }
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
-                if RUNNER_IDLE.with(|c| c.replace(false)) {
-                    return self.runner_idle(slot, co);
-                }
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout, next })) => {
                 s.co = Some(co);
                 if let Some((d, _)) = &timeout {
                     self.next_deadline = self.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
-                if let Some(p) = RUN_NEXT.with(Cell::take) {
-                    self.run_next = Some(p);
+                if next.is_some() {
+                    self.run_next = next;
                 }
             }
+            Ok(CoroutineResult::Yield(Suspend::Idle)) => {}
             Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
             Err(e) => {
                 let msg = crate::runtime::process::panic_message(&e);
@@ -504,7 +502,7 @@ impl Worker {
             self.notify_if_stopping();
         } else {
             // Nothing to pick up: it returns.
-            let _ = co.resume(());
+            let _ = co.resume(None);
             self.free_runner(slot, co, 0);
             self.retire_count();
         }
@@ -540,7 +538,12 @@ impl Worker {
     }
 
     /// A coroutine ended: a process waiting for a stack may start now.
+    #[inline]
     fn serve_stack_waiter(&mut self) {
+        // The common case (nobody waits) without a call.
+        if self.shared.stack_waiting.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         if let Some(p) = self.shared.next_stack_waiter() {
             self.shared.push_task(self.id, Task::Run(p), false);
         }
