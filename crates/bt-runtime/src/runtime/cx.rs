@@ -16,7 +16,7 @@ use corosensei::Yielder;
 
 use crate::runtime::process::{enqueue_call, ProcRef};
 use crate::runtime::sched::RtHandle;
-use crate::runtime::sched::{Start, Suspend};
+use crate::runtime::sched::{Handoff, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
 use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, WaitedBy, Waiter, Wake};
@@ -26,7 +26,8 @@ pub use crate::runtime::process::Cx;
 
 impl<'y> Cx<'y> {
     pub(crate) fn new(
-        y: &'y Yielder<Start, Suspend>,
+        y: &'y Yielder<(), Suspend>,
+        handoff: Option<&'y Handoff>,
         rt: &'y RtHandle,
         me: &'y ProcRef,
         wake: Wake,
@@ -40,6 +41,7 @@ impl<'y> Cx<'y> {
         };
         Cx {
             y,
+            handoff,
             rt,
             me,
             wake,
@@ -170,10 +172,7 @@ impl<'y> Cx<'y> {
         if w.set_target(self.wake) {
             self.note_sp();
             let timeout = deadline.map(|d| (d, w.clone()));
-            self.y.suspend(Suspend::Wait {
-                timeout,
-                next: None,
-            });
+            self.y.suspend(Suspend::Wait { timeout });
         }
         self.reductions = 0;
         w.take()
@@ -244,7 +243,7 @@ impl<'y> Cx<'y> {
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
         // below hands it over: no queue traffic).
-        let next = match enqueue_call(self.shared(), to, msg, w.clone()) {
+        let next = match enqueue_call(self.shared(), to, msg, w.clone(), self.handoff.is_some()) {
             Ok(next) => next,
             Err(()) => return Err(CallError::ActorDead),
         };
@@ -253,7 +252,10 @@ impl<'y> Cx<'y> {
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         let timeout = d.map(|d| (d, w.clone()));
-        self.y.suspend(Suspend::Wait { timeout, next });
+        if let (Some(n), Some(h)) = (next, self.handoff) {
+            h.next.set(Some(n));
+        }
+        self.y.suspend(Suspend::Wait { timeout });
         self.reductions = 0;
         w.take()
     }

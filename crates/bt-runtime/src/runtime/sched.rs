@@ -14,7 +14,7 @@
 //!   pushed to its owner's queue — or, from a coroutine of the same pool worker while that
 //!   queue is empty, kept in `LOCAL_NEXT` and run next without the queue's lock.
 //! * A sync call to an idle process on a pool worker hands the callee to the worker with
-//!   the caller's suspension (`Suspend::Wait`'s `next`): the callee runs at once on the same
+//!   the caller's suspension (`Handoff::next`): the callee runs at once on the same
 //!   thread, ahead of queued work, and the caller's resumption queues at the back like any
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
 //!   `schedule_next`). A callee with nothing queued is handed over *claimed*, its behaviour
@@ -62,21 +62,27 @@ pub(crate) enum Suspend {
     /// Preempted (or `yield_now`): run again after the others queued.
     Yield,
     /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
-    /// `next`: the idle callee of a sync call, which the worker runs at once (`Cx::call`'s
-    /// hand-off, pool workers only).
-    Wait {
-        timeout: Option<(u64, Arc<Waiter>)>,
-        next: Option<Handed>,
-    },
+    Wait { timeout: Option<(u64, Arc<Waiter>)> },
     /// A runner coroutine's process run is over: it can run another one (resumed with a
-    /// [`Start`]) or, resumed with none, returns (see `Worker::start_one`).
+    /// [`Handoff::start`] set) or, resumed without, returns (see `Worker::start_one`).
     Idle,
 }
 
-/// What a worker resumes a coroutine with: for a runner (started, or taken from the
-/// spares), the process run it does (the process, its wake-up address and what a sync call
-/// claimed); `None` for every other resumption (a wake-up, a spare retired).
-pub(crate) type Start = Option<(ProcRef, Wake, Option<Claimed>)>;
+/// The hand-offs between a pool worker and the runner coroutines it made, in one record
+/// the worker and each runner share (`Rc`: a runner never leaves its worker's thread). A
+/// thread-local per hand-off was an out-of-line `LocalKey::with` with a check for its
+/// destructor's registration; passing them as resume or suspend values made corosensei's
+/// switch copy them and stop being inlined.
+#[derive(Default)]
+pub(crate) struct Handoff {
+    /// The process run a runner picks up when it is started or resumed from the spares (the
+    /// process, its wake-up address and what a sync call claimed); empty when a spare is
+    /// retired.
+    pub(crate) start: Cell<Option<(ProcRef, Wake, Option<Claimed>)>>,
+    /// Set by a runner just before it suspends in a sync call (read by the worker's `drive`
+    /// right after): the idle callee, which the worker runs at once (`Cx::call`'s hand-off).
+    pub(crate) next: Cell<Option<Handed>>,
+}
 
 pub(crate) enum Task {
     Run(ProcRef),

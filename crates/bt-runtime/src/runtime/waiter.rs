@@ -287,3 +287,44 @@ pub(crate) fn chain_of(mut w: Option<&Arc<Waiter>>) -> (Vec<Pid>, Option<Arc<Rem
     }
     (pids, None)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pid(number: u64) -> Pid {
+        Pid {
+            node: 0,
+            number,
+            service: false,
+        }
+    }
+
+    /// A reply slot reused by its caller takes the chain head of the message the caller is
+    /// handling now: the same one is kept without a new reference, another one replaces it,
+    /// so deadlock detection sees the current chain.
+    #[test]
+    fn a_reset_waiter_takes_the_current_chain_head() {
+        let first = Waiter::new(Some(pid(1)), None);
+        let second = Waiter::new(Some(pid(2)), None);
+        let mut w = Waiter::new_for(Some(pid(3)), Some(first.clone()), None);
+        assert!(w.complete(&NoResume, Ok(Value::Nil)));
+        let x = Arc::get_mut(&mut w).expect("unshared");
+        x.reset(&Some(first.clone()), None);
+        assert!(x.parent.as_ref().is_some_and(|p| Arc::ptr_eq(p, &first)));
+        assert_eq!(Arc::strong_count(&first), 2);
+        assert!(!x.is_done());
+        x.reset(&Some(second.clone()), None);
+        assert_eq!(Arc::strong_count(&first), 1);
+        assert!(chain_contains(Some(&w), pid(2)));
+        assert!(!chain_contains(Some(&w), pid(1)));
+        Arc::get_mut(&mut w).expect("unshared").reset(&None, None);
+        assert!(w.parent.is_none());
+        assert_eq!(Arc::strong_count(&second), 1);
+    }
+
+    struct NoResume;
+    impl Resume for NoResume {
+        fn push_resume(&self, _: usize, _: u32, _: u32) {}
+    }
+}

@@ -59,7 +59,7 @@ use std::time::Duration;
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::worker::Slot;
-use super::{Shared, Start, Suspend, Task, Worker, CURRENT_WORKER};
+use super::{Shared, Suspend, Task, Worker, CURRENT_WORKER};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
     claim_idle, note_queued, resume_kept, run_body, run_kept_job, run_lent, unlend, Behaviour,
@@ -113,12 +113,15 @@ struct IdleWorker(Worker, Option<Runner>);
 // to the thread that started them). A `GuestStacks` keeps its IdleWorker between calls only
 // with no coroutine in any slot (`drive` returns only then, and `InPlace` drops a worker
 // left otherwise by an unwinding call); what is left (slot generations, free list, pooled
-// stacks, the runtime's `Arc<Shared>`) is plain data that may move threads. The runner is
-// `Send` on its own terms (see its impl).
+// stacks, the runtime's `Arc<Shared>`) is plain data that may move threads, and so is its
+// hand-off record: an `Rc` that only runner coroutines of the worker clone, so with no
+// coroutine left the worker holds the only reference (a guest's runners never stay as
+// spares: they return after their run). The runner is `Send` on its own terms (see its
+// impl).
 #[allow(unsafe_code)]
 unsafe impl Send for IdleWorker {}
 
-type RunnerCo = Coroutine<Start, Suspend, (), PooledStack>;
+type RunnerCo = Coroutine<(), Suspend, (), PooledStack>;
 
 /// What the guest and its runner tell each other (same thread; plain loads and stores).
 #[derive(Default)]
@@ -168,14 +171,14 @@ unsafe impl Send for Runner {}
 /// One run of the process on the runner's stack (never inlined: see `Runner`'s Send).
 #[inline(never)]
 fn run_once(
-    y: &Yielder<Start, Suspend>,
+    y: &Yielder<(), Suspend>,
     rt: &RtHandle,
     p: &ProcRef,
     wake: Wake,
     stack: (usize, usize),
     io: &RunnerIo,
 ) {
-    let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
+    let mut cx = Cx::new(y, None, rt, p, wake, stack.0, stack.1);
     match io.lent.take() {
         Some((b, Work::Kept(job))) => {
             if let Some(b) = run_kept_job(&mut cx, b, job) {
@@ -222,7 +225,7 @@ impl Runner {
             ..RunnerIo::default()
         });
         let (rt, me, io2) = (RtHandle(w.shared.clone()), p.clone(), io.clone());
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<Start, Suspend>, _: Start| loop {
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| loop {
             if io2.quit.load(Ordering::Relaxed) {
                 return;
             }
@@ -232,10 +235,7 @@ impl Runner {
                 run_once(y, &rt, &me, wake, (low, top), &io2);
             }
             io2.idle.store(true, Ordering::Relaxed);
-            y.suspend(Suspend::Wait {
-                timeout: None,
-                next: None,
-            });
+            y.suspend(Suspend::Wait { timeout: None });
             io2.idle.store(false, Ordering::Relaxed);
         });
         Some(Runner {
@@ -267,7 +267,7 @@ impl Runner {
         w.resumes += 1;
         let me = &w.shared.workers[w.id].driving;
         me.store(w.resumes, Ordering::Relaxed);
-        let r = catch_unwind(AssertUnwindSafe(|| co.resume(None)));
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
         me.store(0, Ordering::Relaxed);
         let s = &mut w.slots[self.slot as usize];
         match r {
@@ -276,15 +276,14 @@ impl Runner {
                 w.shared.push_task(w.id, Task::Resume { slot, gen }, false);
                 true
             }
-            // A guest's coroutines hand over no callee (`Cx::call` claims only on pool
-            // workers) and are no spare runners.
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout, .. })) => {
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
                 if let Some((d, _)) = &timeout {
                     w.next_deadline = w.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
                 true
             }
+            // Not a spare runner: a guest's runner parks with `Wait`.
             Ok(CoroutineResult::Yield(Suspend::Idle)) => true,
             Ok(CoroutineResult::Return(())) => false,
             Err(e) => {
@@ -305,7 +304,7 @@ impl Runner {
             return None;
         }
         self.io.quit.store(true, Ordering::Relaxed);
-        match catch_unwind(AssertUnwindSafe(|| co.resume(None))) {
+        match catch_unwind(AssertUnwindSafe(|| co.resume(()))) {
             Ok(CoroutineResult::Return(())) if co.done() => Some(co.into_stack()),
             _ => {
                 std::mem::forget(co);

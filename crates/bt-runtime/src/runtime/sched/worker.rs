@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::{Shared, Start, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
+use super::{Handoff, Shared, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
 use crate::runtime::sched::RtHandle;
@@ -18,7 +18,7 @@ use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
 use crate::runtime::waiter::{Waiter, Wake};
 
-type Co = Coroutine<Start, Suspend, usize, PooledStack>;
+type Co = Coroutine<(), Suspend, usize, PooledStack>;
 
 pub(super) struct Slot {
     pub(super) gen: u32,
@@ -73,6 +73,9 @@ pub(crate) struct Worker {
     pub(super) spares: Vec<(u32, Co)>,
     /// A sync call's callee handed over with its caller's suspension, run next.
     pub(super) run_next: Option<Handed>,
+    /// The hand-offs with this worker's runners (each runner holds a clone; a guest's
+    /// worker gives none to its runners, which hand over nothing).
+    pub(super) handoff: std::rc::Rc<Handoff>,
 }
 
 impl Worker {
@@ -89,6 +92,7 @@ impl Worker {
             resumes: 0,
             spares: Vec::new(),
             run_next: None,
+            handoff: Default::default(),
         }
     }
 
@@ -124,7 +128,7 @@ impl Worker {
     pub(super) fn finish(&mut self) {
         // Spare runners hold no process: resumed with nothing to run, they return.
         for (_, mut co) in std::mem::take(&mut self.spares) {
-            let _ = co.resume(None);
+            let _ = co.resume(());
             self.shared.live_cos.fetch_sub(1, Ordering::SeqCst);
         }
         self.note_spares();
@@ -291,7 +295,8 @@ impl Worker {
                 slot,
                 gen: self.slots[slot as usize].gen,
             };
-            self.drive(slot, co, Some((p, wake, first)));
+            self.handoff.start.set(Some((p, wake, first)));
+            self.drive(slot, co);
             return;
         }
         let live = sh.live_cos.fetch_add(1, Ordering::SeqCst);
@@ -340,16 +345,19 @@ impl Worker {
             slot,
             gen: self.slots[slot as usize].gen,
         };
-        let reusable = self.id < sh.guest_index() && sh.cfg.pooled_stacks_per_worker > 0;
+        let pool = self.id < sh.guest_index();
+        let reusable = pool && sh.cfg.pooled_stacks_per_worker > 0;
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
         let sc = &mut self.slots[slot as usize].stack;
         (sc.top, sc.low) = (top, low);
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<Start, Suspend>, start: Start| {
+        let ho = self.handoff.clone();
+        self.handoff.start.set(Some((p, wake, first)));
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
             let mut deepest = top;
-            let mut start = start;
-            while let Some((p, wake, first)) = start.take() {
-                let mut cx = Cx::new(y, &rt, &p, wake, low, top);
+            while let Some((p, wake, first)) = ho.start.take() {
+                // Only a pool worker's runners hand a sync call's callee over.
+                let mut cx = Cx::new(y, pool.then_some(&*ho), &rt, &p, wake, low, top);
                 run_body(&mut cx, first);
                 deepest = deepest.min(cx.deepest());
                 drop(cx);
@@ -358,11 +366,11 @@ impl Worker {
                 if !reusable || top - deepest > KEEP_RESIDENT {
                     break;
                 }
-                start = y.suspend(Suspend::Idle);
+                y.suspend(Suspend::Idle);
             }
             deepest
         });
-        self.drive(slot, co, Some((p, wake, first)));
+        self.drive(slot, co);
     }
 
     /// A run that cannot start now (the stack cap): it waits for a stack, a claimed
@@ -383,12 +391,11 @@ impl Worker {
         }
         let Some(co) = s.co.take() else { return };
         s.timeout = None;
-        self.drive(slot, co, None);
+        self.drive(slot, co);
     }
 
-    /// Resumes coroutine `co` of `slot` with `start` (a runner's next process run) and
-    /// files it by what it suspended with.
-    fn drive(&mut self, slot: u32, mut co: Co, start: Start) {
+    /// Resumes coroutine `co` of `slot` and files it by what it suspended with.
+    fn drive(&mut self, slot: u32, mut co: Co) {
         self.resumes += 1;
         let me = &self.shared.workers[self.id].driving;
         me.store(self.resumes, Ordering::Relaxed);
@@ -396,11 +403,11 @@ impl Worker {
         let r = if crate::memory::coroutine_accounts() {
             crate::memory::in_coroutine(
                 &mut self.slots[slot as usize].mem,
-                || catch_unwind(AssertUnwindSafe(|| co.resume(start))),
+                || catch_unwind(AssertUnwindSafe(|| co.resume(()))),
                 |r| matches!(r, Ok(CoroutineResult::Yield(_))),
             )
         } else {
-            catch_unwind(AssertUnwindSafe(|| co.resume(start)))
+            catch_unwind(AssertUnwindSafe(|| co.resume(())))
         };
         self.shared.workers[self.id]
             .driving
@@ -426,14 +433,14 @@ impl Worker {
                     self.shared.wake_one();
                 }
             }
-            Ok(CoroutineResult::Yield(Suspend::Wait { timeout, next })) => {
+            Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
                 s.co = Some(co);
                 if let Some((d, _)) = &timeout {
                     self.next_deadline = self.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
-                if next.is_some() {
-                    self.run_next = next;
+                if let Some(h) = self.handoff.next.take() {
+                    self.run_next = Some(h);
                 }
             }
             Ok(CoroutineResult::Yield(Suspend::Idle)) => {}
@@ -502,7 +509,7 @@ impl Worker {
             self.notify_if_stopping();
         } else {
             // Nothing to pick up: it returns.
-            let _ = co.resume(None);
+            let _ = co.resume(());
             self.free_runner(slot, co, 0);
             self.retire_count();
         }
