@@ -16,7 +16,7 @@ use corosensei::Yielder;
 
 use crate::runtime::process::{enqueue_call, ProcRef};
 use crate::runtime::sched::RtHandle;
-use crate::runtime::sched::Suspend;
+use crate::runtime::sched::{Handoff, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
 use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, WaitedBy, Waiter, Wake};
@@ -27,6 +27,7 @@ pub use crate::runtime::process::Cx;
 impl<'y> Cx<'y> {
     pub(crate) fn new(
         y: &'y Yielder<(), Suspend>,
+        handoff: Option<&'y Handoff>,
         rt: &'y RtHandle,
         me: &'y ProcRef,
         wake: Wake,
@@ -40,6 +41,7 @@ impl<'y> Cx<'y> {
         };
         Cx {
             y,
+            handoff,
             rt,
             me,
             wake,
@@ -223,24 +225,25 @@ impl<'y> Cx<'y> {
                 return Err(CallError::Deadlock);
             }
             let wake = Some(self.wake);
-            let parent = g.current.clone();
             let w = match g.waiting.take() {
                 // `unique_mut`: `Arc::get_mut` without its locked compare-and-swap.
                 Some(mut old) => match crate::value::unique_mut(&mut old) {
                     Some(x) if x.caller == Some(self.me.0.pid) => {
-                        x.reset(parent, wake);
+                        // The chain's head is usually the one of the last call (the same
+                        // message still being handled): then nothing to re-count.
+                        x.reset(&g.current, wake);
                         old
                     }
-                    _ => Waiter::new_for(Some(self.me.0.pid), parent, wake),
+                    _ => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
                 },
-                None => Waiter::new_for(Some(self.me.0.pid), parent, wake),
+                None => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
             };
             g.waiting = Some(w.clone());
             w
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
-        // below hands it over through `sched::RUN_NEXT`: no queue traffic).
-        let next = match enqueue_call(self.shared(), to, msg, w.clone()) {
+        // below hands it over: no queue traffic).
+        let next = match enqueue_call(self.shared(), to, msg, w.clone(), self.handoff.is_some()) {
             Ok(next) => next,
             Err(()) => return Err(CallError::ActorDead),
         };
@@ -249,8 +252,8 @@ impl<'y> Cx<'y> {
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         let timeout = d.map(|d| (d, w.clone()));
-        if next.is_some() {
-            crate::runtime::sched::RUN_NEXT.with(|c| c.set(next));
+        if let (Some(n), Some(h)) = (next, self.handoff) {
+            h.next.set(Some(n));
         }
         self.y.suspend(Suspend::Wait { timeout });
         self.reductions = 0;

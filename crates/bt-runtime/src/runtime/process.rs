@@ -25,7 +25,7 @@ use corosensei::Yielder;
 use parking_lot::Mutex;
 
 use crate::runtime::mailbox::Mailbox;
-use crate::runtime::sched::{RtHandle, Shared, Suspend};
+use crate::runtime::sched::{Handoff, RtHandle, Shared, Suspend};
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Signal};
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::{Sym, Value};
@@ -100,6 +100,9 @@ where
 /// casts, stops, sleeps, preemption, the stack check — are in `cx.rs` (see the docs there).
 pub struct Cx<'y> {
     pub(super) y: &'y Yielder<(), Suspend>,
+    /// A pool worker runner's hand-offs with its worker (`None` elsewhere: a guest's
+    /// coroutines hand over nothing).
+    pub(super) handoff: Option<&'y Handoff>,
     pub(super) rt: &'y RtHandle,
     pub(super) me: &'y ProcRef,
     pub(super) wake: Wake,
@@ -425,7 +428,7 @@ pub(crate) fn enqueue(shared: &Shared, p: &ProcRef, env: Envelope) -> Result<(),
 pub(crate) type Claimed = (Box<dyn Behaviour>, Message);
 
 /// A process run handed to a pool worker with a sync caller's suspension
-/// (`sched::RUN_NEXT`): the worker runs it at once on the same thread.
+/// (`sched::Handoff::next`): the worker runs it at once on the same thread.
 pub(crate) struct Handed {
     pub p: ProcRef,
     /// Set when the call claimed the idle callee: its run starts with this message, no lock.
@@ -437,16 +440,18 @@ pub(crate) struct Handed {
 /// lock (marked running, its behaviour taken, `reply` made its current message's waiter)
 /// and comes back with the message, so its run needs no lock to start; an idle target with
 /// mail comes back without one. The caller hands it to its worker with its suspension
-/// (`sched::RUN_NEXT`), which runs it at once on the same thread, with no queue traffic.
+/// (`sched::Handoff::next`), which runs it at once on the same thread, with no queue traffic.
 /// Elsewhere it is scheduled as by [`enqueue`]. `Err` (nothing queued) when the target no
-/// longer accepts messages.
+/// longer accepts messages. `pool`: the caller is a runner of a pool worker of `shared` (it
+/// has the worker's hand-off record: no thread-local lookup).
 pub(crate) fn enqueue_call(
     shared: &Shared,
     p: &ProcRef,
     msg: Message,
     reply: Arc<Waiter>,
+    pool: bool,
 ) -> Result<Option<Handed>, ()> {
-    if shared.on_pool_worker() && shared.sim.is_none() {
+    if pool && shared.sim.is_none() {
         let mut g = p.0.inner.lock();
         if !g.accepting {
             return Err(());

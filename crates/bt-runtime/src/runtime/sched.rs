@@ -5,7 +5,7 @@
 //!   run it, so idle workers steal Run tasks. A process runs on at most one coroutine at a
 //!   time (its `sched` flag), so handlers of one actor never overlap. A runner is made on a
 //!   pooled stack; when its process run ends (the process idle) a pool worker keeps it as a
-//!   spare for the next run (`RUNNER_IDLE`, at most [`MAX_SPARES`]; counted in `live_cos`
+//!   spare for the next run (`Suspend::Idle`, at most [`MAX_SPARES`]; counted in `live_cos`
 //!   but not busy, `busy_cos`) instead of retiring it, so a message to an idle actor starts
 //!   no coroutine and touches no shared counter.
 //! * A **Resume** task continues a suspended coroutine. Suspended coroutines are **pinned**
@@ -14,7 +14,7 @@
 //!   pushed to its owner's queue — or, from a coroutine of the same pool worker while that
 //!   queue is empty, kept in `LOCAL_NEXT` and run next without the queue's lock.
 //! * A sync call to an idle process on a pool worker hands the callee to the worker with
-//!   the caller's suspension (`RUN_NEXT`): the callee runs at once on the same
+//!   the caller's suspension (`Handoff::next`): the callee runs at once on the same
 //!   thread, ahead of queued work, and the caller's resumption queues at the back like any
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
 //!   `schedule_next`). A callee with nothing queued is handed over *claimed*, its behaviour
@@ -63,6 +63,25 @@ pub(crate) enum Suspend {
     Yield,
     /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
     Wait { timeout: Option<(u64, Arc<Waiter>)> },
+    /// A runner coroutine's process run is over: it can run another one (resumed with a
+    /// [`Handoff::start`] set) or, resumed without, returns (see `Worker::start_one`).
+    Idle,
+}
+
+/// The hand-offs between a pool worker and the runner coroutines it made, in one record
+/// the worker and each runner share (`Rc`: a runner never leaves its worker's thread). A
+/// thread-local per hand-off was an out-of-line `LocalKey::with` with a check for its
+/// destructor's registration; passing them as resume or suspend values made corosensei's
+/// switch copy them and stop being inlined.
+#[derive(Default)]
+pub(crate) struct Handoff {
+    /// The process run a runner picks up when it is started or resumed from the spares (the
+    /// process, its wake-up address and what a sync call claimed); empty when a spare is
+    /// retired.
+    pub(crate) start: Cell<Option<(ProcRef, Wake, Option<Claimed>)>>,
+    /// Set by a runner just before it suspends in a sync call (read by the worker's `drive`
+    /// right after): the idle callee, which the worker runs at once (`Cx::call`'s hand-off).
+    pub(crate) next: Cell<Option<Handed>>,
 }
 
 pub(crate) enum Task {
@@ -100,16 +119,6 @@ thread_local! {
     /// coroutine of the same worker while the worker's queue was empty: run next, without
     /// the queue's lock (`Shared::push_resume`; taken at the top of the worker loop).
     static LOCAL_NEXT: Cell<Option<(u32, u32)>> = const { Cell::new(None) };
-    /// The process (and its wake-up address) a runner coroutine picks up when it is started
-    /// or resumed from the spares (`Worker::start_one`); empty when a spare is retired.
-    static HANDOFF: RefCell<Option<(ProcRef, Wake, Option<Claimed>)>> = const { RefCell::new(None) };
-    /// Set by a coroutine just before it suspends (read by the `drive` that resumed it, on
-    /// this thread, right after): the idle callee of a sync call, which the worker runs at
-    /// once (`Cx::call`'s hand-off, pool workers only) …
-    pub(crate) static RUN_NEXT: Cell<Option<Handed>> = const { Cell::new(None) };
-    /// … or, for a runner coroutine, that its process run is over and it can run another
-    /// one (it suspends with `Suspend::Wait` without a waiter; see `Worker::start_one`).
-    static RUNNER_IDLE: Cell<bool> = const { Cell::new(false) };
     /// Bytes of its stack a coroutine had used when it last suspended (set by the
     /// coroutine, read by the `drive` that resumed it: `Worker::charge_stack`).
     pub(crate) static SUSPEND_DEPTH: Cell<usize> = const { Cell::new(0) };

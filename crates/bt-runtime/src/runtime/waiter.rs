@@ -147,11 +147,21 @@ impl Waiter {
     /// coroutine caller then suspends without checking for an early completion, because a
     /// completion that comes before the suspension only queues the coroutine's resumption
     /// on its own worker, which cannot run it before the suspension is done.
-    pub(crate) fn reset(&mut self, parent: Option<Arc<Waiter>>, target: Option<Wake>) {
+    /// The new `parent` is counted only when it is not the parent already (a caller making
+    /// several calls while handling one message).
+    #[inline]
+    pub(crate) fn reset(&mut self, parent: &Option<Arc<Waiter>>, target: Option<Wake>) {
         *self.state.get_mut() = if target.is_some() { TARGET } else { 0 };
         *self.result.get_mut() = None;
         *self.target.get_mut() = target;
-        self.parent = parent;
+        let same = match (&self.parent, parent) {
+            (Some(a), Some(b)) => Arc::ptr_eq(a, b),
+            (None, None) => true,
+            _ => false,
+        };
+        if !same {
+            self.parent = parent.clone();
+        }
     }
 
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.
@@ -276,4 +286,45 @@ pub(crate) fn chain_of(mut w: Option<&Arc<Waiter>>) -> (Vec<Pid>, Option<Arc<Rem
         w = x.parent.as_ref();
     }
     (pids, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pid(number: u64) -> Pid {
+        Pid {
+            node: 0,
+            number,
+            service: false,
+        }
+    }
+
+    /// A reply slot reused by its caller takes the chain head of the message the caller is
+    /// handling now: the same one is kept without a new reference, another one replaces it,
+    /// so deadlock detection sees the current chain.
+    #[test]
+    fn a_reset_waiter_takes_the_current_chain_head() {
+        let first = Waiter::new(Some(pid(1)), None);
+        let second = Waiter::new(Some(pid(2)), None);
+        let mut w = Waiter::new_for(Some(pid(3)), Some(first.clone()), None);
+        assert!(w.complete(&NoResume, Ok(Value::Nil)));
+        let x = Arc::get_mut(&mut w).expect("unshared");
+        x.reset(&Some(first.clone()), None);
+        assert!(x.parent.as_ref().is_some_and(|p| Arc::ptr_eq(p, &first)));
+        assert_eq!(Arc::strong_count(&first), 2);
+        assert!(!x.is_done());
+        x.reset(&Some(second.clone()), None);
+        assert_eq!(Arc::strong_count(&first), 1);
+        assert!(chain_contains(Some(&w), pid(2)));
+        assert!(!chain_contains(Some(&w), pid(1)));
+        Arc::get_mut(&mut w).expect("unshared").reset(&None, None);
+        assert!(w.parent.is_none());
+        assert_eq!(Arc::strong_count(&second), 1);
+    }
+
+    struct NoResume;
+    impl Resume for NoResume {
+        fn push_resume(&self, _: usize, _: u32, _: u32) {}
+    }
 }

@@ -113,8 +113,11 @@ struct IdleWorker(Worker, Option<Runner>);
 // to the thread that started them). A `GuestStacks` keeps its IdleWorker between calls only
 // with no coroutine in any slot (`drive` returns only then, and `InPlace` drops a worker
 // left otherwise by an unwinding call); what is left (slot generations, free list, pooled
-// stacks, the runtime's `Arc<Shared>`) is plain data that may move threads. The runner is
-// `Send` on its own terms (see its impl).
+// stacks, the runtime's `Arc<Shared>`) is plain data that may move threads, and so is its
+// hand-off record: an `Rc` that only runner coroutines of the worker clone, so with no
+// coroutine left the worker holds the only reference (a guest's runners never stay as
+// spares: they return after their run). The runner is `Send` on its own terms (see its
+// impl).
 #[allow(unsafe_code)]
 unsafe impl Send for IdleWorker {}
 
@@ -175,7 +178,7 @@ fn run_once(
     stack: (usize, usize),
     io: &RunnerIo,
 ) {
-    let mut cx = Cx::new(y, rt, p, wake, stack.0, stack.1);
+    let mut cx = Cx::new(y, None, rt, p, wake, stack.0, stack.1);
     match io.lent.take() {
         Some((b, Work::Kept(job))) => {
             if let Some(b) = run_kept_job(&mut cx, b, job) {
@@ -280,6 +283,8 @@ impl Runner {
                 s.timeout = timeout;
                 true
             }
+            // Not a spare runner: a guest's runner parks with `Wait`.
+            Ok(CoroutineResult::Yield(Suspend::Idle)) => true,
             Ok(CoroutineResult::Return(())) => false,
             Err(e) => {
                 let msg = crate::runtime::process::panic_message(&e);

@@ -9,7 +9,7 @@
 //!   simulated runtime sets.
 //! * **One choice per step.** A step is one coroutine resume (a process run starting, or a
 //!   suspended one continuing). Before each step the worker moves everything runnable —
-//!   its queue, the injector, the hand-offs of sync calls (`RUN_NEXT`, `LOCAL_NEXT`) — into
+//!   its queue, the injector, the hand-offs of sync calls (`Handoff::next`, `LOCAL_NEXT`) — into
 //!   one ready list in a fixed order and lets the strategy pick: a uniform random walk, or
 //!   PCT (random priorities per process, lowered at `depth - 1` random change points).
 //!   Preemption comes from the PRNG too: each process run gets a random reduction budget.

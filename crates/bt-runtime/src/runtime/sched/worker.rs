@@ -10,10 +10,7 @@ use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::{
-    Shared, Suspend, Task, CURRENT_WORKER, HANDOFF, LOCAL_NEXT, MAX_SPARES, RUNNER_IDLE, RUN_NEXT,
-    WORKER_LOCAL,
-};
+use super::{Handoff, Shared, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
 use crate::runtime::sched::RtHandle;
@@ -76,6 +73,9 @@ pub(crate) struct Worker {
     pub(super) spares: Vec<(u32, Co)>,
     /// A sync call's callee handed over with its caller's suspension, run next.
     pub(super) run_next: Option<Handed>,
+    /// The hand-offs with this worker's runners (each runner holds a clone; a guest's
+    /// worker gives none to its runners, which hand over nothing).
+    pub(super) handoff: std::rc::Rc<Handoff>,
 }
 
 impl Worker {
@@ -92,6 +92,7 @@ impl Worker {
             resumes: 0,
             spares: Vec::new(),
             run_next: None,
+            handoff: Default::default(),
         }
     }
 
@@ -268,7 +269,7 @@ impl Worker {
     /// Starts a process run on a **runner** coroutine: a spare one from an earlier run when
     /// this worker keeps one (no coroutine set-up, no stack from the pool), else a new one.
     /// A runner runs one process run (`run_body`), then on a pool worker suspends with
-    /// `RUNNER_IDLE` set to be kept for the next run (`drive`); on the guest, or after a run
+    /// `Suspend::Idle` to be kept for the next run (`drive`); on the guest, or after a run
     /// that went deep into its stack, it returns and is retired. `first`: the behaviour and
     /// message a sync call claimed (`process::enqueue_call`).
     pub(super) fn start_one(&mut self, p: ProcRef, first: Option<Claimed>) {
@@ -294,7 +295,7 @@ impl Worker {
                 slot,
                 gen: self.slots[slot as usize].gen,
             };
-            HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake, first)));
+            self.handoff.start.set(Some((p, wake, first)));
             self.drive(slot, co);
             return;
         }
@@ -344,16 +345,19 @@ impl Worker {
             slot,
             gen: self.slots[slot as usize].gen,
         };
-        let reusable = self.id < sh.guest_index() && sh.cfg.pooled_stacks_per_worker > 0;
+        let pool = self.id < sh.guest_index();
+        let reusable = pool && sh.cfg.pooled_stacks_per_worker > 0;
         let rt = RtHandle(sh);
         let (low, top) = (stack.usable_low(), stack.top());
-        HANDOFF.with(|h| *h.borrow_mut() = Some((p, wake, first)));
         let sc = &mut self.slots[slot as usize].stack;
         (sc.top, sc.low) = (top, low);
+        let ho = self.handoff.clone();
+        self.handoff.start.set(Some((p, wake, first)));
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
             let mut deepest = top;
-            while let Some((p, wake, first)) = HANDOFF.with(|h| h.borrow_mut().take()) {
-                let mut cx = Cx::new(y, &rt, &p, wake, low, top);
+            while let Some((p, wake, first)) = ho.start.take() {
+                // Only a pool worker's runners hand a sync call's callee over.
+                let mut cx = Cx::new(y, pool.then_some(&*ho), &rt, &p, wake, low, top);
                 run_body(&mut cx, first);
                 deepest = deepest.min(cx.deepest());
                 drop(cx);
@@ -362,8 +366,7 @@ impl Worker {
                 if !reusable || top - deepest > KEEP_RESIDENT {
                     break;
                 }
-                RUNNER_IDLE.with(|c| c.set(true));
-                y.suspend(Suspend::Wait { timeout: None });
+                y.suspend(Suspend::Idle);
             }
             deepest
         });
@@ -391,6 +394,7 @@ impl Worker {
         self.drive(slot, co);
     }
 
+    /// Resumes coroutine `co` of `slot` and files it by what it suspended with.
     fn drive(&mut self, slot: u32, mut co: Co) {
         self.resumes += 1;
         let me = &self.shared.workers[self.id].driving;
@@ -408,10 +412,13 @@ impl Worker {
         self.shared.workers[self.id]
             .driving
             .store(0, Ordering::Relaxed);
-        let s = &mut self.slots[slot as usize];
         // A runner whose process run is over charges nothing (its run's charge is given
         // back in `runner_idle`): no stack probe per message.
-        if matches!(r, Ok(CoroutineResult::Yield(_))) && !RUNNER_IDLE.with(Cell::get) {
+        if let Ok(CoroutineResult::Yield(Suspend::Idle)) = r {
+            return self.runner_idle(slot, co);
+        }
+        let s = &mut self.slots[slot as usize];
+        if matches!(r, Ok(CoroutineResult::Yield(_))) {
             Self::charge_stack(&mut s.stack);
         }
         match r {
@@ -427,18 +434,16 @@ impl Worker {
                 }
             }
             Ok(CoroutineResult::Yield(Suspend::Wait { timeout })) => {
-                if RUNNER_IDLE.with(|c| c.replace(false)) {
-                    return self.runner_idle(slot, co);
-                }
                 s.co = Some(co);
                 if let Some((d, _)) = &timeout {
                     self.next_deadline = self.next_deadline.min(*d);
                 }
                 s.timeout = timeout;
-                if let Some(p) = RUN_NEXT.with(Cell::take) {
-                    self.run_next = Some(p);
+                if let Some(h) = self.handoff.next.take() {
+                    self.run_next = Some(h);
                 }
             }
+            Ok(CoroutineResult::Yield(Suspend::Idle)) => {}
             Ok(CoroutineResult::Return(deepest)) => self.retire(slot, co, deepest),
             Err(e) => {
                 let msg = crate::runtime::process::panic_message(&e);
@@ -540,7 +545,12 @@ impl Worker {
     }
 
     /// A coroutine ended: a process waiting for a stack may start now.
+    #[inline]
     fn serve_stack_waiter(&mut self) {
+        // The common case (nobody waits) without a call.
+        if self.shared.stack_waiting.load(Ordering::SeqCst) == 0 {
+            return;
+        }
         if let Some(p) = self.shared.next_stack_waiter() {
             self.shared.push_task(self.id, Task::Run(p), false);
         }
