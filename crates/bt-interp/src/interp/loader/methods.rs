@@ -37,7 +37,7 @@ pub(super) fn lower_method(
             selector,
             code,
             class_side: md.class_side,
-            source: md.source.clone(),
+            source: md.source.to_string(),
             doc: md.doc.clone(),
             sealed: md.sealed,
         })),
