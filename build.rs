@@ -6,6 +6,15 @@
 //! at every start; packed they are a few KB (docs/performance.md, "Start-up"). Used only
 //! when a probe program links with the option and runs (binutils ≥ 2.38 or lld, glibc ≥
 //! 2.36), so older toolchains build as before.
+//!
+//! The binary is linked as a fixed-address executable (`-no-pie`; the code is still compiled
+//! position-independent). A position-independent `bt` has 465 KB of `.data.rel.ro` (vtables,
+//! static tables) holding addresses the dynamic loader writes at every start: each of its
+//! ~115 pages faulted, copied and dirtied before `main`. At a fixed address the linker
+//! writes them and the pages stay clean, read from the file only when touched: `bt run`
+//! of hello world −140 page faults, −0.4 ms wall, −0.6 MB peak RSS. The cost is that the
+//! binary's own image is not placed at a random address (its libraries, heap, stacks and
+//! mappings still are).
 
 use std::process::Command;
 
@@ -41,4 +50,6 @@ fn main() {
     if runs {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
+    // Fixed-address executable: no load-time relocation of `.data.rel.ro` (above).
+    println!("cargo:rustc-link-arg-bins=-no-pie");
 }

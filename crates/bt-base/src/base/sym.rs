@@ -87,13 +87,23 @@ fn interner() -> &'static RwLock<Interner> {
 impl Sym {
     /// Interns `s` (append-only, thread-safe; names live for the process).
     pub fn new(s: &str) -> Sym {
+        Sym::intern(s, None)
+    }
+
+    /// [`Sym::new`] for a name that lives for the process (a primitive's selector): a new
+    /// name keeps `s` itself instead of a copy.
+    pub fn new_static(s: &'static str) -> Sym {
+        Sym::intern(s, Some(s))
+    }
+
+    fn intern(s: &str, keep: Option<&'static str>) -> Sym {
         // A per-thread front of the table: loading code interns thousands of names, and the
         // shared table's lock was a visible part of starting an engine.
         let h = hash(s);
         if let Ok(Some(i)) = LOCAL.try_with(|m| m.borrow().find(h, |e| e.0 == s).map(|e| e.1)) {
             return i;
         }
-        let (i, name) = Sym::new_shared(s, h);
+        let (i, name) = Sym::new_shared(s, h, keep);
         let _ = LOCAL.try_with(|m| {
             let mut m = m.borrow_mut();
             if m.capacity() == 0 {
@@ -105,7 +115,7 @@ impl Sym {
         i
     }
 
-    fn new_shared(s: &str, h: u64) -> (Sym, &'static str) {
+    fn new_shared(s: &str, h: u64, keep: Option<&'static str>) -> (Sym, &'static str) {
         if let Some(&(name, i)) = interner().read().map.find(h, |e| e.0 == s) {
             return (i, name);
         }
@@ -113,7 +123,7 @@ impl Sym {
         if let Some(&(name, i)) = w.map.find(h, |e| e.0 == s) {
             return (i, name);
         }
-        let leaked: &'static str = Box::leak(s.to_owned().into_boxed_str());
+        let leaked: &'static str = keep.unwrap_or_else(|| Box::leak(s.to_owned().into_boxed_str()));
         let i = Sym::from_index(w.len);
         // Published before the symbol can be handed out (the write lock orders it too).
         let fresh = slot_for_write(w.len).is_some_and(|slot| slot.set(leaked).is_ok());

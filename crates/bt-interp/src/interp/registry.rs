@@ -296,17 +296,19 @@ impl SharedPrims {
             ..Prims::default()
         };
         register(&mut prims);
+        // Each list is in the tables' order: it only fills method tables, which are
+        // hash maps. Class names are interned once per class, not once per primitive.
         let mut by_class: ByClass = HashMap::with_capacity_and_hasher(128, Default::default());
+        let mut class_syms: HashMap<&'static str, Sym, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(128, Default::default());
         for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
-            for ((c, s), p) in table {
+            for (&(c, s), p) in table {
+                let c = *class_syms.entry(c).or_insert_with(|| Sym::new_static(c));
                 by_class
-                    .entry((Sym::new(c), side))
+                    .entry((c, side))
                     .or_default()
-                    .push((Sym::new(s), *p));
+                    .push((Sym::new_static(s), *p));
             }
-        }
-        for v in by_class.values_mut() {
-            v.sort_by(|a, b| a.0.as_str().cmp(b.0.as_str()));
         }
         SharedPrims { prims, by_class }
     }

@@ -117,8 +117,9 @@ pub struct MethodDecl {
     pub body: Body,
     /// The whole method, header included.
     pub span: Span,
-    /// The source text of the whole method (for `CompiledMethod source`).
-    pub source: String,
+    /// The source text of the whole method (for `CompiledMethod source`): borrowed from the
+    /// `'static` text of a built-in library file, a copy for other sources.
+    pub source: std::borrow::Cow<'static, str>,
 }
 
 /// A method body: its statements, parsed with the declaration ([`Body::parsed`]) or, for

@@ -6,9 +6,9 @@ use crate::interp::class::ClassExt;
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use super::{install, lower_method, Installed, PendingMethod, SourceUnit};
+use super::methods::lower_primitive;
+use super::{install, Installed, SourceUnit};
 use crate::interp::class::Class;
-use crate::interp::eval::code::NO_FILE;
 use crate::interp::eval::Method;
 use crate::interp::program::Program;
 use crate::syntax::ast::{self, Item, Member};
@@ -40,20 +40,17 @@ fn library_prim(
     type Memo =
         HashMap<usize, Option<(Sym, crate::interp::registry::Prim)>, foldhash::fast::RandomState>;
     static MEMO: std::sync::OnceLock<parking_lot::RwLock<Memo>> = std::sync::OnceLock::new();
-    let memo = MEMO.get_or_init(Default::default);
+    // Sized for the library's ~1,350 primitive declarations: filling it never rehashes.
+    let memo = MEMO.get_or_init(|| {
+        parking_lot::RwLock::new(Memo::with_capacity_and_hasher(2048, Default::default()))
+    });
     let key = md as *const ast::MethodDecl as usize;
     // A class of the library's name: the same declaration resolves the same way.
     if let Some(r) = memo.read().get(&key) {
         return r.map(|(s, p)| (s, Method::Prim(p)));
     }
-    let r = match lower_method(prog, c, md, NO_FILE, true) {
-        Ok(PendingMethod {
-            selector,
-            method: Method::Prim(p),
-            ..
-        }) => Some((selector, p)),
-        _ => None,
-    };
+    // The primitive alone: its documentation is read from the syntax tree (`library_doc`).
+    let r = lower_primitive(prog, c, md).ok();
     memo.write().insert(key, r);
     r.map(|(s, p)| (s, Method::Prim(p)))
 }

@@ -16,36 +16,17 @@ pub(super) fn lower_method(
     file: u32,
     stdlib: bool,
 ) -> Result<PendingMethod, Vec<Diagnostic>> {
-    let selector = Sym::new(&md.selector);
-    if let Some(p) = &md.primitive {
-        let table = if md.class_side {
-            &prog.prims.class_side
-        } else {
-            &prog.prims.instance
-        };
-        let cname = class.name.as_str();
-        let f = table
-            .get(&(cname, p.name.as_str()))
-            .or_else(|| table.get(&(cname, md.selector.as_str())))
-            .copied();
-        return match f {
-            Some(f) => Ok(PendingMethod {
-                class: class.clone(),
-                class_side: md.class_side,
-                selector,
-                method: Method::Prim(f),
-                doc: md.doc.clone(),
-            }),
-            None => Err(vec![Diagnostic::error(
-                "E0308",
-                format!(
-                    "unknown primitive '{}' for {}>>{}",
-                    p.name, cname, md.selector
-                ),
-                p.span,
-            )]),
-        };
+    if md.primitive.is_some() {
+        let (selector, f) = lower_primitive(prog, class, md)?;
+        return Ok(PendingMethod {
+            class: class.clone(),
+            class_side: md.class_side,
+            selector,
+            method: Method::Prim(f),
+            doc: md.doc.clone(),
+        });
     }
+    let selector = Sym::new(&md.selector);
     let owner = Owner::of_class(class, md.class_side);
     let code = Lowerer::new(if stdlib { NO_FILE } else { file }, owner).method(md)?;
     Ok(PendingMethod {
@@ -56,12 +37,45 @@ pub(super) fn lower_method(
             selector,
             code,
             class_side: md.class_side,
-            source: md.source.clone(),
+            source: md.source.to_string(),
             doc: md.doc.clone(),
             sealed: md.sealed,
         })),
         doc: md.doc.clone(),
     })
+}
+
+/// The selector and registered primitive of a `=> @primitive` declaration (an error when
+/// it names no primitive of `class`; an empty one when `md` is not a primitive).
+pub(super) fn lower_primitive(
+    prog: &Program,
+    class: &ClassRef,
+    md: &ast::MethodDecl,
+) -> Result<(Sym, crate::interp::registry::Prim), Vec<Diagnostic>> {
+    let Some(p) = &md.primitive else {
+        return Err(Vec::new());
+    };
+    let table = if md.class_side {
+        &prog.prims.class_side
+    } else {
+        &prog.prims.instance
+    };
+    let cname = class.name.as_str();
+    let f = table
+        .get(&(cname, p.name.as_str()))
+        .or_else(|| table.get(&(cname, md.selector.as_str())))
+        .copied();
+    match f {
+        Some(f) => Ok((Sym::new(&md.selector), f)),
+        None => Err(vec![Diagnostic::error(
+            "E0308",
+            format!(
+                "unknown primitive '{}' for {}>>{}",
+                p.name, cname, md.selector
+            ),
+            p.span,
+        )]),
+    }
 }
 
 pub(super) fn install_method(prog: &Program, pm: PendingMethod) {

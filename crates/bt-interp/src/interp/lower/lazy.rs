@@ -34,7 +34,7 @@ impl LazyMethod {
                 selector: self.selector,
                 code,
                 class_side: md.class_side,
-                source: md.source.clone(),
+                source: md.source.to_string(),
                 doc: md.doc.clone(),
                 sealed: md.sealed,
             })

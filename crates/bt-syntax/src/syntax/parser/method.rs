@@ -104,7 +104,10 @@ impl<'s> Parser<'s> {
             primitive,
             body,
             span: Span::new(start, end),
-            source: self.src[start..end].to_string(),
+            source: match self.lazy_src {
+                Some(lib) => std::borrow::Cow::Borrowed(&lib[start..end]),
+                None => std::borrow::Cow::Owned(self.src[start..end].to_string()),
+            },
         })
     }
 
