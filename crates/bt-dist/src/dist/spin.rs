@@ -45,16 +45,6 @@ pub fn caller_spin() -> Duration {
     configured()
 }
 
-/// How long a reader polls its socket.
-pub fn reader_spin() -> Duration {
-    configured()
-}
-
-/// Does a reader also poll right after its peer sent (not only while replies are due)?
-pub fn reader_polls_after_traffic() -> bool {
-    !configured().is_zero()
-}
-
 /// The hit/miss history of one kind of wait.
 #[derive(Default)]
 pub struct Adaptive {

@@ -61,6 +61,8 @@ pub(crate) struct Inner {
     /// How many calls to Erlang peers are pending (`super::erl_wait`: zero spares the
     /// scan of the pending calls when a call comes in).
     pub(crate) erl_calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// The plain-TCP connections' input, read by the program's workers ([`super::hub`]).
+    pub(crate) hub: Arc<super::hub::Hub>,
 }
 
 impl State {
@@ -220,8 +222,9 @@ pub(super) struct OutShared {
     pub(super) closed: AtomicBool,
     /// Tells the writer task that frames are queued (or the connection closes).
     pub(super) wake: net::Notify,
-    /// Plain TCP: the socket's write half, written from any thread.
-    pub(super) direct: Option<net::OwnedWriteHalf>,
+    /// Plain TCP: the socket, written from any thread (registered with the network
+    /// runtime for writability only: its input is read by [`super::hub`]).
+    pub(super) direct: Option<net::AsyncFd<std::net::TcpStream>>,
 }
 
 #[derive(Default)]

@@ -1,0 +1,406 @@
+//! The input of a node's plain-TCP connections, read by the program's own workers: a
+//! worker with nothing to run waits in the hub (an epoll set of the connections' sockets
+//! and a wake-up event) instead of sleeping, as the BEAM's schedulers poll their ports. A
+//! frame that arrives is read, decoded and delivered on that worker, and the process it
+//! makes runnable runs there next: a call from a peer costs one thread wake-up on this
+//! node (the worker's), not two (a reader thread's, then a worker's), and its reply is
+//! written from the same thread (`super::conn_io::Outbox`). Busy workers look between
+//! tasks ([`IoWait::poll`]). A caller waiting for a remote reply reads its connection
+//! itself while it polls (`super::remote`).
+//!
+//! Until a program installs the hub in its runtime (`super::service::install`), and after
+//! that runtime stops, a thread of the hub's own waits in it. Each connection also has a
+//! watchdog task on the network runtime ([`watch_input`]): every quarter of `--net-tick`
+//! it reads what is there (if no worker could) and ends the connection
+//! (`#netTickTimeout`) when nothing arrived for a whole `--net-tick`.
+//!
+//! Reading is serialised per connection (a try-lock: whoever holds it reads the socket
+//! until it would block and handles every complete frame, in order); the others skip it.
+
+// unsafe: epoll and eventfd through libc (each block has a SAFETY comment).
+#![allow(unsafe_code)]
+
+use std::collections::HashMap;
+use std::io::{ErrorKind, Read};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+
+use super::conn_io::frames_in;
+use super::net;
+use super::state::{Inner, Outbox};
+use crate::runtime::IoWait;
+
+/// The epoll token of the wake-up event (connections use their serial numbers).
+const WAKE: u64 = u64::MAX;
+/// Events taken per wait.
+const EVENTS: usize = 16;
+/// Bytes read per system call.
+const CHUNK: usize = 64 << 10;
+
+/// A node's connection input (see the module doc).
+pub(crate) struct Hub {
+    ep: OwnedFd,
+    ev: OwnedFd,
+    conns: Mutex<HashMap<u64, Arc<ReadSide>>>,
+    /// A runtime's workers wait in it (else the hub's own thread does).
+    driven: AtomicBool,
+    /// The hub's own thread runs.
+    thread: Mutex<bool>,
+    /// Held by the one thread that waits in the hub (a worker or the hub's own thread):
+    /// only it takes the wake-up event (a poll that does not wait leaves it alone).
+    waiter: Mutex<()>,
+    /// A worker was told to stop waiting ([`IoWait::wake`]) and has not yet: kept apart
+    /// from the event, which the hub's own thread may have taken.
+    woken: AtomicBool,
+}
+
+impl Hub {
+    pub(crate) fn new() -> Result<Arc<Hub>, String> {
+        // SAFETY: plain system calls; each answers a new descriptor or -1.
+        let (ep, ev) = unsafe {
+            (
+                libc::epoll_create1(libc::EPOLL_CLOEXEC),
+                libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK),
+            )
+        };
+        if ep < 0 || ev < 0 {
+            return Err(format!(
+                "cannot poll connections: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // SAFETY: both descriptors were just created and are owned by nothing else.
+        let (ep, ev) = unsafe { (OwnedFd::from_raw_fd(ep), OwnedFd::from_raw_fd(ev)) };
+        let hub = Hub {
+            ep,
+            ev,
+            conns: Mutex::new(HashMap::new()),
+            driven: AtomicBool::new(false),
+            thread: Mutex::new(false),
+            waiter: Mutex::new(()),
+            woken: AtomicBool::new(false),
+        };
+        hub.ctl(libc::EPOLL_CTL_ADD, hub.ev.as_raw_fd(), WAKE)
+            .map_err(|e| format!("cannot poll connections: {e}"))?;
+        Ok(Arc::new(hub))
+    }
+
+    fn ctl(&self, op: i32, fd: i32, token: u64) -> std::io::Result<()> {
+        let mut e = libc::epoll_event {
+            events: (libc::EPOLLIN | libc::EPOLLRDHUP) as u32,
+            u64: token,
+        };
+        // SAFETY: `ep` is this hub's epoll descriptor, `e` a valid event for the call.
+        let r = unsafe { libc::epoll_ctl(self.ep.as_raw_fd(), op, fd, &mut e) };
+        if r < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
+    /// Starts reading `rs` (its socket joins the set); the hub's own thread starts if no
+    /// runtime drives the hub.
+    pub(crate) fn add(self: &Arc<Self>, rs: Arc<ReadSide>) -> std::io::Result<()> {
+        let (fd, token) = (rs.sock.as_raw_fd(), rs.token);
+        self.conns.lock().insert(token, rs);
+        if let Err(e) = self.ctl(libc::EPOLL_CTL_ADD, fd, token) {
+            self.conns.lock().remove(&token);
+            return Err(e);
+        }
+        self.ensure_driver();
+        Ok(())
+    }
+
+    /// Stops reading connection `token`.
+    fn remove(&self, token: u64) {
+        if let Some(rs) = self.conns.lock().remove(&token) {
+            let _ = self.ctl(libc::EPOLL_CTL_DEL, rs.sock.as_raw_fd(), token);
+        }
+    }
+
+    /// A worker waits up to `ms` (-1: no limit) for input and handles what came, or until
+    /// woken; false at once if another thread waits in the hub.
+    fn wait_ms(&self, ms: i32) -> bool {
+        let Some(_waiter) = self.waiter.try_lock() else {
+            return false;
+        };
+        if !self.woken.swap(false, Ordering::SeqCst) {
+            self.take(ms, true);
+            self.woken.store(false, Ordering::SeqCst);
+        }
+        true
+    }
+
+    /// Handles the input there is, without waiting.
+    fn poll(&self) {
+        self.take(0, false);
+    }
+
+    /// One `epoll_wait` of up to `ms`, handling what it answers; `waiter`: the caller holds
+    /// `waiter` (it takes the wake-up event, which is left to that thread otherwise).
+    fn take(&self, ms: i32, waiter: bool) {
+        let mut evs = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
+        // SAFETY: `evs` has room for `EVENTS` events; `ep` is this hub's epoll descriptor.
+        let n =
+            unsafe { libc::epoll_wait(self.ep.as_raw_fd(), evs.as_mut_ptr(), EVENTS as i32, ms) };
+        for e in evs.iter().take(n.max(0) as usize) {
+            let token = e.u64;
+            if token == WAKE {
+                if !waiter {
+                    continue;
+                }
+                let mut b = [0u8; 8];
+                // SAFETY: reads at most 8 bytes into `b` from the hub's eventfd.
+                let _ = unsafe { libc::read(self.ev.as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+                continue;
+            }
+            let rs = self.conns.lock().get(&token).cloned();
+            if let Some(rs) = rs {
+                rs.pump();
+            }
+        }
+    }
+
+    fn has_conns(&self) -> bool {
+        !self.conns.lock().is_empty()
+    }
+
+    /// The hub's own thread, unless a runtime's workers wait in it (or it runs already).
+    fn ensure_driver(self: &Arc<Self>) {
+        if self.driven.load(Ordering::SeqCst) {
+            return;
+        }
+        let mut t = self.thread.lock();
+        if *t {
+            return;
+        }
+        *t = true;
+        let weak = Arc::downgrade(self);
+        let started = std::thread::Builder::new()
+            .name("bt-dist-io".into())
+            .spawn(move || loop {
+                let Some(hub) = weak.upgrade() else { return };
+                let _waiter = hub.waiter.lock();
+                {
+                    let mut t = hub.thread.lock();
+                    if hub.driven.load(Ordering::SeqCst) {
+                        *t = false;
+                        return;
+                    }
+                }
+                // Bounded: a hub dropped meanwhile ends the thread.
+                hub.take(1000, true);
+            });
+        if let Err(e) = started {
+            *t = false;
+            crate::base::log::warn(&format!("bt: cannot start the connection reader: {e}"));
+        }
+    }
+
+    /// What a runtime installs (`RtHandle::set_io`): its idle workers then wait in the hub.
+    pub(crate) fn driver(self: &Arc<Self>) -> Arc<dyn IoWait> {
+        self.driven.store(true, Ordering::SeqCst);
+        self.wake();
+        Arc::new(Driver(self.clone()))
+    }
+
+    fn wake(&self) {
+        let one = 1u64.to_ne_bytes();
+        // SAFETY: writes 8 bytes from `one` to the hub's eventfd.
+        let _ = unsafe { libc::write(self.ev.as_raw_fd(), one.as_ptr().cast(), 8) };
+    }
+}
+
+/// The hub as a runtime's [`IoWait`].
+struct Driver(Arc<Hub>);
+
+impl IoWait for Driver {
+    fn wait(&self, timeout: Option<Duration>) -> bool {
+        let ms = timeout.map_or(-1, |t| t.as_millis().min(i32::MAX as u128) as i32);
+        self.0.wait_ms(ms)
+    }
+
+    fn poll(&self) {
+        if self.0.has_conns() {
+            self.0.poll();
+        }
+    }
+
+    fn wake(&self) {
+        self.0.woken.store(true, Ordering::SeqCst);
+        self.0.wake();
+    }
+
+    fn released(&self) {
+        self.0.driven.store(false, Ordering::SeqCst);
+        if self.0.has_conns() {
+            self.0.ensure_driver();
+        }
+    }
+}
+
+/// The reading side of one plain-TCP connection.
+pub(crate) struct ReadSide {
+    token: u64,
+    sock: std::net::TcpStream,
+    inner: Weak<Inner>,
+    hub: Weak<Hub>,
+    name: String,
+    conn: u64,
+    out: Outbox,
+    /// The network runtime: handlers may start tasks there.
+    rt: net::Handle,
+    st: Mutex<ReadState>,
+    ended: AtomicBool,
+    born: Instant,
+    /// When input last came (ms after `born`).
+    last: AtomicU64,
+}
+
+struct ReadState {
+    buf: Vec<u8>,
+    chunk: Box<[u8]>,
+}
+
+impl ReadSide {
+    pub(crate) fn new(
+        inner: &Arc<Inner>,
+        sock: std::net::TcpStream,
+        out: Outbox,
+        name: String,
+        conn: u64,
+    ) -> Arc<ReadSide> {
+        Arc::new(ReadSide {
+            token: conn,
+            sock,
+            inner: Arc::downgrade(inner),
+            hub: Arc::downgrade(&inner.hub),
+            name,
+            conn,
+            out,
+            rt: net::Handle::current(),
+            st: Mutex::new(ReadState {
+                buf: Vec::new(),
+                chunk: vec![0u8; CHUNK].into_boxed_slice(),
+            }),
+            ended: AtomicBool::new(false),
+            born: Instant::now(),
+            last: AtomicU64::new(0),
+        })
+    }
+
+    /// Reads what the socket holds and handles the complete frames, unless another thread
+    /// is doing so; answers whether anything was read.
+    pub(crate) fn pump(&self) -> bool {
+        if self.ended.load(Ordering::Relaxed) {
+            return false;
+        }
+        let Some(mut st) = self.st.try_lock() else {
+            return false;
+        };
+        let Some(inner) = self.inner.upgrade() else {
+            return false;
+        };
+        let _rt = self.rt.enter();
+        let st = &mut *st;
+        let mut got = false;
+        let why = loop {
+            match (&self.sock).read(&mut st.chunk) {
+                Ok(0) => break Some("connectionClosed"),
+                Ok(n) => {
+                    got = true;
+                    st.buf.extend_from_slice(&st.chunk[..n]);
+                    match frames_in(&inner, &self.name, &st.buf) {
+                        Ok(used) => {
+                            st.buf.drain(..used);
+                        }
+                        Err(why) => break Some(why),
+                    }
+                    // Dropped meanwhile (over its queue bound, disconnected): read no more.
+                    if self.out.is_closed() {
+                        self.stop();
+                        break None;
+                    }
+                    if n < st.chunk.len() {
+                        break None;
+                    }
+                }
+                Err(e) if e.kind() == ErrorKind::WouldBlock => break None,
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break Some("connectionClosed"),
+            }
+        };
+        if got {
+            let ms = self.born.elapsed().as_millis() as u64;
+            self.last.store(ms, Ordering::Relaxed);
+        }
+        if let Some(why) = why {
+            self.end(&inner, why);
+        }
+        got
+    }
+
+    /// No more reading (the socket leaves the hub); false if that happened already.
+    fn stop(&self) -> bool {
+        if self.ended.swap(true, Ordering::SeqCst) {
+            return false;
+        }
+        if let Some(hub) = self.hub.upgrade() {
+            hub.remove(self.token);
+        }
+        true
+    }
+
+    /// The connection ended for `why`: no more reading, and the link drops.
+    fn end(&self, inner: &Inner, why: &str) {
+        if self.stop() {
+            inner.detach(&self.name, self.conn, why);
+        }
+    }
+}
+
+/// Reads `rs` as a last resort and watches its silence (see the module doc); the socket
+/// leaves the hub when this task ends or is aborted (with the connection).
+pub(crate) async fn watch_input(rs: Arc<ReadSide>, tick: Duration) {
+    struct Leave(Arc<ReadSide>);
+    impl Drop for Leave {
+        fn drop(&mut self) {
+            self.0.stop();
+        }
+    }
+    let _leave = Leave(rs.clone());
+    let tick_ms = tick.as_millis() as u64;
+    loop {
+        net::sleep(tick / 4).await;
+        if rs.ended.load(Ordering::SeqCst) {
+            return;
+        }
+        rs.pump();
+        let now = rs.born.elapsed().as_millis() as u64;
+        if now.saturating_sub(rs.last.load(Ordering::Relaxed)) >= tick_ms {
+            if let Some(inner) = rs.inner.upgrade() {
+                rs.end(&inner, "netTickTimeout");
+            }
+            return;
+        }
+    }
+}
+
+/// `sock` registered with the network runtime (the current one) for writability only, so
+/// its input never wakes that runtime's thread; `sock` back outside a runtime or when the
+/// registration fails.
+pub(crate) fn writable_socket(
+    sock: std::net::TcpStream,
+) -> Result<net::AsyncFd<std::net::TcpStream>, std::net::TcpStream> {
+    if net::Handle::try_current().is_err() {
+        return Err(sock);
+    }
+    // SAFETY: the AsyncFd owns `sock`, whose descriptor stays open and the same until the
+    // AsyncFd is dropped (a TcpStream closes it only when dropped itself).
+    unsafe { net::AsyncFd::register_with_interest(sock, net::Interest::WRITABLE) }
+        .map_err(|e| e.into_parts().0)
+}
