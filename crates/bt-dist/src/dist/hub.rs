@@ -165,6 +165,12 @@ impl Hub {
         }
     }
 
+    /// The reading side of the live connection to `peer`, if it is plain TCP.
+    pub(crate) fn reader(&self, inner: &Inner, peer: &str) -> Option<Arc<ReadSide>> {
+        let conn = inner.state.lock().peers.get(peer)?.conn;
+        self.conns.lock().get(&conn).cloned()
+    }
+
     fn has_conns(&self) -> bool {
         !self.conns.lock().is_empty()
     }
