@@ -173,7 +173,7 @@ pub(crate) fn start(
     let tick = inner.net_tick;
     let (w, r) = match io {
         ConnIo::Tcp(sock) => {
-            let rs = super::hub::ReadSide::new(&inner, sock, out.clone(), name, conn);
+            let rs = super::state::ReadSide::new(&inner, sock, out.clone(), name, conn);
             if let Err(e) = inner.hub.add(rs.clone()) {
                 crate::base::log::warn(&format!("bt: cannot read a connection: {e}"));
             }

@@ -20,18 +20,17 @@
 // unsafe: epoll and eventfd through libc (each block has a SAFETY comment).
 #![allow(unsafe_code)]
 
-use std::collections::HashMap;
 use std::io::{ErrorKind, Read};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, Weak};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 
 use super::conn_io::frames_in;
 use super::net;
-use super::state::{Inner, Outbox};
+use super::state::{Hub, Inner, Outbox, ReadSide, ReadState};
 use crate::runtime::IoWait;
 
 /// The epoll token of the wake-up event (connections use their serial numbers).
@@ -41,44 +40,20 @@ const EVENTS: usize = 16;
 /// Bytes read per system call.
 const CHUNK: usize = 64 << 10;
 
-/// A node's connection input (see the module doc).
-pub(crate) struct Hub {
-    ep: OwnedFd,
-    ev: OwnedFd,
-    conns: Mutex<HashMap<u64, Arc<ReadSide>>>,
-    /// A runtime's workers wait in it (else the hub's own thread does).
-    driven: AtomicBool,
-    /// The hub's own thread runs.
-    thread: Mutex<bool>,
-    /// Held by the one thread that waits in the hub (a worker or the hub's own thread):
-    /// only it takes the wake-up event (a poll that does not wait leaves it alone).
-    waiter: Mutex<()>,
-    /// A worker was told to stop waiting ([`IoWait::wake`]) and has not yet: kept apart
-    /// from the event, which the hub's own thread may have taken.
-    woken: AtomicBool,
-}
-
 impl Hub {
     pub(crate) fn new() -> Result<Arc<Hub>, String> {
-        // SAFETY: plain system calls; each answers a new descriptor or -1.
-        let (ep, ev) = unsafe {
-            (
-                libc::epoll_create1(libc::EPOLL_CLOEXEC),
-                libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK),
-            )
-        };
-        if ep < 0 || ev < 0 {
-            return Err(format!(
-                "cannot poll connections: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        // SAFETY: both descriptors were just created and are owned by nothing else.
-        let (ep, ev) = unsafe { (OwnedFd::from_raw_fd(ep), OwnedFd::from_raw_fd(ev)) };
+        let ep = owned(
+            // SAFETY: a plain system call answering a new descriptor or -1.
+            unsafe { libc::epoll_create1(libc::EPOLL_CLOEXEC) },
+        )?;
+        let ev = owned(
+            // SAFETY: as above.
+            unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) },
+        )?;
         let hub = Hub {
             ep,
             ev,
-            conns: Mutex::new(HashMap::new()),
+            conns: Mutex::new(Default::default()),
             driven: AtomicBool::new(false),
             thread: Mutex::new(false),
             waiter: Mutex::new(()),
@@ -221,6 +196,18 @@ impl Hub {
     }
 }
 
+/// A descriptor just made by a system call (`fd`), owned; its error if that failed.
+fn owned(fd: i32) -> Result<OwnedFd, String> {
+    if fd < 0 {
+        return Err(format!(
+            "cannot poll connections: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    // SAFETY: `fd` was just created by the caller's system call and is owned by nothing else.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
 /// The hub as a runtime's [`IoWait`].
 struct Driver(Arc<Hub>);
 
@@ -247,29 +234,6 @@ impl IoWait for Driver {
             self.0.ensure_driver();
         }
     }
-}
-
-/// The reading side of one plain-TCP connection.
-pub(crate) struct ReadSide {
-    token: u64,
-    sock: std::net::TcpStream,
-    inner: Weak<Inner>,
-    hub: Weak<Hub>,
-    name: String,
-    conn: u64,
-    out: Outbox,
-    /// The network runtime: handlers may start tasks there.
-    rt: net::Handle,
-    st: Mutex<ReadState>,
-    ended: AtomicBool,
-    born: Instant,
-    /// When input last came (ms after `born`).
-    last: AtomicU64,
-}
-
-struct ReadState {
-    buf: Vec<u8>,
-    chunk: Box<[u8]>,
 }
 
 impl ReadSide {

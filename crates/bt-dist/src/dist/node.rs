@@ -138,7 +138,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         watches: Mutex::new(HashMap::default()),
         deadlines: Arc::new(super::deadline::Deadlines::default()),
         erl_calls: Default::default(),
-        hub: super::hub::Hub::new()?,
+        hub: super::state::Hub::new()?,
     });
     let reaper = inner.clone();
     rt.spawn(super::deadline::reap(inner.deadlines.clone(), move |n| {

@@ -9,6 +9,7 @@
 /// Tables looked up per message: a fast seeded hasher (SipHash showed in profiles).
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 use std::collections::HashMap as StdHashMap;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -62,7 +63,7 @@ pub(crate) struct Inner {
     /// scan of the pending calls when a call comes in).
     pub(crate) erl_calls: Arc<std::sync::atomic::AtomicUsize>,
     /// The plain-TCP connections' input, read by the program's workers ([`super::hub`]).
-    pub(crate) hub: Arc<super::hub::Hub>,
+    pub(crate) hub: Arc<Hub>,
 }
 
 impl State {
@@ -272,4 +273,45 @@ pub struct Pg {
 pub(super) struct Scope {
     pub(super) pid: Pid,
     pub(super) groups: StdHashMap<String, Vec<Pid>>,
+}
+
+/// A node's plain-TCP connection input, read by the program's workers (behaviour:
+/// [`super::hub`]).
+pub(crate) struct Hub {
+    pub(crate) ep: OwnedFd,
+    pub(crate) ev: OwnedFd,
+    pub(crate) conns: Mutex<HashMap<u64, Arc<ReadSide>>>,
+    /// A runtime's workers wait in it (else the hub's own thread does).
+    pub(crate) driven: AtomicBool,
+    /// The hub's own thread runs.
+    pub(crate) thread: Mutex<bool>,
+    /// Held by the one thread that waits in the hub (a worker or the hub's own thread):
+    /// only it takes the wake-up event (a poll that does not wait leaves it alone).
+    pub(crate) waiter: Mutex<()>,
+    /// A worker was told to stop waiting (`IoWait::wake`) and has not yet: kept apart
+    /// from the event, which the hub's own thread may have taken.
+    pub(crate) woken: AtomicBool,
+}
+
+/// The reading side of one plain-TCP connection.
+pub(crate) struct ReadSide {
+    pub(crate) token: u64,
+    pub(crate) sock: std::net::TcpStream,
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) hub: Weak<Hub>,
+    pub(crate) name: String,
+    pub(crate) conn: u64,
+    pub(crate) out: Outbox,
+    /// The network runtime: handlers may start tasks there.
+    pub(crate) rt: net::Handle,
+    pub(crate) st: Mutex<ReadState>,
+    pub(crate) ended: AtomicBool,
+    pub(crate) born: Instant,
+    /// When input last came (ms after `born`).
+    pub(crate) last: AtomicU64,
+}
+
+pub(crate) struct ReadState {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) chunk: Box<[u8]>,
 }
