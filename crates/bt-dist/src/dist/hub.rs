@@ -58,6 +58,7 @@ impl Hub {
             thread: Mutex::new(false),
             waiter: Mutex::new(()),
             woken: AtomicBool::new(false),
+            fresh: AtomicBool::new(false),
         };
         hub.ctl(libc::EPOLL_CTL_ADD, hub.ev.as_raw_fd(), WAKE)
             .map_err(|e| format!("cannot poll connections: {e}"))?;
@@ -104,7 +105,8 @@ impl Hub {
             return false;
         };
         if !self.woken.swap(false, Ordering::SeqCst) {
-            self.take(ms, true);
+            let got = self.spin() || self.take(ms, true);
+            self.fresh.store(got, Ordering::Relaxed);
             self.woken.store(false, Ordering::SeqCst);
         }
         true
@@ -117,7 +119,9 @@ impl Hub {
 
     /// One `epoll_wait` of up to `ms`, handling what it answers; `waiter`: the caller holds
     /// `waiter` (it takes the wake-up event, which is left to that thread otherwise).
-    fn take(&self, ms: i32, waiter: bool) {
+    /// Answers whether input was read or the wake-up event taken.
+    fn take(&self, ms: i32, waiter: bool) -> bool {
+        let mut got = false;
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
         // SAFETY: `evs` has room for `EVENTS` events; `ep` is this hub's epoll descriptor.
         let n =
@@ -131,13 +135,31 @@ impl Hub {
                 let mut b = [0u8; 8];
                 // SAFETY: reads at most 8 bytes into `b` from the hub's eventfd.
                 let _ = unsafe { libc::read(self.ev.as_raw_fd(), b.as_mut_ptr().cast(), 8) };
+                got = true;
                 continue;
             }
             let rs = self.conns.lock().get(&token).cloned();
             if let Some(rs) = rs {
-                rs.pump();
+                got |= rs.pump();
             }
         }
+        got
+    }
+
+    /// Before a worker blocks: right after input came (a peer that calls usually sends
+    /// again soon), polls for more for up to `BT_DIST_SPIN_US` (`super::spin`, adaptive:
+    /// polls that miss or lose their core turn it mostly off) — input that comes in time
+    /// costs no wake-up, as BEAM schedulers busy-wait before they sleep. Answers whether
+    /// something came.
+    fn spin(&self) -> bool {
+        if !self.fresh.swap(false, Ordering::Relaxed) || !super::spin::READERS.should_poll() {
+            return false;
+        }
+        let budget = super::spin::configured();
+        let got = super::spin::READERS.poll(budget, Instant::now, || {
+            (self.take(0, true) || self.woken.load(Ordering::SeqCst)).then_some(())
+        });
+        got.is_some()
     }
 
     /// The reading side of the live connection to `peer`, if it is plain TCP.
@@ -266,12 +288,21 @@ impl ReadSide {
     /// Reads what the socket holds and handles the complete frames, unless another thread
     /// is doing so; answers whether anything was read.
     pub(crate) fn pump(&self) -> bool {
-        if self.ended.load(Ordering::Relaxed) {
+        match self.st.try_lock() {
+            Some(st) => self.pump_locked(st),
+            None => false,
+        }
+    }
+
+    /// [`ReadSide::pump`], waiting for the thread that is reading to finish first.
+    fn pump_after_others(&self) -> bool {
+        self.pump_locked(self.st.lock())
+    }
+
+    fn pump_locked(&self, mut st: parking_lot::MutexGuard<'_, ReadState>) -> bool {
+        if self.ended.load(Ordering::SeqCst) {
             return false;
         }
-        let Some(mut st) = self.st.try_lock() else {
-            return false;
-        };
         let Some(inner) = self.inner.upgrade() else {
             return false;
         };
@@ -349,7 +380,11 @@ pub(crate) async fn watch_input(rs: Arc<ReadSide>, tick: Duration) {
         if rs.ended.load(Ordering::SeqCst) {
             return;
         }
-        rs.pump();
+        // After whoever reads now: what they read (or the close they met) decides.
+        rs.pump_after_others();
+        if rs.ended.load(Ordering::SeqCst) {
+            return;
+        }
         let now = rs.born.elapsed().as_millis() as u64;
         if now.saturating_sub(rs.last.load(Ordering::Relaxed)) >= tick_ms {
             if let Some(inner) = rs.inner.upgrade() {

@@ -4,7 +4,8 @@
 //! no thread wake-up (BEAM schedulers busy-wait the same way before they sleep).
 //!
 //! Callers poll for [`DEFAULT_SPIN`] by default, reading their connection themselves
-//! meanwhile (`super::hub`: the reply is handled on the caller's thread);
+//! meanwhile (`super::hub`: the reply is handled on the caller's thread), and so does a
+//! worker about to wait for input right after input came;
 //! `BT_DIST_SPIN_US=N` sets the time, `0` turns all polling off. On a quiet machine this
 //! took the bt↔bt round trip of `bench/remote_pingpong.sh` from 80–200 µs to 20–70 µs
 //! (docs/remote-actors.md, "Latency"); on a loaded machine the adaptive back-off below
@@ -145,6 +146,9 @@ pub fn pause() {
 
 /// The callers' history (one per OS process: callers share their workers).
 pub static CALLERS: Adaptive = Adaptive::new();
+
+/// The history of workers polling for input before they block (`super::hub`).
+pub static READERS: Adaptive = Adaptive::new();
 
 #[cfg(test)]
 mod tests {

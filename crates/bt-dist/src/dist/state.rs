@@ -291,6 +291,8 @@ pub(crate) struct Hub {
     /// A worker was told to stop waiting (`IoWait::wake`) and has not yet: kept apart
     /// from the event, which the hub's own thread may have taken.
     pub(crate) woken: AtomicBool,
+    /// The last wait of a worker read input (the next one polls first).
+    pub(crate) fresh: AtomicBool,
 }
 
 /// The reading side of one plain-TCP connection.
