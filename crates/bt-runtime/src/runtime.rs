@@ -156,7 +156,7 @@ pub use cx::{Completion, Cx};
 pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, LentJob, ProcRef};
 pub use sched::sim::{mix_seed, SimConfig, Strategy};
-pub use sched::{GuestDone, GuestStacks};
+pub use sched::{GuestDone, GuestStacks, IoWait};
 pub use types::{
     CallError, ExitReason, Exiting, JoinError, Message, NameError, Pid, ProcStatus, Request,
     Signal, SupervisorRequest, Timeout,

@@ -10,18 +10,16 @@
 //! ends; nested too deeply: that message alone is refused) — except the common small frames
 //! (sends, calls, replies, monitors), which [`super::frames`] reads and writes directly.
 //!
-//! **Latency**. On plain TCP a frame is written from the thread that
-//! makes it (see [`Outbox`]), and the reader, while this node waits for replies on any
-//! connection (with `BT_DIST_SPIN_US` also right after the peer sent something), polls its
-//! socket for `super::spin::reader_spin()` before it sleeps in the reactor: a frame that arrives within
-//! that time costs no reactor wake-up (as BEAM schedulers busy-wait before sleeping).
-//! Otherwise the reader sleeps at once, and after four polls that found nothing (or lost
-//! the core) it polls only once in 32 waits (no CPU burnt on a loaded machine).
+//! **Latency**. On plain TCP a frame is written from the thread that makes it (see
+//! [`Outbox`]), and read by the program's workers ([`super::hub`]): a worker with nothing
+//! to run waits for input itself, so a message costs one thread wake-up on the receiving
+//! node, and its reply is written from that same worker. Under TLS a reader and a writer
+//! task per connection do both.
 
-use std::io::{ErrorKind, Read};
+use std::io::Write;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use erl_dist::message::Message;
 use parking_lot::Mutex;
@@ -50,8 +48,8 @@ pub fn queue_limit() -> usize {
 
 /// What the connection's tasks run on, made from a handshaken stream with its [`Outbox`].
 pub enum ConnIo {
-    /// Plain TCP: the read half, and a duplicate of the socket for polling reads.
-    Tcp(net::OwnedReadHalf, Option<std::net::TcpStream>),
+    /// Plain TCP: a duplicate of the (non-blocking) socket for reading ([`super::hub`]).
+    Tcp(std::net::TcpStream),
     /// TLS: the stream's halves.
     Other(Box<dyn net::AsyncRead + Unpin + Send>, WriteHalf),
 }
@@ -59,17 +57,9 @@ pub enum ConnIo {
 impl Outbox {
     /// The output queue of a connection on `s`, and the reader/writer sides for [`start`].
     pub fn new(s: Stream) -> (Outbox, ConnIo) {
-        let (direct, io) = match super::handshake::into_tcp(s) {
-            Ok(tcp) => {
-                // A duplicate descriptor of the same (non-blocking) socket.
-                let dup = std::os::fd::AsFd::as_fd(&tcp)
-                    .try_clone_to_owned()
-                    .ok()
-                    .map(std::net::TcpStream::from);
-                let (r, w) = tcp.into_split();
-                (Some(w), ConnIo::Tcp(r, dup))
-            }
-            Err(s) => {
+        let (direct, io) = match super::handshake::into_tcp(s).map(plain) {
+            Ok(Ok((w, r))) => (Some(w), ConnIo::Tcp(r)),
+            Ok(Err(s)) | Err(s) => {
                 let (r, w) = net::split(s);
                 (None, ConnIo::Other(Box::new(r), w))
             }
@@ -97,7 +87,7 @@ impl Outbox {
         if q.frames.is_empty() {
             if let Some(w) = &o.direct {
                 // WouldBlock, or an error the writer task will meet and close on: 0.
-                let done = w.try_write(&frame).unwrap_or_default();
+                let done = w.get_ref().write(&frame).unwrap_or_default();
                 if done == n {
                     return true;
                 }
@@ -128,10 +118,47 @@ impl Outbox {
         self.0.closed.load(Ordering::Relaxed)
     }
 
-    /// Asks the writer to close the connection.
+    /// Asks the writer to close the connection (on plain TCP the socket is shut down at
+    /// once: its input is read elsewhere, [`super::hub`]).
     pub fn close(&self) {
         self.0.closed.store(true, Ordering::Relaxed);
+        if let Some(w) = &self.0.direct {
+            let _ = w.get_ref().shutdown(std::net::Shutdown::Both);
+        }
         self.0.wake.notify_one();
+    }
+}
+
+/// A handshaken plain-TCP stream taken out of the network runtime's read interest: the
+/// socket registered for writability only (for the writer task), and a duplicate of it
+/// for [`super::hub`] to read; the stream back if that cannot be done.
+fn plain(
+    tcp: net::TcpStream,
+) -> Result<(net::AsyncFd<std::net::TcpStream>, std::net::TcpStream), super::handshake::Stream> {
+    let std = match tcp.into_std() {
+        Ok(s) => s,
+        Err(e) => return Err(failed(e)),
+    };
+    let r = match std.try_clone() {
+        Ok(r) => r,
+        Err(_) => return Err(back(std)),
+    };
+    match super::hub::writable_socket(std) {
+        Ok(w) => Ok((w, r)),
+        Err(std) => Err(back(std)),
+    }
+}
+
+/// A stream at its end (the link drops at once), for [`plain`]'s failures.
+fn failed(e: std::io::Error) -> super::handshake::Stream {
+    crate::base::log::warn(&format!("bt: cannot set up a connection: {e}"));
+    Box::new(net::empty())
+}
+
+fn back(s: std::net::TcpStream) -> super::handshake::Stream {
+    match net::TcpStream::from_std(s) {
+        Ok(t) => Box::new(t),
+        Err(e) => failed(e),
     }
 }
 
@@ -145,10 +172,16 @@ pub(crate) fn start(
 ) -> [net::AbortHandle; 2] {
     let tick = inner.net_tick;
     let (w, r) = match io {
-        ConnIo::Tcp(r, dup) => (
-            net::spawn(direct_writer(out.clone(), tick / 4)),
-            net::spawn(tcp_reader(inner, r, dup, out, name, conn)),
-        ),
+        ConnIo::Tcp(sock) => {
+            let rs = super::state::ReadSide::new(&inner, sock, out.clone(), name, conn);
+            if let Err(e) = inner.hub.add(rs.clone()) {
+                crate::base::log::warn(&format!("bt: cannot read a connection: {e}"));
+            }
+            (
+                net::spawn(direct_writer(out, tick / 4)),
+                net::spawn(super::hub::watch_input(rs, tick)),
+            )
+        }
         ConnIo::Other(r, w) => (
             net::spawn(writer(w, out, tick / 4)),
             net::spawn(reader(inner, r, name, conn)),
@@ -206,36 +239,37 @@ async fn direct_writer(out: Outbox, idle: Duration) {
         if net::timeout(idle, o.wake.notified()).await.is_err() {
             out.push(vec![0, 0, 0, 0]);
         }
-        loop {
-            if o.closed.load(Ordering::Relaxed) {
-                return;
+        'flush: loop {
+            if o.closed.load(Ordering::Relaxed) || o.q.lock().frames.is_empty() {
+                break;
             }
-            let r = {
+            // Writes under the guard: one that would block clears the readiness, and the
+            // next wait lasts until the socket takes more.
+            let Ok(mut g) = w.writable().await else {
+                return;
+            };
+            loop {
+                if o.closed.load(Ordering::Relaxed) {
+                    return;
+                }
                 let mut q = o.q.lock();
                 let at = q.at;
-                let Some(f) = q.frames.front() else { break };
+                let Some(f) = q.frames.front() else {
+                    break 'flush;
+                };
                 let len = f.len();
-                match w.try_write(&f[at..]) {
-                    Ok(k) => {
+                match g.try_io(|s| s.get_ref().write(&f[at..])) {
+                    Ok(Ok(k)) => {
                         q.at += k;
                         if q.at >= len {
                             q.frames.pop_front();
                             q.at = 0;
                             o.queued.fetch_sub(len, Ordering::Relaxed);
                         }
-                        Ok(())
                     }
-                    Err(e) => Err(e),
+                    Ok(Err(_)) => return,
+                    Err(_would_block) => break,
                 }
-            };
-            match r {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                    if w.writable().await.is_err() {
-                        return;
-                    }
-                }
-                Err(_) => return,
             }
         }
     }
@@ -306,7 +340,7 @@ fn frame_in(inner: &Arc<Inner>, name: &str, body: &[u8]) -> Result<(), &'static 
 }
 
 /// Handles the complete frames at the start of `buf`; answers how many bytes they took.
-fn frames_in(inner: &Arc<Inner>, name: &str, buf: &[u8]) -> Result<usize, &'static str> {
+pub(super) fn frames_in(inner: &Arc<Inner>, name: &str, buf: &[u8]) -> Result<usize, &'static str> {
     let mut at = 0;
     while buf.len() - at >= 4 {
         let len = u32::from_be_bytes([buf[at], buf[at + 1], buf[at + 2], buf[at + 3]]) as usize;
@@ -322,110 +356,4 @@ fn frames_in(inner: &Arc<Inner>, name: &str, buf: &[u8]) -> Result<usize, &'stat
         at += 4 + len;
     }
     Ok(at)
-}
-
-/// The reader on plain TCP: frames out of a growing buffer; polls the socket for a while
-/// when this node waits for a reply or the peer just sent, else (and then) sleeps until it
-/// is readable.
-async fn tcp_reader(
-    inner: Arc<Inner>,
-    r: net::OwnedReadHalf,
-    dup: Option<std::net::TcpStream>,
-    out: Outbox,
-    name: String,
-    conn: u64,
-) {
-    let tick = inner.net_tick;
-    let mut buf: Vec<u8> = Vec::with_capacity(64 << 10);
-    let mut chunk = vec![0u8; 64 << 10];
-    // This reader's poll history (`super::spin::Adaptive`).
-    let polls = super::spin::Adaptive::new();
-    let spin = super::spin::reader_spin();
-    let after_traffic = super::spin::reader_polls_after_traffic();
-    // Data arrived since the last wait.
-    let mut fresh = false;
-    let reason = 'conn: loop {
-        match frames_in(&inner, &name, &buf) {
-            Ok(used) => {
-                buf.drain(..used);
-            }
-            Err(why) => break why,
-        }
-        // Dropped meanwhile (over its queue bound, disconnected): read no more.
-        if out.is_closed() {
-            return;
-        }
-        // A frame is incomplete (or none has started): read more. Poll first while a reply
-        // is awaited — unless the last polls all missed or lost the core (a loaded
-        // machine, a slow callee): then only one wait in 32 polls, to notice when replies
-        // come fast again. A peer that just sent (its calls come one after the other) is
-        // polled too.
-        let active = inner.awaiting() || (std::mem::take(&mut fresh) && after_traffic);
-        if let Some(d) = dup.as_ref().filter(|_| active && polls.should_poll()) {
-            let mut d = d;
-            let got = polls.poll(spin, Instant::now, || match d.read(&mut chunk) {
-                Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {
-                    None
-                }
-                r => Some(r),
-            });
-            match got {
-                None => {}
-                Some(Ok(0)) | Some(Err(_)) => break 'conn "connectionClosed",
-                Some(Ok(n)) => {
-                    fresh = true;
-                    buf.extend_from_slice(&chunk[..n]);
-                    continue 'conn;
-                }
-            }
-        }
-        loop {
-            match net::timeout(tick, r.readable()).await {
-                // The tick timer fired: the peer was silent only if the socket holds
-                // nothing. After this node could not run for a while (a loaded machine, a
-                // stopped process) the timer and the socket's readiness are both due and
-                // the timer may be seen first; what arrived meanwhile (ticks, frames, the
-                // peer's close) decides, not that order. A real read on the duplicate:
-                // `try_read` trusts the readiness not yet seen and would not read.
-                Err(_) => match read_now(&r, dup.as_ref(), &mut chunk) {
-                    Ok(0) => break 'conn "connectionClosed",
-                    Ok(n) => {
-                        fresh = true;
-                        buf.extend_from_slice(&chunk[..n]);
-                        break;
-                    }
-                    Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                        break 'conn "netTickTimeout"
-                    }
-                    Err(_) => break 'conn "connectionClosed",
-                },
-                Ok(Err(_)) => break 'conn "connectionClosed",
-                Ok(Ok(())) => {}
-            }
-            match r.try_read(&mut chunk) {
-                Ok(0) => break 'conn "connectionClosed",
-                Ok(n) => {
-                    fresh = true;
-                    buf.extend_from_slice(&chunk[..n]);
-                    break;
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(_) => break 'conn "connectionClosed",
-            }
-        }
-    };
-    inner.detach(&name, conn, reason);
-}
-
-/// A read that does not wait for readiness: on the duplicate a real `read`, else `try_read`
-/// (which answers `WouldBlock` until the reactor has seen the socket readable).
-fn read_now(
-    r: &net::OwnedReadHalf,
-    dup: Option<&std::net::TcpStream>,
-    chunk: &mut [u8],
-) -> std::io::Result<usize> {
-    match dup {
-        Some(mut d) => d.read(chunk),
-        None => r.try_read(chunk),
-    }
 }

@@ -21,7 +21,8 @@
 //!   service names; [`watch`] — monitors on peer processes.
 //! * [`deadline`] — the deadlines of outgoing calls (one timer task per node).
 //! * [`conn_io`] — a live connection's bytes: frames, ticks, the output queue written from
-//!   the sending thread, the reader polling briefly while replies are awaited.
+//!   the sending thread; [`hub`] — the plain-TCP connections' input, read by the program's
+//!   idle workers (one thread wake-up per message).
 //! * [`conn`] — a live connection's control messages (ping, gen_server calls
 //!   and casts, monitors, links, exits).
 //! * [`node`] — the node: start, connection table and indexes, NodeUp/NodeDown;
@@ -59,6 +60,7 @@ pub mod erl_wait;
 pub mod frames;
 pub mod global;
 pub mod handshake;
+pub mod hub;
 pub mod net;
 pub mod node;
 pub mod node_api;

@@ -2,8 +2,10 @@
 //! and runtime types the distribution layer uses, under local names, and the adapter that
 //! gives `erl_dist` (written against futures-io) a tokio stream.
 
+pub use tokio::io::unix::AsyncFd;
+pub use tokio::io::Interest;
 pub use tokio::io::{
-    split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf, ReadHalf,
+    empty, split, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader, ReadBuf, ReadHalf,
     WriteHalf,
 };
 pub use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};

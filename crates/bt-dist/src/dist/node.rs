@@ -138,6 +138,7 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
         watches: Mutex::new(HashMap::default()),
         deadlines: Arc::new(super::deadline::Deadlines::default()),
         erl_calls: Default::default(),
+        hub: super::state::Hub::new()?,
     });
     let reaper = inner.clone();
     rt.spawn(super::deadline::reap(inner.deadlines.clone(), move |n| {
@@ -198,11 +199,6 @@ impl Inner {
     /// The connection index of `name`, if this node ever connected to it.
     pub(crate) fn index_of(&self, name: &str) -> Option<u32> {
         self.state.lock().indexes.get(name).copied()
-    }
-
-    /// Does this node wait for a reply to one of its calls? (Readers then poll briefly.)
-    pub(crate) fn awaiting(&self) -> bool {
-        !self.calls.lock().is_empty()
     }
 
     pub(crate) fn inbound(&self) -> Option<Arc<dyn Inbound>> {

@@ -137,7 +137,13 @@ pub(super) fn call(
             });
             let done = Once::new(done, Err(stopped(&to)));
             if conn::start_call(&inner, from, &to, &cd, request, timeout, done, waiting) {
-                super::spin::CALLERS.wait_for(&got);
+                // Reading the connection meanwhile: the reply is handled on this thread.
+                let rs = inner.hub.reader(&inner, &to);
+                super::spin::CALLERS.wait_for(&got, || {
+                    if let Some(rs) = &rs {
+                        rs.pump();
+                    }
+                });
             }
             return;
         }

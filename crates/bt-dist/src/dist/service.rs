@@ -105,6 +105,8 @@ pub fn install(ctx: &Ctx, node: &Arc<DistNode>) {
         node.inner.global.set_sys(sys);
         let q = NodeInbound::new(inner, sys, Arc::downgrade(&node.inner));
         node.set_inbound(Arc::new(q));
+        // The program's idle workers read the connections (`super::hub`).
+        sys.rt.set_io(Some(node.inner.hub.driver()));
     }
 }
 

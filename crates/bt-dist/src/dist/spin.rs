@@ -3,8 +3,9 @@
 //! of suspending at once — a reply that arrives within that time resumes the caller with
 //! no thread wake-up (BEAM schedulers busy-wait the same way before they sleep).
 //!
-//! Callers and readers poll for [`DEFAULT_SPIN`] by default (callers while their reply is
-//! due, readers while replies are due and right after their peer sent);
+//! Callers poll for [`DEFAULT_SPIN`] by default, reading their connection themselves
+//! meanwhile (`super::hub`: the reply is handled on the caller's thread), and so does a
+//! worker about to wait for input right after input came;
 //! `BT_DIST_SPIN_US=N` sets the time, `0` turns all polling off. On a quiet machine this
 //! took the bt↔bt round trip of `bench/remote_pingpong.sh` from 80–200 µs to 20–70 µs
 //! (docs/remote-actors.md, "Latency"); on a loaded machine the adaptive back-off below
@@ -45,16 +46,6 @@ pub fn caller_spin() -> Duration {
     configured()
 }
 
-/// How long a reader polls its socket.
-pub fn reader_spin() -> Duration {
-    configured()
-}
-
-/// Does a reader also poll right after its peer sent (not only while replies are due)?
-pub fn reader_polls_after_traffic() -> bool {
-    !configured().is_zero()
-}
-
 /// The hit/miss history of one kind of wait.
 #[derive(Default)]
 pub struct Adaptive {
@@ -89,13 +80,16 @@ impl Adaptive {
         }
     }
 
-    /// Polls `flag` for up to [`caller_spin`] when the history allows; answers whether it
-    /// was set.
-    pub fn wait_for(&self, flag: &AtomicBool) -> bool {
+    /// Polls `flag` for up to [`caller_spin`] when the history allows, calling `read`
+    /// (which may set it) between looks; answers whether it was set.
+    pub fn wait_for(&self, flag: &AtomicBool, mut read: impl FnMut()) -> bool {
         if !self.should_poll() {
             return false;
         }
         self.poll(caller_spin(), Instant::now, || {
+            if !flag.load(Ordering::Acquire) {
+                read();
+            }
             flag.load(Ordering::Acquire).then_some(())
         })
         .is_some()
@@ -152,6 +146,9 @@ pub fn pause() {
 
 /// The callers' history (one per OS process: callers share their workers).
 pub static CALLERS: Adaptive = Adaptive::new();
+
+/// The history of workers polling for input before they block (`super::hub`).
+pub static READERS: Adaptive = Adaptive::new();
 
 #[cfg(test)]
 mod tests {

@@ -9,6 +9,7 @@
 /// Tables looked up per message: a fast seeded hasher (SipHash showed in profiles).
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 use std::collections::HashMap as StdHashMap;
+use std::os::fd::OwnedFd;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
@@ -61,6 +62,8 @@ pub(crate) struct Inner {
     /// How many calls to Erlang peers are pending (`super::erl_wait`: zero spares the
     /// scan of the pending calls when a call comes in).
     pub(crate) erl_calls: Arc<std::sync::atomic::AtomicUsize>,
+    /// The plain-TCP connections' input, read by the program's workers ([`super::hub`]).
+    pub(crate) hub: Arc<Hub>,
 }
 
 impl State {
@@ -220,8 +223,9 @@ pub(super) struct OutShared {
     pub(super) closed: AtomicBool,
     /// Tells the writer task that frames are queued (or the connection closes).
     pub(super) wake: net::Notify,
-    /// Plain TCP: the socket's write half, written from any thread.
-    pub(super) direct: Option<net::OwnedWriteHalf>,
+    /// Plain TCP: the socket, written from any thread (registered with the network
+    /// runtime for writability only: its input is read by [`super::hub`]).
+    pub(super) direct: Option<net::AsyncFd<std::net::TcpStream>>,
 }
 
 #[derive(Default)]
@@ -269,4 +273,47 @@ pub struct Pg {
 pub(super) struct Scope {
     pub(super) pid: Pid,
     pub(super) groups: StdHashMap<String, Vec<Pid>>,
+}
+
+/// A node's plain-TCP connection input, read by the program's workers (behaviour:
+/// [`super::hub`]).
+pub(crate) struct Hub {
+    pub(crate) ep: OwnedFd,
+    pub(crate) ev: OwnedFd,
+    pub(crate) conns: Mutex<HashMap<u64, Arc<ReadSide>>>,
+    /// A runtime's workers wait in it (else the hub's own thread does).
+    pub(crate) driven: AtomicBool,
+    /// The hub's own thread runs.
+    pub(crate) thread: Mutex<bool>,
+    /// Held by the one thread that waits in the hub (a worker or the hub's own thread):
+    /// only it takes the wake-up event (a poll that does not wait leaves it alone).
+    pub(crate) waiter: Mutex<()>,
+    /// A worker was told to stop waiting (`IoWait::wake`) and has not yet: kept apart
+    /// from the event, which the hub's own thread may have taken.
+    pub(crate) woken: AtomicBool,
+    /// The last wait of a worker read input (the next one polls first).
+    pub(crate) fresh: AtomicBool,
+}
+
+/// The reading side of one plain-TCP connection.
+pub(crate) struct ReadSide {
+    pub(crate) token: u64,
+    pub(crate) sock: std::net::TcpStream,
+    pub(crate) inner: Weak<Inner>,
+    pub(crate) hub: Weak<Hub>,
+    pub(crate) name: String,
+    pub(crate) conn: u64,
+    pub(crate) out: Outbox,
+    /// The network runtime: handlers may start tasks there.
+    pub(crate) rt: net::Handle,
+    pub(crate) st: Mutex<ReadState>,
+    pub(crate) ended: AtomicBool,
+    pub(crate) born: Instant,
+    /// When input last came (ms after `born`).
+    pub(crate) last: AtomicU64,
+}
+
+pub(crate) struct ReadState {
+    pub(crate) buf: Vec<u8>,
+    pub(crate) chunk: Box<[u8]>,
 }

@@ -131,6 +131,7 @@ impl Runtime {
             }
         }
         sh.shutdown.store(true, Ordering::SeqCst);
+        sh.release_io();
         sh.wake_all();
         // Join the workers that are free; a worker stuck inside a resume is left to finish
         // on its own (it holds what it uses): process exit must not wait for it.
@@ -793,6 +794,12 @@ impl RtHandle {
         done: &crate::runtime::sched::GuestDone,
     ) -> Result<bool, ()> {
         crate::runtime::sched::drive_guest_job(&self.0, stacks, p, job, fallback, done)
+    }
+
+    /// Installs the input idle workers wait on ([`IoWait`], a named node's connections),
+    /// or removes it; starts the workers.
+    pub fn set_io(&self, io: Option<Arc<dyn crate::runtime::sched::IoWait>>) {
+        self.0.set_io(io)
     }
 
     /// Worker threads.

@@ -84,6 +84,28 @@ pub(crate) struct Handoff {
     pub(crate) next: Cell<Option<Handed>>,
 }
 
+/// Input a runtime's idle workers wait on instead of sleeping: a named node's connections,
+/// which a worker with nothing to run polls itself (as the BEAM's schedulers poll their
+/// ports), so a message from a peer is read, delivered and run on one thread with one
+/// wake-up. Installed with [`RtHandle::set_io`]; one idle worker at a time waits in it,
+/// the others park. What it reads it handles on the calling worker (a process it makes
+/// runnable lands on that worker's own queue).
+pub trait IoWait: Send + Sync {
+    /// Waits until input came (and was handled), [`IoWait::wake`] was called, or
+    /// `timeout` passed (None: no limit); false at once when another thread waits in it
+    /// (the worker then parks as usual: [`Shared::unpark`] also unparks its thread).
+    fn wait(&self, timeout: Option<std::time::Duration>) -> bool;
+    /// Handles input that is there, without waiting (a busy worker between tasks).
+    fn poll(&self);
+    /// Ends a [`IoWait::wait`] now or, if none is in progress, the next one (any thread).
+    fn wake(&self);
+    /// The runtime stops: no worker will wait in it again.
+    fn released(&self) {}
+}
+
+/// `Shared::io_worker` when no worker waits in the input.
+const NO_IO_WORKER: usize = usize::MAX;
+
 pub(crate) enum Task {
     Run(ProcRef),
     Resume { slot: u32, gen: u32 },
@@ -198,6 +220,11 @@ pub(crate) struct Shared {
     log_limit: bt_base::base::log::Limiter,
     /// The deterministic scheduler's state, when the runtime is simulated (`sim`).
     pub(crate) sim: Option<Box<sim::Sim>>,
+    /// The input idle workers wait on ([`IoWait`]), if installed; `io_on` mirrors whether.
+    io: Mutex<Option<Arc<dyn IoWait>>>,
+    io_on: AtomicBool,
+    /// The worker waiting in `io` now, or [`NO_IO_WORKER`].
+    io_worker: AtomicUsize,
 }
 
 /// Starting a runtime's threads, which run the scheduler's workers and timers.
@@ -324,7 +351,67 @@ impl Shared {
             timers: Timers::default(),
             drained: (Mutex::new(()), Condvar::new()),
             sim,
+            io: Mutex::new(None),
+            io_on: AtomicBool::new(false),
+            io_worker: AtomicUsize::new(NO_IO_WORKER),
             cfg,
+        }
+    }
+
+    /// Installs (or with None removes) the input idle workers wait on, and starts the
+    /// workers (the input is read only by them).
+    pub(crate) fn set_io(&self, io: Option<Arc<dyn IoWait>>) {
+        if self.sim.is_some() {
+            return;
+        }
+        let on = io.is_some();
+        let old = std::mem::replace(&mut *self.io.lock(), io);
+        self.io_on.store(on, Ordering::SeqCst);
+        if let Some(old) = old {
+            old.wake();
+        }
+        if on {
+            self.threads.ensure_workers();
+            // A worker parked before the input was there: let it wait in it instead.
+            self.wake_one();
+        }
+    }
+
+    /// The installed input, if worker `w` may wait in it (no other worker does): `w` is
+    /// then the one [`Shared::unpark`] wakes through it until [`Shared::leave_io`].
+    pub(crate) fn enter_io(&self, w: usize) -> Option<Arc<dyn IoWait>> {
+        if !self.io_on.load(Ordering::Relaxed) {
+            return None;
+        }
+        let io = self.io.lock().clone()?;
+        self.io_worker
+            .compare_exchange(NO_IO_WORKER, w, Ordering::SeqCst, Ordering::SeqCst)
+            .ok()
+            .map(|_| io)
+    }
+
+    pub(crate) fn leave_io(&self) {
+        self.io_worker.store(NO_IO_WORKER, Ordering::SeqCst);
+    }
+
+    /// Handles input that is there (a busy worker between tasks, now and then).
+    pub(crate) fn poll_io(&self) {
+        if self.io_on.load(Ordering::Relaxed) {
+            let io = self.io.lock().clone();
+            if let Some(io) = io {
+                io.poll();
+            }
+        }
+    }
+
+    /// The runtime stops: the input is told, and no worker waits in it again.
+    pub(crate) fn release_io(&self) {
+        self.io_on.store(false, Ordering::SeqCst);
+        let io = self.io.lock().take();
+        if let Some(io) = io {
+            // The worker waiting in it (if any) sees the shutdown.
+            io.wake();
+            io.released();
         }
     }
 
@@ -472,7 +559,10 @@ impl Shared {
         self.push_task(worker, Task::Resume { slot, gen }, false);
         if worker == self.guest_index() {
             self.unpark_guest();
-        } else if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0 {
+        } else if self.parked.load(Ordering::SeqCst) & (1 << worker) != 0
+            // The worker itself (reading input while idle): it looks at its queue next.
+            && self.current_worker() != Some(worker)
+        {
             self.unpark(worker);
         }
     }
@@ -490,17 +580,27 @@ impl Shared {
     }
 
     fn unpark(&self, w: usize) {
+        if self.io_worker.load(Ordering::SeqCst) == w {
+            let io = self.io.lock().clone();
+            if let Some(io) = io {
+                io.wake();
+            }
+        }
         if let Some(t) = self.workers[w].thread.get() {
             t.unpark();
         }
     }
 
-    /// Wakes one parked worker, if any, so it can steal queued work.
+    /// Wakes one parked worker, if any, so it can steal queued work: one that sleeps
+    /// rather than the one waiting for input (which then goes on reading).
     pub(crate) fn wake_one(&self) {
         self.threads.ensure_workers();
         let parked = self.parked.load(Ordering::SeqCst);
         if parked != 0 {
-            self.unpark(parked.trailing_zeros() as usize);
+            let io = self.io_worker.load(Ordering::Relaxed);
+            let sleeping = if io < 64 { parked & !(1 << io) } else { parked };
+            let pick = if sleeping != 0 { sleeping } else { parked };
+            self.unpark(pick.trailing_zeros() as usize);
         }
     }
 

@@ -110,6 +110,7 @@ impl Worker {
             if self.ticks.is_multiple_of(64) {
                 let now = self.shared.clock.now_ms();
                 self.check_deadlines(now);
+                self.shared.poll_io();
             }
             if let Some((slot, gen)) = LOCAL_NEXT.with(Cell::take) {
                 self.resume(slot, gen);
@@ -206,7 +207,13 @@ impl Worker {
         }
         let bit = 1u64 << self.id;
         sh.parked.fetch_or(bit, Ordering::SeqCst);
+        // The input (a named node's connections), when no other worker waits in it: after
+        // the parked bit, before the check for work, so a wake-up in between reaches it.
+        let io = sh.enter_io(self.id);
         if self.has_work() || sh.shutdown.load(Ordering::SeqCst) {
+            if io.is_some() {
+                sh.leave_io();
+            }
             sh.parked.fetch_and(!bit, Ordering::SeqCst);
             return;
         }
@@ -217,9 +224,21 @@ impl Worker {
         if waiting_for_stack {
             wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
         }
-        match wait_ms {
-            Some(ms) => std::thread::park_timeout(Duration::from_millis(ms)),
-            None => std::thread::park(),
+        let waited = io
+            .as_ref()
+            .is_some_and(|io| io.wait(wait_ms.map(Duration::from_millis)));
+        if !waited {
+            // Briefly when another thread had the input (it is ours again soon).
+            if io.is_some() {
+                wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
+            }
+            match wait_ms {
+                Some(ms) => std::thread::park_timeout(Duration::from_millis(ms)),
+                None => std::thread::park(),
+            }
+        }
+        if io.is_some() {
+            sh.leave_io();
         }
         sh.parked.fetch_and(!bit, Ordering::SeqCst);
         let now = sh.clock.now_ms();
