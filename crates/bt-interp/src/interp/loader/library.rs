@@ -50,7 +50,10 @@ fn library_prim(
         return r.map(|(s, p)| (s, Method::Prim(p)));
     }
     // The primitive alone: its documentation is read from the syntax tree (`library_doc`).
-    let r = lower_primitive(prog, c, md).ok();
+    let r = md
+        .primitive
+        .as_ref()
+        .and_then(|p| lower_primitive(prog, c, md, p).ok());
     memo.write().insert(key, r);
     r.map(|(s, p)| (s, Method::Prim(p)))
 }

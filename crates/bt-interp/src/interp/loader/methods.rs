@@ -16,8 +16,8 @@ pub(super) fn lower_method(
     file: u32,
     stdlib: bool,
 ) -> Result<PendingMethod, Vec<Diagnostic>> {
-    if md.primitive.is_some() {
-        let (selector, f) = lower_primitive(prog, class, md)?;
+    if let Some(p) = &md.primitive {
+        let (selector, f) = lower_primitive(prog, class, md, p)?;
         return Ok(PendingMethod {
             class: class.clone(),
             class_side: md.class_side,
@@ -45,16 +45,14 @@ pub(super) fn lower_method(
     })
 }
 
-/// The selector and registered primitive of a `=> @primitive` declaration (an error when
-/// it names no primitive of `class`; an empty one when `md` is not a primitive).
+/// The selector and registered primitive of `md`, a `=> @primitive p` declaration (an
+/// error when `p` names no primitive of `class`).
 pub(super) fn lower_primitive(
     prog: &Program,
     class: &ClassRef,
     md: &ast::MethodDecl,
+    p: &ast::Ident,
 ) -> Result<(Sym, crate::interp::registry::Prim), Vec<Diagnostic>> {
-    let Some(p) = &md.primitive else {
-        return Err(Vec::new());
-    };
     let table = if md.class_side {
         &prog.prims.class_side
     } else {
