@@ -26,6 +26,7 @@ pub(crate) mod layered;
 #[cfg(test)]
 mod lazy_body_tests;
 pub mod library;
+mod library_table;
 pub mod manifest;
 pub mod options;
 pub mod patterns;
@@ -76,43 +77,15 @@ impl Default for Checker {
     }
 }
 
-static LIBRARY_TABLE: std::sync::OnceLock<ClassTable> = std::sync::OnceLock::new();
-
-/// The class table of the built-in library, built once per process.
-fn library_table() -> &'static ClassTable {
-    LIBRARY_TABLE.get_or_init(|| {
-        let mut c = Checker::bare();
-        let modules: Vec<&ast::Module> = library::parsed().iter().collect();
-        c.add_stdlib(&modules);
-        c.table.freeze();
-        c.table
-    })
-}
-
 impl Checker {
     /// A checker that knows the built-in library: the root classes and every class declared
-    /// in `stdlib/*.bt` ([`library::STDLIB`]). Built once per process, cloned after.
+    /// in `stdlib/*.bt` ([`library::STDLIB`]), each library entry made when first read
+    /// (`check::library_table`).
     pub fn new() -> Checker {
         Checker {
-            table: library_table().clone(),
+            table: library_table::library_table(),
             bindings: Vec::new(),
         }
-    }
-
-    /// Starts building the library's class table (what [`Checker::new`] clones) on a thread
-    /// of its own, so that on a second core it overlaps the caller's other start-up work
-    /// (`bt run`: the interpreter loading the same library); `Checker::new` waits for it if
-    /// it is still running. Does nothing when the table exists or no thread can start. The
-    /// table is the same whichever thread builds it (the checker interns nothing).
-    pub fn prepare_in_background() {
-        if LIBRARY_TABLE.get().is_some() {
-            return;
-        }
-        let _ = std::thread::Builder::new()
-            .name("bt-check-library".into())
-            .spawn(|| {
-                library_table();
-            });
     }
 
     /// A checker that knows only the root classes (`ProtoObject`, `Object`, `Value`, `Actor`).
@@ -124,6 +97,7 @@ impl Checker {
     }
 
     /// Adds the declarations of the built-in library (`stdlib/*.bt`).
+    #[cfg(test)]
     pub(crate) fn add_stdlib(&mut self, modules: &[&ast::Module]) {
         let units: Vec<(&ast::Module, Origin)> =
             modules.iter().map(|m| (*m, Origin::Stdlib)).collect();

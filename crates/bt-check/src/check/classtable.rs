@@ -140,6 +140,20 @@ pub struct ProtocolInfo {
     pub extending: Option<String>,
 }
 
+impl ProtocolInfo {
+    pub(crate) fn of(p: &ast::ProtocolDecl) -> ProtocolInfo {
+        ProtocolInfo {
+            selectors: p
+                .signatures
+                .iter()
+                .filter(|s| !s.class_side)
+                .map(|s| s.selector.clone())
+                .collect(),
+            extending: p.extending.as_ref().map(|e| e.name.to_string()),
+        }
+    }
+}
+
 /// All classes, aliases and protocols visible to a unit. Copies share the library's entries
 /// (`freeze`, [`Layered`]): a copy holds only what it adds or changes.
 #[derive(Clone, Debug, Default)]
@@ -456,18 +470,8 @@ impl ClassTable {
                         );
                     }
                     ast::Item::Protocol(p) => {
-                        self.protocols.insert(
-                            p.name.name.to_string(),
-                            ProtocolInfo {
-                                selectors: p
-                                    .signatures
-                                    .iter()
-                                    .filter(|s| !s.class_side)
-                                    .map(|s| s.selector.clone())
-                                    .collect(),
-                                extending: p.extending.as_ref().map(|e| e.name.to_string()),
-                            },
-                        );
+                        self.protocols
+                            .insert(p.name.name.to_string(), ProtocolInfo::of(p));
                     }
                     _ => {}
                 }

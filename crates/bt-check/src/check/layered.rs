@@ -23,11 +23,24 @@ use std::sync::Arc;
 /// One layer: an entry, or `None` for a key removed at this layer (a tombstone).
 type Layer<V> = HashMap<String, Option<V>>;
 
-/// A `String`-keyed map: own entries over shared frozen layers (see the module doc).
-pub struct Layered<V> {
+/// The entries below every layer, made on first read (the built-in library's: its classes
+/// are taken in when the checker first asks for them, `classtable::LibraryBase`).
+pub trait Base<V>: Sync {
+    /// The entry for `k`, made now if it is not yet.
+    fn get(&self, k: &str) -> Option<&'static V>;
+    /// Whether there is an entry for `k`, without making it.
+    fn has(&self, k: &str) -> bool;
+    /// Every entry (all made now).
+    fn all(&self) -> Vec<(&'static String, &'static V)>;
+}
+
+/// A `String`-keyed map: own entries over shared frozen layers over an optional base that
+/// makes its entries on first read (see the module doc).
+pub struct Layered<V: 'static> {
     /// Oldest first; an entry or tombstone in a newer layer hides the older ones.
     frozen: Vec<Arc<Layer<V>>>,
     own: Layer<V>,
+    base: Option<&'static dyn Base<V>>,
 }
 
 impl<V> Default for Layered<V> {
@@ -35,6 +48,7 @@ impl<V> Default for Layered<V> {
         Layered {
             frozen: Vec::new(),
             own: HashMap::default(),
+            base: None,
         }
     }
 }
@@ -44,6 +58,7 @@ impl<V: Clone> Clone for Layered<V> {
         Layered {
             frozen: self.frozen.clone(),
             own: self.own.clone(),
+            base: self.base,
         }
     }
 }
@@ -55,6 +70,14 @@ impl<V: std::fmt::Debug> std::fmt::Debug for Layered<V> {
 }
 
 impl<V> Layered<V> {
+    /// An empty map over `base`.
+    pub fn over(base: &'static dyn Base<V>) -> Layered<V> {
+        Layered {
+            base: Some(base),
+            ..Layered::default()
+        }
+    }
+
     /// The newest slot for `k`: `Some(Some(v))` an entry, `Some(None)` a tombstone.
     fn slot(&self, k: &str) -> Option<&Option<V>> {
         if let Some(s) = self.own.get(k) {
@@ -64,11 +87,22 @@ impl<V> Layered<V> {
     }
 
     pub fn get(&self, k: &str) -> Option<&V> {
-        self.slot(k)?.as_ref()
+        match self.slot(k) {
+            Some(s) => s.as_ref(),
+            None => self.base?.get(k),
+        }
     }
 
+    /// Whether there is an entry for `k` (the base's is not made for the answer).
     pub fn contains_key(&self, k: &str) -> bool {
-        self.get(k).is_some()
+        match self.slot(k) {
+            Some(s) => s.is_some(),
+            None => self.base.is_some_and(|b| b.has(k)),
+        }
+    }
+
+    fn base_has(&self, k: &str) -> bool {
+        self.base.is_some_and(|b| b.has(k))
     }
 
     pub fn insert(&mut self, k: String, v: V) -> Option<V>
@@ -91,7 +125,7 @@ impl<V> Layered<V> {
             Some(o) => o,
             None => self.get(k).cloned(),
         };
-        if self.frozen.iter().any(|l| l.contains_key(k)) {
+        if self.frozen.iter().any(|l| l.contains_key(k)) || self.base_has(k) {
             self.own.insert(k.to_string(), None);
         }
         old
@@ -120,6 +154,13 @@ impl<V> Layered<V> {
                     if let Some(v) = slot {
                         out.push((k, v));
                     }
+                }
+            }
+        }
+        if let Some(b) = self.base {
+            for (k, v) in b.all() {
+                if seen.insert(k.as_str()) {
+                    out.push((k, v));
                 }
             }
         }
@@ -173,7 +214,7 @@ impl<V> Layered<V> {
             let bottom = self.frozen.is_empty();
             for (k, slot) in top {
                 match slot {
-                    None if bottom => {
+                    None if bottom && !self.base_has(&k) => {
                         merged.remove(&k);
                     }
                     slot => {

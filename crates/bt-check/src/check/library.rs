@@ -106,44 +106,285 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("Types.bt", include_str!("../../../../stdlib/Types.bt")),
 ];
 
-/// The syntax trees of [`STDLIB`] (in its order), parsed once per process with `@primitive`
-/// bodies allowed and shared by everything that reads the library (the checker's class table,
-/// the interpreter's loader): a process parses the library once, not once per reader. Files
-/// that fail to parse contribute what was recovered. Method bodies are parsed on first read
+/// One file of [`STDLIB`] parsed, on its first use, with `@primitive` bodies allowed and
+/// shared by everything that reads the library (the checker's class table, the interpreter's
+/// loader): a process parses each library file at most once. A file that fails to parse
+/// contributes what was recovered. Method bodies are parsed on first read
 /// (`syntax::parse_library`): a program runs a few dozen of the library's ~1,700 methods.
-///
-/// Two threads share the files (each takes the next unparsed one), so on two cores the
-/// parse — the largest part of start-up — takes about half the wall time; the trees are the
-/// same in the same order whichever thread parsed them (parsing interns nothing). When the
-/// second thread cannot start, the calling thread parses them all.
-pub fn parsed() -> &'static [crate::syntax::ast::Module] {
-    use std::sync::atomic::{AtomicUsize, Ordering};
-    use std::sync::OnceLock;
-    static PARSED: OnceLock<Vec<crate::syntax::ast::Module>> = OnceLock::new();
-    PARSED.get_or_init(|| {
+/// The trees do not depend on who parsed them or when (parsing interns nothing).
+pub fn module(i: usize) -> &'static crate::syntax::ast::Module {
+    static MODULES: [OnceLock<crate::syntax::ast::Module>; STDLIB.len()] =
+        [const { OnceLock::new() }; STDLIB.len()];
+    MODULES[i].get_or_init(|| {
         let opts = crate::syntax::Options {
             allow_primitives: true,
         };
+        crate::syntax::parse_library(STDLIB[i].1, opts).0
+    })
+}
+
+/// Every file's syntax tree, in [`STDLIB`]'s order (what a reader of the whole library — the
+/// full class tables, `bt doc`, reflection over every class — needs). The files not parsed
+/// yet are parsed on two threads (each takes the next unparsed one).
+pub fn parsed() -> Vec<&'static crate::syntax::ast::Module> {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static ALL: OnceLock<()> = OnceLock::new();
+    ALL.get_or_init(|| {
         let next = AtomicUsize::new(0);
-        let slots: Vec<OnceLock<crate::syntax::ast::Module>> =
-            STDLIB.iter().map(|_| OnceLock::new()).collect();
-        let parse_from = |slots: &[OnceLock<crate::syntax::ast::Module>]| loop {
+        let parse_from = || loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
-            let Some((_, src)) = STDLIB.get(i) else { break };
-            let _ = slots[i].set(crate::syntax::parse_library(src, opts).0);
+            if i >= STDLIB.len() {
+                break;
+            }
+            module(i);
         };
         std::thread::scope(|s| {
             let helper = std::thread::Builder::new()
                 .name("bt-stdlib-parse".into())
-                .spawn_scoped(s, || parse_from(&slots));
-            parse_from(&slots);
+                .spawn_scoped(s, parse_from);
+            parse_from();
             if let Ok(h) = helper {
                 let _ = h.join();
             }
         });
-        slots
-            .into_iter()
-            .map(|m| m.into_inner().unwrap_or_default())
-            .collect()
+    });
+    (0..STDLIB.len()).map(module).collect()
+}
+
+/// What each library file declares, read from its column-0 lines without parsing it: the
+/// classes (with their superclasses), the classes its standalone methods (`Foo >> bar`,
+/// `Foo class >> bar`) extend, its protocols and its type aliases. It lets a reader of the
+/// library parse and take in only the files a program needs ([`Index::closure`]);
+/// `tests::the_index_is_what_the_parser_reads` holds it to the parser's view of every file.
+#[derive(Debug, Default)]
+pub struct Index {
+    pub files: Vec<FileDecls>,
+    /// Every file that declares a class or extends it with standalone methods, by class name.
+    by_class: HashMap<&'static str, Vec<usize>>,
+    /// The superclass each declaration of a class names (the last one wins, as in a load).
+    superclass: HashMap<&'static str, &'static str>,
+    protocols: HashMap<&'static str, usize>,
+    aliases: HashMap<&'static str, usize>,
+}
+
+/// The declarations of one library file (see [`Index`]).
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct FileDecls {
+    /// (class, superclass) in the file's order.
+    pub classes: Vec<(&'static str, &'static str)>,
+    /// Classes extended by standalone methods.
+    pub extends: Vec<&'static str>,
+    pub protocols: Vec<&'static str>,
+    pub aliases: Vec<&'static str>,
+}
+
+type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+use std::sync::OnceLock;
+
+/// The name at the start of `t` (letters, digits, `_`): `Foo(E)` → `Foo`.
+fn name_of(t: &'static str) -> &'static str {
+    let end = t
+        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
+        .unwrap_or(t.len());
+    &t[..end]
+}
+
+/// The declarations of one file's text (see [`Index`]).
+pub fn file_decls(src: &'static str) -> FileDecls {
+    let mut out = FileDecls::default();
+    for line in src.lines() {
+        let Some(first) = line.bytes().next() else {
+            continue;
+        };
+        if first.is_ascii_whitespace() || first == b'/' {
+            continue;
+        }
+        let toks: Vec<&'static str> = line.split_whitespace().collect();
+        if let Some(k) = toks.iter().position(|t| *t == "subclass:") {
+            if k >= 1 && k + 1 < toks.len() {
+                out.classes
+                    .push((name_of(toks[k + 1]), name_of(toks[k - 1])));
+            }
+        } else if toks.len() >= 3 && toks[0] == "Protocol" && toks[1] == "define:" {
+            out.protocols.push(name_of(toks[2]));
+        } else if toks.len() >= 2 && toks[0] == "type" {
+            out.aliases.push(name_of(toks[1]));
+        } else if toks.len() >= 2
+            && (toks[1] == ">>" || (toks[1] == "class" && toks.get(2) == Some(&">>")))
+        {
+            let n = name_of(toks[0]);
+            if !out.extends.contains(&n) {
+                out.extends.push(n);
+            }
+        }
+    }
+    out
+}
+
+/// The index of [`STDLIB`], read once per process.
+pub fn index() -> &'static Index {
+    static INDEX: OnceLock<Index> = OnceLock::new();
+    INDEX.get_or_init(|| {
+        let mut ix = Index::default();
+        for (i, (_, src)) in STDLIB.iter().enumerate() {
+            let d = file_decls(src);
+            for (c, sup) in &d.classes {
+                let files = ix.by_class.entry(c).or_default();
+                if !files.contains(&i) {
+                    files.push(i);
+                }
+                ix.superclass.insert(c, sup);
+            }
+            for c in &d.extends {
+                let files = ix.by_class.entry(c).or_default();
+                if !files.contains(&i) {
+                    files.push(i);
+                }
+            }
+            for p in &d.protocols {
+                ix.protocols.insert(p, i);
+            }
+            for a in &d.aliases {
+                ix.aliases.insert(a, i);
+            }
+            ix.files.push(d);
+        }
+        for files in ix.by_class.values_mut() {
+            files.sort_unstable();
+        }
+        ix
     })
+}
+
+impl Index {
+    /// Whether the library declares a class of this name.
+    pub fn is_class(&self, name: &str) -> bool {
+        self.superclass.contains_key(name)
+    }
+
+    /// Whether a library class, protocol or type alias has this name.
+    pub fn names(&self, name: &str) -> bool {
+        self.superclass.contains_key(name)
+            || self.protocols.contains_key(name)
+            || self.aliases.contains_key(name)
+    }
+
+    /// The library's classes' names.
+    pub fn class_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.superclass.keys().copied()
+    }
+
+    /// The library's protocols' names.
+    pub fn protocol_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.protocols.keys().copied()
+    }
+
+    /// The library's type aliases' names.
+    pub fn alias_names(&self) -> impl Iterator<Item = &'static str> + '_ {
+        self.aliases.keys().copied()
+    }
+
+    pub fn protocol_file(&self, name: &str) -> Option<usize> {
+        self.protocols.get(name).copied()
+    }
+
+    pub fn alias_file(&self, name: &str) -> Option<usize> {
+        self.aliases.get(name).copied()
+    }
+
+    /// The files that declare or extend `class` (empty for a name the library does not use).
+    pub fn class_files(&self, class: &str) -> &[usize] {
+        self.by_class.get(class).map_or(&[], |v| v.as_slice())
+    }
+
+    /// The files a reader must take in, as one unit, for `classes` to be exactly what the
+    /// whole library makes them: the files that declare or extend them, their superclasses'
+    /// files, and the same for every class those files declare (a file is taken in whole).
+    /// Sorted, in [`STDLIB`]'s order.
+    pub fn closure(&self, classes: &[&str]) -> Vec<usize> {
+        self.closure_with_classes(classes).0
+    }
+
+    /// [`Index::closure`] and the classes it is complete for (those asked for, their
+    /// superclasses, and every class the files declare or extend, with their chains).
+    pub fn closure_with_classes<'a>(&'a self, classes: &[&'a str]) -> (Vec<usize>, Vec<&'a str>) {
+        let mut files: Vec<bool> = vec![false; self.files.len()];
+        let mut todo: Vec<&str> = classes.to_vec();
+        let mut seen: Vec<&str> = Vec::new();
+        let mut seen_set: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            Default::default();
+        while let Some(c) = todo.pop() {
+            if !seen_set.insert(c) {
+                continue;
+            }
+            seen.push(c);
+            if let Some(sup) = self.superclass.get(c) {
+                todo.push(sup);
+            }
+            for &f in self.class_files(c) {
+                if !files[f] {
+                    files[f] = true;
+                    for (d, _) in &self.files[f].classes {
+                        todo.push(d);
+                    }
+                    for d in &self.files[f].extends {
+                        todo.push(d);
+                    }
+                }
+            }
+        }
+        let files = files
+            .iter()
+            .enumerate()
+            .filter(|(_, on)| **on)
+            .map(|(i, _)| i)
+            .collect();
+        (files, seen)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::syntax::ast::Item;
+
+    #[test]
+    fn the_index_is_what_the_parser_reads() {
+        for (i, (name, src)) in STDLIB.iter().enumerate() {
+            let mut want = FileDecls::default();
+            for it in &module(i).items {
+                match it {
+                    Item::Class(c) => want
+                        .classes
+                        .push((leak(&c.name.name), leak(&c.superclass.name))),
+                    Item::Method(sm) => {
+                        let n = leak(&sm.class_name.name);
+                        if !want.extends.contains(&n) {
+                            want.extends.push(n);
+                        }
+                    }
+                    Item::Protocol(p) => want.protocols.push(leak(&p.name.name)),
+                    Item::TypeAlias(a) => want.aliases.push(leak(&a.name.name)),
+                    Item::Stmt(_) => panic!("{name}: a library file has no top-level statements"),
+                }
+            }
+            assert_eq!(file_decls(src), want, "{name}");
+        }
+    }
+
+    fn leak(s: &str) -> &'static str {
+        Box::leak(s.to_string().into_boxed_str())
+    }
+
+    #[test]
+    fn a_closure_holds_the_chain_and_the_extensions() {
+        let ix = index();
+        let file = |n: &str| STDLIB.iter().position(|(f, _)| *f == n).unwrap();
+        let c = ix.closure(&["Integer"]);
+        for f in ["Integer.bt", "Number.bt", "Object.bt"] {
+            assert!(c.contains(&file(f)), "{f} in {c:?}");
+        }
+        assert!(!c.contains(&file("Regex.bt")), "{c:?}");
+        assert!(ix.closure(&["NoSuchClass"]).is_empty());
+    }
 }

@@ -259,11 +259,6 @@ impl Interpreter {
         let privileged = opts.privileged;
         let simulated = opts.sim.is_some();
         cfg.sim = opts.sim.clone();
-        if image.is_none() && opts.check {
-            // The checker's copy of the library (read when the first unit is checked) is
-            // built beside this program's: the two halves of start-up overlap on two cores.
-            crate::check::Checker::prepare_in_background();
-        }
         let prog = Arc::new(match image {
             Some(img) => Program::from_image(opts, img),
             None => Program::bootstrap(opts, crate::interp::prims::shared()),
