@@ -25,7 +25,8 @@
 //! ```
 
 use parking_lot::RwLock;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
 
 use crate::interp::eval::code::FnCode;
 use crate::interp::method_table::Method;
@@ -45,16 +46,67 @@ pub struct ClassRt {
     /// Slots declared with a type and no default (inherited first; a redeclaration replaces
     /// the inherited entry): checked for nil after an actor's `initialize`.
     pub typed_slots: Vec<TypedSlot>,
+    /// Set while the built-in library's declarations of this class are not taken in yet
+    /// (`loader::library`): the first read of its method tables takes them in.
+    pub pending: AtomicBool,
+    /// What takes the library's declarations in (set with `pending`).
+    pub library: OnceLock<Weak<dyn PendingLibrary>>,
+}
+
+/// The built-in library of a program whose library classes are taken in on first use
+/// (`loader::library::LazyLibrary`).
+pub trait PendingLibrary: Send + Sync {
+    /// Takes in the library's declarations of `class` (and the files they need).
+    fn take_in(&self, class: &Class);
+    /// Takes in the library class called `name` when the library declares one not taken in
+    /// yet; answers whether it did.
+    fn take_in_named(&self, name: Sym) -> bool;
+    /// Takes in the whole library.
+    fn take_in_all(&self);
+    fn as_any(&self) -> &dyn std::any::Any;
+}
+
+impl ClassRt {
+    /// The tables and data of a class with nothing taken in from the library pending.
+    pub fn new(field_defaults: Vec<Option<Arc<FnCode>>>, typed_slots: Vec<TypedSlot>) -> ClassRt {
+        ClassRt {
+            methods: RwLock::new(MethodTable::default()),
+            class_methods: RwLock::new(MethodTable::default()),
+            field_defaults,
+            typed_slots,
+            pending: AtomicBool::new(false),
+            library: OnceLock::new(),
+        }
+    }
+
+    /// Marks the class's library declarations as to be taken in by `library` on first use.
+    pub fn defer_to(&self, library: Weak<dyn PendingLibrary>) {
+        let _ = self.library.set(library);
+        self.pending.store(true, Ordering::Release);
+    }
+
+    /// Takes the library's declarations of `class` in, if they are still pending.
+    #[inline]
+    pub fn take_in(&self, class: &Class) {
+        if self.pending.load(Ordering::Acquire) {
+            self.take_in_now(class);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn take_in_now(&self, class: &Class) {
+        match self.library.get().and_then(Weak::upgrade) {
+            Some(l) => l.take_in(class),
+            None => self.pending.store(false, Ordering::Release),
+        }
+    }
 }
 
 /// The part of a class made by something other than [`Class::new`] (a values-layer test):
 /// empty tables, so lookups find nothing instead of failing.
-static EMPTY_RT: std::sync::LazyLock<ClassRt> = std::sync::LazyLock::new(|| ClassRt {
-    methods: RwLock::new(MethodTable::default()),
-    class_methods: RwLock::new(MethodTable::default()),
-    field_defaults: Vec::new(),
-    typed_slots: Vec::new(),
-});
+static EMPTY_RT: std::sync::LazyLock<ClassRt> =
+    std::sync::LazyLock::new(|| ClassRt::new(Vec::new(), Vec::new()));
 
 /// A method dictionary: selector → method, over the library's shared table for a class made
 /// from the library image (`interp::method_table`).
@@ -107,6 +159,11 @@ pub trait ClassExt {
     /// Class-side method dictionary.
     fn class_methods(&self) -> &RwLock<MethodTable>;
 
+    /// Takes in the built-in library's declarations of this class when they are pending
+    /// (before reading its documentation or class variables; the method tables do it
+    /// themselves).
+    fn take_in_library(&self);
+
     /// Field defaults aligned with `field_names` (inherited first); None = nil.
     fn field_defaults(&self) -> &[Option<Arc<FnCode>>];
 
@@ -151,12 +208,7 @@ impl ClassExt for Class {
             }
         }
         let typed = superclass_typed_slots(superclass.as_ref(), own_fields);
-        let rt = ClassRt {
-            methods: RwLock::new(MethodTable::default()),
-            class_methods: RwLock::new(MethodTable::default()),
-            field_defaults,
-            typed_slots: typed,
-        };
+        let rt = ClassRt::new(field_defaults, typed);
         Class::from_parts(
             name,
             superclass,
@@ -178,16 +230,25 @@ impl ClassExt for Class {
         }
     }
 
-    /// Instance-side method dictionary.
+    /// Instance-side method dictionary (the library's declarations of the class taken in
+    /// first, when they are pending).
     #[inline]
     fn methods(&self) -> &RwLock<MethodTable> {
-        &self.rt().methods
+        let rt = self.rt();
+        rt.take_in(self);
+        &rt.methods
     }
 
-    /// Class-side method dictionary.
+    /// Class-side method dictionary (as `methods`).
     #[inline]
     fn class_methods(&self) -> &RwLock<MethodTable> {
-        &self.rt().class_methods
+        let rt = self.rt();
+        rt.take_in(self);
+        &rt.class_methods
+    }
+
+    fn take_in_library(&self) {
+        self.rt().take_in(self);
     }
 
     /// Field defaults aligned with `field_names` (inherited first); None = nil.

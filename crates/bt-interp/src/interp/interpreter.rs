@@ -220,10 +220,8 @@ fn job_to_pool(sys: &ActorSys, main: &ProcRef, done: &GuestDone, slot: &Arc<JobS
 /// library image; None when it cannot be shared).
 fn build_library_image() -> Option<crate::interp::library_image::LibraryImage> {
     let vm = Interpreter::loading_library(InterpreterOptions::default());
-    if !vm.binding_names().is_empty() {
-        return None; // top-level statements of the library: their effects are not copied
-    }
-    crate::interp::library_image::LibraryImage::of(&vm.prog, vm.stdlib_warnings.clone())
+    let warnings = vm.library_problems(true);
+    crate::interp::library_image::LibraryImage::of(&vm.prog, warnings)
 }
 
 impl Interpreter {
@@ -347,33 +345,21 @@ impl Interpreter {
         run_job(&self.sys, &self.job_slot, on_pool, self.main.get_mut(), f)
     }
 
+    /// Defers the built-in library: its classes are taken in on first use
+    /// (`loader::LazyLibrary`), so nothing of it is parsed or installed yet and nothing is
+    /// reported here; what taking in reports is `loader::LazyLibrary::problems`.
     fn load_stdlib(&self) -> Vec<String> {
-        // Parsed once per process (shared with the checker): the library's syntax trees depend
-        // on nothing but its text.
-        static PARSED: std::sync::OnceLock<Vec<SourceUnit>> = std::sync::OnceLock::new();
-        let units: &'static [SourceUnit] = PARSED.get_or_init(|| {
-            crate::interp::stdlib::FILES
-                .iter()
-                .zip(crate::check::library::parsed())
-                .map(|((name, src), module)| SourceUnit {
-                    path: format!("stdlib/{name}"),
-                    src: std::borrow::Cow::Borrowed(src),
-                    module: std::borrow::Cow::Borrowed(module),
-                    file: crate::interp::eval::code::NO_FILE,
-                    stdlib: true,
-                })
-                .collect()
-        });
-        let report = self.load_parsed(units, Some(units));
-        let mut w: Vec<String> = report
-            .warnings
-            .into_iter()
-            .map(|(f, m)| format!("{f}: {m}"))
-            .collect();
-        if let Some(e) = report.error {
-            w.push(e.report());
+        loader::LazyLibrary::start(&self.prog);
+        Vec::new()
+    }
+
+    /// What taking in the built-in library has reported so far (should be empty; the whole
+    /// library is taken in first when `all` is set).
+    pub fn library_problems(&self, all: bool) -> Vec<String> {
+        if all {
+            self.prog.take_in_library();
         }
-        w
+        loader::LazyLibrary::problems(&self.prog)
     }
 
     /// Loads files as one unit: all declarations first, then statements in the order given.

@@ -208,8 +208,7 @@ impl Program {
                         &ci.class_methods,
                         me.clone(),
                     )),
-                    field_defaults: ci.field_defaults.clone(),
-                    typed_slots: ci.typed_slots.clone(),
+                    ..ClassRt::new(ci.field_defaults.clone(), ci.typed_slots.clone())
                 }),
             });
             if let Some(s) = &superclass {
@@ -241,7 +240,34 @@ mod tests {
         );
         let loaded = Interpreter::loading_library(InterpreterOptions::default());
         let copied = Program::from_image(InterpreterOptions::default(), img);
-        let a = loaded.prog.all_classes();
+        assert_same_programs(&loaded.prog, &copied);
+    }
+
+    /// A program that takes the library in class by class (in an order unlike the library's)
+    /// ends with the classes, methods, subclass lists and protocols of one that takes it in
+    /// at once.
+    #[test]
+    fn lazy_and_whole_programs_agree() {
+        let whole = Interpreter::loading_library(InterpreterOptions::default());
+        whole.prog.take_in_library();
+        let lazy = Interpreter::loading_library(InterpreterOptions::default());
+        // A user class made before the library's other subclasses of Object are.
+        lazy.eval("t", "Object subclass: LateUser\n  hi => 1\n")
+            .unwrap();
+        let mut names: Vec<&str> = crate::check::library::index().class_names().collect();
+        names.sort();
+        for n in names.iter().rev() {
+            let c = lazy.prog.class_named(n).expect(n);
+            let _ = c.methods().read().len();
+        }
+        whole
+            .eval("t", "Object subclass: LateUser\n  hi => 1\n")
+            .unwrap();
+        assert_same_programs(&whole.prog, &lazy.prog);
+    }
+
+    fn assert_same_programs(loaded: &Program, copied: &Program) {
+        let a = loaded.all_classes();
         let b = copied.all_classes();
         assert_eq!(a.len(), b.len());
         let describe = |m: &Method| match m {
@@ -326,9 +352,9 @@ mod tests {
             }
         }
         let protos = |p: &Program| -> Vec<Sym> { p.protocols.read().keys().copied().collect() };
-        assert_eq!(protos(&loaded.prog), protos(&copied));
+        assert_eq!(protos(loaded), protos(copied));
         assert_eq!(
-            loaded.prog.arith_overridden.load(Ordering::Relaxed),
+            loaded.arith_overridden.load(Ordering::Relaxed),
             copied.arith_overridden.load(Ordering::Relaxed)
         );
     }

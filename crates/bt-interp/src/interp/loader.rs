@@ -28,7 +28,7 @@ mod methods;
 mod statements;
 
 use library::library_standalone;
-pub use library::{install_library, library_doc};
+pub use library::{all_units, install_library, library_doc, LazyLibrary};
 use methods::{install_method, lower_method};
 pub use statements::{init_class_state, lower_statements, run_statements};
 
@@ -139,6 +139,13 @@ fn install<'u>(
             match sup {
                 Some(sup) => {
                     progress = true;
+                    if !library {
+                        // What the class inherits from the library (class variables,
+                        // methods) is there before it is made.
+                        if let Some(s) = &sup {
+                            s.take_in_library();
+                        }
+                    }
                     let (c, prev, extended) =
                         create_class(prog, units[fi].file, decl, sup, &mut diags[fi]);
                     created_by_name.insert(c.name, c.clone());
@@ -396,6 +403,10 @@ fn create_class(
                 .iter()
                 .any(|(n, _)| prev.field_index(*n).is_none());
             let is_core = is_core_class(prog, prev);
+            if gains_fields && !is_core {
+                // Its subclasses include the library's.
+                prog.take_in_library();
+            }
             if !gains_fields || is_core || !prev.live_subclasses().is_empty() {
                 if gains_fields {
                     diags.push(Diagnostic::warning(

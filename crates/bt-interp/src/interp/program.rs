@@ -173,7 +173,12 @@ pub struct SourceGc {
 }
 
 pub struct Program {
+    /// Every class by name (`class_named` and `all_classes` take in the built-in library's
+    /// classes first when they are taken in on first use).
     pub classes: RwLock<HashMap<Sym, ClassRef>>,
+    /// The built-in library when its classes are taken in on first use
+    /// (`loader::library::LazyLibrary`).
+    pub library: std::sync::OnceLock<Arc<dyn crate::interp::class::PendingLibrary>>,
     pub core: Core,
     pub syms: Syms,
     /// Bumped whenever a method dictionary or the class table changes (method caches).
@@ -467,6 +472,7 @@ impl Program {
         let syms = Syms::get();
         Program {
             classes: RwLock::new(table),
+            library: std::sync::OnceLock::new(),
             core,
             syms,
             epoch: AtomicU64::new(1),
@@ -571,11 +577,40 @@ impl Program {
     }
 
     pub fn class_named(&self, name: &str) -> Option<ClassRef> {
-        self.classes.read().get(&Sym::new(name)).cloned()
+        self.class_by_sym(Sym::new(name))
     }
 
     pub fn class_by_sym(&self, name: Sym) -> Option<ClassRef> {
+        let found = self.classes.read().get(&name).cloned();
+        if let Some(c) = found {
+            if !c.rt().pending.load(Ordering::Acquire) {
+                return Some(c);
+            }
+            // Taking its library declarations in may replace it (a built-in class the
+            // library gives fields).
+            c.take_in_library();
+            return self.classes.read().get(&name).cloned();
+        }
+        // A library class not taken in yet.
+        let lib = self.library.get()?;
+        if !lib.take_in_named(name) {
+            return None;
+        }
         self.classes.read().get(&name).cloned()
+    }
+
+    /// Takes in the whole built-in library when its classes are taken in on first use (before
+    /// anything that lists classes, subclasses or protocols).
+    pub fn take_in_library(&self) {
+        if let Some(lib) = self.library.get() {
+            lib.take_in_all();
+        }
+    }
+
+    /// The protocols by name (the whole library's taken in first).
+    pub fn protocol_table(&self) -> &RwLock<BTreeMap<Sym, ProtocolInfo>> {
+        self.take_in_library();
+        &self.protocols
     }
 
     /// Registers (or replaces) a class in the table and links it under its superclass.
@@ -675,6 +710,7 @@ impl Program {
 
     /// Every class, sorted by name.
     pub fn all_classes(&self) -> Vec<ClassRef> {
+        self.take_in_library();
         let mut v: Vec<ClassRef> = self.classes.read().values().cloned().collect();
         v.sort_by(|a, b| a.name.as_str().cmp(b.name.as_str()));
         v

@@ -6,8 +6,19 @@ use crate::interp::{Interpreter, InterpreterOptions};
 
 #[test]
 fn stdlib_loads_cleanly() {
-    let vm = Interpreter::new(InterpreterOptions::default());
+    let vm = Interpreter::loading_library(InterpreterOptions::default());
     assert!(vm.stdlib_warnings.is_empty(), "{:?}", vm.stdlib_warnings);
+    // Every library class taken in, one unit each and all at once, reports nothing.
+    for name in crate::check::library::index().class_names() {
+        let one = Interpreter::loading_library(InterpreterOptions::default());
+        assert!(one.prog.class_named(name).is_some(), "{name}");
+        let p = one.library_problems(false);
+        assert!(p.is_empty(), "{name}: {p:?}");
+    }
+    let p = vm.library_problems(true);
+    assert!(p.is_empty(), "{p:?}");
+    let img = Interpreter::library_image().expect("the library image");
+    assert!(img.warnings.is_empty(), "{:?}", img.warnings);
 }
 
 #[test]

@@ -232,7 +232,7 @@ impl Ctx {
                 Some(c) => self.is_kind_of(v, &c),
                 None => {
                     // Not a class: maybe a protocol name.
-                    if self.prog.protocols.read().contains_key(name) {
+                    if self.prog.protocol_table().read().contains_key(name) {
                         let cls = self.class_of(v);
                         (self.prog.prims.prims.hooks.conforms)(self, &cls, *name)
                     } else {

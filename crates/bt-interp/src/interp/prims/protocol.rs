@@ -28,7 +28,7 @@ pub fn register(p: &mut Prims) {
             other => name_of(other),
         };
         Ok(Value::bool(name.is_some_and(|n| {
-            ctx.prog.protocols.read().contains_key(&n)
+            ctx.prog.protocol_table().read().contains_key(&n)
         })))
     });
     p.add_class(pr, "named:", |ctx, _, a| {
@@ -80,7 +80,7 @@ fn extending(ctx: &mut Ctx, r: &Value, _: &[Value]) -> EvalResult {
     let name = me(ctx, r)?;
     let ext = ctx
         .prog
-        .protocols
+        .protocol_table()
         .read()
         .get(&name)
         .and_then(|p| p.extending);
@@ -127,7 +127,7 @@ fn protocol_class(ctx: &Ctx) -> ClassRef {
 
 /// The protocol object for a declared protocol name (None when no protocol has that name).
 pub fn global(ctx: &Ctx, name: Sym) -> Option<Value> {
-    if !ctx.prog.protocols.read().contains_key(&name) {
+    if !ctx.prog.protocol_table().read().contains_key(&name) {
         return None;
     }
     Some(native(ProtocolObj {

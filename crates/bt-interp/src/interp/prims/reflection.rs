@@ -61,12 +61,14 @@ pub fn register(p: &mut Prims) {
         }
         Ok(Value::list(out))
     });
-    p.add(b, "subclasses", |_ctx, r, _| Ok(Value::list(subclasses(r))));
-    p.add(b, "allSubclasses", |_ctx, r, _| {
+    p.add(b, "subclasses", |ctx, r, _| {
+        Ok(Value::list(subclasses(&ctx.prog, r)))
+    });
+    p.add(b, "allSubclasses", |ctx, r, _| {
         let mut out = Vec::new();
-        let mut stack: Vec<Value> = subclasses(r).into_iter().rev().collect();
+        let mut stack: Vec<Value> = subclasses(&ctx.prog, r).into_iter().rev().collect();
         while let Some(s) = stack.pop() {
-            stack.extend(subclasses(&s).into_iter().rev());
+            stack.extend(subclasses(&ctx.prog, &s).into_iter().rev());
             out.push(s);
         }
         Ok(Value::list(out))
@@ -209,14 +211,14 @@ pub fn register(p: &mut Prims) {
     p.add(c, "conformsTo:", |ctx, r, a| {
         let name = sym_arg(ctx, &a[0], "conformsTo: argument")?;
         let (me, _) = split(ctx, r)?;
-        if !ctx.prog.protocols.read().contains_key(&name) {
+        if !ctx.prog.protocol_table().read().contains_key(&name) {
             return Ok(Value::False);
         }
         Ok(Value::bool(conforms(&ctx.prog, &me, name)))
     });
     p.add(c, "protocols", |ctx, r, _| {
         let (me, _) = split(ctx, r)?;
-        let names: Vec<Sym> = ctx.prog.protocols.read().keys().copied().collect();
+        let names: Vec<Sym> = ctx.prog.protocol_table().read().keys().copied().collect();
         let ok: Vec<Sym> = names
             .into_iter()
             .filter(|n| conforms(&ctx.prog, &me, *n))
@@ -299,7 +301,7 @@ pub fn register(p: &mut Prims) {
         Ok(Value::list(classes))
     });
     p.add_class(pr, "allProtocols", |ctx, _, _| {
-        let names: Vec<Sym> = ctx.prog.protocols.read().keys().copied().collect();
+        let names: Vec<Sym> = ctx.prog.protocol_table().read().keys().copied().collect();
         Ok(sym_list(sorted(names)))
     });
 
@@ -342,9 +344,16 @@ fn class_label(r: &Value) -> String {
 
 /// (class, is-metaclass) of a class-side receiver.
 fn split(ctx: &Ctx, r: &Value) -> Result<(ClassRef, bool), Unwind> {
+    // Reflection reads what the library declares of a class (docs, class variables).
     match r {
-        Value::Class(c) => Ok((c.clone(), false)),
-        Value::Meta(c) => Ok((c.clone(), true)),
+        Value::Class(c) => {
+            c.take_in_library();
+            Ok((c.clone(), false))
+        }
+        Value::Meta(c) => {
+            c.take_in_library();
+            Ok((c.clone(), true))
+        }
         other => {
             let n = ctx.class_name_of(other);
             Err(ctx.type_err(format!("{n} is not a class")))
@@ -374,7 +383,8 @@ fn superclass(ctx: &Ctx, r: &Value) -> Value {
     }
 }
 
-fn subclasses(r: &Value) -> Vec<Value> {
+fn subclasses(prog: &Program, r: &Value) -> Vec<Value> {
+    prog.take_in_library();
     match r {
         Value::Class(c) => c.live_subclasses().into_iter().map(Value::Class).collect(),
         Value::Meta(c) => c.live_subclasses().into_iter().map(Value::Meta).collect(),
@@ -398,7 +408,7 @@ fn sorted(mut v: Vec<Sym>) -> Vec<Sym> {
 
 /// All selectors a protocol requires (its own plus those of the protocols it extends).
 fn required(prog: &Program, name: Sym) -> Option<(Vec<Sym>, Vec<Sym>)> {
-    let protos = prog.protocols.read();
+    let protos = prog.protocol_table().read();
     let mut p = protos.get(&name)?;
     let mut inst = Vec::new();
     let mut cls = Vec::new();
