@@ -19,6 +19,8 @@ pub mod args;
 pub mod boundary;
 pub mod builtins;
 pub mod classtable;
+#[cfg(test)]
+mod decl_scan;
 pub mod decls;
 pub mod flow;
 pub mod infer;

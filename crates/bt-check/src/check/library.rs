@@ -181,44 +181,29 @@ pub struct FileDecls {
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 use std::sync::OnceLock;
 
-/// The name at the start of `t` (letters, digits, `_`): `Foo(E)` → `Foo`.
-fn name_of(t: &'static str) -> &'static str {
-    let end = t
-        .find(|c: char| !(c.is_alphanumeric() || c == '_'))
-        .unwrap_or(t.len());
-    &t[..end]
-}
+/// One file's entry of the index made at build time: (file name, classes with their
+/// superclasses, extended classes, protocols, aliases).
+type Scanned = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static [&'static str],
+    &'static [&'static str],
+    &'static [&'static str],
+);
 
-/// The declarations of one file's text (see [`Index`]).
-pub fn file_decls(src: &'static str) -> FileDecls {
-    let mut out = FileDecls::default();
-    for line in src.lines() {
-        let Some(first) = line.bytes().next() else {
-            continue;
-        };
-        if first.is_ascii_whitespace() || first == b'/' {
-            continue;
-        }
-        let toks: Vec<&'static str> = line.split_whitespace().collect();
-        if let Some(k) = toks.iter().position(|t| *t == "subclass:") {
-            if k >= 1 && k + 1 < toks.len() {
-                out.classes
-                    .push((name_of(toks[k + 1]), name_of(toks[k - 1])));
-            }
-        } else if toks.len() >= 3 && toks[0] == "Protocol" && toks[1] == "define:" {
-            out.protocols.push(name_of(toks[2]));
-        } else if toks.len() >= 2 && toks[0] == "type" {
-            out.aliases.push(name_of(toks[1]));
-        } else if toks.len() >= 2
-            && (toks[1] == ">>" || (toks[1] == "class" && toks.get(2) == Some(&">>")))
-        {
-            let n = name_of(toks[0]);
-            if !out.extends.contains(&n) {
-                out.extends.push(n);
-            }
-        }
+include!(concat!(env!("OUT_DIR"), "/stdlib_index.rs"));
+
+/// The declarations of the library file `name` (see [`Index`]), as the build script read them.
+pub fn file_decls(name: &str) -> FileDecls {
+    match SCANNED.iter().find(|s| s.0 == name) {
+        Some((_, classes, extends, protocols, aliases)) => FileDecls {
+            classes: classes.to_vec(),
+            extends: extends.to_vec(),
+            protocols: protocols.to_vec(),
+            aliases: aliases.to_vec(),
+        },
+        None => FileDecls::default(),
     }
-    out
 }
 
 /// The index of [`STDLIB`], read once per process.
@@ -226,8 +211,8 @@ pub fn index() -> &'static Index {
     static INDEX: OnceLock<Index> = OnceLock::new();
     INDEX.get_or_init(|| {
         let mut ix = Index::default();
-        for (i, (_, src)) in STDLIB.iter().enumerate() {
-            let d = file_decls(src);
+        for (i, (name, _)) in STDLIB.iter().enumerate() {
+            let d = file_decls(name);
             for (c, sup) in &d.classes {
                 let files = ix.by_class.entry(c).or_default();
                 if !files.contains(&i) {
@@ -368,12 +353,29 @@ mod tests {
                     Item::Stmt(_) => panic!("{name}: a library file has no top-level statements"),
                 }
             }
-            assert_eq!(file_decls(src), want, "{name}");
+            assert_eq!(file_decls(name), want, "{name}");
+            // The scan the build script made the index with reads the same from the text.
+            let s = super::super::decl_scan::scan(src);
+            let scanned = FileDecls {
+                classes: s.classes.iter().map(|(c, p)| (leak(c), leak(p))).collect(),
+                extends: s.extends.iter().map(|x| leak(x)).collect(),
+                protocols: s.protocols.iter().map(|x| leak(x)).collect(),
+                aliases: s.aliases.iter().map(|x| leak(x)).collect(),
+            };
+            assert_eq!(scanned, want, "{name}");
         }
     }
 
     fn leak(s: &str) -> &'static str {
         Box::leak(s.to_string().into_boxed_str())
+    }
+
+    #[test]
+    fn every_library_file_is_embedded_and_indexed() {
+        let mut embedded: Vec<&str> = STDLIB.iter().map(|(n, _)| *n).collect();
+        embedded.sort();
+        let indexed: Vec<&str> = SCANNED.iter().map(|s| s.0).collect();
+        assert_eq!(embedded, indexed, "stdlib/ and STDLIB differ");
     }
 
     #[test]

@@ -72,31 +72,50 @@ pub(crate) fn library_table() -> ClassTable {
     }
 }
 
-/// The root classes and the library files `files` as one unit, type names resolving against
-/// the whole library.
-fn take_in(files: &[usize]) -> ClassTable {
-    static NAMES: LibraryClassNames = LibraryClassNames;
-    let mut t = ClassTable {
-        classes: Layered::over(&NAMES),
-        aliases: Layered::over(aliases()),
-        protocols: Layered::over(protocols()),
-    };
-    t.load_roots();
-    let units: Vec<(&ast::Module, Origin)> = files
-        .iter()
-        .map(|&f| (library::module(f), Origin::Stdlib))
-        .collect();
-    t.add_unit(&units);
-    t
+/// The root classes and the library files taken in so far, type names resolving against
+/// the whole library. Files are added a closure at a time: a class is complete once its
+/// closure is in (its entry does not change after), so adding files to the same table
+/// makes the entries one table of those files would.
+struct TakenIn {
+    table: ClassTable,
+    files: Vec<bool>,
 }
 
-/// Takes in one unit at a time: an entry is made once, whichever thread asks first.
-static TAKING_IN: Mutex<()> = Mutex::new(());
+impl TakenIn {
+    fn new() -> TakenIn {
+        static NAMES: LibraryClassNames = LibraryClassNames;
+        let mut table = ClassTable {
+            classes: Layered::over(&NAMES),
+            aliases: Layered::over(aliases()),
+            protocols: Layered::over(protocols()),
+        };
+        table.load_roots();
+        TakenIn {
+            table,
+            files: vec![false; library::STDLIB.len()],
+        }
+    }
+
+    /// Adds the files of `files` not added yet, as one unit.
+    fn add(&mut self, files: &[usize]) {
+        let units: Vec<(&ast::Module, Origin)> = files
+            .iter()
+            .filter(|&&f| !std::mem::replace(&mut self.files[f], true))
+            .map(|&f| (library::module(f), Origin::Stdlib))
+            .collect();
+        if !units.is_empty() {
+            self.table.add_unit(&units);
+        }
+    }
+}
+
+/// Takes in one closure at a time: an entry is made once, whichever thread asks first.
+static TAKING_IN: Mutex<Option<TakenIn>> = Mutex::new(None);
 
 impl LibraryClasses {
     /// Makes the entries of `names` and of every class their closure completes.
     fn make(&self, names: &[&str]) {
-        let _g = TAKING_IN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = TAKING_IN.lock().unwrap_or_else(|e| e.into_inner());
         if names
             .iter()
             .all(|n| self.slots.get(*n).is_none_or(|s| s.get().is_some()))
@@ -104,10 +123,15 @@ impl LibraryClasses {
             return;
         }
         let (files, complete) = library::index().closure_with_classes(names);
-        let t = take_in(&files);
+        let t = g.get_or_insert_with(TakenIn::new);
+        t.add(&files);
         for c in complete {
-            if let (Some(slot), Some(info)) = (self.slots.get(c), t.classes.get(c)) {
-                let _ = slot.set(info.clone());
+            if let Some(slot) = self.slots.get(c) {
+                if slot.get().is_none() {
+                    if let Some(info) = t.table.classes.get(c) {
+                        let _ = slot.set(info.clone());
+                    }
+                }
             }
         }
     }
