@@ -90,6 +90,29 @@ impl Checker {
         }
     }
 
+    /// Takes in, on a thread of its own, the library classes `classes` (parsing their files
+    /// and, with `entries`, making their class-table entries), so that on a second core
+    /// this overlaps the caller's other start-up work; a reader that gets there first waits
+    /// for it or does it itself. Nothing changes but when the work is done: the files and
+    /// entries are the same whichever thread makes them.
+    pub fn prepare_in_background(classes: &'static [&'static str], entries: bool) {
+        let _ = std::thread::Builder::new()
+            .name("bt-check-library".into())
+            .spawn(move || {
+                if entries {
+                    let t = library_table::library_table();
+                    for c in classes {
+                        t.classes.get(c);
+                    }
+                } else {
+                    let ix = library::index();
+                    for f in ix.closure(classes) {
+                        library::module(f);
+                    }
+                }
+            });
+    }
+
     /// A checker that knows only the root classes (`ProtoObject`, `Object`, `Value`, `Actor`).
     pub fn bare() -> Checker {
         Checker {

@@ -257,6 +257,14 @@ impl Interpreter {
         let privileged = opts.privileged;
         let simulated = opts.sim.is_some();
         cfg.sim = opts.sim.clone();
+        if image.is_none() {
+            // The library classes nearly every program reaches (those of string and integer
+            // literals, the Transcript, and so Object's) are taken in by the checker and
+            // this program on first use; their files are parsed (and the checker's entries
+            // made) beside the rest of start-up, on a second core.
+            const COMMON: &[&str] = &["String", "Integer", "TranscriptStream"];
+            crate::check::Checker::prepare_in_background(COMMON, opts.check);
+        }
         let prog = Arc::new(match image {
             Some(img) => Program::from_image(opts, img),
             None => Program::bootstrap(opts, crate::interp::prims::shared()),
