@@ -1,8 +1,8 @@
 //! The built-in library as loaded, kept once per process ([`LibraryImage`]) so a new program
 //! starts from a copy of its classes instead of loading the library again.
 //!
-//! Loading the library into a program (`Program::bootstrap`, then `loader::install_library`
-//! over the parsed `stdlib/*.bt`, as a job of the main process) creates ~110 classes and
+//! Loading the whole library into a program (`Program::bootstrap`, then `loader::install_library`
+//! over the parsed `stdlib/*.bt`) creates ~110 classes and
 //! ~3,000 method-table entries and frees them again with the program: most of creating a
 //! `bt::Engine`. What it produces is the same for every program, so the process does it once
 //! into a template program and keeps:
@@ -21,8 +21,9 @@
 //! methods are lowered into the program's own code on first use as before. Engines stay
 //! isolated (tests/engine/shared_library.rs).
 //!
-//! The first program of a process loads the library itself ([`for_new_program`] answers None):
-//! a `bt run` makes one program, and building the image costs a load plus the copy. The
+//! The first program of a process takes the library in itself, class by class on first use
+//! ([`for_new_program`] answers None; `loader::LazyLibrary`): a `bt run` makes one program,
+//! and building the image costs a whole load plus the copy. The
 //! second program builds the image, and every later one copies it. If the library ever
 //! holds something the copy cannot share (a non-literal field default, a class variable
 //! holding an object, top-level statements, an eagerly lowered method), no image is made
