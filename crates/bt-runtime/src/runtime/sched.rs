@@ -87,7 +87,8 @@ pub(crate) struct Handoff {
     /// The waiter a runner lent to its wait's timeout (`Suspend::Wait`), given back by the
     /// worker when it resumes that runner (`Worker::resume_one`) and taken by the runner
     /// first thing after its suspension returns (`Cx::suspend_wait`): the timeout holds
-    /// the runner's own reference while it is suspended, no second one.
+    /// the runner's own reference while it is suspended, no second one. (`Cx::suspend_on`
+    /// lends a clone, which it drops.)
     pub(crate) back: Cell<Option<Arc<Waiter>>>,
 }
 
