@@ -365,6 +365,49 @@ fn calls_time_out_and_late_replies_are_dropped() {
     );
 }
 
+/// A caller whose call timed out goes on calling: the fired timeout keeps the reply slot
+/// until the caller resumes (a pool worker's caller lends its own reference to the timeout
+/// and gets it back then), and the next calls get their replies, with and without a
+/// deadline; the late reply of the timed-out call reaches nobody.
+#[test]
+fn a_caller_calls_again_after_a_timeout() {
+    let rt = runtime(1);
+    let slow = rt.spawn(handler(move |cx: &mut Cx<'_>, m: Message| {
+        let ms = m.args[0].as_int().unwrap_or(0) as u64;
+        cx.sleep(ms).map_err(|_| Value::Nil)?;
+        Ok(Value::Int(ms as i64))
+    }));
+    let fast = rt.spawn(Counter(0));
+    let (s, f) = (slow.clone(), fast.clone());
+    let caller = rt.spawn_task(move |cx| {
+        let first = cx.call(&s, msg("nap:", vec![Value::Int(10_000)]), Timeout::Ms(100));
+        let mut rest = Vec::new();
+        for i in 0..20 {
+            let t = if i % 2 == 0 {
+                Timeout::Ms(60_000)
+            } else {
+                Timeout::Infinity
+            };
+            rest.push(int(&cx
+                .call(&f, msg("add:", vec![Value::Int(1)]), t)
+                .unwrap()));
+        }
+        (first, rest)
+    });
+    let cp = caller.proc().clone();
+    wait_until("caller and target waiting", || {
+        cp.status() == ProcStatus::Waiting && slow.status() == ProcStatus::Waiting
+    });
+    rt.advance(100);
+    let (first, rest) = caller.join().unwrap();
+    assert!(matches!(first, Err(CallError::Timeout)), "{first:?}");
+    assert_eq!(rest, (1..=20).collect::<Vec<i64>>());
+    rt.advance(10_000);
+    let s = slow.clone();
+    let r = rt.block_on(move |cx| cx.call(&s, msg("nap:", vec![Value::Int(0)]), Timeout::Infinity));
+    assert_eq!(int(&r.unwrap().unwrap()), 0);
+}
+
 /// Requirement 6: FIFO per sender; a sync call after casts is a barrier.
 #[test]
 fn casts_are_fifo_per_sender_and_a_call_is_a_barrier() {

@@ -252,11 +252,12 @@ impl Worker {
         }
         let mut next = u64::MAX;
         for s in &mut self.slots {
-            if let Some((d, _)) = &s.timeout {
+            if let Some((d, w)) = &mut s.timeout {
                 if *d <= now {
-                    if let Some((_, w)) = s.timeout.take() {
-                        w.complete(&self.shared, Err(CallError::Timeout));
-                    }
+                    // Fired: the waiter stays until the coroutine is resumed (a pool
+                    // runner gets it back then: `resume_one`), with no deadline left.
+                    *d = u64::MAX;
+                    w.complete(&self.shared, Err(CallError::Timeout));
                 } else {
                     next = next.min(*d);
                 }
@@ -409,7 +410,13 @@ impl Worker {
             return;
         }
         let Some(co) = s.co.take() else { return };
-        s.timeout = None;
+        // A pool runner lent its waiter to the timeout: it takes it back right after its
+        // suspension returns (`Cx::suspend_wait`). A guest's runners lend nothing.
+        if let Some((_, w)) = s.timeout.take() {
+            if self.id < self.shared.guest_index() {
+                self.handoff.back.set(Some(w));
+            }
+        }
         self.drive(slot, co);
     }
 
