@@ -66,6 +66,11 @@ pub(crate) struct IcEntry {
     /// count is the selector's arity, else null: a send that pushed the selector's arguments
     /// runs it with no further test ([`IcEntry::plain`]).
     plain: *const CompiledMethod,
+    /// Integer arithmetic was the built-in one when the entry was filled (read after the
+    /// epoch the entry is valid for): no arithmetic override was installed up to that
+    /// epoch, so a send that finds the entry valid may compute Integer operations and
+    /// decide a guard inline with no further test ([`IcEntry::plain_int`]).
+    int_arith: bool,
 }
 
 impl IcEntry {
@@ -81,6 +86,15 @@ impl IcEntry {
         // retired into the Program like every method a hit points at (module doc); `&self`
         // is an entry that lives as long as that Program.
         Some((unsafe { &*self.plain }, self.hit.class()))
+    }
+
+    /// [`IcEntry::plain`] when Integer arithmetic was not overridden at the entry's epoch.
+    #[inline(always)]
+    pub(crate) fn plain_int(&self) -> Option<(&CompiledMethod, &Class)> {
+        if !self.int_arith {
+            return None;
+        }
+        self.plain()
     }
 
     /// The cached hit.
@@ -139,8 +153,16 @@ impl InlineCache {
         (e.key == key && e.epoch == epoch).then_some(e)
     }
 
-    /// Records a hit for later sends from this site.
-    pub(crate) fn fill(&self, prog: &impl Retire, key: usize, epoch: u64, hit: Hit) {
+    /// Records a hit for later sends from this site. `int_arith`: Integer arithmetic is not
+    /// overridden, read after `epoch` was (see [`IcEntry::plain_int`]).
+    pub(crate) fn fill(
+        &self,
+        prog: &impl Retire,
+        key: usize,
+        epoch: u64,
+        hit: Hit,
+        int_arith: bool,
+    ) {
         if self.misses.fetch_add(1, Ordering::Relaxed) >= MAX_MISSES {
             return;
         }
@@ -155,6 +177,7 @@ impl InlineCache {
             epoch,
             hit,
             plain,
+            int_arith,
         }));
         let old = self.entry.swap(new, Ordering::AcqRel);
         if !old.is_null() {

@@ -62,7 +62,8 @@ impl Ctx {
             Some(h) => h,
             None => {
                 let h = self.lookup(recv, tail.sel)?;
-                tail.ic.fill(&*self.prog, key, epoch, h);
+                tail.ic
+                    .fill(&*self.prog, key, epoch, h, self.int_arith_plain());
                 h
             }
         };
