@@ -71,6 +71,11 @@ pub(crate) struct IcEntry {
     /// epoch, so a send that finds the entry valid may compute Integer operations and
     /// decide a guard inline with no further test ([`IcEntry::plain_int`]).
     int_arith: bool,
+    /// What `Ctx::send_owned` learnt about the method at this site for this (key, epoch):
+    /// 0 not yet asked, `i + 1` its tail `self withX: arg` stores field `i`, `u32::MAX` no
+    /// such tail. The answer depends only on the site, the receiver's class and the epoch,
+    /// so any process may record it; a relaxed atomic, since every writer stores the same.
+    tail_field: AtomicU32,
 }
 
 impl IcEntry {
@@ -95,6 +100,26 @@ impl IcEntry {
             return None;
         }
         self.plain()
+    }
+
+    /// The recorded tail-setter field (`Some(None)`: the method has none), or `None` when
+    /// not recorded yet.
+    #[inline(always)]
+    pub(crate) fn tail_field(&self) -> Option<Option<usize>> {
+        match self.tail_field.load(Ordering::Relaxed) {
+            0 => None,
+            u32::MAX => Some(None),
+            i => Some(Some(i as usize - 1)),
+        }
+    }
+
+    /// Records [`IcEntry::tail_field`].
+    pub(crate) fn set_tail_field(&self, field: Option<usize>) {
+        let v = match field {
+            Some(i) if i < u32::MAX as usize - 1 => i as u32 + 1,
+            _ => u32::MAX,
+        };
+        self.tail_field.store(v, Ordering::Relaxed);
     }
 
     /// The cached hit.
@@ -178,6 +203,7 @@ impl InlineCache {
             hit,
             plain,
             int_arith,
+            tail_field: AtomicU32::new(0),
         }));
         let old = self.entry.swap(new, Ordering::AcqRel);
         if !old.is_null() {

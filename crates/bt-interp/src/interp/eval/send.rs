@@ -518,7 +518,7 @@ impl Ctx {
 
     /// A send site's cache missed: the full lookup, recorded in the site's cache.
     #[inline(never)]
-    fn cache_miss(
+    pub(super) fn cache_miss(
         &mut self,
         ic: &crate::interp::eval::hit::InlineCache,
         recv: &Value,
