@@ -50,3 +50,27 @@ fn constructor_and_getter_sites_follow_redefinition() {
     assert_eq!(show(&vm, "M make: 5"), "P(a: 5, b: 6)");
     assert_eq!(show(&vm, "M second: 5"), "50");
 }
+
+#[test]
+fn self_send_and_tail_setter_sites_follow_redefinition() {
+    let vm = Interpreter::new(InterpreterOptions::default());
+    vm.eval(
+        "t",
+        "Object subclass: F\n  \
+         class fib: n => n < 2 ifTrue: [n] ifFalse: [(self fib: n - 1) + (self fib: n - 2)]\n\n\
+         Value subclass: C\n  field: total = 0\n  add: n => self withTotal: self.total + n\n\n\
+         Object subclass: R\n  class run: k =>\n    c := C new\n    \
+         1 to: k do: [:i | c := c add: i]\n    c total\n",
+    )
+    .unwrap();
+    // The self-send sites decide the guard inline; the in-place site records the setter.
+    assert_eq!(show(&vm, "F fib: 15"), "610");
+    assert_eq!(show(&vm, "R run: 10"), "55");
+    // A method replaces the Value-class setter: the site's recorded field is not used.
+    vm.eval("t", "C >> withTotal: x => C new\n").unwrap();
+    assert_eq!(show(&vm, "R run: 10"), "0");
+    // Integer `-` overridden after the self-send sites filled their entries: the argument
+    // `n - 1` and the guard go through the override (every argument is 0, a leaf).
+    vm.eval("t", "Integer >> - other => 0\n").unwrap();
+    assert_eq!(show(&vm, "F fib: 15"), "0");
+}

@@ -260,7 +260,8 @@ pub fn compile(n: Node) -> Op {
             let (opk, sel, loc) = (b.op, b.sel, b.loc);
             if let (Some(l), Some(r)) = (int_src(&b.lhs), int_src(&b.rhs)) {
                 let (lo, ro) = (compile(b.lhs), compile(b.rhs));
-                return op(move |c, f| {
+                let (l2, r2) = (l, r);
+                let general = op(move |c, f| {
                     if let (Some(x), Some(y)) = (read_int(c, f, &l), read_int(c, f, &r)) {
                         if let Some(v) = c.int_op(opk, x, y) {
                             return Ok(v);
@@ -271,6 +272,9 @@ pub fn compile(n: Node) -> Op {
                     c.set_loc(loc);
                     c.send_impl(&lv, sel, std::slice::from_ref(&rv))
                 });
+                return match shapes::int_value(opk, &l2, &r2, general) {
+                    Ok(o) | Err(o) => o,
+                };
             }
             selfsend::compile_bin(b.lhs, b.rhs, opk, sel, loc, SUB)
         }

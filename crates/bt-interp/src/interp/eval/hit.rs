@@ -66,6 +66,16 @@ pub(crate) struct IcEntry {
     /// count is the selector's arity, else null: a send that pushed the selector's arguments
     /// runs it with no further test ([`IcEntry::plain`]).
     plain: *const CompiledMethod,
+    /// Integer arithmetic was the built-in one when the entry was filled (read after the
+    /// epoch the entry is valid for): no arithmetic override was installed up to that
+    /// epoch, so a send that finds the entry valid may compute Integer operations and
+    /// decide a guard inline with no further test ([`IcEntry::plain_int`]).
+    int_arith: bool,
+    /// What `Ctx::send_owned` learnt about the method at this site for this (key, epoch):
+    /// 0 not yet asked, `i + 1` its tail `self withX: arg` stores field `i`, `u32::MAX` no
+    /// such tail. The answer depends only on the site, the receiver's class and the epoch,
+    /// so any process may record it; a relaxed atomic, since every writer stores the same.
+    tail_field: AtomicU32,
 }
 
 impl IcEntry {
@@ -81,6 +91,35 @@ impl IcEntry {
         // retired into the Program like every method a hit points at (module doc); `&self`
         // is an entry that lives as long as that Program.
         Some((unsafe { &*self.plain }, self.hit.class()))
+    }
+
+    /// [`IcEntry::plain`] when Integer arithmetic was not overridden at the entry's epoch.
+    #[inline(always)]
+    pub(crate) fn plain_int(&self) -> Option<(&CompiledMethod, &Class)> {
+        if !self.int_arith {
+            return None;
+        }
+        self.plain()
+    }
+
+    /// The recorded tail-setter field (`Some(None)`: the method has none), or `None` when
+    /// not recorded yet.
+    #[inline(always)]
+    pub(crate) fn tail_field(&self) -> Option<Option<usize>> {
+        match self.tail_field.load(Ordering::Relaxed) {
+            0 => None,
+            u32::MAX => Some(None),
+            i => Some(Some(i as usize - 1)),
+        }
+    }
+
+    /// Records [`IcEntry::tail_field`].
+    pub(crate) fn set_tail_field(&self, field: Option<usize>) {
+        let v = match field {
+            Some(i) if i < u32::MAX as usize - 1 => i as u32 + 1,
+            _ => u32::MAX,
+        };
+        self.tail_field.store(v, Ordering::Relaxed);
     }
 
     /// The cached hit.
@@ -139,8 +178,16 @@ impl InlineCache {
         (e.key == key && e.epoch == epoch).then_some(e)
     }
 
-    /// Records a hit for later sends from this site.
-    pub(crate) fn fill(&self, prog: &impl Retire, key: usize, epoch: u64, hit: Hit) {
+    /// Records a hit for later sends from this site. `int_arith`: Integer arithmetic is not
+    /// overridden, read after `epoch` was (see [`IcEntry::plain_int`]).
+    pub(crate) fn fill(
+        &self,
+        prog: &impl Retire,
+        key: usize,
+        epoch: u64,
+        hit: Hit,
+        int_arith: bool,
+    ) {
         if self.misses.fetch_add(1, Ordering::Relaxed) >= MAX_MISSES {
             return;
         }
@@ -155,6 +202,8 @@ impl InlineCache {
             epoch,
             hit,
             plain,
+            int_arith,
+            tail_field: AtomicU32::new(0),
         }));
         let old = self.entry.swap(new, Ordering::AcqRel);
         if !old.is_null() {

@@ -29,7 +29,27 @@ impl Ctx {
             Ok(key) => key,
             Err(done) => return done,
         };
-        let (hit, epoch) = self.cached_lookup(ic, recv, key, sel);
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        if let Some(e) = ic.entry(key, epoch) {
+            // One read of the site's entry serves both sends: whether its method's tail
+            // setter applies is recorded on the entry the first time.
+            let h = e.hit();
+            if let (HitKind::Compiled(_), Some(cm)) = (h.kind, h.compiled()) {
+                let field = match e.tail_field() {
+                    Some(field) => field,
+                    None => {
+                        let field = self.tail_setter(cm, recv, key, epoch, base);
+                        e.set_tail_field(field);
+                        field
+                    }
+                };
+                if let Some(field) = field {
+                    return self.run_tail_setter(h, cm, recv, base, field);
+                }
+            }
+            return self.dispatch_at(Some(h), recv, sel, base);
+        }
+        let hit = self.cache_miss(ic, recv, key, epoch, sel);
         if let Some(h) = hit {
             if let (HitKind::Compiled(_), Some(cm)) = (h.kind, h.compiled()) {
                 if let Some(field) = self.tail_setter(cm, recv, key, epoch, base) {
@@ -62,7 +82,8 @@ impl Ctx {
             Some(h) => h,
             None => {
                 let h = self.lookup(recv, tail.sel)?;
-                tail.ic.fill(&*self.prog, key, epoch, h);
+                tail.ic
+                    .fill(&*self.prog, key, epoch, h, self.int_arith_plain());
                 h
             }
         };

@@ -391,6 +391,94 @@ impl Ctx {
         self.dispatch_at(hit, recv, sel, base)
     }
 
+    /// `self sel: local + k` (a one-argument self-send whose argument is an Integer local
+    /// plus a literal) when the site's entry is a plain compiled method valid at the current
+    /// epoch with Integer arithmetic not overridden: the argument is computed, the callee's
+    /// guard decided from it in a register, and a leaf arm answers without the argument ever
+    /// being pushed; otherwise the argument becomes the activation's parameter. `None`: not
+    /// this case (nothing was evaluated or counted; the caller takes the general send).
+    /// Computing the argument first or after the entry check is the same: with arithmetic not
+    /// overridden it sends nothing.
+    #[inline(always)]
+    pub(crate) fn self_send_add(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        sel: Sym,
+        slot: usize,
+        k: i64,
+    ) -> Option<Flow> {
+        let key = match recv {
+            Value::Object(i) => Arc::as_ptr(&i.class) as usize,
+            Value::Class(c) => Arc::as_ptr(c) as usize | 1,
+            _ => return None,
+        };
+        let Some(Value::Int(i)) = self.stack.get(slot) else {
+            return None;
+        };
+        let i = *i;
+        let epoch = self.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+        let (cm, defc) = ic.entry(key, epoch)?.plain_int()?;
+        let x = i.checked_add(k)?;
+        // The send's reduction. A preemption (the slow tick) may change the program: the
+        // send then goes the general way with the argument it computed.
+        self.reductions -= 1;
+        if self.reductions == 0 {
+            return Some(self.self_send_slow_tick(ic, recv, sel, x));
+        }
+        debug_assert_eq!(cm.code.nparams, 1);
+        let code = &cm.code;
+        let mut arm = None;
+        if let Some(g) = &code.guard {
+            if g.on_only_param() {
+                let t = g.test_int(x);
+                // A leaf arm answers with no activation — unless the depth limit would end
+                // the call, which the activation then raises.
+                if self.depth < self.max_depth {
+                    if let Some(v) = g.leaf_int(t, x) {
+                        return Some(Ok(v));
+                    }
+                }
+                arm = Some(t);
+            }
+        }
+        let base = self.stack.len();
+        self.stack.push(Value::Int(x));
+        Some(
+            self.activation(cm, defc, recv, base, |c, f| plain_body(code, arm, c, f))
+                .map(|r| r.unwrap_or_else(|answer| answer)),
+        )
+    }
+
+    /// [`Ctx::self_send_add`] when its reduction ran the slow tick: the argument pushed and
+    /// the cached send made in general.
+    #[inline(never)]
+    fn self_send_slow_tick(
+        &mut self,
+        ic: &crate::interp::eval::hit::InlineCache,
+        recv: &Value,
+        sel: Sym,
+        x: i64,
+    ) -> Flow {
+        self.tick_slow()?;
+        let base = self.stack.len();
+        self.stack.push(Value::Int(x));
+        let Some(key) = self.dispatch_key(recv) else {
+            return self.send_at(recv, sel, base);
+        };
+        let (hit, _) = self.cached_lookup(ic, recv, key, sel);
+        self.dispatch_at(hit, recv, sel, base)
+    }
+
+    /// Integer arithmetic is the built-in one (no arithmetic method installed on Integer).
+    #[inline(always)]
+    pub(crate) fn int_arith_plain(&self) -> bool {
+        !self
+            .prog
+            .arith_overridden
+            .load(std::sync::atomic::Ordering::Relaxed)
+    }
+
     /// The start of a send from a site with an inline cache: the receiver's dispatch key and
     /// the reduction. `Err` holds the whole send's outcome when it ended here (a runtime
     /// object, routed by `send_at`, or a preemption error).
@@ -430,7 +518,7 @@ impl Ctx {
 
     /// A send site's cache missed: the full lookup, recorded in the site's cache.
     #[inline(never)]
-    fn cache_miss(
+    pub(super) fn cache_miss(
         &mut self,
         ic: &crate::interp::eval::hit::InlineCache,
         recv: &Value,
@@ -440,7 +528,7 @@ impl Ctx {
     ) -> Option<Hit> {
         let hit = self.lookup(recv, sel);
         if let Some(h) = hit {
-            ic.fill(&*self.prog, key, epoch, h);
+            ic.fill(&*self.prog, key, epoch, h, self.int_arith_plain());
         }
         hit
     }

@@ -23,7 +23,7 @@ impl Ctx {
         match self.lookup_in(cls, false, sel) {
             Some((m, d)) => {
                 let h = m.hit(&d, sel);
-                ic.fill(&*self.prog, key, epoch, h);
+                ic.fill(&*self.prog, key, epoch, h, self.int_arith_plain());
                 h.is_prim()
             }
             None => false,

@@ -39,6 +39,33 @@ impl Guard {
         }
     }
 
+    /// Whether the guard tests the only parameter of a one-argument method (slot 0): a
+    /// one-argument self-send can decide it from its Integer argument before pushing it
+    /// ([`Guard::test_int`], `Ctx::self_send_add`).
+    #[inline(always)]
+    pub(crate) fn on_only_param(&self) -> bool {
+        self.on_param && self.slot == 0
+    }
+
+    /// The guard's outcome for the Integer `x` in the tested slot (`true`: the `ifTrue:`
+    /// arm). The caller has established that Integer arithmetic is not overridden
+    /// (`IcEntry::plain_int`).
+    #[inline(always)]
+    pub(crate) fn test_int(&self, x: i64) -> bool {
+        ((x.wrapping_sub(self.lo) as u64) <= self.span) != self.neg
+    }
+
+    /// The answer of arm `t` without an activation when the arm is the tested parameter
+    /// (`x`, its value) or a constant; `None` when the arm must run in the activation.
+    #[inline(always)]
+    pub(crate) fn leaf_int(&self, t: bool, x: i64) -> Option<Value> {
+        match if t { &self.a } else { &self.b } {
+            Arg::Local(s) if *s == self.slot => Some(Value::Int(x)),
+            Arg::Const(v) => Some(fast_clone(v)),
+            _ => None,
+        }
+    }
+
     /// Runs one arm (chosen by [`Guard::decide`]) in the activation `f`.
     #[inline(always)]
     pub(crate) fn run_arm(&self, t: bool, c: &mut Ctx, f: &Frame) -> Flow {

@@ -154,6 +154,7 @@ impl std::fmt::Debug for Guard {
 }
 
 /// An Integer operand known without evaluation.
+#[derive(Clone, Copy)]
 pub(super) enum IntSrc {
     Lit(i64),
     Local(usize),

@@ -53,6 +53,12 @@ impl SelfSend {
     /// activation inline: `Ctx::send_cached_compiled`).
     #[inline(always)]
     pub(super) fn run(&self, c: &mut Ctx, f: &Frame) -> Flow {
+        if let SelfArg::LocalAdd(s, k, _) = &self.arg {
+            c.set_loc(self.loc);
+            if let Some(r) = c.self_send_add(&self.ic, f.recv, self.sel, f.base + s, *k) {
+                return r;
+            }
+        }
         let v = match &self.arg {
             SelfArg::LocalAdd(s, k, slow) => match c.stack.get(f.base + s) {
                 Some(Value::Int(i)) if !c.prog.arith_overridden.load(Ordering::Relaxed) => {

@@ -149,6 +149,59 @@ fn set<A: Arith, X: Rd, Y: Rd>(d: usize, x: X, y: Y, slow: Op) -> Eff {
     }))
 }
 
+/// `self.x` on an instance whose class has the field `x` at the index (an Integer field).
+struct SelfField(usize, crate::value::Sym);
+
+impl Rd for SelfField {
+    #[inline(always)]
+    fn rd(&self, _: &Ctx, f: &Frame) -> Option<i64> {
+        match f.recv {
+            Value::Object(inst) if inst.class.field_names.get(self.0) == Some(&self.1) => {
+                match inst.fields.get(self.0) {
+                    Some(Value::Int(i)) => Some(*i),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}
+
+/// `a op b` as a value (op `+ - *`; operands locals, literals or `self.x` fields), one
+/// monomorphic closure (`self.total + n` in a Value-class `withTotal:` argument). `Err`
+/// hands `slow` back for a shape not covered.
+pub(super) fn int_value(op: BinOp, l: &IntSrc, r: &IntSrc, slow: Op) -> Result<Op, Op> {
+    macro_rules! by_op {
+        ($x:expr, $y:expr) => {
+            match op {
+                BinOp::Add => Ok(value::<AddOp, _, _>($x, $y, slow)),
+                BinOp::Sub => Ok(value::<SubOp, _, _>($x, $y, slow)),
+                BinOp::Mul => Ok(value::<MulOp, _, _>($x, $y, slow)),
+                _ => Err(slow),
+            }
+        };
+    }
+    match (l, r) {
+        (IntSrc::SelfField(i, n), IntSrc::Local(b)) => by_op!(SelfField(*i, *n), Loc(*b)),
+        (IntSrc::SelfField(i, n), IntSrc::Lit(b)) => by_op!(SelfField(*i, *n), Lit(*b)),
+        (IntSrc::Local(a), IntSrc::SelfField(i, n)) => by_op!(Loc(*a), SelfField(*i, *n)),
+        (IntSrc::Local(a), IntSrc::Local(b)) => by_op!(Loc(*a), Loc(*b)),
+        (IntSrc::Local(a), IntSrc::Lit(b)) => by_op!(Loc(*a), Lit(*b)),
+        _ => Err(slow),
+    }
+}
+
+fn value<A: Arith, X: Rd, Y: Rd>(x: X, y: Y, slow: Op) -> Op {
+    op(move |c, f| {
+        if let (Some(a), Some(b)) = (x.rd(c, f), y.rd(c, f)) {
+            if let (false, Some(z)) = (overridden(c), A::ar(a, b)) {
+                return Ok(Value::Int(z));
+            }
+        }
+        slow.run(c, f)
+    })
+}
+
 /// The parts of a `whileTrue:`/`whileFalse:` loop the shapes need.
 pub(super) struct WhileParts {
     pub(super) while_true: bool,

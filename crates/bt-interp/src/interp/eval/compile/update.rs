@@ -140,8 +140,10 @@ pub(super) fn compile_in_place(
             slow(c, f, base)
         });
     }
-    let args: Vec<Op> = args.into_iter().map(sub.expr).collect();
     if let VarRef::Local(i) = var {
+        // The arguments as operand forms: a local or a literal is read inline, with no
+        // dynamic call.
+        let args: Vec<Arg> = args.into_iter().map(|n| Arg::new(n, sub)).collect();
         // An instance in a local (never one of the in-place collections): the receiver is
         // lent to the send as owned, so a Value-class `withX:` copy can reuse it.
         let i = i as usize;
@@ -185,6 +187,7 @@ pub(super) fn compile_in_place(
             store_lent(c, slot, recv, r, keep)
         });
     }
+    let args: Vec<Op> = args.into_iter().map(sub.expr).collect();
     let rest = in_place_rest(var, sel, nargs, loc, keep, ic);
     op(move |c, f| {
         let base = c.stack.len();
