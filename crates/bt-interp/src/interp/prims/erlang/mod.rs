@@ -309,7 +309,18 @@ fn print(ctx: &mut Ctx, v: &Value) -> String {
 /// Dispatches to the module implementations.
 pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
     match module {
-        "erlang" => modules::erlang(ctx, f, a),
+        "erlang" => match (f, a) {
+            ("apply", [m, fname, args]) => {
+                let (m, fname) = (modules::atom_name(m)?, modules::atom_name(fname)?);
+                let args = terms::list_arg(args)?;
+                call(ctx, &m, &fname, &args)
+            }
+            ("binary_part", _) => text::binary("part", a),
+            ("universaltime" | "localtime", []) => Ok(os::datetime_now()),
+            ("date", []) => Ok(os::date_time_part(0)),
+            ("time", []) => Ok(os::date_time_part(1)),
+            _ => modules::erlang(ctx, f, a),
+        },
         "math" => modules::math(f, a),
         "timer" => modules::timer(ctx, f, a),
         "lists" => lists::call(ctx, f, a),

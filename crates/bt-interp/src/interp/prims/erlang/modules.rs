@@ -84,7 +84,7 @@ fn is_atom(v: &Value) -> bool {
     )
 }
 
-fn atom_name(v: &Value) -> Result<String, Fail> {
+pub(super) fn atom_name(v: &Value) -> Result<String, Fail> {
     Ok(match v {
         Value::Symbol(s) => s.as_str().to_string(),
         Value::Nil => "nil".into(),
@@ -366,11 +366,6 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             // Rounded towards negative infinity, as Erlang does.
             Ok(int_value(num_integer::Integer::div_floor(&v, &d)))
         }
-        ("apply", [m, f, args]) => {
-            let (m, f) = (atom_name(m)?, atom_name(f)?);
-            let args = list_arg(args)?;
-            super::call(ctx, &m, &f, &args)
-        }
         ("apply", [f, args]) => fun(ctx, f, &list_arg(args)?),
         ("band" | "bor" | "bxor" | "bsl" | "bsr", [x, y]) => {
             let (x, y) = match (big(x), big(y)) {
@@ -408,10 +403,6 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
                 .as_sym()
                 .is_some_and(|s| s.as_str() != "nonode@nohost"),
         )),
-        ("binary_part", [s, pos, len]) => {
-            super::text::binary("part", &[s.clone(), pos.clone(), len.clone()])
-        }
-        ("binary_part", [s, pl]) => super::text::binary("part", &[s.clone(), pl.clone()]),
         ("split_binary", [s, n]) => {
             let b = match s {
                 V::Str(s) => s.as_bytes().to_vec(),
@@ -433,9 +424,6 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         },
         ("float_to_list", [x, opts]) => Ok(charlist(&float_opts(x, opts)?)),
         ("float_to_binary", [x, opts]) => Ok(V::str(float_opts(x, opts)?)),
-        ("universaltime" | "localtime", []) => Ok(super::os::datetime_now()),
-        ("date", []) => Ok(super::os::date_time_part(0)),
-        ("time", []) => Ok(super::os::date_time_part(1)),
         _ => Err(Fail::Undef),
     }
 }
