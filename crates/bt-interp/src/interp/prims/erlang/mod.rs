@@ -7,8 +7,8 @@
 //! Integers, as in Erlang.
 //!
 //! bt implements the pure, commonly used functions of `erlang`, `lists`, `maps`, `string`,
-//! `binary`, `math`, `timer`, `unicode`, `crypto`, `base64`, `proplists`, `os` and `calendar`
-//! itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
+//! `binary`, `math`, `timer`, `unicode`, `crypto`, `base64`, `proplists`, `os`, `calendar`,
+//! `io` and `io_lib` itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
 //! more with those Strings as charlists (Erlang APIs that take strings want charlists), and a
 //! charlist it answers then comes back as a String. Errors are raised as Erlang
 //! raises them, as exceptions whose kind is the Erlang reason (`badarg`, `badkey`, `badmap`,
@@ -27,6 +27,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 mod crypto;
+mod format;
 mod lists;
 mod maps;
 mod modules;
@@ -251,8 +252,8 @@ fn raise(ctx: &mut Ctx, module: &str, function: &str, arity: usize, f: Fail) -> 
                 ),
                 None => format!(
                     "Erlang module '{module}' is not available (bt implements erlang, lists, \
-                     maps, string, binary, math, timer, unicode, crypto, base64, proplists, os \
-                     and calendar); name an Erlang peer to run it with --erlang-peer NODE"
+                     maps, string, binary, math, timer, unicode, crypto, base64, proplists, os, \
+                     calendar, io and io_lib); name an Erlang peer to run it with --erlang-peer NODE"
                 ),
             },
         ),
@@ -333,6 +334,8 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
         "proplists" => proplists::proplists(f, a),
         "os" => os::os(ctx, f, a),
         "calendar" => os::calendar(f, a),
+        "io_lib" => format::io_lib(f, a),
+        "io" => format::io(ctx, f, a),
         _ => Err(Fail::Undef),
     }
 }

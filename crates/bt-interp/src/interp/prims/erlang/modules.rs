@@ -27,6 +27,8 @@ pub(super) fn known(module: &str) -> bool {
             | "proplists"
             | "os"
             | "calendar"
+            | "io"
+            | "io_lib"
     )
 }
 
