@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::modules::erl_cmp;
-use super::terms::{atom, fun, int_arg, is_num, list, list_fc, truth, Fail, R};
+use super::terms::{atom, int_arg, is_num, list, list_arg, list_fc, truth, Fail, R};
 use crate::interp::eval::Ctx;
 use crate::value::order::strict_eq;
 use crate::value::Value;
@@ -143,13 +143,13 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             flatten_into(&list_fc(l)?, &mut out);
             Ok(list(out))
         }
-        ("member", [x, l]) => Ok(Value::bool(list_fc(l)?.iter().any(|e| strict_eq(e, x)))),
+        ("member", [x, l]) => Ok(Value::bool(list_arg(l)?.iter().any(|e| strict_eq(e, x)))),
         ("keyfind", [k, n, l]) => {
-            let (n, l) = (idx(n)?, list_fc(l)?);
+            let (n, l) = (pos_badarg(n)?, list_arg(l)?);
             Ok(keyfind(k, n, &l).cloned().unwrap_or(Value::False))
         }
         ("keymember", [k, n, l]) => {
-            let (n, l) = (idx(n)?, list_fc(l)?);
+            let (n, l) = (pos_badarg(n)?, list_arg(l)?);
             Ok(Value::bool(keyfind(k, n, &l).is_some()))
         }
         ("keydelete", [k, n, l]) => {
@@ -211,7 +211,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(l))
         }
         ("subtract", [x, y]) => {
-            let (mut l, y) = (list_fc(x)?, list_fc(y)?);
+            let (mut l, y) = (list_arg(x)?, list_arg(y)?);
             for e in y {
                 if let Some(p) = l.iter().position(|v| strict_eq(v, &e)) {
                     l.remove(p);
@@ -584,6 +584,23 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(out))
         }
         _ => Err(Fail::Undef),
+    }
+}
+
+/// A key position of the BIFs (`keyfind`, `keymember`): 1 or more, else `badarg`.
+fn pos_badarg(v: &Value) -> Result<usize, Fail> {
+    match v {
+        Value::Int(i) if *i >= 1 => Ok(*i as usize),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+/// Applies a fun; the `lists` functions guard with `is_function`, so a non-fun is
+/// `function_clause`.
+fn fun(ctx: &mut Ctx, f: &Value, args: &[Value]) -> R {
+    match f {
+        Value::Block(_) => super::terms::fun(ctx, f, args),
+        _ => Err(Fail::FunctionClause),
     }
 }
 

@@ -6,6 +6,12 @@ use crate::value::{Ref, Value};
 
 /// Text and whether it came as a String (binary) rather than a charlist.
 fn chars(v: &Value) -> Result<(String, bool), Fail> {
+    if !matches!(
+        v,
+        Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_)
+    ) {
+        return Err(Fail::Badarg);
+    }
     let bin = matches!(v, Value::Str(_) | Value::Binary(_));
     chardata(v).map(|s| (s, bin)).ok_or(Fail::Badarg)
 }
@@ -44,10 +50,17 @@ fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Whether an options list names `opt` (e.g. `#(#global)`).
-fn has_opt(opts: &Value, opt: &str) -> Result<bool, Fail> {
-    Ok(list_arg(opts)?
-        .iter()
-        .any(|o| matches!(o, Value::Symbol(s) if s.as_str() == opt)))
+/// Whether an options list names `opt`; an option outside `known` is `badarg`.
+fn has_opt(opts: &Value, opt: &str, known: &[&str]) -> Result<bool, Fail> {
+    let opts = list_arg(opts)?;
+    let mut found = false;
+    for o in &opts {
+        match o {
+            Value::Symbol(s) if known.contains(&s.as_str()) => found |= s.as_str() == opt,
+            _ => return Err(Fail::Badarg),
+        }
+    }
+    Ok(found)
 }
 
 pub(super) fn string(f: &str, a: &[Value]) -> R {
@@ -79,7 +92,7 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
                 Value::Symbol(d) if d.as_str() == "leading" => s.trim_start(),
                 Value::Symbol(d) if d.as_str() == "trailing" => s.trim_end(),
                 Value::Symbol(d) if d.as_str() == "both" => s.trim(),
-                _ => return Err(Fail::Badarg),
+                _ => return Err(Fail::FunctionClause),
             };
             Ok(shaped(t, b))
         }
@@ -168,11 +181,11 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
                 "trailing" => std::iter::once(s.clone()).chain(pad(missing)).collect(),
                 "leading" => vec![list(pad(missing)), s.clone()],
                 "both" => {
-                    let before = missing / 2;
-                    std::iter::once(list(pad(before)))
-                        .chain(std::iter::once(s.clone()))
-                        .chain(pad(missing - before))
-                        .collect()
+                    // `[Pad, S, Pad]`, and one more character when the padding is odd.
+                    let half = list(pad(missing / 2));
+                    let mut v = vec![half.clone(), s.clone(), half];
+                    v.extend(pad(missing % 2));
+                    v
                 }
                 _ => return Err(Fail::FunctionClause),
             }))
@@ -296,9 +309,10 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
         }
         ("slice", [s, start]) | ("slice", [s, start, _]) => {
             let (t, b) = chars(s)?;
-            let start = usize::try_from(int_arg(start)?).map_err(|_| Fail::Badarg)?;
+            let start = usize::try_from(int_arg(start)?).map_err(|_| Fail::FunctionClause)?;
             let len = match a.get(2) {
-                Some(n) => usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?,
+                Some(Value::Symbol(s)) if s.as_str() == "infinity" => usize::MAX,
+                Some(n) => usize::try_from(int_arg(n)?).map_err(|_| Fail::FunctionClause)?,
                 None => usize::MAX,
             };
             Ok(shaped(
@@ -335,7 +349,9 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
             let mut best = None;
             for (i, _) in t.char_indices().chain(std::iter::once((t.len(), ' '))) {
                 let p = &t[..i];
-                if p.contains('.') && !p.ends_with('.') && p.parse::<f64>().is_ok() {
+                let body = p.strip_prefix(['-', '+']).unwrap_or(p);
+                let digit_first = body.starts_with(|c: char| c.is_ascii_digit());
+                if digit_first && p.contains('.') && !p.ends_with('.') && p.parse::<f64>().is_ok() {
                     best = Some(i);
                 }
             }
@@ -354,7 +370,8 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
         }
         ("copies", [s, n]) => {
             let (t, b) = (old_chars(s)?, false);
-            let n = usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?;
+            let n = usize::try_from(int_arg(n).map_err(|_| Fail::FunctionClause)?)
+                .map_err(|_| Fail::FunctionClause)?;
             if t.len().saturating_mul(n) > 1 << 28 {
                 return Err(Fail::Badarg);
             }
@@ -406,7 +423,24 @@ fn split(s: &Value, sep: &Value, all: bool) -> R {
 pub(super) fn binary(f: &str, a: &[Value]) -> R {
     match (f, a) {
         ("split", [s, p]) => bsplit(s, p, false),
-        ("split", [s, p, opts]) => bsplit(s, p, has_opt(opts, "global")?),
+        ("split", [s, p, opts]) => {
+            const KNOWN: [&str; 3] = ["global", "trim", "trim_all"];
+            let parts = bsplit(s, p, has_opt(opts, "global", &KNOWN)?)?;
+            let (trim, trim_all) = (
+                has_opt(opts, "trim", &KNOWN)?,
+                has_opt(opts, "trim_all", &KNOWN)?,
+            );
+            let mut parts = list_arg(&parts)?;
+            let empty = |v: &Value| matches!(v, Value::Str(s) if s.is_empty());
+            if trim_all {
+                parts.retain(|v| !empty(v));
+            } else if trim {
+                while parts.last().is_some_and(empty) {
+                    parts.pop();
+                }
+            }
+            Ok(list(parts))
+        }
         ("part", [s, pos, len]) => {
             let b = bytes(s)?;
             let (pos, len) = (int_arg(pos)?, int_arg(len)?);
@@ -436,7 +470,7 @@ pub(super) fn binary(f: &str, a: &[Value]) -> R {
             Ok(bin(b.repeat(n)))
         }
         ("replace", [s, p, r]) => breplace(s, p, r, false),
-        ("replace", [s, p, r, opts]) => breplace(s, p, r, has_opt(opts, "global")?),
+        ("replace", [s, p, r, opts]) => breplace(s, p, r, has_opt(opts, "global", &["global"])?),
         ("match", [s, p]) => {
             let (b, p) = (bytes(s)?, bytes(p)?);
             if p.is_empty() {
@@ -528,6 +562,14 @@ fn breplace(s: &Value, p: &Value, r: &Value, global: bool) -> R {
 }
 
 pub(super) fn unicode(f: &str, a: &[Value]) -> R {
+    if a.first().is_some_and(|s| {
+        !matches!(
+            s,
+            Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_)
+        )
+    }) {
+        return Err(Fail::Badarg);
+    }
     match (f, a) {
         ("characters_to_binary", [s]) | ("characters_to_binary", [s, _]) => {
             chardata(s).map(Value::str).ok_or(Fail::Badarg)
