@@ -322,13 +322,21 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
                 crate::interp::print::element_print(ctx, v).unwrap_or_default()
             ),
         )),
-        ("exit", [v]) => Err(Fail::Other(
-            Sym::new("exit"),
-            format!(
-                " {}",
-                crate::interp::print::element_print(ctx, v).unwrap_or_default()
-            ),
-        )),
+        ("exit", [v]) => {
+            // The kind is the reason's atom (a tuple's first element), as for a peer's exit.
+            let kind = match v {
+                V::Symbol(s) => *s,
+                V::Tuple(t) => t.first().and_then(V::as_sym).unwrap_or(Sym::new("exit")),
+                _ => Sym::new("exit"),
+            };
+            Err(Fail::Other(
+                kind,
+                format!(
+                    " {}",
+                    crate::interp::print::element_print(ctx, v).unwrap_or_default()
+                ),
+            ))
+        }
         ("insert_element", [n, t, v]) => {
             let (n, mut t) = (int_arg(n)?, tuple_items(t)?.clone());
             match usize::try_from(n).ok().and_then(|i| i.checked_sub(1)) {
@@ -523,9 +531,12 @@ fn erlang_error(ctx: &mut Ctx, reason: &Value) -> Unwind {
         _ => Sym::new("error"),
     };
     let text = crate::interp::print::element_print(ctx, reason).unwrap_or_default();
-    ctx.err(
-        crate::interp::error::ErrorKind::Other(kind),
+    super::runtime_error(
+        ctx,
+        kind,
         format!("erlang:error/1: {text}"),
+        format!("Erlang function raised '{kind}'"),
+        None,
     )
 }
 
