@@ -258,7 +258,7 @@ fn raise(ctx: &mut Ctx, module: &str, function: &str, arity: usize, f: Fail) -> 
             },
         ),
         Fail::Other(reason, detail) => {
-            return runtime_error(
+            return terms::runtime_error(
                 ctx,
                 reason,
                 format!("{mfa}: {reason}{detail}"),
@@ -301,32 +301,6 @@ fn raise(ctx: &mut Ctx, module: &str, function: &str, arity: usize, f: Fail) -> 
         Some(Sym::new(function)),
         Some(Sym::new(module)),
     )
-}
-
-/// A RuntimeError of kind `kind` whatever the kind (Erlang's `error`, `exit` and `throw`
-/// reasons are all RuntimeErrors), with the function and module when known.
-pub(super) fn runtime_error(
-    ctx: &Ctx,
-    kind: Sym,
-    message: String,
-    hint: String,
-    at: Option<(Sym, Sym)>,
-) -> Unwind {
-    let class = ctx.prog.core.runtime_error.clone();
-    let v = crate::interp::error::make_exception(
-        &ctx.prog,
-        &class,
-        kind,
-        message,
-        Some(hint),
-        at.map(|a| a.0),
-        at.map(|a| a.1),
-        None,
-        ctx.stack_trace(),
-    );
-    let v = ctx.with_locations(v);
-    ctx.note_raise(&v);
-    Unwind::Error(v)
 }
 
 fn print(ctx: &mut Ctx, v: &Value) -> String {

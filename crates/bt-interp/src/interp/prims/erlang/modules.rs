@@ -531,7 +531,7 @@ fn erlang_error(ctx: &mut Ctx, reason: &Value) -> Unwind {
         _ => Sym::new("error"),
     };
     let text = crate::interp::print::element_print(ctx, reason).unwrap_or_default();
-    super::runtime_error(
+    super::terms::runtime_error(
         ctx,
         kind,
         format!("erlang:error/1: {text}"),
