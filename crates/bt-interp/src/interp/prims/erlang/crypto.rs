@@ -144,7 +144,7 @@ fn b64_input(v: &Value) -> Result<Vec<u8>, Fail> {
             .iter()
             .map(|x| match x {
                 Value::Int(i @ 0..=255) => Ok(*i as u8),
-                _ => Err(Fail::FunctionClause),
+                _ => Err(Fail::Badarg),
             })
             .collect(),
         _ => Err(Fail::FunctionClause),

@@ -30,7 +30,10 @@ pub(super) fn io(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
 pub(super) fn format(fmt: &Value, args: &Value) -> Result<String, Fail> {
     let fmt: Vec<char> = match fmt {
         Value::Symbol(s) => s.as_str().chars().collect(),
-        other => chardata(other).ok_or(Fail::Badarg)?.chars().collect(),
+        Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_) => {
+            chardata(fmt).ok_or(Fail::Badarg)?.chars().collect()
+        }
+        _ => return Err(Fail::Badarg),
     };
     let mut args = list_arg(args)?.into_iter();
     let mut out = String::new();

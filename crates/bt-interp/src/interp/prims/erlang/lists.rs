@@ -58,9 +58,27 @@ fn keyfind<'a>(k: &Value, n: usize, l: &'a [Value]) -> Option<&'a Value> {
     })
 }
 
+/// The arity a function's guard wants of its fun (`is_function(F, N)`), for the functions
+/// that have such a guard; a non-fun there is `function_clause` even for an empty list.
+fn guarded_arity(f: &str, n: usize) -> Option<usize> {
+    Some(match (f, n) {
+        ("all" | "any" | "map" | "flatmap" | "filter" | "filtermap" | "foreach", 2) => 1,
+        ("search" | "takewhile" | "dropwhile" | "splitwith" | "partition", 2) => 1,
+        ("uniq", 2) => 1,
+        ("foldl" | "foldr" | "mapfoldl" | "mapfoldr", 3) => 2,
+        _ => return None,
+    })
+}
+
 pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     let n = a.len();
     ctx.charge(n)?;
+    if let Some(arity) = guarded_arity(f, n) {
+        use crate::interp::block_code::ClosureExt;
+        if !matches!(&a[0], Value::Block(c) if c.arity() == arity) {
+            return Err(Fail::FunctionClause);
+        }
+    }
     match (f, a) {
         ("reverse", [l]) => {
             let mut l = list_fc(l)?;
@@ -595,12 +613,17 @@ fn pos_badarg(v: &Value) -> Result<usize, Fail> {
     }
 }
 
-/// Applies a fun; the `lists` functions guard with `is_function`, so a non-fun is
-/// `function_clause`.
+/// Applies a fun; a non-fun is `{badfun, F}` (the guarded functions have checked already).
 fn fun(ctx: &mut Ctx, f: &Value, args: &[Value]) -> R {
     match f {
         Value::Block(_) => super::terms::fun(ctx, f, args),
-        _ => Err(Fail::FunctionClause),
+        other => {
+            let shown = crate::interp::print::element_print(ctx, other).unwrap_or_default();
+            Err(Fail::Other(
+                crate::value::Sym::new("badfun"),
+                format!(" {{badfun,{shown}}}"),
+            ))
+        }
     }
 }
 

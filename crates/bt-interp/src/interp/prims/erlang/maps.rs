@@ -18,6 +18,15 @@ fn dict(d: Dict) -> Value {
 }
 
 pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
+    // The functions taking a fun check it first: a non-fun is `badarg`.
+    let takes_fun = matches!(
+        (f, a.len()),
+        ("map" | "filter" | "foreach" | "filtermap", 2)
+            | ("fold" | "merge_with" | "intersect_with", 3)
+    );
+    if takes_fun && !matches!(a[0], Value::Block(_)) {
+        return Err(Fail::Badarg);
+    }
     match (f, a) {
         ("get", [k, m]) => map(m)?
             .get(k)
