@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::modules::erl_cmp;
-use super::terms::{fun, int_arg, is_num, list, list_fc, truth, Fail, R};
+use super::terms::{atom, int_arg, is_num, list, list_arg, list_fc, truth, Fail, R};
 use crate::interp::eval::Ctx;
 use crate::value::order::strict_eq;
 use crate::value::Value;
@@ -58,9 +58,27 @@ fn keyfind<'a>(k: &Value, n: usize, l: &'a [Value]) -> Option<&'a Value> {
     })
 }
 
+/// The arity a function's guard wants of its fun (`is_function(F, N)`), for the functions
+/// that have such a guard; a non-fun there is `function_clause` even for an empty list.
+fn guarded_arity(f: &str, n: usize) -> Option<usize> {
+    Some(match (f, n) {
+        ("all" | "any" | "map" | "flatmap" | "filter" | "filtermap" | "foreach", 2) => 1,
+        ("search" | "takewhile" | "dropwhile" | "splitwith" | "partition", 2) => 1,
+        ("uniq", 2) => 1,
+        ("foldl" | "foldr" | "mapfoldl" | "mapfoldr", 3) => 2,
+        _ => return None,
+    })
+}
+
 pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     let n = a.len();
     ctx.charge(n)?;
+    if let Some(arity) = guarded_arity(f, n) {
+        use crate::interp::block_code::ClosureExt;
+        if !matches!(&a[0], Value::Block(c) if c.arity() == arity) {
+            return Err(Fail::FunctionClause);
+        }
+    }
     match (f, a) {
         ("reverse", [l]) => {
             let mut l = list_fc(l)?;
@@ -73,8 +91,8 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             l.extend(list_fc(tail)?);
             Ok(list(l))
         }
-        ("seq", [from, to]) => seq(ctx, from, to, &Value::Int(1)),
-        ("seq", [from, to, step]) => seq(ctx, from, to, step),
+        ("seq", [from, to]) => seq(ctx, from, to, &Value::Int(1), false),
+        ("seq", [from, to, step]) => seq(ctx, from, to, step, true),
         ("sum", [l]) => {
             let mut acc = Value::Int(0);
             for x in list_fc(l)? {
@@ -143,13 +161,13 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             flatten_into(&list_fc(l)?, &mut out);
             Ok(list(out))
         }
-        ("member", [x, l]) => Ok(Value::bool(list_fc(l)?.iter().any(|e| strict_eq(e, x)))),
+        ("member", [x, l]) => Ok(Value::bool(list_arg(l)?.iter().any(|e| strict_eq(e, x)))),
         ("keyfind", [k, n, l]) => {
-            let (n, l) = (idx(n)?, list_fc(l)?);
+            let (n, l) = (pos_badarg(n)?, list_arg(l)?);
             Ok(keyfind(k, n, &l).cloned().unwrap_or(Value::False))
         }
         ("keymember", [k, n, l]) => {
-            let (n, l) = (idx(n)?, list_fc(l)?);
+            let (n, l) = (pos_badarg(n)?, list_arg(l)?);
             Ok(Value::bool(keyfind(k, n, &l).is_some()))
         }
         ("keydelete", [k, n, l]) => {
@@ -198,7 +216,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         }
         ("sublist", [l, start, len]) => {
             let (l, start, len) = (list_fc(l)?, idx(start)?, idx(len)?);
-            if start == 0 || start > l.len() + 1 {
+            if start == 0 {
                 return Err(Fail::FunctionClause);
             }
             Ok(list(l.into_iter().skip(start - 1).take(len).collect()))
@@ -211,7 +229,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(l))
         }
         ("subtract", [x, y]) => {
-            let (mut l, y) = (list_fc(x)?, list_fc(y)?);
+            let (mut l, y) = (list_arg(x)?, list_arg(y)?);
             for e in y {
                 if let Some(p) = l.iter().position(|v| strict_eq(v, &e)) {
                     l.remove(p);
@@ -220,7 +238,10 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(l))
         }
         ("split", [n, l]) => {
-            let (n, l) = (idx(n)?, list_fc(l)?);
+            let (n, l) = (
+                idx(n).map_err(|_| Fail::Badarg)?,
+                list_fc(l).map_err(|_| Fail::Badarg)?,
+            );
             if n > l.len() {
                 return Err(Fail::Badarg);
             }
@@ -299,8 +320,371 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             }
             Ok(super::terms::atom("ok"))
         }
+        ("keystore", [k, n, l, t]) => {
+            let (n, mut l) = (key_pos(n)?, list_fc(l)?);
+            tuple_fc(t)?;
+            match l.iter().position(|e| key_at(e, n, k)) {
+                Some(p) => l[p] = t.clone(),
+                None => l.push(t.clone()),
+            }
+            Ok(list(l))
+        }
+        ("keyreplace", [k, n, l, t]) => {
+            let (n, mut l) = (key_pos(n)?, list_fc(l)?);
+            tuple_fc(t)?;
+            if let Some(p) = l.iter().position(|e| key_at(e, n, k)) {
+                l[p] = t.clone();
+            }
+            Ok(list(l))
+        }
+        ("keytake", [k, n, l]) => {
+            let (n, mut l) = (key_pos(n)?, list_fc(l)?);
+            Ok(match l.iter().position(|e| key_at(e, n, k)) {
+                Some(p) => {
+                    let t = l.remove(p);
+                    Value::tuple(vec![atom("value"), t, list(l)])
+                }
+                None => Value::False,
+            })
+        }
+        ("keysort", [n, l]) => {
+            let (n, mut l) = (key_pos(n)?, list_fc(l)?);
+            if l.len() < 2 {
+                return Ok(list(l));
+            }
+            let keys = l
+                .iter()
+                .map(|e| element(e, n).cloned())
+                .collect::<Option<Vec<_>>>()
+                .ok_or(Fail::Badarg)?;
+            let mut ix: Vec<usize> = (0..l.len()).collect();
+            ix.sort_by(|&a, &b| erl_cmp(&keys[a], &keys[b]));
+            l = ix.into_iter().map(|i| l[i].clone()).collect();
+            Ok(list(l))
+        }
+        ("ukeysort", [n, l]) => {
+            let (n, l) = (key_pos(n)?, list_fc(l)?);
+            if l.len() < 2 {
+                return Ok(list(l));
+            }
+            let mut keyed = l
+                .into_iter()
+                .map(|e| element(&e, n).cloned().map(|k| (k, e)))
+                .collect::<Option<Vec<_>>>()
+                .ok_or(Fail::Badarg)?;
+            keyed.sort_by(|a, b| erl_cmp(&a.0, &b.0));
+            keyed.dedup_by(|b, a| erl_cmp(&a.0, &b.0) == Ordering::Equal);
+            Ok(list(keyed.into_iter().map(|(_, e)| e).collect()))
+        }
+        ("keymap", [f, n, l]) => {
+            let (n, l) = (key_pos(n)?, list_fc(l)?);
+            let mut out = Vec::with_capacity(l.len());
+            for e in l {
+                let mut t = match &e {
+                    Value::Tuple(t) if t.len() >= n => t.to_vec(),
+                    _ => return Err(Fail::Badarg),
+                };
+                t[n - 1] = fun(ctx, f, std::slice::from_ref(&t[n - 1]))?;
+                out.push(Value::tuple(t));
+            }
+            Ok(list(out))
+        }
+        ("filtermap", [f, l]) => {
+            let mut out = Vec::new();
+            for x in list_fc(l)? {
+                match &fun(ctx, f, std::slice::from_ref(&x))? {
+                    Value::True => out.push(x),
+                    Value::False => {}
+                    Value::Tuple(t) if t.len() == 2 && matches!(t[0], Value::True) => {
+                        out.push(t[1].clone())
+                    }
+                    _ => return Err(Fail::FunctionClause),
+                }
+            }
+            Ok(list(out))
+        }
+        ("zip3", [x, y, z]) => {
+            let (x, y, z) = (list_fc(x)?, list_fc(y)?, list_fc(z)?);
+            if x.len() != y.len() || y.len() != z.len() {
+                return Err(Fail::FunctionClause);
+            }
+            Ok(list(
+                x.into_iter()
+                    .zip(y)
+                    .zip(z)
+                    .map(|((a, b), c)| Value::tuple(vec![a, b, c]))
+                    .collect(),
+            ))
+        }
+        ("unzip3", [l]) => {
+            let (mut xs, mut ys, mut zs) = (Vec::new(), Vec::new(), Vec::new());
+            for t in list_fc(l)? {
+                match &t {
+                    Value::Tuple(t) if t.len() == 3 => {
+                        xs.push(t[0].clone());
+                        ys.push(t[1].clone());
+                        zs.push(t[2].clone());
+                    }
+                    _ => return Err(Fail::FunctionClause),
+                }
+            }
+            Ok(Value::tuple(vec![list(xs), list(ys), list(zs)]))
+        }
+        ("zipwith", [f, x, y]) => {
+            let (x, y) = (list_fc(x)?, list_fc(y)?);
+            if x.len() != y.len() {
+                return Err(Fail::FunctionClause);
+            }
+            let mut out = Vec::with_capacity(x.len());
+            for (a, b) in x.into_iter().zip(y) {
+                out.push(fun(ctx, f, &[a, b])?);
+            }
+            Ok(list(out))
+        }
+        ("droplast", [l]) => {
+            let mut l = list_fc(l)?;
+            if l.pop().is_none() {
+                return Err(Fail::FunctionClause);
+            }
+            Ok(list(l))
+        }
+        ("prefix", [p, l]) => {
+            let (p, l) = (list_fc(p)?, list_fc(l)?);
+            Ok(Value::bool(
+                p.len() <= l.len() && p.iter().zip(&l).all(|(a, b)| strict_eq(a, b)),
+            ))
+        }
+        ("suffix", [p, l]) => {
+            let (p, l) = (list_fc(p)?, list_fc(l)?);
+            Ok(Value::bool(
+                p.len() <= l.len()
+                    && p.iter()
+                        .zip(&l[l.len() - p.len()..])
+                        .all(|(a, b)| strict_eq(a, b)),
+            ))
+        }
+        ("search", [f, l]) => {
+            for x in list_fc(l)? {
+                if truth(&fun(ctx, f, std::slice::from_ref(&x))?)? {
+                    return Ok(Value::tuple(vec![atom("value"), x]));
+                }
+            }
+            Ok(Value::False)
+        }
+        ("takewhile", [f, l]) => {
+            let mut out = Vec::new();
+            for x in list_fc(l)? {
+                if !truth(&fun(ctx, f, std::slice::from_ref(&x))?)? {
+                    break;
+                }
+                out.push(x);
+            }
+            Ok(list(out))
+        }
+        ("dropwhile", [f, l]) => {
+            let l = list_fc(l)?;
+            for (i, x) in l.iter().enumerate() {
+                if !truth(&fun(ctx, f, std::slice::from_ref(x))?)? {
+                    return Ok(list(l[i..].to_vec()));
+                }
+            }
+            Ok(list(Vec::new()))
+        }
+        ("splitwith", [f, l]) => {
+            let l = list_fc(l)?;
+            for (i, x) in l.iter().enumerate() {
+                if !truth(&fun(ctx, f, std::slice::from_ref(x))?)? {
+                    return Ok(Value::tuple(vec![
+                        list(l[..i].to_vec()),
+                        list(l[i..].to_vec()),
+                    ]));
+                }
+            }
+            Ok(Value::tuple(vec![list(l), list(Vec::new())]))
+        }
+        ("mapfoldl", [f, acc, l]) => mapfold(ctx, f, acc, l, false),
+        ("mapfoldr", [f, acc, l]) => mapfold(ctx, f, acc, l, true),
+        ("enumerate", [l]) => enumerate(&Value::Int(1), l),
+        ("enumerate", [i, l]) => enumerate(i, l),
+        ("uniq", [l]) => {
+            let mut out: Vec<Value> = Vec::new();
+            for x in list_fc(l)? {
+                if !out.iter().any(|e| strict_eq(e, &x)) {
+                    out.push(x);
+                }
+            }
+            Ok(list(out))
+        }
+        ("uniq", [f, l]) => {
+            let (mut out, mut seen) = (Vec::new(), Vec::<Value>::new());
+            for x in list_fc(l)? {
+                let k = fun(ctx, f, std::slice::from_ref(&x))?;
+                if !seen.iter().any(|e| strict_eq(e, &k)) {
+                    seen.push(k);
+                    out.push(x);
+                }
+            }
+            Ok(list(out))
+        }
+        ("join", [sep, l]) => {
+            let l = list_fc(l)?;
+            let mut out = Vec::with_capacity(l.len() * 2);
+            for (i, x) in l.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(sep.clone());
+                }
+                out.push(x);
+            }
+            Ok(list(out))
+        }
+        ("usort", [f, l]) => {
+            let mut l = list_fc(l)?;
+            sort_by(ctx, f, &mut l)?;
+            let mut out: Vec<Value> = Vec::with_capacity(l.len());
+            for x in l {
+                // Equal neighbours (the fun answers true both ways) keep the first.
+                if let Some(last) = out.last() {
+                    if truth(&fun(ctx, f, &[last.clone(), x.clone()])?)?
+                        && truth(&fun(ctx, f, &[x.clone(), last.clone()])?)?
+                    {
+                        continue;
+                    }
+                }
+                out.push(x);
+            }
+            Ok(list(out))
+        }
+        ("merge", [x, y]) => {
+            let (x, y) = (list_fc(x)?, list_fc(y)?);
+            let mut out = Vec::with_capacity(x.len() + y.len());
+            let (mut i, mut j) = (0, 0);
+            while i < x.len() && j < y.len() {
+                if erl_cmp(&x[i], &y[j]) != Ordering::Greater {
+                    out.push(x[i].clone());
+                    i += 1;
+                } else {
+                    out.push(y[j].clone());
+                    j += 1;
+                }
+            }
+            out.extend_from_slice(&x[i..]);
+            out.extend_from_slice(&y[j..]);
+            Ok(list(out))
+        }
+        ("flatlength", [l]) => {
+            let mut out = Vec::new();
+            flatten_into(&list_fc(l)?, &mut out);
+            Ok(Value::Int(out.len() as i64))
+        }
+        ("flatten", [l, tail]) => {
+            let mut out = Vec::new();
+            flatten_into(&list_fc(l)?, &mut out);
+            out.extend(list_fc(tail)?);
+            Ok(list(out))
+        }
+        ("keymerge", [n, x, y]) => {
+            let n = key_pos(n)?;
+            let (x, y) = (list_fc(x)?, list_fc(y)?);
+            let key = |e: &Value| element(e, n).cloned().ok_or(Fail::FunctionClause);
+            let mut out = Vec::with_capacity(x.len() + y.len());
+            let (mut i, mut j) = (0, 0);
+            while i < x.len() && j < y.len() {
+                if erl_cmp(&key(&x[i])?, &key(&y[j])?) != Ordering::Greater {
+                    out.push(x[i].clone());
+                    i += 1;
+                } else {
+                    out.push(y[j].clone());
+                    j += 1;
+                }
+            }
+            out.extend_from_slice(&x[i..]);
+            out.extend_from_slice(&y[j..]);
+            Ok(list(out))
+        }
         _ => Err(Fail::Undef),
     }
+}
+
+/// A key position of the BIFs (`keyfind`, `keymember`): 1 or more, else `badarg`.
+fn pos_badarg(v: &Value) -> Result<usize, Fail> {
+    match v {
+        Value::Int(i) if *i >= 1 => Ok(*i as usize),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+/// Applies a fun; a non-fun is `{badfun, F}` (the guarded functions have checked already).
+fn fun(ctx: &mut Ctx, f: &Value, args: &[Value]) -> R {
+    match f {
+        Value::Block(_) => super::terms::fun(ctx, f, args),
+        other => {
+            let shown = crate::interp::print::element_print(ctx, other).unwrap_or_default();
+            Err(Fail::Other(
+                crate::value::Sym::new("badfun"),
+                format!(" {{badfun,{shown}}}"),
+            ))
+        }
+    }
+}
+
+fn key_pos(v: &Value) -> Result<usize, Fail> {
+    match v {
+        Value::Int(i) if *i >= 1 => Ok(*i as usize),
+        _ => Err(Fail::FunctionClause),
+    }
+}
+
+fn tuple_fc(v: &Value) -> Result<(), Fail> {
+    match v {
+        Value::Tuple(_) => Ok(()),
+        _ => Err(Fail::FunctionClause),
+    }
+}
+
+fn element(e: &Value, n: usize) -> Option<&Value> {
+    match e {
+        Value::Tuple(t) => t.get(n - 1),
+        _ => None,
+    }
+}
+
+fn key_at(e: &Value, n: usize, k: &Value) -> bool {
+    element(e, n).is_some_and(|x| key_eq(x, k))
+}
+
+fn mapfold(ctx: &mut Ctx, f: &Value, acc: &Value, l: &Value, right: bool) -> R {
+    let l = list_fc(l)?;
+    let mut acc = acc.clone();
+    let mut out = vec![Value::Nil; l.len()];
+    let order: Vec<usize> = if right {
+        (0..l.len()).rev().collect()
+    } else {
+        (0..l.len()).collect()
+    };
+    for i in order {
+        match &fun(ctx, f, &[l[i].clone(), acc])? {
+            Value::Tuple(t) if t.len() == 2 => {
+                out[i] = t[0].clone();
+                acc = t[1].clone();
+            }
+            _ => return Err(Fail::Badarg),
+        }
+    }
+    Ok(Value::tuple(vec![list(out), acc]))
+}
+
+fn enumerate(from: &Value, l: &Value) -> R {
+    let from = match from {
+        Value::Int(i) => *i,
+        _ => return Err(Fail::FunctionClause),
+    };
+    Ok(list(
+        list_fc(l)?
+            .into_iter()
+            .enumerate()
+            .map(|(i, x)| Value::tuple(vec![Value::Int(from + i as i64), x]))
+            .collect(),
+    ))
 }
 
 fn add(ctx: &mut Ctx, a: &Value, b: &Value) -> R {
@@ -322,7 +706,7 @@ fn extreme(l: &Value, want: Ordering) -> R {
     Ok(best)
 }
 
-fn seq(ctx: &mut Ctx, from: &Value, to: &Value, step: &Value) -> R {
+fn seq(ctx: &mut Ctx, from: &Value, to: &Value, step: &Value, explicit_step: bool) -> R {
     let (from, to, step) = (
         int_arg(from).map_err(|_| Fail::FunctionClause)?,
         int_arg(to).map_err(|_| Fail::FunctionClause)?,
@@ -333,7 +717,12 @@ fn seq(ctx: &mut Ctx, from: &Value, to: &Value, step: &Value) -> R {
         || (step < 0 && to <= from - step)
         || (step == 0 && from == to);
     if !ok {
-        return Err(Fail::FunctionClause);
+        // seq/3 checks the step in its body (badarg), seq/2 in its guard.
+        return Err(if explicit_step {
+            Fail::Badarg
+        } else {
+            Fail::FunctionClause
+        });
     }
     if step == 0 {
         return Ok(list(vec![Value::Int(from)]));

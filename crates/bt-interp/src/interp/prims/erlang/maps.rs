@@ -18,6 +18,15 @@ fn dict(d: Dict) -> Value {
 }
 
 pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
+    // The functions taking a fun check it first: a non-fun is `badarg`.
+    let takes_fun = matches!(
+        (f, a.len()),
+        ("map" | "filter" | "foreach" | "filtermap", 2)
+            | ("fold" | "merge_with" | "intersect_with", 3)
+    );
+    if takes_fun && !matches!(a[0], Value::Block(_)) {
+        return Err(Fail::Badarg);
+    }
     match (f, a) {
         ("get", [k, m]) => map(m)?
             .get(k)
@@ -118,8 +127,115 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             }
             Ok(acc)
         }
+        ("update_with", [k, f, m]) => {
+            let mut d = map(m)?.clone();
+            let old = d.get(k).cloned().ok_or_else(|| Fail::Badkey(k.clone()))?;
+            let nv = fun(ctx, f, &[old])?;
+            d.insert(k.clone(), nv);
+            Ok(dict(d))
+        }
+        ("update_with", [k, f, init, m]) => {
+            let mut d = map(m)?.clone();
+            let nv = match d.get(k).cloned() {
+                Some(old) => fun(ctx, f, &[old])?,
+                None => init.clone(),
+            };
+            d.insert(k.clone(), nv);
+            Ok(dict(d))
+        }
+        ("take", [k, m]) => {
+            let mut d = map(m)?.clone();
+            Ok(match d.get(k).cloned() {
+                Some(v) => {
+                    d.remove(k);
+                    Value::tuple(vec![v, dict(d)])
+                }
+                None => atom("error"),
+            })
+        }
+        ("merge_with", [f, x, y]) => {
+            let (mut d, y) = (map(x)?.clone(), pairs(y)?);
+            for (k, v) in y {
+                let nv = match d.get(&k).cloned() {
+                    Some(old) => fun(ctx, f, &[k.clone(), old, v])?,
+                    None => v,
+                };
+                d.insert(k, nv);
+            }
+            Ok(dict(d))
+        }
+        ("intersect", [x, y]) => {
+            let (x, y) = (map(x)?, map(y)?);
+            let mut d = Dict::new();
+            for (k, v) in y.iter() {
+                let k = k.to_value();
+                if x.contains_key(&k) {
+                    d.insert(k, v.clone());
+                }
+            }
+            Ok(dict(d))
+        }
+        ("intersect_with", [f, x, y]) => {
+            let (xm, ym) = (map(x)?.clone(), pairs(y)?);
+            let mut d = Dict::new();
+            for (k, v) in ym {
+                if let Some(old) = xm.get(&k).cloned() {
+                    let nv = fun(ctx, f, &[k.clone(), old, v])?;
+                    d.insert(k, nv);
+                }
+            }
+            Ok(dict(d))
+        }
+        ("foreach", [f, m]) => {
+            for (k, v) in pairs(m)? {
+                fun(ctx, f, &[k, v])?;
+            }
+            Ok(atom("ok"))
+        }
+        ("filtermap", [f, m]) => {
+            let mut d = Dict::new();
+            for (k, v) in pairs(m)? {
+                match &fun(ctx, f, &[k.clone(), v.clone()])? {
+                    Value::True => {
+                        d.insert(k, v);
+                    }
+                    Value::False => {}
+                    Value::Tuple(t) if t.len() == 2 && matches!(t[0], Value::True) => {
+                        d.insert(k, t[1].clone());
+                    }
+                    _ => return Err(Fail::Badarg),
+                }
+            }
+            Ok(dict(d))
+        }
+        ("groups_from_list", [kf, l]) => groups(ctx, kf, None, l),
+        ("groups_from_list", [kf, vf, l]) => groups(ctx, kf, Some(vf), l),
         _ => Err(Fail::Undef),
     }
+}
+
+/// `maps:groups_from_list/2,3`: the elements (or their values) grouped by key, each group in
+/// list order.
+fn groups(ctx: &mut Ctx, kf: &Value, vf: Option<&Value>, l: &Value) -> R {
+    let items = match l {
+        Value::List(_) | Value::Array(_) => list_arg(l)?,
+        _ => return Err(Fail::Badarg),
+    };
+    let mut d = Dict::new();
+    for x in items {
+        let k = fun(ctx, kf, std::slice::from_ref(&x))?;
+        let v = match vf {
+            Some(vf) => fun(ctx, vf, &[x])?,
+            None => x,
+        };
+        let mut group = match d.get(&k) {
+            Some(Value::List(g)) => g.iter().cloned().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        group.push(v);
+        d.insert(k, list(group));
+    }
+    Ok(dict(d))
 }
 
 fn pairs(m: &Value) -> Result<Vec<(Value, Value)>, Fail> {

@@ -7,7 +7,10 @@
 //! Integers, as in Erlang.
 //!
 //! bt implements the pure, commonly used functions of `erlang`, `lists`, `maps`, `string`,
-//! `binary`, `math`, `timer` and `unicode` itself ([`call`]). Errors are raised as Erlang
+//! `binary`, `math`, `timer`, `unicode`, `crypto`, `base64`, `proplists`, `os`, `calendar`,
+//! `io` and `io_lib` itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
+//! more with those Strings as charlists (Erlang APIs that take strings want charlists), and a
+//! charlist it answers then comes back as a String. Errors are raised as Erlang
 //! raises them, as exceptions whose kind is the Erlang reason (`badarg`, `badkey`, `badmap`,
 //! `function_clause`, `undef`; `badarith` keeps its TypeError) and whose class is RuntimeError;
 //! the message names `module:function/arity`. A call with no native implementation runs on
@@ -23,9 +26,13 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
+mod crypto;
+mod format;
 mod lists;
 mod maps;
 mod modules;
+mod os;
+mod proplists;
 mod terms;
 mod text;
 
@@ -113,14 +120,57 @@ pub fn register(p: &mut Prims) {
 pub fn apply(ctx: &mut Ctx, module: &str, selector: &str, args: &[Value]) -> EvalResult {
     require(ctx, Capability::Erlang, "Erlang")?;
     let function = selector.split(':').next().unwrap_or(selector);
-    let r = match call(ctx, module, function, args) {
+    let r = match run(ctx, module, function, args) {
+        // Strings passed where Erlang wants a charlist: once more with charlists, and a
+        // charlist result back as a String.
+        Err(Fail::Badarg) if args.iter().any(|a| matches!(a, Value::Str(_))) => {
+            let chars: Vec<Value> = args
+                .iter()
+                .map(|a| match a {
+                    Value::Str(s) => terms::charlist(s),
+                    other => other.clone(),
+                })
+                .collect();
+            match run(ctx, module, function, &chars) {
+                Ok(v) => Ok(charlist_to_string(v)),
+                Err(Fail::Raised(u)) => Err(Fail::Raised(u)),
+                Err(_) => Err(Fail::Badarg),
+            }
+        }
+        r => r,
+    };
+    r.map_err(|f| raise(ctx, module, function, args.len(), f))
+}
+
+/// The native function, else the Erlang peer's.
+fn run(ctx: &mut Ctx, module: &str, function: &str, args: &[Value]) -> R {
+    match call(ctx, module, function, args) {
         Err(Fail::Undef) => match ctx.prog.erlang_peer.get().copied() {
             Some(peer) => forward(ctx, peer, module, function, args),
             None => Err(Fail::Undef),
         },
         r => r,
+    }
+}
+
+/// A non-empty list of character codes as a String; any other value unchanged.
+fn charlist_to_string(v: Value) -> Value {
+    let is_chars = match &v {
+        Value::List(l) => {
+            !l.is_empty()
+                && l.iter().all(|x| {
+                    matches!(x, Value::Int(i) if u32::try_from(*i).ok().and_then(char::from_u32).is_some())
+                })
+        }
+        _ => false,
     };
-    r.map_err(|f| raise(ctx, module, function, args.len(), f))
+    if !is_chars {
+        return v;
+    }
+    match terms::chardata(&v) {
+        Some(s) => Value::str(s),
+        None => v,
+    }
 }
 
 /// `module:function(args…)` run on the Erlang peer by rpc (`rpc:call/4`); a
@@ -202,18 +252,18 @@ fn raise(ctx: &mut Ctx, module: &str, function: &str, arity: usize, f: Fail) -> 
                 ),
                 None => format!(
                     "Erlang module '{module}' is not available (bt implements erlang, lists, \
-                     maps, string, binary, math, timer and unicode); name an Erlang peer to \
-                     run it with --erlang-peer NODE"
+                     maps, string, binary, math, timer, unicode, crypto, base64, proplists, os, \
+                     calendar, io and io_lib); name an Erlang peer to run it with --erlang-peer NODE"
                 ),
             },
         ),
         Fail::Other(reason, detail) => {
-            return ctx.err_full(
-                ErrorKind::Other(reason),
+            return terms::runtime_error(
+                ctx,
+                reason,
                 format!("{mfa}: {reason}{detail}"),
-                Some(format!("Erlang function raised '{reason}'")),
-                Some(Sym::new(function)),
-                Some(Sym::new(module)),
+                format!("Erlang function raised '{reason}'"),
+                Some((Sym::new(function), Sym::new(module))),
             )
         }
         Fail::Badarg => (
@@ -260,7 +310,18 @@ fn print(ctx: &mut Ctx, v: &Value) -> String {
 /// Dispatches to the module implementations.
 pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
     match module {
-        "erlang" => modules::erlang(ctx, f, a),
+        "erlang" => match (f, a) {
+            ("apply", [m, fname, args]) => {
+                let (m, fname) = (modules::atom_name(m)?, modules::atom_name(fname)?);
+                let args = terms::list_arg(args)?;
+                call(ctx, &m, &fname, &args)
+            }
+            ("binary_part", _) => text::binary("part", a),
+            ("universaltime" | "localtime", []) => Ok(os::datetime_now()),
+            ("date", []) => Ok(os::date_time_part(0)),
+            ("time", []) => Ok(os::date_time_part(1)),
+            _ => modules::erlang(ctx, f, a),
+        },
         "math" => modules::math(f, a),
         "timer" => modules::timer(ctx, f, a),
         "lists" => lists::call(ctx, f, a),
@@ -268,6 +329,13 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
         "string" => text::string(f, a),
         "binary" => text::binary(f, a),
         "unicode" => text::unicode(f, a),
+        "crypto" => crypto::crypto(f, a),
+        "base64" => crypto::base64(f, a),
+        "proplists" => proplists::proplists(f, a),
+        "os" => os::os(ctx, f, a),
+        "calendar" => os::calendar(f, a),
+        "io_lib" => format::io_lib(f, a),
+        "io" => format::io(ctx, f, a),
         _ => Err(Fail::Undef),
     }
 }

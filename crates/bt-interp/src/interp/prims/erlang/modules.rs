@@ -14,7 +14,21 @@ use crate::value::{Sym, Value};
 pub(super) fn known(module: &str) -> bool {
     matches!(
         module,
-        "erlang" | "lists" | "maps" | "string" | "binary" | "math" | "timer" | "unicode"
+        "erlang"
+            | "lists"
+            | "maps"
+            | "string"
+            | "binary"
+            | "math"
+            | "timer"
+            | "unicode"
+            | "crypto"
+            | "base64"
+            | "proplists"
+            | "os"
+            | "calendar"
+            | "io"
+            | "io_lib"
     )
 }
 
@@ -72,7 +86,7 @@ fn is_atom(v: &Value) -> bool {
     )
 }
 
-fn atom_name(v: &Value) -> Result<String, Fail> {
+pub(super) fn atom_name(v: &Value) -> Result<String, Fail> {
     Ok(match v {
         Value::Symbol(s) => s.as_str().to_string(),
         Value::Nil => "nil".into(),
@@ -173,7 +187,7 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         },
         ("map_size", [m]) => match m {
             V::Dict(d) => Ok(V::Int(d.len() as i64)),
-            _ => Err(Fail::Badarg),
+            _ => Err(Fail::Badmap(m.clone())),
         },
         ("abs", [x]) => match x {
             V::Int(i) => Ok(i
@@ -298,7 +312,128 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         ("system_time" | "os_time", [unit]) => Ok(V::Int(in_unit(now_ns(), unit)?)),
         ("monotonic_time", []) => Ok(V::Int(mono_ns())),
         ("monotonic_time", [unit]) => Ok(V::Int(in_unit(mono_ns(), unit)?)),
-        ("error", [reason]) => Err(Fail::Raised(erlang_error(ctx, reason))),
+        ("error", [reason]) | ("error", [reason, _]) => {
+            Err(Fail::Raised(erlang_error(ctx, reason)))
+        }
+        ("throw", [v]) => Err(Fail::Other(
+            Sym::new("throw"),
+            format!(
+                " {}",
+                crate::interp::print::element_print(ctx, v).unwrap_or_default()
+            ),
+        )),
+        ("exit", [v]) => {
+            // The kind is the reason's atom (a tuple's first element), as for a peer's exit.
+            let kind = match v {
+                V::Symbol(s) => *s,
+                V::Tuple(t) => t.first().and_then(V::as_sym).unwrap_or(Sym::new("exit")),
+                _ => Sym::new("exit"),
+            };
+            Err(Fail::Other(
+                kind,
+                format!(
+                    " {}",
+                    crate::interp::print::element_print(ctx, v).unwrap_or_default()
+                ),
+            ))
+        }
+        ("insert_element", [n, t, v]) => {
+            let (n, mut t) = (int_arg(n)?, tuple_items(t)?.clone());
+            match usize::try_from(n).ok().and_then(|i| i.checked_sub(1)) {
+                Some(i) if i <= t.len() => {
+                    t.insert(i, v.clone());
+                    Ok(V::tuple(t))
+                }
+                _ => Err(Fail::Badarg),
+            }
+        }
+        ("delete_element", [n, t]) => {
+            let (n, mut t) = (int_arg(n)?, tuple_items(t)?.clone());
+            match usize::try_from(n).ok().and_then(|i| i.checked_sub(1)) {
+                Some(i) if i < t.len() => {
+                    t.remove(i);
+                    Ok(V::tuple(t))
+                }
+                _ => Err(Fail::Badarg),
+            }
+        }
+        ("unique_integer", []) => Ok(V::Int(unique())),
+        ("unique_integer", [opts]) => {
+            for o in list_arg(opts)? {
+                match o.as_sym().map(|s| s.as_str()) {
+                    Some("positive" | "monotonic") => {}
+                    _ => return Err(Fail::Badarg),
+                }
+            }
+            Ok(V::Int(unique()))
+        }
+        ("timestamp", []) => Ok(timestamp()),
+        ("convert_time_unit", [t, from, to]) => {
+            let t = big(t).ok_or(Fail::Badarg)?;
+            let (f, g) = (unit_per_sec(from)?, unit_per_sec(to)?);
+            let v = t * BigInt::from(g);
+            let d = BigInt::from(f);
+            // Rounded towards negative infinity, as Erlang does.
+            Ok(int_value(num_integer::Integer::div_floor(&v, &d)))
+        }
+        ("apply", [f, args]) => fun(ctx, f, &list_arg(args)?),
+        ("band" | "bor" | "bxor" | "bsl" | "bsr", [x, y]) => {
+            let (x, y) = match (big(x), big(y)) {
+                (Some(x), Some(y)) => (x, y),
+                _ => return Err(Fail::Badarith),
+            };
+            Ok(int_value(match f {
+                "band" => x & y,
+                "bor" => x | y,
+                "bxor" => x ^ y,
+                _ => {
+                    let n = y.to_i64().ok_or(Fail::Badarith)?;
+                    let left = if f == "bsl" { n } else { -n };
+                    if left > 1 << 24 {
+                        return Err(Fail::Raised(ctx.err(
+                            crate::interp::error::ErrorKind::Other(Sym::new("system_limit")),
+                            format!("erlang:{f}/2: system_limit"),
+                        )));
+                    }
+                    if left >= 0 {
+                        x << (left as usize)
+                    } else {
+                        x >> ((-left) as usize)
+                    }
+                }
+            }))
+        }
+        ("bnot", [x]) => Ok(int_value(!big(x).ok_or(Fail::Badarith)?)),
+        ("iolist_size", [l]) => Ok(V::Int(super::crypto::iodata(l)?.len() as i64)),
+        ("md5", [l]) => super::crypto::crypto("hash", &[atom("md5"), l.clone()]),
+        ("crc32", [l]) => Ok(V::Int(crc32(&super::crypto::iodata(l)?) as i64)),
+        ("adler32", [l]) => Ok(V::Int(adler32(&super::crypto::iodata(l)?) as i64)),
+        ("is_alive", []) => Ok(V::bool(
+            node(ctx)?
+                .as_sym()
+                .is_some_and(|s| s.as_str() != "nonode@nohost"),
+        )),
+        ("split_binary", [s, n]) => {
+            let b = match s {
+                V::Str(s) => s.as_bytes().to_vec(),
+                V::Binary(b) => b.to_vec(),
+                _ => return Err(Fail::Badarg),
+            };
+            match usize::try_from(int_arg(n)?) {
+                Ok(n) if n <= b.len() => Ok(V::tuple(vec![
+                    super::crypto::binary(b[..n].to_vec()),
+                    super::crypto::binary(b[n..].to_vec()),
+                ])),
+                _ => Err(Fail::Badarg),
+            }
+        }
+        ("bit_size", [x]) => match x {
+            V::Str(s) => Ok(V::Int(s.len() as i64 * 8)),
+            V::Binary(s) => Ok(V::Int(s.len() as i64 * 8)),
+            _ => Err(Fail::Badarg),
+        },
+        ("float_to_list", [x, opts]) => Ok(charlist(&float_opts(x, opts)?)),
+        ("float_to_binary", [x, opts]) => Ok(V::str(float_opts(x, opts)?)),
         _ => Err(Fail::Undef),
     }
 }
@@ -396,9 +531,12 @@ fn erlang_error(ctx: &mut Ctx, reason: &Value) -> Unwind {
         _ => Sym::new("error"),
     };
     let text = crate::interp::print::element_print(ctx, reason).unwrap_or_default();
-    ctx.err(
-        crate::interp::error::ErrorKind::Other(kind),
+    super::terms::runtime_error(
+        ctx,
+        kind,
         format!("erlang:error/1: {text}"),
+        format!("Erlang function raised '{kind}'"),
+        None,
     )
 }
 
@@ -464,8 +602,12 @@ pub(super) fn timer(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
 }
 
 fn scale(n: &Value, k: i64) -> R {
-    let n = int_arg(n)?;
-    n.checked_mul(k).map(Value::Int).ok_or(Fail::Badarith)
+    match n {
+        Value::Int(n) => n.checked_mul(k).map(Value::Int).ok_or(Fail::Badarith),
+        Value::BigInt(_) => Ok(int_value(big(n).ok_or(Fail::Badarith)? * k)),
+        Value::Float(x) => Ok(Value::float(x.get() * k as f64)),
+        _ => Err(Fail::Badarith),
+    }
 }
 
 fn tc(ctx: &mut Ctx, f: &Value, args: &[Value]) -> R {
@@ -473,4 +615,159 @@ fn tc(ctx: &mut Ctx, f: &Value, args: &[Value]) -> R {
     let v = fun(ctx, f, args)?;
     let us = t.elapsed().as_micros() as i64;
     Ok(Value::tuple(vec![Value::Int(us), v]))
+}
+
+fn unique() -> i64 {
+    use std::sync::atomic::{AtomicI64, Ordering};
+    static NEXT: AtomicI64 = AtomicI64::new(1);
+    NEXT.fetch_add(1, Ordering::Relaxed)
+}
+
+/// `{MegaSecs, Secs, MicroSecs}` of the system clock.
+pub(super) fn timestamp() -> Value {
+    let us = now_ns() / 1000;
+    Value::tuple(vec![
+        Value::Int(us / 1_000_000_000_000),
+        Value::Int(us / 1_000_000 % 1_000_000),
+        Value::Int(us % 1_000_000),
+    ])
+}
+
+fn unit_per_sec(unit: &Value) -> Result<i64, Fail> {
+    match unit {
+        Value::Int(n) if *n > 0 => Ok(*n),
+        Value::Symbol(s) => Ok(match s.as_str() {
+            "second" | "seconds" => 1,
+            "millisecond" | "milli_seconds" => 1000,
+            "microsecond" | "micro_seconds" => 1_000_000,
+            "nanosecond" | "nano_seconds" | "native" => 1_000_000_000,
+            "perf_counter" => 1_000_000_000,
+            _ => return Err(Fail::Badarg),
+        }),
+        _ => Err(Fail::Badarg),
+    }
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= b as u32;
+        for _ in 0..8 {
+            crc = if crc & 1 != 0 {
+                (crc >> 1) ^ 0xEDB8_8320
+            } else {
+                crc >> 1
+            };
+        }
+    }
+    !crc
+}
+
+fn adler32(data: &[u8]) -> u32 {
+    let (mut a, mut b) = (1u32, 0u32);
+    for &x in data {
+        a = (a + x as u32) % 65521;
+        b = (b + a) % 65521;
+    }
+    (b << 16) | a
+}
+
+/// `float_to_list/2`: `[{decimals, N}]` (with `compact`), `[{scientific, N}]`, `[short]`.
+fn float_opts(x: &Value, opts: &Value) -> Result<String, Fail> {
+    let x = match x {
+        Value::Float(x) => x.get(),
+        _ => return Err(Fail::Badarg),
+    };
+    let mut decimals = None;
+    let mut scientific = None;
+    let mut compact = false;
+    let mut short = false;
+    for o in list_arg(opts)? {
+        match &o {
+            Value::Symbol(s) if s.as_str() == "compact" => compact = true,
+            Value::Symbol(s) if s.as_str() == "short" => short = true,
+            Value::Tuple(t) if t.len() == 2 => {
+                let n = match &t[1] {
+                    Value::Int(n @ 0..=253) => *n as usize,
+                    _ => return Err(Fail::Badarg),
+                };
+                match t[0].as_sym().map(|s| s.as_str()) {
+                    Some("decimals") => {
+                        decimals = Some(n);
+                        scientific = None;
+                    }
+                    Some("scientific") if n <= 249 => {
+                        scientific = Some(n);
+                        decimals = None;
+                    }
+                    _ => return Err(Fail::Badarg),
+                }
+            }
+            _ => return Err(Fail::Badarg),
+        }
+    }
+    if short {
+        return Ok(crate::interp::print::format_float(x));
+    }
+    if let Some(d) = decimals {
+        let mut t = round_half_up(x, d);
+        if compact && t.contains('.') {
+            let keep = t.trim_end_matches('0');
+            t = if keep.ends_with('.') {
+                format!("{keep}0")
+            } else {
+                keep.to_string()
+            };
+        }
+        return Ok(t);
+    }
+    let d = scientific.unwrap_or(20);
+    let t = format!("{x:.d$e}");
+    Ok(match t.split_once('e') {
+        Some((m, e)) => {
+            let (sign, digits) = match e.strip_prefix('-') {
+                Some(d) => ('-', d),
+                None => ('+', e),
+            };
+            format!("{m}e{sign}{digits:0>2}")
+        }
+        None => t,
+    })
+}
+
+/// `x` with `d` decimals, the exact binary value rounded half away from zero (as Erlang's
+/// `{decimals, D}`).
+fn round_half_up(x: f64, d: usize) -> String {
+    // Rust prints the exact expansion when asked for enough digits.
+    let exact = format!("{:.*}", d + 40, x.abs());
+    let (int, frac) = exact.split_once('.').unwrap_or((&exact, ""));
+    let mut digits: Vec<u8> = int.bytes().chain(frac.bytes().take(d)).collect();
+    let up = frac.as_bytes().get(d).is_some_and(|c| *c >= b'5');
+    if up {
+        let mut i = digits.len();
+        loop {
+            if i == 0 {
+                digits.insert(0, b'1');
+                break;
+            }
+            i -= 1;
+            if digits[i] == b'9' {
+                digits[i] = b'0';
+            } else {
+                digits[i] += 1;
+                break;
+            }
+        }
+    }
+    let int_len = digits.len() - d;
+    let mut out = String::new();
+    if x.is_sign_negative() && digits.iter().any(|c| *c != b'0') {
+        out.push('-');
+    }
+    out.push_str(std::str::from_utf8(&digits[..int_len]).unwrap_or("0"));
+    if d > 0 {
+        out.push('.');
+        out.push_str(std::str::from_utf8(&digits[int_len..]).unwrap_or(""));
+    }
+    out
 }

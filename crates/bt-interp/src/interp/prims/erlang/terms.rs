@@ -134,3 +134,29 @@ pub(crate) fn truth(v: &Value) -> Result<bool, Fail> {
         _ => Err(Fail::Badarg),
     }
 }
+
+/// A RuntimeError of kind `kind` whatever the kind (Erlang's `error`, `exit` and `throw`
+/// reasons are all RuntimeErrors), with the function and module when known.
+pub(crate) fn runtime_error(
+    ctx: &Ctx,
+    kind: Sym,
+    message: String,
+    hint: String,
+    at: Option<(Sym, Sym)>,
+) -> Unwind {
+    let class = ctx.prog.core.runtime_error.clone();
+    let v = crate::interp::error::make_exception(
+        &ctx.prog,
+        &class,
+        kind,
+        message,
+        Some(hint),
+        at.map(|a| a.0),
+        at.map(|a| a.1),
+        None,
+        ctx.stack_trace(),
+    );
+    let v = ctx.with_locations(v);
+    ctx.note_raise(&v);
+    Unwind::Error(v)
+}

@@ -6,6 +6,12 @@ use crate::value::{Ref, Value};
 
 /// Text and whether it came as a String (binary) rather than a charlist.
 fn chars(v: &Value) -> Result<(String, bool), Fail> {
+    if !matches!(
+        v,
+        Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_)
+    ) {
+        return Err(Fail::Badarg);
+    }
     let bin = matches!(v, Value::Str(_) | Value::Binary(_));
     chardata(v).map(|s| (s, bin)).ok_or(Fail::Badarg)
 }
@@ -44,10 +50,17 @@ fn find(h: &[u8], n: &[u8], from: usize) -> Option<usize> {
 }
 
 /// Whether an options list names `opt` (e.g. `#(#global)`).
-fn has_opt(opts: &Value, opt: &str) -> Result<bool, Fail> {
-    Ok(list_arg(opts)?
-        .iter()
-        .any(|o| matches!(o, Value::Symbol(s) if s.as_str() == opt)))
+/// Whether an options list names `opt`; an option outside `known` is `badarg`.
+fn has_opt(opts: &Value, opt: &str, known: &[&str]) -> Result<bool, Fail> {
+    let opts = list_arg(opts)?;
+    let mut found = false;
+    for o in &opts {
+        match o {
+            Value::Symbol(s) if known.contains(&s.as_str()) => found |= s.as_str() == opt,
+            _ => return Err(Fail::Badarg),
+        }
+    }
+    Ok(found)
 }
 
 pub(super) fn string(f: &str, a: &[Value]) -> R {
@@ -79,14 +92,164 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
                 Value::Symbol(d) if d.as_str() == "leading" => s.trim_start(),
                 Value::Symbol(d) if d.as_str() == "trailing" => s.trim_end(),
                 Value::Symbol(d) if d.as_str() == "both" => s.trim(),
-                _ => return Err(Fail::Badarg),
+                _ => return Err(Fail::FunctionClause),
             };
             Ok(shaped(t, b))
         }
         ("length", [s]) => Ok(Value::Int(chars(s)?.0.chars().count() as i64)),
         ("reverse", [s]) => {
+            // A list of graphemes, last first (a grapheme of one code point is that code).
+            let (s, _) = chars(s)?;
+            Ok(list(graphemes(&s).into_iter().rev().collect()))
+        }
+        ("to_graphemes", [s]) => Ok(list(graphemes(&chars(s)?.0))),
+        ("casefold", [s]) => {
             let (s, b) = chars(s)?;
-            Ok(shaped(&s.chars().rev().collect::<String>(), b))
+            Ok(shaped(&s.to_lowercase(), b))
+        }
+        ("chomp", [s]) => {
+            let (t, b) = chars(s)?;
+            let t = t
+                .strip_suffix("\r\n")
+                .or_else(|| t.strip_suffix('\n'))
+                .unwrap_or(&t);
+            Ok(shaped(t, b))
+        }
+        ("to_upper" | "to_lower", [s]) => {
+            let up = f == "to_upper";
+            let conv = |c: char| -> char {
+                let mut it: Box<dyn Iterator<Item = char>> = if up {
+                    Box::new(c.to_uppercase())
+                } else {
+                    Box::new(c.to_lowercase())
+                };
+                match (it.next(), it.next()) {
+                    (Some(x), None) => x,
+                    _ => c,
+                }
+            };
+            match s {
+                Value::Int(i) => Ok(Value::Int(
+                    u32::try_from(*i)
+                        .ok()
+                        .and_then(char::from_u32)
+                        .map(|c| conv(c) as i64)
+                        .unwrap_or(*i),
+                )),
+                Value::List(_) | Value::Array(_) => {
+                    let t = chardata(s).ok_or(Fail::FunctionClause)?;
+                    Ok(charlist(&t.chars().map(conv).collect::<String>()))
+                }
+                _ => Err(Fail::FunctionClause),
+            }
+        }
+        ("tokens", [s, seps]) => {
+            let (t, d) = (old_chars(s)?, old_chars(seps)?);
+            Ok(list(
+                t.split(|c| d.contains(c))
+                    .filter(|x| !x.is_empty())
+                    .map(charlist)
+                    .collect(),
+            ))
+        }
+        ("join", [l, sep]) => {
+            let sep = old_chars(sep)?;
+            let parts = list_arg(l)
+                .map_err(|_| Fail::FunctionClause)?
+                .iter()
+                .map(old_chars)
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok(charlist(&parts.join(&sep)))
+        }
+        ("strip", [s]) => Ok(charlist(old_chars(s)?.trim_matches(' '))),
+        ("pad", [s, n]) | ("pad", [s, n, _]) | ("pad", [s, n, _, _]) => {
+            let (t, _) = chars(s)?;
+            let n = int_arg(n)?;
+            let dir = match a.get(2) {
+                None => "trailing".to_string(),
+                Some(Value::Symbol(d)) => d.as_str().to_string(),
+                Some(_) => return Err(Fail::FunctionClause),
+            };
+            let c = match a.get(3) {
+                None => Value::Int(32),
+                Some(c @ Value::Int(_)) => c.clone(),
+                Some(_) => return Err(Fail::FunctionClause),
+            };
+            let missing = (n - graphemes(&t).len() as i64).max(0) as usize;
+            let pad = |k: usize| vec![c.clone(); k];
+            Ok(list(match dir.as_str() {
+                "trailing" => std::iter::once(s.clone()).chain(pad(missing)).collect(),
+                "leading" => vec![list(pad(missing)), s.clone()],
+                "both" => {
+                    // `[Pad, S, Pad]`, and one more character when the padding is odd.
+                    let half = list(pad(missing / 2));
+                    let mut v = vec![half.clone(), s.clone(), half];
+                    v.extend(pad(missing % 2));
+                    v
+                }
+                _ => return Err(Fail::FunctionClause),
+            }))
+        }
+        ("prefix", [s, p]) => {
+            let (t, b) = chars(s)?;
+            let (p, _) = chars(p)?;
+            Ok(match t.strip_prefix(p.as_str()) {
+                Some(rest) => shaped(rest, b),
+                None => atom("nomatch"),
+            })
+        }
+        ("take", [s, set]) | ("take", [s, set, _]) | ("take", [s, set, _, _]) => {
+            let (t, b) = chars(s)?;
+            let set = match a.len() {
+                2 => old_chars(set).map_err(|_| Fail::Badarg)?,
+                _ => old_chars(set)?,
+            };
+            let complement = matches!(a.get(2), Some(Value::True));
+            let trailing = matches!(a.get(3), Some(Value::Symbol(d)) if d.as_str() == "trailing");
+            let keep = |c: char| set.contains(c) != complement;
+            let (x, y) = if trailing {
+                let cut = t
+                    .char_indices()
+                    .rev()
+                    .take_while(|(_, c)| keep(*c))
+                    .last()
+                    .map(|(i, _)| i)
+                    .unwrap_or(t.len());
+                (&t[..cut], &t[cut..])
+            } else {
+                let cut = t
+                    .char_indices()
+                    .find(|(_, c)| !keep(*c))
+                    .map(|(i, _)| i)
+                    .unwrap_or(t.len());
+                (&t[..cut], &t[cut..])
+            };
+            Ok(Value::tuple(vec![shaped(x, b), shaped(y, b)]))
+        }
+        ("trim", [s, dir, set]) => {
+            let (t, b) = chars(s)?;
+            let set = old_chars(set)?;
+            let hit = |c: char| set.contains(c);
+            let t = match dir {
+                Value::Symbol(d) if d.as_str() == "leading" => t.trim_start_matches(hit),
+                Value::Symbol(d) if d.as_str() == "trailing" => t.trim_end_matches(hit),
+                Value::Symbol(d) if d.as_str() == "both" => t.trim_matches(hit),
+                _ => return Err(Fail::Badarg),
+            };
+            Ok(shaped(t, b))
+        }
+        ("find", [s, p, dir]) => {
+            let (t, b) = chars(s)?;
+            let (p, _) = chars(p)?;
+            let at = match dir {
+                Value::Symbol(d) if d.as_str() == "leading" => t.find(p.as_str()),
+                Value::Symbol(d) if d.as_str() == "trailing" => t.rfind(p.as_str()),
+                _ => return Err(Fail::Badarg),
+            };
+            Ok(match at {
+                Some(i) => shaped(&t[i..], b),
+                None => atom("nomatch"),
+            })
         }
         ("is_empty", [s]) => Ok(Value::bool(chars(s)?.0.is_empty())),
         ("equal", [x, y]) => Ok(Value::bool(chars(x)?.0 == chars(y)?.0)),
@@ -106,7 +269,7 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
         },
         ("lexemes", [s, seps]) => {
             let (t, b) = chars(s)?;
-            let (d, _) = chars(seps)?;
+            let d = old_chars(seps)?;
             Ok(list(
                 t.split(|c| d.contains(c))
                     .filter(|x| !x.is_empty())
@@ -123,30 +286,33 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
             })
         }
         ("replace", [s, p, r]) | ("replace", [s, p, r, _]) => {
-            let all = match a.get(3) {
-                Some(Value::Symbol(h)) if h.as_str() == "all" => true,
-                Some(Value::Symbol(h)) if matches!(h.as_str(), "leading" | "trailing") => false,
+            // Erlang answers the pieces around each match with the replacement between them
+            // (chardata, not flattened).
+            let how = match a.get(3) {
+                None => atom("leading"),
+                Some(h @ Value::Symbol(_)) => h.clone(),
                 Some(_) => return Err(Fail::Badarg),
-                None => false,
             };
-            let (t, b) = chars(s)?;
-            let (p, _) = chars(p)?;
-            let (r, _) = chars(r)?;
-            if p.is_empty() {
-                return Ok(list(vec![shaped(&t, b)]));
+            chars(r)?;
+            let pieces = match &string("split", &[s.clone(), p.clone(), how])? {
+                Value::List(l) => l.iter().cloned().collect::<Vec<_>>(),
+                other => vec![other.clone()],
+            };
+            let mut out = Vec::with_capacity(pieces.len() * 2);
+            for (i, x) in pieces.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(r.clone());
+                }
+                out.push(x);
             }
-            let out = if all {
-                t.replace(&p, &r)
-            } else {
-                t.replacen(&p, &r, 1)
-            };
-            Ok(shaped(&out, b))
+            Ok(list(out))
         }
         ("slice", [s, start]) | ("slice", [s, start, _]) => {
             let (t, b) = chars(s)?;
-            let start = usize::try_from(int_arg(start)?).map_err(|_| Fail::Badarg)?;
+            let start = usize::try_from(int_arg(start)?).map_err(|_| Fail::FunctionClause)?;
             let len = match a.get(2) {
-                Some(n) => usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?,
+                Some(Value::Symbol(s)) if s.as_str() == "infinity" => usize::MAX,
+                Some(n) => usize::try_from(int_arg(n)?).map_err(|_| Fail::FunctionClause)?,
                 None => usize::MAX,
             };
             Ok(shaped(
@@ -183,7 +349,9 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
             let mut best = None;
             for (i, _) in t.char_indices().chain(std::iter::once((t.len(), ' '))) {
                 let p = &t[..i];
-                if p.contains('.') && !p.ends_with('.') && p.parse::<f64>().is_ok() {
+                let body = p.strip_prefix(['-', '+']).unwrap_or(p);
+                let digit_first = body.starts_with(|c: char| c.is_ascii_digit());
+                if digit_first && p.contains('.') && !p.ends_with('.') && p.parse::<f64>().is_ok() {
                     best = Some(i);
                 }
             }
@@ -201,8 +369,9 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
             Ok(shaped(&(x + &y), b))
         }
         ("copies", [s, n]) => {
-            let (t, b) = chars(s)?;
-            let n = usize::try_from(int_arg(n)?).map_err(|_| Fail::Badarg)?;
+            let (t, b) = (old_chars(s)?, false);
+            let n = usize::try_from(int_arg(n).map_err(|_| Fail::FunctionClause)?)
+                .map_err(|_| Fail::FunctionClause)?;
             if t.len().saturating_mul(n) > 1 << 28 {
                 return Err(Fail::Badarg);
             }
@@ -210,6 +379,29 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
         }
         _ => Err(Fail::Undef),
     }
+}
+
+/// Text of the charlist functions of the old API (a binary is `function_clause`).
+fn old_chars(v: &Value) -> Result<String, Fail> {
+    match v {
+        Value::List(_) | Value::Array(_) => chardata(v).ok_or(Fail::FunctionClause),
+        _ => Err(Fail::FunctionClause),
+    }
+}
+
+/// The grapheme clusters of `s`: a cluster of one code point as its code, else a list of
+/// codes.
+fn graphemes(s: &str) -> Vec<Value> {
+    use unicode_segmentation::UnicodeSegmentation;
+    s.graphemes(true)
+        .map(|g| {
+            let mut it = g.chars();
+            match (it.next(), it.next()) {
+                (Some(c), None) => Value::Int(c as i64),
+                _ => charlist(g),
+            }
+        })
+        .collect()
 }
 
 fn split(s: &Value, sep: &Value, all: bool) -> R {
@@ -231,7 +423,24 @@ fn split(s: &Value, sep: &Value, all: bool) -> R {
 pub(super) fn binary(f: &str, a: &[Value]) -> R {
     match (f, a) {
         ("split", [s, p]) => bsplit(s, p, false),
-        ("split", [s, p, opts]) => bsplit(s, p, has_opt(opts, "global")?),
+        ("split", [s, p, opts]) => {
+            const KNOWN: [&str; 3] = ["global", "trim", "trim_all"];
+            let parts = bsplit(s, p, has_opt(opts, "global", &KNOWN)?)?;
+            let (trim, trim_all) = (
+                has_opt(opts, "trim", &KNOWN)?,
+                has_opt(opts, "trim_all", &KNOWN)?,
+            );
+            let mut parts = list_arg(&parts)?;
+            let empty = |v: &Value| matches!(v, Value::Str(s) if s.is_empty());
+            if trim_all {
+                parts.retain(|v| !empty(v));
+            } else if trim {
+                while parts.last().is_some_and(empty) {
+                    parts.pop();
+                }
+            }
+            Ok(list(parts))
+        }
         ("part", [s, pos, len]) => {
             let b = bytes(s)?;
             let (pos, len) = (int_arg(pos)?, int_arg(len)?);
@@ -261,7 +470,7 @@ pub(super) fn binary(f: &str, a: &[Value]) -> R {
             Ok(bin(b.repeat(n)))
         }
         ("replace", [s, p, r]) => breplace(s, p, r, false),
-        ("replace", [s, p, r, opts]) => breplace(s, p, r, has_opt(opts, "global")?),
+        ("replace", [s, p, r, opts]) => breplace(s, p, r, has_opt(opts, "global", &["global"])?),
         ("match", [s, p]) => {
             let (b, p) = (bytes(s)?, bytes(p)?);
             if p.is_empty() {
@@ -353,6 +562,14 @@ fn breplace(s: &Value, p: &Value, r: &Value, global: bool) -> R {
 }
 
 pub(super) fn unicode(f: &str, a: &[Value]) -> R {
+    if a.first().is_some_and(|s| {
+        !matches!(
+            s,
+            Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_)
+        )
+    }) {
+        return Err(Fail::Badarg);
+    }
     match (f, a) {
         ("characters_to_binary", [s]) | ("characters_to_binary", [s, _]) => {
             chardata(s).map(Value::str).ok_or(Fail::Badarg)
