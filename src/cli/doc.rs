@@ -225,8 +225,8 @@ pub(crate) fn library() -> &'static BTreeMap<String, ClassDoc> {
         let mut out = docs_for_sources(&files, true);
         let mut prims = crate::interp::eval::Prims::default();
         crate::interp::prims::register_all(&mut prims);
-        for (sides, class_side) in [(&prims.instance, false), (&prims.class_side, true)] {
-            for (cls, sel) in sides.keys() {
+        for (class_side, table) in [(false, prims.table(false)), (true, prims.table(true))] {
+            for (cls, sel) in table.into_keys() {
                 if sel.starts_with("__") || cls.starts_with("__") {
                     continue;
                 }

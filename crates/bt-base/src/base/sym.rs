@@ -96,6 +96,26 @@ impl Sym {
         Sym::intern(s, Some(s))
     }
 
+    /// [`Sym::new_static`] of each name in order, under one write lock and without this
+    /// thread's front (the primitive registry interns ~1,400 selectors at start-up).
+    pub fn new_static_all(names: impl Iterator<Item = &'static str>) -> Vec<Sym> {
+        let mut w = interner().write();
+        names
+            .map(|s| {
+                let h = hash(s);
+                if let Some(&(_, i)) = w.map.find(h, |e| e.0 == s) {
+                    return i;
+                }
+                let i = Sym::from_index(w.len);
+                let fresh = slot_for_write(w.len).is_some_and(|slot| slot.set(s).is_ok());
+                assert!(fresh, "symbol table full");
+                w.len += 1;
+                w.map.insert_unique(h, (s, i), rehash);
+                i
+            })
+            .collect()
+    }
+
     fn intern(s: &str, keep: Option<&'static str>) -> Sym {
         // A per-thread front of the table: loading code interns thousands of names, and the
         // shared table's lock was a visible part of starting an engine.
@@ -229,5 +249,24 @@ mod tests {
         assert!(Sym::interned() >= FIRST + 10);
         assert_eq!(Sym::NONE.as_str(), "");
         assert_eq!(Sym::reserved(1).as_str(), "");
+    }
+
+    #[test]
+    fn interning_many_agrees_with_one_at_a_time() {
+        let known = Sym::new("sym-test-known");
+        let syms = Sym::new_static_all(
+            [
+                "sym-test-many-a",
+                "sym-test-known",
+                "sym-test-many-a",
+                "sym-test-many-b",
+            ]
+            .into_iter(),
+        );
+        assert_eq!(syms[1], known);
+        assert_eq!(syms[0], syms[2]);
+        assert_ne!(syms[0], syms[3]);
+        assert_eq!(Sym::new("sym-test-many-a"), syms[0]);
+        assert_eq!(syms[3].as_str(), "sym-test-many-b");
     }
 }

@@ -738,7 +738,8 @@ fn prim_table(
         for (&key, prims) in shared.by_class_iter() {
             let mut t = crate::interp::class::MethodTable::default();
             t.reserve(prims.len());
-            for (s, f) in prims {
+            // Reversed: of a selector registered twice the first registration is kept.
+            for (s, f) in prims.iter().rev() {
                 t.insert(*s, Method::Prim(*f));
             }
             out.insert(key, t);

@@ -5,8 +5,8 @@
 //! side) or [`Prims::add_class`]. A primitive must also be declared in `stdlib/*.bt` as
 //! `selector => @primitive` on the same class and side — that declaration is what the checker
 //! reads (`crates/bt-check/src/check/builtins.rs`); `prims::agreement_tests` fails when the two disagree.
-//! Registering the same (class, side, selector) twice is an error: the second registration is
-//! kept out and recorded in [`Prims::duplicates`], which a test requires to be empty.
+//! Registering the same (class, side, selector) twice is an error: only the first registration
+//! is used, and [`Prims::duplicates`] lists the others (a test requires it to be empty).
 //!
 //! A primitive whose work grows with its inputs declares how at registration —
 //! `p.add("String", "++", concat).cost(Cost::InputBytes)` — and the send path charges those
@@ -149,15 +149,15 @@ impl Prim {
 /// (class name, selector) → primitive.
 pub type PrimTable = HashMap<(&'static str, &'static str), Prim, foldhash::fast::RandomState>;
 
+/// One registration: class name, selector, class side?, primitive.
+pub type Entry = (&'static str, &'static str, bool, Prim);
+
 /// The primitive tables of a program.
 #[derive(Default)]
 pub struct Prims {
-    pub instance: PrimTable,
-    pub class_side: PrimTable,
-    /// (class, selector, class side?) registered more than once (only the first is kept).
-    pub duplicates: Vec<(&'static str, &'static str, bool)>,
-    /// Where a duplicate registration's `.cost(..)` lands (never installed).
-    discarded: Option<Prim>,
+    /// Every registration in order (a push each: nothing is hashed until the per-class
+    /// index is made, once per process).
+    pub entries: Vec<Entry>,
     /// The kinds of process reference a send to a native value is offered to, in
     /// registration order (`interp::actor::target`).
     pub send_targets: Vec<TargetOf>,
@@ -219,18 +219,31 @@ impl Prims {
         selector: &'static str,
         f: PrimFn,
     ) -> &mut Prim {
-        let table = if class_side {
-            &mut self.class_side
-        } else {
-            &mut self.instance
-        };
-        match table.entry((class, selector)) {
-            std::collections::hash_map::Entry::Vacant(v) => v.insert(Prim::free(f)),
-            std::collections::hash_map::Entry::Occupied(_) => {
-                self.duplicates.push((class, selector, class_side));
-                self.discarded.insert(Prim::free(f))
+        self.entries
+            .push((class, selector, class_side, Prim::free(f)));
+        &mut self.entries.last_mut().expect("just pushed").3
+    }
+
+    /// The primitives of one side keyed by (class, selector); of a (class, side, selector)
+    /// registered more than once the first is kept.
+    pub fn table(&self, class_side: bool) -> PrimTable {
+        let mut t = PrimTable::default();
+        for &(c, s, side, p) in &self.entries {
+            if side == class_side {
+                t.entry((c, s)).or_insert(p);
             }
         }
+        t
+    }
+
+    /// (class, selector, class side?) registered more than once.
+    pub fn duplicates(&self) -> Vec<(&'static str, &'static str, bool)> {
+        let mut seen = std::collections::HashSet::new();
+        self.entries
+            .iter()
+            .filter(|&&(c, s, side, _)| !seen.insert((c, s, side)))
+            .map(|&(c, s, side, _)| (c, s, side))
+            .collect()
     }
 
     /// Registers a kind of process reference: sends and casts to a native value of that kind
@@ -240,14 +253,12 @@ impl Prims {
         self.send_targets.push(of);
     }
 
-    /// The primitive registered for a class, side and selector.
+    /// The primitive registered for a class, side and selector (the first registration).
     pub fn get(&self, class: &str, class_side: bool, selector: &str) -> Option<Prim> {
-        let table = if class_side {
-            &self.class_side
-        } else {
-            &self.instance
-        };
-        table.get(&(class, selector)).copied()
+        self.entries
+            .iter()
+            .find(|&&(c, s, side, _)| side == class_side && c == class && s == selector)
+            .map(|e| e.3)
     }
 }
 
@@ -260,7 +271,10 @@ pub struct SharedPrims {
     by_class: ByClass,
 }
 
-type ByClass = HashMap<(Sym, bool), Vec<(Sym, Prim)>, foldhash::fast::RandomState>;
+/// A class side's primitives by selector.
+type ClassPrims = Vec<(Sym, Prim)>;
+
+type ByClass = HashMap<(Sym, bool), ClassPrims, foldhash::fast::RandomState>;
 
 impl SharedPrims {
     /// The primitives of `class` on one side (empty when it has none).
@@ -275,6 +289,15 @@ impl SharedPrims {
             .map(|v| v.as_slice())
             .unwrap_or(&[])
     }
+
+    /// The primitive registered for `class` and a selector on one side (the first
+    /// registration).
+    pub fn find(&self, class: Sym, class_side: bool, selector: Sym) -> Option<Prim> {
+        self.of_class(class, class_side)
+            .iter()
+            .find(|(s, _)| *s == selector)
+            .map(|e| e.1)
+    }
 }
 
 impl std::ops::Deref for SharedPrims {
@@ -288,28 +311,39 @@ impl SharedPrims {
     /// The tables `register` fills (every primitive module's registration,
     /// `prims::register_all`), indexed by class.
     pub fn build(register: fn(&mut Prims)) -> SharedPrims {
-        // Sized above the registry (~1,340 primitives, most on the instance side), so
-        // registering never rehashes (growing the tables cost ~0.3M instructions).
+        // Sized above the registry (~1,340 primitives), so registering never grows it.
         let mut prims = Prims {
-            instance: PrimTable::with_capacity_and_hasher(1536, Default::default()),
-            class_side: PrimTable::with_capacity_and_hasher(384, Default::default()),
+            entries: Vec::with_capacity(1536),
             ..Prims::default()
         };
         register(&mut prims);
-        // Each list is in the tables' order: it only fills method tables, which are
-        // hash maps. Class names are interned once per class, not once per primitive.
-        let mut by_class: ByClass = HashMap::with_capacity_and_hasher(128, Default::default());
+        // Each list is in registration order (it fills method tables, which are hash maps).
+        // A module registers a class's primitives together, so the class and its list are
+        // looked up only when the class or side changes; class names are interned once
+        // per class, not once per primitive.
         let mut class_syms: HashMap<&'static str, Sym, foldhash::fast::RandomState> =
             HashMap::with_capacity_and_hasher(128, Default::default());
-        for (side, table) in [(false, &prims.instance), (true, &prims.class_side)] {
-            for (&(c, s), p) in table {
-                let c = *class_syms.entry(c).or_insert_with(|| Sym::new_static(c));
-                by_class
-                    .entry((c, side))
-                    .or_default()
-                    .push((Sym::new_static(s), *p));
-            }
+        let mut slot: HashMap<(Sym, bool), usize, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(192, Default::default());
+        let mut groups: Vec<((Sym, bool), ClassPrims)> = Vec::with_capacity(192);
+        let mut last: Option<(&'static str, bool, usize)> = None;
+        let selectors = Sym::new_static_all(prims.entries.iter().map(|e| e.1));
+        for (&(c, _, side, p), s) in prims.entries.iter().zip(selectors) {
+            let g = match last {
+                Some((lc, ls, g)) if ls == side && std::ptr::eq(lc, c) => g,
+                _ => {
+                    let cs = *class_syms.entry(c).or_insert_with(|| Sym::new_static(c));
+                    let g = *slot.entry((cs, side)).or_insert_with(|| {
+                        groups.push(((cs, side), Vec::new()));
+                        groups.len() - 1
+                    });
+                    last = Some((c, side, g));
+                    g
+                }
+            };
+            groups[g].1.push((s, p));
         }
+        let by_class: ByClass = groups.into_iter().collect();
         SharedPrims { prims, by_class }
     }
 }

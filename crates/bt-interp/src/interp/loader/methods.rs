@@ -53,23 +53,25 @@ pub(super) fn lower_primitive(
     md: &ast::MethodDecl,
     p: &ast::Ident,
 ) -> Result<(Sym, crate::interp::registry::Prim), Vec<Diagnostic>> {
-    let table = if md.class_side {
-        &prog.prims.class_side
+    let selector = Sym::new(&md.selector);
+    // A primitive's name not interned names no registered primitive.
+    let name = if p.name == md.selector {
+        Some(selector)
     } else {
-        &prog.prims.instance
+        Sym::lookup(&p.name)
     };
-    let cname = class.name.as_str();
-    let f = table
-        .get(&(cname, p.name.as_str()))
-        .or_else(|| table.get(&(cname, md.selector.as_str())))
-        .copied();
+    let f = name
+        .and_then(|name| prog.prims.find(class.name, md.class_side, name))
+        .or_else(|| prog.prims.find(class.name, md.class_side, selector));
     match f {
-        Some(f) => Ok((Sym::new(&md.selector), f)),
+        Some(f) => Ok((selector, f)),
         None => Err(vec![Diagnostic::error(
             "E0308",
             format!(
                 "unknown primitive '{}' for {}>>{}",
-                p.name, cname, md.selector
+                p.name,
+                class.name.as_str(),
+                md.selector
             ),
             p.span,
         )]),

@@ -34,12 +34,12 @@ fn registry() -> Prims {
 
 fn registered(p: &Prims) -> BTreeSet<Key> {
     let inst = p
-        .instance
-        .keys()
+        .table(false)
+        .into_keys()
         .map(|(c, s)| (c.to_string(), false, s.to_string()));
     let class = p
-        .class_side
-        .keys()
+        .table(true)
+        .into_keys()
         .map(|(c, s)| (c.to_string(), true, s.to_string()));
     inst.chain(class).collect()
 }
@@ -81,9 +81,9 @@ fn declared_primitives() -> BTreeSet<Key> {
 fn no_primitive_is_registered_twice() {
     let p = registry();
     assert!(
-        p.duplicates.is_empty(),
+        p.duplicates().is_empty(),
         "registered more than once (class, selector, class side?): {:?}",
-        p.duplicates
+        p.duplicates()
     );
 }
 

@@ -147,13 +147,10 @@ mod tests {
                     if m.primitive.is_none() {
                         continue;
                     }
-                    let table = if m.class_side {
-                        &prims.class_side
-                    } else {
-                        &prims.instance
-                    };
                     assert!(
-                        table.contains_key(&(class, m.selector.as_str())),
+                        prims
+                            .get(class, m.class_side, m.selector.as_str())
+                            .is_some(),
                         "{class}>>{} is declared @primitive but not registered",
                         m.selector
                     );
