@@ -9,11 +9,15 @@
 set -eu
 cd "$(dirname "$0")/.."
 R=$1 A=$2 B=${3:-}
-P=$BT_SHARED/peers
+# BT_SHARED is the directory that holds bench/ (as for bench/run), or that bench/ itself.
+H=$BT_SHARED/bench
+[ -d "$H/peers" ] || H=$BT_SHARED
+P=$H/peers
+[ -f "$P/pingpong_coroutine.lua" ] || { echo "bench/actors.sh: no peer programs under $BT_SHARED" >&2; exit 2; }
 TOKDIR=${TMPDIR:-/tmp}/bt-bench-tokio
 TOK=$TOKDIR/target/release/tokio-pingpong
 if [ ! -x "$TOK" ]; then
-  rm -rf "$TOKDIR" && cp -r "$BT_SHARED/tokio-pingpong" "$TOKDIR" && chmod -R u+w "$TOKDIR"
+  rm -rf "$TOKDIR" && cp -r "$H/tokio-pingpong" "$TOKDIR" && chmod -R u+w "$TOKDIR"
   (cd "$TOKDIR" && { cargo build --release -q --offline || cargo build --release -q; })
 fi
 t() { "$@" 2>/dev/null | awk '$1=="TIME"{print $2}'; }
