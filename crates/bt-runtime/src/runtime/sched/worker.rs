@@ -55,6 +55,12 @@ pub(super) struct StackCharge {
 /// touched (the frames between two checks of the interpreter).
 const STACK_MARGIN: usize = 8 * 1024;
 
+/// The longest an idle worker sleeps before it looks for work again on its own. A wake-up
+/// is meant to reach it sooner (the parked bits, the input's wake event); this bounds what a
+/// missed one costs: a remote call's completion while both workers sit idle, one in the
+/// connection hub, has been seen to go unnoticed until a worker next woke.
+const IDLE_RECHECK_MS: u64 = 1000;
+
 /// One worker thread's private state.
 pub(crate) struct Worker {
     pub(super) id: usize,
@@ -217,9 +223,13 @@ impl Worker {
             sh.parked.fetch_and(!bit, Ordering::SeqCst);
             return;
         }
-        let mut wait_ms = None;
+        let mut wait_ms = Some(IDLE_RECHECK_MS);
         if !sh.clock.is_manual() && self.next_deadline != u64::MAX {
-            wait_ms = Some(self.next_deadline.saturating_sub(now).max(1));
+            wait_ms = Some(
+                self.next_deadline
+                    .saturating_sub(now)
+                    .clamp(1, IDLE_RECHECK_MS),
+            );
         }
         if waiting_for_stack {
             wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
