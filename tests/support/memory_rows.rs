@@ -151,6 +151,21 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
     ),
     ("big_product", "a := 1 bitShift: 100000000", "(a * a) isNil"),
     (
+        "erlang_format_width",
+        "",
+        "(Erlang io_lib format: \"~200000000p\" with: #(1)) size",
+    ),
+    (
+        "erlang_format_precision",
+        "",
+        "(Erlang io_lib format: \"~.200000000f\" with: #(1.5)) size",
+    ),
+    (
+        "erlang_string_pad",
+        "",
+        "(Erlang string pad: \"a\" with: 300000000) size",
+    ),
+    (
         "big_print_radix",
         "a := 1 bitShift: 100000000",
         "(a printString: 2) size",
@@ -175,6 +190,7 @@ pub(crate) fn run_row(make: impl FnOnce() -> bt::Engine) {
         return;
     };
     let e = &make();
+    e.grant(bt::engine::Capability::Erlang);
     let Some((_, setup, step)) = ROWS.iter().find(|r| r.0 == name) else {
         panic!("no row {name}");
     };

@@ -6,17 +6,17 @@ use super::terms::{atom, chardata, charlist, list_arg, Fail, R};
 use crate::interp::eval::Ctx;
 use crate::value::{Sym, Value};
 
-pub(super) fn io_lib(f: &str, a: &[Value]) -> R {
+pub(super) fn io_lib(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     match (f, a) {
-        ("format" | "fwrite", [fmt, args]) => Ok(charlist(&format(fmt, args)?)),
+        ("format" | "fwrite", [fmt, args]) => Ok(charlist(&format(ctx, fmt, args)?)),
         _ => Err(Fail::Undef),
     }
 }
 
 pub(super) fn io(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     let text = match (f, a) {
-        ("format" | "fwrite", [fmt]) => format(fmt, &Value::list(Vec::new()))?,
-        ("format" | "fwrite", [fmt, args]) => format(fmt, args)?,
+        ("format" | "fwrite", [fmt]) => format(ctx, fmt, &Value::list(Vec::new()))?,
+        ("format" | "fwrite", [fmt, args]) => format(ctx, fmt, args)?,
         ("put_chars", [s]) => chardata(s).ok_or(Fail::Badarg)?,
         ("nl", []) => "\n".to_string(),
         _ => return Err(Fail::Undef),
@@ -26,8 +26,10 @@ pub(super) fn io(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     Ok(atom("ok"))
 }
 
-/// The text of `io_lib:format(Format, Args)`.
-pub(super) fn format(fmt: &Value, args: &Value) -> Result<String, Fail> {
+/// The text of `io_lib:format(Format, Args)`. A field width or precision is charged to the
+/// memory account before any padding is made (`Ctx::reserve`): `~999999999p` is a
+/// `memory_limit`, not gigabytes of spaces.
+pub(super) fn format(ctx: &mut Ctx, fmt: &Value, args: &Value) -> Result<String, Fail> {
     let fmt: Vec<char> = match fmt {
         Value::Symbol(s) => s.as_str().chars().collect(),
         Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_) => {
@@ -64,11 +66,13 @@ pub(super) fn format(fmt: &Value, args: &Value) -> Result<String, Fail> {
             Ok(fmt[start..*i].iter().collect::<String>().parse().ok())
         };
         let width = num(&mut i)?;
+        reserve_chars(ctx, width)?;
         let mut precision = None;
         let mut pad = ' ';
         if fmt.get(i) == Some(&'.') {
             i += 1;
             precision = num(&mut i)?;
+            reserve_chars(ctx, precision)?;
             if fmt.get(i) == Some(&'.') {
                 pad = *fmt.get(i + 1).ok_or(Fail::Badarg)?;
                 i += 2;
@@ -130,7 +134,7 @@ pub(super) fn format(fmt: &Value, args: &Value) -> Result<String, Fail> {
                 };
                 let p = precision.unwrap_or(6);
                 match ctl {
-                    'f' => format!("{x:.p$}"),
+                    'f' => fixed(x, p),
                     'e' => exp_text(x, p),
                     _ => {
                         let a = x.abs();
@@ -141,7 +145,7 @@ pub(super) fn format(fmt: &Value, args: &Value) -> Result<String, Fail> {
                                 a.log10().floor() as usize + 1
                             };
                             let d = p.saturating_sub(int_digits);
-                            format!("{x:.d$}")
+                            fixed(x, d)
                         } else {
                             exp_text(x, p)
                         }
@@ -196,10 +200,30 @@ pub(super) fn format(fmt: &Value, args: &Value) -> Result<String, Fail> {
     Ok(out)
 }
 
+/// `x` with `p` digits after the point. A double's exact decimal expansion ends within
+/// 1,074 fractional digits: past them the digits are zeros (Rust's formatting refuses a
+/// precision over 65,535).
+fn fixed(x: f64, p: usize) -> String {
+    const EXACT: usize = 1100;
+    let mut t = format!("{x:.*}", p.min(EXACT));
+    if p > EXACT {
+        t.push_str(&"0".repeat(p - EXACT));
+    }
+    t
+}
+
 /// `~e`: `P` significant digits, the exponent without padding (`3.00000e+0`).
 fn exp_text(x: f64, p: usize) -> String {
     let d = p.saturating_sub(1);
-    let t = format!("{x:.d$e}");
+    // A double's exact decimal expansion has at most 767 significant digits: past them
+    // the digits are zeros (Rust's formatting refuses a precision over 65,535).
+    const EXACT: usize = 800;
+    let mut t = format!("{x:.*e}", d.min(EXACT));
+    if d > EXACT {
+        if let Some(at) = t.find('e') {
+            t.insert_str(at, &"0".repeat(d - EXACT));
+        }
+    }
     match t.split_once('e') {
         Some((m, e)) if e.starts_with('-') => format!("{m}e{e}"),
         Some((m, e)) => format!("{m}e+{e}"),
@@ -354,5 +378,13 @@ fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut String) {
             let t = crate::interp::print::simple_print(other);
             out.push_str(t.as_deref().unwrap_or("#Ref<0.0.0.0>"));
         }
+    }
+}
+
+/// Charges a field of `n` characters (up to four bytes each) before it is made.
+fn reserve_chars(ctx: &mut Ctx, n: Option<usize>) -> Result<(), Fail> {
+    match n {
+        Some(n) => ctx.reserve(n.saturating_mul(4)).map_err(Fail::Raised),
+        None => Ok(()),
     }
 }

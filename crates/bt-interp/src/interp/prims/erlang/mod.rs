@@ -326,7 +326,15 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
         "timer" => modules::timer(ctx, f, a),
         "lists" => lists::call(ctx, f, a),
         "maps" => maps::call(ctx, f, a),
-        "string" => text::string(f, a),
+        "string" => {
+            // The padding `pad` makes is a List of `N` characters: charged before it is made.
+            if let ("pad", [_, Value::Int(n), ..]) = (f, a) {
+                let bytes = usize::try_from(*n).unwrap_or(0);
+                ctx.reserve(bytes.saturating_mul(std::mem::size_of::<Value>()))
+                    .map_err(Fail::Raised)?;
+            }
+            text::string(f, a)
+        }
         "binary" => text::binary(f, a),
         "unicode" => text::unicode(f, a),
         "crypto" => crypto::crypto(f, a),
@@ -334,7 +342,7 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
         "proplists" => proplists::proplists(f, a),
         "os" => os::os(ctx, f, a),
         "calendar" => os::calendar(f, a),
-        "io_lib" => format::io_lib(f, a),
+        "io_lib" => format::io_lib(ctx, f, a),
         "io" => format::io(ctx, f, a),
         _ => Err(Fail::Undef),
     }
