@@ -451,28 +451,7 @@ fn radix(n: &Value, base: &Value) -> Result<String, Fail> {
 }
 
 pub(super) fn erlang_iolist(v: &Value) -> R {
-    let mut out = Vec::new();
-    fn walk(v: &Value, out: &mut Vec<u8>) -> bool {
-        match v {
-            Value::Str(s) => out.extend_from_slice(s.as_bytes()),
-            Value::Binary(b) => out.extend_from_slice(b),
-            Value::Int(i @ 0..=255) => out.push(*i as u8),
-            Value::List(l) => return l.iter().all(|x| walk(x, out)),
-            Value::Array(a) => return a.iter().all(|x| walk(x, out)),
-            _ => return false,
-        }
-        true
-    }
-    if !is_list(v) && !matches!(v, Value::Str(_) | Value::Binary(_)) {
-        return Err(Fail::Badarg);
-    }
-    if !walk(v, &mut out) {
-        return Err(Fail::Badarg);
-    }
-    Ok(match String::from_utf8(out) {
-        Ok(s) => Value::str(s),
-        Err(e) => Value::Binary(crate::value::Ref::new(e.into_bytes())),
-    })
+    super::crypto::iodata(v).map(super::crypto::binary)
 }
 
 /// Erlang's term comparison: numbers by value, else the standard term order.
