@@ -554,23 +554,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             }
             Ok(list(out))
         }
-        ("merge", [x, y]) => {
-            let (x, y) = (list_fc(x)?, list_fc(y)?);
-            let mut out = Vec::with_capacity(x.len() + y.len());
-            let (mut i, mut j) = (0, 0);
-            while i < x.len() && j < y.len() {
-                if erl_cmp(&x[i], &y[j]) != Ordering::Greater {
-                    out.push(x[i].clone());
-                    i += 1;
-                } else {
-                    out.push(y[j].clone());
-                    j += 1;
-                }
-            }
-            out.extend_from_slice(&x[i..]);
-            out.extend_from_slice(&y[j..]);
-            Ok(list(out))
-        }
+        ("merge", [x, y]) => merge_by(list_fc(x)?, list_fc(y)?, |e| Ok(e.clone())),
         ("flatlength", [l]) => {
             let mut out = Vec::new();
             flatten_into(&list_fc(l)?, &mut out);
@@ -584,22 +568,9 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         }
         ("keymerge", [n, x, y]) => {
             let n = key_pos(n)?;
-            let (x, y) = (list_fc(x)?, list_fc(y)?);
-            let key = |e: &Value| element(e, n).cloned().ok_or(Fail::FunctionClause);
-            let mut out = Vec::with_capacity(x.len() + y.len());
-            let (mut i, mut j) = (0, 0);
-            while i < x.len() && j < y.len() {
-                if erl_cmp(&key(&x[i])?, &key(&y[j])?) != Ordering::Greater {
-                    out.push(x[i].clone());
-                    i += 1;
-                } else {
-                    out.push(y[j].clone());
-                    j += 1;
-                }
-            }
-            out.extend_from_slice(&x[i..]);
-            out.extend_from_slice(&y[j..]);
-            Ok(list(out))
+            merge_by(list_fc(x)?, list_fc(y)?, |e| {
+                element(e, n).cloned().ok_or(Fail::FunctionClause)
+            })
         }
         _ => Err(Fail::Undef),
     }
@@ -734,4 +705,23 @@ fn seq(ctx: &mut Ctx, from: &Value, to: &Value, step: &Value, explicit_step: boo
             .map(|i| Value::Int(from + i as i64 * step))
             .collect(),
     ))
+}
+
+/// `lists:merge/2` and `keymerge/3`: two sorted lists into one, by `key`, taking from the
+/// first list on ties.
+fn merge_by(x: Vec<Value>, y: Vec<Value>, key: impl Fn(&Value) -> Result<Value, Fail>) -> R {
+    let mut out = Vec::with_capacity(x.len() + y.len());
+    let (mut i, mut j) = (0, 0);
+    while i < x.len() && j < y.len() {
+        if erl_cmp(&key(&x[i])?, &key(&y[j])?) != Ordering::Greater {
+            out.push(x[i].clone());
+            i += 1;
+        } else {
+            out.push(y[j].clone());
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&x[i..]);
+    out.extend_from_slice(&y[j..]);
+    Ok(list(out))
 }

@@ -143,9 +143,10 @@ fn list_text(v: &Value) -> Result<String, Fail> {
     chardata(v).ok_or(Fail::Badarg)
 }
 
-/// `float_to_list/1`: scientific with 20 decimals and a signed two-digit exponent.
-fn float_text(x: f64) -> String {
-    let t = format!("{x:.20e}");
+/// `float_to_list/1`: scientific with `d` decimals (20 unless an option says otherwise) and
+/// a signed two-digit exponent.
+fn float_text(x: f64, d: usize) -> String {
+    let t = format!("{x:.d$e}");
     match t.split_once('e') {
         Some((m, e)) => {
             let (sign, digits) = match e.strip_prefix('-') {
@@ -261,11 +262,11 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         ("list_to_float", [l]) => parse_float(&list_text(l)?),
         ("binary_to_float", [s]) => parse_float(&text_arg(s)?),
         ("float_to_list", [x]) => match x {
-            V::Float(x) => Ok(charlist(&float_text(x.get()))),
+            V::Float(x) => Ok(charlist(&float_text(x.get(), 20))),
             _ => Err(Fail::Badarg),
         },
         ("float_to_binary", [x]) => match x {
-            V::Float(x) => Ok(V::str(float_text(x.get()))),
+            V::Float(x) => Ok(V::str(float_text(x.get(), 20))),
             _ => Err(Fail::Badarg),
         },
         ("atom_to_list", [x]) => Ok(charlist(&atom_name(x)?)),
@@ -700,18 +701,7 @@ fn float_opts(x: &Value, opts: &Value) -> Result<String, Fail> {
         }
         return Ok(t);
     }
-    let d = scientific.unwrap_or(20);
-    let t = format!("{x:.d$e}");
-    Ok(match t.split_once('e') {
-        Some((m, e)) => {
-            let (sign, digits) = match e.strip_prefix('-') {
-                Some(d) => ('-', d),
-                None => ('+', e),
-            };
-            format!("{m}e{sign}{digits:0>2}")
-        }
-        None => t,
-    })
+    Ok(float_text(x, scientific.unwrap_or(20)))
 }
 
 /// `x` with `d` decimals, the exact binary value rounded half away from zero (as Erlang's
