@@ -74,3 +74,38 @@ fn self_send_and_tail_setter_sites_follow_redefinition() {
     vm.eval("t", "Integer >> - other => 0\n").unwrap();
     assert_eq!(show(&vm, "F fib: 15"), "0");
 }
+
+#[test]
+fn append_of_an_integer_print_string_follows_redefinition() {
+    let vm = Interpreter::new(InterpreterOptions::default());
+    vm.eval(
+        "t",
+        "Object subclass: S\n  \
+         class join: n =>\n    s := \"\"\n    k := 0 - n\n    \
+         1 to: n do: [:i | s := s ++ i printString ++ \",\" ++ k printString ++ \";\"]\n    s\n  \
+         class mixed: x =>\n    s := \"<\"\n    s := s ++ x printString ++ \">\"\n    s\n",
+    )
+    .unwrap();
+    // Digits written in place, with signs and the extremes of a 64-bit Integer.
+    assert_eq!(show(&vm, "S join: 3"), "\"1,-3;2,-3;3,-3;\"");
+    assert_eq!(
+        show(&vm, "S mixed: 9223372036854775807"),
+        "\"<9223372036854775807>\""
+    );
+    assert_eq!(
+        show(&vm, "S mixed: -9223372036854775807 - 1"),
+        "\"<-9223372036854775808>\""
+    );
+    assert_eq!(show(&vm, "S mixed: 0"), "\"<0>\"");
+    // Not a small Integer: the ordinary send.
+    assert_eq!(
+        show(&vm, "S mixed: 2 ** 70"),
+        "\"<1180591620717411303424>\""
+    );
+    assert_eq!(show(&vm, "S mixed: 2.5"), "\"<2.5>\"");
+    assert_eq!(show(&vm, "S mixed: #(1)"), "\"<#(1)>\"");
+    // Integer's printString replaced after the sites were filled.
+    vm.eval("t", "Integer >> printString => \"int\"\n").unwrap();
+    assert_eq!(show(&vm, "S join: 2"), "\"int,int;int,int;\"");
+    assert_eq!(show(&vm, "S mixed: 7"), "\"<int>\"");
+}

@@ -2,7 +2,7 @@
 //! `s := s ++ a ++ b`): done in place when the local holds the only reference and the
 //! selector is the primitive, else the ordinary send.
 
-use crate::interp::eval::code::VarRef;
+use crate::interp::eval::code::{Node, VarRef};
 use crate::interp::eval::hit::InlineCache;
 use crate::interp::eval::{Ctx, Flow, Frame};
 use crate::value::{drop_fast, fast_clone, Value};
@@ -12,7 +12,9 @@ use super::operand::Arg;
 
 /// `s := s ++ a ++ b …`: appends to the String in a local `s` in place when `s` holds the only
 /// reference and String's `++` is the primitive; anything else takes the general path of
-/// `Ctx::concat_in_place`.
+/// `Ctx::concat_in_place`. An operand `n printString` of a local holding an Integer is written
+/// as digits straight into the String when Integer's `printString` is the primitive (no String
+/// of its own made and dropped).
 pub(super) fn compile_concat(
     p: crate::interp::eval::code::InPlaceNode,
     keep: bool,
@@ -25,7 +27,28 @@ pub(super) fn compile_concat(
         args,
         loc,
     } = p;
-    let args: Vec<Arg> = args.into_iter().map(|n| Arg::new(n, sub)).collect();
+    let print_string = crate::value::Sym::new("printString");
+    let pieces: Vec<Piece> = args
+        .into_iter()
+        .map(|n| match &n {
+            Node::Send(s)
+                if s.sel == print_string
+                    && s.args.is_empty()
+                    && matches!(s.recv, Node::Var(VarRef::Local(_))) =>
+            {
+                let Node::Var(VarRef::Local(i)) = s.recv else {
+                    unreachable!("matched above")
+                };
+                Piece::IntPrint {
+                    slot: i as usize,
+                    sel: s.sel,
+                    ic: InlineCache::default(),
+                    send: Arg::new(n, sub),
+                }
+            }
+            _ => Piece::Arg(Arg::new(n, sub)),
+        })
+        .collect();
     let rest = crate::interp::eval::code::InPlaceNode {
         var,
         sel,
@@ -35,14 +58,16 @@ pub(super) fn compile_concat(
     };
     let ic = InlineCache::default();
     op(move |c, f| {
-        let mut vals: smallvec::SmallVec<[Value; 2]> = smallvec::SmallVec::new();
-        for a in &args {
-            vals.push(a.run(c, f)?);
+        let mut parts: smallvec::SmallVec<[Part; 2]> = smallvec::SmallVec::new();
+        for p in &pieces {
+            parts.push(p.run(c, f)?);
         }
         if let VarRef::Local(i) = var {
             let slot = f.base + i as usize;
             if matches!(&c.stack[slot], Value::Str(_))
-                && vals.iter().all(|v| matches!(v, Value::Str(_)))
+                && parts
+                    .iter()
+                    .all(|v| matches!(v, Part::Digits(_) | Part::Val(Value::Str(_))))
                 && c.builtin_prim_at(&ic, &c.prog.core.string, sel)
             {
                 c.tick()?;
@@ -50,15 +75,18 @@ pub(super) fn compile_concat(
                 // place: moving the String out of its slot and back ran the drop glue of
                 // the `nil` left behind on every append.
                 let acc = &c.stack[slot];
-                let units = crate::interp::eval::charge::append_units(acc, &vals);
                 let len = acc.as_str().map_or(0, str::len);
-                c.charge_append_units(units, len)?;
+                let extra: usize = parts.iter().map(Part::len).sum();
+                let copy = match acc {
+                    Value::Str(s) if crate::value::Ref::strong_count(s) > 1 => len,
+                    _ => 0,
+                };
+                c.charge_append_units(extra + copy, len)?;
                 if let Value::Str(s) = &mut c.stack[slot] {
-                    let extra: usize = vals.iter().map(|a| a.as_str().map_or(0, str::len)).sum();
                     let m = crate::value::make_mut(s);
                     m.reserve(extra);
-                    for a in &vals {
-                        m.push_str(a.as_str().unwrap_or(""));
+                    for p in &parts {
+                        p.write(m);
                     }
                 }
                 return Ok(if keep {
@@ -70,8 +98,119 @@ pub(super) fn compile_concat(
         }
         c.set_loc(loc);
         let recv = c.take_var(f, var);
-        c.concat_in_place(&rest, f, recv, vals.into_vec())
+        let vals = parts.into_iter().map(Part::into_value).collect();
+        c.concat_in_place(&rest, f, recv, vals)
     })
+}
+
+/// An operand of an in-place append.
+enum Piece {
+    Arg(Arg),
+    /// `n printString` of the local in `slot`.
+    IntPrint {
+        slot: usize,
+        sel: crate::value::Sym,
+        ic: InlineCache,
+        send: Arg,
+    },
+}
+
+/// An evaluated operand: a value, or the decimal digits of an Integer that stand for its
+/// `printString`.
+enum Part {
+    Val(Value),
+    Digits(Digits),
+}
+
+/// An `i64`'s decimal text, sign included, right-aligned in a buffer (ASCII only).
+struct Digits {
+    buf: [u8; 20],
+    at: u8,
+}
+
+impl Digits {
+    fn new(n: i64) -> Digits {
+        const PAIRS: &[u8; 200] = b"0001020304050607080910111213141516171819\
+            2021222324252627282930313233343536373839\
+            4041424344454647484950515253545556575859\
+            6061626364656667686970717273747576777879\
+            8081828384858687888990919293949596979899";
+        let mut buf = [0u8; 20];
+        let mut at = buf.len();
+        let mut u = n.unsigned_abs();
+        while u >= 100 {
+            let k = (u % 100) as usize * 2;
+            u /= 100;
+            at -= 2;
+            buf[at..at + 2].copy_from_slice(&PAIRS[k..k + 2]);
+        }
+        if u >= 10 {
+            let k = u as usize * 2;
+            at -= 2;
+            buf[at..at + 2].copy_from_slice(&PAIRS[k..k + 2]);
+        } else {
+            at -= 1;
+            buf[at] = b'0' + u as u8;
+        }
+        // i64::MIN has 19 digits: the sign always fits.
+        if n < 0 {
+            at -= 1;
+            buf[at] = b'-';
+        }
+        Digits { buf, at: at as u8 }
+    }
+
+    fn bytes(&self) -> &[u8] {
+        &self.buf[usize::from(self.at)..]
+    }
+}
+
+impl Piece {
+    #[inline(always)]
+    fn run(&self, c: &mut Ctx, f: &Frame) -> Result<Part, Box<crate::interp::eval::Unwind>> {
+        match self {
+            Piece::Arg(a) => a.run(c, f).map(Part::Val),
+            Piece::IntPrint {
+                slot,
+                sel,
+                ic,
+                send,
+            } => {
+                if let Value::Int(n) = c.stack[f.base + slot] {
+                    if c.builtin_prim_at(ic, &c.prog.core.integer, *sel) {
+                        // The send it stands for would have counted a reduction.
+                        c.tick()?;
+                        return Ok(Part::Digits(Digits::new(n)));
+                    }
+                }
+                send.run(c, f).map(Part::Val)
+            }
+        }
+    }
+}
+
+impl Part {
+    /// The bytes this operand appends.
+    fn len(&self) -> usize {
+        match self {
+            Part::Val(v) => v.as_str().map_or(0, str::len),
+            Part::Digits(d) => d.bytes().len(),
+        }
+    }
+
+    fn write(&self, m: &mut String) {
+        match self {
+            Part::Val(v) => m.push_str(v.as_str().unwrap_or("")),
+            Part::Digits(d) => m.extend(d.bytes().iter().map(|&b| char::from(b))),
+        }
+    }
+
+    fn into_value(self) -> Value {
+        match self {
+            Part::Val(v) => v,
+            Part::Digits(d) => Value::str(String::from_utf8_lossy(d.bytes()).into_owned()),
+        }
+    }
 }
 
 /// `x := x add: e` and the other in-place selectors (see `Ctx::exec_in_place`).
