@@ -66,3 +66,27 @@ unsafe impl std::alloc::GlobalAlloc for Mi {
         }
     }
 }
+
+/// The first arena mimalloc takes its pages from: 64 MiB, reserved before anything is
+/// allocated. Its default first arena is 1 GiB, and the bitmaps that track an arena's pages
+/// are zeroed when it is reserved: ~170 KB (~40 page faults) at every start for 1 GiB. A
+/// heap past 64 MiB reserves mimalloc's default arenas after it, as before. Run from the
+/// binary's constructors (`.init_array`), because the standard library allocates before
+/// `main`.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array")]
+static FIRST_ARENA: extern "C" fn() = reserve_first_arena;
+
+#[cfg(target_os = "linux")]
+extern "C" fn reserve_first_arena() {
+    unsafe extern "C" {
+        fn mi_reserve_os_memory(size: usize, commit: bool, allow_large: bool) -> std::ffi::c_int;
+    }
+    // SAFETY: a reservation mimalloc manages (callable before its initialisation); a plain C
+    // call with no pointer arguments. Committed as mimalloc's default arenas are on Linux
+    // (pages become resident only when touched); no large pages.
+    unsafe {
+        mi_reserve_os_memory(64 << 20, true, false);
+    }
+}

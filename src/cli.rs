@@ -270,13 +270,39 @@ fn dispatch(cli: Cli) -> i32 {
     }
 }
 
-/// Parses `bt ARGS…` (without the program name) as the binary would; for tests.
+/// Parses `bt ARGS…` (without the program name) as the binary would.
+///
+/// `bt run …` is parsed first by a command line that defines `run` alone: clap builds every
+/// argument of every subcommand before it parses (`bt test`'s and `bt check`'s flags, their
+/// help texts), which was a twentieth of `bt run`'s start-up. Only a command line that
+/// parses there is taken from it (`run`'s arguments are the same definition, and nothing
+/// of the whole command propagates to `run`); help, version and every error come from the
+/// whole definition, parsed again, so they read the same.
 pub(crate) fn parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
 where
     I: IntoIterator<Item = T>,
     T: Into<std::ffi::OsString> + Clone,
 {
-    Cli::try_parse_from(std::iter::once("bt".into()).chain(args.into_iter().map(Into::into)))
+    let args: Vec<std::ffi::OsString> = std::iter::once("bt".into())
+        .chain(args.into_iter().map(Into::into))
+        .collect();
+    if args.get(1).is_some_and(|a| a == "run") {
+        if let Some(cli) = parse_run(&args) {
+            return Ok(cli);
+        }
+    }
+    Cli::try_parse_from(args)
+}
+
+/// `bt run …` parsed by a command line that defines `run` alone; None when it does not
+/// parse (or asks for help), so the whole definition answers.
+fn parse_run(args: &[std::ffi::OsString]) -> Option<Cli> {
+    use clap::{Args, FromArgMatches};
+    let cmd = clap::Command::new("bt")
+        .args_conflicts_with_subcommands(true)
+        .subcommand(run::RunArgs::augment_args(clap::Command::new("run")));
+    let m = cmd.try_get_matches_from(args).ok()?;
+    Cli::from_arg_matches(&m).ok()
 }
 
 #[cfg(test)]
@@ -287,5 +313,38 @@ mod tests {
     #[test]
     fn the_definition_is_consistent() {
         Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn run_parses_alone_as_in_the_whole_definition() {
+        let lines: &[&[&str]] = &[
+            &["run", "f.bt"],
+            &["run", "f.bt", "a", "-b", "--c"],
+            &["run", "-e", "3 + 4"],
+            &["run", "-", "x"],
+            &[
+                "run",
+                "--max-memory",
+                "64M",
+                "--sandbox",
+                "--allow-read",
+                ".",
+                "f.bt",
+            ],
+            &["run", "--main", "Bench", "f.bt", "--", "32"],
+            &["run", "--help"],
+            &["run", "--nope", "f.bt"],
+            &["run"],
+            &["run", "-V"],
+        ];
+        for line in lines {
+            let args: Vec<std::ffi::OsString> = std::iter::once("bt")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            let alone = parse_run(&args).map(|c| format!("{c:?}"));
+            let whole = Cli::try_parse_from(&args).map(|c| format!("{c:?}"));
+            assert_eq!(alone, whole.ok(), "{line:?}");
+        }
     }
 }

@@ -14,9 +14,12 @@ use parking_lot::RwLock;
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Sym(std::num::NonZeroU64);
 
-/// A name table: (name, symbol) entries found by the name's [`hash`], computed once per
-/// [`Sym::new`] for the thread's front and the shared table.
-type Table = hashbrown::HashTable<(&'static str, Sym)>;
+/// A name table: name indices found by the name's [`hash`], computed once per [`Sym::new`]
+/// for the thread's front and the shared table. An entry is the index alone (4 bytes; the
+/// name is read from its slot): the tables are sized for the library's names at start-up,
+/// and with (name, symbol) entries of 24 bytes they were ~200 KB of pages touched for the
+/// shared table and ~100 KB for each thread's front.
+type Table = hashbrown::HashTable<u32>;
 
 /// The hash of a name in every [`Table`]: foldhash, seeded per process (SipHash made interning
 /// a tenth of engine start-up).
@@ -27,9 +30,21 @@ fn hash(s: &str) -> u64 {
     SEED.get_or_init(Default::default).hash_one(s)
 }
 
+/// The name of an entry (its slot was written before the entry was made, and the thread that
+/// reads a table saw that write: under the interner's lock, or it made the entry itself).
+#[inline]
+fn name(i: u32) -> &'static str {
+    Sym::read_slot(i as usize).unwrap_or("")
+}
+
 /// The hash of an entry, for a table that grows.
-fn rehash(e: &(&'static str, Sym)) -> u64 {
-    hash(e.0)
+fn rehash(&i: &u32) -> u64 {
+    hash(name(i))
+}
+
+/// The next index as a table entry.
+fn entry(len: usize) -> u32 {
+    u32::try_from(len).expect("symbol table full")
 }
 
 struct Interner {
@@ -103,15 +118,15 @@ impl Sym {
         names
             .map(|s| {
                 let h = hash(s);
-                if let Some(&(_, i)) = w.map.find(h, |e| e.0 == s) {
-                    return i;
+                if let Some(&i) = w.map.find(h, |&e| name(e) == s) {
+                    return Sym::from_index(i as usize);
                 }
-                let i = Sym::from_index(w.len);
+                let e = entry(w.len);
                 let fresh = slot_for_write(w.len).is_some_and(|slot| slot.set(s).is_ok());
                 assert!(fresh, "symbol table full");
                 w.len += 1;
-                w.map.insert_unique(h, (s, i), rehash);
-                i
+                w.map.insert_unique(h, e, rehash);
+                Sym::from_index(e as usize)
             })
             .collect()
     }
@@ -120,37 +135,38 @@ impl Sym {
         // A per-thread front of the table: loading code interns thousands of names, and the
         // shared table's lock was a visible part of starting an engine.
         let h = hash(s);
-        if let Ok(Some(i)) = LOCAL.try_with(|m| m.borrow().find(h, |e| e.0 == s).map(|e| e.1)) {
-            return i;
+        if let Ok(Some(i)) = LOCAL.try_with(|m| m.borrow().find(h, |&e| name(e) == s).copied()) {
+            return Sym::from_index(i as usize);
         }
-        let (i, name) = Sym::new_shared(s, h, keep);
+        let i = Sym::new_shared(s, h, keep);
         let _ = LOCAL.try_with(|m| {
             let mut m = m.borrow_mut();
             if m.capacity() == 0 {
                 // The thread that loads the library looks up thousands of names.
                 m.reserve(2048, rehash);
             }
-            m.insert_unique(h, (name, i), rehash);
+            m.insert_unique(h, i, rehash);
         });
-        i
+        Sym::from_index(i as usize)
     }
 
-    fn new_shared(s: &str, h: u64, keep: Option<&'static str>) -> (Sym, &'static str) {
-        if let Some(&(name, i)) = interner().read().map.find(h, |e| e.0 == s) {
-            return (i, name);
+    /// The index of `s` in the shared table, interning it there if new.
+    fn new_shared(s: &str, h: u64, keep: Option<&'static str>) -> u32 {
+        if let Some(&i) = interner().read().map.find(h, |&e| name(e) == s) {
+            return i;
         }
         let mut w = interner().write();
-        if let Some(&(name, i)) = w.map.find(h, |e| e.0 == s) {
-            return (i, name);
+        if let Some(&i) = w.map.find(h, |&e| name(e) == s) {
+            return i;
         }
         let leaked: &'static str = keep.unwrap_or_else(|| Box::leak(s.to_owned().into_boxed_str()));
-        let i = Sym::from_index(w.len);
+        let i = entry(w.len);
         // Published before the symbol can be handed out (the write lock orders it too).
         let fresh = slot_for_write(w.len).is_some_and(|slot| slot.set(leaked).is_ok());
         assert!(fresh, "symbol table full");
         w.len += 1;
-        w.map.insert_unique(h, (leaked, i), rehash);
-        (i, leaked)
+        w.map.insert_unique(h, i, rehash);
+        i
     }
     /// The symbol for `s` if it is already interned (never grows the table: distribution
     /// uses it for names and atoms a peer sends).
@@ -158,8 +174,8 @@ impl Sym {
         interner()
             .read()
             .map
-            .find(hash(s), |e| e.0 == s)
-            .map(|e| e.1)
+            .find(hash(s), |&e| name(e) == s)
+            .map(|&i| Sym::from_index(i as usize))
     }
     /// How many symbols are interned (tests bound what peers can add).
     pub fn interned() -> usize {
