@@ -88,8 +88,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         ("reverse", [l, tail]) => {
             let mut l = list_fc(l)?;
             l.reverse();
-            l.extend(list_fc(tail)?);
-            Ok(list(l))
+            super::external::improper(ctx, l, tail)
         }
         ("seq", [from, to]) => seq(ctx, from, to, &Value::Int(1), false),
         ("seq", [from, to, step]) => seq(ctx, from, to, step, true),
@@ -133,17 +132,18 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(l))
         }
         ("append", [l]) => {
+            // `append([E]) -> E`: the last element need not be a list.
+            let mut parts = list_fc(l)?;
+            let Some(last) = parts.pop() else {
+                return Ok(list(Vec::new()));
+            };
             let mut out = Vec::new();
-            for x in list_fc(l)? {
-                out.extend(list_fc(&x)?);
+            for x in parts {
+                out.extend(list_arg(&x).map_err(|_| Fail::Badarg)?);
             }
-            Ok(list(out))
+            super::external::improper(ctx, out, &last)
         }
-        ("append", [x, y]) => {
-            let mut l = list_fc(x)?;
-            l.extend(list_fc(y)?);
-            Ok(list(l))
-        }
+        ("append", [x, y]) => super::external::improper(ctx, list_fc(x)?, y),
         ("concat", [l]) => {
             let mut s = String::new();
             for x in list_fc(l)? {
