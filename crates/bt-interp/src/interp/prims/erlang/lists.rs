@@ -145,16 +145,24 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         }
         ("append", [x, y]) => super::external::improper(ctx, list_fc(x)?, y),
         ("concat", [l]) => {
-            let mut s = String::new();
+            let mut out: Vec<Value> = Vec::new();
+            let text = |out: &mut Vec<Value>, s: &str| {
+                out.extend(s.chars().map(|c| Value::Int(c as i64)));
+            };
             for x in list_fc(l)? {
                 match &x {
-                    Value::Str(t) => s.push_str(t),
-                    Value::Symbol(t) => s.push_str(t.as_str()),
-                    Value::Int(i) => s.push_str(&i.to_string()),
+                    Value::Str(t) => text(&mut out, t),
+                    Value::Symbol(t) => text(&mut out, t.as_str()),
+                    Value::Nil | Value::True | Value::False => {
+                        text(&mut out, &super::modules::atom_name(&x)?)
+                    }
+                    Value::Int(i) => text(&mut out, &i.to_string()),
+                    // A list is taken as it is (`thing_to_list`).
+                    Value::List(_) | Value::Array(_) => out.extend(list_arg(&x)?),
                     _ => return Err(Fail::FunctionClause),
                 }
             }
-            Ok(super::terms::charlist(&s))
+            Ok(list(out))
         }
         ("flatten", [l]) => {
             let mut out = Vec::new();
