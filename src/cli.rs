@@ -194,6 +194,7 @@ impl TopArgs {
 /// status: what the `bt` binary does.
 pub fn cli_main(args: &[String]) -> i32 {
     stderr_log::install();
+    crate::interp::distribution::install_term_codec(&crate::codec::etf_bytes::TERM_CODEC);
     main(args)
 }
 

@@ -10,7 +10,7 @@ mod testrun;
 pub(crate) use bt::dist;
 #[cfg(feature = "observe")]
 pub(crate) use bt::observe;
-pub(crate) use bt::{base, check, diagnostic, fmt, interp, runtime, syntax, value};
+pub(crate) use bt::{base, check, codec, diagnostic, fmt, interp, runtime, syntax, value};
 #[cfg(test)]
 pub(crate) use bt_base::scratch;
 

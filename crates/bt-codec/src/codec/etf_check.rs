@@ -91,6 +91,8 @@ pub struct Scan {
     /// The containers at depth `MAX_DEPTH` that hold anything (their elements would be too
     /// deep to decode), as byte ranges, in order.
     pub cuts: Vec<Range<usize>>,
+    /// The estimated size of the decoded term, in bytes.
+    pub cost: usize,
 }
 
 /// Checks one complete term (starting with the version byte 131) at the front of `bytes`,
@@ -234,7 +236,11 @@ pub fn scan(bytes: &[u8]) -> Result<Scan, CheckError> {
             stack.push(children);
         }
     }
-    Ok(Scan { len: c.at, cuts })
+    Ok(Scan {
+        len: c.at,
+        cuts,
+        cost,
+    })
 }
 
 fn fixed(c: &mut Cur<'_>, n: usize) -> Result<usize, CheckError> {

@@ -28,6 +28,7 @@
 pub mod block;
 pub mod error;
 pub mod etf;
+pub mod etf_bytes;
 pub mod etf_check;
 pub mod etf_classes;
 pub mod etf_fast;

@@ -324,6 +324,41 @@ pub trait ErlangInterop: Send + Sync {
     fn erl_process(&self, ctx: &mut Ctx, node: Sym, _op: ErlProc) -> EvalResult;
 }
 
+/// Values as Erlang terms and terms as external term format bytes, for the `Erlang` class
+/// (`term_to_binary`, `binary_to_term`, `phash2`, results that are improper lists). The
+/// codec lives above the interpreter (`bt-codec`); the process installs it once at start-up
+/// ([`install_term_codec`]), named node or not. Errors are raised as bt exceptions.
+pub trait TermCodec: Send + Sync {
+    /// The term `v` is on the Erlang wire (8.12's mapping: Arrays and other bt-only values
+    /// travel tagged, opaque terms as themselves).
+    fn to_term(&self, ctx: &Ctx, v: &Value) -> Result<eetf::Term, Unwind>;
+    /// The value a term from a peer becomes (improper lists, funs, ports: opaque values).
+    fn from_term(&self, ctx: &mut Ctx, t: &eetf::Term) -> Result<Value, Unwind>;
+    /// `term_to_binary(T, [{minor_version, minor}])`: the bytes `erl` writes, version byte
+    /// first.
+    fn encode(&self, t: &eetf::Term, minor: u8) -> Vec<u8>;
+    /// `binary_to_term`: the term at the front of `bytes` and the bytes it took; `Ok(None)`
+    /// for bytes that are not one (Erlang's `badarg`). `charge` is called with what
+    /// decoding will allocate before it does (its error is passed on).
+    fn decode(
+        &self,
+        bytes: &[u8],
+        charge: &mut dyn FnMut(usize) -> Result<(), Unwind>,
+    ) -> Result<Option<(eetf::Term, usize)>, Unwind>;
+}
+
+static TERM_CODEC: std::sync::OnceLock<&'static dyn TermCodec> = std::sync::OnceLock::new();
+
+/// Installs the process's term codec (the first call wins).
+pub fn install_term_codec(codec: &'static dyn TermCodec) {
+    let _ = TERM_CODEC.set(codec);
+}
+
+/// The installed term codec, if any.
+pub fn term_codec() -> Option<&'static dyn TermCodec> {
+    TERM_CODEC.get().copied()
+}
+
 /// The whole distribution layer as one object (`Program::dist`): every concept trait. Any
 /// type implementing them all is one.
 pub trait Distribution:

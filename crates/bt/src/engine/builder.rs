@@ -233,6 +233,8 @@ impl EngineBuilder {
     }
 
     fn start(self) -> Engine {
+        // The `Erlang` class's term functions reach the value codec through this hook.
+        crate::interp::distribution::install_term_codec(&crate::codec::etf_bytes::TERM_CODEC);
         let grants = self.grants.clone();
         let logs = Arc::new(Mutex::new(super::LogBuffer::default()));
         let vm = Vm::new(VmOptions {

@@ -155,6 +155,14 @@ fn b64_input(v: &Value) -> Result<Vec<u8>, Fail> {
 /// character outside the alphabet is `badarg`; `mime` skips every character outside it.
 fn b64_decode(v: &Value, mime: bool) -> Result<Vec<u8>, Fail> {
     let raw = b64_input(v)?;
+    // A bad character in a group of four is `badarg`; input whose length is not a whole
+    // number of groups fails on the function's last clauses first.
+    let whole_groups = raw
+        .iter()
+        .filter(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        .count()
+        % 4
+        == 0;
     let alphabet = |c: u8| c.is_ascii_alphanumeric() || c == b'+' || c == b'/';
     let mut clean = Vec::with_capacity(raw.len());
     for c in raw {
@@ -162,8 +170,10 @@ fn b64_decode(v: &Value, mime: bool) -> Result<Vec<u8>, Fail> {
             clean.push(c);
         } else if mime || matches!(c, b' ' | b'\t' | b'\r' | b'\n') {
             continue;
-        } else {
+        } else if whole_groups {
             return Err(Fail::Badarg);
+        } else {
+            return Err(Fail::FunctionClause);
         }
     }
     if mime {

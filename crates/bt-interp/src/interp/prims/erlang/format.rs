@@ -111,6 +111,8 @@ pub(super) fn format(ctx: &mut Ctx, fmt: &Value, args: &Value) -> Result<String,
                     Value::Symbol(_) | Value::Nil | Value::True | Value::False => {
                         super::modules::atom_name(&v)?
                     }
+                    // A bare integer is not chardata (a list of them is).
+                    Value::Int(_) | Value::Char(_) => return Err(Fail::Badarg),
                     other => chardata(other).ok_or(Fail::Badarg)?,
                 };
                 if let Some(p) = precision {

@@ -88,8 +88,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         ("reverse", [l, tail]) => {
             let mut l = list_fc(l)?;
             l.reverse();
-            l.extend(list_fc(tail)?);
-            Ok(list(l))
+            super::external::improper(ctx, l, tail)
         }
         ("seq", [from, to]) => seq(ctx, from, to, &Value::Int(1), false),
         ("seq", [from, to, step]) => seq(ctx, from, to, step, true),
@@ -133,28 +132,37 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(list(l))
         }
         ("append", [l]) => {
+            // `append([E]) -> E`: the last element need not be a list.
+            let mut parts = list_fc(l)?;
+            let Some(last) = parts.pop() else {
+                return Ok(list(Vec::new()));
+            };
             let mut out = Vec::new();
-            for x in list_fc(l)? {
-                out.extend(list_fc(&x)?);
+            for x in parts {
+                out.extend(list_arg(&x).map_err(|_| Fail::Badarg)?);
             }
-            Ok(list(out))
+            super::external::improper(ctx, out, &last)
         }
-        ("append", [x, y]) => {
-            let mut l = list_fc(x)?;
-            l.extend(list_fc(y)?);
-            Ok(list(l))
-        }
+        ("append", [x, y]) => super::external::improper(ctx, list_fc(x)?, y),
         ("concat", [l]) => {
-            let mut s = String::new();
+            let mut out: Vec<Value> = Vec::new();
+            let text = |out: &mut Vec<Value>, s: &str| {
+                out.extend(s.chars().map(|c| Value::Int(c as i64)));
+            };
             for x in list_fc(l)? {
                 match &x {
-                    Value::Str(t) => s.push_str(t),
-                    Value::Symbol(t) => s.push_str(t.as_str()),
-                    Value::Int(i) => s.push_str(&i.to_string()),
+                    Value::Str(t) => text(&mut out, t),
+                    Value::Symbol(t) => text(&mut out, t.as_str()),
+                    Value::Nil | Value::True | Value::False => {
+                        text(&mut out, &super::modules::atom_name(&x)?)
+                    }
+                    Value::Int(i) => text(&mut out, &i.to_string()),
+                    // A list is taken as it is (`thing_to_list`).
+                    Value::List(_) | Value::Array(_) => out.extend(list_arg(&x)?),
                     _ => return Err(Fail::FunctionClause),
                 }
             }
-            Ok(super::terms::charlist(&s))
+            Ok(list(out))
         }
         ("flatten", [l]) => {
             let mut out = Vec::new();

@@ -27,11 +27,13 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 mod crypto;
+mod external;
 mod format;
 mod lists;
 mod maps;
 mod modules;
 mod os;
+mod phash;
 mod proplists;
 mod terms;
 mod text;
@@ -317,6 +319,9 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
                 call(ctx, &m, &fname, &args)
             }
             ("binary_part", _) => text::binary("part", a),
+            ("term_to_binary", [_] | [_, _]) => external::term_to_binary(ctx, a),
+            ("binary_to_term", [_] | [_, _]) => external::binary_to_term(ctx, a),
+            ("phash2", [_] | [_, _]) => external::phash2(ctx, a),
             ("universaltime" | "localtime", []) => Ok(os::datetime_now()),
             ("date", []) => Ok(os::date_time_part(0)),
             ("time", []) => Ok(os::date_time_part(1)),

@@ -273,7 +273,15 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         ("atom_to_binary", [x]) | ("atom_to_binary", [x, _]) => Ok(V::str(atom_name(x)?)),
         ("list_to_atom" | "list_to_existing_atom", [l]) => Ok(to_atom(&list_text(l)?)),
         ("binary_to_atom" | "binary_to_existing_atom", [s])
-        | ("binary_to_atom" | "binary_to_existing_atom", [s, _]) => Ok(to_atom(&text_arg(s)?)),
+        | ("binary_to_atom" | "binary_to_existing_atom", [s, _]) => {
+            if let [_, e] = a {
+                if !matches!(e, Value::Symbol(e) if matches!(e.as_str(), "utf8" | "unicode" | "latin1"))
+                {
+                    return Err(Fail::Badarg);
+                }
+            }
+            Ok(to_atom(&text_arg(s)?))
+        }
         ("binary_to_list", [s]) => match s {
             V::Str(s) => Ok(list(s.bytes().map(|c| V::Int(c as i64)).collect())),
             V::Binary(s) => Ok(list(s.iter().map(|c| V::Int(*c as i64)).collect())),
@@ -564,7 +572,7 @@ pub(super) fn timer(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             let ms = match ms {
                 Value::Int(i) if *i >= 0 => *i as u64,
                 Value::Symbol(s) if s.as_str() == "infinity" => u64::MAX / 4,
-                _ => return Err(Fail::FunctionClause),
+                _ => return Err(Fail::Other(Sym::new("timeout_value"), String::new())),
             };
             match crate::interp::actor::cx_of(ctx) {
                 Some(cx) => cx.sleep(ms).map_err(|e| Unwind::Exit(e.0.to_value()))?,

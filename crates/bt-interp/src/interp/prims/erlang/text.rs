@@ -2,7 +2,7 @@
 //! charlist) and answer the same shape they were given (a String for a String).
 
 use super::terms::{atom, chardata, charlist, int_arg, list, list_arg, Fail, R};
-use crate::value::{Ref, Value};
+use crate::value::{Ref, Sym, Value};
 
 /// Text and whether it came as a String (binary) rather than a charlist.
 fn chars(v: &Value) -> Result<(String, bool), Fail> {
@@ -64,6 +64,20 @@ fn has_opt(opts: &Value, opt: &str, known: &[&str]) -> Result<bool, Fail> {
 }
 
 pub(super) fn string(f: &str, a: &[Value]) -> R {
+    // What the unicode string functions do with a term that is not chardata.
+    if let Some(x) = a.first() {
+        if chardata(x).is_none() || matches!(x, Value::Int(_) | Value::Char(_)) {
+            match f {
+                "length" | "trim" | "equal" | "reverse" => return Err(Fail::FunctionClause),
+                "split" => return Err(Fail::Other(Sym::new("badmatch"), String::new())),
+                "to_integer" => return Ok(Value::tuple(vec![atom("error"), atom("badarg")])),
+                _ => {}
+            }
+        }
+    }
+    if f == "equal" && a.get(1).is_some_and(|y| chardata(y).is_none()) {
+        return Err(Fail::FunctionClause);
+    }
     match (f, a) {
         ("uppercase", [s]) => {
             let (s, b) = chars(s)?;
@@ -144,22 +158,39 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
             }
         }
         ("tokens", [s, seps]) => {
-            let (t, d) = (old_chars(s)?, old_chars(seps)?);
+            // Erlang walks the list with a `case` on the separators: a string that is not
+            // a list is `function_clause`, separators that are not one `case_clause`.
+            let s = match s {
+                Value::List(_) | Value::Array(_) => list_arg(s)?,
+                _ => return Err(Fail::FunctionClause),
+            };
+            if s.is_empty() {
+                return Ok(list(Vec::new()));
+            }
+            let seps = match seps {
+                Value::List(_) | Value::Array(_) => list_arg(seps)?,
+                _ => return Err(Fail::Other(Sym::new("case_clause"), String::new())),
+            };
+            let is_sep = |c: &Value| seps.iter().any(|x| crate::value::order::strict_eq(x, c));
             Ok(list(
-                t.split(|c| d.contains(c))
+                s.split(is_sep)
                     .filter(|x| !x.is_empty())
-                    .map(charlist)
+                    .map(|x| list(x.to_vec()))
                     .collect(),
             ))
         }
         ("join", [l, sep]) => {
-            let sep = old_chars(sep)?;
-            let parts = list_arg(l)
-                .map_err(|_| Fail::FunctionClause)?
-                .iter()
-                .map(old_chars)
-                .collect::<Result<Vec<_>, _>>()?;
-            Ok(charlist(&parts.join(&sep)))
+            // `H ++ Sep ++ …`: a part or separator that is not a list is `badarg`.
+            let sep = list_arg(sep)?;
+            let parts = list_arg(l).map_err(|_| Fail::FunctionClause)?;
+            let mut out = Vec::new();
+            for (i, p) in parts.iter().enumerate() {
+                if i > 0 {
+                    out.extend(sep.iter().cloned());
+                }
+                out.extend(list_arg(p)?);
+            }
+            Ok(list(out))
         }
         ("strip", [s]) => Ok(charlist(old_chars(s)?.trim_matches(' '))),
         ("pad", [s, n]) | ("pad", [s, n, _]) | ("pad", [s, n, _, _]) => {
@@ -562,21 +593,173 @@ fn breplace(s: &Value, p: &Value, r: &Value, global: bool) -> R {
 }
 
 pub(super) fn unicode(f: &str, a: &[Value]) -> R {
-    if a.first().is_some_and(|s| {
-        !matches!(
-            s,
-            Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_)
-        )
-    }) {
-        return Err(Fail::Badarg);
+    let to_list = match f {
+        "characters_to_binary" => false,
+        "characters_to_list" => true,
+        _ => return Err(Fail::Undef),
+    };
+    let enc = |v: &Value| match v {
+        Value::Symbol(s) if matches!(s.as_str(), "unicode" | "utf8") => Ok(false),
+        Value::Symbol(s) if s.as_str() == "latin1" => Ok(true),
+        // UTF-16 and UTF-32: the peer's.
+        Value::Symbol(s) if s.as_str().starts_with("utf") => Err(Fail::Undef),
+        _ => Err(Fail::Badarg),
+    };
+    let (data, latin1_in, latin1_out) = match a {
+        [d] => (d, false, false),
+        [d, i] => (d, enc(i)?, false),
+        [d, i, o] if !to_list => (d, enc(i)?, enc(o)?),
+        _ => return Err(Fail::Undef),
+    };
+    let mut conv = Conv {
+        latin1_in,
+        done: String::new(),
+        pending: Vec::new(),
+    };
+    let outcome = conv.walk(data)?;
+    // A truncated UTF-8 sequence at the very end is `incomplete`.
+    let (tag, rest) = match outcome {
+        None if conv.pending.is_empty() => (None, None),
+        None => (
+            Some("incomplete"),
+            Some(bin_value(std::mem::take(&mut conv.pending))),
+        ),
+        Some(r) => (Some("error"), Some(r)),
+    };
+    if latin1_out && conv.done.chars().any(|c| c as u32 > 255) {
+        // Erlang reports such a character in a shape of its own: the peer's.
+        return Err(Fail::Undef);
     }
-    match (f, a) {
-        ("characters_to_binary", [s]) | ("characters_to_binary", [s, _]) => {
-            chardata(s).map(Value::str).ok_or(Fail::Badarg)
+    let done = if to_list {
+        charlist(&conv.done)
+    } else if latin1_out {
+        bin_value(conv.done.chars().map(|c| c as u8).collect())
+    } else {
+        Value::str(conv.done)
+    };
+    Ok(match (tag, rest) {
+        (Some(tag), Some(rest)) => Value::tuple(vec![atom(tag), done, rest]),
+        _ => done,
+    })
+}
+
+/// Bytes as bt holds a binary: a String when they are UTF-8.
+fn bin_value(b: Vec<u8>) -> Value {
+    match String::from_utf8(b) {
+        Ok(s) => Value::str(s),
+        Err(e) => Value::Binary(Ref::new(e.into_bytes())),
+    }
+}
+
+/// `unicode:characters_to_*`'s walk over chardata: the characters converted so far, and the
+/// bytes of a UTF-8 sequence a binary left unfinished (the next binary may finish it).
+struct Conv {
+    latin1_in: bool,
+    done: String,
+    pending: Vec<u8>,
+}
+
+impl Conv {
+    /// Converts `v`; answers the rest from the first bad element on (`None`: all of it
+    /// converted), shaped as Erlang answers it: the list from that element on, an element
+    /// that is a list holding it replaced by its own rest, a binary from its bad byte on.
+    /// A value that is not chardata is `badarg`.
+    fn walk(&mut self, v: &Value) -> Result<Option<Value>, Fail> {
+        match v {
+            Value::Str(_) | Value::Binary(_) => {
+                let b: &[u8] = match v {
+                    Value::Str(s) => s.as_bytes(),
+                    Value::Binary(b) => b,
+                    _ => &[],
+                };
+                Ok(self.binary(b))
+            }
+            Value::List(_) | Value::Array(_) => {
+                let items = list_arg(v)?;
+                for (i, x) in items.iter().enumerate() {
+                    if !self.pending.is_empty() && !self.finishes_pending(x) {
+                        // An unfinished sequence followed by something else.
+                        let pend = bin_value(std::mem::take(&mut self.pending));
+                        return Ok(Some(Value::list(vec![
+                            pend,
+                            Value::list(items[i..].to_vec()),
+                        ])));
+                    }
+                    match x {
+                        Value::Int(_) | Value::Char(_) => {
+                            let code = match x {
+                                Value::Int(n) => *n,
+                                Value::Char(c) => c.get() as i64,
+                                _ => -1,
+                            };
+                            let code = if self.latin1_in && code > 255 {
+                                -1
+                            } else {
+                                code
+                            };
+                            match u32::try_from(code).ok().and_then(char::from_u32) {
+                                Some(c) => self.done.push(c),
+                                None => return Ok(Some(Value::list(items[i..].to_vec()))),
+                            }
+                        }
+                        Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_) => {
+                            if let Some(r) = self.walk(x)? {
+                                let mut out = vec![r];
+                                out.extend(items[i + 1..].iter().cloned());
+                                return Ok(Some(Value::list(out)));
+                            }
+                        }
+                        _ => return Err(Fail::Badarg),
+                    }
+                }
+                Ok(None)
+            }
+            _ => Err(Fail::Badarg),
         }
-        ("characters_to_list", [s]) | ("characters_to_list", [s, _]) => {
-            chardata(s).map(|t| charlist(&t)).ok_or(Fail::Badarg)
+    }
+
+    /// Is `x` a binary whose first bytes finish the unfinished sequence?
+    fn finishes_pending(&self, x: &Value) -> bool {
+        let b: &[u8] = match x {
+            Value::Str(s) => s.as_bytes(),
+            Value::Binary(b) => b,
+            _ => return false,
+        };
+        let mut head = self.pending.clone();
+        head.extend(b.iter().take(4));
+        match std::str::from_utf8(&head) {
+            Ok(_) => true,
+            Err(e) => e.valid_up_to() > 0 || e.error_len().is_none(),
         }
-        _ => Err(Fail::Undef),
+    }
+
+    /// A binary's bytes (after any unfinished sequence the previous one left).
+    fn binary(&mut self, b: &[u8]) -> Option<Value> {
+        if self.latin1_in {
+            self.done.extend(b.iter().map(|&x| x as char));
+            return None;
+        }
+        let mut bytes = std::mem::take(&mut self.pending);
+        bytes.extend_from_slice(b);
+        match std::str::from_utf8(&bytes) {
+            Ok(s) => {
+                self.done.push_str(s);
+                None
+            }
+            Err(e) => {
+                let good = e.valid_up_to();
+                if let Ok(s) = std::str::from_utf8(&bytes[..good]) {
+                    self.done.push_str(s);
+                }
+                match e.error_len() {
+                    // Truncated at the end: the next binary may finish it.
+                    None => {
+                        self.pending = bytes[good..].to_vec();
+                        None
+                    }
+                    Some(_) => Some(bin_value(bytes[good..].to_vec())),
+                }
+            }
+        }
     }
 }
