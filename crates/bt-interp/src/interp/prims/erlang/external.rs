@@ -1,6 +1,6 @@
 //! The `erlang` functions that see a value as an Erlang term: `term_to_binary/1,2`,
 //! `binary_to_term/1,2` and `phash2/1,2`, and results that are improper lists
-//! ([`improper`]). The term is the one the value is on the Erlang wire (8.12); the codec
+//! ([`improper`]). The term is the one the value is on the Erlang wire (the term mapping of docs/erlang-interop.md); the codec
 //! that makes it lives above the interpreter and is reached through the installed
 //! [`TermCodec`](crate::interp::distribution::TermCodec).
 
