@@ -424,19 +424,9 @@ mod tests {
     use crate::dist::handshake::Me;
     use crate::dist::state::{OutQ, OutShared};
 
-    /// The end of a connection is input too: a worker waiting in the hub that handles it
-    /// returns from its wait. Handling the end fails the calls pending on that peer, which
-    /// queues their callers' resumptions on this very thread's worker; nobody else wakes
-    /// it for them ("it looks at its queue next"), so a wait that went on waiting after
-    /// it (the poll before blocking, right after other input came, then the blocking wait
-    /// with the socket gone from the set) would leave those callers suspended for good.
-    #[test]
-    fn a_wait_that_handles_a_connections_end_returns_at_once() {
-        let net = net::RuntimeBuilder::new_current_thread()
-            .enable_all()
-            .build()
-            .unwrap();
-        let _in_net = net.enter();
+    /// A node's state whose hub a runtime's workers wait in (no thread of its own reads
+    /// it), one plain-TCP connection in the hub, and that connection's other end.
+    fn hub_with_a_connection() -> (Arc<Inner>, Arc<ReadSide>, std::net::TcpStream) {
         let me = Me {
             name: "hub@127.0.0.1".into(),
             creation: 1,
@@ -445,10 +435,9 @@ mod tests {
             tls: false,
         };
         let inner = Arc::new(Inner::new(me, Duration::from_secs(60), 0, None).unwrap());
-        // A runtime's workers wait in the hub (no thread of its own reads it).
         inner.hub.driven.store(true, Ordering::SeqCst);
         let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
-        let mut peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
         let (sock, _) = listener.accept().unwrap();
         sock.set_nonblocking(true).unwrap();
         let out = Outbox(Arc::new(OutShared {
@@ -461,6 +450,39 @@ mod tests {
         }));
         let rs = ReadSide::new(&inner, sock, out, "peer@127.0.0.1".into(), 7);
         inner.hub.add(rs.clone()).unwrap();
+        (inner, rs, peer)
+    }
+
+    fn network() -> net::Runtime {
+        net::RuntimeBuilder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// The end of a connection is input too: a look at the hub that handles it answers
+    /// that it handled something, as a frame does (whatever `BT_DIST_SPIN_US` says).
+    #[test]
+    fn a_connections_end_counts_as_input_handled() {
+        let net = network();
+        let _in_net = net.enter();
+        let (inner, rs, peer) = hub_with_a_connection();
+        drop(peer);
+        assert!(inner.hub.take(0, true));
+        assert!(rs.ended.load(Ordering::SeqCst), "the end was handled");
+    }
+
+    /// A worker waiting in the hub that handles a connection's end returns from its wait.
+    /// Handling the end fails the calls pending on that peer, which queues their callers'
+    /// resumptions on this very thread's worker; nobody else wakes it for them ("it looks
+    /// at its queue next"), so a wait that went on waiting after it (the poll before
+    /// blocking, right after other input came, then the blocking wait with the socket
+    /// gone from the set) would leave those callers suspended for good.
+    #[test]
+    fn a_wait_that_handles_a_connections_end_returns_at_once() {
+        let net = network();
+        let _in_net = net.enter();
+        let (inner, rs, mut peer) = hub_with_a_connection();
         // Input comes (a tick: an empty frame) and a wait reads it: the next wait polls
         // before it blocks.
         peer.write_all(&[0, 0, 0, 0]).unwrap();
