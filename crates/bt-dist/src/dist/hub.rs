@@ -119,7 +119,7 @@ impl Hub {
 
     /// One `epoll_wait` of up to `ms`, handling what it answers; `waiter`: the caller holds
     /// `waiter` (it takes the wake-up event, which is left to that thread otherwise).
-    /// Answers whether input was read or the wake-up event taken.
+    /// Answers whether input was handled (`ReadSide::pump`) or the wake-up event taken.
     fn take(&self, ms: i32, waiter: bool) -> bool {
         let mut got = false;
         let mut evs = [libc::epoll_event { events: 0, u64: 0 }; EVENTS];
@@ -286,7 +286,9 @@ impl ReadSide {
     }
 
     /// Reads what the socket holds and handles the complete frames, unless another thread
-    /// is doing so; answers whether anything was read.
+    /// is doing so; answers whether anything was handled: input read, or the connection's
+    /// end (which fails the calls pending on the peer, so it may have made work for this
+    /// very thread, as a frame may: a worker waiting in the hub must return for it).
     pub(crate) fn pump(&self) -> bool {
         match self.st.try_lock() {
             Some(st) => self.pump_locked(st),
@@ -339,10 +341,13 @@ impl ReadSide {
             let ms = self.born.elapsed().as_millis() as u64;
             self.last.store(ms, Ordering::Relaxed);
         }
-        if let Some(why) = why {
-            self.end(&inner, why);
+        match why {
+            Some(why) => {
+                self.end(&inner, why);
+                true
+            }
+            None => got,
         }
-        got
     }
 
     /// No more reading (the socket leaves the hub); false if that happened already.
@@ -408,4 +413,92 @@ pub(crate) fn writable_socket(
     // AsyncFd is dropped (a TcpStream closes it only when dropped itself).
     unsafe { net::AsyncFd::register_with_interest(sock, net::Interest::WRITABLE) }
         .map_err(|e| e.into_parts().0)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::atomic::AtomicUsize;
+
+    use super::*;
+    use crate::dist::handshake::Me;
+    use crate::dist::state::{OutQ, OutShared};
+
+    /// A node's state whose hub a runtime's workers wait in (no thread of its own reads
+    /// it), one plain-TCP connection in the hub, and that connection's other end.
+    fn hub_with_a_connection() -> (Arc<Inner>, Arc<ReadSide>, std::net::TcpStream) {
+        let me = Me {
+            name: "hub@127.0.0.1".into(),
+            creation: 1,
+            cookie: String::new(),
+            hidden: true,
+            tls: false,
+        };
+        let inner = Arc::new(Inner::new(me, Duration::from_secs(60), 0, None).unwrap());
+        inner.hub.driven.store(true, Ordering::SeqCst);
+        let listener = std::net::TcpListener::bind(("127.0.0.1", 0)).unwrap();
+        let peer = std::net::TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (sock, _) = listener.accept().unwrap();
+        sock.set_nonblocking(true).unwrap();
+        let out = Outbox(Arc::new(OutShared {
+            q: Mutex::new(OutQ::default()),
+            queued: AtomicUsize::new(0),
+            limit: 1 << 20,
+            closed: AtomicBool::new(false),
+            wake: net::Notify::new(),
+            direct: None,
+        }));
+        let rs = ReadSide::new(&inner, sock, out, "peer@127.0.0.1".into(), 7);
+        inner.hub.add(rs.clone()).unwrap();
+        (inner, rs, peer)
+    }
+
+    fn network() -> net::Runtime {
+        net::RuntimeBuilder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap()
+    }
+
+    /// The end of a connection is input too: a look at the hub that handles it answers
+    /// that it handled something, as a frame does (whatever `BT_DIST_SPIN_US` says).
+    #[test]
+    fn a_connections_end_counts_as_input_handled() {
+        let net = network();
+        let _in_net = net.enter();
+        let (inner, rs, peer) = hub_with_a_connection();
+        drop(peer);
+        assert!(inner.hub.take(0, true));
+        assert!(rs.ended.load(Ordering::SeqCst), "the end was handled");
+    }
+
+    /// A worker waiting in the hub that handles a connection's end returns from its wait.
+    /// Handling the end fails the calls pending on that peer, which queues their callers'
+    /// resumptions on this very thread's worker; nobody else wakes it for them ("it looks
+    /// at its queue next"), so a wait that went on waiting after it (the poll before
+    /// blocking, right after other input came, then the blocking wait with the socket
+    /// gone from the set) would leave those callers suspended for good.
+    #[test]
+    fn a_wait_that_handles_a_connections_end_returns_at_once() {
+        let net = network();
+        let _in_net = net.enter();
+        let (inner, rs, mut peer) = hub_with_a_connection();
+        // Input comes (a tick: an empty frame) and a wait reads it: the next wait polls
+        // before it blocks.
+        peer.write_all(&[0, 0, 0, 0]).unwrap();
+        assert!(inner.hub.wait_ms(60_000));
+        assert!(inner.hub.fresh.load(Ordering::Relaxed));
+        super::super::spin::READERS.record(true);
+        // The peer goes away; the next wait handles the end and returns, without blocking
+        // for its whole time.
+        drop(peer);
+        let t = Instant::now();
+        assert!(inner.hub.wait_ms(60_000));
+        assert!(rs.ended.load(Ordering::SeqCst), "the end was handled");
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "the wait went on for {:?} after the connection's end",
+            t.elapsed()
+        );
+    }
 }

@@ -111,35 +111,14 @@ pub fn start(opts: Options) -> Result<Arc<DistNode>, String> {
     } else {
         opts.net_tick
     });
-    let inner = Arc::new(Inner {
-        sym: Sym::new(&opts.name),
-        me: Me {
-            name: opts.name,
-            creation,
-            cookie,
-            hidden: opts.hidden,
-            tls: tls.is_some(),
-        },
-        net_tick,
-        epmd_port,
-        tls,
-        state: Mutex::new(State::default()),
-        serial: AtomicU64::new(1),
-        dialing: Mutex::new(HashMap::default()),
-        events: Mutex::new(None),
-        inbound: Mutex::new(None),
-        unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
-        refusals: Mutex::new((None, 0)),
-        calls: Mutex::new(HashMap::default()),
-        global: Default::default(),
-        shapes: Default::default(),
-        pg: Default::default(),
-        downs: super::net::watch::channel(0).0,
-        watches: Mutex::new(HashMap::default()),
-        deadlines: Arc::new(super::deadline::Deadlines::default()),
-        erl_calls: Default::default(),
-        hub: super::state::Hub::new()?,
-    });
+    let me = Me {
+        name: opts.name,
+        creation,
+        cookie,
+        hidden: opts.hidden,
+        tls: tls.is_some(),
+    };
+    let inner = Arc::new(Inner::new(me, net_tick, epmd_port, tls)?);
     let reaper = inner.clone();
     rt.spawn(super::deadline::reap(inner.deadlines.clone(), move |n| {
         conn::expire(&reaper, n)
@@ -196,6 +175,38 @@ impl Drop for DistNode {
 }
 
 impl Inner {
+    /// A node's state with no connection yet (`start` then listens and registers).
+    pub(crate) fn new(
+        me: Me,
+        net_tick: Duration,
+        epmd_port: u16,
+        tls: Option<Arc<Tls>>,
+    ) -> Result<Inner, String> {
+        Ok(Inner {
+            sym: Sym::new(&me.name),
+            me,
+            net_tick,
+            epmd_port,
+            tls,
+            state: Mutex::new(State::default()),
+            serial: AtomicU64::new(1),
+            dialing: Mutex::new(HashMap::default()),
+            events: Mutex::new(None),
+            inbound: Mutex::new(None),
+            unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
+            refusals: Mutex::new((None, 0)),
+            calls: Mutex::new(HashMap::default()),
+            global: Default::default(),
+            shapes: Default::default(),
+            pg: Default::default(),
+            downs: super::net::watch::channel(0).0,
+            watches: Mutex::new(HashMap::default()),
+            deadlines: Arc::new(super::deadline::Deadlines::default()),
+            erl_calls: Default::default(),
+            hub: super::state::Hub::new()?,
+        })
+    }
+
     /// The connection index of `name`, if this node ever connected to it.
     pub(crate) fn index_of(&self, name: &str) -> Option<u32> {
         self.state.lock().indexes.get(name).copied()

@@ -102,6 +102,10 @@ pub trait IoWait: Send + Sync {
     /// Waits until input came (and was handled), [`IoWait::wake`] was called, or
     /// `timeout` passed (None: no limit); false at once when another thread waits in it
     /// (the worker then parks as usual: [`Shared::unpark`] also unparks its thread).
+    /// It returns once it handled anything (a connection's end too): what it handled may
+    /// have made work for the calling worker (a completed wait of one of its coroutines,
+    /// a process scheduled on its queue), and nobody else wakes a worker for work it made
+    /// itself — it looks at its queue when the wait returns.
     fn wait(&self, timeout: Option<std::time::Duration>) -> bool;
     /// Handles input that is there, without waiting (a busy worker between tasks).
     fn poll(&self);

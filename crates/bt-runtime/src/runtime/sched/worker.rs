@@ -55,12 +55,6 @@ pub(super) struct StackCharge {
 /// touched (the frames between two checks of the interpreter).
 const STACK_MARGIN: usize = 8 * 1024;
 
-/// The longest an idle worker sleeps before it looks for work again on its own. A wake-up
-/// is meant to reach it sooner (the parked bits, the input's wake event); this bounds what a
-/// missed one costs: a remote call's completion while both workers sit idle, one in the
-/// connection hub, has been seen to go unnoticed until a worker next woke.
-const IDLE_RECHECK_MS: u64 = 1000;
-
 /// One worker thread's private state.
 pub(crate) struct Worker {
     pub(super) id: usize,
@@ -200,6 +194,17 @@ impl Worker {
                 .any(|w| w.q.lock().iter().any(|t| matches!(t, Task::Run(_))))
     }
 
+    /// Nothing to run: sleeps until woken or until this worker's earliest wait deadline.
+    /// Who wakes whom: the worker sets its `parked` bit (and, when it takes the input,
+    /// `io_worker`) *before* its last look for work; whoever queues work after that look
+    /// sees the bit and wakes it — `Shared::push_resume` for its own coroutines,
+    /// `Shared::wake_one` for Run tasks any worker may take — through the input's wake
+    /// event when it waits there (`Shared::unpark`), else by unparking its thread. Work
+    /// this worker makes for itself while it waits in the input (what it reads completes a
+    /// wait of one of its coroutines, or schedules a process on its queue) wakes nobody:
+    /// the input's wait returns after handling anything ([`super::IoWait::wait`]) and the
+    /// loop looks at the queue next. There is no periodic look on its own: a wake-up that
+    /// does not come is a bug to find, not a latency to bound.
     fn idle(&mut self) {
         let sh = self.shared.clone();
         let now = sh.clock.now_ms();
@@ -223,13 +228,9 @@ impl Worker {
             sh.parked.fetch_and(!bit, Ordering::SeqCst);
             return;
         }
-        let mut wait_ms = Some(IDLE_RECHECK_MS);
+        let mut wait_ms = None;
         if !sh.clock.is_manual() && self.next_deadline != u64::MAX {
-            wait_ms = Some(
-                self.next_deadline
-                    .saturating_sub(now)
-                    .clamp(1, IDLE_RECHECK_MS),
-            );
+            wait_ms = Some(self.next_deadline.saturating_sub(now).max(1));
         }
         if waiting_for_stack {
             wait_ms = Some(wait_ms.map_or(10, |m: u64| m.min(10)));
