@@ -49,6 +49,11 @@
 //!   ([`GuestStacks::release`]), the behaviour goes back to the process record
 //!   (`process::unlend`). A kept process's queued mail is handled at the next call, before
 //!   its job (or at the end of a running job, as before).
+//! * **The kept-process entry**. A job for the kept process from the thread of the last
+//!   call, with nothing queued for the process, goes straight into the parked runner
+//!   ([`call_kept`]): no worker set-up, claim or loop; the loop ([`drive_loop`]) only when
+//!   the run suspends or queues work for the guest. Anything else goes the ordinary way
+//!   ([`drive_work`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
