@@ -541,7 +541,11 @@ fn call_kept(
     {
         return false;
     }
-    let prev = CURRENT_WORKER.with(|c| c.replace((sh.id, w.id)));
+    // `try_with`: inlined where `with` was not (an out-of-line call through the key's
+    // accessor); a thread whose locals are gone goes the ordinary way.
+    let Ok(prev) = CURRENT_WORKER.try_with(|c| c.replace((sh.id, w.id))) else {
+        return false;
+    };
     let _identity = Identity(prev);
     if prev.0 == sh.id {
         return false; // a worker of this runtime (or its guest already): not a guest call
