@@ -51,6 +51,9 @@ pub struct Guest {
 struct RawJob {
     data: *mut (),
     call: unsafe fn(*mut (), &mut Ctx),
+    /// `call` for a run known to be on the caller's thread (the guest's runner: [`run_lent`]),
+    /// which signals the caller with a plain store and no check of the thread.
+    call_here: unsafe fn(*mut (), &mut Ctx),
 }
 
 /// The main process's next job, shared by the Interpreter and its `MainActor`: a pointer to
@@ -92,7 +95,8 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
         Frame {
             raw: RawJob {
                 data: std::ptr::null_mut(),
-                call: trampoline::<F, R>,
+                call: trampoline::<F, R, false>,
+                call_here: trampoline::<F, R, true>,
             },
             f: Some(f),
             out: None,
@@ -101,12 +105,14 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
     }
 }
 
-/// Runs the frame's closure once, stores its result and signals the caller.
+/// Runs the frame's closure once, stores its result and signals the caller (`HERE`: on the
+/// caller's thread, known without asking).
 ///
 /// # Safety
-/// `data` is a live `Frame<F, R>` whose owner waits for the done signal.
+/// `data` is a live `Frame<F, R>` whose owner waits for the done signal; with `HERE`, on
+/// the owner's thread.
 #[allow(unsafe_code)]
-unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R>(data: *mut (), ctx: &mut Ctx) {
+unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R, const HERE: bool>(data: *mut (), ctx: &mut Ctx) {
     // SAFETY: see the function's contract; nothing else touches the frame meanwhile.
     let frame = unsafe { &mut *(data as *mut Frame<F, R>) };
     if let Some(f) = frame.f.take() {
@@ -116,7 +122,7 @@ unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R>(data: *mut (), ctx: &mut Ctx) 
         Signal::Local(d) => {
             // SAFETY: see `Signal::Local`: the caller waits for this signal.
             let d = unsafe { &**d };
-            if d.is_this_thread() {
+            if HERE || d.is_this_thread() {
                 d.set_local();
             } else {
                 // The caller may return (and reuse the signal) once it is set: a copy.
@@ -291,6 +297,20 @@ pub unsafe fn run_lent(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     // SAFETY: see the function's contract.
     let (call, data) = unsafe { ((*job).call, (*job).data) };
     // SAFETY: `call` is the trampoline made for `data`'s frame type.
+    unsafe { call(data, ctx) }
+}
+
+/// [`run_lent`] on the caller's own thread: the guest's runner, which runs the main
+/// process's lent jobs (`MainActor::run_job`) only for the thread that drives it.
+///
+/// # Safety
+/// As for [`run_lent`], and the calling thread is the job's owner's.
+#[allow(unsafe_code)]
+pub unsafe fn run_lent_here(job: crate::runtime::LentJob, ctx: &mut Ctx) {
+    let job = job.0 as *mut RawJob;
+    // SAFETY: see the function's contract.
+    let (call, data) = unsafe { ((*job).call_here, (*job).data) };
+    // SAFETY: `call_here` is the trampoline made for `data`'s frame type.
     unsafe { call(data, ctx) }
 }
 

@@ -455,10 +455,11 @@ impl Behaviour for MainActor {
     /// message, without the message and the slot.
     fn run_job(&mut self, cx: &mut Cx<'_>, job: crate::runtime::LentJob) {
         // SAFETY: the guest lends only jobs made by `main_job::Frame::lend`, whose caller
-        // waits until the job is over; this is its only run.
+        // waits until the job is over, and runs them on its runner, on the caller's thread
+        // (`runtime::sched::guest`); this is the job's only run.
         #[allow(unsafe_code)]
         run_main_job(self.ctx.as_mut(), cx, move |ctx: &mut Ctx| unsafe {
-            crate::interp::main_job::run_lent(job, ctx)
+            crate::interp::main_job::run_lent_here(job, ctx)
         });
     }
 }

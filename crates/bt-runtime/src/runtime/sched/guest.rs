@@ -49,9 +49,14 @@
 //!   ([`GuestStacks::release`]), the behaviour goes back to the process record
 //!   (`process::unlend`). A kept process's queued mail is handled at the next call, before
 //!   its job (or at the end of a running job, as before).
+//! * **The kept-process entry**. A job for the kept process from the thread of the last
+//!   call, with nothing queued for the process, goes straight into the parked runner
+//!   ([`call_kept`]): no worker set-up, claim or loop; the loop ([`drive_loop`]) only when
+//!   the run suspends or queues work for the guest. Anything else goes the ordinary way
+//!   ([`drive_work`]).
 
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::thread::Thread;
 use std::time::Duration;
@@ -80,7 +85,7 @@ pub struct GuestStacks {
     idle: Option<IdleWorker>,
     /// The thread registered as the runtime's guest thread by the last call (runtime id,
     /// thread): registered again only when it changes.
-    registered: Option<(usize, std::thread::ThreadId)>,
+    registered: Option<(usize, u64)>,
 }
 
 impl GuestStacks {
@@ -95,14 +100,31 @@ impl GuestStacks {
 }
 
 thread_local! {
-    /// This thread's id, without cloning its `Thread` handle (two atomics) per call.
-    static ME: std::thread::ThreadId = std::thread::current().id();
+    /// This thread's number ([`this_thread`]; 0 until drawn). A constant-initialised cell
+    /// with nothing to drop: reading it is one load, with no lazy-initialisation state.
+    static ME: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
 }
 
-/// The calling thread's id (cached per thread).
+/// The next thread number [`this_thread`] draws.
+static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
+
+/// A number for the calling thread, unique for the process's life (a `ThreadId` would do,
+/// but `std::thread::current()` behind a lazily initialised thread-local costs a call and
+/// its state check on every read; a call reads it twice).
 #[inline]
-fn this_thread() -> std::thread::ThreadId {
-    ME.with(|t| *t)
+fn this_thread() -> u64 {
+    ME.with(|t| match t.get() {
+        0 => draw_thread_number(t),
+        n => n,
+    })
+}
+
+#[cold]
+#[inline(never)]
+fn draw_thread_number(t: &std::cell::Cell<u64>) -> u64 {
+    let n = NEXT_THREAD.fetch_add(1, Ordering::Relaxed);
+    t.set(n);
+    n
 }
 
 /// A guest's worker between calls: no coroutine in any slot, and its resident runner (if
@@ -368,7 +390,14 @@ fn deliver(p: &ProcRef, msg: Message) -> Result<bool, Message> {
 /// Set once when the caller's job is over (it answered, or it was dropped unrun); wakes the
 /// thread that made it.
 #[derive(Clone)]
-pub struct GuestDone(Arc<(AtomicBool, Thread)>);
+pub struct GuestDone(Arc<DoneState>);
+
+struct DoneState {
+    set: AtomicBool,
+    thread: Thread,
+    /// `thread`'s [`this_thread`] number.
+    number: u64,
+}
 
 impl Default for GuestDone {
     fn default() -> Self {
@@ -379,34 +408,38 @@ impl Default for GuestDone {
 impl GuestDone {
     /// A signal for the calling thread.
     pub fn new() -> GuestDone {
-        GuestDone(Arc::new((AtomicBool::new(false), std::thread::current())))
+        GuestDone(Arc::new(DoneState {
+            set: AtomicBool::new(false),
+            thread: std::thread::current(),
+            number: this_thread(),
+        }))
     }
 
     /// Marks the job over and wakes its thread.
     pub fn set(&self) {
-        self.0 .0.store(true, Ordering::Release);
-        self.0 .1.unpark();
+        self.0.set.store(true, Ordering::Release);
+        self.0.thread.unpark();
     }
 
     /// Marks the job over, from the thread that waits for it (its guest loop checks the
     /// flag after each resume: no wake-up needed).
     pub fn set_local(&self) {
-        self.0 .0.store(true, Ordering::Release);
+        self.0.set.store(true, Ordering::Release);
     }
 
     /// Clears the signal for another call (nothing may set it late).
     pub fn reset(&self) {
-        self.0 .0.store(false, Ordering::Relaxed);
+        self.0.set.store(false, Ordering::Relaxed);
     }
 
     /// Whether the calling thread is the one this signal wakes.
     #[inline]
     pub fn is_this_thread(&self) -> bool {
-        self.0 .1.id() == this_thread()
+        self.0.number == this_thread()
     }
 
     pub fn is_set(&self) -> bool {
-        self.0 .0.load(Ordering::Acquire)
+        self.0.set.load(Ordering::Acquire)
     }
 
     /// Parks the calling thread (the one that made the signal) until it is set.
@@ -457,6 +490,10 @@ pub(crate) fn drive(
 /// `job` to `p`'s behaviour directly (`Behaviour::run_job`: no message, no job slot); else
 /// `fallback` makes the message that carries it and the call goes on as [`drive`]. `Err`,
 /// having called nothing, as for [`drive`].
+///
+/// The usual call — the runner keeps `p` claimed from the last call on this thread and
+/// nothing was queued for it — is [`call_kept`]: straight into the parked runner.
+#[inline(always)]
 pub(crate) fn drive_job(
     sh: &Arc<Shared>,
     stacks: &mut GuestStacks,
@@ -465,9 +502,104 @@ pub(crate) fn drive_job(
     fallback: &mut dyn FnMut() -> Option<Message>,
     done: &GuestDone,
 ) -> Result<bool, ()> {
+    if call_kept(sh, stacks, p, job, done) {
+        return Ok(true);
+    }
     drive_work(sh, stacks, p, Some(job), fallback, done)
 }
 
+/// A job for the process the parked runner keeps claimed (`Sched::Lent`), called from the
+/// thread registered as the guest by the last call: no worker set-up, no claim, no loop —
+/// the identity, the kept-process check ([`resume_kept`]), one resume. True when the job
+/// was handed over: the call is over when this returns (the job ran, or a run it started
+/// was finished by [`drive_loop`] when it suspended, queued work for the guest or ended the
+/// runner). False, having touched nothing, when the call cannot start this way (first
+/// call, another thread or runtime, the process given back or something queued for it,
+/// a runtime stopping, a thread that is a worker of this runtime): the caller goes the
+/// ordinary way ([`drive_work`]), which checks all of it again. `done` was made by the
+/// calling thread (`main_job::run_in_main` checks it before each call).
+#[inline(always)]
+fn call_kept(
+    sh: &Arc<Shared>,
+    stacks: &mut GuestStacks,
+    p: &ProcRef,
+    job: LentJob,
+    done: &GuestDone,
+) -> bool {
+    let Some(IdleWorker(w, runner)) = stacks.idle.as_mut() else {
+        return false;
+    };
+    let Some(r) = runner.as_mut() else {
+        return false;
+    };
+    // `done` is the calling thread's (see the function's doc): its number, not a read of
+    // the thread-local.
+    if r.proc != *p
+        || !Arc::ptr_eq(&w.shared, sh)
+        || stacks.registered != Some((sh.id, done.0.number))
+        || sh.stopping.load(Ordering::SeqCst)
+    {
+        return false;
+    }
+    // `try_with`: inlined where `with` was not (an out-of-line call through the key's
+    // accessor); a thread whose locals are gone goes the ordinary way.
+    let Ok(prev) = CURRENT_WORKER.try_with(|c| c.replace((sh.id, w.id))) else {
+        return false;
+    };
+    let _identity = Identity(prev);
+    if prev.0 == sh.id {
+        return false; // a worker of this runtime (or its guest already): not a guest call
+    }
+    // Empty unless the last call kept the process; `resume_kept` reads what was queued.
+    let Some(b) = r.io.kept.take() else {
+        return false;
+    };
+    if !resume_kept(p) {
+        r.io.kept.set(Some(b));
+        return false;
+    }
+    w.next_deadline = u64::MAX;
+    // Empty here (`run_once` takes it): no drop call for the old value.
+    if let Some(was) = r.io.lent.replace(Some((b, Work::Kept(job)))) {
+        drop(was);
+    }
+    r.io.go.store(true, Ordering::Relaxed);
+    let alive = r.resume(w);
+    // Over when the runner parked again with the job done and nothing queued for the
+    // guest (no other coroutine can be in a slot: only `drive_loop` starts them).
+    #[cfg(test)]
+    KEPT_ENTRIES.with(|n| n.set(n.get() + 1));
+    if alive && r.is_idle() && done.is_set() && sh.workers[w.id].len.load(Ordering::Acquire) == 0 {
+        if r.too_deep() {
+            if let Some(r) = runner.take() {
+                r.end(w);
+            }
+        }
+        return true;
+    }
+    if !alive {
+        *runner = None;
+    }
+    // The run suspended or queued work for the guest: drive it on.
+    let keep = InPlace(&mut stacks.idle);
+    let Some(IdleWorker(w, runner)) = keep.0.as_mut() else {
+        unreachable!("checked above")
+    };
+    drive_loop(sh, w, runner, p, done);
+    keep.disarm();
+    true
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Calls this thread started through [`call_kept`] (the unit tests tell the two entries
+    /// apart by it).
+    static KEPT_ENTRIES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// The ordinary guest call (see the module doc); out of line, so the kept-process call
+/// inlined into [`drive_job`] keeps a small frame.
+#[inline(never)]
 fn drive_work(
     sh: &Arc<Shared>,
     stacks: &mut GuestStacks,
@@ -508,8 +640,8 @@ fn drive_work(
     }
     // Before the first resume: a wait it starts may set a deadline.
     w.next_deadline = u64::MAX;
-    // The usual case for a job: the runner kept the process claimed after the
-    // last call (`Sched::Lent`) and nothing was queued for it since: no lock at all. Else
+    // A kept process (`Sched::Lent`) with nothing queued since takes the job with no lock
+    // at all (the same case as `call_kept`, reached here after a change of thread). Else
     // the runner is parked and the process idle with nothing queued: one lock claims it
     // (and, for a job, keeps it claimed after) and the runner gets the job or message by
     // hand (`process::run_lent`). Whatever else gives a kept process back first.
@@ -549,6 +681,23 @@ fn drive_work(
             return Ok(false);
         }
     }
+    drive_loop(sh, w, runner, p, done);
+    keep.disarm();
+    Ok(true)
+}
+
+/// The guest's loop after the first resume of a call: runs what lands on the guest queue
+/// until the job is over (or can no longer run: the process exited) and no coroutine
+/// started here is left; then ends a runner whose stack went too deep.
+#[inline(never)]
+fn drive_loop(
+    sh: &Arc<Shared>,
+    w: &mut Worker,
+    runner: &mut Option<Runner>,
+    p: &ProcRef,
+    done: &GuestDone,
+) {
+    let g = w.id;
     loop {
         let task = pop_guest(&sh.workers[g]);
         match task {
@@ -602,8 +751,6 @@ fn drive_work(
             s.timeout = None;
         }
     }
-    keep.disarm();
-    Ok(true)
 }
 
 /// The ordinary start of a guest call: the message goes into `p`'s mailbox and, when that

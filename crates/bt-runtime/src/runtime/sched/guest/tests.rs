@@ -259,3 +259,105 @@ fn kept_processes_run_jobs_without_a_claim_and_give_way_to_mail_and_kills() {
     drop(stacks);
     rt.shutdown();
 }
+
+/// A behaviour whose lent jobs wait for a reply from another process (the runner suspends
+/// mid-job) on every other call; each job signals the caller's signal of the moment.
+struct Waiter {
+    echo: ProcRef,
+    jobs: Arc<AtomicUsize>,
+    done: Arc<parking_lot::Mutex<Option<GuestDone>>>,
+}
+
+impl Waiter {
+    fn wake_caller(&self) {
+        if let Some(d) = self.done.lock().as_ref() {
+            d.set();
+        }
+    }
+}
+
+impl Behaviour for Waiter {
+    fn handle(&mut self, _cx: &mut Cx<'_>, msg: Message) -> Result<Value, Value> {
+        self.jobs.fetch_add(1, Ordering::SeqCst);
+        if msg.selector.as_str() == "job" {
+            self.wake_caller();
+        }
+        Ok(Value::Nil)
+    }
+
+    fn run_job(&mut self, cx: &mut Cx<'_>, _job: LentJob) {
+        let n = self.jobs.fetch_add(1, Ordering::SeqCst);
+        if n % 2 == 1 {
+            let m = Message::named("echo", vec![Value::Int(n as i64)]);
+            let r = cx.call(&self.echo, m, crate::runtime::Timeout::Infinity);
+            assert_eq!(r.ok().and_then(|v| v.as_i64()), Some(n as i64));
+        }
+        self.wake_caller();
+    }
+}
+
+/// Calls this thread started through `call_kept`.
+fn kept_entries() -> usize {
+    KEPT_ENTRIES.with(|n| n.get())
+}
+
+/// The kept-process entry (`call_kept`) is taken by every call on the thread of the last
+/// call once the process is kept; a job that suspends in it (a sync call) is driven to its
+/// end by the guest's loop; a call from another thread goes the ordinary way (and registers
+/// that thread), after which that thread's calls take the entry again; mail queued between
+/// calls sends the next call the ordinary way, which handles the mail first.
+#[test]
+fn kept_calls_enter_the_parked_runner_and_fall_back_when_they_cannot() {
+    let rt = Runtime::new(Config::default()).unwrap();
+    let h = rt.handle();
+    let echo = h.spawn(handler(|_cx, msg| Ok(msg.args[0].clone())));
+    let jobs = Arc::new(AtomicUsize::new(0));
+    let signal = Arc::new(parking_lot::Mutex::new(None));
+    let p = h.spawn(Waiter {
+        echo,
+        jobs: jobs.clone(),
+        done: signal.clone(),
+    });
+    let stacks = parking_lot::Mutex::new(GuestStacks::default());
+    // One call from the calling thread with its own signal (a guest call's signal is the
+    // calling thread's); answers whether it entered through `call_kept`.
+    let call = |done: &GuestDone| {
+        let before = kept_entries();
+        done.reset();
+        *signal.lock() = Some(done.clone());
+        let job = LentJob(0x1000 as *mut ());
+        let mut fallback = || Some(Message::named("job", Vec::new()));
+        let r = h.drive_job(&mut stacks.lock(), &p, job, &mut fallback, done);
+        assert!(matches!(r, Ok(true)));
+        assert!(done.is_set());
+        kept_entries() > before
+    };
+    let done = GuestDone::new();
+    // Delivered, claimed, then kept: the entry from the third call on, also for the jobs
+    // that wait for their reply (the fourth and sixth: odd job numbers).
+    let entered: Vec<bool> = (0..6).map(|_| call(&done)).collect();
+    assert_eq!(entered, [false, false, true, true, true, true]);
+    assert_eq!(jobs.load(Ordering::SeqCst), 6);
+    assert!(keeps(&stacks.lock()));
+    assert_eq!(p.status(), crate::runtime::ProcStatus::Idle);
+    // Another thread: the ordinary way first (the process stays kept), then the entry.
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let mine = GuestDone::new();
+            assert_eq!([call(&mine), call(&mine), call(&mine)], [false, true, true]);
+        });
+    });
+    assert_eq!(jobs.load(Ordering::SeqCst), 9);
+    // Back on this thread: ordinary once (registers it again), then the entry.
+    assert_eq!([call(&done), call(&done)], [false, true]);
+    // Mail queued between calls: the ordinary way gives the process back, the mail is
+    // handled (by `handle`), then the job; the process is claimed, then kept again.
+    assert!(h.cast(&p, Message::named("extra", Vec::new())));
+    assert!(!call(&done));
+    assert_eq!(jobs.load(Ordering::SeqCst), 13);
+    assert!(!call(&done));
+    assert!(call(&done));
+    assert_eq!(jobs.load(Ordering::SeqCst), 15);
+    drop(stacks);
+    rt.shutdown();
+}
