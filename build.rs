@@ -7,14 +7,15 @@
 //! when a probe program links with the option and runs (binutils ≥ 2.38 or lld, glibc ≥
 //! 2.36), so older toolchains build as before.
 //!
-//! The functions a start-up runs are laid out together at the start of `.text`
+//! The functions a start-up runs are laid out together at the start of the text
 //! (`link/startup_functions.txt`, written by `bench/startup_functions`): the kernel maps
 //! the 64 KB around each code page a process touches, so start-up code spread over the
-//! binary's 13 MB of text made ~7 MB of it resident. The list becomes a linker script that
-//! places those functions' sections first in `.text`; each line is a glob over a symbol
-//! name, so a line whose function is gone or renamed matches nothing and the binary links
-//! as without it. Used only when a probe program links with the script and runs (lld, or
-//! GNU ld), so a toolchain whose linker takes no such script builds as before.
+//! binary's 13 MB of text made ~7 MB of it resident. The list is handed to the linker as a
+//! symbol ordering file (lld's `--symbol-ordering-file`, a hash lookup per symbol), with
+//! its warnings off: a name that is gone or renamed matches nothing and the binary links as
+//! without it. Used only when a probe program links with the options through the build's
+//! `rustc` and runs (lld, which rustc uses on x86-64 Linux), so a toolchain whose linker
+//! has no such option builds as before.
 //!
 //! The binary stays position-independent (ASLR places its image at a random address): a
 //! fixed-address link (`-no-pie`) was measured to save ~140 page faults and ~0.5 ms at
@@ -25,7 +26,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The start-up functions, one symbol glob a line (`#` comments).
+/// The start-up functions, one symbol name a line (`#` comments).
 const STARTUP_LIST: &str = "link/startup_functions.txt";
 
 fn main() {
@@ -42,8 +43,10 @@ fn main() {
     if relr_links(&out) {
         println!("cargo:rustc-link-arg-bins=-Wl,-z,pack-relative-relocs");
     }
-    if let Some(script) = startup_script(&out) {
-        println!("cargo:rustc-link-arg-bins=-Wl,-T,{}", script.display());
+    if let Some(args) = startup_order(&out) {
+        for a in args {
+            println!("cargo:rustc-link-arg-bins={a}");
+        }
     }
 }
 
@@ -70,47 +73,36 @@ fn relr_links(out: &Path) -> bool {
     linked && Command::new(&exe).status().is_ok_and(|s| s.success())
 }
 
-/// The linker script that puts the start-up functions first in `.text`, when the list is
-/// there and a Rust program links with the script and runs.
-fn startup_script(out: &Path) -> Option<PathBuf> {
+/// The link arguments that put the start-up functions first, when the list is there and a
+/// Rust program links with them and runs.
+fn startup_order(out: &Path) -> Option<[String; 2]> {
     let dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").ok()?);
     let list = std::fs::read_to_string(dir.join(STARTUP_LIST)).ok()?;
-    let script = linker_script(&list)?;
-    let path = out.join("startup.ld");
-    std::fs::write(&path, script).ok()?;
-    rust_links_with(out, &path).then_some(path)
-}
-
-/// `.text` with the listed functions' sections first (a function section is `.text.NAME`,
-/// `.text.unlikely.NAME` for a cold one, `.text.hot.NAME` or `.text.startup.NAME` from C),
-/// then every other text section, inserted where the default layout has `.text`. Lines
-/// that are not plain symbol globs are skipped, so the script always parses.
-fn linker_script(list: &str) -> Option<String> {
-    let globs: Vec<&str> = list
+    // One symbol a line; comments and anything that is not a plain symbol name are left out.
+    let names: String = list
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty() && !l.starts_with('#'))
         .filter(|l| {
             l.bytes()
-                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.' | b'*'))
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'$' | b'.'))
         })
+        .flat_map(|l| [l, "\n"])
         .collect();
-    if globs.is_empty() {
+    if names.is_empty() {
         return None;
     }
-    let mut s = String::from("SECTIONS\n{\n  .text :\n  {\n");
-    for g in globs {
-        s.push_str(&format!(
-            "    *(.text.{g} .text.unlikely.{g} .text.hot.{g} .text.startup.{g})\n"
-        ));
-    }
-    s.push_str("    *(.text .text.*)\n");
-    s.push_str("  }\n}\nINSERT BEFORE .fini;\n");
-    Some(s)
+    let path = out.join("startup.order");
+    std::fs::write(&path, names).ok()?;
+    let args = [
+        format!("-Wl,--symbol-ordering-file={}", path.display()),
+        "-Wl,--no-warn-symbol-ordering".to_string(),
+    ];
+    rust_links_with(out, &args).then_some(args)
 }
 
-/// Whether `rustc` (with the build's flags) links a program with the script and it runs.
-fn rust_links_with(out: &Path, script: &Path) -> bool {
+/// Whether `rustc` (with the build's flags) links a program with `args` and it runs.
+fn rust_links_with(out: &Path, args: &[String]) -> bool {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
     let src = out.join("script_probe.rs");
     let exe = out.join("script_probe");
@@ -125,7 +117,7 @@ fn rust_links_with(out: &Path, script: &Path) -> bool {
         .arg("--edition=2021")
         .arg("-o")
         .arg(&exe)
-        .arg(format!("-Clink-arg=-Wl,-T,{}", script.display()))
+        .args(args.iter().map(|a| format!("-Clink-arg={a}")))
         .arg(&src)
         .output()
         .is_ok_and(|o| o.status.success());
