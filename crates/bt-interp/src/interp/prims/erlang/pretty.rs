@@ -135,7 +135,7 @@ impl Pp {
             let elen = 1 + e.len as i64;
             let inline = is_leaf(e)
                 && if ld1 == 0 {
-                    elen + 1 < self.ll - col && w + elen + 1 <= self.ll
+                    elen + 1 < self.ll - col && w + elen < self.ll
                 } else {
                     elen < self.ll - col - ld1 && w + elen + ld1 <= self.ll
                 };
@@ -186,7 +186,7 @@ impl Pp {
             let inline = is_leaf(&p.0)
                 && is_leaf(&p.1)
                 && if ld1 == 0 {
-                    elen + 1 < self.ll - col && w + elen + 1 <= self.ll
+                    elen + 1 < self.ll - col && w + elen < self.ll
                 } else {
                     elen < self.ll - col - ld1 && w + elen + ld1 <= self.ll
                 };
