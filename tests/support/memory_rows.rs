@@ -166,6 +166,21 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "(Erlang string pad: \"a\" with: 300000000) size",
     ),
     (
+        "erlang_term_to_binary_shared",
+        "l := List new: 100000 withAll: (\"x\" repeat: 10000)",
+        "(Erlang erlang term_to_binary: l) size",
+    ),
+    (
+        "erlang_phash2_shared",
+        "l := List new: 100000 withAll: (\"x\" repeat: 10000)",
+        "Erlang erlang phash2: l",
+    ),
+    (
+        "erlang_binary_to_term_inflated",
+        "",
+        "Erlang erlang binary_to_term: (Erlang erlang list_to_binary: #(131, 80, 24, 0, 0, 0, 120, 156))",
+    ),
+    (
         "big_print_radix",
         "a := 1 bitShift: 100000000",
         "(a printString: 2) size",

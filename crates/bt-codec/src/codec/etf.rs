@@ -614,7 +614,9 @@ impl NativeObj for ErlTerm {
         self.class.clone()
     }
     fn print_string(&self) -> String {
-        self.term.to_string()
+        let mut out = String::new();
+        erl_text(&self.term, &mut out);
+        out
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
         other
@@ -634,6 +636,86 @@ impl NativeObj for ErlTerm {
     fn as_any(&self) -> &dyn Any {
         self
     }
+}
+
+/// `t` as `~w` writes it: atoms quoted only where Erlang needs it, lists (improper ones
+/// with `|`), tuples, maps `#{K => V}`; other terms as `eetf` shows them. Nesting is
+/// bounded by [`super::etf_check::MAX_DEPTH`], as the term was decoded.
+fn erl_text(t: &Term, out: &mut String) {
+    let seq = |items: &[Term], out: &mut String| {
+        for (i, x) in items.iter().enumerate() {
+            if i > 0 {
+                out.push(',');
+            }
+            erl_text(x, out);
+        }
+    };
+    match t {
+        Term::Atom(a) => out.push_str(&atom_text(&a.name)),
+        Term::List(l) => {
+            out.push('[');
+            seq(&l.elements, out);
+            out.push(']');
+        }
+        Term::ImproperList(l) => {
+            out.push('[');
+            seq(&l.elements, out);
+            match &*l.last {
+                Term::List(x) if x.elements.is_empty() => {}
+                last => {
+                    out.push('|');
+                    erl_text(last, out);
+                }
+            }
+            out.push(']');
+        }
+        Term::Tuple(x) => {
+            out.push('{');
+            seq(&x.elements, out);
+            out.push('}');
+        }
+        Term::Map(m) => {
+            let mut pairs: Vec<(&Term, &Term)> = m.map.iter().collect();
+            pairs.sort_by(|a, b| super::etf_bytes::cmp_exact(a.0, b.0));
+            out.push_str("#{");
+            for (i, (k, v)) in pairs.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                erl_text(k, out);
+                out.push_str(" => ");
+                erl_text(v, out);
+            }
+            out.push('}');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+/// An atom as Erlang writes it: bare when it is a lower-case name that is not a keyword.
+fn atom_text(a: &str) -> String {
+    const KEYWORDS: &[&str] = &[
+        "after", "and", "andalso", "band", "begin", "bnot", "bor", "bsl", "bsr", "bxor", "case",
+        "catch", "cond", "div", "end", "fun", "if", "let", "not", "of", "or", "orelse", "receive",
+        "rem", "try", "when", "xor",
+    ];
+    let bare = a.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+        && a.chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '@')
+        && !KEYWORDS.contains(&a);
+    if bare {
+        return a.to_string();
+    }
+    let mut s = String::from("'");
+    for c in a.chars() {
+        match c {
+            '\'' => s.push_str("\\'"),
+            '\\' => s.push_str("\\\\"),
+            c => s.push(c),
+        }
+    }
+    s.push('\'');
+    s
 }
 
 /// Encodes a term as external term format bytes.

@@ -35,7 +35,7 @@ impl TermCodec for Codec {
     fn to_term(&self, ctx: &Ctx, v: &Value) -> Result<Term, Unwind> {
         super::etf::to_term(ctx, v, "argument").map_err(|e| e.to_unwind(ctx))
     }
-    fn from_term(&self, ctx: &mut Ctx, t: &Term) -> Result<Value, Unwind> {
+    fn value_of(&self, ctx: &mut Ctx, t: &Term) -> Result<Value, Unwind> {
         super::etf::from_term(ctx, t, "result").map_err(|e| e.to_unwind(ctx))
     }
     fn encode(&self, t: &Term, minor: u8) -> Vec<u8> {

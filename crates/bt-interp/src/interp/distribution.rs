@@ -329,11 +329,11 @@ pub trait ErlangInterop: Send + Sync {
 /// codec lives above the interpreter (`bt-codec`); the process installs it once at start-up
 /// ([`install_term_codec`]), named node or not. Errors are raised as bt exceptions.
 pub trait TermCodec: Send + Sync {
-    /// The term `v` is on the Erlang wire (8.12's mapping: Arrays and other bt-only values
+    /// The term `v` is on the Erlang wire (docs/erlang-interop.md, "Values and terms": Arrays and other bt-only values
     /// travel tagged, opaque terms as themselves).
     fn to_term(&self, ctx: &Ctx, v: &Value) -> Result<eetf::Term, Unwind>;
     /// The value a term from a peer becomes (improper lists, funs, ports: opaque values).
-    fn from_term(&self, ctx: &mut Ctx, t: &eetf::Term) -> Result<Value, Unwind>;
+    fn value_of(&self, ctx: &mut Ctx, t: &eetf::Term) -> Result<Value, Unwind>;
     /// `term_to_binary(T, [{minor_version, minor}])`: the bytes `erl` writes, version byte
     /// first.
     fn encode(&self, t: &eetf::Term, minor: u8) -> Vec<u8>;

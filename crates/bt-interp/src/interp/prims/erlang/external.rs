@@ -1,6 +1,7 @@
 //! The `erlang` functions that see a value as an Erlang term: `term_to_binary/1,2`,
 //! `binary_to_term/1,2` and `phash2/1,2`, and results that are improper lists
-//! ([`improper`]). The term is the one the value is on the Erlang wire (the term mapping of docs/erlang-interop.md); the codec
+//! ([`improper`]). The term is the one the value is on the Erlang wire (the mapping in
+//! docs/erlang-interop.md); the codec
 //! that makes it lives above the interpreter and is reached through the installed
 //! [`TermCodec`](crate::interp::distribution::TermCodec).
 
@@ -175,7 +176,7 @@ pub(super) fn binary_to_term(ctx: &mut Ctx, a: &[Value]) -> R {
     }
     let bytes = bytes_arg(&a[0]).ok_or(Fail::Badarg)?;
     let c = codec(ctx)?;
-    let decoded = c.decode(&bytes, &mut |n| ctx.reserve(n))?;
+    let decoded = c.decode(bytes, &mut |n| ctx.reserve(n))?;
     let Some((t, n)) = decoded else {
         return Err(badarg(
             ctx,
@@ -183,7 +184,7 @@ pub(super) fn binary_to_term(ctx: &mut Ctx, a: &[Value]) -> R {
             "not a term in the external term format".to_string(),
         ));
     };
-    let v = c.from_term(ctx, &t)?;
+    let v = c.value_of(ctx, &t)?;
     Ok(if used {
         Value::tuple(vec![v, Value::Int(n as i64)])
     } else {
@@ -245,5 +246,5 @@ pub(super) fn improper(ctx: &mut Ctx, mut elements: Vec<Value>, tail: &Value) ->
         }
         last => eetf::Term::from(eetf::ImproperList::from((terms, last))),
     };
-    Ok(c.from_term(ctx, &t)?)
+    Ok(c.value_of(ctx, &t)?)
 }

@@ -65,7 +65,7 @@ pub(super) fn format(ctx: &mut Ctx, fmt: &Value, args: &Value) -> Result<String,
             }
             Ok(fmt[start..*i].iter().collect::<String>().parse().ok())
         };
-        let width = num(&mut i)?;
+        let mut width = num(&mut i)?;
         reserve_chars(ctx, width)?;
         let mut precision = None;
         let mut pad = ' ';
@@ -126,7 +126,15 @@ pub(super) fn format(ctx: &mut Ctx, fmt: &Value, args: &Value) -> Result<String,
                     next()?;
                 }
                 let mut s = String::new();
-                write_term(&v, matches!(ctl, 'p' | 'P'), unicode, &mut s);
+                if matches!(ctl, 'p' | 'P') {
+                    // The field width of `~p` is the line length; the term starts at the
+                    // column the output has reached.
+                    let col = 1 + out.chars().rev().take_while(|&c| c != '\n').count();
+                    let line = width.take().unwrap_or(80);
+                    super::pretty::pretty(&v, unicode, col, line, &mut s);
+                } else {
+                    write_term(&v, false, unicode, &mut s);
+                }
                 s
             }
             'f' | 'e' | 'g' => {
@@ -321,7 +329,7 @@ fn write_bytes(b: &[u8], pretty: bool, unicode: bool, out: &mut String) {
 }
 
 /// A term in Erlang syntax: `~p` (`pretty`: printable lists as strings) or `~w`.
-fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut String) {
+pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut String) {
     let seq = |items: &[Value], open: &str, close: &str, out: &mut String| {
         out.push_str(open);
         for (i, x) in items.iter().enumerate() {
@@ -376,6 +384,10 @@ fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut String) {
         }
         Value::Char(c) => out.push_str(&(c.get() as u32).to_string()),
         Value::Block(_) => out.push_str("#Fun<erl_eval.1.0>"),
+        // A term from a peer (an improper list, a fun, a port): its Erlang text.
+        Value::Native(n) if n.0.class().name.as_str() == "Object" => {
+            out.push_str(&n.0.print_string())
+        }
         other => {
             let t = crate::interp::print::simple_print(other);
             out.push_str(t.as_deref().unwrap_or("#Ref<0.0.0.0>"));

@@ -34,6 +34,7 @@ mod maps;
 mod modules;
 mod os;
 mod phash;
+mod pretty;
 mod proplists;
 mod terms;
 mod text;

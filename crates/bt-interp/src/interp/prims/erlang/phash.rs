@@ -1,6 +1,7 @@
 //! `erlang:phash2/1,2`: Erlang's portable hash of a term, value for value as `erl` answers
-//! it. The term is the one the value is on the Erlang wire (8.12's mapping, through the
-//! installed [`TermCodec`](crate::interp::distribution::TermCodec)); the hash is the
+//! it. The term is the one the value is on the Erlang wire (docs/erlang-interop.md's
+//! mapping, through the installed [`TermCodec`](crate::interp::distribution::TermCodec));
+//! the hash is the
 //! emulator's `make_hash2`: Bob Jenkins' 96-bit mix over 32-bit pieces of the term, one
 //! constant per kind of term (small integers, bignum digits, floats' IEEE words, binaries in
 //! 12-byte blocks, atoms by their table hash, strings four bytes at a time, tuples by
