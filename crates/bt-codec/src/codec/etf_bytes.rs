@@ -102,25 +102,7 @@ fn write<'a>(t: &'a Term, minor: u8, out: &mut Vec<u8>, todo: &mut Vec<&'a Term>
             out.push(106);
         }
         Term::List(l) if l.elements.is_empty() => out.push(106),
-        Term::List(l) => {
-            let bytes = l.elements.len() <= 0xffff
-                && l.elements
-                    .iter()
-                    .all(|e| matches!(e, Term::FixInteger(i) if (0..256).contains(&i.value)));
-            if bytes {
-                out.push(107);
-                out.extend((l.elements.len() as u16).to_be_bytes());
-                out.extend(l.elements.iter().map(|e| match e {
-                    Term::FixInteger(i) => i.value as u8,
-                    _ => 0,
-                }));
-            } else {
-                out.push(108);
-                out.extend((l.elements.len() as u32).to_be_bytes());
-                todo.push(&NIL);
-                todo.extend(l.elements.iter().rev());
-            }
-        }
+        Term::List(l) => list(&l.elements, &NIL, true, out, todo),
         Term::ImproperList(l) if l.elements.is_empty() => todo.push(&l.last),
         Term::ImproperList(l) => {
             // A proper list built as improper (`etf::list`): its tail is `[]`.
@@ -129,24 +111,7 @@ fn write<'a>(t: &'a Term, minor: u8, out: &mut Vec<u8>, todo: &mut Vec<&'a Term>
                 Term::ByteList(x) => x.bytes.is_empty(),
                 _ => false,
             };
-            let bytes = tail_nil
-                && l.elements.len() <= 0xffff
-                && l.elements
-                    .iter()
-                    .all(|e| matches!(e, Term::FixInteger(i) if (0..256).contains(&i.value)));
-            if bytes {
-                out.push(107);
-                out.extend((l.elements.len() as u16).to_be_bytes());
-                out.extend(l.elements.iter().map(|e| match e {
-                    Term::FixInteger(i) => i.value as u8,
-                    _ => 0,
-                }));
-            } else {
-                out.push(108);
-                out.extend((l.elements.len() as u32).to_be_bytes());
-                todo.push(&l.last);
-                todo.extend(l.elements.iter().rev());
-            }
+            list(&l.elements, &l.last, tail_nil, out, todo);
         }
         Term::Tuple(x) => {
             if x.elements.len() <= 255 {
@@ -214,6 +179,36 @@ fn write<'a>(t: &'a Term, minor: u8, out: &mut Vec<u8>, todo: &mut Vec<&'a Term>
 static NIL: Term = Term::List(eetf::List {
     elements: Vec::new(),
 });
+
+/// A non-empty list with `tail`: a byte string (STRING_EXT) when the tail is `[]` and every
+/// element is an Integer 0–255 (at most 65,535 of them), else a list header with the
+/// elements and the tail queued in order.
+fn list<'a>(
+    elements: &'a [Term],
+    tail: &'a Term,
+    tail_nil: bool,
+    out: &mut Vec<u8>,
+    todo: &mut Vec<&'a Term>,
+) {
+    let bytes = tail_nil
+        && elements.len() <= 0xffff
+        && elements
+            .iter()
+            .all(|e| matches!(e, Term::FixInteger(i) if (0..256).contains(&i.value)));
+    if bytes {
+        out.push(107);
+        out.extend((elements.len() as u16).to_be_bytes());
+        out.extend(elements.iter().map(|e| match e {
+            Term::FixInteger(i) => i.value as u8,
+            _ => 0,
+        }));
+    } else {
+        out.push(108);
+        out.extend((elements.len() as u32).to_be_bytes());
+        todo.push(tail);
+        todo.extend(elements.iter().rev());
+    }
+}
 
 fn atom(name: &str, minor: u8, out: &mut Vec<u8>) {
     if minor < 2 && name.chars().all(|c| (c as u32) < 256) {

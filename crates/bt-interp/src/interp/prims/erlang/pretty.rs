@@ -82,6 +82,17 @@ impl Pp {
         len < self.ll - col - ld && len + w + ld <= self.ll
     }
 
+    /// Whether a leaf element of `elen` characters (its comma included) goes on the line
+    /// after the previous element: room for a comma after it too unless it is the last
+    /// (`ld` closing characters follow the last).
+    fn fits_after(&self, elen: i64, col: i64, ld: i64, w: i64) -> bool {
+        if ld == 0 {
+            elen + 1 < self.ll - col && w + elen < self.ll
+        } else {
+            elen < self.ll - col - ld && w + elen + ld <= self.ll
+        }
+    }
+
     /// `pp/8`: the term at column `col`, continuation lines indented `ind`, `ld` closing
     /// characters after it, `w` characters already on this line before it.
     fn pp(&self, n: &Node, col: i64, ind: i64, ld: i64, w: i64, out: &mut String) {
@@ -133,12 +144,7 @@ impl Pp {
         for (i, e) in rest.iter().enumerate() {
             let ld1 = if i + 1 == rest.len() { ld } else { 0 };
             let elen = 1 + e.len as i64;
-            let inline = is_leaf(e)
-                && if ld1 == 0 {
-                    elen + 1 < self.ll - col && w + elen < self.ll
-                } else {
-                    elen < self.ll - col - ld1 && w + elen + ld1 <= self.ll
-                };
+            let inline = is_leaf(e) && self.fits_after(elen, col, ld1, w);
             if inline {
                 out.push(',');
                 out.push_str(&e.flat);
@@ -183,13 +189,7 @@ impl Pp {
         for (i, p) in rest.iter().enumerate() {
             let ld1 = if i + 1 == rest.len() { ld } else { 0 };
             let elen = 1 + pair_len(p);
-            let inline = is_leaf(&p.0)
-                && is_leaf(&p.1)
-                && if ld1 == 0 {
-                    elen + 1 < self.ll - col && w + elen < self.ll
-                } else {
-                    elen < self.ll - col - ld1 && w + elen + ld1 <= self.ll
-                };
+            let inline = is_leaf(&p.0) && is_leaf(&p.1) && self.fits_after(elen, col, ld1, w);
             if inline {
                 out.push(',');
                 write_pair(p, out);
