@@ -251,6 +251,12 @@ impl crate::runtime::threads::Threads<Shared> {
 
     /// Starts the worker threads unless they run already (or the runtime is shutting down).
     pub(crate) fn ensure_workers(&self) {
+        self.start_workers(false);
+    }
+
+    /// Starts worker threads unless they run already (or the runtime is shutting down):
+    /// with `first_alone`, only the first one when none runs yet (the rest when called again).
+    fn start_workers(&self, first_alone: bool) {
         if self.workers_started.load(Ordering::Acquire) {
             return;
         }
@@ -260,7 +266,12 @@ impl crate::runtime::threads::Threads<Shared> {
             return;
         }
         let account = self.account.get().copied();
-        for i in hs.len()..sh.cfg.workers {
+        let upto = if first_alone && hs.is_empty() {
+            sh.cfg.workers.min(1)
+        } else {
+            sh.cfg.workers
+        };
+        for i in hs.len()..upto {
             let s = sh.clone();
             match std::thread::Builder::new()
                 .name(format!("bt-worker-{i}"))
@@ -276,7 +287,9 @@ impl crate::runtime::threads::Threads<Shared> {
                 }
             }
         }
-        self.workers_started.store(true, Ordering::Release);
+        if hs.len() >= sh.cfg.workers {
+            self.workers_started.store(true, Ordering::Release);
+        }
     }
 
     /// Starts the timer thread of the real clock unless it runs already.
@@ -604,10 +617,15 @@ impl Shared {
     }
 
     /// Wakes one parked worker, if any, so it can steal queued work: one that sleeps
-    /// rather than the one waiting for input (which then goes on reading).
+    /// rather than the one waiting for input (which then goes on reading). With no worker
+    /// parked, starts the workers not running yet: the first alone when none runs (a
+    /// program that never has two processes ready at once needs no second), the rest when
+    /// every started one is busy. A worker looks for work when it starts.
     pub(crate) fn wake_one(&self) {
-        self.threads.ensure_workers();
         let parked = self.parked.load(Ordering::SeqCst);
+        if parked == 0 {
+            self.threads.start_workers(true);
+        }
         if parked != 0 {
             let io = self.io_worker.load(Ordering::Relaxed);
             let sleeping = if io < 64 { parked & !(1 << io) } else { parked };
