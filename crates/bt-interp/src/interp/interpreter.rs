@@ -168,15 +168,10 @@ fn run_job<R: Send>(
         st.main = spawn_main(sys, job_slot);
     }
     let sess = &mut st.session;
-    let job = move |ctx: &mut Ctx| {
-        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut *ctx, sess))).map_err(|p| {
-            ctx.reset_after_panic();
-            p.downcast_ref::<String>()
-                .cloned()
-                .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
-                .unwrap_or_else(|| "panic".to_string())
-        })
-    };
+    // A panic of `f` is answered as an error by the one handler around the job's run
+    // (`MainActor::job_panicked` on the calling thread's runner, `JobSlot::run` on a pool
+    // worker), which resets the main context.
+    let job = move |ctx: &mut Ctx| Ok::<R, String>(f(ctx, sess));
     // The calling thread runs the main process itself when it can (no hand-off to a worker
     // and back: `runtime::sched::guest`); else the job goes to the pool.
     let main = &st.main;

@@ -54,6 +54,28 @@ struct RawJob {
     /// `call` for a run known to be on the caller's thread (the guest's runner: [`run_lent`]),
     /// which signals the caller with a plain store and no check of the thread.
     call_here: unsafe fn(*mut (), &mut Ctx),
+    /// After a panic out of `call`/`call_here` (the job's result not stored): stores the
+    /// panic as the job's result and signals the caller (`true`: on the caller's thread).
+    fail: unsafe fn(*mut (), String, bool),
+}
+
+/// A job's result type that can carry a panic of the job (answered as an error).
+pub trait FromPanic {
+    fn from_panic(msg: String) -> Self;
+}
+
+impl<T> FromPanic for Result<T, String> {
+    fn from_panic(msg: String) -> Self {
+        Err(msg)
+    }
+}
+
+/// A panic's payload as text.
+pub fn panic_text(p: &(dyn std::any::Any + Send)) -> String {
+    p.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| p.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_else(|| "panic".to_string())
 }
 
 /// The main process's next job, shared by the Interpreter and its `MainActor`: a pointer to
@@ -82,7 +104,7 @@ pub struct Frame<F, R> {
     done: Signal,
 }
 
-impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
+impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic> Frame<F, R> {
     /// The frame's job as the main process's behaviour gets it on the claimed path
     /// (`MainActor::run_job` → [`run_lent`]): a pointer to its `RawJob`. The frame must stay
     /// where it is and untouched until the job is over or can no longer run.
@@ -97,6 +119,7 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send> Frame<F, R> {
                 data: std::ptr::null_mut(),
                 call: trampoline::<F, R, false>,
                 call_here: trampoline::<F, R, true>,
+                fail: fail::<F, R>,
             },
             f: Some(f),
             out: None,
@@ -118,11 +141,32 @@ unsafe fn trampoline<F: FnOnce(&mut Ctx) -> R, R, const HERE: bool>(data: *mut (
     if let Some(f) = frame.f.take() {
         frame.out = Some(f(ctx));
     }
-    match &frame.done {
+    signal(&frame.done, HERE);
+}
+
+/// Stores `msg` as the result of a job whose run panicked and signals its caller.
+///
+/// # Safety
+/// As for [`trampoline`]: the job's panic came before it signalled its caller.
+#[allow(unsafe_code)]
+unsafe fn fail<F, R: FromPanic>(data: *mut (), msg: String, here: bool) {
+    // SAFETY: see the function's contract.
+    let frame = unsafe { &mut *(data as *mut Frame<F, R>) };
+    drop(frame.f.take());
+    frame.out = Some(R::from_panic(msg));
+    signal(&frame.done, here);
+}
+
+/// Tells a job's caller the job is over (`here`: on the caller's thread, known without
+/// asking).
+#[inline(always)]
+#[allow(unsafe_code)]
+fn signal(done: &Signal, here: bool) {
+    match done {
         Signal::Local(d) => {
             // SAFETY: see `Signal::Local`: the caller waits for this signal.
             let d = unsafe { &**d };
-            if HERE || d.is_this_thread() {
+            if here || d.is_this_thread() {
                 d.set_local();
             } else {
                 // The caller may return (and reuse the signal) once it is set: a copy.
@@ -155,7 +199,7 @@ pub fn run_in_main<F, R>(
 ) -> Option<R>
 where
     F: FnOnce(&mut Ctx) -> R + Send,
-    R: Send,
+    R: Send + FromPanic,
 {
     if !on_pool {
         let Guest { stacks, signal } = guest;
@@ -217,7 +261,7 @@ fn run_on_pool<F, R>(
 ) -> Option<R>
 where
     F: FnOnce(&mut Ctx) -> R + Send,
-    R: Send,
+    R: Send + FromPanic,
 {
     let done = GuestDone::new();
     let mut frame = Frame::new(job, Signal::Remote(done.clone()));
@@ -246,7 +290,10 @@ impl JobSlot {
     /// The caller must keep `frame` alive and must not touch it until the job is over (its
     /// done signal is set) or [`JobSlot::take_back`] answered true.
     #[allow(unsafe_code)]
-    pub unsafe fn put<F: FnOnce(&mut Ctx) -> R + Send, R: Send>(&self, frame: &mut Frame<F, R>) {
+    pub unsafe fn put<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic>(
+        &self,
+        frame: &mut Frame<F, R>,
+    ) {
         frame.raw.data = frame as *mut Frame<F, R> as *mut ();
         self.0.store(&mut frame.raw, Ordering::Release);
     }
@@ -269,17 +316,24 @@ impl JobSlot {
     }
 
     /// Runs the job in the slot, if any (the main process).
+    #[allow(unsafe_code)]
     pub fn run(&self, ctx: &mut Ctx) {
         let job = self.0.swap(std::ptr::null_mut(), Ordering::AcqRel);
         if job.is_null() {
             return;
         }
-        // SAFETY: `put`'s contract keeps the frame (and the `RawJob` in it) alive and
-        // untouched until the job is over, which `call` signals last; the swap above made
-        // this the only run of it.
-        #[allow(unsafe_code)]
-        unsafe {
-            run_lent(crate::runtime::LentJob(job as *mut ()), ctx)
+        // A panic of the job is answered as its result.
+        let job = crate::runtime::LentJob(job as *mut ());
+        let run = || {
+            // SAFETY: `put`'s contract keeps the frame (and the `RawJob` in it) alive and
+            // untouched until the job is over, which `call` signals last; the swap above
+            // made this the only run of it.
+            unsafe { run_lent(job, ctx) }
+        };
+        if let Err(p) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)) {
+            ctx.reset_after_panic();
+            // SAFETY: the job panicked before it signalled its caller, which still waits.
+            unsafe { fail_lent(job, panic_text(&*p), false) }
         }
     }
 }
@@ -312,6 +366,20 @@ pub unsafe fn run_lent_here(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     let (call, data) = unsafe { ((*job).call_here, (*job).data) };
     // SAFETY: `call_here` is the trampoline made for `data`'s frame type.
     unsafe { call(data, ctx) }
+}
+
+/// Answers a panic of a lent job's run as its result and signals its caller (`here`: on
+/// the caller's thread).
+///
+/// # Safety
+/// As for [`run_lent`]; the job's run panicked before it signalled its caller.
+#[allow(unsafe_code)]
+pub unsafe fn fail_lent(job: crate::runtime::LentJob, msg: String, here: bool) {
+    let job = job.0 as *mut RawJob;
+    // SAFETY: see the function's contract.
+    let (fail, data) = unsafe { ((*job).fail, (*job).data) };
+    // SAFETY: `fail` was made for `data`'s frame type.
+    unsafe { fail(data, msg, here) }
 }
 
 /// The message that runs the job in the main process's [`JobSlot`] (an argument-less job

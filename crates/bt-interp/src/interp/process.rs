@@ -139,6 +139,12 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
     r
 }
 
+/// [`in_process`] left by a panic (the run's `Cx` is gone): the context no longer points
+/// at it.
+pub fn left_by_panic(ctx: &mut Ctx) {
+    ctx.proc.cx = None;
+}
+
 impl ActorSys {
     pub fn new(rt: RtHandle, prog: Arc<Program>) -> Arc<ActorSys> {
         let node_class = prog.class_named("Node");

@@ -235,3 +235,19 @@ fn fused_integer_loops_promote_on_overflow_and_fall_back() {
     let v = vm.eval("t", "FuseT down").unwrap();
     assert_eq!(vm.display(&v), "5500");
 }
+
+/// A job's panic is the caller's error, on the calling thread's runner and on a pool
+/// worker alike; the main process and its bindings stay, and the next job runs.
+#[test]
+fn a_panicking_job_is_an_error_and_the_main_process_stays() {
+    let vm = Interpreter::new(InterpreterOptions::default());
+    vm.eval("t", "x := 41").unwrap();
+    for on_pool in [false, false, true, false] {
+        vm.run_main_on_pool(on_pool);
+        let r = vm.try_run(|_, _| -> i64 { panic!("job bug") });
+        assert_eq!(r, Err("job bug".to_string()), "on_pool {on_pool}");
+        assert_eq!(vm.try_run(|_, _| 7), Ok(7));
+        let v = vm.eval("t", "x + 1").unwrap();
+        assert_eq!(v.as_i64(), Some(42), "on_pool {on_pool}");
+    }
+}

@@ -66,6 +66,19 @@ pub trait Behaviour: Send + 'static {
     /// message. Only behaviours whose owners lend jobs implement it (the main program's);
     /// the default does nothing.
     fn run_job(&mut self, _cx: &mut Cx<'_>, _job: LentJob) {}
+
+    /// `run_job(cx, job)` panicked (`payload`): true when the behaviour answered the panic
+    /// itself (the job's caller got it, the behaviour's state is sound) and the process
+    /// goes on as after a job; false (the default) crashes the process, as a panicking
+    /// cast does. The one handler of a lent job's panic on the guest's kept path.
+    fn job_panicked(
+        &mut self,
+        _cx: &mut Cx<'_>,
+        _job: LentJob,
+        _payload: &(dyn std::any::Any + Send),
+    ) -> bool {
+        false
+    }
 }
 
 /// A job the guest thread lends a process it claimed (`RtHandle::drive_job`): an opaque

@@ -462,6 +462,33 @@ impl Behaviour for MainActor {
             crate::interp::main_job::run_lent_here(job, ctx)
         });
     }
+
+    /// A lent job's panic (caught by the runner's one handler around the job): answered as
+    /// the caller's error; the main context is reset as after any job, and the process
+    /// goes on.
+    fn job_panicked(
+        &mut self,
+        _cx: &mut Cx<'_>,
+        job: crate::runtime::LentJob,
+        payload: &(dyn std::any::Any + Send),
+    ) -> bool {
+        let Some(ctx) = self.ctx.as_mut() else {
+            return false;
+        };
+        ctx.reset_after_panic();
+        crate::interp::process::left_by_panic(ctx);
+        // SAFETY: as in `run_job`; the job panicked before it signalled its caller (the
+        // signal is the trampoline's last step), which still waits on this thread.
+        #[allow(unsafe_code)]
+        unsafe {
+            crate::interp::main_job::fail_lent(
+                job,
+                crate::interp::main_job::panic_text(payload),
+                true,
+            )
+        };
+        true
+    }
 }
 
 /// Runs one job in the main context.

@@ -132,7 +132,8 @@ pub(crate) fn run_lent(cx: &mut Cx<'_>, mut b: Box<dyn Behaviour>, msg: Message)
 
 /// [`run_lent`] for a job instead of a message ([`Behaviour::run_job`]), for a process
 /// claimed with `keep` or resumed kept (`Sched::Lent`): the job runs as a cast carrying it
-/// would (a panic crashes the process, a requested exit stops it); then, when nothing was
+/// would (a panic crashes the process unless [`Behaviour::job_panicked`] answered it, a
+/// requested exit stops it); then, when nothing was
 /// queued for the process meanwhile and it is alive, there is no release at all — the
 /// behaviour is answered, and the guest keeps the process claimed for the next call.
 /// Otherwise the process is released the ordinary way ([`after_lent`]'s tail: what arrived
@@ -146,9 +147,11 @@ pub(crate) fn run_kept_job(
 ) -> Option<Box<dyn Behaviour>> {
     let p = cx.me();
     if let Err(e) = catch_unwind(AssertUnwindSafe(|| b.run_job(cx, job))) {
-        p.0.lent_busy.store(false, Ordering::Relaxed);
-        finish(cx.shared(), p, ExitReason::Panic(panic_message(&e).into()));
-        return None;
+        if !b.job_panicked(cx, job, &*e) {
+            p.0.lent_busy.store(false, Ordering::Relaxed);
+            finish(cx.shared(), p, ExitReason::Panic(panic_message(&e).into()));
+            return None;
+        }
     }
     let shared = cx.shared();
     if let Some(reason) = cx.requested_exit() {

@@ -113,10 +113,13 @@ static NEXT_THREAD: AtomicU64 = AtomicU64::new(1);
 /// its state check on every read; a call reads it twice).
 #[inline]
 fn this_thread() -> u64 {
-    ME.with(|t| match t.get() {
+    // `try_with`: inlined where `with` may not be (an out-of-line call); it cannot fail for
+    // a cell with nothing to drop, and 0 would match no signal's thread.
+    ME.try_with(|t| match t.get() {
         0 => draw_thread_number(t),
         n => n,
     })
+    .unwrap_or(0)
 }
 
 #[cold]
