@@ -4,7 +4,7 @@
 use std::cmp::Ordering;
 
 use super::modules::erl_cmp;
-use super::terms::{atom, int_arg, is_num, list, list_arg, list_fc, truth, Fail, R};
+use super::terms::{atom, int_arg, is_num, joined, list, list_arg, list_fc, truth, Fail, R};
 use crate::interp::eval::Ctx;
 use crate::value::order::strict_eq;
 use crate::value::Value;
@@ -534,17 +534,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             }
             Ok(list(out))
         }
-        ("join", [sep, l]) => {
-            let l = list_fc(l)?;
-            let mut out = Vec::with_capacity(l.len() * 2);
-            for (i, x) in l.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(sep.clone());
-                }
-                out.push(x);
-            }
-            Ok(list(out))
-        }
+        ("join", [sep, l]) => Ok(joined(sep, list_fc(l)?)),
         ("usort", [f, l]) => {
             let mut l = list_fc(l)?;
             sort_by(ctx, f, &mut l)?;

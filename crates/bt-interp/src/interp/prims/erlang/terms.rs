@@ -69,6 +69,18 @@ pub(crate) fn num_f64(v: &Value) -> Result<f64, Fail> {
     }
 }
 
+/// `items` with `sep` between each two (`lists:join/2`): an Erlang list.
+pub(crate) fn joined(sep: &Value, items: Vec<Value>) -> Value {
+    let mut out = Vec::with_capacity(items.len() * 2);
+    for (i, x) in items.into_iter().enumerate() {
+        if i > 0 {
+            out.push(sep.clone());
+        }
+        out.push(x);
+    }
+    list(out)
+}
+
 pub(crate) fn list(items: Vec<Value>) -> Value {
     Value::list(items)
 }

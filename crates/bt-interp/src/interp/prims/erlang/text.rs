@@ -1,7 +1,7 @@
 //! `string`, `binary` and `unicode`. `string` functions take chardata (a String or a
 //! charlist) and answer the same shape they were given (a String for a String).
 
-use super::terms::{atom, chardata, charlist, int_arg, list, list_arg, Fail, R};
+use super::terms::{atom, chardata, charlist, int_arg, joined, list, list_arg, Fail, R};
 use crate::value::{Ref, Sym, Value};
 
 /// Text and whether it came as a String (binary) rather than a charlist.
@@ -329,14 +329,7 @@ pub(super) fn string(f: &str, a: &[Value]) -> R {
                 Value::List(l) => l.iter().cloned().collect::<Vec<_>>(),
                 other => vec![other.clone()],
             };
-            let mut out = Vec::with_capacity(pieces.len() * 2);
-            for (i, x) in pieces.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(r.clone());
-                }
-                out.push(x);
-            }
-            Ok(list(out))
+            Ok(joined(r, pieces))
         }
         ("slice", [s, start]) | ("slice", [s, start, _]) => {
             let (t, b) = chars(s)?;
