@@ -186,35 +186,40 @@ struct Runner {
 // `IdleWorker` holds it only then: `drive` returns only once the runner is idle, and ends it
 // otherwise). Its frames there are corosensei's entry and the loop in `Runner::start`,
 // which holds only `Send` data (the runtime handle, the process handle, the `RunnerIo`) and
-// reads no thread-local (the run itself is in `run_once`, never inlined, whose frames are
-// gone while parked), so resuming it on another thread reads nothing of the old one. The
+// the runner's `Cx` (references to those and to the coroutine's yielder, plain numbers and
+// no exit reason between runs: nothing of a thread), and reads no thread-local (the run
+// itself is in `run_once`, never inlined, whose frames are gone while parked), so resuming
+// it on another thread reads nothing of the old one. The
 // `RunnerIo` (not `Sync`: its `lent` cell) is shared by this struct and the coroutine only,
 // which move together; its `Rc` count is touched only by the thread holding the Runner.
 #[allow(unsafe_code)]
 unsafe impl Send for Runner {}
 
-/// One run of the process on the runner's stack (never inlined: see `Runner`'s Send).
+/// One run of the process on the runner's stack (never inlined: see `Runner`'s Send), with
+/// the runner's context renewed for it: what `Cx::new` would make, without remaking the
+/// parts that stay (the yielder, runtime, process, wake-up address and stack bounds).
 #[inline(never)]
-fn run_once(
-    y: &Yielder<(), Suspend>,
-    rt: &RtHandle,
-    p: &ProcRef,
-    wake: Wake,
-    stack: (usize, usize),
-    io: &RunnerIo,
-) {
-    let mut cx = Cx::new(y, None, rt, p, wake, stack.0, stack.1);
+fn run_once(cx: &mut Cx<'_>, io: &RunnerIo) {
+    cx.reductions = 0;
+    if cx.rt.0.cfg.reductions == 0 {
+        cx.budget = cx.rt.0.sim_budget();
+    }
+    cx.deepest.set(cx.top);
+    if cx.exit.is_some() {
+        cx.exit = None;
+    }
+    let cx = &mut *cx;
     match io.lent.take() {
         Some((b, Work::Kept(job))) => {
-            if let Some(b) = run_kept_job(&mut cx, b, job) {
+            if let Some(b) = run_kept_job(cx, b, job) {
                 // Empty here (`drive_work` took it): no drop call for the old value.
                 if let Some(was) = io.kept.replace(Some(b)) {
                     drop(was);
                 }
             }
         }
-        Some((b, Work::Msg(msg))) => run_lent(&mut cx, b, msg),
-        None => run_body(&mut cx, None),
+        Some((b, Work::Msg(msg))) => run_lent(cx, b, msg),
+        None => run_body(cx, None),
     }
     let d = cx.deepest();
     if d < io.deepest.load(Ordering::Relaxed) {
@@ -250,18 +255,22 @@ impl Runner {
             ..RunnerIo::default()
         });
         let (rt, me, io2) = (RtHandle(w.shared.clone()), p.clone(), io.clone());
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| loop {
-            if io2.quit.load(Ordering::Relaxed) {
-                return;
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
+            // One context for all the runner's runs (`run_once` renews it per run).
+            let mut cx = Cx::new(y, None, &rt, &me, wake, low, top);
+            loop {
+                if io2.quit.load(Ordering::Relaxed) {
+                    return;
+                }
+                // Same thread as the guest: a load and a store, no read-modify-write.
+                if io2.go.load(Ordering::Relaxed) {
+                    io2.go.store(false, Ordering::Relaxed);
+                    run_once(&mut cx, &io2);
+                }
+                io2.idle.store(true, Ordering::Relaxed);
+                y.suspend(Suspend::Wait { timeout: None });
+                io2.idle.store(false, Ordering::Relaxed);
             }
-            // Same thread as the guest: a load and a store, no read-modify-write.
-            if io2.go.load(Ordering::Relaxed) {
-                io2.go.store(false, Ordering::Relaxed);
-                run_once(y, &rt, &me, wake, (low, top), &io2);
-            }
-            io2.idle.store(true, Ordering::Relaxed);
-            y.suspend(Suspend::Wait { timeout: None });
-            io2.idle.store(false, Ordering::Relaxed);
         });
         Some(Runner {
             co: Some(co),
