@@ -154,8 +154,12 @@ struct RunnerIo {
     /// Set before a resume that should run the process (it was marked scheduled for us).
     go: AtomicBool,
     /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
-    /// behaviour and the message or job to hand it (no mailbox round trip).
-    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Work)>>,
+    /// behaviour and the message to hand it (no mailbox round trip).
+    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Message)>>,
+    /// With `go`: the behaviour of a process claimed with `keep` (or kept from the last
+    /// call, `Sched::Lent`) and the job to hand it (`process::run_kept_job`); a cell of its
+    /// own, three words, so a call moves no message-sized record in and out.
+    job: std::cell::Cell<Option<(Box<dyn Behaviour>, LentJob)>>,
     /// The behaviour of the process the runner keeps claimed between calls (`Sched::Lent`,
     /// `process::run_kept_job` answered it), set only while parked.
     kept: std::cell::Cell<Option<Box<dyn Behaviour>>>,
@@ -208,18 +212,18 @@ fn run_once(cx: &mut Cx<'_>, io: &RunnerIo) {
     if cx.exit.is_some() {
         cx.exit = None;
     }
-    let cx = &mut *cx;
-    match io.lent.take() {
-        Some((b, Work::Kept(job))) => {
-            if let Some(b) = run_kept_job(cx, b, job) {
-                // Empty here (`drive_work` took it): no drop call for the old value.
-                if let Some(was) = io.kept.replace(Some(b)) {
-                    drop(was);
-                }
+    if let Some((b, job)) = io.job.take() {
+        if let Some(b) = run_kept_job(cx, b, job) {
+            // Empty here (the call took it): no drop call for the old value.
+            if let Some(was) = io.kept.replace(Some(b)) {
+                drop(was);
             }
         }
-        Some((b, Work::Msg(msg))) => run_lent(cx, b, msg),
-        None => run_body(cx, None),
+    } else {
+        match io.lent.take() {
+            Some((b, msg)) => run_lent(cx, b, msg),
+            None => run_body(cx, None),
+        }
     }
     let d = cx.deepest();
     if d < io.deepest.load(Ordering::Relaxed) {
@@ -471,15 +475,6 @@ impl Drop for Identity {
     }
 }
 
-/// What a guest call hands its process: a message, or a job lent to the process directly
-/// when it can be claimed ([`drive_job`]).
-pub(crate) enum Work {
-    Msg(Message),
-    /// A job, for a process claimed with `keep` (`Sched::Lent`): the runner keeps it after
-    /// the job when nothing arrived meanwhile (`process::run_kept_job`).
-    Kept(LentJob),
-}
-
 /// Delivers `msg` to `p` and, if that makes `p` runnable, runs it on this thread until `done`
 /// is set and no coroutine started here is left (see the module doc). `Err(msg)`, having
 /// delivered nothing, when this thread is already a worker of this runtime or the runtime is
@@ -572,7 +567,7 @@ fn call_kept(
     }
     w.next_deadline = u64::MAX;
     // Empty here (`run_once` takes it): no drop call for the old value.
-    if let Some(was) = r.io.lent.replace(Some((b, Work::Kept(job)))) {
+    if let Some(was) = r.io.job.replace(Some((b, job))) {
         drop(was);
     }
     r.io.go.store(true, Ordering::Relaxed);
@@ -669,16 +664,16 @@ fn drive_work(
         None => None,
     };
     if let Some((r, b)) = claimed {
-        let work = match job {
-            Some(j) => Work::Kept(j),
+        // `replace`, not `set`: the cells are always empty here (`run_once` takes them), so
+        // no drop of an old value is called.
+        let was = match job {
+            Some(j) => r.io.job.replace(Some((b, j))).map(|(b, _)| b),
             None => match msg() {
-                Some(m) => Work::Msg(m),
+                Some(m) => r.io.lent.replace(Some((b, m))).map(|(b, _)| b),
                 None => unreachable!("drive passes its message"),
             },
         };
-        // `replace`, not `set`: the cell is always empty here (`run_once` takes it), so no
-        // drop of its old value is called.
-        if let Some(was) = r.io.lent.replace(Some((b, work))) {
+        if let Some(was) = was {
             drop(was);
         }
         r.io.go.store(true, Ordering::Relaxed);
