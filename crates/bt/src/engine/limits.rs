@@ -325,7 +325,7 @@ impl Shared {
             return 0;
         }
         // A firing since `begin` tripped the evaluation: its first reduction stops it.
-        let step = if self.tripped().is_some() {
+        let step = if self.watchdog.word.load(Ordering::Acquire) & TRIP_BITS != 0 {
             1
         } else {
             self.main_step
