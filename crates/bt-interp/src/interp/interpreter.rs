@@ -353,7 +353,14 @@ impl Interpreter {
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
     ) -> Result<R, String> {
         let on_pool = *self.main_on_pool.get_mut();
-        run_job(&self.sys, &self.job_slot, on_pool, self.main.get_mut(), |_| 0, f)
+        run_job(
+            &self.sys,
+            &self.job_slot,
+            on_pool,
+            self.main.get_mut(),
+            |_| 0,
+            f,
+        )
     }
 
     /// [`Interpreter::try_run_mut`] for a caller that arms the job's limits itself: `arm`
@@ -367,7 +374,14 @@ impl Interpreter {
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
     ) -> Result<R, String> {
         let on_pool = *self.main_on_pool.get_mut();
-        run_job(&self.sys, &self.job_slot, on_pool, self.main.get_mut(), arm, f)
+        run_job(
+            &self.sys,
+            &self.job_slot,
+            on_pool,
+            self.main.get_mut(),
+            arm,
+            f,
+        )
     }
 
     /// Defers the built-in library: its classes are taken in on first use

@@ -444,10 +444,15 @@ impl Behaviour for MainActor {
             },
         };
         let slot = &self.slot;
-        run_main_job(self.ctx.as_mut(), cx, None, move |ctx: &mut Ctx| match boxed {
-            Some(j) => j(ctx),
-            None => slot.run(ctx),
-        });
+        run_main_job(
+            self.ctx.as_mut(),
+            cx,
+            None,
+            move |ctx: &mut Ctx| match boxed {
+                Some(j) => j(ctx),
+                None => slot.run(ctx),
+            },
+        );
         Ok(Value::Nil)
     }
 
