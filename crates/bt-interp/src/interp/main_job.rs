@@ -204,6 +204,7 @@ fn signal(done: &Signal, here: bool) {
 /// sends the job in `slot` to it as a message a pool worker runs. The caller holds the lock
 /// that makes it the only user of `slot` and `stacks`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the job and what the call needs of the Interpreter
 pub fn run_in_main<F, R>(
     rt: &crate::runtime::RtHandle,
     slot: &JobSlot,
