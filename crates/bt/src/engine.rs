@@ -455,7 +455,7 @@ impl Engine {
                 ),
             ));
         }
-        self.limited(|vm| script::run(vm, script.block(), args))
+        self.limited(|vm| script::run(vm, &self.shared, script.block(), args))
     }
 
     /// Takes the program output captured since the last call (empty when the engine was
@@ -621,7 +621,7 @@ impl Engine {
             return Err(self.stopped());
         };
         let sh = &self.shared;
-        if let Some(l) = sh.exhausted().filter(|l| *l != Limit::Cancelled) {
+        if let Some(l) = sh.refuses_start() {
             // At the memory limit the processes the scripts started stop; their memory comes
             // back in a moment, and this evaluation runs once it has.
             if l != Limit::Memory || !sh.recover_memory() {

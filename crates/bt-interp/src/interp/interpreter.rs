@@ -162,11 +162,18 @@ fn run_job<R: Send>(
     job_slot: &Arc<JobSlot>,
     on_pool: bool,
     st: &mut MainState,
+    arm: impl FnOnce(u64) -> u32,
     f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
 ) -> Result<R, String> {
     if !st.main.is_alive() {
         st.main = spawn_main(sys, job_slot);
     }
+    // The caller may arm the job's limits itself for the process it will run in.
+    let pid = st.main.pid().number;
+    let armed = crate::interp::main_job::Armed {
+        pid,
+        step: arm(pid),
+    };
     let sess = &mut st.session;
     // A panic of `f` is answered as an error by the one handler around the job's run
     // (`MainActor::job_panicked` on the calling thread's runner, `JobSlot::run` on a pool
@@ -181,6 +188,7 @@ fn run_job<R: Send>(
         &mut st.guest,
         main,
         on_pool,
+        armed,
         job,
         |done| job_to_pool(sys, main, done, job_slot),
     );
@@ -334,7 +342,7 @@ impl Interpreter {
         // One lock for the call: jobs of the main process run one at a time.
         let mut g = self.main.lock();
         let on_pool = self.main_on_pool.load(std::sync::atomic::Ordering::Relaxed);
-        run_job(&self.sys, &self.job_slot, on_pool, &mut g, f)
+        run_job(&self.sys, &self.job_slot, on_pool, &mut g, |_| 0, f)
     }
 
     /// [`Interpreter::try_run`] for a caller that has the Interpreter to itself (an `Engine`
@@ -345,7 +353,35 @@ impl Interpreter {
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
     ) -> Result<R, String> {
         let on_pool = *self.main_on_pool.get_mut();
-        run_job(&self.sys, &self.job_slot, on_pool, self.main.get_mut(), f)
+        run_job(
+            &self.sys,
+            &self.job_slot,
+            on_pool,
+            self.main.get_mut(),
+            |_| 0,
+            f,
+        )
+    }
+
+    /// [`Interpreter::try_run_mut`] for a caller that arms the job's limits itself: `arm`
+    /// gets the pid number of the main process the job will run in and answers the
+    /// reduction step it armed the main guard with (0: none armed; the job calls the hook
+    /// factory, `Program::ctx_hook`, as any job does). See `main_job::Armed`.
+    #[inline(always)]
+    pub fn try_run_armed<R: Send>(
+        &mut self,
+        arm: impl FnOnce(u64) -> u32,
+        f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
+    ) -> Result<R, String> {
+        let on_pool = *self.main_on_pool.get_mut();
+        run_job(
+            &self.sys,
+            &self.job_slot,
+            on_pool,
+            self.main.get_mut(),
+            arm,
+            f,
+        )
     }
 
     /// Defers the built-in library: its classes are taken in on first use

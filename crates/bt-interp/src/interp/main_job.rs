@@ -57,6 +57,21 @@ struct RawJob {
     /// After a panic out of `call`/`call_here` (the job's result not stored): stores the
     /// panic as the job's result and signals the caller (`true`: on the caller's thread).
     fail: unsafe fn(*mut (), String, bool),
+    /// The main guard armed by the caller for this job ([`Armed`]): the job's hook need not
+    /// be called when it runs in that process.
+    armed: Armed,
+}
+
+/// A main-program job whose limits the caller armed before handing it over (an engine's
+/// evaluation: `Engine::run` re-arms the main guard itself), for the main process with
+/// pid number `pid` (`step` 0: not armed): run there by a context that has its hook, the job
+/// restarts the context's budget with `step` and does not call the hook factory
+/// (`MainActor::run_job`). A job that runs in another process (the main process was
+/// replaced) or in a context without its hook yet calls the factory as any job does.
+#[derive(Clone, Copy, Default)]
+pub struct Armed {
+    pub pid: u64,
+    pub step: u32,
 }
 
 /// A job's result type that can carry a panic of the job (answered as an error).
@@ -113,13 +128,14 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic> Frame<F, R> {
         crate::runtime::LentJob(&mut self.raw as *mut RawJob as *mut ())
     }
 
-    fn new(f: F, done: Signal) -> Frame<F, R> {
+    fn new(f: F, done: Signal, armed: Armed) -> Frame<F, R> {
         Frame {
             raw: RawJob {
                 data: std::ptr::null_mut(),
                 call: trampoline::<F, R, false>,
                 call_here: trampoline::<F, R, true>,
                 fail: fail::<F, R>,
+                armed,
             },
             f: Some(f),
             out: None,
@@ -188,12 +204,14 @@ fn signal(done: &Signal, here: bool) {
 /// sends the job in `slot` to it as a message a pool worker runs. The caller holds the lock
 /// that makes it the only user of `slot` and `stacks`.
 #[inline(always)]
+#[allow(clippy::too_many_arguments)] // the job and what the call needs of the Interpreter
 pub fn run_in_main<F, R>(
     rt: &crate::runtime::RtHandle,
     slot: &JobSlot,
     guest: &mut Guest,
     main: &crate::runtime::ProcRef,
     on_pool: bool,
+    armed: Armed,
     job: F,
     to_pool: impl FnOnce(&GuestDone),
 ) -> Option<R>
@@ -210,7 +228,7 @@ where
         }
         let done = signal.as_ref().unwrap_or_else(|| unreachable!());
         done.reset();
-        let mut frame = Frame::new(job, Signal::Local(done));
+        let mut frame = Frame::new(job, Signal::Local(done), armed);
         let lent = frame.lend();
         // Only when the main process cannot be claimed: the job goes in the slot and an
         // argument-less job message to the mailbox (`MainActor::handle` takes it).
@@ -264,7 +282,7 @@ where
     R: Send + FromPanic,
 {
     let done = GuestDone::new();
-    let mut frame = Frame::new(job, Signal::Remote(done.clone()));
+    let mut frame = Frame::new(job, Signal::Remote(done.clone()), Armed::default());
     // SAFETY: `frame` lives to the end of this function; this thread waits on `done` (set
     // when the job is over or its message dropped) before touching it.
     #[allow(unsafe_code)]
@@ -366,6 +384,20 @@ pub unsafe fn run_lent_here(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     let (call, data) = unsafe { ((*job).call_here, (*job).data) };
     // SAFETY: `call_here` is the trampoline made for `data`'s frame type.
     unsafe { call(data, ctx) }
+}
+
+/// The step the caller armed for a lent job running in the main process with pid number
+/// `pid` ([`Armed`]), or None when it armed nothing for that process.
+///
+/// # Safety
+/// As for [`run_lent`], before the job's run.
+#[inline(always)]
+#[allow(unsafe_code)]
+pub unsafe fn armed_step(job: crate::runtime::LentJob, pid: u64) -> Option<u32> {
+    let job = job.0 as *const RawJob;
+    // SAFETY: see the function's contract.
+    let a = unsafe { (*job).armed };
+    (a.step != 0 && a.pid == pid).then_some(a.step)
 }
 
 /// Answers a panic of a lent job's run as its result and signals its caller (`here`: on

@@ -253,6 +253,12 @@ impl Shared {
         if self.cancel_epoch.load(Ordering::Relaxed) > epoch {
             return Some(Limit::Cancelled);
         }
+        self.budget_or_memory(main)
+    }
+
+    /// The engine-wide limits but shutdown and cancel (see [`Shared::engine_limit`]).
+    #[inline(always)]
+    fn budget_or_memory(&self, main: bool) -> Option<Limit> {
         if self
             .limits
             .total_reductions
@@ -268,6 +274,16 @@ impl Shared {
         None
     }
 
+    /// An engine-wide limit that stops an evaluation before it starts: [`Shared::exhausted`]
+    /// without the cancel check (a cancel stops only the runs started before it).
+    #[inline(always)]
+    pub fn refuses_start(&self) -> Option<Limit> {
+        if self.shutdown.load(Ordering::Relaxed) {
+            return Some(Limit::Shutdown);
+        }
+        self.budget_or_memory(false)
+    }
+
     /// True when any run starting now would stop at once.
     #[inline]
     pub fn exhausted(&self) -> Option<Limit> {
@@ -280,6 +296,7 @@ impl Shared {
     }
 
     /// Re-arms the main guard for a job starting now with `step` reductions per hook call.
+    #[inline(always)]
     fn arm_main(&self, step: u32) {
         let m = &self.main;
         m.step.store(step as u64, Ordering::Relaxed);
@@ -291,6 +308,30 @@ impl Shared {
             let ns = u64::try_from(at.as_nanos()).unwrap_or(u64::MAX - 1);
             m.deadline.store(ns + 1, Ordering::Relaxed);
         }
+    }
+
+    /// Arms the main guard for the job an evaluation is about to hand to the main process
+    /// with pid number `pid` (`Interpreter::try_run_armed`), as the job's hook would at its
+    /// start, and answers the step; 0 (nothing armed: the job calls the hook) when that
+    /// process is not the one the watchdog has recorded (the hook records it) or the
+    /// engine has a total budget (the hook charges each job's first step to it). Called by
+    /// `Engine::limited`'s evaluation just after the watchdog's `begin`: the hook's other
+    /// cases (no evaluation running, engine-wide limits) cannot hold.
+    #[inline(always)]
+    pub fn arm_call(&self, pid: u64) -> u32 {
+        if self.watchdog.main_pid.load(Ordering::Relaxed) != pid
+            || self.limits.total_reductions.is_some()
+        {
+            return 0;
+        }
+        // A firing since `begin` tripped the evaluation: its first reduction stops it.
+        let step = if self.watchdog.word.load(Ordering::Acquire) & TRIP_BITS != 0 {
+            1
+        } else {
+            self.main_step
+        };
+        self.arm_main(step);
+        step
     }
 
     /// The main guard, called every step of a main-program job (the job's hook).
@@ -570,6 +611,8 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
             let Some(p) = main else {
                 return actor_hook(&shared, slot);
             };
+            #[cfg(test)]
+            MAIN_HOOK_CALLS.with(|n| n.set(n.get() + 1));
             let (trip, in_eval) = shared.watchdog.job_started(p);
             let mut step = shared.main_step;
             // Inside an evaluation `Engine::limited` checked the engine-wide limits a moment
@@ -587,6 +630,13 @@ pub fn hook_factory(shared: Arc<Shared>) -> crate::interp::program::CtxHookFacto
             step
         },
     )
+}
+
+#[cfg(test)]
+thread_local! {
+    /// Main-program jobs this thread started through the hook factory (the tests tell armed
+    /// calls, `Shared::arm_call`, from hooked ones by it).
+    static MAIN_HOOK_CALLS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
 }
 
 /// The hook of an actor message or callback run: a guard of its own (kept out of line: a
@@ -729,6 +779,57 @@ mod tests {
         let mut after = Guard::start(sh.clone(), 4000);
         assert!(before.check().is_err());
         assert!(after.check().is_ok());
+    }
+
+    fn hooked_jobs() -> usize {
+        MAIN_HOOK_CALLS.with(|n| n.get())
+    }
+
+    /// `Engine::run` arms the main guard itself for the main process the watchdog knows
+    /// (`Shared::arm_call`): its job calls no hook factory. The first call into a main
+    /// process, a call after a kill replaced it, and every call of an engine with a total
+    /// budget go through the hook; every limit binds the same on both.
+    #[test]
+    fn script_calls_arm_their_limits_and_fall_back_to_the_hook() {
+        let e = crate::Engine::builder().max_reductions(100_000).build();
+        let inc = e.compile_fn(&["x"], "x + 1").unwrap();
+        let spin = e.compile("[true] whileTrue: []").unwrap();
+        let run = |s: &crate::engine::Script, args: &[crate::Value]| {
+            let before = hooked_jobs();
+            let r = e.run(s, args).map_err(|er| er.limit);
+            (r.map(|v| v.as_i64()), hooked_jobs() - before)
+        };
+        let one = [crate::Value::Int(1)];
+        // The evals above ran through the hook: the watchdog knows the main process.
+        for _ in 0..3 {
+            assert_eq!(run(&inc, &one), (Ok(Some(2)), 0));
+        }
+        assert_eq!(run(&spin, &[]), (Err(Some(Limit::Reductions)), 0));
+        assert_eq!(run(&inc, &one), (Ok(Some(2)), 0));
+        // A cancel kills the main process: the next call runs in a fresh one, through the
+        // hook, and the calls after are armed again.
+        let h = e.cancel_handle();
+        e.register_fn("Host", "cancel", move || {
+            h.cancel();
+            0i64
+        })
+        .unwrap();
+        let cancel = e.compile("Host cancel. [true] whileTrue: []").unwrap();
+        assert_eq!(run(&cancel, &[]), (Err(Some(Limit::Cancelled)), 0));
+        assert_eq!(run(&inc, &one), (Ok(Some(2)), 1));
+        assert_eq!(run(&inc, &one), (Ok(Some(2)), 0));
+        assert_eq!(run(&spin, &[]), (Err(Some(Limit::Reductions)), 0));
+
+        // A total budget: each job pays its first step through the hook.
+        let e = crate::Engine::builder().total_reductions(50_000).build();
+        let inc = e.compile_fn(&["x"], "x + 1").unwrap();
+        let spin = e.compile("[true] whileTrue: []").unwrap();
+        for _ in 0..3 {
+            let before = hooked_jobs();
+            assert_eq!(e.run(&inc, &one).unwrap().as_i64(), Some(2));
+            assert_eq!(hooked_jobs() - before, 1);
+        }
+        assert_eq!(e.run(&spin, &[]).unwrap_err().limit, Some(Limit::Budget));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 //! arguments, without touching the front end again.
 
 use crate::engine::error::EngineError;
+use crate::engine::limits::Shared;
 use crate::interp::Interpreter as Vm;
 use crate::value::Value;
 
@@ -59,8 +60,16 @@ pub(crate) fn block_source(params: &[&str], source: &str) -> String {
 /// Calls the script's block on the main process (the block's code directly,
 /// `Ctx::invoke_block`: what `Ctx::call_block` does for a block, one call less).
 #[inline(always)]
-pub(crate) fn run(vm: &mut Vm, block: &Value, args: &[Value]) -> Result<Value, EngineError> {
-    let r = vm.try_run_mut(move |ctx, _| {
+pub(crate) fn run(
+    vm: &mut Vm,
+    shared: &Shared,
+    block: &Value,
+    args: &[Value],
+) -> Result<Value, EngineError> {
+    // The evaluation arms the main guard itself (`Shared::arm_call`): the job does not
+    // call the hook factory.
+    let arm = |pid| shared.arm_call(pid);
+    let r = vm.try_run_armed(arm, move |ctx, _| {
         let r = match block {
             Value::Block(c) => ctx.invoke_block(c, args).map_err(|u| *u),
             other => ctx.call_block(other, args),

@@ -444,10 +444,15 @@ impl Behaviour for MainActor {
             },
         };
         let slot = &self.slot;
-        run_main_job(self.ctx.as_mut(), cx, move |ctx: &mut Ctx| match boxed {
-            Some(j) => j(ctx),
-            None => slot.run(ctx),
-        });
+        run_main_job(
+            self.ctx.as_mut(),
+            cx,
+            None,
+            move |ctx: &mut Ctx| match boxed {
+                Some(j) => j(ctx),
+                None => slot.run(ctx),
+            },
+        );
         Ok(Value::Nil)
     }
 
@@ -458,7 +463,10 @@ impl Behaviour for MainActor {
         // waits until the job is over, and runs them on its runner, on the caller's thread
         // (`runtime::sched::guest`); this is the job's only run.
         #[allow(unsafe_code)]
-        run_main_job(self.ctx.as_mut(), cx, move |ctx: &mut Ctx| unsafe {
+        let armed = unsafe { crate::interp::main_job::armed_step(job, cx.pid().number) };
+        // SAFETY: as above.
+        #[allow(unsafe_code)]
+        run_main_job(self.ctx.as_mut(), cx, armed, move |ctx: &mut Ctx| unsafe {
             crate::interp::main_job::run_lent_here(job, ctx)
         });
     }
@@ -491,15 +499,26 @@ impl Behaviour for MainActor {
     }
 }
 
-/// Runs one job in the main context.
+/// Runs one job in the main context (`armed`: the step its caller armed the main guard
+/// with, `main_job::Armed`).
 #[inline(always)]
-fn run_main_job(ctx: Option<&mut Ctx>, cx: &mut Cx<'_>, job: impl FnOnce(&mut Ctx)) {
+fn run_main_job(
+    ctx: Option<&mut Ctx>,
+    cx: &mut Cx<'_>,
+    armed: Option<u32>,
+    job: impl FnOnce(&mut Ctx),
+) {
     let Some(ctx) = ctx else { return };
     // An embedder's limits bind each job (`Program::ctx_hook`); the main context keeps its
-    // hook between jobs (re-armed here), so a job allocates nothing.
-    if let Some(make) = ctx.prog.ctx_hook.get() {
-        let step = make(Some(cx.me()), &mut ctx.preempt);
-        ctx.restart_budget(step);
+    // hook between jobs (re-armed here, or by the job's caller), so a job allocates nothing.
+    match armed {
+        Some(step) if ctx.preempt.is_some() => ctx.restart_budget(step),
+        _ => {
+            if let Some(make) = ctx.prog.ctx_hook.get() {
+                let step = make(Some(cx.me()), &mut ctx.preempt);
+                ctx.restart_budget(step);
+            }
+        }
     }
     in_process(ctx, cx, job);
     // Whatever a job left behind (it always unwinds fully) must not leak into the next.

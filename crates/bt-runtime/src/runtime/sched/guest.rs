@@ -154,8 +154,12 @@ struct RunnerIo {
     /// Set before a resume that should run the process (it was marked scheduled for us).
     go: AtomicBool,
     /// With `go`: the process was claimed for us (`process::claim_idle`) and this is its
-    /// behaviour and the message or job to hand it (no mailbox round trip).
-    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Work)>>,
+    /// behaviour and the message to hand it (no mailbox round trip).
+    lent: std::cell::Cell<Option<(Box<dyn Behaviour>, Message)>>,
+    /// With `go`: the behaviour of a process claimed with `keep` (or kept from the last
+    /// call, `Sched::Lent`) and the job to hand it (`process::run_kept_job`); a cell of its
+    /// own, three words, so a call moves no message-sized record in and out.
+    job: std::cell::Cell<Option<(Box<dyn Behaviour>, LentJob)>>,
     /// The behaviour of the process the runner keeps claimed between calls (`Sched::Lent`,
     /// `process::run_kept_job` answered it), set only while parked.
     kept: std::cell::Cell<Option<Box<dyn Behaviour>>>,
@@ -186,35 +190,40 @@ struct Runner {
 // `IdleWorker` holds it only then: `drive` returns only once the runner is idle, and ends it
 // otherwise). Its frames there are corosensei's entry and the loop in `Runner::start`,
 // which holds only `Send` data (the runtime handle, the process handle, the `RunnerIo`) and
-// reads no thread-local (the run itself is in `run_once`, never inlined, whose frames are
-// gone while parked), so resuming it on another thread reads nothing of the old one. The
+// the runner's `Cx` (references to those and to the coroutine's yielder, plain numbers and
+// no exit reason between runs: nothing of a thread), and reads no thread-local (the run
+// itself is in `run_once`, never inlined, whose frames are gone while parked), so resuming
+// it on another thread reads nothing of the old one. The
 // `RunnerIo` (not `Sync`: its `lent` cell) is shared by this struct and the coroutine only,
 // which move together; its `Rc` count is touched only by the thread holding the Runner.
 #[allow(unsafe_code)]
 unsafe impl Send for Runner {}
 
-/// One run of the process on the runner's stack (never inlined: see `Runner`'s Send).
+/// One run of the process on the runner's stack (never inlined: see `Runner`'s Send), with
+/// the runner's context renewed for it: what `Cx::new` would make, without remaking the
+/// parts that stay (the yielder, runtime, process, wake-up address and stack bounds).
 #[inline(never)]
-fn run_once(
-    y: &Yielder<(), Suspend>,
-    rt: &RtHandle,
-    p: &ProcRef,
-    wake: Wake,
-    stack: (usize, usize),
-    io: &RunnerIo,
-) {
-    let mut cx = Cx::new(y, None, rt, p, wake, stack.0, stack.1);
-    match io.lent.take() {
-        Some((b, Work::Kept(job))) => {
-            if let Some(b) = run_kept_job(&mut cx, b, job) {
-                // Empty here (`drive_work` took it): no drop call for the old value.
-                if let Some(was) = io.kept.replace(Some(b)) {
-                    drop(was);
-                }
+fn run_once(cx: &mut Cx<'_>, io: &RunnerIo) {
+    cx.reductions = 0;
+    if cx.rt.0.cfg.reductions == 0 {
+        cx.budget = cx.rt.0.sim_budget();
+    }
+    cx.deepest.set(cx.top);
+    if cx.exit.is_some() {
+        cx.exit = None;
+    }
+    if let Some((b, job)) = io.job.take() {
+        if let Some(b) = run_kept_job(cx, b, job) {
+            // Empty here (the call took it): no drop call for the old value.
+            if let Some(was) = io.kept.replace(Some(b)) {
+                drop(was);
             }
         }
-        Some((b, Work::Msg(msg))) => run_lent(&mut cx, b, msg),
-        None => run_body(&mut cx, None),
+    } else {
+        match io.lent.take() {
+            Some((b, msg)) => run_lent(cx, b, msg),
+            None => run_body(cx, None),
+        }
     }
     let d = cx.deepest();
     if d < io.deepest.load(Ordering::Relaxed) {
@@ -250,18 +259,22 @@ impl Runner {
             ..RunnerIo::default()
         });
         let (rt, me, io2) = (RtHandle(w.shared.clone()), p.clone(), io.clone());
-        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| loop {
-            if io2.quit.load(Ordering::Relaxed) {
-                return;
+        let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
+            // One context for all the runner's runs (`run_once` renews it per run).
+            let mut cx = Cx::new(y, None, &rt, &me, wake, low, top);
+            loop {
+                if io2.quit.load(Ordering::Relaxed) {
+                    return;
+                }
+                // Same thread as the guest: a load and a store, no read-modify-write.
+                if io2.go.load(Ordering::Relaxed) {
+                    io2.go.store(false, Ordering::Relaxed);
+                    run_once(&mut cx, &io2);
+                }
+                io2.idle.store(true, Ordering::Relaxed);
+                y.suspend(Suspend::Wait { timeout: None });
+                io2.idle.store(false, Ordering::Relaxed);
             }
-            // Same thread as the guest: a load and a store, no read-modify-write.
-            if io2.go.load(Ordering::Relaxed) {
-                io2.go.store(false, Ordering::Relaxed);
-                run_once(y, &rt, &me, wake, (low, top), &io2);
-            }
-            io2.idle.store(true, Ordering::Relaxed);
-            y.suspend(Suspend::Wait { timeout: None });
-            io2.idle.store(false, Ordering::Relaxed);
         });
         Some(Runner {
             co: Some(co),
@@ -462,15 +475,6 @@ impl Drop for Identity {
     }
 }
 
-/// What a guest call hands its process: a message, or a job lent to the process directly
-/// when it can be claimed ([`drive_job`]).
-pub(crate) enum Work {
-    Msg(Message),
-    /// A job, for a process claimed with `keep` (`Sched::Lent`): the runner keeps it after
-    /// the job when nothing arrived meanwhile (`process::run_kept_job`).
-    Kept(LentJob),
-}
-
 /// Delivers `msg` to `p` and, if that makes `p` runnable, runs it on this thread until `done`
 /// is set and no coroutine started here is left (see the module doc). `Err(msg)`, having
 /// delivered nothing, when this thread is already a worker of this runtime or the runtime is
@@ -563,7 +567,7 @@ fn call_kept(
     }
     w.next_deadline = u64::MAX;
     // Empty here (`run_once` takes it): no drop call for the old value.
-    if let Some(was) = r.io.lent.replace(Some((b, Work::Kept(job)))) {
+    if let Some(was) = r.io.job.replace(Some((b, job))) {
         drop(was);
     }
     r.io.go.store(true, Ordering::Relaxed);
@@ -660,16 +664,16 @@ fn drive_work(
         None => None,
     };
     if let Some((r, b)) = claimed {
-        let work = match job {
-            Some(j) => Work::Kept(j),
+        // `replace`, not `set`: the cells are always empty here (`run_once` takes them), so
+        // no drop of an old value is called.
+        let was = match job {
+            Some(j) => r.io.job.replace(Some((b, j))).map(|(b, _)| b),
             None => match msg() {
-                Some(m) => Work::Msg(m),
+                Some(m) => r.io.lent.replace(Some((b, m))).map(|(b, _)| b),
                 None => unreachable!("drive passes its message"),
             },
         };
-        // `replace`, not `set`: the cell is always empty here (`run_once` takes it), so no
-        // drop of its old value is called.
-        if let Some(was) = r.io.lent.replace(Some((b, work))) {
+        if let Some(was) = was {
             drop(was);
         }
         r.io.go.store(true, Ordering::Relaxed);
