@@ -7,9 +7,11 @@
 //! NEW_FLOAT (FLOAT_EXT's 31 characters for minor version 0); atoms in Latin-1 as ATOM_EXT
 //! when every character is Latin-1 and the minor version is below 2, else in UTF-8
 //! (SMALL_ATOM_UTF8 up to 255 bytes); a proper list of at most 65,535 integers in 0..255 as
-//! STRING_EXT; map pairs in Erlang's key order (integers before floats, then term order).
-//! Not canonical: a map of more than 32 pairs, which `erl` writes in the order of its
-//! internal hash trie; bt writes it in key order (the same term when decoded).
+//! STRING_EXT; map pairs in Erlang's key order (integers before floats, then term order) up
+//! to 32 pairs, past that in the order of `erl`'s hash trie ([`hamt::order`]). A big map
+//! with a key that holds an atom, pid, port, reference, fun or map has no such order that
+//! is the same on every node (`erl` hashes an atom by its index in the node's atom table):
+//! bt writes it in key order (the same term when decoded).
 //!
 //! [`decode`] reads one term after the version byte through [`super::etf_check`] (bounded:
 //! lengths, decoded size, nesting) and `eetf`; what is left after it is not looked at (as
@@ -22,6 +24,7 @@ use eetf::Term;
 
 use super::etf_check;
 use crate::interp::distribution::TermCodec;
+use crate::interp::prims::erlang::hamt;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::value::Value;
 
@@ -128,6 +131,12 @@ fn write<'a>(t: &'a Term, minor: u8, out: &mut Vec<u8>, todo: &mut Vec<&'a Term>
             out.extend((m.map.len() as u32).to_be_bytes());
             let mut pairs: Vec<(&Term, &Term)> = m.map.iter().collect();
             pairs.sort_by(|a, b| cmp_exact(a.0, b.0));
+            if pairs.len() > 32 {
+                let keys: Vec<&Term> = pairs.iter().map(|p| p.0).collect();
+                if let Some(order) = hamt::order(&keys) {
+                    pairs = order.into_iter().map(|i| pairs[i]).collect();
+                }
+            }
             for (k, v) in pairs.into_iter().rev() {
                 todo.push(v);
                 todo.push(k);

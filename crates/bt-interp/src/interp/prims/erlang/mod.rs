@@ -29,6 +29,7 @@ use crate::value::{ClassRef, NativeObj, Sym, Value};
 mod crypto;
 mod external;
 mod format;
+pub mod hamt;
 mod lists;
 mod maps;
 mod modules;
