@@ -226,3 +226,20 @@ pub(super) fn improper(ctx: &mut Ctx, mut elements: Vec<Value>, tail: &Value) ->
     };
     Ok(c.value_of(ctx, &t)?)
 }
+
+/// The elements and tail of an improper list (the opaque value [`improper`] answers), as
+/// values; `None` for any other value.
+pub(super) fn improper_parts(ctx: &mut Ctx, v: &Value) -> Option<(Vec<Value>, Value)> {
+    if !matches!(v, Value::Native(_)) {
+        return None;
+    }
+    let c = term_codec()?;
+    let eetf::Term::ImproperList(l) = c.to_term(ctx, v).ok()? else {
+        return None;
+    };
+    let mut elements = Vec::with_capacity(l.elements.len());
+    for t in &l.elements {
+        elements.push(c.value_of(ctx, t).ok()?);
+    }
+    Some((elements, c.value_of(ctx, &l.last).ok()?))
+}

@@ -131,9 +131,11 @@ pub(super) fn format(ctx: &mut Ctx, fmt: &Value, args: &Value) -> Result<String,
                     // column the output has reached.
                     let col = 1 + out.chars().rev().take_while(|&c| c != '\n').count();
                     let line = width.take().unwrap_or(80);
-                    super::pretty::pretty(&v, unicode, col, line, &mut s);
+                    let split = &mut |x: &Value| super::external::improper_parts(ctx, x);
+                    super::pretty::pretty(&v, unicode, col, line, split, &mut s);
                 } else {
-                    write_term(&v, false, unicode, &mut s);
+                    let split = &mut |x: &Value| super::external::improper_parts(ctx, x);
+                    write_term(&v, false, unicode, split, &mut s);
                 }
                 s
             }
@@ -328,15 +330,18 @@ fn write_bytes(b: &[u8], pretty: bool, unicode: bool, out: &mut String) {
     out.push_str(">>");
 }
 
+/// The elements and tail of an improper list (an opaque term), `None` for other values.
+pub(super) type Split<'a> = &'a mut dyn FnMut(&Value) -> Option<(Vec<Value>, Value)>;
+
 /// A term in Erlang syntax: `~p` (`pretty`: printable lists as strings) or `~w`.
-pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut String) {
-    let seq = |items: &[Value], open: &str, close: &str, out: &mut String| {
+pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, split: Split, out: &mut String) {
+    let seq = |items: &[Value], open: &str, close: &str, split: Split, out: &mut String| {
         out.push_str(open);
         for (i, x) in items.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            write_term(x, pretty, unicode, out);
+            write_term(x, pretty, unicode, split, out);
         }
         out.push_str(close);
     };
@@ -363,10 +368,10 @@ pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut Strin
                 .collect();
             match codes {
                 Some(cs) if pretty && !cs.is_empty() => quote_into(cs.into_iter(), '"', out),
-                _ => seq(&items, "[", "]", out),
+                _ => seq(&items, "[", "]", split, out),
             }
         }
-        Value::Tuple(t) => seq(t, "{", "}", out),
+        Value::Tuple(t) => seq(t, "{", "}", split, out),
         Value::Dict(d) => {
             let mut pairs: Vec<(Value, Value)> =
                 d.iter().map(|(k, v)| (k.to_value(), v.clone())).collect();
@@ -376,18 +381,24 @@ pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut Strin
                 if i > 0 {
                     out.push(',');
                 }
-                write_term(k, pretty, unicode, out);
+                write_term(k, pretty, unicode, split, out);
                 out.push_str(" => ");
-                write_term(v, pretty, unicode, out);
+                write_term(v, pretty, unicode, split, out);
             }
             out.push('}');
         }
         Value::Char(c) => out.push_str(&(c.get() as u32).to_string()),
         Value::Block(_) => out.push_str("#Fun<erl_eval.1.0>"),
-        // A term from a peer (an improper list, a fun, a port): its Erlang text.
-        Value::Native(n) if n.0.class().name.as_str() == "Object" => {
-            out.push_str(&n.0.print_string())
-        }
+        // A term from a peer (an improper list, a fun, a port): its Erlang text; an
+        // improper list's elements as `~p` writes them.
+        Value::Native(n) if n.0.class().name.as_str() == "Object" => match split(v) {
+            Some((items, tail)) => {
+                seq(&items, "[", "|", split, out);
+                write_term(&tail, pretty, unicode, split, out);
+                out.push(']');
+            }
+            None => out.push_str(&n.0.print_string()),
+        },
         other => {
             let t = crate::interp::print::simple_print(other);
             out.push_str(t.as_deref().unwrap_or("#Ref<0.0.0.0>"));

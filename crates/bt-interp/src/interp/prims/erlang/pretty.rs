@@ -7,7 +7,7 @@
 //! on the next line, four columns in. Columns are 1-based; a line holds up to `line - 1`
 //! characters before a break is needed, as in Erlang.
 
-use super::format::write_term;
+use super::format::{write_term, Split};
 use super::terms::list_arg;
 use crate::value::Value;
 
@@ -20,19 +20,23 @@ struct Node {
 
 enum Kind {
     Leaf,
-    List(Vec<Node>),
+    /// A list's elements and, for an improper list, its tail.
+    List(Vec<Node>, Option<Box<Node>>),
     Tuple { tagged: bool, items: Vec<Node> },
     Map(Vec<(Node, Node)>),
 }
 
-fn measure(v: &Value, unicode: bool) -> Node {
+fn measure(v: &Value, unicode: bool, split: Split) -> Node {
     let mut flat = String::new();
-    write_term(v, true, unicode, &mut flat);
+    write_term(v, true, unicode, split, &mut flat);
     let len = flat.chars().count();
     let kind = match v {
         Value::List(_) | Value::Array(_) if flat.starts_with('[') => {
             let items = list_arg(v).unwrap_or_default();
-            Kind::List(items.iter().map(|x| measure(x, unicode)).collect())
+            Kind::List(
+                items.iter().map(|x| measure(x, unicode, split)).collect(),
+                None,
+            )
         }
         Value::Tuple(t) if !t.is_empty() => Kind::Tuple {
             tagged: t.len() > 1
@@ -40,7 +44,7 @@ fn measure(v: &Value, unicode: bool) -> Node {
                     t[0],
                     Value::Symbol(_) | Value::Nil | Value::True | Value::False
                 ),
-            items: t.iter().map(|x| measure(x, unicode)).collect(),
+            items: t.iter().map(|x| measure(x, unicode, split)).collect(),
         },
         Value::Dict(d) if !d.is_empty() => {
             let mut pairs: Vec<(Value, Value)> =
@@ -49,18 +53,32 @@ fn measure(v: &Value, unicode: bool) -> Node {
             Kind::Map(
                 pairs
                     .iter()
-                    .map(|(k, x)| (measure(k, unicode), measure(x, unicode)))
+                    .map(|(k, x)| (measure(k, unicode, split), measure(x, unicode, split)))
                     .collect(),
             )
         }
+        Value::Native(_) => match split(v) {
+            Some((items, tail)) => Kind::List(
+                items.iter().map(|x| measure(x, unicode, split)).collect(),
+                Some(Box::new(measure(&tail, unicode, split))),
+            ),
+            None => Kind::Leaf,
+        },
         _ => Kind::Leaf,
     };
     Node { flat, len, kind }
 }
 
 /// Writes `v` as `~p` does, starting at column `col` of lines `line` long.
-pub(super) fn pretty(v: &Value, unicode: bool, col: usize, line: usize, out: &mut String) {
-    let n = measure(v, unicode);
+pub(super) fn pretty(
+    v: &Value,
+    unicode: bool,
+    col: usize,
+    line: usize,
+    split: Split,
+    out: &mut String,
+) {
+    let n = measure(v, unicode, split);
     let p = Pp { ll: line as i64 };
     p.pp(&n, col as i64, col as i64 - 1, 0, 0, out);
 }
@@ -102,9 +120,12 @@ impl Pp {
         }
         match &n.kind {
             Kind::Leaf => out.push_str(&n.flat),
-            Kind::List(items) => {
+            Kind::List(items, tail) => {
                 out.push('[');
-                self.pp_list(items, col + 1, ind + 1, ld + 1, w + 1, out);
+                let (col1, w1) = self.pp_list(items, col + 1, ind + 1, ld + 1, w + 1, out);
+                if let Some(t) = tail {
+                    self.pp_tail(t, col + 1, col1, ind + 1, ld + 1, w1, out);
+                }
                 out.push(']');
             }
             Kind::Tuple {
@@ -133,10 +154,19 @@ impl Pp {
         }
     }
 
-    /// The elements of a list or tuple from column `col0`.
-    fn pp_list(&self, items: &[Node], col0: i64, ind: i64, ld: i64, w: i64, out: &mut String) {
+    /// The elements of a list or tuple from column `col0`; answers the column and width
+    /// reached.
+    fn pp_list(
+        &self,
+        items: &[Node],
+        col0: i64,
+        ind: i64,
+        ld: i64,
+        w: i64,
+        out: &mut String,
+    ) -> (i64, i64) {
         let Some((first, rest)) = items.split_first() else {
-            return;
+            return (col0, w);
         };
         let ld1 = if rest.is_empty() { ld } else { 0 };
         let mut col = self.pp_element(first, col0, ind, ld1, w, out);
@@ -157,6 +187,22 @@ impl Pp {
                 w = c1 - col0;
                 col = c1;
             }
+        }
+        (col, w)
+    }
+
+    /// The tail of an improper list after its last element (`|` and the tail there when it
+    /// is a leaf that fits, else on a line of its own).
+    #[allow(clippy::too_many_arguments)]
+    fn pp_tail(&self, t: &Node, col0: i64, col: i64, ind: i64, ld: i64, w: i64, out: &mut String) {
+        let len = t.len as i64;
+        out.push('|');
+        if is_leaf(t) && len + 1 < self.ll - col - ld && len + 1 + w + ld <= self.ll {
+            out.push_str(&t.flat);
+        } else {
+            out.push('\n');
+            spaces(ind, out);
+            self.pp(t, col0, ind, ld, 0, out);
         }
     }
 
