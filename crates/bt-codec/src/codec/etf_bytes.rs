@@ -24,8 +24,8 @@ use eetf::Term;
 
 use super::etf_check;
 use crate::interp::distribution::TermCodec;
-use crate::interp::prims::erlang::hamt;
 use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::prims::erlang::hamt;
 use crate::value::Value;
 
 /// The codec the `Erlang` class uses.

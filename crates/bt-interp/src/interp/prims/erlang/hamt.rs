@@ -237,7 +237,7 @@ pub fn order(keys: &[&Term]) -> Option<Vec<usize>> {
     for (i, k) in keys.iter().enumerate() {
         first.push((slots(internal_hash(k, salt(0))?), i));
     }
-    first.sort_unstable_by(|a, b| b.0.cmp(&a.0));
+    first.sort_unstable_by_key(|e| std::cmp::Reverse(e.0));
     // Keys whose 32-bit hashes are equal: by the hash of the next depth (two levels of
     // collisions would need 64 equal bits).
     let mut out = Vec::with_capacity(keys.len());
@@ -250,7 +250,7 @@ pub fn order(keys: &[&Term]) -> Option<Vec<usize>> {
             .iter()
             .map(|&(_, i)| Some((slots(internal_hash(keys[i], salt(1))?), i)))
             .collect::<Option<_>>()?;
-        deeper.sort_by(|a, b| b.0.cmp(&a.0));
+        deeper.sort_by_key(|e| std::cmp::Reverse(e.0));
         out.extend(deeper.into_iter().map(|(_, i)| i));
     }
     Some(out)

@@ -22,7 +22,10 @@ enum Kind {
     Leaf,
     /// A list's elements and, for an improper list, its tail.
     List(Vec<Node>, Option<Box<Node>>),
-    Tuple { tagged: bool, items: Vec<Node> },
+    Tuple {
+        tagged: bool,
+        items: Vec<Node>,
+    },
     Map(Vec<(Node, Node)>),
 }
 

@@ -728,10 +728,7 @@ impl Latin1 {
     /// The whole argument is one binary.
     fn top_binary(&mut self, b: &[u8]) -> Result<Step, Fail> {
         if b.len() > PART {
-            let parts = vec![
-                bin_value(b[..PART].to_vec()),
-                bin_value(b[PART..].to_vec()),
-            ];
+            let parts = vec![bin_value(b[..PART].to_vec()), bin_value(b[PART..].to_vec())];
             return self.list(&parts);
         }
         Ok(match self.part(b)? {
@@ -781,10 +778,8 @@ impl Latin1 {
                         continue;
                     }
                     if b.len() > PART {
-                        let mut l = vec![
-                            bin_value(b[..PART].to_vec()),
-                            bin_value(b[PART..].to_vec()),
-                        ];
+                        let mut l =
+                            vec![bin_value(b[..PART].to_vec()), bin_value(b[PART..].to_vec())];
                         l.extend(items[i + 1..].iter().cloned());
                         return self.list(&l);
                     }
