@@ -38,7 +38,7 @@ fn badarg(ctx: &Ctx, mfa: &str, why: String) -> Fail {
 /// node per value reached, and the bytes of Strings and Binaries twice (the term and the
 /// output), counted once per path — a List holding one large String many times costs that
 /// many copies, as the term does. The walk stops as soon as the sum is past any limit.
-fn charge_term(ctx: &mut Ctx, v: &Value) -> Result<(), Fail> {
+pub(super) fn charge_term(ctx: &mut Ctx, v: &Value) -> Result<(), Fail> {
     const NODE: usize = std::mem::size_of::<eetf::Term>() + 16;
     let cap = ctx
         .prog

@@ -50,9 +50,7 @@ fn measure(v: &Value, unicode: bool, split: Split) -> Node {
             items: t.iter().map(|x| measure(x, unicode, split)).collect(),
         },
         Value::Dict(d) if !d.is_empty() => {
-            let mut pairs: Vec<(Value, Value)> =
-                d.iter().map(|(k, v)| (k.to_value(), v.clone())).collect();
-            pairs.sort_by(|a, b| super::modules::erl_cmp(&a.0, &b.0));
+            let pairs = split.map_pairs(v);
             Kind::Map(
                 pairs
                     .iter()
@@ -60,7 +58,7 @@ fn measure(v: &Value, unicode: bool, split: Split) -> Node {
                     .collect(),
             )
         }
-        Value::Native(_) => match split(v) {
+        Value::Native(_) => match split.improper(v) {
             Some((items, tail)) => Kind::List(
                 items.iter().map(|x| measure(x, unicode, split)).collect(),
                 Some(Box::new(measure(&tail, unicode, split))),
