@@ -280,7 +280,10 @@ pub(super) fn trie_order(
         return Ok((pairs, false));
     };
     let mut slots: Vec<Option<(Value, Value)>> = pairs.into_iter().map(Some).collect();
-    Ok((order.into_iter().filter_map(|i| slots[i].take()).collect(), true))
+    Ok((
+        order.into_iter().filter_map(|i| slots[i].take()).collect(),
+        true,
+    ))
 }
 
 fn pairs(m: &Value) -> Result<Vec<(Value, Value)>, Fail> {
