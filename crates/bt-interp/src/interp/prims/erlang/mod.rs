@@ -8,7 +8,7 @@
 //!
 //! bt implements the pure, commonly used functions of `erlang`, `lists`, `maps`, `string`,
 //! `binary`, `math`, `timer`, `unicode`, `crypto`, `base64`, `proplists`, `os`, `calendar`,
-//! `io` and `io_lib` itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
+//! `io`, `io_lib` and `file:read_file` itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
 //! more with those Strings as charlists (Erlang APIs that take strings want charlists), and a
 //! charlist it answers then comes back as a String. Errors are raised as Erlang
 //! raises them, as exceptions whose kind is the Erlang reason (`badarg`, `badkey`, `badmap`,
