@@ -41,6 +41,7 @@ impl Elem<'_> {
         match self {
             Elem::Byte(b) => Some(b),
             Elem::Term(Term::FixInteger(i)) => u8::try_from(i.value).ok(),
+            Elem::Term(Term::BigInteger(i)) => u8::try_from(&i.value).ok(),
             Elem::Term(_) => None,
         }
     }
@@ -254,4 +255,65 @@ pub fn order(keys: &[&Term]) -> Option<Vec<usize>> {
         out.extend(deeper.into_iter().map(|(_, i)| i));
     }
     Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn int(i: i64) -> Term {
+        Term::from(eetf::BigInteger::from(i))
+    }
+
+    /// `erts_debug:get_internal_state({internal_hash, T})` of a 64-bit OTP 25 `erl`.
+    #[test]
+    fn internal_hashes_are_erls() {
+        let nil = Term::from(eetf::List::nil());
+        let cases: Vec<(Term, u32)> = vec![
+            (int(1), 2_441_450_838),
+            (int(12), 2_461_861_535),
+            (int(33), 1_976_546_303),
+            (int(-3), 291_454_886),
+            (nil.clone(), 2_464_209_347),
+            (Term::from(eetf::Tuple::from(vec![])), 904_478_834),
+            (Term::from(eetf::Binary::from(vec![])), 3_580_844_982),
+            (Term::from(eetf::Binary::from(vec![1])), 1_985_782_986),
+            (
+                Term::from(eetf::Float::try_from(1.0).unwrap()),
+                1_476_340_101,
+            ),
+            (Term::from(eetf::List::from(vec![int(1)])), 1_762_143_407),
+            (Term::from(eetf::Tuple::from(vec![int(1)])), 3_083_022_094),
+            (
+                Term::from(eetf::Tuple::from(vec![int(1), int(2)])),
+                240_741_374,
+            ),
+            (
+                Term::from(eetf::ImproperList::from((vec![int(1)], int(2)))),
+                813_403_020,
+            ),
+            (int(-(1 << 59)), 767_231_620),
+            (int((1 << 59) - 1), 2_748_343_757),
+            (int(1 << 59), 2_160_620_466),
+        ];
+        for (t, h) in cases {
+            assert_eq!(internal_hash(&t, salt(0)), Some(h), "{t}");
+        }
+        assert_eq!(internal_hash(&Term::from(eetf::Atom::from("a")), 0), None);
+    }
+
+    /// `maps:keys/1` of `maps:from_list([{I, I} || I <- lists:seq(1, 40)])`, and keys whose
+    /// 32-bit hashes are equal placed by the salted hash, as `erl` places them.
+    #[test]
+    fn trie_order_is_erls() {
+        let keys: Vec<Term> = (1..=40).map(int).collect();
+        let refs: Vec<&Term> = keys.iter().collect();
+        let got: Vec<usize> = order(&refs).unwrap().into_iter().map(|i| i + 1).collect();
+        assert_eq!(&got[..12], &[33, 12, 23, 29, 30, 39, 26, 31, 11, 37, 9, 32]);
+        for (a, b) in [(40_660, 59_671), (119_693, 22_575), (167_527, 121_236)] {
+            let pair = [int(b), int(a)];
+            let refs: Vec<&Term> = pair.iter().collect();
+            assert_eq!(order(&refs), Some(vec![1, 0]), "{a} before {b}");
+        }
+    }
 }
