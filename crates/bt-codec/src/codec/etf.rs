@@ -443,6 +443,15 @@ impl Dec<'_> {
                 Err(_) => Value::Binary(Arc::new(b.bytes.clone())),
             },
             Term::ByteList(b) => Value::list(b.bytes.iter().map(|&x| Value::Int(x as i64))),
+            // A proper list built as improper ([`list`]: small integers with a negative one)
+            // is a List too.
+            Term::ImproperList(l) if matches!(&*l.last, Term::List(n) if n.elements.is_empty()) => {
+                let mut out = Vec::with_capacity(l.elements.len());
+                for e in &l.elements {
+                    out.push(self.value(ctx, e, d)?);
+                }
+                Value::list(out)
+            }
             Term::List(l) => {
                 let mut out = Vec::with_capacity(l.elements.len());
                 for e in &l.elements {

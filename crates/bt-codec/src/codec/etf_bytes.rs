@@ -7,9 +7,11 @@
 //! NEW_FLOAT (FLOAT_EXT's 31 characters for minor version 0); atoms in Latin-1 as ATOM_EXT
 //! when every character is Latin-1 and the minor version is below 2, else in UTF-8
 //! (SMALL_ATOM_UTF8 up to 255 bytes); a proper list of at most 65,535 integers in 0..255 as
-//! STRING_EXT; map pairs in Erlang's key order (integers before floats, then term order).
-//! Not canonical: a map of more than 32 pairs, which `erl` writes in the order of its
-//! internal hash trie; bt writes it in key order (the same term when decoded).
+//! STRING_EXT; map pairs in Erlang's key order (integers before floats, then term order) up
+//! to 32 pairs, past that in the order of `erl`'s hash trie ([`hamt::order`]). A big map
+//! with a key that holds an atom, pid, port, reference, fun or map has no such order that
+//! is the same on every node (`erl` hashes an atom by its index in the node's atom table):
+//! bt writes it in key order (the same term when decoded).
 //!
 //! [`decode`] reads one term after the version byte through [`super::etf_check`] (bounded:
 //! lengths, decoded size, nesting) and `eetf`; what is left after it is not looked at (as
@@ -23,6 +25,7 @@ use eetf::Term;
 use super::etf_check;
 use crate::interp::distribution::TermCodec;
 use crate::interp::eval::{Ctx, Unwind};
+use crate::interp::prims::erlang::hamt;
 use crate::value::Value;
 
 /// The codec the `Erlang` class uses.
@@ -41,6 +44,9 @@ impl TermCodec for Codec {
     fn encode(&self, t: &Term, minor: u8) -> Vec<u8> {
         encode(t, minor)
     }
+    fn compress(&self, bytes: Vec<u8>, level: u8) -> Vec<u8> {
+        compress(bytes, level)
+    }
     fn decode(
         &self,
         bytes: &[u8],
@@ -48,6 +54,58 @@ impl TermCodec for Codec {
     ) -> Result<Option<(Term, usize)>, Unwind> {
         decode(bytes, charge)
     }
+}
+
+/// `term_to_binary(T, [{compressed, level}])` of `bytes` (a term after its version byte):
+/// `131, 80`, the term's length and a zlib stream of it, when that is not longer than
+/// `bytes` (as `erl` decides); level 0 leaves the bytes alone. The stream's header names the
+/// level as zlib's does; the deflate data are libflate's, which `erl` reads back but which
+/// are not zlib's byte for byte (docs/decisions.md, "The Erlang class").
+pub fn compress(bytes: Vec<u8>, level: u8) -> Vec<u8> {
+    use std::io::Write;
+    let Some(term) = bytes.get(1..).filter(|_| level > 0) else {
+        return bytes;
+    };
+    let flevel: u16 = match level {
+        1 => 0,
+        2..=5 => 1,
+        6 => 2,
+        _ => 3,
+    };
+    let mut header = (0x78 << 8) | (flevel << 6);
+    header += 31 - header % 31;
+    let mut out = vec![131, 80];
+    out.extend((term.len() as u32).to_be_bytes());
+    out.extend(header.to_be_bytes());
+    let mut enc = libflate::deflate::Encoder::new(out);
+    if enc.write_all(term).is_err() {
+        return bytes;
+    }
+    let Ok(mut out) = enc.finish().into_result() else {
+        return bytes;
+    };
+    out.extend(adler32(term).to_be_bytes());
+    if out.len() <= bytes.len() {
+        out
+    } else {
+        bytes
+    }
+}
+
+/// zlib's checksum of `data`.
+fn adler32(data: &[u8]) -> u32 {
+    const MOD: u32 = 65_521;
+    let (mut a, mut b) = (1u32, 0u32);
+    // 5552 bytes is the most that can be summed before `b` could pass 2^32.
+    for chunk in data.chunks(5552) {
+        for &x in chunk {
+            a += x as u32;
+            b += a;
+        }
+        a %= MOD;
+        b %= MOD;
+    }
+    (b << 16) | a
 }
 
 /// `term_to_binary(T, [{minor_version, minor}])`.
@@ -128,6 +186,12 @@ fn write<'a>(t: &'a Term, minor: u8, out: &mut Vec<u8>, todo: &mut Vec<&'a Term>
             out.extend((m.map.len() as u32).to_be_bytes());
             let mut pairs: Vec<(&Term, &Term)> = m.map.iter().collect();
             pairs.sort_by(|a, b| cmp_exact(a.0, b.0));
+            if pairs.len() > 32 {
+                let keys: Vec<&Term> = pairs.iter().map(|p| p.0).collect();
+                if let Some(order) = hamt::order(&keys) {
+                    pairs = order.into_iter().map(|i| pairs[i]).collect();
+                }
+            }
             for (k, v) in pairs.into_iter().rev() {
                 todo.push(v);
                 todo.push(k);

@@ -287,3 +287,21 @@ fn opaque_terms_print_in_erlang_syntax_and_go_back_unchanged() {
         let _ = etf::BT_TAG;
     });
 }
+
+#[test]
+fn compressed_terms_read_back_and_stay_plain_when_not_shorter() {
+    use super::etf_bytes::{compress, decode, encode};
+    let t = Term::from(eetf::List::from(vec![etf::atom("a"); 30]));
+    let plain = encode(&t, 1);
+    let z = compress(plain.clone(), 6);
+    // Tag, length and zlib header as `erl` writes them for level 6 (1: 120,1; 9: 120,218).
+    assert_eq!(&z[..8], &[131, 80, 0, 0, 0, 126, 120, 156]);
+    assert_eq!(&compress(plain.clone(), 1)[6..8], &[120, 1]);
+    assert_eq!(&compress(plain.clone(), 9)[6..8], &[120, 218]);
+    let (back, used) = decode(&z, &mut |_| Ok(())).ok().flatten().expect("a term");
+    assert_eq!(back, t);
+    assert_eq!(used, z.len());
+    let one = encode(&Term::from(eetf::FixInteger::from(1)), 1);
+    assert_eq!(compress(one.clone(), 6), one);
+    assert_eq!(compress(plain.clone(), 0), plain);
+}

@@ -337,6 +337,9 @@ pub trait TermCodec: Send + Sync {
     /// `term_to_binary(T, [{minor_version, minor}])`: the bytes `erl` writes, version byte
     /// first.
     fn encode(&self, t: &eetf::Term, minor: u8) -> Vec<u8>;
+    /// `term_to_binary(T, [{compressed, level}])` of what [`encode`](Self::encode) wrote:
+    /// the zlib form (tag 80) when it is not longer, else `bytes` unchanged.
+    fn compress(&self, bytes: Vec<u8>, level: u8) -> Vec<u8>;
     /// `binary_to_term`: the term at the front of `bytes` and the bytes it took; `Ok(None)`
     /// for bytes that are not one (Erlang's `badarg`). `charge` is called with what
     /// decoding will allocate before it does (its error is passed on).

@@ -34,28 +34,11 @@ fn badarg(ctx: &Ctx, mfa: &str, why: String) -> Fail {
     ))
 }
 
-/// An option bt does not implement natively: the peer runs the call when there is one.
-fn unsupported(ctx: &Ctx, mfa: &str, option: String) -> Fail {
-    if ctx.prog.erlang_peer.get().is_some() {
-        return Fail::Undef;
-    }
-    Fail::Raised(super::terms::runtime_error(
-        ctx,
-        Sym::new("undef"),
-        format!("{mfa}: the option {option} is not implemented natively"),
-        "name an Erlang peer to run it with --erlang-peer NODE".to_string(),
-        Some((
-            Sym::new(mfa.split(['/', ':']).nth(1).unwrap_or("")),
-            Sym::new("erlang"),
-        )),
-    ))
-}
-
 /// Charges what making `v`'s term (and its bytes) may allocate, before it is made: a term
 /// node per value reached, and the bytes of Strings and Binaries twice (the term and the
 /// output), counted once per path — a List holding one large String many times costs that
 /// many copies, as the term does. The walk stops as soon as the sum is past any limit.
-fn charge_term(ctx: &mut Ctx, v: &Value) -> Result<(), Fail> {
+pub(super) fn charge_term(ctx: &mut Ctx, v: &Value) -> Result<(), Fail> {
     const NODE: usize = std::mem::size_of::<eetf::Term>() + 16;
     let cap = ctx
         .prog
@@ -123,8 +106,8 @@ fn sym_is(v: &Value, name: &str) -> bool {
 
 /// `term_to_binary/1,2`.
 pub(super) fn term_to_binary(ctx: &mut Ctx, a: &[Value]) -> R {
-    let mfa = format!("erlang:term_to_binary/{}", a.len());
     let mut minor = 1u8;
+    let mut level = 0u8;
     if let [_, opts] = a {
         for o in list_arg(opts)? {
             match &o {
@@ -134,15 +117,10 @@ pub(super) fn term_to_binary(ctx: &mut Ctx, a: &[Value]) -> R {
                 },
                 v if sym_is(v, "deterministic") => {}
                 Value::Tuple(t) if t.len() == 2 && sym_is(&t[0], "compressed") => match &t[1] {
-                    Value::Int(0) => {}
-                    Value::Int(n @ 1..=9) => {
-                        return Err(unsupported(ctx, &mfa, format!("{{compressed, {n}}}")))
-                    }
+                    Value::Int(n @ 0..=9) => level = *n as u8,
                     _ => return Err(Fail::Badarg),
                 },
-                v if sym_is(v, "compressed") => {
-                    return Err(unsupported(ctx, &mfa, "compressed".to_string()))
-                }
+                v if sym_is(v, "compressed") => level = 6,
                 _ => return Err(Fail::Badarg),
             }
         }
@@ -150,7 +128,7 @@ pub(super) fn term_to_binary(ctx: &mut Ctx, a: &[Value]) -> R {
     let c = codec(ctx)?;
     charge_term(ctx, &a[0])?;
     let t = c.to_term(ctx, &a[0])?;
-    Ok(binary(c.encode(&t, minor)))
+    Ok(binary(c.compress(c.encode(&t, minor), level)))
 }
 
 /// A binary as bt holds it: a String when the bytes are UTF-8.
@@ -247,4 +225,21 @@ pub(super) fn improper(ctx: &mut Ctx, mut elements: Vec<Value>, tail: &Value) ->
         last => eetf::Term::from(eetf::ImproperList::from((terms, last))),
     };
     Ok(c.value_of(ctx, &t)?)
+}
+
+/// The elements and tail of an improper list (the opaque value [`improper`] answers), as
+/// values; `None` for any other value.
+pub(super) fn improper_parts(ctx: &mut Ctx, v: &Value) -> Option<(Vec<Value>, Value)> {
+    if !matches!(v, Value::Native(_)) {
+        return None;
+    }
+    let c = term_codec()?;
+    let eetf::Term::ImproperList(l) = c.to_term(ctx, v).ok()? else {
+        return None;
+    };
+    let mut elements = Vec::with_capacity(l.elements.len());
+    for t in &l.elements {
+        elements.push(c.value_of(ctx, t).ok()?);
+    }
+    Some((elements, c.value_of(ctx, &l.last).ok()?))
 }

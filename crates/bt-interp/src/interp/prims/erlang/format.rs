@@ -131,9 +131,9 @@ pub(super) fn format(ctx: &mut Ctx, fmt: &Value, args: &Value) -> Result<String,
                     // column the output has reached.
                     let col = 1 + out.chars().rev().take_while(|&c| c != '\n').count();
                     let line = width.take().unwrap_or(80);
-                    super::pretty::pretty(&v, unicode, col, line, &mut s);
+                    super::pretty::pretty(&v, unicode, col, line, ctx, &mut s);
                 } else {
-                    write_term(&v, false, unicode, &mut s);
+                    write_term(&v, false, unicode, ctx, &mut s);
                 }
                 s
             }
@@ -328,15 +328,47 @@ fn write_bytes(b: &[u8], pretty: bool, unicode: bool, out: &mut String) {
     out.push_str(">>");
 }
 
+/// What writing a term needs besides the value: the elements and tail of an improper list
+/// (an opaque term, `None` for other values) and a map's pairs in the order `erl` prints
+/// them (key order; a hash-trie map's in trie order).
+pub(super) trait TermView {
+    fn improper(&mut self, v: &Value) -> Option<(Vec<Value>, Value)>;
+    fn map_pairs(&mut self, v: &Value) -> Vec<(Value, Value)>;
+}
+
+pub(super) type Split<'a> = &'a mut dyn TermView;
+
+impl TermView for Ctx {
+    fn improper(&mut self, v: &Value) -> Option<(Vec<Value>, Value)> {
+        super::external::improper_parts(self, v)
+    }
+    fn map_pairs(&mut self, v: &Value) -> Vec<(Value, Value)> {
+        let Value::Dict(d) = v else {
+            return Vec::new();
+        };
+        let mut pairs: Vec<(Value, Value)> =
+            d.iter().map(|(k, v)| (k.to_value(), v.clone())).collect();
+        pairs.sort_by(|a, b| super::modules::erl_cmp(&a.0, &b.0));
+        match super::maps::trie_order(self, pairs.clone()) {
+            // `io_lib` writes a hash-trie map's pairs from the end of the walk.
+            Ok((mut p, true)) => {
+                p.reverse();
+                p
+            }
+            _ => pairs,
+        }
+    }
+}
+
 /// A term in Erlang syntax: `~p` (`pretty`: printable lists as strings) or `~w`.
-pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut String) {
-    let seq = |items: &[Value], open: &str, close: &str, out: &mut String| {
+pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, split: Split, out: &mut String) {
+    let seq = |items: &[Value], open: &str, close: &str, split: Split, out: &mut String| {
         out.push_str(open);
         for (i, x) in items.iter().enumerate() {
             if i > 0 {
                 out.push(',');
             }
-            write_term(x, pretty, unicode, out);
+            write_term(x, pretty, unicode, split, out);
         }
         out.push_str(close);
     };
@@ -363,31 +395,35 @@ pub(super) fn write_term(v: &Value, pretty: bool, unicode: bool, out: &mut Strin
                 .collect();
             match codes {
                 Some(cs) if pretty && !cs.is_empty() => quote_into(cs.into_iter(), '"', out),
-                _ => seq(&items, "[", "]", out),
+                _ => seq(&items, "[", "]", split, out),
             }
         }
-        Value::Tuple(t) => seq(t, "{", "}", out),
-        Value::Dict(d) => {
-            let mut pairs: Vec<(Value, Value)> =
-                d.iter().map(|(k, v)| (k.to_value(), v.clone())).collect();
-            pairs.sort_by(|a, b| super::modules::erl_cmp(&a.0, &b.0));
+        Value::Tuple(t) => seq(t, "{", "}", split, out),
+        Value::Dict(_) => {
+            let pairs = split.map_pairs(v);
             out.push_str("#{");
             for (i, (k, v)) in pairs.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                write_term(k, pretty, unicode, out);
+                write_term(k, pretty, unicode, split, out);
                 out.push_str(" => ");
-                write_term(v, pretty, unicode, out);
+                write_term(v, pretty, unicode, split, out);
             }
             out.push('}');
         }
         Value::Char(c) => out.push_str(&(c.get() as u32).to_string()),
         Value::Block(_) => out.push_str("#Fun<erl_eval.1.0>"),
-        // A term from a peer (an improper list, a fun, a port): its Erlang text.
-        Value::Native(n) if n.0.class().name.as_str() == "Object" => {
-            out.push_str(&n.0.print_string())
-        }
+        // A term from a peer (an improper list, a fun, a port): its Erlang text; an
+        // improper list's elements as `~p` writes them.
+        Value::Native(n) if n.0.class().name.as_str() == "Object" => match split.improper(v) {
+            Some((items, tail)) => {
+                seq(&items, "[", "|", split, out);
+                write_term(&tail, pretty, unicode, split, out);
+                out.push(']');
+            }
+            None => out.push_str(&n.0.print_string()),
+        },
         other => {
             let t = crate::interp::print::simple_print(other);
             out.push_str(t.as_deref().unwrap_or("#Ref<0.0.0.0>"));

@@ -85,8 +85,9 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             l.reverse();
             Ok(list(l))
         }
+        // A BIF: a first argument that is not a list is `badarg`.
         ("reverse", [l, tail]) => {
-            let mut l = list_fc(l)?;
+            let mut l = list_arg(l)?;
             l.reverse();
             super::external::improper(ctx, l, tail)
         }

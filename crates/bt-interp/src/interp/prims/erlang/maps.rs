@@ -55,12 +55,12 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             d.remove(k);
             Ok(dict(d))
         }
-        ("keys", [m]) => Ok(list(map(m)?.keys().map(|k| k.to_value()).collect())),
-        ("values", [m]) => Ok(list(map(m)?.values().cloned().collect())),
+        ("keys", [m]) => Ok(list(walk(ctx, m)?.into_iter().map(|p| p.0).collect())),
+        ("values", [m]) => Ok(list(walk(ctx, m)?.into_iter().map(|p| p.1).collect())),
         ("to_list", [m]) => Ok(list(
-            map(m)?
-                .iter()
-                .map(|(k, v)| Value::tuple(vec![k.to_value(), v.clone()]))
+            walk(ctx, m)?
+                .into_iter()
+                .map(|(k, v)| Value::tuple(vec![k, v]))
                 .collect(),
         )),
         ("from_list", [l]) => {
@@ -122,7 +122,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         }
         ("fold", [f, acc, m]) => {
             let mut acc = acc.clone();
-            for (k, v) in pairs(m)? {
+            for (k, v) in visit(ctx, m)? {
                 acc = fun(ctx, f, &[k, v, acc])?;
             }
             Ok(acc)
@@ -187,7 +187,7 @@ pub(super) fn call(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
             Ok(dict(d))
         }
         ("foreach", [f, m]) => {
-            for (k, v) in pairs(m)? {
+            for (k, v) in visit(ctx, m)? {
                 fun(ctx, f, &[k, v])?;
             }
             Ok(atom("ok"))
@@ -236,6 +236,54 @@ fn groups(ctx: &mut Ctx, kf: &Value, vf: Option<&Value>, l: &Value) -> R {
         d.insert(k, list(group));
     }
     Ok(dict(d))
+}
+
+/// A map's pairs in the order `maps:keys/1`, `values/1` and `to_list/1` answer them.
+fn walk(ctx: &mut Ctx, m: &Value) -> Result<Vec<(Value, Value)>, Fail> {
+    Ok(trie_order(ctx, pairs(m)?)?.0)
+}
+
+/// A map's pairs in the order `maps:fold/3` and `foreach/2` visit them: a hash-trie map's
+/// backwards.
+fn visit(ctx: &mut Ctx, m: &Value) -> Result<Vec<(Value, Value)>, Fail> {
+    let (mut p, trie) = trie_order(ctx, pairs(m)?)?;
+    if trie {
+        p.reverse();
+    }
+    Ok(p)
+}
+
+/// The pairs of a map of more than 32 pairs in the order `erl` walks its hash trie, when
+/// every key's place in it is the same on every node ([`super::hamt`]), and whether they
+/// were reordered; other maps' pairs as given (key order).
+pub(super) fn trie_order(
+    ctx: &mut Ctx,
+    pairs: Vec<(Value, Value)>,
+) -> Result<(Vec<(Value, Value)>, bool), Fail> {
+    if pairs.len() <= 32 {
+        return Ok((pairs, false));
+    }
+    let Some(c) = crate::interp::distribution::term_codec() else {
+        return Ok((pairs, false));
+    };
+    let keys = Value::list(pairs.iter().map(|p| p.0.clone()));
+    super::external::charge_term(ctx, &keys)?;
+    let mut terms = Vec::with_capacity(pairs.len());
+    for (k, _) in &pairs {
+        match c.to_term(ctx, k) {
+            Ok(t) => terms.push(t),
+            Err(_) => return Ok((pairs, false)),
+        }
+    }
+    let refs: Vec<&eetf::Term> = terms.iter().collect();
+    let Some(order) = super::hamt::order(&refs) else {
+        return Ok((pairs, false));
+    };
+    let mut slots: Vec<Option<(Value, Value)>> = pairs.into_iter().map(Some).collect();
+    Ok((
+        order.into_iter().filter_map(|i| slots[i].take()).collect(),
+        true,
+    ))
 }
 
 fn pairs(m: &Value) -> Result<Vec<(Value, Value)>, Fail> {

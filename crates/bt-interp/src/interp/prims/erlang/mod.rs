@@ -8,7 +8,7 @@
 //!
 //! bt implements the pure, commonly used functions of `erlang`, `lists`, `maps`, `string`,
 //! `binary`, `math`, `timer`, `unicode`, `crypto`, `base64`, `proplists`, `os`, `calendar`,
-//! `io` and `io_lib` itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
+//! `io`, `io_lib` and `file:read_file` itself ([`call`]). A call that fails with `badarg` while it passed Strings is tried once
 //! more with those Strings as charlists (Erlang APIs that take strings want charlists), and a
 //! charlist it answers then comes back as a String. Errors are raised as Erlang
 //! raises them, as exceptions whose kind is the Erlang reason (`badarg`, `badkey`, `badmap`,
@@ -29,6 +29,7 @@ use crate::value::{ClassRef, NativeObj, Sym, Value};
 mod crypto;
 mod external;
 mod format;
+pub mod hamt;
 mod lists;
 mod maps;
 mod modules;
@@ -326,6 +327,7 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
             ("universaltime" | "localtime", []) => Ok(os::datetime_now()),
             ("date", []) => Ok(os::date_time_part(0)),
             ("time", []) => Ok(os::date_time_part(1)),
+            ("system_info", [item]) => os::system_info(item),
             _ => modules::erlang(ctx, f, a),
         },
         "math" => modules::math(f, a),
@@ -347,6 +349,7 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
         "base64" => crypto::base64(f, a),
         "proplists" => proplists::proplists(f, a),
         "os" => os::os(ctx, f, a),
+        "file" => os::file(ctx, f, a),
         "calendar" => os::calendar(f, a),
         "io_lib" => format::io_lib(ctx, f, a),
         "io" => format::io(ctx, f, a),

@@ -312,11 +312,10 @@ pub(super) fn erlang(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
         },
         ("float", [x]) => Ok(V::float(num_f64(x)?)),
         ("node", []) => node(ctx),
-        ("self", []) => Ok(ctx.send(
-            &V::Class(ctx.class_named("Actor").ok_or(Fail::Undef)?),
-            Sym::new("current"),
-            &[],
-        )?),
+        ("self", []) => {
+            let me = crate::interp::process::need_cx(ctx)?.me().clone();
+            Ok(crate::interp::actor::prims::actor::pid_value(ctx, me))
+        }
         ("system_time" | "os_time", []) => Ok(V::Int(now_ns())),
         ("system_time" | "os_time", [unit]) => Ok(V::Int(in_unit(now_ns(), unit)?)),
         ("monotonic_time", []) => Ok(V::Int(mono_ns())),

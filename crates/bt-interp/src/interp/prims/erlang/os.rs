@@ -231,3 +231,84 @@ pub(super) fn calendar(f: &str, a: &[Value]) -> R {
         _ => Err(Fail::Undef),
     }
 }
+
+/// `file:read_file/1` under the File capability (read access to the path): `{ok, Binary}`,
+/// or `{error, Reason}` with Erlang's POSIX reason (`enoent`, `eacces`, `eisdir`, …).
+pub(super) fn file(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
+    let ("read_file", [name]) = (f, a) else {
+        return Err(Fail::Undef);
+    };
+    let name = match name {
+        Value::Str(_) => name.clone(),
+        Value::Symbol(s) => Value::str(s.as_str()),
+        other => Value::str(chardata(other).ok_or(Fail::Badarg)?),
+    };
+    let path = crate::interp::prims::file::path_arg(
+        ctx,
+        crate::interp::capability::Access::Read,
+        "file:read_file/1",
+        &name,
+    )
+    .map_err(Fail::Raised)?;
+    let read = std::fs::metadata(&path).and_then(|m| {
+        if m.is_dir() {
+            return Err(std::io::Error::from(std::io::ErrorKind::IsADirectory));
+        }
+        Ok(m.len())
+    });
+    let bytes = match read {
+        Ok(len) => {
+            ctx.reserve(usize::try_from(len).unwrap_or(usize::MAX))
+                .map_err(Fail::Raised)?;
+            std::fs::read(&path)
+        }
+        Err(e) => Err(e),
+    };
+    Ok(match bytes {
+        Ok(b) => Value::tuple(vec![
+            atom("ok"),
+            match String::from_utf8(b) {
+                Ok(s) => Value::str(s),
+                Err(e) => Value::Binary(std::sync::Arc::new(e.into_bytes())),
+            },
+        ]),
+        Err(e) => Value::tuple(vec![atom("error"), atom(posix(&e))]),
+    })
+}
+
+/// Erlang's name for an I/O error.
+fn posix(e: &std::io::Error) -> &'static str {
+    use std::io::ErrorKind as K;
+    match e.kind() {
+        K::NotFound => "enoent",
+        K::PermissionDenied => "eacces",
+        K::IsADirectory => "eisdir",
+        K::NotADirectory => "enotdir",
+        K::InvalidFilename => "enametoolong",
+        K::OutOfMemory => "enomem",
+        _ => "eio",
+    }
+}
+
+/// `erlang:system_info/1` for what bt knows the same way `erl` does: the scheduler and
+/// processor counts (the machine's parallelism, as `erl` starts one scheduler per logical
+/// processor) and the word size. Other items are the peer's.
+pub(super) fn system_info(item: &Value) -> R {
+    let Value::Symbol(s) = item else {
+        return Err(Fail::Undef);
+    };
+    let cores = || {
+        std::thread::available_parallelism()
+            .map(|n| n.get() as i64)
+            .unwrap_or(1)
+    };
+    match s.as_str() {
+        "schedulers"
+        | "schedulers_online"
+        | "logical_processors"
+        | "logical_processors_available"
+        | "logical_processors_online" => Ok(Value::Int(cores())),
+        "wordsize" => Ok(Value::Int(std::mem::size_of::<usize>() as i64)),
+        _ => Err(Fail::Undef),
+    }
+}

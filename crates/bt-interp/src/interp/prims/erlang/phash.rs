@@ -14,16 +14,16 @@ use eetf::Term;
 /// Why a term cannot be hashed here.
 pub(crate) struct Unhashable(pub &'static str);
 
-const HCONST: u32 = 0x9e37_79b9;
+pub(super) const HCONST: u32 = 0x9e37_79b9;
 const HCONST_2: u32 = 0x3c6e_f372;
 const HCONST_3: u32 = 0xdaa6_6d2b;
-const HCONST_4: u32 = 0x78dd_e6e4;
-const HCONST_9: u32 = 0x8ff3_4781;
-const HCONST_10: u32 = 0x2e2a_c13a;
-const HCONST_11: u32 = 0xcc62_3af3;
-const HCONST_12: u32 = 0x6a99_b4ac;
-const HCONST_13: u32 = 0x08d1_2e65;
-const HCONST_15: u32 = 0x4540_21d7;
+pub(super) const HCONST_4: u32 = 0x78dd_e6e4;
+pub(super) const HCONST_9: u32 = 0x8ff3_4781;
+pub(super) const HCONST_10: u32 = 0x2e2a_c13a;
+pub(super) const HCONST_11: u32 = 0xcc62_3af3;
+pub(super) const HCONST_12: u32 = 0x6a99_b4ac;
+pub(super) const HCONST_13: u32 = 0x08d1_2e65;
+pub(super) const HCONST_15: u32 = 0x4540_21d7;
 const HCONST_16: u32 = 0xe377_9b90;
 const HCONST_19: u32 = 0xbe1e_08bb;
 /// The hash of `[]` alone.
@@ -49,7 +49,7 @@ fn mix(a: &mut u32, b: &mut u32, c: &mut u32) {
     step!(c, a, b, 15, false);
 }
 
-fn hash2(hash: &mut u32, x: u32, y: u32, k: u32) {
+pub(super) fn hash2(hash: &mut u32, x: u32, y: u32, k: u32) {
     let (mut a, mut b) = (k.wrapping_add(x), k.wrapping_add(y));
     mix(&mut a, &mut b, hash);
 }
@@ -66,7 +66,7 @@ fn sint(hash: &mut u32, x: i32, k: u32) {
 }
 
 /// Bob Jenkins' `hash()` over bytes, 12 at a time, seeded with `init`.
-fn block_hash(k: &[u8], init: u32) -> u32 {
+pub(super) fn block_hash(k: &[u8], init: u32) -> u32 {
     let (mut a, mut b, mut c) = (HCONST, HCONST, init);
     let word = |s: &[u8]| u32::from_le_bytes([s[0], s[1], s[2], s[3]]);
     let mut chunks = k.chunks_exact(12);

@@ -604,6 +604,9 @@ pub(super) fn unicode(f: &str, a: &[Value]) -> R {
         [d, i, o] if !to_list => (d, enc(i)?, enc(o)?),
         _ => return Err(Fail::Undef),
     };
+    if latin1_out && !to_list {
+        return to_latin1(data, latin1_in);
+    }
     let mut conv = Conv {
         latin1_in,
         done: String::new(),
@@ -619,14 +622,8 @@ pub(super) fn unicode(f: &str, a: &[Value]) -> R {
         ),
         Some(r) => (Some("error"), Some(r)),
     };
-    if latin1_out && conv.done.chars().any(|c| c as u32 > 255) {
-        // Erlang reports such a character in a shape of its own: the peer's.
-        return Err(Fail::Undef);
-    }
     let done = if to_list {
         charlist(&conv.done)
-    } else if latin1_out {
-        bin_value(conv.done.chars().map(|c| c as u8).collect())
     } else {
         Value::str(conv.done)
     };
@@ -634,6 +631,172 @@ pub(super) fn unicode(f: &str, a: &[Value]) -> R {
         (Some(tag), Some(rest)) => Value::tuple(vec![atom(tag), done, rest]),
         _ => done,
     })
+}
+
+/// `unicode:characters_to_binary(Data, In, latin1)`: Erlang's own walk for a Latin-1 result
+/// (`unicode.erl`'s `ml_map`), so a character past 255 (or a bad integer) is reported in
+/// its shape — `{error, Converted, Rest}` where the rest of a list holds the bad integer as
+/// `[N]` and each enclosing list wraps the rest of its elements around it
+/// (`[[256],98]`), a binary's rest is the binary from the bad character on, and a binary
+/// longer than 8192 bytes counts as two (its first 8192 bytes, then the others).
+fn to_latin1(data: &Value, latin1_in: bool) -> R {
+    let mut w = Latin1 {
+        latin1_in,
+        out: Vec::new(),
+        pending: None,
+    };
+    let step = match data {
+        Value::Str(_) | Value::Binary(_) => w.top_binary(bytes_of(data))?,
+        _ => w.list(&list_arg(data)?)?,
+    };
+    let out = bin_value(std::mem::take(&mut w.out));
+    Ok(match (step, w.pending) {
+        (Step::Error(rest), _) => Value::tuple(vec![atom("error"), out, rest]),
+        (Step::Done, Some((inc, _))) => Value::tuple(vec![atom("incomplete"), out, bin_value(inc)]),
+        (Step::Done, None) => out,
+    })
+}
+
+fn bytes_of(v: &Value) -> &[u8] {
+    match v {
+        Value::Str(s) => s.as_bytes(),
+        Value::Binary(b) => b,
+        _ => &[],
+    }
+}
+
+enum Step {
+    Done,
+    Error(Value),
+}
+
+/// [`to_latin1`]'s walk: the bytes written, and the start of a UTF-8 sequence a binary left
+/// unfinished with the number of bytes it still needs.
+struct Latin1 {
+    latin1_in: bool,
+    out: Vec<u8>,
+    pending: Option<(Vec<u8>, usize)>,
+}
+
+/// Binaries are taken 8192 bytes at a time.
+const PART: usize = 8192;
+
+impl Latin1 {
+    /// One binary part: its characters up to 255 written; the rest from the first other
+    /// one, or the unfinished sequence it ends with.
+    fn part(&mut self, b: &[u8]) -> Result<Option<Value>, Fail> {
+        if self.latin1_in {
+            self.out.extend_from_slice(b);
+            return Ok(None);
+        }
+        let mut i = 0;
+        while i < b.len() {
+            let window = &b[i..b.len().min(i + 4)];
+            match std::str::from_utf8(window) {
+                Ok(s) => {
+                    let c = s.chars().next().unwrap_or('\0');
+                    if c as u32 > 255 {
+                        return Ok(Some(bin_value(b[i..].to_vec())));
+                    }
+                    self.out.push(c as u8);
+                    i += c.len_utf8();
+                }
+                Err(e) if e.valid_up_to() > 0 => {
+                    let s = std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or("");
+                    let c = s.chars().next().unwrap_or('\0');
+                    if c as u32 > 255 {
+                        return Ok(Some(bin_value(b[i..].to_vec())));
+                    }
+                    self.out.push(c as u8);
+                    i += c.len_utf8();
+                }
+                Err(e) if e.error_len().is_none() => {
+                    let need = match b[i] {
+                        0xc0..=0xdf => 2,
+                        0xe0..=0xef => 3,
+                        _ => 4,
+                    };
+                    self.pending = Some((b[i..].to_vec(), need - (b.len() - i)));
+                    return Ok(None);
+                }
+                Err(_) => return Ok(Some(bin_value(b[i..].to_vec()))),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The whole argument is one binary.
+    fn top_binary(&mut self, b: &[u8]) -> Result<Step, Fail> {
+        if b.len() > PART {
+            let parts = vec![bin_value(b[..PART].to_vec()), bin_value(b[PART..].to_vec())];
+            return self.list(&parts);
+        }
+        Ok(match self.part(b)? {
+            Some(rest) => Step::Error(rest),
+            None => Step::Done,
+        })
+    }
+
+    fn list(&mut self, items: &[Value]) -> Result<Step, Fail> {
+        for (i, x) in items.iter().enumerate() {
+            let rest_after = |r: Value| {
+                let mut l = vec![r];
+                l.extend(items[i + 1..].iter().cloned());
+                Step::Error(Value::list(l))
+            };
+            match x {
+                Value::Int(_) | Value::Char(_) => {
+                    if let Some((inc, _)) = self.pending.take() {
+                        let mut l = vec![bin_value(inc)];
+                        l.extend(items[i..].iter().cloned());
+                        return Ok(Step::Error(Value::list(l)));
+                    }
+                    let n = match x {
+                        Value::Int(n) => *n,
+                        Value::Char(c) => c.get() as i64,
+                        _ => -1,
+                    };
+                    match n {
+                        0..=255 => self.out.push(n as u8),
+                        n if n < 0 => return Err(Fail::Badarg),
+                        _ => return Ok(rest_after(Value::list(vec![x.clone()]))),
+                    }
+                }
+                Value::Str(_) | Value::Binary(_) => {
+                    let b = bytes_of(x);
+                    if let Some((inc, missing)) = self.pending.take() {
+                        if b.len() >= missing {
+                            let mut head = inc;
+                            head.extend_from_slice(&b[..missing]);
+                            let mut l = vec![bin_value(head), bin_value(b[missing..].to_vec())];
+                            l.extend(items[i + 1..].iter().cloned());
+                            return self.list(&l);
+                        }
+                        let mut more = inc;
+                        more.extend_from_slice(b);
+                        self.pending = Some((more, missing - b.len()));
+                        continue;
+                    }
+                    if b.len() > PART {
+                        let mut l =
+                            vec![bin_value(b[..PART].to_vec()), bin_value(b[PART..].to_vec())];
+                        l.extend(items[i + 1..].iter().cloned());
+                        return self.list(&l);
+                    }
+                    if let Some(rest) = self.part(b)? {
+                        return Ok(rest_after(rest));
+                    }
+                }
+                Value::List(_) | Value::Array(_) => {
+                    if let Step::Error(rest) = self.list(&list_arg(x)?)? {
+                        return Ok(rest_after(rest));
+                    }
+                }
+                _ => return Err(Fail::Badarg),
+            }
+        }
+        Ok(Step::Done)
+    }
 }
 
 /// Bytes as bt holds a binary: a String when they are UTF-8.
