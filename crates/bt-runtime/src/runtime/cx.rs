@@ -405,6 +405,34 @@ mod tests {
     use crate::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
     use crate::value::Value;
 
+    /// What one process run keeps on its pool worker (`Cx::keep_local`) the next run there
+    /// takes (`Cx::take_local`) when it is of the type asked for and fits; a second object
+    /// is given back, not kept.
+    #[test]
+    fn a_pool_worker_keeps_one_object_between_runs() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let put = h.spawn_task(|cx| {
+            let first = cx.keep_local(Box::new(7u32)).is_none();
+            let second = cx.keep_local(Box::new(8u32)).map(|b| *b);
+            (first, second)
+        });
+        assert_eq!(put.join().unwrap(), (true, Some(8)));
+        let take = h.spawn_task(|cx| {
+            let wrong_type = cx.take_local::<u64>(|_| true).is_none();
+            let not_fitting = cx.take_local::<u32>(|v| *v == 8).is_none();
+            let kept = cx.take_local::<u32>(|v| *v == 7).map(|b| *b);
+            let gone = cx.take_local::<u32>(|_| true).is_none();
+            (wrong_type, not_fitting, kept, gone)
+        });
+        assert_eq!(take.join().unwrap(), (true, true, Some(7), true));
+        rt.shutdown();
+    }
+
     /// The references to a sync call's reply slot while the callee handles the message:
     /// the caller's record (`waiting`), the caller itself and the callee (`current`). With a
     /// deadline on a pool worker the caller's own reference is what the timeout holds (lent,

@@ -148,6 +148,44 @@ impl<'y> Cx<'y> {
         &self.rt.0
     }
 
+    /// Takes the object this process's pool worker keeps for its runs ([`Cx::keep_local`])
+    /// if it is a `T` for which `fits` holds; `None` off a pool worker (a guest's runner).
+    /// What [`RtHandle::worker_local_take`] does for the thread, without a thread-local.
+    #[inline]
+    pub fn take_local<T: 'static>(&self, fits: impl FnOnce(&T) -> bool) -> Option<Box<T>> {
+        let h = self.handoff?;
+        match h.local.take()?.downcast::<T>() {
+            Ok(t) if fits(&t) => Some(t),
+            Ok(t) => {
+                h.local.set(Some(t));
+                None
+            }
+            Err(other) => {
+                h.local.set(Some(other));
+                None
+            }
+        }
+    }
+
+    /// Keeps `v` on this process's pool worker until the next [`Cx::take_local`] there;
+    /// gives it back off a pool worker or when the worker keeps one already.
+    #[inline]
+    pub fn keep_local<T: 'static>(&self, v: Box<T>) -> Option<Box<T>> {
+        let Some(h) = self.handoff else {
+            return Some(v);
+        };
+        match h.local.take() {
+            Some(old) => {
+                h.local.set(Some(old));
+                Some(v)
+            }
+            None => {
+                h.local.set(Some(v));
+                None
+            }
+        }
+    }
+
     /// Writes a line to the runtime's log sink, rate-limited per call site.
     #[track_caller]
     pub fn log(&self, line: &str) {

@@ -90,6 +90,12 @@ pub(crate) struct Handoff {
     /// the runner's own reference while it is suspended, no second one. (`Cx::suspend_on`
     /// lends a clone, which it drops.)
     pub(crate) back: Cell<Option<Arc<Waiter>>>,
+    /// One object the code running on this worker's runners keeps between process runs
+    /// (the interpreter's evaluation context: [`Cx::take_local`], [`Cx::keep_local`]). The
+    /// record reaches it without a thread-local look-up (two per message through
+    /// [`Shared::worker_local_take`] and its `put`: each checks the thread's worker identity
+    /// and borrows a `RefCell`); the worker drops it when it stops.
+    pub(crate) local: Cell<Option<Box<dyn Any>>>,
 }
 
 /// Input a runtime's idle workers wait on instead of sleeping: a named node's connections,

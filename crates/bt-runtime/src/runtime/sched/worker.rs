@@ -142,6 +142,7 @@ impl Worker {
             }
         }
         drop(WORKER_LOCAL.with(|c| c.borrow_mut().take()));
+        drop(self.handoff.local.take());
         CURRENT_WORKER.with(|c| c.set((0, 0)));
     }
 
