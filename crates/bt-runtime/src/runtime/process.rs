@@ -275,7 +275,9 @@ pub(crate) struct Inner {
     pub body: Option<Box<dyn Behaviour>>,
     /// Reply waiter of the message being handled (failed with actor_dead on a kill).
     pub current: Option<Arc<Waiter>>,
-    /// What the process's coroutine is suspended on (completed on a kill, to wake it).
+    /// What the process's coroutine is suspended on, or was last (completed on a kill, to
+    /// wake it). Replaced only by the process itself, when it waits again: while it is
+    /// suspended its timeout refers to this waiter by address (`WaitRef`).
     pub waiting: Option<Arc<Waiter>>,
     pub extra: Option<Box<Extras>>,
 }
@@ -653,7 +655,9 @@ pub(crate) fn finish(shared: &Shared, p: &ProcRef, reason: ExitReason) -> bool {
         (
             std::mem::take(&mut g.mailbox),
             g.current.take(),
-            g.waiting.take(),
+            // Completed in place, not taken: a suspended wait's timeout refers to it by
+            // address until the wait is resumed (`WaitRef`).
+            g.waiting.clone(),
             name,
             extra,
             g.body.take(),

@@ -16,14 +16,14 @@ use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
 use crate::runtime::sched::RtHandle;
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
-use crate::runtime::waiter::{Waiter, Wake};
+use crate::runtime::waiter::{WaitRef, Wake};
 
 type Co = Coroutine<(), Suspend, usize, PooledStack>;
 
 pub(super) struct Slot {
     pub(super) gen: u32,
     pub(super) co: Option<Co>,
-    pub(super) timeout: Option<(u64, Arc<Waiter>)>,
+    pub(super) timeout: Option<(u64, WaitRef)>,
     /// The memory account the coroutine is charged to while suspended (per-actor limits).
     pub(super) mem: crate::memory::CoAccount,
     /// What the coroutine's stack is charged to its thread's account (see
@@ -269,7 +269,7 @@ impl Worker {
                     // Fired: the waiter stays until the coroutine is resumed (a pool
                     // runner gets it back then: `resume_one`), with no deadline left.
                     *d = u64::MAX;
-                    w.complete(&self.shared, Err(CallError::Timeout));
+                    w.get().complete(&self.shared, Err(CallError::Timeout));
                 } else {
                     next = next.min(*d);
                 }
@@ -422,13 +422,8 @@ impl Worker {
             return;
         }
         let Some(co) = s.co.take() else { return };
-        // A pool runner lent its waiter to the timeout: it takes it back right after its
-        // suspension returns (`Cx::suspend_wait`). A guest's runners lend nothing.
-        if let Some((_, w)) = s.timeout.take() {
-            if self.id < self.shared.guest_index() {
-                self.handoff.back.set(Some(w));
-            }
-        }
+        // The wait is over: its waiter may be replaced once the coroutine runs (`WaitRef`).
+        s.timeout = None;
         self.drive(slot, co);
     }
 
