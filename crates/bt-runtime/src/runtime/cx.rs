@@ -57,7 +57,34 @@ impl<'y> Cx<'y> {
             top: stack_top,
             deepest: Cell::new(stack_top),
             exit: None,
+            lent: false,
+            held: false,
         }
+    }
+
+    /// Before every suspension of the run: a run on a handle its claiming caller lent
+    /// (`RunRef::lent`) takes a counted one, since the caller may resume and drop its own
+    /// once this run is suspended. Nothing on the usual round trip, whose run ends without
+    /// suspending in between.
+    #[inline(always)]
+    fn hold(&mut self) {
+        if self.lent {
+            self.hold_now();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hold_now(&mut self) {
+        self.lent = false;
+        self.held = true;
+        // The count the runner's handle adopts when the run is over (`RunRef::adopt`).
+        std::mem::forget(self.me.clone());
+    }
+
+    /// Whether this run took a count of its own on a lent handle (`Cx::hold`).
+    pub(crate) fn held(&self) -> bool {
+        self.held
     }
 
     /// The reply waiter of the message being handled (the head of this process's waiting
@@ -118,6 +145,7 @@ impl<'y> Cx<'y> {
         self.reductions = 0;
         self.check_alive()?;
         self.note_sp();
+        self.hold();
         self.y.suspend(Suspend::Yield);
         self.check_alive()
     }
@@ -180,6 +208,7 @@ impl<'y> Cx<'y> {
             // SAFETY: `w` is this process's `waiting` (registered by `Cx::wait`), which only
             // this process replaces, after the suspension; the borrow keeps it alive too.
             let w = unsafe { WaitRef::new(w) };
+            self.hold();
             self.y.suspend(Suspend::Wait {
                 timeout: deadline.map(|d| (d, w)),
             });
@@ -271,6 +300,7 @@ impl<'y> Cx<'y> {
         if let (Some(n), Some(h)) = (next, self.handoff) {
             h.next.set(Some(n));
         }
+        self.hold();
         self.y.suspend(Suspend::Wait {
             timeout: d.map(|d| (d, w)),
         });
@@ -413,6 +443,38 @@ mod tests {
             (wrong_type, not_fitting, kept, gone)
         });
         assert_eq!(take.join().unwrap(), (true, true, Some(7), true));
+        rt.shutdown();
+    }
+
+    /// A sync call that claims an idle callee lends it its own handle for the run: the run
+    /// adds no reference to the process record while it does not suspend (the process
+    /// table's and the caller's are all), and takes one of its own before it suspends, so
+    /// its record outlives a caller that resumes meanwhile and drops its handle.
+    #[test]
+    fn a_claimed_run_holds_its_process_only_once_it_suspends() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx: &mut Cx<'_>, m: Message| {
+            if m.selector.as_str() == "sleep" {
+                cx.sleep(1).unwrap();
+            }
+            Ok(Value::Int(Arc::strong_count(&cx.me().0) as i64))
+        }));
+        let t = h.spawn_task(move |cx| {
+            let mut counts = Vec::new();
+            for sel in ["count", "sleep", "count"] {
+                match cx.call(&callee, Message::named(sel, Vec::new()), Timeout::Infinity) {
+                    Ok(Value::Int(n)) => counts.push(n),
+                    other => panic!("{other:?}"),
+                }
+            }
+            counts
+        });
+        assert_eq!(t.join().unwrap(), vec![2, 3, 2]);
         rt.shutdown();
     }
 

@@ -30,8 +30,10 @@ use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Sig
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::{Sym, Value};
 
+mod handed;
 mod lent;
 mod run;
+pub(crate) use handed::RunRef;
 pub(crate) use lent::{claim_idle, resume_kept, run_kept_job, run_lent, unlend};
 pub(crate) use run::run_body;
 
@@ -126,6 +128,11 @@ pub struct Cx<'y> {
     pub(super) top: usize,
     pub(super) deepest: Cell<usize>,
     pub(super) exit: Option<ExitReason>,
+    /// `me` is lent by the sync caller that claimed this run (`RunRef::lent`): a count of
+    /// its own is taken before the first suspension (`Cx::hold`), and `held` says so (the
+    /// runner's handle then owns that count: `RunRef::adopt`).
+    pub(super) lent: bool,
+    pub(super) held: bool,
 }
 
 impl<'y> Cx<'y> {
@@ -483,7 +490,9 @@ pub(crate) type Claimed = (Box<dyn Behaviour>, Message);
 /// A process run handed to a pool worker with a sync caller's suspension
 /// (`sched::Handoff::next`): the worker runs it at once on the same thread.
 pub(crate) struct Handed {
-    pub p: ProcRef,
+    /// Lent by the caller (uncounted: it is suspended until the run suspends) for a claimed
+    /// call, counted otherwise.
+    pub p: RunRef,
     /// Set when the call claimed the idle callee: its run starts with this message, no lock.
     pub first: Option<Claimed>,
 }
@@ -515,8 +524,13 @@ pub(crate) fn enqueue_call(
                 if let Some(b) = g.body.take() {
                     g.current = Some(reply);
                     drop(g);
+                    #[allow(unsafe_code)]
                     return Ok(Some(Handed {
-                        p: p.clone(),
+                        // SAFETY: the caller suspends next and its worker runs this at once
+                        // (`Cx::call`, `Worker::run_handed_over`), before it can resume the
+                        // caller, which holds `p`; the run takes a counted handle before it
+                        // suspends (`Cx::hold`).
+                        p: unsafe { RunRef::lent(p) },
                         first: Some((b, msg)),
                     }));
                 }
@@ -528,7 +542,7 @@ pub(crate) fn enqueue_call(
             });
             drop(g);
             return Ok(Some(Handed {
-                p: p.clone(),
+                p: RunRef::counted(p.clone()),
                 first: None,
             }));
         }

@@ -44,7 +44,8 @@ use crate::runtime::clock::{Clock, Fired, Timers};
 use crate::runtime::config::Config;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, Sched, TaskFn,
+    finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, RunRef, Sched,
+    TaskFn,
 };
 use crate::runtime::types::{ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Resume, WaitRef, Wake};
@@ -79,7 +80,7 @@ pub(crate) struct Handoff {
     /// The process run a runner picks up when it is started or resumed from the spares (the
     /// process, its wake-up address and what a sync call claimed); empty when a spare is
     /// retired.
-    pub(crate) start: Cell<Option<(ProcRef, Wake, Option<Claimed>)>>,
+    pub(crate) start: Cell<Option<(RunRef, Wake, Option<Claimed>)>>,
     /// Set by a runner just before it suspends in a sync call (read by the worker's `drive`
     /// right after): the idle callee, which the worker runs at once (`Cx::call`'s hand-off).
     pub(crate) next: Cell<Option<Handed>>,

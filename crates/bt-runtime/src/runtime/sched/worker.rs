@@ -12,7 +12,7 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::{Handoff, Shared, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
 use crate::runtime::cx::Cx;
-use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
+use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef, RunRef};
 use crate::runtime::sched::RtHandle;
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
@@ -294,7 +294,7 @@ impl Worker {
     /// loop, not recursion: a chain of calls hands over one callee after another).
     fn run_handed_over(&mut self) {
         while let Some(h) = self.run_next.take() {
-            self.start_one(h.p, h.first);
+            self.start_run(h.p, h.first);
         }
     }
 
@@ -305,6 +305,11 @@ impl Worker {
     /// that went deep into its stack, it returns and is retired. `first`: the behaviour and
     /// message a sync call claimed (`process::enqueue_call`).
     pub(super) fn start_one(&mut self, p: ProcRef, first: Option<Claimed>) {
+        self.start_run(RunRef::counted(p), first)
+    }
+
+    /// [`Worker::start_one`] on a handle a claiming caller may have lent (`RunRef`).
+    fn start_run(&mut self, p: RunRef, first: Option<Claimed>) {
         if !p.is_alive() {
             return;
         }
@@ -317,7 +322,7 @@ impl Worker {
                 let serving = first.is_some() || Shared::is_serving(&p);
                 if busy + sh.reserve >= sh.max_cos && (busy >= sh.max_cos || !serving) {
                     self.spares.push((slot, co));
-                    Self::defer(sh, p, first, serving);
+                    Self::defer(sh, p.into_counted(), first, serving);
                     return;
                 }
             }
@@ -338,7 +343,7 @@ impl Worker {
             let serving = first.is_some() || Shared::is_serving(&p);
             if busy >= sh.max_cos || !serving {
                 sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-                Self::defer(sh, p, first, serving);
+                Self::defer(sh, p.into_counted(), first, serving);
                 return;
             }
         }
@@ -354,7 +359,7 @@ impl Worker {
                     }
                     self.retire_count();
                     let serving = first.is_some() || Shared::is_serving(&p);
-                    Self::defer(&sh, p, first, serving);
+                    Self::defer(&sh, p.into_counted(), first, serving);
                     return;
                 }
             },
@@ -387,12 +392,17 @@ impl Worker {
         self.handoff.start.set(Some((p, wake, first)));
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
             let mut deepest = top;
-            while let Some((p, wake, first)) = ho.start.take() {
+            while let Some((mut p, wake, first)) = ho.start.take() {
                 // Only a pool worker's runners hand a sync call's callee over.
                 let mut cx = Cx::new(y, pool.then_some(&*ho), &rt, &p, wake, low, top);
+                cx.lent = !p.is_counted();
                 run_body(&mut cx, first);
                 deepest = deepest.min(cx.deepest());
+                let held = cx.held();
                 drop(cx);
+                if held {
+                    p.adopt();
+                }
                 drop(p);
                 // Deep use: return, so `retire` trims the stack before pooling it.
                 if !reusable || top - deepest > KEEP_RESIDENT {
