@@ -446,6 +446,29 @@ mod tests {
         rt.shutdown();
     }
 
+    /// A handled message's argument vector kept on the pool worker (`Cx::keep_args`) is
+    /// the next sync call's there (`Cx::spare_args`), once.
+    #[test]
+    fn a_pool_worker_keeps_a_spare_argument_vector() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let t = h.spawn_task(|cx| {
+            let kept = cx.keep_args(Vec::with_capacity(3)).is_ok();
+            let first = cx.spare_args().map(|v| v.capacity());
+            let second = cx.spare_args().map(|v| v.capacity());
+            (kept, first, second)
+        });
+        let (kept, first, second) = t.join().unwrap();
+        assert!(kept);
+        assert!(first.is_some_and(|c| c >= 3));
+        assert_eq!(second, Some(0));
+        rt.shutdown();
+    }
+
     /// A sync call that claims an idle callee lends it its own handle for the run: the run
     /// adds no reference to the process record while it does not suspend (the process
     /// table's and the caller's are all), and takes one of its own before it suspends, so

@@ -174,6 +174,27 @@ impl<'y> Cx<'y> {
         }
     }
 
+    /// The emptied argument vector a message handled on this pool worker left
+    /// ([`Cx::keep_args`]; empty and unallocated when there is none), for a sync call's
+    /// arguments. `None` off a pool worker.
+    #[inline]
+    pub fn spare_args(&self) -> Option<Vec<Value>> {
+        self.handoff.map(|h| h.args.take())
+    }
+
+    /// Keeps a handled message's emptied argument vector on this pool worker for the next
+    /// sync call made there ([`Cx::spare_args`]); gives it back off a pool worker.
+    #[inline]
+    pub fn keep_args(&self, v: Vec<Value>) -> Result<(), Vec<Value>> {
+        match self.handoff {
+            Some(h) => {
+                drop(h.args.replace(v));
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
     /// Keeps `v` on this process's pool worker until the next [`Cx::take_local`] there;
     /// gives it back off a pool worker or when the worker keeps one already.
     #[inline]

@@ -90,6 +90,10 @@ pub(crate) struct Handoff {
     /// [`Shared::worker_local_take`] and its `put`: each checks the thread's worker identity
     /// and borrows a `RefCell`); the worker drops it when it stops.
     pub(crate) local: Cell<Option<Box<dyn Any>>>,
+    /// The emptied argument vector of the last message handled here, for the next sync
+    /// call made here ([`Cx::spare_args`], [`Cx::keep_args`]): no allocation per call, and
+    /// no thread-local look-up for it either.
+    pub(crate) args: Cell<Vec<Value>>,
 }
 
 /// Input a runtime's idle workers wait on instead of sleeping: a named node's connections,

@@ -359,7 +359,7 @@ impl BtActor {
                 }
             }
         });
-        crate::interp::actor::send::recycle_args(msg.args);
+        crate::interp::actor::send::recycle_args_in(cx, msg.args);
         if r.is_err() {
             roll_back(&mut self.fields, &mut self.saved);
         }
