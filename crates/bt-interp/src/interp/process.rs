@@ -168,8 +168,26 @@ impl ActorSys {
     /// A context for a process run (from the pool, or a new small one).
     pub fn take_ctx(self: &Arc<Self>) -> Box<Ctx> {
         // The one kept by this worker thread first (no lock), then the shared pool.
-        let mine = |c: &Ctx| c.proc.sys.as_ref().is_some_and(|s| Arc::ptr_eq(s, self));
-        let kept = self.rt.worker_local_take::<Ctx>(mine);
+        let kept = self.rt.worker_local_take::<Ctx>(|c| self.owns(c));
+        self.ctx_or_pooled(kept)
+    }
+
+    /// [`ActorSys::take_ctx`] in the run of `cx`: the context its pool worker keeps
+    /// (`Cx::take_local`: no thread-local look-up), else one from the pool.
+    #[inline]
+    pub fn take_ctx_in(self: &Arc<Self>, cx: &Cx<'_>) -> Box<Ctx> {
+        let kept = cx.take_local::<Ctx>(|c| self.owns(c));
+        self.ctx_or_pooled(kept)
+    }
+
+    /// Whether `c` is one of this system's contexts.
+    #[inline(always)]
+    fn owns(self: &Arc<Self>, c: &Ctx) -> bool {
+        c.proc.sys.as_ref().is_some_and(|s| Arc::ptr_eq(s, self))
+    }
+
+    #[inline(always)]
+    fn ctx_or_pooled(self: &Arc<Self>, kept: Option<Box<Ctx>>) -> Box<Ctx> {
         let mut c = kept.or_else(|| self.pool.lock().pop()).unwrap_or_else(|| {
             let mut c = Box::new(Ctx::with_sizes(self.prog.clone(), POOLED_CACHE, 64, 16));
             c.proc.sys = Some(self.clone());
@@ -184,7 +202,24 @@ impl ActorSys {
     }
 
     /// Gives a context back after a run.
-    pub fn put_ctx(&self, mut c: Box<Ctx>) {
+    pub fn put_ctx(&self, c: Box<Ctx>) {
+        let c = Self::cleared(c);
+        if let Some(c) = self.rt.worker_local_put(c) {
+            self.pool_ctx(c);
+        }
+    }
+
+    /// [`ActorSys::put_ctx`] in the run of `cx` (kept by its pool worker: `Cx::keep_local`).
+    #[inline]
+    pub fn put_ctx_in(&self, cx: &Cx<'_>, c: Box<Ctx>) {
+        let c = Self::cleared(c);
+        if let Some(c) = cx.keep_local(c) {
+            self.pool_ctx(c);
+        }
+    }
+
+    #[inline(always)]
+    fn cleared(mut c: Box<Ctx>) -> Box<Ctx> {
         c.stack.clear();
         c.cells.clear();
         c.acts.clear();
@@ -194,9 +229,11 @@ impl ActorSys {
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
         }
-        let Some(c) = self.rt.worker_local_put(c) else {
-            return;
-        };
+        c
+    }
+
+    #[cold]
+    fn pool_ctx(&self, c: Box<Ctx>) {
         let mut p = self.pool.lock();
         if p.len() < POOL_MAX {
             p.push(c);
@@ -261,9 +298,9 @@ pub(crate) fn lock_proc<'l>(
 /// Runs `f` in a fresh context attached to `cx` (callbacks, timers, monitors); the context
 /// goes back to the pool afterwards.
 pub fn with_fresh_ctx<R>(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
-    let mut ctx = sys.take_ctx();
+    let mut ctx = sys.take_ctx_in(cx);
     let r = in_process(&mut ctx, cx, f);
-    sys.put_ctx(ctx);
+    sys.put_ctx_in(cx, ctx);
     r
 }
 

@@ -7,6 +7,10 @@
 //!
 //! The struct and its accessors are defined in `process.rs`, next to the `Behaviour` whose
 //! handlers take it (re-exported here); this file has its operations.
+//!
+//! `unsafe`: a wait refers to its own reply slot by address (`WaitRef`), which the process
+//! record keeps alive (no reference count changes per call).
+#![allow(unsafe_code)]
 
 use std::cell::Cell;
 use std::sync::atomic::Ordering;
@@ -19,7 +23,9 @@ use crate::runtime::sched::RtHandle;
 use crate::runtime::sched::{Handoff, Suspend};
 use crate::runtime::stack::{approx_sp, RED_ZONE};
 use crate::runtime::types::{CallError, ExitReason, Exiting, Message, Pid, Timeout};
-use crate::runtime::waiter::{chain_contains, chain_of, RemoteChain, WaitedBy, Waiter, Wake};
+use crate::runtime::waiter::{
+    chain_contains, chain_of, RemoteChain, WaitRef, WaitedBy, Waiter, Wake,
+};
 use crate::value::Value;
 
 pub use crate::runtime::process::Cx;
@@ -51,7 +57,34 @@ impl<'y> Cx<'y> {
             top: stack_top,
             deepest: Cell::new(stack_top),
             exit: None,
+            lent: false,
+            held: false,
         }
+    }
+
+    /// Before every suspension of the run: a run on a handle its claiming caller lent
+    /// (`RunRef::lent`) takes a counted one, since the caller may resume and drop its own
+    /// once this run is suspended. Nothing on the usual round trip, whose run ends without
+    /// suspending in between.
+    #[inline(always)]
+    fn hold(&mut self) {
+        if self.lent {
+            self.hold_now();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn hold_now(&mut self) {
+        self.lent = false;
+        self.held = true;
+        // The count the runner's handle adopts when the run is over (`RunRef::adopt`).
+        std::mem::forget(self.me.clone());
+    }
+
+    /// Whether this run took a count of its own on a lent handle (`Cx::hold`).
+    pub(crate) fn held(&self) -> bool {
+        self.held
     }
 
     /// The reply waiter of the message being handled (the head of this process's waiting
@@ -112,6 +145,7 @@ impl<'y> Cx<'y> {
         self.reductions = 0;
         self.check_alive()?;
         self.note_sp();
+        self.hold();
         self.y.suspend(Suspend::Yield);
         self.check_alive()
     }
@@ -171,47 +205,16 @@ impl<'y> Cx<'y> {
     fn suspend_on(&mut self, w: &Arc<Waiter>, deadline: Option<u64>) -> Result<Value, CallError> {
         if w.set_target(self.wake) {
             self.note_sp();
-            let timeout = deadline.map(|d| (d, w.clone()));
-            let lent = timeout.is_some();
-            self.y.suspend(Suspend::Wait { timeout });
-            // A pool worker gives the timeout's reference back (`Cx::suspend_wait`): here
-            // it is a clone, dropped.
-            if let (true, Some(h)) = (lent, self.handoff) {
-                drop(h.back.take());
-            }
+            // SAFETY: `w` is this process's `waiting` (registered by `Cx::wait`), which only
+            // this process replaces, after the suspension; the borrow keeps it alive too.
+            let w = unsafe { WaitRef::new(w) };
+            self.hold();
+            self.y.suspend(Suspend::Wait {
+                timeout: deadline.map(|d| (d, w)),
+            });
         }
         self.reductions = 0;
         w.take()
-    }
-
-    /// Suspends in a wait on `w` (its waker registered) until it is resumed; answers `w`.
-    /// With a deadline the worker's timeout holds the waiter while the coroutine is
-    /// suspended: a pool worker's runner lends it its own reference, which the worker gives
-    /// back through the hand-off record when it resumes this coroutine (`Handoff::back`,
-    /// set by `Worker::resume_one` just before the switch, taken here first thing after
-    /// it: nothing runs on this thread in between); elsewhere the timeout holds a clone.
-    /// The worker keeps a fired timeout's waiter until the resumption too, so it is always
-    /// there to give back. No reference count changes on a pool worker. Inlined, and only
-    /// here (`Cx::call`): as a call of its own, or with the switch in two places, the
-    /// switch is not inlined and a sync call costs ~20–40 instructions more.
-    #[inline(always)]
-    fn suspend_wait(&mut self, w: Arc<Waiter>, deadline: Option<u64>) -> Arc<Waiter> {
-        match (deadline, self.handoff) {
-            (Some(d), Some(h)) => {
-                self.y.suspend(Suspend::Wait {
-                    timeout: Some((d, w)),
-                });
-                match h.back.take() {
-                    Some(w) => w,
-                    None => unreachable!("a resumed wait gets its waiter back"),
-                }
-            }
-            (d, _) => {
-                let timeout = d.map(|d| (d, w.clone()));
-                self.y.suspend(Suspend::Wait { timeout });
-                w
-            }
-        }
     }
 
     /// Whether a sync call to `target` from here would deadlock: the target is this process
@@ -251,8 +254,10 @@ impl<'y> Cx<'y> {
         // The reply slot: the one this process waited on last time when nobody else holds
         // it any more (the usual case: the callee dropped it when it answered), else a new
         // one. Registered as `waiting` (what a kill completes) in the same lock, which also
-        // holds the waiting chain's head (`current`).
-        let w = {
+        // holds the waiting chain's head (`current`). The record's reference is the only
+        // one this process uses: the call refers to the slot by address (`WaitRef`), and
+        // the callee gets the one counted reference it keeps.
+        let (w, reply) = {
             let mut g = self.me.0.inner.lock();
             if let Some(r) = &g.reason {
                 return Err(CallError::Exiting((**r).clone()));
@@ -274,12 +279,17 @@ impl<'y> Cx<'y> {
                 },
                 None => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
             };
-            g.waiting = Some(w.clone());
-            w
+            let reply = w.clone();
+            // SAFETY: `w` becomes this process's `waiting` below, which only this process
+            // replaces (at its next wait, after this call has returned); an exit completes
+            // it in place. The record outlives this call (`self.me`).
+            let r = unsafe { WaitRef::new(&w) };
+            g.waiting = Some(w);
+            (r, reply)
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
         // below hands it over: no queue traffic).
-        let next = match enqueue_call(self.shared(), to, msg, w.clone(), self.handoff.is_some()) {
+        let next = match enqueue_call(self.shared(), to, msg, reply, self.handoff.is_some()) {
             Ok(next) => next,
             Err(()) => return Err(CallError::ActorDead),
         };
@@ -290,9 +300,12 @@ impl<'y> Cx<'y> {
         if let (Some(n), Some(h)) = (next, self.handoff) {
             h.next.set(Some(n));
         }
-        let w = self.suspend_wait(w, d);
+        self.hold();
+        self.y.suspend(Suspend::Wait {
+            timeout: d.map(|d| (d, w)),
+        });
         self.reductions = 0;
-        w.take()
+        w.get().take()
     }
 
     /// An asynchronous send. FIFO with every other send from this process to `to`. Answers
@@ -405,12 +418,94 @@ mod tests {
     use crate::runtime::{handler, Config, Cx, Message, Runtime, Timeout};
     use crate::value::Value;
 
-    /// The references to a sync call's reply slot while the callee handles the message:
-    /// the caller's record (`waiting`), the caller itself and the callee (`current`). With a
-    /// deadline on a pool worker the caller's own reference is what the timeout holds (lent,
-    /// given back at the resumption), not a fourth one.
+    /// What one process run keeps on its pool worker (`Cx::keep_local`) the next run there
+    /// takes (`Cx::take_local`) when it is of the type asked for and fits; a second object
+    /// is given back, not kept.
     #[test]
-    fn a_call_lends_its_reply_slot_to_the_timeout() {
+    fn a_pool_worker_keeps_one_object_between_runs() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let put = h.spawn_task(|cx| {
+            let first = cx.keep_local(Box::new(7u32)).is_none();
+            let second = cx.keep_local(Box::new(8u32)).map(|b| *b);
+            (first, second)
+        });
+        assert_eq!(put.join().unwrap(), (true, Some(8)));
+        let take = h.spawn_task(|cx| {
+            let wrong_type = cx.take_local::<u64>(|_| true).is_none();
+            let not_fitting = cx.take_local::<u32>(|v| *v == 8).is_none();
+            let kept = cx.take_local::<u32>(|v| *v == 7).map(|b| *b);
+            let gone = cx.take_local::<u32>(|_| true).is_none();
+            (wrong_type, not_fitting, kept, gone)
+        });
+        assert_eq!(take.join().unwrap(), (true, true, Some(7), true));
+        rt.shutdown();
+    }
+
+    /// A handled message's argument vector kept on the pool worker (`Cx::keep_args`) is
+    /// the next sync call's there (`Cx::spare_args`), once.
+    #[test]
+    fn a_pool_worker_keeps_a_spare_argument_vector() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let t = h.spawn_task(|cx| {
+            let kept = cx.keep_args(Vec::with_capacity(3)).is_ok();
+            let first = cx.spare_args().map(|v| v.capacity());
+            let second = cx.spare_args().map(|v| v.capacity());
+            (kept, first, second)
+        });
+        let (kept, first, second) = t.join().unwrap();
+        assert!(kept);
+        assert!(first.is_some_and(|c| c >= 3));
+        assert_eq!(second, Some(0));
+        rt.shutdown();
+    }
+
+    /// A sync call that claims an idle callee lends it its own handle for the run: the run
+    /// adds no reference to the process record while it does not suspend (the process
+    /// table's and the caller's are all), and takes one of its own before it suspends, so
+    /// its record outlives a caller that resumes meanwhile and drops its handle.
+    #[test]
+    fn a_claimed_run_holds_its_process_only_once_it_suspends() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx: &mut Cx<'_>, m: Message| {
+            if m.selector.as_str() == "sleep" {
+                cx.sleep(1).unwrap();
+            }
+            Ok(Value::Int(Arc::strong_count(&cx.me().0) as i64))
+        }));
+        let t = h.spawn_task(move |cx| {
+            let mut counts = Vec::new();
+            for sel in ["count", "sleep", "count"] {
+                match cx.call(&callee, Message::named(sel, Vec::new()), Timeout::Infinity) {
+                    Ok(Value::Int(n)) => counts.push(n),
+                    other => panic!("{other:?}"),
+                }
+            }
+            counts
+        });
+        assert_eq!(t.join().unwrap(), vec![2, 3, 2]);
+        rt.shutdown();
+    }
+
+    /// The references to a sync call's reply slot while the callee handles the message:
+    /// the caller's record (`waiting`) and the callee (`current`). The caller itself and
+    /// its timeout refer to it by address (`WaitRef`), with a deadline or without.
+    #[test]
+    fn a_call_counts_its_reply_slot_twice() {
         let rt = Runtime::new(Config {
             workers: 1,
             ..Config::default()
@@ -434,7 +529,7 @@ mod tests {
             }
             counts
         });
-        assert_eq!(t.join().unwrap(), vec![3; 9]);
+        assert_eq!(t.join().unwrap(), vec![2; 9]);
         rt.shutdown();
     }
 }

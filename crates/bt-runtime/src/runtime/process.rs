@@ -30,8 +30,10 @@ use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Sig
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::{Sym, Value};
 
+mod handed;
 mod lent;
 mod run;
+pub(crate) use handed::RunRef;
 pub(crate) use lent::{claim_idle, resume_kept, run_kept_job, run_lent, unlend};
 pub(crate) use run::run_body;
 
@@ -126,6 +128,11 @@ pub struct Cx<'y> {
     pub(super) top: usize,
     pub(super) deepest: Cell<usize>,
     pub(super) exit: Option<ExitReason>,
+    /// `me` is lent by the sync caller that claimed this run (`RunRef::lent`): a count of
+    /// its own is taken before the first suspension (`Cx::hold`), and `held` says so (the
+    /// runner's handle then owns that count: `RunRef::adopt`).
+    pub(super) lent: bool,
+    pub(super) held: bool,
 }
 
 impl<'y> Cx<'y> {
@@ -146,6 +153,65 @@ impl<'y> Cx<'y> {
 
     pub(crate) fn shared(&self) -> &'y Arc<Shared> {
         &self.rt.0
+    }
+
+    /// Takes the object this process's pool worker keeps for its runs ([`Cx::keep_local`])
+    /// if it is a `T` for which `fits` holds; `None` off a pool worker (a guest's runner).
+    /// What [`RtHandle::worker_local_take`] does for the thread, without a thread-local.
+    #[inline]
+    pub fn take_local<T: 'static>(&self, fits: impl FnOnce(&T) -> bool) -> Option<Box<T>> {
+        let h = self.handoff?;
+        match h.local.take()?.downcast::<T>() {
+            Ok(t) if fits(&t) => Some(t),
+            Ok(t) => {
+                h.local.set(Some(t));
+                None
+            }
+            Err(other) => {
+                h.local.set(Some(other));
+                None
+            }
+        }
+    }
+
+    /// The emptied argument vector a message handled on this pool worker left
+    /// ([`Cx::keep_args`]; empty and unallocated when there is none), for a sync call's
+    /// arguments. `None` off a pool worker.
+    #[inline]
+    pub fn spare_args(&self) -> Option<Vec<Value>> {
+        self.handoff.map(|h| h.args.take())
+    }
+
+    /// Keeps a handled message's emptied argument vector on this pool worker for the next
+    /// sync call made there ([`Cx::spare_args`]); gives it back off a pool worker.
+    #[inline]
+    pub fn keep_args(&self, v: Vec<Value>) -> Result<(), Vec<Value>> {
+        match self.handoff {
+            Some(h) => {
+                drop(h.args.replace(v));
+                Ok(())
+            }
+            None => Err(v),
+        }
+    }
+
+    /// Keeps `v` on this process's pool worker until the next [`Cx::take_local`] there;
+    /// gives it back off a pool worker or when the worker keeps one already.
+    #[inline]
+    pub fn keep_local<T: 'static>(&self, v: Box<T>) -> Option<Box<T>> {
+        let Some(h) = self.handoff else {
+            return Some(v);
+        };
+        match h.local.take() {
+            Some(old) => {
+                h.local.set(Some(old));
+                Some(v)
+            }
+            None => {
+                h.local.set(Some(v));
+                None
+            }
+        }
     }
 
     /// Writes a line to the runtime's log sink, rate-limited per call site.
@@ -237,7 +303,9 @@ pub(crate) struct Inner {
     pub body: Option<Box<dyn Behaviour>>,
     /// Reply waiter of the message being handled (failed with actor_dead on a kill).
     pub current: Option<Arc<Waiter>>,
-    /// What the process's coroutine is suspended on (completed on a kill, to wake it).
+    /// What the process's coroutine is suspended on, or was last (completed on a kill, to
+    /// wake it). Replaced only by the process itself, when it waits again: while it is
+    /// suspended its timeout refers to this waiter by address (`WaitRef`).
     pub waiting: Option<Arc<Waiter>>,
     pub extra: Option<Box<Extras>>,
 }
@@ -443,7 +511,9 @@ pub(crate) type Claimed = (Box<dyn Behaviour>, Message);
 /// A process run handed to a pool worker with a sync caller's suspension
 /// (`sched::Handoff::next`): the worker runs it at once on the same thread.
 pub(crate) struct Handed {
-    pub p: ProcRef,
+    /// Lent by the caller (uncounted: it is suspended until the run suspends) for a claimed
+    /// call, counted otherwise.
+    pub p: RunRef,
     /// Set when the call claimed the idle callee: its run starts with this message, no lock.
     pub first: Option<Claimed>,
 }
@@ -475,8 +545,13 @@ pub(crate) fn enqueue_call(
                 if let Some(b) = g.body.take() {
                     g.current = Some(reply);
                     drop(g);
+                    #[allow(unsafe_code)]
                     return Ok(Some(Handed {
-                        p: p.clone(),
+                        // SAFETY: the caller suspends next and its worker runs this at once
+                        // (`Cx::call`, `Worker::run_handed_over`), before it can resume the
+                        // caller, which holds `p`; the run takes a counted handle before it
+                        // suspends (`Cx::hold`).
+                        p: unsafe { RunRef::lent(p) },
                         first: Some((b, msg)),
                     }));
                 }
@@ -488,7 +563,7 @@ pub(crate) fn enqueue_call(
             });
             drop(g);
             return Ok(Some(Handed {
-                p: p.clone(),
+                p: RunRef::counted(p.clone()),
                 first: None,
             }));
         }
@@ -615,7 +690,9 @@ pub(crate) fn finish(shared: &Shared, p: &ProcRef, reason: ExitReason) -> bool {
         (
             std::mem::take(&mut g.mailbox),
             g.current.take(),
-            g.waiting.take(),
+            // Completed in place, not taken: a suspended wait's timeout refers to it by
+            // address until the wait is resumed (`WaitRef`).
+            g.waiting.clone(),
             name,
             extra,
             g.body.take(),

@@ -44,10 +44,11 @@ use crate::runtime::clock::{Clock, Fired, Timers};
 use crate::runtime::config::Config;
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{
-    finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, Sched, TaskFn,
+    finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, RunRef, Sched,
+    TaskFn,
 };
 use crate::runtime::types::{ExitReason, NameError, Pid};
-use crate::runtime::waiter::{Resume, Waiter, Wake};
+use crate::runtime::waiter::{Resume, WaitRef, Wake};
 use crate::value::{Sym, Value};
 
 mod guest;
@@ -61,10 +62,9 @@ pub(crate) use worker::Worker;
 pub(crate) enum Suspend {
     /// Preempted (or `yield_now`): run again after the others queued.
     Yield,
-    /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`.
-    /// A pool worker's runner lends its own reference here and gets it back through
-    /// [`Handoff::back`] when it is resumed.
-    Wait { timeout: Option<(u64, Arc<Waiter>)> },
+    /// Waiting on a waiter; with a deadline at which the worker completes it with `Timeout`
+    /// (the waiter by address: it is the process's `waiting`, see [`WaitRef`]).
+    Wait { timeout: Option<(u64, WaitRef)> },
     /// A runner coroutine's process run is over: it can run another one (resumed with a
     /// [`Handoff::start`] set) or, resumed without, returns (see `Worker::start_one`).
     Idle,
@@ -80,16 +80,20 @@ pub(crate) struct Handoff {
     /// The process run a runner picks up when it is started or resumed from the spares (the
     /// process, its wake-up address and what a sync call claimed); empty when a spare is
     /// retired.
-    pub(crate) start: Cell<Option<(ProcRef, Wake, Option<Claimed>)>>,
+    pub(crate) start: Cell<Option<(RunRef, Wake, Option<Claimed>)>>,
     /// Set by a runner just before it suspends in a sync call (read by the worker's `drive`
     /// right after): the idle callee, which the worker runs at once (`Cx::call`'s hand-off).
     pub(crate) next: Cell<Option<Handed>>,
-    /// The waiter a runner lent to its wait's timeout (`Suspend::Wait`), given back by the
-    /// worker when it resumes that runner (`Worker::resume_one`) and taken by the runner
-    /// first thing after its suspension returns (`Cx::suspend_wait`): the timeout holds
-    /// the runner's own reference while it is suspended, no second one. (`Cx::suspend_on`
-    /// lends a clone, which it drops.)
-    pub(crate) back: Cell<Option<Arc<Waiter>>>,
+    /// One object the code running on this worker's runners keeps between process runs
+    /// (the interpreter's evaluation context: [`Cx::take_local`], [`Cx::keep_local`]). The
+    /// record reaches it without a thread-local look-up (two per message through
+    /// [`Shared::worker_local_take`] and its `put`: each checks the thread's worker identity
+    /// and borrows a `RefCell`); the worker drops it when it stops.
+    pub(crate) local: Cell<Option<Box<dyn Any>>>,
+    /// The emptied argument vector of the last message handled here, for the next sync
+    /// call made here ([`Cx::spare_args`], [`Cx::keep_args`]): no allocation per call, and
+    /// no thread-local look-up for it either.
+    pub(crate) args: Cell<Vec<Value>>,
 }
 
 /// Input a runtime's idle workers wait on instead of sleeping: a named node's connections,

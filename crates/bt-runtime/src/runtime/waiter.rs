@@ -257,6 +257,37 @@ impl Waiter {
     }
 }
 
+/// A waiter a suspended coroutine waits on, by address, for the wait's timeout (kept by
+/// the worker in the coroutine's slot and completed with `Timeout` when it fires): no
+/// reference count changes per wait.
+///
+/// Sound because of how waits are made (`Cx::wait`, `Cx::call`): the waiter is registered
+/// as the process's `waiting` before the suspension, and the record keeps that reference
+/// until the process itself registers another one, which it can do only once it runs
+/// again — after the worker cleared the slot's timeout (the resumption takes it; a runner
+/// whose run is over or that retires clears it too). Nothing else removes `waiting` (an
+/// exit completes it in place), and the record outlives the suspension: the coroutine's
+/// `Cx` borrows the handle its runner owns.
+#[derive(Clone, Copy)]
+pub(crate) struct WaitRef(std::ptr::NonNull<Waiter>);
+
+impl WaitRef {
+    /// # Safety
+    /// `w` must stay registered as the suspending process's `waiting` (or be otherwise
+    /// kept alive) for as long as this reference or a copy is used: see the type's docs.
+    #[inline(always)]
+    pub(crate) unsafe fn new(w: &Arc<Waiter>) -> WaitRef {
+        WaitRef(std::ptr::NonNull::from(&**w))
+    }
+
+    #[inline(always)]
+    pub(crate) fn get(&self) -> &Waiter {
+        // SAFETY: the waiter is alive while the reference is used (the contract of
+        // `WaitRef::new`).
+        unsafe { self.0.as_ref() }
+    }
+}
+
 /// Whether `pid` is waiting somewhere along the chain starting at `w` (on this node, or
 /// on the chain's part that came from other nodes).
 pub(crate) fn chain_contains(mut w: Option<&Arc<Waiter>>, pid: Pid) -> bool {

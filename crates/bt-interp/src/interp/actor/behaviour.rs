@@ -88,11 +88,11 @@ fn run_as<R>(
     cx: &mut Cx<'_>,
     f: impl FnOnce(&mut Ctx, &Value) -> R,
 ) -> R {
-    let mut ctx = sys.take_ctx();
+    let mut ctx = sys.take_ctx_in(cx);
     std::mem::swap(&mut ctx.actor_fields, fields);
     let r = run_lending(&mut ctx, me, |ctx| in_process(ctx, cx, |ctx| f(ctx, me)));
     std::mem::swap(&mut ctx.actor_fields, fields);
-    sys.put_ctx(ctx);
+    sys.put_ctx_in(cx, ctx);
     r
 }
 
@@ -359,7 +359,7 @@ impl BtActor {
                 }
             }
         });
-        crate::interp::actor::send::recycle_args(msg.args);
+        crate::interp::actor::send::recycle_args_in(cx, msg.args);
         if r.is_err() {
             roll_back(&mut self.fields, &mut self.saved);
         }

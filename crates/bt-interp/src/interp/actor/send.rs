@@ -21,8 +21,10 @@ use crate::interp::eval::{Ctx, EvalResult, Unwind};
 use crate::runtime::{CallError, Message, ProcRef, Timeout};
 use crate::value::{fast_clone, ClassRef, Instance, Sym, Value};
 
-pub(super) use super::transfer::{may_hold_block, spare_args};
-pub use super::transfer::{recycle_args, transfer, transfer_in, transfer_in_owned};
+pub(super) use super::transfer::{may_hold_block, spare_args, spare_args_in};
+pub use super::transfer::{
+    recycle_args, recycle_args_in, transfer, transfer_in, transfer_in_owned,
+};
 
 /// Built-in selectors of Actor that run inside the actor (they touch its state).
 const REMOTE_BUILTINS: &[&str] = &["fieldAt:", "fieldAt:put:", "fieldNames"];
@@ -168,7 +170,7 @@ pub fn remote_call(
     // Arguments that cannot hold a block (numbers, strings, symbols, handles …) cross as
     // they are and bring no relay homes: no walk, no map.
     if !args.iter().any(may_hold_block) {
-        let mut out = spare_args();
+        let mut out = spare_args_in(cx_of(ctx));
         out.extend(args.iter().map(fast_clone));
         let v = call_with(ctx, proc, class, sel, out, t)?;
         return checked_reply(ctx, v);

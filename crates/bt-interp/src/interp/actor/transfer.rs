@@ -24,14 +24,46 @@ pub(crate) fn spare_args() -> Vec<Value> {
     SPARE_ARGS.with(|c| c.take())
 }
 
+/// A vector for the arguments of a sync call made in the run of `cx`: the one its pool
+/// worker keeps (`Cx::spare_args`: no thread-local look-up), else the thread's spare one.
+#[inline]
+pub(crate) fn spare_args_in(cx: Option<&mut crate::runtime::Cx<'_>>) -> Vec<Value> {
+    match cx.and_then(|cx| cx.spare_args()) {
+        Some(v) => v,
+        None => spare_args(),
+    }
+}
+
 /// Keeps a handled message's argument vector for the next call from this thread (its
 /// values are dropped now). Not with per-actor memory accounts, where a vector allocated by
 /// one actor must be freed where it was counted.
-pub fn recycle_args(mut v: Vec<Value>) {
+pub fn recycle_args(v: Vec<Value>) {
+    if let Some(v) = emptied(v) {
+        keep_here(v);
+    }
+}
+
+/// [`recycle_args`] in the run of `cx`: kept by its pool worker (`Cx::keep_args`).
+#[inline]
+pub fn recycle_args_in(cx: &crate::runtime::Cx<'_>, v: Vec<Value>) {
+    if let Some(v) = emptied(v) {
+        if let Err(v) = cx.keep_args(v) {
+            keep_here(v);
+        }
+    }
+}
+
+/// `v` emptied, when it is worth keeping.
+#[inline(always)]
+fn emptied(mut v: Vec<Value>) -> Option<Vec<Value>> {
     if v.capacity() == 0 || v.capacity() > SPARE_ARGS_MAX || crate::memory::coroutine_accounts() {
-        return;
+        return None;
     }
     v.clear();
+    Some(v)
+}
+
+fn keep_here(v: Vec<Value>) {
     SPARE_ARGS.with(|c| {
         let old = c.replace(v);
         drop(old);

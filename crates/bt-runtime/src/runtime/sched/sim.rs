@@ -205,7 +205,7 @@ impl Worker {
             }
             // (Never a claimed callee: `enqueue_call` does not claim under the simulation.)
             if let Some(h) = self.run_next.take() {
-                ready.push(Task::Run(h.p));
+                ready.push(Task::Run(h.p.into_counted()));
             }
             {
                 let wq = &sh.workers[self.id];

@@ -12,18 +12,18 @@ use corosensei::{Coroutine, CoroutineResult, Yielder};
 
 use super::{Handoff, Shared, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
 use crate::runtime::cx::Cx;
-use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef};
+use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef, RunRef};
 use crate::runtime::sched::RtHandle;
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
-use crate::runtime::waiter::{Waiter, Wake};
+use crate::runtime::waiter::{WaitRef, Wake};
 
 type Co = Coroutine<(), Suspend, usize, PooledStack>;
 
 pub(super) struct Slot {
     pub(super) gen: u32,
     pub(super) co: Option<Co>,
-    pub(super) timeout: Option<(u64, Arc<Waiter>)>,
+    pub(super) timeout: Option<(u64, WaitRef)>,
     /// The memory account the coroutine is charged to while suspended (per-actor limits).
     pub(super) mem: crate::memory::CoAccount,
     /// What the coroutine's stack is charged to its thread's account (see
@@ -142,6 +142,7 @@ impl Worker {
             }
         }
         drop(WORKER_LOCAL.with(|c| c.borrow_mut().take()));
+        drop(self.handoff.local.take());
         CURRENT_WORKER.with(|c| c.set((0, 0)));
     }
 
@@ -268,7 +269,7 @@ impl Worker {
                     // Fired: the waiter stays until the coroutine is resumed (a pool
                     // runner gets it back then: `resume_one`), with no deadline left.
                     *d = u64::MAX;
-                    w.complete(&self.shared, Err(CallError::Timeout));
+                    w.get().complete(&self.shared, Err(CallError::Timeout));
                 } else {
                     next = next.min(*d);
                 }
@@ -293,7 +294,7 @@ impl Worker {
     /// loop, not recursion: a chain of calls hands over one callee after another).
     fn run_handed_over(&mut self) {
         while let Some(h) = self.run_next.take() {
-            self.start_one(h.p, h.first);
+            self.start_run(h.p, h.first);
         }
     }
 
@@ -304,6 +305,11 @@ impl Worker {
     /// that went deep into its stack, it returns and is retired. `first`: the behaviour and
     /// message a sync call claimed (`process::enqueue_call`).
     pub(super) fn start_one(&mut self, p: ProcRef, first: Option<Claimed>) {
+        self.start_run(RunRef::counted(p), first)
+    }
+
+    /// [`Worker::start_one`] on a handle a claiming caller may have lent (`RunRef`).
+    fn start_run(&mut self, p: RunRef, first: Option<Claimed>) {
         if !p.is_alive() {
             return;
         }
@@ -316,7 +322,7 @@ impl Worker {
                 let serving = first.is_some() || Shared::is_serving(&p);
                 if busy + sh.reserve >= sh.max_cos && (busy >= sh.max_cos || !serving) {
                     self.spares.push((slot, co));
-                    Self::defer(sh, p, first, serving);
+                    Self::defer(sh, p.into_counted(), first, serving);
                     return;
                 }
             }
@@ -337,7 +343,7 @@ impl Worker {
             let serving = first.is_some() || Shared::is_serving(&p);
             if busy >= sh.max_cos || !serving {
                 sh.live_cos.fetch_sub(1, Ordering::SeqCst);
-                Self::defer(sh, p, first, serving);
+                Self::defer(sh, p.into_counted(), first, serving);
                 return;
             }
         }
@@ -353,7 +359,7 @@ impl Worker {
                     }
                     self.retire_count();
                     let serving = first.is_some() || Shared::is_serving(&p);
-                    Self::defer(&sh, p, first, serving);
+                    Self::defer(&sh, p.into_counted(), first, serving);
                     return;
                 }
             },
@@ -386,12 +392,17 @@ impl Worker {
         self.handoff.start.set(Some((p, wake, first)));
         let co = Coroutine::with_stack(stack, move |y: &Yielder<(), Suspend>, ()| {
             let mut deepest = top;
-            while let Some((p, wake, first)) = ho.start.take() {
+            while let Some((mut p, wake, first)) = ho.start.take() {
                 // Only a pool worker's runners hand a sync call's callee over.
                 let mut cx = Cx::new(y, pool.then_some(&*ho), &rt, &p, wake, low, top);
+                cx.lent = !p.is_counted();
                 run_body(&mut cx, first);
                 deepest = deepest.min(cx.deepest());
+                let held = cx.held();
                 drop(cx);
+                if held {
+                    p.adopt();
+                }
                 drop(p);
                 // Deep use: return, so `retire` trims the stack before pooling it.
                 if !reusable || top - deepest > KEEP_RESIDENT {
@@ -421,13 +432,8 @@ impl Worker {
             return;
         }
         let Some(co) = s.co.take() else { return };
-        // A pool runner lent its waiter to the timeout: it takes it back right after its
-        // suspension returns (`Cx::suspend_wait`). A guest's runners lend nothing.
-        if let Some((_, w)) = s.timeout.take() {
-            if self.id < self.shared.guest_index() {
-                self.handoff.back.set(Some(w));
-            }
-        }
+        // The wait is over: its waiter may be replaced once the coroutine runs (`WaitRef`).
+        s.timeout = None;
         self.drive(slot, co);
     }
 
