@@ -1,5 +1,7 @@
-//! Makes the built-in library's index (`check::library::index`) from `stdlib/*.bt` at build
-//! time, so a program does not read the library's text to learn which file declares what.
+//! Makes, from `stdlib/*.bt` at build time, the built-in library's index
+//! (`check::library::index`), so a program does not read the library's text to learn which
+//! file declares what, and each file's syntax tree as an image (`bt_syntax::syntax::image`)
+//! that `check::library::module` reads instead of lexing and parsing the file.
 
 #[path = "src/check/decl_scan.rs"]
 mod decl_scan;
@@ -16,6 +18,7 @@ fn main() {
         .filter(|n| n.ends_with(".bt"))
         .collect();
     names.sort();
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").expect("OUT_DIR"));
     let mut out = String::from(
         "/// (file name, classes with superclasses, extended classes, protocols, aliases).\n\
          pub(crate) static SCANNED: &[Scanned] = &[\n",
@@ -24,7 +27,14 @@ fn main() {
         let path = dir.join(n);
         println!("cargo:rerun-if-changed={}", path.display());
         let src = std::fs::read_to_string(&path).expect("a library file");
-        let s = decl_scan::scan(&src);
+        let src: &'static str = Box::leak(src.into_boxed_str());
+        let s = decl_scan::scan(src);
+        let opts = bt_syntax::syntax::Options {
+            allow_primitives: true,
+        };
+        let (module, _) = bt_syntax::syntax::parse_library(src, opts);
+        let image = bt_syntax::syntax::image::encode(&module, src);
+        std::fs::write(out_dir.join(format!("{n}.image")), image).expect("write an image");
         let list = |v: &[&str]| -> String { v.iter().map(|x| format!("{x:?}, ")).collect() };
         let classes: String = s
             .classes
@@ -40,7 +50,16 @@ fn main() {
         );
     }
     out.push_str("];\n");
-    let dest =
-        std::path::Path::new(&std::env::var("OUT_DIR").expect("OUT_DIR")).join("stdlib_index.rs");
-    std::fs::write(dest, out).expect("write the index");
+    out.push_str(
+        "/// Each file's syntax tree as an image (`syntax::image`), in `SCANNED`'s order.\n\
+         pub(crate) static IMAGES: &[&[u8]] = &[\n",
+    );
+    for n in &names {
+        let _ = writeln!(
+            out,
+            "    include_bytes!(concat!(env!(\"OUT_DIR\"), \"/{n}.image\")),"
+        );
+    }
+    out.push_str("];\n");
+    std::fs::write(out_dir.join("stdlib_index.rs"), out).expect("write the index");
 }
