@@ -98,16 +98,24 @@ fn slot_doc(kind: &'static str, src: &str, d: &SlotDecl) -> SlotDoc {
         kind,
         name: d.name.name.to_string(),
         ty: type_text(src, d),
-        doc: d.doc.clone().unwrap_or_default(),
+        doc: d
+            .doc
+            .as_ref()
+            .map(|x| x.text().into_owned())
+            .unwrap_or_default(),
     }
 }
 
 fn method_doc(m: &MethodDecl, class_side: bool) -> MethodDoc {
     MethodDoc {
         class_side,
-        selector: m.selector.clone(),
+        selector: m.selector.to_string(),
         header: method_header(m),
-        doc: m.doc.clone().unwrap_or_default(),
+        doc: m
+            .doc
+            .as_ref()
+            .map(|x| x.text().into_owned())
+            .unwrap_or_default(),
     }
 }
 
@@ -115,7 +123,11 @@ fn class_doc(file: &str, src: &str, c: &ClassDecl) -> ClassDoc {
     let mut d = ClassDoc {
         name: c.name.name.to_string(),
         superclass: Some(c.superclass.name.to_string()),
-        doc: c.doc.clone().unwrap_or_default(),
+        doc: c
+            .doc
+            .as_ref()
+            .map(|x| x.text().into_owned())
+            .unwrap_or_default(),
         file: file.to_string(),
         ..Default::default()
     };

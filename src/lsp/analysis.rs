@@ -159,7 +159,7 @@ pub(crate) fn declarations(text: &str) -> Vec<Decl> {
                         }
                         Member::Method(md) => out.push(Decl {
                             kind: DeclKind::Method,
-                            name: md.selector.clone(),
+                            name: md.selector.to_string(),
                             class: Some(c.name.name.to_string()),
                             name_span: md.selector_span,
                             span: md.span,
@@ -171,7 +171,7 @@ pub(crate) fn declarations(text: &str) -> Vec<Decl> {
             }
             Item::Method(sm) => out.push(Decl {
                 kind: DeclKind::Method,
-                name: sm.method.selector.clone(),
+                name: sm.method.selector.to_string(),
                 class: Some(sm.class_name.name.to_string()),
                 name_span: sm.method.selector_span,
                 span: sm.method.span,

@@ -236,7 +236,7 @@ impl Walker<'_> {
                         end: t.span.start + name.len() as u32,
                     };
                     if self.text.get(span.start as usize..span.end as usize) == Some(name) {
-                        self.push(Key::Class(name.clone()), span, false);
+                        self.push(Key::Class(name.to_string()), span, false);
                     }
                 }
                 for a in args {

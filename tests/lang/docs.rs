@@ -221,7 +221,7 @@ fn every_public_library_declaration_is_documented() {
         for item in bt::syntax::parse_with(&src, opts).0.items {
             if let Item::Class(c) = item {
                 let e = class_docs.entry(c.name.name.to_string()).or_default();
-                *e |= c.doc.is_some_and(|d| !d.trim().is_empty());
+                *e |= c.doc.is_some_and(|d| !d.text().trim().is_empty());
             }
         }
     }
@@ -233,9 +233,9 @@ fn every_public_library_declaration_is_documented() {
         let (module, diags) = bt::syntax::parse_with(&src, opts);
         assert!(diags.is_empty(), "stdlib/{name} does not parse: {diags:?}");
         let line = |at: u32| src[..at as usize].lines().count().max(1);
-        let mut check = |doc: &Option<String>, at: u32, what: String| {
+        let mut check = |doc: &Option<bt::syntax::ast::Doc>, at: u32, what: String| {
             counted += 1;
-            if doc.as_deref().is_none_or(|d| d.trim().is_empty()) {
+            if doc.as_ref().is_none_or(|d| d.text().trim().is_empty()) {
                 missing.push(format!("stdlib/{name}:{}: {what}", line(at)));
             }
         };

@@ -13,6 +13,7 @@
 
 pub mod ast;
 pub mod dump;
+pub mod image;
 pub mod lexer;
 mod parser;
 pub(crate) mod scan;

@@ -147,7 +147,7 @@ impl ProtocolInfo {
                 .signatures
                 .iter()
                 .filter(|s| !s.class_side)
-                .map(|s| s.selector.clone())
+                .map(|s| s.selector.to_string())
                 .collect(),
             extending: p.extending.as_ref().map(|e| e.name.to_string()),
         }
@@ -500,14 +500,14 @@ impl ClassTable {
                         } else {
                             &mut cls.inst
                         };
-                        if let Some(old) = map.get(&sm.method.selector) {
+                        if let Some(old) = map.get(sm.method.selector.as_str()) {
                             if old.sealed {
                                 info.replaced_sealed = Some(owner);
                             } else {
                                 info.replaced_sealed = old.replaced_sealed.clone();
                             }
                         }
-                        map.insert(sm.method.selector.clone(), info);
+                        map.insert(sm.method.selector.to_string(), info);
                     }
                 }
             }
@@ -593,9 +593,9 @@ impl ClassTable {
                 ast::Member::Method(md) => {
                     let info = self.method_info(md, &tps, origin);
                     if md.class_side {
-                        class.push((md.selector.clone(), info));
+                        class.push((md.selector.to_string(), info));
                     } else {
-                        inst.push((md.selector.clone(), info));
+                        inst.push((md.selector.to_string(), info));
                     }
                 }
                 ast::Member::Expect(_) => {}

@@ -378,8 +378,8 @@ pub fn check_standalone(w: &mut Walker, sm: &ast::StandaloneMethod) {
     };
     let table = w.table;
     let own = table.get(class).and_then(|i| match side {
-        Side::Instance => i.inst.get(&sm.method.selector),
-        Side::Class => i.class.get(&sm.method.selector),
+        Side::Instance => i.inst.get(sm.method.selector.as_str()),
+        Side::Class => i.class.get(sm.method.selector.as_str()),
     });
     let replaced = own.and_then(|m| m.replaced_sealed.clone());
     let inherited = table
@@ -467,12 +467,12 @@ fn alias_cycle(
         TypeKind::Named { name, args } => {
             if name == start {
                 let mut p = path.clone();
-                p.push(name.clone());
+                p.push(name.to_string());
                 return Some(p);
             }
             if let Some(alias) = table.aliases.get(name) {
-                if seen.insert(name.clone()) {
-                    path.push(name.clone());
+                if seen.insert(name.to_string()) {
+                    path.push(name.to_string());
                     let r = alias_cycle(table, start, &alias.ty, path, seen);
                     path.pop();
                     if r.is_some() {

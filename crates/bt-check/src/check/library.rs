@@ -106,21 +106,38 @@ pub const STDLIB: &[(&str, &str)] = &[
     ("Types.bt", include_str!("../../../../stdlib/Types.bt")),
 ];
 
-/// One file of [`STDLIB`] parsed, on its first use, with `@primitive` bodies allowed and
-/// shared by everything that reads the library (the checker's class table, the interpreter's
-/// loader): a process parses each library file at most once. A file that fails to parse
-/// contributes what was recovered. Method bodies are parsed on first read
-/// (`syntax::parse_library`): a program runs a few dozen of the library's ~1,700 methods.
-/// The trees do not depend on who parsed them or when (parsing interns nothing).
+/// One file of [`STDLIB`] as `syntax::parse_library` parses it (`@primitive` bodies allowed),
+/// made on its first use and shared by everything that reads the library (the checker's
+/// class table, the interpreter's loader). The tree is read from the image the build script
+/// made of the file's parse (`syntax::image`: no lexing or parsing at run time;
+/// `tests::every_image_is_the_parse` holds it to a fresh parse). A file that fails to parse
+/// contributes what was recovered. Method bodies are parsed on first read: a program runs a
+/// few dozen of the library's ~1,700 methods. The trees do not depend on who made them or
+/// when (nothing is interned).
 pub fn module(i: usize) -> &'static crate::syntax::ast::Module {
     static MODULES: [OnceLock<crate::syntax::ast::Module>; STDLIB.len()] =
         [const { OnceLock::new() }; STDLIB.len()];
     MODULES[i].get_or_init(|| {
-        let opts = crate::syntax::Options {
-            allow_primitives: true,
-        };
-        crate::syntax::parse_library(STDLIB[i].1, opts).0
+        let (name, src) = STDLIB[i];
+        match SCANNED.iter().position(|s| s.0 == name) {
+            Some(k) => crate::syntax::image::decode(image(k), src),
+            None => parse(src),
+        }
     })
+}
+
+/// The image of `SCANNED[k]`'s file.
+fn image(k: usize) -> &'static [u8] {
+    let (from, to) = IMAGES[k];
+    &IMAGE_BLOB[from..to]
+}
+
+/// A library file parsed now (what its image holds).
+fn parse(src: &'static str) -> crate::syntax::ast::Module {
+    let opts = crate::syntax::Options {
+        allow_primitives: true,
+    };
+    crate::syntax::parse_library(src, opts).0
 }
 
 /// Every file's syntax tree, in [`STDLIB`]'s order (what a reader of the whole library — the
@@ -364,6 +381,58 @@ mod tests {
             };
             assert_eq!(scanned, want, "{name}");
         }
+    }
+
+    /// The tree read from a file's image is the one a fresh parse makes: every node,
+    /// every doc's text, every method's source, and each lazy body's statements and
+    /// diagnostics once parsed.
+    #[test]
+    fn every_image_is_the_parse() {
+        use crate::syntax::ast::Member;
+        let bodies = |m: &crate::syntax::ast::Module| -> Vec<String> {
+            let mut out = Vec::new();
+            for it in &m.items {
+                let methods: Vec<&crate::syntax::ast::MethodDecl> = match it {
+                    Item::Class(c) => c
+                        .members
+                        .iter()
+                        .filter_map(|m| match m {
+                            Member::Method(md) => Some(md),
+                            _ => None,
+                        })
+                        .collect(),
+                    Item::Method(sm) => vec![&sm.method],
+                    _ => Vec::new(),
+                };
+                for md in methods {
+                    out.push(format!(
+                        "{} {:?} {:?} {:?}",
+                        md.selector,
+                        md.body.is_pending(),
+                        md.source,
+                        md.body.errors()
+                    ));
+                }
+            }
+            out
+        };
+        for (i, (name, src)) in STDLIB.iter().enumerate() {
+            let decoded = crate::syntax::image::decode(image(i_scanned(name)), src);
+            let fresh = parse(src);
+            // Pending before anything reads them, in both.
+            assert_eq!(bodies(&decoded), bodies(&fresh), "{name}");
+            assert_eq!(format!("{decoded:?}"), format!("{fresh:?}"), "{name}");
+            assert_eq!(
+                crate::syntax::image::encode(&decoded, src),
+                image(i_scanned(name)),
+                "{name}: the image of the decoded tree"
+            );
+            assert!(std::ptr::eq(module(i), module(i)));
+        }
+    }
+
+    fn i_scanned(name: &str) -> usize {
+        SCANNED.iter().position(|s| s.0 == name).expect("indexed")
     }
 
     fn leak(s: &str) -> &'static str {

@@ -60,7 +60,7 @@ impl<'a> Walker<'a> {
                     self.ctx = MethodCtx {
                         class: Some(sm.class_name.name.to_string()),
                         class_side: sm.class_side,
-                        selector: Some(sm.method.selector.clone()),
+                        selector: Some(sm.method.selector.to_string()),
                     };
                     self.walk_method(&sm.method);
                     self.ctx = MethodCtx::default();
@@ -128,7 +128,7 @@ impl<'a> Walker<'a> {
                     self.ctx = MethodCtx {
                         class: Some(c.name.name.to_string()),
                         class_side: md.class_side,
-                        selector: Some(md.selector.clone()),
+                        selector: Some(md.selector.to_string()),
                     };
                     self.walk_method(md);
                 }

@@ -75,8 +75,8 @@ impl LazyMethod {
     }
 
     /// The method's documentation comment.
-    pub fn doc(&self) -> Option<&'static str> {
-        self.decl.doc.as_deref()
+    pub fn doc(&self) -> Option<String> {
+        self.decl.doc.as_ref().map(|d| d.text().into_owned())
     }
 }
 

@@ -340,7 +340,7 @@ fn install<'u>(
             prog.install_prims(c, true);
         }
         if let Some(d) = &decl.doc {
-            *c.doc.write() = Some(d.clone());
+            *c.doc.write() = Some(d.text().into_owned());
         }
     }
     prog.bump();

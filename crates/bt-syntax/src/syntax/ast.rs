@@ -14,6 +14,91 @@ pub use crate::base::span::Span;
 /// of them); it dereferences to `str`.
 pub type Name = compact_str::CompactString;
 
+/// A declaration's `///` documentation: the lines' text after `///` and one space, trimmed
+/// at the end, joined by newlines ([`Doc::text`]).
+///
+/// A built-in library file keeps it as the place of its lines in the `'static` text, read
+/// when asked (two-thirds of the library's text is `///` lines, and a program reads almost
+/// none of them); other sources keep the text.
+#[derive(Clone)]
+pub struct Doc(DocRepr);
+
+#[derive(Clone)]
+enum DocRepr {
+    Text(String),
+    /// `src[from..to]`: `///` lines with only whitespace between them.
+    Lines {
+        src: &'static str,
+        from: u32,
+        to: u32,
+    },
+}
+
+impl Doc {
+    /// A documentation text.
+    pub fn new(text: String) -> Doc {
+        Doc(DocRepr::Text(text))
+    }
+
+    /// The `///` lines of `src[from..to]`, which holds only those lines and whitespace
+    /// between them (the caller checks).
+    pub(crate) fn lines(src: &'static str, from: u32, to: u32) -> Doc {
+        Doc(DocRepr::Lines { src, from, to })
+    }
+
+    /// Where the lines lie in their `'static` source, for a doc kept as its lines.
+    pub(crate) fn place(&self) -> Option<(u32, u32)> {
+        match self.0 {
+            DocRepr::Text(_) => None,
+            DocRepr::Lines { from, to, .. } => Some((from, to)),
+        }
+    }
+
+    /// The text.
+    pub fn text(&self) -> std::borrow::Cow<'_, str> {
+        match &self.0 {
+            DocRepr::Text(t) => std::borrow::Cow::Borrowed(t),
+            DocRepr::Lines { src, from, to } => {
+                let region = &src[*from as usize..*to as usize];
+                let mut text = String::with_capacity(region.len());
+                let mut first = true;
+                for line in region.split('\n') {
+                    let line = line.trim_start();
+                    let Some(body) = line.strip_prefix("///") else {
+                        continue;
+                    };
+                    let body = body.strip_prefix(' ').unwrap_or(body);
+                    if !first {
+                        text.push('\n');
+                    }
+                    first = false;
+                    text.push_str(body.trim_end());
+                }
+                std::borrow::Cow::Owned(text)
+            }
+        }
+    }
+}
+
+impl PartialEq for Doc {
+    fn eq(&self, other: &Doc) -> bool {
+        self.text() == other.text()
+    }
+}
+
+/// The text, as a string prints.
+impl std::fmt::Debug for Doc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        std::fmt::Debug::fmt(&*self.text(), f)
+    }
+}
+
+impl std::fmt::Display for Doc {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text())
+    }
+}
+
 /// A name with the place it was written.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ident {
@@ -50,7 +135,7 @@ pub struct ClassModifiers {
 /// `[modifiers] Super[(Args)] subclass: Name[(Params)]` followed by indented members.
 #[derive(Clone, Debug)]
 pub struct ClassDecl {
-    pub doc: Option<String>,
+    pub doc: Option<Doc>,
     pub modifiers: ClassModifiers,
     pub superclass: Ident,
     /// Type arguments given to the superclass: `DynamicSupervisor(Worker) subclass: Pool`.
@@ -85,7 +170,7 @@ pub enum Member {
 /// `field: name [:: Type] [= expr]` and its `state:` / `classState:` siblings.
 #[derive(Clone, Debug)]
 pub struct SlotDecl {
-    pub doc: Option<String>,
+    pub doc: Option<Doc>,
     pub name: Ident,
     pub ty: Option<TypeExpr>,
     pub default: Option<Expr>,
@@ -101,12 +186,12 @@ pub struct Param {
 /// A method: header `=>` body. Also used for standalone methods.
 #[derive(Clone, Debug)]
 pub struct MethodDecl {
-    pub doc: Option<String>,
+    pub doc: Option<Doc>,
     pub class_side: bool,
     pub sealed: bool,
     pub internal: bool,
     /// The full selector: `increment`, `+`, `at:put:`.
-    pub selector: String,
+    pub selector: Name,
     pub selector_span: Span,
     pub params: Vec<Param>,
     pub ret: Option<TypeExpr>,
@@ -151,6 +236,8 @@ pub(crate) trait DeferredBody: Send + Sync {
     fn errors(&self) -> &[crate::diagnostic::Diagnostic];
     /// A copy (for `Clone` on the tree).
     fn clone_box(&self) -> Box<dyn DeferredBody>;
+    /// What it is (the library image writes its place: `syntax::image`).
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 impl Clone for Box<dyn DeferredBody> {
@@ -196,6 +283,11 @@ impl Body {
         }
     }
 
+    /// The body parsed on first read, if it is one (parsed or not).
+    pub(crate) fn deferred(&self) -> Option<&dyn DeferredBody> {
+        self.lazy.as_deref()
+    }
+
     /// Whether the body is lazy and has not been parsed yet (tests, statistics).
     pub fn is_pending(&self) -> bool {
         self.lazy.is_some() && self.stmts.get().is_none()
@@ -226,7 +318,7 @@ pub struct StandaloneMethod {
 /// `Protocol define: Name` with indented method signatures.
 #[derive(Clone, Debug)]
 pub struct ProtocolDecl {
-    pub doc: Option<String>,
+    pub doc: Option<Doc>,
     pub name: Ident,
     pub extending: Option<Ident>,
     pub signatures: Vec<MethodSig>,
@@ -236,7 +328,7 @@ pub struct ProtocolDecl {
 #[derive(Clone, Debug)]
 pub struct MethodSig {
     pub class_side: bool,
-    pub selector: String,
+    pub selector: Name,
     pub params: Vec<Param>,
     pub ret: Option<TypeExpr>,
     pub span: Span,
@@ -245,7 +337,7 @@ pub struct MethodSig {
 /// `[internal] type Name = TypeExpr`.
 #[derive(Clone, Debug)]
 pub struct TypeAlias {
-    pub doc: Option<String>,
+    pub doc: Option<Doc>,
     pub internal: bool,
     pub name: Ident,
     pub ty: TypeExpr,
@@ -454,7 +546,7 @@ pub struct TypeExpr {
 pub enum TypeKind {
     /// `Integer`, `List(Integer)`, `Dictionary(K, V)`, `Block(A, R)`, `Nil`, `Dynamic`, `T`.
     Named {
-        name: String,
+        name: Name,
         args: Vec<TypeExpr>,
     },
     /// `Self`

@@ -124,9 +124,9 @@ fn symbol(s: &str) -> String {
     }
 }
 
-fn doc_s(doc: &Option<String>, v: &mut Vec<S>) {
+fn doc_s(doc: &Option<Doc>, v: &mut Vec<S>) {
     if let Some(d) = doc {
-        v.push(list(vec![atom("doc"), atom(quote(d))]));
+        v.push(list(vec![atom("doc"), atom(quote(&d.text()))]));
     }
 }
 
@@ -148,7 +148,7 @@ fn item_s(item: &Item) -> S {
             }
             doc_s(&p.doc, &mut v);
             for s in &p.signatures {
-                let mut sv = vec![atom("sig"), atom(&s.selector)];
+                let mut sv = vec![atom("sig"), atom(s.selector.as_str())];
                 if s.class_side {
                     sv.push(atom("class"));
                 }
@@ -246,7 +246,7 @@ fn params_s(ps: &[Param]) -> S {
 }
 
 fn method_s(m: &MethodDecl) -> S {
-    let mut v = vec![atom("method"), atom(&m.selector)];
+    let mut v = vec![atom("method"), atom(m.selector.as_str())];
     for (flag, name) in [
         (m.class_side, "class"),
         (m.sealed, "sealed"),
@@ -443,9 +443,9 @@ fn type_s(t: &TypeExpr) -> S {
     match &t.kind {
         TypeKind::Named { name, args } => {
             if args.is_empty() {
-                atom(name)
+                atom(name.as_str())
             } else {
-                let mut v = vec![atom(name)];
+                let mut v = vec![atom(name.as_str())];
                 v.extend(args.iter().map(type_s));
                 list(v)
             }

@@ -17,7 +17,7 @@
 mod collection;
 mod decl;
 mod expr;
-mod lazy;
+pub(crate) mod lazy;
 mod literal;
 mod method;
 mod pattern;
@@ -25,7 +25,7 @@ mod stmt;
 mod types;
 
 use crate::diagnostic::{Diagnostic, Severity};
-use crate::syntax::ast::{Module, Span};
+use crate::syntax::ast::{Doc, Module, Span};
 use crate::syntax::lexer::{self, Lexed};
 use crate::syntax::token::{Tok, Token, DECL_START};
 
@@ -404,7 +404,7 @@ impl<'s> Parser<'s> {
     // ---- doc comments ----
 
     /// The `///` block directly before token `i`, marked as attached.
-    pub(crate) fn take_doc(&mut self, i: usize) -> Option<String> {
+    pub(crate) fn take_doc(&mut self, i: usize) -> Option<Doc> {
         if self.docs.is_empty() {
             return None;
         }
@@ -426,6 +426,23 @@ impl<'s> Parser<'s> {
         if last == first {
             return None;
         }
+        // A library file's doc is kept as its lines when only whitespace lies between them
+        // (read when asked: `ast::Doc`).
+        if let Some(src) = self.lazy_src {
+            let between_is_blank = (first + 1..last).all(|k| {
+                src.as_bytes()[self.docs[k - 1].end as usize..self.docs[k].start as usize]
+                    .iter()
+                    .all(|b| b.is_ascii_whitespace())
+            });
+            if between_is_blank {
+                self.doc_used[first..last].fill(true);
+                return Some(Doc::lines(
+                    src,
+                    self.docs[first].start,
+                    self.docs[last - 1].end,
+                ));
+            }
+        }
         // One allocation: the lines' lengths bound the text (the library has ~2,300 docs).
         let cap: usize = self.docs[first..last].iter().map(|d| d.range().len()).sum();
         let mut text = String::with_capacity(cap);
@@ -439,7 +456,7 @@ impl<'s> Parser<'s> {
             text.push_str(body.trim_end());
             self.doc_used[k] = true;
         }
-        Some(text)
+        Some(Doc::new(text))
     }
 
     fn report_unattached_docs(&mut self) {

@@ -69,7 +69,7 @@ pub fn admits_nil(prog: &Program, t: &TypeExpr) -> bool {
 /// A type as written (`List(Integer)`, `Integer | #none`, `Foo class`).
 pub fn type_text(t: &TypeExpr) -> String {
     match &t.kind {
-        TypeKind::Named { name, args } if args.is_empty() => name.clone(),
+        TypeKind::Named { name, args } if args.is_empty() => name.to_string(),
         TypeKind::Named { name, args } => {
             let a: Vec<String> = args.iter().map(type_text).collect();
             format!("{name}({})", a.join(", "))

@@ -74,7 +74,7 @@ pub(super) fn library_standalone(sm: &ast::StandaloneMethod) -> &'static ast::Me
 }
 
 /// Documentation of the library's methods by (class, class side, selector).
-type LibraryDocs = HashMap<(Sym, bool, Sym), &'static str, foldhash::fast::RandomState>;
+type LibraryDocs = HashMap<(Sym, bool, Sym), &'static ast::Doc, foldhash::fast::RandomState>;
 
 static LIBRARY_DOCS: std::sync::OnceLock<LibraryDocs> = std::sync::OnceLock::new();
 
@@ -113,7 +113,7 @@ fn library_docs(units: &'static [SourceUnit]) -> LibraryDocs {
 /// The documentation comment the built-in library gives `class>>sel` (the class side with
 /// `class_side`), when its method there is still the library's (a primitive or a method
 /// lowered on first use): library docs are not copied into each program's `method_docs`.
-pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static str> {
+pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<String> {
     let table = if class_side {
         class.class_methods().read()
     } else {
@@ -124,7 +124,7 @@ pub fn library_doc(class: &Class, class_side: bool, sel: Sym) -> Option<&'static
         Method::Prim(_) => LIBRARY_DOCS
             .get_or_init(|| library_docs(all_units()))
             .get(&(class.name, class_side, sel))
-            .copied(),
+            .map(|d| d.text().into_owned()),
         _ => None,
     }
 }

@@ -23,7 +23,7 @@ pub(super) fn lower_method(
             class_side: md.class_side,
             selector,
             method: Method::Prim(f),
-            doc: md.doc.clone(),
+            doc: md.doc.as_ref().map(|d| d.text().into_owned()),
         });
     }
     let selector = Sym::new(&md.selector);
@@ -38,10 +38,10 @@ pub(super) fn lower_method(
             code,
             class_side: md.class_side,
             source: md.source.to_string(),
-            doc: md.doc.clone(),
+            doc: md.doc.as_ref().map(|d| d.text().into_owned()),
             sealed: md.sealed,
         })),
-        doc: md.doc.clone(),
+        doc: md.doc.as_ref().map(|d| d.text().into_owned()),
     })
 }
 

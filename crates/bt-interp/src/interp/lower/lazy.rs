@@ -35,7 +35,7 @@ impl LazyMethod {
                 code,
                 class_side: md.class_side,
                 source: md.source.to_string(),
-                doc: md.doc.clone(),
+                doc: md.doc.as_ref().map(|d| d.text().into_owned()),
                 sealed: md.sealed,
             })
         })

@@ -203,7 +203,7 @@ pub fn register(p: &mut Prims) {
                 return Ok(Value::str(d.clone()));
             }
             if let Some(d) = crate::interp::loader::library_doc(&k, side, sel) {
-                return Ok(Value::str(d.to_string()));
+                return Ok(Value::str(d));
             }
         }
         Ok(Value::Nil)
@@ -513,7 +513,6 @@ fn compiled_method(ctx: &Ctx, c: &ClassRef, side: bool, sel: Sym) -> EvalResult 
         c.chain()
             .into_iter()
             .find_map(|k| crate::interp::loader::library_doc(&k, side, sel))
-            .map(str::to_string)
     });
     let obj = CompiledMethodObj {
         class: ctx.prog.core.compiled_method.clone(),

@@ -221,7 +221,7 @@ impl<'s> Parser<'s> {
         Some(class)
     }
 
-    fn class_header(&mut self, doc: Option<String>, start: Span) -> PResult<ClassDecl> {
+    fn class_header(&mut self, doc: Option<Doc>, start: Span) -> PResult<ClassDecl> {
         let mut modifiers = ClassModifiers::default();
         while self.peek() == Tok::Ident && self.peek_at(1) == Tok::Ident {
             match self.text() {
@@ -426,7 +426,7 @@ impl<'s> Parser<'s> {
     }
 
     /// `field: name [:: Type] [= expr]`.
-    fn slot(&mut self, doc: Option<String>) -> PResult<SlotDecl> {
+    fn slot(&mut self, doc: Option<Doc>) -> PResult<SlotDecl> {
         let kw = self.bump();
         let name = self.ident("a slot name")?;
         let ty = if self.peek() == Tok::ColonColon {

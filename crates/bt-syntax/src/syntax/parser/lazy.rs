@@ -19,25 +19,25 @@ use crate::syntax::lexer;
 /// Where a lazily parsed method body lies in its `'static` source (see the module doc).
 #[derive(Clone, Debug)]
 pub(crate) struct LazyBody {
-    pub(super) src: &'static str,
-    pub(super) allow_primitives: bool,
+    pub(crate) src: &'static str,
+    pub(crate) allow_primitives: bool,
     /// Byte offset of the region's first token.
-    pub(super) from: u32,
+    pub(crate) from: u32,
     /// Start of that token's line (columns count from here).
-    pub(super) line_start: u32,
+    pub(crate) line_start: u32,
     /// Whether that token is the first on its line.
-    pub(super) first_on_line: bool,
+    pub(crate) first_on_line: bool,
     /// End of the token that ends the region (or of the file).
-    pub(super) lex_end: u32,
+    pub(crate) lex_end: u32,
     /// Tokens of the region before the body (modifiers, header, `=>`).
-    pub(super) skip: u32,
+    pub(crate) skip: u32,
     /// The member column (the region's fence).
-    pub(super) fence_col: u32,
-    pub(super) depth: u32,
+    pub(crate) fence_col: u32,
+    pub(crate) depth: u32,
     /// The method's `=>` (E0305 points there).
-    pub(super) arrow: Span,
+    pub(crate) arrow: Span,
     /// The body's syntax errors, once parsed.
-    pub(super) errors: std::sync::OnceLock<Vec<Diagnostic>>,
+    pub(crate) errors: std::sync::OnceLock<Vec<Diagnostic>>,
 }
 
 impl DeferredBody for LazyBody {
@@ -47,6 +47,10 @@ impl DeferredBody for LazyBody {
 
     fn clone_box(&self) -> Box<dyn DeferredBody> {
         Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 
     /// Called once, by `ast::Body`.

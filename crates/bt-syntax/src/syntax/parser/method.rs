@@ -17,7 +17,7 @@ pub(super) const EMPTY_BODY_HINT: &str = "a method answers its last statement; w
 
 /// A parsed method header.
 pub(super) struct Header {
-    pub(super) selector: String,
+    pub(super) selector: Name,
     pub(super) selector_span: Span,
     pub(super) params: Vec<Param>,
     pub(super) ret: Option<TypeExpr>,
@@ -25,7 +25,7 @@ pub(super) struct Header {
 
 impl<'s> Parser<'s> {
     /// `[class] [sealed] [internal] header => body` (the fence is the member column).
-    pub(super) fn method(&mut self, doc: Option<String>) -> PResult<MethodDecl> {
+    pub(super) fn method(&mut self, doc: Option<Doc>) -> PResult<MethodDecl> {
         let start = self.tok().start as usize;
         let (mut class_side, mut sealed, mut internal) = (false, false, false);
         while self.peek() == Tok::Ident
@@ -118,16 +118,15 @@ impl<'s> Parser<'s> {
         let (selector, selector_span) = match self.peek() {
             Tok::Ident => {
                 self.bump();
-                (self.src[t.span().range()].to_string(), t.span())
+                (Name::new(&self.src[t.span().range()]), t.span())
             }
             k if k.is_binop() || matches!(k, Tok::Comma | Tok::ShiftLeft | Tok::Pipe) => {
                 self.bump();
                 params.push(self.param()?);
-                (self.src[t.span().range()].to_string(), t.span())
+                (Name::new(&self.src[t.span().range()]), t.span())
             }
             Tok::Keyword => {
-                // Room for most selectors (`inject:into:`) without growing.
-                let mut sel = String::with_capacity(16);
+                let mut sel = Name::default();
                 let mut span = t.span();
                 while self.peek() == Tok::Keyword {
                     let k = self.bump();

@@ -135,7 +135,7 @@ impl<'s> Parser<'s> {
                         }
                         TypeExpr {
                             kind: TypeKind::Named {
-                                name: name.to_string(),
+                                name: Name::new(name),
                                 args,
                             },
                             span,
