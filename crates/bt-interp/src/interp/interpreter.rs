@@ -352,15 +352,7 @@ impl Interpreter {
         &mut self,
         f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
     ) -> Result<R, String> {
-        let on_pool = *self.main_on_pool.get_mut();
-        run_job(
-            &self.sys,
-            &self.job_slot,
-            on_pool,
-            self.main.get_mut(),
-            |_| 0,
-            f,
-        )
+        self.try_run_armed(|_| 0, f)
     }
 
     /// [`Interpreter::try_run_mut`] for a caller that arms the job's limits itself: `arm`

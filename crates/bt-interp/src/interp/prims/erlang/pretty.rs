@@ -108,6 +108,46 @@ struct Pp {
     tind: i64,
 }
 
+/// The line's length `ll` and the characters `m` a term may take on it, which both layouts
+/// (`Pp`, `Cind`) test a term against.
+trait Line {
+    fn ll(&self) -> i64;
+    fn m(&self) -> i64;
+
+    /// Whether a term of `len` characters stays on the line at `col`.
+    fn fits(&self, len: i64, col: i64, ld: i64, w: i64) -> bool {
+        len < self.ll() - col - ld && len + w + ld <= self.m()
+    }
+
+    /// Whether a leaf of `elen` characters (its comma included) goes on the line after the
+    /// previous element.
+    fn fits_after(&self, elen: i64, col: i64, ld1: i64, w: i64) -> bool {
+        if ld1 == 0 {
+            elen + 1 < self.ll() - col && w + elen < self.m()
+        } else {
+            elen < self.ll() - col - ld1 && w + elen + ld1 <= self.m()
+        }
+    }
+}
+
+impl Line for Pp {
+    fn ll(&self) -> i64 {
+        self.ll
+    }
+    fn m(&self) -> i64 {
+        self.m
+    }
+}
+
+impl Line for Cind {
+    fn ll(&self) -> i64 {
+        self.ll
+    }
+    fn m(&self) -> i64 {
+        self.m
+    }
+}
+
 fn is_leaf(n: &Node) -> bool {
     matches!(n.kind, Kind::Leaf)
 }
@@ -127,20 +167,6 @@ fn last_depth(more: bool, ld: i64) -> i64 {
 }
 
 impl Pp {
-    fn fits(&self, len: i64, col: i64, ld: i64, w: i64) -> bool {
-        len < self.ll - col - ld && len + w + ld <= self.m
-    }
-
-    /// Whether a leaf of `elen` characters (its comma included) goes on the line after the
-    /// previous element.
-    fn fits_after(&self, elen: i64, col: i64, ld1: i64, w: i64) -> bool {
-        if ld1 == 0 {
-            elen + 1 < self.ll - col && w + elen < self.m
-        } else {
-            elen < self.ll - col - ld1 && w + elen + ld1 <= self.m
-        }
-    }
-
     fn pp(&self, n: &Node, col: i64, ind: i64, ld: i64, w: i64, out: &mut String) {
         if self.fits(n.len as i64, col, ld, w) {
             out.push_str(&n.flat);
@@ -331,10 +357,6 @@ struct Cind {
 struct NoGood;
 
 impl Cind {
-    fn fits(&self, len: i64, col: i64, ld: i64, w: i64) -> bool {
-        len < self.ll - col - ld && len + w + ld <= self.m
-    }
-
     fn cind(&self, n: &Node, col: i64, ind: i64, ld: i64, w: i64) -> Result<(), NoGood> {
         if self.fits(n.len as i64, col, ld, w) {
             return Ok(());
@@ -401,12 +423,7 @@ impl Cind {
         for (i, e) in items.iter().enumerate() {
             let ld1 = last_depth(i + 1 < items.len(), ld);
             let elen = 1 + e.len as i64;
-            let inline = is_leaf(e)
-                && if ld1 == 0 {
-                    elen + 1 < self.ll - col && w + elen < self.m
-                } else {
-                    elen < self.ll - col - ld1 && w + elen + ld1 <= self.m
-                };
+            let inline = is_leaf(e) && self.fits_after(elen, col, ld1, w);
             if inline {
                 col += elen;
                 w += elen;
@@ -453,13 +470,7 @@ impl Cind {
         for (i, p) in rest.iter().enumerate() {
             let ld1 = last_depth(i + 1 < rest.len(), ld);
             let elen = 1 + pair_len(p);
-            let inline = is_leaf(&p.0)
-                && is_leaf(&p.1)
-                && if ld1 == 0 {
-                    elen + 1 < self.ll - col && w + elen < self.m
-                } else {
-                    elen < self.ll - col - ld1 && w + elen + ld1 <= self.m
-                };
+            let inline = is_leaf(&p.0) && is_leaf(&p.1) && self.fits_after(elen, col, ld1, w);
             if inline {
                 col += elen;
                 w += elen;
