@@ -13,6 +13,7 @@
 use super::format::{write_term, Split};
 use super::terms::list_arg;
 use crate::value::Value;
+use std::convert::Infallible;
 
 /// A term measured: its flat text and, for compound terms, its parts.
 struct Node {
@@ -128,6 +129,44 @@ trait Line {
             elen < self.ll() - col - ld1 && w + elen + ld1 <= self.m()
         }
     }
+
+    /// Whether an improper list's tail of `len` characters goes on the line after its `|`.
+    fn tail_fits(&self, len: i64, col: i64, ld: i64, w: i64) -> bool {
+        len + 1 < self.ll() - col - (ld + 1) && len + 1 + w + ld < self.m()
+    }
+
+    /// Walks the elements after a first one, from column `col` with `w` characters on the
+    /// line: an element that is a leaf (`leaf`) of `len` characters and fits after a comma
+    /// stays on the line (`place(e, ld, true)`); any other goes on a line of its own at
+    /// `col0` (`place(e, ld, false)` answers its width). Answers the column and the line's
+    /// characters after the last.
+    #[allow(clippy::too_many_arguments)]
+    fn walk<T, E>(
+        &self,
+        items: &[T],
+        len: impl Fn(&T) -> i64,
+        leaf: impl Fn(&T) -> bool,
+        col0: i64,
+        mut col: i64,
+        ld: i64,
+        mut w: i64,
+        mut place: impl FnMut(&T, i64, bool) -> Result<i64, E>,
+    ) -> Result<(i64, i64), E> {
+        for (i, e) in items.iter().enumerate() {
+            let ld1 = last_depth(i + 1 < items.len(), ld);
+            let elen = 1 + len(e);
+            if leaf(e) && self.fits_after(elen, col, ld1, w) {
+                place(e, ld1, true)?;
+                col += elen;
+                w += elen;
+            } else {
+                let we = place(e, ld1, false)?;
+                col = col0 + we;
+                w = we;
+            }
+        }
+        Ok((col, w))
+    }
 }
 
 impl Line for Pp {
@@ -150,6 +189,15 @@ impl Line for Cind {
 
 fn is_leaf(n: &Node) -> bool {
     matches!(n.kind, Kind::Leaf)
+}
+
+fn node_len(n: &Node) -> i64 {
+    n.len as i64
+}
+
+/// Whether both sides of a map pair are leaves.
+fn leaf_pair(p: &(Node, Node)) -> bool {
+    is_leaf(&p.0) && is_leaf(&p.1)
 }
 
 fn spaces(n: i64, out: &mut String) {
@@ -241,32 +289,26 @@ impl Pp {
         items: &[Node],
         tail: Option<&Node>,
         col0: i64,
-        mut col: i64,
+        col: i64,
         ind: i64,
         ld: i64,
-        mut w: i64,
+        w: i64,
         out: &mut String,
     ) {
-        for (i, e) in items.iter().enumerate() {
-            let ld1 = last_depth(i + 1 < items.len(), ld);
-            let elen = 1 + e.len as i64;
-            if is_leaf(e) && self.fits_after(elen, col, ld1, w) {
+        let place = |e: &Node, ld1, inline| {
+            if inline {
                 out.push(',');
                 out.push_str(&e.flat);
-                col += elen;
-                w += elen;
-            } else {
-                out.push_str(",\n");
-                spaces(ind, out);
-                let we = self.pp_element(e, col0, ind, ld1, 0, out);
-                col = col0 + we;
-                w = we;
+                return Ok::<_, Infallible>(0);
             }
-        }
+            out.push_str(",\n");
+            spaces(ind, out);
+            Ok(self.pp_element(e, col0, ind, ld1, 0, out))
+        };
+        let Ok((col, w)) = self.walk(items, node_len, is_leaf, col0, col, ld, w, place);
         if let Some(t) = tail {
-            let len = t.len as i64;
             out.push('|');
-            if is_leaf(t) && len + 1 < self.ll - col - (ld + 1) && len + 1 + w + ld < self.m {
+            if is_leaf(t) && self.tail_fits(node_len(t), col, ld, w) {
                 out.push_str(&t.flat);
             } else {
                 out.push('\n');
@@ -300,23 +342,17 @@ impl Pp {
             return;
         };
         let pw = self.pp_pair(first, col0, ind, last_depth(!rest.is_empty(), ld), w, out);
-        let (mut col, mut w) = (col0 + pw, pw);
-        for (i, p) in rest.iter().enumerate() {
-            let ld1 = last_depth(i + 1 < rest.len(), ld);
-            let elen = 1 + pair_len(p);
-            if is_leaf(&p.0) && is_leaf(&p.1) && self.fits_after(elen, col, ld1, w) {
+        let place = |p: &(Node, Node), ld1, inline| {
+            if inline {
                 out.push(',');
                 write_pair(p, out);
-                col += elen;
-                w += elen;
-            } else {
-                out.push_str(",\n");
-                spaces(ind, out);
-                let pw = self.pp_pair(p, col0, ind, ld1, 0, out);
-                col = col0 + pw;
-                w = pw;
+                return Ok::<_, Infallible>(0);
             }
-        }
+            out.push_str(",\n");
+            spaces(ind, out);
+            Ok(self.pp_pair(p, col0, ind, ld1, 0, out))
+        };
+        let Ok(_) = self.walk(rest, pair_len, leaf_pair, col0, col0 + pw, ld, pw, place);
     }
 
     fn pp_pair(
@@ -331,11 +367,7 @@ impl Pp {
         let len = pair_len(p);
         if self.fits(len, col, ld, w) {
             write_pair(p, out);
-            return if is_leaf(&p.0) && is_leaf(&p.1) {
-                len
-            } else {
-                self.ll
-            };
+            return if leaf_pair(p) { len } else { self.ll };
         }
         let i = if self.tind > 0 { self.tind } else { 4 };
         self.pp(&p.0, col, ind, ld, w, out);
@@ -415,28 +447,19 @@ impl Cind {
         items: &[Node],
         tail: Option<&Node>,
         col0: i64,
-        mut col: i64,
+        col: i64,
         ind: i64,
         ld: i64,
-        mut w: i64,
+        w: i64,
     ) -> Result<(), NoGood> {
-        for (i, e) in items.iter().enumerate() {
-            let ld1 = last_depth(i + 1 < items.len(), ld);
-            let elen = 1 + e.len as i64;
-            let inline = is_leaf(e) && self.fits_after(elen, col, ld1, w);
-            if inline {
-                col += elen;
-                w += elen;
-            } else {
-                let we = self.cind_element(e, col0, ind, ld1, 0)?;
-                col = col0 + we;
-                w = we;
-            }
-        }
+        let place = |e: &Node, ld1, inline| match inline {
+            true => Ok(0),
+            false => self.cind_element(e, col0, ind, ld1, 0),
+        };
+        let (col, w) = self.walk(items, node_len, is_leaf, col0, col, ld, w, place)?;
         match tail {
             Some(t) => {
-                let len = t.len as i64;
-                if is_leaf(t) && len + 1 < self.ll - col - (ld + 1) && len + 1 + w + ld < self.m {
+                if is_leaf(t) && self.tail_fits(node_len(t), col, ld, w) {
                     Ok(())
                 } else {
                     self.cind(t, col, ind, ld + 1, 0)
@@ -466,20 +489,20 @@ impl Cind {
             return Ok(());
         };
         let pw = self.cind_pair(first, col0, ind, last_depth(!rest.is_empty(), ld), w)?;
-        let (mut col, mut w) = (col0 + pw, w + pw);
-        for (i, p) in rest.iter().enumerate() {
-            let ld1 = last_depth(i + 1 < rest.len(), ld);
-            let elen = 1 + pair_len(p);
-            let inline = is_leaf(&p.0) && is_leaf(&p.1) && self.fits_after(elen, col, ld1, w);
-            if inline {
-                col += elen;
-                w += elen;
-            } else {
-                let pw = self.cind_pair(p, col0, ind, ld1, 0)?;
-                col = col0 + pw;
-                w = pw;
-            }
-        }
+        let place = |p: &(Node, Node), ld1, inline| match inline {
+            true => Ok(0),
+            false => self.cind_pair(p, col0, ind, ld1, 0),
+        };
+        self.walk(
+            rest,
+            pair_len,
+            leaf_pair,
+            col0,
+            col0 + pw,
+            ld,
+            w + pw,
+            place,
+        )?;
         Ok(())
     }
 
@@ -493,11 +516,7 @@ impl Cind {
     ) -> Result<i64, NoGood> {
         let len = pair_len(p);
         if self.fits(len, col, ld, w) {
-            return Ok(if is_leaf(&p.0) && is_leaf(&p.1) {
-                len
-            } else {
-                self.ll
-            });
+            return Ok(if leaf_pair(p) { len } else { self.ll });
         }
         self.cind(&p.0, col, ind, ld, w)?;
         let i = if ind > 0 { ind } else { 4 };
