@@ -669,6 +669,7 @@ const INTERP_LAYERS: &[(&str, &[&str])] = &[
             "eval/compile/",
             "eval/hit.rs",
             "eval/field.rs",
+            "eval/journal.rs",
             "program.rs",
             "registry.rs",
             "method_table.rs",

@@ -31,6 +31,7 @@ mod entry;
 mod exec;
 mod field;
 pub(crate) mod hit;
+pub mod journal;
 mod owned;
 mod pattern;
 mod send;
@@ -163,6 +164,11 @@ pub struct Ctx {
     pub owner: u64,
     /// The running actor's `state:` slots (set by the runtime around a handler).
     pub actor_fields: Vec<Value>,
+    /// The running actor's copy of its slots from before the message, put back when the
+    /// message fails (set with `actor_fields`; see `journal`).
+    pub actor_saved: Box<[Value]>,
+    /// The running message's rollback journal (`journal`).
+    pub journal: journal::Journal,
     /// Per-process data of the runtime (its process context, mailbox handle, …).
     pub ext: Option<Box<dyn std::any::Any + Send>>,
     pub(crate) cur_loc: Loc,
@@ -217,6 +223,8 @@ impl Ctx {
             pid: 0,
             owner: 0,
             actor_fields: Vec::new(),
+            actor_saved: Box::default(),
+            journal: Default::default(),
             ext: None,
             cur_loc: Loc {
                 file: code::NO_FILE,

@@ -170,6 +170,21 @@ pub struct Prims {
 /// selector (`prims::collections::in_place`).
 pub type InPlaceFn = fn(&mut Ctx, &mut Value, &[Value]) -> EvalResult;
 
+/// How to take back one in-place collection update: recorded before the update runs and
+/// applied, latest first, when an actor's message fails (its rollback journal,
+/// `eval::journal`), so a collection in an actor's state is updated in place even while
+/// the message's rollback copy refers to it.
+pub enum Undo {
+    /// Back to `n` elements (the update appended one: List/Array `add:`, Queue `enqueue:`).
+    Truncate(usize),
+    /// Element `i` (0-based) back to the value it had (Array `at:put:`).
+    Put(usize, Value),
+    /// The key back to the value it had, or absent (Dictionary `at:put:`, `removeKey:`).
+    Key(Value, Option<Value>),
+    /// The element back in the Set (`true`) or out of it (Set `add:`, `remove:`).
+    Member(Value, bool),
+}
+
 /// The evaluator's questions to primitive modules, answered by functions those modules
 /// install when they register (so the evaluator, classes, program and errors never name
 /// `prims`). Each has a plain default for a registry without that module.
@@ -177,6 +192,12 @@ pub type InPlaceFn = fn(&mut Ctx, &mut Value, &[Value]) -> EvalResult;
 pub struct Hooks {
     /// The in-place variant of an update selector for this receiver, if it has one.
     pub in_place: fn(&Value, Sym) -> Option<InPlaceFn>,
+    /// The record that takes back the in-place update `sel` with these arguments, read from
+    /// the receiver before the update runs, when the update has a cheap one.
+    pub undo_of: fn(&Value, Sym, &[Value]) -> Option<Undo>,
+    /// Applies an undo record to the collection it was made for (copying it first when
+    /// it is shared).
+    pub undo: fn(&mut Value, Undo),
     /// The value of a capitalised name that is no class: a declared protocol's object.
     pub global: fn(&Ctx, Sym) -> Option<Value>,
     /// Does class `c` conform to the protocol `name` (a pattern's type test)?
@@ -189,6 +210,8 @@ impl Default for Hooks {
     fn default() -> Self {
         Hooks {
             in_place: |_, _| None,
+            undo_of: |_, _, _| None,
+            undo: |_, _| {},
             global: |_, _| None,
             conforms: |_, _, _| false,
             big_int_string: |_, v| Ok(crate::interp::print::simple_print(v).unwrap_or_default()),

@@ -71,27 +71,31 @@ impl BtActor {
     /// Runs `f` as this actor (its state in the context, `self` its handle).
     fn run<R>(&mut self, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx, &Value) -> R) -> R {
         self.ensure_me(cx);
+        let state = (&mut self.fields, &mut self.saved);
         match self.me.as_ref() {
-            Some(me) => run_as(&self.sys, me, &mut self.fields, cx, f),
-            None => run_as(&self.sys, &Value::Nil, &mut self.fields, cx, f),
+            Some(me) => run_as(&self.sys, me, state, cx, f),
+            None => run_as(&self.sys, &Value::Nil, state, cx, f),
         }
     }
 }
 
-/// Runs `f` in a pooled context as the actor `me` with state `fields` (moved into the context
-/// for the run and back; `me` is lent to it, not cloned: `run_lending`).
+/// Runs `f` in a pooled context as the actor `me` with state `fields` and its rollback copy
+/// `saved` (both moved into the context for the run and back; `me` is lent to it, not
+/// cloned: `run_lending`).
 #[inline(always)]
 fn run_as<R>(
     sys: &Arc<ActorSys>,
     me: &Value,
-    fields: &mut Vec<Value>,
+    (fields, saved): (&mut Vec<Value>, &mut Box<[Value]>),
     cx: &mut Cx<'_>,
     f: impl FnOnce(&mut Ctx, &Value) -> R,
 ) -> R {
     let mut ctx = sys.take_ctx_in(cx);
     std::mem::swap(&mut ctx.actor_fields, fields);
+    std::mem::swap(&mut ctx.actor_saved, saved);
     let r = run_lending(&mut ctx, me, |ctx| in_process(ctx, cx, |ctx| f(ctx, me)));
     std::mem::swap(&mut ctx.actor_fields, fields);
+    std::mem::swap(&mut ctx.actor_saved, saved);
     sys.put_ctx_in(cx, ctx);
     r
 }
@@ -146,7 +150,8 @@ fn dispatch(
     ctx.call_hit(hit, me, sel, args).map_err(|b| *b)
 }
 
-/// Puts the rollback copy back as the state (the failed state becomes the next copy).
+/// Puts the rollback copy back as the state (the failed state becomes the next copy), for a
+/// message run without the journal (see `Ctx::roll_back_message` for one with it).
 #[cold]
 fn roll_back(fields: &mut Vec<Value>, saved: &mut Box<[Value]>) {
     let failed = std::mem::replace(fields, std::mem::take(saved).into_vec());
@@ -297,72 +302,86 @@ impl BtActor {
         };
         let class = &self.class;
         let mut crash = None;
-        let r = run_as(&self.sys, me, &mut self.fields, cx, |ctx, me| {
-            // Blocks of the caller whose `^` returns there: live while this runs. (A
-            // context comes from the pool with none.)
-            if msg.args.iter().any(super::transfer::may_hold_block) {
-                ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
+        // The journal lets the message update its state's collections in place; an actor
+        // whose memory is metered keeps the plain copy (`after_memory` may roll back a
+        // message that succeeded).
+        let journal = self.mem.is_none();
+        let state = (&mut self.fields, &mut self.saved);
+        let r = run_as(&self.sys, me, state, cx, |ctx, me| {
+            if journal {
+                ctx.journal.begin();
             }
-            let sel = if init {
-                ctx.prog.syms.initialize
-            } else {
-                msg.selector
-            };
-            let r = if init {
-                // Answers the index of a typed slot left nil, or nil.
-                run_initialize(ctx, me, class).map(|_| {
-                    match nil_typed_slot(&ctx.prog, class, &ctx.actor_fields) {
-                        Some(i) => Value::Int(i as i64),
-                        None => Value::Nil,
-                    }
-                })
-            } else {
-                dispatch(ctx, class, me, msg.selector, &mut msg.args)
-            };
-            match r {
-                Ok(v) => Ok(transfer_in_owned(ctx, v)),
-                Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
-                // The method was left by a caller's block: its changes stay.
-                Err(Unwind::Return { value, home }) if ctx.proc.relays.contains(&home) => {
-                    let value = transfer_in(ctx, &value);
-                    Ok(crate::interp::actor::relay::relayed(ctx, value, home))
+            let r = (|| {
+                // Blocks of the caller whose `^` returns there: live while this runs. (A
+                // context comes from the pool with none.)
+                if msg.args.iter().any(super::transfer::may_hold_block) {
+                    ctx.proc.relays = crate::interp::actor::relay::message_relays(&msg.args);
                 }
-                Err(Unwind::Return { .. }) => Err(runtime_error(
-                    ctx,
-                    "non-local return from a method that has already returned",
-                )),
-                Err(u) => {
-                    if let Some(code) = u.exit_code() {
-                        if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
-                            ctx.prog.write_out("");
-                            std::process::exit(code);
+                let sel = if init {
+                    ctx.prog.syms.initialize
+                } else {
+                    msg.selector
+                };
+                let r = if init {
+                    // Answers the index of a typed slot left nil, or nil.
+                    run_initialize(ctx, me, class).map(|_| {
+                        match nil_typed_slot(&ctx.prog, class, &ctx.actor_fields) {
+                            Some(i) => Value::Int(i as i64),
+                            None => Value::Nil,
                         }
-                        let m = format!(
-                            "Program exit: {code} outside the main program of an embedded engine"
-                        );
-                        if let Unwind::Error(e) = ctx.err(ErrorKind::RuntimeError, m) {
-                            return Err(e);
-                        }
+                    })
+                } else {
+                    dispatch(ctx, class, me, msg.selector, &mut msg.args)
+                };
+                match r {
+                    Ok(v) => Ok(transfer_in_owned(ctx, v)),
+                    Err(Unwind::Error(e)) => Err(prefix_error(e, class, sel)),
+                    // The method was left by a caller's block: its changes stay.
+                    Err(Unwind::Return { value, home }) if ctx.proc.relays.contains(&home) => {
+                        let value = transfer_in(ctx, &value);
+                        Ok(crate::interp::actor::relay::relayed(ctx, value, home))
                     }
-                    // An embedder's limit ended this message: the actor crashes with the
-                    // limit's kind as exit reason (into its supervisor) and the caller gets
-                    // an error of that kind.
-                    if let Some(kind) = u.limit_kind() {
-                        crash = Some(kind);
-                        let kind = kind.as_str();
-                        let m = format!("{} exceeded", kind.replace('_', " "));
-                        if let Unwind::Error(e) = ctx.err(ErrorKind::from_name(kind), m) {
-                            return Err(prefix_error(e, class, sel));
+                    Err(Unwind::Return { .. }) => Err(runtime_error(
+                        ctx,
+                        "non-local return from a method that has already returned",
+                    )),
+                    Err(u) => {
+                        if let Some(code) = u.exit_code() {
+                            if !ctx.prog.embedded.load(std::sync::atomic::Ordering::Relaxed) {
+                                ctx.prog.write_out("");
+                                std::process::exit(code);
+                            }
+                            let m = format!(
+                                "Program exit: {code} outside the main program of an embedded engine"
+                            );
+                            if let Unwind::Error(e) = ctx.err(ErrorKind::RuntimeError, m) {
+                                return Err(e);
+                            }
                         }
+                        // An embedder's limit ended this message: the actor crashes with the
+                        // limit's kind as exit reason (into its supervisor) and the caller gets
+                        // an error of that kind.
+                        if let Some(kind) = u.limit_kind() {
+                            crash = Some(kind);
+                            let kind = kind.as_str();
+                            let m = format!("{} exceeded", kind.replace('_', " "));
+                            if let Unwind::Error(e) = ctx.err(ErrorKind::from_name(kind), m) {
+                                return Err(prefix_error(e, class, sel));
+                            }
+                        }
+                        Err(Value::Nil)
                     }
-                    Err(Value::Nil)
                 }
+            })();
+            if r.is_err() {
+                let undo = ctx.prog.prims.prims.hooks.undo;
+                ctx.journal
+                    .roll_back(&mut ctx.actor_fields, &mut ctx.actor_saved, undo);
             }
+            ctx.journal.end();
+            r
         });
         crate::interp::actor::send::recycle_args_in(cx, msg.args);
-        if r.is_err() {
-            roll_back(&mut self.fields, &mut self.saved);
-        }
         if let Some(kind) = crash {
             cx.exit_self(crate::runtime::ExitReason::Custom(Value::Symbol(kind)));
         }

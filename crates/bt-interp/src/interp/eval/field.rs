@@ -47,7 +47,7 @@ impl Ctx {
             return Ok(v);
         }
         if i < self.actor_fields.len() {
-            drop_fast(std::mem::replace(&mut self.actor_fields[i], fast_clone(&v)));
+            self.set_actor_slot(i, fast_clone(&v));
             Ok(v)
         } else {
             self.set_loc(loc);
@@ -60,12 +60,27 @@ impl Ctx {
         }
     }
 
+    /// Stores `v` in the running actor's slot `i` (in range): the slot's old value is
+    /// dropped, or, when it is a collection the message's journal updated in place, made
+    /// back into the rollback copy's value (`journal`).
+    #[inline]
+    pub(crate) fn set_actor_slot(&mut self, i: usize, v: Value) {
+        let old = std::mem::replace(&mut self.actor_fields[i], v);
+        if self.journal.holds_any() {
+            let undo = self.prog.prims.prims.hooks.undo;
+            self.journal.release(i, old, &mut self.actor_saved, undo);
+        } else {
+            drop_fast(old);
+        }
+    }
+
     /// `self.name := self.name sel: args` in an actor, once the receiver `recv` (the slot's
     /// value, read before the arguments) and `args` are evaluated. When `sel` is a built-in
     /// in-place update (`collections::in_place`) and the slot still holds `recv`, the slot
     /// lets go of its reference first, so a collection nothing else shares is updated in
-    /// place instead of copied (growing a field one element at a time stays linear). On an
-    /// error the slot gets `recv` back; the message's rollback copy is untouched.
+    /// place instead of copied (growing a field one element at a time stays linear); the
+    /// message's rollback copy lets go of its reference too, leaving an undo record in the
+    /// message's journal (`journal`). On an error the slot gets `recv` back.
     pub(crate) fn actor_field_update(
         &mut self,
         f: &Frame,
@@ -88,12 +103,23 @@ impl Ctx {
             {
                 self.set_loc(send.loc);
                 drop_fast(std::mem::replace(&mut self.actor_fields[i], Value::Nil));
+                let hooks = self.prog.prims.prims.hooks;
+                let undo = self.journal.before_update(
+                    i,
+                    &recv,
+                    &mut self.actor_saved,
+                    || (hooks.undo_of)(&recv, send.sel, args),
+                    hooks.undo,
+                );
                 let r = match self.tick() {
                     Ok(()) => op(self, &mut recv, args),
                     Err(e) => Err(e),
                 };
                 return match r {
                     Ok(v) => {
+                        if let Some(u) = undo {
+                            self.journal.record(i, u);
+                        }
                         drop(recv);
                         self.actor_fields[i] = fast_clone(&v);
                         Ok(v)

@@ -37,12 +37,14 @@ pub mod stream;
 /// A primitive that may update its receiver in place. The evaluator may call it with the only
 /// reference to the receiver (for `x := x at: k put: v`), which makes updates O(1) amortised;
 /// it answers the updated collection and leaves the receiver untouched when it raises.
-pub use crate::interp::registry::InPlaceFn;
+pub use crate::interp::registry::{InPlaceFn, Undo};
 pub use common::dict_from_pairs;
 
 /// Registers every collection primitive.
 pub fn register(p: &mut Prims) {
     p.hooks.in_place = in_place;
+    p.hooks.undo_of = undo_of;
+    p.hooks.undo = undo;
     generic::register(p);
     seq::register(p);
     dict::register(p);
@@ -52,21 +54,20 @@ pub fn register(p: &mut Prims) {
     stream::register(p);
 }
 
-/// The in-place variant of an update selector for this receiver, if it has one (see
-/// [`InPlaceFn`]). Selectors: List and Array `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
-/// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`.
-pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
-    struct UpdateSels {
-        add: Sym,
-        add_first: Sym,
-        at_put: Sym,
-        remove_key: Sym,
-        remove: Sym,
-        add_with_count: Sym,
-        enqueue: Sym,
-    }
+/// The selectors with an in-place variant.
+struct UpdateSels {
+    add: Sym,
+    add_first: Sym,
+    at_put: Sym,
+    remove_key: Sym,
+    remove: Sym,
+    add_with_count: Sym,
+    enqueue: Sym,
+}
+
+fn update_sels() -> &'static UpdateSels {
     static S: OnceLock<UpdateSels> = OnceLock::new();
-    let s = S.get_or_init(|| UpdateSels {
+    S.get_or_init(|| UpdateSels {
         add: Sym::new("add:"),
         add_first: Sym::new("addFirst:"),
         at_put: Sym::new("at:put:"),
@@ -74,7 +75,14 @@ pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
         remove: Sym::new("remove:"),
         add_with_count: Sym::new("add:withCount:"),
         enqueue: Sym::new("enqueue:"),
-    });
+    })
+}
+
+/// The in-place variant of an update selector for this receiver, if it has one (see
+/// [`InPlaceFn`]). Selectors: List and Array `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
+/// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`.
+pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
+    let s = update_sels();
     let sel = selector;
     Some(match recv {
         Value::List(_) | Value::Array(_) if sel == s.add => seq::add_in_place,
@@ -90,6 +98,64 @@ pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
         Value::Queue(_) if sel == s.enqueue => misc::enqueue_in_place,
         _ => return None,
     })
+}
+
+/// The record that takes back the in-place update `selector` with `args` of `recv`, read
+/// before the update runs (see [`Undo`]): for the appends, Array `at:put:` of an index in
+/// range, Dictionary `at:put:`/`removeKey:` and Set `add:`/`remove:`. The others (`addFirst:`,
+/// the Bag's) have none; an actor's journal keeps a copy of the collection for those.
+pub(crate) fn undo_of(recv: &Value, selector: Sym, args: &[Value]) -> Option<Undo> {
+    let s = update_sels();
+    let sel = selector;
+    let arg0 = args.first()?;
+    Some(match recv {
+        Value::List(l) | Value::Queue(l) if sel == s.add || sel == s.enqueue => {
+            Undo::Truncate(l.len())
+        }
+        Value::Array(a) if sel == s.add => Undo::Truncate(a.len()),
+        Value::Array(a) if sel == s.at_put => {
+            let i = match arg0 {
+                Value::Int(i) if *i >= 1 => usize::try_from(*i - 1).ok()?,
+                _ => return None,
+            };
+            Undo::Put(i, a.get(i)?.clone())
+        }
+        Value::Dict(d) if sel == s.at_put || sel == s.remove_key => {
+            Undo::Key(arg0.clone(), d.get(arg0).cloned())
+        }
+        Value::Set(m) if sel == s.add || sel == s.remove => {
+            Undo::Member(arg0.clone(), m.contains(crate::value::Key::from_ref(arg0)))
+        }
+        _ => return None,
+    })
+}
+
+/// Applies an undo record made by [`undo_of`] for this collection (a copy first when it is
+/// shared, as for any update).
+pub(crate) fn undo(recv: &mut Value, u: Undo) {
+    use crate::value::make_mut;
+    match (recv, u) {
+        (Value::List(l) | Value::Queue(l), Undo::Truncate(n)) => make_mut(l).truncate(n),
+        (Value::Array(a), Undo::Truncate(n)) => make_mut(a).truncate(n),
+        (Value::Array(a), Undo::Put(i, old)) => make_mut(a).set(i, old),
+        (Value::Dict(d), Undo::Key(k, Some(old))) => {
+            crate::value::dict::insert_shared(d, k, old);
+        }
+        (Value::Dict(d), Undo::Key(k, None)) => {
+            crate::value::dict::remove_shared(d, &k);
+        }
+        (Value::Set(m), Undo::Member(k, true)) => {
+            make_mut(m).insert(crate::value::Key(k));
+        }
+        (Value::Set(m), Undo::Member(k, false)) => {
+            make_mut(m).remove(&crate::value::Key(k));
+        }
+        // Not reached: a record is made for the kind of collection it is applied to.
+        _ => debug_assert!(
+            false,
+            "an undo record applied to another kind of collection"
+        ),
+    }
 }
 
 #[cfg(test)]

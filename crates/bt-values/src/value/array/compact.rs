@@ -121,6 +121,14 @@ impl<T: ByteCoded> CompactVec<T> {
         }
     }
 
+    /// Keeps the first `n` elements (all of them when there are no more).
+    pub fn truncate(&mut self, n: usize) {
+        match &mut self.0 {
+            Repr::Bytes(b) => b.truncate(n),
+            Repr::Wide(w) => w.truncate(n),
+        }
+    }
+
     /// Inserts `v` before 0-based `i` (`i <= len`).
     pub fn insert(&mut self, i: usize, v: T) {
         match (&mut self.0, v.encode()) {

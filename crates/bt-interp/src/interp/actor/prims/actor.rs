@@ -159,8 +159,8 @@ pub fn register(p: &mut Prims) {
     });
     p.add(a, "fieldAt:put:", |ctx, r, a| {
         let i = slot_index(ctx, r, &a[0])?;
-        if let Some(f) = ctx.actor_fields.get_mut(i) {
-            *f = a[1].clone();
+        if i < ctx.actor_fields.len() {
+            ctx.set_actor_slot(i, a[1].clone());
         }
         Ok(a[1].clone())
     });
