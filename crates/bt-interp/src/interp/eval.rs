@@ -270,6 +270,15 @@ impl Ctx {
         }
     }
 
+    /// Calls a block with arguments moved into it (each left `nil`; see
+    /// [`Ctx::invoke_block_moving`]).
+    pub fn call_block_moving(&mut self, block: &Value, args: &mut [Value]) -> EvalResult {
+        match block {
+            Value::Block(c) => self.invoke_block_moving(c, args).map_err(|b| *b),
+            _ => self.call_block(block, args),
+        }
+    }
+
     /// An exception of the class mapped from `kind`.
     pub fn err(&self, kind: ErrorKind, msg: impl Into<String>) -> Unwind {
         self.raise_kind(kind, msg.into(), None)

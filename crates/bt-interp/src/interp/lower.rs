@@ -331,7 +331,7 @@ impl Lowerer {
 
     fn real_block(&mut self, b: &ast::Block) -> Node {
         let fid = self.begin_fn(&b.params);
-        let body = self.stmts(&b.body);
+        let body = self.block_body(b);
         self.end_fn();
         let code = FnCode {
             fid,
@@ -340,6 +340,54 @@ impl Lowerer {
             ..FnCode::default()
         };
         Node::Block(Arc::new(code))
+    }
+
+    /// A real block's statements. A last statement `p sel: args` that sends an in-place
+    /// update (`add:`, `at:put:`, …) to one of the block's own parameters, which nothing
+    /// else in the block captures and the arguments do not name, is lowered as `p := p
+    /// sel: args`: the same answer (the parameter is dead after it), and a collection the
+    /// caller moved in (`inject:into:`'s accumulator, `Ctx::call_block_moving`) is then
+    /// updated in place instead of copied.
+    fn block_body(&mut self, b: &ast::Block) -> Vec<Node> {
+        let Some((last, init)) = b.body.split_last() else {
+            return Vec::new();
+        };
+        let tail = match &last.kind {
+            StmtKind::Expr(
+                value @ Expr {
+                    kind:
+                        ExprKind::Send {
+                            receiver,
+                            selector,
+                            args,
+                            ..
+                        },
+                    ..
+                },
+            ) => match &receiver.kind {
+                ExprKind::Var(v)
+                    if IN_PLACE_SELECTORS.contains(&selector.as_str())
+                        && b.params.iter().any(|p| p.name.name.as_str() == v.as_str())
+                        && !args.iter().any(|a| shape::expr_mentions(a, v)) =>
+                {
+                    Some((v.as_str(), value))
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        let Some((name, value)) = tail else {
+            return self.stmts(&b.body);
+        };
+        let mut body = self.stmts(init);
+        let captured = self
+            .lookup(name)
+            .is_none_or(|id| self.vars[id as usize].captured);
+        match (!captured).then(|| self.in_place(name, value)).flatten() {
+            Some(n) => body.push(n),
+            None => body.extend(self.stmt(last)),
+        }
+        body
     }
 
     pub(crate) fn expr(&mut self, e: &Expr) -> Node {

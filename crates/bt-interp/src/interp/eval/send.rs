@@ -743,21 +743,42 @@ impl Ctx {
 
     /// Runs a block closure.
     pub fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
+        self.invoke_block_by(c, args.len(), |stack| stack.extend_from_slice(args))
+    }
+
+    /// Runs a block closure with arguments moved into its frame (each left `nil`): a
+    /// collection handed over this way is held by the block's parameter alone, so the
+    /// block may update it in place (`inject:into:`'s accumulator).
+    pub fn invoke_block_moving(&mut self, c: &Arc<Closure>, args: &mut [Value]) -> Flow {
+        self.invoke_block_by(c, args.len(), |stack| {
+            stack.extend(args.iter_mut().map(|a| std::mem::replace(a, Value::Nil)))
+        })
+    }
+
+    /// Runs a block closure whose `n` arguments `push` puts on the stack.
+    #[inline(always)]
+    fn invoke_block_by(
+        &mut self,
+        c: &Arc<Closure>,
+        n: usize,
+        push: impl FnOnce(&mut Vec<Value>),
+    ) -> Flow {
         let code = c.fn_code();
-        if args.len() != code.nparams as usize {
+        if n != code.nparams as usize {
             return Err(self
                 .err(
                     ErrorKind::ArityMismatch,
                     format!(
                         "Wrong number of arguments: block expects {} but was called with {}",
-                        code.nparams,
-                        args.len()
+                        code.nparams, n
                     ),
                 )
                 .into());
         }
         self.enter()?;
-        let (base, cbase) = self.push_frame(code, args);
+        let base = self.stack.len();
+        push(&mut self.stack);
+        let cbase = self.frame_at(code, base);
         let f = Frame {
             recv: &c.recv,
             base,

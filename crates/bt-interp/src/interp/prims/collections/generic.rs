@@ -245,7 +245,7 @@ fn inject_into(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let mut acc = arg(args, 0).clone();
     for e in items(ctx, recv)? {
         ctx.tick()?;
-        acc = ctx.call_block(block, &[acc, e])?;
+        acc = ctx.call_block_moving(block, &mut [acc, e])?;
     }
     Ok(acc)
 }

@@ -409,7 +409,7 @@ fn inject_into(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let mut acc = arg(args, 0).clone();
     let mut c = Cursor::new(s);
     while let Some(x) = c.next(ctx)? {
-        acc = ctx.call_block(block, &[acc, x])?;
+        acc = ctx.call_block_moving(block, &mut [acc, x])?;
     }
     Ok(acc)
 }
