@@ -687,13 +687,13 @@ fn a_memory_stop_cancels_the_timers_the_scripts_made() {
 
 #[test]
 fn growing_an_actors_collections_one_message_at_a_time_costs_each_message_the_same() {
-    // The message's rollback copy of the actor's state refers to the collections, yet each
-    // append runs in place (an undo record is kept instead of a copy). A copy of n elements
-    // costs n/4 reductions, so past 4,000 elements a message that copied would overrun
-    // this budget with `reduction_limit`.
+    // The message's rollback copy of the actor's state refers to the collections and the
+    // String, yet each append runs in place (an undo record is kept instead of a copy). A
+    // copy of n elements costs n/4 reductions (of n bytes, n/64), so past 4,000 elements
+    // (64,000 bytes) a message that copied would overrun this budget with `reduction_limit`.
     let e = Engine::builder().actor_max_reductions(1_000).build();
     e.eval(
-        "Actor subclass: Grow\n  state: xs = #[]\n  state: d = #{}\n  push: i =>\n    self.xs := self.xs add: i\n    self.d := self.d at: i put: i\n    self.xs size + self.d size\n",
+        "Actor subclass: Grow\n  state: xs = #[]\n  state: d = #{}\n  state: text = \"\"\n  push: i =>\n    self.xs := self.xs add: i\n    self.d := self.d at: i put: i\n    self.text := self.text ++ \"abcdefghij\"\n    self.xs size + self.d size\n  textSize => self.text size\n",
     )
     .unwrap();
     assert_eq!(

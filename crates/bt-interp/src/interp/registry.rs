@@ -175,7 +175,8 @@ pub type InPlaceFn = fn(&mut Ctx, &mut Value, &[Value]) -> EvalResult;
 /// `eval::journal`), so a collection in an actor's state is updated in place even while
 /// the message's rollback copy refers to it.
 pub enum Undo {
-    /// Back to `n` elements (the update appended one: List/Array `add:`, Queue `enqueue:`).
+    /// Back to `n` elements (the update appended one: List/Array `add:`, Queue `enqueue:`),
+    /// or a String back to `n` bytes (`++`).
     Truncate(usize),
     /// Element `i` (0-based) back to the value it had (Array `at:put:`).
     Put(usize, Value),

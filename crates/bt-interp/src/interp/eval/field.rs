@@ -315,7 +315,8 @@ pub(crate) fn field_clone(fields: &[Value], i: usize) -> Value {
 }
 
 /// The send of an actor-slot assignment `self.name := self.name sel: args` whose selector
-/// has an in-place update (see [`Ctx::actor_field_update`]), with the slot read it sends to.
+/// has an in-place update (see [`Ctx::actor_field_update`]; `++` too, for a String), with
+/// the slot read it sends to.
 pub(crate) fn self_update(fd: &FieldNode) -> Option<(&FieldNode, &SendNode)> {
     let Some(Node::Send(send)) = &fd.value else {
         return None;
@@ -325,7 +326,8 @@ pub(crate) fn self_update(fd: &FieldNode) -> Option<(&FieldNode, &SendNode)> {
             if read.mode == FieldMode::Actor
                 && read.idx == fd.idx
                 && read.value.is_none()
-                && crate::interp::eval::code::IN_PLACE_SELECTORS.contains(&send.sel.as_str()) =>
+                && (crate::interp::eval::code::IN_PLACE_SELECTORS.contains(&send.sel.as_str())
+                    || send.sel.as_str() == "++") =>
         {
             Some((read, send))
         }
@@ -333,7 +335,8 @@ pub(crate) fn self_update(fd: &FieldNode) -> Option<(&FieldNode, &SendNode)> {
     }
 }
 
-/// Is `a` the same collection object as `b` (one of the kinds with in-place updates)?
+/// Is `a` the same collection (or String) object as `b` (one of the kinds with in-place
+/// updates)?
 fn same_collection(a: &Value, b: &Value) -> bool {
     match (a, b) {
         (Value::List(x), Value::List(y)) | (Value::Queue(x), Value::Queue(y)) => Arc::ptr_eq(x, y),
@@ -341,6 +344,7 @@ fn same_collection(a: &Value, b: &Value) -> bool {
         (Value::Dict(x), Value::Dict(y)) => Arc::ptr_eq(x, y),
         (Value::Set(x), Value::Set(y)) => Arc::ptr_eq(x, y),
         (Value::Bag(x), Value::Bag(y)) => Arc::ptr_eq(x, y),
+        (Value::Str(x), Value::Str(y)) => Arc::ptr_eq(x, y),
         _ => false,
     }
 }

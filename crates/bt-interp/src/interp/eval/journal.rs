@@ -159,7 +159,7 @@ impl Journal {
     }
 }
 
-/// The address of a collection with in-place updates (its identity), or none.
+/// The address of a collection (or String) with in-place updates (its identity), or none.
 fn collection_addr(v: &Value) -> Option<usize> {
     Some(match v {
         Value::List(r) | Value::Queue(r) => Ref::as_ptr(r) as usize,
@@ -167,6 +167,7 @@ fn collection_addr(v: &Value) -> Option<usize> {
         Value::Dict(r) => Ref::as_ptr(r) as usize,
         Value::Set(r) => Ref::as_ptr(r) as usize,
         Value::Bag(r) => Ref::as_ptr(r) as usize,
+        Value::Str(r) => Ref::as_ptr(r) as usize,
         _ => return None,
     })
 }
@@ -179,6 +180,7 @@ fn strong_count(v: &Value) -> usize {
         Value::Dict(r) => Ref::strong_count(r),
         Value::Set(r) => Ref::strong_count(r),
         Value::Bag(r) => Ref::strong_count(r),
+        Value::Str(r) => Ref::strong_count(r),
         _ => 0,
     }
 }

@@ -63,6 +63,7 @@ struct UpdateSels {
     remove: Sym,
     add_with_count: Sym,
     enqueue: Sym,
+    concat: Sym,
 }
 
 fn update_sels() -> &'static UpdateSels {
@@ -75,12 +76,14 @@ fn update_sels() -> &'static UpdateSels {
         remove: Sym::new("remove:"),
         add_with_count: Sym::new("add:withCount:"),
         enqueue: Sym::new("enqueue:"),
+        concat: Sym::new("++"),
     })
 }
 
 /// The in-place variant of an update selector for this receiver, if it has one (see
 /// [`InPlaceFn`]). Selectors: List and Array `add:` `addFirst:`; Array `at:put:`; Dictionary `at:put:`
-/// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`.
+/// `removeKey:`; Set `add:` `remove:`; Bag `add:` `add:withCount:` `remove:`; Queue `enqueue:`;
+/// String `++` (asked for an actor's state slot: a local's `s := s ++ t` has its own path).
 pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
     let s = update_sels();
     let sel = selector;
@@ -96,12 +99,13 @@ pub(crate) fn in_place(recv: &Value, selector: Sym) -> Option<InPlaceFn> {
         Value::Bag(_) if sel == s.add_with_count => set::bag_add_with_count_in_place,
         Value::Bag(_) if sel == s.remove => set::bag_remove_in_place,
         Value::Queue(_) if sel == s.enqueue => misc::enqueue_in_place,
+        Value::Str(_) if sel == s.concat => crate::interp::prims::string::append_in_place,
         _ => return None,
     })
 }
 
 /// The record that takes back the in-place update `selector` with `args` of `recv`, read
-/// before the update runs (see [`Undo`]): for the appends, Array `at:put:` of an index in
+/// before the update runs (see [`Undo`]): for the appends (String `++` included), Array `at:put:` of an index in
 /// range, Dictionary `at:put:`/`removeKey:` and Set `add:`/`remove:`. The others (`addFirst:`,
 /// the Bag's) have none; an actor's journal keeps a copy of the collection for those.
 pub(crate) fn undo_of(recv: &Value, selector: Sym, args: &[Value]) -> Option<Undo> {
@@ -113,6 +117,7 @@ pub(crate) fn undo_of(recv: &Value, selector: Sym, args: &[Value]) -> Option<Und
             Undo::Truncate(l.len())
         }
         Value::Array(a) if sel == s.add => Undo::Truncate(a.len()),
+        Value::Str(t) if sel == s.concat => Undo::Truncate(t.len()),
         Value::Array(a) if sel == s.at_put => {
             let i = match arg0 {
                 Value::Int(i) if *i >= 1 => usize::try_from(*i - 1).ok()?,
@@ -137,6 +142,7 @@ pub(crate) fn undo(recv: &mut Value, u: Undo) {
     match (recv, u) {
         (Value::List(l) | Value::Queue(l), Undo::Truncate(n)) => make_mut(l).truncate(n),
         (Value::Array(a), Undo::Truncate(n)) => make_mut(a).truncate(n),
+        (Value::Str(t), Undo::Truncate(n)) => make_mut(t).truncate(n),
         (Value::Array(a), Undo::Put(i, old)) => make_mut(a).set(i, old),
         (Value::Dict(d), Undo::Key(k, Some(old))) => {
             crate::value::dict::insert_shared(d, k, old);

@@ -133,6 +133,22 @@ fn concat_strings(r: &Value, a: &Value) -> Res {
     }
 }
 
+/// String `++` in place (see `collections::in_place`): appends a String argument to a
+/// String held alone; any other argument, or a result past the longest String, answers
+/// what the ordinary `++` answers.
+pub(crate) fn append_in_place(ctx: &mut Ctx, recv: &mut Value, args: &[Value]) -> EvalResult {
+    let fits = matches!((&*recv, args.first()), (Value::Str(s), Some(Value::Str(t)))
+        if ((s.len() + t.len()) as i64) <= text::MAX_STRING_BYTES);
+    if !fits {
+        return ctx.send(recv, crate::value::Sym::new("++"), args);
+    }
+    ctx.charge_append(recv, args)?;
+    if let (Value::Str(s), Some(Value::Str(t))) = (&mut *recv, args.first()) {
+        crate::value::make_mut(s).push_str(t);
+    }
+    Ok(recv.clone())
+}
+
 /// `++` for an evaluator that owns its receiver (a temporary, or a local it has taken out of
 /// its slot): when the String is not shared it is extended in place, so `s := s ++ t` in a
 /// loop is linear rather than quadratic. Same answers and errors as `++`.
