@@ -219,6 +219,7 @@ unsafe fn run_block(data: *mut (), ctx: &mut Ctx, here: bool) {
 /// A block call's error as its caller gets it.
 #[cold]
 #[inline(never)]
+#[allow(clippy::boxed_local)] // the block's own box, opened here, off the hot path
 fn block_error(ctx: &mut Ctx, u: Box<Unwind>) -> Box<BtError> {
     Box::new(crate::interp::error::to_bt_error(ctx, *u))
 }
