@@ -203,6 +203,47 @@ fn run_job<R: Send>(
     }
 }
 
+/// A block call as a job of the main process ([`Interpreter::try_call_block_armed`]): as
+/// [`run_job`], with a job made for the call (`main_job::BlockFrame`).
+#[inline(always)]
+fn call_block_job(
+    sys: &Arc<ActorSys>,
+    job_slot: &Arc<JobSlot>,
+    on_pool: bool,
+    st: &mut MainState,
+    arm: impl FnOnce(u64) -> u32,
+    block: &Arc<crate::interp::eval::Closure>,
+    args: &[Value],
+) -> crate::interp::main_job::BlockOut {
+    if !st.main.is_alive() {
+        st.main = spawn_main(sys, job_slot);
+    }
+    let pid = st.main.pid().number;
+    let armed = crate::interp::main_job::Armed {
+        pid,
+        step: arm(pid),
+    };
+    let main = &st.main;
+    let out = crate::interp::main_job::call_block_in_main(
+        &sys.rt,
+        job_slot,
+        &mut st.guest,
+        main,
+        on_pool,
+        armed,
+        block,
+        args,
+        |done| job_to_pool(sys, main, done, job_slot),
+    );
+    match out {
+        Some(r) => r,
+        None => {
+            st.main = spawn_main(sys, job_slot);
+            Err("the main process exited".to_string())
+        }
+    }
+}
+
 /// Sends the job in the slot to the main process as a message a pool worker runs; the
 /// message sets `done` when it is dropped, run or not.
 fn job_to_pool(sys: &ActorSys, main: &ProcRef, done: &GuestDone, slot: &Arc<JobSlot>) {
@@ -373,6 +414,27 @@ impl Interpreter {
             self.main.get_mut(),
             arm,
             f,
+        )
+    }
+
+    /// [`Interpreter::try_run_armed`] for a block call (an engine's script call): `block`
+    /// called with `args` in the main process; its error made into a [`BtError`] there.
+    #[inline(always)]
+    pub fn try_call_block_armed(
+        &mut self,
+        arm: impl FnOnce(u64) -> u32,
+        block: &Arc<crate::interp::eval::Closure>,
+        args: &[Value],
+    ) -> crate::interp::main_job::BlockOut {
+        let on_pool = *self.main_on_pool.get_mut();
+        call_block_job(
+            &self.sys,
+            &self.job_slot,
+            on_pool,
+            self.main.get_mut(),
+            arm,
+            block,
+            args,
         )
     }
 

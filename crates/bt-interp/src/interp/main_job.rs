@@ -27,8 +27,10 @@
 use std::sync::atomic::{AtomicPtr, Ordering};
 use std::sync::Arc;
 
-use crate::interp::eval::Ctx;
+use crate::interp::eval::{Closure, Ctx, Unwind};
+use crate::interp::interpreter::BtError;
 use crate::runtime::GuestDone;
+use crate::value::Value;
 
 /// What the main program's jobs share, behind one lock of the Interpreter held for the
 /// length of a job (one lock per call, not one per part): the main process, the top-level
@@ -60,6 +62,9 @@ struct RawJob {
     /// The main guard armed by the caller for this job ([`Armed`]): the job's hook need not
     /// be called when it runs in that process.
     armed: Armed,
+    /// `data` is a [`BlockFrame`]: the main process's behaviour runs the block itself
+    /// ([`run_lent_here`]), with no call through `call_here`.
+    block: bool,
 }
 
 /// A main-program job whose limits the caller armed before handing it over (an engine's
@@ -136,12 +141,109 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic> Frame<F, R> {
                 call_here: trampoline::<F, R, true>,
                 fail: fail::<F, R>,
                 armed,
+                block: false,
             },
             f: Some(f),
             out: None,
             done,
         }
     }
+}
+
+/// What a block call answers: the block's value, its error as the caller gets it (made
+/// in the process: `to_bt_error` needs the context), or `Err` with the text of a panic.
+pub type BlockOut = Result<Result<Value, Box<BtError>>, String>;
+
+/// A block call as the main process's job ([`call_block_in_main`]; an engine's script call):
+/// the block and its arguments borrowed from the caller, no closure and no result nested in
+/// the closure's own. On the guest's runner the main process's behaviour runs the block
+/// itself ([`run_lent_here`]); anywhere else (the job slot's message) its `RawJob`
+/// trampolines do the same.
+pub struct BlockFrame {
+    raw: RawJob,
+    block: *const Arc<Closure>,
+    args: *const [Value],
+    out: Option<BlockOut>,
+    done: Signal,
+}
+
+impl BlockFrame {
+    fn new(block: &Arc<Closure>, args: &[Value], done: Signal, armed: Armed) -> BlockFrame {
+        BlockFrame {
+            raw: RawJob {
+                data: std::ptr::null_mut(),
+                call: block_trampoline::<false>,
+                call_here: block_trampoline::<true>,
+                fail: block_fail,
+                armed,
+                block: true,
+            },
+            block,
+            args,
+            out: None,
+            done,
+        }
+    }
+
+    /// As [`Frame::lend`].
+    fn lend(&mut self) -> crate::runtime::LentJob {
+        self.raw.data = self as *mut BlockFrame as *mut ();
+        crate::runtime::LentJob(&mut self.raw as *mut RawJob as *mut ())
+    }
+}
+
+/// Runs a [`BlockFrame`]'s block, stores its result and signals the caller (`here`: on the
+/// caller's thread).
+///
+/// # Safety
+/// As for [`trampoline`], with `data` a live `BlockFrame` whose block and arguments are
+/// alive (its caller borrows them for the call).
+#[inline(always)]
+#[allow(unsafe_code)]
+unsafe fn run_block(data: *mut (), ctx: &mut Ctx, here: bool) {
+    // SAFETY: see the function's contract; nothing else touches the frame meanwhile.
+    let frame = unsafe { &mut *(data as *mut BlockFrame) };
+    // SAFETY: the caller borrows the block and the arguments until the job is over.
+    let (block, args) = unsafe { (&*frame.block, &*frame.args) };
+    let r = match ctx.invoke_block(block, args) {
+        Ok(v) => Ok(v),
+        Err(u) => Err(block_error(ctx, u)),
+    };
+    // Empty until now (the job runs once): no drop call for the old value.
+    if let Some(was) = frame.out.replace(Ok(r)) {
+        drop(was);
+    }
+    signal(&frame.done, here);
+}
+
+/// A block call's error as its caller gets it.
+#[cold]
+#[inline(never)]
+#[allow(clippy::boxed_local)] // the block's own box, opened here, off the hot path
+fn block_error(ctx: &mut Ctx, u: Box<Unwind>) -> Box<BtError> {
+    Box::new(crate::interp::error::to_bt_error(ctx, *u))
+}
+
+/// [`run_block`] as a `RawJob` trampoline.
+///
+/// # Safety
+/// As for [`run_block`].
+#[allow(unsafe_code)]
+unsafe fn block_trampoline<const HERE: bool>(data: *mut (), ctx: &mut Ctx) {
+    // SAFETY: see the function's contract.
+    unsafe { run_block(data, ctx, HERE) }
+}
+
+/// [`fail`] for a [`BlockFrame`].
+///
+/// # Safety
+/// As for [`fail`].
+#[allow(unsafe_code)]
+unsafe fn block_fail(data: *mut (), msg: String, here: bool) {
+    // SAFETY: see the function's contract.
+    let frame = unsafe { &mut *(data as *mut BlockFrame) };
+    frame.out = Some(Err(msg));
+    signal(&frame.done, here);
 }
 
 /// Runs the frame's closure once, stores its result and signals the caller (`HERE`: on the
@@ -270,6 +372,68 @@ where
     run_on_pool(rt, slot, job, to_pool)
 }
 
+/// [`run_in_main`] for a block call ([`BlockFrame`]): on the guest's runner the main
+/// process's behaviour runs the block itself; where the job must go to the pool, it goes
+/// as a closure as any job does.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)] // the call and what it needs of the Interpreter
+pub fn call_block_in_main(
+    rt: &crate::runtime::RtHandle,
+    slot: &JobSlot,
+    guest: &mut Guest,
+    main: &crate::runtime::ProcRef,
+    on_pool: bool,
+    armed: Armed,
+    block: &Arc<Closure>,
+    args: &[Value],
+    to_pool: impl FnOnce(&GuestDone),
+) -> Option<BlockOut> {
+    let job = move |ctx: &mut Ctx| -> BlockOut {
+        Ok(match ctx.invoke_block(block, args) {
+            Ok(v) => Ok(v),
+            Err(u) => Err(block_error(ctx, u)),
+        })
+    };
+    if !on_pool {
+        let Guest { stacks, signal } = guest;
+        // As in `run_in_main`.
+        if !signal.as_ref().is_some_and(GuestDone::is_this_thread) {
+            *signal = Some(GuestDone::new());
+        }
+        let done = signal.as_ref().unwrap_or_else(|| unreachable!());
+        done.reset();
+        let mut frame = BlockFrame::new(block, args, Signal::Local(done), armed);
+        let lent = frame.lend();
+        let mut fallback = || {
+            // SAFETY: as in `run_in_main`: the frame outlives the call, and `take_back`
+            // below removes a job that did not run before the frame goes.
+            #[allow(unsafe_code)]
+            unsafe {
+                slot.put_lent(lent)
+            };
+            Some(job_message_in_slot())
+        };
+        match rt.drive_job(stacks, main, lent, &mut fallback, done) {
+            Ok(_) => {
+                if frame.out.is_none() {
+                    slot.take_back();
+                }
+                let out = frame.out.take();
+                // The frame holds nothing else to drop (pointers, a `Signal::Local`): no
+                // drop call for it.
+                std::mem::forget(frame);
+                return out;
+            }
+            Err(()) => {
+                stacks.release();
+                return run_on_pool(rt, slot, job, to_pool);
+            }
+        }
+    }
+    guest.stacks.release();
+    run_on_pool(rt, slot, job, to_pool)
+}
+
 /// The job as a message a pool worker runs; this thread sleeps until it is over.
 fn run_on_pool<F, R>(
     rt: &crate::runtime::RtHandle,
@@ -378,10 +542,15 @@ pub unsafe fn run_lent(job: crate::runtime::LentJob, ctx: &mut Ctx) {
 /// # Safety
 /// As for [`run_lent`], and the calling thread is the job's owner's.
 #[allow(unsafe_code)]
+#[inline(always)]
 pub unsafe fn run_lent_here(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     let job = job.0 as *mut RawJob;
     // SAFETY: see the function's contract.
-    let (call, data) = unsafe { ((*job).call_here, (*job).data) };
+    let (call, data, block) = unsafe { ((*job).call_here, (*job).data, (*job).block) };
+    if block {
+        // SAFETY: a block job's `data` is its `BlockFrame` (`BlockFrame::lend`).
+        return unsafe { run_block(data, ctx, true) };
+    }
     // SAFETY: `call_here` is the trampoline made for `data`'s frame type.
     unsafe { call(data, ctx) }
 }

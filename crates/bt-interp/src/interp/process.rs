@@ -139,6 +139,22 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
     r
 }
 
+/// [`in_process`] for the main program's context, whose every run is a job of its own
+/// process started here (`MainActor`): the pid, owner and stack limit are set for the job
+/// and left set after it (the next job sets them again; nothing runs in the context between
+/// jobs), only the pointer to the run's `Cx` is cleared.
+#[inline(always)]
+pub fn in_main_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
+    ctx.pid = cx.pid().number;
+    ctx.owner = owner_token(cx);
+    ctx.set_native_stack_here(cx.stack_remaining());
+    let ptr = NonNull::from(&mut *cx).cast::<Cx<'static>>();
+    ctx.proc.cx = Some(CxPtr(ptr));
+    let r = f(ctx);
+    ctx.proc.cx = None;
+    r
+}
+
 /// [`in_process`] left by a panic (the run's `Cx` is gone): the context no longer points
 /// at it.
 pub fn left_by_panic(ctx: &mut Ctx) {

@@ -69,12 +69,17 @@ pub(crate) fn run(
     // The evaluation arms the main guard itself (`Shared::arm_call`): the job does not
     // call the hook factory.
     let arm = |pid| shared.arm_call(pid);
-    let r = vm.try_run_armed(arm, move |ctx, _| {
-        let r = match block {
-            Value::Block(c) => ctx.invoke_block(c, args).map_err(|u| *u),
-            other => ctx.call_block(other, args),
+    if let Value::Block(c) = block {
+        // A job made for a block call (`main_job::BlockFrame`).
+        return match vm.try_call_block_armed(arm, c, args) {
+            Ok(Ok(v)) => Ok(v),
+            Ok(Err(e)) => Err(EngineError::from_bt(*e, None)),
+            Err(m) => Err(EngineError::usage("internal_error", m)),
         };
-        r.map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
+    }
+    let r = vm.try_run_armed(arm, move |ctx, _| {
+        ctx.call_block(block, args)
+            .map_err(|u| EngineError::from_bt(crate::interp::error::to_bt_error(ctx, u), None))
     });
     match r {
         Ok(r) => r,

@@ -539,7 +539,7 @@ fn run_main_job(
             }
         }
     }
-    in_process(ctx, cx, job);
+    crate::interp::process::in_main_process(ctx, cx, job);
     // Whatever a job left behind (it always unwinds fully) must not leak into the next.
     ctx.depth = 0;
 }

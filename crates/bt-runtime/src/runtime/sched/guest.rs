@@ -307,6 +307,40 @@ impl Runner {
         me.store(w.resumes, Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
         me.store(0, Ordering::Relaxed);
+        self.resumed(w, r)
+    }
+
+    /// [`Runner::resume`] from the runner's idle point for [`call_kept`]: the usual answer,
+    /// a wait with no deadline (parked again, or waiting for a wake-up), needs nothing of
+    /// the runner's slot — its timeout is already none: every call leaves it so
+    /// (`drive_loop` clears the slots' timeouts at its end, and `call_kept` returns by
+    /// itself only after this answer) — so the slot is only looked at for the others.
+    #[inline(never)]
+    fn resume_parked(&mut self, w: &mut Worker) -> bool {
+        let Some(co) = self.co.as_mut() else {
+            return false;
+        };
+        w.resumes += 1;
+        let me = &w.shared.workers[w.id].driving;
+        me.store(w.resumes, Ordering::Relaxed);
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        me.store(0, Ordering::Relaxed);
+        if let Ok(CoroutineResult::Yield(Suspend::Wait { timeout: None })) = &r {
+            // Holds nothing: no drop call for it.
+            std::mem::forget(r);
+            return true;
+        }
+        self.resumed(w, r)
+    }
+
+    /// What a resume answered, for the runner's slot and the guest worker: true while the
+    /// coroutine lives.
+    #[inline(never)]
+    fn resumed(
+        &mut self,
+        w: &mut Worker,
+        r: std::thread::Result<CoroutineResult<Suspend, ()>>,
+    ) -> bool {
         let s = &mut w.slots[self.slot as usize];
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
@@ -571,7 +605,7 @@ fn call_kept(
         drop(was);
     }
     r.io.go.store(true, Ordering::Relaxed);
-    let alive = r.resume(w);
+    let alive = r.resume_parked(w);
     // Over when the runner parked again with the job done and nothing queued for the
     // guest (no other coroutine can be in a slot: only `drive_loop` starts them).
     #[cfg(test)]
