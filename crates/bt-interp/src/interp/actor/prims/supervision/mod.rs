@@ -567,6 +567,12 @@ fn start_child(ctx: &mut Ctx, r: &Value, args: Value) -> EvalResult {
     let (h, _, _) = sup_of(ctx, r)?;
     let class = h.spec().dynamic.as_ref().map(|t| t.class.clone());
     let Some(class) = class else {
+        // A handle whose supervisor has stopped answers stale_handle for every control
+        // selector, static supervisors included (6.1).
+        if !h.is_alive() {
+            let e = sup_err_value(ctx, &SupError::Stale(h.pid()));
+            return Ok(ctx.make_error(e));
+        }
         return Err(ctx.err(
             ErrorKind::DoesNotUnderstand,
             "startChild is understood by dynamic supervisors only",
