@@ -111,11 +111,11 @@ s block!
 [(AtomicCounter named: #inside) value =:= 0] whileTrue: [Timer sleep: 1]
 1 to: 1000 do: [:i | s add: "a message of some length"!]
 node := ((ProcessNavigation from: app) unwrap tree findClass: Sink) first
-st := node status
+st := node statusDetails
 Transcript showCr: (st at: #queueLength) printString
 Transcript showCr: (st at: #droppedCasts) printString
 Transcript showCr: ((st at: #memory) > (100 * 16)) printString
-Transcript showCr: (((ProcessNavigation from: app) unwrap tree findClass: Open) first status at: #droppedCasts) printString
+Transcript showCr: (((ProcessNavigation from: app) unwrap tree findClass: Open) first statusDetails at: #droppedCasts) printString
 gate increment
 Transcript showCr: s n printString
 app stop

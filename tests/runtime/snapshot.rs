@@ -106,7 +106,15 @@ fn default_scope_shows_supervisors_then_loose_actors() {
         let sys = system_snapshot(&sup, &quiet());
         assert_eq!(sys.roots[0].kind, NodeKind::OtpSupervisor);
         assert_eq!(sys.roots[0].registered_name, Some(Sym::new("bt_runtime")));
-        assert_eq!(sys.roots[0].pid.unwrap().to_string(), "<0.0.1>");
+        // The root is a live service process registered under that name.
+        let root_pid = sys.roots[0].pid.unwrap();
+        assert!(root_pid.service);
+        let root_proc = cx.rt().whereis(Sym::new("bt_runtime")).unwrap();
+        assert_eq!(root_proc.pid(), root_pid);
+        assert!(sys.roots[0]
+            .children
+            .iter()
+            .all(|c| c.pid != Some(root_pid)));
         let sys_pids = pids(&sys);
         for p in pids(&s) {
             assert!(sys_pids.contains(&p), "{p} missing from system");

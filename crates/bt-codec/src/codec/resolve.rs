@@ -115,6 +115,7 @@ impl RefResolver for LocalResolver {
                         Timeout::DEFAULT
                     },
                     proxy: r.kind == RefKind::Proxy,
+                    own: None,
                     state: None,
                 })
             }

@@ -3,8 +3,8 @@
 //! one (or with nil or 0) the mailbox is unlimited, as in Erlang.
 //!
 //! Overflow policy (implemented in `runtime::process::enqueue`): a cast arriving at a mailbox
-//! that already holds `maxMailbox` messages is dropped and counted — `status` of the actor's
-//! SupervisionNode shows `#droppedCasts` (and `#memory`, the bytes it holds); its sender is
+//! that already holds `maxMailbox` messages is dropped and counted — `statusDetails` of the
+//! actor's SupervisionNode shows `#droppedCasts` (and `#memory`, the bytes it holds); its sender is
 //! not told, as a cast never is. Synchronous sends always queue (each caller has at most one
 //! outstanding, so they cannot grow a mailbox without bound).
 

@@ -11,6 +11,7 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
 
+use crate::interp::actor::prims::supervision::snap::NODE_FIELDS;
 use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::method_table::Method;
 use crate::value::{ClassRef, Sym, Value};
@@ -398,9 +399,19 @@ fn specs() -> Vec<Spec> {
         spec("Supervisor", "Object", KObject, Plain),
         spec("DynamicSupervisor", "Supervisor", KObject, Plain),
         spec("SupervisionSpec", "Value", KValue, Plain),
-        spec("ProcessNavigation", "Value", KValue, Plain),
-        spec("SupervisionTree", "Value", KValue, Plain),
-        spec("SupervisionNode", "Value", KValue, Plain),
+        // Native snapshot values whose declared fields (7) are reflected by `fieldNames`.
+        Spec {
+            fields: &["nodes"],
+            ..spec("ProcessNavigation", "Value", KValue, Plain)
+        },
+        Spec {
+            fields: &["flatNodes"],
+            ..spec("SupervisionTree", "Value", KValue, Plain)
+        },
+        Spec {
+            fields: &NODE_FIELDS,
+            ..spec("SupervisionNode", "Value", KValue, Plain)
+        },
         spec("TestCase", "Value", KValue, Plain),
         spec("TestResult", "Value", KValue, Plain),
         spec("TestRunner", "Object", KObject, Plain),

@@ -569,37 +569,78 @@ pub fn default_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
 /// pid `<N.0.1>`) over the service processes and every process that is not an actor, then
 /// exactly the roots of `default`.
 pub fn system_snapshot(sup: &Supervision, opts: &SnapOptions) -> Snapshot {
+    let mut d = default_snapshot(sup, opts);
+    d.roots.insert(0, runtime_root(sup, opts));
+    d
+}
+
+/// The name of the runtime's own supervisor process, the root of `system`.
+const RUNTIME_ROOT: &str = "bt_runtime";
+
+/// The runtime's own supervisor process (`bt_runtime`), a service started on first use: it
+/// takes no messages of its own; `system` lists the service processes and the processes
+/// that are not actors under it.
+fn runtime_root_proc(rt: &RtHandle) -> Option<ProcRef> {
+    let name = Sym::new(RUNTIME_ROOT);
+    if let Some(p) = rt.whereis(name) {
+        return Some(p);
+    }
+    let opts = crate::runtime::SpawnOpts {
+        name: Some(name),
+        service: true,
+        label: "runtime",
+        ..crate::runtime::SpawnOpts::default()
+    };
+    match rt.spawn_opts(
+        Box::new(crate::runtime::handler(|_, _| Ok(Value::Nil))),
+        opts,
+    ) {
+        Ok(p) => Some(p),
+        // Started by a concurrent `system` in between.
+        Err(_) => rt.whereis(name),
+    }
+}
+
+/// The `bt_runtime` node of `system`, with the service processes and the processes that are
+/// not actors as its children.
+fn runtime_root(sup: &Supervision, opts: &SnapOptions) -> SnapNode {
     let rt = sup.rt();
-    let now_wall = sup.rt().wall_ms();
+    let now_wall = rt.wall_ms();
+    let root_proc = runtime_root_proc(rt);
+    let root_pid = root_proc.as_ref().map(ProcRef::pid);
     let mut services = Vec::new();
     for p in rt.processes(true) {
+        if Some(p.pid) == root_pid {
+            continue;
+        }
         let runtime = is_runtime_process(p.pid, p.name);
         if runtime || (p.label != "actor" && p.label != "supervisor") {
             services.push(process_node(&p, NodeKind::OtpProcess, now_wall));
         }
     }
-    let node_index = rt.0.cfg.node;
     let mut root = SnapNode::new(
-        None,
+        root_proc.clone(),
         NodeKind::OtpSupervisor,
         Value::Nil,
         NodeState::Running,
     );
-    root.pid = Some(Pid {
-        node: node_index,
+    root.pid = Some(root_pid.unwrap_or(Pid {
+        node: rt.0.cfg.node,
         number: 0,
         service: true,
-    });
-    root.registered_name = Some(Sym::new("bt_runtime"));
+    }));
+    if let Some(p) = &root_proc {
+        root.started_at = Some(p.started_at_ms());
+        root.uptime_ms = Some(now_wall.saturating_sub(p.started_at_ms()));
+    }
+    root.registered_name = Some(Sym::new(RUNTIME_ROOT));
     root.child_count = services.len();
     if opts.limit.is_some_and(|l| services.len() > l) {
         root.truncated = true;
     } else {
         root.children = services;
     }
-    let mut d = default_snapshot(sup, opts);
-    d.roots.insert(0, root);
-    d
+    root
 }
 
 /// `ProcessNavigation from: pid` (and `from:limit:`): the subtree of a live supervisor, or a
@@ -609,8 +650,12 @@ pub fn from_pid(sup: &Supervision, pid: Pid, opts: &SnapOptions) -> Result<Snaps
         opts,
         now: Instant::now(),
     };
+    let runtime_root_pid = sup.rt().whereis(Sym::new(RUNTIME_ROOT)).map(|p| p.pid());
     let root = if let Some(h) = sup.by_pid(pid) {
         w.supervisor(&h.shared, 1)
+    } else if runtime_root_pid == Some(pid) {
+        // Re-rooting at the runtime's own supervisor: its subtree as `system` shows it.
+        Some(runtime_root(sup, opts))
     } else {
         let rt = sup.rt();
         rt.lookup(pid).filter(ProcRef::is_alive).map(|p| {

@@ -33,12 +33,17 @@ pub fn pid_label(p: Pid) -> String {
 }
 
 /// A handle to an actor process; with `proxy` it is a `withTimeout:` proxy (its sends use
-/// `timeout`; `stop` stops only the proxy, i.e. does nothing to the target).
+/// `timeout`; `stop` stops only the proxy, never the target).
 pub struct ActorRef {
+    /// The actor the messages go to (for a proxy: its target).
     pub proc: ProcRef,
     pub class: ClassRef,
     pub timeout: Timeout,
     pub proxy: bool,
+    /// A local `withTimeout:` proxy's own TimeoutProxy process: its identity, pid,
+    /// liveness, `stop`, `kill`, monitors and names. None for plain handles and for proxies
+    /// that arrived from another node (those have no process of their own).
+    pub own: Option<ProcRef>,
     /// Set only on the `self` of a block that crossed to another process: the copy of
     /// the actor's state slots the block's `self.x` reads and writes there.
     pub state: Option<Arc<Mutex<Vec<Value>>>>,
@@ -51,6 +56,7 @@ impl ActorRef {
             class,
             timeout: Timeout::DEFAULT,
             proxy: false,
+            own: None,
             state: None,
         })
     }
@@ -63,9 +69,18 @@ impl ActorRef {
         }
     }
 
+    /// The process this handle stands for: a local proxy's own process, else the actor.
+    pub fn identity(&self) -> &ProcRef {
+        self.own.as_ref().unwrap_or(&self.proc)
+    }
+
     /// `Actor(Counter, 0.7.0)`.
     pub fn label(&self) -> String {
-        format!("Actor({}, {})", self.class.name, pid_label(self.proc.pid()))
+        format!(
+            "Actor({}, {})",
+            self.class.name,
+            pid_label(self.identity().pid())
+        )
     }
 }
 
@@ -80,16 +95,17 @@ impl NativeObj for ActorRef {
         self.label()
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
-        other
-            .as_any()
-            .downcast_ref::<ActorRef>()
-            .is_some_and(|o| o.proc.pid() == self.proc.pid() && o.proxy == self.proxy)
+        other.as_any().downcast_ref::<ActorRef>().is_some_and(|o| {
+            o.identity().pid() == self.identity().pid()
+                && o.proxy == self.proxy
+                && o.proc.pid() == self.proc.pid()
+        })
     }
     fn hash_code(&self) -> u64 {
-        self.proc.pid().number
+        self.identity().pid().number
     }
     fn order_key(&self) -> (u8, Vec<u64>) {
-        let p = self.proc.pid();
+        let p = self.identity().pid();
         (
             5,
             vec![

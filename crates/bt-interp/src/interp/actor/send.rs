@@ -79,7 +79,23 @@ impl SendTarget for ActorRef {
         sel: Sym,
         args: &[Value],
     ) -> Option<Result<(), Unwind>> {
-        let proc = self.proc.clone();
+        let proc = match &self.own {
+            // A local proxy: what TimeoutProxy understands runs on the proxy as a send does;
+            // the rest goes to the target while the proxy lives (dropped after, as casts to
+            // a dead actor are).
+            Some(own) => {
+                let forward =
+                    matches!(sel.as_str(), "node" | "isRemote") || ctx.lookup(recv, sel).is_none();
+                if !forward {
+                    return None;
+                }
+                if !own.is_alive() {
+                    return Some(Ok(()));
+                }
+                self.proc.clone()
+            }
+            None => self.proc.clone(),
+        };
         cast_to(ctx, &proc, recv, sel, args)
     }
 }
@@ -419,6 +435,18 @@ fn proxy_send(
     if !forward {
         return None;
     }
+    // A stopped or killed proxy forwards nothing (its target lives on).
+    if let Some(own) = a.own.as_ref().filter(|p| !p.is_alive()) {
+        let class = a.class.clone();
+        return Some(Err(call_error(
+            ctx,
+            CallError::ActorDead,
+            own,
+            &class,
+            sel,
+            a.timeout,
+        )));
+    }
     let class = a.target_class();
     let target = ActorRef::value(a.proc.clone(), class.clone());
     if a.proc.pid().number == ctx.pid || !goes_remote(ctx, &target, sel) {
@@ -438,6 +466,7 @@ pub fn handle_for(proc: ProcRef, fallback: &ClassRef) -> Value {
         class: c,
         timeout: Timeout::DEFAULT,
         proxy: false,
+        own: None,
         state: None,
     })
 }

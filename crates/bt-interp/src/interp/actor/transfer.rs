@@ -214,6 +214,7 @@ fn detach(recv: &Value, d: usize, from: Option<&Ctx>, me: u64) -> Value {
         class: a.class.clone(),
         timeout: a.timeout,
         proxy: a.proxy,
+        own: a.own.clone(),
         state: Some(Arc::new(parking_lot::Mutex::new(state))),
     })
 }

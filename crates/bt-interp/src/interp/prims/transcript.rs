@@ -82,16 +82,21 @@ fn stdout_transcript(ctx: &Ctx, sys: &Arc<ActorSys>) -> Result<ProcRef, Unwind> 
             return Ok(p.clone());
         }
     }
-    let opts = SpawnOpts {
+    let opts = |name| SpawnOpts {
+        name,
         service: true,
         label: "transcript",
         info: Value::Class(class(ctx)),
         ..SpawnOpts::default()
     };
-    match sys
-        .rt
-        .spawn_opts(Box::new(TranscriptActor::new(sys.clone(), true)), opts)
-    {
+    let spawn = |name| {
+        sys.rt.spawn_opts(
+            Box::new(TranscriptActor::new(sys.clone(), true)),
+            opts(name),
+        )
+    };
+    // Registered as `bt_transcript` (7.1); unnamed if an earlier one still holds the name.
+    match spawn(Some(crate::value::Sym::new("bt_transcript"))).or_else(|_| spawn(None)) {
         Ok(p) => {
             *g = Some(p.clone());
             Ok(p)

@@ -632,9 +632,11 @@ impl SupervisorProc {
                     let now = self.now();
                     let mut b = self.shared.book.lock();
                     b.note_exit(idx, reason, RestartKind::Ended, now);
-                    let due = b.auto_shutdown_due(idx);
+                    // Retired first, so `#allSignificant` counts this child among the ended
+                    // (a dynamic child, never significant, leaves the roster instead).
+                    let dynamic = b.children[idx].is_dynamic();
                     b.retire(idx, now, true);
-                    due
+                    !dynamic && b.auto_shutdown_due(idx)
                 };
                 if due {
                     self.end(cx, EndKind::AutoShutdown, ExitReason::Shutdown);

@@ -138,14 +138,28 @@ pub fn register(p: &mut Prims) {
                 false,
             )?),
         };
-        let t = target(ctx, r)?;
-        // A TimeoutProxy of its own class; its target's class comes from the process.
-        let class = ctx.class_named("TimeoutProxy").unwrap_or(t.class);
+        // A proxy of a proxy forwards straight to the first one's target.
+        let t = match downcast::<ActorRef>(r) {
+            Some(a) => a.proc.clone(),
+            None => target(ctx, r)?.proc,
+        };
+        // A TimeoutProxy is an actor of its own (5.8): an idle TimeoutProxy process gives it
+        // its pid, liveness, `stop`, monitors and a place in ProcessNavigation; the
+        // forwarded messages go from the caller straight to the target with the timeout
+        // (`send::proxy_send`). Its target's class comes from the target's process.
+        let Some(class) = ctx.class_named("TimeoutProxy") else {
+            return Err(ctx.err(ErrorKind::RuntimeError, "TimeoutProxy is not loaded"));
+        };
+        let own = match spawn_actor(ctx, &class, None, None)? {
+            Ok(h) => downcast::<ActorRef>(&h).map(|a| a.proc.clone()),
+            Err(e) => return Err(Unwind::Error(e)),
+        };
         Ok(native(ActorRef {
-            proc: t.proc,
+            proc: t,
             class,
             timeout,
             proxy: true,
+            own,
             state: None,
         }))
     });
@@ -237,6 +251,15 @@ pub struct Target {
 
 pub fn target(ctx: &mut Ctx, r: &Value) -> Result<Target, Unwind> {
     if let Some(a) = downcast::<ActorRef>(r) {
+        // A local proxy's Actor protocol (pid, isAlive, stop, monitor, names …) is its own
+        // process's.
+        if let Some(own) = &a.own {
+            return Ok(Target {
+                proc: own.clone(),
+                class: a.class.clone(),
+                proxy: false,
+            });
+        }
         return Ok(Target {
             proc: a.proc.clone(),
             class: a.class.clone(),

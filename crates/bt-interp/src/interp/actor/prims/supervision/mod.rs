@@ -545,12 +545,38 @@ fn wait_for_restart(ctx: &mut Ctx, r: &Value, who: &Value, n: &Value, t: &Value)
 
 fn terminate(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     let (h, _, _) = sup_of(ctx, r)?;
-    let id = id_arg(ctx, &a[0])?;
+    // A class names the child `which:` answers for it: the first running child whose id is
+    // the class's name or whose class it is; else the declared child of that class.
+    let running = match &a[0] {
+        Value::Class(c) => h.running_children().ok().and_then(|kids| {
+            kids.into_iter()
+                .find(|(id, class, _)| {
+                    *id == c.name || matches!(class, Value::Class(k) if Arc::ptr_eq(k, c))
+                })
+                .map(|(id, _, _)| id)
+        }),
+        _ => None,
+    };
+    let id = match running {
+        Some(id) => id,
+        None => child_id(ctx, &h, &a[0])?,
+    };
     let res = {
         let cx = need_cx(ctx)?;
         h.terminate(cx, id)
     };
     result_nil(ctx, res)
+}
+
+/// What `subclassResponsibility` raises, for the class-side selector `sel` of the supervisor
+/// class `r`, with a hint naming it.
+fn subclass_responsibility(ctx: &Ctx, r: &Value, sel: &str) -> Unwind {
+    let n = ctx.class_name_of(r);
+    ctx.err_hint(
+        ErrorKind::UserError,
+        "This method is abstract and must be overridden by a subclass",
+        format!("{n} must implement {sel}"),
+    )
 }
 
 fn result_nil(ctx: &mut Ctx, res: Result<(), SupError>) -> EvalResult {
@@ -567,6 +593,12 @@ fn start_child(ctx: &mut Ctx, r: &Value, args: Value) -> EvalResult {
     let (h, _, _) = sup_of(ctx, r)?;
     let class = h.spec().dynamic.as_ref().map(|t| t.class.clone());
     let Some(class) = class else {
+        // A handle whose supervisor has stopped answers stale_handle for every control
+        // selector, static supervisors included (6.1).
+        if !h.is_alive() {
+            let e = sup_err_value(ctx, &SupError::Stale(h.pid()));
+            return Ok(ctx.make_error(e));
+        }
         return Err(ctx.err(
             ErrorKind::DoesNotUnderstand,
             "startChild is understood by dynamic supervisors only",
@@ -616,19 +648,13 @@ pub fn register(p: &mut Prims) {
     let s = "Supervisor";
     p.add_class(s, "strategy", |_, _, _| Ok(Value::sym("oneForOne")));
     p.add_class(s, "autoShutdown", |_, _, _| Ok(Value::sym("never")));
+    // The required configuration is `subclassResponsibility` (6.1, 6.2): its `user_error`
+    // and message, with a hint naming what to define.
     p.add_class(s, "children", |ctx, r, _| {
-        let n = ctx.class_name_of(r);
-        Err(ctx.err(
-            ErrorKind::from_name("subclass_responsibility"),
-            format!("{n} must implement children"),
-        ))
+        Err(subclass_responsibility(ctx, r, "children"))
     });
     p.add_class("DynamicSupervisor", "childClass", |ctx, r, _| {
-        let n = ctx.class_name_of(r);
-        Err(ctx.err(
-            ErrorKind::from_name("subclass_responsibility"),
-            format!("{n} must implement childClass"),
-        ))
+        Err(subclass_responsibility(ctx, r, "childClass"))
     });
     p.add_class("Actor", "supervisionPolicy", |_, _, _| {
         Ok(Value::sym("temporary"))

@@ -245,6 +245,20 @@ fn dict(pairs: Vec<(&str, Value)>) -> Value {
     dict_from_pairs(pairs.into_iter().map(|(k, v)| (Value::sym(k), v)))
 }
 
+/// The `status` Dictionary: `#module`, `#sysState` and `#queueLength` of a `statusDetails`
+/// answer (nil stays nil).
+fn status_keys(details: Value) -> Value {
+    match &details {
+        Value::Dict(d) => dict(
+            ["module", "sysState", "queueLength"]
+                .into_iter()
+                .map(|k| (k, d.get(&Value::sym(k)).cloned().unwrap_or(Value::Nil)))
+                .collect(),
+        ),
+        _ => details,
+    }
+}
+
 fn field_index(name: &str) -> Option<usize> {
     NODE_FIELDS.iter().position(|f| *f == name)
 }
@@ -289,7 +303,10 @@ fn node_sel(ctx: &mut Ctx, r: &Value, sel: &str) -> EvalResult {
                 Value::Nil
             }
         }
-        "status" => {
+        // `status` answers the three keys of 7.3; `statusDetails` adds the bytes the process
+        // holds (`#memory`) and the casts its bounded mailbox dropped (`#droppedCasts`).
+        "status" => status_keys(node_sel(ctx, r, "statusDetails")?),
+        "statusDetails" => {
             if let Some(rp) = crate::interp::actor::prims::node_query::as_remote_pid(&s.field(0)) {
                 if s.state() != NodeState::Running {
                     return Ok(Value::Nil);
@@ -631,6 +648,7 @@ pub fn register(p: &mut Prims) {
         "restartsPerformed",
         "node",
         "status",
+        "statusDetails",
         "asSupervisor"
     );
     p.add("SupervisionNode", "childNodes", |ctx, r, _| {
