@@ -170,6 +170,9 @@ pub struct Ctx {
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
     pub cur_sel: Sym,
     pub cur_cls: Sym,
+    /// The running class methods that roll back the class-state changes of the class methods
+    /// they call (`eval/class_side.rs`), innermost last.
+    pub(crate) state_scopes: Vec<class_side::StateScope>,
     /// The host function called last (`engine::host`, `interp::host_cache`).
     pub(crate) host_cache: HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.
@@ -225,6 +228,7 @@ impl Ctx {
             err_loc: std::cell::Cell::new(None),
             cur_sel: Sym::new("value"),
             cur_cls: Sym::new("Object"),
+            state_scopes: Vec::new(),
             host_cache: Default::default(),
             proc: Default::default(),
         }

@@ -692,6 +692,8 @@ impl Ctx {
             }
             if cm.class_side && code.touches_class_state {
                 c.run_class_state_method(code, defc, recv, base, f.cbase, f.home, cm.class_side)
+            } else if cm.class_side && code.class_state_scope {
+                c.run_class_state_scope(code, defc, recv, f)
             } else {
                 code.op.run(c, f)
             }
