@@ -153,7 +153,7 @@ pub use api::{
 };
 pub use clock::TimerRef;
 pub use cx::{Completion, Cx};
-pub use lock::{OwnedProcLockGuard, ProcLock, ProcLockGuard};
+pub use lock::{ProcLock, ProcLockGuard};
 pub use process::{handler, Behaviour, FnBehaviour, LentJob, ProcRef};
 pub use sched::sim::{mix_seed, SimConfig, Strategy};
 pub use sched::{GuestDone, GuestStacks, IoWait};

@@ -83,15 +83,6 @@ impl ProcLock {
         }
     }
 
-    /// [`ProcLock::lock`] with a guard that owns its lock, to keep across calls.
-    pub fn lock_owned(self: &Arc<Self>, cx: &mut Cx<'_>) -> Result<OwnedProcLockGuard, Exiting> {
-        std::mem::forget(self.lock(cx)?);
-        Ok(OwnedProcLockGuard {
-            lock: self.clone(),
-            rt: cx.rt().clone(),
-        })
-    }
-
     fn guard(&self, cx: &Cx<'_>) -> ProcLockGuard<'_> {
         ProcLockGuard {
             lock: self,
@@ -124,18 +115,6 @@ impl ProcLock {
         if let Some(w) = next {
             w.complete(&rt.0, Ok(Value::Nil));
         }
-    }
-}
-
-/// Holds an `Arc<ProcLock>` until dropped ([`ProcLock::lock_owned`]).
-pub struct OwnedProcLockGuard {
-    lock: Arc<ProcLock>,
-    rt: RtHandle,
-}
-
-impl Drop for OwnedProcLockGuard {
-    fn drop(&mut self) {
-        self.lock.unlock(&self.rt);
     }
 }
 

@@ -13,30 +13,14 @@ use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
 use crate::value::{ClassRef, Instance, Sym, Value};
 
 /// A running class method of a class with class variables that does not touch them itself.
-/// The first class method of the same class that touches them in its extent takes the class
-/// lock and the snapshot for it ([`Ctx::claim_state_scopes`]); the scope keeps the lock until
-/// it ends, and restores the snapshot if it raises.
+/// The class methods of the same class it calls log the class variables they change
+/// ([`Ctx::exec_rolling_back`]); if it raises, each logged variable still holding the value
+/// this process wrote goes back to its value before the first change. The scope holds no
+/// lock, so a process it waits for may use the class meanwhile.
 pub(crate) struct StateScope {
     target: ClassRef,
-    snapshot: Option<Vec<Vec<(Sym, Value)>>>,
-    held: Option<Held>,
-}
-
-/// The class lock a [`StateScope`] keeps.
-enum Held {
-    /// Under the runtime (the process-aware lock).
-    Proc(crate::runtime::OwnedProcLockGuard),
-    /// Outside it (the context's own re-entrant lock, released with `unlock_class`).
-    Plain,
-}
-
-/// The class variables of `target`'s chain.
-fn snapshot_of(target: &ClassRef) -> Vec<Vec<(Sym, Value)>> {
-    target
-        .chain()
-        .iter()
-        .map(|c| c.class_state.lock().clone())
-        .collect()
+    /// (class of the chain, variable, value before the first change, value after the last).
+    undo: Vec<(ClassRef, Sym, Value, Value)>,
 }
 
 impl Ctx {
@@ -56,55 +40,84 @@ impl Ctx {
         };
         self.state_scopes.push(StateScope {
             target,
-            snapshot: None,
-            held: None,
+            undo: Vec::new(),
         });
         let r = code.op.run(self, f);
         if let Some(scope) = self.state_scopes.pop() {
-            if let Some(snap) = scope.snapshot {
-                if matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
-                    for (c, s) in scope.target.chain().iter().zip(snap) {
-                        *c.class_state.lock() = s;
-                    }
-                }
-            }
-            match scope.held {
-                Some(Held::Plain) => self.unlock_class(&scope.target),
-                Some(Held::Proc(g)) => drop(g),
-                None => {}
+            if !scope.undo.is_empty() && matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
+                self.undo_scope(scope);
             }
         }
         r
     }
 
-    /// Called with `target`'s lock held, before a class method touching its state runs: each
-    /// enclosing [`StateScope`] of the same class without a snapshot takes one now and keeps
-    /// the lock (re-entrant, so this does not wait) until it ends.
-    fn claim_state_scopes(&mut self, target: &ClassRef) -> Result<(), Unwind> {
-        for i in 0..self.state_scopes.len() {
-            let s = &self.state_scopes[i];
-            if s.snapshot.is_some() || !Arc::ptr_eq(&s.target, target) {
-                continue;
-            }
-            let held = if self.proc.in_runtime() {
-                let lock = crate::interp::process::class_lock(self, target);
-                let cx = crate::interp::process::cx_of(self);
-                match cx {
-                    Some(cx) => match lock.lock_owned(cx) {
-                        Ok(g) => Held::Proc(g),
-                        Err(e) => return Err(Unwind::Exit(e.0.to_value())),
-                    },
-                    None => continue,
+    /// Puts back the class variables a failed [`StateScope`] logged, under the class lock.
+    fn undo_scope(&mut self, scope: StateScope) {
+        let restore = |undo: &[(ClassRef, Sym, Value, Value)]| {
+            for (c, name, old, new) in undo.iter().rev() {
+                let mut st = c.class_state.lock();
+                if let Some(slot) = st.iter_mut().find(|(n, _)| n == name) {
+                    if crate::value::order::strict_eq(&slot.1, new) {
+                        slot.1 = old.clone();
+                    }
                 }
-            } else {
-                self.lock_class(target)?;
-                Held::Plain
-            };
-            let s = &mut self.state_scopes[i];
-            s.snapshot = Some(snapshot_of(target));
-            s.held = Some(held);
+            }
+        };
+        if self.proc.in_runtime() {
+            let lock = crate::interp::process::class_lock(self, &scope.target);
+            if let Ok(guard) = crate::interp::process::lock_proc(self, &lock) {
+                restore(&scope.undo);
+                drop(guard);
+            }
+            return;
         }
-        Ok(())
+        if self.lock_class(&scope.target).is_ok() {
+            restore(&scope.undo);
+            self.unlock_class(&scope.target);
+        }
+    }
+
+    /// After a class method touching `target`'s state ran without raising: logs in each
+    /// enclosing [`StateScope`] of the same class the variables it changed (the caller holds
+    /// the class lock).
+    fn log_scope_changes(
+        &mut self,
+        target: &ClassRef,
+        chain: &[ClassRef],
+        before: &[Vec<(Sym, Value)>],
+    ) {
+        if !self
+            .state_scopes
+            .iter()
+            .any(|s| Arc::ptr_eq(&s.target, target))
+        {
+            return;
+        }
+        let mut changed = Vec::new();
+        for (c, old) in chain.iter().zip(before) {
+            let now = c.class_state.lock();
+            for ((name, was), (_, is)) in old.iter().zip(now.iter()) {
+                if !crate::value::order::strict_eq(was, is) {
+                    changed.push((c.clone(), *name, was.clone(), is.clone()));
+                }
+            }
+        }
+        for scope in self
+            .state_scopes
+            .iter_mut()
+            .filter(|s| Arc::ptr_eq(&s.target, target))
+        {
+            for (c, name, was, is) in &changed {
+                match scope
+                    .undo
+                    .iter_mut()
+                    .find(|(k, n, _, _)| Arc::ptr_eq(k, c) && n == name)
+                {
+                    Some(e) => e.3 = is.clone(),
+                    None => scope.undo.push((c.clone(), *name, was.clone(), is.clone())),
+                }
+            }
+        }
     }
 
     /// A class method touching class state: holds the class lock (re-entrant per process) and
@@ -137,20 +150,11 @@ impl Ctx {
             // Under the runtime: a process-aware lock whose waiters suspend.
             let lock = crate::interp::process::class_lock(self, &target);
             let guard = crate::interp::process::lock_proc(self, &lock)?;
-            if !self.state_scopes.is_empty() {
-                self.claim_state_scopes(&target)?;
-            }
             let r = self.exec_rolling_back(&target, code, &f);
             drop(guard);
             return r;
         }
         self.lock_class(&target)?;
-        if !self.state_scopes.is_empty() {
-            if let Err(e) = self.claim_state_scopes(&target) {
-                self.unlock_class(&target);
-                return Err(e.into());
-            }
-        }
         let r = self.exec_rolling_back(&target, code, &f);
         self.unlock_class(&target);
         r
@@ -172,6 +176,8 @@ impl Ctx {
             for (c, s) in chain.iter().zip(snapshot) {
                 *c.class_state.lock() = s;
             }
+        } else if !self.state_scopes.is_empty() {
+            self.log_scope_changes(target, &chain, &snapshot);
         }
         r
     }
