@@ -9,19 +9,8 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::FnCode;
-use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
+use crate::interp::eval::{Ctx, Flow, Frame, StateScope, Unwind};
 use crate::value::{ClassRef, Instance, Sym, Value};
-
-/// A running class method of a class with class variables that does not touch them itself.
-/// The class methods of the same class it calls log the class variables they change
-/// ([`Ctx::exec_rolling_back`]); if it raises, each logged variable still holding the value
-/// this process wrote goes back to its value before the first change. The scope holds no
-/// lock, so a process it waits for may use the class meanwhile.
-pub(crate) struct StateScope {
-    target: ClassRef,
-    /// (class of the chain, variable, value before the first change, value after the last).
-    undo: Vec<(ClassRef, Sym, Value, Value)>,
-}
 
 impl Ctx {
     /// A class method of a class with class variables that does not touch them: runs `code`
