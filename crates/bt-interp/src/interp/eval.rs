@@ -83,6 +83,17 @@ pub(crate) struct CacheEntry {
 /// A host function's key: (class, selector, instance side).
 pub(crate) type HostKey = (Sym, Sym, bool);
 
+/// A running class method of a class with class variables that does not touch them itself.
+/// The class methods of the same class it calls log the class variables they change; if it
+/// raises, each logged variable still holding the value this process wrote goes back to its
+/// value before the first change. The scope holds no lock, so a process it waits for may
+/// use the class meanwhile. Run by `Ctx::run_class_state_scope`.
+pub(crate) struct StateScope {
+    pub(crate) target: ClassRef,
+    /// (class of the chain, variable, value before the first change, value after the last).
+    pub(crate) undo: Vec<(ClassRef, Sym, Value, Value)>,
+}
+
 /// The host function a context called last, with the program epoch and key it was looked up
 /// at (`interp::host_cache`, which holds what reads and fills it).
 pub(crate) struct HostCache {
@@ -176,6 +187,9 @@ pub struct Ctx {
     pub(crate) err_loc: std::cell::Cell<Option<(usize, Loc)>>,
     pub cur_sel: Sym,
     pub cur_cls: Sym,
+    /// The running class methods that roll back the class-state changes of the class methods
+    /// they call (`eval/class_side.rs`), innermost last.
+    pub(crate) state_scopes: Vec<StateScope>,
     /// The host function called last (`engine::host`, `interp::host_cache`).
     pub(crate) host_cache: HostCache,
     /// The process this context runs in (runtime context, actor system); see `interp::actor`.
@@ -233,6 +247,7 @@ impl Ctx {
             err_loc: std::cell::Cell::new(None),
             cur_sel: Sym::new("value"),
             cur_cls: Sym::new("Object"),
+            state_scopes: Vec::new(),
             host_cache: Default::default(),
             proc: Default::default(),
         }

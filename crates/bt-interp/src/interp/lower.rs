@@ -273,7 +273,10 @@ impl Lowerer {
         if let Some(id) = self.self_var {
             code.self_var = Some(self.resolve(id, 0, &layout));
         }
-        code.special = code.self_var.is_some() || code.touches_class_state;
+        code.class_state_scope =
+            self.owner.class_side && !self.touches_class_state && !self.owner.class_vars.is_empty();
+        code.special =
+            code.self_var.is_some() || code.touches_class_state || code.class_state_scope;
         Ok(Arc::new(code))
     }
 

@@ -242,6 +242,7 @@ impl ActorSys {
         c.depth = 0;
         c.actor_fields.clear();
         c.proc.relays.clear();
+        c.state_scopes.clear();
         if c.preempt.take().is_some() {
             c.restart_budget(DEFAULT_BUDGET);
         }

@@ -1,6 +1,7 @@
 //! Class-side machinery of dispatch: class-state methods run under the class lock and roll
-//! class variables back when they raise; instantiation with field defaults
-//! and the Value-class keyword constructor.
+//! class variables back when they raise; so does a class method that only calls them
+//! ([`StateScope`]); instantiation with field defaults and the Value-class keyword
+//! constructor.
 
 use crate::interp::class::ClassExt;
 use std::sync::Arc;
@@ -8,10 +9,106 @@ use std::sync::Arc;
 use crate::interp::class::Class;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::code::FnCode;
-use crate::interp::eval::{Ctx, Flow, Frame, Unwind};
+use crate::interp::eval::{Ctx, Flow, Frame, StateScope, Unwind};
 use crate::value::{ClassRef, Instance, Sym, Value};
 
 impl Ctx {
+    /// A class method of a class with class variables that does not touch them: runs `code`
+    /// as a [`StateScope`], so the changes made by the class methods of the same class it
+    /// calls are discarded if it raises (a non-local return keeps them).
+    pub(super) fn run_class_state_scope(
+        &mut self,
+        code: &FnCode,
+        defc: &Class,
+        recv: &Value,
+        f: &Frame,
+    ) -> Flow {
+        let target = match recv {
+            Value::Class(c) => c.clone(),
+            _ => crate::interp::eval::hit::class_arc(defc),
+        };
+        self.state_scopes.push(StateScope {
+            target,
+            undo: Vec::new(),
+        });
+        let r = code.op.run(self, f);
+        if let Some(scope) = self.state_scopes.pop() {
+            if !scope.undo.is_empty() && matches!(&r, Err(b) if matches!(**b, Unwind::Error(_))) {
+                self.undo_scope(scope);
+            }
+        }
+        r
+    }
+
+    /// Puts back the class variables a failed [`StateScope`] logged, under the class lock.
+    fn undo_scope(&mut self, scope: StateScope) {
+        let restore = |undo: &[(ClassRef, Sym, Value, Value)]| {
+            for (c, name, old, new) in undo.iter().rev() {
+                let mut st = c.class_state.lock();
+                if let Some(slot) = st.iter_mut().find(|(n, _)| n == name) {
+                    if crate::value::order::strict_eq(&slot.1, new) {
+                        slot.1 = old.clone();
+                    }
+                }
+            }
+        };
+        if self.proc.in_runtime() {
+            let lock = crate::interp::process::class_lock(self, &scope.target);
+            if let Ok(guard) = crate::interp::process::lock_proc(self, &lock) {
+                restore(&scope.undo);
+                drop(guard);
+            }
+            return;
+        }
+        if self.lock_class(&scope.target).is_ok() {
+            restore(&scope.undo);
+            self.unlock_class(&scope.target);
+        }
+    }
+
+    /// After a class method touching `target`'s state ran without raising: logs in each
+    /// enclosing [`StateScope`] of the same class the variables it changed (the caller holds
+    /// the class lock).
+    fn log_scope_changes(
+        &mut self,
+        target: &ClassRef,
+        chain: &[ClassRef],
+        before: &[Vec<(Sym, Value)>],
+    ) {
+        if !self
+            .state_scopes
+            .iter()
+            .any(|s| Arc::ptr_eq(&s.target, target))
+        {
+            return;
+        }
+        let mut changed = Vec::new();
+        for (c, old) in chain.iter().zip(before) {
+            let now = c.class_state.lock();
+            for ((name, was), (_, is)) in old.iter().zip(now.iter()) {
+                if !crate::value::order::strict_eq(was, is) {
+                    changed.push((c.clone(), *name, was.clone(), is.clone()));
+                }
+            }
+        }
+        for scope in self
+            .state_scopes
+            .iter_mut()
+            .filter(|s| Arc::ptr_eq(&s.target, target))
+        {
+            for (c, name, was, is) in &changed {
+                match scope
+                    .undo
+                    .iter_mut()
+                    .find(|(k, n, _, _)| Arc::ptr_eq(k, c) && n == name)
+                {
+                    Some(e) => e.3 = is.clone(),
+                    None => scope.undo.push((c.clone(), *name, was.clone(), is.clone())),
+                }
+            }
+        }
+    }
+
     /// A class method touching class state: holds the class lock (re-entrant per process) and
     /// rolls the class variables back if it raises.
     #[allow(clippy::too_many_arguments)] // the parts of an activation
@@ -68,6 +165,8 @@ impl Ctx {
             for (c, s) in chain.iter().zip(snapshot) {
                 *c.class_state.lock() = s;
             }
+        } else if !self.state_scopes.is_empty() {
+            self.log_scope_changes(target, &chain, &snapshot);
         }
         r
     }

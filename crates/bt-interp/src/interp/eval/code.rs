@@ -72,7 +72,12 @@ pub struct FnCode {
     pub fid: u32,
     /// True when the body reads or writes class state (class methods: class-state atomicity).
     pub touches_class_state: bool,
-    /// `self_var` or `touches_class_state` is set (the activation needs the slow path).
+    /// A class method of a class with class variables that does not touch them itself: the
+    /// class-variable changes of the class methods of the same class it calls are discarded
+    /// when it raises (`Ctx::run_class_state_scope`).
+    pub class_state_scope: bool,
+    /// `self_var`, `touches_class_state` or `class_state_scope` is set (the activation needs
+    /// the slow path).
     pub special: bool,
     /// A method whose whole body is `self sel: arg` (e.g. `add: n => self withTotal: …`):
     /// `x := x add: n` may run just the argument and update an unshared `x` in place when

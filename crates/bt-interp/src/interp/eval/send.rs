@@ -160,10 +160,17 @@ impl Ctx {
                 if args.len() != hit.nargs as usize {
                     return Err(self.arity_error(sel, args.len()).into());
                 }
+                // A primitive that sends (a block, `printString` of a key) and raises
+                // afterwards names itself: the outer pair is put back when it returns.
+                let outer = (self.cur_sel, self.cur_cls);
                 self.cur_sel = sel;
                 self.cur_cls = hit.class().name;
-                p.cost.charge(self, recv, args).map_err(Box::new)?;
-                (p.f)(self, recv, args).map_err(Box::new)
+                let r = match p.cost.charge(self, recv, args) {
+                    Ok(()) => (p.f)(self, recv, args),
+                    Err(e) => Err(e),
+                };
+                (self.cur_sel, self.cur_cls) = outer;
+                r.map_err(Box::new)
             }
             HitKind::Getter(i) => match recv {
                 Value::Object(inst) => {
@@ -685,6 +692,8 @@ impl Ctx {
             }
             if cm.class_side && code.touches_class_state {
                 c.run_class_state_method(code, defc, recv, base, f.cbase, f.home, cm.class_side)
+            } else if cm.class_side && code.class_state_scope {
+                c.run_class_state_scope(code, defc, recv, f)
             } else {
                 code.op.run(c, f)
             }

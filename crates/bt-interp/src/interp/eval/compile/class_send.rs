@@ -237,13 +237,19 @@ fn call(c: &mut Ctx, e: &Entry, epoch: u64, sel: Sym, loc: Loc, args: &[Value]) 
     }
     c.tick()?;
     c.set_loc(loc);
+    // As `Ctx::call_hit`: the outer selector and class come back when the primitive returns.
+    let outer = (c.cur_sel, c.cur_cls);
     c.cur_sel = sel;
     c.cur_cls = p.defc;
-    if p.prim.cost != Cost::Free {
-        p.prim.cost.charge(c, &e.recv, args)?;
+    let r = if p.prim.cost != Cost::Free {
+        p.prim.cost.charge(c, &e.recv, args)
+    } else {
+        Ok(())
     }
-    if let Some(h) = &p.host {
-        return h(c, &e.recv, args).map_err(Box::new);
-    }
-    (p.prim.f)(c, &e.recv, args).map_err(Box::new)
+    .and_then(|()| match &p.host {
+        Some(h) => h(c, &e.recv, args),
+        None => (p.prim.f)(c, &e.recv, args),
+    });
+    (c.cur_sel, c.cur_cls) = outer;
+    r.map_err(Box::new)
 }
