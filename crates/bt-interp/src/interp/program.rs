@@ -11,7 +11,6 @@ use std::sync::{Arc, Weak};
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::interp::actor::prims::supervision::snap::NODE_FIELDS;
 use crate::interp::class::{Builtin, Class, ClassKind};
 use crate::interp::method_table::Method;
 use crate::value::{ClassRef, Sym, Value};
@@ -325,6 +324,16 @@ pub const EXCEPTION_FIELDS: &[&str] = &[
 ];
 pub const RESULT_FIELDS: &[&str] = &["okValue", "errReason", "isOk"];
 
+/// The declared fields of a SupervisionNode, in declaration order (its snapshot values
+/// answer them: `actor::prims::supervision`).
+pub const SUPERVISION_NODE_FIELDS: [&str; 5] = [
+    "pid",
+    "registeredName",
+    "kind",
+    "behaviourClass",
+    "childCount",
+];
+
 fn specs() -> Vec<Spec> {
     let mut v = vec![Spec {
         name: "ProtoObject",
@@ -399,7 +408,7 @@ fn specs() -> Vec<Spec> {
         spec("Supervisor", "Object", KObject, Plain),
         spec("DynamicSupervisor", "Supervisor", KObject, Plain),
         spec("SupervisionSpec", "Value", KValue, Plain),
-        // Native snapshot values whose declared fields (7) are reflected by `fieldNames`.
+        // Native snapshot values whose declared fields are reflected by `fieldNames`.
         Spec {
             fields: &["nodes"],
             ..spec("ProcessNavigation", "Value", KValue, Plain)
@@ -409,7 +418,7 @@ fn specs() -> Vec<Spec> {
             ..spec("SupervisionTree", "Value", KValue, Plain)
         },
         Spec {
-            fields: &NODE_FIELDS,
+            fields: &SUPERVISION_NODE_FIELDS,
             ..spec("SupervisionNode", "Value", KValue, Plain)
         },
         spec("TestCase", "Value", KValue, Plain),

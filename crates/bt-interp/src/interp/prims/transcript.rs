@@ -95,7 +95,7 @@ fn stdout_transcript(ctx: &Ctx, sys: &Arc<ActorSys>) -> Result<ProcRef, Unwind> 
             opts(name),
         )
     };
-    // Registered as `bt_transcript` (7.1); unnamed if an earlier one still holds the name.
+    // Registered as `bt_transcript`; unnamed if an earlier one still holds the name.
     match spawn(Some(crate::value::Sym::new("bt_transcript"))).or_else(|_| spawn(None)) {
         Ok(p) => {
             *g = Some(p.clone());

@@ -143,7 +143,7 @@ pub fn register(p: &mut Prims) {
             Some(a) => a.proc.clone(),
             None => target(ctx, r)?.proc,
         };
-        // A TimeoutProxy is an actor of its own (5.8): an idle TimeoutProxy process gives it
+        // A TimeoutProxy is an actor of its own: an idle TimeoutProxy process gives it
         // its pid, liveness, `stop`, monitors and a place in ProcessNavigation; the
         // forwarded messages go from the caller straight to the target with the timeout
         // (`send::proxy_send`). Its target's class comes from the target's process.

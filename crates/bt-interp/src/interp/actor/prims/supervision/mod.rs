@@ -594,7 +594,7 @@ fn start_child(ctx: &mut Ctx, r: &Value, args: Value) -> EvalResult {
     let class = h.spec().dynamic.as_ref().map(|t| t.class.clone());
     let Some(class) = class else {
         // A handle whose supervisor has stopped answers stale_handle for every control
-        // selector, static supervisors included (6.1).
+        // selector, static supervisors included.
         if !h.is_alive() {
             let e = sup_err_value(ctx, &SupError::Stale(h.pid()));
             return Ok(ctx.make_error(e));
@@ -648,7 +648,7 @@ pub fn register(p: &mut Prims) {
     let s = "Supervisor";
     p.add_class(s, "strategy", |_, _, _| Ok(Value::sym("oneForOne")));
     p.add_class(s, "autoShutdown", |_, _, _| Ok(Value::sym("never")));
-    // The required configuration is `subclassResponsibility` (6.1, 6.2): its `user_error`
+    // The required configuration is `subclassResponsibility`: its `user_error`
     // and message, with a hint naming what to define.
     p.add_class(s, "children", |ctx, r, _| {
         Err(subclass_responsibility(ctx, r, "children"))

@@ -23,14 +23,9 @@ use crate::runtime::snapshot::{NodeKind, NodeState, SnapNode, Snapshot, SupInfo}
 use crate::value::order;
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
-/// The declared fields of a SupervisionNode, in declaration order.
-pub const NODE_FIELDS: [&str; 5] = [
-    "pid",
-    "registeredName",
-    "kind",
-    "behaviourClass",
-    "childCount",
-];
+/// The declared fields of a SupervisionNode, in declaration order (declared with the class,
+/// in the class table).
+pub use crate::interp::program::SUPERVISION_NODE_FIELDS as NODE_FIELDS;
 
 /// The classes the values of one snapshot belong to (looked up once, at wrap time).
 #[derive(Clone)]
