@@ -283,7 +283,19 @@ fn references_resolve_to_the_live_process() {
     same(&vm, "c");
     same(&vm, "c pid");
     same(&vm, "#(1, c, (Tuple withAll: #(c)))");
-    same(&vm, "c withTimeout: 100");
+    // A TimeoutProxy's own process stays on its node: on the wire it is a proxy of its
+    // target with its timeout, and it arrives as one, forwarding to the same actor.
+    let proxy = round_trip(&vm, eval(&vm, "c withTimeout: 100")).expect("proxy");
+    assert!(
+        vm.display(&proxy).starts_with("Actor(TimeoutProxy, "),
+        "{}",
+        vm.display(&proxy)
+    );
+    let n = vm.run(move |ctx, _| ctx.send(&proxy, Sym::new("n"), &[]).map_err(|_| ()));
+    assert!(
+        matches!(n, Ok(Value::Int(0))),
+        "the proxy forwards to the original actor"
+    );
     let back = round_trip(&vm, eval(&vm, "c")).expect("actor");
     let n = vm.run(move |ctx, _| ctx.send(&back, Sym::new("n"), &[]).map_err(|_| ()));
     assert!(
