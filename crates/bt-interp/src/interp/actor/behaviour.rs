@@ -151,7 +151,7 @@ fn dispatch(
 }
 
 /// Puts the rollback copy back as the state (the failed state becomes the next copy), for a
-/// message run without the journal (see `Ctx::roll_back_message` for one with it).
+/// message run without the journal (`Journal::roll_back` for one with it).
 #[cold]
 fn roll_back(fields: &mut Vec<Value>, saved: &mut Box<[Value]>) {
     let failed = std::mem::replace(fields, std::mem::take(saved).into_vec());
