@@ -5,7 +5,7 @@
 
 use std::collections::HashSet;
 
-use crate::syntax::ast::{self, Expr, ExprKind, Ident, Pattern, Span, Stmt, StmtKind};
+use crate::syntax::ast::{Expr, ExprKind, Ident, Pattern, Span, Stmt, StmtKind};
 
 /// Every variable a pattern binds, in order (duplicates kept).
 pub(crate) fn pattern_vars(p: &Pattern, out: &mut Vec<Ident>) {
@@ -78,63 +78,6 @@ pub(crate) fn block_single_expr(e: &Expr) -> Option<&Expr> {
     None
 }
 
-/// Calls `f` on each direct sub-expression of `e` that runs where `e` runs or in a block
-/// it holds (assigned and sent values, receivers and arguments, statements of nested
-/// blocks, literal elements, match arms and guards, interpolated parts).
-fn each_sub_expr<'a>(e: &'a Expr, mut f: impl FnMut(&'a Expr)) {
-    match &e.kind {
-        ExprKind::Assign { value, .. }
-        | ExprKind::FieldAssign { value, .. }
-        | ExprKind::Return(value)
-        | ExprKind::Destructure { value, .. } => f(value),
-        ExprKind::Send { receiver, args, .. } => {
-            f(receiver);
-            args.iter().for_each(f);
-        }
-        ExprKind::Cascade { receiver, parts } => {
-            f(receiver);
-            for p in parts {
-                p.args.iter().for_each(&mut f);
-            }
-        }
-        ExprKind::Block(b) => {
-            for s in &b.body {
-                if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
-                    f(x);
-                }
-            }
-        }
-        ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => xs.iter().for_each(f),
-        ExprKind::ListCons { head, tail } => {
-            f(head);
-            f(tail);
-        }
-        ExprKind::Dict(pairs) => {
-            for (k, v) in pairs {
-                f(k);
-                f(v);
-            }
-        }
-        ExprKind::Match { receiver, arms, .. } => {
-            f(receiver);
-            for a in arms {
-                if let Some(g) = &a.guard {
-                    f(g);
-                }
-                f(&a.body);
-            }
-        }
-        ExprKind::Interp(parts) => {
-            for p in parts {
-                if let ast::InterpPart::Expr(x) = p {
-                    f(x);
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
 /// Names assigned anywhere inside an expression (including nested blocks).
 pub(crate) fn assigned_names(e: &Expr, out: &mut Vec<String>) {
     match &e.kind {
@@ -146,7 +89,7 @@ pub(crate) fn assigned_names(e: &Expr, out: &mut Vec<String>) {
         }
         _ => {}
     }
-    each_sub_expr(e, |x| assigned_names(x, out));
+    e.each_sub_expr(|x| assigned_names(x, out));
 }
 
 /// Free variable names read inside a block (candidates for captured variables).
@@ -156,5 +99,5 @@ pub(crate) fn read_names(e: &Expr, out: &mut Vec<(String, Span)>) {
         ExprKind::SelfRef | ExprKind::Field(_) => out.push(("self".into(), e.span)),
         _ => {}
     }
-    each_sub_expr(e, |x| read_names(x, out));
+    e.each_sub_expr(|x| read_names(x, out));
 }

@@ -165,15 +165,7 @@ fn run_job<R: Send>(
     arm: impl FnOnce(u64) -> u32,
     f: impl FnOnce(&mut Ctx, &mut Session) -> R + Send,
 ) -> Result<R, String> {
-    if !st.main.is_alive() {
-        st.main = spawn_main(sys, job_slot);
-    }
-    // The caller may arm the job's limits itself for the process it will run in.
-    let pid = st.main.pid().number;
-    let armed = crate::interp::main_job::Armed {
-        pid,
-        step: arm(pid),
-    };
+    let armed = armed_main(sys, job_slot, st, arm);
     let sess = &mut st.session;
     // A panic of `f` is answered as an error by the one handler around the job's run
     // (`MainActor::job_panicked` on the calling thread's runner, `JobSlot::run` on a pool
@@ -192,11 +184,40 @@ fn run_job<R: Send>(
         job,
         |done| job_to_pool(sys, main, done, job_slot),
     );
+    job_ended(sys, job_slot, st, out)
+}
+
+/// The main process for the next job (a fresh one if the last was killed), with the job's
+/// limits armed for it: the caller may arm them itself for the process it will run in.
+#[inline(always)]
+fn armed_main(
+    sys: &Arc<ActorSys>,
+    job_slot: &Arc<JobSlot>,
+    st: &mut MainState,
+    arm: impl FnOnce(u64) -> u32,
+) -> crate::interp::main_job::Armed {
+    if !st.main.is_alive() {
+        st.main = spawn_main(sys, job_slot);
+    }
+    let pid = st.main.pid().number;
+    crate::interp::main_job::Armed {
+        pid,
+        step: arm(pid),
+    }
+}
+
+/// A job's answer; none when the main process died while running it (killed): a fresh one
+/// is started for the next job and the caller gets an error.
+#[inline(always)]
+fn job_ended<T>(
+    sys: &Arc<ActorSys>,
+    job_slot: &Arc<JobSlot>,
+    st: &mut MainState,
+    out: Option<Result<T, String>>,
+) -> Result<T, String> {
     match out {
         Some(r) => r,
         None => {
-            // The main process died while running the job (killed): start a fresh one for
-            // the next job and report.
             st.main = spawn_main(sys, job_slot);
             Err("the main process exited".to_string())
         }
@@ -215,14 +236,7 @@ fn call_block_job(
     block: &Arc<crate::interp::eval::Closure>,
     args: &[Value],
 ) -> crate::interp::main_job::BlockOut {
-    if !st.main.is_alive() {
-        st.main = spawn_main(sys, job_slot);
-    }
-    let pid = st.main.pid().number;
-    let armed = crate::interp::main_job::Armed {
-        pid,
-        step: arm(pid),
-    };
+    let armed = armed_main(sys, job_slot, st, arm);
     let main = &st.main;
     let out = crate::interp::main_job::call_block_in_main(
         &sys.rt,
@@ -235,13 +249,7 @@ fn call_block_job(
         args,
         |done| job_to_pool(sys, main, done, job_slot),
     );
-    match out {
-        Some(r) => r,
-        None => {
-            st.main = spawn_main(sys, job_slot);
-            Err("the main process exited".to_string())
-        }
-    }
+    job_ended(sys, job_slot, st, out)
 }
 
 /// Sends the job in the slot to the main process as a message a pool worker runs; the

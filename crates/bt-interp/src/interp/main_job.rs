@@ -323,13 +323,7 @@ where
 {
     if !on_pool {
         let Guest { stacks, signal } = guest;
-        // The signal of this thread's previous guest call, reset (nothing sets it late: a
-        // guest job's message carries no `DoneOnDrop`).
-        if !signal.as_ref().is_some_and(GuestDone::is_this_thread) {
-            *signal = Some(GuestDone::new());
-        }
-        let done = signal.as_ref().unwrap_or_else(|| unreachable!());
-        done.reset();
+        let done = reset_signal(signal);
         let mut frame = Frame::new(job, Signal::Local(done), armed);
         let lent = frame.lend();
         // Only when the main process cannot be claimed: the job goes in the slot and an
@@ -372,6 +366,18 @@ where
     run_on_pool(rt, slot, job, to_pool)
 }
 
+/// The signal of this thread's previous guest call, reset (nothing sets it late: a guest
+/// job's message carries no `DoneOnDrop`), or a new one for a thread's first call.
+#[inline(always)]
+fn reset_signal(signal: &mut Option<GuestDone>) -> &GuestDone {
+    if !signal.as_ref().is_some_and(GuestDone::is_this_thread) {
+        *signal = Some(GuestDone::new());
+    }
+    let done = signal.as_ref().unwrap_or_else(|| unreachable!());
+    done.reset();
+    done
+}
+
 /// [`run_in_main`] for a block call ([`BlockFrame`]): on the guest's runner the main
 /// process's behaviour runs the block itself; where the job must go to the pool, it goes
 /// as a closure as any job does.
@@ -396,12 +402,7 @@ pub fn call_block_in_main(
     };
     if !on_pool {
         let Guest { stacks, signal } = guest;
-        // As in `run_in_main`.
-        if !signal.as_ref().is_some_and(GuestDone::is_this_thread) {
-            *signal = Some(GuestDone::new());
-        }
-        let done = signal.as_ref().unwrap_or_else(|| unreachable!());
-        done.reset();
+        let done = reset_signal(signal);
         let mut frame = BlockFrame::new(block, args, Signal::Local(done), armed);
         let lent = frame.lend();
         let mut fallback = || {

@@ -126,11 +126,7 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
     let prev_pid = ctx.pid;
     let prev_owner = ctx.owner;
     let prev_limit = ctx.stack_limit;
-    ctx.pid = cx.pid().number;
-    ctx.owner = owner_token(cx);
-    ctx.set_native_stack_here(cx.stack_remaining());
-    let ptr = NonNull::from(&mut *cx).cast::<Cx<'static>>();
-    ctx.proc.cx = Some(CxPtr(ptr));
+    attach(ctx, cx);
     let r = f(ctx);
     ctx.proc.cx = prev_cx;
     ctx.pid = prev_pid;
@@ -145,14 +141,21 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
 /// jobs), only the pointer to the run's `Cx` is cleared.
 #[inline(always)]
 pub fn in_main_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
+    attach(ctx, cx);
+    let r = f(ctx);
+    ctx.proc.cx = None;
+    r
+}
+
+/// Sets `ctx` to run in the process of `cx`: its pid, owner token, native stack and the
+/// pointer to the run's `Cx`.
+#[inline(always)]
+fn attach(ctx: &mut Ctx, cx: &mut Cx<'_>) {
     ctx.pid = cx.pid().number;
     ctx.owner = owner_token(cx);
     ctx.set_native_stack_here(cx.stack_remaining());
     let ptr = NonNull::from(&mut *cx).cast::<Cx<'static>>();
     ctx.proc.cx = Some(CxPtr(ptr));
-    let r = f(ctx);
-    ctx.proc.cx = None;
-    r
 }
 
 /// [`in_process`] left by a panic (the run's `Cx` is gone): the context no longer points

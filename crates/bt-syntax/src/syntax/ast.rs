@@ -394,6 +394,67 @@ pub struct CascadePart {
     pub span: Span,
 }
 
+impl Expr {
+    /// Calls `f` on each direct sub-expression that runs where this one runs or in a block
+    /// it holds (assigned and sent values, receivers and arguments, statements of nested
+    /// blocks, literal elements, match arms and guards, interpolated parts).
+    pub fn each_sub_expr<'a>(&'a self, mut f: impl FnMut(&'a Expr)) {
+        match &self.kind {
+            ExprKind::Assign { value, .. }
+            | ExprKind::FieldAssign { value, .. }
+            | ExprKind::Return(value)
+            | ExprKind::Destructure { value, .. } => f(value),
+            ExprKind::Send { receiver, args, .. } => {
+                f(receiver);
+                args.iter().for_each(f);
+            }
+            ExprKind::Cascade { receiver, parts } => {
+                f(receiver);
+                for p in parts {
+                    p.args.iter().for_each(&mut f);
+                }
+            }
+            ExprKind::Block(b) => {
+                for s in &b.body {
+                    if let StmtKind::Expr(x) | StmtKind::Cast(x) = &s.kind {
+                        f(x);
+                    }
+                }
+            }
+            ExprKind::List(xs) | ExprKind::Array(xs) | ExprKind::TupleLit(xs) => {
+                xs.iter().for_each(f)
+            }
+            ExprKind::ListCons { head, tail } => {
+                f(head);
+                f(tail);
+            }
+            ExprKind::Dict(pairs) => {
+                for (k, v) in pairs {
+                    f(k);
+                    f(v);
+                }
+            }
+            ExprKind::Match { receiver, arms, .. } => {
+                f(receiver);
+                for a in arms {
+                    if let Some(g) = &a.guard {
+                        f(g);
+                    }
+                    f(&a.body);
+                }
+            }
+            ExprKind::Interp(parts) => {
+                for p in parts {
+                    if let InterpPart::Expr(x) = p {
+                        f(x);
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 pub struct MatchArm {
     pub pattern: Pattern,

@@ -147,54 +147,16 @@ pub(super) fn sendless(n: &Node) -> bool {
 }
 
 /// Does `e` name the variable `name` anywhere (nested blocks included)? Conservative: a
-/// pattern match or destructuring counts as naming it.
+/// block parameter of that name, a pattern match or a destructuring counts as naming it.
 pub(super) fn expr_mentions(e: &Expr, name: &str) -> bool {
-    let stmts = |b: &ast::Block| {
-        b.params.iter().any(|p| p.name.name.as_str() == name)
-            || b.body.iter().any(|s| match &s.kind {
-                StmtKind::Expr(x) | StmtKind::Cast(x) => expr_mentions(x, name),
-                StmtKind::Expect(_) => false,
-            })
-    };
-    match &e.kind {
+    let here = match &e.kind {
         ExprKind::Var(n) => n.as_str() == name,
-        ExprKind::Assign { name: n, value, .. } => {
-            n.name.as_str() == name || expr_mentions(value, name)
-        }
-        ExprKind::FieldAssign { value, .. } | ExprKind::Return(value) => expr_mentions(value, name),
-        ExprKind::Send { receiver, args, .. } => {
-            expr_mentions(receiver, name) || args.iter().any(|a| expr_mentions(a, name))
-        }
-        ExprKind::Cascade { receiver, parts } => {
-            expr_mentions(receiver, name)
-                || parts
-                    .iter()
-                    .any(|p| p.args.iter().any(|a| expr_mentions(a, name)))
-        }
-        ExprKind::Block(b) => stmts(b),
-        ExprKind::List(v) | ExprKind::Array(v) | ExprKind::TupleLit(v) => {
-            v.iter().any(|x| expr_mentions(x, name))
-        }
-        ExprKind::Dict(v) => v
-            .iter()
-            .any(|(k, x)| expr_mentions(k, name) || expr_mentions(x, name)),
-        ExprKind::ListCons { head, tail } => expr_mentions(head, name) || expr_mentions(tail, name),
-        ExprKind::Interp(parts) => parts
-            .iter()
-            .any(|p| matches!(p, ast::InterpPart::Expr(x) if expr_mentions(x, name))),
+        ExprKind::Assign { name: n, .. } => n.name.as_str() == name,
+        ExprKind::Block(b) => b.params.iter().any(|p| p.name.name.as_str() == name),
         ExprKind::Destructure { .. } | ExprKind::Match { .. } => true,
-        ExprKind::Nil
-        | ExprKind::True
-        | ExprKind::False
-        | ExprKind::SelfRef
-        | ExprKind::Super
-        | ExprKind::Int(_)
-        | ExprKind::BigInt(_)
-        | ExprKind::Float(_)
-        | ExprKind::Str(_)
-        | ExprKind::Char(_)
-        | ExprKind::Symbol(_)
-        | ExprKind::Field(_)
-        | ExprKind::Error => false,
-    }
+        _ => false,
+    };
+    let mut found = here;
+    e.each_sub_expr(|x| found = found || expr_mentions(x, name));
+    found
 }

@@ -299,15 +299,26 @@ impl Runner {
     /// Resumes the runner on `w` (a job, or a wake-up of a run suspended in a wait).
     /// False when the coroutine is over (it panicked outside the process's own handlers).
     fn resume(&mut self, w: &mut Worker) -> bool {
-        let Some(co) = self.co.as_mut() else {
-            return false;
-        };
+        match self.switch_in(w) {
+            Some(r) => self.resumed(w, r),
+            None => false,
+        }
+    }
+
+    /// Switches to the runner on `w` until it yields or ends (the worker marked as driving
+    /// meanwhile); none when the coroutine is over.
+    #[inline(always)]
+    fn switch_in(
+        &mut self,
+        w: &mut Worker,
+    ) -> Option<std::thread::Result<CoroutineResult<Suspend, ()>>> {
+        let co = self.co.as_mut()?;
         w.resumes += 1;
         let me = &w.shared.workers[w.id].driving;
         me.store(w.resumes, Ordering::Relaxed);
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
         me.store(0, Ordering::Relaxed);
-        self.resumed(w, r)
+        Some(r)
     }
 
     /// [`Runner::resume`] from the runner's idle point for [`call_kept`]: the usual answer,
@@ -317,14 +328,9 @@ impl Runner {
     /// itself only after this answer) — so the slot is only looked at for the others.
     #[inline(never)]
     fn resume_parked(&mut self, w: &mut Worker) -> bool {
-        let Some(co) = self.co.as_mut() else {
+        let Some(r) = self.switch_in(w) else {
             return false;
         };
-        w.resumes += 1;
-        let me = &w.shared.workers[w.id].driving;
-        me.store(w.resumes, Ordering::Relaxed);
-        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
-        me.store(0, Ordering::Relaxed);
         if let Ok(CoroutineResult::Yield(Suspend::Wait { timeout: None })) = &r {
             // Holds nothing: no drop call for it.
             std::mem::forget(r);
