@@ -235,3 +235,31 @@ fn inject_into_building_a_collection_is_linear() {
         "kept := nil. ((1 to: 40000) inject: #[] into: [:acc :i | kept := [acc]. acc add: i]) size",
     );
 }
+
+#[test]
+fn indexing_a_string_by_position_is_linear() {
+    let e = Engine::builder().max_reductions(2_000_000).build();
+    let count_a = |var: &str| {
+        format!(
+            "c := 0. 1 to: {var} size do: [:i | ({var} at: i) =:= \"a\" ifTrue: [c := c + 1]]. c"
+        )
+    };
+    // 100,000 graphemes read one position at a time: each `at:` and `size` after the first
+    // is constant work once the text is known to be one grapheme a byte.
+    e.eval("s := \"ab\" repeat: 50000").unwrap();
+    assert_eq!(int(&e, &count_a("s")), 50000);
+    // Built by appending, the text keeps what is known of it.
+    e.eval("t := \"\". 1 to: 50000 do: [:i | t := t ++ \"ab\"]")
+        .unwrap();
+    assert_eq!(int(&e, &count_a("t")), 50000);
+
+    // Text with clusters of several bytes (a CR LF pair, a letter and a combining accent)
+    // is indexed on first use: reading it by position is linear too.
+    let accent = "e\u{301}";
+    e.eval(&format!(
+        "u := (\"ab\" repeat: 25000) ++ String crlf ++ \"{accent}\" ++ (\"ab\" repeat: 25000)"
+    ))
+    .unwrap();
+    assert_eq!(int(&e, "u size"), 100002);
+    assert_eq!(int(&e, &count_a("u")), 50000);
+}

@@ -31,6 +31,7 @@ pub mod class;
 pub mod deserialize;
 pub mod dict;
 pub mod order;
+pub mod text;
 mod value_ext;
 pub mod varcell;
 
@@ -233,7 +234,7 @@ pub enum Value {
     Float(F64),
     Char(Ch),
     Symbol(Sym),
-    Str(Ref<String>),
+    Str(Ref<text::Text>),
     Binary(Ref<Vec<u8>>),
     /// `#( )` — a List.
     List(Ref<imbl::Vector<Value>>),
@@ -324,7 +325,7 @@ impl Value {
         Value::Char(Ch::new(c))
     }
     pub fn str(s: impl Into<String>) -> Value {
-        Value::Str(Ref::new(s.into()))
+        Value::Str(Ref::new(text::Text::from(s.into())))
     }
     pub fn sym(s: &str) -> Value {
         Value::Symbol(Sym::new(s))

@@ -66,6 +66,10 @@ pub enum Cost {
     /// Linear in the inputs: the bytes of the receiver and of each String/Binary argument, a
     /// List/Array argument's elements and their bytes (`string::input_units`).
     InputBytes,
+    /// [`Cost::InputBytes`] of a String receiver until its grapheme clusters are measured;
+    /// constant after (`size`, `at:`: byte arithmetic or a short walk from the index, see
+    /// `value::text`).
+    Clusters,
     /// [`Cost::InputBytes`] for a primitive whose result is a new value about as large as
     /// its inputs (concatenation, a copy, a conversion): those bytes are also reserved
     /// before it runs (`Ctx::reserve`).
@@ -91,6 +95,10 @@ impl Cost {
         match self {
             Cost::Free => 0,
             Cost::InputBytes | Cost::Copy | Cost::Grow(_) => input_units::input_units(r, a),
+            Cost::Clusters => match r {
+                Value::Str(s) if s.is_measured() => 0,
+                _ => input_units::input_units(r, a),
+            },
             Cost::RepeatResult | Cost::PadResult => {
                 let n = match a.first() {
                     Some(Value::Int(i)) => (*i).max(0) as usize,

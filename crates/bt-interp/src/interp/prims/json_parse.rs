@@ -146,7 +146,7 @@ impl<'a, 'r, E> Reader<'a, 'r, E> {
             None => Err(self.fail("unexpected end of input, expected a value")),
             Some(b'{') => self.object(),
             Some(b'[') => self.array(),
-            Some(b'"') => Ok(Value::Str(Ref::new(self.string()?))),
+            Some(b'"') => Ok(Value::str(self.string()?)),
             Some(b't') => self.word("true", Value::True),
             Some(b'f') => self.word("false", Value::False),
             Some(b'n') => self.word("null", Value::Nil),
@@ -222,7 +222,7 @@ impl<'a, 'r, E> Reader<'a, 'r, E> {
                 self.i += 1;
                 self.ws();
                 let v = self.value()?;
-                d.insert(Value::Str(Ref::new(k)), v);
+                d.insert(Value::str(k), v);
                 self.ws();
                 match self.s.get(self.i) {
                     Some(b',') => self.i += 1,

@@ -20,6 +20,7 @@ use crate::interp::prims::number::pure as num;
 use crate::interp::prims::number::{binary_prim, metered, unary_prim};
 use crate::interp::prims::string::pure::{self as text, g_len, graphemes};
 use crate::value::order::term_cmp;
+use crate::value::text::Text;
 use crate::value::{Ref, Value};
 
 pub mod pure;
@@ -28,9 +29,9 @@ use crate::interp::registry::Cost;
 
 /// The receiver's text (a String receiver is guaranteed by dispatch; anything else is a
 /// `type_error` rather than a panic).
-pub fn recv(v: &Value) -> Res<&str> {
+pub fn recv(v: &Value) -> Res<&Text> {
     match v {
-        Value::Str(s) => Ok(s.as_str()),
+        Value::Str(s) => Ok(s),
         other => Err(Fault::expected(
             "String primitive",
             "a String receiver",
@@ -446,7 +447,7 @@ pub fn truth(ctx: &Ctx, sel: &str, v: Value) -> Result<bool, Unwind> {
 
 /// The receiver's graphemes, or the exception for a non-String receiver.
 fn gs<'a>(ctx: &Ctx, r: &'a Value) -> Result<Vec<&'a str>, Unwind> {
-    recv(r).map(graphemes).map_err(|f| f.raise(ctx))
+    recv(r).map(|s| graphemes(s)).map_err(|f| f.raise(ctx))
 }
 
 fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -714,9 +715,9 @@ pub fn register(p: &mut Prims) {
         ("++", concat, Cost::Copy),
         (",", concat, Cost::Copy),
         ("repeat:", repeat, Cost::RepeatResult),
-        ("size", size, Cost::InputBytes),
-        ("length", size, Cost::InputBytes),
-        ("at:", at, Cost::InputBytes),
+        ("size", size, Cost::Clusters),
+        ("length", size, Cost::Clusters),
+        ("at:", at, Cost::Clusters),
         ("first", first, Cost::Free),
         ("last", last, Cost::InputBytes),
         ("first:", take, Cost::Copy),
@@ -796,7 +797,7 @@ pub fn register(p: &mut Prims) {
         ("count:", count, Cost::Free),
         ("inject:into:", inject_into, Cost::Free),
         ("byteSize", byte_size, Cost::Free),
-        ("byteAt:", byte_at_p, Cost::InputBytes),
+        ("byteAt:", byte_at_p, Cost::Free),
         ("part:size:", part_p, Cost::Copy),
         ("concat:", concat_bytes, Cost::Copy),
         ("toBytes", to_bytes, Cost::Grow(16)),

@@ -11,6 +11,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::prims::fault::{Fault, Res};
 use crate::interp::prims::number::pure as num;
 use crate::interp::print::quote_string;
+use crate::value::text::{Crumbs, Text, STRIDE};
 use crate::value::Value;
 
 /// Strings longer than this (in bytes) are refused (`runtime_error`) rather than exhausting
@@ -25,10 +26,66 @@ pub(crate) fn too_long() -> Fault {
     )
 }
 
-/// True when every byte is one grapheme cluster. (A byte search for `\r` first: the
-/// substring search for `\r\n` took most of a long ASCII String's `size`.)
-pub(crate) fn is_simple(s: &str) -> bool {
-    s.is_ascii() && (!s.as_bytes().contains(&b'\r') || !s.contains("\r\n"))
+pub(crate) use crate::value::text::one_cluster_per_byte as is_simple;
+
+/// Text whose shape may be known already: a String value's [`Text`] remembers whether every
+/// byte is one grapheme cluster (so `size` and `at:` on it are not a scan of the whole text
+/// each time); a plain `str` works it out.
+pub(crate) trait Clusters {
+    fn text(&self) -> &str;
+    /// True when every byte is one grapheme cluster.
+    fn one_per_byte(&self) -> bool;
+    /// The cluster index of text that is not one cluster a byte, when it keeps one.
+    fn crumbs(&self) -> Option<&Crumbs> {
+        None
+    }
+}
+
+impl Clusters for str {
+    fn text(&self) -> &str {
+        self
+    }
+    fn one_per_byte(&self) -> bool {
+        is_simple(self)
+    }
+}
+
+impl Clusters for String {
+    fn text(&self) -> &str {
+        self
+    }
+    fn one_per_byte(&self) -> bool {
+        is_simple(self)
+    }
+}
+
+impl Clusters for Text {
+    fn text(&self) -> &str {
+        self.as_str()
+    }
+    #[inline]
+    fn one_per_byte(&self) -> bool {
+        self.is_simple()
+    }
+    fn crumbs(&self) -> Option<&Crumbs> {
+        Text::crumbs(self, index_clusters)
+    }
+}
+
+/// The cluster index of `s` (see `value::text`).
+fn index_clusters(s: &str) -> Crumbs {
+    let mut count = 0;
+    let mut starts = Vec::with_capacity(s.len() / STRIDE + 1);
+    for (i, _) in s.grapheme_indices(true) {
+        if count % STRIDE == 0 {
+            starts.push(i as u32);
+        }
+        count += 1;
+    }
+    Crumbs {
+        count,
+        starts: starts.into_boxed_slice(),
+    }
 }
 
 /// The grapheme clusters of `s`.
@@ -37,20 +94,31 @@ pub(crate) fn graphemes(s: &str) -> Vec<&str> {
 }
 
 /// Number of grapheme clusters.
-pub(crate) fn g_len(s: &str) -> usize {
-    if is_simple(s) {
-        s.len()
+pub(crate) fn g_len<S: Clusters + ?Sized>(s: &S) -> usize {
+    if s.one_per_byte() {
+        s.text().len()
+    } else if let Some(c) = s.crumbs() {
+        c.count
     } else {
-        s.graphemes(true).count()
+        s.text().graphemes(true).count()
     }
 }
 
 /// Byte offset where grapheme `n` (0-based) starts, or `s.len()` past the end.
-fn g_offset(s: &str, n: usize) -> usize {
-    if is_simple(s) {
-        return n.min(s.len());
+fn g_offset<S: Clusters + ?Sized>(s: &S, n: usize) -> usize {
+    let text = s.text();
+    if s.one_per_byte() {
+        return n.min(text.len());
     }
-    s.grapheme_indices(true).nth(n).map_or(s.len(), |(i, _)| i)
+    let (from, n) = match s.crumbs() {
+        Some(c) if n >= c.count => return text.len(),
+        Some(c) => (c.starts[n / STRIDE] as usize, n % STRIDE),
+        None => (0, n),
+    };
+    text[from..]
+        .grapheme_indices(true)
+        .nth(n)
+        .map_or(text.len(), |(i, _)| from + i)
 }
 
 /// The 0-based position for a 1-based index argument, with the shared collection errors of
@@ -78,14 +146,15 @@ pub(crate) fn check_index(index: &Value, size: usize, empty_class: Option<&str>)
 }
 
 /// `at:` — the grapheme at a 1-based index.
-pub(crate) fn g_at<'a>(s: &'a str, index: &Value) -> Res<&'a str> {
-    if is_simple(s) {
-        let i = check_index(index, s.len(), Some("String"))?;
-        return Ok(&s[i..i + 1]);
+pub(crate) fn g_at<'a, S: Clusters + ?Sized>(s: &'a S, index: &Value) -> Res<&'a str> {
+    let text = s.text();
+    if s.one_per_byte() {
+        let i = check_index(index, text.len(), Some("String"))?;
+        return Ok(&text[i..i + 1]);
     }
-    let gs = graphemes(s);
-    let i = check_index(index, gs.len(), Some("String"))?;
-    Ok(gs[i])
+    let i = check_index(index, g_len(s), Some("String"))?;
+    let from = g_offset(s, i);
+    Ok(text[from..].graphemes(true).next().unwrap_or(""))
 }
 
 /// `first` / `last`: `empty_collection` on an empty String.
@@ -99,24 +168,24 @@ pub(crate) fn g_first(s: &str, last: bool) -> Res<&str> {
 }
 
 /// `take: n` — the first n graphemes (never raises; negative counts as 0).
-pub(crate) fn g_take(s: &str, n: i64) -> &str {
-    &s[..g_offset(s, n.max(0) as usize)]
+pub(crate) fn g_take<S: Clusters + ?Sized>(s: &S, n: i64) -> &str {
+    &s.text()[..g_offset(s, n.max(0) as usize)]
 }
 
 /// `drop: n` — all but the first n graphemes.
-pub(crate) fn g_drop(s: &str, n: i64) -> &str {
-    &s[g_offset(s, n.max(0) as usize)..]
+pub(crate) fn g_drop<S: Clusters + ?Sized>(s: &S, n: i64) -> &str {
+    &s.text()[g_offset(s, n.max(0) as usize)..]
 }
 
 /// The last n graphemes.
-pub(crate) fn g_last_n(s: &str, n: i64) -> &str {
+pub(crate) fn g_last_n<S: Clusters + ?Sized>(s: &S, n: i64) -> &str {
     let len = g_len(s);
     g_drop(s, len as i64 - n.max(0))
 }
 
 /// `from: start to: end` (1-based, inclusive): start < 1 raises `index_out_of_bounds`, the
 /// end is clamped to the size, and end < start gives the empty String.
-pub(crate) fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+pub(crate) fn g_from_to<S: Clusters + ?Sized>(s: &S, start: i64, end: i64) -> Res<&str> {
     let len = g_len(s) as i64;
     if start < 1 {
         return Err(Fault::index(start, len as usize));
@@ -125,12 +194,12 @@ pub(crate) fn g_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
     if end < start {
         return Ok("");
     }
-    Ok(g_take(g_drop(s, start - 1), end - start + 1))
+    Ok(g_range(s, start - 1, end - start + 1))
 }
 
 /// `copyFrom: start to: end` (1-based, inclusive, strict): both ends must lie in 1..size
 /// unless the range is empty (end = start - 1).
-pub(crate) fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
+pub(crate) fn g_copy_from_to<S: Clusters + ?Sized>(s: &S, start: i64, end: i64) -> Res<&str> {
     let len = g_len(s) as i64;
     if end == start - 1 && start >= 1 && start <= len + 1 {
         return Ok("");
@@ -143,7 +212,23 @@ pub(crate) fn g_copy_from_to(s: &str, start: i64, end: i64) -> Res<&str> {
     if end < start {
         return Ok("");
     }
-    Ok(g_take(g_drop(s, start - 1), end - start + 1))
+    Ok(g_range(s, start - 1, end - start + 1))
+}
+
+/// `count` graphemes from the 0-based grapheme `from` (both non-negative, within the text).
+fn g_range<S: Clusters + ?Sized>(s: &S, from: i64, count: i64) -> &str {
+    let text = s.text();
+    if s.one_per_byte() {
+        let start = (from as usize).min(text.len());
+        let end = start.saturating_add(count as usize).min(text.len());
+        return &text[start..end];
+    }
+    let rest = &text[g_offset(s, from as usize)..];
+    let end = rest
+        .grapheme_indices(true)
+        .nth(count as usize)
+        .map_or(rest.len(), |(i, _)| i);
+    &rest[..end]
 }
 
 /// `reverse` by graphemes.
@@ -160,11 +245,13 @@ fn boundaries(s: &str) -> Vec<usize> {
 
 /// `indexOf:` — 1-based grapheme index of the first occurrence that starts and ends on
 /// grapheme boundaries, or None.
-pub fn index_of(s: &str, sub: &str) -> Option<usize> {
+pub(crate) fn index_of<S: Clusters + ?Sized>(s: &S, sub: &str) -> Option<usize> {
     if sub.is_empty() {
         return Some(1);
     }
-    if is_simple(s) {
+    let simple = s.one_per_byte();
+    let s = s.text();
+    if simple {
         return s.find(sub).map(|i| i + 1);
     }
     let b = boundaries(s);
