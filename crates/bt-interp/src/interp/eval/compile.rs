@@ -378,18 +378,21 @@ pub fn compile(n: Node) -> Op {
             let loc = t.loc;
             let count = compile(t.count);
             let body = compile_effect(t.body);
-            op(move |c, f| match count.run(c, f)? {
-                Value::Int(n) => {
-                    for _ in 0..n.max(0) {
-                        body.run(c, f)?;
-                        c.tick()?;
+            op(move |c, f| {
+                let other = count.run(c, f)?;
+                match super::exec::repeat_count(&other) {
+                    Some(n) => {
+                        for _ in 0..n {
+                            body.run(c, f)?;
+                            c.tick()?;
+                        }
+                        Ok(Value::Nil)
                     }
-                    Ok(Value::Nil)
-                }
-                other => {
-                    c.set_loc(loc);
-                    let sel = c.prog.syms.times_repeat;
-                    Err(c.dnu_error(&other, sel).into())
+                    None => {
+                        c.set_loc(loc);
+                        let sel = c.prog.syms.times_repeat;
+                        Err(c.dnu_error(&other, sel).into())
+                    }
                 }
             })
         }
