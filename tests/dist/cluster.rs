@@ -375,7 +375,7 @@ Transcript showCr: ([echo make] on: Error do: [:e | e kind]) printString
     assert_eq!(srv.line(), "server skew Pt 2 1");
 }
 
-/// 8.4 and 10.1: `named:scope: #global` answers a proxy that prints `Actor(Counter, global,
+/// `named:scope: #global` answers a proxy that prints `Actor(Counter, global,
 /// name)` and resolves through the cluster registry at each send: it stays global when it
 /// crosses to another node and back, and follows the name when another node's actor holds
 /// it next.

@@ -195,7 +195,7 @@ Transcript showCr: (try value: [c value])
             "Result ok: Actor(Counter, 1.N.0)",
             "#name_registered",
             "Result ok: Actor(Counter, 1.N.0)",
-            // spawnWith: values are found at `state.key` (8.6), not in the request.
+            // spawnWith: values are found at `state.key`, not in the request.
             "AtomicCounter value at state.n cannot cross a node boundary",
             "5",
             "#name_not_registered",

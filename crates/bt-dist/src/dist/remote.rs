@@ -332,8 +332,8 @@ pub(crate) fn service(
     decode_reply(ctx, node, &reply).map(Some)
 }
 
-/// The `not_serialisable` error of a remote spawn's `spawnWith:` values, at the path 8.6
-/// gives them (`state.key`, not the service request's argument): the first state value that
+/// The `not_serialisable` error of a remote spawn's `spawnWith:` values, at the path the
+/// language gives them (`state.key`, not the service request's argument): the first state value that
 /// cannot cross. None when the state is not what failed.
 fn spawn_state_error(ctx: &Ctx, op: &str, args: &[Value]) -> Option<Unwind> {
     let Some(Value::Dict(d)) = args.get(1).filter(|_| op == "spawn") else {

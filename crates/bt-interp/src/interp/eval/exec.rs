@@ -358,7 +358,7 @@ impl Ctx {
             },
             Node::Times(t) => {
                 let c = self.exec(&t.count, f)?;
-                match repeat_count(&c) {
+                match super::compile::repeat_count(&c) {
                     Some(n) => {
                         for _ in 0..n {
                             self.exec_effect(&t.body, f)?;
@@ -667,17 +667,4 @@ fn performed_message(sel: Sym, args: &[Value]) -> Option<(Sym, Vec<Value>)> {
         _ => return None,
     };
     (super::code::sel_arity(target.as_str()) == rest.len()).then_some((target, rest))
-}
-
-/// The iteration count of an inlined `timesRepeat:`: an Integer receiver (a Character is one,
-/// by its code point; a negative count runs no iteration), None for any other receiver.
-pub(crate) fn repeat_count(v: &Value) -> Option<u128> {
-    use num_traits::{Signed, ToPrimitive};
-    match v {
-        Value::Int(n) => Some((*n).max(0) as u128),
-        Value::Char(c) => Some(c.get() as u128),
-        Value::BigInt(b) if b.is_negative() => Some(0),
-        Value::BigInt(b) => Some(b.to_u128().unwrap_or(u128::MAX)),
-        _ => None,
-    }
 }

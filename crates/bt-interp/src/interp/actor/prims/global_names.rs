@@ -159,8 +159,8 @@ fn named_global(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     if matches!(a.get(1), Some(Value::False)) {
         return Ok(there);
     }
-    // The proxy the language sees resolves through the cluster registry at each send
-    // (8.4); it prints with the class of the actor found now.
+    // The proxy the language sees resolves through the cluster registry at each send; it
+    // prints with the class of the actor found now.
     let ok = matches!(ctx.send(&there, Sym::new("isOk"), &[])?, Value::True);
     if !ok {
         return Ok(there);
