@@ -374,3 +374,76 @@ Transcript showCr: ([echo make] on: Error do: [:e | e kind]) printString
     );
     assert_eq!(srv.line(), "server skew Pt 2 1");
 }
+
+/// `named:scope: #global` answers a proxy that prints `Actor(Counter, global,
+/// name)` and resolves through the cluster registry at each send: it stays global when it
+/// crosses to another node and back, and follows the name when another node's actor holds
+/// it next.
+#[test]
+fn a_global_name_proxy_resolves_in_the_registry_at_each_send() {
+    let epmd = Epmd::bt();
+    let env = Env::new("gproxy", epmd.port);
+    let server = r#"Actor subclass: Counter
+  state: n = 0
+  increment => self.n := self.n + 1
+  value => self.n
+  echo: x => x
+  where => Node current name asString
+
+Counter spawnAs: #held scope: #global
+Counter spawnAs: #echo
+Transcript showCr: "ready"
+"#;
+    let _srv = env.serve_src("gpa@localhost", COOKIE, &[], server);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Counter
+  state: n = 0
+  increment => self.n := self.n + 1
+  value => self.n
+  echo: x => x
+  where => Node current name asString
+
+n := (Node named: #'gpa@localhost') unwrap
+n connect
+g := (Counter named: #held scope: #global) unwrap
+Transcript showCr: g printString
+Transcript showCr: g increment printString
+Transcript showCr: g where
+Transcript showCr: g isRemote printString
+echo := (Counter named: #echo on: n) unwrap
+back := echo echo: g
+Transcript showCr: back printString
+Transcript showCr: (back == g) printString
+Transcript showCr: back value printString
+g stop
+[(Counter spawnAs: #held scope: #global) isOk] whileFalse: [Timer sleep: 5]
+Transcript showCr: g value printString
+Transcript showCr: g where
+Transcript showCr: g isRemote printString
+g stop
+[(Counter named: #held scope: #global) isOk] whileTrue: [Timer sleep: 5]
+Transcript showCr: ([g value] on: Error do: [:e | e kind]) printString
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "gpb@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(
+        lines(&out),
+        [
+            "Actor(Counter, global, held)",
+            "1",
+            "gpa@localhost",
+            "true",
+            "Actor(Counter, global, held)",
+            "true",
+            "1",
+            // The name now belongs to this node's new actor.
+            "0",
+            "gpb@localhost",
+            "false",
+            "#no_such_process",
+        ],
+        "{err}"
+    );
+}

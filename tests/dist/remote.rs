@@ -71,6 +71,9 @@ fn remote_spawn_lookup_and_sends() {
 
 Actor subclass: Missing
 
+Supervisor subclass: WorkSup
+  class children => #()
+
 Object subclass: Shared
   class square => [:x | x * x]
 
@@ -111,6 +114,8 @@ Transcript showCr: (try value: [c leak])
 Transcript showCr: c value printString
 Transcript showCr: (try value: [(c withTimeout: 50) nap])
 Transcript showCr: (try value: [c noSuchThing])
+Transcript showCr: ([c noSuchThing] on: Error do: [:e | "{e selector printString} {e hint}"])
+Transcript showCr: (try value: [c size])
 Transcript showCr: (c apply: Shared square to: 7) printString
 k := 5
 Transcript showCr: ([c apply: [:x | x + k] to: 1] on: Error do: [:e | e kind printString])
@@ -119,12 +124,14 @@ Transcript showCr: w increment printString
 Transcript showCr: (Counter spawnAs: #second on: n) printString
 Transcript showCr: (Counter spawnAs: #second on: n) error kind printString
 Transcript showCr: (Counter spawnWith: #{#n => 5} as: #third on: n) printString
+Transcript showCr: (Counter spawnWith: #{#n => (AtomicCounter new: #c)} on: n) error message
 Transcript showCr: (Counter named: #third on: n) unwrap value printString
 Transcript showCr: (Counter named: #nobody on: n) error kind printString
 Transcript showCr: (Counter named: #worker on: n) error kind printString
 Transcript showCr: (Missing spawnOn: n) error kind printString
 Transcript showCr: (Missing spawnOn: n) error message
 Transcript showCr: ((Actor allRegisteredOn: n) unwrap collect: [:a | a printString]) printString
+Transcript showCr: n supervisors unwrap printString
 Transcript showCr: (Counter spawnOn: Node current) printString
 Transcript showCr: (try value: [Counter spawnOn: 42])
 log := Log spawn
@@ -175,7 +182,11 @@ Transcript showCr: (try value: [c value])
             "#not_serialisable AtomicCounter value at result cannot cross a node boundary",
             "13",
             "#timeout <1.N.0> on bee@localhost did not answer 'nap' within 50 ms",
-            "#does_not_understand Counter does not understand #noSuchThing",
+            // A message the actor does not understand fails as a local send does: no
+            // method ran, so no `Counter>>` prefix; selector and hint kept.
+            "#does_not_understand Counter does not understand 'noSuchThing'",
+            "#noSuchThing Check spelling or use 'respondsTo:' to verify method exists",
+            "#does_not_understand Counter does not understand 'size'",
             // Blocks cross with their code's identity: the same method source on both
             // nodes runs there; code that node does not have raises remote_code_mismatch.
             "49",
@@ -184,12 +195,16 @@ Transcript showCr: (try value: [c value])
             "Result ok: Actor(Counter, 1.N.0)",
             "#name_registered",
             "Result ok: Actor(Counter, 1.N.0)",
+            // spawnWith: values are found at `state.key`, not in the request.
+            "AtomicCounter value at state.n cannot cross a node boundary",
             "5",
             "#name_not_registered",
             "#wrong_class",
             "#class_not_found",
             "class Missing is not loaded on bee@localhost",
-            "#(\"Actor(WorkSup, 1.N.0)\", \"Actor(Worker, 1.N.0)\", \"Actor(Counter, 1.N.0)\", \"Actor(Counter, 1.N.0)\", \"Actor(Counter, 1.N.0)\")",
+            // A supervisor there prints as a supervisor handle (its class is loaded here).
+            "#(\"Supervisor(WorkSup, 1.N.0)\", \"Actor(Worker, 1.N.0)\", \"Actor(Counter, 1.N.0)\", \"Actor(Counter, 1.N.0)\", \"Actor(Counter, 1.N.0)\")",
+            "#(Supervisor(WorkSup, 1.N.0))",
             "Result ok: Actor(Counter, 0.N.0)",
             "#type_error spawnOn: expects a Node, not Integer",
             "Actor(Counter, registered, hits, bee@localhost)",

@@ -397,7 +397,7 @@ struct Dec<'a> {
 }
 
 /// A Symbol for an atom from a peer, within the budget of [`MAX_PEER_ATOMS`].
-pub(crate) fn peer_symbol(name: &str) -> Option<Sym> {
+pub fn peer_symbol(name: &str) -> Option<Sym> {
     if let Some(s) = Sym::lookup(name) {
         return Some(s);
     }

@@ -65,6 +65,18 @@ impl RefResolver for LocalResolver {
     }
 
     fn resolve(&self, ctx: &mut Ctx, r: &WireRef) -> Result<Value, CodecError> {
+        // A global name proxy names the cluster registry, not a node: it stays one on every
+        // node (printed with the class of that name here, else Actor).
+        if r.kind == RefKind::Name && r.extra == 1 {
+            return Ok(native(NameRef {
+                name: r.name.unwrap_or_else(|| Sym::new("")),
+                class: ctx
+                    .prog
+                    .class_by_sym(r.class)
+                    .unwrap_or_else(|| ctx.prog.core.actor.clone()),
+                global: true,
+            }));
+        }
         if r.node != self.node {
             if ctx.prog.dist.get().is_some() {
                 if let Some(v) = remote(ctx, r) {
@@ -126,6 +138,7 @@ impl RefResolver for LocalResolver {
             RefKind::Name => native(NameRef {
                 name: r.name.unwrap_or_else(|| Sym::new("")),
                 class: class_named(ctx, r.class)?,
+                global: false,
             }),
             RefKind::Supervisor => {
                 let class = class_named(ctx, r.class)?;
@@ -173,6 +186,7 @@ fn remote(ctx: &Ctx, r: &WireRef) -> Option<Value> {
                         ms => Timeout::Ms(ms),
                     },
                     proxy: true,
+                    label: a.label,
                 })
             } else {
                 v

@@ -312,7 +312,8 @@ fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
             number: 0,
             service: false,
             name: Some(n.name),
-            extra: 0,
+            // A global name proxy stays global (it resolves in the cluster registry).
+            extra: n.global as u64,
         }));
     }
     if let Some(s) = downcast::<SupRef>(v) {

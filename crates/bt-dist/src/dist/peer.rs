@@ -121,10 +121,10 @@ fn sel_arity(sel: &str) -> usize {
 
 /// Runs `sel` with `args` on the process `p` from the job's context.
 fn run_request(ctx: &mut Ctx, p: ProcRef, sel: &str, args: &[Term]) -> EvalResult {
-    let Some(sym) = Sym::lookup(sel) else {
+    let Some(sym) = crate::codec::etf::peer_symbol(sel) else {
         return Err(ctx.err(
             ErrorKind::DoesNotUnderstand,
-            format!("no method understands #{sel}"),
+            format!("no method understands '{sel}'"),
         ));
     };
     if sel_arity(sel) != args.len() {
@@ -318,13 +318,21 @@ fn run_in_actor(
     args: &[Term],
     classes: Option<&Term>,
 ) -> Term {
-    let Some(sym) = Sym::lookup(sel) else {
+    // A selector this node has never seen is understood by none of its classes: the same
+    // does_not_understand as a local send's (selector and hint included, no `Class>>` prefix:
+    // no method of the actor ran).
+    let Some(sym) = crate::codec::etf::peer_symbol(sel) else {
         return error_reply(
             ctx,
             ErrorKind::DoesNotUnderstand,
-            format!("{} does not understand #{sel}", class.name),
+            format!("{} does not understand '{sel}'", class.name),
         );
     };
+    let me = ctx.proc.actor().cloned().unwrap_or(Value::Nil);
+    if !ctx.responds_to(&me, sym) && !crate::interp::actor::send::goes_remote(ctx, &me, sym) {
+        let u = ctx.dnu_error(&me, sym);
+        return reply_term(ctx, Err(u));
+    }
     if sel_arity(sel) != args.len() {
         let m = format!(
             "Wrong number of arguments: {sel} expects {} but was called with {}",
@@ -359,7 +367,6 @@ fn run_in_actor(
             }
         }
     }
-    let me = ctx.proc.actor().cloned().unwrap_or(Value::Nil);
     let saved = ctx.actor_fields.clone();
     let r = ctx.send(&me, sym, &vals);
     match r {

@@ -319,7 +319,10 @@ pub(crate) fn service(
     if !bt_peer(d, ctx, node)? {
         return Ok(None);
     }
-    let req = request(ctx, Sym::new(op), args, false, false)?;
+    let req = match request(ctx, Sym::new(op), args, false, false) {
+        Ok(r) => r,
+        Err(u) => return Err(spawn_state_error(ctx, op, args).unwrap_or(u)),
+    };
     let dest = Dest::Name(Sym::new(SERVICE));
     let r = call(d, ctx, node, dest, req, Some(SERVICE_TIMEOUT), None)?;
     let reply = r.map_err(|e| {
@@ -327,6 +330,25 @@ pub(crate) fn service(
         raise(ctx, e)
     })?;
     decode_reply(ctx, node, &reply).map(Some)
+}
+
+/// The `not_serialisable` error of a remote spawn's `spawnWith:` values, at the path the
+/// language gives them (`state.key`, not the service request's argument): the first state value that
+/// cannot cross. None when the state is not what failed.
+fn spawn_state_error(ctx: &Ctx, op: &str, args: &[Value]) -> Option<Unwind> {
+    let Some(Value::Dict(d)) = args.get(1).filter(|_| op == "spawn") else {
+        return None;
+    };
+    d.iter().find_map(|(k, v)| {
+        let key = k.to_value();
+        let name = match key.as_sym() {
+            Some(s) => s.as_str().to_string(),
+            None => crate::interp::print::simple_print(&key).unwrap_or_else(|| "...".to_string()),
+        };
+        etf::to_term(ctx, v, &format!("state.{name}"))
+            .err()
+            .map(|e| e.to_unwind(ctx))
+    })
 }
 
 /// Monitors process `dest` on `node` (a pid, or a registered name there: an Erlang monitor

@@ -121,10 +121,12 @@ impl NativeObj for ActorRef {
     }
 }
 
-/// `Foo named: #n`: looks the name up again at every send.
+/// `Foo named: #n`: looks the name up again at every send; with `global`, `Foo named: #n
+/// scope: #global`, which looks it up in the cluster registry at every send.
 pub struct NameRef {
     pub name: Sym,
     pub class: ClassRef,
+    pub global: bool,
 }
 
 impl NativeObj for NameRef {
@@ -132,13 +134,14 @@ impl NativeObj for NameRef {
         self.class.clone()
     }
     fn print_string(&self) -> String {
-        format!("Actor({}, registered, {})", self.class.name, self.name)
+        let scope = if self.global { "global" } else { "registered" };
+        format!("Actor({}, {scope}, {})", self.class.name, self.name)
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
         other
             .as_any()
             .downcast_ref::<NameRef>()
-            .is_some_and(|o| o.name == self.name)
+            .is_some_and(|o| o.name == self.name && o.global == self.global)
     }
     fn hash_code(&self) -> u64 {
         self.name.index() as u64 ^ 0x4e41_4d45

@@ -104,7 +104,14 @@ impl SendTarget for NameRef {
     /// Resolves the name at each send (`no_such_process` when nobody holds it) and sends to
     /// the actor holding it; printing, identity and the name's own queries stay here.
     fn send(&self, ctx: &mut Ctx, _recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult> {
-        if REFERENCE_LOCAL.contains(&sel.as_str()) || NAME_LOCAL.contains(&sel.as_str()) {
+        if REFERENCE_LOCAL.contains(&sel.as_str()) {
+            return None;
+        }
+        if self.global {
+            let (name, class) = (self.name, self.class.clone());
+            return Some(resolve_global(ctx, name, &class).and_then(|h| ctx.send(&h, sel, args)));
+        }
+        if NAME_LOCAL.contains(&sel.as_str()) {
             return None;
         }
         let (name, class) = (self.name, self.class.clone());
@@ -118,10 +125,40 @@ impl SendTarget for NameRef {
         sel: Sym,
         args: &[Value],
     ) -> Option<Result<(), Unwind>> {
+        if self.global {
+            let (name, class) = (self.name, self.class.clone());
+            return Some(resolve_global(ctx, name, &class).and_then(|h| ctx.cast(&h, sel, args)));
+        }
         let sys = sys_of(ctx).ok()?;
         let proc = sys.rt.whereis(self.name)?;
         cast_to(ctx, &proc, recv, sel, args)
     }
+}
+
+/// The holder of the global name `name` now, as the name proxy of its node (a local
+/// `named:` proxy or a `named:on:` one), or `no_such_process` when the cluster has none.
+pub fn resolve_global(ctx: &mut Ctx, name: Sym, class: &ClassRef) -> EvalResult {
+    let r = ctx.send(
+        &Value::Class(class.clone()),
+        Sym::new("globalNamed:resolving:"),
+        &[Value::Symbol(name), Value::False],
+    )?;
+    let ok = matches!(ctx.send(&r, Sym::new("isOk"), &[])?, Value::True);
+    if ok {
+        return ctx.send(&r, Sym::new("unwrap"), &[]);
+    }
+    let e = ctx.send(&r, Sym::new("error"), &[])?;
+    let kind = ctx.send(&e, Sym::new("kind"), &[])?;
+    if kind
+        .as_sym()
+        .is_some_and(|k| k.as_str() == "name_not_registered")
+    {
+        return Err(ctx.err(
+            ErrorKind::NoSuchProcess,
+            format!("no actor is registered globally as #{name}"),
+        ));
+    }
+    Err(Unwind::Error(e))
 }
 
 /// The actor handle currently registered under `name`, or `no_such_process`.

@@ -378,18 +378,21 @@ pub fn compile(n: Node) -> Op {
             let loc = t.loc;
             let count = compile(t.count);
             let body = compile_effect(t.body);
-            op(move |c, f| match count.run(c, f)? {
-                Value::Int(n) => {
-                    for _ in 0..n.max(0) {
-                        body.run(c, f)?;
-                        c.tick()?;
+            op(move |c, f| {
+                let other = count.run(c, f)?;
+                match repeat_count(&other) {
+                    Some(n) => {
+                        for _ in 0..n {
+                            body.run(c, f)?;
+                            c.tick()?;
+                        }
+                        Ok(Value::Nil)
                     }
-                    Ok(Value::Nil)
-                }
-                other => {
-                    c.set_loc(loc);
-                    let sel = c.prog.syms.times_repeat;
-                    Err(c.dnu_error(&other, sel).into())
+                    None => {
+                        c.set_loc(loc);
+                        let sel = c.prog.syms.times_repeat;
+                        Err(c.dnu_error(&other, sel).into())
+                    }
                 }
             })
         }
@@ -970,4 +973,17 @@ fn compile_destructure(pat: Pat, value: Node, loc: Loc) -> Op {
         let v = value.run(c, f)?;
         c.destructure(&pat, v, loc, f)
     })
+}
+
+/// The iteration count of an inlined `timesRepeat:`: an Integer receiver (a Character is one,
+/// by its code point; a negative count runs no iteration), None for any other receiver.
+pub(crate) fn repeat_count(v: &Value) -> Option<u128> {
+    use num_traits::{Signed, ToPrimitive};
+    match v {
+        Value::Int(n) => Some((*n).max(0) as u128),
+        Value::Char(c) => Some(c.get() as u128),
+        Value::BigInt(b) if b.is_negative() => Some(0),
+        Value::BigInt(b) => Some(b.to_u128().unwrap_or(u128::MAX)),
+        _ => None,
+    }
 }

@@ -358,17 +358,17 @@ impl Ctx {
             },
             Node::Times(t) => {
                 let c = self.exec(&t.count, f)?;
-                match c {
-                    Value::Int(n) => {
-                        for _ in 0..n.max(0) {
+                match super::compile::repeat_count(&c) {
+                    Some(n) => {
+                        for _ in 0..n {
                             self.exec_effect(&t.body, f)?;
                             self.tick()?;
                         }
                         Ok(Value::Nil)
                     }
-                    other => {
+                    None => {
                         self.set_loc(t.loc);
-                        Err(self.dnu_error(&other, self.prog.syms.times_repeat).into())
+                        Err(self.dnu_error(&c, self.prog.syms.times_repeat).into())
                     }
                 }
             }

@@ -855,7 +855,7 @@ impl Ctx {
         Err(self.dnu_error(recv, sel).into())
     }
 
-    pub(crate) fn dnu_error(&self, recv: &Value, sel: Sym) -> Unwind {
+    pub fn dnu_error(&self, recv: &Value, sel: Sym) -> Unwind {
         let name = self.class_name_of(recv);
         let cls = Sym::new(&name);
         self.err_full(

@@ -372,7 +372,11 @@ fn named(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         );
         return Ok(ctx.make_error(e));
     }
-    Ok(ctx.make_ok(native(NameRef { name, class: found })))
+    Ok(ctx.make_ok(native(NameRef {
+        name,
+        class: found,
+        global: false,
+    })))
 }
 
 fn spawn_sel(ctx: &mut Ctx, r: &Value, init: Option<&Value>, name: Option<Sym>) -> EvalResult {

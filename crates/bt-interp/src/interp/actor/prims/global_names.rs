@@ -9,7 +9,7 @@
 
 use std::sync::Arc;
 
-use crate::interp::actor::handle::{downcast, ActorRef};
+use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef};
 use crate::interp::actor::prims::actor::error_value_hinted;
 use crate::interp::actor::prims::node::{current_name, node_value};
 use crate::interp::actor::sys_of;
@@ -24,6 +24,9 @@ const NO_DIST_HINT: &str = "start bt with --name to enable distribution";
 pub fn register(p: &mut Prims) {
     p.add_class("Actor", "globalName:spawning:", spawn_global);
     p.add_class("Actor", "globalNamed:", named_global);
+    // The proxy of the holder's node, without the cluster-resolving wrapper: what a global
+    // name proxy sends through at each send.
+    p.add_class("Actor", "globalNamed:resolving:", named_global);
 }
 
 fn dist(ctx: &Ctx) -> Option<Arc<dyn Distribution>> {
@@ -147,11 +150,28 @@ fn named_global(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
             None,
         );
     };
-    if node == current_name(ctx) {
-        return ctx.send(r, Sym::new("named:"), &[Value::Symbol(name)]);
+    let there = if node == current_name(ctx) {
+        ctx.send(r, Sym::new("named:"), &[Value::Symbol(name)])?
+    } else {
+        let n = node_value(ctx, node)?;
+        ctx.send(r, Sym::new("named:on:"), &[Value::Symbol(name), n])?
+    };
+    if matches!(a.get(1), Some(Value::False)) {
+        return Ok(there);
     }
-    let n = node_value(ctx, node)?;
-    ctx.send(r, Sym::new("named:on:"), &[Value::Symbol(name), n])
+    // The proxy the language sees resolves through the cluster registry at each send; it
+    // prints with the class of the actor found now.
+    let ok = matches!(ctx.send(&there, Sym::new("isOk"), &[])?, Value::True);
+    if !ok {
+        return Ok(there);
+    }
+    let proxy = ctx.send(&there, Sym::new("unwrap"), &[])?;
+    let class = ctx.class_of(&proxy);
+    Ok(ctx.make_ok(native(NameRef {
+        name,
+        class,
+        global: true,
+    })))
 }
 
 /// A supervisor child's start with `scope: #global`: after `start` made the process, it is

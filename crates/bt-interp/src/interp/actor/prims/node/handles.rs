@@ -29,6 +29,9 @@ pub struct RemoteActor {
     pub timeout: Timeout,
     /// A `withTimeout:` proxy.
     pub proxy: bool,
+    /// How it prints: `Actor`, or `Supervisor`/`DynamicSupervisor` for a supervisor there
+    /// whose class is loaded here (as a local supervisor handle prints).
+    pub label: &'static str,
 }
 
 impl RemoteActor {
@@ -49,7 +52,7 @@ impl NativeObj for RemoteActor {
         self.class.clone()
     }
     fn print_string(&self) -> String {
-        format!("Actor({}, {})", self.class_name, self.pid_label())
+        format!("{}({}, {})", self.label, self.class_name, self.pid_label())
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
         other
@@ -233,8 +236,18 @@ pub fn remote_actor(
         0 => d.and_then(|d| d.peer_creation(node.as_str())).unwrap_or(0),
         c => c,
     };
-    let class = class_name
-        .and_then(|n| ctx.prog.class_by_sym(n))
+    let named = class_name.and_then(|n| ctx.prog.class_by_sym(n));
+    let label = named
+        .as_ref()
+        .and_then(|c| {
+            c.chain().iter().find_map(|k| match k.name.as_str() {
+                "Supervisor" => Some("Supervisor"),
+                "DynamicSupervisor" => Some("DynamicSupervisor"),
+                _ => None,
+            })
+        })
+        .unwrap_or("Actor");
+    let class = named
         .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
         .unwrap_or_else(|| ctx.prog.core.actor.clone());
     native(RemoteActor {
@@ -246,6 +259,7 @@ pub fn remote_actor(
         class,
         timeout: Timeout::DEFAULT,
         proxy: false,
+        label,
     })
 }
 

@@ -386,6 +386,7 @@ fn with_timeout(ctx: &mut Ctx, ra: &RemoteActor, v: &Value) -> EvalResult {
         class_name: ra.class_name,
         timeout,
         proxy: true,
+        label: ra.label,
     }))
 }
 
