@@ -3,6 +3,7 @@
 mod allocator;
 
 fn main() {
+    allocator::restore_environment();
     let args: Vec<String> = std::env::args().skip(1).collect();
     std::process::exit(bt_cli::cli_main(&args));
 }
