@@ -156,7 +156,8 @@ extern "C" fn before_mimalloc() {
 }
 
 /// Puts the process's environment back after mimalloc has read its options (see
-/// `BEFORE_MIMALLOC`). Called first thing in `main`, before any thread is started.
+/// `BEFORE_MIMALLOC`). Called first thing in `main` (src/entry.rs), before any thread is
+/// started.
 pub(crate) fn restore_environment() {
     #[cfg(target_os = "linux")]
     {
