@@ -17,6 +17,11 @@
 //! `rustc` and runs (lld, which rustc uses on x86-64 Linux), so a toolchain whose linker
 //! has no such option builds as before.
 //!
+//! gcc's unwinder is linked in as a static archive (`libgcc_eh.a`) when a probe program
+//! linked so catches a panic: the binary then needs no `libgcc_s.so.1`, whose loading and
+//! constructor (CPU feature detection by `cpuid`, slow under a hypervisor) cost ~0.1 ms of
+//! every start.
+//!
 //! The binary stays position-independent (ASLR places its image at a random address): a
 //! fixed-address link (`-no-pie`) was measured to save ~140 page faults and ~0.5 ms at
 //! start-up, by not relocating 465 KB of vtables and static tables, and was not adopted —
@@ -33,6 +38,7 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed={STARTUP_LIST}");
     let var = |k: &str| std::env::var(k).unwrap_or_default();
+    mimalloc_option_numbers(&var("DEP_MIMALLOC_INCLUDE_DIR"));
     if var("CARGO_CFG_TARGET_OS") != "linux" || var("CARGO_CFG_TARGET_ENV") != "gnu" {
         return;
     }
@@ -48,6 +54,44 @@ fn main() {
             println!("cargo:rustc-link-arg-bins={a}");
         }
     }
+    if static_unwinder_works(&out) {
+        println!("cargo:rustc-link-lib=static:-bundle=gcc_eh");
+    }
+}
+
+/// Whether a Rust program linked with gcc's unwinder as a static archive (`libgcc_eh.a`,
+/// the `_Unwind_*` functions panics unwind with) catches a panic. Linked so, ahead of the
+/// standard library, the unwinder is in the binary and `libgcc_s.so.1` is not loaded at
+/// all: the dynamic loader no longer opens, maps and relocates it, and its constructor
+/// (`__cpu_indicator_init`, a run of `cpuid` instructions, each a trap to the hypervisor on
+/// a virtual machine) no longer runs: ~0.1 ms of every start (docs/performance.md,
+/// "Start-up"). A toolchain without the archive links as before.
+fn static_unwinder_works(out: &Path) -> bool {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let src = out.join("unwind_probe.rs");
+    let exe = out.join("unwind_probe");
+    let probe = "fn main() {\n    std::panic::set_hook(Box::new(|_| {}));\n    \
+                 let r = std::panic::catch_unwind(|| -> u8 { panic!(\"probe\") });\n    \
+                 println!(\"{}\", if r.is_err() { \"caught\" } else { \"not\" });\n}\n";
+    if std::fs::write(&src, probe).is_err() {
+        return false;
+    }
+    let mut cmd = Command::new(rustc);
+    if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
+        cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
+    }
+    let linked = cmd
+        .arg("--edition=2021")
+        .arg("-lstatic:-bundle=gcc_eh")
+        .arg("-o")
+        .arg(&exe)
+        .arg(&src)
+        .output()
+        .is_ok_and(|o| o.status.success());
+    linked
+        && Command::new(&exe)
+            .output()
+            .is_ok_and(|o| o.status.success() && o.stdout == b"caught\n")
 }
 
 /// Whether a C program links with packed relative relocations and runs.
@@ -125,4 +169,40 @@ fn rust_links_with(out: &Path, args: &[String]) -> bool {
         && Command::new(&exe)
             .output()
             .is_ok_and(|o| o.status.success() && o.stdout == b"probe\n")
+}
+
+/// The number of mimalloc's `mi_option_destroy_on_exit` in the `mi_option_t` of the
+/// mimalloc the build links (its header, from libmimalloc-sys), for src/allocator.rs as
+/// `BT_MI_OPTION_DESTROY_ON_EXIT`: the enum's order changes between mimalloc versions, so it
+/// is read, not written down. Not found (no mimalloc, another header), the variable is not
+/// set and the allocator leaves the option alone.
+fn mimalloc_option_numbers(include: &str) {
+    if include.is_empty() {
+        return;
+    }
+    let header = Path::new(include).join("mimalloc.h");
+    println!("cargo:rerun-if-changed={}", header.display());
+    let Ok(text) = std::fs::read_to_string(&header) else {
+        return;
+    };
+    let Some(start) = text.find("typedef enum mi_option_e {") else {
+        return;
+    };
+    let body = &text[start..];
+    let body = &body[body.find('{').map_or(0, |i| i + 1)..];
+    let names = body
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or(""))
+        .flat_map(|l| l.split(','))
+        .map(str::trim)
+        .filter(|n| !n.is_empty());
+    for (i, name) in names.enumerate() {
+        if name.contains('=') || name.starts_with('}') || name == "_mi_option_last" {
+            return; // past the numbered options (or an explicit value: stop counting)
+        }
+        if name == "mi_option_destroy_on_exit" {
+            println!("cargo:rustc-env=BT_MI_OPTION_DESTROY_ON_EXIT={i}");
+            return;
+        }
+    }
 }

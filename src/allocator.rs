@@ -90,3 +90,108 @@ extern "C" fn reserve_first_arena() {
         mi_reserve_os_memory(64 << 20, true, false);
     }
 }
+
+/// mimalloc reads each of its ~50 options from the environment when it initialises (its
+/// constructor, the last of the binary's), each by a case-insensitive scan of every
+/// variable: ~0.13M instructions at every start. When no variable is named `MIMALLOC_…` (in
+/// any case) none of them is set, so the scans are made over an empty environment instead:
+/// `environ` is swapped for an empty one by a constructor that runs before the binary's
+/// others (priority 100; the standard library's is 99, mimalloc's and the first arena's
+/// have none and run after every numbered one) and put back by [`restore_environment`], the
+/// first thing `main` does. No code between the two reads the environment but mimalloc's.
+/// With any `MIMALLOC_…` variable, nothing is swapped.
+///
+/// Before that, the default of `mi_option_destroy_on_exit` becomes 2, which makes
+/// mimalloc's exit hook do nothing: at exit it collected the main thread's heap and returned
+/// its free pages to the system (a few `madvise` calls) just before the process ended. A
+/// `MIMALLOC_DESTROY_ON_EXIT` variable still overrides it. The option's number in
+/// mimalloc's enum is read from its header by build.rs.
+#[cfg(target_os = "linux")]
+#[used]
+#[unsafe(link_section = ".init_array.00100")]
+static BEFORE_MIMALLOC: extern "C" fn() = before_mimalloc;
+
+/// The process's `environ` while mimalloc initialises over the empty one (null: not swapped).
+#[cfg(target_os = "linux")]
+static SAVED_ENVIRON: std::sync::atomic::AtomicPtr<*mut std::ffi::c_char> =
+    std::sync::atomic::AtomicPtr::new(std::ptr::null_mut());
+
+/// An empty environment (its terminating null alone); mimalloc only reads it.
+#[cfg(target_os = "linux")]
+struct EmptyEnviron([*mut std::ffi::c_char; 1]);
+
+// SAFETY: the one element is a null pointer that nothing writes.
+#[cfg(target_os = "linux")]
+unsafe impl Sync for EmptyEnviron {}
+
+#[cfg(target_os = "linux")]
+static EMPTY_ENVIRON: EmptyEnviron = EmptyEnviron([std::ptr::null_mut()]);
+
+#[cfg(target_os = "linux")]
+unsafe extern "C" {
+    static mut environ: *mut *mut std::ffi::c_char;
+    fn mi_option_set_default(option: std::ffi::c_int, value: std::ffi::c_long);
+}
+
+#[cfg(target_os = "linux")]
+extern "C" fn before_mimalloc() {
+    if let Some(n) = option_env!("BT_MI_OPTION_DESTROY_ON_EXIT").and_then(|n| n.parse().ok()) {
+        // SAFETY: sets the default value of an option mimalloc has not read yet (a plain
+        // store into its option table, allowed before its initialisation); `n` is the
+        // option's number in the header of the mimalloc linked (build.rs).
+        unsafe { mi_option_set_default(n, 2) };
+    }
+    // SAFETY: constructors run on the one thread of the process, so `environ` is read and
+    // written by no one else; its entries are null-terminated strings up to a null entry.
+    // The empty environment is never written through (mimalloc only reads it), and
+    // `restore_environment` puts the process's own back first thing in `main`.
+    unsafe {
+        let env = environ;
+        if env.is_null() || names_mimalloc_variable(env) {
+            return;
+        }
+        SAVED_ENVIRON.store(env, std::sync::atomic::Ordering::Relaxed);
+        environ = EMPTY_ENVIRON.0.as_ptr() as *mut *mut std::ffi::c_char;
+    }
+}
+
+/// Puts the process's environment back after mimalloc has read its options (see
+/// `BEFORE_MIMALLOC`). Called first thing in `main` (src/entry.rs), before any thread is
+/// started.
+pub(crate) fn restore_environment() {
+    #[cfg(target_os = "linux")]
+    {
+        let env = SAVED_ENVIRON.swap(std::ptr::null_mut(), std::sync::atomic::Ordering::Relaxed);
+        if !env.is_null() {
+            // SAFETY: the process has one thread yet (this is the start of `main`), so
+            // nothing else reads or writes `environ`; this puts its own value back.
+            unsafe { environ = env };
+        }
+    }
+}
+
+/// Whether a variable of `env` is named `MIMALLOC_…` in any case (how mimalloc matches).
+///
+/// # Safety
+/// `env` points to null-terminated strings up to a null entry (the C `environ`).
+#[cfg(target_os = "linux")]
+unsafe fn names_mimalloc_variable(env: *mut *mut std::ffi::c_char) -> bool {
+    const PREFIX: &[u8] = b"mimalloc_";
+    let mut p = env;
+    // SAFETY: the caller's contract: every entry up to the null one is a C string, read no
+    // further than its terminating zero (a mismatch stops the comparison at it).
+    unsafe {
+        while !(*p).is_null() {
+            let s = *p as *const u8;
+            let mut i = 0;
+            while i < PREFIX.len() && (*s.add(i)).to_ascii_lowercase() == PREFIX[i] {
+                i += 1;
+            }
+            if i == PREFIX.len() {
+                return true;
+            }
+            p = p.add(1);
+        }
+    }
+    false
+}

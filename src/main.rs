@@ -1,8 +1,6 @@
-//! The `bt` binary: the allocator ([`allocator`]) and a call into the library's command line.
+//! The `bt` binary: the allocator ([`allocator`]) and its entry point ([`entry`]), which
+//! calls the library's command line.
+#![no_main]
 
 mod allocator;
-
-fn main() {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    std::process::exit(bt_cli::cli_main(&args));
-}
+mod entry;

@@ -44,7 +44,7 @@ const CRATES: &[(&str, &str, &str)] = &[
 ];
 
 /// Module-path prefix → layer. A crate root (`lib`) is in its crate's layer; `main` (and the
-/// binary's `allocator`) are the top.
+/// binary's `allocator` and `entry`) are the top.
 const MODULES: &[(&str, &str)] = &[
     ("base", "base"),
     ("diagnostic", "base"),
@@ -66,6 +66,7 @@ const MODULES: &[(&str, &str)] = &[
     ("scratch", "base"),
     ("main", "cli"),
     ("allocator", "cli"),
+    ("entry", "cli"),
 ];
 
 /// Upward imports still present: (file, target module path prefix). Remove an entry when its

@@ -134,6 +134,11 @@ impl HostCache {
 
 const CACHE_SIZE: usize = 1024;
 
+/// The entries an inline cache starts with: a short program (hello sends a few dozen
+/// messages) never writes a full-size cache, which is 12 pages of a main context's, written
+/// in whole when it is made and at every change of the program's epoch.
+const CACHE_START: usize = 64;
+
 /// Reductions the `ensure:`/`ifCurtailed:` blocks of a run that met a limit (or was killed)
 /// may still use, together, while the exit unwinds ([`Ctx::run_cleanup`]).
 pub const CLEANUP_ALLOWANCE: u32 = 1000;
@@ -155,8 +160,13 @@ pub struct Ctx {
     pub(crate) stack_limit: usize,
     pub(crate) next_home: u64,
     pub(crate) acts: Vec<Activation>,
+    /// The inline cache: starts at [`CACHE_START`] entries (or fewer) and doubles up to
+    /// `cache_cap` as misses come (`Ctx::lookup`).
     pub(crate) cache: Vec<CacheEntry>,
     cache_epoch: u64,
+    pub(crate) cache_cap: u32,
+    /// Misses since the cache last grew.
+    pub(crate) cache_misses: u32,
     reductions: u32,
     /// Reductions between calls of `preempt`.
     pub budget: u32,
@@ -196,6 +206,18 @@ pub struct Ctx {
     pub proc: crate::interp::process::ProcSlot,
 }
 
+/// An inline cache of `n` empty entries.
+pub(crate) fn empty_cache(n: usize) -> Vec<CacheEntry> {
+    (0..n)
+        .map(|_| CacheEntry {
+            key: 0,
+            sel: Sym::NONE,
+            cls: None,
+            hit: None,
+        })
+        .collect()
+}
+
 impl Ctx {
     /// A context for a long evaluation (the main program, a host call): a large inline
     /// cache and room for deep evaluation stacks.
@@ -203,21 +225,15 @@ impl Ctx {
         Ctx::with_sizes(prog, CACHE_SIZE, 1024, 256)
     }
 
-    /// A context whose inline cache has `cache` entries (a power of two) and whose operand
+    /// A context whose inline cache has up to `cache` entries (a power of two) and whose operand
     /// and activation stacks start with room for `stack` and `acts` entries. Each vector is
     /// allocated at its final size: a process's context made large and shrunk would leave a
     /// freed hole in the allocator per process, which the long-lived allocations between
     /// two spawns split (the heap then grows by about the hole per process).
     pub fn with_sizes(prog: Arc<Program>, cache: usize, stack: usize, acts: usize) -> Ctx {
         let max_depth = prog.opts.max_depth;
-        let cache = (0..cache)
-            .map(|_| CacheEntry {
-                key: 0,
-                sel: Sym::NONE,
-                cls: None,
-                hit: None,
-            })
-            .collect();
+        let cache_cap = cache as u32;
+        let cache = empty_cache(cache.min(CACHE_START));
         Ctx {
             prog,
             stack: Vec::with_capacity(stack),
@@ -229,6 +245,8 @@ impl Ctx {
             acts: Vec::with_capacity(acts),
             cache,
             cache_epoch: u64::MAX,
+            cache_cap,
+            cache_misses: 0,
             reductions: 4000,
             budget: 4000,
             preempt: None,

@@ -473,8 +473,16 @@ impl Program {
         }
         let prog = Program::assemble(opts, table, prims);
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
+        // The process's first program builds its classes' primitive tables in place; the
+        // tables kept for copying (`prim_table`) are made by the second, so a process that
+        // makes one program (`bt run`) does not build them twice and copy them.
+        let first = !BOOTSTRAPPED.swap(true, Ordering::AcqRel);
         for c in names {
-            prog.install_prims(&c, false);
+            if first {
+                prog.install_prims_fresh(&c);
+            } else {
+                prog.install_prims(&c, false);
+            }
         }
         prog.install_value_accessors(&prog.core.exception);
         prog.install_value_accessors(&prog.core.result);
@@ -523,6 +531,18 @@ impl Program {
             erlang_peer: std::sync::OnceLock::new(),
             capabilities: Default::default(),
         }
+    }
+
+    /// Installs the registered primitives of a fresh class `c` (no method yet): each side's
+    /// table built from the registry, as `prim_table` builds the tables it keeps.
+    fn install_prims_fresh(&self, c: &ClassRef) {
+        for (class_side, table) in [(false, &c.methods()), (true, &c.class_methods())] {
+            let prims = self.prims.of_class(c.name, class_side);
+            if !prims.is_empty() {
+                *table.write() = prims_table(prims);
+            }
+        }
+        self.bump();
     }
 
     /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
@@ -756,17 +776,27 @@ fn prim_table(
     let tables = TABLES.get_or_init(|| {
         let mut out = Tables::with_capacity_and_hasher(128, Default::default());
         for (&key, prims) in shared.by_class_iter() {
-            let mut t = crate::interp::class::MethodTable::default();
-            t.reserve(prims.len());
-            // Reversed: of a selector registered twice the first registration is kept.
-            for (s, f) in prims.iter().rev() {
-                t.insert(*s, Method::Prim(*f));
-            }
-            out.insert(key, t);
+            out.insert(key, prims_table(prims));
         }
         out
     });
     tables.get(&(class, class_side))
+}
+
+/// Whether a program of this process has been bootstrapped (`Program::bootstrap`).
+static BOOTSTRAPPED: AtomicBool = AtomicBool::new(false);
+
+/// The method table of one class side's registered primitives.
+fn prims_table(
+    prims: &[(Sym, crate::interp::registry::Prim)],
+) -> crate::interp::class::MethodTable {
+    let mut t = crate::interp::class::MethodTable::default();
+    t.reserve(prims.len());
+    // Reversed: of a selector registered twice the first registration is kept.
+    for (s, f) in prims.iter().rev() {
+        t.insert(*s, Method::Prim(*f));
+    }
+    t
 }
 
 /// The built-in classes the evaluator reaches directly, from a class table that has them.

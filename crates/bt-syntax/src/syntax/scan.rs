@@ -152,7 +152,7 @@ pub(crate) fn scan(s: &str, i: usize) -> (Result<Tok, LexError>, usize) {
         }
         b'/' => {
             if at(b, i + 1) == b'/' {
-                let e = memchr::memchr(b'\n', &b[i + 2..]).map_or(b.len(), |k| i + 2 + k);
+                let e = find(b'\n', &b[i + 2..]).map_or(b.len(), |k| i + 2 + k);
                 (Ok(Tok::LineComment), e)
             } else {
                 operator(b, i)
@@ -170,8 +170,8 @@ pub(crate) fn scan(s: &str, i: usize) -> (Result<Tok, LexError>, usize) {
         b'\'' => {
             // Always an error: to the next `'` on the line (included), else the line end.
             let rest = &b[i + 1..];
-            let line_end = memchr::memchr(b'\n', rest).unwrap_or(rest.len());
-            let n = memchr::memchr(b'\'', &rest[..line_end]).map_or(line_end, |j| j + 1);
+            let line_end = find(b'\n', rest).unwrap_or(rest.len());
+            let n = find(b'\'', &rest[..line_end]).map_or(line_end, |j| j + 1);
             (Err(LexError::SingleQuote), i + 1 + n)
         }
         _ => {
@@ -282,10 +282,34 @@ fn hash(b: &[u8], i: usize) -> (Result<Tok, LexError>, usize) {
     }
 }
 
+/// The first `n` in `h`. The scanner's searches use memchr's portable word-at-a-time
+/// search, not its entry points that pick an implementation by the CPU's features: the first
+/// of those asks the CPU for them (`std_detect`, a run of `cpuid` instructions, each a trap
+/// to the hypervisor on a virtual machine: ~0.1 ms of `bt run`'s start-up on the project
+/// machine). A search here spans one comment or one string, where the two are as fast.
+#[inline]
+fn find(n: u8, h: &[u8]) -> Option<usize> {
+    memchr::arch::all::memchr::One::new(n).find(h)
+}
+
+/// Where `*/` starts in `h`.
+fn find_comment_end(h: &[u8]) -> Option<usize> {
+    let star = memchr::arch::all::memchr::One::new(b'*');
+    let mut from = 0;
+    while let Some(k) = star.find(&h[from..]) {
+        let k = from + k;
+        if h.get(k + 1) == Some(&b'/') {
+            return Some(k);
+        }
+        from = k + 1;
+    }
+    None
+}
+
 /// `/* … */` (not nested); unterminated runs to the end of the text.
 fn block_comment(b: &[u8], i: usize) -> (Result<Tok, LexError>, usize) {
     let rest = &b[i + 2..];
-    match memchr::memmem::find(rest, b"*/") {
+    match find_comment_end(rest) {
         Some(k) => (Ok(Tok::BlockComment), i + 2 + k + 2),
         None => (Err(LexError::UnterminatedComment), b.len()),
     }
@@ -297,7 +321,7 @@ fn block_comment(b: &[u8], i: usize) -> (Result<Tok, LexError>, usize) {
 /// reports the brace).
 fn string_len(rest: &[u8]) -> Result<usize, usize> {
     // The common case first: no interpolation or escape before the closing quote.
-    if let Some(k) = memchr::memchr3(b'"', b'{', b'\\', rest) {
+    if let Some(k) = memchr::arch::all::memchr::Three::new(b'"', b'{', b'\\').find(rest) {
         if rest[k] == b'"' && rest.get(k + 1) != Some(&b'"') {
             return Ok(k + 1);
         }

@@ -101,13 +101,22 @@ impl Ctx {
         let mut tmp = None;
         let (cls, side) = self.dispatch_class(recv, &mut tmp);
         let key = Arc::as_ptr(cls) as usize | side as usize;
-        let idx = cache_index(key, sel) & (self.cache.len() - 1);
+        let mut idx = cache_index(key, sel) & (self.cache.len() - 1);
         let e = &self.cache[idx];
         if e.key == key && e.sel == sel {
             return e.hit;
         }
         let cls = cls.clone();
         let hit = self.lookup_in(&cls, side, sel).map(|(m, d)| m.hit(&d, sel));
+        if (self.cache.len() as u32) < self.cache_cap {
+            // As many misses as entries: twice the entries (the old ones are dropped).
+            self.cache_misses += 1;
+            if self.cache_misses as usize >= self.cache.len() {
+                self.cache = super::empty_cache(self.cache.len() * 2);
+                self.cache_misses = 0;
+                idx = cache_index(key, sel) & (self.cache.len() - 1);
+            }
+        }
         self.cache[idx] = CacheEntry {
             key,
             sel,
