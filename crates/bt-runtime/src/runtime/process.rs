@@ -168,10 +168,10 @@ impl<'y> Cx<'y> {
             h.local.set(Some((ty, obj)));
             return None;
         }
-        // SAFETY: `ty` is the id of the object's own type, recorded with it by
-        // `keep_local` (the only writer of `local` but the worker's final take), so the
-        // box holds a `T`: the cast is what `Box::<dyn Any>::downcast` does after the same
-        // comparison, without asking the vtable for the id.
+        // SAFETY: `ty` is the id of the object's own type: `keep_local` stores each object
+        // with `TypeId::of` its type, and this function puts back only the pair it took,
+        // so the box holds a `T`. The cast is what `Box::<dyn Any>::downcast` does after
+        // the same comparison, without asking the vtable for the id.
         let t = unsafe { Box::from_raw(Box::into_raw(obj).cast::<T>()) };
         if fits(&t) {
             return Some(t);
