@@ -35,7 +35,7 @@ use crate::runtime::Cx;
 use crate::value::Value;
 
 pub use crate::interp::actor::send::top_display;
-pub use crate::interp::actor::target::{cast, intercept};
+pub use crate::interp::actor::target::{cast, intercept, intercept_at};
 pub(crate) use crate::interp::process::run_lending;
 pub use crate::interp::process::{
     await_external, cx_log, cx_of, in_process, need_cx, sys_of, with_fresh_ctx, ActorSys, Done,

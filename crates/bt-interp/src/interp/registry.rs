@@ -35,6 +35,21 @@ pub trait SendTarget: Send + Sync + 'static {
     /// the handle's own protocol).
     fn send(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<EvalResult>;
 
+    /// [`SendTarget::send`] with the arguments on the context's slot stack from `base` (a
+    /// compiled send site pushed them there): `Some` when the reference handled the send,
+    /// having taken the arguments off the stack (moved into the message: no copy of them,
+    /// no reference counts); `None` (the default) leaves the stack as it was, for `send`.
+    /// The reduction tick is the implementation's to take, as `Ctx::send_impl` does.
+    fn send_at(
+        &self,
+        _ctx: &mut Ctx,
+        _recv: &Value,
+        _sel: Sym,
+        _base: usize,
+    ) -> Option<EvalResult> {
+        None
+    }
+
     /// A cast (`!`): `Some` when the message was queued for (or sent to) a process; `None`
     /// runs it as a sync send.
     fn cast(

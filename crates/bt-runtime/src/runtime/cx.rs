@@ -298,7 +298,10 @@ impl<'y> Cx<'y> {
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
         if let (Some(n), Some(h)) = (next, self.handoff) {
-            h.next.set(Some(n));
+            // The worker took the last one (`drive`): no drop call for the `None` replaced.
+            if let Some(old) = h.next.replace(Some(n)) {
+                drop(old);
+            }
         }
         self.hold();
         self.y.suspend(Suspend::Wait {

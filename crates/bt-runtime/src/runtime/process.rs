@@ -16,6 +16,7 @@
 //! guest's runner `process/lent.rs`. This file and `sched.rs` (`Shared`, which holds
 //! processes) name each other; the rest of the runtime names them.
 
+use std::any::TypeId;
 use std::cell::Cell;
 use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -159,19 +160,24 @@ impl<'y> Cx<'y> {
     /// if it is a `T` for which `fits` holds; `None` off a pool worker (a guest's runner).
     /// What [`RtHandle::worker_local_take`] does for the thread, without a thread-local.
     #[inline]
+    #[allow(unsafe_code)]
     pub fn take_local<T: 'static>(&self, fits: impl FnOnce(&T) -> bool) -> Option<Box<T>> {
         let h = self.handoff?;
-        match h.local.take()?.downcast::<T>() {
-            Ok(t) if fits(&t) => Some(t),
-            Ok(t) => {
-                h.local.set(Some(t));
-                None
-            }
-            Err(other) => {
-                h.local.set(Some(other));
-                None
-            }
+        let (ty, obj) = h.local.take()?;
+        if ty != TypeId::of::<T>() {
+            h.local.set(Some((ty, obj)));
+            return None;
         }
+        // SAFETY: `ty` is the id of the object's own type: `keep_local` stores each object
+        // with `TypeId::of` its type, and this function puts back only the pair it took,
+        // so the box holds a `T`. The cast is what `Box::<dyn Any>::downcast` does after
+        // the same comparison, without asking the vtable for the id.
+        let t = unsafe { Box::from_raw(Box::into_raw(obj).cast::<T>()) };
+        if fits(&t) {
+            return Some(t);
+        }
+        h.local.set(Some((ty, t)));
+        None
     }
 
     /// The emptied argument vector a message handled on this pool worker left
@@ -208,7 +214,7 @@ impl<'y> Cx<'y> {
                 Some(v)
             }
             None => {
-                h.local.set(Some(v));
+                h.local.set(Some((TypeId::of::<T>(), v)));
                 None
             }
         }

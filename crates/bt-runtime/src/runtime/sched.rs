@@ -31,7 +31,7 @@
 //!   queue until a coroutine finishes. The last eighth is reserved for processes someone is
 //!   blocked on, which are also served first.
 
-use std::any::Any;
+use std::any::{Any, TypeId};
 use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
@@ -89,7 +89,9 @@ pub(crate) struct Handoff {
     /// record reaches it without a thread-local look-up (two per message through
     /// [`Shared::worker_local_take`] and its `put`: each checks the thread's worker identity
     /// and borrows a `RefCell`); the worker drops it when it stops.
-    pub(crate) local: Cell<Option<Box<dyn Any>>>,
+    /// Kept with its type's id, so taking it back compares the id with a constant (a
+    /// `dyn Any` downcast asks the object's vtable: an indirect call per message).
+    pub(crate) local: Cell<Option<(TypeId, Box<dyn Any>)>>,
     /// The emptied argument vector of the last message handled here, for the next sync
     /// call made here ([`Cx::spare_args`], [`Cx::keep_args`]): no allocation per call, and
     /// no thread-local look-up for it either.

@@ -72,6 +72,38 @@ impl SendTarget for ActorRef {
         ))
     }
 
+    /// [`SendTarget::send`]'s call through the runtime with the arguments moved from the
+    /// stack into the message, when none of them can hold a block (those get relay homes:
+    /// [`remote_call`], through `send`).
+    #[inline]
+    fn send_at(&self, ctx: &mut Ctx, recv: &Value, sel: Sym, base: usize) -> Option<EvalResult> {
+        if self.proxy
+            || self.proc.pid().number == ctx.pid
+            || !goes_remote_memo(ctx, &self.class, recv, sel)
+            || ctx.stack[base..].iter().any(may_hold_block)
+        {
+            return None;
+        }
+        if let Err(e) = ctx.tick() {
+            ctx.stack.truncate(base);
+            return Some(Err(e));
+        }
+        let mut out = spare_args_in(cx_of(ctx));
+        // One argument (the usual call) is a pop and a push; `Drain` costs a loop and its
+        // drop's tail move.
+        if ctx.stack.len() == base + 1 {
+            if let Some(v) = ctx.stack.pop() {
+                out.push(v);
+            }
+        } else {
+            out.extend(ctx.stack.drain(base..));
+        }
+        Some(
+            call_with(ctx, &self.proc, &self.class, sel, out, self.timeout)
+                .and_then(|v| checked_reply(ctx, v)),
+        )
+    }
+
     fn cast(
         &self,
         ctx: &mut Ctx,

@@ -34,6 +34,20 @@ pub fn intercept(
     find(ctx, n)?.send(ctx, recv, sel, args)
 }
 
+/// [`intercept`] for a send whose arguments are on the context's slot stack from `base`
+/// (`Ctx::send_at`): `Some(result)` when the reference handled the send and took the
+/// arguments; `None` leaves them there.
+#[inline]
+pub fn intercept_at(
+    ctx: &mut Ctx,
+    n: &Native,
+    recv: &Value,
+    sel: Sym,
+    base: usize,
+) -> Option<EvalResult> {
+    find(ctx, n)?.send_at(ctx, recv, sel, base)
+}
+
 /// The cast hook of `Ctx::cast`: `Some` when the receiver is a process reference that
 /// queued (or sent) the message.
 pub fn cast(ctx: &mut Ctx, recv: &Value, sel: Sym, args: &[Value]) -> Option<Result<(), Unwind>> {

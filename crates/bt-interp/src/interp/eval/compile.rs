@@ -675,7 +675,8 @@ fn compile_send(s: SendNode) -> Op {
                 let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
                 c.set_loc(loc);
                 let r = c.send_cached(&ic, &recv, sel, base);
-                c.stack[slot] = recv;
+                // The slot holds the Nil put there: no drop call for it.
+                crate::value::drop_fast(std::mem::replace(&mut c.stack[slot], recv));
                 r
             })
         }
@@ -692,7 +693,8 @@ fn compile_send(s: SendNode) -> Op {
                 let recv = std::mem::replace(&mut c.stack[slot], Value::Nil);
                 c.set_loc(loc);
                 let r = c.send_cached(&ic, &recv, sel, base);
-                c.stack[slot] = recv;
+                // The slot holds the Nil put there: no drop call for it.
+                crate::value::drop_fast(std::mem::replace(&mut c.stack[slot], recv));
                 r
             })
         }

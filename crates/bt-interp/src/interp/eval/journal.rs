@@ -36,15 +36,25 @@ pub type UndoFn = fn(&mut Value, Undo);
 
 impl Journal {
     /// Starts the journal of a message.
+    #[inline]
     pub fn begin(&mut self) {
         self.end();
         self.active = true;
     }
 
     /// Ends the message's journal (its records dropped: the message kept its changes, or
-    /// [`Journal::roll_back`] has used them).
+    /// [`Journal::roll_back`] has used them). A message that updated no collection in place
+    /// left both lists empty: two tests, no call.
+    #[inline]
     pub fn end(&mut self) {
         self.active = false;
+        if !self.taken.is_empty() || !self.records.is_empty() {
+            self.clear();
+        }
+    }
+
+    #[inline(never)]
+    fn clear(&mut self) {
         self.taken.clear();
         self.records.clear();
     }

@@ -318,8 +318,12 @@ impl Ctx {
     /// method takes them in place as its parameters.
     #[inline]
     pub(crate) fn send_at(&mut self, recv: &Value, sel: Sym, base: usize) -> Flow {
-        if let Value::Native(_) = recv {
-            // Actor handles and proxies: `send_impl` routes them through the runtime.
+        if let Value::Native(n) = recv {
+            // A sync call to an actor moves the arguments from the stack into its message.
+            if let Some(r) = crate::interp::actor::intercept_at(self, n, recv, sel, base) {
+                return r.map_err(Box::new);
+            }
+            // Other handles and proxies: `send_impl` routes them through the runtime.
             let args: smallvec::SmallVec<[Value; 4]> = self.stack.drain(base..).collect();
             return self.send_impl(recv, sel, &args);
         }
