@@ -14,6 +14,12 @@ fn file_is_denied_until_granted() {
     assert_eq!(err.kind, "capability_denied");
     let err = e.eval("File readAll: \"Cargo.toml\"").unwrap_err();
     assert_eq!(err.kind, "capability_denied");
+    // The message names the send once, with its own colon.
+    assert!(
+        err.message
+            .starts_with("File readAll: needs the File capability, which is not granted"),
+        "{err:?}"
+    );
     e.grant(Capability::File);
     let v = e.eval("File isDirectory: \".\"").unwrap();
     assert_eq!(v.as_bool(), Some(true));

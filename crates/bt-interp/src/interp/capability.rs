@@ -49,7 +49,10 @@ pub fn granted(ctx: &Ctx, c: Capability) -> bool {
 fn denial(ctx: &Ctx, c: Capability, what: &str) -> Unwind {
     ctx.err_hint(
         ErrorKind::CapabilityDenied,
-        format!("{what}: the {} capability is not granted", c.name()),
+        format!(
+            "{what} needs the {} capability, which is not granted",
+            c.name()
+        ),
         format!("grant it with {}", c.how_to_grant()),
     )
 }
