@@ -67,31 +67,16 @@ fn main() {
 /// a virtual machine) no longer runs: ~0.1 ms of every start (docs/performance.md,
 /// "Start-up"). A toolchain without the archive links as before.
 fn static_unwinder_works(out: &Path) -> bool {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let src = out.join("unwind_probe.rs");
-    let exe = out.join("unwind_probe");
     let probe = "fn main() {\n    std::panic::set_hook(Box::new(|_| {}));\n    \
                  let r = std::panic::catch_unwind(|| -> u8 { panic!(\"probe\") });\n    \
                  println!(\"{}\", if r.is_err() { \"caught\" } else { \"not\" });\n}\n";
-    if std::fs::write(&src, probe).is_err() {
-        return false;
-    }
-    let mut cmd = Command::new(rustc);
-    if let Ok(flags) = std::env::var("CARGO_ENCODED_RUSTFLAGS") {
-        cmd.args(flags.split('\x1f').filter(|f| !f.is_empty()));
-    }
-    let linked = cmd
-        .arg("--edition=2021")
-        .arg("-lstatic:-bundle=gcc_eh")
-        .arg("-o")
-        .arg(&exe)
-        .arg(&src)
-        .output()
-        .is_ok_and(|o| o.status.success());
-    linked
-        && Command::new(&exe)
-            .output()
-            .is_ok_and(|o| o.status.success() && o.stdout == b"caught\n")
+    rust_probe_prints(
+        out,
+        "unwind_probe",
+        probe,
+        &["-lstatic:-bundle=gcc_eh".to_string()],
+        b"caught\n",
+    )
 }
 
 /// Whether a C program links with packed relative relocations and runs.
@@ -147,10 +132,29 @@ fn startup_order(out: &Path) -> Option<[String; 2]> {
 
 /// Whether `rustc` (with the build's flags) links a program with `args` and it runs.
 fn rust_links_with(out: &Path, args: &[String]) -> bool {
+    let args: Vec<String> = args.iter().map(|a| format!("-Clink-arg={a}")).collect();
+    rust_probe_prints(
+        out,
+        "script_probe",
+        "fn main() { println!(\"probe\"); }\n",
+        &args,
+        b"probe\n",
+    )
+}
+
+/// Whether `rustc` (with the build's flags and `rustc_args`) builds the program `source`
+/// as `name` in `out`, and it runs and prints exactly `expect`.
+fn rust_probe_prints(
+    out: &Path,
+    name: &str,
+    source: &str,
+    rustc_args: &[String],
+    expect: &[u8],
+) -> bool {
     let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let src = out.join("script_probe.rs");
-    let exe = out.join("script_probe");
-    if std::fs::write(&src, "fn main() { println!(\"probe\"); }\n").is_err() {
+    let src = out.join(format!("{name}.rs"));
+    let exe = out.join(name);
+    if std::fs::write(&src, source).is_err() {
         return false;
     }
     let mut cmd = Command::new(rustc);
@@ -159,16 +163,16 @@ fn rust_links_with(out: &Path, args: &[String]) -> bool {
     }
     let linked = cmd
         .arg("--edition=2021")
+        .args(rustc_args)
         .arg("-o")
         .arg(&exe)
-        .args(args.iter().map(|a| format!("-Clink-arg={a}")))
         .arg(&src)
         .output()
         .is_ok_and(|o| o.status.success());
     linked
         && Command::new(&exe)
             .output()
-            .is_ok_and(|o| o.status.success() && o.stdout == b"probe\n")
+            .is_ok_and(|o| o.status.success() && o.stdout == expect)
 }
 
 /// The number of mimalloc's `mi_option_destroy_on_exit` in the `mi_option_t` of the
