@@ -1,26 +1,42 @@
-//! Dropping values without recursing on the native stack.
+//! Dropping values without recursing deeply on the native stack.
 //!
 //! A [`Value`] freed as the last reference to a container frees its elements, and those their
 //! elements: the compiler's drop glue recurses once per level of nesting, so a List nested a
 //! million levels deep (`x := #(x)` in a loop) or a long chain of Value instances overflowed
-//! the stack when dropped. `Drop for Value` here catches the one case that can nest: a
-//! container we hold the only reference to whose elements include containers we also hold
-//! the only reference to. It moves those elements out into a worklist (leaving `nil` or an
-//! emptied collection behind) and frees them one at a time, each after its own such
-//! elements were moved out, so the glue never goes more than one level down.
+//! the stack when dropped. `Drop for Value` counts the levels of containers being freed on
+//! this thread: past [`MAX_LEVELS`] a container is not freed where it is met but moved to a
+//! list of deferred ones (leaving `nil` behind), which the outermost drop frees one at a time
+//! after its own glue returns — each again at most [`MAX_LEVELS`] deep. The stack a drop
+//! needs is bounded, and no drop looks at more than it frees: a List whose storage is shared
+//! with another version (imbl's structural sharing) is dropped by the glue in the time it
+//! takes to release its own nodes, not after a walk of every element.
 //!
-//! Everything else (immediates, Strings, shared containers, containers of leaves) takes the
-//! inline test and the ordinary glue: the hot path stays one tag compare for immediates.
+//! Everything else (immediates, Strings, shared containers) takes the inline test and
+//! nothing more: the hot path stays one tag compare for immediates.
+
+use std::cell::{Cell, RefCell};
 
 use super::{unique_mut, Ref, Value};
+
+/// Levels of containers freed inside one another before the rest is deferred. A level of
+/// glue is a few frames (the value, its `Arc`, the collection and, for a List, its tree
+/// nodes): well under 2 KB, so 32 levels stay far inside the smallest stack a drop runs on
+/// (an actor's coroutine stack, the test threads' 256 KB).
+const MAX_LEVELS: u32 = 32;
+
+thread_local! {
+    /// Containers being freed, outermost first, on this thread.
+    static LEVEL: Cell<u32> = const { Cell::new(0) };
+    /// Containers met past [`MAX_LEVELS`], freed by the outermost drop.
+    static DEFERRED: RefCell<Vec<Value>> = const { RefCell::new(Vec::new()) };
+}
 
 impl Drop for Value {
     #[inline(always)]
     fn drop(&mut self) {
         // Only the last reference to a container can free a nested one. That test is one
-        // tag check and one count load; the walk of the elements is out of line, so the drop
-        // glue stays small (no stack frame for the walk: an Integer's drop is a few
-        // instructions, not the 26 of a glue with the walk inlined).
+        // tag check and one count load; the rest is out of line, so the drop glue stays
+        // small (an Integer's drop is a few instructions).
         if is_unique_container(self) {
             drop_unique_container(self);
         }
@@ -33,7 +49,7 @@ fn is_unique_container(v: &Value) -> bool {
     match v {
         Value::List(r) | Value::Queue(r) => Ref::strong_count(r) == 1,
         Value::Tuple(r) => Ref::strong_count(r) == 1,
-        Value::Array(r) => Ref::strong_count(r) == 1,
+        Value::Array(r) => Ref::strong_count(r) == 1 && !r.is_compact(),
         Value::Object(r) => Ref::strong_count(r) == 1,
         Value::Dict(r) => Ref::strong_count(r) == 1,
         Value::Set(r) => Ref::strong_count(r) == 1,
@@ -42,31 +58,38 @@ fn is_unique_container(v: &Value) -> bool {
     }
 }
 
-/// The rest of [`Drop for Value`] for a uniquely held container: the deep walk when an
-/// element is itself a uniquely held container.
+/// The rest of [`Drop for Value`] for a uniquely held container: freed here, one level
+/// deeper, or deferred past [`MAX_LEVELS`] (see the module docs).
 #[inline(never)]
 fn drop_unique_container(v: &mut Value) {
-    if needs_deep_drop(v) {
-        drop_deep(v);
-    }
-}
-
-/// Whether `v` is a container that nothing else references (freeing `v` frees its elements).
-#[inline(always)]
-fn is_deep_child(v: &Value) -> bool {
-    match v {
-        Value::List(r) | Value::Queue(r) => Ref::strong_count(r) == 1,
-        Value::Tuple(r) => Ref::strong_count(r) == 1,
-        Value::Array(r) => Ref::strong_count(r) == 1 && !r.is_compact(),
-        // An instance whose fields hold no container frees only leaves: the glue goes one
-        // level down and stops, so it need not go through the worklist (a List of a million
-        // Points is then freed by the glue, without moving every Point into the worklist).
-        Value::Object(r) => Ref::strong_count(r) == 1 && r.fields.iter().any(is_container),
-        Value::Dict(r) => Ref::strong_count(r) == 1,
-        Value::Set(r) => Ref::strong_count(r) == 1,
-        Value::Bag(r) => Ref::strong_count(r) == 1,
+    // An instance or a Tuple (a few slots) holding no container frees only leaves: its glue
+    // goes one level down and stops, with no level to count.
+    let leaves_only = match v {
+        Value::Object(o) => !o.fields.iter().any(is_container),
+        Value::Tuple(t) => !t.iter().any(is_container),
         _ => false,
+    };
+    if leaves_only {
+        return;
     }
+    let level = LEVEL.with(Cell::get);
+    if level >= MAX_LEVELS {
+        let c = std::mem::replace(v, Value::Nil);
+        DEFERRED.with(|d| d.borrow_mut().push(c));
+        return;
+    }
+    LEVEL.with(|l| l.set(level + 1));
+    // The elements are freed here, with this level counted: their drops see it. (The
+    // emptied storage is freed by `v`'s glue after this returns.)
+    free_elements(v);
+    if level == 0 {
+        // The outermost drop frees what was deferred, each one level down from here (and
+        // may defer more, freed by this loop in turn).
+        while let Some(c) = DEFERRED.with(|d| d.borrow_mut().pop()) {
+            drop(c);
+        }
+    }
+    LEVEL.with(|l| l.set(level));
 }
 
 /// Whether `v` is a container (shared or not): an element whose drop may go further down.
@@ -85,98 +108,42 @@ fn is_container(v: &Value) -> bool {
     )
 }
 
-/// Whether freeing `v` would free a container holding another container it alone holds.
-#[inline(always)]
-fn needs_deep_drop(v: &Value) -> bool {
-    match v {
-        Value::List(r) | Value::Queue(r) => {
-            Ref::strong_count(r) == 1 && !r.is_empty() && r.iter().any(is_deep_child)
-        }
-        Value::Tuple(r) => Ref::strong_count(r) == 1 && r.iter().any(is_deep_child),
-        Value::Array(r) => {
-            Ref::strong_count(r) == 1 && !r.is_compact() && r.iter().any(is_deep_child)
-        }
-        Value::Object(r) => Ref::strong_count(r) == 1 && r.fields.iter().any(is_deep_child),
-        Value::Dict(r) => {
-            Ref::strong_count(r) == 1
-                && !r.is_empty()
-                && r.iter_unordered()
-                    .any(|(k, e)| is_deep_child(&k) || is_deep_child(e))
-        }
-        Value::Set(r) => Ref::strong_count(r) == 1 && r.iter().any(|k| is_deep_child(&k.0)),
-        Value::Bag(r) => Ref::strong_count(r) == 1 && r.keys().any(|k| is_deep_child(&k.0)),
-        _ => false,
-    }
-}
-
-/// Frees `v`'s nested containers iteratively (see the module docs).
-#[cold]
-#[inline(never)]
-fn drop_deep(v: &mut Value) {
-    let mut work: Vec<Value> = Vec::new();
-    take_children(v, &mut work);
-    while let Some(mut c) = work.pop() {
-        take_children(&mut c, &mut work);
-        // `c` drops here with no uniquely held containers left inside: one level of glue.
-    }
-}
-
-/// Moves the uniquely held containers among `v`'s elements into `work` (only when `v`'s own
-/// storage is uniquely held; otherwise nothing is freed with `v`).
-fn take_children(v: &mut Value, work: &mut Vec<Value>) {
-    let keep = |c: Value, work: &mut Vec<Value>| {
-        if is_deep_child(&c) {
-            work.push(c);
-        }
-    };
+/// Takes the elements out of `v`'s uniquely held storage and frees them.
+fn free_elements(v: &mut Value) {
     match v {
         Value::List(r) | Value::Queue(r) => {
             if let Some(l) = unique_mut(r) {
-                for c in std::mem::take(l) {
-                    keep(c, work);
-                }
+                drop(std::mem::take(l));
             }
         }
         Value::Tuple(r) => {
             if let Some(t) = unique_mut(r) {
-                for c in t.iter_mut().filter(|c| is_deep_child(c)) {
-                    work.push(std::mem::replace(c, Value::Nil));
-                }
+                drop(std::mem::take(t));
             }
         }
         Value::Array(r) => {
             if let Some(a) = unique_mut(r) {
-                if !a.is_compact() {
-                    for c in a.wide_mut().iter_mut().filter(|c| is_deep_child(c)) {
-                        work.push(std::mem::replace(c, Value::Nil));
-                    }
-                }
+                drop(std::mem::take(a));
             }
         }
         Value::Object(r) => {
             if let Some(o) = unique_mut(r) {
-                for c in o.fields.iter_mut().filter(|c| is_deep_child(c)) {
-                    work.push(std::mem::replace(c, Value::Nil));
-                }
+                drop(std::mem::take(&mut o.fields));
             }
         }
         Value::Dict(r) => {
             if let Some(d) = unique_mut(r) {
-                std::mem::take(d).drain_into(|c| keep(c, work));
+                drop(std::mem::take(d));
             }
         }
         Value::Set(r) => {
             if let Some(s) = unique_mut(r) {
-                for k in std::mem::take(s) {
-                    keep(k.0, work);
-                }
+                drop(std::mem::take(s));
             }
         }
         Value::Bag(r) => {
             if let Some(b) = unique_mut(r) {
-                for (k, _) in std::mem::take(b) {
-                    keep(k.0, work);
-                }
+                drop(std::mem::take(b));
             }
         }
         _ => {}
@@ -214,6 +181,41 @@ mod tests {
             .expect("thread");
         t.join()
             .expect("dropping deep values must not overflow the stack");
+    }
+
+    /// Many deep chains side by side, and chains through Sets and instances' fields, each
+    /// deferred part freed in turn on a small stack.
+    #[test]
+    fn wide_and_deep_values_drop_on_a_small_stack() {
+        let t = std::thread::Builder::new()
+            .stack_size(256 << 10)
+            .spawn(|| {
+                let chains = (0..40).map(|k| {
+                    let mut x = Value::Int(k);
+                    for i in 0..20_000 {
+                        x = if i % 2 == 0 {
+                            Value::list([x])
+                        } else {
+                            Value::tuple(vec![x, Value::Int(i)])
+                        };
+                    }
+                    x
+                });
+                drop(Value::list(chains));
+                let mut s = Value::Nil;
+                for _ in 0..100_000 {
+                    let mut set = imbl::OrdSet::new();
+                    set.insert(crate::value::Key(s));
+                    s = Value::Set(Ref::new(set));
+                }
+                drop(s);
+                // Nothing is left deferred, and the level is back at the top.
+                DEFERRED.with(|d| assert!(d.borrow().is_empty()));
+                assert_eq!(LEVEL.with(Cell::get), 0);
+            })
+            .expect("thread");
+        t.join()
+            .expect("dropping wide and deep values must not overflow the stack");
     }
 
     #[test]

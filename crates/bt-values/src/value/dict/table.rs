@@ -149,31 +149,6 @@ impl<V: Term> Table<V> {
         }
     }
 
-    /// Moves every key and value out to `f` (the iterative drop of deep values,
-    /// `deep_drop.rs`); cached copies go too.
-    pub(crate) fn drain_into(self, mut f: impl FnMut(V)) {
-        let map = match self.repr {
-            Repr::Int(fl) => {
-                for e in fl.entries.into_iter().flatten() {
-                    f(e.value);
-                }
-                fl.tree.into_inner()
-            }
-            Repr::Flat(fl) => {
-                for e in fl.entries.into_iter().flatten() {
-                    f(e.key);
-                    f(e.value);
-                }
-                fl.tree.into_inner()
-            }
-            Repr::Tree(t) => Some(t.map),
-        };
-        for (k, v) in map.into_iter().flatten() {
-            f(V::from_tree_key(k));
-            f(v);
-        }
-    }
-
     pub fn len(&self) -> usize {
         match &self.repr {
             Repr::Int(f) => f.live,
