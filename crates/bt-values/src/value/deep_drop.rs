@@ -74,9 +74,17 @@ fn drop_unique_container(v: &mut Value) {
     }
     let level = LEVEL.with(Cell::get);
     if level >= MAX_LEVELS {
-        let c = std::mem::replace(v, Value::Nil);
-        DEFERRED.with(|d| d.borrow_mut().push(c));
-        return;
+        let mut c = Some(std::mem::replace(v, Value::Nil));
+        // `try_with`: while the thread's locals are being destroyed the list may be gone;
+        // then the container is freed here, one level deeper (only a value dropped by
+        // another thread-local's destructor can meet that).
+        let deferred = DEFERRED
+            .try_with(|d| d.borrow_mut().push(c.take().expect("taken once")))
+            .is_ok();
+        match c {
+            Some(c) if !deferred => *v = c,
+            _ => return,
+        }
     }
     LEVEL.with(|l| l.set(level + 1));
     // The elements are freed here, with this level counted: their drops see it. (The
@@ -85,7 +93,7 @@ fn drop_unique_container(v: &mut Value) {
     if level == 0 {
         // The outermost drop frees what was deferred, each one level down from here (and
         // may defer more, freed by this loop in turn).
-        while let Some(c) = DEFERRED.with(|d| d.borrow_mut().pop()) {
+        while let Some(c) = DEFERRED.try_with(|d| d.borrow_mut().pop()).ok().flatten() {
             drop(c);
         }
     }
