@@ -140,11 +140,6 @@ impl Text {
         &self.text
     }
 
-    /// The text, taken out.
-    pub fn into_string(mut self) -> String {
-        std::mem::take(&mut self.text)
-    }
-
     /// Replaces the shape word (with `&mut self`: nothing borrows the old index).
     fn set_shape(&mut self, shape: *mut Crumbs) {
         let old = std::mem::replace(self.shape.get_mut(), shape);
@@ -180,12 +175,6 @@ impl Text {
 impl Drop for Text {
     fn drop(&mut self) {
         self.set_shape(UNKNOWN);
-    }
-}
-
-impl Default for Text {
-    fn default() -> Text {
-        Text::new(String::new(), simple_tag())
     }
 }
 
@@ -227,12 +216,6 @@ impl From<String> for Text {
 impl From<&str> for Text {
     fn from(text: &str) -> Text {
         Text::from(text.to_string())
-    }
-}
-
-impl From<Text> for String {
-    fn from(text: Text) -> String {
-        text.into_string()
     }
 }
 
