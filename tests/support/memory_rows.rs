@@ -166,6 +166,31 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "(Erlang string pad: \"a\" with: 300000000) size",
     ),
     (
+        "erlang_lists_seq",
+        "",
+        "(Erlang lists seq: 1 with: 10000000) size",
+    ),
+    (
+        "erlang_lists_duplicate",
+        "",
+        "(Erlang lists duplicate: 10000000 with: 0) size",
+    ),
+    (
+        "erlang_make_tuple",
+        "",
+        "(Erlang erlang make_tuple: 10000000 with: 0) size",
+    ),
+    (
+        "erlang_binary_copy",
+        "",
+        "(Erlang binary copy: \"ab\" with: 100000000) size",
+    ),
+    (
+        "erlang_string_copies",
+        "",
+        "(Erlang string copies: #(97, 98) with: 10000000) size",
+    ),
+    (
         "erlang_term_to_binary_shared",
         "l := List new: 100000 withAll: (\"x\" repeat: 10000)",
         "(Erlang erlang term_to_binary: l) size",
