@@ -12,7 +12,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::print::simple_print;
 use crate::value::{ClassRef, Native, NativeObj, Ref, Value};
 
-use super::common::{arg, count_arg, elems, expected, graphemes, test1};
+use super::common::{arg, count_arg, elems, expected, test1};
 use super::generic::{add, not_found};
 
 pub fn register(p: &mut Prims) {
@@ -42,7 +42,7 @@ enum Source {
     From(Value),
     /// `from: n by: aBlock` — n, aBlock(n), aBlock(aBlock(n)), …
     FromBy(Value, Value),
-    /// `on: aCollection` (a String is kept as its graphemes).
+    /// `on: aCollection` (a String is kept as it is and read a grapheme at a time).
     On(Value, OnKind),
     /// Defined elsewhere (a file's lines, `prims::file`): each traversal opens it afresh.
     External(std::sync::Arc<dyn ExternalSource>),
@@ -215,7 +215,8 @@ fn make(ctx: &Ctx, source: Source, ops: Vec<Op>) -> EvalResult {
 /// (and the other built-in collections except Dictionary, which raises `type_error`).
 pub(crate) fn stream_on(ctx: &mut Ctx, coll: &Value) -> EvalResult {
     let (src, kind) = match coll {
-        Value::Str(s) => (Value::list(graphemes(s)), OnKind::Text),
+        // The String itself: a traversal reads its graphemes one at a time.
+        Value::Str(_) => (coll.clone(), OnKind::Text),
         Value::Set(_) => (coll.clone(), OnKind::Set),
         Value::Dict(_) => return Err(ctx.type_err("a Dictionary cannot be streamed")),
         v if elems(v).is_some() => (coll.clone(), OnKind::Sequence),
@@ -305,6 +306,10 @@ impl<'a> Cursor<'a> {
                 seed,
                 block,
             },
+            Source::On(Value::Str(t), OnKind::Text) => {
+                use unicode_segmentation::UnicodeSegmentation;
+                SrcCursor::Items(Box::new(t.graphemes(true).map(Value::str)))
+            }
             Source::On(c, _) => {
                 SrcCursor::Items(elems(c).unwrap_or_else(|| Box::new(std::iter::empty())))
             }

@@ -446,8 +446,11 @@ pub fn truth(ctx: &Ctx, sel: &str, v: Value) -> Result<bool, Unwind> {
 }
 
 /// The receiver's graphemes, or the exception for a non-String receiver.
-fn gs<'a>(ctx: &Ctx, r: &'a Value) -> Result<Vec<&'a str>, Unwind> {
-    recv(r).map(|s| graphemes(s)).map_err(|f| f.raise(ctx))
+/// The receiver's grapheme clusters one at a time (an iteration holds no list of them: a
+/// `do:` over a long String takes no memory in proportion to it).
+fn gs<'a>(ctx: &Ctx, r: &'a Value) -> Result<unicode_segmentation::Graphemes<'a>, Unwind> {
+    use unicode_segmentation::UnicodeSegmentation;
+    recv(r).map(|s| s.graphemes(true)).map_err(|f| f.raise(ctx))
 }
 
 fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
@@ -459,7 +462,7 @@ fn do_each(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn reverse_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    for g in gs(ctx, r)?.into_iter().rev() {
+    for g in gs(ctx, r)?.rev() {
         ctx.tick()?;
         ctx.call_block(&a[0], &[Value::str(g)])?;
     }
@@ -467,7 +470,7 @@ fn reverse_do(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 }
 
 fn do_separated(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
-    for (i, g) in gs(ctx, r)?.into_iter().enumerate() {
+    for (i, g) in gs(ctx, r)?.enumerate() {
         ctx.tick()?;
         if i > 0 {
             ctx.call_block(&a[1], &[])?;
@@ -479,7 +482,7 @@ fn do_separated(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
 
 /// `eachWithIndex:` / `doWithIndex:` (`[:g :i | …]`) and `keysAndValuesDo:` (`[:i :g | …]`).
 fn with_index(ctx: &mut Ctx, r: &Value, block: &Value, index_first: bool) -> EvalResult {
-    for (i, g) in gs(ctx, r)?.into_iter().enumerate() {
+    for (i, g) in gs(ctx, r)?.enumerate() {
         ctx.tick()?;
         let (g, i) = (Value::str(g), Value::Int(i as i64 + 1));
         let args = if index_first { [i, g] } else { [g, i] };
