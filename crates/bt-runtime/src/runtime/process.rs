@@ -34,6 +34,8 @@ use crate::value::{Sym, Value};
 mod handed;
 mod lent;
 mod run;
+#[cfg(test)]
+mod stress;
 pub(crate) use handed::RunRef;
 pub(crate) use lent::{claim_idle, resume_kept, run_kept_job, run_lent, unlend};
 pub(crate) use run::run_body;
