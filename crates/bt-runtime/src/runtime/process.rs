@@ -23,10 +23,10 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use corosensei::Yielder;
-use parking_lot::Mutex;
 
 use crate::runtime::mailbox::Mailbox;
 use crate::runtime::sched::{Handoff, RtHandle, Shared, Suspend};
+use crate::runtime::spin::ProcMutex;
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Signal};
 use crate::runtime::waiter::{Waiter, Wake};
 use crate::value::{Sym, Value};
@@ -363,7 +363,9 @@ pub(crate) struct Proc {
     /// A kept (`Sched::Lent`) process is running a job now: its status reads Runnable, else
     /// Idle. Written by the guest only (plain stores).
     pub lent_busy: AtomicBool,
-    pub inner: Mutex<Inner>,
+    /// A spin lock (`spin::ProcMutex`): every critical section on it is short and never
+    /// blocks, and its release is a plain store.
+    pub inner: ProcMutex<Inner>,
 }
 
 /// A handle to a process: cheap to clone, compares by pid. Sending through a handle to an
