@@ -732,7 +732,7 @@ impl Shared {
                 mailbox: crate::runtime::mailbox::Mailbox::new(),
                 body: None,
                 current: None,
-                waiting: None,
+                waiting: Default::default(),
                 extra,
             }),
         }));

@@ -209,7 +209,7 @@ pub(super) fn actor_loop(
 #[inline(always)]
 fn answer_with(shared: &Shared, w: Option<Arc<Waiter>>, answer: Result<Value, Value>) {
     if let Some(w) = w {
-        w.complete(shared, answer.map_err(CallError::Raised));
+        w.answer(shared, answer.map_err(CallError::Raised));
     }
 }
 

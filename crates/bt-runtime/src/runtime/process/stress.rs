@@ -358,3 +358,61 @@ fn the_races_hold_under_the_deterministic_scheduler() {
         rt.shutdown();
     }
 }
+
+/// Calls that time out while their callee still handles them, then answer late, mixed with
+/// calls answered in time, from several callers on both workers: a caller gets its own
+/// call's answer or a timeout, never the late answer of an earlier call (the reply slot an
+/// answer hands back is reused only once nobody else holds it).
+#[test]
+fn late_answers_never_reach_a_later_call() {
+    let rt = Runtime::new(Config {
+        workers: 2,
+        ..Config::default()
+    })
+    .unwrap();
+    let h = rt.handle();
+    let callee = h.spawn(handler(|cx: &mut Cx<'_>, m: Message| {
+        let n = m.args[0].as_int().unwrap_or(-1);
+        match n % 4 {
+            0 => cx.sleep(2).map_err(|_| Value::Nil)?,
+            1 => {
+                for _ in 0..(n % 1000) * 20 {
+                    std::hint::spin_loop();
+                }
+            }
+            _ => {}
+        }
+        Ok(Value::Int(n))
+    }));
+    let callers: Vec<_> = (0..4)
+        .map(|who| {
+            let t = callee.clone();
+            h.spawn_task(move |cx| {
+                let (mut answered, mut timed_out) = (0, 0);
+                for seq in 0..400 {
+                    let n = who * 1_000_000 + seq;
+                    let t_out = if seq % 3 == 0 {
+                        Timeout::Ms(1)
+                    } else {
+                        Timeout::Ms(20_000)
+                    };
+                    match cx.call(&t, Message::named("echo:", vec![Value::Int(n)]), t_out) {
+                        Ok(Value::Int(r)) => {
+                            assert_eq!(r, n, "caller {who} got another call's answer");
+                            answered += 1;
+                        }
+                        Err(CallError::Timeout) => timed_out += 1,
+                        other => panic!("{who}/{seq}: {other:?}"),
+                    }
+                }
+                (answered, timed_out)
+            })
+        })
+        .collect();
+    for c in callers {
+        let (answered, timed_out) = c.join().unwrap();
+        assert_eq!(answered + timed_out, 400);
+        assert!(answered >= 266, "the calls with a long timeout all answer");
+    }
+    rt.shutdown();
+}
