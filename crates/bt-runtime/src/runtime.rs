@@ -125,6 +125,7 @@
 //! | `process` | [`Behaviour`], [`ProcRef`], the [`Cx`] record, mailbox, exit handling; `process/run` the coroutine body, `process/lent` a process lent to a guest |
 //! | `sched` | `Shared` (the runtime's state), [`RtHandle`] and [`SpawnOpts`] (defined here, used everywhere), run queues, stack cap, starting the threads, firing timers; `sched/worker` and `sched/guest` the workers' loops, coroutine slots and deadlines; `sched/sim` the deterministic scheduler (its state: `sched/sim/state`) |
 //! | `lock` | [`ProcLock`]: re-entrant per process, waiters suspend (class-side state) |
+//! | `spin` | the process record's lock: a spin lock released with a plain store |
 //! | `waiter` | one-shot reply slots; the waiting chain for deadlock detection |
 //! | `clock` | real or manual clock; `after`/`every` timers (generic over their actions) |
 //! | `stack` | mmap'd coroutine stacks (with `clock`, the only `unsafe` code) |
@@ -142,6 +143,7 @@ mod proctable;
 mod sched;
 mod shutdown;
 pub mod snapshot;
+mod spin;
 mod stack;
 pub mod supervisor;
 mod threads;

@@ -196,7 +196,7 @@ impl<'y> Cx<'y> {
             if let Some(r) = &g.reason {
                 return Err(CallError::Exiting((**r).clone()));
             }
-            g.waiting = Some(w.clone());
+            g.waiting.set(w.clone());
         }
         self.suspend_on(w, deadline)
     }
@@ -265,26 +265,24 @@ impl<'y> Cx<'y> {
             if chain_contains(g.current.as_ref(), to.pid()) {
                 return Err(CallError::Deadlock);
             }
-            let wake = Some(self.wake);
-            let w = match g.waiting.take() {
-                // `unique_mut`: `Arc::get_mut` without its locked compare-and-swap.
-                Some(mut old) => match crate::value::unique_mut(&mut old) {
-                    Some(x) if x.caller == Some(self.me.0.pid) => {
-                        // The chain's head is usually the one of the last call (the same
-                        // message still being handled): then nothing to re-count.
-                        x.reset(&g.current, wake);
-                        old
-                    }
-                    _ => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
-                },
-                None => Waiter::new_for(Some(self.me.0.pid), g.current.clone(), wake),
+            let g = &mut *g;
+            // The last call's slot when nobody else holds it, with the count its answer
+            // handed back as the callee's reference (`Waiting::reuse`: no count taken);
+            // the chain's head is usually the one of the last call (the same message still
+            // being handled): then nothing to re-count either.
+            let reply = match g.waiting.reuse(self.me.0.pid, &g.current, self.wake) {
+                Some(reply) => reply,
+                None => {
+                    let w = Waiter::new_call(Some(self.me.0.pid), g.current.clone(), self.wake);
+                    let reply = w.clone();
+                    g.waiting.set(w);
+                    reply
+                }
             };
-            let reply = w.clone();
-            // SAFETY: `w` becomes this process's `waiting` below, which only this process
-            // replaces (at its next wait, after this call has returned); an exit completes
-            // it in place. The record outlives this call (`self.me`).
-            let r = unsafe { WaitRef::new(&w) };
-            g.waiting = Some(w);
+            // SAFETY: `reply`'s waiter is this process's `waiting` (above), which only this
+            // process replaces (at its next wait, after this call has returned); an exit
+            // completes it in place. The record outlives this call (`self.me`).
+            let r = unsafe { WaitRef::new(&reply) };
             (r, reply)
         };
         // `Some`: the target was idle and this pool worker runs it next (the suspension
@@ -506,7 +504,8 @@ mod tests {
 
     /// The references to a sync call's reply slot while the callee handles the message:
     /// the caller's record (`waiting`) and the callee (`current`). The caller itself and
-    /// its timeout refer to it by address (`WaitRef`), with a deadline or without.
+    /// its timeout refer to it by address (`WaitRef`), with a deadline or without. The
+    /// same slot serves every call (the answer hands the callee's count back).
     #[test]
     fn a_call_counts_its_reply_slot_twice() {
         let rt = Runtime::new(Config {
@@ -515,24 +514,36 @@ mod tests {
         })
         .unwrap();
         let h = rt.handle();
-        // The reply slot's count as the callee sees it (less the callee's own look-up).
+        // The reply slot's count as the callee sees it (less the callee's own look-up), and
+        // its address.
         let callee = h.spawn(handler(|cx: &mut Cx<'_>, _| {
             let w = cx.current().expect("a sync call's reply slot");
-            Ok(Value::Int(Arc::strong_count(&w) as i64 - 1))
+            Ok(Value::Tuple(
+                vec![
+                    Value::Int(Arc::strong_count(&w) as i64 - 1),
+                    Value::Int(Arc::as_ptr(&w) as i64),
+                ]
+                .into(),
+            ))
         }));
         let t = h.spawn_task(move |cx| {
             let mut counts = Vec::new();
+            let mut slots = std::collections::HashSet::new();
             for t in [Timeout::Ms(60_000), Timeout::Infinity, Timeout::Ms(60_000)] {
                 for _ in 0..3 {
                     match cx.call(&callee, Message::named("count", Vec::new()), t) {
-                        Ok(Value::Int(n)) => counts.push(n),
+                        Ok(Value::Tuple(ref x)) => {
+                            counts.push(x[0].as_int().unwrap());
+                            slots.insert(x[1].as_int().unwrap());
+                        }
                         other => panic!("{other:?}"),
                     }
                 }
             }
-            counts
+            (counts, slots.len())
         });
-        assert_eq!(t.join().unwrap(), vec![2; 9]);
+        // One slot serves every call: each answer hands its count back for the next.
+        assert_eq!(t.join().unwrap(), (vec![2; 9], 1));
         rt.shutdown();
     }
 }

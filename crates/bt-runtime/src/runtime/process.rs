@@ -23,17 +23,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use corosensei::Yielder;
-use parking_lot::Mutex;
 
 use crate::runtime::mailbox::Mailbox;
 use crate::runtime::sched::{Handoff, RtHandle, Shared, Suspend};
+use crate::runtime::spin::ProcMutex;
 use crate::runtime::types::{CallError, ExitReason, Message, Pid, ProcStatus, Signal};
-use crate::runtime::waiter::{Waiter, Wake};
+use crate::runtime::waiter::{Waiter, Waiting, Wake};
 use crate::value::{Sym, Value};
 
 mod handed;
 mod lent;
 mod run;
+#[cfg(test)]
+mod stress;
 pub(crate) use handed::RunRef;
 pub(crate) use lent::{claim_idle, resume_kept, run_kept_job, run_lent, unlend};
 pub(crate) use run::run_body;
@@ -311,8 +313,9 @@ pub(crate) struct Inner {
     pub current: Option<Arc<Waiter>>,
     /// What the process's coroutine is suspended on, or was last (completed on a kill, to
     /// wake it). Replaced only by the process itself, when it waits again: while it is
-    /// suspended its timeout refers to this waiter by address (`WaitRef`).
-    pub waiting: Option<Arc<Waiter>>,
+    /// suspended its timeout refers to this waiter by address (`WaitRef`). Holds the count
+    /// a sync call's answer hands back (`Waiter::answer`), which the next call reuses.
+    pub waiting: Waiting,
     pub extra: Option<Box<Extras>>,
 }
 
@@ -361,7 +364,9 @@ pub(crate) struct Proc {
     /// A kept (`Sched::Lent`) process is running a job now: its status reads Runnable, else
     /// Idle. Written by the guest only (plain stores).
     pub lent_busy: AtomicBool,
-    pub inner: Mutex<Inner>,
+    /// A spin lock (`spin::ProcMutex`): every critical section on it is short and never
+    /// blocks, and its release is a plain store.
+    pub inner: ProcMutex<Inner>,
 }
 
 /// A handle to a process: cheap to clone, compares by pid. Sending through a handle to an
@@ -466,7 +471,7 @@ impl ProcRef {
         let g = self.0.inner.lock();
         if g.reason.is_some() {
             ProcStatus::Dead
-        } else if g.waiting.as_ref().is_some_and(|w| !w.is_done()) {
+        } else if g.waiting.get().is_some_and(|w| !w.is_done()) {
             ProcStatus::Waiting
         } else if g.sched == Sched::Idle
             || (g.sched == Sched::Lent
@@ -698,7 +703,7 @@ pub(crate) fn finish(shared: &Shared, p: &ProcRef, reason: ExitReason) -> bool {
             g.current.take(),
             // Completed in place, not taken: a suspended wait's timeout refers to it by
             // address until the wait is resumed (`WaitRef`).
-            g.waiting.clone(),
+            g.waiting.get().cloned(),
             name,
             extra,
             g.body.take(),

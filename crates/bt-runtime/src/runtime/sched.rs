@@ -721,7 +721,7 @@ impl Shared {
             exited: AtomicBool::new(false),
             lent_mail: AtomicBool::new(false),
             lent_busy: AtomicBool::new(false),
-            inner: Mutex::new(Inner {
+            inner: crate::runtime::spin::ProcMutex::new(Inner {
                 sched: if is_task {
                     Sched::Scheduled
                 } else {
@@ -732,7 +732,7 @@ impl Shared {
                 mailbox: crate::runtime::mailbox::Mailbox::new(),
                 body: None,
                 current: None,
-                waiting: None,
+                waiting: Default::default(),
                 extra,
             }),
         }));

@@ -54,6 +54,10 @@ pub(crate) enum Wake {
 const CLAIMED: u8 = 1;
 const READY: u8 = 2;
 const TARGET: u8 = 4;
+/// Set with `READY` by a sync call's answer ([`Waiter::answer`]) that left its counted
+/// reference to the caller's record instead of dropping it: the record's [`Waiting`] then
+/// owns two counts, and reuses the second as the next call's reply reference.
+const HANDED: u8 = 8;
 
 /// A reply slot: one state word instead of a lock (a sync call's round trip costs one
 /// locked instruction here, in [`Waiter::complete`]).
@@ -74,6 +78,9 @@ pub struct Waiter {
     pub parent: Option<Arc<Waiter>>,
     /// For a message from a caller on another node: the processes waiting on it there.
     pub remote: Option<Arc<RemoteChain>>,
+    /// A sync call's reply slot, kept in its caller's record ([`Waiting`]), which knows
+    /// about a handed count ([`Waiter::answer`]).
+    call_slot: bool,
 }
 
 // SAFETY: the two `UnsafeCell`s are accessed under the `state` protocol only: `result` is
@@ -122,7 +129,21 @@ impl Waiter {
             caller,
             parent,
             remote,
+            call_slot: false,
         }
+    }
+
+    /// A sync call's reply slot (`Cx::call`), the waker registered at once: kept in the
+    /// caller's [`Waiting`], so its answer may hand the callee's count back
+    /// ([`Waiter::answer`]).
+    pub(crate) fn new_call(
+        caller: Option<Pid>,
+        parent: Option<Arc<Waiter>>,
+        target: Wake,
+    ) -> Arc<Waiter> {
+        let mut w = Waiter::make(caller, parent, Some(target), None);
+        w.call_slot = true;
+        Arc::new(w)
     }
 
     /// [`Waiter::new`] with the waker already registered (a sync call's reply slot: the
@@ -164,6 +185,47 @@ impl Waiter {
         }
     }
 
+    /// A callee's answer through the reference it got with the message (the reply slot
+    /// was its `current`): [`Waiter::complete`], and when the slot is a sync call's
+    /// (`call_slot`) whose coroutine waker was registered, the reference is not dropped but
+    /// left to the caller's record, which adopts its count for the next call
+    /// ([`Waiting::reuse`]): no count taken per call, none dropped per answer.
+    #[inline]
+    pub(crate) fn answer(self: Arc<Self>, shared: &impl Resume, r: Result<Value, CallError>) {
+        if !self.call_slot {
+            self.complete(shared, r);
+            return;
+        }
+        // AcqRel: as in `complete` (acquire sees the waker written before `TARGET`; release
+        // orders nothing yet: `result` is written after).
+        let prev = self.state.fetch_or(CLAIMED, Ordering::AcqRel);
+        if prev & CLAIMED != 0 {
+            return; // a timeout or a kill answered first; `self` drops its count
+        }
+        // SAFETY: this call set `CLAIMED`: the only writer of `result`, read by nobody
+        // before `READY` (see the `Sync` impl).
+        unsafe { *self.result.get() = Some(r) };
+        if prev & TARGET != 0 {
+            // SAFETY: `TARGET` was seen (acquire): `target` was written before it and is
+            // not written again while the slot is in use. Read before the store below,
+            // after which this answer no longer touches the slot.
+            if let Some(Wake::Co { worker, slot, gen }) = unsafe { *self.target.get() } {
+                let p = Arc::into_raw(self);
+                // Release: publishes the result and the handed count to the caller's
+                // acquire load of `READY` (`take`) and of `HANDED` (`Waiting`). After this
+                // store the slot may be reset or freed by its caller: `p` is not used again.
+                // SAFETY: `p` is the reference this call owned (`into_raw` kept its count).
+                unsafe {
+                    (*p).state
+                        .store(CLAIMED | READY | TARGET | HANDED, Ordering::Release)
+                };
+                shared.push_resume(worker, slot, gen);
+                return;
+            }
+        }
+        self.publish(shared, prev);
+    }
+
     /// Completes the waiter with `r` unless it already completed; wakes its waiter.
     /// Answers whether this call completed it.
     pub(crate) fn complete(&self, shared: &impl Resume, r: Result<Value, CallError>) -> bool {
@@ -174,6 +236,14 @@ impl Waiter {
         // SAFETY: this call set `CLAIMED`, so it is the only writer of `result`, and nobody
         // reads it before `READY` is published below (see the `Sync` impl).
         unsafe { *self.result.get() = Some(r) };
+        self.publish(shared, prev);
+        true
+    }
+
+    /// The end of a completion that claimed the waiter (`prev`: the state before its claim)
+    /// and wrote the result: publishes `READY` and wakes the waiter.
+    #[inline]
+    fn publish(&self, shared: &impl Resume, prev: u8) {
         let target = if prev & TARGET != 0 {
             // The waker was published already and nothing else changes the word now (other
             // completions only re-set `CLAIMED`): a plain release store publishes the result.
@@ -202,7 +272,6 @@ impl Waiter {
             }
             None => {}
         }
-        true
     }
 
     pub(crate) fn is_done(&self) -> bool {
@@ -254,6 +323,85 @@ impl Waiter {
             }
         }
         self.take()
+    }
+}
+
+/// A process's `waiting` (`process::Inner::waiting`): what its coroutine is suspended on,
+/// or was last. Owns one count of the waiter, and a second one when a sync call's answer
+/// handed the callee's count back (`HANDED`, [`Waiter::answer`]), which it releases when
+/// the slot is replaced or dropped and otherwise reuses as the next call's reply reference.
+#[derive(Default)]
+pub(crate) struct Waiting(Option<Arc<Waiter>>);
+
+impl Waiting {
+    #[inline]
+    pub(crate) fn get(&self) -> Option<&Arc<Waiter>> {
+        self.0.as_ref()
+    }
+
+    /// Registers `w`, releasing the slot it replaces.
+    #[inline]
+    pub(crate) fn set(&mut self, w: Arc<Waiter>) {
+        if let Some(old) = self.0.replace(w) {
+            release(old);
+        }
+    }
+
+    /// The slot of `caller`'s last call made ready for the next one (its chain head
+    /// `parent`, its waker `target`) when nobody else holds it, with the counted reference
+    /// the callee gets: the handed count when the last answer left one, else a new count.
+    /// `None` when the slot is another's or still shared (a callee that has not answered, a
+    /// kill completing it): the caller then makes a new one.
+    #[inline]
+    pub(crate) fn reuse(
+        &mut self,
+        caller: Pid,
+        parent: &Option<Arc<Waiter>>,
+        target: Wake,
+    ) -> Option<Arc<Waiter>> {
+        let w = self.0.as_ref()?;
+        // Acquire: pairs with the answer's release store of `HANDED`, so that count and
+        // everything the answer wrote are this record's.
+        let handed = w.state.load(Ordering::Acquire) & HANDED != 0;
+        if Arc::strong_count(w) != 1 + usize::from(handed)
+            || Arc::weak_count(w) != 0
+            || w.caller != Some(caller)
+        {
+            return None;
+        }
+        // Acquire: pairs with the release decrement of any other reference dropped before
+        // the count was read (as `Arc::get_mut` does).
+        std::sync::atomic::fence(Ordering::Acquire);
+        let p = Arc::as_ptr(w);
+        // SAFETY: the counts are this record's own (one, and the handed one when `HANDED`
+        // is set: its answer no longer touches the slot), there are no weak references, and
+        // the record is borrowed mutably (its lock is held), so nothing else can reach the
+        // slot while it is reset.
+        unsafe { (*p.cast_mut()).reset(parent, Some(target)) };
+        Some(if handed {
+            // SAFETY: adopts the handed count (`answer` kept it with `into_raw`).
+            unsafe { Arc::from_raw(p) }
+        } else {
+            w.clone()
+        })
+    }
+}
+
+impl Drop for Waiting {
+    fn drop(&mut self) {
+        if let Some(w) = self.0.take() {
+            release(w);
+        }
+    }
+}
+
+/// Drops a process's `waiting` reference and the count an answer handed to it.
+fn release(w: Arc<Waiter>) {
+    // Acquire: as in `Waiting::reuse`.
+    if w.state.load(Ordering::Acquire) & HANDED != 0 {
+        // SAFETY: `HANDED` says the answer left its count to this record (`into_raw` in
+        // `answer`); `w` keeps the waiter alive across the decrement.
+        unsafe { Arc::decrement_strong_count(Arc::as_ptr(&w)) };
     }
 }
 
@@ -352,6 +500,54 @@ mod tests {
         Arc::get_mut(&mut w).expect("unshared").reset(&None, None);
         assert!(w.parent.is_none());
         assert_eq!(Arc::strong_count(&second), 1);
+    }
+
+    /// A sync call's answer leaves its counted reference to the caller's record (`HANDED`),
+    /// which reuses it as the next call's: the slot stays counted twice while a callee
+    /// holds it and once (plus the handed count) after, with no count taken or dropped per
+    /// call. An answer that comes after a timeout drops its count; a replaced slot gives
+    /// back both of the record's.
+    #[test]
+    fn an_answer_hands_its_count_back_to_the_callers_record() {
+        let co = Wake::Co {
+            worker: 0,
+            slot: 0,
+            gen: 0,
+        };
+        let mut rec = Waiting::default();
+        let w = Waiter::new_call(Some(pid(1)), None, co);
+        let reply = w.clone();
+        rec.set(w);
+        reply.answer(&NoResume, Ok(Value::Int(1)));
+        let w = rec.get().unwrap();
+        assert_eq!(Arc::strong_count(w), 2, "the record's and the handed count");
+        assert!(matches!(w.take(), Ok(Value::Int(1))));
+        // Another caller's slot is not reused; this caller's is, with the handed count.
+        assert!(rec.reuse(pid(2), &None, co).is_none());
+        let reply = rec.reuse(pid(1), &None, co).expect("reused");
+        assert!(Arc::ptr_eq(&reply, rec.get().unwrap()));
+        assert_eq!(Arc::strong_count(&reply), 2);
+        assert!(!reply.is_done());
+        // A timeout answers first: the callee's late answer drops its count.
+        assert!(rec
+            .get()
+            .unwrap()
+            .complete(&NoResume, Err(CallError::Timeout)));
+        reply.answer(&NoResume, Ok(Value::Nil));
+        assert_eq!(Arc::strong_count(rec.get().unwrap()), 1);
+        assert!(matches!(rec.get().unwrap().take(), Err(CallError::Timeout)));
+        // Handed, then replaced by another wait: the record gives back both counts.
+        let reply = rec.reuse(pid(1), &None, co).expect("reused");
+        reply.answer(&NoResume, Ok(Value::Nil));
+        let kept = rec.get().unwrap().clone();
+        assert_eq!(Arc::strong_count(&kept), 3);
+        rec.set(Waiter::new(None, None));
+        assert_eq!(Arc::strong_count(&kept), 1);
+        // A slot that is not a call's (an OS thread's wait, a stop) is answered as before.
+        let plain = Waiter::new(Some(pid(1)), None);
+        let r = plain.clone();
+        r.answer(&NoResume, Ok(Value::Nil));
+        assert_eq!(Arc::strong_count(&plain), 1);
     }
 
     struct NoResume;

@@ -19,7 +19,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
-use parking_lot::MutexGuard;
+use crate::runtime::spin::ProcGuard;
 
 use super::run::{actor_loop, stop_after_message};
 use super::{finish, panic_message, Behaviour, Inner, LentJob, ProcRef, Sched};
@@ -206,7 +206,7 @@ fn release_or_loop(
     shared: &Arc<Shared>,
     p: &ProcRef,
     b: Box<dyn Behaviour>,
-    mut g: MutexGuard<'_, Inner>,
+    mut g: ProcGuard<'_, Inner>,
 ) {
     if g.reason.is_none() && !g.has_control() && g.mailbox.len() == 0 {
         // `actor_loop`'s idle step (`next_of` found nothing).

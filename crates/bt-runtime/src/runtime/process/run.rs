@@ -7,7 +7,7 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use parking_lot::MutexGuard;
+use crate::runtime::spin::ProcGuard;
 
 use super::{
     fail_envelopes, finish, panic_message, Behaviour, Claimed, Envelope, Inner, ProcRef, Sched,
@@ -91,7 +91,7 @@ pub(super) fn actor_loop(
     shared: &Arc<Shared>,
     p: &ProcRef,
     mut b: Box<dyn Behaviour>,
-    mut locked: Option<MutexGuard<'_, Inner>>,
+    mut locked: Option<ProcGuard<'_, Inner>>,
     mut first: Option<Message>,
 ) {
     // The reply to the message just handled: its waiter is still `current` (the only
@@ -209,7 +209,7 @@ pub(super) fn actor_loop(
 #[inline(always)]
 fn answer_with(shared: &Shared, w: Option<Arc<Waiter>>, answer: Result<Value, Value>) {
     if let Some(w) = w {
-        w.complete(shared, answer.map_err(CallError::Raised));
+        w.answer(shared, answer.map_err(CallError::Raised));
     }
 }
 

@@ -133,7 +133,7 @@ impl Shared {
                 continue;
             }
             let g = p.0.inner.lock();
-            let Some(w) = &g.waiting else { continue };
+            let Some(w) = g.waiting.get() else { continue };
             if w.is_done() {
                 continue;
             }
