@@ -191,6 +191,61 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "(Erlang string copies: #(97, 98) with: 10000000) size",
     ),
     (
+        "erlang_binary_to_list",
+        "s := \"x\" repeat: 8000000",
+        "(Erlang erlang binary_to_list: s) size",
+    ),
+    (
+        "erlang_characters_to_list",
+        "s := \"x\" repeat: 8000000",
+        "(Erlang unicode characters_to_list: s) size",
+    ),
+    (
+        "erlang_string_reverse",
+        "s := \"x\" repeat: 8000000",
+        "(Erlang string reverse: s) size",
+    ),
+    (
+        "erlang_string_split_all",
+        "s := \"a,\" repeat: 4000000",
+        "(Erlang string split: s with: \",\" with: #all) size",
+    ),
+    (
+        "erlang_binary_split_global",
+        "s := \"a,\" repeat: 4000000",
+        "(Erlang binary split: s with: \",\" with: #(#global)) size",
+    ),
+    (
+        "erlang_string_replace_all",
+        "s := \"a,\" repeat: 4000000",
+        "(Erlang string replace: s with: \",\" with: \"::\" with: #all) size",
+    ),
+    (
+        "erlang_string_lexemes",
+        "s := \"a,\" repeat: 4000000",
+        "(Erlang string lexemes: s with: #(44)) size",
+    ),
+    (
+        "erlang_flatten_shared",
+        "l := Erlang erlang binary_to_list: (\"x\" repeat: 100000)",
+        "(Erlang lists flatten: (Array new: 1000 withAll: l)) size",
+    ),
+    (
+        "erlang_append_shared",
+        "l := Erlang erlang binary_to_list: (\"x\" repeat: 100000)",
+        "(Erlang lists append: (Array new: 1000 withAll: l)) size",
+    ),
+    (
+        "erlang_iolist_to_binary_shared",
+        "l := Erlang erlang binary_to_list: (\"x\" repeat: 100000)",
+        "(Erlang erlang iolist_to_binary: (Array new: 1000 withAll: l)) size",
+    ),
+    (
+        "erlang_format_text",
+        "s := \"x\" repeat: 8000000",
+        "(Erlang io_lib format: \"~s\" with: (Array with: s)) size",
+    ),
+    (
         "erlang_term_to_binary_shared",
         "l := List new: 100000 withAll: (\"x\" repeat: 10000)",
         "(Erlang erlang term_to_binary: l) size",

@@ -8,7 +8,13 @@ use crate::value::{Sym, Value};
 
 pub(super) fn io_lib(ctx: &mut Ctx, f: &str, a: &[Value]) -> R {
     match (f, a) {
-        ("format" | "fwrite", [fmt, args]) => Ok(charlist(&format(ctx, fmt, args)?)),
+        ("format" | "fwrite", [fmt, args]) => {
+            let text = format(ctx, fmt, args)?;
+            // The answer is a List of code points: sixteen bytes for each of them.
+            ctx.reserve(text.len().saturating_mul(std::mem::size_of::<Value>()))
+                .map_err(Fail::Raised)?;
+            Ok(charlist(&text))
+        }
         _ => Err(Fail::Undef),
     }
 }

@@ -37,6 +37,7 @@ mod os;
 mod phash;
 mod pretty;
 mod proplists;
+mod reserve;
 mod terms;
 mod text;
 
@@ -311,51 +312,11 @@ fn print(ctx: &mut Ctx, v: &Value) -> String {
     crate::interp::print::element_print(ctx, v).unwrap_or_else(|_| "?".to_string())
 }
 
-/// The bytes a function about to build a result from a count argument will allocate (a
-/// List or tuple of `N` elements, `N` copies of a text or binary, `N` characters of
-/// padding); `None` for a function whose result is no larger than its arguments.
-fn amplified_bytes(module: &str, f: &str, a: &[Value]) -> Option<usize> {
-    let count = |v: &Value| match v {
-        Value::Int(n) => usize::try_from(*n).ok(),
-        _ => None,
-    };
-    let len = |v: &Value| match v {
-        Value::List(l) => l.len(),
-        Value::Array(l) => l.len(),
-        Value::Str(t) => t.len(),
-        Value::Binary(b) => b.len(),
-        _ => 0,
-    };
-    let each = std::mem::size_of::<Value>();
-    match (module, f, a) {
-        ("lists", "seq", [from, to, rest @ ..]) => {
-            let (Value::Int(from), Value::Int(to)) = (from, to) else {
-                return None;
-            };
-            let step = match rest {
-                [] => 1,
-                [Value::Int(s)] if *s != 0 => i128::from(*s),
-                _ => return None,
-            };
-            // A sequence running the wrong way is the function's error to raise.
-            let n = (i128::from(*to) - i128::from(*from)) / step + 1;
-            Some(usize::try_from(n).ok()?.saturating_mul(each))
-        }
-        ("lists", "duplicate", [n, _]) | ("erlang", "make_tuple", [n, ..]) => {
-            Some(count(n)?.saturating_mul(each))
-        }
-        ("string", "pad", [_, n, ..]) => Some(count(n)?.saturating_mul(each)),
-        ("string", "copies", [s, n]) => Some(count(n)?.saturating_mul(len(s)).saturating_mul(each)),
-        ("binary", "copy", [b, n]) => Some(count(n)?.saturating_mul(len(b))),
-        _ => None,
-    }
-}
-
-/// Dispatches to the module implementations. A function that builds a result in
-/// proportion to a count argument reserves its bytes first ([`Ctx::reserve`]): past a
-/// memory limit it ends with `memory_limit` before it allocates.
+/// Dispatches to the module implementations. A call whose result can be much larger than
+/// its arguments reserves its bytes first ([`reserve::amplified_bytes`]): past a memory
+/// limit it ends with `memory_limit` before it allocates.
 pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
-    if let Some(bytes) = amplified_bytes(module, f, a) {
+    if let Some(bytes) = reserve::amplified_bytes(module, f, a) {
         ctx.reserve(bytes).map_err(Fail::Raised)?;
     }
     match module {
