@@ -151,6 +151,16 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
     ),
     ("big_product", "a := 1 bitShift: 100000000", "(a * a) isNil"),
     (
+        "flatten_shared",
+        "a := Array new: 1000 withAll: (1 to: 100000) asList",
+        "a flatten size",
+    ),
+    (
+        "flat_map_shared",
+        "l := (1 to: 100000) asList",
+        "((1 to: 1000) asList flatMap: [:i | l]) size",
+    ),
+    (
         "erlang_format_width",
         "",
         "(Erlang io_lib format: \"~200000000p\" with: #(1)) size",

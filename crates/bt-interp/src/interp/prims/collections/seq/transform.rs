@@ -97,12 +97,24 @@ pub(super) fn drop_while(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalRes
     Ok(same_kind(recv, v.skip(n)))
 }
 
-/// Appends `x` to `out`, splicing it when it is a List or Array.
-pub(super) fn splice(out: &mut Vector, x: Value) {
+/// Appends `x` to `out`, splicing it when it is a List or Array. Answers the elements it
+/// added: each is paid for, as the result holds its own copy of them (a List whose
+/// elements are one shared List many times over flattens to all of them).
+pub(super) fn splice(out: &mut Vector, x: Value) -> usize {
     match &x {
-        Value::List(l) => out.append((**l).clone()),
-        Value::Array(a) => out.extend(a.iter().cloned()),
-        _ => out.push_back(x),
+        Value::List(l) => {
+            let n = l.len();
+            out.append((**l).clone());
+            n
+        }
+        Value::Array(a) => {
+            out.extend(a.iter().cloned());
+            a.len()
+        }
+        _ => {
+            out.push_back(x);
+            1
+        }
     }
 }
 
@@ -111,12 +123,9 @@ pub(super) fn flatten(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
     let mut out = Vector::new();
     let mut m = Meter::default();
     for e in v.iter() {
-        let n = match e {
-            Value::Array(a) => a.len(),
-            _ => 1,
-        };
+        let n = splice(&mut out, e.clone());
         m.step(ctx, n.saturating_mul(ELEM))?;
-        splice(&mut out, e.clone());
+        ctx.built(out.len().saturating_mul(ELEM))?;
     }
     m.finish(ctx)?;
     pay_array(ctx, recv)?;
@@ -130,7 +139,9 @@ pub(super) fn flat_map(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResul
     for e in v.iter() {
         ctx.tick()?;
         let r = ctx.call_block(block, std::slice::from_ref(e))?;
-        splice(&mut out, r);
+        let n = splice(&mut out, r);
+        ctx.charge(n.saturating_mul(ELEM))?;
+        ctx.built(out.len().saturating_mul(ELEM))?;
     }
     Ok(same_kind(recv, out))
 }
