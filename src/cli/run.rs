@@ -303,6 +303,10 @@ fn run_with(
     out: Option<crate::interp::program::OutputSink>,
     err: &mut dyn Write,
 ) -> i32 {
+    // The library classes nearly every program reaches are taken in on a second thread
+    // while this one reads the manifest, the program and the limits and makes the
+    // interpreter (which would start it otherwise, later).
+    crate::interp::interpreter::prepare_library(!o.check.no_check);
     if let Err(m) = cluster_from_manifest(&mut o) {
         let _ = writeln!(err, "bt run: {m}");
         return 2;

@@ -220,6 +220,17 @@ impl<T: Send + 'static> TaskHandle<T> {
 }
 
 impl RtHandle {
+    /// Starts the pool's first worker thread now, unless one runs already, instead of when
+    /// work is first queued for the pool (`runtime::threads`): for a caller that knows work
+    /// is coming (`bt run`, whose whole program is a job on the pool), so that the thread
+    /// starts while the caller still prepares that work. A simulated runtime starts its
+    /// worker as before.
+    pub fn start_first_worker(&self) {
+        if self.0.sim.is_none() {
+            self.0.threads.start_workers(true);
+        }
+    }
+
     /// Writes a line to the runtime's log sink, rate-limited per call site
     /// (`base::log::Limiter`).
     #[track_caller]

@@ -262,7 +262,7 @@ impl crate::runtime::threads::Threads<Shared> {
 
     /// Starts worker threads unless they run already (or the runtime is shutting down):
     /// with `first_alone`, only the first one when none runs yet (the rest when called again).
-    fn start_workers(&self, first_alone: bool) {
+    pub(crate) fn start_workers(&self, first_alone: bool) {
         if self.workers_started.load(Ordering::Acquire) {
             return;
         }
