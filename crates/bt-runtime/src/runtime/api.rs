@@ -227,7 +227,7 @@ impl RtHandle {
     /// worker as before.
     pub fn start_first_worker(&self) {
         if self.0.sim.is_none() {
-            self.0.threads.start_workers(true);
+            self.0.threads.start_first_early();
         }
     }
 
@@ -816,5 +816,10 @@ impl RtHandle {
     /// Worker threads.
     pub fn workers(&self) -> usize {
         self.0.workers.len() - 1 // the last queue is the guest's
+    }
+
+    /// Worker threads started so far (they start on first need, `runtime::threads`).
+    pub fn started_workers(&self) -> usize {
+        self.0.threads.workers.lock().len()
     }
 }

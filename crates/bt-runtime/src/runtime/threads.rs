@@ -6,7 +6,7 @@
 //! thread, `sched::guest`) never starts a thread, so creating and dropping an engine does
 //! not pay for spawning and joining three.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{OnceLock, Weak};
 use std::thread::JoinHandle;
 
@@ -18,6 +18,10 @@ pub(crate) struct Threads<S> {
     /// The runtime itself (set once by `Runtime::new`), to hand to the threads it starts.
     pub(crate) me: OnceLock<Weak<S>>,
     pub(crate) workers_started: AtomicBool,
+    /// Looks for work still to come from workers started before any work was queued for
+    /// them (`start_first_early`): each looks when it starts, so work queued meanwhile
+    /// takes one of these instead of starting another worker (`Shared::wake_one`).
+    pub(crate) starting: AtomicUsize,
     pub(crate) timer_started: AtomicBool,
     pub(crate) workers: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) timer: Mutex<Option<JoinHandle<()>>>,
@@ -33,6 +37,7 @@ impl<S> Default for Threads<S> {
         Threads {
             me: OnceLock::new(),
             workers_started: AtomicBool::new(false),
+            starting: AtomicUsize::new(0),
             timer_started: AtomicBool::new(false),
             workers: Mutex::new(Vec::new()),
             timer: Mutex::new(None),
