@@ -360,6 +360,24 @@ impl Interpreter {
         vm
     }
 
+    /// Whether the main program's process is the only one left, but for the standard-output
+    /// transcript idle with nothing queued (it writes each text as it gets it): no actor or
+    /// task runs or waits beside it, so a shutdown would end nothing that could still act
+    /// or be seen (`bt run` then leaves the interpreter to the process's exit).
+    pub fn only_main_process_left(&self) -> bool {
+        if self.sys.rt.process_count() <= 1 {
+            return true;
+        }
+        let main = self.main.lock().main.clone();
+        let transcript = self.sys.stdout_transcript.lock().clone();
+        self.sys.rt.processes(true).iter().all(|p| {
+            p.proc == main
+                || (Some(&p.proc) == transcript.as_ref()
+                    && p.status == crate::runtime::ProcStatus::Idle
+                    && p.mailbox_len == 0)
+        })
+    }
+
     /// The runtime handle of this Interpreter (embedders, tests).
     pub fn runtime(&self) -> crate::runtime::RtHandle {
         self.sys.rt.clone()
