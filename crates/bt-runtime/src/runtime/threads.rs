@@ -1,7 +1,8 @@
 //! A runtime's threads, started on first need: the first worker when work is first queued
-//! for the pool, the others when work is queued while every started worker is busy
-//! (`Shared::wake_one`; all of them for an installed input), the timer thread when the
-//! first timer is set. A runtime
+//! for the pool (or before, when the caller knows work is coming: `bt run`,
+//! `RtHandle::start_first_worker`), the others when work is queued while every started
+//! worker is busy (`Shared::wake_one`; all of them for an installed input), the timer
+//! thread when the first timer is set. A runtime
 //! whose only process is run by a guest (an embedding engine evaluating on the host's
 //! thread, `sched::guest`) never starts a thread, so creating and dropping an engine does
 //! not pay for spawning and joining three.
