@@ -380,3 +380,29 @@ fn calls_answer_while_actors_the_script_spawned_run_and_after_a_cancel_or_shutdo
         "error shutdown Some(Shutdown)"
     );
 }
+
+/// What `bt run` asks before it leaves an interpreter to the process's exit: after a
+/// program that wrote to the Transcript and spawned nothing, only the main process (and
+/// the idle standard-output transcript) is left; once an actor is alive, it is not.
+#[test]
+fn only_the_main_process_is_left_after_a_program_that_spawned_nothing() {
+    let vm = bt::interp::interpreter::Interpreter::new(Default::default());
+    let out = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let o2 = out.clone();
+    vm.set_output(Box::new(move |s: &str| o2.lock().unwrap().push_str(s)));
+    vm.run_main_on_pool(true);
+    let rep = vm.load_unit(&[(
+        "hello.bt".to_string(),
+        "Transcript showCr: \"hello\"\nTranscript show: \"no end of line\"\n".to_string(),
+    )]);
+    assert!(rep.error.is_none(), "{:?}", rep.error);
+    assert_eq!(out.lock().unwrap().as_str(), "hello\nno end of line");
+    assert!(vm.only_main_process_left());
+    let rep = vm.load_unit(&[(
+        "keeper.bt".to_string(),
+        "Actor subclass: Keeper\n  state: n = 0\n  n => self.n\n\nk := Keeper spawn\nk n\n"
+            .to_string(),
+    )]);
+    assert!(rep.error.is_none(), "{:?}", rep.error);
+    assert!(!vm.only_main_process_left());
+}

@@ -751,3 +751,48 @@ fn kills_and_stops_racing_with_calls_never_hang() {
     wait_until("all processes gone", || rt.process_count() == 0);
     wait_until("all coroutines retired", || rt.coroutines().0 == 0);
 }
+
+/// A runtime starts no worker thread until it is asked to or work is queued; a first
+/// worker started early (`start_first_worker`, what `bt run` does before its program's
+/// job is queued) takes the first work, and no second one starts for it.
+#[test]
+fn an_early_first_worker_takes_the_first_work() {
+    let rt = runtime(2);
+    assert_eq!(rt.started_workers(), 0);
+    rt.start_first_worker();
+    assert_eq!(rt.started_workers(), 1);
+    let t = rt.spawn_task(|_| 7);
+    assert_eq!(t.join().unwrap(), 7);
+    assert_eq!(rt.started_workers(), 1);
+    rt.start_first_worker();
+    assert_eq!(rt.started_workers(), 1);
+}
+
+/// Work queued while the early first worker is busy starts the second, as work queued
+/// while every started worker is busy does: the two tasks run at once (the first, running,
+/// waits without yielding its worker for the second to run).
+#[test]
+fn work_queued_while_the_early_worker_is_busy_starts_another() {
+    let rt = runtime(2);
+    rt.start_first_worker();
+    let running = Arc::new(AtomicBool::new(false));
+    let flag = Arc::new(AtomicBool::new(false));
+    let (r2, f2) = (running.clone(), flag.clone());
+    let a = rt.spawn_task(move |_| {
+        r2.store(true, Ordering::SeqCst);
+        let start = std::time::Instant::now();
+        while !f2.load(Ordering::SeqCst) {
+            if start.elapsed() > std::time::Duration::from_secs(60) {
+                return false;
+            }
+            std::thread::yield_now();
+        }
+        true
+    });
+    wait_until("the first task runs", || running.load(Ordering::SeqCst));
+    let f3 = flag.clone();
+    let b = rt.spawn_task(move |_| f3.store(true, Ordering::SeqCst));
+    b.join().unwrap();
+    assert!(a.join().unwrap(), "the second task ran beside the first");
+    assert_eq!(rt.started_workers(), 2);
+}

@@ -95,7 +95,16 @@ impl Checker {
     /// this overlaps the caller's other start-up work; a reader that gets there first waits
     /// for it or does it itself. Nothing changes but when the work is done: the files and
     /// entries are the same whichever thread makes them.
+    ///
+    /// Once per process: the first call starts the thread, later ones do nothing (the files
+    /// and entries are kept for the process; what the first call did not ask for is made by
+    /// its first reader). `bt run` calls it as soon as its command line is parsed, before
+    /// the interpreter is made, so that the thread starts earlier.
     pub fn prepare_in_background(classes: &'static [&'static str], entries: bool) {
+        static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+        if STARTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
+            return;
+        }
         let _ = std::thread::Builder::new()
             .name("bt-check-library".into())
             .spawn(move || {

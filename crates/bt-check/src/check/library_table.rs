@@ -115,7 +115,23 @@ static TAKING_IN: Mutex<Option<TakenIn>> = Mutex::new(None);
 impl LibraryClasses {
     /// Makes the entries of `names` and of every class their closure completes.
     fn make(&self, names: &[&str]) {
-        let mut g = TAKING_IN.lock().unwrap_or_else(|e| e.into_inner());
+        let mut g = match TAKING_IN.try_lock() {
+            Ok(g) => g,
+            Err(std::sync::TryLockError::Poisoned(e)) => e.into_inner(),
+            Err(std::sync::TryLockError::WouldBlock) => {
+                // Another thread is taking files in (at start-up, the library thread of
+                // `Checker::prepare_in_background`, which goes through its closures' files
+                // from the first). Instead of waiting for it, this one decodes the files of
+                // its own closure from the last: the two meet in the middle, and whichever
+                // thread comes to a file the other is decoding waits for that file alone.
+                // The trees are the same whichever thread decodes them.
+                let (files, _) = library::index().closure_with_classes(names);
+                for &f in files.iter().rev() {
+                    library::module(f);
+                }
+                TAKING_IN.lock().unwrap_or_else(|e| e.into_inner())
+            }
+        };
         if names
             .iter()
             .all(|n| self.slots.get(*n).is_none_or(|s| s.get().is_some()))

@@ -97,6 +97,17 @@ impl Drop for Interpreter {
     }
 }
 
+/// Starts taking in the library classes nearly every program reaches (those of string and
+/// integer literals, the Transcript, and so Object's) on a thread of its own, beside the
+/// rest of start-up, on a second core: their files are decoded and, with `check`, the
+/// checker's entries made (`Checker::prepare_in_background`; once per process). Making an
+/// interpreter does it; `bt run` does it first thing, so that it starts earlier. Nothing
+/// changes but when the work is done.
+pub fn prepare_library(check: bool) {
+    const COMMON: &[&str] = &["String", "Integer", "TranscriptStream"];
+    crate::check::Checker::prepare_in_background(COMMON, check);
+}
+
 /// The coroutine stack a depth limit above the default needs (None: the default stack).
 /// Coroutine stacks are lazily committed reservations sized for the depth limit (10,000
 /// activations by default); `--max-depth` / `max_depth` scales them, up to 32 GiB.
@@ -310,12 +321,7 @@ impl Interpreter {
         let simulated = opts.sim.is_some();
         cfg.sim = opts.sim.clone();
         if image.is_none() {
-            // The library classes nearly every program reaches (those of string and integer
-            // literals, the Transcript, and so Object's) are taken in by the checker and
-            // this program on first use; their files are parsed (and the checker's entries
-            // made) beside the rest of start-up, on a second core.
-            const COMMON: &[&str] = &["String", "Integer", "TranscriptStream"];
-            crate::check::Checker::prepare_in_background(COMMON, opts.check);
+            prepare_library(opts.check);
         }
         let prog = Arc::new(match image {
             Some(img) => Program::from_image(opts, img),
@@ -354,6 +360,24 @@ impl Interpreter {
         vm
     }
 
+    /// Whether the main program's process is the only one left, but for the standard-output
+    /// transcript idle with nothing queued (it writes each text as it gets it): no actor or
+    /// task runs or waits beside it, so a shutdown would end nothing that could still act
+    /// or be seen (`bt run` then leaves the interpreter to the process's exit).
+    pub fn only_main_process_left(&self) -> bool {
+        if self.sys.rt.process_count() <= 1 {
+            return true;
+        }
+        let main = self.main.lock().main.clone();
+        let transcript = self.sys.stdout_transcript.lock().clone();
+        self.sys.rt.processes(true).iter().all(|p| {
+            p.proc == main
+                || (Some(&p.proc) == transcript.as_ref()
+                    && p.status == crate::runtime::ProcStatus::Idle
+                    && p.mailbox_len == 0)
+        })
+    }
+
     /// The runtime handle of this Interpreter (embedders, tests).
     pub fn runtime(&self) -> crate::runtime::RtHandle {
         self.sys.rt.clone()
@@ -364,10 +388,15 @@ impl Interpreter {
     /// suits short jobs (an embedder's `eval`); but actors the job talks to run on the pool,
     /// so each sync send from the job is a round trip between two threads. `bt run`, whose
     /// one job is the whole program, sets this: the main process then shares a worker with
-    /// the actors it calls (`runtime::sched`, sync calls run the callee next).
+    /// the actors it calls (`runtime::sched`, sync calls run the callee next). Turning it
+    /// on starts the pool's first worker at once, so that its thread starts while the caller
+    /// still loads and checks the program (it would start with the first job).
     pub fn run_main_on_pool(&self, on: bool) {
         self.main_on_pool
             .store(on, std::sync::atomic::Ordering::Relaxed);
+        if on {
+            self.sys.rt.start_first_worker();
+        }
     }
 
     /// Runs `f` with the main process context, as a job of the main program's process.

@@ -220,6 +220,17 @@ impl<T: Send + 'static> TaskHandle<T> {
 }
 
 impl RtHandle {
+    /// Starts the pool's first worker thread now, unless one runs already, instead of when
+    /// work is first queued for the pool (`runtime::threads`): for a caller that knows work
+    /// is coming (`bt run`, whose whole program is a job on the pool), so that the thread
+    /// starts while the caller still prepares that work. A simulated runtime starts its
+    /// worker as before.
+    pub fn start_first_worker(&self) {
+        if self.0.sim.is_none() {
+            self.0.threads.start_first_early();
+        }
+    }
+
     /// Writes a line to the runtime's log sink, rate-limited per call site
     /// (`base::log::Limiter`).
     #[track_caller]
@@ -805,5 +816,10 @@ impl RtHandle {
     /// Worker threads.
     pub fn workers(&self) -> usize {
         self.0.workers.len() - 1 // the last queue is the guest's
+    }
+
+    /// Worker threads started so far (they start on first need, `runtime::threads`).
+    pub fn started_workers(&self) -> usize {
+        self.0.threads.workers.lock().len()
     }
 }

@@ -257,12 +257,32 @@ impl crate::runtime::threads::Threads<Shared> {
 
     /// Starts the worker threads unless they run already (or the runtime is shutting down).
     pub(crate) fn ensure_workers(&self) {
-        self.start_workers(false);
+        self.start_workers(false, false);
+    }
+
+    /// Starts the first worker thread, unless one runs already, before any work is queued
+    /// for it (`RtHandle::start_first_worker`).
+    pub(crate) fn start_first_early(&self) {
+        let none = self.workers.lock().is_empty();
+        if none {
+            self.start_workers(true, true);
+        }
+    }
+
+    /// Takes one of the early-started workers' first looks for work, if one is left
+    /// (`starting`): whether a worker still starting will find the work just queued.
+    pub(crate) fn take_starting(&self) -> bool {
+        self.starting
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_ok()
     }
 
     /// Starts worker threads unless they run already (or the runtime is shutting down):
     /// with `first_alone`, only the first one when none runs yet (the rest when called again).
-    fn start_workers(&self, first_alone: bool) {
+    /// With `early`, before work is queued for them: each counts in `starting` until it
+    /// first looks for work, and work queued meanwhile takes one of those looks instead of
+    /// starting another worker.
+    fn start_workers(&self, first_alone: bool, early: bool) {
         if self.workers_started.load(Ordering::Acquire) {
             return;
         }
@@ -279,6 +299,9 @@ impl crate::runtime::threads::Threads<Shared> {
         };
         for i in hs.len()..upto {
             let s = sh.clone();
+            if early {
+                self.starting.fetch_add(1, Ordering::SeqCst);
+            }
             match std::thread::Builder::new()
                 .name(format!("bt-worker-{i}"))
                 .spawn(move || {
@@ -287,6 +310,9 @@ impl crate::runtime::threads::Threads<Shared> {
                 }) {
                 Ok(h) => hs.push(h),
                 Err(e) => {
+                    if early {
+                        self.take_starting();
+                    }
                     // Tried again at the next wake-up.
                     sh.log(&format!("runtime: cannot start a worker thread: {e}"));
                     return;
@@ -629,8 +655,10 @@ impl Shared {
     /// every started one is busy. A worker looks for work when it starts.
     pub(crate) fn wake_one(&self) {
         let parked = self.parked.load(Ordering::SeqCst);
-        if parked == 0 {
-            self.threads.start_workers(true);
+        // A worker started early (`RtHandle::start_first_worker`) and still starting finds
+        // the work when it first looks: no other is started for it.
+        if parked == 0 && !self.threads.take_starting() {
+            self.threads.start_workers(true, false);
         }
         if parked != 0 {
             let io = self.io_worker.load(Ordering::Relaxed);

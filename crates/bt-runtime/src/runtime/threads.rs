@@ -1,12 +1,13 @@
 //! A runtime's threads, started on first need: the first worker when work is first queued
-//! for the pool, the others when work is queued while every started worker is busy
-//! (`Shared::wake_one`; all of them for an installed input), the timer thread when the
-//! first timer is set. A runtime
+//! for the pool (or before, when the caller knows work is coming: `bt run`,
+//! `RtHandle::start_first_worker`), the others when work is queued while every started
+//! worker is busy (`Shared::wake_one`; all of them for an installed input), the timer
+//! thread when the first timer is set. A runtime
 //! whose only process is run by a guest (an embedding engine evaluating on the host's
 //! thread, `sched::guest`) never starts a thread, so creating and dropping an engine does
 //! not pay for spawning and joining three.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, AtomicUsize};
 use std::sync::{OnceLock, Weak};
 use std::thread::JoinHandle;
 
@@ -18,6 +19,10 @@ pub(crate) struct Threads<S> {
     /// The runtime itself (set once by `Runtime::new`), to hand to the threads it starts.
     pub(crate) me: OnceLock<Weak<S>>,
     pub(crate) workers_started: AtomicBool,
+    /// Looks for work still to come from workers started before any work was queued for
+    /// them (`start_first_early`): each looks when it starts, so work queued meanwhile
+    /// takes one of these instead of starting another worker (`Shared::wake_one`).
+    pub(crate) starting: AtomicUsize,
     pub(crate) timer_started: AtomicBool,
     pub(crate) workers: Mutex<Vec<JoinHandle<()>>>,
     pub(crate) timer: Mutex<Option<JoinHandle<()>>>,
@@ -33,6 +38,7 @@ impl<S> Default for Threads<S> {
         Threads {
             me: OnceLock::new(),
             workers_started: AtomicBool::new(false),
+            starting: AtomicUsize::new(0),
             timer_started: AtomicBool::new(false),
             workers: Mutex::new(Vec::new()),
             timer: Mutex::new(None),

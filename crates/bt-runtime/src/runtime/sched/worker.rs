@@ -105,6 +105,10 @@ impl Worker {
             .thread
             .set(std::thread::current());
         CURRENT_WORKER.with(|c| c.set((self.shared.id, self.id)));
+        // A worker started early counts as one that will look for work until here
+        // (`Threads::start_first_early`); from here work queued is for the parked or the
+        // busy (`Shared::wake_one`). Only an early start leaves a look to take.
+        self.shared.threads.take_starting();
         while !self.shared.shutdown.load(Ordering::Acquire) {
             self.ticks = self.ticks.wrapping_add(1);
             if self.ticks.is_multiple_of(64) {
