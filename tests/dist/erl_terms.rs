@@ -4,7 +4,8 @@
 //! evaluated by `bt run` and by `erl -noshell -eval`, and each answer is compared as the
 //! text of `~w` (a `~p` layout as the `~w` of its UTF-8 binary). No distribution: both sides
 //! run alone. The goldens tests/golden/eval/erlang/unicode_utf16.btscript and pretty.btscript
-//! pin the same answers where `erl` is not installed.
+//! pin the same answers where `erl` is not installed. `module_info(exports)` of the native
+//! modules is checked against OTP's exports.
 
 /// (how to print, the Erlang expression, the bt expression): `w` prints the answer with
 /// `~w`, `p` the `~w` of its `~p` layout.
@@ -90,4 +91,66 @@ fn unicode_and_pretty_binaries_agree_with_erl() {
     for ((o, t), (_, e, _)) in ours.iter().zip(&theirs).zip(CASES) {
         assert_eq!(o, t, "{e}");
     }
+}
+
+/// The modules bt implements natively.
+const MODULES: &[&str] = &[
+    "base64",
+    "binary",
+    "calendar",
+    "crypto",
+    "erlang",
+    "file",
+    "io",
+    "io_lib",
+    "lists",
+    "maps",
+    "math",
+    "os",
+    "proplists",
+    "string",
+    "timer",
+    "unicode",
+];
+
+/// Every function `M:module_info(exports)` lists in bt is an export of the same module, with
+/// the same arity, in OTP.
+#[test]
+fn module_info_exports_are_erlang_exports() {
+    if !crate::tools::have_erl() {
+        return;
+    }
+    let dir = std::env::temp_dir().join(format!("bt-erl-exports-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let list = MODULES
+        .iter()
+        .map(|m| format!("#{m}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let bt = format!(
+        "#({list}) do: [:m | ((Erlang module: m) module_info: #exports) do: [:fa | \
+         Transcript showCr: \"{{m}} {{fa at: 1}} {{fa at: 2}}\"]]\n"
+    );
+    let erl = format!(
+        "[[io:format(\"~s ~s ~p~n\", [M, F, A]) || {{F, A}} <- M:module_info(exports)] || M <- [{}]], halt().",
+        MODULES.join(", ")
+    );
+    let script = dir.join("exports.bt");
+    std::fs::write(&script, &bt).unwrap();
+    let ours = std::process::Command::new(crate::dist_common::BT)
+        .args(["run", script.to_str().unwrap()])
+        .output()
+        .unwrap();
+    let theirs = std::process::Command::new("erl")
+        .args(["-noshell", "-eval", &erl])
+        .env("HOME", &dir)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_dir_all(&dir);
+    let ours = String::from_utf8_lossy(&ours.stdout).into_owned();
+    let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
+    let theirs: std::collections::HashSet<&str> = theirs.lines().collect();
+    assert!(ours.lines().count() > 300, "bt listed {ours}");
+    let extra: Vec<&str> = ours.lines().filter(|l| !theirs.contains(l)).collect();
+    assert!(extra.is_empty(), "not exported by OTP: {extra:?}");
 }
