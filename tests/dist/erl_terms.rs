@@ -1,5 +1,5 @@
 //! The `Erlang` class against a real `erl`: native functions whose answers must be Erlang's
-//! exactly — `unicode`'s UTF-16 and UTF-32 conversions (with their `{error, …}` and
+//! exactly — `phash2` of pids, ports and references, `unicode`'s UTF-16 and UTF-32 conversions (with their `{error, …}` and
 //! `{incomplete, …}` shapes) and `~p`'s layout of binaries that are not printable — are
 //! evaluated by `bt run` and by `erl -noshell -eval`, and each answer is compared as the
 //! text of `~w` (a `~p` layout as the `~w` of its UTF-8 binary). No distribution: both sides
@@ -10,6 +10,11 @@
 /// (how to print, the Erlang expression, the bt expression): `w` prints the answer with
 /// `~w`, `p` the `~w` of its `~p` layout.
 const CASES: &[(&str, &str, &str)] = &[
+    ("w", "erlang:phash2(binary_to_term(list_to_binary([131,88,100,0,7,102,111,111,64,98,97,114,0,0,0,5,0,0,0,0,0,0,0,1])))", "Erlang erlang phash2: (Erlang erlang binary_to_term: (Binary withAll: #(131, 88, 100, 0, 7, 102, 111, 111, 64, 98, 97, 114, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1)))"),
+    ("w", "erlang:phash2(binary_to_term(list_to_binary([131,90,0,3,100,0,7,102,111,111,64,98,97,114,0,0,0,1,0,0,0,7,0,0,0,2,0,0,0,3])))", "Erlang erlang phash2: (Erlang erlang binary_to_term: (Binary withAll: #(131, 90, 0, 3, 100, 0, 7, 102, 111, 111, 64, 98, 97, 114, 0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 2, 0, 0, 0, 3)))"),
+    ("w", "erlang:phash2(binary_to_term(list_to_binary([131,89,100,0,7,102,111,111,64,98,97,114,0,0,0,5,0,0,0,1])))", "Erlang erlang phash2: (Erlang erlang binary_to_term: (Binary withAll: #(131, 89, 100, 0, 7, 102, 111, 111, 64, 98, 97, 114, 0, 0, 0, 5, 0, 0, 0, 1)))"),
+    ("w", "erlang:phash2(binary_to_term(list_to_binary([131,104,2,88,100,0,7,102,111,111,64,98,97,114,0,0,0,5,0,0,0,0,0,0,0,1,97,1])))", "Erlang erlang phash2: (Erlang erlang binary_to_term: (Binary withAll: #(131, 104, 2, 88, 100, 0, 7, 102, 111, 111, 64, 98, 97, 114, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1, 97, 1)))"),
+    ("w", "erlang:phash2(binary_to_term(list_to_binary([131,88,100,0,7,102,111,111,64,98,97,114,0,0,0,5,0,0,0,0,0,0,0,1])), 1000)", "Erlang erlang phash2: (Erlang erlang binary_to_term: (Binary withAll: #(131, 88, 100, 0, 7, 102, 111, 111, 64, 98, 97, 114, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 1))) with: 1000"),
     ("w", "unicode:characters_to_binary(\"aé€😀\", unicode, utf16)", "Erlang unicode characters_to_binary: \"aé€😀\" with: #unicode with: #utf16"),
     ("w", "unicode:characters_to_binary(\"aé€😀\", unicode, {utf16,little})", "Erlang unicode characters_to_binary: \"aé€😀\" with: #unicode with: (Tuple withAll: #(#utf16, #little))"),
     ("w", "unicode:characters_to_binary(\"aé€😀\", unicode, utf32)", "Erlang unicode characters_to_binary: \"aé€😀\" with: #unicode with: #utf32"),
