@@ -390,8 +390,12 @@ fn a_global_name_proxy_resolves_in_the_registry_at_each_send() {
   echo: x => x
   where => Node current name asString
 
+Actor subclass: Tally
+  n => 7
+
 Counter spawnAs: #held scope: #global
 Counter spawnAs: #echo
+Tally spawnAs: #tally scope: #global
 Transcript showCr: "ready"
 "#;
     let _srv = env.serve_src("gpa@localhost", COOKIE, &[], server);
@@ -416,6 +420,13 @@ back := echo echo: g
 Transcript showCr: back printString
 Transcript showCr: (back == g) printString
 Transcript showCr: back value printString
+// A class this node does not load: the proxy prints the holder's class name (and answers
+// Actor as its class), here and after a trip through the other node.
+t := (Actor named: #tally scope: #global) unwrap
+Transcript showCr: t printString
+Transcript showCr: t class printString
+Transcript showCr: t n printString
+Transcript showCr: (echo echo: t) printString
 g stop
 [(Counter spawnAs: #held scope: #global) isOk] whileFalse: [Timer sleep: 5]
 Transcript showCr: g value printString
@@ -438,6 +449,10 @@ Transcript showCr: ([g value] on: Error do: [:e | e kind]) printString
             "Actor(Counter, global, held)",
             "true",
             "1",
+            "Actor(Tally, global, tally)",
+            "Actor",
+            "7",
+            "Actor(Tally, global, tally)",
             // The name now belongs to this node's new actor.
             "0",
             "gpb@localhost",

@@ -21,6 +21,7 @@ mod erl;
 mod erl_deadlock;
 mod erl_peer;
 mod erl_proc;
+mod erl_terms;
 mod groups;
 mod hardening;
 mod heal;

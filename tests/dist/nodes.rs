@@ -421,6 +421,44 @@ Transcript showCr: (log items at: 6)
     frozen.kill();
 }
 
+/// 8.9 and 9.10: the announcements of one announcer reach its subscribers in the order they
+/// were announced, also when the link changes come faster than the handlers run. A connect
+/// followed at once by a disconnect, twenty times: the two handlers (one per class) append
+/// to one log, which must alternate up/down, and a `send:to:` subscriber on the common
+/// superclass sees the same alternation.
+#[test]
+fn node_up_and_down_reach_each_subscriber_in_order() {
+    let epmd = Epmd::bt();
+    let env = Env::new("ordered", epmd.port);
+    let _srv = env.serve("peer@localhost", COOKIE, &[]);
+    let client = env.script(
+        "client.bt",
+        r#"Actor subclass: Log
+  state: items = #()
+  add: x => self.items := self.items add: x
+  seen: e => self.items := self.items add: e class name asString
+  items => self.items
+  size => self.items size
+
+log := Log spawn
+both := Log spawn
+SystemAnnouncer current when: NodeUp do: [:e | log add: "up"]
+SystemAnnouncer current when: NodeDown do: [:e | log add: "down"]
+SystemAnnouncer current when: Announcement send: #seen: to: both
+n := (Node named: #'peer@localhost') value
+1 to: 20 do: [:i |
+  (n connect) isOk ifFalse: [Transcript showCr: "connect failed"].
+  n disconnect]
+[log size < 40 or: [both size < 40]] whileTrue: [Timer sleep: 5]
+Transcript showCr: (log items inject: "" into: [:a :x | a ++ (x at: 1) asString])
+Transcript showCr: (both items inject: "" into: [:a :x | a ++ (x at: 5) asString])
+"#,
+    );
+    let (code, out, err) = env.run(COOKIE, &["--name", "orderly@localhost", &client]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(lines(&out), ["ud".repeat(20), "UD".repeat(20)]);
+}
+
 /// A node that could not run for longer than its net tick (stopped here; a starved process
 /// alike) reads what its socket holds before it calls the peer silent: the peer timed it
 /// out and closed the connection meanwhile, so the reason is `connectionClosed`, not

@@ -132,6 +132,11 @@ Transcript showCr: (Missing spawnOn: n) error kind printString
 Transcript showCr: (Missing spawnOn: n) error message
 Transcript showCr: ((Actor allRegisteredOn: n) unwrap collect: [:a | a printString]) printString
 Transcript showCr: n supervisors unwrap printString
+sup := n supervisors unwrap first
+Transcript showCr: sup class printString
+Transcript showCr: (sup isKindOf: Supervisor) printString
+Transcript showCr: sup childCount printString
+Transcript showCr: sup isAlive printString
 Transcript showCr: (Counter spawnOn: Node current) printString
 Transcript showCr: (try value: [Counter spawnOn: 42])
 log := Log spawn
@@ -157,6 +162,9 @@ Transcript showCr: (try value: [(Ticketed spawnOn: n) unwrap ticket printString]
 c stop
 Transcript showCr: c isAlive printString
 Transcript showCr: (try value: [c value])
+Transcript showCr: sup children printString
+Transcript showCr: sup stop printString
+Transcript showCr: sup isAlive printString
 "#,
     );
     let (code, out, err) = env.run(COOKIE, &["--name", "ant@localhost", &client]);
@@ -205,6 +213,11 @@ Transcript showCr: (try value: [c value])
             // A supervisor there prints as a supervisor handle (its class is loaded here).
             "#(\"Supervisor(WorkSup, 1.N.0)\", \"Actor(Worker, 1.N.0)\", \"Actor(Counter, 1.N.0)\", \"Actor(Counter, 1.N.0)\", \"Actor(Counter, 1.N.0)\")",
             "#(Supervisor(WorkSup, 1.N.0))",
+            // Its class is the supervisor's class loaded here; sends still go there.
+            "WorkSup",
+            "true",
+            "1",
+            "true",
             "Result ok: Actor(Counter, 0.N.0)",
             "#type_error spawnOn: expects a Node, not Integer",
             "Actor(Counter, registered, hits, bee@localhost)",
@@ -222,6 +235,9 @@ Transcript showCr: (try value: [c value])
             "1",
             "false",
             "#actor_dead <1.N.0> on bee@localhost is not alive",
+            "#(#Worker)",
+            "#ok",
+            "false",
         ],
         "{err}"
     );

@@ -66,14 +66,17 @@ impl RefResolver for LocalResolver {
 
     fn resolve(&self, ctx: &mut Ctx, r: &WireRef) -> Result<Value, CodecError> {
         // A global name proxy names the cluster registry, not a node: it stays one on every
-        // node (printed with the class of that name here, else Actor).
+        // node (printed with the holder's class name; its class is the class of that name
+        // here, else Actor).
         if r.kind == RefKind::Name && r.extra == 1 {
             return Ok(native(NameRef {
                 name: r.name.unwrap_or_else(|| Sym::new("")),
                 class: ctx
                     .prog
                     .class_by_sym(r.class)
+                    .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
                     .unwrap_or_else(|| ctx.prog.core.actor.clone()),
+                class_name: r.class,
                 global: true,
             }));
         }
@@ -135,11 +138,15 @@ impl RefResolver for LocalResolver {
                 proc: live("process")?,
                 class: builtin_class(ctx, "Pid"),
             }),
-            RefKind::Name => native(NameRef {
-                name: r.name.unwrap_or_else(|| Sym::new("")),
-                class: class_named(ctx, r.class)?,
-                global: false,
-            }),
+            RefKind::Name => {
+                let class = class_named(ctx, r.class)?;
+                native(NameRef {
+                    name: r.name.unwrap_or_else(|| Sym::new("")),
+                    class_name: class.name,
+                    class,
+                    global: false,
+                })
+            }
             RefKind::Supervisor => {
                 let class = class_named(ctx, r.class)?;
                 let h = sys.supervision.by_pid(pid).ok_or_else(|| {

@@ -308,7 +308,7 @@ fn classify_native(v: &Value, node: Sym) -> Result<Item<'_>, String> {
         return Ok(Item::Ref(WireRef {
             kind: RefKind::Name,
             node,
-            class: n.class.name,
+            class: n.class_name,
             number: 0,
             service: false,
             name: Some(n.name),

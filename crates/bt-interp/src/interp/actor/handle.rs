@@ -126,6 +126,9 @@ impl NativeObj for ActorRef {
 pub struct NameRef {
     pub name: Sym,
     pub class: ClassRef,
+    /// The class name it prints with: `class`'s, or for a global name held on another node
+    /// by an actor whose class is not loaded here, that actor's class name there.
+    pub class_name: Sym,
     pub global: bool,
 }
 
@@ -135,7 +138,7 @@ impl NativeObj for NameRef {
     }
     fn print_string(&self) -> String {
         let scope = if self.global { "global" } else { "registered" };
-        format!("Actor({}, {scope}, {})", self.class.name, self.name)
+        format!("Actor({}, {scope}, {})", self.class_name, self.name)
     }
     fn equals(&self, other: &dyn NativeObj) -> bool {
         other

@@ -10,7 +10,14 @@
 //!   the announcement's class or a superclass of it, in subscription order. A handler block
 //!   may take 0, 1 (the announcement) or 2 (the announcement and the announcer) arguments;
 //!   `send:to:` passes as many as the selector takes, the same way.
-//! * `announce:` is asynchronous: each handler runs in a fresh process (label `callback`).
+//! * `announce:` is asynchronous: it appends the selected handlers to the announcer's
+//!   delivery queue and answers. One delivering process per announcer (label `announcer`,
+//!   started when the queue fills, gone when it is empty) runs them in announcement order,
+//!   each in a fresh process (label `callback`), waiting for each to finish before it starts
+//!   the next — so every subscriber sees one announcer's announcements in the order they were
+//!   made. A handler still running after 5000 ms is left running and delivery goes on (the
+//!   order then holds for the handlers that finish in time). A handler unsubscribed before
+//!   its turn is skipped.
 //!   `announceAndWait:` runs the handlers one after another, each in a fresh process, waiting
 //!   for each up to 5000 ms (`announceAndWait:timeout:` sets that per-handler limit; Integer
 //!   ms, Duration or `#infinity`); a handler still running at its limit is logged and left
@@ -26,15 +33,17 @@
 //! * `SystemAnnouncer current` is one announcer per Vm (`ActorSys::system_announcer`);
 //!   `SystemAnnouncer new` raises `instantiation_error`.
 //! * On a named node, the first `SystemAnnouncer current` installs the distribution layer's
-//!   `PeerEvents` callback: a visible peer's link coming up or going down is announced (with
-//!   `announce:`, from a fresh process) as NodeUp / NodeDown (reason `connectionClosed`,
-//!   `disconnect`, …). NodeUp/NodeDown/NodeShapeSkew are declared in stdlib/Announcement.bt.
-//!   Two changes in quick succession are announced from separate processes, so their
-//!   handlers are not ordered. NodeShapeSkew is announced by the distribution layer
-//!   (`crate::dist::shapes`) through [`announce_shape_skew`].
+//!   `PeerEvents` callback: a visible peer's link coming up or going down is announced as
+//!   NodeUp / NodeDown (reason `connectionClosed`, `disconnect`, …), and a shape skew as
+//!   NodeShapeSkew; NodeUp/NodeDown/NodeShapeSkew are declared in stdlib/Announcement.bt.
+//!   The distribution layer reports on its own threads, so it queues a builder on the
+//!   SystemAnnouncer's delivery queue ([`announce_in_callback`]); the delivering process makes
+//!   the announcement and runs its handlers, so link changes reach every subscriber in the
+//!   order they were reported.
 //! * printString: the bare class name (`Announcer`, `SystemAnnouncer`, `Subscription`).
 
 use crate::interp::block_code::ClosureExt;
+use std::collections::VecDeque;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 
@@ -43,14 +52,13 @@ use parking_lot::Mutex;
 use crate::interp::actor::handle::{downcast, native, native_by_key};
 use crate::interp::actor::prims::node::node_value;
 use crate::interp::actor::send::{describe_exception, transfer, transfer_in};
-use crate::interp::actor::{cx_log, need_cx, run_logged, sys_of, ActorSys};
+use crate::interp::actor::{cx_log, need_cx, sys_of, ActorSys};
 use crate::interp::distribution::PeerEvents;
 use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::parallel::{spawn_job, Job};
 use crate::runtime::{CallError, Timeout};
-use crate::runtime::{Cx, SpawnOpts};
 use crate::value::dict::Dict;
 use crate::value::{ClassRef, Sym, Value};
 
@@ -89,11 +97,33 @@ impl Sub {
     }
 }
 
-/// The shared part of an announcer: its subscriptions.
+/// The shared part of an announcer: its subscriptions and its queue of `announce:`
+/// deliveries.
 struct Core {
     id: u64,
     subs: Mutex<Vec<Arc<Sub>>>,
+    delivery: Mutex<Delivery>,
 }
+
+/// What an announcer has still to deliver asynchronously, in announcement order, and whether
+/// its delivering process runs.
+#[derive(Default)]
+struct Delivery {
+    queue: VecDeque<Item>,
+    running: bool,
+}
+
+/// One entry of a [`Delivery`] queue.
+enum Item {
+    /// Run this subscription's handler with this (transferred) announcement.
+    Handler(Arc<Sub>, Value),
+    /// Build announcements in the delivering process (the runtime's own events: NodeUp,
+    /// NodeDown, NodeShapeSkew) and deliver them before the next entry.
+    Build(Builder),
+}
+
+/// Makes the runtime's events in a process of the node (see [`announce_in_callback`]).
+type Builder = Box<dyn FnOnce(&mut Ctx) -> Result<Events, Unwind> + Send>;
 
 /// An Announcer handle (also SystemAnnouncer and user subclasses).
 pub struct AnnouncerVal {
@@ -231,6 +261,7 @@ fn new_announcer(class: ClassRef) -> Value {
         core: Arc::new(Core {
             id: serial(),
             subs: Mutex::new(Vec::new()),
+            delivery: Mutex::new(Delivery::default()),
         }),
         class,
     })
@@ -256,7 +287,7 @@ pub fn system_announcer(ctx: &Ctx, sys: &Arc<ActorSys>) -> Value {
 }
 
 /// NodeUp / NodeDown for a link change reported by the distribution layer (on its own
-/// thread): a fresh process builds the announcement and announces it asynchronously.
+/// thread): queued on the SystemAnnouncer, whose delivering process builds the announcement.
 fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
     Arc::new(move |node: &str, down: Option<&str>| {
         let Some(sys) = sys.upgrade() else {
@@ -282,38 +313,23 @@ fn peer_events(sys: Weak<ActorSys>) -> PeerEvents {
 /// The events of one [`announce_in_callback`]: a class name and its fields for `new:`.
 type Events = Vec<(&'static str, Vec<(Value, Value)>)>;
 
-/// Announces on the SystemAnnouncer, from a fresh `callback` process (errors logged), the
-/// events `build` describes, each made with `Class new: aDictionary`; classes that are not
-/// loaded are skipped.
+/// Announces on the SystemAnnouncer the events `build` describes, each made with
+/// `Class new: aDictionary` (classes that are not loaded are skipped). `build` runs in the
+/// announcer's delivering process, after the announcements queued before it, so the runtime's
+/// events keep the order in which the distribution layer reported them. Nothing happens
+/// before the SystemAnnouncer exists (nobody can have subscribed).
 fn announce_in_callback(
     sys: &Arc<ActorSys>,
     build: impl FnOnce(&mut Ctx) -> Result<Events, Unwind> + Send + 'static,
 ) {
-    let s2 = sys.clone();
-    let opts = SpawnOpts {
-        label: "callback",
-        ..SpawnOpts::default()
+    let Some(ann) = sys.system_announcer.lock().clone() else {
+        return;
     };
-    sys.rt.spawn_task_opts(opts, move |cx: &mut Cx<'_>| {
-        run_logged(&s2, cx, |ctx| {
-            let events = build(ctx)?;
-            let sys = sys_of(ctx)?;
-            let ann = system_announcer(ctx, &sys);
-            for (cls, pairs) in events {
-                let Some(class) = ctx.prog.class_named(cls) else {
-                    continue;
-                };
-                let dict: Dict = pairs.into_iter().collect();
-                let ev = ctx.send(
-                    &Value::Class(class),
-                    Sym::new("new:"),
-                    &[Value::Dict(Arc::new(dict))],
-                )?;
-                announce(ctx, &ann, &ev, None)?;
-            }
-            Ok(Value::Nil)
-        });
-    });
+    let Some(a) = downcast::<AnnouncerVal>(&ann) else {
+        return;
+    };
+    let core = a.core.clone();
+    enqueue(sys, &core, &ann, [Item::Build(Box::new(build))]);
 }
 
 /// NodeShapeSkew: one announcement per (class, local version, remote version) that
@@ -463,12 +479,15 @@ fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> Eval
     let cls = ctx.class_of(&event);
     let subs = select(&core, &cls);
     let shipped = transfer_in(ctx, &event);
+    let Some(t) = wait else {
+        let items = subs
+            .into_iter()
+            .map(|sub| Item::Handler(sub, transfer(&shipped)));
+        enqueue(&sys, &core, r, items);
+        return Ok(event);
+    };
     for sub in subs {
         let job = handler_job(&sub, transfer(&shipped), r.clone());
-        let Some(t) = wait else {
-            spawn_job(&sys, "callback", job, |_| {});
-            continue;
-        };
         let s2 = sys.clone();
         let cx = need_cx(ctx)?;
         // The handler's process has this one waiting on it: a sync send back is a cycle.
@@ -493,4 +512,132 @@ fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> Eval
         }
     }
     Ok(event)
+}
+
+/// How long the delivering process waits for one handler before it starts the next one: a
+/// handler that runs longer is left running, and the ones after it are no longer ordered
+/// after it.
+const HANDLER_TURN: Timeout = Timeout::DEFAULT;
+
+/// Appends `items` to the announcer's delivery queue and starts its delivering process if it
+/// is not running.
+fn enqueue(
+    sys: &Arc<ActorSys>,
+    core: &Arc<Core>,
+    announcer: &Value,
+    items: impl IntoIterator<Item = Item>,
+) {
+    let start = {
+        let mut d = core.delivery.lock();
+        d.queue.extend(items);
+        let start = !d.running && !d.queue.is_empty();
+        d.running |= start;
+        start
+    };
+    if !start {
+        return;
+    }
+    let core = core.clone();
+    let announcer = transfer(announcer);
+    let job: Job = Box::new(move |ctx: &mut Ctx| {
+        deliver(ctx, &core, &announcer);
+        Ok(Value::Nil)
+    });
+    spawn_job(sys, "announcer", job, |_| {});
+}
+
+/// The body of an announcer's delivering process: runs the queued handlers one after
+/// another, each in a fresh process (waiting up to [`HANDLER_TURN`] for each), until the queue
+/// is empty.
+fn deliver(ctx: &mut Ctx, core: &Arc<Core>, announcer: &Value) {
+    /// Clears `running` however the loop ends (also when this process is killed), so a later
+    /// `announce:` starts a new delivering process.
+    struct Running<'a>(&'a Core);
+    impl Drop for Running<'_> {
+        fn drop(&mut self) {
+            self.0.delivery.lock().running = false;
+        }
+    }
+    let guard = Running(core);
+    loop {
+        let item = {
+            let mut d = core.delivery.lock();
+            match d.queue.pop_front() {
+                Some(item) => item,
+                None => {
+                    d.running = false;
+                    std::mem::forget(guard);
+                    return;
+                }
+            }
+        };
+        let ok = match item {
+            Item::Handler(sub, event) => run_handler(ctx, &sub, event, announcer),
+            Item::Build(build) => build_and_run(ctx, core, announcer, build),
+        };
+        if !ok {
+            // This process is exiting: the guard lets the next `announce:` restart delivery.
+            return;
+        }
+    }
+}
+
+/// Builds the runtime's events and runs their handlers at once (in order). False if this
+/// process is exiting.
+fn build_and_run(ctx: &mut Ctx, core: &Arc<Core>, announcer: &Value, build: Builder) -> bool {
+    let made = build(ctx).and_then(|events| {
+        let mut out = Vec::new();
+        for (cls, pairs) in events {
+            let Some(class) = ctx.prog.class_named(cls) else {
+                continue;
+            };
+            let dict: Dict = pairs.into_iter().collect();
+            let ev = ctx.send(
+                &Value::Class(class),
+                Sym::new("new:"),
+                &[Value::Dict(Arc::new(dict))],
+            )?;
+            out.push(ev);
+        }
+        Ok(out)
+    });
+    let events = match made {
+        Ok(events) => events,
+        Err(Unwind::Error(e)) => {
+            let line = describe_exception(&e);
+            cx_log(ctx, &format!("error in callback: {line}"));
+            return true;
+        }
+        Err(_) => return false,
+    };
+    for ev in events {
+        let cls = ctx.class_of(&ev);
+        for sub in select(core, &cls) {
+            if !run_handler(ctx, &sub, transfer(&ev), announcer) {
+                return false;
+            }
+        }
+    }
+    true
+}
+
+/// Runs one handler in a fresh process and waits for it up to [`HANDLER_TURN`]. False if
+/// this process is exiting.
+fn run_handler(ctx: &mut Ctx, sub: &Sub, event: Value, announcer: &Value) -> bool {
+    if !sub.active.load(Ordering::SeqCst) && !sub.once {
+        // Unsubscribed after the announcement selected it.
+        return true;
+    }
+    let job = handler_job(sub, event, transfer(announcer));
+    let sys = match sys_of(ctx) {
+        Ok(s) => s,
+        Err(_) => return false,
+    };
+    let Ok(cx) = need_cx(ctx) else {
+        return false;
+    };
+    let waited = cx.wait_external(HANDLER_TURN, move |c| {
+        spawn_job(&sys, "callback", job, move |_| c.complete(Value::Nil));
+    });
+    !matches!(waited, Err(CallError::Exiting(_)))
 }

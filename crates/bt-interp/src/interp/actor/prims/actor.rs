@@ -374,6 +374,7 @@ fn named(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
     }
     Ok(ctx.make_ok(native(NameRef {
         name,
+        class_name: found.name,
         class: found,
         global: false,
     })))

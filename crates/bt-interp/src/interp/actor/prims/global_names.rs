@@ -11,6 +11,7 @@ use std::sync::Arc;
 
 use crate::interp::actor::handle::{downcast, native, ActorRef, NameRef};
 use crate::interp::actor::prims::actor::error_value_hinted;
+use crate::interp::actor::prims::node::handles::RemoteName;
 use crate::interp::actor::prims::node::{current_name, node_value};
 use crate::interp::actor::sys_of;
 use crate::interp::distribution::Distribution;
@@ -160,16 +161,21 @@ fn named_global(ctx: &mut Ctx, r: &Value, a: &[Value]) -> EvalResult {
         return Ok(there);
     }
     // The proxy the language sees resolves through the cluster registry at each send; it
-    // prints with the class of the actor found now.
+    // prints with the class name of the actor found now (its node's name for it, when the
+    // class is not loaded here).
     let ok = matches!(ctx.send(&there, Sym::new("isOk"), &[])?, Value::True);
     if !ok {
         return Ok(there);
     }
     let proxy = ctx.send(&there, Sym::new("unwrap"), &[])?;
     let class = ctx.class_of(&proxy);
+    let class_name = downcast::<RemoteName>(&proxy)
+        .map(|p| p.class_name)
+        .unwrap_or(class.name);
     Ok(ctx.make_ok(native(NameRef {
         name,
         class,
+        class_name,
         global: true,
     })))
 }

@@ -191,8 +191,9 @@ pub(super) fn phash2(ctx: &mut Ctx, a: &[Value]) -> R {
             ctx,
             &mfa,
             format!(
-                "the term holds {what}, whose hash depends on the node that made it; \
-                 bt hashes numbers, atoms, binaries, lists, tuples and maps"
+                "the term holds {what}, whose hash depends on the code that made it; \
+                 bt hashes numbers, atoms, binaries, lists, tuples, maps, pids, ports and \
+                 references"
             ),
         )),
     }

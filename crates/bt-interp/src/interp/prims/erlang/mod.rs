@@ -27,6 +27,7 @@ use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::value::{ClassRef, NativeObj, Sym, Value};
 
 mod crypto;
+mod exports;
 mod external;
 mod format;
 pub mod hamt;
@@ -319,6 +320,11 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
     if let Some(bytes) = reserve::amplified_bytes(module, f, a) {
         ctx.reserve(bytes).map_err(Fail::Raised)?;
     }
+    if f == "module_info" && a.len() <= 1 {
+        if let Some(e) = exports::of(module) {
+            return module_info(module, e, a.first());
+        }
+    }
     match module {
         "erlang" => match (f, a) {
             ("apply", [m, fname, args]) => {
@@ -352,5 +358,36 @@ pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
         "io_lib" => format::io_lib(ctx, f, a),
         "io" => format::io(ctx, f, a),
         _ => Err(Fail::Undef),
+    }
+}
+
+/// `M:module_info/0,1` of a module bt implements: its name, the functions it implements
+/// natively as its exports (and `functions`), no attributes, compile options or NIFs. The
+/// `md5` of a BEAM module has no counterpart here: `module_info(md5)` is `badarg` (as any
+/// other item is in Erlang).
+fn module_info(module: &str, exports: &[(&str, u8)], item: Option<&Value>) -> R {
+    let atom = |s: &str| Value::Symbol(Sym::new(s));
+    let list = || {
+        Value::list(
+            exports
+                .iter()
+                .map(|(f, n)| Value::tuple(vec![atom(f), Value::Int(*n as i64)]))
+                .collect::<Vec<_>>(),
+        )
+    };
+    let pair = |k: &str, v: Value| Value::tuple(vec![atom(k), v]);
+    let Some(item) = item else {
+        return Ok(Value::list(vec![
+            pair("module", atom(module)),
+            pair("exports", list()),
+            pair("attributes", Value::list(vec![])),
+            pair("compile", Value::list(vec![])),
+        ]));
+    };
+    match item.as_sym().map(|s| s.as_str()) {
+        Some("module") => Ok(atom(module)),
+        Some("exports" | "functions") => Ok(list()),
+        Some("attributes" | "compile" | "nifs") => Ok(Value::list(vec![])),
+        _ => Err(Fail::Badarg),
     }
 }

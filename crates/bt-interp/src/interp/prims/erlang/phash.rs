@@ -18,6 +18,9 @@ pub(super) const HCONST: u32 = 0x9e37_79b9;
 const HCONST_2: u32 = 0x3c6e_f372;
 const HCONST_3: u32 = 0xdaa6_6d2b;
 pub(super) const HCONST_4: u32 = 0x78dd_e6e4;
+const HCONST_5: u32 = 0x1715_609d;
+const HCONST_6: u32 = 0xb54c_da56;
+const HCONST_7: u32 = 0x5384_540f;
 pub(super) const HCONST_9: u32 = 0x8ff3_4781;
 pub(super) const HCONST_10: u32 = 0x2e2a_c13a;
 pub(super) const HCONST_11: u32 = 0xcc62_3af3;
@@ -258,9 +261,11 @@ pub(crate) fn make_hash2(t: &Term) -> Result<u32, Unhashable> {
                     stack.push(Job::Term(k));
                 }
             }
-            Term::Pid(_) => return Err(Unhashable("a pid")),
-            Term::Port(_) => return Err(Unhashable("a port")),
-            Term::Reference(_) => return Err(Unhashable("a reference")),
+            // A pid, port or reference hashes its (first) number alone: its node, serial and
+            // creation do not count (found against `erl`, internal and external ones alike).
+            Term::Pid(p) => hash1(&mut hash, p.id, HCONST_5),
+            Term::Port(p) => hash1(&mut hash, p.id as u32, HCONST_6),
+            Term::Reference(r) => hash1(&mut hash, r.id.first().copied().unwrap_or(0), HCONST_7),
             Term::ExternalFun(_) | Term::InternalFun(_) => return Err(Unhashable("a fun")),
         }
     }

@@ -1,7 +1,9 @@
 //! `~p`'s layout, as `io_lib_pretty` lays a term out: a term that fits in the rest of the
 //! line is written flat; otherwise a list or tuple breaks after its elements, aligned one
-//! column right of the bracket, packing leaves (numbers, atoms, strings, binaries) onto a
-//! line while they fit and giving each compound element a line of its own; an improper
+//! column right of the bracket, packing leaves (numbers, atoms, strings, printable
+//! binaries) onto a line while they fit and giving each compound element a line of its own
+//! (a binary written as bytes counts as compound, and is broken between its bytes, the next
+//! lines two columns in: `pp_binary`); an improper
 //! list's tail follows `|` when it fits, else gets a line of its own; a tuple whose first
 //! element is an atom keeps that tag on the bracket's line and aligns the rest after it,
 //! unless that would take the layout past half the line (the `cind` pass, [`Cind`]), when
@@ -31,6 +33,9 @@ enum Kind {
         items: Vec<Node>,
     },
     Map(Vec<(Node, Node)>),
+    /// A binary written as bytes (`<<1,2,200>>`, not printable as a string): not a leaf, and
+    /// broken between its bytes when it does not fit, as `io_lib_pretty:pp_binary` does.
+    Bin,
 }
 
 fn measure(v: &Value, unicode: bool, split: Split) -> Node {
@@ -61,6 +66,9 @@ fn measure(v: &Value, unicode: bool, split: Split) -> Node {
                     .map(|(k, x)| (measure(k, unicode, split), measure(x, unicode, split)))
                     .collect(),
             )
+        }
+        Value::Str(_) | Value::Binary(_) if flat.starts_with("<<") && !flat.starts_with("<<\"") => {
+            Kind::Bin
         }
         Value::Native(_) => match split.improper(v) {
             Some((items, tail)) => Kind::List(
@@ -258,6 +266,7 @@ impl Pp {
                 self.pp_map(pairs, col + 2, ind + 2, ld, w + 1, out);
                 out.push('}');
             }
+            Kind::Bin => pp_binary(&n.flat, (self.ll - col - 2 - ld).max(8), ind + 2, out),
         }
     }
 
@@ -422,6 +431,7 @@ impl Cind {
             }
             Kind::Tuple { items, .. } => self.cind_list(items, None, col + 1, ind, ld, w + 1),
             Kind::Map(pairs) => self.cind_map(pairs, col + 2, ind, ld, w + 2),
+            Kind::Bin => Ok(()),
         }
     }
 
@@ -533,4 +543,34 @@ fn write_pair(p: &(Node, Node), out: &mut String) {
     out.push_str(&p.0.flat);
     out.push_str(" => ");
     out.push_str(&p.1.flat);
+}
+
+/// A binary's bytes (`flat` is `<<1,2,…>>`) packed onto lines of `n` characters after the
+/// `<<`, the next lines indented `ind` columns.
+fn pp_binary(flat: &str, n0: i64, ind: i64, out: &mut String) {
+    let inner = &flat[2..flat.len() - 2];
+    out.push_str("<<");
+    let bytes: Vec<&str> = inner.split(',').collect();
+    let mut n = n0;
+    for (i, b) in bytes.iter().enumerate() {
+        let len = b.len() as i64;
+        if i + 1 < bytes.len() {
+            if n - (len + 1) < 0 {
+                out.push('\n');
+                spaces(ind, out);
+                n = n0 - (len + 1);
+            } else {
+                n -= len + 1;
+            }
+            out.push_str(b);
+            out.push(',');
+        } else {
+            if len > n {
+                out.push('\n');
+                spaces(ind, out);
+            }
+            out.push_str(b);
+        }
+    }
+    out.push_str(">>");
 }

@@ -591,22 +591,27 @@ pub(super) fn unicode(f: &str, a: &[Value]) -> R {
         "characters_to_list" => true,
         _ => return Err(Fail::Undef),
     };
-    let enc = |v: &Value| match v {
-        Value::Symbol(s) if matches!(s.as_str(), "unicode" | "utf8") => Ok(false),
-        Value::Symbol(s) if s.as_str() == "latin1" => Ok(true),
-        // UTF-16 and UTF-32: the peer's.
-        Value::Symbol(s) if s.as_str().starts_with("utf") => Err(Fail::Undef),
-        _ => Err(Fail::Badarg),
-    };
-    let (data, latin1_in, latin1_out) = match a {
-        [d] => (d, false, false),
-        [d, i] => (d, enc(i)?, false),
-        [d, i, o] if !to_list => (d, enc(i)?, enc(o)?),
+    let (data, input, output) = match a {
+        [d] => (d, Enc::Utf8, Enc::Utf8),
+        [d, i] => (d, Enc::of(i)?, Enc::Utf8),
+        [d, i, o] if !to_list => (d, Enc::of(i)?, Enc::of(o)?),
         _ => return Err(Fail::Undef),
     };
-    if latin1_out && !to_list {
-        return to_latin1(data, latin1_in);
+    if output != Enc::Utf8 || matches!(input, Enc::Utf16(_) | Enc::Utf32(_)) {
+        let r = ml_map(data, input, output)?;
+        if !to_list {
+            return Ok(r);
+        }
+        // A list from UTF-16 or UTF-32: the UTF-8 binary's characters (`unicode.erl`).
+        let chars = |v: &Value| charlist(std::str::from_utf8(bytes_of(v)).unwrap_or(""));
+        return Ok(match &r {
+            Value::Tuple(t) if t.len() == 3 => {
+                Value::tuple(vec![t[0].clone(), chars(&t[1]), t[2].clone()])
+            }
+            v => chars(v),
+        });
     }
+    let latin1_in = input == Enc::Latin1;
     let mut conv = Conv {
         latin1_in,
         done: String::new(),
@@ -633,15 +638,158 @@ pub(super) fn unicode(f: &str, a: &[Value]) -> R {
     })
 }
 
-/// `unicode:characters_to_binary(Data, In, latin1)`: Erlang's own walk for a Latin-1 result
-/// (`unicode.erl`'s `ml_map`), so a character past 255 (or a bad integer) is reported in
-/// its shape — `{error, Converted, Rest}` where the rest of a list holds the bad integer as
-/// `[N]` and each enclosing list wraps the rest of its elements around it
-/// (`[[256],98]`), a binary's rest is the binary from the bad character on, and a binary
-/// longer than 8192 bytes counts as two (its first 8192 bytes, then the others).
-fn to_latin1(data: &Value, latin1_in: bool) -> R {
-    let mut w = Latin1 {
-        latin1_in,
+/// A character encoding `unicode` names: `latin1`, `unicode`/`utf8`, `utf16`/`{utf16,
+/// big|little}`, `utf32`/`{utf32, big|little}` (big endian unless said otherwise).
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Enc {
+    Latin1,
+    Utf8,
+    /// Little endian?
+    Utf16(bool),
+    Utf32(bool),
+}
+
+impl Enc {
+    fn of(v: &Value) -> Result<Enc, Fail> {
+        let name = |v: &Value| v.as_sym().map(|s| s.as_str().to_string());
+        match v {
+            Value::Symbol(s) => match s.as_str() {
+                "unicode" | "utf8" => Ok(Enc::Utf8),
+                "latin1" => Ok(Enc::Latin1),
+                "utf16" => Ok(Enc::Utf16(false)),
+                "utf32" => Ok(Enc::Utf32(false)),
+                _ => Err(Fail::Badarg),
+            },
+            Value::Tuple(t) if t.len() == 2 => {
+                let little = match name(&t[1]).as_deref() {
+                    Some("big") => false,
+                    Some("little") => true,
+                    _ => return Err(Fail::Badarg),
+                };
+                match name(&t[0]).as_deref() {
+                    Some("utf16") => Ok(Enc::Utf16(little)),
+                    Some("utf32") => Ok(Enc::Utf32(little)),
+                    _ => Err(Fail::Badarg),
+                }
+            }
+            _ => Err(Fail::Badarg),
+        }
+    }
+
+    /// The first character of `b`, with the bytes it takes.
+    fn decode(self, b: &[u8]) -> Dec {
+        let unit = |b: &[u8], n: usize, little: bool| -> u32 {
+            let mut x = 0u32;
+            for k in 0..n {
+                let byte = if little { b[n - 1 - k] } else { b[k] };
+                x = x << 8 | byte as u32;
+            }
+            x
+        };
+        match self {
+            Enc::Latin1 => Dec::Char(b[0] as u32, 1),
+            Enc::Utf8 => {
+                let window = &b[..b.len().min(4)];
+                let first = |s: &str| s.chars().next().map(|c| (c as u32, c.len_utf8()));
+                match std::str::from_utf8(window) {
+                    Ok(s) => first(s).map_or(Dec::Bad, |(c, n)| Dec::Char(c, n)),
+                    Err(e) if e.valid_up_to() > 0 => {
+                        let s = std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or("");
+                        first(s).map_or(Dec::Bad, |(c, n)| Dec::Char(c, n))
+                    }
+                    Err(e) if e.error_len().is_none() => {
+                        let need = match b[0] {
+                            0xc0..=0xdf => 2,
+                            0xe0..=0xef => 3,
+                            _ => 4,
+                        };
+                        Dec::Incomplete(need - b.len())
+                    }
+                    Err(_) => Dec::Bad,
+                }
+            }
+            Enc::Utf16(little) => {
+                if b.len() < 2 {
+                    return Dec::Incomplete(2 - b.len());
+                }
+                let u = unit(b, 2, little);
+                match u {
+                    0xd800..=0xdbff => {
+                        if b.len() < 4 {
+                            return Dec::Incomplete(4 - b.len());
+                        }
+                        match unit(&b[2..], 2, little) {
+                            l @ 0xdc00..=0xdfff => {
+                                Dec::Char(0x10000 + ((u - 0xd800) << 10) + (l - 0xdc00), 4)
+                            }
+                            _ => Dec::Bad,
+                        }
+                    }
+                    0xdc00..=0xdfff => Dec::Bad,
+                    u => Dec::Char(u, 2),
+                }
+            }
+            Enc::Utf32(little) => {
+                if b.len() < 4 {
+                    return Dec::Incomplete(4 - b.len());
+                }
+                match unit(b, 4, little) {
+                    0xd800..=0xdfff => Dec::Bad,
+                    u if u > 0x10ffff => Dec::Bad,
+                    u => Dec::Char(u, 4),
+                }
+            }
+        }
+    }
+
+    /// Writes character `c` in this encoding; false if it has no form there.
+    fn encode(self, c: u32, out: &mut Vec<u8>) -> bool {
+        let Some(ch) = char::from_u32(c) else {
+            return false;
+        };
+        let put = |x: u32, n: usize, little: bool, out: &mut Vec<u8>| {
+            let be = &x.to_be_bytes()[4 - n..];
+            if little {
+                out.extend(be.iter().rev());
+            } else {
+                out.extend_from_slice(be);
+            }
+        };
+        match self {
+            Enc::Latin1 if c > 255 => return false,
+            Enc::Latin1 => out.push(c as u8),
+            Enc::Utf8 => out.extend_from_slice(ch.encode_utf8(&mut [0; 4]).as_bytes()),
+            Enc::Utf16(little) => {
+                let mut units = [0u16; 2];
+                for u in ch.encode_utf16(&mut units) {
+                    put(*u as u32, 2, little, out);
+                }
+            }
+            Enc::Utf32(little) => put(c, 4, little, out),
+        }
+        true
+    }
+}
+
+/// One step of [`Enc::decode`].
+enum Dec {
+    Char(u32, usize),
+    /// The bytes end inside a character that needs this many more.
+    Incomplete(usize),
+    Bad,
+}
+
+/// `unicode:characters_to_binary(Data, In, Out)` when `Out` is not UTF-8 or `In` is UTF-16 or
+/// UTF-32: Erlang's own walk (`unicode.erl`'s `ml_map`), so a bad character (or one `Out`
+/// cannot hold) is reported in its shape — `{error, Converted, Rest}` where the rest of a
+/// list holds the bad integer as `[N]` and each enclosing list wraps the rest of its
+/// elements around it (`[[256],98]`), a binary's rest is the binary from the bad character
+/// on, a character split between two binaries is joined, and a binary longer than 8192
+/// bytes counts as two (its first 8192 bytes, then the others).
+fn ml_map(data: &Value, input: Enc, output: Enc) -> R {
+    let mut w = MlMap {
+        input,
+        output,
         out: Vec::new(),
         pending: None,
     };
@@ -670,10 +818,11 @@ enum Step {
     Error(Value),
 }
 
-/// [`to_latin1`]'s walk: the bytes written, and the start of a UTF-8 sequence a binary left
+/// [`ml_map`]'s walk: the bytes written, and the start of a character a binary left
 /// unfinished with the number of bytes it still needs.
-struct Latin1 {
-    latin1_in: bool,
+struct MlMap {
+    input: Enc,
+    output: Enc,
     out: Vec<u8>,
     pending: Option<(Vec<u8>, usize)>,
 }
@@ -681,45 +830,24 @@ struct Latin1 {
 /// Binaries are taken 8192 bytes at a time.
 const PART: usize = 8192;
 
-impl Latin1 {
-    /// One binary part: its characters up to 255 written; the rest from the first other
-    /// one, or the unfinished sequence it ends with.
+impl MlMap {
+    /// One binary part: its characters written while `output` holds them; the rest from the
+    /// first other one (or bad byte), or the unfinished character it ends with.
     fn part(&mut self, b: &[u8]) -> Result<Option<Value>, Fail> {
-        if self.latin1_in {
-            self.out.extend_from_slice(b);
-            return Ok(None);
-        }
         let mut i = 0;
         while i < b.len() {
-            let window = &b[i..b.len().min(i + 4)];
-            match std::str::from_utf8(window) {
-                Ok(s) => {
-                    let c = s.chars().next().unwrap_or('\0');
-                    if c as u32 > 255 {
+            match self.input.decode(&b[i..]) {
+                Dec::Char(c, n) => {
+                    if !self.output.encode(c, &mut self.out) {
                         return Ok(Some(bin_value(b[i..].to_vec())));
                     }
-                    self.out.push(c as u8);
-                    i += c.len_utf8();
+                    i += n;
                 }
-                Err(e) if e.valid_up_to() > 0 => {
-                    let s = std::str::from_utf8(&window[..e.valid_up_to()]).unwrap_or("");
-                    let c = s.chars().next().unwrap_or('\0');
-                    if c as u32 > 255 {
-                        return Ok(Some(bin_value(b[i..].to_vec())));
-                    }
-                    self.out.push(c as u8);
-                    i += c.len_utf8();
-                }
-                Err(e) if e.error_len().is_none() => {
-                    let need = match b[i] {
-                        0xc0..=0xdf => 2,
-                        0xe0..=0xef => 3,
-                        _ => 4,
-                    };
-                    self.pending = Some((b[i..].to_vec(), need - (b.len() - i)));
+                Dec::Incomplete(need) => {
+                    self.pending = Some((b[i..].to_vec(), need));
                     return Ok(None);
                 }
-                Err(_) => return Ok(Some(bin_value(b[i..].to_vec()))),
+                Dec::Bad => return Ok(Some(bin_value(b[i..].to_vec()))),
             }
         }
         Ok(None)
@@ -756,9 +884,15 @@ impl Latin1 {
                         Value::Char(c) => c.get() as i64,
                         _ => -1,
                     };
+                    // Integers past Latin-1 are errors when the input is Latin-1 (as Erlang).
+                    let limit = if self.input == Enc::Latin1 {
+                        255
+                    } else {
+                        0x10ffff
+                    };
                     match n {
-                        0..=255 => self.out.push(n as u8),
                         n if n < 0 => return Err(Fail::Badarg),
+                        n if n <= limit && self.output.encode(n as u32, &mut self.out) => {}
                         _ => return Ok(rest_after(Value::list(vec![x.clone()]))),
                     }
                 }

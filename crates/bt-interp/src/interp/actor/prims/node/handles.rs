@@ -22,7 +22,7 @@ pub struct RemoteActor {
     pub index: u32,
     pub number: u64,
     pub creation: u32,
-    /// The class of that name on this node, else Actor.
+    /// The class of that name on this node (an actor's or a supervisor's), else Actor.
     pub class: ClassRef,
     /// The actor's class name on its node.
     pub class_name: Sym,
@@ -247,8 +247,9 @@ pub fn remote_actor(
             })
         })
         .unwrap_or("Actor");
+    // An actor class, or a supervisor's (its `class` answers it, as a local handle's does).
     let class = named
-        .filter(|c| c.inherits_or_is(&ctx.prog.core.actor))
+        .filter(|c| label != "Actor" || c.inherits_or_is(&ctx.prog.core.actor))
         .unwrap_or_else(|| ctx.prog.core.actor.clone());
     native(RemoteActor {
         node,
