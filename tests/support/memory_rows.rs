@@ -286,6 +286,16 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "(a zip: a) size",
     ),
     (
+        "print_shared_text",
+        "b := Array new: 1000 withAll: (\"x\" repeat: 100000)",
+        "b printString size",
+    ),
+    (
+        "json_shared_text",
+        "b := Array new: 1000 withAll: (\"x\" repeat: 100000)",
+        "(Json generate: b) size",
+    ),
+    (
         "big_print_radix",
         "a := 1 bitShift: 100000000",
         "(a printString: 2) size",
