@@ -271,6 +271,31 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "Erlang erlang binary_to_term: (Erlang erlang list_to_binary: #(131, 80, 24, 0, 0, 0, 120, 156))",
     ),
     (
+        "interpolate_shared",
+        "s := \"x\" repeat: 30000000",
+        "\"{s}{s}{s}\" size",
+    ),
+    (
+        "interpolate_printed",
+        "a := Array new: 1000 withAll: (\"x\" repeat: 1000). b := Array new: 1000 withAll: a",
+        "\"<{b}>\" size",
+    ),
+    (
+        "zip",
+        "a := (1 to: 1000000) asArray",
+        "(a zip: a) size",
+    ),
+    (
+        "print_shared_text",
+        "b := Array new: 1000 withAll: (\"x\" repeat: 100000)",
+        "b printString size",
+    ),
+    (
+        "json_shared_text",
+        "b := Array new: 1000 withAll: (\"x\" repeat: 100000)",
+        "(Json generate: b) size",
+    ),
+    (
         "big_print_radix",
         "a := 1 bitShift: 100000000",
         "(a printString: 2) size",

@@ -396,6 +396,38 @@ impl Ctx {
         }
     }
 
+    /// The text a `{…}` of an interpolated String shows, as a String or Symbol value: a
+    /// String or Symbol itself (shared, not copied), else its `displayString`.
+    pub fn display_value(&mut self, v: Value) -> Result<Value, Unwind> {
+        if matches!(v, Value::Str(_) | Value::Symbol(_)) {
+            return Ok(v);
+        }
+        let r = self.send(&v, self.prog.syms.display_string, &[])?;
+        match r {
+            Value::Str(_) => Ok(r),
+            other => Ok(Value::str(self.default_print(&other)?)),
+        }
+    }
+
+    /// Joins the pieces of an interpolated String (literal text and [`Ctx::display_value`]s,
+    /// in order) into one String, reserving its exact size before it copies a byte: a
+    /// String shown many times (`"{s}{s}{s}"`) is refused at a memory limit, not built.
+    pub fn interpolate<'a>(
+        &mut self,
+        pieces: impl Iterator<Item = &'a str> + Clone,
+    ) -> Result<Value, Unwind> {
+        let total = pieces
+            .clone()
+            .fold(0usize, |n, p| n.saturating_add(p.len()));
+        self.reserve(total)?;
+        self.built(total)?;
+        let mut s = String::with_capacity(total);
+        for p in pieces {
+            s.push_str(p);
+        }
+        Ok(Value::str(s))
+    }
+
     /// Counts one reduction; every `budget` reductions calls the preemption hook.
     #[inline]
     pub fn tick(&mut self) -> Result<(), Unwind> {

@@ -103,6 +103,9 @@ fn element_print_into(ctx: &mut Ctx, v: &Value, out: &mut String) -> Result<bool
         return Ok(false);
     }
     let p = element_print(ctx, v)?;
+    // Refused before the text grows past the largest step, not after (a String that
+    // doubles its capacity past the limit would take twice the limit first).
+    ctx.built(out.len().saturating_add(p.len()))?;
     out.push_str(&p);
     Ok(true)
 }

@@ -848,6 +848,15 @@ enum Part {
 }
 
 /// `"… {e} …"`: the literal pieces and each expression's `displayString`, concatenated.
+/// The text of a String or Symbol value ("" for anything else).
+pub(crate) fn text_of(v: &Value) -> &str {
+    match v {
+        Value::Str(s) => s.as_str(),
+        Value::Symbol(s) => s.as_str(),
+        _ => "",
+    }
+}
+
 fn compile_interp(parts: Vec<InterpPart>) -> Op {
     let parts: Box<[Part]> = parts
         .into_iter()
@@ -857,18 +866,22 @@ fn compile_interp(parts: Vec<InterpPart>) -> Op {
         })
         .collect();
     op(move |c, f| {
-        let mut s = String::new();
+        let mut shown = Vec::new();
         for p in parts.iter() {
-            match p {
-                Part::Lit(t) => s.push_str(t),
-                Part::Expr(e) => {
-                    let v = e.run(c, f)?;
-                    let d = c.display_string(&v)?;
-                    s.push_str(&d);
-                }
+            if let Part::Expr(e) = p {
+                let v = e.run(c, f)?;
+                shown.push(c.display_value(v)?);
             }
         }
-        Ok(Value::str(s))
+        let mut next = shown.iter();
+        let pieces: Vec<&str> = parts
+            .iter()
+            .map(|p| match p {
+                Part::Lit(t) => &**t,
+                Part::Expr(_) => next.next().map_or("", text_of),
+            })
+            .collect();
+        Ok(c.interpolate(pieces.into_iter())?)
     })
 }
 

@@ -300,18 +300,24 @@ impl Ctx {
                 self.cons_list(head, &tail, c.2)
             }
             Node::Interp(parts) => {
-                let mut s = String::new();
+                let mut shown = Vec::new();
                 for p in parts {
-                    match p {
-                        InterpPart::Lit(t) => s.push_str(t),
-                        InterpPart::Expr(e) => {
-                            let v = self.exec(e, f)?;
-                            let d = self.display_string(&v)?;
-                            s.push_str(&d);
-                        }
+                    if let InterpPart::Expr(e) = p {
+                        let v = self.exec(e, f)?;
+                        shown.push(self.display_value(v)?);
                     }
                 }
-                Ok(Value::str(s))
+                let mut next = shown.iter();
+                let pieces: Vec<&str> = parts
+                    .iter()
+                    .map(|p| match p {
+                        InterpPart::Lit(t) => &**t,
+                        InterpPart::Expr(_) => next
+                            .next()
+                            .map_or("", crate::interp::eval::compile::text_of),
+                    })
+                    .collect();
+                Ok(self.interpolate(pieces.into_iter())?)
             }
             Node::IfNil(n) => {
                 let r = self.exec(&n.recv, f)?;

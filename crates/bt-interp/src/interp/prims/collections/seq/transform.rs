@@ -206,10 +206,19 @@ pub(super) fn from_to(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult
     Ok(same_kind(recv, v.skip(s).take(e - s)))
 }
 
+/// The bytes of a two-element List beyond its slot in the result: the shared header and
+/// the Vector with its two elements.
+const PAIR_BYTES: usize =
+    2 * std::mem::size_of::<usize>() + std::mem::size_of::<Vector>() + 2 * ELEM;
+
 pub(super) fn zip(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     let v = vec_of(ctx, "zip:", recv)?;
     let other = elems_arg(ctx, "zip:", arg(args, 0))?;
-    pay(ctx, other.len().min(v.len()).saturating_mul(2))?;
+    let n = other.len().min(v.len());
+    pay(ctx, n.saturating_mul(2))?;
+    // Each pair is a List of its own (its header and two elements), reserved before any is
+    // built: pairs take several times the bytes of the two collections zipped.
+    ctx.reserve(n.saturating_mul(ELEM + PAIR_BYTES))?;
     let out: Vector = v
         .iter()
         .zip(other)
