@@ -21,6 +21,40 @@ fn stdlib_loads_cleanly() {
     assert!(img.warnings.is_empty(), "{:?}", img.warnings);
 }
 
+/// A class taken in from the library is marked complete only once its install is over: the
+/// files being installed look their own classes up (a take-in nested in the install, which
+/// finds the files already taken), and a process on another thread that saw the class
+/// complete then read its method table half filled (`Result does not understand 'unwrap'`
+/// with two processes using Result for the first time at once).
+#[test]
+fn a_class_is_marked_complete_only_once_its_library_methods_are_in() {
+    use std::sync::atomic::Ordering;
+    let unwrap = crate::value::Sym::new("unwrap");
+    for _ in 0..20 {
+        let vm = Interpreter::loading_library(InterpreterOptions::default());
+        let result = vm.prog.core.result.clone();
+        assert!(result.rt().pending.load(Ordering::Acquire));
+        let ready = std::sync::Arc::new(std::sync::Barrier::new(2));
+        let watcher = {
+            let (r, ready) = (result.clone(), ready.clone());
+            std::thread::spawn(move || {
+                ready.wait();
+                // Reads the table itself (not `methods()`, which would take the class in).
+                while r.rt().pending.load(Ordering::Acquire) {
+                    std::hint::spin_loop();
+                }
+                r.rt().methods.read().get(&unwrap).is_some()
+            })
+        };
+        ready.wait();
+        let _ = result.methods();
+        assert!(
+            watcher.join().unwrap(),
+            "Result was marked complete before its library methods were in"
+        );
+    }
+}
+
 #[test]
 fn redefined_class_updates_existing_instances() {
     let vm = Interpreter::new(InterpreterOptions::default());

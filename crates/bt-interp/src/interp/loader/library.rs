@@ -183,6 +183,10 @@ struct Taken {
     registered: Vec<Weak<Class>>,
     /// What installing library files reported (should stay empty).
     problems: Vec<String>,
+    /// Installs in progress on the thread holding the lock: a take-in nested in one (the
+    /// files being installed look up their own classes) must not mark anything complete,
+    /// or another thread would read a class whose methods are still being installed.
+    installing: u32,
 }
 
 impl LazyLibrary {
@@ -240,6 +244,10 @@ impl LazyLibrary {
         if !new.is_empty() {
             self.install(&prog, &new);
         }
+        if guard.borrow().installing > 0 {
+            // Nested in an install of this thread: the outermost take-in marks its classes.
+            return;
+        }
         let table = prog.classes.read();
         for name in complete {
             if let Some(c) = table.get(&Sym::new(name)) {
@@ -254,9 +262,11 @@ impl LazyLibrary {
         let units = units_of(files);
         let before: std::collections::HashSet<*const Class> =
             prog.classes.read().values().map(Arc::as_ptr).collect();
-        let inst = install_library(prog, units);
         let guard = self.state.lock();
+        guard.borrow_mut().installing += 1;
+        let inst = install_library(prog, units);
         let mut t = guard.borrow_mut();
+        t.installing -= 1;
         for p in &inst.problems {
             let line = format!(
                 "{}: {}",
@@ -331,7 +341,12 @@ fn creation_order() -> HashMap<&'static str, usize> {
 
 impl crate::interp::class::PendingLibrary for LazyLibrary {
     fn take_in(&self, class: &Class) {
+        let guard = self.state.lock();
         self.take_in_classes(&[class.name.as_str()]);
+        if guard.borrow().installing > 0 {
+            // Nested in an install of this thread: its class is not complete yet.
+            return;
+        }
         // A class the library replaced (the table now holds the new one) is done too.
         class
             .rt()
@@ -376,10 +391,15 @@ impl crate::interp::class::PendingLibrary for LazyLibrary {
         if !new.is_empty() {
             self.install(&prog, &new);
         }
-        for c in prog.classes.read().values() {
-            c.rt()
-                .pending
-                .store(false, std::sync::atomic::Ordering::Release);
+        // Nested in an install of this thread, the classes stay marked: the outermost
+        // take-in clears its own, and each other one is cleared at its next use (every file
+        // is in by then, so that take-in installs nothing).
+        if guard.borrow().installing == 0 {
+            for c in prog.classes.read().values() {
+                c.rt()
+                    .pending
+                    .store(false, std::sync::atomic::Ordering::Release);
+            }
         }
         self.order_subclasses(&prog);
     }
