@@ -56,8 +56,6 @@ fn unicode_and_pretty_binaries_agree_with_erl() {
     if !crate::tools::have_erl() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("bt-erl-terms-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let mut bt = String::from(
         "w := [:x | Erlang unicode characters_to_binary: (Erlang io_lib format: \"~w\" with: (Array with: x))]\n\
          p := [:x | Erlang unicode characters_to_binary: (Erlang io_lib format: \"~p\" with: (Array with: x))]\n",
@@ -76,20 +74,7 @@ fn unicode_and_pretty_binaries_agree_with_erl() {
         }
     }
     erl.push_str("halt().");
-    let script = dir.join("cases.bt");
-    std::fs::write(&script, &bt).unwrap();
-    let ours = std::process::Command::new(crate::dist_common::BT)
-        .args(["run", script.to_str().unwrap()])
-        .output()
-        .unwrap();
-    let theirs = std::process::Command::new("erl")
-        .args(["-noshell", "-eval", &erl])
-        .env("HOME", &dir)
-        .output()
-        .unwrap();
-    let _ = std::fs::remove_dir_all(&dir);
-    let ours = String::from_utf8_lossy(&ours.stdout).into_owned();
-    let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
+    let (ours, theirs) = run_both("terms", &bt, &erl);
     let (ours, theirs): (Vec<&str>, Vec<&str>) = (ours.lines().collect(), theirs.lines().collect());
     assert_eq!(ours.len(), CASES.len(), "bt answered {ours:?}");
     assert_eq!(theirs.len(), CASES.len(), "erl answered {theirs:?}");
@@ -125,8 +110,6 @@ fn module_info_exports_are_erlang_exports() {
     if !crate::tools::have_erl() {
         return;
     }
-    let dir = std::env::temp_dir().join(format!("bt-erl-exports-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
     let list = MODULES
         .iter()
         .map(|m| format!("#{m}"))
@@ -140,22 +123,32 @@ fn module_info_exports_are_erlang_exports() {
         "[[io:format(\"~s ~s ~p~n\", [M, F, A]) || {{F, A}} <- M:module_info(exports)] || M <- [{}]], halt().",
         MODULES.join(", ")
     );
-    let script = dir.join("exports.bt");
-    std::fs::write(&script, &bt).unwrap();
+    let (ours, theirs) = run_both("exports", &bt, &erl);
+    let theirs: std::collections::HashSet<&str> = theirs.lines().collect();
+    assert!(ours.lines().count() > 300, "bt listed {ours}");
+    let extra: Vec<&str> = ours.lines().filter(|l| !theirs.contains(l)).collect();
+    assert!(extra.is_empty(), "not exported by OTP: {extra:?}");
+}
+
+/// Runs the bt program `bt` and `erl -noshell -eval ERL` (in a scratch directory, removed
+/// after); answers their standard outputs.
+fn run_both(tag: &str, bt: &str, erl: &str) -> (String, String) {
+    let dir = std::env::temp_dir().join(format!("bt-erl-{tag}-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("cases.bt");
+    std::fs::write(&script, bt).unwrap();
     let ours = std::process::Command::new(crate::dist_common::BT)
         .args(["run", script.to_str().unwrap()])
         .output()
         .unwrap();
     let theirs = std::process::Command::new("erl")
-        .args(["-noshell", "-eval", &erl])
+        .args(["-noshell", "-eval", erl])
         .env("HOME", &dir)
         .output()
         .unwrap();
     let _ = std::fs::remove_dir_all(&dir);
-    let ours = String::from_utf8_lossy(&ours.stdout).into_owned();
-    let theirs = String::from_utf8_lossy(&theirs.stdout).into_owned();
-    let theirs: std::collections::HashSet<&str> = theirs.lines().collect();
-    assert!(ours.lines().count() > 300, "bt listed {ours}");
-    let extra: Vec<&str> = ours.lines().filter(|l| !theirs.contains(l)).collect();
-    assert!(extra.is_empty(), "not exported by OTP: {extra:?}");
+    (
+        String::from_utf8_lossy(&ours.stdout).into_owned(),
+        String::from_utf8_lossy(&theirs.stdout).into_owned(),
+    )
 }
