@@ -412,18 +412,15 @@ impl Ctx {
     /// Joins the pieces of an interpolated String (literal text and [`Ctx::display_value`]s,
     /// in order) into one String, reserving its exact size before it copies a byte: a
     /// String shown many times (`"{s}{s}{s}"`) is refused at a memory limit, not built.
-    pub fn interpolate<'a>(
-        &mut self,
-        pieces: impl Iterator<Item = &'a str> + Clone,
-    ) -> Result<Value, Unwind> {
+    pub fn interpolate(&mut self, pieces: &[Piece<'_>]) -> Result<Value, Unwind> {
         let total = pieces
-            .clone()
-            .fold(0usize, |n, p| n.saturating_add(p.len()));
+            .iter()
+            .fold(0usize, |n, p| n.saturating_add(p.text().len()));
         self.reserve(total)?;
         self.built(total)?;
         let mut s = String::with_capacity(total);
         for p in pieces {
-            s.push_str(p);
+            s.push_str(p.text());
         }
         Ok(Value::str(s))
     }
@@ -552,6 +549,24 @@ impl Ctx {
         match v {
             Value::Class(_) => self.prog.core.class.inherits_or_is(cls),
             _ => self.class_of(v).inherits_or_is(cls),
+        }
+    }
+}
+
+/// A piece of an interpolated String as both evaluators hand it to [`Ctx::interpolate`]: the
+/// literal text, or what a `{…}` shows ([`Ctx::display_value`]: a String or Symbol).
+pub enum Piece<'a> {
+    Lit(&'a str),
+    Shown(Value),
+}
+
+impl Piece<'_> {
+    fn text(&self) -> &str {
+        match self {
+            Piece::Lit(t) => t,
+            Piece::Shown(Value::Str(s)) => s.as_str(),
+            Piece::Shown(Value::Symbol(s)) => s.as_str(),
+            Piece::Shown(_) => "",
         }
     }
 }

@@ -32,7 +32,7 @@ use crate::interp::eval::code::{
 use crate::interp::eval::exec::{drop_fast, fast_clone};
 use crate::interp::eval::field::{class_var_get, class_var_set, field_clone};
 use crate::interp::eval::hit::InlineCache;
-use crate::interp::eval::{Closure, Ctx, Frame, Unwind, VarCell};
+use crate::interp::eval::{Closure, Ctx, Frame, Piece, Unwind, VarCell};
 use crate::value::dict::Dict;
 use crate::value::{Ref, Sym, Value};
 use smallvec::SmallVec;
@@ -848,15 +848,6 @@ enum Part {
 }
 
 /// `"… {e} …"`: the literal pieces and each expression's `displayString`, concatenated.
-/// The text of a String or Symbol value ("" for anything else).
-pub(crate) fn text_of(v: &Value) -> &str {
-    match v {
-        Value::Str(s) => s.as_str(),
-        Value::Symbol(s) => s.as_str(),
-        _ => "",
-    }
-}
-
 fn compile_interp(parts: Vec<InterpPart>) -> Op {
     let parts: Box<[Part]> = parts
         .into_iter()
@@ -866,22 +857,17 @@ fn compile_interp(parts: Vec<InterpPart>) -> Op {
         })
         .collect();
     op(move |c, f| {
-        let mut shown = Vec::new();
+        let mut pieces = Vec::with_capacity(parts.len());
         for p in parts.iter() {
-            if let Part::Expr(e) = p {
-                let v = e.run(c, f)?;
-                shown.push(c.display_value(v)?);
-            }
+            pieces.push(match p {
+                Part::Lit(t) => Piece::Lit(t),
+                Part::Expr(e) => {
+                    let v = e.run(c, f)?;
+                    Piece::Shown(c.display_value(v)?)
+                }
+            });
         }
-        let mut next = shown.iter();
-        let pieces: Vec<&str> = parts
-            .iter()
-            .map(|p| match p {
-                Part::Lit(t) => &**t,
-                Part::Expr(_) => next.next().map_or("", text_of),
-            })
-            .collect();
-        Ok(c.interpolate(pieces.into_iter())?)
+        Ok(c.interpolate(&pieces)?)
     })
 }
 

@@ -300,24 +300,18 @@ impl Ctx {
                 self.cons_list(head, &tail, c.2)
             }
             Node::Interp(parts) => {
-                let mut shown = Vec::new();
+                use crate::interp::eval::Piece;
+                let mut pieces = Vec::with_capacity(parts.len());
                 for p in parts {
-                    if let InterpPart::Expr(e) = p {
-                        let v = self.exec(e, f)?;
-                        shown.push(self.display_value(v)?);
-                    }
+                    pieces.push(match p {
+                        InterpPart::Lit(t) => Piece::Lit(t),
+                        InterpPart::Expr(e) => {
+                            let v = self.exec(e, f)?;
+                            Piece::Shown(self.display_value(v)?)
+                        }
+                    });
                 }
-                let mut next = shown.iter();
-                let pieces: Vec<&str> = parts
-                    .iter()
-                    .map(|p| match p {
-                        InterpPart::Lit(t) => &**t,
-                        InterpPart::Expr(_) => next
-                            .next()
-                            .map_or("", crate::interp::eval::compile::text_of),
-                    })
-                    .collect();
-                Ok(self.interpolate(pieces.into_iter())?)
+                Ok(self.interpolate(&pieces)?)
             }
             Node::IfNil(n) => {
                 let r = self.exec(&n.recv, f)?;
