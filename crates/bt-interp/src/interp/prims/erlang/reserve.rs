@@ -63,7 +63,8 @@ pub(super) fn amplified_bytes(module: &str, f: &str, a: &[Value]) -> Option<usiz
             )
         }
         // Deep lists: every leaf once per place it appears.
-        ("lists", "flatten" | "append", [l, ..]) => {
+        // `append/1` (a list of lists); `append/2` copies its first argument only.
+        ("lists", "flatten", [l, ..]) | ("lists", "append", [l]) => {
             let d = Deep::of(l);
             Some(d.leaves.saturating_add(d.texts).saturating_mul(EACH))
         }
