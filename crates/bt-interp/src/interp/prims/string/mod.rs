@@ -445,9 +445,9 @@ pub fn truth(ctx: &Ctx, sel: &str, v: Value) -> Result<bool, Unwind> {
     }
 }
 
-/// The receiver's graphemes, or the exception for a non-String receiver.
-/// The receiver's grapheme clusters one at a time (an iteration holds no list of them: a
-/// `do:` over a long String takes no memory in proportion to it).
+/// The receiver's grapheme clusters one at a time, or the exception for a non-String
+/// receiver (an iteration holds no list of them: a `do:` over a long String takes no memory
+/// in proportion to it).
 fn gs<'a>(ctx: &Ctx, r: &'a Value) -> Result<unicode_segmentation::Graphemes<'a>, Unwind> {
     use unicode_segmentation::UnicodeSegmentation;
     recv(r).map(|s| s.graphemes(true)).map_err(|f| f.raise(ctx))
