@@ -67,8 +67,11 @@ fn hwm(file: &str) -> u64 {
 const MIB: u64 = 1 << 20;
 
 /// What the bt process holds besides the program's own values (the loaded library, thread
-/// stacks, the allocator's pages) — the "small constant" over the limit.
-const OVERHEAD: u64 = 96 * MIB;
+/// stacks, the allocator's pages) — the "small constant" over the limit. A block that
+/// doubles its way up (a String, a List, a printString) must not leave its earlier copies
+/// resident: printing an Array of long Strings under 64M peaked at ~160 MiB while the
+/// allocator kept them.
+const OVERHEAD: u64 = 40 * MIB;
 
 /// Every way a program grows without bound.
 const RUNAWAYS: &[(&str, &str)] = &[
@@ -95,6 +98,14 @@ const RUNAWAYS: &[(&str, &str)] = &[
         "actor_field_doubling",
         "Actor subclass: Hoard\n  state: s = \"abcdefgh\"\n  grow => [true] whileTrue: [self.s := self.s ++ self.s]\n\n\
          h := Hoard spawn\nh grow\n",
+    ),
+    (
+        "print_long_strings",
+        "b := Array new: 1000 withAll: (\"x\" repeat: 100000)\nTranscript showCr: b printString size printString\n",
+    ),
+    (
+        "json_long_strings",
+        "b := Array new: 1000 withAll: (\"x\" repeat: 100000)\nTranscript showCr: (Json generate: b) size printString\n",
     ),
     (
         "fork_bomb",
