@@ -18,10 +18,12 @@
 //!   made. A handler still running after 5000 ms is left running and delivery goes on (the
 //!   order then holds for the handlers that finish in time). A handler unsubscribed before
 //!   its turn is skipped.
-//!   `announceAndWait:` runs the handlers one after another, each in a fresh process, waiting
-//!   for each up to 5000 ms (`announceAndWait:timeout:` sets that per-handler limit; Integer
-//!   ms, Duration or `#infinity`); a handler still running at its limit is logged and left
-//!   running (like a sync send that timed out). Both answer the announcement; a class
+//!   `announceAndWait:` queues its handlers on the same queue and waits until they have run
+//!   (after the announcements made before it), each in a fresh process waited up to 5000 ms
+//!   (`announceAndWait:timeout:` sets that per-handler limit; Integer ms, Duration or
+//!   `#infinity`); a handler still running at its limit is logged and left running (like a
+//!   sync send that timed out). Made by the handler being delivered, or by a process it
+//!   waits on, its handlers run at once instead (queued, they would wait for their caller). Both answer the announcement; a class
 //!   given instead of an instance is instantiated with its defaults (as in Pharo).
 //! * Handler errors are logged to standard error (`error in announcement handler: …`), never
 //!   raised in the announcer.
@@ -58,7 +60,7 @@ use crate::interp::error::ErrorKind;
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::parallel::{spawn_job, Job};
-use crate::runtime::{CallError, Timeout};
+use crate::runtime::{CallError, Completion, Pid, Timeout, WaitedBy};
 use crate::value::dict::Dict;
 use crate::value::{ClassRef, Sym, Value};
 
@@ -111,15 +113,29 @@ struct Core {
 struct Delivery {
     queue: VecDeque<Item>,
     running: bool,
+    /// The delivering process while it runs.
+    deliverer: Option<Pid>,
+    /// The handler process it waits for (set by the handler as it starts).
+    handler: Option<Pid>,
 }
 
 /// One entry of a [`Delivery`] queue.
 enum Item {
-    /// Run this subscription's handler with this (transferred) announcement.
-    Handler(Arc<Sub>, Value),
+    /// Run this subscription's handler with this (transferred) announcement; waited for up
+    /// to [`HANDLER_TURN`] (`announce:`) or the caller's limit (`announceAndWait:`).
+    Handler(Arc<Sub>, Value, Option<Waited>),
     /// Build announcements in the delivering process (the runtime's own events: NodeUp,
     /// NodeDown, NodeShapeSkew) and deliver them before the next entry.
     Build(Builder),
+    /// The handlers an `announceAndWait:` queued before this have run: answer its caller.
+    Done(Completion),
+}
+
+/// A handler queued by `announceAndWait:`: its caller waits on it (a sync send back to the
+/// caller is a cycle) up to `limit` (a late handler is logged and left running).
+struct Waited {
+    limit: Timeout,
+    by: WaitedBy,
 }
 
 /// Makes the runtime's events in a process of the node (see [`announce_in_callback`]).
@@ -438,13 +454,18 @@ fn select(core: &Core, cls: &ClassRef) -> Vec<Arc<Sub>> {
     out
 }
 
-/// The job that runs one handler in its own process; it logs its own error.
-fn handler_job(sub: &Sub, event: Value, announcer: Value) -> Job {
+/// The job that runs one handler in its own process; it logs its own error. A handler the
+/// delivering process runs (`core`) first records itself as the one being waited for, so
+/// that an `announceAndWait:` it makes on the same announcer is not queued behind itself.
+fn handler_job(sub: &Sub, event: Value, announcer: Value, core: Option<Arc<Core>>) -> Job {
     let (sel, target) = match &sub.action {
         Action::Block(b) => (None, transfer(b)),
         Action::Send(sel, t) => (Some(*sel), transfer(t)),
     };
     Box::new(move |ctx: &mut Ctx| {
+        if let (Some(core), Some(cx)) = (&core, crate::interp::actor::cx_of(ctx)) {
+            core.delivery.lock().handler = Some(cx.pid());
+        }
         let r = match sel {
             None => {
                 let n = match &target {
@@ -469,6 +490,13 @@ fn handler_job(sub: &Sub, event: Value, announcer: Value) -> Job {
 }
 
 /// `announce:` (wait = None) and `announceAndWait:` (the per-handler limit).
+///
+/// `announceAndWait:` queues its handlers behind the announcements made before it and waits
+/// until the delivering process has run them, so one announcer's announcements reach every
+/// subscriber in the order they were made, whichever of the two made them. Made by a
+/// handler the delivering process is waiting for (or by a process that handler waits on),
+/// it runs its handlers at once instead: queued, they would wait for the handler that waits
+/// for them.
 fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> EvalResult {
     let core = core_of(ctx, r)?;
     let sys = sys_of(ctx)?;
@@ -482,22 +510,63 @@ fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> Eval
     let Some(t) = wait else {
         let items = subs
             .into_iter()
-            .map(|sub| Item::Handler(sub, transfer(&shipped)));
+            .map(|sub| Item::Handler(sub, transfer(&shipped), None));
         enqueue(&sys, &core, r, items);
         return Ok(event);
     };
-    for sub in subs {
-        let job = handler_job(&sub, transfer(&shipped), r.clone());
-        let s2 = sys.clone();
+    let nested = {
         let cx = need_cx(ctx)?;
-        // The handler's process has this one waiting on it: a sync send back is a cycle.
-        let job = crate::interp::prims::parallel::waited_job(cx.waited_by_me(), job);
-        let waited = cx.wait_external(t, move |c| {
-            spawn_job(&s2, "callback", job, move |_| c.complete(Value::Nil));
-        });
-        match waited {
-            Err(CallError::Exiting(reason)) => return Err(Unwind::Exit(reason.to_value())),
-            Err(CallError::Timeout) => {
+        let d = core.delivery.lock();
+        let me = cx.pid();
+        d.deliverer == Some(me) || d.handler.is_some_and(|h| h == me || cx.would_deadlock(h))
+    };
+    if nested {
+        for sub in subs {
+            let job = handler_job(&sub, transfer(&shipped), r.clone(), None);
+            let by = need_cx(ctx)?.waited_by_me();
+            let job = crate::interp::prims::parallel::waited_job(by, job);
+            wait_for_handler(ctx, job, t, Some(&cls))?;
+        }
+        return Ok(event);
+    }
+    if subs.is_empty() {
+        return Ok(event);
+    }
+    let cx = need_cx(ctx)?;
+    let items: Vec<Item> = subs
+        .into_iter()
+        .map(|sub| {
+            let by = cx.waited_by_me();
+            Item::Handler(sub, transfer(&shipped), Some(Waited { limit: t, by }))
+        })
+        .collect();
+    let waited = cx.wait_external(Timeout::Infinity, |c| {
+        enqueue(&sys, &core, r, items.into_iter().chain([Item::Done(c)]));
+    });
+    if let Err(CallError::Exiting(reason)) = waited {
+        return Err(Unwind::Exit(reason.to_value()));
+    }
+    Ok(event)
+}
+
+/// Runs `job` in a fresh process and waits for it up to `t`; a handler still running then
+/// is logged (when `late` names its announcement's class) and left running. An error when
+/// this process is exiting.
+fn wait_for_handler(
+    ctx: &mut Ctx,
+    job: Job,
+    t: Timeout,
+    late: Option<&ClassRef>,
+) -> Result<(), Unwind> {
+    let sys = sys_of(ctx)?;
+    let cx = need_cx(ctx)?;
+    let waited = cx.wait_external(t, move |c| {
+        spawn_job(&sys, "callback", job, move |_| c.complete(Value::Nil));
+    });
+    match waited {
+        Err(CallError::Exiting(reason)) => return Err(Unwind::Exit(reason.to_value())),
+        Err(CallError::Timeout) => {
+            if let Some(cls) = late {
                 let within = match t {
                     Timeout::Ms(ms) => format!("{ms} ms"),
                     Timeout::Infinity => "time".to_string(),
@@ -508,10 +577,10 @@ fn announce(ctx: &mut Ctx, r: &Value, ev: &Value, wait: Option<Timeout>) -> Eval
                     &format!("announcement handler for {c} did not finish within {within}"),
                 );
             }
-            _ => {}
         }
+        _ => {}
     }
-    Ok(event)
+    Ok(())
 }
 
 /// How long the delivering process waits for one handler before it starts the next one: a
@@ -547,17 +616,42 @@ fn enqueue(
 }
 
 /// The body of an announcer's delivering process: runs the queued handlers one after
-/// another, each in a fresh process (waiting up to [`HANDLER_TURN`] for each), until the queue
-/// is empty.
+/// another, each in a fresh process (waiting up to [`HANDLER_TURN`], or an
+/// `announceAndWait:` caller's limit, for each), and answers the waiting callers, until the
+/// queue is empty.
 fn deliver(ctx: &mut Ctx, core: &Arc<Core>, announcer: &Value) {
-    /// Clears `running` however the loop ends (also when this process is killed), so a later
-    /// `announce:` starts a new delivering process.
+    /// Clears `running` however the loop ends, so a later `announce:` starts a new
+    /// delivering process. When this process is killed, the `announceAndWait:` callers still
+    /// queued are answered (their handlers dropped) rather than left waiting for a delivery
+    /// that may never come; `announce:` handlers stay queued for the next one.
     struct Running<'a>(&'a Core);
     impl Drop for Running<'_> {
         fn drop(&mut self) {
-            self.0.delivery.lock().running = false;
+            let waiting: Vec<Completion> = {
+                let mut d = self.0.delivery.lock();
+                d.running = false;
+                d.deliverer = None;
+                d.handler = None;
+                let mut waiting = Vec::new();
+                d.queue.retain_mut(|item| match item {
+                    Item::Handler(_, _, Some(_)) => false,
+                    Item::Done(c) => {
+                        waiting.push(c.clone());
+                        false
+                    }
+                    _ => true,
+                });
+                waiting
+            };
+            for c in waiting {
+                c.complete(Value::Nil);
+            }
         }
     }
+    let Ok(me) = need_cx(ctx).map(|cx| cx.pid()) else {
+        return;
+    };
+    core.delivery.lock().deliverer = Some(me);
     let guard = Running(core);
     loop {
         let item = {
@@ -566,14 +660,21 @@ fn deliver(ctx: &mut Ctx, core: &Arc<Core>, announcer: &Value) {
                 Some(item) => item,
                 None => {
                     d.running = false;
+                    d.deliverer = None;
                     std::mem::forget(guard);
                     return;
                 }
             }
         };
         let ok = match item {
-            Item::Handler(sub, event) => run_handler(ctx, &sub, event, announcer),
+            Item::Handler(sub, event, waited) => {
+                run_handler(ctx, core, &sub, event, announcer, waited)
+            }
             Item::Build(build) => build_and_run(ctx, core, announcer, build),
+            Item::Done(c) => {
+                c.complete(Value::Nil);
+                true
+            }
         };
         if !ok {
             // This process is exiting: the guard lets the next `announce:` restart delivery.
@@ -613,7 +714,7 @@ fn build_and_run(ctx: &mut Ctx, core: &Arc<Core>, announcer: &Value, build: Buil
     for ev in events {
         let cls = ctx.class_of(&ev);
         for sub in select(core, &cls) {
-            if !run_handler(ctx, &sub, transfer(&ev), announcer) {
+            if !run_handler(ctx, core, &sub, transfer(&ev), announcer, None) {
                 return false;
             }
         }
@@ -621,23 +722,31 @@ fn build_and_run(ctx: &mut Ctx, core: &Arc<Core>, announcer: &Value, build: Buil
     true
 }
 
-/// Runs one handler in a fresh process and waits for it up to [`HANDLER_TURN`]. False if
-/// this process is exiting.
-fn run_handler(ctx: &mut Ctx, sub: &Sub, event: Value, announcer: &Value) -> bool {
+/// Runs one handler in a fresh process and waits for it up to [`HANDLER_TURN`] (or, for an
+/// `announceAndWait:`, its caller's limit, a late handler logged). False if this process is
+/// exiting.
+fn run_handler(
+    ctx: &mut Ctx,
+    core: &Arc<Core>,
+    sub: &Sub,
+    event: Value,
+    announcer: &Value,
+    waited: Option<Waited>,
+) -> bool {
     if !sub.active.load(Ordering::SeqCst) && !sub.once {
         // Unsubscribed after the announcement selected it.
         return true;
     }
-    let job = handler_job(sub, event, transfer(announcer));
-    let sys = match sys_of(ctx) {
-        Ok(s) => s,
-        Err(_) => return false,
+    let late = waited.is_some().then(|| ctx.class_of(&event));
+    let job = handler_job(sub, event, transfer(announcer), Some(core.clone()));
+    let (job, t) = match waited {
+        Some(w) => (
+            crate::interp::prims::parallel::waited_job(w.by, job),
+            w.limit,
+        ),
+        None => (job, HANDLER_TURN),
     };
-    let Ok(cx) = need_cx(ctx) else {
-        return false;
-    };
-    let waited = cx.wait_external(HANDLER_TURN, move |c| {
-        spawn_job(&sys, "callback", job, move |_| c.complete(Value::Nil));
-    });
-    !matches!(waited, Err(CallError::Exiting(_)))
+    let ok = wait_for_handler(ctx, job, t, late.as_ref()).is_ok();
+    core.delivery.lock().handler = None;
+    ok
 }
