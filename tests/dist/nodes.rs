@@ -459,6 +459,57 @@ Transcript showCr: (both items inject: "" into: [:a :x | a ++ (x at: 5) asString
     assert_eq!(lines(&out), ["ud".repeat(20), "UD".repeat(20)]);
 }
 
+/// Two nodes connecting to and disconnecting from each other at once, from several
+/// processes on each side: every connect answers, and each node's NodeUp/NodeDown
+/// subscribers see the link alternate up and down, as it did (the first may be a down: the
+/// other node can connect before this one subscribes). (A link replaced by a
+/// simultaneous connect used to come up twice with no down between, and a down reported
+/// on one thread could overtake the up reported on another.)
+#[test]
+fn links_flapping_from_both_sides_are_announced_up_and_down_in_turn() {
+    let epmd = Epmd::bt();
+    let env = Env::new("flapping", epmd.port);
+    let src = r#"Actor subclass: Log
+  state: items = #()
+  add: x => self.items := self.items add: x
+  items => self.items
+
+Actor subclass: Flapper
+  flap: n times: k =>
+    1 to: k do: [:i | n connect. n disconnect]
+    k
+
+log := Log spawn
+SystemAnnouncer current when: NodeUp do: [:e | log add: "u"]
+SystemAnnouncer current when: NodeDown do: [:e | log add: "d"]
+n := (Node named: (System arguments at: 1) asSymbol) value
+[(n connect) isOk] whileFalse: [Timer sleep: 10]
+fs := (1 to: 3) collect: [:i | Flapper spawn]
+rs := Parallel all: (fs collect: [:f | [f flap: n times: 40]])
+Transcript showCr: (rs collect: [:r | r value]) printString
+n disconnect
+s := ""
+[s := log items inject: "" into: [:a :x | a ++ x]. s endsWith: "d"] whileFalse: [Timer sleep: 5]
+Transcript showCr: ((s includesSubstring: "uu") or: [s includesSubstring: "dd"]) printString
+"#;
+    let script = env.script("flap.bt", src);
+    let a = env
+        .command(COOKIE, &["--name", "a@localhost", &script, "b@localhost"])
+        .spawn()
+        .unwrap();
+    let b = env.run(COOKIE, &["--name", "b@localhost", &script, "a@localhost"]);
+    let a = a.wait_with_output().unwrap();
+    let a = (
+        a.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&a.stdout).into_owned(),
+        String::from_utf8_lossy(&a.stderr).into_owned(),
+    );
+    for (code, out, err) in [a, b] {
+        assert_eq!(code, 0, "{err}");
+        assert_eq!(lines(&out), ["#(40, 40, 40)", "false"], "{err}");
+    }
+}
+
 /// A node that could not run for longer than its net tick (stopped here; a starved process
 /// alike) reads what its socket holds before it calls the peer silent: the peer timed it
 /// out and closed the connection meanwhile, so the reason is `connectionClosed`, not

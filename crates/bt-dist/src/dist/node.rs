@@ -192,6 +192,7 @@ impl Inner {
             serial: AtomicU64::new(1),
             dialing: Mutex::new(HashMap::default()),
             events: Mutex::new(None),
+            link_events: Mutex::new(Default::default()),
             inbound: Mutex::new(None),
             unauth: Arc::new(Semaphore::new(MAX_UNAUTHENTICATED)),
             refusals: Mutex::new((None, 0)),
@@ -220,7 +221,7 @@ impl Inner {
     pub(super) fn attach(self: &Arc<Self>, s: Stream, agreed: Agreed) {
         let conn = self.serial.fetch_add(1, Ordering::Relaxed);
         let (out, io) = Outbox::new(s);
-        let old = {
+        let (old, down, up) = {
             let mut st = self.state.lock();
             let index = match st.indexes.get(&agreed.name) {
                 Some(&i) => i,
@@ -231,7 +232,7 @@ impl Inner {
                     i
                 }
             };
-            st.peers.insert(
+            let old = st.peers.insert(
                 agreed.name.clone(),
                 Peer {
                     conn,
@@ -244,13 +245,24 @@ impl Inner {
                     links: HashMap::default(),
                     tasks: Vec::new(),
                 },
-            )
+            );
+            // A link replaced by the new one went down before the new one came up.
+            let down = old
+                .as_ref()
+                .filter(|o| o.visible)
+                .map(|_| st.next_link_seq());
+            let up = agreed.visible.then(|| st.next_link_seq());
+            (old, down, up)
         };
         if let Some(old) = old {
+            // Dropping it closes its connection.
             self.forget(&agreed.name, old);
         }
-        if agreed.visible {
-            self.peer_event(&agreed.name, None);
+        if let Some(seq) = down {
+            self.link_event(seq, &agreed.name, Some("connectionClosed"));
+        }
+        if let Some(seq) = up {
+            self.link_event(seq, &agreed.name, None);
         }
         let name = agreed.name.clone();
         let tasks = conn::start(self.clone(), io, out, agreed.name, conn);
@@ -296,23 +308,53 @@ impl Inner {
         let gone = {
             let mut st = self.state.lock();
             if st.peers.get(name).is_some_and(|p| p.conn == conn) {
-                st.peers.remove(name)
+                st.peers.remove(name).map(|p| {
+                    let seq = p.visible.then(|| st.next_link_seq());
+                    (p, seq)
+                })
             } else {
                 None
             }
         };
-        if let Some(p) = gone {
-            let visible = p.visible;
+        if let Some((p, seq)) = gone {
             self.forget(name, p);
-            if visible {
-                self.peer_event(name, Some(reason));
+            if let Some(seq) = seq {
+                self.link_event(seq, name, Some(reason));
             }
             self.downs.send_modify(|n| *n += 1);
         }
     }
 
-    /// Reports a visible peer's link change (never called with the state lock held).
-    pub(super) fn peer_event(&self, name: &str, down: Option<&str>) {
+    /// Reports link change `seq` of visible peer `name` (numbered under the table's lock by
+    /// [`State::next_link_seq`]) once every change numbered before it has been reported:
+    /// subscribers see a peer's ups and downs in the order its link changed, however the
+    /// threads that made the changes reach this point. The thread that finds no one
+    /// reporting reports every change that is due, including those that arrive meanwhile
+    /// (a report that drops another link, e.g. a full output queue, lands here again).
+    pub(super) fn link_event(&self, seq: u64, name: &str, down: Option<&str>) {
+        let mut q = self.link_events.lock();
+        q.early
+            .insert(seq, (name.to_string(), down.map(str::to_string)));
+        if q.busy {
+            return;
+        }
+        q.busy = true;
+        loop {
+            let next = q.reported + 1;
+            let Some((name, down)) = q.early.remove(&next) else {
+                q.busy = false;
+                return;
+            };
+            q.reported = next;
+            drop(q);
+            self.peer_event(&name, down.as_deref());
+            q = self.link_events.lock();
+        }
+    }
+
+    /// Reports a visible peer's link change, in order ([`Self::link_event`]; never with the
+    /// state lock held).
+    fn peer_event(&self, name: &str, down: Option<&str>) {
         super::global::peer_event(self, name, down);
         super::shapes::peer_event(self, name, down);
         let f = self.events.lock().clone();

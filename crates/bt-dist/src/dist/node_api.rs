@@ -38,14 +38,19 @@ impl NodeLinks for DistNode {
     }
 
     fn disconnect(&self, node: &str) -> bool {
-        let peer = self.inner.state.lock().peers.remove(node);
+        let peer = {
+            let mut st = self.inner.state.lock();
+            st.peers.remove(node).map(|p| {
+                let seq = p.visible.then(|| st.next_link_seq());
+                (p, seq)
+            })
+        };
         match peer {
-            Some(p) => {
-                let visible = p.visible;
+            Some((p, seq)) => {
                 p.out.close();
                 self.inner.forget(node, p);
-                if visible {
-                    self.inner.peer_event(node, Some("disconnect"));
+                if let Some(seq) = seq {
+                    self.inner.link_event(seq, node, Some("disconnect"));
                 }
                 self.inner.downs.send_modify(|n| *n += 1);
                 true

@@ -42,6 +42,9 @@ pub(crate) struct Inner {
     /// One dial at a time per target, so processes connecting at once share one link.
     pub(super) dialing: Mutex<HashMap<String, Arc<AsyncMutex<()>>>>,
     pub(super) events: Mutex<Option<PeerEvents>>,
+    /// Link changes of visible peers on their way to [`Self::events`], reported in the
+    /// order the peer table changed ([`Inner::link_event`]).
+    pub(super) link_events: Mutex<LinkEvents>,
     pub(crate) inbound: Mutex<Option<Arc<dyn Inbound>>>,
     pub(super) unauth: Arc<Semaphore>,
     pub(super) refusals: Mutex<(Option<Instant>, u64)>,
@@ -81,6 +84,31 @@ pub(crate) struct State {
     pub(super) last_index: u32,
     /// Targets this node is dialing right now (simultaneous connects).
     pub(super) dialing: HashMap<String, u64>,
+    /// The number of the last link change of a visible peer ([`Inner::link_event`]).
+    pub(super) link_seq: u64,
+}
+
+impl State {
+    /// Numbers a link change of a visible peer made under this lock: the changes are
+    /// reported in this order ([`Inner::link_event`]).
+    pub(super) fn next_link_seq(&mut self) -> u64 {
+        self.link_seq += 1;
+        self.link_seq
+    }
+}
+
+/// Link changes numbered by [`State::next_link_seq`] and not reported yet. Each is made under
+/// the table's lock and reported after it is released, by threads that may arrive in
+/// another order (one attaching a connection, another dropping it): a change is reported
+/// only after the ones numbered before it.
+#[derive(Default)]
+pub(crate) struct LinkEvents {
+    /// The number of the last change reported.
+    pub(super) reported: u64,
+    /// Changes whose threads arrived before an earlier change's: peer and down reason.
+    pub(super) early: std::collections::BTreeMap<u64, (String, Option<String>)>,
+    /// Whether a thread is reporting now (it also reports the changes that arrive meanwhile).
+    pub(super) busy: bool,
 }
 
 pub(crate) struct Peer {
