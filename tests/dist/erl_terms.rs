@@ -1,5 +1,6 @@
 //! The `Erlang` class against a real `erl`: native functions whose answers must be Erlang's
-//! exactly — `phash2` of pids, ports and references, `unicode`'s UTF-16 and UTF-32 conversions (with their `{error, …}` and
+//! exactly — `phash2` of pids, ports and references, `term_to_binary`'s `[compressed]`
+//! bytes at several levels, `unicode`'s UTF-16 and UTF-32 conversions (with their `{error, …}` and
 //! `{incomplete, …}` shapes) and `~p`'s layout of binaries that are not printable — are
 //! evaluated by `bt run` and by `erl -noshell -eval`, and each answer is compared as the
 //! text of `~w` (a `~p` layout as the `~w` of its UTF-8 binary). No distribution: both sides
@@ -41,6 +42,11 @@ const CASES: &[(&str, &str, &str)] = &[
     ("w", "unicode:characters_to_binary([<<\"ab\">>, [300, <<\"c\">>]], unicode, utf16)", "Erlang unicode characters_to_binary: #(\"ab\", #(300, \"c\")) with: #unicode with: #utf16"),
     ("w", "unicode:characters_to_binary(\"x\", utf16, utf32)", "Erlang unicode characters_to_binary: #(120) with: #utf16 with: #utf32"),
     ("w", "unicode:characters_to_binary(<<0,104,0,105>>, utf16)", "Erlang unicode characters_to_binary: (Binary withAll: #(0, 104, 0, 105)) with: #utf16"),
+    ("w", "term_to_binary(lists:duplicate(30, a), [compressed])", "Erlang erlang term_to_binary: (Erlang lists duplicate: 30 with: #a) with: #(#compressed)"),
+    ("w", "term_to_binary(list_to_binary(lists:duplicate(50, \"hello world \")), [{compressed, 1}])", "Erlang erlang term_to_binary: (Erlang erlang list_to_binary: (Erlang lists duplicate: 50 with: \"hello world \")) with: #((Erlang erlang list_to_tuple: #(#compressed, 1)))"),
+    ("w", "term_to_binary(lists:seq(1, 500), [compressed])", "Erlang erlang term_to_binary: (Erlang lists seq: 1 with: 500) with: #(#compressed)"),
+    ("w", "term_to_binary([{I, integer_to_binary(I * 7)} || I <- lists:seq(1, 60)], [{compressed, 9}])", "Erlang erlang term_to_binary: ((1 to: 60) asList collect: [:i | Erlang erlang list_to_tuple: (Array with: i with: (Erlang erlang integer_to_binary: i * 7))]) with: #((Erlang erlang list_to_tuple: #(#compressed, 9)))"),
+    ("w", "term_to_binary({lists:seq(1, 300), <<\"abcabcabcabcabcabcabc\">>, 3.25}, [{compressed, 3}])", "Erlang erlang term_to_binary: (Tuple withAll: (Array with: (Erlang lists seq: 1 with: 300) with: \"abcabcabcabcabcabcabc\" with: 3.25)) with: #((Erlang erlang list_to_tuple: #(#compressed, 3)))"),
     ("p", "list_to_binary(lists:seq(1,60))", "Erlang erlang list_to_binary: (1 to: 60) asList"),
     ("p", "[list_to_binary(lists:seq(1,60)), list_to_binary(lists:seq(1,60))]", "Array with: (Erlang erlang list_to_binary: (1 to: 60) asList) with: (Erlang erlang list_to_binary: (1 to: 60) asList)"),
     ("p", "lists:duplicate(30, <<1,2>>)", "(1 to: 30) asList collect: [:i | Binary withAll: #(1, 2)]"),

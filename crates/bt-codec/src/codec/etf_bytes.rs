@@ -58,54 +58,28 @@ impl TermCodec for Codec {
 
 /// `term_to_binary(T, [{compressed, level}])` of `bytes` (a term after its version byte):
 /// `131, 80`, the term's length and a zlib stream of it, when that is not longer than
-/// `bytes` (as `erl` decides); level 0 leaves the bytes alone. The stream's header names the
-/// level as zlib's does; the deflate data are libflate's, which `erl` reads back but which
-/// are not zlib's byte for byte (docs/decisions.md, "The Erlang class").
+/// `bytes` (as `erl` decides); level 0 leaves the bytes alone. The stream is zlib's own
+/// (`deflateInit` at `level`, as erts calls it), so the bytes are those `erl` makes.
 pub fn compress(bytes: Vec<u8>, level: u8) -> Vec<u8> {
     use std::io::Write;
     let Some(term) = bytes.get(1..).filter(|_| level > 0) else {
         return bytes;
     };
-    let flevel: u16 = match level {
-        1 => 0,
-        2..=5 => 1,
-        6 => 2,
-        _ => 3,
-    };
-    let mut header = (0x78 << 8) | (flevel << 6);
-    header += 31 - header % 31;
     let mut out = vec![131, 80];
     out.extend((term.len() as u32).to_be_bytes());
-    out.extend(header.to_be_bytes());
-    let mut enc = libflate::deflate::Encoder::new(out);
+    let mut enc =
+        flate2::write::ZlibEncoder::new(out, flate2::Compression::new(u32::from(level.min(9))));
     if enc.write_all(term).is_err() {
         return bytes;
     }
-    let Ok(mut out) = enc.finish().into_result() else {
+    let Ok(out) = enc.finish() else {
         return bytes;
     };
-    out.extend(adler32(term).to_be_bytes());
     if out.len() <= bytes.len() {
         out
     } else {
         bytes
     }
-}
-
-/// zlib's checksum of `data`.
-fn adler32(data: &[u8]) -> u32 {
-    const MOD: u32 = 65_521;
-    let (mut a, mut b) = (1u32, 0u32);
-    // 5552 bytes is the most that can be summed before `b` could pass 2^32.
-    for chunk in data.chunks(5552) {
-        for &x in chunk {
-            a += x as u32;
-            b += a;
-        }
-        a %= MOD;
-        b %= MOD;
-    }
-    (b << 16) | a
 }
 
 /// `term_to_binary(T, [{minor_version, minor}])`.
