@@ -170,8 +170,20 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic> Frame<F, R> {
 }
 
 /// What a block call answers: the block's value, its error as the caller gets it (made
-/// in the process: `to_bt_error` needs the context), or `Err` with the text of a panic.
-pub type BlockOut = Result<Result<Value, Box<BtError>>, String>;
+/// in the process: `to_bt_error` needs the context), or the text of a panic (or of the
+/// main process's exit). One flat enum of two words (the other variants in the Value's
+/// spare tags), so the caller reads the value out with one test.
+pub enum BlockOut {
+    Value(Value),
+    Error(Box<BtError>),
+    Failed(Box<String>),
+}
+
+impl FromPanic for BlockOut {
+    fn from_panic(msg: String) -> Self {
+        BlockOut::Failed(Box::new(msg))
+    }
+}
 
 /// A block call as the main process's job ([`call_block_in_main`]; an engine's script call):
 /// the block and its arguments borrowed from the caller, no closure and no result nested in
@@ -222,11 +234,11 @@ unsafe fn run_block(data: *mut (), ctx: &mut Ctx, here: bool) {
     // SAFETY: the caller borrows the block and the arguments until the job is over.
     let (block, args) = unsafe { (&*frame.block, &*frame.args) };
     let r = match ctx.invoke_block(block, args) {
-        Ok(v) => Ok(v),
-        Err(u) => Err(block_error(ctx, u)),
+        Ok(v) => BlockOut::Value(v),
+        Err(u) => BlockOut::Error(block_error(ctx, u)),
     };
     // Empty until now (the job runs once): no drop call for the old value.
-    if let Some(was) = frame.out.replace(Ok(r)) {
+    if let Some(was) = frame.out.replace(r) {
         drop(was);
     }
     signal(&frame.done, here);
@@ -258,7 +270,7 @@ unsafe fn block_trampoline<const HERE: bool>(data: *mut (), ctx: &mut Ctx) {
 unsafe fn block_fail(data: *mut (), msg: String, here: bool) {
     // SAFETY: see the function's contract.
     let frame = unsafe { &mut *(data as *mut BlockFrame) };
-    frame.out = Some(Err(msg));
+    frame.out = Some(BlockOut::from_panic(msg));
     signal(&frame.done, here);
 }
 
@@ -411,10 +423,10 @@ pub fn call_block_in_main(
     to_pool: impl FnOnce(&GuestDone),
 ) -> Option<BlockOut> {
     let job = move |ctx: &mut Ctx| -> BlockOut {
-        Ok(match ctx.invoke_block(block, args) {
-            Ok(v) => Ok(v),
-            Err(u) => Err(block_error(ctx, u)),
-        })
+        match ctx.invoke_block(block, args) {
+            Ok(v) => BlockOut::Value(v),
+            Err(u) => BlockOut::Error(block_error(ctx, u)),
+        }
     };
     if !on_pool {
         let Guest { stacks, signal } = guest;
