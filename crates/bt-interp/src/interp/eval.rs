@@ -158,6 +158,10 @@ pub struct Ctx {
     pub max_depth: usize,
     /// Lowest native stack address evaluation may reach (0 = unchecked).
     pub(crate) stack_limit: usize,
+    /// Where a main-program job last set `stack_limit` (the position in its frame and the
+    /// floor of the stack it ran on; `process::in_main_process`): a job entered from the
+    /// same place on the same stack keeps the limit.
+    pub(crate) stack_for: (usize, usize),
     pub(crate) next_home: u64,
     pub(crate) acts: Vec<Activation>,
     /// The inline cache: starts at [`CACHE_START`] entries (or fewer) and doubles up to
@@ -241,6 +245,7 @@ impl Ctx {
             depth: 0,
             max_depth,
             stack_limit: 0,
+            stack_for: (0, 0),
             next_home: 1,
             acts: Vec::with_capacity(acts),
             cache,

@@ -22,7 +22,7 @@ use crate::interp::actor::ActorSys;
 use crate::interp::error::to_bt_error;
 use crate::interp::eval::{Ctx, Unwind};
 use crate::interp::loader::{self, Session, SourceUnit};
-use crate::interp::main_job::{Guest, JobSlot, MainState};
+use crate::interp::main_job::{BlockOut, Guest, JobSlot, MainState};
 use crate::interp::program::Program;
 use crate::runtime::{Config, GuestDone, ProcRef, Runtime, SpawnOpts};
 use crate::value::Value;
@@ -228,11 +228,17 @@ fn job_ended<T>(
 ) -> Result<T, String> {
     match out {
         Some(r) => r,
-        None => {
-            st.main = spawn_main(sys, job_slot);
-            Err("the main process exited".to_string())
-        }
+        None => Err(main_exited(sys, job_slot, st)),
     }
+}
+
+/// A fresh main process for the next job after the last one exited, and the error of the
+/// job that could not finish.
+#[cold]
+#[inline(never)]
+fn main_exited(sys: &Arc<ActorSys>, job_slot: &Arc<JobSlot>, st: &mut MainState) -> String {
+    st.main = spawn_main(sys, job_slot);
+    "the main process exited".to_string()
 }
 
 /// A block call as a job of the main process ([`Interpreter::try_call_block_armed`]): as
@@ -246,7 +252,7 @@ fn call_block_job(
     arm: impl FnOnce(u64) -> u32,
     block: &Arc<crate::interp::eval::Closure>,
     args: &[Value],
-) -> crate::interp::main_job::BlockOut {
+) -> BlockOut {
     let armed = armed_main(sys, job_slot, st, arm);
     let main = &st.main;
     let out = crate::interp::main_job::call_block_in_main(
@@ -260,7 +266,10 @@ fn call_block_job(
         args,
         |done| job_to_pool(sys, main, done, job_slot),
     );
-    job_ended(sys, job_slot, st, out)
+    match out {
+        Some(r) => r,
+        None => BlockOut::Failed(Box::new(main_exited(sys, job_slot, st))),
+    }
 }
 
 /// Sends the job in the slot to the main process as a message a pool worker runs; the
@@ -462,7 +471,7 @@ impl Interpreter {
         arm: impl FnOnce(u64) -> u32,
         block: &Arc<crate::interp::eval::Closure>,
         args: &[Value],
-    ) -> crate::interp::main_job::BlockOut {
+    ) -> BlockOut {
         let on_pool = *self.main_on_pool.get_mut();
         call_block_job(
             &self.sys,

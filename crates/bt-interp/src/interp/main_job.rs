@@ -48,10 +48,20 @@ pub struct Guest {
     pub signal: Option<GuestDone>,
 }
 
-/// A borrowed job: `call(data, ctx)` runs it (see the module doc). It lives in its
+/// A borrowed job: `ops.call(data, ctx)` runs it (see the module doc). It lives in its
 /// [`Frame`], so the slot holds one pointer (an atomic swap to take, no lock).
 struct RawJob {
     data: *mut (),
+    /// What runs the frame's job (one static table per frame type: a frame made per call
+    /// stores one pointer, not three).
+    ops: &'static JobOps,
+    /// The main guard armed by the caller for this job ([`Armed`]): the job's hook need not
+    /// be called when it runs in that process.
+    armed: Armed,
+}
+
+/// The functions of one frame type.
+struct JobOps {
     call: unsafe fn(*mut (), &mut Ctx),
     /// `call` for a run known to be on the caller's thread (the guest's runner: [`run_lent`]),
     /// which signals the caller with a plain store and no check of the thread.
@@ -59,13 +69,18 @@ struct RawJob {
     /// After a panic out of `call`/`call_here` (the job's result not stored): stores the
     /// panic as the job's result and signals the caller (`true`: on the caller's thread).
     fail: unsafe fn(*mut (), String, bool),
-    /// The main guard armed by the caller for this job ([`Armed`]): the job's hook need not
-    /// be called when it runs in that process.
-    armed: Armed,
     /// `data` is a [`BlockFrame`]: the main process's behaviour runs the block itself
     /// ([`run_lent_here`]), with no call through `call_here`.
     block: bool,
 }
+
+/// [`JobOps`] of a [`BlockFrame`].
+static BLOCK_OPS: JobOps = JobOps {
+    call: block_trampoline::<false>,
+    call_here: block_trampoline::<true>,
+    fail: block_fail,
+    block: true,
+};
 
 /// A main-program job whose limits the caller armed before handing it over (an engine's
 /// evaluation: `Engine::run` re-arms the main guard itself), for the main process with
@@ -137,11 +152,15 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic> Frame<F, R> {
         Frame {
             raw: RawJob {
                 data: std::ptr::null_mut(),
-                call: trampoline::<F, R, false>,
-                call_here: trampoline::<F, R, true>,
-                fail: fail::<F, R>,
+                ops: const {
+                    &JobOps {
+                        call: trampoline::<F, R, false>,
+                        call_here: trampoline::<F, R, true>,
+                        fail: fail::<F, R>,
+                        block: false,
+                    }
+                },
                 armed,
-                block: false,
             },
             f: Some(f),
             out: None,
@@ -151,8 +170,20 @@ impl<F: FnOnce(&mut Ctx) -> R + Send, R: Send + FromPanic> Frame<F, R> {
 }
 
 /// What a block call answers: the block's value, its error as the caller gets it (made
-/// in the process: `to_bt_error` needs the context), or `Err` with the text of a panic.
-pub type BlockOut = Result<Result<Value, Box<BtError>>, String>;
+/// in the process: `to_bt_error` needs the context), or the text of a panic (or of the
+/// main process's exit). One flat enum of two words (the other variants in the Value's
+/// spare tags), so the caller reads the value out with one test.
+pub enum BlockOut {
+    Value(Value),
+    Error(Box<BtError>),
+    Failed(Box<String>),
+}
+
+impl FromPanic for BlockOut {
+    fn from_panic(msg: String) -> Self {
+        BlockOut::Failed(Box::new(msg))
+    }
+}
 
 /// A block call as the main process's job ([`call_block_in_main`]; an engine's script call):
 /// the block and its arguments borrowed from the caller, no closure and no result nested in
@@ -172,11 +203,8 @@ impl BlockFrame {
         BlockFrame {
             raw: RawJob {
                 data: std::ptr::null_mut(),
-                call: block_trampoline::<false>,
-                call_here: block_trampoline::<true>,
-                fail: block_fail,
+                ops: &BLOCK_OPS,
                 armed,
-                block: true,
             },
             block,
             args,
@@ -206,11 +234,11 @@ unsafe fn run_block(data: *mut (), ctx: &mut Ctx, here: bool) {
     // SAFETY: the caller borrows the block and the arguments until the job is over.
     let (block, args) = unsafe { (&*frame.block, &*frame.args) };
     let r = match ctx.invoke_block(block, args) {
-        Ok(v) => Ok(v),
-        Err(u) => Err(block_error(ctx, u)),
+        Ok(v) => BlockOut::Value(v),
+        Err(u) => BlockOut::Error(block_error(ctx, u)),
     };
     // Empty until now (the job runs once): no drop call for the old value.
-    if let Some(was) = frame.out.replace(Ok(r)) {
+    if let Some(was) = frame.out.replace(r) {
         drop(was);
     }
     signal(&frame.done, here);
@@ -242,7 +270,7 @@ unsafe fn block_trampoline<const HERE: bool>(data: *mut (), ctx: &mut Ctx) {
 unsafe fn block_fail(data: *mut (), msg: String, here: bool) {
     // SAFETY: see the function's contract.
     let frame = unsafe { &mut *(data as *mut BlockFrame) };
-    frame.out = Some(Err(msg));
+    frame.out = Some(BlockOut::from_panic(msg));
     signal(&frame.done, here);
 }
 
@@ -395,10 +423,10 @@ pub fn call_block_in_main(
     to_pool: impl FnOnce(&GuestDone),
 ) -> Option<BlockOut> {
     let job = move |ctx: &mut Ctx| -> BlockOut {
-        Ok(match ctx.invoke_block(block, args) {
-            Ok(v) => Ok(v),
-            Err(u) => Err(block_error(ctx, u)),
-        })
+        match ctx.invoke_block(block, args) {
+            Ok(v) => BlockOut::Value(v),
+            Err(u) => BlockOut::Error(block_error(ctx, u)),
+        }
     };
     if !on_pool {
         let Guest { stacks, signal } = guest;
@@ -532,7 +560,7 @@ impl JobSlot {
 pub unsafe fn run_lent(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     let job = job.0 as *mut RawJob;
     // SAFETY: see the function's contract.
-    let (call, data) = unsafe { ((*job).call, (*job).data) };
+    let (call, data) = unsafe { ((*job).ops.call, (*job).data) };
     // SAFETY: `call` is the trampoline made for `data`'s frame type.
     unsafe { call(data, ctx) }
 }
@@ -547,13 +575,13 @@ pub unsafe fn run_lent(job: crate::runtime::LentJob, ctx: &mut Ctx) {
 pub unsafe fn run_lent_here(job: crate::runtime::LentJob, ctx: &mut Ctx) {
     let job = job.0 as *mut RawJob;
     // SAFETY: see the function's contract.
-    let (call, data, block) = unsafe { ((*job).call_here, (*job).data, (*job).block) };
-    if block {
+    let (ops, data) = unsafe { ((*job).ops, (*job).data) };
+    if ops.block {
         // SAFETY: a block job's `data` is its `BlockFrame` (`BlockFrame::lend`).
         return unsafe { run_block(data, ctx, true) };
     }
     // SAFETY: `call_here` is the trampoline made for `data`'s frame type.
-    unsafe { call(data, ctx) }
+    unsafe { (ops.call_here)(data, ctx) }
 }
 
 /// The step the caller armed for a lent job running in the main process with pid number
@@ -579,7 +607,7 @@ pub unsafe fn armed_step(job: crate::runtime::LentJob, pid: u64) -> Option<u32> 
 pub unsafe fn fail_lent(job: crate::runtime::LentJob, msg: String, here: bool) {
     let job = job.0 as *mut RawJob;
     // SAFETY: see the function's contract.
-    let (fail, data) = unsafe { ((*job).fail, (*job).data) };
+    let (fail, data) = unsafe { ((*job).ops.fail, (*job).data) };
     // SAFETY: `fail` was made for `data`'s frame type.
     unsafe { fail(data, msg, here) }
 }

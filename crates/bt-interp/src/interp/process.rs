@@ -138,10 +138,21 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
 /// [`in_process`] for the main program's context, whose every run is a job of its own
 /// process started here (`MainActor`): the pid, owner and stack limit are set for the job
 /// and left set after it (the next job sets them again; nothing runs in the context between
-/// jobs), only the pointer to the run's `Cx` is cleared.
+/// jobs), only the pointer to the run's `Cx` is cleared. The stack limit is only computed
+/// again when the job starts from another place or on another stack than the last one
+/// (`Ctx::stack_for`): the guest's kept runner enters every job from the same frame.
 #[inline(always)]
 pub fn in_main_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
-    attach(ctx, cx);
+    ctx.pid = cx.pid().number;
+    ctx.owner = owner_token(cx);
+    let marker = 0u8;
+    let here = (&marker as *const u8 as usize, cx.stack_floor());
+    if ctx.stack_for != here {
+        ctx.set_native_stack_here(cx.stack_remaining());
+        ctx.stack_for = here;
+    }
+    let ptr = NonNull::from(&mut *cx).cast::<Cx<'static>>();
+    ctx.proc.cx = Some(CxPtr(ptr));
     let r = f(ctx);
     ctx.proc.cx = None;
     r

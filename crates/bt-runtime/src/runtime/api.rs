@@ -796,6 +796,7 @@ impl RtHandle {
     /// and it is delivered as by `send_and_drive`. `Err(())`, having called nothing, when
     /// the calling thread cannot be the guest.
     #[allow(clippy::result_unit_err)] // `Err(())`: "not the guest", nothing more to say (doc above)
+    #[inline(always)] // the kept-process entry (`guest::call_kept`) in its caller's frame
     pub fn drive_job(
         &self,
         stacks: &mut crate::runtime::sched::GuestStacks,

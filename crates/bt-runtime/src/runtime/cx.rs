@@ -162,6 +162,13 @@ impl<'y> Cx<'y> {
         sp.saturating_sub(self.floor)
     }
 
+    /// The lowest address the run's stack may be used down to (its red zone's top): the
+    /// same for every run on one stack.
+    #[inline]
+    pub fn stack_floor(&self) -> usize {
+        self.floor
+    }
+
     /// Before a suspension: notes the stack pointer, and how deep the coroutine's stack is
     /// in use for the worker to charge (`Worker::charge_stack`).
     fn note_sp(&self) {

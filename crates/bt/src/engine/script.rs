@@ -4,6 +4,7 @@
 
 use crate::engine::error::EngineError;
 use crate::engine::limits::Shared;
+use crate::interp::main_job::BlockOut;
 use crate::interp::Interpreter as Vm;
 use crate::value::Value;
 
@@ -72,9 +73,9 @@ pub(crate) fn run(
     if let Value::Block(c) = block {
         // A job made for a block call (`main_job::BlockFrame`).
         return match vm.try_call_block_armed(arm, c, args) {
-            Ok(Ok(v)) => Ok(v),
-            Ok(Err(e)) => Err(EngineError::from_bt(*e, None)),
-            Err(m) => Err(EngineError::usage("internal_error", m)),
+            BlockOut::Value(v) => Ok(v),
+            BlockOut::Error(e) => Err(EngineError::from_bt(*e, None)),
+            BlockOut::Failed(m) => Err(EngineError::usage("internal_error", *m)),
         };
     }
     let r = vm.try_run_armed(arm, move |ctx, _| {

@@ -169,6 +169,9 @@ struct RunnerIo {
     idle: AtomicBool,
     /// Lowest stack pointer any run reached (the stack is trimmed when it is too deep).
     deepest: AtomicUsize,
+    /// The runtime is the deterministic one (no fixed reduction budget: each run draws its
+    /// budget), read once at the runner's start.
+    sim: bool,
 }
 
 /// The coroutine the guest keeps parked between calls (see the module doc).
@@ -181,7 +184,9 @@ struct Runner {
     /// Its own slot in the guest worker: wake-ups arrive as `Resume { slot, gen }`.
     slot: u32,
     gen: u32,
-    top: usize,
+    /// The lowest stack address a run may reach without the stack being trimmed when the
+    /// runner ends (`KEEP_RESIDENT` below its top).
+    trim_below: usize,
     /// Shared with the coroutine only (`Rc`: both move together; see the Send impl).
     io: std::rc::Rc<RunnerIo>,
 }
@@ -205,7 +210,7 @@ unsafe impl Send for Runner {}
 #[inline(never)]
 fn run_once(cx: &mut Cx<'_>, io: &RunnerIo) {
     cx.reductions = 0;
-    if cx.rt.0.cfg.reductions == 0 {
+    if io.sim {
         cx.budget = cx.rt.0.sim_budget();
     }
     cx.deepest.set(cx.top);
@@ -256,6 +261,7 @@ impl Runner {
         let (low, top) = (stack.usable_low(), stack.top());
         let io = std::rc::Rc::new(RunnerIo {
             deepest: AtomicUsize::new(top),
+            sim: w.shared.cfg.reductions == 0,
             ..RunnerIo::default()
         });
         let (rt, me, io2) = (RtHandle(w.shared.clone()), p.clone(), io.clone());
@@ -282,7 +288,7 @@ impl Runner {
             shared: w.shared.clone(),
             slot,
             gen,
-            top,
+            trim_below: top.saturating_sub(KEEP_RESIDENT),
             io,
         })
     }
@@ -293,7 +299,7 @@ impl Runner {
 
     /// Whether a run went deeper than the part of a stack kept resident.
     fn too_deep(&self) -> bool {
-        self.io.deepest.load(Ordering::Relaxed) < self.top.saturating_sub(KEEP_RESIDENT)
+        self.io.deepest.load(Ordering::Relaxed) < self.trim_below
     }
 
     /// Resumes the runner on `w` (a job, or a wake-up of a run suspended in a wait).
@@ -580,8 +586,8 @@ fn call_kept(
         return false;
     };
     // `done` is the calling thread's (see the function's doc): its number, not a read of
-    // the thread-local.
-    if r.proc != *p
+    // the thread-local. The process by its record (one compare; a record is one pid's).
+    if !Arc::ptr_eq(&r.proc.0, &p.0)
         || !Arc::ptr_eq(&w.shared, sh)
         || stacks.registered != Some((sh.id, done.0.number))
         || sh.stopping.load(Ordering::SeqCst)
