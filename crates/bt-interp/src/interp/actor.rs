@@ -36,11 +36,11 @@ use crate::value::Value;
 
 pub use crate::interp::actor::send::top_display;
 pub use crate::interp::actor::target::{cast, intercept, intercept_at};
-pub(crate) use crate::interp::process::run_lending;
 pub use crate::interp::process::{
     await_external, cx_log, cx_of, in_process, need_cx, sys_of, with_fresh_ctx, ActorSys, Done,
     ProcSlot,
 };
+pub(crate) use crate::interp::process::{in_pooled_process, run_lending};
 
 impl Ctx {
     /// The state copy of a block's `self` when the block crossed from its actor to another
