@@ -9,7 +9,6 @@
 //! value decides. The trait and the kind finder [`TargetOf`] are declared with the registry
 //! that lists the kinds (`interp::registry`); this file holds the send path that asks them.
 
-use crate::interp::actor::handle::ActorRef;
 use crate::interp::eval::{Ctx, EvalResult, Unwind};
 pub use crate::interp::registry::{target_of, SendTarget, TargetOf};
 use crate::value::{Native, Sym, Value};
@@ -20,17 +19,6 @@ fn find<'a>(ctx: &Ctx, n: &'a Native) -> Option<&'a dyn SendTarget> {
     let kinds: &'static [TargetOf] = &ctx.prog.prims.prims.send_targets;
     let obj = n.0.as_any();
     kinds.iter().find_map(|of| of(obj))
-}
-
-/// `n` as a local actor handle, the first registered kind (`prims::actor`) and the usual
-/// receiver of a send to a process: the object seen as `dyn Any` through its own vtable
-/// (no `as_any` call) and one type test, so [`intercept_at`] calls the handle's send
-/// directly (no kind look-up through function pointers, no virtual send). The answer is
-/// the one [`find`] gives: the kinds are distinct types, so at most one recognises `n`.
-#[inline(always)]
-fn local_handle(n: &Native) -> Option<&ActorRef> {
-    let obj: &dyn std::any::Any = &*n.0;
-    obj.downcast_ref::<ActorRef>()
 }
 
 /// The send hook of `Ctx::send_impl`: `Some(result)` when the receiver is a process
@@ -57,9 +45,6 @@ pub fn intercept_at(
     sel: Sym,
     base: usize,
 ) -> Option<EvalResult> {
-    if let Some(a) = local_handle(n) {
-        return a.send_at(ctx, recv, sel, base);
-    }
     find(ctx, n)?.send_at(ctx, recv, sel, base)
 }
 
