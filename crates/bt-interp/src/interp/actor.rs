@@ -36,13 +36,35 @@ use crate::value::Value;
 
 pub use crate::interp::actor::send::top_display;
 pub use crate::interp::actor::target::{cast, intercept, intercept_at};
-pub(crate) use crate::interp::process::run_lending;
 pub use crate::interp::process::{
     await_external, cx_log, cx_of, in_process, need_cx, sys_of, with_fresh_ctx, ActorSys, Done,
     ProcSlot,
 };
+pub(crate) use crate::interp::process::{in_pooled_process, run_lending};
 
 impl Ctx {
+    /// The send hook of `Ctx::send_at` ([`intercept_at`]), with the usual receiver of a
+    /// send to a process first: a local actor handle (`ActorRef`, the first registered
+    /// kind), recognised by one type test of the object seen as `dyn Any` through its own
+    /// vtable (no `as_any` call), whose `send_at` is then called directly (no kind look-up
+    /// through function pointers, no virtual send). The answer is the one the registry's
+    /// look-up gives: the kinds are distinct types, so at most one recognises `n`. (A method
+    /// the actor glue adds to the evaluator, as `detached_state` below.)
+    #[inline(always)]
+    pub(crate) fn intercept_send_at(
+        &mut self,
+        n: &crate::value::Native,
+        recv: &Value,
+        sel: crate::value::Sym,
+        base: usize,
+    ) -> Option<crate::interp::eval::EvalResult> {
+        let obj: &dyn std::any::Any = &*n.0;
+        if let Some(a) = obj.downcast_ref::<crate::interp::actor::handle::ActorRef>() {
+            return crate::interp::actor::target::SendTarget::send_at(a, self, recv, sel, base);
+        }
+        intercept_at(self, n, recv, sel, base)
+    }
+
     /// The state copy of a block's `self` when the block crossed from its actor to another
     /// process and runs there; None in the actor's own process (the common case, decided
     /// by a pointer comparison first) and for every other receiver. (A method the actor

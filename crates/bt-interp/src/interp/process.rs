@@ -135,12 +135,14 @@ pub fn in_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) ->
     r
 }
 
-/// [`in_process`] for the main program's context, whose every run is a job of its own
-/// process started here (`MainActor`): the pid, owner and stack limit are set for the job
-/// and left set after it (the next job sets them again; nothing runs in the context between
-/// jobs), only the pointer to the run's `Cx` is cleared. The stack limit is only computed
-/// again when the job starts from another place or on another stack than the last one
-/// (`Ctx::stack_for`): the guest's kept runner enters every job from the same frame.
+/// [`in_process`] for a context whose every run is in a process attached here: the main
+/// program's context (each job of `MainActor`) and a pooled context (an actor's message, a
+/// callback). The pid, owner and stack limit are set for the run and left set after it
+/// (the next run sets them again; a pooled context taken outside a process gets them reset:
+/// [`ActorSys::take_ctx`]), only the pointer to the run's `Cx` is cleared. The stack limit
+/// is only computed again when the run starts from another place or on another stack than
+/// the last one (`Ctx::stack_for`): the guest's kept runner enters every job from the same
+/// frame.
 #[inline(always)]
 pub fn in_main_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
     ctx.pid = cx.pid().number;
@@ -156,6 +158,16 @@ pub fn in_main_process<R>(ctx: &mut Ctx, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ct
     let r = f(ctx);
     ctx.proc.cx = None;
     r
+}
+
+/// A pooled context's run in the process of `cx` (see [`in_main_process`]).
+#[inline(always)]
+pub(crate) fn in_pooled_process<R>(
+    ctx: &mut Ctx,
+    cx: &mut Cx<'_>,
+    f: impl FnOnce(&mut Ctx) -> R,
+) -> R {
+    in_main_process(ctx, cx, f)
 }
 
 /// Sets `ctx` to run in the process of `cx`: its pid, owner token, native stack and the
@@ -195,11 +207,19 @@ impl ActorSys {
         })
     }
 
-    /// A context for a process run (from the pool, or a new small one).
+    /// A context for a run outside any process (from the pool, or a new small one): the
+    /// pid, owner and stack limit a pooled context's last run left (`in_pooled_process`)
+    /// are reset to those of a context of no process.
     pub fn take_ctx(self: &Arc<Self>) -> Box<Ctx> {
         // The one kept by this worker thread first (no lock), then the shared pool.
         let kept = self.rt.worker_local_take::<Ctx>(|c| self.owns(c));
-        self.ctx_or_pooled(kept)
+        let mut c = self.ctx_or_pooled(kept);
+        c.pid = 0;
+        c.owner = 0;
+        c.stack_limit = 0;
+        // The next run in a process computes its stack limit again.
+        c.stack_for = (0, 0);
+        c
     }
 
     /// [`ActorSys::take_ctx`] in the run of `cx`: the context its pool worker keeps
@@ -330,7 +350,7 @@ pub(crate) fn lock_proc<'l>(
 /// goes back to the pool afterwards.
 pub fn with_fresh_ctx<R>(sys: &Arc<ActorSys>, cx: &mut Cx<'_>, f: impl FnOnce(&mut Ctx) -> R) -> R {
     let mut ctx = sys.take_ctx_in(cx);
-    let r = in_process(&mut ctx, cx, f);
+    let r = in_pooled_process(&mut ctx, cx, f);
     sys.put_ctx_in(cx, ctx);
     r
 }

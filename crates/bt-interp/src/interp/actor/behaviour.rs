@@ -11,7 +11,7 @@ use crate::interp::actor::send::{
     describe_exception, prefix_error, transfer_in, transfer_in_owned,
 };
 use crate::interp::actor::slots::nil_typed_slot;
-use crate::interp::actor::{in_process, run_lending, ActorSys};
+use crate::interp::actor::{in_pooled_process, run_lending, ActorSys};
 use crate::interp::class::Builtin;
 use crate::interp::error::ErrorKind;
 use crate::interp::error::{class_for_kind, make_exception};
@@ -93,7 +93,9 @@ fn run_as<R>(
     let mut ctx = sys.take_ctx_in(cx);
     std::mem::swap(&mut ctx.actor_fields, fields);
     std::mem::swap(&mut ctx.actor_saved, saved);
-    let r = run_lending(&mut ctx, me, |ctx| in_process(ctx, cx, |ctx| f(ctx, me)));
+    let r = run_lending(&mut ctx, me, |ctx| {
+        in_pooled_process(ctx, cx, |ctx| f(ctx, me))
+    });
     std::mem::swap(&mut ctx.actor_fields, fields);
     std::mem::swap(&mut ctx.actor_saved, saved);
     sys.put_ctx_in(cx, ctx);

@@ -12,10 +12,33 @@ use crate::interp::eval::{Ctx, Flow, Frame};
 use crate::value::{Instance, Sym, Value};
 
 impl Ctx {
+    /// Is `recv` the handle of the actor whose message runs here (`self` in its own
+    /// method or block)? Then `self.name` is its live state slot: no detached copy to look
+    /// for (`Ctx::detached_state` answers none for it).
+    #[inline(always)]
+    fn is_running_actor(&self, recv: &Value) -> bool {
+        match (recv, self.proc.actor()) {
+            (Value::Native(n), Some(Value::Native(me))) => Arc::ptr_eq(me, n),
+            _ => false,
+        }
+    }
+
     /// `self.name` of the running actor: its state slot (or, in a block that crossed to
-    /// another process, that block's copy of the state).
-    #[inline]
+    /// another process, that block's copy of the state). The usual case, the running
+    /// actor's own slot, inline at the site; the rest in [`Ctx::actor_field_read`].
+    #[inline(always)]
     pub(crate) fn actor_field_get(&mut self, f: &Frame, fd: &FieldNode) -> Flow {
+        if self.is_running_actor(f.recv) {
+            if let Some(v) = self.actor_fields.get(fd.idx as usize) {
+                return Ok(fast_clone(v));
+            }
+        }
+        self.actor_field_read(f, fd)
+    }
+
+    /// [`Ctx::actor_field_get`] in general.
+    #[inline(never)]
+    fn actor_field_read(&mut self, f: &Frame, fd: &FieldNode) -> Flow {
         let i = fd.idx as usize;
         if let Some(st) = self.detached_state(f.recv) {
             return Ok(st.lock().get(i).cloned().unwrap_or(Value::Nil));
@@ -30,8 +53,25 @@ impl Ctx {
     }
 
     /// `self.name := v` in an actor (see [`Ctx::actor_field_get`]); answers `v`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn actor_field_set(
+        &mut self,
+        f: &Frame,
+        name: crate::value::Sym,
+        i: usize,
+        loc: Loc,
+        v: Value,
+    ) -> Flow {
+        if self.is_running_actor(f.recv) && i < self.actor_fields.len() {
+            self.set_actor_slot(i, fast_clone(&v));
+            return Ok(v);
+        }
+        self.actor_field_write(f, name, i, loc, v)
+    }
+
+    /// [`Ctx::actor_field_set`] in general.
+    #[inline(never)]
+    fn actor_field_write(
         &mut self,
         f: &Frame,
         name: crate::value::Sym,

@@ -320,7 +320,7 @@ impl Ctx {
     pub(crate) fn send_at(&mut self, recv: &Value, sel: Sym, base: usize) -> Flow {
         if let Value::Native(n) = recv {
             // A sync call to an actor moves the arguments from the stack into its message.
-            if let Some(r) = crate::interp::actor::intercept_at(self, n, recv, sel, base) {
+            if let Some(r) = self.intercept_send_at(n, recv, sel, base) {
                 return r.map_err(Box::new);
             }
             // Other handles and proxies: `send_impl` routes them through the runtime.
