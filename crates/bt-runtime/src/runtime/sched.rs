@@ -302,13 +302,34 @@ impl crate::runtime::threads::Threads<Shared> {
             if early {
                 self.starting.fetch_add(1, Ordering::SeqCst);
             }
+            let body = move || {
+                Self::charge_this_thread(account);
+                Worker::new(i, s).run()
+            };
+            // The first worker, started before work is queued for it (`bt run`), runs on a
+            // thread about to end when there is one (the library thread: its stack and
+            // allocator heap are made already), or on a thread of its own.
+            let body: Box<dyn FnOnce() + Send> = if early && i == 0 {
+                let lent = std::sync::Arc::new(LentThread::default());
+                let done = LentDone(lent.clone());
+                match bt_base::base::spare_thread::give(Box::new(move || {
+                    let _done = done;
+                    body()
+                })) {
+                    Ok(()) => {
+                        hs.push(WorkerThread::Lent(lent));
+                        continue;
+                    }
+                    Err(job) => job,
+                }
+            } else {
+                Box::new(body)
+            };
             match std::thread::Builder::new()
                 .name(format!("bt-worker-{i}"))
-                .spawn(move || {
-                    Self::charge_this_thread(account);
-                    Worker::new(i, s).run()
-                }) {
-                Ok(h) => hs.push(h),
+                .spawn(body)
+            {
+                Ok(h) => hs.push(WorkerThread::Own(h)),
                 Err(e) => {
                     if early {
                         self.take_starting();
@@ -351,6 +372,46 @@ impl crate::runtime::threads::Threads<Shared> {
                 self.timer_started.store(true, Ordering::Release);
             }
             Err(e) => sh.log(&format!("runtime: cannot start the timer thread: {e}")),
+        }
+    }
+}
+
+/// A worker started on a thread the runtime did not start: joined through its flag.
+#[derive(Default)]
+pub(crate) struct LentThread {
+    done: parking_lot::Mutex<bool>,
+    cv: parking_lot::Condvar,
+}
+
+/// Sets its thread's flag when the worker ends (also by a panic).
+struct LentDone(std::sync::Arc<LentThread>);
+
+impl Drop for LentDone {
+    fn drop(&mut self) {
+        *self.0.done.lock() = true;
+        self.0.cv.notify_all();
+    }
+}
+
+/// A worker's thread, for joining at shutdown.
+pub(crate) enum WorkerThread {
+    Own(std::thread::JoinHandle<()>),
+    Lent(std::sync::Arc<LentThread>),
+}
+
+impl WorkerThread {
+    /// Waits until the worker has ended.
+    pub(crate) fn join(self) {
+        match self {
+            WorkerThread::Own(h) => {
+                let _ = h.join();
+            }
+            WorkerThread::Lent(l) => {
+                let mut done = l.done.lock();
+                while !*done {
+                    l.cv.wait(&mut done);
+                }
+            }
         }
     }
 }

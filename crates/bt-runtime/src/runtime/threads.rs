@@ -24,7 +24,7 @@ pub(crate) struct Threads<S> {
     /// takes one of these instead of starting another worker (`Shared::wake_one`).
     pub(crate) starting: AtomicUsize,
     pub(crate) timer_started: AtomicBool,
-    pub(crate) workers: Mutex<Vec<JoinHandle<()>>>,
+    pub(crate) workers: Mutex<Vec<super::sched::WorkerThread>>,
     pub(crate) timer: Mutex<Option<JoinHandle<()>>>,
     /// The memory account every thread of this runtime is charged to from its start (an
     /// embedding engine's `max_memory`, `crate::memory`): what its processes allocate and
@@ -61,7 +61,7 @@ impl<S> Threads<S> {
     }
 
     /// The started threads, for joining at shutdown: (workers in index order, timer).
-    pub(crate) fn take(&self) -> (Vec<JoinHandle<()>>, Option<JoinHandle<()>>) {
+    pub(crate) fn take(&self) -> (Vec<super::sched::WorkerThread>, Option<JoinHandle<()>>) {
         (
             std::mem::take(&mut *self.workers.lock()),
             self.timer.lock().take(),
