@@ -2,7 +2,9 @@
 //! for the pool (or before, when the caller knows work is coming: `bt run`,
 //! `RtHandle::start_first_worker`), the others when work is queued while every started
 //! worker is busy (`Shared::wake_one`; all of them for an installed input), the timer
-//! thread when the first timer is set. A runtime
+//! thread when the first timer is set. The first worker started early runs on a thread
+//! about to end when one offers itself (`bt run`'s library thread, `base::spare_thread`),
+//! and is then joined by a flag (`sched::WorkerThread::Lent`). A runtime
 //! whose only process is run by a guest (an embedding engine evaluating on the host's
 //! thread, `sched::guest`) never starts a thread, so creating and dropping an engine does
 //! not pay for spawning and joining three.
