@@ -47,6 +47,7 @@ use crate::runtime::process::{
     finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, RunRef, Sched,
     TaskFn,
 };
+use crate::runtime::threads::{LentThread, WorkerThread};
 use crate::runtime::types::{ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Resume, WaitRef, Wake};
 use crate::value::{Sym, Value};
@@ -311,7 +312,7 @@ impl crate::runtime::threads::Threads<Shared> {
             // allocator heap are made already), or on a thread of its own.
             let body: Box<dyn FnOnce() + Send> = if early && i == 0 {
                 let lent = std::sync::Arc::new(LentThread::default());
-                let done = LentDone(lent.clone());
+                let done = lent.done_on_drop();
                 match bt_base::base::spare_thread::give(Box::new(move || {
                     let _done = done;
                     body()
@@ -372,46 +373,6 @@ impl crate::runtime::threads::Threads<Shared> {
                 self.timer_started.store(true, Ordering::Release);
             }
             Err(e) => sh.log(&format!("runtime: cannot start the timer thread: {e}")),
-        }
-    }
-}
-
-/// A worker started on a thread the runtime did not start: joined through its flag.
-#[derive(Default)]
-pub(crate) struct LentThread {
-    done: parking_lot::Mutex<bool>,
-    cv: parking_lot::Condvar,
-}
-
-/// Sets its thread's flag when the worker ends (also by a panic).
-struct LentDone(std::sync::Arc<LentThread>);
-
-impl Drop for LentDone {
-    fn drop(&mut self) {
-        *self.0.done.lock() = true;
-        self.0.cv.notify_all();
-    }
-}
-
-/// A worker's thread, for joining at shutdown.
-pub(crate) enum WorkerThread {
-    Own(std::thread::JoinHandle<()>),
-    Lent(std::sync::Arc<LentThread>),
-}
-
-impl WorkerThread {
-    /// Waits until the worker has ended.
-    pub(crate) fn join(self) {
-        match self {
-            WorkerThread::Own(h) => {
-                let _ = h.join();
-            }
-            WorkerThread::Lent(l) => {
-                let mut done = l.done.lock();
-                while !*done {
-                    l.cv.wait(&mut done);
-                }
-            }
         }
     }
 }
