@@ -99,7 +99,9 @@ impl Checker {
     /// Once per process: the first call starts the thread, later ones do nothing (the files
     /// and entries are kept for the process; what the first call did not ask for is made by
     /// its first reader). `bt run` calls it as soon as its command line is parsed, before
-    /// the interpreter is made, so that the thread starts earlier.
+    /// the interpreter is made, so that the thread starts earlier. When done, the thread
+    /// runs the thread start asked for meanwhile or within 20 ms, if any
+    /// (`base::spare_thread`: `bt run`'s first worker).
     pub fn prepare_in_background(classes: &'static [&'static str], entries: bool) {
         static STARTED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
         if STARTED.swap(true, std::sync::atomic::Ordering::Relaxed) {
@@ -108,6 +110,9 @@ impl Checker {
         let _ = std::thread::Builder::new()
             .name("bt-check-library".into())
             .spawn(move || {
+                // The thread's end is lent to a thread start asked for meanwhile (`bt run`'s
+                // first worker, `base::spare_thread`).
+                bt_base::base::spare_thread::open();
                 if entries {
                     let t = library_table::library_table();
                     for c in classes {
@@ -119,6 +124,8 @@ impl Checker {
                         library::module(f);
                     }
                 }
+                // `bt run` asks within a millisecond or so of the library being done.
+                bt_base::base::spare_thread::finish(std::time::Duration::from_millis(20));
             });
     }
 

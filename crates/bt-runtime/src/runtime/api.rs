@@ -139,7 +139,7 @@ impl Runtime {
         for (i, t) in workers.into_iter().enumerate() {
             let busy = sh.workers[i].driving.load(Ordering::Relaxed) != 0;
             if !busy {
-                let _ = t.join();
+                t.join();
             }
         }
         if let Some(t) = timer {

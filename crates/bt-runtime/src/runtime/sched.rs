@@ -47,6 +47,7 @@ use crate::runtime::process::{
     finish, Body, Claimed, EveryFn, ExitHook, Extras, Handed, Inner, Proc, ProcRef, RunRef, Sched,
     TaskFn,
 };
+use crate::runtime::threads::{LentThread, WorkerThread};
 use crate::runtime::types::{ExitReason, NameError, Pid};
 use crate::runtime::waiter::{Resume, WaitRef, Wake};
 use crate::value::{Sym, Value};
@@ -302,13 +303,34 @@ impl crate::runtime::threads::Threads<Shared> {
             if early {
                 self.starting.fetch_add(1, Ordering::SeqCst);
             }
+            let body = move || {
+                Self::charge_this_thread(account);
+                Worker::new(i, s).run()
+            };
+            // The first worker, started before work is queued for it (`bt run`), runs on a
+            // thread about to end when there is one (the library thread: its stack and
+            // allocator heap are made already), or on a thread of its own.
+            let body: Box<dyn FnOnce() + Send> = if early && i == 0 {
+                let lent = std::sync::Arc::new(LentThread::default());
+                let done = lent.done_on_drop();
+                match bt_base::base::spare_thread::give(Box::new(move || {
+                    let _done = done;
+                    body()
+                })) {
+                    Ok(()) => {
+                        hs.push(WorkerThread::Lent(lent));
+                        continue;
+                    }
+                    Err(job) => job,
+                }
+            } else {
+                Box::new(body)
+            };
             match std::thread::Builder::new()
                 .name(format!("bt-worker-{i}"))
-                .spawn(move || {
-                    Self::charge_this_thread(account);
-                    Worker::new(i, s).run()
-                }) {
-                Ok(h) => hs.push(h),
+                .spawn(body)
+            {
+                Ok(h) => hs.push(WorkerThread::Own(h)),
                 Err(e) => {
                     if early {
                         self.take_starting();

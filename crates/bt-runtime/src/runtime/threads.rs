@@ -2,7 +2,9 @@
 //! for the pool (or before, when the caller knows work is coming: `bt run`,
 //! `RtHandle::start_first_worker`), the others when work is queued while every started
 //! worker is busy (`Shared::wake_one`; all of them for an installed input), the timer
-//! thread when the first timer is set. A runtime
+//! thread when the first timer is set. The first worker started early runs on a thread
+//! about to end when one offers itself (`bt run`'s library thread, `base::spare_thread`),
+//! and is then joined by a flag ([`WorkerThread::Lent`]). A runtime
 //! whose only process is run by a guest (an embedding engine evaluating on the host's
 //! thread, `sched::guest`) never starts a thread, so creating and dropping an engine does
 //! not pay for spawning and joining three.
@@ -24,7 +26,7 @@ pub(crate) struct Threads<S> {
     /// takes one of these instead of starting another worker (`Shared::wake_one`).
     pub(crate) starting: AtomicUsize,
     pub(crate) timer_started: AtomicBool,
-    pub(crate) workers: Mutex<Vec<JoinHandle<()>>>,
+    pub(crate) workers: Mutex<Vec<WorkerThread>>,
     pub(crate) timer: Mutex<Option<JoinHandle<()>>>,
     /// The memory account every thread of this runtime is charged to from its start (an
     /// embedding engine's `max_memory`, `crate::memory`): what its processes allocate and
@@ -61,10 +63,57 @@ impl<S> Threads<S> {
     }
 
     /// The started threads, for joining at shutdown: (workers in index order, timer).
-    pub(crate) fn take(&self) -> (Vec<JoinHandle<()>>, Option<JoinHandle<()>>) {
+    pub(crate) fn take(&self) -> (Vec<WorkerThread>, Option<JoinHandle<()>>) {
         (
             std::mem::take(&mut *self.workers.lock()),
             self.timer.lock().take(),
         )
+    }
+}
+
+/// A worker started on a thread the runtime did not start: joined through its flag.
+#[derive(Default)]
+pub(crate) struct LentThread {
+    done: parking_lot::Mutex<bool>,
+    cv: parking_lot::Condvar,
+}
+
+/// Sets its thread's flag when the worker ends (also by a panic).
+pub(crate) struct LentDone(std::sync::Arc<LentThread>);
+
+impl LentThread {
+    /// What the worker holds while it runs: its end (also by a panic) sets the flag.
+    pub(crate) fn done_on_drop(self: &std::sync::Arc<Self>) -> LentDone {
+        LentDone(self.clone())
+    }
+}
+
+impl Drop for LentDone {
+    fn drop(&mut self) {
+        *self.0.done.lock() = true;
+        self.0.cv.notify_all();
+    }
+}
+
+/// A worker's thread, for joining at shutdown.
+pub(crate) enum WorkerThread {
+    Own(std::thread::JoinHandle<()>),
+    Lent(std::sync::Arc<LentThread>),
+}
+
+impl WorkerThread {
+    /// Waits until the worker has ended.
+    pub(crate) fn join(self) {
+        match self {
+            WorkerThread::Own(h) => {
+                let _ = h.join();
+            }
+            WorkerThread::Lent(l) => {
+                let mut done = l.done.lock();
+                while !*done {
+                    l.cv.wait(&mut done);
+                }
+            }
+        }
     }
 }

@@ -232,7 +232,21 @@ impl LazyLibrary {
             return;
         };
         let guard = self.state.lock();
-        let (files, complete) = crate::check::library::index().closure_with_classes(classes);
+        let ix = crate::check::library::index();
+        if guard.borrow().installing > 0 && {
+            let t = guard.borrow();
+            classes
+                .iter()
+                .all(|c| ix.class_files(c).first().is_none_or(|&f| t.files[f]))
+        } {
+            // Nested in an install of this thread, for classes whose files are in: taken in
+            // files always come with their whole closure (a file's classes' files and their
+            // superclasses'), so nothing is missing, and a nested take-in marks nothing
+            // complete. The installing files look up their own classes a few hundred times;
+            // each closure walk was ~6,600 instructions.
+            return;
+        }
+        let (files, complete) = ix.closure_with_classes(classes);
         let new: Vec<usize> = {
             let mut t = guard.borrow_mut();
             let new: Vec<usize> = files.into_iter().filter(|&f| !t.files[f]).collect();
