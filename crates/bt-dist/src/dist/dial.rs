@@ -187,10 +187,16 @@ impl Inner {
                 self.attach(s, agreed);
                 Ok(())
             }
-            // The peer's own connection to us wins: wait for it.
+            // The peer's own connection to us wins: wait for it (attached since this dial
+            // began, whether or not it is still up: a disconnect may already have ended it).
             Err(HsError::Simultaneous) => {
                 for _ in 0..100 {
-                    if self.state.lock().peers.contains_key(&to) {
+                    let settled = {
+                        let st = self.state.lock();
+                        st.peers.contains_key(&to)
+                            || st.last_attach.get(&to).is_some_and(|&c| c > ticket)
+                    };
+                    if settled {
                         return Ok(());
                     }
                     net::sleep(Duration::from_millis(20)).await;

@@ -232,6 +232,7 @@ impl Inner {
                     i
                 }
             };
+            st.last_attach.insert(agreed.name.clone(), conn);
             let old = st.peers.insert(
                 agreed.name.clone(),
                 Peer {

@@ -86,6 +86,10 @@ pub(crate) struct State {
     pub(super) dialing: HashMap<String, u64>,
     /// The number of the last link change of a visible peer ([`Inner::link_event`]).
     pub(super) link_seq: u64,
+    /// The connection number (`Inner::serial`) of each peer's last attached link, also after
+    /// it ended: a dial that lost a simultaneous connect waits for the winner's link, which
+    /// may come and go before it looks.
+    pub(super) last_attach: HashMap<String, u64>,
 }
 
 impl State {
