@@ -214,3 +214,24 @@ fn iterating_a_long_string_takes_no_memory_in_proportion_to_it() {
     );
     assert!(r.peak_rss < 64 * MIB, "peak {} MiB", r.peak_rss / MIB);
 }
+
+/// A conversion that stops early in a long List answers the List's rest without copying it:
+/// `unicode:characters_to_binary` of 1,500,000 code points that meets a surrogate early
+/// answers `{error, Done, Rest}` with Rest 1,444,801 elements long, under a 64 MB limit, and
+/// the peak stays near the List's own size (the List was copied for the walk and its rest
+/// copied twice more: 117 MB).
+#[test]
+fn a_conversion_error_answers_the_rest_of_a_long_list_without_copying_it() {
+    let src = "l := Erlang lists seq: 97 with: 1500096\n\
+               r := Erlang unicode characters_to_binary: l\n\
+               Transcript showCr: (r at: 1) printString\n\
+               Transcript showCr: (r at: 3) size printString\n";
+    let r = run("conversion_rest", &["--max-memory", "64M"], &[], src);
+    assert_eq!(
+        (r.code, r.stdout.as_str()),
+        (Some(0), "#error\n1444801\n"),
+        "{}",
+        r.stderr
+    );
+    assert!(r.peak_rss < 96 * MIB, "peak {} MiB", r.peak_rss / MIB);
+}

@@ -941,6 +941,22 @@ fn bin_value(b: Vec<u8>) -> Value {
     }
 }
 
+/// The List of `whole`'s elements from `from` on (`whole` a List or an Array), headed by
+/// `first` when given. A List's rest shares its storage (an RRB vector's `skip`).
+fn tail(whole: &Value, from: usize, first: Option<Value>) -> Value {
+    match whole {
+        Value::List(l) => {
+            let mut rest = l.skip(from);
+            if let Some(f) = first {
+                rest.push_front(f);
+            }
+            Value::List(Ref::new(rest))
+        }
+        Value::Array(a) => Value::list(first.into_iter().chain(a.iter().skip(from).cloned())),
+        _ => Value::list(first),
+    }
+}
+
 /// `unicode:characters_to_*`'s walk over chardata: the characters converted so far, and the
 /// bytes of a UTF-8 sequence a binary left unfinished (the next binary may finish it).
 struct Conv {
@@ -964,48 +980,52 @@ impl Conv {
                 };
                 Ok(self.binary(b))
             }
-            Value::List(_) | Value::Array(_) => {
-                let items = list_arg(v)?;
-                for (i, x) in items.iter().enumerate() {
-                    if !self.pending.is_empty() && !self.finishes_pending(x) {
-                        // An unfinished sequence followed by something else.
-                        let pend = bin_value(std::mem::take(&mut self.pending));
-                        return Ok(Some(Value::list(vec![
-                            pend,
-                            Value::list(items[i..].to_vec()),
-                        ])));
-                    }
-                    match x {
-                        Value::Int(_) | Value::Char(_) => {
-                            let code = match x {
-                                Value::Int(n) => *n,
-                                Value::Char(c) => c.get() as i64,
-                                _ => -1,
-                            };
-                            let code = if self.latin1_in && code > 255 {
-                                -1
-                            } else {
-                                code
-                            };
-                            match u32::try_from(code).ok().and_then(char::from_u32) {
-                                Some(c) => self.done.push(c),
-                                None => return Ok(Some(Value::list(items[i..].to_vec()))),
-                            }
-                        }
-                        Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_) => {
-                            if let Some(r) = self.walk(x)? {
-                                let mut out = vec![r];
-                                out.extend(items[i + 1..].iter().cloned());
-                                return Ok(Some(Value::list(out)));
-                            }
-                        }
-                        _ => return Err(Fail::Badarg),
-                    }
-                }
-                Ok(None)
-            }
+            Value::List(l) => self.walk_items(v, l.iter()),
+            Value::Array(a) => self.walk_items(v, a.iter()),
             _ => Err(Fail::Badarg),
         }
+    }
+
+    /// [`Conv::walk`] over the elements of the List or Array `whole`. A rest shares the
+    /// elements' storage where it can ([`tail`]): a conversion that stops early in a long
+    /// list answers its rest without a copy of it.
+    fn walk_items<'a>(
+        &mut self,
+        whole: &Value,
+        items: impl Iterator<Item = &'a Value>,
+    ) -> Result<Option<Value>, Fail> {
+        for (i, x) in items.enumerate() {
+            if !self.pending.is_empty() && !self.finishes_pending(x) {
+                // An unfinished sequence followed by something else.
+                let pend = bin_value(std::mem::take(&mut self.pending));
+                return Ok(Some(Value::list(vec![pend, tail(whole, i, None)])));
+            }
+            match x {
+                Value::Int(_) | Value::Char(_) => {
+                    let code = match x {
+                        Value::Int(n) => *n,
+                        Value::Char(c) => c.get() as i64,
+                        _ => -1,
+                    };
+                    let code = if self.latin1_in && code > 255 {
+                        -1
+                    } else {
+                        code
+                    };
+                    match u32::try_from(code).ok().and_then(char::from_u32) {
+                        Some(c) => self.done.push(c),
+                        None => return Ok(Some(tail(whole, i, None))),
+                    }
+                }
+                Value::Str(_) | Value::Binary(_) | Value::List(_) | Value::Array(_) => {
+                    if let Some(r) = self.walk(x)? {
+                        return Ok(Some(tail(whole, i + 1, Some(r))));
+                    }
+                }
+                _ => return Err(Fail::Badarg),
+            }
+        }
+        Ok(None)
     }
 
     /// Is `x` a binary whose first bytes finish the unfinished sequence?
