@@ -23,8 +23,9 @@
 //!   (`announceAndWait:timeout:` sets that per-handler limit; Integer ms, Duration or
 //!   `#infinity`); a handler still running at its limit is logged and left running (like a
 //!   sync send that timed out). Made by the handler being delivered, or by a process it
-//!   waits on, its handlers run at once instead (queued, they would wait for their caller). Both answer the announcement; a class
-//!   given instead of an instance is instantiated with its defaults (as in Pharo).
+//!   waits on, its handlers run at once instead (queued, they would wait for their caller).
+//!   Both answer the announcement; a class given instead of an instance is instantiated with
+//!   its defaults (as in Pharo).
 //! * Handler errors are logged to standard error (`error in announcement handler: …`), never
 //!   raised in the announcer.
 //! * A `doOnce` subscription is claimed atomically when an announcement selects it, so it
