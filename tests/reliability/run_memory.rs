@@ -190,6 +190,14 @@ fn a_program_under_the_limit_runs_and_bad_sizes_are_usage_errors() {
     assert_eq!(r.code, Some(2), "{}", r.stderr);
 }
 
+/// Runs `src` under `--max-memory 64M`: it must exit 0 printing `out`, its peak resident
+/// set under `peak`.
+fn runs_within(name: &str, src: &str, out: &str, peak: u64) {
+    let r = run(name, &["--max-memory", "64M"], &[], src);
+    assert_eq!((r.code, r.stdout.as_str()), (Some(0), out), "{}", r.stderr);
+    assert!(r.peak_rss < peak, "peak {} MiB", r.peak_rss / MIB);
+}
+
 /// Walking a String an element at a time holds no list of its elements: an 8 MB String is
 /// read by `do:`, `reverseDo:`, `inject:into:`, `count:`, `select:` and a Stream over it
 /// under a 64 MB limit, and the peak stays near the String's own size (each used to
@@ -205,14 +213,7 @@ fn iterating_a_long_string_takes_no_memory_in_proportion_to_it() {
                n := n + (s select: [:c | c == \"x\"]) size\n\
                n := n + ((s stream select: [:c | c == \"x\"]) inject: 0 into: [:a :c | a + 1])\n\
                Transcript showCr: n printString\n";
-    let r = run("walk_string", &["--max-memory", "64M"], &[], src);
-    assert_eq!(
-        (r.code, r.stdout.as_str()),
-        (Some(0), "48000000\n"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.peak_rss < 64 * MIB, "peak {} MiB", r.peak_rss / MIB);
+    runs_within("walk_string", src, "48000000\n", 64 * MIB);
 }
 
 /// A conversion that stops early in a long List answers the List's rest without copying it:
@@ -226,12 +227,5 @@ fn a_conversion_error_answers_the_rest_of_a_long_list_without_copying_it() {
                r := Erlang unicode characters_to_binary: l\n\
                Transcript showCr: (r at: 1) printString\n\
                Transcript showCr: (r at: 3) size printString\n";
-    let r = run("conversion_rest", &["--max-memory", "64M"], &[], src);
-    assert_eq!(
-        (r.code, r.stdout.as_str()),
-        (Some(0), "#error\n1444801\n"),
-        "{}",
-        r.stderr
-    );
-    assert!(r.peak_rss < 96 * MIB, "peak {} MiB", r.peak_rss / MIB);
+    runs_within("conversion_rest", src, "#error\n1444801\n", 96 * MIB);
 }
