@@ -20,8 +20,9 @@ pub(crate) const SLACK: usize = 40 << 20;
 pub(crate) const ROW_VAR: &str = "BT_MEMORY_ROW";
 
 /// (name, setup run before the baseline is taken, the step that must be refused). A row
-/// whose name starts with `held_` passes the limit only together with what its setup holds:
-/// it runs only where memory is counted (`max_memory` with the counting allocator).
+/// whose name starts with `held_` passes the limit only together with what its setup holds,
+/// or by the results it keeps: it runs only where memory is counted (`max_memory` with the
+/// counting allocator).
 pub(crate) const ROWS: &[(&str, &str, &str)] = &[
     ("interval_as_list", "", "(1 to: 100000000) asList size"),
     ("interval_as_array", "", "(1 to: 100000000) asArray size"),
@@ -179,6 +180,16 @@ pub(crate) const ROWS: &[(&str, &str, &str)] = &[
         "erlang_lists_seq",
         "",
         "(Erlang lists seq: 1 with: 10000000) size",
+    ),
+    (
+        "held_erlang_results",
+        "l := (1 to: 1000000) asList",
+        "acc := List new. 1 to: 40 do: [:i | acc := acc add: (Erlang lists reverse: l)]. acc size",
+    ),
+    (
+        "held_erlang_results_with_blocks",
+        "l := (1 to: 1000000) asList",
+        "acc := List new. 1 to: 40 do: [:i | acc := acc add: (Erlang lists map: [:x | x] with: l)]. acc size",
     ),
     (
         "erlang_lists_duplicate",

@@ -698,11 +698,10 @@ fn seq(ctx: &mut Ctx, from: &Value, to: &Value, step: &Value, explicit_step: boo
         return Ok(list(vec![Value::Int(from)]));
     }
     let count = ((to as i128 - from as i128) / step as i128 + 1).max(0) as usize;
-    ctx.charge(count)?;
-    Ok(list(
-        (0..count)
-            .map(|i| Value::Int(from + i as i64 * step))
-            .collect(),
+    ctx.charge(count.saturating_mul(crate::interp::eval::charge::ELEM))?;
+    // Straight into the List: no vector held beside it.
+    Ok(Value::list(
+        (0..count).map(|i| Value::Int(from + i as i64 * step)),
     ))
 }
 

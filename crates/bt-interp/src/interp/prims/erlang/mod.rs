@@ -313,12 +313,22 @@ fn print(ctx: &mut Ctx, v: &Value) -> String {
     crate::interp::print::element_print(ctx, v).unwrap_or_else(|_| "?".to_string())
 }
 
-/// Dispatches to the module implementations. A call whose result can be much larger than
-/// its arguments reserves its bytes first ([`reserve::amplified_bytes`]): past a memory
-/// limit it ends with `memory_limit` before it allocates.
+/// Dispatches to the module implementations. A call first reserves the bytes it may
+/// allocate, so past a memory limit it ends with `memory_limit` before it allocates: a call
+/// whose result can be much larger than its arguments by its own size
+/// ([`reserve::amplified_bytes`]); any other by its arguments' size
+/// ([`reserve::copied_bytes`]), paying the walk over them in reductions too (a walk over a
+/// million elements is not one reduction: the preemption point and the memory hook come as
+/// they would for the same work in bt).
 pub(crate) fn call(ctx: &mut Ctx, module: &str, f: &str, a: &[Value]) -> R {
-    if let Some(bytes) = reserve::amplified_bytes(module, f, a) {
-        ctx.reserve(bytes).map_err(Fail::Raised)?;
+    match reserve::amplified_bytes(module, f, a) {
+        Some(bytes) => ctx.reserve(bytes)?,
+        None => {
+            let copied = reserve::copied_bytes(a);
+            ctx.reserve(copied)?;
+            // The walk over the arguments: a unit a byte of them.
+            ctx.charge(copied / 2)?;
+        }
     }
     if f == "module_info" && a.len() <= 1 {
         if let Some(e) = exports::of(module) {

@@ -10,7 +10,9 @@
 //! `tokens`: one String per piece), and deep lists whose sublists may be shared
 //! (`lists:flatten`, `append/1`, `concat`, `iolist_to_binary`, `iolist_size` …: a List
 //! holding the same 100,000-element sublist 1,000 times is 1.6 MB that flattens to 1.6 GB).
-//! The sizes are upper bounds of what the call builds, never far above it.
+//! The sizes are upper bounds of what the call builds, never far above it. Every other call
+//! is sized by its arguments ([`copied_bytes`]): the copy a native walk makes of them and a
+//! result of their size.
 
 use std::collections::HashMap;
 
@@ -81,6 +83,26 @@ pub(super) fn amplified_bytes(module: &str, f: &str, a: &[Value]) -> Option<usiz
         }
         _ => None,
     }
+}
+
+/// What any call may allocate in proportion to its arguments' own size: their Lists, tuples,
+/// maps and texts copied for the walk, and a result of about their size (`lists:reverse`,
+/// `sort`, `map`, `maps:from_list` …). Small, but never nothing: a loop that keeps such
+/// results grows by a whole argument per reduction, so the dispatcher charges this work
+/// and checks it against the account as a step of bt's own would.
+pub(super) fn copied_bytes(a: &[Value]) -> usize {
+    a.iter()
+        .map(|v| match v {
+            Value::List(l) => l.len().saturating_mul(EACH),
+            Value::Array(l) => l.len().saturating_mul(EACH),
+            Value::Tuple(t) => t.len().saturating_mul(EACH),
+            Value::Dict(d) => d.len().saturating_mul(2 * EACH),
+            Value::Str(t) => t.len(),
+            Value::Binary(b) => b.len(),
+            _ => 0,
+        })
+        .fold(0, usize::saturating_add)
+        .saturating_mul(2)
 }
 
 fn count(v: &Value) -> Option<usize> {
