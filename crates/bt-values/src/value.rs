@@ -333,6 +333,25 @@ impl Value {
     pub fn list(items: impl IntoIterator<Item = Value>) -> Value {
         Value::List(Ref::new(items.into_iter().collect()))
     }
+    /// A List of `items`, moved over from the back a slice at a time with the vector shrunk
+    /// after each, so a long one is held about once while it changes storage, not twice
+    /// (3,000,000 Integers: 48 MB, not 96). For results gathered in a vector first.
+    pub fn list_from_vec(mut items: Vec<Value>) -> Value {
+        /// Elements moved per slice (1 MiB of Values).
+        const SLICE: usize = 1 << 16;
+        if items.len() <= SLICE {
+            return Value::list(items);
+        }
+        let mut out = imbl::Vector::new();
+        while !items.is_empty() {
+            let at = items.len().saturating_sub(SLICE);
+            let mut front: imbl::Vector<Value> = items.drain(at..).collect();
+            items.shrink_to_fit();
+            front.append(out);
+            out = front;
+        }
+        Value::List(Ref::new(out))
+    }
     pub fn array(items: impl IntoIterator<Item = Value>) -> Value {
         Value::Array(Ref::new(items.into_iter().collect()))
     }

@@ -196,7 +196,7 @@ impl<'a, 'r, E> Reader<'a, 'r, E> {
             }
         }
         self.depth -= 1;
-        Ok(Value::List(Ref::new(items.into_iter().collect())))
+        Ok(Value::list_from_vec(items))
     }
 
     fn object(&mut self) -> R<Value> {
