@@ -426,6 +426,24 @@ mod tests {
         assert_eq!(std::mem::size_of::<Value>(), 16);
     }
 
+    /// A vector longer than one slice becomes the List of its elements in order, at every
+    /// length around the slice boundaries.
+    #[test]
+    fn a_long_vector_becomes_its_list_in_order() {
+        for n in [0, 1, 65_535, 65_536, 65_537, 200_003] {
+            let v: Vec<Value> = (0..n).map(|i| Value::Int(i as i64)).collect();
+            let list = Value::list_from_vec(v);
+            let Value::List(l) = &list else {
+                panic!("not a List");
+            };
+            assert_eq!(l.len(), n);
+            assert!(l
+                .iter()
+                .enumerate()
+                .all(|(i, x)| matches!(x, Value::Int(j) if *j == i as i64)));
+        }
+    }
+
     #[test]
     fn unique_mut_only_for_the_sole_reference() {
         let mut a = Ref::new(vec![1, 2]);
