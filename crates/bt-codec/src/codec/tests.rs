@@ -276,6 +276,20 @@ fn rejection_names_the_path() {
     }
 }
 
+/// A value nested too deeply is named by the ends of its path, the levels between counted.
+#[test]
+fn a_too_deep_value_is_named_by_the_ends_of_its_path() {
+    let vm = vm();
+    let v = eval(&vm, "x := #(). 1 to: 2000 do: [:i | x := #() add: x]. x");
+    let e = round_trip(&vm, v).expect_err("too deep");
+    assert_eq!(e.kind, kind::NOT_SERIALISABLE);
+    assert!(
+        e.message.starts_with("value at arg1[1][1][1][1][1][1]…(") && e.message.len() < 200,
+        "{}",
+        e.message
+    );
+}
+
 #[test]
 fn references_resolve_to_the_live_process() {
     let vm = vm();

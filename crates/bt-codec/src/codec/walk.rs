@@ -93,10 +93,19 @@ impl Path {
     pub fn depth(&self) -> usize {
         self.segs.len()
     }
-    /// `arg1.cache[3]{#k}`.
+    /// `arg1.cache[3]{#k}`; of a deep path the first and last six steps, the ones between
+    /// counted (`arg1[1][1]…(988 more levels)…[1]`), so an error about a value nested a
+    /// thousand levels deep stays one readable line.
     pub fn render(&self) -> String {
         let mut s = self.root.clone();
-        for seg in &self.segs {
+        let n = self.segs.len();
+        for (i, seg) in self.segs.iter().enumerate() {
+            if n > 12 && (6..n - 6).contains(&i) {
+                if i == 6 {
+                    let _ = write!(s, "…({} more levels)…", n - 12);
+                }
+                continue;
+            }
             let _ = match seg {
                 Seg::Field(f) => write!(s, ".{f}"),
                 Seg::Index(i) => write!(s, "[{i}]"),
