@@ -103,6 +103,9 @@ fn class_new(ctx: &mut Ctx, recv: &Value, _: &[Value]) -> EvalResult {
 fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     match arg(args, 0) {
         Value::Int(n) => {
+            if *n < 0 {
+                return Err(ctx.type_err(format!("new: expects a non-negative size, got {n}")));
+            }
             if *n > 100_000_000 {
                 return Err(ctx.type_err(format!("new: size too large: {n}")));
             }
@@ -118,6 +121,11 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 
 /// `new: n withAll: x`: n copies of x.
 fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
+    if let Value::Int(n @ ..0) = arg(args, 0) {
+        return Err(ctx.type_err(format!(
+            "new:withAll: expects a non-negative size, got {n}"
+        )));
+    }
     let n = count_arg(ctx, "new:withAll:", arg(args, 0))?;
     if n > 100_000_000 {
         return Err(ctx.type_err(format!("new:withAll: size too large: {n}")));
