@@ -288,11 +288,37 @@ where
         .chain(args.into_iter().map(Into::into))
         .collect();
     if args.get(1).is_some_and(|a| a == "run") {
-        if let Some(cli) = parse_run(&args) {
+        if let Some(cli) = plain_run(&args).or_else(|| parse_run(&args)) {
             return Ok(cli);
         }
     }
     Cli::try_parse_from(args)
+}
+
+/// `bt run FILE [ARGS]…` with no flag: every word after `run` is UTF-8 and none starts with
+/// `-`, and neither variable that sets a flag (`BT_CONNECT`, `BT_ERLANG_PEER`) is in the
+/// environment. That is the file and the program's arguments with every flag at its default,
+/// made without clap (which builds each of `run`'s ~30 arguments first); anything else is
+/// None, for clap to parse.
+fn plain_run(args: &[std::ffi::OsString]) -> Option<Cli> {
+    if std::env::var_os("BT_CONNECT").is_some() || std::env::var_os("BT_ERLANG_PEER").is_some() {
+        return None;
+    }
+    plain_run_words(args)
+}
+
+/// [`plain_run`] of the words alone.
+fn plain_run_words(args: &[std::ffi::OsString]) -> Option<Cli> {
+    let mut words = args.get(2..)?.iter().map(|a| {
+        a.to_str()
+            .filter(|w| !w.starts_with('-'))
+            .map(str::to_string)
+    });
+    let file = words.next()??;
+    let rest = words.collect::<Option<Vec<String>>>()?;
+    Some(Cli {
+        command: Some(Command::Run(run::RunArgs::plain(file, rest))),
+    })
 }
 
 /// `bt run …` parsed by a command line that defines `run` alone; None when it does not
@@ -346,6 +372,49 @@ mod tests {
             let alone = parse_run(&args).map(|c| format!("{c:?}"));
             let whole = Cli::try_parse_from(&args).map(|c| format!("{c:?}"));
             assert_eq!(alone, whole.ok(), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn a_plain_run_is_parsed_as_by_clap() {
+        // clap reads `BT_CONNECT` and `BT_ERLANG_PEER` (`plain_run` leaves a run with either
+        // set to clap): compared only without them.
+        let env_free = std::env::var_os("BT_CONNECT").is_none()
+            && std::env::var_os("BT_ERLANG_PEER").is_none();
+        let plain: &[&[&str]] = &[
+            &["run", "f.bt"],
+            &["run", "examples/hello.bt", "a", "b c", "ü"],
+            &["run", "f.bt", "run"],
+            &["run", "f.bt", "x", "y"],
+            &["run", "", ""],
+        ];
+        for line in plain {
+            let args: Vec<std::ffi::OsString> = std::iter::once("bt")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            let fast = plain_run_words(&args).map(|c| format!("{c:?}"));
+            assert!(fast.is_some(), "{line:?}");
+            if env_free {
+                let whole = Cli::try_parse_from(&args).map(|c| format!("{c:?}"));
+                assert_eq!(fast, whole.ok(), "{line:?}");
+            }
+        }
+        let not_plain: &[&[&str]] = &[
+            &["run"],
+            &["run", "-"],
+            &["run", "-e", "3"],
+            &["run", "f.bt", "-b"],
+            &["run", "f.bt", "--", "x"],
+            &["run", "--no-check", "f.bt"],
+            &["run", "f.bt", "--max-depth", "5"],
+        ];
+        for line in not_plain {
+            let args: Vec<std::ffi::OsString> = std::iter::once("bt")
+                .chain(line.iter().copied())
+                .map(Into::into)
+                .collect();
+            assert!(plain_run_words(&args).is_none(), "{line:?}");
         }
     }
 }

@@ -97,6 +97,19 @@ pub(crate) struct RunArgs {
     pub(crate) erlang_peer: Option<String>,
 }
 
+impl RunArgs {
+    /// `bt run FILE ARGS…` with every flag at its default (clap's `default_value_t`s):
+    /// `cli::plain_run`, held to clap's parse by `a_plain_run_is_parsed_as_by_clap`.
+    pub(crate) fn plain(file: String, args: Vec<String>) -> RunArgs {
+        RunArgs {
+            file: Some(file),
+            args,
+            max_depth: 10_000,
+            ..RunArgs::default()
+        }
+    }
+}
+
 /// `--sandbox` and the `--allow-*` flags that grant capabilities back (any of them turns the
 /// sandbox on).
 #[derive(clap::Args, Debug, Clone, Default)]

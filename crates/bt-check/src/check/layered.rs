@@ -131,6 +131,13 @@ impl<V> Layered<V> {
         old
     }
 
+    /// Takes `k`'s entry out of this map's own layer, leaving no tombstone: what was below it
+    /// (a frozen layer, the base) answers for `k` after. For an owner whose base has been
+    /// given the same entry.
+    pub(crate) fn take_own(&mut self, k: &str) -> Option<V> {
+        self.own.remove(k).flatten()
+    }
+
     /// The entry for `k`, copied into this map's own layer first when it is a frozen one.
     pub fn get_mut(&mut self, k: &str) -> Option<&mut V>
     where

@@ -23,9 +23,11 @@ pub(crate) struct LibraryClasses {
     slots: Slots<ClassInfo>,
 }
 
-/// The library's class names alone: the base of the tables that take files in, whose type
-/// names resolve against the whole library while the entries are their own.
-struct LibraryClassNames;
+/// The library's class names, and the entries made so far: the base of the table that takes
+/// files in, whose type names resolve against the whole library. A class's entry moves from
+/// that table into its slot when its closure is in (it does not change after), so the table
+/// reads it there instead of keeping a copy.
+struct LibraryClassesMade;
 
 pub(crate) struct LibraryAliases {
     slots: Slots<AliasInfo>,
@@ -83,9 +85,9 @@ struct TakenIn {
 
 impl TakenIn {
     fn new() -> TakenIn {
-        static NAMES: LibraryClassNames = LibraryClassNames;
+        static MADE: LibraryClassesMade = LibraryClassesMade;
         let mut table = ClassTable {
-            classes: Layered::over(&NAMES),
+            classes: Layered::over(&MADE),
             aliases: Layered::over(aliases()),
             protocols: Layered::over(protocols()),
         };
@@ -144,8 +146,10 @@ impl LibraryClasses {
         for c in complete {
             if let Some(slot) = self.slots.get(c) {
                 if slot.get().is_none() {
-                    if let Some(info) = t.table.classes.get(c) {
-                        let _ = slot.set(info.clone());
+                    // Moved, not copied: the table reads it from the slot from now on
+                    // (`LibraryClassesMade`).
+                    if let Some(info) = t.table.classes.take_own(c) {
+                        let _ = slot.set(info);
                     }
                 }
             }
@@ -178,9 +182,9 @@ impl Base<ClassInfo> for LibraryClasses {
     }
 }
 
-impl Base<ClassInfo> for LibraryClassNames {
-    fn get(&self, _: &str) -> Option<&'static ClassInfo> {
-        None
+impl Base<ClassInfo> for LibraryClassesMade {
+    fn get(&self, k: &str) -> Option<&'static ClassInfo> {
+        classes().slots.get(k)?.get()
     }
 
     fn has(&self, k: &str) -> bool {
@@ -188,7 +192,11 @@ impl Base<ClassInfo> for LibraryClassNames {
     }
 
     fn all(&self) -> Vec<(&'static String, &'static ClassInfo)> {
-        Vec::new()
+        classes()
+            .slots
+            .iter()
+            .filter_map(|(k, s)| Some((k, s.get()?)))
+            .collect()
     }
 }
 

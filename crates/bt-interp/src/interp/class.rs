@@ -51,6 +51,13 @@ pub struct ClassRt {
     pub pending: AtomicBool,
     /// What takes the library's declarations in (set with `pending`).
     pub library: OnceLock<Weak<dyn PendingLibrary>>,
+    /// Set while the registry's primitives of this class are not in its method tables yet
+    /// (a built-in class of the process's first program, `Program::bootstrap`): the first
+    /// read of either table puts them in, before the library's declarations.
+    pub prims_deferred: AtomicBool,
+    /// The registry of the deferred primitives, and the one put-in of both sides.
+    pub prims_from: OnceLock<&'static crate::interp::registry::SharedPrims>,
+    pub prims_in: std::sync::Once,
 }
 
 /// The built-in library of a program whose library classes are taken in on first use
@@ -76,7 +83,36 @@ impl ClassRt {
             typed_slots,
             pending: AtomicBool::new(false),
             library: OnceLock::new(),
+            prims_deferred: AtomicBool::new(false),
+            prims_from: OnceLock::new(),
+            prims_in: std::sync::Once::new(),
         }
+    }
+
+    /// Leaves the registered primitives of this class (none in its tables yet) to the first
+    /// read of its method tables: a program reads the tables of a few of its ~80 built-in
+    /// classes, and building them all was a tenth of `bt run`'s start-up.
+    pub(crate) fn defer_prims(&self, prims: &'static crate::interp::registry::SharedPrims) {
+        let _ = self.prims_from.set(prims);
+        self.prims_deferred.store(true, Ordering::Release);
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn put_prims_in(&self, class: &Class) {
+        self.prims_in.call_once(|| {
+            if let Some(prims) = self.prims_from.get() {
+                for (class_side, table) in [(false, &self.methods), (true, &self.class_methods)] {
+                    let p = prims.of_class(class.name, class_side);
+                    if !p.is_empty() {
+                        // Nothing has read the table yet, so no method cache can hold an
+                        // entry of it: no epoch to bump.
+                        *table.write() = crate::interp::program::prims_table(p);
+                    }
+                }
+            }
+            self.prims_deferred.store(false, Ordering::Release);
+        });
     }
 
     /// Marks the class's library declarations as to be taken in by `library` on first use.
@@ -85,9 +121,13 @@ impl ClassRt {
         self.pending.store(true, Ordering::Release);
     }
 
-    /// Takes the library's declarations of `class` in, if they are still pending.
+    /// Puts the deferred primitives of `class` in and takes the library's declarations of it
+    /// in, if they are still pending.
     #[inline]
     pub fn take_in(&self, class: &Class) {
+        if self.prims_deferred.load(Ordering::Acquire) {
+            self.put_prims_in(class);
+        }
         if self.pending.load(Ordering::Acquire) {
             self.take_in_now(class);
         }

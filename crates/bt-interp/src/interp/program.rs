@@ -473,9 +473,11 @@ impl Program {
         }
         let prog = Program::assemble(opts, table, prims);
         let names: Vec<ClassRef> = prog.classes.read().values().cloned().collect();
-        // The process's first program builds its classes' primitive tables in place; the
-        // tables kept for copying (`prim_table`) are made by the second, so a process that
-        // makes one program (`bt run`) does not build them twice and copy them.
+        // The process's first program builds a class's primitive tables in place when they
+        // are first read (`ClassRt::defer_prims`); the tables kept for copying
+        // (`prim_table`) are made by the second, so a process that makes one program
+        // (`bt run`) builds only the tables it reads, and does not build them twice and copy
+        // them.
         let first = !BOOTSTRAPPED.swap(true, Ordering::AcqRel);
         for c in names {
             if first {
@@ -484,6 +486,7 @@ impl Program {
                 prog.install_prims(&c, false);
             }
         }
+        prog.bump();
         prog.install_value_accessors(&prog.core.exception);
         prog.install_value_accessors(&prog.core.result);
         prog
@@ -533,16 +536,15 @@ impl Program {
         }
     }
 
-    /// Installs the registered primitives of a fresh class `c` (no method yet): each side's
-    /// table built from the registry, as `prim_table` builds the tables it keeps.
+    /// Defers the registered primitives of a fresh class `c` (no method yet) to the first
+    /// read of its tables, where each side's table is built from the registry as
+    /// `prim_table` builds the tables it keeps.
     fn install_prims_fresh(&self, c: &ClassRef) {
-        for (class_side, table) in [(false, &c.methods()), (true, &c.class_methods())] {
-            let prims = self.prims.of_class(c.name, class_side);
-            if !prims.is_empty() {
-                *table.write() = prims_table(prims);
-            }
+        if !self.prims.of_class(c.name, false).is_empty()
+            || !self.prims.of_class(c.name, true).is_empty()
+        {
+            c.rt().defer_prims(self.prims);
         }
-        self.bump();
     }
 
     /// Installs the registered primitives of `c` (by class name). With `keep_existing`,
@@ -787,7 +789,7 @@ fn prim_table(
 static BOOTSTRAPPED: AtomicBool = AtomicBool::new(false);
 
 /// The method table of one class side's registered primitives.
-fn prims_table(
+pub(crate) fn prims_table(
     prims: &[(Sym, crate::interp::registry::Prim)],
 ) -> crate::interp::class::MethodTable {
     let mut t = crate::interp::class::MethodTable::default();
