@@ -753,4 +753,113 @@ mod tests {
         assert!(probes < 20, "{probes} stack probes for 200 round trips");
         rt.shutdown();
     }
+
+    /// The worker's resume serial (`WorkerQ::driving`) as a process on worker 0 sees it.
+    fn serial(cx: &crate::runtime::Cx<'_>) -> i64 {
+        cx.shared().workers[0].driving.load(Ordering::Relaxed) as i64
+    }
+
+    /// A sync call to an idle callee with nothing queued on the worker switches from the
+    /// caller's coroutine to the spare runner and back (`Handoff::run_callee`): the callee
+    /// runs inside the caller's resume by the worker, and the caller goes on without a
+    /// resume of its own, call after call.
+    #[test]
+    fn a_round_trip_to_an_idle_callee_needs_no_resume_by_the_worker() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx, _| Ok(Value::Int(serial(cx)))));
+        let t = h.spawn_task(move |cx| {
+            // The first call makes the callee's runner (the worker runs it), which is the
+            // spare afterwards.
+            cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+                .unwrap();
+            let before = serial(cx);
+            let mut seen = Vec::new();
+            for _ in 0..100 {
+                match cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity) {
+                    Ok(Value::Int(n)) => seen.push(n),
+                    other => panic!("{other:?}"),
+                }
+            }
+            (before, seen, serial(cx))
+        });
+        let (before, seen, after) = t.join().unwrap();
+        assert!(before != 0);
+        assert!(seen.iter().all(|&n| n == before), "{before}: {seen:?}");
+        assert_eq!(after, before);
+        rt.shutdown();
+    }
+
+    /// A callee run directly that then waits is filed by the worker like any waiting
+    /// process: its caller waits too, its call times out on time, and the callee goes on
+    /// once its own wait is over (its timer fired by the worker).
+    #[test]
+    fn a_callee_run_directly_that_waits_leaves_its_caller_to_the_worker() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx, m| {
+            if m.selector.as_str() == "nap" {
+                cx.sleep(300).unwrap();
+            }
+            Ok(Value::Int(1))
+        }));
+        let t = h.spawn_task(move |cx| {
+            let started = std::time::Instant::now();
+            let nap = cx.call(&callee, Message::named("nap", Vec::new()), Timeout::Ms(30));
+            let timed_out = matches!(nap, Err(crate::runtime::CallError::Timeout));
+            let waited = started.elapsed();
+            // Queued behind the nap, answered once it is over.
+            let next = cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity);
+            (timed_out, waited, next.ok(), started.elapsed())
+        });
+        let (timed_out, waited, next, total) = t.join().unwrap();
+        assert!(timed_out);
+        assert!(waited < std::time::Duration::from_millis(250), "{waited:?}");
+        assert!(matches!(next, Some(Value::Int(1))));
+        assert!(total >= std::time::Duration::from_millis(300), "{total:?}");
+        rt.shutdown();
+    }
+
+    /// A callee run directly that kills its caller before answering: the call fails with
+    /// the caller's exit, which ends the caller's run; the callee's run ends idle and it
+    /// serves the next caller.
+    #[test]
+    fn a_callee_run_directly_may_kill_its_caller() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let victim = std::sync::Arc::new(parking_lot::Mutex::new(None));
+        let v = victim.clone();
+        let callee = h.spawn(handler(move |cx, _| {
+            if let Some(c) = v.lock().take() {
+                cx.rt().kill(&c);
+            }
+            Ok(Value::Int(7))
+        }));
+        let c2 = callee.clone();
+        let t = h.spawn_task(move |cx| {
+            *victim.lock() = Some(cx.me().clone());
+            let r = cx.call(&c2, Message::named("kill", Vec::new()), Timeout::Infinity);
+            // Only reached when the call did not fail.
+            format!("{r:?}")
+        });
+        assert!(t.join().is_err());
+        let t = h.spawn_task(move |cx| {
+            cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+                .ok()
+        });
+        assert!(matches!(t.join().unwrap(), Some(Value::Int(7))));
+        rt.shutdown();
+    }
 }
