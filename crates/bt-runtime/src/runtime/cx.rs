@@ -298,7 +298,6 @@ impl<'y> Cx<'y> {
             Ok(next) => next,
             Err(()) => return Err(CallError::ActorDead),
         };
-        let d = self.deadline(t);
         if let (Some(n), Some(h)) = (next, self.handoff) {
             // Switch to the callee's run directly (`Handoff::run_callee`), else hand it
             // to the worker with the suspension below.
@@ -316,6 +315,10 @@ impl<'y> Cx<'y> {
                 }
             }
         }
+        // The timeout starts when this process starts to wait: after the first stretch of
+        // a callee run directly above (on this thread, during which no timeout could fire
+        // anyway), so a round trip that needs no wait reads no clock (docs/decisions.md).
+        let d = self.deadline(t);
         // The waker is registered already (above): suspend unconditionally; a reply that
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();

@@ -110,7 +110,8 @@ pub(crate) struct Handoff {
 }
 
 /// A runner coroutine of a pool worker.
-pub(in crate::runtime) type Co = corosensei::Coroutine<(), Suspend, usize, crate::runtime::stack::PooledStack>;
+pub(in crate::runtime) type Co =
+    corosensei::Coroutine<(), Suspend, usize, crate::runtime::stack::PooledStack>;
 
 /// A spare runner: its slot and the slot's generation (the worker's slot table is not
 /// reachable from a runner; the worker copies the generation back when it takes the spare).
@@ -121,7 +122,8 @@ pub(in crate::runtime) struct Spare {
 }
 
 /// How a runner's resume ended: what `corosensei` answers, or the panic it let through.
-pub(in crate::runtime) type Resumed = std::thread::Result<corosensei::CoroutineResult<Suspend, usize>>;
+pub(in crate::runtime) type Resumed =
+    std::thread::Result<corosensei::CoroutineResult<Suspend, usize>>;
 
 /// A runner a caller ran directly that the worker must file (see [`Handoff::parked`]).
 pub(in crate::runtime) struct Parked {

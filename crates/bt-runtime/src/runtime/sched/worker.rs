@@ -638,7 +638,9 @@ impl Worker {
         let spare = self.handoff.spare.take();
         let n = usize::from(spare.is_some());
         self.handoff.spare.set(spare);
-        self.shared.workers[self.id].spares.store(n, Ordering::Relaxed);
+        self.shared.workers[self.id]
+            .spares
+            .store(n, Ordering::Relaxed);
     }
 }
 
@@ -825,6 +827,38 @@ mod tests {
         assert!(waited < std::time::Duration::from_millis(250), "{waited:?}");
         assert!(matches!(next, Some(Value::Int(1))));
         assert!(total >= std::time::Duration::from_millis(300), "{total:?}");
+        rt.shutdown();
+    }
+
+    /// A call's timeout starts when the caller starts to wait: a callee run directly that
+    /// keeps the thread for a stretch before it waits does not use up its caller's time
+    /// (the caller could not have timed out in that stretch: same thread).
+    #[test]
+    fn a_call_times_out_counting_from_its_wait() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx, m| {
+            if m.selector.as_str() == "hog" {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let _ = cx.sleep(60_000);
+            }
+            Ok(Value::Int(1))
+        }));
+        let t = h.spawn_task(move |cx| {
+            // The callee's runner made (the worker runs the first call): the spare.
+            cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+                .unwrap();
+            let started = std::time::Instant::now();
+            let r = cx.call(&callee, Message::named("hog", Vec::new()), Timeout::Ms(50));
+            (r.is_err(), started.elapsed())
+        });
+        let (failed, took) = t.join().unwrap();
+        assert!(failed);
+        assert!(took >= std::time::Duration::from_millis(150), "{took:?}");
         rt.shutdown();
     }
 
