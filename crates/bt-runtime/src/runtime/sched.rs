@@ -19,6 +19,9 @@
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
 //!   `schedule_next`). A callee with nothing queued is handed over *claimed*, its behaviour
 //!   and the message in hand (`process::enqueue_call`): its run takes no lock to start.
+//!   With a spare runner at hand the caller switches to it itself instead
+//!   (`Handoff::run_callee`) and goes on without suspending when the run ends idle with
+//!   the caller next in line: two coroutine switches per round trip, no worker loop.
 //! * A runner's suspension at the end of its run charges no stack (only a coroutine that
 //!   stays suspended in a run is charged, `Worker::charge_stack`, and a probe of its
 //!   resident pages is a system call).
