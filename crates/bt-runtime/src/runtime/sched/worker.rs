@@ -687,11 +687,16 @@ impl Handoff {
         let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
         if let Ok(CoroutineResult::Yield(Suspend::Idle)) = r {
             if sh.stack_waiting.load(Ordering::Relaxed) == 0 {
+                // Holds nothing to drop: no drop call.
+                std::mem::forget(r);
                 // As `Worker::runner_idle`: a new generation (late wake-ups of the run are
                 // ignored) and kept as the spare. Its stack was never charged: charges
                 // are made when a run suspends to the worker.
                 let gen = gen.wrapping_add(1);
-                self.spare.set(Some(Spare { slot, gen, co }));
+                // Taken above: no drop call for the `None` replaced.
+                if let Some(old) = self.spare.replace(Some(Spare { slot, gen, co })) {
+                    drop(old);
+                }
                 spares.store(1, Ordering::Relaxed);
                 let Wake::Co { slot, gen, .. } = me else {
                     return Ok(false);
