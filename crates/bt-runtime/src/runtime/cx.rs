@@ -298,16 +298,30 @@ impl<'y> Cx<'y> {
             Ok(next) => next,
             Err(()) => return Err(CallError::ActorDead),
         };
+        if let (Some(n), Some(h)) = (next, self.handoff) {
+            // Switch to the callee's run directly (`Handoff::run_callee`), else hand it
+            // to the worker with the suspension below.
+            match h.run_callee(self.shared(), n, self.wake) {
+                // The reply is in and this coroutine was next: no suspension. The call
+                // counts no reductions (the preemption budget runs on).
+                Ok(true) => return w.get().take(),
+                Ok(false) => {}
+                Err(n) => {
+                    // The worker took the last one (`drive`): no drop call for the `None`
+                    // replaced.
+                    if let Some(old) = h.next.replace(Some(n)) {
+                        drop(old);
+                    }
+                }
+            }
+        }
+        // The timeout starts when this process starts to wait: after the first stretch of
+        // a callee run directly above (on this thread, during which no timeout could fire
+        // anyway), so a round trip that needs no wait reads no clock (docs/decisions.md).
         let d = self.deadline(t);
         // The waker is registered already (above): suspend unconditionally; a reply that
         // came first has queued this coroutine's resumption on this worker.
         self.note_sp();
-        if let (Some(n), Some(h)) = (next, self.handoff) {
-            // The worker took the last one (`drive`): no drop call for the `None` replaced.
-            if let Some(old) = h.next.replace(Some(n)) {
-                drop(old);
-            }
-        }
         self.hold();
         self.y.suspend(Suspend::Wait {
             timeout: d.map(|d| (d, w)),

@@ -5,7 +5,7 @@
 //!   run it, so idle workers steal Run tasks. A process runs on at most one coroutine at a
 //!   time (its `sched` flag), so handlers of one actor never overlap. A runner is made on a
 //!   pooled stack; when its process run ends (the process idle) a pool worker keeps it as a
-//!   spare for the next run (`Suspend::Idle`, at most [`MAX_SPARES`]; counted in `live_cos`
+//!   spare for the next run (`Suspend::Idle`, one per worker; counted in `live_cos`
 //!   but not busy, `busy_cos`) instead of retiring it, so a message to an idle actor starts
 //!   no coroutine and touches no shared counter.
 //! * A **Resume** task continues a suspended coroutine. Suspended coroutines are **pinned**
@@ -19,6 +19,9 @@
 //!   wake-up (elsewhere the callee's Run task goes to the front of the queue,
 //!   `schedule_next`). A callee with nothing queued is handed over *claimed*, its behaviour
 //!   and the message in hand (`process::enqueue_call`): its run takes no lock to start.
+//!   With a spare runner at hand the caller switches to it itself instead
+//!   (`Handoff::run_callee`) and goes on without suspending when the run ends idle with
+//!   the caller next in line: two coroutine switches per round trip, no worker loop.
 //! * A runner's suspension at the end of its run charges no stack (only a coroutine that
 //!   stays suspended in a run is charged, `Worker::charge_stack`, and a probe of its
 //!   resident pages is a system call).
@@ -76,7 +79,6 @@ pub(crate) enum Suspend {
 /// thread-local per hand-off was an out-of-line `LocalKey::with` with a check for its
 /// destructor's registration; passing them as resume or suspend values made corosensei's
 /// switch copy them and stop being inlined.
-#[derive(Default)]
 pub(crate) struct Handoff {
     /// The process run a runner picks up when it is started or resumed from the spares (the
     /// process, its wake-up address and what a sync call claimed); empty when a spare is
@@ -97,6 +99,55 @@ pub(crate) struct Handoff {
     /// call made here ([`Cx::spare_args`], [`Cx::keep_args`]): no allocation per call, and
     /// no thread-local look-up for it either.
     pub(crate) args: Cell<Vec<Value>>,
+    /// The worker's spare runner (one: each holds a stack, like a pooled stack; more
+    /// would only pin memory): kept here rather than in the worker so that a sync caller on one of its runners can switch to it straight
+    /// from its own coroutine (`Handoff::run_callee`).
+    pub(in crate::runtime) spare: Cell<Option<Spare>>,
+    /// A runner that a sync caller switched to directly and that did not end its run
+    /// there (it waits, was preempted, returned or failed), for the worker to file as
+    /// if it had resumed it: set just before the caller suspends, read by the `drive`
+    /// that resumed the caller.
+    pub(in crate::runtime) parked: Cell<Option<Parked>>,
+    /// The index of the worker this record belongs to.
+    pub(crate) worker: usize,
+}
+
+/// A runner coroutine of a pool worker.
+pub(in crate::runtime) type Co =
+    corosensei::Coroutine<(), Suspend, usize, crate::runtime::stack::PooledStack>;
+
+/// A spare runner: its slot and the slot's generation (the worker's slot table is not
+/// reachable from a runner; the worker copies the generation back when it takes the spare).
+pub(in crate::runtime) struct Spare {
+    pub(in crate::runtime) slot: u32,
+    pub(in crate::runtime) gen: u32,
+    pub(in crate::runtime) co: Co,
+}
+
+/// How a runner's resume ended: what `corosensei` answers, or the panic it let through.
+pub(in crate::runtime) type Resumed =
+    std::thread::Result<corosensei::CoroutineResult<Suspend, usize>>;
+
+/// A runner a caller ran directly that the worker must file (see [`Handoff::parked`]).
+pub(in crate::runtime) struct Parked {
+    pub(in crate::runtime) spare: Spare,
+    pub(in crate::runtime) r: Resumed,
+    /// The stack depth it suspended at (`SUSPEND_DEPTH` when it returned).
+    pub(in crate::runtime) depth: usize,
+}
+
+impl Handoff {
+    pub(crate) fn new(worker: usize) -> Handoff {
+        Handoff {
+            start: Cell::new(None),
+            next: Cell::new(None),
+            local: Cell::new(None),
+            args: Cell::new(Vec::new()),
+            spare: Cell::new(None),
+            parked: Cell::new(None),
+            worker,
+        }
+    }
 }
 
 /// Input a runtime's idle workers wait on instead of sleeping: a named node's connections,
@@ -164,10 +215,6 @@ thread_local! {
     /// coroutine, read by the `drive` that resumed it: `Worker::charge_stack`).
     pub(crate) static SUSPEND_DEPTH: Cell<usize> = const { Cell::new(0) };
 }
-
-/// Idle runner coroutines a pool worker keeps for the next process run (each holds one
-/// stack, like a pooled stack; more would only pin memory).
-const MAX_SPARES: usize = 1;
 
 /// Options of [`RtHandle::spawn_opts`] / [`RtHandle::spawn_task_opts`].
 #[derive(Clone)]

@@ -310,10 +310,12 @@ impl Worker {
                 }
                 Task::Run(p) => {
                     // The slot this run takes (see `start_one`): its owner for PCT.
-                    let slot = match self.spares.last() {
-                        Some((s, _)) => *s,
+                    let spare = self.handoff.spare.take();
+                    let slot = match &spare {
+                        Some(s) => s.slot,
                         None => self.free.last().copied().unwrap_or(self.slots.len() as u32),
                     };
+                    self.handoff.spare.set(spare);
                     sim.core.lock().slot_owner.insert(slot, p.0.pid.number);
                     self.start_one(p, None);
                 }

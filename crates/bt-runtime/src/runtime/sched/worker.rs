@@ -10,15 +10,16 @@ use std::time::Duration;
 
 use corosensei::{Coroutine, CoroutineResult, Yielder};
 
-use super::{Handoff, Shared, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT, MAX_SPARES, WORKER_LOCAL};
+use super::{
+    Co, Handoff, Parked, Resumed, Shared, Spare, Suspend, Task, CURRENT_WORKER, LOCAL_NEXT,
+    SUSPEND_DEPTH, WORKER_LOCAL,
+};
 use crate::runtime::cx::Cx;
 use crate::runtime::process::{run_body, unclaim, Claimed, Handed, ProcRef, RunRef};
 use crate::runtime::sched::RtHandle;
 use crate::runtime::stack::{PooledStack, KEEP_RESIDENT};
 use crate::runtime::types::CallError;
 use crate::runtime::waiter::{WaitRef, Wake};
-
-type Co = Coroutine<(), Suspend, usize, PooledStack>;
 
 pub(super) struct Slot {
     pub(super) gen: u32,
@@ -67,14 +68,13 @@ pub(crate) struct Worker {
     pub(super) warned_mmap: bool,
     /// Serial number of the last resume (`WorkerQ::driving`; per worker, no shared counter).
     pub(super) resumes: u64,
-    /// Idle runner coroutines (slot, coroutine) kept for the next process run (pool workers
-    /// only, at most [`MAX_SPARES`]); counted in `live_cos` (a run on a spare changes no
-    /// shared counter), their number mirrored in `WorkerQ::spares` (`Shared::busy_cos`).
-    pub(super) spares: Vec<(u32, Co)>,
     /// A sync call's callee handed over with its caller's suspension, run next.
     pub(super) run_next: Option<Handed>,
     /// The hand-offs with this worker's runners (each runner holds a clone; a guest's
-    /// worker gives none to its runners, which hand over nothing).
+    /// worker gives none to its runners, which hand over nothing). Its `spare` is the idle
+    /// runner kept for the next process run (pool workers only, one);
+    /// counted in `live_cos` (a run on a spare changes no shared counter), mirrored in
+    /// `WorkerQ::spares` (`Shared::busy_cos`).
     pub(super) handoff: std::rc::Rc<Handoff>,
 }
 
@@ -90,9 +90,8 @@ impl Worker {
             ticks: 0,
             warned_mmap: false,
             resumes: 0,
-            spares: Vec::new(),
             run_next: None,
-            handoff: Default::default(),
+            handoff: std::rc::Rc::new(Handoff::new(id)),
         }
     }
 
@@ -132,7 +131,7 @@ impl Worker {
     /// The end of a worker loop (the ordinary one and the deterministic one).
     pub(super) fn finish(&mut self) {
         // Spare runners hold no process: resumed with nothing to run, they return.
-        for (_, mut co) in std::mem::take(&mut self.spares) {
+        if let Some(Spare { mut co, .. }) = self.handoff.spare.take() {
             let _ = co.resume(());
             self.shared.live_cos.fetch_sub(1, Ordering::SeqCst);
         }
@@ -318,14 +317,17 @@ impl Worker {
             return;
         }
         let sh = &self.shared;
-        if let Some((slot, co)) = self.spares.pop() {
+        if let Some(Spare { slot, gen, co }) = self.handoff.spare.take() {
+            // The spare's generation moves on while a caller runs it directly
+            // (`Handoff::run_callee`).
+            self.slots[slot as usize].gen = gen;
             // A spare is counted in `live_cos` already: only the cap check (plain loads;
             // the busy count is at most `live_cos`, so far below the cap that is enough).
             if sh.live_cos.load(Ordering::Relaxed) + sh.reserve >= sh.max_cos {
                 let busy = sh.busy_cos();
                 let serving = first.is_some() || Shared::is_serving(&p);
                 if busy + sh.reserve >= sh.max_cos && (busy >= sh.max_cos || !serving) {
-                    self.spares.push((slot, co));
+                    self.handoff.spare.set(Some(Spare { slot, gen, co }));
                     Self::defer(sh, p.into_counted(), first, serving);
                     return;
                 }
@@ -334,7 +336,7 @@ impl Worker {
             let wake = Wake::Co {
                 worker: self.id,
                 slot,
-                gen: self.slots[slot as usize].gen,
+                gen,
             };
             self.handoff.start.set(Some((p, wake, first)));
             self.drive(slot, co);
@@ -459,6 +461,18 @@ impl Worker {
         self.shared.workers[self.id]
             .driving
             .store(0, Ordering::Relaxed);
+        let depth = SUSPEND_DEPTH.with(|d| d.replace(0));
+        self.file(slot, co, r, depth);
+        // A runner the coroutine ran directly that did not end its run there.
+        if let Some(Parked { spare, r, depth }) = self.handoff.parked.take() {
+            self.slots[spare.slot as usize].gen = spare.gen;
+            self.file(spare.slot, spare.co, r, depth);
+        }
+    }
+
+    /// Files coroutine `co` of `slot` by how its resume ended (`depth`: the stack depth
+    /// it suspended at).
+    fn file(&mut self, slot: u32, co: Co, r: Resumed, depth: usize) {
         // A runner whose process run is over charges nothing (its run's charge is given
         // back in `runner_idle`): no stack probe per message.
         if let Ok(CoroutineResult::Yield(Suspend::Idle)) = r {
@@ -466,7 +480,7 @@ impl Worker {
         }
         let s = &mut self.slots[slot as usize];
         if matches!(r, Ok(CoroutineResult::Yield(_))) {
-            Self::charge_stack(&mut s.stack);
+            Self::charge_stack(&mut s.stack, depth);
         }
         match r {
             Ok(CoroutineResult::Yield(Suspend::Yield)) => {
@@ -504,8 +518,7 @@ impl Worker {
     /// Charges a coroutine that just suspended for the stack it used (only what is more than
     /// it is charged already: its pages stay resident until the stack is trimmed), to the
     /// account of the thread (its engine's; `StackCharge`).
-    fn charge_stack(c: &mut StackCharge) {
-        let depth = crate::runtime::sched::SUSPEND_DEPTH.with(|d| d.replace(0));
+    fn charge_stack(c: &mut StackCharge, depth: usize) {
         // The depth is the deepest the coroutine's stack pointer was seen at in this run
         // (it only grows): probed at that depth already, or charged for more than it plus
         // the margin, there is nothing new to charge.
@@ -548,13 +561,15 @@ impl Worker {
         s.timeout = None;
         // The next process this runner runs starts with the thread's own account.
         s.mem = Default::default();
-        if self.spares.len() < MAX_SPARES && self.shared.stack_waiting.load(Ordering::Relaxed) == 0
-        {
+        let kept = self.handoff.spare.take();
+        if kept.is_none() && self.shared.stack_waiting.load(Ordering::Relaxed) == 0 {
             // Stays counted in `live_cos`; no longer busy.
-            self.spares.push((slot, co));
+            let gen = s.gen;
+            self.handoff.spare.set(Some(Spare { slot, gen, co }));
             self.note_spares();
             self.notify_if_stopping();
         } else {
+            self.handoff.spare.set(kept);
             // Nothing to pick up: it returns.
             let _ = co.resume(());
             self.free_runner(slot, co, 0);
@@ -620,9 +635,88 @@ impl Worker {
 
     /// Mirrors the number of spares for `Shared::busy_cos` (only this worker writes it).
     pub(super) fn note_spares(&self) {
+        let spare = self.handoff.spare.take();
+        let n = usize::from(spare.is_some());
+        self.handoff.spare.set(spare);
         self.shared.workers[self.id]
             .spares
-            .store(self.spares.len(), Ordering::Relaxed);
+            .store(n, Ordering::Relaxed);
+    }
+}
+
+impl Handoff {
+    /// A sync call's handed callee run at once on this worker's spare runner, switched to
+    /// straight from the caller's coroutine (and back when the run suspends): two
+    /// coroutine switches per round trip instead of four (caller to worker, worker to
+    /// runner, runner to worker, worker to caller). The worker's loop is involved only
+    /// when the run does not end idle with the caller next in line.
+    ///
+    /// `Err(h)` when it cannot (no spare runner, near the stack cap, a process waiting for
+    /// a stack, per-actor memory accounts, which the worker switches per resume): the
+    /// caller hands `h` to the worker as before (`Handoff::next`). `Ok(true)`: the run is
+    /// over (the callee idle again) and the caller's resumption was the worker's next
+    /// (`LOCAL_NEXT`: the reply came with nothing queued on this worker), taken back: the
+    /// caller goes on without suspending, as if the worker had resumed it at once.
+    /// `Ok(false)`: the caller suspends as usual; a runner whose run did not end idle (it
+    /// waits, was preempted, returned, or failed) is left in `parked` for the worker to
+    /// file after the caller's suspension, as if it had resumed it itself. `me`: the
+    /// caller's wake-up address.
+    pub(crate) fn run_callee(
+        &self,
+        sh: &Shared,
+        h: crate::runtime::process::Handed,
+        me: Wake,
+    ) -> Result<bool, crate::runtime::process::Handed> {
+        if crate::memory::coroutine_accounts()
+            || sh.stack_waiting.load(Ordering::Relaxed) != 0
+            || sh.live_cos.load(Ordering::Relaxed) + sh.reserve >= sh.max_cos
+        {
+            return Err(h);
+        }
+        let Some(Spare { slot, gen, mut co }) = self.spare.take() else {
+            return Err(h);
+        };
+        let spares = &sh.workers[self.worker].spares;
+        spares.store(0, Ordering::Relaxed);
+        let wake = Wake::Co {
+            worker: self.worker,
+            slot,
+            gen,
+        };
+        self.start.set(Some((h.p, wake, h.first)));
+        let r = catch_unwind(AssertUnwindSafe(|| co.resume(())));
+        if let Ok(CoroutineResult::Yield(Suspend::Idle)) = r {
+            if sh.stack_waiting.load(Ordering::Relaxed) == 0 {
+                // Holds nothing to drop: no drop call.
+                std::mem::forget(r);
+                // As `Worker::runner_idle`: a new generation (late wake-ups of the run are
+                // ignored) and kept as the spare. Its stack was never charged: charges
+                // are made when a run suspends to the worker.
+                let gen = gen.wrapping_add(1);
+                // Taken above: no drop call for the `None` replaced.
+                if let Some(old) = self.spare.replace(Some(Spare { slot, gen, co })) {
+                    drop(old);
+                }
+                spares.store(1, Ordering::Relaxed);
+                let Wake::Co { slot, gen, .. } = me else {
+                    return Ok(false);
+                };
+                return Ok(LOCAL_NEXT.with(|c| {
+                    let next = c.get() == Some((slot, gen));
+                    if next {
+                        c.set(None);
+                    }
+                    next
+                }));
+            }
+        }
+        let depth = SUSPEND_DEPTH.with(|d| d.replace(0));
+        self.parked.set(Some(Parked {
+            spare: Spare { slot, gen, co },
+            r,
+            depth,
+        }));
+        Ok(false)
     }
 }
 
@@ -664,6 +758,147 @@ mod tests {
         });
         let probes = t.join().unwrap();
         assert!(probes < 20, "{probes} stack probes for 200 round trips");
+        rt.shutdown();
+    }
+
+    /// The worker's resume serial (`WorkerQ::driving`) as a process on worker 0 sees it.
+    fn serial(cx: &crate::runtime::Cx<'_>) -> i64 {
+        cx.shared().workers[0].driving.load(Ordering::Relaxed) as i64
+    }
+
+    /// A sync call to an idle callee with nothing queued on the worker switches from the
+    /// caller's coroutine to the spare runner and back (`Handoff::run_callee`): the callee
+    /// runs inside the caller's resume by the worker, and the caller goes on without a
+    /// resume of its own, call after call.
+    #[test]
+    fn a_round_trip_to_an_idle_callee_needs_no_resume_by_the_worker() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx, _| Ok(Value::Int(serial(cx)))));
+        let t = h.spawn_task(move |cx| {
+            // The first call makes the callee's runner (the worker runs it), which is the
+            // spare afterwards.
+            cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+                .unwrap();
+            let before = serial(cx);
+            let mut seen = Vec::new();
+            for _ in 0..100 {
+                match cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity) {
+                    Ok(Value::Int(n)) => seen.push(n),
+                    other => panic!("{other:?}"),
+                }
+            }
+            (before, seen, serial(cx))
+        });
+        let (before, seen, after) = t.join().unwrap();
+        assert!(before != 0);
+        assert!(seen.iter().all(|&n| n == before), "{before}: {seen:?}");
+        assert_eq!(after, before);
+        rt.shutdown();
+    }
+
+    /// A callee run directly that then waits is filed by the worker like any waiting
+    /// process: its caller waits too, its call times out on time, and the callee goes on
+    /// once its own wait is over (its timer fired by the worker).
+    #[test]
+    fn a_callee_run_directly_that_waits_leaves_its_caller_to_the_worker() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx, m| {
+            if m.selector.as_str() == "nap" {
+                cx.sleep(300).unwrap();
+            }
+            Ok(Value::Int(1))
+        }));
+        let t = h.spawn_task(move |cx| {
+            let started = std::time::Instant::now();
+            let nap = cx.call(&callee, Message::named("nap", Vec::new()), Timeout::Ms(30));
+            let timed_out = matches!(nap, Err(crate::runtime::CallError::Timeout));
+            let waited = started.elapsed();
+            // Queued behind the nap, answered once it is over.
+            let next = cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity);
+            (timed_out, waited, next.ok(), started.elapsed())
+        });
+        let (timed_out, waited, next, total) = t.join().unwrap();
+        assert!(timed_out);
+        assert!(waited < std::time::Duration::from_millis(250), "{waited:?}");
+        assert!(matches!(next, Some(Value::Int(1))));
+        assert!(total >= std::time::Duration::from_millis(300), "{total:?}");
+        rt.shutdown();
+    }
+
+    /// A call's timeout starts when the caller starts to wait: a callee run directly that
+    /// keeps the thread for a stretch before it waits does not use up its caller's time
+    /// (the caller could not have timed out in that stretch: same thread).
+    #[test]
+    fn a_call_times_out_counting_from_its_wait() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let callee = h.spawn(handler(|cx, m| {
+            if m.selector.as_str() == "hog" {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                let _ = cx.sleep(60_000);
+            }
+            Ok(Value::Int(1))
+        }));
+        let t = h.spawn_task(move |cx| {
+            // The callee's runner made (the worker runs the first call): the spare.
+            cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+                .unwrap();
+            let started = std::time::Instant::now();
+            let r = cx.call(&callee, Message::named("hog", Vec::new()), Timeout::Ms(50));
+            (r.is_err(), started.elapsed())
+        });
+        let (failed, took) = t.join().unwrap();
+        assert!(failed);
+        assert!(took >= std::time::Duration::from_millis(150), "{took:?}");
+        rt.shutdown();
+    }
+
+    /// A callee run directly that kills its caller before answering: the call fails with
+    /// the caller's exit, which ends the caller's run; the callee's run ends idle and it
+    /// serves the next caller.
+    #[test]
+    fn a_callee_run_directly_may_kill_its_caller() {
+        let rt = Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap();
+        let h = rt.handle();
+        let victim = std::sync::Arc::new(parking_lot::Mutex::new(None));
+        let v = victim.clone();
+        let callee = h.spawn(handler(move |cx, _| {
+            if let Some(c) = v.lock().take() {
+                cx.rt().kill(&c);
+            }
+            Ok(Value::Int(7))
+        }));
+        let c2 = callee.clone();
+        let t = h.spawn_task(move |cx| {
+            *victim.lock() = Some(cx.me().clone());
+            let r = cx.call(&c2, Message::named("kill", Vec::new()), Timeout::Infinity);
+            // Only reached when the call did not fail.
+            format!("{r:?}")
+        });
+        assert!(t.join().is_err());
+        let t = h.spawn_task(move |cx| {
+            cx.call(&callee, Message::named("x", Vec::new()), Timeout::Infinity)
+                .ok()
+        });
+        assert!(matches!(t.join().unwrap(), Some(Value::Int(7))));
         rt.shutdown();
     }
 }
