@@ -496,6 +496,7 @@ fn trip_code(l: Limit) -> u64 {
     Limit::ALL.iter().position(|x| *x == l).map_or(1, |i| i + 1) as u64
 }
 
+#[inline(always)]
 fn trip_of(word: u64) -> Option<Limit> {
     match word & TRIP_BITS {
         0 => None,
@@ -579,19 +580,34 @@ impl Watchdog {
         (trip_of(w), w & RUNNING != 0)
     }
 
-    /// The evaluation ended: answers the limit that tripped it.
+    /// The evaluation ended: answers the limit that tripped it. Inline in every call's
+    /// path (the swap and a test); a timer's cancel and a firing's wait are out of line.
+    #[inline(always)]
     pub fn end(&self, timer: Option<TimerRef>) -> Option<Limit> {
         if let Some(t) = timer {
-            t.cancel();
+            cancel_timer(t);
         }
         let old = self.word.swap(0, Ordering::SeqCst);
         if old & FIRING != 0 {
-            // A firing is killing the main process: let it finish before the next
-            // evaluation can start in that process.
-            drop(self.firing.lock());
+            self.wait_firing();
         }
         trip_of(old)
     }
+
+    /// A firing is killing the main process: let it finish before the next evaluation can
+    /// start in that process.
+    #[cold]
+    #[inline(never)]
+    fn wait_firing(&self) {
+        drop(self.firing.lock());
+    }
+}
+
+/// Cancels an evaluation's deadline timer (out of line: most evaluations have none).
+#[cold]
+#[inline(never)]
+fn cancel_timer(t: TimerRef) {
+    t.cancel();
 }
 
 /// The hooks of an engine (`Program::ctx_hook`): a main-program job counts against the

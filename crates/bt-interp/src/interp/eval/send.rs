@@ -765,7 +765,9 @@ impl Ctx {
 
     /// Runs a block closure.
     pub fn invoke_block(&mut self, c: &Arc<Closure>, args: &[Value]) -> Flow {
-        self.invoke_block_by(c, args.len(), |stack| stack.extend_from_slice(args))
+        self.invoke_block_by(c, args.len(), |stack| {
+            stack.extend(args.iter().map(clone_arg))
+        })
     }
 
     /// Runs a block closure with arguments moved into its frame (each left `nil`): a
@@ -883,6 +885,22 @@ impl Ctx {
     /// Does `recv` understand `sel` (ignoring doesNotUnderstand: overrides)?
     pub fn responds_to(&mut self, recv: &Value, sel: Sym) -> bool {
         self.lookup(recv, sel).is_some()
+    }
+}
+
+/// A copy of a block argument: an immediate's bits copied in line, not a call of
+/// `Value::clone` (the arguments of most block calls are numbers, characters or symbols).
+#[inline(always)]
+fn clone_arg(v: &Value) -> Value {
+    match v {
+        Value::Nil => Value::Nil,
+        Value::True => Value::True,
+        Value::False => Value::False,
+        Value::Int(i) => Value::Int(*i),
+        Value::Float(x) => Value::Float(*x),
+        Value::Char(ch) => Value::Char(*ch),
+        Value::Symbol(s) => Value::Symbol(*s),
+        _ => v.clone(),
     }
 }
 

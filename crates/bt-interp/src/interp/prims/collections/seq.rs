@@ -122,9 +122,7 @@ fn class_new_size(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
 /// `new: n withAll: x`: n copies of x.
 fn class_new_with_all(ctx: &mut Ctx, recv: &Value, args: &[Value]) -> EvalResult {
     if let Value::Int(n @ ..0) = arg(args, 0) {
-        return Err(ctx.type_err(format!(
-            "new:withAll: expects a non-negative size, got {n}"
-        )));
+        return Err(ctx.type_err(format!("new:withAll: expects a non-negative size, got {n}")));
     }
     let n = count_arg(ctx, "new:withAll:", arg(args, 0))?;
     if n > 100_000_000 {
