@@ -11,11 +11,20 @@
 use crate::interp::eval::{Ctx, Unwind};
 use crate::value::{ClassRef, Sym, Value};
 
+/// The selector of the class-side limit (interned once: a spawn should not hash the name).
+fn selector() -> Sym {
+    static SEL: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
+    *SEL.get_or_init(|| Sym::new("maxMailbox"))
+}
+
+/// Does `cls` answer `maxMailbox`?
+pub fn responds(ctx: &mut Ctx, cls: &ClassRef) -> bool {
+    ctx.responds_to(&Value::Class(cls.clone()), selector())
+}
+
 /// The mailbox limit declared by `cls` (0: unlimited).
 pub fn of_class(ctx: &mut Ctx, cls: &ClassRef) -> Result<usize, Unwind> {
-    // Interned once (symbols are process-wide): a spawn should not hash the name.
-    static SEL: std::sync::OnceLock<Sym> = std::sync::OnceLock::new();
-    let sel = *SEL.get_or_init(|| Sym::new("maxMailbox"));
+    let sel = selector();
     let class = Value::Class(cls.clone());
     if !ctx.responds_to(&class, sel) {
         return Ok(0);

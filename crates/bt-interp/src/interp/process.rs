@@ -37,7 +37,7 @@ use crate::value::{ClassRef, Sym, Value};
 mod slot;
 
 pub use crate::interp::distribution::Done;
-pub(crate) use slot::{holds_block, Held, RELAY_DEPTH};
+pub(crate) use slot::{holds_block, Held, SpawnFacts, RELAY_DEPTH};
 pub use slot::{ActorSys, ProcSlot, Relays};
 use slot::{CxPtr, Lent};
 

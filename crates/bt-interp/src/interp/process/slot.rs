@@ -53,6 +53,21 @@ pub struct ProcSlot {
     /// class look the method up once (`behaviour::dispatch`); kept here, not per actor, so an
     /// idle actor does not grow. The class is held so its address cannot be reused.
     pub(crate) last_method: Option<(ClassRef, Sym, u64, crate::interp::eval::hit::Hit)>,
+    /// What the last spawn in this context learnt of its class: (class, program epoch,
+    /// facts). A loop spawning actors of one class walks its chain once
+    /// (`prims::actor::spawn_actor`). The class is held so its address cannot be reused.
+    pub(crate) last_spawn: Option<(ClassRef, u64, SpawnFacts)>,
+}
+
+/// A class's answers a spawn needs, fixed until the program's methods change.
+#[derive(Clone, Copy)]
+pub(crate) struct SpawnFacts {
+    /// A TranscriptStream (or subclass): the spawn makes the built-in actor.
+    pub transcript: bool,
+    /// Some class of the chain defines `initialize` in bt.
+    pub initialize: bool,
+    /// The class answers `maxMailbox` (the spawn sends it for the limit).
+    pub max_mailbox: bool,
 }
 
 impl ProcSlot {

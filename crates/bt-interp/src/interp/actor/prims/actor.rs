@@ -18,6 +18,7 @@ use crate::interp::error::{class_for_kind, exc_field, make_exception, F_MESSAGE}
 use crate::interp::eval::{Ctx, EvalResult, Prims, Unwind};
 use crate::interp::prims::duration::timeout_arg;
 use crate::interp::prims::{class_arg, sym_arg, sym_list};
+use crate::interp::process::SpawnFacts;
 use crate::runtime::{CallError, ExitReason, NameError, ProcRef, SpawnOpts, Timeout};
 use crate::value::{ClassRef, Sym, Value};
 
@@ -401,7 +402,8 @@ pub fn spawn_actor(
     // messages stops here once the account is over, without waiting for a hook.
     ctx.memory_check()?;
     let sys = sys_of(ctx)?;
-    if is_transcript_class(cls) {
+    let facts = spawn_facts(ctx, cls);
+    if facts.transcript {
         let opts = SpawnOpts {
             name,
             label: "actor",
@@ -447,14 +449,18 @@ pub fn spawn_actor(
             return Err(ctx.type_err(format!("spawnWith: expects a Dictionary, not {n}")));
         }
     }
-    let init_runs = has_initialize(ctx, cls);
+    let init_runs = facts.initialize;
     if !init_runs {
         if let Some(i) = nil_typed_slot(&ctx.prog, cls, &fields) {
             return Err(nil_slot_error(ctx, cls, i));
         }
     }
     let fields: Vec<Value> = fields.iter().map(|f| transfer_in(ctx, f)).collect();
-    let max_mailbox = crate::interp::mailbox_limit::of_class(ctx, cls)?;
+    let max_mailbox = if facts.max_mailbox {
+        crate::interp::mailbox_limit::of_class(ctx, cls)?
+    } else {
+        0
+    };
     let opts = SpawnOpts {
         name,
         label: "actor",
@@ -513,6 +519,24 @@ pub fn spawn_actor(
         }
     }
     Ok(Ok(handle))
+}
+
+/// What a spawn of `cls` needs to know of its class chain: remembered for the last class
+/// spawned in this context until the program's methods change (`ProcSlot::last_spawn`).
+fn spawn_facts(ctx: &mut Ctx, cls: &ClassRef) -> SpawnFacts {
+    let epoch = ctx.prog.epoch.load(std::sync::atomic::Ordering::Acquire);
+    if let Some((c, e, f)) = &ctx.proc.last_spawn {
+        if *e == epoch && std::sync::Arc::ptr_eq(c, cls) {
+            return *f;
+        }
+    }
+    let f = SpawnFacts {
+        transcript: is_transcript_class(cls),
+        initialize: has_initialize(ctx, cls),
+        max_mailbox: crate::interp::mailbox_limit::responds(ctx, cls),
+    };
+    ctx.proc.last_spawn = Some((cls.clone(), epoch, f));
+    f
 }
 
 /// Is `cls` TranscriptStream or one of its subclasses? (By name along the chain: no class
