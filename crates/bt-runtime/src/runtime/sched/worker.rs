@@ -734,11 +734,7 @@ mod tests {
     /// charge is given back at once), so round trips make no probe each.
     #[test]
     fn a_runner_going_idle_probes_no_stack() {
-        let rt = Runtime::new(Config {
-            workers: 1,
-            ..Config::default()
-        })
-        .unwrap();
+        let rt = one_worker();
         let h = rt.handle();
         h.charge_threads_to(crate::memory::new_account(1 << 40));
         let callee = h.spawn(handler(|_, _| Ok(Value::Int(1))));
@@ -761,6 +757,15 @@ mod tests {
         rt.shutdown();
     }
 
+    /// A runtime of one worker: every process runs on it, in its order.
+    fn one_worker() -> Runtime {
+        Runtime::new(Config {
+            workers: 1,
+            ..Config::default()
+        })
+        .unwrap()
+    }
+
     /// The worker's resume serial (`WorkerQ::driving`) as a process on worker 0 sees it.
     fn serial(cx: &crate::runtime::Cx<'_>) -> i64 {
         cx.shared().workers[0].driving.load(Ordering::Relaxed) as i64
@@ -772,11 +777,7 @@ mod tests {
     /// resume of its own, call after call.
     #[test]
     fn a_round_trip_to_an_idle_callee_needs_no_resume_by_the_worker() {
-        let rt = Runtime::new(Config {
-            workers: 1,
-            ..Config::default()
-        })
-        .unwrap();
+        let rt = one_worker();
         let h = rt.handle();
         let callee = h.spawn(handler(|cx, _| Ok(Value::Int(serial(cx)))));
         let t = h.spawn_task(move |cx| {
@@ -806,11 +807,7 @@ mod tests {
     /// once its own wait is over (its timer fired by the worker).
     #[test]
     fn a_callee_run_directly_that_waits_leaves_its_caller_to_the_worker() {
-        let rt = Runtime::new(Config {
-            workers: 1,
-            ..Config::default()
-        })
-        .unwrap();
+        let rt = one_worker();
         let h = rt.handle();
         let callee = h.spawn(handler(|cx, m| {
             if m.selector.as_str() == "nap" {
@@ -839,11 +836,7 @@ mod tests {
     /// (the caller could not have timed out in that stretch: same thread).
     #[test]
     fn a_call_times_out_counting_from_its_wait() {
-        let rt = Runtime::new(Config {
-            workers: 1,
-            ..Config::default()
-        })
-        .unwrap();
+        let rt = one_worker();
         let h = rt.handle();
         let callee = h.spawn(handler(|cx, m| {
             if m.selector.as_str() == "hog" {
@@ -871,11 +864,7 @@ mod tests {
     /// serves the next caller.
     #[test]
     fn a_callee_run_directly_may_kill_its_caller() {
-        let rt = Runtime::new(Config {
-            workers: 1,
-            ..Config::default()
-        })
-        .unwrap();
+        let rt = one_worker();
         let h = rt.handle();
         let victim = std::sync::Arc::new(parking_lot::Mutex::new(None));
         let v = victim.clone();
