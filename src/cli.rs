@@ -337,6 +337,14 @@ mod tests {
     use super::*;
     use clap::CommandFactory;
 
+    /// `bt WORDS…` as the process receives it.
+    fn argv(words: &[&str]) -> Vec<std::ffi::OsString> {
+        std::iter::once("bt")
+            .chain(words.iter().copied())
+            .map(Into::into)
+            .collect()
+    }
+
     #[test]
     fn the_definition_is_consistent() {
         Cli::command().debug_assert();
@@ -365,10 +373,7 @@ mod tests {
             &["run", "-V"],
         ];
         for line in lines {
-            let args: Vec<std::ffi::OsString> = std::iter::once("bt")
-                .chain(line.iter().copied())
-                .map(Into::into)
-                .collect();
+            let args = argv(line);
             let alone = parse_run(&args).map(|c| format!("{c:?}"));
             let whole = Cli::try_parse_from(&args).map(|c| format!("{c:?}"));
             assert_eq!(alone, whole.ok(), "{line:?}");
@@ -389,10 +394,7 @@ mod tests {
             &["run", "", ""],
         ];
         for line in plain {
-            let args: Vec<std::ffi::OsString> = std::iter::once("bt")
-                .chain(line.iter().copied())
-                .map(Into::into)
-                .collect();
+            let args = argv(line);
             let fast = plain_run_words(&args).map(|c| format!("{c:?}"));
             assert!(fast.is_some(), "{line:?}");
             if env_free {
@@ -410,10 +412,7 @@ mod tests {
             &["run", "f.bt", "--max-depth", "5"],
         ];
         for line in not_plain {
-            let args: Vec<std::ffi::OsString> = std::iter::once("bt")
-                .chain(line.iter().copied())
-                .map(Into::into)
-                .collect();
+            let args = argv(line);
             assert!(plain_run_words(&args).is_none(), "{line:?}");
         }
     }
